@@ -1,0 +1,78 @@
+# Thin driver around CMake. Every target first installs the Debian packages
+# that are missing (only those), then configures and builds.
+#
+#   make demo        build, then run the demo on an embedded default store
+#   make test        build and run every test, then again under ASan+UBSan,
+#                    then a short smoke run of each fuzz target
+#   make bench       build with the benchmarks (and RocksDB) and run them
+#   make crashtest   the long crash test (10,000 kill rounds)
+#   make visual      render the key-distribution picture to PNG (Chromium)
+
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD    ?= build
+PKGS      = cmake make gcc pkg-config libsqlite3-dev sqlite3 libzstd-dev \
+            lemon check libxxhash-dev libreadline-dev python3 clang \
+            libclang-rt-14-dev
+BENCH_PKGS = librocksdb-dev
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+define install_missing
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" \
+	    || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+endef
+
+.PHONY: deps bench-deps build demo test test-plain test-asan test-fuzz bench crashtest visual clean
+
+deps:
+	$(call install_missing,$(PKGS))
+
+bench-deps: deps
+	$(call install_missing,$(BENCH_PKGS))
+
+build: deps
+	cmake -S . -B $(BUILD) -DWCS_TESTS=ON >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/bin/wcs demo
+
+test: test-plain test-asan test-fuzz
+
+test-plain: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B build-asan -DWCS_TESTS=ON -DWCS_SANITIZE=ON \
+	  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+test-fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DWCS_FUZZ=ON \
+	  -DWCS_TESTS=OFF >/dev/null
+	cmake --build build-fuzz -j $(JOBS)
+	cd build-fuzz && ctest --output-on-failure -L fuzz
+
+bench: bench-deps
+	cmake -S . -B build-bench -DWCS_BENCH=ON -DWCS_TESTS=OFF \
+	  -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build build-bench -j $(JOBS)
+	cd build-bench && ../bench/run.sh
+
+crashtest: build
+	WCS_CRASH_ROUNDS=10000 ./$(BUILD)/tests/crash_test
+
+visual: build
+	$(call install_missing,chromium)
+	./tests/visual.sh $(BUILD)
+
+clean:
+	rm -rf build build-asan build-fuzz build-bench

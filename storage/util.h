@@ -1,0 +1,89 @@
+/*
+** util.h — small pieces every module shares: fixed-width and varint coding
+** (little-endian, LevelDB's varint), a growable byte buffer, error messages
+** and the corruption breakpoint.
+**
+** Error convention: internal functions return a WCS_* code and, on error,
+** may set *pzErr to a malloc'd message (free with wcs_free/free). Use
+** wcs_seterr() to build one; it never overwrites an earlier message, so the
+** first (most specific) cause wins.
+*/
+#ifndef WCS_UTIL_H
+#define WCS_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "wcs.h"
+
+/* ---- fixed-width little-endian */
+static inline void wcs_put32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void wcs_put64(uint8_t *p, uint64_t v) {
+  wcs_put32(p, (uint32_t)v);
+  wcs_put32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint32_t wcs_get32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+static inline uint64_t wcs_get64(const uint8_t *p) {
+  return (uint64_t)wcs_get32(p) | (uint64_t)wcs_get32(p + 4) << 32;
+}
+/* ---- fixed-width big-endian (order-preserving for unsigned values) */
+static inline void wcs_put64be(uint8_t *p, uint64_t v) {
+  int i;
+  for (i = 7; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
+}
+static inline uint64_t wcs_get64be(const uint8_t *p) {
+  uint64_t v = 0;
+  int i;
+  for (i = 0; i < 8; i++) v = v << 8 | p[i];
+  return v;
+}
+
+/* ---- varints: 7 bits per byte, low groups first, high bit = more */
+#define WCS_VARINT_MAX 10
+/* Write v at p (room for WCS_VARINT_MAX bytes); returns bytes written. */
+int wcs_put_varint(uint8_t *p, uint64_t v);
+/* Read a varint from [p, pEnd). Returns bytes consumed, or 0 if the input
+** is truncated or longer than 10 bytes (corrupt). */
+int wcs_get_varint(const uint8_t *p, const uint8_t *pEnd, uint64_t *pv);
+int wcs_varint_len(uint64_t v);
+
+/* ---- growable byte buffer. Zero-initialise; free with wcs_buf_free. */
+typedef struct wcs_buf {
+  uint8_t *a;    /* bytes, NULL while empty */
+  size_t n;      /* bytes in use, <= nAlloc */
+  size_t nAlloc; /* bytes allocated */
+} wcs_buf;
+int wcs_buf_reserve(wcs_buf *b, size_t nMore); /* WCS_OK or WCS_NOMEM */
+int wcs_buf_append(wcs_buf *b, const void *p, size_t n);
+int wcs_buf_append_varint(wcs_buf *b, uint64_t v);
+int wcs_buf_append32(wcs_buf *b, uint32_t v);
+int wcs_buf_append64(wcs_buf *b, uint64_t v);
+void wcs_buf_free(wcs_buf *b);
+
+/* ---- errors */
+/* If pzErr is not NULL and *pzErr is NULL, set it to the formatted message
+** (malloc'd). Returns rc, so `return wcs_seterr(pzErr, WCS_IOERR, ...)`. */
+int wcs_seterr(char **pzErr, int rc, const char *zFmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Printable, escaped form of a byte string for messages: printable ASCII as
+** is, other bytes as \xNN, cut at nMax chars with "...". malloc'd. */
+char *wcs_escape(const void *p, size_t n, size_t nMax);
+
+/* Every corruption return goes through this, so a breakpoint on
+** wcs_corrupt_at (or the recorded line) finds the check that fired. */
+int wcs_corrupt_at(int iLine);
+#define WCS_CORRUPT_BKPT wcs_corrupt_at(__LINE__)
+extern int wcs_corrupt_line; /* line of the last corruption detected */
+
+/* Current wall clock in microseconds since the epoch. */
+int64_t wcs_now_micros(void);
+
+#endif /* WCS_UTIL_H */

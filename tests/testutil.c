@@ -1,0 +1,90 @@
+/* Test helpers; see testutil.h. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char zTmp[4096];
+static int nTmp = 0;
+
+const char *tu_tmpdir(const char *zTag) {
+  const char *zBase = getenv("WCS_TEST_TMP");
+  if (zBase == NULL || zBase[0] == 0) zBase = "/tmp";
+  mkdir(zBase, 0755);
+  for (;;) {
+    snprintf(zTmp, sizeof zTmp, "%s/%s-%d-%d", zBase, zTag ? zTag : "t",
+             (int)getpid(), nTmp++);
+    tu_rmrf(zTmp);
+    if (mkdir(zTmp, 0755) == 0) return zTmp;
+    if (errno != EEXIST) return NULL;
+  }
+}
+
+static int rmOne(const char *z, const struct stat *st, int flag,
+                 struct FTW *ftw) {
+  (void)st; (void)flag; (void)ftw;
+  return remove(z);
+}
+
+int tu_rmrf(const char *zPath) {
+  struct stat st;
+  if (lstat(zPath, &st) != 0) return 0;
+  return nftw(zPath, rmOne, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static uint64_t rngState = 1;
+
+uint64_t tu_seed(uint64_t seed) {
+  if (seed == 0) {
+    const char *z = getenv("WCS_SEED");
+    seed = z ? strtoull(z, 0, 0) : (uint64_t)time(0) * 2654435761u ^ (uint64_t)getpid();
+    if (seed == 0) seed = 1;
+    fprintf(stderr, "seed: WCS_SEED=%llu\n", (unsigned long long)seed);
+  }
+  rngState = seed;
+  return seed;
+}
+
+uint64_t tu_rand(void) {
+  rngState ^= rngState >> 12;
+  rngState ^= rngState << 25;
+  rngState ^= rngState >> 27;
+  return rngState * 0x2545F4914F6CDD1Dull;
+}
+
+uint64_t tu_rand_range(uint64_t n) { return tu_rand() % n; }
+
+void tu_rand_bytes(void *p, size_t n) {
+  unsigned char *a = p;
+  size_t i;
+  for (i = 0; i < n; i++) a[i] = (unsigned char)tu_rand();
+}
+
+void *tu_read_file(const char *zPath, size_t *pn) {
+  FILE *f = fopen(zPath, "rb");
+  long n;
+  void *p;
+  if (f == NULL) return NULL;
+  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0) { fclose(f); return NULL; }
+  rewind(f);
+  p = malloc(n ? (size_t)n : 1);
+  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) { free(p); p = NULL; }
+  fclose(f);
+  if (p && pn) *pn = (size_t)n;
+  return p;
+}
+
+int tu_write_file(const char *zPath, const void *p, size_t n) {
+  FILE *f = fopen(zPath, "wb");
+  int rc;
+  if (f == NULL) return -1;
+  rc = fwrite(p, 1, n, f) == n ? 0 : -1;
+  if (fclose(f) != 0) rc = -1;
+  return rc;
+}

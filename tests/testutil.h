@@ -1,0 +1,31 @@
+/*
+** Helpers shared by the test programs: fresh temporary directories under
+** $WCS_TEST_TMP (or /tmp), recursive removal, and a seeded PRNG so that a
+** failing random test can be replayed (each test prints its seed).
+*/
+#ifndef WCS_TESTUTIL_H
+#define WCS_TESTUTIL_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Create a new empty directory and return its path (static buffer owned by
+** the caller until the next call; copy it if you need two). The tag names
+** the test for a reader of leftover directories. */
+const char *tu_tmpdir(const char *zTag);
+
+/* Remove a directory tree (ignores missing paths). Returns 0 on success. */
+int tu_rmrf(const char *zPath);
+
+/* xorshift64* PRNG. tu_seed(0) picks a seed from WCS_SEED or the clock and
+** prints it to stderr; returns the seed used. */
+uint64_t tu_seed(uint64_t seed);
+uint64_t tu_rand(void);
+uint64_t tu_rand_range(uint64_t n); /* uniform in [0, n), n > 0 */
+void tu_rand_bytes(void *p, size_t n);
+
+/* Read a whole file into a malloc'd buffer; *pn gets its size. NULL on
+** failure. Write a whole buffer to a file; 0 on success. */
+void *tu_read_file(const char *zPath, size_t *pn);
+int tu_write_file(const char *zPath, const void *p, size_t n);
+
+#endif
