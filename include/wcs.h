@@ -250,6 +250,544 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 */
 int wcs_db_stats(wcs_db *db, char **pzJson);
 
+/* ====================================================================
+** Tables
+**
+** Bigtable's data model on a store. A store holds many tables; a table has
+** a row key schema (see DESIGN.md §3 and keyschema/schema.h) and column
+** families; a family holds columns named by qualifiers (any bytes); a
+** column holds cells, each a (timestamp, value) pair, newest first. A row
+** exists while it has at least one live cell.
+**
+**   wcs_engine   the data model over one open wcs_db: the catalog of
+**                tables (persisted in the store), the commit lock, clock.
+**   wcs_table    a handle on one table and the schema it had when opened.
+**   wcs_txn      buffered mutations over any rows and tables, committed
+**                atomically as one store write batch (one WAL record);
+**                reads through it see its own uncommitted writes.
+**   wcs_cursor   a streaming row reader over key ranges (one row in
+**                memory at a time), forward or reverse.
+**
+** Timestamps are int64 microseconds since the epoch, >= 0. WCS_TS_NOW (-1)
+** as a write timestamp means "the engine's clock now" (Bigtable's -1).
+** Writing a cell whose (row, family, qualifier, timestamp) exists replaces
+** its value.
+**
+** Limits (Bigtable's): row key 1..4096 bytes, qualifier <= 16384 bytes,
+** value <= 100 MiB, family name [-_.a-zA-Z0-9]{1,64}. A violation fails the
+** call with WCS_TOOBIG (sizes) or WCS_ERROR (names) and a message naming the
+** limit and the (escaped) key. More than 100 families is allowed with a
+** warning (wcs_engine_warning()).
+**
+** Garbage collection policies (MAX VERSIONS, MAX AGE, UNION/INTERSECTION)
+** are applied exactly at read time: no read returns a cell its family's
+** policy has expired, even before compaction removes it physically
+** (wcs_engine_gc()).
+**
+** Errors: every call returns a WCS_* code; the message of the last failed
+** engine call on this thread is wcs_engine_errmsg(). Cells, row keys and
+** strings a call hands out are borrowed unless said otherwise.
+** Threads: a wcs_engine and wcs_table may be shared between threads; a
+** wcs_txn or wcs_cursor is used by one thread at a time.
+** The storage layout is documented in doc/engine.md.
+** ==================================================================== */
+
+typedef struct wcs_engine wcs_engine; /* the data model over a store */
+typedef struct wcs_table wcs_table;   /* an open table handle */
+typedef struct wcs_txn wcs_txn;       /* a transaction: buffered mutations */
+typedef struct wcs_cursor wcs_cursor; /* a row reader */
+struct ks_schema;                     /* parsed schema: keyschema/schema.h */
+
+#define WCS_TS_NOW (-1)               /* write timestamp: the clock now */
+
+#define WCS_MAX_ROW_KEY    4096       /* bytes, row keys are non-empty */
+#define WCS_MAX_QUALIFIER  16384      /* bytes */
+#define WCS_MAX_VALUE      104857600  /* bytes (100 MiB) */
+#define WCS_MAX_FAMILY_NAME 64        /* chars of [-_.a-zA-Z0-9] */
+#define WCS_WARN_FAMILIES  100        /* more families than this warns */
+
+/* ---- the engine ---------------------------------------------------- */
+
+/*
+** The bloom-prefix function for stores that hold tables: returns the
+** length of a storage key up to the end of its row key, so one bloom probe
+** finds or skips a whole row of a family. Pass it as wcs_options.
+** xBloomPrefix (wcs_engine_options() does that) every time the store is
+** opened; a store opened without it still works, with whole-key blooms
+** that point row reads cannot use.
+*/
+int wcs_engine_bloom_prefix(const void *pKey, int nKey);
+
+/* Set the options a store holding tables should be opened with (today:
+** xBloomPrefix). Call after wcs_options_init(). */
+void wcs_engine_options(wcs_options *pOpt);
+
+/*
+** Open the data model over an open store: reads the catalog (creating it
+** in an empty store). db is borrowed and must outlive the engine; close
+** the engine first. On failure *ppEng is NULL and pzErr (if not NULL)
+** receives a message to free with wcs_free().
+*/
+int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr);
+
+/*
+** Open the store at zPath (with wcs_engine_options() applied over pOpt,
+** which may be NULL) and the engine over it, in one call. Opens of the
+** same path in one process share one store and engine (reference
+** counted; the options of the first open win), so several SQLite
+** connections can use one store. With pOpt->bInMemory, stores are shared
+** by zPath as a name; zPath NULL gives a private in-memory store. The
+** engine owns the store: wcs_engine_close() closes it with the last
+** reference.
+*/
+int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
+                         const wcs_options *pOpt, char **pzErr);
+
+/* Release the engine (and its store, if opened by wcs_engine_open_path()
+** and this was the last reference). Every table handle, transaction and
+** cursor must be closed first. NULL is a no-op. */
+int wcs_engine_close(wcs_engine *pEng);
+
+/* The store under the engine (borrowed, valid while the engine is open). */
+wcs_db *wcs_engine_db(wcs_engine *pEng);
+
+/* The message of the last failed engine call on this thread, or "". */
+const char *wcs_engine_errmsg(wcs_engine *pEng);
+
+/* The warning left by the last wcs_table_create()/wcs_table_alter() on
+** this thread (e.g. "table t has 120 column families; more than 100 ..."),
+** or NULL. Borrowed until the next such call on this thread. */
+const char *wcs_engine_warning(wcs_engine *pEng);
+
+/* Replace the clock used for WCS_TS_NOW and MAX AGE (tests, replays).
+** xNow returns microseconds since the epoch; NULL restores the wall
+** clock. Not thread-safe against concurrent calls on the engine. */
+void wcs_engine_set_clock(wcs_engine *pEng, int64_t (*xNow)(void *pCtx),
+                          void *pCtx);
+
+/*
+** Physically remove what reads already hide: cells expired by their
+** family's GC policy (as of the engine clock now) in table zTable, or in
+** every table when zTable is NULL. Then, if bCompact, compact the table's
+** key space so deleted and shadowed data is dropped from disk. Costs a
+** full scan of the table(s); meant for maintenance, not the write path.
+*/
+int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact);
+
+/* ---- tables and the catalog ---------------------------------------- */
+
+/* Aggregate kinds of a family (wcs_family_info.eAggregate). */
+#define WCS_AGG_NONE 0 /* ordinary family: SetCell writes values */
+#define WCS_AGG_SUM  1 /* INT64 sum; state: 8-byte big-endian signed */
+#define WCS_AGG_MIN  2 /* INT64 minimum; same state */
+#define WCS_AGG_MAX  3 /* INT64 maximum; same state */
+#define WCS_AGG_HLL  4 /* HyperLogLog++ unique count; state: wcs_hll_* */
+
+/* One column family as the catalog has it. Strings are borrowed from the
+** table handle. */
+typedef struct wcs_family_info {
+  const char *zName;     /* family name, [-_.a-zA-Z0-9]{1,64} */
+  int eAggregate;        /* WCS_AGG_* */
+  int nMaxVersions;      /* GC: keep the newest n cells per column; 0=off */
+  int64_t iMaxAge;       /* GC: drop cells older than now-age, micros;
+                         ** 0 = off */
+  int bIntersection;     /* with both rules: a cell expires only when both
+                         ** say so (INTERSECTION); else when either does
+                         ** (UNION, the default) */
+  int nColumn;           /* declared qualifier columns (see ks_schema) */
+} wcs_family_info;
+
+/*
+** Create table zName (1..128 bytes, any characters but NUL) from schema
+** text in the DDL grammar of DESIGN.md §3, the module arguments joined by
+** commas, e.g. "KEY (device STRING, day INT64 DECIMAL(8)) DELIMITED BY
+** '#', FAMILY stats (cpu INT64) MAX VERSIONS 3, FAMILY meta". STORE, SYNC
+** and HISTORY clauses are accepted and ignored here. The catalog keeps the
+** canonical text (ks_schema_text()) with schema version 1. Fails with
+** WCS_SCHEMA if the name exists, WCS_ERROR (message from the parser) on bad
+** text. If ppTab is not NULL it receives an open handle.
+*/
+int wcs_table_create(wcs_engine *pEng, const char *zName,
+                     const char *zSchema, wcs_table **ppTab);
+
+/*
+** Open table zName. *ppTab is the handle (close with wcs_table_close()), or
+** NULL if there is no such table (not an error). The handle carries the
+** schema as it was at open; if the table is altered or dropped later,
+** operations through the handle fail with WCS_SCHEMA and the caller
+** reopens it.
+*/
+int wcs_table_open(wcs_engine *pEng, const char *zName, wcs_table **ppTab);
+void wcs_table_close(wcs_table *pTab);
+
+/*
+** Change table zName's schema to zSchema (full text, as for create). The
+** KEY clause must be unchanged and an aggregate family keeps its kind;
+** otherwise anything goes: new families are added, a family absent from
+** the new text is dropped with all its data (one range delete), GC
+** policies and declared columns change (GC changes are retroactive, as in
+** Bigtable). The schema version is incremented. Atomic.
+*/
+int wcs_table_alter(wcs_engine *pEng, const char *zName, const char *zSchema);
+
+/* Drop table zName with all its data: one range tombstone, so the cost
+** does not grow with the data; space is reclaimed by compaction. Table ids
+** are never reused. WCS_ERROR "no such table" if absent. Atomic. */
+int wcs_table_drop(wcs_engine *pEng, const char *zName);
+
+/* Call xTable for each table in name order with its canonical schema text
+** (both borrowed for the call). A nonzero return stops the walk and is
+** returned. */
+int wcs_table_list(wcs_engine *pEng, void *pCtx,
+                   int (*xTable)(void *pCtx, const char *zName,
+                                 const char *zSchema));
+
+/* Properties of an open handle, borrowed until wcs_table_close(). */
+const char *wcs_table_name(const wcs_table *pTab);
+const char *wcs_table_schema_text(const wcs_table *pTab);
+uint64_t wcs_table_schema_version(const wcs_table *pTab);
+const struct ks_schema *wcs_table_schema(const wcs_table *pTab);
+int wcs_table_family_count(const wcs_table *pTab);
+/* Family i (0 <= i < count) in schema order; WCS_RANGE if i is out of
+** range. */
+int wcs_table_family(const wcs_table *pTab, int i, wcs_family_info *pInfo);
+/* Index of family zName, or -1 if the table has none of that name. */
+int wcs_table_family_index(const wcs_table *pTab, const char *zName);
+
+/* ---- transactions and mutations ------------------------------------ */
+
+/*
+** A transaction buffers mutations in memory; wcs_txn_commit() applies all
+** of them as ONE store write batch, so after a crash either all or none
+** are visible. Reads through the transaction (wcs_cursor_open() with
+** pTxn) see a snapshot taken at begin (or at the last commit/rollback)
+** merged with the transaction's own uncommitted writes.
+**
+** Concurrency: commits are serialized by the engine. A plain transaction
+** does not lock: two transactions may interleave and the later commit
+** wins, cell by cell, as in Bigtable (aggregate writes are the exception:
+** AddToCell/MergeToCell are merged into the latest committed value at
+** commit, so concurrent counters never lose updates). WCS_TXN_EXCLUSIVE
+** holds the engine's writer lock from begin until commit/rollback/free,
+** so the read-then-write steps (check, increment, append) are atomic
+** against every other writer; other exclusive transactions wait.
+**
+** SQLite mapping (vtab): xBegin -> wcs_txn_begin (or reuse), xSync ->
+** wcs_txn_commit (so a failed write is reported before SQLite commits),
+** xCommit -> nothing, xRollback -> wcs_txn_rollback, xSavepoint(N) ->
+** wcs_txn_savepoint(N), xRelease(N) -> wcs_txn_release(N),
+** xRollbackTo(N) -> wcs_txn_rollback_to(N).
+*/
+#define WCS_TXN_EXCLUSIVE 0x01
+
+int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn);
+/* Apply every buffered mutation atomically. Afterwards the transaction is
+** empty, has a new snapshot, and may be used again. On error nothing was
+** applied and the buffered mutations are discarded. Fails with WCS_SCHEMA
+** if a table written was dropped or altered after its handle opened. */
+int wcs_txn_commit(wcs_txn *pTxn);
+/* Discard every buffered mutation; the transaction stays usable. */
+int wcs_txn_rollback(wcs_txn *pTxn);
+/* Discard and free. NULL is a no-op. Cursors on it must be closed first. */
+void wcs_txn_free(wcs_txn *pTxn);
+
+/* Savepoints, numbered as SQLite numbers them: savepoint(N) records the
+** current state as savepoint N (discarding any >= N); rollback_to(N)
+** returns to the state at N, keeping N; release(N) forgets every
+** savepoint >= N, keeping the mutations. */
+int wcs_txn_savepoint(wcs_txn *pTxn, int iSavepoint);
+int wcs_txn_rollback_to(wcs_txn *pTxn, int iSavepoint);
+int wcs_txn_release(wcs_txn *pTxn, int iSavepoint);
+
+/* Number of buffered mutations and approximate buffered bytes. */
+int wcs_txn_count(const wcs_txn *pTxn);
+size_t wcs_txn_bytes(const wcs_txn *pTxn);
+
+/* SetCell: write a cell. iTs >= 0 or WCS_TS_NOW. Fails with WCS_MISMATCH
+** ("column family type mismatch") on an aggregate family. */
+int wcs_txn_set_cell(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                     size_t nRow, const char *zFamily, const void *pQual,
+                     size_t nQual, int64_t iTs, const void *pVal,
+                     size_t nVal);
+
+/* DeleteFromColumn: delete the column's cells with iStartTs <= ts <
+** iEndTs; iEndTs 0 means no upper bound, so (0, 0) deletes every cell. */
+int wcs_txn_delete_cells(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                         size_t nRow, const char *zFamily, const void *pQual,
+                         size_t nQual, int64_t iStartTs, int64_t iEndTs);
+/* DeleteFromFamily: every cell of the row in family zFamily. */
+int wcs_txn_delete_family(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                          size_t nRow, const char *zFamily);
+/* DeleteFromRow: every cell of the row. */
+int wcs_txn_delete_row(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                       size_t nRow);
+
+/*
+** AddToCell (aggregate families): fold an input into the cell at iTs
+** (WCS_TS_NOW allowed; cells of different timestamps stay separate, which
+** makes time buckets). SUM/MIN/MAX take iValue; HLL takes the bytes of one
+** element via wcs_txn_add_to_cell_bytes(). MergeToCell folds a state of
+** the family's type (8-byte big-endian for SUM/MIN/MAX, a wcs_hll sketch
+** for HLL); an empty state is a no-op. WCS_MISMATCH on a non-aggregate
+** family or the wrong input kind; WCS_CORRUPT if a stored state is bad.
+*/
+int wcs_txn_add_to_cell(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                        size_t nRow, const char *zFamily, const void *pQual,
+                        size_t nQual, int64_t iTs, int64_t iValue);
+int wcs_txn_add_to_cell_bytes(wcs_txn *pTxn, wcs_table *pTab,
+                              const void *pRow, size_t nRow,
+                              const char *zFamily, const void *pQual,
+                              size_t nQual, int64_t iTs, const void *pElem,
+                              size_t nElem);
+int wcs_txn_merge_to_cell(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                          size_t nRow, const char *zFamily, const void *pQual,
+                          size_t nQual, int64_t iTs, const void *pState,
+                          size_t nState);
+
+/*
+** ReadModifyWrite on the latest live cell of a column (as this transaction
+** sees it). Increment: the value must be exactly 8 bytes, big-endian
+** signed (a missing cell counts as 0), else WCS_MISMATCH; the sum wraps
+** like Bigtable's. Append: a missing cell counts as "". The new cell's
+** timestamp is max(latest cell's timestamp, now). *piNew / (*ppNew,
+** *pnNew) receive the new value if not NULL; *ppNew is malloc'd, free with
+** wcs_free().
+*/
+int wcs_txn_increment(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                      size_t nRow, const char *zFamily, const void *pQual,
+                      size_t nQual, int64_t iDelta, int64_t *piNew);
+int wcs_txn_append(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                   size_t nRow, const char *zFamily, const void *pQual,
+                   size_t nQual, const void *pVal, size_t nVal, void **ppNew,
+                   size_t *pnNew);
+
+/* A predicate on one row for CheckAndMutate. */
+#define WCS_PRED_ROW_EXISTS 0 /* the row has any live cell (zFamily ignored;
+                              ** Bigtable's unset predicate) */
+#define WCS_PRED_EXISTS     1 /* the column has a live cell */
+#define WCS_PRED_NOT_EXISTS 2 /* it has none */
+#define WCS_PRED_EQ         3 /* the latest live cell's value, compared as */
+#define WCS_PRED_NE         4 /* bytes (memcmp, shorter first) with pVal; */
+#define WCS_PRED_LT         5 /* false when the column has no live cell */
+#define WCS_PRED_LE         6
+#define WCS_PRED_GT         7
+#define WCS_PRED_GE         8
+typedef struct wcs_predicate {
+  int eOp;                 /* WCS_PRED_* */
+  const char *zFamily;     /* the column: family ... */
+  const void *pQual;       /* ... and qualifier */
+  size_t nQual;
+  const void *pVal;        /* comparison operand for EQ..GE */
+  size_t nVal;
+} wcs_predicate;
+
+/* Evaluate pPred (NULL = WCS_PRED_ROW_EXISTS) on a row as this transaction
+** sees it: *pbMatch is 1 or 0. CheckAndMutate is this followed by the
+** mutations of the chosen branch (see wcs_table_check_and_mutate()). */
+int wcs_txn_check(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                  size_t nRow, const wcs_predicate *pPred, int *pbMatch);
+
+/* A key range of rows. Unbounded start: pStart NULL (or nStart 0);
+** unbounded end: pEnd NULL (or nEnd 0). Default bounds are [start, end),
+** Bigtable's default; the flags flip each side. One row key k is
+** {k, n, 0, k, n, 1}. */
+typedef struct wcs_key_range {
+  const void *pStart;      /* first row key, NULL = table start */
+  size_t nStart;
+  int bStartExcl;          /* 1: start is excluded */
+  const void *pEnd;        /* end row key, NULL = table end */
+  size_t nEnd;
+  int bEndIncl;            /* 1: end is included */
+} wcs_key_range;
+
+/* Delete every row in a key range, or every row whose key starts with a
+** prefix (nPrefix 0: every row of the table). One range tombstone per
+** family: the cost does not grow with the number of rows deleted. */
+int wcs_txn_delete_range(wcs_txn *pTxn, wcs_table *pTab,
+                         const wcs_key_range *pRange);
+int wcs_txn_delete_prefix(wcs_txn *pTxn, wcs_table *pTab, const void *pPrefix,
+                          size_t nPrefix);
+
+/* ---- Data-API style one-row mutation lists ------------------------- */
+
+#define WCS_MUT_SET_CELL        1 /* zFamily, qual, iTs, value */
+#define WCS_MUT_DELETE_CELLS    2 /* zFamily, qual, [iTs, iEndTs) */
+#define WCS_MUT_DELETE_FAMILY   3 /* zFamily */
+#define WCS_MUT_DELETE_ROW      4 /* - */
+#define WCS_MUT_ADD_TO_CELL     5 /* zFamily, qual, iTs, iValue (SUM/MIN/
+                                  ** MAX) or value bytes (HLL element) */
+#define WCS_MUT_MERGE_TO_CELL   6 /* zFamily, qual, iTs, value = state */
+typedef struct wcs_mutation {
+  int eType;               /* WCS_MUT_* */
+  const char *zFamily;
+  const void *pQual;
+  size_t nQual;
+  int64_t iTs;             /* cell timestamp or range start */
+  int64_t iEndTs;          /* DELETE_CELLS range end, 0 = none */
+  const void *pVal;
+  size_t nVal;
+  int64_t iValue;          /* ADD_TO_CELL integer input */
+} wcs_mutation;
+
+/* Append mutations of one row, in order (later ones mask earlier ones). */
+int wcs_txn_mutate_row(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
+                       size_t nRow, const wcs_mutation *aMut, int nMut);
+
+/* One-shot MutateRow: the mutations committed atomically on their own. */
+int wcs_table_mutate_row(wcs_table *pTab, const void *pRow, size_t nRow,
+                         const wcs_mutation *aMut, int nMut);
+
+/* One-shot CheckAndMutateRow, atomic against every other writer: evaluate
+** pPred (NULL: row has any cell) on the latest state, apply aTrue if it
+** matched, else aFalse, commit. *pbMatched (if not NULL) gets the result. */
+int wcs_table_check_and_mutate(wcs_table *pTab, const void *pRow,
+                               size_t nRow, const wcs_predicate *pPred,
+                               const wcs_mutation *aTrue, int nTrue,
+                               const wcs_mutation *aFalse, int nFalse,
+                               int *pbMatched);
+
+/* ---- HyperLogLog++ sketches (WCS_AGG_HLL states) -------------------- */
+
+/*
+** State format (doc/engine.md): byte 0 'H', byte 1 version (1), byte 2
+** precision p (14), byte 3 encoding (0 sparse, 1 dense); sparse: a varint
+** count then sorted varint-delta register entries (index << 6 | rank);
+** dense: 2^p one-byte registers. Elements are hashed with 64-bit XXH3.
+** The estimate (Ertl's improved estimator) has a standard error of about
+** 1.04/sqrt(2^14) = 0.81%, and is exact-ish (linear-counting accuracy)
+** for small counts.
+*/
+#define WCS_HLL_PRECISION 14
+/* *pnCount: the estimated number of distinct elements (0 for an empty
+** state). WCS_CORRUPT if the state is malformed. */
+int wcs_hll_estimate(const void *pState, size_t nState, uint64_t *pnCount);
+
+/* ---- reading rows -------------------------------------------------- */
+
+/* A row filter's verdicts (wcs_read_options.xRowFilter). */
+#define WCS_ROW_EMIT 0 /* read and return this row */
+#define WCS_ROW_SKIP 1 /* skip this row, go on with the next */
+#define WCS_ROW_SEEK 2 /* skip to the key in *ppSeek (see xRowFilter) */
+#define WCS_ROW_DONE 3 /* end of the scan */
+
+typedef struct wcs_read_options {
+  /* Rows: the union of these ranges, each row once, in key order (they
+  ** may overlap and come in any order). NULL/0: the whole table. */
+  const wcs_key_range *aRange;
+  int nRange;
+  int bReverse;            /* descending row key order (cells in a row keep
+                           ** their order) */
+  uint64_t nRowLimit;      /* stop after this many rows returned; 0 = none */
+  /* Families to read, by name; only those are read from storage. NULL:
+  ** all. A row with no live cell in them is not returned. */
+  const char *const *azFamily;
+  int nFamily;
+  int nVersions;           /* newest n cells per column after the time
+                           ** filter; 0 = all (history) */
+  int64_t iMinTs;          /* only cells with ts >= iMinTs; default 0 */
+  int64_t iMaxTs;          /* only cells with ts < iMaxTs; default
+                           ** INT64_MAX (no bound) */
+  int64_t iAsOf;           /* if >= 0: only cells with ts <= iAsOf (with
+                           ** nVersions 1: the value as of that time);
+                           ** default -1 */
+  int bKeysOnly;           /* return row keys only: cells are checked for
+                           ** liveness but not copied (ncell is 0) */
+  /*
+  ** Optional, for skip scans: called with each candidate row key (raw,
+  ** borrowed for the call) before its cells are read. Return a
+  ** WCS_ROW_* verdict. For WCS_ROW_SEEK set *ppSeek and *pnSeek to a key
+  ** (owned by the filter, valid until its next call): forward, the next
+  ** candidate is the first row >= that key; reverse, the last row < it.
+  ** A seek that does not move in scan direction acts as WCS_ROW_SKIP.
+  ** Other return values are errors returned by the cursor.
+  */
+  int (*xRowFilter)(void *pCtx, const void *pRow, size_t nRow,
+                    const void **ppSeek, size_t *pnSeek);
+  void *pFilterCtx;
+} wcs_read_options;
+
+/* Defaults: whole table, forward, all families, all versions, no time
+** bounds (iMaxTs = INT64_MAX, iAsOf = -1). */
+void wcs_read_options_init(wcs_read_options *pOpt);
+
+/* One cell of the current row. Pointers are borrowed until the cursor
+** moves or closes. */
+typedef struct wcs_cell {
+  int iFamily;             /* index in the table's families */
+  const char *zFamily;     /* its name */
+  const void *pQual;       /* qualifier bytes */
+  size_t nQual;
+  int64_t iTs;             /* timestamp, microseconds */
+  const void *pVal;        /* value bytes */
+  size_t nVal;
+} wcs_cell;
+
+/*
+** Open a cursor and position it on the first row (check wcs_cursor_eof()).
+** pTxn NULL reads the latest committed state (a snapshot taken now);
+** otherwise the transaction's view including its uncommitted writes. The
+** options (and everything they point to, except xRowFilter's context) are
+** copied. Memory is one row plus a block per family read, whatever the
+** scan length. Close with wcs_cursor_close() before the table/txn.
+*/
+int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
+                    const wcs_read_options *pOpt);
+void wcs_cursor_close(wcs_cursor *pCur);
+/* Nonzero when past the last row (or after an error). */
+int wcs_cursor_eof(const wcs_cursor *pCur);
+/* Move to the next row in scan order. */
+int wcs_cursor_next(wcs_cursor *pCur);
+/* Forward: move to the first row >= key; reverse: the last row < key.
+** Stays within the ranges; may move backwards in scan order. */
+int wcs_cursor_seek(wcs_cursor *pCur, const void *pKey, size_t nKey);
+/* The current row's raw key, borrowed until the cursor moves. */
+const void *wcs_cursor_row(const wcs_cursor *pCur, size_t *pnRow);
+/* The current row's cells, grouped by family (schema order), qualifiers
+** ascending, timestamps descending; borrowed until the cursor moves.
+** History mode is nVersions 0: every live cell. */
+const wcs_cell *wcs_cursor_cells(const wcs_cursor *pCur, int *pnCell);
+
+/* ---- statistics for the planner ------------------------------------ */
+
+/* Estimated rows in the union of the ranges (aRange NULL: the table),
+** from storage metadata and a small sample of rows (cached per table);
+** cheap, no full scan. */
+int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
+                            int nRange, uint64_t *pnRows);
+
+/* Estimated number of distinct values of the first nField key fields
+** (1 <= nField <= key field count), from sampled row keys. For a table
+** without key schema nField counts leading bytes. */
+int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
+                                uint64_t *pnDistinct);
+
+/*
+** Key-distribution counters: per table, reads (rows returned) and writes
+** (cells written) counted in memory into key-space buckets x time slots,
+** for the shell's hotspot picture. Bucket b of a slot holds row keys k
+** with azBound[b-1] <= k < azBound[b] (first/last open-ended); each slot
+** has its own bounds, chosen from sampled keys when the slot starts.
+*/
+typedef struct wcs_heat_slot {
+  int64_t iStart;          /* slot start, micros since the epoch */
+  uint64_t *aRead;         /* [nBucket] rows read */
+  uint64_t *aWrite;        /* [nBucket] cells written */
+  const void **apBound;    /* [nBucket-1] bucket boundary row keys */
+  size_t *anBound;         /* their lengths */
+} wcs_heat_slot;
+typedef struct wcs_heatmap {
+  int nBucket;             /* key-space buckets per slot */
+  int nSlot;               /* slots present, oldest first */
+  int64_t iSlotMicros;     /* slot width */
+  wcs_heat_slot *aSlot;    /* [nSlot] */
+} wcs_heatmap;
+/* A copy of a table's counters; free with wcs_heatmap_free(). */
+int wcs_table_heatmap(wcs_table *pTab, wcs_heatmap **ppMap);
+void wcs_heatmap_free(wcs_heatmap *pMap);
+/* Persist every table's counters into the catalog (they are loaded again
+** by wcs_engine_open()); optional, e.g. at close. */
+int wcs_engine_heat_save(wcs_engine *pEng);
+
 #ifdef __cplusplus
 }
 #endif
