@@ -8,7 +8,8 @@
 ** CRC-32C), followed by a bloom filter block, a range-tombstone block, a
 ** properties block, an index block and a fixed-size footer carrying the
 ** magic number and format version. Every byte is described in
-** doc/format.md; the offset constants live in sst.c's header comment.
+** doc/format.md; the footer's offset constants are below, the block
+** layout's in block.h, the bloom filter's in bloom.h.
 **
 ** This header is the contract between the file format (sst.c, block.c,
 ** bloom.c, cache.c) and the LSM that uses it (db.c, version.c, compact.c).
@@ -24,6 +25,32 @@
 #include "storage/util.h"
 
 typedef struct wcs_cache wcs_cache;
+
+/* ---- file layout: data blocks | bloom | range tombstones | properties |
+** index | footer. Each block is followed by a block trailer (block.h). The
+** footer is the last WCS_SST_FOOTER bytes; all integers little-endian. */
+#define WCS_SST_FOOTER        80 /* bytes */
+#define WCS_SST_FOOT_BLOOM     0 /* u64 offset, u64 stored size of the block */
+#define WCS_SST_FOOT_RANGEDEL 16 /* handle of the range-tombstone block */
+#define WCS_SST_FOOT_PROPS    32 /* handle of the properties block */
+#define WCS_SST_FOOT_INDEX    48 /* handle of the index block */
+#define WCS_SST_FOOT_VERSION  64 /* u32 format version */
+#define WCS_SST_FOOT_CRC      68 /* u32 masked CRC-32C of bytes [0, 68) */
+#define WCS_SST_FOOT_MAGIC    72 /* WCS_SST_MAGIC, 8 bytes */
+#define WCS_SST_VERSION        1
+#define WCS_SST_MAGIC "\x89WST\r\n\x1a\n" /* 89 57 53 54 0d 0a 1a 0a */
+
+/* Properties block tags (tag varint, length varint, value; integers are
+** varints inside the value). */
+#define WCS_SST_PROP_ENTRIES   1 /* internal keys */
+#define WCS_SST_PROP_RAWBYTES  2 /* key + value bytes before compression */
+#define WCS_SST_PROP_BLOCKS    3 /* data blocks */
+#define WCS_SST_PROP_MINSEQ    4 /* smallest seq of entries and tombstones */
+#define WCS_SST_PROP_MAXSEQ    5 /* largest seq */
+#define WCS_SST_PROP_RANGEDELS 6 /* range tombstones */
+#define WCS_SST_PROP_SMALLEST  7 /* smallest internal key (bytes) */
+#define WCS_SST_PROP_LARGEST   8 /* largest internal key (bytes) */
+#define WCS_SST_PROP_FLAGS     9 /* bit 0: a tombstone is unbounded above */
 
 /* ---- block cache: LRU over decompressed blocks, keyed by (file, offset),
 ** with a byte budget; thread-safe; shared by every reader of one store. */
@@ -67,6 +94,8 @@ typedef struct sst_meta {
   uint8_t *pLargest;  size_t nLargest;  /* largest internal key, covering
                                         ** tombstone ends too */
   uint64_t minSeq, maxSeq;
+  int bUnbounded;     /* a range tombstone runs to the end of the key
+                      ** space: the file's range extends past pLargest */
 } sst_meta;
 void sst_meta_clear(sst_meta *);
 
@@ -102,6 +131,14 @@ void sst_reader_close(sst_reader *);
 ** Returns 0 only if no key of the file has it; 1 = maybe (or no filter). */
 int sst_reader_may_contain(const sst_reader *, const void *p, size_t n);
 
+/* The same, with a hash from sst_bloom_hash() computed once per lookup and
+** reused for every file probed. */
+uint64_t sst_bloom_hash(const void *p, size_t n);
+int sst_reader_may_contain_hash(const sst_reader *, uint64_t h);
+/* 1 if the file's filter holds xBloomPrefix prefixes (probe with those
+** only), 0 if it holds whole user keys or there is no filter. */
+int sst_reader_bloom_prefixed(const sst_reader *);
+
 /* The file's range tombstones, sorted by start (borrowed; valid until
 ** sst_reader_close). */
 void sst_reader_rangedels(const sst_reader *, const sst_rangedel **paDel,
@@ -124,11 +161,19 @@ int sst_reader_index_keys(const sst_reader *, void *pCtx,
 /* Properties recorded at build time. */
 void sst_reader_props(const sst_reader *, uint64_t *pnEntries,
                       uint64_t *pnRawBytes, uint64_t *pnBytes);
+/* Everything the builder reported in sst_meta, read back from the file's
+** properties (for checks and repair). *pMeta is filled with fresh copies;
+** free with sst_meta_clear. WCS_OK or WCS_NOMEM. */
+int sst_reader_meta(const sst_reader *, sst_meta *pMeta);
 
 /* ---- CRC-32C (Castagnoli), hardware-accelerated where the CPU has it. */
 uint32_t wcs_crc32c(uint32_t crc, const void *p, size_t n);
 /* Masked CRC as stored in files (LevelDB's rotation+constant), so a CRC of
 ** data that itself contains CRCs stays well distributed. */
+/* The table-driven engine alone (tests compare it with the hardware one),
+** and whether the hardware engine is in use (1) or not (0). */
+uint32_t wcs_crc32c_portable(uint32_t crc, const void *p, size_t n);
+int wcs_crc32c_hw(void);
 static inline uint32_t wcs_crc_mask(uint32_t crc) {
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }

@@ -1,0 +1,514 @@
+/*
+** block.c — block contents (prefix-compressed entries with restart points),
+** the block cursor, and the on-disk framing of a block (type byte, raw
+** length, masked CRC-32C, optional zstd). The layout is in block.h's header
+** comment and, byte by byte, in doc/format.md ("Blocks").
+**
+** How the cursor works. Forward moves decode one entry header (three
+** varints, usually one byte each: a one-load fast path) and rebuild the key
+** only when it shares a prefix with its predecessor; keys stored whole
+** (restart points) and all values are pointed to inside the block, so a
+** forward scan copies only key suffixes. A seek binary-searches the restart
+** keys (compared in place) and scans at most one restart interval.
+**
+** Reverse moves cannot decode backwards, so the first Prev into a restart
+** interval scans that interval once from its restart point and records
+** every entry (offset, length, whole key) in a small cache; later Prevs in
+** the same interval are O(1). Last fills the cache the same way. Any other
+** move drops the cache.
+**
+** Every length and offset read from the block is checked against the end
+** of the entries before use; a bad one makes the cursor invalid with
+** WCS_CORRUPT (through WCS_CORRUPT_BKPT) — never a read outside the block.
+*/
+#include "storage/block.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd_errors.h>
+
+/* ==================================================================
+** Framing
+** ================================================================== */
+
+int block_frame(const uint8_t *a, size_t n, int iLevel, ZSTD_CCtx *pCCtx,
+                wcs_buf *pScratch, wcs_buf *pOut, size_t *pnStored) {
+  const uint8_t *pStore = a;
+  size_t nStore = n;
+  uint8_t aTrailer[WCS_BLOCK_TRAILER];
+  uint32_t crc;
+
+  assert(n <= WCS_BLOCK_MAX_RAW);
+  aTrailer[WCS_BLOCK_OFF_TYPE] = WCS_BLOCK_RAW;
+  if (iLevel > 0 && pCCtx != NULL && n > 0) {
+    size_t nBound = ZSTD_compressBound(n);
+    size_t r;
+    pScratch->n = 0;
+    if (wcs_buf_reserve(pScratch, nBound)) return WCS_NOMEM;
+    r = ZSTD_compressCCtx(pCCtx, pScratch->a, nBound, a, n, iLevel);
+    /* Keep the compressed form only if it saves at least 1/8 (12.5%). */
+    if (!ZSTD_isError(r) && (n - r) * 8 >= n && r < n) {
+      pStore = pScratch->a;
+      nStore = r;
+      aTrailer[WCS_BLOCK_OFF_TYPE] = WCS_BLOCK_ZSTD;
+    }
+  }
+  wcs_put32(aTrailer + WCS_BLOCK_OFF_RAW, (uint32_t)n);
+  crc = wcs_crc32c(0, pStore, nStore);
+  crc = wcs_crc32c(crc, aTrailer, WCS_BLOCK_OFF_CRC);
+  wcs_put32(aTrailer + WCS_BLOCK_OFF_CRC, wcs_crc_mask(crc));
+  if (wcs_buf_reserve(pOut, nStore + WCS_BLOCK_TRAILER)) return WCS_NOMEM;
+  memcpy(pOut->a + pOut->n, pStore, nStore);
+  memcpy(pOut->a + pOut->n + nStore, aTrailer, WCS_BLOCK_TRAILER);
+  pOut->n += nStore + WCS_BLOCK_TRAILER;
+  *pnStored = nStore;
+  return WCS_OK;
+}
+
+int block_check(const uint8_t *a, size_t n, int *pType, uint32_t *pnRaw,
+                const char **pzWhy) {
+  const uint8_t *t;
+  size_t nStored;
+  uint32_t nRaw;
+  if (n < WCS_BLOCK_TRAILER) {
+    *pzWhy = "block shorter than its trailer";
+    return WCS_CORRUPT_BKPT;
+  }
+  nStored = n - WCS_BLOCK_TRAILER;
+  t = a + nStored;
+  /* The stored bytes, type and raw length are contiguous: one CRC pass. */
+  if (wcs_crc_unmask(wcs_get32(t + WCS_BLOCK_OFF_CRC)) !=
+      wcs_crc32c(0, a, nStored + WCS_BLOCK_OFF_CRC)) {
+    *pzWhy = "checksum mismatch";
+    return WCS_CORRUPT_BKPT;
+  }
+  nRaw = wcs_get32(t + WCS_BLOCK_OFF_RAW);
+  switch (t[WCS_BLOCK_OFF_TYPE]) {
+  case WCS_BLOCK_RAW:
+    if (nRaw != nStored) {
+      *pzWhy = "raw length does not match a raw block's size";
+      return WCS_CORRUPT_BKPT;
+    }
+    break;
+  case WCS_BLOCK_ZSTD:
+    if (nRaw > WCS_BLOCK_MAX_RAW) {
+      *pzWhy = "raw length out of range";
+      return WCS_CORRUPT_BKPT;
+    }
+    break;
+  default:
+    *pzWhy = "unknown block type";
+    return WCS_CORRUPT_BKPT;
+  }
+  *pType = t[WCS_BLOCK_OFF_TYPE];
+  *pnRaw = nRaw;
+  return WCS_OK;
+}
+
+/* One ZSTD_DCtx per thread, created on first use and freed when the thread
+** exits (pthread key destructor). */
+static pthread_key_t dctxKey;
+static pthread_once_t dctxOnce = PTHREAD_ONCE_INIT;
+static int bDctxKey = 0; /* 1 once dctxKey exists */
+
+static void freeDctx(void *p) { ZSTD_freeDCtx((ZSTD_DCtx *)p); }
+static void makeDctxKey(void) {
+  bDctxKey = pthread_key_create(&dctxKey, freeDctx) == 0;
+}
+static ZSTD_DCtx *threadDctx(void) {
+  ZSTD_DCtx *d;
+  pthread_once(&dctxOnce, makeDctxKey);
+  if (!bDctxKey) return NULL;
+  d = pthread_getspecific(dctxKey);
+  if (d == NULL) {
+    d = ZSTD_createDCtx();
+    if (d != NULL && pthread_setspecific(dctxKey, d) != 0) {
+      ZSTD_freeDCtx(d);
+      d = NULL;
+    }
+  }
+  return d;
+}
+
+int block_inflate(const uint8_t *p, size_t n, uint8_t *pOut, size_t nRaw,
+                  const char **pzWhy) {
+  ZSTD_DCtx *d = threadDctx();
+  unsigned long long nFrame;
+  size_t r;
+  if (d == NULL) return WCS_NOMEM;
+  nFrame = ZSTD_getFrameContentSize(p, n);
+  if (nFrame == ZSTD_CONTENTSIZE_ERROR || nFrame == ZSTD_CONTENTSIZE_UNKNOWN ||
+      nFrame != (unsigned long long)nRaw) {
+    *pzWhy = "zstd frame header does not match the raw length";
+    return WCS_CORRUPT_BKPT;
+  }
+  r = ZSTD_decompressDCtx(d, pOut, nRaw, p, n);
+  if (ZSTD_isError(r)) {
+    *pzWhy = ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation
+                 ? "out of memory in zstd"
+                 : "zstd frame does not decode";
+    return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation
+               ? WCS_NOMEM
+               : WCS_CORRUPT_BKPT;
+  }
+  if (r != nRaw) {
+    *pzWhy = "zstd frame decodes to the wrong length";
+    return WCS_CORRUPT_BKPT;
+  }
+  return WCS_OK;
+}
+
+/* ==================================================================
+** Builder
+** ================================================================== */
+
+void block_builder_init(block_builder *p, int nInterval) {
+  memset(p, 0, sizeof *p);
+  p->nInterval = nInterval < 1 ? 1 : nInterval;
+}
+
+int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
+                      const uint8_t *pVal, size_t nVal) {
+  size_t nShared = 0, nUnshared;
+  uint8_t *z;
+  assert(!p->bFinished);
+  if (p->nEntry == 0 || p->nSince >= p->nInterval) {
+    if (wcs_buf_append32(&p->restarts, (uint32_t)p->data.n)) return WCS_NOMEM;
+    p->nSince = 0;
+  } else {
+    size_t nMax = p->last.n < nKey ? p->last.n : nKey;
+    while (nShared < nMax && p->last.a[nShared] == pKey[nShared]) nShared++;
+  }
+  nUnshared = nKey - nShared;
+  if (wcs_buf_reserve(&p->data, 3 * 5 + nUnshared + nVal)) return WCS_NOMEM;
+  z = p->data.a + p->data.n;
+  z += wcs_put_varint(z, nShared);
+  z += wcs_put_varint(z, nUnshared);
+  z += wcs_put_varint(z, nVal);
+  if (nUnshared) memcpy(z, pKey + nShared, nUnshared);
+  z += nUnshared;
+  if (nVal) memcpy(z, pVal, nVal);
+  z += nVal;
+  p->data.n = (size_t)(z - p->data.a);
+  p->last.n = nShared;
+  if (wcs_buf_append(&p->last, pKey + nShared, nUnshared)) return WCS_NOMEM;
+  p->nSince++;
+  p->nEntry++;
+  return WCS_OK;
+}
+
+size_t block_builder_size(const block_builder *p) {
+  if (p->bFinished) return p->data.n;
+  return p->data.n + p->restarts.n + 4;
+}
+
+int block_builder_finish(block_builder *p, const uint8_t **pp, size_t *pn) {
+  if (!p->bFinished) {
+    if (wcs_buf_append(&p->data, p->restarts.a, p->restarts.n) ||
+        wcs_buf_append32(&p->data, (uint32_t)(p->restarts.n / 4))) {
+      return WCS_NOMEM;
+    }
+    p->bFinished = 1;
+  }
+  *pp = p->data.a;
+  *pn = p->data.n;
+  return WCS_OK;
+}
+
+void block_builder_reset(block_builder *p) {
+  p->data.n = p->restarts.n = p->last.n = 0;
+  p->nSince = p->nEntry = 0;
+  p->bFinished = 0;
+}
+
+void block_builder_free(block_builder *p) {
+  wcs_buf_free(&p->data);
+  wcs_buf_free(&p->restarts);
+  wcs_buf_free(&p->last);
+  block_builder_init(p, p->nInterval);
+}
+
+/* ==================================================================
+** Cursor
+** ================================================================== */
+
+/* Make the cursor invalid with error rc; returns rc. */
+static int fail(block_iter *p, int rc) {
+  p->rc = rc;
+  p->iCur = p->nEnt;
+  p->nPrev = 0;
+  return rc;
+}
+
+static inline uint32_t restartAt(const block_iter *p, uint32_t i) {
+  return wcs_get32(p->a + p->nEnt + 4 * (size_t)i);
+}
+
+/* Read a varint of at most 32 bits from [z, zEnd); bytes used or 0. */
+static inline int getVarint32(const uint8_t *z, const uint8_t *zEnd,
+                              uint32_t *pv) {
+  uint32_t v = 0;
+  int i;
+  for (i = 0; i < 5 && z + i < zEnd; i++) {
+    uint32_t c = z[i];
+    if (i == 4 && c > 0x0f) return 0;
+    v |= (c & 0x7f) << (7 * i);
+    if ((c & 0x80) == 0) {
+      *pv = v;
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+/* Parse the entry header at iOff: lengths, and where the key delta starts.
+** Checks that the key delta and value fit before the restart array and
+** that nShared <= nPrevKey. Returns WCS_OK or WCS_CORRUPT. */
+static inline int parseEntry(const block_iter *p, uint32_t iOff,
+                             uint32_t nPrevKey, uint32_t *pnShared,
+                             uint32_t *pnUnshared, uint32_t *pnVal,
+                             const uint8_t **pzDelta) {
+  const uint8_t *z = p->a + iOff;
+  const uint8_t *zEnd = p->a + p->nEnt;
+  uint32_t nShared, nUnshared, nVal;
+  if (zEnd - z >= 3 && (z[0] | z[1] | z[2]) < 0x80) {
+    nShared = z[0];
+    nUnshared = z[1];
+    nVal = z[2];
+    z += 3;
+  } else {
+    int n;
+    if ((n = getVarint32(z, zEnd, &nShared)) == 0) return WCS_CORRUPT_BKPT;
+    z += n;
+    if ((n = getVarint32(z, zEnd, &nUnshared)) == 0) return WCS_CORRUPT_BKPT;
+    z += n;
+    if ((n = getVarint32(z, zEnd, &nVal)) == 0) return WCS_CORRUPT_BKPT;
+    z += n;
+  }
+  if (nShared > nPrevKey) return WCS_CORRUPT_BKPT;
+  if (nUnshared > (size_t)(zEnd - z)) return WCS_CORRUPT_BKPT;
+  if (nVal > (size_t)(zEnd - z) - nUnshared) return WCS_CORRUPT_BKPT;
+  if (p->bIKey && (uint64_t)nShared + nUnshared < WCS_IKEY_TRAILER) {
+    return WCS_CORRUPT_BKPT;
+  }
+  *pnShared = nShared;
+  *pnUnshared = nUnshared;
+  *pnVal = nVal;
+  *pzDelta = z;
+  return WCS_OK;
+}
+
+/* Make the entry at iOff current. Its predecessor's key is the current key
+** (p->pKey, nPrevKey bytes); pass nPrevKey 0 at a restart point. */
+static int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
+  uint32_t nShared, nUnshared, nVal;
+  const uint8_t *z;
+  int rc = parseEntry(p, iOff, nPrevKey, &nShared, &nUnshared, &nVal, &z);
+  if (rc != WCS_OK) return fail(p, rc);
+  if (nShared == 0) {
+    p->pKey = z;
+  } else {
+    uint32_t nKey = nShared + nUnshared;
+    if (nKey > p->nKeyAlloc) {
+      uint32_t nNew = nKey < 256 ? 256 : (nKey > 0x7fffffffu ? nKey : nKey * 2);
+      uint8_t *aNew = realloc(p->aKey, nNew);
+      if (aNew == NULL) return fail(p, WCS_NOMEM);
+      if (p->pKey == p->aKey) p->pKey = aNew;
+      p->aKey = aNew;
+      p->nKeyAlloc = nNew;
+    }
+    if (p->pKey != p->aKey) memmove(p->aKey, p->pKey, nShared);
+    memcpy(p->aKey + nShared, z, nUnshared);
+    p->pKey = p->aKey;
+  }
+  p->nKey = nShared + nUnshared;
+  p->pVal = z + nUnshared;
+  p->nVal = nVal;
+  p->iCur = iOff;
+  p->iNext = (uint32_t)(z + nUnshared + nVal - p->a);
+  return WCS_OK;
+}
+
+int block_iter_init(block_iter *p, const uint8_t *a, size_t n, int bIKey) {
+  uint32_t nRestart;
+  p->a = a;
+  p->bIKey = (uint8_t)(bIKey != 0);
+  p->rc = WCS_OK;
+  p->nEnt = p->nRestart = 0;
+  p->iCur = p->iNext = 0;
+  p->pKey = p->pVal = NULL;
+  p->nKey = p->nVal = 0;
+  p->nPrev = p->iPrev = 0;
+  if (n < 4 || n > 0xffffffffu) return fail(p, WCS_CORRUPT_BKPT);
+  nRestart = wcs_get32(a + n - 4);
+  if (nRestart > (n - 4) / 4) return fail(p, WCS_CORRUPT_BKPT);
+  p->nEnt = (uint32_t)(n - 4 - 4 * (size_t)nRestart);
+  p->nRestart = nRestart;
+  if (p->nEnt > 0 && (nRestart == 0 || restartAt(p, 0) != 0)) {
+    return fail(p, WCS_CORRUPT_BKPT);
+  }
+  p->iCur = p->nEnt;
+  return WCS_OK;
+}
+
+void block_iter_clear(block_iter *p) {
+  free(p->aKey);
+  free(p->aPrev);
+  wcs_buf_free(&p->prevKeys);
+  memset(p, 0, sizeof *p);
+}
+
+int block_iter_first(block_iter *p) {
+  if (p->rc) return p->rc;
+  p->nPrev = 0;
+  if (p->nEnt == 0) {
+    p->iCur = p->nEnt;
+    return WCS_OK;
+  }
+  return decodeAt(p, 0, 0);
+}
+
+int block_iter_next(block_iter *p) {
+  if (p->rc) return p->rc;
+  if (!block_iter_valid(p)) return WCS_OK;
+  p->nPrev = 0;
+  if (p->iNext >= p->nEnt) {
+    p->iCur = p->nEnt;
+    return WCS_OK;
+  }
+  return decodeAt(p, p->iNext, p->nKey);
+}
+
+int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
+  uint32_t lo = 0, hi;
+  int rc;
+  if (p->rc) return p->rc;
+  p->nPrev = 0;
+  p->iCur = p->nEnt;
+  if (p->nEnt == 0) return WCS_OK;
+  assert(!p->bIKey || nKey >= WCS_IKEY_TRAILER);
+  /* Largest restart point whose key is < the target (or the first). */
+  hi = p->nRestart - 1;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    uint32_t iOff = restartAt(p, mid), nShared, nUnshared, nVal;
+    const uint8_t *z;
+    if (iOff >= p->nEnt) return fail(p, WCS_CORRUPT_BKPT);
+    rc = parseEntry(p, iOff, 0, &nShared, &nUnshared, &nVal, &z);
+    if (rc != WCS_OK) return fail(p, rc);
+    if (block_key_cmp(p->bIKey, z, nUnshared, pKey, nKey) < 0) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  if (restartAt(p, lo) >= p->nEnt) return fail(p, WCS_CORRUPT_BKPT);
+  rc = decodeAt(p, restartAt(p, lo), 0);
+  while (rc == WCS_OK && block_iter_valid(p) &&
+         block_key_cmp(p->bIKey, p->pKey, p->nKey, pKey, nKey) < 0) {
+    rc = block_iter_next(p);
+  }
+  return rc;
+}
+
+/* Make aPrev[i] the current entry. */
+static void usePrev(block_iter *p, int i) {
+  const block_prev *e = &p->aPrev[i];
+  p->iPrev = i;
+  p->iCur = e->iOff;
+  p->iNext = e->iNext;
+  p->pKey = p->prevKeys.a + e->iKey;
+  p->nKey = e->nKey;
+  p->nVal = e->nVal;
+  p->pVal = p->a + e->iNext - e->nVal;
+}
+
+/* Scan the entries from iStart (a restart point) up to iStop (exclusive,
+** an entry boundary or the end of the entries) into the reverse cache and
+** make the last of them current. */
+static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
+  uint32_t iOff = iStart;
+  uint32_t nPrevKey = 0, iPrevKey = 0;
+  p->nPrev = 0;
+  p->prevKeys.n = 0;
+  if (iStart >= iStop) return fail(p, WCS_CORRUPT_BKPT);
+  while (iOff < iStop) {
+    uint32_t nShared, nUnshared, nVal, nKey;
+    const uint8_t *z;
+    block_prev *e;
+    int rc = parseEntry(p, iOff, nPrevKey, &nShared, &nUnshared, &nVal, &z);
+    if (rc != WCS_OK) return fail(p, rc);
+    nKey = nShared + nUnshared;
+    if (p->nPrev >= p->nPrevAlloc) {
+      int nNew = p->nPrevAlloc ? p->nPrevAlloc * 2 : 32;
+      block_prev *aNew = realloc(p->aPrev, (size_t)nNew * sizeof *aNew);
+      if (aNew == NULL) return fail(p, WCS_NOMEM);
+      p->aPrev = aNew;
+      p->nPrevAlloc = nNew;
+    }
+    /* Reserve first: the shared prefix is copied from the same buffer.
+    ** One spare byte keeps prevKeys.a non-NULL even for empty keys. */
+    if (wcs_buf_reserve(&p->prevKeys, (size_t)nKey + 1)) {
+      return fail(p, WCS_NOMEM);
+    }
+    if (nShared) {
+      memmove(p->prevKeys.a + p->prevKeys.n, p->prevKeys.a + iPrevKey,
+              nShared);
+    }
+    if (nUnshared) memcpy(p->prevKeys.a + p->prevKeys.n + nShared, z, nUnshared);
+    e = &p->aPrev[p->nPrev++];
+    e->iOff = iOff;
+    e->iNext = (uint32_t)(z + nUnshared + nVal - p->a);
+    e->iKey = (uint32_t)p->prevKeys.n;
+    e->nKey = nKey;
+    e->nVal = nVal;
+    iPrevKey = e->iKey;
+    nPrevKey = nKey;
+    p->prevKeys.n += nKey;
+    iOff = e->iNext;
+  }
+  if (iOff != iStop) return fail(p, WCS_CORRUPT_BKPT);
+  usePrev(p, p->nPrev - 1);
+  return WCS_OK;
+}
+
+int block_iter_last(block_iter *p) {
+  uint32_t iStart;
+  if (p->rc) return p->rc;
+  p->nPrev = 0;
+  p->iCur = p->nEnt;
+  if (p->nEnt == 0) return WCS_OK;
+  iStart = restartAt(p, p->nRestart - 1);
+  if (iStart >= p->nEnt) return fail(p, WCS_CORRUPT_BKPT);
+  return fillPrev(p, iStart, p->nEnt);
+}
+
+int block_iter_prev(block_iter *p) {
+  uint32_t lo = 0, hi, iCur;
+  if (p->rc) return p->rc;
+  if (!block_iter_valid(p)) return WCS_OK;
+  if (p->nPrev > 0 && p->iPrev > 0) {
+    usePrev(p, p->iPrev - 1);
+    return WCS_OK;
+  }
+  iCur = p->iCur;
+  if (iCur == 0) {
+    p->nPrev = 0;
+    p->iCur = p->nEnt;
+    return WCS_OK;
+  }
+  /* Largest restart point before the current entry. */
+  hi = p->nRestart - 1;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (restartAt(p, mid) < iCur) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return fillPrev(p, restartAt(p, lo), iCur);
+}

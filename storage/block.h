@@ -1,0 +1,186 @@
+/*
+** block.h — blocks, the unit of every sorted file: how entries are laid out
+** inside one block (prefix compression, restart points), how a block is
+** framed on disk (type byte, raw length, CRC-32C), and the block cache's
+** handle API that sst.c reads blocks through.
+**
+** Block contents (uncompressed), every integer little-endian:
+**
+**     entry*  restart[nRestart] (u32 each)  nRestart (u32)
+**     entry = varint shared | varint unshared | varint nValue
+**             | key bytes [shared, shared+unshared) | value bytes
+**
+** `shared` is the length of the prefix the key has in common with the
+** previous key of the block; every restart point (each nInterval-th entry,
+** the first entry included) stores its key whole (shared == 0), and the
+** restart array lists their byte offsets, so a seek binary-searches the
+** restart keys and then scans at most nInterval entries.
+**
+** On disk a block is followed by a WCS_BLOCK_TRAILER-byte trailer:
+**
+**     type (u8: 0 raw, 1 zstd) | raw length (u32) | masked CRC-32C (u32)
+**
+** where the CRC covers the stored bytes, the type byte and the raw length.
+** Readers check the CRC before looking at anything else and bound the
+** decompressed size by the raw length. doc/format.md ("Blocks") has every
+** byte; block.c implements it.
+*/
+#ifndef WCS_BLOCK_H
+#define WCS_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zstd.h>
+
+#include "storage/ikey.h"
+#include "storage/sst.h"
+#include "storage/util.h"
+
+/* ---- on-disk framing */
+#define WCS_BLOCK_TRAILER   9 /* bytes after each block's stored bytes */
+#define WCS_BLOCK_OFF_TYPE  0 /* trailer offset of the type byte */
+#define WCS_BLOCK_OFF_RAW   1 /* trailer offset of the u32 raw length */
+#define WCS_BLOCK_OFF_CRC   5 /* trailer offset of the u32 masked CRC */
+#define WCS_BLOCK_RAW       0 /* type: stored bytes are the contents */
+#define WCS_BLOCK_ZSTD      1 /* type: stored bytes are one zstd frame */
+#define WCS_BLOCK_MAX_RAW   0x7fffffffu /* largest raw length accepted */
+
+/* Frame one block: append its stored form (zstd-compressed with pCCtx at
+** iLevel when iLevel > 0 and that saves at least 1/8 of n, raw otherwise)
+** and its trailer to pOut. pScratch is a reusable buffer for the compressed
+** bytes. *pnStored gets the stored size (the size recorded in the block's
+** handle, trailer excluded). Returns WCS_OK or WCS_NOMEM. */
+int block_frame(const uint8_t *a, size_t n, int iLevel, ZSTD_CCtx *pCCtx,
+                wcs_buf *pScratch, wcs_buf *pOut, size_t *pnStored);
+
+/* Check a framed block: a[0..n) is the stored bytes followed by the
+** trailer. Verifies the CRC, the type and (raw blocks) the raw length.
+** Returns WCS_OK with *pType and *pnRaw, or WCS_CORRUPT with *pzWhy
+** (static text such as "checksum mismatch"). */
+int block_check(const uint8_t *a, size_t n, int *pType, uint32_t *pnRaw,
+                const char **pzWhy);
+
+/* Decompress the zstd frame p[0..n) into pOut, which has exactly nRaw bytes
+** (the trailer's raw length); the frame must declare that content size and
+** produce exactly that many bytes. Uses this thread's ZSTD_DCtx. Returns
+** WCS_OK, WCS_NOMEM, or WCS_CORRUPT with *pzWhy. */
+int block_inflate(const uint8_t *p, size_t n, uint8_t *pOut, size_t nRaw,
+                  const char **pzWhy);
+
+/* ---- building block contents */
+typedef struct block_builder {
+  wcs_buf data;     /* entries so far; finish appends the restart array */
+  wcs_buf restarts; /* u32 LE restart offsets, one per restart point */
+  wcs_buf last;     /* the previous key, whole (prefix source) */
+  int nInterval;    /* entries per restart point, >= 1 */
+  int nSince;       /* entries since the last restart point, < nInterval */
+  int nEntry;       /* entries in the block */
+  int bFinished;    /* finish was called: no more adds until reset */
+} block_builder;
+
+void block_builder_init(block_builder *, int nInterval);
+/* Append an entry; keys must be added in increasing order (not checked
+** here; sst.c checks internal-key order). WCS_OK or WCS_NOMEM. */
+int block_builder_add(block_builder *, const uint8_t *pKey, size_t nKey,
+                      const uint8_t *pVal, size_t nVal);
+/* Bytes the block will have once finished. */
+size_t block_builder_size(const block_builder *);
+/* Append the restart array; *pp (borrowed until reset/free) and *pn get
+** the finished contents. WCS_OK or WCS_NOMEM. */
+int block_builder_finish(block_builder *, const uint8_t **pp, size_t *pn);
+void block_builder_reset(block_builder *); /* empty, keeps memory */
+void block_builder_free(block_builder *);  /* releases memory */
+
+/* ---- reading block contents */
+
+/* One entry of the reverse-scan cache: an entry of the restart interval
+** being walked backwards, with its key materialised in aPrevKey. */
+typedef struct block_prev {
+  uint32_t iOff;  /* entry offset in the block */
+  uint32_t iNext; /* offset just past the entry */
+  uint32_t iKey;  /* offset of the whole key in block_iter.prevKeys */
+  uint32_t nKey;  /* key bytes */
+  uint32_t nVal;  /* value bytes; the value ends at iNext */
+} block_prev;
+
+/*
+** A cursor over one block's entries. Keys and values are borrowed: values
+** always point into the block, keys into the block when stored whole
+** (restart points) or into aKey/prevKeys when rebuilt from a prefix; both
+** stay valid until the next move. The block bytes must outlive the cursor
+** use. Moving functions return WCS_OK (valid or not) or WCS_CORRUPT, which
+** sticks in rc and leaves the cursor invalid.
+*/
+typedef struct block_iter {
+  const uint8_t *a;        /* block contents */
+  uint32_t nEnt;           /* bytes of entries = offset of restart array */
+  uint32_t nRestart;       /* restart points (0 only for an empty block) */
+  uint8_t bIKey;           /* keys are internal keys: >= 8 bytes, ikey
+                           ** order; else plain bytes in memcmp order */
+  int rc;                  /* WCS_OK, or WCS_CORRUPT (sticky) */
+  uint32_t iCur;           /* offset of the current entry; nEnt: invalid */
+  uint32_t iNext;          /* offset just past the current entry */
+  const uint8_t *pKey;     /* current key (see above) */
+  uint32_t nKey;           /* current key bytes */
+  const uint8_t *pVal;     /* current value, inside the block */
+  uint32_t nVal;           /* current value bytes */
+  uint8_t *aKey;           /* buffer where prefix-compressed keys are
+                           ** rebuilt; grows, never shrinks */
+  uint32_t nKeyAlloc;      /* bytes allocated at aKey */
+  block_prev *aPrev;       /* reverse-scan cache: the entries of one restart
+                           ** interval, in order */
+  int nPrev;               /* entries in aPrev; 0 = cache not in use */
+  int iPrev;               /* index in aPrev of the current entry */
+  int nPrevAlloc;          /* slots allocated at aPrev */
+  wcs_buf prevKeys;        /* whole keys of the aPrev entries */
+} block_iter;
+
+/* Start a cursor (unpositioned) over a[0..n). Checks the restart array
+** header; WCS_CORRUPT if it does not fit. The cursor's buffers are kept
+** across calls: zero-initialise once, then init per block, clear at end. */
+int block_iter_init(block_iter *, const uint8_t *a, size_t n, int bIKey);
+void block_iter_clear(block_iter *); /* frees the buffers */
+
+int block_iter_first(block_iter *);
+int block_iter_last(block_iter *);
+/* First entry >= key (invalid if none). */
+int block_iter_seek(block_iter *, const uint8_t *pKey, size_t nKey);
+int block_iter_next(block_iter *);
+int block_iter_prev(block_iter *);
+static inline int block_iter_valid(const block_iter *p) {
+  return p->iCur < p->nEnt;
+}
+
+/* Compare two keys in the cursor's order. */
+static inline int block_key_cmp(int bIKey, const uint8_t *a, size_t na,
+                                const uint8_t *b, size_t nb) {
+  return bIKey ? wcs_ikey_cmp(a, na, b, nb) : wcs_ukey_cmp(a, na, b, nb);
+}
+
+/* ---- block cache handles (cache.c). A handle is a reference to one
+** block's contents; while held, the bytes stay valid even if the cache
+** evicts the block. */
+typedef struct wcs_cache_handle wcs_cache_handle;
+
+/* A new handle with nCap bytes of room, not in any cache, one reference.
+** NULL on out-of-memory. Fill wcs_cache_data(), set the length with
+** wcs_cache_set_size(), then insert or just release. */
+wcs_cache_handle *wcs_cache_alloc(size_t nCap);
+uint8_t *wcs_cache_data(wcs_cache_handle *);
+size_t wcs_cache_size(const wcs_cache_handle *);
+void wcs_cache_set_size(wcs_cache_handle *, size_t n); /* n <= nCap */
+
+/* Find (iFile, iOff); a hit returns a new reference, a miss NULL. */
+wcs_cache_handle *wcs_cache_lookup(wcs_cache *, uint64_t iFile,
+                                   uint64_t iOff);
+/* Insert h (one reference, from wcs_cache_alloc) under (iFile, iOff). The
+** caller's reference is kept: the return value is the handle to use, h
+** itself, or the already cached block if another thread inserted it first
+** (h is then released). May evict unreferenced blocks to stay in budget. */
+wcs_cache_handle *wcs_cache_insert(wcs_cache *, uint64_t iFile,
+                                   uint64_t iOff, wcs_cache_handle *h);
+/* Drop one reference (pCache may be NULL for handles never inserted). */
+void wcs_cache_release(wcs_cache *, wcs_cache_handle *);
+
+#endif /* WCS_BLOCK_H */

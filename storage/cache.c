@@ -1,0 +1,333 @@
+/*
+** cache.c — the block cache: decompressed blocks of sorted files, keyed by
+** (file number, block offset), kept within a byte budget by LRU eviction.
+** API in sst.h (create, stats, drop a file) and block.h (handles). It owns
+** no on-disk format.
+**
+** How it works. The cache is split into 1..16 shards by a hash of the key
+** (one shard per MiB of budget, up to 16) so that threads reading different
+** blocks rarely meet on a mutex; each shard has its own mutex, chained hash
+** table, LRU list and share of the budget. An entry is one allocation: the
+** handle header followed by the block bytes.
+**
+** Reference counting: nRef counts the callers holding the handle; being in
+** the table is the separate flag bInTable. An entry is on the LRU list
+** exactly when bInTable && nRef == 0, so eviction never frees a block that
+** is in use: such a block stays charged to the budget until released (the
+** budget can be exceeded by what readers pin at once, never by idle
+** blocks). An entry dropped from the table while referenced (by eviction
+** of its file) is freed by its last release.
+*/
+#include <assert.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/block.h"
+#include "storage/sst.h"
+
+#define CACHE_MAX_SHARDS 16
+#define CACHE_SHARD_MIN  (1u << 20) /* budget bytes per extra shard */
+
+typedef struct cache_shard cache_shard;
+
+struct wcs_cache_handle {
+  uint64_t iFile;            /* key: file number */
+  uint64_t iOff;             /* key: block offset in the file */
+  uint64_t h;                /* hash of (iFile, iOff) */
+  wcs_cache_handle *pChain;  /* next entry in the same hash bucket */
+  wcs_cache_handle *pPrev;   /* LRU neighbours; only while on the LRU list */
+  wcs_cache_handle *pNext;
+  cache_shard *pShard;       /* shard it was inserted into; NULL: never */
+  uint32_t nRef;             /* callers holding it, >= 0 */
+  uint8_t bInTable;          /* reachable through the shard's table */
+  size_t nCap;               /* bytes allocated at aData */
+  size_t nData;              /* bytes of block contents, <= nCap */
+  uint8_t aData[];           /* the block contents */
+};
+
+struct cache_shard {
+  pthread_mutex_t mutex;     /* guards everything below */
+  wcs_cache_handle **aHash;  /* buckets; nHash is a power of two */
+  size_t nHash;              /* buckets allocated */
+  size_t nEntry;             /* entries in the table */
+  wcs_cache_handle lru;      /* list head: lru.pNext is the oldest idle */
+  size_t nBudget;            /* bytes this shard may hold idle */
+  size_t nUsed;              /* charge of the entries in the table */
+  uint64_t nHit, nMiss;      /* lookup outcomes */
+};
+
+struct wcs_cache {
+  int nShard;                       /* power of two, 1..CACHE_MAX_SHARDS */
+  cache_shard aShard[CACHE_MAX_SHARDS];
+};
+
+static size_t charge(const wcs_cache_handle *h) {
+  return sizeof(*h) + h->nCap;
+}
+
+static uint64_t hashKey(uint64_t iFile, uint64_t iOff) {
+  uint64_t h = (iFile * 0x9E3779B97F4A7C15ull) ^ iOff;
+  h ^= h >> 31;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+static cache_shard *shardOf(wcs_cache *p, uint64_t h) {
+  return &p->aShard[(h >> 58) & (uint64_t)(p->nShard - 1)];
+}
+
+int wcs_cache_new(size_t nBudget, wcs_cache **ppCache) {
+  wcs_cache *p = calloc(1, sizeof *p);
+  int i;
+  *ppCache = NULL;
+  if (p == NULL) return WCS_NOMEM;
+  p->nShard = 1;
+  while (p->nShard < CACHE_MAX_SHARDS &&
+         nBudget / ((size_t)p->nShard * 2) >= CACHE_SHARD_MIN) {
+    p->nShard *= 2;
+  }
+  for (i = 0; i < p->nShard; i++) {
+    cache_shard *s = &p->aShard[i];
+    pthread_mutex_init(&s->mutex, NULL);
+    s->nBudget = nBudget / (size_t)p->nShard;
+    s->lru.pNext = s->lru.pPrev = &s->lru;
+    s->nHash = 64;
+    s->aHash = calloc(s->nHash, sizeof *s->aHash);
+    if (s->aHash == NULL) {
+      p->nShard = i + 1;
+      wcs_cache_free(p);
+      return WCS_NOMEM;
+    }
+  }
+  *ppCache = p;
+  return WCS_OK;
+}
+
+void wcs_cache_free(wcs_cache *p) {
+  int i;
+  size_t j;
+  if (p == NULL) return;
+  for (i = 0; i < p->nShard; i++) {
+    cache_shard *s = &p->aShard[i];
+    for (j = 0; s->aHash && j < s->nHash; j++) {
+      wcs_cache_handle *h = s->aHash[j], *pNext;
+      for (; h; h = pNext) {
+        pNext = h->pChain;
+        /* Every handle must have been released before the cache is freed. */
+        assert(h->nRef == 0);
+        free(h);
+      }
+    }
+    free(s->aHash);
+    pthread_mutex_destroy(&s->mutex);
+  }
+  free(p);
+}
+
+void wcs_cache_stats(wcs_cache *p, uint64_t *pnBytes, uint64_t *pnHit,
+                     uint64_t *pnMiss) {
+  uint64_t nBytes = 0, nHit = 0, nMiss = 0;
+  int i;
+  for (i = 0; p && i < p->nShard; i++) {
+    cache_shard *s = &p->aShard[i];
+    pthread_mutex_lock(&s->mutex);
+    nBytes += s->nUsed;
+    nHit += s->nHit;
+    nMiss += s->nMiss;
+    pthread_mutex_unlock(&s->mutex);
+  }
+  if (pnBytes) *pnBytes = nBytes;
+  if (pnHit) *pnHit = nHit;
+  if (pnMiss) *pnMiss = nMiss;
+}
+
+wcs_cache_handle *wcs_cache_alloc(size_t nCap) {
+  wcs_cache_handle *h = malloc(sizeof *h + (nCap ? nCap : 1));
+  if (h == NULL) return NULL;
+  memset(h, 0, sizeof *h);
+  h->nRef = 1;
+  h->nCap = nCap;
+  h->nData = nCap;
+  return h;
+}
+
+uint8_t *wcs_cache_data(wcs_cache_handle *h) { return h->aData; }
+size_t wcs_cache_size(const wcs_cache_handle *h) { return h->nData; }
+void wcs_cache_set_size(wcs_cache_handle *h, size_t n) {
+  assert(n <= h->nCap);
+  h->nData = n;
+}
+
+/* ---- shard internals; the shard mutex is held */
+
+static void lruUnlink(wcs_cache_handle *h) {
+  h->pPrev->pNext = h->pNext;
+  h->pNext->pPrev = h->pPrev;
+  h->pPrev = h->pNext = NULL;
+}
+
+static void lruAppend(cache_shard *s, wcs_cache_handle *h) {
+  h->pNext = &s->lru;
+  h->pPrev = s->lru.pPrev;
+  h->pPrev->pNext = h;
+  s->lru.pPrev = h;
+}
+
+static wcs_cache_handle **findSlot(cache_shard *s, uint64_t h, uint64_t iFile,
+                                   uint64_t iOff) {
+  wcs_cache_handle **pp = &s->aHash[h & (s->nHash - 1)];
+  while (*pp && ((*pp)->iFile != iFile || (*pp)->iOff != iOff)) {
+    pp = &(*pp)->pChain;
+  }
+  return pp;
+}
+
+static void tableRemove(cache_shard *s, wcs_cache_handle *h) {
+  wcs_cache_handle **pp = findSlot(s, h->h, h->iFile, h->iOff);
+  assert(*pp == h);
+  *pp = h->pChain;
+  h->pChain = NULL;
+  h->bInTable = 0;
+  s->nEntry--;
+  s->nUsed -= charge(h);
+}
+
+static void tableGrow(cache_shard *s) {
+  size_t nNew = s->nHash * 2, i;
+  wcs_cache_handle **aNew = calloc(nNew, sizeof *aNew);
+  if (aNew == NULL) return; /* keep the longer chains; still correct */
+  for (i = 0; i < s->nHash; i++) {
+    wcs_cache_handle *h = s->aHash[i], *pNext;
+    for (; h; h = pNext) {
+      pNext = h->pChain;
+      h->pChain = aNew[h->h & (nNew - 1)];
+      aNew[h->h & (nNew - 1)] = h;
+    }
+  }
+  free(s->aHash);
+  s->aHash = aNew;
+  s->nHash = nNew;
+}
+
+/* Unlink idle entries, oldest first, until the shard fits its budget; the
+** victims are chained through pChain onto *ppFree for freeing after the
+** mutex is released. */
+static void evict(cache_shard *s, wcs_cache_handle **ppFree) {
+  while (s->nUsed > s->nBudget && s->lru.pNext != &s->lru) {
+    wcs_cache_handle *h = s->lru.pNext;
+    lruUnlink(h);
+    tableRemove(s, h);
+    h->pChain = *ppFree;
+    *ppFree = h;
+  }
+}
+
+static void freeChain(wcs_cache_handle *h) {
+  while (h) {
+    wcs_cache_handle *pNext = h->pChain;
+    free(h);
+    h = pNext;
+  }
+}
+
+wcs_cache_handle *wcs_cache_lookup(wcs_cache *p, uint64_t iFile,
+                                   uint64_t iOff) {
+  uint64_t h = hashKey(iFile, iOff);
+  cache_shard *s = shardOf(p, h);
+  wcs_cache_handle *e;
+  pthread_mutex_lock(&s->mutex);
+  e = *findSlot(s, h, iFile, iOff);
+  if (e) {
+    if (e->nRef++ == 0) lruUnlink(e);
+    s->nHit++;
+  } else {
+    s->nMiss++;
+  }
+  pthread_mutex_unlock(&s->mutex);
+  return e;
+}
+
+wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile,
+                                   uint64_t iOff, wcs_cache_handle *pNew) {
+  uint64_t h = hashKey(iFile, iOff);
+  cache_shard *s = shardOf(p, h);
+  wcs_cache_handle **pp, *pFree = NULL, *pRet = pNew;
+  assert(pNew->pShard == NULL && pNew->nRef == 1);
+  pthread_mutex_lock(&s->mutex);
+  pp = findSlot(s, h, iFile, iOff);
+  if (*pp) {
+    /* Another reader inserted the same block first: share theirs. */
+    pRet = *pp;
+    if (pRet->nRef++ == 0) lruUnlink(pRet);
+    pFree = pNew;
+  } else {
+    pNew->iFile = iFile;
+    pNew->iOff = iOff;
+    pNew->h = h;
+    pNew->pShard = s;
+    pNew->bInTable = 1;
+    pNew->pChain = NULL;
+    *pp = pNew;
+    s->nEntry++;
+    s->nUsed += charge(pNew);
+    if (s->nEntry > s->nHash) tableGrow(s);
+    evict(s, &pFree);
+  }
+  pthread_mutex_unlock(&s->mutex);
+  freeChain(pFree);
+  return pRet;
+}
+
+void wcs_cache_release(wcs_cache *p, wcs_cache_handle *h) {
+  cache_shard *s;
+  wcs_cache_handle *pFree = NULL;
+  (void)p;
+  if (h == NULL) return;
+  s = h->pShard;
+  if (s == NULL) {
+    assert(h->nRef == 1);
+    free(h);
+    return;
+  }
+  pthread_mutex_lock(&s->mutex);
+  assert(h->nRef > 0);
+  if (--h->nRef == 0) {
+    if (h->bInTable) {
+      lruAppend(s, h);
+      evict(s, &pFree);
+    } else {
+      h->pChain = pFree;
+      pFree = h;
+    }
+  }
+  pthread_mutex_unlock(&s->mutex);
+  freeChain(pFree);
+}
+
+void wcs_cache_evict_file(wcs_cache *p, uint64_t iFile) {
+  int i;
+  size_t j;
+  if (p == NULL) return;
+  for (i = 0; i < p->nShard; i++) {
+    cache_shard *s = &p->aShard[i];
+    wcs_cache_handle *pFree = NULL;
+    pthread_mutex_lock(&s->mutex);
+    for (j = 0; j < s->nHash; j++) {
+      wcs_cache_handle *h = s->aHash[j], *pNext;
+      for (; h; h = pNext) {
+        pNext = h->pChain;
+        if (h->iFile != iFile) continue;
+        tableRemove(s, h);
+        if (h->nRef == 0) {
+          lruUnlink(h);
+          h->pChain = pFree;
+          pFree = h;
+        }
+      }
+    }
+    pthread_mutex_unlock(&s->mutex);
+    freeChain(pFree);
+  }
+}

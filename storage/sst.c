@@ -1,0 +1,1250 @@
+/*
+** sst.c — sorted files: the builder that writes one, the reader that opens
+** and checks one, and the iterator over its entries. The contract is sst.h;
+** every byte of the format is in doc/format.md ("Sorted files").
+**
+** Layout (all integers little-endian; "handle" = u64 offset + u64 stored
+** size in the footer, varint offset + varint stored size in the index):
+**
+**     data block 0 .. data block n-1        each followed by a block trailer
+**     bloom block                           (block.h)
+**     range-tombstone block
+**     properties block
+**     index block
+**     footer (WCS_SST_FOOTER = 80 bytes):
+**       bloom handle | range-tombstone handle | properties handle
+**       | index handle | version u32 | masked CRC-32C of the 68 bytes
+**       before it (u32) | magic "\x89WST\r\n\x1a\n"
+**
+** The blocks are contiguous: data blocks start at offset 0, each block
+** (trailer included) ends where the next begins, and the index ends where
+** the footer begins. The reader insists on that, so a handle that points
+** anywhere else is corruption even before a CRC is checked.
+**
+** Index: one entry per data block, in a block of the same layout as data
+** blocks (block.h) but with plain user keys: a separator S_i with
+** (every user key in block i) <= S_i <= (every user key in block i+1),
+** chosen short (LevelDB's idea: the shortest string in between), and the
+** value varint offset | varint stored size. A seek for user key u starts at
+** the first block whose separator is >= u; versions of one user key may
+** straddle two blocks, which the iterator handles by moving on. The reader
+** decodes the index once, at open, into an array (binary search, no block
+** reads); blooms and range tombstones are loaded at open too. Data blocks
+** are read through the block cache.
+**
+** Properties: a list of (tag varint, length varint, value) records, tags
+** WCS_SST_PROP_* in sst.h; readers skip tags they do not know.
+** Range tombstones: varint count, then per tombstone varint nStart | start
+** | varint (nEnd + 1, or 0 for "unbounded") | end | varint seq, sorted by
+** start ascending, then seq descending.
+*/
+#include "storage/sst.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/block.h"
+#include "storage/bloom.h"
+#include "storage/ikey.h"
+
+#define SST_OUT_FLUSH    (256 * 1024) /* bytes buffered before an append */
+#define SST_INDEX_RESTART 16          /* index entries per restart point */
+#define SST_DEF_BLOCK    16384
+#define SST_MIN_BLOCK    64           /* tiny blocks for tests */
+#define SST_MAX_BLOCK    (16 << 20)
+
+static int corruptMsg(char **pzErr, int rc, const char *zWhat,
+                      const char *zPath, uint64_t iOff, const char *zWhy) {
+  if (rc == WCS_NOMEM) {
+    return wcs_seterr(pzErr, rc, "out of memory reading %s", zPath);
+  }
+  return wcs_seterr(pzErr, rc, "corrupt %s at offset %llu of %s: %s", zWhat,
+                    (unsigned long long)iOff, zPath, zWhy);
+}
+
+void sst_meta_clear(sst_meta *p) {
+  if (p == NULL) return;
+  free(p->pSmallest);
+  free(p->pLargest);
+  memset(p, 0, sizeof *p);
+}
+
+uint64_t sst_bloom_hash(const void *p, size_t n) { return bloom_hash(p, n); }
+
+/* ==================================================================
+** Builder
+** ================================================================== */
+
+typedef struct builder_del {
+  uint8_t *a;     /* start bytes then end bytes, one allocation */
+  size_t nStart;  /* bytes of start at a */
+  size_t nEnd;    /* bytes of end at a + nStart */
+  int bUnbounded; /* no end: to the end of the key space */
+  uint64_t seq;   /* sequence number of the range delete */
+} builder_del;
+
+struct sst_builder {
+  wcs_env *pEnv;          /* where the file is written */
+  wcs_file *pFile;        /* the open file; NULL after close */
+  char *zPath;            /* path, for messages and abandon */
+  uint64_t iFile;         /* file number */
+  sst_options opt;        /* validated copy */
+  int rc;                 /* first error; sticky */
+  block_builder data;     /* the data block being filled */
+  block_builder index;    /* index entries so far */
+  wcs_buf lastKey;        /* last internal key added */
+  wcs_buf firstKey;       /* first internal key added */
+  wcs_buf sep;            /* scratch: separator under construction */
+  int bPending;           /* last data block's index entry awaits the next
+                          ** key (to choose a short separator) */
+  uint64_t iPendOff;      /* that block's offset */
+  uint64_t nPendSize;     /* that block's stored size */
+  wcs_buf out;            /* framed bytes not yet appended to the file */
+  uint64_t nWritten;      /* bytes appended to the file so far */
+  ZSTD_CCtx *pCCtx;       /* reused for every block; NULL if raw */
+  wcs_buf zbuf;           /* compression scratch */
+  bloom_builder bloom;    /* hashes of keys or prefixes */
+  wcs_buf lastPrefix;     /* last prefix hashed (prefix mode) */
+  int bHavePrefix;        /* lastPrefix is set */
+  builder_del *aDel;      /* range tombstones added */
+  int nDel, nDelAlloc;    /* used and allocated slots of aDel */
+  uint64_t nEntries;      /* internal keys added */
+  uint64_t nRaw;          /* key + value bytes added */
+  uint64_t minSeq, maxSeq;/* over entries and tombstones */
+  uint64_t nBlocks;       /* data blocks written */
+};
+
+static int builderErr(sst_builder *p, int rc, char **pzErr) {
+  if (rc == WCS_NOMEM) {
+    wcs_seterr(pzErr, rc, "out of memory writing %s", p->zPath);
+  }
+  if (p->rc == WCS_OK) p->rc = rc;
+  return rc;
+}
+
+int sst_builder_new(wcs_env *pEnv, const char *zPath, uint64_t iFile,
+                    const sst_options *pOpt, sst_builder **pp, char **pzErr) {
+  sst_builder *p = calloc(1, sizeof *p);
+  int rc;
+  *pp = NULL;
+  if (p == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  p->pEnv = pEnv;
+  p->iFile = iFile;
+  p->opt = *pOpt;
+  if (p->opt.nBlockSize <= 0) p->opt.nBlockSize = SST_DEF_BLOCK;
+  if (p->opt.nBlockSize < SST_MIN_BLOCK) p->opt.nBlockSize = SST_MIN_BLOCK;
+  if (p->opt.nBlockSize > SST_MAX_BLOCK) p->opt.nBlockSize = SST_MAX_BLOCK;
+  if (p->opt.nRestart <= 0) p->opt.nRestart = 16;
+  if (p->opt.iZstdLevel > ZSTD_maxCLevel()) {
+    p->opt.iZstdLevel = ZSTD_maxCLevel();
+  }
+  if (p->opt.nBloomBits < 0) p->opt.nBloomBits = 0;
+  if (p->opt.nBloomBits > 100) p->opt.nBloomBits = 100;
+  block_builder_init(&p->data, p->opt.nRestart);
+  block_builder_init(&p->index, SST_INDEX_RESTART);
+  bloom_builder_init(&p->bloom, p->opt.nBloomBits);
+  p->zPath = strdup(zPath);
+  if (p->zPath == NULL) {
+    free(p);
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  if (p->opt.iZstdLevel > 0) {
+    p->pCCtx = ZSTD_createCCtx();
+    if (p->pCCtx == NULL) {
+      free(p->zPath);
+      free(p);
+      return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    }
+  }
+  rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE,
+                   &p->pFile, pzErr);
+  if (rc != WCS_OK) {
+    ZSTD_freeCCtx(p->pCCtx);
+    free(p->zPath);
+    free(p);
+    return rc;
+  }
+  *pp = p;
+  return WCS_OK;
+}
+
+static void builderFree(sst_builder *p) {
+  int i;
+  if (p->pFile) p->pEnv->xClose(p->pFile);
+  block_builder_free(&p->data);
+  block_builder_free(&p->index);
+  bloom_builder_free(&p->bloom);
+  wcs_buf_free(&p->lastKey);
+  wcs_buf_free(&p->firstKey);
+  wcs_buf_free(&p->sep);
+  wcs_buf_free(&p->out);
+  wcs_buf_free(&p->zbuf);
+  wcs_buf_free(&p->lastPrefix);
+  for (i = 0; i < p->nDel; i++) free(p->aDel[i].a);
+  free(p->aDel);
+  ZSTD_freeCCtx(p->pCCtx);
+  free(p->zPath);
+  free(p);
+}
+
+static int flushOut(sst_builder *p, char **pzErr) {
+  int rc = WCS_OK;
+  if (p->out.n > 0) {
+    rc = p->pEnv->xAppend(p->pFile, p->out.a, p->out.n, pzErr);
+    if (rc == WCS_OK) {
+      p->nWritten += p->out.n;
+      p->out.n = 0;
+    }
+  }
+  return rc;
+}
+
+/* Frame block contents a[0..n) at the end of the output; *piOff and *pnSize
+** get its handle. */
+static int writeBlock(sst_builder *p, const uint8_t *a, size_t n, int iLevel,
+                      uint64_t *piOff, uint64_t *pnSize, char **pzErr) {
+  size_t nStored;
+  int rc;
+  if (n > WCS_BLOCK_MAX_RAW) {
+    return wcs_seterr(pzErr, WCS_TOOBIG, "block of %zu bytes is too big for %s",
+                      n, p->zPath);
+  }
+  *piOff = p->nWritten + p->out.n;
+  rc = block_frame(a, n, iLevel, p->pCCtx, &p->zbuf, &p->out, &nStored);
+  if (rc != WCS_OK) return rc;
+  *pnSize = nStored;
+  if (p->out.n >= SST_OUT_FLUSH) rc = flushOut(p, pzErr);
+  return rc;
+}
+
+static int flushData(sst_builder *p, char **pzErr) {
+  const uint8_t *a;
+  size_t n;
+  int rc = block_builder_finish(&p->data, &a, &n);
+  if (rc == WCS_OK) {
+    rc = writeBlock(p, a, n, p->opt.iZstdLevel, &p->iPendOff, &p->nPendSize,
+                    pzErr);
+  }
+  if (rc == WCS_OK) {
+    p->bPending = 1;
+    p->nBlocks++;
+    block_builder_reset(&p->data);
+  }
+  return rc;
+}
+
+/* Add the pending index entry. Its separator S satisfies a <= S <= b for
+** a = the block's last user key and b = the next block's first (pB NULL:
+** no next block); S < b whenever a < b, so a seek for b goes straight to
+** the block holding b. */
+static int addIndexEntry(sst_builder *p, const uint8_t *pB, size_t nB) {
+  const uint8_t *pA = p->lastKey.a;
+  size_t nA = p->lastKey.n - WCS_IKEY_TRAILER, i = 0, nSep = nA;
+  uint8_t aVal[2 * WCS_VARINT_MAX];
+  int nVal, rc;
+  p->sep.n = 0;
+  if (wcs_buf_append(&p->sep, pA, nA)) return WCS_NOMEM;
+  if (pB != NULL) {
+    size_t nMin = nA < nB ? nA : nB;
+    while (i < nMin && pA[i] == pB[i]) i++;
+    if (i < nMin && pA[i] < 0xff && pA[i] + 1 < pB[i]) {
+      p->sep.a[i]++;
+      nSep = i + 1;
+    }
+  } else {
+    /* Last block: the shortest successor of a (>= a). */
+    for (i = 0; i < nA; i++) {
+      if (pA[i] != 0xff) {
+        p->sep.a[i]++;
+        nSep = i + 1;
+        break;
+      }
+    }
+  }
+  nVal = wcs_put_varint(aVal, p->iPendOff);
+  nVal += wcs_put_varint(aVal + nVal, p->nPendSize);
+  rc = block_builder_add(&p->index, p->sep.a, nSep, aVal, (size_t)nVal);
+  p->bPending = 0;
+  return rc;
+}
+
+int sst_builder_add(sst_builder *p, const uint8_t *pIKey, size_t nIKey,
+                    const uint8_t *pVal, size_t nVal, char **pzErr) {
+  size_t nU;
+  uint64_t seq;
+  int rc = WCS_OK;
+  if (p->rc) return p->rc;
+  if (nIKey < WCS_IKEY_TRAILER ||
+      (p->nEntries > 0 &&
+       wcs_ikey_cmp(pIKey, nIKey, p->lastKey.a, p->lastKey.n) <= 0)) {
+    return wcs_seterr(pzErr, WCS_MISUSE,
+                      "internal key added out of order to %s", p->zPath);
+  }
+  nU = nIKey - WCS_IKEY_TRAILER;
+  if (p->bPending) rc = addIndexEntry(p, pIKey, nU);
+
+  if (rc == WCS_OK && p->opt.nBloomBits > 0) {
+    if (p->opt.xBloomPrefix) {
+      int nP = nU > INT_MAX ? -1 : p->opt.xBloomPrefix(pIKey, (int)nU);
+      if (nP >= 0 && (size_t)nP <= nU &&
+          (!p->bHavePrefix || p->lastPrefix.n != (size_t)nP ||
+           memcmp(p->lastPrefix.a, pIKey, (size_t)nP) != 0)) {
+        rc = bloom_builder_add(&p->bloom, bloom_hash(pIKey, (size_t)nP));
+        p->lastPrefix.n = 0;
+        if (rc == WCS_OK) rc = wcs_buf_append(&p->lastPrefix, pIKey, nP);
+        p->bHavePrefix = 1;
+      }
+    } else if (p->nEntries == 0 ||
+               wcs_ukey_cmp(pIKey, nU, p->lastKey.a,
+                            p->lastKey.n - WCS_IKEY_TRAILER) != 0) {
+      rc = bloom_builder_add(&p->bloom, bloom_hash(pIKey, nU));
+    }
+  }
+  if (rc == WCS_OK) {
+    rc = block_builder_add(&p->data, pIKey, nIKey, pVal, nVal);
+  }
+  if (rc == WCS_OK && p->nEntries == 0) {
+    rc = wcs_buf_append(&p->firstKey, pIKey, nIKey);
+  }
+  if (rc == WCS_OK) {
+    p->lastKey.n = 0;
+    rc = wcs_buf_append(&p->lastKey, pIKey, nIKey);
+  }
+  if (rc != WCS_OK) return builderErr(p, rc, pzErr);
+  seq = wcs_ikey_seq(pIKey, nIKey);
+  if (p->nEntries == 0 && p->nDel == 0) p->minSeq = p->maxSeq = seq;
+  if (seq < p->minSeq) p->minSeq = seq;
+  if (seq > p->maxSeq) p->maxSeq = seq;
+  p->nEntries++;
+  p->nRaw += nIKey + nVal;
+  if (block_builder_size(&p->data) >= (size_t)p->opt.nBlockSize) {
+    rc = flushData(p, pzErr);
+    if (rc != WCS_OK) return builderErr(p, rc, pzErr);
+  }
+  return WCS_OK;
+}
+
+int sst_builder_add_rangedel(sst_builder *p, const sst_rangedel *pDel,
+                             char **pzErr) {
+  builder_del *d;
+  size_t nEnd = pDel->pEnd ? pDel->nEnd : 0;
+  if (p->rc) return p->rc;
+  if (p->nDel >= p->nDelAlloc) {
+    int nNew = p->nDelAlloc ? p->nDelAlloc * 2 : 8;
+    builder_del *aNew = realloc(p->aDel, (size_t)nNew * sizeof *aNew);
+    if (aNew == NULL) return builderErr(p, WCS_NOMEM, pzErr);
+    p->aDel = aNew;
+    p->nDelAlloc = nNew;
+  }
+  d = &p->aDel[p->nDel];
+  d->a = malloc(pDel->nStart + nEnd + 1);
+  if (d->a == NULL) return builderErr(p, WCS_NOMEM, pzErr);
+  if (pDel->nStart) memcpy(d->a, pDel->pStart, pDel->nStart);
+  if (nEnd) memcpy(d->a + pDel->nStart, pDel->pEnd, nEnd);
+  d->nStart = pDel->nStart;
+  d->nEnd = nEnd;
+  d->bUnbounded = pDel->pEnd == NULL;
+  d->seq = pDel->seq;
+  if (p->nEntries == 0 && p->nDel == 0) p->minSeq = p->maxSeq = d->seq;
+  if (d->seq < p->minSeq) p->minSeq = d->seq;
+  if (d->seq > p->maxSeq) p->maxSeq = d->seq;
+  p->nDel++;
+  return WCS_OK;
+}
+
+uint64_t sst_builder_size(const sst_builder *p) {
+  return p->nWritten + p->out.n + block_builder_size(&p->data);
+}
+
+uint64_t sst_builder_entries(const sst_builder *p) { return p->nEntries; }
+
+/* Tombstone order: start ascending, seq descending, end ascending with
+** unbounded last. */
+static int delCmp(const void *pa, const void *pb) {
+  const builder_del *a = pa, *b = pb;
+  int c = wcs_ukey_cmp(a->a, a->nStart, b->a, b->nStart);
+  if (c) return c;
+  if (a->seq != b->seq) return a->seq > b->seq ? -1 : 1;
+  if (a->bUnbounded != b->bUnbounded) return a->bUnbounded ? 1 : -1;
+  return wcs_ukey_cmp(a->a + a->nStart, a->nEnd, b->a + b->nStart, b->nEnd);
+}
+
+static int putPropU64(wcs_buf *b, int iTag, uint64_t v) {
+  int rc = wcs_buf_append_varint(b, (uint64_t)iTag);
+  if (rc == WCS_OK) rc = wcs_buf_append_varint(b, (uint64_t)wcs_varint_len(v));
+  if (rc == WCS_OK) rc = wcs_buf_append_varint(b, v);
+  return rc;
+}
+
+static int putPropBytes(wcs_buf *b, int iTag, const uint8_t *a, size_t n) {
+  int rc = wcs_buf_append_varint(b, (uint64_t)iTag);
+  if (rc == WCS_OK) rc = wcs_buf_append_varint(b, n);
+  if (rc == WCS_OK) rc = wcs_buf_append(b, a, n);
+  return rc;
+}
+
+/* An internal key made of user key u with the largest trailer, which sorts
+** before every real entry of u: the bound a tombstone edge contributes to
+** the file's smallest/largest keys. */
+static int boundKey(wcs_buf *b, const uint8_t *u, size_t n) {
+  b->n = 0;
+  if (wcs_buf_append(b, u, n)) return WCS_NOMEM;
+  return wcs_buf_append64(b, wcs_ikey_pack(WCS_SEQ_MAX, WCS_KT_PUT));
+}
+
+/* Smallest and largest keys, entries and tombstones together. */
+static int computeBounds(sst_builder *p, wcs_buf *pMin, wcs_buf *pMax,
+                         int *pbUnbounded) {
+  wcs_buf t = {0};
+  int i, rc = WCS_OK;
+  *pbUnbounded = 0;
+  if (p->nEntries > 0) {
+    if (wcs_buf_append(pMin, p->firstKey.a, p->firstKey.n) ||
+        wcs_buf_append(pMax, p->lastKey.a, p->lastKey.n)) {
+      return WCS_NOMEM;
+    }
+  }
+  for (i = 0; rc == WCS_OK && i < p->nDel; i++) {
+    builder_del *d = &p->aDel[i];
+    rc = boundKey(&t, d->a, d->nStart);
+    if (rc == WCS_OK &&
+        (pMin->n == 0 || wcs_ikey_cmp(t.a, t.n, pMin->a, pMin->n) < 0)) {
+      pMin->n = 0;
+      rc = wcs_buf_append(pMin, t.a, t.n);
+    }
+    if (rc == WCS_OK && !d->bUnbounded) {
+      rc = boundKey(&t, d->a + d->nStart, d->nEnd);
+    }
+    if (rc == WCS_OK &&
+        (pMax->n == 0 || wcs_ikey_cmp(t.a, t.n, pMax->a, pMax->n) > 0)) {
+      pMax->n = 0;
+      rc = wcs_buf_append(pMax, t.a, t.n);
+    }
+    if (d->bUnbounded) *pbUnbounded = 1;
+  }
+  wcs_buf_free(&t);
+  return rc;
+}
+
+static int copyOut(uint8_t **pp, size_t *pn, const wcs_buf *b) {
+  *pp = NULL;
+  *pn = 0;
+  if (b->n == 0) return WCS_OK;
+  *pp = malloc(b->n);
+  if (*pp == NULL) return WCS_NOMEM;
+  memcpy(*pp, b->a, b->n);
+  *pn = b->n;
+  return WCS_OK;
+}
+
+int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
+  uint64_t aOff[4] = {0}, aSize[4] = {0}; /* bloom, rangedel, props, index */
+  wcs_buf meta = {0}, kMin = {0}, kMax = {0};
+  uint8_t aFoot[WCS_SST_FOOTER];
+  const uint8_t *a;
+  size_t n;
+  int rc = p->rc, i, bUnbounded = 0;
+
+  memset(pMeta, 0, sizeof *pMeta);
+  if (rc != WCS_OK) {
+    wcs_seterr(pzErr, rc, "writing %s failed earlier (%s)", p->zPath,
+               wcs_errstr(rc));
+  }
+  if (rc == WCS_OK && p->data.nEntry > 0) rc = flushData(p, pzErr);
+  if (rc == WCS_OK && p->bPending) rc = addIndexEntry(p, NULL, 0);
+
+  /* bloom */
+  if (rc == WCS_OK) {
+    rc = bloom_builder_finish(&p->bloom,
+                              p->opt.xBloomPrefix ? WCS_BLOOM_KIND_PREFIX
+                                                  : WCS_BLOOM_KIND_KEYS,
+                              &meta);
+  }
+  if (rc == WCS_OK) rc = writeBlock(p, meta.a, meta.n, 0, &aOff[0], &aSize[0],
+                                    pzErr);
+  /* range tombstones */
+  if (rc == WCS_OK) {
+    meta.n = 0;
+    qsort(p->aDel, (size_t)p->nDel, sizeof *p->aDel, delCmp);
+    rc = wcs_buf_append_varint(&meta, (uint64_t)p->nDel);
+    for (i = 0; rc == WCS_OK && i < p->nDel; i++) {
+      builder_del *d = &p->aDel[i];
+      rc = wcs_buf_append_varint(&meta, d->nStart);
+      if (rc == WCS_OK) rc = wcs_buf_append(&meta, d->a, d->nStart);
+      if (rc == WCS_OK) {
+        rc = wcs_buf_append_varint(&meta, d->bUnbounded ? 0 : d->nEnd + 1);
+      }
+      if (rc == WCS_OK) rc = wcs_buf_append(&meta, d->a + d->nStart, d->nEnd);
+      if (rc == WCS_OK) rc = wcs_buf_append_varint(&meta, d->seq);
+    }
+  }
+  if (rc == WCS_OK) {
+    rc = writeBlock(p, meta.a, meta.n, p->opt.iZstdLevel, &aOff[1], &aSize[1],
+                    pzErr);
+  }
+  /* properties */
+  if (rc == WCS_OK) rc = computeBounds(p, &kMin, &kMax, &bUnbounded);
+  if (rc == WCS_OK) {
+    meta.n = 0;
+    rc = putPropU64(&meta, WCS_SST_PROP_ENTRIES, p->nEntries);
+    if (rc == WCS_OK) rc = putPropU64(&meta, WCS_SST_PROP_RAWBYTES, p->nRaw);
+    if (rc == WCS_OK) rc = putPropU64(&meta, WCS_SST_PROP_BLOCKS, p->nBlocks);
+    if (rc == WCS_OK) rc = putPropU64(&meta, WCS_SST_PROP_MINSEQ, p->minSeq);
+    if (rc == WCS_OK) rc = putPropU64(&meta, WCS_SST_PROP_MAXSEQ, p->maxSeq);
+    if (rc == WCS_OK) {
+      rc = putPropU64(&meta, WCS_SST_PROP_RANGEDELS, (uint64_t)p->nDel);
+    }
+    if (rc == WCS_OK) {
+      rc = putPropBytes(&meta, WCS_SST_PROP_SMALLEST, kMin.a, kMin.n);
+    }
+    if (rc == WCS_OK) {
+      rc = putPropBytes(&meta, WCS_SST_PROP_LARGEST, kMax.a, kMax.n);
+    }
+    if (rc == WCS_OK) {
+      rc = putPropU64(&meta, WCS_SST_PROP_FLAGS, (uint64_t)bUnbounded);
+    }
+  }
+  if (rc == WCS_OK) {
+    rc = writeBlock(p, meta.a, meta.n, 0, &aOff[2], &aSize[2], pzErr);
+  }
+  /* index */
+  if (rc == WCS_OK) rc = block_builder_finish(&p->index, &a, &n);
+  if (rc == WCS_OK) {
+    rc = writeBlock(p, a, n, p->opt.iZstdLevel, &aOff[3], &aSize[3], pzErr);
+  }
+  /* footer */
+  if (rc == WCS_OK) {
+    for (i = 0; i < 4; i++) {
+      wcs_put64(aFoot + 16 * i, aOff[i]);
+      wcs_put64(aFoot + 16 * i + 8, aSize[i]);
+    }
+    wcs_put32(aFoot + WCS_SST_FOOT_VERSION, WCS_SST_VERSION);
+    wcs_put32(aFoot + WCS_SST_FOOT_CRC,
+              wcs_crc_mask(wcs_crc32c(0, aFoot, WCS_SST_FOOT_CRC)));
+    memcpy(aFoot + WCS_SST_FOOT_MAGIC, WCS_SST_MAGIC, 8);
+    rc = wcs_buf_append(&p->out, aFoot, sizeof aFoot);
+  }
+  if (rc == WCS_OK) rc = flushOut(p, pzErr);
+  if (rc == WCS_OK) rc = p->pEnv->xSync(p->pFile, pzErr);
+  if (rc == WCS_OK) {
+    pMeta->iFile = p->iFile;
+    pMeta->nBytes = p->nWritten;
+    pMeta->nEntries = p->nEntries;
+    pMeta->nRawBytes = p->nRaw;
+    pMeta->nRangeDel = (uint64_t)p->nDel;
+    pMeta->minSeq = p->minSeq;
+    pMeta->maxSeq = p->maxSeq;
+    pMeta->bUnbounded = bUnbounded;
+    rc = copyOut(&pMeta->pSmallest, &pMeta->nSmallest, &kMin);
+    if (rc == WCS_OK) rc = copyOut(&pMeta->pLargest, &pMeta->nLargest, &kMax);
+    if (rc != WCS_OK) sst_meta_clear(pMeta);
+  }
+  wcs_buf_free(&meta);
+  wcs_buf_free(&kMin);
+  wcs_buf_free(&kMax);
+  if (rc == WCS_NOMEM) builderErr(p, rc, pzErr);
+  if (rc != WCS_OK) {
+    /* Leave no half-written file behind. */
+    p->pEnv->xClose(p->pFile);
+    p->pFile = NULL;
+    p->pEnv->xDelete(p->pEnv, p->zPath, NULL);
+  }
+  builderFree(p);
+  return rc;
+}
+
+void sst_builder_abandon(sst_builder *p) {
+  if (p == NULL) return;
+  if (p->pFile) p->pEnv->xClose(p->pFile);
+  p->pFile = NULL;
+  p->pEnv->xDelete(p->pEnv, p->zPath, NULL);
+  builderFree(p);
+}
+
+/* ==================================================================
+** Reader
+** ================================================================== */
+
+typedef struct sst_idx {
+  uint64_t iOff;  /* data block offset */
+  uint32_t nSize; /* stored size, trailer excluded */
+  uint32_t iKey;  /* separator: offset in sst_reader.aKeys */
+  uint32_t nKey;  /* separator bytes */
+} sst_idx;
+
+struct sst_reader {
+  wcs_env *pEnv;          /* env the file was opened through */
+  wcs_file *pFile;        /* open for reading until close */
+  char *zPath;            /* for messages */
+  uint64_t iFile;         /* file number: the cache key's first half */
+  uint64_t nFileSize;     /* bytes */
+  wcs_cache *pCache;      /* block cache; NULL: blocks are not cached */
+  int nBlock;             /* data blocks = index entries */
+  sst_idx *aIdx;          /* the index, nBlock entries */
+  uint8_t *aKeys;         /* separator bytes of aIdx */
+  uint64_t iDataEnd;      /* first byte after the data blocks */
+  uint8_t *aMeta;         /* the meta blocks as read (bloom, tombstones,
+                          ** properties, index), trailers included */
+  uint8_t *aOwn[4];       /* decompressed meta blocks, if any */
+  wcs_bloom bloom;        /* points into aMeta or aOwn[0] */
+  sst_rangedel *aDel;     /* range tombstones; bytes point into meta */
+  int nDel;               /* entries of aDel */
+  uint64_t nEntries;      /* properties */
+  uint64_t nRaw;
+  uint64_t minSeq, maxSeq;
+  const uint8_t *pSmallest; size_t nSmallest; /* point into meta */
+  const uint8_t *pLargest;  size_t nLargest;
+  int bUnbounded;
+};
+
+/* Read the varint at *pz, advancing it; 0 on a bad or truncated varint. */
+static int takeVarint(const uint8_t **pz, const uint8_t *zEnd, uint64_t *pv) {
+  int n = *pz < zEnd ? wcs_get_varint(*pz, zEnd, pv) : 0;
+  *pz += n;
+  return n;
+}
+
+static int parseIndex(sst_reader *p, const uint8_t *a, size_t n,
+                      uint64_t iBlockOff, char **pzErr) {
+  block_iter bi;
+  wcs_buf keys = {0};
+  uint64_t iExpect = 0;
+  int nAlloc = 0, rc;
+  memset(&bi, 0, sizeof bi);
+  rc = block_iter_init(&bi, a, n, 0);
+  if (rc == WCS_OK) rc = block_iter_first(&bi);
+  while (rc == WCS_OK && block_iter_valid(&bi)) {
+    const uint8_t *z = bi.pVal, *zEnd = bi.pVal + bi.nVal;
+    uint64_t iOff, nSize;
+    sst_idx *e;
+    if (!takeVarint(&z, zEnd, &iOff) || !takeVarint(&z, zEnd, &nSize) ||
+        z != zEnd || iOff != iExpect || nSize > UINT32_MAX ||
+        nSize + WCS_BLOCK_TRAILER > p->iDataEnd - iOff ||
+        (p->nBlock > 0 &&
+         wcs_ukey_cmp(keys.a + p->aIdx[p->nBlock - 1].iKey,
+                      p->aIdx[p->nBlock - 1].nKey, bi.pKey, bi.nKey) > 0) ||
+        keys.n + bi.nKey > UINT32_MAX || p->nBlock >= INT_MAX / 2) {
+      rc = WCS_CORRUPT_BKPT;
+      break;
+    }
+    if (p->nBlock >= nAlloc) {
+      int nNew = nAlloc ? nAlloc * 2 : 64;
+      sst_idx *aNew = realloc(p->aIdx, (size_t)nNew * sizeof *aNew);
+      if (aNew == NULL) {
+        rc = WCS_NOMEM;
+        break;
+      }
+      p->aIdx = aNew;
+      nAlloc = nNew;
+    }
+    e = &p->aIdx[p->nBlock++];
+    e->iOff = iOff;
+    e->nSize = (uint32_t)nSize;
+    e->iKey = (uint32_t)keys.n;
+    e->nKey = bi.nKey;
+    if (wcs_buf_append(&keys, bi.pKey, bi.nKey)) {
+      rc = WCS_NOMEM;
+      break;
+    }
+    iExpect = iOff + nSize + WCS_BLOCK_TRAILER;
+    rc = block_iter_next(&bi);
+  }
+  if (rc == WCS_OK && iExpect != p->iDataEnd) rc = WCS_CORRUPT_BKPT;
+  block_iter_clear(&bi);
+  p->aKeys = keys.a;
+  if (rc != WCS_OK) {
+    return corruptMsg(pzErr, rc, "index block", p->zPath, iBlockOff,
+                      "index entries do not match the data blocks");
+  }
+  return WCS_OK;
+}
+
+static int parseRangedels(sst_reader *p, const uint8_t *a, size_t n,
+                          uint64_t iBlockOff, char **pzErr) {
+  const uint8_t *z = a, *zEnd = a + n;
+  uint64_t nDel, i;
+  int rc = WCS_OK;
+  if (!takeVarint(&z, zEnd, &nDel) || nDel > n / 3) {
+    rc = WCS_CORRUPT_BKPT;
+  } else if (nDel > 0) {
+    p->aDel = calloc((size_t)nDel, sizeof *p->aDel);
+    if (p->aDel == NULL) rc = WCS_NOMEM;
+  }
+  for (i = 0; rc == WCS_OK && i < nDel; i++) {
+    sst_rangedel *d = &p->aDel[i];
+    uint64_t nStart, nEnd1, seq;
+    if (!takeVarint(&z, zEnd, &nStart) || nStart > (size_t)(zEnd - z)) {
+      rc = WCS_CORRUPT_BKPT;
+      break;
+    }
+    d->pStart = z;
+    d->nStart = nStart;
+    z += nStart;
+    if (!takeVarint(&z, zEnd, &nEnd1) || (nEnd1 > 0 &&
+                                          nEnd1 - 1 > (size_t)(zEnd - z))) {
+      rc = WCS_CORRUPT_BKPT;
+      break;
+    }
+    d->pEnd = nEnd1 ? z : NULL;
+    d->nEnd = nEnd1 ? nEnd1 - 1 : 0;
+    z += d->nEnd;
+    if (!takeVarint(&z, zEnd, &seq) || seq > WCS_SEQ_MAX) {
+      rc = WCS_CORRUPT_BKPT;
+      break;
+    }
+    d->seq = seq;
+    if (i > 0 && wcs_ukey_cmp(d[-1].pStart, d[-1].nStart, d->pStart,
+                              d->nStart) > 0) {
+      rc = WCS_CORRUPT_BKPT;
+      break;
+    }
+    p->nDel++;
+  }
+  if (rc == WCS_OK && z != zEnd) rc = WCS_CORRUPT_BKPT;
+  if (rc != WCS_OK) {
+    return corruptMsg(pzErr, rc, "range-tombstone block", p->zPath, iBlockOff,
+                      "bad tombstone");
+  }
+  return WCS_OK;
+}
+
+static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
+                      uint64_t iBlockOff, char **pzErr) {
+  const uint8_t *z = a, *zEnd = a + n;
+  unsigned mSeen = 0;
+  uint64_t nBlocks = 0;
+  while (z < zEnd) {
+    uint64_t iTag, nLen, v = 0;
+    const uint8_t *zVal;
+    if (!takeVarint(&z, zEnd, &iTag) || !takeVarint(&z, zEnd, &nLen) ||
+        nLen > (size_t)(zEnd - z)) {
+      goto corrupt;
+    }
+    zVal = z;
+    z += nLen;
+    if (iTag != WCS_SST_PROP_SMALLEST && iTag != WCS_SST_PROP_LARGEST &&
+        iTag < 32) {
+      const uint8_t *zv = zVal;
+      if (!takeVarint(&zv, z, &v) || zv != z) goto corrupt;
+    }
+    if (iTag < 32) mSeen |= 1u << iTag;
+    switch (iTag) {
+    case WCS_SST_PROP_ENTRIES: p->nEntries = v; break;
+    case WCS_SST_PROP_RAWBYTES: p->nRaw = v; break;
+    case WCS_SST_PROP_BLOCKS: nBlocks = v; break;
+    case WCS_SST_PROP_MINSEQ: p->minSeq = v; break;
+    case WCS_SST_PROP_MAXSEQ: p->maxSeq = v; break;
+    case WCS_SST_PROP_RANGEDELS:
+      if (v != (uint64_t)p->nDel) goto corrupt;
+      break;
+    case WCS_SST_PROP_SMALLEST:
+      p->pSmallest = zVal;
+      p->nSmallest = nLen;
+      break;
+    case WCS_SST_PROP_LARGEST:
+      p->pLargest = zVal;
+      p->nLargest = nLen;
+      break;
+    case WCS_SST_PROP_FLAGS: p->bUnbounded = (int)(v & 1); break;
+    default: break; /* a newer writer's property */
+    }
+  }
+  if ((mSeen & (1u << WCS_SST_PROP_ENTRIES)) == 0 ||
+      (mSeen & (1u << WCS_SST_PROP_BLOCKS)) == 0 ||
+      nBlocks != (uint64_t)p->nBlock) {
+    goto corrupt;
+  }
+  return WCS_OK;
+corrupt:
+  return corruptMsg(pzErr, WCS_CORRUPT_BKPT, "properties block", p->zPath,
+                    iBlockOff, "bad property");
+}
+
+/* Check one meta block inside the meta region and decompress it if needed:
+** *pp and *pn get its contents (inside aMeta, or in aOwn[iSlot]). */
+static int metaBlock(sst_reader *p, uint64_t iMetaOff, uint64_t iOff,
+                     uint64_t nSize, int iSlot, const uint8_t **pp,
+                     size_t *pn, char **pzErr) {
+  const uint8_t *a = p->aMeta + (iOff - iMetaOff);
+  const char *zWhy = "";
+  uint32_t nRaw;
+  int iType, rc;
+  rc = block_check(a, nSize + WCS_BLOCK_TRAILER, &iType, &nRaw, &zWhy);
+  if (rc == WCS_OK && iType == WCS_BLOCK_ZSTD) {
+    p->aOwn[iSlot] = malloc(nRaw ? nRaw : 1);
+    if (p->aOwn[iSlot] == NULL) {
+      return wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s",
+                        p->zPath);
+    }
+    rc = block_inflate(a, nSize, p->aOwn[iSlot], nRaw, &zWhy);
+    a = p->aOwn[iSlot];
+    nSize = nRaw;
+  }
+  if (rc != WCS_OK) return corruptMsg(pzErr, rc, "block", p->zPath, iOff, zWhy);
+  *pp = a;
+  *pn = nSize;
+  return WCS_OK;
+}
+
+/* Read exactly n bytes at iOff; a short read is corruption (truncation). */
+static int readExact(sst_reader *p, uint64_t iOff, void *a, size_t n,
+                     const char *zWhat, char **pzErr) {
+  size_t nRead = 0;
+  int rc = p->pEnv->xRead(p->pFile, iOff, a, n, &nRead, pzErr);
+  if (rc == WCS_OK && nRead != n) {
+    rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, zWhat, p->zPath, iOff,
+                    "file is shorter than recorded (truncated?)");
+  }
+  return rc;
+}
+
+void sst_reader_close(sst_reader *p) {
+  int i;
+  if (p == NULL) return;
+  if (p->pFile) p->pEnv->xClose(p->pFile);
+  free(p->zPath);
+  free(p->aIdx);
+  free(p->aKeys);
+  free(p->aMeta);
+  for (i = 0; i < 4; i++) free(p->aOwn[i]);
+  free(p->aDel);
+  free(p);
+}
+
+int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
+                    uint64_t nFileSize, wcs_cache *pCache, sst_reader **pp,
+                    char **pzErr) {
+  sst_reader *p = calloc(1, sizeof *p);
+  uint8_t aFoot[WCS_SST_FOOTER];
+  uint64_t aOff[4] = {0}, aSize[4] = {0}, iFoot = 0, iMeta = 0;
+  const uint8_t *aBlk[4] = {0};
+  size_t nBlk[4] = {0};
+  int rc = WCS_OK, i;
+
+  *pp = NULL;
+  if (p == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  p->pEnv = pEnv;
+  p->iFile = iFile;
+  p->pCache = pCache;
+  p->zPath = strdup(zPath);
+  if (p->zPath == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  if (rc == WCS_OK) rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_READ, &p->pFile,
+                                     pzErr);
+  if (rc == WCS_OK && nFileSize == 0) {
+    rc = pEnv->xSize(p->pFile, &nFileSize, pzErr);
+  }
+  p->nFileSize = nFileSize;
+
+  /* Footer: magic first (is this a sorted file at all?), then its CRC,
+  ** then the version, then the handles' layout. */
+  if (rc == WCS_OK && nFileSize < WCS_SST_FOOTER) {
+    rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "file", zPath, 0,
+                    "too short to hold a footer");
+  }
+  if (rc == WCS_OK) {
+    iFoot = nFileSize - WCS_SST_FOOTER;
+    rc = readExact(p, iFoot, aFoot, sizeof aFoot, "footer", pzErr);
+  }
+  if (rc == WCS_OK && memcmp(aFoot + WCS_SST_FOOT_MAGIC, WCS_SST_MAGIC, 8)) {
+    rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
+                    "bad magic number (not a sorted file, or truncated)");
+  }
+  if (rc == WCS_OK &&
+      wcs_crc_unmask(wcs_get32(aFoot + WCS_SST_FOOT_CRC)) !=
+          wcs_crc32c(0, aFoot, WCS_SST_FOOT_CRC)) {
+    rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
+                    "checksum mismatch");
+  }
+  if (rc == WCS_OK &&
+      wcs_get32(aFoot + WCS_SST_FOOT_VERSION) != WCS_SST_VERSION) {
+    rc = wcs_seterr(pzErr, WCS_PROTOCOL,
+                    "%s has sorted-file format version %u; this build reads "
+                    "version %d", zPath,
+                    wcs_get32(aFoot + WCS_SST_FOOT_VERSION), WCS_SST_VERSION);
+  }
+  if (rc == WCS_OK) {
+    uint64_t iExpect;
+    for (i = 0; i < 4; i++) {
+      aOff[i] = wcs_get64(aFoot + 16 * i);
+      aSize[i] = wcs_get64(aFoot + 16 * i + 8);
+    }
+    iMeta = iExpect = aOff[0];
+    for (i = 0; i < 4 && rc == WCS_OK; i++) {
+      if (aOff[i] != iExpect || aOff[i] > iFoot ||
+          aSize[i] > iFoot - aOff[i] ||
+          aSize[i] + WCS_BLOCK_TRAILER > iFoot - aOff[i]) {
+        rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
+                        "block handles do not fit the file");
+      }
+      iExpect = aOff[i] + aSize[i] + WCS_BLOCK_TRAILER;
+    }
+    if (rc == WCS_OK && iExpect != iFoot) {
+      rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
+                      "block handles do not fit the file");
+    }
+    p->iDataEnd = iMeta;
+  }
+  /* All meta blocks in one read. */
+  if (rc == WCS_OK) {
+    p->aMeta = malloc((size_t)(iFoot - iMeta));
+    if (p->aMeta == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  if (rc == WCS_OK) {
+    rc = readExact(p, iMeta, p->aMeta, (size_t)(iFoot - iMeta), "block",
+                   pzErr);
+  }
+  for (i = 0; i < 4 && rc == WCS_OK; i++) {
+    rc = metaBlock(p, iMeta, aOff[i], aSize[i], i, &aBlk[i], &nBlk[i], pzErr);
+  }
+  if (rc == WCS_OK) rc = parseIndex(p, aBlk[3], nBlk[3], aOff[3], pzErr);
+  if (rc == WCS_OK && bloom_open(&p->bloom, aBlk[0], nBlk[0]) != WCS_OK) {
+    rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "bloom block", zPath, aOff[0],
+                    "bad filter layout");
+  }
+  if (rc == WCS_OK) rc = parseRangedels(p, aBlk[1], nBlk[1], aOff[1], pzErr);
+  if (rc == WCS_OK) rc = parseProps(p, aBlk[2], nBlk[2], aOff[2], pzErr);
+  if (rc != WCS_OK) {
+    sst_reader_close(p);
+    return rc;
+  }
+  *pp = p;
+  return WCS_OK;
+}
+
+int sst_reader_may_contain_hash(const sst_reader *p, uint64_t h) {
+  return bloom_may_contain(&p->bloom, h);
+}
+
+int sst_reader_may_contain(const sst_reader *p, const void *pKey, size_t n) {
+  if (p->bloom.k == 0) return 1;
+  return bloom_may_contain(&p->bloom, bloom_hash(pKey, n));
+}
+
+int sst_reader_bloom_prefixed(const sst_reader *p) {
+  return p->bloom.k > 0 && p->bloom.iKind == WCS_BLOOM_KIND_PREFIX;
+}
+
+void sst_reader_rangedels(const sst_reader *p, const sst_rangedel **paDel,
+                          int *pnDel) {
+  *paDel = p->aDel;
+  *pnDel = p->nDel;
+}
+
+/* First index entry whose separator is >= user key u (nBlock if none). */
+static int findBlock(const sst_reader *p, const uint8_t *pU, size_t nU) {
+  int lo = 0, hi = p->nBlock;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    const sst_idx *e = &p->aIdx[mid];
+    if (wcs_ukey_cmp(p->aKeys + e->iKey, e->nKey, pU, nU) < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+uint64_t sst_reader_approx_offset(const sst_reader *p, const uint8_t *pUKey,
+                                  size_t nUKey) {
+  int i = findBlock(p, pUKey, nUKey);
+  return i < p->nBlock ? p->aIdx[i].iOff : p->iDataEnd;
+}
+
+int sst_reader_index_keys(const sst_reader *p, void *pCtx,
+                          int (*x)(void *pCtx, const uint8_t *pUKey,
+                                   size_t nUKey, uint64_t iOff)) {
+  int i, rc = 0;
+  for (i = 0; rc == 0 && i < p->nBlock; i++) {
+    const sst_idx *e = &p->aIdx[i];
+    rc = x(pCtx, p->aKeys + e->iKey, e->nKey, e->iOff);
+  }
+  return rc;
+}
+
+void sst_reader_props(const sst_reader *p, uint64_t *pnEntries,
+                      uint64_t *pnRawBytes, uint64_t *pnBytes) {
+  if (pnEntries) *pnEntries = p->nEntries;
+  if (pnRawBytes) *pnRawBytes = p->nRaw;
+  if (pnBytes) *pnBytes = p->nFileSize;
+}
+
+int sst_reader_meta(const sst_reader *p, sst_meta *pMeta) {
+  memset(pMeta, 0, sizeof *pMeta);
+  pMeta->iFile = p->iFile;
+  pMeta->nBytes = p->nFileSize;
+  pMeta->nEntries = p->nEntries;
+  pMeta->nRawBytes = p->nRaw;
+  pMeta->nRangeDel = (uint64_t)p->nDel;
+  pMeta->minSeq = p->minSeq;
+  pMeta->maxSeq = p->maxSeq;
+  pMeta->bUnbounded = p->bUnbounded;
+  if (p->nSmallest) {
+    pMeta->pSmallest = malloc(p->nSmallest);
+    pMeta->pLargest = malloc(p->nLargest ? p->nLargest : 1);
+    if (pMeta->pSmallest == NULL || pMeta->pLargest == NULL) {
+      sst_meta_clear(pMeta);
+      return WCS_NOMEM;
+    }
+    memcpy(pMeta->pSmallest, p->pSmallest, p->nSmallest);
+    memcpy(pMeta->pLargest, p->pLargest, p->nLargest);
+    pMeta->nSmallest = p->nSmallest;
+    pMeta->nLargest = p->nLargest;
+  }
+  return WCS_OK;
+}
+
+/* Get data block i as a cache handle: from the cache, or read, checked,
+** decompressed and (if bFill and there is a cache) inserted. */
+static int readBlock(const sst_reader *p, int i, int bFill,
+                     wcs_cache_handle **ppH, char **pzErr) {
+  const sst_idx *e = &p->aIdx[i];
+  size_t n = (size_t)e->nSize + WCS_BLOCK_TRAILER;
+  wcs_cache_handle *h = NULL;
+  const char *zWhy = "";
+  uint32_t nRaw;
+  int iType, rc;
+  if (p->pCache) {
+    h = wcs_cache_lookup(p->pCache, p->iFile, e->iOff);
+    if (h) {
+      *ppH = h;
+      return WCS_OK;
+    }
+  }
+  h = wcs_cache_alloc(n);
+  if (h == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = p->pEnv->xRead(p->pFile, e->iOff, wcs_cache_data(h), n, &n, pzErr);
+  if (rc == WCS_OK && n != (size_t)e->nSize + WCS_BLOCK_TRAILER) {
+    rc = WCS_CORRUPT_BKPT;
+    zWhy = "file is shorter than recorded (truncated?)";
+  }
+  if (rc == WCS_OK) rc = block_check(wcs_cache_data(h), n, &iType, &nRaw,
+                                     &zWhy);
+  if (rc == WCS_OK && iType == WCS_BLOCK_ZSTD) {
+    wcs_cache_handle *h2 = wcs_cache_alloc(nRaw);
+    if (h2 == NULL) {
+      rc = WCS_NOMEM;
+    } else {
+      rc = block_inflate(wcs_cache_data(h), e->nSize, wcs_cache_data(h2), nRaw,
+                         &zWhy);
+      wcs_cache_release(NULL, h);
+      h = h2;
+    }
+  } else if (rc == WCS_OK) {
+    wcs_cache_set_size(h, e->nSize);
+  }
+  if (rc != WCS_OK) {
+    wcs_cache_release(NULL, h);
+    if (rc == WCS_CORRUPT || rc == WCS_NOMEM) {
+      corruptMsg(pzErr, rc, "block", p->zPath, e->iOff, zWhy);
+    }
+    return rc;
+  }
+  if (bFill && p->pCache) h = wcs_cache_insert(p->pCache, p->iFile, e->iOff, h);
+  *ppH = h;
+  return WCS_OK;
+}
+
+/* ==================================================================
+** Iterator
+** ================================================================== */
+
+typedef struct sst_iter {
+  wcs_iiter base;         /* must be first */
+  sst_reader *pR;         /* the file */
+  int bFill;              /* insert blocks read into the cache */
+  int rc;                 /* first error; sticky, makes the iterator invalid */
+  char *zErr;             /* its message */
+  int iBlock;             /* data block loaded into bi; -1 none */
+  wcs_cache_handle *pH;   /* that block's handle; NULL none */
+  block_iter bi;          /* cursor in the loaded block */
+} sst_iter;
+
+static int iterFail(sst_iter *it, int rc) {
+  if (it->rc == WCS_OK) {
+    it->rc = rc;
+    if (it->zErr == NULL) {
+      corruptMsg(&it->zErr, rc, "block", it->pR->zPath,
+                 it->iBlock >= 0 ? it->pR->aIdx[it->iBlock].iOff : 0,
+                 "bad entry");
+    }
+  }
+  return it->rc;
+}
+
+static int loadBlock(sst_iter *it, int i) {
+  int rc;
+  if (it->pH != NULL && it->iBlock == i) return WCS_OK;
+  wcs_cache_release(it->pR->pCache, it->pH);
+  it->pH = NULL;
+  it->iBlock = -1;
+  rc = readBlock(it->pR, i, it->bFill, &it->pH, &it->zErr);
+  if (rc != WCS_OK) {
+    it->rc = rc;
+    return rc;
+  }
+  it->iBlock = i;
+  rc = block_iter_init(&it->bi, wcs_cache_data(it->pH),
+                       wcs_cache_size(it->pH), 1);
+  if (rc != WCS_OK) return iterFail(it, rc);
+  return WCS_OK;
+}
+
+/* The cursor ran off the end of its block: continue in the next ones. */
+static int skipForward(sst_iter *it) {
+  while (!block_iter_valid(&it->bi)) {
+    int rc;
+    if (it->bi.rc) return iterFail(it, it->bi.rc);
+    if (it->iBlock + 1 >= it->pR->nBlock) return WCS_OK;
+    rc = loadBlock(it, it->iBlock + 1);
+    if (rc == WCS_OK) rc = block_iter_first(&it->bi);
+    if (rc != WCS_OK) return iterFail(it, rc);
+  }
+  return WCS_OK;
+}
+
+static int skipBackward(sst_iter *it) {
+  while (!block_iter_valid(&it->bi)) {
+    int rc;
+    if (it->bi.rc) return iterFail(it, it->bi.rc);
+    if (it->iBlock <= 0) return WCS_OK;
+    rc = loadBlock(it, it->iBlock - 1);
+    if (rc == WCS_OK) rc = block_iter_last(&it->bi);
+    if (rc != WCS_OK) return iterFail(it, rc);
+  }
+  return WCS_OK;
+}
+
+static int iterValid(const wcs_iiter *pI) {
+  const sst_iter *it = (const sst_iter *)pI;
+  return it->rc == WCS_OK && it->pH != NULL && block_iter_valid(&it->bi);
+}
+
+/* Make the iterator unpositioned (no block, cursor invalid). */
+static void unposition(sst_iter *it) {
+  wcs_cache_release(it->pR->pCache, it->pH);
+  it->pH = NULL;
+  it->iBlock = -1;
+}
+
+static int iterFirst(wcs_iiter *pI) {
+  sst_iter *it = (sst_iter *)pI;
+  int rc;
+  if (it->rc) return it->rc;
+  if (it->pR->nBlock == 0) {
+    unposition(it);
+    return WCS_OK;
+  }
+  rc = loadBlock(it, 0);
+  if (rc == WCS_OK) rc = block_iter_first(&it->bi);
+  if (rc != WCS_OK) return iterFail(it, rc);
+  return skipForward(it);
+}
+
+static int iterLast(wcs_iiter *pI) {
+  sst_iter *it = (sst_iter *)pI;
+  int rc;
+  if (it->rc) return it->rc;
+  if (it->pR->nBlock == 0) {
+    unposition(it);
+    return WCS_OK;
+  }
+  rc = loadBlock(it, it->pR->nBlock - 1);
+  if (rc == WCS_OK) rc = block_iter_last(&it->bi);
+  if (rc != WCS_OK) return iterFail(it, rc);
+  return skipBackward(it);
+}
+
+static int iterSeek(wcs_iiter *pI, const uint8_t *pIKey, size_t nIKey) {
+  sst_iter *it = (sst_iter *)pI;
+  int i, rc;
+  if (it->rc) return it->rc;
+  assert(nIKey >= WCS_IKEY_TRAILER);
+  i = findBlock(it->pR, pIKey, nIKey - WCS_IKEY_TRAILER);
+  if (i >= it->pR->nBlock) {
+    unposition(it);
+    return WCS_OK;
+  }
+  rc = loadBlock(it, i);
+  if (rc == WCS_OK) rc = block_iter_seek(&it->bi, pIKey, nIKey);
+  if (rc != WCS_OK) return iterFail(it, rc);
+  return skipForward(it);
+}
+
+static int iterNext(wcs_iiter *pI) {
+  sst_iter *it = (sst_iter *)pI;
+  int rc;
+  if (!iterValid(pI)) return it->rc;
+  rc = block_iter_next(&it->bi);
+  if (rc != WCS_OK) return iterFail(it, rc);
+  if (!block_iter_valid(&it->bi)) return skipForward(it);
+  return WCS_OK;
+}
+
+static int iterPrev(wcs_iiter *pI) {
+  sst_iter *it = (sst_iter *)pI;
+  int rc;
+  if (!iterValid(pI)) return it->rc;
+  rc = block_iter_prev(&it->bi);
+  if (rc != WCS_OK) return iterFail(it, rc);
+  if (!block_iter_valid(&it->bi)) return skipBackward(it);
+  return WCS_OK;
+}
+
+static int iterSeekForPrev(wcs_iiter *pI, const uint8_t *pIKey, size_t nIKey) {
+  sst_iter *it = (sst_iter *)pI;
+  int rc = iterSeek(pI, pIKey, nIKey);
+  if (rc != WCS_OK) return rc;
+  if (!iterValid(pI)) return iterLast(pI);
+  if (wcs_ikey_cmp(it->bi.pKey, it->bi.nKey, pIKey, nIKey) > 0) {
+    return iterPrev(pI);
+  }
+  return WCS_OK;
+}
+
+static const uint8_t *iterKey(const wcs_iiter *pI, size_t *pn) {
+  const sst_iter *it = (const sst_iter *)pI;
+  *pn = it->bi.nKey;
+  return it->bi.pKey;
+}
+
+static const uint8_t *iterValue(const wcs_iiter *pI, size_t *pn) {
+  const sst_iter *it = (const sst_iter *)pI;
+  *pn = it->bi.nVal;
+  return it->bi.pVal;
+}
+
+static int iterStatus(const wcs_iiter *pI, char **pzErr) {
+  const sst_iter *it = (const sst_iter *)pI;
+  if (it->rc && it->zErr) wcs_seterr(pzErr, it->rc, "%s", it->zErr);
+  return it->rc;
+}
+
+static void iterClose(wcs_iiter *pI) {
+  sst_iter *it = (sst_iter *)pI;
+  if (it == NULL) return;
+  wcs_cache_release(it->pR->pCache, it->pH);
+  block_iter_clear(&it->bi);
+  free(it->zErr);
+  free(it);
+}
+
+static const wcs_iiter_methods sstIterMethods = {
+    iterFirst, iterLast,  iterSeek,   iterSeekForPrev, iterNext, iterPrev,
+    iterValid, iterKey,   iterValue,  iterStatus,      iterClose,
+};
+
+int sst_reader_iter(sst_reader *p, int bFillCache, wcs_iiter **ppIter,
+                    char **pzErr) {
+  sst_iter *it = calloc(1, sizeof *it);
+  *ppIter = NULL;
+  if (it == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  it->base.pMethods = &sstIterMethods;
+  it->pR = p;
+  it->bFill = bFillCache;
+  it->iBlock = -1;
+  *ppIter = &it->base;
+  return WCS_OK;
+}

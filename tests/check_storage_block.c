@@ -1,0 +1,526 @@
+/*
+** Tests of the block layer (storage/block.c): golden bytes of a small
+** block and its trailer, cursor moves compared with a sorted array (plain
+** and internal keys, every restart interval shape), the framing round trip
+** with and without zstd, and bad bytes: every truncation, every flipped
+** byte of a framed block, random garbage — always an error, never a crash.
+*/
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/block.h"
+#include "storage/ikey.h"
+#include "testutil.h"
+
+/* The block of doc/format.md's worked example: restart interval 2. */
+static const uint8_t aGoldenBlock[] = {
+    0x00, 0x05, 0x01, 'a',  'p',  'p',  'l',  'e',  '1',  /* entry 0 */
+    0x05, 0x05, 0x01, 's',  'a',  'u',  'c',  'e',  '2',  /* entry 1 */
+    0x00, 0x06, 0x01, 'b',  'a',  'n',  'a',  'n',  'a',  '3', /* entry 2 */
+    0x00, 0x00, 0x00, 0x00, 0x12, 0x00, 0x00, 0x00, /* restarts 0, 18 */
+    0x02, 0x00, 0x00, 0x00,                         /* 2 restarts */
+};
+static const uint8_t aGoldenTrailer[] = {
+    0x00,                   /* raw */
+    0x28, 0x00, 0x00, 0x00, /* raw length 40 */
+    0xa5, 0xe8, 0xbb, 0x82, /* masked CRC-32C */
+};
+
+typedef struct Ent {
+  uint8_t *pKey;
+  size_t nKey;
+  uint8_t *pVal;
+  size_t nVal;
+} Ent;
+
+static int gIKey; /* comparison mode for qsort */
+static int entCmp(const void *a, const void *b) {
+  const Ent *x = a, *y = b;
+  return block_key_cmp(gIKey, x->pKey, x->nKey, y->pKey, y->nKey);
+}
+
+static void freeEnts(Ent *a, int n) {
+  int i;
+  for (i = 0; i < n; i++) {
+    free(a[i].pKey);
+    free(a[i].pVal);
+  }
+  free(a);
+}
+
+/* n distinct random entries, sorted. Keys share prefixes (drawn from a few
+** stems) so prefix compression has something to do; bIKey appends a
+** trailer, with repeated user keys at different sequence numbers. */
+static Ent *randomEnts(int n, int bIKey) {
+  static const char *azStem[] = {"", "a", "app", "apple#", "zz\xff", "row#42#"};
+  Ent *a = calloc((size_t)n, sizeof *a);
+  int i = 0, j;
+  while (i < n) {
+    const char *zStem = azStem[tu_rand_range(6)];
+    size_t nStem = strlen(zStem), nTail = tu_rand_range(12);
+    size_t nU = nStem + nTail;
+    uint8_t *k = malloc(nU + 8 + 1);
+    int bDup = 0;
+    memcpy(k, zStem, nStem);
+    tu_rand_bytes(k + nStem, nTail);
+    for (j = 0; j < (int)nTail; j++) k[nStem + j] = (uint8_t)('a' + k[nStem + j] % 4);
+    a[i].nKey = nU;
+    if (bIKey) {
+      wcs_put64(k + nU, wcs_ikey_pack(tu_rand_range(1000), WCS_KT_PUT));
+      a[i].nKey = nU + 8;
+    }
+    a[i].pKey = k;
+    for (j = 0; j < i && !bDup; j++) {
+      bDup = a[j].nKey == a[i].nKey && memcmp(a[j].pKey, k, a[i].nKey) == 0;
+    }
+    if (bDup) {
+      free(k);
+      continue;
+    }
+    a[i].nVal = tu_rand_range(4) == 0 ? 0 : tu_rand_range(60);
+    a[i].pVal = malloc(a[i].nVal + 1);
+    tu_rand_bytes(a[i].pVal, a[i].nVal);
+    i++;
+  }
+  gIKey = bIKey;
+  qsort(a, (size_t)n, sizeof *a, entCmp);
+  return a;
+}
+
+/* Build a block; returns a malloc'd copy of its contents. */
+static uint8_t *buildBlock(const Ent *a, int n, int nInterval, size_t *pn) {
+  block_builder b;
+  const uint8_t *p;
+  uint8_t *pOut;
+  int i;
+  block_builder_init(&b, nInterval);
+  for (i = 0; i < n; i++) {
+    ck_assert_int_eq(block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal,
+                                       a[i].nVal), WCS_OK);
+  }
+  ck_assert_int_eq(block_builder_finish(&b, &p, pn), WCS_OK);
+  ck_assert_uint_eq(*pn, block_builder_size(&b));
+  pOut = malloc(*pn);
+  memcpy(pOut, p, *pn);
+  block_builder_free(&b);
+  return pOut;
+}
+
+static void assertAt(const block_iter *it, const Ent *a, int n, int i) {
+  if (i < 0 || i >= n) {
+    ck_assert(!block_iter_valid(it));
+    return;
+  }
+  ck_assert(block_iter_valid(it));
+  ck_assert_uint_eq(it->nKey, a[i].nKey);
+  ck_assert(memcmp(it->pKey, a[i].pKey, a[i].nKey) == 0);
+  ck_assert_uint_eq(it->nVal, a[i].nVal);
+  ck_assert(a[i].nVal == 0 || memcmp(it->pVal, a[i].pVal, a[i].nVal) == 0);
+}
+
+/* First index with key >= (p, n). */
+static int modelSeek(const Ent *a, int nEnt, int bIKey, const uint8_t *p,
+                     size_t n) {
+  int i = 0;
+  while (i < nEnt && block_key_cmp(bIKey, a[i].pKey, a[i].nKey, p, n) < 0) i++;
+  return i;
+}
+
+START_TEST(test_block_golden_bytes) {
+  Ent a[3];
+  const char *azKey[] = {"apple", "applesauce", "banana"};
+  const char *azVal[] = {"1", "2", "3"};
+  block_builder b;
+  const uint8_t *p;
+  size_t n, nStored;
+  wcs_buf out = {0}, scratch = {0};
+  int i;
+  for (i = 0; i < 3; i++) {
+    a[i].pKey = (uint8_t *)azKey[i];
+    a[i].nKey = strlen(azKey[i]);
+    a[i].pVal = (uint8_t *)azVal[i];
+    a[i].nVal = 1;
+  }
+  block_builder_init(&b, 2);
+  for (i = 0; i < 3; i++) {
+    block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal, a[i].nVal);
+  }
+  ck_assert_int_eq(block_builder_finish(&b, &p, &n), WCS_OK);
+  ck_assert_uint_eq(n, sizeof aGoldenBlock);
+  ck_assert(memcmp(p, aGoldenBlock, n) == 0);
+  ck_assert_int_eq(block_frame(p, n, 0, NULL, &scratch, &out, &nStored),
+                   WCS_OK);
+  ck_assert_uint_eq(nStored, n);
+  ck_assert_uint_eq(out.n, n + WCS_BLOCK_TRAILER);
+  ck_assert(memcmp(out.a + n, aGoldenTrailer, sizeof aGoldenTrailer) == 0);
+  block_builder_free(&b);
+  wcs_buf_free(&out);
+  wcs_buf_free(&scratch);
+}
+END_TEST
+
+START_TEST(test_block_reads_golden_block) {
+  block_iter it;
+  memset(&it, 0, sizeof it);
+  ck_assert_int_eq(block_iter_init(&it, aGoldenBlock, sizeof aGoldenBlock, 0),
+                   WCS_OK);
+  ck_assert_int_eq(block_iter_seek(&it, (const uint8_t *)"applet", 6), WCS_OK);
+  ck_assert(block_iter_valid(&it));
+  ck_assert(it.nKey == 6 && memcmp(it.pKey, "banana", 6) == 0);
+  ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
+  ck_assert(it.nKey == 10 && memcmp(it.pKey, "applesauce", 10) == 0);
+  ck_assert(it.nVal == 1 && it.pVal[0] == '2');
+  ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
+  ck_assert(it.nKey == 5 && memcmp(it.pKey, "apple", 5) == 0);
+  ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
+  ck_assert(!block_iter_valid(&it));
+  block_iter_clear(&it);
+}
+END_TEST
+
+/* Walk a block with forward scans, reverse scans, seeks and a random mix
+** of moves, comparing every position with the sorted array. */
+static void checkBlockAgainstModel(int n, int nInterval, int bIKey) {
+  Ent *a = randomEnts(n, bIKey);
+  size_t nBlk;
+  uint8_t *pBlk = buildBlock(a, n, nInterval, &nBlk);
+  block_iter it;
+  int i, k, pos;
+  memset(&it, 0, sizeof it);
+  ck_assert_int_eq(block_iter_init(&it, pBlk, nBlk, bIKey), WCS_OK);
+  ck_assert(!block_iter_valid(&it));
+
+  ck_assert_int_eq(block_iter_first(&it), WCS_OK);
+  for (i = 0; i < n; i++) {
+    assertAt(&it, a, n, i);
+    ck_assert_int_eq(block_iter_next(&it), WCS_OK);
+  }
+  assertAt(&it, a, n, n);
+  ck_assert_int_eq(block_iter_last(&it), WCS_OK);
+  for (i = n - 1; i >= 0; i--) {
+    assertAt(&it, a, n, i);
+    ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
+  }
+  assertAt(&it, a, n, -1);
+
+  for (i = 0; i < n; i++) {
+    ck_assert_int_eq(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
+    assertAt(&it, a, n, i);
+  }
+  /* Seeks between and beyond the keys. */
+  for (k = 0; k < 200; k++) {
+    uint8_t t[24];
+    size_t nT = (bIKey ? 8 : 0) + tu_rand_range(12);
+    int j;
+    tu_rand_bytes(t, nT);
+    for (j = 0; j < (int)nT - (bIKey ? 8 : 0); j++) t[j] = (uint8_t)('`' + t[j] % 6);
+    ck_assert_int_eq(block_iter_seek(&it, t, nT), WCS_OK);
+    assertAt(&it, a, n, modelSeek(a, n, bIKey, t, nT));
+  }
+
+  /* Random walk mixing directions. */
+  pos = -1;
+  for (k = 0; k < 4000; k++) {
+    int op = (int)tu_rand_range(10);
+    if (pos < 0 || pos >= n || op == 0) {
+      if (tu_rand_range(2)) {
+        ck_assert_int_eq(block_iter_first(&it), WCS_OK);
+        pos = 0;
+      } else {
+        ck_assert_int_eq(block_iter_last(&it), WCS_OK);
+        pos = n - 1;
+      }
+      if (n == 0) pos = -1;
+    } else if (op == 1) {
+      int j = (int)tu_rand_range((uint64_t)n);
+      ck_assert_int_eq(block_iter_seek(&it, a[j].pKey, a[j].nKey), WCS_OK);
+      pos = j;
+    } else if (op < 6) {
+      ck_assert_int_eq(block_iter_next(&it), WCS_OK);
+      pos++;
+    } else {
+      ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
+      pos--;
+    }
+    assertAt(&it, a, n, pos);
+  }
+  block_iter_clear(&it);
+  free(pBlk);
+  freeEnts(a, n);
+}
+
+START_TEST(test_block_cursor_agrees_with_sorted_array) {
+  static const int aInterval[] = {1, 2, 3, 16, 1000};
+  int i, n;
+  tu_seed(0);
+  for (i = 0; i < 5; i++) {
+    for (n = 0; n <= 40; n += 13) checkBlockAgainstModel(n, aInterval[i], 0);
+    checkBlockAgainstModel(300, aInterval[i], 0);
+  }
+}
+END_TEST
+
+START_TEST(test_block_cursor_orders_internal_keys) {
+  static const int aInterval[] = {1, 4, 16};
+  int i;
+  tu_seed(0);
+  for (i = 0; i < 3; i++) {
+    checkBlockAgainstModel(1, aInterval[i], 1);
+    checkBlockAgainstModel(250, aInterval[i], 1);
+  }
+}
+END_TEST
+
+START_TEST(test_block_versions_of_one_key_newest_first) {
+  /* One user key at seqs 9, 5, 1: a seek at seq 6 lands on seq 5. */
+  uint8_t k[3][9], t[9];
+  Ent a[3];
+  size_t nBlk;
+  uint8_t *pBlk;
+  block_iter it;
+  int i;
+  uint64_t aSeq[] = {9, 5, 1};
+  for (i = 0; i < 3; i++) {
+    k[i][0] = 'k';
+    wcs_put64(k[i] + 1, wcs_ikey_pack(aSeq[i], WCS_KT_PUT));
+    a[i].pKey = k[i];
+    a[i].nKey = 9;
+    a[i].pVal = (uint8_t *)"v";
+    a[i].nVal = 1;
+  }
+  pBlk = buildBlock(a, 3, 16, &nBlk);
+  memset(&it, 0, sizeof it);
+  block_iter_init(&it, pBlk, nBlk, 1);
+  t[0] = 'k';
+  wcs_put64(t + 1, wcs_ikey_pack(6, WCS_KT_PUT));
+  ck_assert_int_eq(block_iter_seek(&it, t, 9), WCS_OK);
+  ck_assert(block_iter_valid(&it));
+  ck_assert_uint_eq(wcs_ikey_seq(it.pKey, it.nKey), 5);
+  block_iter_clear(&it);
+  free(pBlk);
+}
+END_TEST
+
+START_TEST(test_block_empty_block_is_valid_and_empty) {
+  size_t n;
+  uint8_t *p = buildBlock(NULL, 0, 16, &n);
+  block_iter it;
+  memset(&it, 0, sizeof it);
+  ck_assert_uint_eq(n, 4);
+  ck_assert_int_eq(block_iter_init(&it, p, n, 1), WCS_OK);
+  ck_assert_int_eq(block_iter_first(&it), WCS_OK);
+  ck_assert(!block_iter_valid(&it));
+  ck_assert_int_eq(block_iter_last(&it), WCS_OK);
+  ck_assert(!block_iter_valid(&it));
+  block_iter_clear(&it);
+  free(p);
+}
+END_TEST
+
+/* Run every move over possibly-bad block bytes; return the first error. */
+static int exerciseBlock(const uint8_t *a, size_t n, int bIKey) {
+  block_iter it;
+  int rc, k;
+  uint8_t t[16] = "apple\0\0\0\0\0\0\0\0";
+  memset(&it, 0, sizeof it);
+  rc = block_iter_init(&it, a, n, bIKey);
+  if (rc == WCS_OK) {
+    for (block_iter_first(&it), k = 0; block_iter_valid(&it) && k < 100000; k++)
+      block_iter_next(&it);
+    rc = it.rc;
+  }
+  if (rc == WCS_OK) {
+    for (block_iter_last(&it), k = 0; block_iter_valid(&it) && k < 100000; k++)
+      block_iter_prev(&it);
+    rc = it.rc;
+  }
+  if (rc == WCS_OK) {
+    block_iter_seek(&it, t, 13);
+    if (block_iter_valid(&it)) block_iter_prev(&it);
+    rc = it.rc;
+  }
+  block_iter_clear(&it);
+  return rc;
+}
+
+START_TEST(test_block_truncations_are_errors_not_crashes) {
+  Ent *a;
+  size_t nBlk, n;
+  uint8_t *pBlk;
+  tu_seed(0);
+  a = randomEnts(60, 1);
+  pBlk = buildBlock(a, 60, 4, &nBlk);
+  ck_assert_int_eq(exerciseBlock(pBlk, nBlk, 1), WCS_OK);
+  for (n = 0; n < nBlk; n++) {
+    /* A prefix of a block read as a whole block: its "restart count" is
+    ** some entry byte; whatever happens must be in bounds. */
+    uint8_t *p = malloc(n ? n : 1);
+    memcpy(p, pBlk, n);
+    (void)exerciseBlock(p, n, 1);
+    (void)exerciseBlock(p, n, 0);
+    free(p);
+  }
+  ck_assert_int_eq(exerciseBlock(pBlk, 3, 1), WCS_CORRUPT);
+  free(pBlk);
+  freeEnts(a, 60);
+}
+END_TEST
+
+START_TEST(test_block_random_bytes_are_errors_not_crashes) {
+  int k;
+  tu_seed(0);
+  for (k = 0; k < 3000; k++) {
+    size_t n = tu_rand_range(200), nR;
+    uint8_t *p = malloc(n + 1);
+    tu_rand_bytes(p, n);
+    if (n >= 8 && tu_rand_range(2)) {
+      /* A plausible restart array so that entries get decoded. */
+      nR = 1 + tu_rand_range(3);
+      if (4 + 4 * nR <= n) {
+        size_t i;
+        wcs_put32(p + n - 4, (uint32_t)nR);
+        for (i = 0; i < nR; i++) {
+          wcs_put32(p + n - 4 - 4 * (nR - i),
+                    i == 0 ? 0 : (uint32_t)tu_rand_range(n));
+        }
+      }
+    }
+    (void)exerciseBlock(p, n, (int)(k & 1));
+    free(p);
+  }
+}
+END_TEST
+
+START_TEST(test_block_restart_key_with_shared_prefix_is_corrupt) {
+  /* A restart point must store its key whole. */
+  uint8_t a[sizeof aGoldenBlock];
+  memcpy(a, aGoldenBlock, sizeof a);
+  a[18] = 0x01; /* entry 2 claims one shared byte */
+  ck_assert_int_eq(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+  memcpy(a, aGoldenBlock, sizeof a);
+  a[1] = 0x30; /* entry 0's key runs past the entries */
+  ck_assert_int_eq(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+  memcpy(a, aGoldenBlock, sizeof a);
+  a[36] = 0x0b; /* restart count larger than the block */
+  ck_assert_int_eq(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+}
+END_TEST
+
+START_TEST(test_block_frame_round_trips_raw_and_zstd) {
+  ZSTD_CCtx *cctx = ZSTD_createCCtx();
+  wcs_buf out = {0}, scratch = {0};
+  static uint8_t aText[20000], aNoise[20000], aBack[20000];
+  size_t nStored, i;
+  int type;
+  uint32_t nRaw;
+  const char *zWhy;
+  tu_seed(0);
+  for (i = 0; i < sizeof aText; i++) aText[i] = (uint8_t)("row#key#"[i % 8] + (i / 800) % 3);
+  tu_rand_bytes(aNoise, sizeof aNoise);
+
+  /* Compressible: stored as zstd, decompresses to the same bytes. */
+  ck_assert_int_eq(block_frame(aText, sizeof aText, 3, cctx, &scratch, &out,
+                               &nStored), WCS_OK);
+  ck_assert_uint_lt(nStored, sizeof aText / 2);
+  ck_assert_int_eq(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
+  ck_assert_int_eq(type, WCS_BLOCK_ZSTD);
+  ck_assert_uint_eq(nRaw, sizeof aText);
+  ck_assert_int_eq(block_inflate(out.a, nStored, aBack, nRaw, &zWhy), WCS_OK);
+  ck_assert(memcmp(aBack, aText, sizeof aText) == 0);
+  /* The raw length bounds the output: a smaller buffer is refused. */
+  ck_assert_int_eq(block_inflate(out.a, nStored, aBack, nRaw - 1, &zWhy),
+                   WCS_CORRUPT);
+
+  /* Incompressible: kept raw. */
+  out.n = 0;
+  ck_assert_int_eq(block_frame(aNoise, sizeof aNoise, 3, cctx, &scratch, &out,
+                               &nStored), WCS_OK);
+  ck_assert_uint_eq(nStored, sizeof aNoise);
+  ck_assert_int_eq(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
+  ck_assert_int_eq(type, WCS_BLOCK_RAW);
+  ck_assert(memcmp(out.a, aNoise, sizeof aNoise) == 0);
+
+  /* Saving less than 12.5% keeps it raw: half noise, half text. */
+  memcpy(aBack, aNoise, sizeof aBack);
+  memcpy(aBack + 18000, aText, 2000);
+  out.n = 0;
+  ck_assert_int_eq(block_frame(aBack, sizeof aBack, 3, cctx, &scratch, &out,
+                               &nStored), WCS_OK);
+  ck_assert_uint_eq(nStored, sizeof aBack);
+
+  ZSTD_freeCCtx(cctx);
+  wcs_buf_free(&out);
+  wcs_buf_free(&scratch);
+}
+END_TEST
+
+START_TEST(test_block_check_detects_every_flipped_byte) {
+  ZSTD_CCtx *cctx = ZSTD_createCCtx();
+  wcs_buf out = {0}, scratch = {0};
+  uint8_t aText[3000];
+  size_t nStored, i;
+  int lvl, type;
+  uint32_t nRaw;
+  const char *zWhy;
+  for (i = 0; i < sizeof aText; i++) aText[i] = (uint8_t)("abcabd"[i % 6]);
+  for (lvl = 0; lvl <= 3; lvl += 3) {
+    out.n = 0;
+    block_frame(aText, sizeof aText, lvl, cctx, &scratch, &out, &nStored);
+    for (i = 0; i < out.n; i++) {
+      int bit;
+      for (bit = 0; bit < 8; bit++) {
+        out.a[i] ^= (uint8_t)(1 << bit);
+        ck_assert_int_eq(block_check(out.a, out.n, &type, &nRaw, &zWhy),
+                         WCS_CORRUPT);
+        out.a[i] ^= (uint8_t)(1 << bit);
+      }
+    }
+    ck_assert_int_eq(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
+    for (i = 0; i < out.n; i++) {
+      ck_assert_int_eq(block_check(out.a, i, &type, &nRaw, &zWhy),
+                       WCS_CORRUPT);
+    }
+  }
+  ZSTD_freeCCtx(cctx);
+  wcs_buf_free(&out);
+  wcs_buf_free(&scratch);
+}
+END_TEST
+
+START_TEST(test_block_inflate_rejects_garbage_frames) {
+  uint8_t aIn[256], aOut[512];
+  const char *zWhy;
+  int k;
+  tu_seed(0);
+  for (k = 0; k < 2000; k++) {
+    size_t n = tu_rand_range(sizeof aIn);
+    tu_rand_bytes(aIn, n);
+    if (n >= 4 && (k & 1)) wcs_put32(aIn, 0xFD2FB528u); /* zstd magic */
+    (void)block_inflate(aIn, n, aOut, tu_rand_range(sizeof aOut), &zWhy);
+  }
+}
+END_TEST
+
+Suite *storage_block_suite(void);
+Suite *storage_block_suite(void) {
+  Suite *s = suite_create("storage_block");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_block_golden_bytes);
+  tcase_add_test(tc, test_block_reads_golden_block);
+  tcase_add_test(tc, test_block_cursor_agrees_with_sorted_array);
+  tcase_add_test(tc, test_block_cursor_orders_internal_keys);
+  tcase_add_test(tc, test_block_versions_of_one_key_newest_first);
+  tcase_add_test(tc, test_block_empty_block_is_valid_and_empty);
+  tcase_add_test(tc, test_block_truncations_are_errors_not_crashes);
+  tcase_add_test(tc, test_block_random_bytes_are_errors_not_crashes);
+  tcase_add_test(tc, test_block_restart_key_with_shared_prefix_is_corrupt);
+  tcase_add_test(tc, test_block_frame_round_trips_raw_and_zstd);
+  tcase_add_test(tc, test_block_check_detects_every_flipped_byte);
+  tcase_add_test(tc, test_block_inflate_rejects_garbage_frames);
+  suite_add_tcase(s, tc);
+  return s;
+}
