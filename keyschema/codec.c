@@ -1,0 +1,815 @@
+/*
+** codec.c — row key encoding and decoding under a ks_schema.
+**
+** A row key is built in two layers (byte formats in doc/keyschema.md):
+**
+**   1. Field encodings turn each value into "field bytes", preserving
+**      order: STRING = its UTF-8 bytes, BYTES = as-is, and for
+**      INT64/TIMESTAMP one of
+**        BIG ENDIAN        8 bytes, two's complement (values >= 0 only)
+**        ORDERED CODE      orderedcode's signed varint, 1..10 bytes
+**        DECIMAL(n)        n ASCII digits, zero-padded (0 <= v < 10^n)
+**        REVERSED DECIMAL  the n digits of (10^n - 1) - v
+**   2. The struct encoding joins the field bytes:
+**        SINGLETON         the one field's bytes
+**        DELIMITED BY d    fields joined by d; every field byte must be
+**                          above d[0], so no field can contain d and a
+**                          shorter field sorts first
+**        ORDERED CODE      00 escaped as 00 FF, fields joined by 00 01, an
+**                          empty field written 00 00, trailing empty fields
+**                          dropped, nothing at all written 00 00
+**      With SALT n, one bucket byte XXH3_64(rest) % n comes first.
+**
+** Decoding is strict: it accepts exactly the byte strings encoding can
+** produce, so decode-then-encode returns the input (tests/fuzz_keydecode.c
+** holds that). It allocates nothing per key: field views point into the
+** key, or for ORDERED CODE fields with escaped 00 bytes into a scratch
+** buffer the caller reuses; a message is built only on error.
+*/
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "keyschema/ksint.h"
+
+/* ====================================================================
+** orderedcode signed integers (Google's orderedcode, appendInt64)
+** ==================================================================== */
+
+/* Bytes needed for a non-negative x: the smallest n with x < 2^(7n-1). */
+static int ocLen(uint64_t x) {
+  int n;
+  for (n = 1; n < 10; n++) {
+    if (x < ((uint64_t)1 << (7 * n - 1))) return n;
+  }
+  return 10;
+}
+
+int ksOcPutInt(uint8_t *a, int64_t v) {
+  uint64_t x = v < 0 ? ~(uint64_t)v : (uint64_t)v;
+  uint64_t y = x;
+  int n = ocLen(x), i;
+  for (i = n - 1; i >= 0; i--) {
+    a[i] = (uint8_t)y;
+    y >>= 8;
+  }
+  /* header: n one-bits then a zero-bit, from the top of the first byte;
+  ** for n >= 8 the first byte is all ones and the header continues */
+  if (n <= 7) {
+    a[0] |= (uint8_t)(0xFF << (8 - n));
+  } else {
+    a[0] = 0xFF;
+    if (n == 9) a[1] |= 0x80;
+    if (n == 10) a[1] |= 0xC0;
+  }
+  if (v < 0) {
+    for (i = 0; i < n; i++) a[i] ^= 0xFF;
+  }
+  return n;
+}
+
+int ksOcGetInt(const uint8_t *p, int n, int64_t *pv) {
+  uint8_t inv, c;
+  uint64_t x;
+  int len, i, iFirst;
+  if (n < 1) return 0;
+  inv = (p[0] & 0x80) ? 0x00 : 0xFF;
+  c = p[0] ^ inv;
+  if (c != 0xFF) {
+    len = __builtin_clz((unsigned)(uint8_t)~c << 24);
+    x = c & (0xFF >> (len + 1));
+    iFirst = 1;
+  } else {
+    uint8_t d;
+    if (n < 2) return 0;
+    d = p[1] ^ inv;
+    if ((d & 0x80) == 0) {
+      len = 8;
+      x = d;
+    } else if ((d & 0x40) == 0) {
+      len = 9;
+      x = d & 0x3F;
+    } else if ((d & 0x20) == 0) {
+      len = 10;
+      if ((d & 0x1F) != 0) return 0; /* more than 64 bits */
+      x = 0;
+    } else {
+      return 0;
+    }
+    iFirst = 2;
+  }
+  if (n < len) return 0;
+  if (len == 10 && ((p[2] ^ inv) & 0x80) != 0) return 0; /* >= 2^63 */
+  for (i = iFirst; i < len; i++) x = x << 8 | (uint8_t)(p[i] ^ inv);
+  if (ocLen(x) != len) return 0; /* not the shortest form */
+  *pv = inv ? (int64_t)~x : (int64_t)x;
+  return len;
+}
+
+/* ====================================================================
+** UTF-8
+** ==================================================================== */
+
+int ksUtf8Valid(const uint8_t *p, int n, int *piBad) {
+  int i = 0;
+  while (i < n) {
+    uint8_t c = p[i];
+    int nCont;
+    if (c < 0x80) {
+      /* ASCII run: 8 bytes at a time */
+      while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080ULL) break;
+        i += 8;
+      }
+      while (i < n && p[i] < 0x80) i++;
+      continue;
+    }
+    if (c < 0xC2) goto bad;
+    if (c < 0xE0) {
+      nCont = 1;
+    } else if (c < 0xF0) {
+      nCont = 2;
+      if (i + 1 < n && c == 0xE0 && p[i + 1] < 0xA0) goto bad; /* overlong */
+      if (i + 1 < n && c == 0xED && p[i + 1] >= 0xA0) goto bad; /* surrogate */
+    } else if (c < 0xF5) {
+      nCont = 3;
+      if (i + 1 < n && c == 0xF0 && p[i + 1] < 0x90) goto bad; /* overlong */
+      if (i + 1 < n && c == 0xF4 && p[i + 1] >= 0x90) goto bad; /* >10FFFF */
+    } else {
+      goto bad;
+    }
+    if (i + nCont >= n) goto bad;
+    {
+      int k;
+      for (k = 1; k <= nCont; k++) {
+        if ((p[i + k] & 0xC0) != 0x80) goto bad;
+      }
+    }
+    i += nCont + 1;
+  }
+  return 1;
+bad:
+  if (piBad) *piBad = i;
+  return 0;
+}
+
+/* ====================================================================
+** Integer fields
+** ==================================================================== */
+
+static const uint64_t aPow10[20] = {
+    1ULL,
+    10ULL,
+    100ULL,
+    1000ULL,
+    10000ULL,
+    100000ULL,
+    1000000ULL,
+    10000000ULL,
+    100000000ULL,
+    1000000000ULL,
+    10000000000ULL,
+    100000000000ULL,
+    1000000000000ULL,
+    10000000000000ULL,
+    100000000000000ULL,
+    1000000000000000ULL,
+    10000000000000000ULL,
+    100000000000000000ULL,
+    1000000000000000000ULL,
+    10000000000000000000ULL,
+};
+
+#define SIGN_BIT ((uint64_t)1 << 63)
+
+/* 10^w - 1: the largest w-digit number (fits in uint64 for w <= 19). */
+static uint64_t decMax(int w) { return aPow10[w] - 1; }
+
+void ksIntDomain(const ks_field *f, int64_t *pMin, int64_t *pMax) {
+  switch (f->eEnc) {
+    case KS_ENC_ORDERED_CODE:
+      *pMin = INT64_MIN;
+      *pMax = INT64_MAX;
+      break;
+    case KS_ENC_DECIMAL:
+    case KS_ENC_REVERSED_DECIMAL: {
+      uint64_t m = decMax(f->nWidth);
+      *pMin = 0;
+      *pMax = m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
+      break;
+    }
+    default:
+      *pMin = 0;
+      *pMax = INT64_MAX;
+      break;
+  }
+}
+
+uint64_t ksIntToU(const ks_field *f, int64_t v) {
+  switch (f->eEnc) {
+    case KS_ENC_ORDERED_CODE: return (uint64_t)v ^ SIGN_BIT;
+    case KS_ENC_REVERSED_DECIMAL: return decMax(f->nWidth) - (uint64_t)v;
+    default: return (uint64_t)v;
+  }
+}
+
+int64_t ksIntFromU(const ks_field *f, uint64_t u) {
+  switch (f->eEnc) {
+    case KS_ENC_ORDERED_CODE: return (int64_t)(u ^ SIGN_BIT);
+    case KS_ENC_REVERSED_DECIMAL: return (int64_t)(decMax(f->nWidth) - u);
+    default: return (int64_t)u;
+  }
+}
+
+void ksIntURange(const ks_field *f, uint64_t *puMin, uint64_t *puMax) {
+  int64_t vMin, vMax;
+  ksIntDomain(f, &vMin, &vMax);
+  if (f->eEnc == KS_ENC_REVERSED_DECIMAL) {
+    *puMin = ksIntToU(f, vMax);
+    *puMax = ksIntToU(f, vMin);
+  } else {
+    *puMin = ksIntToU(f, vMin);
+    *puMax = ksIntToU(f, vMax);
+  }
+}
+
+int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a) {
+  int i;
+  switch (f->eEnc) {
+    case KS_ENC_ORDERED_CODE:
+      return ksOcPutInt(a, (int64_t)(u ^ SIGN_BIT));
+    case KS_ENC_DECIMAL:
+    case KS_ENC_REVERSED_DECIMAL:
+      for (i = f->nWidth - 1; i >= 0; i--) {
+        a[i] = (uint8_t)('0' + u % 10);
+        u /= 10;
+      }
+      return f->nWidth;
+    default:
+      wcs_put64be(a, u);
+      return 8;
+  }
+}
+
+int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n, int64_t *pv,
+                     const char **pzWhy) {
+  switch (f->eEnc) {
+    case KS_ENC_ORDERED_CODE:
+      if (n == 0 || ksOcGetInt(p, n, pv) != n) {
+        *pzWhy = "not one ORDERED CODE integer";
+        return WCS_MISMATCH;
+      }
+      return WCS_OK;
+    case KS_ENC_DECIMAL:
+    case KS_ENC_REVERSED_DECIMAL: {
+      uint64_t u = 0;
+      int i;
+      int64_t vMin, vMax;
+      if (n != f->nWidth) {
+        *pzWhy = "wrong number of digits";
+        return WCS_MISMATCH;
+      }
+      for (i = 0; i < n; i++) {
+        unsigned d = (unsigned)p[i] - '0';
+        if (d > 9) {
+          *pzWhy = "not a decimal digit";
+          return WCS_MISMATCH;
+        }
+        u = u * 10 + d;
+      }
+      ksIntDomain(f, &vMin, &vMax);
+      if (f->eEnc == KS_ENC_DECIMAL ? u > (uint64_t)vMax
+                                    : u < decMax(f->nWidth) - (uint64_t)vMax) {
+        *pzWhy = "value beyond the INT64 range";
+        return WCS_MISMATCH;
+      }
+      *pv = ksIntFromU(f, u);
+      return WCS_OK;
+    }
+    default:
+      if (n != 8) {
+        *pzWhy = "BIG ENDIAN integers have 8 bytes";
+        return WCS_MISMATCH;
+      }
+      if (p[0] & 0x80) {
+        *pzWhy = "a negative BIG ENDIAN integer (only values >= 0 sort)";
+        return WCS_MISMATCH;
+      }
+      *pv = (int64_t)wcs_get64be(p);
+      return WCS_OK;
+  }
+}
+
+ks_view ksFieldMin(const ks_field *f, uint8_t *aBuf) {
+  ks_view v;
+  v.p = aBuf;
+  v.n = 0;
+  if (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) {
+    uint64_t uMin, uMax;
+    ksIntURange(f, &uMin, &uMax);
+    v.n = ksIntFieldBytes(f, uMin, aBuf);
+  }
+  return v;
+}
+
+int ksPrefixSuccessor(uint8_t *p, int n) {
+  while (n > 0 && p[n - 1] == 0xFF) n--;
+  if (n > 0) p[n - 1]++;
+  return n;
+}
+
+int ksDelimByte(const ks_schema *s) {
+  return s->eStruct == KS_STRUCT_DELIMITED ? s->aDelim[0] : -1;
+}
+
+/* ====================================================================
+** Struct encodings: split and join
+** ==================================================================== */
+
+/* DELIMITED: one pass over the key; every byte above d belongs to a field,
+** d itself must start the delimiter, anything below d is an error. */
+static int splitDelimited(const ks_schema *s, const uint8_t *a, int n,
+                          ks_view *aView, const char **pzWhy, int *piField) {
+  const uint8_t d = s->aDelim[0];
+  const int nDelim = s->nDelim;
+  int iField = 0, iStart = 0, i = 0;
+  for (;;) {
+    /* skip bytes above the delimiter, 8 at a time while d < 0x80 */
+    if (d < 0x80) {
+      const uint64_t k = 0x0101010101010101ULL * (uint64_t)(d + 1);
+      while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, a + i, 8);
+        /* any byte below d+1 (<= 0x80): the classic "hasless" test */
+        if ((w - k) & ~w & 0x8080808080808080ULL) break;
+        i += 8;
+      }
+    }
+    while (i < n && a[i] > d) i++;
+    if (i == n) break;
+    if (a[i] < d || i + nDelim > n ||
+        (nDelim > 1 && memcmp(a + i, s->aDelim, (size_t)nDelim) != 0)) {
+      *pzWhy = "a byte at or below the delimiter inside a field";
+      *piField = iField;
+      return WCS_MISMATCH;
+    }
+    if (iField + 1 >= s->nField) {
+      *pzWhy = "more fields than the key schema has";
+      *piField = -1;
+      return WCS_MISMATCH;
+    }
+    aView[iField].p = a + iStart;
+    aView[iField].n = i - iStart;
+    iField++;
+    i += nDelim;
+    iStart = i;
+  }
+  if (iField + 1 != s->nField) {
+    *pzWhy = "fewer fields than the key schema has";
+    *piField = -1;
+    return WCS_MISMATCH;
+  }
+  aView[iField].p = a + iStart;
+  aView[iField].n = n - iStart;
+  return WCS_OK;
+}
+
+/* ORDERED CODE struct: 00 FF is a literal 00, 00 01 ends a field, a field
+** that is exactly 00 00 is empty, missing trailing fields are empty. */
+static int splitOrderedCode(const ks_schema *s, const uint8_t *a, int n,
+                            ks_view *aView, wcs_buf *pScratch,
+                            const char **pzWhy, int *piField) {
+  int iField = 0, i = 0, k;
+  if (n == 0) {
+    *pzWhy = "an empty key (an all-empty key is 00 00)";
+    *piField = -1;
+    return WCS_MISMATCH;
+  }
+  if (pScratch) pScratch->n = 0;
+  if (n == 2 && a[0] == 0 && a[1] == 0) {
+    for (k = 0; k < s->nField; k++) {
+      aView[k].p = a;
+      aView[k].n = 0;
+    }
+    return WCS_OK;
+  }
+  for (;;) {
+    int iStart = i, bEscaped = 0;
+    if (iField >= s->nField) {
+      *pzWhy = "more fields than the key schema has";
+      *piField = -1;
+      return WCS_MISMATCH;
+    }
+    if (i + 1 < n && a[i] == 0 && a[i + 1] == 0) {
+      /* an empty field: must be followed by a separator (a trailing
+      ** empty field is dropped, never written) */
+      i += 2;
+      if (i == n) {
+        *pzWhy = "a trailing empty field that should have been dropped";
+        *piField = iField;
+        return WCS_MISMATCH;
+      }
+      if (!(i + 1 < n && a[i] == 0 && a[i + 1] == 0x01)) {
+        *pzWhy = "an empty field (00 00) not followed by a separator";
+        *piField = iField;
+        return WCS_MISMATCH;
+      }
+      aView[iField].p = a + iStart;
+      aView[iField].n = 0;
+    } else {
+      const uint8_t *z;
+      while (i < n) {
+        z = memchr(a + i, 0, (size_t)(n - i));
+        if (z == NULL) {
+          i = n;
+          break;
+        }
+        i = (int)(z - a);
+        if (i + 1 < n && a[i + 1] == 0xFF) {
+          bEscaped = 1;
+          i += 2;
+          continue;
+        }
+        break;
+      }
+      if (i < n && !(i + 1 < n && a[i + 1] == 0x01)) {
+        *pzWhy = "a 00 byte that is neither 00 FF (escape) nor 00 01 "
+                 "(separator)";
+        *piField = iField;
+        return WCS_MISMATCH;
+      }
+      if (i == iStart) {
+        *pzWhy = "an empty field not written as 00 00";
+        *piField = iField;
+        return WCS_MISMATCH;
+      }
+      if (bEscaped) {
+        uint8_t *o;
+        int j;
+        if (pScratch == NULL) {
+          *pzWhy = "no scratch buffer for an escaped field";
+          *piField = iField;
+          return WCS_MISUSE;
+        }
+        if (pScratch->n == 0 && wcs_buf_reserve(pScratch, (size_t)n) != WCS_OK) {
+          return WCS_NOMEM;
+        }
+        o = pScratch->a + pScratch->n;
+        aView[iField].p = o;
+        for (j = iStart; j < i; j++) {
+          *o++ = a[j];
+          if (a[j] == 0) j++; /* skip the FF of 00 FF */
+        }
+        aView[iField].n = (int)(o - aView[iField].p);
+        pScratch->n += (size_t)aView[iField].n;
+      } else {
+        aView[iField].p = a + iStart;
+        aView[iField].n = i - iStart;
+      }
+    }
+    iField++;
+    if (i == n) break;
+    i += 2; /* the 00 01 separator */
+    if (i == n) {
+      *pzWhy = "a separator at the end of the key";
+      *piField = iField;
+      return WCS_MISMATCH;
+    }
+  }
+  for (k = iField; k < s->nField; k++) {
+    aView[k].p = a + n;
+    aView[k].n = 0;
+  }
+  return WCS_OK;
+}
+
+int ksSplitKey(const ks_schema *s, const uint8_t *pKey, int nKey,
+               ks_view *aView, wcs_buf *pScratch, const char **pzWhy,
+               int *piField) {
+  switch (s->eStruct) {
+    case KS_STRUCT_SINGLETON:
+      aView[0].p = pKey;
+      aView[0].n = nKey;
+      return WCS_OK;
+    case KS_STRUCT_DELIMITED:
+      return splitDelimited(s, pKey, nKey, aView, pzWhy, piField);
+    case KS_STRUCT_ORDERED_CODE:
+      return splitOrderedCode(s, pKey, nKey, aView, pScratch, pzWhy, piField);
+    default:
+      *pzWhy = "the table has no key schema";
+      *piField = -1;
+      return WCS_MISUSE;
+  }
+}
+
+/* Append field bytes with 00 escaped as 00 FF. */
+static int appendEscaped(wcs_buf *b, const ks_view *v) {
+  int i, iRun = 0, rc = WCS_OK;
+  static const uint8_t aEsc[2] = {0x00, 0xFF};
+  for (i = 0; i < v->n && rc == WCS_OK; i++) {
+    if (v->p[i] == 0) {
+      rc = wcs_buf_append(b, v->p + iRun, (size_t)(i - iRun));
+      if (rc == WCS_OK) rc = wcs_buf_append(b, aEsc, 2);
+      iRun = i + 1;
+    }
+  }
+  if (rc == WCS_OK) rc = wcs_buf_append(b, v->p + iRun, (size_t)(v->n - iRun));
+  return rc;
+}
+
+static const uint8_t aSep[2] = {0x00, 0x01};
+static const uint8_t aEmpty[2] = {0x00, 0x00};
+
+/* ORDERED CODE: fields 0..m-1, each escaped (empty = 00 00), joined by
+** 00 01, nothing after the last. */
+static int ocJoinAll(const ks_view *aView, int m, wcs_buf *b) {
+  int i, rc = WCS_OK;
+  for (i = 0; i < m && rc == WCS_OK; i++) {
+    if (i > 0) rc = wcs_buf_append(b, aSep, 2);
+    if (rc != WCS_OK) break;
+    if (aView[i].n == 0) rc = wcs_buf_append(b, aEmpty, 2);
+    else rc = appendEscaped(b, &aView[i]);
+  }
+  return rc;
+}
+
+/* ORDERED CODE, a whole tuple: trailing empty fields dropped; nothing left
+** is 00 00. */
+static int ocJoinFull(const ks_view *aView, int n, wcs_buf *b) {
+  while (n > 0 && aView[n - 1].n == 0) n--;
+  if (n == 0) return wcs_buf_append(b, aEmpty, 2);
+  return ocJoinAll(aView, n, b);
+}
+
+int ksJoin(const ks_schema *s, const ks_view *aView, int m, int eMode,
+           wcs_buf *pOut) {
+  int i, rc = WCS_OK;
+  const int nField = s->nField;
+  assert(m >= 0 && m <= nField);
+  if (m == nField) {
+    if (s->eStruct == KS_STRUCT_ORDERED_CODE) {
+      rc = ocJoinFull(aView, m, pOut);
+    } else {
+      for (i = 0; i < m && rc == WCS_OK; i++) {
+        if (i > 0) rc = wcs_buf_append(pOut, s->aDelim, (size_t)s->nDelim);
+        if (rc == WCS_OK) {
+          rc = wcs_buf_append(pOut, aView[i].p, (size_t)aView[i].n);
+        }
+      }
+    }
+    if (rc == WCS_OK && eMode == KS_JOIN_HIGH) {
+      rc = wcs_buf_append(pOut, "", 1); /* the immediate successor */
+    }
+    return rc;
+  }
+  if (s->eStruct == KS_STRUCT_DELIMITED) {
+    size_t nBefore;
+    for (i = 0; i < m && rc == WCS_OK; i++) {
+      rc = wcs_buf_append(pOut, aView[i].p, (size_t)aView[i].n);
+      if (rc == WCS_OK) {
+        rc = wcs_buf_append(pOut, s->aDelim, (size_t)s->nDelim);
+      }
+    }
+    if (m == 0 || rc != WCS_OK || eMode != KS_JOIN_HIGH) return rc;
+    nBefore = pOut->n - (size_t)s->nDelim;
+    /* successor of the prefix: only the delimiter bytes change, since
+    ** delimiter[0] < 0xFF */
+    pOut->n = nBefore + (size_t)ksPrefixSuccessor(pOut->a + nBefore,
+                                                  s->nDelim);
+    return WCS_OK;
+  }
+  if (s->eStruct == KS_STRUCT_ORDERED_CODE) {
+    ks_view aAll[KS_MAX_FIELDS];
+    uint8_t aMin[KS_MAX_FIELDS][KS_FIELD_INT_MAX];
+    int bAllMayBeEmpty = 1;
+    if (m == 0 && eMode != KS_JOIN_HIGH) return WCS_OK;
+    switch (eMode) {
+      case KS_JOIN_LOW:
+        for (i = 0; i < nField; i++) {
+          aAll[i] = i < m ? aView[i] : ksFieldMin(&s->aField[i], aMin[i]);
+        }
+        return ocJoinFull(aAll, nField, pOut);
+      case KS_JOIN_PREFIX:
+        for (i = m; i < nField; i++) {
+          ks_type t = s->aField[i].eType;
+          if (t != KS_STRING && t != KS_BYTES) bAllMayBeEmpty = 0;
+        }
+        if (bAllMayBeEmpty) return ocJoinFull(aView, m, pOut);
+        rc = ocJoinAll(aView, m, pOut);
+        if (rc == WCS_OK) rc = wcs_buf_append(pOut, aSep, 2);
+        return rc;
+      default: { /* KS_JOIN_HIGH: E(fields) 00 02 */
+        static const uint8_t aHigh[2] = {0x00, 0x02};
+        assert(m > 0);
+        rc = ocJoinAll(aView, m, pOut);
+        if (rc == WCS_OK) rc = wcs_buf_append(pOut, aHigh, 2);
+        return rc;
+      }
+    }
+  }
+  /* SINGLETON with m == 0 < nField: the empty prefix */
+  return WCS_OK;
+}
+
+/* ====================================================================
+** Values → field bytes
+** ==================================================================== */
+
+/* Check aVal against field i and produce its field bytes (pointing at the
+** value for strings, into aBuf for integers). */
+static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
+                      ks_view *pView, uint8_t *aBuf, char **pzErr) {
+  const ks_field *f = &s->aField[i];
+  if (pVal->eType == KS_VAL_NULL) {
+    return wcs_seterr(pzErr, WCS_CONSTRAINT, "key field \"%s\" may not be "
+                      "NULL", f->zName);
+  }
+  if (f->eType == KS_STRING || f->eType == KS_BYTES) {
+    int d = ksDelimByte(s), iBad = 0;
+    if (pVal->eType != KS_VAL_BYTES || pVal->n < 0) {
+      return wcs_seterr(pzErr, WCS_MISMATCH, "key field \"%s\" is %s; got "
+                        "a number", f->zName, ks_type_name(f->eType));
+    }
+    pView->p = pVal->n ? pVal->p : (const uint8_t *)"";
+    pView->n = pVal->n;
+    if (f->eType == KS_STRING && !ksUtf8Valid(pView->p, pView->n, &iBad)) {
+      return wcs_seterr(pzErr, WCS_CONSTRAINT, "key field \"%s\": invalid "
+                        "UTF-8 at offset %d", f->zName, iBad);
+    }
+    if (d >= 0) {
+      int k;
+      for (k = 0; k < pView->n; k++) {
+        if (pView->p[k] <= d) {
+          return wcs_seterr(pzErr, WCS_CONSTRAINT, "key field \"%s\" holds "
+                            "byte 0x%02X at offset %d, which is not above "
+                            "the delimiter's first byte 0x%02X: delimited "
+                            "fields may only hold bytes above it, or keys "
+                            "would not sort by field", f->zName,
+                            pView->p[k], k, d);
+        }
+      }
+    }
+    return WCS_OK;
+  } else {
+    int64_t v, vMin, vMax;
+    if (pVal->eType == KS_VAL_INT) {
+      v = pVal->i;
+    } else if (pVal->eType == KS_VAL_REAL && pVal->r >= -9223372036854775808.0 &&
+               pVal->r < 9223372036854775808.0 &&
+               (double)(int64_t)pVal->r == pVal->r) {
+      v = (int64_t)pVal->r;
+    } else {
+      return wcs_seterr(pzErr, WCS_MISMATCH, "key field \"%s\" is %s; got "
+                        "a non-integer value", f->zName,
+                        ks_type_name(f->eType));
+    }
+    ksIntDomain(f, &vMin, &vMax);
+    if (v < vMin) {
+      if (f->eEnc == KS_ENC_BIG_ENDIAN) {
+        return wcs_seterr(pzErr, WCS_RANGE, "key field \"%s\" is BIG ENDIAN, "
+                          "which sorts only values >= 0 (negative values "
+                          "would sort after positive ones); got %lld; use "
+                          "ORDERED CODE for negative values", f->zName,
+                          (long long)v);
+      }
+      return wcs_seterr(pzErr, WCS_RANGE, "key field \"%s\" is %s(%d), which "
+                        "holds only values >= 0; got %lld", f->zName,
+                        ks_enc_name(f->eEnc), f->nWidth, (long long)v);
+    }
+    if (v > vMax) {
+      return wcs_seterr(pzErr, WCS_RANGE, "key field \"%s\" is %s(%d); %lld "
+                        "has more than %d digits", f->zName,
+                        ks_enc_name(f->eEnc), f->nWidth, (long long)v,
+                        f->nWidth);
+    }
+    pView->p = aBuf;
+    pView->n = ksIntFieldBytes(f, ksIntToU(f, v), aBuf);
+    return WCS_OK;
+  }
+}
+
+/* ====================================================================
+** The public codec
+** ==================================================================== */
+
+int ks_salt_bucket(const ks_schema *s, const uint8_t *p, int n) {
+  if (s->nSalt <= 0) return -1;
+  return (int)(XXH3_64bits(p, (size_t)n) % (uint64_t)s->nSalt);
+}
+
+static int encodeTuple(const ks_schema *s, const ks_value *aVal, int m,
+                       int eMode, int bSalt, wcs_buf *pOut, char **pzErr) {
+  ks_view aView[KS_MAX_FIELDS];
+  uint8_t aBuf[KS_MAX_FIELDS][KS_FIELD_INT_MAX];
+  size_t n0 = pOut->n;
+  int i, rc = WCS_OK;
+  if (s->nField == 0) {
+    return wcs_seterr(pzErr, WCS_MISUSE, "the table has no key schema");
+  }
+  if (m < 0 || m > s->nField) {
+    return wcs_seterr(pzErr, WCS_MISUSE, "%d leading fields of %d", m,
+                      s->nField);
+  }
+  for (i = 0; i < m && rc == WCS_OK; i++) {
+    rc = fieldBytes(s, i, &aVal[i], &aView[i], aBuf[i], pzErr);
+  }
+  if (rc != WCS_OK) return rc;
+  if (bSalt) rc = wcs_buf_append(pOut, "", 1);
+  if (rc == WCS_OK) rc = ksJoin(s, aView, m, eMode, pOut);
+  if (rc == WCS_OK && bSalt) {
+    pOut->a[n0] = (uint8_t)ks_salt_bucket(s, pOut->a + n0 + 1,
+                                          (int)(pOut->n - n0 - 1));
+  }
+  if (rc == WCS_OK && pOut->n - n0 > KS_MAX_KEY) {
+    rc = wcs_seterr(pzErr, WCS_TOOBIG, "the row key would have %zu bytes; "
+                    "the limit is %d", pOut->n - n0, KS_MAX_KEY);
+  }
+  if (rc != WCS_OK) pOut->n = n0;
+  return rc;
+}
+
+int ks_key_encode(const ks_schema *s, const ks_value *aField, wcs_buf *pOut,
+                  char **pzErr) {
+  return encodeTuple(s, aField, s->nField, KS_JOIN_FULL, s->nSalt > 0, pOut,
+                     pzErr);
+}
+
+int ks_key_prefix(const ks_schema *s, const ks_value *aVal, int nLeading,
+                  wcs_buf *pOut, char **pzErr) {
+  return encodeTuple(s, aVal, nLeading,
+                     nLeading == s->nField ? KS_JOIN_FULL : KS_JOIN_PREFIX, 0,
+                     pOut, pzErr);
+}
+
+/* The error for a key that does not decode: names the key and the field. */
+static int decodeError(const ks_schema *s, const uint8_t *pKey, int nKey,
+                       int iField, const char *zWhy, char **pzErr) {
+  char *zKey;
+  if (pzErr == NULL || *pzErr) return WCS_MISMATCH;
+  zKey = wcs_escape(pKey, (size_t)nKey, 200);
+  if (iField >= 0) {
+    wcs_seterr(pzErr, WCS_MISMATCH, "row key '%s' does not match the key "
+               "schema: field \"%s\": %s", zKey ? zKey : "?",
+               s->aField[iField].zName, zWhy);
+  } else {
+    wcs_seterr(pzErr, WCS_MISMATCH, "row key '%s' does not match the key "
+               "schema: %s", zKey ? zKey : "?", zWhy);
+  }
+  free(zKey);
+  return WCS_MISMATCH;
+}
+
+int ks_key_decode(const ks_schema *s, const uint8_t *pKey, int nKey,
+                  ks_value *aOut, wcs_buf *pScratch, char **pzErr) {
+  ks_view aView[KS_MAX_FIELDS];
+  const uint8_t *p = pKey;
+  int n = nKey, i, rc, iField = -1;
+  const char *zWhy = NULL;
+  if (s->nField == 0) {
+    return wcs_seterr(pzErr, WCS_MISUSE, "the table has no key schema");
+  }
+  if (nKey > KS_MAX_KEY) {
+    return decodeError(s, pKey, nKey, -1, "longer than 4096 bytes", pzErr);
+  }
+  if (s->nSalt > 0) {
+    if (nKey < 1) {
+      return decodeError(s, pKey, nKey, -1, "no salt byte", pzErr);
+    }
+    if (pKey[0] != (uint8_t)ks_salt_bucket(s, pKey + 1, nKey - 1)) {
+      return decodeError(s, pKey, nKey, -1, "the salt byte does not match "
+                         "the hash of the rest of the key", pzErr);
+    }
+    p++;
+    n--;
+  }
+  rc = ksSplitKey(s, p, n, aView, pScratch, &zWhy, &iField);
+  if (rc == WCS_NOMEM) return rc;
+  if (rc != WCS_OK) return decodeError(s, pKey, nKey, iField, zWhy, pzErr);
+  for (i = 0; i < s->nField; i++) {
+    const ks_field *f = &s->aField[i];
+    ks_value *o = &aOut[i];
+    if (f->eType == KS_STRING || f->eType == KS_BYTES) {
+      int iBad;
+      if (f->eType == KS_STRING && !ksUtf8Valid(aView[i].p, aView[i].n, &iBad)) {
+        return decodeError(s, pKey, nKey, i, "invalid UTF-8", pzErr);
+      }
+      o->eType = KS_VAL_BYTES;
+      o->p = aView[i].p;
+      o->n = aView[i].n;
+      o->i = 0;
+    } else {
+      o->eType = KS_VAL_INT;
+      o->p = NULL;
+      o->n = 0;
+      if (ksIntFieldDecode(f, aView[i].p, aView[i].n, &o->i, &zWhy) != WCS_OK) {
+        return decodeError(s, pKey, nKey, i, zWhy, pzErr);
+      }
+    }
+  }
+  return WCS_OK;
+}
