@@ -237,8 +237,8 @@ static int flushData(sst_builder *p, char **pzErr) {
 
 /* Add the pending index entry. Its separator S satisfies a <= S <= b for
 ** a = the block's last user key and b = the next block's first (pB NULL:
-** no next block); S < b whenever a < b, so a seek for b goes straight to
-** the block holding b. */
+** no next block, S = a); S < b whenever a < b, so a seek for b goes
+** straight to the block holding b. */
 static int addIndexEntry(sst_builder *p, const uint8_t *pB, size_t nB) {
   const uint8_t *pA = p->lastKey.a;
   size_t nA = p->lastKey.n - WCS_IKEY_TRAILER, i = 0, nSep = nA;
@@ -253,16 +253,9 @@ static int addIndexEntry(sst_builder *p, const uint8_t *pB, size_t nB) {
       p->sep.a[i]++;
       nSep = i + 1;
     }
-  } else {
-    /* Last block: the shortest successor of a (>= a). */
-    for (i = 0; i < nA; i++) {
-      if (pA[i] != 0xff) {
-        p->sep.a[i]++;
-        nSep = i + 1;
-        break;
-      }
-    }
   }
+  /* The last block keeps a itself: a seek past the file's last user key
+  ** then finds no block at all, with no block read. */
   nVal = wcs_put_varint(aVal, p->iPendOff);
   nVal += wcs_put_varint(aVal + nVal, p->nPendSize);
   rc = block_builder_add(&p->index, p->sep.a, nSep, aVal, (size_t)nVal);
@@ -1167,10 +1160,16 @@ static int iterSeek(wcs_iiter *pI, const uint8_t *pIKey, size_t nIKey) {
     unposition(it);
     return WCS_OK;
   }
-  rc = loadBlock(it, i);
-  if (rc == WCS_OK) rc = block_iter_seek(&it->bi, pIKey, nIKey);
-  if (rc != WCS_OK) return iterFail(it, rc);
-  return skipForward(it);
+  /* Versions of one user key may fill several blocks whose separators
+  ** all equal that key, so a block whose entries are all < the target
+  ** passes the seek on to the next block. */
+  for (;;) {
+    rc = loadBlock(it, i);
+    if (rc == WCS_OK) rc = block_iter_seek(&it->bi, pIKey, nIKey);
+    if (rc != WCS_OK) return iterFail(it, rc);
+    if (block_iter_valid(&it->bi) || ++i >= it->pR->nBlock) break;
+  }
+  return WCS_OK;
 }
 
 static int iterNext(wcs_iiter *pI) {

@@ -15,6 +15,22 @@
 #include "storage/ikey.h"
 #include "testutil.h"
 
+/* ck_assert records every passing check (a write per call), which makes
+** hot loops slow; these reach Check only when the condition fails. */
+#define QUICK_ASSERT(c)                                                        \
+  do {                                                                         \
+    if (!(c)) ck_assert_msg(0, "Assertion '%s' failed", #c);                   \
+  } while (0)
+#define QUICK_EQ(a, b)                                                         \
+  do {                                                                         \
+    unsigned long long qa_ = (unsigned long long)(a);                          \
+    unsigned long long qb_ = (unsigned long long)(b);                          \
+    if (qa_ != qb_) {                                                          \
+      ck_assert_msg(0, "Assertion '%s == %s' failed: %llu != %llu", #a, #b,    \
+                    qa_, qb_);                                                 \
+    }                                                                          \
+  } while (0)
+
 /* The block of doc/format.md's worked example: restart interval 2. */
 static const uint8_t aGoldenBlock[] = {
     0x00, 0x05, 0x01, 'a',  'p',  'p',  'l',  'e',  '1',  /* entry 0 */
@@ -98,11 +114,11 @@ static uint8_t *buildBlock(const Ent *a, int n, int nInterval, size_t *pn) {
   int i;
   block_builder_init(&b, nInterval);
   for (i = 0; i < n; i++) {
-    ck_assert_int_eq(block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal,
+    QUICK_EQ(block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal,
                                        a[i].nVal), WCS_OK);
   }
-  ck_assert_int_eq(block_builder_finish(&b, &p, pn), WCS_OK);
-  ck_assert_uint_eq(*pn, block_builder_size(&b));
+  QUICK_EQ(block_builder_finish(&b, &p, pn), WCS_OK);
+  QUICK_EQ(*pn, block_builder_size(&b));
   pOut = malloc(*pn);
   memcpy(pOut, p, *pn);
   block_builder_free(&b);
@@ -111,14 +127,14 @@ static uint8_t *buildBlock(const Ent *a, int n, int nInterval, size_t *pn) {
 
 static void assertAt(const block_iter *it, const Ent *a, int n, int i) {
   if (i < 0 || i >= n) {
-    ck_assert(!block_iter_valid(it));
+    QUICK_ASSERT(!block_iter_valid(it));
     return;
   }
-  ck_assert(block_iter_valid(it));
-  ck_assert_uint_eq(it->nKey, a[i].nKey);
-  ck_assert(memcmp(it->pKey, a[i].pKey, a[i].nKey) == 0);
-  ck_assert_uint_eq(it->nVal, a[i].nVal);
-  ck_assert(a[i].nVal == 0 || memcmp(it->pVal, a[i].pVal, a[i].nVal) == 0);
+  QUICK_ASSERT(block_iter_valid(it));
+  QUICK_EQ(it->nKey, a[i].nKey);
+  QUICK_ASSERT(memcmp(it->pKey, a[i].pKey, a[i].nKey) == 0);
+  QUICK_EQ(it->nVal, a[i].nVal);
+  QUICK_ASSERT(a[i].nVal == 0 || memcmp(it->pVal, a[i].pVal, a[i].nVal) == 0);
 }
 
 /* First index with key >= (p, n). */
@@ -148,14 +164,14 @@ START_TEST(test_block_golden_bytes) {
   for (i = 0; i < 3; i++) {
     block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal, a[i].nVal);
   }
-  ck_assert_int_eq(block_builder_finish(&b, &p, &n), WCS_OK);
-  ck_assert_uint_eq(n, sizeof aGoldenBlock);
-  ck_assert(memcmp(p, aGoldenBlock, n) == 0);
-  ck_assert_int_eq(block_frame(p, n, 0, NULL, &scratch, &out, &nStored),
+  QUICK_EQ(block_builder_finish(&b, &p, &n), WCS_OK);
+  QUICK_EQ(n, sizeof aGoldenBlock);
+  QUICK_ASSERT(memcmp(p, aGoldenBlock, n) == 0);
+  QUICK_EQ(block_frame(p, n, 0, NULL, &scratch, &out, &nStored),
                    WCS_OK);
-  ck_assert_uint_eq(nStored, n);
-  ck_assert_uint_eq(out.n, n + WCS_BLOCK_TRAILER);
-  ck_assert(memcmp(out.a + n, aGoldenTrailer, sizeof aGoldenTrailer) == 0);
+  QUICK_EQ(nStored, n);
+  QUICK_EQ(out.n, n + WCS_BLOCK_TRAILER);
+  QUICK_ASSERT(memcmp(out.a + n, aGoldenTrailer, sizeof aGoldenTrailer) == 0);
   block_builder_free(&b);
   wcs_buf_free(&out);
   wcs_buf_free(&scratch);
@@ -165,18 +181,18 @@ END_TEST
 START_TEST(test_block_reads_golden_block) {
   block_iter it;
   memset(&it, 0, sizeof it);
-  ck_assert_int_eq(block_iter_init(&it, aGoldenBlock, sizeof aGoldenBlock, 0),
+  QUICK_EQ(block_iter_init(&it, aGoldenBlock, sizeof aGoldenBlock, 0),
                    WCS_OK);
-  ck_assert_int_eq(block_iter_seek(&it, (const uint8_t *)"applet", 6), WCS_OK);
-  ck_assert(block_iter_valid(&it));
-  ck_assert(it.nKey == 6 && memcmp(it.pKey, "banana", 6) == 0);
-  ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
-  ck_assert(it.nKey == 10 && memcmp(it.pKey, "applesauce", 10) == 0);
-  ck_assert(it.nVal == 1 && it.pVal[0] == '2');
-  ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
-  ck_assert(it.nKey == 5 && memcmp(it.pKey, "apple", 5) == 0);
-  ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
-  ck_assert(!block_iter_valid(&it));
+  QUICK_EQ(block_iter_seek(&it, (const uint8_t *)"applet", 6), WCS_OK);
+  QUICK_ASSERT(block_iter_valid(&it));
+  QUICK_ASSERT(it.nKey == 6 && memcmp(it.pKey, "banana", 6) == 0);
+  QUICK_EQ(block_iter_prev(&it), WCS_OK);
+  QUICK_ASSERT(it.nKey == 10 && memcmp(it.pKey, "applesauce", 10) == 0);
+  QUICK_ASSERT(it.nVal == 1 && it.pVal[0] == '2');
+  QUICK_EQ(block_iter_prev(&it), WCS_OK);
+  QUICK_ASSERT(it.nKey == 5 && memcmp(it.pKey, "apple", 5) == 0);
+  QUICK_EQ(block_iter_prev(&it), WCS_OK);
+  QUICK_ASSERT(!block_iter_valid(&it));
   block_iter_clear(&it);
 }
 END_TEST
@@ -190,24 +206,24 @@ static void checkBlockAgainstModel(int n, int nInterval, int bIKey) {
   block_iter it;
   int i, k, pos;
   memset(&it, 0, sizeof it);
-  ck_assert_int_eq(block_iter_init(&it, pBlk, nBlk, bIKey), WCS_OK);
-  ck_assert(!block_iter_valid(&it));
+  QUICK_EQ(block_iter_init(&it, pBlk, nBlk, bIKey), WCS_OK);
+  QUICK_ASSERT(!block_iter_valid(&it));
 
-  ck_assert_int_eq(block_iter_first(&it), WCS_OK);
+  QUICK_EQ(block_iter_first(&it), WCS_OK);
   for (i = 0; i < n; i++) {
     assertAt(&it, a, n, i);
-    ck_assert_int_eq(block_iter_next(&it), WCS_OK);
+    QUICK_EQ(block_iter_next(&it), WCS_OK);
   }
   assertAt(&it, a, n, n);
-  ck_assert_int_eq(block_iter_last(&it), WCS_OK);
+  QUICK_EQ(block_iter_last(&it), WCS_OK);
   for (i = n - 1; i >= 0; i--) {
     assertAt(&it, a, n, i);
-    ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
+    QUICK_EQ(block_iter_prev(&it), WCS_OK);
   }
   assertAt(&it, a, n, -1);
 
   for (i = 0; i < n; i++) {
-    ck_assert_int_eq(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
+    QUICK_EQ(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
     assertAt(&it, a, n, i);
   }
   /* Seeks between and beyond the keys. */
@@ -217,7 +233,7 @@ static void checkBlockAgainstModel(int n, int nInterval, int bIKey) {
     int j;
     tu_rand_bytes(t, nT);
     for (j = 0; j < (int)nT - (bIKey ? 8 : 0); j++) t[j] = (uint8_t)('`' + t[j] % 6);
-    ck_assert_int_eq(block_iter_seek(&it, t, nT), WCS_OK);
+    QUICK_EQ(block_iter_seek(&it, t, nT), WCS_OK);
     assertAt(&it, a, n, modelSeek(a, n, bIKey, t, nT));
   }
 
@@ -227,22 +243,22 @@ static void checkBlockAgainstModel(int n, int nInterval, int bIKey) {
     int op = (int)tu_rand_range(10);
     if (pos < 0 || pos >= n || op == 0) {
       if (tu_rand_range(2)) {
-        ck_assert_int_eq(block_iter_first(&it), WCS_OK);
+        QUICK_EQ(block_iter_first(&it), WCS_OK);
         pos = 0;
       } else {
-        ck_assert_int_eq(block_iter_last(&it), WCS_OK);
+        QUICK_EQ(block_iter_last(&it), WCS_OK);
         pos = n - 1;
       }
       if (n == 0) pos = -1;
     } else if (op == 1) {
       int j = (int)tu_rand_range((uint64_t)n);
-      ck_assert_int_eq(block_iter_seek(&it, a[j].pKey, a[j].nKey), WCS_OK);
+      QUICK_EQ(block_iter_seek(&it, a[j].pKey, a[j].nKey), WCS_OK);
       pos = j;
     } else if (op < 6) {
-      ck_assert_int_eq(block_iter_next(&it), WCS_OK);
+      QUICK_EQ(block_iter_next(&it), WCS_OK);
       pos++;
     } else {
-      ck_assert_int_eq(block_iter_prev(&it), WCS_OK);
+      QUICK_EQ(block_iter_prev(&it), WCS_OK);
       pos--;
     }
     assertAt(&it, a, n, pos);
@@ -296,9 +312,9 @@ START_TEST(test_block_versions_of_one_key_newest_first) {
   block_iter_init(&it, pBlk, nBlk, 1);
   t[0] = 'k';
   wcs_put64(t + 1, wcs_ikey_pack(6, WCS_KT_PUT));
-  ck_assert_int_eq(block_iter_seek(&it, t, 9), WCS_OK);
-  ck_assert(block_iter_valid(&it));
-  ck_assert_uint_eq(wcs_ikey_seq(it.pKey, it.nKey), 5);
+  QUICK_EQ(block_iter_seek(&it, t, 9), WCS_OK);
+  QUICK_ASSERT(block_iter_valid(&it));
+  QUICK_EQ(wcs_ikey_seq(it.pKey, it.nKey), 5);
   block_iter_clear(&it);
   free(pBlk);
 }
@@ -309,12 +325,12 @@ START_TEST(test_block_empty_block_is_valid_and_empty) {
   uint8_t *p = buildBlock(NULL, 0, 16, &n);
   block_iter it;
   memset(&it, 0, sizeof it);
-  ck_assert_uint_eq(n, 4);
-  ck_assert_int_eq(block_iter_init(&it, p, n, 1), WCS_OK);
-  ck_assert_int_eq(block_iter_first(&it), WCS_OK);
-  ck_assert(!block_iter_valid(&it));
-  ck_assert_int_eq(block_iter_last(&it), WCS_OK);
-  ck_assert(!block_iter_valid(&it));
+  QUICK_EQ(n, 4);
+  QUICK_EQ(block_iter_init(&it, p, n, 1), WCS_OK);
+  QUICK_EQ(block_iter_first(&it), WCS_OK);
+  QUICK_ASSERT(!block_iter_valid(&it));
+  QUICK_EQ(block_iter_last(&it), WCS_OK);
+  QUICK_ASSERT(!block_iter_valid(&it));
   block_iter_clear(&it);
   free(p);
 }
@@ -353,7 +369,7 @@ START_TEST(test_block_truncations_are_errors_not_crashes) {
   tu_seed(0);
   a = randomEnts(60, 1);
   pBlk = buildBlock(a, 60, 4, &nBlk);
-  ck_assert_int_eq(exerciseBlock(pBlk, nBlk, 1), WCS_OK);
+  QUICK_EQ(exerciseBlock(pBlk, nBlk, 1), WCS_OK);
   for (n = 0; n < nBlk; n++) {
     /* A prefix of a block read as a whole block: its "restart count" is
     ** some entry byte; whatever happens must be in bounds. */
@@ -363,7 +379,7 @@ START_TEST(test_block_truncations_are_errors_not_crashes) {
     (void)exerciseBlock(p, n, 0);
     free(p);
   }
-  ck_assert_int_eq(exerciseBlock(pBlk, 3, 1), WCS_CORRUPT);
+  QUICK_EQ(exerciseBlock(pBlk, 3, 1), WCS_CORRUPT);
   free(pBlk);
   freeEnts(a, 60);
 }
@@ -399,13 +415,13 @@ START_TEST(test_block_restart_key_with_shared_prefix_is_corrupt) {
   uint8_t a[sizeof aGoldenBlock];
   memcpy(a, aGoldenBlock, sizeof a);
   a[18] = 0x01; /* entry 2 claims one shared byte */
-  ck_assert_int_eq(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+  QUICK_EQ(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
   memcpy(a, aGoldenBlock, sizeof a);
   a[1] = 0x30; /* entry 0's key runs past the entries */
-  ck_assert_int_eq(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+  QUICK_EQ(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
   memcpy(a, aGoldenBlock, sizeof a);
   a[36] = 0x0b; /* restart count larger than the block */
-  ck_assert_int_eq(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+  QUICK_EQ(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
 }
 END_TEST
 
@@ -422,34 +438,34 @@ START_TEST(test_block_frame_round_trips_raw_and_zstd) {
   tu_rand_bytes(aNoise, sizeof aNoise);
 
   /* Compressible: stored as zstd, decompresses to the same bytes. */
-  ck_assert_int_eq(block_frame(aText, sizeof aText, 3, cctx, &scratch, &out,
+  QUICK_EQ(block_frame(aText, sizeof aText, 3, cctx, &scratch, &out,
                                &nStored), WCS_OK);
   ck_assert_uint_lt(nStored, sizeof aText / 2);
-  ck_assert_int_eq(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
-  ck_assert_int_eq(type, WCS_BLOCK_ZSTD);
-  ck_assert_uint_eq(nRaw, sizeof aText);
-  ck_assert_int_eq(block_inflate(out.a, nStored, aBack, nRaw, &zWhy), WCS_OK);
-  ck_assert(memcmp(aBack, aText, sizeof aText) == 0);
+  QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
+  QUICK_EQ(type, WCS_BLOCK_ZSTD);
+  QUICK_EQ(nRaw, sizeof aText);
+  QUICK_EQ(block_inflate(out.a, nStored, aBack, nRaw, &zWhy), WCS_OK);
+  QUICK_ASSERT(memcmp(aBack, aText, sizeof aText) == 0);
   /* The raw length bounds the output: a smaller buffer is refused. */
-  ck_assert_int_eq(block_inflate(out.a, nStored, aBack, nRaw - 1, &zWhy),
+  QUICK_EQ(block_inflate(out.a, nStored, aBack, nRaw - 1, &zWhy),
                    WCS_CORRUPT);
 
   /* Incompressible: kept raw. */
   out.n = 0;
-  ck_assert_int_eq(block_frame(aNoise, sizeof aNoise, 3, cctx, &scratch, &out,
+  QUICK_EQ(block_frame(aNoise, sizeof aNoise, 3, cctx, &scratch, &out,
                                &nStored), WCS_OK);
-  ck_assert_uint_eq(nStored, sizeof aNoise);
-  ck_assert_int_eq(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
-  ck_assert_int_eq(type, WCS_BLOCK_RAW);
-  ck_assert(memcmp(out.a, aNoise, sizeof aNoise) == 0);
+  QUICK_EQ(nStored, sizeof aNoise);
+  QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
+  QUICK_EQ(type, WCS_BLOCK_RAW);
+  QUICK_ASSERT(memcmp(out.a, aNoise, sizeof aNoise) == 0);
 
   /* Saving less than 12.5% keeps it raw: half noise, half text. */
   memcpy(aBack, aNoise, sizeof aBack);
   memcpy(aBack + 18000, aText, 2000);
   out.n = 0;
-  ck_assert_int_eq(block_frame(aBack, sizeof aBack, 3, cctx, &scratch, &out,
+  QUICK_EQ(block_frame(aBack, sizeof aBack, 3, cctx, &scratch, &out,
                                &nStored), WCS_OK);
-  ck_assert_uint_eq(nStored, sizeof aBack);
+  QUICK_EQ(nStored, sizeof aBack);
 
   ZSTD_freeCCtx(cctx);
   wcs_buf_free(&out);
@@ -473,14 +489,14 @@ START_TEST(test_block_check_detects_every_flipped_byte) {
       int bit;
       for (bit = 0; bit < 8; bit++) {
         out.a[i] ^= (uint8_t)(1 << bit);
-        ck_assert_int_eq(block_check(out.a, out.n, &type, &nRaw, &zWhy),
+        QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy),
                          WCS_CORRUPT);
         out.a[i] ^= (uint8_t)(1 << bit);
       }
     }
-    ck_assert_int_eq(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
+    QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
     for (i = 0; i < out.n; i++) {
-      ck_assert_int_eq(block_check(out.a, i, &type, &nRaw, &zWhy),
+      QUICK_EQ(block_check(out.a, i, &type, &nRaw, &zWhy),
                        WCS_CORRUPT);
     }
   }

@@ -1,0 +1,927 @@
+/*
+** Tests of sorted files (storage/sst.c): golden bytes of a tiny file,
+** round trips of random entries (empty and 64 KiB values, zstd on and off,
+** many block and restart shapes) read forward, backward and by seeks and
+** compared with a sorted array, metadata and range tombstones, the cache
+** path, and bad files: every truncation, a wrong magic, an unknown
+** version, and every flipped byte of whole files — always WCS_CORRUPT with
+** the file and offset named, never a crash, never a wrong row.
+*/
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/block.h"
+#include "storage/env.h"
+#include "storage/ikey.h"
+#include "storage/sst.h"
+#include "testutil.h"
+
+/* ck_assert records every passing check (a write per call), which makes
+** hot loops slow; these reach Check only when the condition fails. */
+#define QUICK_ASSERT(c)                                                        \
+  do {                                                                         \
+    if (!(c)) ck_assert_msg(0, "Assertion '%s' failed", #c);                   \
+  } while (0)
+#define QUICK_EQ(a, b)                                                         \
+  do {                                                                         \
+    unsigned long long qa_ = (unsigned long long)(a);                          \
+    unsigned long long qb_ = (unsigned long long)(b);                          \
+    if (qa_ != qb_) {                                                          \
+      ck_assert_msg(0, "Assertion '%s == %s' failed: %llu != %llu", #a, #b,    \
+                    qa_, qb_);                                                 \
+    }                                                                          \
+  } while (0)
+
+typedef struct Ent {
+  uint8_t *pKey; /* internal key */
+  size_t nKey;
+  uint8_t *pVal;
+  size_t nVal;
+} Ent;
+
+static int entCmp(const void *a, const void *b) {
+  const Ent *x = a, *y = b;
+  return wcs_ikey_cmp(x->pKey, x->nKey, y->pKey, y->nKey);
+}
+
+static void freeEnts(Ent *a, int n) {
+  int i;
+  for (i = 0; i < n; i++) {
+    free(a[i].pKey);
+    free(a[i].pVal);
+  }
+  free(a);
+}
+
+static uint8_t *mkIKey(const char *zU, size_t nU, uint64_t seq, int type,
+                       size_t *pn) {
+  uint8_t *k = malloc(nU + 8);
+  memcpy(k, zU, nU);
+  wcs_put64(k + nU, wcs_ikey_pack(seq, type));
+  *pn = nU + 8;
+  return k;
+}
+
+/* n random entries with distinct internal keys, sorted: user keys from a
+** small space (so versions repeat), values mostly short, some empty, and
+** nBig of 64 KiB. */
+static Ent *randomEnts(int n, int nBig) {
+  Ent *a = calloc((size_t)n, sizeof *a);
+  uint64_t seq = 1;
+  int i;
+  for (i = 0; i < n; i++) {
+    char zU[32];
+    int nU = snprintf(zU, sizeof zU, "row%05d#%c", (int)tu_rand_range(
+                      (uint64_t)n), (char)('a' + tu_rand_range(3)));
+    a[i].pKey = mkIKey(zU, (size_t)nU, seq++,
+                       tu_rand_range(8) ? WCS_KT_PUT : WCS_KT_DELETE,
+                       &a[i].nKey);
+    if (i < nBig) {
+      a[i].nVal = 65536;
+    } else {
+      a[i].nVal = tu_rand_range(5) == 0 ? 0 : tu_rand_range(120);
+    }
+    a[i].pVal = malloc(a[i].nVal + 1);
+    tu_rand_bytes(a[i].pVal, a[i].nVal);
+    if (a[i].nVal > 4) memset(a[i].pVal, 'v', a[i].nVal / 2); /* compressible */
+  }
+  qsort(a, (size_t)n, sizeof *a, entCmp);
+  return a;
+}
+
+static void putFile(wcs_env *env, const char *zPath, const void *p, size_t n) {
+  wcs_file *f;
+  QUICK_EQ(env->xOpen(env, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE,
+                              &f, NULL), WCS_OK);
+  QUICK_EQ(env->xAppend(f, p, n, NULL), WCS_OK);
+  env->xClose(f);
+}
+
+static uint8_t *getFile(wcs_env *env, const char *zPath, size_t *pn) {
+  wcs_file *f;
+  uint64_t n;
+  uint8_t *p;
+  size_t nRead;
+  QUICK_EQ(env->xOpen(env, zPath, WCS_OPEN_READ, &f, NULL), WCS_OK);
+  QUICK_EQ(env->xSize(f, &n, NULL), WCS_OK);
+  p = malloc(n + 1);
+  QUICK_EQ(env->xRead(f, 0, p, n, &nRead, NULL), WCS_OK);
+  QUICK_EQ(nRead, n);
+  env->xClose(f);
+  *pn = n;
+  return p;
+}
+
+static void buildFile(wcs_env *env, const char *zPath, const Ent *a, int n,
+                      const sst_options *pOpt, const sst_rangedel *aDel,
+                      int nDel, sst_meta *pMeta) {
+  sst_builder *b;
+  char *zErr = NULL;
+  int i;
+  QUICK_EQ(sst_builder_new(env, zPath, 7, pOpt, &b, &zErr), WCS_OK);
+  for (i = 0; i < n; i++) {
+    QUICK_EQ(sst_builder_add(b, a[i].pKey, a[i].nKey, a[i].pVal,
+                                     a[i].nVal, &zErr), WCS_OK);
+  }
+  for (i = 0; i < nDel; i++) {
+    QUICK_EQ(sst_builder_add_rangedel(b, &aDel[i], &zErr), WCS_OK);
+  }
+  QUICK_EQ(sst_builder_entries(b), (uint64_t)n);
+  QUICK_EQ(sst_builder_finish(b, pMeta, &zErr), WCS_OK);
+  ck_assert_ptr_null(zErr);
+}
+
+static sst_options opts(int nBlock, int nRestart, int iZstd, int nBloom) {
+  sst_options o;
+  memset(&o, 0, sizeof o);
+  o.nBlockSize = nBlock;
+  o.nRestart = nRestart;
+  o.iZstdLevel = iZstd;
+  o.nBloomBits = nBloom;
+  return o;
+}
+
+static void assertAt(wcs_iiter *it, const Ent *a, int n, int i) {
+  const uint8_t *p;
+  size_t np;
+  if (i < 0 || i >= n) {
+    QUICK_ASSERT(!it->pMethods->xValid(it));
+    QUICK_EQ(it->pMethods->xStatus(it, NULL), WCS_OK);
+    return;
+  }
+  QUICK_ASSERT(it->pMethods->xValid(it));
+  p = it->pMethods->xKey(it, &np);
+  QUICK_EQ(np, a[i].nKey);
+  QUICK_ASSERT(memcmp(p, a[i].pKey, np) == 0);
+  p = it->pMethods->xValue(it, &np);
+  QUICK_EQ(np, a[i].nVal);
+  QUICK_ASSERT(np == 0 || memcmp(p, a[i].pVal, np) == 0);
+}
+
+static int modelSeek(const Ent *a, int n, const uint8_t *p, size_t np) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (wcs_ikey_cmp(a[mid].pKey, a[mid].nKey, p, np) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Every way of reading the file agrees with the array. */
+static void checkReader(sst_reader *r, const Ent *a, int n, int nSeek) {
+  wcs_iiter *it;
+  const wcs_iiter_methods *m;
+  int i, k;
+  QUICK_EQ(sst_reader_iter(r, 1, &it, NULL), WCS_OK);
+  m = it->pMethods;
+  QUICK_ASSERT(!m->xValid(it));
+  QUICK_EQ(m->xFirst(it), WCS_OK);
+  for (i = 0; i < n; i++) {
+    assertAt(it, a, n, i);
+    QUICK_EQ(m->xNext(it), WCS_OK);
+  }
+  assertAt(it, a, n, n);
+  QUICK_EQ(m->xLast(it), WCS_OK);
+  for (i = n - 1; i >= 0; i--) {
+    assertAt(it, a, n, i);
+    QUICK_EQ(m->xPrev(it), WCS_OK);
+  }
+  assertAt(it, a, n, -1);
+  for (k = 0; k < nSeek; k++) {
+    char zU[32];
+    size_t nT;
+    int nU = snprintf(zU, sizeof zU, "row%05d#%c",
+                      (int)tu_rand_range((uint64_t)n + 2),
+                      (char)('a' + tu_rand_range(4)));
+    uint8_t *t;
+    int j;
+    if (n > 0 && k % 3 == 0) {
+      /* exactly an existing key */
+      j = (int)tu_rand_range((uint64_t)n);
+      QUICK_EQ(m->xSeek(it, a[j].pKey, a[j].nKey), WCS_OK);
+      assertAt(it, a, n, j);
+      QUICK_EQ(m->xSeekForPrev(it, a[j].pKey, a[j].nKey), WCS_OK);
+      assertAt(it, a, n, j);
+      continue;
+    }
+    t = mkIKey(zU, (size_t)nU, tu_rand_range((uint64_t)n + 2), WCS_KT_PUT, &nT);
+    j = modelSeek(a, n, t, nT);
+    QUICK_EQ(m->xSeek(it, t, nT), WCS_OK);
+    assertAt(it, a, n, j);
+    if (j < n && tu_rand_range(2)) {
+      QUICK_EQ(m->xPrev(it), WCS_OK);
+      assertAt(it, a, n, j - 1);
+    }
+    QUICK_EQ(m->xSeekForPrev(it, t, nT), WCS_OK);
+    if (j < n && wcs_ikey_cmp(a[j].pKey, a[j].nKey, t, nT) == 0) j++;
+    assertAt(it, a, n, j - 1);
+    if (j - 1 >= 0 && tu_rand_range(2)) {
+      QUICK_EQ(m->xNext(it), WCS_OK);
+      assertAt(it, a, n, j);
+    }
+    free(t);
+  }
+  m->xClose(it);
+}
+
+START_TEST(test_sst_round_trips_random_entries) {
+  static const int aShape[][4] = {
+      /* block size, restart interval, zstd level, bloom bits */
+      {4096, 16, 0, 10}, {4096, 16, 3, 10}, {256, 1, 0, 0},
+      {256, 3, 1, 5},    {65536, 16, 3, 10}, {64, 2, 0, 10},
+  };
+  wcs_env *env = wcs_env_mem_new();
+  wcs_cache *cache;
+  size_t s;
+  tu_seed(0);
+  QUICK_EQ(wcs_cache_new(1 << 20, &cache), WCS_OK);
+  for (s = 0; s < sizeof aShape / sizeof aShape[0]; s++) {
+    int n = s == 5 ? 300 : 2500;
+    Ent *a = randomEnts(n, 0);
+    sst_options o = opts(aShape[s][0], aShape[s][1], aShape[s][2],
+                         aShape[s][3]);
+    sst_meta meta;
+    sst_reader *r;
+    uint64_t nE, nRaw, nB;
+    buildFile(env, "000007.sst", a, n, &o, NULL, 0, &meta);
+    QUICK_EQ(meta.nEntries, (uint64_t)n);
+    QUICK_EQ(sst_reader_open(env, "000007.sst", 7 + s, meta.nBytes,
+                                     cache, &r, NULL), WCS_OK);
+    sst_reader_props(r, &nE, &nRaw, &nB);
+    QUICK_EQ(nE, (uint64_t)n);
+    QUICK_EQ(nRaw, meta.nRawBytes);
+    QUICK_EQ(nB, meta.nBytes);
+    checkReader(r, a, n, 600);
+    sst_reader_close(r);
+    sst_meta_clear(&meta);
+    freeEnts(a, n);
+  }
+  wcs_cache_free(cache);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_round_trips_empty_and_64k_values) {
+  wcs_env *env = wcs_env_mem_new();
+  int lvl;
+  tu_seed(0);
+  for (lvl = 0; lvl <= 3; lvl += 3) {
+    int n = 400;
+    Ent *a = randomEnts(n, 0);
+    sst_options o = opts(4096, 16, lvl, 10);
+    sst_meta meta;
+    sst_reader *r;
+    int i;
+    /* Every 25th value is 64 KiB, every 3rd is empty. */
+    for (i = 0; i < n; i++) {
+      size_t nv = i % 25 == 0 ? 65536 : (i % 3 == 0 ? 0 : a[i].nVal);
+      a[i].pVal = realloc(a[i].pVal, nv + 1);
+      a[i].nVal = nv;
+      tu_rand_bytes(a[i].pVal, nv);
+    }
+    buildFile(env, "big.sst", a, n, &o, NULL, 0, &meta);
+    QUICK_EQ(sst_reader_open(env, "big.sst", 1, 0, NULL, &r, NULL),
+                     WCS_OK);
+    checkReader(r, a, n, 200);
+    sst_reader_close(r);
+    sst_meta_clear(&meta);
+    freeEnts(a, n);
+  }
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_versions_of_one_key_straddle_blocks) {
+  /* 600 versions of one user key, tiny blocks: seeks at every snapshot
+  ** find the newest version <= the snapshot even across block edges. */
+  wcs_env *env = wcs_env_mem_new();
+  int n = 600, i;
+  Ent *a = calloc((size_t)n + 2, sizeof *a);
+  sst_options o = opts(128, 4, 0, 10);
+  sst_meta meta;
+  sst_reader *r;
+  wcs_iiter *it;
+  a[0].pKey = mkIKey("a", 1, 5, WCS_KT_PUT, &a[0].nKey);
+  for (i = 1; i <= n; i++) {
+    a[i].pKey = mkIKey("k", 1, (uint64_t)(2 * (n - i) + 2), WCS_KT_PUT,
+                       &a[i].nKey);
+  }
+  a[n + 1].pKey = mkIKey("z", 1, 3, WCS_KT_PUT, &a[n + 1].nKey);
+  for (i = 0; i < n + 2; i++) {
+    a[i].pVal = malloc(8);
+    a[i].nVal = 8;
+    wcs_put64(a[i].pVal, (uint64_t)i);
+  }
+  buildFile(env, "v.sst", a, n + 2, &o, NULL, 0, &meta);
+  QUICK_EQ(sst_reader_open(env, "v.sst", 1, meta.nBytes, NULL, &r,
+                                   NULL), WCS_OK);
+  QUICK_EQ(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
+  for (i = 0; i <= 2 * n + 2; i++) {
+    size_t nT;
+    uint8_t *t = mkIKey("k", 1, (uint64_t)i, WCS_KT_PUT, &nT);
+    int j = modelSeek(a, n + 2, t, nT);
+    QUICK_EQ(it->pMethods->xSeek(it, t, nT), WCS_OK);
+    assertAt(it, a, n + 2, j);
+    QUICK_EQ(it->pMethods->xSeekForPrev(it, t, nT), WCS_OK);
+    assertAt(it, a, n + 2,
+             j < n + 2 && wcs_ikey_cmp(a[j].pKey, a[j].nKey, t, nT) == 0
+                 ? j
+                 : j - 1);
+    free(t);
+  }
+  checkReader(r, a, n + 2, 0);
+  it->pMethods->xClose(it);
+  sst_reader_close(r);
+  sst_meta_clear(&meta);
+  freeEnts(a, n + 2);
+  env->xDestroy(env);
+}
+END_TEST
+
+/* The tiny file of doc/format.md's worked example. */
+static void buildGolden(wcs_env *env, const char *zPath, sst_meta *pMeta) {
+  Ent a[2];
+  sst_rangedel d;
+  sst_options o = opts(4096, 16, 0, 10);
+  a[0].pKey = mkIKey("a", 1, 1, WCS_KT_PUT, &a[0].nKey);
+  a[0].pVal = (uint8_t *)"x";
+  a[0].nVal = 1;
+  a[1].pKey = mkIKey("b", 1, 2, WCS_KT_DELETE, &a[1].nKey);
+  a[1].pVal = NULL;
+  a[1].nVal = 0;
+  d.pStart = (const uint8_t *)"c";
+  d.nStart = 1;
+  d.pEnd = (const uint8_t *)"d";
+  d.nEnd = 1;
+  d.seq = 3;
+  buildFile(env, zPath, a, 2, &o, &d, 1, pMeta);
+  free(a[0].pKey);
+  free(a[1].pKey);
+}
+
+static const uint8_t aGoldenFile[] = {
+    /* 0: data block 0: two entries, restart array */
+    0x00, 0x09, 0x01, 0x61, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x78, 0x00, 0x09, 0x00, 0x62, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+    /* 33: trailer: raw, 33 bytes, CRC */
+    0x00, 0x21, 0x00, 0x00, 0x00, 0x15, 0x97, 0x29, 0xf6,
+    /* 42: bloom block: one 64-byte line, nLines=1, k=7, kind 0, hash 1 */
+    0x01, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x10, 0x20, 0x00,
+    0x00, 0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00,
+    0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x01, 0x00,
+    /* 114: trailer */
+    0x00, 0x48, 0x00, 0x00, 0x00, 0xbb, 0x6a, 0xa9, 0xb9,
+    /* 123: range tombstones: 1 x [c, d) at seq 3 */
+    0x01, 0x01, 0x63, 0x02, 0x64, 0x03,
+    /* 129: trailer */
+    0x00, 0x06, 0x00, 0x00, 0x00, 0xda, 0x92, 0x6f, 0x37,
+    /* 138: properties */
+    0x01, 0x01, 0x02, 0x02, 0x01, 0x13, 0x03, 0x01, 0x01, 0x04, 0x01, 0x01,
+    0x05, 0x01, 0x03, 0x06, 0x01, 0x01, 0x07, 0x09, 0x61, 0x01, 0x01, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x09, 0x64, 0x01, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0x09, 0x01, 0x00,
+    /* 181: trailer */
+    0x00, 0x2b, 0x00, 0x00, 0x00, 0x52, 0xf6, 0xfc, 0xbc,
+    /* 190: index block: separator "b" -> (0, 33) */
+    0x00, 0x01, 0x02, 0x62, 0x00, 0x21, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
+    0x00, 0x00,
+    /* 204: trailer */
+    0x00, 0x0e, 0x00, 0x00, 0x00, 0xcc, 0x37, 0x72, 0x39,
+    /* 213: footer */
+    0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x48, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x7b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x8a, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x2b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xbe, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0e, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x75, 0x5e, 0x26, 0xa8,
+    0x89, 0x57, 0x53, 0x54, 0x0d, 0x0a, 0x1a, 0x0a,
+};
+
+START_TEST(test_sst_golden_file_bytes) {
+  wcs_env *env = wcs_env_mem_new();
+  sst_meta meta;
+  size_t n, i;
+  uint8_t *p;
+  buildGolden(env, "000001.sst", &meta);
+  p = getFile(env, "000001.sst", &n);
+  if (getenv("WCS_PRINT_GOLDEN")) {
+    for (i = 0; i < n; i++) {
+      printf("0x%02x,%s", p[i], i % 12 == 11 ? "\n" : " ");
+    }
+    printf("\n");
+  }
+  QUICK_EQ(n, sizeof aGoldenFile);
+  QUICK_ASSERT(memcmp(p, aGoldenFile, n) == 0);
+  QUICK_EQ(meta.nBytes, n);
+  free(p);
+  sst_meta_clear(&meta);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_meta_reports_bounds_seqs_and_tombstones) {
+  wcs_env *env = wcs_env_mem_new();
+  sst_meta meta, back;
+  sst_reader *r;
+  const sst_rangedel *aDel;
+  int nDel;
+  size_t nK;
+  uint8_t *k;
+  Ent a[2];
+  sst_rangedel d[3];
+  sst_options o = opts(4096, 16, 3, 10);
+
+  buildGolden(env, "g.sst", &meta);
+  QUICK_EQ(meta.iFile, 7);
+  QUICK_EQ(meta.nEntries, 2);
+  QUICK_EQ(meta.nRangeDel, 1);
+  QUICK_EQ(meta.minSeq, 1);
+  QUICK_EQ(meta.maxSeq, 3);
+  QUICK_EQ(meta.bUnbounded, 0);
+  k = mkIKey("a", 1, 1, WCS_KT_PUT, &nK);
+  QUICK_ASSERT(meta.nSmallest == nK && memcmp(meta.pSmallest, k, nK) == 0);
+  free(k);
+  /* The tombstone [c, d) extends the largest key to d at the top seq. */
+  k = mkIKey("d", 1, WCS_SEQ_MAX, WCS_KT_PUT, &nK);
+  QUICK_ASSERT(meta.nLargest == nK && memcmp(meta.pLargest, k, nK) == 0);
+  free(k);
+  QUICK_EQ(sst_reader_open(env, "g.sst", 7, 0, NULL, &r, NULL),
+                   WCS_OK);
+  QUICK_EQ(sst_reader_meta(r, &back), WCS_OK);
+  QUICK_EQ(back.nBytes, meta.nBytes);
+  QUICK_EQ(back.nEntries, meta.nEntries);
+  QUICK_EQ(back.nRawBytes, meta.nRawBytes);
+  QUICK_EQ(back.minSeq, meta.minSeq);
+  QUICK_EQ(back.maxSeq, meta.maxSeq);
+  QUICK_ASSERT(back.nSmallest == meta.nSmallest &&
+            memcmp(back.pSmallest, meta.pSmallest, meta.nSmallest) == 0);
+  QUICK_ASSERT(back.nLargest == meta.nLargest &&
+            memcmp(back.pLargest, meta.pLargest, meta.nLargest) == 0);
+  sst_meta_clear(&back);
+  sst_reader_close(r);
+  sst_meta_clear(&meta);
+
+  /* Tombstones in any order come back sorted; one unbounded; one starts
+  ** before every key and so becomes the smallest bound. */
+  a[0].pKey = mkIKey("m", 1, 10, WCS_KT_PUT, &a[0].nKey);
+  a[0].pVal = (uint8_t *)"1";
+  a[0].nVal = 1;
+  a[1].pKey = mkIKey("n", 1, 11, WCS_KT_PUT, &a[1].nKey);
+  a[1].pVal = (uint8_t *)"2";
+  a[1].nVal = 1;
+  d[0].pStart = (const uint8_t *)"x"; d[0].nStart = 1;
+  d[0].pEnd = NULL; d[0].nEnd = 0; d[0].seq = 20;
+  d[1].pStart = (const uint8_t *)"b"; d[1].nStart = 1;
+  d[1].pEnd = (const uint8_t *)"c"; d[1].nEnd = 1; d[1].seq = 4;
+  d[2].pStart = (const uint8_t *)"b"; d[2].nStart = 1;
+  d[2].pEnd = (const uint8_t *)""; d[2].nEnd = 0; d[2].seq = 9;
+  buildFile(env, "t.sst", a, 2, &o, d, 3, &meta);
+  QUICK_EQ(meta.bUnbounded, 1);
+  QUICK_EQ(meta.minSeq, 4);
+  QUICK_EQ(meta.maxSeq, 20);
+  k = mkIKey("b", 1, WCS_SEQ_MAX, WCS_KT_PUT, &nK);
+  QUICK_ASSERT(meta.nSmallest == nK && memcmp(meta.pSmallest, k, nK) == 0);
+  free(k);
+  k = mkIKey("x", 1, WCS_SEQ_MAX, WCS_KT_PUT, &nK);
+  QUICK_ASSERT(meta.nLargest == nK && memcmp(meta.pLargest, k, nK) == 0);
+  free(k);
+  QUICK_EQ(sst_reader_open(env, "t.sst", 8, meta.nBytes, NULL, &r,
+                                   NULL), WCS_OK);
+  sst_reader_rangedels(r, &aDel, &nDel);
+  QUICK_EQ(nDel, 3);
+  QUICK_ASSERT(aDel[0].seq == 9 && aDel[0].pEnd != NULL && aDel[0].nEnd == 0);
+  QUICK_ASSERT(aDel[1].seq == 4 && aDel[1].nEnd == 1 && aDel[1].pEnd[0] == 'c');
+  QUICK_ASSERT(aDel[2].seq == 20 && aDel[2].pEnd == NULL);
+  QUICK_ASSERT(aDel[2].nStart == 1 && aDel[2].pStart[0] == 'x');
+  sst_reader_close(r);
+  sst_meta_clear(&meta);
+  free(a[0].pKey);
+  free(a[1].pKey);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_empty_file_has_no_entries) {
+  wcs_env *env = wcs_env_mem_new();
+  sst_options o = opts(4096, 16, 3, 10);
+  sst_meta meta;
+  sst_reader *r;
+  wcs_iiter *it;
+  uint8_t t[9] = "k";
+  buildFile(env, "e.sst", NULL, 0, &o, NULL, 0, &meta);
+  QUICK_EQ(meta.nEntries, 0);
+  QUICK_EQ(meta.nSmallest, 0);
+  QUICK_EQ(sst_reader_open(env, "e.sst", 1, meta.nBytes, NULL, &r,
+                                   NULL), WCS_OK);
+  QUICK_EQ(sst_reader_may_contain(r, "k", 1), 0);
+  QUICK_EQ(sst_reader_iter(r, 1, &it, NULL), WCS_OK);
+  QUICK_EQ(it->pMethods->xFirst(it), WCS_OK);
+  QUICK_ASSERT(!it->pMethods->xValid(it));
+  QUICK_EQ(it->pMethods->xLast(it), WCS_OK);
+  QUICK_ASSERT(!it->pMethods->xValid(it));
+  QUICK_EQ(it->pMethods->xSeekForPrev(it, t, 9), WCS_OK);
+  QUICK_ASSERT(!it->pMethods->xValid(it));
+  QUICK_EQ(sst_reader_approx_offset(r, t, 1), 0);
+  it->pMethods->xClose(it);
+  sst_reader_close(r);
+  sst_meta_clear(&meta);
+  env->xDestroy(env);
+}
+END_TEST
+
+static int collectIndex(void *pCtx, const uint8_t *pU, size_t nU,
+                        uint64_t iOff) {
+  uint64_t *a = pCtx;
+  (void)pU;
+  (void)nU;
+  QUICK_ASSERT(a[0] == 0 || iOff > a[a[0]]);
+  a[++a[0]] = iOff;
+  return a[0] >= 1000;
+}
+
+START_TEST(test_sst_index_gives_offsets_without_reading_blocks) {
+  wcs_env *env = wcs_env_mem_new();
+  wcs_cache *cache;
+  int n = 3000, i;
+  Ent *a;
+  sst_options o = opts(1024, 16, 0, 10);
+  sst_meta meta;
+  sst_reader *r;
+  uint64_t aOff[1001], nHit, nMiss, iPrev = 0;
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  buildFile(env, "i.sst", a, n, &o, NULL, 0, &meta);
+  QUICK_EQ(wcs_cache_new(1 << 20, &cache), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "i.sst", 1, meta.nBytes, cache, &r,
+                                   NULL), WCS_OK);
+  aOff[0] = 0;
+  QUICK_EQ(sst_reader_index_keys(r, aOff, collectIndex), 0);
+  ck_assert_uint_gt(aOff[0], 50);
+  QUICK_EQ(aOff[1], 0);
+  for (i = 0; i < n; i += 7) {
+    uint64_t iOff = sst_reader_approx_offset(r, a[i].pKey,
+                                             a[i].nKey - WCS_IKEY_TRAILER);
+    ck_assert_uint_ge(iOff, iPrev);
+    ck_assert_uint_lt(iOff, meta.nBytes);
+    iPrev = iOff;
+  }
+  ck_assert_uint_le(sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3),
+                    meta.nBytes);
+  ck_assert_uint_ge(sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3),
+                    iPrev);
+  wcs_cache_stats(cache, NULL, &nHit, &nMiss);
+  QUICK_EQ(nHit + nMiss, 0);
+  sst_reader_close(r);
+  wcs_cache_free(cache);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_second_scan_is_served_by_cache) {
+  wcs_env *env = wcs_env_mem_new();
+  wcs_cache *cache;
+  int n = 2000;
+  Ent *a;
+  sst_options o = opts(2048, 16, 3, 10);
+  sst_meta meta;
+  sst_reader *r;
+  wcs_iiter *it;
+  uint64_t nBytes, nHit, nMiss, nMiss1;
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  buildFile(env, "c.sst", a, n, &o, NULL, 0, &meta);
+  QUICK_EQ(wcs_cache_new(8 << 20, &cache), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "c.sst", 3, meta.nBytes, cache, &r,
+                                   NULL), WCS_OK);
+  /* A scan that does not fill the cache leaves it empty. */
+  QUICK_EQ(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
+  for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
+       it->pMethods->xNext(it)) {
+  }
+  it->pMethods->xClose(it);
+  wcs_cache_stats(cache, &nBytes, &nHit, &nMiss1);
+  QUICK_EQ(nBytes, 0);
+  QUICK_EQ(nHit, 0);
+  checkReader(r, a, n, 0);
+  wcs_cache_stats(cache, &nBytes, &nHit, &nMiss);
+  ck_assert_uint_gt(nBytes, 0);
+  ck_assert_uint_gt(nHit, 0);
+  /* Two full passes (forward, backward): the second one all hits. */
+  QUICK_EQ(nMiss - nMiss1, nMiss1);
+  wcs_cache_evict_file(cache, 3);
+  wcs_cache_stats(cache, &nBytes, NULL, NULL);
+  QUICK_EQ(nBytes, 0);
+  sst_reader_close(r);
+  wcs_cache_free(cache);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_builder_rejects_out_of_order_keys) {
+  wcs_env *env = wcs_env_mem_new();
+  sst_options o = opts(4096, 16, 0, 10);
+  sst_builder *b;
+  char *zErr = NULL;
+  size_t n1, n2;
+  uint8_t *k1 = mkIKey("b", 1, 5, WCS_KT_PUT, &n1);
+  uint8_t *k2 = mkIKey("a", 1, 9, WCS_KT_PUT, &n2);
+  int bExists = 1;
+  QUICK_EQ(sst_builder_new(env, "o.sst", 1, &o, &b, &zErr), WCS_OK);
+  QUICK_EQ(sst_builder_add(b, k1, n1, NULL, 0, &zErr), WCS_OK);
+  QUICK_EQ(sst_builder_add(b, k2, n2, NULL, 0, &zErr), WCS_MISUSE);
+  ck_assert_ptr_nonnull(zErr);
+  ck_assert_ptr_nonnull(strstr(zErr, "o.sst"));
+  free(zErr);
+  zErr = NULL;
+  /* The same key twice is out of order too. */
+  QUICK_EQ(sst_builder_add(b, k1, n1, NULL, 0, &zErr), WCS_MISUSE);
+  free(zErr);
+  sst_builder_abandon(b);
+  env->xExists(env, "o.sst", &bExists);
+  QUICK_EQ(bExists, 0);
+  free(k1);
+  free(k2);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_works_on_posix_files) {
+  wcs_env *env = wcs_env_posix();
+  const char *zDir = tu_tmpdir("sst");
+  char zPath[4200];
+  int n = 1500;
+  Ent *a;
+  sst_options o = opts(4096, 16, 3, 10);
+  sst_meta meta;
+  sst_reader *r;
+  tu_seed(0);
+  snprintf(zPath, sizeof zPath, "%s/000042.sst", zDir);
+  a = randomEnts(n, 3);
+  buildFile(env, zPath, a, n, &o, NULL, 0, &meta);
+  QUICK_EQ(sst_reader_open(env, zPath, 42, meta.nBytes, NULL, &r,
+                                   NULL), WCS_OK);
+  checkReader(r, a, n, 100);
+  sst_reader_close(r);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* ---- bad files */
+
+/* Open and fully scan (forward, then backward) a file; rows seen must be
+** a prefix (suffix) of the model. Returns the first error, or WCS_OK;
+** *pzErr gets its message. */
+static int openAndScan(wcs_env *env, const char *zPath, uint64_t nSize,
+                       const Ent *a, int n, char **pzErr) {
+  sst_reader *r;
+  wcs_iiter *it;
+  int rc, i;
+  rc = sst_reader_open(env, zPath, 1, nSize, NULL, &r, pzErr);
+  if (rc != WCS_OK) return rc;
+  rc = sst_reader_iter(r, 1, &it, pzErr);
+  QUICK_EQ(rc, WCS_OK);
+  i = 0;
+  for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
+       it->pMethods->xNext(it)) {
+    ck_assert_int_lt(i, n);
+    assertAt(it, a, n, i);
+    i++;
+  }
+  rc = it->pMethods->xStatus(it, pzErr);
+  if (rc == WCS_OK) {
+    QUICK_EQ(i, n);
+    i = n - 1;
+    for (it->pMethods->xLast(it); it->pMethods->xValid(it);
+         it->pMethods->xPrev(it)) {
+      ck_assert_int_ge(i, 0);
+      assertAt(it, a, n, i);
+      i--;
+    }
+    rc = it->pMethods->xStatus(it, pzErr);
+  }
+  it->pMethods->xClose(it);
+  sst_reader_close(r);
+  return rc;
+}
+
+START_TEST(test_sst_rejects_truncated_footer) {
+  wcs_env *env = wcs_env_mem_new();
+  int n = 300;
+  Ent *a;
+  sst_options o = opts(1024, 16, 0, 10);
+  sst_meta meta;
+  uint8_t *p;
+  size_t nFile, k;
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  buildFile(env, "f.sst", a, n, &o, NULL, 0, &meta);
+  p = getFile(env, "f.sst", &nFile);
+  /* Every shorter length: the file as found on disk, size from the env. */
+  for (k = 0; k < nFile; k++) {
+    char *zErr = NULL;
+    putFile(env, "short.sst", p, k);
+    QUICK_EQ(openAndScan(env, "short.sst", 0, a, n, &zErr),
+                     WCS_CORRUPT);
+    ck_assert_ptr_nonnull(zErr);
+    ck_assert_ptr_nonnull(strstr(zErr, "short.sst"));
+    free(zErr);
+  }
+  /* The manifest's size is larger than the file: short read. */
+  {
+    char *zErr = NULL;
+    putFile(env, "short.sst", p, nFile - 1);
+    QUICK_EQ(openAndScan(env, "short.sst", nFile, a, n, &zErr),
+                     WCS_CORRUPT);
+    ck_assert_ptr_nonnull(strstr(zErr, "shorter than recorded"));
+    free(zErr);
+  }
+  free(p);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_rejects_wrong_magic_and_unknown_version) {
+  wcs_env *env = wcs_env_mem_new();
+  sst_meta meta;
+  uint8_t *p;
+  size_t nFile;
+  char *zErr = NULL;
+  uint8_t *f;
+  buildGolden(env, "m.sst", &meta);
+  p = getFile(env, "m.sst", &nFile);
+  f = p + nFile - WCS_SST_FOOTER;
+
+  f[WCS_SST_FOOT_MAGIC + 3] ^= 0x20;
+  putFile(env, "bad.sst", p, nFile);
+  QUICK_EQ(openAndScan(env, "bad.sst", 0, NULL, 0, &zErr),
+                   WCS_CORRUPT);
+  ck_assert_ptr_nonnull(strstr(zErr, "magic"));
+  ck_assert_ptr_nonnull(strstr(zErr, "bad.sst"));
+  free(zErr);
+  zErr = NULL;
+  f[WCS_SST_FOOT_MAGIC + 3] ^= 0x20;
+
+  /* A well-formed footer of a future version: not corruption. */
+  wcs_put32(f + WCS_SST_FOOT_VERSION, 2);
+  wcs_put32(f + WCS_SST_FOOT_CRC,
+            wcs_crc_mask(wcs_crc32c(0, f, WCS_SST_FOOT_CRC)));
+  putFile(env, "v2.sst", p, nFile);
+  QUICK_EQ(openAndScan(env, "v2.sst", 0, NULL, 0, &zErr),
+                   WCS_PROTOCOL);
+  ck_assert_ptr_nonnull(strstr(zErr, "version 2"));
+  free(zErr);
+  free(p);
+  sst_meta_clear(&meta);
+  env->xDestroy(env);
+}
+END_TEST
+
+/* Flip each byte of the file in turn (a different bit pattern each time);
+** every flip must be reported as WCS_CORRUPT naming file and offset. */
+static void flipEveryByte(wcs_env *env, const char *zSrc, const Ent *a,
+                          int n, size_t nStep) {
+  uint8_t *p;
+  size_t nFile, k;
+  int nDetected = 0;
+  p = getFile(env, zSrc, &nFile);
+  QUICK_EQ(openAndScan(env, zSrc, 0, a, n, NULL), WCS_OK);
+  for (k = 0; k < nFile; k += nStep) {
+    static const uint8_t aMask[] = {0x01, 0x80, 0xff, 0x10, 0x42};
+    char *zErr = NULL;
+    int rc;
+    p[k] ^= aMask[k % sizeof aMask];
+    putFile(env, "flip.sst", p, nFile);
+    rc = openAndScan(env, "flip.sst", nFile, a, n, &zErr);
+    if (rc != WCS_CORRUPT) {
+      fprintf(stderr, "flip at offset %zu of %zu: rc=%d %s\n", k, nFile, rc,
+              zErr ? zErr : "");
+    }
+    QUICK_EQ(rc, WCS_CORRUPT);
+    ck_assert_ptr_nonnull(zErr);
+    ck_assert_ptr_nonnull(strstr(zErr, "flip.sst"));
+    ck_assert_ptr_nonnull(strstr(zErr, "offset"));
+    free(zErr);
+    p[k] ^= aMask[k % sizeof aMask];
+    nDetected++;
+  }
+  ck_assert_int_gt(nDetected, 0);
+  free(p);
+}
+
+START_TEST(test_sst_every_flipped_byte_is_detected) {
+  wcs_env *env = wcs_env_mem_new();
+  int n = 250, lvl;
+  Ent *a;
+  sst_rangedel d[2];
+  sst_meta meta;
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  d[0].pStart = (const uint8_t *)"row1"; d[0].nStart = 4;
+  d[0].pEnd = (const uint8_t *)"row2"; d[0].nEnd = 4; d[0].seq = 7;
+  d[1].pStart = (const uint8_t *)"row3"; d[1].nStart = 4;
+  d[1].pEnd = NULL; d[1].nEnd = 0; d[1].seq = 8;
+  for (lvl = 0; lvl <= 3; lvl += 3) {
+    sst_options o = opts(1024, 8, lvl, 10);
+    buildFile(env, "src.sst", a, n, &o, d, 2, &meta);
+    flipEveryByte(env, "src.sst", a, n, 1);
+    sst_meta_clear(&meta);
+  }
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_flipped_bytes_in_big_file_are_detected) {
+  /* A file of ~100 blocks with 64 KiB values: a dense sample of offsets. */
+  wcs_env *env = wcs_env_mem_new();
+  int n = 1200;
+  Ent *a;
+  sst_meta meta;
+  sst_options o = opts(4096, 16, 3, 10);
+  tu_seed(0);
+  a = randomEnts(n, 4);
+  buildFile(env, "src.sst", a, n, &o, NULL, 0, &meta);
+  flipEveryByte(env, "src.sst", a, n, 97);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+START_TEST(test_sst_error_names_file_and_block_offset) {
+  wcs_env *env = wcs_env_mem_new();
+  int n = 500;
+  Ent *a;
+  sst_meta meta;
+  sst_options o = opts(1024, 16, 0, 10);
+  sst_reader *r;
+  uint64_t aOff[1001];
+  uint8_t *p;
+  size_t nFile;
+  char *zErr = NULL, zWant[200];
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  buildFile(env, "000012.sst", a, n, &o, NULL, 0, &meta);
+  QUICK_EQ(sst_reader_open(env, "000012.sst", 1, 0, NULL, &r, NULL),
+                   WCS_OK);
+  aOff[0] = 0;
+  sst_reader_index_keys(r, aOff, collectIndex);
+  sst_reader_close(r);
+  ck_assert_uint_gt(aOff[0], 3);
+  /* Damage a byte inside the third data block. */
+  p = getFile(env, "000012.sst", &nFile);
+  p[aOff[3] + 5] ^= 0x04;
+  putFile(env, "000012.sst", p, nFile);
+  QUICK_EQ(openAndScan(env, "000012.sst", 0, a, n, &zErr),
+                   WCS_CORRUPT);
+  snprintf(zWant, sizeof zWant,
+           "corrupt block at offset %llu of 000012.sst: checksum mismatch",
+           (unsigned long long)aOff[3]);
+  ck_assert_str_eq(zErr, zWant);
+  free(zErr);
+  free(p);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+Suite *storage_sst_suite(void);
+Suite *storage_sst_suite(void) {
+  Suite *s = suite_create("storage_sst");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_sst_golden_file_bytes);
+  tcase_add_test(tc, test_sst_round_trips_random_entries);
+  tcase_add_test(tc, test_sst_round_trips_empty_and_64k_values);
+  tcase_add_test(tc, test_sst_versions_of_one_key_straddle_blocks);
+  tcase_add_test(tc, test_sst_meta_reports_bounds_seqs_and_tombstones);
+  tcase_add_test(tc, test_sst_empty_file_has_no_entries);
+  tcase_add_test(tc, test_sst_index_gives_offsets_without_reading_blocks);
+  tcase_add_test(tc, test_sst_second_scan_is_served_by_cache);
+  tcase_add_test(tc, test_sst_builder_rejects_out_of_order_keys);
+  tcase_add_test(tc, test_sst_works_on_posix_files);
+  tcase_add_test(tc, test_sst_rejects_truncated_footer);
+  tcase_add_test(tc, test_sst_rejects_wrong_magic_and_unknown_version);
+  tcase_add_test(tc, test_sst_every_flipped_byte_is_detected);
+  tcase_add_test(tc, test_sst_flipped_bytes_in_big_file_are_detected);
+  tcase_add_test(tc, test_sst_error_names_file_and_block_offset);
+  suite_add_tcase(s, tc);
+  return s;
+}
