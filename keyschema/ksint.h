@@ -59,6 +59,7 @@ typedef struct ks_pctx {
   int iFam;
   int bVersionsSeen, bAgeSeen, bGcSeen, bAggSeen;
   ks_token tGc;         /* UNION/INTERSECTION token */
+  ks_token tAgg;        /* the aggregate kind token */
   /* options seen */
   int bStoreSeen, bTableSeen, bSyncSeen, bCompressionSeen;
 } ks_pctx;

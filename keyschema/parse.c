@@ -155,6 +155,7 @@ static int isIdChar(int c) {
 #define TOK_SPACE   (-1) /* whitespace or a comment: skipped */
 #define TOK_ILLEGAL (-2) /* not a token */
 #define TOK_UNTERM  (-3) /* an unterminated string or quoted name */
+#define TOK_BADHEX  (-4) /* X'...' with an odd count or a non-hex digit */
 
 /* Length of the token at z (z[0] != 0) and its code in *piTok. */
 static int nextToken(const unsigned char *z, int *piTok) {
@@ -208,7 +209,7 @@ static int nextToken(const unsigned char *z, int *piTok) {
         for (i = 2; isxdigit(z[i]); i++) {}
         if (z[i] != '\'' || (i - 2) % 2 != 0) {
           while (z[i] && z[i] != '\'') i++;
-          *piTok = z[i] ? TOK_ILLEGAL : TOK_UNTERM;
+          *piTok = z[i] ? TOK_BADHEX : TOK_UNTERM;
           return z[i] ? i + 1 : i;
         }
         *piTok = TK_BLOB;
@@ -680,8 +681,8 @@ void ksKeyEnd(ks_pctx *p) {
                 "key field \"%s\" is %s %s%s, whose bytes can be at or "
                 "below the delimiter, breaking the key order; use DECIMAL(n) "
                 "or REVERSED DECIMAL(n), or KEY (...) ORDERED CODE",
-                f->zName, ks_type_name(f->eType),
-                p->aEncDefault[i] ? "(by default) " : "", ks_enc_name(f->eEnc));
+                f->zName, ks_type_name(f->eType), ks_enc_name(f->eEnc),
+                p->aEncDefault[i] ? " (the default encoding)" : "");
       return;
     }
     if ((f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL) &&
@@ -881,6 +882,7 @@ void ksFamilyAggregate(ks_pctx *p, const ks_token *tKw,
     return;
   }
   p->bAggSeen = 1;
+  p->tAgg = *tKind;
   if (tokenIs(tKind, "SUM")) f->eAgg = KS_AGG_SUM;
   else if (tokenIs(tKind, "MIN")) f->eAgg = KS_AGG_MIN;
   else if (tokenIs(tKind, "MAX")) f->eAgg = KS_AGG_MAX;
@@ -909,8 +911,8 @@ void ksFamilyEnd(ks_pctx *p) {
     int bOk = q->eVType == KS_V_INT64 && q->eEnc == KS_ENC_BIG_ENDIAN;
     if (f->eAgg == KS_AGG_HLL) bOk = bOk || q->eVType == KS_V_BYTES;
     if (!bOk) {
-      ksErr(p, WCS_SCHEMA, "column \"%s\" of aggregate family \"%s\" must be "
-            "%s", q->zName, f->zName,
+      ksErrNear(p, WCS_SCHEMA, &p->tAgg, "column \"%s\" of aggregate family "
+            "\"%s\" must be %s", q->zName, f->zName,
             f->eAgg == KS_AGG_HLL ? "INT64 (the estimate) or BYTES (the sketch)"
                                   : "INT64 (BIG ENDIAN, the aggregate's format)");
       return;
@@ -1028,6 +1030,9 @@ static int feedText(ks_pctx *p, void *pParser, const char *z) {
       /* skip */
     } else if (iTok == TOK_ILLEGAL) {
       ksErrNear(p, WCS_ERROR, &t, "unrecognized token");
+    } else if (iTok == TOK_BADHEX) {
+      ksErrNear(p, WCS_ERROR, &t, "an X'...' literal needs an even number "
+                "of hex digits");
     } else if (iTok == TOK_UNTERM) {
       ksErrNear(p, WCS_ERROR, &t, "unterminated string, name or comment");
     } else {
