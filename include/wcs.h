@@ -460,8 +460,9 @@ int wcs_table_family_index(const wcs_table *pTab, const char *zName);
 ** A transaction buffers mutations in memory; wcs_txn_commit() applies all
 ** of them as ONE store write batch, so after a crash either all or none
 ** are visible. Reads through the transaction (wcs_cursor_open() with
-** pTxn) see a snapshot taken at begin (or at the last commit/rollback)
-** merged with the transaction's own uncommitted writes.
+** pTxn) see a snapshot taken at the transaction's first read (after
+** begin, or after the last commit/rollback), the same for every later
+** read, merged with the transaction's own uncommitted writes.
 **
 ** Concurrency: commits are serialized by the engine. A plain transaction
 ** does not lock: two transactions may interleave and the later commit

@@ -1,0 +1,297 @@
+/*
+** engine.h — internals shared by the engine's files (the engine/ sources). The
+** public surface is the "Tables" section of include/wcs.h.
+**
+** Files:
+**   cellkey.c   storage keys of cells and their escaping (the layout below)
+**   catalog.c   engine open/close, errors, the catalog, table DDL
+**   overlay.c   a transaction's uncommitted writes (skiplist + range set)
+**               and the view iterator that merges them over the store
+**   txn.c       transactions, savepoints, mutations, aggregates, commit
+**   cursor.c    row cursors: family streams merged by row, GC at read time
+**   hll.c       HyperLogLog++ sketches (WCS_AGG_HLL states)
+**   stats.c     planner estimates, key-distribution counters, physical GC
+**
+** Storage layout (owned here, documented in doc/engine.md):
+**
+**   cell key   = tid:4 BE | fid:2 BE | esc(row) 00 01 | esc(qual) 00 01 |
+**                ~ts:8 BE
+**   cell value = the cell value bytes, as is
+**   catalog    = tid 0: 00000000 'N'            -> varint next table id
+**                       00000000 'T' name       -> table record
+**                       00000000 'H' tid:4 BE   -> saved heat counters
+**
+** esc() doubles every 00 byte as 00 FF, so esc(x) 00 01 orders exactly as x
+** and no escaped string contains 00 01: the terminator ends the field.
+** ~ts is the bitwise complement of the (non-negative) timestamp, so the
+** newest cell of a column comes first. Each (table, family) pair is one
+** contiguous key range, like a Bigtable locality group: a read of one
+** family never touches the bytes of the others.
+*/
+#ifndef WCS_ENGINE_H
+#define WCS_ENGINE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "keyschema/schema.h"
+#include "storage/util.h"
+#include "wcs.h"
+
+/* ---- storage keys (cellkey.c) ------------------------------------- */
+
+#define ENG_TID_BYTES 4              /* table id, big-endian */
+#define ENG_FID_BYTES 2              /* family id, big-endian */
+#define ENG_PREFIX_BYTES 6           /* tid + fid: a family's key space */
+#define ENG_TS_BYTES 8               /* inverted timestamp */
+#define ENG_CATALOG_TID 0            /* table id of the catalog */
+#define ENG_CAT_NEXT 'N'             /* catalog: next table id */
+#define ENG_CAT_TABLE 'T'            /* catalog: table record by name */
+#define ENG_CAT_HEAT 'H'             /* catalog: heat counters by tid */
+#define ENG_TABLE_RECORD_VERSION 1   /* first byte of a table record */
+
+/* Append esc(p) (no terminator). */
+int eng_escape(wcs_buf *pOut, const void *p, size_t n);
+/* Append esc(p) 00 01. */
+int eng_escape_term(wcs_buf *pOut, const void *p, size_t n);
+/* Append the 6-byte family prefix. */
+int eng_put_prefix(wcs_buf *pOut, uint32_t iTid, uint16_t iFid);
+/* Append the full cell key. */
+int eng_cell_key(wcs_buf *pOut, uint32_t iTid, uint16_t iFid,
+                 const void *pRow, size_t nRow, const void *pQual,
+                 size_t nQual, int64_t iTs);
+/* Bytes of an escaped, terminated field starting at p: the offset just past
+** its 00 01 terminator, or 0 if there is none or an escape is malformed. */
+size_t eng_field_len(const uint8_t *p, size_t n);
+/* Unescape an escaped field of nEsc bytes (terminator excluded) into pOut
+** (appends). Returns WCS_CORRUPT on a bad escape. */
+int eng_unescape(wcs_buf *pOut, const uint8_t *p, size_t nEsc);
+
+/* A parsed cell key; pointers into the key. */
+typedef struct EngKey {
+  uint32_t iTid;
+  uint16_t iFid;
+  const uint8_t *pRowT;   /* esc(row) 00 01 */
+  size_t nRowT;
+  const uint8_t *pQualT;  /* esc(qual) 00 01 */
+  size_t nQualT;
+  int64_t iTs;
+} EngKey;
+/* Parse a cell key; WCS_CORRUPT if it is not one. */
+int eng_parse_key(const uint8_t *p, size_t n, EngKey *pKey);
+/* Smallest key greater than every key that starts with p[0..n-1], written
+** into pOut (replacing it). Returns 0 if there is none (all 0xFF). */
+int eng_prefix_successor(wcs_buf *pOut, const uint8_t *p, size_t n);
+
+static inline uint64_t eng_ts_invert(int64_t iTs) {
+  return ~(uint64_t)iTs;
+}
+
+/* ---- errors (catalog.c) -------------------------------------------- */
+
+/* Record the thread's engine error message and return rc. */
+int eng_err(int rc, const char *zFmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Take over a malloc'd message (may be NULL: then zDefault is used). */
+int eng_err_take(int rc, char *zMsg);
+/* Copy the store's message for rc after a failed store call. */
+int eng_err_db(wcs_db *db, int rc, const char *zWhat);
+void eng_err_clear(void);
+
+/* ---- catalog -------------------------------------------------------- */
+
+typedef struct EngFamily {
+  char *zName;            /* family name */
+  uint16_t iFid;          /* family id, unique in the table for all time */
+  int eAgg;               /* WCS_AGG_* */
+  int64_t nMaxVersions;   /* 0 = rule unset */
+  int64_t iMaxAge;        /* micros, 0 = rule unset */
+  int bIntersection;      /* KS_GC_INTERSECTION */
+  int nColumn;            /* declared qualifier columns */
+} EngFamily;
+
+typedef struct EngStats EngStats;
+
+/*
+** One version of a table's definition. Immutable once published; shared by
+** handles, cursors and transactions through nRef. An alter publishes a new
+** def and marks the old one stale; a drop marks it stale and dropped.
+*/
+typedef struct EngDef {
+  int nRef;               /* protected by wcs_engine.mu */
+  volatile int bStale;    /* replaced or dropped: writes through it fail */
+  char *zName;
+  uint32_t iTid;          /* >= 1 */
+  uint64_t iVersion;      /* schema version, 1 at create */
+  uint16_t iNextFid;      /* next family id to hand out */
+  char *zSchema;          /* canonical schema text */
+  ks_schema *pSchema;
+  int nFam;
+  EngFamily *aFam;        /* in schema order */
+  EngStats *pStats;       /* shared by every def of this tid; engine owns */
+} EngDef;
+
+struct wcs_engine {
+  wcs_db *db;
+  int bOwnDb;             /* opened by wcs_engine_open_path */
+  char *zKey;             /* registry key (open_path), or NULL */
+  int nOpen;              /* registry references */
+  wcs_engine *pNextOpen;  /* registry list */
+  pthread_mutex_t mu;     /* catalog list, def refcounts, stats */
+  pthread_mutex_t commitMu; /* serializes commits and DDL */
+  pthread_t exclOwner;    /* thread holding commitMu for an exclusive txn */
+  int bExclHeld;          /* commitMu held by an exclusive txn */
+  uint32_t iNextTid;      /* next table id */
+  int nDef;
+  EngDef **apDef;         /* current defs, sorted by name */
+  EngStats *pStatsList;   /* every table's stats, freed at close */
+  int64_t (*xNow)(void *);
+  void *pClockCtx;
+};
+
+int64_t eng_now(wcs_engine *pEng);
+void eng_def_ref(wcs_engine *pEng, EngDef *pDef);
+void eng_def_unref(wcs_engine *pEng, EngDef *pDef);
+/* The family of pDef named zName, or NULL (sets an error naming it). */
+EngFamily *eng_family(const EngDef *pDef, const char *zName, int *piFam);
+/* Lock / unlock the commit mutex unless this thread holds it for an
+** exclusive transaction. Returns 1 if it locked. */
+int eng_commit_lock(wcs_engine *pEng);
+void eng_commit_unlock(wcs_engine *pEng, int bLocked);
+
+struct wcs_table {
+  wcs_engine *pEng;
+  EngDef *pDef;           /* referenced */
+};
+
+/* ---- limits (catalog.c) --------------------------------------------- */
+int eng_check_row(const void *pRow, size_t nRow);
+int eng_check_qual(const void *pRow, size_t nRow, const void *pQual,
+                   size_t nQual);
+int eng_check_value(const void *pRow, size_t nRow, size_t nVal);
+int eng_check_ts(int64_t iTs);
+
+/* ---- overlay (overlay.c) -------------------------------------------- */
+
+#define OV_NONE  0  /* entry wiped by a later range delete: no effect */
+#define OV_PUT   1  /* final value */
+#define OV_DEL   2  /* point delete */
+#define OV_MERGE 3  /* aggregate operand folded into the base at commit */
+
+typedef struct OvNode OvNode;
+typedef struct Overlay Overlay;
+
+int ov_new(Overlay **pp);
+void ov_free(Overlay *p);
+void ov_clear(Overlay *p);
+/* Point operations. eAgg is the aggregate kind for OV_MERGE. */
+int ov_put(Overlay *p, const void *pKey, size_t nKey, const void *pVal,
+           size_t nVal);
+int ov_delete(Overlay *p, const void *pKey, size_t nKey);
+int ov_merge(Overlay *p, const void *pKey, size_t nKey, int eAgg,
+             const void *pOp, size_t nOp);
+int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
+                    const void *pEnd, size_t nEnd);
+/* 1 if a range delete of this overlay covers the key. */
+int ov_range_covers(const Overlay *p, const void *pKey, size_t nKey);
+uint64_t ov_generation(const Overlay *p);
+int ov_count(const Overlay *p);
+size_t ov_bytes(const Overlay *p);
+
+/* Walk for commit: ranges, then entries in key order. */
+int ov_range_count(const Overlay *p);
+void ov_range_get(const Overlay *p, int i, const uint8_t **ppS, size_t *pnS,
+                  const uint8_t **ppE, size_t *pnE);
+OvNode *ov_first(const Overlay *p);
+OvNode *ov_next(const OvNode *pNode);
+int ov_node_kind(const OvNode *pNode);
+int ov_node_agg(const OvNode *pNode);
+const uint8_t *ov_node_key(const OvNode *pNode, size_t *pn);
+const uint8_t *ov_node_val(const OvNode *pNode, size_t *pn);
+
+/* Fold an aggregate operand into a base state (pBase NULL: none) into
+** pOut (replaced). Returns WCS_CORRUPT on a malformed state. */
+int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
+                 const uint8_t *pOp, size_t nOp, wcs_buf *pOut);
+
+/*
+** The view iterator: a store iterator (over a snapshot, within bounds)
+** merged with an optional overlay. One direction, fixed at creation.
+** Keys and values are borrowed until the next move.
+*/
+typedef struct EngView EngView;
+int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
+             Overlay *pOv, const void *pLower, size_t nLower,
+             const void *pUpper, size_t nUpper, const void *pPrefix,
+             size_t nPrefix, int bReverse);
+void view_free(EngView *p);
+/* Forward: first key >= k. Reverse: last key < k (k NULL: the last). */
+int view_seek(EngView *p, const void *pKey, size_t nKey);
+int view_step(EngView *p);
+/* Settle again at the current key if the overlay changed since the view
+** last moved. Call before reading a view that may have gone stale. */
+int view_sync(EngView *p);
+int view_valid(const EngView *p);
+const uint8_t *view_key(const EngView *p, size_t *pn);
+const uint8_t *view_value(const EngView *p, size_t *pn);
+
+/* ---- transactions (txn.c) ------------------------------------------- */
+
+struct wcs_txn {
+  wcs_engine *pEng;
+  int flags;              /* WCS_TXN_* */
+  int bLocked;            /* holds commitMu (exclusive) */
+  wcs_snapshot *pSnap;    /* read snapshot, NULL until first read */
+  Overlay *pOv;           /* uncommitted writes */
+  wcs_buf log;            /* op log for savepoints (see txn.c) */
+  int nOp;                /* ops in the log */
+  int nSave;              /* savepoints */
+  int *aSaveId;           /* [nSave] SQLite savepoint numbers */
+  size_t *aSaveOff;       /* [nSave] log offsets */
+  int *aSaveOp;           /* [nSave] op counts */
+  int nDef;               /* tables written */
+  EngDef **apDef;         /* referenced; checked for staleness at commit */
+  int nCursor;            /* open cursors on this txn */
+};
+
+/* Convert a row key range to bounds over esc(row) 00 01 strings: rows r
+** with lo <= esc(r) 00 01 < hi are in it; *pbHiOpen: no upper bound. */
+int eng_range_bounds(const wcs_key_range *r, wcs_buf *pLo, wcs_buf *pHi,
+                     int *pbHiOpen);
+
+/* Take the read snapshot if not yet taken. */
+int eng_txn_snapshot(wcs_txn *pTxn, const wcs_snapshot **ppSnap);
+
+/* ---- cursors (cursor.c) --------------------------------------------- */
+
+/* The latest live cell of one column as pTxn (or the latest committed
+** state) sees it: *pbFound, and the value/timestamp copied into pVal. */
+int eng_read_latest(wcs_table *pTab, wcs_txn *pTxn, const void *pRow,
+                    size_t nRow, int iFam, const void *pQual, size_t nQual,
+                    int *pbFound, int64_t *piTs, wcs_buf *pVal);
+/* 1 if the row has any live cell. */
+int eng_row_exists(wcs_table *pTab, wcs_txn *pTxn, const void *pRow,
+                   size_t nRow, int *pbExists);
+
+/* GC: is the cell at position iPos (0 = newest) in its column, with
+** timestamp iTs, expired under family f at time iNow? */
+int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
+                   int64_t iNow);
+
+/* ---- stats (stats.c) ------------------------------------------------ */
+int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp);
+void eng_stats_free(EngStats *p);
+void eng_stats_count(wcs_engine *pEng, EngStats *p, int bWrite,
+                     const void *pRow, size_t nRow, uint64_t n);
+int eng_stats_load(wcs_engine *pEng, EngStats *p);
+
+/* ---- HLL (hll.c) ---------------------------------------------------- */
+/* Fold the element (hashed) into the state in pState (replaced). */
+int eng_hll_add(wcs_buf *pState, const void *pElem, size_t nElem);
+/* Merge state B into state A (pOut replaced with the result). */
+int eng_hll_merge(const uint8_t *pA, size_t nA, const uint8_t *pB,
+                  size_t nB, wcs_buf *pOut);
+/* An HLL operand that adds one element: a sketch holding only it. */
+int eng_hll_single(const void *pElem, size_t nElem, wcs_buf *pOut);
+
+#endif /* WCS_ENGINE_H */

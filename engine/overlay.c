@@ -1,0 +1,649 @@
+/*
+** overlay.c — a transaction's uncommitted writes, and the view iterator
+** that merges them over a store snapshot (read-your-writes).
+**
+** The overlay holds storage-level operations, already translated from
+** mutations: a skiplist of point entries keyed by storage key (PUT value,
+** point DEL, MERGE operand of an aggregate family, or NONE) and a sorted
+** set of disjoint range deletes [start, end). Its state is always the net
+** effect of the operations so far:
+**   - a range delete wipes the point entries it covers (they become NONE,
+**     keeping their nodes so iterators walking the list stay valid) and
+**     hides every store key in it;
+**   - a MERGE on a key whose base is known (PUT, DEL, NONE or a covering
+**     range) folds at once into a PUT; only a MERGE over the unknown store
+**     value stays a MERGE, to be folded into the latest committed value at
+**     commit. So a MERGE entry never lies under one of the overlay's own
+**     ranges.
+** Nodes are never freed before ov_clear(). Every change bumps the
+** generation number, which tells a view positioned earlier to settle again
+** at its key before it is read (view_sync), so a cursor may stay open
+** while its transaction writes.
+**
+** The view iterator walks one direction only (forward or reverse, chosen
+** at creation), which is all row cursors need, and keeps the merge
+** simple: at each step the nearer of the store key and the overlay key
+** wins; ties go to the overlay; store keys under an overlay range are
+** skipped.
+*/
+#include "engine/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OV_MAX_LEVEL 20
+
+struct OvNode {
+  int eKind;              /* OV_* */
+  int eAgg;               /* OV_MERGE: WCS_AGG_* */
+  uint8_t *pVal;          /* malloc'd value / operand, or NULL */
+  size_t nVal;
+  size_t nKey;
+  uint8_t *pKey;          /* points just past apNext[nLevel-1] */
+  OvNode *pPrev;          /* level-0 predecessor (NULL: first) */
+  int nLevel;             /* 1..OV_MAX_LEVEL */
+  OvNode *apNext[1];      /* [nLevel] successors */
+};
+
+typedef struct OvRange {
+  uint8_t *pStart;
+  size_t nStart;
+  uint8_t *pEnd;
+  size_t nEnd;
+} OvRange;
+
+struct Overlay {
+  OvNode *pHead;          /* sentinel with OV_MAX_LEVEL links */
+  int nLevel;             /* levels in use */
+  uint64_t iRand;         /* xorshift state for node heights */
+  int nEntry;             /* nodes, NONE included */
+  size_t nBytes;          /* approximate bytes held */
+  uint64_t iGen;          /* bumped by ov_clear */
+  uint64_t iMod;          /* bumped by every change */
+  int nRange;
+  int nRangeAlloc;
+  OvRange *aRange;        /* sorted, disjoint, non-adjacent */
+};
+
+static int keycmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+  size_t n = na < nb ? na : nb;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return na < nb ? -1 : (na > nb);
+}
+
+int ov_new(Overlay **pp) {
+  Overlay *p = calloc(1, sizeof(*p));
+  if (p == NULL) return WCS_NOMEM;
+  p->pHead = calloc(1, sizeof(OvNode) + OV_MAX_LEVEL * sizeof(OvNode *));
+  if (p->pHead == NULL) {
+    free(p);
+    return WCS_NOMEM;
+  }
+  p->pHead->nLevel = OV_MAX_LEVEL;
+  p->nLevel = 1;
+  p->iRand = 0x9E3779B97F4A7C15ull;
+  *pp = p;
+  return WCS_OK;
+}
+
+void ov_clear(Overlay *p) {
+  OvNode *n, *pNext;
+  int i;
+  for (n = p->pHead->apNext[0]; n; n = pNext) {
+    pNext = n->apNext[0];
+    free(n->pVal);
+    free(n);
+  }
+  for (i = 0; i < OV_MAX_LEVEL; i++) p->pHead->apNext[i] = NULL;
+  for (i = 0; i < p->nRange; i++) {
+    free(p->aRange[i].pStart);
+    free(p->aRange[i].pEnd);
+  }
+  p->nRange = 0;
+  p->nLevel = 1;
+  p->nEntry = 0;
+  p->nBytes = 0;
+  p->iGen++;
+  p->iMod++;
+}
+
+void ov_free(Overlay *p) {
+  if (p == NULL) return;
+  ov_clear(p);
+  free(p->aRange);
+  free(p->pHead);
+  free(p);
+}
+
+uint64_t ov_generation(const Overlay *p) { return p->iGen + p->iMod; }
+int ov_count(const Overlay *p) { return p->nEntry + p->nRange; }
+size_t ov_bytes(const Overlay *p) { return p->nBytes; }
+
+/* Fill apPrev[] with, per level, the last node whose key is < k. */
+static void find_prev(const Overlay *p, const uint8_t *k, size_t nk,
+                      OvNode **apPrev) {
+  OvNode *x = p->pHead;
+  int i;
+  for (i = OV_MAX_LEVEL - 1; i >= 0; i--) {
+    while (x->apNext[i] &&
+           keycmp(x->apNext[i]->pKey, x->apNext[i]->nKey, k, nk) < 0) {
+      x = x->apNext[i];
+    }
+    apPrev[i] = x;
+  }
+}
+
+/* The first node with key >= k (NULL: none). */
+static OvNode *seek_ge(const Overlay *p, const uint8_t *k, size_t nk) {
+  OvNode *apPrev[OV_MAX_LEVEL];
+  find_prev(p, k, nk, apPrev);
+  return apPrev[0]->apNext[0];
+}
+
+/* The last node with key < k (k NULL: the last node), or NULL. */
+static OvNode *seek_lt(const Overlay *p, const uint8_t *k, size_t nk) {
+  OvNode *x = p->pHead;
+  int i;
+  for (i = OV_MAX_LEVEL - 1; i >= 0; i--) {
+    while (x->apNext[i] &&
+           (k == NULL ||
+            keycmp(x->apNext[i]->pKey, x->apNext[i]->nKey, k, nk) < 0)) {
+      x = x->apNext[i];
+    }
+  }
+  return x == p->pHead ? NULL : x;
+}
+
+/* Find or insert the node for key k. */
+static int node_get(Overlay *p, const uint8_t *k, size_t nk,
+                    OvNode **ppNode) {
+  OvNode *apPrev[OV_MAX_LEVEL];
+  OvNode *n;
+  int nLevel = 1, i;
+  find_prev(p, k, nk, apPrev);
+  n = apPrev[0]->apNext[0];
+  if (n && keycmp(n->pKey, n->nKey, k, nk) == 0) {
+    *ppNode = n;
+    return WCS_OK;
+  }
+  while (nLevel < OV_MAX_LEVEL) {
+    p->iRand ^= p->iRand >> 12;
+    p->iRand ^= p->iRand << 25;
+    p->iRand ^= p->iRand >> 27;
+    if (((p->iRand * 0x2545F4914F6CDD1Dull) >> 62) != 0) break; /* 1/4 */
+    nLevel++;
+  }
+  n = calloc(1, sizeof(OvNode) + (size_t)nLevel * sizeof(OvNode *) + nk);
+  if (n == NULL) return WCS_NOMEM;
+  n->nLevel = nLevel;
+  n->pKey = (uint8_t *)&n->apNext[nLevel];
+  memcpy(n->pKey, k, nk);
+  n->nKey = nk;
+  n->eKind = OV_NONE;
+  if (nLevel > p->nLevel) p->nLevel = nLevel;
+  for (i = 0; i < nLevel; i++) {
+    n->apNext[i] = apPrev[i]->apNext[i];
+    apPrev[i]->apNext[i] = n;
+  }
+  n->pPrev = apPrev[0] == p->pHead ? NULL : apPrev[0];
+  if (n->apNext[0]) n->apNext[0]->pPrev = n;
+  p->nEntry++;
+  p->nBytes += nk + sizeof(OvNode);
+  *ppNode = n;
+  return WCS_OK;
+}
+
+static int node_set(Overlay *p, OvNode *n, int eKind, int eAgg,
+                    const void *pVal, size_t nVal) {
+  uint8_t *a = NULL;
+  p->iMod++;
+  if (nVal) {
+    a = malloc(nVal);
+    if (a == NULL) return WCS_NOMEM;
+    memcpy(a, pVal, nVal);
+  }
+  p->nBytes -= n->nVal;
+  free(n->pVal);
+  n->pVal = a;
+  n->nVal = nVal;
+  n->eKind = eKind;
+  n->eAgg = eAgg;
+  p->nBytes += nVal;
+  return WCS_OK;
+}
+
+int ov_put(Overlay *p, const void *pKey, size_t nKey, const void *pVal,
+           size_t nVal) {
+  OvNode *n;
+  int rc = node_get(p, pKey, nKey, &n);
+  if (rc == WCS_OK) rc = node_set(p, n, OV_PUT, 0, pVal, nVal);
+  return rc;
+}
+
+int ov_delete(Overlay *p, const void *pKey, size_t nKey) {
+  OvNode *n;
+  int rc = node_get(p, pKey, nKey, &n);
+  if (rc == WCS_OK) rc = node_set(p, n, OV_DEL, 0, NULL, 0);
+  return rc;
+}
+
+int ov_merge(Overlay *p, const void *pKey, size_t nKey, int eAgg,
+             const void *pOp, size_t nOp) {
+  OvNode *n;
+  wcs_buf b = {0};
+  int rc = node_get(p, pKey, nKey, &n);
+  if (rc != WCS_OK) return rc;
+  if (n->eKind == OV_PUT) {
+    rc = eng_agg_fold(eAgg, n->pVal, n->nVal, pOp, nOp, &b);
+    if (rc == WCS_OK) rc = node_set(p, n, OV_PUT, 0, b.a, b.n);
+  } else if (n->eKind == OV_DEL || n->eKind == OV_NONE) {
+    /* The base is known to be absent if the node was deleted or wiped by
+    ** a range (a NONE node always lies under one); a fresh node (also
+    ** NONE) is absent only if a range covers it. */
+    if (n->eKind == OV_DEL || ov_range_covers(p, pKey, nKey)) {
+      rc = eng_agg_fold(eAgg, NULL, 0, pOp, nOp, &b);
+      if (rc == WCS_OK) rc = node_set(p, n, OV_PUT, 0, b.a, b.n);
+    } else {
+      rc = node_set(p, n, OV_MERGE, eAgg, pOp, nOp);
+    }
+  } else {
+    rc = eng_agg_fold(eAgg, n->pVal, n->nVal, pOp, nOp, &b);
+    if (rc == WCS_OK) rc = node_set(p, n, OV_MERGE, eAgg, b.a, b.n);
+  }
+  wcs_buf_free(&b);
+  return rc;
+}
+
+/* Index of the first range whose end is >= k (ranges sorted, disjoint). */
+static int range_lower(const Overlay *p, const uint8_t *k, size_t nk) {
+  int lo = 0, hi = p->nRange;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (keycmp(p->aRange[mid].pEnd, p->aRange[mid].nEnd, k, nk) < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+int ov_range_covers(const Overlay *p, const void *pKey, size_t nKey) {
+  int i;
+  if (p->nRange == 0) return 0;
+  i = range_lower(p, pKey, nKey);
+  /* aRange[i].end >= key; covered iff start <= key < end */
+  while (i < p->nRange &&
+         keycmp(p->aRange[i].pEnd, p->aRange[i].nEnd, pKey, nKey) == 0) {
+    i++;
+  }
+  if (i >= p->nRange) return 0;
+  return keycmp(p->aRange[i].pStart, p->aRange[i].nStart, pKey, nKey) <= 0;
+}
+
+static uint8_t *dupbytes(const void *p, size_t n) {
+  uint8_t *a = malloc(n ? n : 1);
+  if (a && n) memcpy(a, p, n);
+  return a;
+}
+
+int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
+                    const void *pEnd, size_t nEnd) {
+  int i, j;
+  OvNode *n;
+  const uint8_t *s = pStart, *e = pEnd;
+  size_t ns = nStart, ne = nEnd;
+  uint8_t *zS, *zE;
+  if (keycmp(s, ns, e, ne) >= 0) return WCS_OK;
+  p->iMod++;
+  /* Wipe the point entries in [s, e). */
+  for (n = seek_ge(p, s, ns); n && keycmp(n->pKey, n->nKey, e, ne) < 0;
+       n = n->apNext[0]) {
+    p->nBytes -= n->nVal;
+    free(n->pVal);
+    n->pVal = NULL;
+    n->nVal = 0;
+    n->eKind = OV_NONE;
+  }
+  /* Merge with every range that overlaps or touches [s, e). */
+  i = range_lower(p, s, ns);
+  j = i;
+  while (j < p->nRange &&
+         keycmp(p->aRange[j].pStart, p->aRange[j].nStart, e, ne) <= 0) {
+    j++;
+  }
+  if (j > i) {
+    if (keycmp(p->aRange[i].pStart, p->aRange[i].nStart, s, ns) < 0) {
+      s = p->aRange[i].pStart;
+      ns = p->aRange[i].nStart;
+    }
+    if (keycmp(p->aRange[j - 1].pEnd, p->aRange[j - 1].nEnd, e, ne) > 0) {
+      e = p->aRange[j - 1].pEnd;
+      ne = p->aRange[j - 1].nEnd;
+    }
+  }
+  zS = dupbytes(s, ns);
+  zE = dupbytes(e, ne);
+  if (zS == NULL || zE == NULL) {
+    free(zS);
+    free(zE);
+    return WCS_NOMEM;
+  }
+  if (j == i) {
+    if (p->nRange == p->nRangeAlloc) {
+      int nNew = p->nRangeAlloc ? p->nRangeAlloc * 2 : 8;
+      OvRange *a = realloc(p->aRange, (size_t)nNew * sizeof(OvRange));
+      if (a == NULL) {
+        free(zS);
+        free(zE);
+        return WCS_NOMEM;
+      }
+      p->aRange = a;
+      p->nRangeAlloc = nNew;
+    }
+    memmove(&p->aRange[i + 1], &p->aRange[i],
+            (size_t)(p->nRange - i) * sizeof(OvRange));
+    p->nRange++;
+    p->nBytes += ns + ne + sizeof(OvRange);
+  } else {
+    int k;
+    for (k = i; k < j; k++) {
+      p->nBytes -= p->aRange[k].nStart + p->aRange[k].nEnd;
+      free(p->aRange[k].pStart);
+      free(p->aRange[k].pEnd);
+    }
+    memmove(&p->aRange[i + 1], &p->aRange[j],
+            (size_t)(p->nRange - j) * sizeof(OvRange));
+    p->nRange -= (j - i - 1);
+    p->nBytes += ns + ne;
+  }
+  p->aRange[i].pStart = zS;
+  p->aRange[i].nStart = ns;
+  p->aRange[i].pEnd = zE;
+  p->aRange[i].nEnd = ne;
+  return WCS_OK;
+}
+
+int ov_range_count(const Overlay *p) { return p->nRange; }
+void ov_range_get(const Overlay *p, int i, const uint8_t **ppS, size_t *pnS,
+                  const uint8_t **ppE, size_t *pnE) {
+  *ppS = p->aRange[i].pStart;
+  *pnS = p->aRange[i].nStart;
+  *ppE = p->aRange[i].pEnd;
+  *pnE = p->aRange[i].nEnd;
+}
+OvNode *ov_first(const Overlay *p) { return p->pHead->apNext[0]; }
+OvNode *ov_next(const OvNode *n) { return n->apNext[0]; }
+int ov_node_kind(const OvNode *n) { return n->eKind; }
+int ov_node_agg(const OvNode *n) { return n->eAgg; }
+const uint8_t *ov_node_key(const OvNode *n, size_t *pn) {
+  *pn = n->nKey;
+  return n->pKey;
+}
+const uint8_t *ov_node_val(const OvNode *n, size_t *pn) {
+  *pn = n->nVal;
+  return n->pVal;
+}
+
+/* ==================================================================
+** The view iterator
+** ================================================================== */
+
+struct EngView {
+  wcs_iter *pIter;        /* the store, within the bounds */
+  Overlay *pOv;           /* may be NULL */
+  uint64_t iGen;          /* overlay change count when last settled */
+  OvNode *pNode;          /* overlay candidate (in bounds) or NULL */
+  int bReverse;
+  wcs_buf lower, upper, prefix; /* bounds (n == 0: none) */
+  int bUpper;             /* an upper bound is set */
+  int eCur;               /* 0 invalid; 1 store; 2 overlay; 3 both */
+  const uint8_t *pKey;    /* current key (borrowed from the winner) */
+  size_t nKey;
+  const uint8_t *pVal;    /* current value */
+  size_t nVal;
+  wcs_buf merged;         /* folded MERGE value */
+  wcs_buf keyCopy;        /* current key (kept when pOv is set), to
+                          ** settle again after the overlay changes */
+  wcs_buf seekTmp;        /* scratch for view_sync */
+  int rc;                 /* sticky error */
+};
+
+static int in_bounds(const EngView *v, const uint8_t *k, size_t nk) {
+  if (v->lower.n && keycmp(k, nk, v->lower.a, v->lower.n) < 0) return 0;
+  if (v->bUpper && keycmp(k, nk, v->upper.a, v->upper.n) >= 0) return 0;
+  if (v->prefix.n &&
+      (nk < v->prefix.n || memcmp(k, v->prefix.a, v->prefix.n) != 0)) {
+    return 0;
+  }
+  return 1;
+}
+
+/* Drop an overlay candidate that is out of bounds. */
+static void node_check(EngView *v) {
+  if (v->pNode && !in_bounds(v, v->pNode->pKey, v->pNode->nKey)) {
+    /* Out of bounds in the walking direction ends the overlay walk, but a
+    ** node below the lower bound (forward) may precede in-bound ones. */
+    if (!v->bReverse) {
+      if (v->lower.n &&
+          keycmp(v->pNode->pKey, v->pNode->nKey, v->lower.a, v->lower.n) <
+              0) {
+        v->pNode = seek_ge(v->pOv, v->lower.a, v->lower.n);
+        if (v->pNode && in_bounds(v, v->pNode->pKey, v->pNode->nKey)) return;
+      }
+      v->pNode = NULL;
+    } else {
+      if (v->bUpper && keycmp(v->pNode->pKey, v->pNode->nKey, v->upper.a,
+                              v->upper.n) >= 0) {
+        v->pNode = seek_lt(v->pOv, v->upper.a, v->upper.n);
+        if (v->pNode && in_bounds(v, v->pNode->pKey, v->pNode->nKey)) return;
+      }
+      v->pNode = NULL;
+    }
+  }
+}
+
+static void node_step(EngView *v) {
+  v->pNode = v->bReverse ? v->pNode->pPrev : v->pNode->apNext[0];
+  node_check(v);
+}
+
+static int store_step(EngView *v) {
+  int rc = v->bReverse ? wcs_iter_prev(v->pIter) : wcs_iter_next(v->pIter);
+  return rc;
+}
+
+/* With an overlay, remember the current key (see view_sync). */
+static int keep_key(EngView *v) {
+  if (v->pOv == NULL) return WCS_OK;
+  v->iGen = ov_generation(v->pOv);
+  v->keyCopy.n = 0;
+  return wcs_buf_append(&v->keyCopy, v->pKey, v->nKey);
+}
+
+/* Position on the nearest visible entry from the current sources. */
+static int settle(EngView *v) {
+  for (;;) {
+    const uint8_t *sk = NULL;
+    size_t nsk = 0;
+    int c;
+    if (wcs_iter_valid(v->pIter)) sk = wcs_iter_key(v->pIter, &nsk);
+    else if (wcs_iter_status(v->pIter)) return wcs_iter_status(v->pIter);
+    if (sk == NULL && v->pNode == NULL) {
+      v->eCur = 0;
+      return WCS_OK;
+    }
+    if (sk == NULL) {
+      c = 1;
+    } else if (v->pNode == NULL) {
+      c = -1;
+    } else {
+      c = keycmp(sk, nsk, v->pNode->pKey, v->pNode->nKey);
+      if (v->bReverse) c = -c;
+    }
+    if (c < 0) {
+      /* the store key comes first */
+      if (v->pOv && ov_range_covers(v->pOv, sk, nsk)) {
+        int rc = store_step(v);
+        if (rc) return rc;
+        continue;
+      }
+      v->eCur = 1;
+      v->pKey = sk;
+      v->nKey = nsk;
+      v->pVal = wcs_iter_value(v->pIter, &v->nVal);
+      return keep_key(v);
+    } else {
+      OvNode *n = v->pNode;
+      int bBoth = (c == 0);
+      const uint8_t *pBase = NULL;
+      size_t nBase = 0;
+      if (n->eKind == OV_DEL || n->eKind == OV_NONE) {
+        if (bBoth) {
+          int rc = store_step(v);
+          if (rc) return rc;
+        }
+        node_step(v);
+        continue;
+      }
+      v->eCur = bBoth ? 3 : 2;
+      v->pKey = n->pKey;
+      v->nKey = n->nKey;
+      if (n->eKind == OV_PUT) {
+        v->pVal = n->pVal;
+        v->nVal = n->nVal;
+      } else {
+        int rc;
+        if (bBoth) pBase = wcs_iter_value(v->pIter, &nBase);
+        rc = eng_agg_fold(n->eAgg, pBase, nBase, n->pVal, n->nVal,
+                          &v->merged);
+        if (rc) return rc;
+        v->pVal = v->merged.a;
+        v->nVal = v->merged.n;
+      }
+      return keep_key(v);
+    }
+  }
+}
+
+int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
+             Overlay *pOv, const void *pLower, size_t nLower,
+             const void *pUpper, size_t nUpper, const void *pPrefix,
+             size_t nPrefix, int bReverse) {
+  EngView *v = calloc(1, sizeof(*v));
+  wcs_iter_options o;
+  int rc = WCS_OK;
+  *pp = NULL;
+  if (v == NULL) return WCS_NOMEM;
+  v->pOv = pOv;
+  v->bReverse = bReverse;
+  v->iGen = pOv ? ov_generation(pOv) : 0;
+  if (pLower) rc = wcs_buf_append(&v->lower, pLower, nLower);
+  if (rc == WCS_OK && pUpper) {
+    rc = wcs_buf_append(&v->upper, pUpper, nUpper);
+    v->bUpper = 1;
+  }
+  if (rc == WCS_OK && pPrefix) rc = wcs_buf_append(&v->prefix, pPrefix, nPrefix);
+  memset(&o, 0, sizeof(o));
+  o.pSnap = pSnap;
+  o.pLower = v->lower.n ? v->lower.a : NULL;
+  o.nLower = v->lower.n;
+  o.pUpper = v->bUpper ? v->upper.a : NULL;
+  o.nUpper = v->upper.n;
+  o.pPrefix = v->prefix.n ? v->prefix.a : NULL;
+  o.nPrefix = v->prefix.n;
+  if (rc == WCS_OK) rc = wcs_iter_new(db, &o, &v->pIter);
+  if (rc != WCS_OK) {
+    view_free(v);
+    return rc;
+  }
+  *pp = v;
+  return WCS_OK;
+}
+
+void view_free(EngView *v) {
+  if (v == NULL) return;
+  wcs_iter_free(v->pIter);
+  wcs_buf_free(&v->lower);
+  wcs_buf_free(&v->upper);
+  wcs_buf_free(&v->prefix);
+  wcs_buf_free(&v->merged);
+  wcs_buf_free(&v->keyCopy);
+  wcs_buf_free(&v->seekTmp);
+  free(v);
+}
+
+/* Position the overlay candidate for a seek to k (see view_seek). */
+static void node_seek(EngView *v, const uint8_t *k, size_t nk) {
+  if (v->pOv == NULL) {
+    v->pNode = NULL;
+    return;
+  }
+  v->iGen = ov_generation(v->pOv);
+  if (!v->bReverse) {
+    if (k == NULL) k = v->lower.a, nk = v->lower.n;
+    v->pNode = k ? seek_ge(v->pOv, k, nk) : ov_first(v->pOv);
+  } else {
+    v->pNode = seek_lt(v->pOv, k, nk);
+  }
+  node_check(v);
+}
+
+int view_seek(EngView *v, const void *pKey, size_t nKey) {
+  int rc;
+  if (!v->bReverse) {
+    if (pKey) rc = wcs_iter_seek(v->pIter, pKey, nKey);
+    else rc = wcs_iter_first(v->pIter);
+  } else if (pKey == NULL) {
+    rc = wcs_iter_last(v->pIter);
+  } else {
+    rc = wcs_iter_seek_for_prev(v->pIter, pKey, nKey);
+    if (rc == WCS_OK && wcs_iter_valid(v->pIter)) {
+      size_t n;
+      const uint8_t *k = wcs_iter_key(v->pIter, &n);
+      if (keycmp(k, n, pKey, nKey) >= 0) rc = wcs_iter_prev(v->pIter);
+    }
+  }
+  if (rc == WCS_OK) {
+    node_seek(v, pKey, nKey);
+    rc = settle(v);
+  }
+  if (rc) v->eCur = 0;
+  return rc;
+}
+
+int view_sync(EngView *v) {
+  int rc;
+  if (v->pOv == NULL || v->eCur == 0 || v->iGen == ov_generation(v->pOv)) {
+    return WCS_OK;
+  }
+  /* The overlay changed since we settled: the node we stand on may be
+  ** gone or changed. Settle again at the same key, inclusive. */
+  v->seekTmp.n = 0;
+  rc = wcs_buf_append(&v->seekTmp, v->keyCopy.a, v->keyCopy.n);
+  if (rc == WCS_OK && v->bReverse) rc = wcs_buf_append(&v->seekTmp, "", 1);
+  if (rc == WCS_OK) rc = view_seek(v, v->seekTmp.a, v->seekTmp.n);
+  return rc;
+}
+
+int view_step(EngView *v) {
+  int rc = view_sync(v);
+  int eCur = v->eCur;
+  if (rc || eCur == 0) return rc;
+  if (eCur & 1) rc = store_step(v);
+  if (rc == WCS_OK && (eCur & 2)) node_step(v);
+  if (rc == WCS_OK) rc = settle(v);
+  if (rc) v->eCur = 0;
+  return rc;
+}
+
+int view_valid(const EngView *v) { return v->eCur != 0; }
+const uint8_t *view_key(const EngView *v, size_t *pn) {
+  *pn = v->nKey;
+  return v->pKey;
+}
+const uint8_t *view_value(const EngView *v, size_t *pn) {
+  *pn = v->nVal;
+  return v->pVal;
+}

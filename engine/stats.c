@@ -1,0 +1,773 @@
+/*
+** stats.c — what the planner and the operator ask about tables: row and
+** distinct-prefix estimates, the key-distribution (read/write hotspot)
+** counters, and physical garbage collection.
+**
+** Row estimates: storage metadata (wcs_db_approximate) gives the keys in a
+** family's key range; a small raw scan measures keys per row of that
+** family (cached for ENG_KPR_TTL); rows = max over families of keys / keys
+** per row. Small tables (few keys by metadata, which may not see the
+** memtable) are counted exactly by a bounded scan.
+**
+** Distinct prefixes: a skip scan over the table — land on a row, take the
+** prefix of its first n key fields, seek past every row with that prefix —
+** for at most ENG_PREFIX_PROBES prefixes. If it finishes, the count is
+** exact; otherwise distinct ≈ probes x (rows in the table / rows up to the
+** last prefix seen).
+**
+** Heat counters: per table, a ring of ENG_HEAT_SLOTS time slots of
+** ENG_HEAT_SLOT_MICROS each; a slot has ENG_HEAT_BUCKETS key-space buckets
+** bounded by row keys chosen when the slot starts, as quantiles of a
+** reservoir sample of the keys seen in the slot before. Saved form
+** (catalog key 00000000 'H' tid): 01 | varint nSlot | per slot: varint
+** start | varint nBound | bounds as (varint n, bytes) | nBucket x (varint
+** reads, varint writes).
+*/
+#include "engine/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ENG_KPR_TTL 30000000         /* micros a keys-per-row sample lives */
+#define ENG_KPR_SAMPLE 4096          /* keys read to measure keys per row */
+#define ENG_EXACT_ROWS 4096          /* count exactly below this many keys */
+#define ENG_PREFIX_PROBES 256        /* prefixes walked by the estimate */
+#define ENG_HEAT_SLOTS 60
+#define ENG_HEAT_SLOT_MICROS 60000000 /* one minute */
+#define ENG_HEAT_BUCKETS 32
+#define ENG_HEAT_RESERVOIR 256
+#define ENG_HEAT_KEY_MAX 32          /* bytes kept of a boundary key */
+
+typedef struct HeatSlot {
+  int64_t iStart;                    /* slot start, micros */
+  int nBound;                        /* <= ENG_HEAT_BUCKETS-1 */
+  uint8_t aBound[ENG_HEAT_BUCKETS - 1][ENG_HEAT_KEY_MAX];
+  uint8_t anBound[ENG_HEAT_BUCKETS - 1];
+  uint64_t aRead[ENG_HEAT_BUCKETS];
+  uint64_t aWrite[ENG_HEAT_BUCKETS];
+} HeatSlot;
+
+struct EngStats {
+  EngStats *pNext;                   /* engine list; must be first */
+  uint32_t iTid;
+  pthread_mutex_t mu;
+  /* keys per row cache, per family id */
+  int nKpr;
+  uint16_t *aKprFid;
+  double *aKpr;
+  int64_t *aKprTime;
+  /* heat */
+  int nSlot;                         /* slots used, <= ENG_HEAT_SLOTS */
+  int iCur;                          /* ring index of the newest slot */
+  HeatSlot *aSlot;                   /* [ENG_HEAT_SLOTS], lazily */
+  int nRes;                          /* reservoir keys held */
+  uint64_t nSeen;                    /* keys offered to the reservoir */
+  uint8_t aRes[ENG_HEAT_RESERVOIR][ENG_HEAT_KEY_MAX];
+  uint8_t anRes[ENG_HEAT_RESERVOIR];
+  uint64_t iRand;
+};
+
+int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp) {
+  EngStats *s;
+  *pp = NULL;
+  pthread_mutex_lock(&pEng->mu);
+  for (s = pEng->pStatsList; s; s = s->pNext) {
+    if (s->iTid == iTid) {
+      pthread_mutex_unlock(&pEng->mu);
+      *pp = s;
+      return WCS_OK;
+    }
+  }
+  s = calloc(1, sizeof(*s));
+  if (s == NULL) {
+    pthread_mutex_unlock(&pEng->mu);
+    return eng_err(WCS_NOMEM, "out of memory");
+  }
+  s->iTid = iTid;
+  s->iRand = 0x853C49E6748FEA9Bull ^ iTid;
+  pthread_mutex_init(&s->mu, NULL);
+  s->pNext = pEng->pStatsList;
+  pEng->pStatsList = s;
+  pthread_mutex_unlock(&pEng->mu);
+  *pp = s;
+  return WCS_OK;
+}
+
+void eng_stats_free(EngStats *s) {
+  if (s == NULL) return;
+  pthread_mutex_destroy(&s->mu);
+  free(s->aKprFid);
+  free(s->aKpr);
+  free(s->aKprTime);
+  free(s->aSlot);
+  free(s);
+}
+
+static int keycmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+  size_t n = na < nb ? na : nb;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return na < nb ? -1 : (na > nb);
+}
+
+/* ------------------------------------------------------------------ */
+/* heat counters                                                       */
+
+static int res_cmp(const void *a, const void *b) {
+  const uint8_t *x = a, *y = b;
+  return keycmp(x + 1, x[0], y + 1, y[0]);
+}
+
+/* Start a new slot at iStart with bounds from the reservoir. */
+static void heat_roll(EngStats *s, int64_t iStart) {
+  HeatSlot *h;
+  if (s->aSlot == NULL) {
+    s->aSlot = calloc(ENG_HEAT_SLOTS, sizeof(HeatSlot));
+    if (s->aSlot == NULL) return;
+    s->iCur = ENG_HEAT_SLOTS - 1;
+  }
+  s->iCur = (s->iCur + 1) % ENG_HEAT_SLOTS;
+  if (s->nSlot < ENG_HEAT_SLOTS) s->nSlot++;
+  h = &s->aSlot[s->iCur];
+  memset(h, 0, sizeof(*h));
+  h->iStart = iStart;
+  if (s->nRes >= 2) {
+    /* sort a copy of the reservoir (length-prefixed) and take quantiles */
+    uint8_t (*a)[ENG_HEAT_KEY_MAX + 1] = malloc((size_t)s->nRes *
+                                                (ENG_HEAT_KEY_MAX + 1));
+    if (a) {
+      int i, nB = ENG_HEAT_BUCKETS - 1;
+      for (i = 0; i < s->nRes; i++) {
+        a[i][0] = s->anRes[i];
+        memcpy(&a[i][1], s->aRes[i], s->anRes[i]);
+      }
+      qsort(a, (size_t)s->nRes, ENG_HEAT_KEY_MAX + 1, res_cmp);
+      if (nB > s->nRes - 1) nB = s->nRes - 1;
+      for (i = 0; i < nB; i++) {
+        int j = (int)((int64_t)(i + 1) * s->nRes / (nB + 1));
+        if (h->nBound > 0 &&
+            keycmp(&a[j][1], a[j][0], h->aBound[h->nBound - 1],
+                   h->anBound[h->nBound - 1]) <= 0) {
+          continue; /* keep bounds strictly increasing */
+        }
+        memcpy(h->aBound[h->nBound], &a[j][1], a[j][0]);
+        h->anBound[h->nBound] = a[j][0];
+        h->nBound++;
+      }
+      free(a);
+    }
+  }
+  s->nRes = 0;
+  s->nSeen = 0;
+}
+
+void eng_stats_count(wcs_engine *pEng, EngStats *s, int bWrite,
+                     const void *pRow, size_t nRow, uint64_t n) {
+  int64_t iNow, iStart;
+  HeatSlot *h;
+  int lo, hi;
+  size_t nKey = nRow < ENG_HEAT_KEY_MAX ? nRow : ENG_HEAT_KEY_MAX;
+  if (s == NULL) return;
+  iNow = eng_now(pEng);
+  iStart = iNow - iNow % ENG_HEAT_SLOT_MICROS;
+  pthread_mutex_lock(&s->mu);
+  if (s->aSlot == NULL || s->aSlot[s->iCur].iStart != iStart) {
+    heat_roll(s, iStart);
+    if (s->aSlot == NULL) {
+      pthread_mutex_unlock(&s->mu);
+      return;
+    }
+  }
+  h = &s->aSlot[s->iCur];
+  lo = 0;
+  hi = h->nBound;
+  while (lo < hi) { /* first bound > key: the bucket index */
+    int mid = (lo + hi) / 2;
+    if (keycmp(h->aBound[mid], h->anBound[mid], pRow, nKey) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (bWrite) h->aWrite[lo] += n;
+  else h->aRead[lo] += n;
+  /* reservoir sample of keys seen, for the next slot's bounds */
+  s->nSeen++;
+  {
+    uint64_t j;
+    s->iRand ^= s->iRand << 13;
+    s->iRand ^= s->iRand >> 7;
+    s->iRand ^= s->iRand << 17;
+    j = s->nRes < ENG_HEAT_RESERVOIR ? (uint64_t)s->nRes : s->iRand % s->nSeen;
+    if (j < ENG_HEAT_RESERVOIR) {
+      memcpy(s->aRes[j], pRow, nKey);
+      s->anRes[j] = (uint8_t)nKey;
+      if ((int)j == s->nRes) s->nRes++;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+int wcs_table_heatmap(wcs_table *pTab, wcs_heatmap **ppMap) {
+  EngStats *s = pTab->pDef->pStats;
+  wcs_heatmap *m;
+  int i, rc = WCS_OK;
+  *ppMap = NULL;
+  m = calloc(1, sizeof(*m));
+  if (m == NULL) return eng_err(WCS_NOMEM, "out of memory");
+  m->nBucket = ENG_HEAT_BUCKETS;
+  m->iSlotMicros = ENG_HEAT_SLOT_MICROS;
+  pthread_mutex_lock(&s->mu);
+  m->nSlot = s->aSlot ? s->nSlot : 0;
+  m->aSlot = calloc((size_t)(m->nSlot ? m->nSlot : 1), sizeof(wcs_heat_slot));
+  if (m->aSlot == NULL) rc = WCS_NOMEM;
+  for (i = 0; rc == WCS_OK && i < m->nSlot; i++) {
+    /* oldest first */
+    int r = (s->iCur - m->nSlot + 1 + i + ENG_HEAT_SLOTS) % ENG_HEAT_SLOTS;
+    HeatSlot *h = &s->aSlot[r];
+    wcs_heat_slot *o = &m->aSlot[i];
+    int b;
+    o->iStart = h->iStart;
+    o->aRead = calloc(ENG_HEAT_BUCKETS, sizeof(uint64_t));
+    o->aWrite = calloc(ENG_HEAT_BUCKETS, sizeof(uint64_t));
+    o->apBound = calloc(ENG_HEAT_BUCKETS, sizeof(void *));
+    o->anBound = calloc(ENG_HEAT_BUCKETS, sizeof(size_t));
+    if (!o->aRead || !o->aWrite || !o->apBound || !o->anBound) {
+      rc = WCS_NOMEM;
+      break;
+    }
+    memcpy(o->aRead, h->aRead, sizeof(h->aRead));
+    memcpy(o->aWrite, h->aWrite, sizeof(h->aWrite));
+    /* bounds: nBound real ones, the rest repeat the last (empty buckets) */
+    for (b = 0; b < ENG_HEAT_BUCKETS - 1; b++) {
+      int k = b < h->nBound ? b : h->nBound - 1;
+      uint8_t *z;
+      size_t nz = k >= 0 ? h->anBound[k] : 0;
+      z = malloc(nz ? nz : 1);
+      if (z == NULL) {
+        rc = WCS_NOMEM;
+        break;
+      }
+      if (nz) memcpy(z, h->aBound[k], nz);
+      o->apBound[b] = z;
+      o->anBound[b] = nz;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (rc) {
+    wcs_heatmap_free(m);
+    return eng_err(rc, "out of memory");
+  }
+  *ppMap = m;
+  return WCS_OK;
+}
+
+void wcs_heatmap_free(wcs_heatmap *m) {
+  int i, b;
+  if (m == NULL) return;
+  for (i = 0; m->aSlot && i < m->nSlot; i++) {
+    wcs_heat_slot *o = &m->aSlot[i];
+    for (b = 0; o->apBound && b < m->nBucket - 1; b++) {
+      free((void *)o->apBound[b]);
+    }
+    free(o->apBound);
+    free(o->anBound);
+    free(o->aRead);
+    free(o->aWrite);
+  }
+  free(m->aSlot);
+  free(m);
+}
+
+static void heat_key(wcs_buf *k, uint32_t iTid) {
+  uint8_t a[9] = {0, 0, 0, 0, ENG_CAT_HEAT, (uint8_t)(iTid >> 24),
+                  (uint8_t)(iTid >> 16), (uint8_t)(iTid >> 8),
+                  (uint8_t)iTid};
+  k->n = 0;
+  wcs_buf_append(k, a, sizeof(a));
+}
+
+int wcs_engine_heat_save(wcs_engine *pEng) {
+  EngStats *s;
+  wcs_batch *pBatch = NULL;
+  wcs_buf k = {0}, v = {0};
+  int rc = wcs_batch_new(&pBatch);
+  pthread_mutex_lock(&pEng->mu);
+  for (s = pEng->pStatsList; rc == WCS_OK && s; s = s->pNext) {
+    int i, b;
+    int bLive = 0;
+    for (i = 0; i < pEng->nDef; i++) bLive |= pEng->apDef[i]->iTid == s->iTid;
+    if (!bLive || s->aSlot == NULL) continue;
+    pthread_mutex_lock(&s->mu);
+    v.n = 0;
+    rc = wcs_buf_append(&v, "\x01", 1);
+    if (rc == WCS_OK) rc = wcs_buf_append_varint(&v, (uint64_t)s->nSlot);
+    for (i = 0; rc == WCS_OK && i < s->nSlot; i++) {
+      int r = (s->iCur - s->nSlot + 1 + i + ENG_HEAT_SLOTS) % ENG_HEAT_SLOTS;
+      HeatSlot *h = &s->aSlot[r];
+      rc = wcs_buf_append_varint(&v, (uint64_t)h->iStart);
+      if (rc == WCS_OK) rc = wcs_buf_append_varint(&v, (uint64_t)h->nBound);
+      for (b = 0; rc == WCS_OK && b < h->nBound; b++) {
+        rc = wcs_buf_append_varint(&v, h->anBound[b]);
+        if (rc == WCS_OK) rc = wcs_buf_append(&v, h->aBound[b], h->anBound[b]);
+      }
+      for (b = 0; rc == WCS_OK && b < ENG_HEAT_BUCKETS; b++) {
+        rc = wcs_buf_append_varint(&v, h->aRead[b]);
+        if (rc == WCS_OK) rc = wcs_buf_append_varint(&v, h->aWrite[b]);
+      }
+    }
+    pthread_mutex_unlock(&s->mu);
+    heat_key(&k, s->iTid);
+    if (rc == WCS_OK) rc = wcs_batch_put(pBatch, k.a, k.n, v.a, v.n);
+  }
+  pthread_mutex_unlock(&pEng->mu);
+  if (rc == WCS_OK && wcs_batch_count(pBatch) > 0) {
+    rc = wcs_db_write(pEng->db, pBatch);
+    if (rc) eng_err_db(pEng->db, rc, "saving heat counters");
+  } else if (rc) {
+    eng_err(rc, "out of memory");
+  }
+  wcs_batch_free(pBatch);
+  wcs_buf_free(&k);
+  wcs_buf_free(&v);
+  return rc;
+}
+
+int eng_stats_load(wcs_engine *pEng, EngStats *s) {
+  wcs_buf k = {0};
+  void *pVal = NULL;
+  size_t nVal = 0;
+  int rc;
+  heat_key(&k, s->iTid);
+  rc = wcs_db_get(pEng->db, NULL, k.a, k.n, &pVal, &nVal);
+  wcs_buf_free(&k);
+  if (rc) return eng_err_db(pEng->db, rc, "reading heat counters");
+  if (pVal) {
+    const uint8_t *p = pVal, *pEnd = p + nVal;
+    uint64_t nSlot, i, b, x;
+    int n;
+    /* a malformed record only loses the picture: ignore it */
+    if (nVal < 1 || p[0] != 1) goto done;
+    p++;
+    if ((n = wcs_get_varint(p, pEnd, &nSlot)) == 0 || nSlot > ENG_HEAT_SLOTS) {
+      goto done;
+    }
+    p += n;
+    s->aSlot = calloc(ENG_HEAT_SLOTS, sizeof(HeatSlot));
+    if (s->aSlot == NULL) goto done;
+    for (i = 0; i < nSlot; i++) {
+      HeatSlot *h = &s->aSlot[i];
+      uint64_t nB;
+      if ((n = wcs_get_varint(p, pEnd, &x)) == 0) goto bad;
+      p += n;
+      h->iStart = (int64_t)x;
+      if ((n = wcs_get_varint(p, pEnd, &nB)) == 0 ||
+          nB > ENG_HEAT_BUCKETS - 1) {
+        goto bad;
+      }
+      p += n;
+      for (b = 0; b < nB; b++) {
+        if ((n = wcs_get_varint(p, pEnd, &x)) == 0 || x > ENG_HEAT_KEY_MAX ||
+            x > (uint64_t)(pEnd - p - n)) {
+          goto bad;
+        }
+        p += n;
+        memcpy(h->aBound[b], p, (size_t)x);
+        h->anBound[b] = (uint8_t)x;
+        p += x;
+      }
+      h->nBound = (int)nB;
+      for (b = 0; b < ENG_HEAT_BUCKETS; b++) {
+        if ((n = wcs_get_varint(p, pEnd, &h->aRead[b])) == 0) goto bad;
+        p += n;
+        if ((n = wcs_get_varint(p, pEnd, &h->aWrite[b])) == 0) goto bad;
+        p += n;
+      }
+    }
+    s->nSlot = (int)nSlot;
+    s->iCur = (int)nSlot - 1;
+    if (nSlot == 0) {
+      free(s->aSlot);
+      s->aSlot = NULL;
+    }
+    goto done;
+  bad:
+    free(s->aSlot);
+    s->aSlot = NULL;
+    s->nSlot = 0;
+  }
+done:
+  wcs_free(pVal);
+  return WCS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* estimates                                                           */
+
+/* Keys per row of family f, from a raw scan of its first keys. */
+static int keys_per_row(wcs_table *pTab, const EngFamily *f, double *pKpr) {
+  EngStats *s = pTab->pDef->pStats;
+  int64_t iNow = eng_now(pTab->pEng);
+  EngView *v = NULL;
+  wcs_buf lo = {0}, hi = {0}, last = {0};
+  uint64_t nKeys = 0, nRows = 0;
+  int i, rc;
+  pthread_mutex_lock(&s->mu);
+  for (i = 0; i < s->nKpr; i++) {
+    if (s->aKprFid[i] == f->iFid && iNow - s->aKprTime[i] < ENG_KPR_TTL) {
+      *pKpr = s->aKpr[i];
+      pthread_mutex_unlock(&s->mu);
+      return WCS_OK;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  rc = eng_put_prefix(&lo, pTab->pDef->iTid, f->iFid);
+  if (rc == WCS_OK) {
+    rc = f->iFid == 0xFFFF
+             ? eng_put_prefix(&hi, pTab->pDef->iTid + 1, 0)
+             : eng_put_prefix(&hi, pTab->pDef->iTid, (uint16_t)(f->iFid + 1));
+  }
+  if (rc == WCS_OK) {
+    rc = view_new(&v, pTab->pEng->db, NULL, NULL, lo.a, lo.n, hi.a, hi.n,
+                  NULL, 0, 0);
+  }
+  if (rc == WCS_OK) rc = view_seek(v, NULL, 0);
+  while (rc == WCS_OK && view_valid(v) && nKeys < ENG_KPR_SAMPLE) {
+    size_t nk, nr;
+    const uint8_t *k = view_key(v, &nk);
+    nr = nk > ENG_PREFIX_BYTES ? eng_field_len(k + ENG_PREFIX_BYTES,
+                                               nk - ENG_PREFIX_BYTES)
+                               : 0;
+    if (nr == 0 || last.n != nr || memcmp(last.a, k + ENG_PREFIX_BYTES, nr)) {
+      nRows++;
+      last.n = 0;
+      rc = wcs_buf_append(&last, k + ENG_PREFIX_BYTES, nr);
+    }
+    nKeys++;
+    if (rc == WCS_OK) rc = view_step(v);
+  }
+  view_free(v);
+  wcs_buf_free(&lo);
+  wcs_buf_free(&hi);
+  wcs_buf_free(&last);
+  if (rc) return eng_err_db(pTab->pEng->db, rc, "sampling a table");
+  *pKpr = nRows ? (double)nKeys / (double)nRows : 1.0;
+  pthread_mutex_lock(&s->mu);
+  for (i = 0; i < s->nKpr && s->aKprFid[i] != f->iFid; i++) {
+  }
+  if (i == s->nKpr) {
+    uint16_t *a = realloc(s->aKprFid, (size_t)(i + 1) * sizeof(uint16_t));
+    double *b = a ? realloc(s->aKpr, (size_t)(i + 1) * sizeof(double)) : NULL;
+    int64_t *c = NULL;
+    if (a) s->aKprFid = a;
+    if (b) s->aKpr = b;
+    if (b) c = realloc(s->aKprTime, (size_t)(i + 1) * sizeof(int64_t));
+    if (c) {
+      s->aKprTime = c;
+      s->nKpr++;
+    }
+  }
+  if (i < s->nKpr) {
+    s->aKprFid[i] = f->iFid;
+    s->aKpr[i] = *pKpr;
+    s->aKprTime[i] = iNow;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return WCS_OK;
+}
+
+/* Count rows exactly, up to nMax (then *pnRows = nMax and *pbMore). */
+static int count_rows(wcs_table *pTab, const wcs_key_range *aRange,
+                      int nRange, uint64_t nMax, uint64_t *pnRows) {
+  wcs_read_options o;
+  wcs_cursor *c = NULL;
+  uint64_t n = 0;
+  int rc;
+  wcs_read_options_init(&o);
+  o.aRange = aRange;
+  o.nRange = nRange;
+  o.bKeysOnly = 1;
+  o.nRowLimit = nMax;
+  rc = wcs_cursor_open(&c, pTab, NULL, &o);
+  while (rc == WCS_OK && !wcs_cursor_eof(c)) {
+    n++;
+    rc = wcs_cursor_next(c);
+  }
+  wcs_cursor_close(c);
+  *pnRows = n;
+  return rc;
+}
+
+int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
+                            int nRange, uint64_t *pnRows) {
+  const EngDef *d = pTab->pDef;
+  wcs_key_range all;
+  wcs_buf lo = {0}, hi = {0}, s = {0}, e = {0};
+  uint64_t nBest = 0, nKeysAll = 0;
+  int rc = WCS_OK, i, j;
+  *pnRows = 0;
+  if (aRange == NULL || nRange <= 0) {
+    memset(&all, 0, sizeof(all));
+    aRange = &all;
+    nRange = 1;
+  }
+  for (i = 0; rc == WCS_OK && i < d->nFam; i++) {
+    const EngFamily *f = &d->aFam[i];
+    uint64_t nKeys = 0;
+    double kpr = 1.0;
+    for (j = 0; rc == WCS_OK && j < nRange; j++) {
+      int bHiOpen;
+      uint64_t nb = 0, nk = 0;
+      rc = eng_range_bounds(&aRange[j], &lo, &hi, &bHiOpen);
+      s.n = e.n = 0;
+      if (rc == WCS_OK) rc = eng_put_prefix(&s, d->iTid, f->iFid);
+      if (rc == WCS_OK) rc = wcs_buf_append(&s, lo.a, lo.n);
+      if (rc == WCS_OK) {
+        if (bHiOpen) {
+          rc = f->iFid == 0xFFFF
+                   ? eng_put_prefix(&e, d->iTid + 1, 0)
+                   : eng_put_prefix(&e, d->iTid, (uint16_t)(f->iFid + 1));
+        } else {
+          rc = eng_put_prefix(&e, d->iTid, f->iFid);
+          if (rc == WCS_OK) rc = wcs_buf_append(&e, hi.a, hi.n);
+        }
+      }
+      if (rc == WCS_OK) {
+        rc = wcs_db_approximate(pTab->pEng->db, s.a, s.n, e.a, e.n, &nb, &nk);
+        if (rc) eng_err_db(pTab->pEng->db, rc, "estimating a range");
+      }
+      nKeys += nk;
+    }
+    nKeysAll += nKeys;
+    if (rc == WCS_OK && nKeys > 0) rc = keys_per_row(pTab, f, &kpr);
+    if (rc == WCS_OK && kpr > 0) {
+      uint64_t n = (uint64_t)((double)nKeys / kpr + 0.5);
+      if (n > nBest) nBest = n;
+    }
+  }
+  wcs_buf_free(&lo);
+  wcs_buf_free(&hi);
+  wcs_buf_free(&s);
+  wcs_buf_free(&e);
+  if (rc) return rc;
+  if (nKeysAll < ENG_EXACT_ROWS) {
+    /* metadata is thin (small table or data still in the memtable) */
+    uint64_t n = 0;
+    rc = count_rows(pTab, aRange, nRange, ENG_EXACT_ROWS, &n);
+    if (rc) return rc;
+    if (n > nBest) nBest = n;
+  }
+  *pnRows = nBest;
+  return WCS_OK;
+}
+
+typedef struct PrefixWalk {
+  const ks_schema *pSchema;
+  int nField;
+  uint64_t nDistinct;
+  uint64_t nMax;
+  wcs_buf seek;           /* the successor we asked to seek to */
+  wcs_buf scratch;
+  wcs_buf last;           /* last prefix seen */
+  ks_value *aVal;
+  int bStopped;           /* hit nMax */
+} PrefixWalk;
+
+static int prefix_filter(void *pCtx, const void *pRow, size_t nRow,
+                         const void **ppSeek, size_t *pnSeek) {
+  PrefixWalk *w = pCtx;
+  wcs_buf pre = {0};
+  int r;
+  if (w->nDistinct >= w->nMax) {
+    w->bStopped = 1;
+    return WCS_ROW_DONE;
+  }
+  w->nDistinct++;
+  if (w->pSchema->nField == 0) {
+    size_t n = nRow < (size_t)w->nField ? nRow : (size_t)w->nField;
+    wcs_buf_append(&pre, pRow, n);
+  } else {
+    char *zErr = NULL;
+    int rc = ks_key_decode(w->pSchema, pRow, (int)nRow, w->aVal, &w->scratch,
+                           &zErr);
+    if (rc == WCS_OK) {
+      rc = ks_key_prefix(w->pSchema, w->aVal, w->nField, &pre, &zErr);
+    }
+    free(zErr);
+    if (rc != WCS_OK) {
+      /* a key that does not decode counts as its own prefix */
+      pre.n = 0;
+      wcs_buf_append(&pre, pRow, nRow);
+    }
+  }
+  w->last.n = 0;
+  wcs_buf_append(&w->last, pre.a, pre.n);
+  r = eng_prefix_successor(&w->seek, pre.a, pre.n);
+  wcs_buf_free(&pre);
+  if (r <= 0) return WCS_ROW_DONE;
+  *ppSeek = w->seek.a;
+  *pnSeek = w->seek.n;
+  return WCS_ROW_SEEK;
+}
+
+int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
+                                uint64_t *pnDistinct) {
+  const ks_schema *pSchema = pTab->pDef->pSchema;
+  PrefixWalk w;
+  wcs_read_options o;
+  wcs_cursor *c = NULL;
+  int rc;
+  *pnDistinct = 0;
+  if (nField < 1 || (pSchema->nField > 0 && nField > pSchema->nField)) {
+    return eng_err(WCS_RANGE, "key field depth %d out of range 1..%d",
+                   nField, pSchema->nField);
+  }
+  if (pSchema->nField > 0 && nField == pSchema->nField) {
+    return wcs_table_estimate_rows(pTab, NULL, 0, pnDistinct);
+  }
+  memset(&w, 0, sizeof(w));
+  w.pSchema = pSchema;
+  w.nField = nField;
+  w.nMax = ENG_PREFIX_PROBES;
+  w.aVal = calloc((size_t)(pSchema->nField + 1), sizeof(ks_value));
+  if (w.aVal == NULL) return eng_err(WCS_NOMEM, "out of memory");
+  wcs_read_options_init(&o);
+  o.bKeysOnly = 1;
+  o.xRowFilter = prefix_filter;
+  o.pFilterCtx = &w;
+  rc = wcs_cursor_open(&c, pTab, NULL, &o);
+  while (rc == WCS_OK && !wcs_cursor_eof(c)) rc = wcs_cursor_next(c);
+  wcs_cursor_close(c);
+  if (rc == WCS_OK) {
+    if (!w.bStopped) {
+      *pnDistinct = w.nDistinct;
+    } else {
+      /* rows before the last prefix seen vs rows in the table */
+      uint64_t nAll = 0, nPart = 0;
+      wcs_key_range r;
+      memset(&r, 0, sizeof(r));
+      r.pEnd = w.last.a;
+      r.nEnd = w.last.n;
+      rc = wcs_table_estimate_rows(pTab, NULL, 0, &nAll);
+      if (rc == WCS_OK) rc = wcs_table_estimate_rows(pTab, &r, 1, &nPart);
+      if (rc == WCS_OK) {
+        if (nPart == 0) nPart = 1;
+        *pnDistinct = nAll > nPart
+                          ? (uint64_t)((double)(w.nDistinct - 1) *
+                                       (double)nAll / (double)nPart)
+                          : w.nDistinct;
+        if (*pnDistinct < w.nDistinct) *pnDistinct = w.nDistinct;
+      }
+    }
+  }
+  free(w.aVal);
+  wcs_buf_free(&w.seek);
+  wcs_buf_free(&w.scratch);
+  wcs_buf_free(&w.last);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* physical GC                                                         */
+
+static int gc_family(wcs_engine *pEng, const EngDef *d, const EngFamily *f,
+                     int64_t iNow) {
+  EngView *v = NULL;
+  wcs_batch *pBatch = NULL;
+  wcs_buf lo = {0}, hi = {0}, col = {0};
+  int64_t iPos = 0;
+  int rc;
+  rc = eng_put_prefix(&lo, d->iTid, f->iFid);
+  if (rc == WCS_OK) {
+    rc = f->iFid == 0xFFFF
+             ? eng_put_prefix(&hi, d->iTid + 1, 0)
+             : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+  }
+  if (rc == WCS_OK) rc = wcs_batch_new(&pBatch);
+  if (rc == WCS_OK) {
+    rc = view_new(&v, pEng->db, NULL, NULL, lo.a, lo.n, hi.a, hi.n, NULL, 0,
+                  0);
+  }
+  if (rc == WCS_OK) rc = view_seek(v, NULL, 0);
+  while (rc == WCS_OK && view_valid(v)) {
+    size_t nk;
+    const uint8_t *k = view_key(v, &nk);
+    EngKey key;
+    size_t nCol;
+    rc = eng_parse_key(k, nk, &key);
+    if (rc) break;
+    nCol = nk - ENG_TS_BYTES;
+    if (col.n != nCol || memcmp(col.a, k, nCol) != 0) {
+      col.n = 0;
+      rc = wcs_buf_append(&col, k, nCol);
+      iPos = 0;
+    }
+    if (rc == WCS_OK && eng_gc_expired(f, iPos, key.iTs, iNow)) {
+      rc = wcs_batch_delete(pBatch, k, nk);
+      if (rc == WCS_OK && wcs_batch_count(pBatch) >= 10000) {
+        rc = wcs_db_write(pEng->db, pBatch);
+        wcs_batch_clear(pBatch);
+      }
+    }
+    iPos++;
+    if (rc == WCS_OK) rc = view_step(v);
+  }
+  if (rc == WCS_OK && wcs_batch_count(pBatch) > 0) {
+    rc = wcs_db_write(pEng->db, pBatch);
+  }
+  if (rc) eng_err_db(pEng->db, rc, "garbage-collecting a family");
+  view_free(v);
+  wcs_batch_free(pBatch);
+  wcs_buf_free(&lo);
+  wcs_buf_free(&hi);
+  wcs_buf_free(&col);
+  return rc;
+}
+
+int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
+  int rc = WCS_OK, i, j, bLocked, n;
+  EngDef **a;
+  int64_t iNow = eng_now(pEng);
+  /* snapshot the list of defs */
+  pthread_mutex_lock(&pEng->mu);
+  n = pEng->nDef;
+  a = malloc((size_t)(n ? n : 1) * sizeof(EngDef *));
+  if (a) {
+    for (i = 0; i < n; i++) {
+      a[i] = pEng->apDef[i];
+      a[i]->nRef++;
+    }
+  }
+  pthread_mutex_unlock(&pEng->mu);
+  if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
+  if (zTable) {
+    int bFound = 0;
+    for (i = 0; i < n; i++) bFound |= strcmp(a[i]->zName, zTable) == 0;
+    if (!bFound) rc = eng_err(WCS_ERROR, "no such table: %s", zTable);
+  }
+  for (i = 0; rc == WCS_OK && i < n; i++) {
+    const EngDef *d = a[i];
+    if (zTable && strcmp(d->zName, zTable) != 0) continue;
+    /* writers wait while a table is collected: a cell rewritten at the
+    ** same timestamp must not be deleted by a stale decision */
+    bLocked = eng_commit_lock(pEng);
+    for (j = 0; rc == WCS_OK && j < d->nFam; j++) {
+      const EngFamily *f = &d->aFam[j];
+      if (f->nMaxVersions > 0 || f->iMaxAge > 0) {
+        rc = gc_family(pEng, d, f, iNow);
+      }
+    }
+    eng_commit_unlock(pEng, bLocked);
+    if (rc == WCS_OK && bCompact) {
+      wcs_buf s = {0}, e = {0};
+      rc = eng_put_prefix(&s, d->iTid, 0);
+      if (rc == WCS_OK) rc = eng_put_prefix(&e, d->iTid + 1, 0);
+      if (rc == WCS_OK) {
+        rc = wcs_db_compact_range(pEng->db, s.a, 4, e.a, 4);
+        if (rc) eng_err_db(pEng->db, rc, "compacting a table");
+      }
+      wcs_buf_free(&s);
+      wcs_buf_free(&e);
+    }
+  }
+  for (i = 0; i < n; i++) eng_def_unref(pEng, a[i]);
+  free(a);
+  return rc;
+}

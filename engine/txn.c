@@ -1,0 +1,887 @@
+/*
+** txn.c — transactions and mutations: SetCell, the delete variants,
+** AddToCell/MergeToCell, ReadModifyWrite, CheckAndMutate, range deletes;
+** savepoints; the atomic commit.
+**
+** How it works. A mutation is translated at once into storage operations
+** (put, point delete, range delete, aggregate merge) on cell keys
+** (cellkey.c) and applied to the transaction's overlay (overlay.c), which
+** reads see. Each operation is also appended to an op log; a savepoint is
+** an offset into the log, and rolling back to it rebuilds the overlay by
+** replaying the log up to there (rollbacks are rare, writes are not).
+**
+** Commit takes the engine's commit lock, checks that no table written was
+** altered or dropped meanwhile, and writes the overlay's net effect as ONE
+** store batch: range deletes first, then point puts and deletes in key
+** order, so a put after a range delete in the transaction survives it.
+** Aggregate merges that are still unresolved (their base is the committed
+** value) are folded into the latest committed value under the lock, so
+** concurrent AddToCell never lose updates.
+**
+** Op log record: op:1 | varint nKey | key | varint nVal | val | agg:1
+** (op: 'P' put, 'D' delete, 'R' range delete with val = end, 'M' merge).
+** In-memory only; never stored.
+*/
+#include "engine/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* aggregates                                                          */
+
+int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
+                 const uint8_t *pOp, size_t nOp, wcs_buf *pOut) {
+  pOut->n = 0;
+  if (eAgg == WCS_AGG_HLL) {
+    if (pBase == NULL || nBase == 0) return wcs_buf_append(pOut, pOp, nOp);
+    return eng_hll_merge(pBase, nBase, pOp, nOp, pOut);
+  }
+  if (nOp != 8) {
+    return eng_err(WCS_CORRUPT_BKPT, "aggregate operand of %zu bytes, "
+                   "expected 8 (big-endian int64)", nOp);
+  }
+  if (pBase == NULL) return wcs_buf_append(pOut, pOp, nOp);
+  if (nBase != 8) {
+    return eng_err(WCS_CORRUPT_BKPT, "aggregate cell value of %zu bytes, "
+                   "expected 8 (big-endian int64)", nBase);
+  }
+  {
+    int64_t a = (int64_t)wcs_get64be(pBase);
+    int64_t b = (int64_t)wcs_get64be(pOp);
+    int64_t r;
+    if (eAgg == WCS_AGG_SUM) r = (int64_t)((uint64_t)a + (uint64_t)b);
+    else if (eAgg == WCS_AGG_MIN) r = a < b ? a : b;
+    else r = a > b ? a : b;
+    if (wcs_buf_reserve(pOut, 8)) return WCS_NOMEM;
+    wcs_put64be(pOut->a, (uint64_t)r);
+    pOut->n = 8;
+  }
+  return WCS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* the op log                                                          */
+
+static int log_append(wcs_txn *t, int op, const void *pKey, size_t nKey,
+                      const void *pVal, size_t nVal, int eAgg) {
+  wcs_buf *b = &t->log;
+  uint8_t c = (uint8_t)op, a = (uint8_t)eAgg;
+  int rc = wcs_buf_append(b, &c, 1);
+  if (rc == WCS_OK) rc = wcs_buf_append_varint(b, nKey);
+  if (rc == WCS_OK) rc = wcs_buf_append(b, pKey, nKey);
+  if (rc == WCS_OK) rc = wcs_buf_append_varint(b, nVal);
+  if (rc == WCS_OK) rc = wcs_buf_append(b, pVal, nVal);
+  if (rc == WCS_OK) rc = wcs_buf_append(b, &a, 1);
+  if (rc == WCS_OK) t->nOp++;
+  return rc;
+}
+
+static int apply(Overlay *pOv, int op, const uint8_t *k, size_t nk,
+                 const uint8_t *v, size_t nv, int eAgg) {
+  switch (op) {
+    case 'P': return ov_put(pOv, k, nk, v, nv);
+    case 'D': return ov_delete(pOv, k, nk);
+    case 'R': return ov_delete_range(pOv, k, nk, v, nv);
+    default: return ov_merge(pOv, k, nk, eAgg, v, nv);
+  }
+}
+
+/* Log and apply one storage operation. If applying fails the log entry is
+** taken back so the log and the overlay stay in step. */
+static int txn_op(wcs_txn *t, int op, const void *pKey, size_t nKey,
+                  const void *pVal, size_t nVal, int eAgg) {
+  size_t nLog = t->log.n;
+  int rc = log_append(t, op, pKey, nKey, pVal, nVal, eAgg);
+  if (rc == WCS_OK) {
+    rc = apply(t->pOv, op, pKey, nKey, pVal, nVal, eAgg);
+    if (rc != WCS_OK) {
+      t->log.n = nLog;
+      t->nOp--;
+    }
+  }
+  return rc;
+}
+
+/* Rebuild the overlay from the first nLog bytes of the log. */
+static int replay(wcs_txn *t, size_t nLog) {
+  const uint8_t *p = t->log.a, *pEnd = t->log.a + nLog;
+  int rc = WCS_OK;
+  ov_clear(t->pOv);
+  t->nOp = 0;
+  while (rc == WCS_OK && p < pEnd) {
+    uint64_t nk, nv;
+    int op = *p++;
+    const uint8_t *k, *v;
+    p += wcs_get_varint(p, pEnd, &nk);
+    k = p;
+    p += nk;
+    p += wcs_get_varint(p, pEnd, &nv);
+    v = p;
+    p += nv;
+    rc = apply(t->pOv, op, k, nk, v, nv, *p++);
+    t->nOp++;
+  }
+  t->log.n = nLog;
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* begin / commit / rollback                                           */
+
+static int txn_lock(wcs_txn *t) {
+  if ((t->flags & WCS_TXN_EXCLUSIVE) && !t->bLocked) {
+    pthread_mutex_lock(&t->pEng->commitMu);
+    t->pEng->exclOwner = pthread_self();
+    t->pEng->bExclHeld = 1;
+    t->bLocked = 1;
+  }
+  return WCS_OK;
+}
+
+static void txn_unlock(wcs_txn *t) {
+  if (t->bLocked) {
+    t->pEng->bExclHeld = 0;
+    t->bLocked = 0;
+    pthread_mutex_unlock(&t->pEng->commitMu);
+  }
+}
+
+int eng_txn_snapshot(wcs_txn *t, const wcs_snapshot **ppSnap) {
+  int rc = txn_lock(t);
+  if (rc == WCS_OK && t->pSnap == NULL) {
+    rc = wcs_snapshot_new(t->pEng->db, &t->pSnap);
+    if (rc) return eng_err_db(t->pEng->db, rc, "taking a read snapshot");
+  }
+  *ppSnap = t->pSnap;
+  return rc;
+}
+
+int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn) {
+  wcs_txn *t = calloc(1, sizeof(*t));
+  int rc;
+  *ppTxn = NULL;
+  if (t == NULL) return eng_err(WCS_NOMEM, "out of memory");
+  t->pEng = pEng;
+  t->flags = flags;
+  rc = ov_new(&t->pOv);
+  if (rc) {
+    free(t);
+    return eng_err(rc, "out of memory");
+  }
+  txn_lock(t);
+  *ppTxn = t;
+  return WCS_OK;
+}
+
+/* Forget everything buffered; release the snapshot and the lock. */
+static void txn_reset(wcs_txn *t) {
+  int i;
+  ov_clear(t->pOv);
+  t->log.n = 0;
+  t->nOp = 0;
+  t->nSave = 0;
+  for (i = 0; i < t->nDef; i++) eng_def_unref(t->pEng, t->apDef[i]);
+  t->nDef = 0;
+  if (t->pSnap) {
+    wcs_snapshot_free(t->pEng->db, t->pSnap);
+    t->pSnap = NULL;
+  }
+  txn_unlock(t);
+}
+
+int wcs_txn_rollback(wcs_txn *t) {
+  txn_reset(t);
+  return WCS_OK;
+}
+
+void wcs_txn_free(wcs_txn *t) {
+  if (t == NULL) return;
+  txn_reset(t);
+  ov_free(t->pOv);
+  wcs_buf_free(&t->log);
+  free(t->aSaveId);
+  free(t->aSaveOff);
+  free(t->aSaveOp);
+  free(t->apDef);
+  free(t);
+}
+
+int wcs_txn_commit(wcs_txn *t) {
+  wcs_engine *pEng = t->pEng;
+  wcs_batch *pBatch = NULL;
+  wcs_buf merged = {0};
+  int rc = WCS_OK, bLocked, i;
+  OvNode *n;
+
+  if (ov_count(t->pOv) == 0) {
+    txn_reset(t);
+    return WCS_OK;
+  }
+  bLocked = eng_commit_lock(pEng);
+  for (i = 0; i < t->nDef; i++) {
+    if (t->apDef[i]->bStale) {
+      rc = eng_err(WCS_SCHEMA, "table %s was altered or dropped during the "
+                   "transaction; nothing was written",
+                   t->apDef[i]->zName);
+      break;
+    }
+  }
+  if (rc == WCS_OK) rc = wcs_batch_new(&pBatch);
+  for (i = 0; rc == WCS_OK && i < ov_range_count(t->pOv); i++) {
+    const uint8_t *s, *e;
+    size_t ns, ne;
+    ov_range_get(t->pOv, i, &s, &ns, &e, &ne);
+    rc = wcs_batch_delete_range(pBatch, s, ns, e, ne);
+  }
+  for (n = ov_first(t->pOv); rc == WCS_OK && n; n = ov_next(n)) {
+    size_t nk, nv;
+    const uint8_t *k = ov_node_key(n, &nk);
+    const uint8_t *v = ov_node_val(n, &nv);
+    switch (ov_node_kind(n)) {
+      case OV_PUT:
+        rc = wcs_batch_put(pBatch, k, nk, v, nv);
+        break;
+      case OV_DEL:
+        rc = wcs_batch_delete(pBatch, k, nk);
+        break;
+      case OV_MERGE: {
+        void *pBase = NULL;
+        size_t nBase = 0;
+        rc = wcs_db_get(pEng->db, NULL, k, nk, &pBase, &nBase);
+        if (rc) {
+          rc = eng_err_db(pEng->db, rc, "reading an aggregate cell");
+          break;
+        }
+        rc = eng_agg_fold(ov_node_agg(n), pBase, nBase, v, nv, &merged);
+        wcs_free(pBase);
+        if (rc == WCS_OK) rc = wcs_batch_put(pBatch, k, nk, merged.a, merged.n);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory building the batch");
+  if (rc == WCS_OK) {
+    rc = wcs_db_write(pEng->db, pBatch);
+    if (rc) rc = eng_err_db(pEng->db, rc, "committing a transaction");
+  }
+  eng_commit_unlock(pEng, bLocked);
+  wcs_batch_free(pBatch);
+  wcs_buf_free(&merged);
+  txn_reset(t);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* savepoints                                                          */
+
+int wcs_txn_savepoint(wcs_txn *t, int iSave) {
+  int i;
+  if (iSave < 0) return eng_err(WCS_MISUSE, "negative savepoint number");
+  /* savepoint(N) discards any savepoint >= N, then records N */
+  for (i = 0; i < t->nSave && t->aSaveId[i] < iSave; i++) {
+  }
+  t->nSave = i;
+  {
+    int *a = realloc(t->aSaveId, (size_t)(i + 1) * sizeof(int));
+    size_t *b;
+    int *c;
+    if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
+    t->aSaveId = a;
+    b = realloc(t->aSaveOff, (size_t)(i + 1) * sizeof(size_t));
+    if (b == NULL) return eng_err(WCS_NOMEM, "out of memory");
+    t->aSaveOff = b;
+    c = realloc(t->aSaveOp, (size_t)(i + 1) * sizeof(int));
+    if (c == NULL) return eng_err(WCS_NOMEM, "out of memory");
+    t->aSaveOp = c;
+  }
+  t->aSaveId[i] = iSave;
+  t->aSaveOff[i] = t->log.n;
+  t->aSaveOp[i] = t->nOp;
+  t->nSave = i + 1;
+  return WCS_OK;
+}
+
+int wcs_txn_rollback_to(wcs_txn *t, int iSave) {
+  int i, rc;
+  for (i = 0; i < t->nSave && t->aSaveId[i] < iSave; i++) {
+  }
+  if (i == t->nSave) {
+    /* SQLite may roll back to a savepoint opened before the vtab joined
+    ** the transaction: that means "everything". */
+    if (t->nSave == 0 || iSave < t->aSaveId[0]) {
+      return replay(t, 0);
+    }
+    return WCS_OK;
+  }
+  rc = replay(t, t->aSaveOff[i]);
+  t->nSave = i + 1;
+  return rc;
+}
+
+int wcs_txn_release(wcs_txn *t, int iSave) {
+  int i;
+  for (i = 0; i < t->nSave && t->aSaveId[i] < iSave; i++) {
+  }
+  t->nSave = i;
+  return WCS_OK;
+}
+
+int wcs_txn_count(const wcs_txn *t) { return t->nOp; }
+size_t wcs_txn_bytes(const wcs_txn *t) { return t->log.n + ov_bytes(t->pOv); }
+
+/* ------------------------------------------------------------------ */
+/* mutations                                                           */
+
+/* Check the handle is current and remember its def for commit. */
+static int txn_table(wcs_txn *t, wcs_table *pTab) {
+  EngDef *pDef = pTab->pDef;
+  int i;
+  if (pTab->pEng != t->pEng) {
+    return eng_err(WCS_MISUSE, "table %s belongs to another engine",
+                   pDef->zName);
+  }
+  if (pDef->bStale) {
+    return eng_err(WCS_SCHEMA, "table %s was altered or dropped; reopen it",
+                   pDef->zName);
+  }
+  txn_lock(t);
+  for (i = 0; i < t->nDef; i++) {
+    if (t->apDef[i] == pDef) return WCS_OK;
+  }
+  {
+    EngDef **a = realloc(t->apDef, (size_t)(t->nDef + 1) * sizeof(EngDef *));
+    if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
+    t->apDef = a;
+  }
+  eng_def_ref(t->pEng, pDef);
+  t->apDef[t->nDef++] = pDef;
+  return WCS_OK;
+}
+
+/* Common checks of a cell mutation: table, row, family, qualifier, ts. */
+static int cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                       size_t nRow, const char *zFamily, const void *pQual,
+                       size_t nQual, int64_t *piTs, EngFamily **ppFam) {
+  int rc = txn_table(t, pTab);
+  if (rc == WCS_OK) rc = eng_check_row(pRow, nRow);
+  if (rc == WCS_OK) {
+    *ppFam = eng_family(pTab->pDef, zFamily, NULL);
+    if (*ppFam == NULL) rc = WCS_ERROR;
+  }
+  if (rc == WCS_OK && pQual != NULL) rc = eng_check_qual(pRow, nRow, pQual, nQual);
+  if (rc == WCS_OK && piTs) {
+    if (*piTs == WCS_TS_NOW) *piTs = eng_now(t->pEng);
+    rc = eng_check_ts(*piTs);
+  }
+  return rc;
+}
+
+static int mismatch(const EngDef *pDef, const EngFamily *f, const char *zOp) {
+  return eng_err(WCS_MISMATCH, "column family type mismatch: %s on %s "
+                 "family %s of table %s", zOp,
+                 f->eAgg ? "aggregate" : "non-aggregate", f->zName,
+                 pDef->zName);
+}
+
+int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                     size_t nRow, const char *zFamily, const void *pQual,
+                     size_t nQual, int64_t iTs, const void *pVal,
+                     size_t nVal) {
+  EngFamily *f;
+  wcs_buf k = {0};
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
+                       nQual, &iTs, &f);
+  if (rc == WCS_OK) rc = eng_check_value(pRow, nRow, nVal);
+  if (rc == WCS_OK && f->eAgg) rc = mismatch(pTab->pDef, f, "SetCell");
+  if (rc == WCS_OK) {
+    rc = eng_cell_key(&k, pTab->pDef->iTid, f->iFid, pRow, nRow, pQual,
+                      nQual, iTs);
+    if (rc == WCS_OK) rc = txn_op(t, 'P', k.a, k.n, pVal, nVal, 0);
+    if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+    if (rc == WCS_OK) {
+      eng_stats_count(t->pEng, pTab->pDef->pStats, 1, pRow, nRow, 1);
+    }
+  }
+  wcs_buf_free(&k);
+  return rc;
+}
+
+/* The key range [start, end) of a row in one family, or of one column of
+** it (pQual not NULL). */
+static int row_span(wcs_buf *pS, wcs_buf *pE, const EngDef *pDef,
+                    const EngFamily *f, const void *pRow, size_t nRow,
+                    const void *pQual, size_t nQual) {
+  int rc;
+  pS->n = 0;
+  rc = eng_put_prefix(pS, pDef->iTid, f->iFid);
+  if (rc == WCS_OK) rc = eng_escape_term(pS, pRow, nRow);
+  if (rc == WCS_OK && pQual) rc = eng_escape_term(pS, pQual, nQual);
+  if (rc == WCS_OK) {
+    pE->n = 0;
+    rc = wcs_buf_append(pE, pS->a, pS->n);
+    if (rc == WCS_OK) pE->a[pE->n - 1] = 0x02; /* 00 01 -> 00 02 */
+  }
+  return rc;
+}
+
+int wcs_txn_delete_cells(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                         size_t nRow, const char *zFamily, const void *pQual,
+                         size_t nQual, int64_t iStartTs, int64_t iEndTs) {
+  EngFamily *f;
+  wcs_buf s = {0}, e = {0};
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
+                       nQual, NULL, &f);
+  if (rc == WCS_OK && (iStartTs < 0 || iEndTs < 0)) {
+    rc = eng_err(WCS_RANGE, "negative timestamp in a delete time range");
+  }
+  if (rc == WCS_OK && iEndTs != 0 && iEndTs <= iStartTs) return WCS_OK;
+  if (rc == WCS_OK) {
+    rc = row_span(&s, &e, pTab->pDef, f, pRow, nRow, pQual ? pQual : "",
+                  nQual);
+  }
+  if (rc == WCS_OK && iEndTs != 0) {
+    /* ts in [start, end) <=> ~ts in [~(end-1), ~start] */
+    size_t n = s.n;
+    rc = wcs_buf_reserve(&s, 8);
+    if (rc == WCS_OK) {
+      wcs_put64be(s.a + n, eng_ts_invert(iEndTs - 1));
+      s.n = n + 8;
+    }
+  }
+  if (rc == WCS_OK && iStartTs != 0) {
+    /* end = column prefix | ~start | 00 (just past ~start) */
+    e.a[e.n - 1] = 0x01;
+    rc = wcs_buf_reserve(&e, 9);
+    if (rc == WCS_OK) {
+      wcs_put64be(e.a + e.n, eng_ts_invert(iStartTs));
+      e.a[e.n + 8] = 0x00;
+      e.n += 9;
+    }
+  }
+  if (rc == WCS_OK) rc = txn_op(t, 'R', s.a, s.n, e.a, e.n, 0);
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+  wcs_buf_free(&s);
+  wcs_buf_free(&e);
+  return rc;
+}
+
+int wcs_txn_delete_family(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                          size_t nRow, const char *zFamily) {
+  EngFamily *f;
+  wcs_buf s = {0}, e = {0};
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, NULL, 0, NULL, &f);
+  if (rc == WCS_OK) rc = row_span(&s, &e, pTab->pDef, f, pRow, nRow, NULL, 0);
+  if (rc == WCS_OK) rc = txn_op(t, 'R', s.a, s.n, e.a, e.n, 0);
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+  wcs_buf_free(&s);
+  wcs_buf_free(&e);
+  return rc;
+}
+
+int wcs_txn_delete_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                       size_t nRow) {
+  wcs_buf s = {0}, e = {0};
+  int rc = txn_table(t, pTab), i;
+  if (rc == WCS_OK) rc = eng_check_row(pRow, nRow);
+  for (i = 0; rc == WCS_OK && i < pTab->pDef->nFam; i++) {
+    rc = row_span(&s, &e, pTab->pDef, &pTab->pDef->aFam[i], pRow, nRow,
+                  NULL, 0);
+    if (rc == WCS_OK) rc = txn_op(t, 'R', s.a, s.n, e.a, e.n, 0);
+  }
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+  wcs_buf_free(&s);
+  wcs_buf_free(&e);
+  return rc;
+}
+
+/* Fold operand pOp (already in the family's state form) into a cell. */
+static int agg_op(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
+                  EngFamily *f, const void *pQual, size_t nQual, int64_t iTs,
+                  const void *pOp, size_t nOp) {
+  wcs_buf k = {0};
+  int rc = eng_cell_key(&k, pTab->pDef->iTid, f->iFid, pRow, nRow, pQual,
+                        nQual, iTs);
+  if (rc == WCS_OK) rc = txn_op(t, 'M', k.a, k.n, pOp, nOp, f->eAgg);
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+  if (rc == WCS_OK) {
+    eng_stats_count(t->pEng, pTab->pDef->pStats, 1, pRow, nRow, 1);
+  }
+  wcs_buf_free(&k);
+  return rc;
+}
+
+int wcs_txn_add_to_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                        size_t nRow, const char *zFamily, const void *pQual,
+                        size_t nQual, int64_t iTs, int64_t iValue) {
+  EngFamily *f;
+  uint8_t a[8];
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
+                       nQual, &iTs, &f);
+  if (rc) return rc;
+  if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "AddToCell");
+  wcs_put64be(a, (uint64_t)iValue);
+  if (f->eAgg == WCS_AGG_HLL) {
+    wcs_buf op = {0};
+    rc = eng_hll_single(a, 8, &op);
+    if (rc == WCS_OK) {
+      rc = agg_op(t, pTab, pRow, nRow, f, pQual, nQual, iTs, op.a, op.n);
+    }
+    wcs_buf_free(&op);
+    return rc;
+  }
+  return agg_op(t, pTab, pRow, nRow, f, pQual, nQual, iTs, a, 8);
+}
+
+int wcs_txn_add_to_cell_bytes(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                              size_t nRow, const char *zFamily,
+                              const void *pQual, size_t nQual, int64_t iTs,
+                              const void *pElem, size_t nElem) {
+  EngFamily *f;
+  wcs_buf op = {0};
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
+                       nQual, &iTs, &f);
+  if (rc) return rc;
+  if (f->eAgg != WCS_AGG_HLL) {
+    if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "AddToCell");
+    return eng_err(WCS_MISMATCH, "AddToCell on family %s takes an INT64 "
+                   "input, not bytes", f->zName);
+  }
+  rc = eng_hll_single(pElem, nElem, &op);
+  if (rc == WCS_OK) {
+    rc = agg_op(t, pTab, pRow, nRow, f, pQual, nQual, iTs, op.a, op.n);
+  }
+  wcs_buf_free(&op);
+  return rc;
+}
+
+int wcs_txn_merge_to_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                          size_t nRow, const char *zFamily, const void *pQual,
+                          size_t nQual, int64_t iTs, const void *pState,
+                          size_t nState) {
+  EngFamily *f;
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
+                       nQual, &iTs, &f);
+  if (rc) return rc;
+  if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "MergeToCell");
+  if (nState == 0) return WCS_OK;
+  if (f->eAgg == WCS_AGG_HLL) {
+    uint64_t nDummy;
+    rc = wcs_hll_estimate(pState, nState, &nDummy);
+    if (rc) {
+      return eng_err(WCS_MISMATCH, "MergeToCell on family %s: the input is "
+                     "not a valid HLL state", f->zName);
+    }
+  } else if (nState != 8) {
+    return eng_err(WCS_MISMATCH, "MergeToCell on family %s: the input has "
+                   "%zu bytes, expected an 8-byte big-endian int64",
+                   f->zName, nState);
+  }
+  return agg_op(t, pTab, pRow, nRow, f, pQual, nQual, iTs, pState, nState);
+}
+
+/* ReadModifyWrite: read the latest cell, compute, write at max(ts, now). */
+static int rmw(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
+               const char *zFamily, const void *pQual, size_t nQual,
+               int bIncrement, int64_t iDelta, const void *pApp, size_t nApp,
+               wcs_buf *pNew) {
+  EngFamily *f;
+  int iFam, bFound = 0, rc;
+  int64_t iTs = 0, iNow;
+  wcs_buf cur = {0};
+  rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
+                   NULL, &f);
+  if (rc) return rc;
+  if (f->eAgg) {
+    return mismatch(pTab->pDef, f, bIncrement ? "increment" : "append");
+  }
+  eng_family(pTab->pDef, zFamily, &iFam);
+  rc = eng_read_latest(pTab, t, pRow, nRow, iFam, pQual ? pQual : "", nQual,
+                       &bFound, &iTs, &cur);
+  if (rc == WCS_OK) {
+    pNew->n = 0;
+    if (bIncrement) {
+      int64_t v = 0;
+      if (bFound) {
+        if (cur.n != 8) {
+          char *zRow = wcs_escape(pRow, nRow, 64);
+          rc = eng_err(WCS_MISMATCH, "cannot increment row '%s' column "
+                       "%s: the value has %zu bytes, not an 8-byte "
+                       "big-endian int64", zRow ? zRow : "?", f->zName,
+                       cur.n);
+          free(zRow);
+        } else {
+          v = (int64_t)wcs_get64be(cur.a);
+        }
+      }
+      if (rc == WCS_OK) {
+        v = (int64_t)((uint64_t)v + (uint64_t)iDelta);
+        rc = wcs_buf_reserve(pNew, 8);
+        if (rc == WCS_OK) {
+          wcs_put64be(pNew->a, (uint64_t)v);
+          pNew->n = 8;
+        }
+      }
+    } else {
+      if (bFound) rc = wcs_buf_append(pNew, cur.a, cur.n);
+      if (rc == WCS_OK) rc = wcs_buf_append(pNew, pApp, nApp);
+    }
+  }
+  if (rc == WCS_OK) {
+    iNow = eng_now(t->pEng);
+    if (!bFound || iTs < iNow) iTs = iNow;
+    rc = wcs_txn_set_cell(t, pTab, pRow, nRow, zFamily, pQual, nQual, iTs,
+                          pNew->a, pNew->n);
+  }
+  wcs_buf_free(&cur);
+  return rc;
+}
+
+int wcs_txn_increment(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                      size_t nRow, const char *zFamily, const void *pQual,
+                      size_t nQual, int64_t iDelta, int64_t *piNew) {
+  wcs_buf b = {0};
+  int rc = rmw(t, pTab, pRow, nRow, zFamily, pQual, nQual, 1, iDelta, NULL,
+               0, &b);
+  if (rc == WCS_OK && piNew) *piNew = (int64_t)wcs_get64be(b.a);
+  wcs_buf_free(&b);
+  return rc;
+}
+
+int wcs_txn_append(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                   size_t nRow, const char *zFamily, const void *pQual,
+                   size_t nQual, const void *pVal, size_t nVal, void **ppNew,
+                   size_t *pnNew) {
+  wcs_buf b = {0};
+  int rc = rmw(t, pTab, pRow, nRow, zFamily, pQual, nQual, 0, 0, pVal, nVal,
+               &b);
+  if (ppNew) *ppNew = NULL;
+  if (rc == WCS_OK && ppNew) {
+    *ppNew = malloc(b.n ? b.n : 1);
+    if (*ppNew == NULL) {
+      rc = eng_err(WCS_NOMEM, "out of memory");
+    } else {
+      if (b.n) memcpy(*ppNew, b.a, b.n);
+      if (pnNew) *pnNew = b.n;
+    }
+  } else if (rc == WCS_OK && pnNew) {
+    *pnNew = b.n;
+  }
+  wcs_buf_free(&b);
+  return rc;
+}
+
+static int bytecmp(const void *a, size_t na, const void *b, size_t nb) {
+  size_t n = na < nb ? na : nb;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return na < nb ? -1 : (na > nb);
+}
+
+int wcs_txn_check(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                  size_t nRow, const wcs_predicate *pPred, int *pbMatch) {
+  int rc, bFound = 0, iFam = -1;
+  int64_t iTs;
+  wcs_buf cur = {0};
+  *pbMatch = 0;
+  if (pTab->pDef->bStale) {
+    return eng_err(WCS_SCHEMA, "table %s was altered or dropped; reopen it",
+                   pTab->pDef->zName);
+  }
+  rc = eng_check_row(pRow, nRow);
+  if (rc) return rc;
+  if (pPred == NULL || pPred->eOp == WCS_PRED_ROW_EXISTS) {
+    return eng_row_exists(pTab, t, pRow, nRow, pbMatch);
+  }
+  if (pPred->eOp < WCS_PRED_EXISTS || pPred->eOp > WCS_PRED_GE) {
+    return eng_err(WCS_MISUSE, "unknown predicate operator %d", pPred->eOp);
+  }
+  if (eng_family(pTab->pDef, pPred->zFamily, &iFam) == NULL) return WCS_ERROR;
+  rc = eng_read_latest(pTab, t, pRow, nRow, iFam,
+                       pPred->pQual ? pPred->pQual : "", pPred->nQual,
+                       &bFound, &iTs, &cur);
+  if (rc == WCS_OK) {
+    int c = bFound ? bytecmp(cur.a, cur.n, pPred->pVal, pPred->nVal) : 0;
+    switch (pPred->eOp) {
+      case WCS_PRED_EXISTS: *pbMatch = bFound; break;
+      case WCS_PRED_NOT_EXISTS: *pbMatch = !bFound; break;
+      case WCS_PRED_EQ: *pbMatch = bFound && c == 0; break;
+      case WCS_PRED_NE: *pbMatch = bFound && c != 0; break;
+      case WCS_PRED_LT: *pbMatch = bFound && c < 0; break;
+      case WCS_PRED_LE: *pbMatch = bFound && c <= 0; break;
+      case WCS_PRED_GT: *pbMatch = bFound && c > 0; break;
+      default: *pbMatch = bFound && c >= 0; break;
+    }
+  }
+  wcs_buf_free(&cur);
+  return rc;
+}
+
+int eng_range_bounds(const wcs_key_range *r, wcs_buf *pLo, wcs_buf *pHi,
+                     int *pbHiOpen) {
+  int rc = WCS_OK;
+  pLo->n = 0;
+  pHi->n = 0;
+  *pbHiOpen = 0;
+  if (r->pStart && r->nStart) {
+    rc = eng_escape(pLo, r->pStart, r->nStart);
+    if (rc == WCS_OK && r->bStartExcl) rc = wcs_buf_append(pLo, "\x00\x02", 2);
+  }
+  if (rc == WCS_OK) {
+    if (r->pEnd && r->nEnd) {
+      rc = eng_escape(pHi, r->pEnd, r->nEnd);
+      if (rc == WCS_OK && r->bEndIncl) rc = wcs_buf_append(pHi, "\x00\x02", 2);
+    } else {
+      *pbHiOpen = 1;
+    }
+  }
+  return rc;
+}
+
+/* Range deletes: one range tombstone per family over [lo, hi). */
+static int delete_span(wcs_txn *t, wcs_table *pTab, const uint8_t *pLo,
+                       size_t nLo, const uint8_t *pHi, size_t nHi,
+                       int bHiOpen) {
+  EngDef *pDef = pTab->pDef;
+  wcs_buf s = {0}, e = {0};
+  int rc = WCS_OK, i;
+  for (i = 0; rc == WCS_OK && i < pDef->nFam; i++) {
+    uint16_t iFid = pDef->aFam[i].iFid;
+    s.n = 0;
+    e.n = 0;
+    rc = eng_put_prefix(&s, pDef->iTid, iFid);
+    if (rc == WCS_OK) rc = wcs_buf_append(&s, pLo, nLo);
+    if (rc == WCS_OK) {
+      if (bHiOpen) {
+        if (iFid == 0xFFFF) rc = eng_put_prefix(&e, pDef->iTid + 1, 0);
+        else rc = eng_put_prefix(&e, pDef->iTid, (uint16_t)(iFid + 1));
+      } else {
+        rc = eng_put_prefix(&e, pDef->iTid, iFid);
+        if (rc == WCS_OK) rc = wcs_buf_append(&e, pHi, nHi);
+      }
+    }
+    if (rc == WCS_OK) rc = txn_op(t, 'R', s.a, s.n, e.a, e.n, 0);
+  }
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+  wcs_buf_free(&s);
+  wcs_buf_free(&e);
+  return rc;
+}
+
+int wcs_txn_delete_range(wcs_txn *t, wcs_table *pTab,
+                         const wcs_key_range *pRange) {
+  wcs_buf lo = {0}, hi = {0};
+  int bHiOpen, rc = txn_table(t, pTab);
+  if (rc == WCS_OK) rc = eng_range_bounds(pRange, &lo, &hi, &bHiOpen);
+  if (rc == WCS_OK) rc = delete_span(t, pTab, lo.a, lo.n, hi.a, hi.n, bHiOpen);
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+  wcs_buf_free(&lo);
+  wcs_buf_free(&hi);
+  return rc;
+}
+
+int wcs_txn_delete_prefix(wcs_txn *t, wcs_table *pTab, const void *pPrefix,
+                          size_t nPrefix) {
+  wcs_buf lo = {0}, hi = {0};
+  int rc = txn_table(t, pTab), bHiOpen = 0;
+  if (rc == WCS_OK && nPrefix > WCS_MAX_ROW_KEY) {
+    return eng_err(WCS_TOOBIG, "row key prefix of %zu bytes exceeds the "
+                   "row key limit of %d bytes", nPrefix, WCS_MAX_ROW_KEY);
+  }
+  if (rc == WCS_OK) rc = eng_escape(&lo, pPrefix, nPrefix);
+  if (rc == WCS_OK) {
+    int r = eng_prefix_successor(&hi, lo.a, lo.n);
+    if (r < 0) rc = WCS_NOMEM;
+    else if (r == 0) bHiOpen = 1;
+  }
+  if (rc == WCS_OK) rc = delete_span(t, pTab, lo.a, lo.n, hi.a, hi.n, bHiOpen);
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+  wcs_buf_free(&lo);
+  wcs_buf_free(&hi);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* mutation lists                                                      */
+
+int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
+                       size_t nRow, const wcs_mutation *aMut, int nMut) {
+  int rc = WCS_OK, i;
+  for (i = 0; rc == WCS_OK && i < nMut; i++) {
+    const wcs_mutation *m = &aMut[i];
+    switch (m->eType) {
+      case WCS_MUT_SET_CELL:
+        rc = wcs_txn_set_cell(t, pTab, pRow, nRow, m->zFamily, m->pQual,
+                              m->nQual, m->iTs, m->pVal, m->nVal);
+        break;
+      case WCS_MUT_DELETE_CELLS:
+        rc = wcs_txn_delete_cells(t, pTab, pRow, nRow, m->zFamily, m->pQual,
+                                  m->nQual, m->iTs, m->iEndTs);
+        break;
+      case WCS_MUT_DELETE_FAMILY:
+        rc = wcs_txn_delete_family(t, pTab, pRow, nRow, m->zFamily);
+        break;
+      case WCS_MUT_DELETE_ROW:
+        rc = wcs_txn_delete_row(t, pTab, pRow, nRow);
+        break;
+      case WCS_MUT_ADD_TO_CELL: {
+        EngFamily *f = eng_family(pTab->pDef, m->zFamily, NULL);
+        if (f == NULL) return WCS_ERROR;
+        if (f->eAgg == WCS_AGG_HLL && m->pVal) {
+          rc = wcs_txn_add_to_cell_bytes(t, pTab, pRow, nRow, m->zFamily,
+                                         m->pQual, m->nQual, m->iTs,
+                                         m->pVal, m->nVal);
+        } else {
+          rc = wcs_txn_add_to_cell(t, pTab, pRow, nRow, m->zFamily, m->pQual,
+                                   m->nQual, m->iTs, m->iValue);
+        }
+        break;
+      }
+      case WCS_MUT_MERGE_TO_CELL:
+        rc = wcs_txn_merge_to_cell(t, pTab, pRow, nRow, m->zFamily,
+                                   m->pQual, m->nQual, m->iTs, m->pVal,
+                                   m->nVal);
+        break;
+      default:
+        rc = eng_err(WCS_MISUSE, "unknown mutation type %d", m->eType);
+        break;
+    }
+  }
+  return rc;
+}
+
+int wcs_table_mutate_row(wcs_table *pTab, const void *pRow, size_t nRow,
+                         const wcs_mutation *aMut, int nMut) {
+  wcs_txn *t = NULL;
+  int rc = wcs_txn_begin(pTab->pEng, 0, &t);
+  if (rc == WCS_OK) rc = wcs_txn_mutate_row(t, pTab, pRow, nRow, aMut, nMut);
+  if (rc == WCS_OK) rc = wcs_txn_commit(t);
+  wcs_txn_free(t);
+  return rc;
+}
+
+int wcs_table_check_and_mutate(wcs_table *pTab, const void *pRow,
+                               size_t nRow, const wcs_predicate *pPred,
+                               const wcs_mutation *aTrue, int nTrue,
+                               const wcs_mutation *aFalse, int nFalse,
+                               int *pbMatched) {
+  wcs_txn *t = NULL;
+  int bMatch = 0;
+  int rc;
+  if (nTrue == 0 && nFalse == 0) {
+    return eng_err(WCS_MISUSE, "CheckAndMutate needs true or false "
+                   "mutations");
+  }
+  rc = wcs_txn_begin(pTab->pEng, WCS_TXN_EXCLUSIVE, &t);
+  if (rc == WCS_OK) rc = wcs_txn_check(t, pTab, pRow, nRow, pPred, &bMatch);
+  if (rc == WCS_OK) {
+    rc = bMatch ? wcs_txn_mutate_row(t, pTab, pRow, nRow, aTrue, nTrue)
+                : wcs_txn_mutate_row(t, pTab, pRow, nRow, aFalse, nFalse);
+  }
+  if (rc == WCS_OK) rc = wcs_txn_commit(t);
+  wcs_txn_free(t);
+  if (pbMatched) *pbMatched = bMatch;
+  return rc;
+}

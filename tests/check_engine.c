@@ -1,0 +1,1484 @@
+/*
+** check_engine.c — unit tests of the engine (engine/, the "Tables" API of
+** include/wcs.h): catalog and DDL, cells and reads, every GC policy
+** combination, every delete variant, aggregates, ReadModifyWrite,
+** CheckAndMutate, transactions with savepoints, limits and statistics.
+**
+** Most tests run on a private in-memory store with a fixed engine clock,
+** and compare a whole scan rendered as text ("row: fam.qual@ts=value ...;")
+** with the expected text, which keeps each expectation readable.
+*/
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/util.h"
+#include "testutil.h"
+#include "wcs.h"
+
+#define T0 1700000000000000LL /* the fixed clock: micros since the epoch */
+static int64_t gNow = T0;
+static int64_t fixed_now(void *p) {
+  (void)p;
+  return gNow;
+}
+
+static wcs_engine *open_mem(void) {
+  wcs_options o;
+  wcs_engine *e = NULL;
+  char *zErr = NULL;
+  int rc;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  rc = wcs_engine_open_path(&e, NULL, &o, &zErr);
+  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "?");
+  gNow = T0;
+  wcs_engine_set_clock(e, fixed_now, NULL);
+  return e;
+}
+
+static wcs_table *mk(wcs_engine *e, const char *zName, const char *zSchema) {
+  wcs_table *t = NULL;
+  int rc = wcs_table_create(e, zName, zSchema, &t);
+  ck_assert_msg(rc == WCS_OK, "create %s: %s", zName, wcs_engine_errmsg(e));
+  return t;
+}
+
+/* one-shot SetCell through a transaction */
+static void setc(wcs_engine *e, wcs_table *t, const char *zRow,
+                 const char *zFam, const char *zQual, int64_t ts,
+                 const char *zVal) {
+  wcs_txn *x = NULL;
+  int rc = wcs_txn_begin(e, 0, &x);
+  ck_assert_int_eq(rc, WCS_OK);
+  rc = wcs_txn_set_cell(x, t, zRow, strlen(zRow), zFam, zQual, strlen(zQual),
+                        ts, zVal, strlen(zVal));
+  ck_assert_msg(rc == WCS_OK, "set_cell: %s", wcs_engine_errmsg(e));
+  rc = wcs_txn_commit(x);
+  ck_assert_msg(rc == WCS_OK, "commit: %s", wcs_engine_errmsg(e));
+  wcs_txn_free(x);
+}
+
+/* Render a scan: "row: fam.qual@ts=val fam.qual@ts=val; row2: ...;" */
+static char *dump(wcs_table *t, wcs_txn *x, const wcs_read_options *o) {
+  wcs_cursor *c = NULL;
+  size_t nOut = 0, nAlloc = 256;
+  char *z = malloc(nAlloc);
+  int rc = wcs_cursor_open(&c, t, x, o);
+  ck_assert_msg(rc == WCS_OK, "cursor: %s", wcs_engine_errmsg(NULL));
+  z[0] = 0;
+  while (!wcs_cursor_eof(c)) {
+    size_t nRow;
+    const char *pRow = wcs_cursor_row(c, &nRow);
+    int nCell, i;
+    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+    char *zRow = wcs_escape(pRow, nRow, 200);
+    size_t need = strlen(zRow) + 8;
+    for (i = 0; i < nCell; i++) need += strlen(a[i].zFamily) + a[i].nQual + a[i].nVal * 4 + 40;
+    if (nOut + need >= nAlloc) {
+      while (nOut + need >= nAlloc) nAlloc *= 2;
+      z = realloc(z, nAlloc);
+    }
+    nOut += (size_t)sprintf(z + nOut, "%s%s:", nOut ? " " : "", zRow);
+    free(zRow);
+    for (i = 0; i < nCell; i++) {
+      char *zq = wcs_escape(a[i].pQual, a[i].nQual, 200);
+      char *zv = wcs_escape(a[i].pVal, a[i].nVal, 200);
+      nOut += (size_t)sprintf(z + nOut, " %s.%s@%lld=%s", a[i].zFamily, zq,
+                              (long long)(a[i].iTs % 1000000), zv);
+      free(zq);
+      free(zv);
+    }
+    nOut += (size_t)sprintf(z + nOut, ";");
+    rc = wcs_cursor_next(c);
+    ck_assert_int_eq(rc, WCS_OK);
+  }
+  wcs_cursor_close(c);
+  return z;
+}
+
+#define CHECK_DUMP(t, x, o, want)                                         \
+  do {                                                                    \
+    char *zGot_ = dump(t, x, o);                                          \
+    ck_assert_msg(strcmp(zGot_, want) == 0, "got  [%s]\nwant [%s]", zGot_, \
+                  want);                                                  \
+    free(zGot_);                                                          \
+  } while (0)
+
+static wcs_read_options ro(void) {
+  wcs_read_options o;
+  wcs_read_options_init(&o);
+  return o;
+}
+
+/* ================================================================== */
+/* catalog                                                             */
+
+START_TEST(test_table_create_stores_canonical_schema) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "metrics",
+                    "KEY (device STRING, day INT64 DECIMAL(8)) DELIMITED BY "
+                    "'#', FAMILY stats (cpu INT64) MAX VERSIONS 3, FAMILY "
+                    "meta MAX AGE '30d'");
+  wcs_family_info fi;
+  ck_assert_str_eq(wcs_table_name(t), "metrics");
+  ck_assert_int_eq((int)wcs_table_schema_version(t), 1);
+  ck_assert_int_eq(wcs_table_family_count(t), 2);
+  ck_assert_int_eq(wcs_table_family(t, 0, &fi), WCS_OK);
+  ck_assert_str_eq(fi.zName, "stats");
+  ck_assert_int_eq(fi.nMaxVersions, 3);
+  ck_assert_int_eq(fi.nColumn, 1);
+  ck_assert_int_eq(wcs_table_family(t, 1, &fi), WCS_OK);
+  ck_assert_str_eq(fi.zName, "meta");
+  ck_assert(fi.iMaxAge == 30LL * 86400 * 1000000);
+  ck_assert_int_eq(wcs_table_family_index(t, "meta"), 1);
+  ck_assert_int_eq(wcs_table_family_index(t, "nope"), -1);
+  ck_assert_int_eq(wcs_table_family(t, 2, &fi), WCS_RANGE);
+  ck_assert_ptr_nonnull(wcs_table_schema(t));
+  ck_assert_ptr_nonnull(strstr(wcs_table_schema_text(t), "FAMILY stats"));
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_table_create_existing_name_fails) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY f");
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY g", NULL), WCS_SCHEMA);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "already exists"));
+  ck_assert_int_ne(wcs_table_create(e, "u", "FAMILY (", NULL), WCS_OK);
+  ck_assert_int_ne(wcs_table_create(e, "", "FAMILY f", NULL), WCS_OK);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_table_open_missing_is_null_not_error) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = (wcs_table *)1;
+  ck_assert_int_eq(wcs_table_open(e, "nope", &t), WCS_OK);
+  ck_assert_ptr_null(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+static int list_cb(void *pCtx, const char *zName, const char *zSchema) {
+  char *z = pCtx;
+  (void)zSchema;
+  strcat(z, zName);
+  strcat(z, ",");
+  return 0;
+}
+
+START_TEST(test_table_list_in_name_order) {
+  wcs_engine *e = open_mem();
+  char z[256] = "";
+  ck_assert_int_eq(wcs_table_create(e, "b", "FAMILY f", NULL), WCS_OK);
+  ck_assert_int_eq(wcs_table_create(e, "a", "FAMILY f", NULL), WCS_OK);
+  ck_assert_int_eq(wcs_table_create(e, "c", "FAMILY f", NULL), WCS_OK);
+  ck_assert_int_eq(wcs_table_list(e, z, list_cb), WCS_OK);
+  ck_assert_str_eq(z, "a,b,c,");
+  ck_assert_int_eq(wcs_table_drop(e, "b"), WCS_OK);
+  z[0] = 0;
+  wcs_table_list(e, z, list_cb);
+  ck_assert_str_eq(z, "a,c,");
+  ck_assert_int_eq(wcs_table_drop(e, "b"), WCS_ERROR);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_catalog_persists_across_reopen) {
+  const char *zDir = tu_tmpdir("engine_catalog");
+  char zPath[1024];
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  char *zErr = NULL;
+  wcs_read_options o = ro();
+  snprintf(zPath, sizeof(zPath), "%s/store", zDir);
+  ck_assert_int_eq(wcs_engine_open_path(&e, zPath, NULL, &zErr), WCS_OK);
+  t = mk(e, "t1", "FAMILY a MAX VERSIONS 1, FAMILY b");
+  setc(e, t, "r1", "a", "q", 5, "v1");
+  setc(e, t, "r1", "a", "q", 6, "v2");
+  setc(e, t, "r1", "b", "q", 5, "w");
+  wcs_table_close(t);
+  ck_assert_int_eq(wcs_table_alter(e, "t1", "FAMILY a MAX VERSIONS 1, "
+                                            "FAMILY b, FAMILY c"),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_table_create(e, "t2", "FAMILY z", NULL), WCS_OK);
+  ck_assert_int_eq(wcs_table_drop(e, "t2"), WCS_OK);
+  ck_assert_int_eq(wcs_engine_close(e), WCS_OK);
+
+  ck_assert_int_eq(wcs_engine_open_path(&e, zPath, NULL, &zErr), WCS_OK);
+  ck_assert_int_eq(wcs_table_open(e, "t1", &t), WCS_OK);
+  ck_assert_ptr_nonnull(t);
+  ck_assert_int_eq((int)wcs_table_schema_version(t), 2);
+  ck_assert_int_eq(wcs_table_family_count(t), 3);
+  CHECK_DUMP(t, NULL, &o, "r1: a.q@6=v2 b.q@5=w;");
+  wcs_table_close(t);
+  ck_assert_int_eq(wcs_table_open(e, "t2", &t), WCS_OK);
+  ck_assert_ptr_null(t);
+  /* a new table gets a fresh id: no data of the dropped one shows up */
+  t = mk(e, "t2", "FAMILY z");
+  CHECK_DUMP(t, NULL, &o, "");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_engine_open_path_shares_one_store) {
+  const char *zDir = tu_tmpdir("engine_share");
+  char zPath[1024];
+  wcs_engine *e1 = NULL, *e2 = NULL;
+  snprintf(zPath, sizeof(zPath), "%s/store", zDir);
+  ck_assert_int_eq(wcs_engine_open_path(&e1, zPath, NULL, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_engine_open_path(&e2, zPath, NULL, NULL), WCS_OK);
+  ck_assert_ptr_eq(e1, e2);
+  ck_assert_int_eq(wcs_engine_close(e1), WCS_OK);
+  ck_assert_int_eq(wcs_table_create(e2, "t", "FAMILY f", NULL), WCS_OK);
+  ck_assert_int_eq(wcs_engine_close(e2), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_drop_removes_all_data) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY f, FAMILY g");
+  wcs_read_options o = ro();
+  int i;
+  for (i = 0; i < 50; i++) {
+    char r[16];
+    snprintf(r, sizeof(r), "r%02d", i);
+    setc(e, t, r, i % 2 ? "f" : "g", "q", 1, "v");
+  }
+  wcs_table_close(t);
+  ck_assert_int_eq(wcs_table_drop(e, "t"), WCS_OK);
+  t = mk(e, "t", "FAMILY f, FAMILY g");
+  CHECK_DUMP(t, NULL, &o, "");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_alter_adds_family_changes_gc_and_drops_family) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_read_options o = ro();
+  setc(e, t, "r", "a", "q", 1, "a1");
+  setc(e, t, "r", "a", "q", 2, "a2");
+  setc(e, t, "r", "b", "q", 1, "b1");
+  ck_assert_int_eq(wcs_table_alter(e, "t", "FAMILY a MAX VERSIONS 1, FAMILY c"),
+                   WCS_OK);
+  /* the old handle is stale for writes */
+  {
+    wcs_txn *x = NULL;
+    wcs_txn_begin(e, 0, &x);
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", "q", 1, 3, "x", 1),
+                     WCS_SCHEMA);
+    wcs_txn_free(x);
+  }
+  wcs_table_close(t);
+  ck_assert_int_eq(wcs_table_open(e, "t", &t), WCS_OK);
+  ck_assert_int_eq((int)wcs_table_schema_version(t), 2);
+  /* GC change is retroactive; family b's data is gone */
+  CHECK_DUMP(t, NULL, &o, "r: a.q@2=a2;");
+  setc(e, t, "r", "c", "q", 1, "c1");
+  CHECK_DUMP(t, NULL, &o, "r: a.q@2=a2 c.q@1=c1;");
+  /* re-adding b does not bring its old data back */
+  ck_assert_int_eq(wcs_table_alter(e, "t", "FAMILY a MAX VERSIONS 1, "
+                                           "FAMILY c, FAMILY b"),
+                   WCS_OK);
+  wcs_table_close(t);
+  wcs_table_open(e, "t", &t);
+  CHECK_DUMP(t, NULL, &o, "r: a.q@2=a2 c.q@1=c1;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_alter_rejects_key_and_aggregate_change) {
+  wcs_engine *e = open_mem();
+  ck_assert_int_eq(wcs_table_create(e, "t", "KEY (a STRING, b STRING), "
+                                            "FAMILY n AGGREGATE SUM",
+                                    NULL),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_table_alter(e, "t", "KEY (a STRING), FAMILY n "
+                                           "AGGREGATE SUM"),
+                   WCS_SCHEMA);
+  ck_assert_int_eq(wcs_table_alter(e, "t", "KEY (a STRING, b STRING), "
+                                           "FAMILY n AGGREGATE MAX"),
+                   WCS_SCHEMA);
+  ck_assert_int_eq(wcs_table_alter(e, "nope", "FAMILY f"), WCS_ERROR);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_many_families_warn_not_fail) {
+  wcs_engine *e = open_mem();
+  char *z = malloc(120 * 16);
+  int i;
+  z[0] = 0;
+  for (i = 0; i < 101; i++) {
+    sprintf(z + strlen(z), "%sFAMILY f%d", i ? ", " : "", i);
+  }
+  ck_assert_int_eq(wcs_table_create(e, "t", z, NULL), WCS_OK);
+  ck_assert_ptr_nonnull(wcs_engine_warning(e));
+  ck_assert_ptr_nonnull(strstr(wcs_engine_warning(e), "101"));
+  ck_assert_int_eq(wcs_table_create(e, "u", "FAMILY f", NULL), WCS_OK);
+  ck_assert_ptr_null(wcs_engine_warning(e));
+  free(z);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* ================================================================== */
+/* cells and reads                                                     */
+
+START_TEST(test_cells_newest_first_grouped_by_family) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_read_options o = ro();
+  setc(e, t, "r1", "b", "y", 1, "b1");
+  setc(e, t, "r1", "a", "x", 1, "x1");
+  setc(e, t, "r1", "a", "x", 3, "x3");
+  setc(e, t, "r1", "a", "w", 2, "w2");
+  setc(e, t, "r1", "a", "x", 3, "x3b"); /* same timestamp overwrites */
+  setc(e, t, "r0", "b", "", 7, "empty-qual");
+  CHECK_DUMP(t, NULL, &o, "r0: b.@7=empty-qual; r1: a.w@2=w2 a.x@3=x3b "
+                          "a.x@1=x1 b.y@1=b1;");
+  o.nVersions = 1;
+  CHECK_DUMP(t, NULL, &o, "r0: b.@7=empty-qual; r1: a.w@2=w2 a.x@3=x3b "
+                          "b.y@1=b1;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_ts_now_uses_engine_clock) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_cursor *c = NULL;
+  int n;
+  gNow = T0 + 42;
+  setc(e, t, "r", "a", "q", WCS_TS_NOW, "v");
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_OK);
+  ck_assert(!wcs_cursor_eof(c));
+  ck_assert(wcs_cursor_cells(c, &n)[0].iTs == T0 + 42);
+  wcs_cursor_close(c);
+  {
+    wcs_txn *x = NULL;
+    wcs_txn_begin(e, 0, &x);
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", "q", 1, -5, "v", 1),
+                     WCS_RANGE);
+    wcs_txn_free(x);
+  }
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_family_subset_reads_only_those_families) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b, FAMILY c");
+  wcs_read_options o = ro();
+  const char *az[2] = {"c", "a"};
+  setc(e, t, "r1", "a", "q", 1, "a");
+  setc(e, t, "r1", "b", "q", 1, "b");
+  setc(e, t, "r2", "b", "q", 1, "b");
+  setc(e, t, "r3", "c", "q", 1, "c");
+  o.azFamily = az;
+  o.nFamily = 2;
+  /* r2 has nothing in a or c: not returned */
+  CHECK_DUMP(t, NULL, &o, "r1: a.q@1=a; r3: c.q@1=c;");
+  az[0] = "nope";
+  o.nFamily = 1;
+  {
+    wcs_cursor *c = NULL;
+    ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_ERROR);
+    ck_assert_ptr_null(c);
+  }
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_ranges_are_unioned_sorted_and_bounded) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  wcs_key_range r[3];
+  const char *az[] = {"a", "b", "c", "d", "e", "f", "g"};
+  int i;
+  for (i = 0; i < 7; i++) setc(e, t, az[i], "a", "q", 1, "v");
+  o.nVersions = 1;
+  memset(r, 0, sizeof(r));
+  /* [e, g) , [b, c] , (a, c) : union is b, c, e, f */
+  r[0].pStart = "e"; r[0].nStart = 1; r[0].pEnd = "g"; r[0].nEnd = 1;
+  r[1].pStart = "b"; r[1].nStart = 1; r[1].pEnd = "c"; r[1].nEnd = 1;
+  r[1].bEndIncl = 1;
+  r[2].pStart = "a"; r[2].nStart = 1; r[2].bStartExcl = 1;
+  r[2].pEnd = "c"; r[2].nEnd = 1;
+  o.aRange = r;
+  o.nRange = 3;
+  CHECK_DUMP(t, NULL, &o, "b: a.q@1=v; c: a.q@1=v; e: a.q@1=v; f: a.q@1=v;");
+  o.bReverse = 1;
+  CHECK_DUMP(t, NULL, &o, "f: a.q@1=v; e: a.q@1=v; c: a.q@1=v; b: a.q@1=v;");
+  o.nRowLimit = 3;
+  CHECK_DUMP(t, NULL, &o, "f: a.q@1=v; e: a.q@1=v; c: a.q@1=v;");
+  o.bReverse = 0;
+  CHECK_DUMP(t, NULL, &o, "b: a.q@1=v; c: a.q@1=v; e: a.q@1=v;");
+  /* open-ended */
+  memset(r, 0, sizeof(r));
+  r[0].pStart = "f"; r[0].nStart = 1;
+  o.nRange = 1;
+  o.nRowLimit = 0;
+  CHECK_DUMP(t, NULL, &o, "f: a.q@1=v; g: a.q@1=v;");
+  memset(r, 0, sizeof(r));
+  r[0].pEnd = "b"; r[0].nEnd = 1;
+  o.bReverse = 1;
+  CHECK_DUMP(t, NULL, &o, "a: a.q@1=v;");
+  /* an empty range */
+  r[0].pStart = "d"; r[0].nStart = 1;
+  r[0].pEnd = "c"; r[0].nEnd = 1;
+  CHECK_DUMP(t, NULL, &o, "");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_row_keys_with_zero_and_ff_bytes_sort_as_bytes) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  /* "a" < "a\0" < "a\0\0" < "a\0\1" < "a\1" < "a\xff" < "b" */
+  static const struct {
+    const char *p;
+    size_t n;
+  } k[] = {{"a\xff", 2}, {"a\0\1", 3}, {"b", 1}, {"a", 1},
+           {"a\0\0", 3}, {"a\1", 2}, {"a\0", 2}};
+  int i;
+  wcs_txn_begin(e, 0, &x);
+  for (i = 0; i < 7; i++) {
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, k[i].p, k[i].n, "a", "q\0z", 3, 1,
+                                      "v", 1),
+                     WCS_OK);
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  CHECK_DUMP(t, NULL, &o, "a: a.q\\x00z@1=v; a\\x00: a.q\\x00z@1=v; "
+             "a\\x00\\x00: a.q\\x00z@1=v; a\\x00\\x01: a.q\\x00z@1=v; "
+             "a\\x01: a.q\\x00z@1=v; a\\xFF: a.q\\x00z@1=v; b: a.q\\x00z@1=v;");
+  o.bReverse = 1;
+  CHECK_DUMP(t, NULL, &o, "b: a.q\\x00z@1=v; a\\xFF: a.q\\x00z@1=v; "
+             "a\\x01: a.q\\x00z@1=v; a\\x00\\x01: a.q\\x00z@1=v; "
+             "a\\x00\\x00: a.q\\x00z@1=v; a\\x00: a.q\\x00z@1=v; a: a.q\\x00z@1=v;");
+  /* prefix delete of "a\0" leaves a, a\1, a\xff, b */
+  wcs_txn_begin(e, 0, &x);
+  ck_assert_int_eq(wcs_txn_delete_prefix(x, t, "a\0", 2), WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  o.bReverse = 0;
+  CHECK_DUMP(t, NULL, &o, "a: a.q\\x00z@1=v; a\\x01: a.q\\x00z@1=v; "
+             "a\\xFF: a.q\\x00z@1=v; b: a.q\\x00z@1=v;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_versions_time_range_and_as_of) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  int i;
+  for (i = 1; i <= 5; i++) {
+    char v[16];
+    snprintf(v, sizeof(v), "v%d", i);
+    setc(e, t, "r", "a", "q", i * 10, v);
+  }
+  o.nVersions = 2;
+  CHECK_DUMP(t, NULL, &o, "r: a.q@50=v5 a.q@40=v4;");
+  o.nVersions = 0;
+  o.iMinTs = 20;
+  o.iMaxTs = 40;
+  CHECK_DUMP(t, NULL, &o, "r: a.q@30=v3 a.q@20=v2;");
+  o.nVersions = 1;
+  CHECK_DUMP(t, NULL, &o, "r: a.q@30=v3;");
+  o = ro();
+  o.iAsOf = 35;
+  o.nVersions = 1;
+  CHECK_DUMP(t, NULL, &o, "r: a.q@30=v3;");
+  o.iAsOf = 5;
+  CHECK_DUMP(t, NULL, &o, "");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_keys_only_returns_live_rows_without_cells) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a MAX AGE '1s'");
+  wcs_read_options o = ro();
+  wcs_cursor *c = NULL;
+  int n = -1;
+  setc(e, t, "old", "a", "q", T0 - 2000000, "v");
+  setc(e, t, "new", "a", "q", T0, "v");
+  o.bKeysOnly = 1;
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+  ck_assert(!wcs_cursor_eof(c));
+  {
+    size_t nr;
+    const char *p = wcs_cursor_row(c, &nr);
+    ck_assert_int_eq((int)nr, 3);
+    ck_assert(memcmp(p, "new", 3) == 0);
+  }
+  wcs_cursor_cells(c, &n);
+  ck_assert_int_eq(n, 0);
+  ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  ck_assert(wcs_cursor_eof(c));
+  wcs_cursor_close(c);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* Row filter for the skip-scan test: keys "x#y"; emit rows with y == "2",
+** seek from one x to the next. */
+typedef struct SkipCtx {
+  char aSeek[64];
+  int nCalls;
+} SkipCtx;
+static int skip_filter(void *pCtx, const void *pRow, size_t nRow,
+                       const void **ppSeek, size_t *pnSeek) {
+  SkipCtx *s = pCtx;
+  const char *z = pRow;
+  s->nCalls++;
+  if (nRow == 3 && z[2] == '2') return WCS_ROW_EMIT;
+  if (nRow == 3 && z[2] < '2') {
+    /* seek to x#2 */
+    memcpy(s->aSeek, z, 2);
+    s->aSeek[2] = '2';
+    *ppSeek = s->aSeek;
+    *pnSeek = 3;
+    return WCS_ROW_SEEK;
+  }
+  /* past y == 2: seek to the next x */
+  s->aSeek[0] = (char)(z[0] + 1);
+  *ppSeek = s->aSeek;
+  *pnSeek = 1;
+  return WCS_ROW_SEEK;
+}
+
+START_TEST(test_row_filter_skip_scan_seeks_between_prefixes) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  SkipCtx s;
+  char r[16];
+  int x, y;
+  for (x = 0; x < 5; x++) {
+    for (y = 0; y < 5; y++) {
+      snprintf(r, sizeof(r), "%c#%d", 'a' + x, y);
+      setc(e, t, r, "a", "q", 1, "v");
+    }
+  }
+  memset(&s, 0, sizeof(s));
+  o.xRowFilter = skip_filter;
+  o.pFilterCtx = &s;
+  CHECK_DUMP(t, NULL, &o, "a#2: a.q@1=v; b#2: a.q@1=v; c#2: a.q@1=v; "
+                          "d#2: a.q@1=v; e#2: a.q@1=v;");
+  /* each prefix costs 3 looks (y=0, y=2, y=3), not 5 */
+  ck_assert_int_eq(s.nCalls, 15);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_cursor_seek_moves_both_ways) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_cursor *c = NULL;
+  wcs_read_options o = ro();
+  size_t n;
+  const char *az[] = {"a", "c", "e", "g"};
+  int i;
+  for (i = 0; i < 4; i++) setc(e, t, az[i], "a", "q", 1, "v");
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_seek(c, "d", 1), WCS_OK);
+  ck_assert(memcmp(wcs_cursor_row(c, &n), "e", 1) == 0);
+  ck_assert_int_eq(wcs_cursor_seek(c, "a", 1), WCS_OK);
+  ck_assert(memcmp(wcs_cursor_row(c, &n), "a", 1) == 0);
+  ck_assert_int_eq(wcs_cursor_seek(c, "h", 1), WCS_OK);
+  ck_assert(wcs_cursor_eof(c));
+  wcs_cursor_close(c);
+  o.bReverse = 1;
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+  ck_assert(memcmp(wcs_cursor_row(c, &n), "g", 1) == 0);
+  ck_assert_int_eq(wcs_cursor_seek(c, "e", 1), WCS_OK); /* last row < e */
+  ck_assert(memcmp(wcs_cursor_row(c, &n), "c", 1) == 0);
+  ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  ck_assert(memcmp(wcs_cursor_row(c, &n), "a", 1) == 0);
+  wcs_cursor_close(c);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* ================================================================== */
+/* GC policies                                                         */
+
+/* Five versions at T0-4s .. T0 (one second apart), read at T0. */
+static void gc_case(const char *zFamily, const char *zWant) {
+  wcs_engine *e = open_mem();
+  char zSchema[128];
+  wcs_table *t;
+  wcs_read_options o = ro();
+  int i;
+  snprintf(zSchema, sizeof(zSchema), "FAMILY a %s", zFamily);
+  t = mk(e, "t", zSchema);
+  for (i = 0; i < 5; i++) {
+    char v[16];
+    snprintf(v, sizeof(v), "v%d", i);
+    setc(e, t, "r", "a", "q", T0 - (4 - i) * 1000000LL, v);
+  }
+  {
+    char *z = dump(t, NULL, &o);
+    /* timestamps print modulo 1e6, all 0 here: compare values only */
+    char zVals[128] = "";
+    const char *p = z;
+    while ((p = strstr(p, "=v")) != NULL) {
+      strncat(zVals, p + 1, 2);
+      p += 2;
+    }
+    ck_assert_msg(strcmp(zVals, zWant) == 0, "%s: got %s want %s", zFamily,
+                  zVals, zWant);
+    free(z);
+  }
+  /* physical GC keeps exactly what reads show */
+  ck_assert_int_eq(wcs_engine_gc(e, "t", 1), WCS_OK);
+  {
+    char *z1 = dump(t, NULL, &o);
+    wcs_read_options o2 = ro();
+    char *z2 = dump(t, NULL, &o2);
+    ck_assert_str_eq(z1, z2);
+    free(z1);
+    free(z2);
+  }
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+
+START_TEST(test_gc_none_keeps_everything) { gc_case("", "v4v3v2v1v0"); }
+END_TEST
+START_TEST(test_gc_max_versions) { gc_case("MAX VERSIONS 2", "v4v3"); }
+END_TEST
+START_TEST(test_gc_max_age) {
+  /* older than now - 2.5s: v0 (4s) and v1 (3s) expire */
+  gc_case("MAX AGE '2500ms'", "v4v3v2");
+}
+END_TEST
+START_TEST(test_gc_union_expires_when_either_rule_does) {
+  gc_case("MAX VERSIONS 4 MAX AGE '1500ms' UNION", "v4v3");
+  gc_case("MAX VERSIONS 1 MAX AGE '10s'", "v4"); /* UNION is the default */
+}
+END_TEST
+START_TEST(test_gc_intersection_expires_when_both_rules_do) {
+  /* versions beyond 2 AND older than 2.5s: v1, v0 */
+  gc_case("MAX VERSIONS 2 MAX AGE '2500ms' INTERSECTION", "v4v3v2");
+  /* versions beyond 4 AND older than 1.5s: v0 only */
+  gc_case("MAX VERSIONS 4 MAX AGE '1500ms' INTERSECTION", "v4v3v2v1");
+}
+END_TEST
+
+START_TEST(test_gc_age_moves_with_the_clock) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a MAX AGE '10s'");
+  wcs_read_options o = ro();
+  setc(e, t, "r", "a", "q", T0, "v");
+  CHECK_DUMP(t, NULL, &o, "r: a.q@0=v;");
+  gNow = T0 + 10000000; /* exactly 10 s old: still alive */
+  CHECK_DUMP(t, NULL, &o, "r: a.q@0=v;");
+  gNow = T0 + 10000001;
+  CHECK_DUMP(t, NULL, &o, "");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* ================================================================== */
+/* deletes                                                             */
+
+static wcs_table *del_fixture(wcs_engine *e) {
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  int i;
+  for (i = 1; i <= 3; i++) {
+    setc(e, t, "r1", "a", "x", i, "ax");
+    setc(e, t, "r1", "a", "y", i, "ay");
+    setc(e, t, "r1", "b", "x", i, "bx");
+    setc(e, t, "r2", "a", "x", i, "ax");
+  }
+  return t;
+}
+
+static void run_del(wcs_engine *e, wcs_table *t,
+                    int (*xDel)(wcs_txn *, wcs_table *)) {
+  wcs_txn *x = NULL;
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(xDel(x, t), WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+}
+
+static int del_col_all(wcs_txn *x, wcs_table *t) {
+  return wcs_txn_delete_cells(x, t, "r1", 2, "a", "x", 1, 0, 0);
+}
+static int del_col_range(wcs_txn *x, wcs_table *t) {
+  return wcs_txn_delete_cells(x, t, "r1", 2, "a", "x", 1, 2, 3);
+}
+static int del_col_from(wcs_txn *x, wcs_table *t) {
+  return wcs_txn_delete_cells(x, t, "r1", 2, "a", "x", 1, 2, 0);
+}
+static int del_col_until(wcs_txn *x, wcs_table *t) {
+  return wcs_txn_delete_cells(x, t, "r1", 2, "a", "x", 1, 0, 3);
+}
+static int del_fam(wcs_txn *x, wcs_table *t) {
+  return wcs_txn_delete_family(x, t, "r1", 2, "a");
+}
+static int del_row(wcs_txn *x, wcs_table *t) {
+  return wcs_txn_delete_row(x, t, "r1", 2);
+}
+static int del_range(wcs_txn *x, wcs_table *t) {
+  wcs_key_range r;
+  memset(&r, 0, sizeof(r));
+  r.pStart = "r1";
+  r.nStart = 2;
+  r.pEnd = "r2";
+  r.nEnd = 2;
+  r.bEndIncl = 1;
+  return wcs_txn_delete_range(x, t, &r);
+}
+static int del_prefix(wcs_txn *x, wcs_table *t) {
+  return wcs_txn_delete_prefix(x, t, "r", 1);
+}
+
+START_TEST(test_delete_from_column_all_versions) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = del_fixture(e);
+  wcs_read_options o = ro();
+  o.nVersions = 1;
+  run_del(e, t, del_col_all);
+  CHECK_DUMP(t, NULL, &o, "r1: a.y@3=ay b.x@3=bx; r2: a.x@3=ax;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_delete_from_column_time_ranges) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = del_fixture(e);
+  wcs_read_options o = ro();
+  const char *az[] = {"a"};
+  o.azFamily = az;
+  o.nFamily = 1;
+  o.aRange = NULL;
+  run_del(e, t, del_col_range); /* [2,3): removes ts 2 */
+  CHECK_DUMP(t, NULL, &o, "r1: a.x@3=ax a.x@1=ax a.y@3=ay a.y@2=ay a.y@1=ay; "
+                          "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
+  run_del(e, t, del_col_from); /* [2, inf): removes 3 */
+  CHECK_DUMP(t, NULL, &o, "r1: a.x@1=ax a.y@3=ay a.y@2=ay a.y@1=ay; "
+                          "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
+  run_del(e, t, del_col_until); /* [0, 3): removes 1 */
+  CHECK_DUMP(t, NULL, &o, "r1: a.y@3=ay a.y@2=ay a.y@1=ay; "
+                          "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_delete_from_family_row_range_and_prefix) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = del_fixture(e);
+  wcs_read_options o = ro();
+  o.nVersions = 1;
+  run_del(e, t, del_fam);
+  CHECK_DUMP(t, NULL, &o, "r1: b.x@3=bx; r2: a.x@3=ax;");
+  run_del(e, t, del_row);
+  CHECK_DUMP(t, NULL, &o, "r2: a.x@3=ax;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+
+  e = open_mem();
+  t = del_fixture(e);
+  run_del(e, t, del_range);
+  CHECK_DUMP(t, NULL, &o, "");
+  setc(e, t, "r3", "a", "x", 1, "v");
+  setc(e, t, "s", "a", "x", 1, "v");
+  run_del(e, t, del_prefix);
+  CHECK_DUMP(t, NULL, &o, "s: a.x@1=v;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_write_after_delete_in_one_txn_survives) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = del_fixture(e);
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  o.nVersions = 1;
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_delete_row(x, t, "r1", 2), WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r1", 2, "a", "x", 1, 2, "new", 3),
+                   WCS_OK);
+  CHECK_DUMP(t, x, &o, "r1: a.x@2=new; r2: a.x@3=ax;");
+  CHECK_DUMP(t, NULL, &o, "r1: a.x@3=ax a.y@3=ay b.x@3=bx; r2: a.x@3=ax;");
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  CHECK_DUMP(t, NULL, &o, "r1: a.x@2=new; r2: a.x@3=ax;");
+  /* and the other way round: a delete after a write removes it */
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r3", 2, "a", "x", 1, 2, "w", 1),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_delete_prefix(x, t, "r", 1), WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  CHECK_DUMP(t, NULL, &o, "");
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* ================================================================== */
+/* aggregates                                                          */
+
+static int64_t read_int(wcs_table *t, const char *zRow, const char *zFam) {
+  wcs_read_options o = ro();
+  wcs_key_range r;
+  wcs_cursor *c = NULL;
+  const char *az[1];
+  int n;
+  int64_t v;
+  const wcs_cell *a;
+  memset(&r, 0, sizeof(r));
+  r.pStart = r.pEnd = zRow;
+  r.nStart = r.nEnd = strlen(zRow);
+  r.bEndIncl = 1;
+  az[0] = zFam;
+  o.aRange = &r;
+  o.nRange = 1;
+  o.azFamily = az;
+  o.nFamily = 1;
+  o.nVersions = 1;
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+  ck_assert(!wcs_cursor_eof(c));
+  a = wcs_cursor_cells(c, &n);
+  ck_assert_int_eq(n, 1);
+  ck_assert_int_eq((int)a[0].nVal, 8);
+  v = 0;
+  {
+    const unsigned char *p = a[0].pVal;
+    int i;
+    for (i = 0; i < 8; i++) v = (int64_t)((uint64_t)v << 8 | p[i]);
+  }
+  wcs_cursor_close(c);
+  return v;
+}
+
+START_TEST(test_aggregate_sum_min_max) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY s AGGREGATE SUM, FAMILY lo AGGREGATE MIN,"
+                            " FAMILY hi AGGREGATE MAX, FAMILY plain");
+  wcs_txn *x = NULL;
+  static const int64_t aIn[] = {5, -3, 12, 7};
+  int i;
+  wcs_txn_begin(e, 0, &x);
+  for (i = 0; i < 4; i++) {
+    ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "s", "c", 1, 0, aIn[i]),
+                     WCS_OK);
+    ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "lo", "c", 1, 0,
+                                         aIn[i]),
+                     WCS_OK);
+    ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "hi", "c", 1, 0,
+                                         aIn[i]),
+                     WCS_OK);
+    if (i == 1) ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert(read_int(t, "r", "s") == 21);
+  ck_assert(read_int(t, "r", "lo") == -3);
+  ck_assert(read_int(t, "r", "hi") == 12);
+  /* type mismatches */
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "s", "c", 1, 0, "x", 1),
+                   WCS_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "type mismatch"));
+  ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "plain", "c", 1, 0, 1),
+                   WCS_MISMATCH);
+  ck_assert_int_eq(wcs_txn_merge_to_cell(x, t, "r", 1, "s", "c", 1, 0, "abc",
+                                         3),
+                   WCS_MISMATCH);
+  {
+    /* MergeToCell of an 8-byte state; separate timestamps stay apart */
+    unsigned char st[8] = {0, 0, 0, 0, 0, 0, 0, 100};
+    ck_assert_int_eq(wcs_txn_merge_to_cell(x, t, "r", 1, "s", "c", 1, 0, st,
+                                           8),
+                     WCS_OK);
+    ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "s", "c", 1, 5, 1),
+                     WCS_OK);
+    ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  }
+  ck_assert(read_int(t, "r", "s") == 1); /* the newest cell is ts 5 */
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_aggregate_sum_visible_inside_txn_before_commit) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY s AGGREGATE SUM");
+  wcs_txn *x = NULL, *y = NULL;
+  wcs_read_options o = ro();
+  wcs_txn_begin(e, 0, &x);
+  wcs_txn_begin(e, 0, &y);
+  CHECK_DUMP(t, y, &o, ""); /* y's snapshot: before x commits */
+  ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "s", "c", 1, 0, 2), 0);
+  ck_assert_int_eq(wcs_txn_commit(x), 0);
+  /* y started before x committed; its add still lands on top */
+  ck_assert_int_eq(wcs_txn_add_to_cell(y, t, "r", 1, "s", "c", 1, 0, 3), 0);
+  CHECK_DUMP(t, y, &o, "r: s.c@0=\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x03;");
+  ck_assert_int_eq(wcs_txn_commit(y), 0);
+  ck_assert(read_int(t, "r", "s") == 5);
+  wcs_txn_free(x);
+  wcs_txn_free(y);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_aggregate_hll_estimate_within_error) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY u AGGREGATE HLL");
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  uint64_t n = 0;
+  int i, nCell;
+  const wcs_cell *a;
+  wcs_txn_begin(e, 0, &x);
+  for (i = 0; i < 20000; i++) {
+    char z[32];
+    snprintf(z, sizeof(z), "user-%d", i % 10000); /* 10000 distinct */
+    ck_assert_int_eq(wcs_txn_add_to_cell_bytes(x, t, "r", 1, "u", "v", 1, 0,
+                                               z, strlen(z)),
+                     WCS_OK);
+    if (i % 5000 == 4999) ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  }
+  wcs_txn_free(x);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_OK);
+  a = wcs_cursor_cells(c, &nCell);
+  ck_assert_int_eq(nCell, 1);
+  ck_assert_int_eq(wcs_hll_estimate(a[0].pVal, a[0].nVal, &n), WCS_OK);
+  /* 3 standard errors of 0.81% */
+  ck_assert_msg(n > 9750 && n < 10250, "estimate %llu", (unsigned long long)n);
+  ck_assert_int_eq(wcs_hll_estimate(a[0].pVal, a[0].nVal - 1, &n),
+                   WCS_CORRUPT);
+  wcs_cursor_close(c);
+  /* small counts are near exact */
+  {
+    wcs_txn_begin(e, 0, &x);
+    for (i = 0; i < 100; i++) {
+      char z[16];
+      snprintf(z, sizeof(z), "%d", i);
+      wcs_txn_add_to_cell_bytes(x, t, "s", 1, "u", "v", 1, 0, z, strlen(z));
+    }
+    wcs_txn_commit(x);
+    wcs_txn_free(x);
+    ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_OK);
+    ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+    a = wcs_cursor_cells(c, &nCell);
+    wcs_hll_estimate(a[0].pVal, a[0].nVal, &n);
+    ck_assert_msg(n >= 99 && n <= 101, "estimate %llu", (unsigned long long)n);
+    wcs_cursor_close(c);
+  }
+  ck_assert_int_eq(wcs_hll_estimate("", 0, &n), WCS_OK);
+  ck_assert(n == 0);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* ================================================================== */
+/* ReadModifyWrite and CheckAndMutate                                  */
+
+START_TEST(test_increment_and_append) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_txn *x = NULL;
+  wcs_read_options o = ro();
+  int64_t v = 0;
+  void *p = NULL;
+  size_t n = 0;
+  wcs_txn_begin(e, WCS_TXN_EXCLUSIVE, &x);
+  ck_assert_int_eq(wcs_txn_increment(x, t, "r", 1, "a", "n", 1, 5, &v), 0);
+  ck_assert(v == 5);
+  ck_assert_int_eq(wcs_txn_increment(x, t, "r", 1, "a", "n", 1, -7, &v), 0);
+  ck_assert(v == -2);
+  ck_assert_int_eq(wcs_txn_append(x, t, "r", 1, "a", "s", 1, "ab", 2, &p, &n),
+                   0);
+  ck_assert_int_eq((int)n, 2);
+  wcs_free(p);
+  ck_assert_int_eq(wcs_txn_append(x, t, "r", 1, "a", "s", 1, "cd", 2, &p, &n),
+                   0);
+  ck_assert_int_eq((int)n, 4);
+  ck_assert(memcmp(p, "abcd", 4) == 0);
+  wcs_free(p);
+  ck_assert_int_eq(wcs_txn_commit(x), 0);
+  /* new cells at max(latest ts, now) = now: one version each */
+  o.nVersions = 0;
+  CHECK_DUMP(t, NULL, &o, "r: a.n@0=\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFE "
+                          "a.s@0=abcd;");
+  /* a cell in the future keeps its timestamp */
+  {
+    wcs_txn *y = NULL;
+    wcs_txn_begin(e, 0, &y);
+    wcs_txn_set_cell(y, t, "f", 1, "a", "n", 1, T0 + 7, "\0\0\0\0\0\0\0", 7);
+    wcs_txn_set_cell(y, t, "f", 1, "a", "z", 1, T0 + 7, "x", 1);
+    ck_assert_int_eq(wcs_txn_commit(y), 0);
+    wcs_txn_free(y);
+  }
+  ck_assert_int_eq(wcs_txn_increment(x, t, "f", 1, "a", "n", 1, 1, &v),
+                   WCS_MISMATCH); /* 7 bytes, not 8 */
+  ck_assert_int_eq(wcs_txn_append(x, t, "f", 1, "a", "z", 1, "y", 1, NULL,
+                                  NULL),
+                   0);
+  ck_assert_int_eq(wcs_txn_commit(x), 0);
+  {
+    wcs_key_range r;
+    memset(&r, 0, sizeof(r));
+    r.pStart = "f";
+    r.nStart = 1;
+    r.pEnd = "f";
+    r.nEnd = 1;
+    r.bEndIncl = 1;
+    o.aRange = &r;
+    o.nRange = 1;
+    CHECK_DUMP(t, NULL, &o, "f: a.n@7=\\x00\\x00\\x00\\x00\\x00\\x00\\x00 "
+                            "a.z@7=xy;");
+  }
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_check_and_mutate_picks_branch) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_read_options o = ro();
+  wcs_predicate p;
+  wcs_mutation mt, mf;
+  int bMatched = -1;
+  memset(&mt, 0, sizeof(mt));
+  memset(&mf, 0, sizeof(mf));
+  mt.eType = WCS_MUT_SET_CELL;
+  mt.zFamily = "b";
+  mt.pQual = "res";
+  mt.nQual = 3;
+  mt.iTs = 1;
+  mt.pVal = "true";
+  mt.nVal = 4;
+  mf = mt;
+  mf.pVal = "false";
+  mf.nVal = 5;
+  /* unset predicate: row exists? */
+  ck_assert_int_eq(wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1,
+                                              &bMatched),
+                   WCS_OK);
+  ck_assert_int_eq(bMatched, 0);
+  CHECK_DUMP(t, NULL, &o, "r: b.res@1=false;");
+  ck_assert_int_eq(wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1,
+                                              &bMatched),
+                   WCS_OK);
+  ck_assert_int_eq(bMatched, 1);
+  setc(e, t, "r", "a", "v", 1, "m");
+  memset(&p, 0, sizeof(p));
+  p.zFamily = "a";
+  p.pQual = "v";
+  p.nQual = 1;
+  p.pVal = "m";
+  p.nVal = 1;
+  {
+    static const struct {
+      int op;
+      int want;
+    } k[] = {{WCS_PRED_EXISTS, 1}, {WCS_PRED_NOT_EXISTS, 0}, {WCS_PRED_EQ, 1},
+             {WCS_PRED_NE, 0},     {WCS_PRED_LT, 0},         {WCS_PRED_LE, 1},
+             {WCS_PRED_GT, 0},     {WCS_PRED_GE, 1}};
+    int i;
+    wcs_txn *x = NULL;
+    wcs_txn_begin(e, 0, &x);
+    for (i = 0; i < 8; i++) {
+      int b = -1;
+      p.eOp = k[i].op;
+      ck_assert_int_eq(wcs_txn_check(x, t, "r", 1, &p, &b), WCS_OK);
+      ck_assert_msg(b == k[i].want, "op %d gave %d", k[i].op, b);
+    }
+    p.pVal = "n"; /* "m" < "n" */
+    p.eOp = WCS_PRED_LT;
+    ck_assert_int_eq(wcs_txn_check(x, t, "r", 1, &p, &bMatched), 0);
+    ck_assert_int_eq(bMatched, 1);
+    p.pQual = "missing";
+    p.nQual = 7;
+    p.eOp = WCS_PRED_NE;
+    ck_assert_int_eq(wcs_txn_check(x, t, "r", 1, &p, &bMatched), 0);
+    ck_assert_int_eq(bMatched, 0);
+    wcs_txn_free(x);
+  }
+  ck_assert_int_eq(wcs_table_check_and_mutate(t, "r", 1, NULL, NULL, 0, NULL,
+                                              0, NULL),
+                   WCS_MISUSE);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_mutate_row_applies_in_order) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY n AGGREGATE SUM");
+  wcs_read_options o = ro();
+  wcs_mutation m[4];
+  memset(m, 0, sizeof(m));
+  m[0].eType = WCS_MUT_SET_CELL;
+  m[0].zFamily = "a";
+  m[0].pQual = "q";
+  m[0].nQual = 1;
+  m[0].iTs = 1;
+  m[0].pVal = "v";
+  m[0].nVal = 1;
+  m[1].eType = WCS_MUT_DELETE_ROW;
+  m[2] = m[0];
+  m[2].pVal = "w";
+  m[3].eType = WCS_MUT_ADD_TO_CELL;
+  m[3].zFamily = "n";
+  m[3].pQual = "c";
+  m[3].nQual = 1;
+  m[3].iValue = 9;
+  ck_assert_int_eq(wcs_table_mutate_row(t, "r", 1, m, 4), WCS_OK);
+  CHECK_DUMP(t, NULL, &o, "r: a.q@1=w n.c@0=\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x09;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* ================================================================== */
+/* transactions                                                        */
+
+START_TEST(test_txn_reads_its_own_writes_over_snapshot) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_table *u = mk(e, "u", "FAMILY a");
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  setc(e, t, "r1", "a", "q", 1, "old");
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  CHECK_DUMP(t, x, &o, "r1: a.q@1=old;"); /* takes the snapshot */
+  setc(e, t, "r9", "a", "q", 1, "other"); /* committed after: not seen */
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r2", 2, "a", "q", 1, 1, "new", 3), 0);
+  ck_assert_int_eq(wcs_txn_set_cell(x, u, "z", 1, "a", "q", 1, 1, "u", 1), 0);
+  ck_assert_int_eq(wcs_txn_delete_row(x, t, "r1", 2), 0);
+  CHECK_DUMP(t, x, &o, "r2: a.q@1=new;");
+  CHECK_DUMP(u, x, &o, "z: a.q@1=u;");
+  CHECK_DUMP(u, NULL, &o, "");
+  CHECK_DUMP(t, NULL, &o, "r1: a.q@1=old; r9: a.q@1=other;");
+  ck_assert_int_gt(wcs_txn_count(x), 0);
+  ck_assert_int_eq(wcs_txn_commit(x), 0);
+  ck_assert_int_eq(wcs_txn_count(x), 0);
+  CHECK_DUMP(t, NULL, &o, "r2: a.q@1=new; r9: a.q@1=other;");
+  CHECK_DUMP(u, NULL, &o, "z: a.q@1=u;");
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_table_close(u);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_txn_rollback_discards_everything) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  setc(e, t, "r1", "a", "q", 1, "old");
+  wcs_txn_begin(e, 0, &x);
+  wcs_txn_delete_prefix(x, t, "", 0);
+  wcs_txn_set_cell(x, t, "r2", 2, "a", "q", 1, 1, "new", 3);
+  CHECK_DUMP(t, x, &o, "r2: a.q@1=new;");
+  ck_assert_int_eq(wcs_txn_rollback(x), 0);
+  CHECK_DUMP(t, x, &o, "r1: a.q@1=old;");
+  ck_assert_int_eq(wcs_txn_commit(x), 0);
+  CHECK_DUMP(t, NULL, &o, "r1: a.q@1=old;");
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_txn_savepoints_roll_back_and_release) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  wcs_txn_begin(e, 0, &x);
+  wcs_txn_set_cell(x, t, "a", 1, "a", "q", 1, 1, "0", 1);
+  ck_assert_int_eq(wcs_txn_savepoint(x, 0), 0);
+  wcs_txn_set_cell(x, t, "b", 1, "a", "q", 1, 1, "1", 1);
+  ck_assert_int_eq(wcs_txn_savepoint(x, 1), 0);
+  wcs_txn_delete_row(x, t, "a", 1);
+  wcs_txn_set_cell(x, t, "c", 1, "a", "q", 1, 1, "2", 1);
+  CHECK_DUMP(t, x, &o, "b: a.q@1=1; c: a.q@1=2;");
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 1), 0);
+  CHECK_DUMP(t, x, &o, "a: a.q@1=0; b: a.q@1=1;");
+  /* savepoint 1 still exists after rollback_to(1) */
+  wcs_txn_set_cell(x, t, "d", 1, "a", "q", 1, 1, "3", 1);
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 1), 0);
+  CHECK_DUMP(t, x, &o, "a: a.q@1=0; b: a.q@1=1;");
+  ck_assert_int_eq(wcs_txn_release(x, 1), 0);
+  wcs_txn_set_cell(x, t, "e", 1, "a", "q", 1, 1, "4", 1);
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 0), 0);
+  CHECK_DUMP(t, x, &o, "a: a.q@1=0;");
+  wcs_txn_set_cell(x, t, "f", 1, "a", "q", 1, 1, "5", 1);
+  ck_assert_int_eq(wcs_txn_release(x, 0), 0);
+  ck_assert_int_eq(wcs_txn_commit(x), 0);
+  CHECK_DUMP(t, NULL, &o, "a: a.q@1=0; f: a.q@1=5;");
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_cursor_stays_valid_while_its_txn_writes) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  int n = 0, i;
+  for (i = 0; i < 20; i++) {
+    char r[16];
+    snprintf(r, sizeof(r), "r%02d", i);
+    setc(e, t, r, "a", "q", 1, "v");
+  }
+  wcs_txn_begin(e, 0, &x);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, NULL), WCS_OK);
+  while (!wcs_cursor_eof(c)) {
+    size_t nr;
+    const char *p = wcs_cursor_row(c, &nr);
+    char r[16];
+    memcpy(r, p, nr);
+    /* UPDATE-like: rewrite the row, delete the next, add after it */
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, r, nr, "a", "q", 1, 1, "w", 1), 0);
+    ck_assert_int_eq(wcs_txn_savepoint(x, 0), 0);
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, "zz", 2, "a", "q", 1, 1, "w", 1),
+                     0);
+    ck_assert_int_eq(wcs_txn_rollback_to(x, 0), 0); /* rebuilds the overlay */
+    n++;
+    ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  }
+  ck_assert_int_eq(n, 20);
+  wcs_cursor_close(c);
+  ck_assert_int_eq(wcs_txn_commit(x), 0);
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_commit_fails_if_table_dropped_meanwhile) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_txn *x = NULL;
+  wcs_txn_begin(e, 0, &x);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", "q", 1, 1, "v", 1), 0);
+  ck_assert_int_eq(wcs_table_drop(e, "t"), WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_SCHEMA);
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* ================================================================== */
+/* limits                                                              */
+
+START_TEST(test_limits_name_the_limit_and_key) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_txn *x = NULL;
+  char *big = calloc(1, 16385);
+  memset(big, 'k', 16384);
+  wcs_txn_begin(e, 0, &x);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, big, 4096, "a", "q", 1, 1, "v", 1),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, big, 4097, "a", "q", 1, 1, "v", 1),
+                   WCS_TOOBIG);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "4 KiB"));
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "kkkk"));
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "", 0, "a", "q", 1, 1, "v", 1),
+                   WCS_ERROR);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", big, 16384, 1, "v", 1),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", big, 16385, 1, "v", 1),
+                   WCS_TOOBIG);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "16 KiB"));
+  /* the value limit is checked before the value is read */
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", "q", 1, 1, "v",
+                                    (size_t)WCS_MAX_VALUE + 1),
+                   WCS_TOOBIG);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "100 MiB"));
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "nope", "q", 1, 1, "v", 1),
+                   WCS_ERROR);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "nope"));
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_ne(wcs_table_create(e, "u", "FAMILY bad$name", NULL), WCS_OK);
+  free(big);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* ================================================================== */
+/* statistics and layout                                               */
+
+START_TEST(test_estimates_rows_and_prefixes) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "KEY (dev STRING, id STRING) DELIMITED BY '#', "
+                            "FAMILY a, FAMILY b");
+  wcs_txn *x = NULL;
+  uint64_t n = 0;
+  wcs_key_range r;
+  int i, j;
+  wcs_txn_begin(e, 0, &x);
+  for (i = 0; i < 10; i++) {
+    for (j = 0; j < 30; j++) {
+      char z[32];
+      snprintf(z, sizeof(z), "d%02d#%03d", i, j);
+      wcs_txn_set_cell(x, t, z, strlen(z), "a", "q", 1, 1, "v", 1);
+      wcs_txn_set_cell(x, t, z, strlen(z), "a", "p", 1, 1, "v", 1);
+      if (j % 2) wcs_txn_set_cell(x, t, z, strlen(z), "b", "q", 1, 1, "v", 1);
+    }
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), 0);
+  wcs_txn_free(x);
+  ck_assert_int_eq(wcs_table_estimate_rows(t, NULL, 0, &n), WCS_OK);
+  ck_assert_msg(n >= 270 && n <= 330, "rows %llu", (unsigned long long)n);
+  memset(&r, 0, sizeof(r));
+  r.pStart = "d03";
+  r.nStart = 3;
+  r.pEnd = "d05";
+  r.nEnd = 3;
+  ck_assert_int_eq(wcs_table_estimate_rows(t, &r, 1, &n), WCS_OK);
+  ck_assert_msg(n >= 50 && n <= 70, "rows %llu", (unsigned long long)n);
+  ck_assert_int_eq(wcs_table_estimate_prefixes(t, 1, &n), WCS_OK);
+  ck_assert_msg(n == 10, "prefixes %llu", (unsigned long long)n);
+  ck_assert_int_eq(wcs_table_estimate_prefixes(t, 3, &n), WCS_RANGE);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_heatmap_counts_reads_and_writes) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_heatmap *m = NULL;
+  wcs_read_options o = ro();
+  uint64_t nR = 0, nW = 0;
+  int i, b;
+  char *z;
+  for (i = 0; i < 10; i++) {
+    char r[16];
+    snprintf(r, sizeof(r), "r%d", i);
+    setc(e, t, r, "a", "q", 1, "v");
+  }
+  z = dump(t, NULL, &o);
+  free(z);
+  ck_assert_int_eq(wcs_table_heatmap(t, &m), WCS_OK);
+  ck_assert_int_ge(m->nSlot, 1);
+  for (i = 0; i < m->nSlot; i++) {
+    for (b = 0; b < m->nBucket; b++) {
+      nR += m->aSlot[i].aRead[b];
+      nW += m->aSlot[i].aWrite[b];
+    }
+  }
+  ck_assert(nW == 10);
+  ck_assert(nR == 10);
+  wcs_heatmap_free(m);
+  ck_assert_int_eq(wcs_engine_heat_save(e), WCS_OK);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_bloom_prefix_ends_after_row_key) {
+  /* tid 1, fid 1, row "a\0b", qual "q", ts */
+  unsigned char k[] = {0, 0, 0, 1, 0, 1, 'a', 0, 0xFF, 'b', 0, 1, 'q', 0, 1,
+                       1, 2, 3, 4, 5, 6, 7, 8};
+  ck_assert_int_eq(wcs_engine_bloom_prefix(k, (int)sizeof(k)), 12);
+  /* catalog keys: whole key */
+  ck_assert_int_eq(wcs_engine_bloom_prefix("\0\0\0\0Tname", 9), 9);
+  {
+    wcs_options o;
+    wcs_options_init(&o);
+    wcs_engine_options(&o);
+    ck_assert_ptr_eq((void *)o.xBloomPrefix, (void *)wcs_engine_bloom_prefix);
+  }
+}
+END_TEST
+
+Suite *engine_suite(void) {
+  Suite *s = suite_create("engine");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_table_create_stores_canonical_schema);
+  tcase_add_test(tc, test_table_create_existing_name_fails);
+  tcase_add_test(tc, test_table_open_missing_is_null_not_error);
+  tcase_add_test(tc, test_table_list_in_name_order);
+  tcase_add_test(tc, test_catalog_persists_across_reopen);
+  tcase_add_test(tc, test_engine_open_path_shares_one_store);
+  tcase_add_test(tc, test_drop_removes_all_data);
+  tcase_add_test(tc, test_alter_adds_family_changes_gc_and_drops_family);
+  tcase_add_test(tc, test_alter_rejects_key_and_aggregate_change);
+  tcase_add_test(tc, test_many_families_warn_not_fail);
+  tcase_add_test(tc, test_cells_newest_first_grouped_by_family);
+  tcase_add_test(tc, test_ts_now_uses_engine_clock);
+  tcase_add_test(tc, test_family_subset_reads_only_those_families);
+  tcase_add_test(tc, test_ranges_are_unioned_sorted_and_bounded);
+  tcase_add_test(tc, test_row_keys_with_zero_and_ff_bytes_sort_as_bytes);
+  tcase_add_test(tc, test_versions_time_range_and_as_of);
+  tcase_add_test(tc, test_keys_only_returns_live_rows_without_cells);
+  tcase_add_test(tc, test_row_filter_skip_scan_seeks_between_prefixes);
+  tcase_add_test(tc, test_cursor_seek_moves_both_ways);
+  tcase_add_test(tc, test_gc_none_keeps_everything);
+  tcase_add_test(tc, test_gc_max_versions);
+  tcase_add_test(tc, test_gc_max_age);
+  tcase_add_test(tc, test_gc_union_expires_when_either_rule_does);
+  tcase_add_test(tc, test_gc_intersection_expires_when_both_rules_do);
+  tcase_add_test(tc, test_gc_age_moves_with_the_clock);
+  tcase_add_test(tc, test_delete_from_column_all_versions);
+  tcase_add_test(tc, test_delete_from_column_time_ranges);
+  tcase_add_test(tc, test_delete_from_family_row_range_and_prefix);
+  tcase_add_test(tc, test_write_after_delete_in_one_txn_survives);
+  tcase_add_test(tc, test_aggregate_sum_min_max);
+  tcase_add_test(tc, test_aggregate_sum_visible_inside_txn_before_commit);
+  tcase_add_test(tc, test_aggregate_hll_estimate_within_error);
+  tcase_add_test(tc, test_increment_and_append);
+  tcase_add_test(tc, test_check_and_mutate_picks_branch);
+  tcase_add_test(tc, test_mutate_row_applies_in_order);
+  tcase_add_test(tc, test_txn_reads_its_own_writes_over_snapshot);
+  tcase_add_test(tc, test_txn_rollback_discards_everything);
+  tcase_add_test(tc, test_txn_savepoints_roll_back_and_release);
+  tcase_add_test(tc, test_cursor_stays_valid_while_its_txn_writes);
+  tcase_add_test(tc, test_commit_fails_if_table_dropped_meanwhile);
+  tcase_add_test(tc, test_limits_name_the_limit_and_key);
+  tcase_add_test(tc, test_estimates_rows_and_prefixes);
+  tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
+  tcase_add_test(tc, test_bloom_prefix_ends_after_row_key);
+  suite_add_tcase(s, tc);
+  return s;
+}
