@@ -6,7 +6,8 @@
 ** the key; confining a key's k bits to one 64-byte line makes each probe
 ** one cache miss instead of k. The price is a slightly higher false-positive
 ** rate than an unblocked filter of the same size (measured in
-** tests/check_storage_bloom.c: about 1% at 10 bits per key).
+** tests/check_storage_bloom.c: 1.03% at 10 bits per key, against 0.82% for
+** an unblocked filter).
 */
 #include "storage/bloom.h"
 
@@ -43,12 +44,16 @@ static int probesFor(int nBits) {
 }
 
 /* The line of hash h (high 32 bits, scaled to nLines without a division),
-** and the probe step (low 32 bits rotated, odd). */
+** and the probe step: all 64 bits re-mixed by a multiply, odd. Probe i
+** tests bit (a + i*d) >> 23 of the line — the top 9 bits of a 32-bit
+** sum, so keys whose steps differ slightly still get unrelated bit sets
+** (taking the low 9 bits instead doubled the false positives at 20 bits
+** per key). */
 static inline uint32_t lineOf(uint64_t h, uint32_t nLines) {
   return (uint32_t)(((h >> 32) * (uint64_t)nLines) >> 32);
 }
-static inline uint32_t deltaOf(uint32_t a) {
-  return ((a >> 17) | (a << 15)) | 1;
+static inline uint32_t deltaOf(uint64_t h) {
+  return (uint32_t)((h * 0x9E3779B97F4A7C15ull) >> 32) | 1;
 }
 
 int bloom_builder_finish(bloom_builder *p, int iKind, wcs_buf *pOut) {
@@ -72,10 +77,10 @@ int bloom_builder_finish(bloom_builder *p, int iKind, wcs_buf *pOut) {
   for (i = 0; nLines > 0 && i < p->nHash; i++) {
     uint64_t h = p->aHash[i];
     uint8_t *z = aLine + (size_t)lineOf(h, nLines) * WCS_BLOOM_LINE;
-    uint32_t a = (uint32_t)h, d = deltaOf(a);
+    uint32_t a = (uint32_t)h, d = deltaOf(h);
     int j;
     for (j = 0; j < k; j++) {
-      uint32_t b = a & 511;
+      uint32_t b = a >> 23;
       z[b >> 3] |= (uint8_t)(1u << (b & 7));
       a += d;
     }
@@ -123,9 +128,9 @@ int bloom_may_contain(const wcs_bloom *p, uint64_t h) {
   if (p->nLines == 0) return 0;
   z = p->aLine + (size_t)lineOf(h, p->nLines) * WCS_BLOOM_LINE;
   a = (uint32_t)h;
-  d = deltaOf(a);
+  d = deltaOf(h);
   for (j = 0; j < p->k; j++) {
-    uint32_t b = a & 511;
+    uint32_t b = a >> 23;
     if ((z[b >> 3] & (1u << (b & 7))) == 0) return 0;
     a += d;
   }

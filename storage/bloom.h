@@ -9,11 +9,12 @@
 **     line[nLines] (64 bytes each) | nLines (u32) | k (u8) | kind (u8)
 **     | hash (u8) | reserved (u8, 0)
 **
-** A key is hashed once with XXH3-64. The high 32 bits choose one 64-byte
-** line (cache line), the low 32 bits drive k probes by double hashing inside
-** that line's 512 bits: bit_i = (a + i*d) mod 512 with a = low 32 bits and
-** d = a rotated right by 17, forced odd (so the k bits are distinct). Bit b
-** of a line is bit (b & 7) of byte (b >> 3). One probe costs one cache miss.
+** A key is hashed once with XXH3-64 (seed 0) into h. The high 32 bits of h
+** choose one 64-byte line (cache line): line = (h >> 32) * nLines >> 32.
+** Inside that line's 512 bits, k probes by double hashing in 32-bit
+** arithmetic: bit_i = ((a + i*d) mod 2^32) >> 23, with a = h mod 2^32 and
+** d = ((h * 0x9E3779B97F4A7C15 mod 2^64) >> 32) | 1. Bit b of a line is
+** bit (b & 7) of byte (b >> 3). One probe costs one cache miss.
 ** k = round(bits per key * ln 2), 1..30; nLines = ceil(keys * bits / 512).
 ** k == 0 means "no filter" (every probe says maybe).
 */
