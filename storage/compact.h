@@ -1,0 +1,89 @@
+/*
+** compact.h — leveled compaction: choosing what to compact, and the one
+** routine that turns a sorted stream of entries plus range tombstones into
+** sorted files (used for memtable flushes and for compactions alike).
+**
+** Picking (see doc/storage.md for the why): each level gets a score —
+** level 0: files / nL0Trigger; level i >= 1: bytes / (nL1Bytes * 10^(i-1))
+** — and the level with the highest score >= 1 is compacted into the next
+** one. Level 0 takes all its files at once; a deeper level takes one file,
+** round-robin over the key space, plus the overlapping files one level
+** down. A file that overlaps nothing one level down is moved, not
+** rewritten (a trivial move).
+*/
+#ifndef WCS_COMPACT_H
+#define WCS_COMPACT_H
+
+#include <stdint.h>
+
+#include "storage/iter.h"
+#include "storage/sst.h"
+#include "storage/version.h"
+
+/* One compaction's inputs. */
+typedef struct wcs_compaction {
+  int iLevel;              /* input level */
+  int iOutLevel;           /* output level: iLevel + 1, or iLevel for a
+                           ** bottom-level rewrite by compact_range */
+  wcs_version *pVersion;   /* the version the inputs come from (ref) */
+  int anIn[2];             /* files from iLevel and from iOutLevel */
+  wcs_fmeta **aaIn[2];     /* referenced by pVersion */
+  int bTrivial;            /* move aaIn[0] to iOutLevel without rewriting */
+} wcs_compaction;
+
+/* The highest compaction score of v and its level (score < 1: nothing to
+** do). Files marked bCompacting are not counted. */
+double compact_score(const wcs_version *v, const wcs_options *pOpt,
+                     int *piLevel);
+
+/* Pick the next automatic compaction from v, or set *pp NULL. The round-
+** robin cursor of the chosen level advances. */
+int compact_pick(wcs_vset *vs, wcs_version *v, wcs_compaction **pp);
+
+/* Pick the files of level iLevel overlapping user keys [lo, hi) (NULL:
+** unbounded) and the overlapping files of iOutLevel; *pp NULL if iLevel
+** has none. */
+int compact_pick_range(wcs_version *v, int iLevel, int iOutLevel,
+                       const uint8_t *pLo, size_t nLo, const uint8_t *pHi,
+                       size_t nHi, wcs_compaction **pp);
+void compact_free(wcs_compaction *);
+
+/* Input iterator (merging) and the range tombstones of a compaction's
+** files (tombstones borrowed from the readers, valid while c lives). */
+int compact_input(wcs_compaction *c, wcs_iiter **ppIter, char **pzErr);
+int compact_input_dels(wcs_compaction *c, sst_rangedel **paDel, int *pnDel);
+
+/* What a compaction or flush writes and how. */
+typedef struct compact_job {
+  wcs_vset *pVs;               /* env, directory, options, cache */
+  uint64_t (*xNewFile)(void *pArg); /* allocate a file number (locks) */
+  void *pArg;
+  const uint64_t *aSnap;       /* live snapshot seqs ascending, then the
+                               ** latest seq: versions are kept per stripe */
+  int nSnap;                   /* >= 1 */
+  wcs_version *pBase;          /* for "no older data below" checks */
+  int iOutLevel;               /* outputs go here; levels below it in
+                               ** pBase are "below" (-1: all of pBase) */
+  uint64_t nFileBytes;         /* cut outputs at this size (0: never) */
+  const _Atomic int *pbStop;   /* nonzero: give up (store closing) */
+  /* results */
+  wcs_fmeta **aOut;            /* new files (references), malloc'd */
+  int nOut;
+  uint64_t nBytesIn;           /* key+value bytes read */
+  uint64_t nBytesOut;          /* file bytes written */
+  uint64_t nDropped;           /* entries dropped */
+} compact_job;
+
+/*
+** Write the entries of pIn (positioned by this call) and the tombstones
+** aDel as sorted files. An entry is dropped when a newer version of its key
+** is visible to every snapshot that could see it, or when a range
+** tombstone hides it from all of them; deletes and tombstones are dropped
+** once no older data below can show through and every snapshot sees them.
+** On error every output is deleted and the message names the file.
+*/
+int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
+                int nDel, char **pzErr);
+void compact_job_clear(compact_job *j); /* drops aOut references */
+
+#endif /* WCS_COMPACT_H */

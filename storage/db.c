@@ -1,0 +1,2112 @@
+/*
+** db.c — the store: the public Store API of wcs.h on top of the WAL
+** (wal.c), memtables (memtable.c), the version set (version.c) and
+** compaction (compact.c). Design notes: doc/storage.md.
+**
+** Write path (group commit). Writers queue on the store mutex; the writer
+** at the head of the queue is the leader. It makes room (switching to a
+** new memtable and WAL when the memtable is full, stalling when flushes or
+** level 0 fall too far behind), takes the batches of the writers queued
+** behind it (up to WRITE_GROUP_MAX bytes), gives them consecutive
+** sequence numbers, and, without the mutex, appends all their WAL records
+** with one write (plus one fsync in SYNC FULL) and inserts them into the
+** memtable. Then it publishes the new last sequence number and wakes the
+** group. Only the leader touches the active memtable, so the memtable
+** needs no write lock, and readers never wait for writers.
+**
+** Reads pin a "super version" — the active memtable, the immutable ones
+** and the current file version — together with the last sequence number,
+** both taken under the mutex so they agree; everything after runs without
+** locks. A point read searches the memtables, then level 0 newest first,
+** then one file per deeper level, stopping at the first version of the
+** key; range tombstones seen on the way hide older versions.
+**
+** Background work: one flush thread turns immutable memtables into level-0
+** files; one compaction thread runs leveled compactions (compact.c). With
+** bNoBackground both run in the writer's thread instead.
+**
+** Recovery (open): replay the manifest, then every WAL file not yet
+** obsolete, in order, into memtables, flushing them to level 0; cut a torn
+** WAL tail; refuse a corrupt WAL naming the file and offset. A fresh
+** manifest and WAL are started before the store is used.
+*/
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wcs.h"
+#include "storage/compact.h"
+#include "storage/db_int.h"
+#include "storage/env.h"
+#include "storage/ikey.h"
+#include "storage/memtable.h"
+#include "storage/merge.h"
+#include "storage/sst.h"
+#include "storage/util.h"
+#include "storage/version.h"
+#include "storage/wal.h"
+
+#define WRITE_GROUP_MAX (1u << 20) /* bytes of batches one leader commits */
+#define MEM_DIR "/wcs-memory"      /* the store's directory in memory mode */
+
+/* ====================================================================
+** Options
+** ==================================================================== */
+
+void wcs_options_init(wcs_options *p) {
+  memset(p, 0, sizeof *p);
+  p->iSync = WCS_SYNC_NORMAL;
+  p->bCreate = 1;
+  p->nMemtable = 64u << 20;
+  p->nCache = 64u << 20;
+  p->nBlockSize = 16384;
+  p->iZstdLevel = 3;
+  p->nBloomBits = 10;
+  p->nL0Trigger = 4;
+  p->nL0Stop = 20;
+  p->nL1Bytes = 64u << 20;
+  p->nFileBytes = 64u << 20;
+}
+
+/* Fill defaults for unset sizes and clamp to sane ranges. */
+static void fixOptions(wcs_options *p) {
+  wcs_options d;
+  wcs_options_init(&d);
+  if (p->nMemtable == 0) p->nMemtable = d.nMemtable;
+  if (p->nMemtable < 8192) p->nMemtable = 8192;
+  if (p->nCache == 0) p->nCache = d.nCache;
+  if (p->nBlockSize == 0) p->nBlockSize = d.nBlockSize;
+  if (p->nBlockSize < 1024) p->nBlockSize = 1024;
+  if (p->nBlockSize > 65536) p->nBlockSize = 65536;
+  if (p->iZstdLevel < 0) p->iZstdLevel = 0;
+  if (p->iZstdLevel > 19) p->iZstdLevel = 19;
+  if (p->nBloomBits < 0) p->nBloomBits = 0;
+  if (p->nL0Trigger <= 0) p->nL0Trigger = d.nL0Trigger;
+  if (p->nL0Stop <= 0) p->nL0Stop = d.nL0Stop;
+  if (p->nL0Stop < p->nL0Trigger) p->nL0Stop = p->nL0Trigger;
+  if (p->nL1Bytes == 0) p->nL1Bytes = d.nL1Bytes;
+  if (p->nFileBytes == 0) p->nFileBytes = d.nFileBytes;
+  if (p->iSync < WCS_SYNC_OFF || p->iSync > WCS_SYNC_FULL) {
+    p->iSync = WCS_SYNC_NORMAL;
+  }
+}
+
+/* ====================================================================
+** Structures
+** ==================================================================== */
+
+#define MAX_IMM 1 /* immutable memtables waiting for flush */
+
+/* What a reader pins: memtables + files. */
+typedef struct SuperVersion {
+  _Atomic int nRef;
+  wcs_memtable *pMem;             /* referenced */
+  int nImm;                       /* <= MAX_IMM */
+  wcs_memtable *apImm[MAX_IMM + 1]; /* referenced, oldest first */
+  wcs_version *pVersion;          /* referenced */
+} SuperVersion;
+
+/* A writer waiting in the commit queue. */
+typedef struct Writer Writer;
+struct Writer {
+  wcs_batch *pBatch;        /* NULL: a forced memtable switch (flush) */
+  int bDone;                /* committed (or failed) by a leader */
+  int rc;                   /* its result */
+  char *zErr;               /* its message (owned) */
+  pthread_cond_t cv;        /* signalled when done or at the head */
+  Writer *pNext;
+};
+
+struct wcs_snapshot {
+  uint64_t seq;             /* reads see writes with seq <= this */
+  wcs_snapshot *pPrev, *pNext; /* the store's list, ascending seq */
+};
+
+struct wcs_batch {
+  wcs_buf rep;              /* WAL payload: header + operations */
+  int nOp;                  /* operations */
+};
+
+struct wcs_db {
+  wcs_options opt;          /* with defaults applied */
+  char *zDir;               /* store directory (MEM_DIR in memory mode) */
+  wcs_env *pEnv;            /* every file goes through it */
+  wcs_env *pOwnEnv;         /* a private memory env, destroyed at close */
+  int bReadOnly;
+  int bInMemory;
+  void *pLock;              /* the process lock */
+  wcs_cache *pCache;
+  wcs_vset *pVs;
+  pthread_key_t errKey;     /* per-thread last error message */
+
+  pthread_mutex_t mu;       /* guards everything below */
+  pthread_cond_t cvBg;      /* background progress (flush, compaction) */
+  pthread_cond_t cvWork;    /* work for the background threads */
+
+  Writer *pHead, *pTail;    /* commit queue */
+  wcs_buf walBuf;           /* the leader's framing buffer */
+  _Atomic uint64_t lastSeq; /* last published sequence number */
+  wcs_memtable *pMem;       /* active memtable */
+  int nImm;
+  wcs_memtable *apImm[MAX_IMM + 1]; /* oldest first; <= MAX_IMM used */
+  wal_writer *pWal;         /* active WAL (NULL in memory/read-only) */
+  size_t nMemLimit;         /* switch memtables at this many bytes */
+  SuperVersion *pSv;        /* current super version */
+  wcs_snapshot *pSnapFirst, *pSnapLast; /* live snapshots */
+
+  pthread_t flushThread, compactThread;
+  int bThreads;             /* threads started */
+  _Atomic int bShutdown;    /* closing: background work stops */
+  int bFlushRunning;        /* a flush is in progress */
+  int bCompactRunning;      /* a compaction is in progress */
+  int nManual;              /* compact_range calls waiting or running */
+  int bgRc;                 /* first background error (sticky) */
+  char *zBgErr;             /* its message */
+
+  uint64_t nFlushes, nCompactions, nTrivialMoves;
+  uint64_t nStallMicros;
+  uint64_t nBytesFlushed, nBytesCompacted;
+};
+
+/* ====================================================================
+** Errors
+** ==================================================================== */
+
+static void freeErr(void *p) { free(p); }
+
+/* Record the message of an error for wcs_errmsg (takes ownership of z). */
+static int setErr(wcs_db *db, int rc, char *z) {
+  char *zOld;
+  if (rc == WCS_OK) {
+    free(z);
+    return rc;
+  }
+  if (z == NULL) {
+    wcs_seterr(&z, rc, "%s", wcs_errstr(rc));
+  }
+  zOld = pthread_getspecific(db->errKey);
+  free(zOld);
+  pthread_setspecific(db->errKey, z);
+  return rc;
+}
+
+static int setErrf(wcs_db *db, int rc, const char *zFmt, const char *zArg) {
+  char *z = NULL;
+  wcs_seterr(&z, rc, zFmt, zArg);
+  return setErr(db, rc, z);
+}
+
+const char *wcs_errmsg(wcs_db *db) {
+  const char *z;
+  if (db == NULL) return "";
+  z = pthread_getspecific(db->errKey);
+  return z ? z : "";
+}
+
+static char *dupStr(const char *z) {
+  char *p;
+  if (z == NULL) return NULL;
+  p = malloc(strlen(z) + 1);
+  if (p) strcpy(p, z);
+  return p;
+}
+
+/* ====================================================================
+** Batches
+** ==================================================================== */
+
+int wcs_batch_new(wcs_batch **pp) {
+  wcs_batch *b = calloc(1, sizeof *b);
+  *pp = NULL;
+  if (b == NULL) return WCS_NOMEM;
+  if (wcs_buf_reserve(&b->rep, 256)) {
+    free(b);
+    return WCS_NOMEM;
+  }
+  memset(b->rep.a, 0, WAL_BATCH_HEADER);
+  b->rep.n = WAL_BATCH_HEADER;
+  *pp = b;
+  return WCS_OK;
+}
+
+void wcs_batch_free(wcs_batch *b) {
+  if (b == NULL) return;
+  wcs_buf_free(&b->rep);
+  free(b);
+}
+
+void wcs_batch_clear(wcs_batch *b) {
+  if (b == NULL) return;
+  b->rep.n = WAL_BATCH_HEADER;
+  b->nOp = 0;
+}
+
+static int batchOp(wcs_batch *b, int op, const void *pKey, size_t nKey,
+                   const void *pVal, size_t nVal, int bVal) {
+  size_t nNeed = 1 + WCS_VARINT_MAX * 2 + nKey + nVal;
+  size_t n0;
+  int rc;
+  if (b == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  if (nKey > UINT32_MAX - WCS_IKEY_TRAILER || nVal > UINT32_MAX - 1 ||
+      b->rep.n + nNeed > WAL_MAX_RECORD || b->nOp == INT32_MAX) {
+    return WCS_TOOBIG;
+  }
+  n0 = b->rep.n;
+  rc = wcs_buf_reserve(&b->rep, nNeed);
+  if (rc == WCS_OK) {
+    b->rep.a[b->rep.n++] = (uint8_t)op;
+    rc = wcs_buf_append_varint(&b->rep, nKey);
+  }
+  if (rc == WCS_OK) rc = wcs_buf_append(&b->rep, pKey, nKey);
+  if (rc == WCS_OK && bVal) {
+    rc = wcs_buf_append_varint(&b->rep, nVal);
+    if (rc == WCS_OK) rc = wcs_buf_append(&b->rep, pVal, nVal);
+  }
+  if (rc) {
+    b->rep.n = n0;
+    return rc;
+  }
+  b->nOp++;
+  return WCS_OK;
+}
+
+int wcs_batch_put(wcs_batch *b, const void *pKey, size_t nKey,
+                  const void *pVal, size_t nVal) {
+  if (pVal == NULL && nVal) return WCS_MISUSE;
+  return batchOp(b, WAL_OP_PUT, pKey, nKey, pVal, nVal, 1);
+}
+
+int wcs_batch_delete(wcs_batch *b, const void *pKey, size_t nKey) {
+  return batchOp(b, WAL_OP_DELETE, pKey, nKey, NULL, 0, 0);
+}
+
+int wcs_batch_delete_range(wcs_batch *b, const void *pStart, size_t nStart,
+                           const void *pEnd, size_t nEnd) {
+  if (pEnd == NULL && nEnd == 0) {
+    return batchOp(b, WAL_OP_RANGEDEL_OPEN, pStart, nStart, NULL, 0, 0);
+  }
+  if (pEnd == NULL) return WCS_MISUSE;
+  if (wcs_ukey_cmp(pStart, nStart, pEnd, nEnd) >= 0) return WCS_OK; /* empty */
+  return batchOp(b, WAL_OP_RANGEDEL, pStart, nStart, pEnd, nEnd, 1);
+}
+
+int wcs_batch_count(const wcs_batch *b) { return b ? b->nOp : 0; }
+size_t wcs_batch_bytes(const wcs_batch *b) { return b ? b->rep.n : 0; }
+
+/* Apply one decoded operation to a memtable. */
+static int applyOp(void *pCtx, uint64_t seq, int op, const uint8_t *pKey,
+                   size_t nKey, const uint8_t *pVal, size_t nVal) {
+  wcs_memtable *m = pCtx;
+  switch (op) {
+  case WAL_OP_PUT:
+    return memtable_add(m, seq, WCS_KT_PUT, pKey, nKey, pVal, nVal);
+  case WAL_OP_DELETE:
+    return memtable_add(m, seq, WCS_KT_DELETE, pKey, nKey, NULL, 0);
+  case WAL_OP_RANGEDEL:
+    if (wcs_ukey_cmp(pKey, nKey, pVal, nVal) >= 0) return WCS_OK;
+    return memtable_add_rangedel(m, seq, pKey, nKey, pVal, nVal);
+  default:
+    return memtable_add_rangedel(m, seq, pKey, nKey, NULL, 0);
+  }
+}
+
+/* ====================================================================
+** Super versions
+** ==================================================================== */
+
+static void svUnref(SuperVersion *sv) {
+  int i;
+  if (sv == NULL) return;
+  if (atomic_fetch_sub_explicit(&sv->nRef, 1, memory_order_acq_rel) != 1) {
+    return;
+  }
+  memtable_unref(sv->pMem);
+  for (i = 0; i < sv->nImm; i++) memtable_unref(sv->apImm[i]);
+  version_unref(sv->pVersion);
+  free(sv);
+}
+
+/* Make a new super version from the current state (mutex held). */
+static int svInstall(wcs_db *db) {
+  SuperVersion *sv = calloc(1, sizeof *sv);
+  int i;
+  if (sv == NULL) return WCS_NOMEM;
+  atomic_init(&sv->nRef, 1);
+  sv->pMem = db->pMem;
+  memtable_ref(sv->pMem);
+  sv->nImm = db->nImm;
+  for (i = 0; i < db->nImm; i++) {
+    sv->apImm[i] = db->apImm[i];
+    memtable_ref(sv->apImm[i]);
+  }
+  sv->pVersion = vset_current(db->pVs);
+  version_ref(sv->pVersion);
+  svUnref(db->pSv);
+  db->pSv = sv;
+  return WCS_OK;
+}
+
+/* Pin the current super version and the sequence number to read at. */
+static SuperVersion *svAcquire(wcs_db *db, const wcs_snapshot *pSnap,
+                               uint64_t *pSeq) {
+  SuperVersion *sv;
+  pthread_mutex_lock(&db->mu);
+  sv = db->pSv;
+  atomic_fetch_add_explicit(&sv->nRef, 1, memory_order_relaxed);
+  *pSeq = pSnap ? pSnap->seq
+                : atomic_load_explicit(&db->lastSeq, memory_order_acquire);
+  pthread_mutex_unlock(&db->mu);
+  return sv;
+}
+
+/* ====================================================================
+** Background work: flush and compaction. Called with db->mu held; both
+** release it while doing I/O.
+** ==================================================================== */
+
+static uint64_t newFileNumber(void *pArg) {
+  wcs_db *db = pArg;
+  uint64_t n;
+  pthread_mutex_lock(&db->mu);
+  n = vset_new_file_number(db->pVs);
+  pthread_mutex_unlock(&db->mu);
+  return n;
+}
+
+/* Snapshot seqs ascending plus the latest seq (mutex held); malloc'd. */
+static uint64_t *snapList(wcs_db *db, int *pn) {
+  int n = 1;
+  wcs_snapshot *s;
+  uint64_t *a;
+  for (s = db->pSnapFirst; s; s = s->pNext) n++;
+  a = malloc(sizeof(uint64_t) * (size_t)n);
+  if (a == NULL) return NULL;
+  n = 0;
+  for (s = db->pSnapFirst; s; s = s->pNext) a[n++] = s->seq;
+  a[n++] = atomic_load(&db->lastSeq);
+  *pn = n;
+  return a;
+}
+
+static void setBgError(wcs_db *db, int rc, char *zErr) {
+  if (rc == WCS_OK || rc == WCS_INTERRUPT) {
+    free(zErr);
+    return;
+  }
+  if (db->bgRc == WCS_OK) {
+    db->bgRc = rc;
+    db->zBgErr = zErr;
+  } else {
+    free(zErr);
+  }
+  pthread_cond_broadcast(&db->cvBg);
+}
+
+static char *logPath(wcs_db *db, uint64_t iLog) {
+  return vset_file_path(db->pVs, iLog, "log");
+}
+
+static int deleteLog(wcs_db *db, uint64_t iLog) {
+  char *z = logPath(db, iLog);
+  if (z) {
+    db->pEnv->xDelete(db->pEnv, z, NULL);
+    free(z);
+  }
+  return WCS_OK;
+}
+
+/* Gathers a memtable's range tombstones into an array. */
+typedef struct GatherDel {
+  sst_rangedel *a;          /* room for nMax */
+  int n, nMax;
+} GatherDel;
+
+static int gatherDel(void *p, const sst_rangedel *d) {
+  GatherDel *g = p;
+  if (g->n >= g->nMax) return WCS_OK;
+  g->a[g->n++] = *d;
+  return WCS_OK;
+}
+
+/* Write memtable m as a level-0 file into edit e (no mutex held). */
+static int writeLevel0(wcs_db *db, wcs_memtable *m, wcs_version *pBase,
+                       const uint64_t *aSnap, int nSnap, wcs_vedit *e,
+                       uint64_t *pnBytes, char **pzErr) {
+  compact_job j;
+  wcs_iiter *pIt = NULL;
+  GatherDel g;
+  int rc, i;
+  memset(&j, 0, sizeof j);
+  memset(&g, 0, sizeof g);
+  j.pVs = db->pVs;
+  j.xNewFile = newFileNumber;
+  j.pArg = db;
+  j.aSnap = aSnap;
+  j.nSnap = nSnap;
+  j.pBase = pBase;
+  j.iOutLevel = -1; /* every file of pBase is older than the memtable */
+  j.nFileBytes = 0;
+  rc = memtable_iter(m, &pIt);
+  if (rc == WCS_OK && memtable_rangedel_count(m)) {
+    g.nMax = (int)memtable_rangedel_count(m);
+    g.a = malloc(sizeof(sst_rangedel) * (size_t)g.nMax);
+    if (g.a == NULL) rc = WCS_NOMEM;
+    else memtable_rangedels(m, WCS_SEQ_MAX, &g, gatherDel);
+  }
+  if (rc) {
+    if (pIt) pIt->pMethods->xClose(pIt);
+    free(g.a);
+    return wcs_seterr(pzErr, rc, "out of memory");
+  }
+  rc = compact_run(&j, pIt, g.a, g.n, pzErr);
+  pIt->pMethods->xClose(pIt);
+  free(g.a);
+  for (i = 0; rc == WCS_OK && i < j.nOut; i++) {
+    fmeta_ref(j.aOut[i]);
+    rc = vedit_add_file(e, 0, j.aOut[i]);
+    if (rc) wcs_seterr(pzErr, rc, "out of memory");
+  }
+  if (rc == WCS_OK) *pnBytes = j.nBytesOut;
+  else for (i = 0; i < j.nOut; i++) j.aOut[i]->bObsolete = 1;
+  compact_job_clear(&j);
+  return rc;
+}
+
+/* Flush the oldest immutable memtable (mutex held, released for I/O). */
+static int doFlush(wcs_db *db) {
+  wcs_memtable *m = db->apImm[0];
+  wcs_version *pBase = vset_current(db->pVs);
+  uint64_t iLogNext, nBytes = 0, maxSeq;
+  uint64_t *aSnap;
+  int nSnap = 0, rc, i;
+  char *zErr = NULL;
+  wcs_vedit e;
+  memset(&e, 0, sizeof e);
+  db->bFlushRunning = 1;
+  iLogNext = db->nImm > 1 ? memtable_log(db->apImm[1]) : memtable_log(db->pMem);
+  maxSeq = memtable_max_seq(m);
+  version_ref(pBase);
+  memtable_ref(m);
+  aSnap = snapList(db, &nSnap);
+  pthread_mutex_unlock(&db->mu);
+
+  if (aSnap == NULL) {
+    rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
+  } else {
+    rc = writeLevel0(db, m, pBase, aSnap, nSnap, &e, &nBytes, &zErr);
+  }
+
+  pthread_mutex_lock(&db->mu);
+  if (rc == WCS_OK) {
+    e.bLog = 1;
+    e.iLog = db->bInMemory ? 0 : iLogNext;
+    e.bLastSeq = 1;
+    e.lastSeq = vset_last_seq(db->pVs) > maxSeq ? vset_last_seq(db->pVs) : maxSeq;
+    rc = vset_apply(db->pVs, &e, &zErr);
+  }
+  vedit_clear(&e);
+  if (rc == WCS_OK) {
+    uint64_t iLogOld = memtable_log(m);
+    for (i = 1; i < db->nImm; i++) db->apImm[i - 1] = db->apImm[i];
+    db->nImm--;
+    memtable_unref(m); /* the list's reference */
+    svInstall(db);
+    db->nFlushes++;
+    db->nBytesFlushed += nBytes;
+    if (!db->bInMemory && iLogOld) deleteLog(db, iLogOld);
+  } else {
+    setBgError(db, rc, zErr);
+    zErr = NULL;
+  }
+  free(zErr);
+  free(aSnap);
+  memtable_unref(m); /* ours */
+  version_unref(pBase);
+  db->bFlushRunning = 0;
+  pthread_cond_broadcast(&db->cvBg);
+  pthread_cond_broadcast(&db->cvWork);
+  return rc;
+}
+
+static void markCompacting(wcs_compaction *c, int b) {
+  int k, j;
+  for (k = 0; k < 2; k++) {
+    for (j = 0; j < c->anIn[k]; j++) c->aaIn[k][j]->bCompacting = b;
+  }
+}
+
+/* Run one compaction (mutex held, released for I/O); frees c. */
+static int doCompaction(wcs_db *db, wcs_compaction *c) {
+  wcs_vedit e;
+  compact_job j;
+  wcs_iiter *pIn = NULL;
+  sst_rangedel *aDel = NULL;
+  uint64_t *aSnap = NULL;
+  int nDel = 0, nSnap = 0, rc = WCS_OK, k, i;
+  char *zErr = NULL;
+  memset(&e, 0, sizeof e);
+  memset(&j, 0, sizeof j);
+  markCompacting(c, 1);
+  db->bCompactRunning = 1;
+  if (c->bTrivial) {
+    for (i = 0; rc == WCS_OK && i < c->anIn[0]; i++) {
+      wcs_fmeta *f = c->aaIn[0][i];
+      rc = vedit_del_file(&e, c->iLevel, f->iFile);
+      if (rc == WCS_OK) {
+        fmeta_ref(f);
+        rc = vedit_add_file(&e, c->iOutLevel, f);
+      }
+    }
+    if (rc) rc = wcs_seterr(&zErr, rc, "out of memory");
+    if (rc == WCS_OK) rc = vset_apply(db->pVs, &e, &zErr);
+    if (rc == WCS_OK) db->nTrivialMoves++;
+  } else {
+    aSnap = snapList(db, &nSnap);
+    pthread_mutex_unlock(&db->mu);
+    if (aSnap == NULL) rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
+    if (rc == WCS_OK) rc = compact_input(c, &pIn, &zErr);
+    if (rc == WCS_OK && compact_input_dels(c, &aDel, &nDel)) {
+      rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
+    }
+    if (rc == WCS_OK) {
+      j.pVs = db->pVs;
+      j.xNewFile = newFileNumber;
+      j.pArg = db;
+      j.aSnap = aSnap;
+      j.nSnap = nSnap;
+      j.pBase = c->pVersion;
+      j.iOutLevel = c->iOutLevel;
+      j.nFileBytes = db->opt.nFileBytes;
+      j.pbStop = &db->bShutdown;
+      rc = compact_run(&j, pIn, aDel, nDel, &zErr);
+    }
+    if (pIn) pIn->pMethods->xClose(pIn);
+    free(aDel);
+    pthread_mutex_lock(&db->mu);
+    for (k = 0; rc == WCS_OK && k < 2; k++) {
+      int iLvl = k == 0 ? c->iLevel : c->iOutLevel;
+      for (i = 0; rc == WCS_OK && i < c->anIn[k]; i++) {
+        rc = vedit_del_file(&e, iLvl, c->aaIn[k][i]->iFile);
+      }
+    }
+    for (i = 0; rc == WCS_OK && i < j.nOut; i++) {
+      fmeta_ref(j.aOut[i]);
+      rc = vedit_add_file(&e, c->iOutLevel, j.aOut[i]);
+    }
+    if (rc == WCS_NOMEM && zErr == NULL) {
+      wcs_seterr(&zErr, rc, "out of memory");
+    }
+    if (rc == WCS_OK) rc = vset_apply(db->pVs, &e, &zErr);
+    if (rc) {
+      for (i = 0; i < j.nOut; i++) {
+        if (!vset_file_live(db->pVs, j.aOut[i]->iFile)) j.aOut[i]->bObsolete = 1;
+      }
+    } else {
+      db->nBytesCompacted += j.nBytesOut;
+    }
+    compact_job_clear(&j);
+  }
+  vedit_clear(&e);
+  markCompacting(c, 0);
+  if (rc == WCS_OK) {
+    db->nCompactions++;
+    svInstall(db);
+  } else {
+    setBgError(db, rc, zErr);
+    zErr = NULL;
+  }
+  free(zErr);
+  free(aSnap);
+  compact_free(c);
+  db->bCompactRunning = 0;
+  pthread_cond_broadcast(&db->cvBg);
+  pthread_cond_broadcast(&db->cvWork);
+  return rc;
+}
+
+/* One automatic compaction if one is due (mutex held). Returns 1 if work
+** was done. */
+static int maybeCompact(wcs_db *db) {
+  wcs_compaction *c = NULL;
+  if (db->bgRc || db->bCompactRunning || db->nManual) return 0;
+  if (compact_pick(db->pVs, vset_current(db->pVs), &c) != WCS_OK || c == NULL) {
+    return 0;
+  }
+  doCompaction(db, c);
+  return 1;
+}
+
+static void *flushMain(void *p) {
+  wcs_db *db = p;
+  pthread_mutex_lock(&db->mu);
+  while (!atomic_load(&db->bShutdown)) {
+    if (db->nImm > 0 && db->bgRc == WCS_OK && !db->bFlushRunning) {
+      doFlush(db);
+      continue;
+    }
+    pthread_cond_wait(&db->cvWork, &db->mu);
+  }
+  pthread_mutex_unlock(&db->mu);
+  return NULL;
+}
+
+static void *compactMain(void *p) {
+  wcs_db *db = p;
+  pthread_mutex_lock(&db->mu);
+  while (!atomic_load(&db->bShutdown)) {
+    if (maybeCompact(db)) continue;
+    pthread_cond_wait(&db->cvWork, &db->mu);
+  }
+  pthread_mutex_unlock(&db->mu);
+  return NULL;
+}
+
+/* ====================================================================
+** The write path
+** ==================================================================== */
+
+static void addStall(wcs_db *db, int64_t t0) {
+  int64_t d = wcs_now_micros() - t0;
+  if (d > 0) db->nStallMicros += (uint64_t)d;
+}
+
+/* Switch to a new memtable (and WAL) — mutex held, leader only. */
+static int switchMemtable(wcs_db *db, char **pzErr) {
+  wal_writer *pNewWal = NULL;
+  wcs_memtable *pNew = NULL;
+  uint64_t iLog = 0;
+  int rc = WCS_OK;
+  if (!db->bInMemory) {
+    char *z;
+    iLog = vset_new_file_number(db->pVs);
+    z = logPath(db, iLog);
+    if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    rc = wal_writer_open(db->pEnv, z, &pNewWal, pzErr);
+    free(z);
+    /* the old log must be durable before the new one can be (no gaps) */
+    if (rc == WCS_OK && db->opt.iSync != WCS_SYNC_OFF) {
+      rc = wal_writer_sync(db->pWal, pzErr);
+      if (rc) setBgError(db, rc, dupStr(pzErr ? *pzErr : NULL));
+    }
+  }
+  if (rc == WCS_OK && memtable_new(db->nMemLimit, iLog, &pNew)) {
+    rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  if (rc) {
+    if (pNewWal) {
+      const char *zP = wal_writer_path(pNewWal);
+      char *zCopy = dupStr(zP);
+      wal_writer_close(pNewWal);
+      if (zCopy) db->pEnv->xDelete(db->pEnv, zCopy, NULL);
+      free(zCopy);
+    }
+    return rc;
+  }
+  wal_writer_close(db->pWal);
+  db->pWal = pNewWal;
+  db->apImm[db->nImm++] = db->pMem;
+  db->pMem = pNew;
+  svInstall(db);
+  pthread_cond_broadcast(&db->cvWork);
+  return WCS_OK;
+}
+
+/* Ensure the active memtable has room (mutex held, leader only). */
+static int makeRoom(wcs_db *db, int bForce, char **pzErr) {
+  int bDelayed = 0;
+  int nSlow = db->opt.nL0Trigger + (db->opt.nL0Stop - db->opt.nL0Trigger) / 2;
+  if (nSlow < db->opt.nL0Trigger + 1) nSlow = db->opt.nL0Trigger + 1;
+  for (;;) {
+    int nL0 = vset_current(db->pVs)->anFile[0];
+    if (db->bgRc) {
+      return wcs_seterr(pzErr, db->bgRc, "%s",
+                        db->zBgErr ? db->zBgErr : wcs_errstr(db->bgRc));
+    }
+    if (!bForce && !bDelayed && nL0 >= nSlow && nL0 < db->opt.nL0Stop &&
+        db->bThreads) {
+      /* level 0 is filling up: give compaction some time, once */
+      int64_t t0 = wcs_now_micros();
+      pthread_mutex_unlock(&db->mu);
+      usleep(1000);
+      pthread_mutex_lock(&db->mu);
+      addStall(db, t0);
+      bDelayed = 1;
+      continue;
+    }
+    if (!bForce && memtable_bytes(db->pMem) < db->nMemLimit) return WCS_OK;
+    if (bForce && memtable_count(db->pMem) == 0 &&
+        memtable_rangedel_count(db->pMem) == 0) {
+      return WCS_OK;
+    }
+    if (db->nImm >= MAX_IMM) {
+      if (!db->bThreads) {
+        doFlush(db);
+        continue;
+      }
+      {
+        int64_t t0 = wcs_now_micros();
+        pthread_cond_wait(&db->cvBg, &db->mu);
+        addStall(db, t0);
+      }
+      continue;
+    }
+    if (nL0 >= db->opt.nL0Stop) {
+      if (!db->bThreads) {
+        if (!maybeCompact(db)) return WCS_OK;
+        continue;
+      }
+      {
+        int64_t t0 = wcs_now_micros();
+        pthread_cond_wait(&db->cvBg, &db->mu);
+        addStall(db, t0);
+      }
+      continue;
+    }
+    {
+      int rc = switchMemtable(db, pzErr);
+      if (rc) return rc;
+    }
+    if (!db->bThreads) {
+      while (db->nImm > 0 && db->bgRc == WCS_OK) doFlush(db);
+      while (maybeCompact(db)) {
+      }
+      if (db->bgRc) continue;
+    }
+    bForce = 0;
+  }
+}
+
+/* Commit queue: wait for our turn or for a leader to do our work. Runs the
+** batch (or a forced switch when pBatch is NULL). */
+static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
+  Writer w;
+  Writer *pLast, *p;
+  int rc = WCS_OK;
+  uint64_t seq0 = 0, seq;
+  memset(&w, 0, sizeof w);
+  w.pBatch = pBatch;
+  pthread_cond_init(&w.cv, NULL);
+
+  pthread_mutex_lock(&db->mu);
+  if (db->pTail) db->pTail->pNext = &w;
+  else db->pHead = &w;
+  db->pTail = &w;
+  while (!w.bDone && db->pHead != &w) pthread_cond_wait(&w.cv, &db->mu);
+  if (w.bDone) {
+    pthread_mutex_unlock(&db->mu);
+    pthread_cond_destroy(&w.cv);
+    if (w.rc) *pzErr = w.zErr;
+    else free(w.zErr);
+    return w.rc;
+  }
+
+  /* we lead */
+  rc = makeRoom(db, pBatch == NULL, pzErr);
+  pLast = &w;
+  if (rc == WCS_OK && pBatch) {
+    size_t nGroup = pBatch->rep.n;
+    size_t nMax = WRITE_GROUP_MAX;
+    if (nGroup <= 128 * 1024) nMax = nGroup + 128 * 1024;
+    if (nMax > WRITE_GROUP_MAX) nMax = WRITE_GROUP_MAX;
+    for (p = w.pNext; p; p = p->pNext) {
+      if (p->pBatch == NULL) break; /* a forced switch goes alone */
+      if (nGroup + p->pBatch->rep.n > nMax) break;
+      nGroup += p->pBatch->rep.n;
+      pLast = p;
+    }
+    seq0 = atomic_load_explicit(&db->lastSeq, memory_order_relaxed) + 1;
+    seq = seq0;
+    db->walBuf.n = 0;
+    for (p = &w;; p = p->pNext) {
+      wcs_batch *b = p->pBatch;
+      if (seq + (uint64_t)b->nOp > WCS_SEQ_MAX) {
+        rc = wcs_seterr(pzErr, WCS_FULL,
+                        "store %s has used every sequence number",
+                        db->zDir);
+        break;
+      }
+      wcs_put64(b->rep.a + WAL_BATCH_OFF_SEQ, seq);
+      wcs_put32(b->rep.a + WAL_BATCH_OFF_COUNT, (uint32_t)b->nOp);
+      seq += (uint64_t)b->nOp;
+      if (db->pWal) {
+        rc = wal_frame(&db->walBuf, b->rep.a, b->rep.n);
+        if (rc) {
+          wcs_seterr(pzErr, rc, "out of memory");
+          break;
+        }
+      }
+      if (p == pLast) break;
+    }
+    if (rc == WCS_OK) {
+      wcs_memtable *m = db->pMem;
+      pthread_mutex_unlock(&db->mu);
+      if (db->pWal) {
+        rc = wal_writer_append(db->pWal, db->walBuf.a, db->walBuf.n, pzErr);
+        if (rc == WCS_OK && db->opt.iSync == WCS_SYNC_FULL) {
+          rc = wal_writer_sync(db->pWal, pzErr);
+        }
+      }
+      for (p = &w; rc == WCS_OK; p = p->pNext) {
+        wcs_batch *b = p->pBatch;
+        rc = wal_batch_walk(b->rep.a, b->rep.n, db->zDir, 0, m, applyOp,
+                            pzErr);
+        if (rc == WCS_NOMEM || rc == WCS_TOOBIG) {
+          /* the WAL has the batch but the memtable does not */
+          wcs_seterr(pzErr, rc, "out of memory applying a batch to %s",
+                     db->zDir);
+        }
+        if (rc) {
+          pthread_mutex_lock(&db->mu);
+          setBgError(db, rc, dupStr(*pzErr));
+          pthread_mutex_unlock(&db->mu);
+        }
+        if (p == pLast) break;
+      }
+      pthread_mutex_lock(&db->mu);
+      if (rc == WCS_OK) {
+        atomic_store_explicit(&db->lastSeq, seq - 1, memory_order_release);
+      } else if (db->pWal && wal_writer_unsynced(db->pWal) &&
+                 rc != WCS_FULL && rc != WCS_IOERR) {
+        /* nothing */
+      }
+    }
+  }
+
+  /* finish the group */
+  for (;;) {
+    p = db->pHead;
+    db->pHead = p->pNext;
+    if (db->pHead == NULL) db->pTail = NULL;
+    if (p != &w) {
+      p->rc = rc;
+      if (rc && *pzErr) p->zErr = dupStr(*pzErr);
+      p->bDone = 1;
+      pthread_cond_signal(&p->cv);
+    }
+    if (p == pLast) break;
+  }
+  if (db->pHead) pthread_cond_signal(&db->pHead->cv);
+  pthread_mutex_unlock(&db->mu);
+  pthread_cond_destroy(&w.cv);
+  return rc;
+}
+
+int wcs_db_write(wcs_db *db, wcs_batch *pBatch) {
+  char *zErr = NULL;
+  int rc;
+  if (db == NULL || pBatch == NULL) return WCS_MISUSE;
+  if (pBatch->nOp == 0) return WCS_OK;
+  if (db->bReadOnly) {
+    return setErrf(db, WCS_READONLY, "store %s is open read-only", db->zDir);
+  }
+  rc = commit(db, pBatch, &zErr);
+  return setErr(db, rc, zErr);
+}
+
+int wcs_db_put(wcs_db *db, const void *pKey, size_t nKey, const void *pVal,
+               size_t nVal) {
+  wcs_batch b;
+  uint8_t aBuf[512];
+  int rc;
+  if (db == NULL) return WCS_MISUSE;
+  /* a batch on the stack, in a stack buffer when it fits */
+  memset(&b, 0, sizeof b);
+  if (nKey + nVal + 32 <= sizeof aBuf) {
+    b.rep.a = aBuf;
+    b.rep.nAlloc = sizeof aBuf;
+  }
+  memset(aBuf, 0, WAL_BATCH_HEADER);
+  if (b.rep.a == NULL && wcs_buf_reserve(&b.rep, WAL_BATCH_HEADER)) {
+    return WCS_NOMEM;
+  }
+  b.rep.n = WAL_BATCH_HEADER;
+  rc = wcs_batch_put(&b, pKey, nKey, pVal, nVal);
+  if (rc == WCS_OK) rc = wcs_db_write(db, &b);
+  if (b.rep.a != aBuf) wcs_buf_free(&b.rep);
+  return rc;
+}
+
+int wcs_db_delete(wcs_db *db, const void *pKey, size_t nKey) {
+  wcs_batch b;
+  uint8_t aBuf[512];
+  int rc;
+  if (db == NULL) return WCS_MISUSE;
+  memset(&b, 0, sizeof b);
+  if (nKey + 32 <= sizeof aBuf) {
+    b.rep.a = aBuf;
+    b.rep.nAlloc = sizeof aBuf;
+  }
+  memset(aBuf, 0, WAL_BATCH_HEADER);
+  if (b.rep.a == NULL && wcs_buf_reserve(&b.rep, WAL_BATCH_HEADER)) {
+    return WCS_NOMEM;
+  }
+  b.rep.n = WAL_BATCH_HEADER;
+  rc = wcs_batch_delete(&b, pKey, nKey);
+  if (rc == WCS_OK) rc = wcs_db_write(db, &b);
+  if (b.rep.a != aBuf) wcs_buf_free(&b.rep);
+  return rc;
+}
+
+/* ====================================================================
+** Point reads
+** ==================================================================== */
+
+int wcs_db_get(wcs_db *db, const wcs_snapshot *pSnap, const void *pKey,
+               size_t nKey, void **ppVal, size_t *pnVal) {
+  SuperVersion *sv;
+  uint64_t snap, maxDel = 0, seq = 0;
+  int type = 0, bFound = 0, rc = WCS_OK, i;
+  const uint8_t *pV;
+  size_t nV;
+  char *zErr = NULL;
+  if (ppVal) *ppVal = NULL;
+  if (pnVal) *pnVal = 0;
+  if (db == NULL || ppVal == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  sv = svAcquire(db, pSnap, &snap);
+
+  /* memtables, newest first */
+  for (i = -1; !bFound && i < sv->nImm; i++) {
+    wcs_memtable *m = i < 0 ? sv->pMem : sv->apImm[sv->nImm - 1 - i];
+    uint64_t d = memtable_rangedel_cover(m, pKey, nKey, snap);
+    if (d > maxDel) maxDel = d;
+    if (memtable_get(m, pKey, nKey, snap, &seq, &type, &pV, &nV)) {
+      bFound = 1;
+      if (type == WCS_KT_PUT && seq > maxDel) {
+        void *p = malloc(nV ? nV : 1);
+        if (p == NULL) {
+          rc = WCS_NOMEM;
+        } else {
+          if (nV) memcpy(p, pV, nV);
+          *ppVal = p;
+          if (pnVal) *pnVal = nV;
+        }
+      }
+    }
+  }
+  if (!bFound) {
+    void *p = NULL;
+    size_t n = 0;
+    rc = version_get(sv->pVersion, pKey, nKey, snap, &maxDel, &bFound, &type,
+                     &p, &n, &zErr);
+    if (rc == WCS_OK && bFound && type == WCS_KT_PUT) {
+      *ppVal = p;
+      if (pnVal) *pnVal = n;
+    } else {
+      free(p);
+    }
+  }
+  svUnref(sv);
+  return setErr(db, rc, zErr);
+}
+
+/* ====================================================================
+** Snapshots
+** ==================================================================== */
+
+int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap) {
+  wcs_snapshot *s;
+  if (ppSnap) *ppSnap = NULL;
+  if (db == NULL || ppSnap == NULL) return WCS_MISUSE;
+  s = calloc(1, sizeof *s);
+  if (s == NULL) return setErr(db, WCS_NOMEM, NULL);
+  pthread_mutex_lock(&db->mu);
+  s->seq = atomic_load(&db->lastSeq);
+  s->pPrev = db->pSnapLast;
+  if (db->pSnapLast) db->pSnapLast->pNext = s;
+  else db->pSnapFirst = s;
+  db->pSnapLast = s;
+  pthread_mutex_unlock(&db->mu);
+  *ppSnap = s;
+  return WCS_OK;
+}
+
+void wcs_snapshot_free(wcs_db *db, wcs_snapshot *s) {
+  if (db == NULL || s == NULL) return;
+  pthread_mutex_lock(&db->mu);
+  if (s->pPrev) s->pPrev->pNext = s->pNext;
+  else db->pSnapFirst = s->pNext;
+  if (s->pNext) s->pNext->pPrev = s->pPrev;
+  else db->pSnapLast = s->pPrev;
+  pthread_mutex_unlock(&db->mu);
+  free(s);
+}
+
+uint64_t wcs_snapshot_seq(const wcs_snapshot *s) { return s ? s->seq : 0; }
+
+/* ====================================================================
+** Iterators
+**
+** The user iterator walks the merged internal-key stream and shows, for
+** each user key, the newest version with seq <= the snapshot, unless it is
+** a delete or a range tombstone (newer, <= the snapshot) covers it. Moving
+** forward the merged stream sits on the shown entry; moving backward it
+** sits just before the shown key's entries and the key and value are
+** copied (LevelDB's DBIter does the same). Bounds and a prefix become one
+** half-open key range [lower, upper).
+** ==================================================================== */
+
+struct wcs_iter {
+  wcs_db *db;
+  SuperVersion *sv;         /* pinned */
+  uint64_t snap;            /* read at this seq */
+  wcs_iiter *pM;            /* merged internal stream */
+  wcs_buf lower, upper;     /* effective bounds (owned copies) */
+  int bLower, bUpper;       /* bound present */
+  wcs_buf prefix;           /* the prefix option (for bloom skipping) */
+  int bPrefix;
+  sst_rangedel *aDel;       /* tombstones visible at snap (borrowed keys) */
+  wcs_frags frags;          /* their fragments; aSeq[0] is the newest */
+  int bRev;                 /* direction of the last move */
+  int bValid;               /* positioned on a key */
+  wcs_buf key, val;         /* saved key/value (reverse) or skip key */
+  const uint8_t *pKey;      /* current user key */
+  size_t nKey;
+  const uint8_t *pVal;      /* current value */
+  size_t nVal;
+  wcs_buf seekKey;          /* scratch internal key */
+  int rc;                   /* sticky error */
+  char *zErr;
+};
+
+static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
+                       uint64_t seq) {
+  const wcs_frag *f;
+  if (it->frags.n == 0) return 0;
+  f = frags_find(&it->frags, k, n);
+  return f && f->aSeq[0] > seq;
+}
+
+static int iterFail(wcs_iter *it) {
+  char *z = NULL;
+  int rc = it->pM->pMethods->xStatus(it->pM, &z);
+  it->bValid = 0;
+  if (rc) {
+    it->rc = rc;
+    free(it->zErr);
+    it->zErr = z;
+    setErr(it->db, rc, dupStr(z));
+  } else {
+    free(z);
+  }
+  return rc;
+}
+
+/* Build internal key (k, trailer) in seekKey. */
+static int iterSeekKey(wcs_iter *it, const uint8_t *k, size_t n,
+                       uint64_t trailer) {
+  it->seekKey.n = 0;
+  if (wcs_buf_append(&it->seekKey, k, n) ||
+      wcs_buf_append64(&it->seekKey, trailer)) {
+    it->rc = WCS_NOMEM;
+    it->bValid = 0;
+    return WCS_NOMEM;
+  }
+  return WCS_OK;
+}
+
+/* Forward: from the merged position, find the next visible entry.
+** bSkip: skip entries of user key it->key (already shown or deleted). */
+static int findNext(wcs_iter *it, int bSkip) {
+  wcs_iiter *m = it->pM;
+  it->bRev = 0;
+  while (m->pMethods->xValid(m)) {
+    size_t nK;
+    const uint8_t *k = m->pMethods->xKey(m, &nK);
+    size_t nU = nK - WCS_IKEY_TRAILER;
+    uint64_t tr = wcs_ikey_trailer(k, nK);
+    uint64_t seq = tr >> 8;
+    if (seq <= it->snap) {
+      if (it->bUpper && wcs_ukey_cmp(k, nU, it->upper.a, it->upper.n) >= 0) {
+        break;
+      }
+      if (bSkip && wcs_ukey_cmp(k, nU, it->key.a, it->key.n) <= 0) {
+        /* an older version of a key already handled */
+      } else if ((tr & 0xff) != WCS_KT_PUT || iterCovered(it, k, nU, seq)) {
+        it->key.n = 0;
+        if (wcs_buf_append(&it->key, k, nU)) {
+          it->rc = WCS_NOMEM;
+          it->bValid = 0;
+          return WCS_NOMEM;
+        }
+        bSkip = 1;
+      } else {
+        it->pKey = k;
+        it->nKey = nU;
+        it->pVal = m->pMethods->xValue(m, &it->nVal);
+        it->bValid = 1;
+        return WCS_OK;
+      }
+    }
+    m->pMethods->xNext(m);
+  }
+  it->bValid = 0;
+  return iterFail(it);
+}
+
+/* Backward: from the merged position, find the previous visible key. */
+static int findPrev(wcs_iter *it) {
+  wcs_iiter *m = it->pM;
+  int bHave = 0; /* key/val hold a visible version of key */
+  it->bRev = 1;
+  it->key.n = 0;
+  while (m->pMethods->xValid(m)) {
+    size_t nK;
+    const uint8_t *k = m->pMethods->xKey(m, &nK);
+    size_t nU = nK - WCS_IKEY_TRAILER;
+    uint64_t tr = wcs_ikey_trailer(k, nK);
+    uint64_t seq = tr >> 8;
+    if (seq <= it->snap) {
+      if (bHave && wcs_ukey_cmp(k, nU, it->key.a, it->key.n) < 0) break;
+      if (it->bLower && wcs_ukey_cmp(k, nU, it->lower.a, it->lower.n) < 0) {
+        break;
+      }
+      if ((tr & 0xff) != WCS_KT_PUT || iterCovered(it, k, nU, seq)) {
+        bHave = 0;
+        it->key.n = 0;
+      } else {
+        size_t nV;
+        const uint8_t *v = m->pMethods->xValue(m, &nV);
+        it->key.n = 0;
+        it->val.n = 0;
+        if (wcs_buf_append(&it->key, k, nU) || wcs_buf_append(&it->val, v, nV)) {
+          it->rc = WCS_NOMEM;
+          it->bValid = 0;
+          return WCS_NOMEM;
+        }
+        bHave = 1;
+      }
+    }
+    m->pMethods->xPrev(m);
+  }
+  if (!m->pMethods->xValid(m) && iterFail(it)) return it->rc;
+  if (!bHave) {
+    it->bValid = 0;
+    return WCS_OK;
+  }
+  it->pKey = it->key.a;
+  it->nKey = it->key.n;
+  it->pVal = it->val.a ? it->val.a : (const uint8_t *)"";
+  it->nVal = it->val.n;
+  it->bValid = 1;
+  return WCS_OK;
+}
+
+typedef struct DelList {
+  sst_rangedel *a;
+  int n, nAlloc;
+  uint64_t snap;
+} DelList;
+
+static int delListAdd(void *p, const sst_rangedel *d) {
+  DelList *l = p;
+  if (d->seq > l->snap) return WCS_OK;
+  if (l->n == l->nAlloc) {
+    int nNew = l->nAlloc ? l->nAlloc * 2 : 16;
+    sst_rangedel *a = realloc(l->a, sizeof(sst_rangedel) * (size_t)nNew);
+    if (a == NULL) return WCS_NOMEM;
+    l->a = a;
+    l->nAlloc = nNew;
+  }
+  l->a[l->n++] = *d;
+  return WCS_OK;
+}
+
+/* The smallest key greater than every key with prefix p: p with trailing
+** 0xff bytes removed and the last byte incremented; none if all 0xff. */
+static int prefixSuccessor(const uint8_t *p, size_t n, wcs_buf *pOut) {
+  while (n > 0 && p[n - 1] == 0xff) n--;
+  if (n == 0) return 0;
+  pOut->n = 0;
+  if (wcs_buf_append(pOut, p, n)) return -1;
+  pOut->a[n - 1]++;
+  return 1;
+}
+
+int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
+  wcs_iter *it;
+  wcs_iiter **apChild = NULL;
+  int nChild = 0, rc = WCS_OK, i;
+  DelList dl;
+  char *zErr = NULL;
+  wcs_iter_options o;
+  if (pp) *pp = NULL;
+  if (db == NULL || pp == NULL) return WCS_MISUSE;
+  memset(&o, 0, sizeof o);
+  if (pOpt) o = *pOpt;
+  it = calloc(1, sizeof *it);
+  if (it == NULL) return setErr(db, WCS_NOMEM, NULL);
+  it->db = db;
+  /* bounds: [max(lower, prefix), min(upper, successor(prefix))) */
+  if (o.pLower) {
+    it->bLower = 1;
+    if (wcs_buf_append(&it->lower, o.pLower, o.nLower)) rc = WCS_NOMEM;
+  }
+  if (o.pUpper) {
+    it->bUpper = 1;
+    if (wcs_buf_append(&it->upper, o.pUpper, o.nUpper)) rc = WCS_NOMEM;
+  }
+  if (rc == WCS_OK && o.pPrefix && o.nPrefix) {
+    wcs_buf succ = {0};
+    int s;
+    it->bPrefix = 1;
+    if (wcs_buf_append(&it->prefix, o.pPrefix, o.nPrefix)) rc = WCS_NOMEM;
+    if (rc == WCS_OK && (!it->bLower || wcs_ukey_cmp(it->lower.a, it->lower.n,
+                                                     o.pPrefix, o.nPrefix) < 0)) {
+      it->bLower = 1;
+      it->lower.n = 0;
+      if (wcs_buf_append(&it->lower, o.pPrefix, o.nPrefix)) rc = WCS_NOMEM;
+    }
+    s = prefixSuccessor(o.pPrefix, o.nPrefix, &succ);
+    if (s < 0) rc = WCS_NOMEM;
+    if (rc == WCS_OK && s > 0 &&
+        (!it->bUpper ||
+         wcs_ukey_cmp(succ.a, succ.n, it->upper.a, it->upper.n) < 0)) {
+      it->bUpper = 1;
+      it->upper.n = 0;
+      if (wcs_buf_append(&it->upper, succ.a, succ.n)) rc = WCS_NOMEM;
+    }
+    wcs_buf_free(&succ);
+  }
+  if (rc) {
+    wcs_iter_free(it);
+    return setErr(db, rc, NULL);
+  }
+  it->sv = svAcquire(db, o.pSnap, &it->snap);
+
+  /* children: memtables and files */
+  apChild = malloc(sizeof(wcs_iiter *) * (size_t)(1 + it->sv->nImm));
+  if (apChild == NULL) rc = WCS_NOMEM;
+  for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
+    wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
+    rc = memtable_iter(m, &apChild[nChild]);
+    if (rc == WCS_OK) nChild++;
+  }
+  if (rc == WCS_NOMEM) wcs_seterr(&zErr, rc, "out of memory");
+  if (rc == WCS_OK) {
+    rc = version_add_iters(it->sv->pVersion, it->bLower ? it->lower.a : NULL,
+                           it->lower.n, it->bUpper ? it->upper.a : NULL,
+                           it->upper.n, it->bPrefix ? it->prefix.a : NULL,
+                           it->prefix.n, !o.bNoCacheFill, &apChild, &nChild,
+                           &zErr);
+  }
+  if (rc == WCS_OK) {
+    rc = merge_iter_new(apChild, nChild, &it->pM);
+    nChild = 0;
+    if (rc) wcs_seterr(&zErr, rc, "out of memory");
+  }
+  for (i = 0; i < nChild; i++) apChild[i]->pMethods->xClose(apChild[i]);
+  free(apChild);
+
+  /* range tombstones visible at the snapshot */
+  memset(&dl, 0, sizeof dl);
+  dl.snap = it->snap;
+  for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
+    wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
+    if (memtable_rangedel_count(m)) {
+      rc = memtable_rangedels(m, it->snap, &dl, delListAdd);
+    }
+  }
+  if (rc == WCS_OK) {
+    rc = version_rangedels(it->sv->pVersion, it->bLower ? it->lower.a : NULL,
+                           it->lower.n, it->bUpper ? it->upper.a : NULL,
+                           it->upper.n, &dl, delListAdd);
+  }
+  it->aDel = dl.a;
+  if (rc == WCS_OK && dl.n) rc = frags_build(&it->frags, dl.a, dl.n);
+  if (rc == WCS_NOMEM && zErr == NULL) wcs_seterr(&zErr, rc, "out of memory");
+  if (rc) {
+    wcs_iter_free(it);
+    return setErr(db, rc, zErr);
+  }
+  free(zErr);
+  *pp = it;
+  return WCS_OK;
+}
+
+void wcs_iter_free(wcs_iter *it) {
+  if (it == NULL) return;
+  if (it->pM) it->pM->pMethods->xClose(it->pM);
+  svUnref(it->sv);
+  frags_free(&it->frags);
+  free(it->aDel);
+  wcs_buf_free(&it->lower);
+  wcs_buf_free(&it->upper);
+  wcs_buf_free(&it->prefix);
+  wcs_buf_free(&it->key);
+  wcs_buf_free(&it->val);
+  wcs_buf_free(&it->seekKey);
+  free(it->zErr);
+  free(it);
+}
+
+static int iterStart(wcs_iter *it) {
+  it->rc = WCS_OK;
+  free(it->zErr);
+  it->zErr = NULL;
+  return WCS_OK;
+}
+
+int wcs_iter_seek(wcs_iter *it, const void *pKey, size_t nKey) {
+  if (it == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  iterStart(it);
+  if (it->bLower && wcs_ukey_cmp(pKey, nKey, it->lower.a, it->lower.n) < 0) {
+    pKey = it->lower.a;
+    nKey = it->lower.n;
+  }
+  if (it->bUpper && wcs_ukey_cmp(pKey, nKey, it->upper.a, it->upper.n) >= 0) {
+    it->bValid = 0;
+    return WCS_OK;
+  }
+  if (iterSeekKey(it, pKey, nKey, wcs_ikey_pack(it->snap, 0xff))) {
+    return setErr(it->db, WCS_NOMEM, NULL);
+  }
+  it->pM->pMethods->xSeek(it->pM, it->seekKey.a, it->seekKey.n);
+  return findNext(it, 0);
+}
+
+int wcs_iter_first(wcs_iter *it) {
+  if (it == NULL) return WCS_MISUSE;
+  if (it->bLower) return wcs_iter_seek(it, it->lower.a, it->lower.n);
+  iterStart(it);
+  it->pM->pMethods->xFirst(it->pM);
+  return findNext(it, 0);
+}
+
+/* Position the merged stream on the last entry < upper, then findPrev. */
+static int iterToUpper(wcs_iter *it) {
+  if (iterSeekKey(it, it->upper.a, it->upper.n, WCS_IKEY_SENTINEL)) {
+    return setErr(it->db, WCS_NOMEM, NULL);
+  }
+  it->pM->pMethods->xSeekForPrev(it->pM, it->seekKey.a, it->seekKey.n);
+  return findPrev(it);
+}
+
+int wcs_iter_last(wcs_iter *it) {
+  if (it == NULL) return WCS_MISUSE;
+  iterStart(it);
+  if (it->bUpper) return iterToUpper(it);
+  it->pM->pMethods->xLast(it->pM);
+  return findPrev(it);
+}
+
+int wcs_iter_seek_for_prev(wcs_iter *it, const void *pKey, size_t nKey) {
+  if (it == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  iterStart(it);
+  if (it->bUpper && wcs_ukey_cmp(pKey, nKey, it->upper.a, it->upper.n) >= 0) {
+    return iterToUpper(it);
+  }
+  if (it->bLower && wcs_ukey_cmp(pKey, nKey, it->lower.a, it->lower.n) < 0) {
+    it->bValid = 0;
+    return WCS_OK;
+  }
+  /* (key, trailer 0) is the last internal key of the user key */
+  if (iterSeekKey(it, pKey, nKey, 0)) return setErr(it->db, WCS_NOMEM, NULL);
+  it->pM->pMethods->xSeekForPrev(it->pM, it->seekKey.a, it->seekKey.n);
+  return findPrev(it);
+}
+
+int wcs_iter_next(wcs_iter *it) {
+  wcs_iiter *m;
+  if (it == NULL) return WCS_MISUSE;
+  if (!it->bValid) return it->rc;
+  m = it->pM;
+  if (it->bRev) {
+    /* the stream is before the current key's entries: step onto them */
+    if (m->pMethods->xValid(m)) {
+      m->pMethods->xNext(m);
+    } else if (it->bLower) {
+      if (iterSeekKey(it, it->lower.a, it->lower.n, WCS_IKEY_SENTINEL)) {
+        return setErr(it->db, WCS_NOMEM, NULL);
+      }
+      m->pMethods->xSeek(m, it->seekKey.a, it->seekKey.n);
+    } else {
+      m->pMethods->xFirst(m);
+    }
+    /* it->key holds the current key: skip its entries */
+    return findNext(it, 1);
+  }
+  it->key.n = 0;
+  if (wcs_buf_append(&it->key, it->pKey, it->nKey)) {
+    it->bValid = 0;
+    it->rc = WCS_NOMEM;
+    return setErr(it->db, WCS_NOMEM, NULL);
+  }
+  m->pMethods->xNext(m);
+  return findNext(it, 1);
+}
+
+int wcs_iter_prev(wcs_iter *it) {
+  wcs_iiter *m;
+  if (it == NULL) return WCS_MISUSE;
+  if (!it->bValid) return it->rc;
+  m = it->pM;
+  if (!it->bRev) {
+    /* step the stream back before every entry of the current key */
+    wcs_buf cur = {0};
+    if (wcs_buf_append(&cur, it->pKey, it->nKey)) {
+      it->bValid = 0;
+      it->rc = WCS_NOMEM;
+      return setErr(it->db, WCS_NOMEM, NULL);
+    }
+    for (;;) {
+      size_t nK;
+      const uint8_t *k;
+      m->pMethods->xPrev(m);
+      if (!m->pMethods->xValid(m)) break;
+      k = m->pMethods->xKey(m, &nK);
+      if (wcs_ukey_cmp(k, nK - WCS_IKEY_TRAILER, cur.a, cur.n) < 0) break;
+    }
+    wcs_buf_free(&cur);
+    if (!m->pMethods->xValid(m)) {
+      if (iterFail(it)) return it->rc;
+      it->bValid = 0;
+      it->bRev = 1;
+      return WCS_OK;
+    }
+  }
+  return findPrev(it);
+}
+
+int wcs_iter_valid(const wcs_iter *it) { return it && it->bValid; }
+int wcs_iter_status(const wcs_iter *it) { return it ? it->rc : WCS_MISUSE; }
+
+const void *wcs_iter_key(const wcs_iter *it, size_t *pn) {
+  if (it == NULL || !it->bValid) {
+    if (pn) *pn = 0;
+    return NULL;
+  }
+  if (pn) *pn = it->nKey;
+  return it->nKey ? (const void *)it->pKey : (const void *)"";
+}
+
+const void *wcs_iter_value(const wcs_iter *it, size_t *pn) {
+  if (it == NULL || !it->bValid) {
+    if (pn) *pn = 0;
+    return NULL;
+  }
+  if (pn) *pn = it->nVal;
+  return it->nVal ? (const void *)it->pVal : (const void *)"";
+}
+
+/* ====================================================================
+** Open, recovery, close
+** ==================================================================== */
+
+typedef struct LogList {
+  uint64_t *a;
+  int n, nAlloc;
+} LogList;
+
+static int collectLog(void *p, const char *zName) {
+  LogList *l = p;
+  unsigned long long n;
+  char c;
+  if (sscanf(zName, "%llu.lo%c", &n, &c) == 2 && c == 'g' &&
+      strlen(zName) > 4 && strcmp(zName + strlen(zName) - 4, ".log") == 0) {
+    if (l->n == l->nAlloc) {
+      int nNew = l->nAlloc ? l->nAlloc * 2 : 8;
+      uint64_t *a = realloc(l->a, sizeof(uint64_t) * (size_t)nNew);
+      if (a == NULL) return WCS_NOMEM;
+      l->a = a;
+      l->nAlloc = nNew;
+    }
+    l->a[l->n++] = n;
+  }
+  return WCS_OK;
+}
+
+static int cmpU64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* Flush the recovery memtable into level 0 (open, single-threaded). */
+static int recoveryFlush(wcs_db *db, uint64_t maxSeq, char **pzErr) {
+  wcs_vedit e;
+  uint64_t nBytes = 0, aSnap[1];
+  int rc;
+  memset(&e, 0, sizeof e);
+  aSnap[0] = maxSeq;
+  rc = writeLevel0(db, db->pMem, vset_current(db->pVs), aSnap, 1, &e, &nBytes,
+                   pzErr);
+  if (rc == WCS_OK) {
+    e.bLastSeq = 1;
+    e.lastSeq = maxSeq > vset_last_seq(db->pVs) ? maxSeq : vset_last_seq(db->pVs);
+    rc = vset_apply(db->pVs, &e, pzErr);
+  }
+  vedit_clear(&e);
+  if (rc == WCS_OK) {
+    wcs_memtable *m = NULL;
+    if (memtable_new(db->nMemLimit, 0, &m)) {
+      return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    }
+    memtable_unref(db->pMem);
+    db->pMem = m;
+    db->nFlushes++;
+  }
+  return rc;
+}
+
+typedef struct Replay {
+  wcs_db *db;
+  uint64_t maxSeq;          /* highest seq replayed */
+} Replay;
+
+/* Replay WAL files into memtables; flush them unless read-only. */
+static int recoverLogs(wcs_db *db, char **pzErr) {
+  LogList l;
+  int rc, i;
+  uint64_t maxSeq = vset_last_seq(db->pVs);
+  uint64_t skipTo = vset_last_seq(db->pVs);
+  memset(&l, 0, sizeof l);
+  rc = db->pEnv->xList(db->pEnv, db->zDir, &l, collectLog, pzErr);
+  if (rc == WCS_NOMEM) wcs_seterr(pzErr, rc, "out of memory");
+  if (rc == WCS_OK && l.n > 1) qsort(l.a, (size_t)l.n, sizeof(uint64_t), cmpU64);
+  for (i = 0; rc == WCS_OK && i < l.n; i++) {
+    vset_mark_file_used(db->pVs, l.a[i]);
+  }
+  for (i = 0; rc == WCS_OK && i < l.n; i++) {
+    char *zPath;
+    wal_reader *r = NULL;
+    if (l.a[i] < vset_log(db->pVs)) {
+      if (!db->bReadOnly) deleteLog(db, l.a[i]); /* obsolete leftover */
+      continue;
+    }
+    zPath = logPath(db, l.a[i]);
+    if (zPath == NULL) {
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      break;
+    }
+    rc = wal_reader_open(db->pEnv, zPath, &r, pzErr);
+    while (rc == WCS_OK) {
+      const uint8_t *p;
+      size_t n;
+      uint64_t iOff = 0, seq, nOp;
+      rc = wal_reader_next(r, &p, &n, &iOff, pzErr);
+      if (rc || p == NULL) break;
+      if (n < WAL_BATCH_HEADER) {
+        rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                        "corrupt log %s at offset %llu: record too short for "
+                        "a write batch",
+                        zPath, (unsigned long long)iOff);
+        break;
+      }
+      seq = wcs_get64(p + WAL_BATCH_OFF_SEQ);
+      nOp = wcs_get32(p + WAL_BATCH_OFF_COUNT);
+      if (nOp == 0 || seq + nOp - 1 <= skipTo) continue; /* in the files */
+      rc = wal_batch_walk(p, n, zPath, iOff, db->pMem, applyOp, pzErr);
+      if (rc == WCS_NOMEM || rc == WCS_TOOBIG) {
+        wcs_seterr(pzErr, WCS_NOMEM, "out of memory replaying %s", zPath);
+      }
+      if (rc == WCS_OK && seq + nOp - 1 > maxSeq) maxSeq = seq + nOp - 1;
+      if (rc == WCS_OK && !db->bReadOnly &&
+          memtable_bytes(db->pMem) >= db->nMemLimit) {
+        rc = recoveryFlush(db, maxSeq, pzErr);
+        skipTo = maxSeq;
+      }
+    }
+    if (rc == WCS_OK && wal_reader_torn(r) && !db->bReadOnly) {
+      /* cut the torn tail so new records never follow garbage */
+      wcs_file *f = NULL;
+      rc = db->pEnv->xOpen(db->pEnv, zPath, WCS_OPEN_WRITE, &f, pzErr);
+      if (rc == WCS_OK) rc = db->pEnv->xTruncate(f, wal_reader_good_end(r), pzErr);
+      if (rc == WCS_OK) rc = db->pEnv->xSync(f, pzErr);
+      db->pEnv->xClose(f);
+    }
+    wal_reader_close(r);
+    free(zPath);
+  }
+  if (rc == WCS_OK) {
+    atomic_store(&db->lastSeq, maxSeq);
+    if (!db->bReadOnly) {
+      if (memtable_count(db->pMem) || memtable_rangedel_count(db->pMem)) {
+        rc = recoveryFlush(db, maxSeq, pzErr);
+      }
+    }
+  }
+  if (rc == WCS_OK && !db->bReadOnly) {
+    /* every replayed log is now in the files: start a new one */
+    char *z;
+    wcs_vedit e;
+    uint64_t iLog = vset_new_file_number(db->pVs);
+    memset(&e, 0, sizeof e);
+    e.bLog = 1;
+    e.iLog = iLog;
+    e.bLastSeq = 1;
+    e.lastSeq = maxSeq;
+    z = logPath(db, iLog);
+    if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    if (rc == WCS_OK) rc = wal_writer_open(db->pEnv, z, &db->pWal, pzErr);
+    if (rc == WCS_OK) rc = vset_apply(db->pVs, &e, pzErr);
+    free(z);
+    if (rc == WCS_OK) {
+      memtable_unref(db->pMem);
+      db->pMem = NULL;
+      if (memtable_new(db->nMemLimit, iLog, &db->pMem)) {
+        rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      }
+    }
+    for (i = 0; rc == WCS_OK && i < l.n; i++) {
+      if (l.a[i] < iLog) deleteLog(db, l.a[i]);
+    }
+  }
+  free(l.a);
+  return rc;
+}
+
+/* Delete files no version names: sorted files left by an interrupted
+** flush or compaction, temporary files, old manifests. */
+typedef struct Sweep {
+  wcs_db *db;
+} Sweep;
+
+static int sweepOne(void *p, const char *zName) {
+  wcs_db *db = ((Sweep *)p)->db;
+  unsigned long long n;
+  char zExt[16];
+  char *zPath = NULL;
+  int bDel = 0;
+  size_t nName = strlen(zName);
+  if (sscanf(zName, "%llu.%15s", &n, zExt) == 2) {
+    if (strcmp(zExt, "sst") == 0) {
+      bDel = !vset_file_live(db->pVs, n);
+    } else if (strcmp(zExt, "tmp") == 0) {
+      bDel = 1;
+    }
+  } else if (nName > 9 && strncmp(zName, "MANIFEST-", 9) == 0) {
+    bDel = strtoull(zName + 9, NULL, 10) != vset_manifest_number(db->pVs);
+  }
+  if (bDel) {
+    size_t nPath = strlen(db->zDir) + nName + 2;
+    zPath = malloc(nPath);
+    if (zPath) {
+      snprintf(zPath, nPath, "%s/%s", db->zDir, zName);
+      db->pEnv->xDelete(db->pEnv, zPath, NULL);
+      free(zPath);
+    }
+  }
+  return WCS_OK;
+}
+
+static void dbFree(wcs_db *db) {
+  int i;
+  if (db == NULL) return;
+  svUnref(db->pSv);
+  memtable_unref(db->pMem);
+  for (i = 0; i < db->nImm; i++) memtable_unref(db->apImm[i]);
+  wal_writer_close(db->pWal);
+  vset_close(db->pVs);
+  if (db->pCache) wcs_cache_free(db->pCache);
+  if (db->pLock) db->pEnv->xUnlock(db->pEnv, db->pLock);
+  if (db->pOwnEnv) db->pOwnEnv->xDestroy(db->pOwnEnv);
+  wcs_buf_free(&db->walBuf);
+  free(db->zBgErr);
+  free(db->zDir);
+  {
+    void *z = pthread_getspecific(db->errKey);
+    free(z);
+    pthread_setspecific(db->errKey, NULL);
+    pthread_key_delete(db->errKey);
+  }
+  pthread_cond_destroy(&db->cvBg);
+  pthread_cond_destroy(&db->cvWork);
+  pthread_mutex_destroy(&db->mu);
+  free(db);
+}
+
+int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
+                    wcs_env *pEnv, char **pzErr) {
+  wcs_db *db;
+  char *zLock = NULL;
+  int rc = WCS_OK;
+  if (ppDb) *ppDb = NULL;
+  if (pzErr) *pzErr = NULL;
+  if (ppDb == NULL) return WCS_MISUSE;
+  db = calloc(1, sizeof *db);
+  if (db == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  if (pOpt) db->opt = *pOpt;
+  else wcs_options_init(&db->opt);
+  fixOptions(&db->opt);
+  db->bReadOnly = db->opt.bReadOnly;
+  db->bInMemory = db->opt.bInMemory;
+  db->nMemLimit = db->opt.nMemtable / 2;
+  pthread_mutex_init(&db->mu, NULL);
+  pthread_cond_init(&db->cvBg, NULL);
+  pthread_cond_init(&db->cvWork, NULL);
+  if (pthread_key_create(&db->errKey, freeErr) != 0) {
+    pthread_cond_destroy(&db->cvBg);
+    pthread_cond_destroy(&db->cvWork);
+    pthread_mutex_destroy(&db->mu);
+    free(db);
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of thread-specific keys");
+  }
+  atomic_init(&db->lastSeq, 0);
+  atomic_init(&db->bShutdown, 0);
+
+  if (db->bInMemory) {
+    db->pOwnEnv = db->pEnv = wcs_env_mem_new();
+    db->bReadOnly = 0;
+    db->zDir = dupStr(MEM_DIR);
+    if (db->pEnv == NULL || db->zDir == NULL) {
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    }
+  } else {
+    if (zPath == NULL || zPath[0] == 0) {
+      rc = wcs_seterr(pzErr, WCS_MISUSE, "no store path given");
+    } else {
+      size_t n = strlen(zPath);
+      db->zDir = dupStr(zPath);
+      if (db->zDir == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      while (rc == WCS_OK && n > 1 && db->zDir[n - 1] == '/') db->zDir[--n] = 0;
+    }
+    db->pEnv = pEnv ? pEnv : wcs_env_posix();
+  }
+  if (rc == WCS_OK && !db->bReadOnly && db->opt.bCreate) {
+    rc = db->pEnv->xMkdir(db->pEnv, db->zDir, pzErr);
+  }
+  if (rc == WCS_OK) {
+    int bExists = 0;
+    db->pEnv->xExists(db->pEnv, db->zDir, &bExists);
+    if (!bExists) {
+      rc = wcs_seterr(pzErr, WCS_CANTOPEN,
+                      "store directory %s does not exist%s", db->zDir,
+                      db->bReadOnly ? "" : " (open with bCreate to make it)");
+    }
+  }
+  if (rc == WCS_OK) {
+    zLock = malloc(strlen(db->zDir) + 8);
+    if (zLock == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    else sprintf(zLock, "%s/LOCK", db->zDir);
+  }
+  if (rc == WCS_OK) {
+    rc = db->pEnv->xLock(db->pEnv, zLock, !db->bReadOnly, &db->pLock, pzErr);
+  }
+  free(zLock);
+  if (rc == WCS_OK && wcs_cache_new(db->opt.nCache, &db->pCache)) {
+    rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  if (rc == WCS_OK) {
+    rc = vset_open(db->pEnv, db->zDir, &db->opt, db->pCache, db->bReadOnly,
+                   db->opt.bCreate, &db->pVs, pzErr);
+  }
+  if (rc == WCS_OK && !db->bReadOnly) rc = vset_new_manifest(db->pVs, pzErr);
+  if (rc == WCS_OK && memtable_new(db->nMemLimit, 0, &db->pMem)) {
+    rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  if (rc == WCS_OK && !db->bInMemory) rc = recoverLogs(db, pzErr);
+  if (rc == WCS_OK && db->bInMemory) {
+    atomic_store(&db->lastSeq, vset_last_seq(db->pVs));
+  }
+  if (rc == WCS_OK && !db->bReadOnly) {
+    Sweep s;
+    s.db = db;
+    db->pEnv->xList(db->pEnv, db->zDir, &s, sweepOne, NULL);
+  }
+  if (rc == WCS_OK && svInstall(db)) {
+    rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  if (rc == WCS_OK && !db->bReadOnly && !db->opt.bNoBackground) {
+    if (pthread_create(&db->flushThread, NULL, flushMain, db) != 0) {
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "cannot start the flush thread");
+    } else if (pthread_create(&db->compactThread, NULL, compactMain, db) != 0) {
+      atomic_store(&db->bShutdown, 1);
+      pthread_mutex_lock(&db->mu);
+      pthread_cond_broadcast(&db->cvWork);
+      pthread_mutex_unlock(&db->mu);
+      pthread_join(db->flushThread, NULL);
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "cannot start the compaction thread");
+    } else {
+      db->bThreads = 1;
+    }
+  }
+  if (rc) {
+    dbFree(db);
+    return rc;
+  }
+  *ppDb = db;
+  return WCS_OK;
+}
+
+int wcs_db_open(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
+                char **pzErr) {
+  return wcs_db_open_env(ppDb, zPath, pOpt, NULL, pzErr);
+}
+
+int wcs_db_close(wcs_db *db) {
+  int rc;
+  if (db == NULL) return WCS_OK;
+  pthread_mutex_lock(&db->mu);
+  atomic_store(&db->bShutdown, 1);
+  pthread_cond_broadcast(&db->cvWork);
+  pthread_cond_broadcast(&db->cvBg);
+  pthread_mutex_unlock(&db->mu);
+  if (db->bThreads) {
+    pthread_join(db->flushThread, NULL);
+    pthread_join(db->compactThread, NULL);
+  }
+  rc = db->bgRc;
+  if (db->pWal && db->opt.iSync != WCS_SYNC_OFF) {
+    char *zErr = NULL;
+    int rc2 = wal_writer_sync(db->pWal, &zErr);
+    free(zErr);
+    if (rc == WCS_OK) rc = rc2;
+  }
+  dbFree(db);
+  return rc;
+}
+
+/* ====================================================================
+** Maintenance
+** ==================================================================== */
+
+int wcs_db_flush(wcs_db *db) {
+  char *zErr = NULL;
+  int rc;
+  if (db == NULL) return WCS_MISUSE;
+  if (db->bReadOnly) {
+    return setErrf(db, WCS_READONLY, "store %s is open read-only", db->zDir);
+  }
+  rc = commit(db, NULL, &zErr);
+  if (rc == WCS_OK) {
+    pthread_mutex_lock(&db->mu);
+    while (db->nImm > 0 && db->bgRc == WCS_OK) {
+      if (!db->bThreads) {
+        doFlush(db);
+      } else {
+        pthread_cond_wait(&db->cvBg, &db->mu);
+      }
+    }
+    if (db->bgRc) {
+      rc = db->bgRc;
+      zErr = dupStr(db->zBgErr);
+    }
+    pthread_mutex_unlock(&db->mu);
+  }
+  return setErr(db, rc, zErr);
+}
+
+int wcs_db_compact_range(wcs_db *db, const void *pStart, size_t nStart,
+                         const void *pEnd, size_t nEnd) {
+  int rc, iLevel, iTarget = 1, bIntoTarget = 0;
+  char *zErr = NULL;
+  const uint8_t *pLo = pStart, *pHi = pEnd;
+  if (db == NULL) return WCS_MISUSE;
+  if (db->bReadOnly) {
+    return setErrf(db, WCS_READONLY, "store %s is open read-only", db->zDir);
+  }
+  rc = wcs_db_flush(db);
+  if (rc) return rc;
+  pthread_mutex_lock(&db->mu);
+  db->nManual++;
+  while (db->bCompactRunning) pthread_cond_wait(&db->cvBg, &db->mu);
+  {
+    wcs_version *v = vset_current(db->pVs);
+    for (iLevel = 1; iLevel < WCS_NLEVEL; iLevel++) {
+      if (v->anFile[iLevel]) iTarget = iLevel;
+    }
+  }
+  for (iLevel = 0; rc == WCS_OK && iLevel < iTarget; iLevel++) {
+    wcs_compaction *c = NULL;
+    rc = compact_pick_range(vset_current(db->pVs), iLevel, iLevel + 1, pLo,
+                            nStart, pHi, nEnd, &c);
+    if (rc == WCS_OK && c) {
+      if (iLevel + 1 == iTarget) bIntoTarget = 1;
+      rc = doCompaction(db, c);
+      if (rc) zErr = dupStr(db->zBgErr);
+    }
+  }
+  if (rc == WCS_OK && !bIntoTarget) {
+    /* rewrite the last level in place to drop deletes and old versions */
+    wcs_compaction *c = NULL;
+    rc = compact_pick_range(vset_current(db->pVs), iTarget, iTarget, pLo,
+                            nStart, pHi, nEnd, &c);
+    if (rc == WCS_OK && c) {
+      rc = doCompaction(db, c);
+      if (rc) zErr = dupStr(db->zBgErr);
+    }
+  }
+  db->nManual--;
+  pthread_cond_broadcast(&db->cvWork);
+  pthread_mutex_unlock(&db->mu);
+  return setErr(db, rc, zErr);
+}
+
+int wcs_db_approximate(wcs_db *db, const void *pStart, size_t nStart,
+                       const void *pEnd, size_t nEnd, uint64_t *pnBytes,
+                       uint64_t *pnKeys) {
+  SuperVersion *sv;
+  uint64_t snap, nBytes = 0, nKeys = 0;
+  int i, j;
+  if (db == NULL) return WCS_MISUSE;
+  sv = svAcquire(db, NULL, &snap);
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    for (j = 0; j < sv->pVersion->anFile[i]; j++) {
+      wcs_fmeta *f = sv->pVersion->aaFile[i][j];
+      uint64_t a = 0, b = f->nBytes;
+      if (!fmeta_overlaps(f, pStart, nStart, pEnd, nEnd)) continue;
+      if (pStart) a = sst_reader_approx_offset(f->pReader, pStart, nStart);
+      if (pEnd) b = sst_reader_approx_offset(f->pReader, pEnd, nEnd);
+      if (b > f->nBytes) b = f->nBytes;
+      if (b <= a) continue;
+      nBytes += b - a;
+      if (f->nBytes) {
+        nKeys += (uint64_t)((double)f->nEntries * (double)(b - a) /
+                            (double)f->nBytes);
+      }
+    }
+  }
+  svUnref(sv);
+  if (pnBytes) *pnBytes = nBytes;
+  if (pnKeys) *pnKeys = nKeys;
+  return WCS_OK;
+}
+
+typedef struct Sample {
+  uint8_t *pKey;     /* malloc'd user key */
+  size_t nKey;
+  uint64_t nBytes;   /* bytes of the block the key starts */
+} Sample;
+
+typedef struct SampleColl {
+  Sample *a;
+  int n, nAlloc;
+  uint64_t iPrevOff; /* offset of the previous index entry in this file */
+  int bFirst;
+  uint64_t nFile;
+  int rc;
+} SampleColl;
+
+static int sampleCb(void *p, const uint8_t *pKey, size_t nKey, uint64_t iOff) {
+  SampleColl *c = p;
+  Sample *s;
+  if (c->n == c->nAlloc) {
+    int nNew = c->nAlloc ? c->nAlloc * 2 : 64;
+    Sample *a = realloc(c->a, sizeof(Sample) * (size_t)nNew);
+    if (a == NULL) {
+      c->rc = WCS_NOMEM;
+      return 1;
+    }
+    c->a = a;
+    c->nAlloc = nNew;
+  }
+  s = &c->a[c->n];
+  s->pKey = malloc(nKey ? nKey : 1);
+  if (s->pKey == NULL) {
+    c->rc = WCS_NOMEM;
+    return 1;
+  }
+  if (nKey) memcpy(s->pKey, pKey, nKey);
+  s->nKey = nKey;
+  /* the size of the previous block is known once this one starts */
+  if (!c->bFirst && c->n > 0) c->a[c->n - 1].nBytes = iOff - c->iPrevOff;
+  s->nBytes = c->nFile > iOff ? c->nFile - iOff : 0;
+  c->iPrevOff = iOff;
+  c->bFirst = 0;
+  c->n++;
+  return 0;
+}
+
+static int cmpSample(const void *a, const void *b) {
+  const Sample *x = a, *y = b;
+  return wcs_ukey_cmp(x->pKey, x->nKey, y->pKey, y->nKey);
+}
+
+int wcs_db_sample_keys(wcs_db *db, void *pCtx,
+                       int (*xSample)(void *, const void *, size_t,
+                                      uint64_t)) {
+  SuperVersion *sv;
+  uint64_t snap, nTotal = 0, nStep, nAcc = 0, nNext;
+  SampleColl c;
+  int i, j;
+  if (db == NULL || xSample == NULL) return WCS_MISUSE;
+  memset(&c, 0, sizeof c);
+  sv = svAcquire(db, NULL, &snap);
+  for (i = 0; c.rc == WCS_OK && i < WCS_NLEVEL; i++) {
+    for (j = 0; c.rc == WCS_OK && j < sv->pVersion->anFile[i]; j++) {
+      wcs_fmeta *f = sv->pVersion->aaFile[i][j];
+      c.bFirst = 1;
+      c.nFile = f->nBytes;
+      sst_reader_index_keys(f->pReader, &c, sampleCb);
+      nTotal += f->nBytes;
+    }
+  }
+  svUnref(sv);
+  if (c.rc == WCS_OK) {
+    if (c.n > 1) qsort(c.a, (size_t)c.n, sizeof(Sample), cmpSample);
+    nStep = nTotal / 256;
+    if (nStep < 65536) nStep = 65536;
+    nNext = nStep;
+    for (i = 0; i < c.n; i++) {
+      nAcc += c.a[i].nBytes;
+      if (nAcc >= nNext) {
+        if (xSample(pCtx, c.a[i].pKey, c.a[i].nKey, nAcc)) break;
+        while (nNext <= nAcc) nNext += nStep;
+      }
+    }
+  }
+  for (i = 0; i < c.n; i++) free(c.a[i].pKey);
+  free(c.a);
+  return c.rc ? setErr(db, c.rc, NULL) : WCS_OK;
+}
+
+int wcs_db_stats(wcs_db *db, char **pzJson) {
+  wcs_buf b = {0};
+  char aLine[512];
+  SuperVersion *sv;
+  uint64_t snap, nCacheBytes = 0, nHit = 0, nMiss = 0, nRaw = 0, nStored = 0,
+                 nKeys = 0, nMem = 0, nWal = 0;
+  int i, j, n;
+  if (pzJson) *pzJson = NULL;
+  if (db == NULL || pzJson == NULL) return WCS_MISUSE;
+  sv = svAcquire(db, NULL, &snap);
+  if (wcs_buf_append(&b, "{\"levels\":[", 11)) goto nomem;
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    uint64_t nB = 0;
+    for (j = 0; j < sv->pVersion->anFile[i]; j++) {
+      wcs_fmeta *f = sv->pVersion->aaFile[i][j];
+      nB += f->nBytes;
+      nRaw += f->nRawBytes;
+      nKeys += f->nEntries;
+    }
+    nStored += nB;
+    n = snprintf(aLine, sizeof aLine, "%s{\"level\":%d,\"files\":%d,\"bytes\":%llu}",
+                 i ? "," : "", i, sv->pVersion->anFile[i],
+                 (unsigned long long)nB);
+    if (wcs_buf_append(&b, aLine, (size_t)n)) goto nomem;
+  }
+  nMem = memtable_bytes(sv->pMem);
+  for (i = 0; i < sv->nImm; i++) nMem += memtable_bytes(sv->apImm[i]);
+  svUnref(sv);
+  wcs_cache_stats(db->pCache, &nCacheBytes, &nHit, &nMiss);
+  pthread_mutex_lock(&db->mu);
+  if (db->pWal) nWal = wal_writer_size(db->pWal);
+  n = snprintf(aLine, sizeof aLine,
+               "],\"memtable_bytes\":%llu,\"cache_bytes\":%llu,"
+               "\"cache_hits\":%llu,\"cache_misses\":%llu,\"seq\":%llu,"
+               "\"raw_bytes\":%llu,\"stored_bytes\":%llu,\"keys\":%llu,"
+               "\"wal_bytes\":%llu,\"compactions\":%llu,\"trivial_moves\":%llu,"
+               "\"flushes\":%llu,\"stall_micros\":%llu,"
+               "\"flushed_bytes\":%llu,\"compacted_bytes\":%llu}",
+               (unsigned long long)nMem, (unsigned long long)nCacheBytes,
+               (unsigned long long)nHit, (unsigned long long)nMiss,
+               (unsigned long long)snap, (unsigned long long)nRaw,
+               (unsigned long long)nStored, (unsigned long long)nKeys,
+               (unsigned long long)nWal, (unsigned long long)db->nCompactions,
+               (unsigned long long)db->nTrivialMoves,
+               (unsigned long long)db->nFlushes,
+               (unsigned long long)db->nStallMicros,
+               (unsigned long long)db->nBytesFlushed,
+               (unsigned long long)db->nBytesCompacted);
+  pthread_mutex_unlock(&db->mu);
+  if (wcs_buf_append(&b, aLine, (size_t)n + 1)) goto nomem;
+  *pzJson = (char *)b.a;
+  return WCS_OK;
+nomem:
+  wcs_buf_free(&b);
+  return setErr(db, WCS_NOMEM, NULL);
+}

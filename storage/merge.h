@@ -1,0 +1,48 @@
+/*
+** merge.h — the merging iterator: one sorted view (internal-key order) over
+** several child iterators (memtables, level-0 files, levels), kept in a
+** binary heap so each step costs O(log n) comparisons.
+*/
+#ifndef WCS_MERGE_H
+#define WCS_MERGE_H
+
+#include "storage/iter.h"
+
+/*
+** Make a merging iterator over apChild[0..nChild-1]. It takes ownership of
+** the children (closed with it, also on failure); the array itself is
+** copied. Internal keys must be unique across children (each write has its
+** own sequence number). A child's error makes the merged iterator invalid
+** with that child's status.
+*/
+int merge_iter_new(wcs_iiter **apChild, int nChild, wcs_iiter **ppIter);
+
+#endif /* WCS_MERGE_H */
+
+/* ---- range tombstone fragments
+**
+** Overlapping range tombstones cut into disjoint, sorted fragments, each
+** listing the seqs of every tombstone covering it (descending), so "which
+** tombstones cover key k" is one binary search. Keys are borrowed from the
+** tombstones given to frags_build.
+*/
+#include "storage/sst.h"
+
+typedef struct wcs_frag {
+  const uint8_t *pStart; size_t nStart; /* inclusive */
+  const uint8_t *pEnd;   size_t nEnd;   /* exclusive; NULL: unbounded */
+  const uint64_t *aSeq;  int nSeq;      /* covering seqs, descending */
+} wcs_frag;
+
+typedef struct wcs_frags {
+  wcs_frag *a;      /* fragments in key order, malloc'd */
+  int n;            /* fragments */
+  uint64_t *aPool;  /* storage of every aSeq, malloc'd */
+} wcs_frags;
+
+/* Build fragments from tombstones (any order). WCS_OK or WCS_NOMEM. */
+int frags_build(wcs_frags *, const sst_rangedel *aDel, int nDel);
+/* The fragment holding user key k, or NULL. */
+const wcs_frag *frags_find(const wcs_frags *, const uint8_t *pKey,
+                           size_t nKey);
+void frags_free(wcs_frags *);

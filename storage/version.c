@@ -1,0 +1,1297 @@
+/*
+** version.c — versions, version edits, the manifest and the level
+** iterator. See version.h for the model; the manifest's bytes (log framing
+** of wal.h around the edit encoding below) are documented in
+** doc/format-log.md.
+**
+** Edit encoding: a sequence of fields, each a varint tag followed by its
+** values (VE_* in version.h). Varints are LevelDB's (util.h). An edit that
+** does not parse to its last byte is corruption.
+**
+** Manifest lifecycle: every writable open writes a fresh manifest holding
+** one edit with the whole state ("snapshot edit"), fsyncs it, writes its
+** name to a temporary file, fsyncs that, renames it over CURRENT and
+** fsyncs the directory; only then is the previous manifest deleted. Later
+** edits are appended and fsynced one by one. A torn tail of the manifest
+** is an edit that was never applied (the change it describes only takes
+** effect after the fsync), so recovery ignores it.
+*/
+#include "storage/version.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/ikey.h"
+#include "storage/wal.h"
+
+struct wcs_vset {
+  wcs_env *pEnv;                 /* not owned */
+  char *zDir;                    /* store directory, owned */
+  const wcs_options *pOpt;       /* borrowed */
+  wcs_cache *pCache;             /* borrowed */
+  int bReadOnly;                 /* never write or delete */
+  uint64_t iNextFile;            /* next unused file number */
+  uint64_t iLog;                 /* WAL files numbered below are obsolete */
+  uint64_t lastSeq;              /* every seq <= this is in the files */
+  uint64_t iManifest;            /* number of the manifest in use, 0: none */
+  wal_writer *pManifest;         /* open manifest (writable stores) */
+  int bManifestBroken;           /* an append failed: refuse more edits */
+  wcs_version *pCurrent;         /* referenced */
+  wcs_buf aCompactPtr[WCS_NLEVEL]; /* round-robin cursors (user keys) */
+};
+
+/* ====================================================================
+** Keys and ranges
+** ==================================================================== */
+
+static int isSentinel(const uint8_t *p, size_t n) {
+  return wcs_ikey_trailer(p, n) == WCS_IKEY_SENTINEL;
+}
+
+int fmeta_may_hold(const wcs_fmeta *f, const uint8_t *pKey, size_t nKey) {
+  int c;
+  if (wcs_ukey_cmp(f->pSmallest, f->nSmallest - WCS_IKEY_TRAILER, pKey,
+                   nKey) > 0) {
+    return 0;
+  }
+  if (f->bUnbounded) return 1;
+  c = wcs_ukey_cmp(pKey, nKey, f->pLargest, f->nLargest - WCS_IKEY_TRAILER);
+  return c < 0 || (c == 0 && !isSentinel(f->pLargest, f->nLargest));
+}
+
+int fmeta_overlaps(const wcs_fmeta *f, const uint8_t *pLo, size_t nLo,
+                   const uint8_t *pHi, size_t nHi) {
+  if (pHi && wcs_ukey_cmp(f->pSmallest, f->nSmallest - WCS_IKEY_TRAILER, pHi,
+                          nHi) >= 0) {
+    return 0;
+  }
+  if (pLo && !f->bUnbounded) {
+    int c = wcs_ukey_cmp(pLo, nLo, f->pLargest,
+                         f->nLargest - WCS_IKEY_TRAILER);
+    if (c > 0 || (c == 0 && isSentinel(f->pLargest, f->nLargest))) return 0;
+  }
+  return 1;
+}
+
+/* Compare f's largest key with internal key k (unbounded is +inf). */
+static int cmpLargest(const wcs_fmeta *f, const uint8_t *k, size_t n) {
+  if (f->bUnbounded) return 1;
+  return wcs_ikey_cmp(f->pLargest, f->nLargest, k, n);
+}
+
+/* ====================================================================
+** Files
+** ==================================================================== */
+
+char *vset_file_path(const wcs_vset *vs, uint64_t iFile, const char *zExt) {
+  size_t n = strlen(vs->zDir) + 32 + strlen(zExt);
+  char *z = malloc(n);
+  if (z) snprintf(z, n, "%s/%06llu.%s", vs->zDir, (unsigned long long)iFile,
+                  zExt);
+  return z;
+}
+
+static wcs_fmeta *fmetaAlloc(wcs_vset *vs) {
+  wcs_fmeta *f = calloc(1, sizeof *f);
+  if (f == NULL) return NULL;
+  atomic_init(&f->nRef, 1);
+  f->pVs = vs;
+  return f;
+}
+
+int fmeta_new(wcs_vset *vs, const sst_meta *m, wcs_fmeta **pp) {
+  wcs_fmeta *f = fmetaAlloc(vs);
+  *pp = NULL;
+  if (f == NULL) return WCS_NOMEM;
+  f->iFile = m->iFile;
+  f->nBytes = m->nBytes;
+  f->nEntries = m->nEntries;
+  f->nRawBytes = m->nRawBytes;
+  f->nRangeDel = m->nRangeDel;
+  f->minSeq = m->minSeq;
+  f->maxSeq = m->maxSeq;
+  f->bUnbounded = m->bUnbounded;
+  f->pSmallest = malloc(m->nSmallest ? m->nSmallest : 1);
+  f->pLargest = malloc(m->nLargest ? m->nLargest : 1);
+  if (f->pSmallest == NULL || f->pLargest == NULL) {
+    fmeta_unref(f);
+    return WCS_NOMEM;
+  }
+  memcpy(f->pSmallest, m->pSmallest, m->nSmallest);
+  f->nSmallest = m->nSmallest;
+  memcpy(f->pLargest, m->pLargest, m->nLargest);
+  f->nLargest = m->nLargest;
+  *pp = f;
+  return WCS_OK;
+}
+
+void fmeta_ref(wcs_fmeta *f) {
+  atomic_fetch_add_explicit(&f->nRef, 1, memory_order_relaxed);
+}
+
+void fmeta_unref(wcs_fmeta *f) {
+  if (f == NULL) return;
+  if (atomic_fetch_sub_explicit(&f->nRef, 1, memory_order_acq_rel) != 1) {
+    return;
+  }
+  if (f->pReader) sst_reader_close(f->pReader);
+  if (f->bObsolete && f->pVs && !f->pVs->bReadOnly) {
+    char *z = vset_file_path(f->pVs, f->iFile, "sst");
+    if (z) {
+      f->pVs->pEnv->xDelete(f->pVs->pEnv, z, NULL);
+      free(z);
+    }
+    if (f->pVs->pCache) wcs_cache_evict_file(f->pVs->pCache, f->iFile);
+  }
+  free(f->pSmallest);
+  free(f->pLargest);
+  free(f);
+}
+
+int fmeta_open(wcs_fmeta *f, char **pzErr) {
+  char *z;
+  int rc;
+  if (f->pReader) return WCS_OK;
+  z = vset_file_path(f->pVs, f->iFile, "sst");
+  if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = sst_reader_open(f->pVs->pEnv, z, f->iFile, f->nBytes, f->pVs->pCache,
+                       &f->pReader, pzErr);
+  if (rc == WCS_CANTOPEN) {
+    /* a file the manifest names is gone: that is damage to the store */
+    int bExists = 1;
+    f->pVs->pEnv->xExists(f->pVs->pEnv, z, &bExists);
+    if (!bExists) {
+      char *zOld = pzErr ? *pzErr : NULL;
+      if (pzErr) *pzErr = NULL;
+      rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                      "sorted file %s named by the manifest is missing", z);
+      free(zOld);
+    }
+  }
+  free(z);
+  return rc;
+}
+
+/* ====================================================================
+** Edits
+** ==================================================================== */
+
+void vedit_clear(wcs_vedit *e) {
+  int i;
+  for (i = 0; i < e->nAdd; i++) fmeta_unref(e->aAdd[i].pMeta);
+  free(e->aAdd);
+  free(e->aDel);
+  memset(e, 0, sizeof *e);
+}
+
+int vedit_add_file(wcs_vedit *e, int iLevel, wcs_fmeta *p) {
+  vedit_add *a = realloc(e->aAdd, sizeof(vedit_add) * (size_t)(e->nAdd + 1));
+  if (a == NULL) {
+    fmeta_unref(p);
+    return WCS_NOMEM;
+  }
+  e->aAdd = a;
+  a[e->nAdd].iLevel = iLevel;
+  a[e->nAdd].pMeta = p;
+  e->nAdd++;
+  return WCS_OK;
+}
+
+int vedit_del_file(wcs_vedit *e, int iLevel, uint64_t iFile) {
+  vedit_del *a = realloc(e->aDel, sizeof(vedit_del) * (size_t)(e->nDel + 1));
+  if (a == NULL) return WCS_NOMEM;
+  e->aDel = a;
+  a[e->nDel].iLevel = iLevel;
+  a[e->nDel].iFile = iFile;
+  e->nDel++;
+  return WCS_OK;
+}
+
+static int putBytes(wcs_buf *b, const uint8_t *p, size_t n) {
+  int rc = wcs_buf_append_varint(b, n);
+  if (rc == WCS_OK) rc = wcs_buf_append(b, p, n);
+  return rc;
+}
+
+static int encodeAdd(wcs_buf *b, int iLevel, const wcs_fmeta *f) {
+  int rc = wcs_buf_append_varint(b, VE_ADD_FILE);
+  if (!rc) rc = wcs_buf_append_varint(b, (uint64_t)iLevel);
+  if (!rc) rc = wcs_buf_append_varint(b, f->iFile);
+  if (!rc) rc = wcs_buf_append_varint(b, f->nBytes);
+  if (!rc) rc = wcs_buf_append_varint(b, f->nEntries);
+  if (!rc) rc = wcs_buf_append_varint(b, f->nRawBytes);
+  if (!rc) rc = wcs_buf_append_varint(b, f->nRangeDel);
+  if (!rc) rc = wcs_buf_append_varint(b, f->minSeq);
+  if (!rc) rc = wcs_buf_append_varint(b, f->maxSeq);
+  if (!rc) rc = wcs_buf_append_varint(b, f->bUnbounded ? 1 : 0);
+  if (!rc) rc = putBytes(b, f->pSmallest, f->nSmallest);
+  if (!rc) rc = putBytes(b, f->pLargest, f->nLargest);
+  return rc;
+}
+
+int vedit_encode(const wcs_vedit *e, wcs_buf *b) {
+  int rc = WCS_OK, i;
+  if (e->bLog) {
+    rc = wcs_buf_append_varint(b, VE_LOG);
+    if (!rc) rc = wcs_buf_append_varint(b, e->iLog);
+  }
+  if (!rc && e->bNextFile) {
+    rc = wcs_buf_append_varint(b, VE_NEXT_FILE);
+    if (!rc) rc = wcs_buf_append_varint(b, e->iNextFile);
+  }
+  if (!rc && e->bLastSeq) {
+    rc = wcs_buf_append_varint(b, VE_LAST_SEQ);
+    if (!rc) rc = wcs_buf_append_varint(b, e->lastSeq);
+  }
+  for (i = 0; !rc && i < e->nDel; i++) {
+    rc = wcs_buf_append_varint(b, VE_DEL_FILE);
+    if (!rc) rc = wcs_buf_append_varint(b, (uint64_t)e->aDel[i].iLevel);
+    if (!rc) rc = wcs_buf_append_varint(b, e->aDel[i].iFile);
+  }
+  for (i = 0; !rc && i < e->nAdd; i++) {
+    rc = encodeAdd(b, e->aAdd[i].iLevel, e->aAdd[i].pMeta);
+  }
+  return rc;
+}
+
+/* A cursor over an edit's bytes. */
+typedef struct Dec {
+  const uint8_t *p, *pEnd;
+  int bad;
+} Dec;
+
+static uint64_t decVarint(Dec *d) {
+  uint64_t v = 0;
+  int n;
+  if (d->bad) return 0;
+  n = wcs_get_varint(d->p, d->pEnd, &v);
+  if (n == 0) {
+    d->bad = 1;
+    return 0;
+  }
+  d->p += n;
+  return v;
+}
+
+static const uint8_t *decBytes(Dec *d, size_t *pn) {
+  uint64_t n = decVarint(d);
+  const uint8_t *p = d->p;
+  if (d->bad || n > (uint64_t)(d->pEnd - d->p)) {
+    d->bad = 1;
+    *pn = 0;
+    return NULL;
+  }
+  d->p += n;
+  *pn = (size_t)n;
+  return p;
+}
+
+int vedit_decode(wcs_vedit *e, const uint8_t *p, size_t n, const char *zFile,
+                 uint64_t iOff, char **pzErr) {
+  Dec d;
+  const char *zWhy = "unparseable field";
+  memset(e, 0, sizeof *e);
+  d.p = p;
+  d.pEnd = p + n;
+  d.bad = 0;
+  while (!d.bad && d.p < d.pEnd) {
+    uint64_t tag = decVarint(&d);
+    if (d.bad) break;
+    switch (tag) {
+    case VE_FORMAT: {
+      uint64_t v = decVarint(&d);
+      if (!d.bad && v > VE_FORMAT_VERSION) {
+        vedit_clear(e);
+        return wcs_seterr(pzErr, WCS_PROTOCOL,
+                          "manifest %s has format version %llu; this build "
+                          "reads versions up to %d: use a newer wcs",
+                          zFile, (unsigned long long)v, VE_FORMAT_VERSION);
+      }
+      break;
+    }
+    case VE_LOG:
+      e->bLog = 1;
+      e->iLog = decVarint(&d);
+      break;
+    case VE_NEXT_FILE:
+      e->bNextFile = 1;
+      e->iNextFile = decVarint(&d);
+      break;
+    case VE_LAST_SEQ:
+      e->bLastSeq = 1;
+      e->lastSeq = decVarint(&d);
+      if (e->lastSeq > WCS_SEQ_MAX) d.bad = 1;
+      break;
+    case VE_DEL_FILE: {
+      uint64_t lvl = decVarint(&d), f = decVarint(&d);
+      if (d.bad || lvl >= WCS_NLEVEL) {
+        d.bad = 1;
+        zWhy = "bad level in a file deletion";
+        break;
+      }
+      if (vedit_del_file(e, (int)lvl, f)) {
+        vedit_clear(e);
+        return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      }
+      break;
+    }
+    case VE_ADD_FILE: {
+      wcs_fmeta *f = fmetaAlloc(NULL);
+      uint64_t lvl, flags;
+      const uint8_t *pS, *pL;
+      size_t nS, nL;
+      if (f == NULL) {
+        vedit_clear(e);
+        return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      }
+      lvl = decVarint(&d);
+      f->iFile = decVarint(&d);
+      f->nBytes = decVarint(&d);
+      f->nEntries = decVarint(&d);
+      f->nRawBytes = decVarint(&d);
+      f->nRangeDel = decVarint(&d);
+      f->minSeq = decVarint(&d);
+      f->maxSeq = decVarint(&d);
+      flags = decVarint(&d);
+      pS = decBytes(&d, &nS);
+      pL = decBytes(&d, &nL);
+      if (!d.bad && (lvl >= WCS_NLEVEL || flags > 1 || nS < WCS_IKEY_TRAILER ||
+                     nL < WCS_IKEY_TRAILER)) {
+        d.bad = 1;
+        zWhy = "bad file entry";
+      }
+      if (!d.bad) {
+        f->bUnbounded = (int)(flags & 1);
+        f->pSmallest = malloc(nS);
+        f->pLargest = malloc(nL);
+        if (f->pSmallest == NULL || f->pLargest == NULL) {
+          fmeta_unref(f);
+          vedit_clear(e);
+          return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+        }
+        memcpy(f->pSmallest, pS, nS);
+        f->nSmallest = nS;
+        memcpy(f->pLargest, pL, nL);
+        f->nLargest = nL;
+        if (vedit_add_file(e, (int)lvl, f)) {
+          vedit_clear(e);
+          return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+        }
+      } else {
+        fmeta_unref(f);
+      }
+      break;
+    }
+    default:
+      d.bad = 1;
+      zWhy = "unknown field tag";
+      break;
+    }
+  }
+  if (d.bad) {
+    vedit_clear(e);
+    return wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                      "corrupt manifest %s: edit at offset %llu: %s", zFile,
+                      (unsigned long long)iOff, zWhy);
+  }
+  return WCS_OK;
+}
+
+/* ====================================================================
+** Versions
+** ==================================================================== */
+
+static wcs_version *versionAlloc(wcs_vset *vs) {
+  wcs_version *v = calloc(1, sizeof *v);
+  if (v == NULL) return NULL;
+  atomic_init(&v->nRef, 1);
+  v->pVs = vs;
+  return v;
+}
+
+void version_ref(wcs_version *v) {
+  atomic_fetch_add_explicit(&v->nRef, 1, memory_order_relaxed);
+}
+
+void version_unref(wcs_version *v) {
+  int i, j;
+  if (v == NULL) return;
+  if (atomic_fetch_sub_explicit(&v->nRef, 1, memory_order_acq_rel) != 1) {
+    return;
+  }
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    for (j = 0; j < v->anFile[i]; j++) fmeta_unref(v->aaFile[i][j]);
+    free(v->aaFile[i]);
+  }
+  free(v);
+}
+
+uint64_t version_level_target(const wcs_options *pOpt, int iLevel) {
+  uint64_t n = pOpt->nL1Bytes;
+  int i;
+  for (i = 1; i < iLevel; i++) n *= 10;
+  return n;
+}
+
+static int cmpL0(const void *a, const void *b) {
+  const wcs_fmeta *x = *(wcs_fmeta *const *)a, *y = *(wcs_fmeta *const *)b;
+  if (x->maxSeq != y->maxSeq) return x->maxSeq > y->maxSeq ? -1 : 1;
+  return x->iFile > y->iFile ? -1 : (x->iFile < y->iFile ? 1 : 0);
+}
+
+static int cmpByKey(const void *a, const void *b) {
+  const wcs_fmeta *x = *(wcs_fmeta *const *)a, *y = *(wcs_fmeta *const *)b;
+  return wcs_ikey_cmp(x->pSmallest, x->nSmallest, y->pSmallest, y->nSmallest);
+}
+
+/* Build base + edit as a new version (files referenced). Level arrays are
+** sorted; levels >= 1 are checked for overlaps. */
+static int versionBuild(wcs_vset *vs, const wcs_version *pBase,
+                        const wcs_vedit *e, wcs_version **ppOut,
+                        char **pzErr) {
+  wcs_version *v = versionAlloc(vs);
+  int i, j, k;
+  *ppOut = NULL;
+  if (v == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    int nBase = pBase ? pBase->anFile[i] : 0, nMax = nBase;
+    for (k = 0; k < e->nAdd; k++) nMax += e->aAdd[k].iLevel == i;
+    if (nMax == 0) continue;
+    v->aaFile[i] = malloc(sizeof(wcs_fmeta *) * (size_t)nMax);
+    if (v->aaFile[i] == NULL) {
+      version_unref(v);
+      return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    }
+    for (j = 0; j < nBase; j++) {
+      wcs_fmeta *f = pBase->aaFile[i][j];
+      int bDel = 0;
+      for (k = 0; k < e->nDel && !bDel; k++) {
+        bDel = e->aDel[k].iLevel == i && e->aDel[k].iFile == f->iFile;
+      }
+      if (bDel) continue;
+      fmeta_ref(f);
+      v->aaFile[i][v->anFile[i]++] = f;
+      v->anBytes[i] += f->nBytes;
+    }
+    for (k = 0; k < e->nAdd; k++) {
+      wcs_fmeta *f = e->aAdd[k].pMeta;
+      if (e->aAdd[k].iLevel != i) continue;
+      fmeta_ref(f);
+      v->aaFile[i][v->anFile[i]++] = f;
+      v->anBytes[i] += f->nBytes;
+    }
+    if (v->anFile[i] > 1) {
+      qsort(v->aaFile[i], (size_t)v->anFile[i], sizeof(wcs_fmeta *),
+            i == 0 ? cmpL0 : cmpByKey);
+    }
+    if (i > 0) {
+      for (j = 1; j < v->anFile[i]; j++) {
+        wcs_fmeta *a = v->aaFile[i][j - 1], *b = v->aaFile[i][j];
+        if (a->bUnbounded || cmpLargest(a, b->pSmallest, b->nSmallest) >= 0) {
+          version_unref(v);
+          return wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                            "the manifest of %s puts overlapping files "
+                            "%06llu.sst and %06llu.sst in level %d",
+                            vs->zDir, (unsigned long long)a->iFile,
+                            (unsigned long long)b->iFile, i);
+        }
+      }
+    }
+  }
+  *ppOut = v;
+  return WCS_OK;
+}
+
+/* ====================================================================
+** Point lookups
+** ==================================================================== */
+
+/* Bloom probes for one lookup: the key's hash and, with xBloomPrefix, the
+** prefix's hash (hasPrefix 0 when the key is left out of the filters). */
+typedef struct Probe {
+  uint64_t hKey;
+  uint64_t hPrefix;
+  int hasPrefix;
+} Probe;
+
+static int probeMay(const wcs_fmeta *f, const Probe *pr) {
+  if (sst_reader_bloom_prefixed(f->pReader)) {
+    if (!pr->hasPrefix) return 1;
+    return sst_reader_may_contain_hash(f->pReader, pr->hPrefix);
+  }
+  return sst_reader_may_contain_hash(f->pReader, pr->hKey);
+}
+
+/* Look up key in one file: updates *pMaxDel from its range tombstones;
+** returns WCS_OK with *pbFound set when a version of the key is there. */
+static int fileGet(wcs_fmeta *f, const Probe *pr, const uint8_t *pKey,
+                   size_t nKey, const uint8_t *pLookup, size_t nLookup,
+                   uint64_t snap, uint64_t *pMaxDel, int *pbFound,
+                   int *pType, void **ppVal, size_t *pnVal, char **pzErr) {
+  wcs_iiter *it = NULL;
+  int rc;
+  if (f->nRangeDel) {
+    const sst_rangedel *aDel;
+    int nDel, i;
+    sst_reader_rangedels(f->pReader, &aDel, &nDel);
+    for (i = 0; i < nDel; i++) {
+      const sst_rangedel *d = &aDel[i];
+      if (wcs_ukey_cmp(d->pStart, d->nStart, pKey, nKey) > 0) break;
+      if (d->seq > snap || d->seq <= *pMaxDel) continue;
+      if (d->pEnd == NULL || wcs_ukey_cmp(pKey, nKey, d->pEnd, d->nEnd) < 0) {
+        *pMaxDel = d->seq;
+      }
+    }
+  }
+  if (!probeMay(f, pr)) return WCS_OK;
+  rc = sst_reader_iter(f->pReader, 1, &it, pzErr);
+  if (rc) return rc;
+  it->pMethods->xSeek(it, pLookup, nLookup);
+  if (it->pMethods->xValid(it)) {
+    size_t nK;
+    const uint8_t *k = it->pMethods->xKey(it, &nK);
+    if (nK >= WCS_IKEY_TRAILER &&
+        wcs_ukey_cmp(k, nK - WCS_IKEY_TRAILER, pKey, nKey) == 0) {
+      uint64_t seq = wcs_ikey_seq(k, nK);
+      int type = wcs_ikey_type(k, nK);
+      *pbFound = 1;
+      if (type != WCS_KT_PUT || seq < *pMaxDel) {
+        *pType = WCS_KT_DELETE;
+      } else {
+        size_t nV;
+        const uint8_t *v = it->pMethods->xValue(it, &nV);
+        *pType = WCS_KT_PUT;
+        *ppVal = malloc(nV ? nV : 1);
+        if (*ppVal == NULL) {
+          rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+        } else {
+          if (nV) memcpy(*ppVal, v, nV);
+          *pnVal = nV;
+        }
+      }
+    }
+  } else {
+    rc = it->pMethods->xStatus(it, pzErr);
+  }
+  it->pMethods->xClose(it);
+  return rc;
+}
+
+int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey,
+                uint64_t snap, uint64_t *pMaxDel, int *pbFound, int *pType,
+                void **ppVal, size_t *pnVal, char **pzErr) {
+  const wcs_options *pOpt = v->pVs->pOpt;
+  uint8_t aStack[256];
+  uint8_t *pLookup = aStack;
+  size_t nLookup = nKey + WCS_IKEY_TRAILER;
+  Probe pr;
+  int rc = WCS_OK, i;
+  *pbFound = 0;
+  if (nLookup > sizeof aStack) {
+    pLookup = malloc(nLookup);
+    if (pLookup == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  if (nKey) memcpy(pLookup, pKey, nKey);
+  wcs_put64(pLookup + nKey, wcs_ikey_pack(snap, 0xff));
+  pr.hKey = sst_bloom_hash(pKey, nKey);
+  pr.hasPrefix = 0;
+  pr.hPrefix = 0;
+  if (pOpt->xBloomPrefix) {
+    int n = pOpt->xBloomPrefix(pKey, (int)nKey);
+    if (n >= 0 && (size_t)n <= nKey) {
+      pr.hasPrefix = 1;
+      pr.hPrefix = sst_bloom_hash(pKey, (size_t)n);
+    }
+  }
+
+  /* level 0: every file whose range holds the key, newest first */
+  for (i = 0; rc == WCS_OK && !*pbFound && i < v->anFile[0]; i++) {
+    wcs_fmeta *f = v->aaFile[0][i];
+    if (f->minSeq > snap || !fmeta_may_hold(f, pKey, nKey)) continue;
+    rc = fileGet(f, &pr, pKey, nKey, pLookup, nLookup, snap, pMaxDel, pbFound,
+                 pType, ppVal, pnVal, pzErr);
+  }
+  /* deeper levels: at most one file each, found by binary search */
+  for (i = 1; rc == WCS_OK && !*pbFound && i < WCS_NLEVEL; i++) {
+    int lo = 0, hi = v->anFile[i];
+    wcs_fmeta *f;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (cmpLargest(v->aaFile[i][mid], pLookup, nLookup) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= v->anFile[i]) continue;
+    f = v->aaFile[i][lo];
+    if (!fmeta_may_hold(f, pKey, nKey)) continue;
+    rc = fileGet(f, &pr, pKey, nKey, pLookup, nLookup, snap, pMaxDel, pbFound,
+                 pType, ppVal, pnVal, pzErr);
+  }
+  if (pLookup != aStack) free(pLookup);
+  return rc;
+}
+
+/* ====================================================================
+** Level iterator: concatenates the files of one level.
+** ==================================================================== */
+
+typedef struct LevelIter {
+  wcs_iiter base;         /* must be first */
+  int nFile;              /* files, > 0 */
+  wcs_fmeta **aFile;      /* referenced, ascending disjoint ranges */
+  int bFillCache;         /* passed to the file iterators */
+  int iCur;               /* file of pCur, -1 when none */
+  wcs_iiter *pCur;        /* iterator over aFile[iCur] */
+  int rc;                 /* error opening a file iterator */
+  char *zErr;             /* its message */
+} LevelIter;
+
+/* Make file i current (closing the previous one). */
+static int lvOpen(LevelIter *l, int i) {
+  if (l->iCur == i && l->pCur) return WCS_OK;
+  if (l->pCur) l->pCur->pMethods->xClose(l->pCur);
+  l->pCur = NULL;
+  l->iCur = -1;
+  if (i < 0 || i >= l->nFile) return WCS_OK;
+  l->rc = sst_reader_iter(l->aFile[i]->pReader, l->bFillCache, &l->pCur,
+                          &l->zErr);
+  if (l->rc == WCS_OK) l->iCur = i;
+  return l->rc;
+}
+
+static int lvCurValid(const LevelIter *l) {
+  return l->pCur && l->pCur->pMethods->xValid(l->pCur);
+}
+
+static int lvCurStatus(const LevelIter *l) {
+  return l->pCur ? l->pCur->pMethods->xStatus(l->pCur, NULL) : WCS_OK;
+}
+
+/* Move forward across files until positioned or at the end. */
+static void lvSkipForward(LevelIter *l) {
+  while (l->rc == WCS_OK && !lvCurValid(l) && lvCurStatus(l) == WCS_OK) {
+    int i = l->iCur + 1;
+    if (l->iCur < 0 || i >= l->nFile) {
+      lvOpen(l, -1);
+      return;
+    }
+    if (lvOpen(l, i) == WCS_OK) l->pCur->pMethods->xFirst(l->pCur);
+  }
+}
+
+static void lvSkipBackward(LevelIter *l) {
+  while (l->rc == WCS_OK && !lvCurValid(l) && lvCurStatus(l) == WCS_OK) {
+    int i = l->iCur - 1;
+    if (l->iCur < 0 || i < 0) {
+      lvOpen(l, -1);
+      return;
+    }
+    if (lvOpen(l, i) == WCS_OK) l->pCur->pMethods->xLast(l->pCur);
+  }
+}
+
+static int lvFirst(wcs_iiter *p) {
+  LevelIter *l = (LevelIter *)p;
+  l->rc = WCS_OK;
+  if (lvOpen(l, 0) == WCS_OK) l->pCur->pMethods->xFirst(l->pCur);
+  lvSkipForward(l);
+  return l->rc;
+}
+
+static int lvLast(wcs_iiter *p) {
+  LevelIter *l = (LevelIter *)p;
+  l->rc = WCS_OK;
+  if (lvOpen(l, l->nFile - 1) == WCS_OK) l->pCur->pMethods->xLast(l->pCur);
+  lvSkipBackward(l);
+  return l->rc;
+}
+
+static int lvSeek(wcs_iiter *p, const uint8_t *k, size_t n) {
+  LevelIter *l = (LevelIter *)p;
+  int lo = 0, hi = l->nFile;
+  l->rc = WCS_OK;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (cmpLargest(l->aFile[mid], k, n) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo >= l->nFile) {
+    lvOpen(l, -1);
+    return WCS_OK;
+  }
+  if (lvOpen(l, lo) == WCS_OK) l->pCur->pMethods->xSeek(l->pCur, k, n);
+  lvSkipForward(l);
+  return l->rc;
+}
+
+static int lvSeekForPrev(wcs_iiter *p, const uint8_t *k, size_t n) {
+  LevelIter *l = (LevelIter *)p;
+  int lo = 0, hi = l->nFile;
+  l->rc = WCS_OK;
+  /* last file whose smallest <= k */
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (wcs_ikey_cmp(l->aFile[mid]->pSmallest, l->aFile[mid]->nSmallest, k,
+                     n) <= 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == 0) {
+    lvOpen(l, -1);
+    return WCS_OK;
+  }
+  if (lvOpen(l, lo - 1) == WCS_OK) {
+    l->pCur->pMethods->xSeekForPrev(l->pCur, k, n);
+  }
+  lvSkipBackward(l);
+  return l->rc;
+}
+
+static int lvNext(wcs_iiter *p) {
+  LevelIter *l = (LevelIter *)p;
+  if (!lvCurValid(l)) return l->rc;
+  l->pCur->pMethods->xNext(l->pCur);
+  lvSkipForward(l);
+  return l->rc;
+}
+
+static int lvPrev(wcs_iiter *p) {
+  LevelIter *l = (LevelIter *)p;
+  if (!lvCurValid(l)) return l->rc;
+  l->pCur->pMethods->xPrev(l->pCur);
+  lvSkipBackward(l);
+  return l->rc;
+}
+
+static int lvValid(const wcs_iiter *p) {
+  const LevelIter *l = (const LevelIter *)p;
+  return l->rc == WCS_OK && lvCurValid(l);
+}
+
+static const uint8_t *lvKey(const wcs_iiter *p, size_t *pn) {
+  const LevelIter *l = (const LevelIter *)p;
+  return l->pCur->pMethods->xKey(l->pCur, pn);
+}
+
+static const uint8_t *lvValue(const wcs_iiter *p, size_t *pn) {
+  const LevelIter *l = (const LevelIter *)p;
+  return l->pCur->pMethods->xValue(l->pCur, pn);
+}
+
+static int lvStatus(const wcs_iiter *p, char **pzErr) {
+  const LevelIter *l = (const LevelIter *)p;
+  if (l->rc) {
+    if (l->zErr) wcs_seterr(pzErr, l->rc, "%s", l->zErr);
+    return l->rc;
+  }
+  if (l->pCur) return l->pCur->pMethods->xStatus(l->pCur, pzErr);
+  return WCS_OK;
+}
+
+static void lvClose(wcs_iiter *p) {
+  LevelIter *l = (LevelIter *)p;
+  int i;
+  if (l == NULL) return;
+  if (l->pCur) l->pCur->pMethods->xClose(l->pCur);
+  for (i = 0; i < l->nFile; i++) fmeta_unref(l->aFile[i]);
+  free(l->zErr);
+  free(l);
+}
+
+static const wcs_iiter_methods levelMethods = {
+    lvFirst, lvLast, lvSeek,  lvSeekForPrev, lvNext, lvPrev,
+    lvValid, lvKey,  lvValue, lvStatus,      lvClose};
+
+int level_iter_new(wcs_fmeta **aFile, int nFile, int bFillCache,
+                   wcs_iiter **pp) {
+  LevelIter *l;
+  int i;
+  *pp = NULL;
+  l = calloc(1, sizeof *l + sizeof(wcs_fmeta *) * (size_t)nFile);
+  if (l == NULL) return WCS_NOMEM;
+  l->base.pMethods = &levelMethods;
+  l->nFile = nFile;
+  l->aFile = (wcs_fmeta **)&l[1];
+  for (i = 0; i < nFile; i++) {
+    l->aFile[i] = aFile[i];
+    fmeta_ref(aFile[i]);
+  }
+  l->bFillCache = bFillCache;
+  l->iCur = -1;
+  *pp = &l->base;
+  return WCS_OK;
+}
+
+/* ====================================================================
+** Iterators and tombstones over a version
+** ==================================================================== */
+
+static int pushIter(wcs_iiter ***papIter, int *pnIter, wcs_iiter *p) {
+  wcs_iiter **a = realloc(*papIter, sizeof(wcs_iiter *) * (size_t)(*pnIter + 1));
+  if (a == NULL) {
+    p->pMethods->xClose(p);
+    return WCS_NOMEM;
+  }
+  a[(*pnIter)++] = p;
+  *papIter = a;
+  return WCS_OK;
+}
+
+/* May f hold keys with this bloom prefix? */
+static int prefixMay(const wcs_fmeta *f, int bUse, uint64_t h) {
+  if (!bUse || !sst_reader_bloom_prefixed(f->pReader)) return 1;
+  return sst_reader_may_contain_hash(f->pReader, h);
+}
+
+int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
+                      const uint8_t *pHi, size_t nHi, const uint8_t *pPrefix,
+                      size_t nPrefix, int bFillCache, wcs_iiter ***papIter,
+                      int *pnIter, char **pzErr) {
+  const wcs_options *pOpt = v->pVs->pOpt;
+  int bPrefix = 0, i, j, rc = WCS_OK;
+  uint64_t h = 0;
+  wcs_fmeta **aSel = NULL;
+  if (pPrefix && pOpt->xBloomPrefix &&
+      pOpt->xBloomPrefix(pPrefix, (int)nPrefix) == (int)nPrefix) {
+    bPrefix = 1;
+    h = sst_bloom_hash(pPrefix, nPrefix);
+  }
+  for (i = 0; rc == WCS_OK && i < v->anFile[0]; i++) {
+    wcs_fmeta *f = v->aaFile[0][i];
+    wcs_iiter *it = NULL;
+    if (!fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
+    if (!prefixMay(f, bPrefix, h)) continue;
+    rc = sst_reader_iter(f->pReader, bFillCache, &it, pzErr);
+    if (rc == WCS_OK) rc = pushIter(papIter, pnIter, it);
+  }
+  for (i = 1; rc == WCS_OK && i < WCS_NLEVEL; i++) {
+    int nSel = 0;
+    wcs_iiter *it = NULL;
+    if (v->anFile[i] == 0) continue;
+    free(aSel);
+    aSel = malloc(sizeof(wcs_fmeta *) * (size_t)v->anFile[i]);
+    if (aSel == NULL) {
+      rc = WCS_NOMEM;
+      break;
+    }
+    for (j = 0; j < v->anFile[i]; j++) {
+      wcs_fmeta *f = v->aaFile[i][j];
+      if (!fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
+      if (!prefixMay(f, bPrefix, h)) continue;
+      aSel[nSel++] = f;
+    }
+    if (nSel == 0) continue;
+    if (nSel == 1) {
+      rc = sst_reader_iter(aSel[0]->pReader, bFillCache, &it, pzErr);
+    } else {
+      rc = level_iter_new(aSel, nSel, bFillCache, &it);
+    }
+    if (rc == WCS_OK) rc = pushIter(papIter, pnIter, it);
+  }
+  free(aSel);
+  if (rc == WCS_NOMEM) wcs_seterr(pzErr, rc, "out of memory");
+  return rc;
+}
+
+int version_rangedels(wcs_version *v, const uint8_t *pLo, size_t nLo,
+                      const uint8_t *pHi, size_t nHi, void *pCtx,
+                      int (*x)(void *pCtx, const sst_rangedel *)) {
+  int i, j, k, rc = WCS_OK;
+  for (i = 0; rc == WCS_OK && i < WCS_NLEVEL; i++) {
+    for (j = 0; rc == WCS_OK && j < v->anFile[i]; j++) {
+      wcs_fmeta *f = v->aaFile[i][j];
+      const sst_rangedel *aDel;
+      int nDel;
+      if (f->nRangeDel == 0 || !fmeta_overlaps(f, pLo, nLo, pHi, nHi)) {
+        continue;
+      }
+      sst_reader_rangedels(f->pReader, &aDel, &nDel);
+      for (k = 0; rc == WCS_OK && k < nDel; k++) rc = x(pCtx, &aDel[k]);
+    }
+  }
+  return rc;
+}
+
+/* ====================================================================
+** The version set and the manifest
+** ==================================================================== */
+
+static char *dirPath(const char *zDir, const char *zName) {
+  size_t n = strlen(zDir) + strlen(zName) + 2;
+  char *z = malloc(n);
+  if (z) snprintf(z, n, "%s/%s", zDir, zName);
+  return z;
+}
+
+/* Read CURRENT: the manifest's name. */
+static int readCurrent(wcs_vset *vs, uint64_t *piManifest, char **pzErr) {
+  char *zPath = dirPath(vs->zDir, "CURRENT");
+  wcs_file *f = NULL;
+  char aBuf[64];
+  size_t n = 0;
+  int rc;
+  unsigned long long iNum = 0;
+  char cNl = 0;
+  if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = vs->pEnv->xOpen(vs->pEnv, zPath, WCS_OPEN_READ, &f, pzErr);
+  if (rc == WCS_OK) rc = vs->pEnv->xRead(f, 0, aBuf, sizeof aBuf - 1, &n, pzErr);
+  vs->pEnv->xClose(f);
+  if (rc == WCS_OK) {
+    aBuf[n] = 0;
+    if (n < 10 || sscanf(aBuf, "MANIFEST-%llu%c", &iNum, &cNl) != 2 ||
+        cNl != '\n' || iNum == 0 || strchr(aBuf, '\n') != aBuf + n - 1) {
+      rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                      "%s does not name a manifest (expected "
+                      "\"MANIFEST-<number>\" and a newline)",
+                      zPath);
+    }
+  }
+  free(zPath);
+  *piManifest = iNum;
+  return rc;
+}
+
+/* Replay manifest iManifest into vs->pCurrent. */
+static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
+  char zName[64];
+  char *zPath;
+  wal_reader *r = NULL;
+  wcs_version *v = NULL;
+  int rc, bFormat = 0, bLog = 0, bNext = 0, bSeq = 0;
+  snprintf(zName, sizeof zName, "MANIFEST-%06llu",
+           (unsigned long long)iManifest);
+  zPath = dirPath(vs->zDir, zName);
+  if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = wal_reader_open(vs->pEnv, zPath, &r, pzErr);
+  if (rc == WCS_CANTOPEN) {
+    char *zOld = *pzErr;
+    *pzErr = NULL;
+    rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                    "manifest %s named by CURRENT is missing", zPath);
+    free(zOld);
+  }
+  if (rc == WCS_OK) {
+    v = versionAlloc(vs);
+    if (v == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  while (rc == WCS_OK) {
+    const uint8_t *p;
+    size_t n;
+    uint64_t iOff = 0;
+    wcs_vedit e;
+    wcs_version *vNew = NULL;
+    rc = wal_reader_next(r, &p, &n, &iOff, pzErr);
+    if (rc || p == NULL) break;
+    /* the first edit must declare the format */
+    if (!bFormat) {
+      Dec d;
+      d.p = p;
+      d.pEnd = p + n;
+      d.bad = 0;
+      if (decVarint(&d) != VE_FORMAT || d.bad) {
+        rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                        "corrupt manifest %s: it does not start with a "
+                        "format field",
+                        zPath);
+        break;
+      }
+      bFormat = 1;
+    }
+    rc = vedit_decode(&e, p, n, zPath, iOff, pzErr);
+    if (rc) break;
+    if (e.bLog) { vs->iLog = e.iLog; bLog = 1; }
+    if (e.bNextFile) { vs->iNextFile = e.iNextFile; bNext = 1; }
+    if (e.bLastSeq) { vs->lastSeq = e.lastSeq; bSeq = 1; }
+    {
+      int i;
+      for (i = 0; i < e.nAdd; i++) e.aAdd[i].pMeta->pVs = vs;
+    }
+    rc = versionBuild(vs, v, &e, &vNew, pzErr);
+    vedit_clear(&e);
+    if (rc == WCS_OK) {
+      version_unref(v);
+      v = vNew;
+    }
+  }
+  if (rc == WCS_OK && (!bFormat || !bLog || !bNext || !bSeq)) {
+    rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                    "corrupt manifest %s: the store's state is incomplete "
+                    "(missing log number, next file number or last "
+                    "sequence number)",
+                    zPath);
+  }
+  if (rc == WCS_OK) {
+    int i, j;
+    for (i = 0; rc == WCS_OK && i < WCS_NLEVEL; i++) {
+      for (j = 0; rc == WCS_OK && j < v->anFile[i]; j++) {
+        wcs_fmeta *f = v->aaFile[i][j];
+        if (f->iFile >= vs->iNextFile) vs->iNextFile = f->iFile + 1;
+        rc = fmeta_open(f, pzErr);
+      }
+    }
+  }
+  if (iManifest >= vs->iNextFile) vs->iNextFile = iManifest + 1;
+  wal_reader_close(r);
+  free(zPath);
+  if (rc) {
+    version_unref(v);
+    return rc;
+  }
+  vs->pCurrent = v;
+  vs->iManifest = iManifest;
+  return WCS_OK;
+}
+
+int vset_open(wcs_env *pEnv, const char *zDir, const wcs_options *pOpt,
+              wcs_cache *pCache, int bReadOnly, int bCreate, wcs_vset **pp,
+              char **pzErr) {
+  wcs_vset *vs = calloc(1, sizeof *vs);
+  char *zCur;
+  int bExists = 0, rc = WCS_OK;
+  *pp = NULL;
+  if (vs == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  vs->zDir = malloc(strlen(zDir) + 1);
+  if (vs->zDir == NULL) {
+    free(vs);
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  strcpy(vs->zDir, zDir);
+  vs->pEnv = pEnv;
+  vs->pOpt = pOpt;
+  vs->pCache = pCache;
+  vs->bReadOnly = bReadOnly;
+  vs->iNextFile = 2;
+  vs->iLog = 0;
+  zCur = dirPath(zDir, "CURRENT");
+  if (zCur == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  if (rc == WCS_OK) pEnv->xExists(pEnv, zCur, &bExists);
+  free(zCur);
+  if (rc == WCS_OK && bExists) {
+    uint64_t iManifest = 0;
+    rc = readCurrent(vs, &iManifest, pzErr);
+    if (rc == WCS_OK) rc = replay(vs, iManifest, pzErr);
+  } else if (rc == WCS_OK) {
+    if (!bCreate || bReadOnly) {
+      rc = wcs_seterr(pzErr, WCS_CANTOPEN,
+                      "no store in %s (CURRENT is missing)%s", zDir,
+                      bReadOnly ? "" : "; open with bCreate to make one");
+    } else {
+      vs->pCurrent = versionAlloc(vs);
+      if (vs->pCurrent == NULL) {
+        rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      }
+    }
+  }
+  if (rc) {
+    vset_close(vs);
+    return rc;
+  }
+  *pp = vs;
+  return WCS_OK;
+}
+
+void vset_close(wcs_vset *vs) {
+  int i;
+  if (vs == NULL) return;
+  version_unref(vs->pCurrent);
+  wal_writer_close(vs->pManifest);
+  for (i = 0; i < WCS_NLEVEL; i++) wcs_buf_free(&vs->aCompactPtr[i]);
+  free(vs->zDir);
+  free(vs);
+}
+
+/* Write "MANIFEST-<n>\n" to CURRENT atomically. */
+static int setCurrent(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
+  char aBuf[64];
+  char zTmpName[64];
+  char *zTmp, *zCur;
+  wcs_file *f = NULL;
+  int n, rc;
+  n = snprintf(aBuf, sizeof aBuf, "MANIFEST-%06llu\n",
+               (unsigned long long)iManifest);
+  snprintf(zTmpName, sizeof zTmpName, "%06llu.tmp",
+           (unsigned long long)iManifest);
+  zTmp = dirPath(vs->zDir, zTmpName);
+  zCur = dirPath(vs->zDir, "CURRENT");
+  if (zTmp == NULL || zCur == NULL) {
+    free(zTmp);
+    free(zCur);
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  rc = vs->pEnv->xOpen(vs->pEnv, zTmp, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &f,
+                       pzErr);
+  if (rc == WCS_OK) rc = vs->pEnv->xAppend(f, aBuf, (size_t)n, pzErr);
+  if (rc == WCS_OK) rc = vs->pEnv->xSync(f, pzErr);
+  vs->pEnv->xClose(f);
+  if (rc == WCS_OK) rc = vs->pEnv->xRename(vs->pEnv, zTmp, zCur, pzErr);
+  if (rc == WCS_OK) rc = vs->pEnv->xSyncDir(vs->pEnv, vs->zDir, pzErr);
+  if (rc) vs->pEnv->xDelete(vs->pEnv, zTmp, NULL);
+  free(zTmp);
+  free(zCur);
+  return rc;
+}
+
+int vset_new_manifest(wcs_vset *vs, char **pzErr) {
+  uint64_t iNew = vs->iNextFile++;
+  uint64_t iOld = vs->iManifest;
+  char zName[64];
+  char *zPath;
+  wcs_buf payload = {0}, framed = {0};
+  wal_writer *w = NULL;
+  int rc = WCS_OK, i, j;
+  snprintf(zName, sizeof zName, "MANIFEST-%06llu", (unsigned long long)iNew);
+  zPath = dirPath(vs->zDir, zName);
+  if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = wcs_buf_append_varint(&payload, VE_FORMAT);
+  if (!rc) rc = wcs_buf_append_varint(&payload, VE_FORMAT_VERSION);
+  if (!rc) rc = wcs_buf_append_varint(&payload, VE_LOG);
+  if (!rc) rc = wcs_buf_append_varint(&payload, vs->iLog);
+  if (!rc) rc = wcs_buf_append_varint(&payload, VE_NEXT_FILE);
+  if (!rc) rc = wcs_buf_append_varint(&payload, vs->iNextFile);
+  if (!rc) rc = wcs_buf_append_varint(&payload, VE_LAST_SEQ);
+  if (!rc) rc = wcs_buf_append_varint(&payload, vs->lastSeq);
+  for (i = 0; !rc && i < WCS_NLEVEL; i++) {
+    for (j = 0; !rc && j < vs->pCurrent->anFile[i]; j++) {
+      rc = encodeAdd(&payload, i, vs->pCurrent->aaFile[i][j]);
+    }
+  }
+  if (!rc) rc = wal_frame(&framed, payload.a, payload.n);
+  if (rc) rc = wcs_seterr(pzErr, rc, "out of memory writing the manifest");
+  if (rc == WCS_OK) rc = wal_writer_open(vs->pEnv, zPath, &w, pzErr);
+  if (rc == WCS_OK) rc = wal_writer_append(w, framed.a, framed.n, pzErr);
+  if (rc == WCS_OK) rc = wal_writer_sync(w, pzErr);
+  if (rc == WCS_OK) rc = setCurrent(vs, iNew, pzErr);
+  wcs_buf_free(&payload);
+  wcs_buf_free(&framed);
+  if (rc) {
+    wal_writer_close(w);
+    vs->pEnv->xDelete(vs->pEnv, zPath, NULL);
+    free(zPath);
+    return rc;
+  }
+  free(zPath);
+  wal_writer_close(vs->pManifest);
+  vs->pManifest = w;
+  vs->bManifestBroken = 0;
+  vs->iManifest = iNew;
+  if (iOld) {
+    snprintf(zName, sizeof zName, "MANIFEST-%06llu", (unsigned long long)iOld);
+    zPath = dirPath(vs->zDir, zName);
+    if (zPath) vs->pEnv->xDelete(vs->pEnv, zPath, NULL);
+    free(zPath);
+  }
+  return WCS_OK;
+}
+
+static wcs_fmeta *findFile(const wcs_version *v, int iLevel, uint64_t iFile) {
+  int j;
+  for (j = 0; j < v->anFile[iLevel]; j++) {
+    if (v->aaFile[iLevel][j]->iFile == iFile) return v->aaFile[iLevel][j];
+  }
+  return NULL;
+}
+
+int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
+  wcs_version *v = NULL;
+  wcs_buf payload = {0}, framed = {0};
+  int rc = WCS_OK, i, k;
+  if (vs->bReadOnly) {
+    return wcs_seterr(pzErr, WCS_READONLY, "store %s is open read-only",
+                      vs->zDir);
+  }
+  if (vs->pManifest == NULL || vs->bManifestBroken) {
+    rc = wcs_seterr(pzErr, WCS_IOERR,
+                    "the manifest of %s could not be written earlier; close "
+                    "and reopen the store",
+                    vs->zDir);
+  }
+  if (rc == WCS_OK) {
+    if (!e->bLog) {
+      e->bLog = 1;
+      e->iLog = vs->iLog;
+    }
+    if (!e->bLastSeq) {
+      e->bLastSeq = 1;
+      e->lastSeq = vs->lastSeq;
+    }
+    e->bNextFile = 1;
+    e->iNextFile = vs->iNextFile;
+    for (i = 0; i < e->nDel; i++) {
+      if (findFile(vs->pCurrent, e->aDel[i].iLevel, e->aDel[i].iFile) == NULL) {
+        rc = wcs_seterr(pzErr, WCS_INTERNAL,
+                        "internal error: edit deletes file %06llu.sst which "
+                        "is not in level %d",
+                        (unsigned long long)e->aDel[i].iFile,
+                        e->aDel[i].iLevel);
+      }
+    }
+  }
+  if (rc == WCS_OK) rc = versionBuild(vs, vs->pCurrent, e, &v, pzErr);
+  if (rc == WCS_OK) {
+    rc = vedit_encode(e, &payload);
+    if (!rc) rc = wal_frame(&framed, payload.a, payload.n);
+    if (rc) rc = wcs_seterr(pzErr, rc, "out of memory writing the manifest");
+  }
+  if (rc == WCS_OK) {
+    rc = wal_writer_append(vs->pManifest, framed.a, framed.n, pzErr);
+    if (rc == WCS_OK) rc = wal_writer_sync(vs->pManifest, pzErr);
+    if (rc) vs->bManifestBroken = 1;
+  }
+  wcs_buf_free(&payload);
+  wcs_buf_free(&framed);
+  if (rc) {
+    version_unref(v);
+    /* new files that no version holds are deleted when the edit lets go */
+    for (k = 0; k < e->nAdd; k++) {
+      if (!vset_file_live(vs, e->aAdd[k].pMeta->iFile)) {
+        e->aAdd[k].pMeta->bObsolete = 1;
+      }
+    }
+    return rc;
+  }
+  /* files leaving the store are deleted with their last reference */
+  for (i = 0; i < e->nDel; i++) {
+    int bReadded = 0;
+    for (k = 0; k < e->nAdd; k++) {
+      if (e->aAdd[k].pMeta->iFile == e->aDel[i].iFile) bReadded = 1;
+    }
+    if (!bReadded) {
+      wcs_fmeta *f = findFile(vs->pCurrent, e->aDel[i].iLevel, e->aDel[i].iFile);
+      if (f) f->bObsolete = 1;
+    }
+  }
+  version_unref(vs->pCurrent);
+  vs->pCurrent = v;
+  vs->iLog = e->iLog;
+  vs->lastSeq = e->lastSeq;
+  return WCS_OK;
+}
+
+wcs_version *vset_current(wcs_vset *vs) { return vs->pCurrent; }
+uint64_t vset_new_file_number(wcs_vset *vs) { return vs->iNextFile++; }
+uint64_t vset_log(const wcs_vset *vs) { return vs->iLog; }
+uint64_t vset_last_seq(const wcs_vset *vs) { return vs->lastSeq; }
+void vset_set_last_seq(wcs_vset *vs, uint64_t s) { vs->lastSeq = s; }
+uint64_t vset_manifest_number(const wcs_vset *vs) { return vs->iManifest; }
+uint64_t vset_next_file(const wcs_vset *vs) { return vs->iNextFile; }
+void vset_mark_file_used(wcs_vset *vs, uint64_t iFile) {
+  if (iFile >= vs->iNextFile) vs->iNextFile = iFile + 1;
+}
+const char *vset_dir(const wcs_vset *vs) { return vs->zDir; }
+wcs_env *vset_env(const wcs_vset *vs) { return vs->pEnv; }
+const wcs_options *vset_options(const wcs_vset *vs) { return vs->pOpt; }
+wcs_cache *vset_cache(const wcs_vset *vs) { return vs->pCache; }
+
+int vset_file_live(const wcs_vset *vs, uint64_t iFile) {
+  int i;
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    if (findFile(vs->pCurrent, i, iFile)) return 1;
+  }
+  return 0;
+}
+
+wcs_buf *vset_compact_ptr(wcs_vset *vs, int iLevel) {
+  return &vs->aCompactPtr[iLevel];
+}

@@ -1,0 +1,220 @@
+/*
+** version.h — which sorted files make up the store, by level, and the
+** manifest that records every change to that set.
+**
+** A version is an immutable, reference-counted list of files per level:
+** level 0 holds whole flushed memtables (ranges may overlap; newest
+** first); levels 1..WCS_NLEVEL-1 hold runs of files with disjoint key
+** ranges, sorted by key. Readers pin a version; a change builds a new
+** version from the current one plus a version edit, appends the edit to
+** the manifest (fsync), and only then makes it current, so the set of live
+** files changes atomically. A file whose last version goes away is closed,
+** and deleted if no later version has it.
+**
+** The manifest is a log file (framing in wal.h) of version edits; the
+** CURRENT file names it. Formats: doc/format-log.md.
+**
+** Locking: every function that takes a wcs_vset, except where noted, is
+** called with the store's mutex held (db.c); file and version reference
+** counts are atomic and may be dropped anywhere.
+*/
+#ifndef WCS_VERSION_H
+#define WCS_VERSION_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/env.h"
+#include "storage/iter.h"
+#include "storage/sst.h"
+#include "storage/util.h"
+
+#define WCS_NLEVEL 7 /* level 0 .. 6 */
+/* Trailer of the bound keys of range tombstones in file ranges: sorts
+** before every real entry of the same user key. */
+#define WCS_IKEY_SENTINEL (~(uint64_t)0)
+
+/* Manifest edit tags (varint tag, then the fields listed). */
+#define VE_FORMAT     1 /* varint format version (VE_FORMAT_VERSION) */
+#define VE_LOG        2 /* varint: WAL files numbered below are obsolete */
+#define VE_NEXT_FILE  3 /* varint: next unused file number */
+#define VE_LAST_SEQ   4 /* varint: every seq <= this is in the files */
+#define VE_DEL_FILE   5 /* varint level, varint file number */
+#define VE_ADD_FILE   6 /* varint level, number, bytes, entries, raw bytes,
+                        ** range tombstones, min seq, max seq, flags
+                        ** (bit 0: unbounded above), smallest (varint
+                        ** length + internal key), largest (same) */
+#define VE_FORMAT_VERSION 1
+
+typedef struct wcs_vset wcs_vset;
+
+/* One sorted file. */
+typedef struct wcs_fmeta {
+  _Atomic int nRef;       /* versions + edits + iterators holding it */
+  uint64_t iFile;         /* file number: %06llu.sst */
+  uint64_t nBytes;        /* file size */
+  uint64_t nEntries;      /* internal keys */
+  uint64_t nRawBytes;     /* key + value bytes before compression */
+  uint64_t nRangeDel;     /* range tombstones */
+  uint64_t minSeq, maxSeq;/* seq range of entries and tombstones */
+  uint8_t *pSmallest;     /* smallest internal key (tombstone starts use
+                          ** the sentinel trailer ~0), owned */
+  size_t nSmallest;
+  uint8_t *pLargest;      /* largest internal key; an exclusive tombstone
+                          ** end E is (E, sentinel ~0), which sorts before
+                          ** every real entry of E; owned */
+  size_t nLargest;
+  int bUnbounded;         /* the range runs to the end of the key space */
+  sst_reader *pReader;    /* open reader (owned), set when added */
+  int bObsolete;          /* no longer in the current version: delete the
+                          ** file when the last reference goes */
+  int bCompacting;        /* an input of a running compaction (db mutex) */
+  wcs_vset *pVs;          /* for deletion and cache eviction */
+} wcs_fmeta;
+
+typedef struct wcs_version {
+  _Atomic int nRef;
+  wcs_vset *pVs;
+  int anFile[WCS_NLEVEL];         /* files per level */
+  wcs_fmeta **aaFile[WCS_NLEVEL]; /* level 0 newest first; others by key */
+  uint64_t anBytes[WCS_NLEVEL];   /* file bytes per level */
+} wcs_version;
+
+typedef struct vedit_add {
+  int iLevel;
+  wcs_fmeta *pMeta;       /* a reference owned by the edit */
+} vedit_add;
+typedef struct vedit_del {
+  int iLevel;
+  uint64_t iFile;
+} vedit_del;
+
+typedef struct wcs_vedit {
+  int bLog;        uint64_t iLog;
+  int bNextFile;   uint64_t iNextFile;
+  int bLastSeq;    uint64_t lastSeq;
+  int nAdd;        vedit_add *aAdd;  /* malloc'd */
+  int nDel;        vedit_del *aDel;  /* malloc'd */
+} wcs_vedit;
+
+void vedit_clear(wcs_vedit *);
+/* Add a file (takes over the caller's reference on p). */
+int vedit_add_file(wcs_vedit *, int iLevel, wcs_fmeta *p);
+int vedit_del_file(wcs_vedit *, int iLevel, uint64_t iFile);
+/* Serialize / parse (parse returns WCS_CORRUPT naming zFile and iOff;
+** parsed adds carry fresh fmeta without readers). */
+int vedit_encode(const wcs_vedit *, wcs_buf *pOut);
+int vedit_decode(wcs_vedit *, const uint8_t *p, size_t n, const char *zFile,
+                 uint64_t iOff, char **pzErr);
+
+/* ---- files */
+/* A new fmeta (one reference) describing a finished file. */
+int fmeta_new(wcs_vset *, const sst_meta *, wcs_fmeta **pp);
+void fmeta_ref(wcs_fmeta *);
+void fmeta_unref(wcs_fmeta *);
+/* Open the file's reader (if not yet open); any thread. */
+int fmeta_open(wcs_fmeta *, char **pzErr);
+/* Path of file number iFile in the store ("<dir>/000012.sst"), malloc'd. */
+char *vset_file_path(const wcs_vset *, uint64_t iFile, const char *zExt);
+
+/* ---- the version set */
+/*
+** Open the version set of the store in zDir: read CURRENT and replay the
+** manifest it names (a torn tail of the manifest is ignored; any other bad
+** byte is WCS_CORRUPT naming the file and offset) and open every live
+** file. If CURRENT is missing and bCreate, start empty. pOpt and pCache
+** are borrowed for the set's lifetime.
+*/
+int vset_open(wcs_env *, const char *zDir, const wcs_options *pOpt,
+              wcs_cache *pCache, int bReadOnly, int bCreate, wcs_vset **pp,
+              char **pzErr);
+/* Close: drops the current version (its files close when unreferenced). */
+void vset_close(wcs_vset *);
+
+/*
+** Start a fresh manifest holding the whole current state, point CURRENT at
+** it (write to a temporary file, fsync, rename, fsync the directory) and
+** delete the old one. Done once at every writable open.
+*/
+int vset_new_manifest(wcs_vset *, char **pzErr);
+
+/*
+** Apply an edit: build current + edit, append the edit to the manifest and
+** fsync it, then make the result current. Fills in log/next-file/last-seq
+** from the set when the edit leaves them unset. The edit's file references
+** pass to the version set. On failure nothing changes, and the manifest is
+** refused for later edits (reopen the store).
+*/
+int vset_apply(wcs_vset *, wcs_vedit *, char **pzErr);
+
+wcs_version *vset_current(wcs_vset *); /* borrowed */
+uint64_t vset_new_file_number(wcs_vset *);
+uint64_t vset_log(const wcs_vset *);
+uint64_t vset_last_seq(const wcs_vset *);
+void vset_set_last_seq(wcs_vset *, uint64_t);
+uint64_t vset_manifest_number(const wcs_vset *);
+uint64_t vset_next_file(const wcs_vset *);
+void vset_mark_file_used(wcs_vset *, uint64_t iFile);
+const char *vset_dir(const wcs_vset *);
+wcs_env *vset_env(const wcs_vset *);
+const wcs_options *vset_options(const wcs_vset *);
+wcs_cache *vset_cache(const wcs_vset *);
+
+/* Is file number iFile named by the current version? */
+int vset_file_live(const wcs_vset *, uint64_t iFile);
+
+/* Round-robin cursor of level compactions (user key, malloc'd copy). */
+wcs_buf *vset_compact_ptr(wcs_vset *, int iLevel);
+
+/* ---- versions */
+void version_ref(wcs_version *);
+void version_unref(wcs_version *); /* any thread */
+
+/* Target size in bytes of level i >= 1. */
+uint64_t version_level_target(const wcs_options *, int iLevel);
+
+/* Does file f possibly hold user key k? (by its key range) */
+int fmeta_may_hold(const wcs_fmeta *, const uint8_t *pKey, size_t nKey);
+/* Does file f's range overlap user keys [lo, hi)? lo NULL: from the start;
+** hi NULL: to the end. */
+int fmeta_overlaps(const wcs_fmeta *, const uint8_t *pLo, size_t nLo,
+                   const uint8_t *pHi, size_t nHi);
+
+/*
+** Point lookup in the files of v at snapshot snap, newest data first.
+** *pMaxDel carries in and out the newest range tombstone seq (<= snap)
+** covering the key seen so far (memtables are searched first). On WCS_OK,
+** *pbFound says whether a version of the key was found; if so *pType is
+** WCS_KT_PUT with a malloc'd copy of the value in *ppVal and *pnVal, or
+** WCS_KT_DELETE (also when a newer range tombstone covers it). Errors
+** (I/O, corruption) name the file.
+*/
+int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey,
+                uint64_t snap, uint64_t *pMaxDel, int *pbFound, int *pType,
+                void **ppVal, size_t *pnVal, char **pzErr);
+
+/*
+** Append to *papIter iterators over the files of v that may hold keys in
+** [lo, hi) (NULL: unbounded): one per level-0 file, one concatenating
+** iterator per deeper level. pPrefix/nPrefix, when nonzero, lets files
+** whose bloom filter rules the prefix out be skipped. The iterators pin
+** their files. *pnIter is updated; the array grows (realloc).
+*/
+int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
+                      const uint8_t *pHi, size_t nHi, const uint8_t *pPrefix,
+                      size_t nPrefix, int bFillCache, wcs_iiter ***papIter,
+                      int *pnIter, char **pzErr);
+
+/* Call x for every range tombstone of every file of v overlapping [lo,
+** hi) (borrowed while v is referenced). */
+int version_rangedels(wcs_version *v, const uint8_t *pLo, size_t nLo,
+                      const uint8_t *pHi, size_t nHi, void *pCtx,
+                      int (*x)(void *pCtx, const sst_rangedel *));
+
+/* An iterator over files with disjoint, ascending key ranges (a level
+** >= 1): it copies the array and takes its own file references. */
+int level_iter_new(wcs_fmeta **aFile, int nFile, int bFillCache,
+                   wcs_iiter **pp);
+
+#endif /* WCS_VERSION_H */

@@ -1,0 +1,116 @@
+/*
+** wal.h — the log file format shared by the write-ahead log (*.log) and
+** the manifest (MANIFEST-*): a sequence of checksummed records, and the
+** write-batch payload that WAL records carry. Every byte is described in
+** doc/format-log.md; the constants below are the same numbers.
+**
+** Record framing (all integers little-endian):
+**
+**     offset 0   u32  hcrc   masked CRC-32C of bytes [4, 8) (the length)
+**     offset 4   u32  len    payload bytes, 1 .. WAL_MAX_RECORD
+**     offset 8   u32  crc    masked CRC-32C of the payload
+**     offset 12  len bytes   payload
+**
+** The length has its own checksum so a damaged length is reported as
+** corruption instead of being mistaken for a short (torn) file.
+**
+** Recovery tells a torn tail from corruption like this: reading stops at
+** the first record that is incomplete or fails a checksum. If the record
+** runs past the end of the file, or if any sector-aligned piece of the
+** bytes from that record to the end of the file is all zero (what a power
+** cut leaves where pages never reached the disk), the rest of the file is
+** a torn tail: it was never synced, so it was never acknowledged, and it
+** is cut off. Otherwise the bytes were written whole and changed since:
+** WCS_CORRUPT naming the file and the record's offset.
+*/
+#ifndef WCS_WAL_H
+#define WCS_WAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/env.h"
+#include "storage/util.h"
+
+#define WAL_OFF_HCRC   0
+#define WAL_OFF_LEN    4
+#define WAL_OFF_CRC    8
+#define WAL_HEADER     12          /* bytes before the payload */
+#define WAL_MAX_RECORD 0x7fffffffu /* largest payload */
+#define WAL_SECTOR     512         /* torn-write granularity assumed */
+#define WAL_HOLE_MIN   32          /* zero run that counts as a hole
+                                   ** unless it reaches the end */
+
+/*
+** Write-batch payload (one WAL record per committed batch):
+**
+**     offset 0   u64  seq    sequence number of the first operation
+**     offset 8   u32  count  operations; op i has sequence seq + i
+**     offset 12  ops, each:
+**       u8 op, then
+**         WAL_OP_PUT:           varint klen, key, varint vlen, value
+**         WAL_OP_DELETE:        varint klen, key
+**         WAL_OP_RANGEDEL:      varint slen, start, varint elen, end
+**         WAL_OP_RANGEDEL_OPEN: varint slen, start   (end = key space end)
+*/
+#define WAL_BATCH_OFF_SEQ   0
+#define WAL_BATCH_OFF_COUNT 8
+#define WAL_BATCH_HEADER    12
+#define WAL_OP_DELETE        0
+#define WAL_OP_PUT           1
+#define WAL_OP_RANGEDEL      2
+#define WAL_OP_RANGEDEL_OPEN 3
+
+/* Append one framed record holding payload p[0..n) to *pOut. */
+int wal_frame(wcs_buf *pOut, const uint8_t *p, size_t n);
+
+/*
+** Walk a batch payload, calling x once per operation with its sequence
+** number. For puts pVal/nVal is the value; for range deletes pVal/nVal is
+** the end key (pVal NULL for WAL_OP_RANGEDEL_OPEN). Bytes that do not
+** parse return WCS_CORRUPT (message names zFile and iOff, the record's
+** offset). A nonzero return from x stops the walk and is returned.
+*/
+int wal_batch_walk(const uint8_t *p, size_t n, const char *zFile,
+                   uint64_t iOff, void *pCtx,
+                   int (*x)(void *pCtx, uint64_t seq, int op,
+                            const uint8_t *pKey, size_t nKey,
+                            const uint8_t *pVal, size_t nVal),
+                   char **pzErr);
+
+/* ---- writing */
+typedef struct wal_writer wal_writer;
+/* Create (truncating) the log file zPath. */
+int wal_writer_open(wcs_env *, const char *zPath, wal_writer **pp,
+                    char **pzErr);
+/* Append framed bytes (one or more records) with one write. If the write
+** fails, the file is cut back to its previous size so later records never
+** follow a partial one; if even that fails, WCS_IOERR-class codes are
+** returned and the writer refuses further appends. */
+int wal_writer_append(wal_writer *, const uint8_t *p, size_t n,
+                      char **pzErr);
+int wal_writer_sync(wal_writer *, char **pzErr);
+uint64_t wal_writer_size(const wal_writer *);
+/* Bytes appended since the last successful sync. */
+uint64_t wal_writer_unsynced(const wal_writer *);
+const char *wal_writer_path(const wal_writer *);
+void wal_writer_close(wal_writer *); /* no sync; NULL is a no-op */
+
+/* ---- reading */
+typedef struct wal_reader wal_reader;
+int wal_reader_open(wcs_env *, const char *zPath, wal_reader **pp,
+                    char **pzErr);
+/*
+** The next record. On WCS_OK, *ppRec and *pnRec is the payload (borrowed until
+** the next call) and *piOff its record's offset; at the end (clean or torn)
+** *ppRec is NULL. Corruption returns WCS_CORRUPT naming file and offset.
+*/
+int wal_reader_next(wal_reader *, const uint8_t **ppRec, size_t *pnRec,
+                    uint64_t *piOff, char **pzErr);
+/* After the end: the offset just past the last good record, and whether
+** bytes after it were discarded as a torn tail. */
+uint64_t wal_reader_good_end(const wal_reader *);
+int wal_reader_torn(const wal_reader *);
+void wal_reader_close(wal_reader *);
+
+#endif /* WCS_WAL_H */
