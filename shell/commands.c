@@ -1,0 +1,320 @@
+/*
+** commands.c — the shell's dot-commands (doc/shell.md, "Dot-commands").
+**
+** A dot-command is one line: the command word, then arguments separated by
+** spaces; an argument may be quoted with '...' or "..." to hold spaces.
+** .explain takes the rest of the line as SQL, unsplit. Each command returns
+** 0, 1 after reporting an error, or 2 for .quit.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell/shell.h"
+
+#define MAX_ARGS 64
+
+static const char zHelp[] =
+    ".compact [TABLE]          drop deleted, shadowed and expired data; "
+    "compact the store\n"
+    ".explain SQL              the plan of SQL in words, with key ranges\n"
+    ".export TABLE FILE [FMT]  write a table as cbt CSV (cbt), CSV (csv) or "
+    "JSON lines (jsonl)\n"
+    ".headers on|off           column names in results\n"
+    ".help                     this text\n"
+    ".import FILE TABLE [OPT]  load cbt CSV, CSV, JSON lines or a DynamoDB "
+    "export;\n"
+    "                          options name=value: format=, column-family=, "
+    "timestamp=,\n"
+    "                          key=, map=, family=, skip-bad=, batch=  (see "
+    "doc/shell.md)\n"
+    ".keyviz TABLE FILE.svg    key-distribution and read/write heat map as "
+    "SVG\n"
+    ".mode [MODE]              output mode: table, box, csv, json, line or "
+    "list\n"
+    ".quit                     leave (also .exit, Ctrl-D)\n"
+    ".read FILE                run SQL and dot-commands from FILE\n"
+    ".schema [TABLE]           CREATE statements; wcs tables show the "
+    "canonical schema\n"
+    "                          from the store catalog\n"
+    ".show                     current settings\n"
+    ".stats [TABLE]            files, levels, bytes, compression ratio, row "
+    "estimate\n"
+    ".tables [PATTERN]         list tables (LIKE pattern)\n"
+    ".timer on|off             time each statement\n";
+
+/* Split zLine into at most MAX_ARGS arguments, in place in a copy. Returns
+** the count; *pzCopy must be freed. */
+static int split_args(const char *zLine, char **pzCopy, char **azArg) {
+  char *z = strdup(zLine);
+  int n = 0;
+  *pzCopy = z;
+  if (!z) return 0;
+  while (*z && n < MAX_ARGS) {
+    while (*z == ' ' || *z == '\t' || *z == '\r' || *z == '\n') z++;
+    if (*z == 0) break;
+    if (*z == '\'' || *z == '"') {
+      char q = *z++;
+      char *zOut = z;
+      azArg[n++] = z;
+      while (*z) {
+        if (*z == q) {
+          if (z[1] == q) { /* a doubled quote is one quote */
+            *zOut++ = q;
+            z += 2;
+            continue;
+          }
+          z++;
+          break;
+        }
+        *zOut++ = *z++;
+      }
+      *zOut = 0; /* zOut < z unless the quote was never closed */
+    } else {
+      azArg[n++] = z;
+      while (*z && *z != ' ' && *z != '\t' && *z != '\r' && *z != '\n') z++;
+      if (*z) *z++ = 0;
+    }
+  }
+  return n;
+}
+
+static int parse_bool(Shell *p, const char *z, int *pb) {
+  if (strcmp(z, "on") == 0 || strcmp(z, "1") == 0 || strcmp(z, "yes") == 0) {
+    *pb = 1;
+  } else if (strcmp(z, "off") == 0 || strcmp(z, "0") == 0 ||
+             strcmp(z, "no") == 0) {
+    *pb = 0;
+  } else {
+    return shell_error(p, "expected on or off, not \"%s\"", z);
+  }
+  return 0;
+}
+
+static int cmd_tables(Shell *p, const char *zPattern) {
+  sqlite3_stmt *pStmt = 0;
+  char **azName = 0;
+  int nName = 0, nAlloc = 0, nWidth = 0, i, nPerLine;
+  int rc = sqlite3_prepare_v2(
+      p->db,
+      "SELECT name FROM sqlite_schema WHERE type IN ('table','view') "
+      "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name LIKE ?1 "
+      "AND (sql IS NULL OR sql NOT LIKE 'CREATE TABLE %' OR rootpage > 0) "
+      "ORDER BY name",
+      -1, &pStmt, 0);
+  if (rc != SQLITE_OK) return shell_error(p, "%s", sqlite3_errmsg(p->db));
+  sqlite3_bind_text(pStmt, 1, zPattern ? zPattern : "%", -1, SQLITE_STATIC);
+  while (sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+    if (nName == nAlloc) {
+      char **a = realloc(azName, sizeof(char *) * (nAlloc ? nAlloc * 2 : 32));
+      if (!a) break;
+      azName = a;
+      nAlloc = nAlloc ? nAlloc * 2 : 32;
+    }
+    azName[nName] = strdup(z ? z : "");
+    if (!azName[nName]) break;
+    if ((int)strlen(azName[nName]) > nWidth) {
+      nWidth = (int)strlen(azName[nName]);
+    }
+    nName++;
+  }
+  sqlite3_finalize(pStmt);
+  nPerLine = 80 / (nWidth + 2);
+  if (nPerLine < 1) nPerLine = 1;
+  for (i = 0; i < nName; i++) {
+    int bLast = (i % nPerLine) == nPerLine - 1 || i == nName - 1;
+    if (bLast) fprintf(p->out, "%s\n", azName[i]);
+    else fprintf(p->out, "%-*s  ", nWidth, azName[i]);
+    free(azName[i]);
+  }
+  free(azName);
+  return 0;
+}
+
+/* One row of EXPLAIN QUERY PLAN. */
+typedef struct PlanRow {
+  int id;
+  int parent;
+  char *zDetail;
+} PlanRow;
+
+/* Say an EXPLAIN QUERY PLAN detail in words. wcs scans read
+** "SCAN t VIRTUAL TABLE INDEX n:<plan>": the plan part is what matters. */
+static void say_detail(Shell *p, const char *zDetail, int nIndent) {
+  const char *zV = strstr(zDetail, " VIRTUAL TABLE INDEX ");
+  fprintf(p->out, "%*s", nIndent, "");
+  if (zV && strncmp(zDetail, "SCAN ", 5) == 0) {
+    const char *zPlan = strchr(zV + 21, ':');
+    const char *zRanges;
+    int nTab = (int)(zV - zDetail) - 5;
+    zPlan = zPlan ? zPlan + 1 : "";
+    /* The plan text may carry key ranges on following lines. */
+    zRanges = strchr(zPlan, '\n');
+    fprintf(p->out, "%.*s: %.*s\n", nTab, zDetail + 5,
+            (int)(zRanges ? zRanges - zPlan : (long)strlen(zPlan)),
+            zPlan[0] ? zPlan : "(no plan text)");
+    while (zRanges) {
+      const char *zNext = strchr(zRanges + 1, '\n');
+      int n = zNext ? (int)(zNext - zRanges - 1) : (int)strlen(zRanges + 1);
+      if (n > 0) fprintf(p->out, "%*s  %.*s\n", nIndent, "", n, zRanges + 1);
+      zRanges = zNext;
+    }
+  } else if (strncmp(zDetail, "SCAN ", 5) == 0 && !strchr(zDetail + 5, ' ')) {
+    fprintf(p->out, "%s: FULL SCAN (native SQLite table)\n", zDetail + 5);
+  } else {
+    fprintf(p->out, "%s\n", zDetail);
+  }
+}
+
+static void explain_tree(Shell *p, PlanRow *a, int n, int iParent,
+                         int nIndent) {
+  int i;
+  for (i = 0; i < n; i++) {
+    if (a[i].parent != iParent) continue;
+    say_detail(p, a[i].zDetail, nIndent);
+    explain_tree(p, a, n, a[i].id, nIndent + 2);
+  }
+}
+
+int shell_explain(Shell *p, const char *zSql) {
+  sqlite3_stmt *pStmt = 0;
+  char *zEqp;
+  PlanRow *a = 0;
+  int n = 0, nAlloc = 0, rc, i;
+  const char *zTail = 0;
+
+  while (*zSql == ' ' || *zSql == '\t' || *zSql == '\n') zSql++;
+  if (*zSql == 0) return shell_error(p, "usage: .explain SQL");
+  zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
+  if (!zEqp) return shell_error(p, "out of memory");
+  rc = sqlite3_prepare_v2(p->db, zEqp, -1, &pStmt, &zTail);
+  sqlite3_free(zEqp);
+  if (rc != SQLITE_OK) return shell_error(p, "%s", sqlite3_errmsg(p->db));
+  if (!pStmt) return shell_error(p, "usage: .explain SQL");
+  while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(pStmt, 3);
+    if (n == nAlloc) {
+      PlanRow *aNew = realloc(a, sizeof(PlanRow) * (nAlloc ? nAlloc * 2 : 16));
+      if (!aNew) break;
+      a = aNew;
+      nAlloc = nAlloc ? nAlloc * 2 : 16;
+    }
+    a[n].id = sqlite3_column_int(pStmt, 0);
+    a[n].parent = sqlite3_column_int(pStmt, 1);
+    a[n].zDetail = strdup(z ? z : "");
+    if (!a[n].zDetail) break;
+    n++;
+  }
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    shell_error(p, "%s", sqlite3_errmsg(p->db));
+  }
+  sqlite3_finalize(pStmt);
+  if (rc == SQLITE_DONE) {
+    fprintf(p->out, "plan:\n");
+    explain_tree(p, a, n, 0, 2);
+  }
+  for (i = 0; i < n; i++) free(a[i].zDetail);
+  free(a);
+  fflush(p->out);
+  return rc == SQLITE_DONE ? 0 : 1;
+}
+
+static int cmd_read(Shell *p, const char *zFile) {
+  FILE *in = fopen(zFile, "rb");
+  int rc, bSave = p->bInteractive;
+  if (!in) return shell_error(p, "cannot open \"%s\"", zFile);
+  p->bInteractive = 0;
+  rc = shell_process(p, in, zFile, 1);
+  p->bInteractive = bSave;
+  fclose(in);
+  return rc == 2 ? 2 : rc ? 1 : 0;
+}
+
+static int cmd_show(Shell *p) {
+  fprintf(p->out,
+          "database: %s\n   store: %s\n    mode: %s\n headers: %s\n"
+          "   timer: %s\n",
+          p->zDbPath ? p->zDbPath : "", p->zStore ? p->zStore : "(in memory)",
+          shell_mode_name(p->eMode), p->bHeaders ? "on" : "off",
+          p->bTimer ? "on" : "off");
+  return 0;
+}
+
+int shell_dot(Shell *p, const char *zLine) {
+  char *zCopy = 0;
+  char *azArg[MAX_ARGS];
+  int nArg, rc = 0;
+  const char *zCmd;
+  size_t nCmd;
+
+  while (*zLine == ' ' || *zLine == '\t') zLine++;
+  if (*zLine == '.') zLine++;
+  /* .explain takes the rest of the line as SQL. */
+  nCmd = strcspn(zLine, " \t");
+  if (nCmd == 7 && strncmp(zLine, "explain", 7) == 0) {
+    return shell_explain(p, zLine + 7);
+  }
+  nArg = split_args(zLine, &zCopy, azArg);
+  if (nArg == 0) {
+    free(zCopy);
+    return 0;
+  }
+  zCmd = azArg[0];
+  if (strcmp(zCmd, "quit") == 0 || strcmp(zCmd, "exit") == 0) {
+    rc = 2;
+  } else if (strcmp(zCmd, "help") == 0) {
+    fputs(zHelp, p->out);
+  } else if (strcmp(zCmd, "mode") == 0) {
+    if (nArg < 2) {
+      fprintf(p->out, "current output mode: %s\n", shell_mode_name(p->eMode));
+    } else {
+      int e = shell_mode_parse(azArg[1]);
+      if (e < 0) {
+        rc = shell_error(p,
+                         "unknown mode \"%s\": use table, box, csv, json, "
+                         "line or list",
+                         azArg[1]);
+      } else {
+        if (e != p->eMode && e != SHELL_MODE_LIST) p->bHeaders = 1;
+        p->eMode = e;
+      }
+    }
+  } else if (strcmp(zCmd, "headers") == 0 || strcmp(zCmd, "header") == 0) {
+    if (nArg != 2) rc = shell_error(p, "usage: .headers on|off");
+    else rc = parse_bool(p, azArg[1], &p->bHeaders);
+  } else if (strcmp(zCmd, "timer") == 0) {
+    if (nArg != 2) rc = shell_error(p, "usage: .timer on|off");
+    else rc = parse_bool(p, azArg[1], &p->bTimer);
+  } else if (strcmp(zCmd, "tables") == 0) {
+    rc = cmd_tables(p, nArg > 1 ? azArg[1] : 0);
+  } else if (strcmp(zCmd, "schema") == 0) {
+    rc = shell_schema(p, nArg > 1 ? azArg[1] : 0);
+  } else if (strcmp(zCmd, "stats") == 0) {
+    rc = shell_stats(p, nArg > 1 ? azArg[1] : 0);
+  } else if (strcmp(zCmd, "compact") == 0) {
+    rc = shell_compact(p, nArg > 1 ? azArg[1] : 0);
+  } else if (strcmp(zCmd, "import") == 0) {
+    if (nArg < 3) rc = shell_error(p, "usage: .import FILE TABLE [name=value...]");
+    else rc = shell_import(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
+  } else if (strcmp(zCmd, "export") == 0) {
+    if (nArg < 3) {
+      rc = shell_error(p, "usage: .export TABLE FILE [cbt|csv|jsonl]");
+    } else {
+      rc = shell_export(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
+    }
+  } else if (strcmp(zCmd, "keyviz") == 0) {
+    if (nArg < 3) rc = shell_error(p, "usage: .keyviz TABLE FILE.svg");
+    else rc = shell_keyviz(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
+  } else if (strcmp(zCmd, "read") == 0) {
+    if (nArg != 2) rc = shell_error(p, "usage: .read FILE");
+    else rc = cmd_read(p, azArg[1]);
+  } else if (strcmp(zCmd, "show") == 0) {
+    rc = cmd_show(p);
+  } else {
+    rc = shell_error(p, "unknown command \".%s\"; enter \".help\" for the list",
+                     zCmd);
+  }
+  free(zCopy);
+  fflush(p->out);
+  return rc;
+}

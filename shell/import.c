@@ -1,0 +1,2490 @@
+/*
+** import.c — .import and .export (and `wcs import` / `wcs export`): moving
+** tables in and out of the store as cbt CSV, CSV with a header, JSON lines
+** and DynamoDB JSON exports. The file formats, options and examples are in
+** doc/shell.md ("Imports and exports").
+**
+** How an import works:
+**   - Records are read one at a time (a CSV record may span lines; a JSON
+**     record is one line) and turned into one pending row: the row key
+**     plus its cells (family, qualifier, timestamp, value bytes). JSON is
+**     parsed by SQLite's own json_tree() on a private in-memory connection,
+**     so numbers keep their exact text (`->` returns a number's source
+**     text) and no JSON parser is written here.
+**   - The whole row is checked before any of it is written: key length and
+**     schema conformance (ks_key_decode), family, qualifier length, typed
+**     columns. A record that fails is "malformed": the import stops there,
+**     commits what came before it and names the line and the reason; with
+**     skip-bad=yes it is skipped and counted instead.
+**   - Rows go into an engine transaction (wcs_txn) committed every batch=N
+**     rows (default 10000), so memory stays bounded and a failure loses
+**     at most the current batch, never a committed one.
+**   - Progress: on a terminal, after one second, a bar of bytes read over
+**     the file size with rows/s; the summary line gives rows, cells, time
+**     and rows/s.
+**
+** How an export works: a history read of the table (every live cell, all
+** versions; wcs_cursor with nVersions 0), written so that importing the
+** file again gives the same keys, families, qualifiers, timestamps and
+** value bytes. cbt and CSV write `value@timestamp` (cbt's value-encoded
+** timestamps); a column with several versions spreads over several lines
+** of the same row key, newest first.
+*/
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "keyschema/schema.h"
+#include "shell/shell.h"
+
+#define FMT_AUTO     0
+#define FMT_CBT      1 /* cbt import's CSV: family row, qualifier row */
+#define FMT_CSV      2 /* CSV whose header names key fields and columns */
+#define FMT_JSONL    3 /* one JSON object per line */
+#define FMT_DYNAMODB 4 /* DynamoDB JSON export: {"Item": {...}} per line */
+
+#define TS_NOW     0 /* cells get the engine clock (cbt's timestamp=now) */
+#define TS_ENCODED 1 /* value@timestamp (cbt's timestamp=value-encoded) */
+#define TS_FIXED   2 /* timestamp=<micros>: every cell gets that time */
+
+#define IMP_OK   0 /* record turned into a row */
+#define IMP_BAD  1 /* malformed record: imp->zReason says why */
+#define IMP_FAIL 2 /* I/O, engine or memory failure: already reported */
+
+#define DEFAULT_BATCH 10000
+#define MAX_WARNINGS  10 /* skipped-line messages printed before silence */
+
+static const char *const azFormat[] = {"auto", "cbt", "csv", "jsonl",
+                                       "dynamodb"};
+
+/* One attribute → family:qualifier mapping (map= option). */
+typedef struct MapEntry {
+  char *zAttr;    /* attribute / member / column name */
+  char *zFamily;  /* target family */
+  char *zQual;    /* target qualifier (NULL: the attribute name) */
+} MapEntry;
+
+typedef struct ImpOpts {
+  int eFormat;          /* FMT_* */
+  const char *zFamily;  /* column-family= / family=: the default family */
+  int eTs;              /* TS_* */
+  int64_t iTs;          /* TS_FIXED: the timestamp */
+  const char *zKey;     /* key=: template of the row key, "{pk}#{sk}" */
+  MapEntry *aMap;       /* map= entries */
+  int nMap;
+  int bSkipBad;         /* skip-bad=yes: skip and count malformed records */
+  int nBatch;           /* rows per transaction */
+  int bKeepKeyAttrs;    /* keep-key=yes: key template attributes also
+                        ** become cells */
+} ImpOpts;
+
+/* A cell of the pending row; offsets into Importer.arena. */
+typedef struct PendCell {
+  int iFam;             /* family index in the table */
+  size_t oQual, nQual;
+  size_t oVal, nVal;
+  int64_t iTs;
+} PendCell;
+
+typedef struct Importer {
+  Shell *p;
+  ImpOpts o;
+  const char *zFile;
+  FILE *in;
+  uint64_t nFileBytes;  /* size of the file (0 if unknown: a pipe) */
+  uint64_t nRead;       /* bytes consumed so far */
+  int iLine;            /* physical line the current record starts on */
+  int iNextLine;        /* physical line the reader is at */
+  wcs_engine *pEng;
+  wcs_table *pTab;
+  char *zTable;         /* store table name */
+  const ks_schema *pSchema; /* borrowed from pTab */
+  wcs_txn *pTxn;
+  int64_t nTxnRows;     /* rows in the uncommitted transaction */
+  int64_t nRows;        /* rows committed */
+  int64_t nCells;       /* cells committed */
+  int64_t nPendCellsTxn;/* cells in the uncommitted transaction */
+  int64_t nBad;         /* malformed records skipped */
+  char zReason[512];    /* why the current record is malformed */
+  /* the pending row */
+  wcs_buf key;          /* row key bytes */
+  wcs_buf arena;        /* qualifier and value bytes of pending cells */
+  PendCell *aCell;
+  int nCell, nCellAlloc;
+  int64_t iRowTs;       /* a _timestamp column/member, or -1 */
+  /* progress */
+  double tStart;
+  double tLastDraw;
+  int bDrawn;
+  /* JSON through SQLite */
+  sqlite3 *jdb;
+  sqlite3_stmt *pTree;  /* json_tree() of one line */
+  sqlite3_stmt *pValid; /* json_valid() */
+  wcs_buf scratch;      /* ks_key_decode scratch */
+  wcs_buf tmp;          /* value conversion scratch */
+} Importer;
+
+static double now_seconds(void) {
+  struct timeval tv;
+  gettimeofday(&tv, 0);
+  return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static int bad(Importer *imp, const char *zFmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int bad(Importer *imp, const char *zFmt, ...) {
+  va_list ap;
+  va_start(ap, zFmt);
+  vsnprintf(imp->zReason, sizeof(imp->zReason), zFmt, ap);
+  va_end(ap);
+  return IMP_BAD;
+}
+
+/* Printable form of bytes for messages (malloc'd, cut at 60 chars). */
+static char *printable(const void *p, size_t n) {
+  char *z = wcs_escape(p, n, 60);
+  return z ? z : strdup("?");
+}
+
+/* ==================================================================
+** Options
+** ================================================================== */
+
+static int parse_int64(const char *z, size_t n, int64_t *pv) {
+  int64_t v = 0;
+  size_t i = 0;
+  int bNeg = 0;
+  if (n == 0) return 0;
+  if (z[0] == '-' || z[0] == '+') {
+    bNeg = z[0] == '-';
+    i = 1;
+    if (n == 1) return 0;
+  }
+  for (; i < n; i++) {
+    int d;
+    if (z[i] < '0' || z[i] > '9') return 0;
+    d = z[i] - '0';
+    if (!bNeg && v > (INT64_MAX - d) / 10) return 0;
+    if (bNeg && v < (INT64_MIN + d) / 10) return 0;
+    v = bNeg ? v * 10 - d : v * 10 + d;
+  }
+  *pv = v;
+  return 1;
+}
+
+static int yes(const char *z) {
+  return strcmp(z, "yes") == 0 || strcmp(z, "1") == 0 ||
+         strcmp(z, "true") == 0 || strcmp(z, "on") == 0;
+}
+
+static void free_opts(ImpOpts *o) {
+  int i;
+  for (i = 0; i < o->nMap; i++) {
+    free(o->aMap[i].zAttr);
+    free(o->aMap[i].zFamily);
+    free(o->aMap[i].zQual);
+  }
+  free(o->aMap);
+  o->aMap = 0;
+  o->nMap = 0;
+}
+
+/* map=ATTR:FAMILY[:QUALIFIER][,ATTR:FAMILY[:QUALIFIER]...] */
+static int parse_map(Shell *p, ImpOpts *o, const char *zMap) {
+  const char *z = zMap;
+  while (*z) {
+    const char *zEnd = strchr(z, ',');
+    size_t n = zEnd ? (size_t)(zEnd - z) : strlen(z);
+    char *zItem = strndup(z, n);
+    char *c1, *c2;
+    MapEntry *a;
+    if (!zItem) return shell_error(p, "out of memory");
+    c1 = strchr(zItem, ':');
+    if (!c1 || c1 == zItem || c1[1] == 0) {
+      shell_error(p, "map entry \"%s\": expected ATTRIBUTE:FAMILY[:QUALIFIER]",
+                  zItem);
+      free(zItem);
+      return 1;
+    }
+    *c1++ = 0;
+    c2 = strchr(c1, ':');
+    if (c2) *c2++ = 0;
+    a = realloc(o->aMap, sizeof(MapEntry) * (size_t)(o->nMap + 1));
+    if (!a) {
+      free(zItem);
+      return shell_error(p, "out of memory");
+    }
+    o->aMap = a;
+    a[o->nMap].zAttr = strdup(zItem);
+    a[o->nMap].zFamily = strdup(c1);
+    a[o->nMap].zQual = c2 && c2[0] ? strdup(c2) : 0;
+    o->nMap++;
+    free(zItem);
+    z += n;
+    if (*z == ',') z++;
+  }
+  return 0;
+}
+
+static int parse_opts(Shell *p, ImpOpts *o, int nOpt, char **azOpt) {
+  int i;
+  memset(o, 0, sizeof(*o));
+  o->nBatch = DEFAULT_BATCH;
+  for (i = 0; i < nOpt; i++) {
+    const char *z = azOpt[i];
+    const char *zEq;
+    size_t nName;
+    const char *zVal;
+    while (*z == '-') z++;
+    zEq = strchr(z, '=');
+    if (!zEq) {
+      /* A bare word is a format name (".export t f.csv csv"). */
+      int j;
+      for (j = 1; j < 5; j++) {
+        if (strcmp(z, azFormat[j]) == 0) break;
+      }
+      if (j < 5) {
+        o->eFormat = j;
+        continue;
+      }
+      return shell_error(p, "option \"%s\": expected name=value", azOpt[i]);
+    }
+    nName = (size_t)(zEq - z);
+    zVal = zEq + 1;
+#define IS(x) (nName == strlen(x) && strncmp(z, x, nName) == 0)
+    if (IS("format")) {
+      int j;
+      for (j = 1; j < 5; j++) {
+        if (strcmp(zVal, azFormat[j]) == 0) break;
+      }
+      if (strcmp(zVal, "json") == 0 || strcmp(zVal, "ndjson") == 0) j = 3;
+      if (strcmp(zVal, "dynamo") == 0 || strcmp(zVal, "ddb") == 0) j = 4;
+      if (j >= 5) {
+        return shell_error(p,
+                           "format=%s: expected cbt, csv, jsonl or dynamodb",
+                           zVal);
+      }
+      o->eFormat = j;
+    } else if (IS("column-family") || IS("family")) {
+      o->zFamily = zVal;
+    } else if (IS("timestamp")) {
+      if (strcmp(zVal, "now") == 0) {
+        o->eTs = TS_NOW;
+      } else if (strcmp(zVal, "value-encoded") == 0) {
+        o->eTs = TS_ENCODED;
+      } else if (parse_int64(zVal, strlen(zVal), &o->iTs) && o->iTs >= 0) {
+        o->eTs = TS_FIXED;
+      } else {
+        return shell_error(p,
+                           "timestamp=%s: expected now, value-encoded or "
+                           "microseconds since the epoch",
+                           zVal);
+      }
+    } else if (IS("key")) {
+      o->zKey = zVal;
+    } else if (IS("map")) {
+      if (parse_map(p, o, zVal)) return 1;
+    } else if (IS("skip-bad")) {
+      o->bSkipBad = yes(zVal);
+    } else if (IS("keep-key")) {
+      o->bKeepKeyAttrs = yes(zVal);
+    } else if (IS("batch") || IS("batch-size")) {
+      int64_t v;
+      if (!parse_int64(zVal, strlen(zVal), &v) || v < 1 || v > 10000000) {
+        return shell_error(p, "batch=%s: expected 1..10000000 rows", zVal);
+      }
+      o->nBatch = (int)v;
+    } else if (IS("app-profile") || IS("workers")) {
+      /* cbt options with no meaning for an embedded store: accepted. */
+    } else {
+      return shell_error(p,
+                         "unknown option \"%.*s\" (options: format, "
+                         "column-family, timestamp, key, map, skip-bad, "
+                         "keep-key, batch)",
+                         (int)nName, z);
+    }
+#undef IS
+  }
+  return 0;
+}
+
+/* ==================================================================
+** The target table
+** ================================================================== */
+
+static int table_has_family(wcs_table *pTab, const char *zFam) {
+  return wcs_table_family_index(pTab, zFam) >= 0;
+}
+
+/* Open the store table behind SQL table zTable, creating it (through SQL,
+** so it is also a virtual table) with families azFam[0..nFam-1] when it
+** does not exist, and adding those of them it lacks. */
+static int imp_open_table(Importer *imp, const char *zTable,
+                          const char **azFam, int nFam) {
+  Shell *p = imp->p;
+  char *zStoreName = 0;
+  int bHistory = 0, i, rc;
+
+  if (shell_engine(p, 1, &imp->pEng)) return 1;
+  if (!imp->pEng) {
+    return shell_error(p,
+                       "imports need a database file (the store lives "
+                       "beside it), not an in-memory database");
+  }
+  if (shell_store_table(p, zTable, &zStoreName, &bHistory)) return 1;
+  if (bHistory) {
+    free(zStoreName);
+    return shell_error(p,
+                       "%s is a HISTORY view; import into the table itself",
+                       zTable);
+  }
+  if (!zStoreName) {
+    /* Not a wcs table in this database. A store table of that name? */
+    wcs_table *pTab = 0;
+    wcs_table_open(imp->pEng, zTable, &pTab);
+    if (pTab) {
+      wcs_table_close(pTab);
+      zStoreName = strdup(zTable);
+    } else {
+      wcs_buf sql = {0, 0, 0};
+      char *zId = shell_quote_ident(zTable);
+      const char *zSep = "";
+      if (nFam == 0) {
+        free(zId);
+        return shell_error(p,
+                           "no such table: %s (to create it, name its "
+                           "families: column-family=NAME or map=...)",
+                           zTable);
+      }
+      wcs_buf_append(&sql, "CREATE VIRTUAL TABLE ", 21);
+      wcs_buf_append(&sql, zId, strlen(zId));
+      wcs_buf_append(&sql, " USING wcs(", 11);
+      for (i = 0; i < nFam; i++) {
+        int j;
+        for (j = 0; j < i; j++) {
+          if (strcmp(azFam[j], azFam[i]) == 0) break;
+        }
+        if (j < i) continue;
+        wcs_buf_append(&sql, zSep, strlen(zSep));
+        wcs_buf_append(&sql, "FAMILY ", 7);
+        wcs_buf_append(&sql, azFam[i], strlen(azFam[i]));
+        zSep = ", ";
+      }
+      wcs_buf_append(&sql, ")", 2);
+      free(zId);
+      if (sqlite3_exec(p->db, (const char *)sql.a, 0, 0, 0) != SQLITE_OK) {
+        shell_error(p, "cannot create table %s: %s", zTable,
+                    sqlite3_errmsg(p->db));
+        wcs_buf_free(&sql);
+        return 1;
+      }
+      wcs_buf_free(&sql);
+      fprintf(p->out, "created table %s\n", zTable);
+      if (shell_store_table(p, zTable, &zStoreName, &bHistory)) return 1;
+      if (!zStoreName) zStoreName = strdup(zTable);
+    }
+  }
+  imp->zTable = zStoreName;
+  rc = wcs_table_open(imp->pEng, zStoreName, &imp->pTab);
+  if (rc != WCS_OK || !imp->pTab) {
+    return shell_error(p, "cannot open table %s: %s", zTable,
+                       rc ? wcs_engine_errmsg(imp->pEng) : "not in the store");
+  }
+  /* Add the families the file needs and the table lacks. */
+  for (i = 0; i < nFam; i++) {
+    if (!table_has_family(imp->pTab, azFam[i])) {
+      const char *zOld = wcs_table_schema_text(imp->pTab);
+      char *zNew = sqlite3_mprintf("%s%sFAMILY %s", zOld,
+                                   zOld[0] ? ", " : "", azFam[i]);
+      if (!zNew) return shell_error(p, "out of memory");
+      rc = wcs_table_alter(imp->pEng, zStoreName, zNew);
+      sqlite3_free(zNew);
+      if (rc != WCS_OK) {
+        return shell_error(p, "cannot add family %s to %s: %s", azFam[i],
+                           zTable, wcs_engine_errmsg(imp->pEng));
+      }
+      fprintf(p->out, "added family %s to %s\n", azFam[i], zTable);
+      wcs_table_close(imp->pTab);
+      imp->pTab = 0;
+      rc = wcs_table_open(imp->pEng, zStoreName, &imp->pTab);
+      if (rc != WCS_OK || !imp->pTab) {
+        return shell_error(p, "cannot reopen table %s", zTable);
+      }
+    }
+  }
+  imp->pSchema = wcs_table_schema(imp->pTab);
+  rc = wcs_txn_begin(imp->pEng, 0, &imp->pTxn);
+  if (rc != WCS_OK) {
+    return shell_error(p, "cannot begin a transaction: %s",
+                       wcs_engine_errmsg(imp->pEng));
+  }
+  return 0;
+}
+
+/* ==================================================================
+** The pending row
+** ================================================================== */
+
+static void row_reset(Importer *imp) {
+  imp->key.n = 0;
+  imp->arena.n = 0;
+  imp->nCell = 0;
+  imp->iRowTs = -1;
+}
+
+/* Family index of zFam, or IMP_BAD. */
+static int row_family(Importer *imp, const char *zFam, size_t nFam,
+                      int *piFam) {
+  char zName[WCS_MAX_FAMILY_NAME + 1];
+  if (nFam == 0 || nFam > WCS_MAX_FAMILY_NAME) {
+    return bad(imp, "no column family \"%.*s\" in table %s", (int)nFam, zFam,
+               imp->zTable);
+  }
+  memcpy(zName, zFam, nFam);
+  zName[nFam] = 0;
+  *piFam = wcs_table_family_index(imp->pTab, zName);
+  if (*piFam < 0) {
+    return bad(imp, "no column family \"%s\" in table %s", zName,
+               imp->zTable);
+  }
+  return IMP_OK;
+}
+
+static int row_add(Importer *imp, int iFam, const void *pQual, size_t nQual,
+                   int64_t iTs, const void *pVal, size_t nVal) {
+  PendCell *c;
+  if (nQual > WCS_MAX_QUALIFIER) {
+    return bad(imp, "qualifier of %zu bytes (the limit is %d)", nQual,
+               WCS_MAX_QUALIFIER);
+  }
+  if (nVal > WCS_MAX_VALUE) {
+    return bad(imp, "value of %zu bytes (the limit is %d)", nVal,
+               WCS_MAX_VALUE);
+  }
+  if (imp->nCell == imp->nCellAlloc) {
+    int nNew = imp->nCellAlloc ? imp->nCellAlloc * 2 : 64;
+    PendCell *a = realloc(imp->aCell, sizeof(PendCell) * (size_t)nNew);
+    if (!a) {
+      shell_error(imp->p, "out of memory");
+      return IMP_FAIL;
+    }
+    imp->aCell = a;
+    imp->nCellAlloc = nNew;
+  }
+  c = &imp->aCell[imp->nCell];
+  c->iFam = iFam;
+  c->iTs = iTs;
+  c->oQual = imp->arena.n;
+  c->nQual = nQual;
+  if (wcs_buf_append(&imp->arena, pQual, nQual)) goto nomem;
+  c->oVal = imp->arena.n;
+  c->nVal = nVal;
+  if (wcs_buf_append(&imp->arena, pVal, nVal)) goto nomem;
+  imp->nCell++;
+  return IMP_OK;
+nomem:
+  shell_error(imp->p, "out of memory");
+  return IMP_FAIL;
+}
+
+/* Split "value@timestamp" (value-encoded timestamps, as cbt does: the last
+** '@' followed by a non-negative integer; otherwise all of it is value). */
+static void split_ts(Importer *imp, const char *z, size_t n, size_t *pnVal,
+                     int64_t *piTs) {
+  *pnVal = n;
+  *piTs = imp->iRowTs >= 0 ? imp->iRowTs
+          : imp->o.eTs == TS_FIXED ? imp->o.iTs
+                                   : WCS_TS_NOW;
+  if (imp->o.eTs == TS_ENCODED) {
+    size_t i = n;
+    int64_t ts;
+    while (i > 0 && z[i - 1] != '@') i--;
+    if (i > 0 && i < n && parse_int64(z + i, n - i, &ts) && ts >= 0 &&
+        z[i] != '+' && z[i] != '-') {
+      *pnVal = i - 1;
+      *piTs = ts;
+    }
+  }
+}
+
+/* The timestamp for cells whose value carries none. */
+static int64_t default_ts(Importer *imp) {
+  if (imp->iRowTs >= 0) return imp->iRowTs;
+  return imp->o.eTs == TS_FIXED ? imp->o.iTs : WCS_TS_NOW;
+}
+
+/* Check the pending row and hand it to the transaction; commit a batch. */
+static int row_finish(Importer *imp) {
+  int i, rc;
+  if (imp->nCell == 0) return IMP_OK; /* nothing to write: no row */
+  if (imp->key.n == 0) return bad(imp, "empty row key");
+  if (imp->key.n > WCS_MAX_ROW_KEY) {
+    return bad(imp, "row key of %zu bytes (the limit is %d)", imp->key.n,
+               WCS_MAX_ROW_KEY);
+  }
+  if (imp->pSchema && imp->pSchema->nField > 0) {
+    ks_value aVal[KS_MAX_FIELDS];
+    char *zErr = 0;
+    if (ks_key_decode(imp->pSchema, imp->key.a, (int)imp->key.n, aVal,
+                      &imp->scratch, &zErr) != WCS_OK) {
+      bad(imp, "%s", zErr ? zErr : "row key does not match the key schema");
+      free(zErr);
+      return IMP_BAD;
+    }
+  }
+  rc = wcs_txn_savepoint(imp->pTxn, 1);
+  for (i = 0; i < imp->nCell && rc == WCS_OK; i++) {
+    PendCell *c = &imp->aCell[i];
+    wcs_family_info fi;
+    rc = wcs_table_family(imp->pTab, c->iFam, &fi);
+    if (rc == WCS_OK) {
+      rc = wcs_txn_set_cell(imp->pTxn, imp->pTab, imp->key.a, imp->key.n,
+                            fi.zName, imp->arena.a + c->oQual, c->nQual,
+                            c->iTs, imp->arena.a + c->oVal, c->nVal);
+    }
+  }
+  if (rc != WCS_OK) {
+    const char *zMsg = wcs_engine_errmsg(imp->pEng);
+    wcs_txn_rollback_to(imp->pTxn, 1);
+    wcs_txn_release(imp->pTxn, 1);
+    if (rc == WCS_NOMEM || rc == WCS_IOERR || rc == WCS_FULL) {
+      shell_error(imp->p, "%s", zMsg);
+      return IMP_FAIL;
+    }
+    return bad(imp, "%s", zMsg[0] ? zMsg : wcs_errstr(rc));
+  }
+  wcs_txn_release(imp->pTxn, 1);
+  imp->nTxnRows++;
+  imp->nPendCellsTxn += imp->nCell;
+  return IMP_OK;
+}
+
+static int imp_commit(Importer *imp) {
+  int rc;
+  if (imp->nTxnRows == 0 || !imp->pTxn) return 0;
+  rc = wcs_txn_commit(imp->pTxn);
+  if (rc != WCS_OK) {
+    shell_error(imp->p, "commit failed: %s", wcs_engine_errmsg(imp->pEng));
+    return 1;
+  }
+  imp->nRows += imp->nTxnRows;
+  imp->nCells += imp->nPendCellsTxn;
+  imp->nTxnRows = 0;
+  imp->nPendCellsTxn = 0;
+  return 0;
+}
+
+/* ==================================================================
+** Progress
+** ================================================================== */
+
+static void progress(Importer *imp, int bFinal) {
+  double t = now_seconds();
+  double dt = t - imp->tStart;
+  int64_t nRows = imp->nRows + imp->nTxnRows;
+  if (!imp->p->bProgress) return;
+  if (bFinal) {
+    if (imp->bDrawn) fprintf(stderr, "\r\033[K");
+    return;
+  }
+  if (dt < 1.0 || t - imp->tLastDraw < 0.1) return;
+  imp->tLastDraw = t;
+  imp->bDrawn = 1;
+  if (imp->nFileBytes > 0) {
+    int w = 30, i;
+    double f = (double)imp->nRead / (double)imp->nFileBytes;
+    int nFill;
+    if (f > 1) f = 1;
+    nFill = (int)(f * w);
+    fprintf(stderr, "\r[");
+    for (i = 0; i < w; i++) fputc(i < nFill ? '#' : '.', stderr);
+    fprintf(stderr, "] %3.0f%%  %.1f/%.1f MB  %.0f rows/s\033[K", f * 100,
+            imp->nRead / 1e6, imp->nFileBytes / 1e6, nRows / dt);
+  } else {
+    fprintf(stderr, "\r%.1f MB  %" PRId64 " rows  %.0f rows/s\033[K",
+            imp->nRead / 1e6, nRows, nRows / dt);
+  }
+  fflush(stderr);
+}
+
+/* ==================================================================
+** CSV records
+** ================================================================== */
+
+typedef struct CsvField {
+  size_t o, n;  /* bytes in CsvReader.rec */
+  int bQuoted;  /* the field was quoted ("" is an empty value, not absent) */
+} CsvField;
+
+typedef struct CsvReader {
+  Importer *imp;
+  wcs_buf rec;       /* unescaped field bytes of the current record */
+  CsvField *aField;
+  int nField, nAlloc;
+  int bEof;
+} CsvReader;
+
+static int csv_getc(CsvReader *r) {
+  int c = fgetc(r->imp->in);
+  if (c != EOF) r->imp->nRead++;
+  if (c == '\n') r->imp->iNextLine++;
+  return c;
+}
+
+static int csv_push_field(CsvReader *r, size_t o, int bQuoted) {
+  if (r->nField == r->nAlloc) {
+    int nNew = r->nAlloc ? r->nAlloc * 2 : 32;
+    CsvField *a = realloc(r->aField, sizeof(CsvField) * (size_t)nNew);
+    if (!a) return 1;
+    r->aField = a;
+    r->nAlloc = nNew;
+  }
+  r->aField[r->nField].o = o;
+  r->aField[r->nField].n = r->rec.n - o;
+  r->aField[r->nField].bQuoted = bQuoted;
+  r->nField++;
+  return 0;
+}
+
+/* Read one record. Returns IMP_OK (r->bEof set at end of input), IMP_BAD
+** for malformed quoting, IMP_FAIL when out of memory. Blank lines are
+** skipped. */
+static int csv_next(CsvReader *r) {
+  Importer *imp = r->imp;
+  int c;
+  r->rec.n = 0;
+  r->nField = 0;
+  do {
+    imp->iLine = imp->iNextLine;
+    c = csv_getc(r);
+    if (c == '\r') {
+      c = csv_getc(r);
+      if (c != '\n' && c != EOF) {
+        ungetc(c, imp->in);
+        imp->nRead--;
+        c = '\r';
+        break;
+      }
+    }
+  } while (c == '\n');
+  if (c == EOF) {
+    r->bEof = 1;
+    return IMP_OK;
+  }
+  for (;;) {
+    size_t o = r->rec.n;
+    int bQuoted = 0;
+    if (c == '"') {
+      bQuoted = 1;
+      for (;;) {
+        c = csv_getc(r);
+        if (c == EOF) {
+          return bad(imp, "unterminated quoted field (started on line %d)",
+                     imp->iLine);
+        }
+        if (c == '"') {
+          c = csv_getc(r);
+          if (c != '"') break;
+        }
+        {
+          uint8_t b = (uint8_t)c;
+          if (wcs_buf_append(&r->rec, &b, 1)) return IMP_FAIL;
+        }
+      }
+      if (c != ',' && c != '\n' && c != '\r' && c != EOF) {
+        return bad(imp, "text after a closing quote in field %d",
+                   r->nField + 1);
+      }
+    } else {
+      while (c != ',' && c != '\n' && c != '\r' && c != EOF) {
+        uint8_t b = (uint8_t)c;
+        if (c == '"') {
+          return bad(imp, "a bare \" in unquoted field %d (quote the field "
+                     "and double the quote)", r->nField + 1);
+        }
+        if (wcs_buf_append(&r->rec, &b, 1)) return IMP_FAIL;
+        c = csv_getc(r);
+      }
+    }
+    if (csv_push_field(r, o, bQuoted)) return IMP_FAIL;
+    if (c == ',') {
+      c = csv_getc(r);
+      continue;
+    }
+    if (c == '\r') {
+      c = csv_getc(r);
+      if (c != '\n' && c != EOF) {
+        ungetc(c, imp->in);
+        imp->nRead--;
+      }
+    }
+    break;
+  }
+  return IMP_OK;
+}
+
+static const char *fld(CsvReader *r, int i, size_t *pn) {
+  *pn = r->aField[i].n;
+  return (const char *)r->rec.a + r->aField[i].o;
+}
+
+/* ==================================================================
+** Typed values: declared qualifier columns (ks_qualifier)
+** ================================================================== */
+
+/* Encode a value given as text for a declared column, into imp->tmp. */
+static int typed_value(Importer *imp, const ks_qualifier *q, const char *z,
+                       size_t n) {
+  imp->tmp.n = 0;
+  switch (q->eVType) {
+  case KS_V_INT64: {
+    int64_t v;
+    if (!parse_int64(z, n, &v)) {
+      char *zP = printable(z, n);
+      bad(imp, "value '%s' for INT64 column %s is not an integer", zP,
+          q->zName);
+      free(zP);
+      return IMP_BAD;
+    }
+    if (q->eEnc == KS_ENC_DECIMAL) {
+      char zNum[32];
+      int nNum = q->nWidth > 0 && v >= 0
+                     ? snprintf(zNum, sizeof(zNum), "%0*" PRId64, q->nWidth, v)
+                     : snprintf(zNum, sizeof(zNum), "%" PRId64, v);
+      if (wcs_buf_append(&imp->tmp, zNum, (size_t)nNum)) return IMP_FAIL;
+    } else {
+      uint8_t a[8];
+      wcs_put64be(a, (uint64_t)v);
+      if (wcs_buf_append(&imp->tmp, a, 8)) return IMP_FAIL;
+    }
+    return IMP_OK;
+  }
+  case KS_V_FLOAT64: {
+    char zNum[64];
+    char *zEnd = 0;
+    double r;
+    uint64_t u;
+    uint8_t a[8];
+    if (n == 0 || n >= sizeof(zNum)) goto notnum;
+    memcpy(zNum, z, n);
+    zNum[n] = 0;
+    errno = 0;
+    r = strtod(zNum, &zEnd);
+    if (*zEnd || errno == ERANGE) goto notnum;
+    memcpy(&u, &r, 8);
+    wcs_put64be(a, u);
+    if (wcs_buf_append(&imp->tmp, a, 8)) return IMP_FAIL;
+    return IMP_OK;
+  notnum : {
+    char *zP = printable(z, n);
+    bad(imp, "value '%s' for FLOAT64 column %s is not a number", zP, q->zName);
+    free(zP);
+    return IMP_BAD;
+  }
+  }
+  default:
+    if (wcs_buf_append(&imp->tmp, z, n)) return IMP_FAIL;
+    return IMP_OK;
+  }
+}
+
+/* The declared qualifier column named zName in family iFam, or NULL. */
+static const ks_qualifier *declared_in(Importer *imp, int iFam,
+                                       const char *zQual, size_t nQual) {
+  const ks_schema *s = imp->pSchema;
+  int i;
+  if (!s || iFam < 0 || iFam >= s->nFamily) return 0;
+  for (i = s->aFamily[iFam].iFirstQual;
+       i < s->aFamily[iFam].iFirstQual + s->aFamily[iFam].nQual; i++) {
+    if (strlen(s->aQual[i].zName) == nQual &&
+        memcmp(s->aQual[i].zName, zQual, nQual) == 0) {
+      return &s->aQual[i];
+    }
+  }
+  return 0;
+}
+
+/* Add a cell from text input: typed when the column is declared. */
+static int add_text_cell(Importer *imp, int iFam, const char *zQual,
+                         size_t nQual, const char *z, size_t n, int64_t iTs) {
+  const ks_qualifier *q = declared_in(imp, iFam, zQual, nQual);
+  if (q && q->eVType != KS_V_STRING && q->eVType != KS_V_BYTES &&
+      q->eVType != KS_V_JSON) {
+    int rc = typed_value(imp, q, z, n);
+    if (rc) return rc;
+    return row_add(imp, iFam, zQual, nQual, iTs, imp->tmp.a, imp->tmp.n);
+  }
+  return row_add(imp, iFam, zQual, nQual, iTs, z, n);
+}
+
+/* Encode the key tuple from per-field text values (azVal[i], anVal[i]). */
+static int key_from_fields(Importer *imp, const char *const *azVal,
+                           const size_t *anVal) {
+  const ks_schema *s = imp->pSchema;
+  ks_value aVal[KS_MAX_FIELDS];
+  char *zErr = 0;
+  int i;
+  for (i = 0; i < s->nField; i++) {
+    if (!azVal[i]) return bad(imp, "key field %s is missing", s->aField[i].zName);
+    if (s->aField[i].eType == KS_INT64 || s->aField[i].eType == KS_TIMESTAMP) {
+      aVal[i].eType = KS_VAL_INT;
+      if (!parse_int64(azVal[i], anVal[i], &aVal[i].i)) {
+        char *zP = printable(azVal[i], anVal[i]);
+        bad(imp, "key field %s: '%s' is not an integer", s->aField[i].zName,
+            zP);
+        free(zP);
+        return IMP_BAD;
+      }
+    } else {
+      aVal[i].eType = KS_VAL_BYTES;
+      aVal[i].p = (const uint8_t *)azVal[i];
+      aVal[i].n = (int)anVal[i];
+    }
+  }
+  imp->key.n = 0;
+  if (ks_key_encode(s, aVal, &imp->key, &zErr) != WCS_OK) {
+    bad(imp, "%s", zErr ? zErr : "the key fields do not make a row key");
+    free(zErr);
+    return IMP_BAD;
+  }
+  return IMP_OK;
+}
+
+/* ==================================================================
+** cbt CSV and CSV with a header
+** ================================================================== */
+
+/* A column of a CSV file. */
+typedef struct CsvCol {
+  int eKind;        /* COL_* */
+  int iFam;         /* COL_CELL: family index */
+  char *zQual;      /* COL_CELL: qualifier (malloc'd) */
+  size_t nQual;
+  int iField;       /* COL_FIELD: key field index */
+} CsvCol;
+#define COL_IGNORE 0
+#define COL_KEY    1 /* the raw row key (_key, or cbt's first column) */
+#define COL_FIELD  2 /* a key field */
+#define COL_TS     3 /* _timestamp */
+#define COL_CELL   4 /* family:qualifier */
+
+/* Collect the families a CSV header names, for creating the table. */
+static int csv_header_families(Importer *imp, CsvReader *r, CsvReader *rFam,
+                               const char ***pazFam, int *pnFam) {
+  const char **az = 0;
+  int n = 0, i;
+  *pazFam = 0;
+  *pnFam = 0;
+  if (imp->o.zFamily) {
+    az = malloc(sizeof(char *));
+    if (!az) return 1;
+    az[n++] = imp->o.zFamily;
+  }
+  for (i = 0; i < r->nField; i++) {
+    size_t nF;
+    const char *z;
+    char *zCopy;
+    if (rFam) {
+      z = fld(rFam, i, &nF);
+    } else {
+      const char *zColon;
+      z = fld(r, i, &nF);
+      zColon = memchr(z, ':', nF);
+      if (!zColon) continue;
+      nF = (size_t)(zColon - z);
+    }
+    if (i == 0 || nF == 0) continue;
+    zCopy = strndup(z, nF);
+    {
+      const char **a = realloc(az, sizeof(char *) * (size_t)(n + 1));
+      if (!a || !zCopy) {
+        free(zCopy);
+        if (a) az = a;
+        free(az);
+        return 1;
+      }
+      az = a;
+      az[n++] = zCopy;
+    }
+  }
+  *pazFam = az;
+  *pnFam = n;
+  return 0;
+}
+
+static void free_families(Importer *imp, const char **az, int n) {
+  int i;
+  for (i = 0; i < n; i++) {
+    if (az[i] != imp->o.zFamily) free((char *)az[i]);
+  }
+  free(az);
+}
+
+static int run_csv(Importer *imp, const char *zTable) {
+  CsvReader r, rFam;
+  CsvCol *aCol = 0;
+  int nCol = 0, i, rc = 0, bCbt = imp->o.eFormat == FMT_CBT;
+  int bTwoRows = bCbt && !imp->o.zFamily;
+  const char **azFam = 0;
+  int nFam = 0;
+  const char *azKey[KS_MAX_FIELDS];
+  size_t anKey[KS_MAX_FIELDS];
+  int nWarn = 0;
+
+  memset(&r, 0, sizeof(r));
+  memset(&rFam, 0, sizeof(rFam));
+  r.imp = rFam.imp = imp;
+
+  /* Header row(s). */
+  if (bTwoRows) {
+    rc = csv_next(&rFam);
+    if (rc == IMP_OK && rFam.bEof) rc = bad(imp, "empty file: no header");
+    if (rc) goto header_error;
+  }
+  rc = csv_next(&r);
+  if (rc == IMP_OK && r.bEof) rc = bad(imp, "no header row");
+  if (rc) goto header_error;
+  if (bTwoRows && rFam.nField != r.nField) {
+    rc = bad(imp,
+             "the family row has %d fields and the qualifier row %d (without "
+             "a family row, give column-family=NAME)",
+             rFam.nField, r.nField);
+    goto header_error;
+  }
+  if (csv_header_families(imp, &r, bTwoRows ? &rFam : 0, &azFam, &nFam)) {
+    rc = IMP_FAIL;
+    shell_error(imp->p, "out of memory");
+    goto done;
+  }
+  if (imp_open_table(imp, zTable, azFam, nFam)) {
+    rc = IMP_FAIL;
+    goto done;
+  }
+
+  nCol = r.nField;
+  aCol = calloc((size_t)nCol, sizeof(CsvCol));
+  if (!aCol) {
+    rc = IMP_FAIL;
+    shell_error(imp->p, "out of memory");
+    goto done;
+  }
+  {
+    int iCurFam = -1;
+    for (i = 0; i < nCol; i++) {
+      size_t n;
+      const char *z = fld(&r, i, &n);
+      if (bCbt) {
+        if (i == 0) {
+          aCol[i].eKind = COL_KEY;
+          continue;
+        }
+        if (bTwoRows) {
+          size_t nF;
+          const char *zF = fld(&rFam, i, &nF);
+          if (nF > 0) {
+            rc = row_family(imp, zF, nF, &iCurFam);
+            if (rc) goto header_error;
+          }
+          if (iCurFam < 0) {
+            rc = bad(imp, "column %d has no family (the family row names a "
+                     "family at or left of each column)", i + 1);
+            goto header_error;
+          }
+        } else if (iCurFam < 0) {
+          rc = row_family(imp, imp->o.zFamily, strlen(imp->o.zFamily),
+                          &iCurFam);
+          if (rc) goto header_error;
+        }
+        aCol[i].eKind = COL_CELL;
+        aCol[i].iFam = iCurFam;
+        aCol[i].zQual = strndup(z, n);
+        aCol[i].nQual = n;
+        continue;
+      }
+      /* CSV with a header naming key fields and columns. */
+      {
+        const char *zColon = memchr(z, ':', n);
+        char *zName = strndup(z, n);
+        int iField = -1, iQual = -1;
+        if (!zName) {
+          rc = IMP_FAIL;
+          goto done;
+        }
+        if (imp->pSchema && imp->pSchema->nField > 0) {
+          iField = ks_schema_field(imp->pSchema, zName);
+        }
+        if (imp->pSchema) iQual = ks_schema_qualifier(imp->pSchema, zName);
+        if (strcmp(zName, "_key") == 0) {
+          aCol[i].eKind = COL_KEY;
+        } else if (strcmp(zName, "_timestamp") == 0) {
+          aCol[i].eKind = COL_TS;
+        } else if (iField >= 0) {
+          aCol[i].eKind = COL_FIELD;
+          aCol[i].iField = iField;
+        } else if (zColon) {
+          rc = row_family(imp, z, (size_t)(zColon - z), &aCol[i].iFam);
+          if (rc) {
+            free(zName);
+            goto header_error;
+          }
+          aCol[i].eKind = COL_CELL;
+          aCol[i].nQual = n - (size_t)(zColon - z) - 1;
+          aCol[i].zQual = strndup(zColon + 1, aCol[i].nQual);
+        } else if (iQual >= 0) {
+          aCol[i].eKind = COL_CELL;
+          aCol[i].iFam = imp->pSchema->aQual[iQual].iFamily;
+          aCol[i].zQual = strdup(imp->pSchema->aQual[iQual].zName);
+          aCol[i].nQual = strlen(aCol[i].zQual);
+        } else if (imp->o.zFamily) {
+          rc = row_family(imp, imp->o.zFamily, strlen(imp->o.zFamily),
+                          &aCol[i].iFam);
+          if (rc) {
+            free(zName);
+            goto header_error;
+          }
+          aCol[i].eKind = COL_CELL;
+          aCol[i].zQual = strdup(zName);
+          aCol[i].nQual = n;
+        } else {
+          rc = bad(imp,
+                   "column \"%s\" is not a key field, _key, _timestamp or "
+                   "family:qualifier (or give family=NAME)",
+                   zName);
+          free(zName);
+          goto header_error;
+        }
+        free(zName);
+      }
+    }
+  }
+  /* A key must come from somewhere. */
+  {
+    int bKey = 0, nFields = 0;
+    for (i = 0; i < nCol; i++) {
+      if (aCol[i].eKind == COL_KEY) bKey = 1;
+      if (aCol[i].eKind == COL_FIELD) nFields++;
+    }
+    if (!bKey && (!imp->pSchema || nFields < imp->pSchema->nField ||
+                  imp->pSchema->nField == 0)) {
+      rc = bad(imp, "the header names neither _key nor every key field");
+      goto header_error;
+    }
+  }
+
+  /* Records. */
+  for (;;) {
+    int bKeyCol = 0;
+    if (shell_interrupted) {
+      shell_error(imp->p, "interrupted");
+      rc = IMP_FAIL;
+      break;
+    }
+    rc = csv_next(&r);
+    if (rc == IMP_OK && r.bEof) break;
+    if (rc == IMP_OK && r.nField != nCol) {
+      rc = bad(imp, "%d fields, expected %d as in the header", r.nField, nCol);
+    }
+    row_reset(imp);
+    for (i = 0; i < KS_MAX_FIELDS; i++) azKey[i] = 0;
+    /* Key and row timestamp first. */
+    for (i = 0; i < nCol && rc == IMP_OK; i++) {
+      size_t n;
+      const char *z = fld(&r, i, &n);
+      if (aCol[i].eKind == COL_KEY) {
+        bKeyCol = 1;
+        imp->key.n = 0;
+        if (wcs_buf_append(&imp->key, z, n)) rc = IMP_FAIL;
+      } else if (aCol[i].eKind == COL_FIELD) {
+        azKey[aCol[i].iField] = z;
+        anKey[aCol[i].iField] = n;
+      } else if (aCol[i].eKind == COL_TS && n > 0) {
+        if (!parse_int64(z, n, &imp->iRowTs) || imp->iRowTs < 0) {
+          rc = bad(imp, "_timestamp must be microseconds since the epoch");
+        }
+      }
+    }
+    if (rc == IMP_OK && !bKeyCol) rc = key_from_fields(imp, azKey, anKey);
+    for (i = 0; i < nCol && rc == IMP_OK; i++) {
+      size_t n, nVal;
+      int64_t iTs;
+      const char *z = fld(&r, i, &n);
+      if (aCol[i].eKind != COL_CELL) continue;
+      if (n == 0 && !r.aField[i].bQuoted) continue; /* no cell */
+      split_ts(imp, z, n, &nVal, &iTs);
+      if (bCbt) {
+        rc = row_add(imp, aCol[i].iFam, aCol[i].zQual, aCol[i].nQual, iTs, z,
+                     nVal);
+      } else {
+        rc = add_text_cell(imp, aCol[i].iFam, aCol[i].zQual, aCol[i].nQual, z,
+                           nVal, iTs);
+      }
+    }
+    if (rc == IMP_OK) rc = row_finish(imp);
+    if (rc == IMP_BAD && imp->o.bSkipBad) {
+      imp->nBad++;
+      if (nWarn++ < MAX_WARNINGS) {
+        fprintf(stderr, "%s line %d: %s (skipped)\n", imp->zFile, imp->iLine,
+                imp->zReason);
+      }
+      rc = IMP_OK;
+      /* A quoting error leaves the reader mid-record: resync at a line. */
+      continue;
+    }
+    if (rc) break;
+    if (imp->nTxnRows >= imp->o.nBatch && imp_commit(imp)) {
+      rc = IMP_FAIL;
+      break;
+    }
+    progress(imp, 0);
+  }
+  goto done;
+
+header_error:
+  if (rc == IMP_BAD) {
+    shell_error(imp->p, "%s line %d: %s", imp->zFile, imp->iLine,
+                imp->zReason);
+    rc = IMP_FAIL;
+  }
+done:
+  for (i = 0; i < nCol; i++) free(aCol[i].zQual);
+  free(aCol);
+  free_families(imp, azFam, nFam);
+  wcs_buf_free(&r.rec);
+  wcs_buf_free(&rFam.rec);
+  free(r.aField);
+  free(rFam.aField);
+  return rc;
+}
+
+/* ==================================================================
+** JSON lines and DynamoDB exports, parsed by SQLite's json_tree()
+** ================================================================== */
+
+/* One node of a parsed JSON line. */
+typedef struct JNode {
+  int id, parent;    /* json_tree ids */
+  char *zKey;        /* member name (NULL for array elements) */
+  int eType;         /* J_* */
+  char *z;           /* text: decoded string, number source text, or the
+                     ** JSON text of an object/array */
+  size_t n;
+  int iFirst, iNext; /* first child / next sibling (indexes), -1 none */
+} JNode;
+#define J_NULL   0
+#define J_TRUE   1
+#define J_FALSE  2
+#define J_NUMBER 3
+#define J_TEXT   4
+#define J_ARRAY  5
+#define J_OBJECT 6
+
+typedef struct JDoc {
+  JNode *a;
+  int n, nAlloc;
+} JDoc;
+
+static void jdoc_clear(JDoc *d) {
+  int i;
+  for (i = 0; i < d->n; i++) {
+    free(d->a[i].zKey);
+    free(d->a[i].z);
+  }
+  d->n = 0;
+}
+
+static int json_open(Importer *imp) {
+  if (imp->jdb) return 0;
+  if (sqlite3_open(":memory:", &imp->jdb) != SQLITE_OK ||
+      sqlite3_prepare_v2(
+          imp->jdb,
+          "SELECT id, parent, key, type, CASE WHEN type IN "
+          "('integer','real') THEN ?1 -> fullkey ELSE value END "
+          "FROM json_tree(?1) ORDER BY id",
+          -1, &imp->pTree, 0) != SQLITE_OK ||
+      sqlite3_prepare_v2(imp->jdb, "SELECT json_valid(?1)", -1, &imp->pValid,
+                         0) != SQLITE_OK) {
+    return shell_error(imp->p, "cannot open SQLite's JSON functions: %s",
+                       imp->jdb ? sqlite3_errmsg(imp->jdb) : "no memory");
+  }
+  return 0;
+}
+
+/* Parse zLine into d. IMP_BAD if it is not a JSON object. */
+static int json_parse(Importer *imp, const char *zLine, size_t nLine,
+                      JDoc *d) {
+  int rc = IMP_OK, i, bValid = 0;
+  jdoc_clear(d);
+  sqlite3_bind_text(imp->pValid, 1, zLine, (int)nLine, SQLITE_STATIC);
+  if (sqlite3_step(imp->pValid) == SQLITE_ROW) {
+    bValid = sqlite3_column_int(imp->pValid, 0);
+  }
+  sqlite3_reset(imp->pValid);
+  if (!bValid) return bad(imp, "not valid JSON");
+  sqlite3_bind_text(imp->pTree, 1, zLine, (int)nLine, SQLITE_STATIC);
+  while (sqlite3_step(imp->pTree) == SQLITE_ROW) {
+    JNode *nd;
+    const char *zType = (const char *)sqlite3_column_text(imp->pTree, 3);
+    if (d->n == d->nAlloc) {
+      int nNew = d->nAlloc ? d->nAlloc * 2 : 64;
+      JNode *a = realloc(d->a, sizeof(JNode) * (size_t)nNew);
+      if (!a) {
+        rc = IMP_FAIL;
+        break;
+      }
+      d->a = a;
+      d->nAlloc = nNew;
+    }
+    nd = &d->a[d->n++];
+    memset(nd, 0, sizeof(*nd));
+    nd->id = sqlite3_column_int(imp->pTree, 0);
+    nd->parent = sqlite3_column_type(imp->pTree, 1) == SQLITE_NULL
+                     ? -1
+                     : sqlite3_column_int(imp->pTree, 1);
+    nd->iFirst = nd->iNext = -1;
+    if (sqlite3_column_type(imp->pTree, 2) == SQLITE_TEXT) {
+      nd->zKey = strdup((const char *)sqlite3_column_text(imp->pTree, 2));
+    }
+    if (!zType) zType = "null";
+    if (strcmp(zType, "true") == 0) nd->eType = J_TRUE;
+    else if (strcmp(zType, "false") == 0) nd->eType = J_FALSE;
+    else if (strcmp(zType, "integer") == 0 || strcmp(zType, "real") == 0)
+      nd->eType = J_NUMBER;
+    else if (strcmp(zType, "text") == 0) nd->eType = J_TEXT;
+    else if (strcmp(zType, "array") == 0) nd->eType = J_ARRAY;
+    else if (strcmp(zType, "object") == 0) nd->eType = J_OBJECT;
+    else nd->eType = J_NULL;
+    if (sqlite3_column_type(imp->pTree, 4) != SQLITE_NULL) {
+      const void *pv = sqlite3_column_text(imp->pTree, 4);
+      nd->n = (size_t)sqlite3_column_bytes(imp->pTree, 4);
+      nd->z = malloc(nd->n + 1);
+      if (!nd->z) {
+        rc = IMP_FAIL;
+        break;
+      }
+      memcpy(nd->z, pv, nd->n);
+      nd->z[nd->n] = 0;
+    }
+  }
+  sqlite3_reset(imp->pTree);
+  if (rc == IMP_FAIL) {
+    shell_error(imp->p, "out of memory");
+    return rc;
+  }
+  /* Link children to parents (ids increase from parent to child). */
+  for (i = d->n - 1; i >= 1; i--) {
+    int j;
+    for (j = i - 1; j >= 0; j--) {
+      if (d->a[j].id == d->a[i].parent) {
+        d->a[i].iNext = d->a[j].iFirst;
+        d->a[j].iFirst = i;
+        break;
+      }
+    }
+  }
+  if (d->n == 0 || d->a[0].eType != J_OBJECT) {
+    return bad(imp, "not a JSON object");
+  }
+  return IMP_OK;
+}
+
+static int jchild(JDoc *d, int iNode, const char *zKey) {
+  int i;
+  for (i = d->a[iNode].iFirst; i >= 0; i = d->a[i].iNext) {
+    if (d->a[i].zKey && strcmp(d->a[i].zKey, zKey) == 0) return i;
+  }
+  return -1;
+}
+
+/* ---- base64 (DynamoDB B and BS values) */
+
+static int b64val(int c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+' || c == '-') return 62;
+  if (c == '/' || c == '_') return 63;
+  return -1;
+}
+
+/* Decode base64 z[0..n-1], appending to pOut. 0, or 1 if malformed. */
+static int base64_decode(const char *z, size_t n, wcs_buf *pOut) {
+  uint32_t acc = 0;
+  int nBits = 0;
+  size_t i;
+  while (n > 0 && z[n - 1] == '=') n--;
+  for (i = 0; i < n; i++) {
+    int v = b64val((unsigned char)z[i]);
+    if (v < 0) return 1;
+    acc = acc << 6 | (uint32_t)v;
+    nBits += 6;
+    if (nBits >= 8) {
+      uint8_t b = (uint8_t)(acc >> (nBits - 8));
+      nBits -= 8;
+      if (wcs_buf_append(pOut, &b, 1)) return 1;
+    }
+  }
+  return nBits >= 6 ? 1 : 0; /* a lone 6-bit group is not base64 */
+}
+
+/* 1 if z[0..n-1] is a JSON-compatible decimal number. */
+static int is_number(const char *z, size_t n) {
+  size_t i = 0;
+  int nDigit = 0;
+  if (i < n && (z[i] == '-' || z[i] == '+')) i++;
+  while (i < n && z[i] >= '0' && z[i] <= '9') i++, nDigit++;
+  if (i < n && z[i] == '.') {
+    i++;
+    while (i < n && z[i] >= '0' && z[i] <= '9') i++, nDigit++;
+  }
+  if (nDigit == 0) return 0;
+  if (i < n && (z[i] == 'e' || z[i] == 'E')) {
+    int nExp = 0;
+    i++;
+    if (i < n && (z[i] == '-' || z[i] == '+')) i++;
+    while (i < n && z[i] >= '0' && z[i] <= '9') i++, nExp++;
+    if (nExp == 0) return 0;
+  }
+  return i == n;
+}
+
+/* Append a JSON number from DynamoDB's decimal text (a leading '+' and
+** leading zeros are not JSON: strip them). */
+static int append_json_number(wcs_buf *b, const char *z, size_t n) {
+  if (n && z[0] == '+') z++, n--;
+  if (n > 1 && z[0] == '0' && z[1] >= '0' && z[1] <= '9') {
+    while (n > 1 && z[0] == '0' && z[1] >= '0' && z[1] <= '9') z++, n--;
+  }
+  return wcs_buf_append(b, z, n);
+}
+
+/* Convert a DynamoDB typed value (an object with one type member) to plain
+** JSON text, appended to b. */
+static int ddb_to_json(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
+                       int nDepth) {
+  JNode *nd = &d->a[iNode];
+  int iT = nd->iFirst, i, rc = IMP_OK;
+  const char *zT;
+  JNode *v;
+  if (nDepth > 64) return bad(imp, "attribute nested more than 64 deep");
+  if (nd->eType != J_OBJECT || iT < 0 || d->a[iT].iNext >= 0 ||
+      !d->a[iT].zKey) {
+    return bad(imp, "attribute %s: a DynamoDB value is an object with one "
+               "type member (S, N, B, BOOL, NULL, M, L, SS, NS, BS)",
+               nd->zKey ? nd->zKey : "(element)");
+  }
+  zT = d->a[iT].zKey;
+  v = &d->a[iT];
+  if (strcmp(zT, "S") == 0 || strcmp(zT, "B") == 0) {
+    if (v->eType != J_TEXT) return bad(imp, "%s value is not a string", zT);
+    return shell_json_string(b, v->z, v->n) ? IMP_FAIL : IMP_OK;
+  }
+  if (strcmp(zT, "N") == 0) {
+    if (v->eType != J_TEXT || !is_number(v->z, v->n)) {
+      return bad(imp, "N value is not a decimal number in a string");
+    }
+    return append_json_number(b, v->z, v->n) ? IMP_FAIL : IMP_OK;
+  }
+  if (strcmp(zT, "BOOL") == 0) {
+    if (v->eType != J_TRUE && v->eType != J_FALSE) {
+      return bad(imp, "BOOL value is not true or false");
+    }
+    return wcs_buf_append(b, v->eType == J_TRUE ? "true" : "false",
+                          v->eType == J_TRUE ? 4 : 5)
+               ? IMP_FAIL
+               : IMP_OK;
+  }
+  if (strcmp(zT, "NULL") == 0) {
+    return wcs_buf_append(b, "null", 4) ? IMP_FAIL : IMP_OK;
+  }
+  if (strcmp(zT, "M") == 0) {
+    int bFirst = 1;
+    if (v->eType != J_OBJECT) return bad(imp, "M value is not an object");
+    if (wcs_buf_append(b, "{", 1)) return IMP_FAIL;
+    /* Children are linked newest first; emit in source order. */
+    {
+      int aIdx[4096], nIdx = 0;
+      for (i = v->iFirst; i >= 0 && nIdx < 4096; i = d->a[i].iNext) {
+        aIdx[nIdx++] = i;
+      }
+      while (nIdx-- > 0 && rc == IMP_OK) {
+        JNode *c = &d->a[aIdx[nIdx]];
+        if (!bFirst && wcs_buf_append(b, ",", 1)) return IMP_FAIL;
+        bFirst = 0;
+        if (shell_json_string(b, c->zKey, strlen(c->zKey)) ||
+            wcs_buf_append(b, ":", 1)) {
+          return IMP_FAIL;
+        }
+        rc = ddb_to_json(imp, d, aIdx[nIdx], b, nDepth + 1);
+      }
+    }
+    if (rc == IMP_OK && wcs_buf_append(b, "}", 1)) return IMP_FAIL;
+    return rc;
+  }
+  if (strcmp(zT, "L") == 0 || strcmp(zT, "SS") == 0 || strcmp(zT, "NS") == 0 ||
+      strcmp(zT, "BS") == 0) {
+    int bFirst = 1;
+    int aIdx[4096], nIdx = 0;
+    if (v->eType != J_ARRAY) return bad(imp, "%s value is not an array", zT);
+    for (i = v->iFirst; i >= 0 && nIdx < 4096; i = d->a[i].iNext) {
+      aIdx[nIdx++] = i;
+    }
+    if (i >= 0) return bad(imp, "%s value has more than 4096 elements", zT);
+    if (wcs_buf_append(b, "[", 1)) return IMP_FAIL;
+    while (nIdx-- > 0 && rc == IMP_OK) {
+      JNode *c = &d->a[aIdx[nIdx]];
+      if (!bFirst && wcs_buf_append(b, ",", 1)) return IMP_FAIL;
+      bFirst = 0;
+      if (zT[0] == 'L') {
+        rc = ddb_to_json(imp, d, aIdx[nIdx], b, nDepth + 1);
+      } else if (c->eType != J_TEXT) {
+        rc = bad(imp, "%s elements must be strings", zT);
+      } else if (zT[0] == 'N') {
+        if (!is_number(c->z, c->n)) rc = bad(imp, "NS element is not a number");
+        else if (append_json_number(b, c->z, c->n)) rc = IMP_FAIL;
+      } else if (shell_json_string(b, c->z, c->n)) {
+        rc = IMP_FAIL;
+      }
+    }
+    if (rc == IMP_OK && wcs_buf_append(b, "]", 1)) return IMP_FAIL;
+    return rc;
+  }
+  return bad(imp, "unknown DynamoDB type \"%s\"", zT);
+}
+
+/* The cell bytes of a top-level DynamoDB attribute into b: S text, N the
+** exact decimal text, B the decoded bytes, BOOL true/false, containers as
+** JSON. *pbSkip is set for NULL (no cell: absence is Bigtable's NULL). */
+static int ddb_cell_bytes(Importer *imp, JDoc *d, int iAttr, wcs_buf *b,
+                          int *pbSkip) {
+  JNode *nd = &d->a[iAttr];
+  int iT = nd->iFirst;
+  JNode *v;
+  b->n = 0;
+  *pbSkip = 0;
+  if (nd->eType != J_OBJECT || iT < 0 || d->a[iT].iNext >= 0 ||
+      !d->a[iT].zKey) {
+    return ddb_to_json(imp, d, iAttr, b, 0); /* reports the error */
+  }
+  v = &d->a[iT];
+  if (strcmp(v->zKey, "S") == 0 && v->eType == J_TEXT) {
+    return wcs_buf_append(b, v->z, v->n) ? IMP_FAIL : IMP_OK;
+  }
+  if (strcmp(v->zKey, "N") == 0 && v->eType == J_TEXT) {
+    if (!is_number(v->z, v->n)) {
+      return bad(imp, "attribute %s: N value \"%s\" is not a number",
+                 nd->zKey, v->z);
+    }
+    return wcs_buf_append(b, v->z, v->n) ? IMP_FAIL : IMP_OK;
+  }
+  if (strcmp(v->zKey, "B") == 0 && v->eType == J_TEXT) {
+    if (base64_decode(v->z, v->n, b)) {
+      return bad(imp, "attribute %s: B value is not base64", nd->zKey);
+    }
+    return IMP_OK;
+  }
+  if (strcmp(v->zKey, "BOOL") == 0 &&
+      (v->eType == J_TRUE || v->eType == J_FALSE)) {
+    return wcs_buf_append(b, v->eType == J_TRUE ? "true" : "false",
+                          v->eType == J_TRUE ? 4 : 5)
+               ? IMP_FAIL
+               : IMP_OK;
+  }
+  if (strcmp(v->zKey, "NULL") == 0) {
+    *pbSkip = 1;
+    return IMP_OK;
+  }
+  return ddb_to_json(imp, d, iAttr, b, 0);
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* The bytes a generic JSON member contributes as a cell or key part:
+** strings as their text, {"hex": "..."} as the bytes, numbers as their
+** source text, other values as JSON text. */
+static int json_member_bytes(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
+                             int *pbSkip) {
+  JNode *nd = &d->a[iNode];
+  b->n = 0;
+  *pbSkip = 0;
+  switch (nd->eType) {
+  case J_NULL:
+    *pbSkip = 1;
+    return IMP_OK;
+  case J_TRUE:
+    return wcs_buf_append(b, "true", 4) ? IMP_FAIL : IMP_OK;
+  case J_FALSE:
+    return wcs_buf_append(b, "false", 5) ? IMP_FAIL : IMP_OK;
+  case J_OBJECT: {
+    int iHex = jchild(d, iNode, "hex");
+    if (iHex >= 0 && d->a[iNode].iFirst == iHex && d->a[iHex].iNext < 0 &&
+        d->a[iHex].eType == J_TEXT) {
+      JNode *h = &d->a[iHex];
+      size_t i;
+      if (h->n % 2) return bad(imp, "odd number of hex digits");
+      for (i = 0; i < h->n; i += 2) {
+        int v1 = hexval(h->z[i]), v2 = hexval(h->z[i + 1]);
+        uint8_t byte;
+        if (v1 < 0 || v2 < 0) return bad(imp, "bad hex digit");
+        byte = (uint8_t)(v1 << 4 | v2);
+        if (wcs_buf_append(b, &byte, 1)) return IMP_FAIL;
+      }
+      return IMP_OK;
+    }
+    /* other objects are stored as JSON text */
+    return wcs_buf_append(b, nd->z ? nd->z : "", nd->n) ? IMP_FAIL : IMP_OK;
+  }
+  default:
+    return wcs_buf_append(b, nd->z ? nd->z : "", nd->n) ? IMP_FAIL : IMP_OK;
+  }
+}
+
+/* Fill the row key from the key= template: {name} is replaced by the
+** bytes of member/attribute `name`; {{ and }} are literal braces. */
+static int key_from_template(Importer *imp, JDoc *d, int bDdb, int iItem,
+                             wcs_buf *b) {
+  const char *z = imp->o.zKey;
+  imp->key.n = 0;
+  while (*z) {
+    if (z[0] == '{' && z[1] == '{') {
+      if (wcs_buf_append(&imp->key, "{", 1)) return IMP_FAIL;
+      z += 2;
+    } else if (z[0] == '}' && z[1] == '}') {
+      if (wcs_buf_append(&imp->key, "}", 1)) return IMP_FAIL;
+      z += 2;
+    } else if (z[0] == '{') {
+      const char *zEnd = strchr(z, '}');
+      char zName[256];
+      int iAttr, rc, bSkip;
+      if (!zEnd || zEnd - z - 1 >= (long)sizeof(zName)) {
+        return bad(imp, "key template: unclosed {");
+      }
+      memcpy(zName, z + 1, (size_t)(zEnd - z - 1));
+      zName[zEnd - z - 1] = 0;
+      iAttr = jchild(d, iItem, zName);
+      if (iAttr < 0) return bad(imp, "no attribute \"%s\" for the key", zName);
+      rc = bDdb ? ddb_cell_bytes(imp, d, iAttr, b, &bSkip)
+                : json_member_bytes(imp, d, iAttr, b, &bSkip);
+      if (rc) return rc;
+      if (bSkip) return bad(imp, "attribute \"%s\" of the key is null", zName);
+      if (wcs_buf_append(&imp->key, b->a, b->n)) return IMP_FAIL;
+      z = zEnd + 1;
+    } else {
+      if (wcs_buf_append(&imp->key, z, 1)) return IMP_FAIL;
+      z++;
+    }
+  }
+  return IMP_OK;
+}
+
+/* 1 if attribute zName appears as {zName} in the key template. */
+static int in_template(Importer *imp, const char *zName) {
+  const char *z = imp->o.zKey;
+  size_t n = strlen(zName);
+  while (z && (z = strchr(z, '{')) != 0) {
+    if (z[1] == '{') {
+      z += 2;
+      continue;
+    }
+    if (strncmp(z + 1, zName, n) == 0 && z[1 + n] == '}') return 1;
+    z++;
+  }
+  return 0;
+}
+
+static const MapEntry *find_map(Importer *imp, const char *zAttr) {
+  int i;
+  for (i = 0; i < imp->o.nMap; i++) {
+    if (strcmp(imp->o.aMap[i].zAttr, zAttr) == 0) return &imp->o.aMap[i];
+  }
+  return 0;
+}
+
+/* Where a member/attribute goes: family index and qualifier. IMP_BAD if
+** nowhere. */
+static int route_member(Importer *imp, const char *zName, int *piFam,
+                        const char **pzQual) {
+  const MapEntry *m = find_map(imp, zName);
+  const char *zColon;
+  int iQual;
+  if (m) {
+    *pzQual = m->zQual ? m->zQual : zName;
+    return row_family(imp, m->zFamily, strlen(m->zFamily), piFam);
+  }
+  if ((zColon = strchr(zName, ':')) != 0 && zColon != zName) {
+    *pzQual = zColon + 1;
+    return row_family(imp, zName, (size_t)(zColon - zName), piFam);
+  }
+  if (imp->pSchema &&
+      (iQual = ks_schema_qualifier(imp->pSchema, zName)) >= 0) {
+    *piFam = imp->pSchema->aQual[iQual].iFamily;
+    *pzQual = imp->pSchema->aQual[iQual].zName;
+    return IMP_OK;
+  }
+  if (imp->o.zFamily) {
+    *pzQual = zName;
+    return row_family(imp, imp->o.zFamily, strlen(imp->o.zFamily), piFam);
+  }
+  return bad(imp,
+             "\"%s\" has no family: map it (map=%s:FAMILY[:QUALIFIER]), name "
+             "it FAMILY:QUALIFIER, or give family=NAME",
+             zName, zName);
+}
+
+/* The "cells" form written by .export ... jsonl: {"_key": ..., "cells":
+** [{"family", "qualifier", "timestamp", "value"}, ...]}. */
+static int jsonl_cells(Importer *imp, JDoc *d, int iCells, wcs_buf *b) {
+  int i, rc = IMP_OK, bSkip;
+  int aIdx[65536 / 4], nIdx = 0;
+  for (i = d->a[iCells].iFirst; i >= 0; i = d->a[i].iNext) {
+    if (nIdx == (int)(sizeof(aIdx) / sizeof(aIdx[0]))) {
+      return bad(imp, "more than %d cells in one line", nIdx);
+    }
+    aIdx[nIdx++] = i;
+  }
+  while (nIdx-- > 0 && rc == IMP_OK) {
+    int iC = aIdx[nIdx];
+    int iF = jchild(d, iC, "family"), iQ = jchild(d, iC, "qualifier");
+    int iT = jchild(d, iC, "timestamp"), iV = jchild(d, iC, "value");
+    int iFam;
+    int64_t iTs = default_ts(imp);
+    size_t oQual, nQual;
+    if (d->a[iC].eType != J_OBJECT || iF < 0 || iQ < 0 || iV < 0 ||
+        d->a[iF].eType != J_TEXT) {
+      return bad(imp, "a cell needs family, qualifier and value");
+    }
+    rc = row_family(imp, d->a[iF].z, d->a[iF].n, &iFam);
+    if (rc) return rc;
+    if (iT >= 0 && (d->a[iT].eType != J_NUMBER ||
+                    !parse_int64(d->a[iT].z, d->a[iT].n, &iTs) || iTs < 0)) {
+      return bad(imp, "a cell timestamp is microseconds since the epoch");
+    }
+    /* qualifier bytes, then value bytes, both in b */
+    rc = json_member_bytes(imp, d, iQ, b, &bSkip);
+    if (rc) return rc;
+    oQual = 0;
+    nQual = b->n;
+    {
+      wcs_buf v = {0, 0, 0};
+      rc = json_member_bytes(imp, d, iV, &v, &bSkip);
+      if (rc == IMP_OK && !bSkip) {
+        rc = row_add(imp, iFam, b->a + oQual, nQual, iTs, v.a, v.n);
+      }
+      wcs_buf_free(&v);
+    }
+  }
+  return rc;
+}
+
+/* One JSON line (generic or the cells form) → the pending row. */
+static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
+  int i, rc = IMP_OK, bSkip;
+  int iCells = jchild(d, 0, "cells");
+  int iKey = jchild(d, 0, "_key");
+  int iTs = jchild(d, 0, "_timestamp");
+  const ks_schema *s = imp->pSchema;
+
+  if (iTs >= 0) {
+    if (d->a[iTs].eType != J_NUMBER ||
+        !parse_int64(d->a[iTs].z, d->a[iTs].n, &imp->iRowTs) ||
+        imp->iRowTs < 0) {
+      return bad(imp, "_timestamp must be microseconds since the epoch");
+    }
+  }
+  /* The row key: key template, _key, or the key fields. */
+  if (imp->o.zKey) {
+    rc = key_from_template(imp, d, 0, 0, b);
+  } else if (iKey >= 0) {
+    rc = json_member_bytes(imp, d, iKey, b, &bSkip);
+    if (rc == IMP_OK && bSkip) rc = bad(imp, "_key is null");
+    imp->key.n = 0;
+    if (rc == IMP_OK && wcs_buf_append(&imp->key, b->a, b->n)) rc = IMP_FAIL;
+  } else if (s && s->nField > 0) {
+    const char *azVal[KS_MAX_FIELDS];
+    size_t anVal[KS_MAX_FIELDS];
+    wcs_buf parts = {0, 0, 0};
+    size_t aOff[KS_MAX_FIELDS];
+    for (i = 0; i < s->nField && rc == IMP_OK; i++) {
+      int iF = jchild(d, 0, s->aField[i].zName);
+      azVal[i] = 0;
+      if (iF < 0) {
+        rc = bad(imp, "key field %s is missing", s->aField[i].zName);
+        break;
+      }
+      rc = json_member_bytes(imp, d, iF, b, &bSkip);
+      if (rc == IMP_OK && bSkip) rc = bad(imp, "key field %s is null",
+                                          s->aField[i].zName);
+      aOff[i] = parts.n;
+      anVal[i] = b->n;
+      if (rc == IMP_OK && wcs_buf_append(&parts, b->a, b->n)) rc = IMP_FAIL;
+    }
+    if (rc == IMP_OK) {
+      for (i = 0; i < s->nField; i++) {
+        azVal[i] = parts.a ? (const char *)parts.a + aOff[i] : "";
+      }
+      rc = key_from_fields(imp, azVal, anVal);
+    }
+    wcs_buf_free(&parts);
+  } else {
+    rc = bad(imp, "no row key: give _key, the key fields, or key=TEMPLATE");
+  }
+  if (rc) return rc;
+
+  if (iCells >= 0 && d->a[iCells].eType == J_ARRAY) {
+    return jsonl_cells(imp, d, iCells, b);
+  }
+
+  /* Members → cells, in source order. */
+  {
+    int *aIdx = 0, nIdx = 0, nAlloc = 0;
+    for (i = d->a[0].iFirst; i >= 0; i = d->a[i].iNext) {
+      if (nIdx == nAlloc) {
+        int *a = realloc(aIdx, sizeof(int) * (size_t)(nAlloc ? nAlloc * 2 : 32));
+        if (!a) {
+          free(aIdx);
+          shell_error(imp->p, "out of memory");
+          return IMP_FAIL;
+        }
+        aIdx = a;
+        nAlloc = nAlloc ? nAlloc * 2 : 32;
+      }
+      aIdx[nIdx++] = i;
+    }
+    while (nIdx-- > 0 && rc == IMP_OK) {
+      JNode *nd = &d->a[aIdx[nIdx]];
+      const char *zName = nd->zKey;
+      int iFam, iFamObj;
+      const char *zQual;
+      if (!zName || strcmp(zName, "_key") == 0 ||
+          strcmp(zName, "_timestamp") == 0) {
+        continue;
+      }
+      if (s && ks_schema_field(s, zName) >= 0 && !imp->o.zKey) continue;
+      if (imp->o.zKey && !imp->o.bKeepKeyAttrs && in_template(imp, zName)) {
+        continue;
+      }
+      /* {"family": {"qualifier": value, ...}} */
+      if (nd->eType == J_OBJECT && !find_map(imp, zName) &&
+          (iFamObj = wcs_table_family_index(imp->pTab, zName)) >= 0) {
+        int j;
+        for (j = nd->iFirst; j >= 0 && rc == IMP_OK; j = d->a[j].iNext) {
+          JNode *c = &d->a[j];
+          rc = json_member_bytes(imp, d, j, b, &bSkip);
+          if (rc == IMP_OK && !bSkip) {
+            rc = add_text_cell(imp, iFamObj, c->zKey, strlen(c->zKey),
+                               (const char *)b->a, b->n, default_ts(imp));
+          }
+        }
+        continue;
+      }
+      rc = route_member(imp, zName, &iFam, &zQual);
+      if (rc) break;
+      rc = json_member_bytes(imp, d, aIdx[nIdx], b, &bSkip);
+      if (rc == IMP_OK && !bSkip) {
+        rc = add_text_cell(imp, iFam, zQual, strlen(zQual), (const char *)b->a,
+                           b->n, default_ts(imp));
+      }
+    }
+    free(aIdx);
+  }
+  return rc;
+}
+
+/* One DynamoDB export line → the pending row. */
+static int ddb_record(Importer *imp, JDoc *d, wcs_buf *b) {
+  int iItem = jchild(d, 0, "Item");
+  int i, rc, bSkip;
+  int *aIdx = 0, nIdx = 0, nAlloc = 0;
+  if (iItem < 0 || d->a[iItem].eType != J_OBJECT) {
+    return bad(imp, "no \"Item\" object (a DynamoDB export line is "
+               "{\"Item\": {...}})");
+  }
+  if (!imp->o.zKey) return bad(imp, "DynamoDB imports need key=TEMPLATE");
+  rc = key_from_template(imp, d, 1, iItem, b);
+  if (rc) return rc;
+  for (i = d->a[iItem].iFirst; i >= 0; i = d->a[i].iNext) {
+    if (nIdx == nAlloc) {
+      int *a = realloc(aIdx, sizeof(int) * (size_t)(nAlloc ? nAlloc * 2 : 32));
+      if (!a) {
+        free(aIdx);
+        shell_error(imp->p, "out of memory");
+        return IMP_FAIL;
+      }
+      aIdx = a;
+      nAlloc = nAlloc ? nAlloc * 2 : 32;
+    }
+    aIdx[nIdx++] = i;
+  }
+  while (nIdx-- > 0 && rc == IMP_OK) {
+    JNode *nd = &d->a[aIdx[nIdx]];
+    int iFam;
+    const char *zQual;
+    if (!imp->o.bKeepKeyAttrs && in_template(imp, nd->zKey)) continue;
+    rc = route_member(imp, nd->zKey, &iFam, &zQual);
+    if (rc) break;
+    rc = ddb_cell_bytes(imp, d, aIdx[nIdx], b, &bSkip);
+    if (rc || bSkip) continue;
+    rc = add_text_cell(imp, iFam, zQual, strlen(zQual), (const char *)b->a,
+                       b->n, default_ts(imp));
+  }
+  free(aIdx);
+  return rc;
+}
+
+/* Families a JSON import needs up front (to create the table). */
+static int json_families(Importer *imp, const char ***pazFam, int *pnFam) {
+  const char **az = malloc(sizeof(char *) * (size_t)(imp->o.nMap + 1));
+  int n = 0, i;
+  if (!az) return 1;
+  if (imp->o.zFamily) az[n++] = imp->o.zFamily;
+  for (i = 0; i < imp->o.nMap; i++) az[n++] = imp->o.aMap[i].zFamily;
+  *pazFam = az;
+  *pnFam = n;
+  return 0;
+}
+
+/* Without family=/map=, a JSON lines import names its families in the
+** data: "cells"[].family and "family:qualifier" members. Collect them
+** (one pass over the file) so a new table can be created with them. */
+static int jsonl_scan_families(Importer *imp, const char ***pazFam,
+                               int *pnFam) {
+  sqlite3_stmt *pStmt = 0;
+  wcs_buf line = {0, 0, 0};
+  const char **az = 0;
+  int n = 0, c, rc = 0;
+  if (sqlite3_prepare_v2(
+          imp->jdb,
+          "SELECT json_extract(value,'$.family') FROM json_each(?1,'$.cells') "
+          "WHERE json_valid(?1) UNION "
+          "SELECT substr(key,1,instr(key,':')-1) FROM json_each(?1) "
+          "WHERE json_valid(?1) AND instr(key,':')>1",
+          -1, &pStmt, 0) != SQLITE_OK) {
+    return 1;
+  }
+  for (;;) {
+    line.n = 0;
+    while ((c = fgetc(imp->in)) != EOF && c != '\n') {
+      uint8_t byte = (uint8_t)c;
+      if (wcs_buf_append(&line, &byte, 1)) break;
+    }
+    if (line.n > 0) {
+      sqlite3_bind_text(pStmt, 1, (const char *)line.a, (int)line.n,
+                        SQLITE_STATIC);
+      while (sqlite3_step(pStmt) == SQLITE_ROW) {
+        const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+        int i;
+        if (!z || !z[0]) continue;
+        for (i = 0; i < n; i++) {
+          if (strcmp(az[i], z) == 0) break;
+        }
+        if (i == n && n < 1000) {
+          const char **a = realloc(az, sizeof(char *) * (size_t)(n + 1));
+          if (!a) {
+            rc = 1;
+            break;
+          }
+          az = a;
+          az[n] = strdup(z);
+          if (!az[n]) {
+            rc = 1;
+            break;
+          }
+          n++;
+        }
+      }
+      sqlite3_reset(pStmt);
+    }
+    if (c == EOF || rc) break;
+  }
+  sqlite3_finalize(pStmt);
+  wcs_buf_free(&line);
+  rewind(imp->in);
+  *pazFam = az;
+  *pnFam = n;
+  return rc;
+}
+
+static int run_json(Importer *imp, const char *zTable) {
+  const char **azFam = 0;
+  int nFam = 0, rc = IMP_OK, nWarn = 0;
+  JDoc d;
+  wcs_buf line = {0, 0, 0};
+  wcs_buf b = {0, 0, 0};
+
+  memset(&d, 0, sizeof(d));
+  if (json_open(imp)) return IMP_FAIL;
+  if (imp->o.eFormat == FMT_JSONL && !imp->o.zFamily && imp->o.nMap == 0 &&
+      imp->in != stdin) {
+    int bErr = jsonl_scan_families(imp, &azFam, &nFam);
+    if (!bErr) bErr = imp_open_table(imp, zTable, azFam, nFam);
+    while (nFam > 0) free((char *)azFam[--nFam]);
+    free(azFam);
+    if (bErr) return IMP_FAIL;
+  } else {
+    if (json_families(imp, &azFam, &nFam)) {
+      shell_error(imp->p, "out of memory");
+      return IMP_FAIL;
+    }
+    if (imp_open_table(imp, zTable, azFam, nFam)) {
+      free(azFam);
+      return IMP_FAIL;
+    }
+    free(azFam);
+  }
+  for (;;) {
+    int c;
+    if (shell_interrupted) {
+      shell_error(imp->p, "interrupted");
+      rc = IMP_FAIL;
+      break;
+    }
+    line.n = 0;
+    imp->iLine = imp->iNextLine++;
+    while ((c = fgetc(imp->in)) != EOF && c != '\n') {
+      uint8_t byte = (uint8_t)c;
+      if (wcs_buf_append(&line, &byte, 1)) {
+        rc = IMP_FAIL;
+        break;
+      }
+    }
+    imp->nRead += line.n + (c == '\n');
+    if (rc) break;
+    if (c == EOF && line.n == 0) break;
+    while (line.n > 0 && (line.a[line.n - 1] == '\r' ||
+                          line.a[line.n - 1] == ' ' ||
+                          line.a[line.n - 1] == '\t')) {
+      line.n--;
+    }
+    if (line.n == 0) continue;
+    row_reset(imp);
+    rc = json_parse(imp, (const char *)line.a, line.n, &d);
+    if (rc == IMP_OK) {
+      rc = imp->o.eFormat == FMT_DYNAMODB ? ddb_record(imp, &d, &b)
+                                          : jsonl_record(imp, &d, &b);
+    }
+    if (rc == IMP_OK) rc = row_finish(imp);
+    if (rc == IMP_BAD && imp->o.bSkipBad) {
+      imp->nBad++;
+      if (nWarn++ < MAX_WARNINGS) {
+        fprintf(stderr, "%s line %d: %s (skipped)\n", imp->zFile, imp->iLine,
+                imp->zReason);
+      }
+      rc = IMP_OK;
+      continue;
+    }
+    if (rc) break;
+    if (imp->nTxnRows >= imp->o.nBatch && imp_commit(imp)) {
+      rc = IMP_FAIL;
+      break;
+    }
+    progress(imp, 0);
+    if (c == EOF) break;
+  }
+  jdoc_clear(&d);
+  free(d.a);
+  wcs_buf_free(&line);
+  wcs_buf_free(&b);
+  return rc;
+}
+
+/* ==================================================================
+** .import
+** ================================================================== */
+
+/* Guess the format from the name and first bytes. */
+static int sniff_format(Importer *imp) {
+  const char *zExt = strrchr(imp->zFile, '.');
+  char zHead[64];
+  size_t n;
+  int i = 0;
+  n = fread(zHead, 1, sizeof(zHead) - 1, imp->in);
+  zHead[n] = 0;
+  rewind(imp->in);
+  while (zHead[i] == ' ' || zHead[i] == '\t' || zHead[i] == '\n' ||
+         zHead[i] == '\r') {
+    i++;
+  }
+  if (zHead[i] == '{') {
+    const char *z = zHead + i + 1;
+    while (*z == ' ' || *z == '\t') z++;
+    if (strncmp(z, "\"Item\"", 6) == 0) return FMT_DYNAMODB;
+    return FMT_JSONL;
+  }
+  if (zExt && (strcmp(zExt, ".json") == 0 || strcmp(zExt, ".jsonl") == 0 ||
+               strcmp(zExt, ".ndjson") == 0)) {
+    return FMT_JSONL;
+  }
+  /* cbt's header rows leave the row key column empty. */
+  return zHead[i] == ',' ? FMT_CBT : FMT_CSV;
+}
+
+static void importer_free(Importer *imp) {
+  if (imp->pTxn) wcs_txn_free(imp->pTxn);
+  if (imp->pTab) wcs_table_close(imp->pTab);
+  if (imp->in && imp->in != stdin) fclose(imp->in);
+  sqlite3_finalize(imp->pTree);
+  sqlite3_finalize(imp->pValid);
+  if (imp->jdb) sqlite3_close(imp->jdb);
+  free(imp->zTable);
+  free(imp->aCell);
+  wcs_buf_free(&imp->key);
+  wcs_buf_free(&imp->arena);
+  wcs_buf_free(&imp->scratch);
+  wcs_buf_free(&imp->tmp);
+  free_opts(&imp->o);
+}
+
+int shell_import(Shell *p, const char *zFile, const char *zTable, int nOpt,
+                 char **azOpt) {
+  Importer imp;
+  struct stat st;
+  int rc;
+  double dt;
+
+  memset(&imp, 0, sizeof(imp));
+  imp.p = p;
+  imp.zFile = zFile;
+  imp.iNextLine = 1;
+  if (parse_opts(p, &imp.o, nOpt, azOpt)) {
+    free_opts(&imp.o);
+    return 1;
+  }
+  if (!sqlite3_get_autocommit(p->db)) {
+    free_opts(&imp.o);
+    return shell_error(p, "finish the open transaction (COMMIT or ROLLBACK) "
+                          "before an import");
+  }
+  imp.in = strcmp(zFile, "-") == 0 ? stdin : fopen(zFile, "rb");
+  if (!imp.in) {
+    free_opts(&imp.o);
+    return shell_error(p, "cannot open %s: %s", zFile, strerror(errno));
+  }
+  if (fstat(fileno(imp.in), &st) == 0 && S_ISREG(st.st_mode)) {
+    imp.nFileBytes = (uint64_t)st.st_size;
+  }
+  if (imp.o.eFormat == FMT_AUTO) {
+    if (imp.in == stdin) {
+      importer_free(&imp);
+      return shell_error(p, "reading standard input needs format=...");
+    }
+    imp.o.eFormat = sniff_format(&imp);
+  }
+  if (imp.o.eFormat == FMT_DYNAMODB && !imp.o.zKey) {
+    importer_free(&imp);
+    return shell_error(p, "a DynamoDB import needs key=TEMPLATE, e.g. "
+                          "key={pk}#{sk}");
+  }
+  imp.tStart = now_seconds();
+  shell_interrupted = 0;
+  if (imp.o.eFormat == FMT_CBT || imp.o.eFormat == FMT_CSV) {
+    rc = run_csv(&imp, zTable);
+  } else {
+    rc = run_json(&imp, zTable);
+  }
+  progress(&imp, 1);
+  if (rc == IMP_BAD) {
+    /* Keep what came before the bad record. */
+    int rcCommit = imp_commit(&imp);
+    shell_error(p, "%s line %d: %s; %" PRId64 " rows imported before it%s",
+                zFile, imp.iLine, imp.zReason, imp.nRows,
+                rcCommit ? " (the last batch failed to commit)" : "");
+    importer_free(&imp);
+    return 1;
+  }
+  if (rc == IMP_FAIL) {
+    if (imp.pTxn && imp_commit(&imp) == 0 && imp.nRows > 0) {
+      fprintf(stderr, "%" PRId64 " rows were imported before it stopped\n",
+              imp.nRows);
+    }
+    importer_free(&imp);
+    return 1;
+  }
+  if (imp_commit(&imp)) {
+    importer_free(&imp);
+    return 1;
+  }
+  dt = now_seconds() - imp.tStart;
+  fprintf(p->out,
+          "imported %" PRId64 " rows (%" PRId64 " cells) into %s in %.2f s, "
+          "%.0f rows/s",
+          imp.nRows, imp.nCells, zTable, dt, dt > 0 ? imp.nRows / dt : 0.0);
+  if (imp.nBad) fprintf(p->out, "; %" PRId64 " bad lines skipped", imp.nBad);
+  fputc('\n', p->out);
+  importer_free(&imp);
+  return 0;
+}
+
+/* ==================================================================
+** .export
+** ================================================================== */
+
+/* A (family, qualifier) column seen in the table. */
+typedef struct ExpCol {
+  int iFam;
+  uint8_t *pQual;
+  size_t nQual;
+} ExpCol;
+
+typedef struct Exporter {
+  Shell *p;
+  wcs_table *pTab;
+  const ks_schema *pSchema;
+  FILE *out;
+  int eFormat;
+  int bTs;              /* write value@timestamp */
+  ExpCol *aCol;         /* sorted by (iFam, qualifier) */
+  int nCol, nAlloc;
+  int bFields;          /* CSV: every key decodes: write key fields */
+  wcs_buf scratch;
+} Exporter;
+
+static int col_cmp(int iFamA, const void *pA, size_t nA, const ExpCol *b) {
+  int c;
+  if (iFamA != b->iFam) return iFamA < b->iFam ? -1 : 1;
+  c = memcmp(pA, b->pQual, nA < b->nQual ? nA : b->nQual);
+  if (c) return c;
+  return nA < b->nQual ? -1 : nA > b->nQual ? 1 : 0;
+}
+
+/* Index of column (iFam, qual), inserting it when bAdd. -1 if absent. */
+static int col_find(Exporter *x, int iFam, const void *pQual, size_t nQual,
+                    int bAdd) {
+  int lo = 0, hi = x->nCol;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    int c = col_cmp(iFam, pQual, nQual, &x->aCol[mid]);
+    if (c == 0) return mid;
+    if (c < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  if (!bAdd) return -1;
+  if (x->nCol == x->nAlloc) {
+    int nNew = x->nAlloc ? x->nAlloc * 2 : 32;
+    ExpCol *a = realloc(x->aCol, sizeof(ExpCol) * (size_t)nNew);
+    if (!a) return -2;
+    x->aCol = a;
+    x->nAlloc = nNew;
+  }
+  memmove(&x->aCol[lo + 1], &x->aCol[lo], sizeof(ExpCol) * (size_t)(x->nCol - lo));
+  x->aCol[lo].iFam = iFam;
+  x->aCol[lo].pQual = malloc(nQual ? nQual : 1);
+  if (!x->aCol[lo].pQual) return -2;
+  memcpy(x->aCol[lo].pQual, pQual, nQual);
+  x->aCol[lo].nQual = nQual;
+  x->nCol++;
+  return lo;
+}
+
+static int open_history_cursor(Exporter *x, wcs_cursor **ppCur) {
+  wcs_read_options ro;
+  wcs_read_options_init(&ro);
+  ro.nVersions = 0;
+  return wcs_cursor_open(ppCur, x->pTab, 0, &ro);
+}
+
+/* Pass 1: the columns, and whether every key decodes under the schema. */
+static int export_scan_columns(Exporter *x) {
+  wcs_cursor *pCur = 0;
+  int rc = open_history_cursor(x, &pCur);
+  x->bFields = x->pSchema && x->pSchema->nField > 0;
+  while (rc == WCS_OK && !wcs_cursor_eof(pCur)) {
+    int nCell, i;
+    const wcs_cell *aCell = wcs_cursor_cells(pCur, &nCell);
+    if (x->bFields) {
+      size_t nRow;
+      const void *pRow = wcs_cursor_row(pCur, &nRow);
+      ks_value aVal[KS_MAX_FIELDS];
+      char *zErr = 0;
+      if (ks_key_decode(x->pSchema, pRow, (int)nRow, aVal, &x->scratch,
+                        &zErr) != WCS_OK) {
+        x->bFields = 0;
+        free(zErr);
+      }
+    }
+    for (i = 0; i < nCell; i++) {
+      if (col_find(x, aCell[i].iFamily, aCell[i].pQual, aCell[i].nQual, 1) ==
+          -2) {
+        rc = WCS_NOMEM;
+        break;
+      }
+    }
+    if (rc == WCS_OK) rc = wcs_cursor_next(pCur);
+  }
+  wcs_cursor_close(pCur);
+  return rc;
+}
+
+static void family_name(Exporter *x, int iFam, const char **pz) {
+  wcs_family_info fi;
+  *pz = wcs_table_family(x->pTab, iFam, &fi) == WCS_OK ? fi.zName : "?";
+}
+
+static void write_ts_value(Exporter *x, const wcs_cell *c) {
+  if (x->bTs) {
+    /* value@timestamp; the field is quoted when needed. */
+    wcs_buf b = {0, 0, 0};
+    char zTs[32];
+    int n = snprintf(zTs, sizeof(zTs), "@%" PRId64, c->iTs);
+    wcs_buf_append(&b, c->pVal, c->nVal);
+    wcs_buf_append(&b, zTs, (size_t)n);
+    shell_csv_field(x->out, b.a, b.n, 1);
+    wcs_buf_free(&b);
+  } else {
+    shell_csv_field(x->out, c->pVal, c->nVal, 1);
+  }
+}
+
+static int export_csv(Exporter *x) {
+  wcs_cursor *pCur = 0;
+  int rc, i, iCol, nKeyCols;
+  int *aFirst = 0, *aCount = 0;
+  const ks_schema *s = x->pSchema;
+
+  rc = export_scan_columns(x);
+  if (rc != WCS_OK) return rc;
+  nKeyCols = x->eFormat == FMT_CSV && x->bFields ? s->nField : 1;
+  /* Header. */
+  if (x->eFormat == FMT_CBT) {
+    int iPrev = -1;
+    for (iCol = 0; iCol < x->nCol; iCol++) {
+      fputc(',', x->out);
+      if (x->aCol[iCol].iFam != iPrev) {
+        const char *zF;
+        family_name(x, x->aCol[iCol].iFam, &zF);
+        shell_csv_field(x->out, zF, strlen(zF), 0);
+        iPrev = x->aCol[iCol].iFam;
+      }
+    }
+    fputc('\n', x->out);
+    for (iCol = 0; iCol < x->nCol; iCol++) {
+      fputc(',', x->out);
+      shell_csv_field(x->out, x->aCol[iCol].pQual, x->aCol[iCol].nQual, 0);
+    }
+    fputc('\n', x->out);
+  } else {
+    if (nKeyCols == 1 && !x->bFields) {
+      fputs("_key", x->out);
+    } else {
+      for (i = 0; i < s->nField; i++) {
+        if (i) fputc(',', x->out);
+        shell_csv_field(x->out, s->aField[i].zName,
+                        strlen(s->aField[i].zName), 0);
+      }
+    }
+    for (iCol = 0; iCol < x->nCol; iCol++) {
+      const char *zF;
+      wcs_buf b = {0, 0, 0};
+      family_name(x, x->aCol[iCol].iFam, &zF);
+      wcs_buf_append(&b, zF, strlen(zF));
+      wcs_buf_append(&b, ":", 1);
+      wcs_buf_append(&b, x->aCol[iCol].pQual, x->aCol[iCol].nQual);
+      fputc(',', x->out);
+      shell_csv_field(x->out, b.a, b.n, 0);
+      wcs_buf_free(&b);
+    }
+    fputc('\n', x->out);
+  }
+
+  aFirst = calloc((size_t)x->nCol + 1, sizeof(int));
+  aCount = calloc((size_t)x->nCol + 1, sizeof(int));
+  if (!aFirst || !aCount) {
+    free(aFirst);
+    free(aCount);
+    return WCS_NOMEM;
+  }
+  rc = open_history_cursor(x, &pCur);
+  while (rc == WCS_OK && !wcs_cursor_eof(pCur)) {
+    int nCell, nLines = 0, k;
+    const wcs_cell *aCell = wcs_cursor_cells(pCur, &nCell);
+    size_t nRow;
+    const void *pRow = wcs_cursor_row(pCur, &nRow);
+    for (iCol = 0; iCol < x->nCol; iCol++) aCount[iCol] = 0;
+    /* Cells come grouped by column, newest first. */
+    for (i = 0; i < nCell; i++) {
+      iCol = col_find(x, aCell[i].iFamily, aCell[i].pQual, aCell[i].nQual, 0);
+      if (iCol < 0) continue;
+      if (aCount[iCol]++ == 0) aFirst[iCol] = i;
+      if (aCount[iCol] > nLines) nLines = aCount[iCol];
+    }
+    for (k = 0; k < nLines; k++) {
+      if (nKeyCols > 1 || (x->eFormat == FMT_CSV && x->bFields)) {
+        ks_value aVal[KS_MAX_FIELDS];
+        char *zErr = 0;
+        ks_key_decode(s, pRow, (int)nRow, aVal, &x->scratch, &zErr);
+        free(zErr);
+        for (i = 0; i < s->nField; i++) {
+          if (i) fputc(',', x->out);
+          if (aVal[i].eType == KS_VAL_INT) {
+            fprintf(x->out, "%" PRId64, aVal[i].i);
+          } else {
+            shell_csv_field(x->out, aVal[i].p, (size_t)aVal[i].n, 1);
+          }
+        }
+      } else {
+        shell_csv_field(x->out, pRow, nRow, 1);
+      }
+      for (iCol = 0; iCol < x->nCol; iCol++) {
+        fputc(',', x->out);
+        if (aCount[iCol] > k) write_ts_value(x, &aCell[aFirst[iCol] + k]);
+      }
+      fputc('\n', x->out);
+    }
+    rc = wcs_cursor_next(pCur);
+  }
+  wcs_cursor_close(pCur);
+  free(aFirst);
+  free(aCount);
+  return rc;
+}
+
+/* Append bytes as a JSON string, or {"hex": "..."} when not text. */
+static int json_bytes(wcs_buf *b, const void *p, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  const uint8_t *a = p;
+  size_t i;
+  if (shell_is_text(p, n)) return shell_json_string(b, p, n);
+  if (wcs_buf_append(b, "{\"hex\":\"", 8)) return WCS_NOMEM;
+  for (i = 0; i < n; i++) {
+    char h[2];
+    h[0] = hex[a[i] >> 4];
+    h[1] = hex[a[i] & 15];
+    if (wcs_buf_append(b, h, 2)) return WCS_NOMEM;
+  }
+  return wcs_buf_append(b, "\"}", 2);
+}
+
+static int export_jsonl(Exporter *x) {
+  wcs_cursor *pCur = 0;
+  wcs_buf b = {0, 0, 0};
+  int rc = open_history_cursor(x, &pCur);
+  const ks_schema *s = x->pSchema;
+  while (rc == WCS_OK && !wcs_cursor_eof(pCur)) {
+    int nCell, i;
+    const wcs_cell *aCell = wcs_cursor_cells(pCur, &nCell);
+    size_t nRow;
+    const void *pRow = wcs_cursor_row(pCur, &nRow);
+    b.n = 0;
+    wcs_buf_append(&b, "{\"_key\":", 8);
+    json_bytes(&b, pRow, nRow);
+    if (s && s->nField > 0) {
+      ks_value aVal[KS_MAX_FIELDS];
+      char *zErr = 0;
+      if (ks_key_decode(s, pRow, (int)nRow, aVal, &x->scratch, &zErr) ==
+          WCS_OK) {
+        for (i = 0; i < s->nField; i++) {
+          wcs_buf_append(&b, ",", 1);
+          shell_json_string(&b, s->aField[i].zName, strlen(s->aField[i].zName));
+          wcs_buf_append(&b, ":", 1);
+          if (aVal[i].eType == KS_VAL_INT) {
+            char zNum[32];
+            int n = snprintf(zNum, sizeof(zNum), "%" PRId64, aVal[i].i);
+            wcs_buf_append(&b, zNum, (size_t)n);
+          } else {
+            json_bytes(&b, aVal[i].p, (size_t)aVal[i].n);
+          }
+        }
+      }
+      free(zErr);
+    }
+    wcs_buf_append(&b, ",\"cells\":[", 10);
+    for (i = 0; i < nCell; i++) {
+      char zTs[40];
+      int n = snprintf(zTs, sizeof(zTs), ",\"timestamp\":%" PRId64,
+                       aCell[i].iTs);
+      if (i) wcs_buf_append(&b, ",", 1);
+      wcs_buf_append(&b, "{\"family\":", 10);
+      shell_json_string(&b, aCell[i].zFamily, strlen(aCell[i].zFamily));
+      wcs_buf_append(&b, ",\"qualifier\":", 13);
+      json_bytes(&b, aCell[i].pQual, aCell[i].nQual);
+      wcs_buf_append(&b, zTs, (size_t)n);
+      wcs_buf_append(&b, ",\"value\":", 9);
+      rc = json_bytes(&b, aCell[i].pVal, aCell[i].nVal);
+      wcs_buf_append(&b, "}", 1);
+    }
+    rc = wcs_buf_append(&b, "]}\n", 3);
+    if (rc == WCS_OK) fwrite(b.a, 1, b.n, x->out);
+    if (rc == WCS_OK) rc = wcs_cursor_next(pCur);
+  }
+  wcs_cursor_close(pCur);
+  wcs_buf_free(&b);
+  return rc;
+}
+
+int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
+                 char **azOpt) {
+  Exporter x;
+  ImpOpts o;
+  int rc, i;
+  const char *zExt = strrchr(zFile, '.');
+
+  memset(&x, 0, sizeof(x));
+  x.p = p;
+  x.bTs = 1;
+  /* Options: a format word or format=, timestamp=none|value-encoded. */
+  for (i = 0; i < nOpt; i++) {
+    if (strcmp(azOpt[i], "timestamp=none") == 0 ||
+        strcmp(azOpt[i], "--timestamp=none") == 0) {
+      x.bTs = 0;
+      memmove(&azOpt[i], &azOpt[i + 1], sizeof(char *) * (size_t)(nOpt - i - 1));
+      nOpt--;
+      i--;
+    }
+  }
+  if (parse_opts(p, &o, nOpt, azOpt)) {
+    free_opts(&o);
+    return 1;
+  }
+  x.eFormat = o.eFormat;
+  free_opts(&o);
+  if (x.eFormat == FMT_AUTO) {
+    if (zExt && (strcmp(zExt, ".jsonl") == 0 || strcmp(zExt, ".json") == 0 ||
+                 strcmp(zExt, ".ndjson") == 0)) {
+      x.eFormat = FMT_JSONL;
+    } else {
+      x.eFormat = FMT_CBT;
+    }
+  }
+  if (x.eFormat == FMT_DYNAMODB) {
+    return shell_error(p, "export formats: cbt, csv, jsonl");
+  }
+  if (shell_open_table(p, zTable, &x.pTab)) return 1;
+  x.pSchema = wcs_table_schema(x.pTab);
+  x.out = strcmp(zFile, "-") == 0 ? stdout : fopen(zFile, "wb");
+  if (!x.out) {
+    wcs_table_close(x.pTab);
+    return shell_error(p, "cannot create %s: %s", zFile, strerror(errno));
+  }
+  rc = x.eFormat == FMT_JSONL ? export_jsonl(&x) : export_csv(&x);
+  if (x.out != stdout) {
+    if (fclose(x.out) != 0 && rc == WCS_OK) rc = WCS_IOERR;
+  } else {
+    fflush(stdout);
+  }
+  for (i = 0; i < x.nCol; i++) free(x.aCol[i].pQual);
+  free(x.aCol);
+  wcs_buf_free(&x.scratch);
+  if (rc != WCS_OK) {
+    shell_error(p, "export of %s failed: %s", zTable,
+                rc == WCS_IOERR ? "write error"
+                                : p->pEng ? wcs_engine_errmsg(p->pEng) : "");
+    wcs_table_close(x.pTab);
+    return 1;
+  }
+  wcs_table_close(x.pTab);
+  if (x.out != stdout) {
+    fprintf(p->out, "exported %s to %s (%s%s)\n", zTable, zFile,
+            azFormat[x.eFormat],
+            x.eFormat != FMT_JSONL && x.bTs
+                ? ", value@timestamp: import with timestamp=value-encoded"
+                : "");
+  }
+  return 0;
+}

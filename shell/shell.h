@@ -1,0 +1,148 @@
+/*
+** shell.h — internals shared by the files of the `wcs` command-line program
+** (DESIGN.md §8; the user manual is doc/shell.md).
+**
+** Files:
+**   main.c      arguments, the read-eval-print loop (readline, multi-line
+**               statements, Ctrl-C), scripts, error reporting
+**   output.c    running SQL and printing results in the output modes
+**   commands.c  the dot-commands (.mode, .tables, .schema, .explain, ...)
+**   store.c     the store behind the database: attaching store tables,
+**               canonical schemas, statistics, compaction (engine C API)
+**   import.c    .import and .export: cbt CSV, CSV, JSON lines, DynamoDB
+**               JSON exports (formats described in doc/shell.md)
+**   keyviz.c    the key-distribution / hotspot picture (SVG)
+**   demo.c      `wcs demo`: the schema guide's examples and a tour
+**
+** The shell owns no on-disk format of its own; the import/export file
+** formats it reads and writes are documented in doc/shell.md.
+*/
+#ifndef WCS_SHELL_H
+#define WCS_SHELL_H
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "storage/util.h"
+#include "wcs.h"
+
+/* Output modes (.mode). */
+#define SHELL_MODE_LIST  0 /* values joined by '|' (scripts; the default when
+                           ** stdout is not a terminal) */
+#define SHELL_MODE_TABLE 1 /* ASCII-framed table (default on a terminal) */
+#define SHELL_MODE_BOX   2 /* table framed with Unicode box characters */
+#define SHELL_MODE_CSV   3 /* RFC 4180 CSV */
+#define SHELL_MODE_JSON  4 /* a JSON array of objects */
+#define SHELL_MODE_LINE  5 /* one "column = value" line per column */
+
+typedef struct Shell {
+  sqlite3 *db;          /* the open database, module registered */
+  char *zDbPath;        /* database file as named by the user (malloc'd) */
+  FILE *out;            /* where results go (stdout) */
+  int eMode;            /* SHELL_MODE_* */
+  int bHeaders;         /* print column names */
+  int bTimer;           /* print the time each statement took */
+  int bInteractive;     /* input is a terminal: prompts and history */
+  int bProgress;        /* stderr is a terminal: progress bars allowed */
+  int nErr;             /* errors reported so far */
+  const char *zInput;   /* name of the input being read, for messages */
+  int iLine;            /* line of zInput where the current statement
+                        ** starts, 0 when not reading a script */
+  wcs_engine *pEng;     /* engine of the default store, or NULL until
+                        ** opened by shell_engine() */
+  char *zStore;         /* path of the default store (malloc'd), or NULL
+                        ** for in-memory and temporary databases */
+} Shell;
+
+/* Set by the SIGINT handler; cleared before each statement and import. */
+extern volatile sig_atomic_t shell_interrupted;
+
+/* ---- main.c */
+/* Report an error on stderr ("Error: ...", with the script line if any)
+** and count it. Returns 1 so callers can `return shell_error(...)`. */
+int shell_error(Shell *p, const char *zFmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Read and run SQL and dot-commands from `in` until EOF, .quit or (when
+** bBail) the first error. Returns 0, or 1 if an error stopped it, or 2
+** after .quit. */
+int shell_process(Shell *p, FILE *in, const char *zName, int bBail);
+/* Open database zPath (creating it if missing), register the module and
+** attach every store table. Returns 1 after reporting an error. */
+int shell_open(Shell *p, const char *zPath);
+/* Save the heat counters, close the database and the store. */
+void shell_close(Shell *p);
+/* Run one line of input: a dot-command or complete SQL text. */
+int shell_run_text(Shell *p, const char *zText);
+
+/* ---- output.c */
+/* Run every statement of zSql, printing rows in the current mode.
+** Returns 0 or 1 (the error was reported). */
+int shell_exec(Shell *p, const char *zSql);
+/* Run zSql and print its rows in mode eMode with headers on, without
+** changing the shell's settings. */
+int shell_exec_mode(Shell *p, const char *zSql, int eMode);
+/* Parse a mode name; -1 if unknown. */
+int shell_mode_parse(const char *z);
+const char *shell_mode_name(int eMode);
+/* Write n bytes as a CSV field (quoted when needed) to out. */
+void shell_csv_field(FILE *out, const void *p, size_t n, int bQuoteEmpty);
+/* Append p[0..n-1] to pBuf as a JSON string literal (with quotes). */
+int shell_json_string(wcs_buf *pBuf, const void *p, size_t n);
+/* 1 if p[0..n-1] is valid UTF-8 without control characters other than
+** tab, newline and carriage return. */
+int shell_is_text(const void *p, size_t n);
+
+/* ---- commands.c */
+/* Run a dot-command line (starting with '.'). Returns 0, 1 on error, 2 to
+** quit. */
+int shell_dot(Shell *p, const char *zLine);
+/* Print the plan of zSql in words (the .explain command). */
+int shell_explain(Shell *p, const char *zSql);
+
+/* ---- store.c */
+/* The engine of the database's default store (DB.wcs/), opened on first
+** use and kept until shell_close_store(). *ppEng is NULL (and 0 returned)
+** when the database has no store on disk and bCreate is 0. Returns 1 after
+** reporting an error. */
+int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng);
+void shell_close_store(Shell *p);
+/* Create a virtual table for every store table that has none. */
+int shell_attach_all(Shell *p);
+/* Name the store table behind SQL table zName: *pzTable (malloc'd) and
+** whether it is a HISTORY view. Returns 0 with *pzTable NULL if zName is
+** not a wcs virtual table. */
+int shell_store_table(Shell *p, const char *zName, char **pzTable,
+                      int *pbHistory);
+/* Open store table zTable (SQL name or store name) for direct access.
+** Returns 1 after reporting an error (including "no such table"). */
+int shell_open_table(Shell *p, const char *zName, wcs_table **ppTab);
+int shell_schema(Shell *p, const char *zTable);
+int shell_stats(Shell *p, const char *zTable);
+int shell_compact(Shell *p, const char *zTable);
+/* Write the CREATE VIRTUAL TABLE statement for a store table. */
+char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
+                      const char *zSchemaText, int bHistory);
+/* SQL identifier quoting ("a""b"), malloc'd. */
+char *shell_quote_ident(const char *z);
+
+/* ---- import.c */
+/* .import FILE TABLE [name=value ...] */
+int shell_import(Shell *p, const char *zFile, const char *zTable, int nOpt,
+                 char **azOpt);
+/* .export TABLE FILE [format] [name=value ...] */
+int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
+                 char **azOpt);
+
+/* ---- keyviz.c */
+/* .keyviz TABLE FILE.svg [buckets=N] */
+int shell_keyviz(Shell *p, const char *zTable, const char *zFile, int nOpt,
+                 char **azOpt);
+
+/* ---- demo.c */
+/* `wcs demo [DB]`: build the demo tables, run the tour. */
+int shell_demo(Shell *p);
+
+#endif /* WCS_SHELL_H */

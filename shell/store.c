@@ -1,0 +1,607 @@
+/*
+** store.c — the store behind the shell's database, through the engine's
+** C API (include/wcs.h, "Tables"): attaching store tables as virtual
+** tables, canonical schemas for .schema, .stats and .compact.
+**
+** Which store: a database file DB keeps its default store in the
+** directory DB.wcs/ (DESIGN.md §3), named from sqlite3_db_filename() as the
+** module names it, so wcs_engine_open_path() hands the shell the very
+** engine the module's tables use (opens of one path share one engine).
+** In-memory and temporary databases have no store the shell can reach.
+**
+** Which store table a virtual table shows: the module arguments of its
+** CREATE VIRTUAL TABLE text (sqlite_schema.sql) are parsed with the
+** keyschema grammar (ks_parse_text); TABLE 'x' names the store table,
+** otherwise it is the virtual table's own name; HISTORY marks the history
+** view.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "keyschema/schema.h"
+#include "shell/shell.h"
+
+char *shell_quote_ident(const char *z) {
+  size_t n = strlen(z), i, j = 0;
+  char *zOut = malloc(n * 2 + 3);
+  if (!zOut) return 0;
+  zOut[j++] = '"';
+  for (i = 0; i < n; i++) {
+    if (z[i] == '"') zOut[j++] = '"';
+    zOut[j++] = z[i];
+  }
+  zOut[j++] = '"';
+  zOut[j] = 0;
+  return zOut;
+}
+
+/* SQL string literal quoting ('a''b'), malloc'd. */
+static char *quote_literal(const char *z) {
+  size_t n = strlen(z), i, j = 0;
+  char *zOut = malloc(n * 2 + 3);
+  if (!zOut) return 0;
+  zOut[j++] = '\'';
+  for (i = 0; i < n; i++) {
+    if (z[i] == '\'') zOut[j++] = '\'';
+    zOut[j++] = z[i];
+  }
+  zOut[j++] = '\'';
+  zOut[j] = 0;
+  return zOut;
+}
+
+int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
+  const char *zFile;
+  char *zErr = 0;
+  struct stat st;
+  int rc;
+
+  *ppEng = 0;
+  if (p->pEng) {
+    *ppEng = p->pEng;
+    return 0;
+  }
+  zFile = sqlite3_db_filename(p->db, "main");
+  if (!zFile || !zFile[0]) return 0; /* :memory: or a temporary database */
+  if (!p->zStore) {
+    p->zStore = malloc(strlen(zFile) + 5);
+    if (!p->zStore) return shell_error(p, "out of memory");
+    sprintf(p->zStore, "%s.wcs", zFile);
+  }
+  if (!bCreate && stat(p->zStore, &st) != 0) return 0;
+  rc = wcs_engine_open_path(&p->pEng, p->zStore, 0, &zErr);
+  if (rc != WCS_OK) {
+    shell_error(p, "cannot open the store %s: %s", p->zStore,
+                zErr ? zErr : wcs_errstr(rc));
+    wcs_free(zErr);
+    p->pEng = 0;
+    return 1;
+  }
+  *ppEng = p->pEng;
+  return 0;
+}
+
+void shell_close_store(Shell *p) {
+  if (p->pEng) wcs_engine_close(p->pEng);
+  p->pEng = 0;
+  free(p->zStore);
+  p->zStore = 0;
+}
+
+/* If zSql is "CREATE VIRTUAL TABLE ... USING wcs(ARGS)", return ARGS
+** (malloc'd), else NULL. */
+static char *wcs_module_args(const char *zSql) {
+  const char *z = zSql, *zOpen, *zClose;
+  char *zArgs;
+  if (!zSql || sqlite3_strnicmp(zSql, "CREATE VIRTUAL TABLE", 20) != 0) return 0;
+  /* Find "USING wcs" (outside the table name; names rarely hold USING). */
+  for (;;) {
+    z = strchr(z, ' ');
+    if (!z) return 0;
+    while (*z == ' ' || *z == '\t' || *z == '\n') z++;
+    if (sqlite3_strnicmp(z, "USING", 5) == 0 &&
+        (z[5] == ' ' || z[5] == '\t' || z[5] == '\n')) {
+      z += 5;
+      while (*z == ' ' || *z == '\t' || *z == '\n') z++;
+      if (sqlite3_strnicmp(z, "wcs", 3) != 0) return 0;
+      z += 3;
+      while (*z == ' ' || *z == '\t' || *z == '\n') z++;
+      break;
+    }
+  }
+  if (*z != '(') return strdup(""); /* USING wcs with no arguments */
+  zOpen = z + 1;
+  zClose = strrchr(zOpen, ')');
+  if (!zClose) return 0;
+  zArgs = malloc((size_t)(zClose - zOpen) + 1);
+  if (!zArgs) return 0;
+  memcpy(zArgs, zOpen, (size_t)(zClose - zOpen));
+  zArgs[zClose - zOpen] = 0;
+  return zArgs;
+}
+
+/* The store table name and history flag of a wcs virtual table whose
+** schema SQL is zSql and SQL name zName. Returns 1 if it is one. */
+static int vtab_target(const char *zName, const char *zSql, char **pzTable,
+                       int *pbHistory) {
+  char *zArgs = wcs_module_args(zSql);
+  ks_schema *pSchema = 0;
+  char *zErr = 0;
+  *pzTable = 0;
+  *pbHistory = 0;
+  if (!zArgs) return 0;
+  if (zArgs[0] && ks_parse_text(zArgs, &pSchema, &zErr) == WCS_OK) {
+    if (pSchema->zTable) *pzTable = strdup(pSchema->zTable);
+    *pbHistory = pSchema->bHistory;
+  }
+  if (!*pzTable) *pzTable = strdup(zName);
+  ks_schema_free(pSchema);
+  free(zErr);
+  free(zArgs);
+  return *pzTable != 0;
+}
+
+int shell_store_table(Shell *p, const char *zName, char **pzTable,
+                      int *pbHistory) {
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  *pzTable = 0;
+  *pbHistory = 0;
+  rc = sqlite3_prepare_v2(p->db,
+                          "SELECT name, sql FROM sqlite_schema "
+                          "WHERE type='table' AND name=?1 COLLATE NOCASE",
+                          -1, &pStmt, 0);
+  if (rc != SQLITE_OK) return shell_error(p, "%s", sqlite3_errmsg(p->db));
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    vtab_target((const char *)sqlite3_column_text(pStmt, 0),
+                (const char *)sqlite3_column_text(pStmt, 1), pzTable,
+                pbHistory);
+  }
+  sqlite3_finalize(pStmt);
+  return 0;
+}
+
+int shell_open_table(Shell *p, const char *zName, wcs_table **ppTab) {
+  wcs_engine *pEng = 0;
+  char *zStoreName = 0;
+  int bHistory = 0, rc;
+  *ppTab = 0;
+  if (shell_store_table(p, zName, &zStoreName, &bHistory)) return 1;
+  if (shell_engine(p, 0, &pEng)) {
+    free(zStoreName);
+    return 1;
+  }
+  if (!pEng) {
+    free(zStoreName);
+    return shell_error(p, "no such wcs table: %s (the database has no store)",
+                       zName);
+  }
+  rc = wcs_table_open(pEng, zStoreName ? zStoreName : zName, ppTab);
+  if (rc != WCS_OK) {
+    shell_error(p, "cannot open table %s: %s", zName,
+                wcs_engine_errmsg(pEng));
+  } else if (!*ppTab) {
+    shell_error(p, "no such wcs table: %s", zName);
+    rc = WCS_ERROR;
+  }
+  free(zStoreName);
+  return rc == WCS_OK ? 0 : 1;
+}
+
+/* ---- attaching store tables */
+
+typedef struct AttachCtx {
+  Shell *p;
+  char **azHave;  /* store tables some virtual table already shows */
+  int nHave;
+  char **azNew;   /* store tables to attach */
+  int nNew;
+} AttachCtx;
+
+static int collect_table(void *pCtx, const char *zName, const char *zSchema) {
+  AttachCtx *c = pCtx;
+  int i;
+  char **a;
+  (void)zSchema;
+  for (i = 0; i < c->nHave; i++) {
+    if (strcmp(c->azHave[i], zName) == 0) return 0;
+  }
+  a = realloc(c->azNew, sizeof(char *) * (size_t)(c->nNew + 1));
+  if (!a) return WCS_NOMEM;
+  c->azNew = a;
+  c->azNew[c->nNew] = strdup(zName);
+  if (!c->azNew[c->nNew]) return WCS_NOMEM;
+  c->nNew++;
+  return 0;
+}
+
+int shell_attach_all(Shell *p) {
+  wcs_engine *pEng = 0;
+  AttachCtx c;
+  sqlite3_stmt *pStmt = 0;
+  int i, rc = 0;
+
+  if (shell_engine(p, 0, &pEng)) return 1;
+  if (!pEng) return 0;
+  memset(&c, 0, sizeof(c));
+  c.p = p;
+  if (sqlite3_prepare_v2(p->db,
+                         "SELECT name, sql FROM sqlite_schema WHERE "
+                         "type='table' AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+                         -1, &pStmt, 0) != SQLITE_OK) {
+    return shell_error(p, "%s", sqlite3_errmsg(p->db));
+  }
+  while (sqlite3_step(pStmt) == SQLITE_ROW) {
+    char *zTable = 0;
+    int bHistory;
+    if (vtab_target((const char *)sqlite3_column_text(pStmt, 0),
+                    (const char *)sqlite3_column_text(pStmt, 1), &zTable,
+                    &bHistory)) {
+      char **a = realloc(c.azHave, sizeof(char *) * (size_t)(c.nHave + 1));
+      if (!a) {
+        free(zTable);
+        break;
+      }
+      c.azHave = a;
+      c.azHave[c.nHave++] = zTable;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if (wcs_table_list(pEng, &c, collect_table) != WCS_OK) {
+    rc = shell_error(p, "cannot list the store's tables: %s",
+                     wcs_engine_errmsg(pEng));
+  }
+  for (i = 0; i < c.nNew && rc == 0; i++) {
+    char *zId = shell_quote_ident(c.azNew[i]);
+    char *zLit = quote_literal(c.azNew[i]);
+    char *zSql = sqlite3_mprintf(
+        "SELECT 1 FROM sqlite_schema WHERE name=%s COLLATE NOCASE", zLit);
+    int bTaken = 0;
+    if (zSql && sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0) == SQLITE_OK) {
+      bTaken = sqlite3_step(pStmt) == SQLITE_ROW;
+      sqlite3_finalize(pStmt);
+    }
+    sqlite3_free(zSql);
+    if (bTaken) {
+      fprintf(stderr,
+              "warning: store table %s is not attached: the name is taken "
+              "in the database\n",
+              c.azNew[i]);
+    } else {
+      zSql = sqlite3_mprintf("CREATE VIRTUAL TABLE %s USING wcs(TABLE %s)",
+                             zId, zLit);
+      if (zSql && sqlite3_exec(p->db, zSql, 0, 0, 0) != SQLITE_OK) {
+        fprintf(stderr, "warning: cannot attach store table %s: %s\n",
+                c.azNew[i], sqlite3_errmsg(p->db));
+      }
+      sqlite3_free(zSql);
+    }
+    free(zId);
+    free(zLit);
+  }
+  for (i = 0; i < c.nHave; i++) free(c.azHave[i]);
+  for (i = 0; i < c.nNew; i++) free(c.azNew[i]);
+  free(c.azHave);
+  free(c.azNew);
+  return rc;
+}
+
+/* ---- .schema */
+
+/* Split canonical schema text into top-level clauses (commas outside
+** parentheses and quotes), appending "  clause" lines to pOut. */
+static void append_clauses(wcs_buf *pOut, const char *z, int *pnClause) {
+  int depth = 0;
+  char q = 0;
+  const char *zStart = z;
+  for (;; z++) {
+    if (q) {
+      if (*z == q) q = 0;
+      if (*z) continue;
+    }
+    if (*z == '\'' || *z == '"' || *z == '`') {
+      q = *z;
+    } else if (*z == '(') {
+      depth++;
+    } else if (*z == ')') {
+      depth--;
+    } else if ((*z == ',' && depth == 0) || *z == 0) {
+      const char *zEnd = z;
+      while (*zStart == ' ' || *zStart == '\n') zStart++;
+      while (zEnd > zStart && (zEnd[-1] == ' ' || zEnd[-1] == '\n')) zEnd--;
+      if (zEnd > zStart) {
+        if (*pnClause) wcs_buf_append(pOut, ",\n", 2);
+        wcs_buf_append(pOut, "  ", 2);
+        wcs_buf_append(pOut, zStart, (size_t)(zEnd - zStart));
+        (*pnClause)++;
+      }
+      zStart = z + 1;
+      if (*z == 0) break;
+    }
+  }
+}
+
+char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
+                      const char *zSchemaText, int bHistory) {
+  wcs_buf b = {0, 0, 0};
+  char *zId = shell_quote_ident(zSqlName);
+  char *zLit = quote_literal(zStoreName);
+  char *zOut = 0;
+  int nClause = 0;
+  int bPlain = sqlite3_stricmp(zSqlName, zStoreName) == 0;
+  if (!zId || !zLit) goto done;
+  /* Quote the name only when it needs it. */
+  {
+    const char *z = zSqlName;
+    int bSimple = (*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') ||
+                  *z == '_';
+    for (; *z && bSimple; z++) {
+      bSimple = (*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') ||
+                (*z >= '0' && *z <= '9') || *z == '_';
+    }
+    wcs_buf_append(&b, "CREATE VIRTUAL TABLE ", 21);
+    if (bSimple) wcs_buf_append(&b, zSqlName, strlen(zSqlName));
+    else wcs_buf_append(&b, zId, strlen(zId));
+  }
+  if (bHistory) {
+    wcs_buf_append(&b, " USING wcs(TABLE ", 17);
+    wcs_buf_append(&b, zLit, strlen(zLit));
+    wcs_buf_append(&b, ", HISTORY);", 11);
+  } else {
+    wcs_buf_append(&b, " USING wcs(\n", 12);
+    append_clauses(&b, zSchemaText ? zSchemaText : "", &nClause);
+    if (!bPlain) {
+      if (nClause) wcs_buf_append(&b, ",\n", 2);
+      wcs_buf_append(&b, "  TABLE ", 8);
+      wcs_buf_append(&b, zLit, strlen(zLit));
+    }
+    wcs_buf_append(&b, "\n);", 3);
+  }
+  if (wcs_buf_append(&b, "", 1) == WCS_OK) {
+    zOut = (char *)b.a;
+    b.a = 0;
+  }
+done:
+  wcs_buf_free(&b);
+  free(zId);
+  free(zLit);
+  return zOut;
+}
+
+int shell_schema(Shell *p, const char *zTable) {
+  sqlite3_stmt *pStmt = 0;
+  int rc = 0, nFound = 0;
+  if (sqlite3_prepare_v2(
+          p->db,
+          "SELECT name, type, sql FROM sqlite_schema WHERE sql IS NOT NULL "
+          "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (?1 IS NULL OR "
+          "name LIKE ?1 OR tbl_name LIKE ?1) "
+          "ORDER BY tbl_name, type DESC, name",
+          -1, &pStmt, 0) != SQLITE_OK) {
+    return shell_error(p, "%s", sqlite3_errmsg(p->db));
+  }
+  if (zTable) sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+  while (sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zSql = (const char *)sqlite3_column_text(pStmt, 2);
+    char *zStoreName = 0;
+    int bHistory = 0;
+    nFound++;
+    if (vtab_target(zName, zSql, &zStoreName, &bHistory)) {
+      wcs_table *pTab = 0;
+      wcs_engine *pEng = 0;
+      char *zDdl = 0;
+      if (shell_engine(p, 0, &pEng) == 0 && pEng &&
+          wcs_table_open(pEng, zStoreName, &pTab) == WCS_OK && pTab) {
+        zDdl = shell_table_ddl(zName, zStoreName, wcs_table_schema_text(pTab),
+                               bHistory);
+        wcs_table_close(pTab);
+      }
+      if (zDdl) {
+        fprintf(p->out, "%s\n", zDdl);
+        free(zDdl);
+      } else {
+        /* Not in the store (yet): what the database says. */
+        fprintf(p->out, "%s;\n", zSql);
+      }
+      free(zStoreName);
+    } else {
+      fprintf(p->out, "%s;\n", zSql);
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if (zTable && nFound == 0) rc = shell_error(p, "no such table: %s", zTable);
+  return rc;
+}
+
+/* ---- .stats */
+
+static void human_bytes(char *zBuf, size_t nBuf, double n) {
+  const char *azUnit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  while (n >= 1024 && i < 4) {
+    n /= 1024;
+    i++;
+  }
+  if (i == 0) snprintf(zBuf, nBuf, "%.0f B", n);
+  else snprintf(zBuf, nBuf, "%.1f %s", n, azUnit[i]);
+}
+
+typedef struct StatsCtx {
+  Shell *p;
+  wcs_engine *pEng;
+  const char *zOnly; /* store table to show, or NULL for all */
+  int nShown;
+} StatsCtx;
+
+static int stats_table(void *pCtx, const char *zName, const char *zSchema) {
+  StatsCtx *c = pCtx;
+  wcs_table *pTab = 0;
+  uint64_t nRows = 0;
+  int i, nFam;
+  (void)zSchema;
+  if (c->zOnly && strcmp(c->zOnly, zName) != 0) return 0;
+  if (wcs_table_open(c->pEng, zName, &pTab) != WCS_OK || !pTab) return 0;
+  if (c->nShown == 0) {
+    fprintf(c->p->out, "%-24s %14s  %s\n", "table", "rows (est.)",
+            "families (GC policy)");
+  }
+  wcs_table_estimate_rows(pTab, 0, 0, &nRows);
+  fprintf(c->p->out, "%-24s %14llu  ", zName, (unsigned long long)nRows);
+  nFam = wcs_table_family_count(pTab);
+  for (i = 0; i < nFam; i++) {
+    wcs_family_info fi;
+    if (wcs_table_family(pTab, i, &fi) != WCS_OK) continue;
+    fprintf(c->p->out, "%s%s", i ? ", " : "", fi.zName);
+    if (fi.nMaxVersions) fprintf(c->p->out, " (max %d versions)", fi.nMaxVersions);
+    if (fi.eAggregate) fprintf(c->p->out, " (aggregate)");
+  }
+  fputc('\n', c->p->out);
+  wcs_table_close(pTab);
+  c->nShown++;
+  return 0;
+}
+
+/* Evaluate a JSON path of zJson with SQLite's JSON functions. */
+static sqlite3_int64 json_int(Shell *p, const char *zJson, const char *zPath) {
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 v = 0;
+  if (sqlite3_prepare_v2(p->db, "SELECT json_extract(?1, ?2)", -1, &pStmt,
+                         0) == SQLITE_OK) {
+    sqlite3_bind_text(pStmt, 1, zJson, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, zPath, -1, SQLITE_STATIC);
+    if (sqlite3_step(pStmt) == SQLITE_ROW) v = sqlite3_column_int64(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  return v;
+}
+
+int shell_stats(Shell *p, const char *zTable) {
+  wcs_engine *pEng = 0;
+  char *zJson = 0;
+  char *zStoreName = 0;
+  sqlite3_stmt *pStmt = 0;
+  StatsCtx c;
+  int bHistory = 0, rc;
+  sqlite3_int64 nRaw, nStored, nFiles = 0, nBytes = 0;
+  char zA[32], zB[32];
+
+  if (shell_engine(p, 0, &pEng)) return 1;
+  if (!pEng) {
+    return shell_error(p, "the database has no store (%s)",
+                       p->zStore ? p->zStore : "in-memory database");
+  }
+  if (zTable) {
+    if (shell_store_table(p, zTable, &zStoreName, &bHistory)) return 1;
+    if (!zStoreName) zStoreName = strdup(zTable);
+  }
+  rc = wcs_db_stats(wcs_engine_db(pEng), &zJson);
+  if (rc != WCS_OK) {
+    free(zStoreName);
+    return shell_error(p, "cannot read the store statistics: %s",
+                       wcs_errmsg(wcs_engine_db(pEng)));
+  }
+  fprintf(p->out, "store %s\n", p->zStore);
+  fprintf(p->out, "  %-6s %6s %12s\n", "level", "files", "bytes");
+  if (sqlite3_prepare_v2(p->db,
+                         "SELECT json_extract(value,'$.level'), "
+                         "json_extract(value,'$.files'), "
+                         "json_extract(value,'$.bytes') "
+                         "FROM json_each(?1, '$.levels')",
+                         -1, &pStmt, 0) == SQLITE_OK) {
+    sqlite3_bind_text(pStmt, 1, zJson, -1, SQLITE_STATIC);
+    while (sqlite3_step(pStmt) == SQLITE_ROW) {
+      sqlite3_int64 nF = sqlite3_column_int64(pStmt, 1);
+      sqlite3_int64 nB = sqlite3_column_int64(pStmt, 2);
+      if (nF == 0 && nB == 0) continue;
+      human_bytes(zA, sizeof(zA), (double)nB);
+      fprintf(p->out, "  L%-5d %6lld %12s\n", sqlite3_column_int(pStmt, 0),
+              (long long)nF, zA);
+      nFiles += nF;
+      nBytes += nB;
+    }
+    sqlite3_finalize(pStmt);
+  }
+  human_bytes(zA, sizeof(zA), (double)nBytes);
+  fprintf(p->out, "  %-6s %6lld %12s\n", "total", (long long)nFiles, zA);
+  nRaw = json_int(p, zJson, "$.raw_bytes");
+  nStored = json_int(p, zJson, "$.stored_bytes");
+  human_bytes(zA, sizeof(zA), (double)nRaw);
+  human_bytes(zB, sizeof(zB), (double)nStored);
+  if (nStored > 0) {
+    fprintf(p->out, "  data %s raw, %s stored: compression ratio %.2fx\n", zA,
+            zB, (double)nRaw / (double)nStored);
+  } else {
+    fprintf(p->out, "  data %s raw, %s stored\n", zA, zB);
+  }
+  human_bytes(zA, sizeof(zA), (double)json_int(p, zJson, "$.memtable_bytes"));
+  human_bytes(zB, sizeof(zB), (double)json_int(p, zJson, "$.wal_bytes"));
+  fprintf(p->out, "  memtable %s, write-ahead log %s, keys %lld\n", zA, zB,
+          (long long)json_int(p, zJson, "$.keys"));
+  fprintf(p->out, "  flushes %lld, compactions %lld, cache hits %lld, "
+          "misses %lld\n",
+          (long long)json_int(p, zJson, "$.flushes"),
+          (long long)json_int(p, zJson, "$.compactions"),
+          (long long)json_int(p, zJson, "$.cache_hits"),
+          (long long)json_int(p, zJson, "$.cache_misses"));
+  wcs_free(zJson);
+
+  memset(&c, 0, sizeof(c));
+  c.p = p;
+  c.pEng = pEng;
+  c.zOnly = zStoreName;
+  fputc('\n', p->out);
+  wcs_table_list(pEng, &c, stats_table);
+  rc = 0;
+  if (zTable && c.nShown == 0) rc = shell_error(p, "no such wcs table: %s", zTable);
+  free(zStoreName);
+  return rc;
+}
+
+/* ---- .compact */
+
+int shell_compact(Shell *p, const char *zTable) {
+  wcs_engine *pEng = 0;
+  char *zStoreName = 0;
+  char *zJson = 0;
+  sqlite3_int64 nBefore = 0, nAfter = 0;
+  int bHistory = 0, rc;
+  char zA[32], zB[32];
+
+  if (shell_engine(p, 0, &pEng)) return 1;
+  if (!pEng) return shell_error(p, "the database has no store");
+  if (zTable) {
+    wcs_table *pTab = 0;
+    if (shell_open_table(p, zTable, &pTab)) return 1;
+    zStoreName = strdup(wcs_table_name(pTab));
+    wcs_table_close(pTab);
+    if (!zStoreName) return shell_error(p, "out of memory");
+  }
+  (void)bHistory;
+  if (wcs_db_stats(wcs_engine_db(pEng), &zJson) == WCS_OK) {
+    nBefore = json_int(p, zJson, "$.stored_bytes");
+    wcs_free(zJson);
+    zJson = 0;
+  }
+  rc = wcs_db_flush(wcs_engine_db(pEng));
+  if (rc == WCS_OK) rc = wcs_engine_gc(pEng, zStoreName, 1);
+  if (rc == WCS_OK && !zStoreName) {
+    rc = wcs_db_compact_range(wcs_engine_db(pEng), 0, 0, 0, 0);
+  }
+  if (rc != WCS_OK) {
+    free(zStoreName);
+    return shell_error(p, "compaction failed: %s", wcs_engine_errmsg(pEng));
+  }
+  if (wcs_db_stats(wcs_engine_db(pEng), &zJson) == WCS_OK) {
+    nAfter = json_int(p, zJson, "$.stored_bytes");
+    wcs_free(zJson);
+  }
+  human_bytes(zA, sizeof(zA), (double)nBefore);
+  human_bytes(zB, sizeof(zB), (double)nAfter);
+  fprintf(p->out, "compacted %s: %s stored before, %s after\n",
+          zStoreName ? zStoreName : "the store", zA, zB);
+  free(zStoreName);
+  return 0;
+}
