@@ -281,6 +281,7 @@ void shell_close(Shell *p) {
   if (p->db) sqlite3_close(p->db);
   p->db = 0;
   shell_close_store(p);
+  shell_demo_cleanup(p);
   free(p->zDbPath);
   p->zDbPath = 0;
 }

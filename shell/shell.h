@@ -55,6 +55,8 @@ typedef struct Shell {
                         ** opened by shell_engine() */
   char *zStore;         /* path of the default store (malloc'd), or NULL
                         ** for in-memory and temporary databases */
+  char *zTempDir;       /* `wcs demo`'s temporary directory, removed by
+                        ** shell_close(), or NULL */
 } Shell;
 
 /* Set by the SIGINT handler; cleared before each statement and import. */
@@ -144,5 +146,8 @@ int shell_keyviz(Shell *p, const char *zTable, const char *zFile, int nOpt,
 /* ---- demo.c */
 /* `wcs demo [DB]`: build the demo tables, run the tour. */
 int shell_demo(Shell *p);
+/* Remove the demo's temporary directory, if any (after the database and
+** store are closed). */
+void shell_demo_cleanup(Shell *p);
 
 #endif /* WCS_SHELL_H */
