@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# shell_commands.sh — scripted tests of the wcs shell: every dot-command and
+# output mode, one-shot arguments, scripts on stdin, exit status and error
+# messages, attaching store tables. Run: bash tests/shell_commands.sh BUILD
+source "$(dirname "$0")/data/shell-lib.bash" "$1"
+
+# ---- output modes on a plain SQLite table
+"$WCS" m.db "CREATE TABLE t(a, b)" \
+  "INSERT INTO t VALUES (1, 'x'), (2.5, 'hello, \"w\"'), (NULL, x'00ff'), (3, 'two
+lines')" >/dev/null
+out=$("$WCS" m.db ".mode list" "SELECT * FROM t ORDER BY rowid")
+check_eq "list mode: values joined by |" "$out" "1|x
+2.5|hello, \"w\"
+|x'00ff'
+3|two
+lines"
+
+out=$("$WCS" m.db ".mode table" "SELECT * FROM t ORDER BY rowid")
+check_eq "table mode frames, right-aligns numbers, escapes newlines" "$out" \
+"+------+------------+
+| a    | b          |
++------+------------+
+|    1 | x          |
+|  2.5 | hello, \"w\" |
+| NULL | x'00ff'    |
+|    3 | two\\nlines |
++------+------------+"
+
+out=$("$WCS" m.db ".mode box" "SELECT a FROM t WHERE a = 1")
+check_eq "box mode uses box characters" "$out" "┌───┐
+│ a │
+├───┤
+│ 1 │
+└───┘"
+
+out=$("$WCS" m.db ".mode csv" "SELECT * FROM t ORDER BY rowid")
+check_eq "csv mode quotes per RFC 4180" "$out" "$(printf 'a,b\r\n1,x\r\n2.5,"hello, ""w"""\r\n,x'"'"'00ff'"'"'\r\n3,"two\nlines"\r')"
+
+out=$("$WCS" m.db ".mode json" "SELECT * FROM t ORDER BY rowid")
+check_eq "json mode: an array of objects" "$out" '[{"a":1,"b":"x"},
+{"a":2.5,"b":"hello, \"w\""},
+{"a":null,"b":"x'"'"'00ff'"'"'"},
+{"a":3,"b":"two\nlines"}]'
+valid=$(printf '%s' "$out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+check_eq "json mode output parses as JSON" "$valid" "4"
+
+out=$("$WCS" m.db ".mode line" "SELECT a, b AS longer FROM t WHERE a = 1")
+check_eq "line mode: name = value" "$out" "     a = 1
+longer = x"
+
+out=$("$WCS" m.db ".mode" )
+check_eq ".mode without argument names the mode" "$out" "current output mode: list"
+err=$("$WCS" m.db ".mode fancy" 2>&1 >/dev/null)
+check_has ".mode rejects unknown modes" "$err" 'unknown mode "fancy"'
+
+out=$("$WCS" --mode csv m.db "SELECT a FROM t WHERE a = 1")
+check_eq "--mode option" "$out" "$(printf 'a\r\n1\r')"
+
+# ---- headers and timer
+out=$("$WCS" m.db ".headers on" "SELECT 1 AS one")
+check_eq ".headers on in list mode" "$out" "one
+1"
+out=$("$WCS" m.db ".mode table" ".headers off" "SELECT 1 AS one")
+check_eq ".headers off in table mode" "$out" "+---+
+| 1 |
++---+"
+err=$("$WCS" m.db ".headers maybe" 2>&1 >/dev/null)
+check_has ".headers checks its argument" "$err" "expected on or off"
+out=$("$WCS" m.db ".timer on" "SELECT 42")
+check_has ".timer on prints the run time" "$out" "Run Time: real "
+out=$("$WCS" m.db ".timer on" ".timer off" "SELECT 42")
+check_eq ".timer off" "$out" "42"
+
+# ---- .help .show .quit .read
+out=$("$WCS" m.db ".help")
+for c in .compact .explain .export .headers .help .import .keyviz .mode \
+  .quit .read .schema .show .stats .tables .timer; do
+  check_has ".help lists $c" "$out" "$c "
+done
+out=$("$WCS" m.db ".show")
+check_has ".show gives the mode" "$out" "mode: list"
+out=$("$WCS" m.db ".quit" "SELECT 'not reached'")
+check_eq ".quit stops" "$out" ""
+printf 'SELECT 7;\n.mode csv\nSELECT 8 AS x;\n' >script.sql
+out=$("$WCS" m.db ".read script.sql")
+check_eq ".read runs a file" "$out" "$(printf '7\nx\r\n8\r')"
+
+# ---- scripts on stdin: multi-line statements, errors, exit status
+out=$(printf 'SELECT 1;\nSELECT\n  2\n;\n-- a comment\nSELECT 3; SELECT 4;\n' | "$WCS" m.db)
+check_eq "stdin script with multi-line statements" "$out" "1
+2
+3
+4"
+printf 'SELECT 1;\nSELECT nosuch;\nSELECT 3;\n' | "$WCS" m.db >out.txt 2>err.txt
+rc=$?
+check_eq "script error: exit status 1" "$rc" "1"
+check_eq "script error: stops at the first error" "$(cat out.txt)" "1"
+check_eq "script error: message names the line" "$(cat err.txt)" \
+  "Error: stdin line 2: no such column: nosuch"
+printf 'SELECT 1;\nSELECT (\n' | "$WCS" m.db >out.txt 2>err.txt
+check_has "an unfinished statement at the end is an error" "$(cat err.txt)" "Error: stdin line 2"
+
+"$WCS" m.db "SELECT * FROM nosuch" >out.txt 2>err.txt
+rc=$?
+check_eq "one-shot SQL error: exit status 1" "$rc" "1"
+check_eq "one-shot SQL error: message on stderr" "$(cat err.txt)" \
+  "Error: no such table: nosuch"
+check_eq "one-shot SQL error: nothing on stdout" "$(cat out.txt)" ""
+check_rc "one-shot success: exit status 0" 0 "$WCS" m.db "SELECT 1"
+check_rc "unknown dot-command: exit status 1" 1 "$WCS" m.db ".frobnicate"
+check_rc "unknown option: exit status 1" 1 "$WCS" --frobnicate m.db
+out=$("$WCS" --help)
+check_has "--help shows the usage" "$out" "Usage: wcs"
+out=$("$WCS" --version)
+check_has "--version" "$out" "wcs "
+
+# default database: wcs.db in the current directory, store beside it
+mkdir -p def && (cd def && "$WCS" "CREATE VIRTUAL TABLE d USING wcs(FAMILY f)" \
+  "INSERT INTO d(_key, f) VALUES ('k', json_object('q', 'v'))" >/dev/null)
+check_rc "default database is wcs.db" 0 test -f def/wcs.db
+check_rc "its store is wcs.db.wcs/" 0 test -d def/wcs.db.wcs
+
+# ---- wcs tables: .tables, .schema, .explain, .stats, .compact
+"$WCS" w.db "CREATE VIRTUAL TABLE metrics USING wcs(
+  KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',
+  FAMILY stats (cpu INT64, mem INT64) MAX VERSIONS 3,
+  FAMILY meta)" \
+  "CREATE TABLE plain(x)" \
+  "CREATE VIRTUAL TABLE metrics_history USING wcs(TABLE 'metrics', HISTORY)" \
+  "INSERT INTO metrics(device, id, day, cpu, mem) VALUES
+     ('phone', '4c410523', 20200501, 42, 7), ('phone', '4c410523', 20200502, 40, 8),
+     ('tablet', 'a0b81f74', 20200501, 12, 3)" >/dev/null 2>err.txt
+check_eq "creating wcs tables works" "$(cat err.txt)" ""
+
+out=$("$WCS" w.db ".tables")
+check_has ".tables lists wcs tables" "$out" "metrics"
+check_has ".tables lists history views" "$out" "metrics_history"
+check_has ".tables lists plain tables" "$out" "plain"
+out=$("$WCS" w.db ".tables met%")
+check_not ".tables PATTERN filters" "$out" "plain"
+
+out=$("$WCS" w.db ".schema metrics")
+check_has ".schema shows canonical DDL" "$out" "CREATE VIRTUAL TABLE metrics USING wcs(
+  KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',"
+check_has ".schema spells out encodings" "$out" "cpu INT64 BIG ENDIAN"
+check_has ".schema shows GC policies" "$out" "MAX VERSIONS 3"
+out=$("$WCS" w.db ".schema metrics_history")
+check_eq ".schema of a history view" "$out" \
+  "CREATE VIRTUAL TABLE metrics_history USING wcs(TABLE 'metrics', HISTORY);"
+out=$("$WCS" w.db ".schema plain")
+check_eq ".schema of a plain table" "$out" "CREATE TABLE plain(x);"
+"$WCS" w.db ".schema nosuch" >/dev/null 2>err.txt
+check_has ".schema of a missing table is an error" "$(cat err.txt)" "no such table: nosuch"
+
+out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND id = '4c410523'")
+check_has ".explain says the plan in words" "$out" "metrics: PREFIX SCAN (device,id)"
+out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND id = '4c410523' AND day = 20200501")
+check_has ".explain: point lookup" "$out" "POINT LOOKUP"
+out=$("$WCS" w.db ".explain SELECT * FROM plain")
+check_has ".explain of a plain table" "$out" "plain: FULL SCAN (native SQLite table)"
+"$WCS" w.db ".explain SELECT * FROM nosuch" >/dev/null 2>err.txt
+check_has ".explain reports errors" "$(cat err.txt)" "no such table: nosuch"
+
+out=$("$WCS" w.db ".stats")
+check_has ".stats: store path" "$out" "store "
+check_has ".stats: levels" "$out" "level"
+check_has ".stats: compression ratio line" "$out" "stored"
+check_has ".stats: tables with row estimates" "$out" "metrics"
+out=$("$WCS" w.db ".stats metrics")
+check_has ".stats TABLE" "$out" "stats (max 3 versions), meta"
+check_has ".stats TABLE shows its row estimate" "$(echo "$out" | grep '^metrics')" " 3 "
+"$WCS" w.db ".stats nosuch" >/dev/null 2>err.txt
+check_has ".stats of a missing table is an error" "$(cat err.txt)" "nosuch"
+
+out=$("$WCS" w.db ".compact metrics")
+check_has ".compact TABLE" "$out" "compacted metrics"
+out=$("$WCS" w.db ".compact")
+check_has ".compact everything" "$out" "compacted the store"
+out=$("$WCS" w.db ".stats")
+check_has ".stats after .compact shows files" "$out" "L"
+out=$("$WCS" w.db "SELECT day, cpu FROM metrics WHERE device = 'phone' ORDER BY day")
+check_eq "data survives compaction" "$out" "20200501|42
+20200502|40"
+
+# ---- store tables without a virtual table are attached at startup
+"$WCS" w.db "DROP TABLE plain" >/dev/null
+python3 - w.db <<'EOF'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+con.execute("PRAGMA writable_schema=ON")
+con.execute("DELETE FROM sqlite_schema WHERE name='metrics'")
+con.commit()
+EOF
+out=$("$WCS" w.db ".tables")
+check_has "a store table missing from the database is attached again" "$out" "metrics"
+out=$("$WCS" w.db "SELECT count(*) FROM metrics")
+check_eq "the attached table reads the store" "$out" "3"
+
+finish
