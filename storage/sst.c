@@ -460,7 +460,7 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
   /* range tombstones */
   if (rc == WCS_OK) {
     meta.n = 0;
-    qsort(p->aDel, (size_t)p->nDel, sizeof *p->aDel, delCmp);
+    if (p->nDel > 1) qsort(p->aDel, (size_t)p->nDel, sizeof *p->aDel, delCmp);
     rc = wcs_buf_append_varint(&meta, (uint64_t)p->nDel);
     for (i = 0; rc == WCS_OK && i < p->nDel; i++) {
       builder_del *d = &p->aDel[i];
@@ -982,7 +982,7 @@ int sst_reader_meta(const sst_reader *p, sst_meta *pMeta) {
       return WCS_NOMEM;
     }
     memcpy(pMeta->pSmallest, p->pSmallest, p->nSmallest);
-    memcpy(pMeta->pLargest, p->pLargest, p->nLargest);
+    if (p->nLargest) memcpy(pMeta->pLargest, p->pLargest, p->nLargest);
     pMeta->nSmallest = p->nSmallest;
     pMeta->nLargest = p->nLargest;
   }

@@ -131,7 +131,7 @@ static void buildFile(wcs_env *env, const char *zPath, const Ent *a, int n,
   }
   QUICK_EQ(sst_builder_entries(b), (uint64_t)n);
   QUICK_EQ(sst_builder_finish(b, pMeta, &zErr), WCS_OK);
-  ck_assert_ptr_null(zErr);
+  QUICK_ASSERT((zErr) == NULL);
 }
 
 static sst_options opts(int nBlock, int nRestart, int iZstd, int nBloom) {
@@ -564,19 +564,17 @@ START_TEST(test_sst_index_gives_offsets_without_reading_blocks) {
                                    NULL), WCS_OK);
   aOff[0] = 0;
   QUICK_EQ(sst_reader_index_keys(r, aOff, collectIndex), 0);
-  ck_assert_uint_gt(aOff[0], 50);
+  QUICK_ASSERT((aOff[0]) > (50));
   QUICK_EQ(aOff[1], 0);
   for (i = 0; i < n; i += 7) {
     uint64_t iOff = sst_reader_approx_offset(r, a[i].pKey,
                                              a[i].nKey - WCS_IKEY_TRAILER);
-    ck_assert_uint_ge(iOff, iPrev);
-    ck_assert_uint_lt(iOff, meta.nBytes);
+    QUICK_ASSERT((iOff) >= (iPrev));
+    QUICK_ASSERT((iOff) < (meta.nBytes));
     iPrev = iOff;
   }
-  ck_assert_uint_le(sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3),
-                    meta.nBytes);
-  ck_assert_uint_ge(sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3),
-                    iPrev);
+  QUICK_ASSERT((sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3)) <= (meta.nBytes));
+  QUICK_ASSERT((sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3)) >= (iPrev));
   wcs_cache_stats(cache, NULL, &nHit, &nMiss);
   QUICK_EQ(nHit + nMiss, 0);
   sst_reader_close(r);
@@ -614,8 +612,8 @@ START_TEST(test_sst_second_scan_is_served_by_cache) {
   QUICK_EQ(nHit, 0);
   checkReader(r, a, n, 0);
   wcs_cache_stats(cache, &nBytes, &nHit, &nMiss);
-  ck_assert_uint_gt(nBytes, 0);
-  ck_assert_uint_gt(nHit, 0);
+  QUICK_ASSERT((nBytes) > (0));
+  QUICK_ASSERT((nHit) > (0));
   /* Two full passes (forward, backward): the second one all hits. */
   QUICK_EQ(nMiss - nMiss1, nMiss1);
   wcs_cache_evict_file(cache, 3);
@@ -641,8 +639,8 @@ START_TEST(test_sst_builder_rejects_out_of_order_keys) {
   QUICK_EQ(sst_builder_new(env, "o.sst", 1, &o, &b, &zErr), WCS_OK);
   QUICK_EQ(sst_builder_add(b, k1, n1, NULL, 0, &zErr), WCS_OK);
   QUICK_EQ(sst_builder_add(b, k2, n2, NULL, 0, &zErr), WCS_MISUSE);
-  ck_assert_ptr_nonnull(zErr);
-  ck_assert_ptr_nonnull(strstr(zErr, "o.sst"));
+  QUICK_ASSERT((zErr) != NULL);
+  QUICK_ASSERT((strstr(zErr, "o.sst")) != NULL);
   free(zErr);
   zErr = NULL;
   /* The same key twice is out of order too. */
@@ -697,7 +695,7 @@ static int openAndScan(wcs_env *env, const char *zPath, uint64_t nSize,
   i = 0;
   for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
        it->pMethods->xNext(it)) {
-    ck_assert_int_lt(i, n);
+    QUICK_ASSERT((i) < (n));
     assertAt(it, a, n, i);
     i++;
   }
@@ -707,7 +705,7 @@ static int openAndScan(wcs_env *env, const char *zPath, uint64_t nSize,
     i = n - 1;
     for (it->pMethods->xLast(it); it->pMethods->xValid(it);
          it->pMethods->xPrev(it)) {
-      ck_assert_int_ge(i, 0);
+      QUICK_ASSERT((i) >= (0));
       assertAt(it, a, n, i);
       i--;
     }
@@ -736,8 +734,8 @@ START_TEST(test_sst_rejects_truncated_footer) {
     putFile(env, "short.sst", p, k);
     QUICK_EQ(openAndScan(env, "short.sst", 0, a, n, &zErr),
                      WCS_CORRUPT);
-    ck_assert_ptr_nonnull(zErr);
-    ck_assert_ptr_nonnull(strstr(zErr, "short.sst"));
+    QUICK_ASSERT((zErr) != NULL);
+    QUICK_ASSERT((strstr(zErr, "short.sst")) != NULL);
     free(zErr);
   }
   /* The manifest's size is larger than the file: short read. */
@@ -746,7 +744,7 @@ START_TEST(test_sst_rejects_truncated_footer) {
     putFile(env, "short.sst", p, nFile - 1);
     QUICK_EQ(openAndScan(env, "short.sst", nFile, a, n, &zErr),
                      WCS_CORRUPT);
-    ck_assert_ptr_nonnull(strstr(zErr, "shorter than recorded"));
+    QUICK_ASSERT((strstr(zErr, "shorter than recorded")) != NULL);
     free(zErr);
   }
   free(p);
@@ -771,8 +769,8 @@ START_TEST(test_sst_rejects_wrong_magic_and_unknown_version) {
   putFile(env, "bad.sst", p, nFile);
   QUICK_EQ(openAndScan(env, "bad.sst", 0, NULL, 0, &zErr),
                    WCS_CORRUPT);
-  ck_assert_ptr_nonnull(strstr(zErr, "magic"));
-  ck_assert_ptr_nonnull(strstr(zErr, "bad.sst"));
+  QUICK_ASSERT((strstr(zErr, "magic")) != NULL);
+  QUICK_ASSERT((strstr(zErr, "bad.sst")) != NULL);
   free(zErr);
   zErr = NULL;
   f[WCS_SST_FOOT_MAGIC + 3] ^= 0x20;
@@ -784,7 +782,7 @@ START_TEST(test_sst_rejects_wrong_magic_and_unknown_version) {
   putFile(env, "v2.sst", p, nFile);
   QUICK_EQ(openAndScan(env, "v2.sst", 0, NULL, 0, &zErr),
                    WCS_PROTOCOL);
-  ck_assert_ptr_nonnull(strstr(zErr, "version 2"));
+  QUICK_ASSERT((strstr(zErr, "version 2")) != NULL);
   free(zErr);
   free(p);
   sst_meta_clear(&meta);
@@ -813,14 +811,14 @@ static void flipEveryByte(wcs_env *env, const char *zSrc, const Ent *a,
               zErr ? zErr : "");
     }
     QUICK_EQ(rc, WCS_CORRUPT);
-    ck_assert_ptr_nonnull(zErr);
-    ck_assert_ptr_nonnull(strstr(zErr, "flip.sst"));
-    ck_assert_ptr_nonnull(strstr(zErr, "offset"));
+    QUICK_ASSERT((zErr) != NULL);
+    QUICK_ASSERT((strstr(zErr, "flip.sst")) != NULL);
+    QUICK_ASSERT((strstr(zErr, "offset")) != NULL);
     free(zErr);
     p[k] ^= aMask[k % sizeof aMask];
     nDetected++;
   }
-  ck_assert_int_gt(nDetected, 0);
+  QUICK_ASSERT((nDetected) > (0));
   free(p);
 }
 
@@ -883,7 +881,7 @@ START_TEST(test_sst_error_names_file_and_block_offset) {
   aOff[0] = 0;
   sst_reader_index_keys(r, aOff, collectIndex);
   sst_reader_close(r);
-  ck_assert_uint_gt(aOff[0], 3);
+  QUICK_ASSERT((aOff[0]) > (3));
   /* Damage a byte inside the third data block. */
   p = getFile(env, "000012.sst", &nFile);
   p[aOff[3] + 5] ^= 0x04;
