@@ -488,7 +488,9 @@ static int versionBuild(wcs_vset *vs, const wcs_version *pBase,
     if (i > 0) {
       for (j = 1; j < v->anFile[i]; j++) {
         wcs_fmeta *a = v->aaFile[i][j - 1], *b = v->aaFile[i][j];
-        if (a->bUnbounded || cmpLargest(a, b->pSmallest, b->nSmallest) >= 0) {
+        int c = a->bUnbounded ? 1 : cmpLargest(a, b->pSmallest, b->nSmallest);
+        /* an exclusive tombstone end may equal the next file's start */
+        if (c > 0 || (c == 0 && !isSentinel(a->pLargest, a->nLargest))) {
           version_unref(v);
           return wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
                             "the manifest of %s puts overlapping files "

@@ -1,0 +1,1013 @@
+/*
+** Tests of the store (storage/db.c) through the public API: basic reads
+** and writes, range deletes, snapshots, iterator bounds and directions,
+** reopen and recovery, faults (disk full and I/O errors during WAL
+** appends, flushes and compactions), the process lock, and a randomized
+** differential test against a sorted in-memory model with flushes,
+** compactions, range deletes, snapshots, reverse iteration and reopens.
+*/
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "storage/db_int.h"
+#include "storage/env.h"
+#include "testutil.h"
+#include "wcs.h"
+
+Suite *storage_db_suite(void);
+
+#define OK(x)                                                                 \
+  do {                                                                        \
+    int rc_ = (x);                                                            \
+    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                  \
+                  db ? wcs_errmsg(db) : "");                                  \
+  } while (0)
+
+static void smallOptions(wcs_options *o) {
+  wcs_options_init(o);
+  o->nMemtable = 32 * 1024;
+  o->nL1Bytes = 64 * 1024;
+  o->nFileBytes = 16 * 1024;
+  o->nBlockSize = 1024;
+  o->nL0Trigger = 2;
+  o->nL0Stop = 6;
+}
+
+static void putS(wcs_db *db, const char *k, const char *v) {
+  OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
+}
+
+/* Value of k as a NUL-terminated string (static buffer) or NULL. */
+static const char *getS(wcs_db *db, const wcs_snapshot *s, const char *k) {
+  static char aBuf[1024];
+  void *p = NULL;
+  size_t n = 0;
+  OK(wcs_db_get(db, s, k, strlen(k), &p, &n));
+  if (p == NULL) return NULL;
+  ck_assert_uint_lt(n, sizeof aBuf);
+  memcpy(aBuf, p, n);
+  aBuf[n] = 0;
+  wcs_free(p);
+  return aBuf;
+}
+
+/* All keys of an iterator, joined by ',' (forward or reverse). */
+static char *scan(wcs_db *db, const wcs_iter_options *o, int bRev) {
+  static char aBuf[8192];
+  wcs_iter *it = NULL;
+  size_t n = 0;
+  int rc, nKey = 0;
+  OK(wcs_iter_new(db, o, &it));
+  aBuf[0] = 0;
+  for (rc = bRev ? wcs_iter_last(it) : wcs_iter_first(it);
+       wcs_iter_valid(it);
+       rc = bRev ? wcs_iter_prev(it) : wcs_iter_next(it)) {
+    size_t nK;
+    const char *k = wcs_iter_key(it, &nK);
+    ck_assert_uint_lt(n + nK + 2, sizeof aBuf);
+    if (nKey++) aBuf[n++] = ',';
+    memcpy(aBuf + n, k, nK);
+    n += nK;
+    aBuf[n] = 0;
+  }
+  ck_assert_int_eq(rc, WCS_OK);
+  ck_assert_int_eq(wcs_iter_status(it), WCS_OK);
+  wcs_iter_free(it);
+  return aBuf;
+}
+
+START_TEST(test_db_memory_store_put_get_delete) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  char *zErr = NULL;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, &zErr));
+  putS(db, "a", "1");
+  putS(db, "b", "2");
+  putS(db, "a", "3");
+  ck_assert_str_eq(getS(db, NULL, "a"), "3");
+  ck_assert_str_eq(getS(db, NULL, "b"), "2");
+  ck_assert_ptr_null(getS(db, NULL, "c"));
+  OK(wcs_db_delete(db, "a", 1));
+  ck_assert_ptr_null(getS(db, NULL, "a"));
+  /* empty key and empty value are ordinary */
+  OK(wcs_db_put(db, "", 0, "", 0));
+  ck_assert_str_eq(getS(db, NULL, ""), "");
+  ck_assert_str_eq(scan(db, NULL, 0), ",b");
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+}
+END_TEST
+
+START_TEST(test_db_batch_is_atomic_and_ordered) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_batch *b = NULL;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_put(b, "k1", 2, "v1", 2));
+  OK(wcs_batch_put(b, "k2", 2, "v2", 2));
+  OK(wcs_batch_delete(b, "k1", 2));
+  OK(wcs_batch_put(b, "k3", 2, "v3", 2));
+  ck_assert_int_eq(wcs_batch_count(b), 4);
+  ck_assert_uint_gt(wcs_batch_bytes(b), 12);
+  OK(wcs_db_write(db, b));
+  /* later operations of a batch win over earlier ones */
+  ck_assert_ptr_null(getS(db, NULL, "k1"));
+  ck_assert_str_eq(getS(db, NULL, "k2"), "v2");
+  wcs_batch_clear(b);
+  ck_assert_int_eq(wcs_batch_count(b), 0);
+  OK(wcs_db_write(db, b)); /* empty batch: nothing */
+  wcs_batch_free(b);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
+/* Range deletes hide older keys in memtables and in files, not newer. */
+static void rangeDeleteCase(int bFlush) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_batch *b = NULL;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  putS(db, "t1#a", "1");
+  putS(db, "t1#b", "2");
+  putS(db, "t2#a", "3");
+  putS(db, "t3#a", "4");
+  if (bFlush) OK(wcs_db_flush(db));
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_delete_range(b, "t1#", 3, "t1$", 3));
+  OK(wcs_db_write(db, b));
+  if (bFlush) OK(wcs_db_flush(db));
+  putS(db, "t1#c", "5"); /* newer than the tombstone: visible */
+  ck_assert_ptr_null(getS(db, NULL, "t1#a"));
+  ck_assert_str_eq(getS(db, NULL, "t1#c"), "5");
+  ck_assert_str_eq(getS(db, NULL, "t2#a"), "3");
+  ck_assert_str_eq(scan(db, NULL, 0), "t1#c,t2#a,t3#a");
+  ck_assert_str_eq(scan(db, NULL, 1), "t3#a,t2#a,t1#c");
+  /* an unbounded range delete */
+  wcs_batch_clear(b);
+  OK(wcs_batch_delete_range(b, "t3", 2, NULL, 0));
+  OK(wcs_db_write(db, b));
+  ck_assert_str_eq(scan(db, NULL, 0), "t1#c,t2#a");
+  if (bFlush) {
+    OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+    ck_assert_str_eq(scan(db, NULL, 0), "t1#c,t2#a");
+    ck_assert_str_eq(scan(db, NULL, 1), "t2#a,t1#c");
+  }
+  wcs_batch_free(b);
+  OK(wcs_db_close(db));
+}
+
+START_TEST(test_db_range_delete_in_memtable) { rangeDeleteCase(0); }
+END_TEST
+
+START_TEST(test_db_range_delete_in_files_and_compaction) {
+  rangeDeleteCase(1);
+}
+END_TEST
+
+START_TEST(test_db_snapshot_sees_frozen_state) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_snapshot *s = NULL;
+  wcs_iter_options io;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  putS(db, "a", "old");
+  putS(db, "b", "old");
+  OK(wcs_snapshot_new(db, &s));
+  ck_assert_uint_eq(wcs_snapshot_seq(s), 2);
+  putS(db, "a", "new");
+  OK(wcs_db_delete(db, "b", 1));
+  putS(db, "c", "new");
+  OK(wcs_db_flush(db));
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  ck_assert_str_eq(getS(db, s, "a"), "old");
+  ck_assert_str_eq(getS(db, s, "b"), "old");
+  ck_assert_ptr_null(getS(db, s, "c"));
+  ck_assert_str_eq(getS(db, NULL, "a"), "new");
+  ck_assert_ptr_null(getS(db, NULL, "b"));
+  memset(&io, 0, sizeof io);
+  io.pSnap = s;
+  ck_assert_str_eq(scan(db, &io, 0), "a,b");
+  ck_assert_str_eq(scan(db, NULL, 0), "a,c");
+  wcs_snapshot_free(db, s);
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  ck_assert_str_eq(scan(db, NULL, 1), "c,a");
+  OK(wcs_db_close(db));
+}
+END_TEST
+
+START_TEST(test_db_iterator_bounds_prefix_and_seeks) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  size_t n;
+  const char *k;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  putS(db, "a", "");
+  putS(db, "ab", "");
+  putS(db, "abc", "");
+  putS(db, "ac", "");
+  putS(db, "b", "");
+  putS(db, "b\xff", "");
+  putS(db, "c", "");
+  memset(&io, 0, sizeof io);
+  io.pLower = "ab";
+  io.nLower = 2;
+  io.pUpper = "b";
+  io.nUpper = 1;
+  ck_assert_str_eq(scan(db, &io, 0), "ab,abc,ac");
+  ck_assert_str_eq(scan(db, &io, 1), "ac,abc,ab");
+  memset(&io, 0, sizeof io);
+  io.pPrefix = "b";
+  io.nPrefix = 1;
+  ck_assert_str_eq(scan(db, &io, 0), "b,b\xff");
+  ck_assert_str_eq(scan(db, &io, 1), "b\xff,b");
+  io.pPrefix = "ab";
+  io.nPrefix = 2;
+  ck_assert_str_eq(scan(db, &io, 0), "ab,abc");
+
+  OK(wcs_iter_new(db, NULL, &it));
+  OK(wcs_iter_seek(it, "abb", 3));
+  k = wcs_iter_key(it, &n);
+  ck_assert(n == 3 && memcmp(k, "abc", 3) == 0);
+  OK(wcs_iter_seek_for_prev(it, "abb", 3));
+  k = wcs_iter_key(it, &n);
+  ck_assert(n == 2 && memcmp(k, "ab", 2) == 0);
+  OK(wcs_iter_seek_for_prev(it, "ac", 2));
+  k = wcs_iter_key(it, &n);
+  ck_assert(n == 2 && memcmp(k, "ac", 2) == 0);
+  /* direction changes */
+  OK(wcs_iter_next(it));
+  k = wcs_iter_key(it, &n);
+  ck_assert(n == 1 && memcmp(k, "b", 1) == 0);
+  OK(wcs_iter_prev(it));
+  k = wcs_iter_key(it, &n);
+  ck_assert(n == 2 && memcmp(k, "ac", 2) == 0);
+  OK(wcs_iter_prev(it));
+  OK(wcs_iter_next(it));
+  k = wcs_iter_key(it, &n);
+  ck_assert(n == 2 && memcmp(k, "ac", 2) == 0);
+  OK(wcs_iter_seek(it, "d", 1));
+  ck_assert(!wcs_iter_valid(it));
+  OK(wcs_iter_seek_for_prev(it, "0", 1));
+  ck_assert(!wcs_iter_valid(it));
+  wcs_iter_free(it);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
+/* Writes survive close and reopen (WAL replay), and flushed files too. */
+START_TEST(test_db_reopen_keeps_every_commit) {
+  const char *zDir = tu_tmpdir("dbreopen");
+  char zPath[1100];
+  wcs_db *db = NULL;
+  wcs_options o;
+  int i;
+  char k[32], v[32];
+  smallOptions(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  for (i = 0; i < 3000; i++) {
+    snprintf(k, sizeof k, "k%05d", i);
+    snprintf(v, sizeof v, "v%d", i);
+    putS(db, k, v);
+  }
+  OK(wcs_db_close(db));
+  db = NULL;
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  for (i = 0; i < 3000; i += 7) {
+    snprintf(k, sizeof k, "k%05d", i);
+    snprintf(v, sizeof v, "v%d", i);
+    ck_assert_str_eq(getS(db, NULL, k), v);
+  }
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_db_second_writer_process_gets_busy) {
+  const char *zDir = tu_tmpdir("dbbusy");
+  char zPath[1100];
+  wcs_db *db = NULL;
+  wcs_options o;
+  int aPipe[2], st = 0;
+  pid_t pid;
+  char c;
+  wcs_options_init(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  ck_assert_int_eq(pipe(aPipe), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    wcs_db *d2 = NULL;
+    c = wcs_db_open(&d2, zPath, &o, NULL) == WCS_OK ? 'y' : 'n';
+    if (write(aPipe[1], &c, 1) != 1) _exit(2);
+    pause();
+    _exit(0);
+  }
+  ck_assert_int_eq(read(aPipe[0], &c, 1), 1);
+  ck_assert_int_eq(c, 'y');
+  {
+    char *zErr = NULL;
+    int rc = wcs_db_open(&db, zPath, &o, &zErr);
+    ck_assert_int_eq(rc, WCS_BUSY);
+    ck_assert_ptr_null(db);
+    ck_assert_ptr_nonnull(strstr(zErr, "locked by another process"));
+    ck_assert_ptr_nonnull(strstr(zErr, zPath));
+    wcs_free(zErr);
+    zErr = NULL;
+    o.bReadOnly = 1;
+    ck_assert_int_eq(wcs_db_open(&db, zPath, &o, &zErr), WCS_BUSY);
+    wcs_free(zErr);
+    o.bReadOnly = 0;
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  OK(wcs_db_close(db));
+  close(aPipe[0]);
+  close(aPipe[1]);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_db_read_only_open_reads_and_refuses_writes) {
+  const char *zDir = tu_tmpdir("dbro");
+  char zPath[1100];
+  wcs_db *db = NULL, *db2 = NULL;
+  wcs_options o;
+  wcs_options_init(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  putS(db, "x", "1");
+  OK(wcs_db_flush(db));
+  putS(db, "y", "2"); /* only in the WAL */
+  OK(wcs_db_close(db));
+  db = NULL;
+  o.bReadOnly = 1;
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  OK(wcs_db_open(&db2, zPath, &o, NULL)); /* shared lock */
+  ck_assert_str_eq(getS(db, NULL, "x"), "1");
+  ck_assert_str_eq(getS(db, NULL, "y"), "2");
+  ck_assert_int_eq(wcs_db_put(db, "z", 1, "3", 1), WCS_READONLY);
+  ck_assert_ptr_nonnull(strstr(wcs_errmsg(db), "read-only"));
+  OK(wcs_db_close(db2));
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_db_missing_store_without_create_is_cantopen) {
+  const char *zDir = tu_tmpdir("dbmissing");
+  char zPath[1100];
+  wcs_db *db = NULL;
+  wcs_options o;
+  char *zErr = NULL;
+  wcs_options_init(&o);
+  o.bCreate = 0;
+  snprintf(zPath, sizeof zPath, "%s/none", zDir);
+  ck_assert_int_eq(wcs_db_open(&db, zPath, &o, &zErr), WCS_CANTOPEN);
+  ck_assert_ptr_nonnull(strstr(zErr, zPath));
+  wcs_free(zErr);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_db_permission_problem_names_the_path) {
+  const char *zDir = tu_tmpdir("dbperm");
+  char zPath[1100];
+  pid_t pid;
+  int st = 0;
+  ck_assert_int_eq(chmod(zDir, 0755), 0);
+  snprintf(zPath, sizeof zPath, "%s/locked", zDir);
+  ck_assert_int_eq(mkdir(zPath, 0555), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    wcs_db *db = NULL;
+    wcs_options o;
+    char *zErr = NULL;
+    char zStore[1200];
+    int rc;
+    if (geteuid() == 0 && setuid(65534) != 0) _exit(3);
+    wcs_options_init(&o);
+    snprintf(zStore, sizeof zStore, "%s/store", zPath);
+    rc = wcs_db_open(&db, zStore, &o, &zErr);
+    if (rc != WCS_PERM) _exit(4);
+    if (zErr == NULL || strstr(zErr, zStore) == NULL) _exit(5);
+    if (strstr(zErr, "Permission denied") == NULL) _exit(6);
+    _exit(0);
+  }
+  waitpid(pid, &st, 0);
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 0);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* ---- faults */
+
+/* Open a store in a memory env behind a fault env. */
+typedef struct FaultFix {
+  wcs_env *pMem;
+  wcs_env *pEnv;
+  wcs_fault fault;
+  wcs_options o;
+} FaultFix;
+
+static void faultOpen(FaultFix *f) {
+  memset(f, 0, sizeof *f);
+  f->pMem = wcs_env_mem_new();
+  f->pEnv = wcs_env_fault_new(f->pMem, &f->fault);
+  smallOptions(&f->o);
+  f->o.bNoBackground = 1;
+}
+
+static void faultClose(FaultFix *f) {
+  f->pEnv->xDestroy(f->pEnv);
+  f->pMem->xDestroy(f->pMem);
+}
+
+/* Write keys 0..n-1 one per commit; returns how many were acknowledged
+** before the first error (and that error in *pRc, message in *pzErr). */
+static int writeUntilError(wcs_db *db, int n, int *pRc, char **pzMsg) {
+  int i;
+  char k[32], v[64];
+  *pRc = WCS_OK;
+  for (i = 0; i < n; i++) {
+    int rc;
+    snprintf(k, sizeof k, "key%06d", i);
+    memset(v, 'a' + i % 26, sizeof v);
+    rc = wcs_db_put(db, k, strlen(k), v, sizeof v);
+    if (rc) {
+      *pRc = rc;
+      *pzMsg = strdup(wcs_errmsg(db));
+      return i;
+    }
+  }
+  return n;
+}
+
+static void checkAcked(wcs_db *db, int nAcked) {
+  int i;
+  char k[32];
+  for (i = 0; i < nAcked; i++) {
+    void *p = NULL;
+    size_t n = 0;
+    snprintf(k, sizeof k, "key%06d", i);
+    OK(wcs_db_get(db, NULL, k, strlen(k), &p, &n));
+    ck_assert_msg(p != NULL, "acknowledged %s lost", k);
+    ck_assert_uint_eq(n, 64);
+    wcs_free(p);
+  }
+}
+
+/* The Nth append fails (disk full or I/O error) at many points: the call
+** fails with a message naming a file, and a reopen has every commit
+** acknowledged before it. */
+static void faultedWrites(int rcFail, int bSync) {
+  int iFail;
+  for (iFail = 5; iFail < 400; iFail += 37) {
+    FaultFix f;
+    wcs_db *db = NULL;
+    int rc = WCS_OK, nAcked;
+    char *zMsg = NULL;
+    faultOpen(&f);
+    f.o.iSync = WCS_SYNC_FULL;
+    OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+    if (bSync) f.fault.nSyncFail = f.fault.nSyncs + iFail / 4 + 1;
+    else f.fault.nWriteFail = f.fault.nWrites + iFail;
+    f.fault.rcFail = rcFail;
+    nAcked = writeUntilError(db, 3000, &rc, &zMsg);
+    ck_assert_msg(rc == rcFail, "fault %d: got rc %d", iFail, rc);
+    ck_assert_msg(strstr(zMsg, "/s/") != NULL, "message names no file: %s",
+                  zMsg);
+    free(zMsg);
+    wcs_db_close(db);
+    db = NULL;
+    f.fault.nWriteFail = f.fault.nSyncFail = 0;
+    OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+    checkAcked(db, nAcked);
+    OK(wcs_db_close(db));
+    faultClose(&f);
+  }
+}
+
+START_TEST(test_db_disk_full_during_writes_keeps_acknowledged) {
+  faultedWrites(WCS_FULL, 0);
+}
+END_TEST
+
+START_TEST(test_db_io_error_during_writes_keeps_acknowledged) {
+  faultedWrites(WCS_IOERR, 0);
+}
+END_TEST
+
+START_TEST(test_db_sync_failure_keeps_acknowledged) {
+  faultedWrites(WCS_IOERR, 1);
+}
+END_TEST
+
+/* A simulated power cut with SYNC FULL keeps every acknowledged commit;
+** with SYNC OFF the store still opens with a prefix of the commits. */
+static void powerCut(int iSync) {
+  int iRound;
+  for (iRound = 0; iRound < 12; iRound++) {
+    FaultFix f;
+    wcs_db *db = NULL;
+    int n = 200 + iRound * 97, i;
+    char k[32];
+    faultOpen(&f);
+    f.o.iSync = iSync;
+    f.o.bNoBackground = 1; /* nothing runs while the power is cut */
+    OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+    for (i = 0; i < n; i++) {
+      char v[64];
+      snprintf(k, sizeof k, "key%06d", i);
+      memset(v, 'a' + i % 26, sizeof v);
+      OK(wcs_db_put(db, k, strlen(k), v, sizeof v));
+    }
+    /* crash: no close; what was not synced is gone */
+    ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
+    wcs_db_close(db); /* frees memory only; the files are already cut */
+    ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
+    db = NULL;
+    OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+    if (iSync == WCS_SYNC_FULL) {
+      checkAcked(db, n);
+    } else {
+      /* a prefix: once a key is missing, every later one is too */
+      int bGap = 0;
+      for (i = 0; i < n; i++) {
+        void *p = NULL;
+        size_t nV;
+        snprintf(k, sizeof k, "key%06d", i);
+        OK(wcs_db_get(db, NULL, k, strlen(k), &p, &nV));
+        if (p == NULL) bGap = 1;
+        else ck_assert_msg(!bGap, "%s present after a lost commit", k);
+        wcs_free(p);
+      }
+    }
+    OK(wcs_db_close(db));
+    faultClose(&f);
+  }
+}
+
+START_TEST(test_db_power_cut_sync_full_keeps_acknowledged) {
+  powerCut(WCS_SYNC_FULL);
+}
+END_TEST
+
+START_TEST(test_db_power_cut_sync_off_keeps_a_prefix) {
+  powerCut(WCS_SYNC_OFF);
+}
+END_TEST
+
+/* Reads that fail (I/O error on a sorted file) return the error with the
+** file's name, never a wrong answer. */
+START_TEST(test_db_read_error_is_reported) {
+  FaultFix f;
+  wcs_db *db = NULL;
+  int i, nErr = 0;
+  char k[32];
+  faultOpen(&f);
+  f.o.nCache = 1; /* every read goes to the file */
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  for (i = 0; i < 2000; i++) {
+    snprintf(k, sizeof k, "key%06d", i);
+    putS(db, k, "value");
+  }
+  OK(wcs_db_flush(db));
+  f.fault.nReadFail = f.fault.nReads + 1;
+  f.fault.bSticky = 1;
+  f.fault.rcFail = WCS_IOERR;
+  for (i = 0; i < 2000; i += 100) {
+    void *p = NULL;
+    size_t n;
+    int rc;
+    snprintf(k, sizeof k, "key%06d", i);
+    rc = wcs_db_get(db, NULL, k, strlen(k), &p, &n);
+    if (rc) {
+      nErr++;
+      ck_assert_int_eq(rc, WCS_IOERR);
+      ck_assert_ptr_nonnull(strstr(wcs_errmsg(db), ".sst"));
+    } else {
+      ck_assert_ptr_nonnull(p); /* found in the memtable or cache */
+      wcs_free(p);
+    }
+  }
+  ck_assert_int_gt(nErr, 0);
+  f.fault.nReadFail = 0;
+  f.fault.bSticky = 0;
+  OK(wcs_db_close(db));
+  faultClose(&f);
+}
+END_TEST
+
+/* ---- randomized differential test against a sorted model */
+
+typedef struct MEnt {
+  char *k;
+  size_t nK;
+  char *v;
+  size_t nV;
+} MEnt;
+
+typedef struct Model {
+  MEnt *a;
+  int n, nAlloc;
+} Model;
+
+static int mcmp(const char *a, size_t na, const char *b, size_t nb) {
+  size_t n = na < nb ? na : nb;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return na < nb ? -1 : na > nb;
+}
+
+/* index of the first entry >= k */
+static int mfind(const Model *m, const char *k, size_t nK) {
+  int lo = 0, hi = m->n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (mcmp(m->a[mid].k, m->a[mid].nK, k, nK) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static void *memdup(const void *p, size_t n) {
+  void *q = malloc(n ? n : 1);
+  if (n) memcpy(q, p, n);
+  return q;
+}
+
+static void mput(Model *m, const char *k, size_t nK, const char *v,
+                 size_t nV) {
+  int i = mfind(m, k, nK);
+  if (i < m->n && mcmp(m->a[i].k, m->a[i].nK, k, nK) == 0) {
+    free(m->a[i].v);
+    m->a[i].v = memdup(v, nV);
+    m->a[i].nV = nV;
+    return;
+  }
+  if (m->n == m->nAlloc) {
+    m->nAlloc = m->nAlloc ? m->nAlloc * 2 : 64;
+    m->a = realloc(m->a, sizeof(MEnt) * (size_t)m->nAlloc);
+  }
+  memmove(&m->a[i + 1], &m->a[i], sizeof(MEnt) * (size_t)(m->n - i));
+  m->a[i].k = memdup(k, nK);
+  m->a[i].nK = nK;
+  m->a[i].v = memdup(v, nV);
+  m->a[i].nV = nV;
+  m->n++;
+}
+
+static void mdelRange(Model *m, const char *s, size_t nS, const char *e,
+                      size_t nE, int bOpen) {
+  int i = mfind(m, s, nS), j = i, k;
+  while (j < m->n && (bOpen || mcmp(m->a[j].k, m->a[j].nK, e, nE) < 0)) j++;
+  for (k = i; k < j; k++) {
+    free(m->a[k].k);
+    free(m->a[k].v);
+  }
+  memmove(&m->a[i], &m->a[j], sizeof(MEnt) * (size_t)(m->n - j));
+  m->n -= j - i;
+}
+
+static void mdel(Model *m, const char *k, size_t nK) {
+  int i = mfind(m, k, nK);
+  if (i < m->n && mcmp(m->a[i].k, m->a[i].nK, k, nK) == 0) {
+    free(m->a[i].k);
+    free(m->a[i].v);
+    memmove(&m->a[i], &m->a[i + 1], sizeof(MEnt) * (size_t)(m->n - i - 1));
+    m->n--;
+  }
+}
+
+static void mcopy(Model *dst, const Model *src) {
+  int i;
+  memset(dst, 0, sizeof *dst);
+  for (i = 0; i < src->n; i++) {
+    mput(dst, src->a[i].k, src->a[i].nK, src->a[i].v, src->a[i].nV);
+  }
+}
+
+static void mfree(Model *m) {
+  int i;
+  for (i = 0; i < m->n; i++) {
+    free(m->a[i].k);
+    free(m->a[i].v);
+  }
+  free(m->a);
+  memset(m, 0, sizeof *m);
+}
+
+/* A random key from a small space, sometimes with an extra suffix. */
+static size_t rkey(char *z) {
+  size_t n = (size_t)sprintf(z, "k%03u", (unsigned)tu_rand_range(600));
+  if (tu_rand_range(4) == 0) {
+    n += (size_t)sprintf(z + n, "%c", (char)('a' + tu_rand_range(3)));
+  }
+  return n;
+}
+
+static size_t rval(char *z) {
+  size_t n = (size_t)tu_rand_range(120), i;
+  for (i = 0; i < n; i++) z[i] = (char)('A' + tu_rand_range(26));
+  return n;
+}
+
+/* Compare a whole scan (with random bounds) of db against model m. */
+static void checkScan(wcs_db *db, const wcs_snapshot *s, const Model *m) {
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  char aLo[16], aHi[16];
+  size_t nLo = 0, nHi = 0;
+  int iLo = 0, iHi = m->n, i, bRev = (int)tu_rand_range(2), rc;
+  memset(&io, 0, sizeof io);
+  io.pSnap = s;
+  if (tu_rand_range(2)) {
+    nLo = rkey(aLo);
+    io.pLower = aLo;
+    io.nLower = nLo;
+    iLo = mfind(m, aLo, nLo);
+  }
+  if (tu_rand_range(2)) {
+    nHi = rkey(aHi);
+    io.pUpper = aHi;
+    io.nUpper = nHi;
+    iHi = mfind(m, aHi, nHi);
+  }
+  if (iHi < iLo) iHi = iLo;
+  OK(wcs_iter_new(db, &io, &it));
+  i = bRev ? iHi - 1 : iLo;
+  for (rc = bRev ? wcs_iter_last(it) : wcs_iter_first(it); wcs_iter_valid(it);
+       rc = bRev ? wcs_iter_prev(it) : wcs_iter_next(it)) {
+    size_t nK, nV;
+    const char *k = wcs_iter_key(it, &nK);
+    const char *v = wcs_iter_value(it, &nV);
+    ck_assert_msg(i >= iLo && i < iHi, "iterator returned extra key %.*s",
+                  (int)nK, k);
+    ck_assert_msg(mcmp(k, nK, m->a[i].k, m->a[i].nK) == 0,
+                  "iterator key %.*s, model %.*s", (int)nK, k,
+                  (int)m->a[i].nK, m->a[i].k);
+    ck_assert(nV == m->a[i].nV && (nV == 0 || memcmp(v, m->a[i].v, nV) == 0));
+    i += bRev ? -1 : 1;
+  }
+  ck_assert_int_eq(rc, WCS_OK);
+  ck_assert_msg(bRev ? i == iLo - 1 : i == iHi, "iterator stopped early");
+  /* random seeks with a step each way */
+  for (i = 0; i < 5; i++) {
+    char aK[16];
+    size_t nK = rkey(aK), nGot;
+    int j = mfind(m, aK, nK);
+    const char *k;
+    if (nLo && mcmp(aK, nK, aLo, nLo) < 0) continue;
+    if (nHi && mcmp(aK, nK, aHi, nHi) >= 0) continue;
+    OK(wcs_iter_seek(it, aK, nK));
+    if (j >= iHi) {
+      ck_assert(!wcs_iter_valid(it));
+    } else {
+      k = wcs_iter_key(it, &nGot);
+      ck_assert(mcmp(k, nGot, m->a[j].k, m->a[j].nK) == 0);
+      OK(wcs_iter_prev(it));
+      if (j - 1 >= iLo) {
+        k = wcs_iter_key(it, &nGot);
+        ck_assert(wcs_iter_valid(it));
+        ck_assert(mcmp(k, nGot, m->a[j - 1].k, m->a[j - 1].nK) == 0);
+      } else {
+        ck_assert(!wcs_iter_valid(it));
+      }
+    }
+    OK(wcs_iter_seek_for_prev(it, aK, nK));
+    j = (j < m->n && mcmp(m->a[j].k, m->a[j].nK, aK, nK) == 0) ? j : j - 1;
+    if (j < iLo) {
+      ck_assert(!wcs_iter_valid(it));
+    } else {
+      k = wcs_iter_key(it, &nGot);
+      ck_assert(wcs_iter_valid(it));
+      ck_assert(mcmp(k, nGot, m->a[j].k, m->a[j].nK) == 0);
+      OK(wcs_iter_next(it));
+      if (j + 1 < iHi) {
+        k = wcs_iter_key(it, &nGot);
+        ck_assert(mcmp(k, nGot, m->a[j + 1].k, m->a[j + 1].nK) == 0);
+      } else {
+        ck_assert(!wcs_iter_valid(it));
+      }
+    }
+  }
+  wcs_iter_free(it);
+}
+
+static void checkGets(wcs_db *db, const wcs_snapshot *s, const Model *m) {
+  int i;
+  for (i = 0; i < 30; i++) {
+    char aK[16];
+    size_t nK = rkey(aK), nV = 0;
+    void *p = NULL;
+    int j = mfind(m, aK, nK);
+    int bIn = j < m->n && mcmp(m->a[j].k, m->a[j].nK, aK, nK) == 0;
+    OK(wcs_db_get(db, s, aK, nK, &p, &nV));
+    if (bIn) {
+      ck_assert_msg(p != NULL, "get %.*s: missing", (int)nK, aK);
+      ck_assert(nV == m->a[j].nV && (nV == 0 || memcmp(p, m->a[j].v, nV) == 0));
+    } else {
+      ck_assert_msg(p == NULL, "get %.*s: should be absent", (int)nK, aK);
+    }
+    wcs_free(p);
+  }
+}
+
+#define MAXSNAP 3
+
+static void differential(int bMem, int bNoBackground, int nStep) {
+  const char *zTmp = bMem ? NULL : tu_tmpdir("dbdiff");
+  char zPath[1100];
+  wcs_db *db = NULL;
+  wcs_options o;
+  Model m;
+  Model aSnapModel[MAXSNAP];
+  wcs_snapshot *apSnap[MAXSNAP];
+  wcs_batch *b = NULL;
+  int step, i;
+  tu_seed(0);
+  memset(&m, 0, sizeof m);
+  memset(apSnap, 0, sizeof apSnap);
+  memset(aSnapModel, 0, sizeof aSnapModel);
+  smallOptions(&o);
+  o.bInMemory = bMem;
+  o.bNoBackground = bNoBackground;
+  if (zTmp) snprintf(zPath, sizeof zPath, "%s/store", zTmp);
+  OK(wcs_db_open(&db, zTmp ? zPath : NULL, &o, NULL));
+  OK(wcs_batch_new(&b));
+  for (step = 0; step < nStep; step++) {
+    int r = (int)tu_rand_range(1000);
+    char aK[16], aE[16], aV[128];
+    size_t nK, nE, nV;
+    if (r < 550) {
+      nK = rkey(aK);
+      nV = rval(aV);
+      OK(wcs_db_put(db, aK, nK, aV, nV));
+      mput(&m, aK, nK, aV, nV);
+    } else if (r < 700) {
+      nK = rkey(aK);
+      OK(wcs_db_delete(db, aK, nK));
+      mdel(&m, aK, nK);
+    } else if (r < 800) {
+      /* a batch mixing everything */
+      int nOp = 1 + (int)tu_rand_range(20), q;
+      wcs_batch_clear(b);
+      for (q = 0; q < nOp; q++) {
+        int t = (int)tu_rand_range(10);
+        nK = rkey(aK);
+        if (t < 6) {
+          nV = rval(aV);
+          OK(wcs_batch_put(b, aK, nK, aV, nV));
+          mput(&m, aK, nK, aV, nV);
+        } else if (t < 9) {
+          OK(wcs_batch_delete(b, aK, nK));
+          mdel(&m, aK, nK);
+        } else {
+          nE = rkey(aE);
+          OK(wcs_batch_delete_range(b, aK, nK, aE, nE));
+          if (mcmp(aK, nK, aE, nE) < 0) mdelRange(&m, aK, nK, aE, nE, 0);
+        }
+      }
+      OK(wcs_db_write(db, b));
+    } else if (r < 815) {
+      /* a range delete, sometimes unbounded */
+      nK = rkey(aK);
+      wcs_batch_clear(b);
+      if (tu_rand_range(8) == 0) {
+        aK[1] = '5';
+        OK(wcs_batch_delete_range(b, aK, nK, NULL, 0));
+        mdelRange(&m, aK, nK, NULL, 0, 1);
+      } else {
+        memcpy(aE, aK, nK);
+        nE = nK;
+        aE[2] = (char)(aE[2] + 1 + (char)tu_rand_range(2));
+        OK(wcs_batch_delete_range(b, aK, nK, aE, nE));
+        if (mcmp(aK, nK, aE, nE) < 0) mdelRange(&m, aK, nK, aE, nE, 0);
+      }
+      OK(wcs_db_write(db, b));
+    } else if (r < 850) {
+      checkGets(db, NULL, &m);
+      for (i = 0; i < MAXSNAP; i++) {
+        if (apSnap[i]) checkGets(db, apSnap[i], &aSnapModel[i]);
+      }
+    } else if (r < 880) {
+      checkScan(db, NULL, &m);
+      i = (int)tu_rand_range(MAXSNAP);
+      if (apSnap[i]) checkScan(db, apSnap[i], &aSnapModel[i]);
+    } else if (r < 900) {
+      i = (int)tu_rand_range(MAXSNAP);
+      if (apSnap[i]) {
+        wcs_snapshot_free(db, apSnap[i]);
+        mfree(&aSnapModel[i]);
+        apSnap[i] = NULL;
+      } else {
+        OK(wcs_snapshot_new(db, &apSnap[i]));
+        mcopy(&aSnapModel[i], &m);
+      }
+    } else if (r < 920) {
+      OK(wcs_db_flush(db));
+    } else if (r < 930) {
+      if (tu_rand_range(2)) {
+        OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+      } else {
+        nK = rkey(aK);
+        nE = rkey(aE);
+        OK(wcs_db_compact_range(db, aK, nK, aE, nE));
+      }
+    } else if (r < 940 && !bMem) {
+      /* reopen: snapshots do not survive */
+      for (i = 0; i < MAXSNAP; i++) {
+        if (apSnap[i]) wcs_snapshot_free(db, apSnap[i]);
+        apSnap[i] = NULL;
+        mfree(&aSnapModel[i]);
+      }
+      OK(wcs_db_close(db));
+      db = NULL;
+      OK(wcs_db_open(&db, zPath, &o, NULL));
+    }
+  }
+  checkScan(db, NULL, &m);
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  checkScan(db, NULL, &m);
+  checkGets(db, NULL, &m);
+  for (i = 0; i < MAXSNAP; i++) {
+    if (apSnap[i]) {
+      checkScan(db, apSnap[i], &aSnapModel[i]);
+      wcs_snapshot_free(db, apSnap[i]);
+    }
+    mfree(&aSnapModel[i]);
+  }
+  wcs_batch_free(b);
+  OK(wcs_db_close(db));
+  mfree(&m);
+  if (zTmp) tu_rmrf(zTmp);
+}
+
+START_TEST(test_db_differential_memory_background) {
+  differential(1, 0, 20000);
+}
+END_TEST
+
+START_TEST(test_db_differential_memory_inline) { differential(1, 1, 20000); }
+END_TEST
+
+START_TEST(test_db_differential_disk_with_reopens) {
+  differential(0, 0, 5000);
+}
+END_TEST
+
+START_TEST(test_db_differential_disk_inline_with_reopens) {
+  differential(0, 1, 5000);
+}
+END_TEST
+
+Suite *storage_db_suite(void) {
+  Suite *s = suite_create("storage_db");
+  TCase *tc = tcase_create("db");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_db_memory_store_put_get_delete);
+  tcase_add_test(tc, test_db_batch_is_atomic_and_ordered);
+  tcase_add_test(tc, test_db_range_delete_in_memtable);
+  tcase_add_test(tc, test_db_range_delete_in_files_and_compaction);
+  tcase_add_test(tc, test_db_snapshot_sees_frozen_state);
+  tcase_add_test(tc, test_db_iterator_bounds_prefix_and_seeks);
+  tcase_add_test(tc, test_db_reopen_keeps_every_commit);
+  tcase_add_test(tc, test_db_second_writer_process_gets_busy);
+  tcase_add_test(tc, test_db_read_only_open_reads_and_refuses_writes);
+  tcase_add_test(tc, test_db_missing_store_without_create_is_cantopen);
+  tcase_add_test(tc, test_db_permission_problem_names_the_path);
+  tcase_add_test(tc, test_db_disk_full_during_writes_keeps_acknowledged);
+  tcase_add_test(tc, test_db_io_error_during_writes_keeps_acknowledged);
+  tcase_add_test(tc, test_db_sync_failure_keeps_acknowledged);
+  tcase_add_test(tc, test_db_power_cut_sync_full_keeps_acknowledged);
+  tcase_add_test(tc, test_db_power_cut_sync_off_keeps_a_prefix);
+  tcase_add_test(tc, test_db_read_error_is_reported);
+  tcase_add_test(tc, test_db_differential_memory_background);
+  tcase_add_test(tc, test_db_differential_memory_inline);
+  tcase_add_test(tc, test_db_differential_disk_with_reopens);
+  tcase_add_test(tc, test_db_differential_disk_inline_with_reopens);
+  suite_add_tcase(s, tc);
+  return s;
+}
