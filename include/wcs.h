@@ -789,6 +789,27 @@ void wcs_heatmap_free(wcs_heatmap *pMap);
 ** by wcs_engine_open()); optional, e.g. at close. */
 int wcs_engine_heat_save(wcs_engine *pEng);
 
+/* ====================================================================
+** SQLite
+**
+** The module `wcs` and its SQL functions (doc/sql.md is the reference).
+** The loadable extension build/wcs.so registers them from its entry point
+** sqlite3_wcs_init (`.load ./build/wcs`); a program linking the static
+** library calls wcs_register() on each connection, or passes
+** sqlite3_wcs_init to sqlite3_auto_extension().
+** ==================================================================== */
+
+struct sqlite3;
+struct sqlite3_api_routines;
+
+/* Register the module `wcs` and the SQL functions on connection db.
+** Returns an SQLite result code (SQLITE_OK is 0). */
+int wcs_register(struct sqlite3 *db);
+
+/* The extension entry point, for sqlite3_auto_extension(). */
+int sqlite3_wcs_init(struct sqlite3 *db, char **pzErrMsg,
+                     const struct sqlite3_api_routines *pApi);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,586 @@
+/*
+** func.c — the SQL functions of the wcs module (doc/sql.md, "Functions").
+**
+**   starts_with(a, b)                 1 if the bytes of a begin with b;
+**                                     planned as a prefix scan on key
+**                                     columns (xFindFunction in vtab.c)
+**   to_int64(bytes)                   8-byte big-endian -> INTEGER
+**   to_float64(bytes)                 8-byte big-endian IEEE -> REAL
+**   map_keys(family)                  JSON array of a family's qualifiers
+**   wcs_hll_count(state)              distinct count of an HLL state
+**   wcs_key_encode(table, f1, ...)    row key BLOB for key field values
+**   wcs_key_decode(table, key)        JSON array of a row key's fields
+**   wcs_increment(table, key, family, qualifier, delta)
+**                                     ReadModifyWrite increment; the new
+**                                     value
+**   wcs_delete_prefix(table, prefix)  delete every row whose key starts
+**                                     with prefix (tenant removal)
+**   wcs_compact([table])              drop expired cells, compact
+**   wcs_stats([table])                statistics as JSON
+**
+** The first five are pure: SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS. The
+** ones that name a table read the store's catalog, and some write or
+** compact files: all are SQLITE_DIRECTONLY, so a view or trigger in a
+** database file (a hostile schema) cannot call them.
+**
+** Writes (wcs_increment, wcs_delete_prefix) join the current SQLite
+** transaction when it already writes to the same store, and so commit or
+** roll back with it; otherwise each call commits on its own, atomically.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vtab/vtab.h"
+
+SQLITE_EXTENSION_INIT3
+
+/* Bytes of a BLOB or TEXT argument (numbers as their text). */
+static const uint8_t *argBytes(sqlite3_value *v, int *pn) {
+  const void *p = sqlite3_value_type(v) == SQLITE_BLOB
+                      ? sqlite3_value_blob(v)
+                      : (const void *)sqlite3_value_text(v);
+  *pn = sqlite3_value_bytes(v);
+  return p ? (const uint8_t *)p : (const uint8_t *)"";
+}
+
+void wcsStartsWithFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const uint8_t *a, *b;
+  int na, nb;
+  (void)argc;
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL ||
+      sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+    return;
+  }
+  b = argBytes(argv[1], &nb);
+  a = argBytes(argv[0], &na);
+  sqlite3_result_int(ctx, na >= nb && (nb == 0 || memcmp(a, b, (size_t)nb) == 0));
+}
+
+/* 8 bytes of a BLOB argument, or an error naming the function. */
+static const uint8_t *eightBytes(sqlite3_context *ctx, sqlite3_value *v,
+                                 const char *zFunc) {
+  int n, t = sqlite3_value_type(v);
+  const uint8_t *p;
+  if (t == SQLITE_NULL) return NULL;
+  if (t != SQLITE_BLOB && t != SQLITE_TEXT) {
+    char *z = sqlite3_mprintf("%s takes 8 bytes (a BLOB)", zFunc);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    return NULL;
+  }
+  p = argBytes(v, &n);
+  if (n != 8) {
+    char *z = sqlite3_mprintf("%s: expected 8 bytes, got %d", zFunc, n);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    return NULL;
+  }
+  return p;
+}
+
+static void toInt64Func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const uint8_t *p = eightBytes(ctx, argv[0], "to_int64");
+  (void)argc;
+  if (p) sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(p));
+}
+
+static void toFloat64Func(sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
+  const uint8_t *p = eightBytes(ctx, argv[0], "to_float64");
+  (void)argc;
+  if (p) {
+    uint64_t u = wcs_get64be(p);
+    double r;
+    memcpy(&r, &u, 8);
+    if (isnan(r)) return; /* SQLite has no NaN: NULL */
+    sqlite3_result_double(ctx, r);
+  }
+}
+
+typedef struct KeyList {
+  wcs_buf out;
+  int n;
+} KeyList;
+
+static int addKey(void *pCtx, const uint8_t *p, int n) {
+  KeyList *k = (KeyList *)pCtx;
+  int rc = WCS_OK;
+  if (k->n++) rc = wcs_buf_append(&k->out, ",", 1);
+  if (rc == WCS_OK) rc = wcsJsonString(&k->out, p, (size_t)n);
+  return rc;
+}
+
+static void mapKeysFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  KeyList k;
+  char *zErr = NULL;
+  int rc;
+  (void)argc;
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  memset(&k, 0, sizeof(k));
+  rc = wcs_buf_append(&k.out, "[", 1);
+  if (rc == WCS_OK) {
+    rc = wcsJsonKeys((const char *)sqlite3_value_text(argv[0]),
+                     sqlite3_value_bytes(argv[0]), &k, addKey, &zErr);
+  }
+  if (rc == WCS_OK) rc = wcs_buf_append(&k.out, "]", 1);
+  if (rc == WCS_OK) {
+    sqlite3_result_text(ctx, (const char *)k.out.a, (int)k.out.n,
+                        SQLITE_TRANSIENT);
+  } else if (rc == WCS_NOMEM) {
+    sqlite3_result_error_nomem(ctx);
+  } else {
+    char *z = sqlite3_mprintf("map_keys: %s", zErr ? zErr : "not an object");
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+  }
+  sqlite3_free(zErr);
+  wcs_buf_free(&k.out);
+}
+
+static void hllCountFunc(sqlite3_context *ctx, int argc,
+                         sqlite3_value **argv) {
+  uint64_t n = 0;
+  int nState, rc;
+  const uint8_t *p;
+  (void)argc;
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  p = argBytes(argv[0], &nState);
+  rc = wcs_hll_estimate(p, (size_t)nState, &n);
+  if (rc != WCS_OK) {
+    sqlite3_result_error(ctx, "wcs_hll_count: not an HLL state", -1);
+    return;
+  }
+  sqlite3_result_int64(ctx, (sqlite3_int64)n);
+}
+
+/* ---- functions that name a table */
+
+/* The table named by argv[0], or NULL after setting the error. */
+static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
+                        const char *zFunc) {
+  WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
+  const char *zName = (const char *)sqlite3_value_text(v);
+  char *zErr = NULL;
+  WcsTab *pTab;
+  if (zName == NULL) {
+    char *z = sqlite3_mprintf("%s: the first argument names a wcs table",
+                              zFunc);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    return NULL;
+  }
+  pTab = wcsFindTable(pConn, zName, &zErr);
+  if (pTab && pTab->pTab == NULL) {
+    sqlite3_free(zErr);
+    zErr = sqlite3_mprintf("store table '%s' of %s is missing",
+                           pTab->zStoreTable, pTab->zName);
+    pTab = NULL;
+  }
+  if (pTab == NULL) {
+    char *z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "no such table");
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+  }
+  sqlite3_free(zErr);
+  return pTab;
+}
+
+static void resultErr(sqlite3_context *ctx, const char *zFunc, int rc,
+                      const char *zMsg) {
+  char *z;
+  if (rc == WCS_NOMEM) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  z = sqlite3_mprintf("%s: %s", zFunc,
+                      zMsg && zMsg[0] ? zMsg : wcs_errstr(rc));
+  sqlite3_result_error(ctx, z, -1);
+  sqlite3_result_error_code(ctx, wcsToSqlite(rc));
+  sqlite3_free(z);
+}
+
+static void keyEncodeFunc(sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
+  WcsTab *pTab;
+  const ks_schema *s;
+  ks_value *a;
+  char *zNum, *zErr = NULL;
+  wcs_buf out = {0};
+  int i, rc = WCS_OK;
+  if (argc < 1) {
+    sqlite3_result_error(ctx, "wcs_key_encode(table, field values...)", -1);
+    return;
+  }
+  pTab = tableArg(ctx, argv[0], "wcs_key_encode");
+  if (pTab == NULL) return;
+  s = pTab->pSchema;
+  if (s->nField == 0 || argc - 1 != s->nField) {
+    char *z = sqlite3_mprintf(
+        "wcs_key_encode: table %s has %d key fields; %d values given",
+        pTab->zName, s->nField, argc - 1);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    return;
+  }
+  a = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
+  zNum = sqlite3_malloc64(32 * (size_t)s->nField);
+  if (!a || !zNum) {
+    sqlite3_free(a);
+    sqlite3_free(zNum);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  for (i = 0; i < s->nField && rc == WCS_OK; i++) {
+    sqlite3_value *v = argv[i + 1];
+    const ks_field *f = &s->aField[i];
+    int t = sqlite3_value_type(v);
+    memset(&a[i], 0, sizeof(a[i]));
+    if (t == SQLITE_NULL) {
+      a[i].eType = KS_VAL_NULL;
+    } else if (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) {
+      sqlite3_int64 x = 0;
+      double r;
+      int e = t == SQLITE_INTEGER ? WCSV_INT : WCSV_BLOB;
+      if (t == SQLITE_INTEGER) x = sqlite3_value_int64(v);
+      if (t == SQLITE_TEXT) {
+        e = wcsTextToNumber(sqlite3_value_text(v), sqlite3_value_bytes(v), &x,
+                            &r);
+      } else if (t == SQLITE_FLOAT) {
+        r = sqlite3_value_double(v);
+        if (r == floor(r) && fabs(r) < 9.2e18) {
+          x = (sqlite3_int64)r;
+          e = WCSV_INT;
+        }
+      }
+      if (e != WCSV_INT) {
+        zErr = sqlite3_mprintf("key field %s is %s: not an integer", f->zName,
+                               ks_type_name(f->eType));
+        rc = WCS_MISMATCH;
+        break;
+      }
+      a[i].eType = KS_VAL_INT;
+      a[i].i = x;
+    } else {
+      a[i].eType = KS_VAL_BYTES;
+      if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) {
+        const unsigned char *z = sqlite3_value_text(v);
+        int n = sqlite3_value_bytes(v);
+        if (n > 31) n = 31;
+        memcpy(zNum + 32 * i, z, (size_t)n);
+        a[i].p = (const uint8_t *)zNum + 32 * i;
+        a[i].n = n;
+      } else {
+        a[i].p = argBytes(v, &a[i].n);
+      }
+    }
+  }
+  if (rc == WCS_OK) {
+    char *zKsErr = NULL;
+    rc = ks_key_encode(s, a, &out, &zKsErr);
+    if (rc != WCS_OK) {
+      zErr = sqlite3_mprintf("%s", zKsErr ? zKsErr : wcs_errstr(rc));
+      wcs_free(zKsErr);
+    }
+  }
+  if (rc == WCS_OK) {
+    sqlite3_result_blob(ctx, out.a ? (const void *)out.a : "", (int)out.n,
+                        SQLITE_TRANSIENT);
+  } else {
+    resultErr(ctx, "wcs_key_encode", rc, zErr);
+  }
+  sqlite3_free(zErr);
+  sqlite3_free(a);
+  sqlite3_free(zNum);
+  wcs_buf_free(&out);
+}
+
+static void keyDecodeFunc(sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
+  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_key_decode");
+  const ks_schema *s;
+  ks_value *a;
+  wcs_buf scratch = {0}, out = {0};
+  const uint8_t *pKey;
+  char *zErr = NULL;
+  int nKey, i, rc;
+  (void)argc;
+  if (pTab == NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
+  s = pTab->pSchema;
+  if (s->nField == 0) {
+    char *z = sqlite3_mprintf("wcs_key_decode: table %s has no key schema",
+                              pTab->zName);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    return;
+  }
+  pKey = argBytes(argv[1], &nKey);
+  a = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
+  if (a == NULL) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  rc = ks_key_decode(s, pKey, nKey, a, &scratch, &zErr);
+  if (rc == WCS_OK) rc = wcs_buf_append(&out, "[", 1);
+  for (i = 0; rc == WCS_OK && i < s->nField; i++) {
+    if (i) rc = wcs_buf_append(&out, ",", 1);
+    if (rc != WCS_OK) break;
+    if (a[i].eType == KS_VAL_INT) {
+      char z[32];
+      sqlite3_snprintf(sizeof(z), z, "%lld", (long long)a[i].i);
+      rc = wcs_buf_append(&out, z, strlen(z));
+    } else if (s->aField[i].eType == KS_STRING) {
+      rc = wcsJsonString(&out, a[i].p, (size_t)a[i].n);
+    } else {
+      rc = wcsJsonBytes(&out, a[i].p, (size_t)a[i].n);
+    }
+  }
+  if (rc == WCS_OK) rc = wcs_buf_append(&out, "]", 1);
+  if (rc == WCS_OK) {
+    sqlite3_result_text(ctx, (const char *)out.a, (int)out.n,
+                        SQLITE_TRANSIENT);
+  } else {
+    resultErr(ctx, "wcs_key_decode", rc, zErr);
+  }
+  wcs_free(zErr);
+  sqlite3_free(a);
+  wcs_buf_free(&scratch);
+  wcs_buf_free(&out);
+}
+
+static void incrementFunc(sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
+  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_increment");
+  const uint8_t *pKey, *pQual;
+  const char *zFam;
+  int nKey, nQual, bOwn = 0, rc;
+  wcs_txn *pTxn = NULL;
+  int64_t iNew = 0;
+  (void)argc;
+  if (pTab == NULL) return;
+  if (sqlite3_value_type(argv[1]) == SQLITE_NULL ||
+      sqlite3_value_type(argv[2]) == SQLITE_NULL ||
+      sqlite3_value_type(argv[3]) == SQLITE_NULL) {
+    sqlite3_result_error(ctx, "wcs_increment: key, family and qualifier "
+                              "must not be NULL", -1);
+    return;
+  }
+  if (sqlite3_value_numeric_type(argv[4]) != SQLITE_INTEGER) {
+    sqlite3_result_error(ctx, "wcs_increment: the delta must be an integer",
+                         -1);
+    return;
+  }
+  pKey = argBytes(argv[1], &nKey);
+  zFam = (const char *)sqlite3_value_text(argv[2]);
+  pQual = argBytes(argv[3], &nQual);
+  rc = wcsWriteTxn(pTab, &pTxn, &bOwn);
+  if (rc == WCS_OK) {
+    rc = wcs_txn_increment(pTxn, pTab->pTab, pKey, (size_t)nKey, zFam, pQual,
+                           (size_t)nQual, sqlite3_value_int64(argv[4]), &iNew);
+  }
+  if (bOwn) rc = wcsEndOwnTxn(pTxn, rc);
+  if (rc == WCS_OK) {
+    sqlite3_result_int64(ctx, iNew);
+  } else {
+    resultErr(ctx, "wcs_increment", rc,
+              wcs_engine_errmsg(pTab->pStore->pEng));
+  }
+}
+
+static void deletePrefixFunc(sqlite3_context *ctx, int argc,
+                             sqlite3_value **argv) {
+  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_delete_prefix");
+  const uint8_t *p;
+  int n, bOwn = 0, rc;
+  wcs_txn *pTxn = NULL;
+  (void)argc;
+  if (pTab == NULL) return;
+  if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
+  p = argBytes(argv[1], &n);
+  if (n == 0) {
+    sqlite3_result_error(ctx, "wcs_delete_prefix: the prefix must not be "
+                              "empty (DELETE FROM the table to empty it)",
+                         -1);
+    return;
+  }
+  rc = wcsWriteTxn(pTab, &pTxn, &bOwn);
+  if (rc == WCS_OK) {
+    rc = wcs_txn_delete_prefix(pTxn, pTab->pTab, p, (size_t)n);
+  }
+  if (bOwn) rc = wcsEndOwnTxn(pTxn, rc);
+  if (rc == WCS_OK) {
+    sqlite3_result_int(ctx, 1);
+  } else {
+    resultErr(ctx, "wcs_delete_prefix", rc,
+              wcs_engine_errmsg(pTab->pStore->pEng));
+  }
+}
+
+static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  int rc = WCS_OK;
+  WcsStore *pFailed = NULL;
+  if (argc > 0 && sqlite3_value_type(argv[0]) != SQLITE_NULL) {
+    WcsTab *pTab = tableArg(ctx, argv[0], "wcs_compact");
+    if (pTab == NULL) return;
+    rc = wcs_engine_gc(pTab->pStore->pEng, pTab->zStoreTable, 1);
+    if (rc != WCS_OK) pFailed = pTab->pStore;
+  } else {
+    WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
+    WcsStore *s;
+    for (s = pConn->pStore; s && rc == WCS_OK; s = s->pNext) {
+      rc = wcs_engine_gc(s->pEng, NULL, 1);
+      if (rc != WCS_OK) pFailed = s;
+    }
+  }
+  if (rc == WCS_OK) {
+    sqlite3_result_text(ctx, "ok", 2, SQLITE_STATIC);
+  } else {
+    resultErr(ctx, "wcs_compact", rc, wcs_engine_errmsg(pFailed->pEng));
+  }
+}
+
+static int appendStr(wcs_buf *b, const char *z) {
+  return wcs_buf_append(b, z, strlen(z));
+}
+
+static int appendJsonStr(wcs_buf *b, const char *z) {
+  return wcsJsonString(b, (const uint8_t *)z, strlen(z));
+}
+
+static int appendInt(wcs_buf *b, sqlite3_int64 i) {
+  char z[32];
+  sqlite3_snprintf(sizeof(z), z, "%lld", i);
+  return appendStr(b, z);
+}
+
+static int listTable(void *pCtx, const char *zName, const char *zSchema) {
+  wcs_buf *b = (wcs_buf *)pCtx;
+  int rc = WCS_OK;
+  (void)zSchema;
+  if (b->a[b->n - 1] != '[') rc = appendStr(b, ",");
+  if (rc == WCS_OK) rc = appendJsonStr(b, zName);
+  return rc;
+}
+
+/* {"path":...,"tables":[...],"stats":{...}} for one store. */
+static int storeJson(wcs_buf *b, WcsStore *s) {
+  char *zStats = NULL;
+  int rc = appendStr(b, "{\"path\":");
+  if (rc == WCS_OK) rc = appendJsonStr(b, s->zPath ? s->zPath : ":memory:");
+  if (rc == WCS_OK) rc = appendStr(b, ",\"tables\":[");
+  if (rc == WCS_OK) rc = wcs_table_list(s->pEng, b, listTable);
+  if (rc == WCS_OK) rc = appendStr(b, "],\"stats\":");
+  if (rc == WCS_OK) rc = wcs_db_stats(wcs_engine_db(s->pEng), &zStats);
+  if (rc == WCS_OK) rc = appendStr(b, zStats ? zStats : "null");
+  if (rc == WCS_OK) rc = appendStr(b, "}");
+  wcs_free(zStats);
+  return rc;
+}
+
+static void statsFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  wcs_buf b = {0};
+  int rc = WCS_OK, i;
+  WcsStore *pStore = NULL;
+  if (argc > 0 && sqlite3_value_type(argv[0]) != SQLITE_NULL) {
+    WcsTab *pTab = tableArg(ctx, argv[0], "wcs_stats");
+    uint64_t nRows = 0;
+    if (pTab == NULL) return;
+    pStore = pTab->pStore;
+    rc = appendStr(&b, "{\"table\":");
+    if (rc == WCS_OK) rc = appendJsonStr(&b, pTab->zName);
+    if (rc == WCS_OK) rc = appendStr(&b, ",\"store_table\":");
+    if (rc == WCS_OK) rc = appendJsonStr(&b, pTab->zStoreTable);
+    if (rc == WCS_OK) rc = appendStr(&b, ",\"history\":");
+    if (rc == WCS_OK) rc = appendStr(&b, pTab->bHistory ? "true" : "false");
+    if (rc == WCS_OK) rc = appendStr(&b, ",\"schema\":");
+    if (rc == WCS_OK) rc = appendJsonStr(&b, wcs_table_schema_text(pTab->pTab));
+    if (rc == WCS_OK) rc = appendStr(&b, ",\"schema_version\":");
+    if (rc == WCS_OK) {
+      rc = appendInt(&b, (sqlite3_int64)wcs_table_schema_version(pTab->pTab));
+    }
+    if (rc == WCS_OK) {
+      rc = wcs_table_estimate_rows(pTab->pTab, NULL, 0, &nRows);
+    }
+    if (rc == WCS_OK) rc = appendStr(&b, ",\"estimated_rows\":");
+    if (rc == WCS_OK) rc = appendInt(&b, (sqlite3_int64)nRows);
+    if (rc == WCS_OK) rc = appendStr(&b, ",\"families\":[");
+    for (i = 0; rc == WCS_OK && i < wcs_table_family_count(pTab->pTab); i++) {
+      wcs_family_info fi;
+      static const char *azAgg[] = {"none", "sum", "min", "max", "hll"};
+      rc = wcs_table_family(pTab->pTab, i, &fi);
+      if (rc == WCS_OK && i) rc = appendStr(&b, ",");
+      if (rc == WCS_OK) rc = appendStr(&b, "{\"name\":");
+      if (rc == WCS_OK) rc = appendJsonStr(&b, fi.zName);
+      if (rc == WCS_OK) rc = appendStr(&b, ",\"aggregate\":");
+      if (rc == WCS_OK) {
+        rc = appendJsonStr(&b, fi.eAggregate >= 0 && fi.eAggregate <= 4
+                                   ? azAgg[fi.eAggregate]
+                                   : "?");
+      }
+      if (rc == WCS_OK) rc = appendStr(&b, ",\"max_versions\":");
+      if (rc == WCS_OK) rc = appendInt(&b, fi.nMaxVersions);
+      if (rc == WCS_OK) rc = appendStr(&b, ",\"max_age_micros\":");
+      if (rc == WCS_OK) rc = appendInt(&b, fi.iMaxAge);
+      if (rc == WCS_OK) rc = appendStr(&b, ",\"gc\":");
+      if (rc == WCS_OK) {
+        rc = appendJsonStr(&b, fi.bIntersection ? "intersection" : "union");
+      }
+      if (rc == WCS_OK) rc = appendStr(&b, ",\"columns\":");
+      if (rc == WCS_OK) rc = appendInt(&b, fi.nColumn);
+      if (rc == WCS_OK) rc = appendStr(&b, "}");
+    }
+    if (rc == WCS_OK) rc = appendStr(&b, "],\"store\":");
+    if (rc == WCS_OK) rc = storeJson(&b, pTab->pStore);
+    if (rc == WCS_OK) rc = appendStr(&b, "}");
+  } else {
+    WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
+    WcsStore *s;
+    rc = appendStr(&b, "{\"stores\":[");
+    for (s = pConn->pStore; s && rc == WCS_OK; s = s->pNext) {
+      pStore = s;
+      if (s != pConn->pStore) rc = appendStr(&b, ",");
+      if (rc == WCS_OK) rc = storeJson(&b, s);
+    }
+    if (rc == WCS_OK) rc = appendStr(&b, "]}");
+  }
+  if (rc == WCS_OK) {
+    sqlite3_result_text(ctx, (const char *)b.a, (int)b.n, SQLITE_TRANSIENT);
+  } else {
+    resultErr(ctx, "wcs_stats", rc,
+              pStore ? wcs_engine_errmsg(pStore->pEng) : NULL);
+  }
+  wcs_buf_free(&b);
+}
+
+int wcsRegisterFunctions(sqlite3 *db, WcsConn *pConn) {
+  static const struct {
+    const char *zName;
+    int nArg;
+    int bPure; /* deterministic and innocuous; else direct-only */
+    void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
+  } aFunc[] = {
+      {"starts_with", 2, 1, wcsStartsWithFunc},
+      {"to_int64", 1, 1, toInt64Func},
+      {"to_float64", 1, 1, toFloat64Func},
+      {"map_keys", 1, 1, mapKeysFunc},
+      {"wcs_hll_count", 1, 1, hllCountFunc},
+      {"wcs_key_encode", -1, 0, keyEncodeFunc},
+      {"wcs_key_decode", 2, 0, keyDecodeFunc},
+      {"wcs_increment", 5, 0, incrementFunc},
+      {"wcs_delete_prefix", 2, 0, deletePrefixFunc},
+      {"wcs_compact", 0, 0, compactFunc},
+      {"wcs_compact", 1, 0, compactFunc},
+      {"wcs_stats", 0, 0, statsFunc},
+      {"wcs_stats", 1, 0, statsFunc},
+  };
+  size_t i;
+  int rc = SQLITE_OK;
+  for (i = 0; rc == SQLITE_OK && i < sizeof(aFunc) / sizeof(aFunc[0]); i++) {
+    int fl = SQLITE_UTF8 | (aFunc[i].bPure
+                                ? SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+                                : SQLITE_DIRECTONLY);
+    rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg, fl,
+                                    pConn, aFunc[i].xFunc, NULL, NULL, NULL);
+  }
+  return rc;
+}

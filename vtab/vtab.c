@@ -1,0 +1,3187 @@
+/*
+** vtab.c — the SQLite module `wcs`: every wcs table as a virtual table,
+** with key-range planning, writes as Bigtable mutations, transactions over
+** the store, history views, and the extension entry points.
+**
+** USAGE
+**
+**   .load ./build/wcs                      (or wcs_register(db) from C)
+**   CREATE VIRTUAL TABLE metrics USING wcs(
+**     KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',
+**     FAMILY stats (cpu INT64, mem INT64) MAX VERSIONS 3,
+**     FAMILY meta MAX AGE '30d');
+**   CREATE VIRTUAL TABLE metrics_history USING wcs(TABLE 'metrics', HISTORY);
+**
+**   Clauses are parsed by keyschema (ks_parse_args); doc/sql.md is the
+**   reference for every clause, column, function and plan.
+**
+** EXAMPLE
+**
+**   INSERT INTO metrics(device, id, day, cpu) VALUES ('phone','4c41',20200501,7);
+**   SELECT day, cpu FROM metrics WHERE device = 'phone' AND id = '4c41';
+**   EXPLAIN QUERY PLAN SELECT * FROM metrics WHERE device='phone' AND id='4c41';
+**     -> SCAN metrics VIRTUAL TABLE INDEX 3:PREFIX SCAN (device,id)
+**
+** INTERNALS
+**
+**   Declared schema of a table (declareTable):
+**
+**     CREATE TABLE x(<key fields>, <declared qualifier columns>,
+**                    <one JSON column per family>,
+**                    _key BLOB HIDDEN PRIMARY KEY, _timestamp INTEGER HIDDEN)
+**     WITHOUT ROWID
+**
+**   SQLite allows a writable WITHOUT ROWID virtual table only a one-column
+**   PRIMARY KEY, so the PK is the hidden raw row key `_key`; an INSERT
+**   computes it from the key fields (xUpdate). Without a KEY clause `_key`
+**   is the first, visible column. A HISTORY view is a read-only rowid table:
+**
+**     CREATE TABLE x(<key fields>, family TEXT, qualifier TEXT,
+**                    _timestamp INTEGER, value,
+**                    latest_n INTEGER HIDDEN, _key BLOB HIDDEN)
+**
+**   Stores: each connection keeps the stores it opened (WcsConn), one
+**   WcsStore per directory plus one in-memory store for :memory: and temp
+**   databases; all tables of a store share one wcs_txn, so a SQLite
+**   transaction is atomic over every table of the store (see "Transactions"
+**   below for the xBegin..xRollbackTo mapping).
+**
+**   Plans: see the comment above wcsBestIndex for the idxNum/idxStr
+**   encoding that xBestIndex hands to xFilter.
+*/
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vtab/vtab.h"
+
+#ifndef SQLITE_CORE
+SQLITE_EXTENSION_INIT1
+#endif
+
+/* Columns of a HISTORY view after the key fields (and _key first without
+** key fields); the hidden ones are last. */
+#define HIST_FAMILY 0
+#define HIST_QUALIFIER 1
+#define HIST_TIMESTAMP 2
+#define HIST_VALUE 3
+#define HIST_LATEST 4 /* hidden: latest_n argument */
+#define HIST_KEY 5    /* hidden: _key (visible first without key fields) */
+
+/* Plan cost units: one row read = 1, one seek = SEEK_COST. */
+#define SEEK_COST 10.0
+
+/* Truth of a comparison whose operand could not become a key value. */
+#define VAL_USE 0   /* the operand is a key value */
+#define VAL_TRUE 1  /* holds for every row */
+#define VAL_FALSE 2 /* holds for no row */
+
+static int setErr(sqlite3_vtab *pVtab, const char *zFmt, ...) {
+  va_list ap;
+  va_start(ap, zFmt);
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  return SQLITE_ERROR;
+}
+
+int wcsToSqlite(int rc) {
+  switch (rc) {
+  case WCS_OK: return SQLITE_OK;
+  case WCS_RANGE: return SQLITE_CONSTRAINT;
+  case WCS_NOTFOUND: return SQLITE_INTERNAL;
+  default: return rc; /* numbered like SQLite's */
+  }
+}
+
+/* Report an engine error on the vtab, with its message. */
+static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
+  const char *zMsg = pTab->pStore ? wcs_engine_errmsg(pTab->pStore->pEng) : "";
+  if (zMsg == NULL || zMsg[0] == 0) zMsg = wcs_errstr(rc);
+  sqlite3_free(pTab->base.zErrMsg);
+  pTab->base.zErrMsg = sqlite3_mprintf("%s%s%s", zWhat ? zWhat : "",
+                                       zWhat ? ": " : "", zMsg);
+  return wcsToSqlite(rc);
+}
+
+/* ====================================================================
+** Connections and stores
+** ==================================================================== */
+
+static void connUnref(WcsConn *pConn) {
+  if (pConn && --pConn->nRef == 0) {
+    WcsStore *s = pConn->pStore;
+    while (s) {
+      WcsStore *pNext = s->pNext;
+      wcs_txn_free(s->pTxn);
+      wcs_engine_close(s->pEng);
+      sqlite3_free(s->zPath);
+      sqlite3_free(s->aSp);
+      sqlite3_free(s);
+      s = pNext;
+    }
+    sqlite3_free(pConn);
+  }
+}
+
+static void connDestroy(void *p) { connUnref((WcsConn *)p); }
+
+/* Directory part of z (without the slash); "." if none. */
+static char *dirName(const char *z) {
+  const char *zSlash = strrchr(z, '/');
+  if (zSlash == NULL) return sqlite3_mprintf(".");
+  if (zSlash == z) return sqlite3_mprintf("/");
+  return sqlite3_mprintf("%.*s", (int)(zSlash - z), z);
+}
+
+/* Canonical form of a path that may not exist yet: realpath() of the
+** longest existing parent plus the rest. */
+static char *canonicalPath(const char *zPath) {
+  char *zReal = realpath(zPath, NULL);
+  char *zOut;
+  if (zReal) {
+    zOut = sqlite3_mprintf("%s", zReal);
+    free(zReal);
+    return zOut;
+  }
+  {
+    char *zDir = dirName(zPath);
+    const char *zBase = strrchr(zPath, '/');
+    zBase = zBase ? zBase + 1 : zPath;
+    if (zDir == NULL) return NULL;
+    zReal = realpath(zDir, NULL);
+    if (zReal) {
+      zOut = sqlite3_mprintf("%s%s%s", zReal,
+                             zReal[strlen(zReal) - 1] == '/' ? "" : "/",
+                             zBase);
+      free(zReal);
+    } else {
+      zOut = sqlite3_mprintf("%s", zPath);
+    }
+    sqlite3_free(zDir);
+    return zOut;
+  }
+}
+
+/*
+** Where the store of a table declared in schema zDb lives. *pzPath is
+** NULL for the connection's in-memory store. Rules (doc/sql.md, STORE):
+** STORE ':memory:' is the in-memory store; an absolute STORE path is used
+** as is; a relative one is taken from the directory of the database file
+** (the current directory for in-memory databases); without STORE the store
+** is "<database file>.wcs", or in memory for :memory: and temp databases.
+*/
+static int storePath(sqlite3 *db, const char *zDb, const char *zStore,
+                     char **pzPath) {
+  const char *zFile = sqlite3_db_filename(db, zDb);
+  char *zPath = NULL;
+  *pzPath = NULL;
+  if (zStore) {
+    if (strcmp(zStore, ":memory:") == 0) return SQLITE_OK;
+    if (zStore[0] == '/') {
+      zPath = sqlite3_mprintf("%s", zStore);
+    } else if (zFile && zFile[0]) {
+      char *zDir = dirName(zFile);
+      zPath = zDir ? sqlite3_mprintf("%s/%s", zDir, zStore) : NULL;
+      sqlite3_free(zDir);
+    } else {
+      char zCwd[4096];
+      if (getcwd(zCwd, sizeof(zCwd)) == NULL) return SQLITE_CANTOPEN;
+      zPath = sqlite3_mprintf("%s/%s", zCwd, zStore);
+    }
+  } else {
+    if (zFile == NULL || zFile[0] == 0) return SQLITE_OK;
+    zPath = sqlite3_mprintf("%s.wcs", zFile);
+  }
+  if (zPath == NULL) return SQLITE_NOMEM;
+  *pzPath = canonicalPath(zPath);
+  sqlite3_free(zPath);
+  return *pzPath ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* Find or open the store at zPath (NULL: in memory) for this connection. */
+static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
+                     int bCreate, WcsStore **ppStore, char **pzErr) {
+  WcsStore *s;
+  wcs_options opt;
+  char *zErr = NULL;
+  int rc;
+  for (s = pConn->pStore; s; s = s->pNext) {
+    if ((zPath == NULL && s->zPath == NULL) ||
+        (zPath && s->zPath && strcmp(zPath, s->zPath) == 0)) {
+      *ppStore = s;
+      return SQLITE_OK;
+    }
+  }
+  s = sqlite3_malloc(sizeof(*s));
+  if (s == NULL) return SQLITE_NOMEM;
+  memset(s, 0, sizeof(*s));
+  if (zPath) {
+    s->zPath = sqlite3_mprintf("%s", zPath);
+    if (s->zPath == NULL) {
+      sqlite3_free(s);
+      return SQLITE_NOMEM;
+    }
+  }
+  wcs_options_init(&opt);
+  opt.bCreate = bCreate;
+  if (zPath == NULL) opt.bInMemory = 1;
+  if (pArgs && pArgs->iSync >= 0) opt.iSync = pArgs->iSync;
+  if (pArgs && pArgs->iZstdLevel >= 0) opt.iZstdLevel = pArgs->iZstdLevel;
+  rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
+  if (rc != WCS_OK) {
+    *pzErr = sqlite3_mprintf("wcs: cannot open store %s: %s",
+                             zPath ? zPath : ":memory:",
+                             zErr ? zErr : wcs_errstr(rc));
+    wcs_free(zErr);
+    sqlite3_free(s->zPath);
+    sqlite3_free(s);
+    return wcsToSqlite(rc);
+  }
+  s->pNext = pConn->pStore;
+  pConn->pStore = s;
+  *ppStore = s;
+  return SQLITE_OK;
+}
+
+wcs_txn *wcsReadTxn(WcsStore *pStore) {
+  return pStore->nActive > 0 ? pStore->pTxn : NULL;
+}
+
+int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *pbOwn) {
+  WcsStore *s = pTab->pStore;
+  if (s->nActive > 0 && s->pTxn) {
+    *ppTxn = s->pTxn;
+    *pbOwn = 0;
+    return WCS_OK;
+  }
+  *pbOwn = 1;
+  return wcs_txn_begin(s->pEng, WCS_TXN_EXCLUSIVE, ppTxn);
+}
+
+int wcsEndOwnTxn(wcs_txn *pTxn, int rc) {
+  if (rc == WCS_OK) rc = wcs_txn_commit(pTxn);
+  wcs_txn_free(pTxn);
+  return rc;
+}
+
+/* ====================================================================
+** Creating and connecting
+** ==================================================================== */
+
+static void tabFree(WcsTab *pTab) {
+  if (pTab == NULL) return;
+  if (pTab->pConn) {
+    WcsTab **pp;
+    for (pp = &pTab->pConn->pTab; *pp; pp = &(*pp)->pNextTab) {
+      if (*pp == pTab) {
+        *pp = pTab->pNextTab;
+        break;
+      }
+    }
+  }
+  wcs_table_close(pTab->pTab);
+  ks_schema_free(pTab->pOwnSchema);
+  sqlite3_free(pTab->aQualOrder);
+  sqlite3_free(pTab->aFamQual);
+  sqlite3_free(pTab->aQualLen);
+  sqlite3_free(pTab->zName);
+  sqlite3_free(pTab->zDb);
+  sqlite3_free(pTab->zStoreTable);
+  sqlite3_free(pTab->zMissing);
+  sqlite3_free(pTab->base.zErrMsg);
+  connUnref(pTab->pConn);
+  sqlite3_free(pTab);
+}
+
+/* Compare qualifier names as the store orders them: bytes, shorter first. */
+static int qualCmp(const char *zA, int nA, const char *zB, int nB) {
+  int c = memcmp(zA, zB, (size_t)(nA < nB ? nA : nB));
+  return c ? c : nA - nB;
+}
+
+static const ks_schema *gSortSchema; /* qsort context (single-threaded use:
+                                     ** guarded by the connection mutex) */
+static int cmpQualOrder(const void *a, const void *b) {
+  const ks_qualifier *qa = &gSortSchema->aQual[*(const int *)a];
+  const ks_qualifier *qb = &gSortSchema->aQual[*(const int *)b];
+  if (qa->iFamily != qb->iFamily) return qa->iFamily - qb->iFamily;
+  return qualCmp(qa->zName, (int)strlen(qa->zName), qb->zName,
+                 (int)strlen(qb->zName));
+}
+
+static const char *fieldSqlType(const ks_field *f) {
+  switch (f->eType) {
+  case KS_STRING: return "TEXT";
+  case KS_BYTES: return "BLOB";
+  default: return "INTEGER";
+  }
+}
+
+static const char *qualSqlType(const ks_qualifier *q) {
+  switch (q->eVType) {
+  case KS_V_INT64: return "INTEGER";
+  case KS_V_FLOAT64: return "REAL";
+  case KS_V_BYTES: return "BLOB";
+  default: return "TEXT";
+  }
+}
+
+/* Lay out the columns and declare the table to SQLite. */
+static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
+  const ks_schema *s = pTab->pSchema;
+  sqlite3_str *pStr = sqlite3_str_new(db);
+  char *zSql;
+  int i, rc, iCol = 0;
+  pTab->nField = s->nField;
+  pTab->nQual = s->nQual;
+  pTab->nFamily = s->nFamily;
+  sqlite3_str_appendall(pStr, "CREATE TABLE x(");
+  if (pTab->bHistory) {
+    if (s->nField == 0) {
+      sqlite3_str_appendall(pStr, "\"_key\" BLOB, ");
+      pTab->iColKey = iCol++;
+    }
+    for (i = 0; i < s->nField; i++, iCol++) {
+      sqlite3_str_appendf(pStr, "\"%w\" %s, ", s->aField[i].zName,
+                          fieldSqlType(&s->aField[i]));
+    }
+    pTab->iColFamily = iCol++;
+    pTab->iColQualifier = iCol++;
+    pTab->iColTs = iCol++;
+    pTab->iColValue = iCol++;
+    pTab->iColLatest = iCol++;
+    sqlite3_str_appendall(pStr, "\"family\" TEXT, \"qualifier\" TEXT, "
+                                "\"_timestamp\" INTEGER, \"value\", "
+                                "\"latest_n\" INTEGER HIDDEN");
+    if (s->nField > 0) {
+      pTab->iColKey = iCol++;
+      sqlite3_str_appendall(pStr, ", \"_key\" BLOB HIDDEN");
+    }
+    sqlite3_str_appendall(pStr, ")");
+  } else {
+    if (s->nField == 0) {
+      sqlite3_str_appendall(pStr, "\"_key\" BLOB PRIMARY KEY, ");
+      pTab->iColKey = iCol++;
+    }
+    for (i = 0; i < s->nField; i++, iCol++) {
+      sqlite3_str_appendf(pStr, "\"%w\" %s, ", s->aField[i].zName,
+                          fieldSqlType(&s->aField[i]));
+    }
+    pTab->iColQual = iCol;
+    for (i = 0; i < s->nQual; i++, iCol++) {
+      sqlite3_str_appendf(pStr, "\"%w\" %s, ", s->aQual[i].zName,
+                          qualSqlType(&s->aQual[i]));
+    }
+    pTab->iColFam = iCol;
+    for (i = 0; i < s->nFamily; i++, iCol++) {
+      sqlite3_str_appendf(pStr, "\"%w\" TEXT, ", s->aFamily[i].zName);
+    }
+    if (s->nField > 0) {
+      pTab->iColKey = iCol++;
+      sqlite3_str_appendall(pStr, "\"_key\" BLOB HIDDEN PRIMARY KEY, ");
+    }
+    pTab->iColTs = iCol++;
+    sqlite3_str_appendall(pStr, "\"_timestamp\" INTEGER HIDDEN) WITHOUT ROWID");
+  }
+  pTab->nCol = iCol;
+  zSql = sqlite3_str_finish(pStr);
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_declare_vtab(db, zSql);
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("wcs: cannot declare table %s (%s): %s",
+                             pTab->zName, zSql, sqlite3_errmsg(db));
+  }
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) return rc;
+
+  /* declared qualifiers in cell order, for the per-row lookup */
+  pTab->aQualOrder = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
+  pTab->aQualLen = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
+  pTab->aFamQual = sqlite3_malloc64(sizeof(int) * (size_t)(s->nFamily + 1));
+  if (!pTab->aQualOrder || !pTab->aFamQual || !pTab->aQualLen) {
+    return SQLITE_NOMEM;
+  }
+  for (i = 0; i < s->nQual; i++) {
+    pTab->aQualOrder[i] = i;
+    pTab->aQualLen[i] = (int)strlen(s->aQual[i].zName);
+  }
+  gSortSchema = s;
+  qsort(pTab->aQualOrder, (size_t)s->nQual, sizeof(int), cmpQualOrder);
+  {
+    int k = 0;
+    for (i = 0; i <= s->nFamily; i++) {
+      while (k < s->nQual && s->aQual[pTab->aQualOrder[k]].iFamily < i) k++;
+      pTab->aFamQual[i] = k;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* The schema text to create a store table with: only what the store
+** keeps (KEY, FAMILY, COMPRESSION). */
+static int createText(const ks_schema *pArgs, char **pzText) {
+  ks_schema *pCopy = NULL;
+  int rc = ks_schema_dup(pArgs, &pCopy);
+  if (rc == WCS_OK) {
+    free(pCopy->zStore);
+    free(pCopy->zTable);
+    pCopy->zStore = NULL;
+    pCopy->zTable = NULL;
+    pCopy->iSync = -1;
+    pCopy->bHistory = 0;
+    rc = ks_schema_text(pCopy, pzText);
+  }
+  ks_schema_free(pCopy);
+  return rc;
+}
+
+/*
+** xCreate and xConnect. argv[0] is the module name, argv[1] the schema,
+** argv[2] the table name, argv[3..] the clauses.
+**
+** The DROP rule: a virtual table declared with KEY or FAMILY clauses
+** defines its store table — xCreate creates it (and refuses if a store
+** table of that name exists), and DROP TABLE drops it with its data. A
+** virtual table declared without them (only TABLE 'name', STORE, SYNC) or
+** with HISTORY attaches to an existing store table and never drops it. So
+** the declaration itself, kept by SQLite in sqlite_schema, records whether
+** the table created its store table.
+*/
+static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
+                   sqlite3_vtab **ppVtab, char **pzErr, int bCreate) {
+  WcsConn *pConn = (WcsConn *)pAux;
+  WcsTab *pTab = NULL;
+  ks_schema *pArgs = NULL;
+  char *zErr = NULL, *zPath = NULL;
+  int rc, bClauses;
+
+  *ppVtab = NULL;
+  rc = ks_parse_args(argc - 3, argv + 3, &pArgs, &zErr);
+  if (rc != WCS_OK) {
+    *pzErr = sqlite3_mprintf("wcs: %s", zErr ? zErr : wcs_errstr(rc));
+    wcs_free(zErr);
+    return SQLITE_ERROR;
+  }
+  pTab = sqlite3_malloc(sizeof(*pTab));
+  if (pTab == NULL) {
+    ks_schema_free(pArgs);
+    return SQLITE_NOMEM;
+  }
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->pConn = pConn;
+  pConn->nRef++;
+  pTab->zName = sqlite3_mprintf("%s", argv[2]);
+  pTab->zDb = sqlite3_mprintf("%s", argv[1]);
+  pTab->zStoreTable =
+      sqlite3_mprintf("%s", pArgs->zTable ? pArgs->zTable : argv[2]);
+  pTab->bHistory = pArgs->bHistory;
+  pTab->bNamed = pArgs->zTable != NULL;
+  bClauses = pArgs->bKeyClause || pArgs->nFamily > 0;
+  if (!pTab->zName || !pTab->zDb || !pTab->zStoreTable) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  if (pTab->bHistory && bClauses) {
+    *pzErr = sqlite3_mprintf(
+        "wcs: a HISTORY view takes no KEY or FAMILY clauses: it shows store "
+        "table '%s' with its stored schema",
+        pTab->zStoreTable);
+    rc = SQLITE_ERROR;
+    goto fail;
+  }
+
+  rc = storePath(db, argv[1], pArgs->zStore, &zPath);
+  if (rc != SQLITE_OK) goto fail;
+  rc = connStore(pConn, zPath, pArgs, bCreate && bClauses, &pTab->pStore,
+                 pzErr);
+  if (rc != SQLITE_OK && !bCreate) {
+    /* the store is gone: connect anyway so DROP TABLE works */
+    pTab->zMissing = *pzErr;
+    *pzErr = NULL;
+    pTab->pStore = NULL;
+    rc = SQLITE_OK;
+  }
+  if (rc != SQLITE_OK) goto fail;
+
+  if (pTab->pStore) {
+    rc = wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pTab->pTab);
+    if (rc != WCS_OK) {
+      *pzErr = sqlite3_mprintf("wcs: %s",
+                               wcs_engine_errmsg(pTab->pStore->pEng));
+      rc = wcsToSqlite(rc);
+      goto fail;
+    }
+  }
+  if (bCreate) {
+    if (pTab->pTab && bClauses) {
+      *pzErr = sqlite3_mprintf(
+          "wcs: store table '%s' already exists in %s; to use it, declare "
+          "the virtual table with TABLE '%s' and no KEY or FAMILY clauses",
+          pTab->zStoreTable, zPath ? zPath : "the in-memory store",
+          pTab->zStoreTable);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+    if (pTab->pTab == NULL && !bClauses) {
+      *pzErr = sqlite3_mprintf(
+          "wcs: no store table '%s' in %s; declare its KEY and FAMILY "
+          "clauses to create it",
+          pTab->zStoreTable, zPath ? zPath : "the in-memory store");
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+    if (pTab->pTab == NULL) {
+      char *zText = NULL;
+      rc = createText(pArgs, &zText);
+      if (rc == WCS_OK) {
+        rc = wcs_table_create(pTab->pStore->pEng, pTab->zStoreTable, zText,
+                              &pTab->pTab);
+        if (rc != WCS_OK) {
+          *pzErr = sqlite3_mprintf("wcs: %s",
+                                   wcs_engine_errmsg(pTab->pStore->pEng));
+        }
+      }
+      free(zText);
+      if (rc != WCS_OK) {
+        rc = wcsToSqlite(rc);
+        goto fail;
+      }
+    }
+  }
+  pTab->bOwner = bClauses && !pTab->bHistory;
+  if (pTab->pTab) {
+    pTab->pSchema = wcs_table_schema(pTab->pTab);
+    ks_schema_free(pArgs);
+  } else {
+    pTab->pOwnSchema = pArgs;
+    pTab->pSchema = pArgs;
+  }
+  pArgs = NULL;
+
+  rc = declareTable(db, pTab, pzErr);
+  if (rc != SQLITE_OK) goto fail;
+  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  pTab->pNextTab = pConn->pTab;
+  pConn->pTab = pTab;
+  sqlite3_free(zPath);
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+
+fail:
+  sqlite3_free(zPath);
+  ks_schema_free(pArgs);
+  tabFree(pTab);
+  return rc;
+}
+
+/* xCreate: CREATE VIRTUAL TABLE; creates the store table if declared. */
+static int wcsCreate(sqlite3 *db, void *pAux, int argc,
+                     const char *const *argv, sqlite3_vtab **ppVtab,
+                     char **pzErr) {
+  return wcsInit(db, pAux, argc, argv, ppVtab, pzErr, 1);
+}
+
+/* xConnect: reattach an existing virtual table (reopened database). */
+static int wcsConnect(sqlite3 *db, void *pAux, int argc,
+                      const char *const *argv, sqlite3_vtab **ppVtab,
+                      char **pzErr) {
+  return wcsInit(db, pAux, argc, argv, ppVtab, pzErr, 0);
+}
+
+/* xDisconnect: release the handle; the store stays open with the
+** connection. */
+static int wcsDisconnect(sqlite3_vtab *pVtab) {
+  tabFree((WcsTab *)pVtab);
+  return SQLITE_OK;
+}
+
+/* xDestroy: DROP TABLE. Drops the store table when this virtual table
+** defined it (see wcsInit for the rule). Not transactional. */
+static int wcsDestroy(sqlite3_vtab *pVtab) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  int rc = WCS_OK;
+  if (pTab->bOwner && pTab->pTab && pTab->pStore) {
+    wcs_table_close(pTab->pTab);
+    pTab->pTab = NULL;
+    rc = wcs_table_drop(pTab->pStore->pEng, pTab->zStoreTable);
+    if (rc != WCS_OK) return engErr(pTab, rc, "DROP TABLE");
+  }
+  tabFree(pTab);
+  return SQLITE_OK;
+}
+
+/* xRename: the store table keeps its name, so a table that took its store
+** name from its SQL name cannot be renamed. */
+static int wcsRename(sqlite3_vtab *pVtab, const char *zNew) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  if (!pTab->bNamed) {
+    return setErr(pVtab,
+                  "cannot rename %s: its store table is named after it; "
+                  "declare a new virtual table with TABLE '%s'",
+                  pTab->zName, pTab->zStoreTable);
+  }
+  return SQLITE_OK;
+}
+
+WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr) {
+  WcsTab *p;
+  int iTry;
+  for (iTry = 0; iTry < 2; iTry++) {
+    for (p = pConn->pTab; p; p = p->pNextTab) {
+      if (sqlite3_stricmp(p->zName, zName) == 0) return p;
+    }
+    if (iTry == 0) {
+      /* not connected yet: preparing a statement that names it connects */
+      sqlite3_stmt *pStmt = NULL;
+      char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\" WHERE 0", zName);
+      if (zSql == NULL) break;
+      sqlite3_prepare_v2(pConn->db, zSql, -1, &pStmt, NULL);
+      sqlite3_finalize(pStmt);
+      sqlite3_free(zSql);
+    }
+  }
+  *pzErr = sqlite3_mprintf("no wcs table named '%s'", zName);
+  return NULL;
+}
+
+/* ====================================================================
+** Operands: SQL values -> key values
+** ==================================================================== */
+
+/* Class of a value in SQLite's ordering: NULL < numbers < text < blob. */
+#define CLS_NULL 0
+#define CLS_NUM 1
+#define CLS_TEXT 2
+#define CLS_BLOB 3
+
+/* The field type a constraint compares with: a key field type, or
+** FT_KEY for _key (raw bytes). */
+#define FT_KEY (-1)
+
+static int fieldClass(int eType) {
+  if (eType == KS_STRING) return CLS_TEXT;
+  if (eType == KS_BYTES || eType == FT_KEY) return CLS_BLOB;
+  return CLS_NUM;
+}
+
+/* Truth of `col op val` when val's class differs from col's. */
+static int classTruth(int colCls, int valCls, ks_op op) {
+  int bColLess = colCls < valCls;
+  switch (op) {
+  case KS_OP_LT:
+  case KS_OP_LE: return bColLess ? VAL_TRUE : VAL_FALSE;
+  case KS_OP_GT:
+  case KS_OP_GE: return bColLess ? VAL_FALSE : VAL_TRUE;
+  default: return VAL_FALSE; /* EQ, IN */
+  }
+}
+
+/* An integer field compared with a real: turn into an integer bound. */
+static int realOperand(double r, ks_op *pOp, ks_value *pOut) {
+  const double dMax = 9223372036854775808.0; /* 2^63 */
+  double f;
+  if (isnan(r)) return VAL_FALSE;
+  f = floor(r);
+  switch (*pOp) {
+  case KS_OP_LT:
+    if (r > dMax) return VAL_TRUE;
+    if (r <= -dMax) return VAL_FALSE;
+    if (f == r) break;
+    *pOp = KS_OP_LE;
+    r = f;
+    break;
+  case KS_OP_LE:
+    if (r >= dMax) return VAL_TRUE;
+    if (r < -dMax) return VAL_FALSE;
+    r = f;
+    break;
+  case KS_OP_GT:
+    if (r >= dMax) return VAL_FALSE;
+    if (r < -dMax) return VAL_TRUE;
+    r = f;
+    break;
+  case KS_OP_GE:
+    if (r > dMax) return VAL_FALSE;
+    if (r <= -dMax) return VAL_TRUE;
+    if (f == r) break;
+    *pOp = KS_OP_GT;
+    r = f;
+    break;
+  default:
+    if (f != r || r >= dMax || r < -dMax) return VAL_FALSE;
+    break;
+  }
+  if (r >= dMax) return *pOp == KS_OP_GT || *pOp == KS_OP_GE ? VAL_FALSE
+                                                            : VAL_TRUE;
+  pOut->eType = KS_VAL_INT;
+  pOut->i = (int64_t)r;
+  return VAL_USE;
+}
+
+/*
+** Turn the SQL operand pVal of `col op pVal` into a key value of field type
+** eType (FT_KEY for _key), applying SQLite's comparison affinity: an
+** INTEGER field converts numeric text, a TEXT field renders numbers as
+** text, a BLOB field (BYTES, _key) converts nothing. Returns VAL_USE (with
+** *pOut filled and *pOp possibly tightened), VAL_TRUE or VAL_FALSE. zNum
+** (>= 32 bytes) holds rendered numbers; other bytes are borrowed from pVal.
+** For the pattern ops (GLOB/LIKE prefix, PREFIX) the operand is taken as
+** text bytes, as the functions take it.
+*/
+static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
+                         ks_value *pOut, char *zNum) {
+  int vt = sqlite3_value_type(pVal);
+  int colCls = fieldClass(eType);
+  memset(pOut, 0, sizeof(*pOut));
+  if (vt == SQLITE_NULL) return VAL_FALSE;
+  if (*pOp == KS_OP_GLOB_PREFIX || *pOp == KS_OP_LIKE_PREFIX ||
+      *pOp == KS_OP_PREFIX) {
+    if (vt == SQLITE_BLOB) {
+      pOut->p = sqlite3_value_blob(pVal);
+    } else {
+      pOut->p = sqlite3_value_text(pVal);
+    }
+    pOut->n = sqlite3_value_bytes(pVal);
+    pOut->eType = KS_VAL_BYTES;
+    return VAL_USE;
+  }
+  if (colCls == CLS_NUM) {
+    if (vt == SQLITE_INTEGER) {
+      pOut->eType = KS_VAL_INT;
+      pOut->i = sqlite3_value_int64(pVal);
+      return VAL_USE;
+    }
+    if (vt == SQLITE_FLOAT) {
+      return realOperand(sqlite3_value_double(pVal), pOp, pOut);
+    }
+    if (vt == SQLITE_TEXT) {
+      sqlite3_int64 i;
+      double r;
+      int e = wcsTextToNumber(sqlite3_value_text(pVal),
+                              sqlite3_value_bytes(pVal), &i, &r);
+      if (e == WCSV_INT) {
+        pOut->eType = KS_VAL_INT;
+        pOut->i = i;
+        return VAL_USE;
+      }
+      if (e == WCSV_REAL) return realOperand(r, pOp, pOut);
+      return classTruth(colCls, CLS_TEXT, *pOp);
+    }
+    return classTruth(colCls, CLS_BLOB, *pOp);
+  }
+  if (colCls == CLS_TEXT) {
+    if (vt == SQLITE_INTEGER) {
+      sqlite3_snprintf(32, zNum, "%lld", sqlite3_value_int64(pVal));
+    } else if (vt == SQLITE_FLOAT) {
+      sqlite3_snprintf(32, zNum, "%!.15g", sqlite3_value_double(pVal));
+    } else if (vt == SQLITE_TEXT) {
+      pOut->eType = KS_VAL_BYTES;
+      pOut->p = sqlite3_value_text(pVal);
+      pOut->n = sqlite3_value_bytes(pVal);
+      return VAL_USE;
+    } else {
+      return classTruth(colCls, CLS_BLOB, *pOp);
+    }
+    pOut->eType = KS_VAL_BYTES;
+    pOut->p = (const uint8_t *)zNum;
+    pOut->n = (int)strlen(zNum);
+    return VAL_USE;
+  }
+  /* BYTES and _key: BLOB affinity converts nothing */
+  if (vt == SQLITE_BLOB) {
+    pOut->eType = KS_VAL_BYTES;
+    pOut->p = sqlite3_value_blob(pVal);
+    pOut->n = sqlite3_value_bytes(pVal);
+    return VAL_USE;
+  }
+  return classTruth(colCls, vt == SQLITE_TEXT ? CLS_TEXT : CLS_NUM, *pOp);
+}
+
+/* ====================================================================
+** Planning: xBestIndex
+** ==================================================================== */
+
+/* One pushable constraint found by xBestIndex. */
+typedef struct PlanCons {
+  int iCons;        /* index in aConstraint */
+  int iField;       /* key field, or KS_FIELD_KEY */
+  ks_op op;
+  int bIn;          /* an IN list handled all at once */
+  int bKnown;       /* the value is known (sqlite3_vtab_rhs_value) */
+  int bPattern;     /* LIKE/GLOB whose exactness depends on the value */
+  ks_value aVal[2]; /* values for planning (placeholders if unknown) */
+  int nVal;
+  char zNum[32];    /* rendered number for aVal[0] */
+} PlanCons;
+
+/* Placeholder operands for a constraint whose value is not known yet,
+** chosen so that constraints on one field stay consistent: equalities sit
+** between lower and upper bounds. */
+static void placeholder(const ks_schema *pSchema, PlanCons *c) {
+  int eType = c->iField == KS_FIELD_KEY ? FT_KEY
+                                        : (int)pSchema->aField[c->iField].eType;
+  ks_value *v = c->aVal;
+  static const uint8_t aHigh[] = {0xef, 0xbf, 0xbf, 0xef, 0xbf, 0xbf};
+  static const uint8_t aHighB[] = {0xff, 0xff, 0xff, 0xff};
+  memset(c->aVal, 0, sizeof(c->aVal));
+  c->nVal = 1;
+  if (fieldClass(eType) == CLS_NUM) {
+    const ks_field *f = &pSchema->aField[c->iField];
+    int64_t iHigh = INT64_MAX / 2;
+    if (f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL) {
+      int k;
+      iHigh = 1;
+      for (k = 0; k < f->nWidth && k < 18; k++) iHigh *= 10;
+      iHigh -= 1;
+    }
+    v[0].eType = v[1].eType = KS_VAL_INT;
+    switch (c->op) {
+    case KS_OP_LT:
+    case KS_OP_LE: v[0].i = iHigh; break;
+    case KS_OP_GT:
+    case KS_OP_GE: v[0].i = 0; break;
+    default:
+      v[0].i = 1;
+      v[1].i = 2;
+      break;
+    }
+  } else {
+    v[0].eType = v[1].eType = KS_VAL_BYTES;
+    switch (c->op) {
+    case KS_OP_LT:
+    case KS_OP_LE:
+      if (eType == KS_STRING) {
+        v[0].p = aHigh, v[0].n = (int)sizeof(aHigh);
+      } else {
+        v[0].p = aHighB, v[0].n = (int)sizeof(aHighB);
+      }
+      break;
+    case KS_OP_GT:
+    case KS_OP_GE: v[0].p = (const uint8_t *)"", v[0].n = 0; break;
+    case KS_OP_GLOB_PREFIX: v[0].p = (const uint8_t *)"m*", v[0].n = 2; break;
+    case KS_OP_LIKE_PREFIX: v[0].p = (const uint8_t *)"m%", v[0].n = 2; break;
+    default:
+      v[0].p = (const uint8_t *)"m", v[0].n = 1;
+      v[1].p = (const uint8_t *)"n", v[1].n = 1;
+      break;
+    }
+  }
+  if (c->bIn) c->nVal = 2;
+}
+
+/* Map a constraint op to a key op. Returns -1 if not pushable. */
+static int keyOp(int op) {
+  switch (op) {
+  case SQLITE_INDEX_CONSTRAINT_EQ:
+  case SQLITE_INDEX_CONSTRAINT_IS: return KS_OP_EQ;
+  case SQLITE_INDEX_CONSTRAINT_LT: return KS_OP_LT;
+  case SQLITE_INDEX_CONSTRAINT_LE: return KS_OP_LE;
+  case SQLITE_INDEX_CONSTRAINT_GT: return KS_OP_GT;
+  case SQLITE_INDEX_CONSTRAINT_GE: return KS_OP_GE;
+  case SQLITE_INDEX_CONSTRAINT_GLOB: return KS_OP_GLOB_PREFIX;
+  case SQLITE_INDEX_CONSTRAINT_LIKE: return KS_OP_LIKE_PREFIX;
+  case SQLITE_INDEX_CONSTRAINT_ISNULL: return KS_OP_ISNULL;
+  case SQLITE_INDEX_CONSTRAINT_ISNOTNULL: return KS_OP_ISNOTNULL;
+  default:
+    if (op == SQLITE_INDEX_CONSTRAINT_FUNCTION) return KS_OP_PREFIX;
+    return -1;
+  }
+}
+
+/* 1 if `col op x` is false or NULL whenever col is NULL. */
+static int rejectsNull(int op) {
+  switch (op) {
+  case SQLITE_INDEX_CONSTRAINT_IS:
+  case SQLITE_INDEX_CONSTRAINT_ISNOT:
+  case SQLITE_INDEX_CONSTRAINT_ISNULL:
+  case SQLITE_INDEX_CONSTRAINT_LIMIT:
+  case SQLITE_INDEX_CONSTRAINT_OFFSET: return 0;
+  default: return 1;
+  }
+}
+
+/* Refresh the cached row count and distinct-prefix estimates now and
+** then: they only steer costs. */
+static double tableRows(WcsTab *pTab) {
+  if (pTab->pTab && (pTab->nEstCalls++ % 256) == 0) {
+    uint64_t n = 0;
+    if (wcs_table_estimate_rows(pTab->pTab, NULL, 0, &n) == WCS_OK) {
+      pTab->nRowEst = (double)n;
+    }
+  }
+  return pTab->nRowEst > 1 ? pTab->nRowEst : 1;
+}
+
+static double distinctPrefixes(WcsTab *pTab, int nField, double nRow) {
+  uint64_t n = 0;
+  if (nField <= 0) return 1;
+  if (nField > pTab->nField) nField = pTab->nField;
+  if (pTab->pTab == NULL ||
+      wcs_table_estimate_prefixes(pTab->pTab, nField, &n) != WCS_OK || n == 0) {
+    /* no statistics: assume each field multiplies by 10 */
+    double d = pow(10.0, nField);
+    return d < nRow ? d : nRow;
+  }
+  return (double)n;
+}
+
+/* The plan in words, for EXPLAIN QUERY PLAN (doc/sql.md, "Plans"). With
+** IN lists whose length is unknown the count is left out. */
+static void describePlan(sqlite3_str *pStr, WcsTab *pTab, const ks_plan *p,
+                         int bInUnknown) {
+  const ks_schema *s = pTab->pSchema;
+  int i;
+  switch (p->eKind) {
+  case KS_PLAN_EMPTY: sqlite3_str_appendall(pStr, "EMPTY"); break;
+  case KS_PLAN_POINT: sqlite3_str_appendall(pStr, "POINT LOOKUP"); break;
+  case KS_PLAN_MULTI_POINT:
+    if (bInUnknown) sqlite3_str_appendall(pStr, "MULTI-POINT (IN list)");
+    else sqlite3_str_appendf(pStr, "MULTI-POINT (%d keys)", p->nPoint);
+    break;
+  case KS_PLAN_SKIP:
+    sqlite3_str_appendf(pStr, "SKIP SCAN on %s",
+                        p->iSkipField >= 0 && p->iSkipField < s->nField
+                            ? s->aField[p->iSkipField].zName
+                            : "_key");
+    break;
+  case KS_PLAN_FULL: sqlite3_str_appendall(pStr, "FULL SCAN"); break;
+  default: {
+    const char *zKind = p->eKind == KS_PLAN_PREFIX  ? "PREFIX SCAN"
+                        : p->eKind == KS_PLAN_RANGE ? "RANGE SCAN"
+                                                    : "MULTI-RANGE SCAN";
+    sqlite3_str_appendf(pStr, "%s (", zKind);
+    if (p->eKind == KS_PLAN_MULTI_RANGE && !bInUnknown) {
+      sqlite3_str_appendf(pStr, "%d ranges on ", p->nRange);
+    }
+    if (p->nKeyField == 0 || s->nField == 0) {
+      sqlite3_str_appendall(pStr, "_key");
+    } else {
+      for (i = 0; i < p->nKeyField && i < s->nField; i++) {
+        sqlite3_str_appendf(pStr, "%s%s", i ? "," : "", s->aField[i].zName);
+      }
+    }
+    sqlite3_str_appendall(pStr, ")");
+    break;
+  }
+  }
+  if (p->nBucket > 0) sqlite3_str_appendf(pStr, " OVER %d BUCKETS", p->nBucket);
+}
+
+/* Convert plan ranges for wcs_table_estimate_rows / wcs_cursor_open. */
+static void toKeyRanges(const ks_plan *p, int iBucket, wcs_key_range *aOut,
+                        int *pnOut) {
+  int i, n = 0;
+  for (i = 0; i < p->nRange; i++) {
+    const ks_range *r = &p->aRange[i];
+    wcs_key_range *o;
+    if (iBucket >= 0 && r->iBucket != iBucket) continue;
+    o = &aOut[n++];
+    memset(o, 0, sizeof(*o));
+    if (!r->bStartUnbounded) {
+      o->pStart = r->pStart;
+      o->nStart = (size_t)r->nStart;
+      o->bStartExcl = !r->bStartIncl;
+    }
+    if (!r->bEndUnbounded) {
+      o->pEnd = r->pEnd;
+      o->nEnd = (size_t)r->nEnd;
+      o->bEndIncl = r->bEndIncl;
+      if (o->nEnd == 0 && !o->bEndIncl) {
+        /* an empty exclusive end means "nothing": keep it non-NULL */
+        o->pEnd = (const void *)"";
+      }
+    }
+  }
+  *pnOut = n;
+}
+
+/* Estimated rows and cost of a plan. */
+static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
+                     int nInUnknown, double *pRows, double *pCost) {
+  double N = tableRows(pTab);
+  double rows, cost;
+  switch (p->eKind) {
+  case KS_PLAN_EMPTY:
+    rows = 1;
+    cost = 1;
+    break;
+  case KS_PLAN_POINT:
+    rows = 1;
+    cost = SEEK_COST + 1;
+    break;
+  case KS_PLAN_MULTI_POINT:
+    rows = bAllKnown ? p->nPoint : pow(8.0, nInUnknown);
+    if (rows < 1) rows = 1;
+    cost = rows * (SEEK_COST + 1);
+    break;
+  case KS_PLAN_SKIP: {
+    double dA = distinctPrefixes(pTab, p->nSkipDepth, N);
+    double dB = distinctPrefixes(pTab, p->iSkipField + 1, N);
+    rows = dB > 0 ? N * dA / dB : N;
+    cost = dA * SEEK_COST + rows;
+    break;
+  }
+  case KS_PLAN_FULL:
+    rows = N;
+    cost = N + SEEK_COST;
+    break;
+  default: {
+    double d = distinctPrefixes(pTab, p->nEqField, N);
+    rows = N / (d > 1 ? d : 1);
+    if (p->eKind == KS_PLAN_RANGE || p->eKind == KS_PLAN_MULTI_RANGE) {
+      if (p->nKeyField > p->nEqField || p->bKeyColumn) rows /= 4;
+    }
+    if (p->eKind == KS_PLAN_MULTI_RANGE) {
+      double k = bAllKnown ? p->nRange : pow(8.0, nInUnknown);
+      rows *= k > 1 ? k : 1;
+      if (rows > N) rows = N;
+      cost = k * SEEK_COST + rows;
+    } else {
+      cost = SEEK_COST + rows;
+    }
+    break;
+  }
+  }
+  if (bAllKnown && p->eKind != KS_PLAN_SKIP && p->eKind != KS_PLAN_EMPTY &&
+      p->eKind != KS_PLAN_POINT && pTab->pTab && p->nRange <= 64) {
+    wcs_key_range aR[64];
+    int nR;
+    uint64_t nEst = 0;
+    toKeyRanges(p, -1, aR, &nR);
+    if (wcs_table_estimate_rows(pTab->pTab, aR, nR, &nEst) == WCS_OK) {
+      rows = nEst > 0 ? (double)nEst : 1;
+      cost = SEEK_COST * (p->nRange > 0 ? p->nRange : 1) + rows;
+    }
+  }
+  if (rows < 1) rows = 1;
+  *pRows = rows;
+  *pCost = cost;
+}
+
+/*
+** xBestIndex.
+**
+** Every usable constraint on a key field or _key (=, IS, IN, <, <=, >, >=,
+** GLOB, LIKE, IS NULL, IS NOT NULL, starts_with()) becomes a ks_constraint
+** and the keyschema planner turns them into key ranges (ks_plan_make). The
+** values are not known here (except literals, from sqlite3_vtab_rhs_value):
+** the plan is made with placeholders to learn its kind and which
+** constraints it captures exactly; xFilter makes it again with the values.
+** A constraint is omitted from SQLite's re-check only if captured exactly;
+** should xFilter find a promised constraint not exact after all (an IN
+** list past the point cap), the cursor checks it itself (the residual).
+**
+** Plan encoding handed to xFilter:
+**
+**   idxNum   the ks_plan_kind (3 = PREFIX, as in "INDEX 3:PREFIX SCAN")
+**   idxStr   two NUL-terminated strings back to back: the plan in words
+**            (what EXPLAIN QUERY PLAN prints, e.g. "PREFIX SCAN (device,id)
+**            LIMIT"), then the spec, space-separated tokens:
+**              c<f>,<op>,<a>,<fl>  constraint on key field f (-1: _key),
+**                                  ks_op op, value in argv[a-1]; fl bit 1:
+**                                  omitted (exact), bit 2: IN list handled
+**                                  all at once (sqlite3_vtab_in)
+**              h<what>,<op>,<a>    history: what 0 family, 1 qualifier,
+**                                  2 latest_n, 3 _timestamp; SQLite op
+**              L<a> O<a>           LIMIT / OFFSET value in argv[a-1]
+**              E                   nothing can match (e.g. key IS NULL)
+**              R                   reverse scan (ORDER BY consumed DESC)
+**              M                   merge salt buckets into key order
+**              S                   skip scans allowed
+**              K                   row keys only (no column of a family)
+**              F<i>,<j>,...        read only these families (else all)
+**            SQLite passes idxStr to xFilter unchanged (a P4 pointer).
+**
+** Costs come from wcs_table_estimate_rows/_prefixes (SEEK_COST per seek, 1
+** per row); a skip scan is allowed only when cheaper than a full scan.
+*/
+static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  const ks_schema *s = pTab->pSchema;
+  PlanCons *aPC = NULL;
+  ks_constraint *aKC = NULL;
+  ks_plan *pPlan = NULL;
+  ks_plan_opts opts;
+  sqlite3_str *pStr = NULL, *pSpec = NULL;
+  char *zErr = NULL;
+  int nPC = 0, i, rc = SQLITE_OK, nArgv = 0;
+  int iLimit = -1, iOffset = -1, bEmpty = 0, bAllKnown = 1, nInUnknown = 0;
+  int bSkip = 0, bReverse = 0, bOrdered = 0, bLimitOk = 1;
+  int aHist[4] = {-1, -1, -1, -1}; /* history: family, qualifier, latest */
+  int nTsCons = 0, aTsCons[8];
+  int *aFixed = NULL; /* per key field: 1 if fixed by a single = */
+  int nCons = pInfo->nConstraint;
+  double rows = 1, cost = 1;
+
+  if (pTab->pTab == NULL) {
+    /* the store table is missing: any plan will fail in xFilter */
+    pInfo->estimatedCost = 1;
+    pInfo->estimatedRows = 1;
+    return SQLITE_OK;
+  }
+  aPC = sqlite3_malloc64(sizeof(PlanCons) * (size_t)(nCons + 1));
+  aKC = sqlite3_malloc64(sizeof(ks_constraint) * (size_t)(nCons + 1));
+  aFixed = sqlite3_malloc64(sizeof(int) * (size_t)(s->nField + 1));
+  if (!aPC || !aKC || !aFixed) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  memset(aFixed, 0, sizeof(int) * (size_t)(s->nField + 1));
+
+  /* 1. Gather the usable constraints. */
+  for (i = 0; i < nCons; i++) {
+    const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
+    int iCol = pC->iColumn, op, iField;
+    PlanCons *c;
+    sqlite3_value *pRhs = NULL;
+    if (pC->op == SQLITE_INDEX_CONSTRAINT_LIMIT) {
+      if (pC->usable) iLimit = i;
+      continue;
+    }
+    if (pC->op == SQLITE_INDEX_CONSTRAINT_OFFSET) {
+      if (pC->usable) iOffset = i;
+      continue;
+    }
+    if (!pC->usable) {
+      bLimitOk = 0;
+      continue;
+    }
+    if (pTab->bHistory) {
+      int iWhat = -1;
+      if (iCol == pTab->iColFamily && pC->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+        iWhat = 0;
+      } else if (iCol == pTab->iColQualifier &&
+                 pC->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+        iWhat = 1;
+      } else if (iCol == pTab->iColLatest &&
+                 pC->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+        iWhat = 2;
+      } else if (iCol == pTab->iColTs &&
+                 (pC->op == SQLITE_INDEX_CONSTRAINT_EQ ||
+                  pC->op == SQLITE_INDEX_CONSTRAINT_LT ||
+                  pC->op == SQLITE_INDEX_CONSTRAINT_LE ||
+                  pC->op == SQLITE_INDEX_CONSTRAINT_GT ||
+                  pC->op == SQLITE_INDEX_CONSTRAINT_GE)) {
+        iWhat = 3;
+      }
+      if (iWhat >= 0) {
+        if (iWhat == 3) {
+          if (nTsCons < 8) aTsCons[nTsCons++] = i;
+          else bLimitOk = 0;
+        } else if (aHist[iWhat] < 0) {
+          aHist[iWhat] = i;
+        } else {
+          bLimitOk = 0; /* a second one stays with SQLite */
+        }
+        continue;
+      }
+    }
+    if (iCol == pTab->iColKey) {
+      iField = KS_FIELD_KEY;
+    } else if (iCol >= 0 && iCol < s->nField) {
+      iField = iCol; /* key fields come first in both layouts */
+    } else {
+      bLimitOk = 0;
+      continue;
+    }
+    op = keyOp(pC->op);
+    if (op < 0) {
+      bLimitOk = 0;
+      continue;
+    }
+    {
+      int eType = iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType;
+      /* patterns and prefixes only on byte-string fields */
+      if ((op == KS_OP_GLOB_PREFIX || op == KS_OP_LIKE_PREFIX ||
+           op == KS_OP_PREFIX) &&
+          fieldClass(eType) == CLS_NUM) {
+        bLimitOk = 0;
+        continue;
+      }
+      /* text comparisons must use BINARY, the key's byte order */
+      if (eType == KS_STRING &&
+          (op == KS_OP_EQ || op == KS_OP_LT || op == KS_OP_LE ||
+           op == KS_OP_GT || op == KS_OP_GE)) {
+        const char *zColl = sqlite3_vtab_collation(pInfo, i);
+        if (zColl && sqlite3_stricmp(zColl, "BINARY") != 0) {
+          bLimitOk = 0;
+          continue;
+        }
+      }
+    }
+    if (op == KS_OP_ISNULL) {
+      bEmpty = 1;
+      pInfo->aConstraintUsage[i].omit = 1;
+      continue;
+    }
+    if (op == KS_OP_ISNOTNULL) {
+      pInfo->aConstraintUsage[i].omit = 1;
+      continue;
+    }
+    c = &aPC[nPC++];
+    memset(c, 0, sizeof(*c));
+    c->iCons = i;
+    c->iField = iField;
+    c->op = (ks_op)op;
+    if (op == KS_OP_EQ && pC->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+        sqlite3_vtab_in(pInfo, i, -1)) {
+      c->bIn = 1;
+      c->op = KS_OP_IN;
+    }
+    if (!c->bIn && sqlite3_vtab_rhs_value(pInfo, i, &pRhs) == SQLITE_OK &&
+        pRhs) {
+      ks_op o2 = c->op;
+      int t = coerceOperand(iField == KS_FIELD_KEY
+                                ? FT_KEY
+                                : (int)s->aField[iField].eType,
+                            &o2, pRhs, &c->aVal[0], c->zNum);
+      if (t == VAL_FALSE) {
+        bEmpty = 1;
+      }
+      if (t == VAL_USE) {
+        c->op = o2;
+        c->nVal = 1;
+        c->bKnown = 1;
+      }
+      /* VAL_TRUE: planned with a placeholder, value decides in xFilter */
+    }
+    if (!c->bKnown) {
+      bAllKnown = 0;
+      if (c->bIn) nInUnknown++;
+      placeholder(s, c);
+      if (c->op == KS_OP_GLOB_PREFIX || c->op == KS_OP_LIKE_PREFIX) {
+        c->bPattern = 1;
+      }
+    }
+    if (c->op == KS_OP_EQ && iField >= 0 && !c->bIn) aFixed[iField] = 1;
+  }
+
+  /* 2. Plan (with skip scans if they are cheaper than a full scan). */
+  for (i = 0; i < nPC; i++) {
+    memset(&aKC[i], 0, sizeof(aKC[i]));
+    aKC[i].iField = aPC[i].iField;
+    aKC[i].op = aPC[i].op;
+    aKC[i].aVal = aPC[i].aVal;
+    aKC[i].nVal = aPC[i].nVal;
+  }
+  memset(&opts, 0, sizeof(opts));
+  opts.bAllowSkip = 1;
+  rc = ks_plan_make(s, aKC, nPC, &opts, &pPlan, &zErr);
+  if (rc == WCS_OK && pPlan->eKind == KS_PLAN_SKIP) {
+    double rSkip, cSkip;
+    double N = tableRows(pTab);
+    planCost(pTab, pPlan, bAllKnown, nInUnknown, &rSkip, &cSkip);
+    if (cSkip < N + SEEK_COST) {
+      bSkip = 1;
+    } else {
+      ks_plan_free(pPlan);
+      pPlan = NULL;
+      opts.bAllowSkip = 0;
+      for (i = 0; i < nPC; i++) aKC[i].bExact = 0;
+      rc = ks_plan_make(s, aKC, nPC, &opts, &pPlan, &zErr);
+    }
+  }
+  if (rc != WCS_OK) {
+    setErr(pVtab, "wcs: planning failed: %s", zErr ? zErr : wcs_errstr(rc));
+    wcs_free(zErr);
+    rc = wcsToSqlite(rc);
+    goto done;
+  }
+
+  /* 3. Hand out argv slots; omit what the plan captures exactly. */
+  pSpec = sqlite3_str_new(NULL);
+  for (i = 0; i < nPC; i++) {
+    PlanCons *c = &aPC[i];
+    int bOmit = aKC[i].bExact && !c->bPattern;
+    int fl = 0;
+    pInfo->aConstraintUsage[c->iCons].argvIndex = ++nArgv;
+    if (bOmit) {
+      pInfo->aConstraintUsage[c->iCons].omit = 1;
+      fl |= 1;
+      if (c->iCons >= 16 || nArgv > 16) bLimitOk = 0;
+    } else {
+      bLimitOk = 0;
+    }
+    if (c->bIn) {
+      sqlite3_vtab_in(pInfo, c->iCons, 1);
+      fl |= 2;
+    }
+    sqlite3_str_appendf(pSpec, "c%d,%d,%d,%d ", c->iField, (int)c->op, nArgv,
+                        fl);
+  }
+  if (pTab->bHistory) {
+    int w;
+    for (w = 0; w < 3; w++) {
+      if (aHist[w] >= 0) {
+        pInfo->aConstraintUsage[aHist[w]].argvIndex = ++nArgv;
+        pInfo->aConstraintUsage[aHist[w]].omit = 1;
+        sqlite3_str_appendf(pSpec, "h%d,%d,%d ", w,
+                            pInfo->aConstraint[aHist[w]].op, nArgv);
+        if (aHist[w] >= 16 || nArgv > 16) bLimitOk = 0;
+      }
+    }
+    for (w = 0; w < nTsCons; w++) {
+      pInfo->aConstraintUsage[aTsCons[w]].argvIndex = ++nArgv;
+      pInfo->aConstraintUsage[aTsCons[w]].omit = 1;
+      sqlite3_str_appendf(pSpec, "h3,%d,%d ", pInfo->aConstraint[aTsCons[w]].op,
+                          nArgv);
+      if (aTsCons[w] >= 16 || nArgv > 16) bLimitOk = 0;
+    }
+  }
+  if (bEmpty) sqlite3_str_appendall(pSpec, "E ");
+  if (bSkip) sqlite3_str_appendall(pSpec, "S ");
+
+  /* 4. ORDER BY on key fields in key order (fields fixed by = may be
+  ** skipped on either side); DESC by a reverse scan. REVERSED DECIMAL
+  ** fields sort backwards, so their ASC is a reverse scan. */
+  if (pInfo->nOrderBy > 0) {
+    int j, f = 0, dir = -1, bOk = 1, bPhysical = 0, bUnique = 0;
+    for (j = 0; j < pInfo->nOrderBy && bOk; j++) {
+      const struct sqlite3_index_orderby *o = &pInfo->aOrderBy[j];
+      int iCol = o->iColumn, d = o->desc ? 1 : 0;
+      if (bUnique) break; /* rows are distinct: later terms change nothing */
+      if (iCol == pTab->iColKey) {
+        /* _key order is scan order, all fields at once */
+        if (dir >= 0 && dir != d) bOk = 0;
+        dir = d;
+        bPhysical = 1;
+        f = s->nField;
+        bUnique = !pTab->bHistory;
+        continue;
+      }
+      if (iCol >= 0 && iCol < s->nField && aFixed[iCol]) continue;
+      while (f < s->nField && f != iCol && aFixed[f]) f++;
+      if (f < s->nField && iCol == f) {
+        d ^= s->aField[f].eEnc == KS_ENC_REVERSED_DECIMAL ? 1 : 0;
+        if (dir >= 0 && dir != d) bOk = 0;
+        dir = d;
+        f++;
+        if (f == s->nField && !pTab->bHistory) bUnique = 1;
+        continue;
+      }
+      bOk = 0;
+    }
+    if (bOk) {
+      pInfo->orderByConsumed = 1;
+      bOrdered = 1;
+      bReverse = dir == 1;
+      if (bReverse) sqlite3_str_appendall(pSpec, "R ");
+      if (pPlan->nBucket > 0 && !bPhysical && dir >= 0) {
+        sqlite3_str_appendall(pSpec, "M ");
+      }
+    }
+  }
+
+  /* 5. LIMIT/OFFSET, when every constraint is captured and the order is
+  ** settled. */
+  if (iLimit >= 0 && bLimitOk && (pInfo->nOrderBy == 0 || bOrdered) &&
+      iLimit < 16 && (iOffset < 0 || iOffset < 16)) {
+    pInfo->aConstraintUsage[iLimit].argvIndex = ++nArgv;
+    pInfo->aConstraintUsage[iLimit].omit = 1;
+    sqlite3_str_appendf(pSpec, "L%d ", nArgv);
+    if (iOffset >= 0) {
+      pInfo->aConstraintUsage[iOffset].argvIndex = ++nArgv;
+      pInfo->aConstraintUsage[iOffset].omit = 1;
+      sqlite3_str_appendf(pSpec, "O%d ", nArgv);
+    }
+  } else {
+    iLimit = iOffset = -1;
+  }
+
+  /* 6. Families: only those of the columns used, when rows lacking all of
+  ** them cannot be in the result anyway. */
+  if (!pTab->bHistory) {
+    sqlite3_uint64 m = (sqlite3_uint64)pInfo->colUsed;
+    int nFam = s->nFamily, bAll = 0, bAny = 0, bSafe = 0;
+    unsigned char *aUse = sqlite3_malloc(nFam + 1);
+    if (aUse == NULL) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+    memset(aUse, 0, (size_t)nFam + 1);
+#define COLUSED(c) ((c) >= 63 ? (m >> 63) & 1 : (m >> (c)) & 1)
+    for (i = 0; i < s->nQual; i++) {
+      if (COLUSED(pTab->iColQual + i)) aUse[s->aQual[i].iFamily] = 1, bAny = 1;
+    }
+    for (i = 0; i < nFam; i++) {
+      if (COLUSED(pTab->iColFam + i)) aUse[i] = 1, bAny = 1;
+    }
+    if (COLUSED(pTab->iColTs)) bAll = 1;
+#undef COLUSED
+    if (bAny && !bAll) {
+      for (i = 0; i < nCons && !bSafe; i++) {
+        const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
+        int iCol = pC->iColumn, iFam = -1;
+        if (!rejectsNull(pC->op)) continue;
+        if (iCol >= pTab->iColQual && iCol < pTab->iColQual + s->nQual) {
+          iFam = s->aQual[iCol - pTab->iColQual].iFamily;
+        } else if (iCol >= pTab->iColFam && iCol < pTab->iColFam + nFam) {
+          iFam = iCol - pTab->iColFam;
+        }
+        if (iFam >= 0 && aUse[iFam]) bSafe = 1;
+      }
+      if (!bSafe) bAll = 1;
+    }
+    if (!bAny && !bAll) {
+      sqlite3_str_appendall(pSpec, "K ");
+    } else if (!bAll) {
+      int bFirst = 1;
+      sqlite3_str_appendall(pSpec, "F");
+      for (i = 0; i < nFam; i++) {
+        if (aUse[i]) {
+          sqlite3_str_appendf(pSpec, "%s%d", bFirst ? "" : ",", i);
+          bFirst = 0;
+        }
+      }
+      sqlite3_str_appendall(pSpec, " ");
+    }
+    sqlite3_free(aUse);
+  }
+
+  /* 7. Words, costs, flags. */
+  pStr = sqlite3_str_new(NULL);
+  if (bEmpty) {
+    sqlite3_str_appendall(pStr, "EMPTY");
+  } else {
+    describePlan(pStr, pTab, pPlan, nInUnknown > 0);
+  }
+  if (bReverse) sqlite3_str_appendall(pStr, " REVERSE");
+  if (pTab->bHistory) {
+    if (aHist[0] >= 0) sqlite3_str_appendall(pStr, " FAMILY");
+    if (nTsCons > 0) sqlite3_str_appendall(pStr, " TIME RANGE");
+    if (aHist[2] >= 0) sqlite3_str_appendall(pStr, " LATEST N");
+  }
+  if (iLimit >= 0) sqlite3_str_appendall(pStr, " LIMIT");
+  if (iOffset >= 0) sqlite3_str_appendall(pStr, " OFFSET");
+  {
+    int bOom = sqlite3_str_errcode(pStr) || sqlite3_str_errcode(pSpec);
+    char *zWords = sqlite3_str_finish(pStr);
+    char *zSpec = sqlite3_str_finish(pSpec);
+    pStr = pSpec = NULL;
+    if (bOom) {
+      sqlite3_free(zWords);
+      sqlite3_free(zSpec);
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+    {
+      size_t nW = zWords ? strlen(zWords) : 0, nS = zSpec ? strlen(zSpec) : 0;
+      char *z = sqlite3_malloc64(nW + nS + 2);
+      if (z == NULL) {
+        sqlite3_free(zWords);
+        sqlite3_free(zSpec);
+        rc = SQLITE_NOMEM;
+        goto done;
+      }
+      memcpy(z, zWords ? zWords : "", nW + 1);
+      memcpy(z + nW + 1, zSpec ? zSpec : "", nS + 1);
+      pInfo->idxStr = z;
+      pInfo->needToFreeIdxStr = 1;
+    }
+    sqlite3_free(zWords);
+    sqlite3_free(zSpec);
+  }
+  pInfo->idxNum = bEmpty ? KS_PLAN_EMPTY : (int)pPlan->eKind;
+  if (bEmpty) {
+    rows = 1;
+    cost = 1;
+  } else {
+    planCost(pTab, pPlan, bAllKnown, nInUnknown, &rows, &cost);
+  }
+  if (pTab->bHistory) {
+    rows *= 4; /* a few cells per row */
+    cost += rows;
+  }
+  if (iLimit >= 0) {
+    sqlite3_value *pV = NULL;
+    if (sqlite3_vtab_rhs_value(pInfo, iLimit, &pV) == SQLITE_OK && pV) {
+      double l = (double)sqlite3_value_int64(pV);
+      if (l >= 0 && l < rows) {
+        cost = cost * (l / rows) + SEEK_COST;
+        rows = l > 0 ? l : 1;
+      }
+    }
+  }
+  pInfo->estimatedRows = (sqlite3_int64)rows;
+  pInfo->estimatedCost = cost;
+  if (bEmpty || (pPlan->eKind == KS_PLAN_POINT && !pTab->bHistory)) {
+    pInfo->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+  }
+
+done:
+  if (pStr) sqlite3_free(sqlite3_str_finish(pStr));
+  if (pSpec) sqlite3_free(sqlite3_str_finish(pSpec));
+  ks_plan_free(pPlan);
+  sqlite3_free(aPC);
+  sqlite3_free(aKC);
+  sqlite3_free(aFixed);
+  return rc;
+}
+
+/* ====================================================================
+** Cursors: xOpen, xFilter, xNext, xColumn
+** ==================================================================== */
+
+typedef struct WcsCursor WcsCursor;
+
+/* One ordered stream of rows: the whole plan, or one salt bucket. */
+typedef struct WcsStream {
+  WcsCursor *pCsr;  /* owning cursor */
+  wcs_cursor *pCur; /* the engine cursor */
+  int iStream;      /* ks stream number, -1 for the whole plan */
+  wcs_buf seek;     /* seek target handed to the engine by rowFilter */
+} WcsStream;
+
+/* A constraint the cursor checks itself: promised to SQLite as omitted,
+** but not captured exactly by the plan made with the real values. */
+typedef struct Residual {
+  int iField;     /* key field, or KS_FIELD_KEY */
+  ks_op op;
+  int nVal;
+  ks_value *aVal; /* values, bytes in the cursor's arena */
+} Residual;
+
+struct WcsCursor {
+  sqlite3_vtab_cursor base; /* must be first */
+  ks_plan *pPlan;           /* the plan made by xFilter */
+  int bReverse;             /* scan in descending key order */
+  int bMerge;               /* merge streams into key order (salted) */
+  int nStream;              /* streams in aStream */
+  WcsStream *aStream;       /* [nStream] */
+  int iCur;                 /* stream holding the current row */
+  int bEof;                 /* past the last row */
+  sqlite3_int64 nLimit;     /* rows still to return, -1 = unlimited */
+  sqlite3_int64 nSkip;      /* OFFSET rows still to skip */
+  sqlite3_int64 iRowid;     /* rows returned so far (history rowid) */
+  /* the current row */
+  const uint8_t *pRow;      /* raw row key (borrowed from the engine) */
+  size_t nRow;
+  const wcs_cell *aCell;    /* its cells (borrowed) */
+  int nCell;
+  ks_value *aKey;           /* [nField] decoded key fields */
+  wcs_buf keyScratch;       /* decoding scratch, reused */
+  int bIndexed;             /* aFamStart/aQualCell computed for this row */
+  int *aFamStart;           /* [nFamily+1] first cell of each family */
+  int *aQualCell;           /* [nQual] cell of each declared column, or -1 */
+  wcs_buf out;              /* JSON and text building, reused */
+  /* residual checks */
+  int nResidual;
+  Residual *aResidual;
+  wcs_buf arena;            /* bytes of residual values */
+  /* history */
+  int iCell;                /* current cell of the row */
+  int bLatest;              /* latest_n was given */
+  sqlite3_int64 iLatest;    /* its value */
+  int bQualFilter;          /* qualifier = ... given */
+  wcs_buf qual;             /* its bytes */
+};
+
+/* xOpen */
+static int wcsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  WcsCursor *p = sqlite3_malloc(sizeof(*p));
+  if (p == NULL) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->aKey = sqlite3_malloc64(sizeof(ks_value) * (size_t)(pTab->nField + 1));
+  p->aFamStart = sqlite3_malloc64(sizeof(int) * (size_t)(pTab->nFamily + 1));
+  p->aQualCell = sqlite3_malloc64(sizeof(int) * (size_t)(pTab->nQual + 1));
+  if (!p->aKey || !p->aFamStart || !p->aQualCell) {
+    sqlite3_free(p->aKey);
+    sqlite3_free(p->aFamStart);
+    sqlite3_free(p->aQualCell);
+    sqlite3_free(p);
+    return SQLITE_NOMEM;
+  }
+  p->bEof = 1;
+  *ppCursor = &p->base;
+  return SQLITE_OK;
+}
+
+static void cursorReset(WcsCursor *p) {
+  int i;
+  for (i = 0; i < p->nStream; i++) {
+    wcs_cursor_close(p->aStream[i].pCur);
+    wcs_buf_free(&p->aStream[i].seek);
+  }
+  sqlite3_free(p->aStream);
+  p->aStream = NULL;
+  p->nStream = 0;
+  ks_plan_free(p->pPlan);
+  p->pPlan = NULL;
+  for (i = 0; i < p->nResidual; i++) sqlite3_free(p->aResidual[i].aVal);
+  sqlite3_free(p->aResidual);
+  p->aResidual = NULL;
+  p->nResidual = 0;
+  p->arena.n = 0;
+  p->bEof = 1;
+  p->pRow = NULL;
+  p->nRow = 0;
+  p->aCell = NULL;
+  p->nCell = 0;
+  p->bLatest = 0;
+  p->bQualFilter = 0;
+  p->iRowid = 0;
+}
+
+/* xClose */
+static int wcsClose(sqlite3_vtab_cursor *pCursor) {
+  WcsCursor *p = (WcsCursor *)pCursor;
+  cursorReset(p);
+  wcs_buf_free(&p->keyScratch);
+  wcs_buf_free(&p->out);
+  wcs_buf_free(&p->arena);
+  wcs_buf_free(&p->qual);
+  sqlite3_free(p->aKey);
+  sqlite3_free(p->aFamStart);
+  sqlite3_free(p->aQualCell);
+  sqlite3_free(p);
+  return SQLITE_OK;
+}
+
+/* The engine's row filter for skip scans: ask the plan about each row. */
+static int rowFilter(void *pCtx, const void *pRow, size_t nRow,
+                     const void **ppSeek, size_t *pnSeek) {
+  WcsStream *s = (WcsStream *)pCtx;
+  WcsCursor *p = s->pCsr;
+  int rc;
+  if (s->iStream < 0) {
+    rc = ks_plan_check(p->pPlan, pRow, (int)nRow, p->bReverse, &s->seek);
+  } else {
+    rc = ks_plan_check_stream(p->pPlan, s->iStream, pRow, (int)nRow,
+                              p->bReverse, &s->seek);
+  }
+  switch (rc) {
+  case KS_MATCH: return WCS_ROW_EMIT;
+  case KS_SEEK:
+    *ppSeek = s->seek.a ? s->seek.a : (const void *)"";
+    *pnSeek = s->seek.n;
+    return WCS_ROW_SEEK;
+  case KS_DONE: return WCS_ROW_DONE;
+  default: return rc;
+  }
+}
+
+/* Compare two ks values of the same class (ints, or bytes). */
+static int valueCmp(const ks_value *a, const ks_value *b) {
+  if (a->eType == KS_VAL_INT && b->eType == KS_VAL_INT) {
+    return a->i < b->i ? -1 : a->i > b->i;
+  }
+  if (a->eType == KS_VAL_BYTES && b->eType == KS_VAL_BYTES) {
+    int n = a->n < b->n ? a->n : b->n;
+    int c = n ? memcmp(a->p, b->p, (size_t)n) : 0;
+    return c ? c : a->n - b->n;
+  }
+  return a->eType - b->eType;
+}
+
+/* Check the residual constraints on the current row. */
+static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
+  int i, k;
+  *pbMatch = 1;
+  for (i = 0; i < p->nResidual && *pbMatch; i++) {
+    Residual *r = &p->aResidual[i];
+    ks_value v;
+    if (r->iField == KS_FIELD_KEY) {
+      v.eType = KS_VAL_BYTES;
+      v.p = p->pRow;
+      v.n = (int)p->nRow;
+    } else {
+      v = p->aKey[r->iField];
+    }
+    switch (r->op) {
+    case KS_OP_EQ: *pbMatch = valueCmp(&v, &r->aVal[0]) == 0; break;
+    case KS_OP_LT: *pbMatch = valueCmp(&v, &r->aVal[0]) < 0; break;
+    case KS_OP_LE: *pbMatch = valueCmp(&v, &r->aVal[0]) <= 0; break;
+    case KS_OP_GT: *pbMatch = valueCmp(&v, &r->aVal[0]) > 0; break;
+    case KS_OP_GE: *pbMatch = valueCmp(&v, &r->aVal[0]) >= 0; break;
+    case KS_OP_IN:
+      *pbMatch = 0;
+      for (k = 0; k < r->nVal && !*pbMatch; k++) {
+        *pbMatch = valueCmp(&v, &r->aVal[k]) == 0;
+      }
+      break;
+    case KS_OP_PREFIX:
+      *pbMatch = v.eType == KS_VAL_BYTES && v.n >= r->aVal[0].n &&
+                 (r->aVal[0].n == 0 ||
+                  memcmp(v.p, r->aVal[0].p, (size_t)r->aVal[0].n) == 0);
+      break;
+    case KS_OP_GLOB_PREFIX:
+    case KS_OP_LIKE_PREFIX: {
+      /* patterns are stored NUL-terminated; make the subject so too */
+      p->out.n = 0;
+      if (v.eType != KS_VAL_BYTES ||
+          wcs_buf_append(&p->out, v.p, (size_t)v.n) ||
+          wcs_buf_append(&p->out, "", 1)) {
+        *pzErr = sqlite3_mprintf("out of memory");
+        return SQLITE_NOMEM;
+      }
+      if (r->op == KS_OP_GLOB_PREFIX) {
+        *pbMatch = sqlite3_strglob((const char *)r->aVal[0].p,
+                                   (const char *)p->out.a) == 0;
+      } else {
+        *pbMatch = sqlite3_strlike((const char *)r->aVal[0].p,
+                                   (const char *)p->out.a, 0) == 0;
+      }
+      break;
+    }
+    default: break;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* Stream order comparison for the salted merge: keys without the bucket
+** byte. */
+static int streamCmp(WcsCursor *p, int a, int b) {
+  size_t na, nb;
+  const uint8_t *ka = wcs_cursor_row(p->aStream[a].pCur, &na);
+  const uint8_t *kb = wcs_cursor_row(p->aStream[b].pCur, &nb);
+  size_t n;
+  int c;
+  if (na > 0) ka++, na--;
+  if (nb > 0) kb++, nb--;
+  n = na < nb ? na : nb;
+  c = n ? memcmp(ka, kb, n) : 0;
+  if (c == 0) c = na < nb ? -1 : na > nb;
+  return p->bReverse ? -c : c;
+}
+
+/* Choose the stream holding the next row; 0 if all are done. */
+static int pickStream(WcsCursor *p) {
+  int i, iBest = -1;
+  if (!p->bMerge) {
+    while (p->iCur < p->nStream && wcs_cursor_eof(p->aStream[p->iCur].pCur)) {
+      p->iCur++;
+    }
+    return p->iCur < p->nStream ? 1 : 0;
+  }
+  for (i = 0; i < p->nStream; i++) {
+    if (wcs_cursor_eof(p->aStream[i].pCur)) continue;
+    if (iBest < 0 || streamCmp(p, i, iBest) < 0) iBest = i;
+  }
+  if (iBest < 0) return 0;
+  p->iCur = iBest;
+  return 1;
+}
+
+/* Load the row the current stream is on: key, cells, decoded fields. */
+static int loadRow(WcsCursor *p) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  wcs_cursor *c = p->aStream[p->iCur].pCur;
+  p->pRow = wcs_cursor_row(c, &p->nRow);
+  p->aCell = wcs_cursor_cells(c, &p->nCell);
+  p->bIndexed = 0;
+  if (pTab->nField > 0) {
+    char *zErr = NULL;
+    int rc = ks_key_decode(pTab->pSchema, p->pRow, (int)p->nRow, p->aKey,
+                           &p->keyScratch, &zErr);
+    if (rc != WCS_OK) {
+      setErr(&pTab->base, "%s: %s", pTab->zName,
+             zErr ? zErr : "row key does not match the key schema");
+      wcs_free(zErr);
+      return SQLITE_ERROR;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* The first cell at or after iCell that the history view shows. */
+static int histCell(WcsCursor *p, int iCell) {
+  if (!p->bQualFilter) return iCell;
+  while (iCell < p->nCell) {
+    const wcs_cell *c = &p->aCell[iCell];
+    if (c->nQual == p->qual.n &&
+        (c->nQual == 0 || memcmp(c->pQual, p->qual.a, c->nQual) == 0)) {
+      return iCell;
+    }
+    iCell++;
+  }
+  return iCell;
+}
+
+/*
+** Move to the next row (the first one if bFirst) that passes the residual
+** checks, honouring OFFSET and LIMIT. History views step cell by cell.
+*/
+static int cursorStep(WcsCursor *p, int bFirst) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  int rc;
+  if (p->bEof) return SQLITE_OK;
+  if (!bFirst && pTab->bHistory && p->pRow) {
+    p->iCell = histCell(p, p->iCell + 1);
+    if (p->iCell < p->nCell) goto found;
+  }
+  for (;;) {
+    if (!bFirst) {
+      rc = wcs_cursor_next(p->aStream[p->iCur].pCur);
+      if (rc != WCS_OK) return engErr(pTab, rc, pTab->zName);
+    }
+    bFirst = 0;
+    if (pickStream(p) == 0) {
+      p->bEof = 1;
+      return SQLITE_OK;
+    }
+    rc = loadRow(p);
+    if (rc != SQLITE_OK) return rc;
+    if (p->nResidual) {
+      int bMatch;
+      char *zErr = NULL;
+      rc = residualMatch(p, &bMatch, &zErr);
+      if (rc != SQLITE_OK) {
+        setErr(&pTab->base, "%s", zErr ? zErr : "out of memory");
+        sqlite3_free(zErr);
+        return rc;
+      }
+      if (!bMatch) continue;
+    }
+    if (pTab->bHistory) {
+      p->iCell = histCell(p, 0);
+      if (p->iCell >= p->nCell) continue;
+    }
+    break;
+  }
+found:
+  if (p->nSkip > 0) {
+    p->nSkip--;
+    return cursorStep(p, 0);
+  }
+  if (p->nLimit == 0) {
+    p->bEof = 1;
+    return SQLITE_OK;
+  }
+  if (p->nLimit > 0) p->nLimit--;
+  p->iRowid++;
+  return SQLITE_OK;
+}
+
+/* One constraint of the spec, with its values from argv. */
+typedef struct SpecCons {
+  int iField;
+  ks_op op;
+  int iArgv; /* 0-based */
+  int fl;
+} SpecCons;
+
+/* Append the bytes of v to the arena, remembering the offset in v->p
+** (turned into a pointer by fixValues once the arena stops moving). */
+static int stashValue(wcs_buf *pArena, ks_value *v, int bNul) {
+  size_t off = pArena->n;
+  if (v->eType != KS_VAL_BYTES) return WCS_OK;
+  if (wcs_buf_append(pArena, v->p, (size_t)v->n)) return WCS_NOMEM;
+  if (bNul && wcs_buf_append(pArena, "", 1)) return WCS_NOMEM;
+  v->p = (const uint8_t *)(uintptr_t)off;
+  return WCS_OK;
+}
+
+static void fixValues(wcs_buf *pArena, ks_value *a, int n) {
+  int i;
+  for (i = 0; i < n; i++) {
+    if (a[i].eType == KS_VAL_BYTES) {
+      a[i].p = pArena->a ? pArena->a + (uintptr_t)a[i].p : (const uint8_t *)"";
+    }
+  }
+}
+
+/*
+** xFilter: decode the spec in idxStr (see the comment above wcsBestIndex),
+** turn argv into key values, make the plan with them, open one engine
+** cursor per stream and move to the first row.
+*/
+static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
+                     const char *idxStr, int argc, sqlite3_value **argv) {
+  WcsCursor *p = (WcsCursor *)pCursor;
+  WcsTab *pTab = (WcsTab *)pCursor->pVtab;
+  const ks_schema *s = pTab->pSchema;
+  const char *zSpec;
+  SpecCons *aSC = NULL;
+  ks_constraint *aKC = NULL;
+  ks_value **apVal = NULL; /* per constraint: its values */
+  int *anVal = NULL;
+  int nSC = 0, i, rc = SQLITE_OK, bEmpty = 0, bSkip = 0, bKeysOnly = 0;
+  int nFamSel = -1, aiFam[256];
+  const char *azFam[256];
+  wcs_read_options opt;
+  int64_t iMinTs = 0, iMaxTs = INT64_MAX, iAsOf = -1;
+  int nVersions = pTab->bHistory ? 0 : 1;
+  int iFamilyEq = -2; /* history: family = (index), -1 unknown family */
+  char *zErr = NULL;
+  (void)idxNum;
+
+  cursorReset(p);
+  p->nLimit = -1;
+  p->nSkip = 0;
+  p->bReverse = 0;
+  p->bMerge = 0;
+  p->iCur = 0;
+  if (pTab->pTab == NULL) {
+    return setErr(&pTab->base,
+                  "%s: store table '%s' is missing (%s); DROP TABLE %s "
+                  "removes this declaration",
+                  pTab->zName, pTab->zStoreTable,
+                  pTab->zMissing ? pTab->zMissing
+                                 : "its store was moved or the table dropped",
+                  pTab->zName);
+  }
+  zSpec = idxStr ? idxStr + strlen(idxStr) + 1 : "";
+  aSC = sqlite3_malloc64(sizeof(SpecCons) * (size_t)(argc + 1));
+  aKC = sqlite3_malloc64(sizeof(ks_constraint) * (size_t)(argc + 1));
+  apVal = sqlite3_malloc64(sizeof(ks_value *) * (size_t)(argc + 1));
+  anVal = sqlite3_malloc64(sizeof(int) * (size_t)(argc + 1));
+  if (!aSC || !aKC || !apVal || !anVal) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  memset(apVal, 0, sizeof(ks_value *) * (size_t)(argc + 1));
+
+  /* 1. Parse the spec. */
+  while (*zSpec) {
+    char cTok = *zSpec++;
+    int a = 0, b = 0, c = 0, d = 0;
+    int nRead = 0;
+    switch (cTok) {
+    case 'c':
+      if (sscanf(zSpec, "%d,%d,%d,%d%n", &a, &b, &c, &d, &nRead) == 4 &&
+          c >= 1 && c <= argc) {
+        aSC[nSC].iField = a;
+        aSC[nSC].op = (ks_op)b;
+        aSC[nSC].iArgv = c - 1;
+        aSC[nSC].fl = d;
+        nSC++;
+      }
+      break;
+    case 'h':
+      if (sscanf(zSpec, "%d,%d,%d%n", &a, &b, &c, &nRead) == 3 && c >= 1 &&
+          c <= argc) {
+        sqlite3_value *v = argv[c - 1];
+        if (a == 0) {
+          const char *zF = (const char *)sqlite3_value_text(v);
+          iFamilyEq = zF ? ks_schema_family(s, zF) : -1;
+          if (iFamilyEq < 0 || sqlite3_value_type(v) != SQLITE_TEXT ||
+              strcmp(zF, s->aFamily[iFamilyEq].zName) != 0) {
+            bEmpty = 1;
+          }
+        } else if (a == 1) {
+          int t = sqlite3_value_type(v);
+          if (t == SQLITE_NULL) {
+            bEmpty = 1;
+          } else {
+            const void *pQ =
+                t == SQLITE_BLOB ? sqlite3_value_blob(v) : sqlite3_value_text(v);
+            int nQ = sqlite3_value_bytes(v);
+            p->qual.n = 0;
+            if (wcs_buf_append(&p->qual, pQ, (size_t)nQ)) {
+              rc = SQLITE_NOMEM;
+              goto done;
+            }
+            p->bQualFilter = 1;
+            /* TEXT = BLOB never holds in SQLite; qualifiers come back as
+            ** TEXT when valid UTF-8, else BLOB */
+            if ((t == SQLITE_BLOB) == (wcsUtf8Valid(p->qual.a, nQ) != 0)) {
+              bEmpty = 1;
+            }
+          }
+        } else if (a == 2) {
+          sqlite3_int64 n = sqlite3_value_int64(v);
+          if (sqlite3_value_type(v) != SQLITE_INTEGER || n < 1 ||
+              n > INT_MAX) {
+            rc = setErr(&pTab->base,
+                        "%s: latest_n must be a positive integer",
+                        pTab->zName);
+            goto done;
+          }
+          nVersions = (int)n;
+          p->bLatest = 1;
+          p->iLatest = n;
+        } else if (a == 3) {
+          ks_op op = b == SQLITE_INDEX_CONSTRAINT_LT   ? KS_OP_LT
+                     : b == SQLITE_INDEX_CONSTRAINT_LE ? KS_OP_LE
+                     : b == SQLITE_INDEX_CONSTRAINT_GT ? KS_OP_GT
+                     : b == SQLITE_INDEX_CONSTRAINT_GE ? KS_OP_GE
+                                                       : KS_OP_EQ;
+          ks_value kv;
+          char zNum[32];
+          int t = coerceOperand(KS_INT64, &op, v, &kv, zNum);
+          if (t == VAL_FALSE) {
+            bEmpty = 1;
+          } else if (t == VAL_USE) {
+            int64_t x = kv.i;
+            switch (op) {
+            case KS_OP_EQ:
+              if (x < 0 || x == INT64_MAX) bEmpty = 1;
+              else {
+                if (x > iMinTs) iMinTs = x;
+                if (x + 1 < iMaxTs) iMaxTs = x + 1;
+              }
+              break;
+            case KS_OP_GT:
+              if (x == INT64_MAX) bEmpty = 1;
+              else if (x + 1 > iMinTs) iMinTs = x + 1;
+              break;
+            case KS_OP_GE:
+              if (x > iMinTs) iMinTs = x;
+              break;
+            case KS_OP_LT:
+              if (x < iMaxTs) iMaxTs = x;
+              break;
+            case KS_OP_LE:
+              if (x < 0) bEmpty = 1;
+              else if (iAsOf < 0 || x < iAsOf) iAsOf = x;
+              break;
+            default: break;
+            }
+          }
+        }
+      }
+      break;
+    case 'L':
+      if (sscanf(zSpec, "%d%n", &a, &nRead) == 1 && a >= 1 && a <= argc) {
+        sqlite3_int64 n = sqlite3_value_int64(argv[a - 1]);
+        p->nLimit = n < 0 ? -1 : n;
+      }
+      break;
+    case 'O':
+      if (sscanf(zSpec, "%d%n", &a, &nRead) == 1 && a >= 1 && a <= argc) {
+        sqlite3_int64 n = sqlite3_value_int64(argv[a - 1]);
+        p->nSkip = n < 0 ? 0 : n;
+      }
+      break;
+    case 'E': bEmpty = 1; break;
+    case 'R': p->bReverse = 1; break;
+    case 'M': p->bMerge = 1; break;
+    case 'S': bSkip = 1; break;
+    case 'K': bKeysOnly = 1; break;
+    case 'F':
+      nFamSel = 0;
+      for (;;) {
+        if (sscanf(zSpec, "%d%n", &a, &nRead) != 1) break;
+        if (a >= 0 && a < s->nFamily && nFamSel < 256) aiFam[nFamSel++] = a;
+        zSpec += nRead;
+        nRead = 0;
+        if (*zSpec != ',') break;
+        zSpec++;
+      }
+      break;
+    default: break;
+    }
+    zSpec += nRead;
+    while (*zSpec && *zSpec != ' ') zSpec++;
+    while (*zSpec == ' ') zSpec++;
+  }
+  if (p->nLimit == 0) bEmpty = 1;
+  if (iMinTs >= iMaxTs) bEmpty = 1;
+
+  /* 2. Values. */
+  p->arena.n = 0;
+  for (i = 0; i < nSC && !bEmpty; i++) {
+    SpecCons *sc = &aSC[i];
+    int eType = sc->iField == KS_FIELD_KEY ? FT_KEY
+                : sc->iField >= 0 && sc->iField < s->nField
+                    ? (int)s->aField[sc->iField].eType
+                    : FT_KEY;
+    int bNul = sc->op == KS_OP_GLOB_PREFIX || sc->op == KS_OP_LIKE_PREFIX;
+    sqlite3_value *pList = argv[sc->iArgv];
+    if (sc->fl & 2) {
+      /* an IN list, all at once */
+      sqlite3_value *pV = NULL;
+      int nAlloc = 0, n = 0, rc2;
+      ks_value *a = NULL;
+      for (rc2 = sqlite3_vtab_in_first(pList, &pV); rc2 == SQLITE_OK && pV;
+           rc2 = sqlite3_vtab_in_next(pList, &pV)) {
+        ks_op op = KS_OP_EQ;
+        char zNum[32];
+        ks_value kv;
+        int t = coerceOperand(eType, &op, pV, &kv, zNum);
+        if (t != VAL_USE) continue;
+        if (n >= nAlloc) {
+          int nNew = nAlloc ? nAlloc * 2 : 16;
+          ks_value *aNew =
+              sqlite3_realloc64(a, sizeof(ks_value) * (size_t)nNew);
+          if (aNew == NULL) {
+            sqlite3_free(a);
+            rc = SQLITE_NOMEM;
+            goto done;
+          }
+          a = aNew;
+          nAlloc = nNew;
+        }
+        a[n] = kv;
+        if (stashValue(&p->arena, &a[n], 0)) {
+          sqlite3_free(a);
+          rc = SQLITE_NOMEM;
+          goto done;
+        }
+        n++;
+      }
+      if (rc2 != SQLITE_OK && rc2 != SQLITE_DONE) {
+        sqlite3_free(a);
+        rc = rc2;
+        goto done;
+      }
+      if (n == 0) bEmpty = 1;
+      apVal[i] = a;
+      anVal[i] = n;
+    } else {
+      ks_op op = sc->op;
+      char zNum[32];
+      ks_value kv;
+      int t = coerceOperand(eType, &op, pList, &kv, zNum);
+      if (t == VAL_FALSE) {
+        bEmpty = 1;
+        anVal[i] = 0;
+        continue;
+      }
+      if (t == VAL_TRUE) {
+        anVal[i] = -1; /* drop it */
+        continue;
+      }
+      sc->op = op;
+      apVal[i] = sqlite3_malloc(sizeof(ks_value));
+      if (apVal[i] == NULL) {
+        rc = SQLITE_NOMEM;
+        goto done;
+      }
+      apVal[i][0] = kv;
+      anVal[i] = 1;
+      if (stashValue(&p->arena, &apVal[i][0], bNul)) {
+        rc = SQLITE_NOMEM;
+        goto done;
+      }
+    }
+  }
+  if (bEmpty) {
+    p->bEof = 1;
+    goto done;
+  }
+
+  /* 3. The plan, with the values. */
+  {
+    int nKC = 0;
+    ks_plan_opts opts;
+    memset(&opts, 0, sizeof(opts));
+    opts.bAllowSkip = bSkip;
+    for (i = 0; i < nSC; i++) {
+      if (anVal[i] < 0) continue;
+      fixValues(&p->arena, apVal[i], anVal[i]);
+      memset(&aKC[nKC], 0, sizeof(aKC[nKC]));
+      aKC[nKC].iField = aSC[i].iField;
+      aKC[nKC].op = aSC[i].op;
+      aKC[nKC].aVal = apVal[i];
+      aKC[nKC].nVal = anVal[i];
+      nKC++;
+    }
+    rc = ks_plan_make(s, aKC, nKC, &opts, &p->pPlan, &zErr);
+    if (rc != WCS_OK) {
+      setErr(&pTab->base, "%s: %s", pTab->zName,
+             zErr ? zErr : wcs_errstr(rc));
+      wcs_free(zErr);
+      rc = wcsToSqlite(rc);
+      goto done;
+    }
+    if (p->pPlan->eKind == KS_PLAN_EMPTY) {
+      p->bEof = 1;
+      goto done;
+    }
+    /* residual checks for promised constraints the plan did not capture */
+    {
+      int k = 0;
+      for (i = 0; i < nSC; i++) {
+        if (anVal[i] < 0) continue;
+        if ((aSC[i].fl & 1) && !aKC[k].bExact) {
+          Residual *pNew = sqlite3_realloc64(
+              p->aResidual, sizeof(Residual) * (size_t)(p->nResidual + 1));
+          Residual *r;
+          if (pNew == NULL) {
+            rc = SQLITE_NOMEM;
+            goto done;
+          }
+          p->aResidual = pNew;
+          r = &p->aResidual[p->nResidual++];
+          r->iField = aSC[i].iField;
+          r->op = aSC[i].op;
+          r->nVal = anVal[i];
+          r->aVal = apVal[i];
+          apVal[i] = NULL; /* now owned by the residual */
+        }
+        k++;
+      }
+    }
+  }
+
+  /* 4. Read options and streams. */
+  wcs_read_options_init(&opt);
+  opt.bReverse = p->bReverse;
+  opt.nVersions = nVersions;
+  opt.iMinTs = iMinTs;
+  opt.iMaxTs = iMaxTs;
+  opt.iAsOf = iAsOf;
+  if (pTab->bHistory) {
+    if (iFamilyEq >= 0) {
+      azFam[0] = s->aFamily[iFamilyEq].zName;
+      opt.azFamily = azFam;
+      opt.nFamily = 1;
+    }
+  } else if (bKeysOnly) {
+    opt.bKeysOnly = 1;
+  } else if (nFamSel >= 0) {
+    for (i = 0; i < nFamSel; i++) azFam[i] = s->aFamily[aiFam[i]].zName;
+    opt.azFamily = azFam;
+    opt.nFamily = nFamSel;
+  }
+  {
+    const ks_plan *pl = p->pPlan;
+    int nBucket = pl->nBucket, bByBucket = nBucket > 0;
+    wcs_key_range *aR =
+        sqlite3_malloc64(sizeof(wcs_key_range) * (size_t)(pl->nRange + 1));
+    if (aR == NULL) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+    for (i = 0; i < pl->nRange && bByBucket; i++) {
+      if (pl->aRange[i].iBucket < 0) bByBucket = 0;
+    }
+    if (!bByBucket) p->bMerge = 0;
+    p->nStream = bByBucket ? nBucket : 1;
+    p->aStream = sqlite3_malloc64(sizeof(WcsStream) * (size_t)p->nStream);
+    if (p->aStream == NULL) {
+      p->nStream = 0;
+      sqlite3_free(aR);
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+    memset(p->aStream, 0, sizeof(WcsStream) * (size_t)p->nStream);
+    /* a row limit for the engine when nothing else can drop rows */
+    if (p->nLimit > 0 && p->nResidual == 0 && !pTab->bHistory &&
+        p->nStream == 1) {
+      opt.nRowLimit = (uint64_t)(p->nLimit + p->nSkip);
+    }
+    for (i = 0; i < p->nStream; i++) {
+      WcsStream *st = &p->aStream[i];
+      int nR = 0;
+      st->pCsr = p;
+      st->iStream = bByBucket ? i : -1;
+      toKeyRanges(pl, bByBucket ? i : -1, aR, &nR);
+      if (nR == 0) {
+        /* an empty bucket: an empty range list would mean everything */
+        st->pCur = NULL;
+        continue;
+      }
+      opt.aRange = aR;
+      opt.nRange = nR;
+      if (pl->eKind == KS_PLAN_SKIP) {
+        opt.xRowFilter = rowFilter;
+        opt.pFilterCtx = st;
+      } else {
+        opt.xRowFilter = NULL;
+        opt.pFilterCtx = NULL;
+      }
+      rc = wcs_cursor_open(&st->pCur, pTab->pTab, wcsReadTxn(pTab->pStore),
+                           &opt);
+      if (rc != WCS_OK) {
+        sqlite3_free(aR);
+        rc = engErr(pTab, rc, pTab->zName);
+        goto done;
+      }
+    }
+    sqlite3_free(aR);
+    /* drop empty buckets */
+    {
+      int k = 0;
+      for (i = 0; i < p->nStream; i++) {
+        if (p->aStream[i].pCur) p->aStream[k++] = p->aStream[i];
+      }
+      p->nStream = k;
+    }
+  }
+  p->bEof = p->nStream == 0;
+  rc = cursorStep(p, 1);
+
+done:
+  if (apVal) {
+    for (i = 0; i < nSC; i++) sqlite3_free(apVal[i]);
+  }
+  sqlite3_free(apVal);
+  sqlite3_free(anVal);
+  sqlite3_free(aSC);
+  sqlite3_free(aKC);
+  return rc;
+}
+
+/* xNext */
+static int wcsNext(sqlite3_vtab_cursor *pCursor) {
+  return cursorStep((WcsCursor *)pCursor, 0);
+}
+
+/* xEof */
+static int wcsEof(sqlite3_vtab_cursor *pCursor) {
+  return ((WcsCursor *)pCursor)->bEof;
+}
+
+/* Find each family's first cell and each declared column's cell, once
+** per row: cells come grouped by family, qualifiers ascending, so one
+** merge walk against the sorted declared qualifiers does it. */
+static void indexCells(WcsCursor *p, WcsTab *pTab) {
+  const ks_schema *s = pTab->pSchema;
+  int f, i = 0, k;
+  for (k = 0; k < pTab->nQual; k++) p->aQualCell[k] = -1;
+  for (f = 0; f < pTab->nFamily; f++) {
+    int j = pTab->aFamQual[f], jEnd = pTab->aFamQual[f + 1];
+    while (i < p->nCell && p->aCell[i].iFamily < f) i++;
+    p->aFamStart[f] = i;
+    while (i < p->nCell && p->aCell[i].iFamily == f) {
+      const wcs_cell *c = &p->aCell[i];
+      while (j < jEnd) {
+        int q = pTab->aQualOrder[j];
+        int cmp = qualCmp(s->aQual[q].zName, pTab->aQualLen[q],
+                          (const char *)c->pQual, (int)c->nQual);
+        if (cmp < 0) {
+          j++;
+          continue;
+        }
+        if (cmp == 0 && p->aQualCell[q] < 0) p->aQualCell[q] = i;
+        break;
+      }
+      i++;
+    }
+  }
+  p->aFamStart[pTab->nFamily] = p->nCell;
+  p->bIndexed = 1;
+}
+
+static void resultKeyField(sqlite3_context *ctx, const ks_field *f,
+                           const ks_value *v) {
+  if (v->eType == KS_VAL_INT) {
+    sqlite3_result_int64(ctx, v->i);
+  } else if (f->eType == KS_STRING) {
+    sqlite3_result_text(ctx, v->n ? (const char *)v->p : "", v->n,
+                        SQLITE_TRANSIENT);
+  } else {
+    sqlite3_result_blob(ctx, v->n ? (const void *)v->p : "", v->n,
+                        SQLITE_TRANSIENT);
+  }
+}
+
+/* xColumn */
+static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                     int iCol) {
+  WcsCursor *p = (WcsCursor *)pCursor;
+  WcsTab *pTab = (WcsTab *)pCursor->pVtab;
+  const ks_schema *s = pTab->pSchema;
+  if (iCol == pTab->iColKey) {
+    sqlite3_result_blob(ctx, p->nRow ? (const void *)p->pRow : "",
+                        (int)p->nRow, SQLITE_TRANSIENT);
+    return SQLITE_OK;
+  }
+  if (iCol < s->nField) {
+    resultKeyField(ctx, &s->aField[iCol], &p->aKey[iCol]);
+    return SQLITE_OK;
+  }
+  if (pTab->bHistory) {
+    const wcs_cell *c = p->iCell < p->nCell ? &p->aCell[p->iCell] : NULL;
+    if (iCol == pTab->iColLatest) {
+      if (p->bLatest) sqlite3_result_int64(ctx, p->iLatest);
+      return SQLITE_OK;
+    }
+    if (c == NULL) return SQLITE_OK;
+    if (iCol == pTab->iColFamily) {
+      sqlite3_result_text(ctx, c->zFamily, -1, SQLITE_TRANSIENT);
+    } else if (iCol == pTab->iColQualifier) {
+      if (wcsUtf8Valid(c->pQual, (int)c->nQual)) {
+        sqlite3_result_text(ctx, c->nQual ? (const char *)c->pQual : "",
+                            (int)c->nQual, SQLITE_TRANSIENT);
+      } else {
+        sqlite3_result_blob(ctx, c->pQual, (int)c->nQual, SQLITE_TRANSIENT);
+      }
+    } else if (iCol == pTab->iColTs) {
+      sqlite3_result_int64(ctx, c->iTs);
+    } else if (iCol == pTab->iColValue) {
+      const ks_qualifier *q = NULL;
+      const ks_family *fam = &s->aFamily[c->iFamily];
+      int k;
+      for (k = 0; k < fam->nQual; k++) {
+        const ks_qualifier *d = &s->aQual[fam->iFirstQual + k];
+        if (pTab->aQualLen[fam->iFirstQual + k] == (int)c->nQual &&
+            memcmp(d->zName, c->pQual, c->nQual) == 0) {
+          q = d;
+          break;
+        }
+      }
+      wcsResultCell(ctx, q, fam->eAgg, c->pVal, c->nVal);
+    }
+    return SQLITE_OK;
+  }
+  if (sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
+  if (!p->bIndexed) indexCells(p, pTab);
+  if (iCol >= pTab->iColQual && iCol < pTab->iColQual + pTab->nQual) {
+    int q = iCol - pTab->iColQual;
+    int iCell = p->aQualCell[q];
+    if (iCell >= 0) {
+      const wcs_cell *c = &p->aCell[iCell];
+      wcsResultCell(ctx, &s->aQual[q], s->aFamily[c->iFamily].eAgg, c->pVal,
+                    c->nVal);
+    }
+    return SQLITE_OK;
+  }
+  if (iCol >= pTab->iColFam && iCol < pTab->iColFam + pTab->nFamily) {
+    int f = iCol - pTab->iColFam;
+    int i0 = p->aFamStart[f], i1 = p->aFamStart[f + 1];
+    if (i1 > i0) {
+      p->out.n = 0;
+      if (wcsFamilyJson(&p->out, s, f, p->aCell + i0, i1 - i0) != WCS_OK) {
+        return SQLITE_NOMEM;
+      }
+      sqlite3_result_text(ctx, (const char *)p->out.a, (int)p->out.n,
+                          SQLITE_TRANSIENT);
+    }
+    return SQLITE_OK;
+  }
+  if (iCol == pTab->iColTs) {
+    int i;
+    int64_t iMax = -1;
+    for (i = 0; i < p->nCell; i++) {
+      if (p->aCell[i].iTs > iMax) iMax = p->aCell[i].iTs;
+    }
+    if (iMax >= 0) sqlite3_result_int64(ctx, iMax);
+  }
+  return SQLITE_OK;
+}
+
+/* xRowid: history views are rowid tables (a row counter); tables are
+** WITHOUT ROWID and never asked. */
+static int wcsRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid) {
+  *pRowid = ((WcsCursor *)pCursor)->iRowid;
+  return SQLITE_OK;
+}
+
+/* ====================================================================
+** Writes: xUpdate
+** ==================================================================== */
+
+/* Whether the row exists as the transaction sees it. */
+static int rowExists(WcsTab *pTab, wcs_txn *pTxn, const void *pKey,
+                     size_t nKey, int *pbExists) {
+  return wcs_txn_check(pTxn, pTab->pTab, pKey, nKey, NULL, pbExists);
+}
+
+/* Write one cell value (set, or fold into an aggregate). */
+static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey,
+                     size_t nKey, int iFamily, const void *pQual, size_t nQual,
+                     int64_t iTs, const WcsVal *v, const ks_qualifier *pDecl,
+                     const char *zCol, wcs_buf *pScratch) {
+  const ks_family *fam = &pTab->pSchema->aFamily[iFamily];
+  char *zErr = NULL;
+  int rc;
+  if (v->eType == WCSV_NULL) {
+    return wcs_txn_delete_cells(pTxn, pTab->pTab, pKey, nKey, fam->zName,
+                                pQual, nQual, 0, 0);
+  }
+  if (fam->eAgg == KS_AGG_SUM || fam->eAgg == KS_AGG_MIN ||
+      fam->eAgg == KS_AGG_MAX) {
+    sqlite3_int64 x;
+    double r;
+    int e = v->eType;
+    if (e == WCSV_TEXT) e = wcsTextToNumber(v->p, v->n, &x, &r);
+    else if (e == WCSV_INT) x = v->i;
+    else if (e == WCSV_REAL) {
+      r = v->r;
+      if (r == floor(r) && r >= -9.2e18 && r <= 9.2e18) {
+        x = (sqlite3_int64)r;
+        e = WCSV_INT;
+      }
+    }
+    if (e != WCSV_INT) {
+      setErr(&pTab->base, "%s: column %s is in aggregate family %s: it takes "
+             "integers", pTab->zName, zCol, fam->zName);
+      return WCS_MISMATCH;
+    }
+    return wcs_txn_add_to_cell(pTxn, pTab->pTab, pKey, nKey, fam->zName,
+                               pQual, nQual, iTs, x);
+  }
+  rc = wcsEncodeCell(fam->eAgg == KS_AGG_HLL ? NULL : pDecl, v, pScratch, zCol,
+                     &zErr);
+  if (rc != WCS_OK) {
+    setErr(&pTab->base, "%s: %s", pTab->zName, zErr ? zErr : wcs_errstr(rc));
+    sqlite3_free(zErr);
+    return rc;
+  }
+  if (fam->eAgg == KS_AGG_HLL) {
+    return wcs_txn_add_to_cell_bytes(pTxn, pTab->pTab, pKey, nKey, fam->zName,
+                                     pQual, nQual, iTs, pScratch->a,
+                                     pScratch->n);
+  }
+  return wcs_txn_set_cell(pTxn, pTab->pTab, pKey, nKey, fam->zName, pQual,
+                          nQual, iTs, pScratch->a ? pScratch->a : (void *)"",
+                          pScratch->n);
+}
+
+/* Copy every live cell (all versions) of row pOld to pNew, then delete
+** pOld: an UPDATE that changes key fields moves the row. */
+static int moveRow(WcsTab *pTab, wcs_txn *pTxn, const void *pOld, size_t nOld,
+                   const void *pNew, size_t nNew) {
+  wcs_read_options opt;
+  wcs_key_range r;
+  wcs_cursor *pCur = NULL;
+  typedef struct Saved {
+    int iFamily;
+    size_t oQual, nQual, oVal, nVal;
+    int64_t iTs;
+  } Saved;
+  Saved *aSaved = NULL;
+  wcs_buf bytes = {0};
+  int nSaved = 0, i, rc;
+  memset(&r, 0, sizeof(r));
+  r.pStart = pOld;
+  r.nStart = nOld;
+  r.pEnd = pOld;
+  r.nEnd = nOld;
+  r.bEndIncl = 1;
+  wcs_read_options_init(&opt);
+  opt.aRange = &r;
+  opt.nRange = 1;
+  opt.nVersions = 0;
+  rc = wcs_cursor_open(&pCur, pTab->pTab, pTxn, &opt);
+  if (rc == WCS_OK && !wcs_cursor_eof(pCur)) {
+    int nCell = 0;
+    const wcs_cell *aCell = wcs_cursor_cells(pCur, &nCell);
+    aSaved = sqlite3_malloc64(sizeof(Saved) * (size_t)(nCell + 1));
+    if (aSaved == NULL) rc = WCS_NOMEM;
+    for (i = 0; rc == WCS_OK && i < nCell; i++) {
+      Saved *sv = &aSaved[nSaved++];
+      sv->iFamily = aCell[i].iFamily;
+      sv->iTs = aCell[i].iTs;
+      sv->oQual = bytes.n;
+      sv->nQual = aCell[i].nQual;
+      rc = wcs_buf_append(&bytes, aCell[i].pQual, aCell[i].nQual);
+      sv->oVal = bytes.n;
+      sv->nVal = aCell[i].nVal;
+      if (rc == WCS_OK) rc = wcs_buf_append(&bytes, aCell[i].pVal, aCell[i].nVal);
+    }
+  }
+  wcs_cursor_close(pCur);
+  if (rc == WCS_OK) rc = wcs_txn_delete_row(pTxn, pTab->pTab, pOld, nOld);
+  for (i = 0; rc == WCS_OK && i < nSaved; i++) {
+    Saved *sv = &aSaved[i];
+    const ks_family *fam = &pTab->pSchema->aFamily[sv->iFamily];
+    const uint8_t *pQ = bytes.a ? bytes.a + sv->oQual : (const uint8_t *)"";
+    const uint8_t *pV = bytes.a ? bytes.a + sv->oVal : (const uint8_t *)"";
+    if (fam->eAgg != KS_AGG_NONE) {
+      rc = wcs_txn_merge_to_cell(pTxn, pTab->pTab, pNew, nNew, fam->zName, pQ,
+                                 sv->nQual, sv->iTs, pV, sv->nVal);
+    } else {
+      rc = wcs_txn_set_cell(pTxn, pTab->pTab, pNew, nNew, fam->zName, pQ,
+                            sv->nQual, sv->iTs, pV, sv->nVal);
+    }
+  }
+  sqlite3_free(aSaved);
+  wcs_buf_free(&bytes);
+  return rc;
+}
+
+/* Bytes of a value given for _key (BLOB, or TEXT taken as bytes). */
+static const void *keyBytes(sqlite3_value *v, int *pn) {
+  const void *p = sqlite3_value_type(v) == SQLITE_BLOB
+                      ? sqlite3_value_blob(v)
+                      : (const void *)sqlite3_value_text(v);
+  *pn = sqlite3_value_bytes(v);
+  return p ? p : (const void *)"";
+}
+
+/* One key field value of an INSERT/UPDATE as a key value. zNum (32 bytes)
+** holds a rendered number for text fields. */
+static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
+                      ks_value *pOut, char *zNum) {
+  int t = sqlite3_value_type(v);
+  memset(pOut, 0, sizeof(*pOut));
+  if (t == SQLITE_NULL) {
+    return setErr(&pTab->base, "NOT NULL constraint failed: %s.%s",
+                  pTab->zName, f->zName);
+  }
+  if (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) {
+    sqlite3_int64 x = 0;
+    double r = 0;
+    int e = WCSV_BLOB;
+    if (t == SQLITE_INTEGER) {
+      x = sqlite3_value_int64(v);
+      e = WCSV_INT;
+    } else if (t == SQLITE_FLOAT) {
+      r = sqlite3_value_double(v);
+      e = WCSV_REAL;
+    } else if (t == SQLITE_TEXT) {
+      e = wcsTextToNumber(sqlite3_value_text(v), sqlite3_value_bytes(v), &x,
+                          &r);
+    }
+    if (e == WCSV_REAL && r == floor(r) && r >= -9223372036854775808.0 &&
+        r < 9223372036854775808.0) {
+      x = (sqlite3_int64)r;
+      e = WCSV_INT;
+    }
+    if (e != WCSV_INT) {
+      return setErr(&pTab->base,
+                    "%s: key field %s is %s: cannot store %s %s", pTab->zName,
+                    f->zName, ks_type_name(f->eType),
+                    t == SQLITE_BLOB ? "a" : "the non-integer",
+                    t == SQLITE_TEXT    ? "TEXT"
+                    : t == SQLITE_FLOAT ? "REAL"
+                                        : "BLOB");
+    }
+    pOut->eType = KS_VAL_INT;
+    pOut->i = x;
+    return SQLITE_OK;
+  }
+  pOut->eType = KS_VAL_BYTES;
+  if (t == SQLITE_BLOB) {
+    pOut->p = sqlite3_value_blob(v);
+  } else if (t == SQLITE_TEXT) {
+    pOut->p = sqlite3_value_text(v);
+  } else {
+    if (t == SQLITE_INTEGER) {
+      sqlite3_snprintf(32, zNum, "%lld", sqlite3_value_int64(v));
+    } else {
+      sqlite3_snprintf(32, zNum, "%!.15g", sqlite3_value_double(v));
+    }
+    pOut->p = (const uint8_t *)zNum;
+    pOut->n = (int)strlen(zNum);
+    return SQLITE_OK;
+  }
+  pOut->n = sqlite3_value_bytes(v);
+  if (pOut->p == NULL) pOut->p = (const uint8_t *)"";
+  return SQLITE_OK;
+}
+
+/*
+** The row key of an INSERT or UPDATE: encoded from the key fields, with
+** fields SQLite reports unchanged taken from the old key pOld (UPDATE). A
+** raw _key given alone is used as is once it decodes under the schema; a
+** _key given with fields must agree with them.
+*/
+static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
+                     int nOld, wcs_buf *pKey) {
+  const ks_schema *s = pTab->pSchema;
+  sqlite3_value *pKeyVal = argv[2 + pTab->iColKey];
+  int bKeyGiven = !sqlite3_value_nochange(pKeyVal) &&
+                  sqlite3_value_type(pKeyVal) != SQLITE_NULL;
+  int bKeyChanged = 0;
+  int i, bFieldGiven = 0, bFieldChanged = 0, rc = SQLITE_OK, nGiven = 0;
+  const void *pGiven = NULL;
+  ks_value *a = NULL, *aOld = NULL;
+  char *zNum = NULL, *zErr = NULL;
+  wcs_buf scratch = {0};
+
+  pKey->n = 0;
+  if (bKeyGiven) {
+    pGiven = keyBytes(pKeyVal, &nGiven);
+    bKeyChanged = pOld == NULL || nGiven != nOld ||
+                  memcmp(pGiven, pOld, (size_t)nGiven) != 0;
+  }
+  for (i = 0; i < s->nField; i++) {
+    sqlite3_value *v = argv[2 + i];
+    if (sqlite3_value_nochange(v)) continue;
+    bFieldChanged = 1;
+    if (sqlite3_value_type(v) != SQLITE_NULL) bFieldGiven = 1;
+  }
+  if (s->nField == 0 || (bKeyGiven && !bFieldGiven && pOld == NULL) ||
+      (bKeyChanged && pOld && !bFieldChanged)) {
+    /* the raw key decides */
+    if (!bKeyGiven) {
+      if (pOld) return wcs_buf_append(pKey, pOld, (size_t)nOld) ? SQLITE_NOMEM
+                                                               : SQLITE_OK;
+      return setErr(&pTab->base, "NOT NULL constraint failed: %s._key",
+                    pTab->zName);
+    }
+    if (nGiven == 0) {
+      return setErr(&pTab->base, "%s: a row key cannot be empty", pTab->zName);
+    }
+    if (s->nField > 0) {
+      a = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
+      if (a == NULL) return SQLITE_NOMEM;
+      rc = ks_key_decode(s, pGiven, nGiven, a, &scratch, &zErr);
+      sqlite3_free(a);
+      wcs_buf_free(&scratch);
+      if (rc != WCS_OK) {
+        setErr(&pTab->base, "%s: %s", pTab->zName, zErr ? zErr : "bad key");
+        wcs_free(zErr);
+        return wcsToSqlite(rc);
+      }
+    }
+    return wcs_buf_append(pKey, pGiven, (size_t)nGiven) ? SQLITE_NOMEM
+                                                         : SQLITE_OK;
+  }
+  if (pOld && !bFieldChanged) {
+    return wcs_buf_append(pKey, pOld, (size_t)nOld) ? SQLITE_NOMEM : SQLITE_OK;
+  }
+  a = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
+  zNum = sqlite3_malloc64(32 * (size_t)s->nField);
+  if (pOld) aOld = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
+  if (!a || !zNum || (pOld && !aOld)) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  if (pOld && ks_key_decode(s, pOld, nOld, aOld, &scratch, &zErr) != WCS_OK) {
+    rc = setErr(&pTab->base, "%s: %s", pTab->zName, zErr ? zErr : "bad key");
+    wcs_free(zErr);
+    goto done;
+  }
+  for (i = 0; rc == SQLITE_OK && i < s->nField; i++) {
+    sqlite3_value *v = argv[2 + i];
+    if (sqlite3_value_nochange(v)) {
+      if (aOld) a[i] = aOld[i];
+      else memset(&a[i], 0, sizeof(a[i]));
+      continue;
+    }
+    rc = fieldValue(pTab, &s->aField[i], v, &a[i], zNum + 32 * i);
+  }
+  if (rc == SQLITE_OK) {
+    int rc2 = ks_key_encode(s, a, pKey, &zErr);
+    if (rc2 != WCS_OK) {
+      setErr(&pTab->base, "%s: %s", pTab->zName,
+             zErr ? zErr : wcs_errstr(rc2));
+      wcs_free(zErr);
+      rc = wcsToSqlite(rc2);
+    }
+  }
+  if (rc == SQLITE_OK && bKeyGiven && bKeyChanged &&
+      ((size_t)nGiven != pKey->n ||
+       memcmp(pGiven, pKey->a, (size_t)nGiven) != 0)) {
+    rc = setErr(&pTab->base, "%s: the _key given does not match the key fields",
+                pTab->zName);
+  }
+done:
+  sqlite3_free(a);
+  sqlite3_free(aOld);
+  sqlite3_free(zNum);
+  wcs_buf_free(&scratch);
+  return rc;
+}
+
+/* Apply the qualifier and family columns of an INSERT (bInsert: NULL
+** means "not given") or UPDATE (NULL deletes; unchanged columns skipped).
+** Returns the number of cells written in *pnCell. */
+static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
+                        const uint8_t *pKey, size_t nKey, int64_t iTs,
+                        int bInsert, int *pnCell) {
+  const ks_schema *s = pTab->pSchema;
+  wcs_buf scratch = {0};
+  int i, rc = WCS_OK;
+  *pnCell = 0;
+  /* family JSON columns first, so qualifier columns win */
+  for (i = 0; rc == WCS_OK && i < s->nFamily; i++) {
+    sqlite3_value *v = argv[2 + pTab->iColFam + i];
+    const ks_family *fam = &s->aFamily[i];
+    WcsObject obj;
+    char *zErr = NULL;
+    int t, k;
+    if (sqlite3_value_nochange(v)) continue;
+    t = sqlite3_value_type(v);
+    if (t == SQLITE_NULL) {
+      if (!bInsert) {
+        rc = wcs_txn_delete_family(pTxn, pTab->pTab, pKey, nKey, fam->zName);
+      }
+      continue;
+    }
+    if (t != SQLITE_TEXT) {
+      setErr(&pTab->base,
+             "%s: family column %s takes a JSON object of qualifier: value",
+             pTab->zName, fam->zName);
+      rc = WCS_MISMATCH;
+      break;
+    }
+    rc = wcsParseObject((const char *)sqlite3_value_text(v),
+                        sqlite3_value_bytes(v), &obj, &zErr);
+    if (rc != WCS_OK) {
+      setErr(&pTab->base, "%s: family column %s: %s", pTab->zName, fam->zName,
+             zErr ? zErr : "not a JSON object");
+      sqlite3_free(zErr);
+      break;
+    }
+    for (k = 0; rc == WCS_OK && k < obj.nMember; k++) {
+      WcsMember *m = &obj.aMember[k];
+      const ks_qualifier *pDecl = NULL;
+      int j;
+      char *zCol;
+      for (j = 0; j < fam->nQual; j++) {
+        const ks_qualifier *d = &s->aQual[fam->iFirstQual + j];
+        if (pTab->aQualLen[fam->iFirstQual + j] == m->nKey &&
+            memcmp(d->zName, m->pKey, (size_t)m->nKey) == 0) {
+          pDecl = d;
+          break;
+        }
+      }
+      zCol = sqlite3_mprintf("%s.%.*s", fam->zName, m->nKey, m->pKey);
+      rc = writeCell(pTab, pTxn, pKey, nKey, i, m->pKey, (size_t)m->nKey, iTs,
+                     &m->v, pDecl, zCol ? zCol : fam->zName, &scratch);
+      sqlite3_free(zCol);
+      if (m->v.eType != WCSV_NULL) (*pnCell)++;
+    }
+    wcsObjectClear(&obj);
+  }
+  for (i = 0; rc == WCS_OK && i < s->nQual; i++) {
+    sqlite3_value *v = argv[2 + pTab->iColQual + i];
+    const ks_qualifier *q = &s->aQual[i];
+    WcsVal wv;
+    if (sqlite3_value_nochange(v)) continue;
+    wcsValFromSql(&wv, v);
+    if (wv.eType == WCSV_NULL && bInsert) continue;
+    rc = writeCell(pTab, pTxn, pKey, nKey, q->iFamily, q->zName,
+                   (size_t)pTab->aQualLen[i], iTs, &wv, q, q->zName, &scratch);
+    if (wv.eType != WCSV_NULL) (*pnCell)++;
+  }
+  wcs_buf_free(&scratch);
+  return rc;
+}
+
+/*
+** xUpdate: INSERT, UPDATE and DELETE as mutations in the store's shared
+** transaction. Conflict handling (sqlite3_vtab_on_conflict, doc/sql.md):
+**   INSERT (ABORT, the default)  upsert: the given cells are written into
+**                                the row whether it exists or not
+**   INSERT OR REPLACE            the row is replaced: DeleteFromRow first
+**   INSERT OR IGNORE             an existing row is left alone
+**   INSERT OR FAIL / OR ROLLBACK an existing row is a UNIQUE constraint
+**                                error (FAIL keeps earlier rows, ROLLBACK
+**                                ends the transaction)
+** UPDATE writes only the changed columns (sqlite3_vtab_nochange); NULL
+** deletes a column's cells or a family's; changing key fields moves the
+** row (all versions) to the new key, with the same conflict rules there.
+*/
+static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                     sqlite_int64 *pRowid) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  WcsStore *st = pTab->pStore;
+  wcs_txn *pTxn;
+  wcs_buf key = {0};
+  const uint8_t *pOld = NULL;
+  int nOld = 0, rc = SQLITE_OK, nCell = 0;
+  int64_t iTs = WCS_TS_NOW;
+  int eConflict;
+  (void)pRowid;
+
+  if (pTab->bHistory) {
+    return setErr(pVtab, "%s is a HISTORY view and is read-only; write to "
+                         "the table itself",
+                  pTab->zName);
+  }
+  if (pTab->pTab == NULL || st == NULL) {
+    return setErr(pVtab, "%s: store table '%s' is missing", pTab->zName,
+                  pTab->zStoreTable);
+  }
+  if (st->nActive == 0 || st->pTxn == NULL) {
+    return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
+  }
+  pTxn = st->pTxn;
+  if (sqlite3_value_type(argv[0]) != SQLITE_NULL) {
+    pOld = sqlite3_value_blob(argv[0]);
+    nOld = sqlite3_value_bytes(argv[0]);
+  }
+  if (argc == 1) {
+    rc = wcs_txn_delete_row(pTxn, pTab->pTab, pOld, (size_t)nOld);
+    return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, pTab->zName);
+  }
+  {
+    sqlite3_value *pTs = argv[2 + pTab->iColTs];
+    if (!sqlite3_value_nochange(pTs) &&
+        sqlite3_value_type(pTs) != SQLITE_NULL) {
+      WcsVal wv;
+      sqlite3_int64 x = -1;
+      double r;
+      int e;
+      wcsValFromSql(&wv, pTs);
+      e = wv.eType;
+      if (e == WCSV_INT) x = wv.i;
+      else if (e == WCSV_TEXT) e = wcsTextToNumber(wv.p, wv.n, &x, &r);
+      if (e != WCSV_INT || x < 0) {
+        return setErr(pVtab,
+                      "%s: _timestamp must be a non-negative integer "
+                      "(microseconds since the epoch)",
+                      pTab->zName);
+      }
+      iTs = x;
+    }
+  }
+  rc = newRowKey(pTab, argv, pOld, nOld, &key);
+  if (rc != SQLITE_OK) goto done;
+  eConflict = sqlite3_vtab_on_conflict(pTab->pConn->db);
+  if (pOld == NULL || key.n != (size_t)nOld ||
+      memcmp(key.a, pOld, (size_t)nOld) != 0) {
+    /* a new row: INSERT, or an UPDATE that moves the row */
+    if (eConflict == SQLITE_IGNORE || eConflict == SQLITE_FAIL ||
+        eConflict == SQLITE_ROLLBACK) {
+      int bExists = 0;
+      rc = rowExists(pTab, pTxn, key.a, key.n, &bExists);
+      if (rc != WCS_OK) {
+        rc = engErr(pTab, rc, pTab->zName);
+        goto done;
+      }
+      if (bExists) {
+        if (eConflict != SQLITE_IGNORE) {
+          char *zEsc = wcs_escape(key.a, key.n, 80);
+          setErr(pVtab, "UNIQUE constraint failed: %s._key (row '%s' exists)",
+                 pTab->zName, zEsc ? zEsc : "");
+          free(zEsc);
+        }
+        rc = SQLITE_CONSTRAINT;
+        goto done;
+      }
+    } else if (eConflict == SQLITE_REPLACE) {
+      rc = wcs_txn_delete_row(pTxn, pTab->pTab, key.a, key.n);
+    }
+    if (rc == WCS_OK && pOld) {
+      rc = moveRow(pTab, pTxn, pOld, (size_t)nOld, key.a, key.n);
+    }
+    if (rc != WCS_OK) {
+      rc = engErr(pTab, rc, pTab->zName);
+      goto done;
+    }
+  }
+  rc = applyColumns(pTab, pTxn, argv, key.a, key.n, iTs, pOld == NULL, &nCell);
+  if (rc != WCS_OK) {
+    if (pVtab->zErrMsg == NULL) engErr(pTab, rc, pTab->zName);
+    rc = wcsToSqlite(rc);
+    goto done;
+  }
+  if (pOld == NULL && nCell == 0) {
+    rc = setErr(pVtab,
+                "%s: this INSERT writes no cell; a row exists only while it "
+                "has a cell, so give at least one qualifier or family value",
+                pTab->zName);
+  }
+done:
+  wcs_buf_free(&key);
+  return rc;
+}
+
+/* ====================================================================
+** Transactions
+**
+** All tables of a store share the store's wcs_txn (WcsStore). SQLite
+** calls xBegin for each table it writes; the first one starts the store
+** transaction (a fresh snapshot, engine savepoint 0 = the empty state),
+** later ones join it. xSync commits (wcs_txn_commit: one atomic batch),
+** so a failure is reported before SQLite commits; xCommit and xRollback
+** end the store transaction when the last table leaves it. Savepoint
+** levels are SQLite's (statement savepoints included); WcsStore.aSp maps
+** them to engine savepoints 1, 2, ... A table joining late gets
+** xSavepoint(N) for a level its store already recorded: that call must not
+** record the level again (it would capture writes made after it).
+** ==================================================================== */
+
+/* xBegin */
+static int wcsBegin(sqlite3_vtab *pVtab) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  WcsStore *st = pTab->pStore;
+  int rc = WCS_OK;
+  if (st == NULL || pTab->pTab == NULL || pTab->bInTxn) return SQLITE_OK;
+  if (st->nActive == 0) {
+    if (st->pTxn == NULL) {
+      rc = wcs_txn_begin(st->pEng, 0, &st->pTxn);
+    } else {
+      rc = wcs_txn_rollback(st->pTxn); /* empty; takes a fresh snapshot */
+    }
+    if (rc == WCS_OK) rc = wcs_txn_savepoint(st->pTxn, 0);
+    if (rc != WCS_OK) return engErr(pTab, rc, "BEGIN");
+    st->nSp = 0;
+    st->bSynced = 0;
+    pTab->bJoining = 0;
+  } else {
+    pTab->bJoining = 1;
+  }
+  st->nActive++;
+  pTab->bInTxn = 1;
+  return SQLITE_OK;
+}
+
+/* xSync: commit the store transaction (once per store). */
+static int wcsSync(sqlite3_vtab *pVtab) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  WcsStore *st = pTab->pStore;
+  if (pTab->bInTxn && !st->bSynced) {
+    int rc = wcs_txn_commit(st->pTxn);
+    st->bSynced = 1;
+    if (rc != WCS_OK) return engErr(pTab, rc, "COMMIT");
+  }
+  return SQLITE_OK;
+}
+
+static void leaveTxn(WcsTab *pTab) {
+  WcsStore *st = pTab->pStore;
+  pTab->bInTxn = 0;
+  pTab->bJoining = 0;
+  if (--st->nActive == 0) {
+    st->bSynced = 0;
+    st->nSp = 0;
+  }
+}
+
+/* xCommit: the work was done by xSync. */
+static int wcsCommit(sqlite3_vtab *pVtab) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  int rc = WCS_OK;
+  if (!pTab->bInTxn) return SQLITE_OK;
+  if (!pTab->pStore->bSynced) {
+    rc = wcs_txn_commit(pTab->pStore->pTxn);
+    pTab->pStore->bSynced = 1;
+  }
+  leaveTxn(pTab);
+  return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "COMMIT");
+}
+
+/* xRollback */
+static int wcsRollback(sqlite3_vtab *pVtab) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  int rc = WCS_OK;
+  if (!pTab->bInTxn) return SQLITE_OK;
+  if (!pTab->pStore->bSynced) rc = wcs_txn_rollback(pTab->pStore->pTxn);
+  leaveTxn(pTab);
+  return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "ROLLBACK");
+}
+
+/* xSavepoint(N): record the current state as SQLite savepoint N. */
+static int wcsSavepoint(sqlite3_vtab *pVtab, int iSavepoint) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  WcsStore *st = pTab->pStore;
+  int i, rc;
+  if (!pTab->bInTxn || st->bSynced) return SQLITE_OK;
+  if (pTab->bJoining) {
+    pTab->bJoining = 0;
+    for (i = 0; i < st->nSp; i++) {
+      if (st->aSp[i] == iSavepoint) return SQLITE_OK;
+    }
+  }
+  while (st->nSp > 0 && st->aSp[st->nSp - 1] >= iSavepoint) st->nSp--;
+  if (st->nSp >= st->nSpAlloc) {
+    int nNew = st->nSpAlloc ? st->nSpAlloc * 2 : 8;
+    int *aNew = sqlite3_realloc64(st->aSp, sizeof(int) * (size_t)nNew);
+    if (aNew == NULL) return SQLITE_NOMEM;
+    st->aSp = aNew;
+    st->nSpAlloc = nNew;
+  }
+  st->aSp[st->nSp++] = iSavepoint;
+  rc = wcs_txn_savepoint(st->pTxn, st->nSp);
+  return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "SAVEPOINT");
+}
+
+/* xRelease(N): forget savepoints >= N, keeping their changes. */
+static int wcsRelease(sqlite3_vtab *pVtab, int iSavepoint) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  WcsStore *st = pTab->pStore;
+  int i, rc = WCS_OK;
+  if (!pTab->bInTxn || st->bSynced) return SQLITE_OK;
+  for (i = 0; i < st->nSp; i++) {
+    if (st->aSp[i] >= iSavepoint) {
+      rc = wcs_txn_release(st->pTxn, i + 1);
+      st->nSp = i;
+      break;
+    }
+  }
+  return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "RELEASE");
+}
+
+/* xRollbackTo(N): back to the state at savepoint N (kept). A level the
+** store never recorded predates its transaction: back to the start. */
+static int wcsRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
+  WcsTab *pTab = (WcsTab *)pVtab;
+  WcsStore *st = pTab->pStore;
+  int i, rc;
+  if (!pTab->bInTxn || st->bSynced) return SQLITE_OK;
+  for (i = st->nSp - 1; i >= 0 && st->aSp[i] > iSavepoint; i--) {
+  }
+  if (i < 0) {
+    rc = wcs_txn_rollback_to(st->pTxn, 0);
+    st->nSp = 0;
+  } else {
+    rc = wcs_txn_rollback_to(st->pTxn, i + 1);
+    st->nSp = i + 1;
+  }
+  return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "ROLLBACK TO");
+}
+
+/* xFindFunction: starts_with(column, prefix) becomes a constraint that
+** xBestIndex sees (SQLITE_INDEX_CONSTRAINT_FUNCTION), so it can be planned
+** as a prefix scan. */
+static int wcsFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
+                           void (**pxFunc)(sqlite3_context *, int,
+                                           sqlite3_value **),
+                           void **ppArg) {
+  (void)pVtab;
+  if (nArg == 2 && sqlite3_stricmp(zName, "starts_with") == 0) {
+    *pxFunc = wcsStartsWithFunc;
+    *ppArg = NULL;
+    return SQLITE_INDEX_CONSTRAINT_FUNCTION;
+  }
+  return 0;
+}
+
+static sqlite3_module wcsModule = {
+    2,               /* iVersion: savepoints */
+    wcsCreate,       /* xCreate: CREATE VIRTUAL TABLE */
+    wcsConnect,      /* xConnect: reattach on a later open */
+    wcsBestIndex,    /* xBestIndex: constraints -> key ranges */
+    wcsDisconnect,   /* xDisconnect */
+    wcsDestroy,      /* xDestroy: DROP TABLE */
+    wcsOpen,         /* xOpen: a cursor */
+    wcsClose,        /* xClose */
+    wcsFilter,       /* xFilter: start a scan */
+    wcsNext,         /* xNext */
+    wcsEof,          /* xEof */
+    wcsColumn,       /* xColumn */
+    wcsRowid,        /* xRowid: history views only */
+    wcsUpdate,       /* xUpdate: INSERT/UPDATE/DELETE */
+    wcsBegin,        /* xBegin */
+    wcsSync,         /* xSync: commits */
+    wcsCommit,       /* xCommit */
+    wcsRollback,     /* xRollback */
+    wcsFindFunction, /* xFindFunction: starts_with */
+    wcsRename,       /* xRename */
+    wcsSavepoint,    /* xSavepoint */
+    wcsRelease,      /* xRelease */
+    wcsRollbackTo,   /* xRollbackTo */
+    0                /* xShadowName: no shadow tables */
+};
+
+/* ====================================================================
+** Entry points
+** ==================================================================== */
+
+static int registerAll(sqlite3 *db, char **pzErrMsg) {
+  WcsConn *pConn;
+  int rc;
+  if (sqlite3_libversion_number() < 3038000) {
+    if (pzErrMsg) {
+      *pzErrMsg = sqlite3_mprintf("wcs needs SQLite 3.38 or later, not %s",
+                                  sqlite3_libversion());
+    }
+    return SQLITE_ERROR;
+  }
+  pConn = sqlite3_malloc(sizeof(*pConn));
+  if (pConn == NULL) return SQLITE_NOMEM;
+  memset(pConn, 0, sizeof(*pConn));
+  pConn->db = db;
+  pConn->nRef = 1;
+  /* on failure sqlite3_create_module_v2 calls connDestroy itself */
+  rc = sqlite3_create_module_v2(db, "wcs", &wcsModule, pConn, connDestroy);
+  if (rc == SQLITE_OK) rc = wcsRegisterFunctions(db, pConn);
+  if (rc != SQLITE_OK && pzErrMsg) {
+    *pzErrMsg = sqlite3_mprintf("wcs: %s", sqlite3_errmsg(db));
+  }
+  return rc;
+}
+
+/* The loadable extension's entry point (`.load ./build/wcs`). */
+#ifdef _WIN32
+__declspec(dllexport)
+#endif
+int sqlite3_wcs_init(sqlite3 *db, char **pzErrMsg,
+                     const sqlite3_api_routines *pApi) {
+  SQLITE_EXTENSION_INIT2(pApi);
+  return registerAll(db, pzErrMsg);
+}
+
+int wcs_register(sqlite3 *db) {
+#ifndef SQLITE_CORE
+  if (sqlite3_api == NULL) return SQLITE_MISUSE;
+#endif
+  return registerAll(db, NULL);
+}

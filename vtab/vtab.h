@@ -1,0 +1,215 @@
+/*
+** vtab.h — internals shared by the files of the SQLite module (vtab/).
+** The public entry points are wcs_register() (include/wcs.h, section
+** "SQLite") and sqlite3_wcs_init() (the loadable extension); the SQL
+** surface is documented in doc/sql.md.
+**
+** Files:
+**   vtab.c   the module `wcs`: tables and history views, planning
+**            (xBestIndex/xFilter), writes, transactions, entry points
+**   func.c   the SQL functions (wcs_key_encode, to_int64, starts_with, ...)
+**   value.c  cell values <-> SQL values and family cells <-> JSON text,
+**            with the lossless conventions of doc/sql.md ("Values")
+**
+** Objects:
+**   WcsConn   one per SQLite connection (the module's client data): the
+**             stores this connection opened and its connected tables.
+**   WcsStore  one open store (engine) as this connection uses it, with the
+**             one wcs_txn that every table of that store shares, so a
+**             SQLite transaction is atomic over all of them.
+**   WcsTab    one virtual table (sqlite3_vtab subclass).
+*/
+#ifndef WCS_VTAB_H
+#define WCS_VTAB_H
+
+#include <sqlite3ext.h>
+#include <stdint.h>
+
+#include "keyschema/schema.h"
+#include "storage/util.h"
+#include "wcs.h"
+
+#ifndef SQLITE_CORE
+extern const sqlite3_api_routines *sqlite3_api;
+#endif
+
+typedef struct WcsConn WcsConn;
+typedef struct WcsStore WcsStore;
+typedef struct WcsTab WcsTab;
+
+struct WcsStore {
+  WcsStore *pNext;  /* next store of the same connection */
+  char *zPath;      /* resolved store directory; NULL for the connection's
+                    ** in-memory store */
+  wcs_engine *pEng; /* the engine (shared by path across connections) */
+  wcs_txn *pTxn;    /* the shared transaction; NULL until first needed */
+  int nActive;      /* tables of this store inside the SQLite write
+                    ** transaction (xBegin seen, no xCommit/xRollback yet) */
+  int bSynced;      /* xSync already committed the current transaction */
+  int nSp;          /* entries in aSp */
+  int nSpAlloc;     /* allocated entries of aSp */
+  int *aSp;         /* aSp[i] = SQLite savepoint level recorded as engine
+                    ** savepoint i+1 (engine savepoint 0 = begin), strictly
+                    ** increasing */
+};
+
+struct WcsConn {
+  sqlite3 *db;    /* the connection */
+  int nRef;       /* 1 for the module registration + 1 per WcsTab */
+  WcsStore *pStore; /* stores opened by this connection (kept open until
+                    ** the connection closes, so an in-memory store lives
+                    ** as long as the connection) */
+  WcsTab *pTab;   /* connected tables, for the SQL functions */
+};
+
+struct WcsTab {
+  sqlite3_vtab base;    /* must be first */
+  WcsConn *pConn;       /* owning connection state (a reference) */
+  WcsStore *pStore;     /* the store (owned by pConn) */
+  WcsTab *pNextTab;     /* next connected table of pConn */
+  char *zName;          /* the virtual table's SQL name */
+  char *zDb;            /* its schema ("main", "temp", ...) */
+  char *zStoreTable;    /* the table's name inside the store */
+  char *zMissing;       /* why the store table could not be opened (set
+                        ** when pTab is NULL) */
+  wcs_table *pTab;      /* handle on the store table; NULL if it is missing
+                        ** (then only DROP TABLE works) */
+  const ks_schema *pSchema; /* wcs_table_schema(pTab), or pOwnSchema */
+  ks_schema *pOwnSchema;    /* schema parsed from the arguments, kept when
+                            ** the store table is missing */
+  int bHistory;         /* a HISTORY view: one row per cell */
+  int bOwner;           /* declared with KEY/FAMILY clauses: it created the
+                        ** store table, so DROP TABLE drops it */
+  int bNamed;           /* a TABLE 'name' clause was given */
+  int bInTxn;           /* xBegin seen in the current transaction */
+  int bJoining;         /* xBegin just joined an active store transaction;
+                        ** the next xSavepoint must not re-record a level */
+  /* --- column layout (see the comment on declareTable in vtab.c) */
+  int nField;           /* key fields */
+  int nQual;            /* declared qualifier columns */
+  int nFamily;          /* families */
+  int nCol;             /* declared SQL columns */
+  int iColQual;         /* first qualifier column (main table) */
+  int iColFam;          /* first family JSON column (main table) */
+  int iColKey;          /* _key */
+  int iColTs;           /* _timestamp */
+  int iColFamily;       /* history: family */
+  int iColQualifier;    /* history: qualifier */
+  int iColValue;        /* history: value */
+  int iColLatest;       /* history: hidden latest_n argument */
+  int *aQualOrder;      /* [nQual] declared qualifiers ordered by (family,
+                        ** qualifier bytes), the order cells arrive in */
+  int *aFamQual;        /* [nFamily+1]: family f's entries in aQualOrder are
+                        ** aQualOrder[aFamQual[f] .. aFamQual[f+1]-1] */
+  int *aQualLen;        /* [nQual] strlen of each qualifier name */
+  double nRowEst;       /* cached row estimate for costs */
+  int nEstCalls;        /* xBestIndex calls since nRowEst was refreshed */
+};
+
+/* ---- vtab.c */
+
+/* Find the connected wcs table named zName (case-insensitive), connecting
+** it first if it exists in the schema but was not used yet. On failure
+** returns NULL and sets *pzErr (sqlite3_malloc'd). */
+WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr);
+
+/* A transaction to write through for the SQL functions: the store's
+** shared transaction when the current SQLite transaction already writes to
+** this store (*pbOwn = 0), else a new exclusive one (*pbOwn = 1) that the
+** caller commits with wcsEndOwnTxn(). */
+int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *pbOwn);
+int wcsEndOwnTxn(wcs_txn *pTxn, int rc);
+
+/* The transaction reads of this store should go through (NULL: the latest
+** committed state). */
+wcs_txn *wcsReadTxn(WcsStore *pStore);
+
+/* Map a WCS_* code to the SQLite code to return. */
+int wcsToSqlite(int rc);
+
+/* ---- func.c */
+int wcsRegisterFunctions(sqlite3 *db, WcsConn *pConn);
+/* starts_with(a, b): 1 if the bytes of a begin with the bytes of b. Also
+** the implementation xFindFunction hands SQLite for table columns. */
+void wcsStartsWithFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+/* ---- value.c */
+
+/* A value on its way into a cell: an SQL value or a JSON member. */
+#define WCSV_NULL 0
+#define WCSV_INT 1
+#define WCSV_REAL 2
+#define WCSV_TEXT 3
+#define WCSV_BLOB 4
+#define WCSV_JSON 5 /* p,n: JSON text of an object or array */
+typedef struct WcsVal {
+  int eType;         /* WCSV_* */
+  sqlite3_int64 i;   /* WCSV_INT */
+  double r;          /* WCSV_REAL */
+  const uint8_t *p;  /* TEXT, BLOB, JSON bytes (borrowed) */
+  int n;
+} WcsVal;
+
+/* Fill *pV from an SQL value (pointers borrowed from pVal). */
+void wcsValFromSql(WcsVal *pV, sqlite3_value *pVal);
+
+/* 1 if p[0..n-1] is valid UTF-8 (no surrogates, no overlongs). */
+int wcsUtf8Valid(const uint8_t *p, int n);
+
+/* Encode v for declared qualifier pQual (NULL: an undeclared qualifier)
+** into pOut (cleared first). WCS_MISMATCH with *pzErr naming zCol on a value
+** the type cannot hold. */
+int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
+                  const char *zCol, char **pzErr);
+
+/* Set the SQL result for a cell value of declared qualifier pQual (NULL:
+** undeclared: TEXT if valid UTF-8, else BLOB; eAgg the family's KS_AGG_*: SUM,
+** MIN and MAX states are INT64). Bytes that do not decode
+** under the declared type come back as a BLOB. */
+void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
+                   const void *p, size_t n);
+
+/* Append the JSON object of one family's latest cells aCell[0..nCell-1]
+** (qualifiers ascending, one cell per qualifier) to pOut. */
+int wcsFamilyJson(wcs_buf *pOut, const ks_schema *pSchema, int iFamily,
+                  const wcs_cell *aCell, int nCell);
+
+/* Append a JSON string for bytes p[0..n-1]; bytes that are not valid UTF-8
+** become \udcXX escapes (the qualifier-name convention). */
+int wcsJsonString(wcs_buf *pOut, const uint8_t *p, size_t n);
+
+/* Append the JSON form of an undeclared cell value (string or
+** {"$hex":"..."}). */
+int wcsJsonBytes(wcs_buf *pOut, const uint8_t *p, size_t n);
+
+/* One member of a JSON object written into a family column. */
+typedef struct WcsMember {
+  uint8_t *pKey;     /* decoded qualifier bytes (points into the arena) */
+  int nKey;
+  WcsVal v;          /* the value; TEXT/BLOB/JSON point into the arena or
+                     ** the input */
+} WcsMember;
+typedef struct WcsObject {
+  int nMember;
+  WcsMember *aMember; /* sqlite3_malloc'd */
+  wcs_buf arena;      /* decoded strings */
+} WcsObject;
+
+/* Parse JSON text z[0..n-1], which must be an object, into pObj. On error
+** WCS_MISMATCH and *pzErr (sqlite3_malloc'd). Free with wcsObjectClear. */
+int wcsParseObject(const char *z, int n, WcsObject *pObj, char **pzErr);
+void wcsObjectClear(WcsObject *pObj);
+
+/* 1 if z[0..n-1] is one valid JSON value (surrounding space allowed). */
+int wcsJsonValid(const char *z, int n);
+
+/* Parse JSON text that must be an object and call xKey for each key
+** (decoded bytes), for map_keys(). */
+int wcsJsonKeys(const char *z, int n, void *pCtx,
+                int (*xKey)(void *, const uint8_t *, int), char **pzErr);
+
+/* Text to number as SQLite's numeric affinity does: returns WCSV_INT or
+** WCSV_REAL (filling *pi / *pr), or WCSV_TEXT if it is not a number. */
+int wcsTextToNumber(const uint8_t *p, int n, sqlite3_int64 *pi, double *pr);
+
+#endif /* WCS_VTAB_H */
