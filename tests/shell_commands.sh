@@ -115,8 +115,9 @@ out=$("$WCS" --version)
 check_has "--version" "$out" "wcs "
 
 # default database: wcs.db in the current directory, store beside it
-mkdir -p def && (cd def && "$WCS" "CREATE VIRTUAL TABLE d USING wcs(FAMILY f)" \
-  "INSERT INTO d(_key, f) VALUES ('k', json_object('q', 'v'))" >/dev/null)
+mkdir -p def && (cd def && printf '%s\n' \
+  "CREATE VIRTUAL TABLE d USING wcs(FAMILY f);" \
+  "INSERT INTO d(_key, f) VALUES ('k', json_object('q', 'v'));" | "$WCS" >/dev/null)
 check_rc "default database is wcs.db" 0 test -f def/wcs.db
 check_rc "its store is wcs.db.wcs/" 0 test -d def/wcs.db.wcs
 
