@@ -239,7 +239,12 @@ int shell_attach_all(Shell *p) {
     if (vtab_target((const char *)sqlite3_column_text(pStmt, 0),
                     (const char *)sqlite3_column_text(pStmt, 1), &zTable,
                     &bHistory)) {
-      char **a = realloc(c.azHave, sizeof(char *) * (size_t)(c.nHave + 1));
+      char **a;
+      if (bHistory) { /* a history view does not show the table itself */
+        free(zTable);
+        continue;
+      }
+      a = realloc(c.azHave, sizeof(char *) * (size_t)(c.nHave + 1));
       if (!a) {
         free(zTable);
         break;

@@ -192,8 +192,8 @@ con.execute("PRAGMA writable_schema=ON")
 con.execute("DELETE FROM sqlite_schema WHERE name='metrics'")
 con.commit()
 EOF
-out=$("$WCS" w.db ".tables")
-check_has "a store table missing from the database is attached again" "$out" "metrics"
+out=$("$WCS" w.db ".tables metrics")
+check_eq "a store table missing from the database is attached again" "$out" "metrics"
 out=$("$WCS" w.db "SELECT count(*) FROM metrics")
 check_eq "the attached table reads the store" "$out" "3"
 
