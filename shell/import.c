@@ -144,6 +144,16 @@ static int bad(Importer *imp, const char *zFmt, ...) {
   return IMP_BAD;
 }
 
+/* A NUL-terminated copy of n bytes that may themselves hold NULs. */
+static char *memdup(const void *p, size_t n) {
+  char *z = malloc(n + 1);
+  if (z) {
+    if (n) memcpy(z, p, n);
+    z[n] = 0;
+  }
+  return z;
+}
+
 /* Printable form of bytes for messages (malloc'd, cut at 60 chars). */
 static char *printable(const void *p, size_t n) {
   char *z = wcs_escape(p, n, 60);
@@ -1001,7 +1011,7 @@ static int run_csv(Importer *imp, const char *zTable) {
         }
         aCol[i].eKind = COL_CELL;
         aCol[i].iFam = iCurFam;
-        aCol[i].zQual = strndup(z, n);
+        aCol[i].zQual = memdup(z, n);
         aCol[i].nQual = n;
         continue;
       }
@@ -1033,7 +1043,7 @@ static int run_csv(Importer *imp, const char *zTable) {
           }
           aCol[i].eKind = COL_CELL;
           aCol[i].nQual = n - (size_t)(zColon - z) - 1;
-          aCol[i].zQual = strndup(zColon + 1, aCol[i].nQual);
+          aCol[i].zQual = memdup(zColon + 1, aCol[i].nQual);
         } else if (iQual >= 0) {
           aCol[i].eKind = COL_CELL;
           aCol[i].iFam = imp->pSchema->aQual[iQual].iFamily;
@@ -1274,16 +1284,32 @@ static int json_parse(Importer *imp, const char *zLine, size_t nLine,
     shell_error(imp->p, "out of memory");
     return rc;
   }
-  /* Link children to parents (ids increase from parent to child). */
-  for (i = d->n - 1; i >= 1; i--) {
-    int j;
-    for (j = i - 1; j >= 0; j--) {
-      if (d->a[j].id == d->a[i].parent) {
+  /* Link children to parents, keeping source order: walk backwards and
+  ** prepend. json_tree ids are node indexes, so an array maps id -> node. */
+  if (d->n > 0) {
+    int maxId = 0, *aMap;
+    for (i = 0; i < d->n; i++) {
+      if (d->a[i].id > maxId) maxId = d->a[i].id;
+    }
+    aMap = malloc(sizeof(int) * (size_t)(maxId + 1));
+    if (!aMap) {
+      shell_error(imp->p, "out of memory");
+      return IMP_FAIL;
+    }
+    for (i = 0; i <= maxId; i++) aMap[i] = -1;
+    for (i = 0; i < d->n; i++) {
+      if (d->a[i].id >= 0) aMap[d->a[i].id] = i;
+    }
+    for (i = d->n - 1; i >= 1; i--) {
+      int j = d->a[i].parent >= 0 && d->a[i].parent <= maxId
+                  ? aMap[d->a[i].parent]
+                  : -1;
+      if (j >= 0) {
         d->a[i].iNext = d->a[j].iFirst;
         d->a[j].iFirst = i;
-        break;
       }
     }
+    free(aMap);
   }
   if (d->n == 0 || d->a[0].eType != J_OBJECT) {
     return bad(imp, "not a JSON object");
@@ -1404,22 +1430,15 @@ static int ddb_to_json(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
     int bFirst = 1;
     if (v->eType != J_OBJECT) return bad(imp, "M value is not an object");
     if (wcs_buf_append(b, "{", 1)) return IMP_FAIL;
-    /* Children are linked newest first; emit in source order. */
-    {
-      int aIdx[4096], nIdx = 0;
-      for (i = v->iFirst; i >= 0 && nIdx < 4096; i = d->a[i].iNext) {
-        aIdx[nIdx++] = i;
+    for (i = v->iFirst; i >= 0 && rc == IMP_OK; i = d->a[i].iNext) {
+      JNode *c = &d->a[i];
+      if (!bFirst && wcs_buf_append(b, ",", 1)) return IMP_FAIL;
+      bFirst = 0;
+      if (shell_json_string(b, c->zKey, strlen(c->zKey)) ||
+          wcs_buf_append(b, ":", 1)) {
+        return IMP_FAIL;
       }
-      while (nIdx-- > 0 && rc == IMP_OK) {
-        JNode *c = &d->a[aIdx[nIdx]];
-        if (!bFirst && wcs_buf_append(b, ",", 1)) return IMP_FAIL;
-        bFirst = 0;
-        if (shell_json_string(b, c->zKey, strlen(c->zKey)) ||
-            wcs_buf_append(b, ":", 1)) {
-          return IMP_FAIL;
-        }
-        rc = ddb_to_json(imp, d, aIdx[nIdx], b, nDepth + 1);
-      }
+      rc = ddb_to_json(imp, d, i, b, nDepth + 1);
     }
     if (rc == IMP_OK && wcs_buf_append(b, "}", 1)) return IMP_FAIL;
     return rc;
@@ -1427,19 +1446,14 @@ static int ddb_to_json(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
   if (strcmp(zT, "L") == 0 || strcmp(zT, "SS") == 0 || strcmp(zT, "NS") == 0 ||
       strcmp(zT, "BS") == 0) {
     int bFirst = 1;
-    int aIdx[4096], nIdx = 0;
     if (v->eType != J_ARRAY) return bad(imp, "%s value is not an array", zT);
-    for (i = v->iFirst; i >= 0 && nIdx < 4096; i = d->a[i].iNext) {
-      aIdx[nIdx++] = i;
-    }
-    if (i >= 0) return bad(imp, "%s value has more than 4096 elements", zT);
     if (wcs_buf_append(b, "[", 1)) return IMP_FAIL;
-    while (nIdx-- > 0 && rc == IMP_OK) {
-      JNode *c = &d->a[aIdx[nIdx]];
+    for (i = v->iFirst; i >= 0 && rc == IMP_OK; i = d->a[i].iNext) {
+      JNode *c = &d->a[i];
       if (!bFirst && wcs_buf_append(b, ",", 1)) return IMP_FAIL;
       bFirst = 0;
       if (zT[0] == 'L') {
-        rc = ddb_to_json(imp, d, aIdx[nIdx], b, nDepth + 1);
+        rc = ddb_to_json(imp, d, i, b, nDepth + 1);
       } else if (c->eType != J_TEXT) {
         rc = bad(imp, "%s elements must be strings", zT);
       } else if (zT[0] == 'N') {
@@ -1642,16 +1656,8 @@ static int route_member(Importer *imp, const char *zName, int *piFam,
 /* The "cells" form written by .export ... jsonl: {"_key": ..., "cells":
 ** [{"family", "qualifier", "timestamp", "value"}, ...]}. */
 static int jsonl_cells(Importer *imp, JDoc *d, int iCells, wcs_buf *b) {
-  int i, rc = IMP_OK, bSkip;
-  int aIdx[65536 / 4], nIdx = 0;
-  for (i = d->a[iCells].iFirst; i >= 0; i = d->a[i].iNext) {
-    if (nIdx == (int)(sizeof(aIdx) / sizeof(aIdx[0]))) {
-      return bad(imp, "more than %d cells in one line", nIdx);
-    }
-    aIdx[nIdx++] = i;
-  }
-  while (nIdx-- > 0 && rc == IMP_OK) {
-    int iC = aIdx[nIdx];
+  int iC, rc = IMP_OK, bSkip;
+  for (iC = d->a[iCells].iFirst; iC >= 0 && rc == IMP_OK; iC = d->a[iC].iNext) {
     int iF = jchild(d, iC, "family"), iQ = jchild(d, iC, "qualifier");
     int iT = jchild(d, iC, "timestamp"), iV = jchild(d, iC, "value");
     int iFam;
@@ -1744,22 +1750,8 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
 
   /* Members → cells, in source order. */
   {
-    int *aIdx = 0, nIdx = 0, nAlloc = 0;
-    for (i = d->a[0].iFirst; i >= 0; i = d->a[i].iNext) {
-      if (nIdx == nAlloc) {
-        int *a = realloc(aIdx, sizeof(int) * (size_t)(nAlloc ? nAlloc * 2 : 32));
-        if (!a) {
-          free(aIdx);
-          shell_error(imp->p, "out of memory");
-          return IMP_FAIL;
-        }
-        aIdx = a;
-        nAlloc = nAlloc ? nAlloc * 2 : 32;
-      }
-      aIdx[nIdx++] = i;
-    }
-    while (nIdx-- > 0 && rc == IMP_OK) {
-      JNode *nd = &d->a[aIdx[nIdx]];
+    for (i = d->a[0].iFirst; i >= 0 && rc == IMP_OK; i = d->a[i].iNext) {
+      JNode *nd = &d->a[i];
       const char *zName = nd->zKey;
       int iFam, iFamObj;
       const char *zQual;
@@ -1787,13 +1779,12 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
       }
       rc = route_member(imp, zName, &iFam, &zQual);
       if (rc) break;
-      rc = json_member_bytes(imp, d, aIdx[nIdx], b, &bSkip);
+      rc = json_member_bytes(imp, d, i, b, &bSkip);
       if (rc == IMP_OK && !bSkip) {
         rc = add_text_cell(imp, iFam, zQual, strlen(zQual), (const char *)b->a,
                            b->n, default_ts(imp));
       }
     }
-    free(aIdx);
   }
   return rc;
 }
@@ -1802,7 +1793,6 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
 static int ddb_record(Importer *imp, JDoc *d, wcs_buf *b) {
   int iItem = jchild(d, 0, "Item");
   int i, rc, bSkip;
-  int *aIdx = 0, nIdx = 0, nAlloc = 0;
   if (iItem < 0 || d->a[iItem].eType != J_OBJECT) {
     return bad(imp, "no \"Item\" object (a DynamoDB export line is "
                "{\"Item\": {...}})");
@@ -1810,32 +1800,18 @@ static int ddb_record(Importer *imp, JDoc *d, wcs_buf *b) {
   if (!imp->o.zKey) return bad(imp, "DynamoDB imports need key=TEMPLATE");
   rc = key_from_template(imp, d, 1, iItem, b);
   if (rc) return rc;
-  for (i = d->a[iItem].iFirst; i >= 0; i = d->a[i].iNext) {
-    if (nIdx == nAlloc) {
-      int *a = realloc(aIdx, sizeof(int) * (size_t)(nAlloc ? nAlloc * 2 : 32));
-      if (!a) {
-        free(aIdx);
-        shell_error(imp->p, "out of memory");
-        return IMP_FAIL;
-      }
-      aIdx = a;
-      nAlloc = nAlloc ? nAlloc * 2 : 32;
-    }
-    aIdx[nIdx++] = i;
-  }
-  while (nIdx-- > 0 && rc == IMP_OK) {
-    JNode *nd = &d->a[aIdx[nIdx]];
+  for (i = d->a[iItem].iFirst; i >= 0 && rc == IMP_OK; i = d->a[i].iNext) {
+    JNode *nd = &d->a[i];
     int iFam;
     const char *zQual;
     if (!imp->o.bKeepKeyAttrs && in_template(imp, nd->zKey)) continue;
     rc = route_member(imp, nd->zKey, &iFam, &zQual);
     if (rc) break;
-    rc = ddb_cell_bytes(imp, d, aIdx[nIdx], b, &bSkip);
+    rc = ddb_cell_bytes(imp, d, i, b, &bSkip);
     if (rc || bSkip) continue;
     rc = add_text_cell(imp, iFam, zQual, strlen(zQual), (const char *)b->a,
                        b->n, default_ts(imp));
   }
-  free(aIdx);
   return rc;
 }
 

@@ -16,10 +16,15 @@ if [ ! -x "$WCS" ]; then
   exit 1
 fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wcs-shell-test.XXXXXX")
-CLEANUP_PIDS=""
+CLEANUP_PIDS=""   # processes the test started: killed by PID at exit
+CLEANUP_CMDS=""   # commands to run at exit (e.g. stop a tmux server)
 cleanup() {
   local pid
-  for pid in $CLEANUP_PIDS; do kill "$pid" 2>/dev/null; done
+  [ -n "$CLEANUP_CMDS" ] && eval "$CLEANUP_CMDS"
+  for pid in $CLEANUP_PIDS; do
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT

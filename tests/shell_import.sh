@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# shell_import.sh — imports and exports through the wcs shell: cbt CSV round
+# trips (cbt CSV -> wcs -> cbt CSV, byte for byte), CSV with a header into
+# a keyed table with typed columns, JSON lines, a DynamoDB export with every
+# attribute type, malformed input (stop and keep, or skip and count), and
+# exports in every format re-imported exactly.
+# Run: bash tests/shell_import.sh BUILD
+source "$(dirname "$0")/data/shell-lib.bash" "$1"
+
+# canonical order of a cbt CSV: header rows, then lines sorted by row key
+# (stable, so the lines of one row keep their order).
+canon() {
+  python3 - "$1" <<'EOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8')))
+head, body = rows[:2], rows[2:]
+body = sorted(body, key=lambda r: r[0].encode())
+w = csv.writer(sys.stdout, lineterminator='\n')
+for r in head + body:
+    w.writerow(r)
+EOF
+}
+
+# every cell of a table, via the history view, as hex so bytes compare
+cells() {
+  "$WCS" "$1" "CREATE VIRTUAL TABLE IF NOT EXISTS h_$2 USING wcs(TABLE '$2', HISTORY)" \
+    "SELECT hex(_key), family, hex(qualifier), _timestamp, hex(value) FROM h_$2
+     ORDER BY 1, 2, 3, 4 DESC"
+}
+
+# ---- cbt CSV -> wcs -> cbt CSV
+out=$("$WCS" rt.db ".import $DATA/telemetry.cbt.csv tele timestamp=value-encoded")
+check_has "cbt import creates the table" "$out" "created table tele"
+check_has "cbt import reports rows, cells and rate" "$out" \
+  "imported 33 rows (131 cells) into tele in"
+check_has "cbt import reports rows/s" "$out" "rows/s"
+out=$("$WCS" rt.db ".schema tele")
+check_has "the families come from the header, in order" "$out" \
+  "FAMILY stats_summary,
+  FAMILY cell_plan"
+"$WCS" rt.db ".export tele out1.cbt.csv" >/dev/null
+canon "$DATA/telemetry.cbt.csv" >expected.csv
+if cmp -s expected.csv out1.cbt.csv; then
+  ok "cbt CSV -> wcs -> cbt CSV gives the same file (rows in key order)"
+else
+  not_ok "cbt CSV -> wcs -> cbt CSV gives the same file" "$(diff expected.csv out1.cbt.csv | head -20)"
+fi
+out=$("$WCS" rt.db ".mode list" "SELECT count(*) FROM tele")
+check_eq "33 lines hold 31 rows (versions share a row)" "$out" "31"
+out=$("$WCS" rt.db ".mode list" \
+  "SELECT count(*) FROM h_tele WHERE qualifier = 'os_build'" 2>/dev/null ||
+  "$WCS" rt.db "CREATE VIRTUAL TABLE h_tele USING wcs(TABLE 'tele', HISTORY)" \
+    "SELECT count(*) FROM h_tele WHERE qualifier = 'os_build'")
+check_eq "the extra lines are older versions" "$out" "33"
+
+# the same file into a table with a key schema: keys decode into fields
+"$WCS" keyed.db "CREATE VIRTUAL TABLE telemetry USING wcs(
+  KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',
+  FAMILY stats_summary, FAMILY cell_plan)" >/dev/null
+"$WCS" keyed.db ".import $DATA/telemetry.cbt.csv telemetry timestamp=value-encoded" >/dev/null
+out=$("$WCS" keyed.db ".mode list" "SELECT day FROM telemetry
+  WHERE device = 'phone' AND id = '4c410523' AND day BETWEEN 20190502 AND 20190504")
+check_eq "imported keys decode into key fields" "$out" "20190502
+20190503
+20190504"
+out=$("$WCS" keyed.db ".mode list" "SELECT stats_summary ->> 'os_build' FROM telemetry
+  WHERE device = 'tablet' AND id = 'a0b81f74' AND day = 20190601")
+check_eq "quoted CSV values arrive intact" "$out" 'build "beta", Zürich'
+printf ',f\n,q\nphone#x#2019,v\nnot-a-key,v\n' >badkey.cbt.csv
+"$WCS" keyed.db "CREATE VIRTUAL TABLE t2 USING wcs(
+  KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY f)" >/dev/null
+"$WCS" keyed.db ".import badkey.cbt.csv t2" >out.txt 2>err.txt
+check_has "a row key that does not match the key schema stops the import" \
+  "$(cat err.txt)" "badkey.cbt.csv line 3:"
+check_has "... naming the key" "$(cat err.txt)" "phone#x#2019"
+
+# export -> import -> export is a fixed point, and the cells are identical
+"$WCS" rt.db ".import out1.cbt.csv tele2 timestamp=value-encoded" >/dev/null
+"$WCS" rt.db ".export tele2 out2.cbt.csv" >/dev/null
+check_rc "re-exported cbt CSV is identical" 0 cmp out1.cbt.csv out2.cbt.csv
+check_eq "every cell (key, family, qualifier, timestamp, bytes) survives" \
+  "$(cells rt.db tele2)" "$(cells rt.db tele)"
+
+# cbt CSV with a qualifier row only and column-family=
+printf ',a,b\nr1,1,2\nr2,,3\n' >onerow.cbt.csv
+out=$("$WCS" rt.db ".import onerow.cbt.csv single column-family=cf timestamp=1000")
+check_has "one header row with column-family=" "$out" "imported 2 rows (3 cells)"
+out=$("$WCS" rt.db ".mode list" "SELECT _key, cf ->> 'a', cf ->> 'b' FROM single")
+check_eq "... cells land in that family" "$out" "r1|1|2
+r2||3"
+out=$(cells rt.db single | cut -d'|' -f4 | sort -u)
+check_eq "timestamp=N sets every cell's timestamp" "$out" "1000"
+
+# ---- jsonl and csv exports re-import exactly
+for fmt in jsonl csv; do
+  "$WCS" rt.db ".export tele out.$fmt $fmt" >/dev/null
+  "$WCS" rt.db ".import out.$fmt tele_$fmt timestamp=value-encoded" >/dev/null 2>err.txt
+  check_eq "$fmt export re-imports without errors" "$(cat err.txt)" ""
+  check_eq "$fmt export -> import reproduces every cell" \
+    "$(cells rt.db tele_$fmt)" "$(cells rt.db tele)"
+done
+out=$(head -1 out.csv)
+check_eq "csv export header: _key then family:qualifier" "$out" \
+  "_key,stats_summary:connected_cell,stats_summary:connected_wifi,stats_summary:os_build,cell_plan:data_plan_01gb,cell_plan:data_plan_05gb"
+"$WCS" keyed.db ".export telemetry keyed.csv csv" >/dev/null
+out=$(head -1 keyed.csv | cut -d, -f1-4)
+check_eq "csv export of a keyed table names the key fields" "$out" \
+  "device,id,day,stats_summary:connected_cell"
+
+# binary values and keys survive every format
+"$WCS" bin.db "CREATE VIRTUAL TABLE b USING wcs(FAMILY f)" >/dev/null
+python3 - bin.jsonl <<'EOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    f.write(json.dumps({"_key": {"hex": "00ff0a2c22"}, "cells": [
+        {"family": "f", "qualifier": {"hex": "0001"}, "timestamp": 5,
+         "value": {"hex": "ffd8000d0a"}},
+        {"family": "f", "qualifier": "text", "timestamp": 7, "value": "a,\"b\"\nc"},
+        {"family": "f", "qualifier": "empty", "timestamp": 9, "value": ""}]}) + "\n")
+EOF
+"$WCS" bin.db ".import bin.jsonl b" >/dev/null
+for fmt in cbt csv jsonl; do
+  "$WCS" bin.db ".export b bin.$fmt $fmt" >/dev/null
+  "$WCS" bin.db ".import bin.$fmt b_$fmt format=$fmt timestamp=value-encoded" >/dev/null 2>err.txt
+  check_eq "binary keys, qualifiers and values survive $fmt" \
+    "$(cells bin.db b_$fmt)" "$(cells bin.db b)"
+done
+check_eq "the binary sample has 3 cells" "$(cells bin.db b | wc -l)" "3"
+
+# ---- CSV with a header into a keyed table with typed columns
+"$WCS" p.db "CREATE VIRTUAL TABLE products USING wcs(
+  KEY (category STRING, subcategory STRING, brand STRING) DELIMITED BY '#',
+  FAMILY info (price INT64, color STRING))" >/dev/null
+out=$("$WCS" p.db ".import $DATA/products.csv products")
+check_has "csv import" "$out" "imported 6 rows"
+out=$("$WCS" p.db ".mode list" "SELECT brand, price, color FROM products
+  WHERE category = 'hats' AND subcategory = 'fedoras'")
+check_eq "key fields and typed columns from a CSV header" "$out" "brandA|120|black
+brandB|95|grey"
+out=$("$WCS" p.db ".mode list" "SELECT typeof(price), sum(price) FROM products")
+check_eq "INT64 columns hold integers" "$out" "integer|358"
+out=$("$WCS" p.db ".mode list" "SELECT brand, info ->> 'note' FROM products
+  WHERE category = 'hats' ORDER BY brand, subcategory")
+check_eq "family:qualifier columns; empty = no cell, \"\" = empty value" "$out" \
+  "brandA|
+brandA|classic
+brandB|
+brandB|wide brim, felt"
+out=$("$WCS" p.db ".mode list" "SELECT count(*) FROM products, json_each(products.info)
+  WHERE category = 'hats' AND subcategory = 'beanies' AND json_each.key = 'note'")
+check_eq "a quoted empty field writes an empty value" "$out" "1"
+printf 'category,subcategory,brand,price\nhats,x,y,cheap\n' >badprice.csv
+"$WCS" p.db ".import badprice.csv products" >/dev/null 2>err.txt
+check_has "a value that does not fit a typed column is malformed" "$(cat err.txt)" \
+  "badprice.csv line 2: value 'cheap' for INT64 column price is not an integer"
+printf 'category,brand,price\nhats,y,1\n' >nokey.csv
+"$WCS" p.db ".import nokey.csv products" >/dev/null 2>err.txt
+check_has "a header without every key field is refused" "$(cat err.txt)" \
+  "neither _key nor every key field"
+
+# ---- JSON lines
+"$WCS" j.db "CREATE VIRTUAL TABLE users USING wcs(FAMILY profile, FAMILY events, FAMILY misc)" >/dev/null
+out=$("$WCS" j.db ".import $DATA/events.jsonl users family=misc")
+check_has "json lines import (blank lines skipped)" "$out" "imported 3 rows (10 cells)"
+out=$("$WCS" j.db ".mode list" "SELECT _key, profile ->> 'name', events ->> 'last',
+  misc ->> 'score' FROM users ORDER BY _key")
+check_eq "family objects, family:qualifier members, default family" "$out" \
+  "user#0001|Ann|login|12.50
+user#0002|Bob||7
+user#0003||logout|"
+out=$("$WCS" j.db ".mode list" "CREATE VIRTUAL TABLE hu USING wcs(TABLE 'users', HISTORY)" \
+  "SELECT qualifier, value FROM hu WHERE _key = CAST('user#0003' AS BLOB) ORDER BY qualifier")
+check_eq "numbers keep their source text; null writes no cell" "$out" "count|1e3
+last|logout"
+out=$("$WCS" j.db ".mode list" "SELECT value FROM hu WHERE _key = CAST('user#0002' AS BLOB)
+  AND qualifier IN ('langs', 'active') ORDER BY qualifier")
+check_eq "true/false and nested values as JSON text" "$out" 'true
+["en","de"]'
+printf '{"_key":"k1","misc:a":"1"}\n{"_key":"k2",\n{"_key":"k3","misc:a":"3"}\n' >bad.jsonl
+"$WCS" j.db ".import bad.jsonl users" >/dev/null 2>err.txt
+check_has "invalid JSON stops the import with its line" "$(cat err.txt)" \
+  "bad.jsonl line 2: not valid JSON; 1 rows imported before it"
+out=$("$WCS" j.db ".mode list" "SELECT count(*) FROM users WHERE CAST(_key AS TEXT) IN ('k1','k3')")
+check_eq "... keeping the line before it" "$out" "1"
+
+# ---- DynamoDB export with every attribute type
+"$WCS" d.db "CREATE VIRTUAL TABLE orders USING wcs(
+  KEY (customer STRING, order_id STRING) DELIMITED BY '#',
+  FAMILY attrs (qty INT64))" \
+  "CREATE VIRTUAL TABLE orders_h USING wcs(TABLE 'orders', HISTORY)" >/dev/null
+out=$("$WCS" d.db ".import $DATA/dynamodb-export.json orders key={pk}#{sk} family=attrs")
+check_has "dynamodb import" "$out" "imported 3 rows"
+out=$("$WCS" d.db ".mode list" "SELECT customer, order_id, qty FROM orders ORDER BY 1, 2")
+check_eq "key template {pk}#{sk}; N into a typed INT64 column" "$out" \
+  "cust-001|2020-05-01-a|3
+cust-001|2020-05-02-b|-1
+cust-002|2020-05-01-c|12"
+q() {
+  "$WCS" d.db ".mode list" "SELECT CAST(value AS TEXT) FROM orders_h
+    WHERE customer = '$1' AND order_id = '$2' AND qualifier = '$3'"
+}
+check_eq "N keeps its exact decimal text" "$(q cust-001 2020-05-01-a total)" "12.50"
+check_eq "N: a long decimal is exact" "$(q cust-002 2020-05-01-c total)" \
+  "99999999999999999999.99"
+check_eq "BOOL" "$(q cust-001 2020-05-01-a paid) $(q cust-001 2020-05-02-b paid)" "true false"
+check_eq "NULL writes no cell" "$(q cust-001 2020-05-01-a note)" ""
+check_eq "B is decoded from base64" "$(q cust-001 2020-05-01-a blob)" "hello"
+out=$("$WCS" d.db ".mode list" "SELECT count(*), length(value) FROM orders_h
+  WHERE customer = 'cust-002' AND qualifier = 'blob'")
+check_eq "an empty B is an empty value" "$out" "1|0"
+check_eq "SS becomes a JSON array" "$(q cust-001 2020-05-01-a tags)" '["new","gift"]'
+check_eq "NS keeps the numbers' text" "$(q cust-001 2020-05-01-a sizes)" '[1,2.50,-3e2]'
+check_eq "BS keeps base64 strings" "$(q cust-001 2020-05-01-a bins)" '["AAE=","/w=="]'
+check_eq "M becomes a JSON object" "$(q cust-001 2020-05-01-a addr)" \
+  '{"city":"Zürich","zip":8001}'
+check_eq "L becomes a JSON array (nested types unwrapped)" \
+  "$(q cust-001 2020-05-01-a items)" '["hat",2,false,null,{"x":1.0}]'
+check_eq "key attributes are not cells by default" "$(q cust-001 2020-05-01-a pk)" ""
+out=$("$WCS" d.db ".mode list" "SELECT json_extract(attrs, '\$.addr') IS NOT NULL
+  FROM orders WHERE customer = 'cust-001' AND order_id = '2020-05-01-a'")
+check_eq "the family column shows the attributes" "$out" "1"
+"$WCS" d2.db ".import $DATA/dynamodb-export.json o2 key={pk}#{sk} map=total:sums,qty:sums:quantity family=rest" >/dev/null
+out=$("$WCS" d2.db ".mode list" "SELECT sums ->> 'total', sums ->> 'quantity', rest ->> 'paid'
+  FROM o2 WHERE _key = CAST('cust-001#2020-05-01-a' AS BLOB)")
+check_eq "map= routes attributes to families and qualifiers" "$out" "12.50|3|true"
+"$WCS" d2.db ".import $DATA/dynamodb-export.json o3 family=x" >/dev/null 2>err.txt
+check_has "a DynamoDB import needs a key template" "$(cat err.txt)" "key=TEMPLATE"
+printf '{"Item":{"pk":{"S":"a"},"v":{"N":"1x"}}}\n' >badddb.json
+"$WCS" d2.db ".import badddb.json o4 key={pk} family=f" >/dev/null 2>err.txt
+check_has "a malformed N is reported" "$(cat err.txt)" "badddb.json line 1: attribute v"
+printf '{"Item":{"pk":{"S":"a"},"v":{"Q":"1"}}}\n' >badddb2.json
+"$WCS" d2.db ".import badddb2.json o4 key={pk} family=f" >/dev/null 2>err.txt
+check_has "an unknown type is reported" "$(cat err.txt)" 'unknown DynamoDB type "Q"'
+
+# ---- malformed lines: stop and keep, or skip and count
+"$WCS" bad.db ".import $DATA/bad.cbt.csv t batch=1" >out.txt 2>err.txt
+rc=$?
+check_eq "a malformed line fails the import" "$rc" "1"
+check_has "... naming the line and the reason" "$(cat err.txt)" \
+  "bad.cbt.csv line 5: unterminated quoted field"
+check_has "... and what was kept" "$(cat err.txt)" "2 rows imported before it"
+out=$("$WCS" bad.db ".mode list" "SELECT group_concat(_key) FROM t")
+check_eq "rows before the bad line are committed" "$out" "r1,r2"
+"$WCS" bad.db ".import $DATA/bad-fields.cbt.csv t2" >/dev/null 2>err.txt
+check_has "a wrong field count stops the import" "$(cat err.txt)" \
+  "bad-fields.cbt.csv line 4: 2 fields, expected 3"
+out=$("$WCS" bad.db ".import $DATA/bad-fields.cbt.csv t3 skip-bad=yes" 2>err.txt)
+check_has "skip-bad=yes imports the good lines" "$out" "imported 3 rows"
+check_has "... and counts the bad ones" "$out" "2 bad lines skipped"
+check_has "... reporting each on stderr" "$(cat err.txt)" "bad-fields.cbt.csv line 6: 4 fields, expected 3 as in the header (skipped)"
+out=$("$WCS" bad.db ".mode list" "SELECT group_concat(_key) FROM t3")
+check_eq "skip-bad keeps the rows around the bad lines" "$out" "r1,r3,r5"
+"$WCS" bad.db ".import nosuch.csv t4" >/dev/null 2>err.txt
+check_has "a missing file is an error" "$(cat err.txt)" "cannot open nosuch.csv"
+"$WCS" bad.db ".import $DATA/bad-fields.cbt.csv t5 frob=1" >/dev/null 2>err.txt
+check_has "unknown options are refused" "$(cat err.txt)" 'unknown option "frob"'
+"$WCS" bad.db "BEGIN" ".import $DATA/products.csv t6 family=f" >/dev/null 2>err.txt
+check_has "no import inside an open transaction" "$(cat err.txt)" "open transaction"
+
+# ---- the command-line forms
+out=$("$WCS" import cli.db tele "$DATA/telemetry.cbt.csv" timestamp=value-encoded)
+check_has "wcs import DB TABLE FILE" "$out" "imported 33 rows"
+"$WCS" export cli.db tele cli.cbt.csv >/dev/null
+check_rc "wcs export DB TABLE FILE" 0 cmp cli.cbt.csv out1.cbt.csv
+out=$("$WCS" export cli.db tele - jsonl | head -1 | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["_key"], len(d["cells"]))')
+check_eq "export to standard output" "$out" "phone#4c410523#20190501 5"
+
+finish

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# shell_keyviz.sh — the key-distribution picture: .keyviz and `wcs keyviz`
+# write well-formed SVG (python3's xml.etree parses it) with the expected
+# key buckets, labels (XML-escaped), heat cells and distribution bars.
+# Run: bash tests/shell_keyviz.sh BUILD
+source "$(dirname "$0")/data/shell-lib.bash" "$1"
+
+# svginfo FILE: facts about the SVG, one "name value" per line
+svginfo() {
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+def cls(c): return [e for e in root.iter() if e.get("class") == c]
+print("root", root.tag.split("}")[1], root.get("width"), root.get("height"))
+print("labels", len(cls("bucket-label")))
+for e in cls("bucket-label"):
+    print("label", e.text)
+print("heat-w", len(cls("heat-w")))
+print("heat-r", len(cls("heat-r")))
+print("dist-rows", len(cls("dist-rows")))
+w = sum(1 for e in cls("heat-w") if e.get("fill") != "#10141f")
+r = sum(1 for e in cls("heat-r") if e.get("fill") != "#10141f")
+print("hot-w", 1 if w else 0)
+print("hot-r", 1 if r else 0)
+print("title", "".join(root.find("s:text", ns).itertext()))
+PY
+}
+
+# a keyed table: buckets by prefix
+"$WCS" k.db "CREATE VIRTUAL TABLE tele USING wcs(
+  KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',
+  FAMILY s (v INT64))" \
+  "WITH RECURSIVE d(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM d WHERE n < 20)
+   INSERT INTO tele(device, id, day, v)
+   SELECT dev, id, 20200500 + n, n FROM d,
+     (SELECT 'phone' AS dev, 'a1' AS id UNION ALL SELECT 'phone', 'b2'
+      UNION ALL SELECT 'tablet', 'c3' UNION ALL SELECT 'watch', 'd4')" \
+  "SELECT count(*) FROM tele WHERE device = 'phone' AND id = 'a1'" >/dev/null
+out=$("$WCS" k.db ".keyviz tele tele.svg")
+check_has ".keyviz writes the file" "$out" "wrote tele.svg: 4 key buckets"
+info=$(svginfo tele.svg)
+check_has "the SVG parses and is an svg root 1200x800" "$info" "root svg 1200 800"
+check_has "one label per prefix bucket" "$info" "labels 4"
+check_has "labels are the key prefixes" "$info" "label phone#a1#"
+check_has "... in key order" "$(echo "$info" | grep '^label' | tr '\n' ' ')" \
+  "label phone#a1# label phone#b2# label tablet#c3# label watch#d4#"
+check_has "rows/bytes bars per bucket" "$info" "dist-rows 4"
+check_has "the title names the table" "$info" "title Key Visualizer: tele"
+nslot=$(echo "$out" | sed -n 's/.* x \([0-9]*\) time slots/\1/p')
+check_eq "heat cells: buckets x slots (writes)" "$(echo "$info" | sed -n 's/^heat-w //p')" "$((4 * nslot))"
+check_eq "heat cells: buckets x slots (reads)" "$(echo "$info" | sed -n 's/^heat-r //p')" "$((4 * nslot))"
+if [ "$nslot" -gt 0 ]; then
+  check_has "the writes show up as heat" "$info" "hot-w 1"
+else
+  not_ok "the engine counted the writes in a time slot"
+fi
+
+# the same through `wcs keyviz` in a new process (counters saved at exit)
+"$WCS" keyviz k.db tele cli.svg >/dev/null
+check_rc "wcs keyviz DB TABLE FILE.svg" 0 test -s cli.svg
+info=$(svginfo cli.svg)
+check_has "counters persist across processes" "$info" "hot-w 1"
+
+# a table without a key schema: equal-row buckets; labels escaped
+"$WCS" r.db "CREATE VIRTUAL TABLE raw USING wcs(FAMILY f)" \
+  "WITH RECURSIVE d(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM d WHERE n < 100)
+   INSERT INTO raw(_key, f) SELECT printf('k<&>\"%03d', n), json_object('q', n) FROM d" \
+  "INSERT INTO raw(_key, f) VALUES (x'0102ff', json_object('q', 'bin'))" >/dev/null
+out=$("$WCS" r.db ".keyviz raw raw.svg buckets=10")
+check_has "buckets=N" "$out" "10 key buckets"
+info=$(svginfo raw.svg)
+check_has "special characters in labels are escaped and parse back" "$info" 'label k<&>"001'
+check_has "bytes that are not printable appear as \\xNN" "$info" 'label \x01\x02\xff'
+
+# an empty table still gives a valid picture
+"$WCS" r.db "CREATE VIRTUAL TABLE empty USING wcs(FAMILY f)" >/dev/null
+"$WCS" r.db ".keyviz empty empty.svg" >/dev/null
+info=$(svginfo empty.svg)
+check_has "an empty table gives a valid SVG" "$info" "root svg"
+
+"$WCS" r.db ".keyviz nosuch x.svg" >/dev/null 2>err.txt
+check_has "a missing table is an error" "$(cat err.txt)" "no such wcs table: nosuch"
+"$WCS" r.db ".keyviz raw x.svg buckets=0" >/dev/null 2>err.txt
+check_has "buckets is checked" "$(cat err.txt)" "buckets=1..200"
+
+finish
