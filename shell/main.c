@@ -277,7 +277,15 @@ int shell_open(Shell *p, const char *zPath) {
 
 void shell_close(Shell *p) {
   g_db = 0;
-  if (p->pEng) wcs_engine_heat_save(p->pEng);
+  if (p->db) {
+    /* Save the key-distribution counters for `wcs keyviz` in a later
+    ** process. While the database is open the module still holds its
+    ** engine, so this opens (shares) that very engine and its counters. */
+    wcs_engine *pEng = 0;
+    int nErr = p->nErr;
+    if (shell_engine(p, 0, &pEng) == 0 && pEng) wcs_engine_heat_save(pEng);
+    p->nErr = nErr;
+  }
   if (p->db) sqlite3_close(p->db);
   p->db = 0;
   shell_close_store(p);
