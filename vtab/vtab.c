@@ -908,13 +908,14 @@ static int rejectsNull(int op) {
 /* Refresh the cached row count and distinct-prefix estimates now and
 ** then: they only steer costs. */
 static double tableRows(WcsTab *pTab) {
-  if (pTab->pTab && (pTab->nEstCalls++ % 256) == 0) {
-    uint64_t n = 0;
-    if (wcs_table_estimate_rows(pTab->pTab, NULL, 0, &n) == WCS_OK) {
-      pTab->nRowEst = (double)n;
-    }
+  uint64_t n = 0;
+  if (pTab->pTab &&
+      wcs_table_estimate_rows(pTab->pTab, NULL, 0, &n) == WCS_OK) {
+    pTab->nRowEst = (double)n;
   }
-  return pTab->nRowEst > 1 ? pTab->nRowEst : 1;
+  /* never assume a tiny table: a seek must always look cheaper than
+  ** reading everything, whatever the statistics say today */
+  return pTab->nRowEst > 1000 ? pTab->nRowEst : 1000;
 }
 
 static double distinctPrefixes(WcsTab *pTab, int nField, double nRow) {
@@ -969,7 +970,10 @@ static void describePlan(sqlite3_str *pStr, WcsTab *pTab, const ks_plan *p,
     break;
   }
   }
-  if (p->nBucket > 0) sqlite3_str_appendf(pStr, " OVER %d BUCKETS", p->nBucket);
+  if (p->nBucket > 0 && p->eKind != KS_PLAN_POINT &&
+      p->eKind != KS_PLAN_MULTI_POINT && p->eKind != KS_PLAN_EMPTY) {
+    sqlite3_str_appendf(pStr, " OVER %d BUCKETS", p->nBucket);
+  }
 }
 
 /* Convert plan ranges for wcs_table_estimate_rows / wcs_cursor_open. */
@@ -1028,7 +1032,7 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
   }
   case KS_PLAN_FULL:
     rows = N;
-    cost = N + SEEK_COST;
+    cost = N + 2 * SEEK_COST;
     break;
   default: {
     double d = distinctPrefixes(pTab, p->nEqField, N);
@@ -1153,6 +1157,12 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     }
     if (pTab->bHistory) {
       int iWhat = -1;
+      const char *zColl = sqlite3_vtab_collation(pInfo, i);
+      if ((iCol == pTab->iColFamily || iCol == pTab->iColQualifier) && zColl &&
+          sqlite3_stricmp(zColl, "BINARY") != 0) {
+        bLimitOk = 0;
+        continue;
+      }
       if (iCol == pTab->iColFamily && pC->op == SQLITE_INDEX_CONSTRAINT_EQ) {
         iWhat = 0;
       } else if (iCol == pTab->iColQualifier &&
@@ -1276,7 +1286,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     double rSkip, cSkip;
     double N = tableRows(pTab);
     planCost(pTab, pPlan, bAllKnown, nInUnknown, &rSkip, &cSkip);
-    if (cSkip < N + SEEK_COST) {
+    if (cSkip < N + 2 * SEEK_COST) {
       bSkip = 1;
     } else {
       ks_plan_free(pPlan);
@@ -1811,51 +1821,54 @@ static int histCell(WcsCursor *p, int iCell) {
 static int cursorStep(WcsCursor *p, int bFirst) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   int rc;
-  if (p->bEof) return SQLITE_OK;
-  if (!bFirst && pTab->bHistory && p->pRow) {
-    p->iCell = histCell(p, p->iCell + 1);
-    if (p->iCell < p->nCell) goto found;
-  }
-  for (;;) {
-    if (!bFirst) {
-      rc = wcs_cursor_next(p->aStream[p->iCur].pCur);
-      if (rc != WCS_OK) return engErr(pTab, rc, pTab->zName);
+  while (!p->bEof) {
+    int bFound = 0;
+    if (!bFirst && pTab->bHistory && p->pRow) {
+      p->iCell = histCell(p, p->iCell + 1);
+      bFound = p->iCell < p->nCell;
+    }
+    while (!bFound) {
+      if (!bFirst) {
+        rc = wcs_cursor_next(p->aStream[p->iCur].pCur);
+        if (rc != WCS_OK) return engErr(pTab, rc, pTab->zName);
+      }
+      bFirst = 0;
+      if (pickStream(p) == 0) {
+        p->bEof = 1;
+        return SQLITE_OK;
+      }
+      rc = loadRow(p);
+      if (rc != SQLITE_OK) return rc;
+      if (p->nResidual) {
+        int bMatch;
+        char *zErr = NULL;
+        rc = residualMatch(p, &bMatch, &zErr);
+        if (rc != SQLITE_OK) {
+          setErr(&pTab->base, "%s", zErr ? zErr : "out of memory");
+          sqlite3_free(zErr);
+          return rc;
+        }
+        if (!bMatch) continue;
+      }
+      if (pTab->bHistory) {
+        p->iCell = histCell(p, 0);
+        if (p->iCell >= p->nCell) continue;
+      }
+      bFound = 1;
     }
     bFirst = 0;
-    if (pickStream(p) == 0) {
+    if (p->nSkip > 0) {
+      p->nSkip--;
+      continue;
+    }
+    if (p->nLimit == 0) {
       p->bEof = 1;
       return SQLITE_OK;
     }
-    rc = loadRow(p);
-    if (rc != SQLITE_OK) return rc;
-    if (p->nResidual) {
-      int bMatch;
-      char *zErr = NULL;
-      rc = residualMatch(p, &bMatch, &zErr);
-      if (rc != SQLITE_OK) {
-        setErr(&pTab->base, "%s", zErr ? zErr : "out of memory");
-        sqlite3_free(zErr);
-        return rc;
-      }
-      if (!bMatch) continue;
-    }
-    if (pTab->bHistory) {
-      p->iCell = histCell(p, 0);
-      if (p->iCell >= p->nCell) continue;
-    }
-    break;
-  }
-found:
-  if (p->nSkip > 0) {
-    p->nSkip--;
-    return cursorStep(p, 0);
-  }
-  if (p->nLimit == 0) {
-    p->bEof = 1;
+    if (p->nLimit > 0) p->nLimit--;
+    p->iRowid++;
     return SQLITE_OK;
   }
-  if (p->nLimit > 0) p->nLimit--;
-  p->iRowid++;
   return SQLITE_OK;
 }
 
@@ -2056,10 +2069,13 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     case 'S': bSkip = 1; break;
     case 'K': bKeysOnly = 1; break;
     case 'F':
-      nFamSel = 0;
+      if (nFamSel < 0) nFamSel = 0;
       for (;;) {
         if (sscanf(zSpec, "%d%n", &a, &nRead) != 1) break;
-        if (a >= 0 && a < s->nFamily && nFamSel < 256) aiFam[nFamSel++] = a;
+        if (a >= 0 && a < s->nFamily) {
+          if (nFamSel >= 0 && nFamSel < 256) aiFam[nFamSel++] = a;
+          else nFamSel = -2; /* too many to list: read them all */
+        }
         zSpec += nRead;
         nRead = 0;
         if (*zSpec != ',') break;
@@ -2227,7 +2243,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     }
   } else if (bKeysOnly) {
     opt.bKeysOnly = 1;
-  } else if (nFamSel >= 0) {
+  } else if (nFamSel > 0) {
     for (i = 0; i < nFamSel; i++) azFam[i] = s->aFamily[aiFam[i]].zName;
     opt.azFamily = azFam;
     opt.nFamily = nFamSel;

@@ -103,7 +103,6 @@ struct WcsTab {
                         ** aQualOrder[aFamQual[f] .. aFamQual[f+1]-1] */
   int *aQualLen;        /* [nQual] strlen of each qualifier name */
   double nRowEst;       /* cached row estimate for costs */
-  int nEstCalls;        /* xBestIndex calls since nRowEst was refreshed */
 };
 
 /* ---- vtab.c */

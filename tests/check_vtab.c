@@ -1,0 +1,649 @@
+/*
+** check_vtab.c — Check suite "vtab": the SQLite module through SQL, linked
+** statically (wcs_register): tables and columns, the JSON conventions of
+** family columns, writes and upserts, transactions and savepoints across
+** tables, errors, history views, SQL functions, and the safety settings
+** (SQLITE_VTAB_DIRECTONLY under SQLITE_DBCONFIG_DEFENSIVE).
+**
+** Plans (EXPLAIN QUERY PLAN) are in check_vtab_plan.c.
+*/
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "wcs.h"
+
+Suite *vtab_suite(void);
+
+/* ---- helpers --------------------------------------------------------- */
+
+static sqlite3 *openDb(const char *zFile) {
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(zFile ? zFile : ":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  return db;
+}
+
+/* Run every statement of zSql; the rows of all of them as "a|b" lines
+** joined by "\n" (BLOBs as x'HEX', NULL as NULL), or "ERROR: message".
+** sqlite3_free the result. */
+static char *run(sqlite3 *db, const char *zSql) {
+  sqlite3_str *pOut = sqlite3_str_new(db);
+  const char *zTail = zSql;
+  int nRow = 0;
+  while (zTail && zTail[0]) {
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, zTail, -1, &pStmt, &zTail);
+    if (rc != SQLITE_OK) {
+      sqlite3_str_reset(pOut);
+      sqlite3_str_appendf(pOut, "ERROR: %s", sqlite3_errmsg(db));
+      return sqlite3_str_finish(pOut);
+    }
+    if (pStmt == NULL) break;
+    while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+      int i;
+      if (nRow++) sqlite3_str_appendall(pOut, "\n");
+      for (i = 0; i < sqlite3_column_count(pStmt); i++) {
+        if (i) sqlite3_str_appendall(pOut, "|");
+        switch (sqlite3_column_type(pStmt, i)) {
+        case SQLITE_NULL: sqlite3_str_appendall(pOut, "NULL"); break;
+        case SQLITE_BLOB: {
+          const unsigned char *p = sqlite3_column_blob(pStmt, i);
+          int n = sqlite3_column_bytes(pStmt, i), k;
+          sqlite3_str_appendall(pOut, "x'");
+          for (k = 0; k < n; k++) sqlite3_str_appendf(pOut, "%02X", p[k]);
+          sqlite3_str_appendall(pOut, "'");
+          break;
+        }
+        default:
+          sqlite3_str_appendall(pOut,
+                                (const char *)sqlite3_column_text(pStmt, i));
+        }
+      }
+    }
+    if (rc != SQLITE_DONE) {
+      sqlite3_str_reset(pOut);
+      sqlite3_str_appendf(pOut, "ERROR: %s", sqlite3_errmsg(db));
+      sqlite3_finalize(pStmt);
+      return sqlite3_str_finish(pOut);
+    }
+    sqlite3_finalize(pStmt);
+  }
+  {
+    char *z = sqlite3_str_finish(pOut);
+    return z ? z : sqlite3_mprintf("");
+  }
+}
+
+static void checkAt(sqlite3 *db, const char *zSql, const char *zWant,
+                    int iLine) {
+  char *zGot = run(db, zSql);
+  ck_assert_msg(strcmp(zGot, zWant) == 0,
+                "line %d: %s\n  got:  %s\n  want: %s", iLine, zSql, zGot,
+                zWant);
+  sqlite3_free(zGot);
+}
+#define CHECK(db, sql, want) checkAt(db, sql, want, __LINE__)
+
+/* The statement fails with a message containing zPart. */
+static void checkErrAt(sqlite3 *db, const char *zSql, const char *zPart,
+                       int iLine) {
+  char *zGot = run(db, zSql);
+  ck_assert_msg(strncmp(zGot, "ERROR: ", 7) == 0 && strstr(zGot, zPart),
+                "line %d: %s\n  got:  %s\n  want an error with: %s", iLine,
+                zSql, zGot, zPart);
+  sqlite3_free(zGot);
+}
+#define CHECK_ERR(db, sql, part) checkErrAt(db, sql, part, __LINE__)
+
+static void okAt(sqlite3 *db, const char *zSql, int iLine) {
+  char *zGot = run(db, zSql);
+  ck_assert_msg(strncmp(zGot, "ERROR: ", 7) != 0, "line %d: %s\n  %s", iLine,
+                zSql, zGot);
+  sqlite3_free(zGot);
+}
+#define OK(db, sql) okAt(db, sql, __LINE__)
+
+static const char *zMetrics =
+    "CREATE VIRTUAL TABLE metrics USING wcs("
+    "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',"
+    "FAMILY stats (cpu INT64, mem INT64, load FLOAT64) MAX VERSIONS 3,"
+    "FAMILY meta)";
+
+/* ---- tables and columns ----------------------------------------------- */
+
+START_TEST(test_columns_follow_the_design) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  /* key fields, qualifier columns, family columns; hidden _key, _timestamp */
+  CHECK(db,
+        "SELECT name, type, hidden, pk FROM pragma_table_xinfo('metrics')",
+        "device|TEXT|0|0\nid|TEXT|0|0\nday|INTEGER|0|0\ncpu|INTEGER|0|0\n"
+        "mem|INTEGER|0|0\nload|REAL|0|0\nstats|TEXT|0|0\nmeta|TEXT|0|0\n"
+        "_key|BLOB|1|1\n_timestamp|INTEGER|1|0");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,load,meta) VALUES "
+         "('phone','4c41',20200501,7,0.5,'{\"os\":\"android\"}')");
+  CHECK(db, "SELECT * FROM metrics",
+        "phone|4c41|20200501|7|NULL|0.5|{\"cpu\":7,\"load\":0.5}|"
+        "{\"os\":\"android\"}");
+  CHECK(db, "SELECT _key, typeof(_timestamp) FROM metrics",
+        "x'70686F6E652334633431233230323030353031'|integer");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_table_without_key_schema_shows_raw_key) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE raw USING wcs(FAMILY cf)");
+  CHECK(db, "SELECT name, hidden, pk FROM pragma_table_xinfo('raw')",
+        "_key|0|1\ncf|0|0\n_timestamp|1|0");
+  OK(db, "INSERT INTO raw(_key, cf) VALUES (x'00ff01', '{\"q\":\"v\"}'), "
+         "('text-key', '{\"a\":\"b\"}')");
+  CHECK(db, "SELECT _key, cf FROM raw",
+        "x'00FF01'|{\"q\":\"v\"}\nx'746578742D6B6579'|{\"a\":\"b\"}");
+  CHECK(db, "SELECT cf ->> 'a' FROM raw WHERE _key = CAST('text-key' AS BLOB)",
+        "b");
+  CHECK_ERR(db, "INSERT INTO raw(cf) VALUES ('{\"q\":1}')",
+            "NOT NULL constraint failed: raw._key");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_typed_columns_store_bigtable_bytes) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
+         "FAMILY f (i INT64, d INT64 DECIMAL(4), r FLOAT64, s STRING, "
+         "b BYTES, j JSON))");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)");
+  OK(db, "INSERT INTO t(k,i,d,r,s,b,j) VALUES "
+         "('a', 258, 7, 1.0, 'x', x'00ff', '{\"n\":[1,2]}')");
+  CHECK(db, "SELECT i, d, r, s, b, j FROM t",
+        "258|7|1.0|x|x'00FF'|{\"n\":[1,2]}");
+  /* INT64 is 8-byte big-endian: wcs_increment (Bigtable's format) works */
+  CHECK(db, "SELECT wcs_increment('t', 'a', 'f', 'i', 1)", "259");
+  CHECK(db, "SELECT i FROM t", "259");
+  /* the family column shows the bytes by type */
+  CHECK(db, "SELECT f FROM t",
+        "{\"b\":{\"$hex\":\"00ff\"},\"d\":7,\"i\":259,\"j\":{\"n\":[1,2]},"
+        "\"r\":1.0,\"s\":\"x\"}");
+  /* numeric text goes into numeric columns; other text is an error */
+  OK(db, "UPDATE t SET i = '12', r = '2.5'");
+  CHECK(db, "SELECT i, r FROM t", "12|2.5");
+  CHECK_ERR(db, "UPDATE t SET i = 'twelve'",
+            "column i is INT64: cannot store TEXT 'twelve'");
+  CHECK_ERR(db, "UPDATE t SET d = 12345", "more than 4 digits");
+  CHECK_ERR(db, "UPDATE t SET j = '{bad'", "not valid JSON");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_family_json_is_lossless_for_bytes) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f)");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)");
+  /* a non-UTF-8 qualifier (\udcff = byte ff), a binary value, a counter */
+  OK(db, "INSERT INTO t(k, f) VALUES ('a', "
+         "'{\"q\\udcff\":\"v\",\"bin\":{\"$hex\":\"00ff10\"},\"n\":5,"
+         "\"s\":\"caf\\u00e9\",\"nul\":null}')");
+  CHECK(db, "SELECT f FROM t",
+        "{\"bin\":{\"$hex\":\"00ff10\"},\"n\":{\"$hex\":\"0000000000000005\"},"
+        "\"q\\udcff\":\"v\",\"s\":\"caf\xc3\xa9\"}");
+  CHECK(db, "SELECT hex(CAST(qualifier AS BLOB)), hex(CAST(value AS BLOB)) "
+            "FROM h ORDER BY 1",
+        "62696E|00FF10\n6E|0000000000000005\n71FF|76\n73|636166C3A9");
+  /* writing the JSON read back gives the same bytes */
+  OK(db, "INSERT INTO t(k, f) SELECT 'b', f FROM t WHERE k = 'a'");
+  CHECK(db, "SELECT count(DISTINCT f) FROM t", "1");
+  CHECK(db, "SELECT map_keys(f) FROM t WHERE k = 'a'",
+        "[\"bin\",\"n\",\"q\\udcff\",\"s\"]");
+  CHECK_ERR(db, "UPDATE t SET f = '[1,2]'", "JSON object");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* ---- writes ----------------------------------------------------------- */
+
+START_TEST(test_insert_is_an_upsert_and_null_deletes) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',20200101,1)");
+  OK(db, "INSERT INTO metrics(device,id,day,mem) VALUES ('p','a',20200101,2)");
+  CHECK(db, "SELECT cpu, mem FROM metrics", "1|2");
+  OK(db, "UPDATE metrics SET cpu = NULL");
+  CHECK(db, "SELECT cpu, mem, stats FROM metrics", "NULL|2|{\"mem\":2}");
+  /* a JSON object sets several qualifiers; JSON null deletes one */
+  OK(db, "UPDATE metrics SET stats = '{\"cpu\":5,\"mem\":null,\"extra\":\"x\"}'");
+  CHECK(db, "SELECT cpu, mem, stats FROM metrics",
+        "5|NULL|{\"cpu\":5,\"extra\":\"x\"}");
+  /* NULL into a family column deletes the family */
+  OK(db, "UPDATE metrics SET stats = NULL, meta = '{\"m\":\"1\"}'");
+  CHECK(db, "SELECT cpu, stats, meta FROM metrics", "NULL|NULL|{\"m\":\"1\"}");
+  /* a row with no cell left is gone */
+  OK(db, "UPDATE metrics SET meta = NULL");
+  CHECK(db, "SELECT count(*) FROM metrics", "0");
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day) VALUES ('p','a',1)",
+            "writes no cell");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_conflict_clauses) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,mem) VALUES ('p','a',1,1,1)");
+  OK(db, "INSERT OR IGNORE INTO metrics(device,id,day,cpu) VALUES "
+         "('p','a',1,9), ('p','b',1,9)");
+  CHECK(db, "SELECT id, cpu, mem FROM metrics", "a|1|1\nb|9|NULL");
+  CHECK_ERR(db, "INSERT OR FAIL INTO metrics(device,id,day,cpu) VALUES "
+                "('p','c',1,3), ('p','a',1,3)",
+            "UNIQUE constraint failed: metrics._key");
+  /* FAIL keeps the rows before the failing one */
+  CHECK(db, "SELECT id FROM metrics", "a\nb\nc");
+  OK(db, "INSERT OR REPLACE INTO metrics(device,id,day,cpu) VALUES "
+         "('p','a',1,7)");
+  CHECK(db, "SELECT id, cpu, mem FROM metrics WHERE id = 'a'", "a|7|NULL");
+  CHECK_ERR(db, "INSERT OR ROLLBACK INTO metrics(device,id,day,cpu) VALUES "
+                "('p','a',1,3)",
+            "UNIQUE constraint failed");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_update_of_key_fields_moves_the_row_with_its_history) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "CREATE VIRTUAL TABLE hist USING wcs(TABLE 'metrics', HISTORY)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',20200101,1,100)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',20200101,2,200)");
+  OK(db, "UPDATE metrics SET day = 20200102 WHERE id = 'a'");
+  CHECK(db, "SELECT device, id, day, cpu FROM metrics", "p|a|20200102|2");
+  CHECK(db, "SELECT day, _timestamp, value FROM hist",
+        "20200102|200|2\n20200102|100|1");
+  /* moving onto an existing row merges (upsert); OR FAIL refuses */
+  OK(db, "INSERT INTO metrics(device,id,day,mem) VALUES ('p','b',1,5)");
+  CHECK_ERR(db, "UPDATE OR FAIL metrics SET id = 'a', day = 20200102 "
+                "WHERE id = 'b'",
+            "UNIQUE constraint failed");
+  OK(db, "UPDATE metrics SET id = 'a', day = 20200102 WHERE id = 'b'");
+  CHECK(db, "SELECT id, day, cpu, mem FROM metrics", "a|20200102|2|5");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_timestamp_column_sets_cell_time) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',1,1,1234567)");
+  CHECK(db, "SELECT _timestamp FROM metrics", "1234567");
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+                "('p','a',1,1,-5)",
+            "_timestamp must be a non-negative integer");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* ---- transactions ------------------------------------------------------ */
+
+START_TEST(test_rollback_spans_tables_of_one_store) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE a USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE b USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO a(k,v) VALUES ('x', 1)");
+  OK(db, "INSERT INTO b(k,v) VALUES ('y', 2)");
+  /* reads inside the transaction see its writes */
+  CHECK(db, "SELECT (SELECT v FROM a), (SELECT v FROM b)", "1|2");
+  OK(db, "ROLLBACK");
+  CHECK(db, "SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b)",
+        "0|0");
+  OK(db, "BEGIN; INSERT INTO a(k,v) VALUES ('x', 1); "
+         "INSERT INTO b(k,v) VALUES ('y', 2); COMMIT");
+  CHECK(db, "SELECT (SELECT v FROM a), (SELECT v FROM b)", "1|2");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_savepoints_across_tables) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE a USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE b USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO a(k,v) VALUES ('a1', 1)");
+  OK(db, "SAVEPOINT s1");
+  OK(db, "INSERT INTO b(k,v) VALUES ('b1', 1)"); /* b joins inside s1 */
+  OK(db, "INSERT INTO a(k,v) VALUES ('a2', 1)");
+  OK(db, "SAVEPOINT s2");
+  OK(db, "INSERT INTO a(k,v) VALUES ('a3', 1)");
+  OK(db, "ROLLBACK TO s2");
+  CHECK(db, "SELECT (SELECT group_concat(k) FROM a), "
+            "(SELECT group_concat(k) FROM b)",
+        "a1,a2|b1");
+  OK(db, "ROLLBACK TO s1");
+  CHECK(db, "SELECT (SELECT group_concat(k) FROM a), "
+            "(SELECT group_concat(k) FROM b)",
+        "a1|NULL");
+  OK(db, "INSERT INTO b(k,v) VALUES ('b2', 1)");
+  OK(db, "RELEASE s1");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT (SELECT group_concat(k) FROM a), "
+            "(SELECT group_concat(k) FROM b)",
+        "a1|b2");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_failed_statement_leaves_no_partial_rows) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  /* autocommit: the bad third row undoes the first two */
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+                "('p','a',1,1), ('p','b',1,1), ('p#','c',1,1)",
+            "key field \"device\"");
+  CHECK(db, "SELECT count(*) FROM metrics", "0");
+  /* inside a transaction: only the failed statement is undone */
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','x',1,1)");
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+                "('p','a',1,1), ('p','b',1,'bad')",
+            "cannot store TEXT 'bad'");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT id FROM metrics", "x");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* ---- errors ------------------------------------------------------------ */
+
+START_TEST(test_bad_key_values_name_field_and_byte) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+                "('ph!one','a',1,1)",
+            "key field \"device\" holds byte 0x21 at offset 2");
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+                "('p','a',123456789,1)",
+            "DECIMAL(8)");
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+                "('p','a','x',1)",
+            "key field day is INT64");
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+                "(NULL,'a',1,1)",
+            "NOT NULL constraint failed: metrics.device");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_undecodable_row_key_is_an_error_naming_it) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  /* a raw write of a key that does not follow the schema */
+  CHECK(db, "SELECT wcs_increment('metrics', 'p#zz', 'stats', 'cpu', 1)",
+        "1");
+  CHECK_ERR(db, "SELECT * FROM metrics", "p#zz");
+  CHECK_ERR(db, "SELECT count(*) FROM metrics WHERE device = 'p'", "p#zz");
+  /* rows outside the bad key's range still read */
+  CHECK(db, "SELECT cpu FROM metrics WHERE device = 'p' AND id = 'a'", "1");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* ---- history ----------------------------------------------------------- */
+
+START_TEST(test_history_view_lists_every_version) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "CREATE VIRTUAL TABLE metrics_history USING wcs(TABLE 'metrics', "
+         "HISTORY)");
+  CHECK(db, "SELECT name, hidden FROM pragma_table_xinfo('metrics_history')",
+        "device|0\nid|0\nday|0\nfamily|0\nqualifier|0\n_timestamp|0\n"
+        "value|0\nlatest_n|1\n_key|1");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',1,10,100), ('p','b',1,20,100)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',1,11,200)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,mem,_timestamp) VALUES "
+         "('p','a',1,12,5,300)");
+  CHECK(db, "SELECT id, family, qualifier, _timestamp, value "
+            "FROM metrics_history WHERE device = 'p' AND id = 'a'",
+        "a|stats|cpu|300|12\na|stats|cpu|200|11\na|stats|cpu|100|10\n"
+        "a|stats|mem|300|5");
+  /* latest_n, as an argument or a constraint */
+  CHECK(db, "SELECT id, _timestamp FROM metrics_history(2) "
+            "WHERE qualifier = 'cpu'",
+        "a|300\na|200\nb|100");
+  /* time range and as-of */
+  CHECK(db, "SELECT id, value FROM metrics_history "
+            "WHERE _timestamp >= 150 AND _timestamp < 300",
+        "a|11");
+  CHECK(db, "SELECT id, value FROM metrics_history "
+            "WHERE _timestamp <= 250 AND latest_n = 1 AND qualifier = 'cpu'",
+        "a|11\nb|20");
+  CHECK(db, "SELECT value FROM metrics_history WHERE family = 'meta'", "");
+  CHECK_ERR(db, "DELETE FROM metrics_history", "read-only");
+  CHECK_ERR(db, "SELECT * FROM metrics_history(0)",
+            "latest_n must be a positive integer");
+  /* MAX VERSIONS 3 holds at read time */
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',1,13,400)");
+  CHECK(db, "SELECT group_concat(value) FROM metrics_history "
+            "WHERE id = 'a' AND qualifier = 'cpu'",
+        "13,12,11");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE bad USING wcs(TABLE 'metrics', "
+                "HISTORY, FAMILY x)",
+            "HISTORY view takes no KEY or FAMILY");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* ---- functions --------------------------------------------------------- */
+
+START_TEST(test_key_functions) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  CHECK(db, "SELECT wcs_key_encode('metrics', 'phone', '4c41', 20200501)",
+        "x'70686F6E652334633431233230323030353031'");
+  CHECK(db, "SELECT wcs_key_decode('metrics', "
+            "CAST('phone#4c41#20200501' AS BLOB))",
+        "[\"phone\",\"4c41\",20200501]");
+  CHECK_ERR(db, "SELECT wcs_key_decode('metrics', 'phone#4c41')",
+            "phone#4c41");
+  CHECK_ERR(db, "SELECT wcs_key_encode('metrics', 'phone', 1)",
+            "3 key fields; 2 values given");
+  CHECK_ERR(db, "SELECT wcs_key_encode('nosuch', 1)", "no wcs table");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_value_functions) {
+  sqlite3 *db = openDb(NULL);
+  CHECK(db, "SELECT to_int64(x'00000000000001F4'), "
+            "to_int64(x'FFFFFFFFFFFFFFFF'), to_float64(x'3FF8000000000000'), "
+            "to_int64(NULL)",
+        "500|-1|1.5|NULL");
+  CHECK_ERR(db, "SELECT to_int64(x'0102')", "expected 8 bytes, got 2");
+  CHECK(db, "SELECT starts_with('phone#1', 'phone'), "
+            "starts_with(x'0001', x'00'), starts_with('a', 'ab'), "
+            "starts_with(NULL, 'a')",
+        "1|1|0|NULL");
+  CHECK(db, "SELECT map_keys('{\"b\":1,\"a\":{\"x\":2}}')", "[\"b\",\"a\"]");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_write_functions) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+         "('t1','a',1,1), ('t1','b',1,1), ('t2','a',1,1)");
+  CHECK(db, "SELECT wcs_increment('metrics', "
+            "wcs_key_encode('metrics','t2','a',1), 'stats', 'cpu', 41)",
+        "42");
+  CHECK(db, "SELECT wcs_delete_prefix('metrics', 't1#')", "1");
+  CHECK(db, "SELECT device, id, cpu FROM metrics", "t2|a|42");
+  /* inside a transaction that writes the store, they roll back with it */
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('t3','a',1,1)");
+  CHECK(db, "SELECT wcs_increment('metrics', "
+            "wcs_key_encode('metrics','t2','a',1), 'stats', 'cpu', 1)",
+        "43");
+  OK(db, "ROLLBACK");
+  CHECK(db, "SELECT device, cpu FROM metrics", "t2|42");
+  CHECK(db, "SELECT wcs_compact('metrics'), wcs_compact()", "ok|ok");
+  CHECK(db, "SELECT json_valid(wcs_stats('metrics')), "
+            "wcs_stats('metrics') ->> '$.families[0].name', "
+            "json_valid(wcs_stats())",
+        "1|stats|1");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* ---- stores, attaching, dropping ---------------------------------------- */
+
+START_TEST(test_table_clause_attaches_and_drop_rule) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  /* TABLE 'name' alone attaches with the stored schema */
+  OK(db, "CREATE VIRTUAL TABLE m2 USING wcs(TABLE 'metrics')");
+  CHECK(db, "SELECT device, cpu FROM m2", "p|1");
+  /* declaring a schema over an existing store table is refused */
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE m3 USING wcs(TABLE 'metrics', "
+                "KEY (a STRING), FAMILY f)",
+            "already exists");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE m4 USING wcs(TABLE 'nosuch')",
+            "no store table 'nosuch'");
+  /* dropping an attachment keeps the data */
+  OK(db, "DROP TABLE m2");
+  CHECK(db, "SELECT cpu FROM metrics", "1");
+  /* dropping the defining table drops the store table */
+  OK(db, "DROP TABLE metrics");
+  CHECK(db, "SELECT wcs_stats() ->> '$.stores[0].tables'", "[]");
+  OK(db, zMetrics);
+  CHECK(db, "SELECT count(*) FROM metrics", "0");
+  CHECK_ERR(db, "ALTER TABLE metrics RENAME TO m9", "cannot rename");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_store_beside_database_and_reopen) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs/CURRENT", zDir);
+  sqlite3 *db = openDb(zDb);
+  FILE *f;
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  sqlite3_close(db);
+  f = fopen(zStore, "rb");
+  ck_assert_msg(f != NULL, "no store at %s", zStore);
+  fclose(f);
+  /* a new connection reconnects */
+  db = openDb(zDb);
+  CHECK(db, "SELECT device, cpu FROM metrics", "p|1");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)");
+  sqlite3_close(db);
+  db = openDb(zDb);
+  CHECK(db, "SELECT id, cpu FROM metrics", "a|1\nb|2");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+}
+END_TEST
+
+START_TEST(test_store_clause_and_two_connections) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zSql = sqlite3_mprintf(
+      "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f (v INT64), "
+      "STORE '%s/s.wcs')",
+      zDir);
+  sqlite3 *db1 = openDb(NULL);
+  sqlite3 *db2 = openDb(NULL);
+  char *zAttach =
+      sqlite3_mprintf("CREATE VIRTUAL TABLE t USING wcs(TABLE 't', "
+                      "STORE '%s/s.wcs')",
+                      zDir);
+  OK(db1, zSql);
+  OK(db1, "INSERT INTO t(k,v) VALUES ('a', 1)");
+  /* a second connection shares the store in this process */
+  OK(db2, zAttach);
+  CHECK(db2, "SELECT v FROM t", "1");
+  OK(db2, "INSERT INTO t(k,v) VALUES ('b', 2)");
+  CHECK(db1, "SELECT group_concat(v) FROM t", "1,2");
+  sqlite3_close(db2);
+  sqlite3_close(db1);
+  sqlite3_free(zSql);
+  sqlite3_free(zAttach);
+}
+END_TEST
+
+/* ---- safety -------------------------------------------------------------- */
+
+START_TEST(test_hostile_schema_cannot_use_the_module) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/hostile.db", zDir);
+  sqlite3 *db = openDb(zDb);
+  int bOn = -1;
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  sqlite3_close(db);
+  /* the "attacker" writes a view and a trigger into the file with plain
+  ** SQLite, the way a hostile database would arrive */
+  ck_assert_int_eq(sqlite3_open(zDb, &db), SQLITE_OK);
+  OK(db, "PRAGMA writable_schema = ON");
+  OK(db, "INSERT INTO sqlite_schema(type,name,tbl_name,rootpage,sql) VALUES "
+         "('view','v','v',0,'CREATE VIEW v AS SELECT * FROM metrics'),"
+         "('view','vf','vf',0,'CREATE VIEW vf AS SELECT wcs_stats() AS s')");
+  OK(db, "CREATE TABLE log(x)");
+  OK(db, "PRAGMA writable_schema = OFF");
+  sqlite3_close(db);
+
+  db = openDb(zDb);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &bOn);
+  ck_assert_int_eq(bOn, 1);
+  CHECK_ERR(db, "SELECT * FROM v", "unsafe use of virtual table");
+  CHECK_ERR(db, "SELECT * FROM vf", "unsafe use of wcs_stats()");
+  OK(db, "CREATE TRIGGER tr AFTER INSERT ON log BEGIN "
+         "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','z',1,1); END");
+  CHECK_ERR(db, "INSERT INTO log VALUES (1)", "unsafe use of virtual table");
+  /* direct use is fine */
+  CHECK(db, "SELECT id FROM metrics", "a");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+}
+END_TEST
+
+Suite *vtab_suite(void) {
+  Suite *s = suite_create("vtab");
+  TCase *tc = tcase_create("sql");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_columns_follow_the_design);
+  tcase_add_test(tc, test_table_without_key_schema_shows_raw_key);
+  tcase_add_test(tc, test_typed_columns_store_bigtable_bytes);
+  tcase_add_test(tc, test_family_json_is_lossless_for_bytes);
+  tcase_add_test(tc, test_insert_is_an_upsert_and_null_deletes);
+  tcase_add_test(tc, test_conflict_clauses);
+  tcase_add_test(tc, test_update_of_key_fields_moves_the_row_with_its_history);
+  tcase_add_test(tc, test_timestamp_column_sets_cell_time);
+  tcase_add_test(tc, test_rollback_spans_tables_of_one_store);
+  tcase_add_test(tc, test_savepoints_across_tables);
+  tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);
+  tcase_add_test(tc, test_bad_key_values_name_field_and_byte);
+  tcase_add_test(tc, test_undecodable_row_key_is_an_error_naming_it);
+  tcase_add_test(tc, test_history_view_lists_every_version);
+  tcase_add_test(tc, test_key_functions);
+  tcase_add_test(tc, test_value_functions);
+  tcase_add_test(tc, test_write_functions);
+  tcase_add_test(tc, test_table_clause_attaches_and_drop_rule);
+  tcase_add_test(tc, test_store_beside_database_and_reopen);
+  tcase_add_test(tc, test_store_clause_and_two_connections);
+  tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
+  suite_add_tcase(s, tc);
+  return s;
+}

@@ -1,0 +1,473 @@
+/*
+** check_vtab_plan.c — Check suite "vtab_plan": how the module plans
+** canonical queries. Each test reads the plan from EXPLAIN QUERY PLAN (the
+** words xBestIndex puts in idxStr, doc/sql.md "Plans") and checks that the
+** rows are those of a native SQLite table holding the same data, so a plan
+** that omits a constraint it does not capture shows up as wrong rows.
+*/
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "wcs.h"
+
+Suite *vtab_plan_suite(void);
+
+/* ---- helpers --------------------------------------------------------- */
+
+static char *run(sqlite3 *db, const char *zSql) {
+  sqlite3_str *pOut = sqlite3_str_new(db);
+  const char *zTail = zSql;
+  int nRow = 0;
+  while (zTail && zTail[0]) {
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, zTail, -1, &pStmt, &zTail);
+    if (rc != SQLITE_OK) {
+      sqlite3_str_reset(pOut);
+      sqlite3_str_appendf(pOut, "ERROR: %s", sqlite3_errmsg(db));
+      return sqlite3_str_finish(pOut);
+    }
+    if (pStmt == NULL) break;
+    while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+      int i;
+      if (nRow++) sqlite3_str_appendall(pOut, "\n");
+      for (i = 0; i < sqlite3_column_count(pStmt); i++) {
+        const char *z = (const char *)sqlite3_column_text(pStmt, i);
+        if (i) sqlite3_str_appendall(pOut, "|");
+        sqlite3_str_appendall(pOut, z ? z : "NULL");
+      }
+    }
+    if (rc != SQLITE_DONE) {
+      sqlite3_str_reset(pOut);
+      sqlite3_str_appendf(pOut, "ERROR: %s", sqlite3_errmsg(db));
+      sqlite3_finalize(pStmt);
+      return sqlite3_str_finish(pOut);
+    }
+    sqlite3_finalize(pStmt);
+  }
+  {
+    char *z = sqlite3_str_finish(pOut);
+    return z ? z : sqlite3_mprintf("");
+  }
+}
+
+static void okAt(sqlite3 *db, const char *zSql, int iLine) {
+  char *zGot = run(db, zSql);
+  ck_assert_msg(strncmp(zGot, "ERROR: ", 7) != 0, "line %d: %s\n  %s", iLine,
+                zSql, zGot);
+  sqlite3_free(zGot);
+}
+#define OK(db, sql) okAt(db, sql, __LINE__)
+
+/* The plan lines of EXPLAIN QUERY PLAN, joined by "\n". */
+static char *plan(sqlite3 *db, const char *zSql) {
+  sqlite3_stmt *pStmt = NULL;
+  sqlite3_str *pOut = sqlite3_str_new(db);
+  char *zQ = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
+  int n = 0;
+  if (sqlite3_prepare_v2(db, zQ, -1, &pStmt, NULL) != SQLITE_OK) {
+    sqlite3_str_appendf(pOut, "ERROR: %s", sqlite3_errmsg(db));
+  } else {
+    while (sqlite3_step(pStmt) == SQLITE_ROW) {
+      if (n++) sqlite3_str_appendall(pOut, "\n");
+      sqlite3_str_appendall(pOut, (const char *)sqlite3_column_text(pStmt, 3));
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zQ);
+  {
+    char *z = sqlite3_str_finish(pOut);
+    return z ? z : sqlite3_mprintf("");
+  }
+}
+
+static void planAt(sqlite3 *db, const char *zSql, const char *zWant,
+                   int iLine) {
+  char *zGot = plan(db, zSql);
+  ck_assert_msg(strcmp(zGot, zWant) == 0,
+                "line %d: EXPLAIN QUERY PLAN %s\n  got:  %s\n  want: %s",
+                iLine, zSql, zGot, zWant);
+  sqlite3_free(zGot);
+}
+#define PLAN(db, sql, want) planAt(db, sql, want, __LINE__)
+
+/* The rows of "SELECT <cols> FROM metrics <zWhere>" equal those of the
+** native copy nat, and there is at least nMin of them. */
+static void sameAt(sqlite3 *db, const char *zCols, const char *zWhere,
+                   int nMin, int iLine) {
+  char *zA = sqlite3_mprintf("SELECT %s FROM metrics %s", zCols, zWhere);
+  char *zB = sqlite3_mprintf("SELECT %s FROM nat %s", zCols, zWhere);
+  char *zGotA = run(db, zA);
+  char *zGotB = run(db, zB);
+  int nRow = zGotA[0] ? 1 : 0;
+  const char *z;
+  for (z = zGotA; *z; z++) nRow += *z == '\n';
+  ck_assert_msg(strcmp(zGotA, zGotB) == 0,
+                "line %d: %s\n  wcs:    %.300s\n  native: %.300s", iLine, zA,
+                zGotA, zGotB);
+  ck_assert_msg(nRow >= nMin, "line %d: %s: %d rows, want >= %d", iLine, zA,
+                nRow, nMin);
+  sqlite3_free(zA);
+  sqlite3_free(zB);
+  sqlite3_free(zGotA);
+  sqlite3_free(zGotB);
+}
+#define SAME(db, cols, where, nmin) sameAt(db, cols, where, nmin, __LINE__)
+
+/* metrics: 3 devices x 40 ids x 30 days = 3600 rows, and the same rows in
+** the native WITHOUT ROWID table nat. */
+static sqlite3 *openMetrics(void) {
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  OK(db, "CREATE VIRTUAL TABLE metrics USING wcs("
+         "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) "
+         "DELIMITED BY '#', FAMILY stats (cpu INT64, mem INT64), FAMILY meta)");
+  OK(db, "CREATE TABLE nat(device TEXT, id TEXT, day INTEGER, cpu INTEGER, "
+         "mem INTEGER, PRIMARY KEY(device, id, day)) WITHOUT ROWID");
+  OK(db, "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM n "
+         "WHERE i < 3599) "
+         "INSERT INTO nat SELECT CASE i % 3 WHEN 0 THEN 'phone' "
+         "WHEN 1 THEN 'tablet' ELSE 'watch' END, printf('%04x', (i / 3) % 40), "
+         "20200101 + i / 120, i, i % 7 FROM n");
+  OK(db, "INSERT INTO metrics(device, id, day, cpu, mem) "
+         "SELECT device, id, day, cpu, mem FROM nat");
+  return db;
+}
+
+#define SCAN "SCAN metrics VIRTUAL TABLE INDEX "
+
+/* ---- tests ------------------------------------------------------------ */
+
+START_TEST(test_plan_all_fields_equal_is_point_lookup) {
+  sqlite3 *db = openMetrics();
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device = 'phone' AND id = '0001' "
+       "AND day = 20200102",
+       SCAN "1:POINT LOOKUP");
+  SAME(db, "device, id, day, cpu, mem",
+       "WHERE device = 'phone' AND id = '0001' AND day = 20200102", 1);
+  /* text that reads as a number meets the INTEGER field as a number */
+  SAME(db, "cpu", "WHERE device = 'phone' AND id = '0001' AND day = '20200102'",
+       1);
+  SAME(db, "cpu", "WHERE device = 'phone' AND id = '0001' AND day = 20200102.5",
+       0);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_in_list_becomes_points) {
+  sqlite3 *db = openMetrics();
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device = 'phone' AND id IN ('0001', "
+       "'0002') AND day IN (20200101, 20200103)",
+       SCAN "2:MULTI-POINT (IN list)");
+  SAME(db, "device, id, day, cpu",
+       "WHERE device = 'phone' AND id IN ('0001', '0002') "
+       "AND day IN (20200101, 20200103) ORDER BY device, id, day",
+       4);
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device IN ('phone', 'watch') AND "
+       "id = '0003'",
+       SCAN "5:MULTI-RANGE SCAN (device,id)");
+  SAME(db, "device, id, day", "WHERE device IN ('phone','watch') AND "
+       "id = '0003' ORDER BY device, id, day", 10);
+  /* the IN list is consumed all at once, so the order is kept */
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device IN ('watch', 'phone') "
+       "ORDER BY device DESC LIMIT 5",
+       SCAN "5:MULTI-RANGE SCAN (device) REVERSE LIMIT");
+  SAME(db, "device, id, day", "WHERE device IN ('watch', 'phone') "
+       "ORDER BY device DESC, id DESC, day DESC LIMIT 5", 5);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_leading_equalities_are_a_prefix_scan) {
+  sqlite3 *db = openMetrics();
+  PLAN(db, "SELECT * FROM metrics WHERE device = 'phone' AND id = '0001'",
+       SCAN "3:PREFIX SCAN (device,id)");
+  PLAN(db, "SELECT * FROM metrics WHERE device = 'tablet'",
+       SCAN "3:PREFIX SCAN (device)");
+  SAME(db, "device, id, day, cpu, mem",
+       "WHERE device = 'phone' AND id = '0001'", 30);
+  /* the prefix is "phone#0001#", never "phone#00010" */
+  SAME(db, "count(*)", "WHERE device = 'phone' AND id = '000'", 1);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_range_after_prefix) {
+  sqlite3 *db = openMetrics();
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device = 'phone' AND id = '0001' "
+       "AND day BETWEEN 20200105 AND 20200110",
+       SCAN "4:RANGE SCAN (device,id,day)");
+  SAME(db, "day", "WHERE device = 'phone' AND id = '0001' "
+       "AND day BETWEEN 20200105 AND 20200110", 6);
+  SAME(db, "day", "WHERE device = 'phone' AND id = '0001' AND day > 20200127",
+       3);
+  SAME(db, "day", "WHERE device = 'phone' AND id = '0001' AND day < 20200103.5",
+       3);
+  SAME(db, "device, id, day", "WHERE device > 'phone' AND device <= 'tablet'",
+       1200);
+  SAME(db, "device, id, day", "WHERE device < 'tablet'", 1200);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_glob_like_and_starts_with_prefixes) {
+  sqlite3 *db = openMetrics();
+  PLAN(db, "SELECT * FROM metrics WHERE device GLOB 'ph*'",
+       SCAN "4:RANGE SCAN (device)");
+  PLAN(db, "SELECT * FROM metrics WHERE device LIKE 'ph%'",
+       SCAN "4:RANGE SCAN (device)");
+  PLAN(db, "SELECT * FROM metrics WHERE starts_with(device, 'ph')",
+       SCAN "4:RANGE SCAN (device)");
+  PLAN(db, "SELECT * FROM metrics WHERE device = 'phone' AND "
+           "starts_with(id, '000')",
+       SCAN "4:RANGE SCAN (device,id)");
+  SAME(db, "count(*)", "WHERE device GLOB 'ph*'", 1);
+  SAME(db, "count(*)", "WHERE device GLOB 'Ph*'", 1);
+  /* LIKE is case-insensitive: the range covers, SQLite re-checks */
+  SAME(db, "count(*)", "WHERE device LIKE 'PH%'", 1);
+  SAME(db, "count(*)", "WHERE device LIKE 'p_one'", 1);
+  SAME(db, "count(*)", "WHERE device = 'phone' AND id LIKE '001%'", 1);
+  SAME(db, "count(*)", "WHERE substr(device, 1, 2) = 'ph'", 1);
+  {
+    char *z = run(db, "SELECT count(*) FROM metrics WHERE "
+                      "starts_with(device, 'ph') AND starts_with(id, '001')");
+    ck_assert_str_eq(z, "480"); /* 16 hex ids x 30 days */
+    sqlite3_free(z);
+  }
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_key_column_ranges) {
+  sqlite3 *db = openMetrics();
+  PLAN(db,
+       "SELECT * FROM metrics WHERE _key >= CAST('phone#0001#' AS BLOB) "
+       "AND _key < CAST('phone#0003#' AS BLOB)",
+       SCAN "4:RANGE SCAN (_key)");
+  PLAN(db, "SELECT * FROM metrics WHERE starts_with(_key, 'watch#')",
+       SCAN "3:PREFIX SCAN (_key)");
+  PLAN(db, "SELECT * FROM metrics WHERE _key = CAST('phone#0001#20200102' AS "
+           "BLOB)",
+       SCAN "1:POINT LOOKUP");
+  {
+    char *z = run(db, "SELECT count(*) FROM metrics WHERE _key >= "
+                      "CAST('phone#0001#' AS BLOB) AND _key < "
+                      "CAST('phone#0003#' AS BLOB)");
+    ck_assert_str_eq(z, "60");
+    sqlite3_free(z);
+    /* TEXT never equals a BLOB in SQLite, so a text _key finds nothing */
+    z = run(db, "SELECT count(*) FROM metrics WHERE _key = "
+                "'phone#0001#20200102'");
+    ck_assert_str_eq(z, "0");
+    sqlite3_free(z);
+    z = run(db, "SELECT count(*) FROM metrics WHERE starts_with(_key, "
+                "'watch#0002#')");
+    ck_assert_str_eq(z, "30");
+    sqlite3_free(z);
+  }
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_later_field_alone_is_a_skip_scan) {
+  sqlite3 *db = openMetrics();
+  PLAN(db, "SELECT * FROM metrics WHERE id = '0007'",
+       SCAN "6:SKIP SCAN on id");
+  SAME(db, "device, id, day", "WHERE id = '0007'", 90);
+  SAME(db, "device, id, day", "WHERE day = 20200105 AND id = '0002'", 3);
+  /* without key structure to skip over, a full scan */
+  PLAN(db, "SELECT * FROM metrics WHERE cpu > 5", SCAN "7:FULL SCAN");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_skip_scan_only_when_cheaper) {
+  sqlite3 *db = NULL;
+  char *z;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  /* every row has its own leading value: skipping saves nothing */
+  OK(db, "CREATE VIRTUAL TABLE u USING wcs(KEY (a STRING, b STRING) "
+         "DELIMITED BY '#', FAMILY f (v INT64))");
+  OK(db, "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM n "
+         "WHERE i < 4999) INSERT INTO u(a, b, v) "
+         "SELECT printf('%06d', i), printf('%d', i % 5), i FROM n");
+  z = plan(db, "SELECT * FROM u WHERE b = '3'");
+  ck_assert_str_eq(z, "SCAN u VIRTUAL TABLE INDEX 7:FULL SCAN");
+  sqlite3_free(z);
+  z = run(db, "SELECT count(*) FROM u WHERE b = '3'");
+  ck_assert_str_eq(z, "1000");
+  sqlite3_free(z);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_order_by_key_desc_is_a_reverse_scan) {
+  sqlite3 *db = openMetrics();
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device = 'phone' AND id = '0001' "
+       "ORDER BY day DESC LIMIT 10",
+       SCAN "3:PREFIX SCAN (device,id) REVERSE LIMIT");
+  SAME(db, "day, cpu", "WHERE device = 'phone' AND id = '0001' "
+       "ORDER BY day DESC LIMIT 10", 10);
+  PLAN(db, "SELECT * FROM metrics ORDER BY device, id, day",
+       SCAN "7:FULL SCAN");
+  PLAN(db, "SELECT * FROM metrics ORDER BY _key DESC", SCAN "7:FULL SCAN REVERSE");
+  /* an order the key cannot give is left to SQLite */
+  PLAN(db, "SELECT * FROM metrics WHERE device = 'phone' ORDER BY day",
+       SCAN "3:PREFIX SCAN (device)\nUSE TEMP B-TREE FOR ORDER BY");
+  SAME(db, "id, day", "WHERE device = 'phone' ORDER BY day, id LIMIT 7", 7);
+  SAME(db, "device, id, day", "ORDER BY device DESC, id DESC, day DESC "
+       "LIMIT 3 OFFSET 100", 3);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_limit_and_offset_pushed_down) {
+  sqlite3 *db = openMetrics();
+  PLAN(db, "SELECT * FROM metrics LIMIT 5", SCAN "7:FULL SCAN LIMIT");
+  PLAN(db, "SELECT * FROM metrics LIMIT 5 OFFSET 10",
+       SCAN "7:FULL SCAN LIMIT OFFSET");
+  PLAN(db, "SELECT * FROM metrics WHERE device = 'watch' LIMIT 5",
+       SCAN "3:PREFIX SCAN (device) LIMIT");
+  /* a constraint SQLite must check itself keeps LIMIT with SQLite */
+  PLAN(db, "SELECT * FROM metrics WHERE cpu > 100 LIMIT 5",
+       SCAN "7:FULL SCAN");
+  PLAN(db, "SELECT * FROM metrics WHERE device LIKE 'wa%' LIMIT 5",
+       SCAN "4:RANGE SCAN (device)");
+  SAME(db, "device, id, day", "LIMIT 5 OFFSET 10", 5);
+  SAME(db, "device, id, day", "WHERE device = 'watch' LIMIT 5 OFFSET 29", 5);
+  SAME(db, "device, id, day", "WHERE cpu > 100 LIMIT 5", 5);
+  SAME(db, "device, id, day", "WHERE device LIKE 'wa%' LIMIT 5", 5);
+  SAME(db, "device, id, day", "LIMIT 0", 0);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_joins_pick_key_lookups) {
+  sqlite3 *db = openMetrics();
+  OK(db, "CREATE TABLE wanted(device TEXT, id TEXT)");
+  OK(db, "INSERT INTO wanted VALUES ('phone','0001'), ('watch','0002')");
+  PLAN(db,
+       "SELECT m.day FROM wanted w JOIN metrics m ON m.device = w.device "
+       "AND m.id = w.id",
+       "SCAN w\nSCAN m VIRTUAL TABLE INDEX 3:PREFIX SCAN (device,id)");
+  {
+    char *zA = run(db, "SELECT m.device, m.id, m.day FROM wanted w JOIN "
+                       "metrics m ON m.device = w.device AND m.id = w.id "
+                       "ORDER BY 1, 2, 3");
+    char *zB = run(db, "SELECT m.device, m.id, m.day FROM wanted w JOIN "
+                       "nat m ON m.device = w.device AND m.id = w.id "
+                       "ORDER BY 1, 2, 3");
+    ck_assert_str_eq(zA, zB);
+    sqlite3_free(zA);
+    sqlite3_free(zB);
+  }
+  /* wcs joined with wcs on the full key */
+  OK(db, "CREATE VIRTUAL TABLE m2 USING wcs(TABLE 'metrics')");
+  PLAN(db,
+       "SELECT a.cpu, b.cpu FROM metrics a JOIN m2 b ON b.device = a.device "
+       "AND b.id = a.id AND b.day = a.day WHERE a.device = 'phone' "
+       "AND a.id = '0003'",
+       "SCAN a VIRTUAL TABLE INDEX 3:PREFIX SCAN (device,id)\n"
+       "SCAN b VIRTUAL TABLE INDEX 1:POINT LOOKUP");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_salted_keys_merge_buckets_in_order) {
+  sqlite3 *db = NULL;
+  char *z;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  OK(db, "CREATE VIRTUAL TABLE s USING wcs(KEY (device STRING, day INT64 "
+         "DECIMAL(8)) DELIMITED BY '#' SALT 4, FAMILY f (v INT64))");
+  OK(db, "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM n "
+         "WHERE i < 199) INSERT INTO s(device, day, v) SELECT "
+         "CASE i % 2 WHEN 0 THEN 'a' ELSE 'b' END, 20200101 + i, i FROM n");
+  z = plan(db, "SELECT day FROM s WHERE device = 'a' ORDER BY day");
+  ck_assert_str_eq(z, "SCAN s VIRTUAL TABLE INDEX 3:PREFIX SCAN (device) "
+                      "OVER 4 BUCKETS");
+  sqlite3_free(z);
+  z = run(db, "SELECT group_concat(day - 20200100) FROM (SELECT day FROM s "
+              "WHERE device = 'a' ORDER BY day LIMIT 5)");
+  ck_assert_str_eq(z, "1,3,5,7,9");
+  sqlite3_free(z);
+  z = run(db, "SELECT group_concat(day - 20200100) FROM (SELECT day FROM s "
+              "WHERE device = 'b' ORDER BY day DESC LIMIT 3)");
+  ck_assert_str_eq(z, "200,198,196");
+  sqlite3_free(z);
+  z = run(db, "SELECT v FROM s WHERE device = 'b' AND day = 20200104");
+  ck_assert_str_eq(z, "3");
+  sqlite3_free(z);
+  z = run(db, "SELECT count(*), sum(v) FROM s");
+  ck_assert_str_eq(z, "200|19900");
+  sqlite3_free(z);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_history_view_pushes_time_and_latest_n) {
+  sqlite3 *db = openMetrics();
+  char *z;
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'metrics', HISTORY)");
+  PLAN(db,
+       "SELECT * FROM h WHERE device = 'phone' AND id = '0001' "
+       "AND _timestamp < 5000 AND latest_n = 2",
+       "SCAN h VIRTUAL TABLE INDEX 3:PREFIX SCAN (device,id) TIME RANGE "
+       "LATEST N");
+  PLAN(db, "SELECT * FROM h WHERE family = 'stats' LIMIT 3",
+       "SCAN h VIRTUAL TABLE INDEX 7:FULL SCAN FAMILY LIMIT");
+  z = run(db, "SELECT count(*) FROM h WHERE device = 'phone' AND id = '0001'");
+  ck_assert_str_eq(z, "60");
+  sqlite3_free(z);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_colliding_types_follow_sqlite_comparisons) {
+  sqlite3 *db = openMetrics();
+  SAME(db, "count(*)", "WHERE day < 'abc'", 1);
+  SAME(db, "count(*)", "WHERE day > 'abc'", 1);
+  SAME(db, "count(*)", "WHERE device = 5", 1);
+  SAME(db, "count(*)", "WHERE device < x'00'", 1);
+  SAME(db, "count(*)", "WHERE device IS NULL", 1);
+  SAME(db, "count(*)", "WHERE device IS NOT NULL AND id IS '0001'", 1);
+  SAME(db, "count(*)", "WHERE device = 'phone' COLLATE NOCASE", 1);
+  SAME(db, "count(*)", "WHERE device = 'PHONE' COLLATE NOCASE", 1);
+  SAME(db, "count(*)", "WHERE day IN (20200101, '20200102', 3.5, NULL)", 1);
+  SAME(db, "count(*)", "WHERE id IN (SELECT id FROM nat WHERE cpu < 10)", 1);
+  sqlite3_close(db);
+}
+END_TEST
+
+Suite *vtab_plan_suite(void) {
+  Suite *s = suite_create("vtab_plan");
+  TCase *tc = tcase_create("plans");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_plan_all_fields_equal_is_point_lookup);
+  tcase_add_test(tc, test_plan_in_list_becomes_points);
+  tcase_add_test(tc, test_plan_leading_equalities_are_a_prefix_scan);
+  tcase_add_test(tc, test_plan_range_after_prefix);
+  tcase_add_test(tc, test_plan_glob_like_and_starts_with_prefixes);
+  tcase_add_test(tc, test_plan_key_column_ranges);
+  tcase_add_test(tc, test_plan_later_field_alone_is_a_skip_scan);
+  tcase_add_test(tc, test_plan_skip_scan_only_when_cheaper);
+  tcase_add_test(tc, test_plan_order_by_key_desc_is_a_reverse_scan);
+  tcase_add_test(tc, test_plan_limit_and_offset_pushed_down);
+  tcase_add_test(tc, test_plan_joins_pick_key_lookups);
+  tcase_add_test(tc, test_plan_salted_keys_merge_buckets_in_order);
+  tcase_add_test(tc, test_plan_history_view_pushes_time_and_latest_n);
+  tcase_add_test(tc, test_plan_colliding_types_follow_sqlite_comparisons);
+  suite_add_tcase(s, tc);
+  return s;
+}
