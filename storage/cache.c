@@ -1,22 +1,29 @@
 /*
 ** cache.c — the block cache: decompressed blocks of sorted files, keyed by
-** (file number, block offset), kept within a byte budget by LRU eviction.
-** API in sst.h (create, stats, drop a file) and block.h (handles). It owns
-** no on-disk format.
+** (file number, block offset), kept within a byte budget. API in sst.h
+** (create, stats, drop a file) and block.h (handles). It owns no on-disk
+** format.
 **
 ** How it works. The cache is split into 1..16 shards by a hash of the key
 ** (one shard per MiB of budget, up to 16) so that threads reading different
 ** blocks rarely meet on a mutex; each shard has its own mutex, chained hash
-** table, LRU list and share of the budget. An entry is one allocation: the
-** handle header followed by the block bytes.
+** table, ring of entries and share of the budget. An entry is one
+** allocation: the handle header followed by the block bytes.
+**
+** Replacement is CLOCK (second chance) rather than strict LRU, to keep a
+** hit cheap: a lookup only takes a reference and sets the entry's
+** reference bit — it does not unlink and relink the entry, which would
+** write to two neighbouring entries, two more cache misses per block read
+** from memory. Eviction (on insert, or on a release while over budget)
+** sweeps the ring from its oldest end: an entry in use is passed over, a
+** referenced one loses its bit and goes round again, any other is evicted.
 **
 ** Reference counting: nRef counts the callers holding the handle; being in
-** the table is the separate flag bInTable. An entry is on the LRU list
-** exactly when bInTable && nRef == 0, so eviction never frees a block that
-** is in use: such a block stays charged to the budget until released (the
-** budget can be exceeded by what readers pin at once, never by idle
-** blocks). An entry dropped from the table while referenced (by eviction
-** of its file) is freed by its last release.
+** the table is the separate flag bInTable. Eviction never frees a block in
+** use: such a block stays charged to the budget until released (the budget
+** can be exceeded by what readers pin at once, never by idle blocks). An
+** entry dropped from the table while referenced (by eviction of its file)
+** is freed by its last release.
 */
 #include <assert.h>
 #include <pthread.h>
@@ -36,11 +43,12 @@ struct wcs_cache_handle {
   uint64_t iOff;             /* key: block offset in the file */
   uint64_t h;                /* hash of (iFile, iOff) */
   wcs_cache_handle *pChain;  /* next entry in the same hash bucket */
-  wcs_cache_handle *pPrev;   /* LRU neighbours; only while on the LRU list */
+  wcs_cache_handle *pPrev;   /* ring neighbours, while bInTable */
   wcs_cache_handle *pNext;
   cache_shard *pShard;       /* shard it was inserted into; NULL: never */
   uint32_t nRef;             /* callers holding it, >= 0 */
   uint8_t bInTable;          /* reachable through the shard's table */
+  uint8_t bRef;              /* looked up since the sweep last passed */
   size_t nCap;               /* bytes allocated at aData */
   size_t nData;              /* bytes of block contents, <= nCap */
   uint8_t aData[];           /* the block contents */
@@ -51,7 +59,8 @@ struct cache_shard {
   wcs_cache_handle **aHash;  /* buckets; nHash is a power of two */
   size_t nHash;              /* buckets allocated */
   size_t nEntry;             /* entries in the table */
-  wcs_cache_handle lru;      /* list head: lru.pNext is the oldest idle */
+  wcs_cache_handle ring;     /* ring head: ring.pNext is the oldest entry,
+                             ** where the eviction sweep starts */
   size_t nBudget;            /* bytes this shard may hold idle */
   size_t nUsed;              /* charge of the entries in the table */
   uint64_t nHit, nMiss;      /* lookup outcomes */
@@ -92,7 +101,7 @@ int wcs_cache_new(size_t nBudget, wcs_cache **ppCache) {
     cache_shard *s = &p->aShard[i];
     pthread_mutex_init(&s->mutex, NULL);
     s->nBudget = nBudget / (size_t)p->nShard;
-    s->lru.pNext = s->lru.pPrev = &s->lru;
+    s->ring.pNext = s->ring.pPrev = &s->ring;
     s->nHash = 64;
     s->aHash = calloc(s->nHash, sizeof *s->aHash);
     if (s->aHash == NULL) {
@@ -162,17 +171,17 @@ void wcs_cache_set_size(wcs_cache_handle *h, size_t n) {
 
 /* ---- shard internals; the shard mutex is held */
 
-static void lruUnlink(wcs_cache_handle *h) {
+static void ringUnlink(wcs_cache_handle *h) {
   h->pPrev->pNext = h->pNext;
   h->pNext->pPrev = h->pPrev;
   h->pPrev = h->pNext = NULL;
 }
 
-static void lruAppend(cache_shard *s, wcs_cache_handle *h) {
-  h->pNext = &s->lru;
-  h->pPrev = s->lru.pPrev;
+static void ringAppend(cache_shard *s, wcs_cache_handle *h) {
+  h->pNext = &s->ring;
+  h->pPrev = s->ring.pPrev;
   h->pPrev->pNext = h;
-  s->lru.pPrev = h;
+  s->ring.pPrev = h;
 }
 
 static wcs_cache_handle **findSlot(cache_shard *s, uint64_t h, uint64_t iFile,
@@ -184,12 +193,14 @@ static wcs_cache_handle **findSlot(cache_shard *s, uint64_t h, uint64_t iFile,
   return pp;
 }
 
+/* Take h out of the table and the ring. */
 static void tableRemove(cache_shard *s, wcs_cache_handle *h) {
   wcs_cache_handle **pp = findSlot(s, h->h, h->iFile, h->iOff);
   assert(*pp == h);
   *pp = h->pChain;
   h->pChain = NULL;
   h->bInTable = 0;
+  ringUnlink(h);
   s->nEntry--;
   s->nUsed -= charge(h);
 }
@@ -211,13 +222,21 @@ static void tableGrow(cache_shard *s) {
   s->nHash = nNew;
 }
 
-/* Unlink idle entries, oldest first, until the shard fits its budget; the
-** victims are chained through pChain onto *ppFree for freeing after the
-** mutex is released. */
+/* Sweep the ring until the shard fits its budget: entries in use are
+** passed over, referenced ones lose their bit and go to the back, others
+** are unlinked and chained through pChain onto *ppFree, to be freed after
+** the mutex is released. Two full turns at most (then everything left is
+** in use). */
 static void evict(cache_shard *s, wcs_cache_handle **ppFree) {
-  while (s->nUsed > s->nBudget && s->lru.pNext != &s->lru) {
-    wcs_cache_handle *h = s->lru.pNext;
-    lruUnlink(h);
+  size_t nStep = 2 * s->nEntry;
+  while (s->nUsed > s->nBudget && nStep-- > 0 && s->ring.pNext != &s->ring) {
+    wcs_cache_handle *h = s->ring.pNext;
+    if (h->nRef > 0 || h->bRef) {
+      h->bRef = 0;
+      ringUnlink(h);
+      ringAppend(s, h);
+      continue;
+    }
     tableRemove(s, h);
     h->pChain = *ppFree;
     *ppFree = h;
@@ -240,7 +259,8 @@ wcs_cache_handle *wcs_cache_lookup(wcs_cache *p, uint64_t iFile,
   pthread_mutex_lock(&s->mutex);
   e = *findSlot(s, h, iFile, iOff);
   if (e) {
-    if (e->nRef++ == 0) lruUnlink(e);
+    e->nRef++;
+    e->bRef = 1;
     s->nHit++;
   } else {
     s->nMiss++;
@@ -260,7 +280,8 @@ wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile,
   if (*pp) {
     /* Another reader inserted the same block first: share theirs. */
     pRet = *pp;
-    if (pRet->nRef++ == 0) lruUnlink(pRet);
+    pRet->nRef++;
+    pRet->bRef = 1;
     pFree = pNew;
   } else {
     pNew->iFile = iFile;
@@ -268,8 +289,10 @@ wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile,
     pNew->h = h;
     pNew->pShard = s;
     pNew->bInTable = 1;
+    pNew->bRef = 0;
     pNew->pChain = NULL;
     *pp = pNew;
+    ringAppend(s, pNew);
     s->nEntry++;
     s->nUsed += charge(pNew);
     if (s->nEntry > s->nHash) tableGrow(s);
@@ -294,12 +317,11 @@ void wcs_cache_release(wcs_cache *p, wcs_cache_handle *h) {
   pthread_mutex_lock(&s->mutex);
   assert(h->nRef > 0);
   if (--h->nRef == 0) {
-    if (h->bInTable) {
-      lruAppend(s, h);
-      evict(s, &pFree);
-    } else {
+    if (!h->bInTable) {
       h->pChain = pFree;
       pFree = h;
+    } else if (s->nUsed > s->nBudget) {
+      evict(s, &pFree);
     }
   }
   pthread_mutex_unlock(&s->mutex);
@@ -321,7 +343,6 @@ void wcs_cache_evict_file(wcs_cache *p, uint64_t iFile) {
         if (h->iFile != iFile) continue;
         tableRemove(s, h);
         if (h->nRef == 0) {
-          lruUnlink(h);
           h->pChain = pFree;
           pFree = h;
         }

@@ -86,7 +86,7 @@ START_TEST(test_cache_stays_within_budget) {
 }
 END_TEST
 
-START_TEST(test_cache_evicts_least_recently_used) {
+START_TEST(test_cache_evicts_blocks_not_recently_used) {
   wcs_cache *c;
   int i;
   /* Room for about ten 1000-byte blocks. */
@@ -239,7 +239,7 @@ Suite *storage_cache_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_cache_counts_hits_and_misses);
   tcase_add_test(tc, test_cache_stays_within_budget);
-  tcase_add_test(tc, test_cache_evicts_least_recently_used);
+  tcase_add_test(tc, test_cache_evicts_blocks_not_recently_used);
   tcase_add_test(tc, test_cache_pinned_block_survives_eviction);
   tcase_add_test(tc, test_cache_evict_file_keeps_other_files);
   tcase_add_test(tc, test_cache_second_insert_of_a_block_shares_the_first);
