@@ -5,7 +5,7 @@
 ** USAGE
 **   bench_storage [-n KEYS] [-r RUNS] [-w LIST] [-d DIR] [-e LIST]
 **                 [-R READS] [-S SEEKS] [-z LEVEL] [-s off|normal]
-**                 [-I 0|1] [-M] [-o FILE] [-v]
+**                 [-I 0|1] [-W MIB] [-M] [-o FILE] [-v]
 **
 **   -n KEYS   keys in the store (default 10000000)
 **   -r RUNS   repetitions; each result is the median of the runs (default 3)
@@ -21,6 +21,8 @@
 **   -s MODE   durability: "normal" (default) or "off", see SETTINGS
 **   -I 0|1    RocksDB: keep index and filter blocks in the block cache
 **             (cache_index_and_filter_blocks); default 0, RocksDB's default
+**             and what wcs does (its readers hold index and bloom in memory)
+**   -W MIB    RocksDB write_buffer_size in MiB (default 32, see SETTINGS)
 **   -M        in-memory: wcs bInMemory, RocksDB on its memory env (peak
 **             memory then includes the data and is not held to the budgets)
 **   -o FILE   also append the machine-readable lines to FILE
@@ -42,8 +44,13 @@
 **             fsync per write: RocksDB sync=false (it syncs a WAL only when
 **             it is retired), wcs WCS_SYNC_NORMAL (fsync at WAL rotation,
 **             flush and close). "-s off" uses WCS_SYNC_OFF for wcs.
-**   memory    memtable 64 MiB (wcs nMemtable, RocksDB write_buffer_size),
-**             block cache 64 MiB (wcs nCache, RocksDB LRU cache).
+**   memory    memtables 64 MiB in all, block cache 64 MiB (wcs nCache,
+**             RocksDB LRU cache). wcs's nMemtable = 64 MiB is the budget of
+**             its active and its one immutable memtable together (it
+**             switches at half); RocksDB's write_buffer_size is per memtable
+**             and it keeps up to max_write_buffer_number = 2, so the same
+**             budget is write_buffer_size = 32 MiB. "-W 64" gives RocksDB
+**             twice the memtable memory instead.
 **   files     zstd at the same level for every block, 16 KiB data blocks,
 **             bloom filters of 10 bits per key (RocksDB: full filters).
 **             Everything else is each store's default.
@@ -147,6 +154,7 @@ typedef struct Config {
   int iZstd;             /* zstd level for both */
   int bSyncOff;          /* wcs WCS_SYNC_OFF instead of NORMAL */
   int bRocksIdxInCache;  /* RocksDB cache_index_and_filter_blocks */
+  size_t nRocksWriteBuf; /* RocksDB write_buffer_size, bytes */
   int bInMemory;         /* both stores in memory */
   int bVerbose;          /* print store statistics */
   FILE *pOut;            /* copy of the machine-readable lines, or NULL */
@@ -174,6 +182,18 @@ static long peak_rss_kb(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_maxrss;
+}
+
+/* The 1-minute load average, or -1 if unknown: printed with the results,
+** because other work on the machine skews every number. */
+static double load_avg(void) {
+  double a = -1;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &a) != 1) a = -1;
+    fclose(f);
+  }
+  return a;
 }
 
 static void die(const char *zFmt, ...) {
@@ -495,7 +515,8 @@ static void r_open(Store *s) {
   s->pROpt = o;
   s->pRTable = t;
   rocksdb_options_set_create_if_missing(o, 1);
-  rocksdb_options_set_write_buffer_size(o, MEMTABLE_BYTES);
+  rocksdb_options_set_write_buffer_size(o, s->pCfg->nRocksWriteBuf);
+  rocksdb_options_set_max_write_buffer_number(o, 2);
   rocksdb_options_set_compression(o, rocksdb_zstd_compression);
   /* window bits (default), level, strategy, max dict bytes */
   rocksdb_options_set_compression_options(o, -14, s->pCfg->iZstd, 0, 0);
@@ -869,9 +890,9 @@ static void run_child(const Config *pCfg, Results *pRes, int iEngine,
       double ops = r.secs > 0 ? (double)r.nOps / r.secs : 0;
       out_line(pCfg,
                "RESULT engine=%s run=%d workload=%s ops=%" PRIu64
-               " secs=%.3f ops_per_sec=%.0f maxrss_kb=%ld\n",
+               " secs=%.3f ops_per_sec=%.0f maxrss_kb=%ld load_avg=%.2f\n",
                azEngine[iEngine], iRun + 1, azWork[r.iWork], r.nOps, r.secs,
-               ops, r.nRssKb);
+               ops, r.nRssKb, load_avg());
       pRes->aOps[iEngine][r.iWork][pRes->aN[iEngine][r.iWork]++] = ops;
     }
   }
@@ -898,7 +919,6 @@ static void print_report(const Config *pCfg, Results *pRes) {
   int w, e;
   int bBoth = (pCfg->mEngine & (1u << E_WCS)) &&
               (pCfg->mEngine & (1u << E_ROCKSDB));
-  double budget = (double)(MEMTABLE_BYTES + CACHE_BYTES) / (1 << 20);
 
   printf("\n%-11s %14s %14s %8s %6s\n", "workload", "wcs ops/s",
          "RocksDB ops/s", "ratio", "goal");
@@ -929,10 +949,14 @@ static void print_report(const Config *pCfg, Results *pRes) {
   printf("\n");
   for (e = 0; e < E_COUNT; e++) {
     double rss = (double)pRes->aRssKb[e] / 1024;
+    /* memtable memory the engine may hold: wcs's nMemtable covers its
+    ** active and immutable memtables; RocksDB keeps up to 2 buffers */
+    size_t nMem = e == E_WCS ? MEMTABLE_BYTES : 2 * pCfg->nRocksWriteBuf;
+    double budget = (double)(nMem + CACHE_BYTES) / (1 << 20);
     if (!(pCfg->mEngine & (1u << e))) continue;
-    printf("%-8s peak RSS %7.1f MiB (budget: memtable %u + cache %u = %.0f "
-           "MiB; %s)", azEngine[e], rss, MEMTABLE_BYTES >> 20,
-           CACHE_BYTES >> 20, budget,
+    printf("%-8s peak RSS %7.1f MiB (budget: memtables %zu + cache %u = %.0f "
+           "MiB; %s)", azEngine[e], rss, nMem >> 20, CACHE_BYTES >> 20,
+           budget,
            pCfg->bInMemory ? "in-memory: data counts too"
                            : rss <= budget ? "within" : "over");
     if (pRes->aN[e][W_SETTLE]) {
@@ -943,11 +967,10 @@ static void print_report(const Config *pCfg, Results *pRes) {
     if (pRes->aFailed[e]) printf(", %d FAILED runs", pRes->aFailed[e]);
     printf("\n");
     out_line(pCfg,
-             "MEMORY engine=%s maxrss_kb=%ld budget_kb=%u within=%d "
+             "MEMORY engine=%s maxrss_kb=%ld budget_kb=%zu within=%d "
              "disk_bytes=%" PRIu64 " failed_runs=%d\n",
-             azEngine[e], pRes->aRssKb[e],
-             (MEMTABLE_BYTES + CACHE_BYTES) >> 10, rss <= budget,
-             pRes->aDisk[e], pRes->aFailed[e]);
+             azEngine[e], pRes->aRssKb[e], (nMem + CACHE_BYTES) >> 10,
+             rss <= budget, pRes->aDisk[e], pRes->aFailed[e]);
   }
 }
 
@@ -955,7 +978,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_storage [-n KEYS] [-r RUNS] [-w LIST] [-d DIR] "
           "[-e LIST] [-R READS] [-S SEEKS] [-z LEVEL] [-s off|normal] "
-          "[-I 0|1] [-M] [-o FILE] [-v]\n"
+          "[-I 0|1] [-W MIB] [-M] [-o FILE] [-v]\n"
           "  workloads: fillseq,fillrandom,readrandom,seekrandom,readseq\n"
           "  engines:   wcs,rocksdb\n");
   exit(2);
@@ -998,8 +1021,9 @@ int main(int argc, char **argv) {
 #endif
   cfg.zDir = "bench-storage-data";
   cfg.iZstd = 3;
+  cfg.nRocksWriteBuf = MEMTABLE_BYTES / 2;
 
-  while ((c = getopt(argc, argv, "n:r:w:d:e:R:S:z:s:I:Mo:vh")) != -1) {
+  while ((c = getopt(argc, argv, "n:r:w:d:e:R:S:z:s:I:W:Mo:vh")) != -1) {
     switch (c) {
       case 'n': cfg.nKeys = strtoull(optarg, NULL, 10); break;
       case 'r': cfg.nRuns = atoi(optarg); break;
@@ -1015,6 +1039,7 @@ int main(int argc, char **argv) {
         else usage();
         break;
       case 'I': cfg.bRocksIdxInCache = atoi(optarg) != 0; break;
+      case 'W': cfg.nRocksWriteBuf = (size_t)atoi(optarg) << 20; break;
       case 'M': cfg.bInMemory = 1; break;
       case 'o': zOut = optarg; break;
       case 'v': cfg.bVerbose = 1; break;
@@ -1022,7 +1047,8 @@ int main(int argc, char **argv) {
     }
   }
   if (optind != argc || cfg.nKeys == 0 || cfg.nRuns < 1 ||
-      cfg.nRuns > MAX_RUNS || cfg.iZstd < 0 || cfg.iZstd > 19) {
+      cfg.nRuns > MAX_RUNS || cfg.iZstd < 0 || cfg.iZstd > 19 ||
+      cfg.nRocksWriteBuf < (1u << 20)) {
     usage();
   }
   if (!bReadsSet) cfg.nReads = cfg.nKeys < 1000000 ? cfg.nKeys : 1000000;
@@ -1048,13 +1074,13 @@ int main(int argc, char **argv) {
            "CONFIG keys=%" PRIu64 " key_bytes=%d value_bytes=%d runs=%d "
            "reads=%" PRIu64 " seeks=%" PRIu64 " seek_nexts=%d batch=%d "
            "zstd=%d block=%d bloom_bits=%d memtable=%u cache=%u sync=%s "
-           "rocksdb_index_in_cache=%d in_memory=%d "
-           "value_compressed_fraction=%.2f\n",
+           "rocksdb_write_buffer=%zu rocksdb_index_in_cache=%d in_memory=%d "
+           "value_compressed_fraction=%.2f load_avg=%.2f\n",
            cfg.nKeys, KEY_SIZE, VAL_SIZE, cfg.nRuns, cfg.nReads, cfg.nSeeks,
            SEEK_NEXTS, BATCH_KEYS, cfg.iZstd, BLOCK_BYTES, BLOOM_BITS,
            MEMTABLE_BYTES, CACHE_BYTES, cfg.bSyncOff ? "off" : "normal",
-           cfg.bRocksIdxInCache, cfg.bInMemory,
-           measured_compressibility(cfg.iZstd));
+           cfg.nRocksWriteBuf, cfg.bRocksIdxInCache, cfg.bInMemory,
+           measured_compressibility(cfg.iZstd), load_avg());
 
   for (iRun = 0; iRun < cfg.nRuns; iRun++) {
     int k;
