@@ -137,11 +137,15 @@ int eng_prefix_successor(wcs_buf *pOut, const uint8_t *p, size_t n) {
 int wcs_engine_bloom_prefix(const void *pKey, int nKey) {
   const uint8_t *p = pKey;
   size_t nRow;
-  if (nKey < ENG_PREFIX_BYTES + 2) return nKey;
-  if (p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0) return nKey;
+  /* Only cell keys have a row prefix. Everything else (catalog keys, bare
+  ** family prefixes) is left out of the filters (-1): the store then never
+  ** rules a file out for such a key or prefix. Returning a length here for
+  ** a key that is not a row prefix would make prefix scans skip files. */
+  if (nKey < ENG_PREFIX_BYTES + 2) return -1;
+  if (p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0) return -1;
   nRow = eng_field_len(p + ENG_PREFIX_BYTES,
                        (size_t)nKey - ENG_PREFIX_BYTES);
-  if (nRow == 0) return nKey;
+  if (nRow == 0) return -1;
   return (int)(ENG_PREFIX_BYTES + nRow);
 }
 

@@ -1420,8 +1420,10 @@ START_TEST(test_bloom_prefix_ends_after_row_key) {
   unsigned char k[] = {0, 0, 0, 1, 0, 1, 'a', 0, 0xFF, 'b', 0, 1, 'q', 0, 1,
                        1, 2, 3, 4, 5, 6, 7, 8};
   ck_assert_int_eq(wcs_engine_bloom_prefix(k, (int)sizeof(k)), 12);
-  /* catalog keys: whole key */
-  ck_assert_int_eq(wcs_engine_bloom_prefix("\0\0\0\0Tname", 9), 9);
+  /* catalog keys and bare family prefixes stay out of the filters */
+  ck_assert_int_eq(wcs_engine_bloom_prefix("\0\0\0\0Tname", 9), -1);
+  ck_assert_int_eq(wcs_engine_bloom_prefix(k, 6), -1);
+  ck_assert_int_eq(wcs_engine_bloom_prefix(k, 12), 12);
   {
     wcs_options o;
     wcs_options_init(&o);
@@ -1431,6 +1433,7 @@ START_TEST(test_bloom_prefix_ends_after_row_key) {
 }
 END_TEST
 
+Suite *engine_suite(void);
 Suite *engine_suite(void) {
   Suite *s = suite_create("engine");
   TCase *tc = tcase_create("core");
