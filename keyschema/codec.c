@@ -752,7 +752,7 @@ static int decodeError(const ks_schema *s, const uint8_t *pKey, int nKey,
   char *zKey;
   if (pzErr == NULL || *pzErr) return WCS_MISMATCH;
   zKey = wcs_escape(pKey, (size_t)nKey, 200);
-  if (iField >= 0) {
+  if (iField >= 0 && iField < s->nField) {
     wcs_seterr(pzErr, WCS_MISMATCH, "row key '%s' does not match the key "
                "schema: field \"%s\": %s", zKey ? zKey : "?",
                s->aField[iField].zName, zWhy);

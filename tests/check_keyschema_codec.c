@@ -1,0 +1,834 @@
+/*
+** check_keyschema_codec.c — the row key codecs (keyschema/codec.c):
+** golden bytes for every field and struct encoding (orderedcode's vectors,
+** Bigtable's struct examples), the exact errors for values that would break
+** sorted mode and for keys that do not decode, and property tests over
+** random schemas and tuples: decode(encode(t)) == t, encode(decode(k)) == k,
+** and byte order of keys == tuple order.
+*/
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyschema/ksint.h"
+#include "keyschema/schema.h"
+#include "testutil.h"
+
+Suite *keyschema_codec_suite(void);
+
+static ks_schema *mustParse(const char *z) {
+  ks_schema *s = NULL;
+  char *zErr = NULL;
+  int rc = ks_parse_text(z, &s, &zErr);
+  ck_assert_msg(rc == WCS_OK, "parse of [%s] failed: %s", z, zErr);
+  free(zErr);
+  return s;
+}
+
+static ks_value S(const char *z) {
+  ks_value v;
+  memset(&v, 0, sizeof v);
+  v.eType = KS_VAL_BYTES;
+  v.p = (const uint8_t *)z;
+  v.n = (int)strlen(z);
+  return v;
+}
+
+static ks_value B(const void *p, int n) {
+  ks_value v;
+  memset(&v, 0, sizeof v);
+  v.eType = KS_VAL_BYTES;
+  v.p = p;
+  v.n = n;
+  return v;
+}
+
+static ks_value I(int64_t i) {
+  ks_value v;
+  memset(&v, 0, sizeof v);
+  v.eType = KS_VAL_INT;
+  v.i = i;
+  return v;
+}
+
+static ks_value N(void) {
+  ks_value v;
+  memset(&v, 0, sizeof v);
+  return v;
+}
+
+/* Hex of bytes, "00 3F 80" style, in a static buffer. */
+static const char *hex(const uint8_t *a, size_t n) {
+  static char z[8192];
+  size_t i, j = 0;
+  z[0] = 0;
+  for (i = 0; i < n && j + 4 < sizeof z; i++) {
+    j += (size_t)snprintf(z + j, sizeof z - j, "%s%02X", i ? " " : "", a[i]);
+  }
+  return z;
+}
+
+/* Encode and compare with hex; then decode and re-encode. */
+static void checkGolden(const ks_schema *s, const ks_value *aVal,
+                        const char *zHex) {
+  wcs_buf b = {0}, b2 = {0}, scratch = {0};
+  ks_value aOut[KS_MAX_FIELDS];
+  char *zErr = NULL;
+  int rc = ks_key_encode(s, aVal, &b, &zErr);
+  ck_assert_msg(rc == WCS_OK, "encode failed: %s", zErr);
+  ck_assert_str_eq(hex(b.a, b.n), zHex);
+  rc = ks_key_decode(s, b.a, (int)b.n, aOut, &scratch, &zErr);
+  ck_assert_msg(rc == WCS_OK, "decode of %s failed: %s", zHex, zErr);
+  ck_assert_int_eq(ks_key_encode(s, aOut, &b2, &zErr), WCS_OK);
+  ck_assert_str_eq(hex(b2.a, b2.n), zHex);
+  wcs_buf_free(&b);
+  wcs_buf_free(&b2);
+  wcs_buf_free(&scratch);
+}
+
+/* ---- orderedcode integers */
+
+static const struct {
+  int64_t v;
+  const char *zHex;
+} aOcVec[] = {
+    {0, "80"},
+    {1, "81"},
+    {-1, "7F"},
+    {63, "BF"},
+    {-64, "40"},
+    {64, "C0 40"},
+    {-65, "3F BF"},
+    {255, "C0 FF"},
+    {256, "C1 00"},
+    {8191, "DF FF"},
+    {8192, "E0 20 00"},
+    {-8193, "1F DF FF"},
+    {0x424242, "F0 42 42 42"},
+    {(int64_t)1 << 48, "FF 01 00 00 00 00 00 00"},
+    {(int64_t)1 << 55, "FF 80 80 00 00 00 00 00 00"},
+    {(int64_t)1 << 62, "FF C0 40 00 00 00 00 00 00 00"},
+    {INT64_MAX, "FF C0 7F FF FF FF FF FF FF FF"},
+    {INT64_MIN, "00 3F 80 00 00 00 00 00 00 00"},
+};
+
+START_TEST(test_codec_orderedcode_int_vectors) {
+  uint8_t a[10];
+  int64_t v = 0;
+  int n = ksOcPutInt(a, aOcVec[_i].v);
+  ck_assert_str_eq(hex(a, (size_t)n), aOcVec[_i].zHex);
+  ck_assert_int_eq(ksOcGetInt(a, n, &v), n);
+  ck_assert_int_eq(v, aOcVec[_i].v);
+  /* every shorter input is malformed */
+  while (--n > 0) ck_assert_int_eq(ksOcGetInt(a, n, &v), 0);
+}
+END_TEST
+
+START_TEST(test_codec_orderedcode_int_vectors_as_singleton_key) {
+  ks_schema *s = mustParse("KEY (n INT64 ORDERED CODE)");
+  ks_value v = I(aOcVec[_i].v);
+  checkGolden(s, &v, aOcVec[_i].zHex);
+  ks_schema_free(s);
+}
+END_TEST
+
+START_TEST(test_codec_orderedcode_rejects_non_minimal_forms) {
+  int64_t v;
+  static const uint8_t a1[] = {0xC0, 0x05}; /* 5 in two bytes */
+  static const uint8_t a2[] = {0x3F, 0xFF}; /* -1 in two bytes */
+  static const uint8_t a3[] = {0xFF, 0xC1, 0, 0, 0, 0, 0, 0, 0, 0}; /* >64b */
+  static const uint8_t a4[] = {0xFF, 0xC0, 0x80, 0, 0, 0, 0, 0, 0, 0}; /* 2^63 */
+  static const uint8_t a5[] = {0xFF, 0xE0}; /* 11-byte header */
+  ck_assert_int_eq(ksOcGetInt(a1, 2, &v), 0);
+  ck_assert_int_eq(ksOcGetInt(a2, 2, &v), 0);
+  ck_assert_int_eq(ksOcGetInt(a3, 10, &v), 0);
+  ck_assert_int_eq(ksOcGetInt(a4, 10, &v), 0);
+  ck_assert_int_eq(ksOcGetInt(a5, 2, &v), 0);
+}
+END_TEST
+
+START_TEST(test_codec_orderedcode_int_roundtrip_and_order) {
+  uint8_t a[10], b[10];
+  int i;
+  tu_seed(0);
+  for (i = 0; i < 200000; i++) {
+    int64_t x = (int64_t)tu_rand() >> (tu_rand() % 64);
+    int64_t y = (int64_t)tu_rand() >> (tu_rand() % 64);
+    int64_t v;
+    int nx = ksOcPutInt(a, x), ny = ksOcPutInt(b, y), c;
+    ck_assert_int_eq(ksOcGetInt(a, nx, &v), nx);
+    ck_assert_int_eq(v, x);
+    c = memcmp(a, b, (size_t)(nx < ny ? nx : ny));
+    if (c == 0) c = nx - ny;
+    ck_assert_int_eq(c < 0, x < y);
+    ck_assert_int_eq(c == 0, x == y);
+  }
+}
+END_TEST
+
+/* ---- struct encodings */
+
+START_TEST(test_codec_struct_ordered_code_bigtable_examples) {
+  ks_schema *s1 = mustParse("KEY (a STRING) ORDERED CODE");
+  ks_schema *s2 = mustParse("KEY (a STRING, b STRING) ORDERED CODE");
+  ks_schema *s3 = mustParse("KEY (a STRING, b STRING, c STRING) ORDERED CODE");
+  ks_value v[3];
+  v[0] = S("");
+  checkGolden(s1, v, "00 00");
+  v[0] = S("");
+  v[1] = S("");
+  checkGolden(s2, v, "00 00");
+  v[1] = S("B");
+  checkGolden(s2, v, "00 00 00 01 42");
+  v[0] = S("A");
+  v[1] = S("");
+  checkGolden(s2, v, "41");
+  v[0] = S("");
+  v[1] = S("B");
+  v[2] = S("");
+  checkGolden(s3, v, "00 00 00 01 42");
+  v[0] = S("A");
+  v[1] = S("");
+  v[2] = S("C");
+  checkGolden(s3, v, "41 00 01 00 00 00 01 43");
+  ks_schema_free(s2);
+  /* 00 inside a field is escaped as 00 FF; FF is not escaped */
+  s2 = mustParse("KEY (a BYTES, b BYTES) ORDERED CODE");
+  v[0] = B("a\0b", 3);
+  v[1] = B("\xff", 1);
+  checkGolden(s2, v, "61 00 FF 62 00 01 FF");
+  v[0] = B("\0", 1);
+  v[1] = B("", 0);
+  checkGolden(s2, v, "00 FF");
+  ks_schema_free(s1);
+  ks_schema_free(s2);
+  ks_schema_free(s3);
+}
+END_TEST
+
+START_TEST(test_codec_struct_ordered_code_with_integers) {
+  ks_schema *s = mustParse("KEY (a STRING, n INT64, t TIMESTAMP BIG ENDIAN) "
+                           "ORDERED CODE");
+  ks_value v[3] = {S("x"), I(INT64_MIN), I(258)};
+  checkGolden(s, v,
+              "78 00 01 00 FF 3F 80 00 FF 00 FF 00 FF 00 FF 00 FF 00 FF 00 FF"
+              " 00 01 00 FF 00 FF 00 FF 00 FF 00 FF 00 FF 01 02");
+  v[0] = S("");
+  v[1] = I(0);
+  v[2] = I(0);
+  checkGolden(s, v,
+              "00 00 00 01 80 00 01 00 FF 00 FF 00 FF 00 FF 00 FF 00 FF 00 FF"
+              " 00 FF");
+  ks_schema_free(s);
+}
+END_TEST
+
+START_TEST(test_codec_struct_delimited_schema_guide_example) {
+  ks_schema *s = mustParse("KEY (device STRING, id STRING, day INT64 "
+                           "DECIMAL(8)) DELIMITED BY '#'");
+  ks_value v[3] = {S("phone"), S("4c410523"), I(20200501)};
+  wcs_buf b = {0};
+  checkGolden(s, v, "70 68 6F 6E 65 23 34 63 34 31 30 35 32 33 23 32 30 32 "
+                    "30 30 35 30 31");
+  ck_assert_int_eq(ks_key_encode(s, v, &b, NULL), WCS_OK);
+  ck_assert_int_eq((int)b.n, 23);
+  ck_assert(memcmp(b.a, "phone#4c410523#20200501", 23) == 0);
+  /* empty fields are allowed: "##" */
+  v[0] = S("");
+  v[1] = S("");
+  v[2] = I(7);
+  checkGolden(s, v, "23 23 30 30 30 30 30 30 30 37");
+  wcs_buf_free(&b);
+  ks_schema_free(s);
+}
+END_TEST
+
+START_TEST(test_codec_struct_delimited_multibyte_and_nul_delimiters) {
+  ks_schema *s = mustParse("KEY (a STRING, b BYTES) DELIMITED BY '#|'");
+  ks_schema *s0 = mustParse("KEY (a STRING, b STRING) DELIMITED BY X'00'");
+  ks_value v[2] = {S("ab"), S("$")};
+  checkGolden(s, v, "61 62 23 7C 24");
+  v[0] = B("\x01", 1);
+  v[1] = S("");
+  checkGolden(s0, v, "01 00");
+  ks_schema_free(s);
+  ks_schema_free(s0);
+}
+END_TEST
+
+START_TEST(test_codec_field_encodings_golden) {
+  ks_schema *s;
+  ks_value v;
+  s = mustParse("KEY (n INT64 BIG ENDIAN)");
+  v = I(258);
+  checkGolden(s, &v, "00 00 00 00 00 00 01 02");
+  v = I(INT64_MAX);
+  checkGolden(s, &v, "7F FF FF FF FF FF FF FF");
+  ks_schema_free(s);
+  s = mustParse("KEY (t TIMESTAMP DECIMAL(5))");
+  v = I(42);
+  checkGolden(s, &v, "30 30 30 34 32");
+  ks_schema_free(s);
+  s = mustParse("KEY (t TIMESTAMP REVERSED DECIMAL(4))");
+  v = I(1);
+  checkGolden(s, &v, "39 39 39 38"); /* 9999 - 1 = "9998" */
+  v = I(0);
+  checkGolden(s, &v, "39 39 39 39");
+  v = I(9999);
+  checkGolden(s, &v, "30 30 30 30");
+  ks_schema_free(s);
+  s = mustParse("KEY (n INT64 DECIMAL(19))");
+  v = I(INT64_MAX);
+  checkGolden(s, &v, "39 32 32 33 33 37 32 30 33 36 38 35 34 37 37 35 38 30 37");
+  ks_schema_free(s);
+  s = mustParse("KEY (n INT64 REVERSED DECIMAL(19))");
+  v = I(0);
+  checkGolden(s, &v, "39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39");
+  ks_schema_free(s);
+  s = mustParse("KEY (k BYTES)");
+  v = B("\x00\xff\x23", 3);
+  checkGolden(s, &v, "00 FF 23");
+  ks_schema_free(s);
+  s = mustParse("KEY (k STRING)");
+  v = S("\xc3\xa9t\xc3\xa9");
+  checkGolden(s, &v, "C3 A9 74 C3 A9");
+  ks_schema_free(s);
+}
+END_TEST
+
+START_TEST(test_codec_salt_byte_is_xxh3_of_the_rest) {
+  ks_schema *s = mustParse("KEY (device STRING, id STRING) SALT 4");
+  ks_schema *s16 = mustParse("KEY (device STRING, id STRING) SALT 16");
+  ks_value v[2] = {S("phone"), S("4c41")};
+  /* XXH3_64bits("phone#4c41") = 0xd9418b07ea108e3e: % 4 = 2, % 16 = 14 */
+  checkGolden(s, v, "02 70 68 6F 6E 65 23 34 63 34 31");
+  checkGolden(s16, v, "0E 70 68 6F 6E 65 23 34 63 34 31");
+  ck_assert_int_eq(ks_salt_bucket(s, (const uint8_t *)"phone#4c41", 10), 2);
+  ks_schema_free(s);
+  ks_schema_free(s16);
+}
+END_TEST
+
+START_TEST(test_codec_prefix_includes_the_delimiter) {
+  ks_schema *s = mustParse("KEY (device STRING, id STRING, day INT64 "
+                           "DECIMAL(8)) DELIMITED BY '#'");
+  ks_schema *oc = mustParse("KEY (a STRING, n INT64) ORDERED CODE");
+  ks_schema *oc2 = mustParse("KEY (a STRING, b STRING) ORDERED CODE");
+  ks_value v[3] = {S("phone"), S("4c41"), I(20200501)};
+  wcs_buf b = {0};
+  ck_assert_int_eq(ks_key_prefix(s, v, 2, &b, NULL), WCS_OK);
+  ck_assert_str_eq(hex(b.a, b.n), "70 68 6F 6E 65 23 34 63 34 31 23");
+  b.n = 0;
+  ck_assert_int_eq(ks_key_prefix(s, v, 0, &b, NULL), WCS_OK);
+  ck_assert_int_eq((int)b.n, 0);
+  ck_assert_int_eq(ks_key_prefix(s, v, 3, &b, NULL), WCS_OK);
+  ck_assert_int_eq((int)b.n, 19);
+  b.n = 0;
+  /* ORDERED CODE: the separator follows when a later field is never empty */
+  ck_assert_int_eq(ks_key_prefix(oc, v, 1, &b, NULL), WCS_OK);
+  ck_assert_str_eq(hex(b.a, b.n), "70 68 6F 6E 65 00 01");
+  b.n = 0;
+  /* ... but not when the rest may be empty (a key may end right there) */
+  ck_assert_int_eq(ks_key_prefix(oc2, v, 1, &b, NULL), WCS_OK);
+  ck_assert_str_eq(hex(b.a, b.n), "70 68 6F 6E 65");
+  wcs_buf_free(&b);
+  ks_schema_free(s);
+  ks_schema_free(oc);
+  ks_schema_free(oc2);
+}
+END_TEST
+
+/* ---- errors on encode */
+
+static void checkEncodeError(const char *zSchema, const ks_value *aVal,
+                             int rcWant, const char *zWant) {
+  ks_schema *s = mustParse(zSchema);
+  wcs_buf b = {0};
+  char *zErr = NULL;
+  int rc;
+  ck_assert_int_eq(wcs_buf_append(&b, "xy", 2), WCS_OK);
+  rc = ks_key_encode(s, aVal, &b, &zErr);
+  ck_assert_msg(rc == rcWant, "rc %d (%s), expected %d", rc, zErr, rcWant);
+  ck_assert_str_eq(zErr, zWant);
+  ck_assert_int_eq((int)b.n, 2); /* the buffer is left as it was */
+  free(zErr);
+  wcs_buf_free(&b);
+  ks_schema_free(s);
+}
+
+START_TEST(test_codec_encode_rejects_values_that_break_sorted_mode) {
+  static const char zDel[] = "KEY (device STRING, id STRING, day INT64 "
+                             "DECIMAL(8)) DELIMITED BY '#'";
+  ks_value v[3] = {S("phone"), S("4c#41"), I(1)};
+  checkEncodeError(zDel, v, WCS_CONSTRAINT,
+                   "key field \"id\" holds byte 0x23 at offset 2, which is "
+                   "not above the delimiter's first byte 0x23: delimited "
+                   "fields may only hold bytes above it, or keys would not "
+                   "sort by field");
+  v[1] = S("a b");
+  checkEncodeError(zDel, v, WCS_CONSTRAINT,
+                   "key field \"id\" holds byte 0x20 at offset 1, which is "
+                   "not above the delimiter's first byte 0x23: delimited "
+                   "fields may only hold bytes above it, or keys would not "
+                   "sort by field");
+  v[1] = S("x");
+  v[2] = I(-1);
+  checkEncodeError(zDel, v, WCS_RANGE, "key field \"day\" is DECIMAL(8), "
+                   "which holds only values >= 0; got -1");
+  v[2] = I(123456789);
+  checkEncodeError(zDel, v, WCS_RANGE, "key field \"day\" is DECIMAL(8); "
+                   "123456789 has more than 8 digits");
+  v[2] = N();
+  checkEncodeError(zDel, v, WCS_CONSTRAINT,
+                   "key field \"day\" may not be NULL");
+  v[2] = S("20200501");
+  checkEncodeError(zDel, v, WCS_MISMATCH, "key field \"day\" is INT64; got "
+                   "a non-integer value");
+  v[0] = I(5);
+  checkEncodeError(zDel, v, WCS_MISMATCH,
+                   "key field \"device\" is STRING; got a number");
+  v[0] = S("caf\xc3");
+  v[2] = I(1);
+  checkEncodeError(zDel, v, WCS_CONSTRAINT,
+                   "key field \"device\": invalid UTF-8 at offset 3");
+  v[0] = I(-5);
+  checkEncodeError("KEY (n INT64 BIG ENDIAN)", v, WCS_RANGE,
+                   "key field \"n\" is BIG ENDIAN, which sorts only values "
+                   ">= 0 (negative values would sort after positive ones); "
+                   "got -5; use ORDERED CODE for negative values");
+  v[0] = I(10000);
+  checkEncodeError("KEY (t TIMESTAMP REVERSED DECIMAL(4))", v, WCS_RANGE,
+                   "key field \"t\" is REVERSED DECIMAL(4); 10000 has more "
+                   "than 4 digits");
+}
+END_TEST
+
+START_TEST(test_codec_encode_rejects_keys_over_4096_bytes) {
+  ks_schema *s = mustParse("KEY (k BYTES) SALT 2");
+  static uint8_t a[4096];
+  ks_value v = B(a, 4095);
+  wcs_buf b = {0};
+  char *zErr = NULL;
+  ck_assert_int_eq(ks_key_encode(s, &v, &b, &zErr), WCS_OK);
+  ck_assert_int_eq((int)b.n, 4096);
+  b.n = 0;
+  v.n = 4096;
+  ck_assert_int_eq(ks_key_encode(s, &v, &b, &zErr), WCS_TOOBIG);
+  ck_assert_str_eq(zErr, "the row key would have 4097 bytes; the limit is "
+                         "4096");
+  ck_assert_int_eq((int)b.n, 0);
+  free(zErr);
+  wcs_buf_free(&b);
+  ks_schema_free(s);
+}
+END_TEST
+
+START_TEST(test_codec_encode_accepts_integral_reals) {
+  ks_schema *s = mustParse("KEY (n INT64)");
+  ks_value v;
+  wcs_buf b = {0};
+  memset(&v, 0, sizeof v);
+  v.eType = KS_VAL_REAL;
+  v.r = 64.0;
+  ck_assert_int_eq(ks_key_encode(s, &v, &b, NULL), WCS_OK);
+  ck_assert_str_eq(hex(b.a, b.n), "C0 40");
+  v.r = 0.5;
+  ck_assert_int_eq(ks_key_encode(s, &v, &b, NULL), WCS_MISMATCH);
+  wcs_buf_free(&b);
+  ks_schema_free(s);
+}
+END_TEST
+
+START_TEST(test_codec_no_key_schema_is_misuse) {
+  ks_schema *s = mustParse("TABLE 't'");
+  ks_value v = S("x");
+  wcs_buf b = {0};
+  char *zErr = NULL;
+  ck_assert_int_eq(ks_key_encode(s, &v, &b, &zErr), WCS_MISUSE);
+  free(zErr);
+  zErr = NULL;
+  ck_assert_int_eq(ks_key_decode(s, (const uint8_t *)"x", 1, &v, &b, &zErr),
+                   WCS_MISUSE);
+  free(zErr);
+  ks_schema_free(s);
+}
+END_TEST
+
+/* ---- errors on decode */
+
+static const struct {
+  const char *zSchema;
+  const char *zKey; /* bytes; \x escapes as C allows */
+  int nKey;         /* -1: strlen */
+  const char *zErr;
+} aBadKey[] = {
+    {"KEY (device STRING, id STRING, day INT64 DECIMAL(8))", "phone#4c41", -1,
+     "row key 'phone#4c41' does not match the key schema: fewer fields than "
+     "the key schema has"},
+    {"KEY (device STRING, id STRING, day INT64 DECIMAL(8))",
+     "phone#4c41#20200501#x", -1,
+     "row key 'phone#4c41#20200501#x' does not match the key schema: more "
+     "fields than the key schema has"},
+    {"KEY (device STRING, id STRING, day INT64 DECIMAL(8))",
+     "phone#4c41#2020050", -1,
+     "row key 'phone#4c41#2020050' does not match the key schema: field "
+     "\"day\": wrong number of digits"},
+    {"KEY (device STRING, id STRING, day INT64 DECIMAL(8))",
+     "phone#4c41#2020o501", -1,
+     "row key 'phone#4c41#2020o501' does not match the key schema: field "
+     "\"day\": not a decimal digit"},
+    {"KEY (device STRING, id STRING, day INT64 DECIMAL(8))",
+     "pho ne#4c41#20200501", -1,
+     "row key 'pho ne#4c41#20200501' does not match the key schema: field "
+     "\"device\": a byte at or below the delimiter inside a field"},
+    {"KEY (device STRING, id STRING)", "ph\xc3#x", -1,
+     "row key 'ph\\xC3#x' does not match the key schema: field \"device\": "
+     "invalid UTF-8"},
+    {"KEY (a STRING, b STRING) DELIMITED BY '#|'", "a#b", -1,
+     "row key 'a#b' does not match the key schema: field \"a\": a byte at or "
+     "below the delimiter inside a field"},
+    {"KEY (a STRING, b STRING) ORDERED CODE", "A\x00\x01\x00\x00", 5,
+     "row key 'A\\x00\\x01\\x00\\x00' does not match the key schema: field "
+     "\"b\": a trailing empty field that should have been dropped"},
+    {"KEY (a STRING, b STRING) ORDERED CODE", "A\x00\x02", 3,
+     "row key 'A\\x00\\x02' does not match the key schema: field \"a\": a 00 "
+     "byte that is neither 00 FF (escape) nor 00 01 (separator)"},
+    {"KEY (a STRING, b STRING) ORDERED CODE", "A\x00\x01", 3,
+     "row key 'A\\x00\\x01' does not match the key schema: field \"b\": a "
+     "separator at the end of the key"},
+    {"KEY (a STRING, b STRING) ORDERED CODE", "A\x00\x01" "B\x00\x01" "C", 7,
+     "row key 'A\\x00\\x01B\\x00\\x01C' does not match the key schema: more "
+     "fields than the key schema has"},
+    {"KEY (a STRING, b STRING) ORDERED CODE", "", 0,
+     "row key '' does not match the key schema: an empty key (an all-empty "
+     "key is 00 00)"},
+    {"KEY (a STRING, b STRING) ORDERED CODE", "\x00\x01" "B", 3,
+     "row key '\\x00\\x01B' does not match the key schema: field \"a\": an "
+     "empty field not written as 00 00"},
+    {"KEY (a STRING, n INT64) ORDERED CODE", "A", 1,
+     "row key 'A' does not match the key schema: field \"n\": not one "
+     "ORDERED CODE integer"},
+    {"KEY (n INT64)", "\xC0\x05", 2,
+     "row key '\\xC0\\x05' does not match the key schema: field \"n\": not "
+     "one ORDERED CODE integer"},
+    {"KEY (n INT64 BIG ENDIAN)", "\xff\xff\xff\xff\xff\xff\xff\xfb", 8,
+     "row key '\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFB' does not match the "
+     "key schema: field \"n\": a negative BIG ENDIAN integer (only values >= "
+     "0 sort)"},
+    {"KEY (n INT64 BIG ENDIAN)", "\x00\x01", 2,
+     "row key '\\x00\\x01' does not match the key schema: field \"n\": BIG "
+     "ENDIAN integers have 8 bytes"},
+    {"KEY (n INT64 DECIMAL(19))", "9999999999999999999", -1,
+     "row key '9999999999999999999' does not match the key schema: field "
+     "\"n\": value beyond the INT64 range"},
+    {"KEY (device STRING, id STRING) SALT 4", "\x01phone#4c41", -1,
+     "row key '\\x01phone#4c41' does not match the key schema: the salt byte "
+     "does not match the hash of the rest of the key"},
+    {"KEY (device STRING, id STRING) SALT 4", "", 0,
+     "row key '' does not match the key schema: no salt byte"},
+};
+
+START_TEST(test_codec_decode_names_the_key_and_the_problem) {
+  ks_schema *s = mustParse(aBadKey[_i].zSchema);
+  ks_value aOut[KS_MAX_FIELDS];
+  wcs_buf scratch = {0};
+  char *zErr = NULL;
+  int n = aBadKey[_i].nKey < 0 ? (int)strlen(aBadKey[_i].zKey)
+                               : aBadKey[_i].nKey;
+  int rc = ks_key_decode(s, (const uint8_t *)aBadKey[_i].zKey, n, aOut,
+                         &scratch, &zErr);
+  ck_assert_int_eq(rc, WCS_MISMATCH);
+  ck_assert_str_eq(zErr, aBadKey[_i].zErr);
+  free(zErr);
+  wcs_buf_free(&scratch);
+  ks_schema_free(s);
+}
+END_TEST
+
+START_TEST(test_codec_decode_points_into_the_key) {
+  ks_schema *s = mustParse("KEY (device STRING, id STRING, day INT64 "
+                           "DECIMAL(8))");
+  static const char zKey[] = "phone#4c410523#20200501";
+  ks_value a[3];
+  wcs_buf scratch = {0};
+  ck_assert_int_eq(ks_key_decode(s, (const uint8_t *)zKey, 23, a, &scratch,
+                                 NULL), WCS_OK);
+  ck_assert(a[0].p == (const uint8_t *)zKey);
+  ck_assert_int_eq(a[0].n, 5);
+  ck_assert(a[1].p == (const uint8_t *)zKey + 6);
+  ck_assert_int_eq(a[2].eType, KS_VAL_INT);
+  ck_assert_int_eq(a[2].i, 20200501);
+  ck_assert_ptr_null(scratch.a); /* nothing allocated */
+  ks_schema_free(s);
+}
+END_TEST
+
+/* ---- property tests over random schemas and tuples */
+
+typedef struct RSchema {
+  ks_schema *s;
+  char zText[600];
+} RSchema;
+
+/* A random schema exercising every struct and field encoding. */
+static void randomSchema(RSchema *r, int bAllowSalt) {
+  static const char *azDelim[] = {"'#'", "'/'", "X'01'", "'#|'", "X'00'",
+                                  "' '"};
+  int eStruct = (int)tu_rand_range(3); /* 0 singleton, 1 delim, 2 oc */
+  int nField = eStruct == 0 ? 1 : 1 + (int)tu_rand_range(4);
+  int i, n = 0;
+  n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, "KEY (");
+  for (i = 0; i < nField; i++) {
+    int k = (int)tu_rand_range(eStruct == 1 ? 5 : 9);
+    static const char *azType[] = {
+        "STRING", "BYTES", "INT64 DECIMAL(%d)", "TIMESTAMP REVERSED DECIMAL(%d)",
+        "INT64 DECIMAL(%d)", "INT64 ORDERED CODE", "INT64 BIG ENDIAN",
+        "TIMESTAMP ORDERED CODE", "STRING"};
+    char zType[64];
+    snprintf(zType, sizeof zType, azType[k], 1 + (int)tu_rand_range(19));
+    n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, "%sf%d %s",
+                  i ? ", " : "", i, zType);
+  }
+  n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, ")");
+  if (eStruct == 1) {
+    n += snprintf(r->zText + n, sizeof r->zText - (size_t)n,
+                  " DELIMITED BY %s", azDelim[tu_rand_range(6)]);
+  } else if (eStruct == 2) {
+    n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, " ORDERED CODE");
+  }
+  if (bAllowSalt && tu_rand_range(4) == 0) {
+    snprintf(r->zText + n, sizeof r->zText - (size_t)n, " SALT %d",
+             1 + (int)tu_rand_range(256));
+  }
+  r->s = mustParse(r->zText);
+}
+
+/* Random field values. Strings draw from pieces that stress the codecs:
+** empty, multi-byte UTF-8, bytes just above the delimiter, 00 and FF. */
+typedef struct RTuple {
+  ks_value a[KS_MAX_FIELDS];
+  uint8_t aBuf[KS_MAX_FIELDS][64];
+} RTuple;
+
+static void randomTuple(const ks_schema *s, RTuple *t) {
+  int i;
+  int d = ksDelimByte(s);
+  for (i = 0; i < s->nField; i++) {
+    const ks_field *f = &s->aField[i];
+    if (f->eType == KS_STRING || f->eType == KS_BYTES) {
+      static const char *azPiece[] = {"a", "b", "z", "\xc3\xa9", "\xe4\xb8\xad",
+                                      "\xf0\x9f\x98\x80", "A", "0", "~"};
+      int nPiece = (int)tu_rand_range(5), j, n = 0;
+      for (j = 0; j < nPiece; j++) {
+        int k = (int)tu_rand_range(12);
+        uint8_t c;
+        if (k < 9) {
+          const char *z = azPiece[k];
+          int m = (int)strlen(z);
+          if (n + m > 60) break;
+          memcpy(t->aBuf[i] + n, z, (size_t)m);
+          n += m;
+          continue;
+        }
+        /* a single raw byte: just above the delimiter, 00, 01 or FF */
+        c = k == 9 ? (uint8_t)(d + 1) : k == 10 ? 0x00 : 0xFF;
+        if (k == 10 && tu_rand_range(2)) c = 0x01;
+        if (f->eType == KS_STRING && c >= 0x80) continue;
+        if (d >= 0 && c <= d) continue;
+        if (n < 60) t->aBuf[i][n++] = c;
+      }
+      t->a[i] = B(t->aBuf[i], n);
+    } else {
+      int64_t vMin, vMax, v;
+      ksIntDomain(f, &vMin, &vMax);
+      switch (tu_rand_range(6)) {
+        case 0: v = vMin; break;
+        case 1: v = vMax; break;
+        case 2: v = 0; break;
+        case 3: v = (int64_t)tu_rand_range(130) - 65; break;
+        default: v = (int64_t)tu_rand() >> tu_rand_range(64); break;
+      }
+      if (v < vMin) v = vMin;
+      if (v > vMax) v = vMin + (int64_t)((uint64_t)v % ((uint64_t)(vMax - vMin) + 1));
+      t->a[i] = I(v);
+    }
+  }
+}
+
+static int cmpTuple(const ks_schema *s, const ks_value *a, const ks_value *b) {
+  int i;
+  for (i = 0; i < s->nField; i++) {
+    const ks_field *f = &s->aField[i];
+    int c;
+    if (f->eType == KS_STRING || f->eType == KS_BYTES) {
+      int n = a[i].n < b[i].n ? a[i].n : b[i].n;
+      c = n ? memcmp(a[i].p, b[i].p, (size_t)n) : 0;
+      if (c == 0) c = a[i].n - b[i].n;
+    } else {
+      c = a[i].i < b[i].i ? -1 : a[i].i > b[i].i;
+      if (f->eEnc == KS_ENC_REVERSED_DECIMAL) c = -c; /* newest first */
+    }
+    if (c) return c < 0 ? -1 : 1;
+  }
+  return 0;
+}
+
+START_TEST(test_codec_random_tuples_roundtrip) {
+  int iSchema, iTuple;
+  wcs_buf b = {0}, b2 = {0}, scratch = {0};
+  tu_seed(0);
+  for (iSchema = 0; iSchema < 300; iSchema++) {
+    RSchema r;
+    randomSchema(&r, 1);
+    for (iTuple = 0; iTuple < 200; iTuple++) {
+      RTuple t;
+      ks_value aOut[KS_MAX_FIELDS];
+      char *zErr = NULL;
+      int rc;
+      randomTuple(r.s, &t);
+      b.n = 0;
+      rc = ks_key_encode(r.s, t.a, &b, &zErr);
+      ck_assert_msg(rc == WCS_OK, "%s: %s", r.zText, zErr);
+      rc = ks_key_decode(r.s, b.a, (int)b.n, aOut, &scratch, &zErr);
+      ck_assert_msg(rc == WCS_OK, "%s: key %s: %s", r.zText, hex(b.a, b.n),
+                    zErr);
+      ck_assert_msg(cmpTuple(r.s, t.a, aOut) == 0, "%s: key %s", r.zText,
+                    hex(b.a, b.n));
+      b2.n = 0;
+      ck_assert_int_eq(ks_key_encode(r.s, aOut, &b2, NULL), WCS_OK);
+      ck_assert(b2.n == b.n && memcmp(b.a, b2.a, b.n) == 0);
+    }
+    ks_schema_free(r.s);
+  }
+  wcs_buf_free(&b);
+  wcs_buf_free(&b2);
+  wcs_buf_free(&scratch);
+}
+END_TEST
+
+START_TEST(test_codec_byte_order_is_tuple_order) {
+  enum { NT = 120 };
+  int iSchema, i, j;
+  tu_seed(0);
+  for (iSchema = 0; iSchema < 300; iSchema++) {
+    RSchema r;
+    static RTuple t[NT];
+    static wcs_buf ab[NT];
+    randomSchema(&r, 0);
+    for (i = 0; i < NT; i++) {
+      randomTuple(r.s, &t[i]);
+      ab[i].n = 0;
+      ck_assert_int_eq(ks_key_encode(r.s, t[i].a, &ab[i], NULL), WCS_OK);
+    }
+    for (i = 0; i < NT; i++) {
+      for (j = 0; j < NT; j++) {
+        int ct = cmpTuple(r.s, t[i].a, t[j].a);
+        size_t n = ab[i].n < ab[j].n ? ab[i].n : ab[j].n;
+        int cb = n ? memcmp(ab[i].a, ab[j].a, n) : 0;
+        if (cb == 0) cb = ab[i].n < ab[j].n ? -1 : ab[i].n > ab[j].n;
+        cb = cb < 0 ? -1 : cb > 0;
+        ck_assert_msg(ct == cb, "%s: %s vs ...: tuple %d, bytes %d", r.zText,
+                      hex(ab[i].a, ab[i].n), ct, cb);
+      }
+    }
+    ks_schema_free(r.s);
+    if (iSchema == 299) {
+      for (i = 0; i < NT; i++) wcs_buf_free(&ab[i]);
+    }
+  }
+}
+END_TEST
+
+START_TEST(test_codec_mutated_keys_decode_only_to_their_own_encoding) {
+  int iSchema, iKey;
+  wcs_buf b = {0}, b2 = {0}, scratch = {0};
+  tu_seed(0);
+  for (iSchema = 0; iSchema < 200; iSchema++) {
+    RSchema r;
+    randomSchema(&r, 1);
+    for (iKey = 0; iKey < 300; iKey++) {
+      RTuple t;
+      ks_value aOut[KS_MAX_FIELDS];
+      char *zErr = NULL;
+      int k, nFlip = 1 + (int)tu_rand_range(3), rc;
+      randomTuple(r.s, &t);
+      b.n = 0;
+      ck_assert_int_eq(ks_key_encode(r.s, t.a, &b, NULL), WCS_OK);
+      for (k = 0; k < nFlip && b.n > 0; k++) {
+        switch (tu_rand_range(4)) {
+          case 0: b.a[tu_rand_range(b.n)] ^= (uint8_t)(1 << tu_rand_range(8)); break;
+          case 1: b.n--; break;
+          case 2: b.a[tu_rand_range(b.n)] = (uint8_t)tu_rand(); break;
+          default: wcs_buf_append(&b, "\x00", 1); break;
+        }
+      }
+      rc = ks_key_decode(r.s, b.a, (int)b.n, aOut, &scratch, &zErr);
+      if (rc == WCS_OK) {
+        b2.n = 0;
+        ck_assert_int_eq(ks_key_encode(r.s, aOut, &b2, NULL), WCS_OK);
+        ck_assert_msg(b2.n == b.n && memcmp(b.a, b2.a, b.n) == 0,
+                      "%s: %s decodes but re-encodes differently", r.zText,
+                      hex(b.a, b.n));
+      } else {
+        ck_assert_int_eq(rc, WCS_MISMATCH);
+        ck_assert_ptr_nonnull(zErr);
+        ck_assert(strncmp(zErr, "row key '", 9) == 0);
+        free(zErr);
+      }
+    }
+    ks_schema_free(r.s);
+  }
+  wcs_buf_free(&b);
+  wcs_buf_free(&b2);
+  wcs_buf_free(&scratch);
+}
+END_TEST
+
+START_TEST(test_codec_utf8_validation) {
+  static const struct { const char *z; int bOk; } a[] = {
+      {"plain", 1},       {"\xc3\xa9", 1},     {"\xe4\xb8\xad", 1},
+      {"\xf0\x9f\x98\x80", 1}, {"\xc0\x80", 0}, {"\xe0\x80\x80", 0},
+      {"\xed\xa0\x80", 0}, {"\xf4\x90\x80\x80", 0}, {"\xc3", 0},
+      {"\x80", 0},        {"\xf5\x80\x80\x80", 0}, {"abcdefgh\xc3\xa9xyz", 1},
+      {"abcdefghij\xffxyz", 0},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+    ck_assert_msg(ksUtf8Valid((const uint8_t *)a[i].z, (int)strlen(a[i].z),
+                              NULL) == a[i].bOk, "case %zu", i);
+  }
+}
+END_TEST
+
+Suite *keyschema_codec_suite(void) {
+  Suite *s = suite_create("keyschema_codec");
+  TCase *tc = tcase_create("codec");
+  int nOc = (int)(sizeof(aOcVec) / sizeof(aOcVec[0]));
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_codec_orderedcode_int_vectors, 0, nOc);
+  tcase_add_loop_test(tc, test_codec_orderedcode_int_vectors_as_singleton_key,
+                      0, nOc);
+  tcase_add_test(tc, test_codec_orderedcode_rejects_non_minimal_forms);
+  tcase_add_test(tc, test_codec_orderedcode_int_roundtrip_and_order);
+  tcase_add_test(tc, test_codec_struct_ordered_code_bigtable_examples);
+  tcase_add_test(tc, test_codec_struct_ordered_code_with_integers);
+  tcase_add_test(tc, test_codec_struct_delimited_schema_guide_example);
+  tcase_add_test(tc, test_codec_struct_delimited_multibyte_and_nul_delimiters);
+  tcase_add_test(tc, test_codec_field_encodings_golden);
+  tcase_add_test(tc, test_codec_salt_byte_is_xxh3_of_the_rest);
+  tcase_add_test(tc, test_codec_prefix_includes_the_delimiter);
+  tcase_add_test(tc, test_codec_encode_rejects_values_that_break_sorted_mode);
+  tcase_add_test(tc, test_codec_encode_rejects_keys_over_4096_bytes);
+  tcase_add_test(tc, test_codec_encode_accepts_integral_reals);
+  tcase_add_test(tc, test_codec_no_key_schema_is_misuse);
+  tcase_add_loop_test(tc, test_codec_decode_names_the_key_and_the_problem, 0,
+                      (int)(sizeof(aBadKey) / sizeof(aBadKey[0])));
+  tcase_add_test(tc, test_codec_decode_points_into_the_key);
+  tcase_add_test(tc, test_codec_random_tuples_roundtrip);
+  tcase_add_test(tc, test_codec_byte_order_is_tuple_order);
+  tcase_add_test(tc, test_codec_mutated_keys_decode_only_to_their_own_encoding);
+  tcase_add_test(tc, test_codec_utf8_validation);
+  suite_add_tcase(s, tc);
+  return s;
+}
