@@ -1,0 +1,261 @@
+/*
+** crash_test — kill a writer at random moments and check that recovery
+** keeps every acknowledged commit and never half a commit.
+**
+** Each round the parent forks a child that opens the store (SYNC FULL,
+** tiny memtables so flushes and compactions run all the time) and commits
+** batch after batch, writing each acknowledged batch id to a pipe. After a
+** random delay (sometimes before the child has even finished opening, so
+** recovery itself gets interrupted) the parent sends SIGKILL, drains the
+** pipe, opens the store read-only and checks it with one scan:
+**
+**   - batch i puts keys "b<i>#<j>" for j < 1 + i % 23 and sets "last" = i;
+**     from i > D it also range-deletes every key of batch i - D, so batches
+**     (N - D, N] are live, where N is the newest batch present;
+**   - N is the last acknowledged batch or the one after it (written but
+**     not acknowledged), never older, never further;
+**   - every live batch has all of its keys with the right values and no
+**     other key exists: a batch is there entirely or not at all.
+**
+** Rounds: 200, or WCS_CRASH_ROUNDS (make crashtest runs 10,000). The seed
+** is printed; WCS_SEED replays a run.
+*/
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "wcs.h"
+
+#define D 40 /* batch i deletes batch i - D */
+
+static int nKeysOf(uint64_t i) { return 1 + (int)(i % 23); }
+
+static void options(wcs_options *o) {
+  wcs_options_init(o);
+  o->iSync = WCS_SYNC_FULL;
+  o->nMemtable = 48 * 1024;
+  o->nL1Bytes = 64 * 1024;
+  o->nFileBytes = 32 * 1024;
+  o->nBlockSize = 2048;
+  o->nL0Trigger = 2;
+  o->nL0Stop = 8;
+}
+
+static size_t valueOf(uint64_t i, int j, char *z) {
+  return (size_t)sprintf(z, "value of batch %llu key %d %0*d",
+                         (unsigned long long)i, j, (int)(i % 40), 0);
+}
+
+/* The child: commit batches from id iFirst on, reporting each. */
+static void child(const char *zPath, uint64_t iFirst, int fd) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_batch *b = NULL;
+  uint64_t i;
+  char *zErr = NULL;
+  options(&o);
+  if (wcs_db_open(&db, zPath, &o, &zErr) != WCS_OK) {
+    fprintf(stderr, "crash_test child: open: %s\n", zErr ? zErr : "?");
+    _exit(3);
+  }
+  if (wcs_batch_new(&b)) _exit(4);
+  for (i = iFirst;; i++) {
+    char k[64], v[128], e[64];
+    int j, n = nKeysOf(i);
+    wcs_batch_clear(b);
+    for (j = 0; j < n; j++) {
+      size_t nK = (size_t)sprintf(k, "b%08llu#%02d", (unsigned long long)i, j);
+      size_t nV = valueOf(i, j, v);
+      if (wcs_batch_put(b, k, nK, v, nV)) _exit(5);
+    }
+    sprintf(v, "%llu", (unsigned long long)i);
+    if (wcs_batch_put(b, "last", 4, v, strlen(v))) _exit(5);
+    if (i > D) {
+      sprintf(k, "b%08llu#", (unsigned long long)(i - D));
+      sprintf(e, "b%08llu$", (unsigned long long)(i - D));
+      if (wcs_batch_delete_range(b, k, strlen(k), e, strlen(e))) _exit(5);
+    }
+    if (wcs_db_write(db, b) != WCS_OK) {
+      fprintf(stderr, "crash_test child: write: %s\n", wcs_errmsg(db));
+      _exit(6);
+    }
+    if (write(fd, &i, sizeof i) != (ssize_t)sizeof i) _exit(7);
+  }
+}
+
+/* Check the store; returns the newest batch present (N), or -1. */
+static int64_t verify(const char *zPath, uint64_t nAcked, int iRound) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  char *zErr = NULL;
+  void *p = NULL;
+  size_t n = 0;
+  uint64_t N, i;
+  int *aSeen;
+  int rc, bad = 0;
+  options(&o);
+  o.bReadOnly = 1;
+  rc = wcs_db_open(&db, zPath, &o, &zErr);
+  if (rc != WCS_OK) {
+    fprintf(stderr, "round %d: open after the crash: %s (%s)\n", iRound,
+            wcs_errstr(rc), zErr ? zErr : "");
+    wcs_free(zErr);
+    return -1;
+  }
+  rc = wcs_db_get(db, NULL, "last", 4, &p, &n);
+  if (rc != WCS_OK) {
+    fprintf(stderr, "round %d: get last: %s\n", iRound, wcs_errmsg(db));
+    wcs_db_close(db);
+    return -1;
+  }
+  N = p ? strtoull(p, NULL, 10) : 0;
+  wcs_free(p);
+  if (N < nAcked || N > nAcked + 1) {
+    fprintf(stderr,
+            "round %d: newest batch present is %llu, acknowledged %llu\n",
+            iRound, (unsigned long long)N, (unsigned long long)nAcked);
+    wcs_db_close(db);
+    return -1;
+  }
+  aSeen = calloc(D + 2, sizeof(int));
+  if (wcs_iter_new(db, NULL, &it) != WCS_OK) {
+    fprintf(stderr, "round %d: iterator: %s\n", iRound, wcs_errmsg(db));
+    bad = 1;
+  }
+  for (rc = it ? wcs_iter_first(it) : WCS_ERROR; !bad && wcs_iter_valid(it);
+       rc = wcs_iter_next(it)) {
+    size_t nK, nV;
+    const char *k = wcs_iter_key(it, &nK);
+    const char *v = wcs_iter_value(it, &nV);
+    unsigned long long id;
+    int j;
+    char aWant[128];
+    if (nK == 4 && memcmp(k, "last", 4) == 0) continue;
+    if (nK != 12 || sscanf(k, "b%8llu#%2d", &id, &j) != 2) {
+      fprintf(stderr, "round %d: unexpected key %.*s\n", iRound, (int)nK, k);
+      bad = 1;
+      break;
+    }
+    if (id > N || id + D <= N || j >= nKeysOf(id)) {
+      fprintf(stderr, "round %d: key %.*s should not exist (newest batch "
+              "%llu)\n", iRound, (int)nK, k, (unsigned long long)N);
+      bad = 1;
+      break;
+    }
+    if (valueOf(id, j, aWant) != nV || memcmp(aWant, v, nV) != 0) {
+      fprintf(stderr, "round %d: wrong value for %.*s\n", iRound, (int)nK, k);
+      bad = 1;
+      break;
+    }
+    aSeen[id - (N + 1 - D)]++;
+  }
+  if (!bad && (rc != WCS_OK || wcs_iter_status(it) != WCS_OK)) {
+    fprintf(stderr, "round %d: scan: %s\n", iRound, wcs_errmsg(db));
+    bad = 1;
+  }
+  for (i = N >= D ? N + 1 - D : 1; !bad && i <= N; i++) {
+    int nHave = aSeen[i - (N + 1 - D)];
+    if (nHave != nKeysOf(i)) {
+      fprintf(stderr, "round %d: batch %llu has %d of its %d keys%s\n",
+              iRound, (unsigned long long)i, nHave, nKeysOf(i),
+              i > nAcked ? " (not acknowledged: must be all or nothing)" : "");
+      bad = 1;
+    }
+  }
+  free(aSeen);
+  wcs_iter_free(it);
+  wcs_db_close(db);
+  return bad ? -1 : (int64_t)N;
+}
+
+static void sleepMicros(long n) {
+  struct timespec ts;
+  ts.tv_sec = n / 1000000;
+  ts.tv_nsec = (n % 1000000) * 1000;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+int main(void) {
+  const char *zRounds = getenv("WCS_CRASH_ROUNDS");
+  int nRound = zRounds ? atoi(zRounds) : 200;
+  const char *zTmp = tu_tmpdir("crash");
+  char zPath[1100];
+  uint64_t nNext = 1, nAckTotal = 0;
+  int iRound, nEarly = 0;
+  time_t t0 = time(NULL);
+  if (zTmp == NULL) {
+    fprintf(stderr, "crash_test: cannot make a temporary directory\n");
+    return 1;
+  }
+  snprintf(zPath, sizeof zPath, "%s/store", zTmp);
+  tu_seed(0);
+  for (iRound = 1; iRound <= nRound; iRound++) {
+    int aPipe[2], st = 0;
+    pid_t pid;
+    uint64_t nAcked = nNext - 1, id;
+    int64_t N;
+    long nDelay;
+    if (pipe(aPipe) != 0) {
+      perror("pipe");
+      return 1;
+    }
+    pid = fork();
+    if (pid < 0) {
+      perror("fork");
+      return 1;
+    }
+    if (pid == 0) {
+      close(aPipe[0]);
+      child(zPath, nNext, aPipe[1]);
+      _exit(0);
+    }
+    close(aPipe[1]);
+    /* mostly while committing; one round in eight early, during open */
+    nDelay = (tu_rand_range(8) == 0) ? (long)tu_rand_range(40000)
+                                       : 20000 + (long)tu_rand_range(120000);
+    sleepMicros(nDelay);
+    kill(pid, SIGKILL);
+    while (read(aPipe[0], &id, sizeof id) == (ssize_t)sizeof id) {
+      if (id != nAcked + 1) {
+        fprintf(stderr, "round %d: acknowledgements out of order\n", iRound);
+        return 1;
+      }
+      nAcked = id;
+    }
+    close(aPipe[0]);
+    waitpid(pid, &st, 0);
+    if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
+      fprintf(stderr, "round %d: the child ended on its own (status %d)\n",
+              iRound, st);
+      return 1;
+    }
+    if (nAcked == nNext - 1) nEarly++;
+    nAckTotal += nAcked - (nNext - 1);
+    N = verify(zPath, nAcked, iRound);
+    if (N < 0) {
+      fprintf(stderr, "crash_test: FAILED in round %d; store kept in %s\n",
+              iRound, zPath);
+      return 1;
+    }
+    nNext = (uint64_t)N + 1;
+    if (iRound % 50 == 0) {
+      fprintf(stderr, "crash_test: %d rounds, %llu batches acknowledged\n",
+              iRound, (unsigned long long)nAckTotal);
+    }
+  }
+  printf("crash_test: %d rounds in %lds, %llu batches acknowledged, %d kills "
+         "before the first commit; every acknowledged batch present, none "
+         "half present\n",
+         nRound, (long)(time(NULL) - t0), (unsigned long long)nAckTotal,
+         nEarly);
+  tu_rmrf(zTmp);
+  return 0;
+}
