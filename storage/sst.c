@@ -42,6 +42,7 @@
 
 #include <assert.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1038,6 +1039,69 @@ static int readBlock(const sst_reader *p, int i, int bFill,
   if (bFill && p->pCache) h = wcs_cache_insert(p->pCache, p->iFile, e->iOff, h);
   *ppH = h;
   return WCS_OK;
+}
+
+/* One block cursor per thread for sst_reader_get, so that a point read
+** allocates nothing once the cursor's key buffer has grown; freed when the
+** thread exits. */
+static pthread_key_t getKey;
+static pthread_once_t getOnce = PTHREAD_ONCE_INIT;
+static int bGetKey = 0; /* 1 once getKey exists */
+
+static void freeGetIter(void *p) {
+  block_iter_clear((block_iter *)p);
+  free(p);
+}
+static void makeGetKey(void) {
+  bGetKey = pthread_key_create(&getKey, freeGetIter) == 0;
+}
+static block_iter *threadGetIter(void) {
+  block_iter *p;
+  pthread_once(&getOnce, makeGetKey);
+  if (!bGetKey) return NULL;
+  p = pthread_getspecific(getKey);
+  if (p == NULL) {
+    p = calloc(1, sizeof *p);
+    if (p != NULL && pthread_setspecific(getKey, p) != 0) {
+      free(p);
+      p = NULL;
+    }
+  }
+  return p;
+}
+
+int sst_reader_get(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
+                   int *pbFound, void *pCtx,
+                   int (*x)(void *pCtx, const uint8_t *pKey, size_t nKey,
+                            const uint8_t *pVal, size_t nVal),
+                   char **pzErr) {
+  size_t nU = nIKey - WCS_IKEY_TRAILER;
+  block_iter *bi = threadGetIter();
+  int i, rc = WCS_OK;
+  assert(nIKey >= WCS_IKEY_TRAILER);
+  *pbFound = 0;
+  if (bi == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  /* As in a seek: blocks whose entries are all < the target (older
+  ** versions of one user key filling a block) pass it on. */
+  for (i = findBlock(p, pIKey, nU); rc == WCS_OK && i < p->nBlock; i++) {
+    wcs_cache_handle *h = NULL;
+    rc = readBlock(p, i, 1, &h, pzErr);
+    if (rc != WCS_OK) break;
+    rc = block_iter_init(bi, wcs_cache_data(h), wcs_cache_size(h), 1);
+    if (rc == WCS_OK) rc = block_iter_seek(bi, pIKey, nIKey);
+    if (rc != WCS_OK) {
+      corruptMsg(pzErr, rc, "block", p->zPath, p->aIdx[i].iOff, "bad entry");
+    } else if (block_iter_valid(bi)) {
+      if (wcs_ukey_cmp(bi->pKey, bi->nKey - WCS_IKEY_TRAILER, pIKey, nU) == 0) {
+        *pbFound = 1;
+        rc = x(pCtx, bi->pKey, bi->nKey, bi->pVal, bi->nVal);
+      }
+      wcs_cache_release(p->pCache, h);
+      break;
+    }
+    wcs_cache_release(p->pCache, h);
+  }
+  return rc;
 }
 
 /* ==================================================================

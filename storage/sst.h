@@ -149,6 +149,20 @@ void sst_reader_rangedels(const sst_reader *, const sst_rangedel **paDel,
 int sst_reader_iter(sst_reader *, int bFillCache, wcs_iiter **ppIter,
                     char **pzErr);
 
+/* Point lookup without an iterator (the allocation-free path for reads):
+** finds the first entry >= pIKey in internal-key order and, if its user
+** key equals pIKey's user key, sets *pbFound = 1 and calls x with it; the
+** key and value are borrowed for the duration of the call. A nonzero
+** return from x is returned. The bloom filter is not consulted (probe it
+** first) and range tombstones are the caller's. Blocks read are cached.
+** Thread-safe; x must not call sst_reader_get itself. Corruption returns
+** WCS_CORRUPT with file name and offset in *pzErr. */
+int sst_reader_get(sst_reader *, const uint8_t *pIKey, size_t nIKey,
+                   int *pbFound, void *pCtx,
+                   int (*x)(void *pCtx, const uint8_t *pKey, size_t nKey,
+                            const uint8_t *pVal, size_t nVal),
+                   char **pzErr);
+
 /* Approximate byte offset in the file where user key would be found
 ** (from the index; no data block reads). */
 uint64_t sst_reader_approx_offset(const sst_reader *, const uint8_t *pUKey,

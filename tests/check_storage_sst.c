@@ -900,6 +900,96 @@ START_TEST(test_sst_error_names_file_and_block_offset) {
 }
 END_TEST
 
+typedef struct GetOut {
+  const Ent *pWant; /* expected entry, NULL if none */
+  int nCall;
+} GetOut;
+
+static int checkGot(void *pCtx, const uint8_t *pKey, size_t nKey,
+                    const uint8_t *pVal, size_t nVal) {
+  GetOut *g = pCtx;
+  g->nCall++;
+  QUICK_ASSERT(g->pWant != NULL);
+  QUICK_ASSERT(nKey == g->pWant->nKey && memcmp(pKey, g->pWant->pKey, nKey) == 0);
+  QUICK_ASSERT(nVal == g->pWant->nVal);
+  QUICK_ASSERT(nVal == 0 || memcmp(pVal, g->pWant->pVal, nVal) == 0);
+  return WCS_OK;
+}
+
+START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
+  wcs_env *env = wcs_env_mem_new();
+  wcs_cache *cache;
+  int n = 3000, k, lvl;
+  Ent *a;
+  sst_meta meta;
+  sst_reader *r;
+  tu_seed(0);
+  ck_assert_int_eq(wcs_cache_new(1 << 20, &cache), WCS_OK);
+  a = randomEnts(n, 0);
+  for (lvl = 0; lvl <= 3; lvl += 3) {
+    sst_options o = opts(512, 4, lvl, 10);
+    buildFile(env, "g.sst", a, n, &o, NULL, 0, &meta);
+    ck_assert_int_eq(sst_reader_open(env, "g.sst", 9 + lvl, meta.nBytes,
+                                     cache, &r, NULL), WCS_OK);
+    for (k = 0; k < 5000; k++) {
+      char zU[32];
+      int nU = snprintf(zU, sizeof zU, "row%05d#%c",
+                        (int)tu_rand_range((uint64_t)n + 2),
+                        (char)('a' + tu_rand_range(4)));
+      size_t nT;
+      /* The lookup key of a read at snapshot s: (u, s, type 0xff). */
+      uint8_t *t = mkIKey(zU, (size_t)nU, tu_rand_range((uint64_t)n + 2),
+                          0xff, &nT);
+      int j = modelSeek(a, n, t, nT), bFound = -1;
+      GetOut g;
+      g.nCall = 0;
+      g.pWant = (j < n && a[j].nKey == nT &&
+                 memcmp(a[j].pKey, t, nT - WCS_IKEY_TRAILER) == 0)
+                    ? &a[j]
+                    : NULL;
+      QUICK_EQ(sst_reader_get(r, t, nT, &bFound, &g, checkGot, NULL), WCS_OK);
+      QUICK_EQ(bFound, g.pWant != NULL);
+      QUICK_EQ(g.nCall, g.pWant != NULL);
+      free(t);
+    }
+    sst_reader_close(r);
+    sst_meta_clear(&meta);
+  }
+  /* Versions of one key filling whole blocks: the get moves on. */
+  {
+    Ent *v = calloc(300, sizeof *v);
+    sst_options o = opts(64, 2, 0, 10);
+    int i;
+    for (i = 0; i < 300; i++) {
+      v[i].pKey = mkIKey("k", 1, (uint64_t)(1000 - i), WCS_KT_PUT, &v[i].nKey);
+      v[i].pVal = malloc(4);
+      v[i].nVal = 4;
+      wcs_put32(v[i].pVal, (uint32_t)i);
+    }
+    buildFile(env, "v.sst", v, 300, &o, NULL, 0, &meta);
+    ck_assert_int_eq(sst_reader_open(env, "v.sst", 30, meta.nBytes, cache, &r,
+                                     NULL), WCS_OK);
+    for (i = 0; i < 300; i++) {
+      size_t nT;
+      uint8_t *t = mkIKey("k", 1, (uint64_t)(1000 - i), 0xff, &nT);
+      int bFound = 0;
+      GetOut g;
+      g.nCall = 0;
+      g.pWant = &v[i];
+      QUICK_EQ(sst_reader_get(r, t, nT, &bFound, &g, checkGot, NULL), WCS_OK);
+      QUICK_EQ(bFound, 1);
+      free(t);
+    }
+    sst_reader_close(r);
+    sst_meta_clear(&meta);
+    freeEnts(v, 300);
+  }
+  freeEnts(a, n);
+  wcs_cache_free(cache);
+  env->xDestroy(env);
+}
+END_TEST
+
 Suite *storage_sst_suite(void);
 Suite *storage_sst_suite(void) {
   Suite *s = suite_create("storage_sst");
@@ -913,6 +1003,7 @@ Suite *storage_sst_suite(void) {
   tcase_add_test(tc, test_sst_empty_file_has_no_entries);
   tcase_add_test(tc, test_sst_index_gives_offsets_without_reading_blocks);
   tcase_add_test(tc, test_sst_second_scan_is_served_by_cache);
+  tcase_add_test(tc, test_sst_point_get_finds_newest_version_at_snapshot);
   tcase_add_test(tc, test_sst_builder_rejects_out_of_order_keys);
   tcase_add_test(tc, test_sst_works_on_posix_files);
   tcase_add_test(tc, test_sst_rejects_truncated_footer);
