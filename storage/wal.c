@@ -272,10 +272,10 @@ static int badRecord(wal_reader *r, const char *zWhy, char **pzErr) {
     return WCS_OK;
   }
   return wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
-                    "corrupt log %s at offset %llu: %s (the bytes were "
-                    "written whole and changed since; restore the store "
-                    "from a backup, or move the file away to drop every "
-                    "commit from this offset on)",
+                    "corrupt record in %s at offset %llu: %s (it was "
+                    "written whole and changed since: the disk or another "
+                    "program damaged the file; restore the store from a "
+                    "backup)",
                     r->zPath, (unsigned long long)r->iOff, zWhy);
 }
 

@@ -1,0 +1,345 @@
+/*
+** Tests of version edits and the manifest (storage/version.c): golden
+** bytes of an edit and its framed record (the worked example of
+** doc/format-log.md), round trips, malformed edits reported as corruption
+** with file and offset, a newer format version refused, and a store whose
+** manifest, CURRENT file or sorted files are damaged: a flipped byte at any
+** offset of the manifest is WCS_CORRUPT naming it, a torn manifest tail is
+** ignored, and a missing sorted file is named.
+*/
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/db_int.h"
+#include "storage/env.h"
+#include "storage/version.h"
+#include "storage/wal.h"
+#include "testutil.h"
+#include "wcs.h"
+
+Suite *storage_version_suite(void);
+
+/* log 5, next file 9, last seq 300, delete 000004.sst from level 1, add
+** 000008.sst to level 2 (1000 bytes, 2 entries, 20 raw bytes, no range
+** tombstones, seqs 1..2, keys a@1 .. z@2). */
+static const uint8_t aGoldenEdit[] = {
+    0x02, 0x05,             /* VE_LOG 5 */
+    0x03, 0x09,             /* VE_NEXT_FILE 9 */
+    0x04, 0xac, 0x02,       /* VE_LAST_SEQ 300 */
+    0x05, 0x01, 0x04,       /* VE_DEL_FILE level 1, file 4 */
+    0x06, 0x02, 0x08,       /* VE_ADD_FILE level 2, file 8 */
+    0xe8, 0x07,             /*   1000 bytes */
+    0x02, 0x14, 0x00,       /*   2 entries, 20 raw bytes, 0 tombstones */
+    0x01, 0x02, 0x00,       /*   seqs 1..2, flags 0 */
+    0x09, 'a', 0x01, 0x01, 0, 0, 0, 0, 0, 0, /* smallest a, seq 1 put */
+    0x09, 'z', 0x01, 0x02, 0, 0, 0, 0, 0, 0, /* largest z, seq 2 put */
+};
+static const uint8_t aGoldenHeader[] = {
+    0x5f, 0x53, 0xa8, 0xce, 0x29, 0x00, 0x00, 0x00, 0x8f, 0xa0, 0x8e, 0x7c,
+};
+
+static void goldenEdit(wcs_vedit *e) {
+  static uint8_t s[9] = {'a', 0x01, 0x01, 0, 0, 0, 0, 0, 0};
+  static uint8_t l[9] = {'z', 0x01, 0x02, 0, 0, 0, 0, 0, 0};
+  sst_meta m;
+  wcs_fmeta *f = NULL;
+  memset(e, 0, sizeof *e);
+  e->bLog = 1;
+  e->iLog = 5;
+  e->bNextFile = 1;
+  e->iNextFile = 9;
+  e->bLastSeq = 1;
+  e->lastSeq = 300;
+  ck_assert_int_eq(vedit_del_file(e, 1, 4), WCS_OK);
+  memset(&m, 0, sizeof m);
+  m.iFile = 8;
+  m.nBytes = 1000;
+  m.nEntries = 2;
+  m.nRawBytes = 20;
+  m.minSeq = 1;
+  m.maxSeq = 2;
+  m.pSmallest = s;
+  m.nSmallest = 9;
+  m.pLargest = l;
+  m.nLargest = 9;
+  ck_assert_int_eq(fmeta_new(NULL, &m, &f), WCS_OK);
+  ck_assert_int_eq(vedit_add_file(e, 2, f), WCS_OK);
+}
+
+START_TEST(test_version_edit_golden_bytes) {
+  wcs_vedit e;
+  wcs_buf b = {0}, r = {0};
+  goldenEdit(&e);
+  ck_assert_int_eq(vedit_encode(&e, &b), WCS_OK);
+  ck_assert_uint_eq(b.n, sizeof aGoldenEdit);
+  ck_assert(memcmp(b.a, aGoldenEdit, b.n) == 0);
+  ck_assert_int_eq(wal_frame(&r, b.a, b.n), WCS_OK);
+  ck_assert(memcmp(r.a, aGoldenHeader, sizeof aGoldenHeader) == 0);
+  vedit_clear(&e);
+  wcs_buf_free(&b);
+  wcs_buf_free(&r);
+}
+END_TEST
+
+START_TEST(test_version_edit_round_trip) {
+  wcs_vedit e, d;
+  ck_assert_int_eq(vedit_decode(&d, aGoldenEdit, sizeof aGoldenEdit, "M", 0,
+                                NULL),
+                   WCS_OK);
+  goldenEdit(&e);
+  ck_assert_int_eq(d.bLog, 1);
+  ck_assert_uint_eq(d.iLog, 5);
+  ck_assert_uint_eq(d.iNextFile, 9);
+  ck_assert_uint_eq(d.lastSeq, 300);
+  ck_assert_int_eq(d.nDel, 1);
+  ck_assert_int_eq(d.aDel[0].iLevel, 1);
+  ck_assert_uint_eq(d.aDel[0].iFile, 4);
+  ck_assert_int_eq(d.nAdd, 1);
+  ck_assert_int_eq(d.aAdd[0].iLevel, 2);
+  ck_assert_uint_eq(d.aAdd[0].pMeta->iFile, 8);
+  ck_assert_uint_eq(d.aAdd[0].pMeta->nBytes, 1000);
+  ck_assert_uint_eq(d.aAdd[0].pMeta->nSmallest, 9);
+  ck_assert(memcmp(d.aAdd[0].pMeta->pLargest, e.aAdd[0].pMeta->pLargest, 9) ==
+            0);
+  vedit_clear(&e);
+  vedit_clear(&d);
+}
+END_TEST
+
+START_TEST(test_version_malformed_edits_are_corruption) {
+  wcs_vedit d;
+  uint8_t a[sizeof aGoldenEdit];
+  size_t i;
+  char *zErr = NULL;
+  for (i = 1; i < sizeof aGoldenEdit; i++) {
+    int rc = vedit_decode(&d, aGoldenEdit, i, "M", 0, NULL);
+    /* a prefix may end exactly between fields; otherwise corrupt */
+    if (rc == WCS_OK) vedit_clear(&d);
+    else ck_assert_int_eq(rc, WCS_CORRUPT);
+  }
+  memcpy(a, aGoldenEdit, sizeof a);
+  a[0] = 0x7f; /* unknown tag */
+  ck_assert_int_eq(vedit_decode(&d, a, sizeof a, "dir/MANIFEST-000003", 77,
+                                &zErr),
+                   WCS_CORRUPT);
+  ck_assert_ptr_nonnull(strstr(zErr, "dir/MANIFEST-000003"));
+  ck_assert_ptr_nonnull(strstr(zErr, "offset 77"));
+  free(zErr);
+  zErr = NULL;
+  memcpy(a, aGoldenEdit, sizeof a);
+  a[11] = 9; /* level 9 */
+  ck_assert_int_eq(vedit_decode(&d, a, sizeof a, "M", 0, NULL), WCS_CORRUPT);
+  {
+    const uint8_t aNew[] = {VE_FORMAT, 9};
+    ck_assert_int_eq(vedit_decode(&d, aNew, sizeof aNew, "M", 0, &zErr),
+                     WCS_PROTOCOL);
+    ck_assert_ptr_nonnull(strstr(zErr, "format version 9"));
+    free(zErr);
+  }
+}
+END_TEST
+
+/* ---- damaged stores */
+
+static void fill(wcs_env *pEnv) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  int i;
+  wcs_options_init(&o);
+  o.bNoBackground = 1;
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, NULL), WCS_OK);
+  for (i = 0; i < 50; i++) {
+    char k[16];
+    snprintf(k, sizeof k, "key%03d", i);
+    ck_assert_int_eq(wcs_db_put(db, k, strlen(k), "v", 1), WCS_OK);
+    if (i % 20 == 19) ck_assert_int_eq(wcs_db_flush(db), WCS_OK);
+  }
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+}
+
+static int openRc(wcs_env *pEnv, char **pzErr) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  int rc;
+  wcs_options_init(&o);
+  o.bNoBackground = 1;
+  o.bReadOnly = 1; /* leave the files as they are */
+  rc = wcs_db_open_env(&db, "/s", &o, pEnv, pzErr);
+  if (rc == WCS_OK) {
+    void *p = NULL;
+    size_t n;
+    ck_assert_int_eq(wcs_db_get(db, NULL, "key007", 6, &p, &n), WCS_OK);
+    ck_assert_ptr_nonnull(p);
+    wcs_free(p);
+    wcs_db_close(db);
+  }
+  return rc;
+}
+
+static int manifestName(void *p, const char *z) {
+  if (strncmp(z, "MANIFEST-", 9) == 0) snprintf(p, 64, "/s/%s", z);
+  return WCS_OK;
+}
+
+static uint8_t *readAll(wcs_env *pEnv, const char *z, size_t *pn) {
+  wcs_file *f = NULL;
+  uint64_t n = 0;
+  uint8_t *a;
+  ck_assert_int_eq(pEnv->xOpen(pEnv, z, WCS_OPEN_READ, &f, NULL), WCS_OK);
+  pEnv->xSize(f, &n, NULL);
+  a = malloc(n + 1);
+  pEnv->xRead(f, 0, a, n, pn, NULL);
+  pEnv->xClose(f);
+  return a;
+}
+
+static void writeAll(wcs_env *pEnv, const char *z, const uint8_t *a,
+                     size_t n) {
+  wcs_file *f = NULL;
+  ck_assert_int_eq(
+      pEnv->xOpen(pEnv, z, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &f, NULL),
+      WCS_OK);
+  ck_assert_int_eq(pEnv->xAppend(f, a, n, NULL), WCS_OK);
+  pEnv->xClose(f);
+}
+
+/* Every single flipped byte of the manifest is detected and named. */
+START_TEST(test_version_flipped_manifest_byte_is_corruption) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  char zMan[64] = "";
+  uint8_t *a;
+  size_t n = 0, i;
+  fill(pEnv);
+  pEnv->xList(pEnv, "/s", zMan, manifestName, NULL);
+  ck_assert(zMan[0] != 0);
+  a = readAll(pEnv, zMan, &n);
+  ck_assert_uint_gt(n, 40);
+  ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
+  for (i = 0; i < n; i++) {
+    char *zErr = NULL;
+    int rc;
+    a[i] ^= 0x08;
+    writeAll(pEnv, zMan, a, n);
+    rc = openRc(pEnv, &zErr);
+    ck_assert_msg(rc == WCS_CORRUPT, "flip at %zu: rc %d (%s)", i, rc,
+                  zErr ? zErr : "");
+    ck_assert_msg(strstr(zErr, zMan) != NULL, "%s", zErr);
+    ck_assert_msg(strstr(zErr, "offset") != NULL, "%s", zErr);
+    wcs_free(zErr);
+    a[i] ^= 0x08;
+  }
+  writeAll(pEnv, zMan, a, n);
+  ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
+  free(a);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
+/* Half of an edit at the end of the manifest was never applied: ignored. */
+START_TEST(test_version_torn_manifest_tail_is_ignored) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  char zMan[64] = "";
+  uint8_t *a;
+  size_t n = 0;
+  wcs_buf b = {0};
+  fill(pEnv);
+  pEnv->xList(pEnv, "/s", zMan, manifestName, NULL);
+  a = readAll(pEnv, zMan, &n);
+  ck_assert_int_eq(wal_frame(&b, aGoldenEdit, sizeof aGoldenEdit), WCS_OK);
+  a = realloc(a, n + b.n);
+  memcpy(a + n, b.a, b.n / 2);
+  writeAll(pEnv, zMan, a, n + b.n / 2);
+  ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
+  /* and a writable open goes on from there */
+  {
+    wcs_db *db = NULL;
+    wcs_options o;
+    wcs_options_init(&o);
+    ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, NULL), WCS_OK);
+    ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  }
+  ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
+  free(a);
+  wcs_buf_free(&b);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
+START_TEST(test_version_damaged_current_is_named) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  char *zErr = NULL;
+  fill(pEnv);
+  writeAll(pEnv, "/s/CURRENT", (const uint8_t *)"MANIFEST-", 9);
+  ck_assert_int_eq(openRc(pEnv, &zErr), WCS_CORRUPT);
+  ck_assert_ptr_nonnull(strstr(zErr, "/s/CURRENT"));
+  wcs_free(zErr);
+  zErr = NULL;
+  writeAll(pEnv, "/s/CURRENT", (const uint8_t *)"MANIFEST-000999\n", 16);
+  ck_assert_int_eq(openRc(pEnv, &zErr), WCS_CORRUPT);
+  ck_assert_ptr_nonnull(strstr(zErr, "MANIFEST-000999"));
+  wcs_free(zErr);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
+static int sstName(void *p, const char *z) {
+  size_t n = strlen(z);
+  if (n > 4 && strcmp(z + n - 4, ".sst") == 0) snprintf(p, 64, "/s/%s", z);
+  return WCS_OK;
+}
+
+START_TEST(test_version_missing_sorted_file_is_named) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  char zSst[64] = "";
+  char *zErr = NULL;
+  fill(pEnv);
+  pEnv->xList(pEnv, "/s", zSst, sstName, NULL);
+  ck_assert(zSst[0] != 0);
+  ck_assert_int_eq(pEnv->xDelete(pEnv, zSst, NULL), WCS_OK);
+  ck_assert_int_eq(openRc(pEnv, &zErr), WCS_CORRUPT);
+  ck_assert_msg(strstr(zErr, zSst) != NULL, "%s", zErr);
+  ck_assert_ptr_nonnull(strstr(zErr, "missing"));
+  wcs_free(zErr);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
+/* Files no version names (an interrupted compaction's output) are removed
+** by the next writable open; live ones stay. */
+START_TEST(test_version_unreferenced_files_are_swept) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  wcs_db *db = NULL;
+  wcs_options o;
+  int bExists = 1;
+  fill(pEnv);
+  writeAll(pEnv, "/s/999999.sst", (const uint8_t *)"junk", 4);
+  writeAll(pEnv, "/s/000777.tmp", (const uint8_t *)"junk", 4);
+  wcs_options_init(&o);
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  pEnv->xExists(pEnv, "/s/999999.sst", &bExists);
+  ck_assert_int_eq(bExists, 0);
+  pEnv->xExists(pEnv, "/s/000777.tmp", &bExists);
+  ck_assert_int_eq(bExists, 0);
+  ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
+Suite *storage_version_suite(void) {
+  Suite *s = suite_create("storage_version");
+  TCase *tc = tcase_create("version");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_version_edit_golden_bytes);
+  tcase_add_test(tc, test_version_edit_round_trip);
+  tcase_add_test(tc, test_version_malformed_edits_are_corruption);
+  tcase_add_test(tc, test_version_flipped_manifest_byte_is_corruption);
+  tcase_add_test(tc, test_version_torn_manifest_tail_is_ignored);
+  tcase_add_test(tc, test_version_damaged_current_is_named);
+  tcase_add_test(tc, test_version_missing_sorted_file_is_named);
+  tcase_add_test(tc, test_version_unreferenced_files_are_swept);
+  suite_add_tcase(s, tc);
+  return s;
+}
