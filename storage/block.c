@@ -114,7 +114,9 @@ static pthread_key_t dctxKey;
 static pthread_once_t dctxOnce = PTHREAD_ONCE_INIT;
 static int bDctxKey = 0; /* 1 once dctxKey exists */
 
-static void freeDctx(void *p) { ZSTD_freeDCtx((ZSTD_DCtx *)p); }
+static void freeDctx(void *p) {
+  ZSTD_freeDCtx((ZSTD_DCtx *)p);
+}
 static void makeDctxKey(void) {
   bDctxKey = pthread_key_create(&dctxKey, freeDctx) == 0;
 }
@@ -180,7 +182,8 @@ int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
     p->nSince = 0;
   } else {
     size_t nMax = p->last.n < nKey ? p->last.n : nKey;
-    while (nShared < nMax && p->last.a[nShared] == pKey[nShared]) nShared++;
+    while (nShared < nMax && p->last.a[nShared] == pKey[nShared])
+      nShared++;
   }
   nUnshared = nKey - nShared;
   if (wcs_buf_reserve(&p->data, 3 * 5 + nUnshared + nVal)) return WCS_NOMEM;
@@ -455,10 +458,10 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
       return fail(p, WCS_NOMEM);
     }
     if (nShared) {
-      memmove(p->prevKeys.a + p->prevKeys.n, p->prevKeys.a + iPrevKey,
-              nShared);
+      memmove(p->prevKeys.a + p->prevKeys.n, p->prevKeys.a + iPrevKey, nShared);
     }
-    if (nUnshared) memcpy(p->prevKeys.a + p->prevKeys.n + nShared, z, nUnshared);
+    if (nUnshared)
+      memcpy(p->prevKeys.a + p->prevKeys.n + nShared, z, nUnshared);
     e = &p->aPrev[p->nPrev++];
     e->iOff = iOff;
     e->iNext = (uint32_t)(z + nUnshared + nVal - p->a);

@@ -38,13 +38,13 @@
 #include "storage/util.h"
 
 /* ---- on-disk framing */
-#define WCS_BLOCK_TRAILER   9 /* bytes after each block's stored bytes */
-#define WCS_BLOCK_OFF_TYPE  0 /* trailer offset of the type byte */
-#define WCS_BLOCK_OFF_RAW   1 /* trailer offset of the u32 raw length */
-#define WCS_BLOCK_OFF_CRC   5 /* trailer offset of the u32 masked CRC */
-#define WCS_BLOCK_RAW       0 /* type: stored bytes are the contents */
-#define WCS_BLOCK_ZSTD      1 /* type: stored bytes are one zstd frame */
-#define WCS_BLOCK_MAX_RAW   0x7fffffffu /* largest raw length accepted */
+#define WCS_BLOCK_TRAILER  9 /* bytes after each block's stored bytes */
+#define WCS_BLOCK_OFF_TYPE 0 /* trailer offset of the type byte */
+#define WCS_BLOCK_OFF_RAW  1 /* trailer offset of the u32 raw length */
+#define WCS_BLOCK_OFF_CRC  5 /* trailer offset of the u32 masked CRC */
+#define WCS_BLOCK_RAW      0 /* type: stored bytes are the contents */
+#define WCS_BLOCK_ZSTD     1 /* type: stored bytes are one zstd frame */
+#define WCS_BLOCK_MAX_RAW  0x7fffffffu /* largest raw length accepted */
 
 /* Frame one block: append its stored form (zstd-compressed with pCCtx at
 ** iLevel when iLevel > 0 and that saves at least 1/8 of n, raw otherwise)
@@ -113,27 +113,27 @@ typedef struct block_prev {
 ** sticks in rc and leaves the cursor invalid.
 */
 typedef struct block_iter {
-  const uint8_t *a;        /* block contents */
-  uint32_t nEnt;           /* bytes of entries = offset of restart array */
-  uint32_t nRestart;       /* restart points (0 only for an empty block) */
-  uint8_t bIKey;           /* keys are internal keys: >= 8 bytes, ikey
-                           ** order; else plain bytes in memcmp order */
-  int rc;                  /* WCS_OK, or WCS_CORRUPT (sticky) */
-  uint32_t iCur;           /* offset of the current entry; nEnt: invalid */
-  uint32_t iNext;          /* offset just past the current entry */
-  const uint8_t *pKey;     /* current key (see above) */
-  uint32_t nKey;           /* current key bytes */
-  const uint8_t *pVal;     /* current value, inside the block */
-  uint32_t nVal;           /* current value bytes */
-  uint8_t *aKey;           /* buffer where prefix-compressed keys are
-                           ** rebuilt; grows, never shrinks */
-  uint32_t nKeyAlloc;      /* bytes allocated at aKey */
-  block_prev *aPrev;       /* reverse-scan cache: the entries of one restart
-                           ** interval, in order */
-  int nPrev;               /* entries in aPrev; 0 = cache not in use */
-  int iPrev;               /* index in aPrev of the current entry */
-  int nPrevAlloc;          /* slots allocated at aPrev */
-  wcs_buf prevKeys;        /* whole keys of the aPrev entries */
+  const uint8_t *a;    /* block contents */
+  uint32_t nEnt;       /* bytes of entries = offset of restart array */
+  uint32_t nRestart;   /* restart points (0 only for an empty block) */
+  uint8_t bIKey;       /* keys are internal keys: >= 8 bytes, ikey
+                       ** order; else plain bytes in memcmp order */
+  int rc;              /* WCS_OK, or WCS_CORRUPT (sticky) */
+  uint32_t iCur;       /* offset of the current entry; nEnt: invalid */
+  uint32_t iNext;      /* offset just past the current entry */
+  const uint8_t *pKey; /* current key (see above) */
+  uint32_t nKey;       /* current key bytes */
+  const uint8_t *pVal; /* current value, inside the block */
+  uint32_t nVal;       /* current value bytes */
+  uint8_t *aKey;       /* buffer where prefix-compressed keys are
+                       ** rebuilt; grows, never shrinks */
+  uint32_t nKeyAlloc;  /* bytes allocated at aKey */
+  block_prev *aPrev;   /* reverse-scan cache: the entries of one restart
+                       ** interval, in order */
+  int nPrev;           /* entries in aPrev; 0 = cache not in use */
+  int iPrev;           /* index in aPrev of the current entry */
+  int nPrevAlloc;      /* slots allocated at aPrev */
+  wcs_buf prevKeys;    /* whole keys of the aPrev entries */
 } block_iter;
 
 /* Start a cursor (unpositioned) over a[0..n). Checks the restart array
@@ -172,14 +172,13 @@ size_t wcs_cache_size(const wcs_cache_handle *);
 void wcs_cache_set_size(wcs_cache_handle *, size_t n); /* n <= nCap */
 
 /* Find (iFile, iOff); a hit returns a new reference, a miss NULL. */
-wcs_cache_handle *wcs_cache_lookup(wcs_cache *, uint64_t iFile,
-                                   uint64_t iOff);
+wcs_cache_handle *wcs_cache_lookup(wcs_cache *, uint64_t iFile, uint64_t iOff);
 /* Insert h (one reference, from wcs_cache_alloc) under (iFile, iOff). The
 ** caller's reference is kept: the return value is the handle to use, h
 ** itself, or the already cached block if another thread inserted it first
 ** (h is then released). May evict unreferenced blocks to stay in budget. */
-wcs_cache_handle *wcs_cache_insert(wcs_cache *, uint64_t iFile,
-                                   uint64_t iOff, wcs_cache_handle *h);
+wcs_cache_handle *wcs_cache_insert(wcs_cache *, uint64_t iFile, uint64_t iOff,
+                                   wcs_cache_handle *h);
 /* Drop one reference (pCache may be NULL for handles never inserted). */
 void wcs_cache_release(wcs_cache *, wcs_cache_handle *);
 

@@ -19,7 +19,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-uint64_t bloom_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }
+uint64_t bloom_hash(const void *p, size_t n) {
+  return XXH3_64bits(p, n);
+}
 
 void bloom_builder_init(bloom_builder *p, int nBitsPerKey) {
   memset(p, 0, sizeof *p);

@@ -26,12 +26,12 @@
 
 #include "storage/util.h"
 
-#define WCS_BLOOM_LINE      64 /* bytes per line */
-#define WCS_BLOOM_TAIL      8  /* bytes after the lines */
-#define WCS_BLOOM_KIND_KEYS   0 /* filter holds whole user keys */
-#define WCS_BLOOM_KIND_PREFIX 1 /* filter holds xBloomPrefix prefixes */
-#define WCS_BLOOM_HASH_XXH3 1  /* hash id: XXH3-64, seed 0, scheme above */
-#define WCS_BLOOM_MAX_K     30
+#define WCS_BLOOM_LINE        64 /* bytes per line */
+#define WCS_BLOOM_TAIL        8  /* bytes after the lines */
+#define WCS_BLOOM_KIND_KEYS   0  /* filter holds whole user keys */
+#define WCS_BLOOM_KIND_PREFIX 1  /* filter holds xBloomPrefix prefixes */
+#define WCS_BLOOM_HASH_XXH3   1  /* hash id: XXH3-64, seed 0, scheme above */
+#define WCS_BLOOM_MAX_K       30
 
 /* The hash every probe and insertion uses. */
 uint64_t bloom_hash(const void *p, size_t n);

@@ -39,35 +39,35 @@
 typedef struct cache_shard cache_shard;
 
 struct wcs_cache_handle {
-  uint64_t iFile;            /* key: file number */
-  uint64_t iOff;             /* key: block offset in the file */
-  uint64_t h;                /* hash of (iFile, iOff) */
-  wcs_cache_handle *pChain;  /* next entry in the same hash bucket */
-  wcs_cache_handle *pPrev;   /* ring neighbours, while bInTable */
+  uint64_t iFile;           /* key: file number */
+  uint64_t iOff;            /* key: block offset in the file */
+  uint64_t h;               /* hash of (iFile, iOff) */
+  wcs_cache_handle *pChain; /* next entry in the same hash bucket */
+  wcs_cache_handle *pPrev;  /* ring neighbours, while bInTable */
   wcs_cache_handle *pNext;
-  cache_shard *pShard;       /* shard it was inserted into; NULL: never */
-  uint32_t nRef;             /* callers holding it, >= 0 */
-  uint8_t bInTable;          /* reachable through the shard's table */
-  uint8_t bRef;              /* looked up since the sweep last passed */
-  size_t nCap;               /* bytes allocated at aData */
-  size_t nData;              /* bytes of block contents, <= nCap */
-  uint8_t aData[];           /* the block contents */
+  cache_shard *pShard; /* shard it was inserted into; NULL: never */
+  uint32_t nRef;       /* callers holding it, >= 0 */
+  uint8_t bInTable;    /* reachable through the shard's table */
+  uint8_t bRef;        /* looked up since the sweep last passed */
+  size_t nCap;         /* bytes allocated at aData */
+  size_t nData;        /* bytes of block contents, <= nCap */
+  uint8_t aData[];     /* the block contents */
 };
 
 struct cache_shard {
-  pthread_mutex_t mutex;     /* guards everything below */
-  wcs_cache_handle **aHash;  /* buckets; nHash is a power of two */
-  size_t nHash;              /* buckets allocated */
-  size_t nEntry;             /* entries in the table */
-  wcs_cache_handle ring;     /* ring head: ring.pNext is the oldest entry,
-                             ** where the eviction sweep starts */
-  size_t nBudget;            /* bytes this shard may hold idle */
-  size_t nUsed;              /* charge of the entries in the table */
-  uint64_t nHit, nMiss;      /* lookup outcomes */
+  pthread_mutex_t mutex;    /* guards everything below */
+  wcs_cache_handle **aHash; /* buckets; nHash is a power of two */
+  size_t nHash;             /* buckets allocated */
+  size_t nEntry;            /* entries in the table */
+  wcs_cache_handle ring;    /* ring head: ring.pNext is the oldest entry,
+                            ** where the eviction sweep starts */
+  size_t nBudget;           /* bytes this shard may hold idle */
+  size_t nUsed;             /* charge of the entries in the table */
+  uint64_t nHit, nMiss;     /* lookup outcomes */
 };
 
 struct wcs_cache {
-  int nShard;                       /* power of two, 1..CACHE_MAX_SHARDS */
+  int nShard; /* power of two, 1..CACHE_MAX_SHARDS */
   cache_shard aShard[CACHE_MAX_SHARDS];
 };
 
@@ -162,8 +162,12 @@ wcs_cache_handle *wcs_cache_alloc(size_t nCap) {
   return h;
 }
 
-uint8_t *wcs_cache_data(wcs_cache_handle *h) { return h->aData; }
-size_t wcs_cache_size(const wcs_cache_handle *h) { return h->nData; }
+uint8_t *wcs_cache_data(wcs_cache_handle *h) {
+  return h->aData;
+}
+size_t wcs_cache_size(const wcs_cache_handle *h) {
+  return h->nData;
+}
 void wcs_cache_set_size(wcs_cache_handle *h, size_t n) {
   assert(n <= h->nCap);
   h->nData = n;
@@ -269,8 +273,8 @@ wcs_cache_handle *wcs_cache_lookup(wcs_cache *p, uint64_t iFile,
   return e;
 }
 
-wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile,
-                                   uint64_t iOff, wcs_cache_handle *pNew) {
+wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile, uint64_t iOff,
+                                   wcs_cache_handle *pNew) {
   uint64_t h = hashKey(iFile, iOff);
   cache_shard *s = shardOf(p, h);
   wcs_cache_handle **pp, *pFree = NULL, *pRet = pNew;

@@ -36,7 +36,8 @@ static void buildTables(void) {
   uint32_t b, k;
   for (b = 0; b < 256; b++) {
     uint32_t c = b;
-    for (k = 0; k < 8; k++) c = (c >> 1) ^ (CRC32C_POLY & (0u - (c & 1)));
+    for (k = 0; k < 8; k++)
+      c = (c >> 1) ^ (CRC32C_POLY & (0u - (c & 1)));
     aTable[0][b] = c;
   }
   for (b = 0; b < 256; b++) {
@@ -64,7 +65,8 @@ static uint32_t crcSoft(uint32_t c, const uint8_t *p, size_t n) {
     p += 8;
     n -= 8;
   }
-  while (n-- > 0) c = (c >> 8) ^ aTable[0][(c ^ *p++) & 0xff];
+  while (n-- > 0)
+    c = (c >> 8) ^ aTable[0][(c ^ *p++) & 0xff];
   return c;
 }
 
@@ -96,7 +98,8 @@ crcHard(uint32_t c, const uint8_t *p, size_t n) {
     p += 4;
     n -= 4;
   }
-  while (n-- > 0) c = _mm_crc32_u8(c, *p++);
+  while (n-- > 0)
+    c = _mm_crc32_u8(c, *p++);
   return c;
 }
 

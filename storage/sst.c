@@ -50,11 +50,11 @@
 #include "storage/bloom.h"
 #include "storage/ikey.h"
 
-#define SST_OUT_FLUSH    (256 * 1024) /* bytes buffered before an append */
-#define SST_INDEX_RESTART 16          /* index entries per restart point */
-#define SST_DEF_BLOCK    16384
-#define SST_MIN_BLOCK    64           /* tiny blocks for tests */
-#define SST_MAX_BLOCK    (16 << 20)
+#define SST_OUT_FLUSH     (256 * 1024) /* bytes buffered before an append */
+#define SST_INDEX_RESTART 16           /* index entries per restart point */
+#define SST_DEF_BLOCK     16384
+#define SST_MIN_BLOCK     64 /* tiny blocks for tests */
+#define SST_MAX_BLOCK     (16 << 20)
 
 static int corruptMsg(char **pzErr, int rc, const char *zWhat,
                       const char *zPath, uint64_t iOff, const char *zWhy) {
@@ -72,7 +72,9 @@ void sst_meta_clear(sst_meta *p) {
   memset(p, 0, sizeof *p);
 }
 
-uint64_t sst_bloom_hash(const void *p, size_t n) { return bloom_hash(p, n); }
+uint64_t sst_bloom_hash(const void *p, size_t n) {
+  return bloom_hash(p, n);
+}
 
 /* ==================================================================
 ** Builder
@@ -87,34 +89,34 @@ typedef struct builder_del {
 } builder_del;
 
 struct sst_builder {
-  wcs_env *pEnv;          /* where the file is written */
-  wcs_file *pFile;        /* the open file; NULL after close */
-  char *zPath;            /* path, for messages and abandon */
-  uint64_t iFile;         /* file number */
-  sst_options opt;        /* validated copy */
-  int rc;                 /* first error; sticky */
-  block_builder data;     /* the data block being filled */
-  block_builder index;    /* index entries so far */
-  wcs_buf lastKey;        /* last internal key added */
-  wcs_buf firstKey;       /* first internal key added */
-  wcs_buf sep;            /* scratch: separator under construction */
-  int bPending;           /* last data block's index entry awaits the next
-                          ** key (to choose a short separator) */
-  uint64_t iPendOff;      /* that block's offset */
-  uint64_t nPendSize;     /* that block's stored size */
-  wcs_buf out;            /* framed bytes not yet appended to the file */
-  uint64_t nWritten;      /* bytes appended to the file so far */
-  ZSTD_CCtx *pCCtx;       /* reused for every block; NULL if raw */
-  wcs_buf zbuf;           /* compression scratch */
-  bloom_builder bloom;    /* hashes of keys or prefixes */
-  wcs_buf lastPrefix;     /* last prefix hashed (prefix mode) */
-  int bHavePrefix;        /* lastPrefix is set */
-  builder_del *aDel;      /* range tombstones added */
-  int nDel, nDelAlloc;    /* used and allocated slots of aDel */
-  uint64_t nEntries;      /* internal keys added */
-  uint64_t nRaw;          /* key + value bytes added */
-  uint64_t minSeq, maxSeq;/* over entries and tombstones */
-  uint64_t nBlocks;       /* data blocks written */
+  wcs_env *pEnv;           /* where the file is written */
+  wcs_file *pFile;         /* the open file; NULL after close */
+  char *zPath;             /* path, for messages and abandon */
+  uint64_t iFile;          /* file number */
+  sst_options opt;         /* validated copy */
+  int rc;                  /* first error; sticky */
+  block_builder data;      /* the data block being filled */
+  block_builder index;     /* index entries so far */
+  wcs_buf lastKey;         /* last internal key added */
+  wcs_buf firstKey;        /* first internal key added */
+  wcs_buf sep;             /* scratch: separator under construction */
+  int bPending;            /* last data block's index entry awaits the next
+                           ** key (to choose a short separator) */
+  uint64_t iPendOff;       /* that block's offset */
+  uint64_t nPendSize;      /* that block's stored size */
+  wcs_buf out;             /* framed bytes not yet appended to the file */
+  uint64_t nWritten;       /* bytes appended to the file so far */
+  ZSTD_CCtx *pCCtx;        /* reused for every block; NULL if raw */
+  wcs_buf zbuf;            /* compression scratch */
+  bloom_builder bloom;     /* hashes of keys or prefixes */
+  wcs_buf lastPrefix;      /* last prefix hashed (prefix mode) */
+  int bHavePrefix;         /* lastPrefix is set */
+  builder_del *aDel;       /* range tombstones added */
+  int nDel, nDelAlloc;     /* used and allocated slots of aDel */
+  uint64_t nEntries;       /* internal keys added */
+  uint64_t nRaw;           /* key + value bytes added */
+  uint64_t minSeq, maxSeq; /* over entries and tombstones */
+  uint64_t nBlocks;        /* data blocks written */
 };
 
 static int builderErr(sst_builder *p, int rc, char **pzErr) {
@@ -159,8 +161,8 @@ int sst_builder_new(wcs_env *pEnv, const char *zPath, uint64_t iFile,
       return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     }
   }
-  rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE,
-                   &p->pFile, pzErr);
+  rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &p->pFile,
+                   pzErr);
   if (rc != WCS_OK) {
     ZSTD_freeCCtx(p->pCCtx);
     free(p->zPath);
@@ -183,7 +185,8 @@ static void builderFree(sst_builder *p) {
   wcs_buf_free(&p->out);
   wcs_buf_free(&p->zbuf);
   wcs_buf_free(&p->lastPrefix);
-  for (i = 0; i < p->nDel; i++) free(p->aDel[i].a);
+  for (i = 0; i < p->nDel; i++)
+    free(p->aDel[i].a);
   free(p->aDel);
   ZSTD_freeCCtx(p->pCCtx);
   free(p->zPath);
@@ -249,7 +252,8 @@ static int addIndexEntry(sst_builder *p, const uint8_t *pB, size_t nB) {
   if (wcs_buf_append(&p->sep, pA, nA)) return WCS_NOMEM;
   if (pB != NULL) {
     size_t nMin = nA < nB ? nA : nB;
-    while (i < nMin && pA[i] == pB[i]) i++;
+    while (i < nMin && pA[i] == pB[i])
+      i++;
     if (i < nMin && pA[i] < 0xff && pA[i] + 1 < pB[i]) {
       p->sep.a[i]++;
       nSep = i + 1;
@@ -352,7 +356,9 @@ uint64_t sst_builder_size(const sst_builder *p) {
   return p->nWritten + p->out.n + block_builder_size(&p->data);
 }
 
-uint64_t sst_builder_entries(const sst_builder *p) { return p->nEntries; }
+uint64_t sst_builder_entries(const sst_builder *p) {
+  return p->nEntries;
+}
 
 /* Tombstone order: start ascending, seq descending, end ascending with
 ** unbounded last. */
@@ -456,8 +462,8 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
                                                   : WCS_BLOOM_KIND_KEYS,
                               &meta);
   }
-  if (rc == WCS_OK) rc = writeBlock(p, meta.a, meta.n, 0, &aOff[0], &aSize[0],
-                                    pzErr);
+  if (rc == WCS_OK)
+    rc = writeBlock(p, meta.a, meta.n, 0, &aOff[0], &aSize[0], pzErr);
   /* range tombstones */
   if (rc == WCS_OK) {
     meta.n = 0;
@@ -569,27 +575,29 @@ typedef struct sst_idx {
 } sst_idx;
 
 struct sst_reader {
-  wcs_env *pEnv;          /* env the file was opened through */
-  wcs_file *pFile;        /* open for reading until close */
-  char *zPath;            /* for messages */
-  uint64_t iFile;         /* file number: the cache key's first half */
-  uint64_t nFileSize;     /* bytes */
-  wcs_cache *pCache;      /* block cache; NULL: blocks are not cached */
-  int nBlock;             /* data blocks = index entries */
-  sst_idx *aIdx;          /* the index, nBlock entries */
-  uint8_t *aKeys;         /* separator bytes of aIdx */
-  uint64_t iDataEnd;      /* first byte after the data blocks */
-  uint8_t *aMeta;         /* the meta blocks as read (bloom, tombstones,
-                          ** properties, index), trailers included */
-  uint8_t *aOwn[4];       /* decompressed meta blocks, if any */
-  wcs_bloom bloom;        /* points into aMeta or aOwn[0] */
-  sst_rangedel *aDel;     /* range tombstones; bytes point into meta */
-  int nDel;               /* entries of aDel */
-  uint64_t nEntries;      /* properties */
+  wcs_env *pEnv;      /* env the file was opened through */
+  wcs_file *pFile;    /* open for reading until close */
+  char *zPath;        /* for messages */
+  uint64_t iFile;     /* file number: the cache key's first half */
+  uint64_t nFileSize; /* bytes */
+  wcs_cache *pCache;  /* block cache; NULL: blocks are not cached */
+  int nBlock;         /* data blocks = index entries */
+  sst_idx *aIdx;      /* the index, nBlock entries */
+  uint8_t *aKeys;     /* separator bytes of aIdx */
+  uint64_t iDataEnd;  /* first byte after the data blocks */
+  uint8_t *aMeta;     /* the meta blocks as read (bloom, tombstones,
+                      ** properties, index), trailers included */
+  uint8_t *aOwn[4];   /* decompressed meta blocks, if any */
+  wcs_bloom bloom;    /* points into aMeta or aOwn[0] */
+  sst_rangedel *aDel; /* range tombstones; bytes point into meta */
+  int nDel;           /* entries of aDel */
+  uint64_t nEntries;  /* properties */
   uint64_t nRaw;
   uint64_t minSeq, maxSeq;
-  const uint8_t *pSmallest; size_t nSmallest; /* point into meta */
-  const uint8_t *pLargest;  size_t nLargest;
+  const uint8_t *pSmallest;
+  size_t nSmallest; /* point into meta */
+  const uint8_t *pLargest;
+  size_t nLargest;
   int bUnbounded;
 };
 
@@ -676,8 +684,8 @@ static int parseRangedels(sst_reader *p, const uint8_t *a, size_t n,
     d->pStart = z;
     d->nStart = nStart;
     z += nStart;
-    if (!takeVarint(&z, zEnd, &nEnd1) || (nEnd1 > 0 &&
-                                          nEnd1 - 1 > (size_t)(zEnd - z))) {
+    if (!takeVarint(&z, zEnd, &nEnd1) ||
+        (nEnd1 > 0 && nEnd1 - 1 > (size_t)(zEnd - z))) {
       rc = WCS_CORRUPT_BKPT;
       break;
     }
@@ -689,8 +697,8 @@ static int parseRangedels(sst_reader *p, const uint8_t *a, size_t n,
       break;
     }
     d->seq = seq;
-    if (i > 0 && wcs_ukey_cmp(d[-1].pStart, d[-1].nStart, d->pStart,
-                              d->nStart) > 0) {
+    if (i > 0 &&
+        wcs_ukey_cmp(d[-1].pStart, d[-1].nStart, d->pStart, d->nStart) > 0) {
       rc = WCS_CORRUPT_BKPT;
       break;
     }
@@ -725,11 +733,21 @@ static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
     }
     if (iTag < 32) mSeen |= 1u << iTag;
     switch (iTag) {
-    case WCS_SST_PROP_ENTRIES: p->nEntries = v; break;
-    case WCS_SST_PROP_RAWBYTES: p->nRaw = v; break;
-    case WCS_SST_PROP_BLOCKS: nBlocks = v; break;
-    case WCS_SST_PROP_MINSEQ: p->minSeq = v; break;
-    case WCS_SST_PROP_MAXSEQ: p->maxSeq = v; break;
+    case WCS_SST_PROP_ENTRIES:
+      p->nEntries = v;
+      break;
+    case WCS_SST_PROP_RAWBYTES:
+      p->nRaw = v;
+      break;
+    case WCS_SST_PROP_BLOCKS:
+      nBlocks = v;
+      break;
+    case WCS_SST_PROP_MINSEQ:
+      p->minSeq = v;
+      break;
+    case WCS_SST_PROP_MAXSEQ:
+      p->maxSeq = v;
+      break;
     case WCS_SST_PROP_RANGEDELS:
       if (v != (uint64_t)p->nDel) goto corrupt;
       break;
@@ -741,8 +759,11 @@ static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
       p->pLargest = zVal;
       p->nLargest = nLen;
       break;
-    case WCS_SST_PROP_FLAGS: p->bUnbounded = (int)(v & 1); break;
-    default: break; /* a newer writer's property */
+    case WCS_SST_PROP_FLAGS:
+      p->bUnbounded = (int)(v & 1);
+      break;
+    default:
+      break; /* a newer writer's property */
     }
   }
   if ((mSeen & (1u << WCS_SST_PROP_ENTRIES)) == 0 ||
@@ -759,8 +780,8 @@ corrupt:
 /* Check one meta block inside the meta region and decompress it if needed:
 ** *pp and *pn get its contents (inside aMeta, or in aOwn[iSlot]). */
 static int metaBlock(sst_reader *p, uint64_t iMetaOff, uint64_t iOff,
-                     uint64_t nSize, int iSlot, const uint8_t **pp,
-                     size_t *pn, char **pzErr) {
+                     uint64_t nSize, int iSlot, const uint8_t **pp, size_t *pn,
+                     char **pzErr) {
   const uint8_t *a = p->aMeta + (iOff - iMetaOff);
   const char *zWhy = "";
   uint32_t nRaw;
@@ -769,8 +790,7 @@ static int metaBlock(sst_reader *p, uint64_t iMetaOff, uint64_t iOff,
   if (rc == WCS_OK && iType == WCS_BLOCK_ZSTD) {
     p->aOwn[iSlot] = malloc(nRaw ? nRaw : 1);
     if (p->aOwn[iSlot] == NULL) {
-      return wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s",
-                        p->zPath);
+      return wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s", p->zPath);
     }
     rc = block_inflate(a, nSize, p->aOwn[iSlot], nRaw, &zWhy);
     a = p->aOwn[iSlot];
@@ -802,7 +822,8 @@ void sst_reader_close(sst_reader *p) {
   free(p->aIdx);
   free(p->aKeys);
   free(p->aMeta);
-  for (i = 0; i < 4; i++) free(p->aOwn[i]);
+  for (i = 0; i < 4; i++)
+    free(p->aOwn[i]);
   free(p->aDel);
   free(p);
 }
@@ -824,8 +845,8 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
   p->pCache = pCache;
   p->zPath = strdup(zPath);
   if (p->zPath == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  if (rc == WCS_OK) rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_READ, &p->pFile,
-                                     pzErr);
+  if (rc == WCS_OK)
+    rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_READ, &p->pFile, pzErr);
   if (rc == WCS_OK && nFileSize == 0) {
     rc = pEnv->xSize(p->pFile, &nFileSize, pzErr);
   }
@@ -845,9 +866,8 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
     rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
                     "bad magic number (not a sorted file, or truncated)");
   }
-  if (rc == WCS_OK &&
-      wcs_crc_unmask(wcs_get32(aFoot + WCS_SST_FOOT_CRC)) !=
-          wcs_crc32c(0, aFoot, WCS_SST_FOOT_CRC)) {
+  if (rc == WCS_OK && wcs_crc_unmask(wcs_get32(aFoot + WCS_SST_FOOT_CRC)) !=
+                          wcs_crc32c(0, aFoot, WCS_SST_FOOT_CRC)) {
     rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
                     "checksum mismatch");
   }
@@ -855,8 +875,9 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
       wcs_get32(aFoot + WCS_SST_FOOT_VERSION) != WCS_SST_VERSION) {
     rc = wcs_seterr(pzErr, WCS_PROTOCOL,
                     "%s has sorted-file format version %u; this build reads "
-                    "version %d", zPath,
-                    wcs_get32(aFoot + WCS_SST_FOOT_VERSION), WCS_SST_VERSION);
+                    "version %d",
+                    zPath, wcs_get32(aFoot + WCS_SST_FOOT_VERSION),
+                    WCS_SST_VERSION);
   }
   if (rc == WCS_OK) {
     uint64_t iExpect;
@@ -866,8 +887,7 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
     }
     iMeta = iExpect = aOff[0];
     for (i = 0; i < 4 && rc == WCS_OK; i++) {
-      if (aOff[i] != iExpect || aOff[i] > iFoot ||
-          aSize[i] > iFoot - aOff[i] ||
+      if (aOff[i] != iExpect || aOff[i] > iFoot || aSize[i] > iFoot - aOff[i] ||
           aSize[i] + WCS_BLOCK_TRAILER > iFoot - aOff[i]) {
         rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
                         "block handles do not fit the file");
@@ -886,8 +906,7 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
     if (p->aMeta == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }
   if (rc == WCS_OK) {
-    rc = readExact(p, iMeta, p->aMeta, (size_t)(iFoot - iMeta), "block",
-                   pzErr);
+    rc = readExact(p, iMeta, p->aMeta, (size_t)(iFoot - iMeta), "block", pzErr);
   }
   for (i = 0; i < 4 && rc == WCS_OK; i++) {
     rc = metaBlock(p, iMeta, aOff[i], aSize[i], i, &aBlk[i], &nBlk[i], pzErr);
@@ -1014,8 +1033,8 @@ static int readBlock(const sst_reader *p, int i, int bFill,
     rc = WCS_CORRUPT_BKPT;
     zWhy = "file is shorter than recorded (truncated?)";
   }
-  if (rc == WCS_OK) rc = block_check(wcs_cache_data(h), n, &iType, &nRaw,
-                                     &zWhy);
+  if (rc == WCS_OK)
+    rc = block_check(wcs_cache_data(h), n, &iType, &nRaw, &zWhy);
   if (rc == WCS_OK && iType == WCS_BLOCK_ZSTD) {
     wcs_cache_handle *h2 = wcs_cache_alloc(nRaw);
     if (h2 == NULL) {
@@ -1109,14 +1128,14 @@ int sst_reader_get(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
 ** ================================================================== */
 
 typedef struct sst_iter {
-  wcs_iiter base;         /* must be first */
-  sst_reader *pR;         /* the file */
-  int bFill;              /* insert blocks read into the cache */
-  int rc;                 /* first error; sticky, makes the iterator invalid */
-  char *zErr;             /* its message */
-  int iBlock;             /* data block loaded into bi; -1 none */
-  wcs_cache_handle *pH;   /* that block's handle; NULL none */
-  block_iter bi;          /* cursor in the loaded block */
+  wcs_iiter base;       /* must be first */
+  sst_reader *pR;       /* the file */
+  int bFill;            /* insert blocks read into the cache */
+  int rc;               /* first error; sticky, makes the iterator invalid */
+  char *zErr;           /* its message */
+  int iBlock;           /* data block loaded into bi; -1 none */
+  wcs_cache_handle *pH; /* that block's handle; NULL none */
+  block_iter bi;        /* cursor in the loaded block */
 } sst_iter;
 
 static int iterFail(sst_iter *it, int rc) {
@@ -1143,8 +1162,8 @@ static int loadBlock(sst_iter *it, int i) {
     return rc;
   }
   it->iBlock = i;
-  rc = block_iter_init(&it->bi, wcs_cache_data(it->pH),
-                       wcs_cache_size(it->pH), 1);
+  rc = block_iter_init(&it->bi, wcs_cache_data(it->pH), wcs_cache_size(it->pH),
+                       1);
   if (rc != WCS_OK) return iterFail(it, rc);
   return WCS_OK;
 }
@@ -1295,8 +1314,8 @@ static void iterClose(wcs_iiter *pI) {
 }
 
 static const wcs_iiter_methods sstIterMethods = {
-    iterFirst, iterLast,  iterSeek,   iterSeekForPrev, iterNext, iterPrev,
-    iterValid, iterKey,   iterValue,  iterStatus,      iterClose,
+    iterFirst, iterLast, iterSeek,  iterSeekForPrev, iterNext,  iterPrev,
+    iterValid, iterKey,  iterValue, iterStatus,      iterClose,
 };
 
 int sst_reader_iter(sst_reader *p, int bFillCache, wcs_iiter **ppIter,

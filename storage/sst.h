@@ -30,15 +30,15 @@ typedef struct wcs_cache wcs_cache;
 ** index | footer. Each block is followed by a block trailer (block.h). The
 ** footer is the last WCS_SST_FOOTER bytes; all integers little-endian. */
 #define WCS_SST_FOOTER        80 /* bytes */
-#define WCS_SST_FOOT_BLOOM     0 /* u64 offset, u64 stored size of the block */
+#define WCS_SST_FOOT_BLOOM    0  /* u64 offset, u64 stored size of the block */
 #define WCS_SST_FOOT_RANGEDEL 16 /* handle of the range-tombstone block */
 #define WCS_SST_FOOT_PROPS    32 /* handle of the properties block */
 #define WCS_SST_FOOT_INDEX    48 /* handle of the index block */
 #define WCS_SST_FOOT_VERSION  64 /* u32 format version */
 #define WCS_SST_FOOT_CRC      68 /* u32 masked CRC-32C of bytes [0, 68) */
 #define WCS_SST_FOOT_MAGIC    72 /* WCS_SST_MAGIC, 8 bytes */
-#define WCS_SST_VERSION        1
-#define WCS_SST_MAGIC "\x89WST\r\n\x1a\n" /* 89 57 53 54 0d 0a 1a 0a */
+#define WCS_SST_VERSION       1
+#define WCS_SST_MAGIC         "\x89WST\r\n\x1a\n" /* 89 57 53 54 0d 0a 1a 0a */
 
 /* Properties block tags (tag varint, length varint, value; integers are
 ** varints inside the value). */
@@ -64,10 +64,11 @@ void wcs_cache_evict_file(wcs_cache *, uint64_t iFile);
 
 /* ---- writing */
 typedef struct sst_options {
-  int nBlockSize;   /* target uncompressed data block size, 4096..65536 */
-  int nRestart;     /* keys between restart points; default 16 */
-  int iZstdLevel;   /* 0 = store blocks raw */
-  int nBloomBits;   /* bits per key; 0 = no bloom block */
+  int nBlockSize; /* target uncompressed data block size in bytes (the store
+                  ** uses 4096..65536); 0 = 16384; clamped to 64..16 MiB */
+  int nRestart;   /* keys between restart points; <= 0: 16 */
+  int iZstdLevel; /* zstd level for data, index, tombstone blocks; 0 = raw */
+  int nBloomBits; /* bits per key; 0 = no filter (an empty bloom block) */
   int (*xBloomPrefix)(const void *pKey, int nKey); /* see wcs_options */
 } sst_options;
 
@@ -75,9 +76,11 @@ typedef struct sst_options {
 ** earlier are deleted for readers at snapshots >= seq. nEnd==0 && pEnd==NULL
 ** means "to the end of the key space". */
 typedef struct sst_rangedel {
-  const uint8_t *pStart; size_t nStart;
-  const uint8_t *pEnd;   size_t nEnd; /* pEnd NULL: unbounded */
-  uint64_t seq;
+  const uint8_t *pStart; /* first user key deleted */
+  size_t nStart;         /* bytes at pStart */
+  const uint8_t *pEnd;   /* first user key not deleted; NULL: unbounded */
+  size_t nEnd;           /* bytes at pEnd */
+  uint64_t seq;          /* sequence number of the delete, < 2^56 */
 } sst_rangedel;
 
 /* What a finished file holds; the manifest records it. Key buffers are
@@ -88,12 +91,14 @@ typedef struct sst_meta {
   uint64_t nEntries;  /* internal keys */
   uint64_t nRawBytes; /* keys + values before compression */
   uint64_t nRangeDel; /* range tombstones */
-  uint8_t *pSmallest; size_t nSmallest; /* smallest internal key (or the
-                                        ** smallest tombstone start, as an
-                                        ** ikey with seq max) */
-  uint8_t *pLargest;  size_t nLargest;  /* largest internal key, covering
-                                        ** tombstone ends too */
-  uint64_t minSeq, maxSeq;
+  uint8_t *pSmallest; /* smallest internal key, or the smallest tombstone
+                      ** start as an ikey with seq max if smaller */
+  size_t nSmallest;   /* bytes at pSmallest; 0: empty file */
+  uint8_t *pLargest;  /* largest internal key, or the largest tombstone end
+                      ** as an ikey with seq max if larger */
+  size_t nLargest;    /* bytes at pLargest */
+  uint64_t minSeq;    /* smallest seq of entries and tombstones */
+  uint64_t maxSeq;    /* largest seq */
   int bUnbounded;     /* a range tombstone runs to the end of the key
                       ** space: the file's range extends past pLargest */
 } sst_meta;
@@ -106,8 +111,7 @@ int sst_builder_new(wcs_env *, const char *zPath, uint64_t iFile,
 int sst_builder_add(sst_builder *, const uint8_t *pIKey, size_t nIKey,
                     const uint8_t *pVal, size_t nVal, char **pzErr);
 /* Add a range tombstone (any order; the builder sorts them). */
-int sst_builder_add_rangedel(sst_builder *, const sst_rangedel *,
-                             char **pzErr);
+int sst_builder_add_rangedel(sst_builder *, const sst_rangedel *, char **pzErr);
 /* Bytes written or buffered so far (for splitting compaction output). */
 uint64_t sst_builder_size(const sst_builder *);
 uint64_t sst_builder_entries(const sst_builder *);

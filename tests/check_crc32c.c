@@ -18,9 +18,11 @@ START_TEST(test_crc32c_matches_published_vectors) {
   ck_assert_uint_eq(wcs_crc32c(0, a, 32), 0x8A9136AAu);
   memset(a, 0xff, sizeof a);
   ck_assert_uint_eq(wcs_crc32c(0, a, 32), 0x62A8AB43u);
-  for (i = 0; i < 32; i++) a[i] = (uint8_t)i;
+  for (i = 0; i < 32; i++)
+    a[i] = (uint8_t)i;
   ck_assert_uint_eq(wcs_crc32c(0, a, 32), 0x46DD794Eu);
-  for (i = 0; i < 32; i++) a[i] = (uint8_t)(31 - i);
+  for (i = 0; i < 32; i++)
+    a[i] = (uint8_t)(31 - i);
   ck_assert_uint_eq(wcs_crc32c(0, a, 32), 0x113FDB5Cu);
   ck_assert_uint_eq(wcs_crc32c(0, "", 0), 0);
   ck_assert_uint_eq(wcs_crc32c_portable(0, "123456789", 9), 0xE3069283u);

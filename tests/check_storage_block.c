@@ -33,9 +33,9 @@
 
 /* The block of doc/format.md's worked example: restart interval 2. */
 static const uint8_t aGoldenBlock[] = {
-    0x00, 0x05, 0x01, 'a',  'p',  'p',  'l',  'e',  '1',  /* entry 0 */
-    0x05, 0x05, 0x01, 's',  'a',  'u',  'c',  'e',  '2',  /* entry 1 */
-    0x00, 0x06, 0x01, 'b',  'a',  'n',  'a',  'n',  'a',  '3', /* entry 2 */
+    0x00, 0x05, 0x01, 'a',  'p',  'p',  'l',  'e',  '1',      /* entry 0 */
+    0x05, 0x05, 0x01, 's',  'a',  'u',  'c',  'e',  '2',      /* entry 1 */
+    0x00, 0x06, 0x01, 'b',  'a',  'n',  'a',  'n',  'a', '3', /* entry 2 */
     0x00, 0x00, 0x00, 0x00, 0x12, 0x00, 0x00, 0x00, /* restarts 0, 18 */
     0x02, 0x00, 0x00, 0x00,                         /* 2 restarts */
 };
@@ -82,7 +82,8 @@ static Ent *randomEnts(int n, int bIKey) {
     int bDup = 0;
     memcpy(k, zStem, nStem);
     tu_rand_bytes(k + nStem, nTail);
-    for (j = 0; j < (int)nTail; j++) k[nStem + j] = (uint8_t)('a' + k[nStem + j] % 4);
+    for (j = 0; j < (int)nTail; j++)
+      k[nStem + j] = (uint8_t)('a' + k[nStem + j] % 4);
     a[i].nKey = nU;
     if (bIKey) {
       wcs_put64(k + nU, wcs_ikey_pack(tu_rand_range(1000), WCS_KT_PUT));
@@ -114,8 +115,8 @@ static uint8_t *buildBlock(const Ent *a, int n, int nInterval, size_t *pn) {
   int i;
   block_builder_init(&b, nInterval);
   for (i = 0; i < n; i++) {
-    QUICK_EQ(block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal,
-                                       a[i].nVal), WCS_OK);
+    QUICK_EQ(block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal, a[i].nVal),
+             WCS_OK);
   }
   QUICK_EQ(block_builder_finish(&b, &p, pn), WCS_OK);
   QUICK_EQ(*pn, block_builder_size(&b));
@@ -141,7 +142,8 @@ static void assertAt(const block_iter *it, const Ent *a, int n, int i) {
 static int modelSeek(const Ent *a, int nEnt, int bIKey, const uint8_t *p,
                      size_t n) {
   int i = 0;
-  while (i < nEnt && block_key_cmp(bIKey, a[i].pKey, a[i].nKey, p, n) < 0) i++;
+  while (i < nEnt && block_key_cmp(bIKey, a[i].pKey, a[i].nKey, p, n) < 0)
+    i++;
   return i;
 }
 
@@ -167,8 +169,7 @@ START_TEST(test_block_golden_bytes) {
   QUICK_EQ(block_builder_finish(&b, &p, &n), WCS_OK);
   QUICK_EQ(n, sizeof aGoldenBlock);
   QUICK_ASSERT(memcmp(p, aGoldenBlock, n) == 0);
-  QUICK_EQ(block_frame(p, n, 0, NULL, &scratch, &out, &nStored),
-                   WCS_OK);
+  QUICK_EQ(block_frame(p, n, 0, NULL, &scratch, &out, &nStored), WCS_OK);
   QUICK_EQ(nStored, n);
   QUICK_EQ(out.n, n + WCS_BLOCK_TRAILER);
   QUICK_ASSERT(memcmp(out.a + n, aGoldenTrailer, sizeof aGoldenTrailer) == 0);
@@ -181,8 +182,7 @@ END_TEST
 START_TEST(test_block_reads_golden_block) {
   block_iter it;
   memset(&it, 0, sizeof it);
-  QUICK_EQ(block_iter_init(&it, aGoldenBlock, sizeof aGoldenBlock, 0),
-                   WCS_OK);
+  QUICK_EQ(block_iter_init(&it, aGoldenBlock, sizeof aGoldenBlock, 0), WCS_OK);
   QUICK_EQ(block_iter_seek(&it, (const uint8_t *)"applet", 6), WCS_OK);
   QUICK_ASSERT(block_iter_valid(&it));
   QUICK_ASSERT(it.nKey == 6 && memcmp(it.pKey, "banana", 6) == 0);
@@ -232,7 +232,8 @@ static void checkBlockAgainstModel(int n, int nInterval, int bIKey) {
     size_t nT = (bIKey ? 8 : 0) + tu_rand_range(12);
     int j;
     tu_rand_bytes(t, nT);
-    for (j = 0; j < (int)nT - (bIKey ? 8 : 0); j++) t[j] = (uint8_t)('`' + t[j] % 6);
+    for (j = 0; j < (int)nT - (bIKey ? 8 : 0); j++)
+      t[j] = (uint8_t)('`' + t[j] % 6);
     QUICK_EQ(block_iter_seek(&it, t, nT), WCS_OK);
     assertAt(&it, a, n, modelSeek(a, n, bIKey, t, nT));
   }
@@ -273,7 +274,8 @@ START_TEST(test_block_cursor_agrees_with_sorted_array) {
   int i, n;
   tu_seed(0);
   for (i = 0; i < 5; i++) {
-    for (n = 0; n <= 40; n += 13) checkBlockAgainstModel(n, aInterval[i], 0);
+    for (n = 0; n <= 40; n += 13)
+      checkBlockAgainstModel(n, aInterval[i], 0);
     checkBlockAgainstModel(300, aInterval[i], 0);
   }
 }
@@ -434,12 +436,13 @@ START_TEST(test_block_frame_round_trips_raw_and_zstd) {
   uint32_t nRaw;
   const char *zWhy;
   tu_seed(0);
-  for (i = 0; i < sizeof aText; i++) aText[i] = (uint8_t)("row#key#"[i % 8] + (i / 800) % 3);
+  for (i = 0; i < sizeof aText; i++)
+    aText[i] = (uint8_t)("row#key#"[i % 8] + (i / 800) % 3);
   tu_rand_bytes(aNoise, sizeof aNoise);
 
   /* Compressible: stored as zstd, decompresses to the same bytes. */
-  QUICK_EQ(block_frame(aText, sizeof aText, 3, cctx, &scratch, &out,
-                               &nStored), WCS_OK);
+  QUICK_EQ(block_frame(aText, sizeof aText, 3, cctx, &scratch, &out, &nStored),
+           WCS_OK);
   QUICK_ASSERT((nStored) < (sizeof aText / 2));
   QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
   QUICK_EQ(type, WCS_BLOCK_ZSTD);
@@ -447,13 +450,13 @@ START_TEST(test_block_frame_round_trips_raw_and_zstd) {
   QUICK_EQ(block_inflate(out.a, nStored, aBack, nRaw, &zWhy), WCS_OK);
   QUICK_ASSERT(memcmp(aBack, aText, sizeof aText) == 0);
   /* The raw length bounds the output: a smaller buffer is refused. */
-  QUICK_EQ(block_inflate(out.a, nStored, aBack, nRaw - 1, &zWhy),
-                   WCS_CORRUPT);
+  QUICK_EQ(block_inflate(out.a, nStored, aBack, nRaw - 1, &zWhy), WCS_CORRUPT);
 
   /* Incompressible: kept raw. */
   out.n = 0;
-  QUICK_EQ(block_frame(aNoise, sizeof aNoise, 3, cctx, &scratch, &out,
-                               &nStored), WCS_OK);
+  QUICK_EQ(
+      block_frame(aNoise, sizeof aNoise, 3, cctx, &scratch, &out, &nStored),
+      WCS_OK);
   QUICK_EQ(nStored, sizeof aNoise);
   QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
   QUICK_EQ(type, WCS_BLOCK_RAW);
@@ -463,8 +466,8 @@ START_TEST(test_block_frame_round_trips_raw_and_zstd) {
   memcpy(aBack, aNoise, sizeof aBack);
   memcpy(aBack + 18000, aText, 2000);
   out.n = 0;
-  QUICK_EQ(block_frame(aBack, sizeof aBack, 3, cctx, &scratch, &out,
-                               &nStored), WCS_OK);
+  QUICK_EQ(block_frame(aBack, sizeof aBack, 3, cctx, &scratch, &out, &nStored),
+           WCS_OK);
   QUICK_EQ(nStored, sizeof aBack);
 
   ZSTD_freeCCtx(cctx);
@@ -481,7 +484,8 @@ START_TEST(test_block_check_detects_every_flipped_byte) {
   int lvl, type;
   uint32_t nRaw;
   const char *zWhy;
-  for (i = 0; i < sizeof aText; i++) aText[i] = (uint8_t)("abcabd"[i % 6]);
+  for (i = 0; i < sizeof aText; i++)
+    aText[i] = (uint8_t)("abcabd"[i % 6]);
   for (lvl = 0; lvl <= 3; lvl += 3) {
     out.n = 0;
     block_frame(aText, sizeof aText, lvl, cctx, &scratch, &out, &nStored);
@@ -489,15 +493,13 @@ START_TEST(test_block_check_detects_every_flipped_byte) {
       int bit;
       for (bit = 0; bit < 8; bit++) {
         out.a[i] ^= (uint8_t)(1 << bit);
-        QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy),
-                         WCS_CORRUPT);
+        QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_CORRUPT);
         out.a[i] ^= (uint8_t)(1 << bit);
       }
     }
     QUICK_EQ(block_check(out.a, out.n, &type, &nRaw, &zWhy), WCS_OK);
     for (i = 0; i < out.n; i++) {
-      QUICK_EQ(block_check(out.a, i, &type, &nRaw, &zWhy),
-                       WCS_CORRUPT);
+      QUICK_EQ(block_check(out.a, i, &type, &nRaw, &zWhy), WCS_CORRUPT);
     }
   }
   ZSTD_freeCCtx(cctx);

@@ -26,8 +26,7 @@ static uint8_t *buildFilter(int n, int nBits, wcs_bloom *pB, size_t *pnBlk) {
   for (i = 0; i < n; i++) {
     char z[32];
     int nz = snprintf(z, sizeof z, "key%08d", i);
-    ck_assert_int_eq(bloom_builder_add(&bb, bloom_hash(z, (size_t)nz)),
-                     WCS_OK);
+    ck_assert_int_eq(bloom_builder_add(&bb, bloom_hash(z, (size_t)nz)), WCS_OK);
   }
   ck_assert_int_eq(bloom_builder_finish(&bb, WCS_BLOOM_KIND_KEYS, &out),
                    WCS_OK);
@@ -73,8 +72,10 @@ START_TEST(test_bloom_false_positive_rate_within_bounds) {
   ** 1.03% at 10 (0.82%), 0.19% at 15 (0.07%), 0.07% at 20 (0.007%). The
   ** bounds leave room for other key sets but catch a broken hash or probe
   ** sequence. */
-  static const struct { int nBits; double mx; } aCase[] = {
-      {5, 0.11}, {10, 0.0125}, {15, 0.0028}, {20, 0.0011}};
+  static const struct {
+    int nBits;
+    double mx;
+  } aCase[] = {{5, 0.11}, {10, 0.0125}, {15, 0.0028}, {20, 0.0011}};
   size_t k;
   for (k = 0; k < sizeof aCase / sizeof aCase[0]; k++) {
     wcs_bloom b;
@@ -82,9 +83,10 @@ START_TEST(test_bloom_false_positive_rate_within_bounds) {
     int n = 100000;
     uint8_t *p = buildFilter(n, aCase[k].nBits, &b, &nBlk);
     double r = fpRate(&b, n);
-    fprintf(stderr, "bloom: %d bits/key, k=%d, %zu bytes for %d keys: "
-            "false positives %.4f%%\n", aCase[k].nBits, b.k, nBlk, n,
-            100.0 * r);
+    fprintf(stderr,
+            "bloom: %d bits/key, k=%d, %zu bytes for %d keys: "
+            "false positives %.4f%%\n",
+            aCase[k].nBits, b.k, nBlk, n, 100.0 * r);
     ck_assert_msg(r <= aCase[k].mx, "fp rate %f > %f at %d bits", r,
                   aCase[k].mx, aCase[k].nBits);
     ck_assert_uint_eq(nBlk, (size_t)(n * aCase[k].nBits + 511) / 512 * 64 +
@@ -114,8 +116,8 @@ START_TEST(test_bloom_rejects_bad_layout) {
   size_t nBlk, i;
   uint8_t *p = buildFilter(50, 10, &b, &nBlk);
   uint8_t *t = p + nBlk - WCS_BLOOM_TAIL;
-  for (i = 0; i < WCS_BLOOM_TAIL; i++) ck_assert_int_eq(bloom_open(&b, p, i),
-                                                        WCS_CORRUPT);
+  for (i = 0; i < WCS_BLOOM_TAIL; i++)
+    ck_assert_int_eq(bloom_open(&b, p, i), WCS_CORRUPT);
   ck_assert_int_eq(bloom_open(&b, p, nBlk - 1), WCS_CORRUPT);
   t[0]++; /* line count disagrees with the size */
   ck_assert_int_eq(bloom_open(&b, p, nBlk), WCS_CORRUPT);
@@ -160,17 +162,18 @@ START_TEST(test_sst_prefix_bloom_answers_for_whole_rows) {
     }
   }
   ck_assert_int_eq(sst_builder_finish(b, &meta, NULL), WCS_OK);
-  ck_assert_int_eq(sst_reader_open(env, "p.sst", 1, 0, NULL, &r, NULL),
-                   WCS_OK);
+  ck_assert_int_eq(sst_reader_open(env, "p.sst", 1, 0, NULL, &r, NULL), WCS_OK);
   ck_assert_int_eq(sst_reader_bloom_prefixed(r), 1);
   for (i = 0; i < 1000; i++) {
     char z[32];
     int n = snprintf(z, sizeof z, "row%05d#", i);
     int bMay = sst_reader_may_contain(r, z, (size_t)n);
-    ck_assert_int_eq(bMay, sst_reader_may_contain_hash(r, sst_bloom_hash(
-                                                              z, (size_t)n)));
-    if (i % 2 == 0) ck_assert_int_eq(bMay, 1); /* rows present */
-    else nFp += bMay;
+    ck_assert_int_eq(
+        bMay, sst_reader_may_contain_hash(r, sst_bloom_hash(z, (size_t)n)));
+    if (i % 2 == 0)
+      ck_assert_int_eq(bMay, 1); /* rows present */
+    else
+      nFp += bMay;
   }
   /* 500 distinct prefixes got 10 bits each, not 10,000 keys: still ~1%. */
   ck_assert_int_le(nFp, 20);
@@ -200,15 +203,16 @@ START_TEST(test_sst_whole_key_bloom_skips_absent_keys) {
     }
   }
   ck_assert_int_eq(sst_builder_finish(b, &meta, NULL), WCS_OK);
-  ck_assert_int_eq(sst_reader_open(env, "w.sst", 1, 0, NULL, &r, NULL),
-                   WCS_OK);
+  ck_assert_int_eq(sst_reader_open(env, "w.sst", 1, 0, NULL, &r, NULL), WCS_OK);
   ck_assert_int_eq(sst_reader_bloom_prefixed(r), 0);
   for (i = 0; i < 10000; i++) {
     char z[32];
     int n = snprintf(z, sizeof z, "k%06d", i);
     int bMay = sst_reader_may_contain(r, z, (size_t)n);
-    if (i % 2 == 0) ck_assert_int_eq(bMay, 1);
-    else nFp += bMay;
+    if (i % 2 == 0)
+      ck_assert_int_eq(bMay, 1);
+    else
+      nFp += bMay;
   }
   ck_assert_int_le(nFp, 100); /* 2% of 5000 */
   sst_reader_close(r);

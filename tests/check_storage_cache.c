@@ -35,8 +35,8 @@ static int blockOk(wcs_cache_handle *h, uint64_t iFile, uint64_t iOff,
 
 /* Insert and release: the block stays cached but unpinned. */
 static void put(wcs_cache *c, uint64_t iFile, uint64_t iOff, size_t n) {
-  wcs_cache_handle *h = wcs_cache_insert(c, iFile, iOff,
-                                         mkBlock(iFile, iOff, n));
+  wcs_cache_handle *h =
+      wcs_cache_insert(c, iFile, iOff, mkBlock(iFile, iOff, n));
   wcs_cache_release(c, h);
 }
 
@@ -57,7 +57,7 @@ START_TEST(test_cache_counts_hits_and_misses) {
   ck_assert_ptr_nonnull(h);
   ck_assert(blockOk(h, 1, 0, 1000));
   wcs_cache_release(c, h);
-  ck_assert_ptr_null(wcs_cache_lookup(c, 2, 0));   /* other file */
+  ck_assert_ptr_null(wcs_cache_lookup(c, 2, 0));    /* other file */
   ck_assert_ptr_null(wcs_cache_lookup(c, 1, 1000)); /* other offset */
   wcs_cache_stats(c, &nBytes, &nHit, &nMiss);
   ck_assert_uint_eq(nHit, 1);
@@ -91,7 +91,8 @@ START_TEST(test_cache_evicts_blocks_not_recently_used) {
   int i;
   /* Room for about ten 1000-byte blocks. */
   ck_assert_int_eq(wcs_cache_new(10 * 1100, &c), WCS_OK);
-  for (i = 0; i < 10; i++) put(c, 1, (uint64_t)i, 1000);
+  for (i = 0; i < 10; i++)
+    put(c, 1, (uint64_t)i, 1000);
   ck_assert(has(c, 1, 0)); /* touch block 0: now the most recent */
   put(c, 1, 100, 1000);
   put(c, 1, 101, 1000);
@@ -110,7 +111,8 @@ START_TEST(test_cache_pinned_block_survives_eviction) {
   int i;
   ck_assert_int_eq(wcs_cache_new(8 * 1024, &c), WCS_OK);
   pPinned = wcs_cache_insert(c, 5, 0, mkBlock(5, 0, 2000));
-  for (i = 1; i < 100; i++) put(c, 5, (uint64_t)i * 2000, 2000);
+  for (i = 1; i < 100; i++)
+    put(c, 5, (uint64_t)i * 2000, 2000);
   /* Still cached (pinned blocks are never evicted) and intact. */
   ck_assert(blockOk(pPinned, 5, 0, 2000));
   ck_assert(has(c, 5, 0));
@@ -129,12 +131,14 @@ START_TEST(test_cache_evict_file_keeps_other_files) {
   uint64_t nBytes;
   int i;
   ck_assert_int_eq(wcs_cache_new(4 << 20, &c), WCS_OK);
-  for (i = 0; i < 200; i++) put(c, (uint64_t)(i % 4), (uint64_t)i * 100, 100);
+  for (i = 0; i < 200; i++)
+    put(c, (uint64_t)(i % 4), (uint64_t)i * 100, 100);
   wcs_cache_evict_file(c, 2);
   for (i = 0; i < 200; i++) {
     ck_assert_int_eq(has(c, (uint64_t)(i % 4), (uint64_t)i * 100), i % 4 != 2);
   }
-  for (i = 0; i < 4; i++) wcs_cache_evict_file(c, (uint64_t)i);
+  for (i = 0; i < 4; i++)
+    wcs_cache_evict_file(c, (uint64_t)i);
   wcs_cache_stats(c, &nBytes, NULL, NULL);
   ck_assert_uint_eq(nBytes, 0);
   wcs_cache_free(c);
@@ -188,8 +192,8 @@ static void *hammer(void *pArg) {
     iFile = x % 3;
     iOff = (x >> 8) % 500;
     h = wcs_cache_lookup(w->c, iFile, iOff);
-    if (h == NULL) h = wcs_cache_insert(w->c, iFile, iOff,
-                                        mkBlock(iFile, iOff, 64 + iOff));
+    if (h == NULL)
+      h = wcs_cache_insert(w->c, iFile, iOff, mkBlock(iFile, iOff, 64 + iOff));
     if (!blockOk(h, iFile, iOff, 64 + iOff)) w->nBad++;
     wcs_cache_release(w->c, h);
     if ((x & 0xfff) == 0) wcs_cache_evict_file(w->c, iFile);

@@ -74,11 +74,12 @@ static Ent *randomEnts(int n, int nBig) {
   int i;
   for (i = 0; i < n; i++) {
     char zU[32];
-    int nU = snprintf(zU, sizeof zU, "row%05d#%c", (int)tu_rand_range(
-                      (uint64_t)n), (char)('a' + tu_rand_range(3)));
-    a[i].pKey = mkIKey(zU, (size_t)nU, seq++,
-                       tu_rand_range(8) ? WCS_KT_PUT : WCS_KT_DELETE,
-                       &a[i].nKey);
+    int nU =
+        snprintf(zU, sizeof zU, "row%05d#%c", (int)tu_rand_range((uint64_t)n),
+                 (char)('a' + tu_rand_range(3)));
+    a[i].pKey =
+        mkIKey(zU, (size_t)nU, seq++,
+               tu_rand_range(8) ? WCS_KT_PUT : WCS_KT_DELETE, &a[i].nKey);
     if (i < nBig) {
       a[i].nVal = 65536;
     } else {
@@ -94,8 +95,8 @@ static Ent *randomEnts(int n, int nBig) {
 
 static void putFile(wcs_env *env, const char *zPath, const void *p, size_t n) {
   wcs_file *f;
-  QUICK_EQ(env->xOpen(env, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE,
-                              &f, NULL), WCS_OK);
+  QUICK_EQ(env->xOpen(env, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &f, NULL),
+           WCS_OK);
   QUICK_EQ(env->xAppend(f, p, n, NULL), WCS_OK);
   env->xClose(f);
 }
@@ -123,8 +124,9 @@ static void buildFile(wcs_env *env, const char *zPath, const Ent *a, int n,
   int i;
   QUICK_EQ(sst_builder_new(env, zPath, 7, pOpt, &b, &zErr), WCS_OK);
   for (i = 0; i < n; i++) {
-    QUICK_EQ(sst_builder_add(b, a[i].pKey, a[i].nKey, a[i].pVal,
-                                     a[i].nVal, &zErr), WCS_OK);
+    QUICK_EQ(
+        sst_builder_add(b, a[i].pKey, a[i].nKey, a[i].pVal, a[i].nVal, &zErr),
+        WCS_OK);
   }
   for (i = 0; i < nDel; i++) {
     QUICK_EQ(sst_builder_add_rangedel(b, &aDel[i], &zErr), WCS_OK);
@@ -165,8 +167,10 @@ static int modelSeek(const Ent *a, int n, const uint8_t *p, size_t np) {
   int lo = 0, hi = n;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (wcs_ikey_cmp(a[mid].pKey, a[mid].nKey, p, np) < 0) lo = mid + 1;
-    else hi = mid;
+    if (wcs_ikey_cmp(a[mid].pKey, a[mid].nKey, p, np) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -231,7 +235,7 @@ static void checkReader(sst_reader *r, const Ent *a, int n, int nSeek) {
 START_TEST(test_sst_round_trips_random_entries) {
   static const int aShape[][4] = {
       /* block size, restart interval, zstd level, bloom bits */
-      {4096, 16, 0, 10}, {4096, 16, 3, 10}, {256, 1, 0, 0},
+      {4096, 16, 0, 10}, {4096, 16, 3, 10},  {256, 1, 0, 0},
       {256, 3, 1, 5},    {65536, 16, 3, 10}, {64, 2, 0, 10},
   };
   wcs_env *env = wcs_env_mem_new();
@@ -242,15 +246,16 @@ START_TEST(test_sst_round_trips_random_entries) {
   for (s = 0; s < sizeof aShape / sizeof aShape[0]; s++) {
     int n = s == 5 ? 300 : 2500;
     Ent *a = randomEnts(n, 0);
-    sst_options o = opts(aShape[s][0], aShape[s][1], aShape[s][2],
-                         aShape[s][3]);
+    sst_options o =
+        opts(aShape[s][0], aShape[s][1], aShape[s][2], aShape[s][3]);
     sst_meta meta;
     sst_reader *r;
     uint64_t nE, nRaw, nB;
     buildFile(env, "000007.sst", a, n, &o, NULL, 0, &meta);
     QUICK_EQ(meta.nEntries, (uint64_t)n);
-    QUICK_EQ(sst_reader_open(env, "000007.sst", 7 + s, meta.nBytes,
-                                     cache, &r, NULL), WCS_OK);
+    QUICK_EQ(
+        sst_reader_open(env, "000007.sst", 7 + s, meta.nBytes, cache, &r, NULL),
+        WCS_OK);
     sst_reader_props(r, &nE, &nRaw, &nB);
     QUICK_EQ(nE, (uint64_t)n);
     QUICK_EQ(nRaw, meta.nRawBytes);
@@ -284,8 +289,7 @@ START_TEST(test_sst_round_trips_empty_and_64k_values) {
       tu_rand_bytes(a[i].pVal, nv);
     }
     buildFile(env, "big.sst", a, n, &o, NULL, 0, &meta);
-    QUICK_EQ(sst_reader_open(env, "big.sst", 1, 0, NULL, &r, NULL),
-                     WCS_OK);
+    QUICK_EQ(sst_reader_open(env, "big.sst", 1, 0, NULL, &r, NULL), WCS_OK);
     checkReader(r, a, n, 200);
     sst_reader_close(r);
     sst_meta_clear(&meta);
@@ -307,8 +311,8 @@ START_TEST(test_sst_versions_of_one_key_straddle_blocks) {
   wcs_iiter *it;
   a[0].pKey = mkIKey("a", 1, 5, WCS_KT_PUT, &a[0].nKey);
   for (i = 1; i <= n; i++) {
-    a[i].pKey = mkIKey("k", 1, (uint64_t)(2 * (n - i) + 2), WCS_KT_PUT,
-                       &a[i].nKey);
+    a[i].pKey =
+        mkIKey("k", 1, (uint64_t)(2 * (n - i) + 2), WCS_KT_PUT, &a[i].nKey);
   }
   a[n + 1].pKey = mkIKey("z", 1, 3, WCS_KT_PUT, &a[n + 1].nKey);
   for (i = 0; i < n + 2; i++) {
@@ -317,8 +321,8 @@ START_TEST(test_sst_versions_of_one_key_straddle_blocks) {
     wcs_put64(a[i].pVal, (uint64_t)i);
   }
   buildFile(env, "v.sst", a, n + 2, &o, NULL, 0, &meta);
-  QUICK_EQ(sst_reader_open(env, "v.sst", 1, meta.nBytes, NULL, &r,
-                                   NULL), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "v.sst", 1, meta.nBytes, NULL, &r, NULL),
+           WCS_OK);
   QUICK_EQ(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
   for (i = 0; i <= 2 * n + 2; i++) {
     size_t nT;
@@ -365,44 +369,309 @@ static void buildGolden(wcs_env *env, const char *zPath, sst_meta *pMeta) {
 
 static const uint8_t aGoldenFile[] = {
     /* 0: data block 0: two entries, restart array */
-    0x00, 0x09, 0x01, 0x61, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x78, 0x00, 0x09, 0x00, 0x62, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+    0x00,
+    0x09,
+    0x01,
+    0x61,
+    0x01,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x78,
+    0x00,
+    0x09,
+    0x00,
+    0x62,
+    0x00,
+    0x02,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
     /* 33: trailer: raw, 33 bytes, CRC */
-    0x00, 0x21, 0x00, 0x00, 0x00, 0x15, 0x97, 0x29, 0xf6,
+    0x00,
+    0x21,
+    0x00,
+    0x00,
+    0x00,
+    0x15,
+    0x97,
+    0x29,
+    0xf6,
     /* 42: bloom block: one 64-byte line, nLines=1, k=7, kind 0, hash 1 */
-    0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x60, 0xad, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x01, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x01, 0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x10,
+    0x00,
+    0x00,
+    0x60,
+    0xad,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x0a,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x02,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x40,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x40,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x07,
+    0x00,
+    0x01,
+    0x00,
     /* 114: trailer */
-    0x00, 0x48, 0x00, 0x00, 0x00, 0x1f, 0xa3, 0x40, 0xc2,
+    0x00,
+    0x48,
+    0x00,
+    0x00,
+    0x00,
+    0x1f,
+    0xa3,
+    0x40,
+    0xc2,
     /* 123: range tombstones: 1 x [c, d) at seq 3 */
-    0x01, 0x01, 0x63, 0x02, 0x64, 0x03,
+    0x01,
+    0x01,
+    0x63,
+    0x02,
+    0x64,
+    0x03,
     /* 129: trailer */
-    0x00, 0x06, 0x00, 0x00, 0x00, 0xda, 0x92, 0x6f, 0x37,
+    0x00,
+    0x06,
+    0x00,
+    0x00,
+    0x00,
+    0xda,
+    0x92,
+    0x6f,
+    0x37,
     /* 138: properties */
-    0x01, 0x01, 0x02, 0x02, 0x01, 0x13, 0x03, 0x01, 0x01, 0x04, 0x01, 0x01,
-    0x05, 0x01, 0x03, 0x06, 0x01, 0x01, 0x07, 0x09, 0x61, 0x01, 0x01, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x09, 0x64, 0x01, 0xff, 0xff, 0xff,
-    0xff, 0xff, 0xff, 0xff, 0x09, 0x01, 0x00,
+    0x01,
+    0x01,
+    0x02,
+    0x02,
+    0x01,
+    0x13,
+    0x03,
+    0x01,
+    0x01,
+    0x04,
+    0x01,
+    0x01,
+    0x05,
+    0x01,
+    0x03,
+    0x06,
+    0x01,
+    0x01,
+    0x07,
+    0x09,
+    0x61,
+    0x01,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x08,
+    0x09,
+    0x64,
+    0x01,
+    0xff,
+    0xff,
+    0xff,
+    0xff,
+    0xff,
+    0xff,
+    0xff,
+    0x09,
+    0x01,
+    0x00,
     /* 181: trailer */
-    0x00, 0x2b, 0x00, 0x00, 0x00, 0x52, 0xf6, 0xfc, 0xbc,
+    0x00,
+    0x2b,
+    0x00,
+    0x00,
+    0x00,
+    0x52,
+    0xf6,
+    0xfc,
+    0xbc,
     /* 190: index block: separator "b" -> (0, 33) */
-    0x00, 0x01, 0x02, 0x62, 0x00, 0x21, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
-    0x00, 0x00,
+    0x00,
+    0x01,
+    0x02,
+    0x62,
+    0x00,
+    0x21,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
     /* 204: trailer */
-    0x00, 0x0e, 0x00, 0x00, 0x00, 0xcc, 0x37, 0x72, 0x39,
+    0x00,
+    0x0e,
+    0x00,
+    0x00,
+    0x00,
+    0xcc,
+    0x37,
+    0x72,
+    0x39,
     /* 213: footer */
-    0x2a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x48, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x7b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x8a, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x2b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0xbe, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0e, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x75, 0x5e, 0x26, 0xa8,
-    0x89, 0x57, 0x53, 0x54, 0x0d, 0x0a, 0x1a, 0x0a,
+    0x2a,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x48,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x7b,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x06,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x8a,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x2b,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0xbe,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x0e,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x75,
+    0x5e,
+    0x26,
+    0xa8,
+    0x89,
+    0x57,
+    0x53,
+    0x54,
+    0x0d,
+    0x0a,
+    0x1a,
+    0x0a,
 };
 
 START_TEST(test_sst_golden_file_bytes) {
@@ -453,8 +722,7 @@ START_TEST(test_sst_meta_reports_bounds_seqs_and_tombstones) {
   k = mkIKey("d", 1, WCS_SEQ_MAX, WCS_KT_PUT, &nK);
   QUICK_ASSERT(meta.nLargest == nK && memcmp(meta.pLargest, k, nK) == 0);
   free(k);
-  QUICK_EQ(sst_reader_open(env, "g.sst", 7, 0, NULL, &r, NULL),
-                   WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "g.sst", 7, 0, NULL, &r, NULL), WCS_OK);
   QUICK_EQ(sst_reader_meta(r, &back), WCS_OK);
   QUICK_EQ(back.nBytes, meta.nBytes);
   QUICK_EQ(back.nEntries, meta.nEntries);
@@ -462,9 +730,9 @@ START_TEST(test_sst_meta_reports_bounds_seqs_and_tombstones) {
   QUICK_EQ(back.minSeq, meta.minSeq);
   QUICK_EQ(back.maxSeq, meta.maxSeq);
   QUICK_ASSERT(back.nSmallest == meta.nSmallest &&
-            memcmp(back.pSmallest, meta.pSmallest, meta.nSmallest) == 0);
+               memcmp(back.pSmallest, meta.pSmallest, meta.nSmallest) == 0);
   QUICK_ASSERT(back.nLargest == meta.nLargest &&
-            memcmp(back.pLargest, meta.pLargest, meta.nLargest) == 0);
+               memcmp(back.pLargest, meta.pLargest, meta.nLargest) == 0);
   sst_meta_clear(&back);
   sst_reader_close(r);
   sst_meta_clear(&meta);
@@ -477,12 +745,21 @@ START_TEST(test_sst_meta_reports_bounds_seqs_and_tombstones) {
   a[1].pKey = mkIKey("n", 1, 11, WCS_KT_PUT, &a[1].nKey);
   a[1].pVal = (uint8_t *)"2";
   a[1].nVal = 1;
-  d[0].pStart = (const uint8_t *)"x"; d[0].nStart = 1;
-  d[0].pEnd = NULL; d[0].nEnd = 0; d[0].seq = 20;
-  d[1].pStart = (const uint8_t *)"b"; d[1].nStart = 1;
-  d[1].pEnd = (const uint8_t *)"c"; d[1].nEnd = 1; d[1].seq = 4;
-  d[2].pStart = (const uint8_t *)"b"; d[2].nStart = 1;
-  d[2].pEnd = (const uint8_t *)""; d[2].nEnd = 0; d[2].seq = 9;
+  d[0].pStart = (const uint8_t *)"x";
+  d[0].nStart = 1;
+  d[0].pEnd = NULL;
+  d[0].nEnd = 0;
+  d[0].seq = 20;
+  d[1].pStart = (const uint8_t *)"b";
+  d[1].nStart = 1;
+  d[1].pEnd = (const uint8_t *)"c";
+  d[1].nEnd = 1;
+  d[1].seq = 4;
+  d[2].pStart = (const uint8_t *)"b";
+  d[2].nStart = 1;
+  d[2].pEnd = (const uint8_t *)"";
+  d[2].nEnd = 0;
+  d[2].seq = 9;
   buildFile(env, "t.sst", a, 2, &o, d, 3, &meta);
   QUICK_EQ(meta.bUnbounded, 1);
   QUICK_EQ(meta.minSeq, 4);
@@ -493,8 +770,8 @@ START_TEST(test_sst_meta_reports_bounds_seqs_and_tombstones) {
   k = mkIKey("x", 1, WCS_SEQ_MAX, WCS_KT_PUT, &nK);
   QUICK_ASSERT(meta.nLargest == nK && memcmp(meta.pLargest, k, nK) == 0);
   free(k);
-  QUICK_EQ(sst_reader_open(env, "t.sst", 8, meta.nBytes, NULL, &r,
-                                   NULL), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "t.sst", 8, meta.nBytes, NULL, &r, NULL),
+           WCS_OK);
   sst_reader_rangedels(r, &aDel, &nDel);
   QUICK_EQ(nDel, 3);
   QUICK_ASSERT(aDel[0].seq == 9 && aDel[0].pEnd != NULL && aDel[0].nEnd == 0);
@@ -519,8 +796,8 @@ START_TEST(test_sst_empty_file_has_no_entries) {
   buildFile(env, "e.sst", NULL, 0, &o, NULL, 0, &meta);
   QUICK_EQ(meta.nEntries, 0);
   QUICK_EQ(meta.nSmallest, 0);
-  QUICK_EQ(sst_reader_open(env, "e.sst", 1, meta.nBytes, NULL, &r,
-                                   NULL), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "e.sst", 1, meta.nBytes, NULL, &r, NULL),
+           WCS_OK);
   QUICK_EQ(sst_reader_may_contain(r, "k", 1), 0);
   QUICK_EQ(sst_reader_iter(r, 1, &it, NULL), WCS_OK);
   QUICK_EQ(it->pMethods->xFirst(it), WCS_OK);
@@ -560,21 +837,23 @@ START_TEST(test_sst_index_gives_offsets_without_reading_blocks) {
   a = randomEnts(n, 0);
   buildFile(env, "i.sst", a, n, &o, NULL, 0, &meta);
   QUICK_EQ(wcs_cache_new(1 << 20, &cache), WCS_OK);
-  QUICK_EQ(sst_reader_open(env, "i.sst", 1, meta.nBytes, cache, &r,
-                                   NULL), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "i.sst", 1, meta.nBytes, cache, &r, NULL),
+           WCS_OK);
   aOff[0] = 0;
   QUICK_EQ(sst_reader_index_keys(r, aOff, collectIndex), 0);
   QUICK_ASSERT((aOff[0]) > (50));
   QUICK_EQ(aOff[1], 0);
   for (i = 0; i < n; i += 7) {
-    uint64_t iOff = sst_reader_approx_offset(r, a[i].pKey,
-                                             a[i].nKey - WCS_IKEY_TRAILER);
+    uint64_t iOff =
+        sst_reader_approx_offset(r, a[i].pKey, a[i].nKey - WCS_IKEY_TRAILER);
     QUICK_ASSERT((iOff) >= (iPrev));
     QUICK_ASSERT((iOff) < (meta.nBytes));
     iPrev = iOff;
   }
-  QUICK_ASSERT((sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3)) <= (meta.nBytes));
-  QUICK_ASSERT((sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3)) >= (iPrev));
+  QUICK_ASSERT((sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3)) <=
+               (meta.nBytes));
+  QUICK_ASSERT((sst_reader_approx_offset(r, (const uint8_t *)"zzz", 3)) >=
+               (iPrev));
   wcs_cache_stats(cache, NULL, &nHit, &nMiss);
   QUICK_EQ(nHit + nMiss, 0);
   sst_reader_close(r);
@@ -599,8 +878,8 @@ START_TEST(test_sst_second_scan_is_served_by_cache) {
   a = randomEnts(n, 0);
   buildFile(env, "c.sst", a, n, &o, NULL, 0, &meta);
   QUICK_EQ(wcs_cache_new(8 << 20, &cache), WCS_OK);
-  QUICK_EQ(sst_reader_open(env, "c.sst", 3, meta.nBytes, cache, &r,
-                                   NULL), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "c.sst", 3, meta.nBytes, cache, &r, NULL),
+           WCS_OK);
   /* A scan that does not fill the cache leaves it empty. */
   QUICK_EQ(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
   for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
@@ -668,8 +947,8 @@ START_TEST(test_sst_works_on_posix_files) {
   snprintf(zPath, sizeof zPath, "%s/000042.sst", zDir);
   a = randomEnts(n, 3);
   buildFile(env, zPath, a, n, &o, NULL, 0, &meta);
-  QUICK_EQ(sst_reader_open(env, zPath, 42, meta.nBytes, NULL, &r,
-                                   NULL), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, zPath, 42, meta.nBytes, NULL, &r, NULL),
+           WCS_OK);
   checkReader(r, a, n, 100);
   sst_reader_close(r);
   sst_meta_clear(&meta);
@@ -732,8 +1011,7 @@ START_TEST(test_sst_rejects_truncated_footer) {
   for (k = 0; k < nFile; k++) {
     char *zErr = NULL;
     putFile(env, "short.sst", p, k);
-    QUICK_EQ(openAndScan(env, "short.sst", 0, a, n, &zErr),
-                     WCS_CORRUPT);
+    QUICK_EQ(openAndScan(env, "short.sst", 0, a, n, &zErr), WCS_CORRUPT);
     QUICK_ASSERT((zErr) != NULL);
     QUICK_ASSERT((strstr(zErr, "short.sst")) != NULL);
     free(zErr);
@@ -742,8 +1020,7 @@ START_TEST(test_sst_rejects_truncated_footer) {
   {
     char *zErr = NULL;
     putFile(env, "short.sst", p, nFile - 1);
-    QUICK_EQ(openAndScan(env, "short.sst", nFile, a, n, &zErr),
-                     WCS_CORRUPT);
+    QUICK_EQ(openAndScan(env, "short.sst", nFile, a, n, &zErr), WCS_CORRUPT);
     QUICK_ASSERT((strstr(zErr, "shorter than recorded")) != NULL);
     free(zErr);
   }
@@ -767,8 +1044,7 @@ START_TEST(test_sst_rejects_wrong_magic_and_unknown_version) {
 
   f[WCS_SST_FOOT_MAGIC + 3] ^= 0x20;
   putFile(env, "bad.sst", p, nFile);
-  QUICK_EQ(openAndScan(env, "bad.sst", 0, NULL, 0, &zErr),
-                   WCS_CORRUPT);
+  QUICK_EQ(openAndScan(env, "bad.sst", 0, NULL, 0, &zErr), WCS_CORRUPT);
   QUICK_ASSERT((strstr(zErr, "magic")) != NULL);
   QUICK_ASSERT((strstr(zErr, "bad.sst")) != NULL);
   free(zErr);
@@ -780,8 +1056,7 @@ START_TEST(test_sst_rejects_wrong_magic_and_unknown_version) {
   wcs_put32(f + WCS_SST_FOOT_CRC,
             wcs_crc_mask(wcs_crc32c(0, f, WCS_SST_FOOT_CRC)));
   putFile(env, "v2.sst", p, nFile);
-  QUICK_EQ(openAndScan(env, "v2.sst", 0, NULL, 0, &zErr),
-                   WCS_PROTOCOL);
+  QUICK_EQ(openAndScan(env, "v2.sst", 0, NULL, 0, &zErr), WCS_PROTOCOL);
   QUICK_ASSERT((strstr(zErr, "version 2")) != NULL);
   free(zErr);
   free(p);
@@ -792,8 +1067,8 @@ END_TEST
 
 /* Flip each byte of the file in turn (a different bit pattern each time);
 ** every flip must be reported as WCS_CORRUPT naming file and offset. */
-static void flipEveryByte(wcs_env *env, const char *zSrc, const Ent *a,
-                          int n, size_t nStep) {
+static void flipEveryByte(wcs_env *env, const char *zSrc, const Ent *a, int n,
+                          size_t nStep) {
   uint8_t *p;
   size_t nFile, k;
   int nDetected = 0;
@@ -830,10 +1105,16 @@ START_TEST(test_sst_every_flipped_byte_is_detected) {
   sst_meta meta;
   tu_seed(0);
   a = randomEnts(n, 0);
-  d[0].pStart = (const uint8_t *)"row1"; d[0].nStart = 4;
-  d[0].pEnd = (const uint8_t *)"row2"; d[0].nEnd = 4; d[0].seq = 7;
-  d[1].pStart = (const uint8_t *)"row3"; d[1].nStart = 4;
-  d[1].pEnd = NULL; d[1].nEnd = 0; d[1].seq = 8;
+  d[0].pStart = (const uint8_t *)"row1";
+  d[0].nStart = 4;
+  d[0].pEnd = (const uint8_t *)"row2";
+  d[0].nEnd = 4;
+  d[0].seq = 7;
+  d[1].pStart = (const uint8_t *)"row3";
+  d[1].nStart = 4;
+  d[1].pEnd = NULL;
+  d[1].nEnd = 0;
+  d[1].seq = 8;
   for (lvl = 0; lvl <= 3; lvl += 3) {
     sst_options o = opts(1024, 8, lvl, 10);
     buildFile(env, "src.sst", a, n, &o, d, 2, &meta);
@@ -876,8 +1157,7 @@ START_TEST(test_sst_error_names_file_and_block_offset) {
   tu_seed(0);
   a = randomEnts(n, 0);
   buildFile(env, "000012.sst", a, n, &o, NULL, 0, &meta);
-  QUICK_EQ(sst_reader_open(env, "000012.sst", 1, 0, NULL, &r, NULL),
-                   WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "000012.sst", 1, 0, NULL, &r, NULL), WCS_OK);
   aOff[0] = 0;
   sst_reader_index_keys(r, aOff, collectIndex);
   sst_reader_close(r);
@@ -886,8 +1166,7 @@ START_TEST(test_sst_error_names_file_and_block_offset) {
   p = getFile(env, "000012.sst", &nFile);
   p[aOff[3] + 5] ^= 0x04;
   putFile(env, "000012.sst", p, nFile);
-  QUICK_EQ(openAndScan(env, "000012.sst", 0, a, n, &zErr),
-                   WCS_CORRUPT);
+  QUICK_EQ(openAndScan(env, "000012.sst", 0, a, n, &zErr), WCS_CORRUPT);
   snprintf(zWant, sizeof zWant,
            "corrupt block at offset %llu of 000012.sst: checksum mismatch",
            (unsigned long long)aOff[3]);
@@ -910,7 +1189,8 @@ static int checkGot(void *pCtx, const uint8_t *pKey, size_t nKey,
   GetOut *g = pCtx;
   g->nCall++;
   QUICK_ASSERT(g->pWant != NULL);
-  QUICK_ASSERT(nKey == g->pWant->nKey && memcmp(pKey, g->pWant->pKey, nKey) == 0);
+  QUICK_ASSERT(nKey == g->pWant->nKey &&
+               memcmp(pKey, g->pWant->pKey, nKey) == 0);
   QUICK_ASSERT(nVal == g->pWant->nVal);
   QUICK_ASSERT(nVal == 0 || memcmp(pVal, g->pWant->pVal, nVal) == 0);
   return WCS_OK;
@@ -929,8 +1209,9 @@ START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
   for (lvl = 0; lvl <= 3; lvl += 3) {
     sst_options o = opts(512, 4, lvl, 10);
     buildFile(env, "g.sst", a, n, &o, NULL, 0, &meta);
-    ck_assert_int_eq(sst_reader_open(env, "g.sst", 9 + lvl, meta.nBytes,
-                                     cache, &r, NULL), WCS_OK);
+    ck_assert_int_eq(
+        sst_reader_open(env, "g.sst", 9 + lvl, meta.nBytes, cache, &r, NULL),
+        WCS_OK);
     for (k = 0; k < 5000; k++) {
       char zU[32];
       int nU = snprintf(zU, sizeof zU, "row%05d#%c",
@@ -938,8 +1219,8 @@ START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
                         (char)('a' + tu_rand_range(4)));
       size_t nT;
       /* The lookup key of a read at snapshot s: (u, s, type 0xff). */
-      uint8_t *t = mkIKey(zU, (size_t)nU, tu_rand_range((uint64_t)n + 2),
-                          0xff, &nT);
+      uint8_t *t =
+          mkIKey(zU, (size_t)nU, tu_rand_range((uint64_t)n + 2), 0xff, &nT);
       int j = modelSeek(a, n, t, nT), bFound = -1;
       GetOut g;
       g.nCall = 0;
@@ -967,8 +1248,9 @@ START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
       wcs_put32(v[i].pVal, (uint32_t)i);
     }
     buildFile(env, "v.sst", v, 300, &o, NULL, 0, &meta);
-    ck_assert_int_eq(sst_reader_open(env, "v.sst", 30, meta.nBytes, cache, &r,
-                                     NULL), WCS_OK);
+    ck_assert_int_eq(
+        sst_reader_open(env, "v.sst", 30, meta.nBytes, cache, &r, NULL),
+        WCS_OK);
     for (i = 0; i < 300; i++) {
       size_t nT;
       uint8_t *t = mkIKey("k", 1, (uint64_t)(1000 - i), 0xff, &nT);

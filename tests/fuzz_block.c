@@ -33,8 +33,10 @@ static void walk(const uint8_t *a, size_t n, int bIKey, const uint8_t *pSeek,
     if (!bIKey || nSeek >= 8) {
       block_iter_seek(&it, pSeek, nSeek);
       for (k = 0; block_iter_valid(&it) && k < 50; k++) {
-        if (k & 1) block_iter_prev(&it);
-        else block_iter_next(&it);
+        if (k & 1)
+          block_iter_prev(&it);
+        else
+          block_iter_next(&it);
         block_iter_next(&it);
       }
     }

@@ -36,7 +36,10 @@ static void fixBlock(uint8_t *a, size_t nFile, uint64_t iOff, uint64_t nSize) {
             wcs_crc_mask(wcs_crc32c(0, a + iOff, nSize + WCS_BLOCK_OFF_CRC)));
 }
 
-typedef struct Offs { uint64_t a[4096]; int n; } Offs;
+typedef struct Offs {
+  uint64_t a[4096];
+  int n;
+} Offs;
 static int collect(void *pCtx, const uint8_t *pU, size_t nU, uint64_t iOff) {
   Offs *p = pCtx;
   (void)pU;
@@ -125,8 +128,10 @@ static void scan(size_t n) {
     if (sst_reader_iter(r, 1, &it, NULL) == WCS_OK) {
       const wcs_iiter_methods *x = it->pMethods;
       uint8_t t[12] = {'r', 'o', 'w', '1', 0, 0, 0, 0, 0, 0, 0, 0};
-      for (x->xFirst(it), k = 0; x->xValid(it) && k < 100000; k++) x->xNext(it);
-      for (x->xLast(it), k = 0; x->xValid(it) && k < 100000; k++) x->xPrev(it);
+      for (x->xFirst(it), k = 0; x->xValid(it) && k < 100000; k++)
+        x->xNext(it);
+      for (x->xLast(it), k = 0; x->xValid(it) && k < 100000; k++)
+        x->xPrev(it);
       x->xSeek(it, t, sizeof t);
       if (x->xValid(it)) x->xPrev(it);
       x->xSeekForPrev(it, t, sizeof t);
