@@ -1589,6 +1589,9 @@ struct WcsCursor {
   sqlite3_int64 iLatest;    /* its value */
   int bQualFilter;          /* qualifier = ... given */
   wcs_buf qual;             /* its bytes */
+  /* xFilter's per-call arrays, kept to avoid allocating on every call */
+  void *pScratch;
+  size_t nScratch;          /* bytes at pScratch */
 };
 
 /* xOpen */
@@ -1646,6 +1649,7 @@ static int wcsClose(sqlite3_vtab_cursor *pCursor) {
   wcs_buf_free(&p->out);
   wcs_buf_free(&p->arena);
   wcs_buf_free(&p->qual);
+  sqlite3_free(p->pScratch);
   sqlite3_free(p->aKey);
   sqlite3_free(p->aFamStart);
   sqlite3_free(p->aQualCell);
@@ -1900,6 +1904,20 @@ static void fixValues(wcs_buf *pArena, ks_value *a, int n) {
   }
 }
 
+/* Read a decimal integer (optional '-') at *pz, advancing past it and one
+** following ','. Returns 0 if there is none. */
+static int readInt(const char **pz, int *pv) {
+  const char *z = *pz;
+  int bNeg = 0, v = 0, n = 0;
+  if (*z == '-') bNeg = 1, z++;
+  while (*z >= '0' && *z <= '9' && n < 9) v = v * 10 + (*z++ - '0'), n++;
+  if (n == 0) return 0;
+  if (*z == ',') z++;
+  *pz = z;
+  *pv = bNeg ? -v : v;
+  return 1;
+}
+
 /*
 ** xFilter: decode the spec in idxStr (see the comment above wcsBestIndex),
 ** turn argv into key values, make the plan with them, open one engine
@@ -1915,6 +1933,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   ks_constraint *aKC = NULL;
   ks_value **apVal = NULL; /* per constraint: its values */
   int *anVal = NULL;
+  int *abHeap = NULL;      /* per constraint: apVal[i] is sqlite3_malloc'd */
+  ks_value *aOne = NULL;   /* storage of single values */
   int nSC = 0, i, rc = SQLITE_OK, bEmpty = 0, bSkip = 0, bKeysOnly = 0;
   int nFamSel = -1, aiFam[256];
   const char *azFam[256];
@@ -1941,25 +1961,42 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                   pTab->zName);
   }
   zSpec = idxStr ? idxStr + strlen(idxStr) + 1 : "";
-  aSC = sqlite3_malloc64(sizeof(SpecCons) * (size_t)(argc + 1));
-  aKC = sqlite3_malloc64(sizeof(ks_constraint) * (size_t)(argc + 1));
-  apVal = sqlite3_malloc64(sizeof(ks_value *) * (size_t)(argc + 1));
-  anVal = sqlite3_malloc64(sizeof(int) * (size_t)(argc + 1));
-  if (!aSC || !aKC || !apVal || !anVal) {
-    rc = SQLITE_NOMEM;
-    goto done;
+  {
+    /* one scratch block for the per-call arrays, reused across calls */
+    size_t n1 = (size_t)(argc + 1);
+    size_t nNeed = n1 * (sizeof(SpecCons) + sizeof(ks_constraint) +
+                         sizeof(ks_value *) + sizeof(ks_value) + 2 * sizeof(int));
+    uint8_t *pS;
+    if (nNeed > p->nScratch) {
+      void *pNew = sqlite3_realloc64(p->pScratch, nNeed);
+      if (pNew == NULL) return SQLITE_NOMEM;
+      p->pScratch = pNew;
+      p->nScratch = nNeed;
+    }
+    pS = (uint8_t *)p->pScratch;
+    aOne = (ks_value *)pS;
+    pS += n1 * sizeof(ks_value);
+    aKC = (ks_constraint *)pS;
+    pS += n1 * sizeof(ks_constraint);
+    apVal = (ks_value **)pS;
+    pS += n1 * sizeof(ks_value *);
+    aSC = (SpecCons *)pS;
+    pS += n1 * sizeof(SpecCons);
+    anVal = (int *)pS;
+    pS += n1 * sizeof(int);
+    abHeap = (int *)pS;
+    memset(apVal, 0, sizeof(ks_value *) * n1);
+    memset(abHeap, 0, sizeof(int) * n1);
   }
-  memset(apVal, 0, sizeof(ks_value *) * (size_t)(argc + 1));
 
   /* 1. Parse the spec. */
   while (*zSpec) {
     char cTok = *zSpec++;
     int a = 0, b = 0, c = 0, d = 0;
-    int nRead = 0;
     switch (cTok) {
     case 'c':
-      if (sscanf(zSpec, "%d,%d,%d,%d%n", &a, &b, &c, &d, &nRead) == 4 &&
-          c >= 1 && c <= argc) {
+      if (readInt(&zSpec, &a) && readInt(&zSpec, &b) && readInt(&zSpec, &c) &&
+          readInt(&zSpec, &d) && c >= 1 && c <= argc) {
         aSC[nSC].iField = a;
         aSC[nSC].op = (ks_op)b;
         aSC[nSC].iArgv = c - 1;
@@ -1968,8 +2005,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       }
       break;
     case 'h':
-      if (sscanf(zSpec, "%d,%d,%d%n", &a, &b, &c, &nRead) == 3 && c >= 1 &&
-          c <= argc) {
+      if (readInt(&zSpec, &a) && readInt(&zSpec, &b) && readInt(&zSpec, &c) &&
+          c >= 1 && c <= argc) {
         sqlite3_value *v = argv[c - 1];
         if (a == 0) {
           const char *zF = (const char *)sqlite3_value_text(v);
@@ -2052,13 +2089,13 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       }
       break;
     case 'L':
-      if (sscanf(zSpec, "%d%n", &a, &nRead) == 1 && a >= 1 && a <= argc) {
+      if (readInt(&zSpec, &a) && a >= 1 && a <= argc) {
         sqlite3_int64 n = sqlite3_value_int64(argv[a - 1]);
         p->nLimit = n < 0 ? -1 : n;
       }
       break;
     case 'O':
-      if (sscanf(zSpec, "%d%n", &a, &nRead) == 1 && a >= 1 && a <= argc) {
+      if (readInt(&zSpec, &a) && a >= 1 && a <= argc) {
         sqlite3_int64 n = sqlite3_value_int64(argv[a - 1]);
         p->nSkip = n < 0 ? 0 : n;
       }
@@ -2070,21 +2107,15 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     case 'K': bKeysOnly = 1; break;
     case 'F':
       if (nFamSel < 0) nFamSel = 0;
-      for (;;) {
-        if (sscanf(zSpec, "%d%n", &a, &nRead) != 1) break;
+      while (readInt(&zSpec, &a)) {
         if (a >= 0 && a < s->nFamily) {
           if (nFamSel >= 0 && nFamSel < 256) aiFam[nFamSel++] = a;
           else nFamSel = -2; /* too many to list: read them all */
         }
-        zSpec += nRead;
-        nRead = 0;
-        if (*zSpec != ',') break;
-        zSpec++;
       }
       break;
     default: break;
     }
-    zSpec += nRead;
     while (*zSpec && *zSpec != ' ') zSpec++;
     while (*zSpec == ' ') zSpec++;
   }
@@ -2140,6 +2171,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       }
       if (n == 0) bEmpty = 1;
       apVal[i] = a;
+      abHeap[i] = 1;
       anVal[i] = n;
     } else {
       ks_op op = sc->op;
@@ -2156,11 +2188,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         continue;
       }
       sc->op = op;
-      apVal[i] = sqlite3_malloc(sizeof(ks_value));
-      if (apVal[i] == NULL) {
-        rc = SQLITE_NOMEM;
-        goto done;
-      }
+      apVal[i] = &aOne[i];
       apVal[i][0] = kv;
       anVal[i] = 1;
       if (stashValue(&p->arena, &apVal[i][0], bNul)) {
@@ -2220,8 +2248,18 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
           r->iField = aSC[i].iField;
           r->op = aSC[i].op;
           r->nVal = anVal[i];
-          r->aVal = apVal[i];
-          apVal[i] = NULL; /* now owned by the residual */
+          if (abHeap[i]) {
+            r->aVal = apVal[i];
+            apVal[i] = NULL; /* now owned by the residual */
+          } else {
+            r->aVal = sqlite3_malloc(sizeof(ks_value));
+            if (r->aVal == NULL) {
+              p->nResidual--;
+              rc = SQLITE_NOMEM;
+              goto done;
+            }
+            r->aVal[0] = apVal[i][0];
+          }
         }
         k++;
       }
@@ -2318,12 +2356,10 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 
 done:
   if (apVal) {
-    for (i = 0; i < nSC; i++) sqlite3_free(apVal[i]);
+    for (i = 0; i < nSC; i++) {
+      if (abHeap[i]) sqlite3_free(apVal[i]);
+    }
   }
-  sqlite3_free(apVal);
-  sqlite3_free(anVal);
-  sqlite3_free(aSC);
-  sqlite3_free(aKC);
   return rc;
 }
 
