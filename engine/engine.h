@@ -242,7 +242,11 @@ struct wcs_txn {
   int flags;              /* WCS_TXN_* */
   int bLocked;            /* holds commitMu (exclusive) */
   wcs_snapshot *pSnap;    /* read snapshot, NULL until first read */
-  Overlay *pOv;           /* uncommitted writes */
+  Overlay *pOv;           /* uncommitted writes, once materialized */
+  int bOvLive;            /* pOv mirrors the log (set by the first read);
+                          ** until then writes only append to the log, so
+                          ** a write-only transaction costs one copy */
+  int bHasMerge;          /* the log holds aggregate merges */
   wcs_buf log;            /* op log for savepoints (see txn.c) */
   int nOp;                /* ops in the log */
   int nSave;              /* savepoints */

@@ -5,10 +5,13 @@
 **
 ** How it works. A mutation is translated at once into storage operations
 ** (put, point delete, range delete, aggregate merge) on cell keys
-** (cellkey.c) and applied to the transaction's overlay (overlay.c), which
-** reads see. Each operation is also appended to an op log; a savepoint is
-** an offset into the log, and rolling back to it rebuilds the overlay by
-** replaying the log up to there (rollbacks are rare, writes are not).
+** (cellkey.c) and appended to an op log. The first read through the
+** transaction builds the overlay (overlay.c) from the log, and from then
+** on each operation is applied to both, so reads see the transaction's
+** writes. A savepoint is an offset into the log; rolling back to it cuts
+** the log and, if the overlay is live, rebuilds it (rollbacks are rare,
+** writes are not). A transaction that never reads (a bulk load) never
+** builds the overlay: its log, in order, becomes the store batch.
 **
 ** Commit takes the engine's commit lock, checks that no table written was
 ** altered or dropped meanwhile, and writes the overlay's net effect as ONE
@@ -93,7 +96,8 @@ static int txn_op(wcs_txn *t, int op, const void *pKey, size_t nKey,
                   const void *pVal, size_t nVal, int eAgg) {
   size_t nLog = t->log.n;
   int rc = log_append(t, op, pKey, nKey, pVal, nVal, eAgg);
-  if (rc == WCS_OK) {
+  if (op == 'M') t->bHasMerge = 1;
+  if (rc == WCS_OK && t->bOvLive) {
     rc = apply(t->pOv, op, pKey, nKey, pVal, nVal, eAgg);
     if (rc != WCS_OK) {
       t->log.n = nLog;
@@ -103,11 +107,13 @@ static int txn_op(wcs_txn *t, int op, const void *pKey, size_t nKey,
   return rc;
 }
 
-/* Rebuild the overlay from the first nLog bytes of the log. */
-static int replay(wcs_txn *t, size_t nLog) {
+/* Walk the first nLog bytes of the log: call xOp for each operation and
+** count them into t->nOp. */
+static int log_walk(wcs_txn *t, size_t nLog, void *pCtx,
+                    int (*xOp)(void *, int, const uint8_t *, size_t,
+                               const uint8_t *, size_t, int)) {
   const uint8_t *p = t->log.a, *pEnd = t->log.a + nLog;
   int rc = WCS_OK;
-  ov_clear(t->pOv);
   t->nOp = 0;
   while (rc == WCS_OK && p < pEnd) {
     uint64_t nk, nv;
@@ -119,11 +125,46 @@ static int replay(wcs_txn *t, size_t nLog) {
     p += wcs_get_varint(p, pEnd, &nv);
     v = p;
     p += nv;
-    rc = apply(t->pOv, op, k, nk, v, nv, *p++);
+    rc = xOp(pCtx, op, k, nk, v, nv, *p++);
     t->nOp++;
   }
-  t->log.n = nLog;
   return rc;
+}
+
+static int apply_cb(void *pCtx, int op, const uint8_t *k, size_t nk,
+                    const uint8_t *v, size_t nv, int eAgg) {
+  return apply(pCtx, op, k, nk, v, nv, eAgg);
+}
+
+static int count_cb(void *pCtx, int op, const uint8_t *k, size_t nk,
+                    const uint8_t *v, size_t nv, int eAgg) {
+  (void)pCtx, (void)op, (void)k, (void)nk, (void)v, (void)nv, (void)eAgg;
+  return WCS_OK;
+}
+
+/* Cut the log back to nLog bytes, rebuilding the overlay if it is live. */
+static int replay(wcs_txn *t, size_t nLog) {
+  int rc;
+  t->log.n = nLog;
+  if (!t->bOvLive) return log_walk(t, nLog, NULL, count_cb);
+  ov_clear(t->pOv);
+  rc = log_walk(t, nLog, t->pOv, apply_cb);
+  if (rc) eng_err(rc, "out of memory rebuilding a transaction");
+  return rc;
+}
+
+/* Build the overlay from the log (before the transaction's first read). */
+static int materialize(wcs_txn *t) {
+  int rc;
+  if (t->bOvLive) return WCS_OK;
+  ov_clear(t->pOv);
+  t->bOvLive = 1;
+  rc = log_walk(t, t->log.n, t->pOv, apply_cb);
+  if (rc) {
+    t->bOvLive = 0;
+    return eng_err(rc, "out of memory building a transaction's view");
+  }
+  return WCS_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -149,6 +190,7 @@ static void txn_unlock(wcs_txn *t) {
 
 int eng_txn_snapshot(wcs_txn *t, const wcs_snapshot **ppSnap) {
   int rc = txn_lock(t);
+  if (rc == WCS_OK) rc = materialize(t);
   if (rc == WCS_OK && t->pSnap == NULL) {
     rc = wcs_snapshot_new(t->pEng->db, &t->pSnap);
     if (rc) return eng_err_db(t->pEng->db, rc, "taking a read snapshot");
@@ -178,6 +220,8 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn) {
 static void txn_reset(wcs_txn *t) {
   int i;
   ov_clear(t->pOv);
+  t->bOvLive = 0;
+  t->bHasMerge = 0;
   t->log.n = 0;
   t->nOp = 0;
   t->nSave = 0;
@@ -207,6 +251,18 @@ void wcs_txn_free(wcs_txn *t) {
   free(t);
 }
 
+static int batch_cb(void *pCtx, int op, const uint8_t *k, size_t nk,
+                    const uint8_t *v, size_t nv, int eAgg) {
+  wcs_batch *b = pCtx;
+  (void)eAgg;
+  switch (op) {
+    case 'P': return wcs_batch_put(b, k, nk, v, nv);
+    case 'D': return wcs_batch_delete(b, k, nk);
+    case 'R': return wcs_batch_delete_range(b, k, nk, v, nv);
+    default: return WCS_INTERNAL; /* merges go through the overlay */
+  }
+}
+
 int wcs_txn_commit(wcs_txn *t) {
   wcs_engine *pEng = t->pEng;
   wcs_batch *pBatch = NULL;
@@ -214,9 +270,17 @@ int wcs_txn_commit(wcs_txn *t) {
   int rc = WCS_OK, bLocked, i;
   OvNode *n;
 
-  if (ov_count(t->pOv) == 0) {
+  if (t->log.n == 0) {
     txn_reset(t);
     return WCS_OK;
+  }
+  if (t->bHasMerge) {
+    /* merges fold into committed values: that needs the net effect */
+    rc = materialize(t);
+    if (rc) {
+      txn_reset(t);
+      return rc;
+    }
   }
   bLocked = eng_commit_lock(pEng);
   for (i = 0; i < t->nDef; i++) {
@@ -228,6 +292,12 @@ int wcs_txn_commit(wcs_txn *t) {
     }
   }
   if (rc == WCS_OK) rc = wcs_batch_new(&pBatch);
+  if (rc == WCS_OK && !t->bOvLive) {
+    /* never read: the log, in order, is the batch (a store batch applies
+    ** its operations in order, later ones winning) */
+    rc = log_walk(t, t->log.n, pBatch, batch_cb);
+    goto write;
+  }
   for (i = 0; rc == WCS_OK && i < ov_range_count(t->pOv); i++) {
     const uint8_t *s, *e;
     size_t ns, ne;
@@ -262,6 +332,7 @@ int wcs_txn_commit(wcs_txn *t) {
         break;
     }
   }
+write:
   if (rc == WCS_NOMEM) eng_err(rc, "out of memory building the batch");
   if (rc == WCS_OK) {
     rc = wcs_db_write(pEng->db, pBatch);
