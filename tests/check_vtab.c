@@ -288,6 +288,63 @@ START_TEST(test_timestamp_column_sets_cell_time) {
 }
 END_TEST
 
+START_TEST(test_reading_some_families_keeps_every_row) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  /* one row with stats only, one with meta only */
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,5)");
+  OK(db, "INSERT INTO metrics(device,id,day,meta) VALUES "
+         "('p','b',1,'{\"k\":\"v\"}')");
+  CHECK(db, "SELECT id, cpu FROM metrics", "a|5\nb|NULL");
+  CHECK(db, "SELECT id FROM metrics", "a\nb");
+  CHECK(db, "SELECT count(*), count(cpu), sum(cpu) FROM metrics", "2|1|5");
+  CHECK(db, "SELECT id, meta FROM metrics", "a|NULL\nb|{\"k\":\"v\"}");
+  /* a NULL-rejecting term lets the scan read stats alone */
+  CHECK(db, "SELECT id, cpu FROM metrics WHERE cpu > 0", "a|5");
+  CHECK(db, "SELECT id FROM metrics WHERE cpu IS NULL", "b");
+  CHECK(db, "SELECT id, _timestamp > 0 FROM metrics", "a|1\nb|1");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_aggregate_families_fold_writes) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE c USING wcs(KEY (k STRING), "
+         "FAMILY hits (n INT64) AGGREGATE SUM, FAMILY users AGGREGATE HLL)");
+  OK(db, "INSERT INTO c(k, n) VALUES ('a', 5)");
+  OK(db, "INSERT INTO c(k, n) VALUES ('a', 7)");
+  CHECK(db, "SELECT n, hits FROM c", "12|{\"n\":12}");
+  OK(db, "INSERT INTO c(k, users) VALUES ('a', '{\"u\":\"alice\"}')");
+  OK(db, "INSERT INTO c(k, users) VALUES ('a', '{\"u\":\"bob\"}')");
+  OK(db, "INSERT INTO c(k, users) VALUES ('a', '{\"u\":\"alice\"}')");
+  OK(db, "CREATE VIRTUAL TABLE c_h USING wcs(TABLE 'c', HISTORY)");
+  CHECK(db, "SELECT wcs_hll_count(value) FROM c_h WHERE family = 'users'",
+        "2");
+  CHECK_ERR(db, "INSERT INTO c(k, n) VALUES ('b', 'many')",
+            "aggregate family hits");
+  /* an explicit _timestamp makes a separate time bucket */
+  OK(db, "INSERT INTO c(k, n, _timestamp) VALUES ('a', 100, 3600000000)");
+  CHECK(db, "SELECT _timestamp, value FROM c_h WHERE family = 'hits'",
+        "3600000000|100\n0|12");
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_or_terms_and_registering_twice) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1), "
+         "('q','b',2,2), ('r','c',3,3)");
+  CHECK(db, "SELECT id FROM metrics WHERE device = 'p' OR "
+            "(device = 'r' AND id = 'c') ORDER BY id",
+        "a\nc");
+  /* a second registration replaces the module; tables keep working */
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  CHECK(db, "SELECT count(*) FROM metrics", "3");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* ---- transactions ------------------------------------------------------ */
 
 START_TEST(test_rollback_spans_tables_of_one_store) {
@@ -631,6 +688,9 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_conflict_clauses);
   tcase_add_test(tc, test_update_of_key_fields_moves_the_row_with_its_history);
   tcase_add_test(tc, test_timestamp_column_sets_cell_time);
+  tcase_add_test(tc, test_reading_some_families_keeps_every_row);
+  tcase_add_test(tc, test_aggregate_families_fold_writes);
+  tcase_add_test(tc, test_or_terms_and_registering_twice);
   tcase_add_test(tc, test_rollback_spans_tables_of_one_store);
   tcase_add_test(tc, test_savepoints_across_tables);
   tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);

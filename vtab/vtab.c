@@ -2531,6 +2531,9 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey,
     return wcs_txn_delete_cells(pTxn, pTab->pTab, pKey, nKey, fam->zName,
                                 pQual, nQual, 0, 0);
   }
+  /* aggregate cells fold writes of one timestamp: without an explicit
+  ** _timestamp they all go to timestamp 0, one running value per column */
+  if (fam->eAgg != KS_AGG_NONE && iTs == WCS_TS_NOW) iTs = 0;
   if (fam->eAgg == KS_AGG_SUM || fam->eAgg == KS_AGG_MIN ||
       fam->eAgg == KS_AGG_MAX) {
     sqlite3_int64 x;
