@@ -1599,6 +1599,14 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
       seq = wcs_get64(p + WAL_BATCH_OFF_SEQ);
       nOp = wcs_get32(p + WAL_BATCH_OFF_COUNT);
       if (nOp == 0 || seq + nOp - 1 <= skipTo) continue; /* in the files */
+      if (seq <= maxSeq || seq <= skipTo) {
+        rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                        "corrupt log %s at offset %llu: sequence number %llu "
+                        "does not follow %llu",
+                        zPath, (unsigned long long)iOff,
+                        (unsigned long long)seq, (unsigned long long)maxSeq);
+        break;
+      }
       rc = wal_batch_walk(p, n, zPath, iOff, db->pMem, applyOp, pzErr);
       if (rc == WCS_NOMEM || rc == WCS_TOOBIG) {
         wcs_seterr(pzErr, WCS_NOMEM, "out of memory replaying %s", zPath);
