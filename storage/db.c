@@ -870,9 +870,10 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
       pthread_mutex_lock(&db->mu);
       if (rc == WCS_OK) {
         atomic_store_explicit(&db->lastSeq, seq - 1, memory_order_release);
-      } else if (db->pWal && wal_writer_unsynced(db->pWal) &&
-                 rc != WCS_FULL && rc != WCS_IOERR) {
-        /* nothing */
+      } else if (db->pWal && wal_writer_broken(db->pWal)) {
+        /* the log may hold these records (a failed fsync) or garbage:
+        ** nothing more may be written until a reopen sorts it out */
+        setBgError(db, rc, dupStr(*pzErr));
       }
     }
   }

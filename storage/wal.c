@@ -150,6 +150,7 @@ uint64_t wal_writer_unsynced(const wal_writer *w) {
   return w->nSize - w->nSynced;
 }
 const char *wal_writer_path(const wal_writer *w) { return w->zPath; }
+int wal_writer_broken(const wal_writer *w) { return w->bBroken; }
 
 void wal_writer_close(wal_writer *w) {
   if (w == NULL) return;

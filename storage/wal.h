@@ -94,6 +94,9 @@ uint64_t wal_writer_size(const wal_writer *);
 /* Bytes appended since the last successful sync. */
 uint64_t wal_writer_unsynced(const wal_writer *);
 const char *wal_writer_path(const wal_writer *);
+/* Nonzero once an append could not be undone or a sync failed: the file's
+** tail is unknown and nothing more may be appended. */
+int wal_writer_broken(const wal_writer *);
 void wal_writer_close(wal_writer *); /* no sync; NULL is a no-op */
 
 /* ---- reading */

@@ -7,6 +7,7 @@
 ** compactions, range deletes, snapshots, reverse iteration and reopens.
 */
 #include <check.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -417,6 +418,75 @@ START_TEST(test_db_permission_problem_names_the_path) {
   waitpid(pid, &st, 0);
   ck_assert(WIFEXITED(st));
   ck_assert_int_eq(WEXITSTATUS(st), 0);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* ---- group commit: concurrent writers share WAL writes and fsyncs */
+
+typedef struct GroupArg {
+  wcs_db *db;
+  int iThread;
+  int nFail;
+} GroupArg;
+
+static void *groupWriter(void *p) {
+  GroupArg *a = p;
+  int i;
+  for (i = 0; i < 150; i++) {
+    char k[32], v[32];
+    wcs_batch *b = NULL;
+    if (wcs_batch_new(&b)) {
+      a->nFail++;
+      continue;
+    }
+    snprintf(k, sizeof k, "t%d-%04d-a", a->iThread, i);
+    snprintf(v, sizeof v, "%d", i);
+    wcs_batch_put(b, k, strlen(k), v, strlen(v));
+    k[strlen(k) - 1] = 'b';
+    wcs_batch_put(b, k, strlen(k), v, strlen(v));
+    if (wcs_db_write(a->db, b) != WCS_OK) a->nFail++;
+    wcs_batch_free(b);
+  }
+  return NULL;
+}
+
+START_TEST(test_db_concurrent_writers_group_commit) {
+  const char *zDir = tu_tmpdir("dbgroup");
+  char zPath[1100];
+  wcs_db *db = NULL;
+  wcs_options o;
+  pthread_t aT[4];
+  GroupArg aArg[4];
+  int i, j;
+  smallOptions(&o);
+  o.iSync = WCS_SYNC_FULL;
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  for (i = 0; i < 4; i++) {
+    aArg[i].db = db;
+    aArg[i].iThread = i;
+    aArg[i].nFail = 0;
+    pthread_create(&aT[i], NULL, groupWriter, &aArg[i]);
+  }
+  for (i = 0; i < 4; i++) {
+    pthread_join(aT[i], NULL);
+    ck_assert_int_eq(aArg[i].nFail, 0);
+  }
+  OK(wcs_db_close(db));
+  db = NULL;
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  for (i = 0; i < 4; i++) {
+    for (j = 0; j < 150; j++) {
+      char k[32], v[32];
+      snprintf(k, sizeof k, "t%d-%04d-a", i, j);
+      snprintf(v, sizeof v, "%d", j);
+      ck_assert_str_eq(getS(db, NULL, k), v);
+      k[strlen(k) - 1] = 'b';
+      ck_assert_str_eq(getS(db, NULL, k), v);
+    }
+  }
+  OK(wcs_db_close(db));
   tu_rmrf(zDir);
 }
 END_TEST
@@ -998,6 +1068,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_read_only_open_reads_and_refuses_writes);
   tcase_add_test(tc, test_db_missing_store_without_create_is_cantopen);
   tcase_add_test(tc, test_db_permission_problem_names_the_path);
+  tcase_add_test(tc, test_db_concurrent_writers_group_commit);
   tcase_add_test(tc, test_db_disk_full_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_io_error_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_sync_failure_keeps_acknowledged);
