@@ -1592,6 +1592,7 @@ struct WcsCursor {
   /* xFilter's per-call arrays, kept to avoid allocating on every call */
   void *pScratch;
   size_t nScratch;          /* bytes at pScratch */
+  wcs_buf pointKey;         /* the key of a point lookup made without a plan */
 };
 
 /* xOpen */
@@ -1650,6 +1651,7 @@ static int wcsClose(sqlite3_vtab_cursor *pCursor) {
   wcs_buf_free(&p->arena);
   wcs_buf_free(&p->qual);
   sqlite3_free(p->pScratch);
+  wcs_buf_free(&p->pointKey);
   sqlite3_free(p->aKey);
   sqlite3_free(p->aFamStart);
   sqlite3_free(p->aQualCell);
@@ -1935,6 +1937,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   int *anVal = NULL;
   int *abHeap = NULL;      /* per constraint: apVal[i] is sqlite3_malloc'd */
   ks_value *aOne = NULL;   /* storage of single values */
+  ks_value *aFieldVal = NULL; /* point lookups: the value of each field */
+  int bPoint = 0;          /* the key is pointKey, no plan was made */
   int nSC = 0, i, rc = SQLITE_OK, bEmpty = 0, bSkip = 0, bKeysOnly = 0;
   int nFamSel = -1, aiFam[256];
   const char *azFam[256];
@@ -1965,7 +1969,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     /* one scratch block for the per-call arrays, reused across calls */
     size_t n1 = (size_t)(argc + 1);
     size_t nNeed = n1 * (sizeof(SpecCons) + sizeof(ks_constraint) +
-                         sizeof(ks_value *) + sizeof(ks_value) + 2 * sizeof(int));
+                         sizeof(ks_value *) + sizeof(ks_value) + 2 * sizeof(int)) +
+                   (size_t)(pTab->nField + 1) * sizeof(ks_value);
     uint8_t *pS;
     if (nNeed > p->nScratch) {
       void *pNew = sqlite3_realloc64(p->pScratch, nNeed);
@@ -1976,6 +1981,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     pS = (uint8_t *)p->pScratch;
     aOne = (ks_value *)pS;
     pS += n1 * sizeof(ks_value);
+    aFieldVal = (ks_value *)pS;
+    pS += (size_t)(pTab->nField + 1) * sizeof(ks_value);
     aKC = (ks_constraint *)pS;
     pS += n1 * sizeof(ks_constraint);
     apVal = (ks_value **)pS;
@@ -2202,8 +2209,41 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     goto done;
   }
 
-  /* 3. The plan, with the values. */
-  {
+  /* 3. The plan, with the values. Equalities on every key field need no
+  ** planner: the key is encoded directly (the common prepared lookup). A
+  ** key that cannot be encoded (a value out of range, a delimiter byte)
+  ** is a key no row has. */
+  if (pTab->nField > 0 && nSC == pTab->nField && pTab->nField <= 64) {
+    uint64_t mSeen = 0;
+    bPoint = 1;
+    for (i = 0; i < nSC && bPoint; i++) {
+      int f = aSC[i].iField;
+      if (anVal[i] != 1 || aSC[i].op != KS_OP_EQ || f < 0 ||
+          f >= pTab->nField || (mSeen >> f) & 1) {
+        bPoint = 0;
+      } else {
+        mSeen |= (uint64_t)1 << f;
+      }
+    }
+    if (bPoint) {
+      int rc2;
+      for (i = 0; i < nSC; i++) {
+        fixValues(&p->arena, apVal[i], 1);
+        aFieldVal[aSC[i].iField] = apVal[i][0];
+      }
+      p->pointKey.n = 0;
+      rc2 = ks_key_encode(s, aFieldVal, &p->pointKey, NULL);
+      if (rc2 == WCS_NOMEM) {
+        rc = SQLITE_NOMEM;
+        goto done;
+      }
+      if (rc2 != WCS_OK) {
+        p->bEof = 1;
+        goto done;
+      }
+    }
+  }
+  if (!bPoint) {
     int nKC = 0;
     ks_plan_opts opts;
     memset(&opts, 0, sizeof(opts));
@@ -2286,7 +2326,34 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     opt.azFamily = azFam;
     opt.nFamily = nFamSel;
   }
-  {
+  if (bPoint) {
+    wcs_key_range r;
+    memset(&r, 0, sizeof(r));
+    r.pStart = r.pEnd = p->pointKey.a;
+    r.nStart = r.nEnd = p->pointKey.n;
+    r.bEndIncl = 1;
+    opt.aRange = &r;
+    opt.nRange = 1;
+    p->bMerge = 0;
+    p->aStream = sqlite3_malloc(sizeof(WcsStream));
+    if (p->aStream == NULL) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+    memset(p->aStream, 0, sizeof(WcsStream));
+    p->aStream[0].pCsr = p;
+    p->aStream[0].iStream = -1;
+    p->nStream = 1;
+    rc = wcs_cursor_open(&p->aStream[0].pCur, pTab->pTab,
+                         wcsReadTxn(pTab->pStore), &opt);
+    if (rc != WCS_OK) {
+      p->nStream = 0;
+      sqlite3_free(p->aStream);
+      p->aStream = NULL;
+      rc = engErr(pTab, rc, pTab->zName);
+      goto done;
+    }
+  } else {
     const ks_plan *pl = p->pPlan;
     int nBucket = pl->nBucket, bByBucket = nBucket > 0;
     wcs_key_range *aR =
