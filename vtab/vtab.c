@@ -303,11 +303,10 @@ static int qualCmp(const char *zA, int nA, const char *zB, int nB) {
   return c ? c : nA - nB;
 }
 
-static const ks_schema *gSortSchema; /* qsort context (single-threaded use:
-                                     ** guarded by the connection mutex) */
-static int cmpQualOrder(const void *a, const void *b) {
-  const ks_qualifier *qa = &gSortSchema->aQual[*(const int *)a];
-  const ks_qualifier *qb = &gSortSchema->aQual[*(const int *)b];
+/* Order of declared qualifiers as cells arrive: by family, then name
+** bytes. */
+static int qualOrderCmp(const ks_schema *s, int a, int b) {
+  const ks_qualifier *qa = &s->aQual[a], *qb = &s->aQual[b];
   if (qa->iFamily != qb->iFamily) return qa->iFamily - qb->iFamily;
   return qualCmp(qa->zName, (int)strlen(qa->zName), qb->zName,
                  (int)strlen(qb->zName));
@@ -409,8 +408,14 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
     pTab->aQualOrder[i] = i;
     pTab->aQualLen[i] = (int)strlen(s->aQual[i].zName);
   }
-  gSortSchema = s;
-  qsort(pTab->aQualOrder, (size_t)s->nQual, sizeof(int), cmpQualOrder);
+  for (i = 1; i < s->nQual; i++) { /* insertion sort: lists are short */
+    int v = pTab->aQualOrder[i], j = i;
+    while (j > 0 && qualOrderCmp(s, pTab->aQualOrder[j - 1], v) > 0) {
+      pTab->aQualOrder[j] = pTab->aQualOrder[j - 1];
+      j--;
+    }
+    pTab->aQualOrder[j] = v;
+  }
   {
     int k = 0;
     for (i = 0; i <= s->nFamily; i++) {
@@ -1224,13 +1229,12 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         }
       }
     }
-    if (op == KS_OP_ISNULL) {
-      bEmpty = 1;
+    if (op == KS_OP_ISNULL || op == KS_OP_ISNOTNULL) {
+      /* key fields are never NULL: IS NULL matches nothing, IS NOT NULL
+      ** everything (SQLite honours omit only for the first 16) */
+      if (op == KS_OP_ISNULL) bEmpty = 1;
       pInfo->aConstraintUsage[i].omit = 1;
-      continue;
-    }
-    if (op == KS_OP_ISNOTNULL) {
-      pInfo->aConstraintUsage[i].omit = 1;
+      if (i >= 16) bLimitOk = 0;
       continue;
     }
     c = &aPC[nPC++];
@@ -2017,8 +2021,9 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         sqlite3_value *v = argv[c - 1];
         if (a == 0) {
           const char *zF = (const char *)sqlite3_value_text(v);
+          /* TEXT affinity: numbers compare as text, a BLOB never equals */
           iFamilyEq = zF ? ks_schema_family(s, zF) : -1;
-          if (iFamilyEq < 0 || sqlite3_value_type(v) != SQLITE_TEXT ||
+          if (iFamilyEq < 0 || sqlite3_value_type(v) == SQLITE_BLOB ||
               strcmp(zF, s->aFamily[iFamilyEq].zName) != 0) {
             bEmpty = 1;
           }
