@@ -1009,16 +1009,74 @@ int sst_reader_meta(const sst_reader *p, sst_meta *pMeta) {
   return WCS_OK;
 }
 
-/* Get data block i as a cache handle: from the cache, or read, checked,
-** decompressed and (if bFill and there is a cache) inserted. */
-static int readBlock(const sst_reader *p, int i, int bFill,
+/* Readahead state of one iterator: forward scans that miss the cache read
+** SST_READAHEAD bytes at a time instead of one block per read call. */
+#define SST_READAHEAD (256 * 1024)
+typedef struct sst_ra {
+  uint8_t *a;    /* bytes of the file from iOff; NULL until first used */
+  size_t nAlloc; /* bytes allocated at a */
+  size_t n;      /* bytes valid at a */
+  uint64_t iOff; /* file offset of a[0] */
+  int nSeq;      /* consecutive forward block loads, >= 2: read ahead */
+} sst_ra;
+
+/* Make the stored bytes and trailer of block i available: from the
+** readahead buffer (refilled while the scan is sequential), or else read
+** into a fresh handle *ph. *pp gets the bytes. */
+static int fetchBlock(const sst_reader *p, int i, sst_ra *pRa,
+                      wcs_cache_handle **ph, const uint8_t **pp,
+                      const char **pzWhy, char **pzErr) {
+  const sst_idx *e = &p->aIdx[i];
+  size_t n = (size_t)e->nSize + WCS_BLOCK_TRAILER, nRead = 0;
+  int rc;
+  if (pRa && pRa->nSeq >= 2 &&
+      !(e->iOff >= pRa->iOff && e->iOff - pRa->iOff + n <= pRa->n)) {
+    size_t nWant = n > SST_READAHEAD ? n : SST_READAHEAD;
+    /* Never past the data blocks (the index checked that n fits). */
+    if (nWant > p->iDataEnd - e->iOff) nWant = (size_t)(p->iDataEnd - e->iOff);
+    if (nWant > pRa->nAlloc) {
+      uint8_t *aNew = realloc(pRa->a, nWant);
+      if (aNew == NULL) return WCS_NOMEM;
+      pRa->a = aNew;
+      pRa->nAlloc = nWant;
+    }
+    pRa->n = 0;
+    pRa->iOff = e->iOff;
+    rc = p->pEnv->xRead(p->pFile, e->iOff, pRa->a, nWant, &pRa->n, pzErr);
+    if (rc != WCS_OK) {
+      pRa->n = 0;
+      return rc;
+    }
+  }
+  if (pRa && e->iOff >= pRa->iOff && e->iOff - pRa->iOff + n <= pRa->n) {
+    *pp = pRa->a + (e->iOff - pRa->iOff);
+    return WCS_OK;
+  }
+  *ph = wcs_cache_alloc(n);
+  if (*ph == NULL) return WCS_NOMEM;
+  rc = p->pEnv->xRead(p->pFile, e->iOff, wcs_cache_data(*ph), n, &nRead, pzErr);
+  if (rc == WCS_OK && nRead != n) {
+    *pzWhy = "file is shorter than recorded (truncated?)";
+    rc = WCS_CORRUPT_BKPT;
+  }
+  *pp = wcs_cache_data(*ph);
+  return rc;
+}
+
+/* Get data block i as a cache handle: from the cache, or read (through
+** the readahead buffer pRa when not NULL), checked, decompressed and (if
+** bFill and there is a cache) inserted. A zstd block is inflated straight
+** from the bytes read; a raw block read into its own handle is used as
+** is. */
+static int readBlock(const sst_reader *p, int i, int bFill, sst_ra *pRa,
                      wcs_cache_handle **ppH, char **pzErr) {
   const sst_idx *e = &p->aIdx[i];
   size_t n = (size_t)e->nSize + WCS_BLOCK_TRAILER;
-  wcs_cache_handle *h = NULL;
+  wcs_cache_handle *h = NULL, *hRead = NULL;
+  const uint8_t *pSrc = NULL;
   const char *zWhy = "";
-  uint32_t nRaw;
-  int iType, rc;
+  uint32_t nRaw = 0;
+  int iType = WCS_BLOCK_RAW, rc;
   if (p->pCache) {
     h = wcs_cache_lookup(p->pCache, p->iFile, e->iOff);
     if (h) {
@@ -1026,28 +1084,28 @@ static int readBlock(const sst_reader *p, int i, int bFill,
       return WCS_OK;
     }
   }
-  h = wcs_cache_alloc(n);
-  if (h == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  rc = p->pEnv->xRead(p->pFile, e->iOff, wcs_cache_data(h), n, &n, pzErr);
-  if (rc == WCS_OK && n != (size_t)e->nSize + WCS_BLOCK_TRAILER) {
-    rc = WCS_CORRUPT_BKPT;
-    zWhy = "file is shorter than recorded (truncated?)";
-  }
-  if (rc == WCS_OK)
-    rc = block_check(wcs_cache_data(h), n, &iType, &nRaw, &zWhy);
+  rc = fetchBlock(p, i, pRa, &hRead, &pSrc, &zWhy, pzErr);
+  if (rc == WCS_OK) rc = block_check(pSrc, n, &iType, &nRaw, &zWhy);
   if (rc == WCS_OK && iType == WCS_BLOCK_ZSTD) {
-    wcs_cache_handle *h2 = wcs_cache_alloc(nRaw);
-    if (h2 == NULL) {
+    h = wcs_cache_alloc(nRaw);
+    if (h == NULL) {
       rc = WCS_NOMEM;
     } else {
-      rc = block_inflate(wcs_cache_data(h), e->nSize, wcs_cache_data(h2), nRaw,
-                         &zWhy);
-      wcs_cache_release(NULL, h);
-      h = h2;
+      rc = block_inflate(pSrc, e->nSize, wcs_cache_data(h), nRaw, &zWhy);
     }
-  } else if (rc == WCS_OK) {
+  } else if (rc == WCS_OK && hRead != NULL) {
+    h = hRead; /* raw, read into its own handle: the handle is the block */
+    hRead = NULL;
     wcs_cache_set_size(h, e->nSize);
+  } else if (rc == WCS_OK) {
+    h = wcs_cache_alloc(e->nSize);
+    if (h == NULL) {
+      rc = WCS_NOMEM;
+    } else if (e->nSize) {
+      memcpy(wcs_cache_data(h), pSrc, e->nSize);
+    }
   }
+  wcs_cache_release(NULL, hRead);
   if (rc != WCS_OK) {
     wcs_cache_release(NULL, h);
     if (rc == WCS_CORRUPT || rc == WCS_NOMEM) {
@@ -1055,7 +1113,9 @@ static int readBlock(const sst_reader *p, int i, int bFill,
     }
     return rc;
   }
-  if (bFill && p->pCache) h = wcs_cache_insert(p->pCache, p->iFile, e->iOff, h);
+  if (bFill && p->pCache) {
+    h = wcs_cache_insert(p->pCache, p->iFile, e->iOff, h);
+  }
   *ppH = h;
   return WCS_OK;
 }
@@ -1104,7 +1164,7 @@ int sst_reader_get(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
   ** versions of one user key filling a block) pass it on. */
   for (i = findBlock(p, pIKey, nU); rc == WCS_OK && i < p->nBlock; i++) {
     wcs_cache_handle *h = NULL;
-    rc = readBlock(p, i, 1, &h, pzErr);
+    rc = readBlock(p, i, 1, NULL, &h, pzErr);
     if (rc != WCS_OK) break;
     rc = block_iter_init(bi, wcs_cache_data(h), wcs_cache_size(h), 1);
     if (rc == WCS_OK) rc = block_iter_seek(bi, pIKey, nIKey);
@@ -1136,6 +1196,7 @@ typedef struct sst_iter {
   int iBlock;           /* data block loaded into bi; -1 none */
   wcs_cache_handle *pH; /* that block's handle; NULL none */
   block_iter bi;        /* cursor in the loaded block */
+  sst_ra ra;            /* readahead for forward scans */
 } sst_iter;
 
 static int iterFail(sst_iter *it, int rc) {
@@ -1153,10 +1214,15 @@ static int iterFail(sst_iter *it, int rc) {
 static int loadBlock(sst_iter *it, int i) {
   int rc;
   if (it->pH != NULL && it->iBlock == i) return WCS_OK;
+  if (it->iBlock >= 0 && i == it->iBlock + 1) {
+    it->ra.nSeq++;
+  } else {
+    it->ra.nSeq = 0;
+  }
   wcs_cache_release(it->pR->pCache, it->pH);
   it->pH = NULL;
   it->iBlock = -1;
-  rc = readBlock(it->pR, i, it->bFill, &it->pH, &it->zErr);
+  rc = readBlock(it->pR, i, it->bFill, &it->ra, &it->pH, &it->zErr);
   if (rc != WCS_OK) {
     it->rc = rc;
     return rc;
@@ -1309,6 +1375,7 @@ static void iterClose(wcs_iiter *pI) {
   if (it == NULL) return;
   wcs_cache_release(it->pR->pCache, it->pH);
   block_iter_clear(&it->bi);
+  free(it->ra.a);
   free(it->zErr);
   free(it);
 }

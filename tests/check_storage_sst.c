@@ -1272,6 +1272,60 @@ START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
 }
 END_TEST
 
+START_TEST(test_sst_forward_scan_reads_ahead) {
+  /* ~300 blocks of 1 KiB, no cache: a forward scan reads 256 KiB at a
+  ** time once it sees two blocks in a row; a backward scan block by block. */
+  wcs_env *mem = wcs_env_mem_new();
+  wcs_fault fault;
+  wcs_env *env;
+  int n = 3000, nSeen;
+  Ent *a;
+  sst_meta meta;
+  sst_options o = opts(1024, 16, 0, 10);
+  sst_reader *r;
+  wcs_iiter *it;
+  int64_t nReads;
+  tu_seed(0);
+  memset(&fault, 0, sizeof fault);
+  env = wcs_env_fault_new(mem, &fault);
+  a = randomEnts(n, 0);
+  buildFile(env, "ra.sst", a, n, &o, NULL, 0, &meta);
+  ck_assert_int_eq(
+      sst_reader_open(env, "ra.sst", 1, meta.nBytes, NULL, &r, NULL), WCS_OK);
+  ck_assert_int_eq(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
+  nReads = fault.nReads;
+  nSeen = 0;
+  for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
+       it->pMethods->xNext(it)) {
+    assertAt(it, a, n, nSeen++);
+  }
+  QUICK_EQ(nSeen, n);
+  nReads = fault.nReads - nReads;
+  ck_assert_int_le(nReads, 2 + (int64_t)(meta.nBytes / (256 * 1024)) + 2);
+  /* A fresh iterator going backward reads block by block. */
+  it->pMethods->xClose(it);
+  ck_assert_int_eq(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
+  nReads = fault.nReads;
+  for (it->pMethods->xLast(it); it->pMethods->xValid(it);
+       it->pMethods->xPrev(it)) {
+    assertAt(it, a, n, --nSeen);
+  }
+  QUICK_EQ(nSeen, 0);
+  {
+    uint64_t aOff[1001];
+    aOff[0] = 0;
+    sst_reader_index_keys(r, aOff, collectIndex);
+    ck_assert_int_ge(fault.nReads - nReads, (int64_t)aOff[0]);
+  }
+  it->pMethods->xClose(it);
+  sst_reader_close(r);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+  mem->xDestroy(mem);
+}
+END_TEST
+
 Suite *storage_sst_suite(void);
 Suite *storage_sst_suite(void) {
   Suite *s = suite_create("storage_sst");
@@ -1286,6 +1340,7 @@ Suite *storage_sst_suite(void) {
   tcase_add_test(tc, test_sst_index_gives_offsets_without_reading_blocks);
   tcase_add_test(tc, test_sst_second_scan_is_served_by_cache);
   tcase_add_test(tc, test_sst_point_get_finds_newest_version_at_snapshot);
+  tcase_add_test(tc, test_sst_forward_scan_reads_ahead);
   tcase_add_test(tc, test_sst_builder_rejects_out_of_order_keys);
   tcase_add_test(tc, test_sst_works_on_posix_files);
   tcase_add_test(tc, test_sst_rejects_truncated_footer);
