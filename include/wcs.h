@@ -22,7 +22,7 @@
 **     (file and offset, key, table) and what to do; it stays valid until the
 **     next call on the same handle.
 **   - Out-parameters come first. A `**ppOut` that the call fills belongs to
-**     the caller and is freed by the matching *_free()/*_close(), which
+**     the caller and is freed by the matching _free() or _close() call, which
 **     accept NULL. Borrowed pointers say how long they remain valid.
 **   - A wcs_db handle may be used from several threads at once; iterators,
 **     batches and snapshots may be used by one thread at a time.
