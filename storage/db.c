@@ -601,12 +601,13 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
     if (rc == WCS_NOMEM && zErr == NULL) {
       wcs_seterr(&zErr, rc, "out of memory");
     }
-    if (rc == WCS_OK) rc = vset_apply(db->pVs, &e, &zErr);
     if (rc) {
-      for (i = 0; i < j.nOut; i++) {
-        if (!vset_file_live(db->pVs, j.aOut[i]->iFile)) j.aOut[i]->bObsolete = 1;
-      }
+      /* never offered to the manifest: delete the outputs */
+      for (i = 0; i < j.nOut; i++) j.aOut[i]->bObsolete = 1;
     } else {
+      rc = vset_apply(db->pVs, &e, &zErr); /* cleans up after itself */
+    }
+    if (rc == WCS_OK) {
       db->nBytesCompacted += j.nBytesOut;
     }
     compact_job_clear(&j);

@@ -525,13 +525,37 @@ static int probeMay(const wcs_fmeta *f, const Probe *pr) {
   return sst_reader_may_contain_hash(f->pReader, pr->hKey);
 }
 
+/* What a point read wants from the entry sst_reader_get finds. */
+typedef struct GetCtx {
+  uint64_t maxDel;        /* newest covering tombstone seen so far */
+  int *pType;             /* out: WCS_KT_PUT or WCS_KT_DELETE */
+  void **ppVal;           /* out: malloc'd value copy for a put */
+  size_t *pnVal;
+} GetCtx;
+
+static int gotEntry(void *p, const uint8_t *k, size_t nK, const uint8_t *v,
+                    size_t nV) {
+  GetCtx *g = p;
+  if (nK < WCS_IKEY_TRAILER) return WCS_CORRUPT_BKPT;
+  if (wcs_ikey_type(k, nK) != WCS_KT_PUT || wcs_ikey_seq(k, nK) < g->maxDel) {
+    *g->pType = WCS_KT_DELETE;
+    return WCS_OK;
+  }
+  *g->pType = WCS_KT_PUT;
+  *g->ppVal = malloc(nV ? nV : 1);
+  if (*g->ppVal == NULL) return WCS_NOMEM;
+  if (nV) memcpy(*g->ppVal, v, nV);
+  *g->pnVal = nV;
+  return WCS_OK;
+}
+
 /* Look up key in one file: updates *pMaxDel from its range tombstones;
 ** returns WCS_OK with *pbFound set when a version of the key is there. */
 static int fileGet(wcs_fmeta *f, const Probe *pr, const uint8_t *pKey,
                    size_t nKey, const uint8_t *pLookup, size_t nLookup,
                    uint64_t snap, uint64_t *pMaxDel, int *pbFound,
                    int *pType, void **ppVal, size_t *pnVal, char **pzErr) {
-  wcs_iiter *it = NULL;
+  GetCtx g;
   int rc;
   if (f->nRangeDel) {
     const sst_rangedel *aDel;
@@ -547,36 +571,20 @@ static int fileGet(wcs_fmeta *f, const Probe *pr, const uint8_t *pKey,
     }
   }
   if (!probeMay(f, pr)) return WCS_OK;
-  rc = sst_reader_iter(f->pReader, 1, &it, pzErr);
-  if (rc) return rc;
-  it->pMethods->xSeek(it, pLookup, nLookup);
-  if (it->pMethods->xValid(it)) {
-    size_t nK;
-    const uint8_t *k = it->pMethods->xKey(it, &nK);
-    if (nK >= WCS_IKEY_TRAILER &&
-        wcs_ukey_cmp(k, nK - WCS_IKEY_TRAILER, pKey, nKey) == 0) {
-      uint64_t seq = wcs_ikey_seq(k, nK);
-      int type = wcs_ikey_type(k, nK);
-      *pbFound = 1;
-      if (type != WCS_KT_PUT || seq < *pMaxDel) {
-        *pType = WCS_KT_DELETE;
-      } else {
-        size_t nV;
-        const uint8_t *v = it->pMethods->xValue(it, &nV);
-        *pType = WCS_KT_PUT;
-        *ppVal = malloc(nV ? nV : 1);
-        if (*ppVal == NULL) {
-          rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-        } else {
-          if (nV) memcpy(*ppVal, v, nV);
-          *pnVal = nV;
-        }
-      }
-    }
-  } else {
-    rc = it->pMethods->xStatus(it, pzErr);
+  g.maxDel = *pMaxDel;
+  g.pType = pType;
+  g.ppVal = ppVal;
+  g.pnVal = pnVal;
+  rc = sst_reader_get(f->pReader, pLookup, nLookup, pbFound, &g, gotEntry,
+                      pzErr);
+  if (rc && pzErr && *pzErr == NULL) {
+    char *z = vset_file_path(f->pVs, f->iFile, "sst");
+    wcs_seterr(pzErr, rc, "%s reading %s",
+               rc == WCS_CORRUPT ? "an entry key shorter than its trailer"
+                                 : wcs_errstr(rc),
+               z ? z : "a sorted file");
+    free(z);
   }
-  it->pMethods->xClose(it);
   return rc;
 }
 
@@ -1245,10 +1253,16 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
   wcs_buf_free(&framed);
   if (rc) {
     version_unref(v);
-    /* new files that no version holds are deleted when the edit lets go */
-    for (k = 0; k < e->nAdd; k++) {
-      if (!vset_file_live(vs, e->aAdd[k].pMeta->iFile)) {
-        e->aAdd[k].pMeta->bObsolete = 1;
+    /* New files no version holds are deleted when the edit lets go of
+    ** them — unless the edit may have reached the manifest (its append
+    ** went through but the sync failed, or a failed append could not be
+    ** undone): then a reopen may find them named, and the sweep at open
+    ** deletes them if it does not. */
+    if (vs->pManifest == NULL || !wal_writer_broken(vs->pManifest)) {
+      for (k = 0; k < e->nAdd; k++) {
+        if (!vset_file_live(vs, e->aAdd[k].pMeta->iFile)) {
+          e->aAdd[k].pMeta->bObsolete = 1;
+        }
       }
     }
     return rc;
