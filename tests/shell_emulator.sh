@@ -98,7 +98,7 @@ compare "start= to the end" "start=tablet#c9f2e1d3#20190604" \
   "_key >= CAST('tablet#c9f2e1d3#20190604' AS BLOB)"
 
 # keys of a prefix read = the rows SQL finds through the key schema
-a=$(TZ=UTC $CBT read tele prefix=phone#4c410523# keys-only=true 2>&1 | grep -v '^----' | grep -v '^$' | LC_ALL=C sort)
+a=$(TZ=UTC $CBT read tele prefix=phone#4c410523# keys-only=true 2>&1 | grep -v '^----' | grep -v '^$' | grep -v '^ ' | LC_ALL=C sort)
 "$WCS" e.db "CREATE VIRTUAL TABLE tk USING wcs(
   KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',
   FAMILY stats_summary, FAMILY cell_plan)" \
