@@ -456,7 +456,7 @@ static int writeLevel0(wcs_db *db, wcs_memtable *m, wcs_version *pBase,
     g.nMax = (int)memtable_rangedel_count(m);
     g.a = malloc(sizeof(sst_rangedel) * (size_t)g.nMax);
     if (g.a == NULL) rc = WCS_NOMEM;
-    else memtable_rangedels(m, WCS_SEQ_MAX, &g, gatherDel);
+    else memtable_rangedels(m, WCS_SEQ_MAX, NULL, 0, NULL, 0, &g, gatherDel);
   }
   if (rc) {
     if (pIt) pIt->pMethods->xClose(pIt);
@@ -1310,13 +1310,16 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
   for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
     wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
     if (memtable_rangedel_count(m)) {
-      rc = memtable_rangedels(m, it->snap, &dl, delListAdd);
+      rc = memtable_rangedels(m, it->snap, it->bLower ? it->lower.a : NULL,
+                              it->lower.n, it->bUpper ? it->upper.a : NULL,
+                              it->upper.n, &dl, delListAdd);
     }
   }
   if (rc == WCS_OK) {
-    rc = version_rangedels(it->sv->pVersion, it->bLower ? it->lower.a : NULL,
-                           it->lower.n, it->bUpper ? it->upper.a : NULL,
-                           it->upper.n, &dl, delListAdd);
+    rc = version_rangedels(it->sv->pVersion, it->snap,
+                           it->bLower ? it->lower.a : NULL, it->lower.n,
+                           it->bUpper ? it->upper.a : NULL, it->upper.n, &dl,
+                           delListAdd);
   }
   it->aDel = dl.a;
   if (rc == WCS_OK && dl.n) rc = frags_build(&it->frags, dl.a, dl.n);

@@ -18,9 +18,18 @@
 ** misses a node entirely or sees it complete. Nothing is freed until the
 ** last reference goes.
 **
-** A range tombstone [start, end) at seq is a node of the second list keyed
-** by the internal key (start, seq) whose value is one flag byte (1 = end
-** unbounded) followed by the end key.
+** A range tombstone [start, end) at seq is a node keyed by the internal
+** key (start, seq) whose value is one flag byte (1 = end unbounded)
+** followed by the end key. Tombstones live in one of two lists. "dels"
+** holds tombstones that are pairwise identical (same start and end) or
+** disjoint, which is what row deletes produce; for those, the tombstones
+** covering a key are the group with the largest start <= key, found in
+** O(log n). A tombstone that would break that rule (it overlaps another
+** without being identical to it, e.g. a prefix delete over deleted rows)
+** goes to "over", which lookups scan in full; it stays short in practice.
+** A new tombstone is checked against its neighbour groups only: in a set
+** of disjoint ranges sorted by start, the ranges are sorted by end too, so
+** the group just before and the group just after decide.
 **
 ** The arena hands out 8-byte aligned pieces of blocks of nBudget/16 bytes
 ** (clamped to 4 KiB..1 MiB); a piece larger than a quarter block gets a
@@ -35,6 +44,7 @@
 #include "storage/ikey.h"
 
 #define MT_MAX_HEIGHT 12
+#define WCS_IKEY_SENTINEL_TRAILER (~(uint64_t)0)
 
 typedef struct MtNode MtNode;
 struct MtNode {
@@ -65,9 +75,12 @@ struct wcs_memtable {
   _Atomic size_t nBytes;      /* bytes allocated for blocks */
   uint64_t rnd;               /* height PRNG state (writer only) */
   SkipList points;            /* puts and deletes */
-  SkipList dels;              /* range tombstones */
+  SkipList dels;              /* range tombstones, pairwise identical or
+                              ** disjoint */
+  SkipList over;              /* range tombstones overlapping others */
   _Atomic uint64_t nEntries;  /* nodes in points */
-  _Atomic uint64_t nDels;     /* nodes in dels */
+  _Atomic uint64_t nDels;     /* nodes in dels + over */
+  _Atomic uint64_t nOver;     /* nodes in over */
   _Atomic uint64_t minSeq;    /* smallest seq added, 0 while empty */
   _Atomic uint64_t maxSeq;    /* largest seq added */
 };
@@ -257,7 +270,9 @@ int memtable_new(size_t nBudget, uint64_t iLog, wcs_memtable **ppMem) {
   atomic_init(&m->nDels, 0);
   atomic_init(&m->minSeq, 0);
   atomic_init(&m->maxSeq, 0);
-  if (listInit(m, &m->points) || listInit(m, &m->dels)) {
+  atomic_init(&m->nOver, 0);
+  if (listInit(m, &m->points) || listInit(m, &m->dels) ||
+      listInit(m, &m->over)) {
     memtable_unref(m);
     return WCS_NOMEM;
   }
@@ -304,14 +319,85 @@ int memtable_add(wcs_memtable *m, uint64_t seq, int type, const void *pKey,
   return rc;
 }
 
+/* Decode a tombstone node into an sst_rangedel (pointers into the node). */
+static void delOf(const MtNode *n, sst_rangedel *d) {
+  const uint8_t *pV = n->pKey + n->nKey;
+  d->pStart = n->pKey;
+  d->nStart = n->nKey - WCS_IKEY_TRAILER;
+  d->seq = wcs_ikey_seq(n->pKey, n->nKey);
+  if (pV[0] == 1) {
+    d->pEnd = NULL;
+    d->nEnd = 0;
+  } else {
+    d->pEnd = pV + 1;
+    d->nEnd = n->nVal - 1;
+  }
+}
+
+/* end(a) <= start(b)? (a unbounded: never) */
+static int endsBefore(const sst_rangedel *a, const uint8_t *pStart,
+                      size_t nStart) {
+  return a->pEnd && wcs_ukey_cmp(a->pEnd, a->nEnd, pStart, nStart) <= 0;
+}
+
+/* The node of "dels" opening the group with the largest start <= key
+** (the newest of that group), or NULL. */
+static MtNode *groupAtOrBefore(const SkipList *s, const uint8_t *pKey,
+                               size_t nKey) {
+  Target t;
+  MtNode *n;
+  sst_rangedel d;
+  t.pUKey = pKey;
+  t.nUKey = nKey;
+  t.trailer = 0; /* after every entry of key */
+  n = findLT(s, &t);
+  if (n == s->pHead) return NULL;
+  delOf(n, &d);
+  t.pUKey = d.pStart;
+  t.nUKey = d.nStart;
+  t.trailer = WCS_IKEY_SENTINEL_TRAILER;
+  return findGE(s, &t, NULL);
+}
+
+/* May [start, end) join "dels" (identical to or disjoint from all)? */
+static int fitsDisjoint(const wcs_memtable *m, const uint8_t *pStart,
+                        size_t nStart, const uint8_t *pEnd, size_t nEnd) {
+  MtNode *n = groupAtOrBefore(&m->dels, pStart, nStart);
+  sst_rangedel d;
+  Target t;
+  if (n) {
+    delOf(n, &d);
+    if (wcs_ukey_cmp(d.pStart, d.nStart, pStart, nStart) == 0) {
+      /* same start: must be the same range */
+      if ((d.pEnd == NULL) != (pEnd == NULL)) return 0;
+      return d.pEnd == NULL || wcs_ukey_cmp(d.pEnd, d.nEnd, pEnd, nEnd) == 0;
+    }
+    if (!endsBefore(&d, pStart, nStart)) return 0;
+  }
+  /* the next group must start at or after our end */
+  t.pUKey = pStart;
+  t.nUKey = nStart;
+  t.trailer = 0;
+  n = findGE(&m->dels, &t, NULL);
+  if (n) {
+    delOf(n, &d);
+    if (pEnd == NULL || wcs_ukey_cmp(pEnd, nEnd, d.pStart, d.nStart) > 0) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 int memtable_add_rangedel(wcs_memtable *m, uint64_t seq, const void *pStart,
                           size_t nStart, const void *pEnd, size_t nEnd) {
   uint8_t flag = pEnd == NULL ? 1 : 0;
-  int rc = listInsert(m, &m->dels, pStart, nStart,
+  int bDisjoint = fitsDisjoint(m, pStart, nStart, pEnd, nEnd);
+  int rc = listInsert(m, bDisjoint ? &m->dels : &m->over, pStart, nStart,
                       wcs_ikey_pack(seq, WCS_KT_DELETE), &flag, 1, pEnd,
                       pEnd ? nEnd : 0);
   if (rc == WCS_OK) {
-    atomic_fetch_add_explicit(&m->nDels, 1, memory_order_relaxed);
+    if (!bDisjoint) atomic_fetch_add_explicit(&m->nOver, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->nDels, 1, memory_order_release);
     noteSeq(m, seq);
   }
   return rc;
@@ -360,21 +446,6 @@ int memtable_get(const wcs_memtable *m, const void *pKey, size_t nKey,
   return 1;
 }
 
-/* Decode a tombstone node into an sst_rangedel (pointers into the node). */
-static void delOf(const MtNode *n, sst_rangedel *d) {
-  const uint8_t *pV = n->pKey + n->nKey;
-  d->pStart = n->pKey;
-  d->nStart = n->nKey - WCS_IKEY_TRAILER;
-  d->seq = wcs_ikey_seq(n->pKey, n->nKey);
-  if (pV[0] == 1) {
-    d->pEnd = NULL;
-    d->nEnd = 0;
-  } else {
-    d->pEnd = pV + 1;
-    d->nEnd = n->nVal - 1;
-  }
-}
-
 uint64_t memtable_rangedel_cover(const wcs_memtable *m, const void *pKey,
                                  size_t nKey, uint64_t snap) {
   uint64_t best = 0;
@@ -383,28 +454,65 @@ uint64_t memtable_rangedel_cover(const wcs_memtable *m, const void *pKey,
                            memory_order_acquire) == 0) {
     return 0;
   }
-  for (n = nextAt(m->dels.pHead, 0); n; n = nextAt(n, 0)) {
+  /* dels: the group with the largest start <= key, newest first */
+  for (n = groupAtOrBefore(&m->dels, pKey, nKey); n; n = nextAt(n, 0)) {
     sst_rangedel d;
     delOf(n, &d);
-    if (wcs_ukey_cmp(d.pStart, d.nStart, pKey, nKey) > 0) break;
-    if (d.seq > snap || d.seq <= best) continue;
-    if (d.pEnd == NULL || wcs_ukey_cmp(pKey, nKey, d.pEnd, d.nEnd) < 0) {
-      best = d.seq;
+    if (d.pEnd && wcs_ukey_cmp(pKey, nKey, d.pEnd, d.nEnd) >= 0) break;
+    if (best == 0 && d.seq <= snap) best = d.seq;
+    if (best) break;
+    /* older members of the group follow; stop at the next group */
+    {
+      MtNode *pNext = nextAt(n, 0);
+      sst_rangedel e;
+      if (pNext == NULL) break;
+      delOf(pNext, &e);
+      if (wcs_ukey_cmp(e.pStart, e.nStart, d.pStart, d.nStart) != 0) break;
+    }
+  }
+  /* over: everything */
+  if (atomic_load_explicit(&((wcs_memtable *)m)->nOver,
+                           memory_order_acquire)) {
+    for (n = nextAt(m->over.pHead, 0); n; n = nextAt(n, 0)) {
+      sst_rangedel d;
+      delOf(n, &d);
+      if (wcs_ukey_cmp(d.pStart, d.nStart, pKey, nKey) > 0) break;
+      if (d.seq > snap || d.seq <= best) continue;
+      if (d.pEnd == NULL || wcs_ukey_cmp(pKey, nKey, d.pEnd, d.nEnd) < 0) {
+        best = d.seq;
+      }
     }
   }
   return best;
 }
 
-int memtable_rangedels(const wcs_memtable *m, uint64_t snap, void *pCtx,
+int memtable_rangedels(const wcs_memtable *m, uint64_t snap,
+                       const uint8_t *pLo, size_t nLo, const uint8_t *pHi,
+                       size_t nHi, void *pCtx,
                        int (*x)(void *pCtx, const sst_rangedel *)) {
-  MtNode *n;
-  for (n = nextAt(m->dels.pHead, 0); n; n = nextAt(n, 0)) {
-    sst_rangedel d;
-    int rc;
-    delOf(n, &d);
-    if (d.seq > snap) continue;
-    rc = x(pCtx, &d);
-    if (rc) return rc;
+  int k;
+  for (k = 0; k < 2; k++) {
+    const SkipList *s = k == 0 ? &m->dels : &m->over;
+    MtNode *n = NULL;
+    if (k == 0 && pLo) {
+      /* disjoint groups: start from the one that may cover lo */
+      n = groupAtOrBefore(s, pLo, nLo);
+      if (n == NULL) n = nextAt(s->pHead, 0);
+    } else {
+      n = nextAt(s->pHead, 0);
+    }
+    for (; n; n = nextAt(n, 0)) {
+      sst_rangedel d;
+      int rc;
+      delOf(n, &d);
+      if (pHi && wcs_ukey_cmp(d.pStart, d.nStart, pHi, nHi) >= 0) break;
+      if (d.seq > snap) continue;
+      if (pLo && d.pEnd && wcs_ukey_cmp(d.pEnd, d.nEnd, pLo, nLo) <= 0) {
+        continue;
+      }
+      rc = x(pCtx, &d);
+      if (rc) return rc;
+    }
   }
   return WCS_OK;
 }

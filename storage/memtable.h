@@ -54,14 +54,19 @@ int memtable_get(const wcs_memtable *, const void *pKey, size_t nKey,
                  uint64_t snap, uint64_t *pSeq, int *pType,
                  const uint8_t **ppVal, size_t *pnVal);
 
-/* The highest seq <= snap of a range tombstone covering user key, or 0. */
+/* The highest seq <= snap of a range tombstone covering user key, or 0.
+** O(log n) for tombstones that are pairwise identical or disjoint (row
+** deletes), plus a scan of those that overlap others. */
 uint64_t memtable_rangedel_cover(const wcs_memtable *, const void *pKey,
                                  size_t nKey, uint64_t snap);
 
-/* Call x for each range tombstone with seq <= snap, in start order (the
+/* Call x for each range tombstone with seq <= snap that overlaps user
+** keys [lo, hi) (NULL: unbounded), in no particular order (the
 ** sst_rangedel's pointers are borrowed while the memtable is referenced).
 ** A nonzero return from x stops and is returned. */
-int memtable_rangedels(const wcs_memtable *, uint64_t snap, void *pCtx,
+int memtable_rangedels(const wcs_memtable *, uint64_t snap,
+                       const uint8_t *pLo, size_t nLo, const uint8_t *pHi,
+                       size_t nHi, void *pCtx,
                        int (*x)(void *pCtx, const sst_rangedel *));
 
 /* An iterator over the point entries (internal keys); it holds a reference

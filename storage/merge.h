@@ -7,6 +7,7 @@
 #define WCS_MERGE_H
 
 #include "storage/iter.h"
+#include "storage/sst.h"
 
 /*
 ** Make a merging iterator over apChild[0..nChild-1]. It takes ownership of
@@ -17,7 +18,6 @@
 */
 int merge_iter_new(wcs_iiter **apChild, int nChild, wcs_iiter **ppIter);
 
-#endif /* WCS_MERGE_H */
 
 /* ---- range tombstone fragments
 **
@@ -26,8 +26,6 @@ int merge_iter_new(wcs_iiter **apChild, int nChild, wcs_iiter **ppIter);
 ** tombstones cover key k" is one binary search. Keys are borrowed from the
 ** tombstones given to frags_build.
 */
-#include "storage/sst.h"
-
 typedef struct wcs_frag {
   const uint8_t *pStart; size_t nStart; /* inclusive */
   const uint8_t *pEnd;   size_t nEnd;   /* exclusive; NULL: unbounded */
@@ -46,3 +44,5 @@ int frags_build(wcs_frags *, const sst_rangedel *aDel, int nDel);
 const wcs_frag *frags_find(const wcs_frags *, const uint8_t *pKey,
                            size_t nKey);
 void frags_free(wcs_frags *);
+
+#endif /* WCS_MERGE_H */

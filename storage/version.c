@@ -135,6 +135,7 @@ void fmeta_unref(wcs_fmeta *f) {
   if (atomic_fetch_sub_explicit(&f->nRef, 1, memory_order_acq_rel) != 1) {
     return;
   }
+  frags_free(&f->frags);
   if (f->pReader) sst_reader_close(f->pReader);
   if (f->bObsolete && f->pVs && !f->pVs->bReadOnly) {
     char *z = vset_file_path(f->pVs, f->iFile, "sst");
@@ -157,6 +158,14 @@ int fmeta_open(wcs_fmeta *f, char **pzErr) {
   if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   rc = sst_reader_open(f->pVs->pEnv, z, f->iFile, f->nBytes, f->pVs->pCache,
                        &f->pReader, pzErr);
+  if (rc == WCS_OK) {
+    const sst_rangedel *aDel;
+    int nDel;
+    sst_reader_rangedels(f->pReader, &aDel, &nDel);
+    if (nDel && frags_build(&f->frags, aDel, nDel)) {
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory opening %s", z);
+    }
+  }
   if (rc == WCS_CANTOPEN) {
     /* a file the manifest names is gone: that is damage to the store */
     int bExists = 1;
@@ -557,16 +566,13 @@ static int fileGet(wcs_fmeta *f, const Probe *pr, const uint8_t *pKey,
                    int *pType, void **ppVal, size_t *pnVal, char **pzErr) {
   GetCtx g;
   int rc;
-  if (f->nRangeDel) {
-    const sst_rangedel *aDel;
-    int nDel, i;
-    sst_reader_rangedels(f->pReader, &aDel, &nDel);
-    for (i = 0; i < nDel; i++) {
-      const sst_rangedel *d = &aDel[i];
-      if (wcs_ukey_cmp(d->pStart, d->nStart, pKey, nKey) > 0) break;
-      if (d->seq > snap || d->seq <= *pMaxDel) continue;
-      if (d->pEnd == NULL || wcs_ukey_cmp(pKey, nKey, d->pEnd, d->nEnd) < 0) {
-        *pMaxDel = d->seq;
+  if (f->frags.n) {
+    const wcs_frag *fr = frags_find(&f->frags, pKey, nKey);
+    int i;
+    for (i = 0; fr && i < fr->nSeq; i++) {
+      if (fr->aSeq[i] <= snap) {
+        if (fr->aSeq[i] > *pMaxDel) *pMaxDel = fr->aSeq[i];
+        break;
       }
     }
   }
@@ -905,20 +911,44 @@ int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
   return rc;
 }
 
-int version_rangedels(wcs_version *v, const uint8_t *pLo, size_t nLo,
-                      const uint8_t *pHi, size_t nHi, void *pCtx,
+int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
+                      size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
                       int (*x)(void *pCtx, const sst_rangedel *)) {
-  int i, j, k, rc = WCS_OK;
+  int i, j, k, q, rc = WCS_OK;
   for (i = 0; rc == WCS_OK && i < WCS_NLEVEL; i++) {
     for (j = 0; rc == WCS_OK && j < v->anFile[i]; j++) {
       wcs_fmeta *f = v->aaFile[i][j];
-      const sst_rangedel *aDel;
-      int nDel;
-      if (f->nRangeDel == 0 || !fmeta_overlaps(f, pLo, nLo, pHi, nHi)) {
+      const wcs_frags *fr = &f->frags;
+      int lo = 0, hi;
+      if (fr->n == 0 || f->minSeq > snap ||
+          !fmeta_overlaps(f, pLo, nLo, pHi, nHi)) {
         continue;
       }
-      sst_reader_rangedels(f->pReader, &aDel, &nDel);
-      for (k = 0; rc == WCS_OK && k < nDel; k++) rc = x(pCtx, &aDel[k]);
+      /* fragments are disjoint and sorted: the first ending after lo */
+      hi = fr->n;
+      while (pLo && lo < hi) {
+        int mid = (lo + hi) / 2;
+        const wcs_frag *m = &fr->a[mid];
+        if (m->pEnd && wcs_ukey_cmp(m->pEnd, m->nEnd, pLo, nLo) <= 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      for (k = lo; rc == WCS_OK && k < fr->n; k++) {
+        const wcs_frag *m = &fr->a[k];
+        sst_rangedel d;
+        if (pHi && wcs_ukey_cmp(m->pStart, m->nStart, pHi, nHi) >= 0) break;
+        for (q = 0; q < m->nSeq && m->aSeq[q] > snap; q++) {
+        }
+        if (q == m->nSeq) continue;
+        d.pStart = m->pStart;
+        d.nStart = m->nStart;
+        d.pEnd = m->pEnd;
+        d.nEnd = m->nEnd;
+        d.seq = m->aSeq[q];
+        rc = x(pCtx, &d);
+      }
     }
   }
   return rc;

@@ -27,6 +27,7 @@
 
 #include "storage/env.h"
 #include "storage/iter.h"
+#include "storage/merge.h"
 #include "storage/sst.h"
 #include "storage/util.h"
 
@@ -67,6 +68,9 @@ typedef struct wcs_fmeta {
   size_t nLargest;
   int bUnbounded;         /* the range runs to the end of the key space */
   sst_reader *pReader;    /* open reader (owned), set when added */
+  wcs_frags frags;        /* the reader's range tombstones as disjoint
+                          ** fragments (keys borrowed from the reader),
+                          ** built when it opens */
   int bObsolete;          /* no longer in the current version: delete the
                           ** file when the last reference goes */
   int bCompacting;        /* an input of a running compaction (db mutex) */
@@ -206,10 +210,11 @@ int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
                       size_t nPrefix, int bFillCache, wcs_iiter ***papIter,
                       int *pnIter, char **pzErr);
 
-/* Call x for every range tombstone of every file of v overlapping [lo,
-** hi) (borrowed while v is referenced). */
-int version_rangedels(wcs_version *v, const uint8_t *pLo, size_t nLo,
-                      const uint8_t *pHi, size_t nHi, void *pCtx,
+/* Call x for the range tombstones of every file of v that cover keys in
+** [lo, hi) and are visible at snap, as disjoint per-file fragments with
+** the newest visible seq each (keys borrowed while v is referenced). */
+int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
+                      size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
                       int (*x)(void *pCtx, const sst_rangedel *));
 
 /* An iterator over files with disjoint, ascending key ranges (a level

@@ -977,6 +977,22 @@ static void differential(int bMem, int bNoBackground, int nStep) {
         if (mcmp(aK, nK, aE, nE) < 0) mdelRange(&m, aK, nK, aE, nE, 0);
       }
       OK(wcs_db_write(db, b));
+    } else if (r < 835) {
+      /* a row delete: [k, k\0) holds k alone; rows repeat and interleave */
+      nK = rkey(aK);
+      memcpy(aE, aK, nK);
+      aE[nK] = 0;
+      wcs_batch_clear(b);
+      OK(wcs_batch_delete_range(b, aK, nK, aE, nK + 1));
+      if (tu_rand_range(2)) {
+        nV = rval(aV);
+        OK(wcs_batch_put(b, aK, nK, aV, nV)); /* INSERT OR REPLACE */
+        OK(wcs_db_write(db, b));
+        mput(&m, aK, nK, aV, nV);
+      } else {
+        OK(wcs_db_write(db, b));
+        mdel(&m, aK, nK);
+      }
     } else if (r < 850) {
       checkGets(db, NULL, &m);
       for (i = 0; i < MAXSNAP; i++) {

@@ -129,9 +129,54 @@ START_TEST(test_memtable_range_tombstones_cover_by_snapshot) {
   ck_assert_uint_eq(memtable_rangedel_cover(m, "d", 1, 15), 0);
   ck_assert_uint_eq(memtable_rangedel_cover(m, "zzz", 3, 100), 20);
   ck_assert_uint_eq(memtable_rangedel_cover(m, "b", 1, 5), 0);
-  ck_assert_int_eq(memtable_rangedels(m, 15, &n, countDel), WCS_OK);
+  ck_assert_int_eq(memtable_rangedels(m, 15, NULL, 0, NULL, 0, &n, countDel),
+                   WCS_OK);
   ck_assert_int_eq(n, 1);
   ck_assert_uint_eq(memtable_rangedel_count(m), 2);
+  memtable_unref(m);
+}
+END_TEST
+
+/* Many row-like tombstones (disjoint or identical) and a few overlapping
+** ones: coverage is exact for every key and snapshot. */
+START_TEST(test_memtable_many_row_tombstones_and_overlaps) {
+  wcs_memtable *m = NULL;
+  int i;
+  uint64_t seq = 1;
+  ck_assert_int_eq(memtable_new(1 << 20, 0, &m), WCS_OK);
+  for (i = 0; i < 2000; i++) {
+    char s[16], e[16];
+    snprintf(s, sizeof s, "r%05d", i);
+    snprintf(e, sizeof e, "r%05d~", i);
+    ck_assert_int_eq(memtable_add_rangedel(m, seq++, s, 6, e, 7), WCS_OK);
+  }
+  /* the same rows again (identical ranges), newer */
+  for (i = 0; i < 2000; i += 2) {
+    char s[16], e[16];
+    snprintf(s, sizeof s, "r%05d", i);
+    snprintf(e, sizeof e, "r%05d~", i);
+    ck_assert_int_eq(memtable_add_rangedel(m, 5000 + (uint64_t)i, s, 6, e, 7),
+                     WCS_OK);
+  }
+  /* an overlapping prefix delete over rows 1000..1099 */
+  ck_assert_int_eq(memtable_add_rangedel(m, 9000, "r010", 4, "r011", 4),
+                   WCS_OK);
+  for (i = 0; i < 2000; i++) {
+    char k[16];
+    uint64_t want;
+    snprintf(k, sizeof k, "r%05d#x", i);
+    want = (i % 2 == 0) ? 5000 + (uint64_t)i : (uint64_t)i + 1;
+    if (i >= 1000 && i < 1100) want = 9000;
+    ck_assert_uint_eq(memtable_rangedel_cover(m, k, strlen(k), 100000), want);
+    /* at a snapshot before the re-deletes and the prefix delete */
+    ck_assert_uint_eq(memtable_rangedel_cover(m, k, strlen(k), 4999),
+                      (uint64_t)i + 1);
+    ck_assert_uint_eq(memtable_rangedel_cover(m, k, strlen(k), (uint64_t)i),
+                      0);
+    snprintf(k, sizeof k, "r%05d~", i); /* the exclusive end */
+    ck_assert_uint_eq(memtable_rangedel_cover(m, k, strlen(k), 100000),
+                      (i >= 1000 && i < 1100) ? 9000 : 0);
+  }
   memtable_unref(m);
 }
 END_TEST
@@ -226,6 +271,7 @@ Suite *storage_memtable_suite(void) {
   tcase_add_test(tc, test_memtable_get_newest_visible_version);
   tcase_add_test(tc, test_memtable_iterator_order_and_seeks);
   tcase_add_test(tc, test_memtable_range_tombstones_cover_by_snapshot);
+  tcase_add_test(tc, test_memtable_many_row_tombstones_and_overlaps);
   tcase_add_test(tc, test_memtable_arena_accounts_every_byte);
   tcase_add_test(tc, test_memtable_readers_run_beside_the_writer);
   suite_add_tcase(s, tc);
