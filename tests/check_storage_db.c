@@ -422,6 +422,72 @@ START_TEST(test_db_permission_problem_names_the_path) {
 }
 END_TEST
 
+/* ---- approximate sizes, key samples, statistics */
+
+typedef struct Samples {
+  int n;
+  uint64_t nLast;
+  char aPrev[64];
+  int bSorted;
+} Samples;
+
+static int onSample(void *p, const void *k, size_t n, uint64_t off) {
+  Samples *s = p;
+  char z[64];
+  if (n >= sizeof z) n = sizeof z - 1;
+  memcpy(z, k, n);
+  z[n] = 0;
+  if (s->n && (strcmp(z, s->aPrev) <= 0 || off < s->nLast)) s->bSorted = 0;
+  strcpy(s->aPrev, z);
+  s->nLast = off;
+  s->n++;
+  return 0;
+}
+
+START_TEST(test_db_approximate_samples_and_stats) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  uint64_t nAll = 0, nKeysAll = 0, nHalf = 0, nKeysHalf = 0;
+  Samples sm;
+  char *zJson = NULL;
+  int i;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  o.nBlockSize = 4096;
+  o.iZstdLevel = 0;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < 20000; i++) {
+    char k[16], v[100];
+    snprintf(k, sizeof k, "k%06d", i);
+    memset(v, 'a' + i % 26, sizeof v);
+    OK(wcs_db_put(db, k, strlen(k), v, sizeof v));
+  }
+  OK(wcs_db_flush(db));
+  OK(wcs_db_approximate(db, NULL, 0, NULL, 0, &nAll, &nKeysAll));
+  OK(wcs_db_approximate(db, "k000000", 7, "k010000", 7, &nHalf, &nKeysHalf));
+  ck_assert_uint_gt(nAll, 20000 * 100);
+  ck_assert_uint_ge(nKeysAll, 19000);
+  ck_assert_uint_le(nKeysAll, 20000);
+  ck_assert_msg(nHalf > nAll * 4 / 10 && nHalf < nAll * 6 / 10,
+                "half the keys: %llu of %llu bytes", (unsigned long long)nHalf,
+                (unsigned long long)nAll);
+  ck_assert(nKeysHalf > 8000 && nKeysHalf < 12000);
+  memset(&sm, 0, sizeof sm);
+  sm.bSorted = 1;
+  OK(wcs_db_sample_keys(db, &sm, onSample));
+  ck_assert_int_gt(sm.n, 3);
+  ck_assert(sm.bSorted);
+  OK(wcs_db_stats(db, &zJson));
+  ck_assert_ptr_nonnull(strstr(zJson, "\"levels\":[{\"level\":0"));
+  ck_assert_ptr_nonnull(strstr(zJson, "\"seq\":20000"));
+  ck_assert_ptr_nonnull(strstr(zJson, "\"flushes\":"));
+  ck_assert_ptr_nonnull(strstr(zJson, "\"stall_micros\":"));
+  ck_assert(zJson[strlen(zJson) - 1] == '}');
+  wcs_free(zJson);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 /* ---- group commit: concurrent writers share WAL writes and fsyncs */
 
 typedef struct GroupArg {
@@ -1084,6 +1150,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_read_only_open_reads_and_refuses_writes);
   tcase_add_test(tc, test_db_missing_store_without_create_is_cantopen);
   tcase_add_test(tc, test_db_permission_problem_names_the_path);
+  tcase_add_test(tc, test_db_approximate_samples_and_stats);
   tcase_add_test(tc, test_db_concurrent_writers_group_commit);
   tcase_add_test(tc, test_db_disk_full_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_io_error_during_writes_keeps_acknowledged);
