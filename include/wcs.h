@@ -97,7 +97,9 @@ typedef struct wcs_options {
   int bReadOnly;          /* open for reading only (shared lock) */
   int bCreate;            /* create the store if missing; default 1 */
   int bInMemory;          /* no files at all: zPath is ignored */
-  size_t nMemtable;       /* memtable byte budget; default 64 MiB */
+  size_t nMemtable;       /* memtable byte budget, shared by the active
+                          ** memtable and the one being flushed (each
+                          ** switches at half); default 64 MiB */
   size_t nCache;          /* block cache byte budget; default 64 MiB */
   int nBlockSize;         /* data block target size, 4096..65536; def 16K */
   int iZstdLevel;         /* zstd level for data blocks (1..19; 0 = none);
