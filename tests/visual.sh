@@ -20,17 +20,30 @@ PROFILE=$(mktemp -d "${TMPDIR:-/tmp}/wcs-visual-profile.XXXXXX")
 trap 'rm -rf "$PROFILE"' EXIT
 
 "$WCS" demo "$OUT/demo.db" </dev/null >/dev/null
-# traffic: hot writes on one device, reads spread over the phones
-"$WCS" "$OUT/demo.db" \
-  "WITH RECURSIVE d(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM d WHERE n < 400)
-   INSERT INTO telemetry(device, id, day, connected_cell)
-   SELECT 'tablet', (SELECT id FROM telemetry WHERE device = 'tablet' LIMIT 1),
-          20200501 + n % 31, n % 2 FROM d" \
-  "SELECT count(*) FROM telemetry WHERE device = 'phone'" \
-  "SELECT count(*) FROM telemetry WHERE device = 'phone'" \
-  "SELECT count(*) FROM telemetry WHERE device = 'watch'" >/dev/null
-"$WCS" "$OUT/demo.db" ".keyviz telemetry $OUT/telemetry.svg"
-"$WCS" "$OUT/demo.db" ".keyviz tenants $OUT/tenants.svg"
+# Traffic in one process over three one-minute slots (the engine picks a
+# slot's key buckets from the keys seen in the slot before, so the first
+# slot is coarse): a hot writer on one tablet, then hot readers on phones.
+next_minute() { sleep $((61 - $(date +%S | sed 's/^0//'))); }
+echo "visual.sh: making read/write traffic over three minutes..."
+{
+  echo "SELECT count(*) FROM telemetry;"
+  next_minute
+  for i in 1 2 3 4 5 6; do
+    echo "WITH RECURSIVE d(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM d WHERE n < 200)
+          INSERT INTO telemetry(device, id, day, connected_cell)
+          SELECT 'tablet', (SELECT id FROM telemetry WHERE device = 'tablet'
+                            LIMIT 1 OFFSET 2), 20200501 + n % 31, n % 2 FROM d;"
+    echo "SELECT count(*) FROM telemetry WHERE device = 'watch';"
+  done
+  next_minute
+  for i in 1 2 3 4 5 6 7 8; do
+    echo "SELECT count(*) FROM telemetry WHERE device = 'phone' AND id = '4c410523';"
+    echo "SELECT count(*) FROM telemetry WHERE device = 'phone';"
+  done
+  echo "INSERT INTO telemetry(device, id, day, connected_cell) VALUES ('watch', (SELECT id FROM telemetry WHERE device = 'watch' LIMIT 1), 20200601, 1);"
+  echo ".keyviz telemetry $OUT/telemetry.svg"
+  echo ".keyviz tenants $OUT/tenants.svg"
+} | "$WCS" "$OUT/demo.db"
 
 for name in telemetry tenants; do
   "$CHROME" --headless --no-sandbox --disable-gpu \
