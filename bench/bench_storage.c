@@ -76,12 +76,15 @@
 **   fillseq runs on its own fresh store, which is then removed. The read
 **   workloads run on a second fresh store filled by fillrandom (timed when
 **   fillrandom was asked for, untimed otherwise) and then *settled*: wcs
-**   flushes and compacts everything (wcs_db_flush + wcs_db_compact_range),
-**   RocksDB compacts everything (rocksdb_compact_range, which flushes first)
-**   and waits until no compaction is pending or running. Reads therefore
-**   measure both stores in the same state: all data in sorted files at the
-**   last level, nothing in the memtable. The store's size on disk is
-**   reported after settling.
+**   flushes and compacts everything (wcs_db_flush + wcs_db_compact_range,
+**   repeated while its stats show data in more than one level), RocksDB
+**   compacts everything (rocksdb_compact_range, which flushes first) and
+**   waits until no compaction is pending or running; then both wait until
+**   the process is idle (under 2% of a core for half a second), so no
+**   background work overlaps the reads. Reads therefore measure both
+**   stores in the same state: all data in sorted files in one level,
+**   nothing in the memtable. The store's size on disk is reported after
+**   settling.
 **
 ** OUTPUT
 **   A table per workload: median ops/s of wcs and RocksDB and their ratio
@@ -194,6 +197,26 @@ static double load_avg(void) {
     fclose(f);
   }
   return a;
+}
+
+/* CPU seconds used so far by every thread of this process. */
+static double cpu_secs(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+         ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* Wait until the store's background threads have nothing left to do,
+** judged from outside: the process uses under 2% of a core over half a
+** second (compaction and flush are CPU-bound: zstd, merging, CRCs). */
+static void wait_idle(void) {
+  int i;
+  for (i = 0; i < 2400; i++) {
+    double c0 = cpu_secs();
+    usleep(500000);
+    if (cpu_secs() - c0 < 0.01) return;
+  }
 }
 
 static void die(const char *zFmt, ...) {
@@ -438,11 +461,37 @@ static char *w_get(Store *s, const char *pKey, size_t *pnVal) {
   return pVal;
 }
 
+/* Non-empty levels in wcs's stats JSON ("files":N appears once per level
+** and nowhere else). */
+static int w_levels_used(Store *s) {
+  char *z = NULL;
+  const char *p;
+  int n = 0;
+  wcs_check_rc(s, wcs_db_stats(s->pWcs, &z), "stats");
+  for (p = z; (p = strstr(p, "\"files\":")) != NULL; p += 8) {
+    if (atoi(p + 8) > 0) n++;
+  }
+  wcs_free(z);
+  return n;
+}
+
+/*
+** Flush, compact everything, and wait until background work is over.
+** wcs_db_compact_range() compacts into the deepest non-empty level; when
+** that level is then over its size target, a background compaction moves
+** part of it one level down right after the call returns. So: wait for the
+** process to go idle, and while the data is spread over more than one
+** level, compact again (the second pass lands in the deepest level).
+*/
 static void w_settle(Store *s) {
-  int rc = wcs_db_flush(s->pWcs);
+  int rc = wcs_db_flush(s->pWcs), nPass;
   wcs_check_rc(s, rc, "flush");
-  rc = wcs_db_compact_range(s->pWcs, NULL, 0, NULL, 0);
-  wcs_check_rc(s, rc, "compact_range");
+  for (nPass = 0; nPass < 4; nPass++) {
+    rc = wcs_db_compact_range(s->pWcs, NULL, 0, NULL, 0);
+    wcs_check_rc(s, rc, "compact_range");
+    wait_idle();
+    if (w_levels_used(s) <= 1) break;
+  }
 }
 
 static void w_stats(Store *s) {
@@ -585,6 +634,7 @@ static void r_settle(Store *s) {
          r_prop(s, "rocksdb.num-running-flushes")) {
     usleep(20000);
   }
+  wait_idle();
 }
 
 static void r_stats(Store *s) {

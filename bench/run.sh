@@ -12,6 +12,7 @@
 # overrides for bench_storage, e.g. for a quick look:
 #
 #   WCS_BENCH_KEYS=1000000 WCS_BENCH_RUNS=1 make bench
+#   WCS_BENCH_READS=1000000 WCS_BENCH_SEEKS=100000 make bench
 #   WCS_BENCH_ARGS="-w readrandom,seekrandom" make bench   (extra arguments)
 #   WCS_BENCH_ONLY=bench_storage make bench                (one program)
 #
@@ -26,6 +27,10 @@ data="$here/bench-data"
 stamp=$(date -u +%Y%m%d-%H%M%S)
 keys=${WCS_BENCH_KEYS:-10000000}
 runs=${WCS_BENCH_RUNS:-3}
+# point reads and seeks per run: half of bench_storage's own defaults, which
+# keeps 3 runs of both stores at 10M keys near 12 minutes on 2 idle cores
+reads=${WCS_BENCH_READS:-500000}
+seeks=${WCS_BENCH_SEEKS:-50000}
 extra=${WCS_BENCH_ARGS:-}
 only=${WCS_BENCH_ONLY:-}
 
@@ -47,7 +52,8 @@ for prog in "$bin"/bench_*; do
   case "$name" in
     bench_storage)
       # shellcheck disable=SC2086 # $extra is a list of arguments
-      set -- -n "$keys" -r "$runs" -d "$data/storage" -o "$out/storage-lines.txt" $extra
+      set -- -n "$keys" -r "$runs" -R "$reads" -S "$seeks" -d "$data/storage" \
+        -o "$out/storage-lines.txt" $extra
       ;;
     *)
       set --
