@@ -100,6 +100,7 @@ static int cmpHi(const Bnd *a, const Bnd *b) {
 
 static int ivlEmpty(const Ivl *v) {
   int c;
+  if (!v->hi.bInf && v->hi.n == 0 && !v->hi.bIncl) return 1; /* < "" */
   if (v->lo.bInf || v->hi.bInf) return 0;
   c = cmpBytes(v->lo.p, v->lo.n, v->hi.p, v->hi.n);
   return c > 0 || (c == 0 && !(v->lo.bIncl && v->hi.bIncl));
@@ -651,14 +652,18 @@ static int intCons(Planner *P, const ks_field *f, const ks_constraint *c,
         return USE_EXACT;
       }
       {
-        uint64_t uA = ksIntToU(f, a), uB = ksIntToU(f, b);
+        /* in order space; a bound at the edge of the domain is no bound */
+        uint64_t uA = ksIntToU(f, a), uB = ksIntToU(f, b), uMin, uMax;
         if (uA > uB) {
           uint64_t t = uA;
           uA = uB;
           uB = t;
         }
-        iv.lo = bndBytes(P, aLo, ksIntFieldBytes(f, uA, aLo), 1);
-        iv.hi = bndBytes(P, aHi, ksIntFieldBytes(f, uB, aHi), 1);
+        ksIntURange(f, &uMin, &uMax);
+        iv.lo = uA == uMin ? bndInf()
+                           : bndBytes(P, aLo, ksIntFieldBytes(f, uA, aLo), 1);
+        iv.hi = uB == uMax ? bndInf()
+                           : bndBytes(P, aHi, ksIntFieldBytes(f, uB, aHi), 1);
         setAdd(P, S, &iv);
       }
       return USE_EXACT;
@@ -1354,7 +1359,7 @@ static int clampReverse(const ks_plan *pl, int iFirst, int iEnd,
                         wcs_buf *pSeek, int bInf) {
   int lo = iFirst, hi = iEnd, r;
   Bnd e;
-  if (bInf) return KS_DONE;
+  if (bInf || pSeek->n == 0) return KS_DONE; /* nothing is below "" */
   /* last range whose start is below the target */
   while (lo < hi) {
     int mid = (lo + hi) / 2;
