@@ -2060,11 +2060,13 @@ int shell_import(Shell *p, const char *zFile, const char *zTable, int nOpt,
   }
   imp.tStart = now_seconds();
   shell_interrupted = 0;
+  shell_busy++;
   if (imp.o.eFormat == FMT_CBT || imp.o.eFormat == FMT_CSV) {
     rc = run_csv(&imp, zTable);
   } else {
     rc = run_json(&imp, zTable);
   }
+  shell_busy--;
   progress(&imp, 1);
   if (rc == IMP_BAD) {
     /* Keep what came before the bad record. */

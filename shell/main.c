@@ -38,9 +38,11 @@
 int wcs_register(sqlite3 *db);
 
 volatile sig_atomic_t shell_interrupted = 0;
+volatile sig_atomic_t shell_busy = 0;
 
 static sqlite3 *volatile g_db = 0;        /* for the SIGINT handler */
 static volatile sig_atomic_t g_atPrompt = 0; /* 1 while readline waits */
+static volatile sig_atomic_t g_interactive = 0; /* input is a terminal */
 
 #define PROMPT_MAIN "wcs> "
 #define PROMPT_MORE "...> "
@@ -76,6 +78,13 @@ static void on_sigint(int sig) {
     return;
   }
 #endif
+  if (!g_interactive && !shell_busy) {
+    /* A script between statements: stop it, as a shell would. */
+    static const char zMsg[] = "\nError: interrupted\n";
+    if (write(STDERR_FILENO, zMsg, sizeof(zMsg) - 1) < 0) { /* ignore */
+    }
+    _exit(130);
+  }
   if (g_db) sqlite3_interrupt(g_db);
 }
 
@@ -359,6 +368,7 @@ int main(int argc, char **argv) {
   memset(p, 0, sizeof(*p));
   p->out = stdout;
   p->bInteractive = isatty(STDIN_FILENO);
+  g_interactive = p->bInteractive;
   p->bProgress = isatty(STDERR_FILENO);
   if (isatty(STDOUT_FILENO)) {
     p->eMode = SHELL_MODE_TABLE;

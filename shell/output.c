@@ -454,6 +454,7 @@ static int exec_in_mode(Shell *p, const char *zSql, int eMode, int bHeaders) {
   const char *zTail = zSql;
   int rc = 0;
   shell_interrupted = 0;
+  shell_busy++;
   while (zTail && *zTail && rc == 0) {
     sqlite3_stmt *pStmt = 0;
     const char *zNext = 0;
@@ -464,6 +465,7 @@ static int exec_in_mode(Shell *p, const char *zSql, int eMode, int bHeaders) {
       s0 = cpu_seconds(1);
     }
     if (sqlite3_prepare_v2(p->db, zTail, -1, &pStmt, &zNext) != SQLITE_OK) {
+      shell_busy--;
       return shell_error(p, "%s", sqlite3_errmsg(p->db));
     }
     if (pStmt) {
@@ -476,6 +478,7 @@ static int exec_in_mode(Shell *p, const char *zSql, int eMode, int bHeaders) {
     }
     zTail = zNext;
   }
+  shell_busy--;
   fflush(p->out);
   return rc;
 }

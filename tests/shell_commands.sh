@@ -121,6 +121,35 @@ mkdir -p def && (cd def && printf '%s\n' \
 check_rc "default database is wcs.db" 0 test -f def/wcs.db
 check_rc "its store is wcs.db.wcs/" 0 test -d def/wcs.db.wcs
 
+# ---- Ctrl-C (SIGINT) without a terminal: a running statement is
+# interrupted and the run fails; between statements the script stops
+out=$(python3 - "$WCS" <<'PY'
+import signal, subprocess, sys, time
+wcs = sys.argv[1]
+p = subprocess.Popen([wcs, "m.db",
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+    "SELECT count(*) FROM c", "SELECT 'not reached'"],
+    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+time.sleep(0.7)
+p.send_signal(signal.SIGINT)
+out, err = p.communicate(timeout=20)
+print(p.returncode, out.decode().strip() or "-", err.decode().strip())
+p = subprocess.Popen([wcs, "m.db"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+p.stdin.write(b"SELECT 1;\n")
+p.stdin.flush()
+time.sleep(0.7)
+p.send_signal(signal.SIGINT)
+p.wait(timeout=20)
+print(p.returncode, p.stdout.read().decode().strip(),
+      p.stderr.read().decode().strip())
+PY
+)
+check_eq "SIGINT interrupts the running statement; the run fails" \
+  "$(echo "$out" | sed -n 1p)" "1 - Error: interrupted"
+check_eq "SIGINT between statements stops a script (status 130)" \
+  "$(echo "$out" | sed -n 2p)" "130 1 Error: interrupted"
+
 # ---- wcs tables: .tables, .schema, .explain, .stats, .compact
 "$WCS" w.db "CREATE VIRTUAL TABLE metrics USING wcs(
   KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',
