@@ -24,10 +24,11 @@ check_has "the other tenants stay" "$after" "cymbal"
 newest=$(sed -n '/newest three readings/,/^$/p' out.txt | grep -o '2020-05-01 [0-9:]*' | head -3 | tr '\n' ' ')
 check_eq "newest readings first without ORDER BY" "$newest" \
   "2020-05-01 23:30:00 2020-05-01 23:00:00 2020-05-01 22:30:00 "
-left=$(ls "${TMPDIR:-/tmp}" | grep -c '^wcs-demo-' || true)
-"$WCS" demo </dev/null >/dev/null 2>&1
-left2=$(ls "${TMPDIR:-/tmp}" | grep -c '^wcs-demo-' || true)
-check_eq "the temporary store is removed at exit" "$left2" "$left"
+mkdir tmpd
+TMPDIR=$WORK/tmpd "$WCS" demo </dev/null >out2.txt 2>&1
+check_has "the demo store lives in a temporary directory" "$(cat out2.txt)" \
+  "The store is $WORK/tmpd/wcs-demo-"
+check_eq "the temporary store is removed at exit" "$(ls tmpd)" ""
 
 "$WCS" demo kept.db </dev/null >/dev/null 2>&1
 check_rc "wcs demo DB keeps the database" 0 test -f kept.db
