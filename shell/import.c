@@ -339,13 +339,15 @@ static int imp_open_table(Importer *imp, const char *zTable,
   char *zStoreName = 0;
   int bHistory = 0, i, rc;
 
-  if (shell_engine(p, 1, &imp->pEng)) return 1;
+  if (shell_table_store(p, zTable, 1, &imp->pEng, &zStoreName, &bHistory)) {
+    return 1;
+  }
   if (!imp->pEng) {
+    free(zStoreName);
     return shell_error(p,
                        "imports need a database file (the store lives "
                        "beside it), not an in-memory database");
   }
-  if (shell_store_table(p, zTable, &zStoreName, &bHistory)) return 1;
   if (bHistory) {
     free(zStoreName);
     return shell_error(p,
@@ -396,6 +398,7 @@ static int imp_open_table(Importer *imp, const char *zTable,
       fprintf(p->out, "created table %s\n", zTable);
       if (shell_store_table(p, zTable, &zStoreName, &bHistory)) return 1;
       if (!zStoreName) zStoreName = strdup(zTable);
+      /* (created in the default store, which imp->pEng already is) */
     }
   }
   imp->zTable = zStoreName;
@@ -404,7 +407,23 @@ static int imp_open_table(Importer *imp, const char *zTable,
     return shell_error(p, "cannot open table %s: %s", zTable,
                        rc ? wcs_engine_errmsg(imp->pEng) : "not in the store");
   }
-  /* Add the families the file needs and the table lacks. */
+  imp->pSchema = wcs_table_schema(imp->pTab);
+  rc = wcs_txn_begin(imp->pEng, 0, &imp->pTxn);
+  if (rc != WCS_OK) {
+    return shell_error(p, "cannot begin a transaction: %s",
+                       wcs_engine_errmsg(imp->pEng));
+  }
+  return 0;
+}
+
+/* Add the families azFam[0..nFam-1] that the file needs and the table
+** lacks (a schema change: done only once the file's header is known to
+** be usable). */
+static int imp_add_families(Importer *imp, const char *zTable,
+                            const char **azFam, int nFam) {
+  Shell *p = imp->p;
+  const char *zStoreName = imp->zTable;
+  int i, rc;
   for (i = 0; i < nFam; i++) {
     if (!table_has_family(imp->pTab, azFam[i])) {
       const char *zOld = wcs_table_schema_text(imp->pTab);
@@ -424,13 +443,8 @@ static int imp_open_table(Importer *imp, const char *zTable,
       if (rc != WCS_OK || !imp->pTab) {
         return shell_error(p, "cannot reopen table %s", zTable);
       }
+      imp->pSchema = wcs_table_schema(imp->pTab);
     }
-  }
-  imp->pSchema = wcs_table_schema(imp->pTab);
-  rc = wcs_txn_begin(imp->pEng, 0, &imp->pTxn);
-  if (rc != WCS_OK) {
-    return shell_error(p, "cannot begin a transaction: %s",
-                       wcs_engine_errmsg(imp->pEng));
   }
   return 0;
 }
@@ -974,6 +988,31 @@ static int run_csv(Importer *imp, const char *zTable) {
     rc = IMP_FAIL;
     goto done;
   }
+  /* A CSV header must give the row key: _key, or every key field. */
+  if (!bCbt) {
+    int bKey = 0, nFields = 0, nNeed;
+    nNeed = imp->pSchema ? imp->pSchema->nField : 0;
+    for (i = 0; i < r.nField; i++) {
+      size_t n;
+      const char *z = fld(&r, i, &n);
+      char *zName = memdup(z, n);
+      if (!zName) {
+        rc = IMP_FAIL;
+        goto done;
+      }
+      if (strcmp(zName, "_key") == 0) bKey = 1;
+      else if (nNeed > 0 && ks_schema_field(imp->pSchema, zName) >= 0) nFields++;
+      free(zName);
+    }
+    if (!bKey && (nNeed == 0 || nFields < nNeed)) {
+      rc = bad(imp, "the header names neither _key nor every key field");
+      goto header_error;
+    }
+  }
+  if (imp_add_families(imp, zTable, azFam, nFam)) {
+    rc = IMP_FAIL;
+    goto done;
+  }
 
   nCol = r.nField;
   aCol = calloc((size_t)nCol, sizeof(CsvCol));
@@ -1071,20 +1110,6 @@ static int run_csv(Importer *imp, const char *zTable) {
       }
     }
   }
-  /* A key must come from somewhere. */
-  {
-    int bKey = 0, nFields = 0;
-    for (i = 0; i < nCol; i++) {
-      if (aCol[i].eKind == COL_KEY) bKey = 1;
-      if (aCol[i].eKind == COL_FIELD) nFields++;
-    }
-    if (!bKey && (!imp->pSchema || nFields < imp->pSchema->nField ||
-                  imp->pSchema->nField == 0)) {
-      rc = bad(imp, "the header names neither _key nor every key field");
-      goto header_error;
-    }
-  }
-
   /* Records. */
   for (;;) {
     int bKeyCol = 0;
@@ -1901,6 +1926,7 @@ static int run_json(Importer *imp, const char *zTable) {
       imp->in != stdin) {
     int bErr = jsonl_scan_families(imp, &azFam, &nFam);
     if (!bErr) bErr = imp_open_table(imp, zTable, azFam, nFam);
+    if (!bErr) bErr = imp_add_families(imp, zTable, azFam, nFam);
     while (nFam > 0) free((char *)azFam[--nFam]);
     free(azFam);
     if (bErr) return IMP_FAIL;
@@ -1909,7 +1935,8 @@ static int run_json(Importer *imp, const char *zTable) {
       shell_error(imp->p, "out of memory");
       return IMP_FAIL;
     }
-    if (imp_open_table(imp, zTable, azFam, nFam)) {
+    if (imp_open_table(imp, zTable, azFam, nFam) ||
+        imp_add_families(imp, zTable, azFam, nFam)) {
       free(azFam);
       return IMP_FAIL;
     }

@@ -292,7 +292,9 @@ void shell_close(Shell *p) {
     ** engine, so this opens (shares) that very engine and its counters. */
     wcs_engine *pEng = 0;
     int nErr = p->nErr;
+    int i;
     if (shell_engine(p, 0, &pEng) == 0 && pEng) wcs_engine_heat_save(pEng);
+    for (i = 0; i < p->nExtra; i++) wcs_engine_heat_save(p->apExtra[i]);
     p->nErr = nErr;
   }
   if (p->db) sqlite3_close(p->db);

@@ -29,6 +29,8 @@
 #include "storage/util.h"
 #include "wcs.h"
 
+#define SHELL_MAX_STORES 8 /* stores named by STORE clauses, per session */
+
 /* Output modes (.mode). */
 #define SHELL_MODE_LIST  0 /* values joined by '|' (scripts; the default when
                            ** stdout is not a terminal) */
@@ -55,6 +57,9 @@ typedef struct Shell {
                         ** opened by shell_engine() */
   char *zStore;         /* path of the default store (malloc'd), or NULL
                         ** for in-memory and temporary databases */
+  int nExtra;           /* stores other than the default one, opened */
+  wcs_engine *apExtra[SHELL_MAX_STORES]; /* ... their engines */
+  char *azExtra[SHELL_MAX_STORES];       /* ... and paths (malloc'd) */
   char *zTempDir;       /* `wcs demo`'s temporary directory, removed by
                         ** shell_close(), or NULL */
 } Shell;
@@ -121,6 +126,13 @@ int shell_attach_all(Shell *p);
 ** not a wcs virtual table. */
 int shell_store_table(Shell *p, const char *zName, char **pzTable,
                       int *pbHistory);
+/* The engine of the store behind SQL table zName (its STORE clause, or
+** the default store, created if bCreate), the store table's name
+** (malloc'd; NULL if zName is not a wcs table) and whether it is a HISTORY
+** view. *ppEng may be NULL when there is no store. Returns 1 after
+** reporting an error. */
+int shell_table_store(Shell *p, const char *zName, int bCreate,
+                      wcs_engine **ppEng, char **pzTable, int *pbHistory);
 /* Open store table zTable (SQL name or store name) for direct access.
 ** Returns 1 after reporting an error (including "no such table"). */
 int shell_open_table(Shell *p, const char *zName, wcs_table **ppTab);

@@ -83,6 +83,12 @@ int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
 }
 
 void shell_close_store(Shell *p) {
+  int i;
+  for (i = 0; i < p->nExtra; i++) {
+    wcs_engine_close(p->apExtra[i]);
+    free(p->azExtra[i]);
+  }
+  p->nExtra = 0;
   if (p->pEng) wcs_engine_close(p->pEng);
   p->pEng = 0;
   free(p->zStore);
@@ -122,24 +128,108 @@ static char *wcs_module_args(const char *zSql) {
 }
 
 /* The store table name and history flag of a wcs virtual table whose
-** schema SQL is zSql and SQL name zName. Returns 1 if it is one. */
+** schema SQL is zSql and SQL name zName, and (if pzStore is not NULL) its
+** STORE clause or NULL. Returns 1 if it is one. */
 static int vtab_target(const char *zName, const char *zSql, char **pzTable,
-                       int *pbHistory) {
+                       int *pbHistory, char **pzStore) {
   char *zArgs = wcs_module_args(zSql);
   ks_schema *pSchema = 0;
   char *zErr = 0;
   *pzTable = 0;
   *pbHistory = 0;
+  if (pzStore) *pzStore = 0;
   if (!zArgs) return 0;
   if (zArgs[0] && ks_parse_text(zArgs, &pSchema, &zErr) == WCS_OK) {
     if (pSchema->zTable) *pzTable = strdup(pSchema->zTable);
     *pbHistory = pSchema->bHistory;
+    if (pzStore && pSchema->zStore) *pzStore = strdup(pSchema->zStore);
   }
   if (!*pzTable) *pzTable = strdup(zName);
   ks_schema_free(pSchema);
   free(zErr);
   free(zArgs);
   return *pzTable != 0;
+}
+
+/* The engine of the store named by a STORE clause, resolved as the module
+** resolves it (absolute; else relative to the database file's directory;
+** else to the current directory), opened on first use and kept until
+** shell_close_store(). */
+static int store_engine(Shell *p, const char *zStore, wcs_engine **ppEng) {
+  const char *zFile = sqlite3_db_filename(p->db, "main");
+  char *zPath;
+  char *zErr = 0;
+  int i, rc;
+  *ppEng = 0;
+  if (strcmp(zStore, ":memory:") == 0) {
+    return shell_error(p, "the table's store is in memory (STORE ':memory:') "
+                          "and only its own connection can reach it");
+  }
+  if (zStore[0] == '/') {
+    zPath = sqlite3_mprintf("%s", zStore);
+  } else if (zFile && zFile[0]) {
+    const char *zSlash = strrchr(zFile, '/');
+    zPath = sqlite3_mprintf("%.*s/%s", zSlash ? (int)(zSlash - zFile) : 1,
+                            zSlash ? zFile : ".", zStore);
+  } else {
+    zPath = sqlite3_mprintf("%s", zStore);
+  }
+  if (!zPath) return shell_error(p, "out of memory");
+  for (i = 0; i < p->nExtra; i++) {
+    if (strcmp(p->azExtra[i], zPath) == 0) {
+      *ppEng = p->apExtra[i];
+      sqlite3_free(zPath);
+      return 0;
+    }
+  }
+  if (p->nExtra == SHELL_MAX_STORES) {
+    sqlite3_free(zPath);
+    return shell_error(p, "more than %d stores in one session",
+                       SHELL_MAX_STORES);
+  }
+  rc = wcs_engine_open_path(ppEng, zPath, 0, &zErr);
+  if (rc != WCS_OK) {
+    shell_error(p, "cannot open the store %s: %s", zPath,
+                zErr ? zErr : wcs_errstr(rc));
+    wcs_free(zErr);
+    sqlite3_free(zPath);
+    *ppEng = 0;
+    return 1;
+  }
+  p->apExtra[p->nExtra] = *ppEng;
+  p->azExtra[p->nExtra] = strdup(zPath);
+  p->nExtra++;
+  sqlite3_free(zPath);
+  return 0;
+}
+
+int shell_table_store(Shell *p, const char *zName, int bCreate,
+                      wcs_engine **ppEng, char **pzTable, int *pbHistory) {
+  sqlite3_stmt *pStmt = 0;
+  char *zStore = 0;
+  int rc;
+  *pzTable = 0;
+  *pbHistory = 0;
+  *ppEng = 0;
+  rc = sqlite3_prepare_v2(p->db,
+                          "SELECT name, sql FROM sqlite_schema "
+                          "WHERE type='table' AND name=?1 COLLATE NOCASE",
+                          -1, &pStmt, 0);
+  if (rc != SQLITE_OK) return shell_error(p, "%s", sqlite3_errmsg(p->db));
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    vtab_target((const char *)sqlite3_column_text(pStmt, 0),
+                (const char *)sqlite3_column_text(pStmt, 1), pzTable,
+                pbHistory, &zStore);
+  }
+  sqlite3_finalize(pStmt);
+  rc = zStore ? store_engine(p, zStore, ppEng) : shell_engine(p, bCreate, ppEng);
+  free(zStore);
+  if (rc) {
+    free(*pzTable);
+    *pzTable = 0;
+  }
+  return rc;
 }
 
 int shell_store_table(Shell *p, const char *zName, char **pzTable,
@@ -157,7 +247,7 @@ int shell_store_table(Shell *p, const char *zName, char **pzTable,
   if (sqlite3_step(pStmt) == SQLITE_ROW) {
     vtab_target((const char *)sqlite3_column_text(pStmt, 0),
                 (const char *)sqlite3_column_text(pStmt, 1), pzTable,
-                pbHistory);
+                pbHistory, 0);
   }
   sqlite3_finalize(pStmt);
   return 0;
@@ -168,11 +258,7 @@ int shell_open_table(Shell *p, const char *zName, wcs_table **ppTab) {
   char *zStoreName = 0;
   int bHistory = 0, rc;
   *ppTab = 0;
-  if (shell_store_table(p, zName, &zStoreName, &bHistory)) return 1;
-  if (shell_engine(p, 0, &pEng)) {
-    free(zStoreName);
-    return 1;
-  }
+  if (shell_table_store(p, zName, 0, &pEng, &zStoreName, &bHistory)) return 1;
   if (!pEng) {
     free(zStoreName);
     return shell_error(p, "no such wcs table: %s (the database has no store)",
@@ -236,10 +322,16 @@ int shell_attach_all(Shell *p) {
   while (sqlite3_step(pStmt) == SQLITE_ROW) {
     char *zTable = 0;
     int bHistory;
+    char *zStore = 0;
     if (vtab_target((const char *)sqlite3_column_text(pStmt, 0),
                     (const char *)sqlite3_column_text(pStmt, 1), &zTable,
-                    &bHistory)) {
+                    &bHistory, &zStore)) {
       char **a;
+      if (zStore) { /* another store: its tables are not ours to attach */
+        free(zStore);
+        free(zTable);
+        continue;
+      }
       if (bHistory) { /* a history view does not show the table itself */
         free(zTable);
         continue;
@@ -394,16 +486,18 @@ int shell_schema(Shell *p, const char *zTable) {
     char *zStoreName = 0;
     int bHistory = 0;
     nFound++;
-    if (vtab_target(zName, zSql, &zStoreName, &bHistory)) {
+    if (vtab_target(zName, zSql, &zStoreName, &bHistory, 0)) {
       wcs_table *pTab = 0;
       wcs_engine *pEng = 0;
-      char *zDdl = 0;
-      if (shell_engine(p, 0, &pEng) == 0 && pEng &&
-          wcs_table_open(pEng, zStoreName, &pTab) == WCS_OK && pTab) {
+      char *zDdl = 0, *zIgnore = 0;
+      int bIgnore;
+      if (shell_table_store(p, zName, 0, &pEng, &zIgnore, &bIgnore) == 0 &&
+          pEng && wcs_table_open(pEng, zStoreName, &pTab) == WCS_OK && pTab) {
         zDdl = shell_table_ddl(zName, zStoreName, wcs_table_schema_text(pTab),
                                bHistory);
         wcs_table_close(pTab);
       }
+      free(zIgnore);
       if (zDdl) {
         fprintf(p->out, "%s\n", zDdl);
         free(zDdl);
@@ -493,14 +587,18 @@ int shell_stats(Shell *p, const char *zTable) {
   sqlite3_int64 nRaw, nStored, nFiles = 0, nBytes = 0;
   char zA[32], zB[32];
 
-  if (shell_engine(p, 0, &pEng)) return 1;
+  if (zTable) {
+    if (shell_table_store(p, zTable, 0, &pEng, &zStoreName, &bHistory)) {
+      return 1;
+    }
+    if (!zStoreName) zStoreName = strdup(zTable);
+  } else if (shell_engine(p, 0, &pEng)) {
+    return 1;
+  }
   if (!pEng) {
+    free(zStoreName);
     return shell_error(p, "the database has no store (%s)",
                        p->zStore ? p->zStore : "in-memory database");
-  }
-  if (zTable) {
-    if (shell_store_table(p, zTable, &zStoreName, &bHistory)) return 1;
-    if (!zStoreName) zStoreName = strdup(zTable);
   }
   rc = wcs_db_stats(wcs_engine_db(pEng), &zJson);
   if (rc != WCS_OK) {
@@ -508,7 +606,14 @@ int shell_stats(Shell *p, const char *zTable) {
     return shell_error(p, "cannot read the store statistics: %s",
                        wcs_errmsg(wcs_engine_db(pEng)));
   }
-  fprintf(p->out, "store %s\n", p->zStore);
+  {
+    const char *zPath = p->zStore;
+    int i;
+    for (i = 0; i < p->nExtra; i++) {
+      if (p->apExtra[i] == pEng) zPath = p->azExtra[i];
+    }
+    fprintf(p->out, "store %s\n", zPath ? zPath : "");
+  }
   fprintf(p->out, "  %-6s %6s %12s\n", "level", "files", "bytes");
   if (sqlite3_prepare_v2(p->db,
                          "SELECT json_extract(value,'$.level'), "
@@ -575,16 +680,22 @@ int shell_compact(Shell *p, const char *zTable) {
   int bHistory = 0, rc;
   char zA[32], zB[32];
 
-  if (shell_engine(p, 0, &pEng)) return 1;
-  if (!pEng) return shell_error(p, "the database has no store");
   if (zTable) {
     wcs_table *pTab = 0;
+    char *zIgnore = 0;
+    if (shell_table_store(p, zTable, 0, &pEng, &zIgnore, &bHistory)) return 1;
+    free(zIgnore);
     if (shell_open_table(p, zTable, &pTab)) return 1;
     zStoreName = strdup(wcs_table_name(pTab));
     wcs_table_close(pTab);
     if (!zStoreName) return shell_error(p, "out of memory");
+  } else if (shell_engine(p, 0, &pEng)) {
+    return 1;
   }
-  (void)bHistory;
+  if (!pEng) {
+    free(zStoreName);
+    return shell_error(p, "the database has no store");
+  }
   if (wcs_db_stats(wcs_engine_db(pEng), &zJson) == WCS_OK) {
     nBefore = json_int(p, zJson, "$.stored_bytes");
     wcs_free(zJson);

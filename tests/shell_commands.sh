@@ -212,6 +212,26 @@ out=$("$WCS" w.db "SELECT day, cpu FROM metrics WHERE device = 'phone' ORDER BY 
 check_eq "data survives compaction" "$out" "20200501|42
 20200502|40"
 
+# ---- a table in another store (STORE 'dir'): the commands follow it there
+"$WCS" w.db "CREATE VIRTUAL TABLE far USING wcs(KEY (k STRING), FAMILY f, STORE 'far.wcs')" \
+  "INSERT INTO far(k, f) VALUES ('x', json_object('q', 'v'))" >/dev/null
+check_rc "STORE 'far.wcs' is beside the database" 0 test -d far.wcs
+out=$("$WCS" w.db ".schema far")
+check_has ".schema reads the other store's catalog" "$out" "KEY (k STRING)"
+out=$("$WCS" w.db ".stats far")
+check_has ".stats TABLE shows the table's own store" "$out" "far.wcs"
+check_has "... and the table" "$out" "far "
+out=$("$WCS" w.db ".export far - jsonl")
+check_has ".export reads from the other store" "$out" '"_key":"x"'
+printf '_key,f:q\ny,w\n' >far.csv
+"$WCS" w.db ".import far.csv far" >/dev/null
+out=$("$WCS" w.db "SELECT k, f ->> 'q' FROM far ORDER BY k")
+check_eq ".import writes into the other store" "$out" "x|v
+y|w"
+out=$("$WCS" w.db ".tables far")
+check_eq "the other store's tables are not attached to the database" \
+  "$(ls -d w.db.wcs far.wcs | wc -l) $out" "2 far"
+
 # ---- store tables without a virtual table are attached at startup
 "$WCS" w.db "DROP TABLE plain" >/dev/null
 python3 - w.db <<'EOF'
