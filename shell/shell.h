@@ -6,7 +6,8 @@
 **   main.c      arguments, the read-eval-print loop (readline, multi-line
 **               statements, Ctrl-C), scripts, error reporting
 **   output.c    running SQL and printing results in the output modes
-**   commands.c  the dot-commands (.mode, .tables, .schema, .explain, ...)
+**   commands.c  the dot-commands (.mode, .tables, .schema, ...)
+**   explain.c   .explain: the plan in words and its key ranges
 **   store.c     the store behind the database: attaching store tables,
 **               canonical schemas, statistics, compaction (engine C API)
 **   import.c    .import and .export: cbt CSV, CSV, JSON lines, DynamoDB
@@ -109,7 +110,8 @@ int shell_is_text(const void *p, size_t n);
 /* Run a dot-command line (starting with '.'). Returns 0, 1 on error, 2 to
 ** quit. */
 int shell_dot(Shell *p, const char *zLine);
-/* Print the plan of zSql in words (the .explain command). */
+/* ---- explain.c */
+/* Print the plan of zSql in words with key ranges (the .explain command). */
 int shell_explain(Shell *p, const char *zSql);
 
 /* ---- store.c */

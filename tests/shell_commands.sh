@@ -184,8 +184,22 @@ check_has ".schema of a missing table is an error" "$(cat err.txt)" "no such tab
 
 out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND id = '4c410523'")
 check_has ".explain says the plan in words" "$out" "metrics: PREFIX SCAN (device,id)"
+check_has ".explain shows the key range" "$out" \
+  "key range: [phone#4c410523#, phone#4c410523\$)"
 out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND id = '4c410523' AND day = 20200501")
 check_has ".explain: point lookup" "$out" "POINT LOOKUP"
+check_has ".explain: the point's key" "$out" \
+  "key range: [phone#4c410523#20200501, phone#4c410523#20200501]"
+out=$("$WCS" w.db ".explain SELECT * FROM metrics m WHERE m.device IN ('tablet', 'phone') AND 'x' = m.id")
+check_eq ".explain: IN lists give several ranges (alias, reversed terms)" "$out" "plan:
+  m: MULTI-RANGE SCAN (device,id)
+    key range: [phone#x#, phone#x\$)
+               [tablet#x#, tablet#x\$)"
+out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND day BETWEEN 20200501 AND 20200502 AND id = 'x'")
+check_has ".explain: BETWEEN on the last field" "$out" \
+  "key range: [phone#x#20200501, phone#x#20200502]"
+out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' OR device = 'tablet'")
+check_not ".explain: no ranges where it cannot tell (OR)" "$out" "key range"
 out=$("$WCS" w.db ".explain SELECT * FROM plain")
 check_has ".explain of a plain table" "$out" "plain: FULL SCAN (native SQLite table)"
 "$WCS" w.db ".explain SELECT * FROM nosuch" >/dev/null 2>err.txt
