@@ -689,6 +689,10 @@ static int switchMemtable(wcs_db *db, char **pzErr) {
     if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     rc = wal_writer_open(db->pEnv, z, &pNewWal, pzErr);
     free(z);
+    /* the new log's directory entry must survive a power cut */
+    if (rc == WCS_OK && db->opt.iSync != WCS_SYNC_OFF) {
+      rc = db->pEnv->xSyncDir(db->pEnv, db->zDir, pzErr);
+    }
     /* the old log must be durable before the new one can be (no gaps) */
     if (rc == WCS_OK && db->opt.iSync != WCS_SYNC_OFF) {
       rc = wal_writer_sync(db->pWal, pzErr);
@@ -1655,6 +1659,7 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
     z = logPath(db, iLog);
     if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     if (rc == WCS_OK) rc = wal_writer_open(db->pEnv, z, &db->pWal, pzErr);
+    if (rc == WCS_OK) rc = db->pEnv->xSyncDir(db->pEnv, db->zDir, pzErr);
     if (rc == WCS_OK) rc = vset_apply(db->pVs, &e, pzErr);
     free(z);
     if (rc == WCS_OK) {

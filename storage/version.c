@@ -1275,6 +1275,14 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
     if (rc) rc = wcs_seterr(pzErr, rc, "out of memory writing the manifest");
   }
   if (rc == WCS_OK) {
+    /* new files must be findable after a power cut before an edit names
+    ** them: make their directory entries durable first */
+    for (k = 0; k < e->nAdd; k++) {
+      if (!vset_file_live(vs, e->aAdd[k].pMeta->iFile)) break;
+    }
+    if (k < e->nAdd) rc = vs->pEnv->xSyncDir(vs->pEnv, vs->zDir, pzErr);
+  }
+  if (rc == WCS_OK) {
     rc = wal_writer_append(vs->pManifest, framed.a, framed.n, pzErr);
     if (rc == WCS_OK) rc = wal_writer_sync(vs->pManifest, pzErr);
     if (rc) vs->bManifestBroken = 1;
