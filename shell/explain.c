@@ -548,6 +548,28 @@ static char *key_ranges(Shell *p, const char *zTable, const char *zSql,
     opts.bAllowSkip = bSkip;
     if (ks_plan_make(s, aC, nCons, &opts, &pPlan, &zErr) == WCS_OK) {
       ks_plan_explain(pPlan, MAX_RANGES_SHOWN, &zOut);
+      if (zOut && pPlan->eKind == KS_PLAN_SKIP && pPlan->nSkipDepth > 0 &&
+          pPlan->nSkipDepth <= s->nField) {
+        /* say how the skip scan moves: "~" marks a note, not a range */
+        char *zNote = sqlite3_mprintf("%s\n~within it, seeks from one (", zOut);
+        int k;
+        for (k = 0; zNote && k < pPlan->nSkipDepth; k++) {
+          char *z2 = sqlite3_mprintf("%s%s%s", zNote, k ? "," : "",
+                                     s->aField[k].zName);
+          sqlite3_free(zNote);
+          zNote = z2;
+        }
+        if (zNote) {
+          char *z2 = sqlite3_mprintf("%s) prefix to the next", zNote);
+          sqlite3_free(zNote);
+          zNote = z2;
+        }
+        if (zNote) {
+          free(zOut);
+          zOut = strdup(zNote);
+          sqlite3_free(zNote);
+        }
+      }
     }
     ks_plan_free(pPlan);
     free(zErr);
@@ -602,8 +624,12 @@ static void say_detail(Shell *p, const char *zDetail, int nIndent,
       while (z) {
         const char *zNext = strchr(z + 1, '\n');
         int n = zNext ? (int)(zNext - z - 1) : (int)strlen(z + 1);
-        fprintf(p->out, "%*s  %s %.*s\n", nIndent, "",
-                bFirst ? "key range:" : "          ", n, z + 1);
+        if (z[1] == '~') {
+          fprintf(p->out, "%*s  %.*s\n", nIndent, "", n - 1, z + 2);
+        } else {
+          fprintf(p->out, "%*s  %s %.*s\n", nIndent, "",
+                  bFirst ? "key range:" : "          ", n, z + 1);
+        }
         bFirst = 0;
         z = zNext;
       }

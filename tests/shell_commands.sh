@@ -198,6 +198,13 @@ check_eq ".explain: IN lists give several ranges (alias, reversed terms)" "$out"
 out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND day BETWEEN 20200501 AND 20200502 AND id = 'x'")
 check_has ".explain: BETWEEN on the last field" "$out" \
   "key range: [phone#x#20200501, phone#x#20200502]"
+out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE id = 'a0b81f74'")
+if [[ "$out" == *"SKIP SCAN"* ]]; then
+  check_has ".explain: how a skip scan moves" "$out" \
+    "within it, seeks from one (device) prefix to the next"
+else
+  check_has ".explain: a scan without a key range" "$out" "FULL SCAN"
+fi
 out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' OR device = 'tablet'")
 check_not ".explain: no ranges where it cannot tell (OR)" "$out" "key range"
 out=$("$WCS" w.db ".explain SELECT * FROM plain")
