@@ -50,7 +50,8 @@ static int split_args(const char *zLine, char **pzCopy, char **azArg) {
   *pzCopy = z;
   if (!z) return 0;
   while (*z && n < MAX_ARGS) {
-    while (*z == ' ' || *z == '\t' || *z == '\r' || *z == '\n') z++;
+    while (*z == ' ' || *z == '\t' || *z == '\r' || *z == '\n')
+      z++;
     if (*z == 0) break;
     if (*z == '\'' || *z == '"') {
       char q = *z++;
@@ -71,7 +72,8 @@ static int split_args(const char *zLine, char **pzCopy, char **azArg) {
       *zOut = 0; /* zOut < z unless the quote was never closed */
     } else {
       azArg[n++] = z;
-      while (*z && *z != ' ' && *z != '\t' && *z != '\r' && *z != '\n') z++;
+      while (*z && *z != ' ' && *z != '\t' && *z != '\r' && *z != '\n')
+        z++;
       if (*z) *z++ = 0;
     }
   }
@@ -123,8 +125,10 @@ static int cmd_tables(Shell *p, const char *zPattern) {
   if (nPerLine < 1) nPerLine = 1;
   for (i = 0; i < nName; i++) {
     int bLast = (i % nPerLine) == nPerLine - 1 || i == nName - 1;
-    if (bLast) fprintf(p->out, "%s\n", azName[i]);
-    else fprintf(p->out, "%-*s  ", nWidth, azName[i]);
+    if (bLast)
+      fprintf(p->out, "%s\n", azName[i]);
+    else
+      fprintf(p->out, "%-*s  ", nWidth, azName[i]);
     free(azName[i]);
   }
   free(azName);
@@ -159,7 +163,8 @@ int shell_dot(Shell *p, const char *zLine) {
   const char *zCmd;
   size_t nCmd;
 
-  while (*zLine == ' ' || *zLine == '\t') zLine++;
+  while (*zLine == ' ' || *zLine == '\t')
+    zLine++;
   if (*zLine == '.') zLine++;
   /* .explain takes the rest of the line as SQL. */
   nCmd = strcspn(zLine, " \t");
@@ -192,11 +197,15 @@ int shell_dot(Shell *p, const char *zLine) {
       }
     }
   } else if (strcmp(zCmd, "headers") == 0 || strcmp(zCmd, "header") == 0) {
-    if (nArg != 2) rc = shell_error(p, "usage: .headers on|off");
-    else rc = parse_bool(p, azArg[1], &p->bHeaders);
+    if (nArg != 2)
+      rc = shell_error(p, "usage: .headers on|off");
+    else
+      rc = parse_bool(p, azArg[1], &p->bHeaders);
   } else if (strcmp(zCmd, "timer") == 0) {
-    if (nArg != 2) rc = shell_error(p, "usage: .timer on|off");
-    else rc = parse_bool(p, azArg[1], &p->bTimer);
+    if (nArg != 2)
+      rc = shell_error(p, "usage: .timer on|off");
+    else
+      rc = parse_bool(p, azArg[1], &p->bTimer);
   } else if (strcmp(zCmd, "tables") == 0) {
     rc = cmd_tables(p, nArg > 1 ? azArg[1] : 0);
   } else if (strcmp(zCmd, "schema") == 0) {
@@ -206,8 +215,10 @@ int shell_dot(Shell *p, const char *zLine) {
   } else if (strcmp(zCmd, "compact") == 0) {
     rc = shell_compact(p, nArg > 1 ? azArg[1] : 0);
   } else if (strcmp(zCmd, "import") == 0) {
-    if (nArg < 3) rc = shell_error(p, "usage: .import FILE TABLE [name=value...]");
-    else rc = shell_import(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
+    if (nArg < 3)
+      rc = shell_error(p, "usage: .import FILE TABLE [name=value...]");
+    else
+      rc = shell_import(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
   } else if (strcmp(zCmd, "export") == 0) {
     if (nArg < 3) {
       rc = shell_error(p, "usage: .export TABLE FILE [cbt|csv|jsonl]");
@@ -215,11 +226,15 @@ int shell_dot(Shell *p, const char *zLine) {
       rc = shell_export(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
     }
   } else if (strcmp(zCmd, "keyviz") == 0) {
-    if (nArg < 3) rc = shell_error(p, "usage: .keyviz TABLE FILE.svg");
-    else rc = shell_keyviz(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
+    if (nArg < 3)
+      rc = shell_error(p, "usage: .keyviz TABLE FILE.svg");
+    else
+      rc = shell_keyviz(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
   } else if (strcmp(zCmd, "read") == 0) {
-    if (nArg != 2) rc = shell_error(p, "usage: .read FILE");
-    else rc = cmd_read(p, azArg[1]);
+    if (nArg != 2)
+      rc = shell_error(p, "usage: .read FILE");
+    else
+      rc = cmd_read(p, azArg[1]);
   } else if (strcmp(zCmd, "show") == 0) {
     rc = cmd_show(p);
   } else {

@@ -28,8 +28,8 @@
 #include "shell/shell.h"
 
 #define MAX_RANGES_SHOWN 8
-#define MAX_TERMS 32 /* WHERE terms read */
-#define MAX_IN 64     /* values of one IN list (a longer list is skipped) */
+#define MAX_TERMS        32 /* WHERE terms read */
+#define MAX_IN           64 /* values of one IN list (a longer list is skipped) */
 
 /* ---- a small SQL tokenizer, enough to find WHERE terms */
 
@@ -56,9 +56,11 @@ static int tokenize(const char *z, Tok **paTok) {
   int n = 0, nAlloc = 0;
   for (;;) {
     Tok t;
-    while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r') z++;
+    while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r')
+      z++;
     if (z[0] == '-' && z[1] == '-') {
-      while (*z && *z != '\n') z++;
+      while (*z && *z != '\n')
+        z++;
       continue;
     }
     if (z[0] == '/' && z[1] == '*') {
@@ -71,28 +73,32 @@ static int tokenize(const char *z, Tok **paTok) {
       t.e = T_EOF;
     } else if ((z[0] == 'x' || z[0] == 'X') && z[1] == '\'') {
       z += 2;
-      while (*z && *z != '\'') z++;
+      while (*z && *z != '\'')
+        z++;
       if (*z) z++;
       t.e = T_BLOB;
     } else if (*z == '\'') {
       z++;
       while (*z) {
-        if (*z == '\'' && z[1] == '\'') z += 2;
-        else if (*z == '\'') break;
-        else z++;
+        if (*z == '\'' && z[1] == '\'')
+          z += 2;
+        else if (*z == '\'')
+          break;
+        else
+          z++;
       }
       if (*z) z++;
       t.e = T_STR;
     } else if (*z == '"' || *z == '`' || *z == '[') {
       char q = *z == '[' ? ']' : *z;
       z++;
-      while (*z && *z != q) z++;
+      while (*z && *z != q)
+        z++;
       if (*z) z++;
       t.e = T_ID;
-    } else if ((*z >= '0' && *z <= '9') || (*z == '.' && z[1] >= '0' &&
-                                            z[1] <= '9')) {
-      while ((*z >= '0' && *z <= '9') || *z == '.' || *z == 'e' ||
-             *z == 'E' ||
+    } else if ((*z >= '0' && *z <= '9') ||
+               (*z == '.' && z[1] >= '0' && z[1] <= '9')) {
+      while ((*z >= '0' && *z <= '9') || *z == '.' || *z == 'e' || *z == 'E' ||
              ((*z == '+' || *z == '-') && (z[-1] == 'e' || z[-1] == 'E'))) {
         z++;
       }
@@ -160,7 +166,7 @@ static char *ident(const Tok *t) {
 
 typedef struct Cons {
   ks_constraint c;
-  int bBlob;             /* every value was a BLOB literal */
+  int bBlob; /* every value was a BLOB literal */
   ks_value aVal[MAX_IN];
   char *azOwned[MAX_IN]; /* decoded string/blob bytes */
 } Cons;
@@ -254,8 +260,10 @@ static int column(const ks_schema *s, const Tok *a, int *pi) {
   zName = ident(&a[*pi]);
   if (!zName) return -2;
   (*pi)++;
-  if (sqlite3_stricmp(zName, "_key") == 0) iField = KS_FIELD_KEY;
-  else iField = s->nField > 0 ? ks_schema_field(s, zName) : -1;
+  if (sqlite3_stricmp(zName, "_key") == 0)
+    iField = KS_FIELD_KEY;
+  else
+    iField = s->nField > 0 ? ks_schema_field(s, zName) : -1;
   free(zName);
   return iField >= 0 || iField == KS_FIELD_KEY ? iField : -2;
 }
@@ -267,11 +275,16 @@ static int lit_note(int r, int *pbAllBlob) {
 
 static int flip(int op) {
   switch (op) {
-  case KS_OP_LT: return KS_OP_GT;
-  case KS_OP_LE: return KS_OP_GE;
-  case KS_OP_GT: return KS_OP_LT;
-  case KS_OP_GE: return KS_OP_LE;
-  default: return op;
+  case KS_OP_LT:
+    return KS_OP_GT;
+  case KS_OP_LE:
+    return KS_OP_GE;
+  case KS_OP_GT:
+    return KS_OP_LT;
+  case KS_OP_GE:
+    return KS_OP_LE;
+  default:
+    return op;
   }
 }
 
@@ -333,7 +346,7 @@ static int parse_term(const ks_schema *s, const Tok *a, int i, int iEnd,
           c->c.aVal = c->aVal;
           c->c.nVal = 1;
           c->bBlob = bAllBlob;
-    return nCons + 1;
+          return nCons + 1;
         }
       }
       free(zOwn);
@@ -372,8 +385,10 @@ static int parse_term(const ks_schema *s, const Tok *a, int i, int iEnd,
         goto fail;
       }
       n++;
-      if (a[j].e == T_COMMA) j++;
-      else if (a[j].e != T_RP) goto fail;
+      if (a[j].e == T_COMMA)
+        j++;
+      else if (a[j].e != T_RP)
+        goto fail;
     }
     if (j + 1 != iEnd) goto fail;
     c->c.op = KS_OP_IN;
@@ -422,8 +437,10 @@ static char *where_constraints(const ks_schema *s, const char *zSql,
   *pnCons = 0;
   if (n == 0) return 0;
   for (i = 0; i < n && a[i].e != T_EOF; i++) {
-    if (a[i].e == T_LP) depth++;
-    else if (a[i].e == T_RP) depth--;
+    if (a[i].e == T_LP)
+      depth++;
+    else if (a[i].e == T_RP)
+      depth--;
     else if (depth == 0 && iFrom < 0 &&
              (is_kw(&a[i], "FROM") || is_kw(&a[i], "UPDATE"))) {
       iFrom = i;
@@ -432,9 +449,9 @@ static char *where_constraints(const ks_schema *s, const char *zSql,
       iWhere = i;
     } else if (depth > 0 && (is_kw(&a[i], "SELECT"))) {
       goto done; /* subqueries: not a one-table statement */
-    } else if (depth == 0 && (is_kw(&a[i], "JOIN") || is_kw(&a[i], "UNION") ||
-                              is_kw(&a[i], "INTERSECT") ||
-                              is_kw(&a[i], "EXCEPT"))) {
+    } else if (depth == 0 &&
+               (is_kw(&a[i], "JOIN") || is_kw(&a[i], "UNION") ||
+                is_kw(&a[i], "INTERSECT") || is_kw(&a[i], "EXCEPT"))) {
       goto done;
     }
   }
@@ -465,12 +482,12 @@ static char *where_constraints(const ks_schema *s, const char *zSql,
   iEnd = iWhere + 1;
   depth = 0;
   for (i = iWhere + 1; i < n; i++) {
-    int bStop = a[i].e == T_EOF ||
-                (depth == 0 &&
-                 (is_kw(&a[i], "GROUP") || is_kw(&a[i], "ORDER") ||
-                  is_kw(&a[i], "LIMIT") || is_kw(&a[i], "HAVING") ||
-                  is_kw(&a[i], "WINDOW") || is_kw(&a[i], "RETURNING") ||
-                  (a[i].e == T_OTHER && a[i].z[0] == ';')));
+    int bStop =
+        a[i].e == T_EOF ||
+        (depth == 0 && (is_kw(&a[i], "GROUP") || is_kw(&a[i], "ORDER") ||
+                        is_kw(&a[i], "LIMIT") || is_kw(&a[i], "HAVING") ||
+                        is_kw(&a[i], "WINDOW") || is_kw(&a[i], "RETURNING") ||
+                        (a[i].e == T_OTHER && a[i].z[0] == ';')));
     int bAnd = depth == 0 && is_kw(&a[i], "AND");
     if (a[i].e == T_LP) depth++;
     if (a[i].e == T_RP) depth--;
@@ -577,7 +594,8 @@ static char *key_ranges(Shell *p, const char *zTable, const char *zSql,
   }
   for (i = 0; i < MAX_TERMS; i++) {
     int k;
-    for (k = 0; k < MAX_IN; k++) free(aCons[i].azOwned[k]);
+    for (k = 0; k < MAX_IN; k++)
+      free(aCons[i].azOwned[k]);
   }
   wcs_table_close(pTab);
   return zOut;
@@ -616,7 +634,8 @@ static void say_detail(Shell *p, const char *zDetail, int nIndent,
       const char *z = strchr(zRanges, '\n');
       size_t nKind = strcspn(zRanges, "(\n"); /* "PREFIX SCAN " */
       int bFirst = 1;
-      while (nKind > 0 && zRanges[nKind - 1] == ' ') nKind--;
+      while (nKind > 0 && zRanges[nKind - 1] == ' ')
+        nKind--;
       if (strncmp(zPlan, zRanges, nKind) != 0 ||
           (zPlan[nKind] != 0 && zPlan[nKind] != ' ')) {
         z = 0; /* the same kind of plan, or nothing */
@@ -643,8 +662,8 @@ static void say_detail(Shell *p, const char *zDetail, int nIndent,
   }
 }
 
-static void explain_tree(Shell *p, PlanRow *a, int n, int iParent,
-                         int nIndent, const char *zSql) {
+static void explain_tree(Shell *p, PlanRow *a, int n, int iParent, int nIndent,
+                         const char *zSql) {
   int i;
   for (i = 0; i < n; i++) {
     if (a[i].parent != iParent) continue;
@@ -659,7 +678,8 @@ int shell_explain(Shell *p, const char *zSql) {
   PlanRow *a = 0;
   int n = 0, nAlloc = 0, rc, i;
 
-  while (*zSql == ' ' || *zSql == '\t' || *zSql == '\n') zSql++;
+  while (*zSql == ' ' || *zSql == '\t' || *zSql == '\n')
+    zSql++;
   if (*zSql == 0) return shell_error(p, "usage: .explain SQL");
   zEqp = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", zSql);
   if (!zEqp) return shell_error(p, "out of memory");
@@ -689,7 +709,8 @@ int shell_explain(Shell *p, const char *zSql) {
     fprintf(p->out, "plan:\n");
     explain_tree(p, a, n, 0, 2, zSql);
   }
-  for (i = 0; i < n; i++) free(a[i].zDetail);
+  for (i = 0; i < n; i++)
+    free(a[i].zDetail);
   free(a);
   fflush(p->out);
   return rc == SQLITE_DONE ? 0 : 1;

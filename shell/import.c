@@ -63,28 +63,28 @@ static const char *const azFormat[] = {"auto", "cbt", "csv", "jsonl",
 
 /* One attribute → family:qualifier mapping (map= option). */
 typedef struct MapEntry {
-  char *zAttr;    /* attribute / member / column name */
-  char *zFamily;  /* target family */
-  char *zQual;    /* target qualifier (NULL: the attribute name) */
+  char *zAttr;   /* attribute / member / column name */
+  char *zFamily; /* target family */
+  char *zQual;   /* target qualifier (NULL: the attribute name) */
 } MapEntry;
 
 typedef struct ImpOpts {
-  int eFormat;          /* FMT_* */
-  const char *zFamily;  /* column-family= / family=: the default family */
-  int eTs;              /* TS_* */
-  int64_t iTs;          /* TS_FIXED: the timestamp */
-  const char *zKey;     /* key=: template of the row key, "{pk}#{sk}" */
-  MapEntry *aMap;       /* map= entries */
+  int eFormat;         /* FMT_* */
+  const char *zFamily; /* column-family= / family=: the default family */
+  int eTs;             /* TS_* */
+  int64_t iTs;         /* TS_FIXED: the timestamp */
+  const char *zKey;    /* key=: template of the row key, "{pk}#{sk}" */
+  MapEntry *aMap;      /* map= entries */
   int nMap;
-  int bSkipBad;         /* skip-bad=yes: skip and count malformed records */
-  int nBatch;           /* rows per transaction */
-  int bKeepKeyAttrs;    /* keep-key=yes: key template attributes also
-                        ** become cells */
+  int bSkipBad;      /* skip-bad=yes: skip and count malformed records */
+  int nBatch;        /* rows per transaction */
+  int bKeepKeyAttrs; /* keep-key=yes: key template attributes also
+                     ** become cells */
 } ImpOpts;
 
 /* A cell of the pending row; offsets into Importer.arena. */
 typedef struct PendCell {
-  int iFam;             /* family index in the table */
+  int iFam; /* family index in the table */
   size_t oQual, nQual;
   size_t oVal, nVal;
   int64_t iTs;
@@ -95,27 +95,27 @@ typedef struct Importer {
   ImpOpts o;
   const char *zFile;
   FILE *in;
-  uint64_t nFileBytes;  /* size of the file (0 if unknown: a pipe) */
-  uint64_t nRead;       /* bytes consumed so far */
-  int iLine;            /* physical line the current record starts on */
-  int iNextLine;        /* physical line the reader is at */
+  uint64_t nFileBytes; /* size of the file (0 if unknown: a pipe) */
+  uint64_t nRead;      /* bytes consumed so far */
+  int iLine;           /* physical line the current record starts on */
+  int iNextLine;       /* physical line the reader is at */
   wcs_engine *pEng;
   wcs_table *pTab;
-  char *zTable;         /* store table name */
+  char *zTable;             /* store table name */
   const ks_schema *pSchema; /* borrowed from pTab */
   wcs_txn *pTxn;
-  int64_t nTxnRows;     /* rows in the uncommitted transaction */
-  int64_t nRows;        /* rows committed */
-  int64_t nCells;       /* cells committed */
-  int64_t nPendCellsTxn;/* cells in the uncommitted transaction */
-  int64_t nBad;         /* malformed records skipped */
-  char zReason[512];    /* why the current record is malformed */
+  int64_t nTxnRows;      /* rows in the uncommitted transaction */
+  int64_t nRows;         /* rows committed */
+  int64_t nCells;        /* cells committed */
+  int64_t nPendCellsTxn; /* cells in the uncommitted transaction */
+  int64_t nBad;          /* malformed records skipped */
+  char zReason[512];     /* why the current record is malformed */
   /* the pending row */
-  wcs_buf key;          /* row key bytes */
-  wcs_buf arena;        /* qualifier and value bytes of pending cells */
+  wcs_buf key;   /* row key bytes */
+  wcs_buf arena; /* qualifier and value bytes of pending cells */
   PendCell *aCell;
   int nCell, nCellAlloc;
-  int64_t iRowTs;       /* a _timestamp column/member, or -1 */
+  int64_t iRowTs; /* a _timestamp column/member, or -1 */
   /* progress */
   double tStart;
   double tLastDraw;
@@ -249,7 +249,8 @@ static int parse_opts(Shell *p, ImpOpts *o, int nOpt, char **azOpt) {
     const char *zEq;
     size_t nName;
     const char *zVal;
-    while (*z == '-') z++;
+    while (*z == '-')
+      z++;
     zEq = strchr(z, '=');
     if (!zEq) {
       /* A bare word is a format name (".export t f.csv csv"). */
@@ -274,8 +275,7 @@ static int parse_opts(Shell *p, ImpOpts *o, int nOpt, char **azOpt) {
       if (strcmp(zVal, "json") == 0 || strcmp(zVal, "ndjson") == 0) j = 3;
       if (strcmp(zVal, "dynamo") == 0 || strcmp(zVal, "ddb") == 0) j = 4;
       if (j >= 5) {
-        return shell_error(p,
-                           "format=%s: expected cbt, csv, jsonl or dynamodb",
+        return shell_error(p, "format=%s: expected cbt, csv, jsonl or dynamodb",
                            zVal);
       }
       o->eFormat = j;
@@ -333,8 +333,8 @@ static int table_has_family(wcs_table *pTab, const char *zFam) {
 /* Open the store table behind SQL table zTable, creating it (through SQL,
 ** so it is also a virtual table) with families azFam[0..nFam-1] when it
 ** does not exist, and adding those of them it lacks. */
-static int imp_open_table(Importer *imp, const char *zTable,
-                          const char **azFam, int nFam) {
+static int imp_open_table(Importer *imp, const char *zTable, const char **azFam,
+                          int nFam) {
   Shell *p = imp->p;
   char *zStoreName = 0;
   int bHistory = 0, i, rc;
@@ -344,14 +344,12 @@ static int imp_open_table(Importer *imp, const char *zTable,
   }
   if (!imp->pEng) {
     free(zStoreName);
-    return shell_error(p,
-                       "imports need a database file (the store lives "
-                       "beside it), not an in-memory database");
+    return shell_error(p, "imports need a database file (the store lives "
+                          "beside it), not an in-memory database");
   }
   if (bHistory) {
     free(zStoreName);
-    return shell_error(p,
-                       "%s is a HISTORY view; import into the table itself",
+    return shell_error(p, "%s is a HISTORY view; import into the table itself",
                        zTable);
   }
   if (!zStoreName) {
@@ -427,8 +425,8 @@ static int imp_add_families(Importer *imp, const char *zTable,
   for (i = 0; i < nFam; i++) {
     if (!table_has_family(imp->pTab, azFam[i])) {
       const char *zOld = wcs_table_schema_text(imp->pTab);
-      char *zNew = sqlite3_mprintf("%s%sFAMILY %s", zOld,
-                                   zOld[0] ? ", " : "", azFam[i]);
+      char *zNew =
+          sqlite3_mprintf("%s%sFAMILY %s", zOld, zOld[0] ? ", " : "", azFam[i]);
       if (!zNew) return shell_error(p, "out of memory");
       rc = wcs_table_alter(imp->pEng, zStoreName, zNew);
       sqlite3_free(zNew);
@@ -472,8 +470,7 @@ static int row_family(Importer *imp, const char *zFam, size_t nFam,
   zName[nFam] = 0;
   *piFam = wcs_table_family_index(imp->pTab, zName);
   if (*piFam < 0) {
-    return bad(imp, "no column family \"%s\" in table %s", zName,
-               imp->zTable);
+    return bad(imp, "no column family \"%s\" in table %s", zName, imp->zTable);
   }
   return IMP_OK;
 }
@@ -520,13 +517,14 @@ nomem:
 static void split_ts(Importer *imp, const char *z, size_t n, size_t *pnVal,
                      int64_t *piTs) {
   *pnVal = n;
-  *piTs = imp->iRowTs >= 0 ? imp->iRowTs
+  *piTs = imp->iRowTs >= 0         ? imp->iRowTs
           : imp->o.eTs == TS_FIXED ? imp->o.iTs
                                    : WCS_TS_NOW;
   if (imp->o.eTs == TS_ENCODED) {
     size_t i = n;
     int64_t ts;
-    while (i > 0 && z[i - 1] != '@') i--;
+    while (i > 0 && z[i - 1] != '@')
+      i--;
     if (i > 0 && i < n && parse_int64(z + i, n - i, &ts) && ts >= 0 &&
         z[i] != '+' && z[i] != '-') {
       *pnVal = i - 1;
@@ -567,8 +565,8 @@ static int row_finish(Importer *imp) {
     rc = wcs_table_family(imp->pTab, c->iFam, &fi);
     if (rc == WCS_OK) {
       rc = wcs_txn_set_cell(imp->pTxn, imp->pTab, imp->key.a, imp->key.n,
-                            fi.zName, imp->arena.a + c->oQual, c->nQual,
-                            c->iTs, imp->arena.a + c->oVal, c->nVal);
+                            fi.zName, imp->arena.a + c->oQual, c->nQual, c->iTs,
+                            imp->arena.a + c->oVal, c->nVal);
     }
   }
   if (rc != WCS_OK) {
@@ -625,7 +623,8 @@ static void progress(Importer *imp, int bFinal) {
     if (f > 1) f = 1;
     nFill = (int)(f * w);
     fprintf(stderr, "\r[");
-    for (i = 0; i < w; i++) fputc(i < nFill ? '#' : '.', stderr);
+    for (i = 0; i < w; i++)
+      fputc(i < nFill ? '#' : '.', stderr);
     fprintf(stderr, "] %3.0f%%  %.1f/%.1f MB  %.0f rows/s\033[K", f * 100,
             imp->nRead / 1e6, imp->nFileBytes / 1e6, nRows / dt);
   } else {
@@ -640,13 +639,13 @@ static void progress(Importer *imp, int bFinal) {
 ** ================================================================== */
 
 typedef struct CsvField {
-  size_t o, n;  /* bytes in CsvReader.rec */
-  int bQuoted;  /* the field was quoted ("" is an empty value, not absent) */
+  size_t o, n; /* bytes in CsvReader.rec */
+  int bQuoted; /* the field was quoted ("" is an empty value, not absent) */
 } CsvField;
 
 typedef struct CsvReader {
   Importer *imp;
-  wcs_buf rec;       /* unescaped field bytes of the current record */
+  wcs_buf rec; /* unescaped field bytes of the current record */
   CsvField *aField;
   int nField, nAlloc;
   int bEof;
@@ -727,8 +726,10 @@ static int csv_next(CsvReader *r) {
       while (c != ',' && c != '\n' && c != '\r' && c != EOF) {
         uint8_t b = (uint8_t)c;
         if (c == '"') {
-          return bad(imp, "a bare \" in unquoted field %d (quote the field "
-                     "and double the quote)", r->nField + 1);
+          return bad(imp,
+                     "a bare \" in unquoted field %d (quote the field "
+                     "and double the quote)",
+                     r->nField + 1);
         }
         if (wcs_buf_append(&r->rec, &b, 1)) return IMP_FAIL;
         c = csv_getc(r);
@@ -853,7 +854,8 @@ static int key_from_fields(Importer *imp, const char *const *azVal,
   char *zErr = 0;
   int i;
   for (i = 0; i < s->nField; i++) {
-    if (!azVal[i]) return bad(imp, "key field %s is missing", s->aField[i].zName);
+    if (!azVal[i])
+      return bad(imp, "key field %s is missing", s->aField[i].zName);
     if (s->aField[i].eType == KS_INT64 || s->aField[i].eType == KS_TIMESTAMP) {
       aVal[i].eType = KS_VAL_INT;
       if (!parse_int64(azVal[i], anVal[i], &aVal[i].i)) {
@@ -884,11 +886,11 @@ static int key_from_fields(Importer *imp, const char *const *azVal,
 
 /* A column of a CSV file. */
 typedef struct CsvCol {
-  int eKind;        /* COL_* */
-  int iFam;         /* COL_CELL: family index */
-  char *zQual;      /* COL_CELL: qualifier (malloc'd) */
+  int eKind;   /* COL_* */
+  int iFam;    /* COL_CELL: family index */
+  char *zQual; /* COL_CELL: qualifier (malloc'd) */
   size_t nQual;
-  int iField;       /* COL_FIELD: key field index */
+  int iField; /* COL_FIELD: key field index */
 } CsvCol;
 #define COL_IGNORE 0
 #define COL_KEY    1 /* the raw row key (_key, or cbt's first column) */
@@ -1000,8 +1002,10 @@ static int run_csv(Importer *imp, const char *zTable) {
         rc = IMP_FAIL;
         goto done;
       }
-      if (strcmp(zName, "_key") == 0) bKey = 1;
-      else if (nNeed > 0 && ks_schema_field(imp->pSchema, zName) >= 0) nFields++;
+      if (strcmp(zName, "_key") == 0)
+        bKey = 1;
+      else if (nNeed > 0 && ks_schema_field(imp->pSchema, zName) >= 0)
+        nFields++;
       free(zName);
     }
     if (!bKey && (nNeed == 0 || nFields < nNeed)) {
@@ -1039,13 +1043,15 @@ static int run_csv(Importer *imp, const char *zTable) {
             if (rc) goto header_error;
           }
           if (iCurFam < 0) {
-            rc = bad(imp, "column %d has no family (the family row names a "
-                     "family at or left of each column)", i + 1);
+            rc = bad(imp,
+                     "column %d has no family (the family row names a "
+                     "family at or left of each column)",
+                     i + 1);
             goto header_error;
           }
         } else if (iCurFam < 0) {
-          rc = row_family(imp, imp->o.zFamily, strlen(imp->o.zFamily),
-                          &iCurFam);
+          rc =
+              row_family(imp, imp->o.zFamily, strlen(imp->o.zFamily), &iCurFam);
           if (rc) goto header_error;
         }
         aCol[i].eKind = COL_CELL;
@@ -1124,7 +1130,8 @@ static int run_csv(Importer *imp, const char *zTable) {
       rc = bad(imp, "%d fields, expected %d as in the header", r.nField, nCol);
     }
     row_reset(imp);
-    for (i = 0; i < KS_MAX_FIELDS; i++) azKey[i] = 0;
+    for (i = 0; i < KS_MAX_FIELDS; i++)
+      azKey[i] = 0;
     /* Key and row timestamp first. */
     for (i = 0; i < nCol && rc == IMP_OK; i++) {
       size_t n;
@@ -1180,12 +1187,12 @@ static int run_csv(Importer *imp, const char *zTable) {
 
 header_error:
   if (rc == IMP_BAD) {
-    shell_error(imp->p, "%s line %d: %s", imp->zFile, imp->iLine,
-                imp->zReason);
+    shell_error(imp->p, "%s line %d: %s", imp->zFile, imp->iLine, imp->zReason);
     rc = IMP_FAIL;
   }
 done:
-  for (i = 0; i < nCol; i++) free(aCol[i].zQual);
+  for (i = 0; i < nCol; i++)
+    free(aCol[i].zQual);
   free(aCol);
   free_families(imp, azFam, nFam);
   wcs_buf_free(&r.rec);
@@ -1201,11 +1208,11 @@ done:
 
 /* One node of a parsed JSON line. */
 typedef struct JNode {
-  int id, parent;    /* json_tree ids */
-  char *zKey;        /* member name (NULL for array elements) */
-  int eType;         /* J_* */
-  char *z;           /* text: decoded string, number source text, or the
-                     ** JSON text of an object/array */
+  int id, parent; /* json_tree ids */
+  char *zKey;     /* member name (NULL for array elements) */
+  int eType;      /* J_* */
+  char *z;        /* text: decoded string, number source text, or the
+                  ** JSON text of an object/array */
   size_t n;
   int iFirst, iNext; /* first child / next sibling (indexes), -1 none */
 } JNode;
@@ -1234,12 +1241,11 @@ static void jdoc_clear(JDoc *d) {
 static int json_open(Importer *imp) {
   if (imp->jdb) return 0;
   if (sqlite3_open(":memory:", &imp->jdb) != SQLITE_OK ||
-      sqlite3_prepare_v2(
-          imp->jdb,
-          "SELECT id, parent, key, type, CASE WHEN type IN "
-          "('integer','real') THEN ?1 -> fullkey ELSE value END "
-          "FROM json_tree(?1) ORDER BY id",
-          -1, &imp->pTree, 0) != SQLITE_OK ||
+      sqlite3_prepare_v2(imp->jdb,
+                         "SELECT id, parent, key, type, CASE WHEN type IN "
+                         "('integer','real') THEN ?1 -> fullkey ELSE value END "
+                         "FROM json_tree(?1) ORDER BY id",
+                         -1, &imp->pTree, 0) != SQLITE_OK ||
       sqlite3_prepare_v2(imp->jdb, "SELECT json_valid(?1)", -1, &imp->pValid,
                          0) != SQLITE_OK) {
     return shell_error(imp->p, "cannot open SQLite's JSON functions: %s",
@@ -1249,8 +1255,7 @@ static int json_open(Importer *imp) {
 }
 
 /* Parse zLine into d. IMP_BAD if it is not a JSON object. */
-static int json_parse(Importer *imp, const char *zLine, size_t nLine,
-                      JDoc *d) {
+static int json_parse(Importer *imp, const char *zLine, size_t nLine, JDoc *d) {
   int rc = IMP_OK, i, bValid = 0;
   jdoc_clear(d);
   sqlite3_bind_text(imp->pValid, 1, zLine, (int)nLine, SQLITE_STATIC);
@@ -1284,14 +1289,20 @@ static int json_parse(Importer *imp, const char *zLine, size_t nLine,
       nd->zKey = strdup((const char *)sqlite3_column_text(imp->pTree, 2));
     }
     if (!zType) zType = "null";
-    if (strcmp(zType, "true") == 0) nd->eType = J_TRUE;
-    else if (strcmp(zType, "false") == 0) nd->eType = J_FALSE;
+    if (strcmp(zType, "true") == 0)
+      nd->eType = J_TRUE;
+    else if (strcmp(zType, "false") == 0)
+      nd->eType = J_FALSE;
     else if (strcmp(zType, "integer") == 0 || strcmp(zType, "real") == 0)
       nd->eType = J_NUMBER;
-    else if (strcmp(zType, "text") == 0) nd->eType = J_TEXT;
-    else if (strcmp(zType, "array") == 0) nd->eType = J_ARRAY;
-    else if (strcmp(zType, "object") == 0) nd->eType = J_OBJECT;
-    else nd->eType = J_NULL;
+    else if (strcmp(zType, "text") == 0)
+      nd->eType = J_TEXT;
+    else if (strcmp(zType, "array") == 0)
+      nd->eType = J_ARRAY;
+    else if (strcmp(zType, "object") == 0)
+      nd->eType = J_OBJECT;
+    else
+      nd->eType = J_NULL;
     if (sqlite3_column_type(imp->pTree, 4) != SQLITE_NULL) {
       const void *pv = sqlite3_column_text(imp->pTree, 4);
       nd->n = (size_t)sqlite3_column_bytes(imp->pTree, 4);
@@ -1321,7 +1332,8 @@ static int json_parse(Importer *imp, const char *zLine, size_t nLine,
       shell_error(imp->p, "out of memory");
       return IMP_FAIL;
     }
-    for (i = 0; i <= maxId; i++) aMap[i] = -1;
+    for (i = 0; i <= maxId; i++)
+      aMap[i] = -1;
     for (i = 0; i < d->n; i++) {
       if (d->a[i].id >= 0) aMap[d->a[i].id] = i;
     }
@@ -1366,7 +1378,8 @@ static int base64_decode(const char *z, size_t n, wcs_buf *pOut) {
   uint32_t acc = 0;
   int nBits = 0;
   size_t i;
-  while (n > 0 && z[n - 1] == '=') n--;
+  while (n > 0 && z[n - 1] == '=')
+    n--;
   for (i = 0; i < n; i++) {
     int v = b64val((unsigned char)z[i]);
     if (v < 0) return 1;
@@ -1386,17 +1399,20 @@ static int is_number(const char *z, size_t n) {
   size_t i = 0;
   int nDigit = 0;
   if (i < n && (z[i] == '-' || z[i] == '+')) i++;
-  while (i < n && z[i] >= '0' && z[i] <= '9') i++, nDigit++;
+  while (i < n && z[i] >= '0' && z[i] <= '9')
+    i++, nDigit++;
   if (i < n && z[i] == '.') {
     i++;
-    while (i < n && z[i] >= '0' && z[i] <= '9') i++, nDigit++;
+    while (i < n && z[i] >= '0' && z[i] <= '9')
+      i++, nDigit++;
   }
   if (nDigit == 0) return 0;
   if (i < n && (z[i] == 'e' || z[i] == 'E')) {
     int nExp = 0;
     i++;
     if (i < n && (z[i] == '-' || z[i] == '+')) i++;
-    while (i < n && z[i] >= '0' && z[i] <= '9') i++, nExp++;
+    while (i < n && z[i] >= '0' && z[i] <= '9')
+      i++, nExp++;
     if (nExp == 0) return 0;
   }
   return i == n;
@@ -1407,7 +1423,8 @@ static int is_number(const char *z, size_t n) {
 static int append_json_number(wcs_buf *b, const char *z, size_t n) {
   if (n && z[0] == '+') z++, n--;
   if (n > 1 && z[0] == '0' && z[1] >= '0' && z[1] <= '9') {
-    while (n > 1 && z[0] == '0' && z[1] >= '0' && z[1] <= '9') z++, n--;
+    while (n > 1 && z[0] == '0' && z[1] >= '0' && z[1] <= '9')
+      z++, n--;
   }
   return wcs_buf_append(b, z, n);
 }
@@ -1423,7 +1440,8 @@ static int ddb_to_json(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
   if (nDepth > 64) return bad(imp, "attribute nested more than 64 deep");
   if (nd->eType != J_OBJECT || iT < 0 || d->a[iT].iNext >= 0 ||
       !d->a[iT].zKey) {
-    return bad(imp, "attribute %s: a DynamoDB value is an object with one "
+    return bad(imp,
+               "attribute %s: a DynamoDB value is an object with one "
                "type member (S, N, B, BOOL, NULL, M, L, SS, NS, BS)",
                nd->zKey ? nd->zKey : "(element)");
   }
@@ -1482,8 +1500,10 @@ static int ddb_to_json(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
       } else if (c->eType != J_TEXT) {
         rc = bad(imp, "%s elements must be strings", zT);
       } else if (zT[0] == 'N') {
-        if (!is_number(c->z, c->n)) rc = bad(imp, "NS element is not a number");
-        else if (append_json_number(b, c->z, c->n)) rc = IMP_FAIL;
+        if (!is_number(c->z, c->n))
+          rc = bad(imp, "NS element is not a number");
+        else if (append_json_number(b, c->z, c->n))
+          rc = IMP_FAIL;
       } else if (shell_json_string(b, c->z, c->n)) {
         rc = IMP_FAIL;
       }
@@ -1514,8 +1534,8 @@ static int ddb_cell_bytes(Importer *imp, JDoc *d, int iAttr, wcs_buf *b,
   }
   if (strcmp(v->zKey, "N") == 0 && v->eType == J_TEXT) {
     if (!is_number(v->z, v->n)) {
-      return bad(imp, "attribute %s: N value \"%s\" is not a number",
-                 nd->zKey, v->z);
+      return bad(imp, "attribute %s: N value \"%s\" is not a number", nd->zKey,
+                 v->z);
     }
     return wcs_buf_append(b, v->z, v->n) ? IMP_FAIL : IMP_OK;
   }
@@ -1662,8 +1682,7 @@ static int route_member(Importer *imp, const char *zName, int *piFam,
     *pzQual = zColon + 1;
     return row_family(imp, zName, (size_t)(zColon - zName), piFam);
   }
-  if (imp->pSchema &&
-      (iQual = ks_schema_qualifier(imp->pSchema, zName)) >= 0) {
+  if (imp->pSchema && (iQual = ks_schema_qualifier(imp->pSchema, zName)) >= 0) {
     *piFam = imp->pSchema->aQual[iQual].iFamily;
     *pzQual = imp->pSchema->aQual[iQual].zName;
     return IMP_OK;
@@ -1751,8 +1770,8 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
         break;
       }
       rc = json_member_bytes(imp, d, iF, b, &bSkip);
-      if (rc == IMP_OK && bSkip) rc = bad(imp, "key field %s is null",
-                                          s->aField[i].zName);
+      if (rc == IMP_OK && bSkip)
+        rc = bad(imp, "key field %s is null", s->aField[i].zName);
       aOff[i] = parts.n;
       anVal[i] = b->n;
       if (rc == IMP_OK && wcs_buf_append(&parts, b->a, b->n)) rc = IMP_FAIL;
@@ -1820,7 +1839,7 @@ static int ddb_record(Importer *imp, JDoc *d, wcs_buf *b) {
   int i, rc, bSkip;
   if (iItem < 0 || d->a[iItem].eType != J_OBJECT) {
     return bad(imp, "no \"Item\" object (a DynamoDB export line is "
-               "{\"Item\": {...}})");
+                    "{\"Item\": {...}})");
   }
   if (!imp->o.zKey) return bad(imp, "DynamoDB imports need key=TEMPLATE");
   rc = key_from_template(imp, d, 1, iItem, b);
@@ -1846,7 +1865,8 @@ static int json_families(Importer *imp, const char ***pazFam, int *pnFam) {
   int n = 0, i;
   if (!az) return 1;
   if (imp->o.zFamily) az[n++] = imp->o.zFamily;
-  for (i = 0; i < imp->o.nMap; i++) az[n++] = imp->o.aMap[i].zFamily;
+  for (i = 0; i < imp->o.nMap; i++)
+    az[n++] = imp->o.aMap[i].zFamily;
   *pazFam = az;
   *pnFam = n;
   return 0;
@@ -1927,7 +1947,8 @@ static int run_json(Importer *imp, const char *zTable) {
     int bErr = jsonl_scan_families(imp, &azFam, &nFam);
     if (!bErr) bErr = imp_open_table(imp, zTable, azFam, nFam);
     if (!bErr) bErr = imp_add_families(imp, zTable, azFam, nFam);
-    while (nFam > 0) free((char *)azFam[--nFam]);
+    while (nFam > 0)
+      free((char *)azFam[--nFam]);
     free(azFam);
     if (bErr) return IMP_FAIL;
   } else {
@@ -1961,9 +1982,9 @@ static int run_json(Importer *imp, const char *zTable) {
     imp->nRead += line.n + (c == '\n');
     if (rc) break;
     if (c == EOF && line.n == 0) break;
-    while (line.n > 0 && (line.a[line.n - 1] == '\r' ||
-                          line.a[line.n - 1] == ' ' ||
-                          line.a[line.n - 1] == '\t')) {
+    while (line.n > 0 &&
+           (line.a[line.n - 1] == '\r' || line.a[line.n - 1] == ' ' ||
+            line.a[line.n - 1] == '\t')) {
       line.n--;
     }
     if (line.n == 0) continue;
@@ -2017,7 +2038,8 @@ static int sniff_format(Importer *imp) {
   }
   if (zHead[i] == '{') {
     const char *z = zHead + i + 1;
-    while (*z == ' ' || *z == '\t') z++;
+    while (*z == ' ' || *z == '\t')
+      z++;
     if (strncmp(z, "\"Item\"", 6) == 0) return FMT_DYNAMODB;
     return FMT_JSONL;
   }
@@ -2144,10 +2166,10 @@ typedef struct Exporter {
   const ks_schema *pSchema;
   FILE *out;
   int eFormat;
-  int bTs;              /* write value@timestamp */
-  ExpCol *aCol;         /* sorted by (iFam, qualifier) */
+  int bTs;      /* write value@timestamp */
+  ExpCol *aCol; /* sorted by (iFam, qualifier) */
   int nCol, nAlloc;
-  int bFields;          /* CSV: every key decodes: write key fields */
+  int bFields; /* CSV: every key decodes: write key fields */
   wcs_buf scratch;
 } Exporter;
 
@@ -2167,8 +2189,10 @@ static int col_find(Exporter *x, int iFam, const void *pQual, size_t nQual,
     int mid = (lo + hi) / 2;
     int c = col_cmp(iFam, pQual, nQual, &x->aCol[mid]);
     if (c == 0) return mid;
-    if (c < 0) hi = mid;
-    else lo = mid + 1;
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   if (!bAdd) return -1;
   if (x->nCol == x->nAlloc) {
@@ -2178,7 +2202,8 @@ static int col_find(Exporter *x, int iFam, const void *pQual, size_t nQual,
     x->aCol = a;
     x->nAlloc = nNew;
   }
-  memmove(&x->aCol[lo + 1], &x->aCol[lo], sizeof(ExpCol) * (size_t)(x->nCol - lo));
+  memmove(&x->aCol[lo + 1], &x->aCol[lo],
+          sizeof(ExpCol) * (size_t)(x->nCol - lo));
   x->aCol[lo].iFam = iFam;
   x->aCol[lo].pQual = malloc(nQual ? nQual : 1);
   if (!x->aCol[lo].pQual) return -2;
@@ -2280,8 +2305,8 @@ static int export_csv(Exporter *x) {
     } else {
       for (i = 0; i < s->nField; i++) {
         if (i) fputc(',', x->out);
-        shell_csv_field(x->out, s->aField[i].zName,
-                        strlen(s->aField[i].zName), 0);
+        shell_csv_field(x->out, s->aField[i].zName, strlen(s->aField[i].zName),
+                        0);
       }
     }
     for (iCol = 0; iCol < x->nCol; iCol++) {
@@ -2311,7 +2336,8 @@ static int export_csv(Exporter *x) {
     const wcs_cell *aCell = wcs_cursor_cells(pCur, &nCell);
     size_t nRow;
     const void *pRow = wcs_cursor_row(pCur, &nRow);
-    for (iCol = 0; iCol < x->nCol; iCol++) aCount[iCol] = 0;
+    for (iCol = 0; iCol < x->nCol; iCol++)
+      aCount[iCol] = 0;
     /* Cells come grouped by column, newest first. */
     for (i = 0; i < nCell; i++) {
       iCol = col_find(x, aCell[i].iFamily, aCell[i].pQual, aCell[i].nQual, 0);
@@ -2402,8 +2428,8 @@ static int export_jsonl(Exporter *x) {
     wcs_buf_append(&b, ",\"cells\":[", 10);
     for (i = 0; i < nCell; i++) {
       char zTs[40];
-      int n = snprintf(zTs, sizeof(zTs), ",\"timestamp\":%" PRId64,
-                       aCell[i].iTs);
+      int n =
+          snprintf(zTs, sizeof(zTs), ",\"timestamp\":%" PRId64, aCell[i].iTs);
       if (i) wcs_buf_append(&b, ",", 1);
       wcs_buf_append(&b, "{\"family\":", 10);
       shell_json_string(&b, aCell[i].zFamily, strlen(aCell[i].zFamily));
@@ -2438,7 +2464,8 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
     if (strcmp(azOpt[i], "timestamp=none") == 0 ||
         strcmp(azOpt[i], "--timestamp=none") == 0) {
       x.bTs = 0;
-      memmove(&azOpt[i], &azOpt[i + 1], sizeof(char *) * (size_t)(nOpt - i - 1));
+      memmove(&azOpt[i], &azOpt[i + 1],
+              sizeof(char *) * (size_t)(nOpt - i - 1));
       nOpt--;
       i--;
     }
@@ -2473,13 +2500,15 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
   } else {
     fflush(stdout);
   }
-  for (i = 0; i < x.nCol; i++) free(x.aCol[i].pQual);
+  for (i = 0; i < x.nCol; i++)
+    free(x.aCol[i].pQual);
   free(x.aCol);
   wcs_buf_free(&x.scratch);
   if (rc != WCS_OK) {
     shell_error(p, "export of %s failed: %s", zTable,
                 rc == WCS_IOERR ? "write error"
-                                : p->pEng ? wcs_engine_errmsg(p->pEng) : "");
+                : p->pEng       ? wcs_engine_errmsg(p->pEng)
+                                : "");
     wcs_table_close(x.pTab);
     return 1;
   }

@@ -38,21 +38,21 @@
 #define KV_LABEL_MAX       30 /* characters of a label before "..." */
 
 /* SVG geometry (pixels). */
-#define KV_W          1200
-#define KV_H          800
-#define KV_TOP        96
-#define KV_BOTTOM     712
-#define KV_LABEL_X    250
-#define KV_WRITE_X    262
-#define KV_READ_X     598
-#define KV_HEAT_W     324
-#define KV_DIST_X     934
-#define KV_DIST_W     250
+#define KV_W       1200
+#define KV_H       800
+#define KV_TOP     96
+#define KV_BOTTOM  712
+#define KV_LABEL_X 250
+#define KV_WRITE_X 262
+#define KV_READ_X  598
+#define KV_HEAT_W  324
+#define KV_DIST_X  934
+#define KV_DIST_W  250
 
 typedef struct KvBucket {
-  uint8_t *pStart;   /* first key of the bucket (NULL for the first) */
+  uint8_t *pStart; /* first key of the bucket (NULL for the first) */
   size_t nStart;
-  char *zLabel;      /* printable label (malloc'd) */
+  char *zLabel; /* printable label (malloc'd) */
   uint64_t nRows;
   uint64_t nBytes;
 } KvBucket;
@@ -61,10 +61,10 @@ typedef struct KeyViz {
   Shell *p;
   wcs_table *pTab;
   const ks_schema *pSchema;
-  int nMax;          /* bucket limit */
+  int nMax; /* bucket limit */
   KvBucket *aB;
   int nB;
-  int nLevel;        /* prefix mode: key fields per bucket; 0 = quantiles */
+  int nLevel; /* prefix mode: key fields per bucket; 0 = quantiles */
   uint64_t nRows;
   uint64_t nBytes;
   wcs_buf scratch;
@@ -268,14 +268,26 @@ static void spread_slot(KeyViz *kv, const wcs_heatmap *m,
 static void xml_text(FILE *f, const char *z) {
   for (; *z; z++) {
     switch (*z) {
-    case '&': fputs("&amp;", f); break;
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '"': fputs("&quot;", f); break;
-    case '\'': fputs("&apos;", f); break;
+    case '&':
+      fputs("&amp;", f);
+      break;
+    case '<':
+      fputs("&lt;", f);
+      break;
+    case '>':
+      fputs("&gt;", f);
+      break;
+    case '"':
+      fputs("&quot;", f);
+      break;
+    case '\'':
+      fputs("&apos;", f);
+      break;
     default:
-      if ((unsigned char)*z < 0x20) fprintf(f, "\\x%02x", (unsigned char)*z);
-      else fputc(*z, f);
+      if ((unsigned char)*z < 0x20)
+        fprintf(f, "\\x%02x", (unsigned char)*z);
+      else
+        fputc(*z, f);
     }
   }
 }
@@ -310,21 +322,29 @@ static void fmt_time(int64_t iMicros, char *zOut, size_t n) {
 }
 
 static void fmt_count(double v, char *zOut, size_t n) {
-  if (v >= 1e9) snprintf(zOut, n, "%.1fG", v / 1e9);
-  else if (v >= 1e6) snprintf(zOut, n, "%.1fM", v / 1e6);
-  else if (v >= 1e4) snprintf(zOut, n, "%.1fk", v / 1e3);
-  else snprintf(zOut, n, "%.0f", v);
+  if (v >= 1e9)
+    snprintf(zOut, n, "%.1fG", v / 1e9);
+  else if (v >= 1e6)
+    snprintf(zOut, n, "%.1fM", v / 1e6);
+  else if (v >= 1e4)
+    snprintf(zOut, n, "%.1fk", v / 1e3);
+  else
+    snprintf(zOut, n, "%.0f", v);
 }
 
 static void fmt_bytes(double v, char *zOut, size_t n) {
-  if (v >= 1 << 30) snprintf(zOut, n, "%.1f GiB", v / (1 << 30));
-  else if (v >= 1 << 20) snprintf(zOut, n, "%.1f MiB", v / (1 << 20));
-  else if (v >= 1 << 10) snprintf(zOut, n, "%.1f KiB", v / (1 << 10));
-  else snprintf(zOut, n, "%.0f B", v);
+  if (v >= 1 << 30)
+    snprintf(zOut, n, "%.1f GiB", v / (1 << 30));
+  else if (v >= 1 << 20)
+    snprintf(zOut, n, "%.1f MiB", v / (1 << 20));
+  else if (v >= 1 << 10)
+    snprintf(zOut, n, "%.1f KiB", v / (1 << 10));
+  else
+    snprintf(zOut, n, "%.0f B", v);
 }
 
-static void heat_panel(FILE *f, KeyViz *kv, const wcs_heatmap *m,
-                       double *aGrid, double vMax, int x0, const char *zClass,
+static void heat_panel(FILE *f, KeyViz *kv, const wcs_heatmap *m, double *aGrid,
+                       double vMax, int x0, const char *zClass,
                        const char *zTitle, const char *zUnit) {
   double rowH = (double)(KV_BOTTOM - KV_TOP) / kv->nB;
   int s, a;
@@ -447,13 +467,17 @@ static int write_svg(KeyViz *kv, const wcs_heatmap *m, const char *zFile,
           "font-size: %dpx; }\n"
           "</style>\n"
           "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
-          KV_W, KV_H, KV_W, KV_H, rowH >= 13 ? 12 : rowH >= 9 ? 9 : 8, KV_W,
-          KV_H);
+          KV_W, KV_H, KV_W, KV_H,
+          rowH >= 13  ? 12
+          : rowH >= 9 ? 9
+                      : 8,
+          KV_W, KV_H);
   fprintf(f, "<text class=\"title\" x=\"16\" y=\"32\">Key Visualizer: ");
   xml_text(f, zTable);
   fprintf(f, "</text>\n");
   fmt_bytes((double)kv->nBytes, zA, sizeof(zA));
-  fprintf(f, "<text class=\"subtitle\" x=\"16\" y=\"54\">%" PRIu64
+  fprintf(f,
+          "<text class=\"subtitle\" x=\"16\" y=\"54\">%" PRIu64
           " rows, %s in %d key buckets ",
           kv->nRows, zA, kv->nB);
   if (kv->nLevel > 0) {
@@ -469,7 +493,8 @@ static int write_svg(KeyViz *kv, const wcs_heatmap *m, const char *zFile,
   }
   fmt_count(wSum, zA, sizeof(zA));
   fmt_count(rSum, zB, sizeof(zB));
-  fprintf(f, "; %s cells written, %s rows read in %d one-minute slots; "
+  fprintf(f,
+          "; %s cells written, %s rows read in %d one-minute slots; "
           "key order top to bottom, time left to right</text>\n",
           zA, zB, m->nSlot);
 
@@ -484,7 +509,8 @@ static int write_svg(KeyViz *kv, const wcs_heatmap *m, const char *zFile,
     xml_text(f, kv->aB[a].zLabel);
     fprintf(f, "</text>\n");
   }
-  fprintf(f, "<text class=\"panel-title\" x=\"%d\" y=\"%d\" "
+  fprintf(f,
+          "<text class=\"panel-title\" x=\"%d\" y=\"%d\" "
           "text-anchor=\"end\">row key</text>\n",
           KV_LABEL_X, KV_TOP - 12);
 
@@ -545,7 +571,8 @@ int shell_keyviz(Shell *p, const char *zTable, const char *zFile, int nOpt,
   kv.nMax = KV_DEFAULT_BUCKETS;
   for (i = 0; i < nOpt; i++) {
     const char *z = azOpt[i];
-    while (*z == '-') z++;
+    while (*z == '-')
+      z++;
     if (strncmp(z, "buckets=", 8) == 0 && atoi(z + 8) >= 1 &&
         atoi(z + 8) <= KV_MAX_BUCKETS) {
       kv.nMax = atoi(z + 8);

@@ -40,8 +40,8 @@ int wcs_register(sqlite3 *db);
 volatile sig_atomic_t shell_interrupted = 0;
 volatile sig_atomic_t shell_busy = 0;
 
-static sqlite3 *volatile g_db = 0;        /* for the SIGINT handler */
-static volatile sig_atomic_t g_atPrompt = 0; /* 1 while readline waits */
+static sqlite3 *volatile g_db = 0;              /* for the SIGINT handler */
+static volatile sig_atomic_t g_atPrompt = 0;    /* 1 while readline waits */
 static volatile sig_atomic_t g_interactive = 0; /* input is a terminal */
 
 #define PROMPT_MAIN "wcs> "
@@ -151,7 +151,8 @@ static int all_space(const char *z) {
 
 int shell_run_text(Shell *p, const char *zText) {
   const char *z = zText;
-  while (*z == ' ' || *z == '\t') z++;
+  while (*z == ' ' || *z == '\t')
+    z++;
   if (z[0] == '.') return shell_dot(p, z);
   return shell_exec(p, zText);
 }
@@ -174,7 +175,8 @@ int shell_process(Shell *p, FILE *in, const char *zName, int bBail) {
     }
     if (sql.n == 0) {
       const char *z = zLine;
-      while (*z == ' ' || *z == '\t') z++;
+      while (*z == ' ' || *z == '\t')
+        z++;
       if (*z == 0) {
         free(zLine);
         continue;
@@ -233,39 +235,37 @@ int shell_process(Shell *p, FILE *in, const char *zName, int bBail) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "Usage: wcs [OPTIONS] [DB [SQL | .command]...]\n"
-          "       wcs demo [DB]\n"
-          "       wcs import DB TABLE FILE [name=value...]\n"
-          "       wcs export DB TABLE FILE [cbt|csv|jsonl] [name=value...]\n"
-          "       wcs keyviz DB TABLE FILE.svg [buckets=N]\n"
-          "\n"
-          "An SQL shell for SQLite with the wcs module (Bigtable-style "
-          "tables).\n"
-          "DB defaults to wcs.db in the current directory; its store is "
-          "DB.wcs/.\n"
-          "With SQL arguments each runs in turn and the program exits; "
-          "without,\n"
-          "SQL is read from standard input (a script, or the prompt on a "
-          "terminal).\n"
-          "\n"
-          "Options:\n"
-          "  --mode MODE       list, table, box, csv, json or line\n"
-          "  --headers on|off  print column names\n"
-          "  --version         print the version\n"
-          "  --help            this text\n"
-          "\n"
-          "Inside the shell, .help lists the dot-commands.\n");
+  fprintf(f, "Usage: wcs [OPTIONS] [DB [SQL | .command]...]\n"
+             "       wcs demo [DB]\n"
+             "       wcs import DB TABLE FILE [name=value...]\n"
+             "       wcs export DB TABLE FILE [cbt|csv|jsonl] [name=value...]\n"
+             "       wcs keyviz DB TABLE FILE.svg [buckets=N]\n"
+             "\n"
+             "An SQL shell for SQLite with the wcs module (Bigtable-style "
+             "tables).\n"
+             "DB defaults to wcs.db in the current directory; its store is "
+             "DB.wcs/.\n"
+             "With SQL arguments each runs in turn and the program exits; "
+             "without,\n"
+             "SQL is read from standard input (a script, or the prompt on a "
+             "terminal).\n"
+             "\n"
+             "Options:\n"
+             "  --mode MODE       list, table, box, csv, json or line\n"
+             "  --headers on|off  print column names\n"
+             "  --version         print the version\n"
+             "  --help            this text\n"
+             "\n"
+             "Inside the shell, .help lists the dot-commands.\n");
 }
 
 int shell_open(Shell *p, const char *zPath) {
   int rc;
   p->zDbPath = strdup(zPath);
   if (!p->zDbPath) return shell_error(p, "out of memory");
-  rc = sqlite3_open_v2(zPath, &p->db,
-                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                           SQLITE_OPEN_URI,
-                       0);
+  rc = sqlite3_open_v2(
+      zPath, &p->db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, 0);
   if (rc != SQLITE_OK) {
     shell_error(p, "cannot open %s: %s", zPath,
                 p->db ? sqlite3_errmsg(p->db) : sqlite3_errstr(rc));
@@ -294,7 +294,8 @@ void shell_close(Shell *p) {
     int nErr = p->nErr;
     int i;
     if (shell_engine(p, 0, &pEng) == 0 && pEng) wcs_engine_heat_save(pEng);
-    for (i = 0; i < p->nExtra; i++) wcs_engine_heat_save(p->apExtra[i]);
+    for (i = 0; i < p->nExtra; i++)
+      wcs_engine_heat_save(p->apExtra[i]);
     p->nErr = nErr;
   }
   if (p->db) sqlite3_close(p->db);
@@ -412,9 +413,9 @@ int main(int argc, char **argv) {
   }
   install_sigint();
 
-  if (i < argc && (strcmp(argv[i], "import") == 0 ||
-                   strcmp(argv[i], "export") == 0 ||
-                   strcmp(argv[i], "keyviz") == 0)) {
+  if (i < argc &&
+      (strcmp(argv[i], "import") == 0 || strcmp(argv[i], "export") == 0 ||
+       strcmp(argv[i], "keyviz") == 0)) {
     rc = run_tool(p, argv[i], argc - i - 1, argv + i + 1);
     shell_close(p);
     return rc ? 1 : 0;

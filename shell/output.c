@@ -40,10 +40,14 @@ static int utf8_len(const uint8_t *p, size_t n) {
   int len, i;
   uint32_t c;
   if (p[0] < 0x80) return 1;
-  if (p[0] >= 0xC2 && p[0] <= 0xDF) len = 2;
-  else if (p[0] >= 0xE0 && p[0] <= 0xEF) len = 3;
-  else if (p[0] >= 0xF0 && p[0] <= 0xF4) len = 4;
-  else return 0;
+  if (p[0] >= 0xC2 && p[0] <= 0xDF)
+    len = 2;
+  else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+    len = 3;
+  else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+    len = 4;
+  else
+    return 0;
   if ((size_t)len > n) return 0;
   c = p[0] & (0x7F >> len);
   for (i = 1; i < len; i++) {
@@ -173,7 +177,8 @@ static int render_cell(sqlite3_stmt *pStmt, int i, int eMode, wcs_buf *pBuf,
   switch (eType) {
   case SQLITE_NULL:
     *pbNull = 1;
-    if (bTable || eMode == SHELL_MODE_LINE) rc = wcs_buf_append(pBuf, "NULL", 4);
+    if (bTable || eMode == SHELL_MODE_LINE)
+      rc = wcs_buf_append(pBuf, "NULL", 4);
     break;
   case SQLITE_INTEGER:
   case SQLITE_FLOAT: {
@@ -185,16 +190,21 @@ static int render_cell(sqlite3_stmt *pStmt, int i, int eMode, wcs_buf *pBuf,
   case SQLITE_TEXT: {
     const uint8_t *z = sqlite3_column_text(pStmt, i);
     size_t n = (size_t)sqlite3_column_bytes(pStmt, i);
-    if (bTable) rc = append_visible(pBuf, z, n);
-    else if (n) rc = wcs_buf_append(pBuf, z, n);
+    if (bTable)
+      rc = append_visible(pBuf, z, n);
+    else if (n)
+      rc = wcs_buf_append(pBuf, z, n);
     break;
   }
   default: {
     const uint8_t *z = sqlite3_column_blob(pStmt, i);
     size_t n = (size_t)sqlite3_column_bytes(pStmt, i);
-    if (!shell_is_text(z, n)) rc = append_hex_literal(pBuf, z, n);
-    else if (bTable) rc = append_visible(pBuf, z, n);
-    else if (n) rc = wcs_buf_append(pBuf, z, n);
+    if (!shell_is_text(z, n))
+      rc = append_hex_literal(pBuf, z, n);
+    else if (bTable)
+      rc = append_visible(pBuf, z, n);
+    else if (n)
+      rc = wcs_buf_append(pBuf, z, n);
     break;
   }
   }
@@ -214,22 +224,24 @@ static int display_width(const char *z, size_t n) {
 }
 
 static void put_repeat(FILE *out, const char *z, int n) {
-  while (n-- > 0) fputs(z, out);
+  while (n-- > 0)
+    fputs(z, out);
 }
 
 /* The buffered result of a statement, for table and box. */
 typedef struct Grid {
   int nCol;
-  int nRow;          /* rows buffered */
-  int nAlloc;        /* rows allocated */
-  char **azCell;     /* nRow*nCol rendered cells (malloc'd) */
-  uint8_t *abNum;    /* nRow*nCol: 1 if the cell is a number */
-  int *aWidth;       /* nCol widths */
+  int nRow;       /* rows buffered */
+  int nAlloc;     /* rows allocated */
+  char **azCell;  /* nRow*nCol rendered cells (malloc'd) */
+  uint8_t *abNum; /* nRow*nCol: 1 if the cell is a number */
+  int *aWidth;    /* nCol widths */
 } Grid;
 
 static void grid_free(Grid *g) {
   int i;
-  for (i = 0; i < g->nRow * g->nCol; i++) free(g->azCell[i]);
+  for (i = 0; i < g->nRow * g->nCol; i++)
+    free(g->azCell[i]);
   free(g->azCell);
   free(g->abNum);
   free(g->aWidth);
@@ -373,7 +385,8 @@ static int run_stmt(Shell *p, sqlite3_stmt *pStmt, int eMode, int bHeaders) {
         if (w > g.aWidth[i]) g.aWidth[i] = w;
       }
       if (i < nCol) {
-        while (--i >= 0) free(g.azCell[(size_t)g.nRow * nCol + i]);
+        while (--i >= 0)
+          free(g.azCell[(size_t)g.nRow * nCol + i]);
         rc = SQLITE_NOMEM;
         break;
       }
@@ -383,16 +396,20 @@ static int run_stmt(Shell *p, sqlite3_stmt *pStmt, int eMode, int bHeaders) {
         for (i = 0; i < nCol; i++) {
           const char *z = sqlite3_column_name(pStmt, i);
           if (i) fputc(eMode == SHELL_MODE_CSV ? ',' : '|', p->out);
-          if (eMode == SHELL_MODE_CSV) shell_csv_field(p->out, z, strlen(z), 0);
-          else fputs(z, p->out);
+          if (eMode == SHELL_MODE_CSV)
+            shell_csv_field(p->out, z, strlen(z), 0);
+          else
+            fputs(z, p->out);
         }
         fputs(eMode == SHELL_MODE_CSV ? "\r\n" : "\n", p->out);
       }
       for (i = 0; i < nCol; i++) {
         if (render_cell(pStmt, i, eMode, &cell, &bNum, &bNull)) break;
         if (i) fputc(eMode == SHELL_MODE_CSV ? ',' : '|', p->out);
-        if (eMode == SHELL_MODE_CSV) shell_csv_field(p->out, cell.a, cell.n, 0);
-        else fwrite(cell.a, 1, cell.n, p->out);
+        if (eMode == SHELL_MODE_CSV)
+          shell_csv_field(p->out, cell.a, cell.n, 0);
+        else
+          fwrite(cell.a, 1, cell.n, p->out);
       }
       fputs(eMode == SHELL_MODE_CSV ? "\r\n" : "\n", p->out);
     } else if (eMode == SHELL_MODE_JSON) {
@@ -410,8 +427,10 @@ static int run_stmt(Shell *p, sqlite3_stmt *pStmt, int eMode, int bHeaders) {
           wcs_buf_append(&json, cell.a, cell.n);
         } else if (bNum) {
           double r = sqlite3_column_double(pStmt, i);
-          if (r - r != 0) wcs_buf_append(&json, "null", 4); /* inf, nan */
-          else wcs_buf_append(&json, cell.a, cell.n);
+          if (r - r != 0)
+            wcs_buf_append(&json, "null", 4); /* inf, nan */
+          else
+            wcs_buf_append(&json, cell.a, cell.n);
         } else {
           shell_json_string(&json, cell.a, cell.n);
         }

@@ -33,7 +33,8 @@
 #define SHELL_MAX_STORES 8 /* stores named by STORE clauses, per session */
 
 /* Output modes (.mode). */
-#define SHELL_MODE_LIST  0 /* values joined by '|' (scripts; the default when
+#define SHELL_MODE_LIST                                                        \
+  0                        /* values joined by '|' (scripts; the default when  \
                            ** stdout is not a terminal) */
 #define SHELL_MODE_TABLE 1 /* ASCII-framed table (default on a terminal) */
 #define SHELL_MODE_BOX   2 /* table framed with Unicode box characters */
@@ -42,27 +43,27 @@
 #define SHELL_MODE_LINE  5 /* one "column = value" line per column */
 
 typedef struct Shell {
-  sqlite3 *db;          /* the open database, module registered */
-  char *zDbPath;        /* database file as named by the user (malloc'd) */
-  FILE *out;            /* where results go (stdout) */
-  int eMode;            /* SHELL_MODE_* */
-  int bHeaders;         /* print column names */
-  int bTimer;           /* print the time each statement took */
-  int bInteractive;     /* input is a terminal: prompts and history */
-  int bProgress;        /* stderr is a terminal: progress bars allowed */
-  int nErr;             /* errors reported so far */
-  const char *zInput;   /* name of the input being read, for messages */
-  int iLine;            /* line of zInput where the current statement
-                        ** starts, 0 when not reading a script */
-  wcs_engine *pEng;     /* engine of the default store, or NULL until
-                        ** opened by shell_engine() */
-  char *zStore;         /* path of the default store (malloc'd), or NULL
-                        ** for in-memory and temporary databases */
-  int nExtra;           /* stores other than the default one, opened */
+  sqlite3 *db;        /* the open database, module registered */
+  char *zDbPath;      /* database file as named by the user (malloc'd) */
+  FILE *out;          /* where results go (stdout) */
+  int eMode;          /* SHELL_MODE_* */
+  int bHeaders;       /* print column names */
+  int bTimer;         /* print the time each statement took */
+  int bInteractive;   /* input is a terminal: prompts and history */
+  int bProgress;      /* stderr is a terminal: progress bars allowed */
+  int nErr;           /* errors reported so far */
+  const char *zInput; /* name of the input being read, for messages */
+  int iLine;          /* line of zInput where the current statement
+                      ** starts, 0 when not reading a script */
+  wcs_engine *pEng;   /* engine of the default store, or NULL until
+                      ** opened by shell_engine() */
+  char *zStore;       /* path of the default store (malloc'd), or NULL
+                      ** for in-memory and temporary databases */
+  int nExtra;         /* stores other than the default one, opened */
   wcs_engine *apExtra[SHELL_MAX_STORES]; /* ... their engines */
   char *azExtra[SHELL_MAX_STORES];       /* ... and paths (malloc'd) */
-  char *zTempDir;       /* `wcs demo`'s temporary directory, removed by
-                        ** shell_close(), or NULL */
+  char *zTempDir; /* `wcs demo`'s temporary directory, removed by
+                  ** shell_close(), or NULL */
 } Shell;
 
 /* Set by the SIGINT handler; cleared before each statement and import. */

@@ -100,19 +100,23 @@ void shell_close_store(Shell *p) {
 static char *wcs_module_args(const char *zSql) {
   const char *z = zSql, *zOpen, *zClose;
   char *zArgs;
-  if (!zSql || sqlite3_strnicmp(zSql, "CREATE VIRTUAL TABLE", 20) != 0) return 0;
+  if (!zSql || sqlite3_strnicmp(zSql, "CREATE VIRTUAL TABLE", 20) != 0)
+    return 0;
   /* Find "USING wcs" (outside the table name; names rarely hold USING). */
   for (;;) {
     z = strchr(z, ' ');
     if (!z) return 0;
-    while (*z == ' ' || *z == '\t' || *z == '\n') z++;
+    while (*z == ' ' || *z == '\t' || *z == '\n')
+      z++;
     if (sqlite3_strnicmp(z, "USING", 5) == 0 &&
         (z[5] == ' ' || z[5] == '\t' || z[5] == '\n')) {
       z += 5;
-      while (*z == ' ' || *z == '\t' || *z == '\n') z++;
+      while (*z == ' ' || *z == '\t' || *z == '\n')
+        z++;
       if (sqlite3_strnicmp(z, "wcs", 3) != 0) return 0;
       z += 3;
-      while (*z == ' ' || *z == '\t' || *z == '\n') z++;
+      while (*z == ' ' || *z == '\t' || *z == '\n')
+        z++;
       break;
     }
   }
@@ -219,11 +223,12 @@ int shell_table_store(Shell *p, const char *zName, int bCreate,
   sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
   if (sqlite3_step(pStmt) == SQLITE_ROW) {
     vtab_target((const char *)sqlite3_column_text(pStmt, 0),
-                (const char *)sqlite3_column_text(pStmt, 1), pzTable,
-                pbHistory, &zStore);
+                (const char *)sqlite3_column_text(pStmt, 1), pzTable, pbHistory,
+                &zStore);
   }
   sqlite3_finalize(pStmt);
-  rc = zStore ? store_engine(p, zStore, ppEng) : shell_engine(p, bCreate, ppEng);
+  rc =
+      zStore ? store_engine(p, zStore, ppEng) : shell_engine(p, bCreate, ppEng);
   free(zStore);
   if (rc) {
     free(*pzTable);
@@ -246,8 +251,8 @@ int shell_store_table(Shell *p, const char *zName, char **pzTable,
   sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
   if (sqlite3_step(pStmt) == SQLITE_ROW) {
     vtab_target((const char *)sqlite3_column_text(pStmt, 0),
-                (const char *)sqlite3_column_text(pStmt, 1), pzTable,
-                pbHistory, 0);
+                (const char *)sqlite3_column_text(pStmt, 1), pzTable, pbHistory,
+                0);
   }
   sqlite3_finalize(pStmt);
   return 0;
@@ -266,8 +271,7 @@ int shell_open_table(Shell *p, const char *zName, wcs_table **ppTab) {
   }
   rc = wcs_table_open(pEng, zStoreName ? zStoreName : zName, ppTab);
   if (rc != WCS_OK) {
-    shell_error(p, "cannot open table %s: %s", zName,
-                wcs_engine_errmsg(pEng));
+    shell_error(p, "cannot open table %s: %s", zName, wcs_engine_errmsg(pEng));
   } else if (!*ppTab) {
     shell_error(p, "no such wcs table: %s", zName);
     rc = WCS_ERROR;
@@ -280,9 +284,9 @@ int shell_open_table(Shell *p, const char *zName, wcs_table **ppTab) {
 
 typedef struct AttachCtx {
   Shell *p;
-  char **azHave;  /* store tables some virtual table already shows */
+  char **azHave; /* store tables some virtual table already shows */
   int nHave;
-  char **azNew;   /* store tables to attach */
+  char **azNew; /* store tables to attach */
   int nNew;
 } AttachCtx;
 
@@ -367,8 +371,8 @@ int shell_attach_all(Shell *p) {
               "in the database\n",
               c.azNew[i]);
     } else {
-      zSql = sqlite3_mprintf("CREATE VIRTUAL TABLE %s USING wcs(TABLE %s)",
-                             zId, zLit);
+      zSql = sqlite3_mprintf("CREATE VIRTUAL TABLE %s USING wcs(TABLE %s)", zId,
+                             zLit);
       if (zSql && sqlite3_exec(p->db, zSql, 0, 0, 0) != SQLITE_OK) {
         fprintf(stderr, "warning: cannot attach store table %s: %s\n",
                 c.azNew[i], sqlite3_errmsg(p->db));
@@ -378,8 +382,10 @@ int shell_attach_all(Shell *p) {
     free(zId);
     free(zLit);
   }
-  for (i = 0; i < c.nHave; i++) free(c.azHave[i]);
-  for (i = 0; i < c.nNew; i++) free(c.azNew[i]);
+  for (i = 0; i < c.nHave; i++)
+    free(c.azHave[i]);
+  for (i = 0; i < c.nNew; i++)
+    free(c.azNew[i]);
   free(c.azHave);
   free(c.azNew);
   return rc;
@@ -406,8 +412,10 @@ static void append_clauses(wcs_buf *pOut, const char *z, int *pnClause) {
       depth--;
     } else if ((*z == ',' && depth == 0) || *z == 0) {
       const char *zEnd = z;
-      while (*zStart == ' ' || *zStart == '\n') zStart++;
-      while (zEnd > zStart && (zEnd[-1] == ' ' || zEnd[-1] == '\n')) zEnd--;
+      while (*zStart == ' ' || *zStart == '\n')
+        zStart++;
+      while (zEnd > zStart && (zEnd[-1] == ' ' || zEnd[-1] == '\n'))
+        zEnd--;
       if (zEnd > zStart) {
         if (*pnClause) wcs_buf_append(pOut, ",\n", 2);
         wcs_buf_append(pOut, "  ", 2);
@@ -432,15 +440,17 @@ char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
   /* Quote the name only when it needs it. */
   {
     const char *z = zSqlName;
-    int bSimple = (*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') ||
-                  *z == '_';
+    int bSimple =
+        (*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') || *z == '_';
     for (; *z && bSimple; z++) {
       bSimple = (*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') ||
                 (*z >= '0' && *z <= '9') || *z == '_';
     }
     wcs_buf_append(&b, "CREATE VIRTUAL TABLE ", 21);
-    if (bSimple) wcs_buf_append(&b, zSqlName, strlen(zSqlName));
-    else wcs_buf_append(&b, zId, strlen(zId));
+    if (bSimple)
+      wcs_buf_append(&b, zSqlName, strlen(zSqlName));
+    else
+      wcs_buf_append(&b, zId, strlen(zId));
   }
   if (bHistory) {
     wcs_buf_append(&b, " USING wcs(TABLE ", 17);
@@ -524,8 +534,10 @@ static void human_bytes(char *zBuf, size_t nBuf, double n) {
     n /= 1024;
     i++;
   }
-  if (i == 0) snprintf(zBuf, nBuf, "%.0f B", n);
-  else snprintf(zBuf, nBuf, "%.1f %s", n, azUnit[i]);
+  if (i == 0)
+    snprintf(zBuf, nBuf, "%.0f B", n);
+  else
+    snprintf(zBuf, nBuf, "%.1f %s", n, azUnit[i]);
 }
 
 typedef struct StatsCtx {
@@ -554,7 +566,8 @@ static int stats_table(void *pCtx, const char *zName, const char *zSchema) {
     wcs_family_info fi;
     if (wcs_table_family(pTab, i, &fi) != WCS_OK) continue;
     fprintf(c->p->out, "%s%s", i ? ", " : "", fi.zName);
-    if (fi.nMaxVersions) fprintf(c->p->out, " (max %d versions)", fi.nMaxVersions);
+    if (fi.nMaxVersions)
+      fprintf(c->p->out, " (max %d versions)", fi.nMaxVersions);
     if (fi.eAggregate) fprintf(c->p->out, " (aggregate)");
   }
   fputc('\n', c->p->out);
@@ -567,8 +580,8 @@ static int stats_table(void *pCtx, const char *zName, const char *zSchema) {
 static sqlite3_int64 json_int(Shell *p, const char *zJson, const char *zPath) {
   sqlite3_stmt *pStmt = 0;
   sqlite3_int64 v = 0;
-  if (sqlite3_prepare_v2(p->db, "SELECT json_extract(?1, ?2)", -1, &pStmt,
-                         0) == SQLITE_OK) {
+  if (sqlite3_prepare_v2(p->db, "SELECT json_extract(?1, ?2)", -1, &pStmt, 0) ==
+      SQLITE_OK) {
     sqlite3_bind_text(pStmt, 1, zJson, -1, SQLITE_STATIC);
     sqlite3_bind_text(pStmt, 2, zPath, -1, SQLITE_STATIC);
     if (sqlite3_step(pStmt) == SQLITE_ROW) v = sqlite3_column_int64(pStmt, 0);
@@ -650,7 +663,8 @@ int shell_stats(Shell *p, const char *zTable) {
   human_bytes(zB, sizeof(zB), (double)json_int(p, zJson, "$.wal_bytes"));
   fprintf(p->out, "  memtable %s, write-ahead log %s, keys %lld\n", zA, zB,
           (long long)json_int(p, zJson, "$.keys"));
-  fprintf(p->out, "  flushes %lld, compactions %lld, cache hits %lld, "
+  fprintf(p->out,
+          "  flushes %lld, compactions %lld, cache hits %lld, "
           "misses %lld\n",
           (long long)json_int(p, zJson, "$.flushes"),
           (long long)json_int(p, zJson, "$.compactions"),
@@ -665,7 +679,8 @@ int shell_stats(Shell *p, const char *zTable) {
   fputc('\n', p->out);
   wcs_table_list(pEng, &c, stats_table);
   rc = 0;
-  if (zTable && c.nShown == 0) rc = shell_error(p, "no such wcs table: %s", zTable);
+  if (zTable && c.nShown == 0)
+    rc = shell_error(p, "no such wcs table: %s", zTable);
   free(zStoreName);
   return rc;
 }
