@@ -32,11 +32,10 @@
 
 #define SHELL_MAX_STORES 8 /* stores named by STORE clauses, per session */
 
-/* Output modes (.mode). */
-#define SHELL_MODE_LIST                                                        \
-  0                        /* values joined by '|' (scripts; the default when  \
-                           ** stdout is not a terminal) */
-#define SHELL_MODE_TABLE 1 /* ASCII-framed table (default on a terminal) */
+/* Output modes (.mode). list is the default when stdout is not a
+** terminal (scripts), table when it is. */
+#define SHELL_MODE_LIST  0 /* values joined by '|' */
+#define SHELL_MODE_TABLE 1 /* ASCII-framed table */
 #define SHELL_MODE_BOX   2 /* table framed with Unicode box characters */
 #define SHELL_MODE_CSV   3 /* RFC 4180 CSV */
 #define SHELL_MODE_JSON  4 /* a JSON array of objects */
