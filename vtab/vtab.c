@@ -48,6 +48,23 @@
 **
 **   Plans: see the comment above wcsBestIndex for the idxNum/idxStr
 **   encoding that xBestIndex hands to xFilter.
+**
+**   Rows: a cursor (WcsCursor) drives one engine cursor per stream (one,
+**   or one per salt bucket, merged into key order when ORDER BY needs it).
+**   Every row key is decoded once when the cursor lands on it (a key that
+**   does not decode is an error naming it); xColumn builds a family's JSON
+**   only when that column is asked for, finds declared columns with one
+**   merge walk over the row's cells, and copies results (SQLITE_TRANSIENT:
+**   SQLite keeps static results by reference, e.g. in max()).
+**
+**   Families read: only those of the columns used (colUsed) when rows
+**   lacking all of them cannot be in the result: no family column used
+**   (row keys only), or a NULL-rejecting WHERE term on a read family.
+**   Otherwise all, since a row exists while it has a cell in any family.
+**
+**   Writes: xUpdate turns a row into mutations of the store's shared
+**   transaction; sqlite3_vtab_nochange() keeps UPDATE to the columns it
+**   changes. doc/sql.md has the user-facing rules.
 */
 #include <limits.h>
 #include <math.h>
@@ -62,14 +79,11 @@
 SQLITE_EXTENSION_INIT1
 #endif
 
-/* Columns of a HISTORY view after the key fields (and _key first without
-** key fields); the hidden ones are last. */
-#define HIST_FAMILY 0
-#define HIST_QUALIFIER 1
-#define HIST_TIMESTAMP 2
-#define HIST_VALUE 3
-#define HIST_LATEST 4 /* hidden: latest_n argument */
-#define HIST_KEY 5    /* hidden: _key (visible first without key fields) */
+/* Column numbers depend on the schema (how many key fields, qualifiers
+** and families), so each table computes them once in declareTable and
+** keeps them in WcsTab: iColQual, iColFam, iColKey, iColTs for tables;
+** iColFamily, iColQualifier, iColTs, iColValue, iColLatest, iColKey for
+** history views. Key fields are always columns 0..nField-1. */
 
 /* Plan cost units: one row read = 1, one seek = SEEK_COST. */
 #define SEEK_COST 10.0
@@ -1925,9 +1939,24 @@ static int readInt(const char **pz, int *pv) {
 }
 
 /*
-** xFilter: decode the spec in idxStr (see the comment above wcsBestIndex),
-** turn argv into key values, make the plan with them, open one engine
-** cursor per stream and move to the first row.
+** xFilter: decode the spec in idxStr, turn argv into key values, make the
+** plan with them, open one engine cursor per stream and move to the first
+** row. The encoding (written by wcsBestIndex, documented there in full):
+**
+**   idxNum   ks_plan_kind, for EXPLAIN only
+**   idxStr   "<words>\0<spec>"; spec tokens:
+**              c<f>,<op>,<a>,<fl>  key field f (-1 = _key) <op> argv[a-1];
+**                                  fl 1 = omitted, 2 = IN list all at once
+**              h<what>,<op>,<a>    history family/qualifier/latest_n/_timestamp
+**              L<a> O<a>           LIMIT / OFFSET in argv[a-1]
+**              E R M S K F<i,..>   empty, reverse, merge buckets, skip scans
+**                                  allowed, keys only, families to read
+**
+** Every argv value is converted as SQLite's comparison affinity would
+** (coerceOperand); a comparison that holds for every row is dropped, one
+** that holds for none makes the scan empty. Omitted constraints the plan
+** made with real values does not capture exactly are checked here
+** (residual), so an omit promised by xBestIndex always holds.
 */
 static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                      const char *idxStr, int argc, sqlite3_value **argv) {
