@@ -41,11 +41,8 @@
 
 /* Bytes needed for a non-negative x: the smallest n with x < 2^(7n-1). */
 static int ocLen(uint64_t x) {
-  int n;
-  for (n = 1; n < 10; n++) {
-    if (x < ((uint64_t)1 << (7 * n - 1))) return n;
-  }
-  return 10;
+  int nBits = x ? 64 - __builtin_clzll(x) : 0; /* 7n-1 >= nBits */
+  return (nBits + 7) / 7;
 }
 
 int ksOcPutInt(uint8_t *a, int64_t v) {
@@ -256,6 +253,37 @@ int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a) {
   }
 }
 
+/* Eight ASCII digits at p as a number (the first is the most
+** significant); 0 if any is not a digit. A SWAR conversion: digit pairs,
+** then quads, then the eight, each by one multiply. */
+static int digits8(const uint8_t *p, uint64_t *pv) {
+  uint64_t x;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint64_t kHi = 0xF0F0F0F0F0F0F0F0ULL;
+  memcpy(&x, p, 8);
+  if (((x & kHi) | (((x + 0x0606060606060606ULL) & kHi) >> 4)) !=
+      0x3333333333333333ULL) {
+    return 0;
+  }
+  x &= 0x0F0F0F0F0F0F0F0FULL;
+  x = (x * 2561) >> 8;
+  x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
+  x = ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
+  *pv = x;
+  return 1;
+#else
+  int i;
+  x = 0;
+  for (i = 0; i < 8; i++) {
+    unsigned d = (unsigned)p[i] - '0';
+    if (d > 9) return 0;
+    x = x * 10 + d;
+  }
+  *pv = x;
+  return 1;
+#endif
+}
+
 int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n, int64_t *pv,
                      const char **pzWhy) {
   switch (f->eEnc) {
@@ -268,13 +296,20 @@ int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n, int64_t *pv,
     case KS_ENC_DECIMAL:
     case KS_ENC_REVERSED_DECIMAL: {
       uint64_t u = 0;
-      int i;
-      int64_t vMin, vMax;
+      int i = 0;
       if (n != f->nWidth) {
         *pzWhy = "wrong number of digits";
         return WCS_MISMATCH;
       }
-      for (i = 0; i < n; i++) {
+      for (; i + 8 <= n; i += 8) {
+        uint64_t v8;
+        if (!digits8(p + i, &v8)) {
+          *pzWhy = "not a decimal digit";
+          return WCS_MISMATCH;
+        }
+        u = u * 100000000ULL + v8;
+      }
+      for (; i < n; i++) {
         unsigned d = (unsigned)p[i] - '0';
         if (d > 9) {
           *pzWhy = "not a decimal digit";
@@ -282,13 +317,17 @@ int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n, int64_t *pv,
         }
         u = u * 10 + d;
       }
-      ksIntDomain(f, &vMin, &vMax);
-      if (f->eEnc == KS_ENC_DECIMAL ? u > (uint64_t)vMax
-                                    : u < decMax(f->nWidth) - (uint64_t)vMax) {
-        *pzWhy = "value beyond the INT64 range";
-        return WCS_MISMATCH;
+      if (n == KS_MAX_DECIMAL) {
+        /* only 19 digits can exceed INT64_MAX */
+        uint64_t m = decMax(n);
+        if (f->eEnc == KS_ENC_DECIMAL ? u > (uint64_t)INT64_MAX
+                                      : u < m - (uint64_t)INT64_MAX) {
+          *pzWhy = "value beyond the INT64 range";
+          return WCS_MISMATCH;
+        }
       }
-      *pv = ksIntFromU(f, u);
+      *pv = f->eEnc == KS_ENC_DECIMAL ? (int64_t)u
+                                      : (int64_t)(decMax(n) - u);
       return WCS_OK;
     }
     default:
@@ -343,14 +382,24 @@ static int splitDelimited(const ks_schema *s, const uint8_t *a, int n,
     if (d < 0x80) {
       const uint64_t k = 0x0101010101010101ULL * (uint64_t)(d + 1);
       while (i + 8 <= n) {
-        uint64_t w;
+        uint64_t w, m;
         memcpy(&w, a + i, 8);
-        /* any byte below d+1 (<= 0x80): the classic "hasless" test */
-        if ((w - k) & ~w & 0x8080808080808080ULL) break;
+        /* bytes below d+1 (<= 0x80), the classic "hasless" test: the
+        ** lowest flagged byte is exact (no borrow reaches it) */
+        m = (w - k) & ~w & 0x8080808080808080ULL;
+        if (m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+          i += __builtin_ctzll(m) >> 3;
+          goto found;
+#else
+          break;
+#endif
+        }
         i += 8;
       }
     }
     while (i < n && a[i] > d) i++;
+  found:
     if (i == n) break;
     if (a[i] < d || i + nDelim > n ||
         (nDelim > 1 && memcmp(a + i, s->aDelim, (size_t)nDelim) != 0)) {
@@ -377,6 +426,24 @@ static int splitDelimited(const ks_schema *s, const uint8_t *a, int n,
   aView[iField].p = a + iStart;
   aView[iField].n = n - iStart;
   return WCS_OK;
+}
+
+/* The first 00 byte in [p, pEnd), or NULL: 8 bytes at a time ("haszero"),
+** inline because fields are short and a memchr call costs more. */
+static inline const uint8_t *findZero(const uint8_t *p, const uint8_t *pEnd) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  while (pEnd - p >= 8) {
+    uint64_t w, m;
+    memcpy(&w, p, 8);
+    m = (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL;
+    if (m) return p + (__builtin_ctzll(m) >> 3);
+    p += 8;
+  }
+#endif
+  for (; p < pEnd; p++) {
+    if (*p == 0) return p;
+  }
+  return NULL;
 }
 
 /* ORDERED CODE struct: 00 FF is a literal 00, 00 01 ends a field, a field
@@ -424,7 +491,7 @@ static int splitOrderedCode(const ks_schema *s, const uint8_t *a, int n,
     } else {
       const uint8_t *z;
       while (i < n) {
-        z = memchr(a + i, 0, (size_t)(n - i));
+        z = findZero(a + i, a + n);
         if (z == NULL) {
           i = n;
           break;
@@ -461,9 +528,17 @@ static int splitOrderedCode(const ks_schema *s, const uint8_t *a, int n,
         }
         o = pScratch->a + pScratch->n;
         aView[iField].p = o;
-        for (j = iStart; j < i; j++) {
-          *o++ = a[j];
-          if (a[j] == 0) j++; /* skip the FF of 00 FF */
+        for (j = iStart; j < i;) {
+          /* copy the run up to the next 00 FF, then one 00 */
+          const uint8_t *zz = findZero(a + j, a + i);
+          int nRun = (zz ? (int)(zz - a) : i) - j;
+          memcpy(o, a + j, (size_t)nRun);
+          o += nRun;
+          j += nRun;
+          if (zz) {
+            *o++ = 0;
+            j += 2;
+          }
         }
         aView[iField].n = (int)(o - aView[iField].p);
         pScratch->n += (size_t)aView[iField].n;
@@ -764,6 +839,19 @@ static int decodeError(const ks_schema *s, const uint8_t *pKey, int nKey,
   return WCS_MISMATCH;
 }
 
+/* 1 if every byte is below 0x80 (then it is valid UTF-8). */
+static inline int isAscii(const uint8_t *p, int n) {
+  uint64_t acc = 0;
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    acc |= w;
+  }
+  for (; i < n; i++) acc |= p[i];
+  return (acc & 0x8080808080808080ULL) == 0;
+}
+
 int ks_key_decode(const ks_schema *s, const uint8_t *pKey, int nKey,
                   ks_value *aOut, wcs_buf *pScratch, char **pzErr) {
   ks_view aView[KS_MAX_FIELDS];
@@ -795,7 +883,8 @@ int ks_key_decode(const ks_schema *s, const uint8_t *pKey, int nKey,
     ks_value *o = &aOut[i];
     if (f->eType == KS_STRING || f->eType == KS_BYTES) {
       int iBad;
-      if (f->eType == KS_STRING && !ksUtf8Valid(aView[i].p, aView[i].n, &iBad)) {
+      if (f->eType == KS_STRING && !isAscii(aView[i].p, aView[i].n) &&
+          !ksUtf8Valid(aView[i].p, aView[i].n, &iBad)) {
         return decodeError(s, pKey, nKey, i, "invalid UTF-8", pzErr);
       }
       o->eType = KS_VAL_BYTES;

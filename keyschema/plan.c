@@ -825,7 +825,13 @@ static void normalizeRanges(Planner *P) {
   ks_plan *pl = &P->p->base;
   int i, j = 0;
   if (pl->nRange <= 1) return;
-  qsort(pl->aRange, (size_t)pl->nRange, sizeof(ks_range), cmpRangeStart);
+  for (i = 1; i < pl->nRange; i++) {
+    if (cmpRangeStart(&pl->aRange[i - 1], &pl->aRange[i]) > 0) break;
+  }
+  if (i < pl->nRange) {
+    /* ranges are built in order; sort only if they are not */
+    qsort(pl->aRange, (size_t)pl->nRange, sizeof(ks_range), cmpRangeStart);
+  }
   for (i = 1; i < pl->nRange; i++) {
     ks_range *a = &pl->aRange[j], *b = &pl->aRange[i];
     Bnd aHi = rangeHi(a), bLo = rangeLo(b), bHi = rangeHi(b);
