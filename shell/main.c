@@ -34,9 +34,6 @@
 
 #include "shell/shell.h"
 
-/* The SQLite module's static entry point (include/wcs.h, "SQLite"). */
-int wcs_register(sqlite3 *db);
-
 volatile sig_atomic_t shell_interrupted = 0;
 volatile sig_atomic_t shell_busy = 0;
 
