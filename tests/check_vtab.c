@@ -148,6 +148,14 @@ START_TEST(test_table_without_key_schema_shows_raw_key) {
         "b");
   CHECK_ERR(db, "INSERT INTO raw(cf) VALUES ('{\"q\":1}')",
             "NOT NULL constraint failed: raw._key");
+  /* keys are never empty: an empty key is refused and matches nothing */
+  OK(db, "CREATE VIRTUAL TABLE b USING wcs(KEY (k BYTES), FAMILY f (v INT64))");
+  OK(db, "INSERT INTO b(k, v) VALUES (x'61', 1), (x'62', 2)");
+  CHECK_ERR(db, "INSERT INTO b(k, v) VALUES (x'', 3)", "cannot be empty");
+  OK(db, "INSERT OR IGNORE INTO b(k, v) VALUES (x'', 3)");
+  CHECK(db, "SELECT count(*) FROM b WHERE k = x''", "0");
+  CHECK(db, "SELECT v FROM b WHERE k IN (x'', x'62')", "2");
+  CHECK(db, "SELECT count(*) FROM b WHERE k <= x''", "0");
   sqlite3_close(db);
 }
 END_TEST

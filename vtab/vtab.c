@@ -1011,13 +1011,15 @@ static void toKeyRanges(const ks_plan *p, int iBucket, wcs_key_range *aOut,
       o->bStartExcl = !r->bStartIncl;
     }
     if (!r->bEndUnbounded) {
+      if (r->nEnd == 0) {
+        /* keys are never empty, so a range ending at "" holds none; the
+        ** engine would read a zero-length end as "no bound" */
+        n--;
+        continue;
+      }
       o->pEnd = r->pEnd;
       o->nEnd = (size_t)r->nEnd;
       o->bEndIncl = r->bEndIncl;
-      if (o->nEnd == 0 && !o->bEndIncl) {
-        /* an empty exclusive end means "nothing": keep it non-NULL */
-        o->pEnd = (const void *)"";
-      }
     }
   }
   *pnOut = n;
@@ -1076,7 +1078,10 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
     int nR;
     uint64_t nEst = 0;
     toKeyRanges(p, -1, aR, &nR);
-    if (wcs_table_estimate_rows(pTab->pTab, aR, nR, &nEst) == WCS_OK) {
+    if (nR == 0) {
+      rows = 1; /* no range holds a key (an empty range list means all) */
+      cost = 1;
+    } else if (wcs_table_estimate_rows(pTab->pTab, aR, nR, &nEst) == WCS_OK) {
       rows = nEst > 0 ? (double)nEst : 1;
       cost = SEEK_COST * (p->nRange > 0 ? p->nRange : 1) + rows;
     }
@@ -2271,8 +2276,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         rc = SQLITE_NOMEM;
         goto done;
       }
-      if (rc2 != WCS_OK) {
-        p->bEof = 1;
+      if (rc2 != WCS_OK || p->pointKey.n == 0) {
+        p->bEof = 1; /* no row has this key (keys are never empty) */
         goto done;
       }
     }
@@ -3058,6 +3063,10 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     }
   }
   rc = newRowKey(pTab, argv, pOld, nOld, &key);
+  if (rc == SQLITE_OK && key.n == 0) {
+    rc = setErr(pVtab, "%s: a row key cannot be empty", pTab->zName);
+    rc = SQLITE_CONSTRAINT;
+  }
   if (rc != SQLITE_OK) goto done;
   eConflict = sqlite3_vtab_on_conflict(pTab->pConn->db);
   if (pOld == NULL || key.n != (size_t)nOld ||
