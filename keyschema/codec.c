@@ -821,6 +821,35 @@ int ks_key_prefix(const ks_schema *s, const ks_value *aVal, int nLeading,
                      pOut, pzErr);
 }
 
+int ks_key_prefix_of(const ks_schema *s, const uint8_t *pKey, int nKey,
+                     int nLeading, wcs_buf *pOut) {
+  ks_view aView[KS_MAX_FIELDS];
+  uint8_t aScratch[KS_MAX_KEY];
+  wcs_buf scratch;
+  const char *zWhy;
+  int iField, nSalt = s->nSalt > 0 ? 1 : 0;
+  if (s->nField == 0 || nLeading < 0 || nLeading > s->nField) {
+    return WCS_MISUSE;
+  }
+  if (nKey > KS_MAX_KEY || nKey < nSalt) return WCS_MISMATCH;
+  scratch.a = aScratch;
+  scratch.n = 0;
+  scratch.nAlloc = sizeof aScratch;
+  if (ksSplitKey(s, pKey + nSalt, nKey - nSalt, aView, &scratch, &zWhy,
+                 &iField) != WCS_OK) {
+    return WCS_MISMATCH;
+  }
+  if (s->eStruct == KS_STRUCT_ORDERED_CODE) {
+    int rc = ocJoinAll(aView, nLeading, pOut);
+    if (rc == WCS_OK && nLeading < s->nField) {
+      rc = wcs_buf_append(pOut, aSep, 2);
+    }
+    return rc;
+  }
+  return ksJoin(s, aView, nLeading,
+                nLeading == s->nField ? KS_JOIN_FULL : KS_JOIN_PREFIX, pOut);
+}
+
 /* The error for a key that does not decode: names the key and the field. */
 static int decodeError(const ks_schema *s, const uint8_t *pKey, int nKey,
                        int iField, const char *zWhy, char **pzErr) {

@@ -298,6 +298,18 @@ int ks_key_decode(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
 int ks_key_prefix(const ks_schema *pSchema, const ks_value *aVal,
                   int nLeading, wcs_buf *pOut, char **pzErr);
 
+/*
+** Append to pOut the bytes of the first nLeading fields of row key
+** pKey[0..nKey-1], in a form where two keys give equal bytes exactly when
+** their first nLeading fields are equal (the salt byte is left out; for
+** ORDERED CODE empty fields are written out rather than dropped). For
+** counting distinct prefixes among sampled keys, e.g. to estimate what a
+** SKIP plan (ks_plan.nSkipDepth) costs. WCS_MISMATCH if the key does not
+** split into the schema's fields (no message), WCS_NOMEM.
+*/
+int ks_key_prefix_of(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
+                     int nLeading, wcs_buf *pOut);
+
 /* SALT: the bucket byte of a key whose unsalted encoding is p[0..n-1]:
 ** XXH3_64bits(p, n) % nSalt (doc/keyschema.md, "Salting"). */
 int ks_salt_bucket(const ks_schema *pSchema, const uint8_t *p, int n);

@@ -339,6 +339,37 @@ START_TEST(test_codec_prefix_includes_the_delimiter) {
 }
 END_TEST
 
+START_TEST(test_codec_prefix_of_a_key_identifies_its_leading_fields) {
+  ks_schema *oc = mustParse("KEY (a STRING, b STRING, c STRING) ORDERED CODE "
+                            "SALT 2");
+  ks_schema *dl = mustParse("KEY (a STRING, b STRING, c STRING)");
+  ks_value v1[3] = {S("x"), S(""), S("")}, v2[3] = {S("x"), S(""), S("c")};
+  wcs_buf k1 = {0}, k2 = {0}, p1 = {0}, p2 = {0};
+  int m;
+  for (m = 0; m <= 3; m++) {
+    k1.n = k2.n = p1.n = p2.n = 0;
+    ck_assert_int_eq(ks_key_encode(oc, v1, &k1, NULL), WCS_OK);
+    ck_assert_int_eq(ks_key_encode(oc, v2, &k2, NULL), WCS_OK);
+    ck_assert_int_eq(ks_key_prefix_of(oc, k1.a, (int)k1.n, m, &p1), WCS_OK);
+    ck_assert_int_eq(ks_key_prefix_of(oc, k2.a, (int)k2.n, m, &p2), WCS_OK);
+    /* ("x","","") and ("x","","c") share exactly their first two fields */
+    ck_assert_int_eq(p1.n == p2.n && memcmp(p1.a, p2.a, p1.n) == 0, m < 3);
+  }
+  p1.n = 0;
+  ck_assert_int_eq(ks_key_prefix_of(dl, (const uint8_t *)"ph#4c#1", 7, 2,
+                                    &p1), WCS_OK);
+  ck_assert_str_eq(hex(p1.a, p1.n), "70 68 23 34 63 23");
+  ck_assert_int_eq(ks_key_prefix_of(dl, (const uint8_t *)"ph#4c", 5, 1, &p1),
+                   WCS_MISMATCH);
+  wcs_buf_free(&k1);
+  wcs_buf_free(&k2);
+  wcs_buf_free(&p1);
+  wcs_buf_free(&p2);
+  ks_schema_free(oc);
+  ks_schema_free(dl);
+}
+END_TEST
+
 /* ---- errors on encode */
 
 static void checkEncodeError(const char *zSchema, const ks_value *aVal,
@@ -818,6 +849,7 @@ Suite *keyschema_codec_suite(void) {
   tcase_add_test(tc, test_codec_field_encodings_golden);
   tcase_add_test(tc, test_codec_salt_byte_is_xxh3_of_the_rest);
   tcase_add_test(tc, test_codec_prefix_includes_the_delimiter);
+  tcase_add_test(tc, test_codec_prefix_of_a_key_identifies_its_leading_fields);
   tcase_add_test(tc, test_codec_encode_rejects_values_that_break_sorted_mode);
   tcase_add_test(tc, test_codec_encode_rejects_keys_over_4096_bytes);
   tcase_add_test(tc, test_codec_encode_accepts_integral_reals);
