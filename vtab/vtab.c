@@ -2534,6 +2534,9 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                         (int)p->nRow, SQLITE_TRANSIENT);
     return SQLITE_OK;
   }
+  if (!pTab->bHistory && sqlite3_vtab_nochange(ctx)) {
+    return SQLITE_OK; /* an UPDATE leaves this column alone */
+  }
   if (iCol < s->nField) {
     resultKeyField(ctx, &s->aField[iCol], &p->aKey[iCol]);
     return SQLITE_OK;
@@ -2572,7 +2575,6 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     }
     return SQLITE_OK;
   }
-  if (sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
   if (!p->bIndexed) indexCells(p, pTab);
   if (iCol >= pTab->iColQual && iCol < pTab->iColQual + pTab->nQual) {
     int q = iCol - pTab->iColQual;
