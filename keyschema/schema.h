@@ -451,8 +451,10 @@ int ks_plan_explain(const ks_plan *pPlan, int nMax, char **pz);
 **   reverse:  the last key < T (wcs_iter_seek_for_prev(T), then one prev if
 **             it landed on T itself); an EMPTY target in reverse means
 **             "the last key of all" (wcs_iter_last).
-** A KS_SEEK target always moves strictly past the key just checked, so the
-** loop terminates. Keys the plan cannot follow (a key whose fields do not
+** A KS_SEEK target from ks_plan_check always moves strictly past the key
+** just checked (so the loop terminates) and is never empty; only
+** ks_plan_start (reverse, a plan unbounded above) returns the empty
+** target. Keys the plan cannot follow (a key whose fields do not
 ** decode, met during a SKIP scan) are returned as KS_MATCH so the caller's
 ** ks_key_decode reports them instead of skipping them silently.
 **
