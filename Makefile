@@ -12,7 +12,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD    ?= build
 PKGS      = cmake make gcc pkg-config libsqlite3-dev sqlite3 libzstd-dev \
             lemon check libxxhash-dev libreadline-dev python3 clang \
-            libclang-rt-14-dev
+            libclang-rt-14-dev tmux
 BENCH_PKGS = librocksdb-dev
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
