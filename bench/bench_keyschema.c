@@ -45,7 +45,9 @@ void *realloc(void *p, size_t n) {
   nAlloc++;
   return __libc_realloc(p, n);
 }
-void free(void *p) { __libc_free(p); }
+void free(void *p) {
+  __libc_free(p);
+}
 #else
 static uint64_t nAlloc = 0; /* not counted */
 #endif
@@ -154,7 +156,8 @@ static double benchEncode(const ks_schema *s, long nIter,
   wcs_buf out = {0};
   long i;
   double t0, t1;
-  for (i = 0; i < NKEY; i++) xTuple((int)i, aT[i], aBuf[i]);
+  for (i = 0; i < NKEY; i++)
+    xTuple((int)i, aT[i], aBuf[i]);
   t0 = nowNs();
   for (i = 0; i < nIter; i++) {
     out.n = 0;
@@ -189,12 +192,12 @@ int main(int argc, char **argv) {
 
   ns = benchDecode(sDel, aDel, nIter, &nA1);
   printf("decode DELIMITED 3-field key (%.*s):  %6.1f ns/key, "
-         "%llu allocations\n", (int)aDel[0].n, (const char *)aDel[0].a, ns,
-         (unsigned long long)nA1);
+         "%llu allocations\n",
+         (int)aDel[0].n, (const char *)aDel[0].a, ns, (unsigned long long)nA1);
   ns = benchDecode(sOc, aOc, nIter, &nA2);
   printf("decode ORDERED CODE key (string,int64,timestamp, %zu bytes): "
-         "%6.1f ns/key, %llu allocations\n", aOc[0].n, ns,
-         (unsigned long long)nA2);
+         "%6.1f ns/key, %llu allocations\n",
+         aOc[0].n, ns, (unsigned long long)nA2);
   printf("encode DELIMITED 3-field key:   %6.1f ns/key\n",
          benchEncode(sDel, nIter, tupleDelimited));
   printf("encode ORDERED CODE key:        %6.1f ns/key\n",
@@ -253,8 +256,8 @@ int main(int argc, char **argv) {
     }
     t1 = nowNs();
     printf("plan a 1,000-value IN list (%s): %6.1f us/plan, %llu "
-           "allocations/plan\n", ks_plan_describe(p),
-           (t1 - t0) / nRep / 1000.0,
+           "allocations/plan\n",
+           ks_plan_describe(p), (t1 - t0) / nRep / 1000.0,
            (unsigned long long)((nAlloc - nA3) / (uint64_t)nRep));
     ks_plan_free(p);
   }

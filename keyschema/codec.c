@@ -63,7 +63,8 @@ int ksOcPutInt(uint8_t *a, int64_t v) {
     if (n == 10) a[1] |= 0xC0;
   }
   if (v < 0) {
-    for (i = 0; i < n; i++) a[i] ^= 0xFF;
+    for (i = 0; i < n; i++)
+      a[i] ^= 0xFF;
   }
   return n;
 }
@@ -100,7 +101,8 @@ int ksOcGetInt(const uint8_t *p, int n, int64_t *pv) {
   }
   if (n < len) return 0;
   if (len == 10 && ((p[2] ^ inv) & 0x80) != 0) return 0; /* >= 2^63 */
-  for (i = iFirst; i < len; i++) x = x << 8 | (uint8_t)(p[i] ^ inv);
+  for (i = iFirst; i < len; i++)
+    x = x << 8 | (uint8_t)(p[i] ^ inv);
   if (ocLen(x) != len) return 0; /* not the shortest form */
   *pv = inv ? (int64_t)~x : (int64_t)x;
   return len;
@@ -123,7 +125,8 @@ int ksUtf8Valid(const uint8_t *p, int n, int *piBad) {
         if (w & 0x8080808080808080ULL) break;
         i += 8;
       }
-      while (i < n && p[i] < 0x80) i++;
+      while (i < n && p[i] < 0x80)
+        i++;
       continue;
     }
     if (c < 0xC2) goto bad;
@@ -131,11 +134,11 @@ int ksUtf8Valid(const uint8_t *p, int n, int *piBad) {
       nCont = 1;
     } else if (c < 0xF0) {
       nCont = 2;
-      if (i + 1 < n && c == 0xE0 && p[i + 1] < 0xA0) goto bad; /* overlong */
+      if (i + 1 < n && c == 0xE0 && p[i + 1] < 0xA0) goto bad;  /* overlong */
       if (i + 1 < n && c == 0xED && p[i + 1] >= 0xA0) goto bad; /* surrogate */
     } else if (c < 0xF5) {
       nCont = 3;
-      if (i + 1 < n && c == 0xF0 && p[i + 1] < 0x90) goto bad; /* overlong */
+      if (i + 1 < n && c == 0xF0 && p[i + 1] < 0x90) goto bad;  /* overlong */
       if (i + 1 < n && c == 0xF4 && p[i + 1] >= 0x90) goto bad; /* >10FFFF */
     } else {
       goto bad;
@@ -185,41 +188,49 @@ static const uint64_t aPow10[20] = {
 #define SIGN_BIT ((uint64_t)1 << 63)
 
 /* 10^w - 1: the largest w-digit number (fits in uint64 for w <= 19). */
-static uint64_t decMax(int w) { return aPow10[w] - 1; }
+static uint64_t decMax(int w) {
+  return aPow10[w] - 1;
+}
 
 void ksIntDomain(const ks_field *f, int64_t *pMin, int64_t *pMax) {
   switch (f->eEnc) {
-    case KS_ENC_ORDERED_CODE:
-      *pMin = INT64_MIN;
-      *pMax = INT64_MAX;
-      break;
-    case KS_ENC_DECIMAL:
-    case KS_ENC_REVERSED_DECIMAL: {
-      uint64_t m = decMax(f->nWidth);
-      *pMin = 0;
-      *pMax = m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
-      break;
-    }
-    default:
-      *pMin = 0;
-      *pMax = INT64_MAX;
-      break;
+  case KS_ENC_ORDERED_CODE:
+    *pMin = INT64_MIN;
+    *pMax = INT64_MAX;
+    break;
+  case KS_ENC_DECIMAL:
+  case KS_ENC_REVERSED_DECIMAL: {
+    uint64_t m = decMax(f->nWidth);
+    *pMin = 0;
+    *pMax = m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
+    break;
+  }
+  default:
+    *pMin = 0;
+    *pMax = INT64_MAX;
+    break;
   }
 }
 
 uint64_t ksIntToU(const ks_field *f, int64_t v) {
   switch (f->eEnc) {
-    case KS_ENC_ORDERED_CODE: return (uint64_t)v ^ SIGN_BIT;
-    case KS_ENC_REVERSED_DECIMAL: return decMax(f->nWidth) - (uint64_t)v;
-    default: return (uint64_t)v;
+  case KS_ENC_ORDERED_CODE:
+    return (uint64_t)v ^ SIGN_BIT;
+  case KS_ENC_REVERSED_DECIMAL:
+    return decMax(f->nWidth) - (uint64_t)v;
+  default:
+    return (uint64_t)v;
   }
 }
 
 int64_t ksIntFromU(const ks_field *f, uint64_t u) {
   switch (f->eEnc) {
-    case KS_ENC_ORDERED_CODE: return (int64_t)(u ^ SIGN_BIT);
-    case KS_ENC_REVERSED_DECIMAL: return (int64_t)(decMax(f->nWidth) - u);
-    default: return (int64_t)u;
+  case KS_ENC_ORDERED_CODE:
+    return (int64_t)(u ^ SIGN_BIT);
+  case KS_ENC_REVERSED_DECIMAL:
+    return (int64_t)(decMax(f->nWidth) - u);
+  default:
+    return (int64_t)u;
   }
 }
 
@@ -238,18 +249,18 @@ void ksIntURange(const ks_field *f, uint64_t *puMin, uint64_t *puMax) {
 int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a) {
   int i;
   switch (f->eEnc) {
-    case KS_ENC_ORDERED_CODE:
-      return ksOcPutInt(a, (int64_t)(u ^ SIGN_BIT));
-    case KS_ENC_DECIMAL:
-    case KS_ENC_REVERSED_DECIMAL:
-      for (i = f->nWidth - 1; i >= 0; i--) {
-        a[i] = (uint8_t)('0' + u % 10);
-        u /= 10;
-      }
-      return f->nWidth;
-    default:
-      wcs_put64be(a, u);
-      return 8;
+  case KS_ENC_ORDERED_CODE:
+    return ksOcPutInt(a, (int64_t)(u ^ SIGN_BIT));
+  case KS_ENC_DECIMAL:
+  case KS_ENC_REVERSED_DECIMAL:
+    for (i = f->nWidth - 1; i >= 0; i--) {
+      a[i] = (uint8_t)('0' + u % 10);
+      u /= 10;
+    }
+    return f->nWidth;
+  default:
+    wcs_put64be(a, u);
+    return 8;
   }
 }
 
@@ -287,60 +298,59 @@ static int digits8(const uint8_t *p, uint64_t *pv) {
 int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n, int64_t *pv,
                      const char **pzWhy) {
   switch (f->eEnc) {
-    case KS_ENC_ORDERED_CODE:
-      if (n == 0 || ksOcGetInt(p, n, pv) != n) {
-        *pzWhy = "not one ORDERED CODE integer";
-        return WCS_MISMATCH;
-      }
-      return WCS_OK;
-    case KS_ENC_DECIMAL:
-    case KS_ENC_REVERSED_DECIMAL: {
-      uint64_t u = 0;
-      int i = 0;
-      if (n != f->nWidth) {
-        *pzWhy = "wrong number of digits";
-        return WCS_MISMATCH;
-      }
-      for (; i + 8 <= n; i += 8) {
-        uint64_t v8;
-        if (!digits8(p + i, &v8)) {
-          *pzWhy = "not a decimal digit";
-          return WCS_MISMATCH;
-        }
-        u = u * 100000000ULL + v8;
-      }
-      for (; i < n; i++) {
-        unsigned d = (unsigned)p[i] - '0';
-        if (d > 9) {
-          *pzWhy = "not a decimal digit";
-          return WCS_MISMATCH;
-        }
-        u = u * 10 + d;
-      }
-      if (n == KS_MAX_DECIMAL) {
-        /* only 19 digits can exceed INT64_MAX */
-        uint64_t m = decMax(n);
-        if (f->eEnc == KS_ENC_DECIMAL ? u > (uint64_t)INT64_MAX
-                                      : u < m - (uint64_t)INT64_MAX) {
-          *pzWhy = "value beyond the INT64 range";
-          return WCS_MISMATCH;
-        }
-      }
-      *pv = f->eEnc == KS_ENC_DECIMAL ? (int64_t)u
-                                      : (int64_t)(decMax(n) - u);
-      return WCS_OK;
+  case KS_ENC_ORDERED_CODE:
+    if (n == 0 || ksOcGetInt(p, n, pv) != n) {
+      *pzWhy = "not one ORDERED CODE integer";
+      return WCS_MISMATCH;
     }
-    default:
-      if (n != 8) {
-        *pzWhy = "BIG ENDIAN integers have 8 bytes";
+    return WCS_OK;
+  case KS_ENC_DECIMAL:
+  case KS_ENC_REVERSED_DECIMAL: {
+    uint64_t u = 0;
+    int i = 0;
+    if (n != f->nWidth) {
+      *pzWhy = "wrong number of digits";
+      return WCS_MISMATCH;
+    }
+    for (; i + 8 <= n; i += 8) {
+      uint64_t v8;
+      if (!digits8(p + i, &v8)) {
+        *pzWhy = "not a decimal digit";
         return WCS_MISMATCH;
       }
-      if (p[0] & 0x80) {
-        *pzWhy = "a negative BIG ENDIAN integer (only values >= 0 sort)";
+      u = u * 100000000ULL + v8;
+    }
+    for (; i < n; i++) {
+      unsigned d = (unsigned)p[i] - '0';
+      if (d > 9) {
+        *pzWhy = "not a decimal digit";
         return WCS_MISMATCH;
       }
-      *pv = (int64_t)wcs_get64be(p);
-      return WCS_OK;
+      u = u * 10 + d;
+    }
+    if (n == KS_MAX_DECIMAL) {
+      /* only 19 digits can exceed INT64_MAX */
+      uint64_t m = decMax(n);
+      if (f->eEnc == KS_ENC_DECIMAL ? u > (uint64_t)INT64_MAX
+                                    : u < m - (uint64_t)INT64_MAX) {
+        *pzWhy = "value beyond the INT64 range";
+        return WCS_MISMATCH;
+      }
+    }
+    *pv = f->eEnc == KS_ENC_DECIMAL ? (int64_t)u : (int64_t)(decMax(n) - u);
+    return WCS_OK;
+  }
+  default:
+    if (n != 8) {
+      *pzWhy = "BIG ENDIAN integers have 8 bytes";
+      return WCS_MISMATCH;
+    }
+    if (p[0] & 0x80) {
+      *pzWhy = "a negative BIG ENDIAN integer (only values >= 0 sort)";
+      return WCS_MISMATCH;
+    }
+    *pv = (int64_t)wcs_get64be(p);
+    return WCS_OK;
   }
 }
 
@@ -357,7 +367,8 @@ ks_view ksFieldMin(const ks_field *f, uint8_t *aBuf) {
 }
 
 int ksPrefixSuccessor(uint8_t *p, int n) {
-  while (n > 0 && p[n - 1] == 0xFF) n--;
+  while (n > 0 && p[n - 1] == 0xFF)
+    n--;
   if (n > 0) p[n - 1]++;
   return n;
 }
@@ -398,7 +409,8 @@ static int splitDelimited(const ks_schema *s, const uint8_t *a, int n,
         i += 8;
       }
     }
-    while (i < n && a[i] > d) i++;
+    while (i < n && a[i] > d)
+      i++;
   found:
     if (i == n) break;
     if (a[i] < d || i + nDelim > n ||
@@ -523,7 +535,8 @@ static int splitOrderedCode(const ks_schema *s, const uint8_t *a, int n,
           *piField = iField;
           return WCS_MISUSE;
         }
-        if (pScratch->n == 0 && wcs_buf_reserve(pScratch, (size_t)n) != WCS_OK) {
+        if (pScratch->n == 0 &&
+            wcs_buf_reserve(pScratch, (size_t)n) != WCS_OK) {
           return WCS_NOMEM;
         }
         o = pScratch->a + pScratch->n;
@@ -567,18 +580,18 @@ int ksSplitKey(const ks_schema *s, const uint8_t *pKey, int nKey,
                ks_view *aView, wcs_buf *pScratch, const char **pzWhy,
                int *piField) {
   switch (s->eStruct) {
-    case KS_STRUCT_SINGLETON:
-      aView[0].p = pKey;
-      aView[0].n = nKey;
-      return WCS_OK;
-    case KS_STRUCT_DELIMITED:
-      return splitDelimited(s, pKey, nKey, aView, pzWhy, piField);
-    case KS_STRUCT_ORDERED_CODE:
-      return splitOrderedCode(s, pKey, nKey, aView, pScratch, pzWhy, piField);
-    default:
-      *pzWhy = "the table has no key schema";
-      *piField = -1;
-      return WCS_MISUSE;
+  case KS_STRUCT_SINGLETON:
+    aView[0].p = pKey;
+    aView[0].n = nKey;
+    return WCS_OK;
+  case KS_STRUCT_DELIMITED:
+    return splitDelimited(s, pKey, nKey, aView, pzWhy, piField);
+  case KS_STRUCT_ORDERED_CODE:
+    return splitOrderedCode(s, pKey, nKey, aView, pScratch, pzWhy, piField);
+  default:
+    *pzWhy = "the table has no key schema";
+    *piField = -1;
+    return WCS_MISUSE;
   }
 }
 
@@ -607,8 +620,10 @@ static int ocJoinAll(const ks_view *aView, int m, wcs_buf *b) {
   for (i = 0; i < m && rc == WCS_OK; i++) {
     if (i > 0) rc = wcs_buf_append(b, aSep, 2);
     if (rc != WCS_OK) break;
-    if (aView[i].n == 0) rc = wcs_buf_append(b, aEmpty, 2);
-    else rc = appendEscaped(b, &aView[i]);
+    if (aView[i].n == 0)
+      rc = wcs_buf_append(b, aEmpty, 2);
+    else
+      rc = appendEscaped(b, &aView[i]);
   }
   return rc;
 }
@@ -616,7 +631,8 @@ static int ocJoinAll(const ks_view *aView, int m, wcs_buf *b) {
 /* ORDERED CODE, a whole tuple: trailing empty fields dropped; nothing left
 ** is 00 00. */
 static int ocJoinFull(const ks_view *aView, int n, wcs_buf *b) {
-  while (n > 0 && aView[n - 1].n == 0) n--;
+  while (n > 0 && aView[n - 1].n == 0)
+    n--;
   if (n == 0) return wcs_buf_append(b, aEmpty, 2);
   return ocJoinAll(aView, n, b);
 }
@@ -654,8 +670,7 @@ int ksJoin(const ks_schema *s, const ks_view *aView, int m, int eMode,
     nBefore = pOut->n - (size_t)s->nDelim;
     /* successor of the prefix: only the delimiter bytes change, since
     ** delimiter[0] < 0xFF */
-    pOut->n = nBefore + (size_t)ksPrefixSuccessor(pOut->a + nBefore,
-                                                  s->nDelim);
+    pOut->n = nBefore + (size_t)ksPrefixSuccessor(pOut->a + nBefore, s->nDelim);
     return WCS_OK;
   }
   if (s->eStruct == KS_STRUCT_ORDERED_CODE) {
@@ -664,27 +679,27 @@ int ksJoin(const ks_schema *s, const ks_view *aView, int m, int eMode,
     int bAllMayBeEmpty = 1;
     if (m == 0 && eMode != KS_JOIN_HIGH) return WCS_OK;
     switch (eMode) {
-      case KS_JOIN_LOW:
-        for (i = 0; i < nField; i++) {
-          aAll[i] = i < m ? aView[i] : ksFieldMin(&s->aField[i], aMin[i]);
-        }
-        return ocJoinFull(aAll, nField, pOut);
-      case KS_JOIN_PREFIX:
-        for (i = m; i < nField; i++) {
-          ks_type t = s->aField[i].eType;
-          if (t != KS_STRING && t != KS_BYTES) bAllMayBeEmpty = 0;
-        }
-        if (bAllMayBeEmpty) return ocJoinFull(aView, m, pOut);
-        rc = ocJoinAll(aView, m, pOut);
-        if (rc == WCS_OK) rc = wcs_buf_append(pOut, aSep, 2);
-        return rc;
-      default: { /* KS_JOIN_HIGH: E(fields) 00 02 */
-        static const uint8_t aHigh[2] = {0x00, 0x02};
-        assert(m > 0);
-        rc = ocJoinAll(aView, m, pOut);
-        if (rc == WCS_OK) rc = wcs_buf_append(pOut, aHigh, 2);
-        return rc;
+    case KS_JOIN_LOW:
+      for (i = 0; i < nField; i++) {
+        aAll[i] = i < m ? aView[i] : ksFieldMin(&s->aField[i], aMin[i]);
       }
+      return ocJoinFull(aAll, nField, pOut);
+    case KS_JOIN_PREFIX:
+      for (i = m; i < nField; i++) {
+        ks_type t = s->aField[i].eType;
+        if (t != KS_STRING && t != KS_BYTES) bAllMayBeEmpty = 0;
+      }
+      if (bAllMayBeEmpty) return ocJoinFull(aView, m, pOut);
+      rc = ocJoinAll(aView, m, pOut);
+      if (rc == WCS_OK) rc = wcs_buf_append(pOut, aSep, 2);
+      return rc;
+    default: { /* KS_JOIN_HIGH: E(fields) 00 02 */
+      static const uint8_t aHigh[2] = {0x00, 0x02};
+      assert(m > 0);
+      rc = ocJoinAll(aView, m, pOut);
+      if (rc == WCS_OK) rc = wcs_buf_append(pOut, aHigh, 2);
+      return rc;
+    }
     }
   }
   /* SINGLETON with m == 0 < nField: the empty prefix */
@@ -701,31 +716,38 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
                       ks_view *pView, uint8_t *aBuf, char **pzErr) {
   const ks_field *f = &s->aField[i];
   if (pVal->eType == KS_VAL_NULL) {
-    return wcs_seterr(pzErr, WCS_CONSTRAINT, "key field \"%s\" may not be "
-                      "NULL", f->zName);
+    return wcs_seterr(pzErr, WCS_CONSTRAINT,
+                      "key field \"%s\" may not be "
+                      "NULL",
+                      f->zName);
   }
   if (f->eType == KS_STRING || f->eType == KS_BYTES) {
     int d = ksDelimByte(s), iBad = 0;
     if (pVal->eType != KS_VAL_BYTES || pVal->n < 0) {
-      return wcs_seterr(pzErr, WCS_MISMATCH, "key field \"%s\" is %s; got "
-                        "a number", f->zName, ks_type_name(f->eType));
+      return wcs_seterr(pzErr, WCS_MISMATCH,
+                        "key field \"%s\" is %s; got "
+                        "a number",
+                        f->zName, ks_type_name(f->eType));
     }
     pView->p = pVal->n ? pVal->p : (const uint8_t *)"";
     pView->n = pVal->n;
     if (f->eType == KS_STRING && !ksUtf8Valid(pView->p, pView->n, &iBad)) {
-      return wcs_seterr(pzErr, WCS_CONSTRAINT, "key field \"%s\": invalid "
-                        "UTF-8 at offset %d", f->zName, iBad);
+      return wcs_seterr(pzErr, WCS_CONSTRAINT,
+                        "key field \"%s\": invalid "
+                        "UTF-8 at offset %d",
+                        f->zName, iBad);
     }
     if (d >= 0) {
       int k;
       for (k = 0; k < pView->n; k++) {
         if (pView->p[k] <= d) {
-          return wcs_seterr(pzErr, WCS_CONSTRAINT, "key field \"%s\" holds "
+          return wcs_seterr(pzErr, WCS_CONSTRAINT,
+                            "key field \"%s\" holds "
                             "byte 0x%02X at offset %d, which is not above "
                             "the delimiter's first byte 0x%02X: delimited "
                             "fields may only hold bytes above it, or keys "
-                            "would not sort by field", f->zName,
-                            pView->p[k], k, d);
+                            "would not sort by field",
+                            f->zName, pView->p[k], k, d);
         }
       }
     }
@@ -734,32 +756,38 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
     int64_t v, vMin, vMax;
     if (pVal->eType == KS_VAL_INT) {
       v = pVal->i;
-    } else if (pVal->eType == KS_VAL_REAL && pVal->r >= -9223372036854775808.0 &&
+    } else if (pVal->eType == KS_VAL_REAL &&
+               pVal->r >= -9223372036854775808.0 &&
                pVal->r < 9223372036854775808.0 &&
                (double)(int64_t)pVal->r == pVal->r) {
       v = (int64_t)pVal->r;
     } else {
-      return wcs_seterr(pzErr, WCS_MISMATCH, "key field \"%s\" is %s; got "
-                        "a non-integer value", f->zName,
-                        ks_type_name(f->eType));
+      return wcs_seterr(pzErr, WCS_MISMATCH,
+                        "key field \"%s\" is %s; got "
+                        "a non-integer value",
+                        f->zName, ks_type_name(f->eType));
     }
     ksIntDomain(f, &vMin, &vMax);
     if (v < vMin) {
       if (f->eEnc == KS_ENC_BIG_ENDIAN) {
-        return wcs_seterr(pzErr, WCS_RANGE, "key field \"%s\" is BIG ENDIAN, "
+        return wcs_seterr(pzErr, WCS_RANGE,
+                          "key field \"%s\" is BIG ENDIAN, "
                           "which sorts only values >= 0 (negative values "
                           "would sort after positive ones); got %lld; use "
-                          "ORDERED CODE for negative values", f->zName,
-                          (long long)v);
+                          "ORDERED CODE for negative values",
+                          f->zName, (long long)v);
       }
-      return wcs_seterr(pzErr, WCS_RANGE, "key field \"%s\" is %s(%d), which "
-                        "holds only values >= 0; got %lld", f->zName,
-                        ks_enc_name(f->eEnc), f->nWidth, (long long)v);
+      return wcs_seterr(pzErr, WCS_RANGE,
+                        "key field \"%s\" is %s(%d), which "
+                        "holds only values >= 0; got %lld",
+                        f->zName, ks_enc_name(f->eEnc), f->nWidth,
+                        (long long)v);
     }
     if (v > vMax) {
-      return wcs_seterr(pzErr, WCS_RANGE, "key field \"%s\" is %s(%d); %lld "
-                        "has more than %d digits", f->zName,
-                        ks_enc_name(f->eEnc), f->nWidth, (long long)v,
+      return wcs_seterr(pzErr, WCS_RANGE,
+                        "key field \"%s\" is %s(%d); %lld "
+                        "has more than %d digits",
+                        f->zName, ks_enc_name(f->eEnc), f->nWidth, (long long)v,
                         f->nWidth);
     }
     pView->p = aBuf;
@@ -797,12 +825,14 @@ static int encodeTuple(const ks_schema *s, const ks_value *aVal, int m,
   if (bSalt) rc = wcs_buf_append(pOut, "", 1);
   if (rc == WCS_OK) rc = ksJoin(s, aView, m, eMode, pOut);
   if (rc == WCS_OK && bSalt) {
-    pOut->a[n0] = (uint8_t)ks_salt_bucket(s, pOut->a + n0 + 1,
-                                          (int)(pOut->n - n0 - 1));
+    pOut->a[n0] =
+        (uint8_t)ks_salt_bucket(s, pOut->a + n0 + 1, (int)(pOut->n - n0 - 1));
   }
   if (rc == WCS_OK && pOut->n - n0 > KS_MAX_KEY) {
-    rc = wcs_seterr(pzErr, WCS_TOOBIG, "the row key would have %zu bytes; "
-                    "the limit is %d", pOut->n - n0, KS_MAX_KEY);
+    rc = wcs_seterr(pzErr, WCS_TOOBIG,
+                    "the row key would have %zu bytes; "
+                    "the limit is %d",
+                    pOut->n - n0, KS_MAX_KEY);
   }
   if (rc != WCS_OK) pOut->n = n0;
   return rc;
@@ -857,12 +887,15 @@ static int decodeError(const ks_schema *s, const uint8_t *pKey, int nKey,
   if (pzErr == NULL || *pzErr) return WCS_MISMATCH;
   zKey = wcs_escape(pKey, (size_t)nKey, 200);
   if (iField >= 0 && iField < s->nField) {
-    wcs_seterr(pzErr, WCS_MISMATCH, "row key '%s' does not match the key "
-               "schema: field \"%s\": %s", zKey ? zKey : "?",
-               s->aField[iField].zName, zWhy);
+    wcs_seterr(pzErr, WCS_MISMATCH,
+               "row key '%s' does not match the key "
+               "schema: field \"%s\": %s",
+               zKey ? zKey : "?", s->aField[iField].zName, zWhy);
   } else {
-    wcs_seterr(pzErr, WCS_MISMATCH, "row key '%s' does not match the key "
-               "schema: %s", zKey ? zKey : "?", zWhy);
+    wcs_seterr(pzErr, WCS_MISMATCH,
+               "row key '%s' does not match the key "
+               "schema: %s",
+               zKey ? zKey : "?", zWhy);
   }
   free(zKey);
   return WCS_MISMATCH;
@@ -877,7 +910,8 @@ static inline int isAscii(const uint8_t *p, int n) {
     memcpy(&w, p + i, 8);
     acc |= w;
   }
-  for (; i < n; i++) acc |= p[i];
+  for (; i < n; i++)
+    acc |= p[i];
   return (acc & 0x8080808080808080ULL) == 0;
 }
 
@@ -898,8 +932,10 @@ int ks_key_decode(const ks_schema *s, const uint8_t *pKey, int nKey,
       return decodeError(s, pKey, nKey, -1, "no salt byte", pzErr);
     }
     if (pKey[0] != (uint8_t)ks_salt_bucket(s, pKey + 1, nKey - 1)) {
-      return decodeError(s, pKey, nKey, -1, "the salt byte does not match "
-                         "the hash of the rest of the key", pzErr);
+      return decodeError(s, pKey, nKey, -1,
+                         "the salt byte does not match "
+                         "the hash of the rest of the key",
+                         pzErr);
     }
     p++;
     n--;

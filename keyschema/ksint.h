@@ -43,23 +43,23 @@ typedef struct ks_encspec {
 
 /* Parse context: the schema being built plus what the checks need. */
 typedef struct ks_pctx {
-  ks_schema *pSchema;   /* being built, owned until handed to the caller */
-  int rc;               /* first error, WCS_OK while fine */
-  char *zErr;           /* message of the first error (malloc'd) */
+  ks_schema *pSchema; /* being built, owned until handed to the caller */
+  int rc;             /* first error, WCS_OK while fine */
+  char *zErr;         /* message of the first error (malloc'd) */
   int nFieldAlloc, nFamAlloc, nQualAlloc; /* array capacities */
   /* the KEY clause in progress */
-  int bKeySeen;         /* a KEY clause was started */
-  ks_token aFieldTok[KS_MAX_FIELDS]; /* name token of each key field */
-  ks_token aEncTok[KS_MAX_FIELDS];   /* encoding (or type) token of each */
+  int bKeySeen;                       /* a KEY clause was started */
+  ks_token aFieldTok[KS_MAX_FIELDS];  /* name token of each key field */
+  ks_token aEncTok[KS_MAX_FIELDS];    /* encoding (or type) token of each */
   uint8_t aEncDefault[KS_MAX_FIELDS]; /* 1: no encoding was written */
-  ks_token tStruct;     /* DELIMITED or ORDERED token, z NULL if none */
-  ks_token tDelim;      /* the delimiter literal */
+  ks_token tStruct; /* DELIMITED or ORDERED token, z NULL if none */
+  ks_token tDelim;  /* the delimiter literal */
   int bSaltSeen;
   /* the FAMILY clause in progress: index into aFamily, -1 outside */
   int iFam;
   int bVersionsSeen, bAgeSeen, bGcSeen, bAggSeen;
-  ks_token tGc;         /* UNION/INTERSECTION token */
-  ks_token tAgg;        /* the aggregate kind token */
+  ks_token tGc;  /* UNION/INTERSECTION token */
+  ks_token tAgg; /* the aggregate kind token */
   /* options seen */
   int bStoreSeen, bTableSeen, bSyncSeen, bCompressionSeen;
 } ks_pctx;
@@ -90,12 +90,10 @@ void ksKeyEnd(ks_pctx *p);
 void ksFamilyBegin(ks_pctx *p, const ks_token *tName);
 void ksQualifier(ks_pctx *p, const ks_token *tName, const ks_token *tType,
                  const ks_encspec *pEnc);
-void ksFamilyMaxVersions(ks_pctx *p, const ks_token *tKw,
-                         const ks_token *tNum);
+void ksFamilyMaxVersions(ks_pctx *p, const ks_token *tKw, const ks_token *tNum);
 void ksFamilyMaxAge(ks_pctx *p, const ks_token *tKw, const ks_token *tLit);
 void ksFamilyGc(ks_pctx *p, const ks_token *tKw, ks_gc eGc);
-void ksFamilyAggregate(ks_pctx *p, const ks_token *tKw,
-                       const ks_token *tKind);
+void ksFamilyAggregate(ks_pctx *p, const ks_token *tKw, const ks_token *tKind);
 void ksFamilyEnd(ks_pctx *p);
 void ksOptStore(ks_pctx *p, const ks_token *tKw, const ks_token *tLit);
 void ksOptTable(ks_pctx *p, const ks_token *tKw, const ks_token *tLit);
@@ -140,7 +138,7 @@ typedef struct ks_view {
   int n;
 } ks_view;
 
-#define KS_OC_MAXLEN 10 /* longest orderedcode int64 */
+#define KS_OC_MAXLEN     10 /* longest orderedcode int64 */
 #define KS_FIELD_INT_MAX 20 /* longest encoded int field (DECIMAL(19)) */
 
 /* orderedcode signed int64: write to a (room for 10), return length. */
@@ -159,15 +157,15 @@ int ksUtf8Valid(const uint8_t *p, int n, int *piBad);
 **   DECIMAL(n): u = v; REVERSED DECIMAL(n): u = (10^n-1) - v.
 ** ksIntDomain gives the allowed value range of a field. */
 void ksIntDomain(const ks_field *f, int64_t *pMin, int64_t *pMax);
-uint64_t ksIntToU(const ks_field *f, int64_t v);     /* v in domain */
+uint64_t ksIntToU(const ks_field *f, int64_t v); /* v in domain */
 int64_t ksIntFromU(const ks_field *f, uint64_t u);
 void ksIntURange(const ks_field *f, uint64_t *puMin, uint64_t *puMax);
 /* The field bytes of order-space value u (room for KS_FIELD_INT_MAX). */
 int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a);
 /* Decode the field bytes of an int field; WCS_OK or WCS_MISMATCH with a
 ** short reason in *pzWhy (static text). */
-int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n,
-                     int64_t *pv, const char **pzWhy);
+int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n, int64_t *pv,
+                     const char **pzWhy);
 
 /* The first byte that a DELIMITED field may not contain or be below:
 ** delimiter[0]. -1 for other struct encodings. */
@@ -186,16 +184,19 @@ int ksSplitKey(const ks_schema *s, const uint8_t *pKey, int nKey,
                ks_view *aView, wcs_buf *pScratch, const char **pzWhy,
                int *piField);
 
-/* How ksJoin ends a tuple of m field-byte views. */
-#define KS_JOIN_FULL   0 /* m == nField: the whole logical key */
-#define KS_JOIN_LOW    1 /* the smallest key whose first m fields are these */
-#define KS_JOIN_PREFIX 2 /* prefix bytes: fields, then a separator if m <
-                         ** nField (DELIMITED: the delimiter; ORDERED CODE:
-                         ** 00 01); every key with these m leading fields
-                         ** either starts with them or (ORDERED CODE, all
-                         ** later fields empty) equals the FULL form */
-#define KS_JOIN_HIGH   3 /* the smallest byte string above every key whose
-                         ** first m fields are these (m < nField) */
+/* How ksJoin ends a tuple of m field-byte views:
+**   FULL    m == nField: the whole logical key
+**   LOW     the smallest key whose first m fields are these
+**   PREFIX  prefix bytes: the fields, then a separator if m < nField
+**           (DELIMITED: the delimiter; ORDERED CODE: 00 01, left out when
+**           every later field may be empty, since such a key may end right
+**           after the m fields)
+**   HIGH    the smallest byte string above every key whose first m fields
+**           are these (m < nField; m == nField: the key and a 00 byte) */
+#define KS_JOIN_FULL   0
+#define KS_JOIN_LOW    1
+#define KS_JOIN_PREFIX 2
+#define KS_JOIN_HIGH   3
 /* Append the struct encoding of views aView[0..m-1] to pOut (logical key,
 ** no salt). WCS_OK or WCS_NOMEM. */
 int ksJoin(const ks_schema *s, const ks_view *aView, int m, int eMode,

@@ -85,32 +85,58 @@ void ksSyntaxError(ks_pctx *p, const ks_token *t, const char *zExpect) {
 
 const char *ksTokenDisplay(int iTok) {
   switch (iTok) {
-    case 0: return "the end of the clause";
-    case TK_COMMA: return "\",\"";
-    case TK_LP: return "\"(\"";
-    case TK_RP: return "\")\"";
-    case TK_ID: return "a name";
-    case TK_LITERAL: return "a 'quoted' string";
-    case TK_BLOB: return "a 'quoted' string";
-    case TK_INTEGER: return "a number";
-    case TK_KEY: return "KEY";
-    case TK_FAMILY: return "FAMILY";
-    case TK_STORE: return "STORE";
-    case TK_TABLE: return "TABLE";
-    case TK_SYNC: return "SYNC";
-    case TK_HISTORY: return "HISTORY";
-    case TK_COMPRESSION: return "COMPRESSION";
-    case TK_DELIMITED: return "DELIMITED BY";
-    case TK_BY: return "BY";
-    case TK_ORDERED: return "ORDERED CODE";
-    case TK_CODE: return "CODE";
-    case TK_SALT: return "SALT";
-    case TK_MAX: return "MAX";
-    case TK_VERSIONS: return "VERSIONS";
-    case TK_AGE: return "AGE";
-    case TK_UNION: return "UNION";
-    case TK_INTERSECTION: return "INTERSECTION";
-    case TK_AGGREGATE: return "AGGREGATE";
+  case 0:
+    return "the end of the clause";
+  case TK_COMMA:
+    return "\",\"";
+  case TK_LP:
+    return "\"(\"";
+  case TK_RP:
+    return "\")\"";
+  case TK_ID:
+    return "a name";
+  case TK_LITERAL:
+    return "a 'quoted' string";
+  case TK_BLOB:
+    return "a 'quoted' string";
+  case TK_INTEGER:
+    return "a number";
+  case TK_KEY:
+    return "KEY";
+  case TK_FAMILY:
+    return "FAMILY";
+  case TK_STORE:
+    return "STORE";
+  case TK_TABLE:
+    return "TABLE";
+  case TK_SYNC:
+    return "SYNC";
+  case TK_HISTORY:
+    return "HISTORY";
+  case TK_COMPRESSION:
+    return "COMPRESSION";
+  case TK_DELIMITED:
+    return "DELIMITED BY";
+  case TK_BY:
+    return "BY";
+  case TK_ORDERED:
+    return "ORDERED CODE";
+  case TK_CODE:
+    return "CODE";
+  case TK_SALT:
+    return "SALT";
+  case TK_MAX:
+    return "MAX";
+  case TK_VERSIONS:
+    return "VERSIONS";
+  case TK_AGE:
+    return "AGE";
+  case TK_UNION:
+    return "UNION";
+  case TK_INTERSECTION:
+    return "INTERSECTION";
+  case TK_AGGREGATE:
+    return "AGGREGATE";
   }
   return NULL;
 }
@@ -123,15 +149,24 @@ static const struct {
   const char *z;
   int iTok;
 } aKw[] = {
-    {"KEY", TK_KEY},           {"FAMILY", TK_FAMILY},
-    {"STORE", TK_STORE},       {"TABLE", TK_TABLE},
-    {"SYNC", TK_SYNC},         {"HISTORY", TK_HISTORY},
-    {"COMPRESSION", TK_COMPRESSION}, {"DELIMITED", TK_DELIMITED},
-    {"BY", TK_BY},             {"ORDERED", TK_ORDERED},
-    {"CODE", TK_CODE},         {"SALT", TK_SALT},
-    {"MAX", TK_MAX},           {"VERSIONS", TK_VERSIONS},
-    {"AGE", TK_AGE},           {"UNION", TK_UNION},
-    {"INTERSECTION", TK_INTERSECTION}, {"AGGREGATE", TK_AGGREGATE},
+    {"KEY", TK_KEY},
+    {"FAMILY", TK_FAMILY},
+    {"STORE", TK_STORE},
+    {"TABLE", TK_TABLE},
+    {"SYNC", TK_SYNC},
+    {"HISTORY", TK_HISTORY},
+    {"COMPRESSION", TK_COMPRESSION},
+    {"DELIMITED", TK_DELIMITED},
+    {"BY", TK_BY},
+    {"ORDERED", TK_ORDERED},
+    {"CODE", TK_CODE},
+    {"SALT", TK_SALT},
+    {"MAX", TK_MAX},
+    {"VERSIONS", TK_VERSIONS},
+    {"AGE", TK_AGE},
+    {"UNION", TK_UNION},
+    {"INTERSECTION", TK_INTERSECTION},
+    {"AGGREGATE", TK_AGGREGATE},
 };
 
 static int keywordCode(const char *z, int n) {
@@ -147,7 +182,9 @@ static int keywordCode(const char *z, int n) {
   return TK_ID;
 }
 
-static int isIdStart(int c) { return isalpha(c) || c == '_' || c >= 0x80; }
+static int isIdStart(int c) {
+  return isalpha(c) || c == '_' || c >= 0x80;
+}
 static int isIdChar(int c) {
   return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
 }
@@ -161,69 +198,91 @@ static int isIdChar(int c) {
 static int nextToken(const unsigned char *z, int *piTok) {
   int i, c;
   switch (z[0]) {
-    case ' ': case '\t': case '\n': case '\r': case '\f': case '\v':
-      for (i = 1; isspace(z[i]); i++) {}
+  case ' ':
+  case '\t':
+  case '\n':
+  case '\r':
+  case '\f':
+  case '\v':
+    for (i = 1; isspace(z[i]); i++) {
+    }
+    *piTok = TOK_SPACE;
+    return i;
+  case '-':
+    if (z[1] == '-') {
+      for (i = 2; z[i] && z[i] != '\n'; i++) {
+      }
       *piTok = TOK_SPACE;
       return i;
-    case '-':
-      if (z[1] == '-') {
-        for (i = 2; z[i] && z[i] != '\n'; i++) {}
-        *piTok = TOK_SPACE;
+    }
+    break;
+  case '/':
+    if (z[1] == '*') {
+      for (i = 2; z[i] && !(z[i] == '*' && z[i + 1] == '/'); i++) {
+      }
+      if (z[i] == 0) {
+        *piTok = TOK_UNTERM;
         return i;
       }
-      break;
-    case '/':
-      if (z[1] == '*') {
-        for (i = 2; z[i] && !(z[i] == '*' && z[i + 1] == '/'); i++) {}
-        if (z[i] == 0) {
-          *piTok = TOK_UNTERM;
-          return i;
-        }
-        *piTok = TOK_SPACE;
-        return i + 2;
+      *piTok = TOK_SPACE;
+      return i + 2;
+    }
+    break;
+  case '(':
+    *piTok = TK_LP;
+    return 1;
+  case ')':
+    *piTok = TK_RP;
+    return 1;
+  case ',':
+    *piTok = TK_COMMA;
+    return 1;
+  case '\'':
+  case '"':
+  case '`':
+  case '[': {
+    int cEnd = z[0] == '[' ? ']' : z[0];
+    for (i = 1;; i++) {
+      if (z[i] == 0) {
+        *piTok = TOK_UNTERM;
+        return i;
       }
-      break;
-    case '(': *piTok = TK_LP; return 1;
-    case ')': *piTok = TK_RP; return 1;
-    case ',': *piTok = TK_COMMA; return 1;
-    case '\'': case '"': case '`': case '[': {
-      int cEnd = z[0] == '[' ? ']' : z[0];
-      for (i = 1;; i++) {
-        if (z[i] == 0) {
-          *piTok = TOK_UNTERM;
-          return i;
+      if (z[i] == cEnd) {
+        if (cEnd != ']' && z[i + 1] == cEnd) {
+          i++;
+          continue;
         }
-        if (z[i] == cEnd) {
-          if (cEnd != ']' && z[i + 1] == cEnd) {
-            i++;
-            continue;
-          }
-          break;
-        }
+        break;
       }
-      *piTok = z[0] == '\'' ? TK_LITERAL : TK_ID;
+    }
+    *piTok = z[0] == '\'' ? TK_LITERAL : TK_ID;
+    return i + 1;
+  }
+  case 'x':
+  case 'X':
+    if (z[1] == '\'') {
+      for (i = 2; isxdigit(z[i]); i++) {
+      }
+      if (z[i] != '\'' || (i - 2) % 2 != 0) {
+        while (z[i] && z[i] != '\'')
+          i++;
+        *piTok = z[i] ? TOK_BADHEX : TOK_UNTERM;
+        return z[i] ? i + 1 : i;
+      }
+      *piTok = TK_BLOB;
       return i + 1;
     }
-    case 'x': case 'X':
-      if (z[1] == '\'') {
-        for (i = 2; isxdigit(z[i]); i++) {}
-        if (z[i] != '\'' || (i - 2) % 2 != 0) {
-          while (z[i] && z[i] != '\'') i++;
-          *piTok = z[i] ? TOK_BADHEX : TOK_UNTERM;
-          return z[i] ? i + 1 : i;
-        }
-        *piTok = TK_BLOB;
-        return i + 1;
-      }
-      break;
-    default:
-      break;
+    break;
+  default:
+    break;
   }
   c = z[0];
   if (isdigit(c)) {
-    for (i = 1; isdigit(z[i]); i++) {}
+    for (i = 1; isdigit(z[i]); i++) {
+    }
     if (isIdChar(z[i])) {
-      while (isIdChar(z[i])) i++;
+      while (isIdChar(z[i]))
+        i++;
       *piTok = TOK_ILLEGAL;
       return i;
     }
@@ -231,12 +290,14 @@ static int nextToken(const unsigned char *z, int *piTok) {
     return i;
   }
   if (isIdStart(c)) {
-    for (i = 1; isIdChar(z[i]); i++) {}
+    for (i = 1; isIdChar(z[i]); i++) {
+    }
     *piTok = keywordCode((const char *)z, i);
     return i;
   }
   /* one (UTF-8) character that is not a token */
-  for (i = 1; (z[i] & 0xC0) == 0x80; i++) {}
+  for (i = 1; (z[i] & 0xC0) == 0x80; i++) {
+  }
   *piTok = TOK_ILLEGAL;
   return i;
 }
@@ -341,20 +402,24 @@ int64_t ksParseAge(const char *z, int n) {
   int64_t v = 0;
   int i = 0, j;
   size_t k;
-  while (i < n && z[i] == ' ') i++;
+  while (i < n && z[i] == ' ')
+    i++;
   if (i == n || !isdigit((unsigned char)z[i])) return 0;
   for (; i < n && isdigit((unsigned char)z[i]); i++) {
     if (v > (INT64_MAX - 9) / 10) return 0;
     v = v * 10 + (z[i] - '0');
   }
-  while (i < n && z[i] == ' ') i++;
-  for (j = i; j < n && isalpha((unsigned char)z[j]); j++) {}
+  while (i < n && z[i] == ' ')
+    i++;
+  for (j = i; j < n && isalpha((unsigned char)z[j]); j++) {
+  }
   for (k = 0; k < sizeof(aUnit) / sizeof(aUnit[0]); k++) {
     int m = (int)strlen(aUnit[k].z);
     if (j - i == m && strncasecmp(z + i, aUnit[k].z, (size_t)m) == 0) break;
   }
   if (k == sizeof(aUnit) / sizeof(aUnit[0])) return 0;
-  while (j < n && z[j] == ' ') j++;
+  while (j < n && z[j] == ' ')
+    j++;
   if (j != n || v <= 0 || v > INT64_MAX / aUnit[k].nMicros) return 0;
   return v * aUnit[k].nMicros;
 }
@@ -395,32 +460,39 @@ static int nameClash(ks_pctx *p, const ks_token *t, const char *zName) {
               "\"_timestamp\" is reserved for the cell timestamp");
     return 1;
   }
-  if (s->bHistory && (ksStrICmp(zName, "family") == 0 ||
-                      ksStrICmp(zName, "qualifier") == 0 ||
-                      ksStrICmp(zName, "value") == 0)) {
+  if (s->bHistory &&
+      (ksStrICmp(zName, "family") == 0 || ksStrICmp(zName, "qualifier") == 0 ||
+       ksStrICmp(zName, "value") == 0)) {
     ksErrNear(p, WCS_SCHEMA, t,
               "\"%s\" is a column of HISTORY tables (family, qualifier, "
-              "_timestamp, value)", zName);
+              "_timestamp, value)",
+              zName);
     return 1;
   }
   for (i = 0; i < s->nField; i++) {
     if (ksStrICmp(zName, s->aField[i].zName) == 0) {
-      ksErrNear(p, WCS_SCHEMA, t, "the name \"%s\" is already used by key "
-                "field \"%s\"", zName, s->aField[i].zName);
+      ksErrNear(p, WCS_SCHEMA, t,
+                "the name \"%s\" is already used by key "
+                "field \"%s\"",
+                zName, s->aField[i].zName);
       return 1;
     }
   }
   for (i = 0; i < s->nFamily; i++) {
     if (ksStrICmp(zName, s->aFamily[i].zName) == 0) {
-      ksErrNear(p, WCS_SCHEMA, t, "the name \"%s\" is already used by "
-                "family \"%s\"", zName, s->aFamily[i].zName);
+      ksErrNear(p, WCS_SCHEMA, t,
+                "the name \"%s\" is already used by "
+                "family \"%s\"",
+                zName, s->aFamily[i].zName);
       return 1;
     }
   }
   for (i = 0; i < s->nQual; i++) {
     if (ksStrICmp(zName, s->aQual[i].zName) == 0) {
-      ksErrNear(p, WCS_SCHEMA, t, "the name \"%s\" is already used by "
-                "column \"%s\" of family \"%s\"", zName, s->aQual[i].zName,
+      ksErrNear(p, WCS_SCHEMA, t,
+                "the name \"%s\" is already used by "
+                "column \"%s\" of family \"%s\"",
+                zName, s->aQual[i].zName,
                 s->aFamily[s->aQual[i].iFamily].zName);
       return 1;
     }
@@ -443,7 +515,9 @@ static int familyNameOk(const char *z) {
 ** Encodings
 ** ==================================================================== */
 
-void ksEncNone(ks_encspec *e) { memset(e, 0, sizeof(*e)); }
+void ksEncNone(ks_encspec *e) {
+  memset(e, 0, sizeof(*e));
+}
 
 void ksEncWord(ks_encspec *e, const ks_token *t) {
   if (e->nWord < 3) e->aWord[e->nWord] = *t;
@@ -468,8 +542,7 @@ static int encOf(const ks_encspec *e) {
     if (tokenIs(&e->aWord[0], "ORDERED") && tokenIs(&e->aWord[1], "CODE")) {
       return KS_ENC_ORDERED_CODE;
     }
-    if (tokenIs(&e->aWord[0], "REVERSED") &&
-        tokenIs(&e->aWord[1], "DECIMAL")) {
+    if (tokenIs(&e->aWord[0], "REVERSED") && tokenIs(&e->aWord[1], "DECIMAL")) {
       return KS_ENC_REVERSED_DECIMAL;
     }
   }
@@ -479,8 +552,8 @@ static int encOf(const ks_encspec *e) {
 /* The token an encoding error should point at: the first word that is not
 ** part of an allowed spelling. */
 static const ks_token *encBadToken(const ks_encspec *e) {
-  static const char *const azFirst[] = {"BIG", "ORDERED", "REVERSED",
-                                        "DECIMAL", "UTF8", "RAW"};
+  static const char *const azFirst[] = {"BIG",     "ORDERED", "REVERSED",
+                                        "DECIMAL", "UTF8",    "RAW"};
   size_t i;
   for (i = 0; i < sizeof(azFirst) / sizeof(azFirst[0]); i++) {
     if (tokenIs(&e->aWord[0], azFirst[i])) {
@@ -536,10 +609,14 @@ void ksKeyField(ks_pctx *p, const ks_token *tName, const ks_token *tType,
     return;
   }
   memset(&f, 0, sizeof f);
-  if (tokenIs(tType, "STRING")) f.eType = KS_STRING;
-  else if (tokenIs(tType, "BYTES")) f.eType = KS_BYTES;
-  else if (tokenIs(tType, "INT64")) f.eType = KS_INT64;
-  else if (tokenIs(tType, "TIMESTAMP")) f.eType = KS_TIMESTAMP;
+  if (tokenIs(tType, "STRING"))
+    f.eType = KS_STRING;
+  else if (tokenIs(tType, "BYTES"))
+    f.eType = KS_BYTES;
+  else if (tokenIs(tType, "INT64"))
+    f.eType = KS_INT64;
+  else if (tokenIs(tType, "TIMESTAMP"))
+    f.eType = KS_TIMESTAMP;
   else {
     ksErrNear(p, WCS_SCHEMA, tType,
               "unknown type; expected STRING, BYTES, INT64 or TIMESTAMP");
@@ -571,8 +648,8 @@ void ksKeyField(ks_pctx *p, const ks_token *tName, const ks_token *tType,
     int64_t w;
     if (!pEnc->bWidth) {
       ksErrNear(p, WCS_SCHEMA, &pEnc->aWord[pEnc->nWord - 1],
-                "%s needs a width in digits, e.g. %s(8)",
-                ks_enc_name(f.eEnc), ks_enc_name(f.eEnc));
+                "%s needs a width in digits, e.g. %s(8)", ks_enc_name(f.eEnc),
+                ks_enc_name(f.eEnc));
       return;
     }
     if (!tokenInt(p, &pEnc->tWidth, 1, KS_MAX_DECIMAL, "a DECIMAL width",
@@ -742,56 +819,66 @@ void ksQualifier(ks_pctx *p, const ks_token *tName, const ks_token *tType,
   char *zName;
   if (p->rc || p->iFam < 0) return;
   if (s->nQual >= KS_MAX_QUALIFIERS) {
-    ksErrNear(p, WCS_SCHEMA, tName, "a table has at most %d declared "
-              "qualifier columns", KS_MAX_QUALIFIERS);
+    ksErrNear(p, WCS_SCHEMA, tName,
+              "a table has at most %d declared "
+              "qualifier columns",
+              KS_MAX_QUALIFIERS);
     return;
   }
   memset(&q, 0, sizeof q);
   q.iFamily = p->iFam;
-  if (tokenIs(tType, "INT64")) q.eVType = KS_V_INT64;
-  else if (tokenIs(tType, "FLOAT64")) q.eVType = KS_V_FLOAT64;
-  else if (tokenIs(tType, "STRING")) q.eVType = KS_V_STRING;
-  else if (tokenIs(tType, "BYTES")) q.eVType = KS_V_BYTES;
-  else if (tokenIs(tType, "JSON")) q.eVType = KS_V_JSON;
+  if (tokenIs(tType, "INT64"))
+    q.eVType = KS_V_INT64;
+  else if (tokenIs(tType, "FLOAT64"))
+    q.eVType = KS_V_FLOAT64;
+  else if (tokenIs(tType, "STRING"))
+    q.eVType = KS_V_STRING;
+  else if (tokenIs(tType, "BYTES"))
+    q.eVType = KS_V_BYTES;
+  else if (tokenIs(tType, "JSON"))
+    q.eVType = KS_V_JSON;
   else {
-    ksErrNear(p, WCS_SCHEMA, tType, "unknown type; expected INT64, FLOAT64, "
+    ksErrNear(p, WCS_SCHEMA, tType,
+              "unknown type; expected INT64, FLOAT64, "
               "STRING, BYTES or JSON");
     return;
   }
   eEnc = pEnc->nWord == 0 ? -2 : encOf(pEnc);
   switch (q.eVType) {
-    case KS_V_INT64:
-      if (eEnc == -2) eEnc = KS_ENC_BIG_ENDIAN;
-      if (eEnc != KS_ENC_BIG_ENDIAN && eEnc != KS_ENC_DECIMAL) {
-        ksErrNear(p, WCS_SCHEMA, encBadToken(pEnc), "unknown encoding for an "
-                  "INT64 column; expected BIG ENDIAN or DECIMAL");
-        return;
-      }
-      break;
-    case KS_V_FLOAT64:
-      if (eEnc == -2) eEnc = KS_ENC_BIG_ENDIAN;
-      if (eEnc != KS_ENC_BIG_ENDIAN) {
-        ksErrNear(p, WCS_SCHEMA, encBadToken(pEnc), "unknown encoding for a "
-                  "FLOAT64 column; expected BIG ENDIAN");
-        return;
-      }
-      break;
-    case KS_V_BYTES:
-      if (eEnc == -2) eEnc = KS_ENC_RAW;
-      if (eEnc != KS_ENC_RAW) {
-        ksErrNear(p, WCS_SCHEMA, &pEnc->aWord[0],
-                  "a BYTES column takes no encoding");
-        return;
-      }
-      break;
-    default:
-      if (eEnc == -2) eEnc = KS_ENC_UTF8;
-      if (eEnc != KS_ENC_UTF8) {
-        ksErrNear(p, WCS_SCHEMA, &pEnc->aWord[0],
-                  "a STRING or JSON column takes no encoding (UTF-8)");
-        return;
-      }
-      break;
+  case KS_V_INT64:
+    if (eEnc == -2) eEnc = KS_ENC_BIG_ENDIAN;
+    if (eEnc != KS_ENC_BIG_ENDIAN && eEnc != KS_ENC_DECIMAL) {
+      ksErrNear(p, WCS_SCHEMA, encBadToken(pEnc),
+                "unknown encoding for an "
+                "INT64 column; expected BIG ENDIAN or DECIMAL");
+      return;
+    }
+    break;
+  case KS_V_FLOAT64:
+    if (eEnc == -2) eEnc = KS_ENC_BIG_ENDIAN;
+    if (eEnc != KS_ENC_BIG_ENDIAN) {
+      ksErrNear(p, WCS_SCHEMA, encBadToken(pEnc),
+                "unknown encoding for a "
+                "FLOAT64 column; expected BIG ENDIAN");
+      return;
+    }
+    break;
+  case KS_V_BYTES:
+    if (eEnc == -2) eEnc = KS_ENC_RAW;
+    if (eEnc != KS_ENC_RAW) {
+      ksErrNear(p, WCS_SCHEMA, &pEnc->aWord[0],
+                "a BYTES column takes no encoding");
+      return;
+    }
+    break;
+  default:
+    if (eEnc == -2) eEnc = KS_ENC_UTF8;
+    if (eEnc != KS_ENC_UTF8) {
+      ksErrNear(p, WCS_SCHEMA, &pEnc->aWord[0],
+                "a STRING or JSON column takes no encoding (UTF-8)");
+      return;
+    }
+    break;
   }
   q.eEnc = (ks_enc)eEnc;
   if (pEnc->bWidth) {
@@ -814,9 +901,8 @@ void ksQualifier(ks_pctx *p, const ks_token *tName, const ks_token *tType,
               KS_MAX_QUALIFIER);
     return;
   }
-  if (nameClash(p, tName, zName) ||
-      !grow(p, (void **)&s->aQual, &p->nQualAlloc, s->nQual,
-            sizeof(ks_qualifier))) {
+  if (nameClash(p, tName, zName) || !grow(p, (void **)&s->aQual, &p->nQualAlloc,
+                                          s->nQual, sizeof(ks_qualifier))) {
     free(zName);
     return;
   }
@@ -854,7 +940,8 @@ void ksFamilyMaxAge(ks_pctx *p, const ks_token *tKw, const ks_token *tLit) {
   v = ksParseAge(z, n);
   free(z);
   if (v <= 0) {
-    ksErrNear(p, WCS_SCHEMA, tLit, "MAX AGE is a positive whole number and "
+    ksErrNear(p, WCS_SCHEMA, tLit,
+              "MAX AGE is a positive whole number and "
               "a unit: d, h, m, s, ms or us (e.g. '30d', '500ms')");
     return;
   }
@@ -872,8 +959,7 @@ void ksFamilyGc(ks_pctx *p, const ks_token *tKw, ks_gc eGc) {
   p->pSchema->aFamily[p->iFam].eGc = eGc;
 }
 
-void ksFamilyAggregate(ks_pctx *p, const ks_token *tKw,
-                       const ks_token *tKind) {
+void ksFamilyAggregate(ks_pctx *p, const ks_token *tKw, const ks_token *tKind) {
   ks_family *f;
   if (p->rc || p->iFam < 0) return;
   f = &p->pSchema->aFamily[p->iFam];
@@ -883,10 +969,14 @@ void ksFamilyAggregate(ks_pctx *p, const ks_token *tKw,
   }
   p->bAggSeen = 1;
   p->tAgg = *tKind;
-  if (tokenIs(tKind, "SUM")) f->eAgg = KS_AGG_SUM;
-  else if (tokenIs(tKind, "MIN")) f->eAgg = KS_AGG_MIN;
-  else if (tokenIs(tKind, "MAX")) f->eAgg = KS_AGG_MAX;
-  else if (tokenIs(tKind, "HLL")) f->eAgg = KS_AGG_HLL;
+  if (tokenIs(tKind, "SUM"))
+    f->eAgg = KS_AGG_SUM;
+  else if (tokenIs(tKind, "MIN"))
+    f->eAgg = KS_AGG_MIN;
+  else if (tokenIs(tKind, "MAX"))
+    f->eAgg = KS_AGG_MAX;
+  else if (tokenIs(tKind, "HLL"))
+    f->eAgg = KS_AGG_HLL;
   else {
     ksErrNear(p, WCS_SCHEMA, tKind,
               "unknown aggregate; expected SUM, MIN, MAX or HLL");
@@ -902,7 +992,8 @@ void ksFamilyEnd(ks_pctx *p) {
   p->iFam = -1;
   if (f->eGc == KS_GC_INTERSECTION &&
       (f->nMaxVersions == 0 || f->nMaxAgeMicros == 0)) {
-    ksErrNear(p, WCS_SCHEMA, &p->tGc, "INTERSECTION combines two rules; give "
+    ksErrNear(p, WCS_SCHEMA, &p->tGc,
+              "INTERSECTION combines two rules; give "
               "both MAX VERSIONS and MAX AGE");
     return;
   }
@@ -911,10 +1002,13 @@ void ksFamilyEnd(ks_pctx *p) {
     int bOk = q->eVType == KS_V_INT64 && q->eEnc == KS_ENC_BIG_ENDIAN;
     if (f->eAgg == KS_AGG_HLL) bOk = bOk || q->eVType == KS_V_BYTES;
     if (!bOk) {
-      ksErrNear(p, WCS_SCHEMA, &p->tAgg, "column \"%s\" of aggregate family "
-            "\"%s\" must be %s", q->zName, f->zName,
-            f->eAgg == KS_AGG_HLL ? "INT64 (the estimate) or BYTES (the sketch)"
-                                  : "INT64 (BIG ENDIAN, the aggregate's format)");
+      ksErrNear(p, WCS_SCHEMA, &p->tAgg,
+                "column \"%s\" of aggregate family "
+                "\"%s\" must be %s",
+                q->zName, f->zName,
+                f->eAgg == KS_AGG_HLL
+                    ? "INT64 (the estimate) or BYTES (the sketch)"
+                    : "INT64 (BIG ENDIAN, the aggregate's format)");
       return;
     }
   }
@@ -929,8 +1023,10 @@ static char *optionString(ks_pctx *p, const ks_token *tLit, const char *zWhat) {
   char *z = tokenBytes(p, tLit, &n);
   if (z == NULL) return NULL;
   if (n == 0 || (int)strlen(z) != n) {
-    ksErrNear(p, WCS_SCHEMA, tLit, "%s must be a non-empty string without "
-              "NUL bytes", zWhat);
+    ksErrNear(p, WCS_SCHEMA, tLit,
+              "%s must be a non-empty string without "
+              "NUL bytes",
+              zWhat);
     free(z);
     return NULL;
   }
@@ -965,9 +1061,12 @@ void ksOptSync(ks_pctx *p, const ks_token *tKw, const ks_token *tMode) {
     return;
   }
   p->bSyncSeen = 1;
-  if (tokenIs(tMode, "FULL")) s->iSync = WCS_SYNC_FULL;
-  else if (tokenIs(tMode, "NORMAL")) s->iSync = WCS_SYNC_NORMAL;
-  else if (tokenIs(tMode, "OFF")) s->iSync = WCS_SYNC_OFF;
+  if (tokenIs(tMode, "FULL"))
+    s->iSync = WCS_SYNC_FULL;
+  else if (tokenIs(tMode, "NORMAL"))
+    s->iSync = WCS_SYNC_NORMAL;
+  else if (tokenIs(tMode, "OFF"))
+    s->iSync = WCS_SYNC_OFF;
   else {
     ksErrNear(p, WCS_SCHEMA, tMode,
               "unknown sync mode; expected FULL, NORMAL or OFF");
@@ -986,8 +1085,10 @@ void ksOptHistory(ks_pctx *p, const ks_token *tKw) {
     const char *z = s->aField[i].zName;
     if (ksStrICmp(z, "family") == 0 || ksStrICmp(z, "qualifier") == 0 ||
         ksStrICmp(z, "value") == 0) {
-      ksErrNear(p, WCS_SCHEMA, tKw, "key field \"%s\" clashes with a column "
-                "of HISTORY tables (family, qualifier, _timestamp, value)", z);
+      ksErrNear(p, WCS_SCHEMA, tKw,
+                "key field \"%s\" clashes with a column "
+                "of HISTORY tables (family, qualifier, _timestamp, value)",
+                z);
       return;
     }
   }
@@ -1031,7 +1132,8 @@ static int feedText(ks_pctx *p, void *pParser, const char *z) {
     } else if (iTok == TOK_ILLEGAL) {
       ksErrNear(p, WCS_ERROR, &t, "unrecognized token");
     } else if (iTok == TOK_BADHEX) {
-      ksErrNear(p, WCS_ERROR, &t, "an X'...' literal needs an even number "
+      ksErrNear(p, WCS_ERROR, &t,
+                "an X'...' literal needs an even number "
                 "of hex digits");
     } else if (iTok == TOK_UNTERM) {
       ksErrNear(p, WCS_ERROR, &t, "unterminated string, name or comment");

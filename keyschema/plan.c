@@ -57,8 +57,8 @@
 typedef struct Bnd {
   const uint8_t *p; /* bound bytes (arena or borrowed), unused if bInf */
   int n;
-  uint8_t bIncl;    /* the bound itself is inside */
-  uint8_t bInf;     /* unbounded on this side */
+  uint8_t bIncl; /* the bound itself is inside */
+  uint8_t bInf;  /* unbounded on this side */
 } Bnd;
 
 typedef struct Ivl {
@@ -140,15 +140,15 @@ typedef struct ArenaBlk {
 } ArenaBlk;
 
 struct ks_plan_skip {
-  int nSlot;      /* fields 0..nSlot-1 are checked against their slot */
-  IvlSet *aSlot;  /* nSlot sets of field bytes (arena) */
+  int nSlot;     /* fields 0..nSlot-1 are checked against their slot */
+  IvlSet *aSlot; /* nSlot sets of field bytes (arena) */
 };
 
 typedef struct PlanInt {
-  ks_plan base;          /* must be first: a ks_plan* is a PlanInt* */
-  ArenaBlk *pArena;      /* every byte string of the plan */
+  ks_plan base;     /* must be first: a ks_plan* is a PlanInt* */
+  ArenaBlk *pArena; /* every byte string of the plan */
   int nRangeAlloc;
-  int *aStream;          /* stream i has ranges aStream[i]..aStream[i+1]-1 */
+  int *aStream; /* stream i has ranges aStream[i]..aStream[i+1]-1 */
   int nStream;
   struct ks_plan_skip skip;
 } PlanInt;
@@ -196,8 +196,8 @@ void ks_plan_free(ks_plan *pPlan) {
 typedef struct Planner {
   const ks_schema *s;
   PlanInt *p;
-  int rc;           /* WCS_OK or WCS_NOMEM */
-  wcs_buf tmp;      /* scratch for building keys */
+  int rc;      /* WCS_OK or WCS_NOMEM */
+  wcs_buf tmp; /* scratch for building keys */
 } Planner;
 
 static int setAdd(Planner *P, IvlSet *S, const Ivl *v) {
@@ -251,8 +251,10 @@ static void setIntersect(Planner *P, const IvlSet *A, const IvlSet *B,
     v.lo = cmpLo(&A->a[i].lo, &B->a[j].lo) >= 0 ? A->a[i].lo : B->a[j].lo;
     v.hi = cmpHi(&A->a[i].hi, &B->a[j].hi) <= 0 ? A->a[i].hi : B->a[j].hi;
     setAdd(P, &r, &v);
-    if (cmpHi(&A->a[i].hi, &B->a[j].hi) <= 0) i++;
-    else j++;
+    if (cmpHi(&A->a[i].hi, &B->a[j].hi) <= 0)
+      i++;
+    else
+      j++;
   }
   *pOut = r;
 }
@@ -297,7 +299,8 @@ typedef struct FieldCtx {
 static Bnd normLo(Planner *P, const FieldCtx *fc, Bnd b) {
   int j;
   if (b.bInf || fc->d < 0) return b;
-  for (j = 0; j < b.n && b.p[j] > fc->d; j++) {}
+  for (j = 0; j < b.n && b.p[j] > fc->d; j++) {
+  }
   if (j < b.n) {
     uint8_t *z = arenaAlloc(P->p, (size_t)j + 1);
     if (z == NULL) {
@@ -317,7 +320,8 @@ static Bnd normLo(Planner *P, const FieldCtx *fc, Bnd b) {
 static Bnd normHi(const FieldCtx *fc, Bnd b) {
   int j;
   if (b.bInf || fc->d < 0) return b;
-  for (j = 0; j < b.n && b.p[j] > fc->d; j++) {}
+  for (j = 0; j < b.n && b.p[j] > fc->d; j++) {
+  }
   if (j < b.n) {
     b.n = j;
     b.bIncl = 1;
@@ -400,129 +404,132 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
   int i;
   memset(S, 0, sizeof(*S));
   switch (c->op) {
-    case KS_OP_ISNULL: return USE_EXACT; /* empty */
-    case KS_OP_ISNOTNULL: S->bFull = 1; return USE_EXACT;
-    case KS_OP_IN:
-    case KS_OP_EQ: {
-      int n = c->op == KS_OP_IN ? c->nVal : 1, m = 0;
-      ks_view *a;
-      if (c->op == KS_OP_EQ && c->nVal < 1) return USE_NO;
-      for (i = 0; i < n; i++) {
-        if (v[i].eType != KS_VAL_BYTES && v[i].eType != KS_VAL_NULL) {
-          return USE_NO;
-        }
+  case KS_OP_ISNULL:
+    return USE_EXACT; /* empty */
+  case KS_OP_ISNOTNULL:
+    S->bFull = 1;
+    return USE_EXACT;
+  case KS_OP_IN:
+  case KS_OP_EQ: {
+    int n = c->op == KS_OP_IN ? c->nVal : 1, m = 0;
+    ks_view *a;
+    if (c->op == KS_OP_EQ && c->nVal < 1) return USE_NO;
+    for (i = 0; i < n; i++) {
+      if (v[i].eType != KS_VAL_BYTES && v[i].eType != KS_VAL_NULL) {
+        return USE_NO;
       }
-      a = n ? arenaAlloc(P->p, sizeof(ks_view) * (size_t)n) : NULL;
-      if (n && a == NULL) return P->rc = WCS_NOMEM, USE_NO;
-      for (i = 0; i < n; i++) {
-        if (v[i].eType != KS_VAL_BYTES) continue; /* = NULL: never true */
-        if (!bytesValid(fc, v[i].p, v[i].n)) continue; /* no key holds it */
-        a[m].p = v[i].n ? v[i].p : (const uint8_t *)"";
-        a[m].n = v[i].n;
-        m++;
-      }
-      if (m > 1) qsort(a, (size_t)m, sizeof(ks_view), cmpView);
-      for (i = 0; i < m && P->rc == WCS_OK; i++) {
-        if (i > 0 && cmpView(&a[i - 1], &a[i]) == 0) continue;
-        iv.lo = bndBytes(P, a[i].p, a[i].n, 1);
+    }
+    a = n ? arenaAlloc(P->p, sizeof(ks_view) * (size_t)n) : NULL;
+    if (n && a == NULL) return P->rc = WCS_NOMEM, USE_NO;
+    for (i = 0; i < n; i++) {
+      if (v[i].eType != KS_VAL_BYTES) continue;      /* = NULL: never true */
+      if (!bytesValid(fc, v[i].p, v[i].n)) continue; /* no key holds it */
+      a[m].p = v[i].n ? v[i].p : (const uint8_t *)"";
+      a[m].n = v[i].n;
+      m++;
+    }
+    if (m > 1) qsort(a, (size_t)m, sizeof(ks_view), cmpView);
+    for (i = 0; i < m && P->rc == WCS_OK; i++) {
+      if (i > 0 && cmpView(&a[i - 1], &a[i]) == 0) continue;
+      iv.lo = bndBytes(P, a[i].p, a[i].n, 1);
+      iv.hi = iv.lo;
+      setAdd(P, S, &iv);
+    }
+    return USE_EXACT;
+  }
+  case KS_OP_LT:
+  case KS_OP_LE:
+  case KS_OP_GT:
+  case KS_OP_GE: {
+    Bnd b;
+    if (c->nVal < 1) return USE_NO;
+    if (v[0].eType == KS_VAL_NULL) return USE_EXACT; /* empty */
+    if (v[0].eType != KS_VAL_BYTES) return USE_NO;
+    b = bndBytes(P, v[0].p, v[0].n, c->op == KS_OP_LE || c->op == KS_OP_GE);
+    if (c->op == KS_OP_LT || c->op == KS_OP_LE) {
+      iv.lo = bndInf();
+      iv.hi = normHi(fc, b);
+    } else {
+      iv.lo = normLo(P, fc, b);
+      iv.hi = bndInf();
+    }
+    if (iv.lo.bInf && iv.hi.bInf) {
+      S->bFull = 1;
+    } else {
+      setAdd(P, S, &iv);
+    }
+    return USE_EXACT;
+  }
+  case KS_OP_PREFIX:
+  case KS_OP_GLOB_PREFIX:
+  case KS_OP_LIKE_PREFIX: {
+    int bTail = 1, bNoWild = 0, nPre, bLetters = 0, eUse = USE_EXACT;
+    const uint8_t *p;
+    if (c->nVal < 1) return USE_NO;
+    if (v[0].eType == KS_VAL_NULL) return USE_EXACT; /* empty */
+    if (v[0].eType != KS_VAL_BYTES) return USE_NO;
+    p = v[0].n ? v[0].p : (const uint8_t *)"";
+    nPre = v[0].n;
+    if (c->op != KS_OP_PREFIX) {
+      int bLike = c->op == KS_OP_LIKE_PREFIX;
+      nPre = patternPrefix(p, v[0].n, bLike, &bTail, &bNoWild);
+      if (bLike) bLetters = hasAsciiLetter(p, nPre);
+      if (!bTail && !bNoWild) eUse = USE_COVER;
+      if (bLetters) eUse = USE_COVER;
+    }
+    if (bNoWild && !bLetters) {
+      /* no wildcard: plain equality */
+      if (bytesValid(fc, p, nPre)) {
+        iv.lo = bndBytes(P, p, nPre, 1);
         iv.hi = iv.lo;
         setAdd(P, S, &iv);
       }
-      return USE_EXACT;
-    }
-    case KS_OP_LT:
-    case KS_OP_LE:
-    case KS_OP_GT:
-    case KS_OP_GE: {
-      Bnd b;
-      if (c->nVal < 1) return USE_NO;
-      if (v[0].eType == KS_VAL_NULL) return USE_EXACT; /* empty */
-      if (v[0].eType != KS_VAL_BYTES) return USE_NO;
-      b = bndBytes(P, v[0].p, v[0].n,
-                   c->op == KS_OP_LE || c->op == KS_OP_GE);
-      if (c->op == KS_OP_LT || c->op == KS_OP_LE) {
-        iv.lo = bndInf();
-        iv.hi = normHi(fc, b);
-      } else {
-        iv.lo = normLo(P, fc, b);
-        iv.hi = bndInf();
-      }
-      if (iv.lo.bInf && iv.hi.bInf) {
-        S->bFull = 1;
-      } else {
-        setAdd(P, S, &iv);
-      }
-      return USE_EXACT;
-    }
-    case KS_OP_PREFIX:
-    case KS_OP_GLOB_PREFIX:
-    case KS_OP_LIKE_PREFIX: {
-      int bTail = 1, bNoWild = 0, nPre, bLetters = 0, eUse = USE_EXACT;
-      const uint8_t *p;
-      if (c->nVal < 1) return USE_NO;
-      if (v[0].eType == KS_VAL_NULL) return USE_EXACT; /* empty */
-      if (v[0].eType != KS_VAL_BYTES) return USE_NO;
-      p = v[0].n ? v[0].p : (const uint8_t *)"";
-      nPre = v[0].n;
-      if (c->op != KS_OP_PREFIX) {
-        int bLike = c->op == KS_OP_LIKE_PREFIX;
-        nPre = patternPrefix(p, v[0].n, bLike, &bTail, &bNoWild);
-        if (bLike) bLetters = hasAsciiLetter(p, nPre);
-        if (!bTail && !bNoWild) eUse = USE_COVER;
-        if (bLetters) eUse = USE_COVER;
-      }
-      if (bNoWild && !bLetters) {
-        /* no wildcard: plain equality */
-        if (bytesValid(fc, p, nPre)) {
-          iv.lo = bndBytes(P, p, nPre, 1);
-          iv.hi = iv.lo;
-          setAdd(P, S, &iv);
-        }
-        return eUse;
-      }
-      if (bLetters) {
-        /* every case variant v of the prefix has upper(p) <= v <= lower(p)
-        ** byte by byte, so strings starting with one lie in
-        ** [upper(p), successor(lower(p))) */
-        uint8_t *zUp = arenaAlloc(P->p, (size_t)nPre + 1);
-        uint8_t *zLow = arenaAlloc(P->p, (size_t)nPre + 1);
-        Ivl vUp, vLow;
-        if (zUp == NULL || zLow == NULL) return P->rc = WCS_NOMEM, USE_NO;
-        for (i = 0; i < nPre; i++) {
-          uint8_t ch = p[i];
-          zUp[i] = (ch >= 'a' && ch <= 'z') ? (uint8_t)(ch - 32) : ch;
-          zLow[i] = (ch >= 'A' && ch <= 'Z') ? (uint8_t)(ch + 32) : ch;
-        }
-        if (bNoWild) {
-          iv.lo = bndBytes(P, zUp, nPre, 1);
-          iv.hi = bndBytes(P, zLow, nPre, 1);
-        } else {
-          vUp = prefixIvl(P, zUp, nPre);
-          vLow = prefixIvl(P, zLow, nPre);
-          iv.lo = vUp.lo;
-          iv.hi = vLow.hi;
-        }
-        iv.lo = normLo(P, fc, iv.lo);
-        iv.hi = normHi(fc, iv.hi);
-        setAdd(P, S, &iv);
-        return USE_COVER;
-      }
-      if (nPre == 0) {
-        S->bFull = 1;
-        return eUse;
-      }
-      if (!bytesValid(fc, p, nPre) && fc->d >= 0) {
-        /* the prefix holds a byte no key field can hold: nothing starts
-        ** with it (UTF-8 validity is not checked: a prefix may end inside
-        ** a character) */
-        int j;
-        for (j = 0; j < nPre && p[j] > fc->d; j++) {}
-        if (j < nPre) return eUse;
-      }
-      iv = prefixIvl(P, p, nPre);
-      setAdd(P, S, &iv);
       return eUse;
     }
+    if (bLetters) {
+      /* every case variant v of the prefix has upper(p) <= v <= lower(p)
+      ** byte by byte, so strings starting with one lie in
+      ** [upper(p), successor(lower(p))) */
+      uint8_t *zUp = arenaAlloc(P->p, (size_t)nPre + 1);
+      uint8_t *zLow = arenaAlloc(P->p, (size_t)nPre + 1);
+      Ivl vUp, vLow;
+      if (zUp == NULL || zLow == NULL) return P->rc = WCS_NOMEM, USE_NO;
+      for (i = 0; i < nPre; i++) {
+        uint8_t ch = p[i];
+        zUp[i] = (ch >= 'a' && ch <= 'z') ? (uint8_t)(ch - 32) : ch;
+        zLow[i] = (ch >= 'A' && ch <= 'Z') ? (uint8_t)(ch + 32) : ch;
+      }
+      if (bNoWild) {
+        iv.lo = bndBytes(P, zUp, nPre, 1);
+        iv.hi = bndBytes(P, zLow, nPre, 1);
+      } else {
+        vUp = prefixIvl(P, zUp, nPre);
+        vLow = prefixIvl(P, zLow, nPre);
+        iv.lo = vUp.lo;
+        iv.hi = vLow.hi;
+      }
+      iv.lo = normLo(P, fc, iv.lo);
+      iv.hi = normHi(fc, iv.hi);
+      setAdd(P, S, &iv);
+      return USE_COVER;
+    }
+    if (nPre == 0) {
+      S->bFull = 1;
+      return eUse;
+    }
+    if (!bytesValid(fc, p, nPre) && fc->d >= 0) {
+      /* the prefix holds a byte no key field can hold: nothing starts
+      ** with it (UTF-8 validity is not checked: a prefix may end inside
+      ** a character) */
+      int j;
+      for (j = 0; j < nPre && p[j] > fc->d; j++) {
+      }
+      if (j < nPre) return eUse;
+    }
+    iv = prefixIvl(P, p, nPre);
+    setAdd(P, S, &iv);
+    return eUse;
+  }
   }
   return USE_NO;
 }
@@ -575,101 +582,104 @@ static int intCons(Planner *P, const ks_field *f, const ks_constraint *c,
   memset(S, 0, sizeof(*S));
   ksIntDomain(f, &vMin, &vMax);
   switch (c->op) {
-    case KS_OP_ISNULL: return USE_EXACT;
-    case KS_OP_ISNOTNULL: S->bFull = 1; return USE_EXACT;
-    case KS_OP_EQ:
-    case KS_OP_IN: {
-      int n = c->op == KS_OP_IN ? c->nVal : 1, m = 0;
-      uint64_t *aU;
-      NumVal x;
-      if (c->op == KS_OP_EQ && c->nVal < 1) return USE_NO;
-      for (i = 0; i < n; i++) {
-        if (!numOf(&c->aVal[i], &x)) return USE_NO;
-      }
-      aU = n ? arenaAlloc(P->p, sizeof(uint64_t) * (size_t)n) : NULL;
-      if (n && aU == NULL) return P->rc = WCS_NOMEM, USE_NO;
-      for (i = 0; i < n; i++) {
-        numOf(&c->aVal[i], &x);
-        if (x.bNull || !x.bIntegral || x.v < vMin || x.v > vMax) continue;
-        aU[m++] = ksIntToU(f, x.v);
-      }
-      if (m > 1) qsort(aU, (size_t)m, sizeof(uint64_t), cmpU64);
-      for (i = 0; i < m && P->rc == WCS_OK; i++) {
-        if (i > 0 && aU[i] == aU[i - 1]) continue;
-        iv.lo = bndBytes(P, aLo, ksIntFieldBytes(f, aU[i], aLo), 1);
-        iv.hi = iv.lo;
-        setAdd(P, S, &iv);
-      }
-      return USE_EXACT;
+  case KS_OP_ISNULL:
+    return USE_EXACT;
+  case KS_OP_ISNOTNULL:
+    S->bFull = 1;
+    return USE_EXACT;
+  case KS_OP_EQ:
+  case KS_OP_IN: {
+    int n = c->op == KS_OP_IN ? c->nVal : 1, m = 0;
+    uint64_t *aU;
+    NumVal x;
+    if (c->op == KS_OP_EQ && c->nVal < 1) return USE_NO;
+    for (i = 0; i < n; i++) {
+      if (!numOf(&c->aVal[i], &x)) return USE_NO;
     }
-    case KS_OP_LT:
-    case KS_OP_LE:
-    case KS_OP_GT:
-    case KS_OP_GE: {
-      NumVal x;
-      const double TWO63 = 9223372036854775808.0;
-      if (c->nVal < 1 || !numOf(&c->aVal[0], &x)) return USE_NO;
-      if (x.bNull) return USE_EXACT; /* empty */
-      a = INT64_MIN;
-      b = INT64_MAX;
-      if (c->op == KS_OP_LT || c->op == KS_OP_LE) {
-        /* v < x  <=>  v <= ceil(x)-1 ;  v <= x  <=>  v <= floor(x) */
-        if (x.bIntegral) {
-          if (c->op == KS_OP_LT) {
-            if (x.v == INT64_MIN) return USE_EXACT; /* empty */
-            b = x.v - 1;
-          } else {
-            b = x.v;
-          }
-        } else if (x.r >= TWO63) {
-          b = INT64_MAX;
-        } else if (x.r < -TWO63) {
-          return USE_EXACT; /* empty */
+    aU = n ? arenaAlloc(P->p, sizeof(uint64_t) * (size_t)n) : NULL;
+    if (n && aU == NULL) return P->rc = WCS_NOMEM, USE_NO;
+    for (i = 0; i < n; i++) {
+      numOf(&c->aVal[i], &x);
+      if (x.bNull || !x.bIntegral || x.v < vMin || x.v > vMax) continue;
+      aU[m++] = ksIntToU(f, x.v);
+    }
+    if (m > 1) qsort(aU, (size_t)m, sizeof(uint64_t), cmpU64);
+    for (i = 0; i < m && P->rc == WCS_OK; i++) {
+      if (i > 0 && aU[i] == aU[i - 1]) continue;
+      iv.lo = bndBytes(P, aLo, ksIntFieldBytes(f, aU[i], aLo), 1);
+      iv.hi = iv.lo;
+      setAdd(P, S, &iv);
+    }
+    return USE_EXACT;
+  }
+  case KS_OP_LT:
+  case KS_OP_LE:
+  case KS_OP_GT:
+  case KS_OP_GE: {
+    NumVal x;
+    const double TWO63 = 9223372036854775808.0;
+    if (c->nVal < 1 || !numOf(&c->aVal[0], &x)) return USE_NO;
+    if (x.bNull) return USE_EXACT; /* empty */
+    a = INT64_MIN;
+    b = INT64_MAX;
+    if (c->op == KS_OP_LT || c->op == KS_OP_LE) {
+      /* v < x  <=>  v <= ceil(x)-1 ;  v <= x  <=>  v <= floor(x) */
+      if (x.bIntegral) {
+        if (c->op == KS_OP_LT) {
+          if (x.v == INT64_MIN) return USE_EXACT; /* empty */
+          b = x.v - 1;
         } else {
-          b = (int64_t)floor(x.r); /* not integral: < and <= agree */
+          b = x.v;
         }
+      } else if (x.r >= TWO63) {
+        b = INT64_MAX;
+      } else if (x.r < -TWO63) {
+        return USE_EXACT; /* empty */
       } else {
-        if (x.bIntegral) {
-          if (c->op == KS_OP_GT) {
-            if (x.v == INT64_MAX) return USE_EXACT; /* empty */
-            a = x.v + 1;
-          } else {
-            a = x.v;
-          }
-        } else if (x.r >= TWO63) {
-          return USE_EXACT; /* empty */
-        } else if (x.r < -TWO63) {
-          a = INT64_MIN;
+        b = (int64_t)floor(x.r); /* not integral: < and <= agree */
+      }
+    } else {
+      if (x.bIntegral) {
+        if (c->op == KS_OP_GT) {
+          if (x.v == INT64_MAX) return USE_EXACT; /* empty */
+          a = x.v + 1;
         } else {
-          a = (int64_t)ceil(x.r);
+          a = x.v;
         }
+      } else if (x.r >= TWO63) {
+        return USE_EXACT; /* empty */
+      } else if (x.r < -TWO63) {
+        a = INT64_MIN;
+      } else {
+        a = (int64_t)ceil(x.r);
       }
-      if (a < vMin) a = vMin;
-      if (b > vMax) b = vMax;
-      if (a > b) return USE_EXACT; /* empty: beyond what the field holds */
-      if (a == vMin && b == vMax) {
-        S->bFull = 1;
-        return USE_EXACT;
-      }
-      {
-        /* in order space; a bound at the edge of the domain is no bound */
-        uint64_t uA = ksIntToU(f, a), uB = ksIntToU(f, b), uMin, uMax;
-        if (uA > uB) {
-          uint64_t t = uA;
-          uA = uB;
-          uB = t;
-        }
-        ksIntURange(f, &uMin, &uMax);
-        iv.lo = uA == uMin ? bndInf()
-                           : bndBytes(P, aLo, ksIntFieldBytes(f, uA, aLo), 1);
-        iv.hi = uB == uMax ? bndInf()
-                           : bndBytes(P, aHi, ksIntFieldBytes(f, uB, aHi), 1);
-        setAdd(P, S, &iv);
-      }
+    }
+    if (a < vMin) a = vMin;
+    if (b > vMax) b = vMax;
+    if (a > b) return USE_EXACT; /* empty: beyond what the field holds */
+    if (a == vMin && b == vMax) {
+      S->bFull = 1;
       return USE_EXACT;
     }
-    default:
-      return USE_NO; /* text patterns on integers: SQLite decides */
+    {
+      /* in order space; a bound at the edge of the domain is no bound */
+      uint64_t uA = ksIntToU(f, a), uB = ksIntToU(f, b), uMin, uMax;
+      if (uA > uB) {
+        uint64_t t = uA;
+        uA = uB;
+        uB = t;
+      }
+      ksIntURange(f, &uMin, &uMax);
+      iv.lo = uA == uMin ? bndInf()
+                         : bndBytes(P, aLo, ksIntFieldBytes(f, uA, aLo), 1);
+      iv.hi = uB == uMax ? bndInf()
+                         : bndBytes(P, aHi, ksIntFieldBytes(f, uB, aHi), 1);
+      setAdd(P, S, &iv);
+    }
+    return USE_EXACT;
+  }
+  default:
+    return USE_NO; /* text patterns on integers: SQLite decides */
   }
 }
 
@@ -794,8 +804,8 @@ static void emitCombo(Planner *P, ks_view *aView, int e, const IvlSet *pIvl,
       if (bLast) {
         lo = joinBnd(P, aView, n, KS_JOIN_FULL, iBucket, v->lo.bIncl);
       } else {
-        lo = joinBnd(P, aView, e + 1,
-                     v->lo.bIncl ? KS_JOIN_LOW : KS_JOIN_HIGH, iBucket, 1);
+        lo = joinBnd(P, aView, e + 1, v->lo.bIncl ? KS_JOIN_LOW : KS_JOIN_HIGH,
+                     iBucket, 1);
       }
     }
     if (v->hi.bInf) {
@@ -806,8 +816,8 @@ static void emitCombo(Planner *P, ks_view *aView, int e, const IvlSet *pIvl,
       if (bLast) {
         hi = joinBnd(P, aView, n, KS_JOIN_FULL, iBucket, v->hi.bIncl);
       } else {
-        hi = joinBnd(P, aView, e + 1,
-                     v->hi.bIncl ? KS_JOIN_HIGH : KS_JOIN_LOW, iBucket, 0);
+        hi = joinBnd(P, aView, e + 1, v->hi.bIncl ? KS_JOIN_HIGH : KS_JOIN_LOW,
+                     iBucket, 0);
       }
     }
     addRange(P, &lo, &hi, iBucket);
@@ -872,8 +882,10 @@ static void intersectKeySet(Planner *P, const IvlSet *K) {
     Bnd lo = cmpLo(&rLo, &K->a[j].lo) >= 0 ? rLo : K->a[j].lo;
     Bnd hi = cmpHi(&rHi, &K->a[j].hi) <= 0 ? rHi : K->a[j].hi;
     addRange(P, &lo, &hi, aOld[i].iBucket);
-    if (cmpHi(&rHi, &K->a[j].hi) <= 0) i++;
-    else j++;
+    if (cmpHi(&rHi, &K->a[j].hi) <= 0)
+      i++;
+    else
+      j++;
   }
   free(aOld);
 }
@@ -884,14 +896,22 @@ static void intersectKeySet(Planner *P, const IvlSet *K) {
 
 static const char *kindWord(ks_plan_kind e) {
   switch (e) {
-    case KS_PLAN_EMPTY: return "EMPTY";
-    case KS_PLAN_POINT: return "POINT LOOKUP";
-    case KS_PLAN_MULTI_POINT: return "MULTI-POINT";
-    case KS_PLAN_PREFIX: return "PREFIX SCAN";
-    case KS_PLAN_RANGE: return "RANGE SCAN";
-    case KS_PLAN_MULTI_RANGE: return "MULTI-RANGE SCAN";
-    case KS_PLAN_SKIP: return "SKIP SCAN";
-    case KS_PLAN_FULL: return "FULL SCAN";
+  case KS_PLAN_EMPTY:
+    return "EMPTY";
+  case KS_PLAN_POINT:
+    return "POINT LOOKUP";
+  case KS_PLAN_MULTI_POINT:
+    return "MULTI-POINT";
+  case KS_PLAN_PREFIX:
+    return "PREFIX SCAN";
+  case KS_PLAN_RANGE:
+    return "RANGE SCAN";
+  case KS_PLAN_MULTI_RANGE:
+    return "MULTI-RANGE SCAN";
+  case KS_PLAN_SKIP:
+    return "SKIP SCAN";
+  case KS_PLAN_FULL:
+    return "FULL SCAN";
   }
   return "?";
 }
@@ -901,8 +921,8 @@ static int describe(PlanInt *p) {
   const ks_schema *s = pl->pSchema;
   wcs_buf b = {0};
   char z[96];
-  int i, rc = wcs_buf_append(&b, kindWord(pl->eKind),
-                             strlen(kindWord(pl->eKind)));
+  int i,
+      rc = wcs_buf_append(&b, kindWord(pl->eKind), strlen(kindWord(pl->eKind)));
   if (pl->eKind == KS_PLAN_MULTI_POINT) {
     snprintf(z, sizeof z, " (%d keys)", pl->nPoint);
     if (rc == WCS_OK) rc = wcs_buf_append(&b, z, strlen(z));
@@ -957,7 +977,8 @@ static int makeStreams(PlanInt *p) {
   /* ranges are sorted, so grouped by bucket in increasing order */
   for (k = 0, i = 0; k < p->nStream; k++) {
     p->aStream[k] = i;
-    while (i < pl->nRange && pl->aRange[i].iBucket <= k) i++;
+    while (i < pl->nRange && pl->aRange[i].iBucket <= k)
+      i++;
   }
   p->aStream[p->nStream] = pl->nRange;
   return WCS_OK;
@@ -985,8 +1006,10 @@ int ks_plan_make(const ks_schema *s, ks_constraint *aCons, int nCons,
     aCons[i].bExact = 0;
     if (aCons[i].iField != KS_FIELD_KEY &&
         (aCons[i].iField < 0 || aCons[i].iField >= n)) {
-      return wcs_seterr(pzErr, WCS_MISUSE, "constraint on field %d of a key "
-                        "with %d fields", aCons[i].iField, n);
+      return wcs_seterr(pzErr, WCS_MISUSE,
+                        "constraint on field %d of a key "
+                        "with %d fields",
+                        aCons[i].iField, n);
     }
   }
   p = calloc(1, sizeof(PlanInt));
@@ -1033,8 +1056,8 @@ int ks_plan_make(const ks_schema *s, ks_constraint *aCons, int nCons,
     } else {
       use[i] = (uint8_t)intCons(&P, fc.f, c, &S);
     }
-    if (use[i] != USE_NO) setIntersect(&P, &aSet[c->iField], &S,
-                                       &aSet[c->iField]);
+    if (use[i] != USE_NO)
+      setIntersect(&P, &aSet[c->iField], &S, &aSet[c->iField]);
   }
   for (f = 0; f < n; f++) {
     if (!aSet[f].bFull && aSet[f].n == 0) bEmpty = 1;
@@ -1143,12 +1166,11 @@ int ks_plan_make(const ks_schema *s, ks_constraint *aCons, int nCons,
     } else if (pl->nKeyField == 0 && !pl->bKeyColumn) {
       pl->eKind = KS_PLAN_FULL;
     } else {
-      int nLogical = s->nSalt > 0 ? (pl->nRange + s->nSalt - 1) / s->nSalt
-                                  : pl->nRange;
+      int nLogical =
+          s->nSalt > 0 ? (pl->nRange + s->nSalt - 1) / s->nSalt : pl->nRange;
       if (nLogical > 1) {
         pl->eKind = KS_PLAN_MULTI_RANGE;
-      } else if (pl->nKeyField > 0 && pl->nKeyField == e &&
-                 !pl->bKeyColumn) {
+      } else if (pl->nKeyField > 0 && pl->nKeyField == e && !pl->bKeyColumn) {
         pl->eKind = KS_PLAN_PREFIX;
       } else if (pl->nKeyField == 0 && pl->nRange == 1 &&
                  pl->aRange[0].bStartIncl && !pl->aRange[0].bEndIncl &&
@@ -1174,7 +1196,8 @@ int ks_plan_make(const ks_schema *s, ks_constraint *aCons, int nCons,
     if (p->skip.aSlot == NULL) {
       P.rc = WCS_NOMEM;
     } else {
-      for (f = 0; f < nCapture; f++) p->skip.aSlot[f] = aSet[f];
+      for (f = 0; f < nCapture; f++)
+        p->skip.aSlot[f] = aSet[f];
       pl->pSkip = &p->skip;
     }
   }
@@ -1326,8 +1349,10 @@ static int firstNotBelow(const ks_plan *pl, int iFirst, int iEnd,
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     Bnd e = rangeHi(&pl->aRange[mid]);
-    if (vsHi(k, n, &e) > 0) lo = mid + 1;
-    else hi = mid;
+    if (vsHi(k, n, &e) > 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -1340,15 +1365,17 @@ static int lastNotAbove(const ks_plan *pl, int iFirst, int iEnd,
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     Bnd s = rangeLo(&pl->aRange[mid]);
-    if (vsLo(k, n, &s) >= 0) lo = mid + 1;
-    else hi = mid;
+    if (vsLo(k, n, &s) >= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo - 1;
 }
 
 /* Forward: seek to the first plan key >= target (target in pSeek). */
-static int clampForward(const ks_plan *pl, int iFirst, int iEnd,
-                        wcs_buf *pSeek, int bInf) {
+static int clampForward(const ks_plan *pl, int iFirst, int iEnd, wcs_buf *pSeek,
+                        int bInf) {
   int r;
   Bnd s;
   if (bInf) return KS_DONE;
@@ -1361,8 +1388,8 @@ static int clampForward(const ks_plan *pl, int iFirst, int iEnd,
 
 /* Reverse: seek to the last plan key < target (target in pSeek; bInf:
 ** minus infinity). */
-static int clampReverse(const ks_plan *pl, int iFirst, int iEnd,
-                        wcs_buf *pSeek, int bInf) {
+static int clampReverse(const ks_plan *pl, int iFirst, int iEnd, wcs_buf *pSeek,
+                        int bInf) {
   int lo = iFirst, hi = iEnd, r;
   Bnd e;
   if (bInf || pSeek->n == 0) return KS_DONE; /* nothing is below "" */
@@ -1371,8 +1398,10 @@ static int clampReverse(const ks_plan *pl, int iFirst, int iEnd,
     int mid = (lo + hi) / 2;
     Bnd s = rangeLo(&pl->aRange[mid]);
     int c = s.bInf ? -1 : cmpBytes(s.p, s.n, pSeek->a, (int)pSeek->n);
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   r = lo - 1;
   if (r < iFirst) return KS_DONE;
@@ -1385,9 +1414,8 @@ static int clampReverse(const ks_plan *pl, int iFirst, int iEnd,
 }
 
 /* The skip-scan walk over the slots for a key inside range iRange. */
-static int navigate(const PlanInt *p, int iFirst, int iEnd,
-                    const uint8_t *pKey, int nKey, int bReverse,
-                    wcs_buf *pSeek) {
+static int navigate(const PlanInt *p, int iFirst, int iEnd, const uint8_t *pKey,
+                    int nKey, int bReverse, wcs_buf *pSeek) {
   const ks_schema *s = p->base.pSchema;
   const struct ks_plan_skip *sk = &p->skip;
   ks_view aView[KS_MAX_FIELDS];
@@ -1419,8 +1447,10 @@ static int navigate(const PlanInt *p, int iFirst, int iEnd,
       hi = S->n;
       while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (vsHi(x, nx, &S->a[mid].hi) > 0) lo = mid + 1;
-        else hi = mid;
+        if (vsHi(x, nx, &S->a[mid].hi) > 0)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       if (lo == S->n) {
         /* past the last interval: the next distinct prefix of f fields */
@@ -1454,8 +1484,10 @@ static int navigate(const PlanInt *p, int iFirst, int iEnd,
       hi = S->n;
       while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (vsLo(x, nx, &S->a[mid].lo) >= 0) lo = mid + 1;
-        else hi = mid;
+        if (vsLo(x, nx, &S->a[mid].lo) >= 0)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       lo--;
       if (lo < 0) {
@@ -1489,9 +1521,8 @@ static int navigate(const PlanInt *p, int iFirst, int iEnd,
   return KS_MATCH;
 }
 
-int ks_plan_check_stream(const ks_plan *pPlan, int iStream,
-                         const uint8_t *pKey, int nKey, int bReverse,
-                         wcs_buf *pSeek) {
+int ks_plan_check_stream(const ks_plan *pPlan, int iStream, const uint8_t *pKey,
+                         int nKey, int bReverse, wcs_buf *pSeek) {
   const PlanInt *p = (const PlanInt *)pPlan;
   int iFirst, iEnd, r;
   streamBounds(p, iStream, &iFirst, &iEnd);

@@ -41,9 +41,9 @@ char *ksStrDup(const char *z) {
 }
 
 static const char *const azKeyword[] = {
-    "KEY",    "FAMILY", "STORE",   "TABLE",    "SYNC",     "HISTORY",
-    "COMPRESSION", "DELIMITED", "BY", "ORDERED", "CODE",   "SALT",
-    "MAX",    "VERSIONS", "AGE",   "UNION",    "INTERSECTION", "AGGREGATE",
+    "KEY",         "FAMILY",    "STORE", "TABLE",   "SYNC",         "HISTORY",
+    "COMPRESSION", "DELIMITED", "BY",    "ORDERED", "CODE",         "SALT",
+    "MAX",         "VERSIONS",  "AGE",   "UNION",   "INTERSECTION", "AGGREGATE",
 };
 
 int ksIsKeyword(const char *z, int n) {
@@ -72,44 +72,64 @@ int ksIsBareName(const char *z) {
 
 const char *ks_type_name(ks_type eType) {
   switch (eType) {
-    case KS_STRING: return "STRING";
-    case KS_BYTES: return "BYTES";
-    case KS_INT64: return "INT64";
-    case KS_TIMESTAMP: return "TIMESTAMP";
+  case KS_STRING:
+    return "STRING";
+  case KS_BYTES:
+    return "BYTES";
+  case KS_INT64:
+    return "INT64";
+  case KS_TIMESTAMP:
+    return "TIMESTAMP";
   }
   return "?";
 }
 
 const char *ks_enc_name(ks_enc eEnc) {
   switch (eEnc) {
-    case KS_ENC_UTF8: return "UTF8";
-    case KS_ENC_RAW: return "RAW";
-    case KS_ENC_BIG_ENDIAN: return "BIG ENDIAN";
-    case KS_ENC_ORDERED_CODE: return "ORDERED CODE";
-    case KS_ENC_DECIMAL: return "DECIMAL";
-    case KS_ENC_REVERSED_DECIMAL: return "REVERSED DECIMAL";
+  case KS_ENC_UTF8:
+    return "UTF8";
+  case KS_ENC_RAW:
+    return "RAW";
+  case KS_ENC_BIG_ENDIAN:
+    return "BIG ENDIAN";
+  case KS_ENC_ORDERED_CODE:
+    return "ORDERED CODE";
+  case KS_ENC_DECIMAL:
+    return "DECIMAL";
+  case KS_ENC_REVERSED_DECIMAL:
+    return "REVERSED DECIMAL";
   }
   return "?";
 }
 
 static const char *vtypeName(ks_vtype e) {
   switch (e) {
-    case KS_V_INT64: return "INT64";
-    case KS_V_FLOAT64: return "FLOAT64";
-    case KS_V_STRING: return "STRING";
-    case KS_V_BYTES: return "BYTES";
-    case KS_V_JSON: return "JSON";
+  case KS_V_INT64:
+    return "INT64";
+  case KS_V_FLOAT64:
+    return "FLOAT64";
+  case KS_V_STRING:
+    return "STRING";
+  case KS_V_BYTES:
+    return "BYTES";
+  case KS_V_JSON:
+    return "JSON";
   }
   return "?";
 }
 
 static const char *aggName(ks_agg e) {
   switch (e) {
-    case KS_AGG_NONE: return "";
-    case KS_AGG_SUM: return "SUM";
-    case KS_AGG_MIN: return "MIN";
-    case KS_AGG_MAX: return "MAX";
-    case KS_AGG_HLL: return "HLL";
+  case KS_AGG_NONE:
+    return "";
+  case KS_AGG_SUM:
+    return "SUM";
+  case KS_AGG_MIN:
+    return "MIN";
+  case KS_AGG_MAX:
+    return "MAX";
+  case KS_AGG_HLL:
+    return "HLL";
   }
   return "?";
 }
@@ -119,9 +139,12 @@ static const char *aggName(ks_agg e) {
 void ks_schema_free(ks_schema *s) {
   int i;
   if (s == NULL) return;
-  for (i = 0; i < s->nField; i++) free(s->aField[i].zName);
-  for (i = 0; i < s->nFamily; i++) free(s->aFamily[i].zName);
-  for (i = 0; i < s->nQual; i++) free(s->aQual[i].zName);
+  for (i = 0; i < s->nField; i++)
+    free(s->aField[i].zName);
+  for (i = 0; i < s->nFamily; i++)
+    free(s->aFamily[i].zName);
+  for (i = 0; i < s->nQual; i++)
+    free(s->aQual[i].zName);
   free(s->aField);
   free(s->aFamily);
   free(s->aQual);
@@ -315,8 +338,8 @@ static int putKey(wcs_buf *b, const ks_schema *s) {
     if (rc == WCS_OK && (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP)) {
       rc = putStr(b, " ");
       if (rc == WCS_OK) rc = putStr(b, ks_enc_name(f->eEnc));
-      if (rc == WCS_OK && (f->eEnc == KS_ENC_DECIMAL ||
-                           f->eEnc == KS_ENC_REVERSED_DECIMAL)) {
+      if (rc == WCS_OK &&
+          (f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL)) {
         rc = putf(b, "(%lld)", f->nWidth);
       }
     }

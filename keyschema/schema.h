@@ -53,20 +53,19 @@ extern "C" {
 /* ====================================================================
 ** Limits
 ** ==================================================================== */
-#define KS_MAX_KEY        4096  /* bytes in a row key, salt byte included
-                                ** (Bigtable's limit) */
-#define KS_MAX_QUALIFIER  16384 /* bytes in a qualifier name (Bigtable) */
-#define KS_MAX_FIELDS     64    /* key fields in one schema */
-#define KS_MAX_FAMILIES   1000  /* families in one table */
-#define KS_MAX_QUALIFIERS 1000  /* declared qualifier columns, all families */
-#define KS_MAX_DELIM      50    /* bytes in a DELIMITED BY delimiter */
-#define KS_MAX_FAMILY_NAME 64   /* bytes in a family name (Bigtable) */
-#define KS_MAX_NAME       1024  /* bytes in a field/qualifier column name */
-#define KS_MAX_SALT       256   /* SALT n: 1 <= n <= 256 buckets */
-#define KS_MAX_DECIMAL    19    /* DECIMAL(n): 1 <= n <= 19 (INT64_MAX has
-                                ** 19 digits) */
-#define KS_DEFAULT_DELIM  '#'   /* DELIMITED BY default */
-#define KS_DEFAULT_MAX_POINTS 10000 /* default IN-product cap (ks_plan_opts) */
+/* Bytes in a row key, salt byte included (Bigtable's limit). */
+#define KS_MAX_KEY            4096
+#define KS_MAX_QUALIFIER      16384 /* bytes in a qualifier name (Bigtable) */
+#define KS_MAX_FIELDS         64    /* key fields in one schema */
+#define KS_MAX_FAMILIES       1000  /* families in one table */
+#define KS_MAX_QUALIFIERS     1000  /* declared qualifier columns, in all */
+#define KS_MAX_DELIM          50    /* bytes in a DELIMITED BY delimiter */
+#define KS_MAX_FAMILY_NAME    64    /* bytes in a family name (Bigtable) */
+#define KS_MAX_NAME           1024  /* bytes in a field/column name */
+#define KS_MAX_SALT           256   /* SALT n: 1 <= n <= 256 buckets */
+#define KS_MAX_DECIMAL        19    /* DECIMAL(n): n <= 19 (INT64_MAX) */
+#define KS_DEFAULT_DELIM      '#'   /* DELIMITED BY default */
+#define KS_DEFAULT_MAX_POINTS 10000 /* default IN-product cap */
 
 /* ====================================================================
 ** Schema
@@ -82,29 +81,29 @@ typedef enum ks_type {
 
 /* Encoding of one key field (or of a declared qualifier value). */
 typedef enum ks_enc {
-  KS_ENC_UTF8 = 0,         /* STRING: the UTF-8 bytes (Bigtable utf8_bytes);
-                           ** the default and only encoding for STRING */
-  KS_ENC_RAW = 1,          /* BYTES: the bytes as-is (Bigtable raw); the
-                           ** default and only encoding for BYTES */
-  KS_ENC_BIG_ENDIAN = 2,   /* INT64/TIMESTAMP key: 8-byte big-endian two's
-                           ** complement; in a key only values >= 0 are
-                           ** accepted (negatives would sort after
-                           ** positives); INT64/FLOAT64 values: 8 bytes */
-  KS_ENC_ORDERED_CODE = 3, /* INT64/TIMESTAMP: orderedcode signed varint,
-                           ** 1..10 bytes, all values sort correctly */
-  KS_ENC_DECIMAL = 4,      /* INT64/TIMESTAMP: exactly nWidth ASCII digits,
-                           ** zero-padded, 0 <= v <= 10^nWidth-1 (extra);
-                           ** for qualifier values nWidth 0 = unpadded */
+  KS_ENC_UTF8 = 0,            /* STRING: the UTF-8 bytes (Bigtable utf8_bytes);
+                              ** the default and only encoding for STRING */
+  KS_ENC_RAW = 1,             /* BYTES: the bytes as-is (Bigtable raw); the
+                              ** default and only encoding for BYTES */
+  KS_ENC_BIG_ENDIAN = 2,      /* INT64/TIMESTAMP key: 8-byte big-endian two's
+                              ** complement; in a key only values >= 0 are
+                              ** accepted (negatives would sort after
+                              ** positives); INT64/FLOAT64 values: 8 bytes */
+  KS_ENC_ORDERED_CODE = 3,    /* INT64/TIMESTAMP: orderedcode signed varint,
+                              ** 1..10 bytes, all values sort correctly */
+  KS_ENC_DECIMAL = 4,         /* INT64/TIMESTAMP: exactly nWidth ASCII digits,
+                              ** zero-padded, 0 <= v <= 10^nWidth-1 (extra);
+                              ** for qualifier values nWidth 0 = unpadded */
   KS_ENC_REVERSED_DECIMAL = 5 /* key only: DECIMAL of (10^nWidth-1) - v, so
-                           ** larger values (newer times) sort first */
+                               ** larger values (newer times) sort first */
 } ks_enc;
 
 /* How the key fields are put together into one row key. */
 typedef enum ks_struct_enc {
-  KS_STRUCT_NONE = 0,         /* no KEY clause: the table has only _key */
-  KS_STRUCT_SINGLETON = 1,    /* exactly one field, its encoding as-is */
-  KS_STRUCT_DELIMITED = 2,    /* fields joined by the delimiter bytes */
-  KS_STRUCT_ORDERED_CODE = 3  /* Bigtable's ordered_code_bytes struct form */
+  KS_STRUCT_NONE = 0,        /* no KEY clause: the table has only _key */
+  KS_STRUCT_SINGLETON = 1,   /* exactly one field, its encoding as-is */
+  KS_STRUCT_DELIMITED = 2,   /* fields joined by the delimiter bytes */
+  KS_STRUCT_ORDERED_CODE = 3 /* Bigtable's ordered_code_bytes struct form */
 } ks_struct_enc;
 
 /* Value type of a declared qualifier column. */
@@ -135,59 +134,59 @@ typedef enum ks_gc {
 } ks_gc;
 
 typedef struct ks_field {
-  char *zName;  /* field name, NUL-terminated, unique (ASCII
-                ** case-insensitively) among all columns of the table */
+  char *zName; /* field name, NUL-terminated, unique (ASCII
+               ** case-insensitively) among all columns of the table */
   ks_type eType;
-  ks_enc eEnc;  /* UTF8 for STRING, RAW for BYTES, otherwise one of
-                ** BIG_ENDIAN, ORDERED_CODE, DECIMAL, REVERSED_DECIMAL */
-  int nWidth;   /* digits for DECIMAL/REVERSED_DECIMAL (1..19), else 0 */
+  ks_enc eEnc; /* UTF8 for STRING, RAW for BYTES, otherwise one of
+               ** BIG_ENDIAN, ORDERED_CODE, DECIMAL, REVERSED_DECIMAL */
+  int nWidth;  /* digits for DECIMAL/REVERSED_DECIMAL (1..19), else 0 */
 } ks_field;
 
 typedef struct ks_qualifier {
-  int iFamily;      /* index into ks_schema.aFamily */
-  char *zName;      /* qualifier name = SQL column name, NUL-terminated,
-                    ** 1..KS_MAX_NAME bytes, unique among all columns */
+  int iFamily; /* index into ks_schema.aFamily */
+  char *zName; /* qualifier name = SQL column name, NUL-terminated,
+               ** 1..KS_MAX_NAME bytes, unique among all columns */
   ks_vtype eVType;
-  ks_enc eEnc;      /* see ks_vtype for the allowed encodings */
-  int nWidth;       /* INT64 DECIMAL: zero-pad width 1..19, 0 = none */
+  ks_enc eEnc; /* see ks_vtype for the allowed encodings */
+  int nWidth;  /* INT64 DECIMAL: zero-pad width 1..19, 0 = none */
 } ks_qualifier;
 
 typedef struct ks_family {
-  char *zName;          /* Bigtable family name: [_a-zA-Z0-9][-_.a-zA-Z0-9]*,
-                        ** 1..64 bytes */
-  ks_agg eAgg;          /* KS_AGG_NONE for an ordinary family */
-  int64_t nMaxVersions; /* GC: keep the newest n cells per column; 0 = unset */
-  int64_t nMaxAgeMicros;/* GC: drop cells older than this many microseconds;
-                        ** 0 = unset */
-  ks_gc eGc;            /* how the two rules combine */
-  int iFirstQual;       /* its declared qualifiers are
-                        ** aQual[iFirstQual .. iFirstQual+nQual-1] */
-  int nQual;            /* declared qualifier columns, >= 0 */
+  char *zName;           /* Bigtable family name: [_a-zA-Z0-9][-_.a-zA-Z0-9]*,
+                         ** 1..64 bytes */
+  ks_agg eAgg;           /* KS_AGG_NONE for an ordinary family */
+  int64_t nMaxVersions;  /* GC: keep the newest n cells per column; 0 = unset */
+  int64_t nMaxAgeMicros; /* GC: drop cells older than this many microseconds;
+                         ** 0 = unset */
+  ks_gc eGc;             /* how the two rules combine */
+  int iFirstQual;        /* its declared qualifiers are
+                         ** aQual[iFirstQual .. iFirstQual+nQual-1] */
+  int nQual;             /* declared qualifier columns, >= 0 */
 } ks_family;
 
 typedef struct ks_schema {
   /* --- the row key */
-  int nField;              /* key fields, 0 (no KEY) .. KS_MAX_FIELDS */
-  ks_field *aField;        /* nField entries, in key order */
-  ks_struct_enc eStruct;   /* KS_STRUCT_NONE iff nField == 0 */
+  int nField;                   /* key fields, 0 (no KEY) .. KS_MAX_FIELDS */
+  ks_field *aField;             /* nField entries, in key order */
+  ks_struct_enc eStruct;        /* KS_STRUCT_NONE iff nField == 0 */
   uint8_t aDelim[KS_MAX_DELIM]; /* DELIMITED: the delimiter bytes */
-  int nDelim;              /* DELIMITED: 1..KS_MAX_DELIM, else 0 */
-  int nSalt;               /* SALT n: buckets 1..256; 0 = not salted */
+  int nDelim;                   /* DELIMITED: 1..KS_MAX_DELIM, else 0 */
+  int nSalt;                    /* SALT n: buckets 1..256; 0 = not salted */
   /* --- column families and declared qualifier columns */
-  int nFamily;             /* families, in declaration order */
+  int nFamily; /* families, in declaration order */
   ks_family *aFamily;
-  int nQual;               /* declared qualifier columns, grouped by family
-                           ** in family order (see ks_family.iFirstQual) */
+  int nQual; /* declared qualifier columns, grouped by family
+             ** in family order (see ks_family.iFirstQual) */
   ks_qualifier *aQual;
   /* --- options */
-  char *zStore;            /* STORE 'path', or NULL (default location) */
-  char *zTable;            /* TABLE 'name', or NULL (the vtab's own name) */
-  int iSync;               /* SYNC: -1 unset, else WCS_SYNC_OFF/NORMAL/FULL */
-  int bHistory;            /* HISTORY: one row per cell (DESIGN.md §7) */
-  int iZstdLevel;          /* COMPRESSION n: -1 unset, else 0..19 (0 = none) */
-  int bKeyClause;          /* a KEY clause was given (nField > 0) */
-  int nClause;             /* clauses parsed; 1 with only TABLE 'x' means
-                           ** "attach to the stored schema" */
+  char *zStore;   /* STORE 'path', or NULL (default location) */
+  char *zTable;   /* TABLE 'name', or NULL (the vtab's own name) */
+  int iSync;      /* SYNC: -1 unset, else WCS_SYNC_OFF/NORMAL/FULL */
+  int bHistory;   /* HISTORY: one row per cell (DESIGN.md §7) */
+  int iZstdLevel; /* COMPRESSION n: -1 unset, else 0..19 (0 = none) */
+  int bKeyClause; /* a KEY clause was given (nField > 0) */
+  int nClause;    /* clauses parsed; 1 with only TABLE 'x' means
+                  ** "attach to the stored schema" */
 } ks_schema;
 
 /*
@@ -236,19 +235,19 @@ const char *ks_enc_name(ks_enc eEnc);
 ** Values and key codecs
 ** ==================================================================== */
 
-#define KS_VAL_NULL  0
+#define KS_VAL_NULL  0 /* SQL NULL */
 #define KS_VAL_INT   1 /* i: INT64/TIMESTAMP fields */
 #define KS_VAL_BYTES 2 /* p,n: STRING (taken as text) and BYTES fields */
-#define KS_VAL_REAL  3 /* r: only in planner constraints on INT64 fields
-                       ** (x < 2.5); ks_key_encode accepts it when the
-                       ** value is integral */
+/* r: a real, in planner constraints on INT64 fields (x < 2.5);
+** ks_key_encode accepts it when the value is integral */
+#define KS_VAL_REAL 3
 
 typedef struct ks_value {
-  int eType;          /* KS_VAL_* */
-  int64_t i;          /* KS_VAL_INT */
-  const uint8_t *p;   /* KS_VAL_BYTES: borrowed; may be NULL when n == 0 */
-  int n;              /* KS_VAL_BYTES: bytes at p, >= 0 */
-  double r;           /* KS_VAL_REAL */
+  int eType;        /* KS_VAL_* */
+  int64_t i;        /* KS_VAL_INT */
+  const uint8_t *p; /* KS_VAL_BYTES: borrowed; may be NULL when n == 0 */
+  int n;            /* KS_VAL_BYTES: bytes at p, >= 0 */
+  double r;         /* KS_VAL_REAL */
 } ks_value;
 
 /*
@@ -295,8 +294,8 @@ int ks_key_decode(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
 ** exact ranges). SALT: without the bucket byte (keys start with one bucket
 ** byte, then these bytes). Errors as for ks_key_encode.
 */
-int ks_key_prefix(const ks_schema *pSchema, const ks_value *aVal,
-                  int nLeading, wcs_buf *pOut, char **pzErr);
+int ks_key_prefix(const ks_schema *pSchema, const ks_value *aVal, int nLeading,
+                  wcs_buf *pOut, char **pzErr);
 
 /*
 ** Append to pOut the bytes of the first nLeading fields of row key
@@ -319,8 +318,8 @@ int ks_salt_bucket(const ks_schema *pSchema, const uint8_t *p, int n);
 ** ==================================================================== */
 
 typedef enum ks_op {
-  KS_OP_EQ = 0,          /* aVal[0] */
-  KS_OP_LT = 1,          /* < aVal[0] */
+  KS_OP_EQ = 0, /* aVal[0] */
+  KS_OP_LT = 1, /* < aVal[0] */
   KS_OP_LE = 2,
   KS_OP_GT = 3,
   KS_OP_GE = 4,
@@ -339,13 +338,13 @@ typedef enum ks_op {
 #define KS_FIELD_KEY (-1) /* ks_constraint.iField for the _key column */
 
 typedef struct ks_constraint {
-  int iField;            /* 0..nField-1, or KS_FIELD_KEY */
+  int iField; /* 0..nField-1, or KS_FIELD_KEY */
   ks_op op;
-  const ks_value *aVal;  /* borrowed for the ks_plan_make call only */
-  int nVal;              /* 1, or the IN list length (0 = empty IN) */
-  int bExact;            /* out: 1 if the plan's ranges (and, for SKIP,
-                         ** ks_plan_check) capture this constraint exactly,
-                         ** so SQLite need not re-check it */
+  const ks_value *aVal; /* borrowed for the ks_plan_make call only */
+  int nVal;             /* 1, or the IN list length (0 = empty IN) */
+  int bExact;           /* out: 1 if the plan's ranges (and, for SKIP,
+                        ** ks_plan_check) capture this constraint exactly,
+                        ** so SQLite need not re-check it */
 } ks_constraint;
 
 typedef struct ks_plan_opts {
@@ -360,14 +359,14 @@ typedef struct ks_plan_opts {
 } ks_plan_opts;
 
 typedef enum ks_plan_kind {
-  KS_PLAN_EMPTY = 0,      /* no key can match: do not scan at all */
-  KS_PLAN_POINT = 1,      /* one full key */
-  KS_PLAN_MULTI_POINT = 2,/* nPoint full keys */
-  KS_PLAN_PREFIX = 3,     /* equality on leading fields: one key range */
-  KS_PLAN_RANGE = 4,      /* equality prefix then a range: one key range */
-  KS_PLAN_MULTI_RANGE = 5,/* several key ranges (IN lists, OR of ranges) */
-  KS_PLAN_SKIP = 6,       /* seek from one distinct prefix to the next */
-  KS_PLAN_FULL = 7        /* every key */
+  KS_PLAN_EMPTY = 0,       /* no key can match: do not scan at all */
+  KS_PLAN_POINT = 1,       /* one full key */
+  KS_PLAN_MULTI_POINT = 2, /* nPoint full keys */
+  KS_PLAN_PREFIX = 3,      /* equality on leading fields: one key range */
+  KS_PLAN_RANGE = 4,       /* equality prefix then a range: one key range */
+  KS_PLAN_MULTI_RANGE = 5, /* several key ranges (IN lists, OR of ranges) */
+  KS_PLAN_SKIP = 6,        /* seek from one distinct prefix to the next */
+  KS_PLAN_FULL = 7         /* every key */
 } ks_plan_kind;
 
 /* One key range of a plan. Bytes are physical keys (salt byte included).
@@ -375,37 +374,37 @@ typedef enum ks_plan_kind {
 typedef struct ks_range {
   const uint8_t *pStart; /* lower bound (owned by the plan) */
   int nStart;
-  int bStartIncl;        /* 1: key >= start; 0: key > start */
-  int bStartUnbounded;   /* 1: no lower bound (pStart unused) */
-  const uint8_t *pEnd;   /* upper bound (owned by the plan) */
+  int bStartIncl;      /* 1: key >= start; 0: key > start */
+  int bStartUnbounded; /* 1: no lower bound (pStart unused) */
+  const uint8_t *pEnd; /* upper bound (owned by the plan) */
   int nEnd;
-  int bEndIncl;          /* 1: key <= end; 0: key < end */
-  int bEndUnbounded;     /* 1: no upper bound (pEnd unused) */
-  int iBucket;           /* SALT bucket holding the range, or -1 */
+  int bEndIncl;      /* 1: key <= end; 0: key < end */
+  int bEndUnbounded; /* 1: no upper bound (pEnd unused) */
+  int iBucket;       /* SALT bucket holding the range, or -1 */
 } ks_range;
 
 typedef struct ks_plan_skip ks_plan_skip; /* opaque: slots for SKIP plans */
 
 typedef struct ks_plan {
   ks_plan_kind eKind;
-  int nRange;            /* ranges in aRange; 0 iff eKind == EMPTY */
-  ks_range *aRange;      /* sorted by start, non-overlapping */
-  int nPoint;            /* POINT/MULTI_POINT: number of keys, else 0 */
-  int nKeyField;         /* leading key fields the ranges are built from
-                         ** (the "(device,id)" of PREFIX SCAN (device,id)) */
-  int nEqField;          /* leading fields fixed by = or IN */
-  int bKeyColumn;        /* ranges (also) come from constraints on _key */
-  int nSkipDepth;        /* SKIP: the first nSkipDepth fields are walked
-                         ** distinct prefix by distinct prefix; else 0 */
-  int iSkipField;        /* SKIP: first field constrained after the gap */
-  int nBucket;           /* SALT buckets (0: not salted). Ranges are grouped
-                         ** by bucket; within a bucket keys are in tuple
-                         ** order; a scan in tuple order merges the
-                         ** ks_plan_streams() streams by key minus byte 0 */
-  int bExactAll;         /* every constraint given was captured exactly */
-  ks_plan_skip *pSkip;   /* SKIP: navigation state (internal) */
+  int nRange;               /* ranges in aRange; 0 iff eKind == EMPTY */
+  ks_range *aRange;         /* sorted by start, non-overlapping */
+  int nPoint;               /* POINT/MULTI_POINT: number of keys, else 0 */
+  int nKeyField;            /* leading key fields the ranges are built from
+                            ** (the "(device,id)" of PREFIX SCAN (device,id)) */
+  int nEqField;             /* leading fields fixed by = or IN */
+  int bKeyColumn;           /* ranges (also) come from constraints on _key */
+  int nSkipDepth;           /* SKIP: the first nSkipDepth fields are walked
+                            ** distinct prefix by distinct prefix; else 0 */
+  int iSkipField;           /* SKIP: first field constrained after the gap */
+  int nBucket;              /* SALT buckets (0: not salted). Ranges are grouped
+                            ** by bucket; within a bucket keys are in tuple
+                            ** order; a scan in tuple order merges the
+                            ** ks_plan_streams() streams by key minus byte 0 */
+  int bExactAll;            /* every constraint given was captured exactly */
+  ks_plan_skip *pSkip;      /* SKIP: navigation state (internal) */
   const ks_schema *pSchema; /* borrowed: must outlive the plan */
-  char *zDesc;           /* ks_plan_describe text (owned) */
+  char *zDesc;              /* ks_plan_describe text (owned) */
 } ks_plan;
 
 /*
@@ -473,9 +472,8 @@ int ks_plan_start(const ks_plan *pPlan, int iStream, int bReverse,
                   wcs_buf *pSeek);
 int ks_plan_check(const ks_plan *pPlan, const uint8_t *pKey, int nKey,
                   int bReverse, wcs_buf *pSeek);
-int ks_plan_check_stream(const ks_plan *pPlan, int iStream,
-                         const uint8_t *pKey, int nKey, int bReverse,
-                         wcs_buf *pSeek);
+int ks_plan_check_stream(const ks_plan *pPlan, int iStream, const uint8_t *pKey,
+                         int nKey, int bReverse, wcs_buf *pSeek);
 
 #ifdef __cplusplus
 }

@@ -121,7 +121,8 @@ START_TEST(test_codec_orderedcode_int_vectors) {
   ck_assert_int_eq(ksOcGetInt(a, n, &v), n);
   ck_assert_int_eq(v, aOcVec[_i].v);
   /* every shorter input is malformed */
-  while (--n > 0) ck_assert_int_eq(ksOcGetInt(a, n, &v), 0);
+  while (--n > 0)
+    ck_assert_int_eq(ksOcGetInt(a, n, &v), 0);
 }
 END_TEST
 
@@ -138,8 +139,9 @@ START_TEST(test_codec_orderedcode_rejects_non_minimal_forms) {
   static const uint8_t a1[] = {0xC0, 0x05}; /* 5 in two bytes */
   static const uint8_t a2[] = {0x3F, 0xFF}; /* -1 in two bytes */
   static const uint8_t a3[] = {0xFF, 0xC1, 0, 0, 0, 0, 0, 0, 0, 0}; /* >64b */
-  static const uint8_t a4[] = {0xFF, 0xC0, 0x80, 0, 0, 0, 0, 0, 0, 0}; /* 2^63 */
-  static const uint8_t a5[] = {0xFF, 0xE0}; /* 11-byte header */
+  static const uint8_t a4[] = {0xFF, 0xC0, 0x80, 0, 0,
+                               0,    0,    0,    0, 0}; /* 2^63 */
+  static const uint8_t a5[] = {0xFF, 0xE0};             /* 11-byte header */
   ck_assert_int_eq(ksOcGetInt(a1, 2, &v), 0);
   ck_assert_int_eq(ksOcGetInt(a2, 2, &v), 0);
   ck_assert_int_eq(ksOcGetInt(a3, 10, &v), 0);
@@ -229,8 +231,9 @@ START_TEST(test_codec_struct_delimited_schema_guide_example) {
                            "DECIMAL(8)) DELIMITED BY '#'");
   ks_value v[3] = {S("phone"), S("4c410523"), I(20200501)};
   wcs_buf b = {0};
-  checkGolden(s, v, "70 68 6F 6E 65 23 34 63 34 31 30 35 32 33 23 32 30 32 "
-                    "30 30 35 30 31");
+  checkGolden(s, v,
+              "70 68 6F 6E 65 23 34 63 34 31 30 35 32 33 23 32 30 32 "
+              "30 30 35 30 31");
   ck_assert_int_eq(ks_key_encode(s, v, &b, NULL), WCS_OK);
   ck_assert_int_eq((int)b.n, 23);
   ck_assert(memcmp(b.a, "phone#4c410523#20200501", 23) == 0);
@@ -280,11 +283,13 @@ START_TEST(test_codec_field_encodings_golden) {
   ks_schema_free(s);
   s = mustParse("KEY (n INT64 DECIMAL(19))");
   v = I(INT64_MAX);
-  checkGolden(s, &v, "39 32 32 33 33 37 32 30 33 36 38 35 34 37 37 35 38 30 37");
+  checkGolden(s, &v,
+              "39 32 32 33 33 37 32 30 33 36 38 35 34 37 37 35 38 30 37");
   ks_schema_free(s);
   s = mustParse("KEY (n INT64 REVERSED DECIMAL(19))");
   v = I(0);
-  checkGolden(s, &v, "39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39");
+  checkGolden(s, &v,
+              "39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39 39");
   ks_schema_free(s);
   s = mustParse("KEY (k BYTES)");
   v = B("\x00\xff\x23", 3);
@@ -356,8 +361,8 @@ START_TEST(test_codec_prefix_of_a_key_identifies_its_leading_fields) {
     ck_assert_int_eq(p1.n == p2.n && memcmp(p1.a, p2.a, p1.n) == 0, m < 3);
   }
   p1.n = 0;
-  ck_assert_int_eq(ks_key_prefix_of(dl, (const uint8_t *)"ph#4c#1", 7, 2,
-                                    &p1), WCS_OK);
+  ck_assert_int_eq(ks_key_prefix_of(dl, (const uint8_t *)"ph#4c#1", 7, 2, &p1),
+                   WCS_OK);
   ck_assert_str_eq(hex(p1.a, p1.n), "70 68 23 34 63 23");
   ck_assert_int_eq(ks_key_prefix_of(dl, (const uint8_t *)"ph#4c", 5, 1, &p1),
                    WCS_MISMATCH);
@@ -405,16 +410,19 @@ START_TEST(test_codec_encode_rejects_values_that_break_sorted_mode) {
                    "sort by field");
   v[1] = S("x");
   v[2] = I(-1);
-  checkEncodeError(zDel, v, WCS_RANGE, "key field \"day\" is DECIMAL(8), "
+  checkEncodeError(zDel, v, WCS_RANGE,
+                   "key field \"day\" is DECIMAL(8), "
                    "which holds only values >= 0; got -1");
   v[2] = I(123456789);
-  checkEncodeError(zDel, v, WCS_RANGE, "key field \"day\" is DECIMAL(8); "
+  checkEncodeError(zDel, v, WCS_RANGE,
+                   "key field \"day\" is DECIMAL(8); "
                    "123456789 has more than 8 digits");
   v[2] = N();
   checkEncodeError(zDel, v, WCS_CONSTRAINT,
                    "key field \"day\" may not be NULL");
   v[2] = S("20200501");
-  checkEncodeError(zDel, v, WCS_MISMATCH, "key field \"day\" is INT64; got "
+  checkEncodeError(zDel, v, WCS_MISMATCH,
+                   "key field \"day\" is INT64; got "
                    "a non-integer value");
   v[0] = I(5);
   checkEncodeError(zDel, v, WCS_MISMATCH,
@@ -528,13 +536,20 @@ static const struct {
     {"KEY (a STRING, b STRING) ORDERED CODE", "A\x00\x01", 3,
      "row key 'A\\x00\\x01' does not match the key schema: field \"b\": a "
      "separator at the end of the key"},
-    {"KEY (a STRING, b STRING) ORDERED CODE", "A\x00\x01" "B\x00\x01" "C", 7,
+    {"KEY (a STRING, b STRING) ORDERED CODE",
+     "A\x00\x01"
+     "B\x00\x01"
+     "C",
+     7,
      "row key 'A\\x00\\x01B\\x00\\x01C' does not match the key schema: more "
      "fields than the key schema has"},
     {"KEY (a STRING, b STRING) ORDERED CODE", "", 0,
      "row key '' does not match the key schema: an empty key (an all-empty "
      "key is 00 00)"},
-    {"KEY (a STRING, b STRING) ORDERED CODE", "\x00\x01" "B", 3,
+    {"KEY (a STRING, b STRING) ORDERED CODE",
+     "\x00\x01"
+     "B",
+     3,
      "row key '\\x00\\x01B' does not match the key schema: field \"a\": an "
      "empty field not written as 00 00"},
     {"KEY (a STRING, n INT64) ORDERED CODE", "A", 1,
@@ -565,8 +580,8 @@ START_TEST(test_codec_decode_names_the_key_and_the_problem) {
   ks_value aOut[KS_MAX_FIELDS];
   wcs_buf scratch = {0};
   char *zErr = NULL;
-  int n = aBadKey[_i].nKey < 0 ? (int)strlen(aBadKey[_i].zKey)
-                               : aBadKey[_i].nKey;
+  int n =
+      aBadKey[_i].nKey < 0 ? (int)strlen(aBadKey[_i].zKey) : aBadKey[_i].nKey;
   int rc = ks_key_decode(s, (const uint8_t *)aBadKey[_i].zKey, n, aOut,
                          &scratch, &zErr);
   ck_assert_int_eq(rc, WCS_MISMATCH);
@@ -583,8 +598,8 @@ START_TEST(test_codec_decode_points_into_the_key) {
   static const char zKey[] = "phone#4c410523#20200501";
   ks_value a[3];
   wcs_buf scratch = {0};
-  ck_assert_int_eq(ks_key_decode(s, (const uint8_t *)zKey, 23, a, &scratch,
-                                 NULL), WCS_OK);
+  ck_assert_int_eq(
+      ks_key_decode(s, (const uint8_t *)zKey, 23, a, &scratch, NULL), WCS_OK);
   ck_assert(a[0].p == (const uint8_t *)zKey);
   ck_assert_int_eq(a[0].n, 5);
   ck_assert(a[1].p == (const uint8_t *)zKey + 6);
@@ -604,18 +619,23 @@ typedef struct RSchema {
 
 /* A random schema exercising every struct and field encoding. */
 static void randomSchema(RSchema *r, int bAllowSalt) {
-  static const char *azDelim[] = {"'#'", "'/'", "X'01'", "'#|'", "X'00'",
-                                  "' '"};
+  static const char *azDelim[] = {"'#'",  "'/'",   "X'01'",
+                                  "'#|'", "X'00'", "' '"};
   int eStruct = (int)tu_rand_range(3); /* 0 singleton, 1 delim, 2 oc */
   int nField = eStruct == 0 ? 1 : 1 + (int)tu_rand_range(4);
   int i, n = 0;
   n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, "KEY (");
   for (i = 0; i < nField; i++) {
     int k = (int)tu_rand_range(eStruct == 1 ? 5 : 9);
-    static const char *azType[] = {
-        "STRING", "BYTES", "INT64 DECIMAL(%d)", "TIMESTAMP REVERSED DECIMAL(%d)",
-        "INT64 DECIMAL(%d)", "INT64 ORDERED CODE", "INT64 BIG ENDIAN",
-        "TIMESTAMP ORDERED CODE", "STRING"};
+    static const char *azType[] = {"STRING",
+                                   "BYTES",
+                                   "INT64 DECIMAL(%d)",
+                                   "TIMESTAMP REVERSED DECIMAL(%d)",
+                                   "INT64 DECIMAL(%d)",
+                                   "INT64 ORDERED CODE",
+                                   "INT64 BIG ENDIAN",
+                                   "TIMESTAMP ORDERED CODE",
+                                   "STRING"};
     char zType[64];
     snprintf(zType, sizeof zType, azType[k], 1 + (int)tu_rand_range(19));
     n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, "%sf%d %s",
@@ -623,8 +643,8 @@ static void randomSchema(RSchema *r, int bAllowSalt) {
   }
   n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, ")");
   if (eStruct == 1) {
-    n += snprintf(r->zText + n, sizeof r->zText - (size_t)n,
-                  " DELIMITED BY %s", azDelim[tu_rand_range(6)]);
+    n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, " DELIMITED BY %s",
+                  azDelim[tu_rand_range(6)]);
   } else if (eStruct == 2) {
     n += snprintf(r->zText + n, sizeof r->zText - (size_t)n, " ORDERED CODE");
   }
@@ -648,8 +668,9 @@ static void randomTuple(const ks_schema *s, RTuple *t) {
   for (i = 0; i < s->nField; i++) {
     const ks_field *f = &s->aField[i];
     if (f->eType == KS_STRING || f->eType == KS_BYTES) {
-      static const char *azPiece[] = {"a", "b", "z", "\xc3\xa9", "\xe4\xb8\xad",
-                                      "\xf0\x9f\x98\x80", "A", "0", "~"};
+      static const char *azPiece[] = {
+          "a", "b", "z", "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80",
+          "A", "0", "~"};
       int nPiece = (int)tu_rand_range(5), j, n = 0;
       for (j = 0; j < nPiece; j++) {
         int k = (int)tu_rand_range(12);
@@ -674,14 +695,25 @@ static void randomTuple(const ks_schema *s, RTuple *t) {
       int64_t vMin, vMax, v;
       ksIntDomain(f, &vMin, &vMax);
       switch (tu_rand_range(6)) {
-        case 0: v = vMin; break;
-        case 1: v = vMax; break;
-        case 2: v = 0; break;
-        case 3: v = (int64_t)tu_rand_range(130) - 65; break;
-        default: v = (int64_t)tu_rand() >> tu_rand_range(64); break;
+      case 0:
+        v = vMin;
+        break;
+      case 1:
+        v = vMax;
+        break;
+      case 2:
+        v = 0;
+        break;
+      case 3:
+        v = (int64_t)tu_rand_range(130) - 65;
+        break;
+      default:
+        v = (int64_t)tu_rand() >> tu_rand_range(64);
+        break;
       }
       if (v < vMin) v = vMin;
-      if (v > vMax) v = vMin + (int64_t)((uint64_t)v % ((uint64_t)(vMax - vMin) + 1));
+      if (v > vMax)
+        v = vMin + (int64_t)((uint64_t)v % ((uint64_t)(vMax - vMin) + 1));
       t->a[i] = I(v);
     }
   }
@@ -765,7 +797,8 @@ START_TEST(test_codec_byte_order_is_tuple_order) {
     }
     ks_schema_free(r.s);
     if (iSchema == 299) {
-      for (i = 0; i < NT; i++) wcs_buf_free(&ab[i]);
+      for (i = 0; i < NT; i++)
+        wcs_buf_free(&ab[i]);
     }
   }
 }
@@ -788,10 +821,18 @@ START_TEST(test_codec_mutated_keys_decode_only_to_their_own_encoding) {
       ck_assert_int_eq(ks_key_encode(r.s, t.a, &b, NULL), WCS_OK);
       for (k = 0; k < nFlip && b.n > 0; k++) {
         switch (tu_rand_range(4)) {
-          case 0: b.a[tu_rand_range(b.n)] ^= (uint8_t)(1 << tu_rand_range(8)); break;
-          case 1: b.n--; break;
-          case 2: b.a[tu_rand_range(b.n)] = (uint8_t)tu_rand(); break;
-          default: wcs_buf_append(&b, "\x00", 1); break;
+        case 0:
+          b.a[tu_rand_range(b.n)] ^= (uint8_t)(1 << tu_rand_range(8));
+          break;
+        case 1:
+          b.n--;
+          break;
+        case 2:
+          b.a[tu_rand_range(b.n)] = (uint8_t)tu_rand();
+          break;
+        default:
+          wcs_buf_append(&b, "\x00", 1);
+          break;
         }
       }
       rc = ks_key_decode(r.s, b.a, (int)b.n, aOut, &scratch, &zErr);
@@ -817,17 +858,29 @@ START_TEST(test_codec_mutated_keys_decode_only_to_their_own_encoding) {
 END_TEST
 
 START_TEST(test_codec_utf8_validation) {
-  static const struct { const char *z; int bOk; } a[] = {
-      {"plain", 1},       {"\xc3\xa9", 1},     {"\xe4\xb8\xad", 1},
-      {"\xf0\x9f\x98\x80", 1}, {"\xc0\x80", 0}, {"\xe0\x80\x80", 0},
-      {"\xed\xa0\x80", 0}, {"\xf4\x90\x80\x80", 0}, {"\xc3", 0},
-      {"\x80", 0},        {"\xf5\x80\x80\x80", 0}, {"abcdefgh\xc3\xa9xyz", 1},
+  static const struct {
+    const char *z;
+    int bOk;
+  } a[] = {
+      {"plain", 1},
+      {"\xc3\xa9", 1},
+      {"\xe4\xb8\xad", 1},
+      {"\xf0\x9f\x98\x80", 1},
+      {"\xc0\x80", 0},
+      {"\xe0\x80\x80", 0},
+      {"\xed\xa0\x80", 0},
+      {"\xf4\x90\x80\x80", 0},
+      {"\xc3", 0},
+      {"\x80", 0},
+      {"\xf5\x80\x80\x80", 0},
+      {"abcdefgh\xc3\xa9xyz", 1},
       {"abcdefghij\xffxyz", 0},
   };
   size_t i;
   for (i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
     ck_assert_msg(ksUtf8Valid((const uint8_t *)a[i].z, (int)strlen(a[i].z),
-                              NULL) == a[i].bOk, "case %zu", i);
+                              NULL) == a[i].bOk,
+                  "case %zu", i);
   }
 }
 END_TEST

@@ -14,25 +14,27 @@
 Suite *keyschema_ddl_suite(void);
 
 /* Accepted clauses and their canonical text. */
-static const struct { const char *zIn, *zCanon; } aAccept[] = {
-    {"KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY stats (cpu INT64, mem INT64) MAX VERSIONS 3, FAMILY meta MAX AGE '30d'",
-     "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY stats (cpu INT64 BIG ENDIAN, mem INT64 BIG ENDIAN) MAX VERSIONS 3, FAMILY meta MAX AGE '30d'"},
-    {"key (device string, id string, day int64 decimal(8)), family stats max versions 3",
-     "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY stats MAX VERSIONS 3"},
-    {"KEY (k BYTES)",
-     "KEY (k BYTES)"},
-    {"KEY (k STRING UTF8)",
-     "KEY (k STRING)"},
-    {"KEY (k BYTES RAW)",
-     "KEY (k BYTES)"},
-    {"KEY (n INT64)",
-     "KEY (n INT64 ORDERED CODE)"},
-    {"KEY (n INT64 BIG ENDIAN)",
-     "KEY (n INT64 BIG ENDIAN)"},
+static const struct {
+  const char *zIn, *zCanon;
+} aAccept[] = {
+    {"KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', "
+     "FAMILY stats (cpu INT64, mem INT64) MAX VERSIONS 3, FAMILY meta MAX AGE "
+     "'30d'",
+     "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', "
+     "FAMILY stats (cpu INT64 BIG ENDIAN, mem INT64 BIG ENDIAN) MAX VERSIONS "
+     "3, FAMILY meta MAX AGE '30d'"},
+    {"key (device string, id string, day int64 decimal(8)), family stats max "
+     "versions 3",
+     "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', "
+     "FAMILY stats MAX VERSIONS 3"},
+    {"KEY (k BYTES)", "KEY (k BYTES)"},
+    {"KEY (k STRING UTF8)", "KEY (k STRING)"},
+    {"KEY (k BYTES RAW)", "KEY (k BYTES)"},
+    {"KEY (n INT64)", "KEY (n INT64 ORDERED CODE)"},
+    {"KEY (n INT64 BIG ENDIAN)", "KEY (n INT64 BIG ENDIAN)"},
     {"KEY (t TIMESTAMP REVERSED DECIMAL(16))",
      "KEY (t TIMESTAMP REVERSED DECIMAL(16))"},
-    {"KEY (k STRING) DELIMITED BY '#'",
-     "KEY (k STRING) DELIMITED BY '#'"},
+    {"KEY (k STRING) DELIMITED BY '#'", "KEY (k STRING) DELIMITED BY '#'"},
     {"KEY (a STRING, b BYTES) DELIMITED BY '||'",
      "KEY (a STRING, b BYTES) DELIMITED BY '||'"},
     {"KEY (a STRING, b STRING) DELIMITED BY X'00'",
@@ -40,68 +42,84 @@ static const struct { const char *zIn, *zCanon; } aAccept[] = {
     {"KEY (a STRING, b STRING) DELIMITED BY X'2301'",
      "KEY (a STRING, b STRING) DELIMITED BY X'2301'"},
     {"KEY (a STRING, n INT64, t TIMESTAMP BIG ENDIAN) ORDERED CODE",
-     "KEY (a STRING, n INT64 ORDERED CODE, t TIMESTAMP BIG ENDIAN) ORDERED CODE"},
+     "KEY (a STRING, n INT64 ORDERED CODE, t TIMESTAMP BIG ENDIAN) ORDERED "
+     "CODE"},
     {"KEY (a STRING, n INT64 DECIMAL(19)) DELIMITED BY '/' SALT 16",
      "KEY (a STRING, n INT64 DECIMAL(19)) DELIMITED BY '/' SALT 16"},
     {"KEY (a STRING) SALT 256 DELIMITED BY ':'",
      "KEY (a STRING) DELIMITED BY ':' SALT 256"},
-    {"KEY (\"key\" STRING, `table` BYTES, [max] INT64 ORDERED CODE) ORDERED CODE",
-     "KEY (\"key\" STRING, \"table\" BYTES, \"max\" INT64 ORDERED CODE) ORDERED CODE"},
-    {"KEY (\"we\"\"ird name\" STRING)",
-     "KEY (\"we\"\"ird name\" STRING)"},
-    {"FAMILY \"my-fam.v1\" (q INT64 DECIMAL(5), r INT64 DECIMAL, x FLOAT64, j JSON, b BYTES, s STRING)",
-     "FAMILY \"my-fam.v1\" (q INT64 DECIMAL(5), r INT64 DECIMAL, x FLOAT64, j JSON, b BYTES, s STRING)"},
+    {"KEY (\"key\" STRING, `table` BYTES, [max] INT64 ORDERED CODE) ORDERED "
+     "CODE",
+     "KEY (\"key\" STRING, \"table\" BYTES, \"max\" INT64 ORDERED CODE) "
+     "ORDERED CODE"},
+    {"KEY (\"we\"\"ird name\" STRING)", "KEY (\"we\"\"ird name\" STRING)"},
+    {"FAMILY \"my-fam.v1\" (q INT64 DECIMAL(5), r INT64 DECIMAL, x FLOAT64, j "
+     "JSON, b BYTES, s STRING)",
+     "FAMILY \"my-fam.v1\" (q INT64 DECIMAL(5), r INT64 DECIMAL, x FLOAT64, j "
+     "JSON, b BYTES, s STRING)"},
     {"FAMILY f MAX VERSIONS 2 MAX AGE '36h' INTERSECTION",
      "FAMILY f MAX VERSIONS 2 MAX AGE '36h' INTERSECTION"},
-    {"FAMILY f MAX AGE '90m' UNION",
-     "FAMILY f MAX AGE '90m'"},
-    {"FAMILY f MAX AGE '45s', FAMILY g MAX AGE '500ms', FAMILY h MAX AGE '7 us', FAMILY i MAX AGE '48h'",
-     "FAMILY f MAX AGE '45s', FAMILY g MAX AGE '500ms', FAMILY h MAX AGE '7us', FAMILY i MAX AGE '2d'"},
+    {"FAMILY f MAX AGE '90m' UNION", "FAMILY f MAX AGE '90m'"},
+    {"FAMILY f MAX AGE '45s', FAMILY g MAX AGE '500ms', FAMILY h MAX AGE '7 "
+     "us', FAMILY i MAX AGE '48h'",
+     "FAMILY f MAX AGE '45s', FAMILY g MAX AGE '500ms', FAMILY h MAX AGE "
+     "'7us', FAMILY i MAX AGE '2d'"},
     {"FAMILY c (clicks INT64) AGGREGATE SUM MAX AGE '1d'",
      "FAMILY c (clicks INT64 BIG ENDIAN) MAX AGE '1d' AGGREGATE SUM"},
     {"FAMILY u (sketch BYTES, n INT64) AGGREGATE HLL",
      "FAMILY u (sketch BYTES, n INT64 BIG ENDIAN) AGGREGATE HLL"},
     {"FAMILY m AGGREGATE max, FAMILY n AGGREGATE MIN",
      "FAMILY m AGGREGATE MAX, FAMILY n AGGREGATE MIN"},
-    {"STORE 'data/app.wcs', TABLE 'metrics', SYNC NORMAL, COMPRESSION 0, HISTORY",
-     "STORE 'data/app.wcs', TABLE 'metrics', SYNC NORMAL, COMPRESSION 0, HISTORY"},
-    {"TABLE 'x'",
-     "TABLE 'x'"},
-    {"TABLE 'metrics', HISTORY",
-     "TABLE 'metrics', HISTORY"},
-    {"SYNC off",
-     "SYNC OFF"},
-    {"COMPRESSION 19 -- a comment",
-     "COMPRESSION 19"},
-    {"/* leading comment */ KEY (a STRING)",
-     "KEY (a STRING)"},
-    {"KEY (a STRING) SALT 1",
-     "KEY (a STRING) SALT 1"},
+    {"STORE 'data/app.wcs', TABLE 'metrics', SYNC NORMAL, COMPRESSION 0, "
+     "HISTORY",
+     "STORE 'data/app.wcs', TABLE 'metrics', SYNC NORMAL, COMPRESSION 0, "
+     "HISTORY"},
+    {"TABLE 'x'", "TABLE 'x'"},
+    {"TABLE 'metrics', HISTORY", "TABLE 'metrics', HISTORY"},
+    {"SYNC off", "SYNC OFF"},
+    {"COMPRESSION 19 -- a comment", "COMPRESSION 19"},
+    {"/* leading comment */ KEY (a STRING)", "KEY (a STRING)"},
+    {"KEY (a STRING) SALT 1", "KEY (a STRING) SALT 1"},
 };
 
-static const struct { int rc; const char *zIn, *zErr; } aReject[] = {
+static const struct {
+  int rc;
+  const char *zIn, *zErr;
+} aReject[] = {
     {WCS_SCHEMA, "KEY (a INT46)",
-     "near \"INT46\": unknown type; expected STRING, BYTES, INT64 or TIMESTAMP"},
+     "near \"INT46\": unknown type; expected STRING, BYTES, INT64 or "
+     "TIMESTAMP"},
     {WCS_ERROR, "KEY (a STRING) DELIMITED '#'",
      "near \"'#'\": syntax error; expected BY"},
     {WCS_ERROR, "FAMLY x",
-     "near \"FAMLY\": syntax error; expected KEY, FAMILY, STORE, TABLE, SYNC, HISTORY, COMPRESSION or the end of the clause"},
+     "near \"FAMLY\": syntax error; expected KEY, FAMILY, STORE, TABLE, SYNC, "
+     "HISTORY, COMPRESSION or the end of the clause"},
     {WCS_SCHEMA, "KEY (a INT64 LITTLE ENDIAN)",
-     "near \"LITTLE\": unknown encoding; expected BIG ENDIAN, ORDERED CODE, DECIMAL(n) or REVERSED DECIMAL(n)"},
+     "near \"LITTLE\": unknown encoding; expected BIG ENDIAN, ORDERED CODE, "
+     "DECIMAL(n) or REVERSED DECIMAL(n)"},
     {WCS_SCHEMA, "KEY (a STRING, b INT64)",
-     "near \"INT64\": key field \"b\" is INT64 ORDERED CODE (the default encoding), whose bytes can be at or below the delimiter, breaking the key order; use DECIMAL(n) or REVERSED DECIMAL(n), or KEY (...) ORDERED CODE"},
+     "near \"INT64\": key field \"b\" is INT64 ORDERED CODE (the default "
+     "encoding), whose bytes can be at or below the delimiter, breaking the "
+     "key order; use DECIMAL(n) or REVERSED DECIMAL(n), or KEY (...) ORDERED "
+     "CODE"},
     {WCS_SCHEMA, "KEY (a STRING, b INT64 BIG ENDIAN)",
-     "near \"BIG\": key field \"b\" is INT64 BIG ENDIAN, whose bytes can be at or below the delimiter, breaking the key order; use DECIMAL(n) or REVERSED DECIMAL(n), or KEY (...) ORDERED CODE"},
+     "near \"BIG\": key field \"b\" is INT64 BIG ENDIAN, whose bytes can be at "
+     "or below the delimiter, breaking the key order; use DECIMAL(n) or "
+     "REVERSED DECIMAL(n), or KEY (...) ORDERED CODE"},
     {WCS_SCHEMA, "KEY (a STRING, b INT64 DECIMAL)",
      "near \"DECIMAL\": DECIMAL needs a width in digits, e.g. DECIMAL(8)"},
     {WCS_SCHEMA, "KEY (a STRING, b INT64 DECIMAL(0))",
-     "near \"0\": a DECIMAL width must be 1 to 19 (INT64 values have at most 19 digits)"},
+     "near \"0\": a DECIMAL width must be 1 to 19 (INT64 values have at most "
+     "19 digits)"},
     {WCS_SCHEMA, "KEY (a STRING, b INT64 DECIMAL(20))",
-     "near \"20\": a DECIMAL width must be 1 to 19 (INT64 values have at most 19 digits)"},
+     "near \"20\": a DECIMAL width must be 1 to 19 (INT64 values have at most "
+     "19 digits)"},
     {WCS_SCHEMA, "KEY (a STRING, b INT64 DECIMAL(5)) DELIMITED BY 'x'",
-     "near \"'x'\": the delimiter must sort below the digits of DECIMAL key field \"b\": its first byte must be below '0' (0x30)"},
+     "near \"'x'\": the delimiter must sort below the digits of DECIMAL key "
+     "field \"b\": its first byte must be below '0' (0x30)"},
     {WCS_SCHEMA, "KEY (a STRING, b STRING) DELIMITED BY X'FF'",
-     "near \"X'FF'\": no byte sorts above a delimiter starting with 0xFF; fields could hold nothing"},
+     "near \"X'FF'\": no byte sorts above a delimiter starting with 0xFF; "
+     "fields could hold nothing"},
     {WCS_SCHEMA, "KEY (a STRING, b STRING) DELIMITED BY ''",
      "near \"''\": a delimiter has 1 to 50 bytes"},
     {WCS_SCHEMA, "KEY (a STRING, a STRING)",
@@ -121,21 +139,29 @@ static const struct { int rc; const char *zIn, *zErr; } aReject[] = {
     {WCS_SCHEMA, "FAMILY f (_timestamp INT64)",
      "near \"_timestamp\": \"_timestamp\" is reserved for the cell timestamp"},
     {WCS_SCHEMA, "FAMILY \"bad name\"",
-     "near \"\"bad name\"\": family names have 1 to 64 characters from [-_.a-zA-Z0-9] and do not start with '-' or '.'"},
+     "near \"\"bad name\"\": family names have 1 to 64 characters from "
+     "[-_.a-zA-Z0-9] and do not start with '-' or '.'"},
     {WCS_SCHEMA, "FAMILY \".dot\"",
-     "near \"\".dot\"\": family names have 1 to 64 characters from [-_.a-zA-Z0-9] and do not start with '-' or '.'"},
-    {WCS_SCHEMA, "FAMILY \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
-     "near \"\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\": family names have 1 to 64 characters from [-_.a-zA-Z0-9] and do not start with '-' or '.'"},
+     "near \"\".dot\"\": family names have 1 to 64 characters from "
+     "[-_.a-zA-Z0-9] and do not start with '-' or '.'"},
+    {WCS_SCHEMA,
+     "FAMILY "
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
+     "near \"\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\": family names have "
+     "1 to 64 characters from [-_.a-zA-Z0-9] and do not start with '-' or '.'"},
     {WCS_SCHEMA, "FAMILY f, FAMILY f",
      "near \"f\": the name \"f\" is already used by family \"f\""},
     {WCS_SCHEMA, "FAMILY f (q INT64), FAMILY g (q STRING)",
-     "near \"q\": the name \"q\" is already used by column \"q\" of family \"f\""},
+     "near \"q\": the name \"q\" is already used by column \"q\" of family "
+     "\"f\""},
     {WCS_SCHEMA, "KEY (q STRING), FAMILY f (q INT64)",
      "near \"q\": the name \"q\" is already used by key field \"q\""},
     {WCS_SCHEMA, "FAMILY f (q INT32)",
-     "near \"INT32\": unknown type; expected INT64, FLOAT64, STRING, BYTES or JSON"},
+     "near \"INT32\": unknown type; expected INT64, FLOAT64, STRING, BYTES or "
+     "JSON"},
     {WCS_SCHEMA, "FAMILY f (q FLOAT64 DECIMAL)",
-     "near \"DECIMAL\": unknown encoding for a FLOAT64 column; expected BIG ENDIAN"},
+     "near \"DECIMAL\": unknown encoding for a FLOAT64 column; expected BIG "
+     "ENDIAN"},
     {WCS_SCHEMA, "FAMILY f (q STRING UTF16)",
      "near \"UTF16\": a STRING or JSON column takes no encoding (UTF-8)"},
     {WCS_SCHEMA, "FAMILY f MAX VERSIONS 0",
@@ -143,19 +169,24 @@ static const struct { int rc; const char *zIn, *zErr; } aReject[] = {
     {WCS_SCHEMA, "FAMILY f MAX VERSIONS 2 MAX VERSIONS 3",
      "near \"MAX\": MAX VERSIONS is given twice"},
     {WCS_SCHEMA, "FAMILY f MAX AGE '30x'",
-     "near \"'30x'\": MAX AGE is a positive whole number and a unit: d, h, m, s, ms or us (e.g. '30d', '500ms')"},
+     "near \"'30x'\": MAX AGE is a positive whole number and a unit: d, h, m, "
+     "s, ms or us (e.g. '30d', '500ms')"},
     {WCS_SCHEMA, "FAMILY f MAX AGE '-5d'",
-     "near \"'-5d'\": MAX AGE is a positive whole number and a unit: d, h, m, s, ms or us (e.g. '30d', '500ms')"},
+     "near \"'-5d'\": MAX AGE is a positive whole number and a unit: d, h, m, "
+     "s, ms or us (e.g. '30d', '500ms')"},
     {WCS_SCHEMA, "FAMILY f MAX AGE '0s'",
-     "near \"'0s'\": MAX AGE is a positive whole number and a unit: d, h, m, s, ms or us (e.g. '30d', '500ms')"},
+     "near \"'0s'\": MAX AGE is a positive whole number and a unit: d, h, m, "
+     "s, ms or us (e.g. '30d', '500ms')"},
     {WCS_SCHEMA, "FAMILY f INTERSECTION",
-     "near \"INTERSECTION\": INTERSECTION combines two rules; give both MAX VERSIONS and MAX AGE"},
+     "near \"INTERSECTION\": INTERSECTION combines two rules; give both MAX "
+     "VERSIONS and MAX AGE"},
     {WCS_SCHEMA, "FAMILY f MAX AGE '1d' UNION INTERSECTION",
      "near \"INTERSECTION\": give one of UNION and INTERSECTION, once"},
     {WCS_SCHEMA, "FAMILY f AGGREGATE AVG",
      "near \"AVG\": unknown aggregate; expected SUM, MIN, MAX or HLL"},
     {WCS_SCHEMA, "FAMILY f (q STRING) AGGREGATE SUM",
-     "near \"SUM\": column \"q\" of aggregate family \"f\" must be INT64 (BIG ENDIAN, the aggregate's format)"},
+     "near \"SUM\": column \"q\" of aggregate family \"f\" must be INT64 (BIG "
+     "ENDIAN, the aggregate's format)"},
     {WCS_SCHEMA, "KEY (a STRING) SALT 0",
      "near \"0\": SALT must be 1 to 256 buckets"},
     {WCS_SCHEMA, "KEY (a STRING) SALT 257",
@@ -169,61 +200,67 @@ static const struct { int rc; const char *zIn, *zErr; } aReject[] = {
     {WCS_ERROR, "KEY (a STRING) ORDERED",
      "near the end of a clause: syntax error; expected CODE"},
     {WCS_SCHEMA, "KEY (a STRING DECIMAL(3))",
-     "near \"DECIMAL\": a STRING key field takes no encoding (it is stored as UTF-8)"},
+     "near \"DECIMAL\": a STRING key field takes no encoding (it is stored as "
+     "UTF-8)"},
     {WCS_SCHEMA, "KEY (a BYTES UTF8)",
-     "near \"UTF8\": a BYTES key field takes no encoding (it is stored as raw bytes)"},
+     "near \"UTF8\": a BYTES key field takes no encoding (it is stored as raw "
+     "bytes)"},
     {WCS_SCHEMA, "KEY (a INT64 BIG ENDIAN(8))",
      "near \"8\": only DECIMAL and REVERSED DECIMAL take a width"},
-    {WCS_ERROR, "KEY ()",
-     "near \")\": syntax error; expected a name"},
-    {WCS_ERROR, "KEY a STRING",
-     "near \"a\": syntax error; expected \"(\""},
+    {WCS_ERROR, "KEY ()", "near \")\": syntax error; expected a name"},
+    {WCS_ERROR, "KEY a STRING", "near \"a\": syntax error; expected \"(\""},
     {WCS_SCHEMA, "STORE ''",
-     "near \"''\": the STORE path must be a non-empty string without NUL bytes"},
+     "near \"''\": the STORE path must be a non-empty string without NUL "
+     "bytes"},
     {WCS_SCHEMA, "STORE 'a', STORE 'b'",
      "near \"STORE\": STORE is given twice"},
     {WCS_SCHEMA, "TABLE 't', TABLE 'u'",
      "near \"TABLE\": TABLE is given twice"},
     {WCS_SCHEMA, "SYNC SOMETIMES",
      "near \"SOMETIMES\": unknown sync mode; expected FULL, NORMAL or OFF"},
-    {WCS_SCHEMA, "SYNC FULL, SYNC OFF",
-     "near \"SYNC\": SYNC is given twice"},
+    {WCS_SCHEMA, "SYNC FULL, SYNC OFF", "near \"SYNC\": SYNC is given twice"},
     {WCS_SCHEMA, "COMPRESSION 20",
-     "near \"20\": the COMPRESSION level must be 0 to 19 (zstd levels; 0 = none)"},
+     "near \"20\": the COMPRESSION level must be 0 to 19 (zstd levels; 0 = "
+     "none)"},
     {WCS_SCHEMA, "COMPRESSION 3, COMPRESSION 4",
      "near \"COMPRESSION\": COMPRESSION is given twice"},
     {WCS_SCHEMA, "HISTORY, HISTORY",
      "near \"HISTORY\": HISTORY is given twice"},
     {WCS_SCHEMA, "KEY (value STRING), HISTORY",
-     "near \"HISTORY\": key field \"value\" clashes with a column of HISTORY tables (family, qualifier, _timestamp, value)"},
+     "near \"HISTORY\": key field \"value\" clashes with a column of HISTORY "
+     "tables (family, qualifier, _timestamp, value)"},
     {WCS_SCHEMA, "HISTORY, KEY (family STRING)",
-     "near \"family\": \"family\" is a column of HISTORY tables (family, qualifier, _timestamp, value)"},
-    {WCS_ERROR, "KEY (a STRING @)",
-     "near \"@\": unrecognized token"},
+     "near \"family\": \"family\" is a column of HISTORY tables (family, "
+     "qualifier, _timestamp, value)"},
+    {WCS_ERROR, "KEY (a STRING @)", "near \"@\": unrecognized token"},
     {WCS_ERROR, "KEY (a STRING) DELIMITED BY 'abc",
      "near \"'abc\": unterminated string, name or comment"},
     {WCS_ERROR, "KEY (a STRING) DELIMITED BY X'2'",
      "near \"X'2'\": an X'...' literal needs an even number of hex digits"},
     {WCS_SCHEMA, "KEY (a STRING) SALT 99999999999999999999999",
      "near \"99999999999999999999999\": SALT must be 1 to 256 buckets"},
-    {WCS_ERROR, "KEY (8a STRING)",
-     "near \"8a\": unrecognized token"},
+    {WCS_ERROR, "KEY (8a STRING)", "near \"8a\": unrecognized token"},
     {WCS_ERROR, "KEY (a STRING",
      "near the end of a clause: syntax error; expected \",\" or \")\""},
     {WCS_ERROR, "FAMILY f (q INT64",
      "near the end of a clause: syntax error; expected \",\" or \")\""},
     {WCS_ERROR, "KEY (a STRING),",
-     "near the end of a clause: syntax error; expected KEY, FAMILY, STORE, TABLE, SYNC, HISTORY or COMPRESSION"},
-    {WCS_ERROR, "FAMILY 'x'",
-     "near \"'x'\": syntax error; expected a name"},
-    {WCS_SCHEMA, "KEY (a STRING) DELIMITED BY '012345678901234567890123456789012345678901234567890'",
-     "near \"'012345678901234567890123456789012345678...\": a delimiter has 1 to 50 bytes"},
+     "near the end of a clause: syntax error; expected KEY, FAMILY, STORE, "
+     "TABLE, SYNC, HISTORY or COMPRESSION"},
+    {WCS_ERROR, "FAMILY 'x'", "near \"'x'\": syntax error; expected a name"},
+    {WCS_SCHEMA,
+     "KEY (a STRING) DELIMITED BY "
+     "'012345678901234567890123456789012345678901234567890'",
+     "near \"'012345678901234567890123456789012345678...\": a delimiter has 1 "
+     "to 50 bytes"},
     {WCS_ERROR, "FAMILY f /* unterminated",
      "near \"/* unterminated\": unterminated string, name or comment"},
     {WCS_SCHEMA, "KEY (a INT64 BIG ENDIANS)",
-     "near \"ENDIANS\": unknown encoding; expected BIG ENDIAN, ORDERED CODE, DECIMAL(n) or REVERSED DECIMAL(n)"},
+     "near \"ENDIANS\": unknown encoding; expected BIG ENDIAN, ORDERED CODE, "
+     "DECIMAL(n) or REVERSED DECIMAL(n)"},
     {WCS_SCHEMA, "KEY (a INT64 REVERSED)",
-     "near \"REVERSED\": unknown encoding; expected BIG ENDIAN, ORDERED CODE, DECIMAL(n) or REVERSED DECIMAL(n)"},
+     "near \"REVERSED\": unknown encoding; expected BIG ENDIAN, ORDERED CODE, "
+     "DECIMAL(n) or REVERSED DECIMAL(n)"},
     {WCS_ERROR, "FAMILY f AGGREGATE HLL (q STRING)",
      "near \"(\": syntax error; expected \",\" or the end of the clause"},
 };
@@ -377,10 +414,16 @@ START_TEST(test_ddl_default_struct_is_singleton_or_hash_delimited) {
 END_TEST
 
 START_TEST(test_ddl_max_age_units) {
-  static const struct { const char *z; long long n; } a[] = {
-      {"30d", 30LL * 86400000000LL}, {"12h", 12LL * 3600000000LL},
-      {"90m", 90LL * 60000000LL},    {"45s", 45000000LL},
-      {"500ms", 500000LL},           {"7us", 7LL},
+  static const struct {
+    const char *z;
+    long long n;
+  } a[] = {
+      {"30d", 30LL * 86400000000LL},
+      {"12h", 12LL * 3600000000LL},
+      {"90m", 90LL * 60000000LL},
+      {"45s", 45000000LL},
+      {"500ms", 500000LL},
+      {"7us", 7LL},
       {" 2 D ", 2LL * 86400000000LL},
   };
   size_t i;
@@ -487,8 +530,8 @@ START_TEST(test_ddl_limits_on_counts) {
   char *zErr = NULL;
   n += snprintf(z + n, sizeof z - (size_t)n, "KEY (");
   for (i = 0; i < 65; i++) {
-    n += snprintf(z + n, sizeof z - (size_t)n, "%sf%d STRING", i ? ", " : "",
-                  i);
+    n +=
+        snprintf(z + n, sizeof z - (size_t)n, "%sf%d STRING", i ? ", " : "", i);
   }
   snprintf(z + n, sizeof z - (size_t)n, ")");
   ck_assert_int_eq(ks_parse_text(z, &s, &zErr), WCS_SCHEMA);

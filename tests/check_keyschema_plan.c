@@ -57,7 +57,8 @@ static const char *parseValue(const char *z, const char *zStop, ks_value *v,
   int n = 0, bQuoted = 0, bReal = 0, bNum = 1;
   const char *zStart;
   memset(v, 0, sizeof(*v));
-  while (*z == ' ') z++;
+  while (*z == ' ')
+    z++;
   if (*z == '\'') {
     bQuoted = 1;
     z++;
@@ -106,19 +107,23 @@ static void parseCons(const ks_schema *s, const char *zSpec, Cons *c) {
     char zField[64];
     int n = 0, iField, bInt;
     ks_constraint *k = &c->a[c->n];
-    while (*z == ' ' || *z == ';') z++;
+    while (*z == ' ' || *z == ';')
+      z++;
     if (!*z) break;
-    while (isalnum((unsigned char)*z) || *z == '_') zField[n++] = *z++;
+    while (isalnum((unsigned char)*z) || *z == '_')
+      zField[n++] = *z++;
     zField[n] = 0;
-    iField = strcmp(zField, "_key") == 0 ? KS_FIELD_KEY : ks_schema_field(s, zField);
-    ck_assert_msg(iField != -1 || strcmp(zField, "_key") == 0,
-                  "no field %s", zField);
+    iField =
+        strcmp(zField, "_key") == 0 ? KS_FIELD_KEY : ks_schema_field(s, zField);
+    ck_assert_msg(iField != -1 || strcmp(zField, "_key") == 0, "no field %s",
+                  zField);
     bInt = iField >= 0 && (s->aField[iField].eType == KS_INT64 ||
                            s->aField[iField].eType == KS_TIMESTAMP);
     k->iField = iField;
     k->aVal = c->aVal[c->n];
     k->nVal = 1;
-    while (*z == ' ') z++;
+    while (*z == ' ')
+      z++;
     if (strncmp(z, "in(", 3) == 0) {
       k->op = KS_OP_IN;
       k->nVal = 0;
@@ -132,8 +137,9 @@ static void parseCons(const ks_schema *s, const char *zSpec, Cons *c) {
       if (*z == ')') z++;
     } else if (strncmp(z, "like:", 5) == 0 || strncmp(z, "glob:", 5) == 0 ||
                strncmp(z, "prefix:", 7) == 0) {
-      k->op = z[0] == 'l' ? KS_OP_LIKE_PREFIX
-              : z[0] == 'g' ? KS_OP_GLOB_PREFIX : KS_OP_PREFIX;
+      k->op = z[0] == 'l'   ? KS_OP_LIKE_PREFIX
+              : z[0] == 'g' ? KS_OP_GLOB_PREFIX
+                            : KS_OP_PREFIX;
       z = strchr(z, ':') + 1;
       z = parseValue(z, ";", &c->aVal[c->n][0], c->aBytes[c->n][0], 0);
     } else if (strncmp(z, "isnull", 6) == 0) {
@@ -145,12 +151,18 @@ static void parseCons(const ks_schema *s, const char *zSpec, Cons *c) {
       k->nVal = 0;
       z += 7;
     } else {
-      if (z[0] == '<' && z[1] == '=') k->op = KS_OP_LE, z += 2;
-      else if (z[0] == '>' && z[1] == '=') k->op = KS_OP_GE, z += 2;
-      else if (z[0] == '<') k->op = KS_OP_LT, z++;
-      else if (z[0] == '>') k->op = KS_OP_GT, z++;
-      else if (z[0] == '=') k->op = KS_OP_EQ, z++;
-      else ck_abort_msg("bad operator at [%s]", z);
+      if (z[0] == '<' && z[1] == '=')
+        k->op = KS_OP_LE, z += 2;
+      else if (z[0] == '>' && z[1] == '=')
+        k->op = KS_OP_GE, z += 2;
+      else if (z[0] == '<')
+        k->op = KS_OP_LT, z++;
+      else if (z[0] == '>')
+        k->op = KS_OP_GT, z++;
+      else if (z[0] == '=')
+        k->op = KS_OP_EQ, z++;
+      else
+        ck_abort_msg("bad operator at [%s]", z);
       z = parseValue(z, ";", &c->aVal[c->n][0], c->aBytes[c->n][0], bInt);
     }
     c->n++;
@@ -161,13 +173,14 @@ static void parseCons(const ks_schema *s, const char *zSpec, Cons *c) {
 ** The table
 ** ==================================================================== */
 
-#define M "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#'"
+#define M                                                                      \
+  "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#'"
 
 static const struct {
   const char *zSchema;
   const char *zCons;
-  int bSkip;      /* ks_plan_opts.bAllowSkip */
-  int nCap;       /* ks_plan_opts.nMaxPoints */
+  int bSkip;          /* ks_plan_opts.bAllowSkip */
+  int nCap;           /* ks_plan_opts.nMaxPoints */
   const char *zPlan;  /* ks_plan_explain(nMax 8) */
   const char *zExact; /* bExact of each constraint */
 } aCase[] = {
@@ -198,24 +211,26 @@ static const struct {
     /* IN lists: sorted, deduplicated, cartesian product */
     {M, "device in(tablet,phone,phone)", 0, 0,
      "MULTI-RANGE SCAN (2 ranges on device)\n[phone#, phone$)\n"
-     "[tablet#, tablet$)", "1"},
+     "[tablet#, tablet$)",
+     "1"},
     {M, "device in(b,a); id in(y,x); day in(2,1)", 0, 0,
      "MULTI-POINT (8 keys)\n[a#x#00000001, a#x#00000001]\n"
      "[a#x#00000002, a#x#00000002]\n[a#y#00000001, a#y#00000001]\n"
      "[a#y#00000002, a#y#00000002]\n[b#x#00000001, b#x#00000001]\n"
      "[b#x#00000002, b#x#00000002]\n[b#y#00000001, b#y#00000001]\n"
-     "[b#y#00000002, b#y#00000002]", "111"},
+     "[b#y#00000002, b#y#00000002]",
+     "111"},
     {M, "device in(a,b); day in(1,2)", 0, 0,
      "MULTI-RANGE SCAN (2 ranges on device)\n[a#, a$)\n[b#, b$)", "10"},
     {M, "device in(a,b); id>x", 0, 0,
-     "MULTI-RANGE SCAN (2 ranges on device,id)\n[a#x$, a$)\n[b#x$, b$)",
-     "11"},
+     "MULTI-RANGE SCAN (2 ranges on device,id)\n[a#x$, a$)\n[b#x$, b$)", "11"},
     {M, "device in()", 0, 0, "EMPTY", "1"},
     {M, "device in(a,NULL)", 0, 0, "PREFIX SCAN (device)\n[a#, a$)", "1"},
     /* past the cap: one covering range, re-checked by SQLite */
     {M, "device in(a,b,c); id in(x,y,z)", 0, 4,
      "MULTI-RANGE SCAN (3 ranges on device,id)\n[a#x#, a#z$)\n[b#x#, b#z$)\n"
-     "[c#x#, c#z$)", "10"},
+     "[c#x#, c#z$)",
+     "10"},
     {M, "device in(a,b,c)", 0, 2, "RANGE SCAN (device)\n[a#, c$)", "0"},
     {M, "device in(a,b,c)", 1, 2, "SKIP SCAN on device\n[a#, c$)", "1"},
     /* DECIMAL(n): bounds wider than n digits or negative */
@@ -267,8 +282,8 @@ static const struct {
     {M, "device=phone; _key<phone#m", 0, 0,
      "RANGE SCAN (device,_key)\n[phone#, phone#m)", "11"},
     {M, "device=phone; _key=zebra", 0, 0, "EMPTY", "11"},
-    {"TABLE 't'", "_key in(b,a)", 0, 0,
-     "MULTI-POINT (2 keys)\n[a, a]\n[b, b]", "1"},
+    {"TABLE 't'", "_key in(b,a)", 0, 0, "MULTI-POINT (2 keys)\n[a, a]\n[b, b]",
+     "1"},
     {"TABLE 't'", "", 0, 0, "FULL SCAN\n(-inf, +inf)", ""},
     /* REVERSED DECIMAL flips range direction */
     {"KEY (t TIMESTAMP REVERSED DECIMAL(4))", "t>=100; t<=200", 0, 0,
@@ -282,8 +297,7 @@ static const struct {
     {"KEY (n INT64 BIG ENDIAN)", "n>=-10", 0, 0, "FULL SCAN\n(-inf, +inf)",
      "1"},
     {"KEY (n INT64 BIG ENDIAN)", "n<5", 0, 0,
-     "RANGE SCAN (n)\n(-inf, \\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x04]",
-     "1"},
+     "RANGE SCAN (n)\n(-inf, \\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x04]", "1"},
     /* ORDERED CODE */
     {"KEY (n INT64)", "n>=-1; n<64", 0, 0, "RANGE SCAN (n)\n[\\x7F, \\xBF]",
      "11"},
@@ -298,7 +312,8 @@ static const struct {
      "POINT LOOKUP\n[\\x00x#y, \\x00x#y]", "11"},
     {"KEY (a STRING, b STRING) SALT 3", "a=x", 0, 0,
      "PREFIX SCAN (a) OVER 3 BUCKETS\n[\\x00x#, \\x00x$)\n[\\x01x#, \\x01x$)\n"
-     "[\\x02x#, \\x02x$)", "1"},
+     "[\\x02x#, \\x02x$)",
+     "1"},
     {"KEY (a STRING, b STRING) SALT 3", "", 0, 0,
      "FULL SCAN OVER 3 BUCKETS\n[\\x00, \\x01)\n[\\x01, \\x02)\n[\\x02, \\x03)",
      ""},
@@ -319,7 +334,8 @@ START_TEST(test_plan_table_of_constraint_sets) {
   o.nMaxPoints = aCase[_i].nCap;
   ck_assert_int_eq(ks_plan_make(s, c.a, c.n, &o, &p, &zErr), WCS_OK);
   ck_assert_int_eq(ks_plan_explain(p, 8, &zPlan), WCS_OK);
-  for (i = 0; i < c.n; i++) zExact[i] = c.a[i].bExact ? '1' : '0';
+  for (i = 0; i < c.n; i++)
+    zExact[i] = c.a[i].bExact ? '1' : '0';
   zExact[c.n] = 0;
   ck_assert_msg(strcmp(zPlan, aCase[_i].zPlan) == 0 &&
                     strcmp(zExact, aCase[_i].zExact) == 0,
@@ -479,11 +495,11 @@ END_TEST
 typedef struct World {
   ks_schema *s;
   char zSchema[400];
-  int nPool[3];                 /* values per field */
+  int nPool[3]; /* values per field */
   ks_value aPool[3][8];
   uint8_t aPoolBuf[3][8][16];
-  wcs_buf aKey[600];            /* the stored keys, sorted, distinct */
-  ks_value aTuple[600][3];      /* their decoded tuples */
+  wcs_buf aKey[600];       /* the stored keys, sorted, distinct */
+  ks_value aTuple[600][3]; /* their decoded tuples */
   wcs_buf aScratch[600];
   int nKey;
 } World;
@@ -498,17 +514,20 @@ static int cmpBuf(const void *a, const void *b) {
 
 static void worldMake(World *w) {
   static const char *azDelim[] = {"'#'", "X'00'", "'#|'", "' '"};
-  static const char *azStr[] = {"", "a", "ab", "b", "B", "\xc3\xa9", "12",
-                                "a\x01"};
+  static const char *azStr[] = {"",  "a",        "ab", "b",
+                                "B", "\xc3\xa9", "12", "a\x01"};
   int eStruct = (int)tu_rand_range(3);
   int nField = eStruct == 0 ? 1 : 1 + (int)tu_rand_range(3);
   int i, j, n = 0, k;
   memset(w, 0, sizeof(*w));
   n += snprintf(w->zSchema + n, sizeof w->zSchema - (size_t)n, "KEY (");
   for (i = 0; i < nField; i++) {
-    static const char *azType[] = {"STRING", "BYTES", "INT64 DECIMAL(1)",
+    static const char *azType[] = {"STRING",
+                                   "BYTES",
+                                   "INT64 DECIMAL(1)",
                                    "INT64 REVERSED DECIMAL(2)",
-                                   "INT64 ORDERED CODE", "INT64 BIG ENDIAN"};
+                                   "INT64 ORDERED CODE",
+                                   "INT64 BIG ENDIAN"};
     int t = (int)tu_rand_range(eStruct == 1 ? 4 : 6);
     n += snprintf(w->zSchema + n, sizeof w->zSchema - (size_t)n, "%sf%d %s",
                   i ? ", " : "", i, azType[t]);
@@ -560,7 +579,8 @@ static void worldMake(World *w) {
   for (k = 0; k < 300; k++) {
     ks_value t[3];
     wcs_buf *b = &w->aKey[w->nKey];
-    for (i = 0; i < nField; i++) t[i] = w->aPool[i][tu_rand_range(w->nPool[i])];
+    for (i = 0; i < nField; i++)
+      t[i] = w->aPool[i][tu_rand_range(w->nPool[i])];
     b->n = 0;
     ck_assert_int_eq(ks_key_encode(w->s, t, b, NULL), WCS_OK);
     w->nKey++;
@@ -575,7 +595,8 @@ static void worldMake(World *w) {
     }
     j++;
   }
-  for (i = j; i < w->nKey; i++) wcs_buf_free(&w->aKey[i]);
+  for (i = j; i < w->nKey; i++)
+    wcs_buf_free(&w->aKey[i]);
   w->nKey = j;
   for (i = 0; i < w->nKey; i++) {
     ck_assert_int_eq(ks_key_decode(w->s, w->aKey[i].a, (int)w->aKey[i].n,
@@ -666,20 +687,31 @@ static int satisfies(const ks_constraint *c, const ks_value *col) {
   const uint8_t *ps;
   int ns, i, r;
   switch (c->op) {
-    case KS_OP_ISNULL: return 0;
-    case KS_OP_ISNOTNULL: return 1;
-    case KS_OP_EQ: return sqlCmp(col, &c->aVal[0]) == 0;
-    case KS_OP_LT: r = sqlCmp(col, &c->aVal[0]); return r != 2 && r < 0;
-    case KS_OP_LE: r = sqlCmp(col, &c->aVal[0]); return r != 2 && r <= 0;
-    case KS_OP_GT: r = sqlCmp(col, &c->aVal[0]); return r != 2 && r > 0;
-    case KS_OP_GE: r = sqlCmp(col, &c->aVal[0]); return r != 2 && r >= 0;
-    case KS_OP_IN:
-      for (i = 0; i < c->nVal; i++) {
-        if (sqlCmp(col, &c->aVal[i]) == 0) return 1;
-      }
-      return 0;
-    default:
-      break;
+  case KS_OP_ISNULL:
+    return 0;
+  case KS_OP_ISNOTNULL:
+    return 1;
+  case KS_OP_EQ:
+    return sqlCmp(col, &c->aVal[0]) == 0;
+  case KS_OP_LT:
+    r = sqlCmp(col, &c->aVal[0]);
+    return r != 2 && r < 0;
+  case KS_OP_LE:
+    r = sqlCmp(col, &c->aVal[0]);
+    return r != 2 && r <= 0;
+  case KS_OP_GT:
+    r = sqlCmp(col, &c->aVal[0]);
+    return r != 2 && r > 0;
+  case KS_OP_GE:
+    r = sqlCmp(col, &c->aVal[0]);
+    return r != 2 && r >= 0;
+  case KS_OP_IN:
+    for (i = 0; i < c->nVal; i++) {
+      if (sqlCmp(col, &c->aVal[i]) == 0) return 1;
+    }
+    return 0;
+  default:
+    break;
   }
   if (c->aVal[0].eType != KS_VAL_BYTES) return 0;
   if (col->eType == KS_VAL_INT) {
@@ -690,13 +722,14 @@ static int satisfies(const ks_constraint *c, const ks_value *col) {
     ns = col->n;
   }
   switch (c->op) {
-    case KS_OP_GLOB_PREFIX:
-      return globMatch(c->aVal[0].p, c->aVal[0].n, ps, ns);
-    case KS_OP_LIKE_PREFIX:
-      return likeMatch(c->aVal[0].p, c->aVal[0].n, ps, ns);
-    default: /* KS_OP_PREFIX */
-      return ns >= c->aVal[0].n &&
-             (c->aVal[0].n == 0 || memcmp(ps, c->aVal[0].p, (size_t)c->aVal[0].n) == 0);
+  case KS_OP_GLOB_PREFIX:
+    return globMatch(c->aVal[0].p, c->aVal[0].n, ps, ns);
+  case KS_OP_LIKE_PREFIX:
+    return likeMatch(c->aVal[0].p, c->aVal[0].n, ps, ns);
+  default: /* KS_OP_PREFIX */
+    return ns >= c->aVal[0].n &&
+           (c->aVal[0].n == 0 ||
+            memcmp(ps, c->aVal[0].p, (size_t)c->aVal[0].n) == 0);
   }
 }
 
@@ -714,10 +747,11 @@ static int keySatisfies(const World *w, int iKey, const ks_constraint *c) {
 
 /* A random constraint value for field f (or _key). */
 static void randomValue(World *w, int iField, ks_value *v, uint8_t *aBuf) {
-  static const char *azStr[] = {"", "a", "ab", "abc", "b", "B", "c", "A",
-                                "a b", "\xc3\xa9", "\xc3", "1", "12", "a#",
-                                "z", "\xff"};
-  static const int64_t aInt[] = {0, 1, 2, 3, 5, 8, 9, 10, 64, 99, 100, -1,
+  static const char *azStr[] = {"",   "a",  "ab",  "abc",      "b",    "B",
+                                "c",  "A",  "a b", "\xc3\xa9", "\xc3", "1",
+                                "12", "a#", "z",   "\xff"};
+  static const int64_t aInt[] = {0,  1,   2,   3,         5,        8,
+                                 9,  10,  64,  99,        100,      -1,
                                  -2, -64, -65, INT64_MIN, INT64_MAX};
   int bInt = iField >= 0 && w->s->aField[iField].eType != KS_STRING &&
              w->s->aField[iField].eType != KS_BYTES;
@@ -756,12 +790,12 @@ static void randomValue(World *w, int iField, ks_value *v, uint8_t *aBuf) {
 }
 
 static void randomPattern(int op, ks_value *v, uint8_t *aBuf) {
-  static const char *azLike[] = {"a%", "A%", "%", "a_", "ab", "b%", "%b",
+  static const char *azLike[] = {"a%", "A%", "%", "a_",  "ab",  "b%", "%b",
                                  "1%", "12", "_", "a%c", "AB%", ""};
-  static const char *azGlob[] = {"a*", "A*", "*", "a?", "ab", "b*", "*b",
+  static const char *azGlob[] = {"a*", "A*", "*", "a?",  "ab",    "b*", "*b",
                                  "1*", "12", "?", "a*c", "[ab]*", ""};
   static const char *azPre[] = {"a", "ab", "", "b", "A", "1", "\xc3", "z"};
-  const char *z = op == KS_OP_LIKE_PREFIX ? azLike[tu_rand_range(13)]
+  const char *z = op == KS_OP_LIKE_PREFIX   ? azLike[tu_rand_range(13)]
                   : op == KS_OP_GLOB_PREFIX ? azGlob[tu_rand_range(13)]
                                             : azPre[tu_rand_range(8)];
   memset(v, 0, sizeof(*v));
@@ -778,12 +812,13 @@ static void randomCons(World *w, Cons *c) {
   if (c->n == 3 && tu_rand_range(2)) c->n = 1 + (int)tu_rand_range(2);
   for (i = 0; i < c->n; i++) {
     ks_constraint *k = &c->a[i];
-    int iField = tu_rand_range(8) == 0 ? KS_FIELD_KEY
-                                       : (int)tu_rand_range((uint64_t)w->s->nField);
+    int iField = tu_rand_range(8) == 0
+                     ? KS_FIELD_KEY
+                     : (int)tu_rand_range((uint64_t)w->s->nField);
     static const ks_op aOp[] = {
-        KS_OP_EQ,   KS_OP_EQ,          KS_OP_LT,          KS_OP_LE,
-        KS_OP_GT,   KS_OP_GE,          KS_OP_IN,          KS_OP_IN,
-        KS_OP_IN,   KS_OP_GLOB_PREFIX, KS_OP_LIKE_PREFIX, KS_OP_PREFIX,
+        KS_OP_EQ,     KS_OP_EQ,          KS_OP_LT,          KS_OP_LE,
+        KS_OP_GT,     KS_OP_GE,          KS_OP_IN,          KS_OP_IN,
+        KS_OP_IN,     KS_OP_GLOB_PREFIX, KS_OP_LIKE_PREFIX, KS_OP_PREFIX,
         KS_OP_ISNULL, KS_OP_ISNOTNULL};
     k->iField = iField;
     k->op = aOp[tu_rand_range(sizeof(aOp) / sizeof(aOp[0]))];
@@ -832,10 +867,13 @@ static int walk(const World *w, const ks_plan *p, int iStream, int bReverse,
       } else {
         while (lo < hi) {
           int mid = (lo + hi) / 2;
-          if (cmpBuf(&w->aKey[mid], &t) < 0) lo = mid + 1;
-          else hi = mid;
+          if (cmpBuf(&w->aKey[mid], &t) < 0)
+            lo = mid + 1;
+          else
+            hi = mid;
         }
-        pos = bReverse ? lo - 1 : lo; /* forward: first >= T; reverse: last < T */
+        pos =
+            bReverse ? lo - 1 : lo; /* forward: first >= T; reverse: last < T */
       }
     }
     for (;;) {
@@ -884,7 +922,8 @@ static void bruteForceRound(World *w, Cons *c) {
   ck_assert_int_eq(ks_plan_make(w->s, c->a, c->n, &o, &p, NULL), WCS_OK);
   for (i = 0; i < w->nKey; i++) {
     int bAll = 1;
-    for (k = 0; k < c->n; k++) bAll = bAll && keySatisfies(w, i, &c->a[k]);
+    for (k = 0; k < c->n; k++)
+      bAll = bAll && keySatisfies(w, i, &c->a[k]);
     if (bAll) aWant[nWant++] = i;
   }
   for (bRev = 0; bRev < 2; bRev++) {
@@ -902,8 +941,8 @@ static void bruteForceRound(World *w, Cons *c) {
         int bSat = keySatisfies(w, aGot[i], &c->a[k]);
         ck_assert_msg(bSat || !c->a[k].bExact,
                       "%s: plan %s emits key %d that breaks exact "
-                      "constraint %d", w->zSchema, ks_plan_describe(p),
-                      aGot[i], k);
+                      "constraint %d",
+                      w->zSchema, ks_plan_describe(p), aGot[i], k);
         bAll = bAll && bSat;
       }
       nKept += bAll;
