@@ -37,7 +37,8 @@ double compact_score(const wcs_version *v, const wcs_options *pOpt,
   double best = 0;
   int i, j, iBest = 0;
   int nL0 = 0;
-  for (j = 0; j < v->anFile[0]; j++) nL0 += !v->aaFile[0][j]->bCompacting;
+  for (j = 0; j < v->anFile[0]; j++)
+    nL0 += !v->aaFile[0][j]->bCompacting;
   if (pOpt->nL0Trigger > 0) best = (double)nL0 / pOpt->nL0Trigger;
   for (i = 1; i < WCS_NLEVEL - 1; i++) {
     uint64_t n = 0;
@@ -74,7 +75,8 @@ void compact_free(wcs_compaction *c) {
 }
 
 static int pushFile(wcs_compaction *c, int k, wcs_fmeta *f) {
-  wcs_fmeta **a = realloc(c->aaIn[k], sizeof(wcs_fmeta *) * (size_t)(c->anIn[k] + 1));
+  wcs_fmeta **a =
+      realloc(c->aaIn[k], sizeof(wcs_fmeta *) * (size_t)(c->anIn[k] + 1));
   if (a == NULL) return WCS_NOMEM;
   a[c->anIn[k]++] = f;
   c->aaIn[k] = a;
@@ -84,8 +86,10 @@ static int pushFile(wcs_compaction *c, int k, wcs_fmeta *f) {
 /* User-key range of a set of files: lo = smallest start, hi = largest end
 ** (inclusive user key; *pbHiInf when a file is unbounded). */
 typedef struct KeyRange {
-  const uint8_t *pLo; size_t nLo;
-  const uint8_t *pHi; size_t nHi;
+  const uint8_t *pLo;
+  size_t nLo;
+  const uint8_t *pHi;
+  size_t nHi;
   int bHiInf;
 } KeyRange;
 
@@ -199,7 +203,8 @@ int compact_pick(wcs_vset *vs, wcs_version *v, wcs_compaction **pp) {
       }
     }
     /* nothing below to merge with: move instead of rewriting */
-    if (c->anIn[1] == 0 && (c->anIn[0] == 1 || disjoint(c->aaIn[0], c->anIn[0]))) {
+    if (c->anIn[1] == 0 &&
+        (c->anIn[0] == 1 || disjoint(c->aaIn[0], c->anIn[0]))) {
       c->bTrivial = 1;
     }
   }
@@ -262,12 +267,15 @@ int compact_input(wcs_compaction *c, wcs_iiter **ppIter, char **pzErr) {
       if (rc == WCS_OK) n++;
     } else {
       rc = level_iter_new(c->aaIn[k], c->anIn[k], 0, &a[n]);
-      if (rc == WCS_OK) n++;
-      else wcs_seterr(pzErr, rc, "out of memory");
+      if (rc == WCS_OK)
+        n++;
+      else
+        wcs_seterr(pzErr, rc, "out of memory");
     }
   }
   if (rc) {
-    for (j = 0; j < n; j++) a[j]->pMethods->xClose(a[j]);
+    for (j = 0; j < n; j++)
+      a[j]->pMethods->xClose(a[j]);
     free(a);
     return rc;
   }
@@ -289,14 +297,16 @@ int compact_input_dels(wcs_compaction *c, sst_rangedel **paDel, int *pnDel) {
       sst_reader_rangedels(c->aaIn[k][j]->pReader, &aD, &nD);
       if (nD == 0) continue;
       {
-        sst_rangedel *aNew = realloc(a, sizeof(sst_rangedel) * (size_t)(n + nD));
+        sst_rangedel *aNew =
+            realloc(a, sizeof(sst_rangedel) * (size_t)(n + nD));
         if (aNew == NULL) {
           free(a);
           return WCS_NOMEM;
         }
         a = aNew;
       }
-      for (i = 0; i < nD; i++) a[n++] = aD[i];
+      for (i = 0; i < nD; i++)
+        a[n++] = aD[i];
     }
   }
   *paDel = a;
@@ -315,19 +325,19 @@ typedef struct Run {
   const wcs_options *pOpt;
   sst_options so;
   /* tombstones */
-  const sst_rangedel *aDel;      /* input tombstones */
+  const sst_rangedel *aDel; /* input tombstones */
   int nDel;
-  unsigned char *aKeep;          /* per tombstone: survives the run */
-  wcs_frags frags;               /* for coverage of entries */
+  unsigned char *aKeep; /* per tombstone: survives the run */
+  wcs_frags frags;      /* for coverage of entries */
   /* current output */
-  sst_builder *pB;               /* open builder or NULL */
-  uint64_t iFile;                /* its number */
-  char *zPath;                   /* its path */
-  wcs_buf smallest, largest;     /* first and last entry ikeys written */
+  sst_builder *pB;           /* open builder or NULL */
+  uint64_t iFile;            /* its number */
+  char *zPath;               /* its path */
+  wcs_buf smallest, largest; /* first and last entry ikeys written */
   uint64_t nEntries, minSeq, maxSeq, nRaw;
-  wcs_buf lo;                    /* this file's share starts here ... */
-  int bLoInf;                    /* ... or at the start of the key space */
-  wcs_buf lastUKey;              /* user key of the last entry written */
+  wcs_buf lo;       /* this file's share starts here ... */
+  int bLoInf;       /* ... or at the start of the key space */
+  wcs_buf lastUKey; /* user key of the last entry written */
 } Run;
 
 /* Stripe of seq s: index of the first snapshot >= s (nSnap-1 is the
@@ -336,8 +346,10 @@ static int stripeOf(const compact_job *j, uint64_t s) {
   int lo = 0, hi = j->nSnap;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (j->aSnap[mid] < s) lo = mid + 1;
-    else hi = mid;
+    if (j->aSnap[mid] < s)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -368,8 +380,10 @@ static int bottomForKey(const compact_job *j, const uint8_t *k, size_t n) {
           continue;
         }
         c = wcs_ukey_cmp(m->pLargest, m->nLargest - WCS_IKEY_TRAILER, k, n);
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       if (lo < v->anFile[i] && fmeta_may_hold(v->aaFile[i][lo], k, n)) {
         return 0;
@@ -386,8 +400,8 @@ static int bottomForRange(const compact_job *j, const sst_rangedel *d) {
   for (i = j->iOutLevel + 1; i < WCS_NLEVEL; i++) {
     if (i < 0) continue;
     for (f = 0; f < j->pBase->anFile[i]; f++) {
-      if (fmeta_overlaps(j->pBase->aaFile[i][f], d->pStart, d->nStart,
-                         d->pEnd, d->nEnd)) {
+      if (fmeta_overlaps(j->pBase->aaFile[i][f], d->pStart, d->nStart, d->pEnd,
+                         d->nEnd)) {
         return 0;
       }
     }
@@ -439,7 +453,8 @@ static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
       c.pStart = r->lo.a;
       c.nStart = r->lo.n;
     }
-    if (!bHiInf && (c.pEnd == NULL || wcs_ukey_cmp(c.pEnd, c.nEnd, pHi, nHi) > 0)) {
+    if (!bHiInf &&
+        (c.pEnd == NULL || wcs_ukey_cmp(c.pEnd, c.nEnd, pHi, nHi) > 0)) {
       c.pEnd = pHi;
       c.nEnd = nHi;
     }
@@ -505,7 +520,8 @@ static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
   sst_meta_clear(&m);
   if (rc == WCS_OK) rc = fmeta_open(f, r->pzErr);
   if (rc == WCS_OK) {
-    wcs_fmeta **a = realloc(j->aOut, sizeof(wcs_fmeta *) * (size_t)(j->nOut + 1));
+    wcs_fmeta **a =
+        realloc(j->aOut, sizeof(wcs_fmeta *) * (size_t)(j->nOut + 1));
     if (a == NULL) {
       rc = wcs_seterr(r->pzErr, WCS_NOMEM, "out of memory");
     } else {
@@ -581,7 +597,8 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
       return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     }
     for (i = 0; i < nDel; i++) {
-      r.aKeep[i] = !(stripeOf(j, aDel[i].seq) == 0 && bottomForRange(j, &aDel[i]));
+      r.aKeep[i] =
+          !(stripeOf(j, aDel[i].seq) == 0 && bottomForRange(j, &aDel[i]));
     }
   }
 
@@ -602,7 +619,8 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
     }
     if ((++nStep & 1023) == 0 && j->pbStop &&
         atomic_load_explicit(j->pbStop, memory_order_relaxed)) {
-      rc = wcs_seterr(pzErr, WCS_INTERRUPT, "compaction stopped: store closing");
+      rc =
+          wcs_seterr(pzErr, WCS_INTERRUPT, "compaction stopped: store closing");
       break;
     }
     nU = nK - WCS_IKEY_TRAILER;
@@ -647,7 +665,8 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
   if (rc == WCS_OK) rc = finishOutput(&r, NULL, 0, 1);
   if (r.pB) sst_builder_abandon(r.pB);
   if (rc) {
-    for (i = 0; i < j->nOut; i++) j->aOut[i]->bObsolete = 1;
+    for (i = 0; i < j->nOut; i++)
+      j->aOut[i]->bObsolete = 1;
     compact_job_clear(j);
   }
   free(r.aKeep);
@@ -663,7 +682,8 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
 
 void compact_job_clear(compact_job *j) {
   int i;
-  for (i = 0; i < j->nOut; i++) fmeta_unref(j->aOut[i]);
+  for (i = 0; i < j->nOut; i++)
+    fmeta_unref(j->aOut[i]);
   free(j->aOut);
   j->aOut = NULL;
   j->nOut = 0;

@@ -22,13 +22,13 @@
 
 /* One compaction's inputs. */
 typedef struct wcs_compaction {
-  int iLevel;              /* input level */
-  int iOutLevel;           /* output level: iLevel + 1, or iLevel for a
-                           ** bottom-level rewrite by compact_range */
-  wcs_version *pVersion;   /* the version the inputs come from (ref) */
-  int anIn[2];             /* files from iLevel and from iOutLevel */
-  wcs_fmeta **aaIn[2];     /* referenced by pVersion */
-  int bTrivial;            /* move aaIn[0] to iOutLevel without rewriting */
+  int iLevel;            /* input level */
+  int iOutLevel;         /* output level: iLevel + 1, or iLevel for a
+                         ** bottom-level rewrite by compact_range */
+  wcs_version *pVersion; /* the version the inputs come from (ref) */
+  int anIn[2];           /* files from iLevel and from iOutLevel */
+  wcs_fmeta **aaIn[2];   /* referenced by pVersion */
+  int bTrivial;          /* move aaIn[0] to iOutLevel without rewriting */
 } wcs_compaction;
 
 /* The highest compaction score of v and its level (score < 1: nothing to
@@ -55,23 +55,23 @@ int compact_input_dels(wcs_compaction *c, sst_rangedel **paDel, int *pnDel);
 
 /* What a compaction or flush writes and how. */
 typedef struct compact_job {
-  wcs_vset *pVs;               /* env, directory, options, cache */
+  wcs_vset *pVs;                    /* env, directory, options, cache */
   uint64_t (*xNewFile)(void *pArg); /* allocate a file number (locks) */
-  void *pArg;
-  const uint64_t *aSnap;       /* live snapshot seqs ascending, then the
-                               ** latest seq: versions are kept per stripe */
-  int nSnap;                   /* >= 1 */
-  wcs_version *pBase;          /* for "no older data below" checks */
-  int iOutLevel;               /* outputs go here; levels below it in
-                               ** pBase are "below" (-1: all of pBase) */
-  uint64_t nFileBytes;         /* cut outputs at this size (0: never) */
-  const _Atomic int *pbStop;   /* nonzero: give up (store closing) */
+  void *pArg;                       /* passed to xNewFile */
+  const uint64_t *aSnap;            /* live snapshot seqs ascending, then the
+                                    ** latest seq: versions are kept per stripe */
+  int nSnap;                        /* >= 1 */
+  wcs_version *pBase;               /* for "no older data below" checks */
+  int iOutLevel;                    /* outputs go here; levels below it in
+                                    ** pBase are "below" (-1: all of pBase) */
+  uint64_t nFileBytes;              /* cut outputs at this size (0: never) */
+  const _Atomic int *pbStop;        /* nonzero: give up (store closing) */
   /* results */
-  wcs_fmeta **aOut;            /* new files (references), malloc'd */
-  int nOut;
-  uint64_t nBytesIn;           /* key+value bytes read */
-  uint64_t nBytesOut;          /* file bytes written */
-  uint64_t nDropped;           /* entries dropped */
+  wcs_fmeta **aOut;   /* new files (references), malloc'd */
+  int nOut;           /* entries in aOut */
+  uint64_t nBytesIn;  /* key+value bytes read */
+  uint64_t nBytesOut; /* file bytes written */
+  uint64_t nDropped;  /* entries dropped */
 } compact_job;
 
 /*

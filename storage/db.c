@@ -51,8 +51,8 @@
 #include "storage/version.h"
 #include "storage/wal.h"
 
-#define WRITE_GROUP_MAX (1u << 20) /* bytes of batches one leader commits */
-#define MEM_DIR "/wcs-memory"      /* the store's directory in memory mode */
+#define WRITE_GROUP_MAX (1u << 20)    /* bytes of batches one leader commits */
+#define MEM_DIR         "/wcs-memory" /* the store's directory in memory mode */
 
 /* ====================================================================
 ** Options
@@ -104,49 +104,49 @@ static void fixOptions(wcs_options *p) {
 
 /* What a reader pins: memtables + files. */
 typedef struct SuperVersion {
-  _Atomic int nRef;
-  wcs_memtable *pMem;             /* referenced */
-  int nImm;                       /* <= MAX_IMM */
+  _Atomic int nRef;                 /* readers holding it, + 1 while current */
+  wcs_memtable *pMem;               /* referenced */
+  int nImm;                         /* <= MAX_IMM */
   wcs_memtable *apImm[MAX_IMM + 1]; /* referenced, oldest first */
-  wcs_version *pVersion;          /* referenced */
+  wcs_version *pVersion;            /* referenced */
 } SuperVersion;
 
 /* A writer waiting in the commit queue. */
 typedef struct Writer Writer;
 struct Writer {
-  wcs_batch *pBatch;        /* NULL: a forced memtable switch (flush) */
-  int bDone;                /* committed (or failed) by a leader */
-  int rc;                   /* its result */
-  char *zErr;               /* its message (owned) */
-  pthread_cond_t cv;        /* signalled when done or at the head */
+  wcs_batch *pBatch; /* NULL: a forced memtable switch (flush) */
+  int bDone;         /* committed (or failed) by a leader */
+  int rc;            /* its result */
+  char *zErr;        /* its message (owned) */
+  pthread_cond_t cv; /* signalled when done or at the head */
   Writer *pNext;
 };
 
 struct wcs_snapshot {
-  uint64_t seq;             /* reads see writes with seq <= this */
+  uint64_t seq;                /* reads see writes with seq <= this */
   wcs_snapshot *pPrev, *pNext; /* the store's list, ascending seq */
 };
 
 struct wcs_batch {
-  wcs_buf rep;              /* WAL payload: header + operations */
-  int nOp;                  /* operations */
+  wcs_buf rep; /* WAL payload: header + operations */
+  int nOp;     /* operations */
 };
 
 struct wcs_db {
-  wcs_options opt;          /* with defaults applied */
-  char *zDir;               /* store directory (MEM_DIR in memory mode) */
-  wcs_env *pEnv;            /* every file goes through it */
-  wcs_env *pOwnEnv;         /* a private memory env, destroyed at close */
+  wcs_options opt;  /* with defaults applied */
+  char *zDir;       /* store directory (MEM_DIR in memory mode) */
+  wcs_env *pEnv;    /* every file goes through it */
+  wcs_env *pOwnEnv; /* a private memory env, destroyed at close */
   int bReadOnly;
   int bInMemory;
-  void *pLock;              /* the process lock */
+  void *pLock; /* the process lock */
   wcs_cache *pCache;
   wcs_vset *pVs;
-  pthread_key_t errKey;     /* per-thread last error message */
+  pthread_key_t errKey; /* per-thread last error message */
 
-  pthread_mutex_t mu;       /* guards everything below */
-  pthread_cond_t cvBg;      /* background progress (flush, compaction) */
-  pthread_cond_t cvWork;    /* work for the background threads */
+  pthread_mutex_t mu;    /* guards everything below */
+  pthread_cond_t cvBg;   /* background progress (flush, compaction) */
+  pthread_cond_t cvWork; /* work for the background threads */
 
   Writer *pHead, *pTail;    /* commit queue */
   wcs_buf walBuf;           /* the leader's framing buffer */
@@ -154,19 +154,19 @@ struct wcs_db {
   wcs_memtable *pMem;       /* active memtable */
   int nImm;
   wcs_memtable *apImm[MAX_IMM + 1]; /* oldest first; <= MAX_IMM used */
-  wal_writer *pWal;         /* active WAL (NULL in memory/read-only) */
-  size_t nMemLimit;         /* switch memtables at this many bytes */
-  SuperVersion *pSv;        /* current super version */
+  wal_writer *pWal;                 /* active WAL (NULL in memory/read-only) */
+  size_t nMemLimit;                 /* switch memtables at this many bytes */
+  SuperVersion *pSv;                /* current super version */
   wcs_snapshot *pSnapFirst, *pSnapLast; /* live snapshots */
 
   pthread_t flushThread, compactThread;
-  int bThreads;             /* threads started */
-  _Atomic int bShutdown;    /* closing: background work stops */
-  int bFlushRunning;        /* a flush is in progress */
-  int bCompactRunning;      /* a compaction is in progress */
-  int nManual;              /* compact_range calls waiting or running */
-  int bgRc;                 /* first background error (sticky) */
-  char *zBgErr;             /* its message */
+  int bThreads;          /* threads started */
+  _Atomic int bShutdown; /* closing: background work stops */
+  int bFlushRunning;     /* a flush is in progress */
+  int bCompactRunning;   /* a compaction is in progress */
+  int nManual;           /* compact_range calls waiting or running */
+  int bgRc;              /* first background error (sticky) */
+  char *zBgErr;          /* its message */
 
   uint64_t nFlushes, nCompactions, nTrivialMoves;
   uint64_t nStallMicros;
@@ -177,7 +177,9 @@ struct wcs_db {
 ** Errors
 ** ==================================================================== */
 
-static void freeErr(void *p) { free(p); }
+static void freeErr(void *p) {
+  free(p);
+}
 
 /* Record the message of an error for wcs_errmsg (takes ownership of z). */
 static int setErr(wcs_db *db, int rc, char *z) {
@@ -275,8 +277,8 @@ static int batchOp(wcs_batch *b, int op, const void *pKey, size_t nKey,
   return WCS_OK;
 }
 
-int wcs_batch_put(wcs_batch *b, const void *pKey, size_t nKey,
-                  const void *pVal, size_t nVal) {
+int wcs_batch_put(wcs_batch *b, const void *pKey, size_t nKey, const void *pVal,
+                  size_t nVal) {
   if (pVal == NULL && nVal) return WCS_MISUSE;
   return batchOp(b, WAL_OP_PUT, pKey, nKey, pVal, nVal, 1);
 }
@@ -295,8 +297,12 @@ int wcs_batch_delete_range(wcs_batch *b, const void *pStart, size_t nStart,
   return batchOp(b, WAL_OP_RANGEDEL, pStart, nStart, pEnd, nEnd, 1);
 }
 
-int wcs_batch_count(const wcs_batch *b) { return b ? b->nOp : 0; }
-size_t wcs_batch_bytes(const wcs_batch *b) { return b ? b->rep.n : 0; }
+int wcs_batch_count(const wcs_batch *b) {
+  return b ? b->nOp : 0;
+}
+size_t wcs_batch_bytes(const wcs_batch *b) {
+  return b ? b->rep.n : 0;
+}
 
 /* Apply one decoded operation to a memtable. */
 static int applyOp(void *pCtx, uint64_t seq, int op, const uint8_t *pKey,
@@ -326,7 +332,8 @@ static void svUnref(SuperVersion *sv) {
     return;
   }
   memtable_unref(sv->pMem);
-  for (i = 0; i < sv->nImm; i++) memtable_unref(sv->apImm[i]);
+  for (i = 0; i < sv->nImm; i++)
+    memtable_unref(sv->apImm[i]);
   version_unref(sv->pVersion);
   free(sv);
 }
@@ -383,11 +390,13 @@ static uint64_t *snapList(wcs_db *db, int *pn) {
   int n = 1;
   wcs_snapshot *s;
   uint64_t *a;
-  for (s = db->pSnapFirst; s; s = s->pNext) n++;
+  for (s = db->pSnapFirst; s; s = s->pNext)
+    n++;
   a = malloc(sizeof(uint64_t) * (size_t)n);
   if (a == NULL) return NULL;
   n = 0;
-  for (s = db->pSnapFirst; s; s = s->pNext) a[n++] = s->seq;
+  for (s = db->pSnapFirst; s; s = s->pNext)
+    a[n++] = s->seq;
   a[n++] = atomic_load(&db->lastSeq);
   *pn = n;
   return a;
@@ -422,7 +431,7 @@ static int deleteLog(wcs_db *db, uint64_t iLog) {
 
 /* Gathers a memtable's range tombstones into an array. */
 typedef struct GatherDel {
-  sst_rangedel *a;          /* room for nMax */
+  sst_rangedel *a; /* room for nMax */
   int n, nMax;
 } GatherDel;
 
@@ -455,8 +464,10 @@ static int writeLevel0(wcs_db *db, wcs_memtable *m, wcs_version *pBase,
   if (rc == WCS_OK && memtable_rangedel_count(m)) {
     g.nMax = (int)memtable_rangedel_count(m);
     g.a = malloc(sizeof(sst_rangedel) * (size_t)g.nMax);
-    if (g.a == NULL) rc = WCS_NOMEM;
-    else memtable_rangedels(m, WCS_SEQ_MAX, NULL, 0, NULL, 0, &g, gatherDel);
+    if (g.a == NULL)
+      rc = WCS_NOMEM;
+    else
+      memtable_rangedels(m, WCS_SEQ_MAX, NULL, 0, NULL, 0, &g, gatherDel);
   }
   if (rc) {
     if (pIt) pIt->pMethods->xClose(pIt);
@@ -471,8 +482,11 @@ static int writeLevel0(wcs_db *db, wcs_memtable *m, wcs_version *pBase,
     rc = vedit_add_file(e, 0, j.aOut[i]);
     if (rc) wcs_seterr(pzErr, rc, "out of memory");
   }
-  if (rc == WCS_OK) *pnBytes = j.nBytesOut;
-  else for (i = 0; i < j.nOut; i++) j.aOut[i]->bObsolete = 1;
+  if (rc == WCS_OK)
+    *pnBytes = j.nBytesOut;
+  else
+    for (i = 0; i < j.nOut; i++)
+      j.aOut[i]->bObsolete = 1;
   compact_job_clear(&j);
   return rc;
 }
@@ -506,13 +520,15 @@ static int doFlush(wcs_db *db) {
     e.bLog = 1;
     e.iLog = db->bInMemory ? 0 : iLogNext;
     e.bLastSeq = 1;
-    e.lastSeq = vset_last_seq(db->pVs) > maxSeq ? vset_last_seq(db->pVs) : maxSeq;
+    e.lastSeq =
+        vset_last_seq(db->pVs) > maxSeq ? vset_last_seq(db->pVs) : maxSeq;
     rc = vset_apply(db->pVs, &e, &zErr);
   }
   vedit_clear(&e);
   if (rc == WCS_OK) {
     uint64_t iLogOld = memtable_log(m);
-    for (i = 1; i < db->nImm; i++) db->apImm[i - 1] = db->apImm[i];
+    for (i = 1; i < db->nImm; i++)
+      db->apImm[i - 1] = db->apImm[i];
     db->nImm--;
     memtable_unref(m); /* the list's reference */
     svInstall(db);
@@ -536,7 +552,8 @@ static int doFlush(wcs_db *db) {
 static void markCompacting(wcs_compaction *c, int b) {
   int k, j;
   for (k = 0; k < 2; k++) {
-    for (j = 0; j < c->anIn[k]; j++) c->aaIn[k][j]->bCompacting = b;
+    for (j = 0; j < c->anIn[k]; j++)
+      c->aaIn[k][j]->bCompacting = b;
   }
 }
 
@@ -603,7 +620,8 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
     }
     if (rc) {
       /* never offered to the manifest: delete the outputs */
-      for (i = 0; i < j.nOut; i++) j.aOut[i]->bObsolete = 1;
+      for (i = 0; i < j.nOut; i++)
+        j.aOut[i]->bObsolete = 1;
     } else {
       rc = vset_apply(db->pVs, &e, &zErr); /* cleans up after itself */
     }
@@ -777,7 +795,8 @@ static int makeRoom(wcs_db *db, int bForce, char **pzErr) {
       if (rc) return rc;
     }
     if (!db->bThreads) {
-      while (db->nImm > 0 && db->bgRc == WCS_OK) doFlush(db);
+      while (db->nImm > 0 && db->bgRc == WCS_OK)
+        doFlush(db);
       while (maybeCompact(db)) {
       }
       if (db->bgRc) continue;
@@ -798,15 +817,20 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
   pthread_cond_init(&w.cv, NULL);
 
   pthread_mutex_lock(&db->mu);
-  if (db->pTail) db->pTail->pNext = &w;
-  else db->pHead = &w;
+  if (db->pTail)
+    db->pTail->pNext = &w;
+  else
+    db->pHead = &w;
   db->pTail = &w;
-  while (!w.bDone && db->pHead != &w) pthread_cond_wait(&w.cv, &db->mu);
+  while (!w.bDone && db->pHead != &w)
+    pthread_cond_wait(&w.cv, &db->mu);
   if (w.bDone) {
     pthread_mutex_unlock(&db->mu);
     pthread_cond_destroy(&w.cv);
-    if (w.rc) *pzErr = w.zErr;
-    else free(w.zErr);
+    if (w.rc)
+      *pzErr = w.zErr;
+    else
+      free(w.zErr);
     return w.rc;
   }
 
@@ -831,8 +855,7 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
       wcs_batch *b = p->pBatch;
       if (seq + (uint64_t)b->nOp > WCS_SEQ_MAX) {
         rc = wcs_seterr(pzErr, WCS_FULL,
-                        "store %s has used every sequence number",
-                        db->zDir);
+                        "store %s has used every sequence number", db->zDir);
         break;
       }
       wcs_put64(b->rep.a + WAL_BATCH_OFF_SEQ, seq);
@@ -858,8 +881,7 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
       }
       for (p = &w; rc == WCS_OK; p = p->pNext) {
         wcs_batch *b = p->pBatch;
-        rc = wal_batch_walk(b->rep.a, b->rep.n, db->zDir, 0, m, applyOp,
-                            pzErr);
+        rc = wal_batch_walk(b->rep.a, b->rep.n, db->zDir, 0, m, applyOp, pzErr);
         if (rc == WCS_NOMEM || rc == WCS_TOOBIG) {
           /* the WAL has the batch but the memtable does not */
           wcs_seterr(pzErr, rc, "out of memory applying a batch to %s",
@@ -1023,8 +1045,10 @@ int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap) {
   pthread_mutex_lock(&db->mu);
   s->seq = atomic_load(&db->lastSeq);
   s->pPrev = db->pSnapLast;
-  if (db->pSnapLast) db->pSnapLast->pNext = s;
-  else db->pSnapFirst = s;
+  if (db->pSnapLast)
+    db->pSnapLast->pNext = s;
+  else
+    db->pSnapFirst = s;
   db->pSnapLast = s;
   pthread_mutex_unlock(&db->mu);
   *ppSnap = s;
@@ -1034,15 +1058,21 @@ int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap) {
 void wcs_snapshot_free(wcs_db *db, wcs_snapshot *s) {
   if (db == NULL || s == NULL) return;
   pthread_mutex_lock(&db->mu);
-  if (s->pPrev) s->pPrev->pNext = s->pNext;
-  else db->pSnapFirst = s->pNext;
-  if (s->pNext) s->pNext->pPrev = s->pPrev;
-  else db->pSnapLast = s->pPrev;
+  if (s->pPrev)
+    s->pPrev->pNext = s->pNext;
+  else
+    db->pSnapFirst = s->pNext;
+  if (s->pNext)
+    s->pNext->pPrev = s->pPrev;
+  else
+    db->pSnapLast = s->pPrev;
   pthread_mutex_unlock(&db->mu);
   free(s);
 }
 
-uint64_t wcs_snapshot_seq(const wcs_snapshot *s) { return s ? s->seq : 0; }
+uint64_t wcs_snapshot_seq(const wcs_snapshot *s) {
+  return s ? s->seq : 0;
+}
 
 /* ====================================================================
 ** Iterators
@@ -1058,24 +1088,24 @@ uint64_t wcs_snapshot_seq(const wcs_snapshot *s) { return s ? s->seq : 0; }
 
 struct wcs_iter {
   wcs_db *db;
-  SuperVersion *sv;         /* pinned */
-  uint64_t snap;            /* read at this seq */
-  wcs_iiter *pM;            /* merged internal stream */
-  wcs_buf lower, upper;     /* effective bounds (owned copies) */
-  int bLower, bUpper;       /* bound present */
-  wcs_buf prefix;           /* the prefix option (for bloom skipping) */
+  SuperVersion *sv;     /* pinned */
+  uint64_t snap;        /* read at this seq */
+  wcs_iiter *pM;        /* merged internal stream */
+  wcs_buf lower, upper; /* effective bounds (owned copies) */
+  int bLower, bUpper;   /* bound present */
+  wcs_buf prefix;       /* the prefix option (for bloom skipping) */
   int bPrefix;
-  sst_rangedel *aDel;       /* tombstones visible at snap (borrowed keys) */
-  wcs_frags frags;          /* their fragments; aSeq[0] is the newest */
-  int bRev;                 /* direction of the last move */
-  int bValid;               /* positioned on a key */
-  wcs_buf key, val;         /* saved key/value (reverse) or skip key */
-  const uint8_t *pKey;      /* current user key */
+  sst_rangedel *aDel;  /* tombstones visible at snap (borrowed keys) */
+  wcs_frags frags;     /* their fragments; aSeq[0] is the newest */
+  int bRev;            /* direction of the last move */
+  int bValid;          /* positioned on a key */
+  wcs_buf key, val;    /* saved key/value (reverse) or skip key */
+  const uint8_t *pKey; /* current user key */
   size_t nKey;
-  const uint8_t *pVal;      /* current value */
+  const uint8_t *pVal; /* current value */
   size_t nVal;
-  wcs_buf seekKey;          /* scratch internal key */
-  int rc;                   /* sticky error */
+  wcs_buf seekKey; /* scratch internal key */
+  int rc;          /* sticky error */
   char *zErr;
 };
 
@@ -1179,7 +1209,8 @@ static int findPrev(wcs_iter *it) {
         const uint8_t *v = m->pMethods->xValue(m, &nV);
         it->key.n = 0;
         it->val.n = 0;
-        if (wcs_buf_append(&it->key, k, nU) || wcs_buf_append(&it->val, v, nV)) {
+        if (wcs_buf_append(&it->key, k, nU) ||
+            wcs_buf_append(&it->val, v, nV)) {
           it->rc = WCS_NOMEM;
           it->bValid = 0;
           return WCS_NOMEM;
@@ -1225,7 +1256,8 @@ static int delListAdd(void *p, const sst_rangedel *d) {
 /* The smallest key greater than every key with prefix p: p with trailing
 ** 0xff bytes removed and the last byte incremented; none if all 0xff. */
 static int prefixSuccessor(const uint8_t *p, size_t n, wcs_buf *pOut) {
-  while (n > 0 && p[n - 1] == 0xff) n--;
+  while (n > 0 && p[n - 1] == 0xff)
+    n--;
   if (n == 0) return 0;
   pOut->n = 0;
   if (wcs_buf_append(pOut, p, n)) return -1;
@@ -1261,8 +1293,9 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
     int s;
     it->bPrefix = 1;
     if (wcs_buf_append(&it->prefix, o.pPrefix, o.nPrefix)) rc = WCS_NOMEM;
-    if (rc == WCS_OK && (!it->bLower || wcs_ukey_cmp(it->lower.a, it->lower.n,
-                                                     o.pPrefix, o.nPrefix) < 0)) {
+    if (rc == WCS_OK &&
+        (!it->bLower ||
+         wcs_ukey_cmp(it->lower.a, it->lower.n, o.pPrefix, o.nPrefix) < 0)) {
       it->bLower = 1;
       it->lower.n = 0;
       if (wcs_buf_append(&it->lower, o.pPrefix, o.nPrefix)) rc = WCS_NOMEM;
@@ -1305,7 +1338,8 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
     nChild = 0;
     if (rc) wcs_seterr(&zErr, rc, "out of memory");
   }
-  for (i = 0; i < nChild; i++) apChild[i]->pMethods->xClose(apChild[i]);
+  for (i = 0; i < nChild; i++)
+    apChild[i]->pMethods->xClose(apChild[i]);
   free(apChild);
 
   /* range tombstones visible at the snapshot */
@@ -1481,8 +1515,12 @@ int wcs_iter_prev(wcs_iter *it) {
   return findPrev(it);
 }
 
-int wcs_iter_valid(const wcs_iter *it) { return it && it->bValid; }
-int wcs_iter_status(const wcs_iter *it) { return it ? it->rc : WCS_MISUSE; }
+int wcs_iter_valid(const wcs_iter *it) {
+  return it && it->bValid;
+}
+int wcs_iter_status(const wcs_iter *it) {
+  return it ? it->rc : WCS_MISUSE;
+}
 
 const void *wcs_iter_key(const wcs_iter *it, size_t *pn) {
   if (it == NULL || !it->bValid) {
@@ -1545,7 +1583,8 @@ static int recoveryFlush(wcs_db *db, uint64_t maxSeq, char **pzErr) {
                    pzErr);
   if (rc == WCS_OK) {
     e.bLastSeq = 1;
-    e.lastSeq = maxSeq > vset_last_seq(db->pVs) ? maxSeq : vset_last_seq(db->pVs);
+    e.lastSeq =
+        maxSeq > vset_last_seq(db->pVs) ? maxSeq : vset_last_seq(db->pVs);
     rc = vset_apply(db->pVs, &e, pzErr);
   }
   vedit_clear(&e);
@@ -1563,7 +1602,7 @@ static int recoveryFlush(wcs_db *db, uint64_t maxSeq, char **pzErr) {
 
 typedef struct Replay {
   wcs_db *db;
-  uint64_t maxSeq;          /* highest seq replayed */
+  uint64_t maxSeq; /* highest seq replayed */
 } Replay;
 
 /* Replay WAL files into memtables; flush them unless read-only. */
@@ -1575,7 +1614,8 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
   memset(&l, 0, sizeof l);
   rc = db->pEnv->xList(db->pEnv, db->zDir, &l, collectLog, pzErr);
   if (rc == WCS_NOMEM) wcs_seterr(pzErr, rc, "out of memory");
-  if (rc == WCS_OK && l.n > 1) qsort(l.a, (size_t)l.n, sizeof(uint64_t), cmpU64);
+  if (rc == WCS_OK && l.n > 1)
+    qsort(l.a, (size_t)l.n, sizeof(uint64_t), cmpU64);
   for (i = 0; rc == WCS_OK && i < l.n; i++) {
     vset_mark_file_used(db->pVs, l.a[i]);
   }
@@ -1631,7 +1671,8 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
       /* cut the torn tail so new records never follow garbage */
       wcs_file *f = NULL;
       rc = db->pEnv->xOpen(db->pEnv, zPath, WCS_OPEN_WRITE, &f, pzErr);
-      if (rc == WCS_OK) rc = db->pEnv->xTruncate(f, wal_reader_good_end(r), pzErr);
+      if (rc == WCS_OK)
+        rc = db->pEnv->xTruncate(f, wal_reader_good_end(r), pzErr);
       if (rc == WCS_OK) rc = db->pEnv->xSync(f, pzErr);
       db->pEnv->xClose(f);
     }
@@ -1716,7 +1757,8 @@ static void dbFree(wcs_db *db) {
   if (db == NULL) return;
   svUnref(db->pSv);
   memtable_unref(db->pMem);
-  for (i = 0; i < db->nImm; i++) memtable_unref(db->apImm[i]);
+  for (i = 0; i < db->nImm; i++)
+    memtable_unref(db->apImm[i]);
   wal_writer_close(db->pWal);
   vset_close(db->pVs);
   if (db->pCache) wcs_cache_free(db->pCache);
@@ -1747,8 +1789,10 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   if (ppDb == NULL) return WCS_MISUSE;
   db = calloc(1, sizeof *db);
   if (db == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  if (pOpt) db->opt = *pOpt;
-  else wcs_options_init(&db->opt);
+  if (pOpt)
+    db->opt = *pOpt;
+  else
+    wcs_options_init(&db->opt);
   fixOptions(&db->opt);
   db->bReadOnly = db->opt.bReadOnly;
   db->bInMemory = db->opt.bInMemory;
@@ -1780,7 +1824,8 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
       size_t n = strlen(zPath);
       db->zDir = dupStr(zPath);
       if (db->zDir == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-      while (rc == WCS_OK && n > 1 && db->zDir[n - 1] == '/') db->zDir[--n] = 0;
+      while (rc == WCS_OK && n > 1 && db->zDir[n - 1] == '/')
+        db->zDir[--n] = 0;
     }
     db->pEnv = pEnv ? pEnv : wcs_env_posix();
   }
@@ -1798,8 +1843,10 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   }
   if (rc == WCS_OK) {
     zLock = malloc(strlen(db->zDir) + 8);
-    if (zLock == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-    else sprintf(zLock, "%s/LOCK", db->zDir);
+    if (zLock == NULL)
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    else
+      sprintf(zLock, "%s/LOCK", db->zDir);
   }
   if (rc == WCS_OK) {
     rc = db->pEnv->xLock(db->pEnv, zLock, !db->bReadOnly, &db->pLock, pzErr);
@@ -1921,7 +1968,8 @@ int wcs_db_compact_range(wcs_db *db, const void *pStart, size_t nStart,
   if (rc) return rc;
   pthread_mutex_lock(&db->mu);
   db->nManual++;
-  while (db->bCompactRunning) pthread_cond_wait(&db->cvBg, &db->mu);
+  while (db->bCompactRunning)
+    pthread_cond_wait(&db->cvBg, &db->mu);
   {
     wcs_version *v = vset_current(db->pVs);
     for (iLevel = 1; iLevel < WCS_NLEVEL; iLevel++) {
@@ -1985,9 +2033,9 @@ int wcs_db_approximate(wcs_db *db, const void *pStart, size_t nStart,
 }
 
 typedef struct Sample {
-  uint8_t *pKey;     /* malloc'd user key */
+  uint8_t *pKey; /* malloc'd user key */
   size_t nKey;
-  uint64_t nBytes;   /* bytes of the block the key starts */
+  uint64_t nBytes; /* bytes of the block the key starts */
 } Sample;
 
 typedef struct SampleColl {
@@ -2035,8 +2083,7 @@ static int cmpSample(const void *a, const void *b) {
 }
 
 int wcs_db_sample_keys(wcs_db *db, void *pCtx,
-                       int (*xSample)(void *, const void *, size_t,
-                                      uint64_t)) {
+                       int (*xSample)(void *, const void *, size_t, uint64_t)) {
   SuperVersion *sv;
   uint64_t snap, nTotal = 0, nStep, nAcc = 0, nNext;
   SampleColl c;
@@ -2063,11 +2110,13 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
       nAcc += c.a[i].nBytes;
       if (nAcc >= nNext) {
         if (xSample(pCtx, c.a[i].pKey, c.a[i].nKey, nAcc)) break;
-        while (nNext <= nAcc) nNext += nStep;
+        while (nNext <= nAcc)
+          nNext += nStep;
       }
     }
   }
-  for (i = 0; i < c.n; i++) free(c.a[i].pKey);
+  for (i = 0; i < c.n; i++)
+    free(c.a[i].pKey);
   free(c.a);
   return c.rc ? setErr(db, c.rc, NULL) : WCS_OK;
 }
@@ -2092,13 +2141,14 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
       nKeys += f->nEntries;
     }
     nStored += nB;
-    n = snprintf(aLine, sizeof aLine, "%s{\"level\":%d,\"files\":%d,\"bytes\":%llu}",
-                 i ? "," : "", i, sv->pVersion->anFile[i],
-                 (unsigned long long)nB);
+    n = snprintf(aLine, sizeof aLine,
+                 "%s{\"level\":%d,\"files\":%d,\"bytes\":%llu}", i ? "," : "",
+                 i, sv->pVersion->anFile[i], (unsigned long long)nB);
     if (wcs_buf_append(&b, aLine, (size_t)n)) goto nomem;
   }
   nMem = memtable_bytes(sv->pMem);
-  for (i = 0; i < sv->nImm; i++) nMem += memtable_bytes(sv->apImm[i]);
+  for (i = 0; i < sv->nImm; i++)
+    nMem += memtable_bytes(sv->apImm[i]);
   svUnref(sv);
   wcs_cache_stats(db->pCache, &nCacheBytes, &nHit, &nMiss);
   pthread_mutex_lock(&db->mu);

@@ -42,13 +42,18 @@
 static int errnoToRc(int e, int bOpen) {
   switch (e) {
   case ENOSPC:
-  case EDQUOT: return WCS_FULL;
+  case EDQUOT:
+    return WCS_FULL;
   case EACCES:
   case EPERM:
-  case EROFS: return WCS_PERM;
-  case ENOENT: return bOpen ? WCS_CANTOPEN : WCS_IOERR;
-  case ENOMEM: return WCS_NOMEM;
-  default: return WCS_IOERR;
+  case EROFS:
+    return WCS_PERM;
+  case ENOENT:
+    return bOpen ? WCS_CANTOPEN : WCS_IOERR;
+  case ENOMEM:
+    return WCS_NOMEM;
+  default:
+    return WCS_IOERR;
   }
 }
 
@@ -78,8 +83,8 @@ static void dirOf(const char *zPath, char *zOut, size_t nOut) {
 ** ==================================================================== */
 
 typedef struct PosixFile {
-  int fd;       /* open descriptor, O_CLOEXEC */
-  char *zPath;  /* for messages, owned */
+  int fd;      /* open descriptor, O_CLOEXEC */
+  char *zPath; /* for messages, owned */
 } PosixFile;
 
 static int posixErr(char **pzErr, int bOpen, const char *zWhat,
@@ -130,8 +135,8 @@ static int posixRead(wcs_file *f, uint64_t iOff, void *pBuf, size_t n,
   PosixFile *p = (PosixFile *)f;
   size_t nDone = 0;
   while (nDone < n) {
-    ssize_t r = pread(p->fd, (char *)pBuf + nDone, n - nDone,
-                      (off_t)(iOff + nDone));
+    ssize_t r =
+        pread(p->fd, (char *)pBuf + nDone, n - nDone, (off_t)(iOff + nDone));
     if (r < 0) {
       if (errno == EINTR) continue;
       *pnRead = nDone;
@@ -146,8 +151,7 @@ static int posixRead(wcs_file *f, uint64_t iOff, void *pBuf, size_t n,
   return WCS_OK;
 }
 
-static int posixAppend(wcs_file *f, const void *pBuf, size_t n,
-                       char **pzErr) {
+static int posixAppend(wcs_file *f, const void *pBuf, size_t n, char **pzErr) {
   PosixFile *p = (PosixFile *)f;
   const char *a = pBuf;
   while (n > 0) {
@@ -325,15 +329,19 @@ static void posixUnlock(wcs_env *pEnv, void *pLock) {
   free(p);
 }
 
-static void posixDestroy(wcs_env *pEnv) { (void)pEnv; }
+static void posixDestroy(wcs_env *pEnv) {
+  (void)pEnv;
+}
 
 static wcs_env posixEnv = {
-    posixOpen,   posixRead,   posixAppend, posixSync,    posixSize,
-    posixTruncate, posixClose, posixDelete, posixRename, posixExists,
-    posixMkdir,  posixSyncDir, posixList,  posixLock,    posixUnlock,
-    posixDestroy};
+    posixOpen,   posixRead,     posixAppend, posixSync,
+    posixSize,   posixTruncate, posixClose,  posixDelete,
+    posixRename, posixExists,   posixMkdir,  posixSyncDir,
+    posixList,   posixLock,     posixUnlock, posixDestroy};
 
-wcs_env *wcs_env_posix(void) { return &posixEnv; }
+wcs_env *wcs_env_posix(void) {
+  return &posixEnv;
+}
 
 /* ====================================================================
 ** Memory env
@@ -341,29 +349,29 @@ wcs_env *wcs_env_posix(void) { return &posixEnv; }
 
 typedef struct MemNode MemNode;
 struct MemNode {
-  char *zName;            /* full path, owned */
-  int bDir;               /* a directory entry (no data) */
-  int nRef;               /* open handles + 1 while linked in the table */
-  pthread_rwlock_t rw;    /* guards a/n/nAlloc against a moving buffer */
-  uint8_t *a;             /* file bytes */
-  size_t n;               /* bytes in the file */
-  size_t nAlloc;          /* bytes allocated at a */
-  size_t nSynced;         /* prefix made durable by xSync, <= n */
-  int nLockShared;        /* shared store locks held */
-  int bLockExcl;          /* an exclusive store lock is held */
-  MemNode *pNext;         /* next in the env's list */
+  char *zName;         /* full path, owned */
+  int bDir;            /* a directory entry (no data) */
+  int nRef;            /* open handles + 1 while linked in the table */
+  pthread_rwlock_t rw; /* guards a/n/nAlloc against a moving buffer */
+  uint8_t *a;          /* file bytes */
+  size_t n;            /* bytes in the file */
+  size_t nAlloc;       /* bytes allocated at a */
+  size_t nSynced;      /* prefix made durable by xSync, <= n */
+  int nLockShared;     /* shared store locks held */
+  int bLockExcl;       /* an exclusive store lock is held */
+  MemNode *pNext;      /* next in the env's list */
 };
 
 typedef struct MemEnv {
-  wcs_env base;           /* must be first */
-  pthread_mutex_t mu;     /* guards the list and every nRef / lock count */
-  MemNode *pList;         /* every linked node */
+  wcs_env base;       /* must be first */
+  pthread_mutex_t mu; /* guards the list and every nRef / lock count */
+  MemNode *pList;     /* every linked node */
 } MemEnv;
 
 typedef struct MemFile {
-  MemEnv *pEnv;           /* owning env */
-  MemNode *pNode;         /* referenced node (nRef held) */
-  int bWrite;             /* opened for appends */
+  MemEnv *pEnv;   /* owning env */
+  MemNode *pNode; /* referenced node (nRef held) */
+  int bWrite;     /* opened for appends */
 } MemFile;
 
 static MemNode *memFind(MemEnv *p, const char *zPath) {
@@ -484,7 +492,8 @@ static int memAppend(wcs_file *pf, const void *pBuf, size_t n, char **pzErr) {
   if (m->n + n > m->nAlloc) {
     size_t nNew = m->nAlloc ? m->nAlloc * 2 : 4096;
     uint8_t *a;
-    while (nNew < m->n + n) nNew *= 2;
+    while (nNew < m->n + n)
+      nNew *= 2;
     a = realloc(m->a, nNew);
     if (a == NULL) {
       rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory writing %s", m->zName);
@@ -529,8 +538,7 @@ static int memTruncate(wcs_file *pf, uint64_t n, char **pzErr) {
   } else if (n > m->nAlloc) {
     uint8_t *a = realloc(m->a, (size_t)n);
     if (a == NULL) {
-      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory extending %s",
-                      m->zName);
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory extending %s", m->zName);
     } else {
       m->a = a;
       m->nAlloc = (size_t)n;
@@ -622,7 +630,9 @@ static int memMkdir(wcs_env *pEnv, const char *zPath, char **pzErr) {
 }
 
 static int memSyncDir(wcs_env *pEnv, const char *zPath, char **pzErr) {
-  (void)pEnv; (void)zPath; (void)pzErr;
+  (void)pEnv;
+  (void)zPath;
+  (void)pzErr;
   return WCS_OK;
 }
 
@@ -651,8 +661,10 @@ static int memList(wcs_env *pEnv, const char *zPath, void *pCtx,
       azName = a;
     }
     azName[nName] = dupStr(zRest);
-    if (azName[nName] == NULL) rc = WCS_NOMEM;
-    else nName++;
+    if (azName[nName] == NULL)
+      rc = WCS_NOMEM;
+    else
+      nName++;
   }
   pthread_mutex_unlock(&p->mu);
   if (rc) wcs_seterr(pzErr, rc, "out of memory listing %s", zPath);
@@ -665,8 +677,8 @@ static int memList(wcs_env *pEnv, const char *zPath, void *pCtx,
 }
 
 typedef struct MemLock {
-  MemNode *pNode;   /* the lock node (nRef held) */
-  int bExclusive;   /* kind of lock held */
+  MemNode *pNode; /* the lock node (nRef held) */
+  int bExclusive; /* kind of lock held */
 } MemLock;
 
 static int memLock(wcs_env *pEnv, const char *zPath, int bExclusive,
@@ -691,15 +703,19 @@ static int memLock(wcs_env *pEnv, const char *zPath, int bExclusive,
                     "(or another handle in this process); close it first",
                     zDir);
   } else {
-    if (bExclusive) n->bLockExcl = 1;
-    else n->nLockShared++;
+    if (bExclusive)
+      n->bLockExcl = 1;
+    else
+      n->nLockShared++;
     n->nRef++;
     l->pNode = n;
     l->bExclusive = bExclusive;
   }
   pthread_mutex_unlock(&p->mu);
-  if (rc) free(l);
-  else *ppLock = l;
+  if (rc)
+    free(l);
+  else
+    *ppLock = l;
   return rc;
 }
 
@@ -708,8 +724,10 @@ static void memUnlock(wcs_env *pEnv, void *pLock) {
   MemLock *l = pLock;
   if (l == NULL) return;
   pthread_mutex_lock(&p->mu);
-  if (l->bExclusive) l->pNode->bLockExcl = 0;
-  else l->pNode->nLockShared--;
+  if (l->bExclusive)
+    l->pNode->bLockExcl = 0;
+  else
+    l->pNode->nLockShared--;
   memNodeUnref(l->pNode);
   pthread_mutex_unlock(&p->mu);
   free(l);
@@ -719,7 +737,8 @@ static void memDestroy(wcs_env *pEnv) {
   MemEnv *p = (MemEnv *)pEnv;
   if (p == NULL) return;
   pthread_mutex_lock(&p->mu);
-  while (p->pList) memUnlink(p, p->pList);
+  while (p->pList)
+    memUnlink(p, p->pList);
   pthread_mutex_unlock(&p->mu);
   pthread_mutex_destroy(&p->mu);
   free(p);
@@ -756,24 +775,24 @@ wcs_env *wcs_env_mem_new(void) {
 ** a crash would keep. */
 typedef struct FaultPath FaultPath;
 struct FaultPath {
-  char *zPath;          /* owned */
-  uint64_t nSynced;     /* bytes made durable by the last xSync */
+  char *zPath;      /* owned */
+  uint64_t nSynced; /* bytes made durable by the last xSync */
   FaultPath *pNext;
 };
 
 typedef struct FaultEnv {
-  wcs_env base;         /* must be first */
-  wcs_env *pBase;       /* the wrapped env (not owned) */
-  wcs_fault *pFault;    /* triggers and counters (not owned) */
-  pthread_mutex_t mu;   /* guards counters and the path list */
-  FaultPath *pPaths;    /* files written through this env */
+  wcs_env base;       /* must be first */
+  wcs_env *pBase;     /* the wrapped env (not owned) */
+  wcs_fault *pFault;  /* triggers and counters (not owned) */
+  pthread_mutex_t mu; /* guards counters and the path list */
+  FaultPath *pPaths;  /* files written through this env */
 } FaultEnv;
 
 typedef struct FaultFile {
-  FaultEnv *pEnv;       /* owning env */
-  wcs_file *pReal;      /* the base env's file */
-  char *zPath;          /* owned */
-  uint64_t nSize;       /* bytes appended so far (tracked for crash) */
+  FaultEnv *pEnv;  /* owning env */
+  wcs_file *pReal; /* the base env's file */
+  char *zPath;     /* owned */
+  uint64_t nSize;  /* bytes appended so far (tracked for crash) */
 } FaultFile;
 
 enum { FAULT_WRITE, FAULT_SYNC, FAULT_READ };
@@ -785,9 +804,18 @@ static int faultHit(FaultEnv *p, int k) {
   int bFail;
   pthread_mutex_lock(&p->mu);
   switch (k) {
-  case FAULT_WRITE: n = ++f->nWrites; nTrig = f->nWriteFail; break;
-  case FAULT_SYNC: n = ++f->nSyncs; nTrig = f->nSyncFail; break;
-  default: n = ++f->nReads; nTrig = f->nReadFail; break;
+  case FAULT_WRITE:
+    n = ++f->nWrites;
+    nTrig = f->nWriteFail;
+    break;
+  case FAULT_SYNC:
+    n = ++f->nSyncs;
+    nTrig = f->nSyncFail;
+    break;
+  default:
+    n = ++f->nReads;
+    nTrig = f->nReadFail;
+    break;
   }
   bFail = nTrig > 0 && (n == nTrig || (f->bSticky && n > nTrig));
   pthread_mutex_unlock(&p->mu);
@@ -841,8 +869,10 @@ static int faultOpen(wcs_env *pEnv, const char *zPath, int flags,
     FaultPath *fp;
     pthread_mutex_lock(&p->mu);
     fp = faultPathFind(p, zPath, 1);
-    if (fp && (flags & WCS_OPEN_TRUNCATE)) fp->nSynced = 0;
-    else if (fp && fp->nSynced > f->nSize) fp->nSynced = f->nSize;
+    if (fp && (flags & WCS_OPEN_TRUNCATE))
+      fp->nSynced = 0;
+    else if (fp && fp->nSynced > f->nSize)
+      fp->nSynced = f->nSize;
     pthread_mutex_unlock(&p->mu);
     if (fp == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }
@@ -870,8 +900,7 @@ static int faultRead(wcs_file *pf, uint64_t iOff, void *pBuf, size_t n,
   return f->pEnv->pBase->xRead(f->pReal, iOff, pBuf, n, pnRead, pzErr);
 }
 
-static int faultAppend(wcs_file *pf, const void *pBuf, size_t n,
-                       char **pzErr) {
+static int faultAppend(wcs_file *pf, const void *pBuf, size_t n, char **pzErr) {
   FaultFile *f = (FaultFile *)pf;
   int rc;
   if (faultHit(f->pEnv, FAULT_WRITE)) {

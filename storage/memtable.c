@@ -43,46 +43,46 @@
 
 #include "storage/ikey.h"
 
-#define MT_MAX_HEIGHT 12
+#define MT_MAX_HEIGHT             12
 #define WCS_IKEY_SENTINEL_TRAILER (~(uint64_t)0)
 
 typedef struct MtNode MtNode;
 struct MtNode {
-  uint8_t *pKey;              /* internal key, then the value */
-  uint32_t nKey;              /* internal key bytes, >= 8 */
-  uint32_t nVal;              /* value bytes */
-  _Atomic(MtNode *) aNext[];  /* height entries */
+  uint8_t *pKey;             /* internal key, then the value */
+  uint32_t nKey;             /* internal key bytes, >= 8 */
+  uint32_t nVal;             /* value bytes */
+  _Atomic(MtNode *) aNext[]; /* height entries */
 };
 
 typedef struct ArenaBlock ArenaBlock;
 struct ArenaBlock {
-  ArenaBlock *pNext;          /* older block */
+  ArenaBlock *pNext; /* older block */
 };
 
 typedef struct SkipList {
-  MtNode *pHead;              /* sentinel, MT_MAX_HEIGHT tall, no key */
-  _Atomic int nHeight;        /* levels in use, 1..MT_MAX_HEIGHT */
+  MtNode *pHead;       /* sentinel, MT_MAX_HEIGHT tall, no key */
+  _Atomic int nHeight; /* levels in use, 1..MT_MAX_HEIGHT */
 } SkipList;
 
 struct wcs_memtable {
-  _Atomic int nRef;           /* references; the last frees everything */
-  uint64_t iLog;              /* WAL file number with these records */
+  _Atomic int nRef; /* references; the last frees everything */
+  uint64_t iLog;    /* WAL file number with these records */
   /* arena (writer only, except nBytes) */
-  uint8_t *pCur;              /* next free byte in the current block */
-  size_t nLeft;               /* bytes left in the current block */
-  size_t nBlock;              /* standard block size */
-  ArenaBlock *pBlocks;        /* every block, newest first */
-  _Atomic size_t nBytes;      /* bytes allocated for blocks */
-  uint64_t rnd;               /* height PRNG state (writer only) */
-  SkipList points;            /* puts and deletes */
-  SkipList dels;              /* range tombstones, pairwise identical or
-                              ** disjoint */
-  SkipList over;              /* range tombstones overlapping others */
-  _Atomic uint64_t nEntries;  /* nodes in points */
-  _Atomic uint64_t nDels;     /* nodes in dels + over */
-  _Atomic uint64_t nOver;     /* nodes in over */
-  _Atomic uint64_t minSeq;    /* smallest seq added, 0 while empty */
-  _Atomic uint64_t maxSeq;    /* largest seq added */
+  uint8_t *pCur;             /* next free byte in the current block */
+  size_t nLeft;              /* bytes left in the current block */
+  size_t nBlock;             /* standard block size */
+  ArenaBlock *pBlocks;       /* every block, newest first */
+  _Atomic size_t nBytes;     /* bytes allocated for blocks */
+  uint64_t rnd;              /* height PRNG state (writer only) */
+  SkipList points;           /* puts and deletes */
+  SkipList dels;             /* range tombstones, pairwise identical or
+                             ** disjoint */
+  SkipList over;             /* range tombstones overlapping others */
+  _Atomic uint64_t nEntries; /* nodes in points */
+  _Atomic uint64_t nDels;    /* nodes in dels + over */
+  _Atomic uint64_t nOver;    /* nodes in over */
+  _Atomic uint64_t minSeq;   /* smallest seq added, 0 while empty */
+  _Atomic uint64_t maxSeq;   /* largest seq added */
 };
 
 /* ---- arena */
@@ -139,8 +139,8 @@ static MtNode *nextAt(const MtNode *p, int i) {
 /* First node >= t; fills aPrev[i] with the last node < t at each level. */
 static MtNode *findGE(const SkipList *s, const Target *t, MtNode **aPrev) {
   MtNode *x = s->pHead;
-  int i = atomic_load_explicit(&((SkipList *)s)->nHeight,
-                               memory_order_relaxed) - 1;
+  int i =
+      atomic_load_explicit(&((SkipList *)s)->nHeight, memory_order_relaxed) - 1;
   for (;;) {
     MtNode *n = nextAt(x, i);
     if (n && nodeCmp(n, t) < 0) {
@@ -156,8 +156,8 @@ static MtNode *findGE(const SkipList *s, const Target *t, MtNode **aPrev) {
 /* Last node < t, or the head. */
 static MtNode *findLT(const SkipList *s, const Target *t) {
   MtNode *x = s->pHead;
-  int i = atomic_load_explicit(&((SkipList *)s)->nHeight,
-                               memory_order_relaxed) - 1;
+  int i =
+      atomic_load_explicit(&((SkipList *)s)->nHeight, memory_order_relaxed) - 1;
   for (;;) {
     MtNode *n = nextAt(x, i);
     if (n && nodeCmp(n, t) < 0) {
@@ -171,8 +171,8 @@ static MtNode *findLT(const SkipList *s, const Target *t) {
 
 static MtNode *findLast(const SkipList *s) {
   MtNode *x = s->pHead;
-  int i = atomic_load_explicit(&((SkipList *)s)->nHeight,
-                               memory_order_relaxed) - 1;
+  int i =
+      atomic_load_explicit(&((SkipList *)s)->nHeight, memory_order_relaxed) - 1;
   for (;;) {
     MtNode *n = nextAt(x, i);
     if (n) {
@@ -229,11 +229,12 @@ static int listInsert(wcs_memtable *m, SkipList *s, const void *pUKey,
   h = randomHeight(m);
   nHeight = atomic_load_explicit(&s->nHeight, memory_order_relaxed);
   if (h > nHeight) {
-    for (i = nHeight; i < h; i++) aPrev[i] = s->pHead;
+    for (i = nHeight; i < h; i++)
+      aPrev[i] = s->pHead;
     atomic_store_explicit(&s->nHeight, h, memory_order_relaxed);
   }
-  x = arenaAlloc(m, sizeof(MtNode) + (size_t)h * sizeof(MtNode *) + nKey +
-                        nVal);
+  x = arenaAlloc(m,
+                 sizeof(MtNode) + (size_t)h * sizeof(MtNode *) + nKey + nVal);
   if (x == NULL) return WCS_NOMEM;
   x->pKey = (uint8_t *)&x->aNext[h];
   x->nKey = (uint32_t)nKey;
@@ -243,10 +244,10 @@ static int listInsert(wcs_memtable *m, SkipList *s, const void *pUKey,
   if (nV1) memcpy(x->pKey + nKey, pV1, nV1);
   if (nV2) memcpy(x->pKey + nKey + nV1, pV2, nV2);
   for (i = 0; i < h; i++) {
-    atomic_store_explicit(&x->aNext[i],
-                          atomic_load_explicit(&aPrev[i]->aNext[i],
-                                               memory_order_relaxed),
-                          memory_order_relaxed);
+    atomic_store_explicit(
+        &x->aNext[i],
+        atomic_load_explicit(&aPrev[i]->aNext[i], memory_order_relaxed),
+        memory_order_relaxed);
     atomic_store_explicit(&aPrev[i]->aNext[i], x, memory_order_release);
   }
   return WCS_OK;
@@ -297,7 +298,9 @@ void memtable_unref(wcs_memtable *m) {
   }
 }
 
-uint64_t memtable_log(const wcs_memtable *m) { return m->iLog; }
+uint64_t memtable_log(const wcs_memtable *m) {
+  return m->iLog;
+}
 
 static void noteSeq(wcs_memtable *m, uint64_t seq) {
   if (atomic_load_explicit(&m->minSeq, memory_order_relaxed) == 0) {
@@ -310,8 +313,8 @@ static void noteSeq(wcs_memtable *m, uint64_t seq) {
 
 int memtable_add(wcs_memtable *m, uint64_t seq, int type, const void *pKey,
                  size_t nKey, const void *pVal, size_t nVal) {
-  int rc = listInsert(m, &m->points, pKey, nKey, wcs_ikey_pack(seq, type),
-                      pVal, nVal, NULL, 0);
+  int rc = listInsert(m, &m->points, pKey, nKey, wcs_ikey_pack(seq, type), pVal,
+                      nVal, NULL, 0);
   if (rc == WCS_OK) {
     atomic_fetch_add_explicit(&m->nEntries, 1, memory_order_relaxed);
     noteSeq(m, seq);
@@ -396,7 +399,8 @@ int memtable_add_rangedel(wcs_memtable *m, uint64_t seq, const void *pStart,
                       wcs_ikey_pack(seq, WCS_KT_DELETE), &flag, 1, pEnd,
                       pEnd ? nEnd : 0);
   if (rc == WCS_OK) {
-    if (!bDisjoint) atomic_fetch_add_explicit(&m->nOver, 1, memory_order_relaxed);
+    if (!bDisjoint)
+      atomic_fetch_add_explicit(&m->nOver, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->nDels, 1, memory_order_release);
     noteSeq(m, seq);
   }
@@ -450,8 +454,8 @@ uint64_t memtable_rangedel_cover(const wcs_memtable *m, const void *pKey,
                                  size_t nKey, uint64_t snap) {
   uint64_t best = 0;
   MtNode *n;
-  if (atomic_load_explicit(&((wcs_memtable *)m)->nDels,
-                           memory_order_acquire) == 0) {
+  if (atomic_load_explicit(&((wcs_memtable *)m)->nDels, memory_order_acquire) ==
+      0) {
     return 0;
   }
   /* dels: the group with the largest start <= key, newest first */
@@ -471,8 +475,7 @@ uint64_t memtable_rangedel_cover(const wcs_memtable *m, const void *pKey,
     }
   }
   /* over: everything */
-  if (atomic_load_explicit(&((wcs_memtable *)m)->nOver,
-                           memory_order_acquire)) {
+  if (atomic_load_explicit(&((wcs_memtable *)m)->nOver, memory_order_acquire)) {
     for (n = nextAt(m->over.pHead, 0); n; n = nextAt(n, 0)) {
       sst_rangedel d;
       delOf(n, &d);
@@ -486,9 +489,8 @@ uint64_t memtable_rangedel_cover(const wcs_memtable *m, const void *pKey,
   return best;
 }
 
-int memtable_rangedels(const wcs_memtable *m, uint64_t snap,
-                       const uint8_t *pLo, size_t nLo, const uint8_t *pHi,
-                       size_t nHi, void *pCtx,
+int memtable_rangedels(const wcs_memtable *m, uint64_t snap, const uint8_t *pLo,
+                       size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
                        int (*x)(void *pCtx, const sst_rangedel *)) {
   int k;
   for (k = 0; k < 2; k++) {
@@ -520,9 +522,9 @@ int memtable_rangedels(const wcs_memtable *m, uint64_t snap,
 /* ---- iterator */
 
 typedef struct MtIter {
-  wcs_iiter base;       /* must be first */
-  wcs_memtable *pMem;   /* referenced */
-  MtNode *pNode;        /* current node, NULL when unpositioned */
+  wcs_iiter base;     /* must be first */
+  wcs_memtable *pMem; /* referenced */
+  MtNode *pNode;      /* current node, NULL when unpositioned */
 } MtIter;
 
 static void targetOf(Target *t, const uint8_t *pIKey, size_t nIKey) {
@@ -601,7 +603,8 @@ static const uint8_t *mtValue(const wcs_iiter *p, size_t *pn) {
 }
 
 static int mtStatus(const wcs_iiter *p, char **pzErr) {
-  (void)p; (void)pzErr;
+  (void)p;
+  (void)pzErr;
   return WCS_OK;
 }
 
@@ -613,8 +616,8 @@ static void mtClose(wcs_iiter *p) {
 }
 
 static const wcs_iiter_methods mtMethods = {
-    mtFirst, mtLast,  mtSeek,  mtSeekForPrev, mtNext, mtPrev,
-    mtValid, mtKey,   mtValue, mtStatus,      mtClose};
+    mtFirst, mtLast, mtSeek,  mtSeekForPrev, mtNext, mtPrev,
+    mtValid, mtKey,  mtValue, mtStatus,      mtClose};
 
 int memtable_iter(wcs_memtable *m, wcs_iiter **ppIter) {
   MtIter *it = calloc(1, sizeof *it);

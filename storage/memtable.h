@@ -39,7 +39,7 @@ int memtable_add(wcs_memtable *, uint64_t seq, int type, const void *pKey,
 int memtable_add_rangedel(wcs_memtable *, uint64_t seq, const void *pStart,
                           size_t nStart, const void *pEnd, size_t nEnd);
 
-size_t memtable_bytes(const wcs_memtable *); /* arena bytes in use */
+size_t memtable_bytes(const wcs_memtable *);   /* arena bytes in use */
 uint64_t memtable_count(const wcs_memtable *); /* entries (not tombstones) */
 uint64_t memtable_rangedel_count(const wcs_memtable *);
 uint64_t memtable_min_seq(const wcs_memtable *); /* 0 while empty */
@@ -64,9 +64,8 @@ uint64_t memtable_rangedel_cover(const wcs_memtable *, const void *pKey,
 ** keys [lo, hi) (NULL: unbounded), in no particular order (the
 ** sst_rangedel's pointers are borrowed while the memtable is referenced).
 ** A nonzero return from x stops and is returned. */
-int memtable_rangedels(const wcs_memtable *, uint64_t snap,
-                       const uint8_t *pLo, size_t nLo, const uint8_t *pHi,
-                       size_t nHi, void *pCtx,
+int memtable_rangedels(const wcs_memtable *, uint64_t snap, const uint8_t *pLo,
+                       size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
                        int (*x)(void *pCtx, const sst_rangedel *));
 
 /* An iterator over the point entries (internal keys); it holds a reference

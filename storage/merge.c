@@ -22,17 +22,17 @@
 #include "storage/util.h"
 
 typedef struct MergeIter {
-  wcs_iiter base;          /* must be first */
-  int nChild;              /* children, >= 0 */
-  wcs_iiter **apChild;     /* owned children */
-  const uint8_t **apKey;   /* cached current key of each child */
-  size_t *anKey;           /* its length */
-  int *aHeap;              /* indices of valid children, heap-ordered */
-  int nHeap;               /* entries in aHeap, <= nChild */
-  int bRev;                /* 1: max-heap (moving backward) */
-  int rc;                  /* first child error, sticky until repositioned */
-  int iErr;                /* child that failed, when rc != WCS_OK */
-  wcs_buf key;             /* copy of the current key across a turn */
+  wcs_iiter base;        /* must be first */
+  int nChild;            /* children, >= 0 */
+  wcs_iiter **apChild;   /* owned children */
+  const uint8_t **apKey; /* cached current key of each child */
+  size_t *anKey;         /* its length */
+  int *aHeap;            /* indices of valid children, heap-ordered */
+  int nHeap;             /* entries in aHeap, <= nChild */
+  int bRev;              /* 1: max-heap (moving backward) */
+  int rc;                /* first child error, sticky until repositioned */
+  int iErr;              /* child that failed, when rc != WCS_OK */
+  wcs_buf key;           /* copy of the current key across a turn */
 } MergeIter;
 
 static int before(const MergeIter *m, int a, int b) {
@@ -78,7 +78,8 @@ static int rebuild(MergeIter *m, int bRev) {
   for (i = 0; i < m->nChild; i++) {
     if (refresh(m, i)) m->aHeap[m->nHeap++] = i;
   }
-  for (i = m->nHeap / 2 - 1; i >= 0; i--) siftDown(m, i);
+  for (i = m->nHeap / 2 - 1; i >= 0; i--)
+    siftDown(m, i);
   return m->rc;
 }
 
@@ -131,8 +132,10 @@ static int mValid(const wcs_iiter *p) {
 static int stepTop(MergeIter *m, int bPrev) {
   int i = m->aHeap[0];
   wcs_iiter *c = m->apChild[i];
-  if (bPrev) c->pMethods->xPrev(c);
-  else c->pMethods->xNext(c);
+  if (bPrev)
+    c->pMethods->xPrev(c);
+  else
+    c->pMethods->xNext(c);
   if (refresh(m, i)) {
     siftDown(m, 0);
   } else {
@@ -155,14 +158,18 @@ static int turn(MergeIter *m, int bRev) {
   }
   for (i = 0; i < m->nChild; i++) {
     wcs_iiter *c = m->apChild[i];
-    if (bRev) c->pMethods->xSeekForPrev(c, m->key.a, m->key.n);
-    else c->pMethods->xSeek(c, m->key.a, m->key.n);
+    if (bRev)
+      c->pMethods->xSeekForPrev(c, m->key.a, m->key.n);
+    else
+      c->pMethods->xSeek(c, m->key.a, m->key.n);
     if (c->pMethods->xValid(c)) {
       size_t n;
       const uint8_t *k = c->pMethods->xKey(c, &n);
       if (wcs_ikey_cmp(k, n, m->key.a, m->key.n) == 0) {
-        if (bRev) c->pMethods->xPrev(c);
-        else c->pMethods->xNext(c);
+        if (bRev)
+          c->pMethods->xPrev(c);
+        else
+          c->pMethods->xNext(c);
       }
     }
   }
@@ -329,7 +336,8 @@ int frags_build(wcs_frags *f, const sst_rangedel *aDel, int nDel) {
     }
     for (k = j = 0; k < nAct; k++) {
       const sst_rangedel *d = aAct[k];
-      if (d->pEnd && wcs_ukey_cmp(d->pEnd, d->nEnd, lo->p, lo->n) <= 0) continue;
+      if (d->pEnd && wcs_ukey_cmp(d->pEnd, d->nEnd, lo->p, lo->n) <= 0)
+        continue;
       aAct[j++] = d;
     }
     nAct = j;
@@ -337,7 +345,8 @@ int frags_build(wcs_frags *f, const sst_rangedel *aDel, int nDel) {
     if (nPool + (size_t)nAct > nPoolAlloc) {
       size_t nNew = nPoolAlloc ? nPoolAlloc * 2 : 64;
       uint64_t *a;
-      while (nNew < nPool + (size_t)nAct) nNew *= 2;
+      while (nNew < nPool + (size_t)nAct)
+        nNew *= 2;
       a = realloc(f->aPool, sizeof(uint64_t) * nNew);
       if (a == NULL) goto nomem;
       f->aPool = a;
@@ -351,7 +360,8 @@ int frags_build(wcs_frags *f, const sst_rangedel *aDel, int nDel) {
       fr->nEnd = hi ? hi->n : 0;
       fr->aSeq = NULL; /* pointer fixed below: the pool may move */
       fr->nSeq = nAct;
-      for (k = 0; k < nAct; k++) f->aPool[nPool + (size_t)k] = aAct[k]->seq;
+      for (k = 0; k < nAct; k++)
+        f->aPool[nPool + (size_t)k] = aAct[k]->seq;
       qsort(&f->aPool[nPool], (size_t)nAct, sizeof(uint64_t), cmpSeqDesc);
       /* remember the pool offset in nStart's neighbour: use aSeq as index */
       fr->aSeq = (const uint64_t *)(uintptr_t)nPool;

@@ -18,7 +18,6 @@
 */
 int merge_iter_new(wcs_iiter **apChild, int nChild, wcs_iiter **ppIter);
 
-
 /* ---- range tombstone fragments
 **
 ** Overlapping range tombstones cut into disjoint, sorted fragments, each
@@ -27,22 +26,24 @@ int merge_iter_new(wcs_iiter **apChild, int nChild, wcs_iiter **ppIter);
 ** tombstones given to frags_build.
 */
 typedef struct wcs_frag {
-  const uint8_t *pStart; size_t nStart; /* inclusive */
-  const uint8_t *pEnd;   size_t nEnd;   /* exclusive; NULL: unbounded */
-  const uint64_t *aSeq;  int nSeq;      /* covering seqs, descending */
+  const uint8_t *pStart; /* first user key covered (borrowed) */
+  size_t nStart;         /* its bytes */
+  const uint8_t *pEnd;   /* first user key after; NULL: unbounded */
+  size_t nEnd;           /* its bytes */
+  const uint64_t *aSeq;  /* seqs of the covering tombstones, descending */
+  int nSeq;              /* >= 1 */
 } wcs_frag;
 
 typedef struct wcs_frags {
-  wcs_frag *a;      /* fragments in key order, malloc'd */
-  int n;            /* fragments */
-  uint64_t *aPool;  /* storage of every aSeq, malloc'd */
+  wcs_frag *a;     /* fragments in key order, malloc'd */
+  int n;           /* fragments */
+  uint64_t *aPool; /* storage of every aSeq, malloc'd */
 } wcs_frags;
 
 /* Build fragments from tombstones (any order). WCS_OK or WCS_NOMEM. */
 int frags_build(wcs_frags *, const sst_rangedel *aDel, int nDel);
 /* The fragment holding user key k, or NULL. */
-const wcs_frag *frags_find(const wcs_frags *, const uint8_t *pKey,
-                           size_t nKey);
+const wcs_frag *frags_find(const wcs_frags *, const uint8_t *pKey, size_t nKey);
 void frags_free(wcs_frags *);
 
 #endif /* WCS_MERGE_H */

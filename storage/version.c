@@ -26,18 +26,18 @@
 #include "storage/wal.h"
 
 struct wcs_vset {
-  wcs_env *pEnv;                 /* not owned */
-  char *zDir;                    /* store directory, owned */
-  const wcs_options *pOpt;       /* borrowed */
-  wcs_cache *pCache;             /* borrowed */
-  int bReadOnly;                 /* never write or delete */
-  uint64_t iNextFile;            /* next unused file number */
-  uint64_t iLog;                 /* WAL files numbered below are obsolete */
-  uint64_t lastSeq;              /* every seq <= this is in the files */
-  uint64_t iManifest;            /* number of the manifest in use, 0: none */
-  wal_writer *pManifest;         /* open manifest (writable stores) */
-  int bManifestBroken;           /* an append failed: refuse more edits */
-  wcs_version *pCurrent;         /* referenced */
+  wcs_env *pEnv;                   /* not owned */
+  char *zDir;                      /* store directory, owned */
+  const wcs_options *pOpt;         /* borrowed */
+  wcs_cache *pCache;               /* borrowed */
+  int bReadOnly;                   /* never write or delete */
+  uint64_t iNextFile;              /* next unused file number */
+  uint64_t iLog;                   /* WAL files numbered below are obsolete */
+  uint64_t lastSeq;                /* every seq <= this is in the files */
+  uint64_t iManifest;              /* number of the manifest in use, 0: none */
+  wal_writer *pManifest;           /* open manifest (writable stores) */
+  int bManifestBroken;             /* an append failed: refuse more edits */
+  wcs_version *pCurrent;           /* referenced */
   wcs_buf aCompactPtr[WCS_NLEVEL]; /* round-robin cursors (user keys) */
 };
 
@@ -51,8 +51,8 @@ static int isSentinel(const uint8_t *p, size_t n) {
 
 int fmeta_may_hold(const wcs_fmeta *f, const uint8_t *pKey, size_t nKey) {
   int c;
-  if (wcs_ukey_cmp(f->pSmallest, f->nSmallest - WCS_IKEY_TRAILER, pKey,
-                   nKey) > 0) {
+  if (wcs_ukey_cmp(f->pSmallest, f->nSmallest - WCS_IKEY_TRAILER, pKey, nKey) >
+      0) {
     return 0;
   }
   if (f->bUnbounded) return 1;
@@ -67,8 +67,7 @@ int fmeta_overlaps(const wcs_fmeta *f, const uint8_t *pLo, size_t nLo,
     return 0;
   }
   if (pLo && !f->bUnbounded) {
-    int c = wcs_ukey_cmp(pLo, nLo, f->pLargest,
-                         f->nLargest - WCS_IKEY_TRAILER);
+    int c = wcs_ukey_cmp(pLo, nLo, f->pLargest, f->nLargest - WCS_IKEY_TRAILER);
     if (c > 0 || (c == 0 && isSentinel(f->pLargest, f->nLargest))) return 0;
   }
   return 1;
@@ -87,8 +86,8 @@ static int cmpLargest(const wcs_fmeta *f, const uint8_t *k, size_t n) {
 char *vset_file_path(const wcs_vset *vs, uint64_t iFile, const char *zExt) {
   size_t n = strlen(vs->zDir) + 32 + strlen(zExt);
   char *z = malloc(n);
-  if (z) snprintf(z, n, "%s/%06llu.%s", vs->zDir, (unsigned long long)iFile,
-                  zExt);
+  if (z)
+    snprintf(z, n, "%s/%06llu.%s", vs->zDir, (unsigned long long)iFile, zExt);
   return z;
 }
 
@@ -188,7 +187,8 @@ int fmeta_open(wcs_fmeta *f, char **pzErr) {
 
 void vedit_clear(wcs_vedit *e) {
   int i;
-  for (i = 0; i < e->nAdd; i++) fmeta_unref(e->aAdd[i].pMeta);
+  for (i = 0; i < e->nAdd; i++)
+    fmeta_unref(e->aAdd[i].pMeta);
   free(e->aAdd);
   free(e->aDel);
   memset(e, 0, sizeof *e);
@@ -430,7 +430,8 @@ void version_unref(wcs_version *v) {
     return;
   }
   for (i = 0; i < WCS_NLEVEL; i++) {
-    for (j = 0; j < v->anFile[i]; j++) fmeta_unref(v->aaFile[i][j]);
+    for (j = 0; j < v->anFile[i]; j++)
+      fmeta_unref(v->aaFile[i][j]);
     free(v->aaFile[i]);
   }
   free(v);
@@ -439,7 +440,8 @@ void version_unref(wcs_version *v) {
 uint64_t version_level_target(const wcs_options *pOpt, int iLevel) {
   uint64_t n = pOpt->nL1Bytes;
   int i;
-  for (i = 1; i < iLevel; i++) n *= 10;
+  for (i = 1; i < iLevel; i++)
+    n *= 10;
   return n;
 }
 
@@ -457,15 +459,15 @@ static int cmpByKey(const void *a, const void *b) {
 /* Build base + edit as a new version (files referenced). Level arrays are
 ** sorted; levels >= 1 are checked for overlaps. */
 static int versionBuild(wcs_vset *vs, const wcs_version *pBase,
-                        const wcs_vedit *e, wcs_version **ppOut,
-                        char **pzErr) {
+                        const wcs_vedit *e, wcs_version **ppOut, char **pzErr) {
   wcs_version *v = versionAlloc(vs);
   int i, j, k;
   *ppOut = NULL;
   if (v == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   for (i = 0; i < WCS_NLEVEL; i++) {
     int nBase = pBase ? pBase->anFile[i] : 0, nMax = nBase;
-    for (k = 0; k < e->nAdd; k++) nMax += e->aAdd[k].iLevel == i;
+    for (k = 0; k < e->nAdd; k++)
+      nMax += e->aAdd[k].iLevel == i;
     if (nMax == 0) continue;
     v->aaFile[i] = malloc(sizeof(wcs_fmeta *) * (size_t)nMax);
     if (v->aaFile[i] == NULL) {
@@ -536,9 +538,9 @@ static int probeMay(const wcs_fmeta *f, const Probe *pr) {
 
 /* What a point read wants from the entry sst_reader_get finds. */
 typedef struct GetCtx {
-  uint64_t maxDel;        /* newest covering tombstone seen so far */
-  int *pType;             /* out: WCS_KT_PUT or WCS_KT_DELETE */
-  void **ppVal;           /* out: malloc'd value copy for a put */
+  uint64_t maxDel; /* newest covering tombstone seen so far */
+  int *pType;      /* out: WCS_KT_PUT or WCS_KT_DELETE */
+  void **ppVal;    /* out: malloc'd value copy for a put */
   size_t *pnVal;
 } GetCtx;
 
@@ -562,8 +564,8 @@ static int gotEntry(void *p, const uint8_t *k, size_t nK, const uint8_t *v,
 ** returns WCS_OK with *pbFound set when a version of the key is there. */
 static int fileGet(wcs_fmeta *f, const Probe *pr, const uint8_t *pKey,
                    size_t nKey, const uint8_t *pLookup, size_t nLookup,
-                   uint64_t snap, uint64_t *pMaxDel, int *pbFound,
-                   int *pType, void **ppVal, size_t *pnVal, char **pzErr) {
+                   uint64_t snap, uint64_t *pMaxDel, int *pbFound, int *pType,
+                   void **ppVal, size_t *pnVal, char **pzErr) {
   GetCtx g;
   int rc;
   if (f->frags.n) {
@@ -594,9 +596,9 @@ static int fileGet(wcs_fmeta *f, const Probe *pr, const uint8_t *pKey,
   return rc;
 }
 
-int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey,
-                uint64_t snap, uint64_t *pMaxDel, int *pbFound, int *pType,
-                void **ppVal, size_t *pnVal, char **pzErr) {
+int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey, uint64_t snap,
+                uint64_t *pMaxDel, int *pbFound, int *pType, void **ppVal,
+                size_t *pnVal, char **pzErr) {
   const wcs_options *pOpt = v->pVs->pOpt;
   uint8_t aStack[256];
   uint8_t *pLookup = aStack;
@@ -634,8 +636,10 @@ int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey,
     wcs_fmeta *f;
     while (lo < hi) {
       int mid = (lo + hi) / 2;
-      if (cmpLargest(v->aaFile[i][mid], pLookup, nLookup) < 0) lo = mid + 1;
-      else hi = mid;
+      if (cmpLargest(v->aaFile[i][mid], pLookup, nLookup) < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (lo >= v->anFile[i]) continue;
     f = v->aaFile[i][lo];
@@ -652,14 +656,14 @@ int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey,
 ** ==================================================================== */
 
 typedef struct LevelIter {
-  wcs_iiter base;         /* must be first */
-  int nFile;              /* files, > 0 */
-  wcs_fmeta **aFile;      /* referenced, ascending disjoint ranges */
-  int bFillCache;         /* passed to the file iterators */
-  int iCur;               /* file of pCur, -1 when none */
-  wcs_iiter *pCur;        /* iterator over aFile[iCur] */
-  int rc;                 /* error opening a file iterator */
-  char *zErr;             /* its message */
+  wcs_iiter base;    /* must be first */
+  int nFile;         /* files, > 0 */
+  wcs_fmeta **aFile; /* referenced, ascending disjoint ranges */
+  int bFillCache;    /* passed to the file iterators */
+  int iCur;          /* file of pCur, -1 when none */
+  wcs_iiter *pCur;   /* iterator over aFile[iCur] */
+  int rc;            /* error opening a file iterator */
+  char *zErr;        /* its message */
 } LevelIter;
 
 /* Make file i current (closing the previous one). */
@@ -669,8 +673,8 @@ static int lvOpen(LevelIter *l, int i) {
   l->pCur = NULL;
   l->iCur = -1;
   if (i < 0 || i >= l->nFile) return WCS_OK;
-  l->rc = sst_reader_iter(l->aFile[i]->pReader, l->bFillCache, &l->pCur,
-                          &l->zErr);
+  l->rc =
+      sst_reader_iter(l->aFile[i]->pReader, l->bFillCache, &l->pCur, &l->zErr);
   if (l->rc == WCS_OK) l->iCur = i;
   return l->rc;
 }
@@ -728,8 +732,10 @@ static int lvSeek(wcs_iiter *p, const uint8_t *k, size_t n) {
   l->rc = WCS_OK;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (cmpLargest(l->aFile[mid], k, n) < 0) lo = mid + 1;
-    else hi = mid;
+    if (cmpLargest(l->aFile[mid], k, n) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo >= l->nFile) {
     lvOpen(l, -1);
@@ -811,7 +817,8 @@ static void lvClose(wcs_iiter *p) {
   int i;
   if (l == NULL) return;
   if (l->pCur) l->pCur->pMethods->xClose(l->pCur);
-  for (i = 0; i < l->nFile; i++) fmeta_unref(l->aFile[i]);
+  for (i = 0; i < l->nFile; i++)
+    fmeta_unref(l->aFile[i]);
   free(l->zErr);
   free(l);
 }
@@ -845,7 +852,8 @@ int level_iter_new(wcs_fmeta **aFile, int nFile, int bFillCache,
 ** ==================================================================== */
 
 static int pushIter(wcs_iiter ***papIter, int *pnIter, wcs_iiter *p) {
-  wcs_iiter **a = realloc(*papIter, sizeof(wcs_iiter *) * (size_t)(*pnIter + 1));
+  wcs_iiter **a =
+      realloc(*papIter, sizeof(wcs_iiter *) * (size_t)(*pnIter + 1));
   if (a == NULL) {
     p->pMethods->xClose(p);
     return WCS_NOMEM;
@@ -976,7 +984,8 @@ static int readCurrent(wcs_vset *vs, uint64_t *piManifest, char **pzErr) {
   char cNl = 0;
   if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   rc = vs->pEnv->xOpen(vs->pEnv, zPath, WCS_OPEN_READ, &f, pzErr);
-  if (rc == WCS_OK) rc = vs->pEnv->xRead(f, 0, aBuf, sizeof aBuf - 1, &n, pzErr);
+  if (rc == WCS_OK)
+    rc = vs->pEnv->xRead(f, 0, aBuf, sizeof aBuf - 1, &n, pzErr);
   vs->pEnv->xClose(f);
   if (rc == WCS_OK) {
     aBuf[n] = 0;
@@ -1041,12 +1050,22 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
     }
     rc = vedit_decode(&e, p, n, zPath, iOff, pzErr);
     if (rc) break;
-    if (e.bLog) { vs->iLog = e.iLog; bLog = 1; }
-    if (e.bNextFile) { vs->iNextFile = e.iNextFile; bNext = 1; }
-    if (e.bLastSeq) { vs->lastSeq = e.lastSeq; bSeq = 1; }
+    if (e.bLog) {
+      vs->iLog = e.iLog;
+      bLog = 1;
+    }
+    if (e.bNextFile) {
+      vs->iNextFile = e.iNextFile;
+      bNext = 1;
+    }
+    if (e.bLastSeq) {
+      vs->lastSeq = e.lastSeq;
+      bSeq = 1;
+    }
     {
       int i;
-      for (i = 0; i < e.nAdd; i++) e.aAdd[i].pMeta->pVs = vs;
+      for (i = 0; i < e.nAdd; i++)
+        e.aAdd[i].pMeta->pVs = vs;
     }
     rc = versionBuild(vs, v, &e, &vNew, pzErr);
     vedit_clear(&e);
@@ -1137,7 +1156,8 @@ void vset_close(wcs_vset *vs) {
   if (vs == NULL) return;
   version_unref(vs->pCurrent);
   wal_writer_close(vs->pManifest);
-  for (i = 0; i < WCS_NLEVEL; i++) wcs_buf_free(&vs->aCompactPtr[i]);
+  for (i = 0; i < WCS_NLEVEL; i++)
+    wcs_buf_free(&vs->aCompactPtr[i]);
   free(vs->zDir);
   free(vs);
 }
@@ -1260,11 +1280,11 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
     e->iNextFile = vs->iNextFile;
     for (i = 0; i < e->nDel; i++) {
       if (findFile(vs->pCurrent, e->aDel[i].iLevel, e->aDel[i].iFile) == NULL) {
-        rc = wcs_seterr(pzErr, WCS_INTERNAL,
-                        "internal error: edit deletes file %06llu.sst which "
-                        "is not in level %d",
-                        (unsigned long long)e->aDel[i].iFile,
-                        e->aDel[i].iLevel);
+        rc =
+            wcs_seterr(pzErr, WCS_INTERNAL,
+                       "internal error: edit deletes file %06llu.sst which "
+                       "is not in level %d",
+                       (unsigned long long)e->aDel[i].iFile, e->aDel[i].iLevel);
       }
     }
   }
@@ -1312,7 +1332,8 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
       if (e->aAdd[k].pMeta->iFile == e->aDel[i].iFile) bReadded = 1;
     }
     if (!bReadded) {
-      wcs_fmeta *f = findFile(vs->pCurrent, e->aDel[i].iLevel, e->aDel[i].iFile);
+      wcs_fmeta *f =
+          findFile(vs->pCurrent, e->aDel[i].iLevel, e->aDel[i].iFile);
       if (f) f->bObsolete = 1;
     }
   }
@@ -1323,20 +1344,42 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
   return WCS_OK;
 }
 
-wcs_version *vset_current(wcs_vset *vs) { return vs->pCurrent; }
-uint64_t vset_new_file_number(wcs_vset *vs) { return vs->iNextFile++; }
-uint64_t vset_log(const wcs_vset *vs) { return vs->iLog; }
-uint64_t vset_last_seq(const wcs_vset *vs) { return vs->lastSeq; }
-void vset_set_last_seq(wcs_vset *vs, uint64_t s) { vs->lastSeq = s; }
-uint64_t vset_manifest_number(const wcs_vset *vs) { return vs->iManifest; }
-uint64_t vset_next_file(const wcs_vset *vs) { return vs->iNextFile; }
+wcs_version *vset_current(wcs_vset *vs) {
+  return vs->pCurrent;
+}
+uint64_t vset_new_file_number(wcs_vset *vs) {
+  return vs->iNextFile++;
+}
+uint64_t vset_log(const wcs_vset *vs) {
+  return vs->iLog;
+}
+uint64_t vset_last_seq(const wcs_vset *vs) {
+  return vs->lastSeq;
+}
+void vset_set_last_seq(wcs_vset *vs, uint64_t s) {
+  vs->lastSeq = s;
+}
+uint64_t vset_manifest_number(const wcs_vset *vs) {
+  return vs->iManifest;
+}
+uint64_t vset_next_file(const wcs_vset *vs) {
+  return vs->iNextFile;
+}
 void vset_mark_file_used(wcs_vset *vs, uint64_t iFile) {
   if (iFile >= vs->iNextFile) vs->iNextFile = iFile + 1;
 }
-const char *vset_dir(const wcs_vset *vs) { return vs->zDir; }
-wcs_env *vset_env(const wcs_vset *vs) { return vs->pEnv; }
-const wcs_options *vset_options(const wcs_vset *vs) { return vs->pOpt; }
-wcs_cache *vset_cache(const wcs_vset *vs) { return vs->pCache; }
+const char *vset_dir(const wcs_vset *vs) {
+  return vs->zDir;
+}
+wcs_env *vset_env(const wcs_vset *vs) {
+  return vs->pEnv;
+}
+const wcs_options *vset_options(const wcs_vset *vs) {
+  return vs->pOpt;
+}
+wcs_cache *vset_cache(const wcs_vset *vs) {
+  return vs->pCache;
+}
 
 int vset_file_live(const wcs_vset *vs, uint64_t iFile) {
   int i;

@@ -37,69 +37,74 @@
 #define WCS_IKEY_SENTINEL (~(uint64_t)0)
 
 /* Manifest edit tags (varint tag, then the fields listed). */
-#define VE_FORMAT     1 /* varint format version (VE_FORMAT_VERSION) */
-#define VE_LOG        2 /* varint: WAL files numbered below are obsolete */
-#define VE_NEXT_FILE  3 /* varint: next unused file number */
-#define VE_LAST_SEQ   4 /* varint: every seq <= this is in the files */
-#define VE_DEL_FILE   5 /* varint level, varint file number */
-#define VE_ADD_FILE   6 /* varint level, number, bytes, entries, raw bytes,
-                        ** range tombstones, min seq, max seq, flags
-                        ** (bit 0: unbounded above), smallest (varint
-                        ** length + internal key), largest (same) */
+#define VE_FORMAT    1 /* varint format version (VE_FORMAT_VERSION) */
+#define VE_LOG       2 /* varint: WAL files numbered below are obsolete */
+#define VE_NEXT_FILE 3 /* varint: next unused file number */
+#define VE_LAST_SEQ  4 /* varint: every seq <= this is in the files */
+#define VE_DEL_FILE  5 /* varint level, varint file number */
+/* VE_ADD_FILE: varint level, number, bytes, entries, raw bytes, range
+** tombstones, min seq, max seq, flags (bit 0: unbounded above), smallest
+** (varint length + internal key), largest (same). */
+#define VE_ADD_FILE       6
 #define VE_FORMAT_VERSION 1
 
 typedef struct wcs_vset wcs_vset;
 
 /* One sorted file. */
 typedef struct wcs_fmeta {
-  _Atomic int nRef;       /* versions + edits + iterators holding it */
-  uint64_t iFile;         /* file number: %06llu.sst */
-  uint64_t nBytes;        /* file size */
-  uint64_t nEntries;      /* internal keys */
-  uint64_t nRawBytes;     /* key + value bytes before compression */
-  uint64_t nRangeDel;     /* range tombstones */
-  uint64_t minSeq, maxSeq;/* seq range of entries and tombstones */
-  uint8_t *pSmallest;     /* smallest internal key (tombstone starts use
-                          ** the sentinel trailer ~0), owned */
-  size_t nSmallest;
-  uint8_t *pLargest;      /* largest internal key; an exclusive tombstone
-                          ** end E is (E, sentinel ~0), which sorts before
-                          ** every real entry of E; owned */
-  size_t nLargest;
-  int bUnbounded;         /* the range runs to the end of the key space */
-  sst_reader *pReader;    /* open reader (owned), set when added */
-  wcs_frags frags;        /* the reader's range tombstones as disjoint
-                          ** fragments (keys borrowed from the reader),
-                          ** built when it opens */
-  int bObsolete;          /* no longer in the current version: delete the
-                          ** file when the last reference goes */
-  int bCompacting;        /* an input of a running compaction (db mutex) */
-  wcs_vset *pVs;          /* for deletion and cache eviction */
+  _Atomic int nRef;        /* versions + edits + iterators holding it */
+  uint64_t iFile;          /* file number: %06llu.sst */
+  uint64_t nBytes;         /* file size */
+  uint64_t nEntries;       /* internal keys */
+  uint64_t nRawBytes;      /* key + value bytes before compression */
+  uint64_t nRangeDel;      /* range tombstones */
+  uint64_t minSeq, maxSeq; /* seq range of entries and tombstones */
+  uint8_t *pSmallest;      /* smallest internal key (tombstone starts use
+                           ** the sentinel trailer ~0), owned */
+  size_t nSmallest;        /* bytes at pSmallest, >= 8 */
+  uint8_t *pLargest;       /* largest internal key; an exclusive tombstone
+                           ** end E is (E, sentinel ~0), which sorts before
+                           ** every real entry of E; owned */
+  size_t nLargest;         /* bytes at pLargest, >= 8 */
+  int bUnbounded;          /* the range runs to the end of the key space */
+  sst_reader *pReader;     /* open reader (owned), set when added */
+  wcs_frags frags;         /* the reader's range tombstones as disjoint
+                           ** fragments (keys borrowed from the reader),
+                           ** built when it opens */
+  int bObsolete;           /* no longer in the current version: delete the
+                           ** file when the last reference goes */
+  int bCompacting;         /* an input of a running compaction (db mutex) */
+  wcs_vset *pVs;           /* for deletion and cache eviction */
 } wcs_fmeta;
 
 typedef struct wcs_version {
-  _Atomic int nRef;
-  wcs_vset *pVs;
-  int anFile[WCS_NLEVEL];         /* files per level */
+  _Atomic int nRef;       /* readers, super versions, the set's current */
+  wcs_vset *pVs;          /* owning set */
+  int anFile[WCS_NLEVEL]; /* files per level */
   wcs_fmeta **aaFile[WCS_NLEVEL]; /* level 0 newest first; others by key */
   uint64_t anBytes[WCS_NLEVEL];   /* file bytes per level */
 } wcs_version;
 
 typedef struct vedit_add {
-  int iLevel;
-  wcs_fmeta *pMeta;       /* a reference owned by the edit */
+  int iLevel;       /* 0 .. WCS_NLEVEL-1 */
+  wcs_fmeta *pMeta; /* a reference owned by the edit */
 } vedit_add;
 typedef struct vedit_del {
-  int iLevel;
-  uint64_t iFile;
+  int iLevel;     /* 0 .. WCS_NLEVEL-1 */
+  uint64_t iFile; /* file number */
 } vedit_del;
 
 typedef struct wcs_vedit {
-  int bLog;        uint64_t iLog;
-  int bNextFile;   uint64_t iNextFile;
-  int bLastSeq;    uint64_t lastSeq;
-  int nAdd;        vedit_add *aAdd;  /* malloc'd */
-  int nDel;        vedit_del *aDel;  /* malloc'd */
+  int bLog;           /* iLog is set */
+  uint64_t iLog;      /* WAL files below this number are obsolete */
+  int bNextFile;      /* iNextFile is set */
+  uint64_t iNextFile; /* next unused file number */
+  int bLastSeq;       /* lastSeq is set */
+  uint64_t lastSeq;   /* every seq <= this is in the files */
+  int nAdd;           /* entries in aAdd */
+  vedit_add *aAdd;    /* files added, malloc'd */
+  int nDel;           /* entries in aDel */
+  vedit_del *aDel;    /* files removed, malloc'd */
 } wcs_vedit;
 
 void vedit_clear(wcs_vedit *);
@@ -194,9 +199,9 @@ int fmeta_overlaps(const wcs_fmeta *, const uint8_t *pLo, size_t nLo,
 ** WCS_KT_DELETE (also when a newer range tombstone covers it). Errors
 ** (I/O, corruption) name the file.
 */
-int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey,
-                uint64_t snap, uint64_t *pMaxDel, int *pbFound, int *pType,
-                void **ppVal, size_t *pnVal, char **pzErr);
+int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey, uint64_t snap,
+                uint64_t *pMaxDel, int *pbFound, int *pType, void **ppVal,
+                size_t *pnVal, char **pzErr);
 
 /*
 ** Append to *papIter iterators over the files of v that may hold keys in

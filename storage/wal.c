@@ -36,8 +36,8 @@ int wal_frame(wcs_buf *pOut, const uint8_t *p, size_t n) {
   return WCS_OK;
 }
 
-int wal_batch_walk(const uint8_t *p, size_t n, const char *zFile,
-                   uint64_t iOff, void *pCtx,
+int wal_batch_walk(const uint8_t *p, size_t n, const char *zFile, uint64_t iOff,
+                   void *pCtx,
                    int (*x)(void *, uint64_t, int, const uint8_t *, size_t,
                             const uint8_t *, size_t),
                    char **pzErr) {
@@ -86,12 +86,12 @@ corrupt:
 ** ==================================================================== */
 
 struct wal_writer {
-  wcs_env *pEnv;          /* not owned */
-  wcs_file *pFile;        /* open for appends */
-  char *zPath;            /* owned, for messages */
-  uint64_t nSize;         /* bytes in the file */
-  uint64_t nSynced;       /* bytes covered by the last sync, <= nSize */
-  int bBroken;            /* a failed append could not be undone */
+  wcs_env *pEnv;    /* not owned */
+  wcs_file *pFile;  /* open for appends */
+  char *zPath;      /* owned, for messages */
+  uint64_t nSize;   /* bytes in the file */
+  uint64_t nSynced; /* bytes covered by the last sync, <= nSize */
+  int bBroken;      /* a failed append could not be undone */
 };
 
 int wal_writer_open(wcs_env *pEnv, const char *zPath, wal_writer **pp,
@@ -107,8 +107,8 @@ int wal_writer_open(wcs_env *pEnv, const char *zPath, wal_writer **pp,
   }
   strcpy(w->zPath, zPath);
   w->pEnv = pEnv;
-  rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE,
-                   &w->pFile, pzErr);
+  rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &w->pFile,
+                   pzErr);
   if (rc) {
     free(w->zPath);
     free(w);
@@ -118,8 +118,7 @@ int wal_writer_open(wcs_env *pEnv, const char *zPath, wal_writer **pp,
   return WCS_OK;
 }
 
-int wal_writer_append(wal_writer *w, const uint8_t *p, size_t n,
-                      char **pzErr) {
+int wal_writer_append(wal_writer *w, const uint8_t *p, size_t n, char **pzErr) {
   int rc;
   if (w->bBroken) {
     return wcs_seterr(pzErr, WCS_IOERR,
@@ -140,17 +139,25 @@ int wal_writer_sync(wal_writer *w, char **pzErr) {
   int rc;
   if (w->nSynced == w->nSize) return WCS_OK;
   rc = w->pEnv->xSync(w->pFile, pzErr);
-  if (rc == WCS_OK) w->nSynced = w->nSize;
-  else w->bBroken = 1; /* after a failed fsync the page state is unknown */
+  if (rc == WCS_OK)
+    w->nSynced = w->nSize;
+  else
+    w->bBroken = 1; /* after a failed fsync the page state is unknown */
   return rc;
 }
 
-uint64_t wal_writer_size(const wal_writer *w) { return w->nSize; }
+uint64_t wal_writer_size(const wal_writer *w) {
+  return w->nSize;
+}
 uint64_t wal_writer_unsynced(const wal_writer *w) {
   return w->nSize - w->nSynced;
 }
-const char *wal_writer_path(const wal_writer *w) { return w->zPath; }
-int wal_writer_broken(const wal_writer *w) { return w->bBroken; }
+const char *wal_writer_path(const wal_writer *w) {
+  return w->zPath;
+}
+int wal_writer_broken(const wal_writer *w) {
+  return w->bBroken;
+}
 
 void wal_writer_close(wal_writer *w) {
   if (w == NULL) return;
@@ -164,17 +171,17 @@ void wal_writer_close(wal_writer *w) {
 ** ==================================================================== */
 
 struct wal_reader {
-  wcs_env *pEnv;          /* not owned */
-  wcs_file *pFile;        /* open for reads */
-  char *zPath;            /* owned, for messages */
-  uint64_t nFile;         /* file size at open */
-  uint64_t iOff;          /* offset of the next record */
-  uint8_t *aBuf;          /* read-ahead window */
-  size_t nAlloc;          /* bytes allocated at aBuf */
-  uint64_t iBuf;          /* file offset of aBuf[0] */
-  size_t nBuf;            /* valid bytes in aBuf */
-  int bEnd;               /* no more records */
-  int bTorn;              /* the end was a torn tail */
+  wcs_env *pEnv;   /* not owned */
+  wcs_file *pFile; /* open for reads */
+  char *zPath;     /* owned, for messages */
+  uint64_t nFile;  /* file size at open */
+  uint64_t iOff;   /* offset of the next record */
+  uint8_t *aBuf;   /* read-ahead window */
+  size_t nAlloc;   /* bytes allocated at aBuf */
+  uint64_t iBuf;   /* file offset of aBuf[0] */
+  size_t nBuf;     /* valid bytes in aBuf */
+  int bEnd;        /* no more records */
+  int bTorn;       /* the end was a torn tail */
 };
 
 int wal_reader_open(wcs_env *pEnv, const char *zPath, wal_reader **pp,
@@ -215,8 +222,7 @@ static int fill(wal_reader *r, uint64_t iOff, size_t n, const uint8_t **pp,
   if (nWant > r->nAlloc) {
     uint8_t *a = realloc(r->aBuf, nWant);
     if (a == NULL) {
-      return wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s",
-                        r->zPath);
+      return wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s", r->zPath);
     }
     r->aBuf = a;
     r->nAlloc = nWant;
@@ -335,8 +341,12 @@ int wal_reader_next(wal_reader *r, const uint8_t **ppRec, size_t *pnRec,
   return WCS_OK;
 }
 
-uint64_t wal_reader_good_end(const wal_reader *r) { return r->iOff; }
-int wal_reader_torn(const wal_reader *r) { return r->bTorn; }
+uint64_t wal_reader_good_end(const wal_reader *r) {
+  return r->iOff;
+}
+int wal_reader_torn(const wal_reader *r) {
+  return r->bTorn;
+}
 
 void wal_reader_close(wal_reader *r) {
   if (r == NULL) return;

@@ -38,8 +38,8 @@
 #define WAL_HEADER     12          /* bytes before the payload */
 #define WAL_MAX_RECORD 0x7fffffffu /* largest payload */
 #define WAL_SECTOR     512         /* torn-write granularity assumed */
-#define WAL_HOLE_MIN   32          /* zero run that counts as a hole
-                                   ** unless it reaches the end */
+/* An all-zero piece shorter than this is a hole only at the file's end. */
+#define WAL_HOLE_MIN 32
 
 /*
 ** Write-batch payload (one WAL record per committed batch):
@@ -53,9 +53,9 @@
 **         WAL_OP_RANGEDEL:      varint slen, start, varint elen, end
 **         WAL_OP_RANGEDEL_OPEN: varint slen, start   (end = key space end)
 */
-#define WAL_BATCH_OFF_SEQ   0
-#define WAL_BATCH_OFF_COUNT 8
-#define WAL_BATCH_HEADER    12
+#define WAL_BATCH_OFF_SEQ    0
+#define WAL_BATCH_OFF_COUNT  8
+#define WAL_BATCH_HEADER     12
 #define WAL_OP_DELETE        0
 #define WAL_OP_PUT           1
 #define WAL_OP_RANGEDEL      2
@@ -71,8 +71,8 @@ int wal_frame(wcs_buf *pOut, const uint8_t *p, size_t n);
 ** parse return WCS_CORRUPT (message names zFile and iOff, the record's
 ** offset). A nonzero return from x stops the walk and is returned.
 */
-int wal_batch_walk(const uint8_t *p, size_t n, const char *zFile,
-                   uint64_t iOff, void *pCtx,
+int wal_batch_walk(const uint8_t *p, size_t n, const char *zFile, uint64_t iOff,
+                   void *pCtx,
                    int (*x)(void *pCtx, uint64_t seq, int op,
                             const uint8_t *pKey, size_t nKey,
                             const uint8_t *pVal, size_t nVal),
@@ -87,8 +87,7 @@ int wal_writer_open(wcs_env *, const char *zPath, wal_writer **pp,
 ** fails, the file is cut back to its previous size so later records never
 ** follow a partial one; if even that fails, WCS_IOERR-class codes are
 ** returned and the writer refuses further appends. */
-int wal_writer_append(wal_writer *, const uint8_t *p, size_t n,
-                      char **pzErr);
+int wal_writer_append(wal_writer *, const uint8_t *p, size_t n, char **pzErr);
 int wal_writer_sync(wal_writer *, char **pzErr);
 uint64_t wal_writer_size(const wal_writer *);
 /* Bytes appended since the last successful sync. */

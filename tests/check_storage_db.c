@@ -23,11 +23,11 @@
 
 Suite *storage_db_suite(void);
 
-#define OK(x)                                                                 \
-  do {                                                                        \
-    int rc_ = (x);                                                            \
-    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                  \
-                  db ? wcs_errmsg(db) : "");                                  \
+#define OK(x)                                                                  \
+  do {                                                                         \
+    int rc_ = (x);                                                             \
+    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
+                  db ? wcs_errmsg(db) : "");                                   \
   } while (0)
 
 static void smallOptions(wcs_options *o) {
@@ -66,8 +66,7 @@ static char *scan(wcs_db *db, const wcs_iter_options *o, int bRev) {
   int rc, nKey = 0;
   OK(wcs_iter_new(db, o, &it));
   aBuf[0] = 0;
-  for (rc = bRev ? wcs_iter_last(it) : wcs_iter_first(it);
-       wcs_iter_valid(it);
+  for (rc = bRev ? wcs_iter_last(it) : wcs_iter_first(it); wcs_iter_valid(it);
        rc = bRev ? wcs_iter_prev(it) : wcs_iter_next(it)) {
     size_t nK;
     const char *k = wcs_iter_key(it, &nK);
@@ -169,7 +168,9 @@ static void rangeDeleteCase(int bFlush) {
   OK(wcs_db_close(db));
 }
 
-START_TEST(test_db_range_delete_in_memtable) { rangeDeleteCase(0); }
+START_TEST(test_db_range_delete_in_memtable) {
+  rangeDeleteCase(0);
+}
 END_TEST
 
 START_TEST(test_db_range_delete_in_files_and_compaction) {
@@ -627,8 +628,10 @@ static void faultedWrites(int rcFail, int bSync) {
     faultOpen(&f);
     f.o.iSync = WCS_SYNC_FULL;
     OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
-    if (bSync) f.fault.nSyncFail = f.fault.nSyncs + iFail / 4 + 1;
-    else f.fault.nWriteFail = f.fault.nWrites + iFail;
+    if (bSync)
+      f.fault.nSyncFail = f.fault.nSyncs + iFail / 4 + 1;
+    else
+      f.fault.nWriteFail = f.fault.nWrites + iFail;
     f.fault.rcFail = rcFail;
     nAcked = writeUntilError(db, 3000, &rc, &zMsg);
     ck_assert_msg(rc == rcFail, "fault %d: got rc %d", iFail, rc);
@@ -695,8 +698,10 @@ static void powerCut(int iSync) {
         size_t nV;
         snprintf(k, sizeof k, "key%06d", i);
         OK(wcs_db_get(db, NULL, k, strlen(k), &p, &nV));
-        if (p == NULL) bGap = 1;
-        else ck_assert_msg(!bGap, "%s present after a lost commit", k);
+        if (p == NULL)
+          bGap = 1;
+        else
+          ck_assert_msg(!bGap, "%s present after a lost commit", k);
         wcs_free(p);
       }
     }
@@ -782,8 +787,10 @@ static int mfind(const Model *m, const char *k, size_t nK) {
   int lo = 0, hi = m->n;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (mcmp(m->a[mid].k, m->a[mid].nK, k, nK) < 0) lo = mid + 1;
-    else hi = mid;
+    if (mcmp(m->a[mid].k, m->a[mid].nK, k, nK) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -794,8 +801,7 @@ static void *memdup(const void *p, size_t n) {
   return q;
 }
 
-static void mput(Model *m, const char *k, size_t nK, const char *v,
-                 size_t nV) {
+static void mput(Model *m, const char *k, size_t nK, const char *v, size_t nV) {
   int i = mfind(m, k, nK);
   if (i < m->n && mcmp(m->a[i].k, m->a[i].nK, k, nK) == 0) {
     free(m->a[i].v);
@@ -818,7 +824,8 @@ static void mput(Model *m, const char *k, size_t nK, const char *v,
 static void mdelRange(Model *m, const char *s, size_t nS, const char *e,
                       size_t nE, int bOpen) {
   int i = mfind(m, s, nS), j = i, k;
-  while (j < m->n && (bOpen || mcmp(m->a[j].k, m->a[j].nK, e, nE) < 0)) j++;
+  while (j < m->n && (bOpen || mcmp(m->a[j].k, m->a[j].nK, e, nE) < 0))
+    j++;
   for (k = i; k < j; k++) {
     free(m->a[k].k);
     free(m->a[k].v);
@@ -866,7 +873,8 @@ static size_t rkey(char *z) {
 
 static size_t rval(char *z) {
   size_t n = (size_t)tu_rand_range(120), i;
-  for (i = 0; i < n; i++) z[i] = (char)('A' + tu_rand_range(26));
+  for (i = 0; i < n; i++)
+    z[i] = (char)('A' + tu_rand_range(26));
   return n;
 }
 
@@ -902,8 +910,8 @@ static void checkScan(wcs_db *db, const wcs_snapshot *s, const Model *m) {
     ck_assert_msg(i >= iLo && i < iHi, "iterator returned extra key %.*s",
                   (int)nK, k);
     ck_assert_msg(mcmp(k, nK, m->a[i].k, m->a[i].nK) == 0,
-                  "iterator key %.*s, model %.*s", (int)nK, k,
-                  (int)m->a[i].nK, m->a[i].k);
+                  "iterator key %.*s, model %.*s", (int)nK, k, (int)m->a[i].nK,
+                  m->a[i].k);
     ck_assert(nV == m->a[i].nV && (nV == 0 || memcmp(v, m->a[i].v, nV) == 0));
     i += bRev ? -1 : 1;
   }
@@ -1122,7 +1130,9 @@ START_TEST(test_db_differential_memory_background) {
 }
 END_TEST
 
-START_TEST(test_db_differential_memory_inline) { differential(1, 1, 20000); }
+START_TEST(test_db_differential_memory_inline) {
+  differential(1, 1, 20000);
+}
 END_TEST
 
 START_TEST(test_db_differential_disk_with_reopens) {

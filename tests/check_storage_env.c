@@ -118,10 +118,14 @@ static void conformanceBasic(int bMem) {
   fixClose(&f);
 }
 
-START_TEST(test_env_posix_basic_file_contract) { conformanceBasic(0); }
+START_TEST(test_env_posix_basic_file_contract) {
+  conformanceBasic(0);
+}
 END_TEST
 
-START_TEST(test_env_mem_basic_file_contract) { conformanceBasic(1); }
+START_TEST(test_env_mem_basic_file_contract) {
+  conformanceBasic(1);
+}
 END_TEST
 
 /* A missing file opened for reading is WCS_CANTOPEN and names the path. */
@@ -145,10 +149,14 @@ static void conformanceMissing(int bMem) {
   fixClose(&f);
 }
 
-START_TEST(test_env_posix_missing_file_names_path) { conformanceMissing(0); }
+START_TEST(test_env_posix_missing_file_names_path) {
+  conformanceMissing(0);
+}
 END_TEST
 
-START_TEST(test_env_mem_missing_file_names_path) { conformanceMissing(1); }
+START_TEST(test_env_mem_missing_file_names_path) {
+  conformanceMissing(1);
+}
 END_TEST
 
 /* Exclusive locks exclude each other and shared locks; shared locks share. */
@@ -180,10 +188,14 @@ static void conformanceLock(int bMem) {
   fixClose(&f);
 }
 
-START_TEST(test_env_posix_lock_modes) { conformanceLock(0); }
+START_TEST(test_env_posix_lock_modes) {
+  conformanceLock(0);
+}
 END_TEST
 
-START_TEST(test_env_mem_lock_modes) { conformanceLock(1); }
+START_TEST(test_env_mem_lock_modes) {
+  conformanceLock(1);
+}
 END_TEST
 
 /* A lock held by another process gives WCS_BUSY; when that process dies
@@ -294,16 +306,19 @@ START_TEST(test_env_mem_concurrent_read_while_append) {
   ck_assert_int_eq(r.pEnv->xOpen(r.pEnv, "/x", WCS_OPEN_WRITE | WCS_OPEN_READ,
                                  &r.pFile, NULL),
                    WCS_OK);
-  for (i = 0; i < 2; i++) pthread_create(&t[i], NULL, memRaceReader, &r);
+  for (i = 0; i < 2; i++)
+    pthread_create(&t[i], NULL, memRaceReader, &r);
   for (i = 0; i < 20000; i++) {
     uint8_t a[100];
     int j;
-    for (j = 0; j < 100; j++) a[j] = (uint8_t)((off + (uint64_t)j) % 251);
+    for (j = 0; j < 100; j++)
+      a[j] = (uint8_t)((off + (uint64_t)j) % 251);
     ck_assert_int_eq(r.pEnv->xAppend(r.pFile, a, 100, NULL), WCS_OK);
     off += 100;
   }
   r.bStop = 1;
-  for (i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  for (i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
   ck_assert_int_eq(r.nBad, 0);
   r.pEnv->xClose(r.pFile);
   r.pEnv->xDestroy(r.pEnv);
@@ -345,9 +360,8 @@ START_TEST(test_env_fault_nth_append_fails_then_recovers) {
   fault.nWriteFail = 2;
   fault.rcFail = WCS_FULL;
   pEnv = wcs_env_fault_new(pMem, &fault);
-  ck_assert_int_eq(pEnv->xOpen(pEnv, "/s/000003.log", WCS_OPEN_WRITE, &pFile,
-                               NULL),
-                   WCS_OK);
+  ck_assert_int_eq(
+      pEnv->xOpen(pEnv, "/s/000003.log", WCS_OPEN_WRITE, &pFile, NULL), WCS_OK);
   ck_assert_int_eq(pEnv->xAppend(pFile, "a", 1, NULL), WCS_OK);
   ck_assert_int_eq(pEnv->xAppend(pFile, "b", 1, &zErr), WCS_FULL);
   ck_assert_ptr_nonnull(strstr(zErr, "/s/000003.log"));
@@ -380,9 +394,9 @@ START_TEST(test_env_fault_nth_read_fails) {
   fault.nReadFail = 1;
   fault.rcFail = WCS_IOERR;
   pEnv = wcs_env_fault_new(pMem, &fault);
-  ck_assert_int_eq(pEnv->xOpen(pEnv, "/f", WCS_OPEN_WRITE | WCS_OPEN_READ,
-                               &pFile, NULL),
-                   WCS_OK);
+  ck_assert_int_eq(
+      pEnv->xOpen(pEnv, "/f", WCS_OPEN_WRITE | WCS_OPEN_READ, &pFile, NULL),
+      WCS_OK);
   ck_assert_int_eq(pEnv->xAppend(pFile, "abcd", 4, NULL), WCS_OK);
   ck_assert_int_eq(pEnv->xRead(pFile, 0, a, 4, &n, NULL), WCS_IOERR);
   ck_assert_int_eq(pEnv->xRead(pFile, 0, a, 4, &n, NULL), WCS_OK);

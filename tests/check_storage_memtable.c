@@ -19,8 +19,8 @@ Suite *storage_memtable_suite(void);
 
 static void add(wcs_memtable *m, uint64_t seq, int type, const char *k,
                 const char *v) {
-  ck_assert_int_eq(memtable_add(m, seq, type, k, strlen(k), v, v ? strlen(v) : 0),
-                   WCS_OK);
+  ck_assert_int_eq(
+      memtable_add(m, seq, type, k, strlen(k), v, v ? strlen(v) : 0), WCS_OK);
 }
 
 START_TEST(test_memtable_get_newest_visible_version) {
@@ -171,8 +171,7 @@ START_TEST(test_memtable_many_row_tombstones_and_overlaps) {
     /* at a snapshot before the re-deletes and the prefix delete */
     ck_assert_uint_eq(memtable_rangedel_cover(m, k, strlen(k), 4999),
                       (uint64_t)i + 1);
-    ck_assert_uint_eq(memtable_rangedel_cover(m, k, strlen(k), (uint64_t)i),
-                      0);
+    ck_assert_uint_eq(memtable_rangedel_cover(m, k, strlen(k), (uint64_t)i), 0);
     snprintf(k, sizeof k, "r%05d~", i); /* the exclusive end */
     ck_assert_uint_eq(memtable_rangedel_cover(m, k, strlen(k), 100000),
                       (i >= 1000 && i < 1100) ? 9000 : 0);
@@ -192,14 +191,14 @@ START_TEST(test_memtable_arena_accounts_every_byte) {
   for (i = 0; i < 1000; i++) {
     char k[16];
     snprintf(k, sizeof k, "%08d", i);
-    ck_assert_int_eq(memtable_add(m, (uint64_t)i + 1, WCS_KT_PUT, k, 8, v,
-                                  sizeof v),
-                     WCS_OK);
+    ck_assert_int_eq(
+        memtable_add(m, (uint64_t)i + 1, WCS_KT_PUT, k, 8, v, sizeof v),
+        WCS_OK);
   }
   /* at least the payload, at most payload + towers + 25% waste + a block */
   ck_assert_uint_ge(memtable_bytes(m) - n0, 1000 * (16 + 1000));
-  ck_assert_uint_le(memtable_bytes(m) - n0, 1000 * (16 + 1000 + 140) * 5 / 4 +
-                                                (1 << 16));
+  ck_assert_uint_le(memtable_bytes(m) - n0,
+                    1000 * (16 + 1000 + 140) * 5 / 4 + (1 << 16));
   /* a value larger than a block gets a block of its own */
   {
     char *big = calloc(1, 300000);
@@ -231,7 +230,8 @@ static void *raceReader(void *p) {
       size_t n, nV;
       const uint8_t *k = it->pMethods->xKey(it, &n);
       const uint8_t *v = it->pMethods->xValue(it, &nV);
-      if (nPrev && wcs_ikey_cmp(aPrev, nPrev, k, n) >= 0) atomic_fetch_add(&r->nBad, 1);
+      if (nPrev && wcs_ikey_cmp(aPrev, nPrev, k, n) >= 0)
+        atomic_fetch_add(&r->nBad, 1);
       if (nV != 8 || memcmp(v, k, 8) != 0) atomic_fetch_add(&r->nBad, 1);
       if (n <= sizeof aPrev) {
         memcpy(aPrev, k, n);
@@ -249,7 +249,8 @@ START_TEST(test_memtable_readers_run_beside_the_writer) {
   int i;
   memset(&r, 0, sizeof r);
   ck_assert_int_eq(memtable_new(1 << 20, 0, &r.m), WCS_OK);
-  for (i = 0; i < 2; i++) pthread_create(&t[i], NULL, raceReader, &r);
+  for (i = 0; i < 2; i++)
+    pthread_create(&t[i], NULL, raceReader, &r);
   tu_seed(0);
   for (i = 0; i < 100000; i++) {
     char k[16];
@@ -258,7 +259,8 @@ START_TEST(test_memtable_readers_run_beside_the_writer) {
                      WCS_OK);
   }
   atomic_store(&r.bStop, 1);
-  for (i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  for (i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
   ck_assert_int_eq(atomic_load(&r.nBad), 0);
   memtable_unref(r.m);
 }

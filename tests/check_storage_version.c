@@ -25,16 +25,16 @@ Suite *storage_version_suite(void);
 ** 000008.sst to level 2 (1000 bytes, 2 entries, 20 raw bytes, no range
 ** tombstones, seqs 1..2, keys a@1 .. z@2). */
 static const uint8_t aGoldenEdit[] = {
-    0x02, 0x05,             /* VE_LOG 5 */
-    0x03, 0x09,             /* VE_NEXT_FILE 9 */
-    0x04, 0xac, 0x02,       /* VE_LAST_SEQ 300 */
-    0x05, 0x01, 0x04,       /* VE_DEL_FILE level 1, file 4 */
-    0x06, 0x02, 0x08,       /* VE_ADD_FILE level 2, file 8 */
-    0xe8, 0x07,             /*   1000 bytes */
-    0x02, 0x14, 0x00,       /*   2 entries, 20 raw bytes, 0 tombstones */
-    0x01, 0x02, 0x00,       /*   seqs 1..2, flags 0 */
-    0x09, 'a', 0x01, 0x01, 0, 0, 0, 0, 0, 0, /* smallest a, seq 1 put */
-    0x09, 'z', 0x01, 0x02, 0, 0, 0, 0, 0, 0, /* largest z, seq 2 put */
+    0x02, 0x05,       /* VE_LOG 5 */
+    0x03, 0x09,       /* VE_NEXT_FILE 9 */
+    0x04, 0xac, 0x02, /* VE_LAST_SEQ 300 */
+    0x05, 0x01, 0x04, /* VE_DEL_FILE level 1, file 4 */
+    0x06, 0x02, 0x08, /* VE_ADD_FILE level 2, file 8 */
+    0xe8, 0x07,       /*   1000 bytes */
+    0x02, 0x14, 0x00, /*   2 entries, 20 raw bytes, 0 tombstones */
+    0x01, 0x02, 0x00, /*   seqs 1..2, flags 0 */
+    0x09, 'a',  0x01, 0x01, 0, 0, 0, 0, 0, 0, /* smallest a, seq 1 put */
+    0x09, 'z',  0x01, 0x02, 0, 0, 0, 0, 0, 0, /* largest z, seq 2 put */
 };
 static const uint8_t aGoldenHeader[] = {
     0x5f, 0x53, 0xa8, 0xce, 0x29, 0x00, 0x00, 0x00, 0x8f, 0xa0, 0x8e, 0x7c,
@@ -85,9 +85,8 @@ END_TEST
 
 START_TEST(test_version_edit_round_trip) {
   wcs_vedit e, d;
-  ck_assert_int_eq(vedit_decode(&d, aGoldenEdit, sizeof aGoldenEdit, "M", 0,
-                                NULL),
-                   WCS_OK);
+  ck_assert_int_eq(
+      vedit_decode(&d, aGoldenEdit, sizeof aGoldenEdit, "M", 0, NULL), WCS_OK);
   goldenEdit(&e);
   ck_assert_int_eq(d.bLog, 1);
   ck_assert_uint_eq(d.iLog, 5);
@@ -116,14 +115,16 @@ START_TEST(test_version_malformed_edits_are_corruption) {
   for (i = 1; i < sizeof aGoldenEdit; i++) {
     int rc = vedit_decode(&d, aGoldenEdit, i, "M", 0, NULL);
     /* a prefix may end exactly between fields; otherwise corrupt */
-    if (rc == WCS_OK) vedit_clear(&d);
-    else ck_assert_int_eq(rc, WCS_CORRUPT);
+    if (rc == WCS_OK)
+      vedit_clear(&d);
+    else
+      ck_assert_int_eq(rc, WCS_CORRUPT);
   }
   memcpy(a, aGoldenEdit, sizeof a);
   a[0] = 0x7f; /* unknown tag */
-  ck_assert_int_eq(vedit_decode(&d, a, sizeof a, "dir/MANIFEST-000003", 77,
-                                &zErr),
-                   WCS_CORRUPT);
+  ck_assert_int_eq(
+      vedit_decode(&d, a, sizeof a, "dir/MANIFEST-000003", 77, &zErr),
+      WCS_CORRUPT);
   ck_assert_ptr_nonnull(strstr(zErr, "dir/MANIFEST-000003"));
   ck_assert_ptr_nonnull(strstr(zErr, "offset 77"));
   free(zErr);
@@ -195,8 +196,7 @@ static uint8_t *readAll(wcs_env *pEnv, const char *z, size_t *pn) {
   return a;
 }
 
-static void writeAll(wcs_env *pEnv, const char *z, const uint8_t *a,
-                     size_t n) {
+static void writeAll(wcs_env *pEnv, const char *z, const uint8_t *a, size_t n) {
   wcs_file *f = NULL;
   ck_assert_int_eq(
       pEnv->xOpen(pEnv, z, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &f, NULL),

@@ -22,18 +22,18 @@ Suite *storage_wal_suite(void);
 /* The worked example: a batch at seq 7 with put k=v, delete d and range
 ** delete [a, c), framed as one record. */
 static const uint8_t aGoldenBatch[] = {
-    0x07, 0, 0, 0, 0, 0, 0, 0, /* seq 7 */
-    0x03, 0, 0, 0,             /* 3 operations */
-    0x01, 0x01, 'k', 0x01, 'v', /* put k v */
-    0x00, 0x01, 'd',            /* delete d */
-    0x02, 0x01, 'a', 0x01, 'c', /* range delete [a, c) */
+    0x07, 0,    0,   0,    0,   0, 0, 0, /* seq 7 */
+    0x03, 0,    0,   0,                  /* 3 operations */
+    0x01, 0x01, 'k', 0x01, 'v',          /* put k v */
+    0x00, 0x01, 'd',                     /* delete d */
+    0x02, 0x01, 'a', 0x01, 'c',          /* range delete [a, c) */
 };
 static const uint8_t aGoldenRecord[] = {
     0xdc, 0xfe, 0xcb, 0x09, /* masked CRC-32C of the length bytes */
     0x19, 0x00, 0x00, 0x00, /* length 25 */
     0x12, 0x78, 0x5f, 0x79, /* masked CRC-32C of the payload */
-    0x07, 0, 0, 0, 0, 0, 0, 0, 0x03, 0, 0, 0, 0x01, 0x01, 'k', 0x01, 'v',
-    0x00, 0x01, 'd', 0x02, 0x01, 'a', 0x01, 'c',
+    0x07, 0,    0,    0,    0,    0,    0,   0,    0x03, 0,   0,    0,   0x01,
+    0x01, 'k',  0x01, 'v',  0x00, 0x01, 'd', 0x02, 0x01, 'a', 0x01, 'c',
 };
 
 START_TEST(test_wal_record_golden_bytes) {
@@ -72,9 +72,9 @@ START_TEST(test_wal_batch_rejects_bad_payloads) {
   /* every truncation is corrupt */
   for (i = 0; i < sizeof aGoldenBatch; i++) {
     z[0] = 0;
-    ck_assert_int_eq(wal_batch_walk(aGoldenBatch, i, "x.log", 99, z, walkCb,
-                                    NULL),
-                     WCS_CORRUPT);
+    ck_assert_int_eq(
+        wal_batch_walk(aGoldenBatch, i, "x.log", 99, z, walkCb, NULL),
+        WCS_CORRUPT);
   }
   /* trailing garbage and an unknown op */
   memcpy(a, aGoldenBatch, sizeof aGoldenBatch);
@@ -88,9 +88,9 @@ START_TEST(test_wal_batch_rejects_bad_payloads) {
   memcpy(a, aGoldenBatch, sizeof aGoldenBatch);
   a[12] = 9;
   z[0] = 0;
-  ck_assert_int_eq(wal_batch_walk(a, sizeof aGoldenBatch, "x", 0, z, walkCb,
-                                  NULL),
-                   WCS_CORRUPT);
+  ck_assert_int_eq(
+      wal_batch_walk(a, sizeof aGoldenBatch, "x", 0, z, walkCb, NULL),
+      WCS_CORRUPT);
 }
 END_TEST
 
@@ -111,12 +111,12 @@ static void logWrite(LogFix *f, int nRec) {
   int i;
   memset(f, 0, sizeof *f);
   f->pEnv = wcs_env_mem_new();
-  ck_assert_int_eq(wal_writer_open(f->pEnv, "/l/000001.log", &w, NULL),
-                   WCS_OK);
+  ck_assert_int_eq(wal_writer_open(f->pEnv, "/l/000001.log", &w, NULL), WCS_OK);
   for (i = 0; i < nRec; i++) {
     size_t n = i == 3 ? 300000 : 1 + (size_t)(i * 37) % 700, j;
     uint8_t *p = malloc(n);
-    for (j = 0; j < n; j++) p[j] = (uint8_t)(i + j * 7 + 1);
+    for (j = 0; j < n; j++)
+      p[j] = (uint8_t)(i + j * 7 + 1);
     b.n = 0;
     ck_assert_int_eq(wal_frame(&b, p, n), WCS_OK);
     f->aOff[i] = wal_writer_size(w);
@@ -158,9 +158,9 @@ static int logRead(LogFix *f, int *pRc, int *pbTorn, uint64_t *pGood,
 
 static void setSize(LogFix *f, uint64_t n) {
   wcs_file *fl = NULL;
-  ck_assert_int_eq(f->pEnv->xOpen(f->pEnv, "/l/000001.log", WCS_OPEN_WRITE,
-                                  &fl, NULL),
-                   WCS_OK);
+  ck_assert_int_eq(
+      f->pEnv->xOpen(f->pEnv, "/l/000001.log", WCS_OPEN_WRITE, &fl, NULL),
+      WCS_OK);
   ck_assert_int_eq(f->pEnv->xTruncate(fl, n, NULL), WCS_OK);
   f->pEnv->xClose(fl);
 }
@@ -170,14 +170,15 @@ static void patch(LogFix *f, uint64_t iOff, const void *p, size_t n) {
   wcs_file *fl = NULL;
   uint8_t *a = malloc(f->nSize);
   size_t nRead = 0;
-  ck_assert_int_eq(f->pEnv->xOpen(f->pEnv, "/l/000001.log", WCS_OPEN_READ, &fl,
-                                  NULL),
-                   WCS_OK);
+  ck_assert_int_eq(
+      f->pEnv->xOpen(f->pEnv, "/l/000001.log", WCS_OPEN_READ, &fl, NULL),
+      WCS_OK);
   f->pEnv->xRead(fl, 0, a, f->nSize, &nRead, NULL);
   f->pEnv->xClose(fl);
   memcpy(a + iOff, p, n);
   ck_assert_int_eq(f->pEnv->xOpen(f->pEnv, "/l/000001.log",
-                                  WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &fl, NULL),
+                                  WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &fl,
+                                  NULL),
                    WCS_OK);
   f->pEnv->xAppend(fl, a, nRead, NULL);
   f->pEnv->xClose(fl);

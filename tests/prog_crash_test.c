@@ -34,7 +34,9 @@
 
 #define D 40 /* batch i deletes batch i - D */
 
-static int nKeysOf(uint64_t i) { return 1 + (int)(i % 23); }
+static int nKeysOf(uint64_t i) {
+  return 1 + (int)(i % 23);
+}
 
 static void options(wcs_options *o) {
   wcs_options_init(o);
@@ -144,8 +146,10 @@ static int64_t verify(const char *zPath, uint64_t nAcked, int iRound) {
       break;
     }
     if (id > N || id + D <= N || j >= nKeysOf(id)) {
-      fprintf(stderr, "round %d: key %.*s should not exist (newest batch "
-              "%llu)\n", iRound, (int)nK, k, (unsigned long long)N);
+      fprintf(stderr,
+              "round %d: key %.*s should not exist (newest batch "
+              "%llu)\n",
+              iRound, (int)nK, k, (unsigned long long)N);
       bad = 1;
       break;
     }
@@ -163,8 +167,8 @@ static int64_t verify(const char *zPath, uint64_t nAcked, int iRound) {
   for (i = N >= D ? N + 1 - D : 1; !bad && i <= N; i++) {
     int nHave = aSeen[i - (N + 1 - D)];
     if (nHave != nKeysOf(i)) {
-      fprintf(stderr, "round %d: batch %llu has %d of its %d keys%s\n",
-              iRound, (unsigned long long)i, nHave, nKeysOf(i),
+      fprintf(stderr, "round %d: batch %llu has %d of its %d keys%s\n", iRound,
+              (unsigned long long)i, nHave, nKeysOf(i),
               i > nAcked ? " (not acknowledged: must be all or nothing)" : "");
       bad = 1;
     }
@@ -220,7 +224,7 @@ int main(void) {
     close(aPipe[1]);
     /* mostly while committing; one round in eight early, during open */
     nDelay = (tu_rand_range(8) == 0) ? (long)tu_rand_range(40000)
-                                       : 20000 + (long)tu_rand_range(120000);
+                                     : 20000 + (long)tu_rand_range(120000);
     sleepMicros(nDelay);
     kill(pid, SIGKILL);
     while (read(aPipe[0], &id, sizeof id) == (ssize_t)sizeof id) {
