@@ -49,12 +49,15 @@ static char *run(sqlite3 *db, const char *zSql) {
       for (i = 0; i < sqlite3_column_count(pStmt); i++) {
         if (i) sqlite3_str_appendall(pOut, "|");
         switch (sqlite3_column_type(pStmt, i)) {
-        case SQLITE_NULL: sqlite3_str_appendall(pOut, "NULL"); break;
+        case SQLITE_NULL:
+          sqlite3_str_appendall(pOut, "NULL");
+          break;
         case SQLITE_BLOB: {
           const unsigned char *p = sqlite3_column_blob(pStmt, i);
           int n = sqlite3_column_bytes(pStmt, i), k;
           sqlite3_str_appendall(pOut, "x'");
-          for (k = 0; k < n; k++) sqlite3_str_appendf(pOut, "%02X", p[k]);
+          for (k = 0; k < n; k++)
+            sqlite3_str_appendf(pOut, "%02X", p[k]);
           sqlite3_str_appendall(pOut, "'");
           break;
         }
@@ -81,9 +84,8 @@ static char *run(sqlite3 *db, const char *zSql) {
 static void checkAt(sqlite3 *db, const char *zSql, const char *zWant,
                     int iLine) {
   char *zGot = run(db, zSql);
-  ck_assert_msg(strcmp(zGot, zWant) == 0,
-                "line %d: %s\n  got:  %s\n  want: %s", iLine, zSql, zGot,
-                zWant);
+  ck_assert_msg(strcmp(zGot, zWant) == 0, "line %d: %s\n  got:  %s\n  want: %s",
+                iLine, zSql, zGot, zWant);
   sqlite3_free(zGot);
 }
 #define CHECK(db, sql, want) checkAt(db, sql, want, __LINE__)
@@ -119,8 +121,7 @@ START_TEST(test_columns_follow_the_design) {
   sqlite3 *db = openDb(NULL);
   OK(db, zMetrics);
   /* key fields, qualifier columns, family columns; hidden _key, _timestamp */
-  CHECK(db,
-        "SELECT name, type, hidden, pk FROM pragma_table_xinfo('metrics')",
+  CHECK(db, "SELECT name, type, hidden, pk FROM pragma_table_xinfo('metrics')",
         "device|TEXT|0|0\nid|TEXT|0|0\nday|INTEGER|0|0\ncpu|INTEGER|0|0\n"
         "mem|INTEGER|0|0\nload|REAL|0|0\nstats|TEXT|0|0\nmeta|TEXT|0|0\n"
         "_key|BLOB|1|1\n_timestamp|INTEGER|1|0");
@@ -199,8 +200,9 @@ START_TEST(test_family_json_is_lossless_for_bytes) {
   CHECK(db, "SELECT f FROM t",
         "{\"bin\":{\"$hex\":\"00ff10\"},\"n\":{\"$hex\":\"0000000000000005\"},"
         "\"q\\udcff\":\"v\",\"s\":\"caf\xc3\xa9\"}");
-  CHECK(db, "SELECT hex(CAST(qualifier AS BLOB)), hex(CAST(value AS BLOB)) "
-            "FROM h ORDER BY 1",
+  CHECK(db,
+        "SELECT hex(CAST(qualifier AS BLOB)), hex(CAST(value AS BLOB)) "
+        "FROM h ORDER BY 1",
         "62696E|00FF10\n6E|0000000000000005\n71FF|76\n73|636166C3A9");
   /* writing the JSON read back gives the same bytes */
   OK(db, "INSERT INTO t(k, f) SELECT 'b', f FROM t WHERE k = 'a'");
@@ -223,7 +225,8 @@ START_TEST(test_insert_is_an_upsert_and_null_deletes) {
   OK(db, "UPDATE metrics SET cpu = NULL");
   CHECK(db, "SELECT cpu, mem, stats FROM metrics", "NULL|2|{\"mem\":2}");
   /* a JSON object sets several qualifiers; JSON null deletes one */
-  OK(db, "UPDATE metrics SET stats = '{\"cpu\":5,\"mem\":null,\"extra\":\"x\"}'");
+  OK(db,
+     "UPDATE metrics SET stats = '{\"cpu\":5,\"mem\":null,\"extra\":\"x\"}'");
   CHECK(db, "SELECT cpu, mem, stats FROM metrics",
         "5|NULL|{\"cpu\":5,\"extra\":\"x\"}");
   /* NULL into a family column deletes the family */
@@ -245,16 +248,18 @@ START_TEST(test_conflict_clauses) {
   OK(db, "INSERT OR IGNORE INTO metrics(device,id,day,cpu) VALUES "
          "('p','a',1,9), ('p','b',1,9)");
   CHECK(db, "SELECT id, cpu, mem FROM metrics", "a|1|1\nb|9|NULL");
-  CHECK_ERR(db, "INSERT OR FAIL INTO metrics(device,id,day,cpu) VALUES "
-                "('p','c',1,3), ('p','a',1,3)",
+  CHECK_ERR(db,
+            "INSERT OR FAIL INTO metrics(device,id,day,cpu) VALUES "
+            "('p','c',1,3), ('p','a',1,3)",
             "UNIQUE constraint failed: metrics._key");
   /* FAIL keeps the rows before the failing one */
   CHECK(db, "SELECT id FROM metrics", "a\nb\nc");
   OK(db, "INSERT OR REPLACE INTO metrics(device,id,day,cpu) VALUES "
          "('p','a',1,7)");
   CHECK(db, "SELECT id, cpu, mem FROM metrics WHERE id = 'a'", "a|7|NULL");
-  CHECK_ERR(db, "INSERT OR ROLLBACK INTO metrics(device,id,day,cpu) VALUES "
-                "('p','a',1,3)",
+  CHECK_ERR(db,
+            "INSERT OR ROLLBACK INTO metrics(device,id,day,cpu) VALUES "
+            "('p','a',1,3)",
             "UNIQUE constraint failed");
   sqlite3_close(db);
 }
@@ -274,8 +279,9 @@ START_TEST(test_update_of_key_fields_moves_the_row_with_its_history) {
         "20200102|200|2\n20200102|100|1");
   /* moving onto an existing row merges (upsert); OR FAIL refuses */
   OK(db, "INSERT INTO metrics(device,id,day,mem) VALUES ('p','b',1,5)");
-  CHECK_ERR(db, "UPDATE OR FAIL metrics SET id = 'a', day = 20200102 "
-                "WHERE id = 'b'",
+  CHECK_ERR(db,
+            "UPDATE OR FAIL metrics SET id = 'a', day = 20200102 "
+            "WHERE id = 'b'",
             "UNIQUE constraint failed");
   OK(db, "UPDATE metrics SET id = 'a', day = 20200102 WHERE id = 'b'");
   CHECK(db, "SELECT id, day, cpu, mem FROM metrics", "a|20200102|2|5");
@@ -289,8 +295,9 @@ START_TEST(test_timestamp_column_sets_cell_time) {
   OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
          "('p','a',1,1,1234567)");
   CHECK(db, "SELECT _timestamp FROM metrics", "1234567");
-  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
-                "('p','a',1,1,-5)",
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+            "('p','a',1,1,-5)",
             "_timestamp must be a non-negative integer");
   sqlite3_close(db);
 }
@@ -326,8 +333,7 @@ START_TEST(test_aggregate_families_fold_writes) {
   OK(db, "INSERT INTO c(k, users) VALUES ('a', '{\"u\":\"bob\"}')");
   OK(db, "INSERT INTO c(k, users) VALUES ('a', '{\"u\":\"alice\"}')");
   OK(db, "CREATE VIRTUAL TABLE c_h USING wcs(TABLE 'c', HISTORY)");
-  CHECK(db, "SELECT wcs_hll_count(value) FROM c_h WHERE family = 'users'",
-        "2");
+  CHECK(db, "SELECT wcs_hll_count(value) FROM c_h WHERE family = 'users'", "2");
   CHECK_ERR(db, "INSERT INTO c(k, n) VALUES ('b', 'many')",
             "aggregate family hits");
   /* an explicit _timestamp makes a separate time bucket */
@@ -343,8 +349,9 @@ START_TEST(test_or_terms_and_registering_twice) {
   OK(db, zMetrics);
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1), "
          "('q','b',2,2), ('r','c',3,3)");
-  CHECK(db, "SELECT id FROM metrics WHERE device = 'p' OR "
-            "(device = 'r' AND id = 'c') ORDER BY id",
+  CHECK(db,
+        "SELECT id FROM metrics WHERE device = 'p' OR "
+        "(device = 'r' AND id = 'c') ORDER BY id",
         "a\nc");
   /* a second registration replaces the module; tables keep working */
   ck_assert_int_eq(wcs_register(db), SQLITE_OK);
@@ -357,16 +364,17 @@ END_TEST
 
 START_TEST(test_rollback_spans_tables_of_one_store) {
   sqlite3 *db = openDb(NULL);
-  OK(db, "CREATE VIRTUAL TABLE a USING wcs(KEY (k STRING), FAMILY f (v INT64))");
-  OK(db, "CREATE VIRTUAL TABLE b USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db,
+     "CREATE VIRTUAL TABLE a USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db,
+     "CREATE VIRTUAL TABLE b USING wcs(KEY (k STRING), FAMILY f (v INT64))");
   OK(db, "BEGIN");
   OK(db, "INSERT INTO a(k,v) VALUES ('x', 1)");
   OK(db, "INSERT INTO b(k,v) VALUES ('y', 2)");
   /* reads inside the transaction see its writes */
   CHECK(db, "SELECT (SELECT v FROM a), (SELECT v FROM b)", "1|2");
   OK(db, "ROLLBACK");
-  CHECK(db, "SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b)",
-        "0|0");
+  CHECK(db, "SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b)", "0|0");
   OK(db, "BEGIN; INSERT INTO a(k,v) VALUES ('x', 1); "
          "INSERT INTO b(k,v) VALUES ('y', 2); COMMIT");
   CHECK(db, "SELECT (SELECT v FROM a), (SELECT v FROM b)", "1|2");
@@ -376,8 +384,10 @@ END_TEST
 
 START_TEST(test_savepoints_across_tables) {
   sqlite3 *db = openDb(NULL);
-  OK(db, "CREATE VIRTUAL TABLE a USING wcs(KEY (k STRING), FAMILY f (v INT64))");
-  OK(db, "CREATE VIRTUAL TABLE b USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db,
+     "CREATE VIRTUAL TABLE a USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db,
+     "CREATE VIRTUAL TABLE b USING wcs(KEY (k STRING), FAMILY f (v INT64))");
   OK(db, "BEGIN");
   OK(db, "INSERT INTO a(k,v) VALUES ('a1', 1)");
   OK(db, "SAVEPOINT s1");
@@ -386,18 +396,21 @@ START_TEST(test_savepoints_across_tables) {
   OK(db, "SAVEPOINT s2");
   OK(db, "INSERT INTO a(k,v) VALUES ('a3', 1)");
   OK(db, "ROLLBACK TO s2");
-  CHECK(db, "SELECT (SELECT group_concat(k) FROM a), "
-            "(SELECT group_concat(k) FROM b)",
+  CHECK(db,
+        "SELECT (SELECT group_concat(k) FROM a), "
+        "(SELECT group_concat(k) FROM b)",
         "a1,a2|b1");
   OK(db, "ROLLBACK TO s1");
-  CHECK(db, "SELECT (SELECT group_concat(k) FROM a), "
-            "(SELECT group_concat(k) FROM b)",
+  CHECK(db,
+        "SELECT (SELECT group_concat(k) FROM a), "
+        "(SELECT group_concat(k) FROM b)",
         "a1|NULL");
   OK(db, "INSERT INTO b(k,v) VALUES ('b2', 1)");
   OK(db, "RELEASE s1");
   OK(db, "COMMIT");
-  CHECK(db, "SELECT (SELECT group_concat(k) FROM a), "
-            "(SELECT group_concat(k) FROM b)",
+  CHECK(db,
+        "SELECT (SELECT group_concat(k) FROM a), "
+        "(SELECT group_concat(k) FROM b)",
         "a1|b2");
   sqlite3_close(db);
 }
@@ -407,15 +420,17 @@ START_TEST(test_failed_statement_leaves_no_partial_rows) {
   sqlite3 *db = openDb(NULL);
   OK(db, zMetrics);
   /* autocommit: the bad third row undoes the first two */
-  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
-                "('p','a',1,1), ('p','b',1,1), ('p#','c',1,1)",
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu) VALUES "
+            "('p','a',1,1), ('p','b',1,1), ('p#','c',1,1)",
             "key field \"device\"");
   CHECK(db, "SELECT count(*) FROM metrics", "0");
   /* inside a transaction: only the failed statement is undone */
   OK(db, "BEGIN");
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','x',1,1)");
-  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
-                "('p','a',1,1), ('p','b',1,'bad')",
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu) VALUES "
+            "('p','a',1,1), ('p','b',1,'bad')",
             "cannot store TEXT 'bad'");
   OK(db, "COMMIT");
   CHECK(db, "SELECT id FROM metrics", "x");
@@ -428,17 +443,21 @@ END_TEST
 START_TEST(test_bad_key_values_name_field_and_byte) {
   sqlite3 *db = openDb(NULL);
   OK(db, zMetrics);
-  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
-                "('ph!one','a',1,1)",
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu) VALUES "
+            "('ph!one','a',1,1)",
             "key field \"device\" holds byte 0x21 at offset 2");
-  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
-                "('p','a',123456789,1)",
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu) VALUES "
+            "('p','a',123456789,1)",
             "DECIMAL(8)");
-  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
-                "('p','a','x',1)",
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu) VALUES "
+            "('p','a','x',1)",
             "key field day is INT64");
-  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
-                "(NULL,'a',1,1)",
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu) VALUES "
+            "(NULL,'a',1,1)",
             "NOT NULL constraint failed: metrics.device");
   sqlite3_close(db);
 }
@@ -449,8 +468,7 @@ START_TEST(test_undecodable_row_key_is_an_error_naming_it) {
   OK(db, zMetrics);
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
   /* a raw write of a key that does not follow the schema */
-  CHECK(db, "SELECT wcs_increment('metrics', 'p#zz', 'stats', 'cpu', 1)",
-        "1");
+  CHECK(db, "SELECT wcs_increment('metrics', 'p#zz', 'stats', 'cpu', 1)", "1");
   CHECK_ERR(db, "SELECT * FROM metrics", "p#zz");
   CHECK_ERR(db, "SELECT count(*) FROM metrics WHERE device = 'p'", "p#zz");
   /* rows outside the bad key's range still read */
@@ -475,20 +493,24 @@ START_TEST(test_history_view_lists_every_version) {
          "('p','a',1,11,200)");
   OK(db, "INSERT INTO metrics(device,id,day,cpu,mem,_timestamp) VALUES "
          "('p','a',1,12,5,300)");
-  CHECK(db, "SELECT id, family, qualifier, _timestamp, value "
-            "FROM metrics_history WHERE device = 'p' AND id = 'a'",
+  CHECK(db,
+        "SELECT id, family, qualifier, _timestamp, value "
+        "FROM metrics_history WHERE device = 'p' AND id = 'a'",
         "a|stats|cpu|300|12\na|stats|cpu|200|11\na|stats|cpu|100|10\n"
         "a|stats|mem|300|5");
   /* latest_n, as an argument or a constraint */
-  CHECK(db, "SELECT id, _timestamp FROM metrics_history(2) "
-            "WHERE qualifier = 'cpu'",
+  CHECK(db,
+        "SELECT id, _timestamp FROM metrics_history(2) "
+        "WHERE qualifier = 'cpu'",
         "a|300\na|200\nb|100");
   /* time range and as-of */
-  CHECK(db, "SELECT id, value FROM metrics_history "
-            "WHERE _timestamp >= 150 AND _timestamp < 300",
+  CHECK(db,
+        "SELECT id, value FROM metrics_history "
+        "WHERE _timestamp >= 150 AND _timestamp < 300",
         "a|11");
-  CHECK(db, "SELECT id, value FROM metrics_history "
-            "WHERE _timestamp <= 250 AND latest_n = 1 AND qualifier = 'cpu'",
+  CHECK(db,
+        "SELECT id, value FROM metrics_history "
+        "WHERE _timestamp <= 250 AND latest_n = 1 AND qualifier = 'cpu'",
         "a|11\nb|20");
   CHECK(db, "SELECT value FROM metrics_history WHERE family = 'meta'", "");
   CHECK_ERR(db, "DELETE FROM metrics_history", "read-only");
@@ -497,11 +519,13 @@ START_TEST(test_history_view_lists_every_version) {
   /* MAX VERSIONS 3 holds at read time */
   OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
          "('p','a',1,13,400)");
-  CHECK(db, "SELECT group_concat(value) FROM metrics_history "
-            "WHERE id = 'a' AND qualifier = 'cpu'",
+  CHECK(db,
+        "SELECT group_concat(value) FROM metrics_history "
+        "WHERE id = 'a' AND qualifier = 'cpu'",
         "13,12,11");
-  CHECK_ERR(db, "CREATE VIRTUAL TABLE bad USING wcs(TABLE 'metrics', "
-                "HISTORY, FAMILY x)",
+  CHECK_ERR(db,
+            "CREATE VIRTUAL TABLE bad USING wcs(TABLE 'metrics', "
+            "HISTORY, FAMILY x)",
             "HISTORY view takes no KEY or FAMILY");
   sqlite3_close(db);
 }
@@ -514,11 +538,11 @@ START_TEST(test_key_functions) {
   OK(db, zMetrics);
   CHECK(db, "SELECT wcs_key_encode('metrics', 'phone', '4c41', 20200501)",
         "x'70686F6E652334633431233230323030353031'");
-  CHECK(db, "SELECT wcs_key_decode('metrics', "
-            "CAST('phone#4c41#20200501' AS BLOB))",
+  CHECK(db,
+        "SELECT wcs_key_decode('metrics', "
+        "CAST('phone#4c41#20200501' AS BLOB))",
         "[\"phone\",\"4c41\",20200501]");
-  CHECK_ERR(db, "SELECT wcs_key_decode('metrics', 'phone#4c41')",
-            "phone#4c41");
+  CHECK_ERR(db, "SELECT wcs_key_decode('metrics', 'phone#4c41')", "phone#4c41");
   CHECK_ERR(db, "SELECT wcs_key_encode('metrics', 'phone', 1)",
             "3 key fields; 2 values given");
   CHECK_ERR(db, "SELECT wcs_key_encode('nosuch', 1)", "no wcs table");
@@ -528,14 +552,16 @@ END_TEST
 
 START_TEST(test_value_functions) {
   sqlite3 *db = openDb(NULL);
-  CHECK(db, "SELECT to_int64(x'00000000000001F4'), "
-            "to_int64(x'FFFFFFFFFFFFFFFF'), to_float64(x'3FF8000000000000'), "
-            "to_int64(NULL)",
+  CHECK(db,
+        "SELECT to_int64(x'00000000000001F4'), "
+        "to_int64(x'FFFFFFFFFFFFFFFF'), to_float64(x'3FF8000000000000'), "
+        "to_int64(NULL)",
         "500|-1|1.5|NULL");
   CHECK_ERR(db, "SELECT to_int64(x'0102')", "expected 8 bytes, got 2");
-  CHECK(db, "SELECT starts_with('phone#1', 'phone'), "
-            "starts_with(x'0001', x'00'), starts_with('a', 'ab'), "
-            "starts_with(NULL, 'a')",
+  CHECK(db,
+        "SELECT starts_with('phone#1', 'phone'), "
+        "starts_with(x'0001', x'00'), starts_with('a', 'ab'), "
+        "starts_with(NULL, 'a')",
         "1|1|0|NULL");
   CHECK(db, "SELECT map_keys('{\"b\":1,\"a\":{\"x\":2}}')", "[\"b\",\"a\"]");
   sqlite3_close(db);
@@ -547,23 +573,26 @@ START_TEST(test_write_functions) {
   OK(db, zMetrics);
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
          "('t1','a',1,1), ('t1','b',1,1), ('t2','a',1,1)");
-  CHECK(db, "SELECT wcs_increment('metrics', "
-            "wcs_key_encode('metrics','t2','a',1), 'stats', 'cpu', 41)",
+  CHECK(db,
+        "SELECT wcs_increment('metrics', "
+        "wcs_key_encode('metrics','t2','a',1), 'stats', 'cpu', 41)",
         "42");
   CHECK(db, "SELECT wcs_delete_prefix('metrics', 't1#')", "1");
   CHECK(db, "SELECT device, id, cpu FROM metrics", "t2|a|42");
   /* inside a transaction that writes the store, they roll back with it */
   OK(db, "BEGIN");
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('t3','a',1,1)");
-  CHECK(db, "SELECT wcs_increment('metrics', "
-            "wcs_key_encode('metrics','t2','a',1), 'stats', 'cpu', 1)",
+  CHECK(db,
+        "SELECT wcs_increment('metrics', "
+        "wcs_key_encode('metrics','t2','a',1), 'stats', 'cpu', 1)",
         "43");
   OK(db, "ROLLBACK");
   CHECK(db, "SELECT device, cpu FROM metrics", "t2|42");
   CHECK(db, "SELECT wcs_compact('metrics'), wcs_compact()", "ok|ok");
-  CHECK(db, "SELECT json_valid(wcs_stats('metrics')), "
-            "wcs_stats('metrics') ->> '$.families[0].name', "
-            "json_valid(wcs_stats())",
+  CHECK(db,
+        "SELECT json_valid(wcs_stats('metrics')), "
+        "wcs_stats('metrics') ->> '$.families[0].name', "
+        "json_valid(wcs_stats())",
         "1|stats|1");
   sqlite3_close(db);
 }
@@ -579,8 +608,9 @@ START_TEST(test_table_clause_attaches_and_drop_rule) {
   OK(db, "CREATE VIRTUAL TABLE m2 USING wcs(TABLE 'metrics')");
   CHECK(db, "SELECT device, cpu FROM m2", "p|1");
   /* declaring a schema over an existing store table is refused */
-  CHECK_ERR(db, "CREATE VIRTUAL TABLE m3 USING wcs(TABLE 'metrics', "
-                "KEY (a STRING), FAMILY f)",
+  CHECK_ERR(db,
+            "CREATE VIRTUAL TABLE m3 USING wcs(TABLE 'metrics', "
+            "KEY (a STRING), FAMILY f)",
             "already exists");
   CHECK_ERR(db, "CREATE VIRTUAL TABLE m4 USING wcs(TABLE 'nosuch')",
             "no store table 'nosuch'");
@@ -630,10 +660,9 @@ START_TEST(test_store_clause_and_two_connections) {
       zDir);
   sqlite3 *db1 = openDb(NULL);
   sqlite3 *db2 = openDb(NULL);
-  char *zAttach =
-      sqlite3_mprintf("CREATE VIRTUAL TABLE t USING wcs(TABLE 't', "
-                      "STORE '%s/s.wcs')",
-                      zDir);
+  char *zAttach = sqlite3_mprintf("CREATE VIRTUAL TABLE t USING wcs(TABLE 't', "
+                                  "STORE '%s/s.wcs')",
+                                  zDir);
   OK(db1, zSql);
   OK(db1, "INSERT INTO t(k,v) VALUES ('a', 1)");
   /* a second connection shares the store in this process */

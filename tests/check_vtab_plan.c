@@ -88,23 +88,24 @@ static void planAt(sqlite3 *db, const char *zSql, const char *zWant,
                    int iLine) {
   char *zGot = plan(db, zSql);
   ck_assert_msg(strcmp(zGot, zWant) == 0,
-                "line %d: EXPLAIN QUERY PLAN %s\n  got:  %s\n  want: %s",
-                iLine, zSql, zGot, zWant);
+                "line %d: EXPLAIN QUERY PLAN %s\n  got:  %s\n  want: %s", iLine,
+                zSql, zGot, zWant);
   sqlite3_free(zGot);
 }
 #define PLAN(db, sql, want) planAt(db, sql, want, __LINE__)
 
 /* The rows of "SELECT <cols> FROM metrics <zWhere>" equal those of the
 ** native copy nat, and there is at least nMin of them. */
-static void sameAt(sqlite3 *db, const char *zCols, const char *zWhere,
-                   int nMin, int iLine) {
+static void sameAt(sqlite3 *db, const char *zCols, const char *zWhere, int nMin,
+                   int iLine) {
   char *zA = sqlite3_mprintf("SELECT %s FROM metrics %s", zCols, zWhere);
   char *zB = sqlite3_mprintf("SELECT %s FROM nat %s", zCols, zWhere);
   char *zGotA = run(db, zA);
   char *zGotB = run(db, zB);
   int nRow = zGotA[0] ? 1 : 0;
   const char *z;
-  for (z = zGotA; *z; z++) nRow += *z == '\n';
+  for (z = zGotA; *z; z++)
+    nRow += *z == '\n';
   ck_assert_msg(strcmp(zGotA, zGotB) == 0,
                 "line %d: %s\n  wcs:    %.300s\n  native: %.300s", iLine, zA,
                 zGotA, zGotB);
@@ -173,15 +174,19 @@ START_TEST(test_plan_in_list_becomes_points) {
        "SELECT * FROM metrics WHERE device IN ('phone', 'watch') AND "
        "id = '0003'",
        SCAN "5:MULTI-RANGE SCAN (device,id)");
-  SAME(db, "device, id, day", "WHERE device IN ('phone','watch') AND "
-       "id = '0003' ORDER BY device, id, day", 10);
+  SAME(db, "device, id, day",
+       "WHERE device IN ('phone','watch') AND "
+       "id = '0003' ORDER BY device, id, day",
+       10);
   /* the IN list is consumed all at once, so the order is kept */
   PLAN(db,
        "SELECT * FROM metrics WHERE device IN ('watch', 'phone') "
        "ORDER BY device DESC LIMIT 5",
        SCAN "5:MULTI-RANGE SCAN (device) REVERSE LIMIT");
-  SAME(db, "device, id, day", "WHERE device IN ('watch', 'phone') "
-       "ORDER BY device DESC, id DESC, day DESC LIMIT 5", 5);
+  SAME(db, "device, id, day",
+       "WHERE device IN ('watch', 'phone') "
+       "ORDER BY device DESC, id DESC, day DESC LIMIT 5",
+       5);
   sqlite3_close(db);
 }
 END_TEST
@@ -206,8 +211,10 @@ START_TEST(test_plan_range_after_prefix) {
        "SELECT * FROM metrics WHERE device = 'phone' AND id = '0001' "
        "AND day BETWEEN 20200105 AND 20200110",
        SCAN "4:RANGE SCAN (device,id,day)");
-  SAME(db, "day", "WHERE device = 'phone' AND id = '0001' "
-       "AND day BETWEEN 20200105 AND 20200110", 6);
+  SAME(db, "day",
+       "WHERE device = 'phone' AND id = '0001' "
+       "AND day BETWEEN 20200105 AND 20200110",
+       6);
   SAME(db, "day", "WHERE device = 'phone' AND id = '0001' AND day > 20200127",
        3);
   SAME(db, "day", "WHERE device = 'phone' AND id = '0001' AND day < 20200103.5",
@@ -227,8 +234,9 @@ START_TEST(test_plan_glob_like_and_starts_with_prefixes) {
        SCAN "4:RANGE SCAN (device)");
   PLAN(db, "SELECT * FROM metrics WHERE starts_with(device, 'ph')",
        SCAN "4:RANGE SCAN (device)");
-  PLAN(db, "SELECT * FROM metrics WHERE device = 'phone' AND "
-           "starts_with(id, '000')",
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device = 'phone' AND "
+       "starts_with(id, '000')",
        SCAN "4:RANGE SCAN (device,id)");
   SAME(db, "count(*)", "WHERE device GLOB 'ph*'", 1);
   SAME(db, "count(*)", "WHERE device GLOB 'Ph*'", 1);
@@ -255,8 +263,9 @@ START_TEST(test_plan_key_column_ranges) {
        SCAN "4:RANGE SCAN (_key)");
   PLAN(db, "SELECT * FROM metrics WHERE starts_with(_key, 'watch#')",
        SCAN "3:PREFIX SCAN (_key)");
-  PLAN(db, "SELECT * FROM metrics WHERE _key = CAST('phone#0001#20200102' AS "
-           "BLOB)",
+  PLAN(db,
+       "SELECT * FROM metrics WHERE _key = CAST('phone#0001#20200102' AS "
+       "BLOB)",
        SCAN "1:POINT LOOKUP");
   {
     char *z = run(db, "SELECT count(*) FROM metrics WHERE _key >= "
@@ -280,8 +289,7 @@ END_TEST
 
 START_TEST(test_plan_later_field_alone_is_a_skip_scan) {
   sqlite3 *db = openMetrics();
-  PLAN(db, "SELECT * FROM metrics WHERE id = '0007'",
-       SCAN "6:SKIP SCAN on id");
+  PLAN(db, "SELECT * FROM metrics WHERE id = '0007'", SCAN "6:SKIP SCAN on id");
   SAME(db, "device, id, day", "WHERE id = '0007'", 90);
   SAME(db, "device, id, day", "WHERE day = 20200105 AND id = '0002'", 3);
   /* without key structure to skip over, a full scan */
@@ -317,17 +325,22 @@ START_TEST(test_plan_order_by_key_desc_is_a_reverse_scan) {
        "SELECT * FROM metrics WHERE device = 'phone' AND id = '0001' "
        "ORDER BY day DESC LIMIT 10",
        SCAN "3:PREFIX SCAN (device,id) REVERSE LIMIT");
-  SAME(db, "day, cpu", "WHERE device = 'phone' AND id = '0001' "
-       "ORDER BY day DESC LIMIT 10", 10);
+  SAME(db, "day, cpu",
+       "WHERE device = 'phone' AND id = '0001' "
+       "ORDER BY day DESC LIMIT 10",
+       10);
   PLAN(db, "SELECT * FROM metrics ORDER BY device, id, day",
        SCAN "7:FULL SCAN");
-  PLAN(db, "SELECT * FROM metrics ORDER BY _key DESC", SCAN "7:FULL SCAN REVERSE");
+  PLAN(db, "SELECT * FROM metrics ORDER BY _key DESC",
+       SCAN "7:FULL SCAN REVERSE");
   /* an order the key cannot give is left to SQLite */
   PLAN(db, "SELECT * FROM metrics WHERE device = 'phone' ORDER BY day",
        SCAN "3:PREFIX SCAN (device)\nUSE TEMP B-TREE FOR ORDER BY");
   SAME(db, "id, day", "WHERE device = 'phone' ORDER BY day, id LIMIT 7", 7);
-  SAME(db, "device, id, day", "ORDER BY device DESC, id DESC, day DESC "
-       "LIMIT 3 OFFSET 100", 3);
+  SAME(db, "device, id, day",
+       "ORDER BY device DESC, id DESC, day DESC "
+       "LIMIT 3 OFFSET 100",
+       3);
   sqlite3_close(db);
 }
 END_TEST
@@ -340,8 +353,7 @@ START_TEST(test_plan_limit_and_offset_pushed_down) {
   PLAN(db, "SELECT * FROM metrics WHERE device = 'watch' LIMIT 5",
        SCAN "3:PREFIX SCAN (device) LIMIT");
   /* a constraint SQLite must check itself keeps LIMIT with SQLite */
-  PLAN(db, "SELECT * FROM metrics WHERE cpu > 100 LIMIT 5",
-       SCAN "7:FULL SCAN");
+  PLAN(db, "SELECT * FROM metrics WHERE cpu > 100 LIMIT 5", SCAN "7:FULL SCAN");
   PLAN(db, "SELECT * FROM metrics WHERE device LIKE 'wa%' LIMIT 5",
        SCAN "4:RANGE SCAN (device)");
   SAME(db, "device, id, day", "LIMIT 5 OFFSET 10", 5);

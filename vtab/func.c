@@ -54,7 +54,8 @@ void wcsStartsWithFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   b = argBytes(argv[1], &nb);
   a = argBytes(argv[0], &na);
-  sqlite3_result_int(ctx, na >= nb && (nb == 0 || memcmp(a, b, (size_t)nb) == 0));
+  sqlite3_result_int(ctx,
+                     na >= nb && (nb == 0 || memcmp(a, b, (size_t)nb) == 0));
 }
 
 /* 8 bytes of a BLOB argument, or an error naming the function. */
@@ -138,8 +139,7 @@ static void mapKeysFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   wcs_buf_free(&k.out);
 }
 
-static void hllCountFunc(sqlite3_context *ctx, int argc,
-                         sqlite3_value **argv) {
+static void hllCountFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   uint64_t n = 0;
   int nState, rc;
   const uint8_t *p;
@@ -164,8 +164,8 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
   char *zErr = NULL;
   WcsTab *pTab;
   if (zName == NULL) {
-    char *z = sqlite3_mprintf("%s: the first argument names a wcs table",
-                              zFunc);
+    char *z =
+        sqlite3_mprintf("%s: the first argument names a wcs table", zFunc);
     sqlite3_result_error(ctx, z, -1);
     sqlite3_free(z);
     return NULL;
@@ -193,8 +193,7 @@ static void resultErr(sqlite3_context *ctx, const char *zFunc, int rc,
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  z = sqlite3_mprintf("%s: %s", zFunc,
-                      zMsg && zMsg[0] ? zMsg : wcs_errstr(rc));
+  z = sqlite3_mprintf("%s: %s", zFunc, zMsg && zMsg[0] ? zMsg : wcs_errstr(rc));
   sqlite3_result_error(ctx, z, -1);
   sqlite3_result_error_code(ctx, wcsToSqlite(rc));
   sqlite3_free(z);
@@ -337,8 +336,7 @@ static void keyDecodeFunc(sqlite3_context *ctx, int argc,
   }
   if (rc == WCS_OK) rc = wcs_buf_append(&out, "]", 1);
   if (rc == WCS_OK) {
-    sqlite3_result_text(ctx, (const char *)out.a, (int)out.n,
-                        SQLITE_TRANSIENT);
+    sqlite3_result_text(ctx, (const char *)out.a, (int)out.n, SQLITE_TRANSIENT);
   } else {
     resultErr(ctx, "wcs_key_decode", rc, zErr);
   }
@@ -361,8 +359,10 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL ||
       sqlite3_value_type(argv[2]) == SQLITE_NULL ||
       sqlite3_value_type(argv[3]) == SQLITE_NULL) {
-    sqlite3_result_error(ctx, "wcs_increment: key, family and qualifier "
-                              "must not be NULL", -1);
+    sqlite3_result_error(ctx,
+                         "wcs_increment: key, family and qualifier "
+                         "must not be NULL",
+                         -1);
     return;
   }
   if (sqlite3_value_numeric_type(argv[4]) != SQLITE_INTEGER) {
@@ -382,8 +382,7 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
   if (rc == WCS_OK) {
     sqlite3_result_int64(ctx, iNew);
   } else {
-    resultErr(ctx, "wcs_increment", rc,
-              wcs_engine_errmsg(pTab->pStore->pEng));
+    resultErr(ctx, "wcs_increment", rc, wcs_engine_errmsg(pTab->pStore->pEng));
   }
 }
 
@@ -398,8 +397,9 @@ static void deletePrefixFunc(sqlite3_context *ctx, int argc,
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
   p = argBytes(argv[1], &n);
   if (n == 0) {
-    sqlite3_result_error(ctx, "wcs_delete_prefix: the prefix must not be "
-                              "empty (DELETE FROM the table to empty it)",
+    sqlite3_result_error(ctx,
+                         "wcs_delete_prefix: the prefix must not be "
+                         "empty (DELETE FROM the table to empty it)",
                          -1);
     return;
   }
@@ -576,9 +576,9 @@ int wcsRegisterFunctions(sqlite3 *db, WcsConn *pConn) {
   size_t i;
   int rc = SQLITE_OK;
   for (i = 0; rc == SQLITE_OK && i < sizeof(aFunc) / sizeof(aFunc[0]); i++) {
-    int fl = SQLITE_UTF8 | (aFunc[i].bPure
-                                ? SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-                                : SQLITE_DIRECTONLY);
+    int fl =
+        SQLITE_UTF8 | (aFunc[i].bPure ? SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+                                      : SQLITE_DIRECTONLY);
     rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg, fl,
                                     pConn, aFunc[i].xFunc, NULL, NULL, NULL);
   }

@@ -50,7 +50,7 @@ static int utf8Len(const uint8_t *p, int n) {
   }
   if (c >= 0xE0 && c <= 0xEF) {
     if (n < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
-    if (c == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
+    if (c == 0xE0 && p[1] < 0xA0) return 0;  /* overlong */
     if (c == 0xED && p[1] >= 0xA0) return 0; /* surrogate */
     return 3;
   }
@@ -58,7 +58,7 @@ static int utf8Len(const uint8_t *p, int n) {
     if (n < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 ||
         (p[3] & 0xC0) != 0x80)
       return 0;
-    if (c == 0xF0 && p[1] < 0x90) return 0; /* overlong */
+    if (c == 0xF0 && p[1] < 0x90) return 0;  /* overlong */
     if (c == 0xF4 && p[1] >= 0x90) return 0; /* > U+10FFFF */
     return 4;
   }
@@ -89,22 +89,27 @@ int wcsTextToNumber(const uint8_t *p, int n, sqlite3_int64 *pi, double *pr) {
   char buf[128];
   int i = 0, j, bDigit = 0, bReal = 0;
   char *zEnd;
-  while (n > 0 && isSpace(p[0])) p++, n--;
-  while (n > 0 && isSpace(p[n - 1])) n--;
+  while (n > 0 && isSpace(p[0]))
+    p++, n--;
+  while (n > 0 && isSpace(p[n - 1]))
+    n--;
   if (n <= 0 || n >= (int)sizeof(buf)) return WCSV_TEXT;
   /* validate the shape: [+-] digits [. digits] [e [+-] digits] */
   if (p[i] == '+' || p[i] == '-') i++;
-  for (j = i; j < n && p[j] >= '0' && p[j] <= '9'; j++) bDigit = 1;
+  for (j = i; j < n && p[j] >= '0' && p[j] <= '9'; j++)
+    bDigit = 1;
   if (j < n && p[j] == '.') {
     bReal = 1;
-    for (j++; j < n && p[j] >= '0' && p[j] <= '9'; j++) bDigit = 1;
+    for (j++; j < n && p[j] >= '0' && p[j] <= '9'; j++)
+      bDigit = 1;
   }
   if (!bDigit) return WCSV_TEXT;
   if (j < n && (p[j] == 'e' || p[j] == 'E')) {
     int k = j + 1, bExp = 0;
     bReal = 1;
     if (k < n && (p[k] == '+' || p[k] == '-')) k++;
-    for (; k < n && p[k] >= '0' && p[k] <= '9'; k++) bExp = 1;
+    for (; k < n && p[k] >= '0' && p[k] <= '9'; k++)
+      bExp = 1;
     if (!bExp) return WCSV_TEXT;
     j = k;
   }
@@ -165,12 +170,18 @@ void wcsValFromSql(WcsVal *pV, sqlite3_value *pVal) {
 
 static const char *valTypeName(int eType) {
   switch (eType) {
-  case WCSV_INT: return "INTEGER";
-  case WCSV_REAL: return "REAL";
-  case WCSV_TEXT: return "TEXT";
-  case WCSV_BLOB: return "BLOB";
-  case WCSV_JSON: return "a JSON object or array";
-  default: return "NULL";
+  case WCSV_INT:
+    return "INTEGER";
+  case WCSV_REAL:
+    return "REAL";
+  case WCSV_TEXT:
+    return "TEXT";
+  case WCSV_BLOB:
+    return "BLOB";
+  case WCSV_JSON:
+    return "a JSON object or array";
+  default:
+    return "NULL";
   }
 }
 
@@ -179,15 +190,15 @@ static int mismatch(char **pzErr, const char *zCol, const char *zType,
   if (pzErr && *pzErr == 0) {
     if (v->eType == WCSV_TEXT) {
       char *zEsc = wcs_escape(v->p, (size_t)v->n, 40);
-      *pzErr = sqlite3_mprintf("column %s is %s: cannot store TEXT '%s'",
-                               zCol, zType, zEsc ? zEsc : "");
+      *pzErr = sqlite3_mprintf("column %s is %s: cannot store TEXT '%s'", zCol,
+                               zType, zEsc ? zEsc : "");
       free(zEsc);
     } else if (v->eType == WCSV_REAL) {
       *pzErr = sqlite3_mprintf("column %s is %s: cannot store REAL %!.15g",
                                zCol, zType, v->r);
     } else {
-      *pzErr = sqlite3_mprintf("column %s is %s: cannot store %s", zCol,
-                               zType, valTypeName(v->eType));
+      *pzErr = sqlite3_mprintf("column %s is %s: cannot store %s", zCol, zType,
+                               valTypeName(v->eType));
     }
   }
   return WCS_MISMATCH;
@@ -203,7 +214,9 @@ static int putBe64(wcs_buf *pOut, uint64_t u) {
 static int valToInt(const WcsVal *v, sqlite3_int64 *pi) {
   double r;
   switch (v->eType) {
-  case WCSV_INT: *pi = v->i; return 1;
+  case WCSV_INT:
+    *pi = v->i;
+    return 1;
   case WCSV_REAL:
     r = v->r;
     if (r >= -9223372036854775808.0 && r < 9223372036854775808.0 &&
@@ -217,21 +230,27 @@ static int valToInt(const WcsVal *v, sqlite3_int64 *pi) {
     int e = wcsTextToNumber(v->p, v->n, pi, &rr);
     return e == WCSV_INT;
   }
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
 static int valToReal(const WcsVal *v, double *pr) {
   switch (v->eType) {
-  case WCSV_INT: *pr = (double)v->i; return 1;
-  case WCSV_REAL: *pr = v->r; return 1;
+  case WCSV_INT:
+    *pr = (double)v->i;
+    return 1;
+  case WCSV_REAL:
+    *pr = v->r;
+    return 1;
   case WCSV_TEXT: {
     sqlite3_int64 i;
     int e = wcsTextToNumber(v->p, v->n, &i, pr);
     if (e == WCSV_INT) *pr = (double)i;
     return e != WCSV_TEXT;
   }
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -257,15 +276,18 @@ int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
   }
   if (pQual == NULL) {
     switch (v->eType) {
-    case WCSV_INT: return putBe64(pOut, (uint64_t)v->i);
+    case WCSV_INT:
+      return putBe64(pOut, (uint64_t)v->i);
     case WCSV_REAL: {
       uint64_t u;
       memcpy(&u, &v->r, 8);
       return putBe64(pOut, u);
     }
     case WCSV_TEXT:
-    case WCSV_JSON: return wcs_buf_append(pOut, v->p, (size_t)v->n);
-    default: return mismatch(pzErr, zCol, "BYTES", v);
+    case WCSV_JSON:
+      return wcs_buf_append(pOut, v->p, (size_t)v->n);
+    default:
+      return mismatch(pzErr, zCol, "BYTES", v);
     }
   }
   switch (pQual->eVType) {
@@ -409,8 +431,10 @@ void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
     return;
   }
   if (e == WCSV_REAL) {
-    if (isnan(r)) sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);
-    else sqlite3_result_double(ctx, r);
+    if (isnan(r))
+      sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);
+    else
+      sqlite3_result_double(ctx, r);
     return;
   }
   if (pQual && pQual->eVType == KS_V_BYTES) {
@@ -418,15 +442,15 @@ void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
                         SQLITE_TRANSIENT);
     return;
   }
-  if (eAgg != KS_AGG_HLL && (pQual == NULL || pQual->eVType == KS_V_STRING ||
-                             pQual->eVType == KS_V_JSON) &&
+  if (eAgg != KS_AGG_HLL &&
+      (pQual == NULL || pQual->eVType == KS_V_STRING ||
+       pQual->eVType == KS_V_JSON) &&
       wcsUtf8Valid(p, (int)n)) {
     sqlite3_result_text(ctx, n ? (const char *)p : "", (int)n,
                         SQLITE_TRANSIENT);
     return;
   }
-  sqlite3_result_blob(ctx, n ? p : (const void *)"", (int)n,
-                      SQLITE_TRANSIENT);
+  sqlite3_result_blob(ctx, n ? p : (const void *)"", (int)n, SQLITE_TRANSIENT);
 }
 
 /* ====================================================================
@@ -534,7 +558,8 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
   if (eAgg == KS_AGG_HLL) return appendHexObject(pOut, p, n);
   if (pQual) {
     switch (pQual->eVType) {
-    case KS_V_BYTES: return appendHexObject(pOut, p, n);
+    case KS_V_BYTES:
+      return appendHexObject(pOut, p, n);
     case KS_V_STRING:
       if (wcsUtf8Valid(p, (int)n)) return wcsJsonString(pOut, p, n);
       break;
@@ -543,7 +568,8 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
         return wcs_buf_append(pOut, p, n);
       }
       break;
-    default: break;
+    default:
+      break;
     }
   }
   return wcsJsonBytes(pOut, p, n);
@@ -578,8 +604,8 @@ int wcsFamilyJson(wcs_buf *pOut, const ks_schema *pSchema, int iFamily,
     if (rc == WCS_OK) rc = wcsJsonString(pOut, c->pQual, c->nQual);
     if (rc == WCS_OK) rc = wcs_buf_append(pOut, ":", 1);
     if (rc == WCS_OK) {
-      rc = appendCellJson(pOut, findDeclared(pSchema, iFamily, c->pQual,
-                                             c->nQual),
+      rc = appendCellJson(pOut,
+                          findDeclared(pSchema, iFamily, c->pQual, c->nQual),
                           eAgg, c->pVal, c->nVal);
     }
   }
@@ -592,10 +618,10 @@ int wcsFamilyJson(wcs_buf *pOut, const ks_schema *pSchema, int iFamily,
 ** ==================================================================== */
 
 typedef struct JParse {
-  const char *z; /* input */
-  int n;         /* bytes */
-  int i;         /* position */
-  int nDepth;    /* nesting depth, bounded */
+  const char *z;    /* input */
+  int n;            /* bytes */
+  int i;            /* position */
+  int nDepth;       /* nesting depth, bounded */
   const char *zErr; /* static description of the first error */
 } JParse;
 
@@ -710,15 +736,32 @@ static int jString(JParse *p, wcs_buf *pOut) {
     } else {
       char d;
       switch (c) {
-      case '"': d = '"'; break;
-      case '\\': d = '\\'; break;
-      case '/': d = '/'; break;
-      case 'b': d = '\b'; break;
-      case 'f': d = '\f'; break;
-      case 'n': d = '\n'; break;
-      case 'r': d = '\r'; break;
-      case 't': d = '\t'; break;
-      default: return jFail(p, "bad escape in a string");
+      case '"':
+        d = '"';
+        break;
+      case '\\':
+        d = '\\';
+        break;
+      case '/':
+        d = '/';
+        break;
+      case 'b':
+        d = '\b';
+        break;
+      case 'f':
+        d = '\f';
+        break;
+      case 'n':
+        d = '\n';
+        break;
+      case 'r':
+        d = '\r';
+        break;
+      case 't':
+        d = '\t';
+        break;
+      default:
+        return jFail(p, "bad escape in a string");
       }
       if (pOut && wcs_buf_append(pOut, &d, 1)) return jFail(p, "out of memory");
     }
@@ -735,13 +778,15 @@ static int jNumber(JParse *p, int *pbReal) {
   if (i < p->n && p->z[i] == '0') {
     i++, bDigit = 1;
   } else {
-    while (i < p->n && p->z[i] >= '0' && p->z[i] <= '9') i++, bDigit = 1;
+    while (i < p->n && p->z[i] >= '0' && p->z[i] <= '9')
+      i++, bDigit = 1;
   }
   if (!bDigit) return jFail(p, "bad number");
   if (i < p->n && p->z[i] == '.') {
     int b = 0;
     *pbReal = 1;
-    for (i++; i < p->n && p->z[i] >= '0' && p->z[i] <= '9'; i++) b = 1;
+    for (i++; i < p->n && p->z[i] >= '0' && p->z[i] <= '9'; i++)
+      b = 1;
     if (!b) return jFail(p, "bad number");
   }
   if (i < p->n && (p->z[i] == 'e' || p->z[i] == 'E')) {
@@ -749,7 +794,8 @@ static int jNumber(JParse *p, int *pbReal) {
     *pbReal = 1;
     i++;
     if (i < p->n && (p->z[i] == '+' || p->z[i] == '-')) i++;
-    for (; i < p->n && p->z[i] >= '0' && p->z[i] <= '9'; i++) b = 1;
+    for (; i < p->n && p->z[i] >= '0' && p->z[i] <= '9'; i++)
+      b = 1;
     if (!b) return jFail(p, "bad number");
   }
   p->i = i;
@@ -805,11 +851,16 @@ static int jValue(JParse *p) {
       return jFail(p, bObj ? "expected ',' or '}'" : "expected ',' or ']'");
     }
   }
-  case '"': return jString(p, NULL);
-  case 't': return jLiteral(p, "true");
-  case 'f': return jLiteral(p, "false");
-  case 'n': return jLiteral(p, "null");
-  default: return jNumber(p, &bReal);
+  case '"':
+    return jString(p, NULL);
+  case 't':
+    return jLiteral(p, "true");
+  case 'f':
+    return jLiteral(p, "false");
+  case 'n':
+    return jLiteral(p, "null");
+  default:
+    return jNumber(p, &bReal);
   }
 }
 
@@ -893,8 +944,8 @@ static int walkObject(JParse *p, wcs_buf *pArena, void *pCtx, MemberFn xMember,
 typedef struct ObjCtx {
   WcsObject *pObj;
   int nAlloc;
-  size_t *aKeyOff;  /* [nAlloc] key offsets in the arena */
-  size_t *aValOff;  /* [nAlloc] decoded string offsets (TEXT/BLOB), or -1 */
+  size_t *aKeyOff; /* [nAlloc] key offsets in the arena */
+  size_t *aValOff; /* [nAlloc] decoded string offsets (TEXT/BLOB), or -1 */
 } ObjCtx;
 
 static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
@@ -1042,8 +1093,8 @@ int wcsParseObject(const char *z, int n, WcsObject *pObj, char **pzErr) {
       WcsMember *m = &pObj->aMember[i];
       m->pKey = pObj->arena.a ? pObj->arena.a + c.aKeyOff[i] : (uint8_t *)"";
       if (c.aValOff[i] != (size_t)-1) {
-        m->v.p = pObj->arena.a ? pObj->arena.a + c.aValOff[i]
-                               : (const uint8_t *)"";
+        m->v.p =
+            pObj->arena.a ? pObj->arena.a + c.aValOff[i] : (const uint8_t *)"";
       }
     }
   } else {

@@ -17,9 +17,11 @@
 **
 ** EXAMPLE
 **
-**   INSERT INTO metrics(device, id, day, cpu) VALUES ('phone','4c41',20200501,7);
+**   INSERT INTO metrics(device, id, day, cpu) VALUES
+*('phone','4c41',20200501,7);
 **   SELECT day, cpu FROM metrics WHERE device = 'phone' AND id = '4c41';
-**   EXPLAIN QUERY PLAN SELECT * FROM metrics WHERE device='phone' AND id='4c41';
+**   EXPLAIN QUERY PLAN SELECT * FROM metrics WHERE device='phone' AND
+*id='4c41';
 **     -> SCAN metrics VIRTUAL TABLE INDEX 3:PREFIX SCAN (device,id)
 **
 ** INTERNALS
@@ -89,8 +91,8 @@ SQLITE_EXTENSION_INIT1
 #define SEEK_COST 10.0
 
 /* Truth of a comparison whose operand could not become a key value. */
-#define VAL_USE 0   /* the operand is a key value */
-#define VAL_TRUE 1  /* holds for every row */
+#define VAL_USE   0 /* the operand is a key value */
+#define VAL_TRUE  1 /* holds for every row */
 #define VAL_FALSE 2 /* holds for no row */
 
 static int setErr(sqlite3_vtab *pVtab, const char *zFmt, ...) {
@@ -104,10 +106,14 @@ static int setErr(sqlite3_vtab *pVtab, const char *zFmt, ...) {
 
 int wcsToSqlite(int rc) {
   switch (rc) {
-  case WCS_OK: return SQLITE_OK;
-  case WCS_RANGE: return SQLITE_CONSTRAINT;
-  case WCS_NOTFOUND: return SQLITE_INTERNAL;
-  default: return rc; /* numbered like SQLite's */
+  case WCS_OK:
+    return SQLITE_OK;
+  case WCS_RANGE:
+    return SQLITE_CONSTRAINT;
+  case WCS_NOTFOUND:
+    return SQLITE_INTERNAL;
+  default:
+    return rc; /* numbered like SQLite's */
   }
 }
 
@@ -116,8 +122,8 @@ static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
   const char *zMsg = pTab->pStore ? wcs_engine_errmsg(pTab->pStore->pEng) : "";
   if (zMsg == NULL || zMsg[0] == 0) zMsg = wcs_errstr(rc);
   sqlite3_free(pTab->base.zErrMsg);
-  pTab->base.zErrMsg = sqlite3_mprintf("%s%s%s", zWhat ? zWhat : "",
-                                       zWhat ? ": " : "", zMsg);
+  pTab->base.zErrMsg =
+      sqlite3_mprintf("%s%s%s", zWhat ? zWhat : "", zWhat ? ": " : "", zMsg);
   return wcsToSqlite(rc);
 }
 
@@ -141,7 +147,9 @@ static void connUnref(WcsConn *pConn) {
   }
 }
 
-static void connDestroy(void *p) { connUnref((WcsConn *)p); }
+static void connDestroy(void *p) {
+  connUnref((WcsConn *)p);
+}
 
 /* Directory part of z (without the slash); "." if none. */
 static char *dirName(const char *z) {
@@ -169,8 +177,7 @@ static char *canonicalPath(const char *zPath) {
     zReal = realpath(zDir, NULL);
     if (zReal) {
       zOut = sqlite3_mprintf("%s%s%s", zReal,
-                             zReal[strlen(zReal) - 1] == '/' ? "" : "/",
-                             zBase);
+                             zReal[strlen(zReal) - 1] == '/' ? "" : "/", zBase);
       free(zReal);
     } else {
       zOut = sqlite3_mprintf("%s", zPath);
@@ -247,9 +254,9 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
   if (pArgs && pArgs->iZstdLevel >= 0) opt.iZstdLevel = pArgs->iZstdLevel;
   rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
   if (rc != WCS_OK) {
-    *pzErr = sqlite3_mprintf("wcs: cannot open store %s: %s",
-                             zPath ? zPath : ":memory:",
-                             zErr ? zErr : wcs_errstr(rc));
+    *pzErr = sqlite3_mprintf(
+        "wcs: cannot open store %s: %s",
+        zPath ? zPath : ":memory:", zErr ? zErr : wcs_errstr(rc));
     wcs_free(zErr);
     sqlite3_free(s->zPath);
     sqlite3_free(s);
@@ -328,18 +335,25 @@ static int qualOrderCmp(const ks_schema *s, int a, int b) {
 
 static const char *fieldSqlType(const ks_field *f) {
   switch (f->eType) {
-  case KS_STRING: return "TEXT";
-  case KS_BYTES: return "BLOB";
-  default: return "INTEGER";
+  case KS_STRING:
+    return "TEXT";
+  case KS_BYTES:
+    return "BLOB";
+  default:
+    return "INTEGER";
   }
 }
 
 static const char *qualSqlType(const ks_qualifier *q) {
   switch (q->eVType) {
-  case KS_V_INT64: return "INTEGER";
-  case KS_V_FLOAT64: return "REAL";
-  case KS_V_BYTES: return "BLOB";
-  default: return "TEXT";
+  case KS_V_INT64:
+    return "INTEGER";
+  case KS_V_FLOAT64:
+    return "REAL";
+  case KS_V_BYTES:
+    return "BLOB";
+  default:
+    return "TEXT";
   }
 }
 
@@ -433,7 +447,8 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
   {
     int k = 0;
     for (i = 0; i <= s->nFamily; i++) {
-      while (k < s->nQual && s->aQual[pTab->aQualOrder[k]].iFamily < i) k++;
+      while (k < s->nQual && s->aQual[pTab->aQualOrder[k]].iFamily < i)
+        k++;
       pTab->aFamQual[i] = k;
     }
   }
@@ -515,8 +530,8 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
 
   rc = storePath(db, argv[1], pArgs->zStore, &zPath);
   if (rc != SQLITE_OK) goto fail;
-  rc = connStore(pConn, zPath, pArgs, bCreate && bClauses, &pTab->pStore,
-                 pzErr);
+  rc =
+      connStore(pConn, zPath, pArgs, bCreate && bClauses, &pTab->pStore, pzErr);
   if (rc != SQLITE_OK && !bCreate) {
     /* the store is gone: connect anyway so DROP TABLE works */
     pTab->zMissing = *pzErr;
@@ -529,8 +544,8 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   if (pTab->pStore) {
     rc = wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pTab->pTab);
     if (rc != WCS_OK) {
-      *pzErr = sqlite3_mprintf("wcs: %s",
-                               wcs_engine_errmsg(pTab->pStore->pEng));
+      *pzErr =
+          sqlite3_mprintf("wcs: %s", wcs_engine_errmsg(pTab->pStore->pEng));
       rc = wcsToSqlite(rc);
       goto fail;
     }
@@ -560,8 +575,8 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
         rc = wcs_table_create(pTab->pStore->pEng, pTab->zStoreTable, zText,
                               &pTab->pTab);
         if (rc != WCS_OK) {
-          *pzErr = sqlite3_mprintf("wcs: %s",
-                                   wcs_engine_errmsg(pTab->pStore->pEng));
+          *pzErr =
+              sqlite3_mprintf("wcs: %s", wcs_engine_errmsg(pTab->pStore->pEng));
         }
       }
       free(zText);
@@ -599,9 +614,8 @@ fail:
 }
 
 /* xCreate: CREATE VIRTUAL TABLE; creates the store table if declared. */
-static int wcsCreate(sqlite3 *db, void *pAux, int argc,
-                     const char *const *argv, sqlite3_vtab **ppVtab,
-                     char **pzErr) {
+static int wcsCreate(sqlite3 *db, void *pAux, int argc, const char *const *argv,
+                     sqlite3_vtab **ppVtab, char **pzErr) {
   return wcsInit(db, pAux, argc, argv, ppVtab, pzErr, 1);
 }
 
@@ -674,7 +688,7 @@ WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr) {
 
 /* Class of a value in SQLite's ordering: NULL < numbers < text < blob. */
 #define CLS_NULL 0
-#define CLS_NUM 1
+#define CLS_NUM  1
 #define CLS_TEXT 2
 #define CLS_BLOB 3
 
@@ -693,10 +707,13 @@ static int classTruth(int colCls, int valCls, ks_op op) {
   int bColLess = colCls < valCls;
   switch (op) {
   case KS_OP_LT:
-  case KS_OP_LE: return bColLess ? VAL_TRUE : VAL_FALSE;
+  case KS_OP_LE:
+    return bColLess ? VAL_TRUE : VAL_FALSE;
   case KS_OP_GT:
-  case KS_OP_GE: return bColLess ? VAL_FALSE : VAL_TRUE;
-  default: return VAL_FALSE; /* EQ, IN */
+  case KS_OP_GE:
+    return bColLess ? VAL_FALSE : VAL_TRUE;
+  default:
+    return VAL_FALSE; /* EQ, IN */
   }
 }
 
@@ -735,8 +752,8 @@ static int realOperand(double r, ks_op *pOp, ks_value *pOut) {
     if (f != r || r >= dMax || r < -dMax) return VAL_FALSE;
     break;
   }
-  if (r >= dMax) return *pOp == KS_OP_GT || *pOp == KS_OP_GE ? VAL_FALSE
-                                                            : VAL_TRUE;
+  if (r >= dMax)
+    return *pOp == KS_OP_GT || *pOp == KS_OP_GE ? VAL_FALSE : VAL_TRUE;
   pOut->eType = KS_VAL_INT;
   pOut->i = (int64_t)r;
   return VAL_USE;
@@ -827,15 +844,15 @@ static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
 
 /* One pushable constraint found by xBestIndex. */
 typedef struct PlanCons {
-  int iCons;        /* index in aConstraint */
-  int iField;       /* key field, or KS_FIELD_KEY */
+  int iCons;  /* index in aConstraint */
+  int iField; /* key field, or KS_FIELD_KEY */
   ks_op op;
   int bIn;          /* an IN list handled all at once */
   int bKnown;       /* the value is known (sqlite3_vtab_rhs_value) */
   int bPattern;     /* LIKE/GLOB whose exactness depends on the value */
   ks_value aVal[2]; /* values for planning (placeholders if unknown) */
   int nVal;
-  char zNum[32];    /* rendered number for aVal[0] */
+  char zNum[32]; /* rendered number for aVal[0] */
 } PlanCons;
 
 /* Placeholder operands for a constraint whose value is not known yet,
@@ -855,15 +872,20 @@ static void placeholder(const ks_schema *pSchema, PlanCons *c) {
     if (f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL) {
       int k;
       iHigh = 1;
-      for (k = 0; k < f->nWidth && k < 18; k++) iHigh *= 10;
+      for (k = 0; k < f->nWidth && k < 18; k++)
+        iHigh *= 10;
       iHigh -= 1;
     }
     v[0].eType = v[1].eType = KS_VAL_INT;
     switch (c->op) {
     case KS_OP_LT:
-    case KS_OP_LE: v[0].i = iHigh; break;
+    case KS_OP_LE:
+      v[0].i = iHigh;
+      break;
     case KS_OP_GT:
-    case KS_OP_GE: v[0].i = 0; break;
+    case KS_OP_GE:
+      v[0].i = 0;
+      break;
     default:
       v[0].i = 1;
       v[1].i = 2;
@@ -881,9 +903,15 @@ static void placeholder(const ks_schema *pSchema, PlanCons *c) {
       }
       break;
     case KS_OP_GT:
-    case KS_OP_GE: v[0].p = (const uint8_t *)"", v[0].n = 0; break;
-    case KS_OP_GLOB_PREFIX: v[0].p = (const uint8_t *)"m*", v[0].n = 2; break;
-    case KS_OP_LIKE_PREFIX: v[0].p = (const uint8_t *)"m%", v[0].n = 2; break;
+    case KS_OP_GE:
+      v[0].p = (const uint8_t *)"", v[0].n = 0;
+      break;
+    case KS_OP_GLOB_PREFIX:
+      v[0].p = (const uint8_t *)"m*", v[0].n = 2;
+      break;
+    case KS_OP_LIKE_PREFIX:
+      v[0].p = (const uint8_t *)"m%", v[0].n = 2;
+      break;
     default:
       v[0].p = (const uint8_t *)"m", v[0].n = 1;
       v[1].p = (const uint8_t *)"n", v[1].n = 1;
@@ -897,15 +925,24 @@ static void placeholder(const ks_schema *pSchema, PlanCons *c) {
 static int keyOp(int op) {
   switch (op) {
   case SQLITE_INDEX_CONSTRAINT_EQ:
-  case SQLITE_INDEX_CONSTRAINT_IS: return KS_OP_EQ;
-  case SQLITE_INDEX_CONSTRAINT_LT: return KS_OP_LT;
-  case SQLITE_INDEX_CONSTRAINT_LE: return KS_OP_LE;
-  case SQLITE_INDEX_CONSTRAINT_GT: return KS_OP_GT;
-  case SQLITE_INDEX_CONSTRAINT_GE: return KS_OP_GE;
-  case SQLITE_INDEX_CONSTRAINT_GLOB: return KS_OP_GLOB_PREFIX;
-  case SQLITE_INDEX_CONSTRAINT_LIKE: return KS_OP_LIKE_PREFIX;
-  case SQLITE_INDEX_CONSTRAINT_ISNULL: return KS_OP_ISNULL;
-  case SQLITE_INDEX_CONSTRAINT_ISNOTNULL: return KS_OP_ISNOTNULL;
+  case SQLITE_INDEX_CONSTRAINT_IS:
+    return KS_OP_EQ;
+  case SQLITE_INDEX_CONSTRAINT_LT:
+    return KS_OP_LT;
+  case SQLITE_INDEX_CONSTRAINT_LE:
+    return KS_OP_LE;
+  case SQLITE_INDEX_CONSTRAINT_GT:
+    return KS_OP_GT;
+  case SQLITE_INDEX_CONSTRAINT_GE:
+    return KS_OP_GE;
+  case SQLITE_INDEX_CONSTRAINT_GLOB:
+    return KS_OP_GLOB_PREFIX;
+  case SQLITE_INDEX_CONSTRAINT_LIKE:
+    return KS_OP_LIKE_PREFIX;
+  case SQLITE_INDEX_CONSTRAINT_ISNULL:
+    return KS_OP_ISNULL;
+  case SQLITE_INDEX_CONSTRAINT_ISNOTNULL:
+    return KS_OP_ISNOTNULL;
   default:
     if (op == SQLITE_INDEX_CONSTRAINT_FUNCTION) return KS_OP_PREFIX;
     return -1;
@@ -919,8 +956,10 @@ static int rejectsNull(int op) {
   case SQLITE_INDEX_CONSTRAINT_ISNOT:
   case SQLITE_INDEX_CONSTRAINT_ISNULL:
   case SQLITE_INDEX_CONSTRAINT_LIMIT:
-  case SQLITE_INDEX_CONSTRAINT_OFFSET: return 0;
-  default: return 1;
+  case SQLITE_INDEX_CONSTRAINT_OFFSET:
+    return 0;
+  default:
+    return 1;
   }
 }
 
@@ -957,11 +996,17 @@ static void describePlan(sqlite3_str *pStr, WcsTab *pTab, const ks_plan *p,
   const ks_schema *s = pTab->pSchema;
   int i;
   switch (p->eKind) {
-  case KS_PLAN_EMPTY: sqlite3_str_appendall(pStr, "EMPTY"); break;
-  case KS_PLAN_POINT: sqlite3_str_appendall(pStr, "POINT LOOKUP"); break;
+  case KS_PLAN_EMPTY:
+    sqlite3_str_appendall(pStr, "EMPTY");
+    break;
+  case KS_PLAN_POINT:
+    sqlite3_str_appendall(pStr, "POINT LOOKUP");
+    break;
   case KS_PLAN_MULTI_POINT:
-    if (bInUnknown) sqlite3_str_appendall(pStr, "MULTI-POINT (IN list)");
-    else sqlite3_str_appendf(pStr, "MULTI-POINT (%d keys)", p->nPoint);
+    if (bInUnknown)
+      sqlite3_str_appendall(pStr, "MULTI-POINT (IN list)");
+    else
+      sqlite3_str_appendf(pStr, "MULTI-POINT (%d keys)", p->nPoint);
     break;
   case KS_PLAN_SKIP:
     sqlite3_str_appendf(pStr, "SKIP SCAN on %s",
@@ -969,7 +1014,9 @@ static void describePlan(sqlite3_str *pStr, WcsTab *pTab, const ks_plan *p,
                             ? s->aField[p->iSkipField].zName
                             : "_key");
     break;
-  case KS_PLAN_FULL: sqlite3_str_appendall(pStr, "FULL SCAN"); break;
+  case KS_PLAN_FULL:
+    sqlite3_str_appendall(pStr, "FULL SCAN");
+    break;
   default: {
     const char *zKind = p->eKind == KS_PLAN_PREFIX  ? "PREFIX SCAN"
                         : p->eKind == KS_PLAN_RANGE ? "RANGE SCAN"
@@ -1205,8 +1252,10 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       }
       if (iWhat >= 0) {
         if (iWhat == 3) {
-          if (nTsCons < 8) aTsCons[nTsCons++] = i;
-          else bLimitOk = 0;
+          if (nTsCons < 8)
+            aTsCons[nTsCons++] = i;
+          else
+            bLimitOk = 0;
         } else if (aHist[iWhat] < 0) {
           aHist[iWhat] = i;
         } else {
@@ -1229,7 +1278,8 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       continue;
     }
     {
-      int eType = iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType;
+      int eType =
+          iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType;
       /* patterns and prefixes only on byte-string fields */
       if ((op == KS_OP_GLOB_PREFIX || op == KS_OP_LIKE_PREFIX ||
            op == KS_OP_PREFIX) &&
@@ -1269,10 +1319,9 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     if (!c->bIn && sqlite3_vtab_rhs_value(pInfo, i, &pRhs) == SQLITE_OK &&
         pRhs) {
       ks_op o2 = c->op;
-      int t = coerceOperand(iField == KS_FIELD_KEY
-                                ? FT_KEY
-                                : (int)s->aField[iField].eType,
-                            &o2, pRhs, &c->aVal[0], c->zNum);
+      int t = coerceOperand(
+          iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType, &o2,
+          pRhs, &c->aVal[0], c->zNum);
       if (t == VAL_FALSE) {
         bEmpty = 1;
       }
@@ -1315,7 +1364,8 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       ks_plan_free(pPlan);
       pPlan = NULL;
       opts.bAllowSkip = 0;
-      for (i = 0; i < nPC; i++) aKC[i].bExact = 0;
+      for (i = 0; i < nPC; i++)
+        aKC[i].bExact = 0;
       rc = ks_plan_make(s, aKC, nPC, &opts, &pPlan, &zErr);
     }
   }
@@ -1388,7 +1438,8 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         continue;
       }
       if (iCol >= 0 && iCol < s->nField && aFixed[iCol]) continue;
-      while (f < s->nField && f != iCol && aFixed[f]) f++;
+      while (f < s->nField && f != iCol && aFixed[f])
+        f++;
       if (f < s->nField && iCol == f) {
         d ^= s->aField[f].eEnc == KS_ENC_REVERSED_DECIMAL ? 1 : 0;
         if (dir >= 0 && dir != d) bOk = 0;
@@ -1573,7 +1624,7 @@ typedef struct WcsStream {
 /* A constraint the cursor checks itself: promised to SQLite as omitted,
 ** but not captured exactly by the plan made with the real values. */
 typedef struct Residual {
-  int iField;     /* key field, or KS_FIELD_KEY */
+  int iField; /* key field, or KS_FIELD_KEY */
   ks_op op;
   int nVal;
   ks_value *aVal; /* values, bytes in the cursor's arena */
@@ -1592,30 +1643,30 @@ struct WcsCursor {
   sqlite3_int64 nSkip;      /* OFFSET rows still to skip */
   sqlite3_int64 iRowid;     /* rows returned so far (history rowid) */
   /* the current row */
-  const uint8_t *pRow;      /* raw row key (borrowed from the engine) */
+  const uint8_t *pRow; /* raw row key (borrowed from the engine) */
   size_t nRow;
-  const wcs_cell *aCell;    /* its cells (borrowed) */
+  const wcs_cell *aCell; /* its cells (borrowed) */
   int nCell;
-  ks_value *aKey;           /* [nField] decoded key fields */
-  wcs_buf keyScratch;       /* decoding scratch, reused */
-  int bIndexed;             /* aFamStart/aQualCell computed for this row */
-  int *aFamStart;           /* [nFamily+1] first cell of each family */
-  int *aQualCell;           /* [nQual] cell of each declared column, or -1 */
-  wcs_buf out;              /* JSON and text building, reused */
+  ks_value *aKey;     /* [nField] decoded key fields */
+  wcs_buf keyScratch; /* decoding scratch, reused */
+  int bIndexed;       /* aFamStart/aQualCell computed for this row */
+  int *aFamStart;     /* [nFamily+1] first cell of each family */
+  int *aQualCell;     /* [nQual] cell of each declared column, or -1 */
+  wcs_buf out;        /* JSON and text building, reused */
   /* residual checks */
   int nResidual;
   Residual *aResidual;
-  wcs_buf arena;            /* bytes of residual values */
+  wcs_buf arena; /* bytes of residual values */
   /* history */
-  int iCell;                /* current cell of the row */
-  int bLatest;              /* latest_n was given */
-  sqlite3_int64 iLatest;    /* its value */
-  int bQualFilter;          /* qualifier = ... given */
-  wcs_buf qual;             /* its bytes */
+  int iCell;             /* current cell of the row */
+  int bLatest;           /* latest_n was given */
+  sqlite3_int64 iLatest; /* its value */
+  int bQualFilter;       /* qualifier = ... given */
+  wcs_buf qual;          /* its bytes */
   /* xFilter's per-call arrays, kept to avoid allocating on every call */
   void *pScratch;
-  size_t nScratch;          /* bytes at pScratch */
-  wcs_buf pointKey;         /* the key of a point lookup made without a plan */
+  size_t nScratch;  /* bytes at pScratch */
+  wcs_buf pointKey; /* the key of a point lookup made without a plan */
 };
 
 /* xOpen */
@@ -1650,7 +1701,8 @@ static void cursorReset(WcsCursor *p) {
   p->nStream = 0;
   ks_plan_free(p->pPlan);
   p->pPlan = NULL;
-  for (i = 0; i < p->nResidual; i++) sqlite3_free(p->aResidual[i].aVal);
+  for (i = 0; i < p->nResidual; i++)
+    sqlite3_free(p->aResidual[i].aVal);
   sqlite3_free(p->aResidual);
   p->aResidual = NULL;
   p->nResidual = 0;
@@ -1695,13 +1747,16 @@ static int rowFilter(void *pCtx, const void *pRow, size_t nRow,
                               p->bReverse, &s->seek);
   }
   switch (rc) {
-  case KS_MATCH: return WCS_ROW_EMIT;
+  case KS_MATCH:
+    return WCS_ROW_EMIT;
   case KS_SEEK:
     *ppSeek = s->seek.a ? s->seek.a : (const void *)"";
     *pnSeek = s->seek.n;
     return WCS_ROW_SEEK;
-  case KS_DONE: return WCS_ROW_DONE;
-  default: return rc;
+  case KS_DONE:
+    return WCS_ROW_DONE;
+  default:
+    return rc;
   }
 }
 
@@ -1733,11 +1788,21 @@ static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
       v = p->aKey[r->iField];
     }
     switch (r->op) {
-    case KS_OP_EQ: *pbMatch = valueCmp(&v, &r->aVal[0]) == 0; break;
-    case KS_OP_LT: *pbMatch = valueCmp(&v, &r->aVal[0]) < 0; break;
-    case KS_OP_LE: *pbMatch = valueCmp(&v, &r->aVal[0]) <= 0; break;
-    case KS_OP_GT: *pbMatch = valueCmp(&v, &r->aVal[0]) > 0; break;
-    case KS_OP_GE: *pbMatch = valueCmp(&v, &r->aVal[0]) >= 0; break;
+    case KS_OP_EQ:
+      *pbMatch = valueCmp(&v, &r->aVal[0]) == 0;
+      break;
+    case KS_OP_LT:
+      *pbMatch = valueCmp(&v, &r->aVal[0]) < 0;
+      break;
+    case KS_OP_LE:
+      *pbMatch = valueCmp(&v, &r->aVal[0]) <= 0;
+      break;
+    case KS_OP_GT:
+      *pbMatch = valueCmp(&v, &r->aVal[0]) > 0;
+      break;
+    case KS_OP_GE:
+      *pbMatch = valueCmp(&v, &r->aVal[0]) >= 0;
+      break;
     case KS_OP_IN:
       *pbMatch = 0;
       for (k = 0; k < r->nVal && !*pbMatch; k++) {
@@ -1768,7 +1833,8 @@ static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
     }
   }
   return SQLITE_OK;
@@ -1935,7 +2001,8 @@ static int readInt(const char **pz, int *pv) {
   const char *z = *pz;
   int bNeg = 0, v = 0, n = 0;
   if (*z == '-') bNeg = 1, z++;
-  while (*z >= '0' && *z <= '9' && n < 9) v = v * 10 + (*z++ - '0'), n++;
+  while (*z >= '0' && *z <= '9' && n < 9)
+    v = v * 10 + (*z++ - '0'), n++;
   if (n == 0) return 0;
   if (*z == ',') z++;
   *pz = z;
@@ -1973,10 +2040,10 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   ks_constraint *aKC = NULL;
   ks_value **apVal = NULL; /* per constraint: its values */
   int *anVal = NULL;
-  int *abHeap = NULL;      /* per constraint: apVal[i] is sqlite3_malloc'd */
-  ks_value *aOne = NULL;   /* storage of single values */
+  int *abHeap = NULL;         /* per constraint: apVal[i] is sqlite3_malloc'd */
+  ks_value *aOne = NULL;      /* storage of single values */
   ks_value *aFieldVal = NULL; /* point lookups: the value of each field */
-  int bPoint = 0;          /* the key is pointKey, no plan was made */
+  int bPoint = 0;             /* the key is pointKey, no plan was made */
   int nSC = 0, i, rc = SQLITE_OK, bEmpty = 0, bSkip = 0, bKeysOnly = 0;
   int nFamSel = -1, aiFam[256];
   const char *azFam[256];
@@ -2006,9 +2073,10 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   {
     /* one scratch block for the per-call arrays, reused across calls */
     size_t n1 = (size_t)(argc + 1);
-    size_t nNeed = n1 * (sizeof(SpecCons) + sizeof(ks_constraint) +
-                         sizeof(ks_value *) + sizeof(ks_value) + 2 * sizeof(int)) +
-                   (size_t)(pTab->nField + 1) * sizeof(ks_value);
+    size_t nNeed =
+        n1 * (sizeof(SpecCons) + sizeof(ks_constraint) + sizeof(ks_value *) +
+              sizeof(ks_value) + 2 * sizeof(int)) +
+        (size_t)(pTab->nField + 1) * sizeof(ks_value);
     uint8_t *pS;
     if (nNeed > p->nScratch) {
       void *pNew = sqlite3_realloc64(p->pScratch, nNeed);
@@ -2066,8 +2134,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
           if (t == SQLITE_NULL) {
             bEmpty = 1;
           } else {
-            const void *pQ =
-                t == SQLITE_BLOB ? sqlite3_value_blob(v) : sqlite3_value_text(v);
+            const void *pQ = t == SQLITE_BLOB ? sqlite3_value_blob(v)
+                                              : sqlite3_value_text(v);
             int nQ = sqlite3_value_bytes(v);
             p->qual.n = 0;
             if (wcs_buf_append(&p->qual, pQ, (size_t)nQ)) {
@@ -2083,10 +2151,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
           }
         } else if (a == 2) {
           sqlite3_int64 n = sqlite3_value_int64(v);
-          if (sqlite3_value_type(v) != SQLITE_INTEGER || n < 1 ||
-              n > INT_MAX) {
-            rc = setErr(&pTab->base,
-                        "%s: latest_n must be a positive integer",
+          if (sqlite3_value_type(v) != SQLITE_INTEGER || n < 1 || n > INT_MAX) {
+            rc = setErr(&pTab->base, "%s: latest_n must be a positive integer",
                         pTab->zName);
             goto done;
           }
@@ -2108,15 +2174,18 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
             int64_t x = kv.i;
             switch (op) {
             case KS_OP_EQ:
-              if (x < 0 || x == INT64_MAX) bEmpty = 1;
+              if (x < 0 || x == INT64_MAX)
+                bEmpty = 1;
               else {
                 if (x > iMinTs) iMinTs = x;
                 if (x + 1 < iMaxTs) iMaxTs = x + 1;
               }
               break;
             case KS_OP_GT:
-              if (x == INT64_MAX) bEmpty = 1;
-              else if (x + 1 > iMinTs) iMinTs = x + 1;
+              if (x == INT64_MAX)
+                bEmpty = 1;
+              else if (x + 1 > iMinTs)
+                iMinTs = x + 1;
               break;
             case KS_OP_GE:
               if (x > iMinTs) iMinTs = x;
@@ -2125,10 +2194,13 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
               if (x < iMaxTs) iMaxTs = x;
               break;
             case KS_OP_LE:
-              if (x < 0) bEmpty = 1;
-              else if (iAsOf < 0 || x < iAsOf) iAsOf = x;
+              if (x < 0)
+                bEmpty = 1;
+              else if (iAsOf < 0 || x < iAsOf)
+                iAsOf = x;
               break;
-            default: break;
+            default:
+              break;
             }
           }
         }
@@ -2146,24 +2218,39 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         p->nSkip = n < 0 ? 0 : n;
       }
       break;
-    case 'E': bEmpty = 1; break;
-    case 'R': p->bReverse = 1; break;
-    case 'M': p->bMerge = 1; break;
-    case 'S': bSkip = 1; break;
-    case 'K': bKeysOnly = 1; break;
+    case 'E':
+      bEmpty = 1;
+      break;
+    case 'R':
+      p->bReverse = 1;
+      break;
+    case 'M':
+      p->bMerge = 1;
+      break;
+    case 'S':
+      bSkip = 1;
+      break;
+    case 'K':
+      bKeysOnly = 1;
+      break;
     case 'F':
       if (nFamSel < 0) nFamSel = 0;
       while (readInt(&zSpec, &a)) {
         if (a >= 0 && a < s->nFamily) {
-          if (nFamSel >= 0 && nFamSel < 256) aiFam[nFamSel++] = a;
-          else nFamSel = -2; /* too many to list: read them all */
+          if (nFamSel >= 0 && nFamSel < 256)
+            aiFam[nFamSel++] = a;
+          else
+            nFamSel = -2; /* too many to list: read them all */
         }
       }
       break;
-    default: break;
+    default:
+      break;
     }
-    while (*zSpec && *zSpec != ' ') zSpec++;
-    while (*zSpec == ' ') zSpec++;
+    while (*zSpec && *zSpec != ' ')
+      zSpec++;
+    while (*zSpec == ' ')
+      zSpec++;
   }
   if (p->nLimit == 0) bEmpty = 1;
   if (iMinTs >= iMaxTs) bEmpty = 1;
@@ -2299,8 +2386,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     }
     rc = ks_plan_make(s, aKC, nKC, &opts, &p->pPlan, &zErr);
     if (rc != WCS_OK) {
-      setErr(&pTab->base, "%s: %s", pTab->zName,
-             zErr ? zErr : wcs_errstr(rc));
+      setErr(&pTab->base, "%s: %s", pTab->zName, zErr ? zErr : wcs_errstr(rc));
       wcs_free(zErr);
       rc = wcsToSqlite(rc);
       goto done;
@@ -2361,7 +2447,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   } else if (bKeysOnly) {
     opt.bKeysOnly = 1;
   } else if (nFamSel > 0) {
-    for (i = 0; i < nFamSel; i++) azFam[i] = s->aFamily[aiFam[i]].zName;
+    for (i = 0; i < nFamSel; i++)
+      azFam[i] = s->aFamily[aiFam[i]].zName;
     opt.azFamily = azFam;
     opt.nFamily = nFamSel;
   }
@@ -2485,10 +2572,12 @@ static int wcsEof(sqlite3_vtab_cursor *pCursor) {
 static void indexCells(WcsCursor *p, WcsTab *pTab) {
   const ks_schema *s = pTab->pSchema;
   int f, i = 0, k;
-  for (k = 0; k < pTab->nQual; k++) p->aQualCell[k] = -1;
+  for (k = 0; k < pTab->nQual; k++)
+    p->aQualCell[k] = -1;
   for (f = 0; f < pTab->nFamily; f++) {
     int j = pTab->aFamQual[f], jEnd = pTab->aFamQual[f + 1];
-    while (i < p->nCell && p->aCell[i].iFamily < f) i++;
+    while (i < p->nCell && p->aCell[i].iFamily < f)
+      i++;
     p->aFamStart[f] = i;
     while (i < p->nCell && p->aCell[i].iFamily == f) {
       const wcs_cell *c = &p->aCell[i];
@@ -2530,8 +2619,8 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   WcsTab *pTab = (WcsTab *)pCursor->pVtab;
   const ks_schema *s = pTab->pSchema;
   if (iCol == pTab->iColKey) {
-    sqlite3_result_blob(ctx, p->nRow ? (const void *)p->pRow : "",
-                        (int)p->nRow, SQLITE_TRANSIENT);
+    sqlite3_result_blob(ctx, p->nRow ? (const void *)p->pRow : "", (int)p->nRow,
+                        SQLITE_TRANSIENT);
     return SQLITE_OK;
   }
   if (!pTab->bHistory && sqlite3_vtab_nochange(ctx)) {
@@ -2622,22 +2711,22 @@ static int wcsRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid) {
 ** ==================================================================== */
 
 /* Whether the row exists as the transaction sees it. */
-static int rowExists(WcsTab *pTab, wcs_txn *pTxn, const void *pKey,
-                     size_t nKey, int *pbExists) {
+static int rowExists(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
+                     int *pbExists) {
   return wcs_txn_check(pTxn, pTab->pTab, pKey, nKey, NULL, pbExists);
 }
 
 /* Write one cell value (set, or fold into an aggregate). */
-static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey,
-                     size_t nKey, int iFamily, const void *pQual, size_t nQual,
-                     int64_t iTs, const WcsVal *v, const ks_qualifier *pDecl,
+static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
+                     int iFamily, const void *pQual, size_t nQual, int64_t iTs,
+                     const WcsVal *v, const ks_qualifier *pDecl,
                      const char *zCol, wcs_buf *pScratch) {
   const ks_family *fam = &pTab->pSchema->aFamily[iFamily];
   char *zErr = NULL;
   int rc;
   if (v->eType == WCSV_NULL) {
-    return wcs_txn_delete_cells(pTxn, pTab->pTab, pKey, nKey, fam->zName,
-                                pQual, nQual, 0, 0);
+    return wcs_txn_delete_cells(pTxn, pTab->pTab, pKey, nKey, fam->zName, pQual,
+                                nQual, 0, 0);
   }
   /* aggregate cells fold writes of one timestamp: without an explicit
   ** _timestamp they all go to timestamp 0, one running value per column */
@@ -2647,8 +2736,10 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey,
     sqlite3_int64 x;
     double r;
     int e = v->eType;
-    if (e == WCSV_TEXT) e = wcsTextToNumber(v->p, v->n, &x, &r);
-    else if (e == WCSV_INT) x = v->i;
+    if (e == WCSV_TEXT)
+      e = wcsTextToNumber(v->p, v->n, &x, &r);
+    else if (e == WCSV_INT)
+      x = v->i;
     else if (e == WCSV_REAL) {
       r = v->r;
       if (r == floor(r) && r >= -9.2e18 && r <= 9.2e18) {
@@ -2657,12 +2748,14 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey,
       }
     }
     if (e != WCSV_INT) {
-      setErr(&pTab->base, "%s: column %s is in aggregate family %s: it takes "
-             "integers", pTab->zName, zCol, fam->zName);
+      setErr(&pTab->base,
+             "%s: column %s is in aggregate family %s: it takes "
+             "integers",
+             pTab->zName, zCol, fam->zName);
       return WCS_MISMATCH;
     }
-    return wcs_txn_add_to_cell(pTxn, pTab->pTab, pKey, nKey, fam->zName,
-                               pQual, nQual, iTs, x);
+    return wcs_txn_add_to_cell(pTxn, pTab->pTab, pKey, nKey, fam->zName, pQual,
+                               nQual, iTs, x);
   }
   rc = wcsEncodeCell(fam->eAgg == KS_AGG_HLL ? NULL : pDecl, v, pScratch, zCol,
                      &zErr);
@@ -2721,7 +2814,8 @@ static int moveRow(WcsTab *pTab, wcs_txn *pTxn, const void *pOld, size_t nOld,
       rc = wcs_buf_append(&bytes, aCell[i].pQual, aCell[i].nQual);
       sv->oVal = bytes.n;
       sv->nVal = aCell[i].nVal;
-      if (rc == WCS_OK) rc = wcs_buf_append(&bytes, aCell[i].pVal, aCell[i].nVal);
+      if (rc == WCS_OK)
+        rc = wcs_buf_append(&bytes, aCell[i].pVal, aCell[i].nVal);
     }
   }
   wcs_cursor_close(pCur);
@@ -2760,8 +2854,8 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
   int t = sqlite3_value_type(v);
   memset(pOut, 0, sizeof(*pOut));
   if (t == SQLITE_NULL) {
-    return setErr(&pTab->base, "NOT NULL constraint failed: %s.%s",
-                  pTab->zName, f->zName);
+    return setErr(&pTab->base, "NOT NULL constraint failed: %s.%s", pTab->zName,
+                  f->zName);
   }
   if (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) {
     sqlite3_int64 x = 0;
@@ -2783,9 +2877,8 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
       e = WCSV_INT;
     }
     if (e != WCSV_INT) {
-      return setErr(&pTab->base,
-                    "%s: key field %s is %s: cannot store %s %s", pTab->zName,
-                    f->zName, ks_type_name(f->eType),
+      return setErr(&pTab->base, "%s: key field %s is %s: cannot store %s %s",
+                    pTab->zName, f->zName, ks_type_name(f->eType),
                     t == SQLITE_BLOB ? "a" : "the non-integer",
                     t == SQLITE_TEXT    ? "TEXT"
                     : t == SQLITE_FLOAT ? "REAL"
@@ -2850,8 +2943,9 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
       (bKeyChanged && pOld && !bFieldChanged)) {
     /* the raw key decides */
     if (!bKeyGiven) {
-      if (pOld) return wcs_buf_append(pKey, pOld, (size_t)nOld) ? SQLITE_NOMEM
-                                                               : SQLITE_OK;
+      if (pOld)
+        return wcs_buf_append(pKey, pOld, (size_t)nOld) ? SQLITE_NOMEM
+                                                        : SQLITE_OK;
       return setErr(&pTab->base, "NOT NULL constraint failed: %s._key",
                     pTab->zName);
     }
@@ -2871,7 +2965,7 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
       }
     }
     return wcs_buf_append(pKey, pGiven, (size_t)nGiven) ? SQLITE_NOMEM
-                                                         : SQLITE_OK;
+                                                        : SQLITE_OK;
   }
   if (pOld && !bFieldChanged) {
     return wcs_buf_append(pKey, pOld, (size_t)nOld) ? SQLITE_NOMEM : SQLITE_OK;
@@ -2891,8 +2985,10 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   for (i = 0; rc == SQLITE_OK && i < s->nField; i++) {
     sqlite3_value *v = argv[2 + i];
     if (sqlite3_value_nochange(v)) {
-      if (aOld) a[i] = aOld[i];
-      else memset(&a[i], 0, sizeof(a[i]));
+      if (aOld)
+        a[i] = aOld[i];
+      else
+        memset(&a[i], 0, sizeof(a[i]));
       continue;
     }
     rc = fieldValue(pTab, &s->aField[i], v, &a[i], zNum + 32 * i);
@@ -2900,8 +2996,7 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   if (rc == SQLITE_OK) {
     int rc2 = ks_key_encode(s, a, pKey, &zErr);
     if (rc2 != WCS_OK) {
-      setErr(&pTab->base, "%s: %s", pTab->zName,
-             zErr ? zErr : wcs_errstr(rc2));
+      setErr(&pTab->base, "%s: %s", pTab->zName, zErr ? zErr : wcs_errstr(rc2));
       wcs_free(zErr);
       rc = wcsToSqlite(rc2);
     }
@@ -3023,8 +3118,9 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   (void)pRowid;
 
   if (pTab->bHistory) {
-    return setErr(pVtab, "%s is a HISTORY view and is read-only; write to "
-                         "the table itself",
+    return setErr(pVtab,
+                  "%s is a HISTORY view and is read-only; write to "
+                  "the table itself",
                   pTab->zName);
   }
   if (pTab->pTab == NULL || st == NULL) {
@@ -3053,8 +3149,10 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       int e;
       wcsValFromSql(&wv, pTs);
       e = wv.eType;
-      if (e == WCSV_INT) x = wv.i;
-      else if (e == WCSV_TEXT) e = wcsTextToNumber(wv.p, wv.n, &x, &r);
+      if (e == WCSV_INT)
+        x = wv.i;
+      else if (e == WCSV_TEXT)
+        e = wcsTextToNumber(wv.p, wv.n, &x, &r);
       if (e != WCSV_INT || x < 0) {
         return setErr(pVtab,
                       "%s: _timestamp must be a non-negative integer "
@@ -3217,7 +3315,8 @@ static int wcsSavepoint(sqlite3_vtab *pVtab, int iSavepoint) {
       if (st->aSp[i] == iSavepoint) return SQLITE_OK;
     }
   }
-  while (st->nSp > 0 && st->aSp[st->nSp - 1] >= iSavepoint) st->nSp--;
+  while (st->nSp > 0 && st->aSp[st->nSp - 1] >= iSavepoint)
+    st->nSp--;
   if (st->nSp >= st->nSpAlloc) {
     int nNew = st->nSpAlloc ? st->nSpAlloc * 2 : 8;
     int *aNew = sqlite3_realloc64(st->aSp, sizeof(int) * (size_t)nNew);
@@ -3340,8 +3439,8 @@ static int registerAll(sqlite3 *db, char **pzErrMsg) {
 #ifdef _WIN32
 __declspec(dllexport)
 #endif
-int sqlite3_wcs_init(sqlite3 *db, char **pzErrMsg,
-                     const sqlite3_api_routines *pApi) {
+    int sqlite3_wcs_init(sqlite3 *db, char **pzErrMsg,
+                         const sqlite3_api_routines *pApi) {
   SQLITE_EXTENSION_INIT2(pApi);
   return registerAll(db, pzErrMsg);
 }

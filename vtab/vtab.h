@@ -54,55 +54,55 @@ struct WcsStore {
 };
 
 struct WcsConn {
-  sqlite3 *db;    /* the connection */
-  int nRef;       /* 1 for the module registration + 1 per WcsTab */
+  sqlite3 *db;      /* the connection */
+  int nRef;         /* 1 for the module registration + 1 per WcsTab */
   WcsStore *pStore; /* stores opened by this connection (kept open until
                     ** the connection closes, so an in-memory store lives
                     ** as long as the connection) */
-  WcsTab *pTab;   /* connected tables, for the SQL functions */
+  WcsTab *pTab;     /* connected tables, for the SQL functions */
 };
 
 struct WcsTab {
-  sqlite3_vtab base;    /* must be first */
-  WcsConn *pConn;       /* owning connection state (a reference) */
-  WcsStore *pStore;     /* the store (owned by pConn) */
-  WcsTab *pNextTab;     /* next connected table of pConn */
-  char *zName;          /* the virtual table's SQL name */
-  char *zDb;            /* its schema ("main", "temp", ...) */
-  char *zStoreTable;    /* the table's name inside the store */
-  char *zMissing;       /* why the store table could not be opened (set
-                        ** when pTab is NULL) */
-  wcs_table *pTab;      /* handle on the store table; NULL if it is missing
-                        ** (then only DROP TABLE works) */
+  sqlite3_vtab base;        /* must be first */
+  WcsConn *pConn;           /* owning connection state (a reference) */
+  WcsStore *pStore;         /* the store (owned by pConn) */
+  WcsTab *pNextTab;         /* next connected table of pConn */
+  char *zName;              /* the virtual table's SQL name */
+  char *zDb;                /* its schema ("main", "temp", ...) */
+  char *zStoreTable;        /* the table's name inside the store */
+  char *zMissing;           /* why the store table could not be opened (set
+                            ** when pTab is NULL) */
+  wcs_table *pTab;          /* handle on the store table; NULL if it is missing
+                            ** (then only DROP TABLE works) */
   const ks_schema *pSchema; /* wcs_table_schema(pTab), or pOwnSchema */
   ks_schema *pOwnSchema;    /* schema parsed from the arguments, kept when
                             ** the store table is missing */
-  int bHistory;         /* a HISTORY view: one row per cell */
-  int bOwner;           /* declared with KEY/FAMILY clauses: it created the
-                        ** store table, so DROP TABLE drops it */
-  int bNamed;           /* a TABLE 'name' clause was given */
-  int bInTxn;           /* xBegin seen in the current transaction */
-  int bJoining;         /* xBegin just joined an active store transaction;
-                        ** the next xSavepoint must not re-record a level */
+  int bHistory;             /* a HISTORY view: one row per cell */
+  int bOwner;               /* declared with KEY/FAMILY clauses: it created the
+                            ** store table, so DROP TABLE drops it */
+  int bNamed;               /* a TABLE 'name' clause was given */
+  int bInTxn;               /* xBegin seen in the current transaction */
+  int bJoining;             /* xBegin just joined an active store transaction;
+                            ** the next xSavepoint must not re-record a level */
   /* --- column layout (see the comment on declareTable in vtab.c) */
-  int nField;           /* key fields */
-  int nQual;            /* declared qualifier columns */
-  int nFamily;          /* families */
-  int nCol;             /* declared SQL columns */
-  int iColQual;         /* first qualifier column (main table) */
-  int iColFam;          /* first family JSON column (main table) */
-  int iColKey;          /* _key */
-  int iColTs;           /* _timestamp */
-  int iColFamily;       /* history: family */
-  int iColQualifier;    /* history: qualifier */
-  int iColValue;        /* history: value */
-  int iColLatest;       /* history: hidden latest_n argument */
-  int *aQualOrder;      /* [nQual] declared qualifiers ordered by (family,
-                        ** qualifier bytes), the order cells arrive in */
-  int *aFamQual;        /* [nFamily+1]: family f's entries in aQualOrder are
-                        ** aQualOrder[aFamQual[f] .. aFamQual[f+1]-1] */
-  int *aQualLen;        /* [nQual] strlen of each qualifier name */
-  double nRowEst;       /* cached row estimate for costs */
+  int nField;        /* key fields */
+  int nQual;         /* declared qualifier columns */
+  int nFamily;       /* families */
+  int nCol;          /* declared SQL columns */
+  int iColQual;      /* first qualifier column (main table) */
+  int iColFam;       /* first family JSON column (main table) */
+  int iColKey;       /* _key */
+  int iColTs;        /* _timestamp */
+  int iColFamily;    /* history: family */
+  int iColQualifier; /* history: qualifier */
+  int iColValue;     /* history: value */
+  int iColLatest;    /* history: hidden latest_n argument */
+  int *aQualOrder;   /* [nQual] declared qualifiers ordered by (family,
+                     ** qualifier bytes), the order cells arrive in */
+  int *aFamQual;     /* [nFamily+1]: family f's entries in aQualOrder are
+                     ** aQualOrder[aFamQual[f] .. aFamQual[f+1]-1] */
+  int *aQualLen;     /* [nQual] strlen of each qualifier name */
+  double nRowEst;    /* cached row estimate for costs */
 };
 
 /* ---- vtab.c */
@@ -136,16 +136,16 @@ void wcsStartsWithFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 /* A value on its way into a cell: an SQL value or a JSON member. */
 #define WCSV_NULL 0
-#define WCSV_INT 1
+#define WCSV_INT  1
 #define WCSV_REAL 2
 #define WCSV_TEXT 3
 #define WCSV_BLOB 4
 #define WCSV_JSON 5 /* p,n: JSON text of an object or array */
 typedef struct WcsVal {
-  int eType;         /* WCSV_* */
-  sqlite3_int64 i;   /* WCSV_INT */
-  double r;          /* WCSV_REAL */
-  const uint8_t *p;  /* TEXT, BLOB, JSON bytes (borrowed) */
+  int eType;        /* WCSV_* */
+  sqlite3_int64 i;  /* WCSV_INT */
+  double r;         /* WCSV_REAL */
+  const uint8_t *p; /* TEXT, BLOB, JSON bytes (borrowed) */
   int n;
 } WcsVal;
 
@@ -183,10 +183,10 @@ int wcsJsonBytes(wcs_buf *pOut, const uint8_t *p, size_t n);
 
 /* One member of a JSON object written into a family column. */
 typedef struct WcsMember {
-  uint8_t *pKey;     /* decoded qualifier bytes (points into the arena) */
+  uint8_t *pKey; /* decoded qualifier bytes (points into the arena) */
   int nKey;
-  WcsVal v;          /* the value; TEXT/BLOB/JSON point into the arena or
-                     ** the input */
+  WcsVal v; /* the value; TEXT/BLOB/JSON point into the arena or
+            ** the input */
 } WcsMember;
 typedef struct WcsObject {
   int nMember;
