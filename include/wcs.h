@@ -113,9 +113,10 @@ typedef struct wcs_options {
   int (*xBloomPrefix)(const void *pKey, int nKey);
   int nL0Trigger;         /* level-0 files that start a compaction; def 4 */
   int nL0Stop;            /* level-0 files that stall writers; default 20 */
-  uint64_t nL1Bytes;      /* target size of level 1; default 64 MiB; each
+  uint64_t nL1Bytes;      /* target size of level 1; default 256 MiB; each
                           ** deeper level is 10x bigger */
-  uint64_t nFileBytes;    /* target size of a sorted file; default 64 MiB */
+  uint64_t nFileBytes;    /* target size of a sorted file, at most a
+                          ** quarter of its level's target; default 64 MiB */
   int bNoBackground;      /* flush/compact in the writer's thread (tests) */
 } wcs_options;
 

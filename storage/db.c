@@ -69,7 +69,7 @@ void wcs_options_init(wcs_options *p) {
   p->nBloomBits = 10;
   p->nL0Trigger = 4;
   p->nL0Stop = 20;
-  p->nL1Bytes = 64u << 20;
+  p->nL1Bytes = 256u << 20;
   p->nFileBytes = 64u << 20;
 }
 
@@ -598,7 +598,12 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
       j.nSnap = nSnap;
       j.pBase = c->pVersion;
       j.iOutLevel = c->iOutLevel;
-      j.nFileBytes = db->opt.nFileBytes;
+      /* a level holds at least four files, so a compaction from it takes
+      ** a part of the key space, not all of it (which would rewrite the
+      ** whole next level each time) */
+      j.nFileBytes = version_level_target(&db->opt, c->iOutLevel) / 4;
+      if (j.nFileBytes < 64 * 1024) j.nFileBytes = 64 * 1024;
+      if (j.nFileBytes > db->opt.nFileBytes) j.nFileBytes = db->opt.nFileBytes;
       j.pbStop = &db->bShutdown;
       rc = compact_run(&j, pIn, aDel, nDel, &zErr);
     }
