@@ -649,6 +649,7 @@ START_TEST(test_store_beside_database_and_reopen) {
   sqlite3_close(db);
   sqlite3_free(zDb);
   sqlite3_free(zStore);
+  tu_rmrf(zDir);
 }
 END_TEST
 
@@ -674,6 +675,7 @@ START_TEST(test_store_clause_and_two_connections) {
   sqlite3_close(db1);
   sqlite3_free(zSql);
   sqlite3_free(zAttach);
+  tu_rmrf(zDir);
 }
 END_TEST
 
@@ -710,6 +712,7 @@ START_TEST(test_hostile_schema_cannot_use_the_module) {
   CHECK(db, "SELECT id FROM metrics", "a");
   sqlite3_close(db);
   sqlite3_free(zDb);
+  tu_rmrf(zDir);
 }
 END_TEST
 
