@@ -1103,6 +1103,16 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
   return WCS_OK;
 }
 
+/* xList callback: sets *p when a name is a manifest or a sorted file. */
+static int storeFile(void *p, const char *zName) {
+  size_t n = strlen(zName);
+  if (strncmp(zName, "MANIFEST-", 9) == 0 ||
+      (n > 4 && strcmp(zName + n - 4, ".sst") == 0)) {
+    *(int *)p = 1;
+  }
+  return WCS_OK;
+}
+
 int vset_open(wcs_env *pEnv, const char *zDir, const wcs_options *pOpt,
               wcs_cache *pCache, int bReadOnly, int bCreate, wcs_vset **pp,
               char **pzErr) {
@@ -1132,7 +1142,18 @@ int vset_open(wcs_env *pEnv, const char *zDir, const wcs_options *pOpt,
     rc = readCurrent(vs, &iManifest, pzErr);
     if (rc == WCS_OK) rc = replay(vs, iManifest, pzErr);
   } else if (rc == WCS_OK) {
-    if (!bCreate || bReadOnly) {
+    int bFiles = 0;
+    pEnv->xList(pEnv, zDir, &bFiles, storeFile, NULL);
+    if (bFiles) {
+      /* never start afresh over the files of a store that lost CURRENT:
+      ** the sweep at open would delete them */
+      rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
+                      "%s/CURRENT is missing but the directory holds a "
+                      "store's files (manifests or sorted files); restore "
+                      "CURRENT (one line: the newest MANIFEST-<number>) or "
+                      "move the files away",
+                      zDir);
+    } else if (!bCreate || bReadOnly) {
       rc = wcs_seterr(pzErr, WCS_CANTOPEN,
                       "no store in %s (CURRENT is missing)%s", zDir,
                       bReadOnly ? "" : "; open with bCreate to make one");

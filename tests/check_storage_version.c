@@ -328,6 +328,29 @@ START_TEST(test_version_unreferenced_files_are_swept) {
 }
 END_TEST
 
+/* A store that lost CURRENT is refused, not recreated over its files. */
+START_TEST(test_version_missing_current_with_files_is_refused) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  wcs_db *db = NULL;
+  wcs_options o;
+  char *zErr = NULL;
+  int bExists = 0;
+  fill(pEnv);
+  ck_assert_int_eq(pEnv->xDelete(pEnv, "/s/CURRENT", NULL), WCS_OK);
+  wcs_options_init(&o);
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, &zErr), WCS_CORRUPT);
+  ck_assert_ptr_nonnull(strstr(zErr, "/s/CURRENT is missing"));
+  wcs_free(zErr);
+  {
+    char zSst[64] = "";
+    pEnv->xList(pEnv, "/s", zSst, sstName, NULL);
+    pEnv->xExists(pEnv, zSst, &bExists);
+    ck_assert_int_eq(bExists, 1); /* nothing was swept */
+  }
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
 Suite *storage_version_suite(void) {
   Suite *s = suite_create("storage_version");
   TCase *tc = tcase_create("version");
@@ -340,6 +363,7 @@ Suite *storage_version_suite(void) {
   tcase_add_test(tc, test_version_damaged_current_is_named);
   tcase_add_test(tc, test_version_missing_sorted_file_is_named);
   tcase_add_test(tc, test_version_unreferenced_files_are_swept);
+  tcase_add_test(tc, test_version_missing_current_with_files_is_refused);
   suite_add_tcase(s, tc);
   return s;
 }
