@@ -1,0 +1,164 @@
+"""sql_python.py — the wcs extension from Python's standard-library sqlite3
+module, as a script user meets it (DESIGN.md §2-§6): enable_load_extension and
+load_extension(<build>/wcs), CREATE VIRTUAL TABLE, parameters (qmark, named,
+bytes for _key, executemany), a prefix scan and its EXPLAIN QUERY PLAN words,
+a transaction rolled back and one committed, a savepoint, reopening the file
+on a new connection, and errors raised as exceptions with a clear message.
+
+Usage: python3 tests/sql_python.py BUILD_DIR   (run by tests/sql_python.sh)
+Exit 0 when every check passed; prints "SKIP: ..." and exits 0 when this
+Python's sqlite3 cannot load extensions at all.
+"""
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+
+SCHEMA = """CREATE VIRTUAL TABLE metrics USING wcs(
+  KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',
+  FAMILY stats (cpu INT64, temp FLOAT64),
+  FAMILY meta (note STRING)
+)"""
+
+passed = 0
+failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok   " + name)
+    else:
+        failed += 1
+        print("FAIL " + name + ("\n       " + str(detail) if detail else ""))
+
+
+def connect(db, ext):
+    # isolation_level=None: BEGIN/COMMIT/ROLLBACK are ours to write
+    con = sqlite3.connect(db, isolation_level=None)
+    con.enable_load_extension(True)
+    con.load_extension(ext)
+    con.enable_load_extension(False)
+    return con
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: sql_python.py BUILD_DIR")
+        return 2
+    ext = os.path.join(os.path.abspath(sys.argv[1]), "wcs")
+    probe = sqlite3.connect(":memory:")
+    if not hasattr(probe, "enable_load_extension"):
+        print("SKIP: this Python's sqlite3 was built without extension loading")
+        return 0
+    probe.close()
+    if not os.path.exists(ext + ".so"):
+        print("FAIL: %s.so was not built" % ext)
+        return 1
+
+    tmp = tempfile.mkdtemp(prefix="wcs-sql-python.")
+    try:
+        run(os.path.join(tmp, "app.db"), ext)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("sql_python: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+def run(db, ext):
+    con = connect(db, ext)
+    con.execute(SCHEMA)
+
+    # parameters: qmark, executemany, named
+    rows = [("phone", "4c410523", 20200501, 12, 36.5, "ok"),
+            ("phone", "4c410523", 20200502, 15, 37.25, None),
+            ("phone", "4c4105231", 20200501, 99, -1.0, "hot"),
+            ("tablet", "日本", 20200501, 3, 0.5, "é")]
+    con.executemany("INSERT INTO metrics(device, id, day, cpu, temp, note) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", rows)
+    got = con.execute("SELECT device, id, day, cpu, temp, note FROM metrics "
+                      "WHERE device = :d AND id = :i ORDER BY day",
+                      {"d": "phone", "i": "4c410523"}).fetchall()
+    check("executemany, named parameters, prefix scan", got == rows[:2], got)
+
+    got = con.execute("SELECT id, cpu FROM metrics WHERE device = ? AND id = ? "
+                      "AND day = ?", ("tablet", "日本", 20200501)).fetchall()
+    check("multi-byte UTF-8 key field round trip", got == [("日本", 3)], got)
+
+    key = con.execute("SELECT _key FROM metrics WHERE device = 'phone' AND "
+                      "id = '4c410523' AND day = 20200502").fetchone()
+    check("_key is the raw row key as bytes",
+          key is not None and key[0] == b"phone#4c410523#20200502", key)
+    got = con.execute("SELECT day FROM metrics WHERE _key = ?",
+                      (b"phone#4c410523#20200502",)).fetchall()
+    check("bytes parameter on _key", got == [(20200502,)], got)
+    got = con.execute("SELECT day FROM metrics WHERE _key >= ? AND _key < ? "
+                      "ORDER BY _key DESC", (b"phone#4c410523#", b"phone#4c410523$")
+                      ).fetchall()
+    check("_key range with bytes parameters, DESC", got == [(20200502,), (20200501,)], got)
+
+    plan = " ".join(str(r) for r in con.execute(
+        "EXPLAIN QUERY PLAN SELECT cpu FROM metrics WHERE device = ? AND id = ?",
+        ("phone", "4c410523")).fetchall())
+    check("EXPLAIN QUERY PLAN shows PREFIX SCAN", "PREFIX SCAN" in plan, plan)
+
+    # a transaction rolled back leaves nothing; reads inside see own writes
+    con.execute("BEGIN")
+    con.execute("INSERT INTO metrics(device, id, day, cpu) VALUES (?, ?, ?, ?)",
+                ("pc", "z1", 20200601, 5))
+    con.execute("UPDATE metrics SET cpu = cpu + 100 WHERE device = 'phone'")
+    con.execute("DELETE FROM metrics WHERE device = 'tablet'")
+    inside = con.execute("SELECT count(*), sum(cpu) FROM metrics").fetchone()
+    check("reads inside a transaction see its writes", inside == (4, 431), inside)
+    con.execute("ROLLBACK")
+    after = con.execute("SELECT count(*), sum(cpu) FROM metrics").fetchone()
+    check("ROLLBACK leaves nothing behind", after == (4, 129), after)
+
+    # a committed transaction with a savepoint rolled back inside it
+    con.execute("BEGIN")
+    con.execute("INSERT INTO metrics(device, id, day, cpu) VALUES ('pc', 'a', 1, 1)")
+    con.execute("SAVEPOINT s")
+    con.execute("INSERT INTO metrics(device, id, day, cpu) VALUES ('pc', 'b', 2, 2)")
+    con.execute("ROLLBACK TO s")
+    con.execute("RELEASE s")
+    con.execute("COMMIT")
+    got = con.execute("SELECT id FROM metrics WHERE device = 'pc' ORDER BY id").fetchall()
+    check("COMMIT keeps writes, ROLLBACK TO drops the savepoint's", got == [("a",)], got)
+
+    # errors are exceptions with a clear message
+    try:
+        con.execute("INSERT INTO metrics(device, id, day, cpu) VALUES ('ph#one', 'x', 1, 1)")
+        check("a key field holding the delimiter raises", False, "no exception")
+    except sqlite3.Error as e:
+        msg = str(e)
+        check("a key field holding the delimiter raises, naming the field",
+              "device" in msg.lower(), msg)
+    try:
+        con.execute("INSERT INTO metrics(device, id, day, cpu) VALUES ('pc', 'x', -5, 1)")
+        check("a negative DECIMAL(8) key value raises", False, "no exception")
+    except sqlite3.Error as e:
+        check("a negative DECIMAL(8) key value raises", len(str(e)) > 0, e)
+    try:
+        con.execute("CREATE VIRTUAL TABLE bad USING wcs(KEY (a INT46))")
+        check("a bad schema raises", False, "no exception")
+    except sqlite3.Error as e:
+        check("a bad schema raises, naming the token", "INT46" in str(e), e)
+    con.close()
+
+    # a new connection on the same file: the table reconnects
+    con = connect(db, ext)
+    got = con.execute("SELECT device, id, day, cpu FROM metrics "
+                      "WHERE device = ? ORDER BY id, day", ("phone",)).fetchall()
+    check("reopen: rows are there after a new connection",
+          got == [("phone", "4c410523", 20200501, 12),
+                  ("phone", "4c410523", 20200502, 15),
+                  ("phone", "4c4105231", 20200501, 99)], got)
+    got = con.execute("SELECT count(*) FROM metrics").fetchone()
+    check("reopen: failed statements left nothing behind", got == (5,), got)
+    con.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
