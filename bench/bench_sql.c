@@ -1,0 +1,835 @@
+/*
+** bench_sql.c — the product's headline numbers: the same telemetry rows in a
+** wcs virtual table and in a native SQLite table, the same SQL against both,
+** measured side by side in one run (issue 5's benchmark table).
+**
+** USAGE
+**   bench_sql [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] [-q SCALE] [-v]
+**
+**   -n ROWS   rows loaded (default 2000000); rounded to a whole number of
+**             ids: 4 device types x ids x 365 days
+**   -r RUNS   repetitions; every number is the median of the runs (default 3)
+**   -d DIR    where the databases are made (default ./bench-sql-data); each
+**             run gets fresh files, removed at the end
+**   -w LIST   workloads to run, comma separated (default all; the names are
+**             those of the result table: sorted,random,point,prefix,range,
+**             agg,skip,desc10,bytes,raw)
+**   -q SCALE  multiply the number of queries per workload (default 1.0)
+**   -v        print each run's numbers as they come
+**
+** EXAMPLE
+**   ./bench/bench_sql                  # the BENCHMARKS.md run (a few minutes)
+**   ./bench/bench_sql -n 200000 -r 1   # a quick look
+**
+** DATA (the seeds' telemetry shape)
+**   key       device#id#yyyymmdd: devices laptop, phone, tablet, watch; ids
+**             8 lowercase hex digits, ROWS/(4*365) per device; every day of
+**             2023. wcs: KEY (device STRING, id STRING, day INT64 DECIMAL(8))
+**             DELIMITED BY '#'.
+**   families  stats (cpu INT64, mem INT64) and meta (note STRING); native
+**             columns cpu INTEGER, mem INTEGER, note TEXT. cpu 0..99, mem
+**             0..16383, note one of a few firmware strings.
+**   native    CREATE TABLE ... PRIMARY KEY(device, id, day)) WITHOUT ROWID,
+**             journal_mode=WAL, synchronous=NORMAL, cache_size 128 MiB.
+**   wcs       SYNC NORMAL (a process crash loses nothing, a power cut may
+**             lose the last commits: the same promise as WAL + NORMAL), the
+**             store's defaults: 64 MiB memtable + 64 MiB block cache, zstd 3.
+**             The connection holding the wcs table also runs WAL + NORMAL.
+**
+** WORKLOADS (ratio = native time / wcs time, > 1: wcs faster)
+**   sorted   all rows in key order, one INSERT statement prepared once, one
+**            transaction; timed to the end of COMMIT
+**   random   the same rows in a random order, a COMMIT every 10000 rows
+**   point    random full-key lookups, prepared, all columns
+**   prefix   device=? AND id=? (365 rows each), sum(cpu)
+**   range    device=? AND id=? AND day BETWEEN ? AND ? (30 days)
+**   agg      SELECT count(*), sum(cpu), max(mem) over the whole table
+**   skip     WHERE id=? alone (native after ANALYZE: skip scan on its
+**            primary key); also wcs's own full scan of the same query
+**            (WHERE +id=?, which no planner can use): goal >= 100x
+**   desc10   device=? AND id=? ORDER BY day DESC LIMIT 10
+**   bytes    bytes on disk after the sorted load and the settling step
+**            below: wcs store directory / native database file and WAL
+**            (after a checkpoint); also reported right after the load
+**   raw      full scan through SQL reading every family (sum(cpu),
+**            sum(mem), count(note)) vs the raw storage iterator over the
+**            store (wcs_iter, every key and value touched, no SQL);
+**            ratio = raw time / SQL time
+**
+** Each run: fresh databases, the sorted load for both engines (alternating
+** which goes first), then settling: ANALYZE on the native one, SELECT
+** wcs_compact('m') on wcs (flush and full compaction; not timed), a new
+** connection for each, the queries, the raw scan, bytes, then a fresh
+** random-order load for both. Output: one table of
+** medians with ratios and issue 5's goals.
+*/
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "wcs.h"
+
+#define NDEV 4
+#define NDAY 365
+#define MAX_RUNS 15
+
+static const char *azDev[NDEV] = {"laptop", "phone", "tablet", "watch"};
+static const char *azNote[4] = {"fw-1.0.3", "fw-1.2.0", "fw-2.0.1", "fw-2.1.7"};
+
+/* ------------------------------------------------------------------ */
+/* workloads and results                                               */
+
+enum {
+  W_SORTED, W_RANDOM, W_POINT, W_PREFIX, W_RANGE, W_AGG, W_SKIP, W_DESC10,
+  W_BYTES, W_RAW, W_COUNT
+};
+static const char *azWork[W_COUNT] = {"sorted", "random", "point", "prefix",
+                                      "range",  "agg",    "skip",  "desc10",
+                                      "bytes",  "raw"};
+static const char *azLabel[W_COUNT] = {
+  "bulk load, sorted keys, one transaction",
+  "load in random key order",
+  "point lookup by full key (prepared)",
+  "prefix scan device=? AND id=?",
+  "range scan on day after an equal prefix",
+  "full-scan aggregate",
+  "skip scan WHERE id=? (native after ANALYZE)",
+  "ORDER BY day DESC LIMIT 10 for one device+id",
+  "bytes on disk (wcs / native)",
+  "full scan: SQL vs raw storage iterator"};
+static const char *azGoal[W_COUNT] = {">= 2x", ">= 4x", ">= 1x", ">= 1x",
+                                      ">= 1x", ">= 1x", ">= 1x", ">= 1x",
+                                      "<= 0.35x", ">= 0.5x"};
+static const double aGoal[W_COUNT] = {2, 4, 1, 1, 1, 1, 1, 1, 0.35, 0.5};
+
+typedef struct Result {
+  int nRun;
+  double aNative[MAX_RUNS]; /* seconds (bytes for W_BYTES) */
+  double aWcs[MAX_RUNS];    /* seconds (bytes); W_RAW: SQL scan */
+  double aAux[MAX_RUNS];    /* W_SKIP: wcs full scan; W_RAW: raw iterator */
+  long nOps;                /* operations per measurement */
+} Result;
+
+static Result aRes[W_COUNT];
+static double aLeft[MAX_RUNS]; /* bytes wcs/native right after the sorted load */
+static int nLeft;
+static int abWork[W_COUNT];
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+
+static int bVerbose = 0;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void die(const char *zFmt, ...) {
+  va_list ap;
+  va_start(ap, zFmt);
+  fprintf(stderr, "bench_sql: ");
+  vfprintf(stderr, zFmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  exit(1);
+}
+
+static uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+static uint64_t rngState = 42;
+static uint64_t rnd64(void) { return splitmix(rngState++); }
+static long rndN(long n) { return (long)(rnd64() % (uint64_t)n); }
+
+static void exec(sqlite3 *db, const char *zSql) {
+  char *zErr = NULL;
+  if (sqlite3_exec(db, zSql, NULL, NULL, &zErr) != SQLITE_OK) {
+    die("%s: %s", zSql, zErr ? zErr : sqlite3_errmsg(db));
+  }
+}
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *zSql) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, zSql, -1, &st, NULL) != SQLITE_OK) {
+    die("prepare %s: %s", zSql, sqlite3_errmsg(db));
+  }
+  return st;
+}
+
+static void stepAll(sqlite3 *db, sqlite3_stmt *st, int64_t *pSum, long *pnRow) {
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (pSum) *pSum += sqlite3_column_int64(st, 0);
+    if (pnRow) (*pnRow)++;
+  }
+  if (rc != SQLITE_DONE) die("step: %s", sqlite3_errmsg(db));
+  sqlite3_reset(st);
+}
+
+/* Bytes of regular files under a path (recursively). */
+static uint64_t diskBytes(const char *zPath) {
+  struct stat st;
+  uint64_t n = 0;
+  if (lstat(zPath, &st) != 0) return 0;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(zPath);
+    struct dirent *e;
+    if (d == NULL) return 0;
+    while ((e = readdir(d)) != NULL) {
+      char z[4096];
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      snprintf(z, sizeof z, "%s/%s", zPath, e->d_name);
+      n += diskBytes(z);
+    }
+    closedir(d);
+  } else if (S_ISREG(st.st_mode)) {
+    n = (uint64_t)st.st_size;
+  }
+  return n;
+}
+
+static void rmTree(const char *zPath) {
+  struct stat st;
+  if (lstat(zPath, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(zPath);
+    struct dirent *e;
+    if (d) {
+      while ((e = readdir(d)) != NULL) {
+        char z[4096];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(z, sizeof z, "%s/%s", zPath, e->d_name);
+        rmTree(z);
+      }
+      closedir(d);
+    }
+    rmdir(zPath);
+  } else {
+    unlink(zPath);
+  }
+}
+
+static int cmpDouble(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+static double median(const double *a, int n) {
+  double t[MAX_RUNS];
+  if (n == 0) return NAN;
+  memcpy(t, a, sizeof(double) * n);
+  qsort(t, n, sizeof(double), cmpDouble);
+  return (n & 1) ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/* ------------------------------------------------------------------ */
+/* the data                                                            */
+
+static long nRow;  /* rows: NDEV * nId * NDAY */
+static long nId;   /* ids per device */
+static int aDay[NDAY];
+
+static void initDays(void) {
+  static const int aLen[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int m, d, i = 0;
+  for (m = 0; m < 12; m++) {
+    for (d = 1; d <= aLen[m]; d++) aDay[i++] = 20230000 + (m + 1) * 100 + d;
+  }
+}
+
+/* Row i in key order: its key fields and values. */
+typedef struct Row {
+  int iDev;
+  char zId[12];
+  int day;
+  int cpu, mem;
+  const char *zNote;
+} Row;
+
+static void idText(long j, char *z) {
+  /* increasing in j, spread over 32 bits: hex order == j order */
+  uint64_t stride = (uint64_t)0xffffffffu / (uint64_t)nId;
+  uint64_t v = (uint64_t)j * stride + (splitmix((uint64_t)j) % (stride > 1 ? stride - 1 : 1));
+  snprintf(z, 12, "%08x", (unsigned)v);
+}
+
+static void rowAt(long i, Row *r) {
+  long dev = i / (nId * NDAY), j = (i / NDAY) % nId;
+  uint64_t h = splitmix((uint64_t)i * 7919u);
+  r->iDev = (int)dev;
+  idText(j, r->zId);
+  r->day = aDay[i % NDAY];
+  r->cpu = (int)(h % 100);
+  r->mem = (int)((h >> 8) % 16384);
+  r->zNote = azNote[(h >> 24) % 4];
+}
+
+/* ------------------------------------------------------------------ */
+/* the two engines                                                     */
+
+typedef struct Eng {
+  const char *zName;   /* "native" or "wcs" */
+  int bWcs;
+  char zDb[2048];      /* database file */
+  char zStore[2100];   /* wcs store directory: the file's name + ".wcs" */
+  sqlite3 *db;
+} Eng;
+
+static void engOpen(Eng *e) {
+  if (sqlite3_open(e->zDb, &e->db) != SQLITE_OK) {
+    die("open %s: %s", e->zDb, sqlite3_errmsg(e->db));
+  }
+  if (wcs_register(e->db) != SQLITE_OK) die("wcs_register: %s", sqlite3_errmsg(e->db));
+  exec(e->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+              "PRAGMA cache_size=-131072");
+}
+
+static void engCreate(Eng *e) {
+  if (e->bWcs) {
+    exec(e->db,
+         "CREATE VIRTUAL TABLE m USING wcs(KEY (device STRING, id STRING, "
+         "day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY stats (cpu INT64, "
+         "mem INT64), FAMILY meta (note STRING), SYNC NORMAL)");
+  } else {
+    exec(e->db,
+         "CREATE TABLE m(device TEXT, id TEXT, day INTEGER, cpu INTEGER, "
+         "mem INTEGER, note TEXT, PRIMARY KEY(device, id, day)) WITHOUT ROWID");
+  }
+}
+
+static void engClose(Eng *e) {
+  if (e->db && sqlite3_close(e->db) != SQLITE_OK) {
+    die("close %s: %s", e->zDb, sqlite3_errmsg(e->db));
+  }
+  e->db = NULL;
+}
+
+static void engRemove(Eng *e) {
+  char z[4200];
+  engClose(e);
+  unlink(e->zDb);
+  snprintf(z, sizeof z, "%s-wal", e->zDb);
+  unlink(z);
+  snprintf(z, sizeof z, "%s-shm", e->zDb);
+  unlink(z);
+  rmTree(e->zStore);
+}
+
+/* Bytes of the native database: the file and its WAL. */
+static uint64_t engBytes(Eng *e) {
+  char z[2100];
+  snprintf(z, sizeof z, "%s-wal", e->zDb);
+  return diskBytes(e->zDb) + diskBytes(z);
+}
+
+/* Load rows in key order (aOrder NULL) or in the order given; COMMIT every
+** nCommit rows (0: one transaction). Returns seconds. */
+static double load(Eng *e, const long *aOrder, long nCommit) {
+  sqlite3_stmt *st = prep(e->db,
+                          "INSERT INTO m(device, id, day, cpu, mem, note) "
+                          "VALUES (?, ?, ?, ?, ?, ?)");
+  double t0 = now();
+  long i;
+  Row r;
+  exec(e->db, "BEGIN");
+  for (i = 0; i < nRow; i++) {
+    rowAt(aOrder ? aOrder[i] : i, &r);
+    sqlite3_bind_text(st, 1, azDev[r.iDev], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r.zId, 8, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 3, r.day);
+    sqlite3_bind_int(st, 4, r.cpu);
+    sqlite3_bind_int(st, 5, r.mem);
+    sqlite3_bind_text(st, 6, r.zNote, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+      die("%s insert of row %ld: %s", e->zName, i, sqlite3_errmsg(e->db));
+    }
+    sqlite3_reset(st);
+    if (nCommit && (i + 1) % nCommit == 0 && i + 1 < nRow) {
+      exec(e->db, "COMMIT");
+      exec(e->db, "BEGIN");
+    }
+  }
+  exec(e->db, "COMMIT");
+  sqlite3_finalize(st);
+  return now() - t0;
+}
+
+/* ------------------------------------------------------------------ */
+/* queries                                                             */
+
+static void bindPrefix(sqlite3_stmt *st, long iRowish, char *zId) {
+  Row r;
+  rowAt(iRowish, &r);
+  memcpy(zId, r.zId, 9);
+  sqlite3_bind_text(st, 1, azDev[r.iDev], -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, zId, 8, SQLITE_STATIC);
+}
+
+/* The same random sequence for both engines: reseed per workload. */
+static double qPoint(Eng *e, long nQ) {
+  sqlite3_stmt *st = prep(e->db,
+                          "SELECT cpu, mem, note FROM m WHERE device = ? AND "
+                          "id = ? AND day = ?");
+  double t0;
+  long i, nGot = 0;
+  int64_t sum = 0;
+  char zId[12];
+  rngState = 1001;
+  t0 = now();
+  for (i = 0; i < nQ; i++) {
+    long k = rndN(nRow);
+    Row r;
+    rowAt(k, &r);
+    memcpy(zId, r.zId, 9);
+    sqlite3_bind_text(st, 1, azDev[r.iDev], -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, zId, 8, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, r.day);
+    stepAll(e->db, st, &sum, &nGot);
+  }
+  t0 = now() - t0;
+  if (nGot != nQ) die("%s point lookups found %ld of %ld rows", e->zName, nGot, nQ);
+  sqlite3_finalize(st);
+  return t0;
+}
+
+static double qPrefix(Eng *e, long nQ) {
+  sqlite3_stmt *st = prep(e->db, "SELECT cpu FROM m WHERE device = ? AND id = ?");
+  double t0;
+  long i, nGot = 0;
+  int64_t sum = 0;
+  char zId[12];
+  rngState = 2002;
+  t0 = now();
+  for (i = 0; i < nQ; i++) {
+    bindPrefix(st, rndN(nRow), zId);
+    stepAll(e->db, st, &sum, &nGot);
+  }
+  t0 = now() - t0;
+  if (nGot != nQ * NDAY) die("%s prefix scans returned %ld rows, expected %ld",
+                             e->zName, nGot, nQ * NDAY);
+  sqlite3_finalize(st);
+  return t0;
+}
+
+static double qRange(Eng *e, long nQ) {
+  sqlite3_stmt *st = prep(e->db,
+                          "SELECT day, cpu FROM m WHERE device = ? AND id = ? "
+                          "AND day BETWEEN ? AND ?");
+  double t0;
+  long i, nGot = 0;
+  int64_t sum = 0;
+  char zId[12];
+  rngState = 3003;
+  t0 = now();
+  for (i = 0; i < nQ; i++) {
+    int d = (int)rndN(NDAY - 30);
+    bindPrefix(st, rndN(nRow), zId);
+    sqlite3_bind_int(st, 3, aDay[d]);
+    sqlite3_bind_int(st, 4, aDay[d + 29]);
+    stepAll(e->db, st, &sum, &nGot);
+  }
+  t0 = now() - t0;
+  if (nGot != nQ * 30) die("%s range scans returned %ld rows, expected %ld",
+                           e->zName, nGot, nQ * 30);
+  sqlite3_finalize(st);
+  return t0;
+}
+
+static double qDesc10(Eng *e, long nQ) {
+  sqlite3_stmt *st = prep(e->db,
+                          "SELECT day, cpu FROM m WHERE device = ? AND id = ? "
+                          "ORDER BY day DESC LIMIT 10");
+  double t0;
+  long i, nGot = 0;
+  int64_t sum = 0;
+  char zId[12];
+  rngState = 4004;
+  t0 = now();
+  for (i = 0; i < nQ; i++) {
+    bindPrefix(st, rndN(nRow), zId);
+    stepAll(e->db, st, &sum, &nGot);
+  }
+  t0 = now() - t0;
+  if (nGot != nQ * 10) die("%s DESC LIMIT 10 returned %ld rows", e->zName, nGot);
+  sqlite3_finalize(st);
+  return t0;
+}
+
+static double qAgg(Eng *e, int64_t *pCount) {
+  sqlite3_stmt *st = prep(e->db, "SELECT count(*), sum(cpu), max(mem) FROM m");
+  double t0 = now();
+  int64_t n = 0;
+  stepAll(e->db, st, &n, NULL);
+  t0 = now() - t0;
+  sqlite3_finalize(st);
+  if (n != nRow) die("%s count(*) = %lld, expected %ld", e->zName, (long long)n, nRow);
+  if (pCount) *pCount = n;
+  return t0;
+}
+
+/* WHERE id = ? (bPlain) or WHERE +id = ? (no planner can use it). */
+static double qSkip(Eng *e, long nQ, int bPlain) {
+  sqlite3_stmt *st = prep(e->db, bPlain
+                          ? "SELECT count(*), sum(cpu) FROM m WHERE id = ?"
+                          : "SELECT count(*), sum(cpu) FROM m WHERE +id = ?");
+  double t0;
+  long i;
+  int64_t n = 0;
+  char zId[12];
+  rngState = 5005;
+  t0 = now();
+  for (i = 0; i < nQ; i++) {
+    idText(rndN(nId), zId);
+    sqlite3_bind_text(st, 1, zId, 8, SQLITE_STATIC);
+    stepAll(e->db, st, &n, NULL);
+  }
+  t0 = now() - t0;
+  if (n != nQ * NDEV * NDAY) die("%s WHERE id=? counted %lld rows, expected %ld",
+                                 e->zName, (long long)n, nQ * NDEV * NDAY);
+  sqlite3_finalize(st);
+  return t0;
+}
+
+static double qFullSql(Eng *e) {
+  sqlite3_stmt *st = prep(e->db, "SELECT sum(cpu), sum(mem), count(note) FROM m");
+  double t0 = now();
+  stepAll(e->db, st, NULL, NULL);
+  t0 = now() - t0;
+  sqlite3_finalize(st);
+  return t0;
+}
+
+/* Every key and value of the store through wcs_iter, no SQL. The store is
+** opened read-only after the SQL connection closed. */
+static double qRaw(Eng *e, uint64_t *pnKey) {
+  wcs_options o;
+  wcs_db *db = NULL;
+  wcs_iter *it = NULL;
+  char *zErr = NULL;
+  uint64_t nKey = 0, nByte = 0;
+  double t0;
+  int rc;
+  wcs_options_init(&o);
+  wcs_engine_options(&o);
+  o.bReadOnly = 1;
+  o.bCreate = 0;
+  rc = wcs_db_open(&db, e->zStore, &o, &zErr);
+  if (rc != WCS_OK) die("wcs_db_open %s: %s", e->zStore, zErr ? zErr : wcs_errstr(rc));
+  t0 = now();
+  rc = wcs_iter_new(db, NULL, &it);
+  for (rc = rc ? rc : wcs_iter_first(it); rc == WCS_OK && wcs_iter_valid(it);
+       rc = wcs_iter_next(it)) {
+    size_t nK, nV;
+    const unsigned char *pK = wcs_iter_key(it, &nK);
+    const unsigned char *pV = wcs_iter_value(it, &nV);
+    nKey++;
+    nByte += nK + nV + pK[nK - 1] + (nV ? pV[0] : 0);
+  }
+  t0 = now() - t0;
+  if (rc != WCS_OK) die("raw iteration: %s", wcs_errstr(rc));
+  wcs_iter_free(it);
+  wcs_db_close(db);
+  if (nByte == 0) die("raw iteration read nothing");
+  *pnKey = nKey;
+  return t0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void note(const char *zFmt, ...) {
+  va_list ap;
+  if (!bVerbose) return;
+  va_start(ap, zFmt);
+  vfprintf(stdout, zFmt, ap);
+  va_end(ap);
+  fflush(stdout);
+}
+
+static void addRun(int w, double native, double wcs, double aux) {
+  Result *r = &aRes[w];
+  r->aNative[r->nRun] = native;
+  r->aWcs[r->nRun] = wcs;
+  r->aAux[r->nRun] = aux;
+  r->nRun++;
+}
+
+static void fmtTime(char *z, size_t n, double sec, long nOps) {
+  if (nOps > 1) {
+    double us = sec * 1e6 / nOps;
+    if (us < 1000) snprintf(z, n, "%.1f us/op", us);
+    else snprintf(z, n, "%.2f ms/op", us / 1000);
+  } else if (sec < 1) {
+    snprintf(z, n, "%.1f ms", sec * 1000);
+  } else {
+    snprintf(z, n, "%.2f s", sec);
+  }
+}
+
+static void report(int nRuns, const char *zDir) {
+  int w;
+  printf("\nbench_sql: %ld rows (%d devices x %ld ids x %d days), medians of "
+         "%d runs, data in %s\n",
+         nRow, NDEV, nId, NDAY, nRuns, zDir);
+  printf("| workload | native | wcs | ratio | goal | met |\n");
+  printf("|---|---|---|---|---|---|\n");
+  for (w = 0; w < W_COUNT; w++) {
+    Result *r = &aRes[w];
+    double n, c, ratio;
+    char zN[64], zW[64];
+    if (r->nRun == 0) continue;
+    n = median(r->aNative, r->nRun);
+    c = median(r->aWcs, r->nRun);
+    if (w == W_BYTES) {
+      snprintf(zN, sizeof zN, "%.1f MiB", n / 1048576);
+      snprintf(zW, sizeof zW, "%.1f MiB", c / 1048576);
+      ratio = c / n;
+      printf("| %s | %s | %s | %.2fx | %s | %s |\n", azLabel[w], zN, zW,
+             ratio, azGoal[w], ratio <= aGoal[w] ? "yes" : "no");
+      if (nLeft) {
+        printf("| bytes right after the load, before compaction | | | %.2fx | "
+               "| |\n", median(aLeft, nLeft));
+      }
+    } else if (w == W_RAW) {
+      double raw = median(r->aAux, r->nRun);
+      fmtTime(zN, sizeof zN, raw, 1);
+      fmtTime(zW, sizeof zW, c, 1);
+      ratio = raw / c;
+      printf("| %s | raw iterator %s | SQL %s | %.2fx | %s | %s |\n",
+             azLabel[w], zN, zW, ratio, azGoal[w],
+             ratio >= aGoal[w] ? "yes" : "no");
+    } else {
+      fmtTime(zN, sizeof zN, n, r->nOps);
+      fmtTime(zW, sizeof zW, c, r->nOps);
+      ratio = n / c;
+      printf("| %s | %s | %s | %.2fx | %s | %s |\n", azLabel[w], zN, zW,
+             ratio, azGoal[w], ratio >= aGoal[w] ? "yes" : "no");
+      if (w == W_SKIP) {
+        double full = median(r->aAux, r->nRun);
+        char zF[64];
+        fmtTime(zF, sizeof zF, full, r->nOps);
+        printf("| skip scan vs wcs's own full scan (WHERE +id=?) | full scan "
+               "%s | %s | %.0fx | >= 100x | %s |\n",
+               zF, zW, full / c, full / c >= 100 ? "yes" : "no");
+      }
+    }
+  }
+  if (aRes[W_SORTED].nRun || aRes[W_RANDOM].nRun) {
+    printf("\nload rates (rows/s, medians):");
+    if (aRes[W_SORTED].nRun) {
+      printf(" sorted native %.0f, wcs %.0f;",
+             nRow / median(aRes[W_SORTED].aNative, aRes[W_SORTED].nRun),
+             nRow / median(aRes[W_SORTED].aWcs, aRes[W_SORTED].nRun));
+    }
+    if (aRes[W_RANDOM].nRun) {
+      printf(" random native %.0f, wcs %.0f",
+             nRow / median(aRes[W_RANDOM].aNative, aRes[W_RANDOM].nRun),
+             nRow / median(aRes[W_RANDOM].aWcs, aRes[W_RANDOM].nRun));
+    }
+    printf("\n");
+  }
+}
+
+static int want(int w) { return abWork[w]; }
+
+int main(int argc, char **argv) {
+  long nWant = 2000000;
+  int nRuns = 3, i, run;
+  double qScale = 1.0;
+  const char *zDir = "bench-sql-data";
+  Eng aEng[2];
+  long *aOrder = NULL;
+  long nPoint, nPrefix, nRange, nDesc, nSkip, nFull;
+
+  for (i = 0; i < W_COUNT; i++) abWork[i] = 1;
+  for (i = 1; i < argc; i++) {
+    const char *z = argv[i];
+    if (strcmp(z, "-n") == 0 && i + 1 < argc) nWant = atol(argv[++i]);
+    else if (strcmp(z, "-r") == 0 && i + 1 < argc) nRuns = atoi(argv[++i]);
+    else if (strcmp(z, "-d") == 0 && i + 1 < argc) zDir = argv[++i];
+    else if (strcmp(z, "-q") == 0 && i + 1 < argc) qScale = atof(argv[++i]);
+    else if (strcmp(z, "-v") == 0) bVerbose = 1;
+    else if (strcmp(z, "-w") == 0 && i + 1 < argc) {
+      char *zList = strdup(argv[++i]), *p, *save = NULL;
+      int w;
+      for (w = 0; w < W_COUNT; w++) abWork[w] = 0;
+      for (p = strtok_r(zList, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        for (w = 0; w < W_COUNT && strcmp(p, azWork[w]); w++) {}
+        if (w == W_COUNT) die("unknown workload %s", p);
+        abWork[w] = 1;
+      }
+      free(zList);
+    } else {
+      fprintf(stderr, "usage: %s [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] "
+                      "[-q SCALE] [-v]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (nRuns < 1 || nRuns > MAX_RUNS) die("-r must be 1..%d", MAX_RUNS);
+  nId = nWant / (NDEV * NDAY);
+  if (nId < 1) nId = 1;
+  nRow = nId * NDEV * NDAY;
+  initDays();
+  if (mkdir(zDir, 0755) != 0 && errno != EEXIST) die("mkdir %s: %s", zDir, strerror(errno));
+
+  nPoint = (long)(qScale * 100000);
+  nPrefix = (long)(qScale * 2000);
+  nRange = (long)(qScale * 10000);
+  nDesc = (long)(qScale * 10000);
+  nSkip = (long)(qScale * 50);
+  nFull = 2;
+  if (nPoint < 1) nPoint = 1;
+  if (nPrefix < 1) nPrefix = 1;
+  if (nRange < 1) nRange = 1;
+  if (nDesc < 1) nDesc = 1;
+  if (nSkip < 1) nSkip = 1;
+  aRes[W_SORTED].nOps = aRes[W_RANDOM].nOps = 1;
+  aRes[W_POINT].nOps = nPoint;
+  aRes[W_PREFIX].nOps = nPrefix;
+  aRes[W_RANGE].nOps = nRange;
+  aRes[W_DESC10].nOps = nDesc;
+  aRes[W_SKIP].nOps = nSkip;
+  aRes[W_AGG].nOps = 1;
+
+  printf("bench_sql: SQLite %s, %ld rows, %d runs\n", sqlite3_libversion(),
+         nRow, nRuns);
+  fflush(stdout);
+
+  memset(aEng, 0, sizeof aEng);
+  aEng[0].zName = "native";
+  aEng[1].zName = "wcs";
+  aEng[1].bWcs = 1;
+  for (i = 0; i < 2; i++) {
+    snprintf(aEng[i].zDb, sizeof aEng[i].zDb, "%.2000s/%s.db", zDir, aEng[i].zName);
+    snprintf(aEng[i].zStore, sizeof aEng[i].zStore, "%.2000s/%s.db.wcs", zDir,
+             aEng[i].zName);
+  }
+
+  if (want(W_RANDOM)) {
+    /* a fixed shuffle of the row numbers */
+    long j;
+    aOrder = malloc(sizeof(long) * nRow);
+    if (aOrder == NULL) die("out of memory");
+    for (j = 0; j < nRow; j++) aOrder[j] = j;
+    rngState = 77;
+    for (j = nRow - 1; j > 0; j--) {
+      long k = rndN(j + 1), t = aOrder[j];
+      aOrder[j] = aOrder[k];
+      aOrder[k] = t;
+    }
+  }
+
+  for (run = 0; run < nRuns; run++) {
+    double t[2], aux = 0;
+    int e, first = run & 1; /* alternate which engine goes first */
+    int bQueries = want(W_POINT) || want(W_PREFIX) || want(W_RANGE) ||
+                   want(W_AGG) || want(W_SKIP) || want(W_DESC10) ||
+                   want(W_BYTES) || want(W_RAW);
+    note("run %d\n", run + 1);
+    if (want(W_SORTED) || bQueries) {
+      for (i = 0; i < 2; i++) {
+        Eng *p = &aEng[i ^ first];
+        engRemove(p);
+        engOpen(p);
+        engCreate(p);
+        t[i ^ first] = load(p, NULL, 0);
+        note("  sorted load %-6s %.2f s\n", p->zName, t[i ^ first]);
+      }
+      if (want(W_SORTED)) addRun(W_SORTED, t[0], t[1], 0);
+      /* bytes as the load left them (wcs: memtable and WAL included) */
+      exec(aEng[0].db, "PRAGMA wal_checkpoint(TRUNCATE)");
+      nLeft = run + 1;
+      aLeft[run] = (double)diskBytes(aEng[1].zStore) / (double)engBytes(&aEng[0]);
+      /* settle both: statistics for native, a full compaction for wcs */
+      exec(aEng[0].db, "ANALYZE");
+      exec(aEng[1].db, "SELECT wcs_compact('m')");
+      /* reconnect both: the reads start from what a new connection sees */
+      for (e = 0; e < 2; e++) {
+        engClose(&aEng[e]);
+        engOpen(&aEng[e]);
+      }
+      if (want(W_POINT)) {
+        for (i = 0; i < 2; i++) t[i ^ first] = qPoint(&aEng[i ^ first], nPoint);
+        addRun(W_POINT, t[0], t[1], 0);
+        note("  point  native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_PREFIX)) {
+        for (i = 0; i < 2; i++) t[i ^ first] = qPrefix(&aEng[i ^ first], nPrefix);
+        addRun(W_PREFIX, t[0], t[1], 0);
+        note("  prefix native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_RANGE)) {
+        for (i = 0; i < 2; i++) t[i ^ first] = qRange(&aEng[i ^ first], nRange);
+        addRun(W_RANGE, t[0], t[1], 0);
+        note("  range  native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_DESC10)) {
+        for (i = 0; i < 2; i++) t[i ^ first] = qDesc10(&aEng[i ^ first], nDesc);
+        addRun(W_DESC10, t[0], t[1], 0);
+        note("  desc10 native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_AGG)) {
+        for (i = 0; i < 2; i++) t[i ^ first] = qAgg(&aEng[i ^ first], NULL);
+        addRun(W_AGG, t[0], t[1], 0);
+        note("  agg    native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_SKIP)) {
+        for (i = 0; i < 2; i++) t[i ^ first] = qSkip(&aEng[i ^ first], nSkip, 1);
+        aux = qSkip(&aEng[1], nFull, 0) * (double)nSkip / (double)nFull;
+        addRun(W_SKIP, t[0], t[1], aux);
+        note("  skip   native %.3f s wcs %.3f s (wcs full scan %.3f s per %ld)\n",
+             t[0], t[1], aux, nSkip);
+      }
+      if (want(W_RAW)) {
+        double sql = qFullSql(&aEng[1]), raw;
+        uint64_t nKey = 0;
+        engClose(&aEng[1]);
+        raw = qRaw(&aEng[1], &nKey);
+        engOpen(&aEng[1]);
+        addRun(W_RAW, 0, sql, raw);
+        note("  raw    SQL %.3f s, raw iterator %.3f s (%llu keys)\n", sql, raw,
+             (unsigned long long)nKey);
+      }
+      if (want(W_BYTES)) {
+        uint64_t nN, nW;
+        exec(aEng[0].db, "PRAGMA wal_checkpoint(TRUNCATE)");
+        for (e = 0; e < 2; e++) engClose(&aEng[e]);
+        nN = engBytes(&aEng[0]);
+        nW = diskBytes(aEng[1].zStore);
+        addRun(W_BYTES, (double)nN, (double)nW, 0);
+        note("  bytes  native %llu wcs %llu\n", (unsigned long long)nN,
+             (unsigned long long)nW);
+      }
+      for (e = 0; e < 2; e++) engRemove(&aEng[e]);
+    }
+    if (want(W_RANDOM)) {
+      for (i = 0; i < 2; i++) {
+        Eng *p = &aEng[i ^ first];
+        engRemove(p);
+        engOpen(p);
+        engCreate(p);
+        t[i ^ first] = load(p, aOrder, 10000);
+        note("  random load %-6s %.2f s\n", p->zName, t[i ^ first]);
+        engRemove(p);
+      }
+      addRun(W_RANDOM, t[0], t[1], 0);
+    }
+  }
+  free(aOrder);
+  report(nRuns, zDir);
+  rmdir(zDir);
+  return 0;
+}
