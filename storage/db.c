@@ -1327,6 +1327,9 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
   if (apChild == NULL) rc = WCS_NOMEM;
   for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
     wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
+    /* entries added later are newer than the snapshot: an empty memtable
+    ** contributes nothing */
+    if (memtable_count(m) == 0) continue;
     rc = memtable_iter(m, &apChild[nChild]);
     if (rc == WCS_OK) nChild++;
   }
