@@ -338,6 +338,9 @@ typedef struct Run {
   wcs_buf lo;       /* this file's share starts here ... */
   int bLoInf;       /* ... or at the start of the key space */
   wcs_buf lastUKey; /* user key of the last entry written */
+  /* files one level below the output ("grandparents") */
+  int iGp;           /* next grandparent not yet passed */
+  uint64_t nGpBytes; /* grandparent bytes the current output overlaps */
 } Run;
 
 /* Stripe of seq s: index of the first snapshot >= s (nSnap-1 is the
@@ -546,9 +549,30 @@ static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
   const uint8_t *pU = k;
   size_t nU = nK - WCS_IKEY_TRAILER;
   uint64_t seq = wcs_ikey_seq(k, nK);
-  int rc = WCS_OK;
-  if (r->pB && j->nFileBytes && sst_builder_size(r->pB) >= j->nFileBytes &&
+  int rc = WCS_OK, bCut = 0;
+  /* Count the grandparent files this output now reaches past; an output
+  ** overlapping more than ten outputs' worth of them is cut early, so the
+  ** compaction that later moves it down stays small (LevelDB's rule). */
+  if (j->pBase && j->iOutLevel >= 0 && j->iOutLevel + 1 < WCS_NLEVEL &&
+      j->nFileBytes) {
+    const wcs_version *pV = j->pBase;
+    int g = j->iOutLevel + 1;
+    while (r->iGp < pV->anFile[g]) {
+      const wcs_fmeta *f = pV->aaFile[g][r->iGp];
+      if (f->bUnbounded ||
+          wcs_ukey_cmp(f->pLargest, f->nLargest - WCS_IKEY_TRAILER, pU, nU) >=
+              0) {
+        break;
+      }
+      if (r->pB) r->nGpBytes += f->nBytes;
+      r->iGp++;
+    }
+    bCut = r->nGpBytes > 10 * j->nFileBytes;
+  }
+  if (r->pB && j->nFileBytes &&
+      (bCut || sst_builder_size(r->pB) >= j->nFileBytes) &&
       wcs_ukey_cmp(pU, nU, r->lastUKey.a, r->lastUKey.n) != 0) {
+    r->nGpBytes = 0;
     rc = finishOutput(r, pU, nU, 0);
     if (rc) return rc;
     r->lo.n = 0;
