@@ -117,7 +117,13 @@ static int64_t verify(const char *zPath, uint64_t nAcked, int iRound) {
     wcs_db_close(db);
     return -1;
   }
-  N = p ? strtoull(p, NULL, 10) : 0;
+  {
+    char aNum[32]; /* the value is not NUL-terminated */
+    if (n >= sizeof aNum) n = sizeof aNum - 1;
+    if (p) memcpy(aNum, p, n);
+    aNum[p ? n : 0] = 0;
+    N = strtoull(aNum, NULL, 10);
+  }
   wcs_free(p);
   if (N < nAcked || N > nAcked + 1) {
     fprintf(stderr,
