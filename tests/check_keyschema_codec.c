@@ -154,7 +154,7 @@ START_TEST(test_codec_orderedcode_int_roundtrip_and_order) {
   uint8_t a[10], b[10];
   int i;
   tu_seed(0);
-  for (i = 0; i < 200000; i++) {
+  for (i = 0; i < 100000; i++) {
     int64_t x = (int64_t)tu_rand() >> (tu_rand() % 64);
     int64_t y = (int64_t)tu_rand() >> (tu_rand() % 64);
     int64_t v;
@@ -760,7 +760,7 @@ START_TEST(test_codec_random_tuples_roundtrip) {
                     hex(b.a, b.n));
       b2.n = 0;
       ck_assert_int_eq(ks_key_encode(r.s, aOut, &b2, NULL), WCS_OK);
-      ck_assert(b2.n == b.n && memcmp(b.a, b2.a, b.n) == 0);
+      ck_assert(b2.n == b.n && (b.n == 0 || memcmp(b.a, b2.a, b.n) == 0));
     }
     ks_schema_free(r.s);
   }
@@ -770,37 +770,53 @@ START_TEST(test_codec_random_tuples_roundtrip) {
 }
 END_TEST
 
+/* Tuples sorted by tuple order must have keys in byte order, equal keys
+** exactly for equal tuples; checking neighbours suffices (transitivity). */
+typedef struct Pair {
+  const ks_schema *s;
+  RTuple *t;
+  wcs_buf *b;
+} Pair;
+
+static int cmpPairTuple(const void *a, const void *b) {
+  const Pair *x = a, *y = b;
+  return cmpTuple(x->s, x->t->a, y->t->a);
+}
+
 START_TEST(test_codec_byte_order_is_tuple_order) {
-  enum { NT = 120 };
-  int iSchema, i, j;
+  enum { NT = 400 };
+  int iSchema, i;
+  static RTuple t[NT];
+  static wcs_buf ab[NT];
+  static Pair ap[NT];
   tu_seed(0);
   for (iSchema = 0; iSchema < 300; iSchema++) {
     RSchema r;
-    static RTuple t[NT];
-    static wcs_buf ab[NT];
     randomSchema(&r, 0);
     for (i = 0; i < NT; i++) {
       randomTuple(r.s, &t[i]);
       ab[i].n = 0;
       ck_assert_int_eq(ks_key_encode(r.s, t[i].a, &ab[i], NULL), WCS_OK);
+      ap[i].s = r.s;
+      ap[i].t = &t[i];
+      ap[i].b = &ab[i];
     }
-    for (i = 0; i < NT; i++) {
-      for (j = 0; j < NT; j++) {
-        int ct = cmpTuple(r.s, t[i].a, t[j].a);
-        size_t n = ab[i].n < ab[j].n ? ab[i].n : ab[j].n;
-        int cb = n ? memcmp(ab[i].a, ab[j].a, n) : 0;
-        if (cb == 0) cb = ab[i].n < ab[j].n ? -1 : ab[i].n > ab[j].n;
-        cb = cb < 0 ? -1 : cb > 0;
-        ck_assert_msg(ct == cb, "%s: %s vs ...: tuple %d, bytes %d", r.zText,
-                      hex(ab[i].a, ab[i].n), ct, cb);
-      }
+    qsort(ap, NT, sizeof(Pair), cmpPairTuple);
+    for (i = 1; i < NT; i++) {
+      const wcs_buf *x = ap[i - 1].b, *y = ap[i].b;
+      int ct = cmpTuple(r.s, ap[i - 1].t->a, ap[i].t->a);
+      size_t n = x->n < y->n ? x->n : y->n;
+      int cb = n ? memcmp(x->a, y->a, n) : 0;
+      if (cb == 0) cb = x->n < y->n ? -1 : x->n > y->n;
+      ck_assert_msg(ct <= 0, "sort");
+      ck_assert_msg((cb < 0) == (ct < 0) && (cb == 0) == (ct == 0),
+                    "%s: %s and %s: tuple order %d, byte order %d", r.zText,
+                    hex(x->a, x->n), hex(y->a, y->n), ct, cb);
     }
     ks_schema_free(r.s);
-    if (iSchema == 299) {
-      for (i = 0; i < NT; i++)
-        wcs_buf_free(&ab[i]);
-    }
   }
+  for (i = 0; i < NT; i++)
+    wcs_buf_free(&ab[i]);
 }
 END_TEST
 
@@ -839,7 +855,7 @@ START_TEST(test_codec_mutated_keys_decode_only_to_their_own_encoding) {
       if (rc == WCS_OK) {
         b2.n = 0;
         ck_assert_int_eq(ks_key_encode(r.s, aOut, &b2, NULL), WCS_OK);
-        ck_assert_msg(b2.n == b.n && memcmp(b.a, b2.a, b.n) == 0,
+        ck_assert_msg(b2.n == b.n && (b.n == 0 || memcmp(b.a, b2.a, b.n) == 0),
                       "%s: %s decodes but re-encodes differently", r.zText,
                       hex(b.a, b.n));
       } else {
