@@ -414,6 +414,12 @@ typedef struct ks_plan {
 ** NULL (defaults). *ppPlan is freed with ks_plan_free; the plan borrows
 ** pSchema. A constraint with a value of the wrong class for its field
 ** (text for an INT64 field) is not used (bExact = 0) rather than guessed.
+** Comparisons are SQLite's BINARY ones. KS_VAL_BYTES is taken as a value
+** of the field's own class (TEXT for STRING, BLOB for BYTES, either for
+** _key): SQLite orders every TEXT before every BLOB, so a caller holding a
+** BLOB compared with a STRING field (or TEXT with a BYTES field) should
+** leave that term to SQLite rather than pass it, and likewise a term with
+** a non-BINARY collation.
 ** Errors: WCS_NOMEM; WCS_MISUSE for a bad iField.
 */
 int ks_plan_make(const ks_schema *pSchema, ks_constraint *aCons, int nCons,
