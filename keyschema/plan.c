@@ -517,10 +517,9 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
       S->bFull = 1;
       return eUse;
     }
-    if (!bytesValid(fc, p, nPre) && fc->d >= 0) {
-      /* the prefix holds a byte no key field can hold: nothing starts
-      ** with it (UTF-8 validity is not checked: a prefix may end inside
-      ** a character) */
+    if (fc->d >= 0) {
+      /* a byte no delimited field can hold: nothing starts with it (UTF-8
+      ** validity is not checked: a prefix may end inside a character) */
       int j;
       for (j = 0; j < nPre && p[j] > fc->d; j++) {
       }
