@@ -437,8 +437,8 @@ void ksFormatAge(int64_t nMicros, char *zOut) {
 ** Name checks
 ** ==================================================================== */
 
-/* If zName cannot be a new column name, record an error near t and return
-** 1. bFamily: checking a family name (families are columns too). */
+/* If zName cannot be a new column name (key field, family or qualifier
+** column: all are SQL columns), record an error near t and return 1. */
 static int nameClash(ks_pctx *p, const ks_token *t, const char *zName) {
   const ks_schema *s = p->pSchema;
   int i;
