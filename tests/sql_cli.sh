@@ -27,7 +27,7 @@ fi
 if readelf -d "$ext.so" 2>/dev/null | grep -q 'libasan'; then
   asan=$(gcc -print-file-name=libasan.so 2>/dev/null)
   export LD_PRELOAD="$asan${LD_PRELOAD:+:$LD_PRELOAD}"
-  export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wcs-sql-cli.XXXXXX")

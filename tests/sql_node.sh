@@ -52,7 +52,7 @@ cp "$here/node/client.js" "$work/client.js"
 if readelf -d "$build/wcs.so" 2>/dev/null | grep -q 'libasan'; then
   asan=$(gcc -print-file-name=libasan.so 2>/dev/null)
   export LD_PRELOAD="$asan${LD_PRELOAD:+:$LD_PRELOAD}"
-  export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fi
 
 cd "$work" && exec node client.js "$build"

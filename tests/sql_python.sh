@@ -26,7 +26,7 @@ fi
 if readelf -d "$build/wcs.so" 2>/dev/null | grep -q 'libasan'; then
   asan=$(gcc -print-file-name=libasan.so 2>/dev/null)
   export LD_PRELOAD="$asan${LD_PRELOAD:+:$LD_PRELOAD}"
-  export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fi
 
 TMPDIR=${TMPDIR:-/tmp} exec "$py" "$here/sql_python.py" "$build"
