@@ -51,6 +51,9 @@
 **                        statements
 **   WCS_DIFF_AVOID=list  known module bugs to steer around (see aAvoidName;
 **                        "none" tests everything)
+**   WCS_DIFF_SCALE=n     load n times more rows (default 1: 1000-1500 rows
+**                        per table, which fit the memtable until a
+**                        wcs_compact() statement moves them to sorted files)
 **   WCS_DIFF_VERBOSE=1   print every statement pair as it runs
 **   WCS_TEST_TMP         where the database directory is made
 **
@@ -630,11 +633,14 @@ static Run g;
 ** the surface stays tested while a fix is pending. WCS_DIFF_AVOID lists
 ** them by name ("none": avoid nothing); unset, DEFAULT_AVOID applies.
 ** Remove a name from DEFAULT_AVOID when its bug is fixed. */
-#define DEFAULT_AVOID "empty-blob"
+#define DEFAULT_AVOID "empty-blob,row-value-limit"
 #define AVOID_EMPTY_BLOB 0x01 /* x'' as a point or upper bound on a BLOB
                                ** key column (_key < x'', k = x'') */
+#define AVOID_ROW_VALUE_LIMIT 0x02 /* (a, b) > (x, y) with a LIMIT: the
+                                   ** generator then writes (a, b) = (x, y) */
 static const struct { const char *zName; int m; } aAvoidName[] = {
   {"empty-blob", AVOID_EMPTY_BLOB},
+  {"row-value-limit", AVOID_ROW_VALUE_LIMIT},
 };
 static int parseAvoid(const char *z) {
   int m = 0, i;
@@ -923,7 +929,8 @@ static void keyTerm(Q *q, int i, const char *zCol) {
   if (c->t == SQLITE_BLOB && pct(6)) {
     /* the empty BLOB: below every key */
     valBytes(&v, SQLITE_BLOB, "", 0);
-    if ((g.mAvoid & AVOID_EMPTY_BLOB) && (x < 70 && !(x >= 40 && x < 62))) {
+    if ((g.mAvoid & AVOID_EMPTY_BLOB) && !(x >= 40 && x < 62) &&
+        !(x >= 70 && x < 86)) {
       valBytes(&v, SQLITE_BLOB, "\0", 1);
     }
   }
@@ -1038,17 +1045,47 @@ static void keyTerm(Q *q, int i, const char *zCol) {
       if (y < 3) qa(q, "%s %s 'ph'", zCol, azCmp[rnd(4)]);
       else qa(q, "%s = %d", zCol, rnd(5));
     }
-  } else if (x < 96) {
-    int y = rnd(4);
+  } else if (x < 97) {
+    int y = rnd(9);
     if (y == 0) qa(q, "%s IS NULL", zCol);
     else if (y == 1) qa(q, "%s IS NOT NULL", zCol);
     else if (y == 2) {
       qa(q, "%s != ", zCol);
       qlit(q, &v);
-    } else {
+    } else if (y == 3) {
       qa(q, "NOT (%s = ", zCol);
       qlit(q, &v);
       qa(q, ")");
+    } else if (y == 4) {
+      qa(q, "%s IS ", zCol);
+      qlit(q, &v);
+    } else if (y == 5) {
+      qa(q, "%s IN (NULL, ", zCol);
+      qlit(q, &v);
+      qa(q, ")");
+    } else if (y == 6 && c->t == SQLITE_TEXT) {
+      /* another collation: SQLite must see the term (doc/sql.md §5) */
+      qa(q, "%s %s ", zCol, pct(50) ? "=" : azCmp[rnd(4)]);
+      qlit(q, &v);
+      qa(q, " COLLATE NOCASE");
+    } else if (i + 1 < q->s->nKey) {
+      /* a row value over this field and the next */
+      char *zNext = sqlite3_mprintf("%.*s%s", (int)(strlen(zCol) - strlen(c->zName)),
+                                    zCol, q->s->aKey[i + 1].zName);
+      Val w;
+      memset(&w, 0, sizeof w);
+      condVal(q, i + 1, &w);
+      qa(q, "(%s, %s) %s (", zCol, zNext,
+         (y == 7 || (g.mAvoid & AVOID_ROW_VALUE_LIMIT)) ? "=" : azCmp[rnd(4)]);
+      qlit(q, &v);
+      qa(q, ", ");
+      qlit(q, &w);
+      qa(q, ")");
+      valClear(&w);
+      sqlite3_free(zNext);
+    } else {
+      qa(q, "%s IS NOT ", zCol);
+      qlit(q, &v);
     }
   } else if (i < q->s->nProbe) {
     qa(q, "%s IN (SELECT %s FROM p_%s)", zCol, c->zName, q->s->zTag);
@@ -2116,6 +2153,10 @@ int main(void) {
 #endif
   zEnv = getenv("WCS_DIFF_QUERIES");
   if (zEnv && atoi(zEnv) > 0) nQuery = atoi(zEnv);
+  zEnv = getenv("WCS_DIFF_SCALE");
+  if (zEnv && atoi(zEnv) > 1) {
+    for (i = 0; i < NSPEC; i++) aSpec[i].nLoad *= atoi(zEnv);
+  }
   zEnv = getenv("WCS_DIFF_VERBOSE");
   g.bVerbose = zEnv && zEnv[0] && zEnv[0] != '0';
   zEnv = getenv("WCS_DIFF_AVOID");
