@@ -377,7 +377,7 @@ static void sweep(int eKind, int iSync, int nBatch, int nCase, int bCrash) {
 /* Appends fail at every stage of a store's life: the WAL, flushes, the
 ** manifest, compactions. Every acknowledged batch survives. */
 START_TEST(test_append_fault_sweep_keeps_acked_commits) {
-  sweep(FAULT_APPEND, WCS_SYNC_NORMAL, 100, 30, 0);
+  sweep(FAULT_APPEND, WCS_SYNC_NORMAL, 100, 24, 0);
 }
 END_TEST
 
@@ -385,14 +385,14 @@ END_TEST
 ** no power cut): a failed sync leaves the bytes written, so the store must
 ** not delete a file that a manifest record it wrote may name. */
 START_TEST(test_sync_fault_sweep_keeps_acked_commits) {
-  sweep(FAULT_SYNC, WCS_SYNC_NORMAL, 100, 30, 0);
+  sweep(FAULT_SYNC, WCS_SYNC_NORMAL, 100, 20, 0);
 }
 END_TEST
 
 /* Syncs fail (SYNC_FULL: one per commit, plus flushes and the manifest);
 ** then the machine "loses power": every acknowledged commit survives. */
 START_TEST(test_sync_fault_sweep_then_power_cut_keeps_acked_commits) {
-  sweep(FAULT_SYNC, WCS_SYNC_FULL, 80, 30, 1);
+  sweep(FAULT_SYNC, WCS_SYNC_FULL, 80, 20, 1);
 }
 END_TEST
 
@@ -414,7 +414,7 @@ END_TEST
 /* Reads fail while opening (manifest, WAL replay) and while reading sorted
 ** files back: WCS_IOERR naming the file, and nothing is damaged. */
 START_TEST(test_read_fault_sweep_reports_ioerr) {
-  sweep(FAULT_READ_, WCS_SYNC_NORMAL, 100, 20, 0);
+  sweep(FAULT_READ_, WCS_SYNC_NORMAL, 100, 16, 0);
 }
 END_TEST
 
