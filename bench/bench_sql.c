@@ -78,8 +78,8 @@
 
 #include "wcs.h"
 
-#define NDEV 4
-#define NDAY 365
+#define NDEV     4
+#define NDAY     365
 #define MAX_RUNS 15
 
 static const char *azDev[NDEV] = {"laptop", "phone", "tablet", "watch"};
@@ -89,25 +89,34 @@ static const char *azNote[4] = {"fw-1.0.3", "fw-1.2.0", "fw-2.0.1", "fw-2.1.7"};
 /* workloads and results                                               */
 
 enum {
-  W_SORTED, W_RANDOM, W_POINT, W_PREFIX, W_RANGE, W_AGG, W_SKIP, W_DESC10,
-  W_BYTES, W_RAW, W_COUNT
+  W_SORTED,
+  W_RANDOM,
+  W_POINT,
+  W_PREFIX,
+  W_RANGE,
+  W_AGG,
+  W_SKIP,
+  W_DESC10,
+  W_BYTES,
+  W_RAW,
+  W_COUNT
 };
 static const char *azWork[W_COUNT] = {"sorted", "random", "point", "prefix",
                                       "range",  "agg",    "skip",  "desc10",
                                       "bytes",  "raw"};
 static const char *azLabel[W_COUNT] = {
-  "bulk load, sorted keys, one transaction",
-  "load in random key order",
-  "point lookup by full key (prepared)",
-  "prefix scan device=? AND id=?",
-  "range scan on day after an equal prefix",
-  "full-scan aggregate",
-  "skip scan WHERE id=? (native after ANALYZE)",
-  "ORDER BY day DESC LIMIT 10 for one device+id",
-  "bytes on disk (wcs / native)",
-  "full scan: SQL vs raw storage iterator"};
-static const char *azGoal[W_COUNT] = {">= 2x", ">= 4x", ">= 1x", ">= 1x",
-                                      ">= 1x", ">= 1x", ">= 1x", ">= 1x",
+    "bulk load, sorted keys, one transaction",
+    "load in random key order",
+    "point lookup by full key (prepared)",
+    "prefix scan device=? AND id=?",
+    "range scan on day after an equal prefix",
+    "full-scan aggregate",
+    "skip scan WHERE id=? (native after ANALYZE)",
+    "ORDER BY day DESC LIMIT 10 for one device+id",
+    "bytes on disk (wcs / native)",
+    "full scan: SQL vs raw storage iterator"};
+static const char *azGoal[W_COUNT] = {">= 2x",    ">= 4x",  ">= 1x", ">= 1x",
+                                      ">= 1x",    ">= 1x",  ">= 1x", ">= 1x",
                                       "<= 0.35x", ">= 0.5x"};
 static const double aGoal[W_COUNT] = {2, 4, 1, 1, 1, 1, 1, 1, 0.35, 0.5};
 
@@ -120,7 +129,8 @@ typedef struct Result {
 } Result;
 
 static Result aRes[W_COUNT];
-static double aLeft[MAX_RUNS]; /* bytes wcs/native right after the sorted load */
+static double
+    aLeft[MAX_RUNS]; /* bytes wcs/native right after the sorted load */
 static int nLeft;
 static int abWork[W_COUNT];
 
@@ -153,8 +163,12 @@ static uint64_t splitmix(uint64_t x) {
 }
 
 static uint64_t rngState = 42;
-static uint64_t rnd64(void) { return splitmix(rngState++); }
-static long rndN(long n) { return (long)(rnd64() % (uint64_t)n); }
+static uint64_t rnd64(void) {
+  return splitmix(rngState++);
+}
+static long rndN(long n) {
+  return (long)(rnd64() % (uint64_t)n);
+}
 
 static void exec(sqlite3 *db, const char *zSql) {
   char *zErr = NULL;
@@ -212,7 +226,8 @@ static void rmTree(const char *zPath) {
     if (d) {
       while ((e = readdir(d)) != NULL) {
         char z[4096];
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+          continue;
         snprintf(z, sizeof z, "%s/%s", zPath, e->d_name);
         rmTree(z);
       }
@@ -239,15 +254,16 @@ static double median(const double *a, int n) {
 /* ------------------------------------------------------------------ */
 /* the data                                                            */
 
-static long nRow;  /* rows: NDEV * nId * NDAY */
-static long nId;   /* ids per device */
+static long nRow; /* rows: NDEV * nId * NDAY */
+static long nId;  /* ids per device */
 static int aDay[NDAY];
 
 static void initDays(void) {
   static const int aLen[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   int m, d, i = 0;
   for (m = 0; m < 12; m++) {
-    for (d = 1; d <= aLen[m]; d++) aDay[i++] = 20230000 + (m + 1) * 100 + d;
+    for (d = 1; d <= aLen[m]; d++)
+      aDay[i++] = 20230000 + (m + 1) * 100 + d;
   }
 }
 
@@ -263,7 +279,8 @@ typedef struct Row {
 static void idText(long j, char *z) {
   /* increasing in j, spread over 32 bits: hex order == j order */
   uint64_t stride = (uint64_t)0xffffffffu / (uint64_t)nId;
-  uint64_t v = (uint64_t)j * stride + (splitmix((uint64_t)j) % (stride > 1 ? stride - 1 : 1));
+  uint64_t v = (uint64_t)j * stride +
+               (splitmix((uint64_t)j) % (stride > 1 ? stride - 1 : 1));
   snprintf(z, 12, "%08x", (unsigned)v);
 }
 
@@ -282,10 +299,10 @@ static void rowAt(long i, Row *r) {
 /* the two engines                                                     */
 
 typedef struct Eng {
-  const char *zName;   /* "native" or "wcs" */
+  const char *zName; /* "native" or "wcs" */
   int bWcs;
-  char zDb[2048];      /* database file */
-  char zStore[2100];   /* wcs store directory: the file's name + ".wcs" */
+  char zDb[2048];    /* database file */
+  char zStore[2100]; /* wcs store directory: the file's name + ".wcs" */
   sqlite3 *db;
 } Eng;
 
@@ -293,7 +310,8 @@ static void engOpen(Eng *e) {
   if (sqlite3_open(e->zDb, &e->db) != SQLITE_OK) {
     die("open %s: %s", e->zDb, sqlite3_errmsg(e->db));
   }
-  if (wcs_register(e->db) != SQLITE_OK) die("wcs_register: %s", sqlite3_errmsg(e->db));
+  if (wcs_register(e->db) != SQLITE_OK)
+    die("wcs_register: %s", sqlite3_errmsg(e->db));
   exec(e->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
               "PRAGMA cache_size=-131072");
 }
@@ -339,9 +357,9 @@ static uint64_t engBytes(Eng *e) {
 /* Load rows in key order (aOrder NULL) or in the order given; COMMIT every
 ** nCommit rows (0: one transaction). Returns seconds. */
 static double load(Eng *e, const long *aOrder, long nCommit) {
-  sqlite3_stmt *st = prep(e->db,
-                          "INSERT INTO m(device, id, day, cpu, mem, note) "
-                          "VALUES (?, ?, ?, ?, ?, ?)");
+  sqlite3_stmt *st =
+      prep(e->db, "INSERT INTO m(device, id, day, cpu, mem, note) "
+                  "VALUES (?, ?, ?, ?, ?, ?)");
   double t0 = now();
   long i;
   Row r;
@@ -381,9 +399,9 @@ static void bindPrefix(sqlite3_stmt *st, long iRowish, char *zId) {
 
 /* The same random sequence for both engines: reseed per workload. */
 static double qPoint(Eng *e, long nQ) {
-  sqlite3_stmt *st = prep(e->db,
-                          "SELECT cpu, mem, note FROM m WHERE device = ? AND "
-                          "id = ? AND day = ?");
+  sqlite3_stmt *st =
+      prep(e->db, "SELECT cpu, mem, note FROM m WHERE device = ? AND "
+                  "id = ? AND day = ?");
   double t0;
   long i, nGot = 0;
   int64_t sum = 0;
@@ -401,13 +419,15 @@ static double qPoint(Eng *e, long nQ) {
     stepAll(e->db, st, &sum, &nGot);
   }
   t0 = now() - t0;
-  if (nGot != nQ) die("%s point lookups found %ld of %ld rows", e->zName, nGot, nQ);
+  if (nGot != nQ)
+    die("%s point lookups found %ld of %ld rows", e->zName, nGot, nQ);
   sqlite3_finalize(st);
   return t0;
 }
 
 static double qPrefix(Eng *e, long nQ) {
-  sqlite3_stmt *st = prep(e->db, "SELECT cpu FROM m WHERE device = ? AND id = ?");
+  sqlite3_stmt *st =
+      prep(e->db, "SELECT cpu FROM m WHERE device = ? AND id = ?");
   double t0;
   long i, nGot = 0;
   int64_t sum = 0;
@@ -419,16 +439,17 @@ static double qPrefix(Eng *e, long nQ) {
     stepAll(e->db, st, &sum, &nGot);
   }
   t0 = now() - t0;
-  if (nGot != nQ * NDAY) die("%s prefix scans returned %ld rows, expected %ld",
-                             e->zName, nGot, nQ * NDAY);
+  if (nGot != nQ * NDAY)
+    die("%s prefix scans returned %ld rows, expected %ld", e->zName, nGot,
+        nQ * NDAY);
   sqlite3_finalize(st);
   return t0;
 }
 
 static double qRange(Eng *e, long nQ) {
-  sqlite3_stmt *st = prep(e->db,
-                          "SELECT day, cpu FROM m WHERE device = ? AND id = ? "
-                          "AND day BETWEEN ? AND ?");
+  sqlite3_stmt *st =
+      prep(e->db, "SELECT day, cpu FROM m WHERE device = ? AND id = ? "
+                  "AND day BETWEEN ? AND ?");
   double t0;
   long i, nGot = 0;
   int64_t sum = 0;
@@ -443,16 +464,17 @@ static double qRange(Eng *e, long nQ) {
     stepAll(e->db, st, &sum, &nGot);
   }
   t0 = now() - t0;
-  if (nGot != nQ * 30) die("%s range scans returned %ld rows, expected %ld",
-                           e->zName, nGot, nQ * 30);
+  if (nGot != nQ * 30)
+    die("%s range scans returned %ld rows, expected %ld", e->zName, nGot,
+        nQ * 30);
   sqlite3_finalize(st);
   return t0;
 }
 
 static double qDesc10(Eng *e, long nQ) {
-  sqlite3_stmt *st = prep(e->db,
-                          "SELECT day, cpu FROM m WHERE device = ? AND id = ? "
-                          "ORDER BY day DESC LIMIT 10");
+  sqlite3_stmt *st =
+      prep(e->db, "SELECT day, cpu FROM m WHERE device = ? AND id = ? "
+                  "ORDER BY day DESC LIMIT 10");
   double t0;
   long i, nGot = 0;
   int64_t sum = 0;
@@ -464,7 +486,8 @@ static double qDesc10(Eng *e, long nQ) {
     stepAll(e->db, st, &sum, &nGot);
   }
   t0 = now() - t0;
-  if (nGot != nQ * 10) die("%s DESC LIMIT 10 returned %ld rows", e->zName, nGot);
+  if (nGot != nQ * 10)
+    die("%s DESC LIMIT 10 returned %ld rows", e->zName, nGot);
   sqlite3_finalize(st);
   return t0;
 }
@@ -476,16 +499,17 @@ static double qAgg(Eng *e, int64_t *pCount) {
   stepAll(e->db, st, &n, NULL);
   t0 = now() - t0;
   sqlite3_finalize(st);
-  if (n != nRow) die("%s count(*) = %lld, expected %ld", e->zName, (long long)n, nRow);
+  if (n != nRow)
+    die("%s count(*) = %lld, expected %ld", e->zName, (long long)n, nRow);
   if (pCount) *pCount = n;
   return t0;
 }
 
 /* WHERE id = ? (bPlain) or WHERE +id = ? (no planner can use it). */
 static double qSkip(Eng *e, long nQ, int bPlain) {
-  sqlite3_stmt *st = prep(e->db, bPlain
-                          ? "SELECT count(*), sum(cpu) FROM m WHERE id = ?"
-                          : "SELECT count(*), sum(cpu) FROM m WHERE +id = ?");
+  sqlite3_stmt *st =
+      prep(e->db, bPlain ? "SELECT count(*), sum(cpu) FROM m WHERE id = ?"
+                         : "SELECT count(*), sum(cpu) FROM m WHERE +id = ?");
   double t0;
   long i;
   int64_t n = 0;
@@ -498,14 +522,16 @@ static double qSkip(Eng *e, long nQ, int bPlain) {
     stepAll(e->db, st, &n, NULL);
   }
   t0 = now() - t0;
-  if (n != nQ * NDEV * NDAY) die("%s WHERE id=? counted %lld rows, expected %ld",
-                                 e->zName, (long long)n, nQ * NDEV * NDAY);
+  if (n != nQ * NDEV * NDAY)
+    die("%s WHERE id=? counted %lld rows, expected %ld", e->zName, (long long)n,
+        nQ * NDEV * NDAY);
   sqlite3_finalize(st);
   return t0;
 }
 
 static double qFullSql(Eng *e) {
-  sqlite3_stmt *st = prep(e->db, "SELECT sum(cpu), sum(mem), count(note) FROM m");
+  sqlite3_stmt *st =
+      prep(e->db, "SELECT sum(cpu), sum(mem), count(note) FROM m");
   double t0 = now();
   stepAll(e->db, st, NULL, NULL);
   t0 = now() - t0;
@@ -528,7 +554,8 @@ static double qRaw(Eng *e, uint64_t *pnKey) {
   o.bReadOnly = 1;
   o.bCreate = 0;
   rc = wcs_db_open(&db, e->zStore, &o, &zErr);
-  if (rc != WCS_OK) die("wcs_db_open %s: %s", e->zStore, zErr ? zErr : wcs_errstr(rc));
+  if (rc != WCS_OK)
+    die("wcs_db_open %s: %s", e->zStore, zErr ? zErr : wcs_errstr(rc));
   t0 = now();
   rc = wcs_iter_new(db, NULL, &it);
   for (rc = rc ? rc : wcs_iter_first(it); rc == WCS_OK && wcs_iter_valid(it);
@@ -570,8 +597,10 @@ static void addRun(int w, double native, double wcs, double aux) {
 static void fmtTime(char *z, size_t n, double sec, long nOps) {
   if (nOps > 1) {
     double us = sec * 1e6 / nOps;
-    if (us < 1000) snprintf(z, n, "%.1f us/op", us);
-    else snprintf(z, n, "%.2f ms/op", us / 1000);
+    if (us < 1000)
+      snprintf(z, n, "%.1f us/op", us);
+    else
+      snprintf(z, n, "%.2f ms/op", us / 1000);
   } else if (sec < 1) {
     snprintf(z, n, "%.1f ms", sec * 1000);
   } else {
@@ -597,11 +626,12 @@ static void report(int nRuns, const char *zDir) {
       snprintf(zN, sizeof zN, "%.1f MiB", n / 1048576);
       snprintf(zW, sizeof zW, "%.1f MiB", c / 1048576);
       ratio = c / n;
-      printf("| %s | %s | %s | %.2fx | %s | %s |\n", azLabel[w], zN, zW,
-             ratio, azGoal[w], ratio <= aGoal[w] ? "yes" : "no");
+      printf("| %s | %s | %s | %.2fx | %s | %s |\n", azLabel[w], zN, zW, ratio,
+             azGoal[w], ratio <= aGoal[w] ? "yes" : "no");
       if (nLeft) {
         printf("| bytes right after the load, before compaction | | | %.2fx | "
-               "| |\n", median(aLeft, nLeft));
+               "| |\n",
+               median(aLeft, nLeft));
       }
     } else if (w == W_RAW) {
       double raw = median(r->aAux, r->nRun);
@@ -615,8 +645,8 @@ static void report(int nRuns, const char *zDir) {
       fmtTime(zN, sizeof zN, n, r->nOps);
       fmtTime(zW, sizeof zW, c, r->nOps);
       ratio = n / c;
-      printf("| %s | %s | %s | %.2fx | %s | %s |\n", azLabel[w], zN, zW,
-             ratio, azGoal[w], ratio >= aGoal[w] ? "yes" : "no");
+      printf("| %s | %s | %s | %.2fx | %s | %s |\n", azLabel[w], zN, zW, ratio,
+             azGoal[w], ratio >= aGoal[w] ? "yes" : "no");
       if (w == W_SKIP) {
         double full = median(r->aAux, r->nRun);
         char zF[64];
@@ -643,7 +673,9 @@ static void report(int nRuns, const char *zDir) {
   }
 }
 
-static int want(int w) { return abWork[w]; }
+static int want(int w) {
+  return abWork[w];
+}
 
 int main(int argc, char **argv) {
   long nWant = 2000000;
@@ -654,27 +686,37 @@ int main(int argc, char **argv) {
   long *aOrder = NULL;
   long nPoint, nPrefix, nRange, nDesc, nSkip, nFull;
 
-  for (i = 0; i < W_COUNT; i++) abWork[i] = 1;
+  for (i = 0; i < W_COUNT; i++)
+    abWork[i] = 1;
   for (i = 1; i < argc; i++) {
     const char *z = argv[i];
-    if (strcmp(z, "-n") == 0 && i + 1 < argc) nWant = atol(argv[++i]);
-    else if (strcmp(z, "-r") == 0 && i + 1 < argc) nRuns = atoi(argv[++i]);
-    else if (strcmp(z, "-d") == 0 && i + 1 < argc) zDir = argv[++i];
-    else if (strcmp(z, "-q") == 0 && i + 1 < argc) qScale = atof(argv[++i]);
-    else if (strcmp(z, "-v") == 0) bVerbose = 1;
+    if (strcmp(z, "-n") == 0 && i + 1 < argc)
+      nWant = atol(argv[++i]);
+    else if (strcmp(z, "-r") == 0 && i + 1 < argc)
+      nRuns = atoi(argv[++i]);
+    else if (strcmp(z, "-d") == 0 && i + 1 < argc)
+      zDir = argv[++i];
+    else if (strcmp(z, "-q") == 0 && i + 1 < argc)
+      qScale = atof(argv[++i]);
+    else if (strcmp(z, "-v") == 0)
+      bVerbose = 1;
     else if (strcmp(z, "-w") == 0 && i + 1 < argc) {
       char *zList = strdup(argv[++i]), *p, *save = NULL;
       int w;
-      for (w = 0; w < W_COUNT; w++) abWork[w] = 0;
+      for (w = 0; w < W_COUNT; w++)
+        abWork[w] = 0;
       for (p = strtok_r(zList, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-        for (w = 0; w < W_COUNT && strcmp(p, azWork[w]); w++) {}
+        for (w = 0; w < W_COUNT && strcmp(p, azWork[w]); w++) {
+        }
         if (w == W_COUNT) die("unknown workload %s", p);
         abWork[w] = 1;
       }
       free(zList);
     } else {
-      fprintf(stderr, "usage: %s [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] "
-                      "[-q SCALE] [-v]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] "
+              "[-q SCALE] [-v]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -683,7 +725,8 @@ int main(int argc, char **argv) {
   if (nId < 1) nId = 1;
   nRow = nId * NDEV * NDAY;
   initDays();
-  if (mkdir(zDir, 0755) != 0 && errno != EEXIST) die("mkdir %s: %s", zDir, strerror(errno));
+  if (mkdir(zDir, 0755) != 0 && errno != EEXIST)
+    die("mkdir %s: %s", zDir, strerror(errno));
 
   nPoint = (long)(qScale * 100000);
   nPrefix = (long)(qScale * 2000);
@@ -713,7 +756,8 @@ int main(int argc, char **argv) {
   aEng[1].zName = "wcs";
   aEng[1].bWcs = 1;
   for (i = 0; i < 2; i++) {
-    snprintf(aEng[i].zDb, sizeof aEng[i].zDb, "%.2000s/%s.db", zDir, aEng[i].zName);
+    snprintf(aEng[i].zDb, sizeof aEng[i].zDb, "%.2000s/%s.db", zDir,
+             aEng[i].zName);
     snprintf(aEng[i].zStore, sizeof aEng[i].zStore, "%.2000s/%s.db.wcs", zDir,
              aEng[i].zName);
   }
@@ -723,7 +767,8 @@ int main(int argc, char **argv) {
     long j;
     aOrder = malloc(sizeof(long) * nRow);
     if (aOrder == NULL) die("out of memory");
-    for (j = 0; j < nRow; j++) aOrder[j] = j;
+    for (j = 0; j < nRow; j++)
+      aOrder[j] = j;
     rngState = 77;
     for (j = nRow - 1; j > 0; j--) {
       long k = rndN(j + 1), t = aOrder[j];
@@ -752,7 +797,8 @@ int main(int argc, char **argv) {
       /* bytes as the load left them (wcs: memtable and WAL included) */
       exec(aEng[0].db, "PRAGMA wal_checkpoint(TRUNCATE)");
       nLeft = run + 1;
-      aLeft[run] = (double)diskBytes(aEng[1].zStore) / (double)engBytes(&aEng[0]);
+      aLeft[run] =
+          (double)diskBytes(aEng[1].zStore) / (double)engBytes(&aEng[0]);
       /* settle both: statistics for native, a full compaction for wcs */
       exec(aEng[0].db, "ANALYZE");
       exec(aEng[1].db, "SELECT wcs_compact('m')");
@@ -762,35 +808,42 @@ int main(int argc, char **argv) {
         engOpen(&aEng[e]);
       }
       if (want(W_POINT)) {
-        for (i = 0; i < 2; i++) t[i ^ first] = qPoint(&aEng[i ^ first], nPoint);
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qPoint(&aEng[i ^ first], nPoint);
         addRun(W_POINT, t[0], t[1], 0);
         note("  point  native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_PREFIX)) {
-        for (i = 0; i < 2; i++) t[i ^ first] = qPrefix(&aEng[i ^ first], nPrefix);
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qPrefix(&aEng[i ^ first], nPrefix);
         addRun(W_PREFIX, t[0], t[1], 0);
         note("  prefix native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_RANGE)) {
-        for (i = 0; i < 2; i++) t[i ^ first] = qRange(&aEng[i ^ first], nRange);
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qRange(&aEng[i ^ first], nRange);
         addRun(W_RANGE, t[0], t[1], 0);
         note("  range  native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_DESC10)) {
-        for (i = 0; i < 2; i++) t[i ^ first] = qDesc10(&aEng[i ^ first], nDesc);
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qDesc10(&aEng[i ^ first], nDesc);
         addRun(W_DESC10, t[0], t[1], 0);
         note("  desc10 native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_AGG)) {
-        for (i = 0; i < 2; i++) t[i ^ first] = qAgg(&aEng[i ^ first], NULL);
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qAgg(&aEng[i ^ first], NULL);
         addRun(W_AGG, t[0], t[1], 0);
         note("  agg    native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_SKIP)) {
-        for (i = 0; i < 2; i++) t[i ^ first] = qSkip(&aEng[i ^ first], nSkip, 1);
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qSkip(&aEng[i ^ first], nSkip, 1);
         aux = qSkip(&aEng[1], nFull, 0) * (double)nSkip / (double)nFull;
         addRun(W_SKIP, t[0], t[1], aux);
-        note("  skip   native %.3f s wcs %.3f s (wcs full scan %.3f s per %ld)\n",
+        note("  skip   native %.3f s wcs %.3f s (wcs full scan %.3f s per "
+             "%ld)\n",
              t[0], t[1], aux, nSkip);
       }
       if (want(W_RAW)) {
@@ -806,14 +859,16 @@ int main(int argc, char **argv) {
       if (want(W_BYTES)) {
         uint64_t nN, nW;
         exec(aEng[0].db, "PRAGMA wal_checkpoint(TRUNCATE)");
-        for (e = 0; e < 2; e++) engClose(&aEng[e]);
+        for (e = 0; e < 2; e++)
+          engClose(&aEng[e]);
         nN = engBytes(&aEng[0]);
         nW = diskBytes(aEng[1].zStore);
         addRun(W_BYTES, (double)nN, (double)nW, 0);
         note("  bytes  native %llu wcs %llu\n", (unsigned long long)nN,
              (unsigned long long)nW);
       }
-      for (e = 0; e < 2; e++) engRemove(&aEng[e]);
+      for (e = 0; e < 2; e++)
+        engRemove(&aEng[e]);
     }
     if (want(W_RANDOM)) {
       for (i = 0; i < 2; i++) {

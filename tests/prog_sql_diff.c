@@ -71,9 +71,9 @@
 #include "testutil.h"
 #include "wcs.h"
 
-#define MAXF 4           /* key fields or qualifier columns per schema */
-#define MAX_PRINT_FAIL 25 /* mismatches printed in full */
-#define MAX_FAIL 300     /* stop early after this many */
+#define MAXF           4   /* key fields or qualifier columns per schema */
+#define MAX_PRINT_FAIL 25  /* mismatches printed in full */
+#define MAX_FAIL       300 /* stop early after this many */
 
 /* ------------------------------------------------------------------ */
 /* Values                                                              */
@@ -124,40 +124,56 @@ static void valCopy(Val *v, const Val *p) {
 }
 static void valFromCol(Val *v, sqlite3_stmt *st, int i) {
   switch (sqlite3_column_type(st, i)) {
-    case SQLITE_INTEGER: valInt(v, sqlite3_column_int64(st, i)); break;
-    case SQLITE_FLOAT: valReal(v, sqlite3_column_double(st, i)); break;
-    case SQLITE_TEXT:
-      valBytes(v, SQLITE_TEXT, sqlite3_column_text(st, i),
-               sqlite3_column_bytes(st, i));
-      break;
-    case SQLITE_BLOB:
-      valBytes(v, SQLITE_BLOB, sqlite3_column_blob(st, i),
-               sqlite3_column_bytes(st, i));
-      break;
-    default: valClear(v); break;
+  case SQLITE_INTEGER:
+    valInt(v, sqlite3_column_int64(st, i));
+    break;
+  case SQLITE_FLOAT:
+    valReal(v, sqlite3_column_double(st, i));
+    break;
+  case SQLITE_TEXT:
+    valBytes(v, SQLITE_TEXT, sqlite3_column_text(st, i),
+             sqlite3_column_bytes(st, i));
+    break;
+  case SQLITE_BLOB:
+    valBytes(v, SQLITE_BLOB, sqlite3_column_blob(st, i),
+             sqlite3_column_bytes(st, i));
+    break;
+  default:
+    valClear(v);
+    break;
   }
 }
 static void valBind(sqlite3_stmt *st, int i, const Val *v) {
   switch (v->t) {
-    case SQLITE_INTEGER: sqlite3_bind_int64(st, i, v->i); break;
-    case SQLITE_FLOAT: sqlite3_bind_double(st, i, v->r); break;
-    case SQLITE_TEXT:
-      sqlite3_bind_text(st, i, (const char *)v->z, v->n, SQLITE_TRANSIENT);
-      break;
-    case SQLITE_BLOB:
-      sqlite3_bind_blob(st, i, v->z, v->n, SQLITE_TRANSIENT);
-      break;
-    default: sqlite3_bind_null(st, i); break;
+  case SQLITE_INTEGER:
+    sqlite3_bind_int64(st, i, v->i);
+    break;
+  case SQLITE_FLOAT:
+    sqlite3_bind_double(st, i, v->r);
+    break;
+  case SQLITE_TEXT:
+    sqlite3_bind_text(st, i, (const char *)v->z, v->n, SQLITE_TRANSIENT);
+    break;
+  case SQLITE_BLOB:
+    sqlite3_bind_blob(st, i, v->z, v->n, SQLITE_TRANSIENT);
+    break;
+  default:
+    sqlite3_bind_null(st, i);
+    break;
   }
 }
 static int valEq(const Val *a, const Val *b) {
   if (a->t != b->t) return 0;
   switch (a->t) {
-    case SQLITE_INTEGER: return a->i == b->i;
-    case SQLITE_FLOAT: return a->r == b->r;
-    case SQLITE_TEXT:
-    case SQLITE_BLOB: return a->n == b->n && memcmp(a->z, b->z, a->n) == 0;
-    default: return 1;
+  case SQLITE_INTEGER:
+    return a->i == b->i;
+  case SQLITE_FLOAT:
+    return a->r == b->r;
+  case SQLITE_TEXT:
+  case SQLITE_BLOB:
+    return a->n == b->n && memcmp(a->z, b->z, a->n) == 0;
+  default:
+    return 1;
   }
 }
 
@@ -166,44 +182,66 @@ static int valEq(const Val *a, const Val *b) {
 static void appendLit(sqlite3_str *s, const Val *v) {
   int i;
   switch (v->t) {
-    case SQLITE_INTEGER:
-      if (v->i == INT64_MIN) {
-        sqlite3_str_appendf(s, "%s", (tu_rand() & 1)
-                                         ? "(-9223372036854775807-1)"
-                                         : "-9223372036854775808");
-      } else {
-        sqlite3_str_appendf(s, "%lld", (long long)v->i);
-      }
-      break;
-    case SQLITE_FLOAT: {
-      char z[64];
-      snprintf(z, sizeof z, "%.17g", v->r);
-      if (strpbrk(z, ".eEn") == NULL) strcat(z, ".0");
-      sqlite3_str_appendf(s, "%s", z);
-      break;
+  case SQLITE_INTEGER:
+    if (v->i == INT64_MIN) {
+      sqlite3_str_appendf(s, "%s",
+                          (tu_rand() & 1) ? "(-9223372036854775807-1)"
+                                          : "-9223372036854775808");
+    } else {
+      sqlite3_str_appendf(s, "%lld", (long long)v->i);
     }
-    case SQLITE_TEXT: sqlite3_str_appendf(s, "%Q", (const char *)v->z); break;
-    case SQLITE_BLOB:
-      sqlite3_str_appendall(s, "x'");
-      for (i = 0; i < v->n; i++) sqlite3_str_appendf(s, "%02x", v->z[i]);
-      sqlite3_str_appendall(s, "'");
-      break;
-    default: sqlite3_str_appendall(s, "NULL"); break;
+    break;
+  case SQLITE_FLOAT: {
+    char z[64];
+    snprintf(z, sizeof z, "%.17g", v->r);
+    if (strpbrk(z, ".eEn") == NULL) strcat(z, ".0");
+    sqlite3_str_appendf(s, "%s", z);
+    break;
+  }
+  case SQLITE_TEXT:
+    sqlite3_str_appendf(s, "%Q", (const char *)v->z);
+    break;
+  case SQLITE_BLOB:
+    sqlite3_str_appendall(s, "x'");
+    for (i = 0; i < v->n; i++)
+      sqlite3_str_appendf(s, "%02x", v->z[i]);
+    sqlite3_str_appendall(s, "'");
+    break;
+  default:
+    sqlite3_str_appendall(s, "NULL");
+    break;
   }
 }
 
 /* ------------------------------------------------------------------ */
 /* Random helpers                                                      */
 
-static int rnd(int n) { return (int)tu_rand_range((uint64_t)n); }
-static int pct(int p) { return rnd(100) < p; }
+static int rnd(int n) {
+  return (int)tu_rand_range((uint64_t)n);
+}
+static int pct(int p) {
+  return rnd(100) < p;
+}
 
 /* An int64 of random magnitude (every bit length equally likely), random
 ** sign, sometimes one of the extremes. */
 static int64_t randWide(void) {
-  static const int64_t aEdge[] = {INT64_MIN, INT64_MIN + 1, -8193, -8192,
-                                  -65, -64, -1, 0, 1, 63, 64, 8191, 8192,
-                                  (int64_t)1 << 48, INT64_MAX - 1, INT64_MAX};
+  static const int64_t aEdge[] = {INT64_MIN,
+                                  INT64_MIN + 1,
+                                  -8193,
+                                  -8192,
+                                  -65,
+                                  -64,
+                                  -1,
+                                  0,
+                                  1,
+                                  63,
+                                  64,
+                                  8191,
+                                  8192,
+                                  (int64_t)1 << 48,
+                                  INT64_MAX - 1,
+                                  INT64_MAX};
   if (pct(15)) return aEdge[rnd((int)(sizeof aEdge / sizeof aEdge[0]))];
   {
     int nBit = rnd(64);
@@ -220,66 +258,85 @@ enum { KEY_DELIM = 1, KEY_OC, KEY_SINGLE, KEY_NONE };
 
 typedef struct Col {
   const char *zName;
-  int t;            /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB */
+  int t; /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB */
 } Col;
 
 typedef struct Spec {
-  const char *zTag;     /* table names: w_<tag>, n_<tag>, p_<tag> */
-  const char *zArgs;    /* module arguments */
-  const char *zNative;  /* column definitions of the native table */
-  int eKey;             /* KEY_* */
-  int nKey;             /* key fields (KEY_NONE: 1, the _key column) */
+  const char *zTag;    /* table names: w_<tag>, n_<tag>, p_<tag> */
+  const char *zArgs;   /* module arguments */
+  const char *zNative; /* column definitions of the native table */
+  int eKey;            /* KEY_* */
+  int nKey;            /* key fields (KEY_NONE: 1, the _key column) */
   Col aKey[MAXF];
-  int nQual;            /* qualifier columns; the first is never NULL */
+  int nQual; /* qualifier columns; the first is never NULL */
   Col aQual[MAXF];
-  int nLoad;            /* rows to load */
-  int nProbe;           /* key fields in the probe table */
+  int nLoad;  /* rows to load */
+  int nProbe; /* key fields in the probe table */
 } Spec;
 
 static Spec aSpec[] = {
-  {"tele",
-   "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', "
-   "FAMILY stats (cpu INT64, mem INT64, temp FLOAT64), "
-   "FAMILY meta (note STRING), SYNC OFF",
-   "device TEXT, id TEXT, day INTEGER, cpu INTEGER, mem INTEGER, temp REAL, "
-   "note TEXT, _key BLOB, PRIMARY KEY(device, id, day)",
-   KEY_DELIM, 3,
-   {{"device", SQLITE_TEXT}, {"id", SQLITE_TEXT}, {"day", SQLITE_INTEGER}},
-   4,
-   {{"cpu", SQLITE_INTEGER}, {"mem", SQLITE_INTEGER}, {"temp", SQLITE_FLOAT},
-    {"note", SQLITE_TEXT}},
-   1500, 2},
-  {"oc",
-   "KEY (tenant INT64 ORDERED CODE, ts INT64 ORDERED CODE, name STRING) "
-   "ORDERED CODE, FAMILY f (v INT64, s STRING), SYNC OFF",
-   "tenant INTEGER, ts INTEGER, name TEXT, v INTEGER, s TEXT, _key BLOB, "
-   "PRIMARY KEY(tenant, ts, name)",
-   KEY_OC, 3,
-   {{"tenant", SQLITE_INTEGER}, {"ts", SQLITE_INTEGER}, {"name", SQLITE_TEXT}},
-   2, {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
-   1500, 2},
-  {"bytes", "KEY (k BYTES), FAMILY f (v INT64, s STRING), SYNC OFF",
-   "k BLOB PRIMARY KEY, v INTEGER, s TEXT, _key BLOB",
-   KEY_SINGLE, 1, {{"k", SQLITE_BLOB}},
-   2, {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
-   1000, 1},
-  {"raw", "FAMILY f (v INT64), FAMILY g (s STRING), SYNC OFF",
-   "_key BLOB PRIMARY KEY, v INTEGER, s TEXT",
-   KEY_NONE, 1, {{"_key", SQLITE_BLOB}},
-   2, {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
-   1000, 1},
+    {"tele",
+     "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', "
+     "FAMILY stats (cpu INT64, mem INT64, temp FLOAT64), "
+     "FAMILY meta (note STRING), SYNC OFF",
+     "device TEXT, id TEXT, day INTEGER, cpu INTEGER, mem INTEGER, temp REAL, "
+     "note TEXT, _key BLOB, PRIMARY KEY(device, id, day)",
+     KEY_DELIM,
+     3,
+     {{"device", SQLITE_TEXT}, {"id", SQLITE_TEXT}, {"day", SQLITE_INTEGER}},
+     4,
+     {{"cpu", SQLITE_INTEGER},
+      {"mem", SQLITE_INTEGER},
+      {"temp", SQLITE_FLOAT},
+      {"note", SQLITE_TEXT}},
+     1500,
+     2},
+    {"oc",
+     "KEY (tenant INT64 ORDERED CODE, ts INT64 ORDERED CODE, name STRING) "
+     "ORDERED CODE, FAMILY f (v INT64, s STRING), SYNC OFF",
+     "tenant INTEGER, ts INTEGER, name TEXT, v INTEGER, s TEXT, _key BLOB, "
+     "PRIMARY KEY(tenant, ts, name)",
+     KEY_OC,
+     3,
+     {{"tenant", SQLITE_INTEGER},
+      {"ts", SQLITE_INTEGER},
+      {"name", SQLITE_TEXT}},
+     2,
+     {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
+     1500,
+     2},
+    {"bytes",
+     "KEY (k BYTES), FAMILY f (v INT64, s STRING), SYNC OFF",
+     "k BLOB PRIMARY KEY, v INTEGER, s TEXT, _key BLOB",
+     KEY_SINGLE,
+     1,
+     {{"k", SQLITE_BLOB}},
+     2,
+     {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
+     1000,
+     1},
+    {"raw",
+     "FAMILY f (v INT64), FAMILY g (s STRING), SYNC OFF",
+     "_key BLOB PRIMARY KEY, v INTEGER, s TEXT",
+     KEY_NONE,
+     1,
+     {{"_key", SQLITE_BLOB}},
+     2,
+     {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
+     1000,
+     1},
 };
 #define NSPEC ((int)(sizeof aSpec / sizeof aSpec[0]))
 
 /* Value pools the loaders draw from (so that prefixes repeat). */
-static const char *azDevice[] = {"phone", "tablet", "pc",  "Phone", "",
-                                 "phönix", "$",     "$x",  "ph$",   "日本",
-                                 "ph"};
-static const char *azIdPiece[] = {"a", "b", "z", "0", "7", "$", "%", "_",
-                                  "é", "日", "😀", "A", "~", "\x7f"};
-static const char *azName[] = {"",   "\x01", " ",   "!",     "#",   "a",
-                               "ab", "a\x01", "é",  "日本",  "\x7f", "A",
-                               "a b", "zz",   "a\x1f", "%", "_x", "aa"};
+static const char *azDevice[] = {"phone", "tablet", "pc", "Phone",
+                                 "",      "phönix", "$",  "$x",
+                                 "ph$",   "日本",   "ph"};
+static const char *azIdPiece[] = {"a", "b", "z",  "0", "7", "$", "%",
+                                  "_", "é", "日", "😀", "A", "~", "\x7f"};
+static const char *azName[] = {"",    "\x01",  " ",     "!",    "#",    "a",
+                               "ab",  "a\x01", "é",     "日本", "\x7f", "A",
+                               "a b", "zz",    "a\x1f", "%",    "_x",   "aa"};
 static char aaId[50][24];
 static int64_t aDay[40];
 static int64_t aTenant[16];
@@ -288,30 +345,49 @@ static int64_t aTs[60];
 static void randIdText(char *z) {
   int n = rnd(5), j;
   z[0] = 0;
-  for (j = 0; j < n; j++) strcat(z, azIdPiece[rnd((int)(sizeof azIdPiece /
-                                                        sizeof azIdPiece[0]))]);
+  for (j = 0; j < n; j++)
+    strcat(z, azIdPiece[rnd((int)(sizeof azIdPiece / sizeof azIdPiece[0]))]);
 }
 
 static void initPools(void) {
   int i;
-  static const int64_t aDayEdge[] = {0, 1, 9, 10, 99999999, 99999998,
-                                     20200101, 20200102, 12345678};
-  static const int64_t aTenantEdge[] = {INT64_MIN, INT64_MIN + 1, -8193, -65,
-                                        -64, -1, 0, 1, 63, 64, 8191, 8192,
-                                        (int64_t)1 << 48, INT64_MAX - 1,
-                                        INT64_MAX, 424242};
+  static const int64_t aDayEdge[] = {
+      0, 1, 9, 10, 99999999, 99999998, 20200101, 20200102, 12345678};
+  static const int64_t aTenantEdge[] = {INT64_MIN,
+                                        INT64_MIN + 1,
+                                        -8193,
+                                        -65,
+                                        -64,
+                                        -1,
+                                        0,
+                                        1,
+                                        63,
+                                        64,
+                                        8191,
+                                        8192,
+                                        (int64_t)1 << 48,
+                                        INT64_MAX - 1,
+                                        INT64_MAX,
+                                        424242};
   for (i = 0; i < 50; i++) {
-    if (i == 0) strcpy(aaId[i], "");
-    else if (i == 1) strcpy(aaId[i], "007");
-    else if (i == 2) strcpy(aaId[i], "12");
-    else if (i == 3) strcpy(aaId[i], "4c410523");
-    else randIdText(aaId[i]);
+    if (i == 0)
+      strcpy(aaId[i], "");
+    else if (i == 1)
+      strcpy(aaId[i], "007");
+    else if (i == 2)
+      strcpy(aaId[i], "12");
+    else if (i == 3)
+      strcpy(aaId[i], "4c410523");
+    else
+      randIdText(aaId[i]);
   }
   for (i = 0; i < 40; i++) {
     aDay[i] = i < 9 ? aDayEdge[i] : 20190101 + rnd(50000);
   }
-  for (i = 0; i < 16; i++) aTenant[i] = aTenantEdge[i];
-  for (i = 0; i < 60; i++) aTs[i] = randWide();
+  for (i = 0; i < 16; i++)
+    aTenant[i] = aTenantEdge[i];
+  for (i = 0; i < 60; i++)
+    aTs[i] = randWide();
 }
 
 static void randBytes(Val *v, int nMin, int nMax) {
@@ -330,62 +406,63 @@ static void randBytes(Val *v, int nMin, int nMax) {
 static void genField(const Spec *s, int iField, int bLoad, Val *v) {
   char z[64];
   switch (s->eKey) {
-    case KEY_DELIM:
-      if (iField == 0) {
-        if (bLoad || pct(80)) {
-          valText(v, azDevice[rnd((int)(sizeof azDevice / sizeof(char *)))]);
-        } else {
-          randIdText(z);
-          valText(v, z);
-        }
-      } else if (iField == 1) {
-        if (bLoad || pct(75)) {
-          valText(v, aaId[rnd(50)]);
-        } else {
-          randIdText(z);
-          valText(v, z);
-        }
+  case KEY_DELIM:
+    if (iField == 0) {
+      if (bLoad || pct(80)) {
+        valText(v, azDevice[rnd((int)(sizeof azDevice / sizeof(char *)))]);
       } else {
-        valInt(v, (bLoad || pct(75)) ? aDay[rnd(40)] : rnd(100000000));
+        randIdText(z);
+        valText(v, z);
       }
-      break;
-    case KEY_OC:
-      if (iField == 0) {
-        valInt(v, (bLoad || pct(80)) ? aTenant[rnd(16)] : randWide());
-      } else if (iField == 1) {
-        valInt(v, (bLoad || pct(70)) ? aTs[rnd(60)] : randWide());
+    } else if (iField == 1) {
+      if (bLoad || pct(75)) {
+        valText(v, aaId[rnd(50)]);
       } else {
-        valText(v, azName[rnd((int)(sizeof azName / sizeof(char *)))]);
+        randIdText(z);
+        valText(v, z);
       }
-      break;
-    case KEY_SINGLE:
-      randBytes(v, 1, 5);
-      break;
-    default:
-      if (pct(50)) {
-        snprintf(z, sizeof z, "%s#%s#%d", azDevice[rnd(4)], aaId[3 + rnd(6)],
-                 rnd(30));
-        valBytes(v, SQLITE_BLOB, z, (int)strlen(z));
-      } else {
-        randBytes(v, 1, 6);
-      }
-      break;
+    } else {
+      valInt(v, (bLoad || pct(75)) ? aDay[rnd(40)] : rnd(100000000));
+    }
+    break;
+  case KEY_OC:
+    if (iField == 0) {
+      valInt(v, (bLoad || pct(80)) ? aTenant[rnd(16)] : randWide());
+    } else if (iField == 1) {
+      valInt(v, (bLoad || pct(70)) ? aTs[rnd(60)] : randWide());
+    } else {
+      valText(v, azName[rnd((int)(sizeof azName / sizeof(char *)))]);
+    }
+    break;
+  case KEY_SINGLE:
+    randBytes(v, 1, 5);
+    break;
+  default:
+    if (pct(50)) {
+      snprintf(z, sizeof z, "%s#%s#%d", azDevice[rnd(4)], aaId[3 + rnd(6)],
+               rnd(30));
+      valBytes(v, SQLITE_BLOB, z, (int)strlen(z));
+    } else {
+      randBytes(v, 1, 6);
+    }
+    break;
   }
 }
 
 /* A qualifier value; the first qualifier is never NULL (a row exists while
 ** it has a cell, DESIGN.md §4; a native row has no such rule). */
 static void genQual(const Spec *s, int iQual, Val *v) {
-  static const char *azNote[] = {"", "ok", "hot", "日本語", "a'b", "x y",
-                                 "%_"};
+  static const char *azNote[] = {"", "ok", "hot", "日本語", "a'b", "x y", "%_"};
   const Col *c = &s->aQual[iQual];
   if (iQual > 0 && pct(25)) {
     valClear(v);
     return;
   }
   if (c->t == SQLITE_INTEGER) {
-    if (iQual == 0) valInt(v, (int64_t)rnd(2000001) - 1000000);
-    else valInt(v, pct(15) ? randWide() : rnd(1000));
+    if (iQual == 0)
+      valInt(v, (int64_t)rnd(2000001) - 1000000);
+    else
+      valInt(v, pct(15) ? randWide() : rnd(1000));
   } else if (c->t == SQLITE_FLOAT) {
     valReal(v, (rnd(801) - 400) * 0.25);
   } else {
@@ -406,7 +483,8 @@ static int ocInt(int64_t v, unsigned char *a) {
   n = nBit / 7 + 1; /* value bits + sign bit fit in 7n */
   /* big-endian x over n bytes, sign-extended (zero for x >= 0) */
   memset(buf, 0, sizeof buf);
-  for (i = 0; i < 8; i++) buf[9 - i] = (unsigned char)(x >> (8 * i));
+  for (i = 0; i < 8; i++)
+    buf[9 - i] = (unsigned char)(x >> (8 * i));
   {
     unsigned char *p = buf + 10 - n;
     /* header: n one-bits then a zero-bit, in the top n+1 bits */
@@ -417,7 +495,8 @@ static int ocInt(int64_t v, unsigned char *a) {
       nOne -= 8;
     }
     p[k] |= (unsigned char)(0xff << (8 - nOne));
-    for (i = 0; i < n; i++) a[i] = v < 0 ? (unsigned char)~p[i] : p[i];
+    for (i = 0; i < n; i++)
+      a[i] = v < 0 ? (unsigned char)~p[i] : p[i];
   }
   return n;
 }
@@ -437,7 +516,8 @@ static void encodeKey(const Spec *s, const Val *aKey, Val *pOut) {
     memcpy(aF[2], aKey[2].z, aKey[2].n);
     anF[2] = aKey[2].n;
     nLast = 3;
-    while (nLast > 0 && anF[nLast - 1] == 0) nLast--;
+    while (nLast > 0 && anF[nLast - 1] == 0)
+      nLast--;
     if (nLast == 0) {
       a[n++] = 0;
       a[n++] = 0;
@@ -468,12 +548,12 @@ static void encodeKey(const Spec *s, const Val *aKey, Val *pOut) {
 /* Running SQL and comparing results                                   */
 
 typedef struct Res {
-  int rc;          /* SQLITE_OK or the error */
-  char *zErr;      /* error message (sqlite3_malloc'd) */
+  int rc;     /* SQLITE_OK or the error */
+  char *zErr; /* error message (sqlite3_malloc'd) */
   int nRow;
-  char **aRow;     /* canonical text of each row */
-  char **aOrd;     /* canonical text of its leading nOrd columns */
-  int nChange;     /* sqlite3_changes() after a write */
+  char **aRow; /* canonical text of each row */
+  char **aOrd; /* canonical text of its leading nOrd columns */
+  int nChange; /* sqlite3_changes() after a write */
 } Res;
 
 static void resFree(Res *r) {
@@ -492,33 +572,36 @@ static void appendCanon(sqlite3_str *s, sqlite3_stmt *st, int i) {
   int j, n;
   const unsigned char *z;
   switch (sqlite3_column_type(st, i)) {
-    case SQLITE_NULL: sqlite3_str_appendall(s, "NULL"); break;
-    case SQLITE_INTEGER:
-      sqlite3_str_appendf(s, "%lld", (long long)sqlite3_column_int64(st, i));
-      break;
-    case SQLITE_FLOAT:
-      sqlite3_str_appendf(s, "%!.12g", sqlite3_column_double(st, i));
-      break;
-    case SQLITE_TEXT:
-      z = sqlite3_column_text(st, i);
-      n = sqlite3_column_bytes(st, i);
-      sqlite3_str_appendchar(s, 1, '\'');
-      for (j = 0; j < n; j++) {
-        if (z[j] < 0x20 || z[j] == 0x7f || z[j] == '\\' || z[j] == '|') {
-          sqlite3_str_appendf(s, "\\x%02x", z[j]);
-        } else {
-          sqlite3_str_appendchar(s, 1, (char)z[j]);
-        }
+  case SQLITE_NULL:
+    sqlite3_str_appendall(s, "NULL");
+    break;
+  case SQLITE_INTEGER:
+    sqlite3_str_appendf(s, "%lld", (long long)sqlite3_column_int64(st, i));
+    break;
+  case SQLITE_FLOAT:
+    sqlite3_str_appendf(s, "%!.12g", sqlite3_column_double(st, i));
+    break;
+  case SQLITE_TEXT:
+    z = sqlite3_column_text(st, i);
+    n = sqlite3_column_bytes(st, i);
+    sqlite3_str_appendchar(s, 1, '\'');
+    for (j = 0; j < n; j++) {
+      if (z[j] < 0x20 || z[j] == 0x7f || z[j] == '\\' || z[j] == '|') {
+        sqlite3_str_appendf(s, "\\x%02x", z[j]);
+      } else {
+        sqlite3_str_appendchar(s, 1, (char)z[j]);
       }
-      sqlite3_str_appendchar(s, 1, '\'');
-      break;
-    default:
-      z = sqlite3_column_blob(st, i);
-      n = sqlite3_column_bytes(st, i);
-      sqlite3_str_appendall(s, "x'");
-      for (j = 0; j < n; j++) sqlite3_str_appendf(s, "%02x", z[j]);
-      sqlite3_str_appendchar(s, 1, '\'');
-      break;
+    }
+    sqlite3_str_appendchar(s, 1, '\'');
+    break;
+  default:
+    z = sqlite3_column_blob(st, i);
+    n = sqlite3_column_bytes(st, i);
+    sqlite3_str_appendall(s, "x'");
+    for (j = 0; j < n; j++)
+      sqlite3_str_appendf(s, "%02x", z[j]);
+    sqlite3_str_appendchar(s, 1, '\'');
+    break;
   }
 }
 
@@ -540,7 +623,8 @@ static void runSql(sqlite3 *db, const char *zSql, int nOrd, Res *r) {
     for (i = 0; i < nCol; i++) {
       if (i) sqlite3_str_appendchar(s, 1, '|');
       appendCanon(s, st, i);
-      if (i + 1 == nOrd) r->aOrd[r->nRow] = sqlite3_mprintf("%s", sqlite3_str_value(s));
+      if (i + 1 == nOrd)
+        r->aOrd[r->nRow] = sqlite3_mprintf("%s", sqlite3_str_value(s));
     }
     r->aRow[r->nRow++] = sqlite3_str_finish(s);
     rc = SQLITE_OK;
@@ -562,11 +646,11 @@ static int cmpStr(const void *a, const void *b) {
 
 /* How two results are compared. */
 enum {
-  CMP_BAG = 0,    /* as multisets */
-  CMP_ORDERED,    /* row by row in order */
-  CMP_ORDPREFIX,  /* leading nOrd columns in order (+ multiset if !bLimit) */
-  CMP_COUNT,      /* number of rows */
-  CMP_CHANGES     /* a write: both succeed with the same changes() */
+  CMP_BAG = 0,   /* as multisets */
+  CMP_ORDERED,   /* row by row in order */
+  CMP_ORDPREFIX, /* leading nOrd columns in order (+ multiset if !bLimit) */
+  CMP_COUNT,     /* number of rows */
+  CMP_CHANGES    /* a write: both succeed with the same changes() */
 };
 
 static int sameSeq(char **a, char **b, int n) {
@@ -598,14 +682,17 @@ static int resultsAgree(const Res *w, const Res *n, int eCmp, int bLimit) {
   if ((w->rc != SQLITE_OK) != (n->rc != SQLITE_OK)) return 0;
   if (w->rc != SQLITE_OK) return 1; /* both failed */
   switch (eCmp) {
-    case CMP_ORDERED:
-      return w->nRow == n->nRow && sameSeq(w->aRow, n->aRow, w->nRow);
-    case CMP_ORDPREFIX:
-      if (w->nRow != n->nRow || !sameSeq(w->aOrd, n->aOrd, w->nRow)) return 0;
-      return bLimit || sameBag(w, n);
-    case CMP_COUNT: return w->nRow == n->nRow;
-    case CMP_CHANGES: return w->nChange == n->nChange;
-    default: return sameBag(w, n);
+  case CMP_ORDERED:
+    return w->nRow == n->nRow && sameSeq(w->aRow, n->aRow, w->nRow);
+  case CMP_ORDPREFIX:
+    if (w->nRow != n->nRow || !sameSeq(w->aOrd, n->aOrd, w->nRow)) return 0;
+    return bLimit || sameBag(w, n);
+  case CMP_COUNT:
+    return w->nRow == n->nRow;
+  case CMP_CHANGES:
+    return w->nChange == n->nChange;
+  default:
+    return sameBag(w, n);
   }
 }
 
@@ -614,17 +701,17 @@ static int resultsAgree(const Res *w, const Res *n, int eCmp, int bLimit) {
 
 typedef struct Run {
   sqlite3 *db;
-  char zDb[4200];     /* database file */
+  char zDb[4200]; /* database file */
   uint64_t seed;
-  int iStmt;          /* statements run (numbering for messages) */
-  int nFail;          /* mismatches */
+  int iStmt; /* statements run (numbering for messages) */
+  int nFail; /* mismatches */
   int bVerbose;
   int nSelect, nWrite, nTxn, nReject; /* counters for the summary */
-  int nNonEmpty;      /* compared reads that returned rows */
-  int nRandom;        /* random statements run */
-  int mAvoid;         /* AVOID_* bits */
-  int anRow[NSPEC];   /* rows in each native table */
-  int abBroken[NSPEC];/* the tables diverged after a write: stop using them */
+  int nNonEmpty;                      /* compared reads that returned rows */
+  int nRandom;                        /* random statements run */
+  int mAvoid;                         /* AVOID_* bits */
+  int anRow[NSPEC];                   /* rows in each native table */
+  int abBroken[NSPEC]; /* the tables diverged after a write: stop using them */
 } Run;
 
 static Run g;
@@ -634,13 +721,18 @@ static Run g;
 ** them by name ("none": avoid nothing); unset, DEFAULT_AVOID applies.
 ** Remove a name from DEFAULT_AVOID when its bug is fixed. */
 #define DEFAULT_AVOID "row-value-limit"
-#define AVOID_EMPTY_BLOB 0x01 /* x'' as a point or upper bound on a BLOB
-                               ** key column (_key < x'', k = x'') */
-#define AVOID_ROW_VALUE_LIMIT 0x02 /* (a, b) > (x, y) with a LIMIT: the
-                                   ** generator then writes (a, b) = (x, y) */
-static const struct { const char *zName; int m; } aAvoidName[] = {
-  {"empty-blob", AVOID_EMPTY_BLOB},
-  {"row-value-limit", AVOID_ROW_VALUE_LIMIT},
+#define AVOID_EMPTY_BLOB                                                       \
+  0x01 /* x'' as a point or upper bound on a BLOB                              \
+        ** key column (_key < x'', k = x'') */
+#define AVOID_ROW_VALUE_LIMIT                                                  \
+  0x02 /* (a, b) > (x, y) with a LIMIT: the                                    \
+       ** generator then writes (a, b) = (x, y) */
+static const struct {
+  const char *zName;
+  int m;
+} aAvoidName[] = {
+    {"empty-blob", AVOID_EMPTY_BLOB},
+    {"row-value-limit", AVOID_ROW_VALUE_LIMIT},
 };
 static int parseAvoid(const char *z) {
   int m = 0, i;
@@ -747,7 +839,8 @@ static int compareWhole(int iSpec, const char *zWhy) {
     sqlite3_str_appendf(a, "%s%s", i ? ", " : "", s->aKey[i].zName);
     sqlite3_str_appendf(o, "%s%s", i ? ", " : "", s->aKey[i].zName);
   }
-  for (i = 0; i < s->nQual; i++) sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
+  for (i = 0; i < s->nQual; i++)
+    sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
   if (s->eKey != KEY_NONE) sqlite3_str_appendall(a, ", _key");
   zCols = sqlite3_str_finish(a);
   zOrd = sqlite3_str_finish(o);
@@ -789,13 +882,15 @@ static void sampleRow(int iSpec, Val *aKey, Val *pKey) {
     sqlite3_str *q = sqlite3_str_new(NULL);
     char *z;
     sqlite3_str_appendall(q, "SELECT ");
-    for (i = 0; i < s->nKey; i++) sqlite3_str_appendf(q, "%s, ", s->aKey[i].zName);
+    for (i = 0; i < s->nKey; i++)
+      sqlite3_str_appendf(q, "%s, ", s->aKey[i].zName);
     sqlite3_str_appendf(q, "_key FROM n_%s ORDER BY _key LIMIT 1 OFFSET %d",
                         s->zTag, rnd(g.anRow[iSpec]));
     z = sqlite3_str_finish(q);
     if (sqlite3_prepare_v2(g.db, z, -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW) {
-      for (i = 0; i < s->nKey; i++) valFromCol(&aKey[i], st, i);
+      for (i = 0; i < s->nKey; i++)
+        valFromCol(&aKey[i], st, i);
       valFromCol(pKey, st, s->nKey);
       bGot = 1;
     }
@@ -803,14 +898,16 @@ static void sampleRow(int iSpec, Val *aKey, Val *pKey) {
     sqlite3_free(z);
   }
   if (!bGot) {
-    for (i = 0; i < s->nKey; i++) genField(s, i, 0, &aKey[i]);
+    for (i = 0; i < s->nKey; i++)
+      genField(s, i, 0, &aKey[i]);
     encodeKey(s, aKey, pKey);
   }
 }
 
 static void freeVals(Val *a, int n) {
   int i;
-  for (i = 0; i < n; i++) valClear(&a[i]);
+  for (i = 0; i < n; i++)
+    valClear(&a[i]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -820,7 +917,7 @@ typedef struct Q {
   sqlite3_str *w, *n;
   int iSpec;
   const Spec *s;
-  Val aRow[MAXF];     /* the sampled row conditions lean on */
+  Val aRow[MAXF]; /* the sampled row conditions lean on */
   Val rowKey;
 } Q;
 
@@ -831,7 +928,8 @@ static void qInit(Q *q, int iSpec) {
   q->n = sqlite3_str_new(NULL);
   q->iSpec = iSpec;
   q->s = &aSpec[iSpec];
-  for (i = 0; i < MAXF; i++) q->aRow[i].t = SQLITE_NULL;
+  for (i = 0; i < MAXF; i++)
+    q->aRow[i].t = SQLITE_NULL;
   q->rowKey.t = SQLITE_NULL;
   sampleRow(iSpec, q->aRow, &q->rowKey);
 }
@@ -880,8 +978,10 @@ static void qtab(Q *q) { /* the table name */
 
 /* A value for a condition on key field i: mostly the sampled row's. */
 static void condVal(Q *q, int i, Val *v) {
-  if (pct(75)) valCopy(v, &q->aRow[i]);
-  else genField(q->s, i, 0, v);
+  if (pct(75))
+    valCopy(v, &q->aRow[i]);
+  else
+    genField(q->s, i, 0, v);
 }
 
 /* Length in bytes of a prefix of at most nChar UTF-8 characters. */
@@ -889,14 +989,16 @@ static int utf8Prefix(const unsigned char *z, int n, int nChar) {
   int i = 0, c = 0;
   while (i < n && c < nChar) {
     i++;
-    while (i < n && (z[i] & 0xc0) == 0x80) i++;
+    while (i < n && (z[i] & 0xc0) == 0x80)
+      i++;
     c++;
   }
   return i;
 }
 static int utf8Chars(const unsigned char *z, int n) {
   int i, c = 0;
-  for (i = 0; i < n; i++) c += (z[i] & 0xc0) != 0x80;
+  for (i = 0; i < n; i++)
+    c += (z[i] & 0xc0) != 0x80;
   return c;
 }
 
@@ -963,7 +1065,8 @@ static void keyTerm(Q *q, int i, const char *zCol) {
     qa(q, ")");
   } else if (x < 62) {
     int iOp = rnd(4);
-    if (v.n == 0 && v.t == SQLITE_BLOB && iOp < 2 && (g.mAvoid & AVOID_EMPTY_BLOB)) {
+    if (v.n == 0 && v.t == SQLITE_BLOB && iOp < 2 &&
+        (g.mAvoid & AVOID_EMPTY_BLOB)) {
       iOp += 2;
     }
     qa(q, "%s %s ", zCol, azCmp[iOp]);
@@ -1000,7 +1103,8 @@ static void keyTerm(Q *q, int i, const char *zCol) {
       /* LIKE is ASCII case-insensitive: flip the case of some letters */
       for (j = 0; zPre[j]; j++) {
         if (((zPre[j] >= 'a' && zPre[j] <= 'z') ||
-             (zPre[j] >= 'A' && zPre[j] <= 'Z')) && pct(50)) {
+             (zPre[j] >= 'A' && zPre[j] <= 'Z')) &&
+            pct(50)) {
           zPre[j] ^= 0x20;
         }
       }
@@ -1031,24 +1135,37 @@ static void keyTerm(Q *q, int i, const char *zCol) {
     /* literals of another class: affinity and conversion rules */
     int y = rnd(6);
     if (c->t == SQLITE_INTEGER && v.t == SQLITE_INTEGER) {
-      if (y == 0) qa(q, "%s = '%lld'", zCol, (long long)v.i);
-      else if (y == 1) qa(q, "%s %s %lld.5", zCol, azCmp[rnd(4)], (long long)(v.i / 2));
-      else if (y == 2) qa(q, "%s %s %s", zCol, azCmp[rnd(4)], pct(50) ? "1e19" : "-1e19");
-      else if (y == 3) qa(q, "%s = %lld.0", zCol, (long long)(v.i % 1000000000));
-      else if (y == 4) qa(q, "%s %s '%lld'", zCol, azCmp[rnd(4)], (long long)v.i);
-      else qa(q, "%s %s 9223372036854775807.0", zCol, azCmp[rnd(4)]);
+      if (y == 0)
+        qa(q, "%s = '%lld'", zCol, (long long)v.i);
+      else if (y == 1)
+        qa(q, "%s %s %lld.5", zCol, azCmp[rnd(4)], (long long)(v.i / 2));
+      else if (y == 2)
+        qa(q, "%s %s %s", zCol, azCmp[rnd(4)], pct(50) ? "1e19" : "-1e19");
+      else if (y == 3)
+        qa(q, "%s = %lld.0", zCol, (long long)(v.i % 1000000000));
+      else if (y == 4)
+        qa(q, "%s %s '%lld'", zCol, azCmp[rnd(4)], (long long)v.i);
+      else
+        qa(q, "%s %s 9223372036854775807.0", zCol, azCmp[rnd(4)]);
     } else if (c->t == SQLITE_TEXT) {
-      if (y < 2) qa(q, "%s = %d", zCol, pct(50) ? 7 : 12);
-      else if (y < 4) qa(q, "%s %s %d", zCol, azCmp[rnd(4)], rnd(20));
-      else qa(q, "%s %s x'7068'", zCol, azCmp[rnd(4)]);
+      if (y < 2)
+        qa(q, "%s = %d", zCol, pct(50) ? 7 : 12);
+      else if (y < 4)
+        qa(q, "%s %s %d", zCol, azCmp[rnd(4)], rnd(20));
+      else
+        qa(q, "%s %s x'7068'", zCol, azCmp[rnd(4)]);
     } else {
-      if (y < 3) qa(q, "%s %s 'ph'", zCol, azCmp[rnd(4)]);
-      else qa(q, "%s = %d", zCol, rnd(5));
+      if (y < 3)
+        qa(q, "%s %s 'ph'", zCol, azCmp[rnd(4)]);
+      else
+        qa(q, "%s = %d", zCol, rnd(5));
     }
   } else if (x < 97) {
     int y = rnd(9);
-    if (y == 0) qa(q, "%s IS NULL", zCol);
-    else if (y == 1) qa(q, "%s IS NOT NULL", zCol);
+    if (y == 0)
+      qa(q, "%s IS NULL", zCol);
+    else if (y == 1)
+      qa(q, "%s IS NOT NULL", zCol);
     else if (y == 2) {
       qa(q, "%s != ", zCol);
       qlit(q, &v);
@@ -1070,8 +1187,9 @@ static void keyTerm(Q *q, int i, const char *zCol) {
       qa(q, " COLLATE NOCASE");
     } else if (i + 1 < q->s->nKey) {
       /* a row value over this field and the next */
-      char *zNext = sqlite3_mprintf("%.*s%s", (int)(strlen(zCol) - strlen(c->zName)),
-                                    zCol, q->s->aKey[i + 1].zName);
+      char *zNext =
+          sqlite3_mprintf("%.*s%s", (int)(strlen(zCol) - strlen(c->zName)),
+                          zCol, q->s->aKey[i + 1].zName);
       Val w;
       memset(&w, 0, sizeof w);
       condVal(q, i + 1, &w);
@@ -1103,13 +1221,17 @@ static void rawKeyTerm(Q *q, const char *zCol) {
   int x = rnd(100);
   memset(&v, 0, sizeof v);
   memset(&p, 0, sizeof p);
-  if (pct(80)) valCopy(&v, &q->rowKey);
+  if (pct(80))
+    valCopy(&v, &q->rowKey);
   else {
     Val a[MAXF];
     memset(a, 0, sizeof a);
-    for (int i = 0; i < q->s->nKey; i++) genField(q->s, i, 0, &a[i]);
-    if (q->s->eKey == KEY_NONE) valCopy(&v, &a[0]);
-    else encodeKey(q->s, a, &v);
+    for (int i = 0; i < q->s->nKey; i++)
+      genField(q->s, i, 0, &a[i]);
+    if (q->s->eKey == KEY_NONE)
+      valCopy(&v, &a[0]);
+    else
+      encodeKey(q->s, a, &v);
     freeVals(a, MAXF);
   }
   valBytes(&p, SQLITE_BLOB, v.z, rnd(v.n + 1));
@@ -1190,11 +1312,14 @@ static void qualTerm(Q *q, const char *zAlias) {
     qa(q, "%s%s %s %d", zAlias, c->zName, azCmp[rnd(4)],
        i == 0 ? rnd(2000001) - 1000000 : rnd(1000));
   } else if (c->t == SQLITE_FLOAT) {
-    qa(q, "%s%s %s %g", zAlias, c->zName, azCmp[rnd(4)], (rnd(801) - 400) * 0.25);
+    qa(q, "%s%s %s %g", zAlias, c->zName, azCmp[rnd(4)],
+       (rnd(801) - 400) * 0.25);
   } else {
     static const char *az[] = {"''", "'ok'", "'hot'", "'x y'"};
-    if (pct(50)) qa(q, "%s%s = %s", zAlias, c->zName, az[rnd(4)]);
-    else qa(q, "%s%s LIKE 'H%%'", zAlias, c->zName);
+    if (pct(50))
+      qa(q, "%s%s = %s", zAlias, c->zName, az[rnd(4)]);
+    else
+      qa(q, "%s%s LIKE 'H%%'", zAlias, c->zName);
   }
 }
 
@@ -1224,8 +1349,10 @@ static int genWhere(Q *q, const char *zAlias, int nMax, int bWhereWord) {
       qa(q, "(");
       anyKeyTerm(q, zAlias);
       qa(q, " OR ");
-      if (pct(50)) anyKeyTerm(q, zAlias);
-      else qualTerm(q, zAlias);
+      if (pct(50))
+        anyKeyTerm(q, zAlias);
+      else
+        qualTerm(q, zAlias);
       qa(q, ")");
     }
   }
@@ -1276,7 +1403,8 @@ static void stmtSelect(int iSpec) {
     const char *zDir = pct(50) ? " DESC" : (pct(50) ? " ASC" : "");
     for (i = 0; i < n; i++) {
       qa(&q, "%s, ", s->aKey[i].zName);
-      sqlite3_str_appendf(pOrd, "%s%s%s", i ? ", " : "", s->aKey[i].zName, zDir);
+      sqlite3_str_appendf(pOrd, "%s%s%s", i ? ", " : "", s->aKey[i].zName,
+                          zDir);
     }
     nOrd = n;
     bUnique = n == s->nKey;
@@ -1295,11 +1423,13 @@ static void stmtSelect(int iSpec) {
     bUnique = 1;
   } else if (kind < 93) { /* a qualifier, then the key */
     qa(&q, "%s, ", s->aQual[0].zName);
-    sqlite3_str_appendf(pOrd, "%s%s", s->aQual[0].zName, pct(50) ? " DESC" : "");
+    sqlite3_str_appendf(pOrd, "%s%s", s->aQual[0].zName,
+                        pct(50) ? " DESC" : "");
     nOrd = 1;
     for (i = 0; i < s->nKey; i++) {
       qa(&q, "%s, ", s->aKey[i].zName);
-      sqlite3_str_appendf(pOrd, ", %s%s", s->aKey[i].zName, pct(30) ? " DESC" : "");
+      sqlite3_str_appendf(pOrd, ", %s%s", s->aKey[i].zName,
+                          pct(30) ? " DESC" : "");
       nOrd++;
     }
     bUnique = 1;
@@ -1311,7 +1441,8 @@ static void stmtSelect(int iSpec) {
     bUnique = s->nKey == 1;
   }
   /* the rest of the select list */
-  for (i = 0; i < s->nKey; i++) qa(&q, "%s, ", s->aKey[i].zName);
+  for (i = 0; i < s->nKey; i++)
+    qa(&q, "%s, ", s->aKey[i].zName);
   for (i = 1; i < s->nQual; i++) {
     if (pct(60)) qa(&q, "%s, ", s->aQual[i].zName);
   }
@@ -1323,15 +1454,19 @@ static void stmtSelect(int iSpec) {
   if (kind) qa(&q, " ORDER BY %s", zOrd);
   if (kind && pct(45)) {
     bLimit = 1;
-    if (pct(25)) qa(&q, " LIMIT %d OFFSET %d", pct(20) ? -1 : rnd(30), rnd(20));
-    else qa(&q, " LIMIT %d", rnd(25));
+    if (pct(25))
+      qa(&q, " LIMIT %d OFFSET %d", pct(20) ? -1 : rnd(30), rnd(20));
+    else
+      qa(&q, " LIMIT %d", rnd(25));
   } else if (!kind && pct(8)) {
     bLimit = 1;
     qa(&q, " LIMIT %d", rnd(20));
   }
   sqlite3_free(zOrd);
-  if (!kind) eCmp = bLimit ? CMP_COUNT : CMP_BAG;
-  else eCmp = bUnique ? CMP_ORDERED : CMP_ORDPREFIX;
+  if (!kind)
+    eCmp = bLimit ? CMP_COUNT : CMP_BAG;
+  else
+    eCmp = bUnique ? CMP_ORDERED : CMP_ORDPREFIX;
   g.nSelect++;
   runPair(&q, eCmp, nOrd, bLimit, "select");
 }
@@ -1346,8 +1481,9 @@ static void stmtAggregate(int iSpec) {
   const char *zQ0 = s->aQual[0].zName;
   qInit(&q, iSpec);
   if (x < 35) {
-    qa(&q, "SELECT count(*), count(%s), min(%s), max(%s), sum(%s), min(_key), "
-           "max(_key), avg(%s) FROM ",
+    qa(&q,
+       "SELECT count(*), count(%s), min(%s), max(%s), sum(%s), min(_key), "
+       "max(_key), avg(%s) FROM ",
        s->aQual[s->nQual - 1].zName, zK0, zKL, zQ0, zQ0);
     qtab(&q);
     genWhere(&q, "", 3, 1);
@@ -1362,8 +1498,10 @@ static void stmtAggregate(int iSpec) {
     }
     qtab(&q);
     genWhere(&q, "", 2, 1);
-    if (bTwo) qa(&q, " GROUP BY %s, %s", zK0, s->aKey[1].zName);
-    else qa(&q, " GROUP BY %s", zK0);
+    if (bTwo)
+      qa(&q, " GROUP BY %s, %s", zK0, s->aKey[1].zName);
+    else
+      qa(&q, " GROUP BY %s", zK0);
     if (pct(25)) qa(&q, " HAVING count(*) > 1");
     if (pct(50)) {
       const char *zDir = pct(50) ? " DESC" : "";
@@ -1401,7 +1539,8 @@ static void stmtJoin(int iSpec) {
   qInit(&q, iSpec);
   if (x < 30) { /* probe drives, wcs is the inner loop */
     qa(&q, "SELECT t.%s, t._key", s->aQual[0].zName);
-    for (i = 0; i < s->nKey; i++) qa(&q, ", t.%s", s->aKey[i].zName);
+    for (i = 0; i < s->nKey; i++)
+      qa(&q, ", t.%s", s->aKey[i].zName);
     qa(&q, " FROM p_%s AS p JOIN ", s->zTag);
     qtab(&q);
     qa(&q, " AS t ON ");
@@ -1459,7 +1598,7 @@ static void stmtFunctions(int iSpec) {
   const Spec *s = &aSpec[iSpec];
   int i, x = rnd(100);
   static const char *azFam[4][MAXF] = {
-    {"stats", "stats", "stats", "meta"}, {"f", "f"}, {"f", "f"}, {"f", "g"}};
+      {"stats", "stats", "stats", "meta"}, {"f", "f"}, {"f", "f"}, {"f", "g"}};
   qInit(&q, iSpec);
   qa(&q, "SELECT _key");
   if (x < 50 || s->eKey == KEY_NONE) {
@@ -1469,16 +1608,18 @@ static void stmtFunctions(int iSpec) {
     }
   } else if (x < 75) {
     qw(&q, ", wcs_key_encode('w_%s'", s->zTag);
-    for (i = 0; i < s->nKey; i++) qw(&q, ", %s", s->aKey[i].zName);
+    for (i = 0; i < s->nKey; i++)
+      qw(&q, ", %s", s->aKey[i].zName);
     qw(&q, ")");
     qn(&q, ", _key");
   } else {
     for (i = 0; i < s->nKey; i++) {
       if (s->aKey[i].t == SQLITE_BLOB) {
         /* {"$hex": ...} or, for plain text, a string: compare the bytes */
-        qw(&q, ", (SELECT CASE WHEN json_type(d, '$[%d]') = 'object' THEN "
-               "d ->> '$[%d].$hex' ELSE lower(hex(CAST(d ->> '$[%d]' AS BLOB))) "
-               "END FROM (SELECT wcs_key_decode('w_%s', _key) AS d))",
+        qw(&q,
+           ", (SELECT CASE WHEN json_type(d, '$[%d]') = 'object' THEN "
+           "d ->> '$[%d].$hex' ELSE lower(hex(CAST(d ->> '$[%d]' AS BLOB))) "
+           "END FROM (SELECT wcs_key_decode('w_%s', _key) AS d))",
            i, i, i, s->zTag);
         qn(&q, ", lower(hex(%s))", s->aKey[i].zName);
       } else {
@@ -1504,9 +1645,11 @@ static int freshKey(int iSpec, Val *aKey, Val *pKey, Val *aAvoid, int nAvoid) {
     sqlite3_stmt *st = NULL;
     char *z;
     int bTaken = 0;
-    for (i = 0; i < s->nKey; i++) genField(s, i, pct(70), &aKey[i]);
+    for (i = 0; i < s->nKey; i++)
+      genField(s, i, pct(70), &aKey[i]);
     encodeKey(s, aKey, pKey);
-    for (i = 0; i < nAvoid; i++) bTaken |= valEq(&aAvoid[i], pKey);
+    for (i = 0; i < nAvoid; i++)
+      bTaken |= valEq(&aAvoid[i], pKey);
     if (bTaken) continue;
     z = sqlite3_mprintf("SELECT 1 FROM n_%s WHERE _key = ?", s->zTag);
     if (sqlite3_prepare_v2(g.db, z, -1, &st, NULL) == SQLITE_OK) {
@@ -1533,8 +1676,10 @@ static int stmtInsert(int iSpec) {
   qa(&q, "INSERT INTO ");
   qtab(&q);
   qa(&q, "(");
-  for (i = 0; i < s->nKey; i++) qa(&q, "%s%s", i ? ", " : "", s->aKey[i].zName);
-  for (i = 0; i < s->nQual; i++) qa(&q, ", %s", s->aQual[i].zName);
+  for (i = 0; i < s->nKey; i++)
+    qa(&q, "%s%s", i ? ", " : "", s->aKey[i].zName);
+  for (i = 0; i < s->nQual; i++)
+    qa(&q, ", %s", s->aQual[i].zName);
   if (s->eKey != KEY_NONE) qn(&q, ", _key");
   qa(&q, ") VALUES ");
   for (r = 0; r < nRow; r++) {
@@ -1573,8 +1718,10 @@ static void qualAssign(Q *q) {
   Val v;
   memset(&v, 0, sizeof v);
   if (i == 0) {
-    if (x < 50) qa(q, "%s = %s + %d", c->zName, c->zName, rnd(100) - 50);
-    else qa(q, "%s = %d", c->zName, rnd(2000001) - 1000000);
+    if (x < 50)
+      qa(q, "%s = %s + %d", c->zName, c->zName, rnd(100) - 50);
+    else
+      qa(q, "%s = %d", c->zName, rnd(2000001) - 1000000);
     return;
   }
   if (x < 25) {
@@ -1584,7 +1731,8 @@ static void qualAssign(Q *q) {
   } else if (x < 40 && c->t == SQLITE_FLOAT) {
     qa(q, "%s = %s * 2", c->zName, c->zName);
   } else {
-    do genQual(s, i, &v);
+    do
+      genQual(s, i, &v);
     while (v.t == SQLITE_NULL);
     qa(q, "%s = ", c->zName);
     qlit(q, &v);
@@ -1660,7 +1808,8 @@ static int stmtMoveKey(int iSpec) {
     sqlite3_stmt *st = NULL;
     char *z;
     int bTaken = 0, j;
-    for (j = 0; j < s->nKey; j++) valCopy(&aNew[j], &q.aRow[j]);
+    for (j = 0; j < s->nKey; j++)
+      valCopy(&aNew[j], &q.aRow[j]);
     genField(s, iLast, 0, &aNew[iLast]);
     encodeKey(s, aNew, &newKey);
     z = sqlite3_mprintf("SELECT 1 FROM n_%s WHERE _key = ?", s->zTag);
@@ -1710,13 +1859,16 @@ static int stmtDeleteReinsert(int iSpec) {
   qlit(&q, &q.rowKey);
   qInit(&q2, iSpec);
   valClear(&q2.rowKey);
-  for (i = 0; i < s->nKey; i++) valCopy(&q2.aRow[i], &q.aRow[i]);
+  for (i = 0; i < s->nKey; i++)
+    valCopy(&q2.aRow[i], &q.aRow[i]);
   valCopy(&q2.rowKey, &q.rowKey);
   qa(&q2, "INSERT INTO ");
   qtab(&q2);
   qa(&q2, "(");
-  for (i = 0; i < s->nKey; i++) qa(&q2, "%s%s", i ? ", " : "", s->aKey[i].zName);
-  for (i = 0; i < s->nQual; i++) qa(&q2, ", %s", s->aQual[i].zName);
+  for (i = 0; i < s->nKey; i++)
+    qa(&q2, "%s%s", i ? ", " : "", s->aKey[i].zName);
+  for (i = 0; i < s->nQual; i++)
+    qa(&q2, ", %s", s->aQual[i].zName);
   if (s->eKey != KEY_NONE) qn(&q2, ", _key");
   qa(&q2, ") VALUES (");
   for (i = 0; i < s->nKey; i++) {
@@ -1750,14 +1902,17 @@ static int stmtUpsert(int iSpec) {
   const Spec *s = &aSpec[iSpec];
   Val v;
   int i, ok, x = rnd(3);
-  static const char *azVerb[] = {"INSERT", "INSERT OR REPLACE", "INSERT OR IGNORE"};
+  static const char *azVerb[] = {"INSERT", "INSERT OR REPLACE",
+                                 "INSERT OR IGNORE"};
   memset(&v, 0, sizeof v);
   qInit(&q, iSpec);
   qa(&q, "%s INTO ", azVerb[x]);
   qtab(&q);
   qa(&q, "(");
-  for (i = 0; i < s->nKey; i++) qa(&q, "%s%s", i ? ", " : "", s->aKey[i].zName);
-  for (i = 0; i < s->nQual; i++) qa(&q, ", %s", s->aQual[i].zName);
+  for (i = 0; i < s->nKey; i++)
+    qa(&q, "%s%s", i ? ", " : "", s->aKey[i].zName);
+  for (i = 0; i < s->nQual; i++)
+    qa(&q, ", %s", s->aQual[i].zName);
   if (s->eKey != KEY_NONE) qn(&q, ", _key");
   qa(&q, ") VALUES (");
   for (i = 0; i < s->nKey; i++) {
@@ -1801,8 +1956,10 @@ static int stmtWrite(int iSpec) {
 
 /* A read inside a transaction: must see the transaction's own writes. */
 static void stmtRead(int iSpec) {
-  if (pct(70)) stmtSelect(iSpec);
-  else stmtAggregate(iSpec);
+  if (pct(70))
+    stmtSelect(iSpec);
+  else
+    stmtAggregate(iSpec);
 }
 
 /* BEGIN; writes and reads; ROLLBACK or COMMIT; compare whole. */
@@ -1813,9 +1970,12 @@ static int blockTxn(int iSpec) {
   g.iStmt++;
   if (execOk("BEGIN")) return 0;
   for (i = 0; i < n; i++) {
-    if (pct(30)) stmtRead(iSpec);
-    else if (pct(15)) ok &= stmtDeleteReinsert(iSpec);
-    else ok &= stmtWrite(iSpec);
+    if (pct(30))
+      stmtRead(iSpec);
+    else if (pct(15))
+      ok &= stmtDeleteReinsert(iSpec);
+    else
+      ok &= stmtWrite(iSpec);
   }
   ok &= compareWhole(iSpec, "whole table inside a transaction");
   g.iStmt++;
@@ -1842,9 +2002,15 @@ static int blockSavepoint(int iSpec) {
   if (pct(50)) ok &= stmtWrite(iSpec);
   stmtRead(iSpec);
   switch (rnd(3)) {
-    case 0: execOk("ROLLBACK TO b"); break;
-    case 1: execOk("RELEASE b"); break;
-    default: execOk("ROLLBACK TO a"); break;
+  case 0:
+    execOk("ROLLBACK TO b");
+    break;
+  case 1:
+    execOk("RELEASE b");
+    break;
+  default:
+    execOk("ROLLBACK TO a");
+    break;
   }
   refreshCount(iSpec);
   ok &= compareWhole(iSpec, "after ROLLBACK TO / RELEASE of savepoint b");
@@ -1870,8 +2036,10 @@ static int stmtReject(int iSpec) {
   memset(aKey, 0, sizeof aKey);
   memset(&key, 0, sizeof key);
   sqlite3_str_appendf(w, "INSERT INTO w_%s(", s->zTag);
-  for (i = 0; i < s->nKey; i++) sqlite3_str_appendf(w, "%s%s", i ? ", " : "", s->aKey[i].zName);
-  for (i = 0; i < s->nQual; i++) sqlite3_str_appendf(w, ", %s", s->aQual[i].zName);
+  for (i = 0; i < s->nKey; i++)
+    sqlite3_str_appendf(w, "%s%s", i ? ", " : "", s->aKey[i].zName);
+  for (i = 0; i < s->nQual; i++)
+    sqlite3_str_appendf(w, ", %s", s->aQual[i].zName);
   sqlite3_str_appendall(w, ") VALUES (");
   /* first a valid fresh row, then the bad one */
   freshKey(iSpec, aKey, &key, NULL, 0);
@@ -1879,23 +2047,27 @@ static int stmtReject(int iSpec) {
     if (i) sqlite3_str_appendall(w, ", ");
     appendLit(w, &aKey[i]);
   }
-  for (i = 0; i < s->nQual; i++) sqlite3_str_appendf(w, ", %s", i ? "NULL" : "1");
+  for (i = 0; i < s->nQual; i++)
+    sqlite3_str_appendf(w, ", %s", i ? "NULL" : "1");
   sqlite3_str_appendall(w, "), (");
   if (s->eKey == KEY_DELIM) {
-    static const char *azBad[] = {"'ph#one', 'a', 1", "'a', 'b c', 1",
-                                  "'a', 'x!', 1", "'a', 'b', -1",
+    static const char *azBad[] = {"'ph#one', 'a', 1",    "'a', 'b c', 1",
+                                  "'a', 'x!', 1",        "'a', 'b', -1",
                                   "'a', 'b', 100000000", "NULL, 'b', 1",
-                                  "'a', NULL, 1", "'a', 'b', NULL",
-                                  "'a', char(1), 1", "'a', 'b', 'x'"};
+                                  "'a', NULL, 1",        "'a', 'b', NULL",
+                                  "'a', char(1), 1",     "'a', 'b', 'x'"};
     sqlite3_str_appendall(w, azBad[x % 10]);
   } else if (s->eKey == KEY_OC) {
     sqlite3_str_appendall(w, x < 50 ? "NULL, 1, 'a'" : "1, 2, NULL");
   } else if (s->eKey == KEY_SINGLE) {
     sqlite3_str_appendall(w, x < 50 ? "NULL" : "zeroblob(5000)");
   } else {
-    sqlite3_str_appendall(w, x < 33 ? "NULL" : x < 66 ? "zeroblob(5000)" : "x''");
+    sqlite3_str_appendall(w, x < 33   ? "NULL"
+                             : x < 66 ? "zeroblob(5000)"
+                                      : "x''");
   }
-  for (i = 0; i < s->nQual; i++) sqlite3_str_appendf(w, ", %s", i ? "NULL" : "2");
+  for (i = 0; i < s->nQual; i++)
+    sqlite3_str_appendf(w, ", %s", i ? "NULL" : "2");
   sqlite3_str_appendall(w, ")");
   zSql = sqlite3_str_finish(w);
   g.iStmt++;
@@ -1982,10 +2154,13 @@ static int loadSpec(int iSpec) {
   /* prepared inserts */
   a = sqlite3_str_new(NULL);
   sqlite3_str_appendf(a, "INSERT INTO w_%s(", s->zTag);
-  for (i = 0; i < s->nKey; i++) sqlite3_str_appendf(a, "%s%s", i ? ", " : "", s->aKey[i].zName);
-  for (i = 0; i < s->nQual; i++) sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
+  for (i = 0; i < s->nKey; i++)
+    sqlite3_str_appendf(a, "%s%s", i ? ", " : "", s->aKey[i].zName);
+  for (i = 0; i < s->nQual; i++)
+    sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
   sqlite3_str_appendall(a, ") VALUES (");
-  for (i = 0; i < s->nKey + s->nQual; i++) sqlite3_str_appendf(a, "%s?", i ? ", " : "");
+  for (i = 0; i < s->nKey + s->nQual; i++)
+    sqlite3_str_appendf(a, "%s?", i ? ", " : "");
   sqlite3_str_appendall(a, ")");
   z = sqlite3_str_finish(a);
   rc = sqlite3_prepare_v2(g.db, z, -1, &pW, NULL);
@@ -1993,8 +2168,10 @@ static int loadSpec(int iSpec) {
   sqlite3_free(z);
   a = sqlite3_str_new(NULL);
   sqlite3_str_appendf(a, "INSERT OR IGNORE INTO n_%s(", s->zTag);
-  for (i = 0; i < s->nKey; i++) sqlite3_str_appendf(a, "%s%s", i ? ", " : "", s->aKey[i].zName);
-  for (i = 0; i < s->nQual; i++) sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
+  for (i = 0; i < s->nKey; i++)
+    sqlite3_str_appendf(a, "%s%s", i ? ", " : "", s->aKey[i].zName);
+  for (i = 0; i < s->nQual; i++)
+    sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
   if (s->eKey != KEY_NONE) sqlite3_str_appendall(a, ", _key");
   sqlite3_str_appendall(a, ") VALUES (");
   for (i = 0; i < s->nKey + s->nQual + (s->eKey != KEY_NONE); i++) {
@@ -2006,12 +2183,16 @@ static int loadSpec(int iSpec) {
   sqlite3_free(z);
   if (rc == SQLITE_OK) rc = execOk("BEGIN");
   for (r = 0; rc == SQLITE_OK && nDone < s->nLoad && r < s->nLoad * 20; r++) {
-    for (i = 0; i < s->nKey; i++) genField(s, i, 1, &aKey[i]);
-    for (i = 0; i < s->nQual; i++) genQual(s, i, &aQ[i]);
+    for (i = 0; i < s->nKey; i++)
+      genField(s, i, 1, &aKey[i]);
+    for (i = 0; i < s->nQual; i++)
+      genQual(s, i, &aQ[i]);
     encodeKey(s, aKey, &key);
     sqlite3_reset(pN);
-    for (i = 0; i < s->nKey; i++) valBind(pN, 1 + i, &aKey[i]);
-    for (i = 0; i < s->nQual; i++) valBind(pN, 1 + s->nKey + i, &aQ[i]);
+    for (i = 0; i < s->nKey; i++)
+      valBind(pN, 1 + i, &aKey[i]);
+    for (i = 0; i < s->nQual; i++)
+      valBind(pN, 1 + s->nKey + i, &aQ[i]);
     if (s->eKey != KEY_NONE) valBind(pN, 1 + s->nKey + s->nQual, &key);
     if (sqlite3_step(pN) != SQLITE_DONE) {
       fprintf(stderr, "native insert: %s\n", sqlite3_errmsg(g.db));
@@ -2020,10 +2201,13 @@ static int loadSpec(int iSpec) {
     }
     if (sqlite3_changes(g.db) == 0) continue; /* key already loaded */
     sqlite3_reset(pW);
-    for (i = 0; i < s->nKey; i++) valBind(pW, 1 + i, &aKey[i]);
-    for (i = 0; i < s->nQual; i++) valBind(pW, 1 + s->nKey + i, &aQ[i]);
+    for (i = 0; i < s->nKey; i++)
+      valBind(pW, 1 + i, &aKey[i]);
+    for (i = 0; i < s->nQual; i++)
+      valBind(pW, 1 + s->nKey + i, &aQ[i]);
     if (sqlite3_step(pW) != SQLITE_DONE) {
-      fprintf(stderr, "load of w_%s failed at row %d: %s (seed WCS_SEED=%llu)\n",
+      fprintf(stderr,
+              "load of w_%s failed at row %d: %s (seed WCS_SEED=%llu)\n",
               s->zTag, nDone, sqlite3_errmsg(g.db), (unsigned long long)g.seed);
       g.nFail++;
       rc = SQLITE_ERROR;
@@ -2033,8 +2217,10 @@ static int loadSpec(int iSpec) {
   }
   sqlite3_finalize(pW);
   sqlite3_finalize(pN);
-  if (rc == SQLITE_OK) rc = execOk("COMMIT");
-  else sqlite3_exec(g.db, "ROLLBACK", NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = execOk("COMMIT");
+  else
+    sqlite3_exec(g.db, "ROLLBACK", NULL, NULL, NULL);
   freeVals(aKey, MAXF);
   freeVals(aQ, MAXF);
   valClear(&key);
@@ -2044,7 +2230,8 @@ static int loadSpec(int iSpec) {
   /* probe rows: some from the data, some from nowhere */
   a = sqlite3_str_new(NULL);
   sqlite3_str_appendf(a, "INSERT INTO p_%s VALUES (", s->zTag);
-  for (i = 0; i < s->nProbe; i++) sqlite3_str_appendf(a, "%s?", i ? ", " : "");
+  for (i = 0; i < s->nProbe; i++)
+    sqlite3_str_appendf(a, "%s?", i ? ", " : "");
   sqlite3_str_appendall(a, ")");
   z = sqlite3_str_finish(a);
   rc = sqlite3_prepare_v2(g.db, z, -1, &pP, NULL);
@@ -2053,10 +2240,12 @@ static int loadSpec(int iSpec) {
     if (r < 15) {
       sampleRow(iSpec, aKey, &key);
     } else {
-      for (i = 0; i < s->nKey; i++) genField(s, i, 0, &aKey[i]);
+      for (i = 0; i < s->nKey; i++)
+        genField(s, i, 0, &aKey[i]);
     }
     sqlite3_reset(pP);
-    for (i = 0; i < s->nProbe; i++) valBind(pP, 1 + i, &aKey[i]);
+    for (i = 0; i < s->nProbe; i++)
+      valBind(pP, 1 + i, &aKey[i]);
     sqlite3_step(pP);
   }
   sqlite3_finalize(pP);
@@ -2067,7 +2256,8 @@ static int loadSpec(int iSpec) {
   {
     sqlite3_str *o = sqlite3_str_new(NULL);
     char *zA, *zB;
-    for (i = 0; i < s->nKey; i++) sqlite3_str_appendf(o, "%s%s", i ? ", " : "", s->aKey[i].zName);
+    for (i = 0; i < s->nKey; i++)
+      sqlite3_str_appendf(o, "%s%s", i ? ", " : "", s->aKey[i].zName);
     z = sqlite3_str_finish(o);
     zA = sqlite3_mprintf("SELECT _key FROM n_%s ORDER BY _key", s->zTag);
     zB = sqlite3_mprintf("SELECT _key FROM n_%s ORDER BY %s", s->zTag, z);
@@ -2100,8 +2290,9 @@ static int reopen(void) {
 /* Flush and compact the store (the data moves from the memtable and WAL
 ** into sorted files, tombstones meet the cells they hide), then compare. */
 static int stmtCompact(int iSpec) {
-  char *z = pct(50) ? sqlite3_mprintf("SELECT wcs_compact('w_%s')", aSpec[iSpec].zTag)
-                    : sqlite3_mprintf("SELECT wcs_compact()");
+  char *z =
+      pct(50) ? sqlite3_mprintf("SELECT wcs_compact('w_%s')", aSpec[iSpec].zTag)
+              : sqlite3_mprintf("SELECT wcs_compact()");
   int ok = 1;
   g.iStmt++;
   if (g.bVerbose) fprintf(stderr, "[%d] %s\n", g.iStmt, z);
@@ -2115,26 +2306,37 @@ static int stmtCompact(int iSpec) {
 
 static void oneStatement(int iSpec) {
   int x = rnd(1000), ok = 1;
-  if (x < 490) stmtSelect(iSpec);
-  else if (x < 520) stmtFunctions(iSpec);
-  else if (x < 640) stmtAggregate(iSpec);
-  else if (x < 740) stmtJoin(iSpec);
+  if (x < 490)
+    stmtSelect(iSpec);
+  else if (x < 520)
+    stmtFunctions(iSpec);
+  else if (x < 640)
+    stmtAggregate(iSpec);
+  else if (x < 740)
+    stmtJoin(iSpec);
   else if (x < 880) {
     ok = stmtWrite(iSpec);
     ok &= compareWhole(iSpec, "after a write");
-  } else if (x < 940) ok = blockTxn(iSpec);
-  else if (x < 980) ok = blockSavepoint(iSpec);
-  else if (x < 986) ok = stmtCompact(iSpec);
-  else ok = stmtReject(iSpec);
+  } else if (x < 940)
+    ok = blockTxn(iSpec);
+  else if (x < 980)
+    ok = blockSavepoint(iSpec);
+  else if (x < 986)
+    ok = stmtCompact(iSpec);
+  else
+    ok = stmtReject(iSpec);
   if (!ok && !g.abBroken[iSpec]) {
     /* a write went differently: later comparisons on this pair would only
     ** repeat it, so leave this schema alone */
     if (g.nFail <= MAX_PRINT_FAIL) {
-      fprintf(stderr, "  (schema %s diverged after a write; no more "
-                      "statements on it)\n", aSpec[iSpec].zTag);
+      fprintf(stderr,
+              "  (schema %s diverged after a write; no more "
+              "statements on it)\n",
+              aSpec[iSpec].zTag);
     }
     g.abBroken[iSpec] = 1;
-    if (sqlite3_get_autocommit(g.db) == 0) sqlite3_exec(g.db, "ROLLBACK", 0, 0, 0);
+    if (sqlite3_get_autocommit(g.db) == 0)
+      sqlite3_exec(g.db, "ROLLBACK", 0, 0, 0);
   }
 }
 
@@ -2155,15 +2357,18 @@ int main(void) {
   if (zEnv && atoi(zEnv) > 0) nQuery = atoi(zEnv);
   zEnv = getenv("WCS_DIFF_SCALE");
   if (zEnv && atoi(zEnv) > 1) {
-    for (i = 0; i < NSPEC; i++) aSpec[i].nLoad *= atoi(zEnv);
+    for (i = 0; i < NSPEC; i++)
+      aSpec[i].nLoad *= atoi(zEnv);
   }
   zEnv = getenv("WCS_DIFF_VERBOSE");
   g.bVerbose = zEnv && zEnv[0] && zEnv[0] != '0';
   zEnv = getenv("WCS_DIFF_AVOID");
   g.mAvoid = parseAvoid(zEnv ? zEnv : DEFAULT_AVOID);
   if (g.mAvoid) {
-    fprintf(stderr, "steering around known module bugs: %s "
-            "(WCS_DIFF_AVOID=none to test them)\n", zEnv ? zEnv : DEFAULT_AVOID);
+    fprintf(stderr,
+            "steering around known module bugs: %s "
+            "(WCS_DIFF_AVOID=none to test them)\n",
+            zEnv ? zEnv : DEFAULT_AVOID);
   }
   zDir = tu_tmpdir("sql_diff");
   if (zDir == NULL) {
@@ -2186,7 +2391,8 @@ int main(void) {
     }
     if (g.abBroken[iSpec]) {
       int j;
-      for (j = 0; j < NSPEC && g.abBroken[iSpec]; j++) iSpec = (iSpec + 1) % NSPEC;
+      for (j = 0; j < NSPEC && g.abBroken[iSpec]; j++)
+        iSpec = (iSpec + 1) % NSPEC;
       if (g.abBroken[iSpec]) break;
     }
     oneStatement(iSpec);
@@ -2194,7 +2400,8 @@ int main(void) {
   }
   if (g.db && !reopen()) g.nFail++;
   if (g.db) sqlite3_close(g.db);
-  for (i = 0; i < NSPEC; i++) nBroken += g.abBroken[i];
+  for (i = 0; i < NSPEC; i++)
+    nBroken += g.abBroken[i];
   clock_gettime(CLOCK_MONOTONIC, &t1);
   sec = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
   fprintf(stderr,
@@ -2205,7 +2412,9 @@ int main(void) {
           g.nNonEmpty, sec, g.nFail,
           nBroken ? " (some schemas stopped early)" : "",
           (unsigned long long)g.seed);
-  if (g.nFail == 0) tu_rmrf(zDir);
-  else fprintf(stderr, "database kept in %s\n", zDir);
+  if (g.nFail == 0)
+    tu_rmrf(zDir);
+  else
+    fprintf(stderr, "database kept in %s\n", zDir);
   return g.nFail ? 1 : 0;
 }
