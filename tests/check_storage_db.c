@@ -4,7 +4,8 @@
 ** reopen and recovery, faults (disk full and I/O errors during WAL
 ** appends, flushes and compactions), the process lock, and a randomized
 ** differential test against a sorted in-memory model with flushes,
-** compactions, range deletes, snapshots, reverse iteration and reopens.
+** compactions, range deletes, snapshots, reverse iteration and reopens
+** (WCS_DIFF_STEPS sets its length for long runs; WCS_SEED replays one).
 */
 #include <check.h>
 #include <pthread.h>
@@ -992,6 +993,10 @@ static void differential(int bMem, int bNoBackground, int nStep) {
   wcs_batch *b = NULL;
   int step, i;
   tu_seed(0);
+  if (getenv("WCS_DIFF_STEPS")) {
+    /* long runs: WCS_DIFF_STEPS=200000 */
+    nStep = atoi(getenv("WCS_DIFF_STEPS"));
+  }
   memset(&m, 0, sizeof m);
   memset(apSnap, 0, sizeof apSnap);
   memset(aSnapModel, 0, sizeof aSnapModel);
