@@ -478,6 +478,7 @@ static int cat_key(wcs_buf *b, int cType, const void *p, size_t n) {
 static void engine_free(wcs_engine *pEng) {
   int i;
   EngStats *s, *sNext;
+  eng_pool_clear(pEng);
   for (i = 0; i < pEng->nDef; i++) eng_def_unref(pEng, pEng->apDef[i]);
   free(pEng->apDef);
   for (s = pEng->pStatsList; s; s = sNext) {
@@ -486,6 +487,7 @@ static void engine_free(wcs_engine *pEng) {
   }
   pthread_mutex_destroy(&pEng->mu);
   pthread_mutex_destroy(&pEng->commitMu);
+  pthread_mutex_destroy(&pEng->poolMu);
   free(pEng->zKey);
   free(pEng);
 }
@@ -571,6 +573,7 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr) {
   pEng->db = db;
   pthread_mutex_init(&pEng->mu, NULL);
   pthread_mutex_init(&pEng->commitMu, NULL);
+  pthread_mutex_init(&pEng->poolMu, NULL);
   eng_err_clear();
   rc = load_catalog(pEng);
   if (rc) {
@@ -673,6 +676,7 @@ int wcs_engine_close(wcs_engine *pEng) {
       }
     }
     pthread_mutex_unlock(&gRegistryMu);
+    eng_pool_clear(pEng); /* idle cursors hold store iterators */
     rc = wcs_db_close(pEng->db);
   }
   engine_free(pEng);
@@ -753,6 +757,7 @@ int wcs_table_create(wcs_engine *pEng, const char *zName,
   if (rc == WCS_OK) {
     rc = wcs_db_write(pEng->db, pBatch);
     if (rc) eng_err_db(pEng->db, rc, "writing the catalog");
+    else eng_pool_release_views(pEng);
   }
   if (rc == WCS_OK) {
     EngDef **a;
@@ -905,6 +910,7 @@ int wcs_table_alter(wcs_engine *pEng, const char *zName,
     pEng->apDef[i] = d;
     pOld->bStale = 1;
     pthread_mutex_unlock(&pEng->mu);
+    eng_pool_clear(pEng); /* idle cursors on the old definition */
     eng_def_unref(pEng, pOld); /* the catalog's reference */
     warn_families(d);
     d = NULL;
@@ -961,6 +967,7 @@ int wcs_table_drop(wcs_engine *pEng, const char *zName) {
     pEng->nDef--;
     d->bStale = 1;
     pthread_mutex_unlock(&pEng->mu);
+    eng_pool_clear(pEng); /* idle cursors on the dropped definition */
     eng_def_unref(pEng, d);
   }
 out:

@@ -16,25 +16,62 @@
 ** move that bound; streams positioned before it are re-seeked lazily, so a
 ** stream that is already past the bound costs nothing.
 **
-** Assembly reads every cell of the row from each stream at that row (in
-** reverse mode the cells come backwards and are flipped), then applies, per
-** column in newest-first order: the family's GC policy (the cell's
-** position among the column's cells for MAX VERSIONS, its age against the
-** cursor's "now" for MAX AGE, combined by UNION or INTERSECTION), then the
-** time filters, then latest-N. Rows left with no cell are not returned.
+** Assembly reads the cells of the row from each stream at that row and
+** applies, per column in newest-first order: the family's GC policy (the
+** cell's position among the column's cells for MAX VERSIONS, its age
+** against the cursor's "now" for MAX AGE, combined by UNION or
+** INTERSECTION), then the time filters, then latest-N. Rows left with no
+** cell are not returned. Forward, this is decided cell by cell as the
+** stream moves, and only the cells kept are copied; once a column can
+** yield nothing more (latest-N reached, a GC-expired cell — every older
+** one is expired too —, a cell older than the time range) or, for keys
+** only, once the row is known to be live, the stream steps over at most
+** ENG_SKIP_SEEK more cells and then seeks past the rest, so a column with
+** thousands of versions costs one seek, not thousands of steps. Reverse,
+** the cells come backwards: they are collected, flipped, then filtered.
+**
+** Reuse. A closed cursor goes to its engine's pool of ENG_POOL_MAX idle
+** cursors, and the next open on the same table definition takes it over:
+** no allocation at all once its buffers have grown. Its storage iterators
+** (one per family, in the view of each family) are reused too when that is
+** exactly equivalent to making new ones: same snapshot sequence number
+** (nothing was committed since), bounds that contain the new ones, the
+** same bloom prefix, and younger than ENG_VIEW_REUSE_MICROS (an iterator
+** pins the files and memtables of its time, so it must not live on after
+** flushes and compactions). Any write through the engine releases every
+** idle cursor's iterators. Point reads of one row use iterators with the
+** row's bloom prefix (files whose blooms rule the row out are not read),
+** which serve that row only.
 */
 #include "engine/engine.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define ENG_POOL_MAX 16               /* idle cursors an engine keeps */
+#define ENG_VIEW_REUSE_MICROS 100000  /* reuse an iterator this long after
+                                      ** it was made, at most */
+#define ENG_SWEEP_MICROS 20000        /* idle iterators past that age are
+                                      ** released at most this late */
+#define ENG_SKIP_SEEK 8               /* cells stepped over before a seek */
+#define ENG_POOL_KEEP_BYTES 262144    /* an idle cursor keeps buffers of up
+                                      ** to this size each */
 
 typedef struct Stream {
-  EngView *pView;
+  EngView *pView;         /* the family's view (owned by its Slot) */
   int iFam;               /* index in the def's families */
   uint8_t aPre[ENG_PREFIX_BYTES];
   int bDone;              /* no key at or after (reverse: before) the last
                           ** seek: nothing more until a forced re-seek */
 } Stream;
+
+/* One family's view, kept across reuses of the cursor. */
+typedef struct Slot {
+  EngView *pView;         /* NULL until the family is first read */
+  uint64_t iSeq;          /* snapshot seq of its live iterator */
+  int64_t iBorn;          /* monotonic micros the iterator was made */
+} Slot;
 
 typedef struct RawCell {
   int iFam;
@@ -44,11 +81,19 @@ typedef struct RawCell {
   size_t oQualT, nQualT;  /* escaped qualifier (for grouping), in data */
 } RawCell;
 
+/* One key range in escaped row space: lo <= esc(r) 00 01 < hi. */
+typedef struct Range {
+  size_t oLo, nLo;        /* lower bound in rangeBuf */
+  size_t oHi, nHi;        /* upper bound in rangeBuf (unless bHiOpen) */
+  int bHiOpen;            /* no upper bound */
+} Range;
+
 struct wcs_cursor {
   wcs_engine *pEng;
-  EngDef *pDef;           /* referenced */
+  EngDef *pDef;           /* referenced (also while idle in the pool) */
+  wcs_cursor *pPoolNext;  /* the engine's idle list */
   wcs_txn *pTxn;          /* or NULL */
-  wcs_snapshot *pSnap;    /* owned when pTxn is NULL */
+  wcs_snapshot *pSnap;    /* owned, while opening with pTxn NULL */
   int bReverse;
   uint64_t nRowLimit;
   int nVersions;
@@ -58,12 +103,13 @@ struct wcs_cursor {
   void *pFilterCtx;
   int64_t iNow;           /* GC clock, fixed at open */
 
+  Slot *aSlot;            /* [pDef->nFam] */
+  char *abFam;            /* [pDef->nFam] families read by this open */
   int nStream;
-  Stream *aStream;
-  int nRange;
-  size_t *aLo, *anLo;     /* [nRange] offsets/lengths into rangeBuf */
-  size_t *aHi, *anHi;
-  int *abHiOpen;
+  Stream *aStream;        /* [pDef->nFam] */
+  int nRange, nRangeAlloc;
+  Range *aRange;          /* [nRange] sorted, disjoint, non-touching */
+  Range *aRangeTmp;       /* [nRangeAlloc] scratch for set_ranges */
   wcs_buf rangeBuf;
   int iRange;             /* current range */
 
@@ -80,6 +126,9 @@ struct wcs_cursor {
   RawCell *aRaw;
   int nCell, nCellAlloc;
   wcs_cell *aCell;
+  wcs_buf col;            /* forward collection: the current column's key
+                          ** prefix tid|fid|esc(row)0001|esc(qual)0001 */
+  wcs_buf lower, upper, prefix; /* scratch: a stream's iterator bounds */
   wcs_buf tmp, tmp2;
 };
 
@@ -88,6 +137,17 @@ static int bcmp2(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
   int c = n ? memcmp(a, b, n) : 0;
   if (c) return c;
   return na < nb ? -1 : (na > nb);
+}
+
+/* Monotonic microseconds (coarse is enough: bounds of ~100 ms). */
+static int64_t mono_micros(void) {
+  struct timespec t;
+#ifdef CLOCK_MONOTONIC_COARSE
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &t);
+#endif
+  return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
 int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
@@ -136,10 +196,11 @@ static int stream_seek(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
 ** comment); bForce re-seeks even if it is. */
 static int stream_place(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
                         int bOpen, int bForce) {
-  const uint8_t *r;
-  size_t nr;
   int rc;
   if (!bForce) {
+    size_t nk;
+    const uint8_t *k;
+    int cmp;
     if (s->bDone) return WCS_OK;
     rc = view_sync(s->pView);
     if (rc) return rc;
@@ -148,16 +209,10 @@ static int stream_place(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
       return WCS_OK;
     }
     if (bOpen) return WCS_OK; /* reverse from +inf: anything is below */
-    {
-      size_t nk;
-      const uint8_t *k = view_key(s->pView, &nk);
-      int cmp;
-      (void)r;
-      (void)nr;
-      cmp = bcmp2(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, b, n);
-      if (!c->bReverse && cmp >= 0) return WCS_OK;
-      if (c->bReverse && cmp < 0) return WCS_OK;
-    }
+    k = view_key(s->pView, &nk);
+    cmp = bcmp2(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, b, n);
+    if (!c->bReverse && cmp >= 0) return WCS_OK;
+    if (c->bReverse && cmp < 0) return WCS_OK;
   }
   return stream_seek(c, s, b, n, bOpen);
 }
@@ -173,57 +228,139 @@ static int grow_raw(wcs_cursor *c) {
   return WCS_OK;
 }
 
-/* Read every cell of the current row (c->rowT) from stream s. */
-static int stream_collect(wcs_cursor *c, Stream *s) {
+/* Append the cell at the stream's position (key parsed into *pKey) to
+** aRaw, with its value unless keys only. */
+static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey) {
+  RawCell *r;
+  int rc = grow_raw(c);
+  if (rc) return rc;
+  r = &c->aRaw[c->nRaw];
+  r->iFam = s->iFam;
+  r->iTs = pKey->iTs;
+  r->oQualT = c->data.n;
+  r->nQualT = pKey->nQualT;
+  rc = wcs_buf_append(&c->data, pKey->pQualT, pKey->nQualT);
+  if (rc) return rc;
+  r->oQual = c->data.n;
+  rc = eng_unescape(&c->data, pKey->pQualT, pKey->nQualT - 2);
+  if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
+  r->nQual = c->data.n - r->oQual;
+  r->oVal = c->data.n;
+  r->nVal = 0;
+  if (!c->bKeysOnly) {
+    size_t nv;
+    const uint8_t *v = view_value(s->pView, &nv);
+    rc = wcs_buf_append(&c->data, v, nv);
+    if (rc) return rc;
+    r->nVal = nv;
+  }
+  c->nRaw++;
+  return WCS_OK;
+}
+
+/* 1 if the stream's current key is a cell of row c->rowT. */
+static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
+  return nk >= ENG_PREFIX_BYTES + c->rowT.n &&
+         memcmp(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n) == 0;
+}
+
+static int bad_key(const uint8_t *k, size_t nk, int rc) {
+  char *z = wcs_escape(k, nk, 80);
+  eng_err(rc, "malformed cell key '%s'", z ? z : "?");
+  free(z);
+  return rc;
+}
+
+/*
+** Forward: read the cells of row c->rowT from stream s, keeping only those
+** the read returns (see the file comment), and skip what cannot be
+** returned by seeking once a run of ENG_SKIP_SEEK cells was stepped over.
+*/
+static int collect_forward(wcs_cursor *c, Stream *s) {
+  const EngFamily *f = &c->pDef->aFam[s->iFam];
+  int64_t iPos = 0, nEmit = 0;
+  int nSkip = 0, rc = WCS_OK;
+  c->col.n = 0;
+  while (rc == WCS_OK && view_valid(s->pView)) {
+    size_t nk, nCol;
+    const uint8_t *k = view_key(s->pView, &nk);
+    EngKey key;
+    int bExp, bKeep, bColDone, bRowDone;
+    if (!at_row(c, k, nk)) break;
+    rc = eng_parse_key(k, nk, &key);
+    if (rc) return bad_key(k, nk, rc);
+    nCol = nk - ENG_TS_BYTES;
+    if (c->col.n != nCol || memcmp(c->col.a, k, nCol) != 0) {
+      c->col.n = 0;
+      rc = wcs_buf_append(&c->col, k, nCol);
+      if (rc) break;
+      iPos = nEmit = 0;
+      nSkip = 0;
+    }
+    bExp = eng_gc_expired(f, iPos, key.iTs, c->iNow);
+    iPos++;
+    bRowDone = c->bKeysOnly && c->nRaw > 0;
+    bKeep = !bExp && !bRowDone && key.iTs >= c->iMinTs &&
+            key.iTs < c->iMaxTs && (c->nVersions == 0 || nEmit < c->nVersions);
+    if (bKeep) {
+      rc = raw_add(c, s, &key);
+      nEmit++;
+      nSkip = 0;
+    } else {
+      /* expiry is monotone down a column: older cells are expired too */
+      bColDone = bExp || key.iTs < c->iMinTs || c->iMaxTs <= c->iMinTs ||
+                 (c->nVersions > 0 && nEmit >= c->nVersions);
+      if ((bColDone || bRowDone) && ++nSkip > ENG_SKIP_SEEK) {
+        /* seek past the column (or, keys only, the row): its key prefix
+        ** ends in the terminator 00 01, and 00 02 follows all of it */
+        c->tmp2.n = 0;
+        rc = wcs_buf_append(&c->tmp2, k,
+                            bRowDone ? ENG_PREFIX_BYTES + c->rowT.n : nCol);
+        if (rc) break;
+        c->tmp2.a[c->tmp2.n - 1] = 0x02;
+        nSkip = 0;
+        rc = view_seek(s->pView, c->tmp2.a, c->tmp2.n);
+        continue;
+      }
+      if (!bColDone && !bRowDone && key.iTs >= c->iMaxTs && c->iMaxTs > 0 &&
+          f->nMaxVersions == 0 && ++nSkip > ENG_SKIP_SEEK) {
+        /* newer than the time range: seek to its newest cell (MAX
+        ** VERSIONS would need the positions of the cells passed over) */
+        uint8_t aTs[ENG_TS_BYTES];
+        wcs_put64be(aTs, eng_ts_invert(c->iMaxTs - 1));
+        c->tmp2.n = 0;
+        rc = wcs_buf_append(&c->tmp2, k, nCol);
+        if (rc == WCS_OK) rc = wcs_buf_append(&c->tmp2, aTs, sizeof(aTs));
+        if (rc) break;
+        nSkip = 0;
+        iPos = 0; /* unused without MAX VERSIONS */
+        rc = view_seek(s->pView, c->tmp2.a, c->tmp2.n);
+        continue;
+      }
+    }
+    if (rc == WCS_OK) rc = view_step(s->pView);
+  }
+  if (rc == WCS_OK) s->bDone = !view_valid(s->pView);
+  return rc;
+}
+
+/* Reverse: read every cell of row c->rowT from stream s (they come
+** newest-last, qualifiers descending) and flip them into cell order. */
+static int collect_reverse(wcs_cursor *c, Stream *s) {
   int rc = WCS_OK;
   int iFirst = c->nRaw;
   while (rc == WCS_OK && view_valid(s->pView)) {
-    size_t nk, nv;
+    size_t nk;
     const uint8_t *k = view_key(s->pView, &nk);
-    const uint8_t *v;
     EngKey key;
-    RawCell *rc0;
-    if (nk < ENG_PREFIX_BYTES + c->rowT.n ||
-        memcmp(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n) != 0) {
-      break;
-    }
+    if (!at_row(c, k, nk)) break;
     rc = eng_parse_key(k, nk, &key);
-    if (rc) {
-      char *z = wcs_escape(k, nk, 80);
-      eng_err(rc, "malformed cell key '%s'", z ? z : "?");
-      free(z);
-      break;
-    }
-    rc = grow_raw(c);
-    if (rc) break;
-    rc0 = &c->aRaw[c->nRaw];
-    rc0->iFam = s->iFam;
-    rc0->iTs = key.iTs;
-    rc0->oQualT = c->data.n;
-    rc0->nQualT = key.nQualT;
-    rc = wcs_buf_append(&c->data, key.pQualT, key.nQualT);
-    if (rc) break;
-    rc0->oQual = c->data.n;
-    rc = eng_unescape(&c->data, key.pQualT, key.nQualT - 2);
-    if (rc) {
-      eng_err(rc, "malformed qualifier escape in a cell key");
-      break;
-    }
-    rc0->nQual = c->data.n - rc0->oQual;
-    rc0->oVal = c->data.n;
-    rc0->nVal = 0;
-    if (!c->bKeysOnly) {
-      v = view_value(s->pView, &nv);
-      rc = wcs_buf_append(&c->data, v, nv);
-      if (rc) break;
-      rc0->nVal = nv;
-    }
-    c->nRaw++;
-    rc = view_step(s->pView);
+    if (rc) return bad_key(k, nk, rc);
+    rc = raw_add(c, s, &key);
+    if (rc == WCS_OK) rc = view_step(s->pView);
   }
   if (rc == WCS_OK) s->bDone = !view_valid(s->pView);
-  if (rc == WCS_OK && c->bReverse) {
-    /* cells came newest-last and qualifiers descending: flip them */
+  if (rc == WCS_OK) {
     int i = iFirst, j = c->nRaw - 1;
     while (i < j) {
       RawCell t = c->aRaw[i];
@@ -234,11 +371,42 @@ static int stream_collect(wcs_cursor *c, Stream *s) {
   return rc;
 }
 
-/* GC + filters over the collected cells; builds aCell. */
+/* Add aRaw[i] to the row's cells. */
+static int cell_add(wcs_cursor *c, const RawCell *r) {
+  wcs_cell *pc;
+  if (c->nCell == c->nCellAlloc) {
+    int n = c->nCellAlloc ? c->nCellAlloc * 2 : 32;
+    wcs_cell *a = realloc(c->aCell, (size_t)n * sizeof(wcs_cell));
+    if (a == NULL) return WCS_NOMEM;
+    c->aCell = a;
+    c->nCellAlloc = n;
+  }
+  pc = &c->aCell[c->nCell++];
+  pc->iFamily = r->iFam;
+  pc->zFamily = c->pDef->aFam[r->iFam].zName;
+  pc->pQual = c->data.a + r->oQual;
+  pc->nQual = r->nQual;
+  pc->iTs = r->iTs;
+  pc->pVal = c->data.a + r->oVal;
+  pc->nVal = r->nVal;
+  return WCS_OK;
+}
+
+/* Build aCell from aRaw: forward, aRaw holds exactly the cells kept;
+** reverse, GC and filters are applied here. Returns the number of cells
+** kept, or -1 when out of memory. */
 static int row_filter_cells(wcs_cursor *c) {
   int i = 0, nOut = 0;
   const EngDef *d = c->pDef;
   c->nCell = 0;
+  if (!c->bReverse) {
+    if (!c->bKeysOnly) {
+      for (i = 0; i < c->nRaw; i++) {
+        if (cell_add(c, &c->aRaw[i])) return -1;
+      }
+    }
+    return c->nRaw;
+  }
   while (i < c->nRaw) {
     /* one column: same family and escaped qualifier */
     int j = i;
@@ -256,24 +424,7 @@ static int row_filter_cells(wcs_cursor *c) {
       if (bKeep) {
         nEmit++;
         nOut++;
-        if (!c->bKeysOnly) {
-          wcs_cell *pc;
-          if (c->nCell == c->nCellAlloc) {
-            int n = c->nCellAlloc ? c->nCellAlloc * 2 : 32;
-            wcs_cell *a = realloc(c->aCell, (size_t)n * sizeof(wcs_cell));
-            if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
-            c->aCell = a;
-            c->nCellAlloc = n;
-          }
-          pc = &c->aCell[c->nCell++];
-          pc->iFamily = r->iFam;
-          pc->zFamily = f->zName;
-          pc->pQual = c->data.a + r->oQual;
-          pc->nQual = r->nQual;
-          pc->iTs = r->iTs;
-          pc->pVal = c->data.a + r->oVal;
-          pc->nVal = r->nVal;
-        }
+        if (!c->bKeysOnly && cell_add(c, r)) return -1;
       }
       j++;
     }
@@ -293,8 +444,11 @@ static int pos_past_row(wcs_cursor *c) {
   return rc;
 }
 
-#define LO(i) (c->rangeBuf.a + c->aLo[i])
-#define HI(i) (c->rangeBuf.a + c->aHi[i])
+#define LO(i) (c->rangeBuf.a + c->aRange[i].oLo)
+#define HI(i) (c->rangeBuf.a + c->aRange[i].oHi)
+#define NLO(i) (c->aRange[i].nLo)
+#define NHI(i) (c->aRange[i].nHi)
+#define HIOPEN(i) (c->aRange[i].bHiOpen)
 
 /* Find and assemble the next row at or beyond c->pos. */
 static int advance(wcs_cursor *c) {
@@ -309,32 +463,30 @@ static int advance(wcs_cursor *c) {
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
     /* the range holding the bound */
     if (!c->bReverse) {
-      while (c->iRange < c->nRange && !c->abHiOpen[c->iRange] &&
-             bcmp2(c->pos.a, c->pos.n, HI(c->iRange), c->anHi[c->iRange]) >=
-                 0) {
+      while (c->iRange < c->nRange && !HIOPEN(c->iRange) &&
+             bcmp2(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
         c->iRange++;
       }
       if (c->iRange >= c->nRange) break;
-      if (bcmp2(c->pos.a, c->pos.n, LO(c->iRange), c->anLo[c->iRange]) < 0) {
+      if (bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
         c->pos.n = 0;
-        rc = wcs_buf_append(&c->pos, LO(c->iRange), c->anLo[c->iRange]);
+        rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
         if (rc) break;
       }
       b = c->pos.a;
       nb = c->pos.n;
     } else {
       while (c->iRange >= 0 && !c->bPosOpen &&
-             bcmp2(LO(c->iRange), c->anLo[c->iRange], c->pos.a, c->pos.n) >=
-                 0) {
+             bcmp2(LO(c->iRange), NLO(c->iRange), c->pos.a, c->pos.n) >= 0) {
         c->iRange--;
       }
       if (c->iRange < 0) break;
-      if (!c->abHiOpen[c->iRange] &&
-          (c->bPosOpen || bcmp2(HI(c->iRange), c->anHi[c->iRange], c->pos.a,
-                                c->pos.n) < 0)) {
+      if (!HIOPEN(c->iRange) &&
+          (c->bPosOpen ||
+           bcmp2(HI(c->iRange), NHI(c->iRange), c->pos.a, c->pos.n) < 0)) {
         c->pos.n = 0;
         c->bPosOpen = 0;
-        rc = wcs_buf_append(&c->pos, HI(c->iRange), c->anHi[c->iRange]);
+        rc = wcs_buf_append(&c->pos, HI(c->iRange), NHI(c->iRange));
         if (rc) break;
       }
       b = c->pos.a;
@@ -365,16 +517,15 @@ static int advance(wcs_cursor *c) {
     if (rc) break;
     /* outside the current range: move the bound to the candidate */
     if (!c->bReverse) {
-      if (!c->abHiOpen[c->iRange] &&
-          bcmp2(c->rowT.a, c->rowT.n, HI(c->iRange), c->anHi[c->iRange]) >=
-              0) {
+      if (!HIOPEN(c->iRange) &&
+          bcmp2(c->rowT.a, c->rowT.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
         c->pos.n = 0;
         rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
         if (rc) break;
         continue;
       }
-    } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange),
-                     c->anLo[c->iRange]) < 0) {
+    } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) <
+               0) {
       rc = pos_past_row(c);
       if (rc) break;
       c->pos.a[c->pos.n - 1] = 0x02; /* rows < C include this one */
@@ -426,7 +577,7 @@ static int advance(wcs_cursor *c) {
       if (s->bDone) continue;
       rc = stream_row(s, &r, &nr);
       if (rc == WCS_OK && nr == c->rowT.n && memcmp(r, c->rowT.a, nr) == 0) {
-        rc = stream_collect(c, s);
+        rc = c->bReverse ? collect_reverse(c, s) : collect_forward(c, s);
       }
     }
     if (rc) break;
@@ -457,107 +608,109 @@ void wcs_read_options_init(wcs_read_options *o) {
   o->iAsOf = -1;
 }
 
-/* Normalize the ranges: escape, drop empty ones, sort, merge. */
-typedef struct RangeTmp {
-  size_t oLo, nLo, oHi, nHi;
-  int bHiOpen;
-} RangeTmp;
 static int range_cmp_r(const void *a, const void *b, void *ctx) {
-  const RangeTmp *x = a, *y = b;
+  const Range *x = a, *y = b;
   const uint8_t *base = ctx;
   return bcmp2(base + x->oLo, x->nLo, base + y->oLo, y->nLo);
 }
 
+/* Normalize the ranges into c->aRange: escape, drop empty ones, sort,
+** merge overlapping or touching ones. */
 static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange,
                       int nRange) {
   wcs_key_range all;
-  RangeTmp *a;
-  wcs_buf lo = {0}, hi = {0};
+  Range *a;
   int i, n = 0, rc = WCS_OK;
+  c->nRange = 0;
+  c->rangeBuf.n = 0;
   if (aRange == NULL || nRange <= 0) {
     memset(&all, 0, sizeof(all));
     aRange = &all;
     nRange = 1;
   }
-  a = calloc((size_t)nRange, sizeof(RangeTmp));
-  if (a == NULL) return WCS_NOMEM;
+  if (nRange > c->nRangeAlloc) {
+    Range *a1 = realloc(c->aRange, (size_t)nRange * sizeof(Range));
+    Range *a2 = a1 ? realloc(c->aRangeTmp, (size_t)nRange * sizeof(Range))
+                   : NULL;
+    if (a1) c->aRange = a1;
+    if (a2) c->aRangeTmp = a2;
+    if (a1 == NULL || a2 == NULL) return WCS_NOMEM;
+    c->nRangeAlloc = nRange;
+  }
+  a = c->aRangeTmp;
   for (i = 0; rc == WCS_OK && i < nRange; i++) {
     int bHiOpen;
-    rc = eng_range_bounds(&aRange[i], &lo, &hi, &bHiOpen);
+    wcs_buf *lo = &c->tmp, *hi = &c->tmp2;
+    rc = eng_range_bounds(&aRange[i], lo, hi, &bHiOpen);
     if (rc) break;
-    if (!bHiOpen && bcmp2(lo.a, lo.n, hi.a, hi.n) >= 0) continue;
+    if (!bHiOpen && bcmp2(lo->a, lo->n, hi->a, hi->n) >= 0) continue;
     a[n].oLo = c->rangeBuf.n;
-    a[n].nLo = lo.n;
-    rc = wcs_buf_append(&c->rangeBuf, lo.a, lo.n);
+    a[n].nLo = lo->n;
+    rc = wcs_buf_append(&c->rangeBuf, lo->a, lo->n);
     a[n].oHi = c->rangeBuf.n;
-    a[n].nHi = hi.n;
-    if (rc == WCS_OK) rc = wcs_buf_append(&c->rangeBuf, hi.a, hi.n);
+    a[n].nHi = bHiOpen ? 0 : hi->n;
+    if (rc == WCS_OK && !bHiOpen) rc = wcs_buf_append(&c->rangeBuf, hi->a, hi->n);
     a[n].bHiOpen = bHiOpen;
     n++;
   }
-  wcs_buf_free(&lo);
-  wcs_buf_free(&hi);
   if (rc == WCS_OK && n > 1) {
-    qsort_r(a, (size_t)n, sizeof(RangeTmp), range_cmp_r, c->rangeBuf.a);
-  }
-  if (rc == WCS_OK) {
-    c->aLo = calloc((size_t)(n ? n : 1), sizeof(size_t));
-    c->anLo = calloc((size_t)(n ? n : 1), sizeof(size_t));
-    c->aHi = calloc((size_t)(n ? n : 1), sizeof(size_t));
-    c->anHi = calloc((size_t)(n ? n : 1), sizeof(size_t));
-    c->abHiOpen = calloc((size_t)(n ? n : 1), sizeof(int));
-    if (!c->aLo || !c->anLo || !c->aHi || !c->anHi || !c->abHiOpen) {
-      rc = WCS_NOMEM;
-    }
+    qsort_r(a, (size_t)n, sizeof(Range), range_cmp_r, c->rangeBuf.a);
   }
   for (i = 0; rc == WCS_OK && i < n; i++) {
     int k = c->nRange;
     const uint8_t *base = c->rangeBuf.a;
-    if (k > 0 &&
-        (c->abHiOpen[k - 1] ||
-         bcmp2(base + a[i].oLo, a[i].nLo, base + c->aHi[k - 1],
-               c->anHi[k - 1]) <= 0)) {
+    if (k > 0 && (HIOPEN(k - 1) || bcmp2(base + a[i].oLo, a[i].nLo,
+                                         HI(k - 1), NHI(k - 1)) <= 0)) {
       /* overlaps or touches the previous range: extend it */
-      if (!c->abHiOpen[k - 1]) {
+      if (!HIOPEN(k - 1)) {
         if (a[i].bHiOpen) {
-          c->abHiOpen[k - 1] = 1;
-        } else if (bcmp2(base + a[i].oHi, a[i].nHi, base + c->aHi[k - 1],
-                         c->anHi[k - 1]) > 0) {
-          c->aHi[k - 1] = a[i].oHi;
-          c->anHi[k - 1] = a[i].nHi;
+          c->aRange[k - 1].bHiOpen = 1;
+        } else if (bcmp2(base + a[i].oHi, a[i].nHi, HI(k - 1), NHI(k - 1)) >
+                   0) {
+          c->aRange[k - 1].oHi = a[i].oHi;
+          c->aRange[k - 1].nHi = a[i].nHi;
         }
       }
       continue;
     }
-    c->aLo[k] = a[i].oLo;
-    c->anLo[k] = a[i].nLo;
-    c->aHi[k] = a[i].oHi;
-    c->anHi[k] = a[i].nHi;
-    c->abHiOpen[k] = a[i].bHiOpen;
+    c->aRange[k] = a[i];
     c->nRange++;
   }
-  free(a);
   return rc;
 }
 
-void wcs_cursor_close(wcs_cursor *c) {
+/* ------------------------------------------------------------------ */
+/* the pool of idle cursors                                            */
+
+/* Free the storage iterators of c's views; keep the views' memory. */
+static void release_views(wcs_cursor *c) {
+  int i;
+  for (i = 0; c->aSlot && i < c->pDef->nFam; i++) {
+    if (c->aSlot[i].pView) view_release(c->aSlot[i].pView);
+  }
+}
+
+static void cursor_free(wcs_cursor *c) {
   int i;
   if (c == NULL) return;
-  for (i = 0; i < c->nStream; i++) view_free(c->aStream[i].pView);
+  for (i = 0; c->aSlot && i < c->pDef->nFam; i++) view_free(c->aSlot[i].pView);
+  free(c->aSlot);
+  free(c->abFam);
   free(c->aStream);
   if (c->pSnap) wcs_snapshot_free(c->pEng->db, c->pSnap);
   if (c->pTxn) c->pTxn->nCursor--;
   eng_def_unref(c->pEng, c->pDef);
-  free(c->aLo);
-  free(c->anLo);
-  free(c->aHi);
-  free(c->anHi);
-  free(c->abHiOpen);
+  free(c->aRange);
+  free(c->aRangeTmp);
   wcs_buf_free(&c->rangeBuf);
   wcs_buf_free(&c->pos);
   wcs_buf_free(&c->rowT);
   wcs_buf_free(&c->row);
   wcs_buf_free(&c->data);
+  wcs_buf_free(&c->col);
+  wcs_buf_free(&c->lower);
+  wcs_buf_free(&c->upper);
+  wcs_buf_free(&c->prefix);
   wcs_buf_free(&c->tmp);
   wcs_buf_free(&c->tmp2);
   free(c->aRaw);
@@ -565,130 +718,299 @@ void wcs_cursor_close(wcs_cursor *c) {
   free(c);
 }
 
-int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
-                    const wcs_read_options *pOpt) {
-  wcs_read_options dflt;
+/* Release the iterators of idle cursors too old to be reused (poolMu
+** held). Runs at most every ENG_SWEEP_MICROS. */
+static void pool_sweep(wcs_engine *pEng, int64_t tNow) {
   wcs_cursor *c;
-  const wcs_snapshot *pSnap = NULL;
-  int rc = WCS_OK, i;
-  char *abFam = NULL;
-  wcs_buf lower = {0}, upper = {0}, prefix = {0};
-  int bPoint = 0;
-
-  *ppCur = NULL;
-  if (pOpt == NULL) {
-    wcs_read_options_init(&dflt);
-    pOpt = &dflt;
+  if (tNow - pEng->iPoolSweep < ENG_SWEEP_MICROS) return;
+  pEng->iPoolSweep = tNow;
+  for (c = pEng->pPool; c; c = c->pPoolNext) {
+    int i;
+    for (i = 0; i < c->pDef->nFam; i++) {
+      Slot *sl = &c->aSlot[i];
+      if (sl->pView && view_live(sl->pView) &&
+          tNow - sl->iBorn >= ENG_VIEW_REUSE_MICROS) {
+        view_release(sl->pView);
+      }
+    }
   }
-  c = calloc(1, sizeof(*c));
-  if (c == NULL) return eng_err(WCS_NOMEM, "out of memory");
-  c->pEng = pTab->pEng;
-  c->pDef = pTab->pDef;
-  eng_def_ref(c->pEng, c->pDef);
+}
+
+/* An idle cursor on pDef, or NULL. */
+static wcs_cursor *pool_take(wcs_engine *pEng, EngDef *pDef, int64_t tNow) {
+  wcs_cursor *c, **pp;
+  pthread_mutex_lock(&pEng->poolMu);
+  for (pp = &pEng->pPool; (c = *pp) != NULL; pp = &c->pPoolNext) {
+    if (c->pDef == pDef) {
+      *pp = c->pPoolNext;
+      c->pPoolNext = NULL;
+      pEng->nPool--;
+      break;
+    }
+  }
+  pool_sweep(pEng, tNow);
+  pthread_mutex_unlock(&pEng->poolMu);
+  return c;
+}
+
+/* Free what one big row left behind, so that idle cursors stay small. */
+static void trim_buffers(wcs_cursor *c) {
+  if (c->data.nAlloc > ENG_POOL_KEEP_BYTES) wcs_buf_free(&c->data);
+  if (c->rangeBuf.nAlloc > ENG_POOL_KEEP_BYTES) wcs_buf_free(&c->rangeBuf);
+  if ((size_t)c->nRawAlloc * sizeof(RawCell) > ENG_POOL_KEEP_BYTES) {
+    free(c->aRaw);
+    c->aRaw = NULL;
+    c->nRawAlloc = 0;
+  }
+  if ((size_t)c->nCellAlloc * sizeof(wcs_cell) > ENG_POOL_KEEP_BYTES) {
+    free(c->aCell);
+    c->aCell = NULL;
+    c->nCellAlloc = 0;
+  }
+  if ((size_t)c->nRangeAlloc * sizeof(Range) > ENG_POOL_KEEP_BYTES) {
+    free(c->aRange);
+    free(c->aRangeTmp);
+    c->aRange = c->aRangeTmp = NULL;
+    c->nRangeAlloc = 0;
+  }
+}
+
+/* Keep c for reuse; the least recently closed cursor beyond
+** ENG_POOL_MAX is freed. A cursor on a stale definition is freed. */
+static void pool_put(wcs_cursor *c) {
+  wcs_engine *pEng = c->pEng;
+  wcs_cursor *pDrop = NULL;
+  if (c->pDef->bStale) {
+    cursor_free(c);
+    return;
+  }
+  trim_buffers(c);
+  pthread_mutex_lock(&pEng->poolMu);
+  c->pPoolNext = pEng->pPool;
+  pEng->pPool = c;
+  if (++pEng->nPool > ENG_POOL_MAX) {
+    wcs_cursor **pp = &pEng->pPool;
+    while ((*pp)->pPoolNext) pp = &(*pp)->pPoolNext;
+    pDrop = *pp;
+    *pp = NULL;
+    pEng->nPool--;
+  }
+  pool_sweep(pEng, mono_micros());
+  pthread_mutex_unlock(&pEng->poolMu);
+  cursor_free(pDrop);
+}
+
+void eng_pool_release_views(wcs_engine *pEng) {
+  wcs_cursor *c;
+  pthread_mutex_lock(&pEng->poolMu);
+  for (c = pEng->pPool; c; c = c->pPoolNext) release_views(c);
+  pthread_mutex_unlock(&pEng->poolMu);
+}
+
+void eng_pool_clear(wcs_engine *pEng) {
+  wcs_cursor *c;
+  pthread_mutex_lock(&pEng->poolMu);
+  c = pEng->pPool;
+  pEng->pPool = NULL;
+  pEng->nPool = 0;
+  pthread_mutex_unlock(&pEng->poolMu);
+  while (c) {
+    wcs_cursor *pNext = c->pPoolNext;
+    cursor_free(c);
+    c = pNext;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* open / close                                                        */
+
+static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
+  wcs_cursor *c = calloc(1, sizeof(*c));
+  size_t nFam = (size_t)(pDef->nFam ? pDef->nFam : 1);
+  if (c == NULL) return NULL;
+  c->pEng = pEng;
+  c->pDef = pDef;
+  eng_def_ref(pEng, pDef);
+  c->aSlot = calloc(nFam, sizeof(Slot));
+  c->abFam = calloc(nFam, 1);
+  c->aStream = calloc(nFam, sizeof(Stream));
+  if (!c->aSlot || !c->abFam || !c->aStream) {
+    cursor_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* The bounds of family i's iterator for this open: [P|lo(first range),
+** P|hi(last range)) or the family's end; and, reading one row, the row's
+** bloom prefix P|esc(row) 00 01. */
+static int stream_bounds(wcs_cursor *c, int i, int bPoint) {
+  const EngDef *d = c->pDef;
+  uint16_t iFid = d->aFam[i].iFid;
+  int rc;
+  c->lower.n = c->upper.n = c->prefix.n = 0;
+  rc = eng_put_prefix(&c->lower, d->iTid, iFid);
+  if (rc == WCS_OK && c->nRange > 0) rc = wcs_buf_append(&c->lower, LO(0), NLO(0));
+  if (rc == WCS_OK) {
+    if (c->nRange > 0 && !HIOPEN(c->nRange - 1)) {
+      rc = eng_put_prefix(&c->upper, d->iTid, iFid);
+      if (rc == WCS_OK) {
+        rc = wcs_buf_append(&c->upper, HI(c->nRange - 1), NHI(c->nRange - 1));
+      }
+    } else if (iFid == 0xFFFF) {
+      rc = eng_put_prefix(&c->upper, d->iTid + 1, 0);
+    } else {
+      rc = eng_put_prefix(&c->upper, d->iTid, (uint16_t)(iFid + 1));
+    }
+  }
+  if (rc == WCS_OK && bPoint) {
+    rc = wcs_buf_append(&c->prefix, c->lower.a, c->lower.n);
+    if (rc == WCS_OK) rc = wcs_buf_append(&c->prefix, "\x00\x01", 2);
+  }
+  return rc;
+}
+
+/* Set c up for a read with options o (c is fresh or taken from the pool:
+** everything per-read is reset here) and position it on the first row. */
+static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
+                        const wcs_read_options *o, int64_t tNow) {
+  const EngDef *d = c->pDef;
+  const wcs_snapshot *pSnap = NULL;
+  Overlay *pOv = NULL;
+  uint64_t iSeq;
+  int rc = WCS_OK, i, bPoint = 0;
+
   c->pTxn = pTxn;
   if (pTxn) pTxn->nCursor++;
-  c->bReverse = pOpt->bReverse != 0;
-  c->nRowLimit = pOpt->nRowLimit;
-  c->nVersions = pOpt->nVersions > 0 ? pOpt->nVersions : 0;
-  c->iMinTs = pOpt->iMinTs;
-  c->iMaxTs = pOpt->iMaxTs;
-  if (pOpt->iAsOf >= 0 && pOpt->iAsOf < INT64_MAX &&
-      pOpt->iAsOf + 1 < c->iMaxTs) {
-    c->iMaxTs = pOpt->iAsOf + 1;
+  c->bReverse = o->bReverse != 0;
+  c->nRowLimit = o->nRowLimit;
+  c->nVersions = o->nVersions > 0 ? o->nVersions : 0;
+  c->iMinTs = o->iMinTs;
+  c->iMaxTs = o->iMaxTs;
+  if (o->iAsOf >= 0 && o->iAsOf < INT64_MAX && o->iAsOf + 1 < c->iMaxTs) {
+    c->iMaxTs = o->iAsOf + 1;
   }
-  c->bKeysOnly = pOpt->bKeysOnly != 0;
-  c->xRowFilter = pOpt->xRowFilter;
-  c->pFilterCtx = pOpt->pFilterCtx;
+  c->bKeysOnly = o->bKeysOnly != 0;
+  c->xRowFilter = o->xRowFilter;
+  c->pFilterCtx = o->pFilterCtx;
   c->iNow = eng_now(c->pEng);
+  c->nStream = 0;
+  c->nRows = 0;
+  c->bEof = 0;
+  c->nRaw = c->nCell = 0;
+  c->row.n = c->rowT.n = c->pos.n = 0;
 
   /* which families */
-  abFam = calloc((size_t)(c->pDef->nFam + 1), 1);
-  if (abFam == NULL) rc = eng_err(WCS_NOMEM, "out of memory");
-  for (i = 0; rc == WCS_OK && i < c->pDef->nFam; i++) {
-    abFam[i] = pOpt->azFamily == NULL;
-  }
-  for (i = 0; rc == WCS_OK && pOpt->azFamily && i < pOpt->nFamily; i++) {
+  for (i = 0; i < d->nFam; i++) c->abFam[i] = o->azFamily == NULL;
+  for (i = 0; rc == WCS_OK && o->azFamily && i < o->nFamily; i++) {
     int iFam;
-    if (eng_family(c->pDef, pOpt->azFamily[i], &iFam) == NULL) {
+    if (eng_family(d, o->azFamily[i], &iFam) == NULL) {
       rc = WCS_ERROR;
     } else {
-      abFam[iFam] = 1;
+      c->abFam[iFam] = 1;
     }
   }
   if (rc == WCS_OK) {
-    rc = set_ranges(c, pOpt->aRange, pOpt->nRange);
+    rc = set_ranges(c, o->aRange, o->nRange);
     if (rc) eng_err(rc, "out of memory");
   }
   /* the snapshot all streams share */
   if (rc == WCS_OK) {
     if (pTxn) {
       rc = eng_txn_snapshot(pTxn, &pSnap);
+      pOv = pTxn->pOv;
     } else {
       rc = wcs_snapshot_new(c->pEng->db, &c->pSnap);
       if (rc) eng_err_db(c->pEng->db, rc, "taking a read snapshot");
       pSnap = c->pSnap;
     }
   }
+  if (rc) return rc;
+  iSeq = wcs_snapshot_seq(pSnap);
   /* one point row: the streams can use the row-prefix bloom filters */
-  if (rc == WCS_OK && c->nRange == 1 && !c->abHiOpen[0] &&
-      c->anHi[0] == c->anLo[0] + 2 &&
-      memcmp(HI(0), LO(0), c->anLo[0]) == 0 && HI(0)[c->anLo[0]] == 0 &&
-      HI(0)[c->anLo[0] + 1] == 2) {
+  if (c->nRange == 1 && !HIOPEN(0) && NHI(0) == NLO(0) + 2 &&
+      memcmp(HI(0), LO(0), NLO(0)) == 0 && HI(0)[NLO(0)] == 0 &&
+      HI(0)[NLO(0) + 1] == 2) {
     bPoint = 1;
   }
-  if (rc == WCS_OK) {
-    c->aStream = calloc((size_t)(c->pDef->nFam + 1), sizeof(Stream));
-    if (c->aStream == NULL) rc = eng_err(WCS_NOMEM, "out of memory");
-  }
-  for (i = 0; rc == WCS_OK && i < c->pDef->nFam; i++) {
+  for (i = 0; rc == WCS_OK && i < d->nFam; i++) {
+    Slot *sl = &c->aSlot[i];
     Stream *s;
-    uint16_t iFid = c->pDef->aFam[i].iFid;
-    if (!abFam[i]) continue;
+    if (!c->abFam[i]) continue;
     s = &c->aStream[c->nStream];
     s->iFam = i;
-    lower.n = upper.n = prefix.n = 0;
-    rc = eng_put_prefix(&lower, c->pDef->iTid, iFid);
-    if (rc) break;
-    memcpy(s->aPre, lower.a, ENG_PREFIX_BYTES);
-    if (c->nRange > 0) rc = wcs_buf_append(&lower, LO(0), c->anLo[0]);
-    if (rc == WCS_OK) {
-      if (c->nRange > 0 && !c->abHiOpen[c->nRange - 1]) {
-        rc = eng_put_prefix(&upper, c->pDef->iTid, iFid);
-        if (rc == WCS_OK) {
-          rc = wcs_buf_append(&upper, HI(c->nRange - 1),
-                              c->anHi[c->nRange - 1]);
-        }
-      } else if (iFid == 0xFFFF) {
-        rc = eng_put_prefix(&upper, c->pDef->iTid + 1, 0);
+    s->bDone = 0;
+    rc = stream_bounds(c, i, bPoint);
+    if (rc) return eng_err(rc, "out of memory");
+    memcpy(s->aPre, c->lower.a, ENG_PREFIX_BYTES);
+    if (sl->pView && sl->iSeq == iSeq && tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS &&
+        view_within(sl->pView, c->lower.a, c->lower.n, c->upper.a, c->upper.n,
+                    bPoint ? c->prefix.a : NULL, c->prefix.n)) {
+      view_retarget(sl->pView, pOv, c->bReverse);
+    } else {
+      if (sl->pView == NULL) {
+        rc = view_new(&sl->pView, c->pEng->db, pSnap, pOv, c->lower.a,
+                      c->lower.n, c->upper.a, c->upper.n,
+                      bPoint ? c->prefix.a : NULL, c->prefix.n, c->bReverse);
       } else {
-        rc = eng_put_prefix(&upper, c->pDef->iTid, (uint16_t)(iFid + 1));
+        rc = view_reopen(sl->pView, c->pEng->db, pSnap, pOv, c->lower.a,
+                         c->lower.n, c->upper.a, c->upper.n,
+                         bPoint ? c->prefix.a : NULL, c->prefix.n,
+                         c->bReverse);
       }
+      if (rc) return eng_err_db(c->pEng->db, rc, "opening an iterator");
+      sl->iSeq = iSeq;
+      sl->iBorn = tNow;
     }
-    if (rc == WCS_OK && bPoint) {
-      rc = eng_put_prefix(&prefix, c->pDef->iTid, iFid);
-      if (rc == WCS_OK) rc = wcs_buf_append(&prefix, LO(0), c->anLo[0]);
-      if (rc == WCS_OK) rc = wcs_buf_append(&prefix, "\x00\x01", 2);
-    }
-    if (rc == WCS_OK) {
-      rc = view_new(&s->pView, c->pEng->db, pSnap, pTxn ? pTxn->pOv : NULL,
-                    lower.a, lower.n, upper.a, upper.n,
-                    bPoint ? prefix.a : NULL, prefix.n, c->bReverse);
-      if (rc) eng_err_db(c->pEng->db, rc, "opening an iterator");
-    }
-    if (rc == WCS_OK) c->nStream++;
+    s->pView = sl->pView;
+    c->nStream++;
   }
-  free(abFam);
-  wcs_buf_free(&lower);
-  wcs_buf_free(&upper);
-  wcs_buf_free(&prefix);
-  if (rc == WCS_OK) {
-    c->iRange = c->bReverse ? c->nRange - 1 : 0;
-    c->bPosOpen = c->bReverse;
-    c->bReseek = 1;
-    rc = advance(c);
+  /* the iterators hold their snapshot now (and pin what they read) */
+  if (c->pSnap) {
+    wcs_snapshot_free(c->pEng->db, c->pSnap);
+    c->pSnap = NULL;
   }
+  c->iRange = c->bReverse ? c->nRange - 1 : 0;
+  c->bPosOpen = c->bReverse;
+  c->bReseek = 1;
+  return advance(c);
+}
+
+void wcs_cursor_close(wcs_cursor *c) {
+  if (c == NULL) return;
+  if (c->pTxn) {
+    c->pTxn->nCursor--;
+    c->pTxn = NULL;
+  }
+  if (c->pSnap) {
+    wcs_snapshot_free(c->pEng->db, c->pSnap);
+    c->pSnap = NULL;
+  }
+  c->xRowFilter = NULL;
+  c->pFilterCtx = NULL;
+  pool_put(c);
+}
+
+int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
+                    const wcs_read_options *pOpt) {
+  wcs_read_options dflt;
+  wcs_cursor *c;
+  int64_t tNow = mono_micros();
+  int rc;
+
+  *ppCur = NULL;
+  if (pOpt == NULL) {
+    wcs_read_options_init(&dflt);
+    pOpt = &dflt;
+  }
+  c = pool_take(pTab->pEng, pTab->pDef, tNow);
+  if (c == NULL) c = cursor_new(pTab->pEng, pTab->pDef);
+  if (c == NULL) return eng_err(WCS_NOMEM, "out of memory");
+  rc = cursor_start(c, pTxn, pOpt, tNow);
   if (rc) {
-    wcs_cursor_close(c);
+    /* whatever state it is in, do not keep it */
+    if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+    cursor_free(c);
     return rc;
   }
   *ppCur = c;

@@ -147,6 +147,10 @@ struct wcs_engine {
   EngStats *pStatsList;   /* every table's stats, freed at close */
   int64_t (*xNow)(void *);
   void *pClockCtx;
+  pthread_mutex_t poolMu; /* the idle cursors below */
+  wcs_cursor *pPool;      /* idle cursors for reuse, most recent first */
+  int nPool;              /* <= ENG_POOL_MAX */
+  int64_t iPoolSweep;     /* monotonic micros of the last expiry sweep */
 };
 
 int64_t eng_now(wcs_engine *pEng);
@@ -225,6 +229,25 @@ int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
              const void *pUpper, size_t nUpper, const void *pPrefix,
              size_t nPrefix, int bReverse);
 void view_free(EngView *p);
+/* Make a new store iterator for an existing view (its buffers are kept),
+** as view_new would. On failure the view has no iterator (view_live 0). */
+int view_reopen(EngView *p, wcs_db *db, const wcs_snapshot *pSnap,
+                Overlay *pOv, const void *pLower, size_t nLower,
+                const void *pUpper, size_t nUpper, const void *pPrefix,
+                size_t nPrefix, int bReverse);
+/* Keep the store iterator (its snapshot and bounds) but start over with
+** another overlay and direction: unpositioned, as after view_new. */
+void view_retarget(EngView *p, Overlay *pOv, int bReverse);
+/* Free the store iterator only (it pins storage files and memtables). */
+void view_release(EngView *p);
+/* 1 if the view has a store iterator. */
+int view_live(const EngView *p);
+/* 1 if the view's iterator serves [lower, upper) with exactly this prefix
+** option (a NULL bound is unbounded): its own bounds contain those, and
+** its prefix is the same (so bloom skipping was decided for it). */
+int view_within(const EngView *p, const void *pLower, size_t nLower,
+                const void *pUpper, size_t nUpper, const void *pPrefix,
+                size_t nPrefix);
 /* Forward: first key >= k. Reverse: last key < k (k NULL: the last). */
 int view_seek(EngView *p, const void *pKey, size_t nKey);
 int view_step(EngView *p);
@@ -267,6 +290,17 @@ int eng_range_bounds(const wcs_key_range *r, wcs_buf *pLo, wcs_buf *pHi,
 int eng_txn_snapshot(wcs_txn *pTxn, const wcs_snapshot **ppSnap);
 
 /* ---- cursors (cursor.c) --------------------------------------------- */
+
+/*
+** Closed cursors are kept by the engine for reuse (ENG_POOL_MAX of them):
+** a cursor opened on the same table definition takes one over with its
+** buffers and, when they still fit, its storage iterators (see cursor.c).
+*/
+/* Release the storage iterators of every idle cursor: after a write they
+** can no longer be reused, and they pin files and memtables. */
+void eng_pool_release_views(wcs_engine *pEng);
+/* Free every idle cursor (DDL, engine close: before the store closes). */
+void eng_pool_clear(wcs_engine *pEng);
 
 /* The latest live cell of one column as pTxn (or the latest committed
 ** state) sees it: *pbFound, and the value/timestamp copied into pVal. */

@@ -404,8 +404,11 @@ struct EngView {
   const uint8_t *pVal;    /* current value */
   size_t nVal;
   wcs_buf merged;         /* folded MERGE value */
-  wcs_buf keyCopy;        /* current key (kept when pOv is set), to
-                          ** settle again after the overlay changes */
+  wcs_buf keyCopy;        /* current key when it is an overlay node's
+                          ** (pOv set, eCur & 2): a rollback may free the
+                          ** node, and view_sync must settle at the key */
+  int bKeyCopy;           /* keyCopy holds the current key; else pKey is
+                          ** the store iterator's, valid until it moves */
   wcs_buf seekTmp;        /* scratch for view_sync */
   int rc;                 /* sticky error */
 };
@@ -454,10 +457,14 @@ static int store_step(EngView *v) {
   return rc;
 }
 
-/* With an overlay, remember the current key (see view_sync). */
+/* With an overlay, remember the current key (see view_sync). A store key
+** stays valid while the store iterator does not move, which the overlay
+** cannot make it do, so only an overlay node's key is copied. */
 static int keep_key(EngView *v) {
   if (v->pOv == NULL) return WCS_OK;
   v->iGen = ov_generation(v->pOv);
+  v->bKeyCopy = (v->eCur & 2) != 0;
+  if (!v->bKeyCopy) return WCS_OK;
   v->keyCopy.n = 0;
   return wcs_buf_append(&v->keyCopy, v->pKey, v->nKey);
 }
@@ -527,18 +534,19 @@ static int settle(EngView *v) {
   }
 }
 
-int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
-             Overlay *pOv, const void *pLower, size_t nLower,
-             const void *pUpper, size_t nUpper, const void *pPrefix,
-             size_t nPrefix, int bReverse) {
-  EngView *v = calloc(1, sizeof(*v));
+/* (Re)create v's store iterator over [lower, upper) and prefix, at pSnap;
+** v's buffers are kept. On failure v has no iterator. */
+static int view_make(EngView *v, wcs_db *db, const wcs_snapshot *pSnap,
+                     Overlay *pOv, const void *pLower, size_t nLower,
+                     const void *pUpper, size_t nUpper, const void *pPrefix,
+                     size_t nPrefix, int bReverse) {
   wcs_iter_options o;
   int rc = WCS_OK;
-  *pp = NULL;
-  if (v == NULL) return WCS_NOMEM;
-  v->pOv = pOv;
-  v->bReverse = bReverse;
-  v->iGen = pOv ? ov_generation(pOv) : 0;
+  wcs_iter_free(v->pIter);
+  v->pIter = NULL;
+  v->lower.n = v->upper.n = v->prefix.n = 0;
+  v->bUpper = 0;
+  view_retarget(v, pOv, bReverse);
   if (pLower) rc = wcs_buf_append(&v->lower, pLower, nLower);
   if (rc == WCS_OK && pUpper) {
     rc = wcs_buf_append(&v->upper, pUpper, nUpper);
@@ -554,12 +562,74 @@ int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
   o.pPrefix = v->prefix.n ? v->prefix.a : NULL;
   o.nPrefix = v->prefix.n;
   if (rc == WCS_OK) rc = wcs_iter_new(db, &o, &v->pIter);
+  return rc;
+}
+
+int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
+             Overlay *pOv, const void *pLower, size_t nLower,
+             const void *pUpper, size_t nUpper, const void *pPrefix,
+             size_t nPrefix, int bReverse) {
+  EngView *v = calloc(1, sizeof(*v));
+  int rc;
+  *pp = NULL;
+  if (v == NULL) return WCS_NOMEM;
+  rc = view_make(v, db, pSnap, pOv, pLower, nLower, pUpper, nUpper, pPrefix,
+                 nPrefix, bReverse);
   if (rc != WCS_OK) {
     view_free(v);
     return rc;
   }
   *pp = v;
   return WCS_OK;
+}
+
+int view_reopen(EngView *v, wcs_db *db, const wcs_snapshot *pSnap,
+                Overlay *pOv, const void *pLower, size_t nLower,
+                const void *pUpper, size_t nUpper, const void *pPrefix,
+                size_t nPrefix, int bReverse) {
+  int rc = view_make(v, db, pSnap, pOv, pLower, nLower, pUpper, nUpper,
+                     pPrefix, nPrefix, bReverse);
+  if (rc != WCS_OK) view_release(v);
+  return rc;
+}
+
+void view_retarget(EngView *v, Overlay *pOv, int bReverse) {
+  v->pOv = pOv;
+  v->bReverse = bReverse;
+  v->iGen = pOv ? ov_generation(pOv) : 0;
+  v->pNode = NULL;
+  v->eCur = 0;
+  v->bKeyCopy = 0;
+  v->rc = WCS_OK;
+}
+
+void view_release(EngView *v) {
+  wcs_iter_free(v->pIter);
+  v->pIter = NULL;
+  v->eCur = 0;
+  v->pNode = NULL;
+  v->pOv = NULL;
+}
+
+int view_live(const EngView *v) { return v->pIter != NULL; }
+
+int view_within(const EngView *v, const void *pLower, size_t nLower,
+                const void *pUpper, size_t nUpper, const void *pPrefix,
+                size_t nPrefix) {
+  if (v->pIter == NULL) return 0;
+  if (v->prefix.n != nPrefix ||
+      (nPrefix && memcmp(v->prefix.a, pPrefix, nPrefix) != 0)) {
+    return 0;
+  }
+  if (v->lower.n && (pLower == NULL || keycmp(v->lower.a, v->lower.n,
+                                              pLower, nLower) > 0)) {
+    return 0;
+  }
+  if (v->bUpper && (pUpper == NULL || keycmp(pUpper, nUpper, v->upper.a,
+                                             v->upper.n) > 0)) {
+    return 0;
+  }
+  return 1;
 }
 
 void view_free(EngView *v) {
@@ -621,7 +691,8 @@ int view_sync(EngView *v) {
   /* The overlay changed since we settled: the node we stand on may be
   ** gone or changed. Settle again at the same key, inclusive. */
   v->seekTmp.n = 0;
-  rc = wcs_buf_append(&v->seekTmp, v->keyCopy.a, v->keyCopy.n);
+  rc = v->bKeyCopy ? wcs_buf_append(&v->seekTmp, v->keyCopy.a, v->keyCopy.n)
+                   : wcs_buf_append(&v->seekTmp, v->pKey, v->nKey);
   if (rc == WCS_OK && v->bReverse) rc = wcs_buf_append(&v->seekTmp, "", 1);
   if (rc == WCS_OK) rc = view_seek(v, v->seekTmp.a, v->seekTmp.n);
   return rc;

@@ -10,6 +10,9 @@
 ** Usage: engine_model [steps]   (default 5000, or $WCS_MODEL_STEPS);
 ** $WCS_SEED replays a run (the seed is printed at the start).
 **
+** Now and then a burst writes many versions into one column, so that
+** reads pass over long runs of cells they do not return.
+**
 ** The table: FAMILY a (no GC), FAMILY b MAX VERSIONS 2, FAMILY c MAX AGE
 ** '20us', FAMILY d MAX VERSIONS 1 MAX AGE '15us' INTERSECTION, FAMILY s
 ** AGGREGATE SUM. Row keys come from a small alphabet with 00 and FF bytes
@@ -224,7 +227,20 @@ static void random_mutation(Ctx *x) {
   rand_qual(k.aQual, &k.nQual);
   k.iFam = (int)tu_rand_range(NFAM - 1); /* a..d */
   k.iTs = rand_ts();
-  if (op < 62) {
+  if (op < 3) {
+    /* a burst of versions in one column, so that latest-N and time-range
+    ** reads have many cells to pass over (the cursor seeks past them) */
+    int n = 9 + (int)tu_rand_range(16), i;
+    for (i = 0; rc == WCS_OK && i < n; i++) {
+      k.iTs = gClock - (int64_t)tu_rand_range(40);
+      k.nVal = 1 + (int)tu_rand_range(4);
+      tu_rand_bytes(k.aVal, (size_t)k.nVal);
+      rc = wcs_txn_set_cell(x->pTxn, x->pTab, k.aRow, (size_t)k.nRow,
+                            azFam[k.iFam], k.aQual, (size_t)k.nQual, k.iTs,
+                            k.aVal, (size_t)k.nVal);
+      model_put(&x->pending, &k);
+    }
+  } else if (op < 62) {
     int bNow = tu_rand_range(8) == 0;
     k.nVal = 1 + (int)tu_rand_range(4);
     tu_rand_bytes(k.aVal, (size_t)k.nVal);
