@@ -161,6 +161,67 @@ START_TEST(test_table_without_key_schema_shows_raw_key) {
 }
 END_TEST
 
+START_TEST(test_text_compared_with_key_uses_its_bytes) {
+  sqlite3 *db = openDb(NULL);
+  sqlite3_stmt *pStmt = NULL;
+  OK(db, "CREATE VIRTUAL TABLE users USING wcs(FAMILY cf)");
+  OK(db, "INSERT INTO users(_key, cf) VALUES ('user#0001', '{\"n\":\"a\"}'), "
+         "('user#0002', '{\"n\":\"b\"}'), ('user#0010', '{\"n\":\"c\"}'), "
+         "(x'7573657223ff', '{\"n\":\"d\"}'), ('admin#1', '{\"n\":\"e\"}')");
+  /* the Bigtable habit: a text key, as bytes (SQLite alone: never equal) */
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key = 'user#0001'", "a");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key IS 'user#0002'", "b");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key > 'user#0001'", "b\nc\nd");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key <= 'user#0002'",
+        "e\na\nb");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key < 'user#'", "e");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key >= 'user#0002'",
+        "b\nc\nd");
+  CHECK(db,
+        "SELECT cf ->> 'n' FROM users WHERE _key BETWEEN 'user#0002' AND "
+        "'user#1'",
+        "b\nc");
+  CHECK(db,
+        "SELECT cf ->> 'n' FROM users WHERE _key IN ('user#0010', 'nope', "
+        "x'7573657223ff', 7)",
+        "c\nd");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key GLOB 'user#00?0'", "c");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key LIKE 'USER#%1'", "a");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE starts_with(_key, 'user#')",
+        "a\nb\nc\nd");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key > 'user#0001' LIMIT 1",
+        "b");
+  /* numbers and NULL keep SQLite's rules: below every key, never equal */
+  CHECK(db, "SELECT count(*) FROM users WHERE _key > 5", "5");
+  CHECK(db, "SELECT count(*) FROM users WHERE _key = 5 OR _key = NULL", "0");
+  /* a bound parameter, whatever its type */
+  ck_assert_int_eq(
+      sqlite3_prepare_v2(db, "SELECT cf ->> 'n' FROM users WHERE _key = ?", -1,
+                         &pStmt, NULL),
+      SQLITE_OK);
+  sqlite3_bind_text(pStmt, 1, "user#0010", -1, SQLITE_STATIC);
+  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  ck_assert_str_eq((const char *)sqlite3_column_text(pStmt, 0), "c");
+  sqlite3_reset(pStmt);
+  sqlite3_bind_blob(pStmt, 1, "user#0002", 9, SQLITE_STATIC);
+  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  ck_assert_str_eq((const char *)sqlite3_column_text(pStmt, 0), "b");
+  sqlite3_finalize(pStmt);
+  /* writes find their rows the same way */
+  OK(db, "UPDATE users SET cf = '{\"n\":\"A\"}' WHERE _key = 'user#0001'");
+  OK(db, "DELETE FROM users WHERE _key = 'user#0002'");
+  CHECK(db, "SELECT group_concat(cf ->> 'n') FROM users", "e,A,c,d");
+  /* and in a table with a key schema, and its history view */
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,5), "
+         "('p','b',1,6)");
+  OK(db, "CREATE VIRTUAL TABLE mh USING wcs(TABLE 'metrics', HISTORY)");
+  CHECK(db, "SELECT id, cpu FROM metrics WHERE _key = 'p#b#00000001'", "b|6");
+  CHECK(db, "SELECT id, value FROM mh WHERE _key > 'p#a#00000001'", "b|6");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_typed_columns_store_bigtable_bytes) {
   sqlite3 *db = openDb(NULL);
   OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
@@ -722,6 +783,7 @@ Suite *vtab_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_columns_follow_the_design);
   tcase_add_test(tc, test_table_without_key_schema_shows_raw_key);
+  tcase_add_test(tc, test_text_compared_with_key_uses_its_bytes);
   tcase_add_test(tc, test_typed_columns_store_bigtable_bytes);
   tcase_add_test(tc, test_family_json_is_lossless_for_bytes);
   tcase_add_test(tc, test_insert_is_an_upsert_and_null_deletes);

@@ -763,7 +763,8 @@ static int realOperand(double r, ks_op *pOp, ks_value *pOut) {
 ** Turn the SQL operand pVal of `col op pVal` into a key value of field type
 ** eType (FT_KEY for _key), applying SQLite's comparison affinity: an
 ** INTEGER field converts numeric text, a TEXT field renders numbers as
-** text, a BLOB field (BYTES, _key) converts nothing. Returns VAL_USE (with
+** text, a BYTES field converts nothing; _key takes TEXT as its bytes (the
+** one departure from SQLite's rules). Returns VAL_USE (with
 ** *pOut filled and *pOp possibly tightened), VAL_TRUE or VAL_FALSE. zNum
 ** (>= 32 bytes) holds rendered numbers; other bytes are borrowed from pVal.
 ** For the pattern ops (GLOB/LIKE prefix, PREFIX) the operand is taken as
@@ -828,10 +829,14 @@ static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
     pOut->n = (int)strlen(zNum);
     return VAL_USE;
   }
-  /* BYTES and _key: BLOB affinity converts nothing */
-  if (vt == SQLITE_BLOB) {
+  /* BYTES: BLOB affinity converts nothing. _key also takes TEXT as its
+  ** bytes (doc/sql.md, "_key and text"): the cursor compares bytes, and
+  ** xBestIndex never leaves a _key term to SQLite, whose TEXT < BLOB rule
+  ** would disagree. */
+  if (vt == SQLITE_BLOB || (eType == FT_KEY && vt == SQLITE_TEXT)) {
     pOut->eType = KS_VAL_BYTES;
-    pOut->p = sqlite3_value_blob(pVal);
+    pOut->p = vt == SQLITE_BLOB ? sqlite3_value_blob(pVal)
+                                : sqlite3_value_text(pVal); /* UTF-8 */
     pOut->n = sqlite3_value_bytes(pVal);
     return VAL_USE;
   }
@@ -1147,9 +1152,14 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
 ** values are not known here (except literals, from sqlite3_vtab_rhs_value):
 ** the plan is made with placeholders to learn its kind and which
 ** constraints it captures exactly; xFilter makes it again with the values.
-** A constraint is omitted from SQLite's re-check only if captured exactly;
-** should xFilter find a promised constraint not exact after all (an IN
-** list past the point cap), the cursor checks it itself (the residual).
+** A constraint is omitted from SQLite's re-check only if captured exactly,
+** except terms on _key, which are always omitted: the module compares _key
+** with TEXT as bytes, where SQLite would put every TEXT below every BLOB,
+** and matches GLOB and LIKE patterns against the key's bytes, where
+** SQLite built with SQLITE_LIKE_DOESNT_MATCH_BLOBS (Debian's) matches no
+** BLOB. Should xFilter find an omitted constraint not exact after all (an
+** IN list past the point cap, a LIKE pattern), the cursor checks it itself
+** (the residual), with byte comparisons and sqlite3_strglob/_strlike.
 **
 ** Plan encoding handed to xFilter:
 **
@@ -1380,7 +1390,12 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   pSpec = sqlite3_str_new(NULL);
   for (i = 0; i < nPC; i++) {
     PlanCons *c = &aPC[i];
-    int bOmit = aKC[i].bExact && !c->bPattern;
+    /* a _key term is the module's (TEXT as bytes; GLOB and LIKE match the
+    ** key's bytes, where SQLite's own functions may refuse every BLOB):
+    ** always omitted, and whatever the plan made in xFilter does not
+    ** capture exactly the cursor re-checks itself */
+    int bKeyTerm = c->iField == KS_FIELD_KEY;
+    int bOmit = (aKC[i].bExact && !c->bPattern) || bKeyTerm;
     int fl = 0;
     pInfo->aConstraintUsage[c->iCons].argvIndex = ++nArgv;
     if (bOmit) {
