@@ -393,6 +393,29 @@ START_TEST(test_plan_key_compared_with_text_uses_its_bytes) {
 }
 END_TEST
 
+START_TEST(test_plan_row_values_keep_limit_with_sqlite) {
+  sqlite3 *db = openMetrics();
+  /* SQLite hands (a,b) > (x,y) over as a >= x and re-checks the term */
+  PLAN(db,
+       "SELECT * FROM metrics WHERE (device, id) > ('phone', '0027') LIMIT 5",
+       SCAN "4:RANGE SCAN (device)");
+  SAME(db, "device, id, day",
+       "WHERE (device, id) > ('phone', '0027') LIMIT 5", 5);
+  SAME(db, "device, id, day",
+       "WHERE (device, id, day) > ('phone', '0027', 20200115) "
+       "ORDER BY device, id, day LIMIT 20 OFFSET 3",
+       20);
+  SAME(db, "device, id, day",
+       "WHERE (device, id) <= ('tablet', '0001') "
+       "ORDER BY device DESC, id DESC, day DESC LIMIT 40",
+       40);
+  /* a plain bound keeps LIMIT with the module */
+  PLAN(db, "SELECT * FROM metrics WHERE device >= 'phone' LIMIT 5",
+       SCAN "4:RANGE SCAN (device) LIMIT");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_later_field_alone_is_a_skip_scan) {
   sqlite3 *db = openMetrics();
   PLAN(db, "SELECT * FROM metrics WHERE id = '0007'", SCAN "6:SKIP SCAN on id");
@@ -579,6 +602,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_glob_like_and_starts_with_prefixes);
   tcase_add_test(tc, test_plan_key_column_ranges);
   tcase_add_test(tc, test_plan_key_compared_with_text_uses_its_bytes);
+  tcase_add_test(tc, test_plan_row_values_keep_limit_with_sqlite);
   tcase_add_test(tc, test_plan_later_field_alone_is_a_skip_scan);
   tcase_add_test(tc, test_plan_skip_scan_only_when_cheaper);
   tcase_add_test(tc, test_plan_order_by_key_desc_is_a_reverse_scan);

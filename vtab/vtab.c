@@ -1161,6 +1161,10 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
 ** IN list past the point cap, a LIKE pattern), the cursor checks it itself
 ** (the residual), with byte comparisons and sqlite3_strglob/_strlike.
 **
+** SQLite honours an omit only for the first 16 constraints and never for a
+** row value (`(a,b) > (x,y)` arrives as `a >= x` with no known value); it
+** re-checks those itself, so LIMIT is not pushed down past either.
+**
 ** Plan encoding handed to xFilter:
 **
 **   idxNum   the ks_plan_kind (3 = PREFIX, as in "INDEX 3:PREFIX SCAN")
@@ -1326,8 +1330,18 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       c->bIn = 1;
       c->op = KS_OP_IN;
     }
-    if (!c->bIn && sqlite3_vtab_rhs_value(pInfo, i, &pRhs) == SQLITE_OK &&
-        pRhs) {
+    if (!c->bIn && sqlite3_vtab_rhs_value(pInfo, i, &pRhs) != SQLITE_OK) {
+      pRhs = NULL;
+    }
+    if (pRhs == NULL && (pC->op == SQLITE_INDEX_CONSTRAINT_GE ||
+                         pC->op == SQLITE_INDEX_CONSTRAINT_LE)) {
+      /* Maybe a row value: SQLite hands `(a,b) > (x,y)` over as `a >= x`
+      ** (its right-hand side has no single value), ignores the omit and
+      ** re-checks the whole term, so rows the scan returns can still be
+      ** dropped: a LIMIT pushed down would then return too few. */
+      bLimitOk = 0;
+    }
+    if (pRhs) {
       ks_op o2 = c->op;
       int t = coerceOperand(
           iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType, &o2,
