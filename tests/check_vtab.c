@@ -714,6 +714,61 @@ START_TEST(test_store_beside_database_and_reopen) {
 }
 END_TEST
 
+/* Rows read and cells written in a table's saved key-distribution
+** counters, as a later process sees them. */
+static void heatTotals(const char *zStore, const char *zTable, uint64_t *pnRead,
+                       uint64_t *pnWrite) {
+  wcs_engine *pEng = NULL;
+  wcs_table *pTab = NULL;
+  wcs_heatmap *m = NULL;
+  int i, b;
+  *pnRead = *pnWrite = 0;
+  ck_assert_int_eq(wcs_engine_open_path(&pEng, zStore, NULL, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_table_open(pEng, zTable, &pTab), WCS_OK);
+  ck_assert_int_eq(wcs_table_heatmap(pTab, &m), WCS_OK);
+  for (i = 0; i < m->nSlot; i++) {
+    for (b = 0; b < m->nBucket; b++) {
+      *pnRead += m->aSlot[i].aRead[b];
+      *pnWrite += m->aSlot[i].aWrite[b];
+    }
+  }
+  wcs_heatmap_free(m);
+  wcs_table_close(pTab);
+  wcs_engine_close(pEng);
+}
+
+START_TEST(test_last_disconnect_saves_heat_counters) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
+  sqlite3 *db = openDb(zDb);
+  uint64_t nRead, nWrite;
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1), "
+         "('p','b',1,2), ('q','a',1,3)");
+  CHECK(db, "SELECT count(*) FROM metrics", "3");
+  /* a client that never calls wcs_engine_heat_save itself: closing the
+  ** connection disconnects the store's last table, which saves them */
+  sqlite3_close(db);
+  heatTotals(zStore, "metrics", &nRead, &nWrite);
+  ck_assert_uint_ge(nWrite, 3);
+  ck_assert_uint_ge(nRead, 3);
+  /* and a later connection adds to what it loaded */
+  db = openDb(zDb);
+  CHECK(db, "SELECT count(*) FROM metrics WHERE device = 'p'", "2");
+  sqlite3_close(db);
+  {
+    uint64_t nRead2, nWrite2;
+    heatTotals(zStore, "metrics", &nRead2, &nWrite2);
+    ck_assert_uint_ge(nRead2, nRead + 2);
+    ck_assert_uint_eq(nWrite2, nWrite);
+  }
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_store_clause_and_two_connections) {
   const char *zDir = tu_tmpdir("vtab");
   char *zSql = sqlite3_mprintf(
@@ -804,6 +859,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_write_functions);
   tcase_add_test(tc, test_table_clause_attaches_and_drop_rule);
   tcase_add_test(tc, test_store_beside_database_and_reopen);
+  tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
   tcase_add_test(tc, test_store_clause_and_two_connections);
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
   suite_add_tcase(s, tc);

@@ -46,7 +46,9 @@
 **   WcsStore per directory plus one in-memory store for :memory: and temp
 **   databases; all tables of a store share one wcs_txn, so a SQLite
 **   transaction is atomic over every table of the store (see "Transactions"
-**   below for the xBegin..xRollbackTo mapping).
+**   below for the xBegin..xRollbackTo mapping). When the connection's last
+**   table on a store disconnects, the store's heat counters are saved
+**   (wcs_engine_heat_save), for `wcs keyviz` in a later process.
 **
 **   Plans: see the comment above wcsBestIndex for the idxNum/idxStr
 **   encoding that xBestIndex hands to xFilter.
@@ -305,6 +307,12 @@ static void tabFree(WcsTab *pTab) {
     }
   }
   wcs_table_close(pTab->pTab);
+  if (pTab->pStore && --pTab->pStore->nTab == 0 && pTab->pStore->zPath) {
+    /* the last table of this connection on the store is going: keep the
+    ** key-distribution counters for later processes (the wcs shell's
+    ** .keyviz); best effort, a disconnect cannot fail */
+    wcs_engine_heat_save(pTab->pStore->pEng);
+  }
   ks_schema_free(pTab->pOwnSchema);
   sqlite3_free(pTab->aQualOrder);
   sqlite3_free(pTab->aFamQual);
@@ -532,6 +540,7 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   if (rc != SQLITE_OK) goto fail;
   rc =
       connStore(pConn, zPath, pArgs, bCreate && bClauses, &pTab->pStore, pzErr);
+  if (rc == SQLITE_OK) pTab->pStore->nTab++; /* tabFree takes it back */
   if (rc != SQLITE_OK && !bCreate) {
     /* the store is gone: connect anyway so DROP TABLE works */
     pTab->zMissing = *pzErr;

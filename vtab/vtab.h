@@ -43,6 +43,8 @@ struct WcsStore {
                     ** in-memory store */
   wcs_engine *pEng; /* the engine (shared by path across connections) */
   wcs_txn *pTxn;    /* the shared transaction; NULL until first needed */
+  int nTab;         /* connected tables (WcsTab) of this connection using
+                    ** this store; at 0 the heat counters are saved */
   int nActive;      /* tables of this store inside the SQLite write
                     ** transaction (xBegin seen, no xCommit/xRollback yet) */
   int bSynced;      /* xSync already committed the current transaction */
