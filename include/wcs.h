@@ -118,6 +118,41 @@ typedef struct wcs_options {
   uint64_t nFileBytes;    /* target size of a sorted file, at most a
                           ** quarter of its level's target; default 64 MiB */
   int bNoBackground;      /* flush/compact in the writer's thread (tests) */
+  /*
+  ** Optional compaction filter: lets the layer above drop entries
+  ** physically (expired cells, versions beyond a limit) while compactions
+  ** rewrite them. NULL: no filter.
+  **
+  ** Which entries. The filter is offered the entries a compaction writes
+  ** that are the newest version of their key among the compaction's
+  ** inputs, are puts (not deletes), and are not hidden by a range delete —
+  ** at most one call per key, in ascending key order within the compaction, so a policy can follow a column's
+  ** versions across consecutive keys. It is consulted only by compactions
+  ** that run while no snapshot is live (wcs_snapshot_new, or an iterator
+  ** made at a snapshot, holds one): an entry a snapshot could read, or any
+  ** data newer than the oldest live snapshot, is never offered, so a
+  ** snapshot reads the same data before and after. Flushes, trivial moves
+  ** (a file moved to the next level unchanged) and compactions that run
+  ** while a snapshot is live do not call it; such data is offered when a
+  ** later compaction rewrites it. Not every key is seen: only keys whose
+  ** file is being compacted.
+  **
+  ** The call. pKey/pVal are borrowed for the call only. Set *pbDrop to 1
+  ** to remove the entry: the key then reads as absent (an older version
+  ** of it stored below is hidden by a delete left in its place until the
+  ** last level drops both). Return WCS_OK, or an error code to fail the
+  ** compaction (it is retried later; wcs_db_close reports it).
+  **
+  ** Threading. Called from the thread running the compaction: the
+  ** background compaction thread, or the caller of wcs_db_compact_range()
+  ** (or, with bNoBackground, the writer that triggered it) — never from two
+  ** threads at once for one store. It must not call back into the store
+  ** and must be fast: the compaction holds no lock while calling it, but
+  ** writers stall when compactions fall behind.
+  */
+  int (*xCompactionFilter)(void *pFilterCtx, const void *pKey, size_t nKey,
+                           const void *pVal, size_t nVal, int *pbDrop);
+  void *pFilterCtx;       /* first argument of xCompactionFilter */
 } wcs_options;
 
 void wcs_options_init(wcs_options *pOpt);
@@ -204,6 +239,27 @@ typedef struct wcs_iter_options {
 int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **ppIter);
 void wcs_iter_free(wcs_iter *pIter);
 
+/*
+** Move the iterator to the latest committed state, keeping its bounds,
+** prefix and buffers, so that one iterator can serve many short reads
+** (seek, read a key or a few, refresh, seek again) without the cost of
+** wcs_iter_new. An iterator made at a snapshot (pSnap) reads the latest
+** state from now on; the snapshot itself is not touched. The iterator is
+** left unpositioned: call a seek/first/last next.
+**
+** Cheap when no memtable switch, flush or compaction has happened and no
+** range delete has been committed since the iterator was made or last
+** refreshed: only the sequence number to read at moves (one mutex round
+** trip, no allocation). Otherwise the iterator re-pins the current
+** memtables and files, as wcs_iter_new does.
+**
+** Returns WCS_OK, or WCS_NOMEM / WCS_IOERR / WCS_CORRUPT when re-pinning
+** fails; then the iterator stays unpositioned, every move returns that
+** code, and it must still be freed with wcs_iter_free(). Keys and values
+** borrowed from the iterator before the call are invalid after it.
+*/
+int wcs_iter_refresh(wcs_iter *pIter);
+
 int wcs_iter_first(wcs_iter *pIter);
 int wcs_iter_last(wcs_iter *pIter);
 /* Position at the first key >= (pKey,nKey). */
@@ -249,7 +305,8 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 ** {"levels":[{"level":0,"files":2,"bytes":...},...], "memtable_bytes":...,
 **  "cache_bytes":..., "cache_hits":..., "cache_misses":..., "seq":...,
 **  "raw_bytes":..., "stored_bytes":..., "keys":..., "wal_bytes":...,
-**  "compactions":..., "flushes":..., "stall_micros":...}
+**  "compactions":..., "flushes":..., "stall_micros":...,
+**  "filtered":... (entries removed by xCompactionFilter)}
 */
 int wcs_db_stats(wcs_db *db, char **pzJson);
 
@@ -759,6 +816,14 @@ const wcs_cell *wcs_cursor_cells(const wcs_cursor *pCur, int *pnCell);
 int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
                             int nRange, uint64_t *pnRows);
 
+/* Approximate size of table pTab: *pnBytes stored (compressed) bytes and
+** *pnKeys cells (every version, and deleted ones until compaction drops
+** them), summed over its families' key ranges, from the sorted files'
+** metadata: cheap, reads no data. Writes still in the memtable are not
+** counted until they are flushed. Either pointer may be NULL. */
+int wcs_table_approximate(wcs_table *pTab, uint64_t *pnBytes,
+                          uint64_t *pnKeys);
+
 /* Estimated number of distinct values of the first nField key fields
 ** (1 <= nField <= key field count), from sampled row keys. For a table
 ** without key schema nField counts leading bytes. */
@@ -770,7 +835,9 @@ int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
 ** (cells written) counted in memory into key-space buckets x time slots,
 ** for the shell's hotspot picture. Bucket b of a slot holds row keys k
 ** with azBound[b-1] <= k < azBound[b] (first/last open-ended); each slot
-** has its own bounds, chosen from sampled keys when the slot starts.
+** has its own bounds, chosen when the slot starts from the keys read and
+** written in the slot before or, if there were none (a fresh process, an
+** idle minute), from the table's stored keys (quantiles by bytes).
 */
 typedef struct wcs_heat_slot {
   int64_t iStart;          /* slot start, micros since the epoch */

@@ -21,6 +21,7 @@
 */
 #include "storage/compact.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -596,6 +597,22 @@ static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
   return WCS_OK;
 }
 
+/* Add a delete for user key pU with the given trailer (a filtered put
+** that must keep hiding older versions). */
+static int addDelete(Run *r, const uint8_t *pU, size_t nU,
+                     const uint8_t *aTrailer) {
+  wcs_buf k = {0};
+  int rc;
+  if (wcs_buf_append(&k, pU, nU) ||
+      wcs_buf_append(&k, aTrailer, WCS_IKEY_TRAILER)) {
+    wcs_buf_free(&k);
+    return wcs_seterr(r->pzErr, WCS_NOMEM, "out of memory");
+  }
+  rc = addEntry(r, k.a, k.n, (const uint8_t *)"", 0);
+  wcs_buf_free(&k);
+  return rc;
+}
+
 int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
                 int nDel, char **pzErr) {
   Run r;
@@ -634,7 +651,7 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
     const uint8_t *pU = k;
     size_t nU;
     uint64_t seq;
-    int type, st, bDrop = 0;
+    int type, st, bDrop = 0, bNewest;
     if (nK < WCS_IKEY_TRAILER) {
       rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
                       "corrupt entry in a compaction input: key shorter "
@@ -659,6 +676,9 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
       }
       bPrev = 1;
       lastStripe = -1;
+      bNewest = 1;
+    } else {
+      bNewest = 0;
     }
     st = stripeOf(j, seq);
     if (st == lastStripe) {
@@ -678,9 +698,34 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
         bDrop = 1;
       }
     }
-    if (bDrop) {
+    if (!bDrop && bNewest && type == WCS_KT_PUT && j->bFilter &&
+        r.pOpt->xCompactionFilter) {
+      int bFilterDrop = 0;
+      assert(j->nSnap == 1 && st == 0);
+      rc = r.pOpt->xCompactionFilter(r.pOpt->pFilterCtx, pU, nU, v, nV,
+                                     &bFilterDrop);
+      if (rc != WCS_OK) {
+        wcs_seterr(pzErr, rc, "compaction filter failed (%s)",
+                   wcs_errstr(rc));
+        break;
+      }
+      if (bFilterDrop) {
+        j->nFiltered++;
+        if (bottomForKey(j, pU, nU)) {
+          bDrop = 1;
+        } else {
+          /* older versions below must stay hidden: a delete at its seq */
+          uint8_t aTr[WCS_IKEY_TRAILER];
+          wcs_put64(aTr, wcs_ikey_pack(seq, WCS_KT_DELETE));
+          rc = addDelete(&r, pU, nU, aTr);
+          if (rc) break;
+          bDrop = 2; /* written as a delete */
+        }
+      }
+    }
+    if (bDrop == 1) {
       j->nDropped++;
-    } else {
+    } else if (bDrop == 0) {
       rc = addEntry(&r, k, nK, v, nV);
     }
     if (rc == WCS_OK) pIn->pMethods->xNext(pIn);

@@ -66,12 +66,16 @@ typedef struct compact_job {
                                     ** pBase are "below" (-1: all of pBase) */
   uint64_t nFileBytes;              /* cut outputs at this size (0: never) */
   const _Atomic int *pbStop;        /* nonzero: give up (store closing) */
+  int bFilter;                      /* offer entries to the options'
+                                    ** xCompactionFilter (a compaction with
+                                    ** no live snapshot, nSnap == 1) */
   /* results */
   wcs_fmeta **aOut;   /* new files (references), malloc'd */
   int nOut;           /* entries in aOut */
   uint64_t nBytesIn;  /* key+value bytes read */
   uint64_t nBytesOut; /* file bytes written */
   uint64_t nDropped;  /* entries dropped */
+  uint64_t nFiltered; /* entries the compaction filter removed */
 } compact_job;
 
 /*
@@ -80,6 +84,10 @@ typedef struct compact_job {
 ** is visible to every snapshot that could see it, or when a range
 ** tombstone hides it from all of them; deletes and tombstones are dropped
 ** once no older data below can show through and every snapshot sees them.
+** With bFilter, the newest put of each key that survives is offered to
+** the options' xCompactionFilter (wcs.h); a dropped one is removed, or
+** replaced by a delete at its seq when data below the output level could
+** show through.
 ** On error every output is deleted and the message names the file.
 */
 int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,

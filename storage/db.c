@@ -169,6 +169,7 @@ struct wcs_db {
   char *zBgErr;          /* its message */
 
   uint64_t nFlushes, nCompactions, nTrivialMoves;
+  uint64_t nFiltered; /* entries removed by xCompactionFilter */
   uint64_t nStallMicros;
   uint64_t nBytesFlushed, nBytesCompacted;
 };
@@ -605,6 +606,7 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
       if (j.nFileBytes < 64 * 1024) j.nFileBytes = 64 * 1024;
       if (j.nFileBytes > db->opt.nFileBytes) j.nFileBytes = db->opt.nFileBytes;
       j.pbStop = &db->bShutdown;
+      j.bFilter = db->opt.xCompactionFilter != NULL && nSnap == 1;
       rc = compact_run(&j, pIn, aDel, nDel, &zErr);
     }
     if (pIn) pIn->pMethods->xClose(pIn);
@@ -632,6 +634,7 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
     }
     if (rc == WCS_OK) {
       db->nBytesCompacted += j.nBytesOut;
+      db->nFiltered += j.nFiltered;
     }
     compact_job_clear(&j);
   }
@@ -1100,6 +1103,11 @@ struct wcs_iter {
   int bLower, bUpper;   /* bound present */
   wcs_buf prefix;       /* the prefix option (for bloom skipping) */
   int bPrefix;
+  wcs_buf bloomPre;     /* a bloom prefix every key in bounds shares */
+  int bBloomPre;        /* bloomPre set: files it rules out are skipped */
+  int bNoFill;          /* the bNoCacheFill option */
+  uint64_t nMemDel;     /* range tombstones of sv->pMem when children built */
+  int bMemSkipped;      /* sv->pMem was empty then: it has no child */
   sst_rangedel *aDel;  /* tombstones visible at snap (borrowed keys) */
   wcs_frags frags;     /* their fragments; aSeq[0] is the newest */
   int bRev;            /* direction of the last move */
@@ -1270,11 +1278,118 @@ static int prefixSuccessor(const uint8_t *p, size_t n, wcs_buf *pOut) {
   return 1;
 }
 
-int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
-  wcs_iter *it;
+static int iterStart(wcs_iter *it) {
+  it->rc = WCS_OK;
+  free(it->zErr);
+  it->zErr = NULL;
+  return WCS_OK;
+}
+
+/* Does every key in [lower, upper) share one bloom prefix? Then keep it
+** in bloomPre, so files whose filter rules it out are skipped even when
+** the caller gave bounds rather than a prefix (a row's cells, say). */
+static int iterBoundsPrefix(wcs_iter *it) {
+  const wcs_options *pOpt = &it->db->opt;
+  wcs_buf succ = {0};
+  int n, s, rc = WCS_OK;
+  if (it->bPrefix) {
+    return wcs_buf_append(&it->bloomPre, it->prefix.a, it->prefix.n)
+               ? WCS_NOMEM
+               : (it->bBloomPre = 1, WCS_OK);
+  }
+  if (pOpt->xBloomPrefix == NULL || !it->bLower || !it->bUpper) return WCS_OK;
+  n = pOpt->xBloomPrefix(it->lower.a, (int)it->lower.n);
+  if (n <= 0 || (size_t)n > it->lower.n) return WCS_OK;
+  if (pOpt->xBloomPrefix(it->lower.a, n) != n) return WCS_OK;
+  s = prefixSuccessor(it->lower.a, (size_t)n, &succ);
+  if (s < 0) rc = WCS_NOMEM;
+  /* every k with lower <= k < upper <= successor(p) starts with p */
+  if (s > 0 && wcs_ukey_cmp(it->upper.a, it->upper.n, succ.a, succ.n) <= 0) {
+    if (wcs_buf_append(&it->bloomPre, it->lower.a, (size_t)n)) {
+      rc = WCS_NOMEM;
+    } else {
+      it->bBloomPre = 1;
+    }
+  }
+  wcs_buf_free(&succ);
+  return rc;
+}
+
+/* Drop the merged stream and the tombstones (the super version stays). */
+static void iterUnbuild(wcs_iter *it) {
+  if (it->pM) it->pM->pMethods->xClose(it->pM);
+  it->pM = NULL;
+  frags_free(&it->frags);
+  memset(&it->frags, 0, sizeof it->frags);
+  free(it->aDel);
+  it->aDel = NULL;
+  it->bValid = 0;
+}
+
+/* Build the merged stream and the visible range tombstones over it->sv at
+** it->snap. On failure returns the code with *pzErr set. */
+static int iterBuild(wcs_iter *it, char **pzErr) {
   wcs_iiter **apChild = NULL;
   int nChild = 0, rc = WCS_OK, i;
   DelList dl;
+  apChild = malloc(sizeof(wcs_iiter *) * (size_t)(1 + it->sv->nImm));
+  if (apChild == NULL) rc = WCS_NOMEM;
+  it->nMemDel = memtable_rangedel_count(it->sv->pMem);
+  it->bMemSkipped = 0;
+  for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
+    wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
+    /* entries added later are newer than the snapshot: an empty memtable
+    ** contributes nothing */
+    if (memtable_count(m) == 0) {
+      if (i < 0) it->bMemSkipped = 1;
+      continue;
+    }
+    rc = memtable_iter(m, &apChild[nChild]);
+    if (rc == WCS_OK) nChild++;
+  }
+  if (rc == WCS_NOMEM) wcs_seterr(pzErr, rc, "out of memory");
+  if (rc == WCS_OK) {
+    rc = version_add_iters(it->sv->pVersion, it->bLower ? it->lower.a : NULL,
+                           it->lower.n, it->bUpper ? it->upper.a : NULL,
+                           it->upper.n, it->bBloomPre ? it->bloomPre.a : NULL,
+                           it->bloomPre.n, !it->bNoFill, &apChild, &nChild,
+                           pzErr);
+  }
+  if (rc == WCS_OK) {
+    rc = merge_iter_new(apChild, nChild, &it->pM);
+    nChild = 0;
+    if (rc) wcs_seterr(pzErr, rc, "out of memory");
+  }
+  for (i = 0; i < nChild; i++)
+    apChild[i]->pMethods->xClose(apChild[i]);
+  free(apChild);
+
+  /* range tombstones visible at the snapshot */
+  memset(&dl, 0, sizeof dl);
+  dl.snap = it->snap;
+  for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
+    wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
+    if (memtable_rangedel_count(m)) {
+      rc = memtable_rangedels(m, it->snap, it->bLower ? it->lower.a : NULL,
+                              it->lower.n, it->bUpper ? it->upper.a : NULL,
+                              it->upper.n, &dl, delListAdd);
+    }
+  }
+  if (rc == WCS_OK) {
+    rc = version_rangedels(it->sv->pVersion, it->snap,
+                           it->bLower ? it->lower.a : NULL, it->lower.n,
+                           it->bUpper ? it->upper.a : NULL, it->upper.n, &dl,
+                           delListAdd);
+  }
+  it->aDel = dl.a;
+  if (rc == WCS_OK && dl.n) rc = frags_build(&it->frags, dl.a, dl.n);
+  if (rc == WCS_NOMEM && *pzErr == NULL) wcs_seterr(pzErr, rc, "out of memory");
+  return rc;
+}
+
+int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
+  wcs_iter *it;
+  int rc = WCS_OK;
   char *zErr = NULL;
   wcs_iter_options o;
   if (pp) *pp = NULL;
@@ -1284,6 +1399,7 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
   it = calloc(1, sizeof *it);
   if (it == NULL) return setErr(db, WCS_NOMEM, NULL);
   it->db = db;
+  it->bNoFill = o.bNoCacheFill != 0;
   /* bounds: [max(lower, prefix), min(upper, successor(prefix))) */
   if (o.pLower) {
     it->bLower = 1;
@@ -1316,66 +1432,54 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
     }
     wcs_buf_free(&succ);
   }
+  if (rc == WCS_OK) rc = iterBoundsPrefix(it);
   if (rc) {
     wcs_iter_free(it);
     return setErr(db, rc, NULL);
   }
   it->sv = svAcquire(db, o.pSnap, &it->snap);
-
-  /* children: memtables and files */
-  apChild = malloc(sizeof(wcs_iiter *) * (size_t)(1 + it->sv->nImm));
-  if (apChild == NULL) rc = WCS_NOMEM;
-  for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
-    wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
-    /* entries added later are newer than the snapshot: an empty memtable
-    ** contributes nothing */
-    if (memtable_count(m) == 0) continue;
-    rc = memtable_iter(m, &apChild[nChild]);
-    if (rc == WCS_OK) nChild++;
-  }
-  if (rc == WCS_NOMEM) wcs_seterr(&zErr, rc, "out of memory");
-  if (rc == WCS_OK) {
-    rc = version_add_iters(it->sv->pVersion, it->bLower ? it->lower.a : NULL,
-                           it->lower.n, it->bUpper ? it->upper.a : NULL,
-                           it->upper.n, it->bPrefix ? it->prefix.a : NULL,
-                           it->prefix.n, !o.bNoCacheFill, &apChild, &nChild,
-                           &zErr);
-  }
-  if (rc == WCS_OK) {
-    rc = merge_iter_new(apChild, nChild, &it->pM);
-    nChild = 0;
-    if (rc) wcs_seterr(&zErr, rc, "out of memory");
-  }
-  for (i = 0; i < nChild; i++)
-    apChild[i]->pMethods->xClose(apChild[i]);
-  free(apChild);
-
-  /* range tombstones visible at the snapshot */
-  memset(&dl, 0, sizeof dl);
-  dl.snap = it->snap;
-  for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
-    wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
-    if (memtable_rangedel_count(m)) {
-      rc = memtable_rangedels(m, it->snap, it->bLower ? it->lower.a : NULL,
-                              it->lower.n, it->bUpper ? it->upper.a : NULL,
-                              it->upper.n, &dl, delListAdd);
-    }
-  }
-  if (rc == WCS_OK) {
-    rc = version_rangedels(it->sv->pVersion, it->snap,
-                           it->bLower ? it->lower.a : NULL, it->lower.n,
-                           it->bUpper ? it->upper.a : NULL, it->upper.n, &dl,
-                           delListAdd);
-  }
-  it->aDel = dl.a;
-  if (rc == WCS_OK && dl.n) rc = frags_build(&it->frags, dl.a, dl.n);
-  if (rc == WCS_NOMEM && zErr == NULL) wcs_seterr(&zErr, rc, "out of memory");
+  rc = iterBuild(it, &zErr);
   if (rc) {
     wcs_iter_free(it);
     return setErr(db, rc, zErr);
   }
   free(zErr);
   *pp = it;
+  return WCS_OK;
+}
+
+int wcs_iter_refresh(wcs_iter *it) {
+  SuperVersion *sv;
+  uint64_t seq;
+  char *zErr = NULL;
+  int rc;
+  if (it == NULL) return WCS_MISUSE;
+  iterStart(it);
+  it->bValid = 0;
+  sv = svAcquire(it->db, NULL, &seq);
+  if (sv == it->sv && it->pM != NULL &&
+      memtable_rangedel_count(sv->pMem) == it->nMemDel &&
+      !(it->bMemSkipped && memtable_count(sv->pMem) != 0)) {
+    /* Same memtables and files, no new range tombstone: the children see
+    ** the newer entries already (the memtable is read live); only the
+    ** sequence number to read at moves. */
+    svUnref(sv);
+    it->snap = seq;
+    return WCS_OK;
+  }
+  iterUnbuild(it);
+  svUnref(it->sv);
+  it->sv = sv;
+  it->snap = seq;
+  rc = iterBuild(it, &zErr);
+  if (rc) {
+    iterUnbuild(it);
+    it->rc = rc;
+    free(it->zErr);
+    it->zErr = zErr;
+    return setErr(it->db, rc, dupStr(zErr));
+  }
+  free(zErr);
   return WCS_OK;
 }
 
@@ -1388,6 +1492,7 @@ void wcs_iter_free(wcs_iter *it) {
   wcs_buf_free(&it->lower);
   wcs_buf_free(&it->upper);
   wcs_buf_free(&it->prefix);
+  wcs_buf_free(&it->bloomPre);
   wcs_buf_free(&it->key);
   wcs_buf_free(&it->val);
   wcs_buf_free(&it->seekKey);
@@ -1395,15 +1500,10 @@ void wcs_iter_free(wcs_iter *it) {
   free(it);
 }
 
-static int iterStart(wcs_iter *it) {
-  it->rc = WCS_OK;
-  free(it->zErr);
-  it->zErr = NULL;
-  return WCS_OK;
-}
 
 int wcs_iter_seek(wcs_iter *it, const void *pKey, size_t nKey) {
   if (it == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  if (it->pM == NULL) return it->rc; /* a failed refresh */
   iterStart(it);
   if (it->bLower && wcs_ukey_cmp(pKey, nKey, it->lower.a, it->lower.n) < 0) {
     pKey = it->lower.a;
@@ -1422,6 +1522,7 @@ int wcs_iter_seek(wcs_iter *it, const void *pKey, size_t nKey) {
 
 int wcs_iter_first(wcs_iter *it) {
   if (it == NULL) return WCS_MISUSE;
+  if (it->pM == NULL) return it->rc; /* a failed refresh */
   if (it->bLower) return wcs_iter_seek(it, it->lower.a, it->lower.n);
   iterStart(it);
   it->pM->pMethods->xFirst(it->pM);
@@ -1439,6 +1540,7 @@ static int iterToUpper(wcs_iter *it) {
 
 int wcs_iter_last(wcs_iter *it) {
   if (it == NULL) return WCS_MISUSE;
+  if (it->pM == NULL) return it->rc; /* a failed refresh */
   iterStart(it);
   if (it->bUpper) return iterToUpper(it);
   it->pM->pMethods->xLast(it->pM);
@@ -1447,6 +1549,7 @@ int wcs_iter_last(wcs_iter *it) {
 
 int wcs_iter_seek_for_prev(wcs_iter *it, const void *pKey, size_t nKey) {
   if (it == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  if (it->pM == NULL) return it->rc; /* a failed refresh */
   iterStart(it);
   if (it->bUpper && wcs_ukey_cmp(pKey, nKey, it->upper.a, it->upper.n) >= 0) {
     return iterToUpper(it);
@@ -2167,7 +2270,8 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                "\"raw_bytes\":%llu,\"stored_bytes\":%llu,\"keys\":%llu,"
                "\"wal_bytes\":%llu,\"compactions\":%llu,\"trivial_moves\":%llu,"
                "\"flushes\":%llu,\"stall_micros\":%llu,"
-               "\"flushed_bytes\":%llu,\"compacted_bytes\":%llu}",
+               "\"flushed_bytes\":%llu,\"compacted_bytes\":%llu,"
+               "\"filtered\":%llu}",
                (unsigned long long)nMem, (unsigned long long)nCacheBytes,
                (unsigned long long)nHit, (unsigned long long)nMiss,
                (unsigned long long)snap, (unsigned long long)nRaw,
@@ -2177,7 +2281,8 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                (unsigned long long)db->nFlushes,
                (unsigned long long)db->nStallMicros,
                (unsigned long long)db->nBytesFlushed,
-               (unsigned long long)db->nBytesCompacted);
+               (unsigned long long)db->nBytesCompacted,
+               (unsigned long long)db->nFiltered);
   pthread_mutex_unlock(&db->mu);
   if (wcs_buf_append(&b, aLine, (size_t)n + 1)) goto nomem;
   *pzJson = (char *)b.a;

@@ -1150,6 +1150,248 @@ START_TEST(test_db_differential_disk_inline_with_reopens) {
 }
 END_TEST
 
+/* ---- wcs_iter_refresh */
+
+static const char *iterAt(wcs_iter *it, const char *k) {
+  static char aBuf[256];
+  size_t n = 0;
+  const void *p;
+  ck_assert_int_eq(wcs_iter_seek(it, k, strlen(k)), WCS_OK);
+  if (!wcs_iter_valid(it)) return NULL;
+  p = wcs_iter_key(it, &n);
+  ck_assert_uint_lt(n, sizeof aBuf);
+  memcpy(aBuf, p, n);
+  aBuf[n] = 0;
+  return aBuf;
+}
+
+START_TEST(test_db_iter_refresh_sees_new_writes_files_and_tombstones) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  wcs_iter_options io;
+  wcs_snapshot *s = NULL;
+  wcs_batch *b = NULL;
+  smallOptions(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  putS(db, "k1", "1");
+  memset(&io, 0, sizeof io);
+  io.pLower = "k";
+  io.nLower = 1;
+  io.pUpper = "l";
+  io.nUpper = 1;
+  OK(wcs_iter_new(db, &io, &it));
+  putS(db, "k2", "2");
+  putS(db, "m", "out of bounds");
+  /* not refreshed: still the old state */
+  ck_assert_ptr_null(iterAt(it, "k2"));
+  /* same memtable: the cheap path */
+  OK(wcs_iter_refresh(it));
+  ck_assert_int_eq(wcs_iter_valid(it), 0);
+  ck_assert_str_eq(iterAt(it, "k2"), "k2");
+  OK(wcs_iter_next(it));
+  ck_assert_int_eq(wcs_iter_valid(it), 0); /* "m" stays out of bounds */
+  /* a flush changes the files: re-pinned */
+  OK(wcs_db_flush(db));
+  putS(db, "k3", "3");
+  OK(wcs_iter_refresh(it));
+  ck_assert_str_eq(iterAt(it, "k0"), "k1");
+  ck_assert_str_eq(iterAt(it, "k3"), "k3");
+  /* a range delete in the same memtable is seen */
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_delete_range(b, "k2", 2, "k3", 2));
+  OK(wcs_db_write(db, b));
+  OK(wcs_iter_refresh(it));
+  ck_assert_str_eq(iterAt(it, "k2"), "k3");
+  wcs_iter_free(it);
+  it = NULL;
+  /* an iterator at a snapshot moves to the latest state */
+  OK(wcs_snapshot_new(db, &s));
+  putS(db, "k4", "4");
+  io.pSnap = s;
+  OK(wcs_iter_new(db, &io, &it));
+  ck_assert_ptr_null(iterAt(it, "k4"));
+  OK(wcs_iter_refresh(it));
+  ck_assert_str_eq(iterAt(it, "k4"), "k4");
+  ck_assert_str_eq(getS(db, s, "k1"), "1"); /* the snapshot is untouched */
+  ck_assert_ptr_null(getS(db, s, "k4"));
+  wcs_iter_free(it);
+  wcs_snapshot_free(db, s);
+  wcs_batch_free(b);
+  ck_assert_int_eq(wcs_iter_refresh(NULL), WCS_MISUSE);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
+/* ---- bounds within one bloom prefix skip files */
+
+static int bloom3(const void *pKey, int nKey) {
+  (void)pKey;
+  return nKey >= 3 ? 3 : -1;
+}
+
+static uint64_t statNum(wcs_db *db, const char *zName) {
+  char *z = NULL, *p;
+  char aPat[64];
+  uint64_t v;
+  OK(wcs_db_stats(db, &z));
+  snprintf(aPat, sizeof aPat, "\"%s\":", zName);
+  p = strstr(z, aPat);
+  ck_assert_ptr_nonnull(p);
+  v = strtoull(p + strlen(aPat), NULL, 10);
+  wcs_free(z);
+  return v;
+}
+
+START_TEST(test_db_bounds_within_one_bloom_prefix_skip_files) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  wcs_iter_options io;
+  uint64_t nReads;
+  char k[16];
+  int i, j;
+  smallOptions(&o);
+  o.bInMemory = 1;
+  o.bNoBackground = 1;
+  o.xBloomPrefix = bloom3;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < 100; i += 2) { /* even rows only */
+    for (j = 0; j < 5; j++) {
+      snprintf(k, sizeof k, "r%02d%c", i, 'a' + j);
+      putS(db, k, "value");
+    }
+  }
+  OK(wcs_db_flush(db));
+  memset(&io, 0, sizeof io);
+  io.pLower = "r51";
+  io.nLower = 3;
+  io.pUpper = "r51\xff";
+  io.nUpper = 4;
+  nReads = statNum(db, "cache_hits") + statNum(db, "cache_misses");
+  OK(wcs_iter_new(db, &io, &it));
+  OK(wcs_iter_seek(it, "r51", 3));
+  ck_assert_int_eq(wcs_iter_valid(it), 0);
+  wcs_iter_free(it);
+  /* the row is in no file's bloom filter: no block was read */
+  ck_assert_uint_eq(statNum(db, "cache_hits") + statNum(db, "cache_misses"),
+                    nReads);
+  /* a present row is still found through the same path */
+  io.pLower = "r52";
+  io.pUpper = "r52c";
+  ck_assert_str_eq(scan(db, &io, 0), "r52a,r52b");
+  ck_assert_str_eq(scan(db, &io, 1), "r52b,r52a");
+  OK(wcs_db_close(db));
+}
+END_TEST
+
+/* ---- the compaction filter */
+
+typedef struct FilterCtx {
+  char cDrop;   /* drop keys starting with this byte */
+  int nCalls;   /* calls seen */
+  int bOrdered; /* keys came in ascending order within each run */
+  char aLast[64];
+  size_t nLast;
+} FilterCtx;
+
+static int dropPrefix(void *pCtx, const void *pKey, size_t nKey,
+                      const void *pVal, size_t nVal, int *pbDrop) {
+  FilterCtx *f = pCtx;
+  (void)pVal;
+  (void)nVal;
+  f->nCalls++;
+  if (f->nLast && nKey < sizeof f->aLast &&
+      memcmp(pKey, f->aLast, nKey < f->nLast ? nKey : f->nLast) == 0 &&
+      nKey == f->nLast) {
+    f->bOrdered = 0; /* the same key twice in a row */
+  }
+  if (nKey < sizeof f->aLast) {
+    memcpy(f->aLast, pKey, nKey);
+    f->nLast = nKey;
+  }
+  *pbDrop = nKey > 0 && ((const char *)pKey)[0] == f->cDrop;
+  return WCS_OK;
+}
+
+START_TEST(test_db_compaction_filter_drops_keys_and_spares_snapshots) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_snapshot *s = NULL;
+  FilterCtx f;
+  char k[16];
+  int i;
+  memset(&f, 0, sizeof f);
+  f.cDrop = 'x';
+  f.bOrdered = 1;
+  smallOptions(&o);
+  o.bInMemory = 1;
+  o.bNoBackground = 1;
+  o.xCompactionFilter = dropPrefix;
+  o.pFilterCtx = &f;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+
+  /* a snapshot is live: the filter is not consulted, nothing goes */
+  putS(db, "x9", "old");
+  putS(db, "y9", "old");
+  OK(wcs_snapshot_new(db, &s));
+  OK(wcs_db_flush(db));
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  ck_assert_int_eq(f.nCalls, 0);
+  ck_assert_str_eq(getS(db, NULL, "x9"), "old");
+  ck_assert_str_eq(getS(db, s, "x9"), "old");
+
+  /* newer data, still under the snapshot: kept for it */
+  for (i = 0; i < 200; i++) {
+    snprintf(k, sizeof k, "%c%03d", i % 2 ? 'x' : 'y', i);
+    putS(db, k, "some value to fill the memtable a little");
+  }
+  putS(db, "x9", "new");
+  OK(wcs_db_flush(db));
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  ck_assert_int_eq(f.nCalls, 0);
+  ck_assert_str_eq(getS(db, s, "x9"), "old");
+  ck_assert_str_eq(getS(db, NULL, "x9"), "new");
+  ck_assert_str_eq(getS(db, NULL, "x001"), "some value to fill the memtable a little");
+  wcs_snapshot_free(db, s);
+
+  /* no snapshot: every x key goes, y keys stay, "old" does not come back */
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  ck_assert_int_gt(f.nCalls, 0);
+  ck_assert_int_eq(f.bOrdered, 1);
+  ck_assert_ptr_null(getS(db, NULL, "x9"));
+  ck_assert_ptr_null(getS(db, NULL, "x001"));
+  ck_assert_str_eq(getS(db, NULL, "y9"), "old");
+  ck_assert_str_eq(getS(db, NULL, "y000"),
+                   "some value to fill the memtable a little");
+  ck_assert_uint_eq(statNum(db, "filtered"), 101);
+  {
+    const char *z = scan(db, NULL, 0);
+    ck_assert_ptr_null(strchr(z, 'x'));
+  }
+
+  /* a filtered put above an older version below leaves a delete */
+  putS(db, "x5", "below");
+  OK(wcs_db_flush(db));
+  OK(wcs_snapshot_new(db, &s)); /* keeps "below" through this compaction */
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  wcs_snapshot_free(db, s);
+  ck_assert_str_eq(getS(db, NULL, "x5"), "below");
+  putS(db, "x5", "above");
+  putS(db, "y5", "a");
+  OK(wcs_db_flush(db));
+  putS(db, "x5", "above2");
+  putS(db, "y6", "a");
+  OK(wcs_db_flush(db)); /* two level-0 files: a compaction into level 1 */
+  ck_assert_ptr_null(getS(db, NULL, "x5"));
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  ck_assert_ptr_null(getS(db, NULL, "x5"));
+  ck_assert_str_eq(getS(db, NULL, "y5"), "a");
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 Suite *storage_db_suite(void) {
   Suite *s = suite_create("storage_db");
   TCase *tc = tcase_create("db");
@@ -1173,6 +1415,9 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_power_cut_sync_full_keeps_acknowledged);
   tcase_add_test(tc, test_db_power_cut_sync_off_keeps_a_prefix);
   tcase_add_test(tc, test_db_read_error_is_reported);
+  tcase_add_test(tc, test_db_iter_refresh_sees_new_writes_files_and_tombstones);
+  tcase_add_test(tc, test_db_bounds_within_one_bloom_prefix_skip_files);
+  tcase_add_test(tc, test_db_compaction_filter_drops_keys_and_spares_snapshots);
   tcase_add_test(tc, test_db_differential_memory_background);
   tcase_add_test(tc, test_db_differential_memory_inline);
   tcase_add_test(tc, test_db_differential_disk_with_reopens);
