@@ -21,7 +21,6 @@
 ** OS reason; errno is mapped as env.h says.
 */
 #include "storage/env.h"
-#include "storage/db_int.h"
 #include "storage/util.h"
 
 #include <errno.h>

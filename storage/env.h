@@ -94,4 +94,12 @@ typedef struct wcs_fault {
 } wcs_fault;
 wcs_env *wcs_env_fault_new(wcs_env *pBase, wcs_fault *pFault);
 
+/*
+** Fault env only: simulate a machine crash. Every file written through the
+** fault env is cut back to the bytes it had when last synced (files never
+** synced become empty). Returns WCS_OK or WCS_IOERR. Call it only while no
+** store is open on the env.
+*/
+int wcs_env_fault_crash(wcs_env *pEnv);
+
 #endif /* WCS_ENV_H */

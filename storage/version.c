@@ -2,7 +2,7 @@
 ** version.c — versions, version edits, the manifest and the level
 ** iterator. See version.h for the model; the manifest's bytes (log framing
 ** of wal.h around the edit encoding below) are documented in
-** doc/format-log.md.
+** doc/format.md.
 **
 ** Edit encoding: a sequence of fields, each a varint tag followed by its
 ** values (VE_* in version.h). Varints are LevelDB's (util.h). An edit that

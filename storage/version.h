@@ -12,7 +12,7 @@
 ** and deleted if no later version has it.
 **
 ** The manifest is a log file (framing in wal.h) of version edits; the
-** CURRENT file names it. Formats: doc/format-log.md.
+** CURRENT file names it. Formats: doc/format.md.
 **
 ** Locking: every function that takes a wcs_vset, except where noted, is
 ** called with the store's mutex held (db.c); file and version reference

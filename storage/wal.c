@@ -1,7 +1,7 @@
 /*
 ** wal.c — log files: record framing, the write-batch payload, a writer and
 ** a recovering reader. Owns the log format of *.log and MANIFEST-* files,
-** documented in doc/format-log.md (constants in wal.h).
+** documented in doc/format.md (constants in wal.h).
 **
 ** The reader keeps a read-ahead window (WAL_READAHEAD bytes, more for a
 ** larger record) so recovery does one pread per window, not two per

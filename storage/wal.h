@@ -2,7 +2,7 @@
 ** wal.h — the log file format shared by the write-ahead log (*.log) and
 ** the manifest (MANIFEST-*): a sequence of checksummed records, and the
 ** write-batch payload that WAL records carry. Every byte is described in
-** doc/format-log.md; the constants below are the same numbers.
+** doc/format.md; the constants below are the same numbers.
 **
 ** Record framing (all integers little-endian):
 **

@@ -1,7 +1,7 @@
 /*
 ** Tests of version edits and the manifest (storage/version.c): golden
 ** bytes of an edit and its framed record (the worked example of
-** doc/format-log.md), round trips, malformed edits reported as corruption
+** doc/format.md), round trips, malformed edits reported as corruption
 ** with file and offset, a newer format version refused, and a store whose
 ** manifest, CURRENT file or sorted files are damaged: a flipped byte at any
 ** offset of the manifest is WCS_CORRUPT naming it, a torn manifest tail is

@@ -1,7 +1,7 @@
 /*
 ** Tests of the log format (storage/wal.c) and of WAL recovery through the
 ** store: golden bytes of a framed write batch (the worked example of
-** doc/format-log.md), round trips, torn tails cut at every offset of the
+** doc/format.md), round trips, torn tails cut at every offset of the
 ** last record, zero-filled tails and holes, flipped bytes reported as
 ** corruption with file and offset, and a store that reopens after a torn
 ** tail with every earlier commit and keeps working.
