@@ -66,6 +66,9 @@ typedef struct compact_job {
                                     ** pBase are "below" (-1: all of pBase) */
   uint64_t nFileBytes;              /* cut outputs at this size (0: never) */
   const _Atomic int *pbStop;        /* nonzero: give up (store closing) */
+  int bZeroSeq;                     /* a compaction (not a flush): the
+                                    ** only visible version of a key with
+                                    ** nothing below is written at seq 0 */
   int bFilter;                      /* offer entries to the options'
                                     ** xCompactionFilter (a compaction with
                                     ** no live snapshot, nSnap == 1) */

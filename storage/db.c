@@ -607,6 +607,7 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
       if (j.nFileBytes > db->opt.nFileBytes) j.nFileBytes = db->opt.nFileBytes;
       j.pbStop = &db->bShutdown;
       j.bFilter = db->opt.xCompactionFilter != NULL && nSnap == 1;
+      j.bZeroSeq = 1;
       rc = compact_run(&j, pIn, aDel, nDel, &zErr);
     }
     if (pIn) pIn->pMethods->xClose(pIn);
