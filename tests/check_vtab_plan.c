@@ -297,8 +297,8 @@ static void sameQueryAt(sqlite3 *db, const char *zA, const char *zB, int nMin,
   const char *z;
   for (z = zGotA; *z; z++)
     nRow += *z == '\n';
-  ck_assert_msg(strncmp(zGotA, "ERROR", 5) != 0, "line %d: %s\n  %s", iLine,
-                zA, zGotA);
+  ck_assert_msg(strncmp(zGotA, "ERROR", 5) != 0, "line %d: %s\n  %s", iLine, zA,
+                zGotA);
   ck_assert_msg(strcmp(zGotA, zGotB) == 0,
                 "line %d: %s\n  wcs:    %.300s\n  native: %.300s", iLine, zA,
                 zGotA, zGotB);
@@ -399,8 +399,8 @@ START_TEST(test_plan_row_values_keep_limit_with_sqlite) {
   PLAN(db,
        "SELECT * FROM metrics WHERE (device, id) > ('phone', '0027') LIMIT 5",
        SCAN "4:RANGE SCAN (device)");
-  SAME(db, "device, id, day",
-       "WHERE (device, id) > ('phone', '0027') LIMIT 5", 5);
+  SAME(db, "device, id, day", "WHERE (device, id) > ('phone', '0027') LIMIT 5",
+       5);
   SAME(db, "device, id, day",
        "WHERE (device, id, day) > ('phone', '0027', 20200115) "
        "ORDER BY device, id, day LIMIT 20 OFFSET 3",
