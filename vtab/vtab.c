@@ -55,11 +55,15 @@
 **
 **   Rows: a cursor (WcsCursor) drives one engine cursor per stream (one,
 **   or one per salt bucket, merged into key order when ORDER BY needs it).
-**   Every row key is decoded once when the cursor lands on it (a key that
-**   does not decode is an error naming it); xColumn builds a family's JSON
-**   only when that column is asked for, finds declared columns with one
-**   merge walk over the row's cells, and copies results (SQLITE_TRANSIENT:
-**   SQLite keeps static results by reference, e.g. in max()).
+**   Per row it only points at the engine's key and cells; the key is
+**   decoded when a key field is first asked for (a column or a residual
+**   check; a key that does not decode is then an error naming it), a
+**   declared column's cell is found where it was in the last row (rows
+**   of a scan share their layout), and a family's JSON is built only when
+**   that column is asked for. Text and blob results are copies
+**   (SQLITE_TRANSIENT, into the register's own buffer): SQLite keeps an
+**   SQLITE_STATIC result by reference (max(), GROUP BY), and the row's
+**   bytes change when the cursor moves.
 **
 **   Families read: only those of the columns used (colUsed) when rows
 **   lacking all of them cannot be in the result: no family column used
@@ -1677,6 +1681,8 @@ struct WcsCursor {
   WcsStream *aStream;       /* [nStream] */
   int iCur;                 /* stream holding the current row */
   int bEof;                 /* past the last row */
+  int bPlain;               /* one stream, no residual, not a history view:
+                            ** xNext takes the short path */
   sqlite3_int64 nLimit;     /* rows still to return, -1 = unlimited */
   sqlite3_int64 nSkip;      /* OFFSET rows still to skip */
   sqlite3_int64 iRowid;     /* rows returned so far (history rowid) */
@@ -1685,11 +1691,11 @@ struct WcsCursor {
   size_t nRow;
   const wcs_cell *aCell; /* its cells (borrowed) */
   int nCell;
-  ks_value *aKey;     /* [nField] decoded key fields */
+  ks_value *aKey;     /* [nField] decoded key fields, valid if bDecoded */
   wcs_buf keyScratch; /* decoding scratch, reused */
-  int bIndexed;       /* aFamStart/aQualCell computed for this row */
-  int *aFamStart;     /* [nFamily+1] first cell of each family */
-  int *aQualCell;     /* [nQual] cell of each declared column, or -1 */
+  int bDecoded;       /* aKey holds this row's fields (decoded on demand) */
+  int *aQualHint;     /* [nQual] where each declared column's cell was last
+                      ** found: rows of a scan mostly share their layout */
   wcs_buf out;        /* JSON and text building, reused */
   /* residual checks */
   int nResidual;
@@ -1714,15 +1720,14 @@ static int wcsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->aKey = sqlite3_malloc64(sizeof(ks_value) * (size_t)(pTab->nField + 1));
-  p->aFamStart = sqlite3_malloc64(sizeof(int) * (size_t)(pTab->nFamily + 1));
-  p->aQualCell = sqlite3_malloc64(sizeof(int) * (size_t)(pTab->nQual + 1));
-  if (!p->aKey || !p->aFamStart || !p->aQualCell) {
+  p->aQualHint = sqlite3_malloc64(sizeof(int) * (size_t)(pTab->nQual + 1));
+  if (!p->aKey || !p->aQualHint) {
     sqlite3_free(p->aKey);
-    sqlite3_free(p->aFamStart);
-    sqlite3_free(p->aQualCell);
+    sqlite3_free(p->aQualHint);
     sqlite3_free(p);
     return SQLITE_NOMEM;
   }
+  memset(p->aQualHint, 0, sizeof(int) * (size_t)(pTab->nQual + 1));
   p->bEof = 1;
   *ppCursor = &p->base;
   return SQLITE_OK;
@@ -1746,6 +1751,7 @@ static void cursorReset(WcsCursor *p) {
   p->nResidual = 0;
   p->arena.n = 0;
   p->bEof = 1;
+  p->bPlain = 0;
   p->pRow = NULL;
   p->nRow = 0;
   p->aCell = NULL;
@@ -1766,8 +1772,7 @@ static int wcsClose(sqlite3_vtab_cursor *pCursor) {
   sqlite3_free(p->pScratch);
   wcs_buf_free(&p->pointKey);
   sqlite3_free(p->aKey);
-  sqlite3_free(p->aFamStart);
-  sqlite3_free(p->aQualCell);
+  sqlite3_free(p->aQualHint);
   sqlite3_free(p);
   return SQLITE_OK;
 }
@@ -1811,6 +1816,32 @@ static int valueCmp(const ks_value *a, const ks_value *b) {
   return a->eType - b->eType;
 }
 
+/* Decode the current row's key into aKey, once per row: only statements
+** that use a key field (a column, or a residual check) pay for it. A key
+** that does not decode under the schema is an error naming it; *pzErr is
+** sqlite3_malloc'd. */
+static int decodeKey(WcsCursor *p, char **pzErr) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  char *zErr = NULL;
+  int rc;
+  if (p->bDecoded) return SQLITE_OK;
+  rc = ks_key_decode(pTab->pSchema, p->pRow, (int)p->nRow, p->aKey,
+                     &p->keyScratch, &zErr);
+  if (rc == WCS_NOMEM) {
+    wcs_free(zErr);
+    return SQLITE_NOMEM;
+  }
+  if (rc != WCS_OK) {
+    *pzErr =
+        sqlite3_mprintf("%s: %s", pTab->zName,
+                        zErr ? zErr : "row key does not match the key schema");
+    wcs_free(zErr);
+    return SQLITE_ERROR;
+  }
+  p->bDecoded = 1;
+  return SQLITE_OK;
+}
+
 /* Check the residual constraints on the current row. */
 static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
   int i, k;
@@ -1823,6 +1854,8 @@ static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
       v.p = p->pRow;
       v.n = (int)p->nRow;
     } else {
+      int rc = decodeKey(p, pzErr);
+      if (rc != SQLITE_OK) return rc;
       v = p->aKey[r->iField];
     }
     switch (r->op) {
@@ -1912,25 +1945,13 @@ static int pickStream(WcsCursor *p) {
   return 1;
 }
 
-/* Load the row the current stream is on: key, cells, decoded fields. */
-static int loadRow(WcsCursor *p) {
-  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+/* Point at the row the current stream is on (key and cells, borrowed
+** until the stream moves); its key fields are decoded when first used. */
+static void loadRow(WcsCursor *p) {
   wcs_cursor *c = p->aStream[p->iCur].pCur;
   p->pRow = wcs_cursor_row(c, &p->nRow);
   p->aCell = wcs_cursor_cells(c, &p->nCell);
-  p->bIndexed = 0;
-  if (pTab->nField > 0) {
-    char *zErr = NULL;
-    int rc = ks_key_decode(pTab->pSchema, p->pRow, (int)p->nRow, p->aKey,
-                           &p->keyScratch, &zErr);
-    if (rc != WCS_OK) {
-      setErr(&pTab->base, "%s: %s", pTab->zName,
-             zErr ? zErr : "row key does not match the key schema");
-      wcs_free(zErr);
-      return SQLITE_ERROR;
-    }
-  }
-  return SQLITE_OK;
+  p->bDecoded = 0;
 }
 
 /* The first cell at or after iCell that the history view shows. */
@@ -1970,14 +1991,13 @@ static int cursorStep(WcsCursor *p, int bFirst) {
         p->bEof = 1;
         return SQLITE_OK;
       }
-      rc = loadRow(p);
-      if (rc != SQLITE_OK) return rc;
+      loadRow(p);
       if (p->nResidual) {
         int bMatch;
         char *zErr = NULL;
         rc = residualMatch(p, &bMatch, &zErr);
         if (rc != SQLITE_OK) {
-          setErr(&pTab->base, "%s", zErr ? zErr : "out of memory");
+          if (zErr) setErr(&pTab->base, "%s", zErr);
           sqlite3_free(zErr);
           return rc;
         }
@@ -2583,6 +2603,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     }
   }
   p->bEof = p->nStream == 0;
+  p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory;
   rc = cursorStep(p, 1);
 
 done:
@@ -2594,9 +2615,27 @@ done:
   return rc;
 }
 
-/* xNext */
+/* xNext: the next row. A plain scan (one stream, nothing to check) only
+** moves the engine cursor and counts LIMIT; OFFSET was skipped by
+** xFilter's first step. */
 static int wcsNext(sqlite3_vtab_cursor *pCursor) {
-  return cursorStep((WcsCursor *)pCursor, 0);
+  WcsCursor *p = (WcsCursor *)pCursor;
+  if (p->bPlain && !p->bEof) {
+    wcs_cursor *c = p->aStream[0].pCur;
+    int rc = wcs_cursor_next(c);
+    if (rc != WCS_OK) {
+      WcsTab *pTab = (WcsTab *)pCursor->pVtab;
+      return engErr(pTab, rc, pTab->zName);
+    }
+    if (p->nLimit == 0 || wcs_cursor_eof(c)) {
+      p->bEof = 1;
+    } else {
+      if (p->nLimit > 0) p->nLimit--;
+      loadRow(p);
+    }
+    return SQLITE_OK;
+  }
+  return cursorStep(p, 0);
 }
 
 /* xEof */
@@ -2604,37 +2643,39 @@ static int wcsEof(sqlite3_vtab_cursor *pCursor) {
   return ((WcsCursor *)pCursor)->bEof;
 }
 
-/* Find each family's first cell and each declared column's cell, once
-** per row: cells come grouped by family, qualifiers ascending, so one
-** merge walk against the sorted declared qualifiers does it. */
-static void indexCells(WcsCursor *p, WcsTab *pTab) {
-  const ks_schema *s = pTab->pSchema;
-  int f, i = 0, k;
-  for (k = 0; k < pTab->nQual; k++)
-    p->aQualCell[k] = -1;
-  for (f = 0; f < pTab->nFamily; f++) {
-    int j = pTab->aFamQual[f], jEnd = pTab->aFamQual[f + 1];
-    while (i < p->nCell && p->aCell[i].iFamily < f)
-      i++;
-    p->aFamStart[f] = i;
-    while (i < p->nCell && p->aCell[i].iFamily == f) {
-      const wcs_cell *c = &p->aCell[i];
-      while (j < jEnd) {
-        int q = pTab->aQualOrder[j];
-        int cmp = qualCmp(s->aQual[q].zName, pTab->aQualLen[q],
-                          (const char *)c->pQual, (int)c->nQual);
-        if (cmp < 0) {
-          j++;
-          continue;
-        }
-        if (cmp == 0 && p->aQualCell[q] < 0) p->aQualCell[q] = i;
-        break;
-      }
-      i++;
+/* 1 if the n bytes at a and b are equal; qualifier names are short, so a
+** loop beats a call to memcmp. */
+static int bytesEq(const void *a, const void *b, int n) {
+  const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+  int i;
+  if (n > 16) return memcmp(a, b, (size_t)n) == 0;
+  for (i = 0; i < n; i++) {
+    if (x[i] != y[i]) return 0;
+  }
+  return 1;
+}
+
+/* The cell of declared column q in the current row, or -1. Cells come
+** grouped by family, qualifiers ascending, one per column (a latest read:
+** nVersions 1), and rows of a scan mostly have the same columns, so the
+** place the column was found in the last row is tried first. */
+static int qualCell(WcsCursor *p, WcsTab *pTab, int q) {
+  const ks_qualifier *d = &pTab->pSchema->aQual[q];
+  const int n = pTab->aQualLen[q], f = d->iFamily;
+  const wcs_cell *a = p->aCell;
+  int i = p->aQualHint[q];
+  if (i < p->nCell && a[i].iFamily == f && (int)a[i].nQual == n &&
+      bytesEq(a[i].pQual, d->zName, n)) {
+    return i;
+  }
+  for (i = 0; i < p->nCell && a[i].iFamily <= f; i++) {
+    if (a[i].iFamily == f && (int)a[i].nQual == n &&
+        bytesEq(a[i].pQual, d->zName, n)) {
+      p->aQualHint[q] = i;
+      return i;
     }
   }
-  p->aFamStart[pTab->nFamily] = p->nCell;
-  p->bIndexed = 1;
+  return -1;
 }
 
 static void resultKeyField(sqlite3_context *ctx, const ks_field *f,
@@ -2665,6 +2706,18 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     return SQLITE_OK; /* an UPDATE leaves this column alone */
   }
   if (iCol < s->nField) {
+    if (!p->bDecoded) {
+      char *zErr = NULL;
+      int rc = decodeKey(p, &zErr);
+      if (rc != SQLITE_OK) {
+        if (zErr)
+          sqlite3_result_error(ctx, zErr, -1);
+        else
+          sqlite3_result_error_nomem(ctx);
+        sqlite3_free(zErr);
+        return rc;
+      }
+    }
     resultKeyField(ctx, &s->aField[iCol], &p->aKey[iCol]);
     return SQLITE_OK;
   }
@@ -2702,10 +2755,9 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     }
     return SQLITE_OK;
   }
-  if (!p->bIndexed) indexCells(p, pTab);
   if (iCol >= pTab->iColQual && iCol < pTab->iColQual + pTab->nQual) {
     int q = iCol - pTab->iColQual;
-    int iCell = p->aQualCell[q];
+    int iCell = qualCell(p, pTab, q);
     if (iCell >= 0) {
       const wcs_cell *c = &p->aCell[iCell];
       wcsResultCell(ctx, &s->aQual[q], s->aFamily[c->iFamily].eAgg, c->pVal,
@@ -2714,8 +2766,12 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     return SQLITE_OK;
   }
   if (iCol >= pTab->iColFam && iCol < pTab->iColFam + pTab->nFamily) {
-    int f = iCol - pTab->iColFam;
-    int i0 = p->aFamStart[f], i1 = p->aFamStart[f + 1];
+    /* the family's JSON, built only when this column is asked for */
+    int f = iCol - pTab->iColFam, i0 = 0, i1;
+    while (i0 < p->nCell && p->aCell[i0].iFamily < f)
+      i0++;
+    for (i1 = i0; i1 < p->nCell && p->aCell[i1].iFamily == f; i1++) {
+    }
     if (i1 > i0) {
       p->out.n = 0;
       if (wcsFamilyJson(&p->out, s, f, p->aCell + i0, i1 - i0) != WCS_OK) {
