@@ -3,6 +3,8 @@
 ** distinct-prefix estimates, the key-distribution (read/write hotspot)
 ** counters, and physical garbage collection.
 **
+** Table size: wcs_db_approximate over each family's key range, summed.
+**
 ** Row estimates: storage metadata (wcs_db_approximate) gives the keys in a
 ** family's key range; a small raw scan measures keys per row of that
 ** family (cached for ENG_KPR_TTL); rows = max over families of keys / keys
@@ -557,6 +559,39 @@ int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
   }
   *pnRows = nBest;
   return WCS_OK;
+}
+
+int wcs_table_approximate(wcs_table *pTab, uint64_t *pnBytes,
+                          uint64_t *pnKeys) {
+  const EngDef *d = pTab->pDef;
+  wcs_buf lo = {0}, hi = {0};
+  uint64_t nBytes = 0, nKeys = 0;
+  int rc = WCS_OK, i;
+  for (i = 0; rc == WCS_OK && i < d->nFam; i++) {
+    const EngFamily *f = &d->aFam[i];
+    uint64_t nb = 0, nk = 0;
+    lo.n = hi.n = 0;
+    rc = eng_put_prefix(&lo, d->iTid, f->iFid);
+    if (rc == WCS_OK) {
+      rc = f->iFid == 0xFFFF
+               ? eng_put_prefix(&hi, d->iTid + 1, 0)
+               : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+    }
+    if (rc == WCS_NOMEM) {
+      eng_err(rc, "out of memory");
+    } else if (rc == WCS_OK) {
+      rc = wcs_db_approximate(pTab->pEng->db, lo.a, lo.n, hi.a, hi.n, &nb,
+                              &nk);
+      if (rc) eng_err_db(pTab->pEng->db, rc, "sizing a table");
+    }
+    nBytes += nb;
+    nKeys += nk;
+  }
+  wcs_buf_free(&lo);
+  wcs_buf_free(&hi);
+  if (pnBytes) *pnBytes = rc ? 0 : nBytes;
+  if (pnKeys) *pnKeys = rc ? 0 : nKeys;
+  return rc;
 }
 
 typedef struct PrefixWalk {

@@ -1605,6 +1605,64 @@ START_TEST(test_heatmap_counts_reads_and_writes) {
 }
 END_TEST
 
+/* Write rows k00000..k(n-1) with one cell each in family zFam, in one
+** transaction per 500 rows; values of nVal random bytes (at most 128), or
+** "value-of-some-bytes" when nVal is 0. */
+static void rows_k(wcs_engine *e, wcs_table *t, const char *zFam, int n,
+                   int nVal) {
+  wcs_txn *x = NULL;
+  int i;
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (i = 0; i < n; i++) {
+    char r[16];
+    unsigned char v[128];
+    snprintf(r, sizeof(r), "k%05d", i);
+    if (nVal) tu_rand_bytes(v, (size_t)nVal);
+    else memcpy(v, "value-of-some-bytes", 19);
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, r, strlen(r), zFam, "q", 1, 1, v,
+                                      nVal ? (size_t)nVal : 19),
+                     WCS_OK);
+    if (i % 500 == 499) ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+}
+
+START_TEST(test_table_approximate_sums_its_families) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_table *u = mk(e, "u", "FAMILY a");
+  uint64_t nBytes = 1, nKeys = 1, nB2 = 0, nK2 = 0;
+  /* nothing in files yet */
+  ck_assert_int_eq(wcs_table_approximate(t, &nBytes, &nKeys), WCS_OK);
+  ck_assert(nBytes == 0 && nKeys == 0);
+  rows_k(e, t, "a", 3000, 0);
+  rows_k(e, t, "b", 1000, 0);
+  rows_k(e, u, "a", 100, 0);
+  ck_assert_int_eq(wcs_db_flush(wcs_engine_db(e)), WCS_OK);
+  ck_assert_int_eq(wcs_table_approximate(t, &nBytes, &nKeys), WCS_OK);
+  /* by whole blocks: coarse on files this small */
+  ck_assert_msg(nKeys >= 2000 && nKeys <= 6000, "keys %llu",
+                (unsigned long long)nKeys);
+  ck_assert(nBytes > 0);
+  ck_assert_int_eq(wcs_table_approximate(u, &nB2, &nK2), WCS_OK);
+  ck_assert(nB2 < nBytes && nK2 <= 400);
+  ck_assert_int_eq(wcs_table_approximate(u, NULL, NULL), WCS_OK);
+  /* a dropped family no longer counts */
+  ck_assert_int_eq(wcs_table_alter(e, "t", "FAMILY a"), WCS_OK);
+  wcs_table_close(t);
+  ck_assert_int_eq(wcs_table_open(e, "t", &t), WCS_OK);
+  ck_assert_int_eq(wcs_table_approximate(t, &nB2, &nK2), WCS_OK);
+  ck_assert(nB2 < nBytes && nK2 < nKeys);
+  wcs_table_close(t);
+  wcs_table_close(u);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* The newest slot of t's heat map: its bounds must be real rows k%05d,
+** increasing, spread over [k00000, k(n-1)]; the read counts must sum to
+** nReads. */
 START_TEST(test_bloom_prefix_ends_after_row_key) {
   /* tid 1, fid 1, row "a\0b", qual "q", ts */
   unsigned char k[] = {0, 0, 0, 1, 0, 1, 'a', 0, 0xFF, 'b', 0, 1, 'q', 0, 1,
@@ -1674,6 +1732,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_limits_name_the_limit_and_key);
   tcase_add_test(tc, test_estimates_rows_and_prefixes);
   tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
+  tcase_add_test(tc, test_table_approximate_sums_its_families);
   tcase_add_test(tc, test_bloom_prefix_ends_after_row_key);
   suite_add_tcase(s, tc);
   return s;
