@@ -592,7 +592,7 @@ static int advance(wcs_cursor *c) {
       if (n == 0) continue;
     }
     c->nRows++;
-    eng_stats_count(c->pEng, c->pDef->pStats, 0, c->row.a, c->row.n, 1);
+    eng_stats_count(c->pEng, c->pDef, 0, c->row.a, c->row.n, 1);
     return WCS_OK;
   }
   c->bEof = 1;

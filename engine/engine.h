@@ -319,7 +319,9 @@ int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
 /* ---- stats (stats.c) ------------------------------------------------ */
 int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp);
 void eng_stats_free(EngStats *p);
-void eng_stats_count(wcs_engine *pEng, EngStats *p, int bWrite,
+/* Count n reads or writes of row pRow of table pDef into its heat
+** counters (may read the table once per slot to pick bucket bounds). */
+void eng_stats_count(wcs_engine *pEng, const EngDef *pDef, int bWrite,
                      const void *pRow, size_t nRow, uint64_t n);
 int eng_stats_load(wcs_engine *pEng, EngStats *p);
 

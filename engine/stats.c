@@ -20,7 +20,9 @@
 ** Heat counters: per table, a ring of ENG_HEAT_SLOTS time slots of
 ** ENG_HEAT_SLOT_MICROS each; a slot has ENG_HEAT_BUCKETS key-space buckets
 ** bounded by row keys chosen when the slot starts, as quantiles of a
-** reservoir sample of the keys seen in the slot before. Saved form
+** reservoir sample of the keys seen in the slot before, or, when nothing
+** was seen (a fresh process, an idle minute), quantiles of the table's own
+** keys by bytes (heat_seed(), kept for ENG_HEAT_SEED_TTL). Saved form
 ** (catalog key 00000000 'H' tid): 01 | varint nSlot | per slot: varint
 ** start | varint nBound | bounds as (varint n, bytes) | nBucket x (varint
 ** reads, varint writes).
@@ -39,6 +41,13 @@
 #define ENG_HEAT_BUCKETS 32
 #define ENG_HEAT_RESERVOIR 256
 #define ENG_HEAT_KEY_MAX 32          /* bytes kept of a boundary key */
+#define ENG_HEAT_SEED_TTL 600000000  /* micros bounds taken from the table's
+                                     ** keys are kept before a recompute */
+#define ENG_HEAT_SEED_SCAN 65536     /* keys scanned for a small table */
+#define ENG_HEAT_SEED_BYTES 1048576  /* files holding less than this much of
+                                     ** a table: scan it (metadata counts
+                                     ** whole blocks, too coarse) */
+#define ENG_HEAT_SEED_STEPS 64       /* bisection steps per boundary */
 
 typedef struct HeatSlot {
   int64_t iStart;                    /* slot start, micros */
@@ -67,6 +76,13 @@ struct EngStats {
   uint8_t aRes[ENG_HEAT_RESERVOIR][ENG_HEAT_KEY_MAX];
   uint8_t anRes[ENG_HEAT_RESERVOIR];
   uint64_t iRand;
+  /* bounds from the table's own keys, for a slot that starts with an
+  ** empty reservoir (a fresh process, an idle minute): see heat_seed() */
+  int nSeed;                         /* <= ENG_HEAT_BUCKETS-1, increasing */
+  uint8_t aSeed[ENG_HEAT_BUCKETS - 1][ENG_HEAT_KEY_MAX];
+  uint8_t anSeed[ENG_HEAT_BUCKETS - 1];
+  int64_t iSeedTime;                 /* engine clock when made; 0 never */
+  int bSeeding;                      /* a thread is making them */
 };
 
 int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp) {
@@ -133,7 +149,12 @@ static void heat_roll(EngStats *s, int64_t iStart) {
   h = &s->aSlot[s->iCur];
   memset(h, 0, sizeof(*h));
   h->iStart = iStart;
-  if (s->nRes >= 2) {
+  if (s->nRes < 2 && s->nSeed > 0) {
+    /* nothing seen in the slot before: the table's own key quantiles */
+    memcpy(h->aBound, s->aSeed, sizeof(h->aBound));
+    memcpy(h->anBound, s->anSeed, sizeof(h->anBound));
+    h->nBound = s->nSeed;
+  } else if (s->nRes >= 2) {
     /* sort a copy of the reservoir (length-prefixed) and take quantiles */
     uint8_t (*a)[ENG_HEAT_KEY_MAX + 1] = malloc((size_t)s->nRes *
                                                 (ENG_HEAT_KEY_MAX + 1));
@@ -163,8 +184,239 @@ static void heat_roll(EngStats *s, int64_t iStart) {
   s->nSeen = 0;
 }
 
-void eng_stats_count(wcs_engine *pEng, EngStats *s, int bWrite,
+/*
+** Bucket bounds from a table's existing keys, for a slot that starts with
+** nothing seen before it (a fresh process, or a minute without reads or
+** writes). How: in the family holding the most bytes (by file metadata),
+** each bound i/32 of the way through its bytes is found by bisection over
+** the 8 bytes that follow the common prefix of the family's first and last
+** keys, with wcs_db_approximate() as the measure (cheap: file indexes
+** only), then moved to the first real row at or after it (one seek), so
+** bounds are row keys. A table whose files hold less than
+** ENG_HEAT_SEED_BYTES (small, or still in the memtable; metadata counts
+** whole blocks, too coarse for it) is scanned instead: up to
+** ENG_HEAT_SEED_SCAN keys of its first non-empty family, bounds at even
+** steps through its rows. Errors only mean no bounds.
+*/
+typedef struct HeatSeed {
+  int n;                             /* bounds found, increasing */
+  uint8_t aKey[ENG_HEAT_BUCKETS - 1][ENG_HEAT_KEY_MAX];
+  uint8_t anKey[ENG_HEAT_BUCKETS - 1];
+} HeatSeed;
+
+/* Add the row of storage key k (a family key) as the next bound, if it is
+** above the last one. */
+static void seed_add(HeatSeed *p, const uint8_t *k, size_t nk, wcs_buf *tmp) {
+  size_t nr;
+  if (p->n >= ENG_HEAT_BUCKETS - 1 || nk <= ENG_PREFIX_BYTES) return;
+  nr = eng_field_len(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES);
+  if (nr < 2) return;
+  tmp->n = 0;
+  if (eng_unescape(tmp, k + ENG_PREFIX_BYTES, nr - 2) != WCS_OK) return;
+  if (tmp->n > ENG_HEAT_KEY_MAX) tmp->n = ENG_HEAT_KEY_MAX;
+  if (p->n > 0 && keycmp(tmp->a, tmp->n, p->aKey[p->n - 1],
+                         p->anKey[p->n - 1]) <= 0) {
+    return;
+  }
+  memcpy(p->aKey[p->n], tmp->a, tmp->n);
+  p->anKey[p->n] = (uint8_t)tmp->n;
+  p->n++;
+}
+
+/* The escaped rows of a family's first and last keys, by a view. */
+static int seed_ends(wcs_db *db, const wcs_buf *lo, const wcs_buf *hi,
+                     wcs_buf *pFirst, wcs_buf *pLast) {
+  EngView *v = NULL;
+  int rc, k;
+  for (k = 0; k < 2; k++) {
+    wcs_buf *pOut = k ? pLast : pFirst;
+    size_t nk;
+    const uint8_t *key;
+    rc = view_new(&v, db, NULL, NULL, lo->a, lo->n, hi->a, hi->n, NULL, 0, k);
+    if (rc == WCS_OK) rc = view_seek(v, NULL, 0);
+    if (rc == WCS_OK && !view_valid(v)) rc = WCS_NOTFOUND;
+    if (rc == WCS_OK) {
+      key = view_key(v, &nk);
+      pOut->n = 0;
+      rc = wcs_buf_append(pOut, key, nk);
+    }
+    view_free(v);
+    v = NULL;
+    if (rc) return rc;
+  }
+  return WCS_OK;
+}
+
+static uint64_t seed_num(const uint8_t *p, size_t n, size_t iFrom) {
+  uint64_t x = 0;
+  size_t i;
+  for (i = 0; i < 8; i++) x = x << 8 | (iFrom + i < n ? p[iFrom + i] : 0);
+  return x;
+}
+
+/* key = first[0..nCp) | x as 8 bytes big-endian */
+static int seed_key(wcs_buf *key, const wcs_buf *first, size_t nCp,
+                    uint64_t x) {
+  uint8_t aNum[8];
+  wcs_put64be(aNum, x);
+  key->n = 0;
+  if (wcs_buf_append(key, first->a, nCp)) return WCS_NOMEM;
+  return wcs_buf_append(key, aNum, 8);
+}
+
+static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
+  wcs_db *db = pEng->db;
+  wcs_buf lo = {0}, hi = {0}, first = {0}, last = {0}, key = {0}, tmp = {0};
+  EngView *v = NULL;
+  uint64_t nBest = 0;
+  int i, iBest = -1, rc = WCS_OK;
+  memset(pOut, 0, sizeof(*pOut));
+  for (i = 0; rc == WCS_OK && i < d->nFam; i++) {
+    uint64_t nb = 0;
+    const EngFamily *f = &d->aFam[i];
+    lo.n = hi.n = 0;
+    rc = eng_put_prefix(&lo, d->iTid, f->iFid);
+    if (rc == WCS_OK) {
+      rc = f->iFid == 0xFFFF
+               ? eng_put_prefix(&hi, d->iTid + 1, 0)
+               : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+    }
+    if (rc == WCS_OK) rc = wcs_db_approximate(db, lo.a, lo.n, hi.a, hi.n, &nb, NULL);
+    if (rc == WCS_OK && (iBest < 0 || nb > nBest)) {
+      iBest = i;
+      nBest = nb;
+    }
+  }
+  if (rc == WCS_OK && iBest >= 0) {
+    const EngFamily *f = &d->aFam[iBest];
+    lo.n = hi.n = 0;
+    rc = eng_put_prefix(&lo, d->iTid, f->iFid);
+    if (rc == WCS_OK) {
+      rc = f->iFid == 0xFFFF
+               ? eng_put_prefix(&hi, d->iTid + 1, 0)
+               : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+    }
+  }
+  if (rc == WCS_OK && iBest >= 0 && nBest >= ENG_HEAT_SEED_BYTES) {
+    /* bisection by bytes over the 8 bytes after the common prefix */
+    size_t nCp = 0;
+    uint64_t xLo, xHi;
+    rc = seed_ends(db, &lo, &hi, &first, &last);
+    if (rc == WCS_OK) {
+      while (nCp < first.n && nCp < last.n && first.a[nCp] == last.a[nCp]) {
+        nCp++;
+      }
+      xLo = seed_num(first.a, first.n, nCp);
+      xHi = seed_num(last.a, last.n, nCp);
+      rc = view_new(&v, db, NULL, NULL, lo.a, lo.n, hi.a, hi.n, NULL, 0, 0);
+    }
+    /* f(x) = bytes from the family's start to cp|x; for each target t,
+    ** keep f(a) < t <= f(b) (f(b) assumed at the end) and halve [a, b]
+    ** until it holds under 1/1024 of the bytes */
+    {
+      uint64_t fLo = 0;
+      for (i = 1; rc == WCS_OK && i < ENG_HEAT_BUCKETS && xLo < xHi; i++) {
+        uint64_t t = nBest / ENG_HEAT_BUCKETS * (uint64_t)i;
+        uint64_t a = xLo, b = xHi, fa = fLo, fb = nBest;
+        int step;
+        for (step = 0; rc == WCS_OK && step < ENG_HEAT_SEED_STEPS &&
+                       b - a > 1 && fb - fa > nBest / 1024;
+             step++) {
+          uint64_t mid = a + (b - a) / 2, nb = 0;
+          rc = seed_key(&key, &first, nCp, mid);
+          if (rc == WCS_OK) {
+            rc = wcs_db_approximate(db, lo.a, lo.n, key.a, key.n, &nb, NULL);
+          }
+          if (nb < t) {
+            a = mid;
+            fa = nb;
+          } else {
+            b = mid;
+            fb = nb;
+          }
+        }
+        /* the first real row at or after cp|b is the bound */
+        if (rc == WCS_OK) rc = seed_key(&key, &first, nCp, b);
+        if (rc == WCS_OK) rc = view_seek(v, key.a, key.n);
+        if (rc == WCS_OK && view_valid(v)) {
+          size_t nk;
+          const uint8_t *k = view_key(v, &nk);
+          seed_add(pOut, k, nk, &tmp);
+        }
+        xLo = a; /* the next bound is above this one */
+        fLo = fa;
+      }
+    }
+  } else if (rc == WCS_OK && d->nFam > 0) {
+    /* nothing in files: scan the rows, up to ENG_HEAT_SEED_SCAN keys */
+    int j, nKeys = 0, nRows = 0;
+    wcs_buf rows = {0};     /* escaped rows, each as (varint n, bytes) */
+    for (j = 0; rc == WCS_OK && j < d->nFam && nRows == 0; j++) {
+      const EngFamily *f = &d->aFam[j];
+      lo.n = hi.n = 0;
+      rc = eng_put_prefix(&lo, d->iTid, f->iFid);
+      if (rc == WCS_OK) {
+        rc = f->iFid == 0xFFFF
+                 ? eng_put_prefix(&hi, d->iTid + 1, 0)
+                 : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+      }
+      if (rc == WCS_OK) {
+        rc = view_new(&v, db, NULL, NULL, lo.a, lo.n, hi.a, hi.n, NULL, 0, 0);
+      }
+      if (rc == WCS_OK) rc = view_seek(v, NULL, 0);
+      last.n = 0;
+      while (rc == WCS_OK && view_valid(v) && nKeys < ENG_HEAT_SEED_SCAN) {
+        size_t nk, nr;
+        const uint8_t *k = view_key(v, &nk);
+        nr = nk > ENG_PREFIX_BYTES
+                 ? eng_field_len(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES)
+                 : 0;
+        if (nr && (last.n != nr || memcmp(last.a, k + ENG_PREFIX_BYTES, nr))) {
+          last.n = 0;
+          rc = wcs_buf_append(&last, k + ENG_PREFIX_BYTES, nr);
+          if (rc == WCS_OK) rc = wcs_buf_append_varint(&rows, nk);
+          if (rc == WCS_OK) rc = wcs_buf_append(&rows, k, nk);
+          nRows++;
+        }
+        nKeys++;
+        if (rc == WCS_OK) rc = view_step(v);
+      }
+      view_free(v);
+      v = NULL;
+    }
+    if (rc == WCS_OK && nRows >= 2) {
+      /* bounds at rows (i * nRows / 32), i = 1..31 */
+      const uint8_t *p = rows.a, *pEnd = rows.a + rows.n;
+      int iRow = 0, iNext = 1;
+      while (p < pEnd && iNext < ENG_HEAT_BUCKETS) {
+        uint64_t nk;
+        int nv = wcs_get_varint(p, pEnd, &nk);
+        if (nv == 0 || nk > (uint64_t)(pEnd - p - nv)) break;
+        p += nv;
+        while (iNext < ENG_HEAT_BUCKETS &&
+               iRow >= (int)((int64_t)iNext * nRows / ENG_HEAT_BUCKETS)) {
+          seed_add(pOut, p, (size_t)nk, &tmp);
+          iNext++;
+        }
+        p += nk;
+        iRow++;
+      }
+    }
+    wcs_buf_free(&rows);
+  }
+  view_free(v);
+  wcs_buf_free(&lo);
+  wcs_buf_free(&hi);
+  wcs_buf_free(&first);
+  wcs_buf_free(&last);
+  wcs_buf_free(&key);
+  wcs_buf_free(&tmp);
+  (void)rc; /* no bounds is the only consequence of an error */
+}
+
+void eng_stats_count(wcs_engine *pEng, const EngDef *pDef, int bWrite,
                      const void *pRow, size_t nRow, uint64_t n) {
+  EngStats *s = pDef->pStats;
   int64_t iNow, iStart;
   HeatSlot *h;
   int lo, hi;
@@ -173,6 +425,22 @@ void eng_stats_count(wcs_engine *pEng, EngStats *s, int bWrite,
   iNow = eng_now(pEng);
   iStart = iNow - iNow % ENG_HEAT_SLOT_MICROS;
   pthread_mutex_lock(&s->mu);
+  if ((s->aSlot == NULL || s->aSlot[s->iCur].iStart != iStart) &&
+      s->nRes < 2 && !s->bSeeding &&
+      (s->iSeedTime == 0 || iNow - s->iSeedTime >= ENG_HEAT_SEED_TTL)) {
+    /* the new slot has no keys to take bounds from: take them from the
+    ** table (outside the lock: it reads the store) */
+    HeatSeed seed;
+    s->bSeeding = 1;
+    pthread_mutex_unlock(&s->mu);
+    heat_seed(pEng, pDef, &seed);
+    pthread_mutex_lock(&s->mu);
+    memcpy(s->aSeed, seed.aKey, sizeof(s->aSeed));
+    memcpy(s->anSeed, seed.anKey, sizeof(s->anSeed));
+    s->nSeed = seed.n;
+    s->iSeedTime = iNow ? iNow : 1;
+    s->bSeeding = 0;
+  }
   if (s->aSlot == NULL || s->aSlot[s->iCur].iStart != iStart) {
     heat_roll(s, iStart);
     if (s->aSlot == NULL) {

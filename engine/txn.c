@@ -475,7 +475,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     if (rc == WCS_OK) rc = txn_op(t, 'P', k.a, k.n, pVal, nVal, 0);
     if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
     if (rc == WCS_OK) {
-      eng_stats_count(t->pEng, pTab->pDef->pStats, 1, pRow, nRow, 1);
+      eng_stats_count(t->pEng, pTab->pDef, 1, pRow, nRow, 1);
     }
   }
   wcs_buf_free(&k);
@@ -580,7 +580,7 @@ static int agg_op(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
   if (rc == WCS_OK) rc = txn_op(t, 'M', k.a, k.n, pOp, nOp, f->eAgg);
   if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
   if (rc == WCS_OK) {
-    eng_stats_count(t->pEng, pTab->pDef->pStats, 1, pRow, nRow, 1);
+    eng_stats_count(t->pEng, pTab->pDef, 1, pRow, nRow, 1);
   }
   wcs_buf_free(&k);
   return rc;

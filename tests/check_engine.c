@@ -1663,6 +1663,88 @@ END_TEST
 /* The newest slot of t's heat map: its bounds must be real rows k%05d,
 ** increasing, spread over [k00000, k(n-1)]; the read counts must sum to
 ** nReads. */
+/* The row number of bound b ("k%05d", not NUL-terminated). */
+static int bound_num(const wcs_heat_slot *h, int b) {
+  char z[8];
+  ck_assert_int_eq((int)h->anBound[b], 6);
+  memcpy(z, h->apBound[b], 6);
+  z[6] = 0;
+  ck_assert_int_eq(z[0], 'k');
+  return atoi(z + 1);
+}
+
+static void check_seeded_bounds(wcs_table *t, int n, uint64_t nReads) {
+  wcs_heatmap *m = NULL;
+  const wcs_heat_slot *h;
+  int b, nReal = 0;
+  uint64_t nR = 0;
+  ck_assert_int_eq(wcs_table_heatmap(t, &m), WCS_OK);
+  ck_assert_int_ge(m->nSlot, 1);
+  h = &m->aSlot[m->nSlot - 1];
+  for (b = 0; b < m->nBucket - 1; b++) {
+    ck_assert_int_lt(bound_num(h, b), n);
+    if (b > 0) {
+      ck_assert_int_le(bound_num(h, b - 1), bound_num(h, b));
+      nReal += bound_num(h, b - 1) < bound_num(h, b);
+    }
+  }
+  /* at least 3/4 of the 31 bounds distinct, the first in the first
+  ** tenth, the last in the last tenth */
+  ck_assert_int_ge(nReal + 1, 3 * (m->nBucket - 1) / 4);
+  ck_assert_int_lt(bound_num(h, 0), n / 10);
+  ck_assert_int_gt(bound_num(h, m->nBucket - 2), n - n / 10);
+  for (b = 0; b < m->nBucket; b++) nR += h->aRead[b];
+  ck_assert(nR == nReads);
+  wcs_heatmap_free(m);
+}
+
+START_TEST(test_heatmap_bounds_come_from_table_keys_in_a_fresh_process) {
+  /* A fresh process has seen no keys: the first slot takes its bucket
+  ** bounds from the stored keys: by a scan for a small table (also one
+  ** still in the memtable after recovery), by file metadata for a big one
+  ** (20000 rows of 128 random bytes, 2.5 MiB). */
+  const char *zDir = tu_tmpdir("engine_heat_seed");
+  char zPath[1024];
+  int iCase;
+  tu_seed(0);
+  for (iCase = 0; iCase < 3; iCase++) {
+    wcs_engine *e = NULL;
+    wcs_table *t = NULL;
+    wcs_read_options o = ro();
+    wcs_key_range r;
+    int n = iCase < 2 ? 4000 : 20000;
+    char zRow[16];
+    char *z;
+    snprintf(zPath, sizeof(zPath), "%s/store%d", zDir, iCase);
+    ck_assert_int_eq(wcs_engine_open_path(&e, zPath, NULL, NULL), WCS_OK);
+    t = mk(e, "t", "FAMILY a, FAMILY b");
+    rows_k(e, t, "a", n, iCase < 2 ? 0 : 128);
+    rows_k(e, t, "b", 50, 0);
+    if (iCase > 0) ck_assert_int_eq(wcs_db_flush(wcs_engine_db(e)), WCS_OK);
+    wcs_table_close(t);
+    ck_assert_int_eq(wcs_engine_close(e), WCS_OK);
+
+    ck_assert_int_eq(wcs_engine_open_path(&e, zPath, NULL, NULL), WCS_OK);
+    ck_assert_int_eq(wcs_table_open(e, "t", &t), WCS_OK);
+    memset(&r, 0, sizeof(r));
+    snprintf(zRow, sizeof(zRow), "k%05d", n - 1);
+    r.pStart = r.pEnd = zRow;
+    r.nStart = r.nEnd = 6;
+    r.bEndIncl = 1;
+    o.aRange = &r;
+    o.nRange = 1;
+    o.bKeysOnly = 1;
+    z = dump(t, NULL, &o);
+    ck_assert_int_eq((int)strlen(z), 8); /* "k.....:;" */
+    free(z);
+    check_seeded_bounds(t, n, 1);
+    wcs_table_close(t);
+    ck_assert_int_eq(wcs_engine_close(e), WCS_OK);
+  }
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_bloom_prefix_ends_after_row_key) {
   /* tid 1, fid 1, row "a\0b", qual "q", ts */
   unsigned char k[] = {0, 0, 0, 1, 0, 1, 'a', 0, 0xFF, 'b', 0, 1, 'q', 0, 1,
@@ -1733,6 +1815,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_estimates_rows_and_prefixes);
   tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
   tcase_add_test(tc, test_table_approximate_sums_its_families);
+  tcase_add_test(tc, test_heatmap_bounds_come_from_table_keys_in_a_fresh_process);
   tcase_add_test(tc, test_bloom_prefix_ends_after_row_key);
   suite_add_tcase(s, tc);
   return s;
