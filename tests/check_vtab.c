@@ -409,7 +409,26 @@ START_TEST(test_reading_some_families_keeps_every_row) {
   /* a NULL-rejecting term lets the scan read stats alone */
   CHECK(db, "SELECT id, cpu FROM metrics WHERE cpu > 0", "a|5");
   CHECK(db, "SELECT id FROM metrics WHERE cpu IS NULL", "b");
+  CHECK(db, "SELECT id FROM metrics WHERE cpu IN (5, 6)", "a");
   CHECK(db, "SELECT id, _timestamp > 0 FROM metrics", "a|1\nb|1");
+  /* a term in the ON clause of a LEFT JOIN keeps every row of the left
+  ** table, though SQLite offers it to xBestIndex like a WHERE term */
+  OK(db, "CREATE TABLE t(x INTEGER, y TEXT)");
+  OK(db, "INSERT INTO t VALUES (5, 'five')");
+  CHECK(db,
+        "SELECT m.id, t.y FROM metrics m LEFT JOIN t ON m.cpu = t.x "
+        "AND m.cpu > 0",
+        "a|five\nb|NULL");
+  CHECK(db,
+        "SELECT m.id, t.y FROM metrics m LEFT JOIN t ON t.x = m.cpu "
+        "AND m.cpu IN (5, 6)",
+        "a|five\nb|NULL");
+  CHECK(db,
+        "SELECT m.id, t.y FROM metrics m LEFT JOIN t ON t.x = m.cpu "
+        "WHERE m.cpu > 0",
+        "a|five");
+  CHECK(db, "SELECT t.y, m.id FROM t RIGHT JOIN metrics m ON m.cpu > 0",
+        "five|a\nNULL|b");
   sqlite3_close(db);
 }
 END_TEST

@@ -67,7 +67,9 @@
 **
 **   Families read: only those of the columns used (colUsed) when rows
 **   lacking all of them cannot be in the result: no family column used
-**   (row keys only), or a NULL-rejecting WHERE term on a read family.
+**   (row keys only), or a NULL-rejecting WHERE term on a read family
+**   (claimed with an argv slot, so that an outer join's ON term, which
+**   must keep every row, cannot pass for one: see wcsBestIndex, step 6).
 **   Otherwise all, since a row exists while it has a cell in any family.
 **
 **   Writes: xUpdate turns a row into mutations of the store's shared
@@ -1198,6 +1200,8 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
 **              K                   row keys only (no column of a family)
 **              F<i>,<j>,...        read only these families (else all)
 **            SQLite passes idxStr to xFilter unchanged (a P4 pointer).
+**            An argv slot no token names is a claimed NULL-rejecting term
+**            (step 6); xFilter ignores it.
 **
 ** Costs come from wcs_table_estimate_rows/_prefixes (SEEK_COST per seek, 1
 ** per row); a skip scan is allowed only when cheaper than a full scan.
@@ -1540,16 +1544,33 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     if (COLUSED(pTab->iColTs)) bAll = 1;
 #undef COLUSED
     if (bAny && !bAll) {
+      /* A NULL-rejecting term on a read family's column drops rows that
+      ** lack the family, if it filters this table's rows at all: a term
+      ** from the ON clause of a LEFT JOIN with this table on the left
+      ** arrives here too, usable, yet must keep every row. So the term
+      ** the plan relies on is claimed (an argv slot, not omitted, ignored
+      ** by xFilter): its prerequisites become the plan's, and for such an
+      ** ON term they include this very table, which makes SQLite drop the
+      ** plan for one made without the term. A claimed IN list is taken
+      ** all at once (sqlite3_vtab_in), not one xFilter per value. */
       for (i = 0; i < nCons && !bSafe; i++) {
         const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
         int iCol = pC->iColumn, iFam = -1;
-        if (!rejectsNull(pC->op)) continue;
+        if (!pC->usable || !rejectsNull(pC->op)) continue;
         if (iCol >= pTab->iColQual && iCol < pTab->iColQual + s->nQual) {
           iFam = s->aQual[iCol - pTab->iColQual].iFamily;
         } else if (iCol >= pTab->iColFam && iCol < pTab->iColFam + nFam) {
           iFam = iCol - pTab->iColFam;
         }
-        if (iFam >= 0 && aUse[iFam]) bSafe = 1;
+        if (iFam >= 0 && aUse[iFam]) {
+          bSafe = 1;
+          if (pInfo->aConstraintUsage[i].argvIndex == 0) {
+            pInfo->aConstraintUsage[i].argvIndex = ++nArgv;
+            if (pC->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+              sqlite3_vtab_in(pInfo, i, 1);
+            }
+          }
+        }
       }
       if (!bSafe) bAll = 1;
     }
