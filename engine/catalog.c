@@ -23,6 +23,7 @@
 ** deletes as one store batch.
 */
 #include "engine/engine.h"
+#include "engine/gcfilter.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -605,6 +606,7 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
   wcs_options o;
   wcs_engine *pEng;
   wcs_db *db = NULL;
+  GcFilter *pGc = NULL;
   char *zKey = NULL;
   int rc;
   *ppEng = NULL;
@@ -614,11 +616,19 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
   if (zPath == NULL && !o.bInMemory) {
     return wcs_seterr(pzErr, WCS_MISUSE, "no store path given");
   }
+  if (o.xCompactionFilter == NULL) {
+    /* physical GC at compaction (gcfilter.c): the context exists before
+    ** the store (which copies it) and is bound once the engine is open */
+    if (gcf_new(&pGc)) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    o.xCompactionFilter = gcf_filter;
+    o.pFilterCtx = pGc;
+  }
   pthread_mutex_lock(&gRegistryMu);
   if (zPath) {
     zKey = registry_key(zPath, o.bInMemory);
     if (zKey == NULL) {
       pthread_mutex_unlock(&gRegistryMu);
+      gcf_free(pGc);
       return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     }
     for (pEng = gpRegistry; pEng; pEng = pEng->pNextOpen) {
@@ -626,6 +636,7 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
         pEng->nOpen++;
         pthread_mutex_unlock(&gRegistryMu);
         free(zKey);
+        gcf_free(pGc);
         *ppEng = pEng;
         return WCS_OK;
       }
@@ -633,6 +644,14 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
   }
   rc = wcs_db_open(&db, zPath, &o, pzErr);
   if (rc == WCS_OK) rc = wcs_engine_open(&pEng, db, pzErr);
+  if (rc == WCS_OK && pGc) {
+    rc = gcf_bind(pGc, pEng);
+    if (rc) {
+      wcs_seterr(pzErr, rc, "%s", wcs_engine_errmsg(pEng));
+      engine_free(pEng);
+      pEng = NULL;
+    }
+  }
   if (rc == WCS_OK) {
     pEng->bOwnDb = 1;
     pEng->nOpen = 1;
@@ -651,6 +670,7 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
     *ppEng = pEng;
   } else {
     wcs_db_close(db);
+    gcf_free(pGc); /* after the store: no compaction can call it now */
   }
   pthread_mutex_unlock(&gRegistryMu);
   free(zKey);
@@ -658,6 +678,7 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
 }
 
 int wcs_engine_close(wcs_engine *pEng) {
+  GcFilter *pGc;
   int rc = WCS_OK;
   if (pEng == NULL) return WCS_OK;
   if (pEng->bOwnDb) {
@@ -677,7 +698,9 @@ int wcs_engine_close(wcs_engine *pEng) {
     }
     pthread_mutex_unlock(&gRegistryMu);
     eng_pool_clear(pEng); /* idle cursors hold store iterators */
+    pGc = gcf_unbind(pEng);
     rc = wcs_db_close(pEng->db);
+    gcf_free(pGc); /* after the store: no compaction can call it now */
   }
   engine_free(pEng);
   return rc;
@@ -776,6 +799,9 @@ int wcs_table_create(wcs_engine *pEng, const char *zName,
     }
     pthread_mutex_unlock(&pEng->mu);
   }
+  /* a new table has no cells yet: its policies can follow the write (on
+  ** OOM the table is kept whole at compaction: GC at read time only) */
+  if (rc == WCS_OK) (void)gcf_set_table(pEng, d);
   if (rc == WCS_OK) {
     warn_families(d);
     if (ppTab) rc = open_handle(pEng, d, ppTab);
@@ -879,7 +905,9 @@ int wcs_table_alter(wcs_engine *pEng, const char *zName,
                  pOld->iNextFid, &d);
   if (rc) goto out;
   d->pStats = pOld->pStats;
-  rc = wcs_batch_new(&pBatch);
+  /* no compaction may drop by the old policy what the new one shows */
+  rc = gcf_hold_table(pEng, pOld->iTid);
+  if (rc == WCS_OK) rc = wcs_batch_new(&pBatch);
   /* drop the data of families that are gone */
   for (j = 0; rc == WCS_OK && j < pOld->nFam; j++) {
     int bKept = 0;
@@ -913,7 +941,11 @@ int wcs_table_alter(wcs_engine *pEng, const char *zName,
     eng_pool_clear(pEng); /* idle cursors on the old definition */
     eng_def_unref(pEng, pOld); /* the catalog's reference */
     warn_families(d);
+    /* on OOM the table stays held (kept whole at compaction) */
+    (void)gcf_set_table(pEng, d);
     d = NULL;
+  } else if (pOld) {
+    gcf_set_table(pEng, pOld); /* the write failed: the old rules again */
   }
 out:
   eng_commit_unlock(pEng, bLocked);
@@ -968,6 +1000,7 @@ int wcs_table_drop(wcs_engine *pEng, const char *zName) {
     d->bStale = 1;
     pthread_mutex_unlock(&pEng->mu);
     eng_pool_clear(pEng); /* idle cursors on the dropped definition */
+    gcf_drop_table(pEng, d->iTid); /* its cells are under a range delete */
     eng_def_unref(pEng, d);
   }
 out:

@@ -379,14 +379,19 @@ struct ks_schema;                     /* parsed schema: keyschema/schema.h */
 int wcs_engine_bloom_prefix(const void *pKey, int nKey);
 
 /* Set the options a store holding tables should be opened with (today:
-** xBloomPrefix). Call after wcs_options_init(). */
+** xBloomPrefix). Call after wcs_options_init(). It sets no compaction
+** filter: GC at compaction needs a per-store context bound to the engine,
+** which only wcs_engine_open_path() installs (doc/engine.md, "Physical GC
+** at compaction"). */
 void wcs_engine_options(wcs_options *pOpt);
 
 /*
 ** Open the data model over an open store: reads the catalog (creating it
 ** in an empty store). db is borrowed and must outlive the engine; close
 ** the engine first. On failure *ppEng is NULL and pzErr (if not NULL)
-** receives a message to free with wcs_free().
+** receives a message to free with wcs_free(). Expired cells are hidden by
+** reads and collected by wcs_engine_gc(), not by compactions: the
+** compaction filter is installed only by wcs_engine_open_path().
 */
 int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr);
 

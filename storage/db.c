@@ -156,7 +156,12 @@ struct wcs_db {
   wcs_memtable *apImm[MAX_IMM + 1]; /* oldest first; <= MAX_IMM used */
   wal_writer *pWal;                 /* active WAL (NULL in memory/read-only) */
   size_t nMemLimit;                 /* switch memtables at this many bytes */
-  SuperVersion *pSv;                /* current super version */
+  SuperVersion *pSv;                /* current super version; replaced
+                                    ** under mu and svMu, read under svMu */
+  pthread_mutex_t svMu;             /* guards pSv only: readers pin the
+                                    ** super version without taking mu,
+                                    ** which writers and the background
+                                    ** threads hold for longer */
   wcs_snapshot *pSnapFirst, *pSnapLast; /* live snapshots */
 
   pthread_t flushThread, compactThread;
@@ -341,7 +346,7 @@ static void svUnref(SuperVersion *sv) {
 
 /* Make a new super version from the current state (mutex held). */
 static int svInstall(wcs_db *db) {
-  SuperVersion *sv = calloc(1, sizeof *sv);
+  SuperVersion *sv = calloc(1, sizeof *sv), *pOld;
   int i;
   if (sv == NULL) return WCS_NOMEM;
   atomic_init(&sv->nRef, 1);
@@ -354,21 +359,29 @@ static int svInstall(wcs_db *db) {
   }
   sv->pVersion = vset_current(db->pVs);
   version_ref(sv->pVersion);
-  svUnref(db->pSv);
+  pthread_mutex_lock(&db->svMu);
+  pOld = db->pSv;
   db->pSv = sv;
+  pthread_mutex_unlock(&db->svMu);
+  svUnref(pOld);
   return WCS_OK;
 }
 
-/* Pin the current super version and the sequence number to read at. */
+/* Pin the current super version and the sequence number to read at.
+** The sequence number is read first: every entry up to it is then in the
+** memtables or files of any super version installed since (a memtable
+** switch installs the new super version before writes reach the new
+** memtable, a flush removes a memtable only together with adding its
+** file), so the pair agrees without holding the store mutex. */
 static SuperVersion *svAcquire(wcs_db *db, const wcs_snapshot *pSnap,
                                uint64_t *pSeq) {
   SuperVersion *sv;
-  pthread_mutex_lock(&db->mu);
-  sv = db->pSv;
-  atomic_fetch_add_explicit(&sv->nRef, 1, memory_order_relaxed);
   *pSeq = pSnap ? pSnap->seq
                 : atomic_load_explicit(&db->lastSeq, memory_order_acquire);
-  pthread_mutex_unlock(&db->mu);
+  pthread_mutex_lock(&db->svMu);
+  sv = db->pSv;
+  atomic_fetch_add_explicit(&sv->nRef, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&db->svMu);
   return sv;
 }
 
@@ -1888,6 +1901,7 @@ static void dbFree(wcs_db *db) {
   pthread_cond_destroy(&db->cvBg);
   pthread_cond_destroy(&db->cvWork);
   pthread_mutex_destroy(&db->mu);
+  pthread_mutex_destroy(&db->svMu);
   free(db);
 }
 
@@ -1910,12 +1924,14 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   db->bInMemory = db->opt.bInMemory;
   db->nMemLimit = db->opt.nMemtable / 2;
   pthread_mutex_init(&db->mu, NULL);
+  pthread_mutex_init(&db->svMu, NULL);
   pthread_cond_init(&db->cvBg, NULL);
   pthread_cond_init(&db->cvWork, NULL);
   if (pthread_key_create(&db->errKey, freeErr) != 0) {
     pthread_cond_destroy(&db->cvBg);
     pthread_cond_destroy(&db->cvWork);
     pthread_mutex_destroy(&db->mu);
+    pthread_mutex_destroy(&db->svMu);
     free(db);
     return wcs_seterr(pzErr, WCS_NOMEM, "out of thread-specific keys");
   }
