@@ -33,15 +33,19 @@
 ** Reuse. A closed cursor goes to its engine's pool of ENG_POOL_MAX idle
 ** cursors, and the next open on the same table definition takes it over:
 ** no allocation at all once its buffers have grown. Its storage iterators
-** (one per family, in the view of each family) are reused too when that is
-** exactly equivalent to making new ones: same snapshot sequence number
-** (nothing was committed since), bounds that contain the new ones, the
-** same bloom prefix, and younger than ENG_VIEW_REUSE_MICROS (an iterator
-** pins the files and memtables of its time, so it must not live on after
-** flushes and compactions). Any write through the engine releases every
-** idle cursor's iterators. Point reads of one row use iterators with the
-** row's bloom prefix (files whose blooms rule the row out are not read),
-** which serve that row only.
+** (one per family, in the view of each family) are reused too when their
+** bounds contain the new ones and their bloom prefix is the same: a read
+** of the latest state moves them there with wcs_iter_refresh (cheap while
+** no memtable switch, file change or range delete happened); a read at a
+** transaction's snapshot reuses them only if they were made at that very
+** snapshot less than ENG_VIEW_REUSE_MICROS ago. Refreshing is one family
+** at a time, so with several families the cursor checks that nothing was
+** committed meanwhile and otherwise makes them anew at its snapshot: a
+** row is always read at one point in time. The iterators of a cursor idle
+** for ENG_IDLE_MICROS are released (they pin files and memtables that
+** flushes and compactions would free). Point reads of one row use
+** iterators with the row's bloom prefix (files whose blooms rule the row
+** out are not read), which serve that row only.
 */
 #include "engine/engine.h"
 
@@ -50,10 +54,11 @@
 #include <time.h>
 
 #define ENG_POOL_MAX 16               /* idle cursors an engine keeps */
-#define ENG_VIEW_REUSE_MICROS 100000  /* reuse an iterator this long after
-                                      ** it was made, at most */
-#define ENG_SWEEP_MICROS 20000        /* idle iterators past that age are
-                                      ** released at most this late */
+#define ENG_VIEW_REUSE_MICROS 100000  /* at one snapshot, reuse an iterator
+                                      ** this long after it was made */
+#define ENG_IDLE_MICROS 100000        /* an idle cursor's iterators are
+                                      ** released after this long */
+#define ENG_SWEEP_MICROS 20000        /* ... checked at most this often */
 #define ENG_SKIP_SEEK 8               /* cells stepped over before a seek */
 #define ENG_POOL_KEEP_BYTES 262144    /* an idle cursor keeps buffers of up
                                       ** to this size each */
@@ -69,8 +74,10 @@ typedef struct Stream {
 /* One family's view, kept across reuses of the cursor. */
 typedef struct Slot {
   EngView *pView;         /* NULL until the family is first read */
-  uint64_t iSeq;          /* snapshot seq of its live iterator */
-  int64_t iBorn;          /* monotonic micros the iterator was made */
+  int bSeq;               /* iSeq is known */
+  uint64_t iSeq;          /* snapshot seq its live iterator reads at */
+  int64_t iBorn;          /* monotonic micros it was made or refreshed */
+  int bRefreshed;         /* this open refreshed it (seq to be checked) */
 } Slot;
 
 typedef struct RawCell {
@@ -92,6 +99,7 @@ struct wcs_cursor {
   wcs_engine *pEng;
   EngDef *pDef;           /* referenced (also while idle in the pool) */
   wcs_cursor *pPoolNext;  /* the engine's idle list */
+  int64_t iIdleSince;     /* monotonic micros it went to the pool */
   wcs_txn *pTxn;          /* or NULL */
   wcs_snapshot *pSnap;    /* owned, while opening with pTxn NULL */
   int bReverse;
@@ -718,21 +726,15 @@ static void cursor_free(wcs_cursor *c) {
   free(c);
 }
 
-/* Release the iterators of idle cursors too old to be reused (poolMu
-** held). Runs at most every ENG_SWEEP_MICROS. */
+/* Release the iterators of cursors idle for ENG_IDLE_MICROS (poolMu
+** held): they pin files and memtables that flushes and compactions would
+** free. Runs at most every ENG_SWEEP_MICROS. */
 static void pool_sweep(wcs_engine *pEng, int64_t tNow) {
   wcs_cursor *c;
   if (tNow - pEng->iPoolSweep < ENG_SWEEP_MICROS) return;
   pEng->iPoolSweep = tNow;
   for (c = pEng->pPool; c; c = c->pPoolNext) {
-    int i;
-    for (i = 0; i < c->pDef->nFam; i++) {
-      Slot *sl = &c->aSlot[i];
-      if (sl->pView && view_live(sl->pView) &&
-          tNow - sl->iBorn >= ENG_VIEW_REUSE_MICROS) {
-        view_release(sl->pView);
-      }
-    }
+    if (tNow - c->iIdleSince >= ENG_IDLE_MICROS) release_views(c);
   }
 }
 
@@ -785,6 +787,7 @@ static void pool_put(wcs_cursor *c) {
     return;
   }
   trim_buffers(c);
+  c->iIdleSince = mono_micros();
   pthread_mutex_lock(&pEng->poolMu);
   c->pPoolNext = pEng->pPool;
   pEng->pPool = c;
@@ -795,7 +798,7 @@ static void pool_put(wcs_cursor *c) {
     *pp = NULL;
     pEng->nPool--;
   }
-  pool_sweep(pEng, mono_micros());
+  pool_sweep(pEng, c->iIdleSince);
   pthread_mutex_unlock(&pEng->poolMu);
   cursor_free(pDrop);
 }
@@ -870,6 +873,25 @@ static int stream_bounds(wcs_cursor *c, int i, int bPoint) {
   return rc;
 }
 
+/* Make slot sl's view (family i) a new iterator at pSnap with the bounds
+** in c->lower, c->upper and prefix pPre (c->prefix.n bytes, or none). */
+static int stream_view(wcs_cursor *c, Slot *sl, int i, const wcs_snapshot *pSnap,
+                       Overlay *pOv, const uint8_t *pPre) {
+  int rc;
+  (void)i;
+  if (sl->pView == NULL) {
+    rc = view_new(&sl->pView, c->pEng->db, pSnap, pOv, c->lower.a, c->lower.n,
+                  c->upper.a, c->upper.n, pPre, pPre ? c->prefix.n : 0,
+                  c->bReverse);
+  } else {
+    rc = view_reopen(sl->pView, c->pEng->db, pSnap, pOv, c->lower.a,
+                     c->lower.n, c->upper.a, c->upper.n, pPre,
+                     pPre ? c->prefix.n : 0, c->bReverse);
+  }
+  if (rc) return eng_err_db(c->pEng->db, rc, "opening an iterator");
+  return WCS_OK;
+}
+
 /* Set c up for a read with options o (c is fresh or taken from the pool:
 ** everything per-read is reset here) and position it on the first row. */
 static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
@@ -878,7 +900,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
   const wcs_snapshot *pSnap = NULL;
   Overlay *pOv = NULL;
   uint64_t iSeq;
-  int rc = WCS_OK, i, bPoint = 0;
+  int rc = WCS_OK, i, bPoint = 0, nRefreshed = 0;
 
   c->pTxn = pTxn;
   if (pTxn) pTxn->nCursor++;
@@ -935,7 +957,9 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
   }
   for (i = 0; rc == WCS_OK && i < d->nFam; i++) {
     Slot *sl = &c->aSlot[i];
+    const uint8_t *pPre;
     Stream *s;
+    int bReuse = 0;
     if (!c->abFam[i]) continue;
     s = &c->aStream[c->nStream];
     s->iFam = i;
@@ -943,27 +967,67 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
     rc = stream_bounds(c, i, bPoint);
     if (rc) return eng_err(rc, "out of memory");
     memcpy(s->aPre, c->lower.a, ENG_PREFIX_BYTES);
-    if (sl->pView && sl->iSeq == iSeq && tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS &&
-        view_within(sl->pView, c->lower.a, c->lower.n, c->upper.a, c->upper.n,
-                    bPoint ? c->prefix.a : NULL, c->prefix.n)) {
+    pPre = bPoint ? c->prefix.a : NULL;
+    sl->bRefreshed = 0;
+    if (sl->pView && view_within(sl->pView, c->lower.a, c->lower.n,
+                                 c->upper.a, c->upper.n, pPre,
+                                 c->prefix.n)) {
+      if (sl->bSeq && sl->iSeq == iSeq &&
+          tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS) {
+        bReuse = 1; /* made at this very snapshot, recently */
+      } else if (pTxn == NULL && view_refresh(sl->pView) == WCS_OK) {
+        bReuse = 1; /* moved to the latest state: checked below */
+        sl->bRefreshed = 1;
+        sl->bSeq = 0;
+        sl->iBorn = tNow;
+        nRefreshed++;
+      }
+    }
+    if (bReuse) {
       view_retarget(sl->pView, pOv, c->bReverse);
     } else {
-      if (sl->pView == NULL) {
-        rc = view_new(&sl->pView, c->pEng->db, pSnap, pOv, c->lower.a,
-                      c->lower.n, c->upper.a, c->upper.n,
-                      bPoint ? c->prefix.a : NULL, c->prefix.n, c->bReverse);
-      } else {
-        rc = view_reopen(sl->pView, c->pEng->db, pSnap, pOv, c->lower.a,
-                         c->lower.n, c->upper.a, c->upper.n,
-                         bPoint ? c->prefix.a : NULL, c->prefix.n,
-                         c->bReverse);
-      }
-      if (rc) return eng_err_db(c->pEng->db, rc, "opening an iterator");
+      rc = stream_view(c, sl, i, pSnap, pOv, pPre);
+      if (rc) return rc;
+      sl->bSeq = 1;
       sl->iSeq = iSeq;
       sl->iBorn = tNow;
     }
     s->pView = sl->pView;
     c->nStream++;
+  }
+  /* Refreshed iterators read the latest state as of their refresh: the
+  ** same as the snapshot only if nothing was committed since it was taken.
+  ** Otherwise (rare) they are made again at the snapshot, so that every
+  ** family of a row is read at one sequence number. */
+  if (nRefreshed > 0) {
+    wcs_snapshot *pNow = NULL;
+    int bSame = 0;
+    if (c->nStream == 1) {
+      bSame = 1; /* one stream: consistent by itself, seq unknown */
+    } else {
+      rc = wcs_snapshot_new(c->pEng->db, &pNow);
+      if (rc) return eng_err_db(c->pEng->db, rc, "taking a read snapshot");
+      bSame = wcs_snapshot_seq(pNow) == iSeq;
+      wcs_snapshot_free(c->pEng->db, pNow);
+    }
+    for (i = 0; rc == WCS_OK && i < d->nFam; i++) {
+      Slot *sl = &c->aSlot[i];
+      if (!c->abFam[i] || !sl->bRefreshed) continue;
+      if (bSame) {
+        sl->bSeq = c->nStream > 1;
+        sl->iSeq = iSeq;
+      } else {
+        rc = stream_bounds(c, i, bPoint);
+        if (rc == WCS_OK) {
+          rc = stream_view(c, sl, i, pSnap, pOv, bPoint ? c->prefix.a : NULL);
+        }
+        if (rc == WCS_OK) {
+          sl->bSeq = 1;
+          sl->iSeq = iSeq;
+        }
+      }
+    }
+    if (rc) return rc;
   }
   /* the iterators hold their snapshot now (and pin what they read) */
   if (c->pSnap) {

@@ -238,6 +238,10 @@ int view_reopen(EngView *p, wcs_db *db, const wcs_snapshot *pSnap,
 /* Keep the store iterator (its snapshot and bounds) but start over with
 ** another overlay and direction: unpositioned, as after view_new. */
 void view_retarget(EngView *p, Overlay *pOv, int bReverse);
+/* Move the store iterator to the latest committed state (its bounds and
+** prefix kept; see wcs_iter_refresh). Call view_retarget or a seek next.
+** On failure the iterator is unusable: view_release or view_reopen it. */
+int view_refresh(EngView *p);
 /* Free the store iterator only (it pins storage files and memtables). */
 void view_release(EngView *p);
 /* 1 if the view has a store iterator. */
@@ -296,8 +300,8 @@ int eng_txn_snapshot(wcs_txn *pTxn, const wcs_snapshot **ppSnap);
 ** a cursor opened on the same table definition takes one over with its
 ** buffers and, when they still fit, its storage iterators (see cursor.c).
 */
-/* Release the storage iterators of every idle cursor: after a write they
-** can no longer be reused, and they pin files and memtables. */
+/* Release the storage iterators of every idle cursor (they pin files and
+** memtables); the cursors stay for reuse. */
 void eng_pool_release_views(wcs_engine *pEng);
 /* Free every idle cursor (DDL, engine close: before the store closes). */
 void eng_pool_clear(wcs_engine *pEng);

@@ -603,6 +603,10 @@ void view_retarget(EngView *v, Overlay *pOv, int bReverse) {
   v->rc = WCS_OK;
 }
 
+int view_refresh(EngView *v) {
+  return v->pIter ? wcs_iter_refresh(v->pIter) : WCS_MISUSE;
+}
+
 void view_release(EngView *v) {
   wcs_iter_free(v->pIter);
   v->pIter = NULL;

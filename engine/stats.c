@@ -591,7 +591,6 @@ int wcs_engine_heat_save(wcs_engine *pEng) {
   if (rc == WCS_OK && wcs_batch_count(pBatch) > 0) {
     rc = wcs_db_write(pEng->db, pBatch);
     if (rc) eng_err_db(pEng->db, rc, "saving heat counters");
-    else eng_pool_release_views(pEng);
   } else if (rc) {
     eng_err(rc, "out of memory");
   }
@@ -1073,6 +1072,5 @@ int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
   }
   for (i = 0; i < n; i++) eng_def_unref(pEng, a[i]);
   free(a);
-  eng_pool_release_views(pEng); /* idle iterators predate the deletes */
   return rc;
 }

@@ -339,8 +339,6 @@ write:
     if (rc) rc = eng_err_db(pEng->db, rc, "committing a transaction");
   }
   eng_commit_unlock(pEng, bLocked);
-  /* idle cursors' iterators predate this write: of no more use */
-  if (rc == WCS_OK) eng_pool_release_views(pEng);
   wcs_batch_free(pBatch);
   wcs_buf_free(&merged);
   txn_reset(t);

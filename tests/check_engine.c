@@ -9,6 +9,7 @@
 ** with the expected text, which keeps each expectation readable.
 */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -706,6 +707,80 @@ START_TEST(test_cursor_reuse_sees_commits_and_new_options) {
   wcs_table_close(t2);
   wcs_table_close(t);
   /* idle cursors are freed with the engine (checked by the sanitizers) */
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* Writer thread for the atomicity test: rows r0..r9, each commit sets
+** f.q and g.q of one row to the same new value. */
+typedef struct AtomCtx {
+  wcs_engine *e;
+  wcs_table *t;
+  int bStop;              /* atomic: the reader is done */
+  int nCommit;            /* atomic: commits so far */
+  int bExited;            /* atomic: the writer stopped (maybe failed) */
+} AtomCtx;
+static void *atom_writer(void *p) {
+  AtomCtx *a = p;
+  int i = 0;
+  while (!__atomic_load_n(&a->bStop, __ATOMIC_ACQUIRE)) {
+    wcs_txn *x = NULL;
+    char r[8], v[16];
+    int n;
+    snprintf(r, sizeof(r), "r%d", i % 10);
+    n = snprintf(v, sizeof(v), "%d", i);
+    if (wcs_txn_begin(a->e, 0, &x) != WCS_OK) break;
+    wcs_txn_set_cell(x, a->t, r, 2, "f", "q", 1, 1 + i, v, (size_t)n);
+    wcs_txn_set_cell(x, a->t, r, 2, "g", "q", 1, 1 + i, v, (size_t)n);
+    if (wcs_txn_commit(x) != WCS_OK) break;
+    wcs_txn_free(x);
+    i++;
+    __atomic_store_n(&a->nCommit, i, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&a->bExited, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+START_TEST(test_reused_cursor_reads_a_row_at_one_point_in_time) {
+  /* A reused cursor moves its iterators to the latest state one family at
+  ** a time; while another thread commits rows that set two families
+  ** together, every row read must show both families from one commit. */
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY f, FAMILY g");
+  AtomCtx a;
+  pthread_t th;
+  int nRead = 0, nRows = 0;
+  wcs_engine_set_clock(e, NULL, NULL);
+  memset(&a, 0, sizeof(a));
+  a.e = e;
+  a.t = t;
+  ck_assert_int_eq(pthread_create(&th, NULL, atom_writer, &a), 0);
+  /* at least 3000 reads and 5000 rows read, 300 commits meanwhile */
+  while ((nRead < 3000 || nRows < 5000 ||
+          __atomic_load_n(&a.nCommit, __ATOMIC_ACQUIRE) < 300) &&
+         !__atomic_load_n(&a.bExited, __ATOMIC_ACQUIRE)) {
+    wcs_read_options o = ro();
+    wcs_cursor *c = NULL;
+    o.nVersions = 1;
+    ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+    while (!wcs_cursor_eof(c)) {
+      int n;
+      const wcs_cell *pc = wcs_cursor_cells(c, &n);
+      ck_assert_int_eq(n, 2);
+      ck_assert_msg(pc[0].iTs == pc[1].iTs, "row read across commits: "
+                    "f@%lld g@%lld", (long long)pc[0].iTs,
+                    (long long)pc[1].iTs);
+      nRows++;
+      ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+    }
+    wcs_cursor_close(c);
+    nRead++;
+  }
+  __atomic_store_n(&a.bStop, 1, __ATOMIC_RELEASE);
+  pthread_join(th, NULL);
+  ck_assert_int_ge(a.nCommit, 300);
+  ck_assert_int_gt(nRows, 0);
+  wcs_table_close(t);
   wcs_engine_close(e);
 }
 END_TEST
@@ -1788,6 +1863,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_latest_n_passes_over_long_columns);
   tcase_add_test(tc, test_cursor_reuse_sees_commits_and_new_options);
   tcase_add_test(tc, test_cursor_reuse_after_alter_and_drop);
+  tcase_add_test(tc, test_reused_cursor_reads_a_row_at_one_point_in_time);
   tcase_add_test(tc, test_row_filter_skip_scan_seeks_between_prefixes);
   tcase_add_test(tc, test_cursor_seek_moves_both_ways);
   tcase_add_test(tc, test_gc_none_keeps_everything);
