@@ -75,7 +75,8 @@ static void load(wcs_db *db, uint64_t from, uint64_t to, uint64_t nAll) {
     int j;
     make_key(k, x);
     for (j = 0; j < 100; j++)
-      v[j] = (char)(j < 50 ? 'a' + (splitmix(i * 131 + (uint64_t)j) % 26) : 'x');
+      v[j] =
+          (char)(j < 50 ? 'a' + (splitmix(i * 131 + (uint64_t)j) % 26) : 'x');
     check(db, wcs_batch_put(b, k, 16, v, 100), "put");
     if (wcs_batch_count(b) >= 1000) {
       check(db, wcs_db_write(db, b), "write");
@@ -125,12 +126,18 @@ int main(int argc, char **argv) {
   int c, iPass;
   while ((c = getopt(argc, argv, "n:q:d:")) != -1) {
     switch (c) {
-      case 'n': nKeys = strtoull(optarg, NULL, 10); break;
-      case 'q': nReads = strtoull(optarg, NULL, 10); break;
-      case 'd': zDir = optarg; break;
-      default:
-        fprintf(stderr, "usage: %s [-n KEYS] [-q READS] [-d DIR]\n", argv[0]);
-        return 2;
+    case 'n':
+      nKeys = strtoull(optarg, NULL, 10);
+      break;
+    case 'q':
+      nReads = strtoull(optarg, NULL, 10);
+      break;
+    case 'd':
+      zDir = optarg;
+      break;
+    default:
+      fprintf(stderr, "usage: %s [-n KEYS] [-q READS] [-d DIR]\n", argv[0]);
+      return 2;
     }
   }
   snprintf(zCmd, sizeof zCmd, "rm -rf '%s'", zDir);
@@ -190,7 +197,8 @@ int main(int argc, char **argv) {
         }
         check(db, wcs_iter_new(db, &io, &it), "iter_new");
         check(db, wcs_iter_seek(it, k, 16), "seek");
-        nHit += wcs_iter_valid(it) && memcmp(wcs_iter_key(it, NULL), k, 16) == 0;
+        nHit +=
+            wcs_iter_valid(it) && memcmp(wcs_iter_key(it, NULL), k, 16) == 0;
         check(db, wcs_iter_next(it), "next");
         wcs_iter_free(it);
       }

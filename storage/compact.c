@@ -712,8 +712,7 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
       rc = r.pOpt->xCompactionFilter(r.pOpt->pFilterCtx, pU, nU, v, nV,
                                      &bFilterDrop);
       if (rc != WCS_OK) {
-        wcs_seterr(pzErr, rc, "compaction filter failed (%s)",
-                   wcs_errstr(rc));
+        wcs_seterr(pzErr, rc, "compaction filter failed (%s)", wcs_errstr(rc));
         break;
       }
       if (bFilterDrop) {

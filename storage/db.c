@@ -1117,11 +1117,11 @@ struct wcs_iter {
   int bLower, bUpper;   /* bound present */
   wcs_buf prefix;       /* the prefix option (for bloom skipping) */
   int bPrefix;
-  wcs_buf bloomPre;     /* a bloom prefix every key in bounds shares */
-  int bBloomPre;        /* bloomPre set: files it rules out are skipped */
-  int bNoFill;          /* the bNoCacheFill option */
-  uint64_t nMemDel;     /* range tombstones of sv->pMem when children built */
-  int bMemSkipped;      /* sv->pMem was empty then: it has no child */
+  wcs_buf bloomPre;    /* a bloom prefix every key in bounds shares */
+  int bBloomPre;       /* bloomPre set: files it rules out are skipped */
+  int bNoFill;         /* the bNoCacheFill option */
+  uint64_t nMemDel;    /* range tombstones of sv->pMem when children built */
+  int bMemSkipped;     /* sv->pMem was empty then: it has no child */
   sst_rangedel *aDel;  /* tombstones visible at snap (borrowed keys) */
   wcs_frags frags;     /* their fragments; aSeq[0] is the newest */
   int bRev;            /* direction of the last move */
@@ -1513,7 +1513,6 @@ void wcs_iter_free(wcs_iter *it) {
   free(it->zErr);
   free(it);
 }
-
 
 int wcs_iter_seek(wcs_iter *it, const void *pKey, size_t nKey) {
   if (it == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;

@@ -1353,7 +1353,8 @@ START_TEST(test_db_compaction_filter_drops_keys_and_spares_snapshots) {
   ck_assert_int_eq(f.nCalls, 0);
   ck_assert_str_eq(getS(db, s, "x9"), "old");
   ck_assert_str_eq(getS(db, NULL, "x9"), "new");
-  ck_assert_str_eq(getS(db, NULL, "x001"), "some value to fill the memtable a little");
+  ck_assert_str_eq(getS(db, NULL, "x001"),
+                   "some value to fill the memtable a little");
   wcs_snapshot_free(db, s);
 
   /* no snapshot: every x key goes, y keys stay, "old" does not come back */
