@@ -900,7 +900,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
   const wcs_snapshot *pSnap = NULL;
   Overlay *pOv = NULL;
   uint64_t iSeq;
-  int rc = WCS_OK, i, bPoint = 0, nRefreshed = 0;
+  int rc = WCS_OK, i, bPoint = 0, nRefreshed = 0, nSel = 0;
 
   c->pTxn = pTxn;
   if (pTxn) pTxn->nCursor++;
@@ -936,19 +936,21 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
     rc = set_ranges(c, o->aRange, o->nRange);
     if (rc) eng_err(rc, "out of memory");
   }
-  /* the snapshot all streams share */
+  /* the snapshot all streams share; reading one family of the latest
+  ** state needs none (its iterator reads at one sequence number anyway) */
+  for (i = 0; i < d->nFam; i++) nSel += c->abFam[i];
   if (rc == WCS_OK) {
     if (pTxn) {
       rc = eng_txn_snapshot(pTxn, &pSnap);
       pOv = pTxn->pOv;
-    } else {
+    } else if (nSel > 1) {
       rc = wcs_snapshot_new(c->pEng->db, &c->pSnap);
       if (rc) eng_err_db(c->pEng->db, rc, "taking a read snapshot");
       pSnap = c->pSnap;
     }
   }
   if (rc) return rc;
-  iSeq = wcs_snapshot_seq(pSnap);
+  iSeq = pSnap ? wcs_snapshot_seq(pSnap) : 0;
   /* one point row: the streams can use the row-prefix bloom filters */
   if (c->nRange == 1 && !HIOPEN(0) && NHI(0) == NLO(0) + 2 &&
       memcmp(HI(0), LO(0), NLO(0)) == 0 && HI(0)[NLO(0)] == 0 &&
@@ -972,7 +974,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
     if (sl->pView && view_within(sl->pView, c->lower.a, c->lower.n,
                                  c->upper.a, c->upper.n, pPre,
                                  c->prefix.n)) {
-      if (sl->bSeq && sl->iSeq == iSeq &&
+      if (pSnap && sl->bSeq && sl->iSeq == iSeq &&
           tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS) {
         bReuse = 1; /* made at this very snapshot, recently */
       } else if (pTxn == NULL && view_refresh(sl->pView) == WCS_OK) {
@@ -988,7 +990,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
     } else {
       rc = stream_view(c, sl, i, pSnap, pOv, pPre);
       if (rc) return rc;
-      sl->bSeq = 1;
+      sl->bSeq = pSnap != NULL;
       sl->iSeq = iSeq;
       sl->iBorn = tNow;
     }
