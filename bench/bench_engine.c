@@ -8,7 +8,8 @@
 **   rows       default 200000
 **   dir        a store directory; "-" or absent: a temporary one, removed
 **   workloads  comma list of scan,prefix,point,short,versions (default:
-**              all); the write phase always runs
+**              all; point1 / point3: only the one-family / all-family
+**              point reads); the write phase always runs
 ** Prints one line per measurement and a JSON summary line. Timed phases
 ** are repeated (WCS_BENCH_REPS, default 5) and the median is reported, as
 ** the machines this runs on are shared and noisy.
@@ -299,30 +300,38 @@ int main(int argc, char **argv) {
 
   /* rewrite 1% of the rows into a level-0 file, another 1% stays in the
   ** memtable: a point read now sees memtable, level 0 and the last level */
-  if (has(zOnly, "point") || has(zOnly, "short")) {
+  if (has(zOnly, "point") || has(zOnly, "point1") || has(zOnly, "point3") ||
+      has(zOnly, "short")) {
     write_rows(e, t, 7, nRows, 100, 2000000);
     if (wcs_db_flush(wcs_engine_db(e))) die(e, "flush");
     write_rows(e, t, 53, nRows, 100, 3000000);
   }
 
-  /* point reads of whole rows by full key (bloom-prefixed) */
-  if (has(zOnly, "point")) {
+  /* point reads of whole rows by full key (bloom-prefixed); "point1" and
+  ** "point3" run one of the two (for profiling) */
+  if (has(zOnly, "point") || has(zOnly, "point1") || has(zOnly, "point3")) {
     int nPoint = nRows < 20000 ? nRows : 20000;
+    int b1 = !has(zOnly, "point3") || has(zOnly, "point");
+    int b3 = !has(zOnly, "point1") || has(zOnly, "point");
     double aOne[64], aAll[64];
     int nR = g_nRep < 64 ? g_nRep : 64;
     uint64_t c1 = 0, c3 = 0;
     for (i = 0; i < nR; i++) {
-      aOne[i] = point_reads(e, t, azFam + 1, 1, nRows, nPoint, &c1);
-      aAll[i] = point_reads(e, t, NULL, 0, nRows, nPoint, &c3);
+      if (b1) aOne[i] = point_reads(e, t, azFam + 1, 1, nRows, nPoint, &c1);
+      if (b3) aAll[i] = point_reads(e, t, NULL, 0, nRows, nPoint, &c3);
     }
-    usPointOne = median(aOne, nR) * 1e6 / nPoint;
-    usPointAll = median(aAll, nR) * 1e6 / nPoint;
-    printf("point 1 family %8d rows  %7.2f us/row  %10.0f rows/s  (%llu "
-           "cells)\n",
-           nPoint, usPointOne, 1e6 / usPointOne, (unsigned long long)c1);
-    printf("point all 3    %8d rows  %7.2f us/row  %10.0f rows/s  (%llu "
-           "cells)\n",
-           nPoint, usPointAll, 1e6 / usPointAll, (unsigned long long)c3);
+    if (b1) {
+      usPointOne = median(aOne, nR) * 1e6 / nPoint;
+      printf("point 1 family %8d rows  %7.2f us/row  %10.0f rows/s  (%llu "
+             "cells)\n",
+             nPoint, usPointOne, 1e6 / usPointOne, (unsigned long long)c1);
+    }
+    if (b3) {
+      usPointAll = median(aAll, nR) * 1e6 / nPoint;
+      printf("point all 3    %8d rows  %7.2f us/row  %10.0f rows/s  (%llu "
+             "cells)\n",
+             nPoint, usPointAll, 1e6 / usPointAll, (unsigned long long)c3);
+    }
   }
 
   /* short scans: 10 consecutive rows, one cursor each */
