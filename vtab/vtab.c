@@ -301,8 +301,11 @@ int wcsEndOwnTxn(wcs_txn *pTxn, int rc) {
 ** Creating and connecting
 ** ==================================================================== */
 
+static void cursorFree(struct WcsCursor *p);
+
 static void tabFree(WcsTab *pTab) {
   if (pTab == NULL) return;
+  cursorFree(pTab->pSpare);
   if (pTab->pConn) {
     WcsTab **pp;
     for (pp = &pTab->pConn->pTab; *pp; pp = &(*pp)->pNextTab) {
@@ -1734,10 +1737,17 @@ struct WcsCursor {
   wcs_buf pointKey; /* the key of a point lookup made without a plan */
 };
 
-/* xOpen */
+/* xOpen: the table's spare cursor if it has one (a prepared statement
+** opens a cursor on every run), else a new one. */
 static int wcsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   WcsTab *pTab = (WcsTab *)pVtab;
-  WcsCursor *p = sqlite3_malloc(sizeof(*p));
+  WcsCursor *p = pTab->pSpare;
+  if (p) {
+    pTab->pSpare = NULL;
+    *ppCursor = &p->base;
+    return SQLITE_OK;
+  }
+  p = sqlite3_malloc(sizeof(*p));
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->aKey = sqlite3_malloc64(sizeof(ks_value) * (size_t)(pTab->nField + 1));
@@ -1782,9 +1792,8 @@ static void cursorReset(WcsCursor *p) {
   p->iRowid = 0;
 }
 
-/* xClose */
-static int wcsClose(sqlite3_vtab_cursor *pCursor) {
-  WcsCursor *p = (WcsCursor *)pCursor;
+static void cursorFree(WcsCursor *p) {
+  if (p == NULL) return;
   cursorReset(p);
   wcs_buf_free(&p->keyScratch);
   wcs_buf_free(&p->out);
@@ -1795,6 +1804,19 @@ static int wcsClose(sqlite3_vtab_cursor *pCursor) {
   sqlite3_free(p->aKey);
   sqlite3_free(p->aQualHint);
   sqlite3_free(p);
+}
+
+/* xClose: the engine cursors close now; the cursor and its buffers stay
+** with the table as its spare, if it has none yet. */
+static int wcsClose(sqlite3_vtab_cursor *pCursor) {
+  WcsCursor *p = (WcsCursor *)pCursor;
+  WcsTab *pTab = (WcsTab *)pCursor->pVtab;
+  cursorReset(p);
+  if (pTab->pSpare == NULL) {
+    pTab->pSpare = p;
+  } else {
+    cursorFree(p);
+  }
   return SQLITE_OK;
 }
 

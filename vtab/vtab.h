@@ -87,24 +87,27 @@ struct WcsTab {
   int bJoining;             /* xBegin just joined an active store transaction;
                             ** the next xSavepoint must not re-record a level */
   /* --- column layout (see the comment on declareTable in vtab.c) */
-  int nField;        /* key fields */
-  int nQual;         /* declared qualifier columns */
-  int nFamily;       /* families */
-  int nCol;          /* declared SQL columns */
-  int iColQual;      /* first qualifier column (main table) */
-  int iColFam;       /* first family JSON column (main table) */
-  int iColKey;       /* _key */
-  int iColTs;        /* _timestamp */
-  int iColFamily;    /* history: family */
-  int iColQualifier; /* history: qualifier */
-  int iColValue;     /* history: value */
-  int iColLatest;    /* history: hidden latest_n argument */
-  int *aQualOrder;   /* [nQual] declared qualifiers ordered by (family,
-                     ** qualifier bytes), the order cells arrive in */
-  int *aFamQual;     /* [nFamily+1]: family f's entries in aQualOrder are
-                     ** aQualOrder[aFamQual[f] .. aFamQual[f+1]-1] */
-  int *aQualLen;     /* [nQual] strlen of each qualifier name */
-  double nRowEst;    /* cached row estimate for costs */
+  int nField;               /* key fields */
+  int nQual;                /* declared qualifier columns */
+  int nFamily;              /* families */
+  int nCol;                 /* declared SQL columns */
+  int iColQual;             /* first qualifier column (main table) */
+  int iColFam;              /* first family JSON column (main table) */
+  int iColKey;              /* _key */
+  int iColTs;               /* _timestamp */
+  int iColFamily;           /* history: family */
+  int iColQualifier;        /* history: qualifier */
+  int iColValue;            /* history: value */
+  int iColLatest;           /* history: hidden latest_n argument */
+  int *aQualOrder;          /* [nQual] declared qualifiers ordered by (family,
+                            ** qualifier bytes), the order cells arrive in */
+  int *aFamQual;            /* [nFamily+1]: family f's entries in aQualOrder are
+                            ** aQualOrder[aFamQual[f] .. aFamQual[f+1]-1] */
+  int *aQualLen;            /* [nQual] strlen of each qualifier name */
+  double nRowEst;           /* cached row estimate for costs */
+  struct WcsCursor *pSpare; /* a closed cursor kept with its buffers for
+                            ** the next xOpen (SQLite opens one per run of
+                            ** a statement); freed by tabFree */
 };
 
 /* ---- vtab.c */
