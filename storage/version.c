@@ -1103,12 +1103,36 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
   return WCS_OK;
 }
 
-/* xList callback: sets *p when a name is a manifest or a sorted file. */
+/* What a directory without CURRENT holds (xList callback state). A store
+** is created by writing its first manifest and then CURRENT, and no commit
+** is acknowledged before open returns; so manifests with no sorted file
+** and no WAL data are what a crash during creation leaves, while sorted
+** files or a non-empty WAL mean a store that lost its CURRENT. */
+typedef struct DirScan {
+  wcs_env *pEnv;   /* env to size WAL files with */
+  const char *zDir;/* the store directory */
+  int bManifest;   /* a MANIFEST-<n> exists */
+  int bData;       /* a sorted file or a non-empty WAL exists */
+} DirScan;
+
 static int storeFile(void *p, const char *zName) {
+  DirScan *s = (DirScan *)p;
   size_t n = strlen(zName);
-  if (strncmp(zName, "MANIFEST-", 9) == 0 ||
-      (n > 4 && strcmp(zName + n - 4, ".sst") == 0)) {
-    *(int *)p = 1;
+  if (strncmp(zName, "MANIFEST-", 9) == 0) {
+    s->bManifest = 1;
+  } else if (n > 4 && strcmp(zName + n - 4, ".sst") == 0) {
+    s->bData = 1;
+  } else if (n > 4 && strcmp(zName + n - 4, ".log") == 0) {
+    char *zPath = dirPath(s->zDir, zName);
+    wcs_file *f = NULL;
+    uint64_t nSize = 1; /* unknown size counts as data: refuse, not sweep */
+    if (zPath && s->pEnv->xOpen(s->pEnv, zPath, WCS_OPEN_READ, &f, NULL) ==
+                     WCS_OK) {
+      if (s->pEnv->xSize(f, &nSize, NULL) != WCS_OK) nSize = 1;
+      s->pEnv->xClose(f);
+    }
+    free(zPath);
+    if (nSize > 0) s->bData = 1;
   }
   return WCS_OK;
 }
@@ -1142,14 +1166,16 @@ int vset_open(wcs_env *pEnv, const char *zDir, const wcs_options *pOpt,
     rc = readCurrent(vs, &iManifest, pzErr);
     if (rc == WCS_OK) rc = replay(vs, iManifest, pzErr);
   } else if (rc == WCS_OK) {
-    int bFiles = 0;
-    pEnv->xList(pEnv, zDir, &bFiles, storeFile, NULL);
-    if (bFiles) {
+    DirScan scan = {0};
+    scan.pEnv = pEnv;
+    scan.zDir = zDir;
+    pEnv->xList(pEnv, zDir, &scan, storeFile, NULL);
+    if (scan.bData) {
       /* never start afresh over the files of a store that lost CURRENT:
       ** the sweep at open would delete them */
       rc = wcs_seterr(pzErr, WCS_CORRUPT_BKPT,
                       "%s/CURRENT is missing but the directory holds a "
-                      "store's files (manifests or sorted files); restore "
+                      "store's data (sorted files or a WAL); restore "
                       "CURRENT (one line: the newest MANIFEST-<number>) or "
                       "move the files away",
                       zDir);

@@ -351,6 +351,31 @@ START_TEST(test_version_missing_current_with_files_is_refused) {
 }
 END_TEST
 
+/* A crash while a store is being created leaves a manifest without CURRENT
+** and no data; the next open creates the store instead of refusing. A
+** non-empty WAL without CURRENT is refused like sorted files are. */
+START_TEST(test_version_unfinished_creation_is_recreated) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  wcs_db *db = NULL;
+  wcs_options o;
+  char *zErr = NULL;
+  static const uint8_t aJunk[] = {1, 2, 3};
+  ck_assert_int_eq(pEnv->xMkdir(pEnv, "/s", NULL), WCS_OK);
+  writeAll(pEnv, "/s/MANIFEST-000002", aJunk, sizeof aJunk);
+  writeAll(pEnv, "/s/000003.log", aJunk, 0);
+  wcs_options_init(&o);
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, &zErr), WCS_OK);
+  ck_assert_int_eq(wcs_db_put(db, "k", 1, "v", 1), WCS_OK);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  db = NULL;
+  ck_assert_int_eq(pEnv->xDelete(pEnv, "/s/CURRENT", NULL), WCS_OK);
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, &zErr), WCS_CORRUPT);
+  ck_assert_ptr_nonnull(strstr(zErr, "/s/CURRENT is missing"));
+  wcs_free(zErr);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
 Suite *storage_version_suite(void) {
   Suite *s = suite_create("storage_version");
   TCase *tc = tcase_create("version");
@@ -364,6 +389,7 @@ Suite *storage_version_suite(void) {
   tcase_add_test(tc, test_version_missing_sorted_file_is_named);
   tcase_add_test(tc, test_version_unreferenced_files_are_swept);
   tcase_add_test(tc, test_version_missing_current_with_files_is_refused);
+  tcase_add_test(tc, test_version_unfinished_creation_is_recreated);
   suite_add_tcase(s, tc);
   return s;
 }
