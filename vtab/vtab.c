@@ -81,6 +81,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vtab/vtab.h"
@@ -326,6 +327,8 @@ static void tabFree(WcsTab *pTab) {
   sqlite3_free(pTab->aQualOrder);
   sqlite3_free(pTab->aFamQual);
   sqlite3_free(pTab->aQualLen);
+  sqlite3_free(pTab->aPrefixEst);
+  sqlite3_free(pTab->aPrefixAt);
   sqlite3_free(pTab->zName);
   sqlite3_free(pTab->zDb);
   sqlite3_free(pTab->zStoreTable);
@@ -446,9 +449,14 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
   pTab->aQualOrder = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
   pTab->aQualLen = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
   pTab->aFamQual = sqlite3_malloc64(sizeof(int) * (size_t)(s->nFamily + 1));
-  if (!pTab->aQualOrder || !pTab->aFamQual || !pTab->aQualLen) {
+  pTab->aPrefixEst = sqlite3_malloc64(sizeof(double) * (size_t)(s->nField + 1));
+  pTab->aPrefixAt =
+      sqlite3_malloc64(sizeof(sqlite3_int64) * (size_t)(s->nField + 1));
+  if (!pTab->aQualOrder || !pTab->aFamQual || !pTab->aQualLen ||
+      !pTab->aPrefixEst || !pTab->aPrefixAt) {
     return SQLITE_NOMEM;
   }
+  memset(pTab->aPrefixEst, 0, sizeof(double) * (size_t)(s->nField + 1));
   for (i = 0; i < s->nQual; i++) {
     pTab->aQualOrder[i] = i;
     pTab->aQualLen[i] = (int)strlen(s->aQual[i].zName);
@@ -986,8 +994,17 @@ static int rejectsNull(int op) {
   }
 }
 
-/* Refresh the cached row count and distinct-prefix estimates now and
-** then: they only steer costs. */
+/* The row count comes from the engine's cached sample on every call; the
+** distinct-prefix estimates walk the table's prefixes (a seek each), so
+** they are kept for PREFIX_EST_MS: they only steer costs. */
+#define PREFIX_EST_MS 10000
+
+static sqlite3_int64 nowMs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (sqlite3_int64)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 static double tableRows(WcsTab *pTab) {
   uint64_t n = 0;
   if (pTab->pTab &&
@@ -1001,13 +1018,23 @@ static double tableRows(WcsTab *pTab) {
 
 static double distinctPrefixes(WcsTab *pTab, int nField, double nRow) {
   uint64_t n = 0;
+  sqlite3_int64 iNow;
   if (nField <= 0) return 1;
   if (nField > pTab->nField) nField = pTab->nField;
+  iNow = nowMs();
+  if (pTab->aPrefixEst && pTab->aPrefixEst[nField] > 0 &&
+      iNow - pTab->aPrefixAt[nField] < PREFIX_EST_MS) {
+    return pTab->aPrefixEst[nField];
+  }
   if (pTab->pTab == NULL ||
       wcs_table_estimate_prefixes(pTab->pTab, nField, &n) != WCS_OK || n == 0) {
     /* no statistics: assume each field multiplies by 10 */
     double d = pow(10.0, nField);
     return d < nRow ? d : nRow;
+  }
+  if (pTab->aPrefixEst) {
+    pTab->aPrefixEst[nField] = (double)n;
+    pTab->aPrefixAt[nField] = iNow;
   }
   return (double)n;
 }

@@ -105,6 +105,10 @@ struct WcsTab {
                             ** aQualOrder[aFamQual[f] .. aFamQual[f+1]-1] */
   int *aQualLen;            /* [nQual] strlen of each qualifier name */
   double nRowEst;           /* cached row estimate for costs */
+  double *aPrefixEst;       /* [nField+1] distinct values of the first n key
+                            ** fields, 0 = not known yet (costs only) */
+  sqlite3_int64 *aPrefixAt; /* [nField+1] when aPrefixEst[n] was taken,
+                            ** milliseconds of CLOCK_MONOTONIC */
   struct WcsCursor *pSpare; /* a closed cursor kept with its buffers for
                             ** the next xOpen (SQLite opens one per run of
                             ** a statement); freed by tabFree */
