@@ -16,8 +16,9 @@ const char *tu_tmpdir(const char *zTag);
 /* Remove a directory tree (ignores missing paths). Returns 0 on success. */
 int tu_rmrf(const char *zPath);
 
-/* xorshift64* PRNG. tu_seed(0) picks a seed from WCS_SEED or the clock and
-** prints it to stderr; returns the seed used. */
+/* xorshift64* PRNG. tu_seed(0) takes the seed from WCS_SEED (a number, or
+** "random" for one from the clock; unset: a fixed default, so test runs
+** repeat) and prints it to stderr; returns the seed used. */
 uint64_t tu_seed(uint64_t seed);
 uint64_t tu_rand(void);
 uint64_t tu_rand_range(uint64_t n); /* uniform in [0, n), n > 0 */
