@@ -78,9 +78,9 @@ static int row_key(char *z, size_t n, int i) {
 #define NOINLINE __attribute__((noinline))
 
 /* Scan with the given families and ranges; returns rows and cells. */
-static NOINLINE void scan(wcs_engine *e, wcs_table *t, const char *const *az, int nFam,
-                 const wcs_key_range *r, int nR, int nVersions,
-                 uint64_t *pnRows, uint64_t *pnCells) {
+static NOINLINE void scan(wcs_engine *e, wcs_table *t, const char *const *az,
+                          int nFam, const wcs_key_range *r, int nR,
+                          int nVersions, uint64_t *pnRows, uint64_t *pnCells) {
   wcs_read_options o;
   wcs_cursor *c = NULL;
   uint64_t nRows = 0, nCells = 0, sum = 0;
@@ -94,7 +94,8 @@ static NOINLINE void scan(wcs_engine *e, wcs_table *t, const char *const *az, in
   while (!wcs_cursor_eof(c)) {
     int n, i;
     const wcs_cell *a = wcs_cursor_cells(c, &n);
-    for (i = 0; i < n; i++) sum += a[i].nVal;
+    for (i = 0; i < n; i++)
+      sum += a[i].nVal;
     nRows++;
     nCells += (uint64_t)n;
     if (wcs_cursor_next(c)) die(e, "next");
@@ -105,9 +106,10 @@ static NOINLINE void scan(wcs_engine *e, wcs_table *t, const char *const *az, in
 }
 
 /* Median seconds of g_nRep scans. */
-static NOINLINE double time_scan(wcs_engine *e, wcs_table *t, const char *const *az,
-                        int nFam, const wcs_key_range *r, int nR,
-                        int nVersions, uint64_t *pnRows, uint64_t *pnCells) {
+static NOINLINE double time_scan(wcs_engine *e, wcs_table *t,
+                                 const char *const *az, int nFam,
+                                 const wcs_key_range *r, int nR, int nVersions,
+                                 uint64_t *pnRows, uint64_t *pnCells) {
   double a[64];
   int i, n = g_nRep < 64 ? g_nRep : 64;
   for (i = 0; i < n; i++) {
@@ -120,9 +122,9 @@ static NOINLINE double time_scan(wcs_engine *e, wcs_table *t, const char *const 
 
 /* nPoint point reads of random existing rows, one cursor each (as the SQL
 ** module's xFilter opens one); returns seconds. */
-static NOINLINE double point_reads(wcs_engine *e, wcs_table *t, const char *const *az,
-                          int nFam, int nRows, int nPoint,
-                          uint64_t *pnCells) {
+static NOINLINE double point_reads(wcs_engine *e, wcs_table *t,
+                                   const char *const *az, int nFam, int nRows,
+                                   int nPoint, uint64_t *pnCells) {
   double t0 = now_s();
   int i;
   uint64_t nCells = 0;
@@ -144,8 +146,9 @@ static NOINLINE double point_reads(wcs_engine *e, wcs_table *t, const char *cons
 }
 
 /* nScan scans of 10 consecutive rows (a "user" decade of one tenant). */
-static NOINLINE double short_scans(wcs_engine *e, wcs_table *t, const char *const *az,
-                          int nFam, int nRows, int nScan, uint64_t *pnRows) {
+static NOINLINE double short_scans(wcs_engine *e, wcs_table *t,
+                                   const char *const *az, int nFam, int nRows,
+                                   int nScan, uint64_t *pnRows) {
   double t0 = now_s();
   int i, nDecade = nRows / 1000;
   uint64_t nAll = 0;
@@ -156,8 +159,8 @@ static NOINLINE double short_scans(wcs_engine *e, wcs_table *t, const char *cons
     uint64_t m, c;
     memset(&r, 0, sizeof(r));
     r.pStart = zLo;
-    r.nStart = (size_t)snprintf(zLo, sizeof(zLo), "tenant%03d#user%06d",
-                                iTen, iDec);
+    r.nStart =
+        (size_t)snprintf(zLo, sizeof(zLo), "tenant%03d#user%06d", iTen, iDec);
     r.pEnd = zHi;
     r.nEnd = (size_t)snprintf(zHi, sizeof(zHi), "tenant%03d#user%06d", iTen,
                               iDec + 1);
@@ -182,7 +185,8 @@ static void write_rows(wcs_engine *e, wcs_table *t, int iFrom, int nRows,
     for (f = 0; f < 3; f++) {
       for (q = 0; q < 2; q++) {
         int k;
-        for (k = 0; k < 32; k++) aVal[k] = (unsigned char)rnd();
+        for (k = 0; k < 32; k++)
+          aVal[k] = (unsigned char)rnd();
         if (wcs_txn_set_cell(x, t, zRow, (size_t)nRow, azFam[f], azQual[q], 2,
                              iTs, aVal, sizeof(aVal))) {
           die(e, "set_cell");
@@ -233,17 +237,18 @@ int main(int argc, char **argv) {
     snprintf(zDir, sizeof(zDir), "%s", argv[2]);
   } else {
     const char *zTmp = getenv("TMPDIR");
-    snprintf(zDir, sizeof(zDir), "%s/wcs-bench-engine-%d",
-             zTmp ? zTmp : "/tmp", (int)getpid());
+    snprintf(zDir, sizeof(zDir), "%s/wcs-bench-engine-%d", zTmp ? zTmp : "/tmp",
+             (int)getpid());
   }
   wcs_options_init(&opt);
   if (wcs_engine_open_path(&e, zDir, &opt, &zErr)) {
     fprintf(stderr, "bench_engine: open %s: %s\n", zDir, zErr ? zErr : "?");
     return 1;
   }
-  if (wcs_table_create(e, "bench", "KEY (tenant STRING, user STRING) "
-                                   "DELIMITED BY '#', FAMILY f0, FAMILY f1, "
-                                   "FAMILY f2",
+  if (wcs_table_create(e, "bench",
+                       "KEY (tenant STRING, user STRING) "
+                       "DELIMITED BY '#', FAMILY f0, FAMILY f1, "
+                       "FAMILY f2",
                        &t)) {
     die(e, "create");
   }
@@ -368,9 +373,10 @@ int main(int argc, char **argv) {
         char zRow[40];
         unsigned char aVal[16];
         int nRow = snprintf(zRow, sizeof(zRow), "k%08d", i), k;
-        for (k = 0; k < 16; k++) aVal[k] = (unsigned char)rnd();
-        if (wcs_txn_set_cell(x, h, zRow, (size_t)nRow, "h", "c", 1,
-                             1000000 + v, aVal, sizeof(aVal))) {
+        for (k = 0; k < 16; k++)
+          aVal[k] = (unsigned char)rnd();
+        if (wcs_txn_set_cell(x, h, zRow, (size_t)nRow, "h", "c", 1, 1000000 + v,
+                             aVal, sizeof(aVal))) {
           die(e, "set_cell");
         }
         if (i % 1000 == 999 && wcs_txn_commit(x)) die(e, "commit");

@@ -53,55 +53,58 @@
 #include <string.h>
 #include <time.h>
 
-#define ENG_POOL_MAX 16               /* idle cursors an engine keeps */
-#define ENG_VIEW_REUSE_MICROS 100000  /* at one snapshot, reuse an iterator
-                                      ** this long after it was made */
-#define ENG_IDLE_MICROS 100000        /* an idle cursor's iterators are
-                                      ** released after this long */
-#define ENG_SWEEP_MICROS 20000        /* ... checked at most this often */
-#define ENG_SKIP_SEEK 8               /* cells stepped over before a seek */
-#define ENG_POOL_KEEP_BYTES 262144    /* an idle cursor keeps buffers of up
-                                      ** to this size each */
+#define ENG_POOL_MAX 16 /* idle cursors an engine keeps */
+#define ENG_VIEW_REUSE_MICROS                                                  \
+  100000 /* at one snapshot, reuse an iterator                                 \
+         ** this long after it was made */
+#define ENG_IDLE_MICROS                                                        \
+  100000                       /* an idle cursor's iterators are               \
+                               ** released after this long */
+#define ENG_SWEEP_MICROS 20000 /* ... checked at most this often */
+#define ENG_SKIP_SEEK    8     /* cells stepped over before a seek */
+#define ENG_POOL_KEEP_BYTES                                                    \
+  262144 /* an idle cursor keeps buffers of up                                 \
+         ** to this size each */
 
 typedef struct Stream {
-  EngView *pView;         /* the family's view (owned by its Slot) */
-  int iFam;               /* index in the def's families */
+  EngView *pView; /* the family's view (owned by its Slot) */
+  int iFam;       /* index in the def's families */
   uint8_t aPre[ENG_PREFIX_BYTES];
-  int bDone;              /* no key at or after (reverse: before) the last
-                          ** seek: nothing more until a forced re-seek */
+  int bDone; /* no key at or after (reverse: before) the last
+             ** seek: nothing more until a forced re-seek */
 } Stream;
 
 /* One family's view, kept across reuses of the cursor. */
 typedef struct Slot {
-  EngView *pView;         /* NULL until the family is first read */
-  int bSeq;               /* iSeq is known */
-  uint64_t iSeq;          /* snapshot seq its live iterator reads at */
-  int64_t iBorn;          /* monotonic micros it was made or refreshed */
-  int bRefreshed;         /* this open refreshed it (seq to be checked) */
+  EngView *pView; /* NULL until the family is first read */
+  int bSeq;       /* iSeq is known */
+  uint64_t iSeq;  /* snapshot seq its live iterator reads at */
+  int64_t iBorn;  /* monotonic micros it was made or refreshed */
+  int bRefreshed; /* this open refreshed it (seq to be checked) */
 } Slot;
 
 typedef struct RawCell {
   int iFam;
-  size_t oQual, nQual;    /* unescaped qualifier in the data buffer */
-  size_t oVal, nVal;      /* value in the data buffer */
+  size_t oQual, nQual; /* unescaped qualifier in the data buffer */
+  size_t oVal, nVal;   /* value in the data buffer */
   int64_t iTs;
-  size_t oQualT, nQualT;  /* escaped qualifier (for grouping), in data */
+  size_t oQualT, nQualT; /* escaped qualifier (for grouping), in data */
 } RawCell;
 
 /* One key range in escaped row space: lo <= esc(r) 00 01 < hi. */
 typedef struct Range {
-  size_t oLo, nLo;        /* lower bound in rangeBuf */
-  size_t oHi, nHi;        /* upper bound in rangeBuf (unless bHiOpen) */
-  int bHiOpen;            /* no upper bound */
+  size_t oLo, nLo; /* lower bound in rangeBuf */
+  size_t oHi, nHi; /* upper bound in rangeBuf (unless bHiOpen) */
+  int bHiOpen;     /* no upper bound */
 } Range;
 
 struct wcs_cursor {
   wcs_engine *pEng;
-  EngDef *pDef;           /* referenced (also while idle in the pool) */
-  wcs_cursor *pPoolNext;  /* the engine's idle list */
-  int64_t iIdleSince;     /* monotonic micros it went to the pool */
-  wcs_txn *pTxn;          /* or NULL */
-  wcs_snapshot *pSnap;    /* owned, while opening with pTxn NULL */
+  EngDef *pDef;          /* referenced (also while idle in the pool) */
+  wcs_cursor *pPoolNext; /* the engine's idle list */
+  int64_t iIdleSince;    /* monotonic micros it went to the pool */
+  wcs_txn *pTxn;         /* or NULL */
+  wcs_snapshot *pSnap;   /* owned, while opening with pTxn NULL */
   int bReverse;
   uint64_t nRowLimit;
   int nVersions;
@@ -109,33 +112,33 @@ struct wcs_cursor {
   int bKeysOnly;
   int (*xRowFilter)(void *, const void *, size_t, const void **, size_t *);
   void *pFilterCtx;
-  int64_t iNow;           /* GC clock, fixed at open */
+  int64_t iNow; /* GC clock, fixed at open */
 
-  Slot *aSlot;            /* [pDef->nFam] */
-  char *abFam;            /* [pDef->nFam] families read by this open */
+  Slot *aSlot; /* [pDef->nFam] */
+  char *abFam; /* [pDef->nFam] families read by this open */
   int nStream;
-  Stream *aStream;        /* [pDef->nFam] */
+  Stream *aStream; /* [pDef->nFam] */
   int nRange, nRangeAlloc;
-  Range *aRange;          /* [nRange] sorted, disjoint, non-touching */
-  Range *aRangeTmp;       /* [nRangeAlloc] scratch for set_ranges */
+  Range *aRange;    /* [nRange] sorted, disjoint, non-touching */
+  Range *aRangeTmp; /* [nRangeAlloc] scratch for set_ranges */
   wcs_buf rangeBuf;
-  int iRange;             /* current range */
+  int iRange; /* current range */
 
-  wcs_buf pos;            /* F (forward) or C (reverse) */
-  int bPosOpen;           /* reverse: C is +infinity */
-  int bReseek;            /* re-seek every stream at the next advance */
-  uint64_t nRows;         /* rows returned */
+  wcs_buf pos;    /* F (forward) or C (reverse) */
+  int bPosOpen;   /* reverse: C is +infinity */
+  int bReseek;    /* re-seek every stream at the next advance */
+  uint64_t nRows; /* rows returned */
 
   int bEof;
-  wcs_buf rowT;           /* current row: esc(row) 00 01 */
-  wcs_buf row;            /* current row: raw key */
-  wcs_buf data;           /* cell bytes */
+  wcs_buf rowT; /* current row: esc(row) 00 01 */
+  wcs_buf row;  /* current row: raw key */
+  wcs_buf data; /* cell bytes */
   int nRaw, nRawAlloc;
   RawCell *aRaw;
   int nCell, nCellAlloc;
   wcs_cell *aCell;
-  wcs_buf col;            /* forward collection: the current column's key
-                          ** prefix tid|fid|esc(row)0001|esc(qual)0001 */
+  wcs_buf col;                  /* forward collection: the current column's key
+                                ** prefix tid|fid|esc(row)0001|esc(qual)0001 */
   wcs_buf lower, upper, prefix; /* scratch: a stream's iterator bounds */
   wcs_buf tmp, tmp2;
 };
@@ -308,8 +311,8 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
     bExp = eng_gc_expired(f, iPos, key.iTs, c->iNow);
     iPos++;
     bRowDone = c->bKeysOnly && c->nRaw > 0;
-    bKeep = !bExp && !bRowDone && key.iTs >= c->iMinTs &&
-            key.iTs < c->iMaxTs && (c->nVersions == 0 || nEmit < c->nVersions);
+    bKeep = !bExp && !bRowDone && key.iTs >= c->iMinTs && key.iTs < c->iMaxTs &&
+            (c->nVersions == 0 || nEmit < c->nVersions);
     if (bKeep) {
       rc = raw_add(c, s, &key);
       nEmit++;
@@ -422,8 +425,8 @@ static int row_filter_cells(wcs_cursor *c) {
     const EngFamily *f = &d->aFam[c->aRaw[i].iFam];
     while (j < c->nRaw && c->aRaw[j].iFam == c->aRaw[i].iFam &&
            c->aRaw[j].nQualT == c->aRaw[i].nQualT &&
-           memcmp(c->data.a + c->aRaw[j].oQualT,
-                  c->data.a + c->aRaw[i].oQualT, c->aRaw[i].nQualT) == 0) {
+           memcmp(c->data.a + c->aRaw[j].oQualT, c->data.a + c->aRaw[i].oQualT,
+                  c->aRaw[i].nQualT) == 0) {
       RawCell *r = &c->aRaw[j];
       int bKeep = !eng_gc_expired(f, iPos, r->iTs, c->iNow);
       iPos++;
@@ -452,10 +455,10 @@ static int pos_past_row(wcs_cursor *c) {
   return rc;
 }
 
-#define LO(i) (c->rangeBuf.a + c->aRange[i].oLo)
-#define HI(i) (c->rangeBuf.a + c->aRange[i].oHi)
-#define NLO(i) (c->aRange[i].nLo)
-#define NHI(i) (c->aRange[i].nHi)
+#define LO(i)     (c->rangeBuf.a + c->aRange[i].oLo)
+#define HI(i)     (c->rangeBuf.a + c->aRange[i].oHi)
+#define NLO(i)    (c->aRange[i].nLo)
+#define NHI(i)    (c->aRange[i].nHi)
 #define HIOPEN(i) (c->aRange[i].bHiOpen)
 
 /* Find and assemble the next row at or beyond c->pos. */
@@ -532,8 +535,7 @@ static int advance(wcs_cursor *c) {
         if (rc) break;
         continue;
       }
-    } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) <
-               0) {
+    } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) < 0) {
       rc = pos_past_row(c);
       if (rc) break;
       c->pos.a[c->pos.n - 1] = 0x02; /* rows < C include this one */
@@ -624,8 +626,7 @@ static int range_cmp_r(const void *a, const void *b, void *ctx) {
 
 /* Normalize the ranges into c->aRange: escape, drop empty ones, sort,
 ** merge overlapping or touching ones. */
-static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange,
-                      int nRange) {
+static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange, int nRange) {
   wcs_key_range all;
   Range *a;
   int i, n = 0, rc = WCS_OK;
@@ -638,8 +639,8 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange,
   }
   if (nRange > c->nRangeAlloc) {
     Range *a1 = realloc(c->aRange, (size_t)nRange * sizeof(Range));
-    Range *a2 = a1 ? realloc(c->aRangeTmp, (size_t)nRange * sizeof(Range))
-                   : NULL;
+    Range *a2 =
+        a1 ? realloc(c->aRangeTmp, (size_t)nRange * sizeof(Range)) : NULL;
     if (a1) c->aRange = a1;
     if (a2) c->aRangeTmp = a2;
     if (a1 == NULL || a2 == NULL) return WCS_NOMEM;
@@ -657,7 +658,8 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange,
     rc = wcs_buf_append(&c->rangeBuf, lo->a, lo->n);
     a[n].oHi = c->rangeBuf.n;
     a[n].nHi = bHiOpen ? 0 : hi->n;
-    if (rc == WCS_OK && !bHiOpen) rc = wcs_buf_append(&c->rangeBuf, hi->a, hi->n);
+    if (rc == WCS_OK && !bHiOpen)
+      rc = wcs_buf_append(&c->rangeBuf, hi->a, hi->n);
     a[n].bHiOpen = bHiOpen;
     n++;
   }
@@ -667,8 +669,8 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange,
   for (i = 0; rc == WCS_OK && i < n; i++) {
     int k = c->nRange;
     const uint8_t *base = c->rangeBuf.a;
-    if (k > 0 && (HIOPEN(k - 1) || bcmp2(base + a[i].oLo, a[i].nLo,
-                                         HI(k - 1), NHI(k - 1)) <= 0)) {
+    if (k > 0 && (HIOPEN(k - 1) || bcmp2(base + a[i].oLo, a[i].nLo, HI(k - 1),
+                                         NHI(k - 1)) <= 0)) {
       /* overlaps or touches the previous range: extend it */
       if (!HIOPEN(k - 1)) {
         if (a[i].bHiOpen) {
@@ -701,7 +703,8 @@ static void release_views(wcs_cursor *c) {
 static void cursor_free(wcs_cursor *c) {
   int i;
   if (c == NULL) return;
-  for (i = 0; c->aSlot && i < c->pDef->nFam; i++) view_free(c->aSlot[i].pView);
+  for (i = 0; c->aSlot && i < c->pDef->nFam; i++)
+    view_free(c->aSlot[i].pView);
   free(c->aSlot);
   free(c->abFam);
   free(c->aStream);
@@ -793,7 +796,8 @@ static void pool_put(wcs_cursor *c) {
   pEng->pPool = c;
   if (++pEng->nPool > ENG_POOL_MAX) {
     wcs_cursor **pp = &pEng->pPool;
-    while ((*pp)->pPoolNext) pp = &(*pp)->pPoolNext;
+    while ((*pp)->pPoolNext)
+      pp = &(*pp)->pPoolNext;
     pDrop = *pp;
     *pp = NULL;
     pEng->nPool--;
@@ -806,7 +810,8 @@ static void pool_put(wcs_cursor *c) {
 void eng_pool_release_views(wcs_engine *pEng) {
   wcs_cursor *c;
   pthread_mutex_lock(&pEng->poolMu);
-  for (c = pEng->pPool; c; c = c->pPoolNext) release_views(c);
+  for (c = pEng->pPool; c; c = c->pPoolNext)
+    release_views(c);
   pthread_mutex_unlock(&pEng->poolMu);
 }
 
@@ -853,7 +858,8 @@ static int stream_bounds(wcs_cursor *c, int i, int bPoint) {
   int rc;
   c->lower.n = c->upper.n = c->prefix.n = 0;
   rc = eng_put_prefix(&c->lower, d->iTid, iFid);
-  if (rc == WCS_OK && c->nRange > 0) rc = wcs_buf_append(&c->lower, LO(0), NLO(0));
+  if (rc == WCS_OK && c->nRange > 0)
+    rc = wcs_buf_append(&c->lower, LO(0), NLO(0));
   if (rc == WCS_OK) {
     if (c->nRange > 0 && !HIOPEN(c->nRange - 1)) {
       rc = eng_put_prefix(&c->upper, d->iTid, iFid);
@@ -875,8 +881,9 @@ static int stream_bounds(wcs_cursor *c, int i, int bPoint) {
 
 /* Make slot sl's view (family i) a new iterator at pSnap with the bounds
 ** in c->lower, c->upper and prefix pPre (c->prefix.n bytes, or none). */
-static int stream_view(wcs_cursor *c, Slot *sl, int i, const wcs_snapshot *pSnap,
-                       Overlay *pOv, const uint8_t *pPre) {
+static int stream_view(wcs_cursor *c, Slot *sl, int i,
+                       const wcs_snapshot *pSnap, Overlay *pOv,
+                       const uint8_t *pPre) {
   int rc;
   (void)i;
   if (sl->pView == NULL) {
@@ -884,9 +891,9 @@ static int stream_view(wcs_cursor *c, Slot *sl, int i, const wcs_snapshot *pSnap
                   c->upper.a, c->upper.n, pPre, pPre ? c->prefix.n : 0,
                   c->bReverse);
   } else {
-    rc = view_reopen(sl->pView, c->pEng->db, pSnap, pOv, c->lower.a,
-                     c->lower.n, c->upper.a, c->upper.n, pPre,
-                     pPre ? c->prefix.n : 0, c->bReverse);
+    rc = view_reopen(sl->pView, c->pEng->db, pSnap, pOv, c->lower.a, c->lower.n,
+                     c->upper.a, c->upper.n, pPre, pPre ? c->prefix.n : 0,
+                     c->bReverse);
   }
   if (rc) return eng_err_db(c->pEng->db, rc, "opening an iterator");
   return WCS_OK;
@@ -894,8 +901,8 @@ static int stream_view(wcs_cursor *c, Slot *sl, int i, const wcs_snapshot *pSnap
 
 /* Set c up for a read with options o (c is fresh or taken from the pool:
 ** everything per-read is reset here) and position it on the first row. */
-static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
-                        const wcs_read_options *o, int64_t tNow) {
+static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
+                        int64_t tNow) {
   const EngDef *d = c->pDef;
   const wcs_snapshot *pSnap = NULL;
   Overlay *pOv = NULL;
@@ -923,7 +930,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
   c->row.n = c->rowT.n = c->pos.n = 0;
 
   /* which families */
-  for (i = 0; i < d->nFam; i++) c->abFam[i] = o->azFamily == NULL;
+  for (i = 0; i < d->nFam; i++)
+    c->abFam[i] = o->azFamily == NULL;
   for (i = 0; rc == WCS_OK && o->azFamily && i < o->nFamily; i++) {
     int iFam;
     if (eng_family(d, o->azFamily[i], &iFam) == NULL) {
@@ -938,7 +946,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
   }
   /* the snapshot all streams share; reading one family of the latest
   ** state needs none (its iterator reads at one sequence number anyway) */
-  for (i = 0; i < d->nFam; i++) nSel += c->abFam[i];
+  for (i = 0; i < d->nFam; i++)
+    nSel += c->abFam[i];
   if (rc == WCS_OK) {
     if (pTxn) {
       rc = eng_txn_snapshot(pTxn, &pSnap);
@@ -971,9 +980,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn,
     memcpy(s->aPre, c->lower.a, ENG_PREFIX_BYTES);
     pPre = bPoint ? c->prefix.a : NULL;
     sl->bRefreshed = 0;
-    if (sl->pView && view_within(sl->pView, c->lower.a, c->lower.n,
-                                 c->upper.a, c->upper.n, pPre,
-                                 c->prefix.n)) {
+    if (sl->pView && view_within(sl->pView, c->lower.a, c->lower.n, c->upper.a,
+                                 c->upper.n, pPre, c->prefix.n)) {
       if (pSnap && sl->bSeq && sl->iSeq == iSeq &&
           tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS) {
         bReuse = 1; /* made at this very snapshot, recently */
@@ -1083,7 +1091,9 @@ int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
   return WCS_OK;
 }
 
-int wcs_cursor_eof(const wcs_cursor *c) { return c->bEof; }
+int wcs_cursor_eof(const wcs_cursor *c) {
+  return c->bEof;
+}
 
 int wcs_cursor_next(wcs_cursor *c) {
   if (c->bEof) return WCS_OK;
@@ -1144,8 +1154,8 @@ int eng_read_latest(wcs_table *pTab, wcs_txn *pTxn, const void *pRow,
     int i;
     for (i = 0; i < c->nCell; i++) {
       const wcs_cell *pc = &c->aCell[i];
-      if (pc->nQual == nQual && (nQual == 0 || memcmp(pc->pQual, pQual,
-                                                      nQual) == 0)) {
+      if (pc->nQual == nQual &&
+          (nQual == 0 || memcmp(pc->pQual, pQual, nQual) == 0)) {
         *pbFound = 1;
         *piTs = pc->iTs;
         pVal->n = 0;

@@ -40,14 +40,14 @@
 
 /* ---- storage keys (cellkey.c) ------------------------------------- */
 
-#define ENG_TID_BYTES 4              /* table id, big-endian */
-#define ENG_FID_BYTES 2              /* family id, big-endian */
-#define ENG_PREFIX_BYTES 6           /* tid + fid: a family's key space */
-#define ENG_TS_BYTES 8               /* inverted timestamp */
-#define ENG_CATALOG_TID 0            /* table id of the catalog */
-#define ENG_CAT_NEXT 'N'             /* catalog: next table id */
-#define ENG_CAT_TABLE 'T'            /* catalog: table record by name */
-#define ENG_CAT_HEAT 'H'             /* catalog: heat counters by tid */
+#define ENG_TID_BYTES            4   /* table id, big-endian */
+#define ENG_FID_BYTES            2   /* family id, big-endian */
+#define ENG_PREFIX_BYTES         6   /* tid + fid: a family's key space */
+#define ENG_TS_BYTES             8   /* inverted timestamp */
+#define ENG_CATALOG_TID          0   /* table id of the catalog */
+#define ENG_CAT_NEXT             'N' /* catalog: next table id */
+#define ENG_CAT_TABLE            'T' /* catalog: table record by name */
+#define ENG_CAT_HEAT             'H' /* catalog: heat counters by tid */
 #define ENG_TABLE_RECORD_VERSION 1   /* first byte of a table record */
 
 /* Append esc(p) (no terminator). */
@@ -57,9 +57,8 @@ int eng_escape_term(wcs_buf *pOut, const void *p, size_t n);
 /* Append the 6-byte family prefix. */
 int eng_put_prefix(wcs_buf *pOut, uint32_t iTid, uint16_t iFid);
 /* Append the full cell key. */
-int eng_cell_key(wcs_buf *pOut, uint32_t iTid, uint16_t iFid,
-                 const void *pRow, size_t nRow, const void *pQual,
-                 size_t nQual, int64_t iTs);
+int eng_cell_key(wcs_buf *pOut, uint32_t iTid, uint16_t iFid, const void *pRow,
+                 size_t nRow, const void *pQual, size_t nQual, int64_t iTs);
 /* Bytes of an escaped, terminated field starting at p: the offset just past
 ** its 00 01 terminator, or 0 if there is none or an escape is malformed. */
 size_t eng_field_len(const uint8_t *p, size_t n);
@@ -71,9 +70,9 @@ int eng_unescape(wcs_buf *pOut, const uint8_t *p, size_t nEsc);
 typedef struct EngKey {
   uint32_t iTid;
   uint16_t iFid;
-  const uint8_t *pRowT;   /* esc(row) 00 01 */
+  const uint8_t *pRowT; /* esc(row) 00 01 */
   size_t nRowT;
-  const uint8_t *pQualT;  /* esc(qual) 00 01 */
+  const uint8_t *pQualT; /* esc(qual) 00 01 */
   size_t nQualT;
   int64_t iTs;
 } EngKey;
@@ -101,13 +100,13 @@ void eng_err_clear(void);
 /* ---- catalog -------------------------------------------------------- */
 
 typedef struct EngFamily {
-  char *zName;            /* family name */
-  uint16_t iFid;          /* family id, unique in the table for all time */
-  int eAgg;               /* WCS_AGG_* */
-  int64_t nMaxVersions;   /* 0 = rule unset */
-  int64_t iMaxAge;        /* micros, 0 = rule unset */
-  int bIntersection;      /* KS_GC_INTERSECTION */
-  int nColumn;            /* declared qualifier columns */
+  char *zName;          /* family name */
+  uint16_t iFid;        /* family id, unique in the table for all time */
+  int eAgg;             /* WCS_AGG_* */
+  int64_t nMaxVersions; /* 0 = rule unset */
+  int64_t iMaxAge;      /* micros, 0 = rule unset */
+  int bIntersection;    /* KS_GC_INTERSECTION */
+  int nColumn;          /* declared qualifier columns */
 } EngFamily;
 
 typedef struct EngStats EngStats;
@@ -118,33 +117,33 @@ typedef struct EngStats EngStats;
 ** def and marks the old one stale; a drop marks it stale and dropped.
 */
 typedef struct EngDef {
-  int nRef;               /* protected by wcs_engine.mu */
-  volatile int bStale;    /* replaced or dropped: writes through it fail */
+  int nRef;            /* protected by wcs_engine.mu */
+  volatile int bStale; /* replaced or dropped: writes through it fail */
   char *zName;
-  uint32_t iTid;          /* >= 1 */
-  uint64_t iVersion;      /* schema version, 1 at create */
-  uint16_t iNextFid;      /* next family id to hand out */
-  char *zSchema;          /* canonical schema text */
+  uint32_t iTid;     /* >= 1 */
+  uint64_t iVersion; /* schema version, 1 at create */
+  uint16_t iNextFid; /* next family id to hand out */
+  char *zSchema;     /* canonical schema text */
   ks_schema *pSchema;
   int nFam;
-  EngFamily *aFam;        /* in schema order */
-  EngStats *pStats;       /* shared by every def of this tid; engine owns */
+  EngFamily *aFam;  /* in schema order */
+  EngStats *pStats; /* shared by every def of this tid; engine owns */
 } EngDef;
 
 struct wcs_engine {
   wcs_db *db;
-  int bOwnDb;             /* opened by wcs_engine_open_path */
-  char *zKey;             /* registry key (open_path), or NULL */
-  int nOpen;              /* registry references */
-  wcs_engine *pNextOpen;  /* registry list */
-  pthread_mutex_t mu;     /* catalog list, def refcounts, stats */
+  int bOwnDb;               /* opened by wcs_engine_open_path */
+  char *zKey;               /* registry key (open_path), or NULL */
+  int nOpen;                /* registry references */
+  wcs_engine *pNextOpen;    /* registry list */
+  pthread_mutex_t mu;       /* catalog list, def refcounts, stats */
   pthread_mutex_t commitMu; /* serializes commits and DDL */
-  pthread_t exclOwner;    /* thread holding commitMu for an exclusive txn */
-  int bExclHeld;          /* commitMu held by an exclusive txn */
-  uint32_t iNextTid;      /* next table id */
+  pthread_t exclOwner;      /* thread holding commitMu for an exclusive txn */
+  int bExclHeld;            /* commitMu held by an exclusive txn */
+  uint32_t iNextTid;        /* next table id */
   int nDef;
-  EngDef **apDef;         /* current defs, sorted by name */
-  EngStats *pStatsList;   /* every table's stats, freed at close */
+  EngDef **apDef;       /* current defs, sorted by name */
+  EngStats *pStatsList; /* every table's stats, freed at close */
   int64_t (*xNow)(void *);
   void *pClockCtx;
   pthread_mutex_t poolMu; /* the idle cursors below */
@@ -165,7 +164,7 @@ void eng_commit_unlock(wcs_engine *pEng, int bLocked);
 
 struct wcs_table {
   wcs_engine *pEng;
-  EngDef *pDef;           /* referenced */
+  EngDef *pDef; /* referenced */
 };
 
 /* ---- limits (catalog.c) --------------------------------------------- */
@@ -177,10 +176,10 @@ int eng_check_ts(int64_t iTs);
 
 /* ---- overlay (overlay.c) -------------------------------------------- */
 
-#define OV_NONE  0  /* entry wiped by a later range delete: no effect */
-#define OV_PUT   1  /* final value */
-#define OV_DEL   2  /* point delete */
-#define OV_MERGE 3  /* aggregate operand folded into the base at commit */
+#define OV_NONE  0 /* entry wiped by a later range delete: no effect */
+#define OV_PUT   1 /* final value */
+#define OV_DEL   2 /* point delete */
+#define OV_MERGE 3 /* aggregate operand folded into the base at commit */
 
 typedef struct OvNode OvNode;
 typedef struct Overlay Overlay;
@@ -224,17 +223,16 @@ int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
 ** Keys and values are borrowed until the next move.
 */
 typedef struct EngView EngView;
-int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
-             Overlay *pOv, const void *pLower, size_t nLower,
-             const void *pUpper, size_t nUpper, const void *pPrefix,
-             size_t nPrefix, int bReverse);
+int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap, Overlay *pOv,
+             const void *pLower, size_t nLower, const void *pUpper,
+             size_t nUpper, const void *pPrefix, size_t nPrefix, int bReverse);
 void view_free(EngView *p);
 /* Make a new store iterator for an existing view (its buffers are kept),
 ** as view_new would. On failure the view has no iterator (view_live 0). */
-int view_reopen(EngView *p, wcs_db *db, const wcs_snapshot *pSnap,
-                Overlay *pOv, const void *pLower, size_t nLower,
-                const void *pUpper, size_t nUpper, const void *pPrefix,
-                size_t nPrefix, int bReverse);
+int view_reopen(EngView *p, wcs_db *db, const wcs_snapshot *pSnap, Overlay *pOv,
+                const void *pLower, size_t nLower, const void *pUpper,
+                size_t nUpper, const void *pPrefix, size_t nPrefix,
+                int bReverse);
 /* Keep the store iterator (its snapshot and bounds) but start over with
 ** another overlay and direction: unpositioned, as after view_new. */
 void view_retarget(EngView *p, Overlay *pOv, int bReverse);
@@ -266,23 +264,23 @@ const uint8_t *view_value(const EngView *p, size_t *pn);
 
 struct wcs_txn {
   wcs_engine *pEng;
-  int flags;              /* WCS_TXN_* */
-  int bLocked;            /* holds commitMu (exclusive) */
-  wcs_snapshot *pSnap;    /* read snapshot, NULL until first read */
-  Overlay *pOv;           /* uncommitted writes, once materialized */
-  int bOvLive;            /* pOv mirrors the log (set by the first read);
-                          ** until then writes only append to the log, so
-                          ** a write-only transaction costs one copy */
-  int bHasMerge;          /* the log holds aggregate merges */
-  wcs_buf log;            /* op log for savepoints (see txn.c) */
-  int nOp;                /* ops in the log */
-  int nSave;              /* savepoints */
-  int *aSaveId;           /* [nSave] SQLite savepoint numbers */
-  size_t *aSaveOff;       /* [nSave] log offsets */
-  int *aSaveOp;           /* [nSave] op counts */
-  int nDef;               /* tables written */
-  EngDef **apDef;         /* referenced; checked for staleness at commit */
-  int nCursor;            /* open cursors on this txn */
+  int flags;           /* WCS_TXN_* */
+  int bLocked;         /* holds commitMu (exclusive) */
+  wcs_snapshot *pSnap; /* read snapshot, NULL until first read */
+  Overlay *pOv;        /* uncommitted writes, once materialized */
+  int bOvLive;         /* pOv mirrors the log (set by the first read);
+                       ** until then writes only append to the log, so
+                       ** a write-only transaction costs one copy */
+  int bHasMerge;       /* the log holds aggregate merges */
+  wcs_buf log;         /* op log for savepoints (see txn.c) */
+  int nOp;             /* ops in the log */
+  int nSave;           /* savepoints */
+  int *aSaveId;        /* [nSave] SQLite savepoint numbers */
+  size_t *aSaveOff;    /* [nSave] log offsets */
+  int *aSaveOp;        /* [nSave] op counts */
+  int nDef;            /* tables written */
+  EngDef **apDef;      /* referenced; checked for staleness at commit */
+  int nCursor;         /* open cursors on this txn */
 };
 
 /* Convert a row key range to bounds over esc(row) 00 01 strings: rows r
@@ -317,8 +315,7 @@ int eng_row_exists(wcs_table *pTab, wcs_txn *pTxn, const void *pRow,
 
 /* GC: is the cell at position iPos (0 = newest) in its column, with
 ** timestamp iTs, expired under family f at time iNow? */
-int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
-                   int64_t iNow);
+int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs, int64_t iNow);
 
 /* ---- stats (stats.c) ------------------------------------------------ */
 int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp);
@@ -333,8 +330,8 @@ int eng_stats_load(wcs_engine *pEng, EngStats *p);
 /* Fold the element (hashed) into the state in pState (replaced). */
 int eng_hll_add(wcs_buf *pState, const void *pElem, size_t nElem);
 /* Merge state B into state A (pOut replaced with the result). */
-int eng_hll_merge(const uint8_t *pA, size_t nA, const uint8_t *pB,
-                  size_t nB, wcs_buf *pOut);
+int eng_hll_merge(const uint8_t *pA, size_t nA, const uint8_t *pB, size_t nB,
+                  wcs_buf *pOut);
 /* An HLL operand that adds one element: a sketch holding only it. */
 int eng_hll_single(const void *pElem, size_t nElem, wcs_buf *pOut);
 

@@ -34,15 +34,15 @@
 #define OV_MAX_LEVEL 20
 
 struct OvNode {
-  int eKind;              /* OV_* */
-  int eAgg;               /* OV_MERGE: WCS_AGG_* */
-  uint8_t *pVal;          /* malloc'd value / operand, or NULL */
+  int eKind;     /* OV_* */
+  int eAgg;      /* OV_MERGE: WCS_AGG_* */
+  uint8_t *pVal; /* malloc'd value / operand, or NULL */
   size_t nVal;
   size_t nKey;
-  uint8_t *pKey;          /* points just past apNext[nLevel-1] */
-  OvNode *pPrev;          /* level-0 predecessor (NULL: first) */
-  int nLevel;             /* 1..OV_MAX_LEVEL */
-  OvNode *apNext[1];      /* [nLevel] successors */
+  uint8_t *pKey;     /* points just past apNext[nLevel-1] */
+  OvNode *pPrev;     /* level-0 predecessor (NULL: first) */
+  int nLevel;        /* 1..OV_MAX_LEVEL */
+  OvNode *apNext[1]; /* [nLevel] successors */
 };
 
 typedef struct OvRange {
@@ -53,16 +53,16 @@ typedef struct OvRange {
 } OvRange;
 
 struct Overlay {
-  OvNode *pHead;          /* sentinel with OV_MAX_LEVEL links */
-  int nLevel;             /* levels in use */
-  uint64_t iRand;         /* xorshift state for node heights */
-  int nEntry;             /* nodes, NONE included */
-  size_t nBytes;          /* approximate bytes held */
-  uint64_t iGen;          /* bumped by ov_clear */
-  uint64_t iMod;          /* bumped by every change */
+  OvNode *pHead;  /* sentinel with OV_MAX_LEVEL links */
+  int nLevel;     /* levels in use */
+  uint64_t iRand; /* xorshift state for node heights */
+  int nEntry;     /* nodes, NONE included */
+  size_t nBytes;  /* approximate bytes held */
+  uint64_t iGen;  /* bumped by ov_clear */
+  uint64_t iMod;  /* bumped by every change */
   int nRange;
   int nRangeAlloc;
-  OvRange *aRange;        /* sorted, disjoint, non-adjacent */
+  OvRange *aRange; /* sorted, disjoint, non-adjacent */
 };
 
 static int keycmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
@@ -95,7 +95,8 @@ void ov_clear(Overlay *p) {
     free(n->pVal);
     free(n);
   }
-  for (i = 0; i < OV_MAX_LEVEL; i++) p->pHead->apNext[i] = NULL;
+  for (i = 0; i < OV_MAX_LEVEL; i++)
+    p->pHead->apNext[i] = NULL;
   for (i = 0; i < p->nRange; i++) {
     free(p->aRange[i].pStart);
     free(p->aRange[i].pEnd);
@@ -116,9 +117,15 @@ void ov_free(Overlay *p) {
   free(p);
 }
 
-uint64_t ov_generation(const Overlay *p) { return p->iGen + p->iMod; }
-int ov_count(const Overlay *p) { return p->nEntry + p->nRange; }
-size_t ov_bytes(const Overlay *p) { return p->nBytes; }
+uint64_t ov_generation(const Overlay *p) {
+  return p->iGen + p->iMod;
+}
+int ov_count(const Overlay *p) {
+  return p->nEntry + p->nRange;
+}
+size_t ov_bytes(const Overlay *p) {
+  return p->nBytes;
+}
 
 /* Fill apPrev[] with, per level, the last node whose key is < k. */
 static void find_prev(const Overlay *p, const uint8_t *k, size_t nk,
@@ -156,8 +163,7 @@ static OvNode *seek_lt(const Overlay *p, const uint8_t *k, size_t nk) {
 }
 
 /* Find or insert the node for key k. */
-static int node_get(Overlay *p, const uint8_t *k, size_t nk,
-                    OvNode **ppNode) {
+static int node_get(Overlay *p, const uint8_t *k, size_t nk, OvNode **ppNode) {
   OvNode *apPrev[OV_MAX_LEVEL];
   OvNode *n;
   int nLevel = 1, i;
@@ -365,7 +371,9 @@ int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
   return WCS_OK;
 }
 
-int ov_range_count(const Overlay *p) { return p->nRange; }
+int ov_range_count(const Overlay *p) {
+  return p->nRange;
+}
 void ov_range_get(const Overlay *p, int i, const uint8_t **ppS, size_t *pnS,
                   const uint8_t **ppE, size_t *pnE) {
   *ppS = p->aRange[i].pStart;
@@ -373,10 +381,18 @@ void ov_range_get(const Overlay *p, int i, const uint8_t **ppS, size_t *pnS,
   *ppE = p->aRange[i].pEnd;
   *pnE = p->aRange[i].nEnd;
 }
-OvNode *ov_first(const Overlay *p) { return p->pHead->apNext[0]; }
-OvNode *ov_next(const OvNode *n) { return n->apNext[0]; }
-int ov_node_kind(const OvNode *n) { return n->eKind; }
-int ov_node_agg(const OvNode *n) { return n->eAgg; }
+OvNode *ov_first(const Overlay *p) {
+  return p->pHead->apNext[0];
+}
+OvNode *ov_next(const OvNode *n) {
+  return n->apNext[0];
+}
+int ov_node_kind(const OvNode *n) {
+  return n->eKind;
+}
+int ov_node_agg(const OvNode *n) {
+  return n->eAgg;
+}
 const uint8_t *ov_node_key(const OvNode *n, size_t *pn) {
   *pn = n->nKey;
   return n->pKey;
@@ -391,26 +407,26 @@ const uint8_t *ov_node_val(const OvNode *n, size_t *pn) {
 ** ================================================================== */
 
 struct EngView {
-  wcs_iter *pIter;        /* the store, within the bounds */
-  Overlay *pOv;           /* may be NULL */
-  uint64_t iGen;          /* overlay change count when last settled */
-  OvNode *pNode;          /* overlay candidate (in bounds) or NULL */
+  wcs_iter *pIter; /* the store, within the bounds */
+  Overlay *pOv;    /* may be NULL */
+  uint64_t iGen;   /* overlay change count when last settled */
+  OvNode *pNode;   /* overlay candidate (in bounds) or NULL */
   int bReverse;
   wcs_buf lower, upper, prefix; /* bounds (n == 0: none) */
-  int bUpper;             /* an upper bound is set */
-  int eCur;               /* 0 invalid; 1 store; 2 overlay; 3 both */
-  const uint8_t *pKey;    /* current key (borrowed from the winner) */
+  int bUpper;                   /* an upper bound is set */
+  int eCur;                     /* 0 invalid; 1 store; 2 overlay; 3 both */
+  const uint8_t *pKey;          /* current key (borrowed from the winner) */
   size_t nKey;
-  const uint8_t *pVal;    /* current value */
+  const uint8_t *pVal; /* current value */
   size_t nVal;
-  wcs_buf merged;         /* folded MERGE value */
-  wcs_buf keyCopy;        /* current key when it is an overlay node's
-                          ** (pOv set, eCur & 2): a rollback may free the
-                          ** node, and view_sync must settle at the key */
-  int bKeyCopy;           /* keyCopy holds the current key; else pKey is
-                          ** the store iterator's, valid until it moves */
-  wcs_buf seekTmp;        /* scratch for view_sync */
-  int rc;                 /* sticky error */
+  wcs_buf merged;  /* folded MERGE value */
+  wcs_buf keyCopy; /* current key when it is an overlay node's
+                   ** (pOv set, eCur & 2): a rollback may free the
+                   ** node, and view_sync must settle at the key */
+  int bKeyCopy;    /* keyCopy holds the current key; else pKey is
+                   ** the store iterator's, valid until it moves */
+  wcs_buf seekTmp; /* scratch for view_sync */
+  int rc;          /* sticky error */
 };
 
 static int in_bounds(const EngView *v, const uint8_t *k, size_t nk) {
@@ -430,15 +446,14 @@ static void node_check(EngView *v) {
     ** node below the lower bound (forward) may precede in-bound ones. */
     if (!v->bReverse) {
       if (v->lower.n &&
-          keycmp(v->pNode->pKey, v->pNode->nKey, v->lower.a, v->lower.n) <
-              0) {
+          keycmp(v->pNode->pKey, v->pNode->nKey, v->lower.a, v->lower.n) < 0) {
         v->pNode = seek_ge(v->pOv, v->lower.a, v->lower.n);
         if (v->pNode && in_bounds(v, v->pNode->pKey, v->pNode->nKey)) return;
       }
       v->pNode = NULL;
     } else {
-      if (v->bUpper && keycmp(v->pNode->pKey, v->pNode->nKey, v->upper.a,
-                              v->upper.n) >= 0) {
+      if (v->bUpper &&
+          keycmp(v->pNode->pKey, v->pNode->nKey, v->upper.a, v->upper.n) >= 0) {
         v->pNode = seek_lt(v->pOv, v->upper.a, v->upper.n);
         if (v->pNode && in_bounds(v, v->pNode->pKey, v->pNode->nKey)) return;
       }
@@ -475,8 +490,10 @@ static int settle(EngView *v) {
     const uint8_t *sk = NULL;
     size_t nsk = 0;
     int c;
-    if (wcs_iter_valid(v->pIter)) sk = wcs_iter_key(v->pIter, &nsk);
-    else if (wcs_iter_status(v->pIter)) return wcs_iter_status(v->pIter);
+    if (wcs_iter_valid(v->pIter))
+      sk = wcs_iter_key(v->pIter, &nsk);
+    else if (wcs_iter_status(v->pIter))
+      return wcs_iter_status(v->pIter);
     if (sk == NULL && v->pNode == NULL) {
       v->eCur = 0;
       return WCS_OK;
@@ -523,8 +540,7 @@ static int settle(EngView *v) {
       } else {
         int rc;
         if (bBoth) pBase = wcs_iter_value(v->pIter, &nBase);
-        rc = eng_agg_fold(n->eAgg, pBase, nBase, n->pVal, n->nVal,
-                          &v->merged);
+        rc = eng_agg_fold(n->eAgg, pBase, nBase, n->pVal, n->nVal, &v->merged);
         if (rc) return rc;
         v->pVal = v->merged.a;
         v->nVal = v->merged.n;
@@ -552,7 +568,8 @@ static int view_make(EngView *v, wcs_db *db, const wcs_snapshot *pSnap,
     rc = wcs_buf_append(&v->upper, pUpper, nUpper);
     v->bUpper = 1;
   }
-  if (rc == WCS_OK && pPrefix) rc = wcs_buf_append(&v->prefix, pPrefix, nPrefix);
+  if (rc == WCS_OK && pPrefix)
+    rc = wcs_buf_append(&v->prefix, pPrefix, nPrefix);
   memset(&o, 0, sizeof(o));
   o.pSnap = pSnap;
   o.pLower = v->lower.n ? v->lower.a : NULL;
@@ -565,10 +582,9 @@ static int view_make(EngView *v, wcs_db *db, const wcs_snapshot *pSnap,
   return rc;
 }
 
-int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
-             Overlay *pOv, const void *pLower, size_t nLower,
-             const void *pUpper, size_t nUpper, const void *pPrefix,
-             size_t nPrefix, int bReverse) {
+int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap, Overlay *pOv,
+             const void *pLower, size_t nLower, const void *pUpper,
+             size_t nUpper, const void *pPrefix, size_t nPrefix, int bReverse) {
   EngView *v = calloc(1, sizeof(*v));
   int rc;
   *pp = NULL;
@@ -583,12 +599,12 @@ int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap,
   return WCS_OK;
 }
 
-int view_reopen(EngView *v, wcs_db *db, const wcs_snapshot *pSnap,
-                Overlay *pOv, const void *pLower, size_t nLower,
-                const void *pUpper, size_t nUpper, const void *pPrefix,
-                size_t nPrefix, int bReverse) {
-  int rc = view_make(v, db, pSnap, pOv, pLower, nLower, pUpper, nUpper,
-                     pPrefix, nPrefix, bReverse);
+int view_reopen(EngView *v, wcs_db *db, const wcs_snapshot *pSnap, Overlay *pOv,
+                const void *pLower, size_t nLower, const void *pUpper,
+                size_t nUpper, const void *pPrefix, size_t nPrefix,
+                int bReverse) {
+  int rc = view_make(v, db, pSnap, pOv, pLower, nLower, pUpper, nUpper, pPrefix,
+                     nPrefix, bReverse);
   if (rc != WCS_OK) view_release(v);
   return rc;
 }
@@ -615,7 +631,9 @@ void view_release(EngView *v) {
   v->pOv = NULL;
 }
 
-int view_live(const EngView *v) { return v->pIter != NULL; }
+int view_live(const EngView *v) {
+  return v->pIter != NULL;
+}
 
 int view_within(const EngView *v, const void *pLower, size_t nLower,
                 const void *pUpper, size_t nUpper, const void *pPrefix,
@@ -625,12 +643,12 @@ int view_within(const EngView *v, const void *pLower, size_t nLower,
       (nPrefix && memcmp(v->prefix.a, pPrefix, nPrefix) != 0)) {
     return 0;
   }
-  if (v->lower.n && (pLower == NULL || keycmp(v->lower.a, v->lower.n,
-                                              pLower, nLower) > 0)) {
+  if (v->lower.n &&
+      (pLower == NULL || keycmp(v->lower.a, v->lower.n, pLower, nLower) > 0)) {
     return 0;
   }
-  if (v->bUpper && (pUpper == NULL || keycmp(pUpper, nUpper, v->upper.a,
-                                             v->upper.n) > 0)) {
+  if (v->bUpper &&
+      (pUpper == NULL || keycmp(pUpper, nUpper, v->upper.a, v->upper.n) > 0)) {
     return 0;
   }
   return 1;
@@ -667,8 +685,10 @@ static void node_seek(EngView *v, const uint8_t *k, size_t nk) {
 int view_seek(EngView *v, const void *pKey, size_t nKey) {
   int rc;
   if (!v->bReverse) {
-    if (pKey) rc = wcs_iter_seek(v->pIter, pKey, nKey);
-    else rc = wcs_iter_first(v->pIter);
+    if (pKey)
+      rc = wcs_iter_seek(v->pIter, pKey, nKey);
+    else
+      rc = wcs_iter_first(v->pIter);
   } else if (pKey == NULL) {
     rc = wcs_iter_last(v->pIter);
   } else {
@@ -713,7 +733,9 @@ int view_step(EngView *v) {
   return rc;
 }
 
-int view_valid(const EngView *v) { return v->eCur != 0; }
+int view_valid(const EngView *v) {
+  return v->eCur != 0;
+}
 const uint8_t *view_key(const EngView *v, size_t *pn) {
   *pn = v->nKey;
   return v->pKey;

@@ -32,26 +32,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ENG_KPR_TTL 30000000         /* micros a keys-per-row sample lives */
-#define ENG_KPR_SAMPLE 4096          /* keys read to measure keys per row */
-#define ENG_EXACT_ROWS 4096          /* count exactly below this many keys */
-#define ENG_PREFIX_PROBES 256        /* prefixes walked by the estimate */
-#define ENG_HEAT_SLOTS 60
+#define ENG_KPR_TTL          30000000 /* micros a keys-per-row sample lives */
+#define ENG_KPR_SAMPLE       4096     /* keys read to measure keys per row */
+#define ENG_EXACT_ROWS       4096     /* count exactly below this many keys */
+#define ENG_PREFIX_PROBES    256      /* prefixes walked by the estimate */
+#define ENG_HEAT_SLOTS       60
 #define ENG_HEAT_SLOT_MICROS 60000000 /* one minute */
-#define ENG_HEAT_BUCKETS 32
-#define ENG_HEAT_RESERVOIR 256
-#define ENG_HEAT_KEY_MAX 32          /* bytes kept of a boundary key */
-#define ENG_HEAT_SEED_TTL 600000000  /* micros bounds taken from the table's
-                                     ** keys are kept before a recompute */
-#define ENG_HEAT_SEED_SCAN 65536     /* keys scanned for a small table */
-#define ENG_HEAT_SEED_BYTES 1048576  /* files holding less than this much of
-                                     ** a table: scan it (metadata counts
-                                     ** whole blocks, too coarse) */
-#define ENG_HEAT_SEED_STEPS 64       /* bisection steps per boundary */
+#define ENG_HEAT_BUCKETS     32
+#define ENG_HEAT_RESERVOIR   256
+#define ENG_HEAT_KEY_MAX     32 /* bytes kept of a boundary key */
+#define ENG_HEAT_SEED_TTL                                                      \
+  600000000                      /* micros bounds taken from the table's       \
+                                 ** keys are kept before a recompute */
+#define ENG_HEAT_SEED_SCAN 65536 /* keys scanned for a small table */
+#define ENG_HEAT_SEED_BYTES                                                    \
+  1048576                      /* files holding less than this much of         \
+                               ** a table: scan it (metadata counts            \
+                               ** whole blocks, too coarse) */
+#define ENG_HEAT_SEED_STEPS 64 /* bisection steps per boundary */
 
 typedef struct HeatSlot {
-  int64_t iStart;                    /* slot start, micros */
-  int nBound;                        /* <= ENG_HEAT_BUCKETS-1 */
+  int64_t iStart; /* slot start, micros */
+  int nBound;     /* <= ENG_HEAT_BUCKETS-1 */
   uint8_t aBound[ENG_HEAT_BUCKETS - 1][ENG_HEAT_KEY_MAX];
   uint8_t anBound[ENG_HEAT_BUCKETS - 1];
   uint64_t aRead[ENG_HEAT_BUCKETS];
@@ -59,7 +61,7 @@ typedef struct HeatSlot {
 } HeatSlot;
 
 struct EngStats {
-  EngStats *pNext;                   /* engine list; must be first */
+  EngStats *pNext; /* engine list; must be first */
   uint32_t iTid;
   pthread_mutex_t mu;
   /* keys per row cache, per family id */
@@ -68,21 +70,21 @@ struct EngStats {
   double *aKpr;
   int64_t *aKprTime;
   /* heat */
-  int nSlot;                         /* slots used, <= ENG_HEAT_SLOTS */
-  int iCur;                          /* ring index of the newest slot */
-  HeatSlot *aSlot;                   /* [ENG_HEAT_SLOTS], lazily */
-  int nRes;                          /* reservoir keys held */
-  uint64_t nSeen;                    /* keys offered to the reservoir */
+  int nSlot;       /* slots used, <= ENG_HEAT_SLOTS */
+  int iCur;        /* ring index of the newest slot */
+  HeatSlot *aSlot; /* [ENG_HEAT_SLOTS], lazily */
+  int nRes;        /* reservoir keys held */
+  uint64_t nSeen;  /* keys offered to the reservoir */
   uint8_t aRes[ENG_HEAT_RESERVOIR][ENG_HEAT_KEY_MAX];
   uint8_t anRes[ENG_HEAT_RESERVOIR];
   uint64_t iRand;
   /* bounds from the table's own keys, for a slot that starts with an
   ** empty reservoir (a fresh process, an idle minute): see heat_seed() */
-  int nSeed;                         /* <= ENG_HEAT_BUCKETS-1, increasing */
+  int nSeed; /* <= ENG_HEAT_BUCKETS-1, increasing */
   uint8_t aSeed[ENG_HEAT_BUCKETS - 1][ENG_HEAT_KEY_MAX];
   uint8_t anSeed[ENG_HEAT_BUCKETS - 1];
-  int64_t iSeedTime;                 /* engine clock when made; 0 never */
-  int bSeeding;                      /* a thread is making them */
+  int64_t iSeedTime; /* engine clock when made; 0 never */
+  int bSeeding;      /* a thread is making them */
 };
 
 int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp) {
@@ -156,8 +158,8 @@ static void heat_roll(EngStats *s, int64_t iStart) {
     h->nBound = s->nSeed;
   } else if (s->nRes >= 2) {
     /* sort a copy of the reservoir (length-prefixed) and take quantiles */
-    uint8_t (*a)[ENG_HEAT_KEY_MAX + 1] = malloc((size_t)s->nRes *
-                                                (ENG_HEAT_KEY_MAX + 1));
+    uint8_t(*a)[ENG_HEAT_KEY_MAX + 1] =
+        malloc((size_t)s->nRes * (ENG_HEAT_KEY_MAX + 1));
     if (a) {
       int i, nB = ENG_HEAT_BUCKETS - 1;
       for (i = 0; i < s->nRes; i++) {
@@ -168,9 +170,8 @@ static void heat_roll(EngStats *s, int64_t iStart) {
       if (nB > s->nRes - 1) nB = s->nRes - 1;
       for (i = 0; i < nB; i++) {
         int j = (int)((int64_t)(i + 1) * s->nRes / (nB + 1));
-        if (h->nBound > 0 &&
-            keycmp(&a[j][1], a[j][0], h->aBound[h->nBound - 1],
-                   h->anBound[h->nBound - 1]) <= 0) {
+        if (h->nBound > 0 && keycmp(&a[j][1], a[j][0], h->aBound[h->nBound - 1],
+                                    h->anBound[h->nBound - 1]) <= 0) {
           continue; /* keep bounds strictly increasing */
         }
         memcpy(h->aBound[h->nBound], &a[j][1], a[j][0]);
@@ -199,7 +200,7 @@ static void heat_roll(EngStats *s, int64_t iStart) {
 ** steps through its rows. Errors only mean no bounds.
 */
 typedef struct HeatSeed {
-  int n;                             /* bounds found, increasing */
+  int n; /* bounds found, increasing */
   uint8_t aKey[ENG_HEAT_BUCKETS - 1][ENG_HEAT_KEY_MAX];
   uint8_t anKey[ENG_HEAT_BUCKETS - 1];
 } HeatSeed;
@@ -214,8 +215,8 @@ static void seed_add(HeatSeed *p, const uint8_t *k, size_t nk, wcs_buf *tmp) {
   tmp->n = 0;
   if (eng_unescape(tmp, k + ENG_PREFIX_BYTES, nr - 2) != WCS_OK) return;
   if (tmp->n > ENG_HEAT_KEY_MAX) tmp->n = ENG_HEAT_KEY_MAX;
-  if (p->n > 0 && keycmp(tmp->a, tmp->n, p->aKey[p->n - 1],
-                         p->anKey[p->n - 1]) <= 0) {
+  if (p->n > 0 &&
+      keycmp(tmp->a, tmp->n, p->aKey[p->n - 1], p->anKey[p->n - 1]) <= 0) {
     return;
   }
   memcpy(p->aKey[p->n], tmp->a, tmp->n);
@@ -250,7 +251,8 @@ static int seed_ends(wcs_db *db, const wcs_buf *lo, const wcs_buf *hi,
 static uint64_t seed_num(const uint8_t *p, size_t n, size_t iFrom) {
   uint64_t x = 0;
   size_t i;
-  for (i = 0; i < 8; i++) x = x << 8 | (iFrom + i < n ? p[iFrom + i] : 0);
+  for (i = 0; i < 8; i++)
+    x = x << 8 | (iFrom + i < n ? p[iFrom + i] : 0);
   return x;
 }
 
@@ -281,7 +283,8 @@ static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
                ? eng_put_prefix(&hi, d->iTid + 1, 0)
                : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
     }
-    if (rc == WCS_OK) rc = wcs_db_approximate(db, lo.a, lo.n, hi.a, hi.n, &nb, NULL);
+    if (rc == WCS_OK)
+      rc = wcs_db_approximate(db, lo.a, lo.n, hi.a, hi.n, &nb, NULL);
     if (rc == WCS_OK && (iBest < 0 || nb > nBest)) {
       iBest = i;
       nBest = nb;
@@ -350,7 +353,7 @@ static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
   } else if (rc == WCS_OK && d->nFam > 0) {
     /* nothing in files: scan the rows, up to ENG_HEAT_SEED_SCAN keys */
     int j, nKeys = 0, nRows = 0;
-    wcs_buf rows = {0};     /* escaped rows, each as (varint n, bytes) */
+    wcs_buf rows = {0}; /* escaped rows, each as (varint n, bytes) */
     for (j = 0; rc == WCS_OK && j < d->nFam && nRows == 0; j++) {
       const EngFamily *f = &d->aFam[j];
       lo.n = hi.n = 0;
@@ -425,8 +428,8 @@ void eng_stats_count(wcs_engine *pEng, const EngDef *pDef, int bWrite,
   iNow = eng_now(pEng);
   iStart = iNow - iNow % ENG_HEAT_SLOT_MICROS;
   pthread_mutex_lock(&s->mu);
-  if ((s->aSlot == NULL || s->aSlot[s->iCur].iStart != iStart) &&
-      s->nRes < 2 && !s->bSeeding &&
+  if ((s->aSlot == NULL || s->aSlot[s->iCur].iStart != iStart) && s->nRes < 2 &&
+      !s->bSeeding &&
       (s->iSeedTime == 0 || iNow - s->iSeedTime >= ENG_HEAT_SEED_TTL)) {
     /* the new slot has no keys to take bounds from: take them from the
     ** table (outside the lock: it reads the store) */
@@ -453,11 +456,15 @@ void eng_stats_count(wcs_engine *pEng, const EngDef *pDef, int bWrite,
   hi = h->nBound;
   while (lo < hi) { /* first bound > key: the bucket index */
     int mid = (lo + hi) / 2;
-    if (keycmp(h->aBound[mid], h->anBound[mid], pRow, nKey) <= 0) lo = mid + 1;
-    else hi = mid;
+    if (keycmp(h->aBound[mid], h->anBound[mid], pRow, nKey) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  if (bWrite) h->aWrite[lo] += n;
-  else h->aRead[lo] += n;
+  if (bWrite)
+    h->aWrite[lo] += n;
+  else
+    h->aRead[lo] += n;
   /* reservoir sample of keys seen, for the next slot's bounds */
   s->nSeen++;
   {
@@ -547,8 +554,14 @@ void wcs_heatmap_free(wcs_heatmap *m) {
 }
 
 static void heat_key(wcs_buf *k, uint32_t iTid) {
-  uint8_t a[9] = {0, 0, 0, 0, ENG_CAT_HEAT, (uint8_t)(iTid >> 24),
-                  (uint8_t)(iTid >> 16), (uint8_t)(iTid >> 8),
+  uint8_t a[9] = {0,
+                  0,
+                  0,
+                  0,
+                  ENG_CAT_HEAT,
+                  (uint8_t)(iTid >> 24),
+                  (uint8_t)(iTid >> 16),
+                  (uint8_t)(iTid >> 8),
                   (uint8_t)iTid};
   k->n = 0;
   wcs_buf_append(k, a, sizeof(a));
@@ -563,7 +576,8 @@ int wcs_engine_heat_save(wcs_engine *pEng) {
   for (s = pEng->pStatsList; rc == WCS_OK && s; s = s->pNext) {
     int i, b;
     int bLive = 0;
-    for (i = 0; i < pEng->nDef; i++) bLive |= pEng->apDef[i]->iTid == s->iTid;
+    for (i = 0; i < pEng->nDef; i++)
+      bLive |= pEng->apDef[i]->iTid == s->iTid;
     if (!bLive || s->aSlot == NULL) continue;
     pthread_mutex_lock(&s->mu);
     v.n = 0;
@@ -695,16 +709,16 @@ static int keys_per_row(wcs_table *pTab, const EngFamily *f, double *pKpr) {
              : eng_put_prefix(&hi, pTab->pDef->iTid, (uint16_t)(f->iFid + 1));
   }
   if (rc == WCS_OK) {
-    rc = view_new(&v, pTab->pEng->db, NULL, NULL, lo.a, lo.n, hi.a, hi.n,
-                  NULL, 0, 0);
+    rc = view_new(&v, pTab->pEng->db, NULL, NULL, lo.a, lo.n, hi.a, hi.n, NULL,
+                  0, 0);
   }
   if (rc == WCS_OK) rc = view_seek(v, NULL, 0);
   while (rc == WCS_OK && view_valid(v) && nKeys < ENG_KPR_SAMPLE) {
     size_t nk, nr;
     const uint8_t *k = view_key(v, &nk);
-    nr = nk > ENG_PREFIX_BYTES ? eng_field_len(k + ENG_PREFIX_BYTES,
-                                               nk - ENG_PREFIX_BYTES)
-                               : 0;
+    nr = nk > ENG_PREFIX_BYTES
+             ? eng_field_len(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES)
+             : 0;
     if (nr == 0 || last.n != nr || memcmp(last.a, k + ENG_PREFIX_BYTES, nr)) {
       nRows++;
       last.n = 0;
@@ -744,8 +758,8 @@ static int keys_per_row(wcs_table *pTab, const EngFamily *f, double *pKpr) {
 }
 
 /* Count rows exactly, up to nMax (then *pnRows = nMax and *pbMore). */
-static int count_rows(wcs_table *pTab, const wcs_key_range *aRange,
-                      int nRange, uint64_t nMax, uint64_t *pnRows) {
+static int count_rows(wcs_table *pTab, const wcs_key_range *aRange, int nRange,
+                      uint64_t nMax, uint64_t *pnRows) {
   wcs_read_options o;
   wcs_cursor *c = NULL;
   uint64_t n = 0;
@@ -847,8 +861,7 @@ int wcs_table_approximate(wcs_table *pTab, uint64_t *pnBytes,
     if (rc == WCS_NOMEM) {
       eng_err(rc, "out of memory");
     } else if (rc == WCS_OK) {
-      rc = wcs_db_approximate(pTab->pEng->db, lo.a, lo.n, hi.a, hi.n, &nb,
-                              &nk);
+      rc = wcs_db_approximate(pTab->pEng->db, lo.a, lo.n, hi.a, hi.n, &nb, &nk);
       if (rc) eng_err_db(pTab->pEng->db, rc, "sizing a table");
     }
     nBytes += nb;
@@ -866,11 +879,11 @@ typedef struct PrefixWalk {
   int nField;
   uint64_t nDistinct;
   uint64_t nMax;
-  wcs_buf seek;           /* the successor we asked to seek to */
+  wcs_buf seek; /* the successor we asked to seek to */
   wcs_buf scratch;
-  wcs_buf last;           /* last prefix seen */
+  wcs_buf last; /* last prefix seen */
   ks_value *aVal;
-  int bStopped;           /* hit nMax */
+  int bStopped; /* hit nMax */
 } PrefixWalk;
 
 static int prefix_filter(void *pCtx, const void *pRow, size_t nRow,
@@ -888,8 +901,8 @@ static int prefix_filter(void *pCtx, const void *pRow, size_t nRow,
     wcs_buf_append(&pre, pRow, n);
   } else {
     char *zErr = NULL;
-    int rc = ks_key_decode(w->pSchema, pRow, (int)nRow, w->aVal, &w->scratch,
-                           &zErr);
+    int rc =
+        ks_key_decode(w->pSchema, pRow, (int)nRow, w->aVal, &w->scratch, &zErr);
     if (rc == WCS_OK) {
       rc = ks_key_prefix(w->pSchema, w->aVal, w->nField, &pre, &zErr);
     }
@@ -919,8 +932,8 @@ int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
   int rc;
   *pnDistinct = 0;
   if (nField < 1 || (pSchema->nField > 0 && nField > pSchema->nField)) {
-    return eng_err(WCS_RANGE, "key field depth %d out of range 1..%d",
-                   nField, pSchema->nField);
+    return eng_err(WCS_RANGE, "key field depth %d out of range 1..%d", nField,
+                   pSchema->nField);
   }
   if (pSchema->nField > 0 && nField == pSchema->nField) {
     return wcs_table_estimate_rows(pTab, NULL, 0, pnDistinct);
@@ -936,7 +949,8 @@ int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
   o.xRowFilter = prefix_filter;
   o.pFilterCtx = &w;
   rc = wcs_cursor_open(&c, pTab, NULL, &o);
-  while (rc == WCS_OK && !wcs_cursor_eof(c)) rc = wcs_cursor_next(c);
+  while (rc == WCS_OK && !wcs_cursor_eof(c))
+    rc = wcs_cursor_next(c);
   wcs_cursor_close(c);
   if (rc == WCS_OK) {
     if (!w.bStopped) {
@@ -952,10 +966,9 @@ int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
       if (rc == WCS_OK) rc = wcs_table_estimate_rows(pTab, &r, 1, &nPart);
       if (rc == WCS_OK) {
         if (nPart == 0) nPart = 1;
-        *pnDistinct = nAll > nPart
-                          ? (uint64_t)((double)(w.nDistinct - 1) *
-                                       (double)nAll / (double)nPart)
-                          : w.nDistinct;
+        *pnDistinct = nAll > nPart ? (uint64_t)((double)(w.nDistinct - 1) *
+                                                (double)nAll / (double)nPart)
+                                   : w.nDistinct;
         if (*pnDistinct < w.nDistinct) *pnDistinct = w.nDistinct;
       }
     }
@@ -985,8 +998,7 @@ static int gc_family(wcs_engine *pEng, const EngDef *d, const EngFamily *f,
   }
   if (rc == WCS_OK) rc = wcs_batch_new(&pBatch);
   if (rc == WCS_OK) {
-    rc = view_new(&v, pEng->db, NULL, NULL, lo.a, lo.n, hi.a, hi.n, NULL, 0,
-                  0);
+    rc = view_new(&v, pEng->db, NULL, NULL, lo.a, lo.n, hi.a, hi.n, NULL, 0, 0);
   }
   if (rc == WCS_OK) rc = view_seek(v, NULL, 0);
   while (rc == WCS_OK && view_valid(v)) {
@@ -1042,7 +1054,8 @@ int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
   if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
   if (zTable) {
     int bFound = 0;
-    for (i = 0; i < n; i++) bFound |= strcmp(a[i]->zName, zTable) == 0;
+    for (i = 0; i < n; i++)
+      bFound |= strcmp(a[i]->zName, zTable) == 0;
     if (!bFound) rc = eng_err(WCS_ERROR, "no such table: %s", zTable);
   }
   for (i = 0; rc == WCS_OK && i < n; i++) {
@@ -1070,7 +1083,8 @@ int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
       wcs_buf_free(&e);
     }
   }
-  for (i = 0; i < n; i++) eng_def_unref(pEng, a[i]);
+  for (i = 0; i < n; i++)
+    eng_def_unref(pEng, a[i]);
   free(a);
   return rc;
 }

@@ -76,9 +76,11 @@ static char *dump(wcs_table *t, wcs_txn *x, const wcs_read_options *o) {
     const wcs_cell *a = wcs_cursor_cells(c, &nCell);
     char *zRow = wcs_escape(pRow, nRow, 200);
     size_t need = strlen(zRow) + 8;
-    for (i = 0; i < nCell; i++) need += strlen(a[i].zFamily) + a[i].nQual + a[i].nVal * 4 + 40;
+    for (i = 0; i < nCell; i++)
+      need += strlen(a[i].zFamily) + a[i].nQual + a[i].nVal * 4 + 40;
     if (nOut + need >= nAlloc) {
-      while (nOut + need >= nAlloc) nAlloc *= 2;
+      while (nOut + need >= nAlloc)
+        nAlloc *= 2;
       z = realloc(z, nAlloc);
     }
     nOut += (size_t)sprintf(z + nOut, "%s%s:", nOut ? " " : "", zRow);
@@ -99,12 +101,12 @@ static char *dump(wcs_table *t, wcs_txn *x, const wcs_read_options *o) {
   return z;
 }
 
-#define CHECK_DUMP(t, x, o, want)                                         \
-  do {                                                                    \
-    char *zGot_ = dump(t, x, o);                                          \
-    ck_assert_msg(strcmp(zGot_, want) == 0, "got  [%s]\nwant [%s]", zGot_, \
-                  want);                                                  \
-    free(zGot_);                                                          \
+#define CHECK_DUMP(t, x, o, want)                                              \
+  do {                                                                         \
+    char *zGot_ = dump(t, x, o);                                               \
+    ck_assert_msg(strcmp(zGot_, want) == 0, "got  [%s]\nwant [%s]", zGot_,     \
+                  want);                                                       \
+    free(zGot_);                                                               \
   } while (0)
 
 static wcs_read_options ro(void) {
@@ -203,8 +205,9 @@ START_TEST(test_catalog_persists_across_reopen) {
   setc(e, t, "r1", "a", "q", 6, "v2");
   setc(e, t, "r1", "b", "q", 5, "w");
   wcs_table_close(t);
-  ck_assert_int_eq(wcs_table_alter(e, "t1", "FAMILY a MAX VERSIONS 1, "
-                                            "FAMILY b, FAMILY c"),
+  ck_assert_int_eq(wcs_table_alter(e, "t1",
+                                   "FAMILY a MAX VERSIONS 1, "
+                                   "FAMILY b, FAMILY c"),
                    WCS_OK);
   ck_assert_int_eq(wcs_table_create(e, "t2", "FAMILY z", NULL), WCS_OK);
   ck_assert_int_eq(wcs_table_drop(e, "t2"), WCS_OK);
@@ -287,8 +290,9 @@ START_TEST(test_alter_adds_family_changes_gc_and_drops_family) {
   setc(e, t, "r", "c", "q", 1, "c1");
   CHECK_DUMP(t, NULL, &o, "r: a.q@2=a2 c.q@1=c1;");
   /* re-adding b does not bring its old data back */
-  ck_assert_int_eq(wcs_table_alter(e, "t", "FAMILY a MAX VERSIONS 1, "
-                                           "FAMILY c, FAMILY b"),
+  ck_assert_int_eq(wcs_table_alter(e, "t",
+                                   "FAMILY a MAX VERSIONS 1, "
+                                   "FAMILY c, FAMILY b"),
                    WCS_OK);
   wcs_table_close(t);
   wcs_table_open(e, "t", &t);
@@ -300,15 +304,18 @@ END_TEST
 
 START_TEST(test_alter_rejects_key_and_aggregate_change) {
   wcs_engine *e = open_mem();
-  ck_assert_int_eq(wcs_table_create(e, "t", "KEY (a STRING, b STRING), "
-                                            "FAMILY n AGGREGATE SUM",
+  ck_assert_int_eq(wcs_table_create(e, "t",
+                                    "KEY (a STRING, b STRING), "
+                                    "FAMILY n AGGREGATE SUM",
                                     NULL),
                    WCS_OK);
-  ck_assert_int_eq(wcs_table_alter(e, "t", "KEY (a STRING), FAMILY n "
-                                           "AGGREGATE SUM"),
+  ck_assert_int_eq(wcs_table_alter(e, "t",
+                                   "KEY (a STRING), FAMILY n "
+                                   "AGGREGATE SUM"),
                    WCS_SCHEMA);
-  ck_assert_int_eq(wcs_table_alter(e, "t", "KEY (a STRING, b STRING), "
-                                           "FAMILY n AGGREGATE MAX"),
+  ck_assert_int_eq(wcs_table_alter(e, "t",
+                                   "KEY (a STRING, b STRING), "
+                                   "FAMILY n AGGREGATE MAX"),
                    WCS_SCHEMA);
   ck_assert_int_eq(wcs_table_alter(e, "nope", "FAMILY f"), WCS_ERROR);
   wcs_engine_close(e);
@@ -346,11 +353,13 @@ START_TEST(test_cells_newest_first_grouped_by_family) {
   setc(e, t, "r1", "a", "w", 2, "w2");
   setc(e, t, "r1", "a", "x", 3, "x3b"); /* same timestamp overwrites */
   setc(e, t, "r0", "b", "", 7, "empty-qual");
-  CHECK_DUMP(t, NULL, &o, "r0: b.@7=empty-qual; r1: a.w@2=w2 a.x@3=x3b "
-                          "a.x@1=x1 b.y@1=b1;");
+  CHECK_DUMP(t, NULL, &o,
+             "r0: b.@7=empty-qual; r1: a.w@2=w2 a.x@3=x3b "
+             "a.x@1=x1 b.y@1=b1;");
   o.nVersions = 1;
-  CHECK_DUMP(t, NULL, &o, "r0: b.@7=empty-qual; r1: a.w@2=w2 a.x@3=x3b "
-                          "b.y@1=b1;");
+  CHECK_DUMP(t, NULL, &o,
+             "r0: b.@7=empty-qual; r1: a.w@2=w2 a.x@3=x3b "
+             "b.y@1=b1;");
   wcs_table_close(t);
   wcs_engine_close(e);
 }
@@ -411,15 +420,25 @@ START_TEST(test_ranges_are_unioned_sorted_and_bounded) {
   wcs_key_range r[3];
   const char *az[] = {"a", "b", "c", "d", "e", "f", "g"};
   int i;
-  for (i = 0; i < 7; i++) setc(e, t, az[i], "a", "q", 1, "v");
+  for (i = 0; i < 7; i++)
+    setc(e, t, az[i], "a", "q", 1, "v");
   o.nVersions = 1;
   memset(r, 0, sizeof(r));
   /* [e, g) , [b, c] , (a, c) : union is b, c, e, f */
-  r[0].pStart = "e"; r[0].nStart = 1; r[0].pEnd = "g"; r[0].nEnd = 1;
-  r[1].pStart = "b"; r[1].nStart = 1; r[1].pEnd = "c"; r[1].nEnd = 1;
+  r[0].pStart = "e";
+  r[0].nStart = 1;
+  r[0].pEnd = "g";
+  r[0].nEnd = 1;
+  r[1].pStart = "b";
+  r[1].nStart = 1;
+  r[1].pEnd = "c";
+  r[1].nEnd = 1;
   r[1].bEndIncl = 1;
-  r[2].pStart = "a"; r[2].nStart = 1; r[2].bStartExcl = 1;
-  r[2].pEnd = "c"; r[2].nEnd = 1;
+  r[2].pStart = "a";
+  r[2].nStart = 1;
+  r[2].bStartExcl = 1;
+  r[2].pEnd = "c";
+  r[2].nEnd = 1;
   o.aRange = r;
   o.nRange = 3;
   CHECK_DUMP(t, NULL, &o, "b: a.q@1=v; c: a.q@1=v; e: a.q@1=v; f: a.q@1=v;");
@@ -431,17 +450,21 @@ START_TEST(test_ranges_are_unioned_sorted_and_bounded) {
   CHECK_DUMP(t, NULL, &o, "b: a.q@1=v; c: a.q@1=v; e: a.q@1=v;");
   /* open-ended */
   memset(r, 0, sizeof(r));
-  r[0].pStart = "f"; r[0].nStart = 1;
+  r[0].pStart = "f";
+  r[0].nStart = 1;
   o.nRange = 1;
   o.nRowLimit = 0;
   CHECK_DUMP(t, NULL, &o, "f: a.q@1=v; g: a.q@1=v;");
   memset(r, 0, sizeof(r));
-  r[0].pEnd = "b"; r[0].nEnd = 1;
+  r[0].pEnd = "b";
+  r[0].nEnd = 1;
   o.bReverse = 1;
   CHECK_DUMP(t, NULL, &o, "a: a.q@1=v;");
   /* an empty range */
-  r[0].pStart = "d"; r[0].nStart = 1;
-  r[0].pEnd = "c"; r[0].nEnd = 1;
+  r[0].pStart = "d";
+  r[0].nStart = 1;
+  r[0].pEnd = "c";
+  r[0].nEnd = 1;
   CHECK_DUMP(t, NULL, &o, "");
   wcs_table_close(t);
   wcs_engine_close(e);
@@ -457,31 +480,35 @@ START_TEST(test_row_keys_with_zero_and_ff_bytes_sort_as_bytes) {
   static const struct {
     const char *p;
     size_t n;
-  } k[] = {{"a\xff", 2}, {"a\0\1", 3}, {"b", 1}, {"a", 1},
-           {"a\0\0", 3}, {"a\1", 2}, {"a\0", 2}};
+  } k[] = {{"a\xff", 2}, {"a\0\1", 3}, {"b", 1},  {"a", 1},
+           {"a\0\0", 3}, {"a\1", 2},   {"a\0", 2}};
   int i;
   wcs_txn_begin(e, 0, &x);
   for (i = 0; i < 7; i++) {
-    ck_assert_int_eq(wcs_txn_set_cell(x, t, k[i].p, k[i].n, "a", "q\0z", 3, 1,
-                                      "v", 1),
-                     WCS_OK);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, k[i].p, k[i].n, "a", "q\0z", 3, 1, "v", 1),
+        WCS_OK);
   }
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
   wcs_txn_free(x);
-  CHECK_DUMP(t, NULL, &o, "a: a.q\\x00z@1=v; a\\x00: a.q\\x00z@1=v; "
+  CHECK_DUMP(t, NULL, &o,
+             "a: a.q\\x00z@1=v; a\\x00: a.q\\x00z@1=v; "
              "a\\x00\\x00: a.q\\x00z@1=v; a\\x00\\x01: a.q\\x00z@1=v; "
              "a\\x01: a.q\\x00z@1=v; a\\xFF: a.q\\x00z@1=v; b: a.q\\x00z@1=v;");
   o.bReverse = 1;
-  CHECK_DUMP(t, NULL, &o, "b: a.q\\x00z@1=v; a\\xFF: a.q\\x00z@1=v; "
-             "a\\x01: a.q\\x00z@1=v; a\\x00\\x01: a.q\\x00z@1=v; "
-             "a\\x00\\x00: a.q\\x00z@1=v; a\\x00: a.q\\x00z@1=v; a: a.q\\x00z@1=v;");
+  CHECK_DUMP(
+      t, NULL, &o,
+      "b: a.q\\x00z@1=v; a\\xFF: a.q\\x00z@1=v; "
+      "a\\x01: a.q\\x00z@1=v; a\\x00\\x01: a.q\\x00z@1=v; "
+      "a\\x00\\x00: a.q\\x00z@1=v; a\\x00: a.q\\x00z@1=v; a: a.q\\x00z@1=v;");
   /* prefix delete of "a\0" leaves a, a\1, a\xff, b */
   wcs_txn_begin(e, 0, &x);
   ck_assert_int_eq(wcs_txn_delete_prefix(x, t, "a\0", 2), WCS_OK);
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
   wcs_txn_free(x);
   o.bReverse = 0;
-  CHECK_DUMP(t, NULL, &o, "a: a.q\\x00z@1=v; a\\x01: a.q\\x00z@1=v; "
+  CHECK_DUMP(t, NULL, &o,
+             "a: a.q\\x00z@1=v; a\\x01: a.q\\x00z@1=v; "
              "a\\xFF: a.q\\x00z@1=v; b: a.q\\x00z@1=v;");
   wcs_table_close(t);
   wcs_engine_close(e);
@@ -657,8 +684,7 @@ START_TEST(test_cursor_reuse_sees_commits_and_new_options) {
   /* a commit in between: the reused cursor must see it */
   setc(e, t, "b", "f", "q", 2, "b2");
   o = ro();
-  CHECK_DUMP(t, NULL, &o,
-             "a: f.q@1=a1; b: f.q@2=b2 g.q@1=b1; c: f.q@1=c1;");
+  CHECK_DUMP(t, NULL, &o, "a: f.q@1=a1; b: f.q@2=b2 g.q@1=b1; c: f.q@1=c1;");
   /* point reads of one row, repeated, and of another row */
   memset(&r, 0, sizeof(r));
   r.pStart = r.pEnd = "b";
@@ -702,8 +728,9 @@ START_TEST(test_cursor_reuse_sees_commits_and_new_options) {
   ck_assert(wcs_cursor_eof(c1) && wcs_cursor_eof(c2));
   wcs_cursor_close(c1);
   wcs_cursor_close(c2);
-  CHECK_DUMP(t2, NULL, &o, "c: f.q@1=c1 g.q@3=c3; b: f.q@2=b2 g.q@1=b1; "
-                           "a: f.q@1=a1;");
+  CHECK_DUMP(t2, NULL, &o,
+             "c: f.q@1=c1 g.q@3=c3; b: f.q@2=b2 g.q@1=b1; "
+             "a: f.q@1=a1;");
   wcs_table_close(t2);
   wcs_table_close(t);
   /* idle cursors are freed with the engine (checked by the sanitizers) */
@@ -716,9 +743,9 @@ END_TEST
 typedef struct AtomCtx {
   wcs_engine *e;
   wcs_table *t;
-  int bStop;              /* atomic: the reader is done */
-  int nCommit;            /* atomic: commits so far */
-  int bExited;            /* atomic: the writer stopped (maybe failed) */
+  int bStop;   /* atomic: the reader is done */
+  int nCommit; /* atomic: commits so far */
+  int bExited; /* atomic: the writer stopped (maybe failed) */
 } AtomCtx;
 static void *atom_writer(void *p) {
   AtomCtx *a = p;
@@ -767,9 +794,10 @@ START_TEST(test_reused_cursor_reads_a_row_at_one_point_in_time) {
       int n;
       const wcs_cell *pc = wcs_cursor_cells(c, &n);
       ck_assert_int_eq(n, 2);
-      ck_assert_msg(pc[0].iTs == pc[1].iTs, "row read across commits: "
-                    "f@%lld g@%lld", (long long)pc[0].iTs,
-                    (long long)pc[1].iTs);
+      ck_assert_msg(pc[0].iTs == pc[1].iTs,
+                    "row read across commits: "
+                    "f@%lld g@%lld",
+                    (long long)pc[0].iTs, (long long)pc[1].iTs);
       nRows++;
       ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
     }
@@ -851,8 +879,9 @@ START_TEST(test_row_filter_skip_scan_seeks_between_prefixes) {
   memset(&s, 0, sizeof(s));
   o.xRowFilter = skip_filter;
   o.pFilterCtx = &s;
-  CHECK_DUMP(t, NULL, &o, "a#2: a.q@1=v; b#2: a.q@1=v; c#2: a.q@1=v; "
-                          "d#2: a.q@1=v; e#2: a.q@1=v;");
+  CHECK_DUMP(t, NULL, &o,
+             "a#2: a.q@1=v; b#2: a.q@1=v; c#2: a.q@1=v; "
+             "d#2: a.q@1=v; e#2: a.q@1=v;");
   /* each prefix costs 3 looks (y=0, y=2, y=3), not 5 */
   ck_assert_int_eq(s.nCalls, 15);
   wcs_table_close(t);
@@ -868,7 +897,8 @@ START_TEST(test_cursor_seek_moves_both_ways) {
   size_t n;
   const char *az[] = {"a", "c", "e", "g"};
   int i;
-  for (i = 0; i < 4; i++) setc(e, t, az[i], "a", "q", 1, "v");
+  for (i = 0; i < 4; i++)
+    setc(e, t, az[i], "a", "q", 1, "v");
   ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
   ck_assert_int_eq(wcs_cursor_seek(c, "d", 1), WCS_OK);
   ck_assert(memcmp(wcs_cursor_row(c, &n), "e", 1) == 0);
@@ -934,9 +964,13 @@ static void gc_case(const char *zFamily, const char *zWant) {
   wcs_engine_close(e);
 }
 
-START_TEST(test_gc_none_keeps_everything) { gc_case("", "v4v3v2v1v0"); }
+START_TEST(test_gc_none_keeps_everything) {
+  gc_case("", "v4v3v2v1v0");
+}
 END_TEST
-START_TEST(test_gc_max_versions) { gc_case("MAX VERSIONS 2", "v4v3"); }
+START_TEST(test_gc_max_versions) {
+  gc_case("MAX VERSIONS 2", "v4v3");
+}
 END_TEST
 START_TEST(test_gc_max_age) {
   /* older than now - 2.5s: v0 (4s) and v1 (3s) expire */
@@ -1048,14 +1082,17 @@ START_TEST(test_delete_from_column_time_ranges) {
   o.nFamily = 1;
   o.aRange = NULL;
   run_del(e, t, del_col_range); /* [2,3): removes ts 2 */
-  CHECK_DUMP(t, NULL, &o, "r1: a.x@3=ax a.x@1=ax a.y@3=ay a.y@2=ay a.y@1=ay; "
-                          "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
+  CHECK_DUMP(t, NULL, &o,
+             "r1: a.x@3=ax a.x@1=ax a.y@3=ay a.y@2=ay a.y@1=ay; "
+             "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
   run_del(e, t, del_col_from); /* [2, inf): removes 3 */
-  CHECK_DUMP(t, NULL, &o, "r1: a.x@1=ax a.y@3=ay a.y@2=ay a.y@1=ay; "
-                          "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
+  CHECK_DUMP(t, NULL, &o,
+             "r1: a.x@1=ax a.y@3=ay a.y@2=ay a.y@1=ay; "
+             "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
   run_del(e, t, del_col_until); /* [0, 3): removes 1 */
-  CHECK_DUMP(t, NULL, &o, "r1: a.y@3=ay a.y@2=ay a.y@1=ay; "
-                          "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
+  CHECK_DUMP(t, NULL, &o,
+             "r1: a.y@3=ay a.y@2=ay a.y@1=ay; "
+             "r2: a.x@3=ax a.x@2=ax a.x@1=ax;");
   wcs_table_close(t);
   wcs_engine_close(e);
 }
@@ -1142,7 +1179,8 @@ static int64_t read_int(wcs_table *t, const char *zRow, const char *zFam) {
   {
     const unsigned char *p = a[0].pVal;
     int i;
-    for (i = 0; i < 8; i++) v = (int64_t)((uint64_t)v << 8 | p[i]);
+    for (i = 0; i < 8; i++)
+      v = (int64_t)((uint64_t)v << 8 | p[i]);
   }
   wcs_cursor_close(c);
   return v;
@@ -1150,8 +1188,9 @@ static int64_t read_int(wcs_table *t, const char *zRow, const char *zFam) {
 
 START_TEST(test_aggregate_sum_min_max) {
   wcs_engine *e = open_mem();
-  wcs_table *t = mk(e, "t", "FAMILY s AGGREGATE SUM, FAMILY lo AGGREGATE MIN,"
-                            " FAMILY hi AGGREGATE MAX, FAMILY plain");
+  wcs_table *t = mk(e, "t",
+                    "FAMILY s AGGREGATE SUM, FAMILY lo AGGREGATE MIN,"
+                    " FAMILY hi AGGREGATE MAX, FAMILY plain");
   wcs_txn *x = NULL;
   static const int64_t aIn[] = {5, -3, 12, 7};
   int i;
@@ -1159,11 +1198,9 @@ START_TEST(test_aggregate_sum_min_max) {
   for (i = 0; i < 4; i++) {
     ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "s", "c", 1, 0, aIn[i]),
                      WCS_OK);
-    ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "lo", "c", 1, 0,
-                                         aIn[i]),
+    ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "lo", "c", 1, 0, aIn[i]),
                      WCS_OK);
-    ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "hi", "c", 1, 0,
-                                         aIn[i]),
+    ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "hi", "c", 1, 0, aIn[i]),
                      WCS_OK);
     if (i == 1) ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
   }
@@ -1177,14 +1214,13 @@ START_TEST(test_aggregate_sum_min_max) {
   ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "type mismatch"));
   ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "plain", "c", 1, 0, 1),
                    WCS_MISMATCH);
-  ck_assert_int_eq(wcs_txn_merge_to_cell(x, t, "r", 1, "s", "c", 1, 0, "abc",
-                                         3),
-                   WCS_MISMATCH);
+  ck_assert_int_eq(
+      wcs_txn_merge_to_cell(x, t, "r", 1, "s", "c", 1, 0, "abc", 3),
+      WCS_MISMATCH);
   {
     /* MergeToCell of an 8-byte state; separate timestamps stay apart */
     unsigned char st[8] = {0, 0, 0, 0, 0, 0, 0, 100};
-    ck_assert_int_eq(wcs_txn_merge_to_cell(x, t, "r", 1, "s", "c", 1, 0, st,
-                                           8),
+    ck_assert_int_eq(wcs_txn_merge_to_cell(x, t, "r", 1, "s", "c", 1, 0, st, 8),
                      WCS_OK);
     ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "r", 1, "s", "c", 1, 5, 1),
                      WCS_OK);
@@ -1231,9 +1267,9 @@ START_TEST(test_aggregate_hll_estimate_within_error) {
   for (i = 0; i < 20000; i++) {
     char z[32];
     snprintf(z, sizeof(z), "user-%d", i % 10000); /* 10000 distinct */
-    ck_assert_int_eq(wcs_txn_add_to_cell_bytes(x, t, "r", 1, "u", "v", 1, 0,
-                                               z, strlen(z)),
-                     WCS_OK);
+    ck_assert_int_eq(
+        wcs_txn_add_to_cell_bytes(x, t, "r", 1, "u", "v", 1, 0, z, strlen(z)),
+        WCS_OK);
     if (i % 5000 == 4999) ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
   }
   wcs_txn_free(x);
@@ -1243,8 +1279,7 @@ START_TEST(test_aggregate_hll_estimate_within_error) {
   ck_assert_int_eq(wcs_hll_estimate(a[0].pVal, a[0].nVal, &n), WCS_OK);
   /* 3 standard errors of 0.81% */
   ck_assert_msg(n > 9750 && n < 10250, "estimate %llu", (unsigned long long)n);
-  ck_assert_int_eq(wcs_hll_estimate(a[0].pVal, a[0].nVal - 1, &n),
-                   WCS_CORRUPT);
+  ck_assert_int_eq(wcs_hll_estimate(a[0].pVal, a[0].nVal - 1, &n), WCS_CORRUPT);
   wcs_cursor_close(c);
   /* small counts are near exact */
   {
@@ -1298,8 +1333,9 @@ START_TEST(test_increment_and_append) {
   ck_assert_int_eq(wcs_txn_commit(x), 0);
   /* new cells at max(latest ts, now) = now: one version each */
   o.nVersions = 0;
-  CHECK_DUMP(t, NULL, &o, "r: a.n@0=\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFE "
-                          "a.s@0=abcd;");
+  CHECK_DUMP(t, NULL, &o,
+             "r: a.n@0=\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFF\\xFE "
+             "a.s@0=abcd;");
   /* a cell in the future keeps its timestamp */
   {
     wcs_txn *y = NULL;
@@ -1311,9 +1347,8 @@ START_TEST(test_increment_and_append) {
   }
   ck_assert_int_eq(wcs_txn_increment(x, t, "f", 1, "a", "n", 1, 1, &v),
                    WCS_MISMATCH); /* 7 bytes, not 8 */
-  ck_assert_int_eq(wcs_txn_append(x, t, "f", 1, "a", "z", 1, "y", 1, NULL,
-                                  NULL),
-                   0);
+  ck_assert_int_eq(
+      wcs_txn_append(x, t, "f", 1, "a", "z", 1, "y", 1, NULL, NULL), 0);
   ck_assert_int_eq(wcs_txn_commit(x), 0);
   {
     wcs_key_range r;
@@ -1325,8 +1360,9 @@ START_TEST(test_increment_and_append) {
     r.bEndIncl = 1;
     o.aRange = &r;
     o.nRange = 1;
-    CHECK_DUMP(t, NULL, &o, "f: a.n@7=\\x00\\x00\\x00\\x00\\x00\\x00\\x00 "
-                            "a.z@7=xy;");
+    CHECK_DUMP(t, NULL, &o,
+               "f: a.n@7=\\x00\\x00\\x00\\x00\\x00\\x00\\x00 "
+               "a.z@7=xy;");
   }
   wcs_txn_free(x);
   wcs_table_close(t);
@@ -1354,14 +1390,14 @@ START_TEST(test_check_and_mutate_picks_branch) {
   mf.pVal = "false";
   mf.nVal = 5;
   /* unset predicate: row exists? */
-  ck_assert_int_eq(wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1,
-                                              &bMatched),
-                   WCS_OK);
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1, &bMatched),
+      WCS_OK);
   ck_assert_int_eq(bMatched, 0);
   CHECK_DUMP(t, NULL, &o, "r: b.res@1=false;");
-  ck_assert_int_eq(wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1,
-                                              &bMatched),
-                   WCS_OK);
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1, &bMatched),
+      WCS_OK);
   ck_assert_int_eq(bMatched, 1);
   setc(e, t, "r", "a", "v", 1, "m");
   memset(&p, 0, sizeof(p));
@@ -1397,9 +1433,9 @@ START_TEST(test_check_and_mutate_picks_branch) {
     ck_assert_int_eq(bMatched, 0);
     wcs_txn_free(x);
   }
-  ck_assert_int_eq(wcs_table_check_and_mutate(t, "r", 1, NULL, NULL, 0, NULL,
-                                              0, NULL),
-                   WCS_MISUSE);
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, NULL, 0, NULL, 0, NULL),
+      WCS_MISUSE);
   wcs_table_close(t);
   wcs_engine_close(e);
 }
@@ -1427,7 +1463,8 @@ START_TEST(test_mutate_row_applies_in_order) {
   m[3].nQual = 1;
   m[3].iValue = 9;
   ck_assert_int_eq(wcs_table_mutate_row(t, "r", 1, m, 4), WCS_OK);
-  CHECK_DUMP(t, NULL, &o, "r: a.q@1=w n.c@0=\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x09;");
+  CHECK_DUMP(t, NULL, &o,
+             "r: a.q@1=w n.c@0=\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x09;");
   wcs_table_close(t);
   wcs_engine_close(e);
 }
@@ -1446,7 +1483,8 @@ START_TEST(test_txn_reads_its_own_writes_over_snapshot) {
   ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
   CHECK_DUMP(t, x, &o, "r1: a.q@1=old;"); /* takes the snapshot */
   setc(e, t, "r9", "a", "q", 1, "other"); /* committed after: not seen */
-  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r2", 2, "a", "q", 1, 1, "new", 3), 0);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r2", 2, "a", "q", 1, 1, "new", 3),
+                   0);
   ck_assert_int_eq(wcs_txn_set_cell(x, u, "z", 1, "a", "q", 1, 1, "u", 1), 0);
   ck_assert_int_eq(wcs_txn_delete_row(x, t, "r1", 2), 0);
   CHECK_DUMP(t, x, &o, "r2: a.q@1=new;");
@@ -1613,8 +1651,9 @@ END_TEST
 
 START_TEST(test_estimates_rows_and_prefixes) {
   wcs_engine *e = open_mem();
-  wcs_table *t = mk(e, "t", "KEY (dev STRING, id STRING) DELIMITED BY '#', "
-                            "FAMILY a, FAMILY b");
+  wcs_table *t = mk(e, "t",
+                    "KEY (dev STRING, id STRING) DELIMITED BY '#', "
+                    "FAMILY a, FAMILY b");
   wcs_txn *x = NULL;
   uint64_t n = 0;
   wcs_key_range r;
@@ -1692,8 +1731,10 @@ static void rows_k(wcs_engine *e, wcs_table *t, const char *zFam, int n,
     char r[16];
     unsigned char v[128];
     snprintf(r, sizeof(r), "k%05d", i);
-    if (nVal) tu_rand_bytes(v, (size_t)nVal);
-    else memcpy(v, "value-of-some-bytes", 19);
+    if (nVal)
+      tu_rand_bytes(v, (size_t)nVal);
+    else
+      memcpy(v, "value-of-some-bytes", 19);
     ck_assert_int_eq(wcs_txn_set_cell(x, t, r, strlen(r), zFam, "q", 1, 1, v,
                                       nVal ? (size_t)nVal : 19),
                      WCS_OK);
@@ -1768,7 +1809,8 @@ static void check_seeded_bounds(wcs_table *t, int n, uint64_t nReads) {
   ck_assert_int_ge(nReal + 1, 3 * (m->nBucket - 1) / 4);
   ck_assert_int_lt(bound_num(h, 0), n / 10);
   ck_assert_int_gt(bound_num(h, m->nBucket - 2), n - n / 10);
-  for (b = 0; b < m->nBucket; b++) nR += h->aRead[b];
+  for (b = 0; b < m->nBucket; b++)
+    nR += h->aRead[b];
   ck_assert(nR == nReads);
   wcs_heatmap_free(m);
 }
@@ -1822,8 +1864,8 @@ END_TEST
 
 START_TEST(test_bloom_prefix_ends_after_row_key) {
   /* tid 1, fid 1, row "a\0b", qual "q", ts */
-  unsigned char k[] = {0, 0, 0, 1, 0, 1, 'a', 0, 0xFF, 'b', 0, 1, 'q', 0, 1,
-                       1, 2, 3, 4, 5, 6, 7, 8};
+  unsigned char k[] = {0,   0, 0, 1, 0, 1, 'a', 0, 0xFF, 'b', 0, 1,
+                       'q', 0, 1, 1, 2, 3, 4,   5, 6,    7,   8};
   ck_assert_int_eq(wcs_engine_bloom_prefix(k, (int)sizeof(k)), 12);
   /* catalog keys and bare family prefixes stay out of the filters */
   ck_assert_int_eq(wcs_engine_bloom_prefix("\0\0\0\0Tname", 9), -1);
@@ -1891,7 +1933,8 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_estimates_rows_and_prefixes);
   tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
   tcase_add_test(tc, test_table_approximate_sums_its_families);
-  tcase_add_test(tc, test_heatmap_bounds_come_from_table_keys_in_a_fresh_process);
+  tcase_add_test(tc,
+                 test_heatmap_bounds_come_from_table_keys_in_a_fresh_process);
   tcase_add_test(tc, test_bloom_prefix_ends_after_row_key);
   suite_add_tcase(s, tc);
   return s;

@@ -122,7 +122,8 @@ static void model_delete(Model *m, CellPred x, const void *ctx) {
 static const uint8_t aAlpha[4] = {0x00, 'a', 'b', 0xFF};
 static void rand_row(uint8_t *p, int *pn) {
   int n = 1 + (int)tu_rand_range(3), i;
-  for (i = 0; i < n; i++) p[i] = aAlpha[tu_rand_range(4)];
+  for (i = 0; i < n; i++)
+    p[i] = aAlpha[tu_rand_range(4)];
   *pn = n;
 }
 static void rand_qual(uint8_t *p, int *pn) {
@@ -132,7 +133,9 @@ static void rand_qual(uint8_t *p, int *pn) {
   memcpy(p, az[i], (size_t)an[i]);
   *pn = an[i];
 }
-static int64_t rand_ts(void) { return gClock - (int64_t)tu_rand_range(30); }
+static int64_t rand_ts(void) {
+  return gClock - (int64_t)tu_rand_range(30);
+}
 
 /* ------------------------------------------------------------------ */
 /* applying mutations to both                                          */
@@ -142,9 +145,9 @@ typedef struct Ctx {
   wcs_engine *pEng;
   wcs_table *pTab;
   wcs_txn *pTxn;
-  Model committed;        /* what the store holds */
-  Model pending;          /* committed + the open transaction */
-  Model save[4];          /* savepoint copies of pending */
+  Model committed; /* what the store holds */
+  Model pending;   /* committed + the open transaction */
+  Model save[4];   /* savepoint copies of pending */
   int nSave;
   uint64_t nStep;
   uint64_t nReads;
@@ -310,7 +313,8 @@ typedef struct Out {
 } Out;
 static void out_add(Out *o, const void *p, size_t n) {
   if (o->n + n + 1 > o->nAlloc) {
-    while (o->n + n + 1 > o->nAlloc) o->nAlloc = o->nAlloc ? o->nAlloc * 2 : 1024;
+    while (o->n + n + 1 > o->nAlloc)
+      o->nAlloc = o->nAlloc ? o->nAlloc * 2 : 1024;
     o->z = realloc(o->z, o->nAlloc);
   }
   memcpy(o->z + o->n, p, n);
@@ -340,7 +344,7 @@ static void out_cell(Out *o, const char *zFam, const void *q, size_t nq,
 
 typedef struct ReadSpec {
   RangeK aR[3];
-  int nR;                 /* 0: whole table */
+  int nR; /* 0: whole table */
   int bReverse;
   uint64_t nLimit;
   int abFam[NFAM];
@@ -354,11 +358,13 @@ static void rand_spec(ReadSpec *s) {
   int i;
   memset(s, 0, sizeof(*s));
   s->nR = (int)tu_rand_range(4);
-  for (i = 0; i < s->nR; i++) rand_range(&s->aR[i]);
+  for (i = 0; i < s->nR; i++)
+    rand_range(&s->aR[i]);
   s->bReverse = (int)tu_rand_range(2);
   s->nLimit = tu_rand_range(3) == 0 ? 1 + tu_rand_range(5) : 0;
   s->bAllFam = tu_rand_range(2);
-  for (i = 0; i < NFAM; i++) s->abFam[i] = s->bAllFam || tu_rand_range(2);
+  for (i = 0; i < NFAM; i++)
+    s->abFam[i] = s->bAllFam || tu_rand_range(2);
   s->nVersions = (int)tu_rand_range(4);
   s->iMinTs = tu_rand_range(3) == 0 ? rand_ts() : 0;
   s->iMaxTs = tu_rand_range(3) == 0 ? rand_ts() + 5 : INT64_MAX;
@@ -415,8 +421,10 @@ static void model_read(Model *m, const ReadSpec *s, Out *o) {
   i = 0;
   while (i < m->n) {
     int j = i, k, bIn = s->nR == 0, nLive = 0;
-    while (j < m->n && bcmp3(a[j].aRow, a[j].nRow, a[i].aRow, a[i].nRow) == 0) j++;
-    for (k = 0; k < s->nR; k++) bIn |= in_range(&s->aR[k], a[i].aRow, a[i].nRow);
+    while (j < m->n && bcmp3(a[j].aRow, a[j].nRow, a[i].aRow, a[i].nRow) == 0)
+      j++;
+    for (k = 0; k < s->nR; k++)
+      bIn |= in_range(&s->aR[k], a[i].aRow, a[i].nRow);
     if (bIn) {
       int p = i, w = i;
       while (p < j) {
@@ -424,7 +432,8 @@ static void model_read(Model *m, const ReadSpec *s, Out *o) {
         int64_t iPos = 0, nEmit = 0;
         while (q < j && a[q].iFam == a[p].iFam &&
                bcmp3(a[q].aQual, a[q].nQual, a[p].aQual, a[p].nQual) == 0) {
-          int bKeep = s->abFam[a[q].iFam] && !expired(a[q].iFam, iPos, a[q].iTs);
+          int bKeep =
+              s->abFam[a[q].iFam] && !expired(a[q].iFam, iPos, a[q].iTs);
           iPos++;
           if (bKeep && (a[q].iTs < s->iMinTs || a[q].iTs >= iMax)) bKeep = 0;
           if (bKeep && s->nVersions && nEmit >= s->nVersions) bKeep = 0;
@@ -473,7 +482,8 @@ static void engine_read(Ctx *x, wcs_txn *pTxn, const ReadSpec *s, Out *o) {
   wcs_cursor *c = NULL;
   int i, n = 0, rc;
   wcs_read_options_init(&ro);
-  for (i = 0; i < s->nR; i++) to_key_range(&s->aR[i], &ak[i]);
+  for (i = 0; i < s->nR; i++)
+    to_key_range(&s->aR[i], &ak[i]);
   ro.aRange = s->nR ? ak : NULL;
   ro.nRange = s->nR;
   ro.bReverse = s->bReverse;
@@ -516,12 +526,13 @@ static void check_read(Ctx *x, int bInTxn) {
   model_read(bInTxn ? &x->pending : &x->committed, &s, &a);
   engine_read(x, bInTxn ? x->pTxn : NULL, &s, &b);
   if (strcmp(a.z ? a.z : "", b.z ? b.z : "") != 0) {
-    fprintf(stderr, "engine_model: step %llu: %s read differs\n"
+    fprintf(stderr,
+            "engine_model: step %llu: %s read differs\n"
             "  ranges %d reverse %d limit %llu versions %d ts [%lld, %lld) "
             "asof %lld keysonly %d fams %d%d%d%d%d\n  model : %s\n"
             "  engine: %s\n",
-            (unsigned long long)x->nStep, bInTxn ? "in-transaction" : "",
-            s.nR, s.bReverse, (unsigned long long)s.nLimit, s.nVersions,
+            (unsigned long long)x->nStep, bInTxn ? "in-transaction" : "", s.nR,
+            s.bReverse, (unsigned long long)s.nLimit, s.nVersions,
             (long long)s.iMinTs, (long long)s.iMaxTs, (long long)s.iAsOf,
             s.bKeysOnly, s.abFam[0], s.abFam[1], s.abFam[2], s.abFam[3],
             s.abFam[4], a.z ? a.z : "", b.z ? b.z : "");
@@ -548,8 +559,7 @@ static void open_all(Ctx *x) {
   }
   wcs_engine_set_clock(x->pEng, clock_now, NULL);
   if (wcs_table_open(x->pEng, "m", &x->pTab)) fail(x, "table open");
-  if (x->pTab == NULL &&
-      wcs_table_create(x->pEng, "m", zSchema, &x->pTab)) {
+  if (x->pTab == NULL && wcs_table_create(x->pEng, "m", zSchema, &x->pTab)) {
     fail(x, "table create");
   }
   if (wcs_txn_begin(x->pEng, 0, &x->pTxn)) fail(x, "txn begin");
@@ -573,8 +583,10 @@ int main(int argc, char **argv) {
   const char *zEnv = getenv("WCS_MODEL_STEPS");
   uint64_t seed = tu_seed(0);
   int j;
-  if (argc > 1) nSteps = strtoull(argv[1], NULL, 10);
-  else if (zEnv) nSteps = strtoull(zEnv, NULL, 10);
+  if (argc > 1)
+    nSteps = strtoull(argv[1], NULL, 10);
+  else if (zEnv)
+    nSteps = strtoull(zEnv, NULL, 10);
   memset(&x, 0, sizeof(x));
   x.zDir = tu_tmpdir("engine_model");
   fprintf(stderr, "engine_model: seed %llu, %llu steps, store %s\n",
@@ -625,15 +637,19 @@ int main(int argc, char **argv) {
     } else {
       gClock += (int64_t)tu_rand_range(10);
     }
-    for (j = 0; j < 2; j++) check_read(&x, 0);
+    for (j = 0; j < 2; j++)
+      check_read(&x, 0);
   }
   close_all(&x);
-  fprintf(stderr, "engine_model: ok, %llu steps, %llu reads, %d cells in "
-          "the model\n", (unsigned long long)nSteps,
-          (unsigned long long)x.nReads, x.committed.n);
+  fprintf(stderr,
+          "engine_model: ok, %llu steps, %llu reads, %d cells in "
+          "the model\n",
+          (unsigned long long)nSteps, (unsigned long long)x.nReads,
+          x.committed.n);
   tu_rmrf(x.zDir);
   free(x.committed.a);
   free(x.pending.a);
-  for (j = 0; j < 4; j++) free(x.save[j].a);
+  for (j = 0; j < 4; j++)
+    free(x.save[j].a);
   return 0;
 }
