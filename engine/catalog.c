@@ -195,6 +195,26 @@ void eng_def_ref(wcs_engine *pEng, EngDef *d) {
   pthread_mutex_unlock(&pEng->mu);
 }
 
+/* A referenced copy of the catalog's table list, so callers can walk it
+** without holding the engine mutex (and may run DDL meanwhile). Release
+** each entry with eng_def_unref() and free the array. NULL on OOM. */
+EngDef **eng_defs_snapshot(wcs_engine *pEng, int *pn) {
+  EngDef **a;
+  int i, n;
+  pthread_mutex_lock(&pEng->mu);
+  n = pEng->nDef;
+  a = malloc((size_t)(n ? n : 1) * sizeof(EngDef *));
+  if (a) {
+    for (i = 0; i < n; i++) {
+      a[i] = pEng->apDef[i];
+      a[i]->nRef++;
+    }
+  }
+  pthread_mutex_unlock(&pEng->mu);
+  *pn = a ? n : 0;
+  return a;
+}
+
 void eng_def_unref(wcs_engine *pEng, EngDef *d) {
   int bFree;
   if (d == NULL) return;
@@ -1016,16 +1036,7 @@ int wcs_table_list(wcs_engine *pEng, void *pCtx,
   EngDef **a;
   int n, i, rc = WCS_OK;
   /* copy the list so the callback may run DDL */
-  pthread_mutex_lock(&pEng->mu);
-  n = pEng->nDef;
-  a = malloc((size_t)(n ? n : 1) * sizeof(EngDef *));
-  if (a) {
-    for (i = 0; i < n; i++) {
-      a[i] = pEng->apDef[i];
-      a[i]->nRef++;
-    }
-  }
-  pthread_mutex_unlock(&pEng->mu);
+  a = eng_defs_snapshot(pEng, &n);
   if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
   for (i = 0; i < n; i++) {
     if (rc == WCS_OK) rc = xTable(pCtx, a[i]->zName, a[i]->zSchema);

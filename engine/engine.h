@@ -155,6 +155,7 @@ struct wcs_engine {
 int64_t eng_now(wcs_engine *pEng);
 void eng_def_ref(wcs_engine *pEng, EngDef *pDef);
 void eng_def_unref(wcs_engine *pEng, EngDef *pDef);
+EngDef **eng_defs_snapshot(wcs_engine *pEng, int *pn);
 /* The family of pDef named zName, or NULL (sets an error naming it). */
 EngFamily *eng_family(const EngDef *pDef, const char *zName, int *piFam);
 /* Lock / unlock the commit mutex unless this thread holds it for an

@@ -1040,17 +1040,7 @@ int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
   int rc = WCS_OK, i, j, bLocked, n;
   EngDef **a;
   int64_t iNow = eng_now(pEng);
-  /* snapshot the list of defs */
-  pthread_mutex_lock(&pEng->mu);
-  n = pEng->nDef;
-  a = malloc((size_t)(n ? n : 1) * sizeof(EngDef *));
-  if (a) {
-    for (i = 0; i < n; i++) {
-      a[i] = pEng->apDef[i];
-      a[i]->nRef++;
-    }
-  }
-  pthread_mutex_unlock(&pEng->mu);
+  a = eng_defs_snapshot(pEng, &n);
   if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
   if (zTable) {
     int bFound = 0;
