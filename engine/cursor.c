@@ -507,8 +507,8 @@ static int advance(wcs_cursor *c) {
     /* place the streams and pick the candidate row */
     for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
       Stream *s = &c->aStream[i];
-      const uint8_t *r;
-      size_t nr;
+      const uint8_t *r = NULL;
+      size_t nr = 0;
       if (c->bReseek) s->bDone = 0;
       rc = stream_place(c, s, b, nb, bOpen, c->bReseek);
       if (rc || s->bDone) continue;
@@ -582,8 +582,8 @@ static int advance(wcs_cursor *c) {
     c->data.n = 0;
     for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
       Stream *s = &c->aStream[i];
-      const uint8_t *r;
-      size_t nr;
+      const uint8_t *r = NULL;
+      size_t nr = 0;
       if (s->bDone) continue;
       rc = stream_row(s, &r, &nr);
       if (rc == WCS_OK && nr == c->rowT.n && memcmp(r, c->rowT.a, nr) == 0) {

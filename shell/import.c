@@ -1704,7 +1704,7 @@ static int jsonl_cells(Importer *imp, JDoc *d, int iCells, wcs_buf *b) {
   for (iC = d->a[iCells].iFirst; iC >= 0 && rc == IMP_OK; iC = d->a[iC].iNext) {
     int iF = jchild(d, iC, "family"), iQ = jchild(d, iC, "qualifier");
     int iT = jchild(d, iC, "timestamp"), iV = jchild(d, iC, "value");
-    int iFam;
+    int iFam = -1;
     int64_t iTs = default_ts(imp);
     size_t oQual, nQual;
     if (d->a[iC].eType != J_OBJECT || iF < 0 || iQ < 0 || iV < 0 ||

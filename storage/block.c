@@ -277,6 +277,10 @@ static inline int parseEntry(const block_iter *p, uint32_t iOff,
   const uint8_t *z = p->a + iOff;
   const uint8_t *zEnd = p->a + p->nEnt;
   uint32_t nShared, nUnshared, nVal;
+  /* defined outputs on the error paths too (callers read them only after
+  ** WCS_OK, but the compiler cannot see that) */
+  *pnShared = *pnUnshared = *pnVal = 0;
+  *pzDelta = z;
   if (zEnd - z >= 3 && (z[0] | z[1] | z[2]) < 0x80) {
     nShared = z[0];
     nUnshared = z[1];

@@ -246,7 +246,7 @@ static int hasHole(wal_reader *r, uint64_t iOff, int *pbHole, char **pzErr) {
   *pbHole = 0;
   while (a < r->nFile) {
     uint64_t b = (a / WAL_SECTOR + 1) * WAL_SECTOR;
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     size_t i, n;
     int rc;
     if (b > r->nFile) b = r->nFile;
@@ -288,7 +288,7 @@ static int badRecord(wal_reader *r, const char *zWhy, char **pzErr) {
 
 int wal_reader_next(wal_reader *r, const uint8_t **ppRec, size_t *pnRec,
                     uint64_t *piOff, char **pzErr) {
-  const uint8_t *h, *p;
+  const uint8_t *h = NULL, *p = NULL;
   uint32_t nLen;
   int rc;
   *ppRec = NULL;
