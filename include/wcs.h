@@ -197,7 +197,12 @@ size_t wcs_batch_bytes(const wcs_batch *pBatch);
 
 /* Apply a batch atomically (one WAL record). After a crash either all of
 ** it is visible or none. Durability follows the store's sync mode. The
-** batch is unchanged and may be reused after wcs_batch_clear(). */
+** batch is unchanged and may be reused after wcs_batch_clear().
+** After a failed WAL sync, flush or manifest write (disk full, I/O error)
+** the store refuses every later write with that first error, so no commit
+** is acknowledged over a log or file set it could not make durable; close
+** and reopen once the cause is fixed (recovery keeps every acknowledged
+** commit). Reads go on working meanwhile. */
 int wcs_db_write(wcs_db *db, wcs_batch *pBatch);
 
 /* Convenience single-key writes (each is a one-operation batch). */
