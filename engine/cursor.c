@@ -62,6 +62,7 @@
                                ** released after this long */
 #define ENG_SWEEP_MICROS 20000 /* ... checked at most this often */
 #define ENG_SKIP_SEEK    8     /* cells stepped over before a seek */
+#define ENG_HEAT_BATCH 64 /* rows read counted in the heat map at once */
 #define ENG_POOL_KEEP_BYTES                                                    \
   262144 /* an idle cursor keeps buffers of up                                 \
          ** to this size each */
@@ -128,6 +129,7 @@ struct wcs_cursor {
   int bPosOpen;   /* reverse: C is +infinity */
   int bReseek;    /* re-seek every stream at the next advance */
   uint64_t nRows; /* rows returned */
+  uint64_t nHeat; /* rows returned but not yet counted in the heat map */
 
   int bEof;
   wcs_buf rowT; /* current row: esc(row) 00 01 */
@@ -137,8 +139,8 @@ struct wcs_cursor {
   RawCell *aRaw;
   int nCell, nCellAlloc;
   wcs_cell *aCell;
-  wcs_buf col;                  /* forward collection: the current column's key
-                                ** prefix tid|fid|esc(row)0001|esc(qual)0001 */
+  wcs_buf col;                  /* forward collection: the current column's
+                                ** escaped qualifier esc(qual) 00 01 */
   wcs_buf lower, upper, prefix; /* scratch: a stream's iterator bounds */
   wcs_buf tmp, tmp2;
 };
@@ -249,9 +251,12 @@ static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey) {
   r->iFam = s->iFam;
   r->iTs = pKey->iTs;
   r->oQualT = c->data.n;
-  r->nQualT = pKey->nQualT;
-  rc = wcs_buf_append(&c->data, pKey->pQualT, pKey->nQualT);
-  if (rc) return rc;
+  r->nQualT = 0;
+  if (c->bReverse) { /* only reverse assembly groups by it */
+    r->nQualT = pKey->nQualT;
+    rc = wcs_buf_append(&c->data, pKey->pQualT, pKey->nQualT);
+    if (rc) return rc;
+  }
   r->oQual = c->data.n;
   rc = eng_unescape(&c->data, pKey->pQualT, pKey->nQualT - 2);
   if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
@@ -273,6 +278,25 @@ static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey) {
 static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
   return nk >= ENG_PREFIX_BYTES + c->rowT.n &&
          memcmp(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n) == 0;
+}
+
+/* eng_parse_key() for a key at_row() accepted: the row part is known to
+** be c->rowT, so only the qualifier and timestamp are checked. */
+static int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
+                        EngKey *pKey) {
+  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual;
+  if (nk < o + 2 + ENG_TS_BYTES) return WCS_CORRUPT_BKPT;
+  nQual = nk - o - ENG_TS_BYTES;
+  if (eng_field_len(k + o, nQual) != nQual) return WCS_CORRUPT_BKPT;
+  pKey->iTid = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 |
+               (uint32_t)k[2] << 8 | k[3];
+  pKey->iFid = (uint16_t)(k[4] << 8 | k[5]);
+  pKey->pRowT = k + ENG_PREFIX_BYTES;
+  pKey->nRowT = c->rowT.n;
+  pKey->pQualT = k + o;
+  pKey->nQualT = nQual;
+  pKey->iTs = (int64_t)~wcs_get64be(k + nk - ENG_TS_BYTES);
+  return pKey->iTs < 0 ? WCS_CORRUPT_BKPT : WCS_OK;
 }
 
 static int bad_key(const uint8_t *k, size_t nk, int rc) {
@@ -298,12 +322,14 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
     EngKey key;
     int bExp, bKeep, bColDone, bRowDone;
     if (!at_row(c, k, nk)) break;
-    rc = eng_parse_key(k, nk, &key);
+    rc = parse_in_row(c, k, nk, &key);
     if (rc) return bad_key(k, nk, rc);
     nCol = nk - ENG_TS_BYTES;
-    if (c->col.n != nCol || memcmp(c->col.a, k, nCol) != 0) {
+    /* a new column? (same stream and row: compare the qualifiers) */
+    if (c->col.n != key.nQualT ||
+        memcmp(c->col.a, key.pQualT, key.nQualT) != 0) {
       c->col.n = 0;
-      rc = wcs_buf_append(&c->col, k, nCol);
+      rc = wcs_buf_append(&c->col, key.pQualT, key.nQualT);
       if (rc) break;
       iPos = nEmit = 0;
       nSkip = 0;
@@ -365,7 +391,7 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
     const uint8_t *k = view_key(s->pView, &nk);
     EngKey key;
     if (!at_row(c, k, nk)) break;
-    rc = eng_parse_key(k, nk, &key);
+    rc = parse_in_row(c, k, nk, &key);
     if (rc) return bad_key(k, nk, rc);
     rc = raw_add(c, s, &key);
     if (rc == WCS_OK) rc = view_step(s->pView);
@@ -453,6 +479,17 @@ static int pos_past_row(wcs_cursor *c) {
   rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
   if (rc == WCS_OK && !c->bReverse) c->pos.a[c->pos.n - 1] = 0x02;
   return rc;
+}
+
+/* Count the rows read since the last flush in the heat map, under the
+** key of the last row read. Counting in batches keeps the stats lock and
+** the clock out of the per-row path of scans; a batch spans at most
+** ENG_HEAT_BATCH consecutive rows, so it lands in the bucket of its
+** neighbours, and totals stay exact. */
+static void heat_flush(wcs_cursor *c) {
+  if (c->nHeat == 0) return;
+  eng_stats_count(c->pEng, c->pDef, 0, c->row.a, c->row.n, c->nHeat);
+  c->nHeat = 0;
 }
 
 #define LO(i)     (c->rangeBuf.a + c->aRange[i].oLo)
@@ -602,9 +639,10 @@ static int advance(wcs_cursor *c) {
       if (n == 0) continue;
     }
     c->nRows++;
-    eng_stats_count(c->pEng, c->pDef, 0, c->row.a, c->row.n, 1);
+    if (++c->nHeat >= ENG_HEAT_BATCH || c->nRows == 1) heat_flush(c);
     return WCS_OK;
   }
+  heat_flush(c);
   c->bEof = 1;
   c->nCell = 0;
   if (rc && rc != WCS_NOMEM) return rc;
@@ -925,6 +963,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->iNow = eng_now(c->pEng);
   c->nStream = 0;
   c->nRows = 0;
+  c->nHeat = 0;
   c->bEof = 0;
   c->nRaw = c->nCell = 0;
   c->row.n = c->rowT.n = c->pos.n = 0;
@@ -1052,6 +1091,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
 
 void wcs_cursor_close(wcs_cursor *c) {
   if (c == NULL) return;
+  heat_flush(c);
   if (c->pTxn) {
     c->pTxn->nCursor--;
     c->pTxn = NULL;
