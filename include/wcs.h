@@ -100,7 +100,12 @@ typedef struct wcs_options {
   size_t nMemtable;       /* memtable byte budget, shared by the active
                           ** memtable and the one being flushed (each
                           ** switches at half); default 64 MiB */
-  size_t nCache;          /* block cache byte budget; default 64 MiB */
+  size_t nCache;          /* block cache byte budget: data blocks and
+                          ** every sorted file's index and bloom filter;
+                          ** default 64 MiB */
+  int nMaxOpenFiles;      /* sorted files kept open at once (least
+                          ** recently used closed first, reopened when
+                          ** read); default 1000 */
   int nBlockSize;         /* data block target size, 4096..65536; def 16K */
   int iZstdLevel;         /* zstd level for data blocks (1..19; 0 = none);
                           ** default 3 */
@@ -307,8 +312,17 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 
 /*
 ** Statistics and properties as a JSON object string (free with wcs_free):
-** {"levels":[{"level":0,"files":2,"bytes":...},...], "memtable_bytes":...,
-**  "cache_bytes":..., "cache_hits":..., "cache_misses":..., "seq":...,
+** {"levels":[{"level":0,"files":2,"bytes":...},...],
+**  "open_files":... (sorted files open now, <= nMaxOpenFiles plus those a
+**  read is using), "readers":... (sorted files known), "reader_bytes":...
+**  (bytes the readers hold outside the cache: a fixed struct, the path and
+**  the key bounds per file, plus range tombstones; see doc/storage.md,
+**  "Memory budget"), "file_reopens":..., "index_hits":...,
+**  "index_misses":... (lookups of a file's index and filter in the
+**  cache), "memtable_bytes":...,
+**  "cache_bytes":... (blocks, indexes and filters; <= nCache plus what
+**  reads pin at the moment), "cache_hits":..., "cache_misses":... (data
+**  block lookups), "seq":...,
 **  "raw_bytes":..., "stored_bytes":..., "keys":..., "wal_bytes":...,
 **  "compactions":..., "flushes":..., "stall_micros":...,
 **  "filtered":... (entries removed by xCompactionFilter)}

@@ -28,6 +28,7 @@
 #ifndef WCS_BLOCK_H
 #define WCS_BLOCK_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -171,8 +172,11 @@ uint8_t *wcs_cache_data(wcs_cache_handle *);
 size_t wcs_cache_size(const wcs_cache_handle *);
 void wcs_cache_set_size(wcs_cache_handle *, size_t n); /* n <= nCap */
 
-/* Find (iFile, iOff); a hit returns a new reference, a miss NULL. */
+/* Find (iFile, iOff); a hit returns a new reference, a miss NULL. The
+** _meta variant counts in the index-and-filter statistics. */
 wcs_cache_handle *wcs_cache_lookup(wcs_cache *, uint64_t iFile, uint64_t iOff);
+wcs_cache_handle *wcs_cache_lookup_meta(wcs_cache *, uint64_t iFile,
+                                        uint64_t iOff);
 /* Insert h (one reference, from wcs_cache_alloc) under (iFile, iOff). The
 ** caller's reference is kept: the return value is the handle to use, h
 ** itself, or the already cached block if another thread inserted it first
@@ -181,5 +185,19 @@ wcs_cache_handle *wcs_cache_insert(wcs_cache *, uint64_t iFile, uint64_t iOff,
                                    wcs_cache_handle *h);
 /* Drop one reference (pCache may be NULL for handles never inserted). */
 void wcs_cache_release(wcs_cache *, wcs_cache_handle *);
+
+/* ---- the file table of one cache (cache.c keeps it, sst.c runs it):
+** readers with an open descriptor in least-recently-used order. */
+typedef struct sst_ftable {
+  pthread_mutex_t mu;   /* guards this and the readers' table fields */
+  sst_reader *pOld;     /* least recently used reader with a descriptor */
+  sst_reader *pNew;     /* most recently used */
+  int nOpen;            /* descriptors open */
+  int nMax;             /* limit (WCS_DEF_MAX_FILES unless set) */
+  int nReaders;         /* readers of this cache, open or not */
+  uint64_t nHeld;       /* bytes the readers hold outside the cache */
+  uint64_t nReopen;     /* descriptors reopened after the table closed them */
+} sst_ftable;
+sst_ftable *wcs_cache_ftable(wcs_cache *); /* NULL for a NULL cache */
 
 #endif /* WCS_BLOCK_H */

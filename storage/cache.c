@@ -63,13 +63,19 @@ struct cache_shard {
                             ** where the eviction sweep starts */
   size_t nBudget;           /* bytes this shard may hold idle */
   size_t nUsed;             /* charge of the entries in the table */
-  uint64_t nHit, nMiss;     /* lookup outcomes */
+  uint64_t anHit[2];        /* lookup outcomes: [0] data blocks, */
+  uint64_t anMiss[2];       /* [1] index and filter entries */
 };
 
 struct wcs_cache {
   int nShard; /* power of two, 1..CACHE_MAX_SHARDS */
   cache_shard aShard[CACHE_MAX_SHARDS];
+  sst_ftable ft; /* open sorted files of the readers using this cache */
 };
+
+sst_ftable *wcs_cache_ftable(wcs_cache *p) {
+  return p ? &p->ft : NULL;
+}
 
 static size_t charge(const wcs_cache_handle *h) {
   return sizeof(*h) + h->nCap;
@@ -92,6 +98,8 @@ int wcs_cache_new(size_t nBudget, wcs_cache **ppCache) {
   int i;
   *ppCache = NULL;
   if (p == NULL) return WCS_NOMEM;
+  pthread_mutex_init(&p->ft.mu, NULL);
+  p->ft.nMax = WCS_DEF_MAX_FILES;
   p->nShard = 1;
   while (p->nShard < CACHE_MAX_SHARDS &&
          nBudget / ((size_t)p->nShard * 2) >= CACHE_SHARD_MIN) {
@@ -132,24 +140,36 @@ void wcs_cache_free(wcs_cache *p) {
     free(s->aHash);
     pthread_mutex_destroy(&s->mutex);
   }
+  /* Every reader must have been closed before the cache is freed. */
+  assert(p->ft.nReaders == 0);
+  pthread_mutex_destroy(&p->ft.mu);
   free(p);
 }
 
-void wcs_cache_stats(wcs_cache *p, uint64_t *pnBytes, uint64_t *pnHit,
-                     uint64_t *pnMiss) {
+static void stats(wcs_cache *p, int bMeta, uint64_t *pnBytes, uint64_t *pnHit,
+                  uint64_t *pnMiss) {
   uint64_t nBytes = 0, nHit = 0, nMiss = 0;
   int i;
   for (i = 0; p && i < p->nShard; i++) {
     cache_shard *s = &p->aShard[i];
     pthread_mutex_lock(&s->mutex);
     nBytes += s->nUsed;
-    nHit += s->nHit;
-    nMiss += s->nMiss;
+    nHit += s->anHit[bMeta];
+    nMiss += s->anMiss[bMeta];
     pthread_mutex_unlock(&s->mutex);
   }
   if (pnBytes) *pnBytes = nBytes;
   if (pnHit) *pnHit = nHit;
   if (pnMiss) *pnMiss = nMiss;
+}
+
+void wcs_cache_stats(wcs_cache *p, uint64_t *pnBytes, uint64_t *pnHit,
+                     uint64_t *pnMiss) {
+  stats(p, 0, pnBytes, pnHit, pnMiss);
+}
+
+void wcs_cache_meta_stats(wcs_cache *p, uint64_t *pnHit, uint64_t *pnMiss) {
+  stats(p, 1, NULL, pnHit, pnMiss);
 }
 
 wcs_cache_handle *wcs_cache_alloc(size_t nCap) {
@@ -255,8 +275,8 @@ static void freeChain(wcs_cache_handle *h) {
   }
 }
 
-wcs_cache_handle *wcs_cache_lookup(wcs_cache *p, uint64_t iFile,
-                                   uint64_t iOff) {
+static wcs_cache_handle *lookup(wcs_cache *p, uint64_t iFile, uint64_t iOff,
+                                int bMeta) {
   uint64_t h = hashKey(iFile, iOff);
   cache_shard *s = shardOf(p, h);
   wcs_cache_handle *e;
@@ -265,12 +285,22 @@ wcs_cache_handle *wcs_cache_lookup(wcs_cache *p, uint64_t iFile,
   if (e) {
     e->nRef++;
     e->bRef = 1;
-    s->nHit++;
+    s->anHit[bMeta]++;
   } else {
-    s->nMiss++;
+    s->anMiss[bMeta]++;
   }
   pthread_mutex_unlock(&s->mutex);
   return e;
+}
+
+wcs_cache_handle *wcs_cache_lookup(wcs_cache *p, uint64_t iFile,
+                                   uint64_t iOff) {
+  return lookup(p, iFile, iOff, 0);
+}
+
+wcs_cache_handle *wcs_cache_lookup_meta(wcs_cache *p, uint64_t iFile,
+                                        uint64_t iOff) {
+  return lookup(p, iFile, iOff, 1);
 }
 
 wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile, uint64_t iOff,

@@ -64,6 +64,7 @@ void wcs_options_init(wcs_options *p) {
   p->bCreate = 1;
   p->nMemtable = 64u << 20;
   p->nCache = 64u << 20;
+  p->nMaxOpenFiles = WCS_DEF_MAX_FILES;
   p->nBlockSize = 16384;
   p->iZstdLevel = 3;
   p->nBloomBits = 10;
@@ -80,6 +81,7 @@ static void fixOptions(wcs_options *p) {
   if (p->nMemtable == 0) p->nMemtable = d.nMemtable;
   if (p->nMemtable < 8192) p->nMemtable = 8192;
   if (p->nCache == 0) p->nCache = d.nCache;
+  if (p->nMaxOpenFiles <= 0) p->nMaxOpenFiles = d.nMaxOpenFiles;
   if (p->nBlockSize == 0) p->nBlockSize = d.nBlockSize;
   if (p->nBlockSize < 1024) p->nBlockSize = 1024;
   if (p->nBlockSize > 65536) p->nBlockSize = 65536;
@@ -1982,6 +1984,7 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   if (rc == WCS_OK && wcs_cache_new(db->opt.nCache, &db->pCache)) {
     rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }
+  if (rc == WCS_OK) wcs_cache_set_max_files(db->pCache, db->opt.nMaxOpenFiles);
   if (rc == WCS_OK) {
     rc = vset_open(db->pEnv, db->zDir, &db->opt, db->pCache, db->bReadOnly,
                    db->opt.bCreate, &db->pVs, pzErr);
@@ -2253,8 +2256,9 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
   char aLine[512];
   SuperVersion *sv;
   uint64_t snap, nCacheBytes = 0, nHit = 0, nMiss = 0, nRaw = 0, nStored = 0,
-                 nKeys = 0, nMem = 0, nWal = 0;
-  int i, j, n;
+                 nKeys = 0, nMem = 0, nWal = 0, nHeld = 0, nReopen = 0,
+                 nMetaHit = 0, nMetaMiss = 0;
+  int i, j, n, nOpenFiles = 0, nReaders = 0;
   if (pzJson) *pzJson = NULL;
   if (db == NULL || pzJson == NULL) return WCS_MISUSE;
   sv = svAcquire(db, NULL, &snap);
@@ -2278,10 +2282,20 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
     nMem += memtable_bytes(sv->apImm[i]);
   svUnref(sv);
   wcs_cache_stats(db->pCache, &nCacheBytes, &nHit, &nMiss);
+  wcs_cache_meta_stats(db->pCache, &nMetaHit, &nMetaMiss);
+  wcs_cache_file_stats(db->pCache, &nOpenFiles, &nReaders, &nHeld, &nReopen);
+  n = snprintf(aLine, sizeof aLine,
+               "],\"open_files\":%d,\"readers\":%d,\"reader_bytes\":%llu,"
+               "\"file_reopens\":%llu,\"index_hits\":%llu,"
+               "\"index_misses\":%llu",
+               nOpenFiles, nReaders, (unsigned long long)nHeld,
+               (unsigned long long)nReopen, (unsigned long long)nMetaHit,
+               (unsigned long long)nMetaMiss);
+  if (wcs_buf_append(&b, aLine, (size_t)n)) goto nomem;
   pthread_mutex_lock(&db->mu);
   if (db->pWal) nWal = wal_writer_size(db->pWal);
   n = snprintf(aLine, sizeof aLine,
-               "],\"memtable_bytes\":%llu,\"cache_bytes\":%llu,"
+               ",\"memtable_bytes\":%llu,\"cache_bytes\":%llu,"
                "\"cache_hits\":%llu,\"cache_misses\":%llu,\"seq\":%llu,"
                "\"raw_bytes\":%llu,\"stored_bytes\":%llu,\"keys\":%llu,"
                "\"wal_bytes\":%llu,\"compactions\":%llu,\"trivial_moves\":%llu,"

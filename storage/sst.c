@@ -570,36 +570,224 @@ void sst_builder_abandon(sst_builder *p) {
 typedef struct sst_idx {
   uint64_t iOff;  /* data block offset */
   uint32_t nSize; /* stored size, trailer excluded */
-  uint32_t iKey;  /* separator: offset in sst_reader.aKeys */
+  uint32_t iKey;  /* separator: offset in sst_tmeta.aKeys */
   uint32_t nKey;  /* separator bytes */
 } sst_idx;
 
+/* The decoded index and bloom filter of one file. It lives in one block
+** cache entry, keyed by (file number, offset of the bloom block) — no data
+** block starts there — and laid out as this header, the nBlock index
+** entries, the separator bytes and the bloom block's contents, all in the
+** entry's one allocation (the pointers below point into it). A get or an
+** iterator pins the entry through its handle while it uses it; otherwise
+** the cache may evict it like any block, and the next use reads and
+** checks the two blocks again. Without a cache the reader owns one for its
+** whole life. */
+typedef struct sst_tmeta {
+  int nBlock;           /* data blocks = index entries */
+  const sst_idx *aIdx;  /* the index */
+  const uint8_t *aKeys; /* separator bytes of aIdx */
+  wcs_bloom bloom;      /* the filter (k == 0: none) */
+} sst_tmeta;
+
+/* A reader holds, for the file's life, only what is small and fixed:
+** the footer's handles, the properties, the range tombstones (usually
+** none) and its descriptor while the file table keeps it open. */
 struct sst_reader {
-  wcs_env *pEnv;      /* env the file was opened through */
-  wcs_file *pFile;    /* open for reading until close */
-  char *zPath;        /* for messages */
-  uint64_t iFile;     /* file number: the cache key's first half */
-  uint64_t nFileSize; /* bytes */
-  wcs_cache *pCache;  /* block cache; NULL: blocks are not cached */
-  int nBlock;         /* data blocks = index entries */
-  sst_idx *aIdx;      /* the index, nBlock entries */
-  uint8_t *aKeys;     /* separator bytes of aIdx */
-  uint64_t iDataEnd;  /* first byte after the data blocks */
-  uint8_t *aMeta;     /* the meta blocks as read (bloom, tombstones,
-                      ** properties, index), trailers included */
-  uint8_t *aOwn[4];   /* decompressed meta blocks, if any */
-  wcs_bloom bloom;    /* points into aMeta or aOwn[0] */
-  sst_rangedel *aDel; /* range tombstones; bytes point into meta */
-  int nDel;           /* entries of aDel */
-  uint64_t nEntries;  /* properties */
+  wcs_env *pEnv;              /* env the file is opened through */
+  wcs_file *pFile;            /* open descriptor; NULL while the file table
+                              ** has closed it (guarded by pFt->mu) */
+  char *zPath;                /* for messages and reopening */
+  uint64_t iFile;             /* file number: the cache key's first half */
+  uint64_t nFileSize;         /* bytes */
+  wcs_cache *pCache;          /* block cache; NULL: blocks are not cached */
+  sst_ftable *pFt;            /* pCache's file table; NULL: no cache, the
+                              ** descriptor stays open until close */
+  uint64_t aOff[4], aSize[4]; /* footer handles: bloom, tombstones,
+                              ** properties, index */
+  uint64_t iDataEnd;          /* first byte after the data blocks */
+  int nBlock;                 /* data blocks (the index's entries) */
+  int iBloomKind;             /* WCS_BLOOM_KIND_* of the filter */
+  int bBloom;                 /* the file has a filter (k > 0) */
+  wcs_cache_handle *pOwnMeta; /* no cache: the sst_tmeta, owned */
+  sst_rangedel *aDel;         /* range tombstones; bytes in aDelBytes */
+  int nDel;                   /* entries of aDel */
+  uint8_t *aDelBytes;         /* the tombstone block's contents, owned */
+  size_t nDelBytes;           /* bytes at aDelBytes */
+  uint64_t nEntries;          /* properties */
   uint64_t nRaw;
   uint64_t minSeq, maxSeq;
-  const uint8_t *pSmallest;
-  size_t nSmallest; /* point into meta */
-  const uint8_t *pLargest;
+  uint8_t *pSmallest; /* owned copies of the recorded bounds */
+  size_t nSmallest;
+  uint8_t *pLargest;
   size_t nLargest;
   int bUnbounded;
+  size_t nHeld; /* bytes this reader holds outside the cache */
+  /* File table state, guarded by pFt->mu. */
+  sst_reader *pFtPrev, *pFtNext; /* neighbours in the open list */
+  int nFileRef;                  /* reads using pFile right now */
 };
+
+/* ---- the file table: at most pFt->nMax descriptors open, least recently
+** used closed first; a descriptor in use by a read is never closed (the
+** table can exceed nMax by the reads in flight). */
+
+static void ftUnlink(sst_ftable *t, sst_reader *p) {
+  if (p->pFtPrev) {
+    p->pFtPrev->pFtNext = p->pFtNext;
+  } else {
+    t->pOld = p->pFtNext;
+  }
+  if (p->pFtNext) {
+    p->pFtNext->pFtPrev = p->pFtPrev;
+  } else {
+    t->pNew = p->pFtPrev;
+  }
+  p->pFtPrev = p->pFtNext = NULL;
+}
+
+static void ftAppend(sst_ftable *t, sst_reader *p) {
+  p->pFtNext = NULL;
+  p->pFtPrev = t->pNew;
+  if (t->pNew) {
+    t->pNew->pFtNext = p;
+  } else {
+    t->pOld = p;
+  }
+  t->pNew = p;
+}
+
+/* Close least recently used idle descriptors while over the limit. The
+** descriptors are chained into apClose (at most nClose) to be closed
+** after the mutex is released; returns how many. */
+#define FT_CLOSE_BATCH 8
+static int ftTrim(sst_ftable *t, wcs_file **apClose, wcs_env **apEnv) {
+  sst_reader *p = t->pOld, *pNext;
+  int n = 0;
+  while (p && t->nOpen > t->nMax && n < FT_CLOSE_BATCH) {
+    pNext = p->pFtNext;
+    if (p->nFileRef == 0) {
+      ftUnlink(t, p);
+      apClose[n] = p->pFile;
+      apEnv[n++] = p->pEnv;
+      p->pFile = NULL;
+      t->nOpen--;
+    }
+    p = pNext;
+  }
+  return n;
+}
+
+static void ftClose(wcs_file **apClose, wcs_env **apEnv, int n) {
+  int i;
+  for (i = 0; i < n; i++)
+    apEnv[i]->xClose(apClose[i]);
+}
+
+/* A descriptor for one read: *ppF stays open until fileRelease. */
+static int fileAcquire(sst_reader *p, wcs_file **ppF, char **pzErr) {
+  sst_ftable *t = p->pFt;
+  wcs_file *pNew = NULL, *apClose[FT_CLOSE_BATCH];
+  wcs_env *apEnv[FT_CLOSE_BATCH];
+  int rc, n;
+  if (t == NULL) {
+    *ppF = p->pFile;
+    return WCS_OK;
+  }
+  pthread_mutex_lock(&t->mu);
+  if (p->pFile) {
+    p->nFileRef++;
+    if (t->pNew != p) {
+      ftUnlink(t, p);
+      ftAppend(t, p);
+    }
+    *ppF = p->pFile;
+    pthread_mutex_unlock(&t->mu);
+    return WCS_OK;
+  }
+  pthread_mutex_unlock(&t->mu);
+  rc = p->pEnv->xOpen(p->pEnv, p->zPath, WCS_OPEN_READ, &pNew, pzErr);
+  if (rc != WCS_OK) return rc;
+  pthread_mutex_lock(&t->mu);
+  if (p->pFile == NULL) {
+    p->pFile = pNew;
+    pNew = NULL;
+    ftAppend(t, p);
+    t->nOpen++;
+    t->nReopen++;
+  }
+  p->nFileRef++;
+  *ppF = p->pFile;
+  n = ftTrim(t, apClose, apEnv);
+  pthread_mutex_unlock(&t->mu);
+  if (pNew) p->pEnv->xClose(pNew); /* another thread opened it first */
+  ftClose(apClose, apEnv, n);
+  return WCS_OK;
+}
+
+static void fileRelease(sst_reader *p) {
+  sst_ftable *t = p->pFt;
+  wcs_file *apClose[FT_CLOSE_BATCH];
+  wcs_env *apEnv[FT_CLOSE_BATCH];
+  int n = 0;
+  if (t == NULL) return;
+  pthread_mutex_lock(&t->mu);
+  assert(p->nFileRef > 0);
+  p->nFileRef--;
+  if (t->nOpen > t->nMax) n = ftTrim(t, apClose, apEnv);
+  pthread_mutex_unlock(&t->mu);
+  ftClose(apClose, apEnv, n);
+}
+
+/* Read up to n bytes at iOff through a descriptor from the file table. */
+static int readAt(sst_reader *p, uint64_t iOff, void *a, size_t n,
+                  size_t *pnRead, char **pzErr) {
+  wcs_file *pF;
+  int rc = fileAcquire(p, &pF, pzErr);
+  if (rc == WCS_OK) {
+    rc = p->pEnv->xRead(pF, iOff, a, n, pnRead, pzErr);
+    fileRelease(p);
+  }
+  return rc;
+}
+
+void wcs_cache_set_max_files(wcs_cache *pCache, int nMax) {
+  sst_ftable *t = wcs_cache_ftable(pCache);
+  wcs_file *apClose[FT_CLOSE_BATCH];
+  wcs_env *apEnv[FT_CLOSE_BATCH];
+  int n;
+  if (t == NULL) return;
+  pthread_mutex_lock(&t->mu);
+  t->nMax = nMax > 0 ? nMax : WCS_DEF_MAX_FILES;
+  do {
+    n = ftTrim(t, apClose, apEnv);
+    pthread_mutex_unlock(&t->mu);
+    ftClose(apClose, apEnv, n);
+    pthread_mutex_lock(&t->mu);
+  } while (n == FT_CLOSE_BATCH);
+  pthread_mutex_unlock(&t->mu);
+}
+
+void wcs_cache_file_stats(wcs_cache *pCache, int *pnOpen, int *pnReaders,
+                          uint64_t *pnHeld, uint64_t *pnReopen) {
+  sst_ftable *t = wcs_cache_ftable(pCache);
+  int nOpen = 0, nReaders = 0;
+  uint64_t nHeld = 0, nReopen = 0;
+  if (t) {
+    pthread_mutex_lock(&t->mu);
+    nOpen = t->nOpen;
+    nReaders = t->nReaders;
+    nHeld = t->nHeld;
+    nReopen = t->nReopen;
+    pthread_mutex_unlock(&t->mu);
+  }
+  if (pnOpen) *pnOpen = nOpen;
+  if (pnReaders) *pnReaders = nReaders;
+  if (pnHeld) *pnHeld = nHeld;
+  if (pnReopen) *pnReopen = nReopen;
+}
+
+/* ---- meta blocks */
 
 /* Read the varint at *pz, advancing it; 0 on a bad or truncated varint. */
 static int takeVarint(const uint8_t **pz, const uint8_t *zEnd, uint64_t *pv) {
@@ -608,12 +796,15 @@ static int takeVarint(const uint8_t **pz, const uint8_t *zEnd, uint64_t *pv) {
   return n;
 }
 
-static int parseIndex(sst_reader *p, const uint8_t *a, size_t n,
-                      uint64_t iBlockOff, char **pzErr) {
+/* Decode the index block a[0..n) into *paIdx (malloc'd, *pnBlock entries)
+** and *pKeys, checking that the entries tile the data blocks exactly. */
+static int parseIndex(const sst_reader *p, const uint8_t *a, size_t n,
+                      uint64_t iBlockOff, sst_idx **paIdx, int *pnBlock,
+                      wcs_buf *pKeys, char **pzErr) {
   block_iter bi;
-  wcs_buf keys = {0};
+  sst_idx *aIdx = NULL;
   uint64_t iExpect = 0;
-  int nAlloc = 0, rc;
+  int nAlloc = 0, nBlock = 0, rc;
   memset(&bi, 0, sizeof bi);
   rc = block_iter_init(&bi, a, n, 0);
   if (rc == WCS_OK) rc = block_iter_first(&bi);
@@ -624,29 +815,29 @@ static int parseIndex(sst_reader *p, const uint8_t *a, size_t n,
     if (!takeVarint(&z, zEnd, &iOff) || !takeVarint(&z, zEnd, &nSize) ||
         z != zEnd || iOff != iExpect || nSize > UINT32_MAX ||
         nSize + WCS_BLOCK_TRAILER > p->iDataEnd - iOff ||
-        (p->nBlock > 0 &&
-         wcs_ukey_cmp(keys.a + p->aIdx[p->nBlock - 1].iKey,
-                      p->aIdx[p->nBlock - 1].nKey, bi.pKey, bi.nKey) > 0) ||
-        keys.n + bi.nKey > UINT32_MAX || p->nBlock >= INT_MAX / 2) {
+        (nBlock > 0 &&
+         wcs_ukey_cmp(pKeys->a + aIdx[nBlock - 1].iKey, aIdx[nBlock - 1].nKey,
+                      bi.pKey, bi.nKey) > 0) ||
+        pKeys->n + bi.nKey > UINT32_MAX || nBlock >= INT_MAX / 2) {
       rc = WCS_CORRUPT_BKPT;
       break;
     }
-    if (p->nBlock >= nAlloc) {
+    if (nBlock >= nAlloc) {
       int nNew = nAlloc ? nAlloc * 2 : 64;
-      sst_idx *aNew = realloc(p->aIdx, (size_t)nNew * sizeof *aNew);
+      sst_idx *aNew = realloc(aIdx, (size_t)nNew * sizeof *aNew);
       if (aNew == NULL) {
         rc = WCS_NOMEM;
         break;
       }
-      p->aIdx = aNew;
+      aIdx = aNew;
       nAlloc = nNew;
     }
-    e = &p->aIdx[p->nBlock++];
+    e = &aIdx[nBlock++];
     e->iOff = iOff;
     e->nSize = (uint32_t)nSize;
-    e->iKey = (uint32_t)keys.n;
+    e->iKey = (uint32_t)pKeys->n;
     e->nKey = bi.nKey;
-    if (wcs_buf_append(&keys, bi.pKey, bi.nKey)) {
+    if (wcs_buf_append(pKeys, bi.pKey, bi.nKey)) {
       rc = WCS_NOMEM;
       break;
     }
@@ -655,7 +846,8 @@ static int parseIndex(sst_reader *p, const uint8_t *a, size_t n,
   }
   if (rc == WCS_OK && iExpect != p->iDataEnd) rc = WCS_CORRUPT_BKPT;
   block_iter_clear(&bi);
-  p->aKeys = keys.a;
+  *paIdx = aIdx;
+  *pnBlock = nBlock;
   if (rc != WCS_OK) {
     return corruptMsg(pzErr, rc, "index block", p->zPath, iBlockOff,
                       "index entries do not match the data blocks");
@@ -712,9 +904,19 @@ static int parseRangedels(sst_reader *p, const uint8_t *a, size_t n,
   return WCS_OK;
 }
 
+/* Copy n bytes at a into a fresh buffer *pp (never NULL on success). */
+static int ownCopy(uint8_t **pp, const uint8_t *a, size_t n) {
+  *pp = malloc(n ? n : 1);
+  if (*pp == NULL) return WCS_NOMEM;
+  if (n) memcpy(*pp, a, n);
+  return WCS_OK;
+}
+
 static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
                       uint64_t iBlockOff, char **pzErr) {
   const uint8_t *z = a, *zEnd = a + n;
+  const uint8_t *pSmall = NULL, *pLarge = NULL;
+  size_t nSmall = 0, nLarge = 0;
   unsigned mSeen = 0;
   uint64_t nBlocks = 0;
   while (z < zEnd) {
@@ -752,12 +954,12 @@ static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
       if (v != (uint64_t)p->nDel) goto corrupt;
       break;
     case WCS_SST_PROP_SMALLEST:
-      p->pSmallest = zVal;
-      p->nSmallest = nLen;
+      pSmall = zVal;
+      nSmall = nLen;
       break;
     case WCS_SST_PROP_LARGEST:
-      p->pLargest = zVal;
-      p->nLargest = nLen;
+      pLarge = zVal;
+      nLarge = nLen;
       break;
     case WCS_SST_PROP_FLAGS:
       p->bUnbounded = (int)(v & 1);
@@ -771,32 +973,44 @@ static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
       nBlocks != (uint64_t)p->nBlock) {
     goto corrupt;
   }
+  if (ownCopy(&p->pSmallest, pSmall, nSmall) ||
+      ownCopy(&p->pLargest, pLarge, nLarge)) {
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s", p->zPath);
+  }
+  p->nSmallest = nSmall;
+  p->nLargest = nLarge;
   return WCS_OK;
 corrupt:
   return corruptMsg(pzErr, WCS_CORRUPT_BKPT, "properties block", p->zPath,
                     iBlockOff, "bad property");
 }
 
-/* Check one meta block inside the meta region and decompress it if needed:
-** *pp and *pn get its contents (inside aMeta, or in aOwn[iSlot]). */
-static int metaBlock(sst_reader *p, uint64_t iMetaOff, uint64_t iOff,
-                     uint64_t nSize, int iSlot, const uint8_t **pp, size_t *pn,
+/* Check meta block i (of the footer's four) inside the meta region aMeta
+** (the file's bytes from aOff[0] to the footer) and decompress it if
+** needed: *pp and *pn get its contents, inside aMeta or in *ppOwn (a
+** malloc'd buffer for the caller to free). */
+static int metaBlock(const sst_reader *p, const uint8_t *aMeta, int i,
+                     uint8_t **ppOwn, const uint8_t **pp, size_t *pn,
                      char **pzErr) {
-  const uint8_t *a = p->aMeta + (iOff - iMetaOff);
+  const uint8_t *a = aMeta + (p->aOff[i] - p->aOff[0]);
+  uint64_t nSize = p->aSize[i];
   const char *zWhy = "";
   uint32_t nRaw;
   int iType, rc;
+  *ppOwn = NULL;
   rc = block_check(a, nSize + WCS_BLOCK_TRAILER, &iType, &nRaw, &zWhy);
   if (rc == WCS_OK && iType == WCS_BLOCK_ZSTD) {
-    p->aOwn[iSlot] = malloc(nRaw ? nRaw : 1);
-    if (p->aOwn[iSlot] == NULL) {
+    *ppOwn = malloc(nRaw ? nRaw : 1);
+    if (*ppOwn == NULL) {
       return wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s", p->zPath);
     }
-    rc = block_inflate(a, nSize, p->aOwn[iSlot], nRaw, &zWhy);
-    a = p->aOwn[iSlot];
+    rc = block_inflate(a, nSize, *ppOwn, nRaw, &zWhy);
+    a = *ppOwn;
     nSize = nRaw;
   }
-  if (rc != WCS_OK) return corruptMsg(pzErr, rc, "block", p->zPath, iOff, zWhy);
+  if (rc != WCS_OK) {
+    return corruptMsg(pzErr, rc, "block", p->zPath, p->aOff[i], zWhy);
+  }
   *pp = a;
   *pn = nSize;
   return WCS_OK;
@@ -806,7 +1020,7 @@ static int metaBlock(sst_reader *p, uint64_t iMetaOff, uint64_t iOff,
 static int readExact(sst_reader *p, uint64_t iOff, void *a, size_t n,
                      const char *zWhat, char **pzErr) {
   size_t nRead = 0;
-  int rc = p->pEnv->xRead(p->pFile, iOff, a, n, &nRead, pzErr);
+  int rc = readAt(p, iOff, a, n, &nRead, pzErr);
   if (rc == WCS_OK && nRead != n) {
     rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, zWhat, p->zPath, iOff,
                     "file is shorter than recorded (truncated?)");
@@ -814,17 +1028,161 @@ static int readExact(sst_reader *p, uint64_t iOff, void *a, size_t n,
   return rc;
 }
 
-void sst_reader_close(sst_reader *p) {
-  int i;
-  if (p == NULL) return;
-  if (p->pFile) p->pEnv->xClose(p->pFile);
-  free(p->zPath);
-  free(p->aIdx);
-  free(p->aKeys);
-  free(p->aMeta);
+#define TMETA_ALIGN(n) (((n) + 7) & ~(size_t)7)
+
+/* Build the sst_tmeta entry from the meta region aMeta: check and decode
+** the bloom and index blocks into one fresh handle *ph (not in any cache).
+** At open (bOpen) the tombstone and properties blocks are parsed into the
+** reader too; later loads check that the index still has nBlock entries. */
+static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
+                     wcs_cache_handle **ph, char **pzErr) {
+  uint8_t *aOwn[4] = {0};
+  const uint8_t *aBlk[4] = {0};
+  size_t nBlk[4] = {0}, nTotal;
+  sst_idx *aIdx = NULL;
+  wcs_buf keys = {0};
+  wcs_cache_handle *h = NULL;
+  int nBlock = 0, i, rc = WCS_OK;
+  *ph = NULL;
+  for (i = 0; i < 4 && rc == WCS_OK; i++) {
+    if (!bOpen && (i == 1 || i == 2)) continue; /* parsed at open */
+    rc = metaBlock(p, aMeta, i, &aOwn[i], &aBlk[i], &nBlk[i], pzErr);
+  }
+  if (rc == WCS_OK) {
+    rc = parseIndex(p, aBlk[3], nBlk[3], p->aOff[3], &aIdx, &nBlock, &keys,
+                    pzErr);
+  }
+  if (rc == WCS_OK) {
+    wcs_bloom b;
+    if (bloom_open(&b, aBlk[0], nBlk[0]) != WCS_OK) {
+      rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "bloom block", p->zPath,
+                      p->aOff[0], "bad filter layout");
+    } else if (bOpen) {
+      p->bBloom = b.k > 0;
+      p->iBloomKind = b.iKind;
+    }
+  }
+  if (rc == WCS_OK && bOpen) {
+    p->nBlock = nBlock;
+    if (nBlk[1] > 0) {
+      rc = ownCopy(&p->aDelBytes, aBlk[1], nBlk[1]);
+      p->nDelBytes = nBlk[1];
+      if (rc != WCS_OK) {
+        rc = wcs_seterr(pzErr, rc, "out of memory reading %s", p->zPath);
+      }
+    }
+    if (rc == WCS_OK) {
+      rc = parseRangedels(p, p->aDelBytes ? p->aDelBytes : aBlk[1], nBlk[1],
+                          p->aOff[1], pzErr);
+    }
+    if (rc == WCS_OK && p->nDel == 0) {
+      free(p->aDelBytes);
+      p->aDelBytes = NULL;
+      p->nDelBytes = 0;
+    }
+    if (rc == WCS_OK) rc = parseProps(p, aBlk[2], nBlk[2], p->aOff[2], pzErr);
+  } else if (rc == WCS_OK && nBlock != p->nBlock) {
+    rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "index block", p->zPath,
+                    p->aOff[3], "index entries do not match the data blocks");
+  }
+  if (rc == WCS_OK) {
+    size_t nIdx = TMETA_ALIGN(sizeof(sst_tmeta)) +
+                  TMETA_ALIGN((size_t)nBlock * sizeof(sst_idx));
+    nTotal = nIdx + TMETA_ALIGN(keys.n) + nBlk[0];
+    h = wcs_cache_alloc(nTotal);
+    if (h == NULL) {
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s", p->zPath);
+    } else {
+      uint8_t *a = wcs_cache_data(h);
+      sst_tmeta *t = (sst_tmeta *)a;
+      sst_idx *aI = (sst_idx *)(a + TMETA_ALIGN(sizeof(sst_tmeta)));
+      uint8_t *aK = a + nIdx, *aB = aK + TMETA_ALIGN(keys.n);
+      memset(t, 0, sizeof *t);
+      if (nBlock) memcpy(aI, aIdx, (size_t)nBlock * sizeof(sst_idx));
+      if (keys.n) memcpy(aK, keys.a, keys.n);
+      if (nBlk[0]) memcpy(aB, aBlk[0], nBlk[0]);
+      t->nBlock = nBlock;
+      t->aIdx = aI;
+      t->aKeys = aK;
+      bloom_open(&t->bloom, aB, nBlk[0]); /* checked above */
+    }
+  }
   for (i = 0; i < 4; i++)
-    free(p->aOwn[i]);
+    free(aOwn[i]);
+  free(aIdx);
+  wcs_buf_free(&keys);
+  *ph = h;
+  return rc;
+}
+
+/* Read the meta region (bloom block to footer) into a fresh buffer. */
+static int readMetaRegion(sst_reader *p, uint8_t **paMeta, char **pzErr) {
+  size_t n = (size_t)(p->nFileSize - WCS_SST_FOOTER - p->aOff[0]);
+  int rc;
+  *paMeta = malloc(n ? n : 1);
+  if (*paMeta == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = readExact(p, p->aOff[0], *paMeta, n, "block", pzErr);
+  if (rc != WCS_OK) {
+    free(*paMeta);
+    *paMeta = NULL;
+  }
+  return rc;
+}
+
+/* Pin the file's sst_tmeta: from the cache, or read, checked, decoded and
+** inserted. *ph gets the handle to pass to unpinMeta (NULL when the reader
+** owns the entry). */
+static int pinMeta(sst_reader *p, wcs_cache_handle **ph, const sst_tmeta **ppM,
+                   char **pzErr) {
+  wcs_cache_handle *h;
+  uint8_t *aMeta = NULL;
+  int rc;
+  *ph = NULL;
+  if (p->pOwnMeta) {
+    *ppM = (const sst_tmeta *)wcs_cache_data(p->pOwnMeta);
+    return WCS_OK;
+  }
+  h = wcs_cache_lookup_meta(p->pCache, p->iFile, p->iDataEnd);
+  if (h == NULL) {
+    rc = readMetaRegion(p, &aMeta, pzErr);
+    if (rc == WCS_OK) rc = buildMeta(p, aMeta, 0, &h, pzErr);
+    free(aMeta);
+    if (rc != WCS_OK) {
+      *ppM = NULL;
+      return rc;
+    }
+    h = wcs_cache_insert(p->pCache, p->iFile, p->iDataEnd, h);
+  }
+  *ph = h;
+  *ppM = (const sst_tmeta *)wcs_cache_data(h);
+  return WCS_OK;
+}
+
+static void unpinMeta(const sst_reader *p, wcs_cache_handle *h) {
+  if (h) wcs_cache_release(p->pCache, h);
+}
+
+void sst_reader_close(sst_reader *p) {
+  if (p == NULL) return;
+  if (p->pFt) {
+    sst_ftable *t = p->pFt;
+    pthread_mutex_lock(&t->mu);
+    assert(p->nFileRef == 0);
+    if (p->pFile) {
+      ftUnlink(t, p);
+      t->nOpen--;
+    }
+    t->nReaders--;
+    t->nHeld -= p->nHeld;
+    pthread_mutex_unlock(&t->mu);
+  }
+  if (p->pFile) p->pEnv->xClose(p->pFile);
+  if (p->pOwnMeta) wcs_cache_release(NULL, p->pOwnMeta);
+  free(p->zPath);
+  free(p->aDelBytes);
   free(p->aDel);
+  free(p->pSmallest);
+  free(p->pLargest);
   free(p);
 }
 
@@ -833,9 +1191,9 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
                     char **pzErr) {
   sst_reader *p = calloc(1, sizeof *p);
   uint8_t aFoot[WCS_SST_FOOTER];
-  uint64_t aOff[4] = {0}, aSize[4] = {0}, iFoot = 0, iMeta = 0;
-  const uint8_t *aBlk[4] = {0};
-  size_t nBlk[4] = {0};
+  uint8_t *aMeta = NULL;
+  wcs_cache_handle *h = NULL;
+  uint64_t iFoot = 0;
   int rc = WCS_OK, i;
 
   *pp = NULL;
@@ -882,61 +1240,77 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
   if (rc == WCS_OK) {
     uint64_t iExpect;
     for (i = 0; i < 4; i++) {
-      aOff[i] = wcs_get64(aFoot + 16 * i);
-      aSize[i] = wcs_get64(aFoot + 16 * i + 8);
+      p->aOff[i] = wcs_get64(aFoot + 16 * i);
+      p->aSize[i] = wcs_get64(aFoot + 16 * i + 8);
     }
-    iMeta = iExpect = aOff[0];
+    iExpect = p->aOff[0];
     for (i = 0; i < 4 && rc == WCS_OK; i++) {
-      if (aOff[i] != iExpect || aOff[i] > iFoot || aSize[i] > iFoot - aOff[i] ||
-          aSize[i] + WCS_BLOCK_TRAILER > iFoot - aOff[i]) {
+      if (p->aOff[i] != iExpect || p->aOff[i] > iFoot ||
+          p->aSize[i] > iFoot - p->aOff[i] ||
+          p->aSize[i] + WCS_BLOCK_TRAILER > iFoot - p->aOff[i]) {
         rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
                         "block handles do not fit the file");
       }
-      iExpect = aOff[i] + aSize[i] + WCS_BLOCK_TRAILER;
+      iExpect = p->aOff[i] + p->aSize[i] + WCS_BLOCK_TRAILER;
     }
     if (rc == WCS_OK && iExpect != iFoot) {
       rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "footer", zPath, iFoot,
                       "block handles do not fit the file");
     }
-    p->iDataEnd = iMeta;
+    p->iDataEnd = p->aOff[0];
   }
-  /* All meta blocks in one read. */
-  if (rc == WCS_OK) {
-    p->aMeta = malloc((size_t)(iFoot - iMeta));
-    if (p->aMeta == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  }
-  if (rc == WCS_OK) {
-    rc = readExact(p, iMeta, p->aMeta, (size_t)(iFoot - iMeta), "block", pzErr);
-  }
-  for (i = 0; i < 4 && rc == WCS_OK; i++) {
-    rc = metaBlock(p, iMeta, aOff[i], aSize[i], i, &aBlk[i], &nBlk[i], pzErr);
-  }
-  if (rc == WCS_OK) rc = parseIndex(p, aBlk[3], nBlk[3], aOff[3], pzErr);
-  if (rc == WCS_OK && bloom_open(&p->bloom, aBlk[0], nBlk[0]) != WCS_OK) {
-    rc = corruptMsg(pzErr, WCS_CORRUPT_BKPT, "bloom block", zPath, aOff[0],
-                    "bad filter layout");
-  }
-  if (rc == WCS_OK) rc = parseRangedels(p, aBlk[1], nBlk[1], aOff[1], pzErr);
-  if (rc == WCS_OK) rc = parseProps(p, aBlk[2], nBlk[2], aOff[2], pzErr);
+  /* Every meta block is checked now; the index and bloom filter then go
+  ** to the cache, where later reads find them (or reload them). */
+  if (rc == WCS_OK) rc = readMetaRegion(p, &aMeta, pzErr);
+  if (rc == WCS_OK) rc = buildMeta(p, aMeta, 1, &h, pzErr);
+  free(aMeta);
   if (rc != WCS_OK) {
+    wcs_cache_release(NULL, h);
     sst_reader_close(p);
     return rc;
+  }
+  if (pCache) {
+    sst_ftable *t = wcs_cache_ftable(pCache);
+    wcs_file *apClose[FT_CLOSE_BATCH];
+    wcs_env *apEnv[FT_CLOSE_BATCH];
+    int n;
+    wcs_cache_release(pCache, wcs_cache_insert(pCache, iFile, p->iDataEnd, h));
+    p->nHeld = sizeof *p + strlen(p->zPath) + 1 + p->nSmallest + p->nLargest +
+               (size_t)p->nDel * sizeof *p->aDel + p->nDelBytes;
+    pthread_mutex_lock(&t->mu);
+    p->pFt = t;
+    ftAppend(t, p);
+    t->nOpen++;
+    t->nReaders++;
+    t->nHeld += p->nHeld;
+    n = ftTrim(t, apClose, apEnv);
+    pthread_mutex_unlock(&t->mu);
+    ftClose(apClose, apEnv, n);
+  } else {
+    p->pOwnMeta = h;
   }
   *pp = p;
   return WCS_OK;
 }
 
 int sst_reader_may_contain_hash(const sst_reader *p, uint64_t h) {
-  return bloom_may_contain(&p->bloom, h);
+  wcs_cache_handle *pH;
+  const sst_tmeta *m;
+  int bMay;
+  if (!p->bBloom) return 1;
+  if (pinMeta((sst_reader *)p, &pH, &m, NULL) != WCS_OK) return 1;
+  bMay = bloom_may_contain(&m->bloom, h);
+  unpinMeta(p, pH);
+  return bMay;
 }
 
 int sst_reader_may_contain(const sst_reader *p, const void *pKey, size_t n) {
-  if (p->bloom.k == 0) return 1;
-  return bloom_may_contain(&p->bloom, bloom_hash(pKey, n));
+  if (!p->bBloom) return 1;
+  return sst_reader_may_contain_hash(p, bloom_hash(pKey, n));
 }
 
 int sst_reader_bloom_prefixed(const sst_reader *p) {
-  return p->bloom.k > 0 && p->bloom.iKind == WCS_BLOOM_KIND_PREFIX;
+  return p->bBloom && p->iBloomKind == WCS_BLOOM_KIND_PREFIX;
 }
 
 void sst_reader_rangedels(const sst_reader *p, const sst_rangedel **paDel,
@@ -946,12 +1320,12 @@ void sst_reader_rangedels(const sst_reader *p, const sst_rangedel **paDel,
 }
 
 /* First index entry whose separator is >= user key u (nBlock if none). */
-static int findBlock(const sst_reader *p, const uint8_t *pU, size_t nU) {
-  int lo = 0, hi = p->nBlock;
+static int findBlock(const sst_tmeta *m, const uint8_t *pU, size_t nU) {
+  int lo = 0, hi = m->nBlock;
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    const sst_idx *e = &p->aIdx[mid];
-    if (wcs_ukey_cmp(p->aKeys + e->iKey, e->nKey, pU, nU) < 0) {
+    const sst_idx *e = &m->aIdx[mid];
+    if (wcs_ukey_cmp(m->aKeys + e->iKey, e->nKey, pU, nU) < 0) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -962,18 +1336,29 @@ static int findBlock(const sst_reader *p, const uint8_t *pU, size_t nU) {
 
 uint64_t sst_reader_approx_offset(const sst_reader *p, const uint8_t *pUKey,
                                   size_t nUKey) {
-  int i = findBlock(p, pUKey, nUKey);
-  return i < p->nBlock ? p->aIdx[i].iOff : p->iDataEnd;
+  wcs_cache_handle *h;
+  const sst_tmeta *m;
+  uint64_t iOff;
+  int i;
+  /* Unreadable index: the middle of the data is as good a guess as any. */
+  if (pinMeta((sst_reader *)p, &h, &m, NULL) != WCS_OK) return p->iDataEnd / 2;
+  i = findBlock(m, pUKey, nUKey);
+  iOff = i < m->nBlock ? m->aIdx[i].iOff : p->iDataEnd;
+  unpinMeta(p, h);
+  return iOff;
 }
 
 int sst_reader_index_keys(const sst_reader *p, void *pCtx,
                           int (*x)(void *pCtx, const uint8_t *pUKey,
                                    size_t nUKey, uint64_t iOff)) {
-  int i, rc = 0;
-  for (i = 0; rc == 0 && i < p->nBlock; i++) {
-    const sst_idx *e = &p->aIdx[i];
-    rc = x(pCtx, p->aKeys + e->iKey, e->nKey, e->iOff);
+  wcs_cache_handle *h;
+  const sst_tmeta *m;
+  int i, rc = pinMeta((sst_reader *)p, &h, &m, NULL);
+  for (i = 0; rc == 0 && i < m->nBlock; i++) {
+    const sst_idx *e = &m->aIdx[i];
+    rc = x(pCtx, m->aKeys + e->iKey, e->nKey, e->iOff);
   }
+  if (m) unpinMeta(p, h);
   return rc;
 }
 
@@ -1023,10 +1408,10 @@ typedef struct sst_ra {
 /* Make the stored bytes and trailer of block i available: from the
 ** readahead buffer (refilled while the scan is sequential), or else read
 ** into a fresh handle *ph. *pp gets the bytes. */
-static int fetchBlock(const sst_reader *p, int i, sst_ra *pRa,
+static int fetchBlock(sst_reader *p, const sst_tmeta *m, int i, sst_ra *pRa,
                       wcs_cache_handle **ph, const uint8_t **pp,
                       const char **pzWhy, char **pzErr) {
-  const sst_idx *e = &p->aIdx[i];
+  const sst_idx *e = &m->aIdx[i];
   size_t n = (size_t)e->nSize + WCS_BLOCK_TRAILER, nRead = 0;
   int rc;
   if (pRa && pRa->nSeq >= 2 &&
@@ -1042,7 +1427,7 @@ static int fetchBlock(const sst_reader *p, int i, sst_ra *pRa,
     }
     pRa->n = 0;
     pRa->iOff = e->iOff;
-    rc = p->pEnv->xRead(p->pFile, e->iOff, pRa->a, nWant, &pRa->n, pzErr);
+    rc = readAt(p, e->iOff, pRa->a, nWant, &pRa->n, pzErr);
     if (rc != WCS_OK) {
       pRa->n = 0;
       return rc;
@@ -1054,7 +1439,7 @@ static int fetchBlock(const sst_reader *p, int i, sst_ra *pRa,
   }
   *ph = wcs_cache_alloc(n);
   if (*ph == NULL) return WCS_NOMEM;
-  rc = p->pEnv->xRead(p->pFile, e->iOff, wcs_cache_data(*ph), n, &nRead, pzErr);
+  rc = readAt(p, e->iOff, wcs_cache_data(*ph), n, &nRead, pzErr);
   if (rc == WCS_OK && nRead != n) {
     *pzWhy = "file is shorter than recorded (truncated?)";
     rc = WCS_CORRUPT_BKPT;
@@ -1068,9 +1453,9 @@ static int fetchBlock(const sst_reader *p, int i, sst_ra *pRa,
 ** bFill and there is a cache) inserted. A zstd block is inflated straight
 ** from the bytes read; a raw block read into its own handle is used as
 ** is. */
-static int readBlock(const sst_reader *p, int i, int bFill, sst_ra *pRa,
-                     wcs_cache_handle **ppH, char **pzErr) {
-  const sst_idx *e = &p->aIdx[i];
+static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int bFill,
+                     sst_ra *pRa, wcs_cache_handle **ppH, char **pzErr) {
+  const sst_idx *e = &m->aIdx[i];
   size_t n = (size_t)e->nSize + WCS_BLOCK_TRAILER;
   wcs_cache_handle *h = NULL, *hRead = NULL;
   const uint8_t *pSrc = NULL;
@@ -1084,7 +1469,7 @@ static int readBlock(const sst_reader *p, int i, int bFill, sst_ra *pRa,
       return WCS_OK;
     }
   }
-  rc = fetchBlock(p, i, pRa, &hRead, &pSrc, &zWhy, pzErr);
+  rc = fetchBlock(p, m, i, pRa, &hRead, &pSrc, &zWhy, pzErr);
   if (rc == WCS_OK) rc = block_check(pSrc, n, &iType, &nRaw, &zWhy);
   if (rc == WCS_OK && iType == WCS_BLOCK_ZSTD) {
     h = wcs_cache_alloc(nRaw);
@@ -1149,27 +1534,46 @@ static block_iter *threadGetIter(void) {
   return p;
 }
 
-int sst_reader_get(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
-                   int *pbFound, void *pCtx,
-                   int (*x)(void *pCtx, const uint8_t *pKey, size_t nKey,
-                            const uint8_t *pVal, size_t nVal),
-                   char **pzErr) {
+int sst_reader_get_probe(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
+                         const sst_probe *pProbe, int *pbFound, void *pCtx,
+                         int (*x)(void *pCtx, const uint8_t *pKey, size_t nKey,
+                                  const uint8_t *pVal, size_t nVal),
+                         char **pzErr) {
   size_t nU = nIKey - WCS_IKEY_TRAILER;
-  block_iter *bi = threadGetIter();
-  int i, rc = WCS_OK;
+  block_iter *bi;
+  wcs_cache_handle *hMeta;
+  const sst_tmeta *m;
+  int i, rc;
   assert(nIKey >= WCS_IKEY_TRAILER);
   *pbFound = 0;
-  if (bi == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  if (pProbe && p->bBloom && p->iBloomKind == WCS_BLOOM_KIND_PREFIX &&
+      !pProbe->hasPrefix) {
+    pProbe = NULL; /* the key is not in the prefix filter: no probe */
+  }
+  rc = pinMeta(p, &hMeta, &m, pzErr);
+  if (rc != WCS_OK) return rc;
+  if (pProbe && p->bBloom &&
+      !bloom_may_contain(&m->bloom, p->iBloomKind == WCS_BLOOM_KIND_PREFIX
+                                        ? pProbe->hPrefix
+                                        : pProbe->hKey)) {
+    unpinMeta(p, hMeta);
+    return WCS_OK;
+  }
+  bi = threadGetIter();
+  if (bi == NULL) {
+    unpinMeta(p, hMeta);
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
   /* As in a seek: blocks whose entries are all < the target (older
   ** versions of one user key filling a block) pass it on. */
-  for (i = findBlock(p, pIKey, nU); rc == WCS_OK && i < p->nBlock; i++) {
+  for (i = findBlock(m, pIKey, nU); rc == WCS_OK && i < m->nBlock; i++) {
     wcs_cache_handle *h = NULL;
-    rc = readBlock(p, i, 1, NULL, &h, pzErr);
+    rc = readBlock(p, m, i, 1, NULL, &h, pzErr);
     if (rc != WCS_OK) break;
     rc = block_iter_init(bi, wcs_cache_data(h), wcs_cache_size(h), 1);
     if (rc == WCS_OK) rc = block_iter_seek(bi, pIKey, nIKey);
     if (rc != WCS_OK) {
-      corruptMsg(pzErr, rc, "block", p->zPath, p->aIdx[i].iOff, "bad entry");
+      corruptMsg(pzErr, rc, "block", p->zPath, m->aIdx[i].iOff, "bad entry");
     } else if (block_iter_valid(bi)) {
       if (wcs_ukey_cmp(bi->pKey, bi->nKey - WCS_IKEY_TRAILER, pIKey, nU) == 0) {
         *pbFound = 1;
@@ -1180,7 +1584,16 @@ int sst_reader_get(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
     }
     wcs_cache_release(p->pCache, h);
   }
+  unpinMeta(p, hMeta);
   return rc;
+}
+
+int sst_reader_get(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
+                   int *pbFound, void *pCtx,
+                   int (*x)(void *pCtx, const uint8_t *pKey, size_t nKey,
+                            const uint8_t *pVal, size_t nVal),
+                   char **pzErr) {
+  return sst_reader_get_probe(p, pIKey, nIKey, NULL, pbFound, pCtx, x, pzErr);
 }
 
 /* ==================================================================
@@ -1193,6 +1606,8 @@ typedef struct sst_iter {
   int bFill;            /* insert blocks read into the cache */
   int rc;               /* first error; sticky, makes the iterator invalid */
   char *zErr;           /* its message */
+  wcs_cache_handle *pMetaH; /* the pinned index and filter; NULL none */
+  const sst_tmeta *pM;  /* their contents, once pinned */
   int iBlock;           /* data block loaded into bi; -1 none */
   wcs_cache_handle *pH; /* that block's handle; NULL none */
   block_iter bi;        /* cursor in the loaded block */
@@ -1204,11 +1619,20 @@ static int iterFail(sst_iter *it, int rc) {
     it->rc = rc;
     if (it->zErr == NULL) {
       corruptMsg(&it->zErr, rc, "block", it->pR->zPath,
-                 it->iBlock >= 0 ? it->pR->aIdx[it->iBlock].iOff : 0,
+                 it->iBlock >= 0 && it->pM ? it->pM->aIdx[it->iBlock].iOff : 0,
                  "bad entry");
     }
   }
   return it->rc;
+}
+
+/* Pin the index and filter for the iterator's life (first positioning). */
+static int iterMeta(sst_iter *it) {
+  int rc;
+  if (it->pM) return WCS_OK;
+  rc = pinMeta(it->pR, &it->pMetaH, &it->pM, &it->zErr);
+  if (rc != WCS_OK) it->rc = rc;
+  return rc;
 }
 
 static int loadBlock(sst_iter *it, int i) {
@@ -1222,7 +1646,7 @@ static int loadBlock(sst_iter *it, int i) {
   wcs_cache_release(it->pR->pCache, it->pH);
   it->pH = NULL;
   it->iBlock = -1;
-  rc = readBlock(it->pR, i, it->bFill, &it->ra, &it->pH, &it->zErr);
+  rc = readBlock(it->pR, it->pM, i, it->bFill, &it->ra, &it->pH, &it->zErr);
   if (rc != WCS_OK) {
     it->rc = rc;
     return rc;
@@ -1239,7 +1663,7 @@ static int skipForward(sst_iter *it) {
   while (!block_iter_valid(&it->bi)) {
     int rc;
     if (it->bi.rc) return iterFail(it, it->bi.rc);
-    if (it->iBlock + 1 >= it->pR->nBlock) return WCS_OK;
+    if (it->iBlock + 1 >= it->pM->nBlock) return WCS_OK;
     rc = loadBlock(it, it->iBlock + 1);
     if (rc == WCS_OK) rc = block_iter_first(&it->bi);
     if (rc != WCS_OK) return iterFail(it, rc);
@@ -1274,8 +1698,8 @@ static void unposition(sst_iter *it) {
 static int iterFirst(wcs_iiter *pI) {
   sst_iter *it = (sst_iter *)pI;
   int rc;
-  if (it->rc) return it->rc;
-  if (it->pR->nBlock == 0) {
+  if (it->rc || iterMeta(it)) return it->rc;
+  if (it->pM->nBlock == 0) {
     unposition(it);
     return WCS_OK;
   }
@@ -1288,12 +1712,12 @@ static int iterFirst(wcs_iiter *pI) {
 static int iterLast(wcs_iiter *pI) {
   sst_iter *it = (sst_iter *)pI;
   int rc;
-  if (it->rc) return it->rc;
-  if (it->pR->nBlock == 0) {
+  if (it->rc || iterMeta(it)) return it->rc;
+  if (it->pM->nBlock == 0) {
     unposition(it);
     return WCS_OK;
   }
-  rc = loadBlock(it, it->pR->nBlock - 1);
+  rc = loadBlock(it, it->pM->nBlock - 1);
   if (rc == WCS_OK) rc = block_iter_last(&it->bi);
   if (rc != WCS_OK) return iterFail(it, rc);
   return skipBackward(it);
@@ -1302,10 +1726,10 @@ static int iterLast(wcs_iiter *pI) {
 static int iterSeek(wcs_iiter *pI, const uint8_t *pIKey, size_t nIKey) {
   sst_iter *it = (sst_iter *)pI;
   int i, rc;
-  if (it->rc) return it->rc;
+  if (it->rc || iterMeta(it)) return it->rc;
   assert(nIKey >= WCS_IKEY_TRAILER);
-  i = findBlock(it->pR, pIKey, nIKey - WCS_IKEY_TRAILER);
-  if (i >= it->pR->nBlock) {
+  i = findBlock(it->pM, pIKey, nIKey - WCS_IKEY_TRAILER);
+  if (i >= it->pM->nBlock) {
     unposition(it);
     return WCS_OK;
   }
@@ -1316,7 +1740,7 @@ static int iterSeek(wcs_iiter *pI, const uint8_t *pIKey, size_t nIKey) {
     rc = loadBlock(it, i);
     if (rc == WCS_OK) rc = block_iter_seek(&it->bi, pIKey, nIKey);
     if (rc != WCS_OK) return iterFail(it, rc);
-    if (block_iter_valid(&it->bi) || ++i >= it->pR->nBlock) break;
+    if (block_iter_valid(&it->bi) || ++i >= it->pM->nBlock) break;
   }
   return WCS_OK;
 }
@@ -1374,6 +1798,7 @@ static void iterClose(wcs_iiter *pI) {
   sst_iter *it = (sst_iter *)pI;
   if (it == NULL) return;
   wcs_cache_release(it->pR->pCache, it->pH);
+  unpinMeta(it->pR, it->pMetaH);
   block_iter_clear(&it->bi);
   free(it->ra.a);
   free(it->zErr);

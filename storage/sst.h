@@ -56,11 +56,26 @@ typedef struct wcs_cache wcs_cache;
 ** with a byte budget; thread-safe; shared by every reader of one store. */
 int wcs_cache_new(size_t nBudget, wcs_cache **ppCache);
 void wcs_cache_free(wcs_cache *);
-/* Counters for stats: bytes held, hits, misses. */
+/* Counters for stats: bytes held (blocks, indexes and filters), hits and
+** misses of data block lookups. */
 void wcs_cache_stats(wcs_cache *, uint64_t *pnBytes, uint64_t *pnHit,
                      uint64_t *pnMiss);
+/* Hits and misses of index-and-filter lookups (one per file per read). */
+void wcs_cache_meta_stats(wcs_cache *, uint64_t *pnHit, uint64_t *pnMiss);
 /* Drop every block of one file (after the file is deleted). */
 void wcs_cache_evict_file(wcs_cache *, uint64_t iFile);
+
+/* The cache also bounds the sorted files its readers keep open: at most
+** nMax descriptors (<= 0: WCS_DEF_MAX_FILES), least recently used closed
+** first and reopened on the next read that misses the cache; a descriptor
+** in use by a read at that moment is closed once released. */
+#define WCS_DEF_MAX_FILES 1000
+void wcs_cache_set_max_files(wcs_cache *, int nMax);
+/* Descriptors open, readers (open or not), bytes the readers hold outside
+** the cache (their structs, paths, bounds, range tombstones), and how
+** many times a closed descriptor was reopened. Any pointer may be NULL. */
+void wcs_cache_file_stats(wcs_cache *, int *pnOpen, int *pnReaders,
+                          uint64_t *pnHeld, uint64_t *pnReopen);
 
 /* ---- writing */
 typedef struct sst_options {
@@ -125,7 +140,14 @@ void sst_builder_abandon(sst_builder *);
 typedef struct sst_reader sst_reader;
 /* Open a file: reads and verifies footer, index, bloom, range tombstones
 ** and properties (CRC-checked); data blocks are read lazily via the cache.
-** Corruption returns WCS_CORRUPT with file name and offset in *pzErr. */
+** With a cache, the decoded index and bloom filter become one cache entry
+** (charged to its budget, evictable while no read pins it, read and
+** checked again when needed) and the descriptor joins the cache's file
+** table; the reader itself keeps only a small fixed struct, the file's
+** bounds and its range tombstones. Without a cache (pCache NULL) it keeps
+** the index, filter and descriptor until closed.
+** Corruption returns WCS_CORRUPT with file name and offset in *pzErr, here
+** or when a later read loads the index or filter again. */
 int sst_reader_open(wcs_env *, const char *zPath, uint64_t iFile,
                     uint64_t nFileSize, wcs_cache *, sst_reader **pp,
                     char **pzErr);
@@ -153,6 +175,15 @@ void sst_reader_rangedels(const sst_reader *, const sst_rangedel **paDel,
 int sst_reader_iter(sst_reader *, int bFillCache, wcs_iiter **ppIter,
                     char **pzErr);
 
+/* Bloom hashes of one point lookup, computed once and reused for every
+** file probed: hKey of the user key, hPrefix of its xBloomPrefix prefix
+** (hasPrefix 0: the key has no prefix in the filters). */
+typedef struct sst_probe {
+  uint64_t hKey;
+  uint64_t hPrefix;
+  int hasPrefix;
+} sst_probe;
+
 /* Point lookup without an iterator (the allocation-free path for reads):
 ** finds the first entry >= pIKey in internal-key order and, if its user
 ** key equals pIKey's user key, sets *pbFound = 1 and calls x with it; the
@@ -166,6 +197,14 @@ int sst_reader_get(sst_reader *, const uint8_t *pIKey, size_t nIKey,
                    int (*x)(void *pCtx, const uint8_t *pKey, size_t nKey,
                             const uint8_t *pVal, size_t nVal),
                    char **pzErr);
+/* The same, after a bloom probe with pProbe (NULL: no probe) under the
+** same pin of the index and filter: returns WCS_OK with *pbFound 0 when
+** the filter rules the key out. */
+int sst_reader_get_probe(sst_reader *, const uint8_t *pIKey, size_t nIKey,
+                         const sst_probe *pProbe, int *pbFound, void *pCtx,
+                         int (*x)(void *pCtx, const uint8_t *pKey, size_t nKey,
+                                  const uint8_t *pVal, size_t nVal),
+                         char **pzErr);
 
 /* Approximate byte offset in the file where user key would be found
 ** (from the index; no data block reads). */

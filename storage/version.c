@@ -520,22 +520,6 @@ static int versionBuild(wcs_vset *vs, const wcs_version *pBase,
 ** Point lookups
 ** ==================================================================== */
 
-/* Bloom probes for one lookup: the key's hash and, with xBloomPrefix, the
-** prefix's hash (hasPrefix 0 when the key is left out of the filters). */
-typedef struct Probe {
-  uint64_t hKey;
-  uint64_t hPrefix;
-  int hasPrefix;
-} Probe;
-
-static int probeMay(const wcs_fmeta *f, const Probe *pr) {
-  if (sst_reader_bloom_prefixed(f->pReader)) {
-    if (!pr->hasPrefix) return 1;
-    return sst_reader_may_contain_hash(f->pReader, pr->hPrefix);
-  }
-  return sst_reader_may_contain_hash(f->pReader, pr->hKey);
-}
-
 /* What a point read wants from the entry sst_reader_get finds. */
 typedef struct GetCtx {
   uint64_t maxDel; /* newest covering tombstone seen so far */
@@ -562,7 +546,7 @@ static int gotEntry(void *p, const uint8_t *k, size_t nK, const uint8_t *v,
 
 /* Look up key in one file: updates *pMaxDel from its range tombstones;
 ** returns WCS_OK with *pbFound set when a version of the key is there. */
-static int fileGet(wcs_fmeta *f, const Probe *pr, const uint8_t *pKey,
+static int fileGet(wcs_fmeta *f, const sst_probe *pr, const uint8_t *pKey,
                    size_t nKey, const uint8_t *pLookup, size_t nLookup,
                    uint64_t snap, uint64_t *pMaxDel, int *pbFound, int *pType,
                    void **ppVal, size_t *pnVal, char **pzErr) {
@@ -578,13 +562,12 @@ static int fileGet(wcs_fmeta *f, const Probe *pr, const uint8_t *pKey,
       }
     }
   }
-  if (!probeMay(f, pr)) return WCS_OK;
   g.maxDel = *pMaxDel;
   g.pType = pType;
   g.ppVal = ppVal;
   g.pnVal = pnVal;
-  rc = sst_reader_get(f->pReader, pLookup, nLookup, pbFound, &g, gotEntry,
-                      pzErr);
+  rc = sst_reader_get_probe(f->pReader, pLookup, nLookup, pr, pbFound, &g,
+                            gotEntry, pzErr);
   if (rc && pzErr && *pzErr == NULL) {
     char *z = vset_file_path(f->pVs, f->iFile, "sst");
     wcs_seterr(pzErr, rc, "%s reading %s",
@@ -603,7 +586,7 @@ int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey, uint64_t snap,
   uint8_t aStack[256];
   uint8_t *pLookup = aStack;
   size_t nLookup = nKey + WCS_IKEY_TRAILER;
-  Probe pr;
+  sst_probe pr;
   int rc = WCS_OK, i;
   *pbFound = 0;
   if (nLookup > sizeof aStack) {

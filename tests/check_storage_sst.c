@@ -873,21 +873,24 @@ START_TEST(test_sst_second_scan_is_served_by_cache) {
   sst_meta meta;
   sst_reader *r;
   wcs_iiter *it;
-  uint64_t nBytes, nHit, nMiss, nMiss1;
+  uint64_t nBytes, nBytes0, nHit, nMiss, nMiss1;
   tu_seed(0);
   a = randomEnts(n, 0);
   buildFile(env, "c.sst", a, n, &o, NULL, 0, &meta);
   QUICK_EQ(wcs_cache_new(8 << 20, &cache), WCS_OK);
   QUICK_EQ(sst_reader_open(env, "c.sst", 3, meta.nBytes, cache, &r, NULL),
            WCS_OK);
-  /* A scan that does not fill the cache leaves it empty. */
+  /* Opening caches the index and filter, nothing else. */
+  wcs_cache_stats(cache, &nBytes0, NULL, NULL);
+  QUICK_ASSERT(nBytes0 > 0);
+  /* A scan that does not fill the cache adds no data block to it. */
   QUICK_EQ(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
   for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
        it->pMethods->xNext(it)) {
   }
   it->pMethods->xClose(it);
   wcs_cache_stats(cache, &nBytes, &nHit, &nMiss1);
-  QUICK_EQ(nBytes, 0);
+  QUICK_EQ(nBytes, nBytes0);
   QUICK_EQ(nHit, 0);
   checkReader(r, a, n, 0);
   wcs_cache_stats(cache, &nBytes, &nHit, &nMiss);
