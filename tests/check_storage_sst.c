@@ -1329,6 +1329,155 @@ START_TEST(test_sst_forward_scan_reads_ahead) {
 }
 END_TEST
 
+/* Footer handle i (0 bloom, 1 tombstones, 2 properties, 3 index) of the
+** file bytes p[0..n). */
+static uint64_t footOff(const uint8_t *p, size_t n, int i) {
+  return wcs_get64(p + n - WCS_SST_FOOTER + 16 * i);
+}
+
+static int getNop(void *pCtx, const uint8_t *pKey, size_t nKey,
+                  const uint8_t *pVal, size_t nVal) {
+  (void)pKey;
+  (void)nKey;
+  (void)pVal;
+  (void)nVal;
+  ++*(int *)pCtx;
+  return 0;
+}
+
+/* The index and filter are cache entries: once evicted they are read and
+** checked again, and damage found then names the file and block offset,
+** for point reads and iterators alike. */
+START_TEST(test_sst_index_and_bloom_reloaded_from_cache_are_checked) {
+  wcs_env *env = wcs_env_mem_new();
+  wcs_cache *cache;
+  int n = 400, i, nCall = 0, bFound = 0, iBlk;
+  Ent *a;
+  sst_meta meta;
+  sst_options o = opts(1024, 16, 0, 10);
+  sst_reader *r;
+  sst_probe pr;
+  wcs_iiter *it;
+  uint8_t *p;
+  size_t nFile;
+  uint64_t nHit, nMiss;
+  char *zErr = NULL, zWant[200];
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  buildFile(env, "000012.sst", a, n, &o, NULL, 0, &meta);
+  QUICK_EQ(wcs_cache_new(1 << 20, &cache), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "000012.sst", 12, 0, cache, &r, NULL), WCS_OK);
+  p = getFile(env, "000012.sst", &nFile);
+  for (iBlk = 3; iBlk >= 0; iBlk -= 3) { /* the index, then the bloom */
+    uint64_t iOff = footOff(p, nFile, iBlk);
+    p[iOff + 2] ^= 0x10;
+    putFile(env, "000012.sst", p, nFile);
+    /* Still cached: reads work from the entry checked at open. */
+    QUICK_EQ(sst_reader_get(r, a[7].pKey, a[7].nKey, &bFound, &nCall, getNop,
+                            NULL),
+             WCS_OK);
+    QUICK_EQ(bFound, 1);
+    wcs_cache_evict_file(cache, 12);
+    snprintf(zWant, sizeof zWant,
+             "corrupt block at offset %llu of 000012.sst: checksum mismatch",
+             (unsigned long long)iOff);
+    memset(&pr, 0, sizeof pr);
+    pr.hKey = sst_bloom_hash(a[7].pKey, a[7].nKey - WCS_IKEY_TRAILER);
+    QUICK_EQ(sst_reader_get_probe(r, a[7].pKey, a[7].nKey, &pr, &bFound,
+                                  &nCall, getNop, &zErr),
+             WCS_CORRUPT);
+    ck_assert_str_eq(zErr, zWant);
+    free(zErr);
+    zErr = NULL;
+    QUICK_EQ(sst_reader_iter(r, 1, &it, NULL), WCS_OK);
+    QUICK_EQ(it->pMethods->xSeek(it, a[9].pKey, a[9].nKey), WCS_CORRUPT);
+    QUICK_ASSERT(!it->pMethods->xValid(it));
+    QUICK_EQ(it->pMethods->xStatus(it, &zErr), WCS_CORRUPT);
+    ck_assert_str_eq(zErr, zWant);
+    free(zErr);
+    zErr = NULL;
+    it->pMethods->xClose(it);
+    /* Repaired: the next read loads the entry again, with one miss. */
+    p[iOff + 2] ^= 0x10;
+    putFile(env, "000012.sst", p, nFile);
+    wcs_cache_meta_stats(cache, &nHit, &nMiss);
+    checkReader(r, a, n, 50);
+    for (i = 0; i < n; i += 13) {
+      QUICK_EQ(sst_reader_get_probe(r, a[i].pKey, a[i].nKey, &pr, &bFound,
+                                    &nCall, getNop, NULL),
+               WCS_OK);
+    }
+    {
+      uint64_t nHit2, nMiss2;
+      wcs_cache_meta_stats(cache, &nHit2, &nMiss2);
+      QUICK_EQ(nMiss2, nMiss + 1);
+      QUICK_ASSERT(nHit2 > nHit);
+    }
+  }
+  free(p);
+  sst_reader_close(r);
+  wcs_cache_free(cache);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+/* A cache far smaller than one file's index and filter: every read loads
+** them, uses them and lets them go; nothing stays charged. Descriptors
+** beyond the file table's limit are closed and reopened on demand. */
+START_TEST(test_sst_tiny_cache_and_file_limit) {
+  wcs_env *env = wcs_env_mem_new();
+  wcs_cache *cache;
+  enum { NFILE = 6 };
+  sst_reader *ar[NFILE];
+  sst_meta am[NFILE];
+  Ent *a;
+  int n = 1500, i, j, nOpen, nReaders;
+  sst_options o = opts(512, 16, 3, 10);
+  uint64_t nBytes, nHeld, nReopen;
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  QUICK_EQ(wcs_cache_new(4096, &cache), WCS_OK);
+  wcs_cache_set_max_files(cache, 2);
+  for (i = 0; i < NFILE; i++) {
+    char zName[32];
+    snprintf(zName, sizeof zName, "%06d.sst", i + 1);
+    buildFile(env, zName, a, n, &o, NULL, 0, &am[i]);
+    QUICK_EQ(sst_reader_open(env, zName, (uint64_t)i + 1, 0, cache, &ar[i],
+                             NULL),
+             WCS_OK);
+    wcs_cache_file_stats(cache, &nOpen, &nReaders, NULL, NULL);
+    QUICK_ASSERT(nOpen <= 2);
+    QUICK_EQ(nReaders, i + 1);
+  }
+  for (j = 0; j < 2; j++) {
+    for (i = 0; i < NFILE; i++) {
+      checkReader(ar[i], a, n, 30);
+      wcs_cache_stats(cache, &nBytes, NULL, NULL);
+      QUICK_ASSERT(nBytes <= 4096);
+      wcs_cache_file_stats(cache, &nOpen, NULL, NULL, NULL);
+      QUICK_ASSERT(nOpen <= 2);
+    }
+  }
+  wcs_cache_file_stats(cache, &nOpen, &nReaders, &nHeld, &nReopen);
+  QUICK_ASSERT(nReopen >= NFILE);
+  QUICK_ASSERT(nHeld > 0);
+  QUICK_ASSERT(nHeld <= (uint64_t)NFILE * 512);
+  for (i = 0; i < NFILE; i++) {
+    sst_reader_close(ar[i]);
+    sst_meta_clear(&am[i]);
+  }
+  wcs_cache_file_stats(cache, &nOpen, &nReaders, &nHeld, NULL);
+  QUICK_EQ(nOpen, 0);
+  QUICK_EQ(nReaders, 0);
+  QUICK_EQ(nHeld, 0);
+  wcs_cache_free(cache);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
 Suite *storage_sst_suite(void);
 Suite *storage_sst_suite(void) {
   Suite *s = suite_create("storage_sst");
@@ -1351,6 +1500,8 @@ Suite *storage_sst_suite(void) {
   tcase_add_test(tc, test_sst_every_flipped_byte_is_detected);
   tcase_add_test(tc, test_sst_flipped_bytes_in_big_file_are_detected);
   tcase_add_test(tc, test_sst_error_names_file_and_block_offset);
+  tcase_add_test(tc, test_sst_index_and_bloom_reloaded_from_cache_are_checked);
+  tcase_add_test(tc, test_sst_tiny_cache_and_file_limit);
   suite_add_tcase(s, tc);
   return s;
 }
