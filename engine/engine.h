@@ -263,6 +263,8 @@ const uint8_t *view_value(const EngView *p, size_t *pn);
 
 /* ---- transactions (txn.c) ------------------------------------------- */
 
+#define ENG_TXN_STREAMS 8 /* families a write-only txn keeps in key order */
+
 struct wcs_txn {
   wcs_engine *pEng;
   int flags;           /* WCS_TXN_* */
@@ -282,6 +284,21 @@ struct wcs_txn {
   int nDef;            /* tables written */
   EngDef **apDef;      /* referenced; checked for staleness at commit */
   int nCursor;         /* open cursors on this txn */
+  int bNow;            /* iNow is set */
+  int64_t iNow;        /* the transaction's time for WCS_TS_NOW: the clock
+                       ** at its first such write, until commit/rollback */
+  wcs_buf lastRow;     /* row of the last SetCell (raw bytes) */
+  wcs_buf lastRowEsc;  /* esc(lastRow) 00 01, reused by the next SetCell */
+  EngDef *pHeatDef;    /* heat counts not yet handed to eng_stats_count: */
+  uint64_t nHeat;      /* nHeat writes of row lastRow of pHeatDef */
+  /* Key order of the log (see txn.c, "commit in key order"): the log
+  ** holds only puts, and within each family (tid, fid prefix) their keys
+  ** strictly increase. */
+  int bOrdered;
+  int nStream; /* families written, <= ENG_TXN_STREAMS */
+  uint8_t aStreamPrefix[ENG_TXN_STREAMS][ENG_PREFIX_BYTES]; /* theirs */
+  size_t aStreamLast[ENG_TXN_STREAMS];  /* log offset of each one's last key */
+  size_t anStreamLast[ENG_TXN_STREAMS]; /* and its bytes */
 };
 
 /* Convert a row key range to bounds over esc(row) 00 01 strings: rows r

@@ -27,6 +27,7 @@
 */
 #include "engine/engine.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,7 @@ static int txn_op(wcs_txn *t, int op, const void *pKey, size_t nKey,
   size_t nLog = t->log.n;
   int rc = log_append(t, op, pKey, nKey, pVal, nVal, eAgg);
   if (op == 'M') t->bHasMerge = 1;
+  t->bOrdered = 0;
   if (rc == WCS_OK && t->bOvLive) {
     rc = apply(t->pOv, op, pKey, nKey, pVal, nVal, eAgg);
     if (rc != WCS_OK) {
@@ -142,9 +144,48 @@ static int count_cb(void *pCtx, int op, const uint8_t *k, size_t nk,
   return WCS_OK;
 }
 
+/* An empty log is in key order. */
+static void order_reset(wcs_txn *t) {
+  t->bOrdered = 1;
+  t->nStream = 0;
+}
+
+/* Note a put of key k (nk bytes, at log offset iOff) for bOrdered. */
+static void order_note(wcs_txn *t, const uint8_t *k, size_t nk, size_t iOff) {
+  int i;
+  if (!t->bOrdered) return;
+  for (i = 0; i < t->nStream; i++) {
+    if (memcmp(t->aStreamPrefix[i], k, ENG_PREFIX_BYTES) == 0) break;
+  }
+  if (i == t->nStream) {
+    if (i == ENG_TXN_STREAMS) {
+      t->bOrdered = 0;
+      return;
+    }
+    memcpy(t->aStreamPrefix[i], k, ENG_PREFIX_BYTES);
+    t->nStream++;
+  } else {
+    const uint8_t *pLast = t->log.a + t->aStreamLast[i];
+    size_t nLast = t->anStreamLast[i], n = nLast < nk ? nLast : nk;
+    int c = memcmp(pLast, k, n);
+    if (c > 0 || (c == 0 && nLast >= nk)) {
+      t->bOrdered = 0;
+      return;
+    }
+  }
+  t->aStreamLast[i] = iOff;
+  t->anStreamLast[i] = nk;
+}
+
 /* Cut the log back to nLog bytes, rebuilding the overlay if it is live. */
 static int replay(wcs_txn *t, size_t nLog) {
   int rc;
+  if (nLog < t->log.n) {
+    /* the streams' last keys may be gone: start over when the log is
+    ** emptied, give up key order otherwise (rare: a failed statement) */
+    if (nLog == 0) order_reset(t);
+    else t->bOrdered = 0;
+  }
   t->log.n = nLog;
   if (!t->bOvLive) return log_walk(t, nLog, NULL, count_cb);
   ov_clear(t->pOv);
@@ -165,6 +206,34 @@ static int materialize(wcs_txn *t) {
     return eng_err(rc, "out of memory building a transaction's view");
   }
   return WCS_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* the transaction's clock and heat counts                             */
+
+/* The time WCS_TS_NOW stands for in this transaction: one clock read at
+** its first use, kept until commit or rollback. Every cell a transaction
+** writes "now" gets the same timestamp, as every cell of one Bigtable
+** MutateRow does; that is also one clock read per transaction instead of
+** one per cell, and equal timestamps cost almost nothing on disk. */
+static int64_t txn_now(wcs_txn *t) {
+  if (!t->bNow) {
+    t->iNow = eng_now(t->pEng);
+    t->bNow = 1;
+  }
+  return t->iNow;
+}
+
+/* Hand the pending heat count (writes of row lastRow) to the statistics.
+** SetCell counts consecutive writes of one row here instead of taking the
+** statistics lock once per cell. */
+static void heat_flush(wcs_txn *t) {
+  if (t->pHeatDef && t->nHeat) {
+    eng_stats_count(t->pEng, t->pHeatDef, 1, t->lastRow.a, t->lastRow.n,
+                    t->nHeat);
+  }
+  t->pHeatDef = NULL;
+  t->nHeat = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -206,6 +275,7 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn) {
   if (t == NULL) return eng_err(WCS_NOMEM, "out of memory");
   t->pEng = pEng;
   t->flags = flags;
+  order_reset(t);
   rc = ov_new(&t->pOv);
   if (rc) {
     free(t);
@@ -219,12 +289,15 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn) {
 /* Forget everything buffered; release the snapshot and the lock. */
 static void txn_reset(wcs_txn *t) {
   int i;
+  heat_flush(t);
+  t->bNow = 0;
   ov_clear(t->pOv);
   t->bOvLive = 0;
   t->bHasMerge = 0;
   t->log.n = 0;
   t->nOp = 0;
   t->nSave = 0;
+  order_reset(t);
   for (i = 0; i < t->nDef; i++) eng_def_unref(t->pEng, t->apDef[i]);
   t->nDef = 0;
   if (t->pSnap) {
@@ -244,6 +317,8 @@ void wcs_txn_free(wcs_txn *t) {
   txn_reset(t);
   ov_free(t->pOv);
   wcs_buf_free(&t->log);
+  wcs_buf_free(&t->lastRow);
+  wcs_buf_free(&t->lastRowEsc);
   free(t->aSaveId);
   free(t->aSaveOff);
   free(t->aSaveOp);
@@ -263,6 +338,46 @@ static int batch_cb(void *pCtx, int op, const uint8_t *k, size_t nk,
   }
 }
 
+/*
+** Commit in key order. A load in key order writes a row's families one
+** after another (stats, meta, stats, meta, ...), so the log, although
+** each family's keys increase, is not in key order. When the log holds
+** only puts and every family's keys strictly increase (bOrdered), no two
+** operations touch the same key and their order in the batch does not
+** matter: the batch takes the families one at a time in prefix order,
+** which is key order, so the memtable appends every entry after its
+** last one instead of searching for its place.
+*/
+static int prefix_cmp(const void *a, const void *b) {
+  return memcmp(a, b, ENG_PREFIX_BYTES);
+}
+
+static int batch_in_key_order(wcs_txn *t, wcs_batch *pBatch) {
+  uint8_t aPre[ENG_TXN_STREAMS][ENG_PREFIX_BYTES];
+  int i, rc = WCS_OK;
+  memcpy(aPre, t->aStreamPrefix, sizeof(aPre));
+  qsort(aPre, (size_t)t->nStream, ENG_PREFIX_BYTES, prefix_cmp);
+  for (i = 0; rc == WCS_OK && i < t->nStream; i++) {
+    const uint8_t *p = t->log.a, *pEnd = t->log.a + t->log.n;
+    while (rc == WCS_OK && p < pEnd) {
+      uint64_t nk, nv;
+      const uint8_t *k, *v;
+      assert(*p == 'P');
+      p++;
+      p += wcs_get_varint(p, pEnd, &nk);
+      k = p;
+      p += nk;
+      p += wcs_get_varint(p, pEnd, &nv);
+      v = p;
+      p += nv + 1;
+      if (memcmp(k, aPre[i], ENG_PREFIX_BYTES) == 0) {
+        rc = wcs_batch_put(pBatch, k, nk, v, nv);
+      }
+    }
+  }
+  return rc;
+}
+
 int wcs_txn_commit(wcs_txn *t) {
   wcs_engine *pEng = t->pEng;
   wcs_batch *pBatch = NULL;
@@ -274,6 +389,7 @@ int wcs_txn_commit(wcs_txn *t) {
     txn_reset(t);
     return WCS_OK;
   }
+  heat_flush(t); /* it may read the table: not under the commit lock */
   if (t->bHasMerge) {
     /* merges fold into committed values: that needs the net effect */
     rc = materialize(t);
@@ -295,7 +411,8 @@ int wcs_txn_commit(wcs_txn *t) {
   if (rc == WCS_OK && !t->bOvLive) {
     /* never read: the log, in order, is the batch (a store batch applies
     ** its operations in order, later ones winning) */
-    rc = log_walk(t, t->log.n, pBatch, batch_cb);
+    if (t->bOrdered && t->nStream > 1) rc = batch_in_key_order(t, pBatch);
+    else rc = log_walk(t, t->log.n, pBatch, batch_cb);
     goto write;
   }
   for (i = 0; rc == WCS_OK && i < ov_range_count(t->pOv); i++) {
@@ -444,7 +561,7 @@ static int cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow,
   }
   if (rc == WCS_OK && pQual != NULL) rc = eng_check_qual(pRow, nRow, pQual, nQual);
   if (rc == WCS_OK && piTs) {
-    if (*piTs == WCS_TS_NOW) *piTs = eng_now(t->pEng);
+    if (*piTs == WCS_TS_NOW) *piTs = txn_now(t);
     rc = eng_check_ts(*piTs);
   }
   return rc;
@@ -457,26 +574,121 @@ static int mismatch(const EngDef *pDef, const EngFamily *f, const char *zOp) {
                  pDef->zName);
 }
 
+/* Bytes esc(p) takes. */
+static size_t esc_len(const uint8_t *p, size_t n) {
+  size_t nZero = 0;
+  const uint8_t *q = p, *pEnd = p + n;
+  while (q < pEnd && (q = memchr(q, 0, (size_t)(pEnd - q))) != NULL) {
+    nZero++;
+    q++;
+  }
+  return n + nZero;
+}
+
+/* Write esc(p) 00 01 at z; returns the end. */
+static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
+  const uint8_t *pEnd = p + n;
+  while (p < pEnd) {
+    const uint8_t *q = memchr(p, 0, (size_t)(pEnd - p));
+    size_t nRun = q ? (size_t)(q - p) : (size_t)(pEnd - p);
+    memcpy(z, p, nRun);
+    z += nRun;
+    p += nRun;
+    if (q) {
+      *z++ = 0x00;
+      *z++ = 0xFF;
+      p++;
+    }
+  }
+  *z++ = 0x00;
+  *z++ = 0x01;
+  return z;
+}
+
+/* Make lastRowEsc hold esc(row) 00 01 for this row: a row's cells are
+** usually written one after another, so its escaping is done once. */
+static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
+                       size_t nRow) {
+  int rc;
+  if (t->lastRow.n == nRow && t->lastRowEsc.n &&
+      memcmp(t->lastRow.a, pRow, nRow) == 0) {
+    if (t->pHeatDef != pDef) heat_flush(t);
+    return WCS_OK;
+  }
+  heat_flush(t);
+  t->lastRow.n = 0;
+  t->lastRowEsc.n = 0;
+  rc = wcs_buf_append(&t->lastRow, pRow, nRow);
+  if (rc == WCS_OK) rc = eng_escape_term(&t->lastRowEsc, pRow, nRow);
+  if (rc) {
+    t->lastRow.n = 0;
+    t->lastRowEsc.n = 0;
+  }
+  return rc;
+}
+
+/*
+** SetCell. The cell key is built straight into the op log (the record
+** of log_append, without a key buffer of its own), with the row's
+** escaping reused from the previous cell of the same row.
+*/
 int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
                      size_t nRow, const char *zFamily, const void *pQual,
                      size_t nQual, int64_t iTs, const void *pVal,
                      size_t nVal) {
   EngFamily *f;
-  wcs_buf k = {0};
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
-                       nQual, &iTs, &f);
+  EngDef *pDef = pTab->pDef;
+  const uint8_t *q = pQual ? pQual : (const uint8_t *)"";
+  size_t nKey, nLog = t->log.n;
+  uint8_t *z, *pKey;
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, q, nQual, &iTs, &f);
   if (rc == WCS_OK) rc = eng_check_value(pRow, nRow, nVal);
-  if (rc == WCS_OK && f->eAgg) rc = mismatch(pTab->pDef, f, "SetCell");
+  if (rc == WCS_OK && f->eAgg) rc = mismatch(pDef, f, "SetCell");
+  if (rc == WCS_OK) rc = row_escaped(t, pDef, pRow, nRow);
   if (rc == WCS_OK) {
-    rc = eng_cell_key(&k, pTab->pDef->iTid, f->iFid, pRow, nRow, pQual,
-                      nQual, iTs);
-    if (rc == WCS_OK) rc = txn_op(t, 'P', k.a, k.n, pVal, nVal, 0);
-    if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
-    if (rc == WCS_OK) {
-      eng_stats_count(t->pEng, pTab->pDef, 1, pRow, nRow, 1);
+    nKey = ENG_PREFIX_BYTES + t->lastRowEsc.n + esc_len(q, nQual) + 2 +
+           ENG_TS_BYTES;
+    rc = wcs_buf_reserve(&t->log, 2 + 2 * WCS_VARINT_MAX + nKey + nVal);
+  }
+  if (rc == WCS_OK) {
+    z = t->log.a + t->log.n;
+    *z++ = 'P';
+    z += wcs_put_varint(z, nKey);
+    pKey = z;
+    z[0] = (uint8_t)(pDef->iTid >> 24);
+    z[1] = (uint8_t)(pDef->iTid >> 16);
+    z[2] = (uint8_t)(pDef->iTid >> 8);
+    z[3] = (uint8_t)pDef->iTid;
+    z[4] = (uint8_t)(f->iFid >> 8);
+    z[5] = (uint8_t)f->iFid;
+    z += ENG_PREFIX_BYTES;
+    memcpy(z, t->lastRowEsc.a, t->lastRowEsc.n);
+    z += t->lastRowEsc.n;
+    z = esc_term_at(z, q, nQual);
+    wcs_put64be(z, eng_ts_invert(iTs));
+    z += ENG_TS_BYTES;
+    assert((size_t)(z - pKey) == nKey);
+    z += wcs_put_varint(z, nVal);
+    if (nVal) memcpy(z, pVal, nVal);
+    z += nVal;
+    *z++ = 0; /* agg */
+    t->log.n = (size_t)(z - t->log.a);
+    t->nOp++;
+    order_note(t, pKey, nKey, (size_t)(pKey - t->log.a));
+    if (t->bOvLive) {
+      rc = ov_put(t->pOv, pKey, nKey, z - 1 - nVal, nVal);
+      if (rc != WCS_OK) {
+        t->log.n = nLog;
+        t->nOp--;
+      }
     }
   }
-  wcs_buf_free(&k);
+  if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
+  if (rc == WCS_OK) {
+    /* counted when the row changes or the transaction ends */
+    t->pHeatDef = pDef;
+    t->nHeat++;
+  }
   return rc;
 }
 
@@ -701,7 +913,7 @@ static int rmw(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
     }
   }
   if (rc == WCS_OK) {
-    iNow = eng_now(t->pEng);
+    iNow = txn_now(t);
     if (!bFound || iTs < iNow) iTs = iNow;
     rc = wcs_txn_set_cell(t, pTab, pRow, nRow, zFamily, pQual, nQual, iTs,
                           pNew->a, pNew->n);

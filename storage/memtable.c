@@ -10,7 +10,10 @@
 ** trailer (seq << 8 | type) descending, so a lookup for user key K at
 ** snapshot S seeks to (K, S << 8 | 0xff) and lands on the newest visible
 ** version. Heights are drawn with p = 1/4 up to MT_MAX_HEIGHT (12), which
-** keeps searches O(log n) for tens of millions of entries.
+** keeps searches O(log n) for tens of millions of entries. Each list
+** remembers its last node per level, so a key greater than every key in
+** the list (a load in key order) is linked there after one comparison,
+** without a search.
 **
 ** Single writer, lock-free readers: the writer fills a node's own next
 ** pointers first and only then links it into each level with a release
@@ -62,6 +65,8 @@ struct ArenaBlock {
 typedef struct SkipList {
   MtNode *pHead;       /* sentinel, MT_MAX_HEIGHT tall, no key */
   _Atomic int nHeight; /* levels in use, 1..MT_MAX_HEIGHT */
+  MtNode *aTail[MT_MAX_HEIGHT]; /* last node of each level (pHead while
+                                ** the level is empty); writer only */
 } SkipList;
 
 struct wcs_memtable {
@@ -206,6 +211,7 @@ static int listInit(wcs_memtable *m, SkipList *s) {
   memset(s->pHead, 0, n);
   for (i = 0; i < MT_MAX_HEIGHT; i++) {
     atomic_init(&s->pHead->aNext[i], NULL);
+    s->aTail[i] = s->pHead;
   }
   atomic_init(&s->nHeight, 1);
   return WCS_OK;
@@ -225,9 +231,16 @@ static int listInsert(wcs_memtable *m, SkipList *s, const void *pUKey,
   t.pUKey = pUKey;
   t.nUKey = nUKey;
   t.trailer = trailer;
-  findGE(s, &t, aPrev);
-  h = randomHeight(m);
   nHeight = atomic_load_explicit(&s->nHeight, memory_order_relaxed);
+  if (s->aTail[0] != s->pHead && nodeCmp(s->aTail[0], &t) < 0) {
+    /* after the last node (keys arriving in order): the last node of
+    ** each level precedes it, no search needed */
+    for (i = 0; i < nHeight; i++)
+      aPrev[i] = s->aTail[i];
+  } else {
+    findGE(s, &t, aPrev);
+  }
+  h = randomHeight(m);
   if (h > nHeight) {
     for (i = nHeight; i < h; i++)
       aPrev[i] = s->pHead;
@@ -249,6 +262,7 @@ static int listInsert(wcs_memtable *m, SkipList *s, const void *pUKey,
         atomic_load_explicit(&aPrev[i]->aNext[i], memory_order_relaxed),
         memory_order_relaxed);
     atomic_store_explicit(&aPrev[i]->aNext[i], x, memory_order_release);
+    if (aPrev[i] == s->aTail[i]) s->aTail[i] = x;
   }
   return WCS_OK;
 }

@@ -324,6 +324,8 @@ static void tabFree(WcsTab *pTab) {
     wcs_engine_heat_save(pTab->pStore->pEng);
   }
   ks_schema_free(pTab->pOwnSchema);
+  wcs_buf_free(&pTab->updKey);
+  wcs_buf_free(&pTab->updCell);
   sqlite3_free(pTab->aQualOrder);
   sqlite3_free(pTab->aFamQual);
   sqlite3_free(pTab->aQualLen);
@@ -3090,6 +3092,10 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   ks_value *a = NULL, *aOld = NULL;
   char *zNum = NULL, *zErr = NULL;
   wcs_buf scratch = {0};
+  /* most keys have a few fields: no allocation for those */
+  ks_value aStack[8];
+  char zNumStack[8 * 32];
+  int bStack = s->nField <= 8;
 
   pKey->n = 0;
   if (bKeyGiven) {
@@ -3134,8 +3140,13 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   if (pOld && !bFieldChanged) {
     return wcs_buf_append(pKey, pOld, (size_t)nOld) ? SQLITE_NOMEM : SQLITE_OK;
   }
-  a = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
-  zNum = sqlite3_malloc64(32 * (size_t)s->nField);
+  if (bStack) {
+    a = aStack;
+    zNum = zNumStack;
+  } else {
+    a = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
+    zNum = sqlite3_malloc64(32 * (size_t)s->nField);
+  }
   if (pOld) aOld = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
   if (!a || !zNum || (pOld && !aOld)) {
     rc = SQLITE_NOMEM;
@@ -3172,9 +3183,11 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
                 pTab->zName);
   }
 done:
-  sqlite3_free(a);
+  if (!bStack) {
+    sqlite3_free(a);
+    sqlite3_free(zNum);
+  }
   sqlite3_free(aOld);
-  sqlite3_free(zNum);
   wcs_buf_free(&scratch);
   return rc;
 }
@@ -3186,7 +3199,7 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
                         const uint8_t *pKey, size_t nKey, int64_t iTs,
                         int bInsert, int *pnCell) {
   const ks_schema *s = pTab->pSchema;
-  wcs_buf scratch = {0};
+  wcs_buf *pScratch = &pTab->updCell;
   int i, rc = WCS_OK;
   *pnCell = 0;
   /* family JSON columns first, so qualifier columns win */
@@ -3234,7 +3247,7 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
       }
       zCol = sqlite3_mprintf("%s.%.*s", fam->zName, m->nKey, m->pKey);
       rc = writeCell(pTab, pTxn, pKey, nKey, i, m->pKey, (size_t)m->nKey, iTs,
-                     &m->v, pDecl, zCol ? zCol : fam->zName, &scratch);
+                     &m->v, pDecl, zCol ? zCol : fam->zName, pScratch);
       sqlite3_free(zCol);
       if (m->v.eType != WCSV_NULL) (*pnCell)++;
     }
@@ -3248,10 +3261,9 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     wcsValFromSql(&wv, v);
     if (wv.eType == WCSV_NULL && bInsert) continue;
     rc = writeCell(pTab, pTxn, pKey, nKey, q->iFamily, q->zName,
-                   (size_t)pTab->aQualLen[i], iTs, &wv, q, q->zName, &scratch);
+                   (size_t)pTab->aQualLen[i], iTs, &wv, q, q->zName, pScratch);
     if (wv.eType != WCSV_NULL) (*pnCell)++;
   }
-  wcs_buf_free(&scratch);
   return rc;
 }
 
@@ -3274,7 +3286,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   wcs_txn *pTxn;
-  wcs_buf key = {0};
+  wcs_buf *pKey = &pTab->updKey;
   const uint8_t *pOld = NULL;
   int nOld = 0, rc = SQLITE_OK, nCell = 0;
   int64_t iTs = WCS_TS_NOW;
@@ -3326,27 +3338,27 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       iTs = x;
     }
   }
-  rc = newRowKey(pTab, argv, pOld, nOld, &key);
-  if (rc == SQLITE_OK && key.n == 0) {
+  rc = newRowKey(pTab, argv, pOld, nOld, pKey);
+  if (rc == SQLITE_OK && pKey->n == 0) {
     rc = setErr(pVtab, "%s: a row key cannot be empty", pTab->zName);
     rc = SQLITE_CONSTRAINT;
   }
   if (rc != SQLITE_OK) goto done;
   eConflict = sqlite3_vtab_on_conflict(pTab->pConn->db);
-  if (pOld == NULL || key.n != (size_t)nOld ||
-      memcmp(key.a, pOld, (size_t)nOld) != 0) {
+  if (pOld == NULL || pKey->n != (size_t)nOld ||
+      memcmp(pKey->a, pOld, (size_t)nOld) != 0) {
     /* a new row: INSERT, or an UPDATE that moves the row */
     if (eConflict == SQLITE_IGNORE || eConflict == SQLITE_FAIL ||
         eConflict == SQLITE_ROLLBACK) {
       int bExists = 0;
-      rc = rowExists(pTab, pTxn, key.a, key.n, &bExists);
+      rc = rowExists(pTab, pTxn, pKey->a, pKey->n, &bExists);
       if (rc != WCS_OK) {
         rc = engErr(pTab, rc, pTab->zName);
         goto done;
       }
       if (bExists) {
         if (eConflict != SQLITE_IGNORE) {
-          char *zEsc = wcs_escape(key.a, key.n, 80);
+          char *zEsc = wcs_escape(pKey->a, pKey->n, 80);
           setErr(pVtab, "UNIQUE constraint failed: %s._key (row '%s' exists)",
                  pTab->zName, zEsc ? zEsc : "");
           free(zEsc);
@@ -3355,17 +3367,17 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
         goto done;
       }
     } else if (eConflict == SQLITE_REPLACE) {
-      rc = wcs_txn_delete_row(pTxn, pTab->pTab, key.a, key.n);
+      rc = wcs_txn_delete_row(pTxn, pTab->pTab, pKey->a, pKey->n);
     }
     if (rc == WCS_OK && pOld) {
-      rc = moveRow(pTab, pTxn, pOld, (size_t)nOld, key.a, key.n);
+      rc = moveRow(pTab, pTxn, pOld, (size_t)nOld, pKey->a, pKey->n);
     }
     if (rc != WCS_OK) {
       rc = engErr(pTab, rc, pTab->zName);
       goto done;
     }
   }
-  rc = applyColumns(pTab, pTxn, argv, key.a, key.n, iTs, pOld == NULL, &nCell);
+  rc = applyColumns(pTab, pTxn, argv, pKey->a, pKey->n, iTs, pOld == NULL, &nCell);
   if (rc != WCS_OK) {
     if (pVtab->zErrMsg == NULL) engErr(pTab, rc, pTab->zName);
     rc = wcsToSqlite(rc);
@@ -3378,7 +3390,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                 pTab->zName);
   }
 done:
-  wcs_buf_free(&key);
+  wcs_buf_free(pKey);
   return rc;
 }
 

@@ -112,6 +112,8 @@ struct WcsTab {
   struct WcsCursor *pSpare; /* a closed cursor kept with its buffers for
                             ** the next xOpen (SQLite opens one per run of
                             ** a statement); freed by tabFree */
+  wcs_buf updKey;           /* xUpdate's row key, kept between calls */
+  wcs_buf updCell;          /* xUpdate's encoded cell value, likewise */
 };
 
 /* ---- vtab.c */
