@@ -3,7 +3,7 @@
 ** filter (wcs_options.xCompactionFilter, contract in include/wcs.h) the
 ** entries a compaction rewrites, in ascending key order; this file drops
 ** the cells their family's GC policy expires, so compaction removes what
-** reads already hide (doc/engine.md, "Physical GC").
+** reads already hide (doc/engine.md, "Physical GC at compaction").
 **
 ** How it works. A GcFilter holds a registry (table id, family id) -> GC
 ** policy under a mutex; the catalog updates it on open, create, alter and
@@ -12,31 +12,54 @@
 ** cell key (tid:4 | fid:2 | esc(row) 00 01 | esc(qual) 00 01 | ~ts:8, see
 ** engine.h), keeps anything that is not a cell key (the catalog, tid 0),
 ** follows the current column (everything but the timestamp) across
-** consecutive keys to number the versions it is offered (0 = newest), and
-** asks eng_gc_expired() — the read-time rule — with the engine clock.
+** consecutive keys, and asks eng_gc_expired() — the read-time rule — with
+** the engine clock and a position: the number of newer versions of the
+** column it has counted (below).
 **
-** Which expiries are applied: only those that do not depend on the
-** cell's position in its column. The read-time rule is exact about
-** positions among the cells that are live *now*: a later delete of newer
-** versions (or a delete already stored above the compaction, in a level
-** it does not read) moves an older version up, and reads then return it.
-** A compaction cannot know about either, so a cell MAX VERSIONS expires
-** today may be one a read returns tomorrow; dropping it would break the
-** "reads are exact" contract (tests/prog_engine_model.c catches it). A
-** cell expired at position 0 — the most favourable position it can ever
-** have — is expired at every position and, since MAX AGE only grows
-** stricter as the engine clock moves on, forever: that is safe to drop.
-** So the filter drops MAX AGE expiries under UNION (or MAX AGE alone), and
-** leaves MAX VERSIONS and INTERSECTION expiries to read-time hiding and
-** wcs_engine_gc(), whose "once collected, stays gone" rule is explicit.
+** The position, and why it is safe. A cell may be dropped for its
+** position (MAX VERSIONS n, or INTERSECTION) only if at least n newer
+** versions of its column are live when the compaction runs; otherwise a
+** read at that moment returns it, and dropping it is a bug. The versions
+** the store offers are live as far as the compaction's input goes, and
+** newer puts elsewhere only push a cell further down, so the offered ones
+** are a lower bound — unless a delete stored outside the input (in a
+** memtable or a level above) hides some of them. Deletes that cover a
+** whole column (DeleteFromColumn without a start, DeleteFromFamily/Row,
+** prefix and range deletes) cannot hurt: whatever of them covers a newer
+** version and sits above the input is newer than everything the input
+** holds in its range, the cell included, so the cell is hidden too. The
+** ones that hurt end inside a column: DeleteFromColumn with a start time,
+** the point deletes of wcs_engine_gc(), and the deletes a compaction
+** leaves in place of a dropped cell. The hook passes key and value only,
+** so it cannot tell whether such a delete sits above its input.
 **
-** The position is still counted (GCF_BY_POSITION 1 applies it), and
-** counting only the offered versions would be conservative on its own:
-** the store may offer a column's versions only in part (newer ones may sit
-** in a level the compaction does not read), and each newer version not
-** offered only pushes an offered one further down. So the counted
-** position is <= the true one among stored puts — the hazard is deletes,
-** not missing puts.
+** So a version is counted only when it is *vouched for*: offered by a GC
+** compaction (gcf_compact_table) of its table, which holds the commit lock
+** (no cell is written meanwhile), first compacts the table's range down
+** to the last level with the filter counting nothing, and then compacts it
+** again with counting on: by then every key of the table has all its data
+** in one level and nothing above it, so every compaction that reads a key
+** reads every delete that could hide it. The counting is bound to the
+** thread running the GC compaction (compactions run by the store's
+** background thread meanwhile count nothing) and to the table's id. In
+** every other compaction the position is 0, and only what is expired even
+** as the newest version of its column is dropped: MAX AGE (alone or under
+** UNION), which since the clock only moves on stays expired. If the store
+** one day says per entry that no delete outside the input covers it, those
+** entries can be vouched for in every compaction (doc/engine.md).
+**
+** Once collected, a version stays gone: a later delete of the newer
+** versions does not bring it back (Bigtable's and HBase's behaviour),
+** while reads stay exact over the cells that exist.
+**
+** Column state across compactions. Consecutive calls of one compaction
+** have strictly increasing keys; a key not greater than the previous one
+** starts a new compaction, and so a new column. Counts carried from one
+** compaction of a GC run into the next over the same column are still
+** lower bounds (no cell is written during the run, and a counted version
+** that was dropped was dropped for its age, which then expires the older
+** one too, or for a position >= n behind n versions that were not).
+** Arming and disarming bump a generation that resets the state.
 **
 ** The clock is the engine's (wcs_engine_set_clock), read per decision, as
 ** reads do when a cursor opens. A cursor opened before the compaction and
@@ -54,14 +77,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
-** 0: a cell is dropped only if the policy expires it even as the newest
-** version of its column (position 0) — MAX AGE under UNION, or alone.
-** 1: also by its position among the versions offered (MAX VERSIONS, and
-** INTERSECTION). See the file comment for why 0 is the setting.
-*/
-#define GCF_BY_POSITION 0
-
 /* The policy of one family with a GC rule. */
 typedef struct GcPol {
   uint32_t iTid; /* table id, >= 1 */
@@ -72,14 +87,24 @@ typedef struct GcPol {
 } GcPol;
 
 struct GcFilter {
-  pthread_mutex_t mu; /* guards pEng, aPol, nPol, iGen */
+  pthread_mutex_t mu; /* guards pEng, aPol, nPol, iGen and the arming */
   wcs_engine *pEng;   /* bound engine (its clock), NULL until bound */
   GcPol *aPol;        /* one per family with a rule, plus holds */
   int nPol, nAlloc;
   uint64_t iGen; /* bumped by every registry change */
-  /* scan state: used only by the compaction thread (one at a time) */
-  wcs_buf col;        /* current column: the key without ~ts */
-  int64_t iPos;       /* versions of col offered so far, minus one */
+  /* a GC compaction in progress (gcf_compact_table): compactions run by
+  ** armThread vouch for the cells of table iArmTid */
+  int bArmed;          /* counting on */
+  pthread_t armThread; /* the thread running the GC compaction */
+  uint32_t iArmTid;    /* its table */
+  uint64_t iArmGen;    /* bumped by arming and disarming */
+  /* scan state: used only by the thread running a compaction (one at a
+  ** time per store) */
+  wcs_buf prev;       /* previous key offered (empty: none, or not a cell) */
+  size_t nCol;        /* its column part: the key without ~ts */
+  int64_t nNewer;     /* vouched-for versions of that column offered so
+                      ** far: the position of the next one, a lower bound */
+  uint64_t iScanGen;  /* iArmGen the state belongs to */
   uint64_t iCacheGen; /* iGen when cache below was looked up */
   int bCache;         /* cache valid */
   uint32_t iCacheTid;
@@ -106,7 +131,7 @@ void gcf_free(GcFilter *p) {
   if (p == NULL) return;
   pthread_mutex_destroy(&p->mu);
   free(p->aPol);
-  wcs_buf_free(&p->col);
+  wcs_buf_free(&p->prev);
   free(p);
 }
 
@@ -118,6 +143,14 @@ static GcFilter *bound(wcs_engine *pEng) {
   }
   pthread_mutex_unlock(&gBindMu);
   return p;
+}
+
+/* The 4-byte big-endian table id (the first field of a cell key). */
+static void put_tid(uint8_t *a, uint32_t iTid) {
+  a[0] = (uint8_t)(iTid >> 24);
+  a[1] = (uint8_t)(iTid >> 16);
+  a[2] = (uint8_t)(iTid >> 8);
+  a[3] = (uint8_t)iTid;
 }
 
 /* Remove every entry of table iTid. Caller holds p->mu. */
@@ -259,26 +292,29 @@ int gcf_filter(void *pCtx, const void *pKey, size_t nKey, const void *pVal,
   const uint8_t *k = pKey;
   size_t nCol;
   EngKey key;
-  int rc = WCS_OK;
+  int bSameCol, bVouched = 0;
   (void)pVal;
   (void)nVal;
   *pbDrop = 0;
   if (nKey < ENG_PREFIX_BYTES || eng_parse_key(k, nKey, &key) != WCS_OK ||
       key.iTid == ENG_CATALOG_TID) {
-    p->col.n = 0; /* not a cell key: keep it, and start a new column */
+    p->prev.n = 0; /* not a cell key: keep it, and start a new column */
     return WCS_OK;
   }
   nCol = nKey - ENG_TS_BYTES;
-  if (p->col.n == nCol && memcmp(p->col.a, k, nCol) == 0) {
-    p->iPos++;
-  } else {
-    p->col.n = 0;
-    if (wcs_buf_append(&p->col, k, nCol)) return WCS_NOMEM;
-    p->iPos = 0;
-  }
+  /* the same column as the previous key, and after it: the same
+  ** compaction (a key not after the previous one starts a new one) */
+  bSameCol = p->prev.n > 0 && p->nCol == nCol &&
+             memcmp(p->prev.a, k, nCol) == 0 &&
+             memcmp(p->prev.a + nCol, k + nCol, ENG_TS_BYTES) < 0;
   /* the registry lock is held across the decision, so a DDL hook that
   ** returned has its effect on every later call */
   pthread_mutex_lock(&p->mu);
+  if (p->iScanGen != p->iArmGen) {
+    p->iScanGen = p->iArmGen; /* armed or disarmed since: start afresh */
+    bSameCol = 0;
+  }
+  if (!bSameCol) p->nNewer = 0;
   if (p->pEng) {
     if (!p->bCache || p->iCacheGen != p->iGen || p->iCacheTid != key.iTid ||
         p->iCacheFid != key.iFid) {
@@ -288,12 +324,58 @@ int gcf_filter(void *pCtx, const void *pKey, size_t nKey, const void *pVal,
       p->iCacheFid = key.iFid;
       p->bCache = 1;
     }
+    bVouched = p->bArmed && key.iTid == p->iArmTid &&
+               pthread_equal(p->armThread, pthread_self());
     if (p->iCache >= 0 && !p->aPol[p->iCache].bHold) {
-      *pbDrop =
-          eng_gc_expired(&p->aPol[p->iCache].f, GCF_BY_POSITION ? p->iPos : 0,
-                         key.iTs, eng_now(p->pEng));
+      *pbDrop = eng_gc_expired(&p->aPol[p->iCache].f, p->nNewer, key.iTs,
+                               eng_now(p->pEng));
     }
   }
   pthread_mutex_unlock(&p->mu);
-  return rc;
+  if (bVouched) p->nNewer++;
+  p->prev.n = 0;
+  p->nCol = nCol;
+  if (wcs_buf_append(&p->prev, k, nKey)) {
+    *pbDrop = 0; /* state lost: keep this one, start afresh */
+    return WCS_NOMEM;
+  }
+  return WCS_OK;
+}
+
+int gcf_compact_table(wcs_engine *pEng, uint32_t iTid, int *pbCollected) {
+  GcFilter *p = bound(pEng);
+  uint8_t aLo[4], aHi[4];
+  const uint8_t *pHi = aHi;
+  size_t nHi = 4;
+  int rc, bLocked;
+  *pbCollected = 0;
+  put_tid(aLo, iTid);
+  if (iTid == UINT32_MAX) {
+    pHi = NULL; /* the last table id: to the end of the key space */
+    nHi = 0;
+  } else {
+    put_tid(aHi, iTid + 1);
+  }
+  /* no cell is written until both passes are done (see the file comment) */
+  bLocked = eng_commit_lock(pEng);
+  /* pass 1: the table's keys down to one level, nothing above them */
+  rc = wcs_db_compact_range(pEng->db, aLo, 4, pHi, nHi);
+  if (rc == WCS_OK && p) {
+    /* pass 2: the same again, counting positions */
+    pthread_mutex_lock(&p->mu);
+    p->bArmed = 1;
+    p->armThread = pthread_self();
+    p->iArmTid = iTid;
+    p->iArmGen++;
+    pthread_mutex_unlock(&p->mu);
+    rc = wcs_db_compact_range(pEng->db, aLo, 4, pHi, nHi);
+    pthread_mutex_lock(&p->mu);
+    p->bArmed = 0;
+    p->iArmGen++;
+    pthread_mutex_unlock(&p->mu);
+    if (rc == WCS_OK) *pbCollected = 1;
+  }
+  eng_commit_unlock(pEng, bLocked);
+  if (rc) return eng_err_db(pEng->db, rc, "garbage-collecting a table");
+  return WCS_OK;
 }

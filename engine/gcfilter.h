@@ -36,6 +36,15 @@ int gcf_bind(GcFilter *p, wcs_engine *pEng);
 ** closed), or NULL if pEng has none. */
 GcFilter *gcf_unbind(wcs_engine *pEng);
 
+/* GC compaction of table iTid: with the commit lock held, compact the
+** table's key range twice, the second time with the filter counting the
+** versions of each column, so that every cell the table's policies expire
+** (MAX VERSIONS and INTERSECTION included) is removed, and stays removed.
+** *pbCollected is 1 if the second pass ran with a bound filter, 0 if pEng
+** has none (then the range is only compacted). A live snapshot keeps
+** everything, as for any compaction. Writers wait meanwhile. */
+int gcf_compact_table(wcs_engine *pEng, uint32_t iTid, int *pbCollected);
+
 /* Catalog hooks; each is a no-op for an engine without a bound filter.
 ** gcf_hold_table: keep every cell of table iTid until the next
 ** gcf_set_table (called before a DDL write, so no compaction drops a cell
