@@ -20,8 +20,10 @@
 **   -z LEVEL  zstd level for both stores (default 3)
 **   -s MODE   durability: "normal" (default) or "off", see SETTINGS
 **   -I 0|1    RocksDB: keep index and filter blocks in the block cache
-**             (cache_index_and_filter_blocks); default 0, RocksDB's default
-**             and what wcs does (its readers hold index and bloom in memory)
+**             (cache_index_and_filter_blocks); default 1, what wcs does
+**             (every file's index and bloom are block cache entries, charged
+**             to its budget); 0 is RocksDB's default, index and filter
+**             blocks held outside the cache for as long as a file is open
 **   -W MIB    RocksDB write_buffer_size in MiB (default 32, see SETTINGS)
 **   -M        in-memory: wcs bInMemory, RocksDB on its memory env (peak
 **             memory then includes the data and is not held to the budgets)
@@ -52,7 +54,9 @@
 **             budget is write_buffer_size = 32 MiB. "-W 64" gives RocksDB
 **             twice the memtable memory instead.
 **   files     zstd at the same level for every block, 16 KiB data blocks,
-**             bloom filters of 10 bits per key (RocksDB: full filters).
+**             bloom filters of 10 bits per key (RocksDB: full filters),
+**             index and bloom charged to the block cache (RocksDB:
+**             cache_index_and_filter_blocks = 1; see -I).
 **             Everything else is each store's default.
 **
 ** WORKLOADS (db_bench's names and meanings)
@@ -1072,6 +1076,7 @@ int main(int argc, char **argv) {
   cfg.zDir = "bench-storage-data";
   cfg.iZstd = 3;
   cfg.nRocksWriteBuf = MEMTABLE_BYTES / 2;
+  cfg.bRocksIdxInCache = 1;
 
   while ((c = getopt(argc, argv, "n:r:w:d:e:R:S:z:s:I:W:Mo:vh")) != -1) {
     switch (c) {
