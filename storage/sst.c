@@ -28,9 +28,13 @@
 ** value varint offset | varint stored size. A seek for user key u starts at
 ** the first block whose separator is >= u; versions of one user key may
 ** straddle two blocks, which the iterator handles by moving on. The reader
-** decodes the index once, at open, into an array (binary search, no block
-** reads); blooms and range tombstones are loaded at open too. Data blocks
-** are read through the block cache.
+** checks every meta block at open; it keeps the properties and range
+** tombstones, and puts the index (decoded into an array: binary search, no
+** block parsing) and the bloom filter into the block cache as one entry
+** (sst_tmeta below), which reads pin while they use it and which is read
+** and checked again after an eviction. Data blocks are read through the
+** block cache; descriptors through the cache's file table, which keeps at
+** most nMax of them open.
 **
 ** Properties: a list of (tag varint, length varint, value) records, tags
 ** WCS_SST_PROP_* in sst.h; readers skip tags they do not know.
@@ -1809,6 +1813,34 @@ static const wcs_iiter_methods sstIterMethods = {
     iterFirst, iterLast, iterSeek,  iterSeekForPrev, iterNext,  iterPrev,
     iterValid, iterKey,  iterValue, iterStatus,      iterClose,
 };
+
+int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,
+                           uint64_t hPrefix, wcs_iiter **ppIter,
+                           char **pzErr) {
+  wcs_cache_handle *h;
+  const sst_tmeta *m;
+  sst_iter *it;
+  int rc;
+  *ppIter = NULL;
+  if (!bUseHash || !sst_reader_bloom_prefixed(p)) {
+    return sst_reader_iter(p, bFillCache, ppIter, pzErr);
+  }
+  rc = pinMeta(p, &h, &m, pzErr);
+  if (rc != WCS_OK) return rc;
+  if (!bloom_may_contain(&m->bloom, hPrefix)) {
+    unpinMeta(p, h);
+    return WCS_OK;
+  }
+  rc = sst_reader_iter(p, bFillCache, ppIter, pzErr);
+  if (rc != WCS_OK) {
+    unpinMeta(p, h);
+    return rc;
+  }
+  it = (sst_iter *)*ppIter;
+  it->pMetaH = h; /* the iterator keeps the pin */
+  it->pM = m;
+  return WCS_OK;
+}
 
 int sst_reader_iter(sst_reader *p, int bFillCache, wcs_iiter **ppIter,
                     char **pzErr) {

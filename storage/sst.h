@@ -174,6 +174,13 @@ void sst_reader_rangedels(const sst_reader *, const sst_rangedel **paDel,
 ** blocks read for it are not inserted into the cache (long scans). */
 int sst_reader_iter(sst_reader *, int bFillCache, wcs_iiter **ppIter,
                     char **pzErr);
+/* The same for a prefix scan: with bUseHash and a filter of xBloomPrefix
+** prefixes, probe it with hPrefix first (one pin of the index and filter,
+** which the iterator keeps): *ppIter is NULL (and WCS_OK returned) when no
+** key of the file has the prefix. */
+int sst_reader_iter_prefix(sst_reader *, int bFillCache, int bUseHash,
+                           uint64_t hPrefix, wcs_iiter **ppIter,
+                           char **pzErr);
 
 /* Bloom hashes of one point lookup, computed once and reused for every
 ** file probed: hKey of the user key, hPrefix of its xBloomPrefix prefix

@@ -869,9 +869,9 @@ int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
     wcs_fmeta *f = v->aaFile[0][i];
     wcs_iiter *it = NULL;
     if (!fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
-    if (!prefixMay(f, bPrefix, h)) continue;
-    rc = sst_reader_iter(f->pReader, bFillCache, &it, pzErr);
-    if (rc == WCS_OK) rc = pushIter(papIter, pnIter, it);
+    rc = sst_reader_iter_prefix(f->pReader, bFillCache, bPrefix, h, &it,
+                                pzErr);
+    if (rc == WCS_OK && it) rc = pushIter(papIter, pnIter, it);
   }
   for (i = 1; rc == WCS_OK && i < WCS_NLEVEL; i++) {
     int nSel = 0;
@@ -886,16 +886,27 @@ int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
     for (j = 0; j < v->anFile[i]; j++) {
       wcs_fmeta *f = v->aaFile[i][j];
       if (!fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
-      if (!prefixMay(f, bPrefix, h)) continue;
       aSel[nSel++] = f;
     }
     if (nSel == 0) continue;
     if (nSel == 1) {
-      rc = sst_reader_iter(aSel[0]->pReader, bFillCache, &it, pzErr);
+      /* one file (a row's range, say): its filter is probed under the
+      ** same pin of its index that the iterator then keeps */
+      rc = sst_reader_iter_prefix(aSel[0]->pReader, bFillCache, bPrefix, h,
+                                  &it, pzErr);
     } else {
-      rc = level_iter_new(aSel, nSel, bFillCache, &it);
+      int k = 0;
+      for (j = 0; j < nSel; j++) {
+        if (prefixMay(aSel[j], bPrefix, h)) aSel[k++] = aSel[j];
+      }
+      nSel = k;
+      if (nSel == 1) {
+        rc = sst_reader_iter(aSel[0]->pReader, bFillCache, &it, pzErr);
+      } else if (nSel > 1) {
+        rc = level_iter_new(aSel, nSel, bFillCache, &it);
+      }
     }
-    if (rc == WCS_OK) rc = pushIter(papIter, pnIter, it);
+    if (rc == WCS_OK && it) rc = pushIter(papIter, pnIter, it);
   }
   free(aSel);
   if (rc == WCS_NOMEM) wcs_seterr(pzErr, rc, "out of memory");
