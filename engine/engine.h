@@ -295,6 +295,7 @@ struct wcs_txn {
   ** holds only puts, and within each family (tid, fid prefix) their keys
   ** strictly increase. */
   int bOrdered;
+  int bNoRange; /* the log holds no range delete */
   int nStream; /* families written, <= ENG_TXN_STREAMS */
   uint8_t aStreamPrefix[ENG_TXN_STREAMS][ENG_PREFIX_BYTES]; /* theirs */
   size_t aStreamLast[ENG_TXN_STREAMS];  /* log offset of each one's last key */

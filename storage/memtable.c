@@ -11,9 +11,10 @@
 ** snapshot S seeks to (K, S << 8 | 0xff) and lands on the newest visible
 ** version. Heights are drawn with p = 1/4 up to MT_MAX_HEIGHT (12), which
 ** keeps searches O(log n) for tens of millions of entries. Each list
-** remembers its last node per level, so a key greater than every key in
-** the list (a load in key order) is linked there after one comparison,
-** without a search.
+** remembers where its last insert went (the node and its predecessors at
+** every level), and a key greater than that one is searched for from
+** there (fingerFind): a batch in key order costs a comparison or two per
+** entry when it appends, and O(log gap) when it lands among older keys.
 **
 ** Single writer, lock-free readers: the writer fills a node's own next
 ** pointers first and only then links it into each level with a release
@@ -65,8 +66,11 @@ struct ArenaBlock {
 typedef struct SkipList {
   MtNode *pHead;       /* sentinel, MT_MAX_HEIGHT tall, no key */
   _Atomic int nHeight; /* levels in use, 1..MT_MAX_HEIGHT */
-  MtNode *aTail[MT_MAX_HEIGHT]; /* last node of each level (pHead while
-                                ** the level is empty); writer only */
+  /* writer only: the last node inserted and its splice, where
+  ** aSplice[i] is the node it follows at level i (itself below its own
+  ** height); pHead throughout while the list is empty */
+  MtNode *pLast;
+  MtNode *aSplice[MT_MAX_HEIGHT];
 } SkipList;
 
 struct wcs_memtable {
@@ -211,10 +215,50 @@ static int listInit(wcs_memtable *m, SkipList *s) {
   memset(s->pHead, 0, n);
   for (i = 0; i < MT_MAX_HEIGHT; i++) {
     atomic_init(&s->pHead->aNext[i], NULL);
-    s->aTail[i] = s->pHead;
+    s->aSplice[i] = s->pHead;
   }
+  s->pLast = NULL;
   atomic_init(&s->nHeight, 1);
   return WCS_OK;
+}
+
+/* From node x at level iTop down to level 0: aPrev[i] = the last node < t
+** at level i. x must precede t and be linked at level iTop. */
+static void descend(MtNode *x, int iTop, const Target *t, MtNode **aPrev) {
+  int i;
+  for (i = iTop; i >= 0; i--) {
+    MtNode *n;
+    while ((n = nextAt(x, i)) != NULL && nodeCmp(n, t) < 0)
+      x = n;
+    aPrev[i] = x;
+  }
+}
+
+/*
+** Finger search for a key t after the last node inserted (pLast < t):
+** keys that arrive in order, or nearly, are found near the previous one
+** instead of from the top of the list. Nothing was inserted since pLast,
+** so its splice is exact: at each level, aSplice[i] < t, and the next node
+** after it is the first node of that level after pLast. Climb while that
+** next node is still < t; at the first level i where it is not, no node
+** of level >= i lies between pLast and t, so aSplice[j] is t's predecessor
+** for every j >= i; below i, search down from aSplice[i-1]. A key just
+** after pLast costs one comparison per level climbed plus a short walk.
+*/
+static void fingerFind(const SkipList *s, int nHeight, const Target *t,
+                       MtNode **aPrev) {
+  int i, j;
+  for (i = 0; i < nHeight; i++) {
+    MtNode *n = nextAt(s->aSplice[i], i);
+    if (n == NULL || nodeCmp(n, t) >= 0) break;
+  }
+  if (i == nHeight) {
+    descend(s->aSplice[nHeight - 1], nHeight - 1, t, aPrev);
+    return;
+  }
+  for (j = i; j < nHeight; j++)
+    aPrev[j] = s->aSplice[j];
+  if (i > 0) descend(s->aSplice[i - 1], i - 1, t, aPrev);
 }
 
 /* Insert a node for (ukey, trailer) whose value is the concatenation of
@@ -232,11 +276,8 @@ static int listInsert(wcs_memtable *m, SkipList *s, const void *pUKey,
   t.nUKey = nUKey;
   t.trailer = trailer;
   nHeight = atomic_load_explicit(&s->nHeight, memory_order_relaxed);
-  if (s->aTail[0] != s->pHead && nodeCmp(s->aTail[0], &t) < 0) {
-    /* after the last node (keys arriving in order): the last node of
-    ** each level precedes it, no search needed */
-    for (i = 0; i < nHeight; i++)
-      aPrev[i] = s->aTail[i];
+  if (s->pLast && nodeCmp(s->pLast, &t) < 0) {
+    fingerFind(s, nHeight, &t, aPrev);
   } else {
     findGE(s, &t, aPrev);
   }
@@ -262,8 +303,12 @@ static int listInsert(wcs_memtable *m, SkipList *s, const void *pUKey,
         atomic_load_explicit(&aPrev[i]->aNext[i], memory_order_relaxed),
         memory_order_relaxed);
     atomic_store_explicit(&aPrev[i]->aNext[i], x, memory_order_release);
-    if (aPrev[i] == s->aTail[i]) s->aTail[i] = x;
+    s->aSplice[i] = x;
   }
+  if (h > nHeight) nHeight = h;
+  for (; i < nHeight; i++)
+    s->aSplice[i] = aPrev[i];
+  s->pLast = x;
   return WCS_OK;
 }
 
