@@ -7,6 +7,22 @@
 ** row limits, latest-N, time ranges, as-of, family subsets, keys only,
 ** reads inside the open transaction) must render identically.
 **
+** GC semantics modelled. Reads hide what a policy expires, exactly, over
+** the cells that exist. wcs_engine_gc() removes every expired cell (the
+** model drops them too). Plain compactions remove only cells expired even
+** as their column's newest version (MAX AGE), which no later step can
+** make visible again, so the model need not know. A GC compaction
+** (gcf_compact_table) removes cells expired by their position too, and a
+** removed version stays removed when newer ones are deleted later. The
+** model marks every cell the policy expires at that moment "doomed"; after
+** each step, a doomed cell that the store no longer holds (a raw point
+** read of its key) is dropped from the model, and one that it still holds
+** and that is no longer expired (newer versions were deleted) is an
+** ordinary cell again, which no compaction may remove. So a compaction may
+** remove only doomed cells, and every read stays exact. Without a snapshot
+** a GC compaction must remove every doomed cell (checked); sometimes a
+** snapshot is held over it, and then it removes nothing.
+**
 ** Usage: engine_model [steps]   (default 5000, or $WCS_MODEL_STEPS);
 ** $WCS_SEED replays a run (the seed is printed at the start).
 **
@@ -22,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
+#include "engine/gcfilter.h"
 #include "storage/util.h"
 #include "testutil.h"
 #include "wcs.h"
@@ -42,6 +60,7 @@ typedef struct Cell {
   int64_t iTs;
   uint8_t aVal[12];
   int nVal;
+  int bDoomed; /* expired when a GC compaction ran: may be gone */
 } Cell;
 
 typedef struct Model {
@@ -104,6 +123,7 @@ static void model_put(Model *m, const Cell *k) {
     c = &m->a[m->n++];
   }
   *c = *k;
+  c->bDoomed = 0; /* a new version: nothing has judged it yet */
 }
 
 /* delete cells matching a predicate */
@@ -151,6 +171,8 @@ typedef struct Ctx {
   int nSave;
   uint64_t nStep;
   uint64_t nReads;
+  uint64_t nCollected; /* doomed cells the store removed */
+  uint64_t nRevived;   /* doomed cells visible again */
 } Ctx;
 
 static void fail(Ctx *x, const char *zWhat) {
@@ -221,6 +243,39 @@ static void to_key_range(const RangeK *r, wcs_key_range *k) {
   }
 }
 
+static int expired(int iFam, int64_t iPos, int64_t iTs);
+static void model_walk(Model *m, void (*x)(Model *, int, int64_t));
+
+/* Cells hidden by their position (expired, not the newest of their
+** column), doomed ones apart: indexes into the model walked last. */
+static int *gaHidden, *gaDoomed;
+static int gnHidden, gnDoomed;
+static void hidden_cb(Model *m, int i, int64_t iPos) {
+  if (iPos == 0 || !expired(m->a[i].iFam, iPos, m->a[i].iTs)) return;
+  if (m->a[i].bDoomed) {
+    gaDoomed[gnDoomed++] = i;
+  } else {
+    gaHidden[gnHidden++] = i;
+  }
+}
+
+/* Pick a cell that a delete of newer versions would make visible again:
+** doomed (it may be gone) or just hidden. 0 if there is none. */
+static int pick_hidden(Model *m, Cell *pOut) {
+  gaHidden = realloc(gaHidden, (size_t)(m->n + 1) * sizeof(int));
+  gaDoomed = realloc(gaDoomed, (size_t)(m->n + 1) * sizeof(int));
+  gnHidden = gnDoomed = 0;
+  model_walk(m, hidden_cb);
+  if (gnDoomed && (gnHidden == 0 || tu_rand_range(2))) {
+    *pOut = m->a[gaDoomed[tu_rand_range((uint64_t)gnDoomed)]];
+  } else if (gnHidden) {
+    *pOut = m->a[gaHidden[tu_rand_range((uint64_t)gnHidden)]];
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 /* One random mutation on the open transaction and the pending model. */
 static void random_mutation(Ctx *x) {
   Cell k;
@@ -267,9 +322,17 @@ static void random_mutation(Ctx *x) {
     model_put(&x->pending, &k);
   } else if (op < 80) {
     int64_t iStart = 0, iEnd = 0;
+    Cell h;
     k.iFam = (int)tu_rand_range(NFAM);
     if (tu_rand_range(2)) iStart = rand_ts();
     if (tu_rand_range(2)) iEnd = rand_ts() + 3;
+    if (tu_rand_range(3) == 0 && pick_hidden(&x->pending, &h)) {
+      /* delete some or all versions newer than a hidden one: it is
+      ** visible again, unless a GC compaction collected it */
+      k = h;
+      iStart = h.iTs + 1;
+      iEnd = tu_rand_range(2) ? 0 : iStart + 1 + (int64_t)tu_rand_range(8);
+    }
     rc = wcs_txn_delete_cells(x->pTxn, x->pTab, k.aRow, (size_t)k.nRow,
                               azFam[k.iFam], k.aQual, (size_t)k.nQual, iStart,
                               iEnd);
@@ -404,6 +467,87 @@ static void model_gc(Model *m) {
     i = j;
   }
   m->n = w;
+}
+
+/* Call x(m, i, iPos) for every cell, sorted, with its position in its
+** column (0 = newest). */
+static void model_walk(Model *m, void (*x)(Model *, int, int64_t)) {
+  int i = 0, j;
+  qsort(m->a, (size_t)m->n, sizeof(Cell), cell_cmp);
+  while (i < m->n) {
+    int64_t iPos = 0;
+    j = i;
+    while (j < m->n && m->a[j].iFam == m->a[i].iFam &&
+           bcmp3(m->a[j].aRow, m->a[j].nRow, m->a[i].aRow, m->a[i].nRow) == 0 &&
+           bcmp3(m->a[j].aQual, m->a[j].nQual, m->a[i].aQual, m->a[i].nQual) ==
+               0) {
+      x(m, j, iPos++);
+      j++;
+    }
+    i = j;
+  }
+}
+static void doom_cb(Model *m, int i, int64_t iPos) {
+  if (expired(m->a[i].iFam, iPos, m->a[i].iTs)) m->a[i].bDoomed = 1;
+}
+static uint64_t gnRevived;
+static void undoom_cb(Model *m, int i, int64_t iPos) {
+  if (m->a[i].bDoomed && !expired(m->a[i].iFam, iPos, m->a[i].iTs)) {
+    m->a[i].bDoomed = 0;
+    gnRevived++;
+  }
+}
+
+/* A GC compaction may remove what the policy expires now. */
+static void model_doom(Model *m) {
+  model_walk(m, doom_cb);
+}
+
+/* Follow the store for doomed cells: drop those it no longer holds, and
+** make those that are visible again ordinary cells. With bMustGo, none
+** may be left (a GC compaction without a snapshot removes them all). */
+static void resolve_doomed(Ctx *x, int bMustGo) {
+  Model *m = &x->committed;
+  wcs_buf k = {0};
+  int i, w = 0, nDoomed = 0;
+  for (i = 0; i < m->n; i++)
+    nDoomed += m->a[i].bDoomed;
+  if (nDoomed == 0) return;
+  for (i = 0; i < m->n; i++) {
+    Cell *c = &m->a[i];
+    if (c->bDoomed) {
+      EngFamily *f = eng_family(x->pTab->pDef, azFam[c->iFam], NULL);
+      void *pVal = NULL;
+      size_t nVal = 0;
+      k.n = 0;
+      if (f == NULL ||
+          eng_cell_key(&k, x->pTab->pDef->iTid, f->iFid, c->aRow,
+                       (size_t)c->nRow, c->aQual, (size_t)c->nQual, c->iTs) ||
+          wcs_db_get(wcs_engine_db(x->pEng), NULL, k.a, k.n, &pVal, &nVal)) {
+        fail(x, "raw read of a doomed cell");
+      }
+      if (pVal == NULL) {
+        x->nCollected++;
+        continue;
+      }
+      wcs_free(pVal);
+      if (bMustGo) {
+        fprintf(stderr,
+                "engine_model: step %llu: a GC compaction kept a cell its "
+                "policy expires (family %s, ts %lld)\n",
+                (unsigned long long)x->nStep, azFam[c->iFam],
+                (long long)c->iTs);
+        exit(1);
+      }
+    }
+    m->a[w++] = *c;
+  }
+  m->n = w;
+  gnRevived = 0;
+  model_walk(m, undoom_cb);
+  x->nRevived += gnRevived;
+  wcs_buf_free(&k);
+  model_copy(&x->pending, &x->committed);
 }
 
 static void model_read(Model *m, const ReadSpec *s, Out *o) {
@@ -623,11 +767,26 @@ int main(int argc, char **argv) {
       }
     } else if (op < 78) {
       if (wcs_db_flush(wcs_engine_db(x.pEng))) fail(&x, "flush");
-    } else if (op < 83) {
+    } else if (op < 82) {
       if (wcs_db_compact_range(wcs_engine_db(x.pEng), NULL, 0, NULL, 0)) {
         fail(&x, "compact");
       }
-    } else if (op < 87) {
+    } else if (op < 85) {
+      /* a GC compaction, sometimes under a snapshot (then it keeps all) */
+      wcs_snapshot *pSnap = NULL;
+      int bCollected = 0;
+      if (tu_rand_range(2) == 0 &&
+          wcs_snapshot_new(wcs_engine_db(x.pEng), &pSnap)) {
+        fail(&x, "snapshot");
+      }
+      model_doom(&x.committed);
+      if (gcf_compact_table(x.pEng, x.pTab->pDef->iTid, &bCollected) ||
+          !bCollected) {
+        fail(&x, "gc compaction");
+      }
+      if (pSnap) wcs_snapshot_free(wcs_engine_db(x.pEng), pSnap);
+      resolve_doomed(&x, pSnap == NULL);
+    } else if (op < 88) {
       if (wcs_engine_gc(x.pEng, "m", (int)tu_rand_range(2))) fail(&x, "gc");
       model_gc(&x.committed);
       model_copy(&x.pending, &x.committed);
@@ -637,18 +796,23 @@ int main(int argc, char **argv) {
     } else {
       gClock += (int64_t)tu_rand_range(10);
     }
+    resolve_doomed(&x, 0);
     for (j = 0; j < 2; j++)
       check_read(&x, 0);
   }
   close_all(&x);
   fprintf(stderr,
           "engine_model: ok, %llu steps, %llu reads, %d cells in "
-          "the model\n",
+          "the model, %llu expired cells collected by GC compactions, %llu "
+          "kept and visible again\n",
           (unsigned long long)nSteps, (unsigned long long)x.nReads,
-          x.committed.n);
+          x.committed.n, (unsigned long long)x.nCollected,
+          (unsigned long long)x.nRevived);
   tu_rmrf(x.zDir);
   free(x.committed.a);
   free(x.pending.a);
+  free(gaHidden);
+  free(gaDoomed);
   for (j = 0; j < 4; j++)
     free(x.save[j].a);
   return 0;
