@@ -116,6 +116,99 @@ static int countDel(void *p, const sst_rangedel *d) {
   return WCS_OK;
 }
 
+/* Insert n keys "k%06u" in the order given by aOrder (with a second,
+** newer version of every seventh key), then walk the list: it must hold
+** every key once in ascending order (the newer version first) and find
+** each by lookup. The orders exercise every path of the search that
+** starts from the previous insert. */
+static void checkInsertOrder(const unsigned *aOrder, unsigned n) {
+  wcs_memtable *m = NULL;
+  wcs_iiter *it = NULL;
+  unsigned i, nSeen = 0;
+  uint64_t seq = 1;
+  char zK[16], zV[16];
+  ck_assert_int_eq(memtable_new(1 << 20, 0, &m), WCS_OK);
+  for (i = 0; i < n; i++) {
+    snprintf(zK, sizeof zK, "k%06u", aOrder[i]);
+    snprintf(zV, sizeof zV, "v%u", aOrder[i]);
+    add(m, seq++, WCS_KT_PUT, zK, zV);
+  }
+  for (i = 0; i < n; i += 7) {
+    snprintf(zK, sizeof zK, "k%06u", i);
+    add(m, seq++, WCS_KT_PUT, zK, "new");
+  }
+  ck_assert_int_eq(memtable_iter(m, &it), WCS_OK);
+  for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
+       it->pMethods->xNext(it)) {
+    unsigned iKey = nSeen;
+    size_t nK;
+    const uint8_t *pK = it->pMethods->xKey(it, &nK);
+    snprintf(zK, sizeof zK, "k%06u", iKey);
+    ck_assert_msg(nK == strlen(zK) + 8 && memcmp(pK, zK, strlen(zK)) == 0,
+                  "entry %u is not %s", nSeen, zK);
+    nSeen++;
+    if (iKey % 7 == 0) {
+      /* the newer version, then the older one */
+      size_t nV;
+      const uint8_t *pV = it->pMethods->xValue(it, &nV);
+      ck_assert(nV == 3 && memcmp(pV, "new", 3) == 0);
+      it->pMethods->xNext(it);
+      ck_assert(it->pMethods->xValid(it));
+      pV = it->pMethods->xValue(it, &nV);
+      snprintf(zV, sizeof zV, "v%u", iKey);
+      ck_assert(nV == strlen(zV) && memcmp(pV, zV, nV) == 0);
+    }
+  }
+  ck_assert_uint_eq(nSeen, n);
+  it->pMethods->xClose(it);
+  for (i = 0; i < n; i++) {
+    uint64_t s;
+    int type;
+    const uint8_t *pV;
+    size_t nV;
+    snprintf(zK, sizeof zK, "k%06u", i);
+    snprintf(zV, sizeof zV, "v%u", i);
+    ck_assert(memtable_get(m, zK, strlen(zK), seq, &s, &type, &pV, &nV));
+    if (i % 7 == 0) ck_assert(nV == 3 && memcmp(pV, "new", 3) == 0);
+    else ck_assert(nV == strlen(zV) && memcmp(pV, zV, nV) == 0);
+  }
+  memtable_unref(m);
+}
+
+START_TEST(test_memtable_any_insert_order_keeps_the_list_sorted) {
+  enum { N = 5000 };
+  static unsigned a[N];
+  unsigned i, j;
+  uint64_t r = 12345;
+  /* ascending: every insert appends after the previous one */
+  for (i = 0; i < N; i++) a[i] = i;
+  checkInsertOrder(a, N);
+  /* descending: every insert goes before the previous one */
+  for (i = 0; i < N; i++) a[i] = N - 1 - i;
+  checkInsertOrder(a, N);
+  /* two interleaved ascending runs (two families of a load in order) */
+  for (i = 0; i < N; i++) a[i] = (i % 2) ? N / 2 + i / 2 : i / 2;
+  checkInsertOrder(a, N);
+  /* ascending runs with growing gaps, filled in by later runs */
+  for (i = 0, j = 0; j < 10; j++) {
+    unsigned k;
+    for (k = j; k < N; k += 10) a[i++] = k;
+  }
+  checkInsertOrder(a, N);
+  /* random */
+  for (i = 0; i < N; i++) a[i] = i;
+  for (i = N - 1; i > 0; i--) {
+    unsigned t;
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    j = (unsigned)((r >> 33) % (i + 1));
+    t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+  }
+  checkInsertOrder(a, N);
+}
+END_TEST
+
 START_TEST(test_memtable_range_tombstones_cover_by_snapshot) {
   wcs_memtable *m = NULL;
   int n = 0;
@@ -272,6 +365,7 @@ Suite *storage_memtable_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_memtable_get_newest_visible_version);
   tcase_add_test(tc, test_memtable_iterator_order_and_seeks);
+  tcase_add_test(tc, test_memtable_any_insert_order_keeps_the_list_sorted);
   tcase_add_test(tc, test_memtable_range_tombstones_cover_by_snapshot);
   tcase_add_test(tc, test_memtable_many_row_tombstones_and_overlaps);
   tcase_add_test(tc, test_memtable_arena_accounts_every_byte);

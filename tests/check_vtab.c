@@ -549,6 +549,89 @@ START_TEST(test_failed_statement_leaves_no_partial_rows) {
 }
 END_TEST
 
+START_TEST(test_cells_of_one_transaction_share_its_timestamp) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'metrics', HISTORY)");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,mem) VALUES ('p','a',1,1,2)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,3)");
+  /* the same column again in the same transaction: the same version */
+  OK(db, "UPDATE metrics SET cpu = 4 WHERE id = 'a'");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT count(DISTINCT _timestamp), count(*) FROM h", "1|3");
+  CHECK(db, "SELECT id, qualifier, value FROM h", "a|cpu|4\na|mem|2\nb|cpu|3");
+  CHECK(db,
+        "SELECT (SELECT _timestamp FROM metrics WHERE id = 'a') = "
+        "(SELECT _timestamp FROM metrics WHERE id = 'b')",
+        "1");
+  /* an explicit _timestamp still sets its own */
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','c',1,5,77)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','d',1,6)");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT _timestamp FROM metrics WHERE id = 'c'", "77");
+  /* a later transaction is a later version */
+  sqlite3_sleep(3);
+  OK(db, "UPDATE metrics SET cpu = 9 WHERE id = 'b'");
+  CHECK(db,
+        "SELECT group_concat(value) FROM h WHERE id = 'b' AND qualifier = "
+        "'cpu'",
+        "9,3");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* Rows written in one transaction in key order, in reverse, shuffled, with
+** the same row written twice, and across a failed statement: the result is
+** the last write of each cell whatever order the commit used. */
+START_TEST(test_write_order_in_a_transaction_does_not_change_the_result) {
+  sqlite3 *db = openDb(NULL);
+  static const int aPerm[12] = {7, 2, 11, 0, 5, 9, 3, 10, 1, 6, 8, 4};
+  char zSql[200];
+  int i, pass;
+  OK(db,
+     "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING, n INT64 DECIMAL(4)), "
+     "FAMILY s (a INT64, b STRING), FAMILY m (c STRING))");
+  for (pass = 0; pass < 3; pass++) {
+    OK(db, "DELETE FROM t");
+    OK(db, "BEGIN");
+    for (i = 0; i < 12; i++) {
+      int n = pass == 0 ? i : pass == 1 ? 11 - i : aPerm[i];
+      sqlite3_snprintf(sizeof zSql, zSql,
+                       "INSERT INTO t(k,n,a,b,c) VALUES ('r', %d, %d, 'x%d', "
+                       "'y%d')",
+                       n, n, n, n);
+      OK(db, zSql);
+    }
+    /* the same row again, and a failed statement in between */
+    OK(db, "INSERT INTO t(k,n,a) VALUES ('r', 3, 300)");
+    CHECK_ERR(db, "INSERT INTO t(k,n,a) VALUES ('r', 20, 1), ('r', 21, 'no')",
+              "cannot store");
+    OK(db, "INSERT INTO t(k,n,c) VALUES ('r', 5, 'late')");
+    OK(db, "COMMIT");
+    CHECK(db,
+          "SELECT group_concat(n || ':' || a || ':' || b || ':' || c, ' ') "
+          "FROM t",
+          "0:0:x0:y0 1:1:x1:y1 2:2:x2:y2 3:300:x3:y3 4:4:x4:y4 "
+          "5:5:x5:late 6:6:x6:y6 7:7:x7:y7 8:8:x8:y8 9:9:x9:y9 "
+          "10:10:x10:y10 11:11:x11:y11");
+  }
+  /* in key order with a rollback to the start and more rows after it */
+  OK(db, "DELETE FROM t");
+  OK(db, "BEGIN");
+  OK(db, "SAVEPOINT s");
+  OK(db, "INSERT INTO t(k,n,a,c) VALUES ('r', 5, 5, 'c5'), ('r', 6, 6, 'c6')");
+  OK(db, "ROLLBACK TO s");
+  OK(db, "INSERT INTO t(k,n,a,c) VALUES ('r', 1, 1, 'c1'), ('r', 2, 2, 'c2')");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT group_concat(n || ':' || a || ':' || c, ' ') FROM t",
+        "1:1:c1 2:2:c2");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* ---- errors ------------------------------------------------------------ */
 
 START_TEST(test_bad_key_values_name_field_and_byte) {
@@ -912,6 +995,9 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_rollback_spans_tables_of_one_store);
   tcase_add_test(tc, test_savepoints_across_tables);
   tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);
+  tcase_add_test(tc, test_cells_of_one_transaction_share_its_timestamp);
+  tcase_add_test(tc,
+                 test_write_order_in_a_transaction_does_not_change_the_result);
   tcase_add_test(tc, test_bad_key_values_name_field_and_byte);
   tcase_add_test(tc, test_undecodable_row_key_is_an_error_naming_it);
   tcase_add_test(tc, test_history_view_lists_every_version);
