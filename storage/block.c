@@ -341,6 +341,7 @@ static int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
 
 int block_iter_init(block_iter *p, const uint8_t *a, size_t n, int bIKey) {
   uint32_t nRestart;
+  p->pAid = NULL;
   p->a = a;
   p->bIKey = (uint8_t)(bIKey != 0);
   p->rc = WCS_OK;
@@ -358,6 +359,145 @@ int block_iter_init(block_iter *p, const uint8_t *a, size_t n, int bIKey) {
     return fail(p, WCS_CORRUPT_BKPT);
   }
   p->iCur = p->nEnt;
+  return WCS_OK;
+}
+
+int block_iter_init_aid(block_iter *p, const uint8_t *a, size_t n,
+                        const block_aid *pAid) {
+  if (pAid == NULL) return block_iter_init(p, a, n, 1);
+  /* The aid was built from these very bytes, checked as init checks. */
+  p->pAid = pAid;
+  p->a = a;
+  p->bIKey = 1;
+  p->rc = WCS_OK;
+  p->nEnt = pAid->nEnt;
+  p->nRestart = pAid->nRestart;
+  p->iCur = p->nEnt;
+  p->iNext = 0;
+  p->pKey = p->pVal = NULL;
+  p->nKey = p->nVal = 0;
+  p->nPrev = p->iPrev = 0;
+  return WCS_OK;
+}
+
+/* Bytes [nPrefix, nPrefix + 8) of user key u, zero-padded, big-endian. */
+static uint64_t aidSlice(const uint8_t *u, size_t nU, uint32_t nPrefix) {
+  uint64_t v = 0;
+  size_t i;
+  for (i = 0; i < 8; i++) {
+    size_t j = nPrefix + i;
+    v = v << 8 | (j < nU ? u[j] : 0);
+  }
+  return v;
+}
+
+static const uint32_t *aidOff(const block_aid *pAid) {
+  return (const uint32_t *)(pAid->aSlice + pAid->nRestart);
+}
+
+static const uint8_t *aidPrefix(const block_aid *pAid) {
+  return (const uint8_t *)(aidOff(pAid) + pAid->nRestart);
+}
+
+int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
+  block_iter bi;
+  block_aid *pAid;
+  const uint8_t *pFirst;
+  size_t nFirst, nLast, nAid, nPrefix = 0;
+  uint32_t i;
+  int rc;
+  *pp = NULL;
+  *pn = 0;
+  memset(&bi, 0, sizeof bi);
+  if (block_iter_init(&bi, a, n, 1) != WCS_OK || bi.nEnt == 0) return WCS_OK;
+  /* The shared prefix: of the first key and the last (keys are sorted). */
+  rc = block_iter_first(&bi); /* a restart point: the key lies in a */
+  if (rc != WCS_OK || !block_iter_valid(&bi)) {
+    block_iter_clear(&bi);
+    return rc == WCS_NOMEM ? rc : WCS_OK;
+  }
+  pFirst = bi.pKey;
+  nFirst = bi.nKey - WCS_IKEY_TRAILER;
+  rc = block_iter_last(&bi);
+  if (rc != WCS_OK || !block_iter_valid(&bi)) {
+    block_iter_clear(&bi);
+    return rc == WCS_NOMEM ? rc : WCS_OK;
+  }
+  nLast = bi.nKey - WCS_IKEY_TRAILER;
+  while (nPrefix < nFirst && nPrefix < nLast &&
+         pFirst[nPrefix] == bi.pKey[nPrefix]) {
+    nPrefix++;
+  }
+  nAid = sizeof *pAid + (size_t)bi.nRestart * (8 + 4) + nPrefix;
+  pAid = malloc(nAid);
+  if (pAid == NULL) {
+    block_iter_clear(&bi);
+    return WCS_NOMEM;
+  }
+  pAid->nRestart = bi.nRestart;
+  pAid->nEnt = bi.nEnt;
+  pAid->nPrefix = (uint32_t)nPrefix;
+  pAid->nUnused = 0;
+  for (i = 0; i < bi.nRestart; i++) {
+    uint32_t iOff = restartAt(&bi, i), nShared, nUnshared, nVal;
+    const uint8_t *z;
+    if (iOff >= bi.nEnt ||
+        parseEntry(&bi, iOff, 0, &nShared, &nUnshared, &nVal, &z) != WCS_OK) {
+      free(pAid);
+      block_iter_clear(&bi);
+      return WCS_OK; /* damaged: seeks without the aid report it */
+    }
+    pAid->aSlice[i] = aidSlice(z, nUnshared - WCS_IKEY_TRAILER, pAid->nPrefix);
+    ((uint32_t *)aidOff(pAid))[i] = iOff;
+  }
+  if (nPrefix) memcpy((uint8_t *)aidPrefix(pAid), pFirst, nPrefix);
+  block_iter_clear(&bi);
+  *pp = pAid;
+  *pn = nAid;
+  return WCS_OK;
+}
+
+/* The binary search of a seek with the aid: the largest restart point
+** whose key is < the target (or the first). */
+static int aidSearch(block_iter *p, const uint8_t *pKey, size_t nKey,
+                     uint32_t *piLo) {
+  const block_aid *pAid = p->pAid;
+  const uint32_t *aOff = aidOff(pAid);
+  size_t nU = nKey - WCS_IKEY_TRAILER, nCmp;
+  uint32_t lo = 0, hi = pAid->nRestart - 1;
+  uint64_t t;
+  int c;
+  nCmp = nU < pAid->nPrefix ? nU : pAid->nPrefix;
+  c = nCmp ? memcmp(pKey, aidPrefix(pAid), nCmp) : 0;
+  if (c < 0 || (c == 0 && nU < pAid->nPrefix)) {
+    *piLo = 0; /* before every key of the block */
+    return WCS_OK;
+  }
+  if (c > 0) {
+    *piLo = hi; /* after every key */
+    return WCS_OK;
+  }
+  t = aidSlice(pKey, nU, pAid->nPrefix);
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo + 1) / 2;
+    uint64_t s = pAid->aSlice[mid];
+    int bLess;
+    if (s != t) {
+      bLess = s < t;
+    } else {
+      uint32_t nShared, nUnshared, nVal;
+      const uint8_t *z;
+      int rc = parseEntry(p, aOff[mid], 0, &nShared, &nUnshared, &nVal, &z);
+      if (rc != WCS_OK) return rc;
+      bLess = wcs_ikey_cmp(z, nUnshared, pKey, nKey) < 0;
+    }
+    if (bLess) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  *piLo = lo;
   return WCS_OK;
 }
 
@@ -397,6 +537,16 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
   p->iCur = p->nEnt;
   if (p->nEnt == 0) return WCS_OK;
   assert(!p->bIKey || nKey >= WCS_IKEY_TRAILER);
+  if (p->pAid) {
+    rc = aidSearch(p, pKey, nKey, &lo);
+    if (rc != WCS_OK) return fail(p, rc);
+    rc = decodeAt(p, aidOff(p->pAid)[lo], 0);
+    while (rc == WCS_OK && block_iter_valid(p) &&
+           wcs_ikey_cmp(p->pKey, p->nKey, pKey, nKey) < 0) {
+      rc = block_iter_next(p);
+    }
+    return rc;
+  }
   /* Largest restart point whose key is < the target (or the first). */
   hi = p->nRestart - 1;
   while (lo < hi) {

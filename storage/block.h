@@ -135,12 +135,42 @@ typedef struct block_iter {
   int iPrev;           /* index in aPrev of the current entry */
   int nPrevAlloc;      /* slots allocated at aPrev */
   wcs_buf prevKeys;    /* whole keys of the aPrev entries */
+  const struct block_aid *pAid; /* seek aid of this block, or NULL */
 } block_iter;
+
+/*
+** A seek aid: what a seek in one data block (internal keys) needs from
+** its restart points, gathered when the block enters the cache, so that a
+** seek's binary search reads one small array instead of touching an entry
+** of the block per step (each a likely CPU cache miss in a 16 KiB block).
+** nPrefix is the length of the prefix every user key of the block shares
+** (its bytes follow aOff); aSlice[i] is bytes [nPrefix, nPrefix + 8) of
+** restart key i's user key, zero-padded, as a big-endian number, so that
+** aSlice[i] < aSlice[j] implies user key i < user key j; equal slices
+** fall back to comparing the keys. Derived from the block, never stored.
+*/
+typedef struct block_aid {
+  uint32_t nRestart; /* restart points of the block */
+  uint32_t nEnt;     /* offset of its restart array */
+  uint32_t nPrefix;  /* bytes shared by every user key of the block */
+  uint32_t nUnused;
+  uint64_t aSlice[]; /* nRestart slices, then uint32 aOff[nRestart] (the
+                     ** restart offsets), then the nPrefix prefix bytes */
+} block_aid;
+
+/* Build the aid of block contents a[0..n) of internal keys: *pp gets a
+** malloc'd aid of *pn bytes, or NULL if the block does not parse (the
+** cursor then reports it). WCS_OK or WCS_NOMEM. */
+int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn);
 
 /* Start a cursor (unpositioned) over a[0..n). Checks the restart array
 ** header; WCS_CORRUPT if it does not fit. The cursor's buffers are kept
 ** across calls: zero-initialise once, then init per block, clear at end. */
 int block_iter_init(block_iter *, const uint8_t *a, size_t n, int bIKey);
+/* The same for a block of internal keys with its aid (NULL: none), which
+** seeks then use; nothing is read from the block until a move. */
+int block_iter_init_aid(block_iter *, const uint8_t *a, size_t n,
+                        const block_aid *pAid);
 void block_iter_clear(block_iter *); /* frees the buffers */
 
 int block_iter_first(block_iter *);
@@ -171,6 +201,10 @@ wcs_cache_handle *wcs_cache_alloc(size_t nCap);
 uint8_t *wcs_cache_data(wcs_cache_handle *);
 size_t wcs_cache_size(const wcs_cache_handle *);
 void wcs_cache_set_size(wcs_cache_handle *, size_t n); /* n <= nCap */
+/* Attach derived data p[0..n) (malloc'd; the handle frees it) to a handle
+** not yet inserted; it is charged to the budget with the block. */
+void wcs_cache_set_aux(wcs_cache_handle *, void *p, size_t n);
+const void *wcs_cache_aux(const wcs_cache_handle *); /* NULL: none */
 
 /* Find (iFile, iOff); a hit returns a new reference, a miss NULL. The
 ** _meta variant counts in the index-and-filter statistics. */

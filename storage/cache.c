@@ -51,6 +51,8 @@ struct wcs_cache_handle {
   uint8_t bRef;        /* looked up since the sweep last passed */
   size_t nCap;         /* bytes allocated at aData */
   size_t nData;        /* bytes of block contents, <= nCap */
+  void *pAux;          /* derived data (a seek aid), owned; NULL none */
+  size_t nAux;         /* bytes at pAux, charged with the block */
   uint8_t aData[];     /* the block contents */
 };
 
@@ -78,7 +80,12 @@ sst_ftable *wcs_cache_ftable(wcs_cache *p) {
 }
 
 static size_t charge(const wcs_cache_handle *h) {
-  return sizeof(*h) + h->nCap;
+  return sizeof(*h) + h->nCap + h->nAux;
+}
+
+static void handleFree(wcs_cache_handle *h) {
+  free(h->pAux);
+  free(h);
 }
 
 static uint64_t hashKey(uint64_t iFile, uint64_t iOff) {
@@ -134,7 +141,7 @@ void wcs_cache_free(wcs_cache *p) {
         pNext = h->pChain;
         /* Every handle must have been released before the cache is freed. */
         assert(h->nRef == 0);
-        free(h);
+        handleFree(h);
       }
     }
     free(s->aHash);
@@ -191,6 +198,14 @@ size_t wcs_cache_size(const wcs_cache_handle *h) {
 void wcs_cache_set_size(wcs_cache_handle *h, size_t n) {
   assert(n <= h->nCap);
   h->nData = n;
+}
+void wcs_cache_set_aux(wcs_cache_handle *h, void *p, size_t n) {
+  assert(h->pShard == NULL && h->pAux == NULL);
+  h->pAux = p;
+  h->nAux = p ? n : 0;
+}
+const void *wcs_cache_aux(const wcs_cache_handle *h) {
+  return h->pAux;
 }
 
 /* ---- shard internals; the shard mutex is held */
@@ -270,7 +285,7 @@ static void evict(cache_shard *s, wcs_cache_handle **ppFree) {
 static void freeChain(wcs_cache_handle *h) {
   while (h) {
     wcs_cache_handle *pNext = h->pChain;
-    free(h);
+    handleFree(h);
     h = pNext;
   }
 }
@@ -345,7 +360,7 @@ void wcs_cache_release(wcs_cache *p, wcs_cache_handle *h) {
   s = h->pShard;
   if (s == NULL) {
     assert(h->nRef == 1);
-    free(h);
+    handleFree(h);
     return;
   }
   pthread_mutex_lock(&s->mutex);

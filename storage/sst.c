@@ -1503,6 +1503,15 @@ static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int bFill,
     return rc;
   }
   if (bFill && p->pCache) {
+    /* A block that stays in the cache gets a seek aid (block.h); a block
+    ** read for one pass of a scan does not need one. */
+    block_aid *pAid = NULL;
+    size_t nAid = 0;
+    if (block_aid_build(wcs_cache_data(h), wcs_cache_size(h), &pAid, &nAid)) {
+      wcs_cache_release(NULL, h);
+      return corruptMsg(pzErr, WCS_NOMEM, "block", p->zPath, e->iOff, "");
+    }
+    wcs_cache_set_aux(h, pAid, nAid);
     h = wcs_cache_insert(p->pCache, p->iFile, e->iOff, h);
   }
   *ppH = h;
@@ -1574,7 +1583,8 @@ int sst_reader_get_probe(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
     wcs_cache_handle *h = NULL;
     rc = readBlock(p, m, i, 1, NULL, &h, pzErr);
     if (rc != WCS_OK) break;
-    rc = block_iter_init(bi, wcs_cache_data(h), wcs_cache_size(h), 1);
+    rc = block_iter_init_aid(bi, wcs_cache_data(h), wcs_cache_size(h),
+                             wcs_cache_aux(h));
     if (rc == WCS_OK) rc = block_iter_seek(bi, pIKey, nIKey);
     if (rc != WCS_OK) {
       corruptMsg(pzErr, rc, "block", p->zPath, m->aIdx[i].iOff, "bad entry");
@@ -1656,8 +1666,8 @@ static int loadBlock(sst_iter *it, int i) {
     return rc;
   }
   it->iBlock = i;
-  rc = block_iter_init(&it->bi, wcs_cache_data(it->pH), wcs_cache_size(it->pH),
-                       1);
+  rc = block_iter_init_aid(&it->bi, wcs_cache_data(it->pH),
+                           wcs_cache_size(it->pH), wcs_cache_aux(it->pH));
   if (rc != WCS_OK) return iterFail(it, rc);
   return WCS_OK;
 }

@@ -147,6 +147,106 @@ static int modelSeek(const Ent *a, int nEnt, int bIKey, const uint8_t *p,
   return i;
 }
 
+/* Internal-key entries whose user keys all start with zStem followed by a
+** tail of 0..11 bytes from {0x00, 'a', 'b', 0xff}, several versions of
+** some user keys; sorted, no duplicates. */
+static Ent *stemEnts(int n, const char *zStem) {
+  static const uint8_t aTail[] = {0x00, 'a', 'b', 0xff};
+  Ent *a = calloc((size_t)n, sizeof *a);
+  size_t nStem = strlen(zStem);
+  int i = 0, j;
+  while (i < n) {
+    size_t nTail = tu_rand_range(12), nU = nStem + nTail;
+    uint8_t *k = malloc(nU + 8);
+    int bDup = 0;
+    memcpy(k, zStem, nStem);
+    for (j = 0; j < (int)nTail; j++)
+      k[nStem + j] = aTail[tu_rand_range(4)];
+    wcs_put64(k + nU, wcs_ikey_pack(tu_rand_range(5), WCS_KT_PUT));
+    for (j = 0; j < i && !bDup; j++) {
+      bDup = a[j].nKey == nU + 8 && memcmp(a[j].pKey, k, nU + 8) == 0;
+    }
+    if (bDup) {
+      free(k);
+      continue;
+    }
+    a[i].pKey = k;
+    a[i].nKey = nU + 8;
+    a[i].nVal = tu_rand_range(30);
+    a[i].pVal = malloc(a[i].nVal + 1);
+    tu_rand_bytes(a[i].pVal, a[i].nVal);
+    i++;
+  }
+  gIKey = 1;
+  qsort(a, (size_t)n, sizeof *a, entCmp);
+  return a;
+}
+
+/* Seeks through a seek aid land where seeks without one do, whatever the
+** shared prefix of the block and the target. */
+START_TEST(test_block_seek_aid_agrees_with_model) {
+  static const char *azStem[] = {"", "d", "device#0001#", "zz\xff\xff"};
+  static const int aInterval[] = {1, 3, 16};
+  int iStem, iInt, k, i;
+  tu_seed(0);
+  for (iStem = 0; iStem < 4; iStem++) {
+    for (iInt = 0; iInt < 3; iInt++) {
+      int n = 1 + (int)tu_rand_range(200);
+      Ent *a = stemEnts(n, azStem[iStem]);
+      size_t nBlk, nAid;
+      uint8_t *pBlk = buildBlock(a, n, aInterval[iInt], &nBlk);
+      block_aid *pAid = NULL;
+      block_iter it;
+      memset(&it, 0, sizeof it);
+      QUICK_EQ(block_aid_build(pBlk, nBlk, &pAid, &nAid), WCS_OK);
+      QUICK_ASSERT(pAid != NULL);
+      QUICK_ASSERT(pAid->nPrefix >= strlen(azStem[iStem]));
+      QUICK_EQ(block_iter_init_aid(&it, pBlk, nBlk, pAid), WCS_OK);
+      for (i = 0; i < n; i++) {
+        QUICK_EQ(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
+        assertAt(&it, a, n, i);
+      }
+      for (k = 0; k < 2000; k++) {
+        uint8_t t[40];
+        size_t nU;
+        int j = (int)tu_rand_range((uint64_t)n), m;
+        /* a key near entry j: cut, extended or with one byte changed */
+        nU = a[j].nKey - 8;
+        memcpy(t, a[j].pKey, nU);
+        switch (tu_rand_range(4)) {
+        case 0:
+          nU = tu_rand_range(nU + 1);
+          break;
+        case 1:
+          if (nU < 30) t[nU++] = (uint8_t)tu_rand_range(256);
+          break;
+        case 2:
+          if (nU) t[tu_rand_range(nU)] += (uint8_t)(tu_rand_range(3) - 1);
+          break;
+        default:
+          break;
+        }
+        wcs_put64(t + nU, wcs_ikey_pack(tu_rand_range(6), WCS_KT_PUT));
+        m = modelSeek(a, n, 1, t, nU + 8);
+        QUICK_EQ(block_iter_seek(&it, t, nU + 8), WCS_OK);
+        assertAt(&it, a, n, m);
+        if (m < n && tu_rand_range(2)) {
+          QUICK_EQ(block_iter_prev(&it), WCS_OK);
+          assertAt(&it, a, n, m - 1);
+        } else if (m < n) {
+          QUICK_EQ(block_iter_next(&it), WCS_OK);
+          assertAt(&it, a, n, m + 1);
+        }
+      }
+      block_iter_clear(&it);
+      free(pAid);
+      free(pBlk);
+      freeEnts(a, n);
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_block_golden_bytes) {
   Ent a[3];
   const char *azKey[] = {"apple", "applesauce", "banana"};
@@ -531,6 +631,7 @@ Suite *storage_block_suite(void) {
   tcase_add_test(tc, test_block_reads_golden_block);
   tcase_add_test(tc, test_block_cursor_agrees_with_sorted_array);
   tcase_add_test(tc, test_block_cursor_orders_internal_keys);
+  tcase_add_test(tc, test_block_seek_aid_agrees_with_model);
   tcase_add_test(tc, test_block_versions_of_one_key_newest_first);
   tcase_add_test(tc, test_block_empty_block_is_valid_and_empty);
   tcase_add_test(tc, test_block_truncations_are_errors_not_crashes);
