@@ -294,6 +294,7 @@ struct wcs_txn {
   /* Key order of the log (see txn.c, "commit in key order"): the log
   ** holds only puts, and within each family (tid, fid prefix) their keys
   ** strictly increase. */
+  wcs_batch *pBatch; /* kept for the next commit while it is small */
   int bOrdered;
   int bNoRange; /* the log holds no range delete */
   int nStream; /* families written, <= ENG_TXN_STREAMS */

@@ -21,6 +21,11 @@
 ** value) are folded into the latest committed value under the lock, so
 ** concurrent AddToCell never lose updates.
 **
+** WCS_TS_NOW is the transaction's time, one clock read at its first use
+** (txn_now). A write-only transaction's log reaches the batch in key order
+** when that changes nothing (batch_in_key_order, batch_sorted), so the
+** memtable inserts each entry next to the previous one.
+**
 ** Op log record: op:1 | varint nKey | key | varint nVal | val | agg:1
 ** (op: 'P' put, 'D' delete, 'R' range delete with val = end, 'M' merge).
 ** In-memory only; never stored.
@@ -30,6 +35,10 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A transaction keeps its op log's buffer and its last store batch for
+** the next one up to this size; a bulk load's are freed at its end. */
+#define TXN_KEEP_BYTES (64u << 20)
 
 /* ------------------------------------------------------------------ */
 /* aggregates                                                          */
@@ -66,6 +75,17 @@ int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
 
 /* ------------------------------------------------------------------ */
 /* the op log                                                          */
+
+/* Read a varint of the log (well-formed: the log is only ever written
+** here); the one-byte case, every length below 128, inline. */
+static inline int log_varint(const uint8_t *p, const uint8_t *pEnd,
+                             uint64_t *pv) {
+  if (p < pEnd && p[0] < 0x80) {
+    *pv = p[0];
+    return 1;
+  }
+  return wcs_get_varint(p, pEnd, pv);
+}
 
 static int log_append(wcs_txn *t, int op, const void *pKey, size_t nKey,
                       const void *pVal, size_t nVal, int eAgg) {
@@ -122,10 +142,10 @@ static int log_walk(wcs_txn *t, size_t nLog, void *pCtx,
     uint64_t nk, nv;
     int op = *p++;
     const uint8_t *k, *v;
-    p += wcs_get_varint(p, pEnd, &nk);
+    p += log_varint(p, pEnd, &nk);
     k = p;
     p += nk;
-    p += wcs_get_varint(p, pEnd, &nv);
+    p += log_varint(p, pEnd, &nv);
     v = p;
     p += nv;
     rc = xOp(pCtx, op, k, nk, v, nv, *p++);
@@ -293,6 +313,7 @@ static void txn_reset(wcs_txn *t) {
   int i;
   heat_flush(t);
   t->bNow = 0;
+  if (t->log.nAlloc > TXN_KEEP_BYTES) wcs_buf_free(&t->log);
   ov_clear(t->pOv);
   t->bOvLive = 0;
   t->bHasMerge = 0;
@@ -318,6 +339,7 @@ void wcs_txn_free(wcs_txn *t) {
   if (t == NULL) return;
   txn_reset(t);
   ov_free(t->pOv);
+  wcs_batch_free(t->pBatch);
   wcs_buf_free(&t->log);
   wcs_buf_free(&t->lastRow);
   wcs_buf_free(&t->lastRowEsc);
@@ -366,10 +388,10 @@ static int batch_in_key_order(wcs_txn *t, wcs_batch *pBatch) {
       const uint8_t *k, *v;
       assert(*p == 'P');
       p++;
-      p += wcs_get_varint(p, pEnd, &nk);
+      p += log_varint(p, pEnd, &nk);
       k = p;
       p += nk;
-      p += wcs_get_varint(p, pEnd, &nv);
+      p += log_varint(p, pEnd, &nv);
       v = p;
       p += nv + 1;
       if (memcmp(k, aPre[i], ENG_PREFIX_BYTES) == 0) {
@@ -398,7 +420,7 @@ typedef struct SortOp {
 /* The key of the op record at p. */
 static const uint8_t *op_key(const uint8_t *p, uint64_t *pnKey) {
   p++;
-  p += wcs_get_varint(p, p + WCS_VARINT_MAX, pnKey);
+  p += log_varint(p, p + WCS_VARINT_MAX, pnKey);
   return p;
 }
 
@@ -477,7 +499,7 @@ static int batch_sorted(wcs_txn *t, wcs_batch *pBatch) {
     a[n].p = p;
     n++;
     q = k + nk;
-    q += wcs_get_varint(q, pEnd, &nv);
+    q += log_varint(q, pEnd, &nv);
     p = q + nv + 1;
   }
   sortops(a, (size_t)n);
@@ -485,7 +507,7 @@ static int batch_sorted(wcs_txn *t, wcs_batch *pBatch) {
     uint64_t nk, nv = 0;
     const uint8_t *k = op_key(a[i].p, &nk), *v = k + nk;
     if (a[i].p[0] == 'P') {
-      v += wcs_get_varint(v, pEnd, &nv);
+      v += log_varint(v, pEnd, &nv);
       rc = wcs_batch_put(pBatch, k, nk, v, nv);
     } else {
       rc = wcs_batch_delete(pBatch, k, nk);
@@ -524,7 +546,15 @@ int wcs_txn_commit(wcs_txn *t) {
       break;
     }
   }
-  if (rc == WCS_OK) rc = wcs_batch_new(&pBatch);
+  if (rc == WCS_OK) {
+    if (t->pBatch) {
+      pBatch = t->pBatch;
+      t->pBatch = NULL;
+      wcs_batch_clear(pBatch);
+    } else {
+      rc = wcs_batch_new(&pBatch);
+    }
+  }
   if (rc == WCS_OK && !t->bOvLive) {
     /* never read: the log, in order, is the batch (a store batch applies
     ** its operations in order, later ones winning) */
@@ -575,7 +605,12 @@ write:
     if (rc) rc = eng_err_db(pEng->db, rc, "committing a transaction");
   }
   eng_commit_unlock(pEng, bLocked);
-  wcs_batch_free(pBatch);
+  /* keep the batch's buffer for the next commit unless it is large */
+  if (pBatch && wcs_batch_bytes(pBatch) <= TXN_KEEP_BYTES && !t->pBatch) {
+    t->pBatch = pBatch;
+  } else {
+    wcs_batch_free(pBatch);
+  }
   wcs_buf_free(&merged);
   txn_reset(t);
   return rc;
