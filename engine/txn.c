@@ -772,11 +772,13 @@ static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
   heat_flush(t);
   t->lastRow.n = 0;
   t->lastRowEsc.n = 0;
-  rc = wcs_buf_append(&t->lastRow, pRow, nRow);
-  if (rc == WCS_OK) rc = eng_escape_term(&t->lastRowEsc, pRow, nRow);
-  if (rc) {
-    t->lastRow.n = 0;
-    t->lastRowEsc.n = 0;
+  rc = wcs_buf_reserve(&t->lastRow, nRow);
+  if (rc == WCS_OK) rc = wcs_buf_reserve(&t->lastRowEsc, 2 * nRow + 2);
+  if (rc == WCS_OK) {
+    memcpy(t->lastRow.a, pRow, nRow);
+    t->lastRow.n = nRow;
+    t->lastRowEsc.n =
+        (size_t)(esc_term_at(t->lastRowEsc.a, pRow, nRow) - t->lastRowEsc.a);
   }
   return rc;
 }
