@@ -452,6 +452,7 @@ static int expired(int iFam, int64_t iPos, int64_t iTs) {
 ** it young again by position, as in Bigtable.) */
 static void model_gc(Model *m) {
   int i = 0, j, w = 0;
+  if (m->n == 0) return;
   qsort(m->a, (size_t)m->n, sizeof(Cell), cell_cmp);
   while (i < m->n) {
     int64_t iPos = 0;
@@ -473,6 +474,7 @@ static void model_gc(Model *m) {
 ** column (0 = newest). */
 static void model_walk(Model *m, void (*x)(Model *, int, int64_t)) {
   int i = 0, j;
+  if (m->n == 0) return;
   qsort(m->a, (size_t)m->n, sizeof(Cell), cell_cmp);
   while (i < m->n) {
     int64_t iPos = 0;
