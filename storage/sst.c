@@ -1808,14 +1808,59 @@ static int iterStatus(const wcs_iiter *pI, char **pzErr) {
   return it->rc;
 }
 
+/* Closed iterators kept per thread for the next sst_reader_iter (with
+** their key buffers), so that the short iterators of point reads cost no
+** allocation; freed when the thread exits. */
+#define SST_ITER_POOL 16
+typedef struct sst_iter_pool {
+  int n;                         /* iterators in a */
+  struct sst_iter *a[SST_ITER_POOL];
+} sst_iter_pool;
+static pthread_key_t poolKey;
+static pthread_once_t poolOnce = PTHREAD_ONCE_INIT;
+static int bPoolKey = 0; /* 1 once poolKey exists */
+
+static void freePool(void *pArg) {
+  sst_iter_pool *pPool = pArg;
+  int i;
+  for (i = 0; i < pPool->n; i++) {
+    block_iter_clear(&pPool->a[i]->bi);
+    free(pPool->a[i]);
+  }
+  free(pPool);
+}
+static void makePoolKey(void) {
+  bPoolKey = pthread_key_create(&poolKey, freePool) == 0;
+}
+static sst_iter_pool *threadPool(int bCreate) {
+  sst_iter_pool *p;
+  pthread_once(&poolOnce, makePoolKey);
+  if (!bPoolKey) return NULL;
+  p = pthread_getspecific(poolKey);
+  if (p == NULL && bCreate) {
+    p = calloc(1, sizeof *p);
+    if (p != NULL && pthread_setspecific(poolKey, p) != 0) {
+      free(p);
+      p = NULL;
+    }
+  }
+  return p;
+}
+
 static void iterClose(wcs_iiter *pI) {
   sst_iter *it = (sst_iter *)pI;
+  sst_iter_pool *pPool;
   if (it == NULL) return;
   wcs_cache_release(it->pR->pCache, it->pH);
   unpinMeta(it->pR, it->pMetaH);
-  block_iter_clear(&it->bi);
   free(it->ra.a);
   free(it->zErr);
+  pPool = threadPool(1);
+  if (pPool && pPool->n < SST_ITER_POOL) {
+    pPool->a[pPool->n++] = it;
+    return;
+  }
+  block_iter_clear(&it->bi);
   free(it);
 }
 
@@ -1854,9 +1899,19 @@ int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,
 
 int sst_reader_iter(sst_reader *p, int bFillCache, wcs_iiter **ppIter,
                     char **pzErr) {
-  sst_iter *it = calloc(1, sizeof *it);
+  sst_iter_pool *pPool = threadPool(0);
+  sst_iter *it;
   *ppIter = NULL;
-  if (it == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  if (pPool && pPool->n > 0) {
+    block_iter bi;
+    it = pPool->a[--pPool->n];
+    bi = it->bi; /* keeps its buffers; the rest starts afresh */
+    memset(it, 0, sizeof *it);
+    it->bi = bi;
+  } else {
+    it = calloc(1, sizeof *it);
+    if (it == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
   it->base.pMethods = &sstIterMethods;
   it->pR = p;
   it->bFill = bFillCache;
