@@ -34,6 +34,7 @@
 #define NVER  10                 /* versions per column, ts T0 - i*1000 */
 
 static int64_t gNow = T0;
+static int gThreads; /* fx_open: background flush and compaction threads */
 static int64_t fixed_now(void *p) {
   (void)p;
   return gNow;
@@ -54,7 +55,7 @@ static void fx_open(Fx *f, const char *zSchema) {
   f->zDir = strdup(tu_tmpdir("engine_gc"));
   snprintf(zPath, sizeof(zPath), "%s/store", f->zDir);
   wcs_options_init(&o);
-  o.bNoBackground = 1;
+  o.bNoBackground = !gThreads;
   rc = wcs_engine_open_path(&f->e, zPath, &o, &zErr);
   ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "?");
   gNow = T0;
@@ -461,6 +462,46 @@ START_TEST(test_gc_compaction_after_deletes_counts_only_live_versions) {
 }
 END_TEST
 
+START_TEST(test_gc_compaction_with_background_threads) {
+  /* the store's own threads flush and compact meanwhile; deletes of newer
+  ** versions sit in level 0 and in the memtable when it starts */
+  Fx f;
+  char *zBefore, *zAfter;
+  int r;
+  gThreads = 1;
+  fx_open(&f, "FAMILY f MAX VERSIONS 2, FAMILY g MAX VERSIONS 1 MAX AGE "
+              "'2500us' INTERSECTION");
+  gThreads = 0;
+  write_versions(&f, "f");
+  write_versions(&f, "g");
+  ck_assert_int_eq(wcs_db_flush(wcs_engine_db(f.e)), WCS_OK);
+  compact_all(&f);
+  for (r = 0; r < NROW; r += 2) {
+    char zRow[16];
+    snprintf(zRow, sizeof(zRow), "row%02d", r);
+    delete_cells(&f, zRow, "f", "q0", T0, T0 + 1);        /* v0 */
+    delete_cells(&f, zRow, "g", "q1", T0 - 4000, T0 + 1); /* v0..v4 */
+    if (r == 4) ck_assert_int_eq(wcs_db_flush(wcs_engine_db(f.e)), WCS_OK);
+  }
+  zBefore = dump(&f);
+  gc_compact(&f);
+  zAfter = dump(&f);
+  ck_assert_str_eq(zAfter, zBefore);
+  for (r = 0; r < NROW; r++) {
+    char zRow[16];
+    snprintf(zRow, sizeof(zRow), "row%02d", r);
+    ck_assert_int_eq(raw_column(&f, zRow, "f", "q0"), 2);
+    ck_assert_int_eq(raw_column(&f, zRow, "f", "q1"), 2);
+    /* g: ages >= 3000 and not the newest go */
+    ck_assert_int_eq(raw_column(&f, zRow, "g", "q0"), 3);
+    ck_assert_int_eq(raw_column(&f, zRow, "g", "q1"), r % 2 ? 3 : 1);
+  }
+  free(zBefore);
+  free(zAfter);
+  fx_close(&f);
+}
+END_TEST
+
 START_TEST(test_compaction_follows_the_engine_clock) {
   Fx f;
   char *zBefore, *zAfter;
@@ -644,6 +685,7 @@ Suite *engine_gc_suite(void) {
   tcase_add_test(tc, test_shadowing_delete_above_the_input_keeps_versions);
   tcase_add_test(tc,
                  test_gc_compaction_after_deletes_counts_only_live_versions);
+  tcase_add_test(tc, test_gc_compaction_with_background_threads);
   tcase_add_test(tc, test_compaction_follows_the_engine_clock);
   tcase_add_test(tc, test_snapshot_during_compaction_keeps_everything);
   tcase_add_test(tc, test_engine_without_filter_only_compacts);
