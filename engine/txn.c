@@ -413,7 +413,7 @@ static int batch_in_key_order(wcs_txn *t, wcs_batch *pBatch) {
 ** order: a range delete affects keys other than its own.
 */
 typedef struct SortOp {
-  uint64_t w[3];    /* key bytes 0..23, BE words, zero-padded */
+  uint64_t w[4];    /* key bytes 0..31, BE words, zero-padded */
   const uint8_t *p; /* the op record in the log */
 } SortOp;
 
@@ -432,7 +432,7 @@ static int sortop_cmp(const SortOp *a, const SortOp *b) {
   const uint8_t *ka, *kb;
   size_t n;
   int i, c;
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < 4; i++) {
     if (a->w[i] != b->w[i]) return a->w[i] < b->w[i] ? -1 : 1;
   }
   ka = op_key(a->p, &na);
@@ -491,11 +491,12 @@ static int batch_sorted(wcs_txn *t, wcs_batch *pBatch) {
   while (p < pEnd && n < t->nOp) {
     uint64_t nk, nv;
     const uint8_t *k = op_key(p, &nk), *q;
-    uint8_t a24[24] = {0};
-    memcpy(a24, k, nk < 24 ? (size_t)nk : 24);
-    a[n].w[0] = wcs_get64be(a24);
-    a[n].w[1] = wcs_get64be(a24 + 8);
-    a[n].w[2] = wcs_get64be(a24 + 16);
+    uint8_t a32[32] = {0};
+    memcpy(a32, k, nk < 32 ? (size_t)nk : 32);
+    a[n].w[0] = wcs_get64be(a32);
+    a[n].w[1] = wcs_get64be(a32 + 8);
+    a[n].w[2] = wcs_get64be(a32 + 16);
+    a[n].w[3] = wcs_get64be(a32 + 24);
     a[n].p = p;
     n++;
     q = k + nk;
