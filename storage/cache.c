@@ -8,7 +8,12 @@
 ** (one shard per MiB of budget, up to 16) so that threads reading different
 ** blocks rarely meet on a mutex; each shard has its own mutex, chained hash
 ** table, ring of entries and share of the budget. An entry is one
-** allocation: the handle header followed by the block bytes.
+** allocation: the handle header followed by the block bytes, plus at most
+** one attached allocation of derived data (a data block's seek aid),
+** charged with it. Entries are data blocks and, under the offset of a
+** file's bloom block, that file's decoded index and filter (sst.c).
+** The cache also keeps the file table that bounds open descriptors
+** (sst_ftable in block.h; sst.c runs it).
 **
 ** Replacement is CLOCK (second chance) rather than strict LRU, to keep a
 ** hit cheap: a lookup only takes a reference and sets the entry's
