@@ -297,7 +297,7 @@ struct wcs_txn {
   wcs_batch *pBatch; /* kept for the next commit while it is small */
   int bOrdered;
   int bNoRange; /* the log holds no range delete */
-  int nStream; /* families written, <= ENG_TXN_STREAMS */
+  int nStream;  /* families written, <= ENG_TXN_STREAMS */
   uint8_t aStreamPrefix[ENG_TXN_STREAMS][ENG_PREFIX_BYTES]; /* theirs */
   size_t aStreamLast[ENG_TXN_STREAMS];  /* log offset of each one's last key */
   size_t anStreamLast[ENG_TXN_STREAMS]; /* and its bytes */

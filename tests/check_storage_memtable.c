@@ -169,8 +169,10 @@ static void checkInsertOrder(const unsigned *aOrder, unsigned n) {
     snprintf(zK, sizeof zK, "k%06u", i);
     snprintf(zV, sizeof zV, "v%u", i);
     ck_assert(memtable_get(m, zK, strlen(zK), seq, &s, &type, &pV, &nV));
-    if (i % 7 == 0) ck_assert(nV == 3 && memcmp(pV, "new", 3) == 0);
-    else ck_assert(nV == strlen(zV) && memcmp(pV, zV, nV) == 0);
+    if (i % 7 == 0)
+      ck_assert(nV == 3 && memcmp(pV, "new", 3) == 0);
+    else
+      ck_assert(nV == strlen(zV) && memcmp(pV, zV, nV) == 0);
   }
   memtable_unref(m);
 }
@@ -181,22 +183,27 @@ START_TEST(test_memtable_any_insert_order_keeps_the_list_sorted) {
   unsigned i, j;
   uint64_t r = 12345;
   /* ascending: every insert appends after the previous one */
-  for (i = 0; i < N; i++) a[i] = i;
+  for (i = 0; i < N; i++)
+    a[i] = i;
   checkInsertOrder(a, N);
   /* descending: every insert goes before the previous one */
-  for (i = 0; i < N; i++) a[i] = N - 1 - i;
+  for (i = 0; i < N; i++)
+    a[i] = N - 1 - i;
   checkInsertOrder(a, N);
   /* two interleaved ascending runs (two families of a load in order) */
-  for (i = 0; i < N; i++) a[i] = (i % 2) ? N / 2 + i / 2 : i / 2;
+  for (i = 0; i < N; i++)
+    a[i] = (i % 2) ? N / 2 + i / 2 : i / 2;
   checkInsertOrder(a, N);
   /* ascending runs with growing gaps, filled in by later runs */
   for (i = 0, j = 0; j < 10; j++) {
     unsigned k;
-    for (k = j; k < N; k += 10) a[i++] = k;
+    for (k = j; k < N; k += 10)
+      a[i++] = k;
   }
   checkInsertOrder(a, N);
   /* random */
-  for (i = 0; i < N; i++) a[i] = i;
+  for (i = 0; i < N; i++)
+    a[i] = i;
   for (i = N - 1; i > 0; i--) {
     unsigned t;
     r = r * 6364136223846793005ull + 1442695040888963407ull;

@@ -591,9 +591,8 @@ START_TEST(test_write_order_in_a_transaction_does_not_change_the_result) {
   static const int aPerm[12] = {7, 2, 11, 0, 5, 9, 3, 10, 1, 6, 8, 4};
   char zSql[200];
   int i, pass;
-  OK(db,
-     "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING, n INT64 DECIMAL(4)), "
-     "FAMILY s (a INT64, b STRING), FAMILY m (c STRING))");
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING, n INT64 DECIMAL(4)), "
+         "FAMILY s (a INT64, b STRING), FAMILY m (c STRING))");
   for (pass = 0; pass < 3; pass++) {
     OK(db, "DELETE FROM t");
     OK(db, "BEGIN");

@@ -3377,7 +3377,8 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       goto done;
     }
   }
-  rc = applyColumns(pTab, pTxn, argv, pKey->a, pKey->n, iTs, pOld == NULL, &nCell);
+  rc = applyColumns(pTab, pTxn, argv, pKey->a, pKey->n, iTs, pOld == NULL,
+                    &nCell);
   if (rc != WCS_OK) {
     if (pVtab->zErrMsg == NULL) engErr(pTab, rc, pTab->zName);
     rc = wcsToSqlite(rc);
