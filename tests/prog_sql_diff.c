@@ -28,7 +28,8 @@
 **   wcs_key_encode/decode against the native columns, UPDATE/DELETE/INSERT
 **   (key moves, and INSERT, OR REPLACE, OR IGNORE onto existing rows with
 **   the upsert rules of doc/sql.md §6), transactions with ROLLBACK or
-**   COMMIT, SAVEPOINT/ROLLBACK TO/RELEASE, wcs_compact() (so that data and
+**   COMMIT, loading transactions (many INSERTs and upserts, nothing read),
+**   SAVEPOINT/ROLLBACK TO/RELEASE, wcs_compact() (so that data and
 **   tombstones reach the sorted files), statements that must fail without
 **   leaving partial rows. At a third and at two thirds the database is
 **   closed and reopened (the wcs tables reconnect to their store) and every
@@ -2024,6 +2025,33 @@ static int blockTxn(int iSpec) {
   return ok;
 }
 
+/* BEGIN; many INSERTs (new rows and upserts of existing ones, in random
+** key order, sometimes the same row twice); COMMIT or ROLLBACK; compare
+** whole. A write-only transaction like this commits its cells sorted by
+** key (doc/engine.md §4): the later write of a cell must still win. */
+static int blockLoad(int iSpec) {
+  int n = 10 + rnd(30), i, ok = 1;
+  int bCommit = pct(80);
+  g.nTxn++;
+  g.iStmt++;
+  if (execOk("BEGIN")) return 0;
+  for (i = 0; i < n; i++) {
+    if (pct(75))
+      ok &= stmtInsert(iSpec);
+    else
+      ok &= stmtUpsert(iSpec);
+  }
+  g.iStmt++;
+  if (execOk(bCommit ? "COMMIT" : "ROLLBACK")) {
+    execOk("ROLLBACK");
+    ok = 0;
+  }
+  refreshCount(iSpec);
+  ok &= compareWhole(iSpec, bCommit ? "after a loading COMMIT"
+                                    : "after a loading ROLLBACK");
+  return ok;
+}
+
 /* SAVEPOINT a; write; SAVEPOINT b; write; read; ROLLBACK TO or RELEASE;
 ** write; RELEASE a or ROLLBACK TO a. Sometimes inside BEGIN...COMMIT. */
 static int blockSavepoint(int iSpec) {
@@ -2353,8 +2381,10 @@ static void oneStatement(int iSpec) {
   else if (x < 880) {
     ok = stmtWrite(iSpec);
     ok &= compareWhole(iSpec, "after a write");
-  } else if (x < 940)
+  } else if (x < 920)
     ok = blockTxn(iSpec);
+  else if (x < 940)
+    ok = blockLoad(iSpec);
   else if (x < 980)
     ok = blockSavepoint(iSpec);
   else if (x < 986)
