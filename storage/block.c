@@ -399,59 +399,57 @@ static const uint8_t *aidPrefix(const block_aid *pAid) {
   return (const uint8_t *)(aidOff(pAid) + pAid->nRestart);
 }
 
+/* The user key of the restart entry i (a whole key); 0 if damaged. */
+static int aidRestartKey(const block_iter *p, uint32_t i, const uint8_t **pz,
+                         size_t *pn) {
+  uint32_t iOff = restartAt(p, i), nShared, nUnshared, nVal;
+  if (iOff >= p->nEnt ||
+      parseEntry(p, iOff, 0, &nShared, &nUnshared, &nVal, pz) != WCS_OK) {
+    return 0;
+  }
+  *pn = nUnshared - WCS_IKEY_TRAILER;
+  return 1;
+}
+
 int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
   block_iter bi;
   block_aid *pAid;
-  const uint8_t *pFirst;
-  size_t nFirst, nLast, nAid, nPrefix = 0;
-  uint32_t i;
-  int rc;
+  const uint8_t *pFirst, *pLast, *z;
+  size_t nFirst, nLast, nU, nPrefix = 0, nAid;
+  uint32_t i, *aOff;
   *pp = NULL;
   *pn = 0;
   memset(&bi, 0, sizeof bi);
   if (block_iter_init(&bi, a, n, 1) != WCS_OK || bi.nEnt == 0) return WCS_OK;
-  /* The shared prefix: of the first key and the last (keys are sorted). */
-  rc = block_iter_first(&bi); /* a restart point: the key lies in a */
-  if (rc != WCS_OK || !block_iter_valid(&bi)) {
-    block_iter_clear(&bi);
-    return rc == WCS_NOMEM ? rc : WCS_OK;
+  /* The prefix shared by the restart keys: that of the first and the last
+  ** (they are sorted). Keys between restart points need not share it: a
+  ** target outside its range lands before the first restart point or at
+  ** the last one either way, and the scan from there finds it. */
+  if (!aidRestartKey(&bi, 0, &pFirst, &nFirst) ||
+      !aidRestartKey(&bi, bi.nRestart - 1, &pLast, &nLast)) {
+    return WCS_OK; /* damaged: seeks without the aid report it */
   }
-  pFirst = bi.pKey;
-  nFirst = bi.nKey - WCS_IKEY_TRAILER;
-  rc = block_iter_last(&bi);
-  if (rc != WCS_OK || !block_iter_valid(&bi)) {
-    block_iter_clear(&bi);
-    return rc == WCS_NOMEM ? rc : WCS_OK;
-  }
-  nLast = bi.nKey - WCS_IKEY_TRAILER;
-  while (nPrefix < nFirst && nPrefix < nLast &&
-         pFirst[nPrefix] == bi.pKey[nPrefix]) {
+  while (nPrefix < nFirst && nPrefix < nLast && nPrefix < 64 &&
+         pFirst[nPrefix] == pLast[nPrefix]) {
     nPrefix++;
   }
   nAid = sizeof *pAid + (size_t)bi.nRestart * (8 + 4) + nPrefix;
   pAid = malloc(nAid);
-  if (pAid == NULL) {
-    block_iter_clear(&bi);
-    return WCS_NOMEM;
-  }
+  if (pAid == NULL) return WCS_NOMEM;
   pAid->nRestart = bi.nRestart;
   pAid->nEnt = bi.nEnt;
   pAid->nPrefix = (uint32_t)nPrefix;
   pAid->nUnused = 0;
+  aOff = (uint32_t *)(pAid->aSlice + bi.nRestart);
   for (i = 0; i < bi.nRestart; i++) {
-    uint32_t iOff = restartAt(&bi, i), nShared, nUnshared, nVal;
-    const uint8_t *z;
-    if (iOff >= bi.nEnt ||
-        parseEntry(&bi, iOff, 0, &nShared, &nUnshared, &nVal, &z) != WCS_OK) {
+    if (!aidRestartKey(&bi, i, &z, &nU)) {
       free(pAid);
-      block_iter_clear(&bi);
-      return WCS_OK; /* damaged: seeks without the aid report it */
+      return WCS_OK;
     }
-    pAid->aSlice[i] = aidSlice(z, nUnshared - WCS_IKEY_TRAILER, pAid->nPrefix);
-    ((uint32_t *)aidOff(pAid))[i] = iOff;
+    aOff[i] = restartAt(&bi, i);
+    pAid->aSlice[i] = aidSlice(z, nU, pAid->nPrefix);
   }
   if (nPrefix) memcpy((uint8_t *)aidPrefix(pAid), pFirst, nPrefix);
-  block_iter_clear(&bi);
   *pp = pAid;
   *pn = nAid;
   return WCS_OK;
