@@ -404,7 +404,8 @@ static int batch_in_key_order(wcs_txn *t, wcs_batch *pBatch) {
 
 /*
 ** A log of point operations in any order (a load in random key order)
-** goes to the batch sorted by key, ties in log order. Each operation
+** goes to the batch sorted by key (by its first 32 bytes: nearly key
+** order), ties in log order. Each operation
 ** still gets a sequence number after every earlier operation on its key,
 ** so the later write wins as before; what changes is that the memtable
 ** receives the keys in order and finds each one's place from the
@@ -424,24 +425,17 @@ static const uint8_t *op_key(const uint8_t *p, uint64_t *pnKey) {
   return p;
 }
 
-/* Key order, ties in log order. The words decide most comparisons; whole
-** keys decide the rest (a lexicographic order on (words, key, position)
-** is a total order, and equal keys have equal words). */
+/* The order of the batch: by the first 32 key bytes, then by position in
+** the log. Equal keys have equal words, so they stay in log order, which
+** is all correctness needs; keys that differ only after byte 32 also stay
+** in log order, which costs the memtable a longer search for them but
+** keeps this comparison to integers (no key decoding, no memcmp). */
 static int sortop_cmp(const SortOp *a, const SortOp *b) {
-  uint64_t na, nb;
-  const uint8_t *ka, *kb;
-  size_t n;
-  int i, c;
+  int i;
   for (i = 0; i < 4; i++) {
     if (a->w[i] != b->w[i]) return a->w[i] < b->w[i] ? -1 : 1;
   }
-  ka = op_key(a->p, &na);
-  kb = op_key(b->p, &nb);
-  n = na < nb ? (size_t)na : (size_t)nb;
-  c = memcmp(ka, kb, n);
-  if (c == 0 && na != nb) c = na < nb ? -1 : 1;
-  if (c == 0) c = a->p < b->p ? -1 : (a->p > b->p);
-  return c;
+  return a->p < b->p ? -1 : (a->p > b->p);
 }
 
 /* Quicksort (median of three, insertion sort below 16 elements, the
