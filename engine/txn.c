@@ -825,7 +825,6 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     *z++ = 0; /* agg */
     t->log.n = (size_t)(z - t->log.a);
     t->nOp++;
-    order_note(t, pKey, nKey, (size_t)(pKey - t->log.a));
     if (t->bOvLive) {
       rc = ov_put(t->pOv, pKey, nKey, z - 1 - nVal, nVal);
       if (rc != WCS_OK) {
@@ -833,6 +832,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
         t->nOp--;
       }
     }
+    if (rc == WCS_OK) order_note(t, pKey, nKey, (size_t)(pKey - t->log.a));
   }
   if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
   if (rc == WCS_OK) {
