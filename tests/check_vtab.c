@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sqlutil.h"
 #include "testutil.h"
 #include "wcs.h"
 
@@ -31,54 +32,7 @@ static sqlite3 *openDb(const char *zFile) {
 ** joined by "\n" (BLOBs as x'HEX', NULL as NULL), or "ERROR: message".
 ** sqlite3_free the result. */
 static char *run(sqlite3 *db, const char *zSql) {
-  sqlite3_str *pOut = sqlite3_str_new(db);
-  const char *zTail = zSql;
-  int nRow = 0;
-  while (zTail && zTail[0]) {
-    sqlite3_stmt *pStmt = NULL;
-    int rc = sqlite3_prepare_v2(db, zTail, -1, &pStmt, &zTail);
-    if (rc != SQLITE_OK) {
-      sqlite3_str_reset(pOut);
-      sqlite3_str_appendf(pOut, "ERROR: %s", sqlite3_errmsg(db));
-      return sqlite3_str_finish(pOut);
-    }
-    if (pStmt == NULL) break;
-    while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-      int i;
-      if (nRow++) sqlite3_str_appendall(pOut, "\n");
-      for (i = 0; i < sqlite3_column_count(pStmt); i++) {
-        if (i) sqlite3_str_appendall(pOut, "|");
-        switch (sqlite3_column_type(pStmt, i)) {
-        case SQLITE_NULL:
-          sqlite3_str_appendall(pOut, "NULL");
-          break;
-        case SQLITE_BLOB: {
-          const unsigned char *p = sqlite3_column_blob(pStmt, i);
-          int n = sqlite3_column_bytes(pStmt, i), k;
-          sqlite3_str_appendall(pOut, "x'");
-          for (k = 0; k < n; k++)
-            sqlite3_str_appendf(pOut, "%02X", p[k]);
-          sqlite3_str_appendall(pOut, "'");
-          break;
-        }
-        default:
-          sqlite3_str_appendall(pOut,
-                                (const char *)sqlite3_column_text(pStmt, i));
-        }
-      }
-    }
-    if (rc != SQLITE_DONE) {
-      sqlite3_str_reset(pOut);
-      sqlite3_str_appendf(pOut, "ERROR: %s", sqlite3_errmsg(db));
-      sqlite3_finalize(pStmt);
-      return sqlite3_str_finish(pOut);
-    }
-    sqlite3_finalize(pStmt);
-  }
-  {
-    char *z = sqlite3_str_finish(pOut);
-    return z ? z : sqlite3_mprintf("");
-  }
+  return tu_sql_run(db, zSql, TU_SQL_TYPED);
 }
 
 static void checkAt(sqlite3 *db, const char *zSql, const char *zWant,
