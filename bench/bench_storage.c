@@ -125,22 +125,29 @@
 #include <rocksdb/c.h>
 #endif
 
-#define KEY_SIZE 16
-#define VAL_SIZE 100
-#define RING_SIZE (1 << 20)      /* bytes of generated value text */
-#define BATCH_KEYS 1000          /* puts per write batch in the fills */
-#define SEEK_NEXTS 100           /* nexts after each seek in seekrandom */
+#define KEY_SIZE       16
+#define VAL_SIZE       100
+#define RING_SIZE      (1 << 20) /* bytes of generated value text */
+#define BATCH_KEYS     1000      /* puts per write batch in the fills */
+#define SEEK_NEXTS     100       /* nexts after each seek in seekrandom */
 #define MEMTABLE_BYTES (64u << 20)
-#define CACHE_BYTES (64u << 20)
-#define BLOCK_BYTES (16 << 10)
-#define BLOOM_BITS 10
-#define MAX_RUNS 31
+#define CACHE_BYTES    (64u << 20)
+#define BLOCK_BYTES    (16 << 10)
+#define BLOOM_BITS     10
+#define MAX_RUNS       31
 
 /* ------------------------------------------------------------------ */
 /* Workloads                                                           */
 
-enum { W_FILLSEQ, W_FILLRANDOM, W_READRANDOM, W_SEEKRANDOM, W_READSEQ,
-       W_SETTLE, W_COUNT };
+enum {
+  W_FILLSEQ,
+  W_FILLRANDOM,
+  W_READRANDOM,
+  W_SEEKRANDOM,
+  W_READSEQ,
+  W_SETTLE,
+  W_COUNT
+};
 static const char *azWork[W_COUNT] = {"fillseq",    "fillrandom", "readrandom",
                                       "seekrandom", "readseq",    "settle"};
 /* The ratio goal of issue 2 for each measured workload. */
@@ -169,11 +176,11 @@ typedef struct Config {
 
 /* One measurement, sent from the child to the parent. */
 typedef struct Record {
-  int iWork;             /* W_x */
-  uint64_t nOps;         /* operations done (0 for settle) */
-  double secs;           /* wall time */
-  long nRssKb;           /* child's peak RSS so far, KiB */
-  uint64_t nDiskBytes;   /* settle only: store size on disk after it */
+  int iWork;           /* W_x */
+  uint64_t nOps;       /* operations done (0 for settle) */
+  double secs;         /* wall time */
+  long nRssKb;         /* child's peak RSS so far, KiB */
+  uint64_t nDiskBytes; /* settle only: store size on disk after it */
 } Record;
 
 /* ------------------------------------------------------------------ */
@@ -241,8 +248,12 @@ static uint64_t splitmix(uint64_t x) {
 }
 
 /* A deterministic stream of 64-bit numbers (the same on both engines). */
-typedef struct Rng { uint64_t s; } Rng;
-static uint64_t rng_next(Rng *r) { return splitmix(r->s++); }
+typedef struct Rng {
+  uint64_t s;
+} Rng;
+static uint64_t rng_next(Rng *r) {
+  return splitmix(r->s++);
+}
 
 /* Key number i as 16 zero-padded decimal digits. */
 static void make_key(char *z, uint64_t i) {
@@ -311,19 +322,21 @@ static double measured_compressibility(int iLevel) {
 ** walks are under 4 because 2^bits < 4n.
 */
 typedef struct Perm {
-  uint64_t n;            /* domain size */
-  int nHalf;             /* bits per Feistel half */
-  uint64_t mask;         /* (1 << nHalf) - 1 */
-  uint64_t aKey[4];      /* round keys */
+  uint64_t n;       /* domain size */
+  int nHalf;        /* bits per Feistel half */
+  uint64_t mask;    /* (1 << nHalf) - 1 */
+  uint64_t aKey[4]; /* round keys */
 } Perm;
 
 static void perm_init(Perm *p, uint64_t n, uint64_t seed) {
   int bits = 2, k;
-  while (bits < 64 && ((uint64_t)1 << bits) < n) bits += 2;
+  while (bits < 64 && ((uint64_t)1 << bits) < n)
+    bits += 2;
   p->n = n;
   p->nHalf = bits / 2;
   p->mask = ((uint64_t)1 << p->nHalf) - 1;
-  for (k = 0; k < 4; k++) p->aKey[k] = splitmix(seed * 4 + (uint64_t)k);
+  for (k = 0; k < 4; k++)
+    p->aKey[k] = splitmix(seed * 4 + (uint64_t)k);
 }
 
 static uint64_t perm_at(const Perm *p, uint64_t x) {
@@ -342,7 +355,9 @@ static uint64_t perm_at(const Perm *p, uint64_t x) {
 
 static int rm_one(const char *z, const struct stat *st, int flag,
                   struct FTW *ftw) {
-  (void)st; (void)flag; (void)ftw;
+  (void)st;
+  (void)flag;
+  (void)ftw;
   return remove(z);
 }
 
@@ -354,7 +369,8 @@ static void rm_rf(const char *zPath) {
 static uint64_t nDuBytes;
 static int du_one(const char *z, const struct stat *st, int flag,
                   struct FTW *ftw) {
-  (void)z; (void)ftw;
+  (void)z;
+  (void)ftw;
   if (flag == FTW_F) nDuBytes += (uint64_t)st->st_size;
   return 0;
 }
@@ -371,9 +387,9 @@ static uint64_t du_bytes(const char *zPath) {
 
 typedef struct Store Store;
 struct Store {
-  int iEngine;           /* E_x */
+  int iEngine; /* E_x */
   const Config *pCfg;
-  char zPath[4096];      /* the store's directory */
+  char zPath[4096]; /* the store's directory */
   /* operations; each returns 0 or dies with the store's message */
   void (*xOpen)(Store *);
   void (*xClose)(Store *);
@@ -432,8 +448,8 @@ static void w_open(Store *s) {
   opt.iZstdLevel = s->pCfg->iZstd;
   opt.nBloomBits = BLOOM_BITS;
   rc = wcs_db_open(&s->pWcs, s->zPath, &opt, &zErr);
-  if (rc != WCS_OK) die("wcs open %s: %s (%s)", s->zPath, wcs_errstr(rc),
-                        zErr ? zErr : "");
+  if (rc != WCS_OK)
+    die("wcs open %s: %s (%s)", s->zPath, wcs_errstr(rc), zErr ? zErr : "");
   rc = wcs_batch_new(&s->pWcsBatch);
   wcs_check_rc(s, rc, "batch");
 }
@@ -526,7 +542,9 @@ static void w_next(Store *s) {
   int rc = wcs_iter_next(s->pWcsIter);
   if (rc != WCS_OK) wcs_check_rc(s, rc, "iter_next");
 }
-static int w_valid(Store *s) { return wcs_iter_valid(s->pWcsIter); }
+static int w_valid(Store *s) {
+  return wcs_iter_valid(s->pWcsIter);
+}
 static const char *w_key(Store *s, size_t *pn) {
   return wcs_iter_key(s->pWcsIter, pn);
 }
@@ -563,8 +581,7 @@ static void r_check(char *zErr, const char *zWhat) {
 static void r_open(Store *s) {
   char *zErr = NULL;
   rocksdb_options_t *o = rocksdb_options_create();
-  rocksdb_block_based_table_options_t *t =
-      rocksdb_block_based_options_create();
+  rocksdb_block_based_table_options_t *t = rocksdb_block_based_options_create();
   s->pROpt = o;
   s->pRTable = t;
   rocksdb_options_set_create_if_missing(o, 1);
@@ -660,16 +677,24 @@ static void r_iter_close(Store *s) {
 static void r_seek(Store *s, const char *pKey) {
   rocksdb_iter_seek(s->pRIter, pKey, KEY_SIZE);
 }
-static void r_first(Store *s) { rocksdb_iter_seek_to_first(s->pRIter); }
-static void r_next(Store *s) { rocksdb_iter_next(s->pRIter); }
-static int r_valid(Store *s) { return rocksdb_iter_valid(s->pRIter); }
+static void r_first(Store *s) {
+  rocksdb_iter_seek_to_first(s->pRIter);
+}
+static void r_next(Store *s) {
+  rocksdb_iter_next(s->pRIter);
+}
+static int r_valid(Store *s) {
+  return rocksdb_iter_valid(s->pRIter);
+}
 static const char *r_key(Store *s, size_t *pn) {
   return rocksdb_iter_key(s->pRIter, pn);
 }
 static const char *r_value(Store *s, size_t *pn) {
   return rocksdb_iter_value(s->pRIter, pn);
 }
-static void r_free(void *p) { rocksdb_free(p); }
+static void r_free(void *p) {
+  rocksdb_free(p);
+}
 
 static void store_init_rocksdb(Store *s) {
   s->xOpen = r_open;
@@ -694,11 +719,10 @@ static void store_init_rocksdb(Store *s) {
 /* ------------------------------------------------------------------ */
 /* The workloads, run in the child                                     */
 
-static int fdResult = -1; /* the child's end of the pipe to the parent */
+static int fdResult = -1;       /* the child's end of the pipe to the parent */
 static volatile uint64_t uSink; /* bytes seen by scans, so they really read */
 
-static void send_record(int iWork, uint64_t nOps, double secs,
-                        uint64_t nDisk) {
+static void send_record(int iWork, uint64_t nOps, double secs, uint64_t nDisk) {
   Record r;
   memset(&r, 0, sizeof r);
   r.iWork = iWork;
@@ -738,7 +762,8 @@ static double do_readrandom(Store *s, uint64_t seed) {
     char *pVal;
     make_key(aKey, k);
     pVal = s->xGet(s, aKey, &nVal);
-    if (pVal == NULL) die("%s: key %.16s not found", azEngine[s->iEngine], aKey);
+    if (pVal == NULL)
+      die("%s: key %.16s not found", azEngine[s->iEngine], aKey);
     if (nVal != VAL_SIZE || memcmp(pVal, value_of(k), VAL_SIZE) != 0) {
       die("%s: wrong value for key %.16s", azEngine[s->iEngine], aKey);
     }
@@ -761,8 +786,8 @@ static double do_seekrandom(Store *s, uint64_t seed) {
     int j;
     make_key(aKey, k);
     s->xSeek(s, aKey);
-    if (!s->xValid(s)) die("%s: seek to %.16s found nothing",
-                           azEngine[s->iEngine], aKey);
+    if (!s->xValid(s))
+      die("%s: seek to %.16s found nothing", azEngine[s->iEngine], aKey);
     p = s->xKey(s, &nK);
     if (nK != KEY_SIZE || memcmp(p, aKey, KEY_SIZE) != 0) {
       die("%s: seek to %.16s landed elsewhere", azEngine[s->iEngine], aKey);
@@ -795,8 +820,9 @@ static double do_readseq(Store *s) {
   t = now_secs() - t0;
   s->xIterClose(s);
   if (nSeen != n || nBytes != n * (KEY_SIZE + VAL_SIZE)) {
-    die("%s: readseq saw %" PRIu64 " keys (%" PRIu64 " bytes), expected %"
-        PRIu64, azEngine[s->iEngine], nSeen, nBytes, n);
+    die("%s: readseq saw %" PRIu64 " keys (%" PRIu64
+        " bytes), expected %" PRIu64,
+        azEngine[s->iEngine], nSeen, nBytes, n);
   }
   return t;
 }
@@ -822,7 +848,8 @@ static void run_engine(const Config *pCfg, int iEngine, int iRun) {
   s.pCfg = pCfg;
   if (iEngine == E_WCS) store_init_wcs(&s);
 #ifdef WCS_HAVE_ROCKSDB
-  else store_init_rocksdb(&s);
+  else
+    store_init_rocksdb(&s);
 #endif
 
   if (pCfg->mWork & (1u << W_FILLSEQ)) {
@@ -955,10 +982,11 @@ static void run_child(const Config *pCfg, Results *pRes, int iEngine,
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     pRes->aFailed[iEngine]++;
     out_line(pCfg, "FAILED engine=%s run=%d status=%d\n", azEngine[iEngine],
-             iRun + 1, WIFEXITED(status) ? WEXITSTATUS(status)
-                                         : 128 + WTERMSIG(status));
+             iRun + 1,
+             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
-  if (ru.ru_maxrss > pRes->aRssKb[iEngine]) pRes->aRssKb[iEngine] = ru.ru_maxrss;
+  if (ru.ru_maxrss > pRes->aRssKb[iEngine])
+    pRes->aRssKb[iEngine] = ru.ru_maxrss;
 }
 
 /* ops/s as text, or "-" when not measured (two static buffers). */
@@ -971,8 +999,8 @@ static const char *fmt_ops(double ops, int iBuf) {
 
 static void print_report(const Config *pCfg, Results *pRes) {
   int w, e;
-  int bBoth = (pCfg->mEngine & (1u << E_WCS)) &&
-              (pCfg->mEngine & (1u << E_ROCKSDB));
+  int bBoth =
+      (pCfg->mEngine & (1u << E_WCS)) && (pCfg->mEngine & (1u << E_ROCKSDB));
 
   printf("\n%-11s %14s %14s %8s %6s\n", "workload", "wcs ops/s",
          "RocksDB ops/s", "ratio", "goal");
@@ -980,7 +1008,8 @@ static void print_report(const Config *pCfg, Results *pRes) {
     double m[E_COUNT];
     char zRatio[32] = "-", zGoal[32] = "-";
     if (!(pCfg->mWork & (1u << w))) continue;
-    for (e = 0; e < E_COUNT; e++) m[e] = median(pRes->aOps[e][w], pRes->aN[e][w]);
+    for (e = 0; e < E_COUNT; e++)
+      m[e] = median(pRes->aOps[e][w], pRes->aN[e][w]);
     if (bBoth && m[E_ROCKSDB] > 0 && m[E_WCS] > 0) {
       snprintf(zRatio, sizeof zRatio, "%.2f", m[E_WCS] / m[E_ROCKSDB]);
       snprintf(zGoal, sizeof zGoal, "%s%.1f",
@@ -992,9 +1021,11 @@ static void print_report(const Config *pCfg, Results *pRes) {
   for (w = 0; w < W_SETTLE; w++) {
     double m[E_COUNT];
     if (!(pCfg->mWork & (1u << w))) continue;
-    for (e = 0; e < E_COUNT; e++) m[e] = median(pRes->aOps[e][w], pRes->aN[e][w]);
+    for (e = 0; e < E_COUNT; e++)
+      m[e] = median(pRes->aOps[e][w], pRes->aN[e][w]);
     out_line(pCfg,
-             "SUMMARY workload=%s keys=%" PRIu64 " runs=%d wcs_ops_per_sec=%.0f "
+             "SUMMARY workload=%s keys=%" PRIu64
+             " runs=%d wcs_ops_per_sec=%.0f "
              "rocksdb_ops_per_sec=%.0f ratio=%.3f goal=%.1f\n",
              azWork[w], pCfg->nKeys, pCfg->nRuns, m[E_WCS], m[E_ROCKSDB],
              m[E_ROCKSDB] > 0 && m[E_WCS] > 0 ? m[E_WCS] / m[E_ROCKSDB] : 0.0,
@@ -1009,10 +1040,11 @@ static void print_report(const Config *pCfg, Results *pRes) {
     double budget = (double)(nMem + CACHE_BYTES) / (1 << 20);
     if (!(pCfg->mEngine & (1u << e))) continue;
     printf("%-8s peak RSS %7.1f MiB (budget: memtables %zu + cache %u = %.0f "
-           "MiB; %s)", azEngine[e], rss, nMem >> 20, CACHE_BYTES >> 20,
-           budget,
+           "MiB; %s)",
+           azEngine[e], rss, nMem >> 20, CACHE_BYTES >> 20, budget,
            pCfg->bInMemory ? "in-memory: data counts too"
-                           : rss <= budget ? "within" : "over");
+           : rss <= budget ? "within"
+                           : "over");
     if (pRes->aN[e][W_SETTLE]) {
       printf(", settle %.1f s, %.1f MiB on disk",
              median(pRes->aOps[e][W_SETTLE], pRes->aN[e][W_SETTLE]),
@@ -1080,25 +1112,57 @@ int main(int argc, char **argv) {
 
   while ((c = getopt(argc, argv, "n:r:w:d:e:R:S:z:s:I:W:Mo:vh")) != -1) {
     switch (c) {
-      case 'n': cfg.nKeys = strtoull(optarg, NULL, 10); break;
-      case 'r': cfg.nRuns = atoi(optarg); break;
-      case 'w': cfg.mWork = parse_list(optarg, azWork, W_SETTLE); break;
-      case 'd': cfg.zDir = optarg; break;
-      case 'e': cfg.mEngine = parse_list(optarg, azEngine, E_COUNT); break;
-      case 'R': cfg.nReads = strtoull(optarg, NULL, 10); bReadsSet = 1; break;
-      case 'S': cfg.nSeeks = strtoull(optarg, NULL, 10); bSeeksSet = 1; break;
-      case 'z': cfg.iZstd = atoi(optarg); break;
-      case 's':
-        if (strcmp(optarg, "off") == 0) cfg.bSyncOff = 1;
-        else if (strcmp(optarg, "normal") == 0) cfg.bSyncOff = 0;
-        else usage();
-        break;
-      case 'I': cfg.bRocksIdxInCache = atoi(optarg) != 0; break;
-      case 'W': cfg.nRocksWriteBuf = (size_t)atoi(optarg) << 20; break;
-      case 'M': cfg.bInMemory = 1; break;
-      case 'o': zOut = optarg; break;
-      case 'v': cfg.bVerbose = 1; break;
-      default: usage();
+    case 'n':
+      cfg.nKeys = strtoull(optarg, NULL, 10);
+      break;
+    case 'r':
+      cfg.nRuns = atoi(optarg);
+      break;
+    case 'w':
+      cfg.mWork = parse_list(optarg, azWork, W_SETTLE);
+      break;
+    case 'd':
+      cfg.zDir = optarg;
+      break;
+    case 'e':
+      cfg.mEngine = parse_list(optarg, azEngine, E_COUNT);
+      break;
+    case 'R':
+      cfg.nReads = strtoull(optarg, NULL, 10);
+      bReadsSet = 1;
+      break;
+    case 'S':
+      cfg.nSeeks = strtoull(optarg, NULL, 10);
+      bSeeksSet = 1;
+      break;
+    case 'z':
+      cfg.iZstd = atoi(optarg);
+      break;
+    case 's':
+      if (strcmp(optarg, "off") == 0)
+        cfg.bSyncOff = 1;
+      else if (strcmp(optarg, "normal") == 0)
+        cfg.bSyncOff = 0;
+      else
+        usage();
+      break;
+    case 'I':
+      cfg.bRocksIdxInCache = atoi(optarg) != 0;
+      break;
+    case 'W':
+      cfg.nRocksWriteBuf = (size_t)atoi(optarg) << 20;
+      break;
+    case 'M':
+      cfg.bInMemory = 1;
+      break;
+    case 'o':
+      zOut = optarg;
+      break;
+    case 'v':
+      cfg.bVerbose = 1;
+      break;
+    default:
+      usage();
     }
   }
   if (optind != argc || cfg.nKeys == 0 || cfg.nRuns < 1 ||

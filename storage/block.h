@@ -223,14 +223,14 @@ void wcs_cache_release(wcs_cache *, wcs_cache_handle *);
 /* ---- the file table of one cache (cache.c keeps it, sst.c runs it):
 ** readers with an open descriptor in least-recently-used order. */
 typedef struct sst_ftable {
-  pthread_mutex_t mu;   /* guards this and the readers' table fields */
-  sst_reader *pOld;     /* least recently used reader with a descriptor */
-  sst_reader *pNew;     /* most recently used */
-  int nOpen;            /* descriptors open */
-  int nMax;             /* limit (WCS_DEF_MAX_FILES unless set) */
-  int nReaders;         /* readers of this cache, open or not */
-  uint64_t nHeld;       /* bytes the readers hold outside the cache */
-  uint64_t nReopen;     /* descriptors reopened after the table closed them */
+  pthread_mutex_t mu; /* guards this and the readers' table fields */
+  sst_reader *pOld;   /* least recently used reader with a descriptor */
+  sst_reader *pNew;   /* most recently used */
+  int nOpen;          /* descriptors open */
+  int nMax;           /* limit (WCS_DEF_MAX_FILES unless set) */
+  int nReaders;       /* readers of this cache, open or not */
+  uint64_t nHeld;     /* bytes the readers hold outside the cache */
+  uint64_t nReopen;   /* descriptors reopened after the table closed them */
 } sst_ftable;
 sst_ftable *wcs_cache_ftable(wcs_cache *); /* NULL for a NULL cache */
 

@@ -21,10 +21,10 @@
 
 #include "storage/util.h"
 
-#define WCS_KT_DELETE 0
-#define WCS_KT_PUT    1
+#define WCS_KT_DELETE    0
+#define WCS_KT_PUT       1
 #define WCS_IKEY_TRAILER 8
-#define WCS_SEQ_MAX ((((uint64_t)1) << 56) - 1)
+#define WCS_SEQ_MAX      ((((uint64_t)1) << 56) - 1)
 
 static inline uint64_t wcs_ikey_pack(uint64_t seq, int type) {
   return seq << 8 | (uint64_t)type;

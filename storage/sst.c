@@ -1615,17 +1615,17 @@ int sst_reader_get(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
 ** ================================================================== */
 
 typedef struct sst_iter {
-  wcs_iiter base;       /* must be first */
-  sst_reader *pR;       /* the file */
-  int bFill;            /* insert blocks read into the cache */
-  int rc;               /* first error; sticky, makes the iterator invalid */
-  char *zErr;           /* its message */
+  wcs_iiter base; /* must be first */
+  sst_reader *pR; /* the file */
+  int bFill;      /* insert blocks read into the cache */
+  int rc;         /* first error; sticky, makes the iterator invalid */
+  char *zErr;     /* its message */
   wcs_cache_handle *pMetaH; /* the pinned index and filter; NULL none */
-  const sst_tmeta *pM;  /* their contents, once pinned */
-  int iBlock;           /* data block loaded into bi; -1 none */
-  wcs_cache_handle *pH; /* that block's handle; NULL none */
-  block_iter bi;        /* cursor in the loaded block */
-  sst_ra ra;            /* readahead for forward scans */
+  const sst_tmeta *pM;      /* their contents, once pinned */
+  int iBlock;               /* data block loaded into bi; -1 none */
+  wcs_cache_handle *pH;     /* that block's handle; NULL none */
+  block_iter bi;            /* cursor in the loaded block */
+  sst_ra ra;                /* readahead for forward scans */
 } sst_iter;
 
 static int iterFail(sst_iter *it, int rc) {
@@ -1813,7 +1813,7 @@ static int iterStatus(const wcs_iiter *pI, char **pzErr) {
 ** allocation; freed when the thread exits. */
 #define SST_ITER_POOL 16
 typedef struct sst_iter_pool {
-  int n;                         /* iterators in a */
+  int n; /* iterators in a */
   struct sst_iter *a[SST_ITER_POOL];
 } sst_iter_pool;
 static pthread_key_t poolKey;
@@ -1870,8 +1870,7 @@ static const wcs_iiter_methods sstIterMethods = {
 };
 
 int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,
-                           uint64_t hPrefix, wcs_iiter **ppIter,
-                           char **pzErr) {
+                           uint64_t hPrefix, wcs_iiter **ppIter, char **pzErr) {
   wcs_cache_handle *h;
   const sst_tmeta *m;
   sst_iter *it;

@@ -179,8 +179,7 @@ int sst_reader_iter(sst_reader *, int bFillCache, wcs_iiter **ppIter,
 ** which the iterator keeps): *ppIter is NULL (and WCS_OK returned) when no
 ** key of the file has the prefix. */
 int sst_reader_iter_prefix(sst_reader *, int bFillCache, int bUseHash,
-                           uint64_t hPrefix, wcs_iiter **ppIter,
-                           char **pzErr);
+                           uint64_t hPrefix, wcs_iiter **ppIter, char **pzErr);
 
 /* Bloom hashes of one point lookup, computed once and reused for every
 ** file probed: hKey of the user key, hPrefix of its xBloomPrefix prefix

@@ -869,8 +869,7 @@ int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
     wcs_fmeta *f = v->aaFile[0][i];
     wcs_iiter *it = NULL;
     if (!fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
-    rc = sst_reader_iter_prefix(f->pReader, bFillCache, bPrefix, h, &it,
-                                pzErr);
+    rc = sst_reader_iter_prefix(f->pReader, bFillCache, bPrefix, h, &it, pzErr);
     if (rc == WCS_OK && it) rc = pushIter(papIter, pnIter, it);
   }
   for (i = 1; rc == WCS_OK && i < WCS_NLEVEL; i++) {
@@ -892,8 +891,8 @@ int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
     if (nSel == 1) {
       /* one file (a row's range, say): its filter is probed under the
       ** same pin of its index that the iterator then keeps */
-      rc = sst_reader_iter_prefix(aSel[0]->pReader, bFillCache, bPrefix, h,
-                                  &it, pzErr);
+      rc = sst_reader_iter_prefix(aSel[0]->pReader, bFillCache, bPrefix, h, &it,
+                                  pzErr);
     } else {
       int k = 0;
       for (j = 0; j < nSel; j++) {
@@ -1103,10 +1102,10 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
 ** and no WAL data are what a crash during creation leaves, while sorted
 ** files or a non-empty WAL mean a store that lost its CURRENT. */
 typedef struct DirScan {
-  wcs_env *pEnv;   /* env to size WAL files with */
-  const char *zDir;/* the store directory */
-  int bManifest;   /* a MANIFEST-<n> exists */
-  int bData;       /* a sorted file or a non-empty WAL exists */
+  wcs_env *pEnv;    /* env to size WAL files with */
+  const char *zDir; /* the store directory */
+  int bManifest;    /* a MANIFEST-<n> exists */
+  int bData;        /* a sorted file or a non-empty WAL exists */
 } DirScan;
 
 static int storeFile(void *p, const char *zName) {
@@ -1120,8 +1119,8 @@ static int storeFile(void *p, const char *zName) {
     char *zPath = dirPath(s->zDir, zName);
     wcs_file *f = NULL;
     uint64_t nSize = 1; /* unknown size counts as data: refuse, not sweep */
-    if (zPath && s->pEnv->xOpen(s->pEnv, zPath, WCS_OPEN_READ, &f, NULL) ==
-                     WCS_OK) {
+    if (zPath &&
+        s->pEnv->xOpen(s->pEnv, zPath, WCS_OPEN_READ, &f, NULL) == WCS_OK) {
       if (s->pEnv->xSize(f, &nSize, NULL) != WCS_OK) nSize = 1;
       s->pEnv->xClose(f);
     }

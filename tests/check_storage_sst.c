@@ -1373,9 +1373,9 @@ START_TEST(test_sst_index_and_bloom_reloaded_from_cache_are_checked) {
     p[iOff + 2] ^= 0x10;
     putFile(env, "000012.sst", p, nFile);
     /* Still cached: reads work from the entry checked at open. */
-    QUICK_EQ(sst_reader_get(r, a[7].pKey, a[7].nKey, &bFound, &nCall, getNop,
-                            NULL),
-             WCS_OK);
+    QUICK_EQ(
+        sst_reader_get(r, a[7].pKey, a[7].nKey, &bFound, &nCall, getNop, NULL),
+        WCS_OK);
     QUICK_EQ(bFound, 1);
     wcs_cache_evict_file(cache, 12);
     snprintf(zWant, sizeof zWant,
@@ -1383,8 +1383,8 @@ START_TEST(test_sst_index_and_bloom_reloaded_from_cache_are_checked) {
              (unsigned long long)iOff);
     memset(&pr, 0, sizeof pr);
     pr.hKey = sst_bloom_hash(a[7].pKey, a[7].nKey - WCS_IKEY_TRAILER);
-    QUICK_EQ(sst_reader_get_probe(r, a[7].pKey, a[7].nKey, &pr, &bFound,
-                                  &nCall, getNop, &zErr),
+    QUICK_EQ(sst_reader_get_probe(r, a[7].pKey, a[7].nKey, &pr, &bFound, &nCall,
+                                  getNop, &zErr),
              WCS_CORRUPT);
     ck_assert_str_eq(zErr, zWant);
     free(zErr);
@@ -1444,9 +1444,9 @@ START_TEST(test_sst_tiny_cache_and_file_limit) {
     char zName[32];
     snprintf(zName, sizeof zName, "%06d.sst", i + 1);
     buildFile(env, zName, a, n, &o, NULL, 0, &am[i]);
-    QUICK_EQ(sst_reader_open(env, zName, (uint64_t)i + 1, 0, cache, &ar[i],
-                             NULL),
-             WCS_OK);
+    QUICK_EQ(
+        sst_reader_open(env, zName, (uint64_t)i + 1, 0, cache, &ar[i], NULL),
+        WCS_OK);
     wcs_cache_file_stats(cache, &nOpen, &nReaders, NULL, NULL);
     QUICK_ASSERT(nOpen <= 2);
     QUICK_EQ(nReaders, i + 1);
