@@ -588,11 +588,28 @@ typedef struct sst_idx {
 ** checks the two blocks again. Without a cache the reader owns one for its
 ** whole life. */
 typedef struct sst_tmeta {
-  int nBlock;           /* data blocks = index entries */
-  const sst_idx *aIdx;  /* the index */
-  const uint8_t *aKeys; /* separator bytes of aIdx */
-  wcs_bloom bloom;      /* the filter (k == 0: none) */
+  int nBlock;             /* data blocks = index entries */
+  const sst_idx *aIdx;    /* the index */
+  const uint8_t *aKeys;   /* separator bytes of aIdx */
+  wcs_bloom bloom;        /* the filter (k == 0: none) */
+  uint32_t nPrefix;       /* bytes every separator starts with (<= 64) */
+  const uint8_t *aPrefix; /* those bytes */
+  const uint64_t *aSlice; /* per entry: separator bytes [nPrefix,
+                          ** nPrefix + 8), zero-padded, big-endian, so
+                          ** the binary search touches one array and
+                          ** reads a separator only when slices tie (as
+                          ** the seek aid of block.h does in a block) */
 } sst_tmeta;
+
+/* Bytes [nPrefix, nPrefix + 8) of u, zero-padded, as a big-endian number:
+** slice(a) < slice(b) implies a < b for keys sharing the first nPrefix. */
+static uint64_t keySlice(const uint8_t *u, size_t nU, size_t nPrefix) {
+  uint64_t v = 0;
+  size_t i;
+  for (i = nPrefix; i < nPrefix + 8; i++)
+    v = v << 8 | (i < nU ? u[i] : 0);
+  return v;
+}
 
 /* A reader holds, for the file's life, only what is small and fixed:
 ** the footer's handles, the properties, the range tombstones (usually
@@ -1092,7 +1109,15 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
   if (rc == WCS_OK) {
     size_t nIdx = TMETA_ALIGN(sizeof(sst_tmeta)) +
                   TMETA_ALIGN((size_t)nBlock * sizeof(sst_idx));
-    nTotal = nIdx + TMETA_ALIGN(keys.n) + nBlk[0];
+    size_t nSlice = (size_t)nBlock * sizeof(uint64_t), nPrefix = 0;
+    if (nBlock > 0) {
+      const sst_idx *e0 = &aIdx[0], *e1 = &aIdx[nBlock - 1];
+      while (nPrefix < e0->nKey && nPrefix < e1->nKey && nPrefix < 64 &&
+             keys.a[e0->iKey + nPrefix] == keys.a[e1->iKey + nPrefix]) {
+        nPrefix++;
+      }
+    }
+    nTotal = nIdx + nSlice + TMETA_ALIGN(keys.n) + nBlk[0];
     h = wcs_cache_alloc(nTotal);
     if (h == NULL) {
       rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s", p->zPath);
@@ -1100,14 +1125,21 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
       uint8_t *a = wcs_cache_data(h);
       sst_tmeta *t = (sst_tmeta *)a;
       sst_idx *aI = (sst_idx *)(a + TMETA_ALIGN(sizeof(sst_tmeta)));
-      uint8_t *aK = a + nIdx, *aB = aK + TMETA_ALIGN(keys.n);
+      uint64_t *aS = (uint64_t *)(a + nIdx);
+      uint8_t *aK = a + nIdx + nSlice, *aB = aK + TMETA_ALIGN(keys.n);
       memset(t, 0, sizeof *t);
       if (nBlock) memcpy(aI, aIdx, (size_t)nBlock * sizeof(sst_idx));
       if (keys.n) memcpy(aK, keys.a, keys.n);
       if (nBlk[0]) memcpy(aB, aBlk[0], nBlk[0]);
+      for (i = 0; i < nBlock; i++) {
+        aS[i] = keySlice(aK + aI[i].iKey, aI[i].nKey, nPrefix);
+      }
       t->nBlock = nBlock;
       t->aIdx = aI;
       t->aKeys = aK;
+      t->nPrefix = (uint32_t)nPrefix;
+      t->aPrefix = nBlock > 0 ? aK + aI[0].iKey : aK;
+      t->aSlice = aS;
       bloom_open(&t->bloom, aB, nBlk[0]); /* checked above */
     }
   }
@@ -1325,11 +1357,24 @@ void sst_reader_rangedels(const sst_reader *p, const sst_rangedel **paDel,
 
 /* First index entry whose separator is >= user key u (nBlock if none). */
 static int findBlock(const sst_tmeta *m, const uint8_t *pU, size_t nU) {
-  int lo = 0, hi = m->nBlock;
+  int lo = 0, hi = m->nBlock, c;
+  size_t nCmp = nU < m->nPrefix ? nU : m->nPrefix;
+  uint64_t t;
+  /* Outside the separators' shared prefix: before or after all of them. */
+  c = nCmp ? memcmp(pU, m->aPrefix, nCmp) : 0;
+  if (c < 0 || (c == 0 && nU < m->nPrefix)) return 0;
+  if (c > 0) return m->nBlock;
+  t = keySlice(pU, nU, m->nPrefix);
   while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    const sst_idx *e = &m->aIdx[mid];
-    if (wcs_ukey_cmp(m->aKeys + e->iKey, e->nKey, pU, nU) < 0) {
+    int mid = lo + (hi - lo) / 2, bLess;
+    uint64_t v = m->aSlice[mid];
+    if (v != t) {
+      bLess = v < t;
+    } else {
+      const sst_idx *e = &m->aIdx[mid];
+      bLess = wcs_ukey_cmp(m->aKeys + e->iKey, e->nKey, pU, nU) < 0;
+    }
+    if (bLess) {
       lo = mid + 1;
     } else {
       hi = mid;
