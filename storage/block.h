@@ -221,11 +221,11 @@ wcs_cache_handle *wcs_cache_insert(wcs_cache *, uint64_t iFile, uint64_t iOff,
 void wcs_cache_release(wcs_cache *, wcs_cache_handle *);
 
 /* ---- the file table of one cache (cache.c keeps it, sst.c runs it):
-** readers with an open descriptor in least-recently-used order. */
+** readers with an open descriptor, in the order of a CLOCK sweep. */
 typedef struct sst_ftable {
   pthread_mutex_t mu; /* guards this and the readers' table fields */
-  sst_reader *pOld;   /* least recently used reader with a descriptor */
-  sst_reader *pNew;   /* most recently used */
+  sst_reader *pOld;   /* where the CLOCK sweep starts */
+  sst_reader *pNew;   /* where it puts readers back (newest) */
   int nOpen;          /* descriptors open */
   int nMax;           /* limit (WCS_DEF_MAX_FILES unless set) */
   int nReaders;       /* readers of this cache, open or not */

@@ -647,10 +647,13 @@ struct sst_reader {
   /* File table state, guarded by pFt->mu. */
   sst_reader *pFtPrev, *pFtNext; /* neighbours in the open list */
   int nFileRef;                  /* reads using pFile right now */
+  int bFtRef;                    /* used since the sweep last passed */
 };
 
-/* ---- the file table: at most pFt->nMax descriptors open, least recently
-** used closed first; a descriptor in use by a read is never closed (the
+/* ---- the file table: at most pFt->nMax descriptors open, closed in
+** CLOCK order (oldest first, but one used since the sweep last passed gets
+** a second chance), so that using a descriptor only sets a bit instead of
+** relinking the list; a descriptor in use by a read is never closed (the
 ** table can exceed nMax by the reads in flight). */
 
 static void ftUnlink(sst_ftable *t, sst_reader *p) {
@@ -678,23 +681,24 @@ static void ftAppend(sst_ftable *t, sst_reader *p) {
   t->pNew = p;
 }
 
-/* Close least recently used idle descriptors while over the limit. The
+/* Close idle descriptors in CLOCK order while over the limit. The
 ** descriptors are chained into apClose (at most nClose) to be closed
 ** after the mutex is released; returns how many. */
 #define FT_CLOSE_BATCH 8
 static int ftTrim(sst_ftable *t, wcs_file **apClose, wcs_env **apEnv) {
-  sst_reader *p = t->pOld, *pNext;
-  int n = 0;
-  while (p && t->nOpen > t->nMax && n < FT_CLOSE_BATCH) {
-    pNext = p->pFtNext;
-    if (p->nFileRef == 0) {
-      ftUnlink(t, p);
-      apClose[n] = p->pFile;
-      apEnv[n++] = p->pEnv;
-      p->pFile = NULL;
-      t->nOpen--;
+  int n = 0, nStep = 2 * t->nOpen;
+  while (t->pOld && t->nOpen > t->nMax && n < FT_CLOSE_BATCH && nStep-- > 0) {
+    sst_reader *p = t->pOld;
+    ftUnlink(t, p);
+    if (p->nFileRef > 0 || p->bFtRef) {
+      p->bFtRef = 0; /* in use, or used since the sweep passed: go round */
+      ftAppend(t, p);
+      continue;
     }
-    p = pNext;
+    apClose[n] = p->pFile;
+    apEnv[n++] = p->pEnv;
+    p->pFile = NULL;
+    t->nOpen--;
   }
   return n;
 }
@@ -718,10 +722,7 @@ static int fileAcquire(sst_reader *p, wcs_file **ppF, char **pzErr) {
   pthread_mutex_lock(&t->mu);
   if (p->pFile) {
     p->nFileRef++;
-    if (t->pNew != p) {
-      ftUnlink(t, p);
-      ftAppend(t, p);
-    }
+    p->bFtRef = 1; /* second chance in the sweep, as in the block cache */
     *ppF = p->pFile;
     pthread_mutex_unlock(&t->mu);
     return WCS_OK;
@@ -1315,6 +1316,7 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
                (size_t)p->nDel * sizeof *p->aDel + p->nDelBytes;
     pthread_mutex_lock(&t->mu);
     p->pFt = t;
+    p->bFtRef = 1;
     ftAppend(t, p);
     t->nOpen++;
     t->nReaders++;

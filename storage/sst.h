@@ -66,9 +66,10 @@ void wcs_cache_meta_stats(wcs_cache *, uint64_t *pnHit, uint64_t *pnMiss);
 void wcs_cache_evict_file(wcs_cache *, uint64_t iFile);
 
 /* The cache also bounds the sorted files its readers keep open: at most
-** nMax descriptors (<= 0: WCS_DEF_MAX_FILES), least recently used closed
-** first and reopened on the next read that misses the cache; a descriptor
-** in use by a read at that moment is closed once released. */
+** nMax descriptors (<= 0: WCS_DEF_MAX_FILES), closed in CLOCK order
+** (roughly least recently used first) and reopened by the next read that
+** misses the cache; a descriptor in use by a read at that moment is closed
+** once released. */
 #define WCS_DEF_MAX_FILES 1000
 void wcs_cache_set_max_files(wcs_cache *, int nMax);
 /* Descriptors open, readers (open or not), bytes the readers hold outside
