@@ -160,6 +160,34 @@ typedef struct wcs_options {
   void *pFilterCtx;       /* first argument of xCompactionFilter */
 } wcs_options;
 
+/*
+** Inside xCompactionFilter only (on the thread running the compaction):
+** could a delete or range delete stored outside this compaction's input
+** hide a key k with lo <= k < hi (pHi NULL: no upper end)? "Outside" is
+** whatever can hold newer data for the input's keys: the memtables, the
+** files of the levels above the input level and the files of the input
+** level that are not inputs — as of the pick of the inputs, plus anything
+** written since. *pbCovered = 0 means no such delete exists, and the puts
+** of [lo, hi) this compaction offered are live when its result is
+** installed, so a filter may count them (e.g. as newer versions that push
+** an older one past a version limit). The store keeps that promise: if,
+** before the install, a delete written since the pick reaches a range
+** answered 0, or a snapshot taken since the pick is live (a reader at it
+** may apply deletes of its own), the compaction runs again with every
+** answer covered ("filter_reruns" in wcs_db_stats()).
+**
+** Conservative by contract: any doubt answers covered (*pbCovered = 1):
+** an error (returned), a range starting before the first key this
+** compaction offered the filter (its versions may not all be in the
+** input), a rerun. Called outside a filter call: WCS_MISUSE, covered.
+** Every delete counts, also one whose effect the caller could prove
+** harmless. Cost: a seek and a scan of [lo, hi) over the sources above
+** (the first call builds the iterator), plus an overlap test per range
+** tombstone there; meant for one call per group of keys, not per key.
+*/
+int wcs_compaction_covered(const void *pLo, size_t nLo, const void *pHi,
+                           size_t nHi, int *pbCovered);
+
 void wcs_options_init(wcs_options *pOpt);
 
 /*
@@ -325,7 +353,9 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 **  block lookups), "seq":...,
 **  "raw_bytes":..., "stored_bytes":..., "keys":..., "wal_bytes":...,
 **  "compactions":..., "flushes":..., "stall_micros":...,
-**  "filtered":... (entries removed by xCompactionFilter)}
+**  "filtered":... (entries removed by xCompactionFilter),
+**  "filter_reruns":... (compactions run again with every
+**  wcs_compaction_covered() answer covered, see there)}
 */
 int wcs_db_stats(wcs_db *db, char **pzJson);
 

@@ -34,6 +34,7 @@
 
 #include "storage/ikey.h"
 #include "storage/merge.h"
+#include "storage/upper.h"
 
 /* ====================================================================
 ** Picking
@@ -247,7 +248,21 @@ int compact_pick_range(wcs_version *v, int iLevel, int iOutLevel,
     compact_free(c);
     return WCS_OK;
   }
-  if (rc == WCS_OK && iOutLevel != iLevel) rc = addOverlaps(c);
+  if (rc == WCS_OK && iOutLevel != iLevel) {
+    /* the files of iOutLevel overlapping the inputs, and also every one in
+    ** [lo, hi), so that what this call writes holds all of the range's
+    ** data at both levels (a compaction filter following a key's versions
+    ** sees them in one stream). Both sets are runs of the level that
+    ** meet, so together they are one run, taken in key order. */
+    KeyRange r;
+    rangeOf(c->aaIn[0], c->anIn[0], &r);
+    for (j = 0; rc == WCS_OK && j < v->anFile[iOutLevel]; j++) {
+      wcs_fmeta *f = v->aaFile[iOutLevel][j];
+      if (overlapsRange(f, &r) || fmeta_overlaps(f, pLo, nLo, pHi, nHi)) {
+        rc = pushFile(c, 1, f);
+      }
+    }
+  }
   if (rc) {
     compact_free(c);
     return rc;
@@ -650,6 +665,8 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
     }
   }
 
+  /* the filter's wcs_compaction_covered() calls reach j->pUpper */
+  upper_enter(j->bFilter ? j->pUpper : NULL);
   pIn->pMethods->xFirst(pIn);
   while (rc == WCS_OK && pIn->pMethods->xValid(pIn)) {
     size_t nK, nV;
@@ -709,6 +726,8 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
         r.pOpt->xCompactionFilter) {
       int bFilterDrop = 0;
       assert(j->nSnap == 1 && st == 0);
+      /* no memory for the first key: every probe answers "covered" */
+      (void)upper_offered(j->pUpper, pU, nU);
       rc = r.pOpt->xCompactionFilter(r.pOpt->pFilterCtx, pU, nU, v, nV,
                                      &bFilterDrop);
       if (rc != WCS_OK) {
@@ -753,6 +772,7 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
     }
     if (rc == WCS_OK) pIn->pMethods->xNext(pIn);
   }
+  upper_enter(NULL);
   if (rc == WCS_OK) rc = pIn->pMethods->xStatus(pIn, pzErr);
   if (rc == WCS_OK) rc = finishOutput(&r, NULL, 0, 1);
   if (r.pB) sst_builder_abandon(r.pB);

@@ -72,6 +72,10 @@ typedef struct compact_job {
   int bFilter;                      /* offer entries to the options'
                                     ** xCompactionFilter (a compaction with
                                     ** no live snapshot, nSnap == 1) */
+  struct wcs_upper *pUpper;         /* with bFilter: the sources above the
+                                    ** input, which wcs_compaction_covered()
+                                    ** asks during the filter's calls (NULL:
+                                    ** it answers "covered"); upper.h */
   /* results */
   wcs_fmeta **aOut;   /* new files (references), malloc'd */
   int nOut;           /* entries in aOut */
@@ -90,7 +94,8 @@ typedef struct compact_job {
 ** With bFilter, the newest put of each key that survives is offered to
 ** the options' xCompactionFilter (wcs.h); a dropped one is removed, or
 ** replaced by a delete at its seq when data below the output level could
-** show through.
+** show through. While it runs, j->pUpper is this thread's target of
+** wcs_compaction_covered().
 ** On error every output is deleted and the message names the file.
 */
 int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,

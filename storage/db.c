@@ -47,6 +47,7 @@
 #include "storage/memtable.h"
 #include "storage/merge.h"
 #include "storage/sst.h"
+#include "storage/upper.h"
 #include "storage/util.h"
 #include "storage/version.h"
 #include "storage/wal.h"
@@ -177,6 +178,7 @@ struct wcs_db {
 
   uint64_t nFlushes, nCompactions, nTrivialMoves;
   uint64_t nFiltered; /* entries removed by xCompactionFilter */
+  uint64_t nCompactReruns; /* compactions run again without counting */
   uint64_t nStallMicros;
   uint64_t nBytesFlushed, nBytesCompacted;
 };
@@ -580,6 +582,7 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
   wcs_iiter *pIn = NULL;
   sst_rangedel *aDel = NULL;
   uint64_t *aSnap = NULL;
+  wcs_upper *pUpper = NULL; /* what wcs_compaction_covered() asks */
   int nDel = 0, nSnap = 0, rc = WCS_OK, k, i;
   char *zErr = NULL;
   memset(&e, 0, sizeof e);
@@ -600,6 +603,11 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
     if (rc == WCS_OK) db->nTrivialMoves++;
   } else {
     aSnap = snapList(db, &nSnap);
+    if (aSnap && nSnap == 1 && db->opt.xCompactionFilter &&
+        upper_new(db->pMem, db->apImm, db->nImm, c, aSnap[0], &pUpper)) {
+      pUpper = NULL; /* no memory: every wcs_compaction_covered() is 1 */
+    }
+  rerun:
     pthread_mutex_unlock(&db->mu);
     if (aSnap == NULL) rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
     if (rc == WCS_OK) rc = compact_input(c, &pIn, &zErr);
@@ -622,12 +630,31 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
       if (j.nFileBytes > db->opt.nFileBytes) j.nFileBytes = db->opt.nFileBytes;
       j.pbStop = &db->bShutdown;
       j.bFilter = db->opt.xCompactionFilter != NULL && nSnap == 1;
+      j.pUpper = pUpper;
       j.bZeroSeq = 1;
       rc = compact_run(&j, pIn, aDel, nDel, &zErr);
     }
     if (pIn) pIn->pMethods->xClose(pIn);
+    pIn = NULL;
     free(aDel);
+    aDel = NULL;
     pthread_mutex_lock(&db->mu);
+    if (rc == WCS_OK && upper_counted(pUpper) &&
+        (db->pSnapFirst || upper_recheck(pUpper, db->pMem, db->apImm,
+                                         db->nImm, vset_current(db->pVs)))) {
+      /* a delete written since the pick reaches a range the filter was
+      ** told nothing covers, so what it dropped may be visible again; or
+      ** a snapshot taken since (none was live at the pick) may read it
+      ** with deletes of its own. Run again, every range covered (writers
+      ** publish under db->mu, so none slips in before the install). */
+      for (i = 0; i < j.nOut; i++)
+        j.aOut[i]->bObsolete = 1;
+      compact_job_clear(&j);
+      memset(&j, 0, sizeof j);
+      upper_set_nocount(pUpper);
+      db->nCompactReruns++;
+      goto rerun;
+    }
     for (k = 0; rc == WCS_OK && k < 2; k++) {
       int iLvl = k == 0 ? c->iLevel : c->iOutLevel;
       for (i = 0; rc == WCS_OK && i < c->anIn[k]; i++) {
@@ -665,6 +692,7 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
   }
   free(zErr);
   free(aSnap);
+  upper_free(pUpper);
   compact_free(c);
   db->bCompactRunning = 0;
   pthread_cond_broadcast(&db->cvBg);
@@ -2253,7 +2281,7 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 
 int wcs_db_stats(wcs_db *db, char **pzJson) {
   wcs_buf b = {0};
-  char aLine[512];
+  char aLine[1024];
   SuperVersion *sv;
   uint64_t snap, nCacheBytes = 0, nHit = 0, nMiss = 0, nRaw = 0, nStored = 0,
                  nKeys = 0, nMem = 0, nWal = 0, nHeld = 0, nReopen = 0,
@@ -2301,7 +2329,7 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                "\"wal_bytes\":%llu,\"compactions\":%llu,\"trivial_moves\":%llu,"
                "\"flushes\":%llu,\"stall_micros\":%llu,"
                "\"flushed_bytes\":%llu,\"compacted_bytes\":%llu,"
-               "\"filtered\":%llu}",
+               "\"filtered\":%llu,\"filter_reruns\":%llu}",
                (unsigned long long)nMem, (unsigned long long)nCacheBytes,
                (unsigned long long)nHit, (unsigned long long)nMiss,
                (unsigned long long)snap, (unsigned long long)nRaw,
@@ -2312,7 +2340,8 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                (unsigned long long)db->nStallMicros,
                (unsigned long long)db->nBytesFlushed,
                (unsigned long long)db->nBytesCompacted,
-               (unsigned long long)db->nFiltered);
+               (unsigned long long)db->nFiltered,
+               (unsigned long long)db->nCompactReruns);
   pthread_mutex_unlock(&db->mu);
   if (wcs_buf_append(&b, aLine, (size_t)n + 1)) goto nomem;
   *pzJson = (char *)b.a;
