@@ -8,7 +8,8 @@
 ** How it works. A GcFilter holds a registry (table id, family id) -> GC
 ** policy under a mutex; the catalog updates it on open, create, alter and
 ** drop (catalog.c calls the gcf_* hooks). The filter runs on the
-** compaction thread and never calls into the store: per key it parses the
+** compaction thread and calls into the store only to ask
+** wcs_compaction_covered() (below): per key it parses the
 ** cell key (tid:4 | fid:2 | esc(row) 00 01 | esc(qual) 00 01 | ~ts:8, see
 ** engine.h), keeps anything that is not a cell key (the catalog, tid 0),
 ** follows the current column (everything but the timestamp) across
@@ -31,35 +32,39 @@
 ** ones that hurt end inside a column: DeleteFromColumn with a start time,
 ** the point deletes of wcs_engine_gc(), and the deletes a compaction
 ** leaves in place of a dropped cell. The hook passes key and value only,
-** so it cannot tell whether such a delete sits above its input.
+** so the filter cannot tell by itself whether such a delete sits above
+** its input.
 **
-** So a version is counted only when it is *vouched for*: offered by a GC
-** compaction (gcf_compact_table) of its table, which holds the commit lock
-** (no cell is written meanwhile), first compacts the table's range down
-** to the last level with the filter counting nothing, and then compacts it
-** again with counting on: by then every key of the table has all its data
-** in one level and nothing above it, so every compaction that reads a key
-** reads every delete that could hide it. The counting is bound to the
-** thread running the GC compaction (compactions run by the store's
-** background thread meanwhile count nothing) and to the table's id. In
-** every other compaction the position is 0, and only what is expired even
-** as the newest version of its column is dropped: MAX AGE (alone or under
-** UNION), which since the clock only moves on stays expired. If the store
-** one day says per entry that no delete outside the input covers it, those
-** entries can be vouched for in every compaction (doc/engine.md).
+** So versions are counted only when they are *vouched for*, which the
+** store answers: wcs_compaction_covered() (wcs.h) says whether a delete
+** outside the compaction's input (memtables, files of the levels above,
+** as of the pick and anything written since) could hide a key of a
+** range. The filter asks once per column, when the column's position
+** first matters — at the (n+1)-th version offered, n the family's MAX
+** VERSIONS — for the range from the column's first offered version up to
+** (not including) this one. If nothing covers it, those n versions are
+** live, and this version and every older one of the column are at
+** positions >= n: the count of offered versions is their position's
+** lower bound. If something may cover it, the whole column is judged at
+** position 0 (only what is expired even as the newest version goes:
+** MAX AGE, alone or under UNION, which since the clock only moves on
+** stays expired). The store keeps "not covered" true until the result is
+** installed: a compaction that a later delete or snapshot could make
+** wrong is run again with every answer "covered" (upper.h).
 **
-** Once collected, a version stays gone: a later delete of the newer
-** versions does not bring it back (Bigtable's and HBase's behaviour),
-** while reads stay exact over the cells that exist.
+** A GC compaction (gcf_compact_table) holds the commit lock, so no cell
+** is written meanwhile, and compacts the table's key range down to one
+** level: the last compaction of the range reads every version and every
+** delete of each column, nothing is above it, and everything the policy
+** expires goes.
 **
 ** Column state across compactions. Consecutive calls of one compaction
 ** have strictly increasing keys; a key not greater than the previous one
-** starts a new compaction, and so a new column. Counts carried from one
-** compaction of a GC run into the next over the same column are still
-** lower bounds (no cell is written during the run, and a counted version
-** that was dropped was dropped for its age, which then expires the older
-** one too, or for a position >= n behind n versions that were not).
-** Arming and disarming bump a generation that resets the state.
+** starts a new compaction, and so a new column. A column followed from
+** one compaction into the next (its last key offered by one, a later key
+** of it first in the next) is never counted: the store answers "covered"
+** for a range reaching before the first key the running compaction
+** offered.
 **
 ** The clock is the engine's (wcs_engine_set_clock), read per decision, as
 ** reads do when a cursor opens. A cursor opened before the compaction and
@@ -87,24 +92,20 @@ typedef struct GcPol {
 } GcPol;
 
 struct GcFilter {
-  pthread_mutex_t mu; /* guards pEng, aPol, nPol, iGen and the arming */
+  pthread_mutex_t mu; /* guards pEng, aPol, nPol and iGen */
   wcs_engine *pEng;   /* bound engine (its clock), NULL until bound */
   GcPol *aPol;        /* one per family with a rule, plus holds */
   int nPol, nAlloc;
   uint64_t iGen; /* bumped by every registry change */
-  /* a GC compaction in progress (gcf_compact_table): compactions run by
-  ** armThread vouch for the cells of table iArmTid */
-  int bArmed;          /* counting on */
-  pthread_t armThread; /* the thread running the GC compaction */
-  uint32_t iArmTid;    /* its table */
-  uint64_t iArmGen;    /* bumped by arming and disarming */
   /* scan state: used only by the thread running a compaction (one at a
   ** time per store) */
   wcs_buf prev;       /* previous key offered (empty: none, or not a cell) */
   size_t nCol;        /* its column part: the key without ~ts */
-  int64_t nNewer;     /* vouched-for versions of that column offered so
-                      ** far: the position of the next one, a lower bound */
-  uint64_t iScanGen;  /* iArmGen the state belongs to */
+  wcs_buf colFirst;   /* the first key offered of that column */
+  int64_t nNewer;     /* versions of that column offered so far */
+  int eVouch;         /* -1: not asked yet; 1: no delete outside the
+                      ** input covers the first versions (they count);
+                      ** 0: one may (position 0 for the whole column) */
   uint64_t iCacheGen; /* iGen when cache below was looked up */
   int bCache;         /* cache valid */
   uint32_t iCacheTid;
@@ -132,6 +133,7 @@ void gcf_free(GcFilter *p) {
   pthread_mutex_destroy(&p->mu);
   free(p->aPol);
   wcs_buf_free(&p->prev);
+  wcs_buf_free(&p->colFirst);
   free(p);
 }
 
@@ -292,7 +294,7 @@ int gcf_filter(void *pCtx, const void *pKey, size_t nKey, const void *pVal,
   const uint8_t *k = pKey;
   size_t nCol;
   EngKey key;
-  int bSameCol, bVouched = 0;
+  int bSameCol;
   (void)pVal;
   (void)nVal;
   *pbDrop = 0;
@@ -303,18 +305,25 @@ int gcf_filter(void *pCtx, const void *pKey, size_t nKey, const void *pVal,
   }
   nCol = nKey - ENG_TS_BYTES;
   /* the same column as the previous key, and after it: the same
-  ** compaction (a key not after the previous one starts a new one) */
+  ** compaction (a key not after the previous one starts a new one; and
+  ** wcs_compaction_covered() answers "covered" for a range reaching
+  ** before this compaction's first key, so a column followed across
+  ** two compactions never counts) */
   bSameCol = p->prev.n > 0 && p->nCol == nCol &&
              memcmp(p->prev.a, k, nCol) == 0 &&
              memcmp(p->prev.a + nCol, k + nCol, ENG_TS_BYTES) < 0;
+  if (!bSameCol) {
+    p->nNewer = 0;
+    p->eVouch = -1;
+    p->colFirst.n = 0;
+    if (wcs_buf_append(&p->colFirst, k, nKey)) {
+      p->prev.n = 0;
+      return WCS_NOMEM;
+    }
+  }
   /* the registry lock is held across the decision, so a DDL hook that
   ** returned has its effect on every later call */
   pthread_mutex_lock(&p->mu);
-  if (p->iScanGen != p->iArmGen) {
-    p->iScanGen = p->iArmGen; /* armed or disarmed since: start afresh */
-    bSameCol = 0;
-  }
-  if (!bSameCol) p->nNewer = 0;
   if (p->pEng) {
     if (!p->bCache || p->iCacheGen != p->iGen || p->iCacheTid != key.iTid ||
         p->iCacheFid != key.iFid) {
@@ -324,15 +333,29 @@ int gcf_filter(void *pCtx, const void *pKey, size_t nKey, const void *pVal,
       p->iCacheFid = key.iFid;
       p->bCache = 1;
     }
-    bVouched = p->bArmed && key.iTid == p->iArmTid &&
-               pthread_equal(p->armThread, pthread_self());
     if (p->iCache >= 0 && !p->aPol[p->iCache].bHold) {
-      *pbDrop = eng_gc_expired(&p->aPol[p->iCache].f, p->nNewer, key.iTs,
-                               eng_now(p->pEng));
+      const EngFamily *f = &p->aPol[p->iCache].f;
+      int64_t iPos = 0;
+      if (f->nMaxVersions > 0 && p->nNewer >= f->nMaxVersions) {
+        if (p->eVouch < 0) {
+          /* the first time this column's position could matter: are
+          ** the versions offered so far, from the column's first up to
+          ** this one, free of deletes outside the input? Any error or
+          ** doubt answers covered. */
+          int bCovered = 1;
+          int rc = wcs_compaction_covered(p->colFirst.a, p->colFirst.n, k,
+                                          nKey, &bCovered);
+          p->eVouch = rc == WCS_OK && !bCovered;
+        }
+        /* n live versions ahead are enough: this one and every older
+        ** one of the column is at a position >= n */
+        if (p->eVouch > 0) iPos = p->nNewer;
+      }
+      *pbDrop = eng_gc_expired(f, iPos, key.iTs, eng_now(p->pEng));
     }
   }
   pthread_mutex_unlock(&p->mu);
-  if (bVouched) p->nNewer++;
+  p->nNewer++;
   p->prev.n = 0;
   p->nCol = nCol;
   if (wcs_buf_append(&p->prev, k, nKey)) {
@@ -356,26 +379,11 @@ int gcf_compact_table(wcs_engine *pEng, uint32_t iTid, int *pbCollected) {
   } else {
     put_tid(aHi, iTid + 1);
   }
-  /* no cell is written until both passes are done (see the file comment) */
+  /* no cell is written meanwhile (see the file comment) */
   bLocked = eng_commit_lock(pEng);
-  /* pass 1: the table's keys down to one level, nothing above them */
   rc = wcs_db_compact_range(pEng->db, aLo, 4, pHi, nHi);
-  if (rc == WCS_OK && p) {
-    /* pass 2: the same again, counting positions */
-    pthread_mutex_lock(&p->mu);
-    p->bArmed = 1;
-    p->armThread = pthread_self();
-    p->iArmTid = iTid;
-    p->iArmGen++;
-    pthread_mutex_unlock(&p->mu);
-    rc = wcs_db_compact_range(pEng->db, aLo, 4, pHi, nHi);
-    pthread_mutex_lock(&p->mu);
-    p->bArmed = 0;
-    p->iArmGen++;
-    pthread_mutex_unlock(&p->mu);
-    if (rc == WCS_OK) *pbCollected = 1;
-  }
   eng_commit_unlock(pEng, bLocked);
   if (rc) return eng_err_db(pEng->db, rc, "garbage-collecting a table");
+  *pbCollected = p != NULL;
   return WCS_OK;
 }

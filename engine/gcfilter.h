@@ -37,12 +37,13 @@ int gcf_bind(GcFilter *p, wcs_engine *pEng);
 GcFilter *gcf_unbind(wcs_engine *pEng);
 
 /* GC compaction of table iTid: with the commit lock held, compact the
-** table's key range twice, the second time with the filter counting the
-** versions of each column, so that every cell the table's policies expire
-** (MAX VERSIONS and INTERSECTION included) is removed, and stays removed.
-** *pbCollected is 1 if the second pass ran with a bound filter, 0 if pEng
-** has none (then the range is only compacted). A live snapshot keeps
-** everything, as for any compaction. Writers wait meanwhile. */
+** table's key range down to one level, so that every cell the table's
+** policies expire (MAX VERSIONS and INTERSECTION included) is removed,
+** and stays removed. (Every compaction collects by position what no
+** delete above its input can show again; this one has nothing above.)
+** *pbCollected is 1 if it ran with a bound filter, 0 if pEng has none
+** (then the range is only compacted). A live snapshot keeps everything,
+** as for any compaction. Writers wait meanwhile. */
 int gcf_compact_table(wcs_engine *pEng, uint32_t iTid, int *pbCollected);
 
 /* Catalog hooks; each is a no-op for an engine without a bound filter.

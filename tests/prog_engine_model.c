@@ -9,19 +9,24 @@
 **
 ** GC semantics modelled. Reads hide what a policy expires, exactly, over
 ** the cells that exist. wcs_engine_gc() removes every expired cell (the
-** model drops them too). Plain compactions remove only cells expired even
-** as their column's newest version (MAX AGE), which no later step can
-** make visible again, so the model need not know. A GC compaction
-** (gcf_compact_table) removes cells expired by their position too, and a
-** removed version stays removed when newer ones are deleted later. The
-** model marks every cell the policy expires at that moment "doomed"; after
+** model drops them too). Every compaction — a flush or a commit may run
+** one, and with the store's threads on one may run at any time — removes
+** cells expired by age, and by position when no delete above its input
+** covers the newer versions; a removed version stays removed when newer
+** ones are deleted later. So at the start of every step (after the clock
+** moved) and at its end, the model marks every cell the policy expires at
+** that moment "doomed": a compaction of the step may remove it. After
 ** each step, a doomed cell that the store no longer holds (a raw point
 ** read of its key) is dropped from the model, and one that it still holds
 ** and that is no longer expired (newer versions were deleted) is an
 ** ordinary cell again, which no compaction may remove. So a compaction may
 ** remove only doomed cells, and every read stays exact. Without a snapshot
-** a GC compaction must remove every doomed cell (checked); sometimes a
-** snapshot is held over it, and then it removes nothing.
+** a GC compaction (gcf_compact_table) must remove every doomed cell
+** (checked); sometimes a snapshot is held over it, and then it removes
+** nothing.
+**
+** The store's background threads are on in half the runs (chosen by the
+** seed, or $WCS_MODEL_THREADS=0/1); then compactions race with the steps.
 **
 ** Usage: engine_model [steps]   (default 5000, or $WCS_MODEL_STEPS);
 ** $WCS_SEED replays a run (the seed is printed at the start).
@@ -173,6 +178,13 @@ typedef struct Ctx {
   uint64_t nReads;
   uint64_t nCollected; /* doomed cells the store removed */
   uint64_t nRevived;   /* doomed cells visible again */
+  uint64_t nByPos;     /* ... of them, of family b (MAX VERSIONS only),
+                       ** removed by a compaction other than a GC one */
+  int bGcStep;         /* this step ran a GC compaction */
+  int bThreads;        /* the store's background threads on */
+  int nL0Trigger;      /* store shape: small levels and files, so that */
+  uint64_t nL1Bytes;   /* compactions of deeper levels run while level 0 */
+  uint64_t nFileBytes; /* holds newer data (deletes above the input) */
 } Ctx;
 
 static void fail(Ctx *x, const char *zWhat) {
@@ -507,32 +519,41 @@ static void model_doom(Model *m) {
 
 /* Follow the store for doomed cells: drop those it no longer holds, and
 ** make those that are visible again ordinary cells. With bMustGo, none
-** may be left (a GC compaction without a snapshot removes them all). */
+** may be left (a GC compaction without a snapshot removes them all).
+** Every other cell of the model must still be stored (a raw point read
+** of its key): no compaction may remove a cell that was not doomed. */
 static void resolve_doomed(Ctx *x, int bMustGo) {
   Model *m = &x->committed;
   wcs_buf k = {0};
-  int i, w = 0, nDoomed = 0;
-  for (i = 0; i < m->n; i++)
-    nDoomed += m->a[i].bDoomed;
-  if (nDoomed == 0) return;
+  int i, w = 0;
   for (i = 0; i < m->n; i++) {
     Cell *c = &m->a[i];
+    EngFamily *f = eng_family(x->pTab->pDef, azFam[c->iFam], NULL);
+    void *pVal = NULL;
+    size_t nVal = 0;
+    k.n = 0;
+    if (f == NULL ||
+        eng_cell_key(&k, x->pTab->pDef->iTid, f->iFid, c->aRow,
+                     (size_t)c->nRow, c->aQual, (size_t)c->nQual, c->iTs) ||
+        wcs_db_get(wcs_engine_db(x->pEng), NULL, k.a, k.n, &pVal, &nVal)) {
+      fail(x, "raw read of a cell");
+    }
+    if (!c->bDoomed && pVal == NULL) {
+      fprintf(stderr,
+              "engine_model: step %llu: a cell that was never expired is "
+              "gone from the store (row %02x%02x%02x%02x/%d, family %s, "
+              "qualifier %d bytes, ts %lld)\n",
+              (unsigned long long)x->nStep, c->aRow[0], c->aRow[1],
+              c->aRow[2], c->aRow[3], c->nRow, azFam[c->iFam], c->nQual,
+              (long long)c->iTs);
+      exit(1);
+    }
     if (c->bDoomed) {
-      EngFamily *f = eng_family(x->pTab->pDef, azFam[c->iFam], NULL);
-      void *pVal = NULL;
-      size_t nVal = 0;
-      k.n = 0;
-      if (f == NULL ||
-          eng_cell_key(&k, x->pTab->pDef->iTid, f->iFid, c->aRow,
-                       (size_t)c->nRow, c->aQual, (size_t)c->nQual, c->iTs) ||
-          wcs_db_get(wcs_engine_db(x->pEng), NULL, k.a, k.n, &pVal, &nVal)) {
-        fail(x, "raw read of a doomed cell");
-      }
       if (pVal == NULL) {
         x->nCollected++;
+        x->nByPos += !x->bGcStep && c->iFam == 1;
         continue;
       }
-      wcs_free(pVal);
       if (bMustGo) {
         fprintf(stderr,
                 "engine_model: step %llu: a GC compaction kept a cell its "
@@ -542,6 +563,7 @@ static void resolve_doomed(Ctx *x, int bMustGo) {
         exit(1);
       }
     }
+    wcs_free(pVal);
     m->a[w++] = *c;
   }
   m->n = w;
@@ -697,7 +719,10 @@ static void open_all(Ctx *x) {
   char zPath[1024];
   wcs_options_init(&o);
   o.nMemtable = 64 * 1024; /* small: flushes and compactions happen */
-  o.bNoBackground = 1;
+  o.bNoBackground = !x->bThreads;
+  o.nL0Trigger = x->nL0Trigger;
+  o.nL1Bytes = x->nL1Bytes;
+  o.nFileBytes = x->nFileBytes;
   snprintf(zPath, sizeof(zPath), "%s/store", x->zDir);
   if (wcs_engine_open_path(&x->pEng, zPath, &o, &zErr)) {
     fprintf(stderr, "engine_model: open: %s\n", zErr ? zErr : "?");
@@ -735,17 +760,39 @@ int main(int argc, char **argv) {
     nSteps = strtoull(zEnv, NULL, 10);
   memset(&x, 0, sizeof(x));
   x.zDir = tu_tmpdir("engine_model");
-  fprintf(stderr, "engine_model: seed %llu, %llu steps, store %s\n",
-          (unsigned long long)seed, (unsigned long long)nSteps, x.zDir);
+  x.bThreads = (int)tu_rand_range(2);
+  if (getenv("WCS_MODEL_THREADS")) {
+    x.bThreads = atoi(getenv("WCS_MODEL_THREADS")) != 0;
+  }
+  x.nL0Trigger = 2 + (int)tu_rand_range(3);
+  x.nL1Bytes = (uint64_t)1024 << tu_rand_range(5);
+  x.nFileBytes = (uint64_t)512 << tu_rand_range(4);
+  fprintf(stderr,
+          "engine_model: seed %llu, %llu steps, background threads %s, "
+          "store %s\n",
+          (unsigned long long)seed, (unsigned long long)nSteps,
+          x.bThreads ? "on" : "off", x.zDir);
   open_all(&x);
   for (i = 0; i < nSteps; i++) {
     int op = (int)tu_rand_range(100);
     x.nStep = i;
     if (tu_rand_range(4) == 0) gClock += (int64_t)tu_rand_range(4);
+    /* any compaction of this step may remove what is expired now */
+    model_doom(&x.committed);
+    x.bGcStep = 0;
     if (op < 70) {
       /* a transaction of 1..5 mutations, maybe with a savepoint */
       int n = 1 + (int)tu_rand_range(5), k, bSave = tu_rand_range(3) == 0;
       int iSave = -1;
+      if (x.bThreads) {
+        /* A read first: the transaction's snapshot is then live while it
+        ** writes and reads, so from here on no compaction drops a cell
+        ** for its position (one that started before reruns without).
+        ** What one dropped before leaves the model now, so that its own
+        ** deletes of newer versions do not show it in the model. */
+        check_read(&x, 1);
+        resolve_doomed(&x, 0);
+      }
       for (k = 0; k < n; k++) {
         if (bSave && k == n / 2) {
           iSave = (int)tu_rand_range(3);
@@ -781,7 +828,7 @@ int main(int argc, char **argv) {
           wcs_snapshot_new(wcs_engine_db(x.pEng), &pSnap)) {
         fail(&x, "snapshot");
       }
-      model_doom(&x.committed);
+      x.bGcStep = 1;
       if (gcf_compact_table(x.pEng, x.pTab->pDef->iTid, &bCollected) ||
           !bCollected) {
         fail(&x, "gc compaction");
@@ -798,6 +845,9 @@ int main(int argc, char **argv) {
     } else {
       gClock += (int64_t)tu_rand_range(10);
     }
+    /* ... and what is expired at its end (a commit or a clock move
+    ** expired more; a background compaction may already have run) */
+    model_doom(&x.committed);
     resolve_doomed(&x, 0);
     for (j = 0; j < 2; j++)
       check_read(&x, 0);
@@ -805,11 +855,12 @@ int main(int argc, char **argv) {
   close_all(&x);
   fprintf(stderr,
           "engine_model: ok, %llu steps, %llu reads, %d cells in "
-          "the model, %llu expired cells collected by GC compactions, %llu "
-          "kept and visible again\n",
+          "the model, %llu expired cells collected by compactions (%llu "
+          "for their position outside GC compactions), %llu kept and "
+          "visible again\n",
           (unsigned long long)nSteps, (unsigned long long)x.nReads,
           x.committed.n, (unsigned long long)x.nCollected,
-          (unsigned long long)x.nRevived);
+          (unsigned long long)x.nByPos, (unsigned long long)x.nRevived);
   tu_rmrf(x.zDir);
   free(x.committed.a);
   free(x.pending.a);
