@@ -103,9 +103,10 @@ typedef struct wcs_options {
   size_t nCache;          /* block cache byte budget: data blocks and
                           ** every sorted file's index and bloom filter;
                           ** default 64 MiB */
-  int nMaxOpenFiles;      /* sorted files kept open at once (least
-                          ** recently used closed first, reopened when
-                          ** read); default 1000 */
+  int nMaxOpenFiles;      /* sorted files kept open at once (closed in
+                          ** CLOCK order, which approximates least
+                          ** recently used; reopened when read);
+                          ** default 1000 */
   int nBlockSize;         /* data block target size, 4096..65536; def 16K */
   int iZstdLevel;         /* zstd level for data blocks (1..19; 0 = none);
                           ** default 3 */
@@ -378,7 +379,9 @@ int wcs_db_stats(wcs_db *db, char **pzJson);
 **                memory at a time), forward or reverse.
 **
 ** Timestamps are int64 microseconds since the epoch, >= 0. WCS_TS_NOW (-1)
-** as a write timestamp means "the engine's clock now" (Bigtable's -1).
+** as a write timestamp means "the transaction's time" (Bigtable's -1): the
+** engine's clock at the transaction's first such write, shared by every
+** cell it writes with WCS_TS_NOW.
 ** Writing a cell whose (row, family, qualifier, timestamp) exists replaces
 ** its value.
 **
@@ -407,7 +410,7 @@ typedef struct wcs_txn wcs_txn;       /* a transaction: buffered mutations */
 typedef struct wcs_cursor wcs_cursor; /* a row reader */
 struct ks_schema;                     /* parsed schema: keyschema/schema.h */
 
-#define WCS_TS_NOW (-1)               /* write timestamp: the clock now */
+#define WCS_TS_NOW (-1) /* write timestamp: the transaction's time */
 
 #define WCS_MAX_ROW_KEY    4096       /* bytes, row keys are non-empty */
 #define WCS_MAX_QUALIFIER  16384      /* bytes */
