@@ -611,6 +611,88 @@ static void memtable_case(int eMode) {
   pthread_cond_destroy(&g.cv);
 }
 
+/* nRow rows "r%05d" of one column f:q0 with three versions each. */
+static void write_many(Fx *f, int nRow) {
+  wcs_txn *x = NULL;
+  int r, v;
+  ck_assert_int_eq(wcs_txn_begin(f->e, 0, &x), WCS_OK);
+  for (r = 0; r < nRow; r++) {
+    char zRow[16];
+    snprintf(zRow, sizeof(zRow), "r%05d", r);
+    for (v = 0; v < 3; v++) {
+      ck_assert_int_eq(wcs_txn_set_cell(x, f->t, zRow, strlen(zRow), "f", "q0",
+                                        2, T0 - (int64_t)v * 1000, "v", 1),
+                       WCS_OK);
+    }
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+}
+
+/* A compaction that clears more ranges than the store remembers one by
+** one (neighbours merge): a delete written meanwhile into one of the
+** first ranges is still found before the install, and the rerun keeps
+** the version it shows. */
+START_TEST(test_many_cleared_ranges_then_a_delete) {
+  Fx f;
+  Gate g;
+  wcs_options o;
+  char *zErr = NULL, *z;
+  char zPath[1024];
+  unsigned long long nComp0, nRerun0;
+  int rc, nWait;
+  memset(&f, 0, sizeof(f));
+  memset(&g, 0, sizeof(g));
+  pthread_mutex_init(&g.mu, NULL);
+  pthread_cond_init(&g.cv, NULL);
+  ck_assert_int_eq(gcf_new(&g.pGc), WCS_OK);
+  f.zDir = strdup(tu_tmpdir("engine_gc_many"));
+  snprintf(zPath, sizeof(zPath), "%s/store", f.zDir);
+  wcs_options_init(&o);
+  o.nL0Trigger = 2;
+  o.xCompactionFilter = gate_filter;
+  o.pFilterCtx = &g;
+  rc = wcs_engine_open_path(&f.e, zPath, &o, &zErr);
+  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "?");
+  ck_assert_int_eq(gcf_bind(g.pGc, f.e), WCS_OK);
+  gNow = T0;
+  wcs_engine_set_clock(f.e, fixed_now, NULL);
+  rc = wcs_table_create(f.e, "t", "FAMILY f MAX VERSIONS 1", &f.t);
+  ck_assert_msg(rc == WCS_OK, "create: %s", wcs_engine_errmsg(f.e));
+  write_many(&f, 3000);
+  ck_assert_int_eq(wcs_db_flush(wcs_engine_db(f.e)), WCS_OK);
+  nComp0 = stat_of(&f, "compactions");
+  nRerun0 = stat_of(&f, "filter_reruns");
+  pthread_mutex_lock(&g.mu);
+  g.zGate = "r02900"; /* some 2900 columns cleared by then */
+  pthread_mutex_unlock(&g.mu);
+  write_many(&f, 3000);
+  ck_assert_int_eq(wcs_db_flush(wcs_engine_db(f.e)), WCS_OK);
+  pthread_mutex_lock(&g.mu);
+  while (!g.bArrived)
+    pthread_cond_wait(&g.cv, &g.mu);
+  pthread_mutex_unlock(&g.mu);
+  delete_cells(&f, "r00007", "f", "q0", T0, T0 + 1);
+  pthread_mutex_lock(&g.mu);
+  g.bRelease = 1;
+  pthread_cond_broadcast(&g.cv);
+  pthread_mutex_unlock(&g.mu);
+  for (nWait = 0; stat_of(&f, "compactions") == nComp0 && nWait < 20000;
+       nWait++) {
+    usleep(1000);
+  }
+  ck_assert_uint_gt(stat_of(&f, "compactions"), nComp0);
+  ck_assert_uint_eq(stat_of(&f, "filter_reruns") - nRerun0, 1);
+  z = dump_row(&f, "r00007");
+  ck_assert_str_eq(z, "r00007: f.q0@1000=v;");
+  free(z);
+  ck_assert_int_eq(raw_column(&f, "r02000", "f", "q0"), 3);
+  fx_close(&f);
+  pthread_mutex_destroy(&g.mu);
+  pthread_cond_destroy(&g.cv);
+}
+END_TEST
+
 START_TEST(test_delete_in_the_memtable_during_a_compaction) {
   memtable_case(0);
   memtable_case(1);
@@ -880,6 +962,7 @@ Suite *engine_gc_suite(void) {
   tcase_add_test(tc, test_collected_versions_stay_gone);
   tcase_add_test(tc, test_shadowing_delete_above_the_input_keeps_versions);
   tcase_add_test(tc, test_delete_in_the_memtable_during_a_compaction);
+  tcase_add_test(tc, test_many_cleared_ranges_then_a_delete);
   tcase_add_test(tc,
                  test_gc_compaction_after_deletes_counts_only_live_versions);
   tcase_add_test(tc, test_gc_compaction_with_background_threads);

@@ -714,6 +714,7 @@ static void check_read(Ctx *x, int bInTxn) {
 /* ------------------------------------------------------------------ */
 
 static void open_all(Ctx *x) {
+  GcFilter *pGc = NULL;
   wcs_options o;
   char *zErr = NULL;
   char zPath[1024];
@@ -723,12 +724,23 @@ static void open_all(Ctx *x) {
   o.nL0Trigger = x->nL0Trigger;
   o.nL1Bytes = x->nL1Bytes;
   o.nFileBytes = x->nFileBytes;
+  /* The GC filter is installed by hand and bound only once the model's
+  ** clock is set: bound earlier, a background compaction of the open
+  ** (after recovery) would judge ages by the wall clock. Unbound, it
+  ** keeps everything. wcs_engine_close() frees it after the store. */
+  if (gcf_new(&pGc)) {
+    fprintf(stderr, "engine_model: out of memory\n");
+    exit(1);
+  }
+  o.xCompactionFilter = gcf_filter;
+  o.pFilterCtx = pGc;
   snprintf(zPath, sizeof(zPath), "%s/store", x->zDir);
   if (wcs_engine_open_path(&x->pEng, zPath, &o, &zErr)) {
     fprintf(stderr, "engine_model: open: %s\n", zErr ? zErr : "?");
     exit(1);
   }
   wcs_engine_set_clock(x->pEng, clock_now, NULL);
+  if (gcf_bind(pGc, x->pEng)) fail(x, "gc filter bind");
   if (wcs_table_open(x->pEng, "m", &x->pTab)) fail(x, "table open");
   if (x->pTab == NULL && wcs_table_create(x->pEng, "m", zSchema, &x->pTab)) {
     fail(x, "table create");
