@@ -46,6 +46,7 @@ typedef struct Src {
   uint64_t iMinSeq; /* only newer deletes count (0: all) */
   wcs_iiter *pIt;   /* merged point entries; built on first probe */
   int bBuilt;       /* pIt built (NULL when there are no entries) */
+  int bPartial;     /* more memtables than apMem holds: always covered */
 } Src;
 
 /* A range answered "not covered": [lo, hi) as offsets into aKey. */
@@ -96,7 +97,11 @@ static void srcInit(Src *s, wcs_memtable *pMem, wcs_memtable *const *apImm,
     s->apMem[s->nMem++] = pMem;
     memtable_ref(pMem);
   }
-  for (i = 0; i < nImm && s->nMem < UPPER_MAX_MEM; i++) {
+  for (i = 0; i < nImm; i++) {
+    if (s->nMem == UPPER_MAX_MEM) {
+      s->bPartial = 1;
+      break;
+    }
     s->apMem[s->nMem++] = apImm[i];
     memtable_ref(apImm[i]);
   }
@@ -218,6 +223,7 @@ static int srcProbe(Src *s, const uint8_t *pLo, size_t nLo, const uint8_t *pHi,
   wcs_buf seek = {0};
   int i, j, rc = WCS_OK;
   *pb = 1;
+  if (s->bPartial) return WCS_OK;
   if (!s->bBuilt) {
     rc = srcBuild(s);
     if (rc) return rc;
