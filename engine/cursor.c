@@ -38,7 +38,9 @@
 ** of the latest state moves them there with wcs_iter_refresh (cheap while
 ** no memtable switch, file change or range delete happened); a read at a
 ** transaction's snapshot reuses them only if they were made at that very
-** snapshot less than ENG_VIEW_REUSE_MICROS ago. Refreshing is one family
+** snapshot less than ENG_VIEW_REUSE_MICROS ago and no flush or compaction
+** was installed since (a compaction moves no sequence number, but its
+** filter may have collected cells such an iterator still shows). Refreshing is one family
 ** at a time, so with several families the cursor checks that nothing was
 ** committed meanwhile and otherwise makes them anew at its snapshot: a
 ** row is always read at one point in time. The iterators of a cursor idle
@@ -1022,8 +1024,11 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     if (sl->pView && view_within(sl->pView, c->lower.a, c->lower.n, c->upper.a,
                                  c->upper.n, pPre, c->prefix.n)) {
       if (pSnap && sl->bSeq && sl->iSeq == iSeq &&
-          tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS) {
-        bReuse = 1; /* made at this very snapshot, recently */
+          tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS &&
+          view_current(sl->pView)) {
+        /* made at this very snapshot, recently, and no compaction since
+        ** (its filter may have removed cells the iterator still shows) */
+        bReuse = 1;
       } else if (pTxn == NULL && view_refresh(sl->pView) == WCS_OK) {
         bReuse = 1; /* moved to the latest state: checked below */
         sl->bRefreshed = 1;

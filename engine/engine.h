@@ -245,6 +245,9 @@ int view_refresh(EngView *p);
 void view_release(EngView *p);
 /* 1 if the view has a store iterator. */
 int view_live(const EngView *p);
+/* 1 if its store iterator reads the current memtables and files (no
+** flush or compaction installed since it was made or refreshed). */
+int view_current(const EngView *p);
 /* 1 if the view's iterator serves [lower, upper) with exactly this prefix
 ** option (a NULL bound is unbounded): its own bounds contain those, and
 ** its prefix is the same (so bloom skipping was decided for it). */

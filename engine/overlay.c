@@ -631,6 +631,10 @@ void view_release(EngView *v) {
   v->pOv = NULL;
 }
 
+int view_current(const EngView *v) {
+  return v->pIter != NULL && wcs_iter_current(v->pIter);
+}
+
 int view_live(const EngView *v) {
   return v->pIter != NULL;
 }

@@ -299,6 +299,16 @@ void wcs_iter_free(wcs_iter *pIter);
 */
 int wcs_iter_refresh(wcs_iter *pIter);
 
+/*
+** 1 if the iterator still reads the store's current memtables and files:
+** no memtable switch, flush or compaction has been installed since it was
+** made or last re-pinned by wcs_iter_refresh(); else 0. A compaction
+** changes no sequence number, yet its compaction filter may have removed
+** entries such an iterator still shows, so a caller that reuses iterators
+** made at one sequence number checks this too. One mutex round trip.
+*/
+int wcs_iter_current(const wcs_iter *pIter);
+
 int wcs_iter_first(wcs_iter *pIter);
 int wcs_iter_last(wcs_iter *pIter);
 /* Position at the first key >= (pKey,nKey). */

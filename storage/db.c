@@ -1527,6 +1527,15 @@ int wcs_iter_refresh(wcs_iter *it) {
   return WCS_OK;
 }
 
+int wcs_iter_current(const wcs_iter *it) {
+  int bSame;
+  if (it == NULL || it->pM == NULL) return 0;
+  pthread_mutex_lock(&it->db->svMu);
+  bSame = it->db->pSv == it->sv;
+  pthread_mutex_unlock(&it->db->svMu);
+  return bSame;
+}
+
 void wcs_iter_free(wcs_iter *it) {
   if (it == NULL) return;
   if (it->pM) it->pM->pMethods->xClose(it->pM);

@@ -796,15 +796,6 @@ int main(int argc, char **argv) {
       /* a transaction of 1..5 mutations, maybe with a savepoint */
       int n = 1 + (int)tu_rand_range(5), k, bSave = tu_rand_range(3) == 0;
       int iSave = -1;
-      /* Idle cursors keep their store iterators, and a read in a
-      ** transaction reuses one made at an equal sequence number within
-      ** 100 ms — even across a compaction, which changes no sequence
-      ** number. Such a view still holds cells the compaction collected,
-      ** and this transaction's own deletes of newer versions would show
-      ** them (once collected, a cell stays gone elsewhere). Known; the
-      ** model does not follow it, so the transaction starts without idle
-      ** cursors. */
-      eng_pool_clear(x.pEng);
       if (x.bThreads) {
         /* A read first: the transaction's snapshot is then live while it
         ** writes and reads, so from here on no compaction drops a cell
