@@ -254,7 +254,7 @@ static int def_find(wcs_engine *pEng, const char *zName) {
 }
 
 /* Parse schema text, drop the options that do not belong in the catalog
-** (STORE, TABLE, SYNC, HISTORY) and check family names. */
+** (STORE, TABLE, SYNC, CACHE, HISTORY) and check family names. */
 static int parse_schema(const char *zText, ks_schema **ppSchema) {
   char *zErr = NULL;
   ks_schema *p = NULL;
@@ -270,6 +270,7 @@ static int parse_schema(const char *zText, ks_schema **ppSchema) {
   free(p->zTable);
   p->zTable = NULL;
   p->iSync = -1;
+  p->nCacheBytes = -1;
   p->bHistory = 0;
   for (i = 0; i < p->nFamily; i++) {
     int j;

@@ -358,7 +358,7 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 **  the key bounds per file, plus range tombstones; see doc/storage.md,
 **  "Memory budget"), "file_reopens":..., "index_hits":...,
 **  "index_misses":... (lookups of a file's index and filter in the
-**  cache), "memtable_bytes":...,
+**  cache), "cache_budget":... (nCache), "memtable_bytes":...,
 **  "cache_bytes":... (blocks, indexes and filters; <= nCache plus what
 **  reads pin at the moment), "cache_hits":..., "cache_misses":... (data
 **  block lookups), "seq":...,

@@ -50,11 +50,11 @@ static void ksDdlExpected(void *pParser, char *zOut, int nOut);
 %token COMMA LP RP ID LITERAL BLOB INTEGER.
 %token KEY FAMILY STORE TABLE SYNC HISTORY COMPRESSION.
 %token DELIMITED BY ORDERED CODE SALT.
-%token MAX VERSIONS AGE UNION INTERSECTION AGGREGATE.
+%token MAX VERSIONS AGE UNION INTERSECTION AGGREGATE CACHE.
 
 %fallback ID KEY FAMILY STORE TABLE SYNC HISTORY COMPRESSION
              DELIMITED BY ORDERED CODE SALT
-             MAX VERSIONS AGE UNION INTERSECTION AGGREGATE.
+             MAX VERSIONS AGE UNION INTERSECTION AGGREGATE CACHE.
 
 %type enc {ks_encspec}
 %type encwords {ks_encspec}
@@ -72,6 +72,7 @@ clause ::= TABLE(K) LITERAL(S).                 { ksOptTable(pCtx, &K, &S); ksCl
 clause ::= SYNC(K) ID(M).                       { ksOptSync(pCtx, &K, &M); ksClauseDone(pCtx); }
 clause ::= HISTORY(K).                          { ksOptHistory(pCtx, &K); ksClauseDone(pCtx); }
 clause ::= COMPRESSION(K) INTEGER(N).           { ksOptCompression(pCtx, &K, &N); ksClauseDone(pCtx); }
+clause ::= CACHE(K) LITERAL(S).                 { ksOptCache(pCtx, &K, &S); ksClauseDone(pCtx); }
 
 /* KEY (field TYPE [ENCODING], ...) [DELIMITED BY 'x' | ORDERED CODE] [SALT n] */
 key_clause ::= key_head LP key_fields RP key_opts.   { ksKeyEnd(pCtx); }

@@ -61,7 +61,7 @@ typedef struct ks_pctx {
   ks_token tGc;  /* UNION/INTERSECTION token */
   ks_token tAgg; /* the aggregate kind token */
   /* options seen */
-  int bStoreSeen, bTableSeen, bSyncSeen, bCompressionSeen;
+  int bStoreSeen, bTableSeen, bSyncSeen, bCompressionSeen, bCacheSeen;
 } ks_pctx;
 
 /* Record an error pointing at token t (z NULL: the end of a clause):
@@ -100,6 +100,7 @@ void ksOptTable(ks_pctx *p, const ks_token *tKw, const ks_token *tLit);
 void ksOptSync(ks_pctx *p, const ks_token *tKw, const ks_token *tMode);
 void ksOptHistory(ks_pctx *p, const ks_token *tKw);
 void ksOptCompression(ks_pctx *p, const ks_token *tKw, const ks_token *tNum);
+void ksOptCache(ks_pctx *p, const ks_token *tKw, const ks_token *tLit);
 void ksClauseDone(ks_pctx *p);
 
 /* Encoding spec helpers for the grammar. */

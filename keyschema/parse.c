@@ -137,6 +137,8 @@ const char *ksTokenDisplay(int iTok) {
     return "INTERSECTION";
   case TK_AGGREGATE:
     return "AGGREGATE";
+  case TK_CACHE:
+    return "CACHE";
   }
   return NULL;
 }
@@ -167,6 +169,7 @@ static const struct {
     {"UNION", TK_UNION},
     {"INTERSECTION", TK_INTERSECTION},
     {"AGGREGATE", TK_AGGREGATE},
+    {"CACHE", TK_CACHE},
 };
 
 static int keywordCode(const char *z, int n) {
@@ -1109,6 +1112,55 @@ void ksOptCompression(ks_pctx *p, const ks_token *tKw, const ks_token *tNum) {
   }
 }
 
+/* CACHE 'n[unit]': the block cache budget of the store this table opens.
+** Units are binary multiples: B (or none), KiB, MiB, GiB (K, M, G and
+** KB, MB, GB mean the same). At least 1 MiB, at most 1 TiB. */
+void ksOptCache(ks_pctx *p, const ks_token *tKw, const ks_token *tLit) {
+  static const struct {
+    const char *z;
+    int iShift;
+  } aCacheUnit[] = {{"", 0},   {"B", 0},   {"K", 10},   {"KB", 10}, {"KIB", 10},
+               {"M", 20}, {"MB", 20}, {"MIB", 20}, {"G", 30},  {"GB", 30},
+               {"GIB", 30}};
+  char *z;
+  const char *zUnit;
+  uint64_t v = 0;
+  int i, nDigit = 0, iShift = -1;
+  if (p->rc) return;
+  if (p->bCacheSeen) {
+    ksErrNear(p, WCS_SCHEMA, tKw, "CACHE is given twice");
+    return;
+  }
+  p->bCacheSeen = 1;
+  z = optionString(p, tLit, "the CACHE size");
+  if (z == NULL) return;
+  for (zUnit = z; *zUnit >= '0' && *zUnit <= '9' && v < (1ULL << 50);
+       zUnit++, nDigit++) {
+    v = v * 10 + (uint64_t)(*zUnit - '0');
+  }
+  while (*zUnit == ' ')
+    zUnit++;
+  for (i = 0; nDigit > 0 && i < (int)(sizeof aCacheUnit / sizeof *aCacheUnit);
+       i++) {
+    const char *a = aCacheUnit[i].z, *b = zUnit;
+    while (*a && *b && (*b == *a || *b == *a + ('a' - 'A')))
+      a++, b++;
+    if (*a == 0 && *b == 0) iShift = aCacheUnit[i].iShift;
+  }
+  if (iShift < 0) {
+    ksErrNear(p, WCS_SCHEMA, tLit,
+              "bad CACHE size '%s'; expected a number of bytes with an "
+              "optional unit, e.g. '256MiB' (units B, KiB, MiB, GiB)",
+              z);
+  } else if (v > (1ULL << 40) >> iShift || (v << iShift) < (1ULL << 20)) {
+    ksErrNear(p, WCS_SCHEMA, tLit,
+              "CACHE size '%s' is out of range; give 1MiB to 1024GiB", z);
+  } else {
+    p->pSchema->nCacheBytes = (int64_t)(v << iShift);
+  }
+  free(z);
+}
+
 void ksClauseDone(ks_pctx *p) {
   if (p->rc == WCS_OK) p->pSchema->nClause++;
 }
@@ -1163,6 +1215,7 @@ static int parseClauses(int nArg, const char *const *azArg,
   }
   ctx.pSchema->iSync = -1;
   ctx.pSchema->iZstdLevel = -1;
+  ctx.pSchema->nCacheBytes = -1;
   for (i = 0; i < nArg && ctx.rc == WCS_OK; i++) {
     if (i > 0) ksDdlParser(pParser, TK_COMMA, tEnd, &ctx);
     if (ctx.rc == WCS_OK && azArg[i]) feedText(&ctx, pParser, azArg[i]);

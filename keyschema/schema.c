@@ -4,8 +4,8 @@
 **
 ** Canonical text is what the catalog stores and `.schema` shows. It is the
 ** DDL clauses separated by ", " in a fixed order — KEY, the FAMILY clauses
-** in declaration order, STORE, TABLE, SYNC, COMPRESSION, HISTORY — with
-** every non-default choice spelled out: INT64/TIMESTAMP key encodings,
+** in declaration order, STORE, TABLE, SYNC, COMPRESSION, CACHE, HISTORY —
+** with every non-default choice spelled out: INT64/TIMESTAMP key encodings,
 ** DELIMITED BY for multi-field keys, INT64 value encodings, INTERSECTION.
 ** Names are written bare when they are plain identifiers that are not
 ** keywords, otherwise "double-quoted". ks_parse_text() of the text gives a
@@ -44,6 +44,7 @@ static const char *const azKeyword[] = {
     "KEY",         "FAMILY",    "STORE", "TABLE",   "SYNC",         "HISTORY",
     "COMPRESSION", "DELIMITED", "BY",    "ORDERED", "CODE",         "SALT",
     "MAX",         "VERSIONS",  "AGE",   "UNION",   "INTERSECTION", "AGGREGATE",
+    "CACHE",
 };
 
 int ksIsKeyword(const char *z, int n) {
@@ -216,7 +217,8 @@ int ks_schema_equal(const ks_schema *a, const ks_schema *b) {
       a->nDelim != b->nDelim || a->nSalt != b->nSalt ||
       a->nFamily != b->nFamily || a->nQual != b->nQual ||
       a->iSync != b->iSync || a->bHistory != b->bHistory ||
-      a->iZstdLevel != b->iZstdLevel || a->bKeyClause != b->bKeyClause) {
+      a->iZstdLevel != b->iZstdLevel || a->bKeyClause != b->bKeyClause ||
+      a->nCacheBytes != b->nCacheBytes) {
     return 0;
   }
   if (memcmp(a->aDelim, b->aDelim, (size_t)a->nDelim) != 0) return 0;
@@ -431,6 +433,20 @@ int ks_schema_text(const ks_schema *s, char **pzText) {
   if (rc == WCS_OK && s->iZstdLevel >= 0) {
     rc = SEP();
     if (rc == WCS_OK) rc = putf(&b, "COMPRESSION %lld", s->iZstdLevel);
+  }
+  if (rc == WCS_OK && s->nCacheBytes >= 0) {
+    /* in the largest unit that divides it */
+    static const char *const azUnit[] = {"B", "KiB", "MiB", "GiB"};
+    int64_t v = s->nCacheBytes;
+    int iUnit = 0;
+    while (iUnit < 3 && v > 0 && v % 1024 == 0) {
+      v /= 1024;
+      iUnit++;
+    }
+    char z[64];
+    snprintf(z, sizeof z, "CACHE '%lld%s'", (long long)v, azUnit[iUnit]);
+    rc = SEP();
+    if (rc == WCS_OK) rc = putStr(&b, z);
   }
   if (rc == WCS_OK && s->bHistory) {
     rc = SEP();

@@ -184,6 +184,7 @@ typedef struct ks_schema {
   int iSync;      /* SYNC: -1 unset, else WCS_SYNC_OFF/NORMAL/FULL */
   int bHistory;   /* HISTORY: one row per cell (DESIGN.md §7) */
   int iZstdLevel; /* COMPRESSION n: -1 unset, else 0..19 (0 = none) */
+  int64_t nCacheBytes; /* CACHE 'size': -1 unset, else bytes */
   int bKeyClause; /* a KEY clause was given (nField > 0) */
   int nClause;    /* clauses parsed; 1 with only TABLE 'x' means
                   ** "attach to the stored schema" */
@@ -210,7 +211,7 @@ int ks_parse_text(const char *zText, ks_schema **ppSchema, char **pzErr);
 void ks_schema_free(ks_schema *pSchema);
 
 /* The canonical text of a schema: clauses in a fixed order (KEY, FAMILY...,
-** STORE, TABLE, SYNC, COMPRESSION, HISTORY), every encoding spelled out,
+** STORE, TABLE, SYNC, COMPRESSION, CACHE, HISTORY), every encoding spelled out,
 ** names quoted only when needed. *pzText is malloc'd (caller frees).
 ** ks_parse_text(text) yields a schema for which ks_schema_equal is true. */
 int ks_schema_text(const ks_schema *pSchema, char **pzText);

@@ -2324,10 +2324,11 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
   n = snprintf(aLine, sizeof aLine,
                "],\"open_files\":%d,\"readers\":%d,\"reader_bytes\":%llu,"
                "\"file_reopens\":%llu,\"index_hits\":%llu,"
-               "\"index_misses\":%llu",
+               "\"index_misses\":%llu,\"cache_budget\":%llu",
                nOpenFiles, nReaders, (unsigned long long)nHeld,
                (unsigned long long)nReopen, (unsigned long long)nMetaHit,
-               (unsigned long long)nMetaMiss);
+               (unsigned long long)nMetaMiss,
+               (unsigned long long)db->opt.nCache);
   if (wcs_buf_append(&b, aLine, (size_t)n)) goto nomem;
   pthread_mutex_lock(&db->mu);
   if (db->pWal) nWal = wal_writer_size(db->pWal);

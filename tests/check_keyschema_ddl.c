@@ -78,6 +78,11 @@ static const struct {
     {"TABLE 'metrics', HISTORY", "TABLE 'metrics', HISTORY"},
     {"SYNC off", "SYNC OFF"},
     {"COMPRESSION 19 -- a comment", "COMPRESSION 19"},
+    {"CACHE '256MiB'", "CACHE '256MiB'"},
+    {"CACHE '2g', COMPRESSION 3", "COMPRESSION 3, CACHE '2GiB'"},
+    {"cache '1048576'", "CACHE '1MiB'"},
+    {"CACHE '1536 KB'", "CACHE '1536KiB'"},
+    {"CACHE '1048577B'", "CACHE '1048577B'"},
     {"/* leading comment */ KEY (a STRING)", "KEY (a STRING)"},
     {"KEY (a STRING) SALT 1", "KEY (a STRING) SALT 1"},
 };
@@ -93,7 +98,7 @@ static const struct {
      "near \"'#'\": syntax error; expected BY"},
     {WCS_ERROR, "FAMLY x",
      "near \"FAMLY\": syntax error; expected KEY, FAMILY, STORE, TABLE, SYNC, "
-     "HISTORY, COMPRESSION or the end of the clause"},
+     "HISTORY, COMPRESSION, CACHE or the end of the clause"},
     {WCS_SCHEMA, "KEY (a INT64 LITTLE ENDIAN)",
      "near \"LITTLE\": unknown encoding; expected BIG ENDIAN, ORDERED CODE, "
      "DECIMAL(n) or REVERSED DECIMAL(n)"},
@@ -224,6 +229,23 @@ static const struct {
      "none)"},
     {WCS_SCHEMA, "COMPRESSION 3, COMPRESSION 4",
      "near \"COMPRESSION\": COMPRESSION is given twice"},
+    {WCS_SCHEMA, "CACHE '64 furlongs'",
+     "near \"'64 furlongs'\": bad CACHE size '64 furlongs'; expected a "
+     "number of bytes with an optional unit, e.g. '256MiB' (units B, KiB, "
+     "MiB, GiB)"},
+    {WCS_SCHEMA, "CACHE 'MiB'",
+     "near \"'MiB'\": bad CACHE size 'MiB'; expected a number of bytes with "
+     "an optional unit, e.g. '256MiB' (units B, KiB, MiB, GiB)"},
+    {WCS_SCHEMA, "CACHE '1000KiB'",
+     "near \"'1000KiB'\": CACHE size '1000KiB' is out of range; give 1MiB "
+     "to 1024GiB"},
+    {WCS_SCHEMA, "CACHE '2000GiB'",
+     "near \"'2000GiB'\": CACHE size '2000GiB' is out of range; give 1MiB "
+     "to 1024GiB"},
+    {WCS_SCHEMA, "CACHE '1MiB', CACHE '2MiB'",
+     "near \"CACHE\": CACHE is given twice"},
+    {WCS_ERROR, "CACHE 64",
+     "near \"64\": syntax error; expected a 'quoted' string"},
     {WCS_SCHEMA, "HISTORY, HISTORY",
      "near \"HISTORY\": HISTORY is given twice"},
     {WCS_SCHEMA, "KEY (value STRING), HISTORY",
@@ -246,7 +268,7 @@ static const struct {
      "near the end of a clause: syntax error; expected \",\" or \")\""},
     {WCS_ERROR, "KEY (a STRING),",
      "near the end of a clause: syntax error; expected KEY, FAMILY, STORE, "
-     "TABLE, SYNC, HISTORY or COMPRESSION"},
+     "TABLE, SYNC, HISTORY, COMPRESSION or CACHE"},
     {WCS_ERROR, "FAMILY 'x'", "near \"'x'\": syntax error; expected a name"},
     {WCS_SCHEMA,
      "KEY (a STRING) DELIMITED BY "
@@ -365,8 +387,8 @@ START_TEST(test_ddl_args_reject_an_empty_clause) {
   char *zErr = NULL;
   ck_assert_int_eq(ks_parse_args(2, azArg, &s, &zErr), WCS_ERROR);
   ck_assert_str_eq(zErr, "near the end of a clause: syntax error; expected "
-                         "KEY, FAMILY, STORE, TABLE, SYNC, HISTORY or "
-                         "COMPRESSION");
+                         "KEY, FAMILY, STORE, TABLE, SYNC, HISTORY, "
+                         "COMPRESSION or CACHE");
   free(zErr);
 }
 END_TEST

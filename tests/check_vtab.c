@@ -810,6 +810,36 @@ START_TEST(test_store_beside_database_and_reopen) {
 }
 END_TEST
 
+START_TEST(test_cache_clause_sizes_the_store_block_cache) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  const char *zBudget =
+      "SELECT json_extract(wcs_stats(), '$.stores[0].stats.cache_budget')";
+  sqlite3 *db = openDb(zDb);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (a STRING), FAMILY f, "
+         "CACHE '8MiB')");
+  CHECK(db, zBudget, "8388608");
+  OK(db, "INSERT INTO t(a, f) VALUES ('x', '{\"q\":\"v\"}')");
+  sqlite3_close(db);
+  /* a new connection opens the store with the declared budget again */
+  db = openDb(zDb);
+  CHECK(db, "SELECT a FROM t", "x");
+  CHECK(db, zBudget, "8388608");
+  sqlite3_close(db);
+  /* without the clause: the default 64 MiB */
+  db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE u USING wcs(KEY (a STRING), FAMILY f)");
+  CHECK(db, zBudget, "67108864");
+  CHECK_ERR(db,
+            "CREATE VIRTUAL TABLE v USING wcs(KEY (a STRING), FAMILY f, "
+            "CACHE '12 parsecs')",
+            "bad CACHE size '12 parsecs'");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* Rows read and cells written in a table's saved key-distribution
 ** counters, as a later process sees them. */
 static void heatTotals(const char *zStore, const char *zTable, uint64_t *pnRead,
@@ -959,6 +989,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_write_functions);
   tcase_add_test(tc, test_table_clause_attaches_and_drop_rule);
   tcase_add_test(tc, test_store_beside_database_and_reopen);
+  tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
   tcase_add_test(tc, test_store_clause_and_two_connections);
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);

@@ -261,6 +261,9 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
   if (zPath == NULL) opt.bInMemory = 1;
   if (pArgs && pArgs->iSync >= 0) opt.iSync = pArgs->iSync;
   if (pArgs && pArgs->iZstdLevel >= 0) opt.iZstdLevel = pArgs->iZstdLevel;
+  if (pArgs && pArgs->nCacheBytes >= 0) {
+    opt.nCache = (size_t)pArgs->nCacheBytes;
+  }
   rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
   if (rc != WCS_OK) {
     *pzErr = sqlite3_mprintf(
@@ -483,7 +486,8 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
 }
 
 /* The schema text to create a store table with: only what the store
-** keeps (KEY, FAMILY, COMPRESSION). */
+** keeps (KEY, FAMILY, COMPRESSION; not SYNC or CACHE, settings of the open
+** store). */
 static int createText(const ks_schema *pArgs, char **pzText) {
   ks_schema *pCopy = NULL;
   int rc = ks_schema_dup(pArgs, &pCopy);
@@ -493,6 +497,7 @@ static int createText(const ks_schema *pArgs, char **pzText) {
     pCopy->zStore = NULL;
     pCopy->zTable = NULL;
     pCopy->iSync = -1;
+    pCopy->nCacheBytes = -1;
     pCopy->bHistory = 0;
     rc = ks_schema_text(pCopy, pzText);
   }
