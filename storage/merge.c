@@ -405,6 +405,20 @@ const wcs_frag *frags_find(const wcs_frags *f, const uint8_t *pKey,
   return fr;
 }
 
+int frags_first_after(const wcs_frags *f, const uint8_t *pLo, size_t nLo) {
+  int lo = 0, hi = f->n;
+  while (pLo && lo < hi) {
+    int mid = (lo + hi) / 2;
+    const wcs_frag *m = &f->a[mid];
+    if (m->pEnd && wcs_ukey_cmp(m->pEnd, m->nEnd, pLo, nLo) <= 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 void frags_free(wcs_frags *f) {
   free(f->a);
   free(f->aPool);

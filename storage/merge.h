@@ -44,6 +44,10 @@ typedef struct wcs_frags {
 int frags_build(wcs_frags *, const sst_rangedel *aDel, int nDel);
 /* The fragment holding user key k, or NULL. */
 const wcs_frag *frags_find(const wcs_frags *, const uint8_t *pKey, size_t nKey);
+/* Index of the first fragment ending after key pLo (pLo NULL: 0); n if
+** none. With the following ones up to a bound, the fragments that can
+** overlap a range starting at pLo. */
+int frags_first_after(const wcs_frags *, const uint8_t *pLo, size_t nLo);
 void frags_free(wcs_frags *);
 
 #endif /* WCS_MERGE_H */

@@ -198,17 +198,8 @@ static int delHit(void *pCtx, const sst_rangedel *d) {
 /* Does a fragment of f newer than iMinSeq overlap [lo, hi)? */
 static int fragsOverlap(const wcs_frags *fr, const uint8_t *pLo, size_t nLo,
                         const uint8_t *pHi, size_t nHi, uint64_t iMinSeq) {
-  int lo = 0, hi = fr->n, k;
-  while (lo < hi) { /* the first fragment ending after lo */
-    int mid = (lo + hi) / 2;
-    const wcs_frag *m = &fr->a[mid];
-    if (m->pEnd && wcs_ukey_cmp(m->pEnd, m->nEnd, pLo, nLo) <= 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  for (k = lo; k < fr->n; k++) {
+  int k;
+  for (k = frags_first_after(fr, pLo, nLo); k < fr->n; k++) {
     const wcs_frag *m = &fr->a[k];
     if (pHi && wcs_ukey_cmp(m->pStart, m->nStart, pHi, nHi) >= 0) break;
     if (m->aSeq[0] > iMinSeq) return 1; /* aSeq is descending */

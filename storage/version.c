@@ -920,23 +920,13 @@ int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
     for (j = 0; rc == WCS_OK && j < v->anFile[i]; j++) {
       wcs_fmeta *f = v->aaFile[i][j];
       const wcs_frags *fr = &f->frags;
-      int lo = 0, hi;
       if (fr->n == 0 || f->minSeq > snap ||
           !fmeta_overlaps(f, pLo, nLo, pHi, nHi)) {
         continue;
       }
-      /* fragments are disjoint and sorted: the first ending after lo */
-      hi = fr->n;
-      while (pLo && lo < hi) {
-        int mid = (lo + hi) / 2;
-        const wcs_frag *m = &fr->a[mid];
-        if (m->pEnd && wcs_ukey_cmp(m->pEnd, m->nEnd, pLo, nLo) <= 0) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      for (k = lo; rc == WCS_OK && k < fr->n; k++) {
+      /* fragments are disjoint and sorted */
+      for (k = frags_first_after(fr, pLo, nLo); rc == WCS_OK && k < fr->n;
+           k++) {
         const wcs_frag *m = &fr->a[k];
         sst_rangedel d;
         if (pHi && wcs_ukey_cmp(m->pStart, m->nStart, pHi, nHi) >= 0) break;

@@ -558,6 +558,34 @@ static unsigned long long stat_of(Fx *f, const char *zName) {
   return n;
 }
 
+/* Open f on a new store whose compaction filter is the gate g around an
+** engine GC filter, at the fixed clock, with table t of schema zSchema. */
+static void gate_open(Fx *f, Gate *g, const char *zTag, const char *zSchema) {
+  wcs_options o;
+  char *zErr = NULL;
+  char zPath[1024];
+  int rc;
+  memset(f, 0, sizeof(*f));
+  memset(g, 0, sizeof(*g));
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_cond_init(&g->cv, NULL);
+  ck_assert_int_eq(gcf_new(&g->pGc), WCS_OK);
+  f->zDir = strdup(tu_tmpdir(zTag));
+  snprintf(zPath, sizeof(zPath), "%s/store", f->zDir);
+  wcs_options_init(&o);
+  o.nL0Trigger = 2;
+  o.xCompactionFilter = gate_filter;
+  o.pFilterCtx = g;
+  rc = wcs_engine_open_path(&f->e, zPath, &o, &zErr);
+  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "?");
+  /* the engine frees it at close, after the store */
+  ck_assert_int_eq(gcf_bind(g->pGc, f->e), WCS_OK);
+  gNow = T0;
+  wcs_engine_set_clock(f->e, fixed_now, NULL);
+  rc = wcs_table_create(f->e, "t", zSchema, &f->t);
+  ck_assert_msg(rc == WCS_OK, "create: %s", wcs_engine_errmsg(f->e));
+}
+
 /*
 ** A background compaction of level 0 is held inside its filter while a
 ** DeleteFromColumn of row00/q0's newest version goes to the memtable:
@@ -572,31 +600,11 @@ static unsigned long long stat_of(Fx *f, const char *zName) {
 static void memtable_case(int eMode) {
   Fx f;
   Gate g;
-  wcs_options o;
   wcs_snapshot *pSnap = NULL;
-  char *zErr = NULL, *z;
-  char zPath[1024];
+  char *z;
   unsigned long long nComp0, nRerun0;
-  int rc, nWait;
-  memset(&f, 0, sizeof(f));
-  memset(&g, 0, sizeof(g));
-  pthread_mutex_init(&g.mu, NULL);
-  pthread_cond_init(&g.cv, NULL);
-  ck_assert_int_eq(gcf_new(&g.pGc), WCS_OK);
-  f.zDir = strdup(tu_tmpdir("engine_gc_gate"));
-  snprintf(zPath, sizeof(zPath), "%s/store", f.zDir);
-  wcs_options_init(&o);
-  o.nL0Trigger = 2;
-  o.xCompactionFilter = gate_filter;
-  o.pFilterCtx = &g;
-  rc = wcs_engine_open_path(&f.e, zPath, &o, &zErr);
-  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "?");
-  /* the engine frees it at close, after the store */
-  ck_assert_int_eq(gcf_bind(g.pGc, f.e), WCS_OK);
-  gNow = T0;
-  wcs_engine_set_clock(f.e, fixed_now, NULL);
-  rc = wcs_table_create(f.e, "t", "FAMILY f MAX VERSIONS 2", &f.t);
-  ck_assert_msg(rc == WCS_OK, "create: %s", wcs_engine_errmsg(f.e));
+  int nWait;
+  gate_open(&f, &g, "engine_gc_gate", "FAMILY f MAX VERSIONS 2");
   write_versions(&f, "f");
   ck_assert_int_eq(wcs_db_flush(wcs_engine_db(f.e)), WCS_OK);
   nComp0 = stat_of(&f, "compactions");
@@ -672,29 +680,10 @@ static void write_many(Fx *f, int nRow) {
 START_TEST(test_many_cleared_ranges_then_a_delete) {
   Fx f;
   Gate g;
-  wcs_options o;
-  char *zErr = NULL, *z;
-  char zPath[1024];
+  char *z;
   unsigned long long nComp0, nRerun0;
-  int rc, nWait;
-  memset(&f, 0, sizeof(f));
-  memset(&g, 0, sizeof(g));
-  pthread_mutex_init(&g.mu, NULL);
-  pthread_cond_init(&g.cv, NULL);
-  ck_assert_int_eq(gcf_new(&g.pGc), WCS_OK);
-  f.zDir = strdup(tu_tmpdir("engine_gc_many"));
-  snprintf(zPath, sizeof(zPath), "%s/store", f.zDir);
-  wcs_options_init(&o);
-  o.nL0Trigger = 2;
-  o.xCompactionFilter = gate_filter;
-  o.pFilterCtx = &g;
-  rc = wcs_engine_open_path(&f.e, zPath, &o, &zErr);
-  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "?");
-  ck_assert_int_eq(gcf_bind(g.pGc, f.e), WCS_OK);
-  gNow = T0;
-  wcs_engine_set_clock(f.e, fixed_now, NULL);
-  rc = wcs_table_create(f.e, "t", "FAMILY f MAX VERSIONS 1", &f.t);
-  ck_assert_msg(rc == WCS_OK, "create: %s", wcs_engine_errmsg(f.e));
+  int nWait;
+  gate_open(&f, &g, "engine_gc_many", "FAMILY f MAX VERSIONS 1");
   write_many(&f, 3000);
   ck_assert_int_eq(wcs_db_flush(wcs_engine_db(f.e)), WCS_OK);
   nComp0 = stat_of(&f, "compactions");
