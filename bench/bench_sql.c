@@ -4,7 +4,7 @@
 ** measured side by side in one run (issue 5's benchmark table).
 **
 ** USAGE
-**   bench_sql [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] [-q SCALE] [-v]
+**   bench_sql [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] [-q SCALE] [-c SIZE] [-v]
 **
 **   -n ROWS   rows loaded (default 2000000); rounded to a whole number of
 **             ids: 4 device types x ids x 365 days
@@ -15,6 +15,8 @@
 **             those of the result table: sorted,random,point,prefix,range,
 **             agg,skip,desc10,bytes,raw)
 **   -q SCALE  multiply the number of queries per workload (default 1.0)
+**   -c SIZE   give the wcs table CACHE 'SIZE' (e.g. 256MiB): its store's
+**             block cache budget (default: the store's 64 MiB)
 **   -v        print each run's numbers as they come
 **
 ** EXAMPLE
@@ -316,12 +318,21 @@ static void engOpen(Eng *e) {
               "PRAGMA cache_size=-131072");
 }
 
+static const char *gzCache; /* -c: wcs's CACHE clause, or NULL */
+
 static void engCreate(Eng *e) {
   if (e->bWcs) {
-    exec(e->db,
-         "CREATE VIRTUAL TABLE m USING wcs(KEY (device STRING, id STRING, "
-         "day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY stats (cpu INT64, "
-         "mem INT64), FAMILY meta (note STRING), SYNC NORMAL)");
+    char *zCache = gzCache ? sqlite3_mprintf(", CACHE %Q", gzCache)
+                           : sqlite3_mprintf("");
+    char *zSql = sqlite3_mprintf(
+        "CREATE VIRTUAL TABLE m USING wcs(KEY (device STRING, id STRING, "
+        "day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY stats (cpu INT64, "
+        "mem INT64), FAMILY meta (note STRING), SYNC NORMAL%s)",
+        zCache ? zCache : "");
+    sqlite3_free(zCache);
+    if (zSql == NULL) die("out of memory");
+    exec(e->db, zSql);
+    sqlite3_free(zSql);
   } else {
     exec(e->db,
          "CREATE TABLE m(device TEXT, id TEXT, day INTEGER, cpu INTEGER, "
@@ -698,6 +709,8 @@ int main(int argc, char **argv) {
       zDir = argv[++i];
     else if (strcmp(z, "-q") == 0 && i + 1 < argc)
       qScale = atof(argv[++i]);
+    else if (strcmp(z, "-c") == 0 && i + 1 < argc)
+      gzCache = argv[++i];
     else if (strcmp(z, "-v") == 0)
       bVerbose = 1;
     else if (strcmp(z, "-w") == 0 && i + 1 < argc) {
@@ -715,7 +728,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] "
-              "[-q SCALE] [-v]\n",
+              "[-q SCALE] [-c SIZE] [-v]\n",
               argv[0]);
       return 2;
     }
