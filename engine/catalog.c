@@ -939,8 +939,7 @@ int wcs_table_alter(wcs_engine *pEng, const char *zName,
       e.n = 0;
       rc = eng_put_prefix(&k, d->iTid, iFid);
       if (rc == WCS_OK) {
-        rc = iFid == 0xFFFF ? eng_put_prefix(&e, d->iTid + 1, 0)
-                            : eng_put_prefix(&e, d->iTid, (uint16_t)(iFid + 1));
+        rc = eng_put_family_end(&e, d->iTid, iFid);
       }
       if (rc == WCS_OK) rc = wcs_batch_delete_range(pBatch, k.a, k.n, e.a, e.n);
     }

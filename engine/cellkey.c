@@ -44,6 +44,11 @@ int eng_escape_term(wcs_buf *pOut, const void *p, size_t n) {
   return rc;
 }
 
+int eng_put_family_end(wcs_buf *pOut, uint32_t iTid, uint16_t iFid) {
+  if (iFid == 0xFFFF) return eng_put_prefix(pOut, iTid + 1, 0);
+  return eng_put_prefix(pOut, iTid, (uint16_t)(iFid + 1));
+}
+
 int eng_put_prefix(wcs_buf *pOut, uint32_t iTid, uint16_t iFid) {
   uint8_t a[ENG_PREFIX_BYTES];
   a[0] = (uint8_t)(iTid >> 24);

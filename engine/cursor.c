@@ -906,10 +906,8 @@ static int stream_bounds(wcs_cursor *c, int i, int bPoint) {
       if (rc == WCS_OK) {
         rc = wcs_buf_append(&c->upper, HI(c->nRange - 1), NHI(c->nRange - 1));
       }
-    } else if (iFid == 0xFFFF) {
-      rc = eng_put_prefix(&c->upper, d->iTid + 1, 0);
     } else {
-      rc = eng_put_prefix(&c->upper, d->iTid, (uint16_t)(iFid + 1));
+      rc = eng_put_family_end(&c->upper, d->iTid, iFid);
     }
   }
   if (rc == WCS_OK && bPoint) {

@@ -56,6 +56,9 @@ int eng_escape(wcs_buf *pOut, const void *p, size_t n);
 int eng_escape_term(wcs_buf *pOut, const void *p, size_t n);
 /* Append the 6-byte family prefix. */
 int eng_put_prefix(wcs_buf *pOut, uint32_t iTid, uint16_t iFid);
+/* Append the exclusive end of family iFid's key range: the next family's
+** prefix, or the next table's for the last possible family id. */
+int eng_put_family_end(wcs_buf *pOut, uint32_t iTid, uint16_t iFid);
 /* Append the full cell key. */
 int eng_cell_key(wcs_buf *pOut, uint32_t iTid, uint16_t iFid, const void *pRow,
                  size_t nRow, const void *pQual, size_t nQual, int64_t iTs);

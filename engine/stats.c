@@ -279,9 +279,7 @@ static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
     lo.n = hi.n = 0;
     rc = eng_put_prefix(&lo, d->iTid, f->iFid);
     if (rc == WCS_OK) {
-      rc = f->iFid == 0xFFFF
-               ? eng_put_prefix(&hi, d->iTid + 1, 0)
-               : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+      rc = eng_put_family_end(&hi, d->iTid, f->iFid);
     }
     if (rc == WCS_OK)
       rc = wcs_db_approximate(db, lo.a, lo.n, hi.a, hi.n, &nb, NULL);
@@ -295,9 +293,7 @@ static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
     lo.n = hi.n = 0;
     rc = eng_put_prefix(&lo, d->iTid, f->iFid);
     if (rc == WCS_OK) {
-      rc = f->iFid == 0xFFFF
-               ? eng_put_prefix(&hi, d->iTid + 1, 0)
-               : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+      rc = eng_put_family_end(&hi, d->iTid, f->iFid);
     }
   }
   if (rc == WCS_OK && iBest >= 0 && nBest >= ENG_HEAT_SEED_BYTES) {
@@ -359,9 +355,7 @@ static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
       lo.n = hi.n = 0;
       rc = eng_put_prefix(&lo, d->iTid, f->iFid);
       if (rc == WCS_OK) {
-        rc = f->iFid == 0xFFFF
-                 ? eng_put_prefix(&hi, d->iTid + 1, 0)
-                 : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+        rc = eng_put_family_end(&hi, d->iTid, f->iFid);
       }
       if (rc == WCS_OK) {
         rc = view_new(&v, db, NULL, NULL, lo.a, lo.n, hi.a, hi.n, NULL, 0, 0);
@@ -704,9 +698,7 @@ static int keys_per_row(wcs_table *pTab, const EngFamily *f, double *pKpr) {
   pthread_mutex_unlock(&s->mu);
   rc = eng_put_prefix(&lo, pTab->pDef->iTid, f->iFid);
   if (rc == WCS_OK) {
-    rc = f->iFid == 0xFFFF
-             ? eng_put_prefix(&hi, pTab->pDef->iTid + 1, 0)
-             : eng_put_prefix(&hi, pTab->pDef->iTid, (uint16_t)(f->iFid + 1));
+    rc = eng_put_family_end(&hi, pTab->pDef->iTid, f->iFid);
   }
   if (rc == WCS_OK) {
     rc = view_new(&v, pTab->pEng->db, NULL, NULL, lo.a, lo.n, hi.a, hi.n, NULL,
@@ -805,9 +797,7 @@ int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
       if (rc == WCS_OK) rc = wcs_buf_append(&s, lo.a, lo.n);
       if (rc == WCS_OK) {
         if (bHiOpen) {
-          rc = f->iFid == 0xFFFF
-                   ? eng_put_prefix(&e, d->iTid + 1, 0)
-                   : eng_put_prefix(&e, d->iTid, (uint16_t)(f->iFid + 1));
+          rc = eng_put_family_end(&e, d->iTid, f->iFid);
         } else {
           rc = eng_put_prefix(&e, d->iTid, f->iFid);
           if (rc == WCS_OK) rc = wcs_buf_append(&e, hi.a, hi.n);
@@ -854,9 +844,7 @@ int wcs_table_approximate(wcs_table *pTab, uint64_t *pnBytes,
     lo.n = hi.n = 0;
     rc = eng_put_prefix(&lo, d->iTid, f->iFid);
     if (rc == WCS_OK) {
-      rc = f->iFid == 0xFFFF
-               ? eng_put_prefix(&hi, d->iTid + 1, 0)
-               : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+      rc = eng_put_family_end(&hi, d->iTid, f->iFid);
     }
     if (rc == WCS_NOMEM) {
       eng_err(rc, "out of memory");
@@ -992,9 +980,7 @@ static int gc_family(wcs_engine *pEng, const EngDef *d, const EngFamily *f,
   int rc;
   rc = eng_put_prefix(&lo, d->iTid, f->iFid);
   if (rc == WCS_OK) {
-    rc = f->iFid == 0xFFFF
-             ? eng_put_prefix(&hi, d->iTid + 1, 0)
-             : eng_put_prefix(&hi, d->iTid, (uint16_t)(f->iFid + 1));
+    rc = eng_put_family_end(&hi, d->iTid, f->iFid);
   }
   if (rc == WCS_OK) rc = wcs_batch_new(&pBatch);
   if (rc == WCS_OK) {

@@ -1189,8 +1189,7 @@ static int delete_span(wcs_txn *t, wcs_table *pTab, const uint8_t *pLo,
     if (rc == WCS_OK) rc = wcs_buf_append(&s, pLo, nLo);
     if (rc == WCS_OK) {
       if (bHiOpen) {
-        if (iFid == 0xFFFF) rc = eng_put_prefix(&e, pDef->iTid + 1, 0);
-        else rc = eng_put_prefix(&e, pDef->iTid, (uint16_t)(iFid + 1));
+        rc = eng_put_family_end(&e, pDef->iTid, iFid);
       } else {
         rc = eng_put_prefix(&e, pDef->iTid, iFid);
         if (rc == WCS_OK) rc = wcs_buf_append(&e, pHi, nHi);

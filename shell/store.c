@@ -207,14 +207,15 @@ static int store_engine(Shell *p, const char *zStore, wcs_engine **ppEng) {
   return 0;
 }
 
-int shell_table_store(Shell *p, const char *zName, int bCreate,
-                      wcs_engine **ppEng, char **pzTable, int *pbHistory) {
+/* Look zName up in sqlite_schema and, if it is a wcs virtual table, set
+** *pzTable, *pbHistory and (pzStore not NULL) *pzStore from its
+** declaration. Returns nonzero after reporting a failed lookup. */
+static int schema_target(Shell *p, const char *zName, char **pzTable,
+                         int *pbHistory, char **pzStore) {
   sqlite3_stmt *pStmt = 0;
-  char *zStore = 0;
   int rc;
   *pzTable = 0;
   *pbHistory = 0;
-  *ppEng = 0;
   rc = sqlite3_prepare_v2(p->db,
                           "SELECT name, sql FROM sqlite_schema "
                           "WHERE type='table' AND name=?1 COLLATE NOCASE",
@@ -224,9 +225,18 @@ int shell_table_store(Shell *p, const char *zName, int bCreate,
   if (sqlite3_step(pStmt) == SQLITE_ROW) {
     vtab_target((const char *)sqlite3_column_text(pStmt, 0),
                 (const char *)sqlite3_column_text(pStmt, 1), pzTable, pbHistory,
-                &zStore);
+                pzStore);
   }
   sqlite3_finalize(pStmt);
+  return 0;
+}
+
+int shell_table_store(Shell *p, const char *zName, int bCreate,
+                      wcs_engine **ppEng, char **pzTable, int *pbHistory) {
+  char *zStore = 0;
+  int rc;
+  *ppEng = 0;
+  if (schema_target(p, zName, pzTable, pbHistory, &zStore)) return 1;
   rc =
       zStore ? store_engine(p, zStore, ppEng) : shell_engine(p, bCreate, ppEng);
   free(zStore);
@@ -239,23 +249,7 @@ int shell_table_store(Shell *p, const char *zName, int bCreate,
 
 int shell_store_table(Shell *p, const char *zName, char **pzTable,
                       int *pbHistory) {
-  sqlite3_stmt *pStmt = 0;
-  int rc;
-  *pzTable = 0;
-  *pbHistory = 0;
-  rc = sqlite3_prepare_v2(p->db,
-                          "SELECT name, sql FROM sqlite_schema "
-                          "WHERE type='table' AND name=?1 COLLATE NOCASE",
-                          -1, &pStmt, 0);
-  if (rc != SQLITE_OK) return shell_error(p, "%s", sqlite3_errmsg(p->db));
-  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
-  if (sqlite3_step(pStmt) == SQLITE_ROW) {
-    vtab_target((const char *)sqlite3_column_text(pStmt, 0),
-                (const char *)sqlite3_column_text(pStmt, 1), pzTable, pbHistory,
-                0);
-  }
-  sqlite3_finalize(pStmt);
-  return 0;
+  return schema_target(p, zName, pzTable, pbHistory, 0);
 }
 
 int shell_open_table(Shell *p, const char *zName, wcs_table **ppTab) {
