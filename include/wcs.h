@@ -300,6 +300,33 @@ void wcs_iter_free(wcs_iter *pIter);
 int wcs_iter_refresh(wcs_iter *pIter);
 
 /*
+** Give the iterator new options — bounds, prefix, snapshot, cache option —
+** as if it were freed and made again with wcs_iter_new(db, pOpt), keeping
+** what it can: so that a prepared point read or short scan moves one
+** iterator from row to row. pOpt NULL means no bounds and the latest
+** state. The iterator is left unpositioned: call a seek/first/last next.
+**
+** Cheap when no memtable switch, flush or compaction has happened since
+** the iterator was made or last re-pinned: it keeps its memtable
+** children, and keeps the iterator of every sorted file the new range
+** selects again, with that file's index and filter pinned and its last
+** data block loaded; a file whose bloom filter rules out the new prefix
+** is left out by one probe of the filter it already holds. Only range
+** tombstones are collected again (nothing to do when there are none).
+** No allocation then, unless the new range spans several files of one
+** level or buffers must grow. Otherwise it re-pins the current memtables
+** and files, as wcs_iter_new does.
+**
+** Returns WCS_OK, or WCS_NOMEM / WCS_IOERR / WCS_CORRUPT; then, as after
+** a failed wcs_iter_refresh(), every move returns that code until a
+** retarget or refresh succeeds, and it must still be freed with
+** wcs_iter_free(). The option keys are copied (they may be borrowed from
+** this iterator); keys and values borrowed from it before the call are
+** invalid after it.
+*/
+int wcs_iter_retarget(wcs_iter *pIter, const wcs_iter_options *pOpt);
+
+/*
 ** 1 if the iterator still reads the store's current memtables and files:
 ** no memtable switch, flush or compaction has been installed since it was
 ** made or last re-pinned by wcs_iter_refresh(); else 0. A compaction

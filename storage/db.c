@@ -1142,15 +1142,24 @@ struct wcs_iter {
   wcs_db *db;
   SuperVersion *sv;     /* pinned */
   uint64_t snap;        /* read at this seq */
-  wcs_iiter *pM;        /* merged internal stream */
+  wcs_iiter *pM;        /* merged internal stream over apKid; NULL: not
+                        ** built (a failed refresh or retarget) */
+  wcs_iiter *apMem[MAX_IMM + 1]; /* memtable children (owned) */
+  int nMem;                      /* entries of apMem */
+  wcs_viters vi;                 /* file children (owned), per target */
+  wcs_iiter **apKid;             /* the merged stream's children */
+  int nKidAlloc;                 /* entries apKid has room for */
   wcs_buf lower, upper; /* effective bounds (owned copies) */
   int bLower, bUpper;   /* bound present */
   wcs_buf prefix;       /* the prefix option (for bloom skipping) */
   int bPrefix;
   wcs_buf bloomPre;    /* a bloom prefix every key in bounds shares */
   int bBloomPre;       /* bloomPre set: files it rules out are skipped */
+  wcs_buf spare[3];    /* the next lower, upper and prefix, built apart
+                       ** from the current ones (options may point into
+                       ** them) and then swapped in */
   int bNoFill;         /* the bNoCacheFill option */
-  uint64_t nMemDel;    /* range tombstones of sv->pMem when children built */
+  uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
   int bMemSkipped;     /* sv->pMem was empty then: it has no child */
   sst_rangedel *aDel;  /* tombstones visible at snap (borrowed keys) */
   wcs_frags frags;     /* their fragments; aSeq[0] is the newest */
@@ -1161,7 +1170,8 @@ struct wcs_iter {
   size_t nKey;
   const uint8_t *pVal; /* current value */
   size_t nVal;
-  wcs_buf seekKey; /* scratch internal key */
+  wcs_buf seekKey; /* scratch internal key; also scratch while bounds
+                   ** are set */
   int rc;          /* sticky error */
   char *zErr;
 };
@@ -1334,8 +1344,10 @@ static int iterStart(wcs_iter *it) {
 ** the caller gave bounds rather than a prefix (a row's cells, say). */
 static int iterBoundsPrefix(wcs_iter *it) {
   const wcs_options *pOpt = &it->db->opt;
-  wcs_buf succ = {0};
-  int n, s, rc = WCS_OK;
+  wcs_buf *succ = &it->seekKey;
+  int n, s;
+  it->bloomPre.n = 0;
+  it->bBloomPre = 0;
   if (it->bPrefix) {
     return wcs_buf_append(&it->bloomPre, it->prefix.a, it->prefix.n)
                ? WCS_NOMEM
@@ -1345,24 +1357,75 @@ static int iterBoundsPrefix(wcs_iter *it) {
   n = pOpt->xBloomPrefix(it->lower.a, (int)it->lower.n);
   if (n <= 0 || (size_t)n > it->lower.n) return WCS_OK;
   if (pOpt->xBloomPrefix(it->lower.a, n) != n) return WCS_OK;
-  s = prefixSuccessor(it->lower.a, (size_t)n, &succ);
-  if (s < 0) rc = WCS_NOMEM;
+  s = prefixSuccessor(it->lower.a, (size_t)n, succ);
+  if (s < 0) return WCS_NOMEM;
   /* every k with lower <= k < upper <= successor(p) starts with p */
-  if (s > 0 && wcs_ukey_cmp(it->upper.a, it->upper.n, succ.a, succ.n) <= 0) {
-    if (wcs_buf_append(&it->bloomPre, it->lower.a, (size_t)n)) {
-      rc = WCS_NOMEM;
-    } else {
-      it->bBloomPre = 1;
-    }
+  if (s > 0 && wcs_ukey_cmp(it->upper.a, it->upper.n, succ->a, succ->n) <= 0) {
+    if (wcs_buf_append(&it->bloomPre, it->lower.a, (size_t)n)) return WCS_NOMEM;
+    it->bBloomPre = 1;
   }
-  wcs_buf_free(&succ);
-  return rc;
+  return WCS_OK;
 }
 
-/* Drop the merged stream and the tombstones (the super version stays). */
+/* Take bounds, prefix and cache option from o: the range is
+** [max(lower, prefix), min(upper, successor(prefix))). o's keys may point
+** into the iterator's buffers (its current key, say), so the new bounds
+** are built in it->spare and swapped in. No allocation once the buffers
+** have grown. */
+static int iterSetBounds(wcs_iter *it, const wcs_iter_options *o) {
+  wcs_buf *pLo = &it->spare[0], *pHi = &it->spare[1], *pPre = &it->spare[2];
+  wcs_buf t;
+  int bLower = 0, bUpper = 0, bPrefix = 0, rc = WCS_OK;
+  pLo->n = pHi->n = pPre->n = 0;
+  if (o->pLower) {
+    bLower = 1;
+    if (wcs_buf_append(pLo, o->pLower, o->nLower)) rc = WCS_NOMEM;
+  }
+  if (rc == WCS_OK && o->pUpper) {
+    bUpper = 1;
+    if (wcs_buf_append(pHi, o->pUpper, o->nUpper)) rc = WCS_NOMEM;
+  }
+  if (rc == WCS_OK && o->pPrefix && o->nPrefix) {
+    wcs_buf *succ = &it->seekKey;
+    int s;
+    bPrefix = 1;
+    if (wcs_buf_append(pPre, o->pPrefix, o->nPrefix)) rc = WCS_NOMEM;
+    if (rc == WCS_OK &&
+        (!bLower || wcs_ukey_cmp(pLo->a, pLo->n, o->pPrefix, o->nPrefix) < 0)) {
+      bLower = 1;
+      pLo->n = 0;
+      if (wcs_buf_append(pLo, o->pPrefix, o->nPrefix)) rc = WCS_NOMEM;
+    }
+    s = rc == WCS_OK ? prefixSuccessor(o->pPrefix, o->nPrefix, succ) : 0;
+    if (s < 0) rc = WCS_NOMEM;
+    if (rc == WCS_OK && s > 0 &&
+        (!bUpper || wcs_ukey_cmp(succ->a, succ->n, pHi->a, pHi->n) < 0)) {
+      bUpper = 1;
+      pHi->n = 0;
+      if (wcs_buf_append(pHi, succ->a, succ->n)) rc = WCS_NOMEM;
+    }
+  }
+  if (rc != WCS_OK) return rc;
+  t = it->lower, it->lower = *pLo, *pLo = t;
+  t = it->upper, it->upper = *pHi, *pHi = t;
+  t = it->prefix, it->prefix = *pPre, *pPre = t;
+  it->bLower = bLower;
+  it->bUpper = bUpper;
+  it->bPrefix = bPrefix;
+  it->bNoFill = o->bNoCacheFill != 0;
+  return iterBoundsPrefix(it);
+}
+
+/* Drop the merged stream, its children and the tombstones (the super
+** version stays). */
 static void iterUnbuild(wcs_iter *it) {
+  int i;
   if (it->pM) it->pM->pMethods->xClose(it->pM);
   it->pM = NULL;
+  for (i = 0; i < it->nMem; i++)
+    it->apMem[i]->pMethods->xClose(it->apMem[i]);
+  it->nMem = 0;
+  version_iters_clear(&it->vi);
   frags_free(&it->frags);
   memset(&it->frags, 0, sizeof it->frags);
   free(it->aDel);
@@ -1370,45 +1433,44 @@ static void iterUnbuild(wcs_iter *it) {
   it->bValid = 0;
 }
 
-/* Build the merged stream and the visible range tombstones over it->sv at
-** it->snap. On failure returns the code with *pzErr set. */
-static int iterBuild(wcs_iter *it, char **pzErr) {
-  wcs_iiter **apChild = NULL;
-  int nChild = 0, rc = WCS_OK, i;
+/* Aim the built stream at the current bounds: the file children for them
+** (version_iters_target keeps those it can), the memtable children, and
+** the range tombstones visible at it->snap within them. */
+static int iterTarget(wcs_iter *it, char **pzErr) {
+  int nKid = 0, rc, i;
   DelList dl;
-  apChild = malloc(sizeof(wcs_iiter *) * (size_t)(1 + it->sv->nImm));
-  if (apChild == NULL) rc = WCS_NOMEM;
-  it->nMemDel = memtable_rangedel_count(it->sv->pMem);
-  it->bMemSkipped = 0;
-  for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
-    wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
-    /* entries added later are newer than the snapshot: an empty memtable
-    ** contributes nothing */
-    if (memtable_count(m) == 0) {
-      if (i < 0) it->bMemSkipped = 1;
-      continue;
+  frags_free(&it->frags);
+  memset(&it->frags, 0, sizeof it->frags);
+  free(it->aDel);
+  it->aDel = NULL;
+  rc = version_iters_target(it->sv->pVersion, &it->vi,
+                            it->bLower ? it->lower.a : NULL, it->lower.n,
+                            it->bUpper ? it->upper.a : NULL, it->upper.n,
+                            it->bBloomPre ? it->bloomPre.a : NULL,
+                            it->bloomPre.n, !it->bNoFill, pzErr);
+  if (rc == WCS_OK && it->nMem + it->vi.nSlot > it->nKidAlloc) {
+    int nNew = it->nMem + it->vi.nSlot;
+    wcs_iiter **a = realloc(it->apKid, sizeof(wcs_iiter *) * (size_t)nNew);
+    if (a == NULL) {
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    } else {
+      it->apKid = a;
+      it->nKidAlloc = nNew;
     }
-    rc = memtable_iter(m, &apChild[nChild]);
-    if (rc == WCS_OK) nChild++;
-  }
-  if (rc == WCS_NOMEM) wcs_seterr(pzErr, rc, "out of memory");
-  if (rc == WCS_OK) {
-    rc = version_add_iters(it->sv->pVersion, it->bLower ? it->lower.a : NULL,
-                           it->lower.n, it->bUpper ? it->upper.a : NULL,
-                           it->upper.n, it->bBloomPre ? it->bloomPre.a : NULL,
-                           it->bloomPre.n, !it->bNoFill, &apChild, &nChild,
-                           pzErr);
   }
   if (rc == WCS_OK) {
-    rc = merge_iter_new(apChild, nChild, &it->pM);
-    nChild = 0;
+    for (i = 0; i < it->nMem; i++)
+      it->apKid[nKid++] = it->apMem[i];
+    for (i = 0; i < it->vi.nSlot; i++) {
+      if (it->vi.aSlot[i].bOn) it->apKid[nKid++] = it->vi.aSlot[i].p;
+    }
+    rc = merge_iter_set(it->pM, it->apKid, nKid);
     if (rc) wcs_seterr(pzErr, rc, "out of memory");
   }
-  for (i = 0; i < nChild; i++)
-    apChild[i]->pMethods->xClose(apChild[i]);
-  free(apChild);
 
-  /* range tombstones visible at the snapshot */
+  /* range tombstones visible at the snapshot (counted first: one added
+  ** meanwhile makes a refresh rebuild) */
+  it->nMemDel = memtable_rangedel_count(it->sv->pMem);
   memset(&dl, 0, sizeof dl);
   dl.snap = it->snap;
   for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
@@ -1431,9 +1493,31 @@ static int iterBuild(wcs_iter *it, char **pzErr) {
   return rc;
 }
 
+/* Build the merged stream over it->sv at it->snap: memtable children,
+** then iterTarget. On failure returns the code with *pzErr set; the
+** iterator is then left for iterUnbuild. */
+static int iterBuild(wcs_iter *it, char **pzErr) {
+  int rc = WCS_OK, i;
+  it->bMemSkipped = 0;
+  for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
+    wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
+    /* entries added later are newer than the snapshot: an empty memtable
+    ** contributes nothing */
+    if (memtable_count(m) == 0) {
+      if (i < 0) it->bMemSkipped = 1;
+      continue;
+    }
+    rc = memtable_iter(m, &it->apMem[it->nMem]);
+    if (rc == WCS_OK) it->nMem++;
+  }
+  if (rc == WCS_OK) rc = merge_iter_new_borrowed(&it->pM);
+  if (rc) return wcs_seterr(pzErr, rc, "out of memory");
+  return iterTarget(it, pzErr);
+}
+
 int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
   wcs_iter *it;
-  int rc = WCS_OK;
+  int rc;
   char *zErr = NULL;
   wcs_iter_options o;
   if (pp) *pp = NULL;
@@ -1443,40 +1527,7 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
   it = calloc(1, sizeof *it);
   if (it == NULL) return setErr(db, WCS_NOMEM, NULL);
   it->db = db;
-  it->bNoFill = o.bNoCacheFill != 0;
-  /* bounds: [max(lower, prefix), min(upper, successor(prefix))) */
-  if (o.pLower) {
-    it->bLower = 1;
-    if (wcs_buf_append(&it->lower, o.pLower, o.nLower)) rc = WCS_NOMEM;
-  }
-  if (o.pUpper) {
-    it->bUpper = 1;
-    if (wcs_buf_append(&it->upper, o.pUpper, o.nUpper)) rc = WCS_NOMEM;
-  }
-  if (rc == WCS_OK && o.pPrefix && o.nPrefix) {
-    wcs_buf succ = {0};
-    int s;
-    it->bPrefix = 1;
-    if (wcs_buf_append(&it->prefix, o.pPrefix, o.nPrefix)) rc = WCS_NOMEM;
-    if (rc == WCS_OK &&
-        (!it->bLower ||
-         wcs_ukey_cmp(it->lower.a, it->lower.n, o.pPrefix, o.nPrefix) < 0)) {
-      it->bLower = 1;
-      it->lower.n = 0;
-      if (wcs_buf_append(&it->lower, o.pPrefix, o.nPrefix)) rc = WCS_NOMEM;
-    }
-    s = prefixSuccessor(o.pPrefix, o.nPrefix, &succ);
-    if (s < 0) rc = WCS_NOMEM;
-    if (rc == WCS_OK && s > 0 &&
-        (!it->bUpper ||
-         wcs_ukey_cmp(succ.a, succ.n, it->upper.a, it->upper.n) < 0)) {
-      it->bUpper = 1;
-      it->upper.n = 0;
-      if (wcs_buf_append(&it->upper, succ.a, succ.n)) rc = WCS_NOMEM;
-    }
-    wcs_buf_free(&succ);
-  }
-  if (rc == WCS_OK) rc = iterBoundsPrefix(it);
+  rc = iterSetBounds(it, &o);
   if (rc) {
     wcs_iter_free(it);
     return setErr(db, rc, NULL);
@@ -1489,6 +1540,49 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
   }
   free(zErr);
   *pp = it;
+  return WCS_OK;
+}
+
+/* A failed re-pin: the iterator keeps nothing but the error. */
+static int iterBuildFailed(wcs_iter *it, int rc, char *zErr) {
+  iterUnbuild(it);
+  it->rc = rc;
+  free(it->zErr);
+  it->zErr = zErr;
+  return setErr(it->db, rc, dupStr(zErr));
+}
+
+int wcs_iter_retarget(wcs_iter *it, const wcs_iter_options *pOpt) {
+  wcs_iter_options o;
+  SuperVersion *sv;
+  uint64_t seq;
+  char *zErr = NULL;
+  int rc;
+  if (it == NULL) return WCS_MISUSE;
+  memset(&o, 0, sizeof o);
+  if (pOpt) o = *pOpt;
+  iterStart(it);
+  it->bValid = 0;
+  rc = iterSetBounds(it, &o);
+  if (rc) return iterBuildFailed(it, rc, NULL);
+  sv = svAcquire(it->db, o.pSnap, &seq);
+  if (sv == it->sv && it->pM != NULL &&
+      !(it->bMemSkipped && memtable_count(sv->pMem) != 0)) {
+    /* Same memtables and files: the memtable children read the live
+    ** skiplists, the file children are re-aimed, the tombstones taken
+    ** again for the new range and snapshot. */
+    svUnref(sv);
+    it->snap = seq;
+    rc = iterTarget(it, &zErr);
+  } else {
+    iterUnbuild(it);
+    svUnref(it->sv);
+    it->sv = sv;
+    it->snap = seq;
+    rc = iterBuild(it, &zErr);
+  }
+  if (rc) return iterBuildFailed(it, rc, zErr);
+  free(zErr);
   return WCS_OK;
 }
 
@@ -1516,13 +1610,7 @@ int wcs_iter_refresh(wcs_iter *it) {
   it->sv = sv;
   it->snap = seq;
   rc = iterBuild(it, &zErr);
-  if (rc) {
-    iterUnbuild(it);
-    it->rc = rc;
-    free(it->zErr);
-    it->zErr = zErr;
-    return setErr(it->db, rc, dupStr(zErr));
-  }
+  if (rc) return iterBuildFailed(it, rc, zErr);
   free(zErr);
   return WCS_OK;
 }
@@ -1537,15 +1625,17 @@ int wcs_iter_current(const wcs_iter *it) {
 }
 
 void wcs_iter_free(wcs_iter *it) {
+  int i;
   if (it == NULL) return;
-  if (it->pM) it->pM->pMethods->xClose(it->pM);
+  iterUnbuild(it);
   svUnref(it->sv);
-  frags_free(&it->frags);
-  free(it->aDel);
+  free(it->apKid);
   wcs_buf_free(&it->lower);
   wcs_buf_free(&it->upper);
   wcs_buf_free(&it->prefix);
   wcs_buf_free(&it->bloomPre);
+  for (i = 0; i < 3; i++)
+    wcs_buf_free(&it->spare[i]);
   wcs_buf_free(&it->key);
   wcs_buf_free(&it->val);
   wcs_buf_free(&it->seekKey);

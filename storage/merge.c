@@ -15,6 +15,7 @@
 */
 #include "storage/merge.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,9 @@ typedef struct MergeIter {
   int rc;                /* first child error, sticky until repositioned */
   int iErr;              /* child that failed, when rc != WCS_OK */
   wcs_buf key;           /* copy of the current key across a turn */
+  int bBorrowed;         /* children belong to the caller (merge_iter_set) */
+  int nAlloc;            /* borrowed: children the arrays below fit */
+  void *pArrays;         /* borrowed: the four arrays, one allocation */
 } MergeIter;
 
 static int before(const MergeIter *m, int a, int b) {
@@ -219,10 +223,11 @@ static void mClose(wcs_iiter *p) {
   MergeIter *m = (MergeIter *)p;
   int i;
   if (m == NULL) return;
-  for (i = 0; i < m->nChild; i++) {
+  for (i = 0; !m->bBorrowed && i < m->nChild; i++) {
     if (m->apChild[i]) m->apChild[i]->pMethods->xClose(m->apChild[i]);
   }
   wcs_buf_free(&m->key);
+  free(m->pArrays);
   free(m);
 }
 
@@ -423,4 +428,40 @@ void frags_free(wcs_frags *f) {
   free(f->a);
   free(f->aPool);
   memset(f, 0, sizeof *f);
+}
+
+int merge_iter_new_borrowed(wcs_iiter **ppIter) {
+  MergeIter *m = calloc(1, sizeof *m);
+  *ppIter = NULL;
+  if (m == NULL) return WCS_NOMEM;
+  m->base.pMethods = &mergeMethods;
+  m->bBorrowed = 1;
+  *ppIter = &m->base;
+  return WCS_OK;
+}
+
+int merge_iter_set(wcs_iiter *p, wcs_iiter **apChild, int nChild) {
+  MergeIter *m = (MergeIter *)p;
+  assert(m->base.pMethods == &mergeMethods && m->bBorrowed);
+  m->nChild = 0;
+  m->nHeap = 0;
+  m->rc = WCS_OK;
+  m->iErr = -1;
+  if (nChild > m->nAlloc) {
+    int nNew = nChild < 8 ? 8 : nChild * 2;
+    void *pNew = malloc((size_t)nNew * (sizeof(wcs_iiter *) +
+                                        sizeof(uint8_t *) + sizeof(size_t) +
+                                        sizeof(int)));
+    if (pNew == NULL) return WCS_NOMEM;
+    free(m->pArrays);
+    m->pArrays = pNew;
+    m->nAlloc = nNew;
+    m->apChild = (wcs_iiter **)pNew;
+    m->apKey = (const uint8_t **)&m->apChild[nNew];
+    m->anKey = (size_t *)&m->apKey[nNew];
+    m->aHeap = (int *)&m->anKey[nNew];
+  }
+  if (nChild) memcpy(m->apChild, apChild, sizeof(wcs_iiter *) * (size_t)nChild);
+  m->nChild = nChild;
+  return WCS_OK;
 }

@@ -18,6 +18,18 @@
 */
 int merge_iter_new(wcs_iiter **apChild, int nChild, wcs_iiter **ppIter);
 
+/*
+** A merging iterator whose children belong to the caller, so that one
+** iterator can be pointed at another set of them (a user iterator moved to
+** other bounds keeps most of its children): it starts with none; each
+** merge_iter_set replaces the list (the array is copied, the children are
+** neither closed nor moved) and leaves it unpositioned. The children must
+** outlive their use by it. merge_iter_set allocates only when the list
+** outgrows every earlier one; WCS_NOMEM leaves it with no children.
+*/
+int merge_iter_new_borrowed(wcs_iiter **ppIter);
+int merge_iter_set(wcs_iiter *pMerge, wcs_iiter **apChild, int nChild);
+
 /* ---- range tombstone fragments
 **
 ** Overlapping range tombstones cut into disjoint, sorted fragments, each

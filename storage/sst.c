@@ -1943,6 +1943,14 @@ int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,
   return WCS_OK;
 }
 
+int sst_iter_may_contain(wcs_iiter *pI, uint64_t hPrefix) {
+  sst_iter *it = (sst_iter *)pI;
+  assert(pI->pMethods == &sstIterMethods);
+  if (!sst_reader_bloom_prefixed(it->pR)) return 1;
+  if (it->rc || iterMeta(it)) return 1;
+  return bloom_may_contain(&it->pM->bloom, hPrefix);
+}
+
 int sst_reader_iter(sst_reader *p, int bFillCache, wcs_iiter **ppIter,
                     char **pzErr) {
   sst_iter_pool *pPool = threadPool(0);

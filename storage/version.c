@@ -834,32 +834,71 @@ int level_iter_new(wcs_fmeta **aFile, int nFile, int bFillCache,
 ** Iterators and tombstones over a version
 ** ==================================================================== */
 
-static int pushIter(wcs_iiter ***papIter, int *pnIter, wcs_iiter *p) {
-  wcs_iiter **a =
-      realloc(*papIter, sizeof(wcs_iiter *) * (size_t)(*pnIter + 1));
-  if (a == NULL) {
-    p->pMethods->xClose(p);
-    return WCS_NOMEM;
-  }
-  a[(*pnIter)++] = p;
-  *papIter = a;
-  return WCS_OK;
-}
-
 /* May f hold keys with this bloom prefix? */
 static int prefixMay(const wcs_fmeta *f, int bUse, uint64_t h) {
   if (!bUse || !sst_reader_bloom_prefixed(f->pReader)) return 1;
   return sst_reader_may_contain_hash(f->pReader, h);
 }
 
-int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
-                      const uint8_t *pHi, size_t nHi, const uint8_t *pPrefix,
-                      size_t nPrefix, int bFillCache, wcs_iiter ***papIter,
-                      int *pnIter, char **pzErr) {
+/* Does f end before user key lo (every key of f < lo)? Monotone over the
+** files of a level >= 1, which are disjoint and ascending. */
+static int endsBefore(const wcs_fmeta *f, const uint8_t *pLo, size_t nLo) {
+  int c;
+  if (pLo == NULL || f->bUnbounded) return 0;
+  c = wcs_ukey_cmp(pLo, nLo, f->pLargest, f->nLargest - WCS_IKEY_TRAILER);
+  return c > 0 || (c == 0 && isSentinel(f->pLargest, f->nLargest));
+}
+
+static void slotClose(wcs_vslot *s) {
+  if (s->p) s->p->pMethods->xClose(s->p);
+  s->p = NULL;
+  s->pFile = NULL;
+  s->bOn = 0;
+}
+
+/* Point slot s at file f alone, keeping its child if it already reads f
+** (and has not failed), and switch it on unless f's filter rules out the
+** prefix. */
+static int slotFile(wcs_viters *p, wcs_vslot *s, wcs_fmeta *f, int bPrefix,
+                    uint64_t h, char **pzErr) {
+  int rc;
+  if (s->p && (s->pFile != f || s->p->pMethods->xStatus(s->p, NULL))) {
+    slotClose(s);
+  }
+  if (s->p == NULL) {
+    rc = sst_reader_iter(f->pReader, p->bFill, &s->p, pzErr);
+    if (rc != WCS_OK) return rc;
+    s->pFile = f;
+  }
+  s->bOn = !bPrefix || sst_iter_may_contain(s->p, h);
+  return WCS_OK;
+}
+
+void version_iters_clear(wcs_viters *p) {
+  int i;
+  for (i = 0; i < p->nSlot; i++)
+    slotClose(&p->aSlot[i]);
+  free(p->aSlot);
+  free(p->aSel);
+  memset(p, 0, sizeof *p);
+}
+
+int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
+                         size_t nLo, const uint8_t *pHi, size_t nHi,
+                         const uint8_t *pPrefix, size_t nPrefix,
+                         int bFillCache, char **pzErr) {
   const wcs_options *pOpt = v->pVs->pOpt;
   int bPrefix = 0, i, j, rc = WCS_OK;
   uint64_t h = 0;
-  wcs_fmeta **aSel = NULL;
+  if (p->pVersion != v || p->bFill != bFillCache) {
+    int nSlot = v->anFile[0] + WCS_NLEVEL - 1;
+    version_iters_clear(p);
+    p->aSlot = calloc((size_t)nSlot, sizeof *p->aSlot);
+    if (p->aSlot == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    p->nSlot = nSlot;
+    p->pVersion = v;
+    p->bFill = bFillCache;
+  }
   if (pPrefix && pOpt->xBloomPrefix &&
       pOpt->xBloomPrefix(pPrefix, (int)nPrefix) == (int)nPrefix) {
     bPrefix = 1;
@@ -867,48 +906,59 @@ int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
   }
   for (i = 0; rc == WCS_OK && i < v->anFile[0]; i++) {
     wcs_fmeta *f = v->aaFile[0][i];
-    wcs_iiter *it = NULL;
+    p->aSlot[i].bOn = 0;
     if (!fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
-    rc = sst_reader_iter_prefix(f->pReader, bFillCache, bPrefix, h, &it, pzErr);
-    if (rc == WCS_OK && it) rc = pushIter(papIter, pnIter, it);
+    rc = slotFile(p, &p->aSlot[i], f, bPrefix, h, pzErr);
   }
   for (i = 1; rc == WCS_OK && i < WCS_NLEVEL; i++) {
-    int nSel = 0;
-    wcs_iiter *it = NULL;
-    if (v->anFile[i] == 0) continue;
-    free(aSel);
-    aSel = malloc(sizeof(wcs_fmeta *) * (size_t)v->anFile[i]);
-    if (aSel == NULL) {
-      rc = WCS_NOMEM;
-      break;
+    wcs_vslot *s = &p->aSlot[v->anFile[0] + i - 1];
+    wcs_fmeta **aFile = v->aaFile[i];
+    int lo = 0, hi = v->anFile[i], nSel = 0, k;
+    s->bOn = 0;
+    /* the files in [lo, hi) are a run starting at the first one that
+    ** does not end before lo */
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (endsBefore(aFile[mid], pLo, nLo))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    for (j = 0; j < v->anFile[i]; j++) {
-      wcs_fmeta *f = v->aaFile[i][j];
-      if (!fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
-      aSel[nSel++] = f;
+    for (j = lo; j < v->anFile[i] && fmeta_overlaps(aFile[j], pLo, nLo, pHi, nHi);
+         j++) {
+      nSel++;
     }
     if (nSel == 0) continue;
     if (nSel == 1) {
       /* one file (a row's range, say): its filter is probed under the
-      ** same pin of its index that the iterator then keeps */
-      rc = sst_reader_iter_prefix(aSel[0]->pReader, bFillCache, bPrefix, h, &it,
-                                  pzErr);
-    } else {
-      int k = 0;
-      for (j = 0; j < nSel; j++) {
-        if (prefixMay(aSel[j], bPrefix, h)) aSel[k++] = aSel[j];
+      ** pin of its index that the iterator then keeps */
+      rc = slotFile(p, s, aFile[lo], bPrefix, h, pzErr);
+      continue;
+    }
+    if (nSel > p->nSelAlloc) {
+      wcs_fmeta **aNew = realloc(p->aSel, sizeof(wcs_fmeta *) * (size_t)nSel);
+      if (aNew == NULL) {
+        rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+        break;
       }
-      nSel = k;
-      if (nSel == 1) {
-        rc = sst_reader_iter(aSel[0]->pReader, bFillCache, &it, pzErr);
-      } else if (nSel > 1) {
-        rc = level_iter_new(aSel, nSel, bFillCache, &it);
+      p->aSel = aNew;
+      p->nSelAlloc = nSel;
+    }
+    for (j = lo, k = 0; j < lo + nSel; j++) {
+      if (prefixMay(aFile[j], bPrefix, h)) p->aSel[k++] = aFile[j];
+    }
+    if (k == 1) {
+      rc = slotFile(p, s, p->aSel[0], 0, 0, pzErr);
+    } else if (k > 1) {
+      slotClose(s);
+      rc = level_iter_new(p->aSel, k, bFillCache, &s->p);
+      if (rc != WCS_OK) {
+        wcs_seterr(pzErr, rc, "out of memory");
+      } else {
+        s->bOn = 1;
       }
     }
-    if (rc == WCS_OK && it) rc = pushIter(papIter, pnIter, it);
   }
-  free(aSel);
-  if (rc == WCS_NOMEM) wcs_seterr(pzErr, rc, "out of memory");
   return rc;
 }
 

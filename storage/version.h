@@ -204,16 +204,46 @@ int version_get(wcs_version *v, const uint8_t *pKey, size_t nKey, uint64_t snap,
                 size_t *pnVal, char **pzErr);
 
 /*
-** Append to *papIter iterators over the files of v that may hold keys in
-** [lo, hi) (NULL: unbounded): one per level-0 file, one concatenating
-** iterator per deeper level. pPrefix/nPrefix, when nonzero, lets files
-** whose bloom filter rules the prefix out be skipped. The iterators pin
-** their files. *pnIter is updated; the array grows (realloc).
+** The children a user iterator reads from the files of one version, kept
+** from one target (bounds and bloom prefix) to the next so that moving the
+** iterator to another row re-uses them: slot i < anFile[0] reads level-0
+** file i, slot anFile[0] + L - 1 level L >= 1 (one file's iterator, or a
+** concatenating one when the target spans several files of the level).
+** A child that the current target leaves out stays open (off), so a later
+** target that selects its file again finds the file's index and filter
+** pinned and its last data block loaded.
 */
-int version_add_iters(wcs_version *v, const uint8_t *pLo, size_t nLo,
-                      const uint8_t *pHi, size_t nHi, const uint8_t *pPrefix,
-                      size_t nPrefix, int bFillCache, wcs_iiter ***papIter,
-                      int *pnIter, char **pzErr);
+typedef struct wcs_vslot {
+  wcs_iiter *p;          /* the child (owned), or NULL */
+  const wcs_fmeta *pFile; /* the one file p reads; NULL: a level iterator */
+  int bOn;               /* p is part of the current target */
+} wcs_vslot;
+
+typedef struct wcs_viters {
+  wcs_version *pVersion; /* the slots' version (not referenced: the caller
+                         ** holds it while the slots live); NULL: none */
+  int bFill;             /* bFillCache of the children */
+  int nSlot;             /* anFile[0] + WCS_NLEVEL - 1 of pVersion */
+  wcs_vslot *aSlot;      /* the slots */
+  wcs_fmeta **aSel;      /* scratch: one level's files in the target */
+  int nSelAlloc;         /* entries aSel has room for */
+} wcs_viters;
+
+/*
+** Aim *p at the files of v that may hold keys in [lo, hi) (NULL:
+** unbounded); pPrefix/nPrefix, when nonzero, switches off files whose
+** bloom filter rules the prefix out. *p starts zeroed; when it was aimed
+** at another version or with another bFillCache, its children are closed
+** first. Only when a level's target spans several files, or a slot gets
+** another file, is an iterator made; the slots' children are the ones
+** with bOn set. On failure the slots stay valid for
+** version_iters_clear, which closes every child (a zeroed *p after it).
+*/
+int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
+                         size_t nLo, const uint8_t *pHi, size_t nHi,
+                         const uint8_t *pPrefix, size_t nPrefix,
+                         int bFillCache, char **pzErr);
+void version_iters_clear(wcs_viters *p);
 
 /* Call x for the range tombstones of every file of v that cover keys in
 ** [lo, hi) and are visible at snap, as disjoint per-file fragments with
