@@ -550,16 +550,16 @@ static int settle(EngView *v) {
   }
 }
 
-/* (Re)create v's store iterator over [lower, upper) and prefix, at pSnap;
-** v's buffers are kept. On failure v has no iterator. */
+/* (Re)aim v's store iterator at [lower, upper) and prefix, at pSnap: an
+** existing iterator is retargeted (it keeps the files and blocks it still
+** needs), else one is made; v's buffers are kept. On failure v has no
+** iterator. */
 static int view_make(EngView *v, wcs_db *db, const wcs_snapshot *pSnap,
                      Overlay *pOv, const void *pLower, size_t nLower,
                      const void *pUpper, size_t nUpper, const void *pPrefix,
                      size_t nPrefix, int bReverse) {
   wcs_iter_options o;
   int rc = WCS_OK;
-  wcs_iter_free(v->pIter);
-  v->pIter = NULL;
   v->lower.n = v->upper.n = v->prefix.n = 0;
   v->bUpper = 0;
   view_retarget(v, pOv, bReverse);
@@ -578,7 +578,15 @@ static int view_make(EngView *v, wcs_db *db, const wcs_snapshot *pSnap,
   o.nUpper = v->upper.n;
   o.pPrefix = v->prefix.n ? v->prefix.a : NULL;
   o.nPrefix = v->prefix.n;
-  if (rc == WCS_OK) rc = wcs_iter_new(db, &o, &v->pIter);
+  if (rc == WCS_OK && v->pIter) {
+    rc = wcs_iter_retarget(v->pIter, &o);
+  } else if (rc == WCS_OK) {
+    rc = wcs_iter_new(db, &o, &v->pIter);
+  }
+  if (rc != WCS_OK) {
+    wcs_iter_free(v->pIter);
+    v->pIter = NULL;
+  }
   return rc;
 }
 
