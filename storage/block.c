@@ -381,18 +381,18 @@ int block_iter_init_aid(block_iter *p, const uint8_t *a, size_t n,
 }
 
 /* Bytes [nPrefix, nPrefix + 8) of user key u, zero-padded, big-endian. */
-static uint64_t aidSlice(const uint8_t *u, size_t nU, uint32_t nPrefix) {
+static uint64_t aidSlice(const uint8_t *u, size_t nU, size_t iFrom) {
   uint64_t v = 0;
   size_t i;
   for (i = 0; i < 8; i++) {
-    size_t j = nPrefix + i;
+    size_t j = iFrom + i;
     v = v << 8 | (j < nU ? u[j] : 0);
   }
   return v;
 }
 
 static const uint32_t *aidOff(const block_aid *pAid) {
-  return (const uint32_t *)(pAid->aSlice + pAid->nRestart);
+  return (const uint32_t *)(pAid->aSlice + 2 * (size_t)pAid->nRestart);
 }
 
 static const uint8_t *aidPrefix(const block_aid *pAid) {
@@ -433,21 +433,22 @@ int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
          pFirst[nPrefix] == pLast[nPrefix]) {
     nPrefix++;
   }
-  nAid = sizeof *pAid + (size_t)bi.nRestart * (8 + 4) + nPrefix;
+  nAid = sizeof *pAid + (size_t)bi.nRestart * (16 + 4) + nPrefix;
   pAid = malloc(nAid);
   if (pAid == NULL) return WCS_NOMEM;
   pAid->nRestart = bi.nRestart;
   pAid->nEnt = bi.nEnt;
   pAid->nPrefix = (uint32_t)nPrefix;
   pAid->nUnused = 0;
-  aOff = (uint32_t *)(pAid->aSlice + bi.nRestart);
+  aOff = (uint32_t *)(pAid->aSlice + 2 * (size_t)bi.nRestart);
   for (i = 0; i < bi.nRestart; i++) {
     if (!aidRestartKey(&bi, i, &z, &nU)) {
       free(pAid);
       return WCS_OK;
     }
     aOff[i] = restartAt(&bi, i);
-    pAid->aSlice[i] = aidSlice(z, nU, pAid->nPrefix);
+    pAid->aSlice[2 * i] = aidSlice(z, nU, nPrefix);
+    pAid->aSlice[2 * i + 1] = aidSlice(z, nU, nPrefix + 8);
   }
   if (nPrefix) memcpy((uint8_t *)aidPrefix(pAid), pFirst, nPrefix);
   *pp = pAid;
@@ -463,7 +464,7 @@ static int aidSearch(block_iter *p, const uint8_t *pKey, size_t nKey,
   const uint32_t *aOff = aidOff(pAid);
   size_t nU = nKey - WCS_IKEY_TRAILER, nCmp;
   uint32_t lo = 0, hi = pAid->nRestart - 1;
-  uint64_t t;
+  uint64_t tHi, tLo;
   int c;
   nCmp = nU < pAid->nPrefix ? nU : pAid->nPrefix;
   c = nCmp ? memcmp(pKey, aidPrefix(pAid), nCmp) : 0;
@@ -475,13 +476,16 @@ static int aidSearch(block_iter *p, const uint8_t *pKey, size_t nKey,
     *piLo = hi; /* after every key */
     return WCS_OK;
   }
-  t = aidSlice(pKey, nU, pAid->nPrefix);
+  tHi = aidSlice(pKey, nU, pAid->nPrefix);
+  tLo = aidSlice(pKey, nU, pAid->nPrefix + 8);
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo + 1) / 2;
-    uint64_t s = pAid->aSlice[mid];
+    uint64_t sHi = pAid->aSlice[2 * mid], sLo = pAid->aSlice[2 * mid + 1];
     int bLess;
-    if (s != t) {
-      bLess = s < t;
+    if (sHi != tHi) {
+      bLess = sHi < tHi;
+    } else if (sLo != tLo) {
+      bLess = sLo < tLo;
     } else {
       uint32_t nShared, nUnshared, nVal;
       const uint8_t *z;

@@ -144,18 +144,23 @@ typedef struct block_iter {
 ** seek's binary search reads one small array instead of touching an entry
 ** of the block per step (each a likely CPU cache miss in a 16 KiB block).
 ** nPrefix is the length of the prefix every user key of the block shares
-** (its bytes follow aOff); aSlice[i] is bytes [nPrefix, nPrefix + 8) of
-** restart key i's user key, zero-padded, as a big-endian number, so that
-** aSlice[i] < aSlice[j] implies user key i < user key j; equal slices
-** fall back to comparing the keys. Derived from the block, never stored.
+** (its bytes follow aOff); aSlice[2i] and aSlice[2i + 1] are bytes
+** [nPrefix, nPrefix + 8) and [nPrefix + 8, nPrefix + 16) of restart key
+** i's user key, zero-padded, as big-endian numbers, so that a smaller
+** pair (compared as one 128-bit number) implies a smaller user key; equal
+** pairs fall back to comparing the keys. Sixteen bytes, because keys that
+** put a row key before a column (the engine's) often share the first
+** eight bytes after the block's prefix across many restart points, and
+** each tie touches the block. Derived from the block, never stored.
 */
 typedef struct block_aid {
   uint32_t nRestart; /* restart points of the block */
   uint32_t nEnt;     /* offset of its restart array */
   uint32_t nPrefix;  /* bytes shared by every user key of the block */
   uint32_t nUnused;
-  uint64_t aSlice[]; /* nRestart slices, then uint32 aOff[nRestart] (the
-                     ** restart offsets), then the nPrefix prefix bytes */
+  uint64_t aSlice[]; /* 2 * nRestart slices, then uint32 aOff[nRestart]
+                     ** (the restart offsets), then the nPrefix prefix
+                     ** bytes */
 } block_aid;
 
 /* Build the aid of block contents a[0..n) of internal keys: *pp gets a

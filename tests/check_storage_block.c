@@ -148,15 +148,16 @@ static int modelSeek(const Ent *a, int nEnt, int bIKey, const uint8_t *p,
 }
 
 /* Internal-key entries whose user keys all start with zStem followed by a
-** tail of 0..11 bytes from {0x00, 'a', 'b', 0xff}, several versions of
-** some user keys; sorted, no duplicates. */
+** tail of 0..19 bytes from {0x00, 'a', 'b', 0xff} (past both 8-byte
+** slices of a seek aid), several versions of some user keys; sorted, no
+** duplicates. */
 static Ent *stemEnts(int n, const char *zStem) {
   static const uint8_t aTail[] = {0x00, 'a', 'b', 0xff};
   Ent *a = calloc((size_t)n, sizeof *a);
   size_t nStem = strlen(zStem);
   int i = 0, j;
   while (i < n) {
-    size_t nTail = tu_rand_range(12), nU = nStem + nTail;
+    size_t nTail = tu_rand_range(20), nU = nStem + nTail;
     uint8_t *k = malloc(nU + 8);
     int bDup = 0;
     memcpy(k, zStem, nStem);
