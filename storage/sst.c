@@ -594,19 +594,21 @@ typedef struct sst_tmeta {
   wcs_bloom bloom;        /* the filter (k == 0: none) */
   uint32_t nPrefix;       /* bytes every separator starts with (<= 64) */
   const uint8_t *aPrefix; /* those bytes */
-  const uint64_t *aSlice; /* per entry: separator bytes [nPrefix,
-                          ** nPrefix + 8), zero-padded, big-endian, so
+  const uint64_t *aSlice; /* per entry i: separator bytes [nPrefix,
+                          ** nPrefix + 8) in [2i] and [nPrefix + 8,
+                          ** nPrefix + 16) in [2i + 1], zero-padded,
+                          ** big-endian, so
                           ** the binary search touches one array and
                           ** reads a separator only when slices tie (as
                           ** the seek aid of block.h does in a block) */
 } sst_tmeta;
 
-/* Bytes [nPrefix, nPrefix + 8) of u, zero-padded, as a big-endian number:
-** slice(a) < slice(b) implies a < b for keys sharing the first nPrefix. */
-static uint64_t keySlice(const uint8_t *u, size_t nU, size_t nPrefix) {
+/* Bytes [iFrom, iFrom + 8) of u, zero-padded, as a big-endian number:
+** slice(a) < slice(b) implies a < b for keys sharing the first iFrom. */
+static uint64_t keySlice(const uint8_t *u, size_t nU, size_t iFrom) {
   uint64_t v = 0;
   size_t i;
-  for (i = nPrefix; i < nPrefix + 8; i++)
+  for (i = iFrom; i < iFrom + 8; i++)
     v = v << 8 | (i < nU ? u[i] : 0);
   return v;
 }
@@ -1110,7 +1112,7 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
   if (rc == WCS_OK) {
     size_t nIdx = TMETA_ALIGN(sizeof(sst_tmeta)) +
                   TMETA_ALIGN((size_t)nBlock * sizeof(sst_idx));
-    size_t nSlice = (size_t)nBlock * sizeof(uint64_t), nPrefix = 0;
+    size_t nSlice = (size_t)nBlock * 2 * sizeof(uint64_t), nPrefix = 0;
     if (nBlock > 0) {
       const sst_idx *e0 = &aIdx[0], *e1 = &aIdx[nBlock - 1];
       while (nPrefix < e0->nKey && nPrefix < e1->nKey && nPrefix < 64 &&
@@ -1133,7 +1135,8 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
       if (keys.n) memcpy(aK, keys.a, keys.n);
       if (nBlk[0]) memcpy(aB, aBlk[0], nBlk[0]);
       for (i = 0; i < nBlock; i++) {
-        aS[i] = keySlice(aK + aI[i].iKey, aI[i].nKey, nPrefix);
+        aS[2 * i] = keySlice(aK + aI[i].iKey, aI[i].nKey, nPrefix);
+        aS[2 * i + 1] = keySlice(aK + aI[i].iKey, aI[i].nKey, nPrefix + 8);
       }
       t->nBlock = nBlock;
       t->aIdx = aI;
@@ -1361,17 +1364,20 @@ void sst_reader_rangedels(const sst_reader *p, const sst_rangedel **paDel,
 static int findBlock(const sst_tmeta *m, const uint8_t *pU, size_t nU) {
   int lo = 0, hi = m->nBlock, c;
   size_t nCmp = nU < m->nPrefix ? nU : m->nPrefix;
-  uint64_t t;
+  uint64_t tHi, tLo;
   /* Outside the separators' shared prefix: before or after all of them. */
   c = nCmp ? memcmp(pU, m->aPrefix, nCmp) : 0;
   if (c < 0 || (c == 0 && nU < m->nPrefix)) return 0;
   if (c > 0) return m->nBlock;
-  t = keySlice(pU, nU, m->nPrefix);
+  tHi = keySlice(pU, nU, m->nPrefix);
+  tLo = keySlice(pU, nU, m->nPrefix + 8);
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2, bLess;
-    uint64_t v = m->aSlice[mid];
-    if (v != t) {
-      bLess = v < t;
+    uint64_t vHi = m->aSlice[2 * mid], vLo = m->aSlice[2 * mid + 1];
+    if (vHi != tHi) {
+      bLess = vHi < tHi;
+    } else if (vLo != tLo) {
+      bLess = vLo < tLo;
     } else {
       const sst_idx *e = &m->aIdx[mid];
       bLess = wcs_ukey_cmp(m->aKeys + e->iKey, e->nKey, pU, nU) < 0;

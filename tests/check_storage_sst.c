@@ -65,6 +65,20 @@ static uint8_t *mkIKey(const char *zU, size_t nU, uint64_t seq, int type,
   return k;
 }
 
+/* The user key of row iRow, column c into z (at least 40 bytes); returns
+** its length. With gLongKeys the rows of two groups share a long middle,
+** so that index separators and restart keys tie on their first 8 bytes
+** after the shared prefix and differ only further on (the engine's keys
+** look like this: a long row key before the column). */
+static int gLongKeys;
+static int userKey(char *z, int iRow, char c) {
+  if (gLongKeys) {
+    return snprintf(z, 40, "row%c:device#0000:%05d#%c", 'a' + iRow % 2, iRow,
+                    c);
+  }
+  return snprintf(z, 40, "row%05d#%c", iRow, c);
+}
+
 /* n random entries with distinct internal keys, sorted: user keys from a
 ** small space (so versions repeat), values mostly short, some empty, and
 ** nBig of 64 KiB. */
@@ -73,10 +87,9 @@ static Ent *randomEnts(int n, int nBig) {
   uint64_t seq = 1;
   int i;
   for (i = 0; i < n; i++) {
-    char zU[32];
-    int nU =
-        snprintf(zU, sizeof zU, "row%05d#%c", (int)tu_rand_range((uint64_t)n),
-                 (char)('a' + tu_rand_range(3)));
+    char zU[40];
+    int nU = userKey(zU, (int)tu_rand_range((uint64_t)n),
+                     (char)('a' + tu_rand_range(3)));
     a[i].pKey =
         mkIKey(zU, (size_t)nU, seq++,
                tu_rand_range(8) ? WCS_KT_PUT : WCS_KT_DELETE, &a[i].nKey);
@@ -196,11 +209,10 @@ static void checkReader(sst_reader *r, const Ent *a, int n, int nSeek) {
   }
   assertAt(it, a, n, -1);
   for (k = 0; k < nSeek; k++) {
-    char zU[32];
+    char zU[40];
     size_t nT;
-    int nU = snprintf(zU, sizeof zU, "row%05d#%c",
-                      (int)tu_rand_range((uint64_t)n + 2),
-                      (char)('a' + tu_rand_range(4)));
+    int nU = userKey(zU, (int)tu_rand_range((uint64_t)n + 2),
+                     (char)('a' + tu_rand_range(4)));
     uint8_t *t;
     int j;
     if (n > 0 && k % 3 == 0) {
@@ -237,6 +249,8 @@ START_TEST(test_sst_round_trips_random_entries) {
       /* block size, restart interval, zstd level, bloom bits */
       {4096, 16, 0, 10}, {4096, 16, 3, 10},  {256, 1, 0, 0},
       {256, 3, 1, 5},    {65536, 16, 3, 10}, {64, 2, 0, 10},
+      /* the same with long keys (gLongKeys) */
+      {4096, 16, 3, 10}, {256, 3, 0, 10},
   };
   wcs_env *env = wcs_env_mem_new();
   wcs_cache *cache;
@@ -245,7 +259,9 @@ START_TEST(test_sst_round_trips_random_entries) {
   QUICK_EQ(wcs_cache_new(1 << 20, &cache), WCS_OK);
   for (s = 0; s < sizeof aShape / sizeof aShape[0]; s++) {
     int n = s == 5 ? 300 : 2500;
-    Ent *a = randomEnts(n, 0);
+    Ent *a;
+    gLongKeys = s >= 6;
+    a = randomEnts(n, 0);
     sst_options o =
         opts(aShape[s][0], aShape[s][1], aShape[s][2], aShape[s][3]);
     sst_meta meta;
@@ -265,6 +281,7 @@ START_TEST(test_sst_round_trips_random_entries) {
     sst_meta_clear(&meta);
     freeEnts(a, n);
   }
+  gLongKeys = 0;
   wcs_cache_free(cache);
   env->xDestroy(env);
 }
@@ -1216,10 +1233,9 @@ START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
         sst_reader_open(env, "g.sst", 9 + lvl, meta.nBytes, cache, &r, NULL),
         WCS_OK);
     for (k = 0; k < 5000; k++) {
-      char zU[32];
-      int nU = snprintf(zU, sizeof zU, "row%05d#%c",
-                        (int)tu_rand_range((uint64_t)n + 2),
-                        (char)('a' + tu_rand_range(4)));
+      char zU[40];
+      int nU = userKey(zU, (int)tu_rand_range((uint64_t)n + 2),
+                       (char)('a' + tu_rand_range(4)));
       size_t nT;
       /* The lookup key of a read at snapshot s: (u, s, type 0xff). */
       uint8_t *t =
