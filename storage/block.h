@@ -142,7 +142,7 @@ typedef struct block_iter {
 ** A seek aid: what a seek in one data block (internal keys) needs from
 ** its restart points, gathered when the block enters the cache, so that a
 ** seek's binary search reads one small array instead of touching an entry
-** of the block per step (each a likely CPU cache miss in a 16 KiB block).
+** of the block per step (each a likely CPU cache miss in an 8 KiB block).
 ** nPrefix is the length of the prefix every user key of the block shares
 ** (its bytes follow aOff); aSlice[2i] and aSlice[2i + 1] are bytes
 ** [nPrefix, nPrefix + 8) and [nPrefix + 8, nPrefix + 16) of restart key

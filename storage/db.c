@@ -66,7 +66,7 @@ void wcs_options_init(wcs_options *p) {
   p->nMemtable = 64u << 20;
   p->nCache = 64u << 20;
   p->nMaxOpenFiles = WCS_DEF_MAX_FILES;
-  p->nBlockSize = 16384;
+  p->nBlockSize = 8192;
   p->iZstdLevel = 3;
   p->nBloomBits = 10;
   p->nL0Trigger = 4;

@@ -56,7 +56,7 @@
 
 #define SST_OUT_FLUSH     (256 * 1024) /* bytes buffered before an append */
 #define SST_INDEX_RESTART 16           /* index entries per restart point */
-#define SST_DEF_BLOCK     16384
+#define SST_DEF_BLOCK     8192
 #define SST_MIN_BLOCK     64 /* tiny blocks for tests */
 #define SST_MAX_BLOCK     (16 << 20)
 

@@ -81,7 +81,7 @@ void wcs_cache_file_stats(wcs_cache *, int *pnOpen, int *pnReaders,
 /* ---- writing */
 typedef struct sst_options {
   int nBlockSize; /* target uncompressed data block size in bytes (the store
-                  ** uses 4096..65536); 0 = 16384; clamped to 64..16 MiB */
+                  ** uses 4096..65536); 0 = 8192; clamped to 64..16 MiB */
   int nRestart;   /* keys between restart points; <= 0: 16 */
   int iZstdLevel; /* zstd level for data, index, tombstone blocks; 0 = raw */
   int nBloomBits; /* bits per key; 0 = no filter (an empty bloom block) */
