@@ -531,6 +531,58 @@ int block_iter_next(block_iter *p) {
   return decodeAt(p, p->iNext, p->nKey);
 }
 
+/*
+** The scan of a seek (internal keys) from the current entry, whose key K
+** is < the target T, to the first entry >= T, rebuilding only the keys
+** it must compare. How it skips: let m be the length of the common prefix
+** of K and T, and let it end inside both user keys, so K[m] < T[m]. An
+** entry that shares more than m bytes with its predecessor has that same
+** byte m, so it is < T as well and m still holds: it is passed over after
+** reading its header. An entry sharing s <= m bytes starts with K[0..s),
+** which is T[0..s): its key is rebuilt from K and compared. (In a
+** valid block the shared length is the longest common prefix of the two
+** keys, as the builder writes it; a damaged block can only make the seek
+** land on a wrong entry, every length is still checked.) When K's and
+** T's user keys are equal or one is a prefix of the other, the scan
+** steps entry by entry as an ordinary one would.
+*/
+static int seekScan(block_iter *p, const uint8_t *pT, size_t nT) {
+  size_t uT = nT - WCS_IKEY_TRAILER;
+  for (;;) {
+    size_t uK = p->nKey - WCS_IKEY_TRAILER, nMax = uK < uT ? uK : uT, m = 0;
+    uint32_t iOff = p->iNext, nPrevKey = p->nKey;
+    uint32_t nShared = 0, nUnshared, nVal;
+    const uint8_t *z;
+    int rc;
+    while (m < nMax && p->pKey[m] == pT[m])
+      m++;
+    if (m == nMax) {
+      rc = block_iter_next(p);
+      if (rc != WCS_OK || !block_iter_valid(p) ||
+          wcs_ikey_cmp(p->pKey, p->nKey, pT, nT) >= 0) {
+        return rc;
+      }
+      continue;
+    }
+    for (;;) {
+      if (iOff >= p->nEnt) {
+        p->iCur = p->nEnt; /* past the last entry */
+        return WCS_OK;
+      }
+      rc = parseEntry(p, iOff, nPrevKey, &nShared, &nUnshared, &nVal, &z);
+      if (rc != WCS_OK) return fail(p, rc);
+      if (nShared <= m) break;
+      nPrevKey = nShared + nUnshared;
+      iOff = (uint32_t)(z + nUnshared + nVal - p->a);
+    }
+    /* its first nShared <= m bytes are those of K, still at p->pKey */
+    rc = decodeAt(p, iOff, nPrevKey);
+    if (rc != WCS_OK || wcs_ikey_cmp(p->pKey, p->nKey, pT, nT) >= 0) {
+      return rc;
+    }
+  }
+}
+
 int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
   uint32_t lo = 0, hi;
   int rc;
@@ -543,11 +595,10 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
     rc = aidSearch(p, pKey, nKey, &lo);
     if (rc != WCS_OK) return fail(p, rc);
     rc = decodeAt(p, aidOff(p->pAid)[lo], 0);
-    while (rc == WCS_OK && block_iter_valid(p) &&
-           wcs_ikey_cmp(p->pKey, p->nKey, pKey, nKey) < 0) {
-      rc = block_iter_next(p);
+    if (rc != WCS_OK || wcs_ikey_cmp(p->pKey, p->nKey, pKey, nKey) >= 0) {
+      return rc;
     }
-    return rc;
+    return seekScan(p, pKey, nKey);
   }
   /* Largest restart point whose key is < the target (or the first). */
   hi = p->nRestart - 1;
