@@ -1142,8 +1142,10 @@ struct wcs_iter {
   wcs_db *db;
   SuperVersion *sv;     /* pinned */
   uint64_t snap;        /* read at this seq */
-  wcs_iiter *pM;        /* merged internal stream over apKid; NULL: not
-                        ** built (a failed refresh or retarget) */
+  wcs_iiter *pM;        /* the internal stream read: pMerge, or the one
+                        ** child when there is one; NULL: not built (a
+                        ** failed refresh or retarget) */
+  wcs_iiter *pMerge;    /* merging iterator over apKid (borrowed) */
   wcs_iiter *apMem[MAX_IMM + 1]; /* memtable children (owned) */
   int nMem;                      /* entries of apMem */
   wcs_viters vi;                 /* file children (owned), per target */
@@ -1420,7 +1422,8 @@ static int iterSetBounds(wcs_iter *it, const wcs_iter_options *o) {
 ** version stays). */
 static void iterUnbuild(wcs_iter *it) {
   int i;
-  if (it->pM) it->pM->pMethods->xClose(it->pM);
+  if (it->pMerge) it->pMerge->pMethods->xClose(it->pMerge);
+  it->pMerge = NULL;
   it->pM = NULL;
   for (i = 0; i < it->nMem; i++)
     it->apMem[i]->pMethods->xClose(it->apMem[i]);
@@ -1464,8 +1467,11 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     for (i = 0; i < it->vi.nSlot; i++) {
       if (it->vi.aSlot[i].bOn) it->apKid[nKid++] = it->vi.aSlot[i].p;
     }
-    rc = merge_iter_set(it->pM, it->apKid, nKid);
+    /* one child (a row in one file, say) is read without the merging
+    ** layer, as merge_iter_new would do */
+    rc = merge_iter_set(it->pMerge, it->apKid, nKid);
     if (rc) wcs_seterr(pzErr, rc, "out of memory");
+    it->pM = nKid == 1 ? it->apKid[0] : it->pMerge;
   }
 
   /* range tombstones visible at the snapshot (counted first: one added
@@ -1510,7 +1516,7 @@ static int iterBuild(wcs_iter *it, char **pzErr) {
     rc = memtable_iter(m, &it->apMem[it->nMem]);
     if (rc == WCS_OK) it->nMem++;
   }
-  if (rc == WCS_OK) rc = merge_iter_new_borrowed(&it->pM);
+  if (rc == WCS_OK) rc = merge_iter_new_borrowed(&it->pMerge);
   if (rc) return wcs_seterr(pzErr, rc, "out of memory");
   return iterTarget(it, pzErr);
 }
