@@ -1949,10 +1949,13 @@ int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,
   return WCS_OK;
 }
 
-int sst_iter_may_contain(wcs_iiter *pI, uint64_t hPrefix) {
+int sst_iter_retarget(wcs_iiter *pI, int bUseHash, uint64_t hPrefix) {
   sst_iter *it = (sst_iter *)pI;
   assert(pI->pMethods == &sstIterMethods);
-  if (!sst_reader_bloom_prefixed(it->pR)) return 1;
+  /* an earlier scan's readahead does not carry over */
+  free(it->ra.a);
+  memset(&it->ra, 0, sizeof it->ra);
+  if (!bUseHash || !sst_reader_bloom_prefixed(it->pR)) return 1;
   if (it->rc || iterMeta(it)) return 1;
   return bloom_may_contain(&it->pM->bloom, hPrefix);
 }

@@ -182,13 +182,15 @@ int sst_reader_iter(sst_reader *, int bFillCache, wcs_iiter **ppIter,
 int sst_reader_iter_prefix(sst_reader *, int bFillCache, int bUseHash,
                            uint64_t hPrefix, wcs_iiter **ppIter, char **pzErr);
 
-/* For an iterator made by sst_reader_iter: 0 if the file's filter holds
-** xBloomPrefix prefixes and rules out the one hashed to hPrefix, else 1
+/* Prepare an iterator made by sst_reader_iter for a new target (a user
+** iterator moved to other bounds keeps it): drops the readahead buffer of
+** an earlier scan, and with bUseHash returns 0 if the file's filter holds
+** xBloomPrefix prefixes and rules out the one hashed to hPrefix; else 1
 ** (also when the index and filter cannot be read: the iterator's next
 ** move reports that). Pins the index and filter for the iterator's life
 ** if not yet pinned, so that probing a kept iterator again for another
 ** prefix costs no cache lookup. */
-int sst_iter_may_contain(wcs_iiter *pIter, uint64_t hPrefix);
+int sst_iter_retarget(wcs_iiter *pIter, int bUseHash, uint64_t hPrefix);
 /* Bloom hashes of one point lookup, computed once and reused for every
 ** file probed: hKey of the user key, hPrefix of its xBloomPrefix prefix
 ** (hasPrefix 0: the key has no prefix in the filters). */

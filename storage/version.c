@@ -870,7 +870,7 @@ static int slotFile(wcs_viters *p, wcs_vslot *s, wcs_fmeta *f, int bPrefix,
     if (rc != WCS_OK) return rc;
     s->pFile = f;
   }
-  s->bOn = !bPrefix || sst_iter_may_contain(s->p, h);
+  s->bOn = sst_iter_retarget(s->p, bPrefix, h);
   return WCS_OK;
 }
 
