@@ -12,7 +12,10 @@
 ** with one write (plus one fsync in SYNC FULL) and inserts them into the
 ** memtable. Then it publishes the new last sequence number and wakes the
 ** group. Only the leader touches the active memtable, so the memtable
-** needs no write lock, and readers never wait for writers.
+** needs no write lock, and readers never wait for writers. A batch of
+** nIngestBytes or more goes alone and skips the WAL and the memtable: the
+** leader flushes the memtables, writes the batch as sorted files
+** (ingest.c) and installs them with one manifest edit (ingestCommit).
 **
 ** Reads pin a "super version" — the active memtable, the immutable ones
 ** and the current file version — together with the last sequence number,
@@ -1051,6 +1054,7 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
     if (nMax > WRITE_GROUP_MAX) nMax = WRITE_GROUP_MAX;
     for (p = w.pNext; p; p = p->pNext) {
       if (p->pBatch == NULL) break; /* a forced switch goes alone */
+      if (p->pBatch->rep.n >= db->opt.nIngestBytes) break; /* an ingest too */
       if (nGroup + p->pBatch->rep.n > nMax) break;
       nGroup += p->pBatch->rep.n;
       pLast = p;
