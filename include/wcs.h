@@ -159,6 +159,12 @@ typedef struct wcs_options {
   int (*xCompactionFilter)(void *pFilterCtx, const void *pKey, size_t nKey,
                            const void *pVal, size_t nVal, int *pbDrop);
   void *pFilterCtx;       /* first argument of xCompactionFilter */
+  /* Bulk ingest: a write batch of at least this many bytes (wcs_batch_bytes)
+  ** is written straight into sorted files, installed by one manifest edit,
+  ** instead of going through the WAL and the memtable (doc/storage.md,
+  ** "Bulk ingest"). 0: the default, nMemtable / 4 (16 MiB); UINT64_MAX:
+  ** never. Readers see the same data either way. */
+  uint64_t nIngestBytes;
 } wcs_options;
 
 /*

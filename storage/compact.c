@@ -406,10 +406,14 @@ static int bottomForKey(const compact_job *j, const uint8_t *k, size_t n) {
           continue;
         }
         c = wcs_ukey_cmp(m->pLargest, m->nLargest - WCS_IKEY_TRAILER, k, n);
-        if (c < 0)
+        /* a file whose range ends at (k, sentinel) — a tombstone clipped
+        ** at k — does not hold k; the next file, starting at k, may */
+        if (c < 0 || (c == 0 && wcs_ikey_trailer(m->pLargest, m->nLargest) ==
+                                    WCS_IKEY_SENTINEL)) {
           lo = mid + 1;
-        else
+        } else {
           hi = mid;
+        }
       }
       if (lo < v->anFile[i] && fmeta_may_hold(v->aaFile[i][lo], k, n)) {
         return 0;

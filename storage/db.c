@@ -12,7 +12,10 @@
 ** with one write (plus one fsync in SYNC FULL) and inserts them into the
 ** memtable. Then it publishes the new last sequence number and wakes the
 ** group. Only the leader touches the active memtable, so the memtable
-** needs no write lock, and readers never wait for writers.
+** needs no write lock, and readers never wait for writers. A batch of
+** nIngestBytes or more goes alone and skips the WAL and the memtable: the
+** leader flushes the memtables, writes the batch as sorted files
+** (ingest.c) and installs them with one manifest edit (ingestCommit).
 **
 ** Reads pin a "super version" — the active memtable, the immutable ones
 ** and the current file version — together with the last sequence number,
@@ -44,6 +47,7 @@
 #include "storage/db_int.h"
 #include "storage/env.h"
 #include "storage/ikey.h"
+#include "storage/ingest.h"
 #include "storage/memtable.h"
 #include "storage/merge.h"
 #include "storage/sst.h"
@@ -94,6 +98,7 @@ static void fixOptions(wcs_options *p) {
   if (p->nL0Stop < p->nL0Trigger) p->nL0Stop = p->nL0Trigger;
   if (p->nL1Bytes == 0) p->nL1Bytes = d.nL1Bytes;
   if (p->nFileBytes == 0) p->nFileBytes = d.nFileBytes;
+  if (p->nIngestBytes == 0) p->nIngestBytes = p->nMemtable / 4;
   if (p->iSync < WCS_SYNC_OFF || p->iSync > WCS_SYNC_FULL) {
     p->iSync = WCS_SYNC_NORMAL;
   }
@@ -181,6 +186,8 @@ struct wcs_db {
   uint64_t nCompactReruns; /* compactions run again without counting */
   uint64_t nStallMicros;
   uint64_t nBytesFlushed, nBytesCompacted;
+  uint64_t nIngests;       /* batches committed as sorted files */
+  uint64_t nBytesIngested; /* file bytes they wrote */
 };
 
 /* ====================================================================
@@ -857,6 +864,151 @@ static int makeRoom(wcs_db *db, int bForce, char **pzErr) {
   }
 }
 
+/* Before an ingest (mutex held, leader only): flush the memtables, and
+** wait while level 0 is at its stop. With the memtables empty, the
+** ingested files hold the newest data of every key they touch, and every
+** WAL record is older than the batch, so the manifest's last sequence
+** number can move past the batch without recovery skipping any record. */
+static int ingestMakeRoom(wcs_db *db, char **pzErr) {
+  for (;;) {
+    int rc;
+    if (db->bgRc) {
+      return wcs_seterr(pzErr, db->bgRc, "%s",
+                        db->zBgErr ? db->zBgErr : wcs_errstr(db->bgRc));
+    }
+    if (memtable_count(db->pMem) || memtable_rangedel_count(db->pMem)) {
+      rc = makeRoom(db, 1, pzErr); /* switch; flushes inline without threads */
+      if (rc) return rc;
+      continue;
+    }
+    if (db->nImm > 0) {
+      if (!db->bThreads) {
+        doFlush(db);
+      } else {
+        int64_t t0 = wcs_now_micros();
+        pthread_cond_wait(&db->cvBg, &db->mu);
+        addStall(db, t0);
+      }
+      continue;
+    }
+    if (vset_current(db->pVs)->anFile[0] >= db->opt.nL0Stop) {
+      if (!db->bThreads) {
+        if (!maybeCompact(db)) return WCS_OK;
+      } else {
+        int64_t t0 = wcs_now_micros();
+        pthread_cond_wait(&db->cvBg, &db->mu);
+        addStall(db, t0);
+      }
+      continue;
+    }
+    return WCS_OK;
+  }
+}
+
+/*
+** Commit batch b as sorted files (bulk ingest; mutex held, leader, the
+** batch alone in its group; the mutex is released while files are
+** written). The batch takes the sequence numbers it would take through
+** the WAL; the files are written and fsynced (sst.c), and one manifest
+** edit adds them at the level ingest_level picks and moves the last
+** sequence number past the batch. Only after that edit is durable is the
+** new super version installed and the batch's sequence numbers
+** published, so readers see all of it or none of it, and after a crash
+** it is there exactly when the edit is (files no edit names are deleted
+** at open). A failure before the edit leaves nothing behind; a failed
+** edit is sticky, as a failed flush is (the edit may be in the manifest).
+*/
+static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
+  ingest_plan *pPlan = NULL;
+  wcs_version *pBase = NULL;
+  wcs_fmeta **aOut = NULL;
+  uint64_t *aSnap = NULL, seq0, seqLast, nBytes = 0;
+  int nSnap = 0, nOut = 0, iLevel = 0, rc, i;
+  wcs_vedit e;
+  compact_job j;
+  memset(&e, 0, sizeof e);
+  memset(&j, 0, sizeof j);
+
+  rc = ingestMakeRoom(db, pzErr);
+  if (rc) return rc;
+  seq0 = atomic_load_explicit(&db->lastSeq, memory_order_relaxed) + 1;
+  if (seq0 + (uint64_t)b->nOp > WCS_SEQ_MAX) {
+    return wcs_seterr(pzErr, WCS_FULL,
+                      "store %s has used every sequence number", db->zDir);
+  }
+  seqLast = seq0 + (uint64_t)b->nOp - 1;
+  wcs_put64(b->rep.a + WAL_BATCH_OFF_SEQ, seq0);
+  wcs_put32(b->rep.a + WAL_BATCH_OFF_COUNT, (uint32_t)b->nOp);
+  /* the latest seq in the list is below the batch: no entry of it is
+  ** visible to every reader, so none is rewritten at seq 0 */
+  aSnap = snapList(db, &nSnap);
+  if (aSnap == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  pBase = vset_current(db->pVs);
+  version_ref(pBase);
+  pthread_mutex_unlock(&db->mu);
+
+  rc = ingest_plan_new(b->rep.a, b->rep.n, &pPlan, pzErr);
+  if (rc == WCS_OK) {
+    /* where the files will probably go: size them for that level */
+    pthread_mutex_lock(&db->mu);
+    iLevel = ingest_level(vset_current(db->pVs), pPlan);
+    pthread_mutex_unlock(&db->mu);
+    j.pVs = db->pVs;
+    j.xNewFile = newFileNumber;
+    j.pArg = db;
+    j.aSnap = aSnap;
+    j.nSnap = nSnap;
+    j.pBase = pBase;
+    j.iOutLevel = iLevel;
+    j.nFileBytes = db->opt.nFileBytes;
+    if (iLevel > 0 &&
+        version_level_target(&db->opt, iLevel) / 4 < j.nFileBytes) {
+      j.nFileBytes = version_level_target(&db->opt, iLevel) / 4;
+    }
+    if (j.nFileBytes < 64 * 1024) j.nFileBytes = 64 * 1024;
+    rc = ingest_write(pPlan, &j, 1, &aOut, &nOut, &nBytes, pzErr);
+  }
+
+  pthread_mutex_lock(&db->mu);
+  if (rc == WCS_OK) {
+    /* compactions ran meanwhile: choose again against the current files */
+    iLevel = ingest_level(vset_current(db->pVs), pPlan);
+    for (i = 0; i < nOut; i++) {
+      if (rc == WCS_OK) {
+        rc = vedit_add_file(&e, iLevel, aOut[i]); /* takes the reference */
+        if (rc == WCS_OK) continue;
+        wcs_seterr(pzErr, rc, "out of memory");
+      }
+      aOut[i]->bObsolete = 1; /* never offered to the manifest */
+      fmeta_unref(aOut[i]);
+    }
+    if (rc) {
+      for (i = 0; i < e.nAdd; i++)
+        e.aAdd[i].pMeta->bObsolete = 1;
+    }
+  }
+  if (rc == WCS_OK) {
+    e.bLastSeq = 1;
+    e.lastSeq =
+        vset_last_seq(db->pVs) > seqLast ? vset_last_seq(db->pVs) : seqLast;
+    rc = vset_apply(db->pVs, &e, pzErr);
+    if (rc) setBgError(db, rc, dupStr(*pzErr));
+  }
+  vedit_clear(&e);
+  if (rc == WCS_OK) {
+    svInstall(db);
+    atomic_store_explicit(&db->lastSeq, seqLast, memory_order_release);
+    db->nIngests++;
+    db->nBytesIngested += nBytes;
+    pthread_cond_broadcast(&db->cvWork); /* a compaction may be due */
+  }
+  free(aOut);
+  free(aSnap);
+  version_unref(pBase);
+  ingest_plan_free(pPlan);
+  return rc;
+}
+
 /* Commit queue: wait for our turn or for a leader to do our work. Runs the
 ** batch (or a forced switch when pBatch is NULL). */
 static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
@@ -887,8 +1039,14 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
   }
 
   /* we lead */
-  rc = makeRoom(db, pBatch == NULL, pzErr);
   pLast = &w;
+  if (pBatch && pBatch->rep.n >= db->opt.nIngestBytes) {
+    /* a large batch goes alone, straight into sorted files */
+    rc = ingestCommit(db, pBatch, pzErr);
+    pBatch = NULL;
+  } else {
+    rc = makeRoom(db, pBatch == NULL, pzErr);
+  }
   if (rc == WCS_OK && pBatch) {
     size_t nGroup = pBatch->rep.n;
     size_t nMax = WRITE_GROUP_MAX;
@@ -896,6 +1054,7 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
     if (nMax > WRITE_GROUP_MAX) nMax = WRITE_GROUP_MAX;
     for (p = w.pNext; p; p = p->pNext) {
       if (p->pBatch == NULL) break; /* a forced switch goes alone */
+      if (p->pBatch->rep.n >= db->opt.nIngestBytes) break; /* an ingest too */
       if (nGroup + p->pBatch->rep.n > nMax) break;
       nGroup += p->pBatch->rep.n;
       pLast = p;
@@ -2435,7 +2594,8 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                "\"wal_bytes\":%llu,\"compactions\":%llu,\"trivial_moves\":%llu,"
                "\"flushes\":%llu,\"stall_micros\":%llu,"
                "\"flushed_bytes\":%llu,\"compacted_bytes\":%llu,"
-               "\"filtered\":%llu,\"filter_reruns\":%llu}",
+               "\"filtered\":%llu,\"filter_reruns\":%llu,"
+               "\"ingests\":%llu,\"ingested_bytes\":%llu}",
                (unsigned long long)nMem, (unsigned long long)nCacheBytes,
                (unsigned long long)nHit, (unsigned long long)nMiss,
                (unsigned long long)snap, (unsigned long long)nRaw,
@@ -2447,7 +2607,9 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                (unsigned long long)db->nBytesFlushed,
                (unsigned long long)db->nBytesCompacted,
                (unsigned long long)db->nFiltered,
-               (unsigned long long)db->nCompactReruns);
+               (unsigned long long)db->nCompactReruns,
+               (unsigned long long)db->nIngests,
+               (unsigned long long)db->nBytesIngested);
   pthread_mutex_unlock(&db->mu);
   if (wcs_buf_append(&b, aLine, (size_t)n + 1)) goto nomem;
   *pzJson = (char *)b.a;

@@ -17,6 +17,12 @@
 **   - every live batch has all of its keys with the right values and no
 **     other key exists: a batch is there entirely or not at all.
 **
+** Batches of 1 KiB or more (the ones with the most keys, about a third of
+** them) are committed by bulk ingest (nIngestBytes): written straight into
+** sorted files, range delete included, installed by one manifest edit, so
+** kills also land in the middle of ingests, between the files and the
+** edit, and among the logged commits around them.
+**
 ** Rounds: 200, or WCS_CRASH_ROUNDS (make crashtest runs 10,000). The seed
 ** is printed; WCS_SEED replays a run.
 */
@@ -47,6 +53,7 @@ static void options(wcs_options *o) {
   o->nBlockSize = 2048;
   o->nL0Trigger = 2;
   o->nL0Stop = 8;
+  o->nIngestBytes = 1024; /* the larger batches are ingested */
 }
 
 static size_t valueOf(uint64_t i, int j, char *z) {

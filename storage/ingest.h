@@ -1,0 +1,61 @@
+/*
+** ingest.h — bulk ingest: a large write batch written straight into sorted
+** files instead of through the WAL and the memtable (RocksDB's
+** IngestExternalFile, HBase's bulk load), used by the commit path in db.c.
+** Design notes: doc/storage.md, "Bulk ingest".
+**
+** A plan parses a batch payload (wal.h, sequence numbers already set)
+** once: whether its point operations are in internal-key order, its range
+** tombstones, and a cut that splits its point entries in two halves at a
+** user-key boundary. ingest_write turns a plan into sorted files with the
+** flush/compaction writer (compact_run), in one pass or, when the batch is
+** large and holds no range tombstones, in two passes run side by side, one
+** on a second thread. ingest_level then picks where the files go.
+*/
+#ifndef WCS_INGEST_H
+#define WCS_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "storage/compact.h"
+#include "storage/version.h"
+
+typedef struct ingest_plan ingest_plan;
+
+/*
+** Parse the batch payload p[0..n) (header with its first sequence number
+** set). p is borrowed and must stay unchanged until ingest_plan_free. On
+** WCS_OK *pp is the caller's (ingest_plan_free); bad bytes are WCS_CORRUPT.
+*/
+int ingest_plan_new(const uint8_t *p, size_t n, ingest_plan **pp,
+                    char **pzErr);
+void ingest_plan_free(ingest_plan *);
+
+/* Point entries of the plan (puts and deletes) and range tombstones. */
+uint64_t ingest_plan_entries(const ingest_plan *);
+int ingest_plan_rangedels(const ingest_plan *);
+
+/*
+** Write the plan as sorted files. j is a filled-in job template (store,
+** file numbers, snapshots, base version, output level, file size); the
+** files written, in key order, are returned in *paOut and *pnOut (malloc'd
+** array of references, the caller's). bParallel allows the second thread.
+** On error no file is left behind and *pzErr names the cause.
+*/
+int ingest_write(ingest_plan *, const compact_job *j, int bParallel,
+                 wcs_fmeta ***paOut, int *pnOut, uint64_t *pnBytes,
+                 char **pzErr);
+
+/*
+** The level the plan's files can be added to in version v: the deepest
+** level such that no file of it or of any level above overlaps the plan's
+** key range, or 0 when level 0 or 1 already overlaps. Files marked
+** bCompacting belong to a running compaction whose outputs may span their
+** whole range: a level such a compaction writes into is treated as
+** overlapping when that range overlaps the plan's. Store mutex held (the
+** bCompacting marks).
+*/
+int ingest_level(const wcs_version *v, const ingest_plan *p);
+
+#endif /* WCS_INGEST_H */

@@ -1,0 +1,670 @@
+/*
+** Tests of bulk ingest (storage/ingest.c and its commit in storage/db.c):
+** a batch of at least nIngestBytes is written straight into sorted files.
+** What is checked: the path is taken (the "ingests" statistic) and the
+** files land at the level the rule says (deepest level overlapping
+** nothing at or above it, else level 0); the batch becomes visible all at
+** once and never to snapshots or iterators made before it; it survives
+** reopens and a process crash, together with the small commits around it
+** (whose WAL records must not be skipped by recovery); range deletes and
+** repeated keys in one batch; later writes, deletes and compactions over
+** ingested data; a damaged ingested file is reported as corruption; and a
+** randomized differential run against a model mixing ingested and logged
+** batches with snapshots, compactions and reopens (WCS_SEED replays one).
+*/
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "wcs.h"
+
+Suite *storage_ingest_suite(void);
+
+#define OK(x)                                                                  \
+  do {                                                                         \
+    int rc_ = (x);                                                             \
+    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
+                  db ? wcs_errmsg(db) : "");                                   \
+  } while (0)
+
+#define INGEST_MIN 4096 /* batches of this many bytes are ingested */
+
+static void options(wcs_options *o) {
+  wcs_options_init(o);
+  o->nMemtable = 64 * 1024;
+  o->nL1Bytes = 64 * 1024;
+  o->nFileBytes = 16 * 1024;
+  o->nBlockSize = 1024;
+  o->nL0Trigger = 4;
+  o->nL0Stop = 12;
+  o->nIngestBytes = INGEST_MIN;
+}
+
+static uint64_t statNum(wcs_db *db, const char *zName) {
+  char *z = NULL, *p;
+  char aPat[64];
+  uint64_t v;
+  OK(wcs_db_stats(db, &z));
+  snprintf(aPat, sizeof aPat, "\"%s\":", zName);
+  p = strstr(z, aPat);
+  ck_assert_ptr_nonnull(p);
+  v = strtoull(p + strlen(aPat), NULL, 10);
+  wcs_free(z);
+  return v;
+}
+
+/* Files in level i (from the statistics). */
+static int levelFiles(wcs_db *db, int i) {
+  char *z = NULL, *p;
+  char aPat[64];
+  int n;
+  OK(wcs_db_stats(db, &z));
+  snprintf(aPat, sizeof aPat, "{\"level\":%d,\"files\":", i);
+  p = strstr(z, aPat);
+  ck_assert_ptr_nonnull(p);
+  n = atoi(p + strlen(aPat));
+  wcs_free(z);
+  return n;
+}
+
+/* The one level holding files, or -1 when several do. */
+static int onlyLevel(wcs_db *db) {
+  int i, iLevel = -1;
+  for (i = 0; i < 7; i++) {
+    if (levelFiles(db, i) == 0) continue;
+    if (iLevel >= 0) return -1;
+    iLevel = i;
+  }
+  return iLevel;
+}
+
+static void keyOf(char *z, const char *zPre, int i) {
+  sprintf(z, "%s%06d", zPre, i);
+}
+/* Values hold a hash of i, so files do not compress to nothing. */
+static void valOf(char *z, const char *zTag, int i) {
+  uint64_t h = (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
+  sprintf(z, "%s value %d %016llx %016llx", zTag, i, (unsigned long long)h,
+          (unsigned long long)(h * 0xbf58476d1ce4e5b9ull));
+}
+
+/* Put keys zPre[lo, hi) with values tagged zTag in one batch; asserts it
+** is big enough to be ingested. */
+static void putRange(wcs_db *db, const char *zPre, int lo, int hi,
+                     const char *zTag) {
+  wcs_batch *b = NULL;
+  char k[64], v[128];
+  int i;
+  OK(wcs_batch_new(&b));
+  for (i = lo; i < hi; i++) {
+    keyOf(k, zPre, i);
+    valOf(v, zTag, i);
+    OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
+  }
+  ck_assert_uint_ge(wcs_batch_bytes(b), INGEST_MIN);
+  OK(wcs_db_write(db, b));
+  wcs_batch_free(b);
+}
+
+/* Value of k as a string (static buffer), or NULL. */
+static const char *getS(wcs_db *db, const wcs_snapshot *s, const char *k) {
+  static char aBuf[256];
+  void *p = NULL;
+  size_t n = 0;
+  OK(wcs_db_get(db, s, k, strlen(k), &p, &n));
+  if (p == NULL) return NULL;
+  ck_assert_uint_lt(n, sizeof aBuf);
+  memcpy(aBuf, p, n);
+  aBuf[n] = 0;
+  wcs_free(p);
+  return aBuf;
+}
+
+/* Does key zPre<i> read as the value tagged zTag (NULL: absent)? */
+static void checkKey(wcs_db *db, const wcs_snapshot *s, const char *zPre,
+                     int i, const char *zTag) {
+  char k[64], v[128];
+  const char *zGot;
+  keyOf(k, zPre, i);
+  zGot = getS(db, s, k);
+  if (zTag == NULL) {
+    ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", k, zGot);
+  } else {
+    valOf(v, zTag, i);
+    ck_assert_msg(zGot && strcmp(zGot, v) == 0, "%s: expected %s, got %s", k,
+                  v, zGot ? zGot : "(absent)");
+  }
+}
+
+/* Keys of a full scan at s. */
+static int countKeys(wcs_db *db, const wcs_snapshot *s) {
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  int n = 0, rc;
+  memset(&io, 0, sizeof io);
+  io.pSnap = s;
+  OK(wcs_iter_new(db, &io, &it));
+  for (rc = wcs_iter_first(it); wcs_iter_valid(it); rc = wcs_iter_next(it))
+    n++;
+  ck_assert_int_eq(rc, WCS_OK);
+  ck_assert_int_eq(wcs_iter_status(it), WCS_OK);
+  wcs_iter_free(it);
+  return n;
+}
+
+START_TEST(test_ingest_into_empty_store_goes_to_last_level) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  const char *zDir = tu_tmpdir("ingest_last");
+  int i;
+  options(&o);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  putRange(db, "a", 0, 5000, "one");
+  ck_assert_uint_eq(statNum(db, "ingests"), 1);
+  ck_assert_uint_eq(statNum(db, "wal_bytes"), 0); /* nothing was logged */
+  ck_assert_int_eq(onlyLevel(db), 6);
+  ck_assert_int_gt(levelFiles(db, 6), 1); /* cut at nFileBytes */
+  for (i = 0; i < 5000; i += 37)
+    checkKey(db, NULL, "a", i, "one");
+  checkKey(db, NULL, "a", 5000, NULL);
+  ck_assert_int_eq(countKeys(db, NULL), 5000);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+
+  /* reopen: the manifest names the files */
+  db = NULL;
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  ck_assert_int_eq(onlyLevel(db), 6);
+  ck_assert_int_eq(countKeys(db, NULL), 5000);
+  checkKey(db, NULL, "a", 4999, "one");
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_ingest_level_is_deepest_without_overlap_above) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  const char *zDir = tu_tmpdir("ingest_levels");
+  int n5, n6;
+  options(&o);
+  o.bNoBackground = 1; /* no compaction moves files between the checks */
+  o.nL0Trigger = 100;
+  o.nL0Stop = 100;
+  o.nL1Bytes = 1u << 30;
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  putRange(db, "k", 0, 1000, "A");
+  ck_assert_int_gt(levelFiles(db, 6), 0);
+  /* overlaps level 6 only: level 5 */
+  putRange(db, "k", 500, 1500, "B");
+  ck_assert_int_gt(levelFiles(db, 5), 0);
+  /* disjoint from everything: level 6 beside A */
+  n5 = levelFiles(db, 5);
+  n6 = levelFiles(db, 6);
+  putRange(db, "z", 0, 500, "C");
+  ck_assert_int_eq(levelFiles(db, 5), n5);
+  ck_assert_int_gt(levelFiles(db, 6), n6);
+  /* overlaps level 5: level 4 */
+  putRange(db, "k", 1400, 1600, "D");
+  ck_assert_int_gt(levelFiles(db, 4), 0);
+  ck_assert_int_eq(levelFiles(db, 0), 0);
+  /* a logged write inside the range is flushed to level 0 first; an
+  ** ingest overlapping it goes to level 0 above it */
+  {
+    char k[64], v[128];
+    keyOf(k, "k", 100);
+    valOf(v, "E", 100);
+    OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
+  }
+  putRange(db, "k", 50, 150, "F");
+  ck_assert_int_eq(levelFiles(db, 0), 2);
+  ck_assert_uint_eq(statNum(db, "ingests"), 5);
+  /* newest wins everywhere */
+  checkKey(db, NULL, "k", 0, "A");
+  checkKey(db, NULL, "k", 100, "F");
+  checkKey(db, NULL, "k", 200, "A");
+  checkKey(db, NULL, "k", 700, "B");
+  checkKey(db, NULL, "k", 1450, "D");
+  checkKey(db, NULL, "k", 1550, "D");
+  checkKey(db, NULL, "k", 1700, NULL);
+  checkKey(db, NULL, "z", 499, "C");
+  ck_assert_int_eq(countKeys(db, NULL), 1600 + 500);
+  /* and after compacting it all together */
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  checkKey(db, NULL, "k", 100, "F");
+  checkKey(db, NULL, "k", 1450, "D");
+  checkKey(db, NULL, "k", 700, "B");
+  ck_assert_int_eq(countKeys(db, NULL), 1600 + 500);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_ingest_is_invisible_to_earlier_snapshots_and_iterators) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_snapshot *s = NULL;
+  wcs_iter *it = NULL;
+  const char *zDir = tu_tmpdir("ingest_snap");
+  char k[64];
+  options(&o);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  putRange(db, "k", 0, 1000, "old");
+  OK(wcs_snapshot_new(db, &s));
+  OK(wcs_iter_new(db, NULL, &it));
+  putRange(db, "k", 500, 1500, "new");
+  ck_assert_uint_eq(statNum(db, "ingests"), 2);
+  /* the snapshot reads the state before the ingest */
+  checkKey(db, s, "k", 700, "old");
+  checkKey(db, s, "k", 1200, NULL);
+  ck_assert_int_eq(countKeys(db, s), 1000);
+  /* so does the iterator made before it */
+  keyOf(k, "k", 1200);
+  OK(wcs_iter_seek(it, k, strlen(k)));
+  ck_assert(!wcs_iter_valid(it));
+  keyOf(k, "k", 700);
+  OK(wcs_iter_seek(it, k, strlen(k)));
+  ck_assert(wcs_iter_valid(it));
+  {
+    size_t n;
+    const char *p = wcs_iter_value(it, &n);
+    ck_assert(n >= 3 && memcmp(p, "old", 3) == 0);
+  }
+  /* a refresh sees all of it */
+  OK(wcs_iter_refresh(it));
+  keyOf(k, "k", 1200);
+  OK(wcs_iter_seek(it, k, strlen(k)));
+  ck_assert(wcs_iter_valid(it));
+  /* new reads see the whole batch */
+  checkKey(db, NULL, "k", 700, "new");
+  checkKey(db, NULL, "k", 1499, "new");
+  checkKey(db, NULL, "k", 499, "old");
+  ck_assert_int_eq(countKeys(db, NULL), 1500);
+  /* compactions keep what the snapshot sees */
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  checkKey(db, s, "k", 700, "old");
+  checkKey(db, s, "k", 1200, NULL);
+  checkKey(db, NULL, "k", 700, "new");
+  wcs_iter_free(it);
+  wcs_snapshot_free(db, s);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_ingest_range_deletes_and_repeated_keys_in_one_batch) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_batch *b = NULL;
+  const char *zDir = tu_tmpdir("ingest_rdel");
+  char k[64], k2[64], v[128];
+  int i, pass;
+  options(&o);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  putRange(db, "k", 0, 1000, "old");
+  for (pass = 0; pass < 2; pass++) {
+    /* pass 0: in key order; pass 1: descending, so the ingest sorts */
+    OK(wcs_batch_new(&b));
+    for (i = 0; i < 1000; i++) {
+      int j = pass == 0 ? i : 999 - i;
+      if (j % 10 != 3) continue;
+      keyOf(k, "k", j);
+      valOf(v, "first", j);
+      OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
+    }
+    /* delete [k000100, k000200): the old keys and this batch's above */
+    keyOf(k, "k", 100);
+    keyOf(k2, "k", 200);
+    OK(wcs_batch_delete_range(b, k, strlen(k), k2, strlen(k2)));
+    /* puts after the range delete survive it (k000150 and the "second"
+    ** ones at 103, 123, ..., 183); later puts win */
+    keyOf(k, "k", 150);
+    valOf(v, "after", 150);
+    OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
+    for (i = 0; i < 1000; i++) {
+      int j = pass == 0 ? i : 999 - i;
+      if (j % 10 != 3 || j % 20 != 3) continue;
+      keyOf(k, "k", j);
+      valOf(v, "second", j);
+      OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
+    }
+    keyOf(k, "k", 503);
+    OK(wcs_batch_delete(b, k, strlen(k)));
+    /* an open range delete from k000990 */
+    keyOf(k, "k", 990);
+    OK(wcs_batch_delete_range(b, k, strlen(k), NULL, 0));
+    ck_assert_uint_ge(wcs_batch_bytes(b), INGEST_MIN);
+    OK(wcs_db_write(db, b));
+    wcs_batch_free(b);
+    ck_assert_uint_eq(statNum(db, "ingests"), 2); /* counted since the open */
+
+    checkKey(db, NULL, "k", 99, "old");
+    checkKey(db, NULL, "k", 100, NULL);
+    checkKey(db, NULL, "k", 113, NULL);
+    checkKey(db, NULL, "k", 150, "after");
+    checkKey(db, NULL, "k", 199, NULL);
+    checkKey(db, NULL, "k", 200, "old");
+    checkKey(db, NULL, "k", 213, "first");
+    checkKey(db, NULL, "k", 223, "second");
+    checkKey(db, NULL, "k", 503, NULL);
+    checkKey(db, NULL, "k", 989, "old");
+    checkKey(db, NULL, "k", 990, NULL);
+    checkKey(db, NULL, "k", 999, NULL);
+    ck_assert_int_eq(countKeys(db, NULL), 1000 - 100 + 1 + 5 - 1 - 10);
+    ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+    db = NULL;
+    OK(wcs_db_open(&db, zDir, &o, NULL));
+    checkKey(db, NULL, "k", 150, "after");
+    checkKey(db, NULL, "k", 113, NULL);
+    checkKey(db, NULL, "k", 995, NULL);
+    ck_assert_int_eq(countKeys(db, NULL), 1000 - 100 + 1 + 5 - 1 - 10);
+    /* put the deleted keys back for the next pass */
+    putRange(db, "k", 0, 1000, "old");
+  }
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_ingest_then_writes_deletes_and_compactions) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  const char *zDir = tu_tmpdir("ingest_mixed");
+  char k[64], v[128];
+  int i;
+  options(&o);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  putRange(db, "k", 0, 3000, "A");
+  /* small writes over it: through the WAL */
+  for (i = 0; i < 3000; i += 3) {
+    keyOf(k, "k", i);
+    if (i % 2) {
+      OK(wcs_db_delete(db, k, strlen(k)));
+    } else {
+      valOf(v, "B", i);
+      OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
+    }
+  }
+  ck_assert_uint_eq(statNum(db, "ingests"), 1);
+  putRange(db, "k", 2500, 3500, "C");
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  for (i = 0; i < 3500; i++) {
+    const char *zTag = "A";
+    if (i >= 2500) zTag = "C";
+    else if (i % 3 == 0) zTag = i % 2 ? NULL : "B";
+    checkKey(db, NULL, "k", i, zTag);
+  }
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  db = NULL;
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  checkKey(db, NULL, "k", 3, NULL);
+  checkKey(db, NULL, "k", 6, "B");
+  checkKey(db, NULL, "k", 2700, "C");
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* A process that logs, ingests, logs again and dies without closing: the
+** logged commits before the ingest were flushed by it, the ones after are
+** in the WAL, and recovery must replay them (their sequence numbers are
+** above the manifest's, which the ingest moved). */
+START_TEST(test_ingest_survives_a_process_crash_with_logged_commits_around) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  const char *zDir = tu_tmpdir("ingest_crash");
+  pid_t pid;
+  int st;
+  options(&o);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    char k[64], v[128];
+    if (wcs_db_open(&db, zDir, &o, NULL)) _exit(2);
+    keyOf(k, "k", 5);
+    valOf(v, "before", 5);
+    if (wcs_db_put(db, k, strlen(k), v, strlen(v))) _exit(3);
+    keyOf(k, "m", 1);
+    valOf(v, "before", 1);
+    if (wcs_db_put(db, k, strlen(k), v, strlen(v))) _exit(3);
+    putRange(db, "k", 0, 1000, "ingested");
+    keyOf(k, "k", 7);
+    valOf(v, "after", 7);
+    if (wcs_db_put(db, k, strlen(k), v, strlen(v))) _exit(4);
+    keyOf(k, "k", 8);
+    if (wcs_db_delete(db, k, strlen(k))) _exit(4);
+    _exit(0); /* no close */
+  }
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  checkKey(db, NULL, "k", 5, "ingested");
+  checkKey(db, NULL, "m", 1, "before");
+  checkKey(db, NULL, "k", 7, "after");
+  checkKey(db, NULL, "k", 8, NULL);
+  checkKey(db, NULL, "k", 999, "ingested");
+  ck_assert_int_eq(countKeys(db, NULL), 1000 - 1 + 1);
+  /* later writes get sequence numbers above the ingested ones */
+  {
+    char k[64], v[128];
+    keyOf(k, "k", 9);
+    valOf(v, "reopened", 9);
+    OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
+    OK(wcs_db_flush(db));
+    OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+    checkKey(db, NULL, "k", 9, "reopened");
+  }
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+START_TEST(test_ingest_damaged_file_is_reported_as_corrupt) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  const char *zDir = tu_tmpdir("ingest_corrupt");
+  char zDirCopy[1024], zFile[1100];
+  uint8_t *p;
+  size_t n;
+  int rc, i, nBad = 0;
+  options(&o);
+  o.nFileBytes = 1u << 20; /* one file */
+  snprintf(zDirCopy, sizeof zDirCopy, "%s", zDir);
+  OK(wcs_db_open(&db, zDirCopy, &o, NULL));
+  putRange(db, "k", 0, 2000, "A");
+  ck_assert_int_eq(levelFiles(db, 6), 1);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  db = NULL;
+  /* the store's only sorted file: the first number after the manifest's */
+  for (i = 1; i < 100; i++) {
+    snprintf(zFile, sizeof zFile, "%s/%06d.sst", zDirCopy, i);
+    if (access(zFile, F_OK) == 0) break;
+  }
+  ck_assert_int_lt(i, 100);
+  p = tu_read_file(zFile, &n);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_uint_gt(n, 100);
+  p[10] ^= 0x40; /* inside the first data block */
+  ck_assert_int_eq(tu_write_file(zFile, p, n), 0);
+  free(p);
+  rc = wcs_db_open(&db, zDirCopy, &o, NULL);
+  if (rc == WCS_OK) {
+    for (i = 0; i < 2000; i += 10) {
+      char k[64];
+      void *pV = NULL;
+      size_t nV;
+      keyOf(k, "k", i);
+      rc = wcs_db_get(db, NULL, k, strlen(k), &pV, &nV);
+      wcs_free(pV);
+      if (rc) {
+        ck_assert_int_eq(rc, WCS_CORRUPT);
+        ck_assert_ptr_nonnull(strstr(wcs_errmsg(db), ".sst"));
+        nBad++;
+      }
+    }
+    wcs_db_close(db);
+  } else {
+    ck_assert_int_eq(rc, WCS_CORRUPT);
+    nBad = 1;
+  }
+  ck_assert_int_gt(nBad, 0);
+  tu_rmrf(zDirCopy);
+}
+END_TEST
+
+START_TEST(test_ingest_in_memory_store_and_threshold_option) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  options(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  putRange(db, "k", 0, 1000, "A");
+  ck_assert_uint_eq(statNum(db, "ingests"), 1);
+  checkKey(db, NULL, "k", 999, "A");
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  /* UINT64_MAX turns it off */
+  db = NULL;
+  o.nIngestBytes = UINT64_MAX;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  putRange(db, "k", 0, 1000, "A");
+  ck_assert_uint_eq(statNum(db, "ingests"), 0);
+  checkKey(db, NULL, "k", 999, "A");
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+}
+END_TEST
+
+/* ---- randomized differential run */
+
+#define NKEY 600
+
+typedef struct MState {
+  int aVer[NKEY]; /* value version of key i, 0: absent */
+} MState;
+
+static void checkModel(wcs_db *db, const wcs_snapshot *s, const MState *m) {
+  int i, n = 0;
+  for (i = 0; i < NKEY; i++) {
+    char k[64], v[128];
+    const char *zGot;
+    keyOf(k, "r", i);
+    zGot = getS(db, s, k);
+    if (m->aVer[i] == 0) {
+      ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", k, zGot);
+    } else {
+      sprintf(v, "v%d", m->aVer[i]);
+      valOf(v + strlen(v), "", i);
+      ck_assert_msg(zGot && strcmp(zGot, v) == 0, "%s: expected %s, got %s",
+                    k, v, zGot ? zGot : "(absent)");
+      n++;
+    }
+  }
+  ck_assert_int_eq(countKeys(db, s), n);
+}
+
+static void differential(int bMem, int bNoBackground, int nStep) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  MState m, mSnap;
+  wcs_snapshot *s = NULL;
+  const char *zDir = bMem ? NULL : tu_tmpdir("ingest_diff");
+  char zDirCopy[1024];
+  int step, ver = 0;
+  uint64_t nIngests = 0; /* the statistic restarts at every open */
+  tu_seed(0);
+  options(&o);
+  o.bInMemory = bMem;
+  o.nIngestBytes = 2048;
+  o.bNoBackground = bNoBackground;
+  if (zDir) snprintf(zDirCopy, sizeof zDirCopy, "%s", zDir);
+  OK(wcs_db_open(&db, zDir ? zDirCopy : NULL, &o, NULL));
+  memset(&m, 0, sizeof m);
+  for (step = 0; step < nStep; step++) {
+    int r = (int)tu_rand_range(100);
+    if (r < 60) {
+      /* a batch of random operations, small or large */
+      wcs_batch *b = NULL;
+      int nOp = 1 + (int)tu_rand_range(tu_rand_range(4) ? 20 : 400), i;
+      OK(wcs_batch_new(&b));
+      ver++;
+      for (i = 0; i < nOp; i++) {
+        int q = (int)tu_rand_range(100), k0 = (int)tu_rand_range(NKEY);
+        char k[64], k2[64], v[128];
+        keyOf(k, "r", k0);
+        if (q < 80) {
+          sprintf(v, "v%d", ver);
+          valOf(v + strlen(v), "", k0);
+          OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
+          m.aVer[k0] = ver;
+        } else if (q < 95) {
+          OK(wcs_batch_delete(b, k, strlen(k)));
+          m.aVer[k0] = 0;
+        } else {
+          int k1 = k0 + (int)tu_rand_range(30), j;
+          keyOf(k2, "r", k1);
+          OK(wcs_batch_delete_range(b, k, strlen(k), k2, strlen(k2)));
+          for (j = k0; j < k1 && j < NKEY; j++)
+            m.aVer[j] = 0;
+        }
+      }
+      OK(wcs_db_write(db, b));
+      wcs_batch_free(b);
+    } else if (r < 70) {
+      if (s) wcs_snapshot_free(db, s);
+      OK(wcs_snapshot_new(db, &s));
+      mSnap = m;
+    } else if (r < 75) {
+      OK(wcs_db_flush(db));
+    } else if (r < 80) {
+      OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+    } else if (r < 85 && !bMem) {
+      if (s) wcs_snapshot_free(db, s);
+      s = NULL;
+      nIngests += statNum(db, "ingests");
+      ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+      db = NULL;
+      OK(wcs_db_open(&db, zDirCopy, &o, NULL));
+    } else {
+      checkModel(db, NULL, &m);
+      if (s) checkModel(db, s, &mSnap);
+    }
+  }
+  checkModel(db, NULL, &m);
+  if (s) checkModel(db, s, &mSnap);
+  ck_assert_uint_gt(nIngests + statNum(db, "ingests"), 0);
+  if (s) wcs_snapshot_free(db, s);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  if (zDir) tu_rmrf(zDirCopy);
+}
+
+START_TEST(test_ingest_differential_disk) {
+  differential(0, 0, 400);
+}
+END_TEST
+
+START_TEST(test_ingest_differential_memory_inline) {
+  differential(1, 1, 400);
+}
+END_TEST
+
+Suite *storage_ingest_suite(void) {
+  Suite *s = suite_create("storage_ingest");
+  TCase *tc = tcase_create("ingest");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_ingest_into_empty_store_goes_to_last_level);
+  tcase_add_test(tc, test_ingest_level_is_deepest_without_overlap_above);
+  tcase_add_test(tc,
+                 test_ingest_is_invisible_to_earlier_snapshots_and_iterators);
+  tcase_add_test(tc, test_ingest_range_deletes_and_repeated_keys_in_one_batch);
+  tcase_add_test(tc, test_ingest_then_writes_deletes_and_compactions);
+  tcase_add_test(
+      tc, test_ingest_survives_a_process_crash_with_logged_commits_around);
+  tcase_add_test(tc, test_ingest_damaged_file_is_reported_as_corrupt);
+  tcase_add_test(tc, test_ingest_in_memory_store_and_threshold_option);
+  tcase_add_test(tc, test_ingest_differential_disk);
+  tcase_add_test(tc, test_ingest_differential_memory_inline);
+  suite_add_tcase(s, tc);
+  return s;
+}
