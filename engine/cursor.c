@@ -75,6 +75,11 @@ typedef struct Stream {
   uint8_t aPre[ENG_PREFIX_BYTES];
   int bDone; /* no key at or after (reverse: before) the last
              ** seek: nothing more until a forced re-seek */
+  const uint8_t *pRowT; /* escaped row (with terminator) of the current
+                        ** key, as found by the candidate pass of
+                        ** advance(); valid until the view moves */
+  size_t nRowT;         /* bytes at pRowT */
+  int bRowEsc;          /* pRowT holds an escaped 00 (00 FF) */
 } Stream;
 
 /* One family's view, kept across reuses of the cursor. */
@@ -130,11 +135,14 @@ struct wcs_cursor {
   wcs_buf pos;    /* F (forward) or C (reverse) */
   int bPosOpen;   /* reverse: C is +infinity */
   int bReseek;    /* re-seek every stream at the next advance */
+  int bPlaced;    /* every stream is done or at or beyond pos (as after
+                  ** assembling a row): placing them is not needed */
   uint64_t nRows; /* rows returned */
   uint64_t nHeat; /* rows returned but not yet counted in the heat map */
 
   int bEof;
   wcs_buf rowT; /* current row: esc(row) 00 01 */
+  int bRowEsc;  /* rowT holds an escaped 00 */
   wcs_buf row;  /* current row: raw key */
   wcs_buf data; /* cell bytes */
   int nRaw, nRawAlloc;
@@ -152,6 +160,33 @@ static int bcmp2(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
   int c = n ? memcmp(a, b, n) : 0;
   if (c) return c;
   return na < nb ? -1 : (na > nb);
+}
+
+/* wcs_buf_append() with the common case, room enough, inline: the
+** per-cell path appends a few short strings per cell. */
+static inline int put(wcs_buf *b, const void *p, size_t n) {
+  if (b->nAlloc - b->n < n) return wcs_buf_append(b, p, n);
+  if (n) memcpy(b->a + b->n, p, n);
+  b->n += n;
+  return WCS_OK;
+}
+
+/* eng_field_len() that also tells whether the field holds an escaped 00
+** (*pbEsc), so that a field without one is unescaped by a plain copy. */
+static size_t field_scan(const uint8_t *p, size_t n, int *pbEsc) {
+  size_t i = 0;
+  *pbEsc = 0;
+  while (i < n) {
+    const uint8_t *q = memchr(p + i, 0, n - i);
+    if (q == NULL) return 0;
+    i = (size_t)(q - p);
+    if (i + 1 >= n) return 0;
+    if (p[i + 1] == 0x01) return i + 2;
+    if (p[i + 1] != 0xFF) return 0;
+    *pbEsc = 1;
+    i += 2;
+  }
+  return 0;
 }
 
 /* Monotonic microseconds (coarse is enough: bounds of ~100 ms). */
@@ -175,17 +210,18 @@ int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
   return eV || eA;
 }
 
-/* The escaped row (with terminator) of the stream's current key. */
-static int stream_row(Stream *s, const uint8_t **pp, size_t *pn) {
+/* Find the escaped row (with terminator) of the stream's current key:
+** s->pRowT, s->nRowT, s->bRowEsc. */
+static int stream_row(Stream *s) {
   size_t nk, nr;
   const uint8_t *k = view_key(s->pView, &nk);
   if (nk < ENG_PREFIX_BYTES) return WCS_CORRUPT_BKPT;
-  nr = eng_field_len(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES);
+  nr = field_scan(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, &s->bRowEsc);
   if (nr == 0) {
     return eng_err(WCS_CORRUPT_BKPT, "a cell key has no row terminator");
   }
-  *pp = k + ENG_PREFIX_BYTES;
-  *pn = nr;
+  s->pRowT = k + ENG_PREFIX_BYTES;
+  s->nRowT = nr;
   return WCS_OK;
 }
 
@@ -233,7 +269,7 @@ static int stream_place(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
 }
 
 static int grow_raw(wcs_cursor *c) {
-  if (c->nRaw == c->nRawAlloc) {
+  if (c->nRaw >= c->nRawAlloc) {
     int n = c->nRawAlloc ? c->nRawAlloc * 2 : 32;
     RawCell *a = realloc(c->aRaw, (size_t)n * sizeof(RawCell));
     if (a == NULL) return WCS_NOMEM;
@@ -243,11 +279,12 @@ static int grow_raw(wcs_cursor *c) {
   return WCS_OK;
 }
 
-/* Append the cell at the stream's position (key parsed into *pKey) to
-** aRaw, with its value unless keys only. */
-static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey) {
+/* Append the cell at the stream's position (key parsed into *pKey, its
+** qualifier holding an escaped 00 if bEsc) to aRaw, with its value unless
+** keys only. */
+static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey, int bEsc) {
   RawCell *r;
-  int rc = grow_raw(c);
+  int rc = c->nRaw < c->nRawAlloc ? WCS_OK : grow_raw(c);
   if (rc) return rc;
   r = &c->aRaw[c->nRaw];
   r->iFam = s->iFam;
@@ -256,19 +293,24 @@ static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey) {
   r->nQualT = 0;
   if (c->bReverse) { /* only reverse assembly groups by it */
     r->nQualT = pKey->nQualT;
-    rc = wcs_buf_append(&c->data, pKey->pQualT, pKey->nQualT);
+    rc = put(&c->data, pKey->pQualT, pKey->nQualT);
     if (rc) return rc;
   }
   r->oQual = c->data.n;
-  rc = eng_unescape(&c->data, pKey->pQualT, pKey->nQualT - 2);
-  if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
+  if (bEsc) {
+    rc = eng_unescape(&c->data, pKey->pQualT, pKey->nQualT - 2);
+    if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
+  } else {
+    rc = put(&c->data, pKey->pQualT, pKey->nQualT - 2);
+    if (rc) return rc;
+  }
   r->nQual = c->data.n - r->oQual;
   r->oVal = c->data.n;
   r->nVal = 0;
   if (!c->bKeysOnly) {
     size_t nv;
     const uint8_t *v = view_value(s->pView, &nv);
-    rc = wcs_buf_append(&c->data, v, nv);
+    rc = put(&c->data, v, nv);
     if (rc) return rc;
     r->nVal = nv;
   }
@@ -283,13 +325,25 @@ static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
 }
 
 /* eng_parse_key() for a key at_row() accepted: the row part is known to
-** be c->rowT, so only the qualifier and timestamp are checked. */
+** be c->rowT, so only the qualifier and timestamp are checked. *pbEsc:
+** the qualifier holds an escaped 00. Qualifiers are mostly short names
+** without a 00 byte: those are checked by a loop, not a scan. */
 static int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
-                        EngKey *pKey) {
-  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual;
+                        EngKey *pKey, int *pbEsc) {
+  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual, nBody, i;
+  const uint8_t *q = k + o;
   if (nk < o + 2 + ENG_TS_BYTES) return WCS_CORRUPT_BKPT;
   nQual = nk - o - ENG_TS_BYTES;
-  if (eng_field_len(k + o, nQual) != nQual) return WCS_CORRUPT_BKPT;
+  nBody = nQual - 2;
+  if (q[nBody] != 0x00 || q[nBody + 1] != 0x01) return WCS_CORRUPT_BKPT;
+  if (nBody <= 16) {
+    for (i = 0; i < nBody && q[i] != 0; i++) {
+    }
+    *pbEsc = i < nBody;
+  } else {
+    *pbEsc = memchr(q, 0, nBody) != NULL;
+  }
+  if (*pbEsc && field_scan(q, nQual, pbEsc) != nQual) return WCS_CORRUPT_BKPT;
   pKey->iTid = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 |
                (uint32_t)k[2] << 8 | k[3];
   pKey->iFid = (uint16_t)(k[4] << 8 | k[5]);
@@ -316,22 +370,23 @@ static int bad_key(const uint8_t *k, size_t nk, int rc) {
 static int collect_forward(wcs_cursor *c, Stream *s) {
   const EngFamily *f = &c->pDef->aFam[s->iFam];
   int64_t iPos = 0, nEmit = 0;
-  int nSkip = 0, rc = WCS_OK;
+  int nSkip = 0, rc = WCS_OK, bAtRow = 1; /* the caller saw the first key */
   c->col.n = 0;
   while (rc == WCS_OK && view_valid(s->pView)) {
     size_t nk, nCol;
     const uint8_t *k = view_key(s->pView, &nk);
     EngKey key;
-    int bExp, bKeep, bColDone, bRowDone;
-    if (!at_row(c, k, nk)) break;
-    rc = parse_in_row(c, k, nk, &key);
+    int bExp, bKeep, bColDone, bRowDone, bEsc;
+    if (!bAtRow && !at_row(c, k, nk)) break;
+    bAtRow = 0;
+    rc = parse_in_row(c, k, nk, &key, &bEsc);
     if (rc) return bad_key(k, nk, rc);
     nCol = nk - ENG_TS_BYTES;
     /* a new column? (same stream and row: compare the qualifiers) */
     if (c->col.n != key.nQualT ||
         memcmp(c->col.a, key.pQualT, key.nQualT) != 0) {
       c->col.n = 0;
-      rc = wcs_buf_append(&c->col, key.pQualT, key.nQualT);
+      rc = put(&c->col, key.pQualT, key.nQualT);
       if (rc) break;
       iPos = nEmit = 0;
       nSkip = 0;
@@ -342,7 +397,7 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
     bKeep = !bExp && !bRowDone && key.iTs >= c->iMinTs && key.iTs < c->iMaxTs &&
             (c->nVersions == 0 || nEmit < c->nVersions);
     if (bKeep) {
-      rc = raw_add(c, s, &key);
+      rc = raw_add(c, s, &key, bEsc);
       nEmit++;
       nSkip = 0;
     } else {
@@ -392,10 +447,11 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
     size_t nk;
     const uint8_t *k = view_key(s->pView, &nk);
     EngKey key;
+    int bEsc;
     if (!at_row(c, k, nk)) break;
-    rc = parse_in_row(c, k, nk, &key);
+    rc = parse_in_row(c, k, nk, &key, &bEsc);
     if (rc) return bad_key(k, nk, rc);
-    rc = raw_add(c, s, &key);
+    rc = raw_add(c, s, &key, bEsc);
     if (rc == WCS_OK) rc = view_step(s->pView);
   }
   if (rc == WCS_OK) s->bDone = !view_valid(s->pView);
@@ -410,17 +466,24 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
   return rc;
 }
 
-/* Add aRaw[i] to the row's cells. */
-static int cell_add(wcs_cursor *c, const RawCell *r) {
-  wcs_cell *pc;
-  if (c->nCell == c->nCellAlloc) {
-    int n = c->nCellAlloc ? c->nCellAlloc * 2 : 32;
-    wcs_cell *a = realloc(c->aCell, (size_t)n * sizeof(wcs_cell));
+/* Make room for n cells in aCell. */
+static int grow_cells(wcs_cursor *c, int n) {
+  if (n > c->nCellAlloc) {
+    int nNew = c->nCellAlloc ? c->nCellAlloc * 2 : 32;
+    wcs_cell *a;
+    while (nNew < n)
+      nNew *= 2;
+    a = realloc(c->aCell, (size_t)nNew * sizeof(wcs_cell));
     if (a == NULL) return WCS_NOMEM;
     c->aCell = a;
-    c->nCellAlloc = n;
+    c->nCellAlloc = nNew;
   }
-  pc = &c->aCell[c->nCell++];
+  return WCS_OK;
+}
+
+/* Add aRaw[i] to the row's cells (room made by grow_cells). */
+static void cell_add(wcs_cursor *c, const RawCell *r) {
+  wcs_cell *pc = &c->aCell[c->nCell++];
   pc->iFamily = r->iFam;
   pc->zFamily = c->pDef->aFam[r->iFam].zName;
   pc->pQual = c->data.a + r->oQual;
@@ -428,7 +491,6 @@ static int cell_add(wcs_cursor *c, const RawCell *r) {
   pc->iTs = r->iTs;
   pc->pVal = c->data.a + r->oVal;
   pc->nVal = r->nVal;
-  return WCS_OK;
 }
 
 /* Build aCell from aRaw: forward, aRaw holds exactly the cells kept;
@@ -438,11 +500,11 @@ static int row_filter_cells(wcs_cursor *c) {
   int i = 0, nOut = 0;
   const EngDef *d = c->pDef;
   c->nCell = 0;
+  if (!c->bKeysOnly && grow_cells(c, c->nRaw)) return -1;
   if (!c->bReverse) {
     if (!c->bKeysOnly) {
-      for (i = 0; i < c->nRaw; i++) {
-        if (cell_add(c, &c->aRaw[i])) return -1;
-      }
+      for (i = 0; i < c->nRaw; i++)
+        cell_add(c, &c->aRaw[i]);
     }
     return c->nRaw;
   }
@@ -463,7 +525,7 @@ static int row_filter_cells(wcs_cursor *c) {
       if (bKeep) {
         nEmit++;
         nOut++;
-        if (!c->bKeysOnly && cell_add(c, r)) return -1;
+        if (!c->bKeysOnly) cell_add(c, r);
       }
       j++;
     }
@@ -478,7 +540,8 @@ static int pos_past_row(wcs_cursor *c) {
   int rc;
   c->pos.n = 0;
   c->bPosOpen = 0;
-  rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
+  c->bPlaced = 0;
+  rc = put(&c->pos, c->rowT.a, c->rowT.n);
   if (rc == WCS_OK && !c->bReverse) c->pos.a[c->pos.n - 1] = 0x02;
   return rc;
 }
@@ -520,6 +583,7 @@ static int advance(wcs_cursor *c) {
       if (c->iRange >= c->nRange) break;
       if (bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
         c->pos.n = 0;
+        c->bPlaced = 0;
         rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
         if (rc) break;
       }
@@ -536,6 +600,7 @@ static int advance(wcs_cursor *c) {
            bcmp2(HI(c->iRange), NHI(c->iRange), c->pos.a, c->pos.n) < 0)) {
         c->pos.n = 0;
         c->bPosOpen = 0;
+        c->bPlaced = 0;
         rc = wcs_buf_append(&c->pos, HI(c->iRange), NHI(c->iRange));
         if (rc) break;
       }
@@ -543,27 +608,40 @@ static int advance(wcs_cursor *c) {
       nb = c->pos.n;
       bOpen = c->bPosOpen;
     }
-    /* place the streams and pick the candidate row */
+    /* place the streams and pick the candidate row; right after a row
+    ** was assembled every stream is beyond it, so only a stream whose
+    ** overlay changed may have to settle again (view_sync) */
     for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
       Stream *s = &c->aStream[i];
-      const uint8_t *r = NULL;
-      size_t nr = 0;
       if (c->bReseek) s->bDone = 0;
-      rc = stream_place(c, s, b, nb, bOpen, c->bReseek);
-      if (rc || s->bDone) continue;
-      rc = stream_row(s, &r, &nr);
+      if (c->bPlaced && !c->bReseek) {
+        if (s->bDone) continue;
+        rc = view_sync(s->pView);
+        if (rc) break;
+        if (!view_valid(s->pView)) {
+          s->bDone = 1;
+          continue;
+        }
+      } else {
+        rc = stream_place(c, s, b, nb, bOpen, c->bReseek);
+        if (rc || s->bDone) continue;
+      }
+      rc = stream_row(s);
       if (rc) break;
-      if (iBest < 0 || (c->bReverse ? bcmp2(r, nr, pBest, nBest) > 0
-                                    : bcmp2(r, nr, pBest, nBest) < 0)) {
+      if (iBest < 0 ||
+          (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
+                       : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
         iBest = i;
-        pBest = r;
-        nBest = nr;
+        pBest = s->pRowT;
+        nBest = s->nRowT;
       }
     }
     c->bReseek = 0;
+    c->bPlaced = 0;
     if (rc || iBest < 0) break;
     c->rowT.n = 0;
-    rc = wcs_buf_append(&c->rowT, pBest, nBest);
+    c->bRowEsc = c->aStream[iBest].bRowEsc;
+    rc = put(&c->rowT, pBest, nBest);
     if (rc) break;
     /* outside the current range: move the bound to the candidate */
     if (!c->bReverse) {
@@ -572,7 +650,7 @@ static int advance(wcs_cursor *c) {
         c->pos.n = 0;
         rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
         if (rc) break;
-        continue;
+        continue; /* bPlaced is 0 */
       }
     } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) < 0) {
       rc = pos_past_row(c);
@@ -581,10 +659,15 @@ static int advance(wcs_cursor *c) {
       continue;
     }
     c->row.n = 0;
-    rc = eng_unescape(&c->row, c->rowT.a, c->rowT.n - 2);
-    if (rc) {
-      eng_err(rc, "malformed row key escape in a cell key");
-      break;
+    if (c->bRowEsc) {
+      rc = eng_unescape(&c->row, c->rowT.a, c->rowT.n - 2);
+      if (rc) {
+        eng_err(rc, "malformed row key escape in a cell key");
+        break;
+      }
+    } else {
+      rc = put(&c->row, c->rowT.a, c->rowT.n - 2);
+      if (rc) break;
     }
     if (c->xRowFilter) {
       const void *pSeek = NULL;
@@ -621,17 +704,17 @@ static int advance(wcs_cursor *c) {
     c->data.n = 0;
     for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
       Stream *s = &c->aStream[i];
-      const uint8_t *r = NULL;
-      size_t nr = 0;
       if (s->bDone) continue;
-      rc = stream_row(s, &r, &nr);
-      if (rc == WCS_OK && nr == c->rowT.n && memcmp(r, c->rowT.a, nr) == 0) {
+      /* the candidate pass found s->pRowT; nothing moved s since */
+      if (i == iBest || (s->nRowT == c->rowT.n &&
+                         memcmp(s->pRowT, c->rowT.a, s->nRowT) == 0)) {
         rc = c->bReverse ? collect_reverse(c, s) : collect_forward(c, s);
       }
     }
     if (rc) break;
     rc = pos_past_row(c);
     if (rc) break;
+    c->bPlaced = 1;
     {
       int n = row_filter_cells(c);
       if (n < 0) {
@@ -1089,6 +1172,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->iRange = c->bReverse ? c->nRange - 1 : 0;
   c->bPosOpen = c->bReverse;
   c->bReseek = 1;
+  c->bPlaced = 0;
   return advance(c);
 }
 
@@ -1151,6 +1235,7 @@ int wcs_cursor_seek(wcs_cursor *c, const void *pKey, size_t nKey) {
   if (rc) return eng_err(rc, "out of memory");
   c->iRange = c->bReverse ? c->nRange - 1 : 0;
   c->bReseek = 1;
+  c->bPlaced = 0;
   c->bEof = 0;
   return advance(c);
 }
