@@ -91,6 +91,8 @@ typedef struct Slot {
   int bRefreshed; /* this open refreshed it (seq to be checked) */
 } Slot;
 
+/* A cell of reverse assembly, before GC and filters (offsets into data,
+** which may move while the row is read). */
 typedef struct RawCell {
   int iFam;
   size_t oQual, nQual; /* unescaped qualifier in the data buffer */
@@ -145,7 +147,8 @@ struct wcs_cursor {
   int bRowEsc;  /* rowT holds an escaped 00 */
   wcs_buf row;  /* current row: raw key */
   wcs_buf data; /* cell bytes */
-  int nRaw, nRawAlloc;
+  int nRaw, nRawAlloc; /* forward: cells kept (also keys only); reverse:
+                       ** cells read, in aRaw */
   RawCell *aRaw;
   int nCell, nCellAlloc;
   wcs_cell *aCell;
@@ -343,9 +346,100 @@ static int grow_raw(wcs_cursor *c) {
   return WCS_OK;
 }
 
-/* Append the cell at the stream's position (key parsed into *pKey, its
-** qualifier holding an escaped 00 if bEsc) to aRaw, with its value unless
-** keys only. */
+/* Make room for n cells in aCell. */
+static int grow_cells(wcs_cursor *c, int n) {
+  if (n > c->nCellAlloc) {
+    int nNew = c->nCellAlloc ? c->nCellAlloc * 2 : 32;
+    wcs_cell *a;
+    while (nNew < n)
+      nNew *= 2;
+    a = realloc(c->aCell, (size_t)nNew * sizeof(wcs_cell));
+    if (a == NULL) return WCS_NOMEM;
+    c->aCell = a;
+    c->nCellAlloc = nNew;
+  }
+  return WCS_OK;
+}
+
+/* Make room for nMore bytes in c->data, which aCell[0..nCell) point
+** into: the bytes move to a new buffer and the cells are pointed there. */
+static int data_reserve(wcs_cursor *c, size_t nMore) {
+  wcs_buf *b = &c->data;
+  size_t nNew = b->nAlloc ? b->nAlloc * 2 : 256;
+  uint8_t *a;
+  int i;
+  while (nNew - b->n < nMore)
+    nNew *= 2;
+  a = malloc(nNew);
+  if (a == NULL) return WCS_NOMEM;
+  if (b->n) memcpy(a, b->a, b->n);
+  for (i = 0; i < c->nCell; i++) {
+    wcs_cell *pc = &c->aCell[i];
+    pc->pQual = a + ((const uint8_t *)pc->pQual - b->a);
+    pc->pVal = a + ((const uint8_t *)pc->pVal - b->a);
+  }
+  free(b->a);
+  b->a = a;
+  b->nAlloc = nNew;
+  return WCS_OK;
+}
+
+/* Forward assembly: add the cell at the stream's position (key parsed
+** into *pKey, its qualifier holding an escaped 00 if bEsc) to the row's
+** cells directly, the cells kept being known as the stream moves (keys
+** only: just count it). */
+static int cell_put(wcs_cursor *c, Stream *s, const char *zFamily,
+                    const EngKey *pKey, int bEsc) {
+  size_t nQual = pKey->nQualT - 2, nVal;
+  const uint8_t *pVal;
+  wcs_cell *pc;
+  uint8_t *z;
+  c->nRaw++;
+  if (c->bKeysOnly) return WCS_OK;
+  pVal = view_value(s->pView, &nVal);
+  if (c->nCell >= c->nCellAlloc && grow_cells(c, c->nCell + 1)) {
+    return WCS_NOMEM;
+  }
+  if (c->data.nAlloc - c->data.n < nQual + nVal &&
+      data_reserve(c, nQual + nVal)) {
+    return WCS_NOMEM;
+  }
+  pc = &c->aCell[c->nCell++];
+  pc->iFamily = s->iFam;
+  pc->zFamily = zFamily;
+  pc->iTs = pKey->iTs;
+  z = c->data.a + c->data.n;
+  pc->pQual = z;
+  if (bEsc) {
+    /* shorter than nQual: the room is there, nothing moves */
+    int rc = eng_unescape(&c->data, pKey->pQualT, nQual);
+    if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
+    pc->nQual = (size_t)(c->data.a + c->data.n - z);
+  } else {
+    size_t i;
+    for (i = 0; i < nQual; i++)
+      z[i] = pKey->pQualT[i];
+    c->data.n += nQual;
+    pc->nQual = nQual;
+  }
+  z = c->data.a + c->data.n;
+  if (nVal <= 16) {
+    size_t i;
+    for (i = 0; i < nVal; i++)
+      z[i] = pVal[i];
+  } else {
+    memcpy(z, pVal, nVal);
+  }
+  c->data.n += nVal;
+  pc->pVal = z;
+  pc->nVal = nVal;
+  return WCS_OK;
+}
+
+/* Reverse assembly: append the cell at the stream's position (key parsed
+** into *pKey, its qualifier holding an escaped 00 if bEsc) to aRaw, with
+** its escaped qualifier (to group columns by) and its value unless keys
+** only. */
 static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey, int bEsc) {
   RawCell *r;
   int rc = c->nRaw < c->nRawAlloc ? WCS_OK : grow_raw(c);
@@ -354,12 +448,9 @@ static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey, int bEsc) {
   r->iFam = s->iFam;
   r->iTs = pKey->iTs;
   r->oQualT = c->data.n;
-  r->nQualT = 0;
-  if (c->bReverse) { /* only reverse assembly groups by it */
-    r->nQualT = pKey->nQualT;
-    rc = put(&c->data, pKey->pQualT, pKey->nQualT);
-    if (rc) return rc;
-  }
+  r->nQualT = pKey->nQualT;
+  rc = put(&c->data, pKey->pQualT, pKey->nQualT);
+  if (rc) return rc;
   r->oQual = c->data.n;
   if (bEsc) {
     rc = eng_unescape(&c->data, pKey->pQualT, pKey->nQualT - 2);
@@ -395,8 +486,13 @@ static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
 static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k,
                                size_t nk, EngKey *pKey, int *pbEsc) {
   size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual, nBody, i;
-  const uint8_t *q = k + o;
+  const uint8_t *q;
+  pKey->pQualT = k; /* set on every path (callers read it only on OK) */
+  pKey->nQualT = 0;
+  pKey->iTs = 0;
+  *pbEsc = 0;
   if (nk < o + 2 + ENG_TS_BYTES) return WCS_CORRUPT_BKPT;
+  q = k + o;
   nQual = nk - o - ENG_TS_BYTES;
   nBody = nQual - 2;
   if (q[nBody] != 0x00 || q[nBody + 1] != 0x01) return WCS_CORRUPT_BKPT;
@@ -429,6 +525,7 @@ static int bad_key(const uint8_t *k, size_t nk, int rc) {
 */
 static int collect_forward(wcs_cursor *c, Stream *s) {
   const EngFamily *f = &c->pDef->aFam[s->iFam];
+  const char *zFamily = f->zName;
   int64_t iPos = 0, nEmit = 0;
   int nSkip = 0, rc = WCS_OK, bAtRow = 1; /* the caller saw the first key */
   int bGc = f->nMaxVersions > 0 || f->iMaxAge > 0;
@@ -458,7 +555,7 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
     bKeep = !bExp && !bRowDone && key.iTs >= c->iMinTs && key.iTs < c->iMaxTs &&
             (c->nVersions == 0 || nEmit < c->nVersions);
     if (bKeep) {
-      rc = raw_add(c, s, &key, bEsc);
+      rc = cell_put(c, s, zFamily, &key, bEsc);
       nEmit++;
       nSkip = 0;
     } else {
@@ -527,21 +624,6 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
   return rc;
 }
 
-/* Make room for n cells in aCell. */
-static int grow_cells(wcs_cursor *c, int n) {
-  if (n > c->nCellAlloc) {
-    int nNew = c->nCellAlloc ? c->nCellAlloc * 2 : 32;
-    wcs_cell *a;
-    while (nNew < n)
-      nNew *= 2;
-    a = realloc(c->aCell, (size_t)nNew * sizeof(wcs_cell));
-    if (a == NULL) return WCS_NOMEM;
-    c->aCell = a;
-    c->nCellAlloc = nNew;
-  }
-  return WCS_OK;
-}
-
 /* Add aRaw[i] to the row's cells (room made by grow_cells). */
 static void cell_add(wcs_cursor *c, const RawCell *r) {
   wcs_cell *pc = &c->aCell[c->nCell++];
@@ -554,21 +636,15 @@ static void cell_add(wcs_cursor *c, const RawCell *r) {
   pc->nVal = r->nVal;
 }
 
-/* Build aCell from aRaw: forward, aRaw holds exactly the cells kept;
-** reverse, GC and filters are applied here. Returns the number of cells
-** kept, or -1 when out of memory. */
+/* The row's cells: forward, collect_forward() built aCell (nRaw cells
+** kept); reverse, aCell is built from aRaw here, applying GC and filters.
+** Returns the number of cells kept, or -1 when out of memory. */
 static int row_filter_cells(wcs_cursor *c) {
   int i = 0, nOut = 0;
   const EngDef *d = c->pDef;
+  if (!c->bReverse) return c->nRaw;
   c->nCell = 0;
   if (!c->bKeysOnly && grow_cells(c, c->nRaw)) return -1;
-  if (!c->bReverse) {
-    if (!c->bKeysOnly) {
-      for (i = 0; i < c->nRaw; i++)
-        cell_add(c, &c->aRaw[i]);
-    }
-    return c->nRaw;
-  }
   while (i < c->nRaw) {
     /* one column: same family and escaped qualifier */
     int j = i;
@@ -766,6 +842,7 @@ static int advance(wcs_cursor *c) {
     }
     /* assemble */
     c->nRaw = 0;
+    c->nCell = 0;
     c->data.n = 0;
     for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
       Stream *s = &c->aStream[i];

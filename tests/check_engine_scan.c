@@ -336,6 +336,68 @@ START_TEST(test_scans_match_model_after_flush) {
 }
 END_TEST
 
+/* A row whose cells outgrow the cursor's cell buffer several times while
+** it is read: every cell must still point at its own bytes. */
+START_TEST(test_wide_row_cells_survive_buffer_growth) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  uint8_t aVal[600];
+  int i, r, nCell;
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (r = 0; r < 3; r++) {
+    for (i = 0; i < 300; i++) {
+      char zQual[16];
+      int nVal = (i * 37 + r) % 600;
+      memset(aVal, 'a' + i % 26, (size_t)nVal);
+      snprintf(zQual, sizeof(zQual), "q%04d", i);
+      ck_assert_int_eq(wcs_txn_set_cell(x, t, "row\0", 3 + (r > 0),
+                                        i % 2 ? "b" : "a", zQual, 5, 7 + r,
+                                        aVal, (size_t)nVal),
+                       WCS_OK);
+    }
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  for (r = 0; r < 2; r++) {
+    wcs_read_options o;
+    wcs_read_options_init(&o);
+    o.bReverse = r;
+    o.nVersions = 1;
+    ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+    ck_assert(!wcs_cursor_eof(c));
+    {
+      const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+      size_t nRow;
+      const char *pRow = wcs_cursor_row(c, &nRow);
+      int bLast = r == 1; /* reverse: "row\0" comes first */
+      ck_assert_int_eq(nCell, 300);
+      ck_assert_int_eq((int)nRow, bLast ? 4 : 3);
+      ck_assert(memcmp(pRow, "row", 3) == 0);
+      for (i = 0; i < nCell; i++) {
+        /* family a (even columns) first, then b, qualifiers ascending */
+        int iq = i < 150 ? 2 * i : 2 * (i - 150) + 1;
+        int nVal = (iq * 37 + (bLast ? 2 : 0)) % 600, k;
+        char zQual[16];
+        snprintf(zQual, sizeof(zQual), "q%04d", iq);
+        ck_assert_int_eq(a[i].iFamily, iq % 2);
+        ck_assert_int_eq((int)a[i].nQual, 5);
+        ck_assert(memcmp(a[i].pQual, zQual, 5) == 0);
+        ck_assert_int_eq((int)a[i].nVal, nVal);
+        for (k = 0; k < nVal; k++) {
+          ck_assert_int_eq(((const uint8_t *)a[i].pVal)[k], 'a' + iq % 26);
+        }
+      }
+    }
+    wcs_cursor_close(c);
+  }
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 Suite *engine_scan_suite(void);
 Suite *engine_scan_suite(void) {
   Suite *s = suite_create("engine_scan");
@@ -344,6 +406,7 @@ Suite *engine_scan_suite(void) {
   tcase_add_test(tc, test_scans_match_model_without_overlay);
   tcase_add_test(tc, test_scans_match_model_with_own_writes_on_top);
   tcase_add_test(tc, test_scans_match_model_after_flush);
+  tcase_add_test(tc, test_wide_row_cells_survive_buffer_growth);
   suite_add_tcase(s, tc);
   return s;
 }
