@@ -529,23 +529,28 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
   int64_t iPos = 0, nEmit = 0;
   int nSkip = 0, rc = WCS_OK, bAtRow = 1; /* the caller saw the first key */
   int bGc = f->nMaxVersions > 0 || f->iMaxAge > 0;
+  size_t oQual = (size_t)-1, nQual = 0; /* see "a new column?" below */
   c->col.n = 0;
   while (rc == WCS_OK && view_valid(s->pView)) {
     size_t nk, nCol;
     const uint8_t *k = view_key(s->pView, &nk);
     EngKey key;
-    int bExp, bKeep, bColDone, bRowDone, bEsc;
+    int bExp, bKeep, bColDone, bRowDone, bEsc, bNewCol = 0;
     if (!bAtRow && !at_row(c, k, nk)) break;
     bAtRow = 0;
     rc = parse_in_row(c, k, nk, &key, &bEsc);
     if (rc) return bad_key(k, nk, rc);
     nCol = nk - ENG_TS_BYTES;
-    /* a new column? (same stream and row: compare the qualifiers) */
-    if (c->col.n != key.nQualT ||
-        !same(c->col.a, key.pQualT, key.nQualT)) {
-      c->col.n = 0;
-      rc = put(&c->col, key.pQualT, key.nQualT);
-      if (rc) break;
+    /* a new column? (same stream and row: compare the qualifiers with
+    ** the column's: its escaped qualifier in c->col or, when its first
+    ** cell was kept and holds no escaped 00, that cell's copy at oQual in
+    ** data, nQual bytes without a 00, so equal only to the same escaped
+    ** bytes; this saves copying each column's qualifier twice) */
+    if (oQual == (size_t)-1
+            ? (c->col.n != key.nQualT || !same(c->col.a, key.pQualT, key.nQualT))
+            : (nQual != key.nQualT - 2 ||
+               !same(c->data.a + oQual, key.pQualT, nQual))) {
+      bNewCol = 1;
       iPos = nEmit = 0;
       nSkip = 0;
     }
@@ -554,6 +559,17 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
     bRowDone = c->bKeysOnly && c->nRaw > 0;
     bKeep = !bExp && !bRowDone && key.iTs >= c->iMinTs && key.iTs < c->iMaxTs &&
             (c->nVersions == 0 || nEmit < c->nVersions);
+    if (bNewCol) {
+      if (bKeep && !bEsc && !c->bKeysOnly) {
+        oQual = c->data.n; /* cell_put() copies the qualifier there */
+        nQual = key.nQualT - 2;
+      } else {
+        c->col.n = 0;
+        rc = put(&c->col, key.pQualT, key.nQualT);
+        if (rc) break;
+        oQual = (size_t)-1;
+      }
+    }
     if (bKeep) {
       rc = cell_put(c, s, zFamily, &key, bEsc);
       nEmit++;
