@@ -30,6 +30,14 @@
 ** thousands of versions costs one seek, not thousands of steps. Reverse,
 ** the cells come backwards: they are collected, flipped, then filtered.
 **
+** The per-row path (doc/engine.md, "The per-row path of a scan"). Each
+** key is looked at about once: the candidate pass finds a stream's row
+** (Stream.pRowT) and assembly reuses it; after a row is assembled every
+** stream is past it (bPlaced), so the next row places nothing; rows and
+** qualifiers without an escaped 00 are copied rather than unescaped;
+** forward, kept cells are written straight into aCell, their bytes into
+** data (data_reserve() re-points them if data grows mid-row).
+**
 ** Reuse. A closed cursor goes to its engine's pool of ENG_POOL_MAX idle
 ** cursors, and the next open on the same table definition takes it over:
 ** no allocation at all once its buffers have grown. Its storage iterators
