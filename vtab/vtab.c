@@ -2768,8 +2768,8 @@ static void resultKeyField(sqlite3_context *ctx, const ks_field *f,
   }
 }
 
-/* xColumn */
-static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+/* xColumn, all cases (see wcsColumn for the common one) */
+static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                      int iCol) {
   WcsCursor *p = (WcsCursor *)pCursor;
   WcsTab *pTab = (WcsTab *)pCursor->pVtab;
@@ -2868,6 +2868,31 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     if (iMax >= 0) sqlite3_result_int64(ctx, iMax);
   }
   return SQLITE_OK;
+}
+
+/* xColumn. The common case, a declared qualifier column of a table whose
+** cell is where the column was found in the previous row (qualCell), is
+** kept small: it runs for every column of every row of a scan. */
+static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                     int iCol) {
+  WcsCursor *p = (WcsCursor *)pCursor;
+  const WcsTab *pTab = (const WcsTab *)pCursor->pVtab;
+  unsigned q = (unsigned)(iCol - pTab->iColQual);
+  if (q < (unsigned)pTab->nQual && !pTab->bHistory) {
+    const ks_schema *s = pTab->pSchema;
+    const ks_qualifier *d = &s->aQual[q];
+    int i = p->aQualHint[q];
+    if (i < p->nCell) {
+      const wcs_cell *c = &p->aCell[i];
+      if (c->iFamily == d->iFamily && (int)c->nQual == pTab->aQualLen[q] &&
+          bytesEq(c->pQual, d->zName, (int)c->nQual)) {
+        if (sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
+        wcsResultCell(ctx, d, s->aFamily[c->iFamily].eAgg, c->pVal, c->nVal);
+        return SQLITE_OK;
+      }
+    }
+  }
+  return columnAny(pCursor, ctx, iCol);
 }
 
 /* xRowid: history views are rowid tables (a row counter); tables are
