@@ -88,6 +88,9 @@ typedef struct Stream {
                         ** advance(); valid until the view moves */
   size_t nRowT;         /* bytes at pRowT */
   int bRowEsc;          /* pRowT holds an escaped 00 (00 FF) */
+  int iSameAs;          /* candidate pass: index of the stream holding the
+                        ** best row when this one was found at that same
+                        ** row, or -1 */
 } Stream;
 
 /* One family's view, kept across reuses of the cursor. */
@@ -792,10 +795,12 @@ static int advance(wcs_cursor *c) {
       }
       rc = stream_row(s);
       if (rc) break;
-      if (iBest < 0 ||
-          (!(s->nRowT == nBest && same(s->pRowT, pBest, nBest)) &&
-           (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
-                        : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0))) {
+      s->iSameAs = -1;
+      if (iBest >= 0 && s->nRowT == nBest && same(s->pRowT, pBest, nBest)) {
+        s->iSameAs = iBest; /* a later, better row makes this stale */
+      } else if (iBest < 0 ||
+                 (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
+                              : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
         iBest = i;
         pBest = s->pRowT;
         nBest = s->nRowT;
@@ -871,9 +876,9 @@ static int advance(wcs_cursor *c) {
     for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
       Stream *s = &c->aStream[i];
       if (s->bDone) continue;
-      /* the candidate pass found s->pRowT; nothing moved s since */
-      if (i == iBest || (s->nRowT == c->rowT.n &&
-                         same(s->pRowT, c->rowT.a, s->nRowT))) {
+      /* the candidate pass found s at the best row (a stream before the
+      ** best one cannot be at its row: it would have been the best) */
+      if (i == iBest || s->iSameAs == iBest) {
         rc = c->bReverse ? collect_reverse(c, s) : collect_forward(c, s);
       }
     }
