@@ -332,6 +332,7 @@ static void tabFree(WcsTab *pTab) {
   sqlite3_free(pTab->aQualOrder);
   sqlite3_free(pTab->aFamQual);
   sqlite3_free(pTab->aQualLen);
+  sqlite3_free(pTab->aQualCol);
   sqlite3_free(pTab->aPrefixEst);
   sqlite3_free(pTab->aPrefixAt);
   sqlite3_free(pTab->zName);
@@ -453,18 +454,30 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
   /* declared qualifiers in cell order, for the per-row lookup */
   pTab->aQualOrder = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
   pTab->aQualLen = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
+  pTab->aQualCol =
+      sqlite3_malloc64(sizeof(WcsQualCol) * (size_t)(s->nQual + 1));
   pTab->aFamQual = sqlite3_malloc64(sizeof(int) * (size_t)(s->nFamily + 1));
   pTab->aPrefixEst = sqlite3_malloc64(sizeof(double) * (size_t)(s->nField + 1));
   pTab->aPrefixAt =
       sqlite3_malloc64(sizeof(sqlite3_int64) * (size_t)(s->nField + 1));
   if (!pTab->aQualOrder || !pTab->aFamQual || !pTab->aQualLen ||
-      !pTab->aPrefixEst || !pTab->aPrefixAt) {
+      !pTab->aQualCol || !pTab->aPrefixEst || !pTab->aPrefixAt) {
     return SQLITE_NOMEM;
   }
   memset(pTab->aPrefixEst, 0, sizeof(double) * (size_t)(s->nField + 1));
   for (i = 0; i < s->nQual; i++) {
+    const ks_qualifier *q = &s->aQual[i];
+    int eAgg = s->aFamily[q->iFamily].eAgg;
     pTab->aQualOrder[i] = i;
-    pTab->aQualLen[i] = (int)strlen(s->aQual[i].zName);
+    pTab->aQualLen[i] = (int)strlen(q->zName);
+    pTab->aQualCol[i].iFamily = q->iFamily;
+    pTab->aQualCol[i].nName = pTab->aQualLen[i];
+    pTab->aQualCol[i].zName = q->zName;
+    /* as wcsResultCell() decodes 8 bytes */
+    pTab->aQualCol[i].bInt8 =
+        eAgg == KS_AGG_SUM || eAgg == KS_AGG_MIN || eAgg == KS_AGG_MAX ||
+        (eAgg == KS_AGG_NONE && q->eVType == KS_V_INT64 &&
+         q->eEnc != KS_ENC_DECIMAL);
   }
   for (i = 1; i < s->nQual; i++) { /* insertion sort: lists are short */
     int v = pTab->aQualOrder[i], j = i;
@@ -2879,15 +2892,20 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   const WcsTab *pTab = (const WcsTab *)pCursor->pVtab;
   unsigned q = (unsigned)(iCol - pTab->iColQual);
   if (q < (unsigned)pTab->nQual && !pTab->bHistory) {
-    const ks_schema *s = pTab->pSchema;
-    const ks_qualifier *d = &s->aQual[q];
+    const WcsQualCol *d = &pTab->aQualCol[q];
     int i = p->aQualHint[q];
     if (i < p->nCell) {
       const wcs_cell *c = &p->aCell[i];
-      if (c->iFamily == d->iFamily && (int)c->nQual == pTab->aQualLen[q] &&
-          bytesEq(c->pQual, d->zName, (int)c->nQual)) {
+      if (c->iFamily == d->iFamily && (int)c->nQual == d->nName &&
+          bytesEq(c->pQual, d->zName, d->nName)) {
         if (sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
-        wcsResultCell(ctx, d, s->aFamily[c->iFamily].eAgg, c->pVal, c->nVal);
+        if (d->bInt8 && c->nVal == 8) {
+          sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(c->pVal));
+        } else {
+          const ks_schema *s = pTab->pSchema;
+          wcsResultCell(ctx, &s->aQual[q], s->aFamily[d->iFamily].eAgg,
+                        c->pVal, c->nVal);
+        }
         return SQLITE_OK;
       }
     }
