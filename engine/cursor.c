@@ -48,14 +48,14 @@
 ** transaction's snapshot reuses them only if they were made at that very
 ** snapshot less than ENG_VIEW_REUSE_MICROS ago and no flush or compaction
 ** was installed since (a compaction moves no sequence number, but its
-** filter may have collected cells such an iterator still shows). Refreshing is one family
-** at a time, so with several families the cursor checks that nothing was
-** committed meanwhile and otherwise makes them anew at its snapshot: a
-** row is always read at one point in time. The iterators of a cursor idle
-** for ENG_IDLE_MICROS are released (they pin files and memtables that
-** flushes and compactions would free). Point reads of one row use
-** iterators with the row's bloom prefix (files whose blooms rule the row
-** out are not read), which serve that row only.
+** filter may have collected cells such an iterator still shows).
+** Refreshing is one family at a time, so with several families the cursor
+** checks that nothing was committed meanwhile and otherwise makes them
+** anew at its snapshot: a row is always read at one point in time. The
+** iterators of a cursor idle for ENG_IDLE_MICROS are released (they pin
+** files and memtables that flushes and compactions would free). Point
+** reads of one row use iterators with the row's bloom prefix (files whose
+** blooms rule the row out are not read), which serve that row only.
 */
 #include "engine/engine.h"
 
@@ -494,8 +494,8 @@ static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
 ** be c->rowT, so only the qualifier and timestamp are checked. *pbEsc:
 ** the qualifier holds an escaped 00. Qualifiers are mostly short names
 ** without a 00 byte: those are checked by a loop, not a scan. */
-static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k,
-                               size_t nk, EngKey *pKey, int *pbEsc) {
+static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
+                               EngKey *pKey, int *pbEsc) {
   size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual, nBody, i;
   const uint8_t *q;
   pKey->pQualT = k; /* set on every path (callers read it only on OK) */
@@ -557,10 +557,10 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
     ** cell was kept and holds no escaped 00, that cell's copy at oQual in
     ** data, nQual bytes without a 00, so equal only to the same escaped
     ** bytes; this saves copying each column's qualifier twice) */
-    if (oQual == (size_t)-1
-            ? (c->col.n != key.nQualT || !same(c->col.a, key.pQualT, key.nQualT))
-            : (nQual != key.nQualT - 2 ||
-               !same(c->data.a + oQual, key.pQualT, nQual))) {
+    if (oQual == (size_t)-1 ? (c->col.n != key.nQualT ||
+                               !same(c->col.a, key.pQualT, key.nQualT))
+                            : (nQual != key.nQualT - 2 ||
+                               !same(c->data.a + oQual, key.pQualT, nQual))) {
       bNewCol = 1;
       iPos = nEmit = 0;
       nSkip = 0;

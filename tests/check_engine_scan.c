@@ -24,8 +24,8 @@
 #include "testutil.h"
 #include "wcs.h"
 
-#define T0 1700000000000000LL /* the fixed engine clock */
-#define MAXC 4096             /* cells in a model */
+#define T0   1700000000000000LL /* the fixed engine clock */
+#define MAXC 4096               /* cells in a model */
 
 static int64_t fixed_now(void *p) {
   (void)p;

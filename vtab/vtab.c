@@ -474,10 +474,10 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
     pTab->aQualCol[i].nName = pTab->aQualLen[i];
     pTab->aQualCol[i].zName = q->zName;
     /* as wcsResultCell() decodes 8 bytes */
-    pTab->aQualCol[i].bInt8 =
-        eAgg == KS_AGG_SUM || eAgg == KS_AGG_MIN || eAgg == KS_AGG_MAX ||
-        (eAgg == KS_AGG_NONE && q->eVType == KS_V_INT64 &&
-         q->eEnc != KS_ENC_DECIMAL);
+    pTab->aQualCol[i].bInt8 = eAgg == KS_AGG_SUM || eAgg == KS_AGG_MIN ||
+                              eAgg == KS_AGG_MAX ||
+                              (eAgg == KS_AGG_NONE && q->eVType == KS_V_INT64 &&
+                               q->eEnc != KS_ENC_DECIMAL);
   }
   for (i = 1; i < s->nQual; i++) { /* insertion sort: lists are short */
     int v = pTab->aQualOrder[i], j = i;
@@ -2903,8 +2903,8 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
           sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(c->pVal));
         } else {
           const ks_schema *s = pTab->pSchema;
-          wcsResultCell(ctx, &s->aQual[q], s->aFamily[d->iFamily].eAgg,
-                        c->pVal, c->nVal);
+          wcsResultCell(ctx, &s->aQual[q], s->aFamily[d->iFamily].eAgg, c->pVal,
+                        c->nVal);
         }
         return SQLITE_OK;
       }
