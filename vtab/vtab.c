@@ -1025,11 +1025,13 @@ static sqlite3_int64 nowMs(void) {
   return (sqlite3_int64)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-static double tableRows(WcsTab *pTab) {
+static double tableRows(WcsTab *pTab, int *pbFresh) {
   uint64_t n = 0;
+  if (pbFresh) *pbFresh = 0;
   if (pTab->pTab &&
       wcs_table_estimate_rows(pTab->pTab, NULL, 0, &n) == WCS_OK) {
     pTab->nRowEst = (double)n;
+    if (pbFresh) *pbFresh = 1; /* nRowEst is the estimate of all keys */
   }
   /* never assume a tiny table: a seek must always look cheaper than
   ** reading everything, whatever the statistics say today */
@@ -1145,7 +1147,8 @@ static void toKeyRanges(const ks_plan *p, int iBucket, wcs_key_range *aOut,
 /* Estimated rows and cost of a plan. */
 static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
                      int nInUnknown, double *pRows, double *pCost) {
-  double N = tableRows(pTab);
+  int bFresh;
+  double N = tableRows(pTab, &bFresh);
   double rows, cost;
   switch (p->eKind) {
   case KS_PLAN_EMPTY:
@@ -1195,7 +1198,12 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
     int nR;
     uint64_t nEst = 0;
     toKeyRanges(p, -1, aR, &nR);
-    if (nR == 0) {
+    if (bFresh && nR == 1 && aR[0].pStart == NULL && aR[0].pEnd == NULL) {
+      /* the whole key space: tableRows() just estimated this very range
+      ** (an estimate reads every file's index, tens of ms on big tables) */
+      rows = pTab->nRowEst > 0 ? pTab->nRowEst : 1;
+      cost = SEEK_COST * (p->nRange > 0 ? p->nRange : 1) + rows;
+    } else if (nR == 0) {
       rows = 1; /* no range holds a key (an empty range list means all) */
       cost = 1;
     } else if (wcs_table_estimate_rows(pTab->pTab, aR, nR, &nEst) == WCS_OK) {
@@ -1447,7 +1455,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   rc = ks_plan_make(s, aKC, nPC, &opts, &pPlan, &zErr);
   if (rc == WCS_OK && pPlan->eKind == KS_PLAN_SKIP) {
     double rSkip, cSkip;
-    double N = tableRows(pTab);
+    double N = tableRows(pTab, NULL);
     planCost(pTab, pPlan, bAllKnown, nInUnknown, &rSkip, &cSkip);
     if (cSkip < N + 2 * SEEK_COST) {
       bSkip = 1;
