@@ -290,11 +290,33 @@ int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
 
 /* Find the escaped row (with terminator) of the stream's current key:
 ** s->pRowT, s->nRowT, s->bRowEsc. */
-static int stream_row(Stream *s) {
-  size_t nk, nr;
+static inline int stream_row(Stream *s) {
+  size_t nk, nr = 0;
   const uint8_t *k = view_key(s->pView, &nk);
   if (nk < ENG_PREFIX_BYTES) return WCS_CORRUPT_BKPT;
-  nr = field_scan(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, &s->bRowEsc);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  {
+    /* common case inline: the first 00 is the terminator's */
+    const uint8_t *p = k + ENG_PREFIX_BYTES;
+    size_t n = nk - ENG_PREFIX_BYTES, i;
+    for (i = 0; n - i >= 8; i += 8) {
+      uint64_t x, m;
+      memcpy(&x, p + i, 8);
+      m = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+      if (m) {
+        i += (size_t)(__builtin_ctzll(m) >> 3);
+        if (i + 1 < n && p[i + 1] == 0x01) {
+          nr = i + 2;
+          s->bRowEsc = 0;
+        }
+        break;
+      }
+    }
+  }
+#endif
+  if (nr == 0) {
+    nr = field_scan(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, &s->bRowEsc);
+  }
   if (nr == 0) {
     return eng_err(WCS_CORRUPT_BKPT, "a cell key has no row terminator");
   }
