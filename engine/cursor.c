@@ -30,6 +30,14 @@
 ** thousands of versions costs one seek, not thousands of steps. Reverse,
 ** the cells come backwards: they are collected, flipped, then filtered.
 **
+** The per-row path (doc/engine.md, "The per-row path of a scan"). Each
+** key is looked at about once: the candidate pass finds a stream's row
+** (Stream.pRowT) and assembly reuses it; after a row is assembled every
+** stream is past it (bPlaced), so the next row places nothing; rows and
+** qualifiers without an escaped 00 are copied rather than unescaped;
+** forward, kept cells are written straight into aCell, their bytes into
+** data (data_reserve() re-points them if data grows mid-row).
+**
 ** Reuse. A closed cursor goes to its engine's pool of ENG_POOL_MAX idle
 ** cursors, and the next open on the same table definition takes it over:
 ** no allocation at all once its buffers have grown. Its storage iterators
@@ -40,14 +48,14 @@
 ** transaction's snapshot reuses them only if they were made at that very
 ** snapshot less than ENG_VIEW_REUSE_MICROS ago and no flush or compaction
 ** was installed since (a compaction moves no sequence number, but its
-** filter may have collected cells such an iterator still shows). Refreshing is one family
-** at a time, so with several families the cursor checks that nothing was
-** committed meanwhile and otherwise makes them anew at its snapshot: a
-** row is always read at one point in time. The iterators of a cursor idle
-** for ENG_IDLE_MICROS are released (they pin files and memtables that
-** flushes and compactions would free). Point reads of one row use
-** iterators with the row's bloom prefix (files whose blooms rule the row
-** out are not read), which serve that row only.
+** filter may have collected cells such an iterator still shows).
+** Refreshing is one family at a time, so with several families the cursor
+** checks that nothing was committed meanwhile and otherwise makes them
+** anew at its snapshot: a row is always read at one point in time. The
+** iterators of a cursor idle for ENG_IDLE_MICROS are released (they pin
+** files and memtables that flushes and compactions would free). Point
+** reads of one row use iterators with the row's bloom prefix (files whose
+** blooms rule the row out are not read), which serve that row only.
 */
 #include "engine/engine.h"
 
@@ -75,6 +83,14 @@ typedef struct Stream {
   uint8_t aPre[ENG_PREFIX_BYTES];
   int bDone; /* no key at or after (reverse: before) the last
              ** seek: nothing more until a forced re-seek */
+  const uint8_t *pRowT; /* escaped row (with terminator) of the current
+                        ** key, as found by the candidate pass of
+                        ** advance(); valid until the view moves */
+  size_t nRowT;         /* bytes at pRowT */
+  int bRowEsc;          /* pRowT holds an escaped 00 (00 FF) */
+  int iSameAs;          /* candidate pass: index of the stream holding the
+                        ** best row when this one was found at that same
+                        ** row, or -1 */
 } Stream;
 
 /* One family's view, kept across reuses of the cursor. */
@@ -86,6 +102,8 @@ typedef struct Slot {
   int bRefreshed; /* this open refreshed it (seq to be checked) */
 } Slot;
 
+/* A cell of reverse assembly, before GC and filters (offsets into data,
+** which may move while the row is read). */
 typedef struct RawCell {
   int iFam;
   size_t oQual, nQual; /* unescaped qualifier in the data buffer */
@@ -130,14 +148,18 @@ struct wcs_cursor {
   wcs_buf pos;    /* F (forward) or C (reverse) */
   int bPosOpen;   /* reverse: C is +infinity */
   int bReseek;    /* re-seek every stream at the next advance */
+  int bPlaced;    /* every stream is done or at or beyond pos (as after
+                  ** assembling a row): placing them is not needed */
   uint64_t nRows; /* rows returned */
   uint64_t nHeat; /* rows returned but not yet counted in the heat map */
 
   int bEof;
   wcs_buf rowT; /* current row: esc(row) 00 01 */
+  int bRowEsc;  /* rowT holds an escaped 00 */
   wcs_buf row;  /* current row: raw key */
   wcs_buf data; /* cell bytes */
-  int nRaw, nRawAlloc;
+  int nRaw, nRawAlloc; /* forward: cells kept (also keys only); reverse:
+                       ** cells read, in aRaw */
   RawCell *aRaw;
   int nCell, nCellAlloc;
   wcs_cell *aCell;
@@ -147,11 +169,102 @@ struct wcs_cursor {
   wcs_buf tmp, tmp2;
 };
 
-static int bcmp2(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
-  size_t n = na < nb ? na : nb;
-  int c = n ? memcmp(a, b, n) : 0;
-  if (c) return c;
+/* Compare byte strings as memcmp, shorter first on a tie. Escaped row
+** keys and bounds are short, and compared a few times per row: the first
+** difference is found eight bytes at a time inline. */
+static inline int bcmp2(const uint8_t *a, size_t na, const uint8_t *b,
+                        size_t nb) {
+  size_t n = na < nb ? na : nb, i = 0;
+  if (n > 64) {
+    int c = memcmp(a, b, n);
+    if (c) return c;
+    i = n;
+  }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    if (x != y) {
+      x = __builtin_bswap64(x); /* byte order: first byte most significant */
+      y = __builtin_bswap64(y);
+      return x < y ? -1 : 1;
+    }
+  }
+#endif
+  for (; i < n; i++) {
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  }
   return na < nb ? -1 : (na > nb);
+}
+
+/* 1 if the n bytes at a and b are equal. The per-cell path compares
+** short strings (a row key, a qualifier) that are mostly equal: eight
+** bytes at a time inline is cheaper than a call to memcmp. */
+static inline int same(const uint8_t *a, const uint8_t *b, size_t n) {
+  uint64_t x, y;
+  if (n > 64) return memcmp(a, b, n) == 0;
+  while (n >= 8) {
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    if (x != y) return 0;
+    a += 8, b += 8, n -= 8;
+  }
+  while (n > 0) {
+    if (*a++ != *b++) return 0;
+    n--;
+  }
+  return 1;
+}
+
+/* wcs_buf_append() with the common case, room enough, inline: the
+** per-cell path appends a few short strings per cell. */
+static inline int put(wcs_buf *b, const void *p, size_t n) {
+  if (b->nAlloc - b->n < n) return wcs_buf_append(b, p, n);
+  if (n <= 16) {
+    const uint8_t *q = p;
+    uint8_t *z = b->a + b->n;
+    size_t i;
+    for (i = 0; i < n; i++)
+      z[i] = q[i];
+  } else {
+    memcpy(b->a + b->n, p, n);
+  }
+  b->n += n;
+  return WCS_OK;
+}
+
+/* eng_field_len() that also tells whether the field holds an escaped 00
+** (*pbEsc), so that a field without one is unescaped by a plain copy. */
+static size_t field_scan(const uint8_t *p, size_t n, int *pbEsc) {
+  size_t i = 0;
+  *pbEsc = 0;
+  while (i < n) {
+    const uint8_t *q = NULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* row keys are short: find the 00 eight bytes at a time, inline (the
+    ** lowest byte flagged by the zero-byte test is the first 00) */
+    while (n - i >= 8) {
+      uint64_t x, m;
+      memcpy(&x, p + i, 8);
+      m = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+      if (m) {
+        q = p + i + (__builtin_ctzll(m) >> 3);
+        break;
+      }
+      i += 8;
+    }
+#endif
+    if (q == NULL) q = memchr(p + i, 0, n - i);
+    if (q == NULL) return 0;
+    i = (size_t)(q - p);
+    if (i + 1 >= n) return 0;
+    if (p[i + 1] == 0x01) return i + 2;
+    if (p[i + 1] != 0xFF) return 0;
+    *pbEsc = 1;
+    i += 2;
+  }
+  return 0;
 }
 
 /* Monotonic microseconds (coarse is enough: bounds of ~100 ms). */
@@ -175,17 +288,40 @@ int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
   return eV || eA;
 }
 
-/* The escaped row (with terminator) of the stream's current key. */
-static int stream_row(Stream *s, const uint8_t **pp, size_t *pn) {
-  size_t nk, nr;
+/* Find the escaped row (with terminator) of the stream's current key:
+** s->pRowT, s->nRowT, s->bRowEsc. */
+static inline int stream_row(Stream *s) {
+  size_t nk, nr = 0;
   const uint8_t *k = view_key(s->pView, &nk);
   if (nk < ENG_PREFIX_BYTES) return WCS_CORRUPT_BKPT;
-  nr = eng_field_len(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  {
+    /* common case inline: the first 00 is the terminator's */
+    const uint8_t *p = k + ENG_PREFIX_BYTES;
+    size_t n = nk - ENG_PREFIX_BYTES, i;
+    for (i = 0; n - i >= 8; i += 8) {
+      uint64_t x, m;
+      memcpy(&x, p + i, 8);
+      m = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+      if (m) {
+        i += (size_t)(__builtin_ctzll(m) >> 3);
+        if (i + 1 < n && p[i + 1] == 0x01) {
+          nr = i + 2;
+          s->bRowEsc = 0;
+        }
+        break;
+      }
+    }
+  }
+#endif
+  if (nr == 0) {
+    nr = field_scan(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, &s->bRowEsc);
+  }
   if (nr == 0) {
     return eng_err(WCS_CORRUPT_BKPT, "a cell key has no row terminator");
   }
-  *pp = k + ENG_PREFIX_BYTES;
-  *pn = nr;
+  s->pRowT = k + ENG_PREFIX_BYTES;
+  s->nRowT = nr;
   return WCS_OK;
 }
 
@@ -233,7 +369,7 @@ static int stream_place(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
 }
 
 static int grow_raw(wcs_cursor *c) {
-  if (c->nRaw == c->nRawAlloc) {
+  if (c->nRaw >= c->nRawAlloc) {
     int n = c->nRawAlloc ? c->nRawAlloc * 2 : 32;
     RawCell *a = realloc(c->aRaw, (size_t)n * sizeof(RawCell));
     if (a == NULL) return WCS_NOMEM;
@@ -243,32 +379,126 @@ static int grow_raw(wcs_cursor *c) {
   return WCS_OK;
 }
 
-/* Append the cell at the stream's position (key parsed into *pKey) to
-** aRaw, with its value unless keys only. */
-static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey) {
+/* Make room for n cells in aCell. */
+static int grow_cells(wcs_cursor *c, int n) {
+  if (n > c->nCellAlloc) {
+    int nNew = c->nCellAlloc ? c->nCellAlloc * 2 : 32;
+    wcs_cell *a;
+    while (nNew < n)
+      nNew *= 2;
+    a = realloc(c->aCell, (size_t)nNew * sizeof(wcs_cell));
+    if (a == NULL) return WCS_NOMEM;
+    c->aCell = a;
+    c->nCellAlloc = nNew;
+  }
+  return WCS_OK;
+}
+
+/* Make room for nMore bytes in c->data, which aCell[0..nCell) point
+** into: the bytes move to a new buffer and the cells are pointed there. */
+static int data_reserve(wcs_cursor *c, size_t nMore) {
+  wcs_buf *b = &c->data;
+  size_t nNew = b->nAlloc ? b->nAlloc * 2 : 256;
+  uint8_t *a;
+  int i;
+  while (nNew - b->n < nMore)
+    nNew *= 2;
+  a = malloc(nNew);
+  if (a == NULL) return WCS_NOMEM;
+  if (b->n) memcpy(a, b->a, b->n);
+  for (i = 0; i < c->nCell; i++) {
+    wcs_cell *pc = &c->aCell[i];
+    pc->pQual = a + ((const uint8_t *)pc->pQual - b->a);
+    pc->pVal = a + ((const uint8_t *)pc->pVal - b->a);
+  }
+  free(b->a);
+  b->a = a;
+  b->nAlloc = nNew;
+  return WCS_OK;
+}
+
+/* Forward assembly: add the cell at the stream's position (key parsed
+** into *pKey, its qualifier holding an escaped 00 if bEsc) to the row's
+** cells directly, the cells kept being known as the stream moves (keys
+** only: just count it). */
+static int cell_put(wcs_cursor *c, Stream *s, const char *zFamily,
+                    const EngKey *pKey, int bEsc) {
+  size_t nQual = pKey->nQualT - 2, nVal;
+  const uint8_t *pVal;
+  wcs_cell *pc;
+  uint8_t *z;
+  c->nRaw++;
+  if (c->bKeysOnly) return WCS_OK;
+  pVal = view_value(s->pView, &nVal);
+  if (c->nCell >= c->nCellAlloc && grow_cells(c, c->nCell + 1)) {
+    return WCS_NOMEM;
+  }
+  if (c->data.nAlloc - c->data.n < nQual + nVal &&
+      data_reserve(c, nQual + nVal)) {
+    return WCS_NOMEM;
+  }
+  pc = &c->aCell[c->nCell++];
+  pc->iFamily = s->iFam;
+  pc->zFamily = zFamily;
+  pc->iTs = pKey->iTs;
+  z = c->data.a + c->data.n;
+  pc->pQual = z;
+  if (bEsc) {
+    /* shorter than nQual: the room is there, nothing moves */
+    int rc = eng_unescape(&c->data, pKey->pQualT, nQual);
+    if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
+    pc->nQual = (size_t)(c->data.a + c->data.n - z);
+  } else {
+    size_t i;
+    for (i = 0; i < nQual; i++)
+      z[i] = pKey->pQualT[i];
+    c->data.n += nQual;
+    pc->nQual = nQual;
+  }
+  z = c->data.a + c->data.n;
+  if (nVal <= 16) {
+    size_t i;
+    for (i = 0; i < nVal; i++)
+      z[i] = pVal[i];
+  } else {
+    memcpy(z, pVal, nVal);
+  }
+  c->data.n += nVal;
+  pc->pVal = z;
+  pc->nVal = nVal;
+  return WCS_OK;
+}
+
+/* Reverse assembly: append the cell at the stream's position (key parsed
+** into *pKey, its qualifier holding an escaped 00 if bEsc) to aRaw, with
+** its escaped qualifier (to group columns by) and its value unless keys
+** only. */
+static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey, int bEsc) {
   RawCell *r;
-  int rc = grow_raw(c);
+  int rc = c->nRaw < c->nRawAlloc ? WCS_OK : grow_raw(c);
   if (rc) return rc;
   r = &c->aRaw[c->nRaw];
   r->iFam = s->iFam;
   r->iTs = pKey->iTs;
   r->oQualT = c->data.n;
-  r->nQualT = 0;
-  if (c->bReverse) { /* only reverse assembly groups by it */
-    r->nQualT = pKey->nQualT;
-    rc = wcs_buf_append(&c->data, pKey->pQualT, pKey->nQualT);
+  r->nQualT = pKey->nQualT;
+  rc = put(&c->data, pKey->pQualT, pKey->nQualT);
+  if (rc) return rc;
+  r->oQual = c->data.n;
+  if (bEsc) {
+    rc = eng_unescape(&c->data, pKey->pQualT, pKey->nQualT - 2);
+    if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
+  } else {
+    rc = put(&c->data, pKey->pQualT, pKey->nQualT - 2);
     if (rc) return rc;
   }
-  r->oQual = c->data.n;
-  rc = eng_unescape(&c->data, pKey->pQualT, pKey->nQualT - 2);
-  if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
   r->nQual = c->data.n - r->oQual;
   r->oVal = c->data.n;
   r->nVal = 0;
   if (!c->bKeysOnly) {
     size_t nv;
     const uint8_t *v = view_value(s->pView, &nv);
-    rc = wcs_buf_append(&c->data, v, nv);
+    rc = put(&c->data, v, nv);
     if (rc) return rc;
     r->nVal = nv;
   }
@@ -279,22 +509,35 @@ static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey) {
 /* 1 if the stream's current key is a cell of row c->rowT. */
 static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
   return nk >= ENG_PREFIX_BYTES + c->rowT.n &&
-         memcmp(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n) == 0;
+         same(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n);
 }
 
 /* eng_parse_key() for a key at_row() accepted: the row part is known to
-** be c->rowT, so only the qualifier and timestamp are checked. */
-static int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
-                        EngKey *pKey) {
-  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual;
+** be c->rowT, so only the qualifier and timestamp are checked. *pbEsc:
+** the qualifier holds an escaped 00. Qualifiers are mostly short names
+** without a 00 byte: those are checked by a loop, not a scan. */
+static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
+                               EngKey *pKey, int *pbEsc) {
+  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual, nBody, i;
+  const uint8_t *q;
+  pKey->pQualT = k; /* set on every path (callers read it only on OK) */
+  pKey->nQualT = 0;
+  pKey->iTs = 0;
+  *pbEsc = 0;
   if (nk < o + 2 + ENG_TS_BYTES) return WCS_CORRUPT_BKPT;
+  q = k + o;
   nQual = nk - o - ENG_TS_BYTES;
-  if (eng_field_len(k + o, nQual) != nQual) return WCS_CORRUPT_BKPT;
-  pKey->iTid = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 |
-               (uint32_t)k[2] << 8 | k[3];
-  pKey->iFid = (uint16_t)(k[4] << 8 | k[5]);
-  pKey->pRowT = k + ENG_PREFIX_BYTES;
-  pKey->nRowT = c->rowT.n;
+  nBody = nQual - 2;
+  if (q[nBody] != 0x00 || q[nBody + 1] != 0x01) return WCS_CORRUPT_BKPT;
+  if (nBody <= 16) {
+    for (i = 0; i < nBody && q[i] != 0; i++) {
+    }
+    *pbEsc = i < nBody;
+  } else {
+    *pbEsc = memchr(q, 0, nBody) != NULL;
+  }
+  if (*pbEsc && field_scan(q, nQual, pbEsc) != nQual) return WCS_CORRUPT_BKPT;
+  /* iTid, iFid and the row are the stream's and c->rowT: not set */
   pKey->pQualT = k + o;
   pKey->nQualT = nQual;
   pKey->iTs = (int64_t)~wcs_get64be(k + nk - ENG_TS_BYTES);
@@ -315,34 +558,53 @@ static int bad_key(const uint8_t *k, size_t nk, int rc) {
 */
 static int collect_forward(wcs_cursor *c, Stream *s) {
   const EngFamily *f = &c->pDef->aFam[s->iFam];
+  const char *zFamily = f->zName;
   int64_t iPos = 0, nEmit = 0;
-  int nSkip = 0, rc = WCS_OK;
+  int nSkip = 0, rc = WCS_OK, bAtRow = 1; /* the caller saw the first key */
+  int bGc = f->nMaxVersions > 0 || f->iMaxAge > 0;
+  size_t oQual = (size_t)-1, nQual = 0; /* see "a new column?" below */
   c->col.n = 0;
   while (rc == WCS_OK && view_valid(s->pView)) {
     size_t nk, nCol;
     const uint8_t *k = view_key(s->pView, &nk);
     EngKey key;
-    int bExp, bKeep, bColDone, bRowDone;
-    if (!at_row(c, k, nk)) break;
-    rc = parse_in_row(c, k, nk, &key);
+    int bExp, bKeep, bColDone, bRowDone, bEsc, bNewCol = 0;
+    if (!bAtRow && !at_row(c, k, nk)) break;
+    bAtRow = 0;
+    rc = parse_in_row(c, k, nk, &key, &bEsc);
     if (rc) return bad_key(k, nk, rc);
     nCol = nk - ENG_TS_BYTES;
-    /* a new column? (same stream and row: compare the qualifiers) */
-    if (c->col.n != key.nQualT ||
-        memcmp(c->col.a, key.pQualT, key.nQualT) != 0) {
-      c->col.n = 0;
-      rc = wcs_buf_append(&c->col, key.pQualT, key.nQualT);
-      if (rc) break;
+    /* a new column? (same stream and row: compare the qualifiers with
+    ** the column's: its escaped qualifier in c->col or, when its first
+    ** cell was kept and holds no escaped 00, that cell's copy at oQual in
+    ** data, nQual bytes without a 00, so equal only to the same escaped
+    ** bytes; this saves copying each column's qualifier twice) */
+    if (oQual == (size_t)-1 ? (c->col.n != key.nQualT ||
+                               !same(c->col.a, key.pQualT, key.nQualT))
+                            : (nQual != key.nQualT - 2 ||
+                               !same(c->data.a + oQual, key.pQualT, nQual))) {
+      bNewCol = 1;
       iPos = nEmit = 0;
       nSkip = 0;
     }
-    bExp = eng_gc_expired(f, iPos, key.iTs, c->iNow);
+    bExp = bGc && eng_gc_expired(f, iPos, key.iTs, c->iNow);
     iPos++;
     bRowDone = c->bKeysOnly && c->nRaw > 0;
     bKeep = !bExp && !bRowDone && key.iTs >= c->iMinTs && key.iTs < c->iMaxTs &&
             (c->nVersions == 0 || nEmit < c->nVersions);
+    if (bNewCol) {
+      if (bKeep && !bEsc && !c->bKeysOnly) {
+        oQual = c->data.n; /* cell_put() copies the qualifier there */
+        nQual = key.nQualT - 2;
+      } else {
+        c->col.n = 0;
+        rc = put(&c->col, key.pQualT, key.nQualT);
+        if (rc) break;
+        oQual = (size_t)-1;
+      }
+    }
     if (bKeep) {
-      rc = raw_add(c, s, &key);
+      rc = cell_put(c, s, zFamily, &key, bEsc);
       nEmit++;
       nSkip = 0;
     } else {
@@ -392,10 +654,11 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
     size_t nk;
     const uint8_t *k = view_key(s->pView, &nk);
     EngKey key;
+    int bEsc;
     if (!at_row(c, k, nk)) break;
-    rc = parse_in_row(c, k, nk, &key);
+    rc = parse_in_row(c, k, nk, &key, &bEsc);
     if (rc) return bad_key(k, nk, rc);
-    rc = raw_add(c, s, &key);
+    rc = raw_add(c, s, &key, bEsc);
     if (rc == WCS_OK) rc = view_step(s->pView);
   }
   if (rc == WCS_OK) s->bDone = !view_valid(s->pView);
@@ -410,17 +673,9 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
   return rc;
 }
 
-/* Add aRaw[i] to the row's cells. */
-static int cell_add(wcs_cursor *c, const RawCell *r) {
-  wcs_cell *pc;
-  if (c->nCell == c->nCellAlloc) {
-    int n = c->nCellAlloc ? c->nCellAlloc * 2 : 32;
-    wcs_cell *a = realloc(c->aCell, (size_t)n * sizeof(wcs_cell));
-    if (a == NULL) return WCS_NOMEM;
-    c->aCell = a;
-    c->nCellAlloc = n;
-  }
-  pc = &c->aCell[c->nCell++];
+/* Add aRaw[i] to the row's cells (room made by grow_cells). */
+static void cell_add(wcs_cursor *c, const RawCell *r) {
+  wcs_cell *pc = &c->aCell[c->nCell++];
   pc->iFamily = r->iFam;
   pc->zFamily = c->pDef->aFam[r->iFam].zName;
   pc->pQual = c->data.a + r->oQual;
@@ -428,24 +683,17 @@ static int cell_add(wcs_cursor *c, const RawCell *r) {
   pc->iTs = r->iTs;
   pc->pVal = c->data.a + r->oVal;
   pc->nVal = r->nVal;
-  return WCS_OK;
 }
 
-/* Build aCell from aRaw: forward, aRaw holds exactly the cells kept;
-** reverse, GC and filters are applied here. Returns the number of cells
-** kept, or -1 when out of memory. */
+/* The row's cells: forward, collect_forward() built aCell (nRaw cells
+** kept); reverse, aCell is built from aRaw here, applying GC and filters.
+** Returns the number of cells kept, or -1 when out of memory. */
 static int row_filter_cells(wcs_cursor *c) {
   int i = 0, nOut = 0;
   const EngDef *d = c->pDef;
+  if (!c->bReverse) return c->nRaw;
   c->nCell = 0;
-  if (!c->bReverse) {
-    if (!c->bKeysOnly) {
-      for (i = 0; i < c->nRaw; i++) {
-        if (cell_add(c, &c->aRaw[i])) return -1;
-      }
-    }
-    return c->nRaw;
-  }
+  if (!c->bKeysOnly && grow_cells(c, c->nRaw)) return -1;
   while (i < c->nRaw) {
     /* one column: same family and escaped qualifier */
     int j = i;
@@ -463,7 +711,7 @@ static int row_filter_cells(wcs_cursor *c) {
       if (bKeep) {
         nEmit++;
         nOut++;
-        if (!c->bKeysOnly && cell_add(c, r)) return -1;
+        if (!c->bKeysOnly) cell_add(c, r);
       }
       j++;
     }
@@ -478,7 +726,8 @@ static int pos_past_row(wcs_cursor *c) {
   int rc;
   c->pos.n = 0;
   c->bPosOpen = 0;
-  rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
+  c->bPlaced = 0;
+  rc = put(&c->pos, c->rowT.a, c->rowT.n);
   if (rc == WCS_OK && !c->bReverse) c->pos.a[c->pos.n - 1] = 0x02;
   return rc;
 }
@@ -513,13 +762,17 @@ static int advance(wcs_cursor *c) {
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
     /* the range holding the bound */
     if (!c->bReverse) {
+      int iRange0 = c->iRange;
       while (c->iRange < c->nRange && !HIOPEN(c->iRange) &&
              bcmp2(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
         c->iRange++;
       }
       if (c->iRange >= c->nRange) break;
-      if (bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
+      /* just past a row of this range, the bound is above its start */
+      if (!(c->bPlaced && c->iRange == iRange0) &&
+          bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
         c->pos.n = 0;
+        c->bPlaced = 0;
         rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
         if (rc) break;
       }
@@ -536,6 +789,7 @@ static int advance(wcs_cursor *c) {
            bcmp2(HI(c->iRange), NHI(c->iRange), c->pos.a, c->pos.n) < 0)) {
         c->pos.n = 0;
         c->bPosOpen = 0;
+        c->bPlaced = 0;
         rc = wcs_buf_append(&c->pos, HI(c->iRange), NHI(c->iRange));
         if (rc) break;
       }
@@ -543,27 +797,43 @@ static int advance(wcs_cursor *c) {
       nb = c->pos.n;
       bOpen = c->bPosOpen;
     }
-    /* place the streams and pick the candidate row */
+    /* place the streams and pick the candidate row; right after a row
+    ** was assembled every stream is beyond it, so only a stream whose
+    ** overlay changed may have to settle again (view_sync) */
     for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
       Stream *s = &c->aStream[i];
-      const uint8_t *r = NULL;
-      size_t nr = 0;
       if (c->bReseek) s->bDone = 0;
-      rc = stream_place(c, s, b, nb, bOpen, c->bReseek);
-      if (rc || s->bDone) continue;
-      rc = stream_row(s, &r, &nr);
+      if (c->bPlaced && !c->bReseek) {
+        if (s->bDone) continue;
+        rc = view_sync(s->pView);
+        if (rc) break;
+        if (!view_valid(s->pView)) {
+          s->bDone = 1;
+          continue;
+        }
+      } else {
+        rc = stream_place(c, s, b, nb, bOpen, c->bReseek);
+        if (rc || s->bDone) continue;
+      }
+      rc = stream_row(s);
       if (rc) break;
-      if (iBest < 0 || (c->bReverse ? bcmp2(r, nr, pBest, nBest) > 0
-                                    : bcmp2(r, nr, pBest, nBest) < 0)) {
+      s->iSameAs = -1;
+      if (iBest >= 0 && s->nRowT == nBest && same(s->pRowT, pBest, nBest)) {
+        s->iSameAs = iBest; /* a later, better row makes this stale */
+      } else if (iBest < 0 ||
+                 (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
+                              : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
         iBest = i;
-        pBest = r;
-        nBest = nr;
+        pBest = s->pRowT;
+        nBest = s->nRowT;
       }
     }
     c->bReseek = 0;
+    c->bPlaced = 0;
     if (rc || iBest < 0) break;
     c->rowT.n = 0;
-    rc = wcs_buf_append(&c->rowT, pBest, nBest);
+    c->bRowEsc = c->aStream[iBest].bRowEsc;
+    rc = put(&c->rowT, pBest, nBest);
     if (rc) break;
     /* outside the current range: move the bound to the candidate */
     if (!c->bReverse) {
@@ -572,7 +842,7 @@ static int advance(wcs_cursor *c) {
         c->pos.n = 0;
         rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
         if (rc) break;
-        continue;
+        continue; /* bPlaced is 0 */
       }
     } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) < 0) {
       rc = pos_past_row(c);
@@ -581,10 +851,15 @@ static int advance(wcs_cursor *c) {
       continue;
     }
     c->row.n = 0;
-    rc = eng_unescape(&c->row, c->rowT.a, c->rowT.n - 2);
-    if (rc) {
-      eng_err(rc, "malformed row key escape in a cell key");
-      break;
+    if (c->bRowEsc) {
+      rc = eng_unescape(&c->row, c->rowT.a, c->rowT.n - 2);
+      if (rc) {
+        eng_err(rc, "malformed row key escape in a cell key");
+        break;
+      }
+    } else {
+      rc = put(&c->row, c->rowT.a, c->rowT.n - 2);
+      if (rc) break;
     }
     if (c->xRowFilter) {
       const void *pSeek = NULL;
@@ -618,20 +893,21 @@ static int advance(wcs_cursor *c) {
     }
     /* assemble */
     c->nRaw = 0;
+    c->nCell = 0;
     c->data.n = 0;
     for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
       Stream *s = &c->aStream[i];
-      const uint8_t *r = NULL;
-      size_t nr = 0;
       if (s->bDone) continue;
-      rc = stream_row(s, &r, &nr);
-      if (rc == WCS_OK && nr == c->rowT.n && memcmp(r, c->rowT.a, nr) == 0) {
+      /* the candidate pass found s at the best row (a stream before the
+      ** best one cannot be at its row: it would have been the best) */
+      if (i == iBest || s->iSameAs == iBest) {
         rc = c->bReverse ? collect_reverse(c, s) : collect_forward(c, s);
       }
     }
     if (rc) break;
     rc = pos_past_row(c);
     if (rc) break;
+    c->bPlaced = 1;
     {
       int n = row_filter_cells(c);
       if (n < 0) {
@@ -1089,6 +1365,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->iRange = c->bReverse ? c->nRange - 1 : 0;
   c->bPosOpen = c->bReverse;
   c->bReseek = 1;
+  c->bPlaced = 0;
   return advance(c);
 }
 
@@ -1151,6 +1428,7 @@ int wcs_cursor_seek(wcs_cursor *c, const void *pKey, size_t nKey) {
   if (rc) return eng_err(rc, "out of memory");
   c->iRange = c->bReverse ? c->nRange - 1 : 0;
   c->bReseek = 1;
+  c->bPlaced = 0;
   c->bEof = 0;
   return advance(c);
 }

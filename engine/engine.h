@@ -224,9 +224,20 @@ int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
 /*
 ** The view iterator: a store iterator (over a snapshot, within bounds)
 ** merged with an optional overlay. One direction, fixed at creation.
-** Keys and values are borrowed until the next move.
+** Keys and values are borrowed until the next move. Without an overlay a
+** step is one step of the store iterator, nothing more.
 */
 typedef struct EngView EngView;
+/* The view's current entry. It is the first member of struct EngView, so
+** the accessors below read it without a call: the cursor reads it a few
+** times per cell. Only overlay.c writes it. */
+typedef struct EngViewPos {
+  int eCur;            /* 0 invalid; 1 store; 2 overlay; 3 both */
+  const uint8_t *pKey; /* current key (borrowed from the winner) */
+  size_t nKey;         /* bytes at pKey */
+  const uint8_t *pVal; /* current value */
+  size_t nVal;         /* bytes at pVal */
+} EngViewPos;
 int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap, Overlay *pOv,
              const void *pLower, size_t nLower, const void *pUpper,
              size_t nUpper, const void *pPrefix, size_t nPrefix, int bReverse);
@@ -263,9 +274,17 @@ int view_step(EngView *p);
 /* Settle again at the current key if the overlay changed since the view
 ** last moved. Call before reading a view that may have gone stale. */
 int view_sync(EngView *p);
-int view_valid(const EngView *p);
-const uint8_t *view_key(const EngView *p, size_t *pn);
-const uint8_t *view_value(const EngView *p, size_t *pn);
+static inline int view_valid(const EngView *p) {
+  return ((const EngViewPos *)p)->eCur != 0;
+}
+static inline const uint8_t *view_key(const EngView *p, size_t *pn) {
+  *pn = ((const EngViewPos *)p)->nKey;
+  return ((const EngViewPos *)p)->pKey;
+}
+static inline const uint8_t *view_value(const EngView *p, size_t *pn) {
+  *pn = ((const EngViewPos *)p)->nVal;
+  return ((const EngViewPos *)p)->pVal;
+}
 
 /* ---- transactions (txn.c) ------------------------------------------- */
 

@@ -407,6 +407,7 @@ const uint8_t *ov_node_val(const OvNode *n, size_t *pn) {
 ** ================================================================== */
 
 struct EngView {
+  EngViewPos pos;  /* current entry (first: see engine.h) */
   wcs_iter *pIter; /* the store, within the bounds */
   Overlay *pOv;    /* may be NULL */
   uint64_t iGen;   /* overlay change count when last settled */
@@ -414,11 +415,6 @@ struct EngView {
   int bReverse;
   wcs_buf lower, upper, prefix; /* bounds (n == 0: none) */
   int bUpper;                   /* an upper bound is set */
-  int eCur;                     /* 0 invalid; 1 store; 2 overlay; 3 both */
-  const uint8_t *pKey;          /* current key (borrowed from the winner) */
-  size_t nKey;
-  const uint8_t *pVal; /* current value */
-  size_t nVal;
   wcs_buf merged;  /* folded MERGE value */
   wcs_buf keyCopy; /* current key when it is an overlay node's
                    ** (pOv set, eCur & 2): a rollback may free the
@@ -478,10 +474,10 @@ static int store_step(EngView *v) {
 static int keep_key(EngView *v) {
   if (v->pOv == NULL) return WCS_OK;
   v->iGen = ov_generation(v->pOv);
-  v->bKeyCopy = (v->eCur & 2) != 0;
+  v->bKeyCopy = (v->pos.eCur & 2) != 0;
   if (!v->bKeyCopy) return WCS_OK;
   v->keyCopy.n = 0;
-  return wcs_buf_append(&v->keyCopy, v->pKey, v->nKey);
+  return wcs_buf_append(&v->keyCopy, v->pos.pKey, v->pos.nKey);
 }
 
 /* Position on the nearest visible entry from the current sources. */
@@ -495,7 +491,7 @@ static int settle(EngView *v) {
     else if (wcs_iter_status(v->pIter))
       return wcs_iter_status(v->pIter);
     if (sk == NULL && v->pNode == NULL) {
-      v->eCur = 0;
+      v->pos.eCur = 0;
       return WCS_OK;
     }
     if (sk == NULL) {
@@ -513,10 +509,10 @@ static int settle(EngView *v) {
         if (rc) return rc;
         continue;
       }
-      v->eCur = 1;
-      v->pKey = sk;
-      v->nKey = nsk;
-      v->pVal = wcs_iter_value(v->pIter, &v->nVal);
+      v->pos.eCur = 1;
+      v->pos.pKey = sk;
+      v->pos.nKey = nsk;
+      v->pos.pVal = wcs_iter_value(v->pIter, &v->pos.nVal);
       return keep_key(v);
     } else {
       OvNode *n = v->pNode;
@@ -531,19 +527,19 @@ static int settle(EngView *v) {
         node_step(v);
         continue;
       }
-      v->eCur = bBoth ? 3 : 2;
-      v->pKey = n->pKey;
-      v->nKey = n->nKey;
+      v->pos.eCur = bBoth ? 3 : 2;
+      v->pos.pKey = n->pKey;
+      v->pos.nKey = n->nKey;
       if (n->eKind == OV_PUT) {
-        v->pVal = n->pVal;
-        v->nVal = n->nVal;
+        v->pos.pVal = n->pVal;
+        v->pos.nVal = n->nVal;
       } else {
         int rc;
         if (bBoth) pBase = wcs_iter_value(v->pIter, &nBase);
         rc = eng_agg_fold(n->eAgg, pBase, nBase, n->pVal, n->nVal, &v->merged);
         if (rc) return rc;
-        v->pVal = v->merged.a;
-        v->nVal = v->merged.n;
+        v->pos.pVal = v->merged.a;
+        v->pos.nVal = v->merged.n;
       }
       return keep_key(v);
     }
@@ -622,7 +618,7 @@ void view_retarget(EngView *v, Overlay *pOv, int bReverse) {
   v->bReverse = bReverse;
   v->iGen = pOv ? ov_generation(pOv) : 0;
   v->pNode = NULL;
-  v->eCur = 0;
+  v->pos.eCur = 0;
   v->bKeyCopy = 0;
   v->rc = WCS_OK;
 }
@@ -634,7 +630,7 @@ int view_refresh(EngView *v) {
 void view_release(EngView *v) {
   wcs_iter_free(v->pIter);
   v->pIter = NULL;
-  v->eCur = 0;
+  v->pos.eCur = 0;
   v->pNode = NULL;
   v->pOv = NULL;
 }
@@ -715,44 +711,46 @@ int view_seek(EngView *v, const void *pKey, size_t nKey) {
     node_seek(v, pKey, nKey);
     rc = settle(v);
   }
-  if (rc) v->eCur = 0;
+  if (rc) v->pos.eCur = 0;
   return rc;
 }
 
 int view_sync(EngView *v) {
   int rc;
-  if (v->pOv == NULL || v->eCur == 0 || v->iGen == ov_generation(v->pOv)) {
+  if (v->pOv == NULL || v->pos.eCur == 0 || v->iGen == ov_generation(v->pOv)) {
     return WCS_OK;
   }
   /* The overlay changed since we settled: the node we stand on may be
   ** gone or changed. Settle again at the same key, inclusive. */
   v->seekTmp.n = 0;
   rc = v->bKeyCopy ? wcs_buf_append(&v->seekTmp, v->keyCopy.a, v->keyCopy.n)
-                   : wcs_buf_append(&v->seekTmp, v->pKey, v->nKey);
+                   : wcs_buf_append(&v->seekTmp, v->pos.pKey, v->pos.nKey);
   if (rc == WCS_OK && v->bReverse) rc = wcs_buf_append(&v->seekTmp, "", 1);
   if (rc == WCS_OK) rc = view_seek(v, v->seekTmp.a, v->seekTmp.n);
   return rc;
 }
 
 int view_step(EngView *v) {
-  int rc = view_sync(v);
-  int eCur = v->eCur;
+  int rc, eCur = v->pos.eCur;
+  if (v->pOv == NULL) {
+    /* no overlay: the store iterator's entry is the view's, as is */
+    if (eCur == 0) return WCS_OK;
+    rc = store_step(v);
+    if (rc == WCS_OK && wcs_iter_valid(v->pIter)) {
+      v->pos.pKey = wcs_iter_key(v->pIter, &v->pos.nKey);
+      v->pos.pVal = wcs_iter_value(v->pIter, &v->pos.nVal);
+      return WCS_OK;
+    }
+    if (rc == WCS_OK) rc = wcs_iter_status(v->pIter);
+    v->pos.eCur = 0;
+    return rc;
+  }
+  rc = view_sync(v);
+  eCur = v->pos.eCur;
   if (rc || eCur == 0) return rc;
   if (eCur & 1) rc = store_step(v);
   if (rc == WCS_OK && (eCur & 2)) node_step(v);
   if (rc == WCS_OK) rc = settle(v);
-  if (rc) v->eCur = 0;
+  if (rc) v->pos.eCur = 0;
   return rc;
-}
-
-int view_valid(const EngView *v) {
-  return v->eCur != 0;
-}
-const uint8_t *view_key(const EngView *v, size_t *pn) {
-  *pn = v->nKey;
-  return v->pKey;
-}
-const uint8_t *view_value(const EngView *v, size_t *pn) {
-  *pn = v->nVal;
-  return v->pVal;
 }

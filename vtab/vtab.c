@@ -332,6 +332,7 @@ static void tabFree(WcsTab *pTab) {
   sqlite3_free(pTab->aQualOrder);
   sqlite3_free(pTab->aFamQual);
   sqlite3_free(pTab->aQualLen);
+  sqlite3_free(pTab->aQualCol);
   sqlite3_free(pTab->aPrefixEst);
   sqlite3_free(pTab->aPrefixAt);
   sqlite3_free(pTab->zName);
@@ -453,18 +454,30 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
   /* declared qualifiers in cell order, for the per-row lookup */
   pTab->aQualOrder = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
   pTab->aQualLen = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
+  pTab->aQualCol =
+      sqlite3_malloc64(sizeof(WcsQualCol) * (size_t)(s->nQual + 1));
   pTab->aFamQual = sqlite3_malloc64(sizeof(int) * (size_t)(s->nFamily + 1));
   pTab->aPrefixEst = sqlite3_malloc64(sizeof(double) * (size_t)(s->nField + 1));
   pTab->aPrefixAt =
       sqlite3_malloc64(sizeof(sqlite3_int64) * (size_t)(s->nField + 1));
   if (!pTab->aQualOrder || !pTab->aFamQual || !pTab->aQualLen ||
-      !pTab->aPrefixEst || !pTab->aPrefixAt) {
+      !pTab->aQualCol || !pTab->aPrefixEst || !pTab->aPrefixAt) {
     return SQLITE_NOMEM;
   }
   memset(pTab->aPrefixEst, 0, sizeof(double) * (size_t)(s->nField + 1));
   for (i = 0; i < s->nQual; i++) {
+    const ks_qualifier *q = &s->aQual[i];
+    int eAgg = s->aFamily[q->iFamily].eAgg;
     pTab->aQualOrder[i] = i;
-    pTab->aQualLen[i] = (int)strlen(s->aQual[i].zName);
+    pTab->aQualLen[i] = (int)strlen(q->zName);
+    pTab->aQualCol[i].iFamily = q->iFamily;
+    pTab->aQualCol[i].nName = pTab->aQualLen[i];
+    pTab->aQualCol[i].zName = q->zName;
+    /* as wcsResultCell() decodes 8 bytes */
+    pTab->aQualCol[i].bInt8 = eAgg == KS_AGG_SUM || eAgg == KS_AGG_MIN ||
+                              eAgg == KS_AGG_MAX ||
+                              (eAgg == KS_AGG_NONE && q->eVType == KS_V_INT64 &&
+                               q->eEnc != KS_ENC_DECIMAL);
   }
   for (i = 1; i < s->nQual; i++) { /* insertion sort: lists are short */
     int v = pTab->aQualOrder[i], j = i;
@@ -1012,11 +1025,13 @@ static sqlite3_int64 nowMs(void) {
   return (sqlite3_int64)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-static double tableRows(WcsTab *pTab) {
+static double tableRows(WcsTab *pTab, int *pbFresh) {
   uint64_t n = 0;
+  if (pbFresh) *pbFresh = 0;
   if (pTab->pTab &&
       wcs_table_estimate_rows(pTab->pTab, NULL, 0, &n) == WCS_OK) {
     pTab->nRowEst = (double)n;
+    if (pbFresh) *pbFresh = 1; /* nRowEst is the estimate of all keys */
   }
   /* never assume a tiny table: a seek must always look cheaper than
   ** reading everything, whatever the statistics say today */
@@ -1132,7 +1147,8 @@ static void toKeyRanges(const ks_plan *p, int iBucket, wcs_key_range *aOut,
 /* Estimated rows and cost of a plan. */
 static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
                      int nInUnknown, double *pRows, double *pCost) {
-  double N = tableRows(pTab);
+  int bFresh;
+  double N = tableRows(pTab, &bFresh);
   double rows, cost;
   switch (p->eKind) {
   case KS_PLAN_EMPTY:
@@ -1182,7 +1198,12 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
     int nR;
     uint64_t nEst = 0;
     toKeyRanges(p, -1, aR, &nR);
-    if (nR == 0) {
+    if (bFresh && nR == 1 && aR[0].pStart == NULL && aR[0].pEnd == NULL) {
+      /* the whole key space: tableRows() just estimated this very range
+      ** (an estimate reads every file's index, tens of ms on big tables) */
+      rows = pTab->nRowEst > 0 ? pTab->nRowEst : 1;
+      cost = SEEK_COST * (p->nRange > 0 ? p->nRange : 1) + rows;
+    } else if (nR == 0) {
       rows = 1; /* no range holds a key (an empty range list means all) */
       cost = 1;
     } else if (wcs_table_estimate_rows(pTab->pTab, aR, nR, &nEst) == WCS_OK) {
@@ -1434,7 +1455,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   rc = ks_plan_make(s, aKC, nPC, &opts, &pPlan, &zErr);
   if (rc == WCS_OK && pPlan->eKind == KS_PLAN_SKIP) {
     double rSkip, cSkip;
-    double N = tableRows(pTab);
+    double N = tableRows(pTab, NULL);
     planCost(pTab, pPlan, bAllKnown, nInUnknown, &rSkip, &cSkip);
     if (cSkip < N + 2 * SEEK_COST) {
       bSkip = 1;
@@ -2768,8 +2789,8 @@ static void resultKeyField(sqlite3_context *ctx, const ks_field *f,
   }
 }
 
-/* xColumn */
-static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+/* xColumn, all cases (see wcsColumn for the common one) */
+static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                      int iCol) {
   WcsCursor *p = (WcsCursor *)pCursor;
   WcsTab *pTab = (WcsTab *)pCursor->pVtab;
@@ -2868,6 +2889,36 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     if (iMax >= 0) sqlite3_result_int64(ctx, iMax);
   }
   return SQLITE_OK;
+}
+
+/* xColumn. The common case, a declared qualifier column of a table whose
+** cell is where the column was found in the previous row (qualCell), is
+** kept small: it runs for every column of every row of a scan. */
+static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                     int iCol) {
+  WcsCursor *p = (WcsCursor *)pCursor;
+  const WcsTab *pTab = (const WcsTab *)pCursor->pVtab;
+  unsigned q = (unsigned)(iCol - pTab->iColQual);
+  if (q < (unsigned)pTab->nQual && !pTab->bHistory) {
+    const WcsQualCol *d = &pTab->aQualCol[q];
+    int i = p->aQualHint[q];
+    if (i < p->nCell) {
+      const wcs_cell *c = &p->aCell[i];
+      if (c->iFamily == d->iFamily && (int)c->nQual == d->nName &&
+          bytesEq(c->pQual, d->zName, d->nName)) {
+        if (sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
+        if (d->bInt8 && c->nVal == 8) {
+          sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(c->pVal));
+        } else {
+          const ks_schema *s = pTab->pSchema;
+          wcsResultCell(ctx, &s->aQual[q], s->aFamily[d->iFamily].eAgg, c->pVal,
+                        c->nVal);
+        }
+        return SQLITE_OK;
+      }
+    }
+  }
+  return columnAny(pCursor, ctx, iCol);
 }
 
 /* xRowid: history views are rowid tables (a row counter); tables are

@@ -35,6 +35,17 @@ extern const sqlite3_api_routines *sqlite3_api;
 
 typedef struct WcsConn WcsConn;
 typedef struct WcsStore WcsStore;
+/* A declared qualifier column as xColumn's common case needs it: one
+** place to read per column of a row, instead of the schema's qualifier
+** and family records. Built with the table; zName is the schema's. */
+typedef struct WcsQualCol {
+  int iFamily;       /* family index */
+  int nName;         /* bytes of zName */
+  const char *zName; /* the qualifier */
+  int bInt8;         /* an 8-byte value is a big-endian int64: an INT64
+                     ** column (not DECIMAL) or a SUM/MIN/MAX family */
+} WcsQualCol;
+
 typedef struct WcsTab WcsTab;
 
 struct WcsStore {
@@ -104,6 +115,7 @@ struct WcsTab {
   int *aFamQual;            /* [nFamily+1]: family f's entries in aQualOrder are
                             ** aQualOrder[aFamQual[f] .. aFamQual[f+1]-1] */
   int *aQualLen;            /* [nQual] strlen of each qualifier name */
+  WcsQualCol *aQualCol;     /* [nQual] what xColumn's common case reads */
   double nRowEst;           /* cached row estimate for costs */
   double *aPrefixEst;       /* [nField+1] distinct values of the first n key
                             ** fields, 0 = not known yet (costs only) */

@@ -1,0 +1,412 @@
+/*
+** check_engine_scan.c — the row cursor's fast paths against a model.
+**
+** The cursor (engine/cursor.c) takes shortcuts on its per-row and per-cell
+** path: a view without a transaction overlay steps the store iterator
+** directly, rows and qualifiers without an escaped 00 are copied instead
+** of unescaped, row terminators are found eight bytes at a time, short
+** qualifiers are checked by a loop and long ones by a scan, streams are
+** not placed again right after a row was assembled. Each test writes
+** cells whose keys hit both sides of these shortcuts (a 00 byte at every
+** position of a long row key, qualifiers of 1 to 40 bytes with and
+** without 00 bytes, rows present in one family only, several versions),
+** then compares whole scans with the same scans computed from a sorted
+** list of the cells: forward and reverse, all versions or the latest,
+** one family or two, committed data and a transaction's own writes on
+** top of it.
+*/
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage/util.h"
+#include "testutil.h"
+#include "wcs.h"
+
+#define T0   1700000000000000LL /* the fixed engine clock */
+#define MAXC 4096               /* cells in a model */
+
+static int64_t fixed_now(void *p) {
+  (void)p;
+  return T0;
+}
+
+static wcs_engine *open_mem(void) {
+  wcs_options o;
+  wcs_engine *e = NULL;
+  char *zErr = NULL;
+  int rc;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  rc = wcs_engine_open_path(&e, NULL, &o, &zErr);
+  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "?");
+  wcs_engine_set_clock(e, fixed_now, NULL);
+  return e;
+}
+
+/* One cell of the model. */
+typedef struct MCell {
+  uint8_t aRow[40];
+  int nRow;
+  int iFam; /* 0: a, 1: b */
+  uint8_t aQual[48];
+  int nQual;
+  int64_t iTs;
+  char zVal[24];
+} MCell;
+
+typedef struct Model {
+  MCell a[MAXC];
+  int n;
+} Model;
+
+static int bytes_cmp(const uint8_t *a, int na, const uint8_t *b, int nb) {
+  int n = na < nb ? na : nb;
+  int c = n ? memcmp(a, b, (size_t)n) : 0;
+  return c ? c : (na > nb) - (na < nb);
+}
+
+/* cell order: row, family, qualifier, newest first */
+static int mcell_cmp(const void *x, const void *y) {
+  const MCell *a = x, *b = y;
+  int c = bytes_cmp(a->aRow, a->nRow, b->aRow, b->nRow);
+  if (c == 0) c = a->iFam - b->iFam;
+  if (c == 0) c = bytes_cmp(a->aQual, a->nQual, b->aQual, b->nQual);
+  if (c == 0) c = (a->iTs < b->iTs) - (a->iTs > b->iTs);
+  return c;
+}
+
+static void put_cell(wcs_txn *x, wcs_table *t, Model *m, const uint8_t *pRow,
+                     int nRow, int iFam, const uint8_t *pQual, int nQual,
+                     int64_t iTs) {
+  MCell *c = NULL;
+  int rc, i;
+  /* a cell of the same key replaces the one written before */
+  for (i = 0; i < m->n && c == NULL; i++) {
+    MCell *o = &m->a[i];
+    if (o->iFam == iFam && o->iTs == iTs &&
+        bytes_cmp(o->aRow, o->nRow, pRow, nRow) == 0 &&
+        bytes_cmp(o->aQual, o->nQual, pQual, nQual) == 0) {
+      c = o;
+    }
+  }
+  if (c == NULL) {
+    ck_assert_int_lt(m->n, MAXC);
+    c = &m->a[m->n++];
+  }
+  memcpy(c->aRow, pRow, (size_t)nRow);
+  c->nRow = nRow;
+  c->iFam = iFam;
+  memcpy(c->aQual, pQual, (size_t)nQual);
+  c->nQual = nQual;
+  c->iTs = iTs;
+  snprintf(c->zVal, sizeof(c->zVal), "v%d.%lld", m->n, (long long)iTs);
+  rc = wcs_txn_set_cell(x, t, pRow, (size_t)nRow, iFam ? "b" : "a", pQual,
+                        (size_t)nQual, iTs, c->zVal, strlen(c->zVal));
+  ck_assert_int_eq(rc, WCS_OK);
+}
+
+/* Append "row|fam.qual@ts=val ...;" for one cell or row start. */
+static void out(wcs_buf *b, const char *z) {
+  ck_assert_int_eq(wcs_buf_append(b, z, strlen(z)), WCS_OK);
+}
+static void out_bytes(wcs_buf *b, const void *p, size_t n) {
+  char *z = wcs_escape(p, n, 200);
+  out(b, z);
+  free(z);
+}
+static void out_cell(wcs_buf *b, int iFam, const void *pQual, size_t nQual,
+                     int64_t iTs, const void *pVal, size_t nVal) {
+  char z[64];
+  out(b, iFam ? " b." : " a.");
+  out_bytes(b, pQual, nQual);
+  snprintf(z, sizeof(z), "@%lld=", (long long)iTs);
+  out(b, z);
+  out_bytes(b, pVal, nVal);
+}
+
+/* The scan the model predicts: families selected by mFam (bit 0: a, bit
+** 1: b), nVersions newest versions per column (0: all), forward or
+** reverse. */
+static char *model_scan(Model *m, int mFam, int nVersions, int bReverse) {
+  wcs_buf rows[MAXC];
+  wcs_buf all;
+  int i, nRows = 0, k;
+  memset(&all, 0, sizeof(all));
+  qsort(m->a, (size_t)m->n, sizeof(MCell), mcell_cmp);
+  for (i = 0; i < m->n;) {
+    int j = i, nCell = 0;
+    wcs_buf *b = &rows[nRows];
+    memset(b, 0, sizeof(*b));
+    out_bytes(b, m->a[i].aRow, (size_t)m->a[i].nRow);
+    out(b, ":");
+    while (j < m->n && bytes_cmp(m->a[j].aRow, m->a[j].nRow, m->a[i].aRow,
+                                 m->a[i].nRow) == 0) {
+      const MCell *c = &m->a[j];
+      /* position among its column's versions */
+      int iPos = 0;
+      while (iPos < j - i && j - 1 - iPos >= i &&
+             m->a[j - 1 - iPos].iFam == c->iFam &&
+             bytes_cmp(m->a[j - 1 - iPos].aQual, m->a[j - 1 - iPos].nQual,
+                       c->aQual, c->nQual) == 0) {
+        iPos++;
+      }
+      if ((mFam >> c->iFam & 1) && (nVersions == 0 || iPos < nVersions)) {
+        out_cell(b, c->iFam, c->aQual, (size_t)c->nQual, c->iTs, c->zVal,
+                 strlen(c->zVal));
+        nCell++;
+      }
+      j++;
+    }
+    out(b, ";");
+    if (nCell > 0) {
+      nRows++;
+    } else {
+      wcs_buf_free(b);
+    }
+    i = j;
+  }
+  for (k = 0; k < nRows; k++) {
+    wcs_buf *b = &rows[bReverse ? nRows - 1 - k : k];
+    ck_assert_int_eq(wcs_buf_append(&all, b->a, b->n), WCS_OK);
+    wcs_buf_free(b);
+  }
+  out(&all, "");
+  ck_assert_int_eq(wcs_buf_append(&all, "", 1), WCS_OK);
+  return (char *)all.a;
+}
+
+/* The same scan through a cursor. */
+static char *cursor_scan(wcs_table *t, wcs_txn *x, int mFam, int nVersions,
+                         int bReverse) {
+  wcs_read_options o;
+  wcs_cursor *c = NULL;
+  wcs_buf b;
+  const char *az[2];
+  int rc;
+  memset(&b, 0, sizeof(b));
+  wcs_read_options_init(&o);
+  o.nVersions = nVersions;
+  o.bReverse = bReverse;
+  if (mFam != 3) {
+    az[0] = mFam == 1 ? "a" : "b";
+    o.azFamily = az;
+    o.nFamily = 1;
+  }
+  rc = wcs_cursor_open(&c, t, x, &o);
+  ck_assert_int_eq(rc, WCS_OK);
+  while (!wcs_cursor_eof(c)) {
+    size_t nRow;
+    const void *pRow = wcs_cursor_row(c, &nRow);
+    int nCell, i;
+    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+    out_bytes(&b, pRow, nRow);
+    out(&b, ":");
+    for (i = 0; i < nCell; i++) {
+      out_cell(&b, a[i].iFamily, a[i].pQual, a[i].nQual, a[i].iTs, a[i].pVal,
+               a[i].nVal);
+    }
+    out(&b, ";");
+    ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  }
+  wcs_cursor_close(c);
+  ck_assert_int_eq(wcs_buf_append(&b, "", 1), WCS_OK);
+  return (char *)b.a;
+}
+
+/* Every scan shape the cursor and the model must agree on. */
+static void check_all_scans(wcs_table *t, wcs_txn *x, Model *m) {
+  static const int aFam[3] = {1, 2, 3};
+  static const int aVer[3] = {0, 1, 2};
+  int f, v, r;
+  for (f = 0; f < 3; f++) {
+    for (v = 0; v < 3; v++) {
+      for (r = 0; r < 2; r++) {
+        char *zWant = model_scan(m, aFam[f], aVer[v], r);
+        char *zGot = cursor_scan(t, x, aFam[f], aVer[v], r);
+        ck_assert_msg(strcmp(zGot, zWant) == 0,
+                      "families %d versions %d reverse %d\ngot  [%.400s]\n"
+                      "want [%.400s]",
+                      aFam[f], aVer[v], r, zGot, zWant);
+        free(zWant);
+        free(zGot);
+      }
+    }
+  }
+}
+
+/* Cells whose keys exercise the shortcuts (see the file comment). Row i
+** of a round: a 24-byte key with a 00 at position i % 25 (none at 24),
+** or, every fourth row, a key of 1 to 12 bytes. Qualifiers: 1 to 40
+** bytes, some with a 00 byte. Every third row has family b only; every
+** fifth has two versions of its columns. */
+static void write_round(wcs_txn *x, wcs_table *t, Model *m, int iRound,
+                        int nRow) {
+  int i;
+  for (i = 0; i < nRow; i++) {
+    uint8_t aRow[40], aQual[48];
+    int nR, q;
+    if (i % 4 == 3) {
+      nR = 1 + (i * 7 + iRound) % 12;
+      memset(aRow, 'a' + iRound, (size_t)nR);
+      aRow[nR - 1] = (uint8_t)i;
+    } else {
+      nR = 24;
+      memset(aRow, 'k', (size_t)nR);
+      aRow[0] = (uint8_t)('a' + iRound);
+      aRow[3] = (uint8_t)i;
+      if (i % 25 < 24) aRow[i % 25] = 0x00;
+    }
+    for (q = 0; q < 3; q++) {
+      int nQ = q == 0 ? 1 : q == 1 ? 17 + i % 24 : 3;
+      int iFam = (i % 3 == 2) ? 1 : q == 2;
+      memset(aQual, 'q', (size_t)nQ);
+      aQual[0] = (uint8_t)('c' + q);
+      if (q == 1 && i % 2) aQual[nQ - 1 - i % 16] = 0x00;
+      if (q == 2 && i % 2) aQual[1] = 0x00;
+      put_cell(x, t, m, aRow, nR, iFam, aQual, nQ, 100 + iRound);
+      if (i % 5 == 0) put_cell(x, t, m, aRow, nR, iFam, aQual, nQ, 50);
+    }
+  }
+}
+
+START_TEST(test_scans_match_model_without_overlay) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  static Model m;
+  m.n = 0;
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  write_round(x, t, &m, 0, 120);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  check_all_scans(t, NULL, &m);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_scans_match_model_with_own_writes_on_top) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  static Model m;
+  m.n = 0;
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  write_round(x, t, &m, 0, 80);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  /* uncommitted: new rows between the committed ones, and newer
+  ** versions of committed columns */
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  write_round(x, t, &m, 0, 40);
+  write_round(x, t, &m, 1, 60);
+  check_all_scans(t, x, &m);
+  ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK);
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_scans_match_model_after_flush) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  static Model m;
+  m.n = 0;
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  write_round(x, t, &m, 0, 100);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_eq(wcs_db_flush(wcs_engine_db(e)), WCS_OK);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  write_round(x, t, &m, 2, 50);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  /* twice: the second pass reuses the pooled cursor and its iterators */
+  check_all_scans(t, NULL, &m);
+  check_all_scans(t, NULL, &m);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* A row whose cells outgrow the cursor's cell buffer several times while
+** it is read: every cell must still point at its own bytes. */
+START_TEST(test_wide_row_cells_survive_buffer_growth) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  uint8_t aVal[600];
+  int i, r, nCell;
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (r = 0; r < 3; r++) {
+    for (i = 0; i < 300; i++) {
+      char zQual[16];
+      int nVal = (i * 37 + r) % 600;
+      memset(aVal, 'a' + i % 26, (size_t)nVal);
+      snprintf(zQual, sizeof(zQual), "q%04d", i);
+      ck_assert_int_eq(wcs_txn_set_cell(x, t, "row\0", 3 + (r > 0),
+                                        i % 2 ? "b" : "a", zQual, 5, 7 + r,
+                                        aVal, (size_t)nVal),
+                       WCS_OK);
+    }
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  for (r = 0; r < 2; r++) {
+    wcs_read_options o;
+    wcs_read_options_init(&o);
+    o.bReverse = r;
+    o.nVersions = 1;
+    ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+    ck_assert(!wcs_cursor_eof(c));
+    {
+      const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+      size_t nRow;
+      const char *pRow = wcs_cursor_row(c, &nRow);
+      int bLast = r == 1; /* reverse: "row\0" comes first */
+      ck_assert_int_eq(nCell, 300);
+      ck_assert_int_eq((int)nRow, bLast ? 4 : 3);
+      ck_assert(memcmp(pRow, "row", 3) == 0);
+      for (i = 0; i < nCell; i++) {
+        /* family a (even columns) first, then b, qualifiers ascending */
+        int iq = i < 150 ? 2 * i : 2 * (i - 150) + 1;
+        int nVal = (iq * 37 + (bLast ? 2 : 0)) % 600, k;
+        char zQual[16];
+        snprintf(zQual, sizeof(zQual), "q%04d", iq);
+        ck_assert_int_eq(a[i].iFamily, iq % 2);
+        ck_assert_int_eq((int)a[i].nQual, 5);
+        ck_assert(memcmp(a[i].pQual, zQual, 5) == 0);
+        ck_assert_int_eq((int)a[i].nVal, nVal);
+        for (k = 0; k < nVal; k++) {
+          ck_assert_int_eq(((const uint8_t *)a[i].pVal)[k], 'a' + iq % 26);
+        }
+      }
+    }
+    wcs_cursor_close(c);
+  }
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+Suite *engine_scan_suite(void);
+Suite *engine_scan_suite(void) {
+  Suite *s = suite_create("engine_scan");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_scans_match_model_without_overlay);
+  tcase_add_test(tc, test_scans_match_model_with_own_writes_on_top);
+  tcase_add_test(tc, test_scans_match_model_after_flush);
+  tcase_add_test(tc, test_wide_row_cells_survive_buffer_growth);
+  suite_add_tcase(s, tc);
+  return s;
+}
