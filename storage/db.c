@@ -2435,17 +2435,18 @@ int wcs_db_approximate(wcs_db *db, const void *pStart, size_t nStart,
   for (i = 0; i < WCS_NLEVEL; i++) {
     for (j = 0; j < sv->pVersion->anFile[i]; j++) {
       wcs_fmeta *f = sv->pVersion->aaFile[i][j];
-      uint64_t a = 0, b = f->nBytes;
+      uint64_t a = 0, b, nData;
       if (!fmeta_overlaps(f, pStart, nStart, pEnd, nEnd)) continue;
+      /* keys are spread over the data blocks, not the index and filter
+      ** that follow them (a sixth or more of a file of short entries) */
+      nData = sst_reader_data_end(f->pReader);
+      b = nData;
       if (pStart) a = sst_reader_approx_offset(f->pReader, pStart, nStart);
       if (pEnd) b = sst_reader_approx_offset(f->pReader, pEnd, nEnd);
-      if (b > f->nBytes) b = f->nBytes;
       if (b <= a) continue;
       nBytes += b - a;
-      if (f->nBytes) {
-        nKeys += (uint64_t)((double)f->nEntries * (double)(b - a) /
-                            (double)f->nBytes);
-      }
+      nKeys += (uint64_t)((double)f->nEntries * (double)(b - a) /
+                          (double)nData);
     }
   }
   svUnref(sv);

@@ -613,9 +613,27 @@ static uint64_t keySlice(const uint8_t *u, size_t nU, size_t iFrom) {
   return v;
 }
 
+/* A sparse sample of the index, kept by the reader outside the cache so
+** that size estimates (sst_reader_approx_offset) never load the index:
+** index entries i_0 < ... < i_{n-1} evenly spaced, the last one the last
+** block (every entry when the file has at most SST_SAMPLE_MAX blocks),
+** each with the first SST_SAMPLE_KEY bytes of its separator and the
+** offset where block i_k ends. A key cut short compares at most as high
+** as the whole separator did, which moves a key near it into the next
+** interval: an error within the estimate's own. */
+#define SST_SAMPLE_MAX 32 /* sampled index entries per file */
+#define SST_SAMPLE_KEY 32 /* bytes kept of a sampled separator */
+typedef struct sst_samp {
+  uint64_t iEnd;               /* first byte after block iBlock */
+  uint32_t iBlock;             /* index entry sampled */
+  uint8_t nKey;                /* bytes at aKey, <= SST_SAMPLE_KEY */
+  uint8_t aKey[SST_SAMPLE_KEY]; /* separator, possibly cut short */
+} sst_samp;
+
 /* A reader holds, for the file's life, only what is small and fixed:
-** the footer's handles, the properties, the range tombstones (usually
-** none) and its descriptor while the file table keeps it open. */
+** the footer's handles, the properties, the index sample, the range
+** tombstones (usually none) and its descriptor while the file table keeps
+** it open. */
 struct sst_reader {
   wcs_env *pEnv;              /* env the file is opened through */
   wcs_file *pFile;            /* open descriptor; NULL while the file table
@@ -645,7 +663,9 @@ struct sst_reader {
   uint8_t *pLargest;
   size_t nLargest;
   int bUnbounded;
-  size_t nHeld; /* bytes this reader holds outside the cache */
+  sst_samp *aSamp; /* the index sample, nSamp entries; owned */
+  int nSamp;       /* <= SST_SAMPLE_MAX; 0 only for a file of no blocks */
+  size_t nHeld;    /* bytes this reader holds outside the cache */
   /* File table state, guarded by pFt->mu. */
   sst_reader *pFtPrev, *pFtNext; /* neighbours in the open list */
   int nFileRef;                  /* reads using pFile right now */
@@ -1054,6 +1074,26 @@ static int readExact(sst_reader *p, uint64_t iOff, void *a, size_t n,
 
 #define TMETA_ALIGN(n) (((n) + 7) & ~(size_t)7)
 
+/* Fill p->aSamp from the decoded index (see sst_samp). */
+static int takeSample(sst_reader *p, const sst_idx *aIdx, int nBlock,
+                      const uint8_t *aKeys) {
+  int n = nBlock < SST_SAMPLE_MAX ? nBlock : SST_SAMPLE_MAX, k;
+  if (n == 0) return WCS_OK;
+  p->aSamp = calloc((size_t)n, sizeof *p->aSamp);
+  if (p->aSamp == NULL) return WCS_NOMEM;
+  for (k = 0; k < n; k++) {
+    sst_samp *s = &p->aSamp[k];
+    int i = (int)((int64_t)(k + 1) * nBlock / n) - 1;
+    const sst_idx *e = &aIdx[i];
+    s->iBlock = (uint32_t)i;
+    s->iEnd = i + 1 < nBlock ? aIdx[i + 1].iOff : p->iDataEnd;
+    s->nKey = (uint8_t)(e->nKey < SST_SAMPLE_KEY ? e->nKey : SST_SAMPLE_KEY);
+    memcpy(s->aKey, aKeys + e->iKey, s->nKey);
+  }
+  p->nSamp = n;
+  return WCS_OK;
+}
+
 /* Build the sst_tmeta entry from the meta region aMeta: check and decode
 ** the bloom and index blocks into one fresh handle *ph (not in any cache).
 ** At open (bOpen) the tombstone and properties blocks are parsed into the
@@ -1088,6 +1128,12 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
   }
   if (rc == WCS_OK && bOpen) {
     p->nBlock = nBlock;
+    rc = takeSample(p, aIdx, nBlock, keys.a);
+    if (rc != WCS_OK) {
+      rc = wcs_seterr(pzErr, rc, "out of memory reading %s", p->zPath);
+    }
+  }
+  if (rc == WCS_OK && bOpen) {
     if (nBlk[1] > 0) {
       rc = ownCopy(&p->aDelBytes, aBlk[1], nBlk[1]);
       p->nDelBytes = nBlk[1];
@@ -1223,6 +1269,7 @@ void sst_reader_close(sst_reader *p) {
   free(p->aDel);
   free(p->pSmallest);
   free(p->pLargest);
+  free(p->aSamp);
   free(p);
 }
 
@@ -1316,6 +1363,7 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
     int n;
     wcs_cache_release(pCache, wcs_cache_insert(pCache, iFile, p->iDataEnd, h));
     p->nHeld = sizeof *p + strlen(p->zPath) + 1 + p->nSmallest + p->nLargest +
+               (size_t)p->nSamp * sizeof *p->aSamp +
                (size_t)p->nDel * sizeof *p->aDel + p->nDelBytes;
     pthread_mutex_lock(&t->mu);
     p->pFt = t;
@@ -1391,18 +1439,58 @@ static int findBlock(const sst_tmeta *m, const uint8_t *pU, size_t nU) {
   return lo;
 }
 
+/* Where u lies between keys lo < u <= hi, as a fraction in [0, 1]: the
+** 8 bytes after their common prefix read as numbers. */
+static double keyFraction(const uint8_t *pLo, size_t nLo, const uint8_t *pHi,
+                          size_t nHi, const uint8_t *pU, size_t nU) {
+  size_t c = 0;
+  uint64_t a, b, x;
+  while (c < nLo && c < nHi && pLo[c] == pHi[c])
+    c++;
+  a = keySlice(pLo, nLo, c);
+  b = keySlice(pHi, nHi, c);
+  x = keySlice(pU, nU, c);
+  if (b <= a || x <= a) return 0.0;
+  if (x >= b) return 1.0;
+  return (double)(x - a) / (double)(b - a);
+}
+
+/* From the index sample alone (no cache lookup, no allocation): exact,
+** the offset of the block whose separator is the first >= u, when the
+** sample holds that block and the one before; otherwise interpolated
+** between the two sampled blocks around u by keyFraction(). */
 uint64_t sst_reader_approx_offset(const sst_reader *p, const uint8_t *pUKey,
                                   size_t nUKey) {
-  wcs_cache_handle *h;
-  const sst_tmeta *m;
-  uint64_t iOff;
-  int i;
-  /* Unreadable index: the middle of the data is as good a guess as any. */
-  if (pinMeta((sst_reader *)p, &h, &m, NULL) != WCS_OK) return p->iDataEnd / 2;
-  i = findBlock(m, pUKey, nUKey);
-  iOff = i < m->nBlock ? m->aIdx[i].iOff : p->iDataEnd;
-  unpinMeta(p, h);
-  return iOff;
+  const sst_samp *s = p->aSamp;
+  int lo = 0, hi = p->nSamp;
+  uint64_t iStart, iEnd;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (wcs_ukey_cmp(s[mid].aKey, s[mid].nKey, pUKey, nUKey) < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == p->nSamp) return p->iDataEnd;
+  iStart = lo > 0 ? s[lo - 1].iEnd : 0;
+  iEnd = s[lo].iEnd;
+  if (s[lo].iBlock == (lo > 0 ? s[lo - 1].iBlock + 1 : 0)) return iStart;
+  if (lo > 0) {
+    return iStart + (uint64_t)((double)(iEnd - iStart) *
+                               keyFraction(s[lo - 1].aKey, s[lo - 1].nKey,
+                                           s[lo].aKey, s[lo].nKey, pUKey,
+                                           nUKey));
+  }
+  if (p->nSmallest < WCS_IKEY_TRAILER ||
+      wcs_ukey_cmp(pUKey, nUKey, p->pSmallest,
+                   p->nSmallest - WCS_IKEY_TRAILER) <= 0) {
+    return 0;
+  }
+  return (uint64_t)((double)iEnd *
+                    keyFraction(p->pSmallest,
+                                p->nSmallest - WCS_IKEY_TRAILER, s[0].aKey,
+                                s[0].nKey, pUKey, nUKey));
 }
 
 int sst_reader_index_keys(const sst_reader *p, void *pCtx,
@@ -1417,6 +1505,10 @@ int sst_reader_index_keys(const sst_reader *p, void *pCtx,
   }
   if (m) unpinMeta(p, h);
   return rc;
+}
+
+uint64_t sst_reader_data_end(const sst_reader *p) {
+  return p->iDataEnd;
 }
 
 void sst_reader_props(const sst_reader *p, uint64_t *pnEntries,

@@ -222,8 +222,12 @@ int sst_reader_get_probe(sst_reader *, const uint8_t *pIKey, size_t nIKey,
                                   const uint8_t *pVal, size_t nVal),
                          char **pzErr);
 
-/* Approximate byte offset in the file where user key would be found
-** (from the index; no data block reads). */
+/* Approximate byte offset in the file where user key would be found,
+** between 0 and sst_reader_data_end(): from a sample of the index the
+** reader keeps (sst.c, sst_samp), so it reads no block and touches
+** neither the cache nor the heap. Exact (the start of the block that
+** may hold the key) for files of at most 32 blocks; otherwise
+** interpolated inside one 32nd of the file. Non-decreasing in the key. */
 uint64_t sst_reader_approx_offset(const sst_reader *, const uint8_t *pUKey,
                                   size_t nUKey);
 /* Call x for each index entry's separator user key with its block offset
@@ -231,6 +235,8 @@ uint64_t sst_reader_approx_offset(const sst_reader *, const uint8_t *pUKey,
 int sst_reader_index_keys(const sst_reader *, void *pCtx,
                           int (*x)(void *pCtx, const uint8_t *pUKey,
                                    size_t nUKey, uint64_t iOff));
+/* First byte after the data blocks: the bytes approx offsets measure. */
+uint64_t sst_reader_data_end(const sst_reader *);
 /* Properties recorded at build time. */
 void sst_reader_props(const sst_reader *, uint64_t *pnEntries,
                       uint64_t *pnRawBytes, uint64_t *pnBytes);

@@ -29,8 +29,10 @@ Suite *storage_bound_suite(void);
 #define MAX_OPEN_FILES 16
 /* doc/storage.md: a reader holds at most this many bytes outside the cache
 ** beyond its file's path, its two bound keys (here 11-byte user keys with
-** an 8-byte trailer) and its range tombstones (none here). */
-#define READER_FIXED 320
+** an 8-byte trailer), its index sample (at most 32 entries of 48 bytes)
+** and its range tombstones (none here). */
+#define READER_FIXED  320
+#define READER_SAMPLE (32 * 48)
 #define KEY_BOUND    (11 + 8)
 
 static uint64_t statNum(wcs_db *db, const char *zName) {
@@ -78,7 +80,7 @@ static void checkBounds(wcs_db *db, const char *zPath) {
   ck_assert_uint_le(statNum(db, "cache_bytes"), CACHE_BUDGET);
   ck_assert_uint_le(statNum(db, "open_files"), MAX_OPEN_FILES);
   ck_assert_uint_le(statNum(db, "reader_bytes"),
-                    nReaders * (READER_FIXED + nName + 2 * KEY_BOUND));
+                    nReaders * (READER_FIXED + READER_SAMPLE + nName + 2 * KEY_BOUND));
 }
 
 START_TEST(test_bound_hundreds_of_files_tiny_cache_few_descriptors) {

@@ -490,6 +490,74 @@ START_TEST(test_db_approximate_samples_and_stats) {
 }
 END_TEST
 
+/* A counter of wcs_db_stats' JSON, e.g. "index_misses". */
+static uint64_t statOf(wcs_db *db, const char *zName) {
+  char *zJson = NULL, zKey[64], *z;
+  uint64_t v = 0;
+  OK(wcs_db_stats(db, &zJson));
+  snprintf(zKey, sizeof zKey, "\"%s\":", zName);
+  z = strstr(zJson, zKey);
+  ck_assert_ptr_nonnull(z);
+  v = strtoull(z + strlen(zKey), NULL, 10);
+  wcs_free(zJson);
+  return v;
+}
+
+/* Estimates come from the readers' index samples: no index is loaded
+** (the cache here is too small to keep one), a flush shows at once, and
+** on evenly spread keys every range is within 5% of its true count plus
+** 1/32 of the file's keys (one interval of the sample). */
+START_TEST(test_db_approximate_loads_no_index_and_stays_close) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  uint64_t nMiss, nHit, nBytes, nKeys;
+  const int nKey = 200000;
+  int a, b, i;
+  char zA[16], zB[16], v[100];
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  o.nBlockSize = 4096;
+  o.iZstdLevel = 0;
+  o.nCache = 64 * 1024;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  memset(v, 'v', sizeof v);
+  for (i = 0; i < nKey; i++) {
+    snprintf(zA, sizeof zA, "k%07d", i * 5);
+    OK(wcs_db_put(db, zA, strlen(zA), v, sizeof v));
+  }
+  OK(wcs_db_flush(db));
+  nMiss = statOf(db, "index_misses");
+  nHit = statOf(db, "index_hits");
+  for (a = 0; a < nKey; a += 9973) {
+    for (b = a + 1; b <= nKey; b += 7919) {
+      uint64_t nTrue = (uint64_t)(b - a), nSlack = nTrue / 20 + nKey / 32;
+      snprintf(zA, sizeof zA, "k%07d", a * 5);
+      snprintf(zB, sizeof zB, "k%07d", b * 5);
+      OK(wcs_db_approximate(db, zA, strlen(zA), zB, strlen(zB), &nBytes,
+                            &nKeys));
+      ck_assert_msg(nKeys + nSlack >= nTrue && nKeys <= nTrue + nSlack,
+                    "[%d, %d): %llu keys estimated, %llu true", a, b,
+                    (unsigned long long)nKeys, (unsigned long long)nTrue);
+    }
+  }
+  ck_assert_uint_eq(statOf(db, "index_misses"), nMiss);
+  ck_assert_uint_eq(statOf(db, "index_hits"), nHit);
+  /* a flush is seen by the next estimate */
+  OK(wcs_db_approximate(db, "m", 1, "n", 1, &nBytes, &nKeys));
+  ck_assert_uint_eq(nKeys, 0);
+  for (i = 0; i < 20000; i++) {
+    snprintf(zA, sizeof zA, "m%07d", i);
+    OK(wcs_db_put(db, zA, strlen(zA), v, sizeof v));
+  }
+  OK(wcs_db_flush(db));
+  OK(wcs_db_approximate(db, "m", 1, "n", 1, &nBytes, &nKeys));
+  ck_assert_msg(nKeys >= 19000 && nKeys <= 20000, "%llu keys",
+                (unsigned long long)nKeys);
+  ck_assert_uint_eq(statOf(db, "index_misses"), nMiss);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 /* ---- group commit: concurrent writers share WAL writes and fsyncs */
 
 typedef struct GroupArg {
@@ -1409,6 +1477,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_missing_store_without_create_is_cantopen);
   tcase_add_test(tc, test_db_permission_problem_names_the_path);
   tcase_add_test(tc, test_db_approximate_samples_and_stats);
+  tcase_add_test(tc, test_db_approximate_loads_no_index_and_stays_close);
   tcase_add_test(tc, test_db_concurrent_writers_group_commit);
   tcase_add_test(tc, test_db_disk_full_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_io_error_during_writes_keeps_acknowledged);
