@@ -665,6 +665,9 @@ struct sst_reader {
   int bUnbounded;
   sst_samp *aSamp; /* the index sample, nSamp entries; owned */
   int nSamp;       /* <= SST_SAMPLE_MAX; 0 only for a file of no blocks */
+  uint8_t aDigLo[SST_SAMPLE_KEY];  /* per key position: the smallest and */
+  uint8_t aDigTop[SST_SAMPLE_KEY]; /* largest - smallest byte there among
+                                   ** the sampled keys (keyFraction) */
   size_t nHeld;    /* bytes this reader holds outside the cache */
   /* File table state, guarded by pFt->mu. */
   sst_reader *pFtPrev, *pFtNext; /* neighbours in the open list */
@@ -1077,18 +1080,32 @@ static int readExact(sst_reader *p, uint64_t iOff, void *a, size_t n,
 /* Fill p->aSamp from the decoded index (see sst_samp). */
 static int takeSample(sst_reader *p, const sst_idx *aIdx, int nBlock,
                       const uint8_t *aKeys) {
-  int n = nBlock < SST_SAMPLE_MAX ? nBlock : SST_SAMPLE_MAX, k;
+  int n = nBlock < SST_SAMPLE_MAX ? nBlock : SST_SAMPLE_MAX, k, i;
   if (n == 0) return WCS_OK;
   p->aSamp = calloc((size_t)n, sizeof *p->aSamp);
   if (p->aSamp == NULL) return WCS_NOMEM;
   for (k = 0; k < n; k++) {
     sst_samp *s = &p->aSamp[k];
-    int i = (int)((int64_t)(k + 1) * nBlock / n) - 1;
-    const sst_idx *e = &aIdx[i];
+    const sst_idx *e;
+    i = (int)((int64_t)(k + 1) * nBlock / n) - 1;
+    e = &aIdx[i];
     s->iBlock = (uint32_t)i;
     s->iEnd = i + 1 < nBlock ? aIdx[i + 1].iOff : p->iDataEnd;
     s->nKey = (uint8_t)(e->nKey < SST_SAMPLE_KEY ? e->nKey : SST_SAMPLE_KEY);
     memcpy(s->aKey, aKeys + e->iKey, s->nKey);
+  }
+  for (i = 0; i < SST_SAMPLE_KEY; i++) {
+    int iLo = 255, iHi = 0;
+    for (k = 0; k < n; k++) {
+      if (i < p->aSamp[k].nKey) {
+        int c = p->aSamp[k].aKey[i];
+        if (c < iLo) iLo = c;
+        if (c > iHi) iHi = c;
+      }
+    }
+    if (iLo > iHi) iLo = 0, iHi = 255; /* no sampled key is this long */
+    p->aDigLo[i] = (uint8_t)iLo;
+    p->aDigTop[i] = (uint8_t)(iHi - iLo);
   }
   p->nSamp = n;
   return WCS_OK;
@@ -1439,20 +1456,45 @@ static int findBlock(const sst_tmeta *m, const uint8_t *pU, size_t nU) {
   return lo;
 }
 
+/* Bytes [iFrom, iFrom + 8) of u as a number in the mixed radix of the
+** bytes the file's sampled keys hold at each position (digits of decimal
+** or hex text count as 10 or so values, not 256). A byte outside that
+** range saturates it and every digit after it, which keeps the number
+** non-decreasing in u. */
+static double keyDigits(const sst_reader *p, const uint8_t *u, size_t nU,
+                        size_t iFrom) {
+  double x = 0;
+  size_t i;
+  int iSat = 0; /* -1: below the range, 1: above it, from here on */
+  for (i = iFrom; i < iFrom + 8; i++) {
+    int c = i < nU ? u[i] : 0, iLo = 0, iTop = 255;
+    if (i < SST_SAMPLE_KEY) {
+      iLo = p->aDigLo[i];
+      iTop = p->aDigTop[i];
+    }
+    if (iSat == 0 && c < iLo) iSat = -1;
+    if (iSat == 0 && c - iLo > iTop) iSat = 1;
+    c = iSat < 0 ? 0 : (iSat > 0 ? iTop : c - iLo);
+    x = x * (iTop + 1) + c;
+  }
+  return x;
+}
+
 /* Where u lies between keys lo < u <= hi, as a fraction in [0, 1]: the
-** 8 bytes after their common prefix read as numbers. */
-static double keyFraction(const uint8_t *pLo, size_t nLo, const uint8_t *pHi,
-                          size_t nHi, const uint8_t *pU, size_t nU) {
+** 8 bytes after their common prefix read by keyDigits(). */
+static double keyFraction(const sst_reader *p, const uint8_t *pLo, size_t nLo,
+                          const uint8_t *pHi, size_t nHi, const uint8_t *pU,
+                          size_t nU) {
   size_t c = 0;
-  uint64_t a, b, x;
+  double a, b, x;
   while (c < nLo && c < nHi && pLo[c] == pHi[c])
     c++;
-  a = keySlice(pLo, nLo, c);
-  b = keySlice(pHi, nHi, c);
-  x = keySlice(pU, nU, c);
+  a = keyDigits(p, pLo, nLo, c);
+  b = keyDigits(p, pHi, nHi, c);
+  x = keyDigits(p, pU, nU, c);
   if (b <= a || x <= a) return 0.0;
   if (x >= b) return 1.0;
-  return (double)(x - a) / (double)(b - a);
+  return (x - a) / (b - a);
 }
 
 /* From the index sample alone (no cache lookup, no allocation): exact,
@@ -1478,7 +1520,7 @@ uint64_t sst_reader_approx_offset(const sst_reader *p, const uint8_t *pUKey,
   if (s[lo].iBlock == (lo > 0 ? s[lo - 1].iBlock + 1 : 0)) return iStart;
   if (lo > 0) {
     return iStart + (uint64_t)((double)(iEnd - iStart) *
-                               keyFraction(s[lo - 1].aKey, s[lo - 1].nKey,
+                               keyFraction(p, s[lo - 1].aKey, s[lo - 1].nKey,
                                            s[lo].aKey, s[lo].nKey, pUKey,
                                            nUKey));
   }
@@ -1488,7 +1530,7 @@ uint64_t sst_reader_approx_offset(const sst_reader *p, const uint8_t *pUKey,
     return 0;
   }
   return (uint64_t)((double)iEnd *
-                    keyFraction(p->pSmallest,
+                    keyFraction(p, p->pSmallest,
                                 p->nSmallest - WCS_IKEY_TRAILER, s[0].aKey,
                                 s[0].nKey, pUKey, nUKey));
 }
