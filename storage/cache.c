@@ -5,7 +5,7 @@
 ** format.
 **
 ** How it works. The cache is split into 1..16 shards by a hash of the key
-** (one shard per MiB of budget, up to 16) so that threads reading different
+** (one shard per 4 MiB of budget, up to 16) so that threads reading different
 ** blocks rarely meet on a mutex; each shard has its own mutex, chained hash
 ** table, ring of entries and share of the budget. An entry is one
 ** allocation: the handle header followed by the block bytes, plus at most
@@ -39,7 +39,7 @@
 #include "storage/sst.h"
 
 #define CACHE_MAX_SHARDS 16
-#define CACHE_SHARD_MIN  (1u << 20) /* budget bytes per extra shard */
+#define CACHE_SHARD_MIN  (4u << 20) /* budget bytes per extra shard */
 
 typedef struct cache_shard cache_shard;
 

@@ -597,7 +597,7 @@ static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
     bCut = r->nGpBytes > 10 * j->nFileBytes;
   }
   if (r->pB && j->nFileBytes &&
-      (bCut || sst_builder_size(r->pB) >= j->nFileBytes) &&
+      (bCut || sst_builder_full(r->pB, j->nFileBytes)) &&
       wcs_ukey_cmp(pU, nU, r->lastUKey.a, r->lastUKey.n) != 0) {
     r->nGpBytes = 0;
     rc = finishOutput(r, pU, nU, 0);

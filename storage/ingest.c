@@ -490,7 +490,7 @@ static int writeDirect(Part *pt, IngestIter *it) {
       bCut = nGpBytes > 10 * j->nFileBytes;
     }
     if (pB && j->nFileBytes &&
-        (bCut || sst_builder_size(pB) >= j->nFileBytes)) {
+        (bCut || sst_builder_full(pB, j->nFileBytes))) {
       rc = finishFile(pt, pB, iFile, zPath);
       pB = NULL;
       nGpBytes = 0;

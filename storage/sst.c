@@ -578,6 +578,19 @@ typedef struct sst_idx {
   uint32_t nKey;  /* separator bytes */
 } sst_idx;
 
+/* The decoded index and filter (buildMeta's charge): per block an sst_idx,
+** two key slices and the separator, here taken as long as the last key (an
+** upper bound), plus the filter's bits. */
+int sst_builder_full(const sst_builder *p, uint64_t nFileBytes) {
+  uint64_t nMeta;
+  if (nFileBytes == 0) return 0;
+  if (sst_builder_size(p) >= nFileBytes) return 1;
+  nMeta = (p->nBlocks + 1) * (sizeof(sst_idx) + 2 * sizeof(uint64_t) +
+                              (uint64_t)p->lastKey.n);
+  nMeta += (uint64_t)p->bloom.nHash * (uint64_t)p->bloom.nBits / 8;
+  return nMeta >= WCS_SST_META_CUT;
+}
+
 /* The decoded index and bloom filter of one file. It lives in one block
 ** cache entry, keyed by (file number, offset of the bloom block) — no data
 ** block starts there — and laid out as this header, the nBlock index

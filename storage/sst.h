@@ -130,6 +130,18 @@ int sst_builder_add(sst_builder *, const uint8_t *pIKey, size_t nIKey,
 int sst_builder_add_rangedel(sst_builder *, const sst_rangedel *, char **pzErr);
 /* Bytes written or buffered so far (for splitting compaction output). */
 uint64_t sst_builder_size(const sst_builder *);
+/*
+** Splitting compaction output: 1 once the file reaches nFileBytes, or once
+** its index and bloom filter, decoded, would take WCS_SST_META_CUT bytes
+** or more. The second rule keeps every file's cache entry (the decoded
+** index and filter are one block-cache entry, see doc/storage.md) well
+** below a cache shard whatever the compression ratio: data that
+** compresses 30-fold puts millions of keys in a file of a few MiB, and an
+** entry larger than its shard would be evicted, then read and decoded
+** again, at every release. nFileBytes 0: never (level-0 flushes).
+*/
+#define WCS_SST_META_CUT (1u << 20)
+int sst_builder_full(const sst_builder *, uint64_t nFileBytes);
 uint64_t sst_builder_entries(const sst_builder *);
 /* Write the remaining blocks and footer, fsync, close; fill *pMeta.
 ** Frees the builder whatever the result. */

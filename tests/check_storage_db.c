@@ -559,6 +559,62 @@ START_TEST(test_db_approximate_loads_no_index_and_stays_close) {
 }
 END_TEST
 
+/* The files of all levels, from wcs_db_stats' per-level "files". */
+static int filesOf(wcs_db *db) {
+  char *zJson = NULL, *z;
+  int n = 0;
+  OK(wcs_db_stats(db, &zJson));
+  for (z = strstr(zJson, "\"files\":"); z; z = strstr(z + 1, "\"files\":")) {
+    n += atoi(z + 8);
+  }
+  wcs_free(zJson);
+  return n;
+}
+
+/* Compaction output is cut once a file's decoded index and filter would
+** reach WCS_SST_META_CUT, however small its data: 400K short keys that
+** compress well are 5 MB of bloom filter at 100 bits per key. Kept in one
+** file, that entry would be larger than a shard of this 16 MiB cache (4
+** shards of 4 MiB), evicted at each release and read again by each get;
+** cut, the entries stay cached and reads hit them. */
+START_TEST(test_db_compaction_cuts_files_by_index_and_filter_size) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  uint64_t nMiss;
+  const int nKey = 400000;
+  int i, nFile;
+  char zK[16];
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  o.nBloomBits = 100;
+  o.nCache = 16u << 20;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < nKey; i++) {
+    snprintf(zK, sizeof zK, "k%07d", i);
+    OK(wcs_db_put(db, zK, strlen(zK), "v", 1));
+  }
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  nFile = filesOf(db);
+  /* 5 MB of filter in pieces of under 1 MiB */
+  ck_assert_msg(nFile >= 5, "%d files", nFile);
+  nMiss = statOf(db, "index_misses");
+  for (i = 0; i < 2000; i++) {
+    void *pV = NULL;
+    size_t nV = 0;
+    snprintf(zK, sizeof zK, "k%07d", (int)((i * 7919u) % (unsigned)nKey));
+    OK(wcs_db_get(db, NULL, zK, strlen(zK), &pV, &nV));
+    ck_assert_uint_eq(nV, 1);
+    wcs_free(pV);
+  }
+  /* each file's entry is loaded once at most */
+  ck_assert_msg(statOf(db, "index_misses") - nMiss <= (uint64_t)nFile,
+                "%llu index loads for %d files",
+                (unsigned long long)(statOf(db, "index_misses") - nMiss),
+                nFile);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 /* ---- group commit: concurrent writers share WAL writes and fsyncs */
 
 typedef struct GroupArg {
@@ -1479,6 +1535,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_permission_problem_names_the_path);
   tcase_add_test(tc, test_db_approximate_samples_and_stats);
   tcase_add_test(tc, test_db_approximate_loads_no_index_and_stays_close);
+  tcase_add_test(tc, test_db_compaction_cuts_files_by_index_and_filter_size);
   tcase_add_test(tc, test_db_concurrent_writers_group_commit);
   tcase_add_test(tc, test_db_disk_full_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_io_error_during_writes_keeps_acknowledged);
