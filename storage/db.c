@@ -1721,6 +1721,21 @@ static int iterBuildFailed(wcs_iter *it, int rc, char *zErr) {
   return setErr(it->db, rc, dupStr(zErr));
 }
 
+/* Re-pin: drop the iterator's children and super version, take sv (a
+** reference the caller acquired) and build the children again at seq. */
+static int iterRepin(wcs_iter *it, SuperVersion *sv, uint64_t seq) {
+  char *zErr = NULL;
+  int rc;
+  iterUnbuild(it);
+  svUnref(it->sv);
+  it->sv = sv;
+  it->snap = seq;
+  rc = iterBuild(it, &zErr);
+  if (rc) return iterBuildFailed(it, rc, zErr);
+  free(zErr);
+  return WCS_OK;
+}
+
 int wcs_iter_retarget(wcs_iter *it, const wcs_iter_options *pOpt) {
   wcs_iter_options o;
   SuperVersion *sv;
@@ -1743,23 +1758,16 @@ int wcs_iter_retarget(wcs_iter *it, const wcs_iter_options *pOpt) {
     svUnref(sv);
     it->snap = seq;
     rc = iterTarget(it, &zErr);
-  } else {
-    iterUnbuild(it);
-    svUnref(it->sv);
-    it->sv = sv;
-    it->snap = seq;
-    rc = iterBuild(it, &zErr);
+    if (rc) return iterBuildFailed(it, rc, zErr);
+    free(zErr);
+    return WCS_OK;
   }
-  if (rc) return iterBuildFailed(it, rc, zErr);
-  free(zErr);
-  return WCS_OK;
+  return iterRepin(it, sv, seq);
 }
 
 int wcs_iter_refresh(wcs_iter *it) {
   SuperVersion *sv;
   uint64_t seq;
-  char *zErr = NULL;
-  int rc;
   if (it == NULL) return WCS_MISUSE;
   iterStart(it);
   it->bValid = 0;
@@ -1774,14 +1782,7 @@ int wcs_iter_refresh(wcs_iter *it) {
     it->snap = seq;
     return WCS_OK;
   }
-  iterUnbuild(it);
-  svUnref(it->sv);
-  it->sv = sv;
-  it->snap = seq;
-  rc = iterBuild(it, &zErr);
-  if (rc) return iterBuildFailed(it, rc, zErr);
-  free(zErr);
-  return WCS_OK;
+  return iterRepin(it, sv, seq);
 }
 
 int wcs_iter_current(const wcs_iter *it) {
