@@ -35,19 +35,6 @@ Suite *storage_bound_suite(void);
 #define READER_SAMPLE (32 * 48)
 #define KEY_BOUND    (11 + 8)
 
-static uint64_t statNum(wcs_db *db, const char *zName) {
-  char *z = NULL, *p;
-  char aPat[64];
-  uint64_t v;
-  OK(wcs_db_stats(db, &z));
-  snprintf(aPat, sizeof aPat, "\"%s\":", zName);
-  p = strstr(z, aPat);
-  ck_assert_msg(p != NULL, "no %s in %s", zName, z);
-  v = strtoull(p + strlen(aPat), NULL, 10);
-  wcs_free(z);
-  return v;
-}
-
 static int nFiles(wcs_db *db) {
   char *z = NULL, *p;
   int n = 0;
@@ -75,11 +62,11 @@ static void mkVal(uint8_t *a, int i) {
 }
 
 static void checkBounds(wcs_db *db, const char *zPath) {
-  uint64_t nReaders = statNum(db, "readers");
+  uint64_t nReaders = tu_db_stat(db, "readers");
   size_t nName = strlen(zPath) + sizeof "/000000.sst";
-  ck_assert_uint_le(statNum(db, "cache_bytes"), CACHE_BUDGET);
-  ck_assert_uint_le(statNum(db, "open_files"), MAX_OPEN_FILES);
-  ck_assert_uint_le(statNum(db, "reader_bytes"),
+  ck_assert_uint_le(tu_db_stat(db, "cache_bytes"), CACHE_BUDGET);
+  ck_assert_uint_le(tu_db_stat(db, "open_files"), MAX_OPEN_FILES);
+  ck_assert_uint_le(tu_db_stat(db, "reader_bytes"),
                     nReaders * (READER_FIXED + READER_SAMPLE + nName + 2 * KEY_BOUND));
 }
 
@@ -119,7 +106,7 @@ START_TEST(test_bound_hundreds_of_files_tiny_cache_few_descriptors) {
   OK(wcs_db_open(&db, zPath, &o, NULL));
   nFile = nFiles(db);
   ck_assert_int_ge(nFile, 200);
-  ck_assert_uint_eq(statNum(db, "readers"), (uint64_t)nFile);
+  ck_assert_uint_eq(tu_db_stat(db, "readers"), (uint64_t)nFile);
   checkBounds(db, zPath);
 
   for (i = 0; i < N; i++) {
@@ -139,10 +126,10 @@ START_TEST(test_bound_hundreds_of_files_tiny_cache_few_descriptors) {
     if (i % 2000 == 0) checkBounds(db, zPath);
   }
   checkBounds(db, zPath);
-  ck_assert_uint_gt(statNum(db, "file_reopens"), 0);
+  ck_assert_uint_gt(tu_db_stat(db, "file_reopens"), 0);
   /* The indexes and filters did not all fit: they were evicted and read
   ** again while the reads went on. */
-  ck_assert_uint_gt(statNum(db, "index_misses"), (uint64_t)nFile / 2);
+  ck_assert_uint_gt(tu_db_stat(db, "index_misses"), (uint64_t)nFile / 2);
 
   /* A full scan in order, then seeks spread over the key space. */
   OK(wcs_iter_new(db, NULL, &it));

@@ -490,19 +490,6 @@ START_TEST(test_db_approximate_samples_and_stats) {
 }
 END_TEST
 
-/* A counter of wcs_db_stats' JSON, e.g. "index_misses". */
-static uint64_t statOf(wcs_db *db, const char *zName) {
-  char *zJson = NULL, zKey[64], *z;
-  uint64_t v = 0;
-  OK(wcs_db_stats(db, &zJson));
-  snprintf(zKey, sizeof zKey, "\"%s\":", zName);
-  z = strstr(zJson, zKey);
-  ck_assert_ptr_nonnull(z);
-  v = strtoull(z + strlen(zKey), NULL, 10);
-  wcs_free(zJson);
-  return v;
-}
-
 /* Estimates come from the readers' index samples: no index is loaded
 ** (the cache here is too small to keep one), a flush shows at once, and
 ** on evenly spread decimal keys every range is within 5% of its true
@@ -527,8 +514,8 @@ START_TEST(test_db_approximate_loads_no_index_and_stays_close) {
     OK(wcs_db_put(db, zA, strlen(zA), v, sizeof v));
   }
   OK(wcs_db_flush(db));
-  nMiss = statOf(db, "index_misses");
-  nHit = statOf(db, "index_hits");
+  nMiss = tu_db_stat(db, "index_misses");
+  nHit = tu_db_stat(db, "index_hits");
   for (a = 0; a < nKey; a += 9973) {
     for (b = a + 1; b <= nKey; b += 7919) {
       uint64_t nTrue = (uint64_t)(b - a), nSlack = nTrue / 20 + nKey / 256;
@@ -541,8 +528,8 @@ START_TEST(test_db_approximate_loads_no_index_and_stays_close) {
                     (unsigned long long)nKeys, (unsigned long long)nTrue);
     }
   }
-  ck_assert_uint_eq(statOf(db, "index_misses"), nMiss);
-  ck_assert_uint_eq(statOf(db, "index_hits"), nHit);
+  ck_assert_uint_eq(tu_db_stat(db, "index_misses"), nMiss);
+  ck_assert_uint_eq(tu_db_stat(db, "index_hits"), nHit);
   /* a flush is seen by the next estimate */
   OK(wcs_db_approximate(db, "m", 1, "n", 1, &nBytes, &nKeys));
   ck_assert_uint_eq(nKeys, 0);
@@ -554,7 +541,7 @@ START_TEST(test_db_approximate_loads_no_index_and_stays_close) {
   OK(wcs_db_approximate(db, "m", 1, "n", 1, &nBytes, &nKeys));
   ck_assert_msg(nKeys >= 19000 && nKeys <= 20000, "%llu keys",
                 (unsigned long long)nKeys);
-  ck_assert_uint_eq(statOf(db, "index_misses"), nMiss);
+  ck_assert_uint_eq(tu_db_stat(db, "index_misses"), nMiss);
   OK(wcs_db_close(db));
 }
 END_TEST
@@ -597,7 +584,7 @@ START_TEST(test_db_compaction_cuts_files_by_index_and_filter_size) {
   nFile = filesOf(db);
   /* 5 MB of filter in pieces of under 1 MiB */
   ck_assert_msg(nFile >= 5, "%d files", nFile);
-  nMiss = statOf(db, "index_misses");
+  nMiss = tu_db_stat(db, "index_misses");
   for (i = 0; i < 2000; i++) {
     void *pV = NULL;
     size_t nV = 0;
@@ -607,9 +594,9 @@ START_TEST(test_db_compaction_cuts_files_by_index_and_filter_size) {
     wcs_free(pV);
   }
   /* each file's entry is loaded once at most */
-  ck_assert_msg(statOf(db, "index_misses") - nMiss <= (uint64_t)nFile,
+  ck_assert_msg(tu_db_stat(db, "index_misses") - nMiss <= (uint64_t)nFile,
                 "%llu index loads for %d files",
-                (unsigned long long)(statOf(db, "index_misses") - nMiss),
+                (unsigned long long)(tu_db_stat(db, "index_misses") - nMiss),
                 nFile);
   OK(wcs_db_close(db));
 }
@@ -1356,19 +1343,6 @@ static int bloom3(const void *pKey, int nKey) {
   return nKey >= 3 ? 3 : -1;
 }
 
-static uint64_t statNum(wcs_db *db, const char *zName) {
-  char *z = NULL, *p;
-  char aPat[64];
-  uint64_t v;
-  OK(wcs_db_stats(db, &z));
-  snprintf(aPat, sizeof aPat, "\"%s\":", zName);
-  p = strstr(z, aPat);
-  ck_assert_ptr_nonnull(p);
-  v = strtoull(p + strlen(aPat), NULL, 10);
-  wcs_free(z);
-  return v;
-}
-
 START_TEST(test_db_bounds_within_one_bloom_prefix_skip_files) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -1394,13 +1368,13 @@ START_TEST(test_db_bounds_within_one_bloom_prefix_skip_files) {
   io.nLower = 3;
   io.pUpper = "r51\xff";
   io.nUpper = 4;
-  nReads = statNum(db, "cache_hits") + statNum(db, "cache_misses");
+  nReads = tu_db_stat(db, "cache_hits") + tu_db_stat(db, "cache_misses");
   OK(wcs_iter_new(db, &io, &it));
   OK(wcs_iter_seek(it, "r51", 3));
   ck_assert_int_eq(wcs_iter_valid(it), 0);
   wcs_iter_free(it);
   /* the row is in no file's bloom filter: no block was read */
-  ck_assert_uint_eq(statNum(db, "cache_hits") + statNum(db, "cache_misses"),
+  ck_assert_uint_eq(tu_db_stat(db, "cache_hits") + tu_db_stat(db, "cache_misses"),
                     nReads);
   /* a present row is still found through the same path */
   io.pLower = "r52";
@@ -1491,7 +1465,7 @@ START_TEST(test_db_compaction_filter_drops_keys_and_spares_snapshots) {
   ck_assert_str_eq(getS(db, NULL, "y9"), "old");
   ck_assert_str_eq(getS(db, NULL, "y000"),
                    "some value to fill the memtable a little");
-  ck_assert_uint_eq(statNum(db, "filtered"), 101);
+  ck_assert_uint_eq(tu_db_stat(db, "filtered"), 101);
   {
     const char *z = scan(db, NULL, 0);
     ck_assert_ptr_null(strchr(z, 'x'));

@@ -44,19 +44,6 @@ static void options(wcs_options *o) {
   o->nIngestBytes = INGEST_MIN;
 }
 
-static uint64_t statNum(wcs_db *db, const char *zName) {
-  char *z = NULL, *p;
-  char aPat[64];
-  uint64_t v;
-  OK(wcs_db_stats(db, &z));
-  snprintf(aPat, sizeof aPat, "\"%s\":", zName);
-  p = strstr(z, aPat);
-  ck_assert_ptr_nonnull(p);
-  v = strtoull(p + strlen(aPat), NULL, 10);
-  wcs_free(z);
-  return v;
-}
-
 /* Files in level i (from the statistics). */
 static int levelFiles(wcs_db *db, int i) {
   char *z = NULL, *p;
@@ -164,8 +151,8 @@ START_TEST(test_ingest_into_empty_store_goes_to_last_level) {
   options(&o);
   OK(wcs_db_open(&db, zDir, &o, NULL));
   putRange(db, "a", 0, 5000, "one");
-  ck_assert_uint_eq(statNum(db, "ingests"), 1);
-  ck_assert_uint_eq(statNum(db, "wal_bytes"), 0); /* nothing was logged */
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
+  ck_assert_uint_eq(tu_db_stat(db, "wal_bytes"), 0); /* nothing was logged */
   ck_assert_int_eq(onlyLevel(db), 6);
   ck_assert_int_gt(levelFiles(db, 6), 1); /* cut at nFileBytes */
   for (i = 0; i < 5000; i += 37)
@@ -221,7 +208,7 @@ START_TEST(test_ingest_level_is_deepest_without_overlap_above) {
   }
   putRange(db, "k", 50, 150, "F");
   ck_assert_int_eq(levelFiles(db, 0), 2);
-  ck_assert_uint_eq(statNum(db, "ingests"), 5);
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 5);
   /* newest wins everywhere */
   checkKey(db, NULL, "k", 0, "A");
   checkKey(db, NULL, "k", 100, "F");
@@ -256,7 +243,7 @@ START_TEST(test_ingest_is_invisible_to_earlier_snapshots_and_iterators) {
   OK(wcs_snapshot_new(db, &s));
   OK(wcs_iter_new(db, NULL, &it));
   putRange(db, "k", 500, 1500, "new");
-  ck_assert_uint_eq(statNum(db, "ingests"), 2);
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 2);
   /* the snapshot reads the state before the ingest */
   checkKey(db, s, "k", 700, "old");
   checkKey(db, s, "k", 1200, NULL);
@@ -339,7 +326,7 @@ START_TEST(test_ingest_range_deletes_and_repeated_keys_in_one_batch) {
     ck_assert_uint_ge(wcs_batch_bytes(b), INGEST_MIN);
     OK(wcs_db_write(db, b));
     wcs_batch_free(b);
-    ck_assert_uint_eq(statNum(db, "ingests"), 2); /* counted since the open */
+    ck_assert_uint_eq(tu_db_stat(db, "ingests"), 2); /* counted since the open */
 
     checkKey(db, NULL, "k", 99, "old");
     checkKey(db, NULL, "k", 100, NULL);
@@ -388,7 +375,7 @@ START_TEST(test_ingest_then_writes_deletes_and_compactions) {
       OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
     }
   }
-  ck_assert_uint_eq(statNum(db, "ingests"), 1);
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
   putRange(db, "k", 2500, 3500, "C");
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   for (i = 0; i < 3500; i++) {
@@ -522,7 +509,7 @@ START_TEST(test_ingest_in_memory_store_and_threshold_option) {
   o.bInMemory = 1;
   OK(wcs_db_open(&db, NULL, &o, NULL));
   putRange(db, "k", 0, 1000, "A");
-  ck_assert_uint_eq(statNum(db, "ingests"), 1);
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
   checkKey(db, NULL, "k", 999, "A");
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
   /* UINT64_MAX turns it off */
@@ -530,7 +517,7 @@ START_TEST(test_ingest_in_memory_store_and_threshold_option) {
   o.nIngestBytes = UINT64_MAX;
   OK(wcs_db_open(&db, NULL, &o, NULL));
   putRange(db, "k", 0, 1000, "A");
-  ck_assert_uint_eq(statNum(db, "ingests"), 0);
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 0);
   checkKey(db, NULL, "k", 999, "A");
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
 }
@@ -622,7 +609,7 @@ static void differential(int bMem, int bNoBackground, int nStep) {
     } else if (r < 85 && !bMem) {
       if (s) wcs_snapshot_free(db, s);
       s = NULL;
-      nIngests += statNum(db, "ingests");
+      nIngests += tu_db_stat(db, "ingests");
       ck_assert_int_eq(wcs_db_close(db), WCS_OK);
       db = NULL;
       OK(wcs_db_open(&db, zDirCopy, &o, NULL));
@@ -633,7 +620,7 @@ static void differential(int bMem, int bNoBackground, int nStep) {
   }
   checkModel(db, NULL, &m);
   if (s) checkModel(db, s, &mSnap);
-  ck_assert_uint_gt(nIngests + statNum(db, "ingests"), 0);
+  ck_assert_uint_gt(nIngests + tu_db_stat(db, "ingests"), 0);
   if (s) wcs_snapshot_free(db, s);
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
   if (zDir) tu_rmrf(zDirCopy);

@@ -96,3 +96,17 @@ int tu_write_file(const char *zPath, const void *p, size_t n) {
   if (fclose(f) != 0) rc = -1;
   return rc;
 }
+
+uint64_t tu_db_stat(wcs_db *db, const char *zName) {
+  char *zJson = NULL, zKey[64];
+  const char *z;
+  uint64_t v;
+  snprintf(zKey, sizeof zKey, "\"%s\":", zName);
+  if (wcs_db_stats(db, &zJson) != WCS_OK || (z = strstr(zJson, zKey)) == 0) {
+    fprintf(stderr, "no statistic %s in %s\n", zName, zJson ? zJson : "?");
+    abort();
+  }
+  v = strtoull(z + strlen(zKey), NULL, 10);
+  wcs_free(zJson);
+  return v;
+}

@@ -1,12 +1,15 @@
 /*
 ** Helpers shared by the test programs: fresh temporary directories under
 ** $WCS_TEST_TMP (or /tmp), recursive removal, and a seeded PRNG so that a
-** failing random test can be replayed (each test prints its seed).
+** failing random test can be replayed (each test prints its seed), and a
+** store statistic by name.
 */
 #ifndef WCS_TESTUTIL_H
 #define WCS_TESTUTIL_H
 #include <stddef.h>
 #include <stdint.h>
+
+#include "wcs.h"
 
 /* Create a new empty directory and return its path (static buffer owned by
 ** the caller until the next call; copy it if you need two). The tag names
@@ -28,5 +31,9 @@ void tu_rand_bytes(void *p, size_t n);
 ** failure. Write a whole buffer to a file; 0 on success. */
 void *tu_read_file(const char *zPath, size_t *pn);
 int tu_write_file(const char *zPath, const void *p, size_t n);
+
+/* A counter of the store's statistics (wcs_db_stats' JSON), e.g.
+** "index_misses". Aborts, naming it, if the statistics fail or lack it. */
+uint64_t tu_db_stat(wcs_db *db, const char *zName);
 
 #endif
