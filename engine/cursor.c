@@ -993,6 +993,26 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange, int nRange) {
     c->nRangeAlloc = nRange;
   }
   a = c->aRangeTmp;
+  if (nRange == 1 && aRange[0].nStart > 0 && !aRange[0].bStartExcl &&
+      aRange[0].bEndIncl && aRange[0].nEnd == aRange[0].nStart &&
+      memcmp(aRange[0].pStart, aRange[0].pEnd, aRange[0].nStart) == 0) {
+    /* one row (a point read): [esc(r), esc(r) 00 02), escaped once */
+    Range *r = &c->aRange[0];
+    rc = eng_escape(&c->rangeBuf, aRange[0].pStart, aRange[0].nStart);
+    r->oLo = 0;
+    r->nLo = c->rangeBuf.n;
+    if (rc == WCS_OK) rc = wcs_buf_reserve(&c->rangeBuf, r->nLo + 2);
+    if (rc) return rc;
+    r->oHi = c->rangeBuf.n;
+    r->nHi = r->nLo + 2;
+    r->bHiOpen = 0;
+    memcpy(c->rangeBuf.a + r->oHi, c->rangeBuf.a, r->nLo);
+    c->rangeBuf.a[r->oHi + r->nLo] = 0x00;
+    c->rangeBuf.a[r->oHi + r->nLo + 1] = 0x02;
+    c->rangeBuf.n += r->nHi;
+    c->nRange = 1;
+    return WCS_OK;
+  }
   for (i = 0; rc == WCS_OK && i < nRange; i++) {
     int bHiOpen;
     wcs_buf *lo = &c->tmp, *hi = &c->tmp2;
@@ -1201,24 +1221,32 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
 static int stream_bounds(wcs_cursor *c, int i, int bPoint) {
   const EngDef *d = c->pDef;
   uint16_t iFid = d->aFam[i].iFid;
+  uint8_t aPre[ENG_PREFIX_BYTES];
   int rc;
+  /* the family's prefix P, as eng_put_prefix() writes it, built once and
+  ** copied inline: this runs for every family of every open */
+  aPre[0] = (uint8_t)(d->iTid >> 24);
+  aPre[1] = (uint8_t)(d->iTid >> 16);
+  aPre[2] = (uint8_t)(d->iTid >> 8);
+  aPre[3] = (uint8_t)d->iTid;
+  aPre[4] = (uint8_t)(iFid >> 8);
+  aPre[5] = (uint8_t)iFid;
   c->lower.n = c->upper.n = c->prefix.n = 0;
-  rc = eng_put_prefix(&c->lower, d->iTid, iFid);
-  if (rc == WCS_OK && c->nRange > 0)
-    rc = wcs_buf_append(&c->lower, LO(0), NLO(0));
+  rc = put(&c->lower, aPre, ENG_PREFIX_BYTES);
+  if (rc == WCS_OK && c->nRange > 0) rc = put(&c->lower, LO(0), NLO(0));
   if (rc == WCS_OK) {
     if (c->nRange > 0 && !HIOPEN(c->nRange - 1)) {
-      rc = eng_put_prefix(&c->upper, d->iTid, iFid);
+      rc = put(&c->upper, aPre, ENG_PREFIX_BYTES);
       if (rc == WCS_OK) {
-        rc = wcs_buf_append(&c->upper, HI(c->nRange - 1), NHI(c->nRange - 1));
+        rc = put(&c->upper, HI(c->nRange - 1), NHI(c->nRange - 1));
       }
     } else {
       rc = eng_put_family_end(&c->upper, d->iTid, iFid);
     }
   }
   if (rc == WCS_OK && bPoint) {
-    rc = wcs_buf_append(&c->prefix, c->lower.a, c->lower.n);
-    if (rc == WCS_OK) rc = wcs_buf_append(&c->prefix, "\x00\x01", 2);
+    rc = put(&c->prefix, c->lower.a, c->lower.n);
+    if (rc == WCS_OK) rc = put(&c->prefix, "\x00\x01", 2);
   }
   return rc;
 }
