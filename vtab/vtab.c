@@ -1759,6 +1759,8 @@ struct WcsCursor {
   int bReverse;             /* scan in descending key order */
   int bMerge;               /* merge streams into key order (salted) */
   int nStream;              /* streams in aStream */
+  int nStreamAlloc;         /* entries allocated at aStream (kept across
+                            ** xFilter calls) */
   WcsStream *aStream;       /* [nStream] */
   int iCur;                 /* stream holding the current row */
   int bEof;                 /* past the last row */
@@ -1829,8 +1831,6 @@ static void cursorReset(WcsCursor *p) {
     wcs_cursor_close(p->aStream[i].pCur);
     wcs_buf_free(&p->aStream[i].seek);
   }
-  sqlite3_free(p->aStream);
-  p->aStream = NULL;
   p->nStream = 0;
   ks_plan_free(p->pPlan);
   p->pPlan = NULL;
@@ -1854,6 +1854,7 @@ static void cursorReset(WcsCursor *p) {
 static void cursorFree(WcsCursor *p) {
   if (p == NULL) return;
   cursorReset(p);
+  sqlite3_free(p->aStream);
   wcs_buf_free(&p->keyScratch);
   wcs_buf_free(&p->out);
   wcs_buf_free(&p->arena);
@@ -2134,6 +2135,19 @@ static int cursorStep(WcsCursor *p, int bFirst) {
     p->iRowid++;
     return SQLITE_OK;
   }
+  return SQLITE_OK;
+}
+
+/* Make aStream hold n zeroed streams, reusing its memory across calls (a
+** prepared point lookup runs xFilter once per lookup). */
+static int streamsAlloc(WcsCursor *p, int n) {
+  if (n > p->nStreamAlloc) {
+    WcsStream *a = sqlite3_realloc64(p->aStream, sizeof(WcsStream) * (size_t)n);
+    if (a == NULL) return SQLITE_NOMEM;
+    p->aStream = a;
+    p->nStreamAlloc = n;
+  }
+  memset(p->aStream, 0, sizeof(WcsStream) * (size_t)n);
   return SQLITE_OK;
 }
 
@@ -2631,12 +2645,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     opt.aRange = &r;
     opt.nRange = 1;
     p->bMerge = 0;
-    p->aStream = sqlite3_malloc(sizeof(WcsStream));
-    if (p->aStream == NULL) {
-      rc = SQLITE_NOMEM;
-      goto done;
-    }
-    memset(p->aStream, 0, sizeof(WcsStream));
+    rc = streamsAlloc(p, 1);
+    if (rc != SQLITE_OK) goto done;
     p->aStream[0].pCsr = p;
     p->aStream[0].iStream = -1;
     p->nStream = 1;
@@ -2644,8 +2654,6 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                          wcsReadTxn(pTab->pStore), &opt);
     if (rc != WCS_OK) {
       p->nStream = 0;
-      sqlite3_free(p->aStream);
-      p->aStream = NULL;
       rc = engErr(pTab, rc, pTab->zName);
       goto done;
     }
@@ -2662,15 +2670,12 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       if (pl->aRange[i].iBucket < 0) bByBucket = 0;
     }
     if (!bByBucket) p->bMerge = 0;
-    p->nStream = bByBucket ? nBucket : 1;
-    p->aStream = sqlite3_malloc64(sizeof(WcsStream) * (size_t)p->nStream);
-    if (p->aStream == NULL) {
-      p->nStream = 0;
+    rc = streamsAlloc(p, bByBucket ? nBucket : 1);
+    if (rc != SQLITE_OK) {
       sqlite3_free(aR);
-      rc = SQLITE_NOMEM;
       goto done;
     }
-    memset(p->aStream, 0, sizeof(WcsStream) * (size_t)p->nStream);
+    p->nStream = bByBucket ? nBucket : 1;
     /* a row limit for the engine when nothing else can drop rows */
     if (p->nLimit > 0 && p->nResidual == 0 && !pTab->bHistory &&
         p->nStream == 1) {
