@@ -28,7 +28,10 @@
 ** only, once the row is known to be live, the stream steps over at most
 ** ENG_SKIP_SEEK more cells and then seeks past the rest, so a column with
 ** thousands of versions costs one seek, not thousands of steps. Reverse,
-** the cells come backwards: they are collected, flipped, then filtered.
+** the cells come backwards (each column oldest first): those the time
+** filters pass are staged straight into the row's cells, a column is
+** settled by position (MAX VERSIONS, latest-N) at its end, and the
+** family's cells are flipped into cell order.
 **
 ** The per-row path (doc/engine.md, "The per-row path of a scan"). Each
 ** key is looked at about once: the candidate pass finds a stream's row
@@ -102,16 +105,6 @@ typedef struct Slot {
   int bRefreshed; /* this open refreshed it (seq to be checked) */
 } Slot;
 
-/* A cell of reverse assembly, before GC and filters (offsets into data,
-** which may move while the row is read). */
-typedef struct RawCell {
-  int iFam;
-  size_t oQual, nQual; /* unescaped qualifier in the data buffer */
-  size_t oVal, nVal;   /* value in the data buffer */
-  int64_t iTs;
-  size_t oQualT, nQualT; /* escaped qualifier (for grouping), in data */
-} RawCell;
-
 /* One key range in escaped row space: lo <= esc(r) 00 01 < hi. */
 typedef struct Range {
   size_t oLo, nLo; /* lower bound in rangeBuf */
@@ -158,9 +151,10 @@ struct wcs_cursor {
   int bRowEsc;  /* rowT holds an escaped 00 */
   wcs_buf row;  /* current row: raw key */
   wcs_buf data; /* cell bytes */
-  int nRaw, nRawAlloc; /* forward: cells kept (also keys only); reverse:
-                       ** cells read, in aRaw */
-  RawCell *aRaw;
+  int nRaw;            /* cells of the row kept (also keys only) */
+  int nPosAlloc;       /* entries allocated in aPos */
+  int64_t *aPos;       /* reverse: for each cell staged in aCell, how many
+                       ** cells of its column came before it */
   int nCell, nCellAlloc;
   wcs_cell *aCell;
   wcs_buf col;                  /* forward collection: the current column's
@@ -368,13 +362,17 @@ static int stream_place(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
   return stream_seek(c, s, b, n, bOpen);
 }
 
-static int grow_raw(wcs_cursor *c) {
-  if (c->nRaw >= c->nRawAlloc) {
-    int n = c->nRawAlloc ? c->nRawAlloc * 2 : 32;
-    RawCell *a = realloc(c->aRaw, (size_t)n * sizeof(RawCell));
+/* Make room for n entries in aPos. */
+static int grow_pos(wcs_cursor *c, int n) {
+  if (n > c->nPosAlloc) {
+    int nNew = c->nPosAlloc ? c->nPosAlloc * 2 : 32;
+    int64_t *a;
+    while (nNew < n)
+      nNew *= 2;
+    a = realloc(c->aPos, (size_t)nNew * sizeof(int64_t));
     if (a == NULL) return WCS_NOMEM;
-    c->aRaw = a;
-    c->nRawAlloc = n;
+    c->aPos = a;
+    c->nPosAlloc = nNew;
   }
   return WCS_OK;
 }
@@ -466,43 +464,6 @@ static int cell_put(wcs_cursor *c, Stream *s, const char *zFamily,
   c->data.n += nVal;
   pc->pVal = z;
   pc->nVal = nVal;
-  return WCS_OK;
-}
-
-/* Reverse assembly: append the cell at the stream's position (key parsed
-** into *pKey, its qualifier holding an escaped 00 if bEsc) to aRaw, with
-** its escaped qualifier (to group columns by) and its value unless keys
-** only. */
-static int raw_add(wcs_cursor *c, Stream *s, const EngKey *pKey, int bEsc) {
-  RawCell *r;
-  int rc = c->nRaw < c->nRawAlloc ? WCS_OK : grow_raw(c);
-  if (rc) return rc;
-  r = &c->aRaw[c->nRaw];
-  r->iFam = s->iFam;
-  r->iTs = pKey->iTs;
-  r->oQualT = c->data.n;
-  r->nQualT = pKey->nQualT;
-  rc = put(&c->data, pKey->pQualT, pKey->nQualT);
-  if (rc) return rc;
-  r->oQual = c->data.n;
-  if (bEsc) {
-    rc = eng_unescape(&c->data, pKey->pQualT, pKey->nQualT - 2);
-    if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
-  } else {
-    rc = put(&c->data, pKey->pQualT, pKey->nQualT - 2);
-    if (rc) return rc;
-  }
-  r->nQual = c->data.n - r->oQual;
-  r->oVal = c->data.n;
-  r->nVal = 0;
-  if (!c->bKeysOnly) {
-    size_t nv;
-    const uint8_t *v = view_value(s->pView, &nv);
-    rc = put(&c->data, v, nv);
-    if (rc) return rc;
-    r->nVal = nv;
-  }
-  c->nRaw++;
   return WCS_OK;
 }
 
@@ -645,79 +606,155 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
   return rc;
 }
 
-/* Reverse: read every cell of row c->rowT from stream s (they come
-** newest-last, qualifiers descending) and flip them into cell order. */
+/* Reverse assembly, at the end of a column: its cells that passed the
+** time filters are staged in aCell[iCol..nCell), oldest first, aPos
+** telling how many of the column's nSeen cells came before each. Keep the
+** newest of them that GC by position and latest-N leave (expiry is
+** monotone down a column: once a cell is expired, older ones are too). */
+static void column_end(wcs_cursor *c, const EngFamily *f, int iCol,
+                       int64_t nSeen) {
+  int iEnd = c->nCell, j, nKeep = 0;
+  for (j = iEnd - 1; j >= iCol; j--) {
+    int64_t iPos = nSeen - 1 - c->aPos[j];
+    if (f->nMaxVersions > 0 &&
+        eng_gc_expired(f, iPos, c->aCell[j].iTs, c->iNow)) {
+      break;
+    }
+    if (c->nVersions > 0 && nKeep >= c->nVersions) break;
+    nKeep++;
+  }
+  if (nKeep > 0 && nKeep < iEnd - iCol) {
+    memmove(&c->aCell[iCol], &c->aCell[iEnd - nKeep],
+            (size_t)nKeep * sizeof(wcs_cell));
+  }
+  c->nCell = iCol + nKeep;
+}
+
+/*
+** Reverse: read the cells of row c->rowT from stream s. They come
+** backwards: columns by descending qualifier, each column oldest first, so
+** a cell's position (for MAX VERSIONS) is known only at the column's end.
+** Cells the time filters (and, without MAX VERSIONS, MAX AGE) pass are
+** staged straight into aCell and data, the column's qualifier copied once
+** for all of them; with latest-1 a newer cell of the column replaces the
+** staged one, bytes and all. column_end() settles each column; the
+** family's cells are then flipped into cell order (columns ascending,
+** newest first).
+*/
 static int collect_reverse(wcs_cursor *c, Stream *s) {
-  int rc = WCS_OK;
-  int iFirst = c->nRaw;
+  const EngFamily *f = &c->pDef->aFam[s->iFam];
+  const char *zFamily = f->zName;
+  int bAge = f->nMaxVersions == 0 && f->iMaxAge > 0; /* decided per cell */
+  int iFirst = c->nCell, iCol = c->nCell, bCol = 0, rc = WCS_OK;
+  int64_t nSeen = 0;                    /* cells of this column read */
+  size_t oQual = (size_t)-1, nQual = 0; /* as in collect_forward() */
+  size_t oQualU = 0, nQualU = 0; /* the column's qualifier, unescaped, in
+                                 ** data */
+  size_t oVal = 0;               /* the last staged value in data */
+  c->col.n = 0;
   while (rc == WCS_OK && view_valid(s->pView)) {
     size_t nk;
     const uint8_t *k = view_key(s->pView, &nk);
     EngKey key;
     int bEsc;
+    wcs_cell *pc;
     if (!at_row(c, k, nk)) break;
     rc = parse_in_row(c, k, nk, &key, &bEsc);
     if (rc) return bad_key(k, nk, rc);
-    rc = raw_add(c, s, &key, bEsc);
-    if (rc == WCS_OK) rc = view_step(s->pView);
-  }
-  if (rc == WCS_OK) s->bDone = !view_valid(s->pView);
-  if (rc == WCS_OK) {
-    int i = iFirst, j = c->nRaw - 1;
-    while (i < j) {
-      RawCell t = c->aRaw[i];
-      c->aRaw[i++] = c->aRaw[j];
-      c->aRaw[j--] = t;
-    }
-  }
-  return rc;
-}
-
-/* Add aRaw[i] to the row's cells (room made by grow_cells). */
-static void cell_add(wcs_cursor *c, const RawCell *r) {
-  wcs_cell *pc = &c->aCell[c->nCell++];
-  pc->iFamily = r->iFam;
-  pc->zFamily = c->pDef->aFam[r->iFam].zName;
-  pc->pQual = c->data.a + r->oQual;
-  pc->nQual = r->nQual;
-  pc->iTs = r->iTs;
-  pc->pVal = c->data.a + r->oVal;
-  pc->nVal = r->nVal;
-}
-
-/* The row's cells: forward, collect_forward() built aCell (nRaw cells
-** kept); reverse, aCell is built from aRaw here, applying GC and filters.
-** Returns the number of cells kept, or -1 when out of memory. */
-static int row_filter_cells(wcs_cursor *c) {
-  int i = 0, nOut = 0;
-  const EngDef *d = c->pDef;
-  if (!c->bReverse) return c->nRaw;
-  c->nCell = 0;
-  if (!c->bKeysOnly && grow_cells(c, c->nRaw)) return -1;
-  while (i < c->nRaw) {
-    /* one column: same family and escaped qualifier */
-    int j = i;
-    int64_t iPos = 0, nEmit = 0;
-    const EngFamily *f = &d->aFam[c->aRaw[i].iFam];
-    while (j < c->nRaw && c->aRaw[j].iFam == c->aRaw[i].iFam &&
-           c->aRaw[j].nQualT == c->aRaw[i].nQualT &&
-           memcmp(c->data.a + c->aRaw[j].oQualT, c->data.a + c->aRaw[i].oQualT,
-                  c->aRaw[i].nQualT) == 0) {
-      RawCell *r = &c->aRaw[j];
-      int bKeep = !eng_gc_expired(f, iPos, r->iTs, c->iNow);
-      iPos++;
-      if (bKeep && (r->iTs < c->iMinTs || r->iTs >= c->iMaxTs)) bKeep = 0;
-      if (bKeep && c->nVersions > 0 && nEmit >= c->nVersions) bKeep = 0;
-      if (bKeep) {
-        nEmit++;
-        nOut++;
-        if (!c->bKeysOnly) cell_add(c, r);
+    if (!bCol || (oQual == (size_t)-1
+                      ? (c->col.n != key.nQualT ||
+                         !same(c->col.a, key.pQualT, key.nQualT))
+                      : (nQual != key.nQualT - 2 ||
+                         !same(c->data.a + oQual, key.pQualT, nQual)))) {
+      /* a new column */
+      if (bCol) column_end(c, f, iCol, nSeen);
+      bCol = 1;
+      iCol = c->nCell;
+      nSeen = 0;
+      oQual = (size_t)-1;
+      if (bEsc || c->bKeysOnly) {
+        c->col.n = 0;
+        rc = put(&c->col, key.pQualT, key.nQualT);
+        if (rc) break;
       }
-      j++;
+      if (!c->bKeysOnly) {
+        /* the unescaped form is no longer than the escaped one */
+        if (c->data.nAlloc - c->data.n < key.nQualT &&
+            data_reserve(c, key.nQualT)) {
+          rc = WCS_NOMEM;
+          break;
+        }
+        oQualU = c->data.n;
+        if (bEsc) {
+          rc = eng_unescape(&c->data, key.pQualT, key.nQualT - 2);
+          if (rc) {
+            return eng_err(rc, "malformed qualifier escape in a cell key");
+          }
+        } else {
+          memcpy(c->data.a + c->data.n, key.pQualT, key.nQualT - 2);
+          c->data.n += key.nQualT - 2;
+          oQual = oQualU;
+          nQual = key.nQualT - 2;
+        }
+        nQualU = c->data.n - oQualU;
+      }
     }
-    i = j;
+    if (key.iTs >= c->iMinTs && key.iTs < c->iMaxTs &&
+        !(bAge && eng_gc_expired(f, 0, key.iTs, c->iNow))) {
+      if (c->nVersions == 1 && c->nCell > iCol) {
+        /* latest-1: this newer cell replaces the staged one, whose value
+        ** is the last bytes written */
+        c->nCell = iCol;
+        if (!c->bKeysOnly) c->data.n = oVal;
+      }
+      if ((c->nCell >= c->nCellAlloc && grow_cells(c, c->nCell + 1)) ||
+          (c->nCell >= c->nPosAlloc && grow_pos(c, c->nCell + 1))) {
+        rc = WCS_NOMEM;
+        break;
+      }
+      c->aPos[c->nCell] = nSeen;
+      pc = &c->aCell[c->nCell];
+      pc->iFamily = s->iFam;
+      pc->zFamily = zFamily;
+      pc->iTs = key.iTs;
+      pc->pQual = NULL;
+      pc->nQual = 0;
+      pc->pVal = NULL;
+      pc->nVal = 0;
+      if (!c->bKeysOnly) {
+        size_t nVal;
+        const uint8_t *pVal = view_value(s->pView, &nVal);
+        if (c->data.nAlloc - c->data.n < nVal && data_reserve(c, nVal)) {
+          rc = WCS_NOMEM;
+          break;
+        }
+        oVal = c->data.n;
+        if (nVal) memcpy(c->data.a + oVal, pVal, nVal);
+        c->data.n += nVal;
+        pc->pQual = c->data.a + oQualU;
+        pc->nQual = nQualU;
+        pc->pVal = c->data.a + oVal;
+        pc->nVal = nVal;
+      }
+      c->nCell++;
+    }
+    nSeen++;
+    rc = view_step(s->pView);
   }
-  return nOut;
+  if (rc) return rc;
+  s->bDone = !view_valid(s->pView);
+  if (bCol) column_end(c, f, iCol, nSeen);
+  {
+    int i = iFirst, j = c->nCell - 1;
+    while (i < j) {
+      wcs_cell t = c->aCell[i];
+      c->aCell[i++] = c->aCell[j];
+      c->aCell[j--] = t;
+    }
+  }
+  c->nRaw += c->nCell - iFirst;
+  if (c->bKeysOnly) c->nCell = iFirst; /* keys only: no cells */
+  return WCS_OK;
 }
 
 /* Set c->pos to the successor bound of row rowT (forward: just past the
@@ -908,14 +945,7 @@ static int advance(wcs_cursor *c) {
     rc = pos_past_row(c);
     if (rc) break;
     c->bPlaced = 1;
-    {
-      int n = row_filter_cells(c);
-      if (n < 0) {
-        rc = WCS_NOMEM;
-        break;
-      }
-      if (n == 0) continue;
-    }
+    if (c->nRaw == 0) continue; /* no cell left: not a row */
     c->nRows++;
     if (++c->nHeat >= ENG_HEAT_BATCH || c->nRows == 1) heat_flush(c);
     return WCS_OK;
@@ -963,6 +993,26 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange, int nRange) {
     c->nRangeAlloc = nRange;
   }
   a = c->aRangeTmp;
+  if (nRange == 1 && aRange[0].nStart > 0 && !aRange[0].bStartExcl &&
+      aRange[0].bEndIncl && aRange[0].nEnd == aRange[0].nStart &&
+      memcmp(aRange[0].pStart, aRange[0].pEnd, aRange[0].nStart) == 0) {
+    /* one row (a point read): [esc(r), esc(r) 00 02), escaped once */
+    Range *r = &c->aRange[0];
+    rc = eng_escape(&c->rangeBuf, aRange[0].pStart, aRange[0].nStart);
+    r->oLo = 0;
+    r->nLo = c->rangeBuf.n;
+    if (rc == WCS_OK) rc = wcs_buf_reserve(&c->rangeBuf, r->nLo + 2);
+    if (rc) return rc;
+    r->oHi = c->rangeBuf.n;
+    r->nHi = r->nLo + 2;
+    r->bHiOpen = 0;
+    memcpy(c->rangeBuf.a + r->oHi, c->rangeBuf.a, r->nLo);
+    c->rangeBuf.a[r->oHi + r->nLo] = 0x00;
+    c->rangeBuf.a[r->oHi + r->nLo + 1] = 0x02;
+    c->rangeBuf.n += r->nHi;
+    c->nRange = 1;
+    return WCS_OK;
+  }
   for (i = 0; rc == WCS_OK && i < nRange; i++) {
     int bHiOpen;
     wcs_buf *lo = &c->tmp, *hi = &c->tmp2;
@@ -1040,7 +1090,7 @@ static void cursor_free(wcs_cursor *c) {
   wcs_buf_free(&c->prefix);
   wcs_buf_free(&c->tmp);
   wcs_buf_free(&c->tmp2);
-  free(c->aRaw);
+  free(c->aPos);
   free(c->aCell);
   free(c);
 }
@@ -1078,10 +1128,10 @@ static wcs_cursor *pool_take(wcs_engine *pEng, EngDef *pDef, int64_t tNow) {
 static void trim_buffers(wcs_cursor *c) {
   if (c->data.nAlloc > ENG_POOL_KEEP_BYTES) wcs_buf_free(&c->data);
   if (c->rangeBuf.nAlloc > ENG_POOL_KEEP_BYTES) wcs_buf_free(&c->rangeBuf);
-  if ((size_t)c->nRawAlloc * sizeof(RawCell) > ENG_POOL_KEEP_BYTES) {
-    free(c->aRaw);
-    c->aRaw = NULL;
-    c->nRawAlloc = 0;
+  if ((size_t)c->nPosAlloc * sizeof(int64_t) > ENG_POOL_KEEP_BYTES) {
+    free(c->aPos);
+    c->aPos = NULL;
+    c->nPosAlloc = 0;
   }
   if ((size_t)c->nCellAlloc * sizeof(wcs_cell) > ENG_POOL_KEEP_BYTES) {
     free(c->aCell);
@@ -1171,24 +1221,32 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
 static int stream_bounds(wcs_cursor *c, int i, int bPoint) {
   const EngDef *d = c->pDef;
   uint16_t iFid = d->aFam[i].iFid;
+  uint8_t aPre[ENG_PREFIX_BYTES];
   int rc;
+  /* the family's prefix P, as eng_put_prefix() writes it, built once and
+  ** copied inline: this runs for every family of every open */
+  aPre[0] = (uint8_t)(d->iTid >> 24);
+  aPre[1] = (uint8_t)(d->iTid >> 16);
+  aPre[2] = (uint8_t)(d->iTid >> 8);
+  aPre[3] = (uint8_t)d->iTid;
+  aPre[4] = (uint8_t)(iFid >> 8);
+  aPre[5] = (uint8_t)iFid;
   c->lower.n = c->upper.n = c->prefix.n = 0;
-  rc = eng_put_prefix(&c->lower, d->iTid, iFid);
-  if (rc == WCS_OK && c->nRange > 0)
-    rc = wcs_buf_append(&c->lower, LO(0), NLO(0));
+  rc = put(&c->lower, aPre, ENG_PREFIX_BYTES);
+  if (rc == WCS_OK && c->nRange > 0) rc = put(&c->lower, LO(0), NLO(0));
   if (rc == WCS_OK) {
     if (c->nRange > 0 && !HIOPEN(c->nRange - 1)) {
-      rc = eng_put_prefix(&c->upper, d->iTid, iFid);
+      rc = put(&c->upper, aPre, ENG_PREFIX_BYTES);
       if (rc == WCS_OK) {
-        rc = wcs_buf_append(&c->upper, HI(c->nRange - 1), NHI(c->nRange - 1));
+        rc = put(&c->upper, HI(c->nRange - 1), NHI(c->nRange - 1));
       }
     } else {
       rc = eng_put_family_end(&c->upper, d->iTid, iFid);
     }
   }
   if (rc == WCS_OK && bPoint) {
-    rc = wcs_buf_append(&c->prefix, c->lower.a, c->lower.n);
-    if (rc == WCS_OK) rc = wcs_buf_append(&c->prefix, "\x00\x01", 2);
+    rc = put(&c->prefix, c->lower.a, c->lower.n);
+    if (rc == WCS_OK) rc = put(&c->prefix, "\x00\x01", 2);
   }
   return rc;
 }

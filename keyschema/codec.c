@@ -915,8 +915,8 @@ static inline int isAscii(const uint8_t *p, int n) {
   return (acc & 0x8080808080808080ULL) == 0;
 }
 
-int ks_key_decode(const ks_schema *s, const uint8_t *pKey, int nKey,
-                  ks_value *aOut, wcs_buf *pScratch, char **pzErr) {
+int ks_key_split(const ks_schema *s, const uint8_t *pKey, int nKey,
+                 ks_value *aOut, wcs_buf *pScratch, char **pzErr) {
   ks_view aView[KS_MAX_FIELDS];
   const uint8_t *p = pKey;
   int n = nKey, i, rc, iField = -1;
@@ -944,26 +944,41 @@ int ks_key_decode(const ks_schema *s, const uint8_t *pKey, int nKey,
   if (rc == WCS_NOMEM) return rc;
   if (rc != WCS_OK) return decodeError(s, pKey, nKey, iField, zWhy, pzErr);
   for (i = 0; i < s->nField; i++) {
-    const ks_field *f = &s->aField[i];
-    ks_value *o = &aOut[i];
-    if (f->eType == KS_STRING || f->eType == KS_BYTES) {
-      int iBad;
-      if (f->eType == KS_STRING && !isAscii(aView[i].p, aView[i].n) &&
-          !ksUtf8Valid(aView[i].p, aView[i].n, &iBad)) {
-        return decodeError(s, pKey, nKey, i, "invalid UTF-8", pzErr);
-      }
-      o->eType = KS_VAL_BYTES;
-      o->p = aView[i].p;
-      o->n = aView[i].n;
-      o->i = 0;
-    } else {
-      o->eType = KS_VAL_INT;
-      o->p = NULL;
-      o->n = 0;
-      if (ksIntFieldDecode(f, aView[i].p, aView[i].n, &o->i, &zWhy) != WCS_OK) {
-        return decodeError(s, pKey, nKey, i, zWhy, pzErr);
-      }
-    }
+    aOut[i].eType = KS_VAL_BYTES;
+    aOut[i].p = aView[i].p;
+    aOut[i].n = aView[i].n;
+    aOut[i].i = 0;
   }
   return WCS_OK;
+}
+
+int ks_key_field_decode(const ks_schema *s, int iField, ks_value *pVal,
+                        const uint8_t *pKey, int nKey, char **pzErr) {
+  const ks_field *f = &s->aField[iField];
+  const char *zWhy = NULL;
+  assert(iField >= 0 && iField < s->nField && pVal->eType == KS_VAL_BYTES);
+  if (f->eType == KS_STRING || f->eType == KS_BYTES) {
+    int iBad;
+    if (f->eType == KS_STRING && !isAscii(pVal->p, pVal->n) &&
+        !ksUtf8Valid(pVal->p, pVal->n, &iBad)) {
+      return decodeError(s, pKey, nKey, iField, "invalid UTF-8", pzErr);
+    }
+    return WCS_OK;
+  }
+  if (ksIntFieldDecode(f, pVal->p, pVal->n, &pVal->i, &zWhy) != WCS_OK) {
+    return decodeError(s, pKey, nKey, iField, zWhy, pzErr);
+  }
+  pVal->eType = KS_VAL_INT;
+  pVal->p = NULL;
+  pVal->n = 0;
+  return WCS_OK;
+}
+
+int ks_key_decode(const ks_schema *s, const uint8_t *pKey, int nKey,
+                  ks_value *aOut, wcs_buf *pScratch, char **pzErr) {
+  int i, rc = ks_key_split(s, pKey, nKey, aOut, pScratch, pzErr);
+  for (i = 0; rc == WCS_OK && i < s->nField; i++) {
+    rc = ks_key_field_decode(s, i, &aOut[i], pKey, nKey, pzErr);
+  }
+  return rc;
 }

@@ -284,6 +284,23 @@ int ks_key_decode(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
                   ks_value *aOut, wcs_buf *pScratch, char **pzErr);
 
 /*
+** ks_key_decode() in two steps, for readers that need only some fields of
+** a row. ks_key_split() checks the key's structure (salt byte, field
+** count, delimiters or separators) and sets aOut[0..nField-1] to each
+** field's bytes as KS_VAL_BYTES values (pointing into pKey, or into
+** pScratch as for ks_key_decode), without checking what the bytes hold.
+** ks_key_field_decode() then turns the split bytes of field iField in
+** *pVal into that field's value, in place: a STRING is checked to be
+** UTF-8, an INT64 or TIMESTAMP is decoded into pVal->i (KS_VAL_INT).
+** Splitting, then decoding every field, gives exactly what ks_key_decode
+** gives, errors included; pKey and nKey name the key in the message.
+*/
+int ks_key_split(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
+                 ks_value *aOut, wcs_buf *pScratch, char **pzErr);
+int ks_key_field_decode(const ks_schema *pSchema, int iField, ks_value *pVal,
+                        const uint8_t *pKey, int nKey, char **pzErr);
+
+/*
 ** Append to pOut bytes that every row key whose first nLeading fields equal
 ** aVal[0..nLeading-1] starts with (0 <= nLeading <= nField). DELIMITED: the
 ** fields with a delimiter after each when more fields follow

@@ -592,6 +592,71 @@ START_TEST(test_codec_decode_names_the_key_and_the_problem) {
 }
 END_TEST
 
+/* Split, then decode each field: the same error as ks_key_decode, found
+** at the field that holds the problem (or at the split for structure). */
+START_TEST(test_codec_split_then_field_decode_reports_as_decode_does) {
+  ks_schema *s = mustParse(aBadKey[_i].zSchema);
+  ks_value aOut[KS_MAX_FIELDS];
+  wcs_buf scratch = {0};
+  char *zErr = NULL;
+  const uint8_t *pKey = (const uint8_t *)aBadKey[_i].zKey;
+  int n =
+      aBadKey[_i].nKey < 0 ? (int)strlen(aBadKey[_i].zKey) : aBadKey[_i].nKey;
+  int i, rc = ks_key_split(s, pKey, n, aOut, &scratch, &zErr);
+  for (i = 0; rc == WCS_OK && i < s->nField; i++) {
+    ck_assert_int_eq(aOut[i].eType, KS_VAL_BYTES);
+    rc = ks_key_field_decode(s, i, &aOut[i], pKey, n, &zErr);
+  }
+  ck_assert_int_eq(rc, WCS_MISMATCH);
+  ck_assert_str_eq(zErr, aBadKey[_i].zErr);
+  free(zErr);
+  wcs_buf_free(&scratch);
+  ks_schema_free(s);
+}
+END_TEST
+
+/* One field decodes without the others: a bad field elsewhere in the key
+** is not looked at, a bad structure always is. */
+START_TEST(test_codec_field_decode_reads_only_its_field) {
+  ks_schema *s = mustParse("KEY (device STRING, id STRING, day INT64 "
+                           "DECIMAL(8))");
+  static const char zKey[] = "ph\xc3#4c41#20200501";
+  ks_value a[3];
+  wcs_buf scratch = {0};
+  char *zErr = NULL;
+  int n = (int)strlen(zKey);
+  ck_assert_int_eq(
+      ks_key_split(s, (const uint8_t *)zKey, n, a, &scratch, &zErr), WCS_OK);
+  ck_assert_int_eq(a[1].n, 4);
+  ck_assert(memcmp(a[1].p, "4c41", 4) == 0);
+  ck_assert_int_eq(a[2].n, 8);
+  ck_assert_int_eq(
+      ks_key_field_decode(s, 2, &a[2], (const uint8_t *)zKey, n, &zErr),
+      WCS_OK);
+  ck_assert_int_eq(a[2].eType, KS_VAL_INT);
+  ck_assert_int_eq(a[2].i, 20200501);
+  ck_assert_int_eq(
+      ks_key_field_decode(s, 1, &a[1], (const uint8_t *)zKey, n, &zErr),
+      WCS_OK);
+  ck_assert_int_eq(a[1].eType, KS_VAL_BYTES);
+  ck_assert_ptr_eq(a[1].p, (const uint8_t *)zKey + 4);
+  ck_assert_ptr_null(zErr);
+  ck_assert_int_eq(
+      ks_key_field_decode(s, 0, &a[0], (const uint8_t *)zKey, n, &zErr),
+      WCS_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(zErr, "field \"device\": invalid UTF-8"));
+  free(zErr);
+  zErr = NULL;
+  ck_assert_int_eq(ks_key_split(s, (const uint8_t *)"ph#4c41", 7, a, &scratch,
+                                &zErr),
+                   WCS_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(zErr, "fewer fields"));
+  free(zErr);
+  wcs_buf_free(&scratch);
+  ks_schema_free(s);
+}
+END_TEST
+
 START_TEST(test_codec_decode_points_into_the_key) {
   ks_schema *s = mustParse("KEY (device STRING, id STRING, day INT64 "
                            "DECIMAL(8))");
@@ -925,6 +990,10 @@ Suite *keyschema_codec_suite(void) {
   tcase_add_test(tc, test_codec_no_key_schema_is_misuse);
   tcase_add_loop_test(tc, test_codec_decode_names_the_key_and_the_problem, 0,
                       (int)(sizeof(aBadKey) / sizeof(aBadKey[0])));
+  tcase_add_loop_test(
+      tc, test_codec_split_then_field_decode_reports_as_decode_does, 0,
+      (int)(sizeof(aBadKey) / sizeof(aBadKey[0])));
+  tcase_add_test(tc, test_codec_field_decode_reads_only_its_field);
   tcase_add_test(tc, test_codec_decode_points_into_the_key);
   tcase_add_test(tc, test_codec_random_tuples_roundtrip);
   tcase_add_test(tc, test_codec_byte_order_is_tuple_order);

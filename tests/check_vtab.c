@@ -634,6 +634,30 @@ START_TEST(test_undecodable_row_key_is_an_error_naming_it) {
 }
 END_TEST
 
+/* Key fields are decoded one by one as a statement asks for them: a field
+** that does not decode is an error for the statements that use it only,
+** while a key that does not split is an error for any key field. */
+START_TEST(test_key_fields_decode_only_when_used) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  /* device is not UTF-8; id and day are fine */
+  CHECK(db,
+        "SELECT wcs_increment('metrics', x'70C32361233030303030303031', "
+        "'stats', 'cpu', 5)",
+        "5");
+  CHECK(db, "SELECT day, cpu FROM metrics", "1|5");
+  CHECK(db, "SELECT id FROM metrics WHERE day = 1", "a");
+  CHECK(db, "SELECT count(*) FROM metrics WHERE id = 'a' AND day > 0", "1");
+  CHECK_ERR(db, "SELECT device FROM metrics", "invalid UTF-8");
+  CHECK_ERR(db, "SELECT day FROM metrics WHERE length(device) > 0",
+            "invalid UTF-8");
+  CHECK_ERR(db, "SELECT * FROM metrics", "invalid UTF-8");
+  /* the same row read again after an error decodes from scratch */
+  CHECK(db, "SELECT day FROM metrics ORDER BY day DESC", "1");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* ---- history ----------------------------------------------------------- */
 
 START_TEST(test_history_view_lists_every_version) {
@@ -983,6 +1007,7 @@ Suite *vtab_suite(void) {
                  test_write_order_in_a_transaction_does_not_change_the_result);
   tcase_add_test(tc, test_bad_key_values_name_field_and_byte);
   tcase_add_test(tc, test_undecodable_row_key_is_an_error_naming_it);
+  tcase_add_test(tc, test_key_fields_decode_only_when_used);
   tcase_add_test(tc, test_history_view_lists_every_version);
   tcase_add_test(tc, test_key_functions);
   tcase_add_test(tc, test_value_functions);

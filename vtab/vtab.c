@@ -56,8 +56,10 @@
 **   Rows: a cursor (WcsCursor) drives one engine cursor per stream (one,
 **   or one per salt bucket, merged into key order when ORDER BY needs it).
 **   Per row it only points at the engine's key and cells; the key is
-**   decoded when a key field is first asked for (a column or a residual
-**   check; a key that does not decode is then an error naming it), a
+**   split when a key field is first asked for (a column or a residual
+**   check) and each field decoded when it is first asked for, so a
+**   statement using one field pays for that one (a key that does not
+**   split, or a field that does not decode, is then an error naming it), a
 **   declared column's cell is found where it was in the last row (rows
 **   of a scan share their layout), and a family's JSON is built only when
 **   that column is asked for. Text and blob results are copies
@@ -1757,6 +1759,8 @@ struct WcsCursor {
   int bReverse;             /* scan in descending key order */
   int bMerge;               /* merge streams into key order (salted) */
   int nStream;              /* streams in aStream */
+  int nStreamAlloc;         /* entries allocated at aStream (kept across
+                            ** xFilter calls) */
   WcsStream *aStream;       /* [nStream] */
   int iCur;                 /* stream holding the current row */
   int bEof;                 /* past the last row */
@@ -1770,9 +1774,11 @@ struct WcsCursor {
   size_t nRow;
   const wcs_cell *aCell; /* its cells (borrowed) */
   int nCell;
-  ks_value *aKey;     /* [nField] decoded key fields, valid if bDecoded */
+  ks_value *aKey;     /* [nField] key fields of the row: split bytes once
+                      ** bSplit, field i decoded once bit i of mDecoded */
   wcs_buf keyScratch; /* decoding scratch, reused */
-  int bDecoded;       /* aKey holds this row's fields (decoded on demand) */
+  int bSplit;         /* aKey holds this row's split fields */
+  uint64_t mDecoded;  /* fields of aKey decoded (on demand, per field) */
   int *aQualHint;     /* [nQual] where each declared column's cell was last
                       ** found: rows of a scan mostly share their layout */
   wcs_buf out;        /* JSON and text building, reused */
@@ -1825,8 +1831,6 @@ static void cursorReset(WcsCursor *p) {
     wcs_cursor_close(p->aStream[i].pCur);
     wcs_buf_free(&p->aStream[i].seek);
   }
-  sqlite3_free(p->aStream);
-  p->aStream = NULL;
   p->nStream = 0;
   ks_plan_free(p->pPlan);
   p->pPlan = NULL;
@@ -1850,6 +1854,7 @@ static void cursorReset(WcsCursor *p) {
 static void cursorFree(WcsCursor *p) {
   if (p == NULL) return;
   cursorReset(p);
+  sqlite3_free(p->aStream);
   wcs_buf_free(&p->keyScratch);
   wcs_buf_free(&p->out);
   wcs_buf_free(&p->arena);
@@ -1914,17 +1919,26 @@ static int valueCmp(const ks_value *a, const ks_value *b) {
   return a->eType - b->eType;
 }
 
-/* Decode the current row's key into aKey, once per row: only statements
-** that use a key field (a column, or a residual check) pay for it. A key
-** that does not decode under the schema is an error naming it; *pzErr is
+/* Decode key field iField of the current row into aKey[iField], once per
+** row and field: statements pay only for the fields they use (a column,
+** or a residual check). The key is split once per row, which checks its
+** structure; a field's bytes are checked when it is decoded. A key that
+** does not decode under the schema is an error naming it; *pzErr is
 ** sqlite3_malloc'd. */
-static int decodeKey(WcsCursor *p, char **pzErr) {
+static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   char *zErr = NULL;
-  int rc;
-  if (p->bDecoded) return SQLITE_OK;
-  rc = ks_key_decode(pTab->pSchema, p->pRow, (int)p->nRow, p->aKey,
-                     &p->keyScratch, &zErr);
+  int rc = WCS_OK;
+  if ((p->mDecoded >> iField) & 1) return SQLITE_OK;
+  if (!p->bSplit) {
+    rc = ks_key_split(pTab->pSchema, p->pRow, (int)p->nRow, p->aKey,
+                      &p->keyScratch, &zErr);
+    p->bSplit = rc == WCS_OK;
+  }
+  if (rc == WCS_OK) {
+    rc = ks_key_field_decode(pTab->pSchema, iField, &p->aKey[iField], p->pRow,
+                             (int)p->nRow, &zErr);
+  }
   if (rc == WCS_NOMEM) {
     wcs_free(zErr);
     return SQLITE_NOMEM;
@@ -1936,7 +1950,7 @@ static int decodeKey(WcsCursor *p, char **pzErr) {
     wcs_free(zErr);
     return SQLITE_ERROR;
   }
-  p->bDecoded = 1;
+  p->mDecoded |= (uint64_t)1 << iField;
   return SQLITE_OK;
 }
 
@@ -1952,7 +1966,7 @@ static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
       v.p = p->pRow;
       v.n = (int)p->nRow;
     } else {
-      int rc = decodeKey(p, pzErr);
+      int rc = decodeField(p, r->iField, pzErr);
       if (rc != SQLITE_OK) return rc;
       v = p->aKey[r->iField];
     }
@@ -2049,7 +2063,8 @@ static void loadRow(WcsCursor *p) {
   wcs_cursor *c = p->aStream[p->iCur].pCur;
   p->pRow = wcs_cursor_row(c, &p->nRow);
   p->aCell = wcs_cursor_cells(c, &p->nCell);
-  p->bDecoded = 0;
+  p->bSplit = 0;
+  p->mDecoded = 0;
 }
 
 /* The first cell at or after iCell that the history view shows. */
@@ -2120,6 +2135,19 @@ static int cursorStep(WcsCursor *p, int bFirst) {
     p->iRowid++;
     return SQLITE_OK;
   }
+  return SQLITE_OK;
+}
+
+/* Make aStream hold n zeroed streams, reusing its memory across calls (a
+** prepared point lookup runs xFilter once per lookup). */
+static int streamsAlloc(WcsCursor *p, int n) {
+  if (n > p->nStreamAlloc) {
+    WcsStream *a = sqlite3_realloc64(p->aStream, sizeof(WcsStream) * (size_t)n);
+    if (a == NULL) return SQLITE_NOMEM;
+    p->aStream = a;
+    p->nStreamAlloc = n;
+  }
+  memset(p->aStream, 0, sizeof(WcsStream) * (size_t)n);
   return SQLITE_OK;
 }
 
@@ -2617,12 +2645,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     opt.aRange = &r;
     opt.nRange = 1;
     p->bMerge = 0;
-    p->aStream = sqlite3_malloc(sizeof(WcsStream));
-    if (p->aStream == NULL) {
-      rc = SQLITE_NOMEM;
-      goto done;
-    }
-    memset(p->aStream, 0, sizeof(WcsStream));
+    rc = streamsAlloc(p, 1);
+    if (rc != SQLITE_OK) goto done;
     p->aStream[0].pCsr = p;
     p->aStream[0].iStream = -1;
     p->nStream = 1;
@@ -2630,8 +2654,6 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                          wcsReadTxn(pTab->pStore), &opt);
     if (rc != WCS_OK) {
       p->nStream = 0;
-      sqlite3_free(p->aStream);
-      p->aStream = NULL;
       rc = engErr(pTab, rc, pTab->zName);
       goto done;
     }
@@ -2648,15 +2670,12 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       if (pl->aRange[i].iBucket < 0) bByBucket = 0;
     }
     if (!bByBucket) p->bMerge = 0;
-    p->nStream = bByBucket ? nBucket : 1;
-    p->aStream = sqlite3_malloc64(sizeof(WcsStream) * (size_t)p->nStream);
-    if (p->aStream == NULL) {
-      p->nStream = 0;
+    rc = streamsAlloc(p, bByBucket ? nBucket : 1);
+    if (rc != SQLITE_OK) {
       sqlite3_free(aR);
-      rc = SQLITE_NOMEM;
       goto done;
     }
-    memset(p->aStream, 0, sizeof(WcsStream) * (size_t)p->nStream);
+    p->nStream = bByBucket ? nBucket : 1;
     /* a row limit for the engine when nothing else can drop rows */
     if (p->nLimit > 0 && p->nResidual == 0 && !pTab->bHistory &&
         p->nStream == 1) {
@@ -2804,9 +2823,9 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     return SQLITE_OK; /* an UPDATE leaves this column alone */
   }
   if (iCol < s->nField) {
-    if (!p->bDecoded) {
+    if (!((p->mDecoded >> iCol) & 1)) {
       char *zErr = NULL;
-      int rc = decodeKey(p, &zErr);
+      int rc = decodeField(p, iCol, &zErr);
       if (rc != SQLITE_OK) {
         if (zErr)
           sqlite3_result_error(ctx, zErr, -1);
