@@ -362,8 +362,7 @@ typedef struct Run {
   wcs_buf lastUKey; /* user key of the last entry written */
   wcs_buf zeroKey;  /* scratch: an entry rewritten at seq 0 */
   /* files one level below the output ("grandparents") */
-  int iGp;           /* next grandparent not yet passed */
-  uint64_t nGpBytes; /* grandparent bytes the current output overlaps */
+  compact_cut cut;   /* where the output is cut */
 } Run;
 
 /* Stripe of seq s: index of the first snapshot >= s (nSnap-1 is the
@@ -570,36 +569,47 @@ static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
   return rc;
 }
 
+void compact_sst_options(const wcs_options *pOpt, sst_options *pSo) {
+  memset(pSo, 0, sizeof *pSo);
+  pSo->nBlockSize = pOpt->nBlockSize;
+  pSo->nRestart = 16;
+  pSo->iZstdLevel = pOpt->iZstdLevel;
+  pSo->nBloomBits = pOpt->nBloomBits;
+  pSo->xBloomPrefix = pOpt->xBloomPrefix;
+}
+
+int compact_cut_before(const compact_job *j, compact_cut *pCut,
+                       const sst_builder *pB, const uint8_t *pU, size_t nU) {
+  int bCut = 0;
+  if (j->nFileBytes == 0) return 0;
+  if (j->pBase && j->iOutLevel >= 0 && j->iOutLevel + 1 < WCS_NLEVEL) {
+    const wcs_version *pV = j->pBase;
+    int g = j->iOutLevel + 1;
+    while (pCut->iGp < pV->anFile[g]) {
+      const wcs_fmeta *f = pV->aaFile[g][pCut->iGp];
+      if (f->bUnbounded ||
+          wcs_ukey_cmp(f->pLargest, f->nLargest - WCS_IKEY_TRAILER, pU, nU) >=
+              0) {
+        break;
+      }
+      if (pB) pCut->nGpBytes += f->nBytes;
+      pCut->iGp++;
+    }
+    bCut = pCut->nGpBytes > 10 * j->nFileBytes;
+  }
+  return pB && (bCut || sst_builder_full(pB, j->nFileBytes));
+}
+
 static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
                     size_t nV) {
   compact_job *j = r->j;
   const uint8_t *pU = k;
   size_t nU = nK - WCS_IKEY_TRAILER;
   uint64_t seq = wcs_ikey_seq(k, nK);
-  int rc = WCS_OK, bCut = 0;
-  /* Count the grandparent files this output now reaches past; an output
-  ** overlapping more than ten outputs' worth of them is cut early, so the
-  ** compaction that later moves it down stays small (LevelDB's rule). */
-  if (j->pBase && j->iOutLevel >= 0 && j->iOutLevel + 1 < WCS_NLEVEL &&
-      j->nFileBytes) {
-    const wcs_version *pV = j->pBase;
-    int g = j->iOutLevel + 1;
-    while (r->iGp < pV->anFile[g]) {
-      const wcs_fmeta *f = pV->aaFile[g][r->iGp];
-      if (f->bUnbounded ||
-          wcs_ukey_cmp(f->pLargest, f->nLargest - WCS_IKEY_TRAILER, pU, nU) >=
-              0) {
-        break;
-      }
-      if (r->pB) r->nGpBytes += f->nBytes;
-      r->iGp++;
-    }
-    bCut = r->nGpBytes > 10 * j->nFileBytes;
-  }
-  if (r->pB && j->nFileBytes &&
-      (bCut || sst_builder_full(r->pB, j->nFileBytes)) &&
+  int rc = WCS_OK;
+  if (compact_cut_before(j, &r->cut, r->pB, pU, nU) &&
       wcs_ukey_cmp(pU, nU, r->lastUKey.a, r->lastUKey.n) != 0) {
-    r->nGpBytes = 0;
+    r->cut.nGpBytes = 0;
     rc = finishOutput(r, pU, nU, 0);
     if (rc) return rc;
     r->lo.n = 0;
@@ -649,11 +659,7 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
   r.j = j;
   r.pzErr = pzErr;
   r.pOpt = vset_options(j->pVs);
-  r.so.nBlockSize = r.pOpt->nBlockSize;
-  r.so.nRestart = 16;
-  r.so.iZstdLevel = r.pOpt->iZstdLevel;
-  r.so.nBloomBits = r.pOpt->nBloomBits;
-  r.so.xBloomPrefix = r.pOpt->xBloomPrefix;
+  compact_sst_options(r.pOpt, &r.so);
   r.aDel = aDel;
   r.nDel = nDel;
   r.bLoInf = 1;

@@ -102,4 +102,23 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
                 int nDel, char **pzErr);
 void compact_job_clear(compact_job *j); /* drops aOut references */
 
+/*
+** Output files, as compaction and bulk ingest write them. compact_sst_
+** options fills the builder options from the store's. compact_cut_before
+** is asked before each entry with user key pU: it moves *pCut past the
+** files of the level below j's output level that end before pU (counting
+** their bytes while an output pB is open) and returns 1 if pB should be
+** finished before pU: it reached j->nFileBytes or its index and filter
+** size (sst_builder_full), or it overlaps more than ten outputs' worth of
+** those files, so the compaction that later moves it down stays small
+** (LevelDB's rule). The caller sets pCut->nGpBytes to 0 when it cuts.
+*/
+typedef struct compact_cut {
+  int iGp;           /* next file of the level below not yet passed */
+  uint64_t nGpBytes; /* bytes of them the open output overlaps */
+} compact_cut;
+void compact_sst_options(const wcs_options *pOpt, sst_options *pSo);
+int compact_cut_before(const compact_job *j, compact_cut *pCut,
+                       const sst_builder *pB, const uint8_t *pU, size_t nU);
+
 #endif /* WCS_COMPACT_H */

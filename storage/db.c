@@ -467,6 +467,34 @@ static int gatherDel(void *p, const sst_rangedel *d) {
   return WCS_OK;
 }
 
+/* A job writing sorted files for db at output level iOutLevel (-1: a
+** level-0 flush, one file) over base version pBase and snapshots aSnap.
+** Below level 0 files are cut at a quarter of the level's target, so a
+** level holds at least four files and a compaction from it takes a part
+** of the key space, not all of it (which would rewrite the whole next
+** level each time); at least 64 KiB, at most nFileBytes. */
+static void jobInit(wcs_db *db, compact_job *j, wcs_version *pBase,
+                    const uint64_t *aSnap, int nSnap, int iOutLevel) {
+  j->pVs = db->pVs;
+  j->xNewFile = newFileNumber;
+  j->pArg = db;
+  j->aSnap = aSnap;
+  j->nSnap = nSnap;
+  j->pBase = pBase;
+  j->iOutLevel = iOutLevel;
+  j->nFileBytes = 0;
+  if (iOutLevel >= 0) {
+    j->nFileBytes = db->opt.nFileBytes;
+    if (iOutLevel > 0) {
+      j->nFileBytes = version_level_target(&db->opt, iOutLevel) / 4;
+      if (j->nFileBytes < 64 * 1024) j->nFileBytes = 64 * 1024;
+      if (j->nFileBytes > db->opt.nFileBytes) {
+        j->nFileBytes = db->opt.nFileBytes;
+      }
+    }
+  }
+}
+
 /* Write memtable m as a level-0 file into edit e (no mutex held). */
 static int writeLevel0(wcs_db *db, wcs_memtable *m, wcs_version *pBase,
                        const uint64_t *aSnap, int nSnap, wcs_vedit *e,
@@ -477,14 +505,8 @@ static int writeLevel0(wcs_db *db, wcs_memtable *m, wcs_version *pBase,
   int rc, i;
   memset(&j, 0, sizeof j);
   memset(&g, 0, sizeof g);
-  j.pVs = db->pVs;
-  j.xNewFile = newFileNumber;
-  j.pArg = db;
-  j.aSnap = aSnap;
-  j.nSnap = nSnap;
-  j.pBase = pBase;
-  j.iOutLevel = -1; /* every file of pBase is older than the memtable */
-  j.nFileBytes = 0;
+  /* level -1: every file of pBase is older than the memtable */
+  jobInit(db, &j, pBase, aSnap, nSnap, -1);
   rc = memtable_iter(m, &pIt);
   if (rc == WCS_OK && memtable_rangedel_count(m)) {
     g.nMax = (int)memtable_rangedel_count(m);
@@ -622,19 +644,7 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
       rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
     }
     if (rc == WCS_OK) {
-      j.pVs = db->pVs;
-      j.xNewFile = newFileNumber;
-      j.pArg = db;
-      j.aSnap = aSnap;
-      j.nSnap = nSnap;
-      j.pBase = c->pVersion;
-      j.iOutLevel = c->iOutLevel;
-      /* a level holds at least four files, so a compaction from it takes
-      ** a part of the key space, not all of it (which would rewrite the
-      ** whole next level each time) */
-      j.nFileBytes = version_level_target(&db->opt, c->iOutLevel) / 4;
-      if (j.nFileBytes < 64 * 1024) j.nFileBytes = 64 * 1024;
-      if (j.nFileBytes > db->opt.nFileBytes) j.nFileBytes = db->opt.nFileBytes;
+      jobInit(db, &j, c->pVersion, aSnap, nSnap, c->iOutLevel);
       j.pbStop = &db->bShutdown;
       j.bFilter = db->opt.xCompactionFilter != NULL && nSnap == 1;
       j.pUpper = pUpper;
@@ -953,19 +963,7 @@ static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
     pthread_mutex_lock(&db->mu);
     iLevel = ingest_level(vset_current(db->pVs), pPlan);
     pthread_mutex_unlock(&db->mu);
-    j.pVs = db->pVs;
-    j.xNewFile = newFileNumber;
-    j.pArg = db;
-    j.aSnap = aSnap;
-    j.nSnap = nSnap;
-    j.pBase = pBase;
-    j.iOutLevel = iLevel;
-    j.nFileBytes = db->opt.nFileBytes;
-    if (iLevel > 0 &&
-        version_level_target(&db->opt, iLevel) / 4 < j.nFileBytes) {
-      j.nFileBytes = version_level_target(&db->opt, iLevel) / 4;
-    }
-    if (j.nFileBytes < 64 * 1024) j.nFileBytes = 64 * 1024;
+    jobInit(db, &j, pBase, aSnap, nSnap, iLevel);
     rc = ingest_write(pPlan, &j, 1, &aOut, &nOut, &nBytes, pzErr);
   }
 

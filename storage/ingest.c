@@ -452,48 +452,26 @@ static int finishFile(Part *pt, sst_builder *pB, uint64_t iFile,
 ** and survives, so entries go straight to the sorted-file builder, without
 ** the per-key work of compact_run (versions, snapshot stripes, tombstone
 ** coverage), about a sixth of the CPU of writing a load.
-** Files are cut as compact_run cuts them: at j->nFileBytes, or early once
-** a file overlaps ten files' worth of the level below its output level.
+** Files are cut as compact_run cuts them (compact_cut_before).
 */
 static int writeDirect(Part *pt, IngestIter *it) {
   compact_job *j = &pt->j;
-  const wcs_options *pOpt = vset_options(j->pVs);
-  const wcs_version *pV = j->pBase;
-  int g = j->iOutLevel + 1, iGp = 0, rc = WCS_OK, i;
-  uint64_t iFile = 0, nGpBytes = 0;
+  compact_cut cut;
+  int rc = WCS_OK, i;
+  uint64_t iFile = 0;
   sst_builder *pB = NULL;
   char *zPath = NULL;
   sst_options so;
-  memset(&so, 0, sizeof so);
-  so.nBlockSize = pOpt->nBlockSize;
-  so.nRestart = 16;
-  so.iZstdLevel = pOpt->iZstdLevel;
-  so.nBloomBits = pOpt->nBloomBits;
-  so.xBloomPrefix = pOpt->xBloomPrefix;
-  if (pV == NULL || j->iOutLevel < 0 || g >= WCS_NLEVEL) g = -1;
+  memset(&cut, 0, sizeof cut);
+  compact_sst_options(vset_options(j->pVs), &so);
   iiFirst(&it->base);
   while (rc == WCS_OK && it->bValid) {
     const uint8_t *k = it->key.a;
-    size_t nK = it->key.n, nU = nK - WCS_IKEY_TRAILER;
-    int bCut = 0;
-    if (g > 0 && j->nFileBytes) {
-      while (iGp < pV->anFile[g]) {
-        const wcs_fmeta *f = pV->aaFile[g][iGp];
-        if (f->bUnbounded ||
-            wcs_ukey_cmp(f->pLargest, f->nLargest - WCS_IKEY_TRAILER, k, nU) >=
-                0) {
-          break;
-        }
-        if (pB) nGpBytes += f->nBytes;
-        iGp++;
-      }
-      bCut = nGpBytes > 10 * j->nFileBytes;
-    }
-    if (pB && j->nFileBytes &&
-        (bCut || sst_builder_full(pB, j->nFileBytes))) {
+    size_t nK = it->key.n;
+    if (compact_cut_before(j, &cut, pB, k, nK - WCS_IKEY_TRAILER)) {
       rc = finishFile(pt, pB, iFile, zPath);
       pB = NULL;
-      nGpBytes = 0;
+      cut.nGpBytes = 0;
       if (rc) break;
     }
     if (pB == NULL) {
