@@ -76,17 +76,6 @@ int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
 /* ------------------------------------------------------------------ */
 /* the op log                                                          */
 
-/* Read a varint of the log (well-formed: the log is only ever written
-** here); the one-byte case, every length below 128, inline. */
-static inline int log_varint(const uint8_t *p, const uint8_t *pEnd,
-                             uint64_t *pv) {
-  if (p < pEnd && p[0] < 0x80) {
-    *pv = p[0];
-    return 1;
-  }
-  return wcs_get_varint(p, pEnd, pv);
-}
-
 static int log_append(wcs_txn *t, int op, const void *pKey, size_t nKey,
                       const void *pVal, size_t nVal, int eAgg) {
   wcs_buf *b = &t->log;
@@ -142,10 +131,10 @@ static int log_walk(wcs_txn *t, size_t nLog, void *pCtx,
     uint64_t nk, nv;
     int op = *p++;
     const uint8_t *k, *v;
-    p += log_varint(p, pEnd, &nk);
+    p += wcs_get_varint_fast(p, pEnd, &nk);
     k = p;
     p += nk;
-    p += log_varint(p, pEnd, &nv);
+    p += wcs_get_varint_fast(p, pEnd, &nv);
     v = p;
     p += nv;
     rc = xOp(pCtx, op, k, nk, v, nv, *p++);
@@ -388,10 +377,10 @@ static int batch_in_key_order(wcs_txn *t, wcs_batch *pBatch) {
       const uint8_t *k, *v;
       assert(*p == 'P');
       p++;
-      p += log_varint(p, pEnd, &nk);
+      p += wcs_get_varint_fast(p, pEnd, &nk);
       k = p;
       p += nk;
-      p += log_varint(p, pEnd, &nv);
+      p += wcs_get_varint_fast(p, pEnd, &nv);
       v = p;
       p += nv + 1;
       if (memcmp(k, aPre[i], ENG_PREFIX_BYTES) == 0) {
@@ -421,7 +410,7 @@ typedef struct SortOp {
 /* The key of the op record at p. */
 static const uint8_t *op_key(const uint8_t *p, uint64_t *pnKey) {
   p++;
-  p += log_varint(p, p + WCS_VARINT_MAX, pnKey);
+  p += wcs_get_varint_fast(p, p + WCS_VARINT_MAX, pnKey);
   return p;
 }
 
@@ -494,7 +483,7 @@ static int batch_sorted(wcs_txn *t, wcs_batch *pBatch) {
     a[n].p = p;
     n++;
     q = k + nk;
-    q += log_varint(q, pEnd, &nv);
+    q += wcs_get_varint_fast(q, pEnd, &nv);
     p = q + nv + 1;
   }
   sortops(a, (size_t)n);
@@ -502,7 +491,7 @@ static int batch_sorted(wcs_txn *t, wcs_batch *pBatch) {
     uint64_t nk, nv = 0;
     const uint8_t *k = op_key(a[i].p, &nk), *v = k + nk;
     if (a[i].p[0] == 'P') {
-      v += log_varint(v, pEnd, &nv);
+      v += wcs_get_varint_fast(v, pEnd, &nv);
       rc = wcs_batch_put(pBatch, k, nk, v, nv);
     } else {
       rc = wcs_batch_delete(pBatch, k, nk);

@@ -81,18 +81,6 @@ typedef struct Op {
   uint64_t nKey, nVal;
 } Op;
 
-/* wcs_get_varint with the one-byte case inline: keys and values of a
-** load are short, and the plan and the iterator decode two varints per
-** entry. */
-static inline int getVarint(const uint8_t *p, const uint8_t *pEnd,
-                            uint64_t *pv) {
-  if (p < pEnd && *p < 0x80) {
-    *pv = *p;
-    return 1;
-  }
-  return wcs_get_varint(p, pEnd, pv);
-}
-
 static size_t opDecode(const uint8_t *p, const uint8_t *pEnd, Op *o) {
   const uint8_t *q = p;
   int k;
@@ -100,7 +88,7 @@ static size_t opDecode(const uint8_t *p, const uint8_t *pEnd, Op *o) {
   if (q >= pEnd) return 0;
   o->op = *q++;
   if (o->op > WAL_OP_RANGEDEL_OPEN) return 0;
-  k = getVarint(q, pEnd, &o->nKey);
+  k = wcs_get_varint_fast(q, pEnd, &o->nKey);
   if (k == 0 || o->nKey > (uint64_t)(pEnd - q - k)) return 0;
   q += k;
   o->pKey = q;
@@ -108,7 +96,7 @@ static size_t opDecode(const uint8_t *p, const uint8_t *pEnd, Op *o) {
   o->pVal = NULL;
   o->nVal = 0;
   if (o->op == WAL_OP_PUT || o->op == WAL_OP_RANGEDEL) {
-    k = getVarint(q, pEnd, &o->nVal);
+    k = wcs_get_varint_fast(q, pEnd, &o->nVal);
     if (k == 0 || o->nVal > (uint64_t)(pEnd - q - k)) return 0;
     q += k;
     o->pVal = q;

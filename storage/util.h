@@ -53,6 +53,16 @@ int wcs_put_varint(uint8_t *p, uint64_t v);
 /* Read a varint from [p, pEnd). Returns bytes consumed, or 0 if the input
 ** is truncated or longer than 10 bytes (corrupt). */
 int wcs_get_varint(const uint8_t *p, const uint8_t *pEnd, uint64_t *pv);
+/* wcs_get_varint with the one-byte case (every value below 128) inline,
+** for loops that decode many short lengths. */
+static inline int wcs_get_varint_fast(const uint8_t *p, const uint8_t *pEnd,
+                                      uint64_t *pv) {
+  if (p < pEnd && p[0] < 0x80) {
+    *pv = p[0];
+    return 1;
+  }
+  return wcs_get_varint(p, pEnd, pv);
+}
 int wcs_varint_len(uint64_t v);
 
 /* ---- growable byte buffer. Zero-initialise; free with wcs_buf_free. */
