@@ -357,6 +357,18 @@ wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile, uint64_t iOff,
   return pRet;
 }
 
+int wcs_cache_has_room(wcs_cache *p, uint64_t iFile, uint64_t iOff,
+                       size_t n) {
+  cache_shard *s;
+  int bRoom;
+  if (p == NULL) return 0;
+  s = shardOf(p, hashKey(iFile, iOff));
+  pthread_mutex_lock(&s->mutex);
+  bRoom = s->nUsed + n <= s->nBudget;
+  pthread_mutex_unlock(&s->mutex);
+  return bRoom;
+}
+
 void wcs_cache_release(wcs_cache *p, wcs_cache_handle *h) {
   cache_shard *s;
   wcs_cache_handle *pFree = NULL;

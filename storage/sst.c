@@ -1652,12 +1652,26 @@ static int fetchBlock(sst_reader *p, const sst_tmeta *m, int i, sst_ra *pRa,
   return rc;
 }
 
+/* Whether readBlock puts a block it had to read into the cache. */
+#define SST_FILL_NO   0 /* never (the iterator option bNoCacheFill) */
+#define SST_FILL_YES  1 /* always, evicting colder blocks if need be */
+#define SST_FILL_ROOM 2 /* only if it evicts nothing (long runs of a scan) */
+
+/* An iterator that has loaded this many neighbouring blocks of one file in
+** a row is in a long scan: from then on its blocks fill the cache only
+** where there is room (SST_FILL_ROOM). Short scans and point reads fill as
+** before; a scan larger than the cache no longer evicts the blocks other
+** reads keep using, and skips the eviction and seek-aid work for blocks it
+** reads once. 16 blocks is 128 KiB at the default 8 KiB block size, more
+** than a typical prefix scan reads from one file. */
+#define SST_SCAN_RUN 16
+
 /* Get data block i as a cache handle: from the cache, or read (through
-** the readahead buffer pRa when not NULL), checked, decompressed and (if
-** bFill and there is a cache) inserted. A zstd block is inflated straight
-** from the bytes read; a raw block read into its own handle is used as
-** is. */
-static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int bFill,
+** the readahead buffer pRa when not NULL), checked, decompressed and
+** inserted into the cache as iFill (SST_FILL_*) says. A zstd block is
+** inflated straight from the bytes read; a raw block read into its own
+** handle is used as is. */
+static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int iFill,
                      sst_ra *pRa, wcs_cache_handle **ppH, char **pzErr) {
   const sst_idx *e = &m->aIdx[i];
   size_t n = (size_t)e->nSize + WCS_BLOCK_TRAILER;
@@ -1702,7 +1716,12 @@ static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int bFill,
     }
     return rc;
   }
-  if (bFill && p->pCache) {
+  if (iFill == SST_FILL_ROOM && p->pCache &&
+      !wcs_cache_has_room(p->pCache, p->iFile, e->iOff,
+                          wcs_cache_size(h) + wcs_cache_size(h) / 8)) {
+    iFill = SST_FILL_NO; /* the seek aid adds up to an eighth */
+  }
+  if (iFill != SST_FILL_NO && p->pCache) {
     /* A block that stays in the cache gets a seek aid (block.h); a block
     ** read for one pass of a scan does not need one. */
     block_aid *pAid = NULL;
@@ -1781,7 +1800,7 @@ int sst_reader_get_probe(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
   ** versions of one user key filling a block) pass it on. */
   for (i = findBlock(m, pIKey, nU); rc == WCS_OK && i < m->nBlock; i++) {
     wcs_cache_handle *h = NULL;
-    rc = readBlock(p, m, i, 1, NULL, &h, pzErr);
+    rc = readBlock(p, m, i, SST_FILL_YES, NULL, &h, pzErr);
     if (rc != WCS_OK) break;
     rc = block_iter_init_aid(bi, wcs_cache_data(h), wcs_cache_size(h),
                              wcs_cache_aux(h));
@@ -1823,6 +1842,8 @@ typedef struct sst_iter {
   wcs_cache_handle *pMetaH; /* the pinned index and filter; NULL none */
   const sst_tmeta *pM;      /* their contents, once pinned */
   int iBlock;               /* data block loaded into bi; -1 none */
+  int nRun;                 /* neighbours of their predecessor among the
+                            ** blocks loaded last, either direction */
   wcs_cache_handle *pH;     /* that block's handle; NULL none */
   block_iter bi;            /* cursor in the loaded block */
   sst_ra ra;                /* readahead for forward scans */
@@ -1850,17 +1871,23 @@ static int iterMeta(sst_iter *it) {
 }
 
 static int loadBlock(sst_iter *it, int i) {
-  int rc;
+  int rc, iFill = SST_FILL_NO;
   if (it->pH != NULL && it->iBlock == i) return WCS_OK;
   if (it->iBlock >= 0 && i == it->iBlock + 1) {
     it->ra.nSeq++;
   } else {
     it->ra.nSeq = 0;
   }
+  if (it->iBlock >= 0 && (i == it->iBlock + 1 || i + 1 == it->iBlock)) {
+    it->nRun++;
+  } else {
+    it->nRun = 0;
+  }
+  if (it->bFill) iFill = it->nRun >= SST_SCAN_RUN ? SST_FILL_ROOM : SST_FILL_YES;
   wcs_cache_release(it->pR->pCache, it->pH);
   it->pH = NULL;
   it->iBlock = -1;
-  rc = readBlock(it->pR, it->pM, i, it->bFill, &it->ra, &it->pH, &it->zErr);
+  rc = readBlock(it->pR, it->pM, i, iFill, &it->ra, &it->pH, &it->zErr);
   if (rc != WCS_OK) {
     it->rc = rc;
     return rc;

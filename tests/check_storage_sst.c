@@ -926,6 +926,67 @@ START_TEST(test_sst_second_scan_is_served_by_cache) {
 }
 END_TEST
 
+static int getNop(void *pCtx, const uint8_t *pKey, size_t nKey,
+                  const uint8_t *pVal, size_t nVal);
+
+/* A scan much larger than the cache leaves the blocks point reads keep
+** using where they are: past SST_SCAN_RUN neighbouring blocks it fills
+** the cache only where there is room, so it evicts nothing. */
+START_TEST(test_sst_long_scan_keeps_hot_blocks) {
+  wcs_env *env = wcs_env_mem_new();
+  wcs_cache *cache;
+  int n = 6000, i, nGot = 0, nSeen = 0;
+  Ent *a;
+  sst_options o = opts(1024, 16, 3, 10);
+  sst_meta meta;
+  sst_reader *r;
+  wcs_iiter *it;
+  uint64_t nBytes, nMiss0, nMiss1, nMiss2, nRaw = 0;
+  const int nBudget = 128 * 1024;
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  buildFile(env, "h.sst", a, n, &o, NULL, 0, &meta);
+  for (i = 0; i < n; i++) nRaw += a[i].nKey + a[i].nVal;
+  ck_assert_uint_gt(nRaw, 3 * (uint64_t)nBudget); /* decoded blocks */
+  QUICK_EQ(wcs_cache_new((size_t)nBudget, &cache), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "h.sst", 5, meta.nBytes, cache, &r, NULL),
+           WCS_OK);
+  /* Eight hot blocks, read by point gets. */
+  for (i = 0; i < 8; i++) {
+    const Ent *e = &a[i * (n / 8)];
+    int bFound = 0;
+    QUICK_EQ(sst_reader_get(r, e->pKey, e->nKey, &bFound, &nGot, getNop, NULL),
+             WCS_OK);
+  }
+  wcs_cache_stats(cache, NULL, NULL, &nMiss0);
+  ck_assert_uint_eq(nMiss0, 8);
+  /* A full scan through a cache-filling iterator. */
+  QUICK_EQ(sst_reader_iter(r, 1, &it, NULL), WCS_OK);
+  for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
+       it->pMethods->xNext(it)) {
+    assertAt(it, a, n, nSeen++);
+  }
+  QUICK_EQ(nSeen, n);
+  it->pMethods->xClose(it);
+  wcs_cache_stats(cache, &nBytes, NULL, &nMiss1);
+  ck_assert_uint_le(nBytes, (uint64_t)nBudget);
+  /* The hot blocks are all still there. */
+  for (i = 0; i < 8; i++) {
+    const Ent *e = &a[i * (n / 8)];
+    int bFound = 0;
+    QUICK_EQ(sst_reader_get(r, e->pKey, e->nKey, &bFound, &nGot, getNop, NULL),
+             WCS_OK);
+  }
+  wcs_cache_stats(cache, NULL, NULL, &nMiss2);
+  ck_assert_uint_eq(nMiss2, nMiss1);
+  sst_reader_close(r);
+  wcs_cache_free(cache);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
 START_TEST(test_sst_builder_rejects_out_of_order_keys) {
   wcs_env *env = wcs_env_mem_new();
   sst_options o = opts(4096, 16, 0, 10);
@@ -1507,6 +1568,7 @@ Suite *storage_sst_suite(void) {
   tcase_add_test(tc, test_sst_empty_file_has_no_entries);
   tcase_add_test(tc, test_sst_index_gives_offsets_without_reading_blocks);
   tcase_add_test(tc, test_sst_second_scan_is_served_by_cache);
+  tcase_add_test(tc, test_sst_long_scan_keeps_hot_blocks);
   tcase_add_test(tc, test_sst_point_get_finds_newest_version_at_snapshot);
   tcase_add_test(tc, test_sst_forward_scan_reads_ahead);
   tcase_add_test(tc, test_sst_builder_rejects_out_of_order_keys);
