@@ -107,7 +107,7 @@ typedef struct wcs_options {
                           ** CLOCK order, which approximates least
                           ** recently used; reopened when read);
                           ** default 1000 */
-  int nBlockSize;         /* data block target size, 4096..65536; def 8K */
+  int nBlockSize;         /* data block target size, 1024..65536; def 8K */
   int iZstdLevel;         /* zstd level for data blocks (1..19; 0 = none);
                           ** default 3 */
   int nBloomBits;         /* bloom bits per key; 0 = no bloom; default 10 */

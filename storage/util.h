@@ -40,10 +40,16 @@ static inline void wcs_put64be(uint8_t *p, uint64_t v) {
   for (i = 7; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
 }
 static inline uint64_t wcs_get64be(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t v; /* one load and a byte swap: cell keys end in a timestamp */
+  memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+#else
   uint64_t v = 0;
   int i;
   for (i = 0; i < 8; i++) v = v << 8 | p[i];
   return v;
+#endif
 }
 
 /* ---- varints: 7 bits per byte, low groups first, high bit = more */
