@@ -4,7 +4,8 @@
 ** measured side by side in one run (issue 5's benchmark table).
 **
 ** USAGE
-**   bench_sql [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] [-q SCALE] [-c SIZE] [-v]
+**   bench_sql [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] [-q SCALE] [-c SIZE] [-f]
+**             [-v]
 **
 **   -n ROWS   rows loaded (default 2000000); rounded to a whole number of
 **             ids: 4 device types x ids x 365 days
@@ -17,6 +18,11 @@
 **   -q SCALE  multiply the number of queries per workload (default 1.0)
 **   -c SIZE   give the wcs table CACHE 'SIZE' (e.g. 256MiB): its store's
 **             block cache budget (default: the store's 64 MiB)
+**   -f        also run the sorted load and the queries against "the floor",
+**             a virtual table over a sorted in-memory array (see "the
+**             floor" below): what SQLite's virtual-table interface costs
+**             by itself, so native / floor is the most a virtual table can
+**             reach on each workload
 **   -v        print each run's numbers as they come
 **
 ** EXAMPLE
@@ -131,6 +137,9 @@ typedef struct Result {
 } Result;
 
 static Result aRes[W_COUNT];
+static double aFloor[W_COUNT][MAX_RUNS]; /* -f: the floor table's seconds */
+static int nFloorRun;
+static int gbFloor; /* -f given */
 static double
     aLeft[MAX_RUNS]; /* bytes wcs/native right after the sorted load */
 static int nLeft;
@@ -298,11 +307,316 @@ static void rowAt(long i, Row *r) {
 }
 
 /* ------------------------------------------------------------------ */
-/* the two engines                                                     */
+/* the floor: what SQLite's virtual-table interface costs by itself    */
+
+/*
+** `-f` adds a third table beside native and wcs: `bench_floor`, a virtual
+** table that keeps the rows in a plain sorted C array in memory and plans
+** the benchmark's queries exactly (binary search for the full key and the
+** device+id prefix, the day range and DESC order inside it, one search
+** per device for WHERE id=?). It stores nothing durably and does no key
+** encoding, decompression or merging, so its times are what any virtual
+** table pays SQLite for xBestIndex/xFilter/xNext/xColumn/xUpdate on these
+** statements, and native time / floor time bounds the ratio that a
+** virtual table can reach on each workload.
+*/
+typedef struct FloorRow {
+  char zId[9];
+  uint8_t iDev, iNote;
+  int day, cpu, mem;
+} FloorRow;
+
+/* The rows, kept by the process across connections (as a store's files
+** would be): CREATE VIRTUAL TABLE empties it, a reconnect finds it. */
+static struct FloorData {
+  FloorRow *a;
+  long n, nAlloc;
+  int bSorted;
+} gFloor = {NULL, 0, 0, 1};
+
+typedef struct FloorTab {
+  sqlite3_vtab base;
+  struct FloorData *d;
+} FloorTab;
+
+#define FLOOR_DEV    1  /* idxNum bits: device = ? */
+#define FLOOR_ID     2  /* id = ? */
+#define FLOOR_DAY    4  /* day = ? */
+#define FLOOR_DAYLO  8  /* day >= ? */
+#define FLOOR_DAYHI  16 /* day <= ? */
+#define FLOOR_DESC   32 /* ORDER BY day DESC, consumed */
+#define FLOOR_NRANGE NDEV
+
+typedef struct FloorCur {
+  sqlite3_vtab_cursor base;
+  long aLo[FLOOR_NRANGE], aHi[FLOOR_NRANGE]; /* [lo, hi) per range */
+  int nRange, iRange, bDesc;
+  long i; /* current row */
+} FloorCur;
+
+static void floorReset(void) {
+  free(gFloor.a);
+  memset(&gFloor, 0, sizeof gFloor);
+  gFloor.bSorted = 1;
+}
+
+static int floorCmp(const FloorRow *x, int iDev, const char *zId, int day) {
+  int c = (int)x->iDev - iDev;
+  if (c == 0) c = strcmp(x->zId, zId);
+  if (c == 0) c = (x->day > day) - (x->day < day);
+  return c;
+}
+
+/* First row >= (iDev, zId, day). */
+static long floorSeek(struct FloorData *t, int iDev, const char *zId,
+                      int day) {
+  long lo = 0, hi = t->n;
+  while (lo < hi) {
+    long mid = lo + (hi - lo) / 2;
+    if (floorCmp(&t->a[mid], iDev, zId, day) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static int floorRowCmp(const void *pa, const void *pb) {
+  const FloorRow *a = pa, *b = pb;
+  return floorCmp(a, b->iDev, b->zId, b->day);
+}
+
+static int floorConnect(sqlite3 *db, void *pAux, int argc,
+                        const char *const *argv, sqlite3_vtab **ppVtab,
+                        char **pzErr) {
+  FloorTab *t;
+  (void)pAux, (void)argc, (void)argv, (void)pzErr;
+  if (sqlite3_declare_vtab(db, "CREATE TABLE x(device TEXT, id TEXT, day "
+                               "INTEGER, cpu INTEGER, mem INTEGER, note TEXT)"))
+    return SQLITE_ERROR;
+  t = sqlite3_malloc(sizeof *t);
+  if (t == NULL) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->d = &gFloor;
+  *ppVtab = &t->base;
+  return SQLITE_OK;
+}
+
+static int floorCreate(sqlite3 *db, void *pAux, int argc,
+                       const char *const *argv, sqlite3_vtab **ppVtab,
+                       char **pzErr) {
+  floorReset();
+  return floorConnect(db, pAux, argc, argv, ppVtab, pzErr);
+}
+
+static int floorDisconnect(sqlite3_vtab *p) {
+  sqlite3_free(p);
+  return SQLITE_OK;
+}
+
+static int floorBestIndex(sqlite3_vtab *p, sqlite3_index_info *x) {
+  struct FloorData *t = ((FloorTab *)p)->d;
+  int i, aArg[5] = {-1, -1, -1, -1, -1}, nArg = 0, m = 0;
+  double nRows;
+  for (i = 0; i < x->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &x->aConstraint[i];
+    int j = -1;
+    if (!c->usable) continue;
+    if (c->op == SQLITE_INDEX_CONSTRAINT_EQ && c->iColumn >= 0 &&
+        c->iColumn <= 2)
+      j = c->iColumn;
+    else if (c->iColumn == 2 && c->op == SQLITE_INDEX_CONSTRAINT_GE)
+      j = 3;
+    else if (c->iColumn == 2 && c->op == SQLITE_INDEX_CONSTRAINT_LE)
+      j = 4;
+    if (j >= 0 && aArg[j] < 0) aArg[j] = i;
+  }
+  if (aArg[2] >= 0 && (aArg[0] < 0 || aArg[1] < 0)) aArg[2] = -1;
+  if (aArg[0] >= 0 && aArg[1] < 0) aArg[0] = -1; /* device alone: full */
+  if (aArg[1] < 0 || aArg[2] >= 0) aArg[3] = aArg[4] = -1;
+  if (aArg[0] < 0) aArg[3] = aArg[4] = -1;
+  for (i = 0; i < 5; i++) {
+    if (aArg[i] < 0) continue;
+    m |= 1 << i;
+    x->aConstraintUsage[aArg[i]].argvIndex = ++nArg;
+    x->aConstraintUsage[aArg[i]].omit = 1;
+  }
+  if (x->nOrderBy == 1 && x->aOrderBy[0].iColumn == 2 && (m & FLOOR_DEV) &&
+      (m & FLOOR_ID)) {
+    x->orderByConsumed = 1;
+    if (x->aOrderBy[0].desc) m |= FLOOR_DESC;
+  }
+  if (m & FLOOR_DAY) {
+    nRows = 1;
+    x->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+  } else if (m & FLOOR_DEV) {
+    nRows = (m & (FLOOR_DAYLO | FLOOR_DAYHI)) ? 30 : NDAY;
+  } else if (m & FLOOR_ID) {
+    nRows = NDEV * NDAY;
+  } else {
+    nRows = t->n > 0 ? (double)t->n : 1e6;
+  }
+  x->idxNum = m;
+  x->estimatedRows = (sqlite3_int64)nRows;
+  x->estimatedCost = nRows + ((m & FLOOR_ID) ? 20 : 0);
+  return SQLITE_OK;
+}
+
+static int floorOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **pp) {
+  FloorCur *c = sqlite3_malloc(sizeof *c);
+  (void)p;
+  if (c == NULL) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  *pp = &c->base;
+  return SQLITE_OK;
+}
+
+static int floorClose(sqlite3_vtab_cursor *p) {
+  sqlite3_free(p);
+  return SQLITE_OK;
+}
+
+static int floorDevOf(const char *z) {
+  int d;
+  for (d = 0; d < NDEV; d++)
+    if (z && strcmp(z, azDev[d]) == 0) return d;
+  return -1;
+}
+
+static int floorFilter(sqlite3_vtab_cursor *p, int m, const char *zIdx,
+                       int argc, sqlite3_value **argv) {
+  FloorCur *c = (FloorCur *)p;
+  struct FloorData *t = ((FloorTab *)p->pVtab)->d;
+  int k = 0, d, iDev = -1, dayLo = 0, dayHi = 99999999;
+  const char *zId = NULL;
+  (void)zIdx, (void)argc;
+  if (!t->bSorted) {
+    qsort(t->a, (size_t)t->n, sizeof *t->a, floorRowCmp);
+    t->bSorted = 1;
+  }
+  if (m & FLOOR_DEV) iDev = floorDevOf((const char *)sqlite3_value_text(argv[k++]));
+  if (m & FLOOR_ID) zId = (const char *)sqlite3_value_text(argv[k++]);
+  if (m & FLOOR_DAY) dayLo = dayHi = sqlite3_value_int(argv[k++]);
+  if (m & FLOOR_DAYLO) dayLo = sqlite3_value_int(argv[k++]);
+  if (m & FLOOR_DAYHI) dayHi = sqlite3_value_int(argv[k++]);
+  c->nRange = 0;
+  c->bDesc = (m & FLOOR_DESC) != 0;
+  if (!(m & FLOOR_ID)) {
+    c->aLo[0] = 0;
+    c->aHi[0] = t->n;
+    c->nRange = 1;
+  } else if (zId && ((m & FLOOR_DEV) == 0 || iDev >= 0)) {
+    for (d = (m & FLOOR_DEV) ? iDev : 0; d < NDEV; d++) {
+      c->aLo[c->nRange] = floorSeek(t, d, zId, dayLo);
+      c->aHi[c->nRange] = floorSeek(t, d, zId, dayHi + 1);
+      c->nRange++;
+      if (m & FLOOR_DEV) break;
+    }
+  }
+  c->iRange = c->bDesc ? c->nRange - 1 : 0;
+  while (c->iRange >= 0 && c->iRange < c->nRange &&
+         c->aLo[c->iRange] >= c->aHi[c->iRange])
+    c->iRange += c->bDesc ? -1 : 1;
+  if (c->iRange >= 0 && c->iRange < c->nRange)
+    c->i = c->bDesc ? c->aHi[c->iRange] - 1 : c->aLo[c->iRange];
+  return SQLITE_OK;
+}
+
+static int floorEof(sqlite3_vtab_cursor *p) {
+  FloorCur *c = (FloorCur *)p;
+  return c->iRange < 0 || c->iRange >= c->nRange;
+}
+
+static int floorNext(sqlite3_vtab_cursor *p) {
+  FloorCur *c = (FloorCur *)p;
+  if (c->bDesc) {
+    if (--c->i >= c->aLo[c->iRange]) return SQLITE_OK;
+    while (--c->iRange >= 0 && c->aLo[c->iRange] >= c->aHi[c->iRange]) {
+    }
+    if (c->iRange >= 0) c->i = c->aHi[c->iRange] - 1;
+  } else {
+    if (++c->i < c->aHi[c->iRange]) return SQLITE_OK;
+    while (++c->iRange < c->nRange &&
+           c->aLo[c->iRange] >= c->aHi[c->iRange]) {
+    }
+    if (c->iRange < c->nRange) c->i = c->aLo[c->iRange];
+  }
+  return SQLITE_OK;
+}
+
+static int floorColumn(sqlite3_vtab_cursor *p, sqlite3_context *ctx, int i) {
+  FloorCur *c = (FloorCur *)p;
+  const FloorRow *r = &((FloorTab *)p->pVtab)->d->a[c->i];
+  switch (i) {
+    case 0: sqlite3_result_text(ctx, azDev[r->iDev], -1, SQLITE_STATIC); break;
+    case 1: sqlite3_result_text(ctx, r->zId, 8, SQLITE_TRANSIENT); break;
+    case 2: sqlite3_result_int(ctx, r->day); break;
+    case 3: sqlite3_result_int(ctx, r->cpu); break;
+    case 4: sqlite3_result_int(ctx, r->mem); break;
+    default: sqlite3_result_text(ctx, azNote[r->iNote], -1, SQLITE_STATIC);
+  }
+  return SQLITE_OK;
+}
+
+static int floorRowid(sqlite3_vtab_cursor *p, sqlite3_int64 *pRowid) {
+  *pRowid = ((FloorCur *)p)->i;
+  return SQLITE_OK;
+}
+
+/* INSERT only: append, keeping track of whether the rows are in order. */
+static int floorUpdate(sqlite3_vtab *p, int argc, sqlite3_value **argv,
+                       sqlite3_int64 *pRowid) {
+  struct FloorData *t = ((FloorTab *)p)->d;
+  FloorRow *r;
+  const char *zId, *zNote;
+  int d, iNote;
+  if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) {
+    p->zErrMsg = sqlite3_mprintf("bench_floor: INSERT only");
+    return SQLITE_ERROR;
+  }
+  zId = (const char *)sqlite3_value_text(argv[3]);
+  zNote = (const char *)sqlite3_value_text(argv[7]);
+  d = floorDevOf((const char *)sqlite3_value_text(argv[2]));
+  for (iNote = 0; iNote < 4 && zNote && strcmp(zNote, azNote[iNote]); iNote++) {
+  }
+  if (d < 0 || zId == NULL || strlen(zId) != 8 || iNote == 4) {
+    p->zErrMsg = sqlite3_mprintf("bench_floor: not a benchmark row");
+    return SQLITE_ERROR;
+  }
+  if (t->n == t->nAlloc) {
+    long nNew = t->nAlloc ? t->nAlloc * 2 : 65536;
+    FloorRow *aNew = realloc(t->a, sizeof(FloorRow) * (size_t)nNew);
+    if (aNew == NULL) return SQLITE_NOMEM;
+    t->a = aNew;
+    t->nAlloc = nNew;
+  }
+  r = &t->a[t->n];
+  memcpy(r->zId, zId, 9);
+  r->iDev = (uint8_t)d;
+  r->iNote = (uint8_t)iNote;
+  r->day = sqlite3_value_int(argv[4]);
+  r->cpu = sqlite3_value_int(argv[5]);
+  r->mem = sqlite3_value_int(argv[6]);
+  if (t->n > 0 && t->bSorted && floorRowCmp(&t->a[t->n - 1], r) > 0)
+    t->bSorted = 0;
+  *pRowid = t->n++;
+  return SQLITE_OK;
+}
+
+static sqlite3_module floorModule = {
+    0,          floorCreate,  floorConnect, floorBestIndex, floorDisconnect,
+    floorDisconnect, floorOpen, floorClose, floorFilter,   floorNext,
+    floorEof,   floorColumn,  floorRowid,   floorUpdate,    NULL,
+    NULL,       NULL,         NULL,         NULL,           NULL,
+    NULL,       NULL,         NULL,         NULL};
+
+/* ------------------------------------------------------------------ */
+/* the engines                                                         */
 
 typedef struct Eng {
-  const char *zName; /* "native" or "wcs" */
+  const char *zName; /* "native", "wcs" or "floor" */
   int bWcs;
+  int bFloor;
   char zDb[2048];    /* database file */
   char zStore[2100]; /* wcs store directory: the file's name + ".wcs" */
   sqlite3 *db;
@@ -314,6 +628,8 @@ static void engOpen(Eng *e) {
   }
   if (wcs_register(e->db) != SQLITE_OK)
     die("wcs_register: %s", sqlite3_errmsg(e->db));
+  if (sqlite3_create_module(e->db, "bench_floor", &floorModule, NULL))
+    die("bench_floor: %s", sqlite3_errmsg(e->db));
   exec(e->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
               "PRAGMA cache_size=-131072");
 }
@@ -321,7 +637,9 @@ static void engOpen(Eng *e) {
 static const char *gzCache; /* -c: wcs's CACHE clause, or NULL */
 
 static void engCreate(Eng *e) {
-  if (e->bWcs) {
+  if (e->bFloor) {
+    exec(e->db, "CREATE VIRTUAL TABLE m USING bench_floor");
+  } else if (e->bWcs) {
     char *zCache = gzCache ? sqlite3_mprintf(", CACHE %Q", gzCache)
                            : sqlite3_mprintf("");
     char *zSql = sqlite3_mprintf(
@@ -356,6 +674,7 @@ static void engRemove(Eng *e) {
   snprintf(z, sizeof z, "%s-shm", e->zDb);
   unlink(z);
   rmTree(e->zStore);
+  if (e->bFloor) floorReset();
 }
 
 /* Bytes of the native database: the file and its WAL. */
@@ -668,6 +987,29 @@ static void report(int nRuns, const char *zDir) {
       }
     }
   }
+  if (nFloorRun) {
+    static const int aW[] = {W_SORTED, W_POINT, W_PREFIX, W_RANGE,
+                             W_AGG,    W_SKIP,  W_DESC10};
+    size_t k;
+    printf("\nthe floor: a virtual table over a sorted in-memory array "
+           "(-f), medians of %d runs\n",
+           nFloorRun);
+    printf("| workload | native | floor | native / floor: the most a virtual "
+           "table reaches | wcs / floor |\n");
+    printf("|---|---|---|---|---|\n");
+    for (k = 0; k < sizeof aW / sizeof aW[0]; k++) {
+      Result *r = &aRes[aW[k]];
+      double f = median(aFloor[aW[k]], nFloorRun), n, c;
+      char zN[64], zF[64];
+      if (r->nRun == 0 || !(f > 0)) continue;
+      n = median(r->aNative, r->nRun);
+      c = median(r->aWcs, r->nRun);
+      fmtTime(zN, sizeof zN, n, r->nOps);
+      fmtTime(zF, sizeof zF, f, r->nOps);
+      printf("| %s | %s | %s | %.2fx | %.1fx |\n", azLabel[aW[k]], zN, zF, n / f,
+             c / f);
+    }
+  }
   if (aRes[W_SORTED].nRun || aRes[W_RANDOM].nRun) {
     printf("\nload rates (rows/s, medians):");
     if (aRes[W_SORTED].nRun) {
@@ -688,12 +1030,33 @@ static int want(int w) {
   return abWork[w];
 }
 
+/* -f: the same sorted load and queries against the floor table. */
+static void runFloor(Eng *e, int run, long nPoint, long nPrefix, long nRange,
+                     long nDesc, long nSkip) {
+  engRemove(e);
+  engOpen(e);
+  engCreate(e);
+  aFloor[W_SORTED][run] = load(e, NULL, 0);
+  engClose(e);
+  engOpen(e);
+  if (want(W_POINT)) aFloor[W_POINT][run] = qPoint(e, nPoint);
+  if (want(W_PREFIX)) aFloor[W_PREFIX][run] = qPrefix(e, nPrefix);
+  if (want(W_RANGE)) aFloor[W_RANGE][run] = qRange(e, nRange);
+  if (want(W_DESC10)) aFloor[W_DESC10][run] = qDesc10(e, nDesc);
+  if (want(W_AGG)) aFloor[W_AGG][run] = qAgg(e, NULL);
+  if (want(W_SKIP)) aFloor[W_SKIP][run] = qSkip(e, nSkip, 1);
+  note("  floor  sorted %.2f s, point %.3f s, agg %.3f s\n",
+       aFloor[W_SORTED][run], aFloor[W_POINT][run], aFloor[W_AGG][run]);
+  engRemove(e);
+  nFloorRun = run + 1;
+}
+
 int main(int argc, char **argv) {
   long nWant = 2000000;
   int nRuns = 3, i, run;
   double qScale = 1.0;
   const char *zDir = "bench-sql-data";
-  Eng aEng[2];
+  Eng aEng[3];
   long *aOrder = NULL;
   long nPoint, nPrefix, nRange, nDesc, nSkip, nFull;
 
@@ -713,6 +1076,8 @@ int main(int argc, char **argv) {
       gzCache = argv[++i];
     else if (strcmp(z, "-v") == 0)
       bVerbose = 1;
+    else if (strcmp(z, "-f") == 0)
+      gbFloor = 1;
     else if (strcmp(z, "-w") == 0 && i + 1 < argc) {
       char *zList = strdup(argv[++i]), *p, *save = NULL;
       int w;
@@ -728,7 +1093,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] "
-              "[-q SCALE] [-c SIZE] [-v]\n",
+              "[-q SCALE] [-c SIZE] [-f] [-v]\n",
               argv[0]);
       return 2;
     }
@@ -768,7 +1133,9 @@ int main(int argc, char **argv) {
   aEng[0].zName = "native";
   aEng[1].zName = "wcs";
   aEng[1].bWcs = 1;
-  for (i = 0; i < 2; i++) {
+  aEng[2].zName = "floor";
+  aEng[2].bFloor = 1;
+  for (i = 0; i < 3; i++) {
     snprintf(aEng[i].zDb, sizeof aEng[i].zDb, "%.2000s/%s.db", zDir,
              aEng[i].zName);
     snprintf(aEng[i].zStore, sizeof aEng[i].zStore, "%.2000s/%s.db.wcs", zDir,
@@ -883,6 +1250,7 @@ int main(int argc, char **argv) {
       for (e = 0; e < 2; e++)
         engRemove(&aEng[e]);
     }
+    if (gbFloor) runFloor(&aEng[2], run, nPoint, nPrefix, nRange, nDesc, nSkip);
     if (want(W_RANDOM)) {
       for (i = 0; i < 2; i++) {
         Eng *p = &aEng[i ^ first];
