@@ -929,13 +929,24 @@ END_TEST
 static int getNop(void *pCtx, const uint8_t *pKey, size_t nKey,
                   const uint8_t *pVal, size_t nVal);
 
+/* Point gets of the entries at each eighth of a. */
+static void getEighths(sst_reader *r, const Ent *a, int n) {
+  int i, nGot = 0;
+  for (i = 0; i < 8; i++) {
+    const Ent *e = &a[i * (n / 8)];
+    int bFound = 0;
+    QUICK_EQ(sst_reader_get(r, e->pKey, e->nKey, &bFound, &nGot, getNop, NULL),
+             WCS_OK);
+  }
+}
+
 /* A scan much larger than the cache leaves the blocks point reads keep
 ** using where they are: past SST_SCAN_RUN neighbouring blocks it fills
 ** the cache only where there is room, so it evicts nothing. */
 START_TEST(test_sst_long_scan_keeps_hot_blocks) {
   wcs_env *env = wcs_env_mem_new();
   wcs_cache *cache;
-  int n = 6000, i, nGot = 0, nSeen = 0;
+  int n = 6000, i, nSeen = 0;
   Ent *a;
   sst_options o = opts(1024, 16, 3, 10);
   sst_meta meta;
@@ -952,12 +963,7 @@ START_TEST(test_sst_long_scan_keeps_hot_blocks) {
   QUICK_EQ(sst_reader_open(env, "h.sst", 5, meta.nBytes, cache, &r, NULL),
            WCS_OK);
   /* Eight hot blocks, read by point gets. */
-  for (i = 0; i < 8; i++) {
-    const Ent *e = &a[i * (n / 8)];
-    int bFound = 0;
-    QUICK_EQ(sst_reader_get(r, e->pKey, e->nKey, &bFound, &nGot, getNop, NULL),
-             WCS_OK);
-  }
+  getEighths(r, a, n);
   wcs_cache_stats(cache, NULL, NULL, &nMiss0);
   ck_assert_uint_eq(nMiss0, 8);
   /* A full scan through a cache-filling iterator. */
@@ -971,12 +977,7 @@ START_TEST(test_sst_long_scan_keeps_hot_blocks) {
   wcs_cache_stats(cache, &nBytes, NULL, &nMiss1);
   ck_assert_uint_le(nBytes, (uint64_t)nBudget);
   /* The hot blocks are all still there. */
-  for (i = 0; i < 8; i++) {
-    const Ent *e = &a[i * (n / 8)];
-    int bFound = 0;
-    QUICK_EQ(sst_reader_get(r, e->pKey, e->nKey, &bFound, &nGot, getNop, NULL),
-             WCS_OK);
-  }
+  getEighths(r, a, n);
   wcs_cache_stats(cache, NULL, NULL, &nMiss2);
   ck_assert_uint_eq(nMiss2, nMiss1);
   sst_reader_close(r);
