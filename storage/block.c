@@ -5,11 +5,14 @@
 ** comment and, byte by byte, in doc/format.md ("Blocks").
 **
 ** How the cursor works. Forward moves decode one entry header (three
-** varints, usually one byte each: a one-load fast path) and rebuild the key
-** only when it shares a prefix with its predecessor; keys stored whole
-** (restart points) and all values are pointed to inside the block, so a
-** forward scan copies only key suffixes. A seek binary-searches the restart
-** keys (compared in place) and scans at most one restart interval.
+** varints, four in a block with suffixes, usually one byte each: a
+** one-load fast path) and rebuild the key only when it shares a prefix
+** with its predecessor or a suffix with the base (the latest entry stored
+** whole, which stays in place in the block: the cursor keeps a pointer to
+** it); keys stored whole and all values are pointed to inside the block,
+** so a forward scan copies only what it rebuilds. A seek binary-searches
+** the restart keys (compared in place) and scans at most one restart
+** interval.
 **
 ** Reverse moves cannot decode backwards, so the first Prev into a restart
 ** interval scans that interval once from its restart point and records
@@ -174,7 +177,7 @@ void block_builder_init(block_builder *p, int nInterval) {
 
 int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
                       const uint8_t *pVal, size_t nVal) {
-  size_t nShared = 0, nUnshared;
+  size_t nShared = 0, nSuffix = 0, nUnshared;
   uint8_t *z;
   assert(!p->bFinished);
   if (p->nEntry == 0 || p->nSince >= p->nInterval) {
@@ -184,12 +187,21 @@ int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
     size_t nMax = p->last.n < nKey ? p->last.n : nKey;
     while (nShared < nMax && p->last.a[nShared] == pKey[nShared])
       nShared++;
+    if (p->bSuffix && nKey <= WCS_BLOCK_KEY_MAX) {
+      /* the longest common suffix with the base that does not overlap
+      ** the shared prefix */
+      nMax = nKey - nShared < p->base.n ? nKey - nShared : p->base.n;
+      while (nSuffix < nMax &&
+             p->base.a[p->base.n - 1 - nSuffix] == pKey[nKey - 1 - nSuffix])
+        nSuffix++;
+    }
   }
-  nUnshared = nKey - nShared;
-  if (wcs_buf_reserve(&p->data, 3 * 5 + nUnshared + nVal)) return WCS_NOMEM;
+  nUnshared = nKey - nShared - nSuffix;
+  if (wcs_buf_reserve(&p->data, 4 * 5 + nUnshared + nVal)) return WCS_NOMEM;
   z = p->data.a + p->data.n;
   z += wcs_put_varint(z, nShared);
   z += wcs_put_varint(z, nUnshared);
+  if (p->bSuffix) z += wcs_put_varint(z, nSuffix);
   z += wcs_put_varint(z, nVal);
   if (nUnshared) memcpy(z, pKey + nShared, nUnshared);
   z += nUnshared;
@@ -197,7 +209,13 @@ int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
   z += nVal;
   p->data.n = (size_t)(z - p->data.a);
   p->last.n = nShared;
-  if (wcs_buf_append(&p->last, pKey + nShared, nUnshared)) return WCS_NOMEM;
+  if (wcs_buf_append(&p->last, pKey + nShared, nKey - nShared)) {
+    return WCS_NOMEM;
+  }
+  if (p->bSuffix && nShared == 0 && nSuffix == 0) {
+    p->base.n = 0; /* stored whole: the next suffixes come from it */
+    if (wcs_buf_append(&p->base, pKey, nKey)) return WCS_NOMEM;
+  }
   p->nSince++;
   p->nEntry++;
   return WCS_OK;
@@ -211,7 +229,8 @@ size_t block_builder_size(const block_builder *p) {
 int block_builder_finish(block_builder *p, const uint8_t **pp, size_t *pn) {
   if (!p->bFinished) {
     if (wcs_buf_append(&p->data, p->restarts.a, p->restarts.n) ||
-        wcs_buf_append32(&p->data, (uint32_t)(p->restarts.n / 4))) {
+        wcs_buf_append32(&p->data, (uint32_t)(p->restarts.n / 4) |
+                                       (p->bSuffix ? WCS_BLOCK_SUFFIX : 0))) {
       return WCS_NOMEM;
     }
     p->bFinished = 1;
@@ -222,7 +241,7 @@ int block_builder_finish(block_builder *p, const uint8_t **pp, size_t *pn) {
 }
 
 void block_builder_reset(block_builder *p) {
-  p->data.n = p->restarts.n = p->last.n = 0;
+  p->data.n = p->restarts.n = p->last.n = p->base.n = 0;
   p->nSince = p->nEntry = 0;
   p->bFinished = 0;
 }
@@ -231,7 +250,12 @@ void block_builder_free(block_builder *p) {
   wcs_buf_free(&p->data);
   wcs_buf_free(&p->restarts);
   wcs_buf_free(&p->last);
-  block_builder_init(p, p->nInterval);
+  wcs_buf_free(&p->base);
+  {
+    int bSuffix = p->bSuffix;
+    block_builder_init(p, p->nInterval);
+    p->bSuffix = bSuffix;
+  }
 }
 
 /* ==================================================================
@@ -267,43 +291,69 @@ static inline int getVarint32(const uint8_t *z, const uint8_t *zEnd,
   return 0;
 }
 
+/* The lengths of one entry (parseEntry). */
+typedef struct EntryLen {
+  uint32_t nShared;   /* bytes of the previous key's prefix */
+  uint32_t nUnshared; /* bytes stored in the entry */
+  uint32_t nSuffix;   /* bytes of the base's suffix (0 without suffixes) */
+  uint32_t nVal;      /* value bytes */
+} EntryLen;
+
 /* Parse the entry header at iOff: lengths, and where the key delta starts.
-** Checks that the key delta and value fit before the restart array and
-** that nShared <= nPrevKey. Returns WCS_OK or WCS_CORRUPT. */
+** Checks that the key delta and value fit before the restart array, that
+** nShared <= nPrevKey and nSuffix <= nBase (pass 0 for both at a restart
+** point: its key must be whole), and that a rebuilt key is not absurdly
+** long. Returns WCS_OK or WCS_CORRUPT. */
 static inline int parseEntry(const block_iter *p, uint32_t iOff,
-                             uint32_t nPrevKey, uint32_t *pnShared,
-                             uint32_t *pnUnshared, uint32_t *pnVal,
+                             uint32_t nPrevKey, uint32_t nBase, EntryLen *e,
                              const uint8_t **pzDelta) {
   const uint8_t *z = p->a + iOff;
   const uint8_t *zEnd = p->a + p->nEnt;
-  uint32_t nShared, nUnshared, nVal;
+  uint32_t nShared, nUnshared, nVal, nSuffix = 0;
   /* defined outputs on the error paths too (callers read them only after
   ** WCS_OK, but the compiler cannot see that) */
-  *pnShared = *pnUnshared = *pnVal = 0;
+  memset(e, 0, sizeof *e);
   *pzDelta = z;
-  if (zEnd - z >= 3 && (z[0] | z[1] | z[2]) < 0x80) {
+  if (!p->bSuffix && zEnd - z >= 3 && (z[0] | z[1] | z[2]) < 0x80) {
     nShared = z[0];
     nUnshared = z[1];
     nVal = z[2];
     z += 3;
+  } else if (p->bSuffix && zEnd - z >= 4 &&
+             (z[0] | z[1] | z[2] | z[3]) < 0x80) {
+    nShared = z[0];
+    nUnshared = z[1];
+    nSuffix = z[2];
+    nVal = z[3];
+    z += 4;
   } else {
     int n;
     if ((n = getVarint32(z, zEnd, &nShared)) == 0) return WCS_CORRUPT_BKPT;
     z += n;
     if ((n = getVarint32(z, zEnd, &nUnshared)) == 0) return WCS_CORRUPT_BKPT;
     z += n;
+    if (p->bSuffix) {
+      if ((n = getVarint32(z, zEnd, &nSuffix)) == 0) return WCS_CORRUPT_BKPT;
+      z += n;
+    }
     if ((n = getVarint32(z, zEnd, &nVal)) == 0) return WCS_CORRUPT_BKPT;
     z += n;
   }
-  if (nShared > nPrevKey) return WCS_CORRUPT_BKPT;
+  if (nShared > nPrevKey || nSuffix > nBase) return WCS_CORRUPT_BKPT;
   if (nUnshared > (size_t)(zEnd - z)) return WCS_CORRUPT_BKPT;
   if (nVal > (size_t)(zEnd - z) - nUnshared) return WCS_CORRUPT_BKPT;
-  if (p->bIKey && (uint64_t)nShared + nUnshared < WCS_IKEY_TRAILER) {
+  if (nSuffix &&
+      (uint64_t)nShared + nUnshared + nSuffix > WCS_BLOCK_KEY_MAX) {
     return WCS_CORRUPT_BKPT;
   }
-  *pnShared = nShared;
-  *pnUnshared = nUnshared;
-  *pnVal = nVal;
+  if (p->bIKey &&
+      (uint64_t)nShared + nUnshared + nSuffix < WCS_IKEY_TRAILER) {
+    return WCS_CORRUPT_BKPT;
+  }
+  e->nShared = nShared;
+  e->nUnshared = nUnshared;
+  e->nSuffix = nSuffix;
+  e->nVal = nVal;
   *pzDelta = z;
   return WCS_OK;
 }
@@ -311,14 +361,16 @@ static inline int parseEntry(const block_iter *p, uint32_t iOff,
 /* Make the entry at iOff current. Its predecessor's key is the current key
 ** (p->pKey, nPrevKey bytes); pass nPrevKey 0 at a restart point. */
 static int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
-  uint32_t nShared, nUnshared, nVal;
+  EntryLen e;
   const uint8_t *z;
-  int rc = parseEntry(p, iOff, nPrevKey, &nShared, &nUnshared, &nVal, &z);
+  int rc = parseEntry(p, iOff, nPrevKey, nPrevKey ? p->nBase : 0, &e, &z);
+  uint32_t nKey = e.nShared + e.nUnshared + e.nSuffix;
   if (rc != WCS_OK) return fail(p, rc);
-  if (nShared == 0) {
-    p->pKey = z;
+  if (e.nShared == 0 && e.nSuffix == 0) {
+    p->pKey = z; /* stored whole: also the new base */
+    p->pBase = z;
+    p->nBase = e.nUnshared;
   } else {
-    uint32_t nKey = nShared + nUnshared;
     if (nKey > p->nKeyAlloc) {
       uint32_t nNew = nKey < 256 ? 256 : (nKey > 0x7fffffffu ? nKey : nKey * 2);
       uint8_t *aNew = realloc(p->aKey, nNew);
@@ -327,15 +379,20 @@ static int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
       p->aKey = aNew;
       p->nKeyAlloc = nNew;
     }
-    if (p->pKey != p->aKey) memmove(p->aKey, p->pKey, nShared);
-    memcpy(p->aKey + nShared, z, nUnshared);
+    if (p->pKey != p->aKey) memmove(p->aKey, p->pKey, e.nShared);
+    memcpy(p->aKey + e.nShared, z, e.nUnshared);
+    if (e.nSuffix) {
+      /* the base is a whole entry, in the block: never in aKey */
+      memcpy(p->aKey + e.nShared + e.nUnshared,
+             p->pBase + p->nBase - e.nSuffix, e.nSuffix);
+    }
     p->pKey = p->aKey;
   }
-  p->nKey = nShared + nUnshared;
-  p->pVal = z + nUnshared;
-  p->nVal = nVal;
+  p->nKey = nKey;
+  p->pVal = z + e.nUnshared;
+  p->nVal = e.nVal;
   p->iCur = iOff;
-  p->iNext = (uint32_t)(z + nUnshared + nVal - p->a);
+  p->iNext = (uint32_t)(z + e.nUnshared + e.nVal - p->a);
   return WCS_OK;
 }
 
@@ -344,6 +401,9 @@ int block_iter_init(block_iter *p, const uint8_t *a, size_t n, int bIKey) {
   p->pAid = NULL;
   p->a = a;
   p->bIKey = (uint8_t)(bIKey != 0);
+  p->bSuffix = 0;
+  p->pBase = NULL;
+  p->nBase = 0;
   p->rc = WCS_OK;
   p->nEnt = p->nRestart = 0;
   p->iCur = p->iNext = 0;
@@ -352,6 +412,8 @@ int block_iter_init(block_iter *p, const uint8_t *a, size_t n, int bIKey) {
   p->nPrev = p->iPrev = 0;
   if (n < 4 || n > 0xffffffffu) return fail(p, WCS_CORRUPT_BKPT);
   nRestart = wcs_get32(a + n - 4);
+  p->bSuffix = (nRestart & WCS_BLOCK_SUFFIX) != 0;
+  nRestart &= ~WCS_BLOCK_SUFFIX;
   if (nRestart > (n - 4) / 4) return fail(p, WCS_CORRUPT_BKPT);
   p->nEnt = (uint32_t)(n - 4 - 4 * (size_t)nRestart);
   p->nRestart = nRestart;
@@ -369,6 +431,9 @@ int block_iter_init_aid(block_iter *p, const uint8_t *a, size_t n,
   p->pAid = pAid;
   p->a = a;
   p->bIKey = 1;
+  p->bSuffix = (uint8_t)(pAid->bSuffix != 0);
+  p->pBase = NULL;
+  p->nBase = 0;
   p->rc = WCS_OK;
   p->nEnt = pAid->nEnt;
   p->nRestart = pAid->nRestart;
@@ -402,12 +467,12 @@ static const uint8_t *aidPrefix(const block_aid *pAid) {
 /* The user key of the restart entry i (a whole key); 0 if damaged. */
 static int aidRestartKey(const block_iter *p, uint32_t i, const uint8_t **pz,
                          size_t *pn) {
-  uint32_t iOff = restartAt(p, i), nShared, nUnshared, nVal;
-  if (iOff >= p->nEnt ||
-      parseEntry(p, iOff, 0, &nShared, &nUnshared, &nVal, pz) != WCS_OK) {
+  uint32_t iOff = restartAt(p, i);
+  EntryLen e;
+  if (iOff >= p->nEnt || parseEntry(p, iOff, 0, 0, &e, pz) != WCS_OK) {
     return 0;
   }
-  *pn = nUnshared - WCS_IKEY_TRAILER;
+  *pn = e.nUnshared - WCS_IKEY_TRAILER;
   return 1;
 }
 
@@ -439,7 +504,7 @@ int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
   pAid->nRestart = bi.nRestart;
   pAid->nEnt = bi.nEnt;
   pAid->nPrefix = (uint32_t)nPrefix;
-  pAid->nUnused = 0;
+  pAid->bSuffix = bi.bSuffix;
   aOff = (uint32_t *)(pAid->aSlice + 2 * (size_t)bi.nRestart);
   for (i = 0; i < bi.nRestart; i++) {
     if (!aidRestartKey(&bi, i, &z, &nU)) {
@@ -487,11 +552,11 @@ static int aidSearch(block_iter *p, const uint8_t *pKey, size_t nKey,
     } else if (sLo != tLo) {
       bLess = sLo < tLo;
     } else {
-      uint32_t nShared, nUnshared, nVal;
+      EntryLen e;
       const uint8_t *z;
-      int rc = parseEntry(p, aOff[mid], 0, &nShared, &nUnshared, &nVal, &z);
+      int rc = parseEntry(p, aOff[mid], 0, 0, &e, &z);
       if (rc != WCS_OK) return rc;
-      bLess = wcs_ikey_cmp(z, nUnshared, pKey, nKey) < 0;
+      bLess = wcs_ikey_cmp(z, e.nUnshared, pKey, nKey) < 0;
     }
     if (bLess) {
       lo = mid;
@@ -551,7 +616,7 @@ static int seekScan(block_iter *p, const uint8_t *pT, size_t nT) {
   for (;;) {
     size_t uK = p->nKey - WCS_IKEY_TRAILER, nMax = uK < uT ? uK : uT, m = 0;
     uint32_t iOff = p->iNext, nPrevKey = p->nKey;
-    uint32_t nShared = 0, nUnshared, nVal;
+    EntryLen e;
     const uint8_t *z;
     int rc;
     while (m < nMax && p->pKey[m] == pT[m])
@@ -569,11 +634,13 @@ static int seekScan(block_iter *p, const uint8_t *pT, size_t nT) {
         p->iCur = p->nEnt; /* past the last entry */
         return WCS_OK;
       }
-      rc = parseEntry(p, iOff, nPrevKey, &nShared, &nUnshared, &nVal, &z);
+      /* an entry passed over shares m + 1 > 0 bytes: not whole, so the
+      ** base stays the cursor's */
+      rc = parseEntry(p, iOff, nPrevKey, p->nBase, &e, &z);
       if (rc != WCS_OK) return fail(p, rc);
-      if (nShared <= m) break;
-      nPrevKey = nShared + nUnshared;
-      iOff = (uint32_t)(z + nUnshared + nVal - p->a);
+      if (e.nShared <= m) break;
+      nPrevKey = e.nShared + e.nUnshared + e.nSuffix;
+      iOff = (uint32_t)(z + e.nUnshared + e.nVal - p->a);
     }
     /* its first nShared <= m bytes are those of K, still at p->pKey */
     rc = decodeAt(p, iOff, nPrevKey);
@@ -604,12 +671,13 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
   hi = p->nRestart - 1;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo + 1) / 2;
-    uint32_t iOff = restartAt(p, mid), nShared, nUnshared, nVal;
+    uint32_t iOff = restartAt(p, mid);
+    EntryLen e;
     const uint8_t *z;
     if (iOff >= p->nEnt) return fail(p, WCS_CORRUPT_BKPT);
-    rc = parseEntry(p, iOff, 0, &nShared, &nUnshared, &nVal, &z);
+    rc = parseEntry(p, iOff, 0, 0, &e, &z);
     if (rc != WCS_OK) return fail(p, rc);
-    if (block_key_cmp(p->bIKey, z, nUnshared, pKey, nKey) < 0) {
+    if (block_key_cmp(p->bIKey, z, e.nUnshared, pKey, nKey) < 0) {
       lo = mid;
     } else {
       hi = mid - 1;
@@ -634,6 +702,8 @@ static void usePrev(block_iter *p, int i) {
   p->nKey = e->nKey;
   p->nVal = e->nVal;
   p->pVal = p->a + e->iNext - e->nVal;
+  p->pBase = p->a + e->iBase;
+  p->nBase = e->nBase;
 }
 
 /* Scan the entries from iStart (a restart point) up to iStop (exclusive,
@@ -641,17 +711,22 @@ static void usePrev(block_iter *p, int i) {
 ** make the last of them current. */
 static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
   uint32_t iOff = iStart;
-  uint32_t nPrevKey = 0, iPrevKey = 0;
+  uint32_t nPrevKey = 0, iPrevKey = 0, iBase = 0, nBase = 0;
   p->nPrev = 0;
   p->prevKeys.n = 0;
   if (iStart >= iStop) return fail(p, WCS_CORRUPT_BKPT);
   while (iOff < iStop) {
-    uint32_t nShared, nUnshared, nVal, nKey;
+    uint32_t nShared, nUnshared, nSuffix, nVal, nKey;
     const uint8_t *z;
     block_prev *e;
-    int rc = parseEntry(p, iOff, nPrevKey, &nShared, &nUnshared, &nVal, &z);
+    EntryLen el;
+    int rc = parseEntry(p, iOff, nPrevKey, nPrevKey ? nBase : 0, &el, &z);
     if (rc != WCS_OK) return fail(p, rc);
-    nKey = nShared + nUnshared;
+    nShared = el.nShared;
+    nUnshared = el.nUnshared;
+    nSuffix = el.nSuffix;
+    nVal = el.nVal;
+    nKey = nShared + nUnshared + nSuffix;
     if (p->nPrev >= p->nPrevAlloc) {
       int nNew = p->nPrevAlloc ? p->nPrevAlloc * 2 : 32;
       block_prev *aNew = realloc(p->aPrev, (size_t)nNew * sizeof *aNew);
@@ -669,12 +744,21 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
     }
     if (nUnshared)
       memcpy(p->prevKeys.a + p->prevKeys.n + nShared, z, nUnshared);
+    if (nSuffix) {
+      memcpy(p->prevKeys.a + p->prevKeys.n + nShared + nUnshared,
+             p->a + iBase + nBase - nSuffix, nSuffix);
+    } else if (nShared == 0) {
+      iBase = (uint32_t)(z - p->a); /* stored whole: the new base */
+      nBase = nUnshared;
+    }
     e = &p->aPrev[p->nPrev++];
     e->iOff = iOff;
     e->iNext = (uint32_t)(z + nUnshared + nVal - p->a);
     e->iKey = (uint32_t)p->prevKeys.n;
     e->nKey = nKey;
     e->nVal = nVal;
+    e->iBase = iBase;
+    e->nBase = nBase;
     iPrevKey = e->iKey;
     nPrevKey = nKey;
     p->prevKeys.n += nKey;

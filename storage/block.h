@@ -6,7 +6,7 @@
 **
 ** Block contents (uncompressed), every integer little-endian:
 **
-**     entry*  restart[nRestart] (u32 each)  nRestart (u32)
+**     entry*  restart[nRestart] (u32 each)  count (u32)
 **     entry = varint shared | varint unshared | varint nValue
 **             | key bytes [shared, shared+unshared) | value bytes
 **
@@ -14,7 +14,19 @@
 ** previous key of the block; every restart point (each nInterval-th entry,
 ** the first entry included) stores its key whole (shared == 0), and the
 ** restart array lists their byte offsets, so a seek binary-searches the
-** restart keys and then scans at most nInterval entries.
+** restart keys and then scans at most nInterval entries. count is
+** nRestart, or nRestart | WCS_BLOCK_SUFFIX for a block whose entries also
+** share a suffix:
+**
+**     entry = varint shared | varint unshared | varint suffix
+**             | varint nValue | key bytes [shared, shared+unshared)
+**             | value bytes
+**
+** where the key ends with the last `suffix` bytes of the base: the latest
+** entry stored whole (shared == 0 and suffix == 0; every restart point is
+** one). Cell keys end in a timestamp and a sequence number that most
+** neighbours share, which suffixes keep out of the block (about half the
+** decoded size of the engine's cells).
 **
 ** On disk a block is followed by a WCS_BLOCK_TRAILER-byte trailer:
 **
@@ -47,6 +59,14 @@
 #define WCS_BLOCK_ZSTD     1 /* type: stored bytes are one zstd frame */
 #define WCS_BLOCK_MAX_RAW  0x7fffffffu /* largest raw length accepted */
 
+/* ---- block contents */
+#define WCS_BLOCK_SUFFIX  0x80000000u /* count flag: entries carry a suffix */
+/* A key rebuilt with a suffix longer than this is damage: a suffix costs
+** one varint however long, so without a bound a few bytes of a damaged
+** block could claim keys of gigabytes. The builder stores longer keys
+** without a suffix. */
+#define WCS_BLOCK_KEY_MAX (1u << 24)
+
 /* Frame one block: append its stored form (zstd-compressed with pCCtx at
 ** iLevel when iLevel > 0 and that saves at least 1/8 of n, raw otherwise)
 ** and its trailer to pOut. pScratch is a reusable buffer for the compressed
@@ -74,6 +94,8 @@ typedef struct block_builder {
   wcs_buf data;     /* entries so far; finish appends the restart array */
   wcs_buf restarts; /* u32 LE restart offsets, one per restart point */
   wcs_buf last;     /* the previous key, whole (prefix source) */
+  wcs_buf base;     /* the latest key stored whole (suffix source) */
+  int bSuffix;      /* write suffixes (set after init; default 0) */
   int nInterval;    /* entries per restart point, >= 1 */
   int nSince;       /* entries since the last restart point, < nInterval */
   int nEntry;       /* entries in the block */
@@ -103,6 +125,8 @@ typedef struct block_prev {
   uint32_t iKey;  /* offset of the whole key in block_iter.prevKeys */
   uint32_t nKey;  /* key bytes */
   uint32_t nVal;  /* value bytes; the value ends at iNext */
+  uint32_t iBase; /* the base after this entry: offset in the block */
+  uint32_t nBase; /* and key bytes */
 } block_prev;
 
 /*
@@ -119,6 +143,9 @@ typedef struct block_iter {
   uint32_t nRestart;   /* restart points (0 only for an empty block) */
   uint8_t bIKey;       /* keys are internal keys: >= 8 bytes, ikey
                        ** order; else plain bytes in memcmp order */
+  uint8_t bSuffix;     /* entries carry a suffix length */
+  const uint8_t *pBase; /* key of the latest whole entry, in the block */
+  uint32_t nBase;      /* its bytes */
   int rc;              /* WCS_OK, or WCS_CORRUPT (sticky) */
   uint32_t iCur;       /* offset of the current entry; nEnt: invalid */
   uint32_t iNext;      /* offset just past the current entry */
@@ -157,7 +184,7 @@ typedef struct block_aid {
   uint32_t nRestart; /* restart points of the block */
   uint32_t nEnt;     /* offset of its restart array */
   uint32_t nPrefix;  /* bytes shared by every user key of the block */
-  uint32_t nUnused;
+  uint32_t bSuffix;  /* the block's entries carry a suffix length */
   uint64_t aSlice[]; /* 2 * nRestart slices, then uint32 aOff[nRestart]
                      ** (the restart offsets), then the nPrefix prefix
                      ** bytes */

@@ -576,6 +576,7 @@ void compact_sst_options(const wcs_options *pOpt, sst_options *pSo) {
   pSo->iZstdLevel = pOpt->iZstdLevel;
   pSo->nBloomBits = pOpt->nBloomBits;
   pSo->xBloomPrefix = pOpt->xBloomPrefix;
+  pSo->bSuffix = 1;
 }
 
 int compact_cut_before(const compact_job *j, compact_cut *pCut,

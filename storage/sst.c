@@ -150,6 +150,7 @@ int sst_builder_new(wcs_env *pEnv, const char *zPath, uint64_t iFile,
   if (p->opt.nBloomBits < 0) p->opt.nBloomBits = 0;
   if (p->opt.nBloomBits > 100) p->opt.nBloomBits = 100;
   block_builder_init(&p->data, p->opt.nRestart);
+  p->data.bSuffix = p->opt.bSuffix != 0;
   block_builder_init(&p->index, SST_INDEX_RESTART);
   bloom_builder_init(&p->bloom, p->opt.nBloomBits);
   p->zPath = strdup(zPath);
@@ -524,7 +525,8 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
       wcs_put64(aFoot + 16 * i, aOff[i]);
       wcs_put64(aFoot + 16 * i + 8, aSize[i]);
     }
-    wcs_put32(aFoot + WCS_SST_FOOT_VERSION, WCS_SST_VERSION);
+    wcs_put32(aFoot + WCS_SST_FOOT_VERSION,
+              p->opt.bSuffix ? WCS_SST_VERSION_SUFFIX : WCS_SST_VERSION);
     wcs_put32(aFoot + WCS_SST_FOOT_CRC,
               wcs_crc_mask(wcs_crc32c(0, aFoot, WCS_SST_FOOT_CRC)));
     memcpy(aFoot + WCS_SST_FOOT_MAGIC, WCS_SST_MAGIC, 8);
@@ -1347,12 +1349,13 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
                     "checksum mismatch");
   }
   if (rc == WCS_OK &&
-      wcs_get32(aFoot + WCS_SST_FOOT_VERSION) != WCS_SST_VERSION) {
+      wcs_get32(aFoot + WCS_SST_FOOT_VERSION) != WCS_SST_VERSION &&
+      wcs_get32(aFoot + WCS_SST_FOOT_VERSION) != WCS_SST_VERSION_SUFFIX) {
     rc = wcs_seterr(pzErr, WCS_PROTOCOL,
                     "%s has sorted-file format version %u; this build reads "
-                    "version %d",
+                    "versions %d and %d",
                     zPath, wcs_get32(aFoot + WCS_SST_FOOT_VERSION),
-                    WCS_SST_VERSION);
+                    WCS_SST_VERSION, WCS_SST_VERSION_SUFFIX);
   }
   if (rc == WCS_OK) {
     uint64_t iExpect;

@@ -37,7 +37,8 @@ typedef struct wcs_cache wcs_cache;
 #define WCS_SST_FOOT_VERSION  64 /* u32 format version */
 #define WCS_SST_FOOT_CRC      68 /* u32 masked CRC-32C of bytes [0, 68) */
 #define WCS_SST_FOOT_MAGIC    72 /* WCS_SST_MAGIC, 8 bytes */
-#define WCS_SST_VERSION       1
+#define WCS_SST_VERSION       1 /* data blocks without suffixes */
+#define WCS_SST_VERSION_SUFFIX 2 /* data blocks share suffixes (block.h) */
 #define WCS_SST_MAGIC         "\x89WST\r\n\x1a\n" /* 89 57 53 54 0d 0a 1a 0a */
 
 /* Properties block tags (tag varint, length varint, value; integers are
@@ -86,6 +87,8 @@ typedef struct sst_options {
   int iZstdLevel; /* zstd level for data, index, tombstone blocks; 0 = raw */
   int nBloomBits; /* bits per key; 0 = no filter (an empty bloom block) */
   int (*xBloomPrefix)(const void *pKey, int nKey); /* see wcs_options */
+  int bSuffix;    /* data block entries share suffixes: format version 2
+                  ** (the store always sets it; 0 writes version 1) */
 } sst_options;
 
 /* Range tombstone: user keys k with start <= k < end written at seq or

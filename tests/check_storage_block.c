@@ -1,7 +1,9 @@
 /*
 ** Tests of the block layer (storage/block.c): golden bytes of a small
-** block and its trailer, cursor moves compared with a sorted array (plain
-** and internal keys, every restart interval shape), the framing round trip
+** block and its trailer, and of a block whose entries share suffixes,
+** cursor moves compared with a sorted array (plain and internal keys,
+** every restart interval shape, with and without suffixes), the framing
+** round trip
 ** with and without zstd, and bad bytes: every truncation, every flipped
 ** byte of a framed block, random garbage — always an error, never a crash.
 */
@@ -43,6 +45,18 @@ static const uint8_t aGoldenTrailer[] = {
     0x00,                   /* raw */
     0x28, 0x00, 0x00, 0x00, /* raw length 40 */
     0xa5, 0xe8, 0xbb, 0x82, /* masked CRC-32C */
+};
+
+/* The same keys and values in a block whose entries share suffixes, with
+** a restart interval of 3: entry 1 takes "x#9" from the base (entry 0,
+** stored whole), entry 2 one byte of prefix from entry 1 and "#9" from the
+** base. doc/format.md, "Block contents", walks through it. */
+static const uint8_t aGoldenSuffixBlock[] = {
+    0x00, 0x04, 0x00, 0x01, 'a', 'x', '#', '9', '1', /* entry 0: whole */
+    0x00, 0x01, 0x03, 0x01, 'b', '2',                /* entry 1: "b" + "x#9" */
+    0x01, 0x01, 0x02, 0x01, 'z', '3',                /* "b" + "z" + "#9" */
+    0x00, 0x00, 0x00, 0x00,                          /* restart 0 */
+    0x01, 0x00, 0x00, 0x80, /* 1 restart | WCS_BLOCK_SUFFIX */
 };
 
 typedef struct Ent {
@@ -107,6 +121,8 @@ static Ent *randomEnts(int n, int bIKey) {
   return a;
 }
 
+static int gSuffix; /* buildBlock writes suffixes */
+
 /* Build a block; returns a malloc'd copy of its contents. */
 static uint8_t *buildBlock(const Ent *a, int n, int nInterval, size_t *pn) {
   block_builder b;
@@ -114,6 +130,7 @@ static uint8_t *buildBlock(const Ent *a, int n, int nInterval, size_t *pn) {
   uint8_t *pOut;
   int i;
   block_builder_init(&b, nInterval);
+  b.bSuffix = gSuffix;
   for (i = 0; i < n; i++) {
     QUICK_EQ(block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal, a[i].nVal),
              WCS_OK);
@@ -190,6 +207,7 @@ START_TEST(test_block_seek_aid_agrees_with_model) {
   static const int aInterval[] = {1, 3, 16};
   int iStem, iInt, k, i;
   tu_seed(0);
+  gSuffix = _i;
   for (iStem = 0; iStem < 4; iStem++) {
     for (iInt = 0; iInt < 3; iInt++) {
       int n = 1 + (int)tu_rand_range(200);
@@ -374,6 +392,7 @@ START_TEST(test_block_cursor_agrees_with_sorted_array) {
   static const int aInterval[] = {1, 2, 3, 16, 1000};
   int i, n;
   tu_seed(0);
+  gSuffix = _i;
   for (i = 0; i < 5; i++) {
     for (n = 0; n <= 40; n += 13)
       checkBlockAgainstModel(n, aInterval[i], 0);
@@ -386,6 +405,7 @@ START_TEST(test_block_cursor_orders_internal_keys) {
   static const int aInterval[] = {1, 4, 16};
   int i;
   tu_seed(0);
+  gSuffix = _i;
   for (i = 0; i < 3; i++) {
     checkBlockAgainstModel(1, aInterval[i], 1);
     checkBlockAgainstModel(250, aInterval[i], 1);
@@ -470,6 +490,7 @@ START_TEST(test_block_truncations_are_errors_not_crashes) {
   size_t nBlk, n;
   uint8_t *pBlk;
   tu_seed(0);
+  gSuffix = _i;
   a = randomEnts(60, 1);
   pBlk = buildBlock(a, 60, 4, &nBlk);
   QUICK_EQ(exerciseBlock(pBlk, nBlk, 1), WCS_OK);
@@ -525,6 +546,117 @@ START_TEST(test_block_restart_key_with_shared_prefix_is_corrupt) {
   memcpy(a, aGoldenBlock, sizeof a);
   a[36] = 0x0b; /* restart count larger than the block */
   QUICK_EQ(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+}
+END_TEST
+
+START_TEST(test_block_suffix_golden_bytes) {
+  const char *azKey[] = {"ax#9", "bx#9", "bz#9"};
+  const char *azVal[] = {"1", "2", "3"};
+  block_builder b;
+  block_iter it;
+  const uint8_t *p;
+  size_t n;
+  int i;
+  block_builder_init(&b, 3);
+  b.bSuffix = 1;
+  for (i = 0; i < 3; i++) {
+    QUICK_EQ(block_builder_add(&b, (const uint8_t *)azKey[i], 4,
+                               (const uint8_t *)azVal[i], 1),
+             WCS_OK);
+  }
+  QUICK_EQ(block_builder_finish(&b, &p, &n), WCS_OK);
+  QUICK_EQ(n, sizeof aGoldenSuffixBlock);
+  QUICK_ASSERT(memcmp(p, aGoldenSuffixBlock, n) == 0);
+  block_builder_free(&b);
+  /* and it reads back, every way */
+  memset(&it, 0, sizeof it);
+  QUICK_EQ(block_iter_init(&it, aGoldenSuffixBlock, sizeof aGoldenSuffixBlock,
+                           0),
+           WCS_OK);
+  QUICK_EQ(block_iter_first(&it), WCS_OK);
+  for (i = 0; i < 3; i++) {
+    QUICK_ASSERT(block_iter_valid(&it));
+    QUICK_ASSERT(it.nKey == 4 && memcmp(it.pKey, azKey[i], 4) == 0);
+    QUICK_ASSERT(it.nVal == 1 && it.pVal[0] == azVal[i][0]);
+    QUICK_EQ(block_iter_next(&it), WCS_OK);
+  }
+  QUICK_ASSERT(!block_iter_valid(&it));
+  QUICK_EQ(block_iter_seek(&it, (const uint8_t *)"by", 2), WCS_OK);
+  QUICK_ASSERT(it.nKey == 4 && memcmp(it.pKey, "bz#9", 4) == 0);
+  QUICK_EQ(block_iter_prev(&it), WCS_OK);
+  QUICK_ASSERT(it.nKey == 4 && memcmp(it.pKey, "bx#9", 4) == 0);
+  QUICK_EQ(block_iter_next(&it), WCS_OK);
+  QUICK_ASSERT(it.nKey == 4 && memcmp(it.pKey, "bz#9", 4) == 0);
+  block_iter_clear(&it);
+}
+END_TEST
+
+START_TEST(test_block_bad_suffix_is_corrupt) {
+  uint8_t a[sizeof aGoldenSuffixBlock];
+  memcpy(a, aGoldenSuffixBlock, sizeof a);
+  QUICK_EQ(exerciseBlock(a, sizeof a, 0), WCS_OK);
+  a[11] = 0x05; /* entry 1: a suffix longer than the 4-byte base */
+  QUICK_EQ(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+  memcpy(a, aGoldenSuffixBlock, sizeof a);
+  a[2] = 0x01; /* entry 0, a restart point: a suffix with no base */
+  QUICK_EQ(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+  memcpy(a, aGoldenSuffixBlock, sizeof a);
+  a[sizeof a - 1] = 0x00; /* read without suffixes: the lengths are off */
+  QUICK_EQ(exerciseBlock(a, sizeof a, 0), WCS_CORRUPT);
+}
+END_TEST
+
+/* Keys shaped like the engine's cells: a row, a column, and a 16-byte tail
+** (timestamp and trailer) that most neighbours share. Suffixes keep the
+** tails out of the entries: every move agrees with the model, and the
+** block is well under two thirds of the plain one. */
+START_TEST(test_block_suffixes_shrink_cell_keys) {
+  enum { N = 600 };
+  Ent *a = calloc(N, sizeof *a);
+  size_t nPlain, nSuffix;
+  uint8_t *pPlain, *pSuffix;
+  int i;
+  for (i = 0; i < N; i++) {
+    char z[64];
+    int nz = snprintf(z, sizeof z, "dev#%06d#%c", i / 3, "abc"[i % 3]);
+    a[i].nKey = (size_t)nz + 16;
+    a[i].pKey = malloc(a[i].nKey);
+    memcpy(a[i].pKey, z, (size_t)nz);
+    memset(a[i].pKey + nz, i % 50 == 0 ? 0x7f : 0x5a, 8); /* timestamp */
+    memset(a[i].pKey + nz + 8, 0, 8);                     /* seq 0 trailer */
+    a[i].pKey[nz + 8] = WCS_KT_PUT;
+    a[i].nVal = 8;
+    a[i].pVal = malloc(8);
+    memset(a[i].pVal, i, 8);
+  }
+  gSuffix = 0;
+  pPlain = buildBlock(a, N, 16, &nPlain);
+  gSuffix = 1;
+  pSuffix = buildBlock(a, N, 16, &nSuffix);
+  QUICK_ASSERT(nSuffix * 3 < nPlain * 2);
+  {
+    block_iter it;
+    memset(&it, 0, sizeof it);
+    QUICK_EQ(block_iter_init(&it, pSuffix, nSuffix, 1), WCS_OK);
+    QUICK_EQ(block_iter_first(&it), WCS_OK);
+    for (i = 0; i < N; i++) {
+      assertAt(&it, a, N, i);
+      QUICK_EQ(block_iter_next(&it), WCS_OK);
+    }
+    QUICK_EQ(block_iter_last(&it), WCS_OK);
+    for (i = N - 1; i >= 0; i--) {
+      assertAt(&it, a, N, i);
+      QUICK_EQ(block_iter_prev(&it), WCS_OK);
+    }
+    for (i = 0; i < N; i += 7) {
+      QUICK_EQ(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
+      assertAt(&it, a, N, i);
+    }
+    block_iter_clear(&it);
+  }
+  free(pPlain);
+  free(pSuffix);
+  freeEnts(a, N);
 }
 END_TEST
 
@@ -630,14 +762,17 @@ Suite *storage_block_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_block_golden_bytes);
   tcase_add_test(tc, test_block_reads_golden_block);
-  tcase_add_test(tc, test_block_cursor_agrees_with_sorted_array);
-  tcase_add_test(tc, test_block_cursor_orders_internal_keys);
-  tcase_add_test(tc, test_block_seek_aid_agrees_with_model);
+  tcase_add_loop_test(tc, test_block_cursor_agrees_with_sorted_array, 0, 2); /* _i: suffixes */
+  tcase_add_loop_test(tc, test_block_cursor_orders_internal_keys, 0, 2); /* _i: suffixes */
+  tcase_add_loop_test(tc, test_block_seek_aid_agrees_with_model, 0, 2); /* _i: suffixes */
   tcase_add_test(tc, test_block_versions_of_one_key_newest_first);
   tcase_add_test(tc, test_block_empty_block_is_valid_and_empty);
-  tcase_add_test(tc, test_block_truncations_are_errors_not_crashes);
+  tcase_add_loop_test(tc, test_block_truncations_are_errors_not_crashes, 0, 2); /* _i: suffixes */
   tcase_add_test(tc, test_block_random_bytes_are_errors_not_crashes);
   tcase_add_test(tc, test_block_restart_key_with_shared_prefix_is_corrupt);
+  tcase_add_test(tc, test_block_suffix_golden_bytes);
+  tcase_add_test(tc, test_block_bad_suffix_is_corrupt);
+  tcase_add_test(tc, test_block_suffixes_shrink_cell_keys);
   tcase_add_test(tc, test_block_frame_round_trips_raw_and_zstd);
   tcase_add_test(tc, test_block_check_detects_every_flipped_byte);
   tcase_add_test(tc, test_block_inflate_rejects_garbage_frames);

@@ -149,9 +149,12 @@ static void buildFile(wcs_env *env, const char *zPath, const Ent *a, int n,
   QUICK_ASSERT((zErr) == NULL);
 }
 
+static int gSuffix; /* opts() asks for data blocks with suffixes */
+
 static sst_options opts(int nBlock, int nRestart, int iZstd, int nBloom) {
   sst_options o;
   memset(&o, 0, sizeof o);
+  o.bSuffix = gSuffix;
   o.nBlockSize = nBlock;
   o.nRestart = nRestart;
   o.iZstdLevel = iZstd;
@@ -255,6 +258,7 @@ START_TEST(test_sst_round_trips_random_entries) {
   wcs_env *env = wcs_env_mem_new();
   wcs_cache *cache;
   size_t s;
+  gSuffix = _i; /* both data block formats */
   tu_seed(0);
   QUICK_EQ(wcs_cache_new(1 << 20, &cache), WCS_OK);
   for (s = 0; s < sizeof aShape / sizeof aShape[0]; s++) {
@@ -290,6 +294,7 @@ END_TEST
 START_TEST(test_sst_round_trips_empty_and_64k_values) {
   wcs_env *env = wcs_env_mem_new();
   int lvl;
+  gSuffix = _i; /* both data block formats */
   tu_seed(0);
   for (lvl = 0; lvl <= 3; lvl += 3) {
     int n = 400;
@@ -326,6 +331,7 @@ START_TEST(test_sst_versions_of_one_key_straddle_blocks) {
   sst_meta meta;
   sst_reader *r;
   wcs_iiter *it;
+  o.bSuffix = _i; /* both data block formats */
   a[0].pKey = mkIKey("a", 1, 5, WCS_KT_PUT, &a[0].nKey);
   for (i = 1; i <= n; i++) {
     a[i].pKey =
@@ -368,6 +374,7 @@ static void buildGolden(wcs_env *env, const char *zPath, sst_meta *pMeta) {
   Ent a[2];
   sst_rangedel d;
   sst_options o = opts(4096, 16, 0, 10);
+  o.bSuffix = 0; /* version 1: the bytes below */
   a[0].pKey = mkIKey("a", 1, 1, WCS_KT_PUT, &a[0].nKey);
   a[0].pVal = (uint8_t *)"x";
   a[0].nVal = 1;
@@ -1134,12 +1141,12 @@ START_TEST(test_sst_rejects_wrong_magic_and_unknown_version) {
   f[WCS_SST_FOOT_MAGIC + 3] ^= 0x20;
 
   /* A well-formed footer of a future version: not corruption. */
-  wcs_put32(f + WCS_SST_FOOT_VERSION, 2);
+  wcs_put32(f + WCS_SST_FOOT_VERSION, 3);
   wcs_put32(f + WCS_SST_FOOT_CRC,
             wcs_crc_mask(wcs_crc32c(0, f, WCS_SST_FOOT_CRC)));
-  putFile(env, "v2.sst", p, nFile);
-  QUICK_EQ(openAndScan(env, "v2.sst", 0, NULL, 0, &zErr), WCS_PROTOCOL);
-  QUICK_ASSERT((strstr(zErr, "version 2")) != NULL);
+  putFile(env, "v3.sst", p, nFile);
+  QUICK_EQ(openAndScan(env, "v3.sst", 0, NULL, 0, &zErr), WCS_PROTOCOL);
+  QUICK_ASSERT((strstr(zErr, "version 3")) != NULL);
   free(zErr);
   free(p);
   sst_meta_clear(&meta);
@@ -1185,6 +1192,7 @@ START_TEST(test_sst_every_flipped_byte_is_detected) {
   Ent *a;
   sst_rangedel d[2];
   sst_meta meta;
+  gSuffix = _i; /* both data block formats */
   tu_seed(0);
   a = randomEnts(n, 0);
   d[0].pStart = (const uint8_t *)"row1";
@@ -1236,6 +1244,7 @@ START_TEST(test_sst_error_names_file_and_block_offset) {
   uint8_t *p;
   size_t nFile;
   char *zErr = NULL, zWant[200];
+  gSuffix = _i; /* both data block formats */
   tu_seed(0);
   a = randomEnts(n, 0);
   buildFile(env, "000012.sst", a, n, &o, NULL, 0, &meta);
@@ -1285,6 +1294,7 @@ START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
   Ent *a;
   sst_meta meta;
   sst_reader *r;
+  gSuffix = _i; /* both data block formats */
   tu_seed(0);
   ck_assert_int_eq(wcs_cache_new(1 << 20, &cache), WCS_OK);
   a = randomEnts(n, 0);
@@ -1562,23 +1572,23 @@ Suite *storage_sst_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_sst_golden_file_bytes);
-  tcase_add_test(tc, test_sst_round_trips_random_entries);
-  tcase_add_test(tc, test_sst_round_trips_empty_and_64k_values);
-  tcase_add_test(tc, test_sst_versions_of_one_key_straddle_blocks);
+  tcase_add_loop_test(tc, test_sst_round_trips_random_entries, 0, 2);
+  tcase_add_loop_test(tc, test_sst_round_trips_empty_and_64k_values, 0, 2);
+  tcase_add_loop_test(tc, test_sst_versions_of_one_key_straddle_blocks, 0, 2);
   tcase_add_test(tc, test_sst_meta_reports_bounds_seqs_and_tombstones);
   tcase_add_test(tc, test_sst_empty_file_has_no_entries);
   tcase_add_test(tc, test_sst_index_gives_offsets_without_reading_blocks);
   tcase_add_test(tc, test_sst_second_scan_is_served_by_cache);
   tcase_add_test(tc, test_sst_long_scan_keeps_hot_blocks);
-  tcase_add_test(tc, test_sst_point_get_finds_newest_version_at_snapshot);
+  tcase_add_loop_test(tc, test_sst_point_get_finds_newest_version_at_snapshot, 0, 2);
   tcase_add_test(tc, test_sst_forward_scan_reads_ahead);
   tcase_add_test(tc, test_sst_builder_rejects_out_of_order_keys);
   tcase_add_test(tc, test_sst_works_on_posix_files);
   tcase_add_test(tc, test_sst_rejects_truncated_footer);
   tcase_add_test(tc, test_sst_rejects_wrong_magic_and_unknown_version);
-  tcase_add_test(tc, test_sst_every_flipped_byte_is_detected);
+  tcase_add_loop_test(tc, test_sst_every_flipped_byte_is_detected, 0, 2);
   tcase_add_test(tc, test_sst_flipped_bytes_in_big_file_are_detected);
-  tcase_add_test(tc, test_sst_error_names_file_and_block_offset);
+  tcase_add_loop_test(tc, test_sst_error_names_file_and_block_offset, 0, 2);
   tcase_add_test(tc, test_sst_index_and_bloom_reloaded_from_cache_are_checked);
   tcase_add_test(tc, test_sst_tiny_cache_and_file_limit);
   suite_add_tcase(s, tc);

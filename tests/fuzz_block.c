@@ -7,10 +7,12 @@
 **           trailer's raw length whatever the CRC says, so that decoder is
 **           fuzzed too;
 **   else  — the rest is block contents: iterate forward and backward,
-**           seek to keys cut from the input, and mix moves.
+**           seek to keys cut from the input, and mix moves; internal
+**           keys are also sought through a seek aid built from the block.
 ** Nothing may crash or read outside the input (run under ASan).
-** Seeds: tests/corpus/block/ (made by the golden-block test's builder:
-** the doc/format.md example block and a 30-entry data block).
+** Seeds: tests/corpus/block/ (made by the golden-block tests' builders:
+** the doc/format.md example blocks, without and with suffixes, and a
+** 30-entry data block).
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,6 +44,23 @@ static void walk(const uint8_t *a, size_t n, int bIKey, const uint8_t *pSeek,
     }
   }
   block_iter_clear(&it);
+  if (bIKey && nSeek >= 8) {
+    block_aid *pAid = NULL;
+    size_t nAid = 0;
+    if (block_aid_build(a, n, &pAid, &nAid) == WCS_OK && pAid != NULL) {
+      memset(&it, 0, sizeof it);
+      block_iter_init_aid(&it, a, n, pAid);
+      block_iter_seek(&it, pSeek, nSeek);
+      for (k = 0; block_iter_valid(&it) && k < 50; k++) {
+        if (k % 3 == 2)
+          block_iter_prev(&it);
+        else
+          block_iter_next(&it);
+      }
+      block_iter_clear(&it);
+    }
+    free(pAid);
+  }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
