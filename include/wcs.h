@@ -99,10 +99,22 @@ typedef struct wcs_options {
   int bInMemory;          /* no files at all: zPath is ignored */
   size_t nMemtable;       /* memtable byte budget, shared by the active
                           ** memtable and the one being flushed (each
-                          ** switches at half); default 64 MiB */
+                          ** switches at half); what the memtables do not
+                          ** hold is lent to the block cache (bFixedCache);
+                          ** default 64 MiB */
   size_t nCache;          /* block cache byte budget: data blocks and
                           ** every sorted file's index and bloom filter;
-                          ** default 64 MiB */
+                          ** the cache may also use the part of nMemtable
+                          ** the memtables do not hold, so memtables and
+                          ** cache together stay within nMemtable + nCache
+                          ** (bFixedCache); default 64 MiB */
+  int bFixedCache;        /* 0 (default): the block cache's budget is
+                          ** nCache plus nMemtable less the bytes the
+                          ** memtables hold; it shrinks (evicting idle
+                          ** blocks) as they fill and grows back when a
+                          ** flush frees one. 1: the cache keeps exactly
+                          ** nCache and idle memtable budget stays unused
+                          ** (doc/storage.md, "Memory budget") */
   int nMaxOpenFiles;      /* sorted files kept open at once (closed in
                           ** CLOCK order, which approximates least
                           ** recently used; reopened when read);
@@ -392,9 +404,11 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 **  "Memory budget"), "file_reopens":..., "index_hits":...,
 **  "index_misses":... (lookups of a file's index and filter in the
 **  cache), "cache_budget":... (nCache), "memtable_bytes":...,
-**  "cache_bytes":... (blocks, indexes and filters; <= nCache plus what
-**  reads pin at the moment), "cache_hits":..., "cache_misses":... (data
-**  block lookups), "seq":...,
+**  "cache_budget_now":... (the cache's budget at the moment: nCache plus
+**  nMemtable less what the memtables hold, see bFixedCache; nCache with
+**  bFixedCache), "cache_bytes":... (blocks, indexes and filters;
+**  <= cache_budget_now plus what reads pin at the moment),
+**  "cache_hits":..., "cache_misses":... (data block lookups), "seq":...,
 **  "raw_bytes":..., "stored_bytes":..., "keys":..., "wal_bytes":...,
 **  "compactions":..., "flushes":..., "stall_micros":...,
 **  "filtered":... (entries removed by xCompactionFilter),

@@ -23,6 +23,11 @@
 ** sweeps the ring from its oldest end: an entry in use is passed over, a
 ** referenced one loses its bit and goes round again, any other is evicted.
 **
+** The budget can change while the cache is in use (wcs_cache_set_budget:
+** the store lends the cache what its memtables do not hold). Each shard
+** gets an even share of the new total and, if now over it, runs the same
+** sweep as an insert; the number of shards stays as created.
+**
 ** Reference counting: nRef counts the callers holding the handle; being in
 ** the table is the separate flag bInTable. Eviction never frees a block in
 ** use: such a block stays charged to the budget until released (the budget
@@ -392,6 +397,20 @@ void wcs_cache_release(wcs_cache *p, wcs_cache_handle *h) {
   }
   pthread_mutex_unlock(&s->mutex);
   freeChain(pFree);
+}
+
+void wcs_cache_set_budget(wcs_cache *p, size_t nTotal) {
+  int i;
+  if (p == NULL) return;
+  for (i = 0; i < p->nShard; i++) {
+    cache_shard *s = &p->aShard[i];
+    wcs_cache_handle *pFree = NULL;
+    pthread_mutex_lock(&s->mutex);
+    s->nBudget = nTotal / (size_t)p->nShard;
+    evict(s, &pFree);
+    pthread_mutex_unlock(&s->mutex);
+    freeChain(pFree);
+  }
 }
 
 void wcs_cache_evict_file(wcs_cache *p, uint64_t iFile) {

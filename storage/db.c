@@ -28,6 +28,10 @@
 ** files; one compaction thread runs leveled compactions (compact.c). With
 ** bNoBackground both run in the writer's thread instead.
 **
+** Memory: the block cache may use the part of the memtable budget the
+** memtables do not hold; its budget is adjusted (memCharge) where their
+** bytes change: after a commit group, a memtable switch, a flush.
+**
 ** Recovery (open): replay the manifest, then every WAL file not yet
 ** obsolete, in order, into memtables, flushing them to level 0; cut a torn
 ** WAL tail; refuse a corrupt WAL naming the file and offset. A fresh
@@ -164,6 +168,9 @@ struct wcs_db {
   wcs_memtable *apImm[MAX_IMM + 1]; /* oldest first; <= MAX_IMM used */
   wal_writer *pWal;                 /* active WAL (NULL in memory/read-only) */
   size_t nMemLimit;                 /* switch memtables at this many bytes */
+  size_t nMemCharged;  /* memtable bytes the cache's budget was last
+                       ** reduced by (memCharge), <= nMemtable */
+  size_t nCacheBudget; /* the cache's budget now */
   SuperVersion *pSv;                /* current super version; replaced
                                     ** under mu and svMu, read under svMu */
   pthread_mutex_t svMu;             /* guards pSv only: readers pin the
@@ -397,6 +404,37 @@ static SuperVersion *svAcquire(wcs_db *db, const wcs_snapshot *pSnap,
 }
 
 /* ====================================================================
+** Memory budget: memtables and block cache share nMemtable + nCache
+** ==================================================================== */
+
+/* Lend the block cache what the memtables do not hold (doc/storage.md,
+** "Memory budget"): its budget is nCache + nMemtable - M, where M is the
+** bytes of the active and immutable memtables (at most nMemtable), so the
+** two together stay within nMemtable + nCache. Called with the mutex held
+** (or during open, before other threads exist) wherever M may have
+** changed: after each commit group, at a memtable switch, after a flush,
+** during recovery. M changes only when an arena takes a block (nMemtable/32
+** bytes, 4 KiB..1 MiB, or one large entry: memtable.c) or a memtable comes
+** or goes, so most calls are one comparison; a change resizes the cache,
+** which evicts idle blocks if it shrinks. With bFixedCache the cache keeps
+** nCache. */
+static void memCharge(wcs_db *db) {
+  size_t nMem, nFree;
+  int i;
+  if (db->opt.bFixedCache || db->pMem == NULL) return;
+  nMem = memtable_bytes(db->pMem);
+  for (i = 0; i < db->nImm; i++)
+    nMem += memtable_bytes(db->apImm[i]);
+  if (nMem > db->opt.nMemtable) nMem = db->opt.nMemtable;
+  if (nMem == db->nMemCharged) return;
+  db->nMemCharged = nMem;
+  nFree = db->opt.nMemtable - nMem;
+  db->nCacheBudget =
+      db->opt.nCache > SIZE_MAX - nFree ? SIZE_MAX : db->opt.nCache + nFree;
+  wcs_cache_set_budget(db->pCache, db->nCacheBudget);
+}
+
+/* ====================================================================
 ** Background work: flush and compaction. Called with db->mu held; both
 ** release it while doing I/O.
 ** ==================================================================== */
@@ -579,6 +617,7 @@ static int doFlush(wcs_db *db) {
     db->nImm--;
     memtable_unref(m); /* the list's reference */
     svInstall(db);
+    memCharge(db);
     db->nFlushes++;
     db->nBytesFlushed += nBytes;
     if (!db->bInMemory && iLogOld) deleteLog(db, iLogOld);
@@ -804,6 +843,7 @@ static int switchMemtable(wcs_db *db, char **pzErr) {
   db->apImm[db->nImm++] = db->pMem;
   db->pMem = pNew;
   svInstall(db);
+  memCharge(db);
   pthread_cond_broadcast(&db->cvWork);
   return WCS_OK;
 }
@@ -1104,6 +1144,7 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
         if (p == pLast) break;
       }
       pthread_mutex_lock(&db->mu);
+      memCharge(db);
       if (rc == WCS_OK) {
         atomic_store_explicit(&db->lastSeq, seq - 1, memory_order_release);
       } else if (db->pWal && wal_writer_broken(db->pWal)) {
@@ -2025,6 +2066,7 @@ static int recoveryFlush(wcs_db *db, uint64_t maxSeq, char **pzErr) {
     memtable_unref(db->pMem);
     db->pMem = m;
     db->nFlushes++;
+    memCharge(db);
   }
   return rc;
 }
@@ -2090,6 +2132,7 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
         wcs_seterr(pzErr, WCS_NOMEM, "out of memory replaying %s", zPath);
       }
       if (rc == WCS_OK && seq + nOp - 1 > maxSeq) maxSeq = seq + nOp - 1;
+      memCharge(db);
       if (rc == WCS_OK && !db->bReadOnly &&
           memtable_bytes(db->pMem) >= db->nMemLimit) {
         rc = recoveryFlush(db, maxSeq, pzErr);
@@ -2227,6 +2270,10 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   db->bReadOnly = db->opt.bReadOnly;
   db->bInMemory = db->opt.bInMemory;
   db->nMemLimit = db->opt.nMemtable / 2;
+  /* the cache starts at nCache, as if the memtables held their whole
+  ** budget; memCharge lends it what they do not */
+  db->nMemCharged = db->opt.nMemtable;
+  db->nCacheBudget = db->opt.nCache;
   pthread_mutex_init(&db->mu, NULL);
   pthread_mutex_init(&db->svMu, NULL);
   pthread_cond_init(&db->cvBg, NULL);
@@ -2300,6 +2347,7 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   if (rc == WCS_OK && db->bInMemory) {
     atomic_store(&db->lastSeq, vset_last_seq(db->pVs));
   }
+  if (rc == WCS_OK) memCharge(db);
   if (rc == WCS_OK && !db->bReadOnly) {
     Sweep s;
     s.db = db;
@@ -2600,7 +2648,8 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
   pthread_mutex_lock(&db->mu);
   if (db->pWal) nWal = wal_writer_size(db->pWal);
   n = snprintf(aLine, sizeof aLine,
-               ",\"memtable_bytes\":%llu,\"cache_bytes\":%llu,"
+               ",\"memtable_bytes\":%llu,\"cache_budget_now\":%llu,"
+               "\"cache_bytes\":%llu,"
                "\"cache_hits\":%llu,\"cache_misses\":%llu,\"seq\":%llu,"
                "\"raw_bytes\":%llu,\"stored_bytes\":%llu,\"keys\":%llu,"
                "\"wal_bytes\":%llu,\"compactions\":%llu,\"trivial_moves\":%llu,"
@@ -2608,7 +2657,9 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                "\"flushed_bytes\":%llu,\"compacted_bytes\":%llu,"
                "\"filtered\":%llu,\"filter_reruns\":%llu,"
                "\"ingests\":%llu,\"ingested_bytes\":%llu}",
-               (unsigned long long)nMem, (unsigned long long)nCacheBytes,
+               (unsigned long long)nMem,
+               (unsigned long long)db->nCacheBudget,
+               (unsigned long long)nCacheBytes,
                (unsigned long long)nHit, (unsigned long long)nMiss,
                (unsigned long long)snap, (unsigned long long)nRaw,
                (unsigned long long)nStored, (unsigned long long)nKeys,

@@ -10,7 +10,9 @@
 ** by a reference count.
 **
 ** Memory: every byte comes from arena blocks; memtable_bytes() is what the
-** store charges against its memtable budget.
+** store charges against its memtable budget (the rest of which it lends
+** to the block cache, see memCharge in db.c). It changes only when a
+** block is taken.
 */
 #ifndef WCS_MEMTABLE_H
 #define WCS_MEMTABLE_H

@@ -57,6 +57,12 @@ typedef struct wcs_cache wcs_cache;
 ** with a byte budget; thread-safe; shared by every reader of one store. */
 int wcs_cache_new(size_t nBudget, wcs_cache **ppCache);
 void wcs_cache_free(wcs_cache *);
+/* Change the budget to nTotal bytes, split evenly among the shards (their
+** number stays what wcs_cache_new chose from its budget). A shard over
+** its new share evicts idle entries until it fits; entries in use stay,
+** charged, until released (as after an insert). The store calls this as
+** its memtables grow and shrink (doc/storage.md, "Memory budget"). */
+void wcs_cache_set_budget(wcs_cache *, size_t nTotal);
 /* Counters for stats: bytes held (blocks, indexes and filters), hits and
 ** misses of data block lookups. */
 void wcs_cache_stats(wcs_cache *, uint64_t *pnBytes, uint64_t *pnHit,

@@ -5,7 +5,10 @@
 ** every key still reads back (point reads, scans, seeks), the cache holds
 ** no more than its budget between reads, the open descriptors stay within
 ** the limit, and what the readers hold outside the cache stays within the
-** documented constant per file.
+** documented constant per file. And the budget the memtables and the
+** cache share: the cache uses what the memtables do not hold, gives it
+** back as they fill and takes it again after a flush; with bFixedCache it
+** keeps nCache.
 */
 #include <check.h>
 #include <stdint.h>
@@ -26,6 +29,7 @@ Suite *storage_bound_suite(void);
   } while (0)
 
 #define CACHE_BUDGET   (256 * 1024)
+#define MEM_BUDGET     (64 * 1024)
 #define MAX_OPEN_FILES 16
 /* doc/storage.md: a reader holds at most this many bytes outside the cache
 ** beyond its file's path, its two bound keys (here 11-byte user keys with
@@ -64,7 +68,11 @@ static void mkVal(uint8_t *a, int i) {
 static void checkBounds(wcs_db *db, const char *zPath) {
   uint64_t nReaders = tu_db_stat(db, "readers");
   size_t nName = strlen(zPath) + sizeof "/000000.sst";
-  ck_assert_uint_le(tu_db_stat(db, "cache_bytes"), CACHE_BUDGET);
+  uint64_t nBudget = tu_db_stat(db, "cache_budget_now");
+  /* the cache within its budget, which the memtables' bytes leave */
+  ck_assert_uint_le(tu_db_stat(db, "cache_bytes"), nBudget);
+  ck_assert_uint_le(nBudget + tu_db_stat(db, "memtable_bytes"),
+                    CACHE_BUDGET + MEM_BUDGET);
   ck_assert_uint_le(tu_db_stat(db, "open_files"), MAX_OPEN_FILES);
   ck_assert_uint_le(tu_db_stat(db, "reader_bytes"),
                     nReaders * (READER_FIXED + READER_SAMPLE + nName + 2 * KEY_BOUND));
@@ -82,7 +90,7 @@ START_TEST(test_bound_hundreds_of_files_tiny_cache_few_descriptors) {
   int i, nK, nSeen, nFile;
   snprintf(zPath, sizeof zPath, "%s/db", zDir);
   wcs_options_init(&o);
-  o.nMemtable = 64 * 1024;
+  o.nMemtable = MEM_BUDGET;
   o.nFileBytes = 16 * 1024;
   o.nL1Bytes = 128 * 1024;
   o.nBlockSize = 1024;
@@ -163,11 +171,174 @@ START_TEST(test_bound_hundreds_of_files_tiny_cache_few_descriptors) {
 }
 END_TEST
 
+/* The shared budget (doc/storage.md, "Memory budget"). A store with 256
+** KiB of memtable budget and 256 KiB of cache, about 1 MB of data in
+** sorted files (blocks stored as they are, so the decoded blocks are as
+** big), background work in the writer's thread so the steps are exact. */
+#define SHARE_MEM   (256 * 1024)
+#define SHARE_CACHE (256 * 1024)
+#define SHARE_KEYS  8000
+/* what an empty memtable holds at most: one arena block (nMemtable / 32)
+** and its header */
+#define SHARE_EMPTY_MEM (SHARE_MEM / 32 + 64)
+
+static void readAll(wcs_db *db) {
+  char zKey[32];
+  int i, j, nK;
+  for (j = 0; j < 2; j++) {
+    for (i = 0; i < SHARE_KEYS; i++) {
+      void *p = NULL;
+      size_t n = 0;
+      nK = mkKey(zKey, i);
+      OK(wcs_db_get(db, NULL, zKey, (size_t)nK, &p, &n));
+      ck_assert_msg(p != NULL, "key %s missing", zKey);
+      wcs_free(p);
+    }
+  }
+}
+
+/* The cache's budget is nCache plus the memtable budget the memtables do
+** not hold (nCache alone with bFixedCache), and the cache is within it. */
+static uint64_t checkShare(wcs_db *db, int bFixed) {
+  uint64_t nBudget = tu_db_stat(db, "cache_budget_now");
+  uint64_t nMem = tu_db_stat(db, "memtable_bytes");
+  if (bFixed) {
+    ck_assert_uint_eq(nBudget, SHARE_CACHE);
+  } else {
+    ck_assert_uint_le(nMem, SHARE_MEM);
+    ck_assert_uint_eq(nBudget + nMem, SHARE_CACHE + SHARE_MEM);
+  }
+  ck_assert_uint_le(tu_db_stat(db, "cache_bytes"), nBudget);
+  return nBudget;
+}
+
+static void shareRun(int bFixed) {
+  const char *zDir = tu_tmpdir("share");
+  char zPath[512], zKey[32];
+  wcs_db *db = NULL;
+  wcs_options o;
+  uint8_t aVal[100];
+  uint64_t nBudget, nCached, nCachedFull, nFlushes;
+  int i, nK;
+  snprintf(zPath, sizeof zPath, "%s/db", zDir);
+  wcs_options_init(&o);
+  o.nMemtable = SHARE_MEM;
+  o.nCache = SHARE_CACHE;
+  o.bFixedCache = bFixed;
+  o.nBlockSize = 4096;
+  o.iZstdLevel = 0;
+  o.bNoBackground = 1;
+  o.iSync = WCS_SYNC_OFF;
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  checkShare(db, bFixed);
+  for (i = 0; i < SHARE_KEYS; i++) {
+    nK = mkKey(zKey, i);
+    mkVal(aVal, i);
+    OK(wcs_db_put(db, zKey, (size_t)nK, aVal, sizeof aVal));
+  }
+  OK(wcs_db_flush(db));
+
+  /* Memtables nearly empty: the cache may hold nCache and almost all of
+  ** nMemtable besides, and reads of 1 MB of blocks fill it. */
+  ck_assert_uint_le(tu_db_stat(db, "memtable_bytes"), SHARE_EMPTY_MEM);
+  nBudget = checkShare(db, bFixed);
+  if (!bFixed) {
+    ck_assert_uint_ge(nBudget, SHARE_CACHE + SHARE_MEM - SHARE_EMPTY_MEM);
+  }
+  readAll(db);
+  checkShare(db, bFixed);
+  nCachedFull = tu_db_stat(db, "cache_bytes");
+  if (bFixed) {
+    ck_assert_uint_ge(nCachedFull, SHARE_CACHE * 3 / 4);
+  } else {
+    ck_assert_uint_gt(nCachedFull, SHARE_CACHE + SHARE_MEM / 2);
+  }
+
+  /* Writes fill the active memtable to 3/8 of the budget (it switches at
+  ** half): the cache's budget shrinks with every block the memtable
+  ** takes, and the cache evicts to stay within it. */
+  nFlushes = tu_db_stat(db, "flushes");
+  for (i = 0; tu_db_stat(db, "memtable_bytes") < SHARE_MEM * 3 / 8; i++) {
+    nK = snprintf(zKey, sizeof zKey, "new%08d", i);
+    mkVal(aVal, i);
+    OK(wcs_db_put(db, zKey, (size_t)nK, aVal, sizeof aVal));
+    checkShare(db, bFixed);
+  }
+  ck_assert_uint_eq(tu_db_stat(db, "flushes"), nFlushes); /* no switch */
+  nBudget = checkShare(db, bFixed);
+  nCached = tu_db_stat(db, "cache_bytes");
+  if (!bFixed) {
+    ck_assert_uint_le(nBudget, SHARE_CACHE + SHARE_MEM * 5 / 8);
+    ck_assert_uint_lt(nCached, nCachedFull); /* it gave blocks back */
+  }
+
+  /* A flush empties the memtable: the budget grows back and reads fill
+  ** the cache past nCache again. */
+  OK(wcs_db_flush(db));
+  ck_assert_uint_le(tu_db_stat(db, "memtable_bytes"), SHARE_EMPTY_MEM);
+  nBudget = checkShare(db, bFixed);
+  if (!bFixed) {
+    ck_assert_uint_ge(nBudget, SHARE_CACHE + SHARE_MEM - SHARE_EMPTY_MEM);
+  }
+  readAll(db);
+  checkShare(db, bFixed);
+  if (!bFixed) {
+    ck_assert_uint_gt(tu_db_stat(db, "cache_bytes"),
+                      SHARE_CACHE + SHARE_MEM / 2);
+  }
+  OK(wcs_db_close(db));
+
+  /* Reopen: the budget is shared from the start. */
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  nBudget = checkShare(db, bFixed);
+  if (!bFixed) {
+    ck_assert_uint_ge(nBudget, SHARE_CACHE + SHARE_MEM - SHARE_EMPTY_MEM);
+  }
+  readAll(db);
+  checkShare(db, bFixed);
+  OK(wcs_db_close(db));
+
+  /* With the background threads: the flush thread gives the budget back
+  ** too (compactions may still pin blocks, so only the budget is
+  ** compared). */
+  o.bNoBackground = 0;
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  for (i = 0; i < SHARE_KEYS; i++) {
+    nK = snprintf(zKey, sizeof zKey, "bg%08d", i);
+    mkVal(aVal, i);
+    OK(wcs_db_put(db, zKey, (size_t)nK, aVal, sizeof aVal));
+  }
+  OK(wcs_db_flush(db));
+  ck_assert_uint_gt(tu_db_stat(db, "flushes"), 1);
+  ck_assert_uint_le(tu_db_stat(db, "memtable_bytes"), SHARE_EMPTY_MEM);
+  nBudget = tu_db_stat(db, "cache_budget_now");
+  if (bFixed) {
+    ck_assert_uint_eq(nBudget, SHARE_CACHE);
+  } else {
+    ck_assert_uint_eq(nBudget + tu_db_stat(db, "memtable_bytes"),
+                      SHARE_CACHE + SHARE_MEM);
+  }
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+}
+
+START_TEST(test_bound_cache_uses_idle_memtable_budget) {
+  shareRun(0);
+}
+END_TEST
+
+START_TEST(test_bound_fixed_cache_keeps_its_budget) {
+  shareRun(1);
+}
+END_TEST
+
 Suite *storage_bound_suite(void) {
   Suite *s = suite_create("storage_bound");
   TCase *tc = tcase_create("bound");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_bound_hundreds_of_files_tiny_cache_few_descriptors);
+  tcase_add_test(tc, test_bound_cache_uses_idle_memtable_budget);
+  tcase_add_test(tc, test_bound_fixed_cache_keeps_its_budget);
   suite_add_tcase(s, tc);
   return s;
 }

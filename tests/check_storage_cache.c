@@ -2,7 +2,8 @@
 ** Tests of the block cache (storage/cache.c): hits and misses, the byte
 ** budget, least-recently-used eviction, blocks pinned by a reader outliving
 ** eviction, dropping a file's blocks, two readers inserting the same block,
-** and several threads hammering one cache.
+** several threads hammering one cache, and changing the budget of a cache
+** in use.
 */
 #include <check.h>
 #include <pthread.h>
@@ -173,6 +174,67 @@ START_TEST(test_cache_unpinned_oversized_block_is_not_kept) {
 }
 END_TEST
 
+/* wcs_cache_set_budget: a smaller budget evicts idle blocks at once and
+** leaves pinned ones alone (charged, intact, still found) until released;
+** a larger one lets a cache of several shards hold more than the budget
+** it was created with. */
+START_TEST(test_cache_set_budget_evicts_idle_keeps_pinned) {
+  wcs_cache *c;
+  wcs_cache_handle *apPin[2];
+  uint64_t nBytes, nPinned;
+  int i;
+  /* one shard: room for about sixteen 4000-byte blocks */
+  ck_assert_int_eq(wcs_cache_new(64 * 1024, &c), WCS_OK);
+  apPin[0] = wcs_cache_insert(c, 1, 0, mkBlock(1, 0, 4000));
+  apPin[1] = wcs_cache_insert(c, 1, 4096, mkBlock(1, 4096, 4000));
+  wcs_cache_stats(c, &nPinned, NULL, NULL);
+  for (i = 2; i < 12; i++)
+    put(c, 1, (uint64_t)i * 4096, 4000);
+  wcs_cache_stats(c, &nBytes, NULL, NULL);
+  ck_assert_uint_ge(nBytes, 12 * 4000);
+  ck_assert(has(c, 1, 11 * 4096));
+
+  wcs_cache_set_budget(c, 0);
+  wcs_cache_stats(c, &nBytes, NULL, NULL);
+  ck_assert_uint_eq(nBytes, nPinned); /* only the pinned blocks are left */
+  for (i = 2; i < 12; i++)
+    ck_assert(!has(c, 1, (uint64_t)i * 4096));
+  ck_assert(blockOk(apPin[0], 1, 0, 4000));
+  ck_assert(blockOk(apPin[1], 1, 4096, 4000));
+  ck_assert(has(c, 1, 0));
+  ck_assert(has(c, 1, 4096));
+  /* released over budget: evicted then */
+  wcs_cache_release(c, apPin[0]);
+  wcs_cache_release(c, apPin[1]);
+  wcs_cache_stats(c, &nBytes, NULL, NULL);
+  ck_assert_uint_eq(nBytes, 0);
+
+  /* back up: the cache fills again, within the new budget */
+  wcs_cache_set_budget(c, 32 * 1024);
+  for (i = 0; i < 100; i++) {
+    put(c, 2, (uint64_t)i * 4096, 4000);
+    wcs_cache_stats(c, &nBytes, NULL, NULL);
+    ck_assert_uint_le(nBytes, 32 * 1024);
+  }
+  ck_assert_uint_ge(nBytes, 24 * 1024);
+  wcs_cache_free(c);
+
+  /* 16 MiB: four shards, each re-split */
+  ck_assert_int_eq(wcs_cache_new(16u << 20, &c), WCS_OK);
+  wcs_cache_set_budget(c, 32u << 20);
+  for (i = 0; i < 6000; i++)
+    put(c, 3, (uint64_t)i * 8192, 4000);
+  wcs_cache_stats(c, &nBytes, NULL, NULL);
+  ck_assert_uint_gt(nBytes, 20u << 20); /* more than created with */
+  ck_assert_uint_le(nBytes, 32u << 20);
+  wcs_cache_set_budget(c, 1u << 20);
+  wcs_cache_stats(c, &nBytes, NULL, NULL);
+  ck_assert_uint_le(nBytes, 1u << 20);
+  ck_assert_uint_ge(nBytes, 1u << 19);
+  wcs_cache_free(c);
+}
+END_TEST
+
 typedef struct Worker {
   wcs_cache *c;
   uint64_t seed;
@@ -249,6 +311,7 @@ Suite *storage_cache_suite(void) {
   tcase_add_test(tc, test_cache_second_insert_of_a_block_shares_the_first);
   tcase_add_test(tc, test_cache_unpinned_oversized_block_is_not_kept);
   tcase_add_test(tc, test_cache_threads_share_one_cache);
+  tcase_add_test(tc, test_cache_set_budget_evicts_idle_keeps_pinned);
   suite_add_tcase(s, tc);
   return s;
 }

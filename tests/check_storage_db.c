@@ -842,6 +842,7 @@ START_TEST(test_db_read_error_is_reported) {
   char k[32];
   faultOpen(&f);
   f.o.nCache = 1; /* every read goes to the file */
+  f.o.bFixedCache = 1;
   OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
   for (i = 0; i < 2000; i++) {
     snprintf(k, sizeof k, "key%06d", i);
