@@ -45,6 +45,40 @@
 ** threads (below it a thread's start is not worth it). */
 #define INGEST_SPLIT_MIN (8u << 20)
 
+/* Runs a batch with a run prefix may interleave; more is sorted. */
+#define INGEST_RUNS_MAX 8
+
+/* A run may be cut for the two threads at its first operation and then
+** about every this many bytes of its operations. */
+#define INGEST_MARK_BYTES (1u << 20)
+
+/* One run: the point operations sharing their first nPrefix key bytes
+** (all of them when the plan has no prefix), strictly increasing. */
+typedef struct IRun {
+  const uint8_t *pStart, *pStop; /* its first operation, just past its last */
+  uint64_t seqStart;             /* sequence number of its first operation */
+  const uint8_t *pFirst, *pLast; /* its first and last user keys */
+  size_t nFirst, nLast;
+  uint64_t nBytes;    /* batch bytes of its operations */
+  uint64_t nNextMark; /* nBytes at which the next mark is due */
+} IRun;
+
+/* A place a run may be cut: before operation p of run iRun. */
+typedef struct IMark {
+  const uint8_t *p;
+  uint64_t seq;     /* the operation's sequence number */
+  uint64_t nBefore; /* bytes of the run's operations before it */
+  int iRun;
+} IMark;
+
+/* A stretch of one run's operations: what the iterator of a part walks
+** (operations of other runs and range deletes in it are skipped). */
+typedef struct ISeg {
+  const uint8_t *p, *pStop;
+  uint64_t seq; /* sequence number of the operation at p */
+  int iRun;
+} ISeg;
+
 /* One point entry of an unsorted batch. */
 typedef struct IEnt {
   const uint8_t *pKey; /* user key, in the batch */
@@ -57,15 +91,23 @@ struct ingest_plan {
   const uint8_t *pOps, *pEnd; /* the batch's operations (borrowed) */
   uint64_t seq0;              /* sequence number of the first operation */
   uint64_t nEnt;              /* point operations */
-  int bSorted;                /* point user keys strictly increase */
-  IEnt *aEnt;                 /* !bSorted: entries in internal-key order */
-  sst_rangedel *aDel;         /* range tombstones (keys in the batch) */
+  size_t nPrefix;             /* run prefix bytes (0: one run) */
+  int bSorted;                /* the point operations are runs, each
+                              ** strictly increasing, in disjoint ranges */
+  int nRun;                   /* bSorted: the runs, */
+  IRun aRun[INGEST_RUNS_MAX];
+  IMark *aMark; /* places to cut them */
+  int nMark, nMarkAlloc;
+  /* bSorted: what the parts walk, in key order: [0] everything, [1] the
+  ** lower half, [2] the upper half (when bSplit) */
+  ISeg aaSeg[3][INGEST_RUNS_MAX + 1];
+  int anSeg[3];
+  IEnt *aEnt;         /* !bSorted: entries in internal-key order */
+  sst_rangedel *aDel; /* range tombstones (keys in the batch) */
   int nDel;
-  /* where the point entries split in two halves (user-key boundary) */
-  const uint8_t *pSplit; /* bSorted: first operation of the upper half */
-  uint64_t seqSplit;     /* its sequence number */
-  uint64_t iSplit;       /* !bSorted: first entry of the upper half */
-  int bSplit;            /* a split exists */
+  uint64_t iSplit;    /* !bSorted: first entry of the upper half */
+  int bSplit;         /* the point entries split in two halves at a
+                      ** user-key boundary */
   /* user-key range of everything in the batch (inclusive; bHiInf: an
   ** open range tombstone reaches the end of the key space) */
   const uint8_t *pLo, *pHi;
@@ -127,12 +169,144 @@ static void widen(ingest_plan *p, const uint8_t *pLo, size_t nLo,
   }
 }
 
-int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
-                    char **pzErr) {
+/* The run point operation o (at q, n bytes, sequence number seq) joins;
+** clears bSorted when o fits no run, or -1 when out of memory. */
+static int runAdd(ingest_plan *p, int iRun, const Op *o, const uint8_t *q,
+                  size_t n, uint64_t seq) {
+  IRun *r;
+  if (p->nPrefix) {
+    if (o->nKey < p->nPrefix) {
+      p->bSorted = 0;
+      return iRun;
+    }
+    if (p->nRun == 0 ||
+        memcmp(p->aRun[iRun].pFirst, o->pKey, p->nPrefix) != 0) {
+      for (iRun = 0; iRun < p->nRun; iRun++) {
+        if (memcmp(p->aRun[iRun].pFirst, o->pKey, p->nPrefix) == 0) break;
+      }
+    }
+  } else {
+    iRun = 0;
+  }
+  if (iRun == p->nRun) {
+    if (p->nRun == INGEST_RUNS_MAX) {
+      p->bSorted = 0;
+      return iRun;
+    }
+    r = &p->aRun[p->nRun++];
+    memset(r, 0, sizeof *r);
+    r->pStart = q;
+    r->seqStart = seq;
+    r->pFirst = o->pKey;
+    r->nFirst = (size_t)o->nKey;
+  } else {
+    r = &p->aRun[iRun];
+    if (wcs_ukey_cmp(r->pLast, r->nLast, o->pKey, o->nKey) >= 0) {
+      p->bSorted = 0;
+      return iRun;
+    }
+  }
+  if (r->nBytes >= r->nNextMark) {
+    if (p->nMark == p->nMarkAlloc) {
+      int nNew = p->nMarkAlloc ? 2 * p->nMarkAlloc : 64;
+      IMark *a = realloc(p->aMark, sizeof(IMark) * (size_t)nNew);
+      if (a == NULL) return -1;
+      p->aMark = a;
+      p->nMarkAlloc = nNew;
+    }
+    p->aMark[p->nMark].p = q;
+    p->aMark[p->nMark].seq = seq;
+    p->aMark[p->nMark].nBefore = r->nBytes;
+    p->aMark[p->nMark].iRun = iRun;
+    p->nMark++;
+    r->nNextMark = r->nBytes + INGEST_MARK_BYTES;
+  }
+  r->pLast = o->pKey;
+  r->nLast = (size_t)o->nKey;
+  r->pStop = q + n;
+  r->nBytes += n;
+  return iRun;
+}
+
+/* After pass 1 of a sorted plan: put the runs in key order (checking
+** that their ranges are disjoint), set the plan's range, lay out the
+** parts' segments and choose the cut nearest the middle. */
+static void runsFinish(ingest_plan *p) {
+  int aOrd[INGEST_RUNS_MAX] = {0};
+  uint64_t aBase[INGEST_RUNS_MAX], nTotal = 0, nBest = 0;
+  int i, k, iBest = -1;
+  for (i = 0; i < p->nRun; i++) {
+    /* insertion sort by first key: a few runs */
+    for (k = i; k > 0; k--) {
+      const IRun *a = &p->aRun[aOrd[k - 1]];
+      if (wcs_ukey_cmp(a->pFirst, a->nFirst, p->aRun[i].pFirst,
+                       p->aRun[i].nFirst) < 0) {
+        break;
+      }
+      aOrd[k] = aOrd[k - 1];
+    }
+    aOrd[k] = i;
+  }
+  for (i = 1; i < p->nRun; i++) {
+    const IRun *a = &p->aRun[aOrd[i - 1]], *b = &p->aRun[aOrd[i]];
+    if (wcs_ukey_cmp(a->pLast, a->nLast, b->pFirst, b->nFirst) >= 0) {
+      p->bSorted = 0; /* overlapping runs: not the hint's shape */
+      return;
+    }
+  }
+  if (p->nRun == 0) return;
+  widen(p, p->aRun[aOrd[0]].pFirst, p->aRun[aOrd[0]].nFirst,
+        p->aRun[aOrd[0]].pFirst, p->aRun[aOrd[0]].nFirst, 0);
+  widen(p, p->aRun[aOrd[p->nRun - 1]].pLast, p->aRun[aOrd[p->nRun - 1]].nLast,
+        p->aRun[aOrd[p->nRun - 1]].pLast, p->aRun[aOrd[p->nRun - 1]].nLast,
+        0);
+  for (i = 0; i < p->nRun; i++) {
+    const IRun *r = &p->aRun[aOrd[i]];
+    ISeg *s = &p->aaSeg[0][i];
+    aBase[aOrd[i]] = nTotal;
+    nTotal += r->nBytes;
+    s->p = r->pStart;
+    s->pStop = r->pStop;
+    s->seq = r->seqStart;
+    s->iRun = aOrd[i];
+  }
+  p->anSeg[0] = p->nRun;
+  /* the cut: the mark nearest the middle of the point bytes, not the
+  ** very first operation */
+  for (k = 0; k < p->nMark; k++) {
+    uint64_t x = aBase[p->aMark[k].iRun] + p->aMark[k].nBefore;
+    uint64_t d = x > nTotal / 2 ? x - nTotal / 2 : nTotal / 2 - x;
+    if (x == 0) continue;
+    if (iBest < 0 || d < nBest) {
+      iBest = k;
+      nBest = d;
+    }
+  }
+  if (iBest >= 0) {
+    const IMark *m = &p->aMark[iBest];
+    for (i = 0; aOrd[i] != m->iRun; i++) {
+      p->aaSeg[1][i] = p->aaSeg[0][i];
+    }
+    p->aaSeg[1][i] = p->aaSeg[0][i];
+    p->aaSeg[1][i].pStop = m->p;
+    p->anSeg[1] = i + 1;
+    p->aaSeg[2][0] = p->aaSeg[0][i];
+    p->aaSeg[2][0].p = m->p;
+    p->aaSeg[2][0].seq = m->seq;
+    for (k = 1; i + k < p->nRun; k++) {
+      p->aaSeg[2][k] = p->aaSeg[0][i + k];
+    }
+    p->anSeg[2] = k;
+    p->bSplit = 1;
+  }
+}
+
+int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
+                    ingest_plan **pp, char **pzErr) {
   ingest_plan *p;
-  const uint8_t *q, *pEnd = pBatch + nBatch, *pPrev = NULL;
-  size_t nPrev = 0, nHalf;
+  const uint8_t *q, *pEnd = pBatch + nBatch;
   uint64_t nOp, i, nDelOps = 0;
+  int iRun = 0;
   *pp = NULL;
   if (nBatch < WAL_BATCH_HEADER) goto corrupt;
   p = calloc(1, sizeof *p);
@@ -142,9 +316,9 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
   p->pOps = pBatch + WAL_BATCH_HEADER;
   p->pEnd = pEnd;
   p->bSorted = 1;
-  nHalf = nBatch / 2;
+  p->nPrefix = nPrefix;
 
-  /* pass 1: validate, count, check the order, find the middle */
+  /* pass 1: validate, count, check the order (the runs), mark cuts */
   for (q = p->pOps, i = 0; i < nOp; i++) {
     Op o;
     size_t n = opDecode(q, pEnd, &o);
@@ -153,20 +327,10 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
       nDelOps++;
       widen(p, o.pKey, o.nKey, o.pVal, o.nVal, o.op == WAL_OP_RANGEDEL_OPEN);
     } else {
-      if (pPrev && wcs_ukey_cmp(pPrev, nPrev, o.pKey, o.nKey) >= 0) {
-        p->bSorted = 0;
+      if (p->bSorted) {
+        iRun = runAdd(p, iRun, &o, q, n, p->seq0 + i);
+        if (iRun < 0) goto nomem;
       }
-      if (p->bSorted && !p->bSplit && (size_t)(q - pBatch) >= nHalf &&
-          p->nEnt > 0) {
-        p->pSplit = q;
-        p->seqSplit = p->seq0 + i;
-        p->bSplit = 1;
-      }
-      /* the range: the first and last keys, or when unsorted, the first
-      ** and last after sorting (below) */
-      if (pPrev == NULL) widen(p, o.pKey, o.nKey, o.pKey, o.nKey, 0);
-      pPrev = o.pKey;
-      nPrev = o.nKey;
       p->nEnt++;
     }
     q += n;
@@ -175,7 +339,9 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
     ingest_plan_free(p);
     goto corrupt;
   }
-  if (pPrev && p->bSorted) widen(p, pPrev, nPrev, pPrev, nPrev, 0); /* last */
+  /* the range: the runs' ends, or when unsorted, the first and last
+  ** entries after sorting (below) */
+  if (p->bSorted) runsFinish(p);
 
   /* pass 2: range tombstones, and the entries of an unsorted batch */
   if (nDelOps) {
@@ -184,6 +350,9 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
   }
   if (!p->bSorted) {
     p->bSplit = 0;
+    free(p->aMark);
+    p->aMark = NULL;
+    p->nMark = 0;
     p->aEnt = malloc(sizeof(IEnt) * (size_t)(p->nEnt ? p->nEnt : 1));
     if (p->aEnt == NULL) goto nomem;
   }
@@ -247,6 +416,7 @@ corrupt:
 
 void ingest_plan_free(ingest_plan *p) {
   if (p == NULL) return;
+  free(p->aMark);
   free(p->aEnt);
   free(p->aDel);
   free(p);
@@ -267,8 +437,11 @@ int ingest_plan_rangedels(const ingest_plan *p) {
 typedef struct IngestIter {
   wcs_iiter base;
   const ingest_plan *pPlan;
-  const uint8_t *p, *pStop; /* sorted: next operation, end of the part */
+  const ISeg *aSeg; /* sorted: the part's segments, */
+  int nSeg, iSeg;   /* how many, the one being walked */
+  const uint8_t *p, *pStop; /* sorted: next operation, end of the segment */
   uint64_t seq;             /* sorted: sequence number of the one at p */
+  const uint8_t *pRunKey;   /* sorted, with a prefix: a key of its run */
   uint64_t i, iStop;        /* unsorted: next entry, end of the part */
   int bValid;
   wcs_buf key; /* the current internal key */
@@ -285,12 +458,28 @@ static int iiNext(wcs_iiter *pIt) {
   it->bValid = 0;
   if (it->rc) return it->rc;
   if (it->pPlan->bSorted) {
-    while (it->p < it->pStop) {
+    size_t nPrefix = it->pPlan->nPrefix;
+    for (;;) {
       Op o;
-      size_t n = opDecode(it->p, it->pPlan->pEnd, &o); /* checked by pass 1 */
-      uint64_t seq = it->seq++;
+      size_t n;
+      uint64_t seq;
+      if (it->p >= it->pStop) {
+        const ISeg *s;
+        if (it->iSeg >= it->nSeg) break;
+        s = &it->aSeg[it->iSeg++];
+        it->p = s->p;
+        it->pStop = s->pStop;
+        it->seq = s->seq;
+        it->pRunKey = it->pPlan->aRun[s->iRun].pFirst;
+        continue;
+      }
+      n = opDecode(it->p, it->pPlan->pEnd, &o); /* checked by pass 1 */
+      seq = it->seq++;
       it->p += n;
       if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) continue;
+      if (nPrefix && memcmp(o.pKey, it->pRunKey, nPrefix) != 0) {
+        continue; /* another run's */
+      }
       pKey = o.pKey;
       nKey = (size_t)o.nKey;
       it->pVal = o.pVal ? o.pVal : (const uint8_t *)"";
@@ -368,14 +557,9 @@ static void iiInit(IngestIter *it, const ingest_plan *p, int iPart,
   it->base.pMethods = &iiMethods;
   it->pPlan = p;
   if (p->bSorted) {
-    it->p = p->pOps;
-    it->pStop = p->pEnd;
-    it->seq = p->seq0;
-    if (nPart == 2 && iPart == 0) it->pStop = p->pSplit;
-    if (nPart == 2 && iPart == 1) {
-      it->p = p->pSplit;
-      it->seq = p->seqSplit;
-    }
+    int k = nPart == 2 ? 1 + iPart : 0;
+    it->aSeg = p->aaSeg[k];
+    it->nSeg = p->anSeg[k];
   } else {
     it->i = 0;
     it->iStop = p->nEnt;

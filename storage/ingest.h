@@ -25,11 +25,16 @@ typedef struct ingest_plan ingest_plan;
 
 /*
 ** Parse the batch payload p[0..n) (header with its first sequence number
-** set). p is borrowed and must stay unchanged until ingest_plan_free. On
-** WCS_OK *pp is the caller's (ingest_plan_free); bad bytes are WCS_CORRUPT.
+** set). nRunPrefix is the batch's hint (wcs_batch_adopt in wal.h): point
+** operations whose keys share their first nRunPrefix bytes come in
+** increasing key order, so the batch interleaves a few sorted runs (a
+** load writing several column families row by row); 0: one run. The
+** hint is checked, never trusted. p is borrowed and must stay unchanged
+** until ingest_plan_free. On WCS_OK *pp is the caller's
+** (ingest_plan_free); bad bytes are WCS_CORRUPT.
 */
-int ingest_plan_new(const uint8_t *p, size_t n, ingest_plan **pp,
-                    char **pzErr);
+int ingest_plan_new(const uint8_t *p, size_t n, size_t nRunPrefix,
+                    ingest_plan **pp, char **pzErr);
 void ingest_plan_free(ingest_plan *);
 
 /* Point entries of the plan (puts and deletes) and range tombstones. */
