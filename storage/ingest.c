@@ -428,6 +428,12 @@ uint64_t ingest_plan_entries(const ingest_plan *p) {
 int ingest_plan_rangedels(const ingest_plan *p) {
   return p->nDel;
 }
+int ingest_plan_runs(const ingest_plan *p) {
+  return p->bSorted ? p->nRun : 0;
+}
+int ingest_plan_split(const ingest_plan *p) {
+  return p->bSplit;
+}
 
 /* ====================================================================
 ** The iterator over a part of the plan's point entries (forward only:
