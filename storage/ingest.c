@@ -5,28 +5,38 @@
 ** that would rewrite it.
 **
 ** How it works. The plan walks the batch once. When the point operations'
-** user keys strictly increase (a load in key order, as the engine commits
-** write-only transactions), the entries are read straight from the batch
-** bytes: operation i of the batch is internal key (key, seq0 + i). Else an
-** array of the entries is sorted in internal-key order (user key, then
-** sequence number descending), so two writes of one key keep their order
-** and the writer drops the older one as a flush would. Range tombstones
-** are gathered into an array and handed to the writer, which clips them
-** to each output file's share of the key space.
+** user keys strictly increase (a load in key order), the entries are read
+** straight from the batch bytes: operation i of the batch is internal key
+** (key, seq0 + i). The same holds run by run for a batch with a run
+** prefix (ingest.h): the operations whose keys share their first nPrefix
+** bytes form a run (at most INGEST_RUNS_MAX of them), each must strictly
+** increase, and runs with distinct prefixes of one length cover disjoint
+** ranges; that is how the engine commits a load of several column
+** families row by row (its log, adopted as the batch, interleaves one run
+** per family). Else an array of the entries is sorted in internal-key
+** order (user key, then sequence number descending), so two writes of
+** one key keep their order and the writer drops the older one as a flush
+** would. Range tombstones are gathered into an array and handed to the
+** writer, which clips them to each output file's share of the key space.
 **
 ** The writer is compact_run with a snapshot list that ends below the
 ** batch's first sequence number: every entry lies above every reader, so
 ** nothing is dropped except versions the same batch overwrites, nothing is
 ** rewritten at sequence number 0, and deletes are kept (they hide older
-** data below). A batch whose keys strictly increase and that holds no
-** range tombstone has nothing for it to decide: its entries go straight
-** to the sorted-file builder (writeDirect), cut into files the same way.
+** data below); it reads the runs one after another in key order. A
+** sorted batch that holds no range tombstone has nothing for it to
+** decide: its entries go straight to the sorted-file builder
+** (writeDirect), which reads the batch bytes once, in batch order, and
+** builds one file at a time per run, cut into files the same way.
 **
 ** Two threads: without range tombstones, a batch of at least
-** INGEST_SPLIT_MIN bytes is cut in two halves at a user-key boundary, and a
-** second thread writes the upper half while the caller writes the lower
-** one; the outputs of the two are disjoint and together in key order.
-** Blocks are compressed with zstd at the store's level, which is most of a
+** INGEST_SPLIT_MIN bytes is cut in two halves, and a second thread writes
+** the upper half while the caller writes the lower one. A sorted batch is
+** cut at the operation nearest the middle of its bytes: within each run
+** the lower half's keys are below the upper half's, so the outputs of the
+** two are disjoint, and sorted by smallest key they are in key order. An
+** unsorted one is cut in its sorted array at a user-key boundary. Blocks
+** are compressed with zstd at the store's level, which is most of a
 ** file's cost, so this nearly halves the time of a large ingest on two
 ** cores.
 */
@@ -48,10 +58,6 @@
 /* Runs a batch with a run prefix may interleave; more is sorted. */
 #define INGEST_RUNS_MAX 8
 
-/* A run may be cut for the two threads at its first operation and then
-** about every this many bytes of its operations. */
-#define INGEST_MARK_BYTES (1u << 20)
-
 /* One run: the point operations sharing their first nPrefix key bytes
 ** (all of them when the plan has no prefix), strictly increasing. */
 typedef struct IRun {
@@ -59,20 +65,11 @@ typedef struct IRun {
   uint64_t seqStart;             /* sequence number of its first operation */
   const uint8_t *pFirst, *pLast; /* its first and last user keys */
   size_t nFirst, nLast;
-  uint64_t nBytes;    /* batch bytes of its operations */
-  uint64_t nNextMark; /* nBytes at which the next mark is due */
 } IRun;
 
-/* A place a run may be cut: before operation p of run iRun. */
-typedef struct IMark {
-  const uint8_t *p;
-  uint64_t seq;     /* the operation's sequence number */
-  uint64_t nBefore; /* bytes of the run's operations before it */
-  int iRun;
-} IMark;
-
-/* A stretch of one run's operations: what the iterator of a part walks
-** (operations of other runs and range deletes in it are skipped). */
+/* A stretch of one run's operations: what the iterator walks, run by
+** run in key order (operations of other runs and range deletes in it are
+** skipped). */
 typedef struct ISeg {
   const uint8_t *p, *pStop;
   uint64_t seq; /* sequence number of the operation at p */
@@ -96,18 +93,15 @@ struct ingest_plan {
                               ** strictly increasing, in disjoint ranges */
   int nRun;                   /* bSorted: the runs, */
   IRun aRun[INGEST_RUNS_MAX];
-  IMark *aMark; /* places to cut them */
-  int nMark, nMarkAlloc;
-  /* bSorted: what the parts walk, in key order: [0] everything, [1] the
-  ** lower half, [2] the upper half (when bSplit) */
-  ISeg aaSeg[3][INGEST_RUNS_MAX + 1];
-  int anSeg[3];
+  ISeg aSeg[INGEST_RUNS_MAX]; /* and their segments in key order */
   IEnt *aEnt;         /* !bSorted: entries in internal-key order */
   sst_rangedel *aDel; /* range tombstones (keys in the batch) */
   int nDel;
-  uint64_t iSplit;    /* !bSorted: first entry of the upper half */
-  int bSplit;         /* the point entries split in two halves at a
-                      ** user-key boundary */
+  /* where the point entries split in two halves */
+  const uint8_t *pSplit; /* bSorted: first operation of the upper half */
+  uint64_t seqSplit;     /* its sequence number */
+  uint64_t iSplit;       /* !bSorted: first entry of the upper half */
+  int bSplit;            /* a split exists */
   /* user-key range of everything in the batch (inclusive; bHiInf: an
   ** open range tombstone reaches the end of the key space) */
   const uint8_t *pLo, *pHi;
@@ -170,7 +164,7 @@ static void widen(ingest_plan *p, const uint8_t *pLo, size_t nLo,
 }
 
 /* The run point operation o (at q, n bytes, sequence number seq) joins;
-** clears bSorted when o fits no run, or -1 when out of memory. */
+** clears bSorted when o fits no run. */
 static int runAdd(ingest_plan *p, int iRun, const Op *o, const uint8_t *q,
                   size_t n, uint64_t seq) {
   IRun *r;
@@ -206,35 +200,17 @@ static int runAdd(ingest_plan *p, int iRun, const Op *o, const uint8_t *q,
       return iRun;
     }
   }
-  if (r->nBytes >= r->nNextMark) {
-    if (p->nMark == p->nMarkAlloc) {
-      int nNew = p->nMarkAlloc ? 2 * p->nMarkAlloc : 64;
-      IMark *a = realloc(p->aMark, sizeof(IMark) * (size_t)nNew);
-      if (a == NULL) return -1;
-      p->aMark = a;
-      p->nMarkAlloc = nNew;
-    }
-    p->aMark[p->nMark].p = q;
-    p->aMark[p->nMark].seq = seq;
-    p->aMark[p->nMark].nBefore = r->nBytes;
-    p->aMark[p->nMark].iRun = iRun;
-    p->nMark++;
-    r->nNextMark = r->nBytes + INGEST_MARK_BYTES;
-  }
   r->pLast = o->pKey;
   r->nLast = (size_t)o->nKey;
   r->pStop = q + n;
-  r->nBytes += n;
   return iRun;
 }
 
-/* After pass 1 of a sorted plan: put the runs in key order (checking
-** that their ranges are disjoint), set the plan's range, lay out the
-** parts' segments and choose the cut nearest the middle. */
+/* After pass 1 of a sorted plan: put the runs in key order, checking
+** that their ranges are disjoint, and set the plan's range. */
 static void runsFinish(ingest_plan *p) {
   int aOrd[INGEST_RUNS_MAX] = {0};
-  uint64_t aBase[INGEST_RUNS_MAX], nTotal = 0, nBest = 0;
-  int i, k, iBest = -1;
+  int i, k;
   for (i = 0; i < p->nRun; i++) {
     /* insertion sort by first key: a few runs */
     for (k = i; k > 0; k--) {
@@ -262,42 +238,10 @@ static void runsFinish(ingest_plan *p) {
         0);
   for (i = 0; i < p->nRun; i++) {
     const IRun *r = &p->aRun[aOrd[i]];
-    ISeg *s = &p->aaSeg[0][i];
-    aBase[aOrd[i]] = nTotal;
-    nTotal += r->nBytes;
-    s->p = r->pStart;
-    s->pStop = r->pStop;
-    s->seq = r->seqStart;
-    s->iRun = aOrd[i];
-  }
-  p->anSeg[0] = p->nRun;
-  /* the cut: the mark nearest the middle of the point bytes, not the
-  ** very first operation */
-  for (k = 0; k < p->nMark; k++) {
-    uint64_t x = aBase[p->aMark[k].iRun] + p->aMark[k].nBefore;
-    uint64_t d = x > nTotal / 2 ? x - nTotal / 2 : nTotal / 2 - x;
-    if (x == 0) continue;
-    if (iBest < 0 || d < nBest) {
-      iBest = k;
-      nBest = d;
-    }
-  }
-  if (iBest >= 0) {
-    const IMark *m = &p->aMark[iBest];
-    for (i = 0; aOrd[i] != m->iRun; i++) {
-      p->aaSeg[1][i] = p->aaSeg[0][i];
-    }
-    p->aaSeg[1][i] = p->aaSeg[0][i];
-    p->aaSeg[1][i].pStop = m->p;
-    p->anSeg[1] = i + 1;
-    p->aaSeg[2][0] = p->aaSeg[0][i];
-    p->aaSeg[2][0].p = m->p;
-    p->aaSeg[2][0].seq = m->seq;
-    for (k = 1; i + k < p->nRun; k++) {
-      p->aaSeg[2][k] = p->aaSeg[0][i + k];
-    }
-    p->anSeg[2] = k;
-    p->bSplit = 1;
+    p->aSeg[i].p = r->pStart;
+    p->aSeg[i].pStop = r->pStop;
+    p->aSeg[i].seq = r->seqStart;
+    p->aSeg[i].iRun = aOrd[i];
   }
 }
 
@@ -305,6 +249,7 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
                     ingest_plan **pp, char **pzErr) {
   ingest_plan *p;
   const uint8_t *q, *pEnd = pBatch + nBatch;
+  size_t nHalf = nBatch / 2;
   uint64_t nOp, i, nDelOps = 0;
   int iRun = 0;
   *pp = NULL;
@@ -318,7 +263,8 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
   p->bSorted = 1;
   p->nPrefix = nPrefix;
 
-  /* pass 1: validate, count, check the order (the runs), mark cuts */
+  /* pass 1: validate, count, check the order (the runs), find the
+  ** middle */
   for (q = p->pOps, i = 0; i < nOp; i++) {
     Op o;
     size_t n = opDecode(q, pEnd, &o);
@@ -327,9 +273,12 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
       nDelOps++;
       widen(p, o.pKey, o.nKey, o.pVal, o.nVal, o.op == WAL_OP_RANGEDEL_OPEN);
     } else {
-      if (p->bSorted) {
-        iRun = runAdd(p, iRun, &o, q, n, p->seq0 + i);
-        if (iRun < 0) goto nomem;
+      if (p->bSorted) iRun = runAdd(p, iRun, &o, q, n, p->seq0 + i);
+      if (p->bSorted && !p->bSplit && (size_t)(q - pBatch) >= nHalf &&
+          p->nEnt > 0) {
+        p->pSplit = q;
+        p->seqSplit = p->seq0 + i;
+        p->bSplit = 1;
       }
       p->nEnt++;
     }
@@ -350,9 +299,6 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
   }
   if (!p->bSorted) {
     p->bSplit = 0;
-    free(p->aMark);
-    p->aMark = NULL;
-    p->nMark = 0;
     p->aEnt = malloc(sizeof(IEnt) * (size_t)(p->nEnt ? p->nEnt : 1));
     if (p->aEnt == NULL) goto nomem;
   }
@@ -416,7 +362,6 @@ corrupt:
 
 void ingest_plan_free(ingest_plan *p) {
   if (p == NULL) return;
-  free(p->aMark);
   free(p->aEnt);
   free(p->aDel);
   free(p);
@@ -563,9 +508,8 @@ static void iiInit(IngestIter *it, const ingest_plan *p, int iPart,
   it->base.pMethods = &iiMethods;
   it->pPlan = p;
   if (p->bSorted) {
-    int k = nPart == 2 ? 1 + iPart : 0;
-    it->aSeg = p->aaSeg[k];
-    it->nSeg = p->anSeg[k];
+    it->aSeg = p->aSeg; /* one part: the compaction writer's (ingest_write) */
+    it->nSeg = p->nRun;
   } else {
     it->i = 0;
     it->iStop = p->nEnt;
@@ -624,81 +568,128 @@ static int finishFile(Part *pt, sst_builder *pB, uint64_t iFile,
   return rc;
 }
 
-/*
-** The writer of a part of a batch whose keys strictly increase and that
-** holds no range tombstone: every entry is the only version of its key
-** and survives, so entries go straight to the sorted-file builder, without
-** the per-key work of compact_run (versions, snapshot stripes, tombstone
-** coverage), about a sixth of the CPU of writing a load.
-** Files are cut as compact_run cuts them (compact_cut_before).
-*/
-static int writeDirect(Part *pt, IngestIter *it) {
-  compact_job *j = &pt->j;
+/* One run's output in writeDirect: the file being built and its cut. */
+typedef struct RunOut {
+  sst_builder *pB; /* NULL: none open */
+  uint64_t iFile;
+  char *zPath;
   compact_cut cut;
-  int rc = WCS_OK, i;
-  uint64_t iFile = 0;
-  sst_builder *pB = NULL;
-  char *zPath = NULL;
+} RunOut;
+
+/*
+** The writer of a part of a sorted batch (its runs strictly increasing,
+** in disjoint ranges) that holds no range tombstone: every entry is the
+** only version of its key and survives, so entries go straight to the
+** sorted-file builder, without the per-key work of compact_run (versions,
+** snapshot stripes, tombstone coverage), about a sixth of the CPU of
+** writing a load. The part is a stretch of the batch's bytes, read once:
+** each operation goes to the file being built for its run, so runs that
+** interleave are written side by side, each into its own files, cut as
+** compact_run cuts them (compact_cut_before). A run's keys increase along
+** the batch, so its files from the two parts do not overlap either.
+*/
+static int writeDirect(Part *pt) {
+  const ingest_plan *p = pt->pPlan;
+  compact_job *j = &pt->j;
+  RunOut aOut[INGEST_RUNS_MAX];
+  const uint8_t *q = p->pOps, *pStop = p->pEnd;
+  uint64_t seq = p->seq0;
+  wcs_buf key = {0};
+  int rc = WCS_OK, i, iRun = 0;
   sst_options so;
-  memset(&cut, 0, sizeof cut);
+  memset(aOut, 0, sizeof aOut);
   compact_sst_options(vset_options(j->pVs), &so);
-  iiFirst(&it->base);
-  while (rc == WCS_OK && it->bValid) {
-    const uint8_t *k = it->key.a;
-    size_t nK = it->key.n;
-    if (compact_cut_before(j, &cut, pB, k, nK - WCS_IKEY_TRAILER)) {
-      rc = finishFile(pt, pB, iFile, zPath);
-      pB = NULL;
-      cut.nGpBytes = 0;
+  if (pt->nPart == 2 && pt->iPart == 0) pStop = p->pSplit;
+  if (pt->nPart == 2 && pt->iPart == 1) {
+    q = p->pSplit;
+    seq = p->seqSplit;
+  }
+  while (rc == WCS_OK && q < pStop) {
+    Op o;
+    RunOut *r;
+    size_t nK;
+    q += opDecode(q, p->pEnd, &o); /* checked by pass 1 */
+    seq++;
+    if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
+      continue; /* empty ones: the others keep a batch from here */
+    }
+    if (p->nPrefix && memcmp(o.pKey, p->aRun[iRun].pFirst, p->nPrefix)) {
+      for (iRun = 0; iRun < p->nRun - 1; iRun++) {
+        if (memcmp(o.pKey, p->aRun[iRun].pFirst, p->nPrefix) == 0) break;
+      }
+    }
+    r = &aOut[iRun];
+    nK = (size_t)o.nKey + WCS_IKEY_TRAILER;
+    key.n = 0;
+    if (wcs_buf_reserve(&key, nK)) {
+      rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
+      break;
+    }
+    memcpy(key.a, o.pKey, (size_t)o.nKey);
+    wcs_put64(key.a + o.nKey,
+              wcs_ikey_pack(seq - 1, o.op == WAL_OP_PUT ? WCS_KT_PUT
+                                                        : WCS_KT_DELETE));
+    if (compact_cut_before(j, &r->cut, r->pB, o.pKey, (size_t)o.nKey)) {
+      rc = finishFile(pt, r->pB, r->iFile, r->zPath);
+      r->pB = NULL;
+      r->cut.nGpBytes = 0;
       if (rc) break;
     }
-    if (pB == NULL) {
-      iFile = j->xNewFile(j->pArg);
-      free(zPath);
-      zPath = vset_file_path(j->pVs, iFile, "sst");
-      if (zPath == NULL) {
+    if (r->pB == NULL) {
+      r->iFile = j->xNewFile(j->pArg);
+      free(r->zPath);
+      r->zPath = vset_file_path(j->pVs, r->iFile, "sst");
+      if (r->zPath == NULL) {
         rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
         break;
       }
-      rc = sst_builder_new(vset_env(j->pVs), zPath, iFile, &so, &pB,
+      rc = sst_builder_new(vset_env(j->pVs), r->zPath, r->iFile, &so, &r->pB,
                            &pt->zErr);
       if (rc) {
-        pB = NULL;
+        r->pB = NULL;
         break;
       }
     }
-    rc = sst_builder_add(pB, k, nK, it->pVal, it->nVal, &pt->zErr);
-    j->nBytesIn += nK + it->nVal;
-    if (rc == WCS_OK) iiNext(&it->base);
+    rc = sst_builder_add(r->pB, key.a, nK, o.pVal ? o.pVal : (const uint8_t *)"",
+                         (size_t)o.nVal, &pt->zErr);
+    j->nBytesIn += nK + o.nVal;
   }
-  if (rc == WCS_OK) rc = iiStatus(&it->base, &pt->zErr);
-  if (rc == WCS_OK && pB) {
-    rc = finishFile(pt, pB, iFile, zPath);
-    pB = NULL;
+  for (i = 0; i < INGEST_RUNS_MAX; i++) {
+    if (rc == WCS_OK && aOut[i].pB) {
+      rc = finishFile(pt, aOut[i].pB, aOut[i].iFile, aOut[i].zPath);
+      aOut[i].pB = NULL;
+    }
+    if (aOut[i].pB) sst_builder_abandon(aOut[i].pB);
+    free(aOut[i].zPath);
   }
-  if (pB) sst_builder_abandon(pB);
   if (rc) {
     for (i = 0; i < j->nOut; i++)
       j->aOut[i]->bObsolete = 1;
     compact_job_clear(j);
   }
-  free(zPath);
+  wcs_buf_free(&key);
   return rc;
 }
 
 static void *partMain(void *pArg) {
   Part *pt = pArg;
   IngestIter it;
-  iiInit(&it, pt->pPlan, pt->iPart, pt->nPart);
   if (pt->pPlan->bSorted && pt->pPlan->nDel == 0) {
-    pt->rc = writeDirect(pt, &it);
-  } else {
-    /* tombstones go with a single part only (no split when there are any) */
-    pt->rc = compact_run(&pt->j, &it.base, pt->pPlan->aDel, pt->pPlan->nDel,
-                         &pt->zErr);
+    pt->rc = writeDirect(pt);
+    return NULL;
   }
+  /* tombstones go with a single part only (no split when there are any) */
+  iiInit(&it, pt->pPlan, pt->iPart, pt->nPart);
+  pt->rc = compact_run(&pt->j, &it.base, pt->pPlan->aDel, pt->pPlan->nDel,
+                       &pt->zErr);
   iiClose(&it.base);
   return NULL;
+}
+
+/* Files by smallest key (runs written side by side finish out of order). */
+static int cmpFile(const void *a, const void *b) {
+  const wcs_fmeta *x = *(wcs_fmeta *const *)a, *y = *(wcs_fmeta *const *)b;
+  return wcs_ikey_cmp(x->pSmallest, x->nSmallest, y->pSmallest, y->nSmallest);
 }
 
 int ingest_write(ingest_plan *p, const compact_job *j, int bParallel,
@@ -752,6 +743,7 @@ int ingest_write(ingest_plan *p, const compact_job *j, int bParallel,
         *pnBytes += a[k].j.aOut[i]->nBytes;
       }
     }
+    qsort(aOut, (size_t)n, sizeof(wcs_fmeta *), cmpFile);
     *paOut = aOut;
     *pnOut = n;
   }

@@ -5,9 +5,10 @@
 ** Design notes: doc/storage.md, "Bulk ingest".
 **
 ** A plan parses a batch payload (wal.h, sequence numbers already set)
-** once: whether its point operations are in internal-key order, its range
-** tombstones, and a cut that splits its point entries in two halves at a
-** user-key boundary. ingest_write turns a plan into sorted files with the
+** once: whether its point operations are in internal-key order (or, with
+** a run prefix, a few interleaved runs that each are), its range
+** tombstones, and a cut that splits its point entries in two halves with
+** disjoint outputs. ingest_write turns a plan into sorted files with the
 ** flush/compaction writer (compact_run), in one pass or, when the batch is
 ** large and holds no range tombstones, in two passes run side by side, one
 ** on a second thread. ingest_level then picks where the files go.
