@@ -483,6 +483,87 @@ START_TEST(test_ingest_plan_reads_interleaved_runs_and_checks_the_hint) {
 }
 END_TEST
 
+/* A batch of 8 MiB or more (INGEST_SPLIT_MIN, cut in two halves): a run
+** is checked across the cut, and bad bytes in the upper half or a wrong
+** operation count are reported. */
+START_TEST(test_ingest_plan_of_a_large_batch_checks_runs_across_halves) {
+  wcs_buf p = {0};
+  ingest_plan *pPlan = NULL;
+  char k[64], v[128], *zErr = NULL;
+  int nOp, bSplit = 0, i, rc;
+  size_t iLast;
+  payStart(&p);
+  nOp = payRuns(&p, 50000, "v");
+  ck_assert_uint_ge(p.n, 8u << 20);
+  ck_assert_int_eq(planRuns(&p, nOp, 2, &bSplit), 3);
+  ck_assert_int_eq(bSplit, 1);
+  ck_assert_int_eq(planRuns(&p, nOp, 0, &bSplit), 0);
+  /* a key of run c: again near the end */
+  keyOf(k, "c:", 40000);
+  payOp(&p, WAL_OP_PUT, k, "again");
+  ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
+  /* run a: one key above all others at the start, the rest at the end:
+  ** each half increases, the two together do not */
+  payStart(&p);
+  payOp(&p, WAL_OP_PUT, "a:999999", "x");
+  for (i = 0; i < 150000; i++) {
+    keyOf(k, "b:", i);
+    valOf(v, "v", i);
+    payOp(&p, WAL_OP_PUT, k, v);
+  }
+  for (i = 0; i < 100; i++) {
+    keyOf(k, "a:", i);
+    payOp(&p, WAL_OP_PUT, k, "x");
+  }
+  ck_assert_uint_ge(p.n, 8u << 20);
+  ck_assert_int_eq(planRuns(&p, 1 + 150000 + 100, 2, NULL), 0);
+  ck_assert_int_eq(planRuns(&p, 1 + 150000 + 100, 0, NULL), 0);
+  /* without the first key: two runs */
+  payStart(&p);
+  for (i = 0; i < 150000; i++) {
+    keyOf(k, "b:", i);
+    valOf(v, "v", i);
+    payOp(&p, WAL_OP_PUT, k, v);
+  }
+  for (i = 0; i < 100; i++) {
+    keyOf(k, "a:", i);
+    payOp(&p, WAL_OP_PUT, k, "x");
+  }
+  ck_assert_int_eq(planRuns(&p, 150000 + 100, 2, &bSplit), 2);
+  ck_assert_int_eq(bSplit, 1);
+  /* bad bytes in the upper half: an unknown operation code */
+  iLast = p.n;
+  payOp(&p, WAL_OP_PUT, "c:", "x");
+  p.a[iLast] = 0x7f;
+  wcs_put64(p.a + WAL_BATCH_OFF_SEQ, 1);
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 150000 + 100 + 1);
+  rc = ingest_plan_new(p.a, p.n, 2, &pPlan, &zErr);
+  ck_assert_int_eq(rc, WCS_CORRUPT);
+  ck_assert_ptr_null(pPlan);
+  ck_assert_ptr_nonnull(strstr(zErr, "do not parse"));
+  wcs_free(zErr);
+  zErr = NULL;
+  /* a count larger than the operations, or smaller (bytes left over) */
+  p.a[iLast] = WAL_OP_PUT;
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 150000 + 100 + 2);
+  rc = ingest_plan_new(p.a, p.n, 2, &pPlan, &zErr);
+  ck_assert_int_eq(rc, WCS_CORRUPT);
+  wcs_free(zErr);
+  zErr = NULL;
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 150000 + 100);
+  rc = ingest_plan_new(p.a, p.n, 2, &pPlan, &zErr);
+  ck_assert_int_eq(rc, WCS_CORRUPT);
+  wcs_free(zErr);
+  zErr = NULL;
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 150000 + 100 + 1);
+  rc = ingest_plan_new(p.a, p.n, 2, &pPlan, &zErr);
+  ck_assert_int_eq(rc, WCS_OK);
+  ck_assert_int_eq(ingest_plan_runs(pPlan), 3);
+  ingest_plan_free(pPlan);
+  wcs_buf_free(&p);
+}
+END_TEST
+
 /* Check that a scan reads rows [0, n) of the three runs with zTag values,
 ** except row iAgain of run "a:", which reads "again" when iAgain >= 0. */
 static void checkRuns(wcs_db *db, int n, const char *zTag, int iAgain) {
@@ -889,6 +970,8 @@ Suite *storage_ingest_suite(void) {
   tcase_add_test(tc, test_ingest_range_deletes_and_repeated_keys_in_one_batch);
   tcase_add_test(tc,
                  test_ingest_plan_reads_interleaved_runs_and_checks_the_hint);
+  tcase_add_test(tc,
+                 test_ingest_plan_of_a_large_batch_checks_runs_across_halves);
   tcase_add_test(tc, test_ingest_adopted_batch_of_interleaved_runs_reads_back);
   tcase_add_test(tc, test_ingest_then_writes_deletes_and_compactions);
   tcase_add_test(
