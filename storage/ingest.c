@@ -669,8 +669,9 @@ static int writeDirect(Part *pt) {
         break;
       }
     }
-    rc = sst_builder_add(r->pB, key.a, nK, o.pVal ? o.pVal : (const uint8_t *)"",
-                         (size_t)o.nVal, &pt->zErr);
+    rc = sst_builder_add(r->pB, key.a, nK,
+                         o.pVal ? o.pVal : (const uint8_t *)"", (size_t)o.nVal,
+                         &pt->zErr);
     j->nBytesIn += nK + o.nVal;
   }
   for (i = 0; i < INGEST_RUNS_MAX; i++) {

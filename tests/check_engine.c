@@ -1607,7 +1607,8 @@ START_TEST(test_ordered_load_of_two_families_is_adopted_and_ingested) {
     for (f = 0; f < 2; f++) {
       load_val(v, n, f);
       ck_assert_int_eq(a[f].iFamily, f);
-      ck_assert_msg(a[f].nVal == strlen(v) && memcmp(a[f].pVal, v, a[f].nVal) == 0,
+      ck_assert_msg(a[f].nVal == strlen(v) &&
+                        memcmp(a[f].pVal, v, a[f].nVal) == 0,
                     "row %d family %d", n, f);
     }
     n++;
