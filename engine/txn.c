@@ -26,11 +26,24 @@
 ** when that changes nothing (batch_in_key_order, batch_sorted), so the
 ** memtable inserts each entry next to the previous one.
 **
-** Op log record: op:1 | varint nKey | key | varint nVal | val | agg:1
-** (op: 'P' put, 'D' delete, 'R' range delete with val = end, 'M' merge).
-** In-memory only; never stored.
+** The op log is written in the store's batch format (storage/wal.h): a
+** gap of WAL_BATCH_HEADER bytes, then one record per operation:
+**
+**     WAL_OP_PUT      varint nKey | key | varint nVal | val
+**     WAL_OP_DELETE   varint nKey | key
+**     WAL_OP_RANGEDEL varint nStart | start | varint nEnd | end
+**     LOG_OP_MERGE + eAgg  varint nKey | key | varint nOp | operand
+**
+** (merges only in the log, never in a batch). So a log of puts whose
+** families' keys each increase (bOrdered) is a batch as it stands: when it
+** is in key order (one family) or large enough for a bulk ingest (which
+** takes each family's keys as one sorted run: the batch's run prefix is
+** the family prefix), commit hands its buffer to the store batch
+** (wcs_batch_adopt) instead of copying hundreds of megabytes into a
+** second one. In-memory only; never stored.
 */
 #include "engine/engine.h"
+#include "storage/wal.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -39,6 +52,16 @@
 /* A transaction keeps its op log's buffer and its last store batch for
 ** the next one up to this size; a bulk load's are freed at its end. */
 #define TXN_KEEP_BYTES (64u << 20)
+
+/* An op log record's first byte for an aggregate merge: this plus the
+** family's WCS_AGG_* (above every batch operation code). */
+#define LOG_OP_MERGE 0x10
+
+/* An ordered log of several families at least this large goes to the
+** store as it stands (interleaved runs); smaller ones are copied in key
+** order, which suits the memtable. The store's default bulk-ingest size
+** (nIngestBytes, nMemtable / 4). */
+#define TXN_ADOPT_BYTES (16u << 20)
 
 /* ------------------------------------------------------------------ */
 /* aggregates                                                          */
@@ -76,18 +99,75 @@ int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
 /* ------------------------------------------------------------------ */
 /* the op log                                                          */
 
+/* Room for nMore bytes at the log's end, after the header gap. */
+static int log_reserve(wcs_txn *t, size_t nMore) {
+  int rc = wcs_buf_reserve(&t->log, WAL_BATCH_HEADER + nMore);
+  if (rc == WCS_OK && t->log.n == 0) {
+    memset(t->log.a, 0, WAL_BATCH_HEADER);
+    t->log.n = WAL_BATCH_HEADER;
+  }
+  return rc;
+}
+
+/* The log record's first byte for op ('P', 'D', 'R' or 'M'). */
+static uint8_t log_code(int op, int eAgg) {
+  switch (op) {
+    case 'P': return WAL_OP_PUT;
+    case 'D': return WAL_OP_DELETE;
+    case 'R': return WAL_OP_RANGEDEL;
+    default: return (uint8_t)(LOG_OP_MERGE + eAgg);
+  }
+}
+
 static int log_append(wcs_txn *t, int op, const void *pKey, size_t nKey,
                       const void *pVal, size_t nVal, int eAgg) {
   wcs_buf *b = &t->log;
-  uint8_t c = (uint8_t)op, a = (uint8_t)eAgg;
-  int rc = wcs_buf_append(b, &c, 1);
-  if (rc == WCS_OK) rc = wcs_buf_append_varint(b, nKey);
-  if (rc == WCS_OK) rc = wcs_buf_append(b, pKey, nKey);
-  if (rc == WCS_OK) rc = wcs_buf_append_varint(b, nVal);
-  if (rc == WCS_OK) rc = wcs_buf_append(b, pVal, nVal);
-  if (rc == WCS_OK) rc = wcs_buf_append(b, &a, 1);
-  if (rc == WCS_OK) t->nOp++;
-  return rc;
+  uint8_t *z;
+  int rc = log_reserve(t, 1 + 2 * WCS_VARINT_MAX + nKey + nVal);
+  if (rc) return rc;
+  z = b->a + b->n;
+  *z++ = log_code(op, eAgg);
+  z += wcs_put_varint(z, nKey);
+  if (nKey) memcpy(z, pKey, nKey);
+  z += nKey;
+  if (op != 'D') {
+    z += wcs_put_varint(z, nVal);
+    if (nVal) memcpy(z, pVal, nVal);
+    z += nVal;
+  }
+  b->n = (size_t)(z - b->a);
+  t->nOp++;
+  return WCS_OK;
+}
+
+/* Decode the log record at p (pEnd: the log's end): *pOp is 'P', 'D',
+** 'R' or 'M' (*peAgg its aggregate); returns the next record. */
+static const uint8_t *log_next(const uint8_t *p, const uint8_t *pEnd,
+                               int *pOp, int *peAgg, const uint8_t **ppKey,
+                               uint64_t *pnKey, const uint8_t **ppVal,
+                               uint64_t *pnVal) {
+  int c = *p++;
+  *peAgg = 0;
+  switch (c) {
+    case WAL_OP_PUT: *pOp = 'P'; break;
+    case WAL_OP_DELETE: *pOp = 'D'; break;
+    case WAL_OP_RANGEDEL: *pOp = 'R'; break;
+    default:
+      *pOp = 'M';
+      *peAgg = c - LOG_OP_MERGE;
+      break;
+  }
+  p += wcs_get_varint_fast(p, pEnd, pnKey);
+  *ppKey = p;
+  p += *pnKey;
+  *pnVal = 0;
+  *ppVal = p;
+  if (c != WAL_OP_DELETE) {
+    p += wcs_get_varint_fast(p, pEnd, pnVal);
+    *ppVal = p;
+    p += *pnVal;
+  }
+  return p;
 }
 
 static int apply(Overlay *pOv, int op, const uint8_t *k, size_t nk,
@@ -124,20 +204,16 @@ static int txn_op(wcs_txn *t, int op, const void *pKey, size_t nKey,
 static int log_walk(wcs_txn *t, size_t nLog, void *pCtx,
                     int (*xOp)(void *, int, const uint8_t *, size_t,
                                const uint8_t *, size_t, int)) {
-  const uint8_t *p = t->log.a, *pEnd = t->log.a + nLog;
+  const uint8_t *p = t->log.a + WAL_BATCH_HEADER, *pEnd = t->log.a + nLog;
   int rc = WCS_OK;
   t->nOp = 0;
+  if (nLog == 0) return WCS_OK;
   while (rc == WCS_OK && p < pEnd) {
     uint64_t nk, nv;
-    int op = *p++;
+    int op, eAgg;
     const uint8_t *k, *v;
-    p += wcs_get_varint_fast(p, pEnd, &nk);
-    k = p;
-    p += nk;
-    p += wcs_get_varint_fast(p, pEnd, &nv);
-    v = p;
-    p += nv;
-    rc = xOp(pCtx, op, k, nk, v, nv, *p++);
+    p = log_next(p, pEnd, &op, &eAgg, &k, &nk, &v, &nv);
+    rc = xOp(pCtx, op, k, nk, v, nv, eAgg);
     t->nOp++;
   }
   return rc;
@@ -371,18 +447,19 @@ static int batch_in_key_order(wcs_txn *t, wcs_batch *pBatch) {
   memcpy(aPre, t->aStreamPrefix, sizeof(aPre));
   qsort(aPre, (size_t)t->nStream, ENG_PREFIX_BYTES, prefix_cmp);
   for (i = 0; rc == WCS_OK && i < t->nStream; i++) {
-    const uint8_t *p = t->log.a, *pEnd = t->log.a + t->log.n;
+    const uint8_t *p = t->log.a + WAL_BATCH_HEADER;
+    const uint8_t *pEnd = t->log.a + t->log.n;
     while (rc == WCS_OK && p < pEnd) {
       uint64_t nk, nv;
       const uint8_t *k, *v;
-      assert(*p == 'P');
+      assert(*p == WAL_OP_PUT);
       p++;
       p += wcs_get_varint_fast(p, pEnd, &nk);
       k = p;
       p += nk;
       p += wcs_get_varint_fast(p, pEnd, &nv);
       v = p;
-      p += nv + 1;
+      p += nv;
       if (memcmp(k, aPre[i], ENG_PREFIX_BYTES) == 0) {
         rc = wcs_batch_put(pBatch, k, nk, v, nv);
       }
@@ -467,7 +544,8 @@ static void sortops(SortOp *a, size_t n) {
 }
 
 static int batch_sorted(wcs_txn *t, wcs_batch *pBatch) {
-  const uint8_t *p = t->log.a, *pEnd = t->log.a + t->log.n;
+  const uint8_t *p = t->log.a + WAL_BATCH_HEADER;
+  const uint8_t *pEnd = t->log.a + t->log.n;
   SortOp *a = malloc(sizeof(SortOp) * (size_t)t->nOp);
   int i, n = 0, rc = WCS_OK;
   if (a == NULL) return log_walk(t, t->log.n, pBatch, batch_cb);
@@ -483,14 +561,17 @@ static int batch_sorted(wcs_txn *t, wcs_batch *pBatch) {
     a[n].p = p;
     n++;
     q = k + nk;
-    q += wcs_get_varint_fast(q, pEnd, &nv);
-    p = q + nv + 1;
+    if (*p != WAL_OP_DELETE) {
+      q += wcs_get_varint_fast(q, pEnd, &nv);
+      q += nv;
+    }
+    p = q;
   }
   sortops(a, (size_t)n);
   for (i = 0; rc == WCS_OK && i < n; i++) {
     uint64_t nk, nv = 0;
     const uint8_t *k = op_key(a[i].p, &nk), *v = k + nk;
-    if (a[i].p[0] == 'P') {
+    if (a[i].p[0] == WAL_OP_PUT) {
       v += wcs_get_varint_fast(v, pEnd, &nv);
       rc = wcs_batch_put(pBatch, k, nk, v, nv);
     } else {
@@ -542,7 +623,11 @@ int wcs_txn_commit(wcs_txn *t) {
   if (rc == WCS_OK && !t->bOvLive) {
     /* never read: the log, in order, is the batch (a store batch applies
     ** its operations in order, later ones winning) */
-    if (t->bOrdered && t->nStream > 1) rc = batch_in_key_order(t, pBatch);
+    if (t->bOrdered && (t->nStream <= 1 || t->log.n >= TXN_ADOPT_BYTES)) {
+      /* only puts, already in the batch format: no copy */
+      rc = wcs_batch_adopt(pBatch, &t->log, t->nOp,
+                           t->nStream > 1 ? ENG_PREFIX_BYTES : 0);
+    } else if (t->bOrdered) rc = batch_in_key_order(t, pBatch);
     else if (!t->bOrdered && t->bNoRange && t->nOp > 1)
       rc = batch_sorted(t, pBatch);
     else rc = log_walk(t, t->log.n, pBatch, batch_cb);
@@ -788,11 +873,11 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
   if (rc == WCS_OK) {
     nKey = ENG_PREFIX_BYTES + t->lastRowEsc.n + esc_len(q, nQual) + 2 +
            ENG_TS_BYTES;
-    rc = wcs_buf_reserve(&t->log, 2 + 2 * WCS_VARINT_MAX + nKey + nVal);
+    rc = log_reserve(t, 1 + 2 * WCS_VARINT_MAX + nKey + nVal);
   }
   if (rc == WCS_OK) {
     z = t->log.a + t->log.n;
-    *z++ = 'P';
+    *z++ = WAL_OP_PUT;
     z += wcs_put_varint(z, nKey);
     pKey = z;
     z[0] = (uint8_t)(pDef->iTid >> 24);
@@ -811,11 +896,10 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     z += wcs_put_varint(z, nVal);
     if (nVal) memcpy(z, pVal, nVal);
     z += nVal;
-    *z++ = 0; /* agg */
     t->log.n = (size_t)(z - t->log.a);
     t->nOp++;
     if (t->bOvLive) {
-      rc = ov_put(t->pOv, pKey, nKey, z - 1 - nVal, nVal);
+      rc = ov_put(t->pOv, pKey, nKey, z - nVal, nVal);
       if (rc != WCS_OK) {
         t->log.n = nLog;
         t->nOp--;

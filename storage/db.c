@@ -140,8 +140,9 @@ struct wcs_snapshot {
 };
 
 struct wcs_batch {
-  wcs_buf rep; /* WAL payload: header + operations */
-  int nOp;     /* operations */
+  wcs_buf rep;       /* WAL payload: header + operations */
+  int nOp;           /* operations */
+  size_t nRunPrefix; /* hint for a bulk ingest (wcs_batch_adopt) */
 };
 
 struct wcs_db {
@@ -270,6 +271,22 @@ void wcs_batch_clear(wcs_batch *b) {
   if (b == NULL) return;
   b->rep.n = WAL_BATCH_HEADER;
   b->nOp = 0;
+  b->nRunPrefix = 0;
+}
+
+int wcs_batch_adopt(wcs_batch *b, wcs_buf *pRep, int nOp, size_t nRunPrefix) {
+  wcs_buf old;
+  if (b == NULL || pRep == NULL || pRep->n < WAL_BATCH_HEADER || nOp < 0) {
+    return WCS_MISUSE;
+  }
+  if (pRep->n > WAL_MAX_RECORD) return WCS_TOOBIG;
+  old = b->rep;
+  b->rep = *pRep;
+  *pRep = old;
+  pRep->n = 0;
+  b->nOp = nOp;
+  b->nRunPrefix = nRunPrefix;
+  return WCS_OK;
 }
 
 static int batchOp(wcs_batch *b, int op, const void *pKey, size_t nKey,
@@ -997,7 +1014,7 @@ static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
   version_ref(pBase);
   pthread_mutex_unlock(&db->mu);
 
-  rc = ingest_plan_new(b->rep.a, b->rep.n, &pPlan, pzErr);
+  rc = ingest_plan_new(b->rep.a, b->rep.n, b->nRunPrefix, &pPlan, pzErr);
   if (rc == WCS_OK) {
     /* where the files will probably go: size them for that level */
     pthread_mutex_lock(&db->mu);

@@ -5,28 +5,38 @@
 ** that would rewrite it.
 **
 ** How it works. The plan walks the batch once. When the point operations'
-** user keys strictly increase (a load in key order, as the engine commits
-** write-only transactions), the entries are read straight from the batch
-** bytes: operation i of the batch is internal key (key, seq0 + i). Else an
-** array of the entries is sorted in internal-key order (user key, then
-** sequence number descending), so two writes of one key keep their order
-** and the writer drops the older one as a flush would. Range tombstones
-** are gathered into an array and handed to the writer, which clips them
-** to each output file's share of the key space.
+** user keys strictly increase (a load in key order), the entries are read
+** straight from the batch bytes: operation i of the batch is internal key
+** (key, seq0 + i). The same holds run by run for a batch with a run
+** prefix (ingest.h): the operations whose keys share their first nPrefix
+** bytes form a run (at most INGEST_RUNS_MAX of them), each must strictly
+** increase, and runs with distinct prefixes of one length cover disjoint
+** ranges; that is how the engine commits a load of several column
+** families row by row (its log, adopted as the batch, interleaves one run
+** per family). Else an array of the entries is sorted in internal-key
+** order (user key, then sequence number descending), so two writes of
+** one key keep their order and the writer drops the older one as a flush
+** would. Range tombstones are gathered into an array and handed to the
+** writer, which clips them to each output file's share of the key space.
 **
 ** The writer is compact_run with a snapshot list that ends below the
 ** batch's first sequence number: every entry lies above every reader, so
 ** nothing is dropped except versions the same batch overwrites, nothing is
 ** rewritten at sequence number 0, and deletes are kept (they hide older
-** data below). A batch whose keys strictly increase and that holds no
-** range tombstone has nothing for it to decide: its entries go straight
-** to the sorted-file builder (writeDirect), cut into files the same way.
+** data below); it reads the runs one after another in key order. A
+** sorted batch that holds no range tombstone has nothing for it to
+** decide: its entries go straight to the sorted-file builder
+** (writeDirect), which reads the batch bytes once, in batch order, and
+** builds one file at a time per run, cut into files the same way.
 **
 ** Two threads: without range tombstones, a batch of at least
-** INGEST_SPLIT_MIN bytes is cut in two halves at a user-key boundary, and a
-** second thread writes the upper half while the caller writes the lower
-** one; the outputs of the two are disjoint and together in key order.
-** Blocks are compressed with zstd at the store's level, which is most of a
+** INGEST_SPLIT_MIN bytes is cut in two halves, and a second thread writes
+** the upper half while the caller writes the lower one. A sorted batch is
+** cut at the operation nearest the middle of its bytes: within each run
+** the lower half's keys are below the upper half's, so the outputs of the
+** two are disjoint, and sorted by smallest key they are in key order. An
+** unsorted one is cut in its sorted array at a user-key boundary. Blocks
+** are compressed with zstd at the store's level, which is most of a
 ** file's cost, so this nearly halves the time of a large ingest on two
 ** cores.
 */
@@ -45,6 +55,44 @@
 ** threads (below it a thread's start is not worth it). */
 #define INGEST_SPLIT_MIN (8u << 20)
 
+/* Runs a batch with a run prefix may interleave; more is sorted. */
+#define INGEST_RUNS_MAX 8
+
+/* One run: the point operations sharing their first nPrefix key bytes
+** (all of them when the plan has no prefix), strictly increasing. */
+typedef struct IRun {
+  const uint8_t *pStart, *pStop; /* its first operation, just past its last */
+  uint64_t seqStart;             /* sequence number of its first operation */
+  const uint8_t *pFirst, *pLast; /* its first and last user keys */
+  size_t nFirst, nLast;
+} IRun;
+
+/* A stretch of one run's operations: what the iterator walks, run by
+** run in key order (operations of other runs and range deletes in it are
+** skipped). */
+typedef struct ISeg {
+  const uint8_t *p, *pStop;
+  uint64_t seq; /* sequence number of the operation at p */
+  int iRun;
+} ISeg;
+
+/* Passes over a batch read its operations once, in order, from memory
+** written long before (hundreds of megabytes, out of the caches): asking
+** for the bytes INGEST_AHEAD ahead of the one being parsed keeps the
+** memory busy while the operation is decoded. It halves pass 1 of a
+** plan, which otherwise waits on memory most of the time (the writers
+** are slower than the memory and gain nothing from it). */
+#define INGEST_AHEAD 2048
+#if defined(__GNUC__) || defined(__clang__)
+#define INGEST_READ_AHEAD(q, pEnd)                                            \
+  do {                                                                        \
+    if ((size_t)((pEnd) - (q)) > INGEST_AHEAD)                                \
+      __builtin_prefetch((q) + INGEST_AHEAD);                                 \
+  } while (0)
+#else
+#define INGEST_READ_AHEAD(q, pEnd) ((void)0)
+#endif
+
 /* One point entry of an unsorted batch. */
 typedef struct IEnt {
   const uint8_t *pKey; /* user key, in the batch */
@@ -57,11 +105,16 @@ struct ingest_plan {
   const uint8_t *pOps, *pEnd; /* the batch's operations (borrowed) */
   uint64_t seq0;              /* sequence number of the first operation */
   uint64_t nEnt;              /* point operations */
-  int bSorted;                /* point user keys strictly increase */
-  IEnt *aEnt;                 /* !bSorted: entries in internal-key order */
-  sst_rangedel *aDel;         /* range tombstones (keys in the batch) */
+  size_t nPrefix;             /* run prefix bytes (0: one run) */
+  int bSorted;                /* the point operations are runs, each
+                              ** strictly increasing, in disjoint ranges */
+  int nRun;                   /* bSorted: the runs, */
+  IRun aRun[INGEST_RUNS_MAX];
+  ISeg aSeg[INGEST_RUNS_MAX]; /* and their segments in key order */
+  IEnt *aEnt;         /* !bSorted: entries in internal-key order */
+  sst_rangedel *aDel; /* range tombstones (keys in the batch) */
   int nDel;
-  /* where the point entries split in two halves (user-key boundary) */
+  /* where the point entries split in two halves */
   const uint8_t *pSplit; /* bSorted: first operation of the upper half */
   uint64_t seqSplit;     /* its sequence number */
   uint64_t iSplit;       /* !bSorted: first entry of the upper half */
@@ -127,12 +180,95 @@ static void widen(ingest_plan *p, const uint8_t *pLo, size_t nLo,
   }
 }
 
-int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
-                    char **pzErr) {
+/* The run point operation o (at q, n bytes, sequence number seq) joins;
+** clears bSorted when o fits no run. */
+static int runAdd(ingest_plan *p, int iRun, const Op *o, const uint8_t *q,
+                  size_t n, uint64_t seq) {
+  IRun *r;
+  if (p->nPrefix) {
+    if (o->nKey < p->nPrefix) {
+      p->bSorted = 0;
+      return iRun;
+    }
+    if (p->nRun == 0 ||
+        memcmp(p->aRun[iRun].pFirst, o->pKey, p->nPrefix) != 0) {
+      for (iRun = 0; iRun < p->nRun; iRun++) {
+        if (memcmp(p->aRun[iRun].pFirst, o->pKey, p->nPrefix) == 0) break;
+      }
+    }
+  } else {
+    iRun = 0;
+  }
+  if (iRun == p->nRun) {
+    if (p->nRun == INGEST_RUNS_MAX) {
+      p->bSorted = 0;
+      return iRun;
+    }
+    r = &p->aRun[p->nRun++];
+    memset(r, 0, sizeof *r);
+    r->pStart = q;
+    r->seqStart = seq;
+    r->pFirst = o->pKey;
+    r->nFirst = (size_t)o->nKey;
+  } else {
+    r = &p->aRun[iRun];
+    if (wcs_ukey_cmp(r->pLast, r->nLast, o->pKey, o->nKey) >= 0) {
+      p->bSorted = 0;
+      return iRun;
+    }
+  }
+  r->pLast = o->pKey;
+  r->nLast = (size_t)o->nKey;
+  r->pStop = q + n;
+  return iRun;
+}
+
+/* After pass 1 of a sorted plan: put the runs in key order, checking
+** that their ranges are disjoint, and set the plan's range. */
+static void runsFinish(ingest_plan *p) {
+  int aOrd[INGEST_RUNS_MAX] = {0};
+  int i, k;
+  for (i = 0; i < p->nRun; i++) {
+    /* insertion sort by first key: a few runs */
+    for (k = i; k > 0; k--) {
+      const IRun *a = &p->aRun[aOrd[k - 1]];
+      if (wcs_ukey_cmp(a->pFirst, a->nFirst, p->aRun[i].pFirst,
+                       p->aRun[i].nFirst) < 0) {
+        break;
+      }
+      aOrd[k] = aOrd[k - 1];
+    }
+    aOrd[k] = i;
+  }
+  for (i = 1; i < p->nRun; i++) {
+    const IRun *a = &p->aRun[aOrd[i - 1]], *b = &p->aRun[aOrd[i]];
+    if (wcs_ukey_cmp(a->pLast, a->nLast, b->pFirst, b->nFirst) >= 0) {
+      p->bSorted = 0; /* overlapping runs: not the hint's shape */
+      return;
+    }
+  }
+  if (p->nRun == 0) return;
+  widen(p, p->aRun[aOrd[0]].pFirst, p->aRun[aOrd[0]].nFirst,
+        p->aRun[aOrd[0]].pFirst, p->aRun[aOrd[0]].nFirst, 0);
+  widen(p, p->aRun[aOrd[p->nRun - 1]].pLast, p->aRun[aOrd[p->nRun - 1]].nLast,
+        p->aRun[aOrd[p->nRun - 1]].pLast, p->aRun[aOrd[p->nRun - 1]].nLast,
+        0);
+  for (i = 0; i < p->nRun; i++) {
+    const IRun *r = &p->aRun[aOrd[i]];
+    p->aSeg[i].p = r->pStart;
+    p->aSeg[i].pStop = r->pStop;
+    p->aSeg[i].seq = r->seqStart;
+    p->aSeg[i].iRun = aOrd[i];
+  }
+}
+
+int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
+                    ingest_plan **pp, char **pzErr) {
   ingest_plan *p;
-  const uint8_t *q, *pEnd = pBatch + nBatch, *pPrev = NULL;
-  size_t nPrev = 0, nHalf;
+  const uint8_t *q, *pEnd = pBatch + nBatch;
+  size_t nHalf = nBatch / 2;
   uint64_t nOp, i, nDelOps = 0;
+  int iRun = 0;
   *pp = NULL;
   if (nBatch < WAL_BATCH_HEADER) goto corrupt;
   p = calloc(1, sizeof *p);
@@ -142,31 +278,26 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
   p->pOps = pBatch + WAL_BATCH_HEADER;
   p->pEnd = pEnd;
   p->bSorted = 1;
-  nHalf = nBatch / 2;
+  p->nPrefix = nPrefix;
 
-  /* pass 1: validate, count, check the order, find the middle */
+  /* pass 1: validate, count, check the order (the runs), find the
+  ** middle */
   for (q = p->pOps, i = 0; i < nOp; i++) {
     Op o;
     size_t n = opDecode(q, pEnd, &o);
     if (n == 0) break;
+    INGEST_READ_AHEAD(q, pEnd);
     if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
       nDelOps++;
       widen(p, o.pKey, o.nKey, o.pVal, o.nVal, o.op == WAL_OP_RANGEDEL_OPEN);
     } else {
-      if (pPrev && wcs_ukey_cmp(pPrev, nPrev, o.pKey, o.nKey) >= 0) {
-        p->bSorted = 0;
-      }
+      if (p->bSorted) iRun = runAdd(p, iRun, &o, q, n, p->seq0 + i);
       if (p->bSorted && !p->bSplit && (size_t)(q - pBatch) >= nHalf &&
           p->nEnt > 0) {
         p->pSplit = q;
         p->seqSplit = p->seq0 + i;
         p->bSplit = 1;
       }
-      /* the range: the first and last keys, or when unsorted, the first
-      ** and last after sorting (below) */
-      if (pPrev == NULL) widen(p, o.pKey, o.nKey, o.pKey, o.nKey, 0);
-      pPrev = o.pKey;
-      nPrev = o.nKey;
       p->nEnt++;
     }
     q += n;
@@ -175,7 +306,9 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
     ingest_plan_free(p);
     goto corrupt;
   }
-  if (pPrev && p->bSorted) widen(p, pPrev, nPrev, pPrev, nPrev, 0); /* last */
+  /* the range: the runs' ends, or when unsorted, the first and last
+  ** entries after sorting (below) */
+  if (p->bSorted) runsFinish(p);
 
   /* pass 2: range tombstones, and the entries of an unsorted batch */
   if (nDelOps) {
@@ -191,6 +324,7 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, ingest_plan **pp,
     uint64_t iEnt = 0;
     for (q = p->pOps, i = 0; i < nOp; i++) {
       Op o;
+      INGEST_READ_AHEAD(q, pEnd);
       q += opDecode(q, pEnd, &o);
       if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
         sst_rangedel *d = &p->aDel[p->nDel];
@@ -258,6 +392,12 @@ uint64_t ingest_plan_entries(const ingest_plan *p) {
 int ingest_plan_rangedels(const ingest_plan *p) {
   return p->nDel;
 }
+int ingest_plan_runs(const ingest_plan *p) {
+  return p->bSorted ? p->nRun : 0;
+}
+int ingest_plan_split(const ingest_plan *p) {
+  return p->bSplit;
+}
 
 /* ====================================================================
 ** The iterator over a part of the plan's point entries (forward only:
@@ -267,8 +407,11 @@ int ingest_plan_rangedels(const ingest_plan *p) {
 typedef struct IngestIter {
   wcs_iiter base;
   const ingest_plan *pPlan;
-  const uint8_t *p, *pStop; /* sorted: next operation, end of the part */
+  const ISeg *aSeg; /* sorted: the part's segments, */
+  int nSeg, iSeg;   /* how many, the one being walked */
+  const uint8_t *p, *pStop; /* sorted: next operation, end of the segment */
   uint64_t seq;             /* sorted: sequence number of the one at p */
+  const uint8_t *pRunKey;   /* sorted, with a prefix: a key of its run */
   uint64_t i, iStop;        /* unsorted: next entry, end of the part */
   int bValid;
   wcs_buf key; /* the current internal key */
@@ -285,12 +428,28 @@ static int iiNext(wcs_iiter *pIt) {
   it->bValid = 0;
   if (it->rc) return it->rc;
   if (it->pPlan->bSorted) {
-    while (it->p < it->pStop) {
+    size_t nPrefix = it->pPlan->nPrefix;
+    for (;;) {
       Op o;
-      size_t n = opDecode(it->p, it->pPlan->pEnd, &o); /* checked by pass 1 */
-      uint64_t seq = it->seq++;
+      size_t n;
+      uint64_t seq;
+      if (it->p >= it->pStop) {
+        const ISeg *s;
+        if (it->iSeg >= it->nSeg) break;
+        s = &it->aSeg[it->iSeg++];
+        it->p = s->p;
+        it->pStop = s->pStop;
+        it->seq = s->seq;
+        it->pRunKey = it->pPlan->aRun[s->iRun].pFirst;
+        continue;
+      }
+      n = opDecode(it->p, it->pPlan->pEnd, &o); /* checked by pass 1 */
+      seq = it->seq++;
       it->p += n;
       if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) continue;
+      if (nPrefix && memcmp(o.pKey, it->pRunKey, nPrefix) != 0) {
+        continue; /* another run's */
+      }
       pKey = o.pKey;
       nKey = (size_t)o.nKey;
       it->pVal = o.pVal ? o.pVal : (const uint8_t *)"";
@@ -368,14 +527,8 @@ static void iiInit(IngestIter *it, const ingest_plan *p, int iPart,
   it->base.pMethods = &iiMethods;
   it->pPlan = p;
   if (p->bSorted) {
-    it->p = p->pOps;
-    it->pStop = p->pEnd;
-    it->seq = p->seq0;
-    if (nPart == 2 && iPart == 0) it->pStop = p->pSplit;
-    if (nPart == 2 && iPart == 1) {
-      it->p = p->pSplit;
-      it->seq = p->seqSplit;
-    }
+    it->aSeg = p->aSeg; /* one part: the compaction writer's (ingest_write) */
+    it->nSeg = p->nRun;
   } else {
     it->i = 0;
     it->iStop = p->nEnt;
@@ -434,81 +587,129 @@ static int finishFile(Part *pt, sst_builder *pB, uint64_t iFile,
   return rc;
 }
 
-/*
-** The writer of a part of a batch whose keys strictly increase and that
-** holds no range tombstone: every entry is the only version of its key
-** and survives, so entries go straight to the sorted-file builder, without
-** the per-key work of compact_run (versions, snapshot stripes, tombstone
-** coverage), about a sixth of the CPU of writing a load.
-** Files are cut as compact_run cuts them (compact_cut_before).
-*/
-static int writeDirect(Part *pt, IngestIter *it) {
-  compact_job *j = &pt->j;
+/* One run's output in writeDirect: the file being built and its cut. */
+typedef struct RunOut {
+  sst_builder *pB; /* NULL: none open */
+  uint64_t iFile;
+  char *zPath;
   compact_cut cut;
-  int rc = WCS_OK, i;
-  uint64_t iFile = 0;
-  sst_builder *pB = NULL;
-  char *zPath = NULL;
+} RunOut;
+
+/*
+** The writer of a part of a sorted batch (its runs strictly increasing,
+** in disjoint ranges) that holds no range tombstone: every entry is the
+** only version of its key and survives, so entries go straight to the
+** sorted-file builder, without the per-key work of compact_run (versions,
+** snapshot stripes, tombstone coverage), about a sixth of the CPU of
+** writing a load. The part is a stretch of the batch's bytes, read once:
+** each operation goes to the file being built for its run, so runs that
+** interleave are written side by side, each into its own files, cut as
+** compact_run cuts them (compact_cut_before). A run's keys increase along
+** the batch, so its files from the two parts do not overlap either.
+*/
+static int writeDirect(Part *pt) {
+  const ingest_plan *p = pt->pPlan;
+  compact_job *j = &pt->j;
+  RunOut aOut[INGEST_RUNS_MAX];
+  const uint8_t *q = p->pOps, *pStop = p->pEnd;
+  uint64_t seq = p->seq0;
+  wcs_buf key = {0};
+  int rc = WCS_OK, i, iRun = 0;
   sst_options so;
-  memset(&cut, 0, sizeof cut);
+  memset(aOut, 0, sizeof aOut);
   compact_sst_options(vset_options(j->pVs), &so);
-  iiFirst(&it->base);
-  while (rc == WCS_OK && it->bValid) {
-    const uint8_t *k = it->key.a;
-    size_t nK = it->key.n;
-    if (compact_cut_before(j, &cut, pB, k, nK - WCS_IKEY_TRAILER)) {
-      rc = finishFile(pt, pB, iFile, zPath);
-      pB = NULL;
-      cut.nGpBytes = 0;
+  if (pt->nPart == 2 && pt->iPart == 0) pStop = p->pSplit;
+  if (pt->nPart == 2 && pt->iPart == 1) {
+    q = p->pSplit;
+    seq = p->seqSplit;
+  }
+  while (rc == WCS_OK && q < pStop) {
+    Op o;
+    RunOut *r;
+    size_t nK;
+    q += opDecode(q, p->pEnd, &o); /* checked by pass 1 */
+    seq++;
+    if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
+      continue; /* empty ones: the others keep a batch from here */
+    }
+    if (p->nPrefix && memcmp(o.pKey, p->aRun[iRun].pFirst, p->nPrefix)) {
+      for (iRun = 0; iRun < p->nRun - 1; iRun++) {
+        if (memcmp(o.pKey, p->aRun[iRun].pFirst, p->nPrefix) == 0) break;
+      }
+    }
+    r = &aOut[iRun];
+    nK = (size_t)o.nKey + WCS_IKEY_TRAILER;
+    key.n = 0;
+    if (wcs_buf_reserve(&key, nK)) {
+      rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
+      break;
+    }
+    memcpy(key.a, o.pKey, (size_t)o.nKey);
+    wcs_put64(key.a + o.nKey,
+              wcs_ikey_pack(seq - 1, o.op == WAL_OP_PUT ? WCS_KT_PUT
+                                                        : WCS_KT_DELETE));
+    if (compact_cut_before(j, &r->cut, r->pB, o.pKey, (size_t)o.nKey)) {
+      rc = finishFile(pt, r->pB, r->iFile, r->zPath);
+      r->pB = NULL;
+      r->cut.nGpBytes = 0;
       if (rc) break;
     }
-    if (pB == NULL) {
-      iFile = j->xNewFile(j->pArg);
-      free(zPath);
-      zPath = vset_file_path(j->pVs, iFile, "sst");
-      if (zPath == NULL) {
+    if (r->pB == NULL) {
+      r->iFile = j->xNewFile(j->pArg);
+      free(r->zPath);
+      r->zPath = vset_file_path(j->pVs, r->iFile, "sst");
+      if (r->zPath == NULL) {
         rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
         break;
       }
-      rc = sst_builder_new(vset_env(j->pVs), zPath, iFile, &so, &pB,
+      rc = sst_builder_new(vset_env(j->pVs), r->zPath, r->iFile, &so, &r->pB,
                            &pt->zErr);
       if (rc) {
-        pB = NULL;
+        r->pB = NULL;
         break;
       }
     }
-    rc = sst_builder_add(pB, k, nK, it->pVal, it->nVal, &pt->zErr);
-    j->nBytesIn += nK + it->nVal;
-    if (rc == WCS_OK) iiNext(&it->base);
+    rc = sst_builder_add(r->pB, key.a, nK,
+                         o.pVal ? o.pVal : (const uint8_t *)"", (size_t)o.nVal,
+                         &pt->zErr);
+    j->nBytesIn += nK + o.nVal;
   }
-  if (rc == WCS_OK) rc = iiStatus(&it->base, &pt->zErr);
-  if (rc == WCS_OK && pB) {
-    rc = finishFile(pt, pB, iFile, zPath);
-    pB = NULL;
+  for (i = 0; i < INGEST_RUNS_MAX; i++) {
+    if (rc == WCS_OK && aOut[i].pB) {
+      rc = finishFile(pt, aOut[i].pB, aOut[i].iFile, aOut[i].zPath);
+      aOut[i].pB = NULL;
+    }
+    if (aOut[i].pB) sst_builder_abandon(aOut[i].pB);
+    free(aOut[i].zPath);
   }
-  if (pB) sst_builder_abandon(pB);
   if (rc) {
     for (i = 0; i < j->nOut; i++)
       j->aOut[i]->bObsolete = 1;
     compact_job_clear(j);
   }
-  free(zPath);
+  wcs_buf_free(&key);
   return rc;
 }
 
 static void *partMain(void *pArg) {
   Part *pt = pArg;
   IngestIter it;
-  iiInit(&it, pt->pPlan, pt->iPart, pt->nPart);
   if (pt->pPlan->bSorted && pt->pPlan->nDel == 0) {
-    pt->rc = writeDirect(pt, &it);
-  } else {
-    /* tombstones go with a single part only (no split when there are any) */
-    pt->rc = compact_run(&pt->j, &it.base, pt->pPlan->aDel, pt->pPlan->nDel,
-                         &pt->zErr);
+    pt->rc = writeDirect(pt);
+    return NULL;
   }
+  /* tombstones go with a single part only (no split when there are any) */
+  iiInit(&it, pt->pPlan, pt->iPart, pt->nPart);
+  pt->rc = compact_run(&pt->j, &it.base, pt->pPlan->aDel, pt->pPlan->nDel,
+                       &pt->zErr);
   iiClose(&it.base);
   return NULL;
+}
+
+/* Files by smallest key (runs written side by side finish out of order). */
+static int cmpFile(const void *a, const void *b) {
+  const wcs_fmeta *x = *(wcs_fmeta *const *)a, *y = *(wcs_fmeta *const *)b;
+  return wcs_ikey_cmp(x->pSmallest, x->nSmallest, y->pSmallest, y->nSmallest);
 }
 
 int ingest_write(ingest_plan *p, const compact_job *j, int bParallel,
@@ -562,6 +763,7 @@ int ingest_write(ingest_plan *p, const compact_job *j, int bParallel,
         *pnBytes += a[k].j.aOut[i]->nBytes;
       }
     }
+    qsort(aOut, (size_t)n, sizeof(wcs_fmeta *), cmpFile);
     *paOut = aOut;
     *pnOut = n;
   }

@@ -5,9 +5,10 @@
 ** Design notes: doc/storage.md, "Bulk ingest".
 **
 ** A plan parses a batch payload (wal.h, sequence numbers already set)
-** once: whether its point operations are in internal-key order, its range
-** tombstones, and a cut that splits its point entries in two halves at a
-** user-key boundary. ingest_write turns a plan into sorted files with the
+** once: whether its point operations are in internal-key order (or, with
+** a run prefix, a few interleaved runs that each are), its range
+** tombstones, and a cut that splits its point entries in two halves with
+** disjoint outputs. ingest_write turns a plan into sorted files with the
 ** flush/compaction writer (compact_run), in one pass or, when the batch is
 ** large and holds no range tombstones, in two passes run side by side, one
 ** on a second thread. ingest_level then picks where the files go.
@@ -25,16 +26,26 @@ typedef struct ingest_plan ingest_plan;
 
 /*
 ** Parse the batch payload p[0..n) (header with its first sequence number
-** set). p is borrowed and must stay unchanged until ingest_plan_free. On
-** WCS_OK *pp is the caller's (ingest_plan_free); bad bytes are WCS_CORRUPT.
+** set). nRunPrefix is the batch's hint (wcs_batch_adopt in wal.h): point
+** operations whose keys share their first nRunPrefix bytes come in
+** increasing key order, so the batch interleaves a few sorted runs (a
+** load writing several column families row by row); 0: one run. The
+** hint is checked, never trusted. p is borrowed and must stay unchanged
+** until ingest_plan_free. On WCS_OK *pp is the caller's
+** (ingest_plan_free); bad bytes are WCS_CORRUPT.
 */
-int ingest_plan_new(const uint8_t *p, size_t n, ingest_plan **pp,
-                    char **pzErr);
+int ingest_plan_new(const uint8_t *p, size_t n, size_t nRunPrefix,
+                    ingest_plan **pp, char **pzErr);
 void ingest_plan_free(ingest_plan *);
 
 /* Point entries of the plan (puts and deletes) and range tombstones. */
 uint64_t ingest_plan_entries(const ingest_plan *);
 int ingest_plan_rangedels(const ingest_plan *);
+/* The sorted runs the point entries are read from without sorting (1
+** for a batch in key order), or 0 when they had to be sorted; and
+** whether they are cut in two for two threads (ingest_write). */
+int ingest_plan_runs(const ingest_plan *);
+int ingest_plan_split(const ingest_plan *);
 
 /*
 ** Write the plan as sorted files. j is a filled-in job template (store,

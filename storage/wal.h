@@ -61,6 +61,21 @@
 #define WAL_OP_RANGEDEL      2
 #define WAL_OP_RANGEDEL_OPEN 3
 
+/*
+** Make the payload *pRep, built by the caller in the format above (its
+** first WAL_BATCH_HEADER bytes are a gap the commit fills in; nOp
+** operations follow), batch b's operations: the two buffers are swapped,
+** so the bytes are not copied; *pRep gets the batch's old buffer, empty.
+** nRunPrefix is a hint for a bulk ingest (ingest.h): point operations
+** whose keys share their first nRunPrefix bytes come in increasing key
+** order (0: no hint). The ingest checks it and sorts when it is wrong; the
+** operations are not checked here (wcs_db_write and the ingest do).
+** WCS_TOOBIG if the payload exceeds WAL_MAX_RECORD (nothing is swapped).
+** Declared here, not in wcs.h: only in-tree callers build payloads.
+*/
+typedef struct wcs_batch wcs_batch;
+int wcs_batch_adopt(wcs_batch *b, wcs_buf *pRep, int nOp, size_t nRunPrefix);
+
 /* Append one framed record holding payload p[0..n) to *pOut. */
 int wal_frame(wcs_buf *pOut, const uint8_t *p, size_t n);
 

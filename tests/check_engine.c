@@ -1556,6 +1556,71 @@ START_TEST(test_txn_savepoints_roll_back_and_release) {
 }
 END_TEST
 
+/* The value of row i, family iFam of the load below (100 bytes). */
+static void load_val(char *z, int i, int iFam) {
+  snprintf(z, 101, "%c%07d %0*d", 'a' + iFam, i, 91, i * 7 + iFam);
+}
+
+/* A write-only load of two families in key order, row by row, with a
+** statement savepoint per row as SQL takes them: its log (in the batch
+** format) goes to the store as it stands and, being larger than the
+** bulk-ingest size, as one ingest of two interleaved runs. A rollback to
+** the start first empties the log; the data reads back exactly. */
+START_TEST(test_ordered_load_of_two_families_is_adopted_and_ingested) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  int nRow = 70000, i, f, n = 0;
+  char r[16], v[128];
+  uint64_t nIngest = tu_db_stat(wcs_engine_db(e), "ingests");
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_savepoint(x, 0), WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "zz", 2, "a", "q", 1, 1, "gone", 4),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 0), WCS_OK);
+  for (i = 0; i < nRow; i++) {
+    snprintf(r, sizeof r, "r%07d", i);
+    ck_assert_int_eq(wcs_txn_savepoint(x, 1), WCS_OK);
+    for (f = 0; f < 2; f++) {
+      load_val(v, i, f);
+      ck_assert_int_eq(wcs_txn_set_cell(x, t, r, strlen(r), f ? "b" : "a",
+                                        "q", 1, 1, v, strlen(v)),
+                       WCS_OK);
+    }
+    ck_assert_int_eq(wcs_txn_release(x, 1), WCS_OK);
+  }
+  ck_assert_uint_ge(wcs_txn_bytes(x), 16u << 20);
+  ck_assert_msg(wcs_txn_commit(x) == WCS_OK, "commit: %s",
+                wcs_engine_errmsg(e));
+  wcs_txn_free(x);
+  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "ingests"), nIngest + 1);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_OK);
+  while (!wcs_cursor_eof(c)) {
+    size_t nr;
+    const char *p = wcs_cursor_row(c, &nr);
+    int nCell;
+    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+    snprintf(r, sizeof r, "r%07d", n);
+    ck_assert_msg(nr == strlen(r) && memcmp(p, r, nr) == 0, "row %d", n);
+    ck_assert_int_eq(nCell, 2);
+    for (f = 0; f < 2; f++) {
+      load_val(v, n, f);
+      ck_assert_int_eq(a[f].iFamily, f);
+      ck_assert_msg(a[f].nVal == strlen(v) &&
+                        memcmp(a[f].pVal, v, a[f].nVal) == 0,
+                    "row %d family %d", n, f);
+    }
+    n++;
+    ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  }
+  ck_assert_int_eq(n, nRow);
+  wcs_cursor_close(c);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_cursor_stays_valid_while_its_txn_writes) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -1927,6 +1992,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_txn_reads_its_own_writes_over_snapshot);
   tcase_add_test(tc, test_txn_rollback_discards_everything);
   tcase_add_test(tc, test_txn_savepoints_roll_back_and_release);
+  tcase_add_test(tc, test_ordered_load_of_two_families_is_adopted_and_ingested);
   tcase_add_test(tc, test_cursor_stays_valid_while_its_txn_writes);
   tcase_add_test(tc, test_commit_fails_if_table_dropped_meanwhile);
   tcase_add_test(tc, test_limits_name_the_limit_and_key);

@@ -11,6 +11,10 @@
 ** ingested data; a damaged ingested file is reported as corruption; and a
 ** randomized differential run against a model mixing ingested and logged
 ** batches with snapshots, compactions and reopens (WCS_SEED replays one).
+** Batches adopted with a run prefix (wcs_batch_adopt), as the engine
+** commits a load of several families: the plan reads their interleaved
+** runs without sorting, cuts them for two threads, and falls back to
+** sorting whenever the hint does not hold; the data reads back the same.
 */
 #include <check.h>
 #include <stdio.h>
@@ -19,6 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "storage/ingest.h"
+#include "storage/util.h"
+#include "storage/wal.h"
 #include "testutil.h"
 #include "wcs.h"
 
@@ -356,6 +363,322 @@ START_TEST(test_ingest_range_deletes_and_repeated_keys_in_one_batch) {
 }
 END_TEST
 
+/* ---- payloads for wcs_batch_adopt: interleaved runs */
+
+/* Start a payload: the header gap. */
+static void payStart(wcs_buf *p) {
+  p->n = 0;
+  ck_assert_int_eq(wcs_buf_reserve(p, WAL_BATCH_HEADER), WCS_OK);
+  memset(p->a, 0, WAL_BATCH_HEADER);
+  p->n = WAL_BATCH_HEADER;
+}
+
+/* Append one operation (v NULL: a delete; op WAL_OP_RANGEDEL: v is the
+** end). */
+static void payOp(wcs_buf *p, int op, const char *k, const char *v) {
+  uint8_t c = (uint8_t)op;
+  ck_assert_int_eq(wcs_buf_append(p, &c, 1), WCS_OK);
+  ck_assert_int_eq(wcs_buf_append_varint(p, strlen(k)), WCS_OK);
+  ck_assert_int_eq(wcs_buf_append(p, k, strlen(k)), WCS_OK);
+  if (v) {
+    ck_assert_int_eq(wcs_buf_append_varint(p, strlen(v)), WCS_OK);
+    ck_assert_int_eq(wcs_buf_append(p, v, strlen(v)), WCS_OK);
+  }
+}
+
+/* Rows [0, n) of runs "a:", "b:", "c:" (2-byte prefixes) interleaved row
+** by row, as a load of three families writes them; returns the ops. */
+static int payRuns(wcs_buf *p, int n, const char *zTag) {
+  char k[64], v[128];
+  int i, r;
+  for (i = 0; i < n; i++) {
+    for (r = 0; r < 3; r++) {
+      char zPre[3] = {(char)('a' + r), ':', 0};
+      keyOf(k, zPre, i);
+      valOf(v, zTag, i);
+      payOp(p, WAL_OP_PUT, k, v);
+    }
+  }
+  return 3 * n;
+}
+
+/* The runs of a plan of payload p with nOp operations and prefix nPre. */
+static int planRuns(wcs_buf *p, int nOp, size_t nPre, int *pbSplit) {
+  ingest_plan *pPlan = NULL;
+  char *zErr = NULL;
+  int n, rc;
+  wcs_put64(p->a + WAL_BATCH_OFF_SEQ, 1);
+  wcs_put32(p->a + WAL_BATCH_OFF_COUNT, (uint32_t)nOp);
+  rc = ingest_plan_new(p->a, p->n, nPre, &pPlan, &zErr);
+  ck_assert_msg(rc == WCS_OK, "plan: %s", zErr ? zErr : "?");
+  n = ingest_plan_runs(pPlan);
+  if (pbSplit) *pbSplit = ingest_plan_split(pPlan);
+  ingest_plan_free(pPlan);
+  return n;
+}
+
+START_TEST(test_ingest_plan_reads_interleaved_runs_and_checks_the_hint) {
+  wcs_buf p = {0};
+  char k[64];
+  int nOp, bSplit = 0, i;
+  /* three families row by row: three runs with the hint, sorted without */
+  payStart(&p);
+  nOp = payRuns(&p, 2000, "v");
+  ck_assert_int_eq(planRuns(&p, nOp, 2, &bSplit), 3);
+  ck_assert_int_eq(bSplit, 1);
+  ck_assert_int_eq(planRuns(&p, nOp, 0, &bSplit), 0);
+  ck_assert_int_eq(bSplit, 1); /* the sorted entries are cut instead */
+  /* a batch in key order is one run with or without the hint */
+  payStart(&p);
+  for (i = 0; i < 100; i++) {
+    keyOf(k, "a:", i);
+    payOp(&p, WAL_OP_PUT, k, "x");
+  }
+  ck_assert_int_eq(planRuns(&p, 100, 0, NULL), 1);
+  ck_assert_int_eq(planRuns(&p, 100, 2, NULL), 1);
+  /* a range delete in the middle is not part of any run */
+  payStart(&p);
+  nOp = payRuns(&p, 50, "v");
+  payOp(&p, WAL_OP_RANGEDEL, "b:", "b:~");
+  nOp++;
+  for (i = 50; i < 60; i++) {
+    keyOf(k, "c:", i);
+    payOp(&p, WAL_OP_PUT, k, "x");
+    nOp++;
+  }
+  ck_assert_int_eq(planRuns(&p, nOp, 2, NULL), 3);
+  /* the hint is wrong: a run goes down */
+  payStart(&p);
+  nOp = payRuns(&p, 50, "v");
+  keyOf(k, "b:", 10);
+  payOp(&p, WAL_OP_PUT, k, "x");
+  ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
+  /* a key repeats in its run */
+  payStart(&p);
+  nOp = payRuns(&p, 50, "v");
+  keyOf(k, "c:", 49);
+  payOp(&p, WAL_OP_PUT, k, "again");
+  ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
+  /* a key shorter than the prefix */
+  payStart(&p);
+  nOp = payRuns(&p, 50, "v");
+  payOp(&p, WAL_OP_PUT, "z", "x");
+  ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
+  /* INGEST_RUNS_MAX (8) runs, given in descending order, and one more */
+  payStart(&p);
+  for (i = 0; i < 8; i++) {
+    char zPre[3] = {(char)('h' - i), ':', 0};
+    keyOf(k, zPre, i);
+    payOp(&p, WAL_OP_PUT, k, "x");
+  }
+  ck_assert_int_eq(planRuns(&p, 8, 2, NULL), 8);
+  payStart(&p);
+  for (i = 0; i < 9; i++) {
+    char zPre[3] = {(char)('i' - i), ':', 0};
+    keyOf(k, zPre, i);
+    payOp(&p, WAL_OP_PUT, k, "x");
+  }
+  ck_assert_int_eq(planRuns(&p, 9, 2, NULL), 0);
+  wcs_buf_free(&p);
+}
+END_TEST
+
+/* A batch of 8 MiB or more (INGEST_SPLIT_MIN, cut in two halves): a run
+** is checked across the cut, and bad bytes in the upper half or a wrong
+** operation count are reported. */
+START_TEST(test_ingest_plan_of_a_large_batch_checks_runs_across_halves) {
+  wcs_buf p = {0};
+  ingest_plan *pPlan = NULL;
+  char k[64], v[128], *zErr = NULL;
+  int nOp, bSplit = 0, i, rc;
+  size_t iLast;
+  payStart(&p);
+  nOp = payRuns(&p, 50000, "v");
+  ck_assert_uint_ge(p.n, 8u << 20);
+  ck_assert_int_eq(planRuns(&p, nOp, 2, &bSplit), 3);
+  ck_assert_int_eq(bSplit, 1);
+  ck_assert_int_eq(planRuns(&p, nOp, 0, &bSplit), 0);
+  /* a key of run c: again near the end */
+  keyOf(k, "c:", 40000);
+  payOp(&p, WAL_OP_PUT, k, "again");
+  ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
+  /* run a: one key above all others at the start, the rest at the end:
+  ** each half increases, the two together do not */
+  payStart(&p);
+  payOp(&p, WAL_OP_PUT, "a:999999", "x");
+  for (i = 0; i < 150000; i++) {
+    keyOf(k, "b:", i);
+    valOf(v, "v", i);
+    payOp(&p, WAL_OP_PUT, k, v);
+  }
+  for (i = 0; i < 100; i++) {
+    keyOf(k, "a:", i);
+    payOp(&p, WAL_OP_PUT, k, "x");
+  }
+  ck_assert_uint_ge(p.n, 8u << 20);
+  ck_assert_int_eq(planRuns(&p, 1 + 150000 + 100, 2, NULL), 0);
+  ck_assert_int_eq(planRuns(&p, 1 + 150000 + 100, 0, NULL), 0);
+  /* without the first key: two runs */
+  payStart(&p);
+  for (i = 0; i < 150000; i++) {
+    keyOf(k, "b:", i);
+    valOf(v, "v", i);
+    payOp(&p, WAL_OP_PUT, k, v);
+  }
+  for (i = 0; i < 100; i++) {
+    keyOf(k, "a:", i);
+    payOp(&p, WAL_OP_PUT, k, "x");
+  }
+  ck_assert_int_eq(planRuns(&p, 150000 + 100, 2, &bSplit), 2);
+  ck_assert_int_eq(bSplit, 1);
+  /* bad bytes in the upper half: an unknown operation code */
+  iLast = p.n;
+  payOp(&p, WAL_OP_PUT, "c:", "x");
+  p.a[iLast] = 0x7f;
+  wcs_put64(p.a + WAL_BATCH_OFF_SEQ, 1);
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 150000 + 100 + 1);
+  rc = ingest_plan_new(p.a, p.n, 2, &pPlan, &zErr);
+  ck_assert_int_eq(rc, WCS_CORRUPT);
+  ck_assert_ptr_null(pPlan);
+  ck_assert_ptr_nonnull(strstr(zErr, "do not parse"));
+  wcs_free(zErr);
+  zErr = NULL;
+  /* a count larger than the operations, or smaller (bytes left over) */
+  p.a[iLast] = WAL_OP_PUT;
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 150000 + 100 + 2);
+  rc = ingest_plan_new(p.a, p.n, 2, &pPlan, &zErr);
+  ck_assert_int_eq(rc, WCS_CORRUPT);
+  wcs_free(zErr);
+  zErr = NULL;
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 150000 + 100);
+  rc = ingest_plan_new(p.a, p.n, 2, &pPlan, &zErr);
+  ck_assert_int_eq(rc, WCS_CORRUPT);
+  wcs_free(zErr);
+  zErr = NULL;
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 150000 + 100 + 1);
+  rc = ingest_plan_new(p.a, p.n, 2, &pPlan, &zErr);
+  ck_assert_int_eq(rc, WCS_OK);
+  ck_assert_int_eq(ingest_plan_runs(pPlan), 3);
+  ingest_plan_free(pPlan);
+  wcs_buf_free(&p);
+}
+END_TEST
+
+/* Check that a scan reads rows [0, n) of the three runs with zTag values,
+** except row iAgain of run "a:", which reads "again" when iAgain >= 0. */
+static void checkRuns(wcs_db *db, int n, const char *zTag, int iAgain) {
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  char k[64], v[128];
+  int i = 0, r = 0, rc;
+  memset(&io, 0, sizeof io);
+  OK(wcs_iter_new(db, &io, &it));
+  for (rc = wcs_iter_first(it); wcs_iter_valid(it); rc = wcs_iter_next(it)) {
+    char zPre[3] = {(char)('a' + r), ':', 0};
+    size_t nk, nv;
+    const void *pk = wcs_iter_key(it, &nk);
+    const void *pv = wcs_iter_value(it, &nv);
+    ck_assert_int_lt(r, 3);
+    keyOf(k, zPre, i);
+    if (r == 0 && i == iAgain) {
+      strcpy(v, "again");
+    } else {
+      valOf(v, zTag, i);
+    }
+    ck_assert_msg(nk == strlen(k) && memcmp(pk, k, nk) == 0,
+                  "key %d of run %d: expected %s, got %.*s", i, r, k, (int)nk,
+                  (const char *)pk);
+    ck_assert_msg(nv == strlen(v) && memcmp(pv, v, nv) == 0,
+                  "value of %s: expected %s, got %.*s", k, v, (int)nv,
+                  (const char *)pv);
+    if (++i == n) {
+      i = 0;
+      r++;
+    }
+  }
+  ck_assert_int_eq(rc, WCS_OK);
+  ck_assert_int_eq(r, 3);
+  wcs_iter_free(it);
+}
+
+START_TEST(test_ingest_adopted_batch_of_interleaved_runs_reads_back) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_batch *b = NULL;
+  wcs_buf p = {0};
+  const char *zDir = tu_tmpdir("ingest_runs");
+  char k[64], k2[64];
+  /* enough bytes for two threads (INGEST_SPLIT_MIN, 8 MiB) */
+  int nBig = 50000, nOp, i;
+  options(&o);
+  o.nFileBytes = 1 << 20;
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+
+  /* pass 1: the runs, cut for two threads */
+  payStart(&p);
+  nOp = payRuns(&p, nBig, "one");
+  ck_assert_uint_ge(p.n, 8u << 20);
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_adopt(b, &p, nOp, 2));
+  ck_assert_int_eq(p.n, 0); /* the batch's old buffer, empty */
+  ck_assert_int_eq(wcs_batch_count(b), nOp);
+  OK(wcs_db_write(db, b));
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
+  checkRuns(db, nBig, "one", -1);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  db = NULL;
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  checkRuns(db, nBig, "one", -1);
+
+  /* pass 2: runs with a range delete (one part, the compaction writer):
+  ** old keys b:100000.. go under it, the batch's own keys after it stay */
+  putRange(db, "b:1", 0, 100, "old");
+  payStart(&p);
+  keyOf(k, "b:1", 0);
+  keyOf(k2, "b:1", 50);
+  payOp(&p, WAL_OP_RANGEDEL, k, k2);
+  nOp = 1 + payRuns(&p, 1000, "two");
+  wcs_batch_clear(b);
+  OK(wcs_batch_adopt(b, &p, nOp, 2));
+  OK(wcs_db_write(db, b));
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 2); /* since the reopen */
+  checkKey(db, NULL, "b:1", 0, NULL);
+  checkKey(db, NULL, "b:1", 49, NULL);
+  checkKey(db, NULL, "b:1", 50, "old");
+  for (i = 0; i < 1000; i += 99) {
+    checkKey(db, NULL, "a:", i, "two");
+    checkKey(db, NULL, "b:", i, "two");
+    checkKey(db, NULL, "c:", i, "two");
+  }
+  checkKey(db, NULL, "a:", 1000, "one");
+  {
+    wcs_batch *d = NULL;
+    OK(wcs_batch_new(&d));
+    OK(wcs_batch_delete_range(d, "b:1", 3, "b:2", 3));
+    OK(wcs_db_write(db, d));
+    wcs_batch_free(d);
+  }
+
+  /* pass 3: the hint is wrong (a key of run a: comes again): sorted, and
+  ** the later write wins */
+  payStart(&p);
+  nOp = payRuns(&p, nBig, "three");
+  keyOf(k, "a:", 7);
+  payOp(&p, WAL_OP_PUT, k, "again");
+  wcs_batch_clear(b);
+  OK(wcs_batch_adopt(b, &p, nOp + 1, 2));
+  OK(wcs_db_write(db, b));
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 3);
+  checkRuns(db, nBig, "three", 7);
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  checkRuns(db, nBig, "three", 7);
+  wcs_batch_free(b);
+  wcs_buf_free(&p);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_ingest_then_writes_deletes_and_compactions) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -645,6 +968,11 @@ Suite *storage_ingest_suite(void) {
   tcase_add_test(tc,
                  test_ingest_is_invisible_to_earlier_snapshots_and_iterators);
   tcase_add_test(tc, test_ingest_range_deletes_and_repeated_keys_in_one_batch);
+  tcase_add_test(tc,
+                 test_ingest_plan_reads_interleaved_runs_and_checks_the_hint);
+  tcase_add_test(tc,
+                 test_ingest_plan_of_a_large_batch_checks_runs_across_halves);
+  tcase_add_test(tc, test_ingest_adopted_batch_of_interleaved_runs_reads_back);
   tcase_add_test(tc, test_ingest_then_writes_deletes_and_compactions);
   tcase_add_test(
       tc, test_ingest_survives_a_process_crash_with_logged_commits_around);

@@ -3466,7 +3466,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                 pTab->zName);
   }
 done:
-  wcs_buf_free(pKey);
+  pKey->n = 0; /* its buffer is kept for the next row (tabFree frees it) */
   return rc;
 }
 
