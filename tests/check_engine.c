@@ -1556,9 +1556,10 @@ START_TEST(test_txn_savepoints_roll_back_and_release) {
 }
 END_TEST
 
-/* The value of row i, family iFam of the load below (100 bytes). */
+/* The value of row i, family iFam of the load below (100 bytes; z has
+** room for 128). */
 static void load_val(char *z, int i, int iFam) {
-  snprintf(z, 101, "%c%07d %0*d", 'a' + iFam, i, 91, i * 7 + iFam);
+  snprintf(z, 128, "%c%07d %0*d", 'a' + iFam, i, 91, i * 7 + iFam);
 }
 
 /* A write-only load of two families in key order, row by row, with a
