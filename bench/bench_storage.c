@@ -52,7 +52,9 @@
 **             switches at half); RocksDB's write_buffer_size is per memtable
 **             and it keeps up to max_write_buffer_number = 2, so the same
 **             budget is write_buffer_size = 32 MiB. "-W 64" gives RocksDB
-**             twice the memtable memory instead.
+**             twice the memtable memory instead. wcs's cache is fixed
+**             (bFixedCache): by default it would also use what the
+**             memtables leave idle, which RocksDB's cache does not here.
 **   files     zstd at the same level for every block, 16 KiB data blocks,
 **             bloom filters of 10 bits per key (RocksDB: full filters),
 **             index and bloom charged to the block cache (RocksDB:
@@ -444,6 +446,7 @@ static void w_open(Store *s) {
   opt.bInMemory = s->pCfg->bInMemory;
   opt.nMemtable = MEMTABLE_BYTES;
   opt.nCache = CACHE_BYTES;
+  opt.bFixedCache = 1; /* RocksDB's cache does not borrow memtable memory */
   opt.nBlockSize = BLOCK_BYTES;
   opt.iZstdLevel = s->pCfg->iZstd;
   opt.nBloomBits = BLOOM_BITS;
