@@ -212,6 +212,27 @@ static uint64_t checkShare(wcs_db *db, int bFixed) {
   return nBudget;
 }
 
+/* The memtables were just emptied: the budget is back to (nearly) nCache
+** + nMemtable, and reading everything fills the cache past nCache (with
+** bFixedCache, to most of nCache). Returns the cache's bytes then. */
+static uint64_t checkShareBack(wcs_db *db, int bFixed) {
+  uint64_t nBudget, nCached;
+  ck_assert_uint_le(tu_db_stat(db, "memtable_bytes"), SHARE_EMPTY_MEM);
+  nBudget = checkShare(db, bFixed);
+  if (!bFixed) {
+    ck_assert_uint_ge(nBudget, SHARE_CACHE + SHARE_MEM - SHARE_EMPTY_MEM);
+  }
+  readAll(db);
+  checkShare(db, bFixed);
+  nCached = tu_db_stat(db, "cache_bytes");
+  if (bFixed) {
+    ck_assert_uint_ge(nCached, SHARE_CACHE * 3 / 4);
+  } else {
+    ck_assert_uint_gt(nCached, SHARE_CACHE + SHARE_MEM / 2);
+  }
+  return nCached;
+}
+
 static void shareRun(int bFixed) {
   const char *zDir = tu_tmpdir("share");
   char zPath[512], zKey[32];
@@ -240,19 +261,7 @@ static void shareRun(int bFixed) {
 
   /* Memtables nearly empty: the cache may hold nCache and almost all of
   ** nMemtable besides, and reads of 1 MB of blocks fill it. */
-  ck_assert_uint_le(tu_db_stat(db, "memtable_bytes"), SHARE_EMPTY_MEM);
-  nBudget = checkShare(db, bFixed);
-  if (!bFixed) {
-    ck_assert_uint_ge(nBudget, SHARE_CACHE + SHARE_MEM - SHARE_EMPTY_MEM);
-  }
-  readAll(db);
-  checkShare(db, bFixed);
-  nCachedFull = tu_db_stat(db, "cache_bytes");
-  if (bFixed) {
-    ck_assert_uint_ge(nCachedFull, SHARE_CACHE * 3 / 4);
-  } else {
-    ck_assert_uint_gt(nCachedFull, SHARE_CACHE + SHARE_MEM / 2);
-  }
+  nCachedFull = checkShareBack(db, bFixed);
 
   /* Writes fill the active memtable to 3/8 of the budget (it switches at
   ** half): the cache's budget shrinks with every block the memtable
@@ -275,17 +284,7 @@ static void shareRun(int bFixed) {
   /* A flush empties the memtable: the budget grows back and reads fill
   ** the cache past nCache again. */
   OK(wcs_db_flush(db));
-  ck_assert_uint_le(tu_db_stat(db, "memtable_bytes"), SHARE_EMPTY_MEM);
-  nBudget = checkShare(db, bFixed);
-  if (!bFixed) {
-    ck_assert_uint_ge(nBudget, SHARE_CACHE + SHARE_MEM - SHARE_EMPTY_MEM);
-  }
-  readAll(db);
-  checkShare(db, bFixed);
-  if (!bFixed) {
-    ck_assert_uint_gt(tu_db_stat(db, "cache_bytes"),
-                      SHARE_CACHE + SHARE_MEM / 2);
-  }
+  checkShareBack(db, bFixed);
   OK(wcs_db_close(db));
 
   /* Reopen: the budget is shared from the start. */

@@ -417,6 +417,19 @@ static int planRuns(wcs_buf *p, int nOp, size_t nPre, int *pbSplit) {
   return n;
 }
 
+/* A new payload of n one-operation runs, their prefixes descending from
+** ('a' + n - 1) ":" down to "a:". */
+static void payDescendingRuns(wcs_buf *p, int n) {
+  char k[64];
+  int i;
+  payStart(p);
+  for (i = 0; i < n; i++) {
+    char zPre[3] = {(char)('a' + n - 1 - i), ':', 0};
+    keyOf(k, zPre, i);
+    payOp(p, WAL_OP_PUT, k, "x");
+  }
+}
+
 START_TEST(test_ingest_plan_reads_interleaved_runs_and_checks_the_hint) {
   wcs_buf p = {0};
   char k[64];
@@ -465,19 +478,9 @@ START_TEST(test_ingest_plan_reads_interleaved_runs_and_checks_the_hint) {
   payOp(&p, WAL_OP_PUT, "z", "x");
   ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
   /* INGEST_RUNS_MAX (8) runs, given in descending order, and one more */
-  payStart(&p);
-  for (i = 0; i < 8; i++) {
-    char zPre[3] = {(char)('h' - i), ':', 0};
-    keyOf(k, zPre, i);
-    payOp(&p, WAL_OP_PUT, k, "x");
-  }
+  payDescendingRuns(&p, 8);
   ck_assert_int_eq(planRuns(&p, 8, 2, NULL), 8);
-  payStart(&p);
-  for (i = 0; i < 9; i++) {
-    char zPre[3] = {(char)('i' - i), ':', 0};
-    keyOf(k, zPre, i);
-    payOp(&p, WAL_OP_PUT, k, "x");
-  }
+  payDescendingRuns(&p, 9);
   ck_assert_int_eq(planRuns(&p, 9, 2, NULL), 0);
   wcs_buf_free(&p);
 }
