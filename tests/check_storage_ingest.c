@@ -486,14 +486,30 @@ START_TEST(test_ingest_plan_reads_interleaved_runs_and_checks_the_hint) {
 }
 END_TEST
 
+/* Append 150,000 operations of run "b:" and then 100 of run "a:" (over
+** 8 MiB: the plan cuts the batch in two inside run b). */
+static void payBThenA(wcs_buf *p) {
+  char k[64], v[128];
+  int i;
+  for (i = 0; i < 150000; i++) {
+    keyOf(k, "b:", i);
+    valOf(v, "v", i);
+    payOp(p, WAL_OP_PUT, k, v);
+  }
+  for (i = 0; i < 100; i++) {
+    keyOf(k, "a:", i);
+    payOp(p, WAL_OP_PUT, k, "x");
+  }
+}
+
 /* A batch of 8 MiB or more (INGEST_SPLIT_MIN, cut in two halves): a run
 ** is checked across the cut, and bad bytes in the upper half or a wrong
 ** operation count are reported. */
 START_TEST(test_ingest_plan_of_a_large_batch_checks_runs_across_halves) {
   wcs_buf p = {0};
   ingest_plan *pPlan = NULL;
-  char k[64], v[128], *zErr = NULL;
-  int nOp, bSplit = 0, i, rc;
+  char k[64], *zErr = NULL;
+  int nOp, bSplit = 0, rc;
   size_t iLast;
   payStart(&p);
   nOp = payRuns(&p, 50000, "v");
@@ -509,29 +525,13 @@ START_TEST(test_ingest_plan_of_a_large_batch_checks_runs_across_halves) {
   ** each half increases, the two together do not */
   payStart(&p);
   payOp(&p, WAL_OP_PUT, "a:999999", "x");
-  for (i = 0; i < 150000; i++) {
-    keyOf(k, "b:", i);
-    valOf(v, "v", i);
-    payOp(&p, WAL_OP_PUT, k, v);
-  }
-  for (i = 0; i < 100; i++) {
-    keyOf(k, "a:", i);
-    payOp(&p, WAL_OP_PUT, k, "x");
-  }
+  payBThenA(&p);
   ck_assert_uint_ge(p.n, 8u << 20);
   ck_assert_int_eq(planRuns(&p, 1 + 150000 + 100, 2, NULL), 0);
   ck_assert_int_eq(planRuns(&p, 1 + 150000 + 100, 0, NULL), 0);
   /* without the first key: two runs */
   payStart(&p);
-  for (i = 0; i < 150000; i++) {
-    keyOf(k, "b:", i);
-    valOf(v, "v", i);
-    payOp(&p, WAL_OP_PUT, k, v);
-  }
-  for (i = 0; i < 100; i++) {
-    keyOf(k, "a:", i);
-    payOp(&p, WAL_OP_PUT, k, "x");
-  }
+  payBThenA(&p);
   ck_assert_int_eq(planRuns(&p, 150000 + 100, 2, &bSplit), 2);
   ck_assert_int_eq(bSplit, 1);
   /* bad bytes in the upper half: an unknown operation code */
