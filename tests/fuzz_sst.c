@@ -9,8 +9,9 @@
 ** (footer, meta blocks, then the data blocks the index names), so that the
 ** index, properties, tombstone, bloom and entry parsers see the mutated
 ** bytes themselves. The rest of the input is the file.
-** Seeds: tests/corpus/sst/ (the golden test's file and a small file with
-** zstd blocks, tombstones and a prefix bloom).
+** Seeds: tests/corpus/sst/ (the golden test's file, a small file with
+** zstd blocks, tombstones and a prefix bloom, and a format-version-2 file
+** whose data blocks share suffixes).
 */
 #include <stdint.h>
 #include <stdlib.h>
