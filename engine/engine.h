@@ -286,6 +286,21 @@ static inline const uint8_t *view_value(const EngView *p, size_t *pn) {
   return ((const EngViewPos *)p)->pVal;
 }
 
+/* ---- heat counters (stats.c) ---------------------------------------- */
+
+#define ENG_HEAT_KEY_MAX 32 /* bytes of a row key the heat counters use */
+
+/* One heat bucket of a table as of one slot: rows r with lo <= r < hi
+** (the first ENG_HEAT_KEY_MAX bytes of r compared; no lo: from the first
+** row, no hi: to the last). */
+typedef struct EngHeatSpan {
+  const EngDef *pDef; /* its table; NULL: no bucket known */
+  int bLo, bHi;       /* the bounds present */
+  uint8_t nLo, nHi;
+  uint8_t aLo[ENG_HEAT_KEY_MAX];
+  uint8_t aHi[ENG_HEAT_KEY_MAX];
+} EngHeatSpan;
+
 /* ---- transactions (txn.c) ------------------------------------------- */
 
 #define ENG_TXN_STREAMS 8 /* families a write-only txn keeps in key order */
@@ -315,7 +330,10 @@ struct wcs_txn {
   wcs_buf lastRow;     /* row of the last SetCell (raw bytes) */
   wcs_buf lastRowEsc;  /* esc(lastRow) 00 01, reused by the next SetCell */
   EngDef *pHeatDef;    /* heat counts not yet handed to eng_stats_count: */
-  uint64_t nHeat;      /* nHeat writes of row lastRow of pHeatDef */
+  uint64_t nHeat;      /* nHeat writes of nHeatRow rows of pHeatDef, the */
+  int nHeatRow;        /* last of them lastRow (see txn.c, heat_row) */
+  int bHeatIn;         /* every one of those rows lies in heatSpan */
+  EngHeatSpan heatSpan; /* the heat bucket of the last row counted */
   /* Key order of the log (see txn.c, "commit in key order"): the log
   ** holds only puts, and within each family (tid, fid prefix) their keys
   ** strictly increase. */
@@ -369,6 +387,15 @@ void eng_stats_free(EngStats *p);
 ** counters (may read the table once per slot to pick bucket bounds). */
 void eng_stats_count(wcs_engine *pEng, const EngDef *pDef, int bWrite,
                      const void *pRow, size_t nRow, uint64_t n);
+/* The same, and *pSpan set to the key range of the bucket row pRow was
+** counted in (pSpan->pDef NULL if there is none): a writer that counts in
+** batches keeps a batch to rows of one bucket with eng_heat_span_has(). */
+void eng_stats_count_span(wcs_engine *pEng, const EngDef *pDef, int bWrite,
+                          const void *pRow, size_t nRow, uint64_t n,
+                          EngHeatSpan *pSpan);
+/* 1 if row pRow of table pDef falls in bucket pSpan. */
+int eng_heat_span_has(const EngHeatSpan *pSpan, const EngDef *pDef,
+                      const void *pRow, size_t nRow);
 int eng_stats_load(wcs_engine *pEng, EngStats *p);
 
 /* ---- HLL (hll.c) ---------------------------------------------------- */

@@ -311,16 +311,50 @@ static int64_t txn_now(wcs_txn *t) {
   return t->iNow;
 }
 
-/* Hand the pending heat count (writes of row lastRow) to the statistics.
-** SetCell counts consecutive writes of one row here instead of taking the
-** statistics lock once per cell. */
+/*
+** Heat counts of writes (SetCell) are handed to the statistics in
+** batches, as a cursor's reads are (cursor.c): the pending count covers
+** up to ENG_TXN_HEAT_BATCH rows of one table, and goes to the statistics
+** under the key of the last of them (lastRow) when the batch is full,
+** when a row of another table or of another bucket comes, and when the
+** transaction ends (commit or rollback: a rolled-back write was still a
+** write). Each flush learns the bucket its row was counted in
+** (heatSpan); a row joins the batch only if it lies in that bucket too,
+** so every write lands in the bucket of its own key however the rows are
+** ordered, and the totals are exact. This keeps the clock read and the
+** statistics lock out of the per-row path of a load.
+*/
+#define ENG_TXN_HEAT_BATCH 64 /* rows written counted in the heat map at once */
+
+/* Hand the pending heat count (writes of nHeatRow rows, the last lastRow)
+** to the statistics. */
 static void heat_flush(wcs_txn *t) {
   if (t->pHeatDef && t->nHeat) {
-    eng_stats_count(t->pEng, t->pHeatDef, 1, t->lastRow.a, t->lastRow.n,
-                    t->nHeat);
+    eng_stats_count_span(t->pEng, t->pHeatDef, 1, t->lastRow.a, t->lastRow.n,
+                         t->nHeat, &t->heatSpan);
   }
   t->pHeatDef = NULL;
   t->nHeat = 0;
+  t->nHeatRow = 0;
+}
+
+/* Row pRow of pDef is about to become lastRow: flush the pending count
+** unless the row can join its batch. */
+static void heat_row(wcs_txn *t, const EngDef *pDef, const void *pRow,
+                     size_t nRow) {
+  int bIn = eng_heat_span_has(&t->heatSpan, pDef, pRow, nRow);
+  if (t->nHeat &&
+      (!bIn || !t->bHeatIn || t->pHeatDef != pDef ||
+       t->nHeatRow >= ENG_TXN_HEAT_BATCH)) {
+    heat_flush(t); /* heatSpan is now the bucket of the batch's last row */
+    bIn = eng_heat_span_has(&t->heatSpan, pDef, pRow, nRow);
+  }
+  if (t->nHeat == 0) {
+    t->nHeatRow = 0;
+    t->bHeatIn = 1;
+  }
+  t->bHeatIn = t->bHeatIn && bIn;
+  t->nHeatRow++;
 }
 
 /* ------------------------------------------------------------------ */
@@ -377,6 +411,8 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn) {
 static void txn_reset(wcs_txn *t) {
   int i;
   heat_flush(t);
+  t->heatSpan.pDef = NULL; /* the def may go once the transaction ends */
+  t->bHeatIn = 0;
   t->bNow = 0;
   if (t->log.nAlloc > TXN_KEEP_BYTES) wcs_buf_free(&t->log);
   ov_clear(t->pOv);
@@ -835,12 +871,16 @@ static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
   int rc;
   if (t->lastRow.n == nRow && t->lastRowEsc.n &&
       memcmp(t->lastRow.a, pRow, nRow) == 0) {
-    if (t->pHeatDef != pDef) heat_flush(t);
+    if (t->pHeatDef != pDef && t->nHeat) {
+      /* the same row key in another table */
+      heat_flush(t);
+      heat_row(t, pDef, pRow, nRow);
+    }
     return WCS_OK;
   }
-  heat_flush(t);
-  t->lastRow.n = 0;
-  t->lastRowEsc.n = 0;
+  heat_row(t, pDef, pRow, nRow);
+  /* on failure lastRow and lastRowEsc stay as they were: the pending heat
+  ** count goes under the row it counted */
   rc = wcs_buf_reserve(&t->lastRow, nRow);
   if (rc == WCS_OK) rc = wcs_buf_reserve(&t->lastRowEsc, 2 * nRow + 2);
   if (rc == WCS_OK) {

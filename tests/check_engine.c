@@ -1810,6 +1810,175 @@ static void rows_k(wcs_engine *e, wcs_table *t, const char *zFam, int n,
   wcs_txn_free(x);
 }
 
+/* Cells written into table t's heat map, over every slot. */
+static uint64_t heat_writes(wcs_table *t) {
+  wcs_heatmap *m = NULL;
+  uint64_t nW = 0;
+  int i, b;
+  ck_assert_int_eq(wcs_table_heatmap(t, &m), WCS_OK);
+  for (i = 0; i < m->nSlot; i++) {
+    for (b = 0; b < m->nBucket; b++)
+      nW += m->aSlot[i].aWrite[b];
+  }
+  wcs_heatmap_free(m);
+  return nW;
+}
+
+/* SetCell of row zRow (family zFam, qualifier "q") in transaction x. */
+static void txset(wcs_txn *x, wcs_table *t, const char *zRow,
+                  const char *zFam) {
+  int rc = wcs_txn_set_cell(x, t, zRow, strlen(zRow), zFam, "q", 1, 1, "v", 1);
+  ck_assert_msg(rc == WCS_OK, "set_cell: %s", wcs_engine_errmsg(NULL));
+}
+
+START_TEST(test_heatmap_write_totals_exact_at_txn_boundaries) {
+  /* Writes reach the heat map in batches of rows; whatever is pending is
+  ** counted when the transaction ends, committed or rolled back (a
+  ** rolled-back write was still a write), and a batch never mixes two
+  ** tables, even for the same row key. */
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_table *u = mk(e, "u", "FAMILY a");
+  wcs_txn *x = NULL;
+  char r[16];
+  int i;
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (i = 0; i < 300; i++) {
+    snprintf(r, sizeof(r), "r%04d", i);
+    txset(x, t, r, "a");
+    txset(x, t, r, "b");
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert(heat_writes(t) == 600);
+  /* rollback */
+  for (i = 0; i < 100; i++) {
+    snprintf(r, sizeof(r), "s%04d", i);
+    txset(x, t, r, "a");
+  }
+  ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK);
+  ck_assert(heat_writes(t) == 700);
+  /* rollback to a savepoint, then more rows, then commit */
+  ck_assert_int_eq(wcs_txn_savepoint(x, 1), WCS_OK);
+  for (i = 0; i < 50; i++) {
+    snprintf(r, sizeof(r), "u%04d", i);
+    txset(x, t, r, "a");
+  }
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 1), WCS_OK);
+  for (i = 0; i < 20; i++) {
+    snprintf(r, sizeof(r), "v%04d", i);
+    txset(x, t, r, "b");
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert(heat_writes(t) == 770);
+  ck_assert(heat_writes(u) == 0);
+  /* two tables in one transaction: the same row keys alternately, then
+  ** rows of u alone */
+  for (i = 0; i < 200; i++) {
+    snprintf(r, sizeof(r), "w%04d", i);
+    txset(x, t, r, "a");
+    txset(x, u, r, "a");
+    txset(x, u, r, "a");
+  }
+  for (i = 0; i < 90; i++) {
+    snprintf(r, sizeof(r), "x%04d", i);
+    txset(x, u, r, "a");
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert(heat_writes(t) == 970);
+  ck_assert(heat_writes(u) == 490);
+  /* a transaction freed without commit or rollback */
+  for (i = 0; i < 7; i++) {
+    snprintf(r, sizeof(r), "y%04d", i);
+    txset(x, u, r, "a");
+  }
+  wcs_txn_free(x);
+  ck_assert(heat_writes(u) == 497);
+  wcs_table_close(t);
+  wcs_table_close(u);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_heatmap_write_batches_keep_each_row_in_its_bucket) {
+  /* Rows written in random order, one batch of heat counts per run of
+  ** rows in one bucket: every write is counted in the bucket of its own
+  ** row, as if each were counted alone. */
+  enum { N = 4000 };
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_txn *x = NULL;
+  wcs_heatmap *m = NULL;
+  const wcs_heat_slot *h;
+  uint64_t aWant[64] = {0};
+  static int aOrder[N];
+  char r[16];
+  int i, b;
+  /* the first slot: rows in order (no bounds yet); its keys give the
+  ** next slot's bounds */
+  rows_k(e, t, "a", N, 0);
+  gNow += 60000000;
+  tu_seed(0);
+  for (i = 0; i < N; i++)
+    aOrder[i] = i;
+  for (i = N - 1; i > 0; i--) {
+    int j = (int)tu_rand_range((uint64_t)i + 1), tmp = aOrder[i];
+    aOrder[i] = aOrder[j];
+    aOrder[j] = tmp;
+  }
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (i = 0; i < N; i++) {
+    snprintf(r, sizeof(r), "k%05d", aOrder[i]);
+    txset(x, t, r, "a");
+    if (i % 3 == 0) txset(x, t, r, "b");
+  }
+  /* and runs of neighbouring rows, which share batches */
+  for (i = 0; i < N; i += 2) {
+    snprintf(r, sizeof(r), "k%05d", i);
+    txset(x, t, r, "b");
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+
+  ck_assert_int_eq(wcs_table_heatmap(t, &m), WCS_OK);
+  ck_assert_int_eq(m->nSlot, 2);
+  ck_assert_int_le(m->nBucket, 64);
+  h = &m->aSlot[1];
+  for (b = 1; b < m->nBucket - 1; b++) {
+    /* 31 real bounds: each above the one before */
+    size_t na = h->anBound[b - 1], nb = h->anBound[b];
+    int c = memcmp(h->apBound[b - 1], h->apBound[b], na < nb ? na : nb);
+    ck_assert(c < 0 || (c == 0 && na < nb));
+  }
+  for (i = 0; i < N; i++) {
+    int nCell = 1 + (i % 3 == 0);
+    snprintf(r, sizeof(r), "k%05d", aOrder[i]);
+    for (b = 0; b < m->nBucket - 1; b++) {
+      size_t nb = h->anBound[b];
+      int c = memcmp(h->apBound[b], r, nb < 6 ? nb : 6);
+      if (c > 0 || (c == 0 && nb > 6)) break; /* first bound above r */
+    }
+    aWant[b] += (uint64_t)nCell;
+  }
+  for (i = 0; i < N; i += 2) {
+    snprintf(r, sizeof(r), "k%05d", i);
+    for (b = 0; b < m->nBucket - 1; b++) {
+      size_t nb = h->anBound[b];
+      int c = memcmp(h->apBound[b], r, nb < 6 ? nb : 6);
+      if (c > 0 || (c == 0 && nb > 6)) break;
+    }
+    aWant[b]++;
+  }
+  for (b = 0; b < m->nBucket; b++) {
+    ck_assert_msg(h->aWrite[b] == aWant[b], "bucket %d: %llu writes, want %llu",
+                  b, (unsigned long long)h->aWrite[b],
+                  (unsigned long long)aWant[b]);
+  }
+  wcs_heatmap_free(m);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_table_approximate_sums_its_families) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
@@ -1999,6 +2168,8 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_limits_name_the_limit_and_key);
   tcase_add_test(tc, test_estimates_rows_and_prefixes);
   tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
+  tcase_add_test(tc, test_heatmap_write_totals_exact_at_txn_boundaries);
+  tcase_add_test(tc, test_heatmap_write_batches_keep_each_row_in_its_bucket);
   tcase_add_test(tc, test_table_approximate_sums_its_families);
   tcase_add_test(tc,
                  test_heatmap_bounds_come_from_table_keys_in_a_fresh_process);
