@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyschema/schema.h"
 #include "storage/util.h"
 #include "testutil.h"
 #include "wcs.h"
@@ -360,6 +361,36 @@ START_TEST(test_cells_newest_first_grouped_by_family) {
   CHECK_DUMP(t, NULL, &o,
              "r0: b.@7=empty-qual; r1: a.w@2=w2 a.x@3=x3b "
              "b.y@1=b1;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_family_names_from_the_table_schema_find_their_family) {
+  /* A family name taken from wcs_table_schema() is found by its address
+  ** (the SQL module passes those); any other string by its text. */
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b, FAMILY c");
+  const ks_schema *s = wcs_table_schema(t);
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  char zB[2] = "b";
+  int i;
+  ck_assert_int_eq(s->nFamily, 3);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (i = 2; i >= 0; i--) {
+    char v[2] = {(char)('0' + i), 0};
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, s->aFamily[i].zName, "q",
+                                      1, 1, v, 1),
+                     WCS_OK);
+  }
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "s", 1, zB, "q", 1, 1, "b", 1),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "s", 1, "d", "q", 1, 1, "d", 1),
+                   WCS_ERROR);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  CHECK_DUMP(t, NULL, &o, "r: a.q@1=0 b.q@1=1 c.q@1=2; s: b.q@1=b;");
   wcs_table_close(t);
   wcs_engine_close(e);
 }
@@ -2131,6 +2162,8 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_alter_rejects_key_and_aggregate_change);
   tcase_add_test(tc, test_many_families_warn_not_fail);
   tcase_add_test(tc, test_cells_newest_first_grouped_by_family);
+  tcase_add_test(tc,
+                 test_family_names_from_the_table_schema_find_their_family);
   tcase_add_test(tc, test_ts_now_uses_engine_clock);
   tcase_add_test(tc, test_family_subset_reads_only_those_families);
   tcase_add_test(tc, test_ranges_are_unioned_sorted_and_bounded);
