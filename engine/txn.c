@@ -812,16 +812,21 @@ static int txn_table(wcs_txn *t, wcs_table *pTab) {
 static int cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow,
                        size_t nRow, const char *zFamily, const void *pQual,
                        size_t nQual, int64_t *piTs, EngFamily **ppFam) {
+  /* the limits are tested here; the eng_check_* calls name the problem */
   int rc = txn_table(t, pTab);
-  if (rc == WCS_OK) rc = eng_check_row(pRow, nRow);
+  if (rc == WCS_OK && (nRow == 0 || nRow > WCS_MAX_ROW_KEY)) {
+    rc = eng_check_row(pRow, nRow);
+  }
   if (rc == WCS_OK) {
     *ppFam = eng_family(pTab->pDef, zFamily, NULL);
     if (*ppFam == NULL) rc = WCS_ERROR;
   }
-  if (rc == WCS_OK && pQual != NULL) rc = eng_check_qual(pRow, nRow, pQual, nQual);
+  if (rc == WCS_OK && pQual != NULL && nQual > WCS_MAX_QUALIFIER) {
+    rc = eng_check_qual(pRow, nRow, pQual, nQual);
+  }
   if (rc == WCS_OK && piTs) {
     if (*piTs == WCS_TS_NOW) *piTs = txn_now(t);
-    rc = eng_check_ts(*piTs);
+    if (*piTs < 0) rc = eng_check_ts(*piTs);
   }
   return rc;
 }
@@ -833,10 +838,18 @@ static int mismatch(const EngDef *pDef, const EngFamily *f, const char *zOp) {
                  pDef->zName);
 }
 
+/* Strings up to this many bytes (qualifiers, mostly) are escaped byte by
+** byte; longer ones by memchr between 00 bytes. */
+#define ESC_SHORT 16
+
 /* Bytes esc(p) takes. */
 static size_t esc_len(const uint8_t *p, size_t n) {
   size_t nZero = 0;
   const uint8_t *q = p, *pEnd = p + n;
+  if (n <= ESC_SHORT) {
+    for (; q < pEnd; q++) nZero += *q == 0;
+    return n + nZero;
+  }
   while (q < pEnd && (q = memchr(q, 0, (size_t)(pEnd - q))) != NULL) {
     nZero++;
     q++;
@@ -847,6 +860,13 @@ static size_t esc_len(const uint8_t *p, size_t n) {
 /* Write esc(p) 00 01 at z; returns the end. */
 static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
   const uint8_t *pEnd = p + n;
+  if (n <= ESC_SHORT) {
+    for (; p < pEnd; p++) {
+      *z++ = *p;
+      if (*p == 0) *z++ = 0xFF;
+    }
+    p = pEnd;
+  }
   while (p < pEnd) {
     const uint8_t *q = memchr(p, 0, (size_t)(pEnd - p));
     size_t nRun = q ? (size_t)(q - p) : (size_t)(pEnd - p);
@@ -862,6 +882,15 @@ static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
   *z++ = 0x00;
   *z++ = 0x01;
   return z;
+}
+
+/* wcs_put_varint, with the one-byte case (most keys and values) here. */
+static inline int put_varint(uint8_t *z, size_t n) {
+  if (n < 0x80) {
+    *z = (uint8_t)n;
+    return 1;
+  }
+  return wcs_put_varint(z, n);
 }
 
 /* Make lastRowEsc hold esc(row) 00 01 for this row: a row's cells are
@@ -907,7 +936,9 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
   size_t nKey, nLog = t->log.n;
   uint8_t *z, *pKey;
   int rc = cell_target(t, pTab, pRow, nRow, zFamily, q, nQual, &iTs, &f);
-  if (rc == WCS_OK) rc = eng_check_value(pRow, nRow, nVal);
+  if (rc == WCS_OK && nVal > WCS_MAX_VALUE) {
+    rc = eng_check_value(pRow, nRow, nVal);
+  }
   if (rc == WCS_OK && f->eAgg) rc = mismatch(pDef, f, "SetCell");
   if (rc == WCS_OK) rc = row_escaped(t, pDef, pRow, nRow);
   if (rc == WCS_OK) {
@@ -918,7 +949,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
   if (rc == WCS_OK) {
     z = t->log.a + t->log.n;
     *z++ = WAL_OP_PUT;
-    z += wcs_put_varint(z, nKey);
+    z += put_varint(z, nKey);
     pKey = z;
     z[0] = (uint8_t)(pDef->iTid >> 24);
     z[1] = (uint8_t)(pDef->iTid >> 16);
@@ -933,7 +964,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     wcs_put64be(z, eng_ts_invert(iTs));
     z += ENG_TS_BYTES;
     assert((size_t)(z - pKey) == nKey);
-    z += wcs_put_varint(z, nVal);
+    z += put_varint(z, nVal);
     if (nVal) memcpy(z, pVal, nVal);
     z += nVal;
     t->log.n = (size_t)(z - t->log.a);

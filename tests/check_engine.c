@@ -502,6 +502,74 @@ START_TEST(test_ranges_are_unioned_sorted_and_bounded) {
 }
 END_TEST
 
+START_TEST(test_qualifiers_and_rows_with_zero_bytes_of_every_length) {
+  /* Qualifiers and rows of 0..40 bytes with 00 (and FF) bytes anywhere
+  ** come back as written, qualifiers in byte order. */
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  uint8_t aQ[41][40], aRow[48];
+  int n, i, nCell = 0, nRow = 0;
+  const wcs_cell *aCell;
+  for (n = 0; n <= 40; n++) {
+    for (i = 0; i < n; i++)
+      aQ[n][i] = (uint8_t)(i % 3 == 0 ? 0x00 : i % 5 == 1 ? 0xFF : 'a' + i);
+  }
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (n = 0; n <= 40; n++) {
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", aQ[n], (size_t)n, 1,
+                                      &n, sizeof(n)),
+                     WCS_OK);
+  }
+  /* rows: 1..40 bytes, zero bytes at the start, the end and between */
+  for (n = 1; n <= 40; n++) {
+    for (i = 0; i < n; i++)
+      aRow[i] = (uint8_t)(i % 4 == 0 || i == n - 1 ? 0x00 : 's');
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, aRow, (size_t)n, "a", "q", 1, 1,
+                                      &n, sizeof(n)),
+                     WCS_OK);
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_OK);
+  for (; !wcs_cursor_eof(c); wcs_cursor_next(c)) {
+    size_t nr;
+    const uint8_t *pRow = wcs_cursor_row(c, &nr);
+    aCell = wcs_cursor_cells(c, &nCell);
+    if (nr == 1 && pRow[0] == 'r') {
+      /* 41 cells, qualifiers in byte order: check each is one written */
+      ck_assert_int_eq(nCell, 41);
+      for (i = 0; i < nCell; i++) {
+        int v;
+        ck_assert_int_eq((int)aCell[i].nVal, (int)sizeof(v));
+        memcpy(&v, aCell[i].pVal, sizeof(v));
+        ck_assert_int_eq((int)aCell[i].nQual, v);
+        ck_assert(v == 0 || memcmp(aCell[i].pQual, aQ[v], (size_t)v) == 0);
+        if (i > 0) {
+          size_t na = aCell[i - 1].nQual, nb = aCell[i].nQual;
+          int cmp = memcmp(aCell[i - 1].pQual, aCell[i].pQual,
+                           na < nb ? na : nb);
+          ck_assert(cmp < 0 || (cmp == 0 && na < nb));
+        }
+      }
+    } else {
+      int v;
+      ck_assert_int_eq(nCell, 1);
+      memcpy(&v, aCell[0].pVal, sizeof(v));
+      ck_assert_int_eq((int)nr, v);
+      for (i = 0; i < v; i++)
+        ck_assert_int_eq(pRow[i], i % 4 == 0 || i == v - 1 ? 0x00 : 's');
+      nRow++;
+    }
+  }
+  ck_assert_int_eq(nRow, 40);
+  wcs_cursor_close(c);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_row_keys_with_zero_and_ff_bytes_sort_as_bytes) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -2168,6 +2236,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_family_subset_reads_only_those_families);
   tcase_add_test(tc, test_ranges_are_unioned_sorted_and_bounded);
   tcase_add_test(tc, test_row_keys_with_zero_and_ff_bytes_sort_as_bytes);
+  tcase_add_test(tc, test_qualifiers_and_rows_with_zero_bytes_of_every_length);
   tcase_add_test(tc, test_versions_time_range_and_as_of);
   tcase_add_test(tc, test_keys_only_returns_live_rows_without_cells);
   tcase_add_test(tc, test_latest_n_passes_over_long_columns);
