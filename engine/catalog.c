@@ -225,18 +225,9 @@ void eng_def_unref(wcs_engine *pEng, EngDef *d) {
 }
 
 EngFamily *eng_family(const EngDef *d, const char *zName, int *piFam) {
+  EngFamily *f = eng_family_at(d, zName, piFam);
   int i;
-  if (zName && d->pSchema && d->pSchema->nFamily == d->nFam) {
-    /* the name as the def's own schema holds it (a caller that took it
-    ** from wcs_table_schema(), as the SQL module does): no string
-    ** compare; the def owns that string, so its address is that family */
-    for (i = 0; i < d->nFam; i++) {
-      if (d->pSchema->aFamily[i].zName == zName) {
-        if (piFam) *piFam = i;
-        return &d->aFam[i];
-      }
-    }
-  }
+  if (f) return f;
   if (zName) {
     for (i = 0; i < d->nFam; i++) {
       if (strcmp(d->aFam[i].zName, zName) == 0) {

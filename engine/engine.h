@@ -161,6 +161,26 @@ void eng_def_unref(wcs_engine *pEng, EngDef *pDef);
 EngDef **eng_defs_snapshot(wcs_engine *pEng, int *pn);
 /* The family of pDef named zName, or NULL (sets an error naming it). */
 EngFamily *eng_family(const EngDef *pDef, const char *zName, int *piFam);
+/* eng_family's first test, inline for the write path: the family whose
+** name is the string zName points at in pDef's own schema (a caller that
+** took it from wcs_table_schema(), as the SQL module does), by address,
+** without a string compare; the def owns those strings, so an address
+** names one family. NULL otherwise, without an error. */
+static inline EngFamily *eng_family_at(const EngDef *pDef, const char *zName,
+                                       int *piFam) {
+  int i;
+  if (zName == NULL || pDef->pSchema == NULL ||
+      pDef->pSchema->nFamily != pDef->nFam) {
+    return NULL;
+  }
+  for (i = 0; i < pDef->nFam; i++) {
+    if (pDef->pSchema->aFamily[i].zName == zName) {
+      if (piFam) *piFam = i;
+      return &pDef->aFam[i];
+    }
+  }
+  return NULL;
+}
 /* Lock / unlock the commit mutex unless this thread holds it for an
 ** exclusive transaction. Returns 1 if it locked. */
 int eng_commit_lock(wcs_engine *pEng);

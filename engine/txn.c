@@ -818,7 +818,8 @@ static int cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow,
     rc = eng_check_row(pRow, nRow);
   }
   if (rc == WCS_OK) {
-    *ppFam = eng_family(pTab->pDef, zFamily, NULL);
+    *ppFam = eng_family_at(pTab->pDef, zFamily, NULL);
+    if (*ppFam == NULL) *ppFam = eng_family(pTab->pDef, zFamily, NULL);
     if (*ppFam == NULL) rc = WCS_ERROR;
   }
   if (rc == WCS_OK && pQual != NULL && nQual > WCS_MAX_QUALIFIER) {
