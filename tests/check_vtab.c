@@ -919,6 +919,62 @@ START_TEST(test_last_disconnect_saves_heat_counters) {
 }
 END_TEST
 
+START_TEST(test_heat_counts_every_cell_inserted_committed_or_not) {
+  /* INSERTs count their cells in the heat map in batches of rows; every
+  ** cell is counted once the transaction ends, whether it commits, rolls
+  ** back or rolls back to a savepoint, and in its own table. */
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
+  sqlite3 *db = openDb(zDb);
+  uint64_t nRead, nWrite;
+  static const char zIns[] =
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+      "WHERE i < %d) INSERT INTO %s(device, id, day, cpu, mem) "
+      "SELECT '%s', printf('%%04d', i), 20200101, i, i * 2 FROM n";
+  char *z;
+  OK(db, zMetrics);
+  OK(db, "CREATE VIRTUAL TABLE other USING wcs(KEY (device STRING, id "
+         "STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY stats (cpu "
+         "INT64, mem INT64))");
+  OK(db, "BEGIN");
+  z = sqlite3_mprintf(zIns, 300, "metrics", "p");
+  OK(db, z);
+  sqlite3_free(z);
+  OK(db, "COMMIT");
+  OK(db, "BEGIN");
+  z = sqlite3_mprintf(zIns, 100, "metrics", "q");
+  OK(db, z);
+  sqlite3_free(z);
+  OK(db, "ROLLBACK");
+  OK(db, "BEGIN");
+  OK(db, "SAVEPOINT s");
+  z = sqlite3_mprintf(zIns, 50, "metrics", "r");
+  OK(db, z);
+  sqlite3_free(z);
+  OK(db, "ROLLBACK TO s");
+  z = sqlite3_mprintf(zIns, 20, "metrics", "s");
+  OK(db, z);
+  sqlite3_free(z);
+  z = sqlite3_mprintf(zIns, 70, "other", "s");
+  OK(db, z);
+  sqlite3_free(z);
+  z = sqlite3_mprintf(zIns, 5, "metrics", "t");
+  OK(db, z);
+  sqlite3_free(z);
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT count(*) FROM metrics", "325");
+  sqlite3_close(db);
+  heatTotals(zStore, "metrics", &nRead, &nWrite);
+  ck_assert_uint_eq(nWrite, 2 * (300 + 100 + 50 + 20 + 5));
+  heatTotals(zStore, "other", &nRead, &nWrite);
+  ck_assert_uint_eq(nWrite, 2 * 70);
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_store_clause_and_two_connections) {
   const char *zDir = tu_tmpdir("vtab");
   char *zSql = sqlite3_mprintf(
@@ -1016,6 +1072,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_store_beside_database_and_reopen);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
+  tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);
   tcase_add_test(tc, test_store_clause_and_two_connections);
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
   suite_add_tcase(s, tc);

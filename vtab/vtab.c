@@ -2951,6 +2951,13 @@ static int wcsRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid) {
 ** Writes: xUpdate
 ** ==================================================================== */
 
+/* Whether SQLite leaves column value v unchanged: only an UPDATE does
+** (sqlite3_value_nochange); an INSERT (bInsert) gives every column, so
+** the call is skipped for its many columns. */
+static int unchanged(sqlite3_value *v, int bInsert) {
+  return !bInsert && sqlite3_value_nochange(v);
+}
+
 /* Whether the row exists as the transaction sees it. */
 static int rowExists(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
                      int *pbExists) {
@@ -3159,7 +3166,8 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
                      int nOld, wcs_buf *pKey) {
   const ks_schema *s = pTab->pSchema;
   sqlite3_value *pKeyVal = argv[2 + pTab->iColKey];
-  int bKeyGiven = !sqlite3_value_nochange(pKeyVal) &&
+  int bIns = pOld == NULL;
+  int bKeyGiven = !unchanged(pKeyVal, bIns) &&
                   sqlite3_value_type(pKeyVal) != SQLITE_NULL;
   int bKeyChanged = 0;
   int i, bFieldGiven = 0, bFieldChanged = 0, rc = SQLITE_OK, nGiven = 0;
@@ -3180,7 +3188,7 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   }
   for (i = 0; i < s->nField; i++) {
     sqlite3_value *v = argv[2 + i];
-    if (sqlite3_value_nochange(v)) continue;
+    if (unchanged(v, bIns)) continue;
     bFieldChanged = 1;
     if (sqlite3_value_type(v) != SQLITE_NULL) bFieldGiven = 1;
   }
@@ -3234,7 +3242,7 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   }
   for (i = 0; rc == SQLITE_OK && i < s->nField; i++) {
     sqlite3_value *v = argv[2 + i];
-    if (sqlite3_value_nochange(v)) {
+    if (unchanged(v, bIns)) {
       if (aOld)
         a[i] = aOld[i];
       else
@@ -3284,7 +3292,7 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     WcsObject obj;
     char *zErr = NULL;
     int t, k;
-    if (sqlite3_value_nochange(v)) continue;
+    if (unchanged(v, bInsert)) continue;
     t = sqlite3_value_type(v);
     if (t == SQLITE_NULL) {
       if (!bInsert) {
@@ -3332,7 +3340,7 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     sqlite3_value *v = argv[2 + pTab->iColQual + i];
     const ks_qualifier *q = &s->aQual[i];
     WcsVal wv;
-    if (sqlite3_value_nochange(v)) continue;
+    if (unchanged(v, bInsert)) continue;
     wcsValFromSql(&wv, v);
     if (wv.eType == WCSV_NULL && bInsert) continue;
     rc = writeCell(pTab, pTxn, pKey, nKey, q->iFamily, q->zName,
@@ -3392,7 +3400,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
   {
     sqlite3_value *pTs = argv[2 + pTab->iColTs];
-    if (!sqlite3_value_nochange(pTs) &&
+    if (!unchanged(pTs, pOld == NULL) &&
         sqlite3_value_type(pTs) != SQLITE_NULL) {
       WcsVal wv;
       sqlite3_int64 x = -1;
