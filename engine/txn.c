@@ -901,8 +901,9 @@ static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
   int rc;
   if (t->lastRow.n == nRow && t->lastRowEsc.n &&
       memcmp(t->lastRow.a, pRow, nRow) == 0) {
-    if (t->pHeatDef != pDef && t->nHeat) {
-      /* the same row key in another table */
+    if (t->pHeatDef != pDef) {
+      /* the same row key in another table (or nothing pending): a batch
+      ** of its own */
       heat_flush(t);
       heat_row(t, pDef, pRow, nRow);
     }
