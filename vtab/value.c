@@ -265,6 +265,25 @@ static int appendNumberText(wcs_buf *pOut, const WcsVal *v) {
   return wcs_buf_append(pOut, z, strlen(z));
 }
 
+int wcsCellBytes(const ks_qualifier *pQual, const WcsVal *v, uint8_t aInt[8],
+                 const void **pp, size_t *pn) {
+  if (v->eType == WCSV_BLOB ||
+      (pQual && v->eType == WCSV_TEXT &&
+       (pQual->eVType == KS_V_STRING || pQual->eVType == KS_V_BYTES))) {
+    *pp = v->p ? (const void *)v->p : (const void *)"";
+    *pn = (size_t)v->n;
+    return 1;
+  }
+  if (pQual && v->eType == WCSV_INT && pQual->eVType == KS_V_INT64 &&
+      pQual->eEnc != KS_ENC_DECIMAL) {
+    wcs_put64be(aInt, (uint64_t)v->i);
+    *pp = aInt;
+    *pn = 8;
+    return 1;
+  }
+  return 0;
+}
+
 int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
                   const char *zCol, char **pzErr) {
   sqlite3_int64 i;

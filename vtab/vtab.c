@@ -3005,6 +3005,16 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
     return wcs_txn_add_to_cell(pTxn, pTab->pTab, pKey, nKey, fam->zName, pQual,
                                nQual, iTs, x);
   }
+  if (fam->eAgg == KS_AGG_NONE) {
+    uint8_t aInt[8];
+    const void *p;
+    size_t n;
+    if (wcsCellBytes(pDecl, v, aInt, &p, &n)) {
+      /* no encoding to do: the value's bytes as they are */
+      return wcs_txn_set_cell(pTxn, pTab->pTab, pKey, nKey, fam->zName, pQual,
+                              nQual, iTs, p, n);
+    }
+  }
   rc = wcsEncodeCell(fam->eAgg == KS_AGG_HLL ? NULL : pDecl, v, pScratch, zCol,
                      &zErr);
   if (rc != WCS_OK) {
