@@ -3200,7 +3200,7 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
     sqlite3_value *v = argv[2 + i];
     if (unchanged(v, bIns)) continue;
     bFieldChanged = 1;
-    if (sqlite3_value_type(v) != SQLITE_NULL) bFieldGiven = 1;
+    if (!bFieldGiven && sqlite3_value_type(v) != SQLITE_NULL) bFieldGiven = 1;
   }
   if (s->nField == 0 || (bKeyGiven && !bFieldGiven && pOld == NULL) ||
       (bKeyChanged && pOld && !bFieldChanged)) {
