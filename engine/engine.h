@@ -349,11 +349,15 @@ struct wcs_txn {
                        ** at its first such write, until commit/rollback */
   wcs_buf lastRow;     /* row of the last SetCell (raw bytes) */
   wcs_buf lastRowEsc;  /* esc(lastRow) 00 01, reused by the next SetCell */
-  EngDef *pHeatDef;    /* heat counts not yet handed to eng_stats_count: */
-  uint64_t nHeat;      /* nHeat writes of nHeatRow rows of pHeatDef, the */
-  int nHeatRow;        /* last of them lastRow (see txn.c, heat_row) */
-  int bHeatIn;         /* every one of those rows lies in heatSpan */
-  EngHeatSpan heatSpan; /* the heat bucket of the last row counted */
+  /* Heat counts not yet handed to eng_stats_count (txn.c, heat_row):
+  ** nHeat writes of nHeatRow rows of pHeatDef, the last of them lastRow;
+  ** bHeatIn: every one of those rows lies in heatSpan, the heat bucket of
+  ** the last row counted. */
+  EngDef *pHeatDef;
+  uint64_t nHeat;
+  int nHeatRow;
+  int bHeatIn;
+  EngHeatSpan heatSpan;
   /* Key order of the log (see txn.c, "commit in key order"): the log
   ** holds only puts, and within each family (tid, fid prefix) their keys
   ** strictly increase. */

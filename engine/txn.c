@@ -324,7 +324,8 @@ static int64_t txn_now(wcs_txn *t) {
 ** ordered, and the totals are exact. This keeps the clock read and the
 ** statistics lock out of the per-row path of a load.
 */
-#define ENG_TXN_HEAT_BATCH 64 /* rows written counted in the heat map at once */
+/* Rows written counted in the heat map at once, at most. */
+#define ENG_TXN_HEAT_BATCH 64
 
 /* Hand the pending heat count (writes of nHeatRow rows, the last lastRow)
 ** to the statistics. */
@@ -343,9 +344,8 @@ static void heat_flush(wcs_txn *t) {
 static void heat_row(wcs_txn *t, const EngDef *pDef, const void *pRow,
                      size_t nRow) {
   int bIn = eng_heat_span_has(&t->heatSpan, pDef, pRow, nRow);
-  if (t->nHeat &&
-      (!bIn || !t->bHeatIn || t->pHeatDef != pDef ||
-       t->nHeatRow >= ENG_TXN_HEAT_BATCH)) {
+  if (t->nHeat && (!bIn || !t->bHeatIn || t->pHeatDef != pDef ||
+                   t->nHeatRow >= ENG_TXN_HEAT_BATCH)) {
     heat_flush(t); /* heatSpan is now the bucket of the batch's last row */
     bIn = eng_heat_span_has(&t->heatSpan, pDef, pRow, nRow);
   }
@@ -848,7 +848,8 @@ static size_t esc_len(const uint8_t *p, size_t n) {
   size_t nZero = 0;
   const uint8_t *q = p, *pEnd = p + n;
   if (n <= ESC_SHORT) {
-    for (; q < pEnd; q++) nZero += *q == 0;
+    for (; q < pEnd; q++)
+      nZero += *q == 0;
     return n + nZero;
   }
   while (q < pEnd && (q = memchr(q, 0, (size_t)(pEnd - q))) != NULL) {

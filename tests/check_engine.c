@@ -380,9 +380,9 @@ START_TEST(test_family_names_from_the_table_schema_find_their_family) {
   ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
   for (i = 2; i >= 0; i--) {
     char v[2] = {(char)('0' + i), 0};
-    ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, s->aFamily[i].zName, "q",
-                                      1, 1, v, 1),
-                     WCS_OK);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, "r", 1, s->aFamily[i].zName, "q", 1, 1, v, 1),
+        WCS_OK);
   }
   ck_assert_int_eq(wcs_txn_set_cell(x, t, "s", 1, zB, "q", 1, 1, "b", 1),
                    WCS_OK);
@@ -518,17 +518,17 @@ START_TEST(test_qualifiers_and_rows_with_zero_bytes_of_every_length) {
   }
   ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
   for (n = 0; n <= 40; n++) {
-    ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", aQ[n], (size_t)n, 1,
-                                      &n, sizeof(n)),
-                     WCS_OK);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, "r", 1, "a", aQ[n], (size_t)n, 1, &n, sizeof(n)),
+        WCS_OK);
   }
   /* rows: 1..40 bytes, zero bytes at the start, the end and between */
   for (n = 1; n <= 40; n++) {
     for (i = 0; i < n; i++)
       aRow[i] = (uint8_t)(i % 4 == 0 || i == n - 1 ? 0x00 : 's');
-    ck_assert_int_eq(wcs_txn_set_cell(x, t, aRow, (size_t)n, "a", "q", 1, 1,
-                                      &n, sizeof(n)),
-                     WCS_OK);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, aRow, (size_t)n, "a", "q", 1, 1, &n, sizeof(n)),
+        WCS_OK);
   }
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
   wcs_txn_free(x);
@@ -548,8 +548,8 @@ START_TEST(test_qualifiers_and_rows_with_zero_bytes_of_every_length) {
         ck_assert(v == 0 || memcmp(aCell[i].pQual, aQ[v], (size_t)v) == 0);
         if (i > 0) {
           size_t na = aCell[i - 1].nQual, nb = aCell[i].nQual;
-          int cmp = memcmp(aCell[i - 1].pQual, aCell[i].pQual,
-                           na < nb ? na : nb);
+          int cmp =
+              memcmp(aCell[i - 1].pQual, aCell[i].pQual, na < nb ? na : nb);
           ck_assert(cmp < 0 || (cmp == 0 && na < nb));
         }
       }
@@ -2230,8 +2230,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_alter_rejects_key_and_aggregate_change);
   tcase_add_test(tc, test_many_families_warn_not_fail);
   tcase_add_test(tc, test_cells_newest_first_grouped_by_family);
-  tcase_add_test(tc,
-                 test_family_names_from_the_table_schema_find_their_family);
+  tcase_add_test(tc, test_family_names_from_the_table_schema_find_their_family);
   tcase_add_test(tc, test_ts_now_uses_engine_clock);
   tcase_add_test(tc, test_family_subset_reads_only_those_families);
   tcase_add_test(tc, test_ranges_are_unioned_sorted_and_bounded);

@@ -568,8 +568,8 @@ START_TEST(test_codec_decimal_fields_of_every_width) {
       ck_assert_int_eq(ks_key_encode(s, &v, &b, &zErr), WCS_OK);
       snprintf(zWant, sizeof zWant, "%0*llu", w, (unsigned long long)x);
       ck_assert_int_eq((int)b.n, w);
-      ck_assert_msg(memcmp(b.a, zWant, (size_t)w) == 0, "w %d: %.*s for %s",
-                    w, w, (const char *)b.a, zWant);
+      ck_assert_msg(memcmp(b.a, zWant, (size_t)w) == 0, "w %d: %.*s for %s", w,
+                    w, (const char *)b.a, zWant);
       wcs_buf_free(&b);
     }
     ks_schema_free(s);

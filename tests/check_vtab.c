@@ -1092,8 +1092,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_text_compared_with_key_uses_its_bytes);
   tcase_add_test(tc, test_text_results_outlive_their_row);
   tcase_add_test(tc, test_typed_columns_store_bigtable_bytes);
-  tcase_add_test(tc,
-                 test_cell_bytes_of_every_value_type_in_every_column_type);
+  tcase_add_test(tc, test_cell_bytes_of_every_value_type_in_every_column_type);
   tcase_add_test(tc, test_family_json_is_lossless_for_bytes);
   tcase_add_test(tc, test_insert_is_an_upsert_and_null_deletes);
   tcase_add_test(tc, test_conflict_clauses);

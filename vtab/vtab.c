@@ -3177,8 +3177,8 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   const ks_schema *s = pTab->pSchema;
   sqlite3_value *pKeyVal = argv[2 + pTab->iColKey];
   int bIns = pOld == NULL;
-  int bKeyGiven = !unchanged(pKeyVal, bIns) &&
-                  sqlite3_value_type(pKeyVal) != SQLITE_NULL;
+  int bKeyGiven =
+      !unchanged(pKeyVal, bIns) && sqlite3_value_type(pKeyVal) != SQLITE_NULL;
   int bKeyChanged = 0;
   int i, bFieldGiven = 0, bFieldChanged = 0, rc = SQLITE_OK, nGiven = 0;
   const void *pGiven = NULL;
