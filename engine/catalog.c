@@ -225,7 +225,9 @@ void eng_def_unref(wcs_engine *pEng, EngDef *d) {
 }
 
 EngFamily *eng_family(const EngDef *d, const char *zName, int *piFam) {
+  EngFamily *f = eng_family_at(d, zName, piFam);
   int i;
+  if (f) return f;
   if (zName) {
     for (i = 0; i < d->nFam; i++) {
       if (strcmp(d->aFam[i].zName, zName) == 0) {

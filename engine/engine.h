@@ -161,6 +161,26 @@ void eng_def_unref(wcs_engine *pEng, EngDef *pDef);
 EngDef **eng_defs_snapshot(wcs_engine *pEng, int *pn);
 /* The family of pDef named zName, or NULL (sets an error naming it). */
 EngFamily *eng_family(const EngDef *pDef, const char *zName, int *piFam);
+/* eng_family's first test, inline for the write path: the family whose
+** name is the string zName points at in pDef's own schema (a caller that
+** took it from wcs_table_schema(), as the SQL module does), by address,
+** without a string compare; the def owns those strings, so an address
+** names one family. NULL otherwise, without an error. */
+static inline EngFamily *eng_family_at(const EngDef *pDef, const char *zName,
+                                       int *piFam) {
+  int i;
+  if (zName == NULL || pDef->pSchema == NULL ||
+      pDef->pSchema->nFamily != pDef->nFam) {
+    return NULL;
+  }
+  for (i = 0; i < pDef->nFam; i++) {
+    if (pDef->pSchema->aFamily[i].zName == zName) {
+      if (piFam) *piFam = i;
+      return &pDef->aFam[i];
+    }
+  }
+  return NULL;
+}
 /* Lock / unlock the commit mutex unless this thread holds it for an
 ** exclusive transaction. Returns 1 if it locked. */
 int eng_commit_lock(wcs_engine *pEng);
@@ -286,6 +306,21 @@ static inline const uint8_t *view_value(const EngView *p, size_t *pn) {
   return ((const EngViewPos *)p)->pVal;
 }
 
+/* ---- heat counters (stats.c) ---------------------------------------- */
+
+#define ENG_HEAT_KEY_MAX 32 /* bytes of a row key the heat counters use */
+
+/* One heat bucket of a table as of one slot: rows r with lo <= r < hi
+** (the first ENG_HEAT_KEY_MAX bytes of r compared; no lo: from the first
+** row, no hi: to the last). */
+typedef struct EngHeatSpan {
+  const EngDef *pDef; /* its table; NULL: no bucket known */
+  int bLo, bHi;       /* the bounds present */
+  uint8_t nLo, nHi;
+  uint8_t aLo[ENG_HEAT_KEY_MAX];
+  uint8_t aHi[ENG_HEAT_KEY_MAX];
+} EngHeatSpan;
+
 /* ---- transactions (txn.c) ------------------------------------------- */
 
 #define ENG_TXN_STREAMS 8 /* families a write-only txn keeps in key order */
@@ -314,8 +349,15 @@ struct wcs_txn {
                        ** at its first such write, until commit/rollback */
   wcs_buf lastRow;     /* row of the last SetCell (raw bytes) */
   wcs_buf lastRowEsc;  /* esc(lastRow) 00 01, reused by the next SetCell */
-  EngDef *pHeatDef;    /* heat counts not yet handed to eng_stats_count: */
-  uint64_t nHeat;      /* nHeat writes of row lastRow of pHeatDef */
+  /* Heat counts not yet handed to eng_stats_count (txn.c, heat_row):
+  ** nHeat writes of nHeatRow rows of pHeatDef, the last of them lastRow;
+  ** bHeatIn: every one of those rows lies in heatSpan, the heat bucket of
+  ** the last row counted. */
+  EngDef *pHeatDef;
+  uint64_t nHeat;
+  int nHeatRow;
+  int bHeatIn;
+  EngHeatSpan heatSpan;
   /* Key order of the log (see txn.c, "commit in key order"): the log
   ** holds only puts, and within each family (tid, fid prefix) their keys
   ** strictly increase. */
@@ -369,6 +411,15 @@ void eng_stats_free(EngStats *p);
 ** counters (may read the table once per slot to pick bucket bounds). */
 void eng_stats_count(wcs_engine *pEng, const EngDef *pDef, int bWrite,
                      const void *pRow, size_t nRow, uint64_t n);
+/* The same, and *pSpan set to the key range of the bucket row pRow was
+** counted in (pSpan->pDef NULL if there is none): a writer that counts in
+** batches keeps a batch to rows of one bucket with eng_heat_span_has(). */
+void eng_stats_count_span(wcs_engine *pEng, const EngDef *pDef, int bWrite,
+                          const void *pRow, size_t nRow, uint64_t n,
+                          EngHeatSpan *pSpan);
+/* 1 if row pRow of table pDef falls in bucket pSpan. */
+int eng_heat_span_has(const EngHeatSpan *pSpan, const EngDef *pDef,
+                      const void *pRow, size_t nRow);
 int eng_stats_load(wcs_engine *pEng, EngStats *p);
 
 /* ---- HLL (hll.c) ---------------------------------------------------- */

@@ -20,9 +20,12 @@
 ** Heat counters: per table, a ring of ENG_HEAT_SLOTS time slots of
 ** ENG_HEAT_SLOT_MICROS each; a slot has ENG_HEAT_BUCKETS key-space buckets
 ** bounded by row keys chosen when the slot starts, as quantiles of a
-** reservoir sample of the keys seen in the slot before, or, when nothing
+** reservoir sample of the keys seen in the slot before (one key per
+** count handed in: readers and writers hand in batches), or, when nothing
 ** was seen (a fresh process, an idle minute), quantiles of the table's own
-** keys by bytes (heat_seed(), kept for ENG_HEAT_SEED_TTL). Saved form
+** keys by bytes (heat_seed(), kept for ENG_HEAT_SEED_TTL). A count can
+** report the bucket it went to as a key range (EngHeatSpan), so a writer
+** batches only rows of one bucket (txn.c, heat_row). Saved form
 ** (catalog key 00000000 'H' tid): 01 | varint nSlot | per slot: varint
 ** start | varint nBound | bounds as (varint n, bytes) | nBucket x (varint
 ** reads, varint writes).
@@ -40,7 +43,6 @@
 #define ENG_HEAT_SLOT_MICROS 60000000 /* one minute */
 #define ENG_HEAT_BUCKETS     32
 #define ENG_HEAT_RESERVOIR   256
-#define ENG_HEAT_KEY_MAX     32 /* bytes kept of a boundary key */
 #define ENG_HEAT_SEED_TTL                                                      \
   600000000                      /* micros bounds taken from the table's       \
                                  ** keys are kept before a recompute */
@@ -411,13 +413,43 @@ static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
   (void)rc; /* no bounds is the only consequence of an error */
 }
 
+/* Bucket b of slot h as a span of table pDef. */
+static void heat_span(const HeatSlot *h, int b, const EngDef *pDef,
+                      EngHeatSpan *p) {
+  p->pDef = pDef;
+  p->bLo = b > 0;
+  p->bHi = b < h->nBound;
+  p->nLo = p->bLo ? h->anBound[b - 1] : 0;
+  p->nHi = p->bHi ? h->anBound[b] : 0;
+  if (p->nLo) memcpy(p->aLo, h->aBound[b - 1], p->nLo);
+  if (p->nHi) memcpy(p->aHi, h->aBound[b], p->nHi);
+}
+
+int eng_heat_span_has(const EngHeatSpan *p, const EngDef *pDef,
+                      const void *pRow, size_t nRow) {
+  size_t nKey = nRow < ENG_HEAT_KEY_MAX ? nRow : ENG_HEAT_KEY_MAX;
+  if (p->pDef == NULL || p->pDef != pDef) return 0;
+  /* the bucket search below: bucket b holds keys with bound[b-1] <= key
+  ** < bound[b] */
+  if (p->bLo && keycmp(p->aLo, p->nLo, pRow, nKey) > 0) return 0;
+  if (p->bHi && keycmp(p->aHi, p->nHi, pRow, nKey) <= 0) return 0;
+  return 1;
+}
+
 void eng_stats_count(wcs_engine *pEng, const EngDef *pDef, int bWrite,
                      const void *pRow, size_t nRow, uint64_t n) {
+  eng_stats_count_span(pEng, pDef, bWrite, pRow, nRow, n, NULL);
+}
+
+void eng_stats_count_span(wcs_engine *pEng, const EngDef *pDef, int bWrite,
+                          const void *pRow, size_t nRow, uint64_t n,
+                          EngHeatSpan *pSpan) {
   EngStats *s = pDef->pStats;
   int64_t iNow, iStart;
   HeatSlot *h;
   int lo, hi;
   size_t nKey = nRow < ENG_HEAT_KEY_MAX ? nRow : ENG_HEAT_KEY_MAX;
+  if (pSpan) pSpan->pDef = NULL;
   if (s == NULL) return;
   iNow = eng_now(pEng);
   iStart = iNow - iNow % ENG_HEAT_SLOT_MICROS;
@@ -459,6 +491,7 @@ void eng_stats_count(wcs_engine *pEng, const EngDef *pDef, int bWrite,
     h->aWrite[lo] += n;
   else
     h->aRead[lo] += n;
+  if (pSpan) heat_span(h, lo, pDef, pSpan);
   /* reservoir sample of keys seen, for the next slot's bounds */
   s->nSeen++;
   {

@@ -246,6 +246,12 @@ void ksIntURange(const ks_field *f, uint64_t *puMin, uint64_t *puMax) {
   }
 }
 
+/* "00" .. "99": the digits of n are azDigitPair[2n], [2n+1]. */
+static const char azDigitPair[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536"
+    "37383940414243444546474849505152535455565758596061626364656667686970717273"
+    "7475767778798081828384858687888990919293949596979899";
+
 int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a) {
   int i;
   switch (f->eEnc) {
@@ -253,10 +259,24 @@ int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a) {
     return ksOcPutInt(a, (int64_t)(u ^ SIGN_BIT));
   case KS_ENC_DECIMAL:
   case KS_ENC_REVERSED_DECIMAL:
-    for (i = f->nWidth - 1; i >= 0; i--) {
-      a[i] = (uint8_t)('0' + u % 10);
-      u /= 10;
+    /* two digits per division; 32-bit divisions once u fits */
+    for (i = f->nWidth - 1; i >= 1 && u > 0xFFFFFFFFu; i -= 2) {
+      unsigned d = (unsigned)(u % 100);
+      u /= 100;
+      a[i] = (uint8_t)azDigitPair[2 * d + 1];
+      a[i - 1] = (uint8_t)azDigitPair[2 * d];
     }
+    if (u <= 0xFFFFFFFFu) {
+      uint32_t v = (uint32_t)u;
+      for (; i >= 1; i -= 2) {
+        unsigned d = v % 100;
+        v /= 100;
+        a[i] = (uint8_t)azDigitPair[2 * d + 1];
+        a[i - 1] = (uint8_t)azDigitPair[2 * d];
+      }
+      u = v;
+    }
+    if (i == 0) a[0] = (uint8_t)('0' + u % 10);
     return f->nWidth;
   default:
     wcs_put64be(a, u);
@@ -646,11 +666,22 @@ int ksJoin(const ks_schema *s, const ks_view *aView, int m, int eMode,
     if (s->eStruct == KS_STRUCT_ORDERED_CODE) {
       rc = ocJoinFull(aView, m, pOut);
     } else {
-      for (i = 0; i < m && rc == WCS_OK; i++) {
-        if (i > 0) rc = wcs_buf_append(pOut, s->aDelim, (size_t)s->nDelim);
-        if (rc == WCS_OK) {
-          rc = wcs_buf_append(pOut, aView[i].p, (size_t)aView[i].n);
+      /* the fields and delimiters in one reservation */
+      size_t nAll = (size_t)s->nDelim * (size_t)(m > 0 ? m - 1 : 0) + 1;
+      for (i = 0; i < m; i++)
+        nAll += (size_t)aView[i].n;
+      rc = wcs_buf_reserve(pOut, nAll);
+      if (rc == WCS_OK) {
+        uint8_t *z = pOut->a + pOut->n;
+        for (i = 0; i < m; i++) {
+          if (i > 0 && s->nDelim > 0) {
+            memcpy(z, s->aDelim, (size_t)s->nDelim);
+            z += s->nDelim;
+          }
+          if (aView[i].n > 0) memcpy(z, aView[i].p, (size_t)aView[i].n);
+          z += aView[i].n;
         }
+        pOut->n = (size_t)(z - pOut->a);
       }
     }
     if (rc == WCS_OK && eMode == KS_JOIN_HIGH) {
@@ -710,6 +741,26 @@ int ksJoin(const ks_schema *s, const ks_view *aView, int m, int eMode,
 ** Values → field bytes
 ** ==================================================================== */
 
+/* 1 if every one of the n bytes at p is ASCII and above d (d < 0x80):
+** such a field is valid UTF-8 and holds no delimiter byte. Eight bytes at
+** a time: a word passes if no byte has its top bit set and none is below
+** d + 1 (the "has a byte less than" test, exact for d + 1 <= 128). */
+static int asciiAbove(const uint8_t *p, int n, int d) {
+  const uint64_t kOnes = 0x0101010101010101ULL;
+  const uint64_t kHigh = 0x8080808080808080ULL;
+  const uint64_t kBelow = kOnes * (uint64_t)(d + 1);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    if ((w & kHigh) || ((w - kBelow) & ~w & kHigh)) return 0;
+  }
+  for (; i < n; i++) {
+    if (p[i] >= 0x80 || p[i] <= d) return 0;
+  }
+  return 1;
+}
+
 /* Check aVal against field i and produce its field bytes (pointing at the
 ** value for strings, into aBuf for integers). */
 static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
@@ -731,6 +782,9 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
     }
     pView->p = pVal->n ? pVal->p : (const uint8_t *)"";
     pView->n = pVal->n;
+    if (d >= 0 && d < 0x80 && asciiAbove(pView->p, pView->n, d)) {
+      return WCS_OK; /* the common case: valid UTF-8 and no byte <= d */
+    }
     if (f->eType == KS_STRING && !ksUtf8Valid(pView->p, pView->n, &iBad)) {
       return wcs_seterr(pzErr, WCS_CONSTRAINT,
                         "key field \"%s\": invalid "

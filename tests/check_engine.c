@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keyschema/schema.h"
 #include "storage/util.h"
 #include "testutil.h"
 #include "wcs.h"
@@ -365,6 +366,36 @@ START_TEST(test_cells_newest_first_grouped_by_family) {
 }
 END_TEST
 
+START_TEST(test_family_names_from_the_table_schema_find_their_family) {
+  /* A family name taken from wcs_table_schema() is found by its address
+  ** (the SQL module passes those); any other string by its text. */
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b, FAMILY c");
+  const ks_schema *s = wcs_table_schema(t);
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  char zB[2] = "b";
+  int i;
+  ck_assert_int_eq(s->nFamily, 3);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (i = 2; i >= 0; i--) {
+    char v[2] = {(char)('0' + i), 0};
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, "r", 1, s->aFamily[i].zName, "q", 1, 1, v, 1),
+        WCS_OK);
+  }
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "s", 1, zB, "q", 1, 1, "b", 1),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "s", 1, "d", "q", 1, 1, "d", 1),
+                   WCS_ERROR);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  CHECK_DUMP(t, NULL, &o, "r: a.q@1=0 b.q@1=1 c.q@1=2; s: b.q@1=b;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_ts_now_uses_engine_clock) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -466,6 +497,74 @@ START_TEST(test_ranges_are_unioned_sorted_and_bounded) {
   r[0].pEnd = "c";
   r[0].nEnd = 1;
   CHECK_DUMP(t, NULL, &o, "");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_qualifiers_and_rows_with_zero_bytes_of_every_length) {
+  /* Qualifiers and rows of 0..40 bytes with 00 (and FF) bytes anywhere
+  ** come back as written, qualifiers in byte order. */
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  uint8_t aQ[41][40], aRow[48];
+  int n, i, nCell = 0, nRow = 0;
+  const wcs_cell *aCell;
+  for (n = 0; n <= 40; n++) {
+    for (i = 0; i < n; i++)
+      aQ[n][i] = (uint8_t)(i % 3 == 0 ? 0x00 : i % 5 == 1 ? 0xFF : 'a' + i);
+  }
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (n = 0; n <= 40; n++) {
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, "r", 1, "a", aQ[n], (size_t)n, 1, &n, sizeof(n)),
+        WCS_OK);
+  }
+  /* rows: 1..40 bytes, zero bytes at the start, the end and between */
+  for (n = 1; n <= 40; n++) {
+    for (i = 0; i < n; i++)
+      aRow[i] = (uint8_t)(i % 4 == 0 || i == n - 1 ? 0x00 : 's');
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, aRow, (size_t)n, "a", "q", 1, 1, &n, sizeof(n)),
+        WCS_OK);
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_OK);
+  for (; !wcs_cursor_eof(c); wcs_cursor_next(c)) {
+    size_t nr;
+    const uint8_t *pRow = wcs_cursor_row(c, &nr);
+    aCell = wcs_cursor_cells(c, &nCell);
+    if (nr == 1 && pRow[0] == 'r') {
+      /* 41 cells, qualifiers in byte order: check each is one written */
+      ck_assert_int_eq(nCell, 41);
+      for (i = 0; i < nCell; i++) {
+        int v;
+        ck_assert_int_eq((int)aCell[i].nVal, (int)sizeof(v));
+        memcpy(&v, aCell[i].pVal, sizeof(v));
+        ck_assert_int_eq((int)aCell[i].nQual, v);
+        ck_assert(v == 0 || memcmp(aCell[i].pQual, aQ[v], (size_t)v) == 0);
+        if (i > 0) {
+          size_t na = aCell[i - 1].nQual, nb = aCell[i].nQual;
+          int cmp =
+              memcmp(aCell[i - 1].pQual, aCell[i].pQual, na < nb ? na : nb);
+          ck_assert(cmp < 0 || (cmp == 0 && na < nb));
+        }
+      }
+    } else {
+      int v;
+      ck_assert_int_eq(nCell, 1);
+      memcpy(&v, aCell[0].pVal, sizeof(v));
+      ck_assert_int_eq((int)nr, v);
+      for (i = 0; i < v; i++)
+        ck_assert_int_eq(pRow[i], i % 4 == 0 || i == v - 1 ? 0x00 : 's');
+      nRow++;
+    }
+  }
+  ck_assert_int_eq(nRow, 40);
+  wcs_cursor_close(c);
   wcs_table_close(t);
   wcs_engine_close(e);
 }
@@ -1810,6 +1909,175 @@ static void rows_k(wcs_engine *e, wcs_table *t, const char *zFam, int n,
   wcs_txn_free(x);
 }
 
+/* Cells written into table t's heat map, over every slot. */
+static uint64_t heat_writes(wcs_table *t) {
+  wcs_heatmap *m = NULL;
+  uint64_t nW = 0;
+  int i, b;
+  ck_assert_int_eq(wcs_table_heatmap(t, &m), WCS_OK);
+  for (i = 0; i < m->nSlot; i++) {
+    for (b = 0; b < m->nBucket; b++)
+      nW += m->aSlot[i].aWrite[b];
+  }
+  wcs_heatmap_free(m);
+  return nW;
+}
+
+/* SetCell of row zRow (family zFam, qualifier "q") in transaction x. */
+static void txset(wcs_txn *x, wcs_table *t, const char *zRow,
+                  const char *zFam) {
+  int rc = wcs_txn_set_cell(x, t, zRow, strlen(zRow), zFam, "q", 1, 1, "v", 1);
+  ck_assert_msg(rc == WCS_OK, "set_cell: %s", wcs_engine_errmsg(NULL));
+}
+
+START_TEST(test_heatmap_write_totals_exact_at_txn_boundaries) {
+  /* Writes reach the heat map in batches of rows; whatever is pending is
+  ** counted when the transaction ends, committed or rolled back (a
+  ** rolled-back write was still a write), and a batch never mixes two
+  ** tables, even for the same row key. */
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_table *u = mk(e, "u", "FAMILY a");
+  wcs_txn *x = NULL;
+  char r[16];
+  int i;
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (i = 0; i < 300; i++) {
+    snprintf(r, sizeof(r), "r%04d", i);
+    txset(x, t, r, "a");
+    txset(x, t, r, "b");
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert(heat_writes(t) == 600);
+  /* rollback */
+  for (i = 0; i < 100; i++) {
+    snprintf(r, sizeof(r), "s%04d", i);
+    txset(x, t, r, "a");
+  }
+  ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK);
+  ck_assert(heat_writes(t) == 700);
+  /* rollback to a savepoint, then more rows, then commit */
+  ck_assert_int_eq(wcs_txn_savepoint(x, 1), WCS_OK);
+  for (i = 0; i < 50; i++) {
+    snprintf(r, sizeof(r), "u%04d", i);
+    txset(x, t, r, "a");
+  }
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 1), WCS_OK);
+  for (i = 0; i < 20; i++) {
+    snprintf(r, sizeof(r), "v%04d", i);
+    txset(x, t, r, "b");
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert(heat_writes(t) == 770);
+  ck_assert(heat_writes(u) == 0);
+  /* two tables in one transaction: the same row keys alternately, then
+  ** rows of u alone */
+  for (i = 0; i < 200; i++) {
+    snprintf(r, sizeof(r), "w%04d", i);
+    txset(x, t, r, "a");
+    txset(x, u, r, "a");
+    txset(x, u, r, "a");
+  }
+  for (i = 0; i < 90; i++) {
+    snprintf(r, sizeof(r), "x%04d", i);
+    txset(x, u, r, "a");
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert(heat_writes(t) == 970);
+  ck_assert(heat_writes(u) == 490);
+  /* a transaction freed without commit or rollback */
+  for (i = 0; i < 7; i++) {
+    snprintf(r, sizeof(r), "y%04d", i);
+    txset(x, u, r, "a");
+  }
+  wcs_txn_free(x);
+  ck_assert(heat_writes(u) == 497);
+  wcs_table_close(t);
+  wcs_table_close(u);
+  wcs_engine_close(e);
+}
+END_TEST
+
+START_TEST(test_heatmap_write_batches_keep_each_row_in_its_bucket) {
+  /* Rows written in random order, one batch of heat counts per run of
+  ** rows in one bucket: every write is counted in the bucket of its own
+  ** row, as if each were counted alone. */
+  enum { N = 4000 };
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_txn *x = NULL;
+  wcs_heatmap *m = NULL;
+  const wcs_heat_slot *h;
+  uint64_t aWant[64] = {0};
+  static int aOrder[N];
+  char r[16];
+  int i, b;
+  /* the first slot: rows in order (no bounds yet); its keys give the
+  ** next slot's bounds */
+  rows_k(e, t, "a", N, 0);
+  gNow += 60000000;
+  tu_seed(0);
+  for (i = 0; i < N; i++)
+    aOrder[i] = i;
+  for (i = N - 1; i > 0; i--) {
+    int j = (int)tu_rand_range((uint64_t)i + 1), tmp = aOrder[i];
+    aOrder[i] = aOrder[j];
+    aOrder[j] = tmp;
+  }
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (i = 0; i < N; i++) {
+    snprintf(r, sizeof(r), "k%05d", aOrder[i]);
+    txset(x, t, r, "a");
+    if (i % 3 == 0) txset(x, t, r, "b");
+  }
+  /* and runs of neighbouring rows, which share batches */
+  for (i = 0; i < N; i += 2) {
+    snprintf(r, sizeof(r), "k%05d", i);
+    txset(x, t, r, "b");
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+
+  ck_assert_int_eq(wcs_table_heatmap(t, &m), WCS_OK);
+  ck_assert_int_eq(m->nSlot, 2);
+  ck_assert_int_le(m->nBucket, 64);
+  h = &m->aSlot[1];
+  for (b = 1; b < m->nBucket - 1; b++) {
+    /* 31 real bounds: each above the one before */
+    size_t na = h->anBound[b - 1], nb = h->anBound[b];
+    int c = memcmp(h->apBound[b - 1], h->apBound[b], na < nb ? na : nb);
+    ck_assert(c < 0 || (c == 0 && na < nb));
+  }
+  for (i = 0; i < N; i++) {
+    int nCell = 1 + (i % 3 == 0);
+    snprintf(r, sizeof(r), "k%05d", aOrder[i]);
+    for (b = 0; b < m->nBucket - 1; b++) {
+      size_t nb = h->anBound[b];
+      int c = memcmp(h->apBound[b], r, nb < 6 ? nb : 6);
+      if (c > 0 || (c == 0 && nb > 6)) break; /* first bound above r */
+    }
+    aWant[b] += (uint64_t)nCell;
+  }
+  for (i = 0; i < N; i += 2) {
+    snprintf(r, sizeof(r), "k%05d", i);
+    for (b = 0; b < m->nBucket - 1; b++) {
+      size_t nb = h->anBound[b];
+      int c = memcmp(h->apBound[b], r, nb < 6 ? nb : 6);
+      if (c > 0 || (c == 0 && nb > 6)) break;
+    }
+    aWant[b]++;
+  }
+  for (b = 0; b < m->nBucket; b++) {
+    ck_assert_msg(h->aWrite[b] == aWant[b], "bucket %d: %llu writes, want %llu",
+                  b, (unsigned long long)h->aWrite[b],
+                  (unsigned long long)aWant[b]);
+  }
+  wcs_heatmap_free(m);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_table_approximate_sums_its_families) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
@@ -1962,10 +2230,12 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_alter_rejects_key_and_aggregate_change);
   tcase_add_test(tc, test_many_families_warn_not_fail);
   tcase_add_test(tc, test_cells_newest_first_grouped_by_family);
+  tcase_add_test(tc, test_family_names_from_the_table_schema_find_their_family);
   tcase_add_test(tc, test_ts_now_uses_engine_clock);
   tcase_add_test(tc, test_family_subset_reads_only_those_families);
   tcase_add_test(tc, test_ranges_are_unioned_sorted_and_bounded);
   tcase_add_test(tc, test_row_keys_with_zero_and_ff_bytes_sort_as_bytes);
+  tcase_add_test(tc, test_qualifiers_and_rows_with_zero_bytes_of_every_length);
   tcase_add_test(tc, test_versions_time_range_and_as_of);
   tcase_add_test(tc, test_keys_only_returns_live_rows_without_cells);
   tcase_add_test(tc, test_latest_n_passes_over_long_columns);
@@ -1999,6 +2269,8 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_limits_name_the_limit_and_key);
   tcase_add_test(tc, test_estimates_rows_and_prefixes);
   tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
+  tcase_add_test(tc, test_heatmap_write_totals_exact_at_txn_boundaries);
+  tcase_add_test(tc, test_heatmap_write_batches_keep_each_row_in_its_bucket);
   tcase_add_test(tc, test_table_approximate_sums_its_families);
   tcase_add_test(tc,
                  test_heatmap_bounds_come_from_table_keys_in_a_fresh_process);

@@ -443,6 +443,156 @@ START_TEST(test_codec_encode_rejects_values_that_break_sorted_mode) {
 }
 END_TEST
 
+START_TEST(test_codec_delimited_fields_checked_at_every_offset) {
+  /* A delimited field is checked eight bytes at a time: each bad byte, at
+  ** any offset of fields up to 24 bytes, is reported as the byte-by-byte
+  ** check reports it (the first bad byte; invalid UTF-8 before any
+  ** delimiter byte), and good fields give the field bytes unchanged. */
+  static const char zDel[] = "KEY (a STRING, b BYTES) DELIMITED BY '#'";
+  static const uint8_t aBad[] = {0x00, 0x01, 0x20, 0x22, 0x23};
+  char zWant[300];
+  uint8_t z[32];
+  int n, k, j, iCase;
+  for (n = 0; n <= 24; n++) {
+    ks_value v[2];
+    ks_schema *s = mustParse(zDel);
+    wcs_buf b = {0};
+    char *zErr = NULL;
+    for (k = 0; k < n; k++)
+      z[k] = (uint8_t)('$' + (k * 7) % 90); /* 0x24 .. 0x7D */
+    v[0] = B(z, n);
+    v[1] = B(z, n);
+    ck_assert_int_eq(ks_key_encode(s, v, &b, &zErr), WCS_OK);
+    ck_assert_int_eq((int)b.n, 2 * n + 1);
+    ck_assert(memcmp(b.a, z, (size_t)n) == 0 && b.a[n] == '#' &&
+              memcmp(b.a + n + 1, z, (size_t)n) == 0);
+    wcs_buf_free(&b);
+    /* valid UTF-8 above the delimiter: accepted by the slow path */
+    if (n >= 2) {
+      uint8_t sv[2] = {z[n - 2], z[n - 1]};
+      z[n - 2] = 0xC3;
+      z[n - 1] = 0xA9;
+      ck_assert_int_eq(ks_key_encode(s, v, &b, &zErr), WCS_OK);
+      ck_assert_int_eq((int)b.n, 2 * n + 1);
+      wcs_buf_free(&b);
+      /* invalid UTF-8 in the STRING field; then a delimiter byte too */
+      z[n - 1] = 0x41;
+      ks_schema_free(s);
+      {
+        ks_value w[2];
+        w[0] = B(z, n);
+        w[1] = S("ok");
+        snprintf(zWant, sizeof zWant,
+                 "key field \"a\": invalid UTF-8 at offset %d", n - 2);
+        checkEncodeError(zDel, w, WCS_CONSTRAINT, zWant);
+      }
+      if (n >= 3) z[0] = '#';
+      for (iCase = 0; iCase < 2; iCase++) {
+        ks_value w[2];
+        w[0] = iCase ? S("ok") : B(z, n);
+        w[1] = iCase ? B(z, n) : S("ok");
+        if (iCase == 0) {
+          snprintf(zWant, sizeof zWant,
+                   "key field \"a\": invalid UTF-8 at offset %d", n - 2);
+          checkEncodeError(zDel, w, WCS_CONSTRAINT, zWant);
+        } else if (n >= 3) {
+          /* BYTES: no UTF-8 check; the delimiter byte at 0 is reported */
+          snprintf(zWant, sizeof zWant,
+                   "key field \"b\" holds byte 0x23 at offset 0, which is "
+                   "not above the delimiter's first byte 0x23: delimited "
+                   "fields may only hold bytes above it, or keys would not "
+                   "sort by field");
+          checkEncodeError(zDel, w, WCS_CONSTRAINT, zWant);
+        }
+      }
+      z[0] = (uint8_t)'$';
+      z[n - 2] = sv[0];
+      z[n - 1] = sv[1];
+      s = mustParse(zDel);
+    }
+    ks_schema_free(s);
+    for (k = 0; k < n; k++) {
+      for (j = 0; j < (int)sizeof(aBad); j++) {
+        uint8_t c = z[k];
+        ks_value w[2];
+        z[k] = aBad[j];
+        w[0] = B(z, n);
+        w[1] = S("ok");
+        snprintf(zWant, sizeof zWant,
+                 "key field \"a\" holds byte 0x%02X at offset %d, which is "
+                 "not above the delimiter's first byte 0x23: delimited "
+                 "fields may only hold bytes above it, or keys would not "
+                 "sort by field",
+                 aBad[j], k);
+        checkEncodeError(zDel, w, WCS_CONSTRAINT, zWant);
+        if (k + 1 < n) {
+          /* a later bad byte too: the first is reported */
+          uint8_t c2 = z[n - 1];
+          z[n - 1] = 0x01;
+          checkEncodeError(zDel, w, WCS_CONSTRAINT, zWant);
+          z[n - 1] = c2;
+        }
+        z[k] = c;
+      }
+    }
+  }
+}
+END_TEST
+
+START_TEST(test_codec_decimal_fields_of_every_width) {
+  /* DECIMAL(w) and REVERSED DECIMAL(w) field bytes are the w digits of
+  ** the value (or of 10^w - 1 - value), zero-padded, for every width. */
+  int w, k;
+  tu_seed(0);
+  for (w = 1; w <= 19; w++) {
+    char zSchema[80];
+    ks_schema *s;
+    uint64_t vMax = 1, vTop;
+    for (k = 0; k < w; k++)
+      vMax *= 10;
+    vMax -= 1;
+    /* DECIMAL(19) holds only up to INT64_MAX */
+    vTop = vMax > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : vMax;
+    snprintf(zSchema, sizeof zSchema, "KEY (t INT64 DECIMAL(%d))", w);
+    s = mustParse(zSchema);
+    for (k = 0; k < 200; k++) {
+      uint64_t x = k == 0   ? 0
+                   : k == 1 ? vTop
+                   : k == 2 ? (vTop > 0xFFFFFFFFu ? 0xFFFFFFFFu : vTop / 2)
+                   : k == 3 ? (vTop > 0xFFFFFFFFu ? 0x100000000u : vTop / 3)
+                            : tu_rand_range(vTop + 1);
+      ks_value v = I((int64_t)x);
+      wcs_buf b = {0};
+      char *zErr = NULL;
+      char zWant[32];
+      ck_assert_int_eq(ks_key_encode(s, &v, &b, &zErr), WCS_OK);
+      snprintf(zWant, sizeof zWant, "%0*llu", w, (unsigned long long)x);
+      ck_assert_int_eq((int)b.n, w);
+      ck_assert_msg(memcmp(b.a, zWant, (size_t)w) == 0, "w %d: %.*s for %s", w,
+                    w, (const char *)b.a, zWant);
+      wcs_buf_free(&b);
+    }
+    ks_schema_free(s);
+    snprintf(zSchema, sizeof zSchema, "KEY (t INT64 REVERSED DECIMAL(%d))", w);
+    s = mustParse(zSchema);
+    for (k = 0; k < 50; k++) {
+      uint64_t x = k == 0 ? 0 : k == 1 ? vTop : tu_rand_range(vTop + 1);
+      ks_value v = I((int64_t)x);
+      wcs_buf b = {0};
+      char *zErr = NULL;
+      char zWant[32];
+      ck_assert_int_eq(ks_key_encode(s, &v, &b, &zErr), WCS_OK);
+      snprintf(zWant, sizeof zWant, "%0*llu", w,
+               (unsigned long long)(vMax - x));
+      ck_assert_int_eq((int)b.n, w);
+      ck_assert(memcmp(b.a, zWant, (size_t)w) == 0);
+      wcs_buf_free(&b);
+    }
+    ks_schema_free(s);
+  }
+}
+END_TEST
+
 START_TEST(test_codec_encode_rejects_keys_over_4096_bytes) {
   ks_schema *s = mustParse("KEY (k BYTES) SALT 2");
   static uint8_t a[4096];
@@ -986,6 +1136,8 @@ Suite *keyschema_codec_suite(void) {
   tcase_add_test(tc, test_codec_prefix_of_a_key_identifies_its_leading_fields);
   tcase_add_test(tc, test_codec_encode_rejects_values_that_break_sorted_mode);
   tcase_add_test(tc, test_codec_encode_rejects_keys_over_4096_bytes);
+  tcase_add_test(tc, test_codec_delimited_fields_checked_at_every_offset);
+  tcase_add_test(tc, test_codec_decimal_fields_of_every_width);
   tcase_add_test(tc, test_codec_encode_accepts_integral_reals);
   tcase_add_test(tc, test_codec_no_key_schema_is_misuse);
   tcase_add_loop_test(tc, test_codec_decode_names_the_key_and_the_problem, 0,

@@ -235,6 +235,51 @@ START_TEST(test_typed_columns_store_bigtable_bytes) {
 }
 END_TEST
 
+START_TEST(test_cell_bytes_of_every_value_type_in_every_column_type) {
+  /* The bytes stored for each SQL value type in each declared column
+  ** type, written as a column and as a member of the family's JSON, and
+  ** in an undeclared qualifier (pass-through cases and encoded ones). */
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
+         "FAMILY f (i INT64, d INT64 DECIMAL(4), r FLOAT64, s STRING, "
+         "b BYTES, j JSON))");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)");
+  OK(db, "INSERT INTO t(k,i,d,r,s,b,j) VALUES "
+         "('a', 258, 7, 1.5, 'xy', 'ab', '[1]'), "
+         "('b', -2, 12, 3, 42, 2.5, 5), "
+         "('c', x'0102', x'03', x'04', x'', x'00ff', x'7b7d'), "
+         "('d', '77', '8', '0.5', '', '', '\"q\"'), "
+         "('e', 3.0, 9.0, -1, 'caf\xc3\xa9', x'', 'null')");
+  OK(db, "INSERT INTO t(k, f) VALUES ('g', '{\"i\":258,\"s\":\"xy\","
+         "\"b\":\"ab\",\"u\":\"text\",\"v\":7,\"w\":{\"$hex\":\"00ff\"}}')");
+  /* the view shows each value decoded by its column's type */
+  CHECK(db,
+        "SELECT CAST(_key AS TEXT), qualifier, hex(CAST(value AS BLOB)) "
+        "FROM h ORDER BY 1, 2",
+        "a|b|6162\na|d|37\na|i|323538\na|j|5B315D\na|r|312E35\na|s|7879\n"
+        "b|b|322E35\nb|d|3132\nb|i|2D32\nb|j|35\nb|r|332E30\nb|s|3432\n"
+        "c|b|00FF\nc|d|03\nc|i|0102\nc|j|7B7D\nc|r|04\nc|s|\n"
+        "d|b|\nd|d|38\nd|i|3737\nd|j|227122\nd|r|302E35\nd|s|\n"
+        "e|b|\ne|d|39\ne|i|33\ne|j|6E756C6C\ne|r|2D312E30\n"
+        "e|s|636166C3A9\n"
+        "g|b|6162\ng|i|323538\ng|s|7879\ng|u|74657874\n"
+        "g|v|0000000000000007\ng|w|00FF");
+  /* INT64 cells are 8-byte big-endian (Bigtable's increment format) */
+  CHECK(db, "SELECT wcs_increment('t', 'b', 'f', 'i', 1)", "-1");
+  CHECK(db, "SELECT wcs_increment('t', 'g', 'f', 'i', 1)", "259");
+  CHECK(db, "SELECT wcs_increment('t', 'e', 'f', 'i', 1)", "4");
+  /* the family column shows the bytes by type */
+  CHECK(db, "SELECT f FROM t WHERE k = 'a'",
+        "{\"b\":{\"$hex\":\"6162\"},\"d\":7,\"i\":258,\"j\":[1],\"r\":1.5,"
+        "\"s\":\"xy\"}");
+  CHECK(db, "SELECT f FROM t WHERE k = 'c'",
+        "{\"b\":{\"$hex\":\"00ff\"},\"d\":{\"$hex\":\"03\"},"
+        "\"i\":{\"$hex\":\"0102\"},\"j\":{},\"r\":{\"$hex\":\"04\"},"
+        "\"s\":\"\"}");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_family_json_is_lossless_for_bytes) {
   sqlite3 *db = openDb(NULL);
   OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f)");
@@ -919,6 +964,62 @@ START_TEST(test_last_disconnect_saves_heat_counters) {
 }
 END_TEST
 
+START_TEST(test_heat_counts_every_cell_inserted_committed_or_not) {
+  /* INSERTs count their cells in the heat map in batches of rows; every
+  ** cell is counted once the transaction ends, whether it commits, rolls
+  ** back or rolls back to a savepoint, and in its own table. */
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
+  sqlite3 *db = openDb(zDb);
+  uint64_t nRead, nWrite;
+  static const char zIns[] =
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+      "WHERE i < %d) INSERT INTO %s(device, id, day, cpu, mem) "
+      "SELECT '%s', printf('%%04d', i), 20200101, i, i * 2 FROM n";
+  char *z;
+  OK(db, zMetrics);
+  OK(db, "CREATE VIRTUAL TABLE other USING wcs(KEY (device STRING, id "
+         "STRING, day INT64 DECIMAL(8)) DELIMITED BY '#', FAMILY stats (cpu "
+         "INT64, mem INT64))");
+  OK(db, "BEGIN");
+  z = sqlite3_mprintf(zIns, 300, "metrics", "p");
+  OK(db, z);
+  sqlite3_free(z);
+  OK(db, "COMMIT");
+  OK(db, "BEGIN");
+  z = sqlite3_mprintf(zIns, 100, "metrics", "q");
+  OK(db, z);
+  sqlite3_free(z);
+  OK(db, "ROLLBACK");
+  OK(db, "BEGIN");
+  OK(db, "SAVEPOINT s");
+  z = sqlite3_mprintf(zIns, 50, "metrics", "r");
+  OK(db, z);
+  sqlite3_free(z);
+  OK(db, "ROLLBACK TO s");
+  z = sqlite3_mprintf(zIns, 20, "metrics", "s");
+  OK(db, z);
+  sqlite3_free(z);
+  z = sqlite3_mprintf(zIns, 70, "other", "s");
+  OK(db, z);
+  sqlite3_free(z);
+  z = sqlite3_mprintf(zIns, 5, "metrics", "t");
+  OK(db, z);
+  sqlite3_free(z);
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT count(*) FROM metrics", "325");
+  sqlite3_close(db);
+  heatTotals(zStore, "metrics", &nRead, &nWrite);
+  ck_assert_uint_eq(nWrite, 2 * (300 + 100 + 50 + 20 + 5));
+  heatTotals(zStore, "other", &nRead, &nWrite);
+  ck_assert_uint_eq(nWrite, 2 * 70);
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_store_clause_and_two_connections) {
   const char *zDir = tu_tmpdir("vtab");
   char *zSql = sqlite3_mprintf(
@@ -991,6 +1092,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_text_compared_with_key_uses_its_bytes);
   tcase_add_test(tc, test_text_results_outlive_their_row);
   tcase_add_test(tc, test_typed_columns_store_bigtable_bytes);
+  tcase_add_test(tc, test_cell_bytes_of_every_value_type_in_every_column_type);
   tcase_add_test(tc, test_family_json_is_lossless_for_bytes);
   tcase_add_test(tc, test_insert_is_an_upsert_and_null_deletes);
   tcase_add_test(tc, test_conflict_clauses);
@@ -1016,6 +1118,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_store_beside_database_and_reopen);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
+  tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);
   tcase_add_test(tc, test_store_clause_and_two_connections);
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
   suite_add_tcase(s, tc);

@@ -2951,6 +2951,13 @@ static int wcsRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid) {
 ** Writes: xUpdate
 ** ==================================================================== */
 
+/* Whether SQLite leaves column value v unchanged: only an UPDATE does
+** (sqlite3_value_nochange); an INSERT (bInsert) gives every column, so
+** the call is skipped for its many columns. */
+static int unchanged(sqlite3_value *v, int bInsert) {
+  return !bInsert && sqlite3_value_nochange(v);
+}
+
 /* Whether the row exists as the transaction sees it. */
 static int rowExists(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
                      int *pbExists) {
@@ -2997,6 +3004,16 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
     }
     return wcs_txn_add_to_cell(pTxn, pTab->pTab, pKey, nKey, fam->zName, pQual,
                                nQual, iTs, x);
+  }
+  if (fam->eAgg == KS_AGG_NONE) {
+    uint8_t aInt[8];
+    const void *p;
+    size_t n;
+    if (wcsCellBytes(pDecl, v, aInt, &p, &n)) {
+      /* no encoding to do: the value's bytes as they are */
+      return wcs_txn_set_cell(pTxn, pTab->pTab, pKey, nKey, fam->zName, pQual,
+                              nQual, iTs, p, n);
+    }
   }
   rc = wcsEncodeCell(fam->eAgg == KS_AGG_HLL ? NULL : pDecl, v, pScratch, zCol,
                      &zErr);
@@ -3159,8 +3176,9 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
                      int nOld, wcs_buf *pKey) {
   const ks_schema *s = pTab->pSchema;
   sqlite3_value *pKeyVal = argv[2 + pTab->iColKey];
-  int bKeyGiven = !sqlite3_value_nochange(pKeyVal) &&
-                  sqlite3_value_type(pKeyVal) != SQLITE_NULL;
+  int bIns = pOld == NULL;
+  int bKeyGiven =
+      !unchanged(pKeyVal, bIns) && sqlite3_value_type(pKeyVal) != SQLITE_NULL;
   int bKeyChanged = 0;
   int i, bFieldGiven = 0, bFieldChanged = 0, rc = SQLITE_OK, nGiven = 0;
   const void *pGiven = NULL;
@@ -3180,9 +3198,9 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   }
   for (i = 0; i < s->nField; i++) {
     sqlite3_value *v = argv[2 + i];
-    if (sqlite3_value_nochange(v)) continue;
+    if (unchanged(v, bIns)) continue;
     bFieldChanged = 1;
-    if (sqlite3_value_type(v) != SQLITE_NULL) bFieldGiven = 1;
+    if (!bFieldGiven && sqlite3_value_type(v) != SQLITE_NULL) bFieldGiven = 1;
   }
   if (s->nField == 0 || (bKeyGiven && !bFieldGiven && pOld == NULL) ||
       (bKeyChanged && pOld && !bFieldChanged)) {
@@ -3234,7 +3252,7 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   }
   for (i = 0; rc == SQLITE_OK && i < s->nField; i++) {
     sqlite3_value *v = argv[2 + i];
-    if (sqlite3_value_nochange(v)) {
+    if (unchanged(v, bIns)) {
       if (aOld)
         a[i] = aOld[i];
       else
@@ -3284,7 +3302,7 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     WcsObject obj;
     char *zErr = NULL;
     int t, k;
-    if (sqlite3_value_nochange(v)) continue;
+    if (unchanged(v, bInsert)) continue;
     t = sqlite3_value_type(v);
     if (t == SQLITE_NULL) {
       if (!bInsert) {
@@ -3332,7 +3350,7 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     sqlite3_value *v = argv[2 + pTab->iColQual + i];
     const ks_qualifier *q = &s->aQual[i];
     WcsVal wv;
-    if (sqlite3_value_nochange(v)) continue;
+    if (unchanged(v, bInsert)) continue;
     wcsValFromSql(&wv, v);
     if (wv.eType == WCSV_NULL && bInsert) continue;
     rc = writeCell(pTab, pTxn, pKey, nKey, q->iFamily, q->zName,
@@ -3392,7 +3410,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
   {
     sqlite3_value *pTs = argv[2 + pTab->iColTs];
-    if (!sqlite3_value_nochange(pTs) &&
+    if (!unchanged(pTs, pOld == NULL) &&
         sqlite3_value_type(pTs) != SQLITE_NULL) {
       WcsVal wv;
       sqlite3_int64 x = -1;

@@ -184,6 +184,13 @@ int wcsUtf8Valid(const uint8_t *p, int n);
 int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
                   const char *zCol, char **pzErr);
 
+/* The common cases of wcsEncodeCell without a buffer: 1 and the cell's
+** bytes in *pp, *pn (v's own bytes, or aInt's 8 bytes) for a BLOB, an
+** integer for a BIG ENDIAN INT64 column, and text for a STRING or BYTES
+** column; 0 for anything else (then wcsEncodeCell). */
+int wcsCellBytes(const ks_qualifier *pQual, const WcsVal *v, uint8_t aInt[8],
+                 const void **pp, size_t *pn);
+
 /* Set the SQL result for a cell value of declared qualifier pQual (NULL:
 ** undeclared: TEXT if valid UTF-8, else BLOB; eAgg the family's KS_AGG_*: SUM,
 ** MIN and MAX states are INT64). Bytes that do not decode
