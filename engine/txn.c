@@ -886,17 +886,6 @@ static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
   return z;
 }
 
-/* wcs_put64be as one byte swap and store where the compiler knows it
-** (wcs_put64be's byte loop stays a loop): a cell key's timestamp. */
-static inline void put_be64(uint8_t *z, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  v = __builtin_bswap64(v);
-  memcpy(z, &v, 8);
-#else
-  wcs_put64be(z, v);
-#endif
-}
-
 /* wcs_put_varint, with the one-byte case (most keys and values) here. */
 static inline int put_varint(uint8_t *z, size_t n) {
   if (n < 0x80) {
@@ -975,7 +964,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     memcpy(z, t->lastRowEsc.a, t->lastRowEsc.n);
     z += t->lastRowEsc.n;
     z = esc_term_at(z, q, nQual);
-    put_be64(z, eng_ts_invert(iTs));
+    wcs_put64be(z, eng_ts_invert(iTs));
     z += ENG_TS_BYTES;
     assert((size_t)(z - pKey) == nKey);
     z += put_varint(z, nVal);

@@ -36,8 +36,13 @@ static inline uint64_t wcs_get64(const uint8_t *p) {
 }
 /* ---- fixed-width big-endian (order-preserving for unsigned values) */
 static inline void wcs_put64be(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap64(v); /* one swap and a store (cell keys' timestamps) */
+  memcpy(p, &v, 8);
+#else
   int i;
   for (i = 7; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
+#endif
 }
 static inline uint64_t wcs_get64be(const uint8_t *p) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
