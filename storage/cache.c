@@ -59,11 +59,12 @@ struct wcs_cache_handle {
   uint32_t nRef;       /* callers holding it, >= 0 */
   uint8_t bInTable;    /* reachable through the shard's table */
   uint8_t bRef;        /* looked up since the sweep last passed */
-  size_t nCap;         /* bytes allocated at aData */
+  size_t nCap;         /* bytes allocated for the contents */
   size_t nData;        /* bytes of block contents, <= nCap */
   void *pAux;          /* derived data (a seek aid), owned; NULL none */
   size_t nAux;         /* bytes at pAux, charged with the block */
-  uint8_t aData[];     /* the block contents */
+  /* the block contents follow the struct, in the same allocation (not a
+  ** flexible array member: a shard embeds a handle as its ring head) */
 };
 
 struct cache_shard {
@@ -200,7 +201,7 @@ wcs_cache_handle *wcs_cache_alloc(size_t nCap) {
 }
 
 uint8_t *wcs_cache_data(wcs_cache_handle *h) {
-  return h->aData;
+  return (uint8_t *)(h + 1);
 }
 size_t wcs_cache_size(const wcs_cache_handle *h) {
   return h->nData;

@@ -53,8 +53,9 @@ typedef struct wcs_cache wcs_cache;
 #define WCS_SST_PROP_LARGEST   8 /* largest internal key (bytes) */
 #define WCS_SST_PROP_FLAGS     9 /* bit 0: a tombstone is unbounded above */
 
-/* ---- block cache: LRU over decompressed blocks, keyed by (file, offset),
-** with a byte budget; thread-safe; shared by every reader of one store. */
+/* ---- block cache: CLOCK (second chance) over decompressed blocks, keyed
+** by (file, offset), with a byte budget; thread-safe; shared by every
+** reader of one store (cache.c). */
 int wcs_cache_new(size_t nBudget, wcs_cache **ppCache);
 void wcs_cache_free(wcs_cache *);
 /* Change the budget to nTotal bytes, split evenly among the shards (their
