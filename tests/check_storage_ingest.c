@@ -86,6 +86,15 @@ static void valOf(char *z, const char *zTag, int i) {
           (unsigned long long)(h * 0xbf58476d1ce4e5b9ull));
 }
 
+/* Put key zPre i with the value tagged zTag (valOf) on its own; the
+** store's return code. */
+static int putOne(wcs_db *db, const char *zPre, int i, const char *zTag) {
+  char k[64], v[128];
+  keyOf(k, zPre, i);
+  valOf(v, zTag, i);
+  return wcs_db_put(db, k, strlen(k), v, strlen(v));
+}
+
 /* Put keys zPre[lo, hi) with values tagged zTag in one batch; asserts it
 ** is big enough to be ingested. */
 static void putRange(wcs_db *db, const char *zPre, int lo, int hi,
@@ -207,12 +216,7 @@ START_TEST(test_ingest_level_is_deepest_without_overlap_above) {
   ck_assert_int_eq(levelFiles(db, 0), 0);
   /* a logged write inside the range is flushed to level 0 first; an
   ** ingest overlapping it goes to level 0 above it */
-  {
-    char k[64], v[128];
-    keyOf(k, "k", 100);
-    valOf(v, "E", 100);
-    OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
-  }
+  OK(putOne(db, "k", 100, "E"));
   putRange(db, "k", 50, 150, "F");
   ck_assert_int_eq(levelFiles(db, 0), 2);
   ck_assert_uint_eq(tu_db_stat(db, "ingests"), 5);
@@ -735,18 +739,12 @@ START_TEST(test_ingest_survives_a_process_crash_with_logged_commits_around) {
   pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
-    char k[64], v[128];
+    char k[64];
     if (wcs_db_open(&db, zDir, &o, NULL)) _exit(2);
-    keyOf(k, "k", 5);
-    valOf(v, "before", 5);
-    if (wcs_db_put(db, k, strlen(k), v, strlen(v))) _exit(3);
-    keyOf(k, "m", 1);
-    valOf(v, "before", 1);
-    if (wcs_db_put(db, k, strlen(k), v, strlen(v))) _exit(3);
+    if (putOne(db, "k", 5, "before")) _exit(3);
+    if (putOne(db, "m", 1, "before")) _exit(3);
     putRange(db, "k", 0, 1000, "ingested");
-    keyOf(k, "k", 7);
-    valOf(v, "after", 7);
-    if (wcs_db_put(db, k, strlen(k), v, strlen(v))) _exit(4);
+    if (putOne(db, "k", 7, "after")) _exit(4);
     keyOf(k, "k", 8);
     if (wcs_db_delete(db, k, strlen(k))) _exit(4);
     _exit(0); /* no close */
@@ -761,15 +759,10 @@ START_TEST(test_ingest_survives_a_process_crash_with_logged_commits_around) {
   checkKey(db, NULL, "k", 999, "ingested");
   ck_assert_int_eq(countKeys(db, NULL), 1000 - 1 + 1);
   /* later writes get sequence numbers above the ingested ones */
-  {
-    char k[64], v[128];
-    keyOf(k, "k", 9);
-    valOf(v, "reopened", 9);
-    OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
-    OK(wcs_db_flush(db));
-    OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
-    checkKey(db, NULL, "k", 9, "reopened");
-  }
+  OK(putOne(db, "k", 9, "reopened"));
+  OK(wcs_db_flush(db));
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  checkKey(db, NULL, "k", 9, "reopened");
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
   tu_rmrf(zDir);
 }
