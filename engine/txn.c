@@ -127,11 +127,11 @@ static int log_append(wcs_txn *t, int op, const void *pKey, size_t nKey,
   if (rc) return rc;
   z = b->a + b->n;
   *z++ = log_code(op, eAgg);
-  z += wcs_put_varint(z, nKey);
+  z += wcs_put_varint_fast(z, nKey);
   if (nKey) memcpy(z, pKey, nKey);
   z += nKey;
   if (op != 'D') {
-    z += wcs_put_varint(z, nVal);
+    z += wcs_put_varint_fast(z, nVal);
     if (nVal) memcpy(z, pVal, nVal);
     z += nVal;
   }
@@ -818,8 +818,7 @@ static int cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow,
     rc = eng_check_row(pRow, nRow);
   }
   if (rc == WCS_OK) {
-    *ppFam = eng_family_at(pTab->pDef, zFamily, NULL);
-    if (*ppFam == NULL) *ppFam = eng_family(pTab->pDef, zFamily, NULL);
+    *ppFam = eng_family(pTab->pDef, zFamily, NULL); /* by address first */
     if (*ppFam == NULL) rc = WCS_ERROR;
   }
   if (rc == WCS_OK && pQual != NULL && nQual > WCS_MAX_QUALIFIER) {
@@ -886,15 +885,6 @@ static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
   return z;
 }
 
-/* wcs_put_varint, with the one-byte case (most keys and values) here. */
-static inline int put_varint(uint8_t *z, size_t n) {
-  if (n < 0x80) {
-    *z = (uint8_t)n;
-    return 1;
-  }
-  return wcs_put_varint(z, n);
-}
-
 /* Make lastRowEsc hold esc(row) 00 01 for this row: a row's cells are
 ** usually written one after another, so its escaping is done once. */
 static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
@@ -952,7 +942,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
   if (rc == WCS_OK) {
     z = t->log.a + t->log.n;
     *z++ = WAL_OP_PUT;
-    z += put_varint(z, nKey);
+    z += wcs_put_varint_fast(z, nKey);
     pKey = z;
     z[0] = (uint8_t)(pDef->iTid >> 24);
     z[1] = (uint8_t)(pDef->iTid >> 16);
@@ -967,7 +957,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     wcs_put64be(z, eng_ts_invert(iTs));
     z += ENG_TS_BYTES;
     assert((size_t)(z - pKey) == nKey);
-    z += put_varint(z, nVal);
+    z += wcs_put_varint_fast(z, nVal);
     if (nVal) memcpy(z, pVal, nVal);
     z += nVal;
     t->log.n = (size_t)(z - t->log.a);

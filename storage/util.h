@@ -75,6 +75,14 @@ static inline int wcs_get_varint_fast(const uint8_t *p, const uint8_t *pEnd,
   return wcs_get_varint(p, pEnd, pv);
 }
 int wcs_varint_len(uint64_t v);
+/* wcs_put_varint with the one-byte case inline (most lengths). */
+static inline int wcs_put_varint_fast(uint8_t *p, uint64_t v) {
+  if (v < 0x80) {
+    *p = (uint8_t)v;
+    return 1;
+  }
+  return wcs_put_varint(p, v);
+}
 
 /* ---- growable byte buffer. Zero-initialise; free with wcs_buf_free. */
 typedef struct wcs_buf {

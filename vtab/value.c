@@ -204,19 +204,9 @@ static int mismatch(char **pzErr, const char *zCol, const char *zType,
   return WCS_MISMATCH;
 }
 
-/* wcs_put64be as one byte swap and store where the compiler knows it. */
-static void be64At(uint8_t *a, uint64_t u) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  u = __builtin_bswap64(u);
-  memcpy(a, &u, 8);
-#else
-  wcs_put64be(a, u);
-#endif
-}
-
 static int putBe64(wcs_buf *pOut, uint64_t u) {
   uint8_t a[8];
-  be64At(a, u);
+  wcs_put64be(a, u);
   return wcs_buf_append(pOut, a, 8);
 }
 
@@ -286,7 +276,7 @@ int wcsCellBytes(const ks_qualifier *pQual, const WcsVal *v, uint8_t aInt[8],
   }
   if (pQual && v->eType == WCSV_INT && pQual->eVType == KS_V_INT64 &&
       pQual->eEnc != KS_ENC_DECIMAL) {
-    be64At(aInt, (uint64_t)v->i);
+    wcs_put64be(aInt, (uint64_t)v->i);
     *pp = aInt;
     *pn = 8;
     return 1;
