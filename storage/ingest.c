@@ -350,13 +350,17 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
       }
     }
   }
-  if (!p->bSorted && p->nEnt > 1) {
-    uint64_t k = p->nEnt / 2;
+  if (!p->bSorted && p->nEnt > 0) {
+    /* the key range, also of a single entry (a batch with a wrong run
+    ** hint can be unsorted with one point operation) */
     qsort(p->aEnt, (size_t)p->nEnt, sizeof(IEnt), cmpEnt);
     widen(p, p->aEnt[0].pKey, p->aEnt[0].nKey, p->aEnt[0].pKey,
           p->aEnt[0].nKey, 0);
     widen(p, p->aEnt[p->nEnt - 1].pKey, p->aEnt[p->nEnt - 1].nKey,
           p->aEnt[p->nEnt - 1].pKey, p->aEnt[p->nEnt - 1].nKey, 0);
+  }
+  if (!p->bSorted && p->nEnt > 1) {
+    uint64_t k = p->nEnt / 2;
     /* the upper half starts at a new user key */
     while (k < p->nEnt &&
            wcs_ukey_cmp(p->aEnt[k - 1].pKey, p->aEnt[k - 1].nKey,

@@ -686,6 +686,45 @@ START_TEST(test_ingest_adopted_batch_of_interleaved_runs_reads_back) {
 }
 END_TEST
 
+/* A batch adopted with a run prefix whose one point key is shorter than
+** the prefix is not a sorted run: the plan sorts it, and its key range
+** must still cover that key, or the file would go to a level below the
+** key's older version and reads would find the old value. */
+START_TEST(test_ingest_single_key_shorter_than_the_run_prefix) {
+  wcs_db *db = NULL;
+  wcs_batch *b = NULL;
+  wcs_buf p = {0};
+  wcs_options o;
+  const char *zDir = tu_tmpdir("ingest_short");
+  char aBig[INGEST_MIN + 1];
+  options(&o);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  OK(wcs_db_put(db, "z", 1, "old", 3));
+  OK(wcs_db_flush(db));
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  memset(aBig, 'n', INGEST_MIN);
+  aBig[INGEST_MIN] = 0;
+  payStart(&p);
+  payOp(&p, WAL_OP_PUT, "z", aBig);
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_adopt(b, &p, 1, 2));
+  OK(wcs_db_write(db, b));
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
+  {
+    void *pGot = NULL;
+    size_t nGot = 0;
+    OK(wcs_db_get(db, NULL, "z", 1, &pGot, &nGot));
+    ck_assert_uint_eq(nGot, INGEST_MIN);
+    ck_assert(pGot != NULL && memcmp(pGot, aBig, nGot) == 0);
+    wcs_free(pGot);
+  }
+  wcs_batch_free(b);
+  wcs_buf_free(&p);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_ingest_then_writes_deletes_and_compactions) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -976,6 +1015,7 @@ Suite *storage_ingest_suite(void) {
   tcase_add_test(tc, test_ingest_in_memory_store_and_threshold_option);
   tcase_add_test(tc, test_ingest_differential_disk);
   tcase_add_test(tc, test_ingest_differential_memory_inline);
+  tcase_add_test(tc, test_ingest_single_key_shorter_than_the_run_prefix);
   suite_add_tcase(s, tc);
   return s;
 }
