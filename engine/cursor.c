@@ -230,7 +230,7 @@ static inline int put(wcs_buf *b, const void *p, size_t n) {
 
 /* eng_field_len() that also tells whether the field holds an escaped 00
 ** (*pbEsc), so that a field without one is unescaped by a plain copy. */
-static size_t field_scan(const uint8_t *p, size_t n, int *pbEsc) {
+static inline size_t field_scan(const uint8_t *p, size_t n, int *pbEsc) {
   size_t i = 0;
   *pbEsc = 0;
   while (i < n) {
@@ -285,32 +285,10 @@ int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
 /* Find the escaped row (with terminator) of the stream's current key:
 ** s->pRowT, s->nRowT, s->bRowEsc. */
 static inline int stream_row(Stream *s) {
-  size_t nk, nr = 0;
+  size_t nk, nr;
   const uint8_t *k = view_key(s->pView, &nk);
   if (nk < ENG_PREFIX_BYTES) return WCS_CORRUPT_BKPT;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  {
-    /* common case inline: the first 00 is the terminator's */
-    const uint8_t *p = k + ENG_PREFIX_BYTES;
-    size_t n = nk - ENG_PREFIX_BYTES, i;
-    for (i = 0; n - i >= 8; i += 8) {
-      uint64_t x, m;
-      memcpy(&x, p + i, 8);
-      m = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
-      if (m) {
-        i += (size_t)(__builtin_ctzll(m) >> 3);
-        if (i + 1 < n && p[i + 1] == 0x01) {
-          nr = i + 2;
-          s->bRowEsc = 0;
-        }
-        break;
-      }
-    }
-  }
-#endif
-  if (nr == 0) {
-    nr = field_scan(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, &s->bRowEsc);
-  }
+  nr = field_scan(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, &s->bRowEsc);
   if (nr == 0) {
     return eng_err(WCS_CORRUPT_BKPT, "a cell key has no row terminator");
   }

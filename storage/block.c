@@ -251,11 +251,7 @@ void block_builder_free(block_builder *p) {
   wcs_buf_free(&p->restarts);
   wcs_buf_free(&p->last);
   wcs_buf_free(&p->base);
-  {
-    int bSuffix = p->bSuffix;
-    block_builder_init(p, p->nInterval);
-    p->bSuffix = bSuffix;
-  }
+  block_builder_init(p, p->nInterval);
 }
 
 /* ==================================================================

@@ -390,12 +390,6 @@ void ingest_plan_free(ingest_plan *p) {
   free(p);
 }
 
-uint64_t ingest_plan_entries(const ingest_plan *p) {
-  return p->nEnt;
-}
-int ingest_plan_rangedels(const ingest_plan *p) {
-  return p->nDel;
-}
 int ingest_plan_runs(const ingest_plan *p) {
   return p->bSorted ? p->nRun : 0;
 }

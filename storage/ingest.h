@@ -38,9 +38,6 @@ int ingest_plan_new(const uint8_t *p, size_t n, size_t nRunPrefix,
                     ingest_plan **pp, char **pzErr);
 void ingest_plan_free(ingest_plan *);
 
-/* Point entries of the plan (puts and deletes) and range tombstones. */
-uint64_t ingest_plan_entries(const ingest_plan *);
-int ingest_plan_rangedels(const ingest_plan *);
 /* The sorted runs the point entries are read from without sorting (1
 ** for a batch in key order), or 0 when they had to be sorted; and
 ** whether they are cut in two for two threads (ingest_write). */
