@@ -441,17 +441,6 @@ int block_iter_init_aid(block_iter *p, const uint8_t *a, size_t n,
   return WCS_OK;
 }
 
-/* Bytes [nPrefix, nPrefix + 8) of user key u, zero-padded, big-endian. */
-static uint64_t aidSlice(const uint8_t *u, size_t nU, size_t iFrom) {
-  uint64_t v = 0;
-  size_t i;
-  for (i = 0; i < 8; i++) {
-    size_t j = iFrom + i;
-    v = v << 8 | (j < nU ? u[j] : 0);
-  }
-  return v;
-}
-
 static const uint32_t *aidOff(const block_aid *pAid) {
   return (const uint32_t *)(pAid->aSlice + 2 * (size_t)pAid->nRestart);
 }
@@ -508,8 +497,8 @@ int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
       return WCS_OK;
     }
     aOff[i] = restartAt(&bi, i);
-    pAid->aSlice[2 * i] = aidSlice(z, nU, nPrefix);
-    pAid->aSlice[2 * i + 1] = aidSlice(z, nU, nPrefix + 8);
+    pAid->aSlice[2 * i] = wcs_key_slice(z, nU, nPrefix);
+    pAid->aSlice[2 * i + 1] = wcs_key_slice(z, nU, nPrefix + 8);
   }
   if (nPrefix) memcpy((uint8_t *)aidPrefix(pAid), pFirst, nPrefix);
   *pp = pAid;
@@ -537,8 +526,8 @@ static int aidSearch(block_iter *p, const uint8_t *pKey, size_t nKey,
     *piLo = hi; /* after every key */
     return WCS_OK;
   }
-  tHi = aidSlice(pKey, nU, pAid->nPrefix);
-  tLo = aidSlice(pKey, nU, pAid->nPrefix + 8);
+  tHi = wcs_key_slice(pKey, nU, pAid->nPrefix);
+  tLo = wcs_key_slice(pKey, nU, pAid->nPrefix + 8);
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo + 1) / 2;
     uint64_t sHi = pAid->aSlice[2 * mid], sLo = pAid->aSlice[2 * mid + 1];

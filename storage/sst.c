@@ -618,16 +618,6 @@ typedef struct sst_tmeta {
                           ** the seek aid of block.h does in a block) */
 } sst_tmeta;
 
-/* Bytes [iFrom, iFrom + 8) of u, zero-padded, as a big-endian number:
-** slice(a) < slice(b) implies a < b for keys sharing the first iFrom. */
-static uint64_t keySlice(const uint8_t *u, size_t nU, size_t iFrom) {
-  uint64_t v = 0;
-  size_t i;
-  for (i = iFrom; i < iFrom + 8; i++)
-    v = v << 8 | (i < nU ? u[i] : 0);
-  return v;
-}
-
 /* A sparse sample of the index, kept by the reader outside the cache so
 ** that size estimates (sst_reader_approx_offset) never load the index:
 ** index entries i_0 < ... < i_{n-1} evenly spaced, the last one the last
@@ -1213,8 +1203,8 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
       if (keys.n) memcpy(aK, keys.a, keys.n);
       if (nBlk[0]) memcpy(aB, aBlk[0], nBlk[0]);
       for (i = 0; i < nBlock; i++) {
-        aS[2 * i] = keySlice(aK + aI[i].iKey, aI[i].nKey, nPrefix);
-        aS[2 * i + 1] = keySlice(aK + aI[i].iKey, aI[i].nKey, nPrefix + 8);
+        aS[2 * i] = wcs_key_slice(aK + aI[i].iKey, aI[i].nKey, nPrefix);
+        aS[2 * i + 1] = wcs_key_slice(aK + aI[i].iKey, aI[i].nKey, nPrefix + 8);
       }
       t->nBlock = nBlock;
       t->aIdx = aI;
@@ -1450,8 +1440,8 @@ static int findBlock(const sst_tmeta *m, const uint8_t *pU, size_t nU) {
   c = nCmp ? memcmp(pU, m->aPrefix, nCmp) : 0;
   if (c < 0 || (c == 0 && nU < m->nPrefix)) return 0;
   if (c > 0) return m->nBlock;
-  tHi = keySlice(pU, nU, m->nPrefix);
-  tLo = keySlice(pU, nU, m->nPrefix + 8);
+  tHi = wcs_key_slice(pU, nU, m->nPrefix);
+  tLo = wcs_key_slice(pU, nU, m->nPrefix + 8);
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2, bLess;
     uint64_t vHi = m->aSlice[2 * mid], vLo = m->aSlice[2 * mid + 1];

@@ -57,6 +57,20 @@ static inline uint64_t wcs_get64be(const uint8_t *p) {
 #endif
 }
 
+/* Bytes [iFrom, iFrom + 8) of key u (nU bytes), zero-padded, as a
+** big-endian number: slice(a) < slice(b) implies a < b for keys that share
+** their first iFrom bytes (the seek aids of blocks and of sorted files'
+** indexes compare these before the keys). */
+static inline uint64_t wcs_key_slice(const uint8_t *u, size_t nU,
+                                     size_t iFrom) {
+  uint64_t v = 0;
+  size_t i;
+  if (iFrom + 8 <= nU) return wcs_get64be(u + iFrom);
+  for (i = iFrom; i < iFrom + 8; i++)
+    v = v << 8 | (i < nU ? u[i] : 0);
+  return v;
+}
+
 /* ---- varints: 7 bits per byte, low groups first, high bit = more */
 #define WCS_VARINT_MAX 10
 /* Write v at p (room for WCS_VARINT_MAX bytes); returns bytes written. */
