@@ -398,17 +398,9 @@ static int bottomForKey(const compact_job *j, const uint8_t *k, size_t n) {
       int lo = 0, hi = v->anFile[i];
       while (lo < hi) {
         int mid = (lo + hi) / 2;
-        const wcs_fmeta *m = v->aaFile[i][mid];
-        int c;
-        if (m->bUnbounded) {
-          hi = mid;
-          continue;
-        }
-        c = wcs_ukey_cmp(m->pLargest, m->nLargest - WCS_IKEY_TRAILER, k, n);
         /* a file whose range ends at (k, sentinel) — a tombstone clipped
         ** at k — does not hold k; the next file, starting at k, may */
-        if (c < 0 || (c == 0 && wcs_ikey_trailer(m->pLargest, m->nLargest) ==
-                                    WCS_IKEY_SENTINEL)) {
+        if (fmeta_ends_before(v->aaFile[i][mid], k, n)) {
           lo = mid + 1;
         } else {
           hi = mid;

@@ -60,17 +60,20 @@ int fmeta_may_hold(const wcs_fmeta *f, const uint8_t *pKey, size_t nKey) {
   return c < 0 || (c == 0 && !isSentinel(f->pLargest, f->nLargest));
 }
 
+int fmeta_ends_before(const wcs_fmeta *f, const uint8_t *pLo, size_t nLo) {
+  int c;
+  if (pLo == NULL || f->bUnbounded) return 0;
+  c = wcs_ukey_cmp(pLo, nLo, f->pLargest, f->nLargest - WCS_IKEY_TRAILER);
+  return c > 0 || (c == 0 && isSentinel(f->pLargest, f->nLargest));
+}
+
 int fmeta_overlaps(const wcs_fmeta *f, const uint8_t *pLo, size_t nLo,
                    const uint8_t *pHi, size_t nHi) {
   if (pHi && wcs_ukey_cmp(f->pSmallest, f->nSmallest - WCS_IKEY_TRAILER, pHi,
                           nHi) >= 0) {
     return 0;
   }
-  if (pLo && !f->bUnbounded) {
-    int c = wcs_ukey_cmp(pLo, nLo, f->pLargest, f->nLargest - WCS_IKEY_TRAILER);
-    if (c > 0 || (c == 0 && isSentinel(f->pLargest, f->nLargest))) return 0;
-  }
-  return 1;
+  return !fmeta_ends_before(f, pLo, nLo);
 }
 
 /* Compare f's largest key with internal key k (unbounded is +inf). */
@@ -842,12 +845,6 @@ static int prefixMay(const wcs_fmeta *f, int bUse, uint64_t h) {
 
 /* Does f end before user key lo (every key of f < lo)? Monotone over the
 ** files of a level >= 1, which are disjoint and ascending. */
-static int endsBefore(const wcs_fmeta *f, const uint8_t *pLo, size_t nLo) {
-  int c;
-  if (pLo == NULL || f->bUnbounded) return 0;
-  c = wcs_ukey_cmp(pLo, nLo, f->pLargest, f->nLargest - WCS_IKEY_TRAILER);
-  return c > 0 || (c == 0 && isSentinel(f->pLargest, f->nLargest));
-}
 
 static void slotClose(wcs_vslot *s) {
   if (s->p) s->p->pMethods->xClose(s->p);
@@ -919,7 +916,7 @@ int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
     ** does not end before lo */
     while (lo < hi) {
       int mid = (lo + hi) / 2;
-      if (endsBefore(aFile[mid], pLo, nLo))
+      if (fmeta_ends_before(aFile[mid], pLo, nLo))
         lo = mid + 1;
       else
         hi = mid;

@@ -185,6 +185,9 @@ uint64_t version_level_target(const wcs_options *, int iLevel);
 
 /* Does file f possibly hold user key k? (by its key range) */
 int fmeta_may_hold(const wcs_fmeta *, const uint8_t *pKey, size_t nKey);
+/* Does file f's range end before user key lo (lo NULL: never)? A file
+** ending at (lo, sentinel), a range tombstone clipped at lo, does. */
+int fmeta_ends_before(const wcs_fmeta *, const uint8_t *pLo, size_t nLo);
 /* Does file f's range overlap user keys [lo, hi)? lo NULL: from the start;
 ** hi NULL: to the end. */
 int fmeta_overlaps(const wcs_fmeta *, const uint8_t *pLo, size_t nLo,
