@@ -1021,7 +1021,7 @@ static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
     iLevel = ingest_level(vset_current(db->pVs), pPlan);
     pthread_mutex_unlock(&db->mu);
     jobInit(db, &j, pBase, aSnap, nSnap, iLevel);
-    rc = ingest_write(pPlan, &j, 1, &aOut, &nOut, &nBytes, pzErr);
+    rc = ingest_write(pPlan, &j, &aOut, &nOut, &nBytes, pzErr);
   }
 
   pthread_mutex_lock(&db->mu);

@@ -710,9 +710,8 @@ static int cmpFile(const void *a, const void *b) {
   return wcs_ikey_cmp(x->pSmallest, x->nSmallest, y->pSmallest, y->nSmallest);
 }
 
-int ingest_write(ingest_plan *p, const compact_job *j, int bParallel,
-                 wcs_fmeta ***paOut, int *pnOut, uint64_t *pnBytes,
-                 char **pzErr) {
+int ingest_write(ingest_plan *p, const compact_job *j, wcs_fmeta ***paOut,
+                 int *pnOut, uint64_t *pnBytes, char **pzErr) {
   Part a[2];
   int nPart = 1, k, i, n = 0, rc = WCS_OK;
   pthread_t th;
@@ -720,7 +719,7 @@ int ingest_write(ingest_plan *p, const compact_job *j, int bParallel,
   *paOut = NULL;
   *pnOut = 0;
   *pnBytes = 0;
-  if (bParallel && p->bSplit && p->nDel == 0 &&
+  if (p->bSplit && p->nDel == 0 &&
       (size_t)(p->pEnd - p->pOps) >= INGEST_SPLIT_MIN &&
       sysconf(_SC_NPROCESSORS_ONLN) > 1) {
     nPart = 2;

@@ -48,12 +48,12 @@ int ingest_plan_split(const ingest_plan *);
 ** Write the plan as sorted files. j is a filled-in job template (store,
 ** file numbers, snapshots, base version, output level, file size); the
 ** files written, in key order, are returned in *paOut and *pnOut (malloc'd
-** array of references, the caller's). bParallel allows the second thread.
-** On error no file is left behind and *pzErr names the cause.
+** array of references, the caller's). A plan cut in two is written by two
+** threads when the machine has a second core. On error no file is left
+** behind and *pzErr names the cause.
 */
-int ingest_write(ingest_plan *, const compact_job *j, int bParallel,
-                 wcs_fmeta ***paOut, int *pnOut, uint64_t *pnBytes,
-                 char **pzErr);
+int ingest_write(ingest_plan *, const compact_job *j, wcs_fmeta ***paOut,
+                 int *pnOut, uint64_t *pnBytes, char **pzErr);
 
 /*
 ** The level the plan's files can be added to in version v: the deepest
