@@ -249,8 +249,10 @@ wcs_cache_handle *wcs_cache_lookup_meta(wcs_cache *, uint64_t iFile,
 ** (h is then released). May evict unreferenced blocks to stay in budget. */
 wcs_cache_handle *wcs_cache_insert(wcs_cache *, uint64_t iFile, uint64_t iOff,
                                    wcs_cache_handle *h);
-/* 1 when the shard that would hold (iFile, iOff) can take n more bytes
-** without evicting anything (a hint: another thread may fill it first). */
+/* 1 when the shard that would hold (iFile, iOff) can take a block of n
+** bytes (with its handle) without evicting anything. A hint: another
+** thread may fill the shard before the insert, which then evicts as any
+** insert does. */
 int wcs_cache_has_room(wcs_cache *, uint64_t iFile, uint64_t iOff, size_t n);
 /* Drop one reference (pCache may be NULL for handles never inserted). */
 void wcs_cache_release(wcs_cache *, wcs_cache_handle *);

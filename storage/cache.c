@@ -370,7 +370,7 @@ int wcs_cache_has_room(wcs_cache *p, uint64_t iFile, uint64_t iOff,
   if (p == NULL) return 0;
   s = shardOf(p, hashKey(iFile, iOff));
   pthread_mutex_lock(&s->mutex);
-  bRoom = s->nUsed + n <= s->nBudget;
+  bRoom = s->nUsed + sizeof(wcs_cache_handle) + n <= s->nBudget;
   pthread_mutex_unlock(&s->mutex);
   return bRoom;
 }

@@ -1711,8 +1711,10 @@ static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int iFill,
   }
   if (iFill == SST_FILL_ROOM && p->pCache &&
       !wcs_cache_has_room(p->pCache, p->iFile, e->iOff,
-                          wcs_cache_size(h) + wcs_cache_size(h) / 8)) {
-    iFill = SST_FILL_NO; /* the seek aid adds up to an eighth */
+                          wcs_cache_size(h) + wcs_cache_size(h) / 4)) {
+    /* the seek aid: 20 bytes per restart point, up to a quarter of a
+    ** block of short entries with suffixes */
+    iFill = SST_FILL_NO;
   }
   if (iFill != SST_FILL_NO && p->pCache) {
     /* A block that stays in the cache gets a seek aid (block.h); a block
