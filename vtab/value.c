@@ -288,10 +288,14 @@ int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
                   const char *zCol, char **pzErr) {
   sqlite3_int64 i;
   double r;
+  uint8_t aInt[8];
+  const void *pAs;
+  size_t nAs;
   pOut->n = 0;
-  if (v->eType == WCSV_BLOB) {
-    /* raw bytes are stored as given, whatever the declared type */
-    return wcs_buf_append(pOut, v->p, (size_t)v->n);
+  if (wcsCellBytes(pQual, v, aInt, &pAs, &nAs)) {
+    /* raw bytes as given whatever the declared type, text into a string
+    ** or bytes column, an integer into a big-endian INT64 column */
+    return wcs_buf_append(pOut, pAs, nAs);
   }
   if (pQual == NULL) {
     switch (v->eType) {
