@@ -352,9 +352,7 @@ typedef struct Run {
   unsigned char *aKeep; /* per tombstone: survives the run */
   wcs_frags frags;      /* for coverage of entries */
   /* current output */
-  sst_builder *pB;           /* open builder or NULL */
-  uint64_t iFile;            /* its number */
-  char *zPath;               /* its path */
+  compact_output out;        /* open builder (out.pB) or none */
   wcs_buf smallest, largest; /* first and last entry ikeys written */
   uint64_t nEntries, minSeq, maxSeq, nRaw;
   wcs_buf lo;       /* this file's share starts here ... */
@@ -433,12 +431,14 @@ static int bottomForRange(const compact_job *j, const sst_rangedel *d) {
 static int openOutput(Run *r) {
   compact_job *j = r->j;
   int rc;
-  r->iFile = j->xNewFile(j->pArg);
-  free(r->zPath);
-  r->zPath = vset_file_path(j->pVs, r->iFile, "sst");
-  if (r->zPath == NULL) return wcs_seterr(r->pzErr, WCS_NOMEM, "out of memory");
-  rc = sst_builder_new(vset_env(j->pVs), r->zPath, r->iFile, &r->so, &r->pB,
-                       r->pzErr);
+  r->out.iFile = j->xNewFile(j->pArg);
+  free(r->out.zPath);
+  r->out.zPath = vset_file_path(j->pVs, r->out.iFile, "sst");
+  if (r->out.zPath == NULL) {
+    return wcs_seterr(r->pzErr, WCS_NOMEM, "out of memory");
+  }
+  rc = sst_builder_new(vset_env(j->pVs), r->out.zPath, r->out.iFile, &r->so,
+                       &r->out.pB, r->pzErr);
   r->smallest.n = r->largest.n = 0;
   r->nEntries = r->nRaw = 0;
   r->minSeq = WCS_SEQ_MAX;
@@ -461,10 +461,9 @@ static int sentinelKey(wcs_buf *b, const uint8_t *k, size_t n) {
 static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
   compact_job *j = r->j;
   wcs_buf tmp = {0};
-  sst_meta m;
+  sst_meta bounds;
   int i, rc = WCS_OK, bUnbounded = 0;
   uint64_t nDels = 0;
-  wcs_fmeta *f = NULL;
   /* tombstones of this share */
   for (i = 0; rc == WCS_OK && i < r->nDel; i++) {
     const sst_rangedel *d = &r->aDel[i];
@@ -482,9 +481,9 @@ static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
     if (c.pEnd && wcs_ukey_cmp(c.pStart, c.nStart, c.pEnd, c.nEnd) >= 0) {
       continue; /* nothing of it in this share */
     }
-    if (r->pB == NULL) rc = openOutput(r);
+    if (r->out.pB == NULL) rc = openOutput(r);
     if (rc) break;
-    rc = sst_builder_add_rangedel(r->pB, &c, r->pzErr);
+    rc = sst_builder_add_rangedel(r->out.pB, &c, r->pzErr);
     if (rc) break;
     nDels++;
     if (c.seq < r->minSeq) r->minSeq = c.seq;
@@ -514,37 +513,56 @@ static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
   }
   wcs_buf_free(&tmp);
   if (rc) return rc;
-  if (r->pB == NULL) return WCS_OK; /* nothing in this share */
+  if (r->out.pB == NULL) return WCS_OK; /* nothing in this share */
   if (r->largest.n == 0) {
     /* only unbounded tombstones: the largest key is the smallest */
     rc = wcs_buf_append(&r->largest, r->smallest.a, r->smallest.n);
     if (rc) return wcs_seterr(r->pzErr, rc, "out of memory");
   }
+  /* the range recorded in the manifest is ours (tombstones clipped) */
+  memset(&bounds, 0, sizeof bounds);
+  bounds.pSmallest = r->smallest.a;
+  bounds.nSmallest = r->smallest.n;
+  bounds.pLargest = r->largest.a;
+  bounds.nLargest = r->largest.n;
+  bounds.bUnbounded = bUnbounded;
+  bounds.nRangeDel = nDels;
+  bounds.minSeq = r->minSeq;
+  bounds.maxSeq = r->maxSeq;
+  return compact_output_finish(j, &r->out, &bounds, r->pzErr);
+}
+
+int compact_output_finish(compact_job *j, compact_output *o,
+                          const sst_meta *pBounds, char **pzErr) {
+  wcs_fmeta *f = NULL;
+  sst_meta m;
+  int rc;
   memset(&m, 0, sizeof m);
-  rc = sst_builder_finish(r->pB, &m, r->pzErr);
-  r->pB = NULL;
+  rc = sst_builder_finish(o->pB, &m, pzErr);
+  o->pB = NULL;
   if (rc == WCS_OK) {
-    /* the range recorded in the manifest is ours (tombstones clipped) */
     sst_meta mine = m;
-    mine.iFile = r->iFile;
-    mine.pSmallest = r->smallest.a;
-    mine.nSmallest = r->smallest.n;
-    mine.pLargest = r->largest.a;
-    mine.nLargest = r->largest.n;
-    mine.bUnbounded = bUnbounded;
-    mine.nRangeDel = nDels;
-    mine.minSeq = r->minSeq;
-    mine.maxSeq = r->maxSeq;
+    mine.iFile = o->iFile;
+    if (pBounds) {
+      mine.pSmallest = pBounds->pSmallest;
+      mine.nSmallest = pBounds->nSmallest;
+      mine.pLargest = pBounds->pLargest;
+      mine.nLargest = pBounds->nLargest;
+      mine.bUnbounded = pBounds->bUnbounded;
+      mine.nRangeDel = pBounds->nRangeDel;
+      mine.minSeq = pBounds->minSeq;
+      mine.maxSeq = pBounds->maxSeq;
+    }
     rc = fmeta_new(j->pVs, &mine, &f);
-    if (rc) wcs_seterr(r->pzErr, rc, "out of memory");
+    if (rc) wcs_seterr(pzErr, rc, "out of memory");
   }
   sst_meta_clear(&m);
-  if (rc == WCS_OK) rc = fmeta_open(f, r->pzErr);
+  if (rc == WCS_OK) rc = fmeta_open(f, pzErr);
   if (rc == WCS_OK) {
     wcs_fmeta **a =
         realloc(j->aOut, sizeof(wcs_fmeta *) * (size_t)(j->nOut + 1));
     if (a == NULL) {
-      rc = wcs_seterr(r->pzErr, WCS_NOMEM, "out of memory");
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     } else {
       j->aOut = a;
       a[j->nOut++] = f;
@@ -555,8 +573,8 @@ static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
   if (f) {
     f->bObsolete = 1; /* delete the file with the reference */
     fmeta_unref(f);
-  } else if (rc && r->zPath) {
-    vset_env(j->pVs)->xDelete(vset_env(j->pVs), r->zPath, NULL);
+  } else if (rc && o->zPath) {
+    vset_env(j->pVs)->xDelete(vset_env(j->pVs), o->zPath, NULL);
   }
   return rc;
 }
@@ -600,7 +618,7 @@ static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
   size_t nU = nK - WCS_IKEY_TRAILER;
   uint64_t seq = wcs_ikey_seq(k, nK);
   int rc = WCS_OK;
-  if (compact_cut_before(j, &r->cut, r->pB, pU, nU) &&
+  if (compact_cut_before(j, &r->cut, r->out.pB, pU, nU) &&
       wcs_ukey_cmp(pU, nU, r->lastUKey.a, r->lastUKey.n) != 0) {
     r->cut.nGpBytes = 0;
     rc = finishOutput(r, pU, nU, 0);
@@ -610,8 +628,8 @@ static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
     r->bLoInf = 0;
     if (rc) return wcs_seterr(r->pzErr, rc, "out of memory");
   }
-  if (r->pB == NULL) rc = openOutput(r);
-  if (rc == WCS_OK) rc = sst_builder_add(r->pB, k, nK, v, nV, r->pzErr);
+  if (r->out.pB == NULL) rc = openOutput(r);
+  if (rc == WCS_OK) rc = sst_builder_add(r->out.pB, k, nK, v, nV, r->pzErr);
   if (rc) return rc;
   if (r->smallest.n == 0) rc = wcs_buf_append(&r->smallest, k, nK);
   r->largest.n = 0;
@@ -778,7 +796,7 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
   upper_enter(NULL);
   if (rc == WCS_OK) rc = pIn->pMethods->xStatus(pIn, pzErr);
   if (rc == WCS_OK) rc = finishOutput(&r, NULL, 0, 1);
-  if (r.pB) sst_builder_abandon(r.pB);
+  if (r.out.pB) sst_builder_abandon(r.out.pB);
   if (rc) {
     for (i = 0; i < j->nOut; i++)
       j->aOut[i]->bObsolete = 1;
@@ -786,7 +804,7 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
   }
   free(r.aKeep);
   frags_free(&r.frags);
-  free(r.zPath);
+  free(r.out.zPath);
   wcs_buf_free(&r.smallest);
   wcs_buf_free(&r.largest);
   wcs_buf_free(&r.lo);

@@ -121,4 +121,23 @@ void compact_sst_options(const wcs_options *pOpt, sst_options *pSo);
 int compact_cut_before(const compact_job *j, compact_cut *pCut,
                        const sst_builder *pB, const uint8_t *pU, size_t nU);
 
+/*
+** One output file being written. compact_output_finish writes the rest
+** of o's file (the builder is freed whatever happens; o->pB is NULL
+** after), opens it and adds it to j->aOut and j->nBytesOut. pBounds,
+** when not NULL, is what the manifest records of the file's key range,
+** tombstones and sequence numbers instead of what the builder saw
+** (compaction clips tombstones to a file's share of the key space and
+** ends them with sentinel keys, version.h): its pSmallest, pLargest,
+** bUnbounded, nRangeDel, minSeq and maxSeq are read, nothing else. On
+** error the file is deleted and *pzErr says why.
+*/
+typedef struct compact_output {
+  sst_builder *pB; /* open builder, or NULL: none */
+  uint64_t iFile;  /* its file number */
+  char *zPath;     /* its path (malloc'd; the owner frees it) */
+} compact_output;
+int compact_output_finish(compact_job *j, compact_output *o,
+                          const sst_meta *pBounds, char **pzErr);
+
 #endif /* WCS_COMPACT_H */

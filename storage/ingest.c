@@ -547,49 +547,9 @@ typedef struct Part {
   char *zErr;
 } Part;
 
-/* Finish the file being built as an output of pt (the builder is freed
-** whatever happens; a file that cannot be added is deleted). */
-static int finishFile(Part *pt, sst_builder *pB, uint64_t iFile,
-                      const char *zPath) {
-  compact_job *j = &pt->j;
-  wcs_fmeta *f = NULL;
-  wcs_fmeta **a;
-  sst_meta m;
-  int rc;
-  memset(&m, 0, sizeof m);
-  rc = sst_builder_finish(pB, &m, &pt->zErr);
-  if (rc == WCS_OK) {
-    m.iFile = iFile;
-    rc = fmeta_new(j->pVs, &m, &f);
-    if (rc) wcs_seterr(&pt->zErr, rc, "out of memory");
-  }
-  sst_meta_clear(&m);
-  if (rc == WCS_OK) rc = fmeta_open(f, &pt->zErr);
-  if (rc == WCS_OK) {
-    a = realloc(j->aOut, sizeof(wcs_fmeta *) * (size_t)(j->nOut + 1));
-    if (a == NULL) {
-      rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
-    } else {
-      j->aOut = a;
-      a[j->nOut++] = f;
-      j->nBytesOut += f->nBytes;
-      return WCS_OK;
-    }
-  }
-  if (f) {
-    f->bObsolete = 1; /* delete the file with the reference */
-    fmeta_unref(f);
-  } else {
-    vset_env(j->pVs)->xDelete(vset_env(j->pVs), zPath, NULL);
-  }
-  return rc;
-}
-
 /* One run's output in writeDirect: the file being built and its cut. */
 typedef struct RunOut {
-  sst_builder *pB; /* NULL: none open */
-  uint64_t iFile;
-  char *zPath;
+  compact_output out; /* out.pB NULL: none open */
   compact_cut cut;
 } RunOut;
 
@@ -646,39 +606,37 @@ static int writeDirect(Part *pt) {
     wcs_put64(key.a + o.nKey,
               wcs_ikey_pack(seq - 1, o.op == WAL_OP_PUT ? WCS_KT_PUT
                                                         : WCS_KT_DELETE));
-    if (compact_cut_before(j, &r->cut, r->pB, o.pKey, (size_t)o.nKey)) {
-      rc = finishFile(pt, r->pB, r->iFile, r->zPath);
-      r->pB = NULL;
+    if (compact_cut_before(j, &r->cut, r->out.pB, o.pKey, (size_t)o.nKey)) {
+      rc = compact_output_finish(j, &r->out, NULL, &pt->zErr);
       r->cut.nGpBytes = 0;
       if (rc) break;
     }
-    if (r->pB == NULL) {
-      r->iFile = j->xNewFile(j->pArg);
-      free(r->zPath);
-      r->zPath = vset_file_path(j->pVs, r->iFile, "sst");
-      if (r->zPath == NULL) {
+    if (r->out.pB == NULL) {
+      r->out.iFile = j->xNewFile(j->pArg);
+      free(r->out.zPath);
+      r->out.zPath = vset_file_path(j->pVs, r->out.iFile, "sst");
+      if (r->out.zPath == NULL) {
         rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
         break;
       }
-      rc = sst_builder_new(vset_env(j->pVs), r->zPath, r->iFile, &so, &r->pB,
-                           &pt->zErr);
+      rc = sst_builder_new(vset_env(j->pVs), r->out.zPath, r->out.iFile, &so,
+                           &r->out.pB, &pt->zErr);
       if (rc) {
-        r->pB = NULL;
+        r->out.pB = NULL;
         break;
       }
     }
-    rc = sst_builder_add(r->pB, key.a, nK,
+    rc = sst_builder_add(r->out.pB, key.a, nK,
                          o.pVal ? o.pVal : (const uint8_t *)"", (size_t)o.nVal,
                          &pt->zErr);
     j->nBytesIn += nK + o.nVal;
   }
   for (i = 0; i < INGEST_RUNS_MAX; i++) {
-    if (rc == WCS_OK && aOut[i].pB) {
-      rc = finishFile(pt, aOut[i].pB, aOut[i].iFile, aOut[i].zPath);
-      aOut[i].pB = NULL;
+    if (rc == WCS_OK && aOut[i].out.pB) {
+      rc = compact_output_finish(j, &aOut[i].out, NULL, &pt->zErr);
     }
-    if (aOut[i].pB) sst_builder_abandon(aOut[i].pB);
-    free(aOut[i].zPath);
+    if (aOut[i].out.pB) sst_builder_abandon(aOut[i].out.pB);
+    free(aOut[i].out.zPath);
   }
   if (rc) {
     for (i = 0; i < j->nOut; i++)
