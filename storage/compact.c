@@ -429,16 +429,7 @@ static int bottomForRange(const compact_job *j, const sst_rangedel *d) {
 }
 
 static int openOutput(Run *r) {
-  compact_job *j = r->j;
-  int rc;
-  r->out.iFile = j->xNewFile(j->pArg);
-  free(r->out.zPath);
-  r->out.zPath = vset_file_path(j->pVs, r->out.iFile, "sst");
-  if (r->out.zPath == NULL) {
-    return wcs_seterr(r->pzErr, WCS_NOMEM, "out of memory");
-  }
-  rc = sst_builder_new(vset_env(j->pVs), r->out.zPath, r->out.iFile, &r->so,
-                       &r->out.pB, r->pzErr);
+  int rc = compact_output_open(r->j, &r->so, &r->out, r->pzErr);
   r->smallest.n = r->largest.n = 0;
   r->nEntries = r->nRaw = 0;
   r->minSeq = WCS_SEQ_MAX;
@@ -532,6 +523,16 @@ static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
   return compact_output_finish(j, &r->out, &bounds, r->pzErr);
 }
 
+int compact_output_open(compact_job *j, const sst_options *pSo,
+                        compact_output *o, char **pzErr) {
+  o->iFile = j->xNewFile(j->pArg);
+  free(o->zPath);
+  o->zPath = vset_file_path(j->pVs, o->iFile, "sst");
+  if (o->zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  return sst_builder_new(vset_env(j->pVs), o->zPath, o->iFile, pSo, &o->pB,
+                         pzErr);
+}
+
 int compact_output_finish(compact_job *j, compact_output *o,
                           const sst_meta *pBounds, char **pzErr) {
   wcs_fmeta *f = NULL;
@@ -577,6 +578,12 @@ int compact_output_finish(compact_job *j, compact_output *o,
     vset_env(j->pVs)->xDelete(vset_env(j->pVs), o->zPath, NULL);
   }
   return rc;
+}
+
+void compact_output_clear(compact_output *o) {
+  if (o->pB) sst_builder_abandon(o->pB);
+  free(o->zPath);
+  memset(o, 0, sizeof *o);
 }
 
 void compact_sst_options(const wcs_options *pOpt, sst_options *pSo) {
@@ -796,7 +803,7 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
   upper_enter(NULL);
   if (rc == WCS_OK) rc = pIn->pMethods->xStatus(pIn, pzErr);
   if (rc == WCS_OK) rc = finishOutput(&r, NULL, 0, 1);
-  if (r.out.pB) sst_builder_abandon(r.out.pB);
+  compact_output_clear(&r.out);
   if (rc) {
     for (i = 0; i < j->nOut; i++)
       j->aOut[i]->bObsolete = 1;
@@ -804,7 +811,6 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
   }
   free(r.aKeep);
   frags_free(&r.frags);
-  free(r.out.zPath);
   wcs_buf_free(&r.smallest);
   wcs_buf_free(&r.largest);
   wcs_buf_free(&r.lo);

@@ -122,8 +122,10 @@ int compact_cut_before(const compact_job *j, compact_cut *pCut,
                        const sst_builder *pB, const uint8_t *pU, size_t nU);
 
 /*
-** One output file being written. compact_output_finish writes the rest
-** of o's file (the builder is freed whatever happens; o->pB is NULL
+** One output file being written, by compaction or by bulk ingest.
+** compact_output_open starts the next: a file number from j->xNewFile,
+** its path, a builder with options pSo. compact_output_finish writes the
+** rest of the file (the builder is freed whatever happens; o->pB is NULL
 ** after), opens it and adds it to j->aOut and j->nBytesOut. pBounds,
 ** when not NULL, is what the manifest records of the file's key range,
 ** tombstones and sequence numbers instead of what the builder saw
@@ -135,9 +137,14 @@ int compact_cut_before(const compact_job *j, compact_cut *pCut,
 typedef struct compact_output {
   sst_builder *pB; /* open builder, or NULL: none */
   uint64_t iFile;  /* its file number */
-  char *zPath;     /* its path (malloc'd; the owner frees it) */
+  char *zPath;     /* its path (malloc'd, kept until the next open or
+                   ** compact_output_clear) */
 } compact_output;
+int compact_output_open(compact_job *j, const sst_options *pSo,
+                        compact_output *o, char **pzErr);
 int compact_output_finish(compact_job *j, compact_output *o,
                           const sst_meta *pBounds, char **pzErr);
+/* Abandon an open builder (its partial file is deleted), free the path. */
+void compact_output_clear(compact_output *o);
 
 #endif /* WCS_COMPACT_H */

@@ -612,19 +612,8 @@ static int writeDirect(Part *pt) {
       if (rc) break;
     }
     if (r->out.pB == NULL) {
-      r->out.iFile = j->xNewFile(j->pArg);
-      free(r->out.zPath);
-      r->out.zPath = vset_file_path(j->pVs, r->out.iFile, "sst");
-      if (r->out.zPath == NULL) {
-        rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
-        break;
-      }
-      rc = sst_builder_new(vset_env(j->pVs), r->out.zPath, r->out.iFile, &so,
-                           &r->out.pB, &pt->zErr);
-      if (rc) {
-        r->out.pB = NULL;
-        break;
-      }
+      rc = compact_output_open(j, &so, &r->out, &pt->zErr);
+      if (rc) break;
     }
     rc = sst_builder_add(r->out.pB, key.a, nK,
                          o.pVal ? o.pVal : (const uint8_t *)"", (size_t)o.nVal,
@@ -635,8 +624,7 @@ static int writeDirect(Part *pt) {
     if (rc == WCS_OK && aOut[i].out.pB) {
       rc = compact_output_finish(j, &aOut[i].out, NULL, &pt->zErr);
     }
-    if (aOut[i].out.pB) sst_builder_abandon(aOut[i].out.pB);
-    free(aOut[i].out.zPath);
+    compact_output_clear(&aOut[i].out);
   }
   if (rc) {
     for (i = 0; i < j->nOut; i++)
