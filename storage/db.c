@@ -865,19 +865,37 @@ static int switchMemtable(wcs_db *db, char **pzErr) {
   return WCS_OK;
 }
 
-/* Ensure the active memtable has room (mutex held, leader only). */
-static int makeRoom(wcs_db *db, int bForce, char **pzErr) {
+/* What makeRoom makes room for: a logged batch (the active memtable
+** below its limit), a forced switch (a non-empty active memtable becomes
+** immutable; then as for a batch), an ingest (every memtable flushed). */
+#define ROOM_WRITE  0
+#define ROOM_SWITCH 1
+#define ROOM_INGEST 2
+
+/*
+** Make room for eFor (mutex held, leader only): wait while the
+** immutable memtables or level 0 are full (without background threads,
+** flush or compact here instead), switch the memtable when it must.
+** Before an ingest every memtable is flushed, and level 0 is waited for
+** while it is at its stop. With the memtables empty, the ingested files
+** hold the newest data of every key they touch, and every WAL record is
+** older than the batch, so the manifest's last sequence number can move
+** past the batch without recovery skipping any record.
+*/
+static int makeRoom(wcs_db *db, int eFor, char **pzErr) {
   int bDelayed = 0;
   int nSlow = db->opt.nL0Trigger + (db->opt.nL0Stop - db->opt.nL0Trigger) / 2;
   if (nSlow < db->opt.nL0Trigger + 1) nSlow = db->opt.nL0Trigger + 1;
   for (;;) {
     int nL0 = vset_current(db->pVs)->anFile[0];
+    int bEmpty =
+        memtable_count(db->pMem) == 0 && memtable_rangedel_count(db->pMem) == 0;
     if (db->bgRc) {
       return wcs_seterr(pzErr, db->bgRc, "%s",
                         db->zBgErr ? db->zBgErr : wcs_errstr(db->bgRc));
     }
-    if (!bForce && !bDelayed && nL0 >= nSlow && nL0 < db->opt.nL0Stop &&
-        db->bThreads) {
+    if (eFor == ROOM_WRITE && !bDelayed && nL0 >= nSlow &&
+        nL0 < db->opt.nL0Stop && db->bThreads) {
       /* level 0 is filling up: give compaction some time, once */
       int64_t t0 = wcs_now_micros();
       pthread_mutex_unlock(&db->mu);
@@ -887,12 +905,12 @@ static int makeRoom(wcs_db *db, int bForce, char **pzErr) {
       bDelayed = 1;
       continue;
     }
-    if (!bForce && memtable_bytes(db->pMem) < db->nMemLimit) return WCS_OK;
-    if (bForce && memtable_count(db->pMem) == 0 &&
-        memtable_rangedel_count(db->pMem) == 0) {
+    if (eFor == ROOM_WRITE && memtable_bytes(db->pMem) < db->nMemLimit) {
       return WCS_OK;
     }
-    if (db->nImm >= MAX_IMM) {
+    if (eFor == ROOM_SWITCH && bEmpty) return WCS_OK;
+    if (db->nImm >= MAX_IMM ||
+        (eFor == ROOM_INGEST && bEmpty && db->nImm > 0)) {
       if (!db->bThreads) {
         doFlush(db);
         continue;
@@ -906,16 +924,18 @@ static int makeRoom(wcs_db *db, int bForce, char **pzErr) {
     }
     if (nL0 >= db->opt.nL0Stop) {
       if (!db->bThreads) {
-        if (!maybeCompact(db)) return WCS_OK;
-        continue;
-      }
-      {
+        if (maybeCompact(db)) continue;
+        /* nothing to compact here: go on over the stop (an ingest
+        ** still flushes its memtables first) */
+        if (eFor != ROOM_INGEST || bEmpty) return WCS_OK;
+      } else {
         int64_t t0 = wcs_now_micros();
         pthread_cond_wait(&db->cvBg, &db->mu);
         addStall(db, t0);
+        continue;
       }
-      continue;
     }
+    if (bEmpty && eFor == ROOM_INGEST) return WCS_OK;
     {
       int rc = switchMemtable(db, pzErr);
       if (rc) return rc;
@@ -927,48 +947,7 @@ static int makeRoom(wcs_db *db, int bForce, char **pzErr) {
       }
       if (db->bgRc) continue;
     }
-    bForce = 0;
-  }
-}
-
-/* Before an ingest (mutex held, leader only): flush the memtables, and
-** wait while level 0 is at its stop. With the memtables empty, the
-** ingested files hold the newest data of every key they touch, and every
-** WAL record is older than the batch, so the manifest's last sequence
-** number can move past the batch without recovery skipping any record. */
-static int ingestMakeRoom(wcs_db *db, char **pzErr) {
-  for (;;) {
-    int rc;
-    if (db->bgRc) {
-      return wcs_seterr(pzErr, db->bgRc, "%s",
-                        db->zBgErr ? db->zBgErr : wcs_errstr(db->bgRc));
-    }
-    if (memtable_count(db->pMem) || memtable_rangedel_count(db->pMem)) {
-      rc = makeRoom(db, 1, pzErr); /* switch; flushes inline without threads */
-      if (rc) return rc;
-      continue;
-    }
-    if (db->nImm > 0) {
-      if (!db->bThreads) {
-        doFlush(db);
-      } else {
-        int64_t t0 = wcs_now_micros();
-        pthread_cond_wait(&db->cvBg, &db->mu);
-        addStall(db, t0);
-      }
-      continue;
-    }
-    if (vset_current(db->pVs)->anFile[0] >= db->opt.nL0Stop) {
-      if (!db->bThreads) {
-        if (!maybeCompact(db)) return WCS_OK;
-      } else {
-        int64_t t0 = wcs_now_micros();
-        pthread_cond_wait(&db->cvBg, &db->mu);
-        addStall(db, t0);
-      }
-      continue;
-    }
-    return WCS_OK;
+    if (eFor == ROOM_SWITCH) eFor = ROOM_WRITE;
   }
 }
 
@@ -996,7 +975,7 @@ static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
   memset(&e, 0, sizeof e);
   memset(&j, 0, sizeof j);
 
-  rc = ingestMakeRoom(db, pzErr);
+  rc = makeRoom(db, ROOM_INGEST, pzErr);
   if (rc) return rc;
   seq0 = atomic_load_explicit(&db->lastSeq, memory_order_relaxed) + 1;
   if (seq0 + (uint64_t)b->nOp > WCS_SEQ_MAX) {
@@ -1100,7 +1079,7 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
     rc = ingestCommit(db, pBatch, pzErr);
     pBatch = NULL;
   } else {
-    rc = makeRoom(db, pBatch == NULL, pzErr);
+    rc = makeRoom(db, pBatch ? ROOM_WRITE : ROOM_SWITCH, pzErr);
   }
   if (rc == WCS_OK && pBatch) {
     size_t nGroup = pBatch->rep.n;
