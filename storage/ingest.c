@@ -726,27 +726,36 @@ int ingest_write(ingest_plan *p, const compact_job *j, wcs_fmeta ***paOut,
 ** Level choice
 ** ==================================================================== */
 
-/* Does f overlap user keys [lo, hi] (inclusive; bHiInf: no upper end)? */
-static int overlaps(const wcs_fmeta *f, const uint8_t *pLo, size_t nLo,
-                    const uint8_t *pHi, size_t nHi, int bHiInf) {
-  if (!bHiInf && wcs_ukey_cmp(f->pSmallest, f->nSmallest - WCS_IKEY_TRAILER,
-                              pHi, nHi) > 0) {
+/*
+** Does the key range from a's smallest key to b's largest (bInf: to the
+** end of the key space) overlap the plan's [lo, hi]? For one file, a and
+** b are that file. The low end is the version's test, fmeta_ends_before:
+** a file ending at (lo, sentinel), a tombstone clipped at lo, holds
+** nothing of lo, and the next file of its level may start there. The
+** high end stays inclusive, unlike fmeta_overlaps's exclusive hi: the
+** plan's hi is its largest point key, which a file starting at hi (even
+** at (hi, sentinel), a tombstone from hi) overlaps, or a range
+** tombstone's exclusive end, taken as inclusive too since the plan keeps
+** one bound for both.
+*/
+static int overlaps(const wcs_fmeta *a, const wcs_fmeta *b, int bInf,
+                    const ingest_plan *p) {
+  if (!p->bHiInf && wcs_ukey_cmp(a->pSmallest, a->nSmallest - WCS_IKEY_TRAILER,
+                                 p->pHi, p->nHi) > 0) {
     return 0;
   }
-  if (!f->bUnbounded && wcs_ukey_cmp(f->pLargest, f->nLargest - WCS_IKEY_TRAILER,
-                                     pLo, nLo) < 0) {
-    return 0;
-  }
-  return 1;
+  return bInf || !fmeta_ends_before(b, p->pLo, p->nLo);
 }
 
 int ingest_level(const wcs_version *v, const ingest_plan *p) {
   int i, j, iBest = 0;
   int abCompacting[WCS_NLEVEL];
   /* the range of a running compaction's inputs, which its outputs (in
-  ** the level below its input level, or in it) may span */
+  ** the level below its input level, or in it) may span: its ends by
+  ** internal key, so of files ending at one user key pCHi is one that
+  ** holds it if any does */
   const wcs_fmeta *pCLo = NULL, *pCHi = NULL;
-  int bCInf = 0, bCOverlap = 0;
+  int bCInf = 0, bCOverlap;
   if (p->pLo == NULL) return 0; /* nothing (cannot happen: nOp > 0) */
   for (i = 0; i < WCS_NLEVEL; i++) {
     abCompacting[i] = 0;
@@ -766,25 +775,11 @@ int ingest_level(const wcs_version *v, const ingest_plan *p) {
       }
     }
   }
-  if (pCLo) {
-    /* [pCLo.smallest, pCHi.largest] against the plan's [lo, hi] */
-    bCOverlap = 1;
-    if (!p->bHiInf && wcs_ukey_cmp(pCLo->pSmallest,
-                                   pCLo->nSmallest - WCS_IKEY_TRAILER, p->pHi,
-                                   p->nHi) > 0) {
-      bCOverlap = 0;
-    }
-    if (!bCInf && wcs_ukey_cmp(pCHi->pLargest, pCHi->nLargest - WCS_IKEY_TRAILER,
-                               p->pLo, p->nLo) < 0) {
-      bCOverlap = 0;
-    }
-  }
+  bCOverlap = pCLo && overlaps(pCLo, pCHi, bCInf, p);
   for (i = 0; i < WCS_NLEVEL; i++) {
     for (j = 0; j < v->anFile[i]; j++) {
-      if (overlaps(v->aaFile[i][j], p->pLo, p->nLo, p->pHi, p->nHi,
-                   p->bHiInf)) {
-        return iBest;
-      }
+      const wcs_fmeta *f = v->aaFile[i][j];
+      if (overlaps(f, f, 0, p)) return iBest;
     }
     if (i > 0 && bCOverlap && (abCompacting[i] || abCompacting[i - 1])) {
       return iBest;

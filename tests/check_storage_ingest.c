@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "storage/ikey.h"
 #include "storage/ingest.h"
 #include "storage/util.h"
 #include "storage/wal.h"
@@ -725,6 +726,81 @@ START_TEST(test_ingest_single_key_shorter_than_the_run_prefix) {
 }
 END_TEST
 
+/* ---- ingest_level against files made by hand (no readers) */
+
+/* A file of user keys [zLo, zHi]: bLoDel starts it at (zLo, sentinel), a
+** range tombstone from zLo; bHiDel ends it at (zHi, sentinel), a
+** tombstone clipped at zHi, which holds nothing of zHi. */
+typedef struct HandFile {
+  wcs_fmeta f;
+  uint8_t aLo[32], aHi[32];
+} HandFile;
+
+static wcs_fmeta *handFile(HandFile *p, const char *zLo, int bLoDel,
+                           const char *zHi, int bHiDel) {
+  size_t nLo = strlen(zLo), nHi = strlen(zHi);
+  memset(p, 0, sizeof *p);
+  memcpy(p->aLo, zLo, nLo);
+  wcs_put64(p->aLo + nLo,
+            bLoDel ? WCS_IKEY_SENTINEL : wcs_ikey_pack(1, WCS_KT_PUT));
+  memcpy(p->aHi, zHi, nHi);
+  wcs_put64(p->aHi + nHi,
+            bHiDel ? WCS_IKEY_SENTINEL : wcs_ikey_pack(1, WCS_KT_PUT));
+  p->f.pSmallest = p->aLo;
+  p->f.nSmallest = nLo + WCS_IKEY_TRAILER;
+  p->f.pLargest = p->aHi;
+  p->f.nLargest = nHi + WCS_IKEY_TRAILER;
+  return &p->f;
+}
+
+/* The level ingest_level picks in v for a batch putting keys zA < zB. */
+static int levelFor(const wcs_version *v, const char *zA, const char *zB) {
+  wcs_buf p = {0};
+  ingest_plan *pPlan = NULL;
+  char *zErr = NULL;
+  int iLevel;
+  payStart(&p);
+  payOp(&p, WAL_OP_PUT, zA, "x");
+  payOp(&p, WAL_OP_PUT, zB, "x");
+  wcs_put64(p.a + WAL_BATCH_OFF_SEQ, 100);
+  wcs_put32(p.a + WAL_BATCH_OFF_COUNT, 2);
+  ck_assert_int_eq(ingest_plan_new(p.a, p.n, 0, &pPlan, &zErr), WCS_OK);
+  iLevel = ingest_level(v, pPlan);
+  ingest_plan_free(pPlan);
+  wcs_buf_free(&p);
+  return iLevel;
+}
+
+START_TEST(test_ingest_level_reads_tombstone_ends_as_the_version_does) {
+  wcs_version v;
+  HandFile a, b, c1, c2;
+  wcs_fmeta *apL5[2], *apL6[1];
+  memset(&v, 0, sizeof v);
+  /* a file ending at (m, sentinel) holds nothing of m: a batch from m
+  ** goes beside it, as the next file of a level may start there */
+  apL6[0] = handFile(&a, "a", 0, "m", 1);
+  v.anFile[6] = 1;
+  v.aaFile[6] = apL6;
+  ck_assert_int_eq(levelFor(&v, "m", "n"), 6);
+  ck_assert_int_eq(levelFor(&v, "l", "n"), 5);
+  /* a file from (p, sentinel) deletes p: a batch whose last key is p
+  ** goes above it */
+  apL6[0] = handFile(&b, "p", 1, "z", 0);
+  ck_assert_int_eq(levelFor(&v, "n", "p"), 5);
+  ck_assert_int_eq(levelFor(&v, "n", "o"), 6);
+  /* a compaction of [c, d] and [f, (m, sentinel)] from level 5 may write
+  ** anywhere in [c, m), the gap between its inputs too, but nothing of m */
+  v.anFile[6] = 0;
+  apL5[0] = handFile(&c1, "c", 0, "d", 0);
+  apL5[1] = handFile(&c2, "f", 0, "m", 1);
+  c1.f.bCompacting = c2.f.bCompacting = 1;
+  v.anFile[5] = 2;
+  v.aaFile[5] = apL5;
+  ck_assert_int_eq(levelFor(&v, "e0", "e1"), 4);
+  ck_assert_int_eq(levelFor(&v, "m", "n"), 6);
+}
+END_TEST
+
 START_TEST(test_ingest_then_writes_deletes_and_compactions) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -1016,6 +1092,8 @@ Suite *storage_ingest_suite(void) {
   tcase_add_test(tc, test_ingest_differential_disk);
   tcase_add_test(tc, test_ingest_differential_memory_inline);
   tcase_add_test(tc, test_ingest_single_key_shorter_than_the_run_prefix);
+  tcase_add_test(tc,
+                 test_ingest_level_reads_tombstone_ends_as_the_version_does);
   suite_add_tcase(s, tc);
   return s;
 }
