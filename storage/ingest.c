@@ -267,8 +267,8 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
   ingest_plan *p;
   const uint8_t *q, *pEnd = pBatch + nBatch;
   size_t nHalf = nBatch / 2;
-  uint64_t nOp, i, nDelOps = 0;
-  int iRun = 0;
+  uint64_t nOp, i;
+  int iRun = 0, nDelAlloc = 0;
   *pp = NULL;
   if (nBatch < WAL_BATCH_HEADER) goto corrupt;
   p = calloc(1, sizeof *p);
@@ -281,15 +281,33 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
   p->nPrefix = nPrefix;
 
   /* pass 1: validate, count, check the order (the runs), find the
-  ** middle */
+  ** middle, collect the range tombstones */
   for (q = p->pOps, i = 0; i < nOp; i++) {
     Op o;
     size_t n = opDecode(q, pEnd, &o);
     if (n == 0) break;
     INGEST_READ_AHEAD(q, pEnd);
     if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
-      nDelOps++;
       widen(p, o.pKey, o.nKey, o.pVal, o.nVal, o.op == WAL_OP_RANGEDEL_OPEN);
+      if (o.pVal == NULL || wcs_ukey_cmp(o.pKey, o.nKey, o.pVal, o.nVal) < 0) {
+        sst_rangedel *d;
+        if (p->nDel == nDelAlloc) {
+          /* a tombstone takes 3 bytes or more of at most WAL_MAX_RECORD:
+          ** fewer than 2^30, so the doubling stays within an int */
+          int nNew = nDelAlloc ? 2 * nDelAlloc : 16;
+          d = realloc(p->aDel, sizeof(sst_rangedel) * (size_t)nNew);
+          if (d == NULL) goto nomem;
+          p->aDel = d;
+          nDelAlloc = nNew;
+        }
+        d = &p->aDel[p->nDel++];
+        memset(d, 0, sizeof *d);
+        d->pStart = o.pKey;
+        d->nStart = (size_t)o.nKey;
+        d->pEnd = o.pVal;
+        d->nEnd = (size_t)o.nVal;
+        d->seq = p->seq0 + i;
+      } /* else empty */
     } else {
       if (p->bSorted) iRun = runAdd(p, iRun, &o, q, n, p->seq0 + i);
       if (p->bSorted && !p->bSplit && (size_t)(q - pBatch) >= nHalf &&
@@ -310,35 +328,17 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
   ** entries after sorting (below) */
   if (p->bSorted) runsFinish(p);
 
-  /* pass 2: range tombstones, and the entries of an unsorted batch */
-  if (nDelOps) {
-    p->aDel = malloc(sizeof(sst_rangedel) * (size_t)nDelOps);
-    if (p->aDel == NULL) goto nomem;
-  }
+  /* pass 2: the entries of an unsorted batch */
   if (!p->bSorted) {
+    uint64_t iEnt = 0;
     p->bSplit = 0;
     p->aEnt = malloc(sizeof(IEnt) * (size_t)(p->nEnt ? p->nEnt : 1));
     if (p->aEnt == NULL) goto nomem;
-  }
-  if (nDelOps || !p->bSorted) {
-    uint64_t iEnt = 0;
     for (q = p->pOps, i = 0; i < nOp; i++) {
       Op o;
       INGEST_READ_AHEAD(q, pEnd);
       q += opDecode(q, pEnd, &o);
-      if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
-        sst_rangedel *d = &p->aDel[p->nDel];
-        if (o.pVal && wcs_ukey_cmp(o.pKey, o.nKey, o.pVal, o.nVal) >= 0) {
-          continue; /* empty */
-        }
-        memset(d, 0, sizeof *d);
-        d->pStart = o.pKey;
-        d->nStart = (size_t)o.nKey;
-        d->pEnd = o.pVal;
-        d->nEnd = (size_t)o.nVal;
-        d->seq = p->seq0 + i;
-        p->nDel++;
-      } else if (!p->bSorted) {
+      if (o.op != WAL_OP_RANGEDEL && o.op != WAL_OP_RANGEDEL_OPEN) {
         IEnt *e = &p->aEnt[iEnt++];
         e->pKey = o.pKey;
         e->nKey = (uint32_t)o.nKey;

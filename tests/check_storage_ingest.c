@@ -726,6 +726,54 @@ START_TEST(test_ingest_single_key_shorter_than_the_run_prefix) {
 }
 END_TEST
 
+/* A batch in key order with range deletes between its puts stays one
+** run; the plan collects its tombstones (more than its first array
+** holds) as it checks the order, and drops an empty one. */
+START_TEST(test_ingest_sorted_batch_keeps_its_many_range_deletes) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_batch *b = NULL;
+  wcs_buf p = {0};
+  const char *zDir = tu_tmpdir("ingest_sorted_rdel");
+  char k[64], k2[64], v[128];
+  int nOp = 0, i;
+  options(&o);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  putRange(db, "k", 0, 1000, "old");
+  payStart(&p);
+  for (i = 0; i < 1000; i += 10) {
+    /* delete k[i+1, i+5) of the old keys, put n<i> */
+    keyOf(k, "k", i + 1);
+    keyOf(k2, "k", i + 5);
+    payOp(&p, WAL_OP_RANGEDEL, k, k2);
+    keyOf(k, "n", i);
+    valOf(v, "new", i);
+    payOp(&p, WAL_OP_PUT, k, v);
+    nOp += 2;
+  }
+  keyOf(k, "k", 507);
+  keyOf(k2, "k", 506);
+  payOp(&p, WAL_OP_RANGEDEL, k, k2); /* empty: deletes nothing */
+  nOp++;
+  ck_assert_int_eq(planRuns(&p, nOp, 0, NULL), 1);
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_adopt(b, &p, nOp, 0));
+  OK(wcs_db_write(db, b));
+  ck_assert_uint_eq(tu_db_stat(db, "ingests"), 2);
+  for (i = 0; i < 1000; i++) {
+    int r = i % 10;
+    checkKey(db, NULL, "k", i, r >= 1 && r < 5 ? NULL : "old");
+  }
+  for (i = 0; i < 1000; i += 10)
+    checkKey(db, NULL, "n", i, "new");
+  ck_assert_int_eq(countKeys(db, NULL), 600 + 100);
+  wcs_batch_free(b);
+  wcs_buf_free(&p);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* ---- ingest_level against files made by hand (no readers) */
 
 /* A file of user keys [zLo, zHi]: bLoDel starts it at (zLo, sentinel), a
@@ -1094,6 +1142,7 @@ Suite *storage_ingest_suite(void) {
   tcase_add_test(tc, test_ingest_single_key_shorter_than_the_run_prefix);
   tcase_add_test(tc,
                  test_ingest_level_reads_tombstone_ends_as_the_version_does);
+  tcase_add_test(tc, test_ingest_sorted_batch_keeps_its_many_range_deletes);
   suite_add_tcase(s, tc);
   return s;
 }
