@@ -2,27 +2,31 @@
 ** Tests of bulk ingest (storage/ingest.c and its commit in storage/db.c):
 ** a batch of at least nIngestBytes is written straight into sorted files.
 ** What is checked: the path is taken (the "ingests" statistic) and the
-** files land at the level the rule says (deepest level overlapping
-** nothing at or above it, else level 0); the batch becomes visible all at
-** once and never to snapshots or iterators made before it; it survives
-** reopens and a process crash, together with the small commits around it
-** (whose WAL records must not be skipped by recovery); range deletes and
-** repeated keys in one batch; later writes, deletes and compactions over
-** ingested data; a damaged ingested file is reported as corruption; and a
-** randomized differential run against a model mixing ingested and logged
-** batches with snapshots, compactions and reopens (WCS_SEED replays one).
+** files land at the level the rule says (deepest level overlapping nothing
+** at or above it, else level 0); the batch becomes visible all at once and
+** never to snapshots or iterators made before it; it survives reopens and
+** a process crash, together with the small commits around it (whose WAL
+** records must not be skipped by recovery); range deletes and repeated
+** keys in one batch; later writes, deletes and compactions over ingested
+** data; a damaged ingested file is reported as corruption; a full disk or
+** a failing sync while the files are written leaves none of them behind;
+** and a randomized differential run against a model mixing ingested and
+** logged batches with snapshots, compactions and reopens (WCS_SEED replays
+** one).
 ** Batches adopted with a run prefix (wcs_batch_adopt), as the engine
 ** commits a load of several families: the plan reads their interleaved
 ** runs without sorting, cuts them for two threads, and falls back to
 ** sorting whenever the hint does not hold; the data reads back the same.
 */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "storage/db_int.h"
 #include "storage/ikey.h"
 #include "storage/ingest.h"
 #include "storage/util.h"
@@ -774,6 +778,104 @@ START_TEST(test_ingest_sorted_batch_keeps_its_many_range_deletes) {
 }
 END_TEST
 
+/* ---- faults while an ingest writes its files */
+
+/* Sorted files in directory zDir. */
+static int sstFiles(const char *zDir) {
+  DIR *d = opendir(zDir);
+  struct dirent *e;
+  int n = 0;
+  ck_assert_ptr_nonnull(d);
+  while ((e = readdir(d)) != NULL) {
+    size_t m = strlen(e->d_name);
+    n += m > 4 && strcmp(e->d_name + m - 4, ".sst") == 0;
+  }
+  closedir(d);
+  return n;
+}
+
+/*
+** One case: a fresh store over the fault env ingests three interleaved
+** runs (with bDel, after a range delete that hides nothing, so that
+** compact_run writes them instead of the direct writer) while the nth
+** append (bSync: sync) from the start of the ingest fails once. Returns
+** 1 when the fault did not land in the files: the ingest succeeded, or
+** it failed in the manifest edit, which is sticky. Else the commit must
+** fail with the injected code, leave no sorted file behind, and the same
+** batch must then go in.
+*/
+static int ingestFaultCase(int bDel, int bSync, int n) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_fault fault;
+  wcs_env *pEnv;
+  wcs_batch *b = NULL;
+  wcs_buf p = {0};
+  const char *zDir = tu_tmpdir("ingest_fault");
+  char *zErr = NULL;
+  int rcWant = bSync ? WCS_IOERR : WCS_FULL, rc, nOp = 0, bDone = 0;
+  memset(&fault, 0, sizeof fault);
+  pEnv = wcs_env_fault_new(wcs_env_posix(), &fault);
+  ck_assert_ptr_nonnull(pEnv);
+  options(&o);
+  o.bNoBackground = 1;
+  rc = wcs_db_open_env(&db, zDir, &o, pEnv, &zErr);
+  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "");
+  payStart(&p);
+  if (bDel) {
+    payOp(&p, WAL_OP_RANGEDEL, "0", "1");
+    nOp++;
+  }
+  nOp += payRuns(&p, 2000, "f");
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_adopt(b, &p, nOp, 2));
+  fault.rcFail = rcWant;
+  if (bSync) {
+    fault.nSyncFail = fault.nSyncs + n;
+  } else {
+    fault.nWriteFail = fault.nWrites + n;
+  }
+  rc = wcs_db_write(db, b);
+  fault.nWriteFail = fault.nSyncFail = 0;
+  if (rc == WCS_OK) {
+    bDone = 1;
+  } else {
+    ck_assert_msg(rc == rcWant, "fault at call %d: %s (%s)", n, wcs_errstr(rc),
+                  wcs_errmsg(db));
+    rc = wcs_db_write(db, b);
+    if (rc != WCS_OK) {
+      bDone = 1; /* the edit failed: sticky */
+    } else {
+      /* nothing of the failed ingest is left: the directory holds
+      ** the files of the retry only */
+      ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
+      ck_assert_int_eq(sstFiles(zDir), levelFiles(db, 6));
+      checkRuns(db, 2000, "f", -1);
+    }
+  }
+  wcs_batch_free(b);
+  wcs_buf_free(&p);
+  (void)wcs_db_close(db); /* may repeat a sticky error */
+  pEnv->xDestroy(pEnv);
+  tu_rmrf(zDir);
+  return bDone;
+}
+
+/* Both writers of an ingest, at every append and every sync of its
+** files: the commit fails with the injected code and deletes what it
+** wrote (finished files and the one being built), and the store goes on. */
+START_TEST(test_ingest_fault_in_its_files_leaves_none_behind) {
+  int bDel, bSync, n;
+  for (bDel = 0; bDel < 2; bDel++) {
+    for (bSync = 0; bSync < 2; bSync++) {
+      for (n = 1; !ingestFaultCase(bDel, bSync, n); n++) {
+      }
+      ck_assert_int_gt(n, 3); /* it failed in several files */
+    }
+  }
+}
+END_TEST
+
 /* ---- ingest_level against files made by hand (no readers) */
 
 /* A file of user keys [zLo, zHi]: bLoDel starts it at (zLo, sentinel), a
@@ -1143,6 +1245,7 @@ Suite *storage_ingest_suite(void) {
   tcase_add_test(tc,
                  test_ingest_level_reads_tombstone_ends_as_the_version_does);
   tcase_add_test(tc, test_ingest_sorted_batch_keeps_its_many_range_deletes);
+  tcase_add_test(tc, test_ingest_fault_in_its_files_leaves_none_behind);
   suite_add_tcase(s, tc);
   return s;
 }
