@@ -804,11 +804,7 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
   if (rc == WCS_OK) rc = pIn->pMethods->xStatus(pIn, pzErr);
   if (rc == WCS_OK) rc = finishOutput(&r, NULL, 0, 1);
   compact_output_clear(&r.out);
-  if (rc) {
-    for (i = 0; i < j->nOut; i++)
-      j->aOut[i]->bObsolete = 1;
-    compact_job_clear(j);
-  }
+  if (rc) compact_job_discard(j);
   free(r.aKeep);
   frags_free(&r.frags);
   wcs_buf_free(&r.smallest);
@@ -827,4 +823,11 @@ void compact_job_clear(compact_job *j) {
   free(j->aOut);
   j->aOut = NULL;
   j->nOut = 0;
+}
+
+void compact_job_discard(compact_job *j) {
+  int i;
+  for (i = 0; i < j->nOut; i++)
+    j->aOut[i]->bObsolete = 1; /* deleted with the last reference */
+  compact_job_clear(j);
 }

@@ -101,6 +101,8 @@ typedef struct compact_job {
 int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
                 int nDel, char **pzErr);
 void compact_job_clear(compact_job *j); /* drops aOut references */
+/* After a failure: clears j, deleting its output files. */
+void compact_job_discard(compact_job *j);
 
 /*
 ** Output files, as compaction and bulk ingest write them. compact_sst_

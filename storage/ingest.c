@@ -626,11 +626,7 @@ static int writeDirect(Part *pt) {
     }
     compact_output_clear(&aOut[i].out);
   }
-  if (rc) {
-    for (i = 0; i < j->nOut; i++)
-      j->aOut[i]->bObsolete = 1;
-    compact_job_clear(j);
-  }
+  if (rc) compact_job_discard(j);
   wcs_buf_free(&key);
   return rc;
 }
@@ -712,11 +708,10 @@ int ingest_write(ingest_plan *p, const compact_job *j, wcs_fmeta ***paOut,
   }
   for (k = 0; k < nPart; k++) {
     if (rc) {
-      /* a part that succeeded must not leave its files behind */
-      for (i = 0; i < a[k].j.nOut; i++)
-        a[k].j.aOut[i]->bObsolete = 1;
+      compact_job_discard(&a[k].j); /* a part that succeeded too */
+    } else {
+      compact_job_clear(&a[k].j);
     }
-    compact_job_clear(&a[k].j);
     free(a[k].zErr);
   }
   return rc;
