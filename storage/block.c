@@ -592,20 +592,24 @@ int block_iter_next(block_iter *p) {
 ** which is T[0..s): its key is rebuilt from K and compared. (In a
 ** valid block the shared length is the longest common prefix of the two
 ** keys, as the builder writes it; a damaged block can only make the seek
-** land on a wrong entry, every length is still checked.) When K's and
-** T's user keys are equal or one is a prefix of the other, the scan
-** steps entry by entry as an ordinary one would.
+** land on a wrong entry, every length is still checked.) An entry sharing
+** exactly m > 0 bytes whose own byte m (its first unshared byte, inside
+** its user key) is below T[m] is < T as well, and after it m still holds
+** with that byte in K's place: it is passed over too, so that the rows of
+** a block before the target cost a header and a byte each, not a rebuilt
+** key and a compare. When K's and T's user keys are equal or one is a
+** prefix of the other, the scan steps entry by entry as an ordinary one
+** would.
 */
 static int seekScan(block_iter *p, const uint8_t *pT, size_t nT) {
   size_t uT = nT - WCS_IKEY_TRAILER;
   for (;;) {
-    size_t uK = p->nKey - WCS_IKEY_TRAILER, nMax = uK < uT ? uK : uT, m = 0;
-    uint32_t iOff = p->iNext, nPrevKey = p->nKey;
+    size_t uK = p->nKey - WCS_IKEY_TRAILER, nMax = uK < uT ? uK : uT, m;
+    uint32_t iOff = p->iNext, nPrevKey = p->nKey, nKey;
     EntryLen e;
     const uint8_t *z;
     int rc;
-    while (m < nMax && p->pKey[m] == pT[m])
-      m++;
+    m = wcs_common_prefix(p->pKey, pT, nMax);
     if (m == nMax) {
       rc = block_iter_next(p);
       if (rc != WCS_OK || !block_iter_valid(p) ||
@@ -623,11 +627,23 @@ static int seekScan(block_iter *p, const uint8_t *pT, size_t nT) {
       ** base stays the cursor's */
       rc = parseEntry(p, iOff, nPrevKey, p->nBase, &e, &z);
       if (rc != WCS_OK) return fail(p, rc);
-      if (e.nShared <= m) break;
-      nPrevKey = e.nShared + e.nUnshared + e.nSuffix;
+      nKey = e.nShared + e.nUnshared + e.nSuffix;
+      if (e.nShared < m) break;
+      /* (a user key of at most m bytes cannot follow K's run sharing
+      ** exactly m bytes in a valid block, it would sort before K; the
+      ** test keeps a damaged block from steering the skip by a trailer
+      ** byte) */
+      if (e.nShared == m &&
+          (m == 0 || e.nUnshared == 0 || z[0] >= pT[m] ||
+           nKey - WCS_IKEY_TRAILER <= m)) {
+        break;
+      }
+      nPrevKey = nKey;
       iOff = (uint32_t)(z + e.nUnshared + e.nVal - p->a);
     }
-    /* its first nShared <= m bytes are those of K, still at p->pKey */
+    /* its first nShared <= m bytes are those of K, still at p->pKey, and
+    ** its predecessor's key is nPrevKey bytes long (K's, or that of an
+    ** entry passed over) */
     rc = decodeAt(p, iOff, nPrevKey);
     if (rc != WCS_OK || wcs_ikey_cmp(p->pKey, p->nKey, pT, nT) >= 0) {
       return rc;

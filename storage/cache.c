@@ -6,8 +6,13 @@
 **
 ** How it works. The cache is split into 1..16 shards by a hash of the key
 ** (one shard per 4 MiB of budget, up to 16) so that threads reading different
-** blocks rarely meet on a mutex; each shard has its own mutex, chained hash
-** table, ring of entries and share of the budget. An entry is one
+** blocks rarely meet on a mutex; each shard has its own mutex, hash table,
+** ring of entries and share of the budget. The table is open addressing
+** with linear probing, and each slot holds the entry's hash beside its
+** pointer: a lookup touches only the entry it finds. (An entry is the head
+** of a block-sized allocation, so each one visited is a cache miss and
+** often a TLB miss; with chained buckets a lookup visited 1.5 of them on
+** average, at a load of one per bucket.) An entry is one
 ** allocation: the handle header followed by the block bytes, plus at most
 ** one attached allocation of derived data (a data block's seek aid),
 ** charged with it. Entries are data blocks and, under the offset of a
@@ -52,7 +57,7 @@ struct wcs_cache_handle {
   uint64_t iFile;           /* key: file number */
   uint64_t iOff;            /* key: block offset in the file */
   uint64_t h;               /* hash of (iFile, iOff) */
-  wcs_cache_handle *pChain; /* next entry in the same hash bucket */
+  wcs_cache_handle *pChain; /* next entry on a list of entries to free */
   wcs_cache_handle *pPrev;  /* ring neighbours, while bInTable */
   wcs_cache_handle *pNext;
   cache_shard *pShard; /* shard it was inserted into; NULL: never */
@@ -67,11 +72,17 @@ struct wcs_cache_handle {
   ** flexible array member: a shard embeds a handle as its ring head) */
 };
 
+/* A slot of a shard's table: empty when p is NULL. */
+typedef struct cache_slot {
+  uint64_t h;          /* p->h, so a probe need not touch p */
+  wcs_cache_handle *p; /* the entry */
+} cache_slot;
+
 struct cache_shard {
-  pthread_mutex_t mutex;    /* guards everything below */
-  wcs_cache_handle **aHash; /* buckets; nHash is a power of two */
-  size_t nHash;             /* buckets allocated */
-  size_t nEntry;            /* entries in the table */
+  pthread_mutex_t mutex; /* guards everything below */
+  cache_slot *aSlot;     /* the table; nHash is a power of two */
+  size_t nHash;          /* slots allocated, >= 2 * nEntry */
+  size_t nEntry;         /* entries in the table */
   wcs_cache_handle ring;    /* ring head: ring.pNext is the oldest entry,
                             ** where the eviction sweep starts */
   size_t nBudget;           /* bytes this shard may hold idle */
@@ -129,8 +140,8 @@ int wcs_cache_new(size_t nBudget, wcs_cache **ppCache) {
     s->nBudget = nBudget / (size_t)p->nShard;
     s->ring.pNext = s->ring.pPrev = &s->ring;
     s->nHash = 64;
-    s->aHash = calloc(s->nHash, sizeof *s->aHash);
-    if (s->aHash == NULL) {
+    s->aSlot = calloc(s->nHash, sizeof *s->aSlot);
+    if (s->aSlot == NULL) {
       p->nShard = i + 1;
       wcs_cache_free(p);
       return WCS_NOMEM;
@@ -146,16 +157,14 @@ void wcs_cache_free(wcs_cache *p) {
   if (p == NULL) return;
   for (i = 0; i < p->nShard; i++) {
     cache_shard *s = &p->aShard[i];
-    for (j = 0; s->aHash && j < s->nHash; j++) {
-      wcs_cache_handle *h = s->aHash[j], *pNext;
-      for (; h; h = pNext) {
-        pNext = h->pChain;
-        /* Every handle must have been released before the cache is freed. */
-        assert(h->nRef == 0);
-        handleFree(h);
-      }
+    for (j = 0; s->aSlot && j < s->nHash; j++) {
+      wcs_cache_handle *h = s->aSlot[j].p;
+      if (h == NULL) continue;
+      /* Every handle must have been released before the cache is freed. */
+      assert(h->nRef == 0);
+      handleFree(h);
     }
-    free(s->aHash);
+    free(s->aSlot);
     pthread_mutex_destroy(&s->mutex);
   }
   /* Every reader must have been closed before the cache is freed. */
@@ -234,42 +243,66 @@ static void ringAppend(cache_shard *s, wcs_cache_handle *h) {
   s->ring.pPrev = h;
 }
 
-static wcs_cache_handle **findSlot(cache_shard *s, uint64_t h, uint64_t iFile,
-                                   uint64_t iOff) {
-  wcs_cache_handle **pp = &s->aHash[h & (s->nHash - 1)];
-  while (*pp && ((*pp)->iFile != iFile || (*pp)->iOff != iOff)) {
-    pp = &(*pp)->pChain;
+/* The slot holding (iFile, iOff), or the empty slot ending its probe
+** sequence, where it would go. The table always has an empty slot. */
+static cache_slot *findSlot(cache_shard *s, uint64_t h, uint64_t iFile,
+                            uint64_t iOff) {
+  size_t mask = s->nHash - 1, i = h & mask;
+  for (;;) {
+    cache_slot *e = &s->aSlot[i];
+    if (e->p == NULL) return e;
+    if (e->h == h && e->p->iFile == iFile && e->p->iOff == iOff) return e;
+    i = (i + 1) & mask;
   }
-  return pp;
+}
+
+/* Empty slot i and close the gap: each later entry of the run whose home
+** slot is not between the gap and itself (cyclically) moves back into it,
+** so that every entry stays reachable from its home slot. */
+static void slotDelete(cache_shard *s, size_t i) {
+  size_t mask = s->nHash - 1, j = i;
+  for (;;) {
+    size_t k;
+    s->aSlot[i].p = NULL;
+    do {
+      j = (j + 1) & mask;
+      if (s->aSlot[j].p == NULL) return;
+      k = s->aSlot[j].h & mask;
+    } while (i <= j ? (i < k && k <= j) : (i < k || k <= j));
+    s->aSlot[i] = s->aSlot[j];
+    i = j;
+  }
 }
 
 /* Take h out of the table and the ring. */
 static void tableRemove(cache_shard *s, wcs_cache_handle *h) {
-  wcs_cache_handle **pp = findSlot(s, h->h, h->iFile, h->iOff);
-  assert(*pp == h);
-  *pp = h->pChain;
-  h->pChain = NULL;
+  cache_slot *e = findSlot(s, h->h, h->iFile, h->iOff);
+  assert(e->p == h);
+  slotDelete(s, (size_t)(e - s->aSlot));
   h->bInTable = 0;
   ringUnlink(h);
   s->nEntry--;
   s->nUsed -= charge(h);
 }
 
-static void tableGrow(cache_shard *s) {
+/* Double the table. On failure the table stays as it is: fuller, and
+** slower to probe, but correct while it has an empty slot (the caller
+** checks). */
+static int tableGrow(cache_shard *s) {
   size_t nNew = s->nHash * 2, i;
-  wcs_cache_handle **aNew = calloc(nNew, sizeof *aNew);
-  if (aNew == NULL) return; /* keep the longer chains; still correct */
+  cache_slot *aNew = calloc(nNew, sizeof *aNew);
+  if (aNew == NULL) return WCS_NOMEM;
   for (i = 0; i < s->nHash; i++) {
-    wcs_cache_handle *h = s->aHash[i], *pNext;
-    for (; h; h = pNext) {
-      pNext = h->pChain;
-      h->pChain = aNew[h->h & (nNew - 1)];
-      aNew[h->h & (nNew - 1)] = h;
+    size_t j;
+    if (s->aSlot[i].p == NULL) continue;
+    for (j = s->aSlot[i].h & (nNew - 1); aNew[j].p; j = (j + 1) & (nNew - 1)) {
     }
+    aNew[j] = s->aSlot[i];
   }
-  free(s->aHash);
-  s->aHash = aNew;
+  free(s->aSlot);
+  s->aSlot = aNew;
   s->nHash = nNew;
+  return WCS_OK;
 }
 
 /* Sweep the ring until the shard fits its budget: entries in use are
@@ -307,7 +340,7 @@ static wcs_cache_handle *lookup(wcs_cache *p, uint64_t iFile, uint64_t iOff,
   cache_shard *s = shardOf(p, h);
   wcs_cache_handle *e;
   pthread_mutex_lock(&s->mutex);
-  e = *findSlot(s, h, iFile, iOff);
+  e = findSlot(s, h, iFile, iOff)->p;
   if (e) {
     e->nRef++;
     e->bRef = 1;
@@ -333,13 +366,14 @@ wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile, uint64_t iOff,
                                    wcs_cache_handle *pNew) {
   uint64_t h = hashKey(iFile, iOff);
   cache_shard *s = shardOf(p, h);
-  wcs_cache_handle **pp, *pFree = NULL, *pRet = pNew;
+  wcs_cache_handle *pFree = NULL, *pRet = pNew;
+  cache_slot *e;
   assert(pNew->pShard == NULL && pNew->nRef == 1);
   pthread_mutex_lock(&s->mutex);
-  pp = findSlot(s, h, iFile, iOff);
-  if (*pp) {
+  e = findSlot(s, h, iFile, iOff);
+  if (e->p) {
     /* Another reader inserted the same block first: share theirs. */
-    pRet = *pp;
+    pRet = e->p;
     pRet->nRef++;
     pRet->bRef = 1;
     pFree = pNew;
@@ -351,11 +385,23 @@ wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile, uint64_t iOff,
     pNew->bInTable = 1;
     pNew->bRef = 0;
     pNew->pChain = NULL;
-    *pp = pNew;
+    if ((s->nEntry + 1) * 2 > s->nHash) {
+      if (tableGrow(s) == WCS_OK) {
+        e = findSlot(s, h, iFile, iOff);
+      } else if (s->nEntry + 2 > s->nHash) {
+        /* no room for it and an empty slot: hand the block back
+        ** uncached, as if it had been read for one pass */
+        pNew->pShard = NULL;
+        pNew->bInTable = 0;
+        pthread_mutex_unlock(&s->mutex);
+        return pNew;
+      }
+    }
+    e->h = h;
+    e->p = pNew;
     ringAppend(s, pNew);
     s->nEntry++;
     s->nUsed += charge(pNew);
-    if (s->nEntry > s->nHash) tableGrow(s);
     evict(s, &pFree);
   }
   pthread_mutex_unlock(&s->mutex);
@@ -422,16 +468,19 @@ void wcs_cache_evict_file(wcs_cache *p, uint64_t iFile) {
     cache_shard *s = &p->aShard[i];
     wcs_cache_handle *pFree = NULL;
     pthread_mutex_lock(&s->mutex);
-    for (j = 0; j < s->nHash; j++) {
-      wcs_cache_handle *h = s->aHash[j], *pNext;
-      for (; h; h = pNext) {
-        pNext = h->pChain;
-        if (h->iFile != iFile) continue;
-        tableRemove(s, h);
-        if (h->nRef == 0) {
-          h->pChain = pFree;
-          pFree = h;
-        }
+    for (j = 0; j < s->nHash;) {
+      wcs_cache_handle *h = s->aSlot[j].p;
+      if (h == NULL || h->iFile != iFile) {
+        j++;
+        continue;
+      }
+      /* slot j now holds a later entry of the run, or nothing: look at
+      ** it again (an entry that wraps round to the end was seen already
+      ** and kept, seeing it again is harmless) */
+      tableRemove(s, h);
+      if (h->nRef == 0) {
+        h->pChain = pFree;
+        pFree = h;
       }
     }
     pthread_mutex_unlock(&s->mutex);

@@ -71,6 +71,21 @@ static inline uint64_t wcs_key_slice(const uint8_t *u, size_t nU,
   return v;
 }
 
+/* The length of the common prefix of a and b, both at least n bytes long,
+** at most n: eight bytes at a time. */
+static inline size_t wcs_common_prefix(const uint8_t *a, const uint8_t *b,
+                                       size_t n) {
+  size_t i = 0;
+  while (i + 8 <= n) {
+    uint64_t x = wcs_get64be(a + i) ^ wcs_get64be(b + i);
+    if (x) return i + (size_t)(__builtin_clzll(x) >> 3);
+    i += 8;
+  }
+  while (i < n && a[i] == b[i])
+    i++;
+  return i;
+}
+
 /* ---- varints: 7 bits per byte, low groups first, high bit = more */
 #define WCS_VARINT_MAX 10
 /* Write v at p (room for WCS_VARINT_MAX bytes); returns bytes written. */

@@ -1,7 +1,8 @@
 /*
 ** Tests of the block cache (storage/cache.c): hits and misses, the byte
 ** budget, least-recently-used eviction, blocks pinned by a reader outliving
-** eviction, dropping a file's blocks, two readers inserting the same block,
+** eviction, dropping a file's blocks (the hash table against a model),
+** two readers inserting the same block,
 ** several threads hammering one cache, and changing the budget of a cache
 ** in use.
 */
@@ -142,6 +143,47 @@ START_TEST(test_cache_evict_file_keeps_other_files) {
     wcs_cache_evict_file(c, (uint64_t)i);
   wcs_cache_stats(c, &nBytes, NULL, NULL);
   ck_assert_uint_eq(nBytes, 0);
+  wcs_cache_free(c);
+}
+END_TEST
+
+/* The table against a model: blocks of 16 files inserted in a scrambled
+** order (the table doubles several times) and whole files dropped, over
+** and over, so that deletions close gaps in runs of every shape, wrapped
+** round the table's end included. Every block the model holds must be
+** found, every other one not. */
+START_TEST(test_cache_table_matches_model_through_drops) {
+  enum { NFILE = 16, NOFF = 160 };
+  static uint8_t aIn[NFILE][NOFF];
+  wcs_cache *c;
+  uint32_t x = 12345;
+  int round, f, o;
+  memset(aIn, 0, sizeof aIn);
+  ck_assert_int_eq(wcs_cache_new(64 << 20, &c), WCS_OK);
+  for (round = 0; round < 40; round++) {
+    int i;
+    for (i = 0; i < 600; i++) {
+      x = x * 1103515245u + 12345u;
+      f = (int)((x >> 8) % NFILE);
+      o = (int)((x >> 16) % NOFF);
+      put(c, (uint64_t)f + 1, (uint64_t)o * 4096, 16);
+      aIn[f][o] = 1;
+    }
+    x = x * 1103515245u + 12345u;
+    f = (int)((x >> 8) % NFILE);
+    wcs_cache_evict_file(c, (uint64_t)f + 1);
+    memset(aIn[f], 0, NOFF);
+    for (f = 0; f < NFILE; f++) {
+      for (o = 0; o < NOFF; o++) {
+        ck_assert_int_eq(has(c, (uint64_t)f + 1, (uint64_t)o * 4096),
+                         aIn[f][o]);
+      }
+    }
+  }
+  for (f = 0; f < NFILE; f++)
+    wcs_cache_evict_file(c, (uint64_t)f + 1);
+  for (o = 0; o < NOFF; o++)
+    ck_assert(!has(c, 1, (uint64_t)o * 4096));
   wcs_cache_free(c);
 }
 END_TEST
@@ -308,6 +350,7 @@ Suite *storage_cache_suite(void) {
   tcase_add_test(tc, test_cache_evicts_blocks_not_recently_used);
   tcase_add_test(tc, test_cache_pinned_block_survives_eviction);
   tcase_add_test(tc, test_cache_evict_file_keeps_other_files);
+  tcase_add_test(tc, test_cache_table_matches_model_through_drops);
   tcase_add_test(tc, test_cache_second_insert_of_a_block_shares_the_first);
   tcase_add_test(tc, test_cache_unpinned_oversized_block_is_not_kept);
   tcase_add_test(tc, test_cache_threads_share_one_cache);
