@@ -119,6 +119,8 @@ struct wcs_cursor {
   int64_t iIdleSince;    /* monotonic micros it went to the pool */
   wcs_txn *pTxn;         /* or NULL */
   wcs_snapshot *pSnap;   /* owned, while opening with pTxn NULL */
+  int bOverlay;          /* the views merge pTxn's overlay (else they never
+                         ** need view_sync) */
   int bReverse;
   uint64_t nRowLimit;
   int nVersions;
@@ -165,7 +167,8 @@ struct wcs_cursor {
 
 /* Compare byte strings as memcmp, shorter first on a tie. Escaped row
 ** keys and bounds are short, and compared a few times per row: the first
-** difference is found eight bytes at a time inline. */
+** difference is found eight bytes at a time inline, with no byte loop at
+** the end unless both are shorter than a word. */
 static inline int bcmp2(const uint8_t *a, size_t na, const uint8_t *b,
                         size_t nb) {
   size_t n = na < nb ? na : nb, i = 0;
@@ -175,14 +178,20 @@ static inline int bcmp2(const uint8_t *a, size_t na, const uint8_t *b,
     i = n;
   }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x, y;
-    memcpy(&x, a + i, 8);
-    memcpy(&y, b + i, 8);
-    if (x != y) {
-      x = __builtin_bswap64(x); /* byte order: first byte most significant */
-      y = __builtin_bswap64(y);
-      return x < y ? -1 : 1;
+  if (i < n && n >= 8) {
+    /* whole words, the last one overlapping the equal bytes before it */
+    for (;;) {
+      uint64_t x, y;
+      if (i + 8 > n) i = n - 8;
+      memcpy(&x, a + i, 8);
+      memcpy(&y, b + i, 8);
+      if (x != y) {
+        x = __builtin_bswap64(x); /* byte order: first byte most significant */
+        y = __builtin_bswap64(y);
+        return x < y ? -1 : 1;
+      }
+      i += 8;
+      if (i >= n) break;
     }
   }
 #endif
@@ -194,15 +203,29 @@ static inline int bcmp2(const uint8_t *a, size_t na, const uint8_t *b,
 
 /* 1 if the n bytes at a and b are equal. The per-cell path compares
 ** short strings (a row key, a qualifier) that are mostly equal: eight
-** bytes at a time inline is cheaper than a call to memcmp. */
+** bytes at a time inline is cheaper than a call to memcmp, and the last
+** word overlaps the one before it rather than ending in a byte loop. */
 static inline int same(const uint8_t *a, const uint8_t *b, size_t n) {
   uint64_t x, y;
   if (n > 64) return memcmp(a, b, n) == 0;
-  while (n >= 8) {
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-    if (x != y) return 0;
-    a += 8, b += 8, n -= 8;
+  if (n >= 8) {
+    while (n > 8) {
+      memcpy(&x, a, 8);
+      memcpy(&y, b, 8);
+      if (x != y) return 0;
+      a += 8, b += 8, n -= 8;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
+  }
+  if (n >= 4) {
+    uint32_t u, v, u2, v2;
+    memcpy(&u, a, 4);
+    memcpy(&v, b, 4);
+    memcpy(&u2, a + n - 4, 4);
+    memcpy(&v2, b + n - 4, 4);
+    return u == v && u2 == v2;
   }
   while (n > 0) {
     if (*a++ != *b++) return 0;
@@ -211,19 +234,46 @@ static inline int same(const uint8_t *a, const uint8_t *b, size_t n) {
   return 1;
 }
 
+/* Copy n bytes from p to z, which do not overlap. Cell qualifiers and
+** values and row keys are mostly short: up to 32 bytes are copied by
+** at most two overlapping loads and stores of each size, inline. */
+static inline void copy_short(uint8_t *z, const uint8_t *p, size_t n) {
+  if (n >= 8) {
+    if (n > 32) {
+      memcpy(z, p, n);
+    } else if (n >= 16) {
+      uint8_t t[16], u[16];
+      memcpy(t, p, 16);
+      memcpy(u, p + n - 16, 16);
+      memcpy(z, t, 16);
+      memcpy(z + n - 16, u, 16);
+    } else {
+      uint64_t t, u;
+      memcpy(&t, p, 8);
+      memcpy(&u, p + n - 8, 8);
+      memcpy(z, &t, 8);
+      memcpy(z + n - 8, &u, 8);
+    }
+  } else if (n >= 4) {
+    uint32_t t, u;
+    memcpy(&t, p, 4);
+    memcpy(&u, p + n - 4, 4);
+    memcpy(z, &t, 4);
+    memcpy(z + n - 4, &u, 4);
+  } else if (n > 0) {
+    /* 1 to 3 bytes: first, middle and last cover them */
+    uint8_t t0 = p[0], t1 = p[n / 2], t2 = p[n - 1];
+    z[0] = t0;
+    z[n / 2] = t1;
+    z[n - 1] = t2;
+  }
+}
+
 /* wcs_buf_append() with the common case, room enough, inline: the
 ** per-cell path appends a few short strings per cell. */
 static inline int put(wcs_buf *b, const void *p, size_t n) {
   if (b->nAlloc - b->n < n) return wcs_buf_append(b, p, n);
-  if (n <= 16) {
-    const uint8_t *q = p;
-    uint8_t *z = b->a + b->n;
-    size_t i;
-    for (i = 0; i < n; i++)
-      z[i] = q[i];
-  } else {
-    memcpy(b->a + b->n, p, n);
-  }
+  copy_short(b->a + b->n, p, n);
   b->n += n;
   return WCS_OK;
 }
@@ -425,20 +475,12 @@ static int cell_put(wcs_cursor *c, Stream *s, const char *zFamily,
     if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
     pc->nQual = (size_t)(c->data.a + c->data.n - z);
   } else {
-    size_t i;
-    for (i = 0; i < nQual; i++)
-      z[i] = pKey->pQualT[i];
+    copy_short(z, pKey->pQualT, nQual);
     c->data.n += nQual;
     pc->nQual = nQual;
   }
   z = c->data.a + c->data.n;
-  if (nVal <= 16) {
-    size_t i;
-    for (i = 0; i < nVal; i++)
-      z[i] = pVal[i];
-  } else {
-    memcpy(z, pVal, nVal);
-  }
+  copy_short(z, pVal, nVal);
   c->data.n += nVal;
   pc->pVal = z;
   pc->nVal = nVal;
@@ -451,13 +493,34 @@ static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
          same(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n);
 }
 
+/* 1 if the n bytes at p hold a 00. p is a qualifier within a cell key:
+** its terminator and the timestamp, ten bytes, follow, so the body is
+** read a word at a time, the last word masked to the body's bytes (the
+** zero-byte test flags no byte below the first 00). */
+static inline int has_zero(const uint8_t *p, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  size_t i;
+  for (i = 0; i < n; i += 8) {
+    uint64_t x, m;
+    memcpy(&x, p + i, 8);
+    m = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+    if (n - i < 8) m &= (1ull << (8 * (n - i))) - 1;
+    if (m) return 1;
+  }
+  return 0;
+#else
+  return n > 0 && memchr(p, 0, n) != NULL;
+#endif
+}
+
 /* eng_parse_key() for a key at_row() accepted: the row part is known to
 ** be c->rowT, so only the qualifier and timestamp are checked. *pbEsc:
 ** the qualifier holds an escaped 00. Qualifiers are mostly short names
-** without a 00 byte: those are checked by a loop, not a scan. */
+** without a 00 byte: those are checked a word at a time (has_zero), and
+** only one with a 00 is scanned for its escapes. */
 static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
                                EngKey *pKey, int *pbEsc) {
-  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual, nBody, i;
+  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual, nBody;
   const uint8_t *q;
   pKey->pQualT = k; /* set on every path (callers read it only on OK) */
   pKey->nQualT = 0;
@@ -468,13 +531,7 @@ static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
   nQual = nk - o - ENG_TS_BYTES;
   nBody = nQual - 2;
   if (q[nBody] != 0x00 || q[nBody + 1] != 0x01) return WCS_CORRUPT_BKPT;
-  if (nBody <= 16) {
-    for (i = 0; i < nBody && q[i] != 0; i++) {
-    }
-    *pbEsc = i < nBody;
-  } else {
-    *pbEsc = memchr(q, 0, nBody) != NULL;
-  }
+  *pbEsc = has_zero(q, nBody);
   if (*pbEsc && field_scan(q, nQual, pbEsc) != nQual) return WCS_CORRUPT_BKPT;
   /* iTid, iFid and the row are the stream's and c->rowT: not set */
   pKey->pQualT = k + o;
@@ -820,8 +877,10 @@ static int advance(wcs_cursor *c) {
       if (c->bReseek) s->bDone = 0;
       if (c->bPlaced && !c->bReseek) {
         if (s->bDone) continue;
-        rc = view_sync(s->pView);
-        if (rc) break;
+        if (c->bOverlay) {
+          rc = view_sync(s->pView);
+          if (rc) break;
+        }
         if (!view_valid(s->pView)) {
           s->bDone = 1;
           continue;
@@ -830,12 +889,24 @@ static int advance(wcs_cursor *c) {
         rc = stream_place(c, s, b, nb, bOpen, c->bReseek);
         if (rc || s->bDone) continue;
       }
+      if (iBest >= 0) {
+        size_t nk;
+        const uint8_t *k = view_key(s->pView, &nk);
+        if (nk >= ENG_PREFIX_BYTES + nBest &&
+            same(k + ENG_PREFIX_BYTES, pBest, nBest)) {
+          /* at the best row (escaped rows with their terminator are
+          ** prefix-free): no need to find the row's end again */
+          s->pRowT = k + ENG_PREFIX_BYTES;
+          s->nRowT = nBest;
+          s->bRowEsc = c->aStream[iBest].bRowEsc;
+          s->iSameAs = iBest; /* a later, better row makes this stale */
+          continue;
+        }
+      }
       rc = stream_row(s);
       if (rc) break;
       s->iSameAs = -1;
-      if (iBest >= 0 && s->nRowT == nBest && same(s->pRowT, pBest, nBest)) {
-        s->iSameAs = iBest; /* a later, better row makes this stale */
-      } else if (iBest < 0 ||
+      if (iBest < 0 ||
                  (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
                               : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
         iBest = i;
@@ -1310,6 +1381,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     }
   }
   if (rc) return rc;
+  c->bOverlay = pOv != NULL;
   iSeq = pSnap ? wcs_snapshot_seq(pSnap) : 0;
   /* one point row: the streams can use the row-prefix bloom filters */
   if (c->nRange == 1 && !HIOPEN(0) && NHI(0) == NLO(0) + 2 &&
