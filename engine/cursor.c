@@ -94,6 +94,8 @@ typedef struct Stream {
   int iSameAs;          /* candidate pass: index of the stream holding the
                         ** best row when this one was found at that same
                         ** row, or -1 */
+  int bPlain;           /* forward, no GC policy, cells not keys only:
+                        ** collect_plain() applies (set at open) */
 } Stream;
 
 /* One family's view, kept across reuses of the cursor. */
@@ -149,7 +151,8 @@ struct wcs_cursor {
   uint64_t nHeat; /* rows returned but not yet counted in the heat map */
 
   int bEof;
-  wcs_buf rowT; /* current row: esc(row) 00 01 */
+  wcs_buf rowT; /* current row: esc(row) 00 01 (within advance(): it
+                ** becomes pos once the row is done, pos_past_row) */
   int bRowEsc;  /* rowT holds an escaped 00 */
   wcs_buf row;  /* current row: raw key */
   wcs_buf data; /* cell bytes */
@@ -557,20 +560,20 @@ static int bad_key(const uint8_t *k, size_t nk, int rc) {
 
 /*
 ** Forward, the common case of collect_forward(), for a family without a
-** GC policy and a read of cells (not keys only): while the stream is at
-** cells of row c->rowT that each begin a new column and are inside the
-** time range, every one is kept (whatever the latest-N), so it is copied
-** to the row's cells with nothing else to decide. Stops at the first key
-** that is anything else (a second version of a column, an escaped 00 in
-** the qualifier, a malformed key, a timestamp outside the range), which
-** the caller's general loop takes from there, knowing that key is at the
-** row; or at the end of the row (*pbEnd). *pnPut: cells kept; the last
-** one's qualifier (no 00 in it) is at *poQual in data, *pnQual bytes.
+** GC policy and a read of cells (not keys only, Stream.bPlain): while the
+** stream is at cells of row c->rowT that each begin a new column and are
+** inside the time range, every one is kept (whatever the latest-N), so it
+** is copied to the row's cells with nothing else to decide. Stops at the
+** first key that is anything else (a second version of a column, an
+** escaped 00 in the qualifier, a malformed key, a timestamp outside the
+** range), which collect_rest() takes from there, knowing that key is at
+** the row; or at the end of the row (*pbEnd). *pnPut: cells kept; the
+** last one's qualifier (no 00 in it) is at *poQual in data, *pnQual bytes.
 */
-static int collect_plain(wcs_cursor *c, Stream *s, const char *zFamily,
-                         size_t *poQual, size_t *pnQual, int *pnPut,
-                         int *pbEnd) {
+static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
+                                size_t *pnQual, int *pnPut, int *pbEnd) {
   EngView *v = s->pView;
+  const char *zFamily = c->pDef->aFam[s->iFam].zName;
   const uint8_t *pRowT = c->rowT.a;
   const size_t nRowT = c->rowT.n, o = ENG_PREFIX_BYTES + nRowT;
   /* iMinTs <= iTs < iMaxTs (and iTs >= 0) as one unsigned compare */
@@ -642,30 +645,28 @@ static int collect_plain(wcs_cursor *c, Stream *s, const char *zFamily,
 }
 
 /*
-** Forward: read the cells of row c->rowT from stream s, keeping only those
-** the read returns (see the file comment), and skip what cannot be
-** returned by seeking once a run of ENG_SKIP_SEEK cells was stepped over.
+** Forward: read the rest of the cells of row c->rowT from stream s, which
+** is at one of them, keeping only those the read returns (see the file
+** comment), and skip what cannot be returned by seeking once a run of
+** ENG_SKIP_SEEK cells was stepped over. oQual, nQual: as below, for the
+** column of the last cell kept, if nPut (cells kept by collect_plain) is
+** not 0. Kept out of line, so that the plain case stays small.
 */
-static int collect_forward(wcs_cursor *c, Stream *s) {
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual,
+                        size_t nQual) {
   const EngFamily *f = &c->pDef->aFam[s->iFam];
   const char *zFamily = f->zName;
   int64_t iPos = 0, nEmit = 0;
   int nSkip = 0, rc = WCS_OK, bAtRow = 1; /* the caller saw the first key */
   int bGc = f->nMaxVersions > 0 || f->iMaxAge > 0;
-  size_t oQual = (size_t)-1, nQual = 0; /* see "a new column?" below */
   c->col.n = 0;
-  if (!bGc && !c->bKeysOnly) {
-    int nPut, bEnd;
-    rc = collect_plain(c, s, zFamily, &oQual, &nQual, &nPut, &bEnd);
-    if (rc == WCS_OK && bEnd) {
-      s->bDone = !view_valid(s->pView);
-      return WCS_OK;
-    }
-    if (nPut > 0) {
-      iPos = nEmit = 1; /* the current column's first cell was kept */
-    } else {
-      oQual = (size_t)-1;
-    }
+  if (nPut > 0) {
+    iPos = nEmit = 1; /* the current column's first cell was kept */
+  } else {
+    oQual = (size_t)-1; /* see "a new column?" below */
   }
   while (rc == WCS_OK && view_valid(s->pView)) {
     size_t nk, nCol;
@@ -746,6 +747,22 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
   }
   if (rc == WCS_OK) s->bDone = !view_valid(s->pView);
   return rc;
+}
+
+/* Forward: read the cells of row c->rowT from stream s, which is at its
+** first one: collect_plain() while it can, collect_rest() for the rest. */
+static inline int collect_forward(wcs_cursor *c, Stream *s) {
+  size_t oQual = 0, nQual = 0;
+  int nPut = 0, bEnd = 0, rc;
+  if (s->bPlain) {
+    rc = collect_plain(c, s, &oQual, &nQual, &nPut, &bEnd);
+    if (rc) return rc;
+    if (bEnd) {
+      s->bDone = !view_valid(s->pView);
+      return WCS_OK;
+    }
+  }
+  return collect_rest(c, s, nPut, oQual, nQual);
 }
 
 /* Reverse assembly, at the end of a column: its cells that passed the
@@ -900,15 +917,16 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
 }
 
 /* Set c->pos to the successor bound of row rowT (forward: just past the
-** row; reverse: just below it). */
-static int pos_past_row(wcs_cursor *c) {
-  int rc;
-  c->pos.n = 0;
+** row; reverse: just below it). The bound is rowT itself, its terminator
+** 00 01 made 00 02 forward: the two buffers trade places rather than
+** copy, which leaves rowT undefined until the next candidate is put. */
+static inline void pos_past_row(wcs_cursor *c) {
+  wcs_buf t = c->pos;
+  c->pos = c->rowT;
+  c->rowT = t;
   c->bPosOpen = 0;
   c->bPlaced = 0;
-  rc = put(&c->pos, c->rowT.a, c->rowT.n);
-  if (rc == WCS_OK && !c->bReverse) c->pos.a[c->pos.n - 1] = 0x02;
-  return rc;
+  if (!c->bReverse) c->pos.a[c->pos.n - 1] = 0x02;
 }
 
 /* Count the rows read since the last flush in the heat map, under the
@@ -1038,8 +1056,7 @@ static int advance(wcs_cursor *c) {
         continue; /* bPlaced is 0 */
       }
     } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) < 0) {
-      rc = pos_past_row(c);
-      if (rc) break;
+      pos_past_row(c);
       c->pos.a[c->pos.n - 1] = 0x02; /* rows < C include this one */
       continue;
     }
@@ -1075,8 +1092,7 @@ static int advance(wcs_cursor *c) {
         v = WCS_ROW_SKIP;
       }
       if (v == WCS_ROW_SKIP) {
-        rc = pos_past_row(c);
-        if (rc) break;
+        pos_past_row(c);
         continue;
       }
       if (v != WCS_ROW_EMIT) {
@@ -1098,8 +1114,7 @@ static int advance(wcs_cursor *c) {
       }
     }
     if (rc) break;
-    rc = pos_past_row(c);
-    if (rc) break;
+    pos_past_row(c);
     c->bPlaced = 1;
     if (c->nRaw == 0) continue; /* no cell left: not a row */
     c->nRows++;
@@ -1505,6 +1520,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s = &c->aStream[c->nStream];
     s->iFam = i;
     s->bDone = 0;
+    s->bPlain = !c->bReverse && !c->bKeysOnly && d->aFam[i].nMaxVersions <= 0 &&
+                d->aFam[i].iMaxAge <= 0;
     rc = stream_bounds(c, i, bPoint);
     if (rc) return eng_err(rc, "out of memory");
     memcpy(s->aPre, c->lower.a, ENG_PREFIX_BYTES);
