@@ -96,6 +96,7 @@ typedef struct Stream {
                         ** row, or -1 */
   int bPlain;           /* forward, no GC policy, cells not keys only:
                         ** collect_plain() applies (set at open) */
+  const char *zFamily;  /* the family's name, for its cells */
 } Stream;
 
 /* One family's view, kept across reuses of the cursor. */
@@ -127,6 +128,8 @@ struct wcs_cursor {
   uint64_t nRowLimit;
   int nVersions;
   int64_t iMinTs, iMaxTs; /* effective [min, max) */
+  uint64_t uMinTs, nTsSpan; /* the same as one unsigned test: iTs (>= 0)
+                            ** is inside iff iTs - uMinTs < nTsSpan */
   int bKeysOnly;
   int (*xRowFilter)(void *, const void *, size_t, const void **, size_t *);
   void *pFilterCtx;
@@ -573,13 +576,10 @@ static int bad_key(const uint8_t *k, size_t nk, int rc) {
 static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
                                 size_t *pnQual, int *pnPut, int *pbEnd) {
   EngView *v = s->pView;
-  const char *zFamily = c->pDef->aFam[s->iFam].zName;
+  const char *zFamily = s->zFamily;
   const uint8_t *pRowT = c->rowT.a;
   const size_t nRowT = c->rowT.n, o = ENG_PREFIX_BYTES + nRowT;
-  /* iMinTs <= iTs < iMaxTs (and iTs >= 0) as one unsigned compare */
-  const uint64_t uMin = c->iMinTs > 0 ? (uint64_t)c->iMinTs : 0;
-  const uint64_t nSpan =
-      c->iMaxTs > (int64_t)uMin ? (uint64_t)c->iMaxTs - uMin : 0;
+  const uint64_t uMin = c->uMinTs, nSpan = c->nTsSpan;
   const int iFam = s->iFam;
   size_t oQual = 0, nQual = 0;
   int nPut = 0, rc = WCS_OK;
@@ -610,8 +610,9 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
       rc = WCS_NOMEM;
       break;
     }
-    if (c->data.nAlloc - c->data.n < nBody + nVal &&
-        data_reserve(c, nBody + nVal)) {
+    /* 8 bytes of slack: a short qualifier is copied as one word */
+    if (c->data.nAlloc - c->data.n < nBody + nVal + 8 &&
+        data_reserve(c, nBody + nVal + 8)) {
       rc = WCS_NOMEM;
       break;
     }
@@ -627,7 +628,12 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     pc->nQual = nBody;
     pc->pVal = z + nBody;
     pc->nVal = nVal;
-    copy_short(z, q, nBody);
+    if (nBody <= 8) {
+      uint64_t x = word(q); /* the key goes on for 10 more bytes */
+      memcpy(z, &x, 8);     /* bytes past nBody: the value's room */
+    } else {
+      copy_short(z, q, nBody);
+    }
     copy_short(z + nBody, pVal, nVal);
     nPut++;
     rc = view_step(v);
@@ -1462,6 +1468,9 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   if (o->iAsOf >= 0 && o->iAsOf < INT64_MAX && o->iAsOf + 1 < c->iMaxTs) {
     c->iMaxTs = o->iAsOf + 1;
   }
+  c->uMinTs = c->iMinTs > 0 ? (uint64_t)c->iMinTs : 0;
+  c->nTsSpan =
+      c->iMaxTs > (int64_t)c->uMinTs ? (uint64_t)c->iMaxTs - c->uMinTs : 0;
   c->bKeysOnly = o->bKeysOnly != 0;
   c->xRowFilter = o->xRowFilter;
   c->pFilterCtx = o->pFilterCtx;
@@ -1522,6 +1531,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->bDone = 0;
     s->bPlain = !c->bReverse && !c->bKeysOnly && d->aFam[i].nMaxVersions <= 0 &&
                 d->aFam[i].iMaxAge <= 0;
+    s->zFamily = d->aFam[i].zName;
     rc = stream_bounds(c, i, bPoint);
     if (rc) return eng_err(rc, "out of memory");
     memcpy(s->aPre, c->lower.a, ENG_PREFIX_BYTES);
