@@ -35,11 +35,16 @@
 **
 ** The per-row path (doc/engine.md, "The per-row path of a scan"). Each
 ** key is looked at about once: the candidate pass finds a stream's row
-** (Stream.pRowT) and assembly reuses it; after a row is assembled every
-** stream is past it (bPlaced), so the next row places nothing; rows and
-** qualifiers without an escaped 00 are copied rather than unescaped;
-** forward, kept cells are written straight into aCell, their bytes into
-** data (data_reserve() re-points them if data grows mid-row).
+** (Stream.pRowT; a stream at the best row takes its end from that one)
+** and assembly reuses it; after a row is assembled every stream is past
+** it (bPlaced), so the next row places nothing, and the bound past it is
+** the row's own buffer (pos_past_row); rows and qualifiers without an
+** escaped 00 are copied rather than unescaped; forward, kept cells are
+** written straight into aCell, their bytes into data (data_reserve()
+** re-points them if data grows mid-row). Forward, in a family without a
+** GC policy, a cell that begins a column inside the time range is always
+** kept: collect_plain() takes a run of those with nothing else to decide
+** (the common case, one version per column), collect_rest() the others.
 **
 ** Reuse. A closed cursor goes to its engine's pool of ENG_POOL_MAX idle
 ** cursors, and the next open on the same table definition takes it over:
@@ -591,8 +596,7 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     wcs_cell *pc;
     uint8_t *z;
     /* the first key is at the row (the caller saw it) */
-    if (nPut > 0 &&
-        (nk < o || !same(k + ENG_PREFIX_BYTES, pRowT, nRowT))) {
+    if (nPut > 0 && (nk < o || !same(k + ENG_PREFIX_BYTES, pRowT, nRowT))) {
       *pbEnd = 1;
       break;
     }
@@ -1038,8 +1042,8 @@ static int advance(wcs_cursor *c) {
       if (rc) break;
       s->iSameAs = -1;
       if (iBest < 0 ||
-                 (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
-                              : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
+          (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
+                       : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
         iBest = i;
         pBest = s->pRowT;
         nBest = s->nRowT;
