@@ -969,19 +969,21 @@ static int advance(wcs_cursor *c) {
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
     /* the range holding the bound */
     if (!c->bReverse) {
-      int iRange0 = c->iRange;
-      while (c->iRange < c->nRange && !HIOPEN(c->iRange) &&
-             bcmp2(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
-        c->iRange++;
-      }
-      if (c->iRange >= c->nRange) break;
-      /* just past a row of this range, the bound is above its start */
-      if (!(c->bPlaced && c->iRange == iRange0) &&
-          bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
-        c->pos.n = 0;
-        c->bPlaced = 0;
-        rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
-        if (rc) break;
+      /* just past a row of the current range (bPlaced), the bound is
+      ** above its start, and the next candidate is checked against its
+      ** end below: a bound at or past the end makes it a candidate past
+      ** it too, which moves on to the next range from there */
+      if (!c->bPlaced) {
+        while (c->iRange < c->nRange && !HIOPEN(c->iRange) &&
+               bcmp2(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
+          c->iRange++;
+        }
+        if (c->iRange >= c->nRange) break;
+        if (bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
+          c->pos.n = 0;
+          rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
+          if (rc) break;
+        }
       }
       b = c->pos.a;
       nb = c->pos.n;
