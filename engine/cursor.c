@@ -35,11 +35,16 @@
 **
 ** The per-row path (doc/engine.md, "The per-row path of a scan"). Each
 ** key is looked at about once: the candidate pass finds a stream's row
-** (Stream.pRowT) and assembly reuses it; after a row is assembled every
-** stream is past it (bPlaced), so the next row places nothing; rows and
-** qualifiers without an escaped 00 are copied rather than unescaped;
-** forward, kept cells are written straight into aCell, their bytes into
-** data (data_reserve() re-points them if data grows mid-row).
+** (Stream.pRowT; a stream at the best row takes its end from that one)
+** and assembly reuses it; after a row is assembled every stream is past
+** it (bPlaced), so the next row places nothing, and the bound past it is
+** the row's own buffer (pos_past_row); rows and qualifiers without an
+** escaped 00 are copied rather than unescaped; forward, kept cells are
+** written straight into aCell, their bytes into data (data_reserve()
+** re-points them if data grows mid-row). Forward, in a family without a
+** GC policy, a cell that begins a column inside the time range is always
+** kept: collect_plain() takes a run of those with nothing else to decide
+** (the common case, one version per column), collect_rest() the others.
 **
 ** Reuse. A closed cursor goes to its engine's pool of ENG_POOL_MAX idle
 ** cursors, and the next open on the same table definition takes it over:
@@ -94,6 +99,9 @@ typedef struct Stream {
   int iSameAs;          /* candidate pass: index of the stream holding the
                         ** best row when this one was found at that same
                         ** row, or -1 */
+  int bPlain;           /* forward, no GC policy, cells not keys only:
+                        ** collect_plain() applies (set at open) */
+  const char *zFamily;  /* the family's name, for its cells */
 } Stream;
 
 /* One family's view, kept across reuses of the cursor. */
@@ -119,10 +127,14 @@ struct wcs_cursor {
   int64_t iIdleSince;    /* monotonic micros it went to the pool */
   wcs_txn *pTxn;         /* or NULL */
   wcs_snapshot *pSnap;   /* owned, while opening with pTxn NULL */
+  int bOverlay;          /* the views merge pTxn's overlay (else they never
+                         ** need view_sync) */
   int bReverse;
   uint64_t nRowLimit;
   int nVersions;
   int64_t iMinTs, iMaxTs; /* effective [min, max) */
+  uint64_t uMinTs, nTsSpan; /* the same as one unsigned test: iTs (>= 0)
+                            ** is inside iff iTs - uMinTs < nTsSpan */
   int bKeysOnly;
   int (*xRowFilter)(void *, const void *, size_t, const void **, size_t *);
   void *pFilterCtx;
@@ -147,7 +159,8 @@ struct wcs_cursor {
   uint64_t nHeat; /* rows returned but not yet counted in the heat map */
 
   int bEof;
-  wcs_buf rowT; /* current row: esc(row) 00 01 */
+  wcs_buf rowT; /* current row: esc(row) 00 01 (within advance(): it
+                ** becomes pos once the row is done, pos_past_row) */
   int bRowEsc;  /* rowT holds an escaped 00 */
   wcs_buf row;  /* current row: raw key */
   wcs_buf data; /* cell bytes */
@@ -165,7 +178,8 @@ struct wcs_cursor {
 
 /* Compare byte strings as memcmp, shorter first on a tie. Escaped row
 ** keys and bounds are short, and compared a few times per row: the first
-** difference is found eight bytes at a time inline. */
+** difference is found eight bytes at a time inline, with no byte loop at
+** the end unless both are shorter than a word. */
 static inline int bcmp2(const uint8_t *a, size_t na, const uint8_t *b,
                         size_t nb) {
   size_t n = na < nb ? na : nb, i = 0;
@@ -175,14 +189,20 @@ static inline int bcmp2(const uint8_t *a, size_t na, const uint8_t *b,
     i = n;
   }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x, y;
-    memcpy(&x, a + i, 8);
-    memcpy(&y, b + i, 8);
-    if (x != y) {
-      x = __builtin_bswap64(x); /* byte order: first byte most significant */
-      y = __builtin_bswap64(y);
-      return x < y ? -1 : 1;
+  if (i < n && n >= 8) {
+    /* whole words, the last one overlapping the equal bytes before it */
+    for (;;) {
+      uint64_t x, y;
+      if (i + 8 > n) i = n - 8;
+      memcpy(&x, a + i, 8);
+      memcpy(&y, b + i, 8);
+      if (x != y) {
+        x = __builtin_bswap64(x); /* byte order: first byte most significant */
+        y = __builtin_bswap64(y);
+        return x < y ? -1 : 1;
+      }
+      i += 8;
+      if (i >= n) break;
     }
   }
 #endif
@@ -192,17 +212,38 @@ static inline int bcmp2(const uint8_t *a, size_t na, const uint8_t *b,
   return na < nb ? -1 : (na > nb);
 }
 
+/* The 8 bytes at p as a word, in memory order (for equality tests). */
+static inline uint64_t word(const uint8_t *p) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+  return x;
+}
+
 /* 1 if the n bytes at a and b are equal. The per-cell path compares
-** short strings (a row key, a qualifier) that are mostly equal: eight
-** bytes at a time inline is cheaper than a call to memcmp. */
+** short strings (a row key, a qualifier) that are mostly equal: up to 32
+** bytes take at most four overlapping words, or-ed together with no
+** branch between them, cheaper inline than a call to memcmp. */
 static inline int same(const uint8_t *a, const uint8_t *b, size_t n) {
-  uint64_t x, y;
-  if (n > 64) return memcmp(a, b, n) == 0;
-  while (n >= 8) {
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-    if (x != y) return 0;
-    a += 8, b += 8, n -= 8;
+  if (n >= 8) {
+    uint64_t d;
+    if (n > 64) return memcmp(a, b, n) == 0;
+    while (n > 32) {
+      if (word(a) != word(b)) return 0;
+      a += 8, b += 8, n -= 8;
+    }
+    d = (word(a) ^ word(b)) | (word(a + n - 8) ^ word(b + n - 8));
+    if (n > 16) {
+      d |= (word(a + 8) ^ word(b + 8)) | (word(a + n - 16) ^ word(b + n - 16));
+    }
+    return d == 0;
+  }
+  if (n >= 4) {
+    uint32_t u, v, u2, v2;
+    memcpy(&u, a, 4);
+    memcpy(&v, b, 4);
+    memcpy(&u2, a + n - 4, 4);
+    memcpy(&v2, b + n - 4, 4);
+    return ((u ^ v) | (u2 ^ v2)) == 0;
   }
   while (n > 0) {
     if (*a++ != *b++) return 0;
@@ -211,19 +252,46 @@ static inline int same(const uint8_t *a, const uint8_t *b, size_t n) {
   return 1;
 }
 
+/* Copy n bytes from p to z, which do not overlap. Cell qualifiers and
+** values and row keys are mostly short: up to 32 bytes are copied by
+** at most two overlapping loads and stores of each size, inline. */
+static inline void copy_short(uint8_t *z, const uint8_t *p, size_t n) {
+  if (n >= 8) {
+    if (n > 32) {
+      memcpy(z, p, n);
+    } else if (n >= 16) {
+      uint8_t t[16], u[16];
+      memcpy(t, p, 16);
+      memcpy(u, p + n - 16, 16);
+      memcpy(z, t, 16);
+      memcpy(z + n - 16, u, 16);
+    } else {
+      uint64_t t, u;
+      memcpy(&t, p, 8);
+      memcpy(&u, p + n - 8, 8);
+      memcpy(z, &t, 8);
+      memcpy(z + n - 8, &u, 8);
+    }
+  } else if (n >= 4) {
+    uint32_t t, u;
+    memcpy(&t, p, 4);
+    memcpy(&u, p + n - 4, 4);
+    memcpy(z, &t, 4);
+    memcpy(z + n - 4, &u, 4);
+  } else if (n > 0) {
+    /* 1 to 3 bytes: first, middle and last cover them */
+    uint8_t t0 = p[0], t1 = p[n / 2], t2 = p[n - 1];
+    z[0] = t0;
+    z[n / 2] = t1;
+    z[n - 1] = t2;
+  }
+}
+
 /* wcs_buf_append() with the common case, room enough, inline: the
 ** per-cell path appends a few short strings per cell. */
 static inline int put(wcs_buf *b, const void *p, size_t n) {
   if (b->nAlloc - b->n < n) return wcs_buf_append(b, p, n);
-  if (n <= 16) {
-    const uint8_t *q = p;
-    uint8_t *z = b->a + b->n;
-    size_t i;
-    for (i = 0; i < n; i++)
-      z[i] = q[i];
-  } else {
-    memcpy(b->a + b->n, p, n);
-  }
+  copy_short(b->a + b->n, p, n);
   b->n += n;
   return WCS_OK;
 }
@@ -425,20 +493,12 @@ static int cell_put(wcs_cursor *c, Stream *s, const char *zFamily,
     if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
     pc->nQual = (size_t)(c->data.a + c->data.n - z);
   } else {
-    size_t i;
-    for (i = 0; i < nQual; i++)
-      z[i] = pKey->pQualT[i];
+    copy_short(z, pKey->pQualT, nQual);
     c->data.n += nQual;
     pc->nQual = nQual;
   }
   z = c->data.a + c->data.n;
-  if (nVal <= 16) {
-    size_t i;
-    for (i = 0; i < nVal; i++)
-      z[i] = pVal[i];
-  } else {
-    memcpy(z, pVal, nVal);
-  }
+  copy_short(z, pVal, nVal);
   c->data.n += nVal;
   pc->pVal = z;
   pc->nVal = nVal;
@@ -451,13 +511,35 @@ static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
          same(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n);
 }
 
+/* 1 if the n bytes at p hold a 00. p is a qualifier within a cell key:
+** its terminator and the timestamp, ten bytes, follow, so the body is
+** read a word at a time, the last word masked to the body's bytes (the
+** zero-byte test flags no byte below the first 00). */
+static inline int has_zero(const uint8_t *p, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t x, m;
+  while (n > 8) {
+    x = word(p);
+    if ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) return 1;
+    p += 8, n -= 8;
+  }
+  x = word(p);
+  m = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+  if (n < 8) m &= (1ull << (8 * n)) - 1;
+  return m != 0;
+#else
+  return n > 0 && memchr(p, 0, n) != NULL;
+#endif
+}
+
 /* eng_parse_key() for a key at_row() accepted: the row part is known to
 ** be c->rowT, so only the qualifier and timestamp are checked. *pbEsc:
 ** the qualifier holds an escaped 00. Qualifiers are mostly short names
-** without a 00 byte: those are checked by a loop, not a scan. */
+** without a 00 byte: those are checked a word at a time (has_zero), and
+** only one with a 00 is scanned for its escapes. */
 static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
                                EngKey *pKey, int *pbEsc) {
-  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual, nBody, i;
+  size_t o = ENG_PREFIX_BYTES + c->rowT.n, nQual, nBody;
   const uint8_t *q;
   pKey->pQualT = k; /* set on every path (callers read it only on OK) */
   pKey->nQualT = 0;
@@ -468,13 +550,7 @@ static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
   nQual = nk - o - ENG_TS_BYTES;
   nBody = nQual - 2;
   if (q[nBody] != 0x00 || q[nBody + 1] != 0x01) return WCS_CORRUPT_BKPT;
-  if (nBody <= 16) {
-    for (i = 0; i < nBody && q[i] != 0; i++) {
-    }
-    *pbEsc = i < nBody;
-  } else {
-    *pbEsc = memchr(q, 0, nBody) != NULL;
-  }
+  *pbEsc = has_zero(q, nBody);
   if (*pbEsc && field_scan(q, nQual, pbEsc) != nQual) return WCS_CORRUPT_BKPT;
   /* iTid, iFid and the row are the stream's and c->rowT: not set */
   pKey->pQualT = k + o;
@@ -491,18 +567,117 @@ static int bad_key(const uint8_t *k, size_t nk, int rc) {
 }
 
 /*
-** Forward: read the cells of row c->rowT from stream s, keeping only those
-** the read returns (see the file comment), and skip what cannot be
-** returned by seeking once a run of ENG_SKIP_SEEK cells was stepped over.
+** Forward, the common case of collect_forward(), for a family without a
+** GC policy and a read of cells (not keys only, Stream.bPlain): while the
+** stream is at cells of row c->rowT that each begin a new column and are
+** inside the time range, every one is kept (whatever the latest-N), so it
+** is copied to the row's cells with nothing else to decide. Stops at the
+** first key that is anything else (a second version of a column, an
+** escaped 00 in the qualifier, a malformed key, a timestamp outside the
+** range), which collect_rest() takes from there, knowing that key is at
+** the row; or at the end of the row (*pbEnd). *pnPut: cells kept; the
+** last one's qualifier (no 00 in it) is at *poQual in data, *pnQual bytes.
 */
-static int collect_forward(wcs_cursor *c, Stream *s) {
+static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
+                                size_t *pnQual, int *pnPut, int *pbEnd) {
+  EngView *v = s->pView;
+  const char *zFamily = s->zFamily;
+  const uint8_t *pRowT = c->rowT.a;
+  const size_t nRowT = c->rowT.n, o = ENG_PREFIX_BYTES + nRowT;
+  const uint64_t uMin = c->uMinTs, nSpan = c->nTsSpan;
+  const int iFam = s->iFam;
+  size_t oQual = 0, nQual = 0;
+  int nPut = 0, rc = WCS_OK;
+  *pbEnd = 0;
+  for (;;) {
+    size_t nk, nBody, nVal;
+    const uint8_t *k = view_key(v, &nk), *q, *pVal;
+    uint64_t uTs;
+    wcs_cell *pc;
+    uint8_t *z;
+    /* the first key is at the row (the caller saw it) */
+    if (nPut > 0 && (nk < o || !same(k + ENG_PREFIX_BYTES, pRowT, nRowT))) {
+      *pbEnd = 1;
+      break;
+    }
+    if (nk < o + 2 + ENG_TS_BYTES) break;
+    q = k + o;
+    nBody = nk - o - ENG_TS_BYTES - 2;
+    if (q[nBody] != 0x00 || q[nBody + 1] != 0x01 || has_zero(q, nBody)) break;
+    uTs = ~wcs_get64be(k + nk - ENG_TS_BYTES);
+    if (uTs - uMin >= nSpan) break;
+    if (nPut > 0 && nQual == nBody && same(c->data.a + oQual, q, nBody)) {
+      break; /* a second version of the column */
+    }
+    pVal = view_value(v, &nVal);
+    if (c->nCell >= c->nCellAlloc && grow_cells(c, c->nCell + 1)) {
+      rc = WCS_NOMEM;
+      break;
+    }
+    /* 8 bytes of slack: a short qualifier is copied as one word */
+    if (c->data.nAlloc - c->data.n < nBody + nVal + 8 &&
+        data_reserve(c, nBody + nVal + 8)) {
+      rc = WCS_NOMEM;
+      break;
+    }
+    oQual = c->data.n;
+    nQual = nBody;
+    z = c->data.a + oQual;
+    c->data.n = oQual + nBody + nVal;
+    pc = &c->aCell[c->nCell++];
+    pc->iFamily = iFam;
+    pc->zFamily = zFamily;
+    pc->iTs = (int64_t)uTs;
+    pc->pQual = z;
+    pc->nQual = nBody;
+    pc->pVal = z + nBody;
+    pc->nVal = nVal;
+    if (nBody <= 8) {
+      uint64_t x = word(q); /* the key goes on for 10 more bytes */
+      memcpy(z, &x, 8);     /* bytes past nBody: the value's room */
+    } else {
+      copy_short(z, q, nBody);
+    }
+    copy_short(z + nBody, pVal, nVal);
+    nPut++;
+    rc = view_step(v);
+    if (rc) break;
+    if (!view_valid(v)) {
+      *pbEnd = 1;
+      break;
+    }
+  }
+  c->nRaw += nPut;
+  *poQual = oQual;
+  *pnQual = nQual;
+  *pnPut = nPut;
+  return rc;
+}
+
+/*
+** Forward: read the rest of the cells of row c->rowT from stream s, which
+** is at one of them, keeping only those the read returns (see the file
+** comment), and skip what cannot be returned by seeking once a run of
+** ENG_SKIP_SEEK cells was stepped over. oQual, nQual: as below, for the
+** column of the last cell kept, if nPut (cells kept by collect_plain) is
+** not 0. Kept out of line, so that the plain case stays small.
+*/
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual,
+                        size_t nQual) {
   const EngFamily *f = &c->pDef->aFam[s->iFam];
   const char *zFamily = f->zName;
   int64_t iPos = 0, nEmit = 0;
   int nSkip = 0, rc = WCS_OK, bAtRow = 1; /* the caller saw the first key */
   int bGc = f->nMaxVersions > 0 || f->iMaxAge > 0;
-  size_t oQual = (size_t)-1, nQual = 0; /* see "a new column?" below */
   c->col.n = 0;
+  if (nPut > 0) {
+    iPos = nEmit = 1; /* the current column's first cell was kept */
+  } else {
+    oQual = (size_t)-1; /* see "a new column?" below */
+  }
   while (rc == WCS_OK && view_valid(s->pView)) {
     size_t nk, nCol;
     const uint8_t *k = view_key(s->pView, &nk);
@@ -582,6 +757,22 @@ static int collect_forward(wcs_cursor *c, Stream *s) {
   }
   if (rc == WCS_OK) s->bDone = !view_valid(s->pView);
   return rc;
+}
+
+/* Forward: read the cells of row c->rowT from stream s, which is at its
+** first one: collect_plain() while it can, collect_rest() for the rest. */
+static inline int collect_forward(wcs_cursor *c, Stream *s) {
+  size_t oQual = 0, nQual = 0;
+  int nPut = 0, bEnd = 0, rc;
+  if (s->bPlain) {
+    rc = collect_plain(c, s, &oQual, &nQual, &nPut, &bEnd);
+    if (rc) return rc;
+    if (bEnd) {
+      s->bDone = !view_valid(s->pView);
+      return WCS_OK;
+    }
+  }
+  return collect_rest(c, s, nPut, oQual, nQual);
 }
 
 /* Reverse assembly, at the end of a column: its cells that passed the
@@ -736,15 +927,16 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
 }
 
 /* Set c->pos to the successor bound of row rowT (forward: just past the
-** row; reverse: just below it). */
-static int pos_past_row(wcs_cursor *c) {
-  int rc;
-  c->pos.n = 0;
+** row; reverse: just below it). The bound is rowT itself, its terminator
+** 00 01 made 00 02 forward: the two buffers trade places rather than
+** copy, which leaves rowT undefined until the next candidate is put. */
+static inline void pos_past_row(wcs_cursor *c) {
+  wcs_buf t = c->pos;
+  c->pos = c->rowT;
+  c->rowT = t;
   c->bPosOpen = 0;
   c->bPlaced = 0;
-  rc = put(&c->pos, c->rowT.a, c->rowT.n);
-  if (rc == WCS_OK && !c->bReverse) c->pos.a[c->pos.n - 1] = 0x02;
-  return rc;
+  if (!c->bReverse) c->pos.a[c->pos.n - 1] = 0x02;
 }
 
 /* Count the rows read since the last flush in the heat map, under the
@@ -777,19 +969,21 @@ static int advance(wcs_cursor *c) {
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
     /* the range holding the bound */
     if (!c->bReverse) {
-      int iRange0 = c->iRange;
-      while (c->iRange < c->nRange && !HIOPEN(c->iRange) &&
-             bcmp2(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
-        c->iRange++;
-      }
-      if (c->iRange >= c->nRange) break;
-      /* just past a row of this range, the bound is above its start */
-      if (!(c->bPlaced && c->iRange == iRange0) &&
-          bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
-        c->pos.n = 0;
-        c->bPlaced = 0;
-        rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
-        if (rc) break;
+      /* just past a row of the current range (bPlaced), the bound is
+      ** above its start, and the next candidate is checked against its
+      ** end below: a bound at or past the end makes it a candidate past
+      ** it too, which moves on to the next range from there */
+      if (!c->bPlaced) {
+        while (c->iRange < c->nRange && !HIOPEN(c->iRange) &&
+               bcmp2(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
+          c->iRange++;
+        }
+        if (c->iRange >= c->nRange) break;
+        if (bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
+          c->pos.n = 0;
+          rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
+          if (rc) break;
+        }
       }
       b = c->pos.a;
       nb = c->pos.n;
@@ -820,8 +1014,10 @@ static int advance(wcs_cursor *c) {
       if (c->bReseek) s->bDone = 0;
       if (c->bPlaced && !c->bReseek) {
         if (s->bDone) continue;
-        rc = view_sync(s->pView);
-        if (rc) break;
+        if (c->bOverlay) {
+          rc = view_sync(s->pView);
+          if (rc) break;
+        }
         if (!view_valid(s->pView)) {
           s->bDone = 1;
           continue;
@@ -830,14 +1026,26 @@ static int advance(wcs_cursor *c) {
         rc = stream_place(c, s, b, nb, bOpen, c->bReseek);
         if (rc || s->bDone) continue;
       }
+      if (iBest >= 0) {
+        size_t nk;
+        const uint8_t *k = view_key(s->pView, &nk);
+        if (nk >= ENG_PREFIX_BYTES + nBest &&
+            same(k + ENG_PREFIX_BYTES, pBest, nBest)) {
+          /* at the best row (escaped rows with their terminator are
+          ** prefix-free): no need to find the row's end again */
+          s->pRowT = k + ENG_PREFIX_BYTES;
+          s->nRowT = nBest;
+          s->bRowEsc = c->aStream[iBest].bRowEsc;
+          s->iSameAs = iBest; /* a later, better row makes this stale */
+          continue;
+        }
+      }
       rc = stream_row(s);
       if (rc) break;
       s->iSameAs = -1;
-      if (iBest >= 0 && s->nRowT == nBest && same(s->pRowT, pBest, nBest)) {
-        s->iSameAs = iBest; /* a later, better row makes this stale */
-      } else if (iBest < 0 ||
-                 (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
-                              : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
+      if (iBest < 0 ||
+          (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
+                       : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
         iBest = i;
         pBest = s->pRowT;
         nBest = s->nRowT;
@@ -860,8 +1068,7 @@ static int advance(wcs_cursor *c) {
         continue; /* bPlaced is 0 */
       }
     } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) < 0) {
-      rc = pos_past_row(c);
-      if (rc) break;
+      pos_past_row(c);
       c->pos.a[c->pos.n - 1] = 0x02; /* rows < C include this one */
       continue;
     }
@@ -897,8 +1104,7 @@ static int advance(wcs_cursor *c) {
         v = WCS_ROW_SKIP;
       }
       if (v == WCS_ROW_SKIP) {
-        rc = pos_past_row(c);
-        if (rc) break;
+        pos_past_row(c);
         continue;
       }
       if (v != WCS_ROW_EMIT) {
@@ -920,8 +1126,7 @@ static int advance(wcs_cursor *c) {
       }
     }
     if (rc) break;
-    rc = pos_past_row(c);
-    if (rc) break;
+    pos_past_row(c);
     c->bPlaced = 1;
     if (c->nRaw == 0) continue; /* no cell left: not a row */
     c->nRows++;
@@ -1269,6 +1474,9 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   if (o->iAsOf >= 0 && o->iAsOf < INT64_MAX && o->iAsOf + 1 < c->iMaxTs) {
     c->iMaxTs = o->iAsOf + 1;
   }
+  c->uMinTs = c->iMinTs > 0 ? (uint64_t)c->iMinTs : 0;
+  c->nTsSpan =
+      c->iMaxTs > (int64_t)c->uMinTs ? (uint64_t)c->iMaxTs - c->uMinTs : 0;
   c->bKeysOnly = o->bKeysOnly != 0;
   c->xRowFilter = o->xRowFilter;
   c->pFilterCtx = o->pFilterCtx;
@@ -1310,6 +1518,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     }
   }
   if (rc) return rc;
+  c->bOverlay = pOv != NULL;
   iSeq = pSnap ? wcs_snapshot_seq(pSnap) : 0;
   /* one point row: the streams can use the row-prefix bloom filters */
   if (c->nRange == 1 && !HIOPEN(0) && NHI(0) == NLO(0) + 2 &&
@@ -1326,6 +1535,9 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s = &c->aStream[c->nStream];
     s->iFam = i;
     s->bDone = 0;
+    s->bPlain = !c->bReverse && !c->bKeysOnly && d->aFam[i].nMaxVersions <= 0 &&
+                d->aFam[i].iMaxAge <= 0;
+    s->zFamily = d->aFam[i].zName;
     rc = stream_bounds(c, i, bPoint);
     if (rc) return eng_err(rc, "out of memory");
     memcpy(s->aPre, c->lower.a, ENG_PREFIX_BYTES);

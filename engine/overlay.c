@@ -736,8 +736,9 @@ int view_step(EngView *v) {
     /* no overlay: the store iterator's entry is the view's, as is */
     if (eCur == 0) return WCS_OK;
     rc = store_step(v);
-    if (rc == WCS_OK && wcs_iter_valid(v->pIter)) {
-      v->pos.pKey = wcs_iter_key(v->pIter, &v->pos.nKey);
+    /* the key is NULL exactly when the iterator is not valid */
+    if (rc == WCS_OK &&
+        (v->pos.pKey = wcs_iter_key(v->pIter, &v->pos.nKey)) != NULL) {
       v->pos.pVal = wcs_iter_value(v->pIter, &v->pos.nVal);
       return WCS_OK;
     }
