@@ -366,7 +366,10 @@ int wcs_iter_prev(wcs_iter *pIter);
 ** returned by the moving call (and again by wcs_iter_status()). */
 int wcs_iter_valid(const wcs_iter *pIter);
 int wcs_iter_status(const wcs_iter *pIter);
-/* Borrowed: valid until the iterator moves or is freed. */
+/* Borrowed: valid until the iterator moves or is freed. Both return NULL
+** (and a length of 0) exactly when the iterator is not valid, and a
+** non-NULL pointer for an empty key or value, so one call can stand for
+** wcs_iter_valid() too. */
 const void *wcs_iter_key(const wcs_iter *pIter, size_t *pnKey);
 const void *wcs_iter_value(const wcs_iter *pIter, size_t *pnVal);
 

@@ -106,6 +106,39 @@ START_TEST(test_db_memory_store_put_get_delete) {
 }
 END_TEST
 
+/* wcs_iter_key and wcs_iter_value return NULL exactly when the iterator is
+** not valid (wcs.h): an empty key and an empty value are not NULL. */
+START_TEST(test_db_iter_key_is_null_only_when_not_valid) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  size_t n = 99;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  OK(wcs_db_put(db, "", 0, "", 0));
+  OK(wcs_db_put(db, "k", 1, "v", 1));
+  OK(wcs_iter_new(db, NULL, &it));
+  ck_assert_ptr_null(wcs_iter_key(it, &n)); /* not positioned yet */
+  ck_assert_uint_eq(n, 0);
+  OK(wcs_iter_first(it));
+  ck_assert_ptr_nonnull(wcs_iter_key(it, &n));
+  ck_assert_uint_eq(n, 0);
+  ck_assert_ptr_nonnull(wcs_iter_value(it, &n));
+  ck_assert_uint_eq(n, 0);
+  OK(wcs_iter_next(it));
+  ck_assert_ptr_nonnull(wcs_iter_key(it, &n));
+  ck_assert_uint_eq(n, 1);
+  OK(wcs_iter_next(it));
+  ck_assert(!wcs_iter_valid(it));
+  ck_assert_ptr_null(wcs_iter_key(it, &n));
+  ck_assert_ptr_null(wcs_iter_value(it, &n));
+  ck_assert_uint_eq(n, 0);
+  wcs_iter_free(it);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+}
+END_TEST
+
 START_TEST(test_db_batch_is_atomic_and_ordered) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -1498,6 +1531,7 @@ Suite *storage_db_suite(void) {
   TCase *tc = tcase_create("db");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_db_memory_store_put_get_delete);
+  tcase_add_test(tc, test_db_iter_key_is_null_only_when_not_valid);
   tcase_add_test(tc, test_db_batch_is_atomic_and_ordered);
   tcase_add_test(tc, test_db_range_delete_in_memtable);
   tcase_add_test(tc, test_db_range_delete_in_files_and_compaction);
