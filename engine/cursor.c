@@ -287,8 +287,9 @@ static inline void copy_short(uint8_t *z, const uint8_t *p, size_t n) {
   }
 }
 
-/* wcs_buf_append() with the common case, room enough, inline: the
-** per-cell path appends a few short strings per cell. */
+/* wcs_buf_append() with the bytes copied by words (copy_short) rather
+** than by a memcpy call: the per-cell path appends a few short strings
+** per cell. */
 static inline int put(wcs_buf *b, const void *p, size_t n) {
   if (b->nAlloc - b->n < n) return wcs_buf_append(b, p, n);
   copy_short(b->a + b->n, p, n);

@@ -50,7 +50,8 @@ int wcs_buf_reserve(wcs_buf *b, size_t nMore) {
   return WCS_OK;
 }
 
-int wcs_buf_append(wcs_buf *b, const void *p, size_t n) {
+/* wcs_buf_append's way when the bytes do not fit. */
+int wcs_buf_append_grow(wcs_buf *b, const void *p, size_t n) {
   if (n == 0) return WCS_OK;
   if (wcs_buf_reserve(b, n)) return WCS_NOMEM;
   memcpy(b->a + b->n, p, n);

@@ -120,7 +120,16 @@ typedef struct wcs_buf {
   size_t nAlloc; /* bytes allocated */
 } wcs_buf;
 int wcs_buf_reserve(wcs_buf *b, size_t nMore); /* WCS_OK or WCS_NOMEM */
-int wcs_buf_append(wcs_buf *b, const void *p, size_t n);
+int wcs_buf_append_grow(wcs_buf *b, const void *p, size_t n);
+/* Append n bytes; WCS_OK or WCS_NOMEM. Inline while they fit (most
+** appends: buffers are reused), so a short key costs a copy, not two
+** calls. */
+static inline int wcs_buf_append(wcs_buf *b, const void *p, size_t n) {
+  if (n > b->nAlloc - b->n) return wcs_buf_append_grow(b, p, n);
+  if (n) memcpy(b->a + b->n, p, n);
+  b->n += n;
+  return WCS_OK;
+}
 int wcs_buf_append_varint(wcs_buf *b, uint64_t v);
 int wcs_buf_append32(wcs_buf *b, uint32_t v);
 int wcs_buf_append64(wcs_buf *b, uint64_t v);
