@@ -295,46 +295,27 @@ typedef struct EntryLen {
   uint32_t nVal;      /* value bytes */
 } EntryLen;
 
-/* Parse the entry header at iOff: lengths, and where the key delta starts.
-** Checks that the key delta and value fit before the restart array, that
-** nShared <= nPrevKey and nSuffix <= nBase (pass 0 for both at a restart
-** point: its key must be whole), and that a rebuilt key is not absurdly
-** long. Returns WCS_OK or WCS_CORRUPT. */
-static inline int parseEntry(const block_iter *p, uint32_t iOff,
-                             uint32_t nPrevKey, uint32_t nBase, EntryLen *e,
-                             const uint8_t **pzDelta) {
+/* parseEntry for any header: varint by varint, every check. */
+static int parseSlow(const block_iter *p, uint32_t iOff, uint32_t nPrevKey,
+                     uint32_t nBase, EntryLen *e, const uint8_t **pzDelta) {
   const uint8_t *z = p->a + iOff;
   const uint8_t *zEnd = p->a + p->nEnt;
   uint32_t nShared, nUnshared, nVal, nSuffix = 0;
+  int n;
   /* defined outputs on the error paths too (callers read them only after
   ** WCS_OK, but the compiler cannot see that) */
   memset(e, 0, sizeof *e);
   *pzDelta = z;
-  if (!p->bSuffix && zEnd - z >= 3 && (z[0] | z[1] | z[2]) < 0x80) {
-    nShared = z[0];
-    nUnshared = z[1];
-    nVal = z[2];
-    z += 3;
-  } else if (p->bSuffix && zEnd - z >= 4 &&
-             (z[0] | z[1] | z[2] | z[3]) < 0x80) {
-    nShared = z[0];
-    nUnshared = z[1];
-    nSuffix = z[2];
-    nVal = z[3];
-    z += 4;
-  } else {
-    int n;
-    if ((n = getVarint32(z, zEnd, &nShared)) == 0) return WCS_CORRUPT_BKPT;
-    z += n;
-    if ((n = getVarint32(z, zEnd, &nUnshared)) == 0) return WCS_CORRUPT_BKPT;
-    z += n;
-    if (p->bSuffix) {
-      if ((n = getVarint32(z, zEnd, &nSuffix)) == 0) return WCS_CORRUPT_BKPT;
-      z += n;
-    }
-    if ((n = getVarint32(z, zEnd, &nVal)) == 0) return WCS_CORRUPT_BKPT;
+  if ((n = getVarint32(z, zEnd, &nShared)) == 0) return WCS_CORRUPT_BKPT;
+  z += n;
+  if ((n = getVarint32(z, zEnd, &nUnshared)) == 0) return WCS_CORRUPT_BKPT;
+  z += n;
+  if (p->bSuffix) {
+    if ((n = getVarint32(z, zEnd, &nSuffix)) == 0) return WCS_CORRUPT_BKPT;
     z += n;
   }
+  if ((n = getVarint32(z, zEnd, &nVal)) == 0) return WCS_CORRUPT_BKPT;
+  z += n;
   if (nShared > nPrevKey || nSuffix > nBase) return WCS_CORRUPT_BKPT;
   if (nUnshared > (size_t)(zEnd - z)) return WCS_CORRUPT_BKPT;
   if (nVal > (size_t)(zEnd - z) - nUnshared) return WCS_CORRUPT_BKPT;
@@ -354,9 +335,105 @@ static inline int parseEntry(const block_iter *p, uint32_t iOff,
   return WCS_OK;
 }
 
+/* Parse the entry header at iOff: lengths, and where the key delta starts.
+** Checks that the key delta and value fit before the restart array, that
+** nShared <= nPrevKey and nSuffix <= nBase (pass 0 for both at a restart
+** point: its key must be whole), and that a rebuilt key is not absurdly
+** long. Returns WCS_OK or WCS_CORRUPT.
+**
+** Inline, only the common header: one byte per varint, read with one load
+** (a header that starts at least 3 bytes before the end of the entries
+** can be loaded as 4 bytes, as the restart count follows the entries),
+** with lengths that pass the checks (a key of one-byte lengths is at most
+** 3 * 127 bytes, never too long). Anything else, damage included, is left
+** to parseSlow. */
+static inline int parseEntry(const block_iter *p, uint32_t iOff,
+                             uint32_t nPrevKey, uint32_t nBase, EntryLen *e,
+                             const uint8_t **pzDelta) {
+  const uint8_t *z = p->a + iOff;
+  uint32_t nLeft, h, nHdr = p->bSuffix ? 4 : 3;
+  assert(iOff <= p->nEnt);
+  nLeft = p->nEnt - iOff;
+  if (nLeft >= nHdr) {
+    h = wcs_get32(z);
+    if (!p->bSuffix) h &= 0xffffffu;
+    if ((h & 0x80808080u) == 0) {
+      e->nShared = h & 0xff;
+      e->nUnshared = (h >> 8) & 0xff;
+      e->nSuffix = p->bSuffix ? (h >> 16) & 0xff : 0;
+      e->nVal = h >> (p->bSuffix ? 24 : 16);
+      if (e->nShared <= nPrevKey && e->nSuffix <= nBase &&
+          e->nUnshared + e->nVal <= nLeft - nHdr &&
+          (!p->bIKey ||
+           e->nShared + e->nUnshared + e->nSuffix >= WCS_IKEY_TRAILER)) {
+        *pzDelta = z + nHdr;
+        return WCS_OK;
+      }
+    }
+  }
+  {
+    /* through locals, so that e (the caller's, after inlining) need not
+    ** live in memory on the fast path */
+    EntryLen s;
+    const uint8_t *zDelta;
+    int rc = parseSlow(p, iOff, nPrevKey, nBase, &s, &zDelta);
+    *e = s;
+    *pzDelta = zDelta;
+    return rc;
+  }
+}
+
+/* Make room for a rebuilt key of nKey bytes in aKey (keeping the bytes
+** there, which may be the current key). Nonzero on out-of-memory. */
+static int growKey(block_iter *p, uint32_t nKey) {
+  uint32_t nNew = nKey < 256 ? 256 : (nKey > 0x7fffffffu ? nKey : nKey * 2);
+  uint8_t *aNew = realloc(p->aKey, nNew);
+  if (aNew == NULL) return 1;
+  if (p->pKey == p->aKey) p->pKey = aNew;
+  p->aKey = aNew;
+  p->nKeyAlloc = nNew;
+  return 0;
+}
+
+/* Copy n bytes to d from s (not overlapping). The pieces of a rebuilt
+** key are short (a delta of a few bytes; a suffix of a timestamp, the
+** trailer and whatever else neighbouring cells share): two loads of 16,
+** 8 or 4 bytes from the range's ends (overlapping in the middle), or
+** three of one byte, cost less than a call to memcpy, which profiles of
+** scans showed near the top. */
+static inline void copyShort(uint8_t *d, const uint8_t *s, uint32_t n) {
+  if (n > 32) {
+    memcpy(d, s, n);
+  } else if (n >= 16) {
+    uint8_t x[16], y[16];
+    memcpy(x, s, 16);
+    memcpy(y, s + n - 16, 16);
+    memcpy(d, x, 16);
+    memcpy(d + n - 16, y, 16);
+  } else if (n >= 8) {
+    uint64_t x, y;
+    memcpy(&x, s, 8);
+    memcpy(&y, s + n - 8, 8);
+    memcpy(d, &x, 8);
+    memcpy(d + n - 8, &y, 8);
+  } else if (n >= 4) {
+    uint32_t x, y;
+    memcpy(&x, s, 4);
+    memcpy(&y, s + n - 4, 4);
+    memcpy(d, &x, 4);
+    memcpy(d + n - 4, &y, 4);
+  } else if (n > 0) {
+    d[0] = s[0];
+    d[n / 2] = s[n / 2];
+    d[n - 1] = s[n - 1];
+  }
+}
+
 /* Make the entry at iOff current. Its predecessor's key is the current key
-** (p->pKey, nPrevKey bytes); pass nPrevKey 0 at a restart point. */
-static int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
+** (p->pKey, nPrevKey bytes); pass nPrevKey 0 at a restart point. A key
+** that shares a prefix is rebuilt in aKey, where the predecessor's bytes
+** [0, nShared) already are unless the predecessor was stored whole. */
+static inline int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
   EntryLen e;
   const uint8_t *z;
   int rc = parseEntry(p, iOff, nPrevKey, nPrevKey ? p->nBase : 0, &e, &z);
@@ -367,21 +444,12 @@ static int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
     p->pBase = z;
     p->nBase = e.nUnshared;
   } else {
-    if (nKey > p->nKeyAlloc) {
-      uint32_t nNew = nKey < 256 ? 256 : (nKey > 0x7fffffffu ? nKey : nKey * 2);
-      uint8_t *aNew = realloc(p->aKey, nNew);
-      if (aNew == NULL) return fail(p, WCS_NOMEM);
-      if (p->pKey == p->aKey) p->pKey = aNew;
-      p->aKey = aNew;
-      p->nKeyAlloc = nNew;
-    }
+    if (nKey > p->nKeyAlloc && growKey(p, nKey)) return fail(p, WCS_NOMEM);
     if (p->pKey != p->aKey) memmove(p->aKey, p->pKey, e.nShared);
-    memcpy(p->aKey + e.nShared, z, e.nUnshared);
-    if (e.nSuffix) {
-      /* the base is a whole entry, in the block: never in aKey */
-      memcpy(p->aKey + e.nShared + e.nUnshared,
-             p->pBase + p->nBase - e.nSuffix, e.nSuffix);
-    }
+    copyShort(p->aKey + e.nShared, z, e.nUnshared);
+    /* the base is a whole entry, in the block: never in aKey */
+    copyShort(p->aKey + e.nShared + e.nUnshared,
+              p->pBase + p->nBase - e.nSuffix, e.nSuffix);
     p->pKey = p->aKey;
   }
   p->nKey = nKey;
@@ -570,15 +638,57 @@ int block_iter_first(block_iter *p) {
   return decodeAt(p, 0, 0);
 }
 
+/* Copy n bytes to d from s in 8-byte words, reading and writing up to 7
+** bytes past the ends: s must be a key byte of a block (any key byte has
+** at least 8 readable bytes after it: a block with entries ends in at
+** least one restart offset and the count), and d needs 7 bytes of room
+** past its n. */
+static inline void copyWords(uint8_t *d, const uint8_t *s, uint32_t n) {
+  uint32_t i;
+  for (i = 0; i < n; i += 8)
+    memcpy(d + i, s + i, 8);
+}
+
+/*
+** The step of a forward scan. The common entry of a block with suffixes
+** (every block of cell keys) is decoded here, without parseEntry's
+** general case: a header of one-byte varints read with one load, lengths
+** that pass parseEntry's checks (a key of one-byte lengths is never too
+** long), and a key rebuilt from the current one, which is in aKey with
+** room to spare (copyWords). Anything else, damage included, goes to
+** decodeAt, which reports it.
+*/
 int block_iter_next(block_iter *p) {
-  if (p->rc) return p->rc;
-  if (!block_iter_valid(p)) return WCS_OK;
+  uint32_t iOff = p->iNext;
+  if (!block_iter_valid(p)) return p->rc; /* an error leaves it invalid */
   p->nPrev = 0;
-  if (p->iNext >= p->nEnt) {
+  if (iOff >= p->nEnt) {
     p->iCur = p->nEnt;
     return WCS_OK;
   }
-  return decodeAt(p, p->iNext, p->nKey);
+  if (p->bSuffix && p->pKey == p->aKey && p->nEnt - iOff >= 4) {
+    const uint8_t *z = p->a + iOff;
+    uint32_t h = wcs_get32(z);
+    uint32_t nShared = h & 0xff, nUnshared = (h >> 8) & 0xff;
+    uint32_t nSuffix = (h >> 16) & 0xff, nVal = h >> 24;
+    uint32_t nKey = nShared + nUnshared + nSuffix;
+    if ((h & 0x80808080u) == 0 && (nShared | nSuffix) != 0 &&
+        nShared <= p->nKey && nSuffix <= p->nBase &&
+        nUnshared + nVal <= p->nEnt - iOff - 4 && nKey + 8 <= p->nKeyAlloc &&
+        (nKey >= WCS_IKEY_TRAILER || !p->bIKey)) {
+      z += 4;
+      copyWords(p->aKey + nShared, z, nUnshared);
+      copyWords(p->aKey + nShared + nUnshared, p->pBase + p->nBase - nSuffix,
+                nSuffix);
+      p->nKey = nKey;
+      p->pVal = z + nUnshared;
+      p->nVal = nVal;
+      p->iCur = iOff;
+      p->iNext = iOff + 4 + nUnshared + nVal;
+      return WCS_OK;
+    }
+  }
+  return decodeAt(p, iOff, p->nKey);
 }
 
 /*

@@ -1347,6 +1347,10 @@ struct wcs_iter {
   int nKidAlloc;                 /* entries apKid has room for */
   wcs_buf lower, upper; /* effective bounds (owned copies) */
   int bLower, bUpper;   /* bound present */
+  int bUpperCmp;        /* bUpper, and a child may hold keys >= upper:
+                        ** findNext compares each key with it */
+  uint64_t upperHi, upperLo; /* bytes [0, 8) and [8, 16) of upper as
+                             ** wcs_key_slice numbers (iterPastUpper) */
   wcs_buf prefix;       /* the prefix option (for bloom skipping) */
   int bPrefix;
   wcs_buf bloomPre;    /* a bloom prefix every key in bounds shares */
@@ -1381,6 +1385,19 @@ static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
   if (it->frags.n == 0) return 0;
   f = frags_find(&it->frags, k, n);
   return f && f->aSeq[0] > seq;
+}
+
+/* Is user key k at or past the upper bound? Slices of the two keys (the
+** first 16 bytes, zero-padded) that differ order the keys as the keys
+** themselves: a load or two per key instead of a compare, which a scan
+** whose keys differ from the bound within those bytes never reaches. */
+static inline int iterPastUpper(const wcs_iter *it, const uint8_t *k,
+                                size_t n) {
+  uint64_t s = wcs_key_slice(k, n, 0);
+  if (s != it->upperHi) return s > it->upperHi;
+  s = wcs_key_slice(k, n, 8);
+  if (s != it->upperLo) return s > it->upperLo;
+  return wcs_ukey_cmp(k, n, it->upper.a, it->upper.n) >= 0;
 }
 
 static int iterFail(wcs_iter *it) {
@@ -1423,9 +1440,7 @@ static int findNext(wcs_iter *it, int bSkip) {
     uint64_t tr = wcs_ikey_trailer(k, nK);
     uint64_t seq = tr >> 8;
     if (seq <= it->snap) {
-      if (it->bUpper && wcs_ukey_cmp(k, nU, it->upper.a, it->upper.n) >= 0) {
-        break;
-      }
+      if (it->bUpperCmp && iterPastUpper(it, k, nU)) break;
       if (bSkip && wcs_ukey_cmp(k, nU, it->key.a, it->key.n) <= 0) {
         /* an older version of a key already handled */
       } else if ((tr & 0xff) != WCS_KT_PUT || iterCovered(it, k, nU, seq)) {
@@ -1611,6 +1626,9 @@ static int iterSetBounds(wcs_iter *it, const wcs_iter_options *o) {
   t = it->prefix, it->prefix = *pPre, *pPre = t;
   it->bLower = bLower;
   it->bUpper = bUpper;
+  it->bUpperCmp = bUpper; /* until iterTarget knows the children */
+  it->upperHi = wcs_key_slice(it->upper.a, it->upper.n, 0);
+  it->upperLo = wcs_key_slice(it->upper.a, it->upper.n, 8);
   it->bPrefix = bPrefix;
   it->bNoFill = o->bNoCacheFill != 0;
   return iterBoundsPrefix(it);
@@ -1632,6 +1650,26 @@ static void iterUnbuild(wcs_iter *it) {
   free(it->aDel);
   it->aDel = NULL;
   it->bValid = 0;
+}
+
+/* Does every file child end below the upper bound, with no memtable
+** child? Then no key the stream shows reaches the bound, and findNext
+** need not compare each key with it (a scan of a whole table in files
+** of its own, whose bound is the next table's first key). A level
+** iterator (several files) and a memtable are not asked: they count as
+** reaching it. */
+static int iterKidsBelow(const wcs_iter *it) {
+  int i;
+  if (it->nMem > 0) return 0;
+  for (i = 0; i < it->vi.nSlot; i++) {
+    const wcs_vslot *s = &it->vi.aSlot[i];
+    if (!s->bOn) continue;
+    if (s->pFile == NULL ||
+        !fmeta_ends_before(s->pFile, it->upper.a, it->upper.n)) {
+      return 0;
+    }
+  }
+  return 1;
 }
 
 /* Aim the built stream at the current bounds: the file children for them
@@ -1670,6 +1708,7 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     rc = merge_iter_set(it->pMerge, it->apKid, nKid);
     if (rc) wcs_seterr(pzErr, rc, "out of memory");
     it->pM = nKid == 1 ? it->apKid[0] : it->pMerge;
+    it->bUpperCmp = it->bUpper && !iterKidsBelow(it);
   }
 
   /* range tombstones visible at the snapshot (counted first: one added

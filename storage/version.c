@@ -648,6 +648,8 @@ typedef struct LevelIter {
   int bFillCache;    /* passed to the file iterators */
   int iCur;          /* file of pCur, -1 when none */
   wcs_iiter *pCur;   /* iterator over aFile[iCur] */
+  int bCurValid;     /* pCur is positioned, as its xValid said after its
+                     ** last move (every move of pCur is made here) */
   int rc;            /* error opening a file iterator */
   char *zErr;        /* its message */
 } LevelIter;
@@ -658,6 +660,7 @@ static int lvOpen(LevelIter *l, int i) {
   if (l->pCur) l->pCur->pMethods->xClose(l->pCur);
   l->pCur = NULL;
   l->iCur = -1;
+  l->bCurValid = 0;
   if (i < 0 || i >= l->nFile) return WCS_OK;
   l->rc =
       sst_reader_iter(l->aFile[i]->pReader, l->bFillCache, &l->pCur, &l->zErr);
@@ -665,8 +668,10 @@ static int lvOpen(LevelIter *l, int i) {
   return l->rc;
 }
 
-static int lvCurValid(const LevelIter *l) {
-  return l->pCur && l->pCur->pMethods->xValid(l->pCur);
+/* Ask pCur whether it is positioned (after a move) and remember it. */
+static int lvCurValid(LevelIter *l) {
+  l->bCurValid = l->pCur && l->pCur->pMethods->xValid(l->pCur);
+  return l->bCurValid;
 }
 
 static int lvCurStatus(const LevelIter *l) {
@@ -759,15 +764,16 @@ static int lvSeekForPrev(wcs_iiter *p, const uint8_t *k, size_t n) {
 
 static int lvNext(wcs_iiter *p) {
   LevelIter *l = (LevelIter *)p;
-  if (!lvCurValid(l)) return l->rc;
+  if (!l->bCurValid) return l->rc;
   l->pCur->pMethods->xNext(l->pCur);
+  if (lvCurValid(l)) return WCS_OK; /* still in the file: the common case */
   lvSkipForward(l);
   return l->rc;
 }
 
 static int lvPrev(wcs_iiter *p) {
   LevelIter *l = (LevelIter *)p;
-  if (!lvCurValid(l)) return l->rc;
+  if (!l->bCurValid) return l->rc;
   l->pCur->pMethods->xPrev(l->pCur);
   lvSkipBackward(l);
   return l->rc;
@@ -775,7 +781,7 @@ static int lvPrev(wcs_iiter *p) {
 
 static int lvValid(const wcs_iiter *p) {
   const LevelIter *l = (const LevelIter *)p;
-  return l->rc == WCS_OK && lvCurValid(l);
+  return l->rc == WCS_OK && l->bCurValid;
 }
 
 static const uint8_t *lvKey(const wcs_iiter *p, size_t *pn) {
