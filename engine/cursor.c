@@ -252,47 +252,12 @@ static inline int same(const uint8_t *a, const uint8_t *b, size_t n) {
   return 1;
 }
 
-/* Copy n bytes from p to z, which do not overlap. Cell qualifiers and
-** values and row keys are mostly short: up to 32 bytes are copied by
-** at most two overlapping loads and stores of each size, inline. */
-static inline void copy_short(uint8_t *z, const uint8_t *p, size_t n) {
-  if (n >= 8) {
-    if (n > 32) {
-      memcpy(z, p, n);
-    } else if (n >= 16) {
-      uint8_t t[16], u[16];
-      memcpy(t, p, 16);
-      memcpy(u, p + n - 16, 16);
-      memcpy(z, t, 16);
-      memcpy(z + n - 16, u, 16);
-    } else {
-      uint64_t t, u;
-      memcpy(&t, p, 8);
-      memcpy(&u, p + n - 8, 8);
-      memcpy(z, &t, 8);
-      memcpy(z + n - 8, &u, 8);
-    }
-  } else if (n >= 4) {
-    uint32_t t, u;
-    memcpy(&t, p, 4);
-    memcpy(&u, p + n - 4, 4);
-    memcpy(z, &t, 4);
-    memcpy(z + n - 4, &u, 4);
-  } else if (n > 0) {
-    /* 1 to 3 bytes: first, middle and last cover them */
-    uint8_t t0 = p[0], t1 = p[n / 2], t2 = p[n - 1];
-    z[0] = t0;
-    z[n / 2] = t1;
-    z[n - 1] = t2;
-  }
-}
-
-/* wcs_buf_append() with the bytes copied by words (copy_short) rather
+/* wcs_buf_append() with the bytes copied by wcs_copy_short() rather
 ** than by a memcpy call: the per-cell path appends a few short strings
 ** per cell. */
 static inline int put(wcs_buf *b, const void *p, size_t n) {
   if (b->nAlloc - b->n < n) return wcs_buf_append(b, p, n);
-  copy_short(b->a + b->n, p, n);
+  wcs_copy_short(b->a + b->n, p, n);
   b->n += n;
   return WCS_OK;
 }
@@ -494,12 +459,12 @@ static int cell_put(wcs_cursor *c, Stream *s, const char *zFamily,
     if (rc) return eng_err(rc, "malformed qualifier escape in a cell key");
     pc->nQual = (size_t)(c->data.a + c->data.n - z);
   } else {
-    copy_short(z, pKey->pQualT, nQual);
+    wcs_copy_short(z, pKey->pQualT, nQual);
     c->data.n += nQual;
     pc->nQual = nQual;
   }
   z = c->data.a + c->data.n;
-  copy_short(z, pVal, nVal);
+  wcs_copy_short(z, pVal, nVal);
   c->data.n += nVal;
   pc->pVal = z;
   pc->nVal = nVal;
@@ -637,9 +602,9 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
       uint64_t x = word(q); /* the key goes on for 10 more bytes */
       memcpy(z, &x, 8);     /* bytes past nBody: the value's room */
     } else {
-      copy_short(z, q, nBody);
+      wcs_copy_short(z, q, nBody);
     }
-    copy_short(z + nBody, pVal, nVal);
+    wcs_copy_short(z + nBody, pVal, nVal);
     nPut++;
     rc = view_step(v);
     if (rc) break;

@@ -395,40 +395,6 @@ static int growKey(block_iter *p, uint32_t nKey) {
   return 0;
 }
 
-/* Copy n bytes to d from s (not overlapping). The pieces of a rebuilt
-** key are short (a delta of a few bytes; a suffix of a timestamp, the
-** trailer and whatever else neighbouring cells share): two loads of 16,
-** 8 or 4 bytes from the range's ends (overlapping in the middle), or
-** three of one byte, cost less than a call to memcpy, which profiles of
-** scans showed near the top. */
-static inline void copyShort(uint8_t *d, const uint8_t *s, uint32_t n) {
-  if (n > 32) {
-    memcpy(d, s, n);
-  } else if (n >= 16) {
-    uint8_t x[16], y[16];
-    memcpy(x, s, 16);
-    memcpy(y, s + n - 16, 16);
-    memcpy(d, x, 16);
-    memcpy(d + n - 16, y, 16);
-  } else if (n >= 8) {
-    uint64_t x, y;
-    memcpy(&x, s, 8);
-    memcpy(&y, s + n - 8, 8);
-    memcpy(d, &x, 8);
-    memcpy(d + n - 8, &y, 8);
-  } else if (n >= 4) {
-    uint32_t x, y;
-    memcpy(&x, s, 4);
-    memcpy(&y, s + n - 4, 4);
-    memcpy(d, &x, 4);
-    memcpy(d + n - 4, &y, 4);
-  } else if (n > 0) {
-    d[0] = s[0];
-    d[n / 2] = s[n / 2];
-    d[n - 1] = s[n - 1];
-  }
-}
-
 /* Make the entry at iOff current. Its predecessor's key is the current key
 ** (p->pKey, nPrevKey bytes); pass nPrevKey 0 at a restart point. A key
 ** that shares a prefix is rebuilt in aKey, where the predecessor's bytes
@@ -446,9 +412,9 @@ static inline int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
   } else {
     if (nKey > p->nKeyAlloc && growKey(p, nKey)) return fail(p, WCS_NOMEM);
     if (p->pKey != p->aKey) memmove(p->aKey, p->pKey, e.nShared);
-    copyShort(p->aKey + e.nShared, z, e.nUnshared);
+    wcs_copy_short(p->aKey + e.nShared, z, e.nUnshared);
     /* the base is a whole entry, in the block: never in aKey */
-    copyShort(p->aKey + e.nShared + e.nUnshared,
+    wcs_copy_short(p->aKey + e.nShared + e.nUnshared,
               p->pBase + p->nBase - e.nSuffix, e.nSuffix);
     p->pKey = p->aKey;
   }
