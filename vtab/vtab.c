@@ -816,10 +816,13 @@ static int realOperand(double r, ks_op *pOp, ks_value *pOut) {
 ** *pOut filled and *pOp possibly tightened), VAL_TRUE or VAL_FALSE. zNum
 ** (>= 32 bytes) holds rendered numbers; other bytes are borrowed from pVal.
 ** For the pattern ops (GLOB/LIKE prefix, PREFIX) the operand is taken as
-** text bytes, as the functions take it.
+** text bytes, as the functions take it. bUtf8 says the connection's text
+** is UTF-8 (textIsUtf8), so that a TEXT operand of a TEXT field is taken as
+** it is held: sqlite3_value_text would first copy a bound string to add
+** its terminator.
 */
 static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
-                         ks_value *pOut, char *zNum) {
+                         ks_value *pOut, char *zNum, int bUtf8) {
   int vt = sqlite3_value_type(pVal);
   int colCls = fieldClass(eType);
   memset(pOut, 0, sizeof(*pOut));
@@ -866,7 +869,13 @@ static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
       sqlite3_snprintf(32, zNum, "%!.15g", sqlite3_value_double(pVal));
     } else if (vt == SQLITE_TEXT) {
       pOut->eType = KS_VAL_BYTES;
-      pOut->p = sqlite3_value_text(pVal);
+      if (bUtf8) {
+        /* TEXT to BLOB changes no byte (an empty string gives NULL) */
+        pOut->p = sqlite3_value_blob(pVal);
+        if (pOut->p == NULL) pOut->p = (const uint8_t *)"";
+      } else {
+        pOut->p = sqlite3_value_text(pVal);
+      }
       pOut->n = sqlite3_value_bytes(pVal);
       return VAL_USE;
     } else {
@@ -1422,7 +1431,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       ks_op o2 = c->op;
       int t = coerceOperand(
           iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType, &o2,
-          pRhs, &c->aVal[0], c->zNum);
+          pRhs, &c->aVal[0], c->zNum, 0);
       if (t == VAL_FALSE) {
         bEmpty = 1;
       }
@@ -2221,6 +2230,22 @@ static int readInt(const char **pz, int *pv) {
   return 1;
 }
 
+/* 1 if db holds text as UTF-8 (PRAGMA encoding), as every TEXT value
+** it hands over then is: SQLite converts text to the connection's
+** encoding when it is bound, returned or read. 0 if not, or unknown. */
+static int textIsUtf8(sqlite3 *db) {
+  sqlite3_stmt *pStmt = NULL;
+  int bUtf8 = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pStmt, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+    bUtf8 = z != NULL && sqlite3_stricmp(z, "UTF-8") == 0;
+  }
+  sqlite3_finalize(pStmt);
+  return bUtf8;
+}
+
 /* Parse zSpec (format below, at xFilter) for a call with argc values into
 ** *ppSpec (sqlite3_malloc'd, the caller frees it). Tokens that do not parse
 ** or name an argv index outside 1..argc are ignored. */
@@ -2351,6 +2376,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   ks_value *aOne = NULL;      /* storage of single values */
   ks_value *aFieldVal = NULL; /* point lookups: the value of each field */
   int bPoint = 0;             /* the key is pointKey, no plan was made */
+  int bUtf8;                  /* TEXT values are held as UTF-8 */
   int nSC = 0, i, rc = SQLITE_OK, bEmpty = 0, bSkip = 0, bKeysOnly = 0;
   int nFamSel;
   const int *aiFam;
@@ -2487,7 +2513,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                                                      : KS_OP_EQ;
         ks_value kv;
         char zNum[32];
-        int t = coerceOperand(KS_INT64, &op, v, &kv, zNum);
+        int t = coerceOperand(KS_INT64, &op, v, &kv, zNum, 0);
         if (t == VAL_FALSE) {
           bEmpty = 1;
         } else if (t == VAL_USE) {
@@ -2531,6 +2557,10 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 
   /* 2. Values. */
   p->arena.n = 0;
+  if (pTab->eTextEnc == 0 && nSC > 0 && !bEmpty) {
+    pTab->eTextEnc = textIsUtf8(pTab->pConn->db) ? 1 : 2;
+  }
+  bUtf8 = pTab->eTextEnc == 1;
   for (i = 0; i < nSC && !bEmpty; i++) {
     SpecCons *sc = &aSC[i];
     int eType = sc->iField == KS_FIELD_KEY ? FT_KEY
@@ -2549,7 +2579,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         ks_op op = KS_OP_EQ;
         char zNum[32];
         ks_value kv;
-        int t = coerceOperand(eType, &op, pV, &kv, zNum);
+        int t = coerceOperand(eType, &op, pV, &kv, zNum, bUtf8);
         if (t != VAL_USE) continue;
         if (n >= nAlloc) {
           int nNew = nAlloc ? nAlloc * 2 : 16;
@@ -2584,7 +2614,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       ks_op op = sc->op;
       char zNum[32];
       ks_value kv;
-      int t = coerceOperand(eType, &op, pList, &kv, zNum);
+      int t = coerceOperand(eType, &op, pList, &kv, zNum, bUtf8);
       if (t == VAL_FALSE) {
         bEmpty = 1;
         anVal[i] = 0;
