@@ -2232,7 +2232,8 @@ static int readInt(const char **pz, int *pv) {
 
 /* 1 if db holds text as UTF-8 (PRAGMA encoding), as every TEXT value
 ** it hands over then is: SQLite converts text to the connection's
-** encoding when it is bound, returned or read. 0 if not, or unknown. */
+** encoding when it is bound, returned or read. 0 if not, or unknown. The
+** encoding is fixed once a table exists, so a connection asks once. */
 static int textIsUtf8(sqlite3 *db) {
   sqlite3_stmt *pStmt = NULL;
   int bUtf8 = 0;
@@ -2557,10 +2558,10 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 
   /* 2. Values. */
   p->arena.n = 0;
-  if (pTab->eTextEnc == 0 && nSC > 0 && !bEmpty) {
-    pTab->eTextEnc = textIsUtf8(pTab->pConn->db) ? 1 : 2;
+  if (pTab->pConn->eTextEnc == 0 && nSC > 0 && !bEmpty) {
+    pTab->pConn->eTextEnc = textIsUtf8(pTab->pConn->db) ? 1 : 2;
   }
-  bUtf8 = pTab->eTextEnc == 1;
+  bUtf8 = pTab->pConn->eTextEnc == 1;
   for (i = 0; i < nSC && !bEmpty; i++) {
     SpecCons *sc = &aSC[i];
     int eType = sc->iField == KS_FIELD_KEY ? FT_KEY

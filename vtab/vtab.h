@@ -73,6 +73,8 @@ struct WcsConn {
                     ** the connection closes, so an in-memory store lives
                     ** as long as the connection) */
   WcsTab *pTab;     /* connected tables, for the SQL functions */
+  int eTextEnc;     /* its text encoding, asked by the first xFilter that
+                    ** needs it: 0 not yet, 1 UTF-8, 2 other */
 };
 
 struct WcsTab {
@@ -97,8 +99,6 @@ struct WcsTab {
   int bInTxn;               /* xBegin seen in the current transaction */
   int bJoining;             /* xBegin just joined an active store transaction;
                             ** the next xSavepoint must not re-record a level */
-  int eTextEnc;             /* text encoding of the connection, asked by the
-                            ** first xFilter: 0 not yet, 1 UTF-8, 2 other */
   /* --- column layout (see the comment on declareTable in vtab.c) */
   int nField;               /* key fields */
   int nQual;                /* declared qualifier columns */
