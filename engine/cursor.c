@@ -1366,12 +1366,23 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
 
 /* The bounds of family i's iterator for this open: [P|lo(first range),
 ** P|hi(last range)) or the family's end; and, reading one row, the row's
-** bloom prefix P|esc(row) 00 01. */
-static int stream_bounds(wcs_cursor *c, int i, int bPoint) {
+** bloom prefix P|esc(row) 00 01. bAgain: c->lower, c->upper and c->prefix
+** hold the bounds of another family of this open, so that only the family
+** id in P differs (unless upper is a family's end). */
+static int stream_bounds(wcs_cursor *c, int i, int bPoint, int bAgain) {
   const EngDef *d = c->pDef;
   uint16_t iFid = d->aFam[i].iFid;
   uint8_t aPre[ENG_PREFIX_BYTES];
   int rc;
+  if (bAgain && c->nRange > 0 && !HIOPEN(c->nRange - 1)) {
+    c->lower.a[4] = c->upper.a[4] = (uint8_t)(iFid >> 8);
+    c->lower.a[5] = c->upper.a[5] = (uint8_t)iFid;
+    if (bPoint) {
+      c->prefix.a[4] = (uint8_t)(iFid >> 8);
+      c->prefix.a[5] = (uint8_t)iFid;
+    }
+    return WCS_OK;
+  }
   /* the family's prefix P, as eng_put_prefix() writes it, built once and
   ** copied inline: this runs for every family of every open */
   aPre[0] = (uint8_t)(d->iTid >> 24);
@@ -1504,7 +1515,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->bPlain = !c->bReverse && !c->bKeysOnly && d->aFam[i].nMaxVersions <= 0 &&
                 d->aFam[i].iMaxAge <= 0;
     s->zFamily = d->aFam[i].zName;
-    rc = stream_bounds(c, i, bPoint);
+    rc = stream_bounds(c, i, bPoint, c->nStream > 0);
     if (rc) return eng_err(rc, "out of memory");
     memcpy(s->aPre, c->lower.a, ENG_PREFIX_BYTES);
     pPre = bPoint ? c->prefix.a : NULL;
@@ -1559,7 +1570,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
         sl->bSeq = c->nStream > 1;
         sl->iSeq = iSeq;
       } else {
-        rc = stream_bounds(c, i, bPoint);
+        rc = stream_bounds(c, i, bPoint, 0);
         if (rc == WCS_OK) {
           rc = stream_view(c, sl, i, pSnap, pOv, bPoint ? c->prefix.a : NULL);
         }

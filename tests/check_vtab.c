@@ -176,6 +176,63 @@ START_TEST(test_text_compared_with_key_uses_its_bytes) {
 }
 END_TEST
 
+/* A prepared lookup of one row by its key fields; the text operands are
+** bound as z1 (n1 bytes, not terminated: the byte after them is 'X') and
+** z2 in UTF-16. Returns cpu, or -1 when no row is found. */
+static int lookupCpu(sqlite3 *db, const char *z1, int n1, const char *z2) {
+  sqlite3_stmt *pStmt = NULL;
+  char zBuf[64];
+  unsigned short a16[32];
+  int i, cpu = -1;
+  ck_assert_int_lt(n1 + 1, (int)sizeof(zBuf));
+  ck_assert_int_lt((int)strlen(z2), 32);
+  memcpy(zBuf, z1, (size_t)n1);
+  zBuf[n1] = 'X';
+  for (i = 0; z2[i]; i++) /* ASCII to UTF-16 in the machine's order */
+    a16[i] = (unsigned char)z2[i];
+  ck_assert_int_eq(
+      sqlite3_prepare_v2(db,
+                         "SELECT cpu FROM metrics WHERE device = ? AND id = ? "
+                         "AND day = 1",
+                         -1, &pStmt, NULL),
+      SQLITE_OK);
+  sqlite3_bind_text(pStmt, 1, zBuf, n1, SQLITE_TRANSIENT);
+  sqlite3_bind_text16(pStmt, 2, a16, i * 2, SQLITE_TRANSIENT);
+  if (sqlite3_step(pStmt) == SQLITE_ROW) cpu = sqlite3_column_int(pStmt, 0);
+  sqlite3_finalize(pStmt);
+  return cpu;
+}
+
+START_TEST(test_text_operands_read_alike_in_every_encoding) {
+  /* key operands are taken as the connection holds them: UTF-8 text bytes,
+  ** or converted from UTF-16 */
+  static const char *azEnc[] = {"UTF-8", "UTF-16le", "UTF-16be"};
+  int k;
+  for (k = 0; k < 3; k++) {
+    sqlite3 *db = openDb(NULL);
+    char *zSql = sqlite3_mprintf("PRAGMA encoding = '%s'", azEnc[k]);
+    OK(db, zSql);
+    sqlite3_free(zSql);
+    OK(db, zMetrics);
+    OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+           "('d\xc3\xa9v','a',1,5), ('p','b',1,6), ('','c',1,7)");
+    ck_assert_int_eq(lookupCpu(db, "d\xc3\xa9v", 4, "a"), 5);
+    ck_assert_int_eq(lookupCpu(db, "p", 1, "b"), 6);
+    ck_assert_int_eq(lookupCpu(db, "", 0, "c"), 7);
+    ck_assert_int_eq(lookupCpu(db, "p", 1, "c"), -1);
+    ck_assert_int_eq(lookupCpu(db, "pX", 2, "b"), -1);
+    CHECK(db, "SELECT cpu FROM metrics WHERE device = 'd' || char(233) || "
+              "'v' AND id = 'a' AND day = 1",
+          "5");
+    /* the operand stays TEXT for the rest of the statement */
+    CHECK(db, "SELECT typeof('p'), quote('p'), 'p' < x'00', cpu FROM metrics "
+              "WHERE device = 'p' AND id = 'b' AND day = 1",
+          "text|'p'|1|6");
+    sqlite3_close(db);
+  }
+}
+END_TEST
+
 START_TEST(test_text_results_outlive_their_row) {
   /* SQLite keeps an SQLITE_STATIC result by reference (max(), GROUP BY's
   ** previous key), so every text or blob result must be a copy: the row's
@@ -1090,6 +1147,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_columns_follow_the_design);
   tcase_add_test(tc, test_table_without_key_schema_shows_raw_key);
   tcase_add_test(tc, test_text_compared_with_key_uses_its_bytes);
+  tcase_add_test(tc, test_text_operands_read_alike_in_every_encoding);
   tcase_add_test(tc, test_text_results_outlive_their_row);
   tcase_add_test(tc, test_typed_columns_store_bigtable_bytes);
   tcase_add_test(tc, test_cell_bytes_of_every_value_type_in_every_column_type);

@@ -816,10 +816,13 @@ static int realOperand(double r, ks_op *pOp, ks_value *pOut) {
 ** *pOut filled and *pOp possibly tightened), VAL_TRUE or VAL_FALSE. zNum
 ** (>= 32 bytes) holds rendered numbers; other bytes are borrowed from pVal.
 ** For the pattern ops (GLOB/LIKE prefix, PREFIX) the operand is taken as
-** text bytes, as the functions take it.
+** text bytes, as the functions take it. bUtf8 says the connection's text
+** is UTF-8 (textIsUtf8), so that a TEXT operand of a TEXT field is taken as
+** it is held: sqlite3_value_text would first copy a bound string to add
+** its terminator.
 */
 static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
-                         ks_value *pOut, char *zNum) {
+                         ks_value *pOut, char *zNum, int bUtf8) {
   int vt = sqlite3_value_type(pVal);
   int colCls = fieldClass(eType);
   memset(pOut, 0, sizeof(*pOut));
@@ -866,7 +869,13 @@ static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
       sqlite3_snprintf(32, zNum, "%!.15g", sqlite3_value_double(pVal));
     } else if (vt == SQLITE_TEXT) {
       pOut->eType = KS_VAL_BYTES;
-      pOut->p = sqlite3_value_text(pVal);
+      if (bUtf8) {
+        /* TEXT to BLOB changes no byte (an empty string gives NULL) */
+        pOut->p = sqlite3_value_blob(pVal);
+        if (pOut->p == NULL) pOut->p = (const uint8_t *)"";
+      } else {
+        pOut->p = sqlite3_value_text(pVal);
+      }
       pOut->n = sqlite3_value_bytes(pVal);
       return VAL_USE;
     } else {
@@ -1422,7 +1431,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       ks_op o2 = c->op;
       int t = coerceOperand(
           iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType, &o2,
-          pRhs, &c->aVal[0], c->zNum);
+          pRhs, &c->aVal[0], c->zNum, 0);
       if (t == VAL_FALSE) {
         bEmpty = 1;
       }
@@ -1735,6 +1744,7 @@ done:
 ** ==================================================================== */
 
 typedef struct WcsCursor WcsCursor;
+typedef struct Spec Spec;
 
 /* One ordered stream of rows: the whole plan, or one salt bucket. */
 typedef struct WcsStream {
@@ -1793,6 +1803,9 @@ struct WcsCursor {
   int bQualFilter;       /* qualifier = ... given */
   wcs_buf qual;          /* its bytes */
   /* xFilter's per-call arrays, kept to avoid allocating on every call */
+  Spec *pSpec; /* the last spec parsed (specParse), reused while the same
+               ** spec and argc come back: a prepared statement passes the
+               ** same idxStr to every call */
   void *pScratch;
   size_t nScratch;  /* bytes at pScratch */
   wcs_buf pointKey; /* the key of a point lookup made without a plan */
@@ -1859,6 +1872,7 @@ static void cursorFree(WcsCursor *p) {
   wcs_buf_free(&p->out);
   wcs_buf_free(&p->arena);
   wcs_buf_free(&p->qual);
+  sqlite3_free(p->pSpec);
   sqlite3_free(p->pScratch);
   wcs_buf_free(&p->pointKey);
   sqlite3_free(p->aKey);
@@ -2159,6 +2173,28 @@ typedef struct SpecCons {
   int fl;
 } SpecCons;
 
+/* A spec token whose meaning depends on its argv value: h, L or O. */
+typedef struct SpecArg {
+  char cTok; /* 'h', 'L' or 'O' */
+  int a, b;  /* h: what, SQLite op; unused for L, O */
+  int iArgv; /* 1-based, checked against the spec's argc */
+} SpecArg;
+
+/* The spec of an idxStr, parsed by specParse: all of it that does not
+** depend on argv values. One sqlite3_malloc'd block holding the struct,
+** its arrays and the spec text. */
+struct Spec {
+  int argc;          /* argc it was parsed for (argv indexes checked) */
+  const char *zText; /* the spec text, in this block */
+  int nSC;           /* key constraints (c tokens), <= argc */
+  SpecCons *aSC;     /* [nSC] in spec order */
+  int nArg;          /* h, L and O tokens */
+  SpecArg *aArg;     /* [nArg] in spec order */
+  int bEmpty, bReverse, bMerge, bSkip, bKeysOnly; /* E R M S K */
+  int nFamSel;     /* F: families in aiFam; -1 none given, -2 too many */
+  int aiFam[256];  /* [nFamSel] family indexes */
+};
+
 /* Append the bytes of v to the arena, remembering the offset in v->p
 ** (turned into a pointer by fixValues once the arena stops moving). */
 static int stashValue(wcs_buf *pArena, ks_value *v, int bNul) {
@@ -2194,6 +2230,114 @@ static int readInt(const char **pz, int *pv) {
   return 1;
 }
 
+/* 1 if db holds text as UTF-8 (PRAGMA encoding), as every TEXT value
+** it hands over then is: SQLite converts text to the connection's
+** encoding when it is bound, returned or read. 0 if not, or unknown. The
+** encoding is fixed once a table exists, so a connection asks once. */
+static int textIsUtf8(sqlite3 *db) {
+  sqlite3_stmt *pStmt = NULL;
+  int bUtf8 = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pStmt, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+    bUtf8 = z != NULL && sqlite3_stricmp(z, "UTF-8") == 0;
+  }
+  sqlite3_finalize(pStmt);
+  return bUtf8;
+}
+
+/* Parse zSpec (format below, at xFilter) for a call with argc values into
+** *ppSpec (sqlite3_malloc'd, the caller frees it). Tokens that do not parse
+** or name an argv index outside 1..argc are ignored. */
+static int specParse(const char *zSpec, int argc, int nFamily,
+                     Spec **ppSpec) {
+  size_t nText = strlen(zSpec);
+  size_t nTok = nText + 1; /* every token takes a byte */
+  size_t nByte = sizeof(Spec) + nTok * (sizeof(SpecCons) + sizeof(SpecArg)) +
+                 nText + 1;
+  Spec *pSp = sqlite3_malloc64(nByte);
+  char *zCopy;
+  *ppSpec = NULL;
+  if (pSp == NULL) return SQLITE_NOMEM;
+  memset(pSp, 0, sizeof(*pSp));
+  pSp->aSC = (SpecCons *)&pSp[1];
+  pSp->aArg = (SpecArg *)&pSp->aSC[nTok];
+  zCopy = (char *)&pSp->aArg[nTok];
+  memcpy(zCopy, zSpec, nText + 1);
+  pSp->zText = zCopy;
+  pSp->argc = argc;
+  pSp->nFamSel = -1;
+  while (*zSpec) {
+    char cTok = *zSpec++;
+    int a = 0, b = 0, c = 0, d = 0;
+    switch (cTok) {
+    case 'c':
+      if (readInt(&zSpec, &a) && readInt(&zSpec, &b) && readInt(&zSpec, &c) &&
+          readInt(&zSpec, &d) && c >= 1 && c <= argc && pSp->nSC < argc) {
+        SpecCons *sc = &pSp->aSC[pSp->nSC++];
+        sc->iField = a;
+        sc->op = (ks_op)b;
+        sc->iArgv = c - 1;
+        sc->fl = d;
+      }
+      break;
+    case 'h':
+      if (readInt(&zSpec, &a) && readInt(&zSpec, &b) && readInt(&zSpec, &c) &&
+          c >= 1 && c <= argc) {
+        SpecArg *pa = &pSp->aArg[pSp->nArg++];
+        pa->cTok = cTok;
+        pa->a = a;
+        pa->b = b;
+        pa->iArgv = c;
+      }
+      break;
+    case 'L':
+    case 'O':
+      if (readInt(&zSpec, &a) && a >= 1 && a <= argc) {
+        SpecArg *pa = &pSp->aArg[pSp->nArg++];
+        pa->cTok = cTok;
+        pa->iArgv = a;
+      }
+      break;
+    case 'E':
+      pSp->bEmpty = 1;
+      break;
+    case 'R':
+      pSp->bReverse = 1;
+      break;
+    case 'M':
+      pSp->bMerge = 1;
+      break;
+    case 'S':
+      pSp->bSkip = 1;
+      break;
+    case 'K':
+      pSp->bKeysOnly = 1;
+      break;
+    case 'F':
+      if (pSp->nFamSel < 0) pSp->nFamSel = 0;
+      while (readInt(&zSpec, &a)) {
+        if (a >= 0 && a < nFamily) {
+          if (pSp->nFamSel >= 0 && pSp->nFamSel < 256)
+            pSp->aiFam[pSp->nFamSel++] = a;
+          else
+            pSp->nFamSel = -2; /* too many to list: read them all */
+        }
+      }
+      break;
+    default:
+      break;
+    }
+    while (*zSpec && *zSpec != ' ')
+      zSpec++;
+    while (*zSpec == ' ')
+      zSpec++;
+  }
+  *ppSpec = pSp;
+  return SQLITE_OK;
+}
+
 /*
 ** xFilter: decode the spec in idxStr, turn argv into key values, make the
 ** plan with them, open one engine cursor per stream and move to the first
@@ -2208,6 +2352,10 @@ static int readInt(const char **pz, int *pv) {
 **              E R M S K F<i,..>   empty, reverse, merge buckets, skip scans
 **                                  allowed, keys only, families to read
 **
+** The spec is parsed once and kept with the cursor while the same spec
+** comes back with the same argc (specParse); only the argv values are
+** read on every call.
+**
 ** Every argv value is converted as SQLite's comparison affinity would
 ** (coerceOperand); a comparison that holds for every row is dropped, one
 ** that holds for none makes the scan empty. Omitted constraints the plan
@@ -2220,6 +2368,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   WcsTab *pTab = (WcsTab *)pCursor->pVtab;
   const ks_schema *s = pTab->pSchema;
   const char *zSpec;
+  const Spec *pSp;
   SpecCons *aSC = NULL;
   ks_constraint *aKC = NULL;
   ks_value **apVal = NULL; /* per constraint: its values */
@@ -2228,8 +2377,10 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   ks_value *aOne = NULL;      /* storage of single values */
   ks_value *aFieldVal = NULL; /* point lookups: the value of each field */
   int bPoint = 0;             /* the key is pointKey, no plan was made */
+  int bUtf8;                  /* TEXT values are held as UTF-8 */
   int nSC = 0, i, rc = SQLITE_OK, bEmpty = 0, bSkip = 0, bKeysOnly = 0;
-  int nFamSel = -1, aiFam[256];
+  int nFamSel;
+  const int *aiFam;
   const char *azFam[256];
   wcs_read_options opt;
   int64_t iMinTs = 0, iMaxTs = INT64_MAX, iAsOf = -1;
@@ -2254,6 +2405,15 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                   pTab->zName);
   }
   zSpec = idxStr ? idxStr + strlen(idxStr) + 1 : "";
+  if (p->pSpec == NULL || p->pSpec->argc != argc ||
+      strcmp(p->pSpec->zText, zSpec) != 0) {
+    Spec *pNew;
+    rc = specParse(zSpec, argc, s->nFamily, &pNew);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_free(p->pSpec);
+    p->pSpec = pNew;
+  }
+  pSp = p->pSpec;
   {
     /* one scratch block for the per-call arrays, reused across calls */
     size_t n1 = (size_t)(argc + 1);
@@ -2286,161 +2446,122 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     memset(abHeap, 0, sizeof(int) * n1);
   }
 
-  /* 1. Parse the spec. */
-  while (*zSpec) {
-    char cTok = *zSpec++;
-    int a = 0, b = 0, c = 0, d = 0;
-    switch (cTok) {
-    case 'c':
-      if (readInt(&zSpec, &a) && readInt(&zSpec, &b) && readInt(&zSpec, &c) &&
-          readInt(&zSpec, &d) && c >= 1 && c <= argc) {
-        aSC[nSC].iField = a;
-        aSC[nSC].op = (ks_op)b;
-        aSC[nSC].iArgv = c - 1;
-        aSC[nSC].fl = d;
-        nSC++;
-      }
-      break;
-    case 'h':
-      if (readInt(&zSpec, &a) && readInt(&zSpec, &b) && readInt(&zSpec, &c) &&
-          c >= 1 && c <= argc) {
-        sqlite3_value *v = argv[c - 1];
-        if (a == 0) {
-          const char *zF = (const char *)sqlite3_value_text(v);
-          /* TEXT affinity: numbers compare as text, a BLOB never equals */
-          iFamilyEq = zF ? ks_schema_family(s, zF) : -1;
-          if (iFamilyEq < 0 || sqlite3_value_type(v) == SQLITE_BLOB ||
-              strcmp(zF, s->aFamily[iFamilyEq].zName) != 0) {
-            bEmpty = 1;
-          }
-        } else if (a == 1) {
-          int t = sqlite3_value_type(v);
-          if (t == SQLITE_NULL) {
-            bEmpty = 1;
-          } else {
-            const void *pQ = t == SQLITE_BLOB ? sqlite3_value_blob(v)
-                                              : sqlite3_value_text(v);
-            int nQ = sqlite3_value_bytes(v);
-            p->qual.n = 0;
-            if (wcs_buf_append(&p->qual, pQ, (size_t)nQ)) {
-              rc = SQLITE_NOMEM;
-              goto done;
-            }
-            p->bQualFilter = 1;
-            /* TEXT = BLOB never holds in SQLite; qualifiers come back as
-            ** TEXT when valid UTF-8, else BLOB */
-            if ((t == SQLITE_BLOB) == (wcsUtf8Valid(p->qual.a, nQ) != 0)) {
-              bEmpty = 1;
-            }
-          }
-        } else if (a == 2) {
-          sqlite3_int64 n = sqlite3_value_int64(v);
-          if (sqlite3_value_type(v) != SQLITE_INTEGER || n < 1 || n > INT_MAX) {
-            rc = setErr(&pTab->base, "%s: latest_n must be a positive integer",
-                        pTab->zName);
+  /* 1. The spec: its constraints are copied, as their ops may be
+  ** tightened by this call's values; then the tokens read from argv. */
+  nSC = pSp->nSC;
+  memcpy(aSC, pSp->aSC, sizeof(SpecCons) * (size_t)nSC);
+  bEmpty = pSp->bEmpty;
+  p->bReverse = pSp->bReverse;
+  p->bMerge = pSp->bMerge;
+  bSkip = pSp->bSkip;
+  bKeysOnly = pSp->bKeysOnly;
+  nFamSel = pSp->nFamSel;
+  aiFam = pSp->aiFam;
+  for (i = 0; i < pSp->nArg; i++) {
+    const SpecArg *pa = &pSp->aArg[i];
+    int a = pa->a, b = pa->b;
+    if (pa->cTok == 'L') {
+      sqlite3_int64 n = sqlite3_value_int64(argv[pa->iArgv - 1]);
+      p->nLimit = n < 0 ? -1 : n;
+    } else if (pa->cTok == 'O') {
+      sqlite3_int64 n = sqlite3_value_int64(argv[pa->iArgv - 1]);
+      p->nSkip = n < 0 ? 0 : n;
+    } else {
+      sqlite3_value *v = argv[pa->iArgv - 1];
+      if (a == 0) {
+        const char *zF = (const char *)sqlite3_value_text(v);
+        /* TEXT affinity: numbers compare as text, a BLOB never equals */
+        iFamilyEq = zF ? ks_schema_family(s, zF) : -1;
+        if (iFamilyEq < 0 || sqlite3_value_type(v) == SQLITE_BLOB ||
+            strcmp(zF, s->aFamily[iFamilyEq].zName) != 0) {
+          bEmpty = 1;
+        }
+      } else if (a == 1) {
+        int t = sqlite3_value_type(v);
+        if (t == SQLITE_NULL) {
+          bEmpty = 1;
+        } else {
+          const void *pQ = t == SQLITE_BLOB ? sqlite3_value_blob(v)
+                                            : sqlite3_value_text(v);
+          int nQ = sqlite3_value_bytes(v);
+          p->qual.n = 0;
+          if (wcs_buf_append(&p->qual, pQ, (size_t)nQ)) {
+            rc = SQLITE_NOMEM;
             goto done;
           }
-          nVersions = (int)n;
-          p->bLatest = 1;
-          p->iLatest = n;
-        } else if (a == 3) {
-          ks_op op = b == SQLITE_INDEX_CONSTRAINT_LT   ? KS_OP_LT
-                     : b == SQLITE_INDEX_CONSTRAINT_LE ? KS_OP_LE
-                     : b == SQLITE_INDEX_CONSTRAINT_GT ? KS_OP_GT
-                     : b == SQLITE_INDEX_CONSTRAINT_GE ? KS_OP_GE
-                                                       : KS_OP_EQ;
-          ks_value kv;
-          char zNum[32];
-          int t = coerceOperand(KS_INT64, &op, v, &kv, zNum);
-          if (t == VAL_FALSE) {
+          p->bQualFilter = 1;
+          /* TEXT = BLOB never holds in SQLite; qualifiers come back as
+          ** TEXT when valid UTF-8, else BLOB */
+          if ((t == SQLITE_BLOB) == (wcsUtf8Valid(p->qual.a, nQ) != 0)) {
             bEmpty = 1;
-          } else if (t == VAL_USE) {
-            int64_t x = kv.i;
-            switch (op) {
-            case KS_OP_EQ:
-              if (x < 0 || x == INT64_MAX)
-                bEmpty = 1;
-              else {
-                if (x > iMinTs) iMinTs = x;
-                if (x + 1 < iMaxTs) iMaxTs = x + 1;
-              }
-              break;
-            case KS_OP_GT:
-              if (x == INT64_MAX)
-                bEmpty = 1;
-              else if (x + 1 > iMinTs)
-                iMinTs = x + 1;
-              break;
-            case KS_OP_GE:
+          }
+        }
+      } else if (a == 2) {
+        sqlite3_int64 n = sqlite3_value_int64(v);
+        if (sqlite3_value_type(v) != SQLITE_INTEGER || n < 1 || n > INT_MAX) {
+          rc = setErr(&pTab->base, "%s: latest_n must be a positive integer",
+                      pTab->zName);
+          goto done;
+        }
+        nVersions = (int)n;
+        p->bLatest = 1;
+        p->iLatest = n;
+      } else if (a == 3) {
+        ks_op op = b == SQLITE_INDEX_CONSTRAINT_LT   ? KS_OP_LT
+                   : b == SQLITE_INDEX_CONSTRAINT_LE ? KS_OP_LE
+                   : b == SQLITE_INDEX_CONSTRAINT_GT ? KS_OP_GT
+                   : b == SQLITE_INDEX_CONSTRAINT_GE ? KS_OP_GE
+                                                     : KS_OP_EQ;
+        ks_value kv;
+        char zNum[32];
+        int t = coerceOperand(KS_INT64, &op, v, &kv, zNum, 0);
+        if (t == VAL_FALSE) {
+          bEmpty = 1;
+        } else if (t == VAL_USE) {
+          int64_t x = kv.i;
+          switch (op) {
+          case KS_OP_EQ:
+            if (x < 0 || x == INT64_MAX)
+              bEmpty = 1;
+            else {
               if (x > iMinTs) iMinTs = x;
-              break;
-            case KS_OP_LT:
-              if (x < iMaxTs) iMaxTs = x;
-              break;
-            case KS_OP_LE:
-              if (x < 0)
-                bEmpty = 1;
-              else if (iAsOf < 0 || x < iAsOf)
-                iAsOf = x;
-              break;
-            default:
-              break;
+              if (x + 1 < iMaxTs) iMaxTs = x + 1;
             }
+            break;
+          case KS_OP_GT:
+            if (x == INT64_MAX)
+              bEmpty = 1;
+            else if (x + 1 > iMinTs)
+              iMinTs = x + 1;
+            break;
+          case KS_OP_GE:
+            if (x > iMinTs) iMinTs = x;
+            break;
+          case KS_OP_LT:
+            if (x < iMaxTs) iMaxTs = x;
+            break;
+          case KS_OP_LE:
+            if (x < 0)
+              bEmpty = 1;
+            else if (iAsOf < 0 || x < iAsOf)
+              iAsOf = x;
+            break;
+          default:
+            break;
           }
         }
       }
-      break;
-    case 'L':
-      if (readInt(&zSpec, &a) && a >= 1 && a <= argc) {
-        sqlite3_int64 n = sqlite3_value_int64(argv[a - 1]);
-        p->nLimit = n < 0 ? -1 : n;
-      }
-      break;
-    case 'O':
-      if (readInt(&zSpec, &a) && a >= 1 && a <= argc) {
-        sqlite3_int64 n = sqlite3_value_int64(argv[a - 1]);
-        p->nSkip = n < 0 ? 0 : n;
-      }
-      break;
-    case 'E':
-      bEmpty = 1;
-      break;
-    case 'R':
-      p->bReverse = 1;
-      break;
-    case 'M':
-      p->bMerge = 1;
-      break;
-    case 'S':
-      bSkip = 1;
-      break;
-    case 'K':
-      bKeysOnly = 1;
-      break;
-    case 'F':
-      if (nFamSel < 0) nFamSel = 0;
-      while (readInt(&zSpec, &a)) {
-        if (a >= 0 && a < s->nFamily) {
-          if (nFamSel >= 0 && nFamSel < 256)
-            aiFam[nFamSel++] = a;
-          else
-            nFamSel = -2; /* too many to list: read them all */
-        }
-      }
-      break;
-    default:
-      break;
     }
-    while (*zSpec && *zSpec != ' ')
-      zSpec++;
-    while (*zSpec == ' ')
-      zSpec++;
   }
   if (p->nLimit == 0) bEmpty = 1;
   if (iMinTs >= iMaxTs) bEmpty = 1;
 
   /* 2. Values. */
   p->arena.n = 0;
+  if (pTab->pConn->eTextEnc == 0 && nSC > 0 && !bEmpty) {
+    pTab->pConn->eTextEnc = textIsUtf8(pTab->pConn->db) ? 1 : 2;
+  }
+  bUtf8 = pTab->pConn->eTextEnc == 1;
   for (i = 0; i < nSC && !bEmpty; i++) {
     SpecCons *sc = &aSC[i];
     int eType = sc->iField == KS_FIELD_KEY ? FT_KEY
@@ -2459,7 +2580,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         ks_op op = KS_OP_EQ;
         char zNum[32];
         ks_value kv;
-        int t = coerceOperand(eType, &op, pV, &kv, zNum);
+        int t = coerceOperand(eType, &op, pV, &kv, zNum, bUtf8);
         if (t != VAL_USE) continue;
         if (n >= nAlloc) {
           int nNew = nAlloc ? nAlloc * 2 : 16;
@@ -2494,7 +2615,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       ks_op op = sc->op;
       char zNum[32];
       ks_value kv;
-      int t = coerceOperand(eType, &op, pList, &kv, zNum);
+      int t = coerceOperand(eType, &op, pList, &kv, zNum, bUtf8);
       if (t == VAL_FALSE) {
         bEmpty = 1;
         anVal[i] = 0;
