@@ -1657,36 +1657,18 @@ static void iterUnbuild(wcs_iter *it) {
   it->bValid = 0;
 }
 
-/* Does every file child end below the upper bound, with no memtable
-** child? Then no key the stream shows reaches the bound, and findNext
-** need not compare each key with it (a scan of a whole table in files
-** of its own, whose bound is the next table's first key). A level
-** iterator (several files) and a memtable are not asked: they count as
-** reaching it. */
-static int iterKidsBelow(const wcs_iter *it) {
-  int i;
-  if (it->nMem > 0) return 0;
-  for (i = 0; i < it->vi.nSlot; i++) {
-    const wcs_vslot *s = &it->vi.aSlot[i];
-    if (!s->bOn) continue;
-    if (s->pFile == NULL ||
-        !fmeta_ends_before(s->pFile, it->upper.a, it->upper.n)) {
-      return 0;
-    }
-  }
-  return 1;
-}
-
 /* Aim the built stream at the current bounds: the file children for them
 ** (version_iters_target keeps those it can), the memtable children, and
 ** the range tombstones visible at it->snap within them. */
 static int iterTarget(wcs_iter *it, char **pzErr) {
   int nKid = 0, rc, i;
   DelList dl;
-  frags_free(&it->frags);
-  memset(&it->frags, 0, sizeof it->frags);
-  free(it->aDel);
-  it->aDel = NULL;
+  /* most targets have no tombstones: nothing to free */
+  if (it->frags.a || it->frags.aPool) frags_free(&it->frags);
+  if (it->aDel) {
+    free(it->aDel);
+    it->aDel = NULL;
+  }
   rc = version_iters_target(it->sv->pVersion, &it->vi,
                             it->bLower ? it->lower.a : NULL, it->lower.n,
                             it->bUpper ? it->upper.a : NULL, it->upper.n,
@@ -1703,17 +1685,31 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     }
   }
   if (rc == WCS_OK) {
+    /* Does every file child end below the upper bound, with no memtable
+    ** child? Then no key the stream shows reaches the bound, and findNext
+    ** need not compare each key with it (a scan of a whole table in files
+    ** of its own, whose bound is the next table's first key). A level
+    ** iterator (several files) and a memtable are not asked: they count
+    ** as reaching it. */
+    int bBelow = it->bUpper && it->nMem == 0;
     for (i = 0; i < it->nMem; i++)
       it->apKid[nKid++] = it->apMem[i];
     for (i = 0; i < it->vi.nSlot; i++) {
-      if (it->vi.aSlot[i].bOn) it->apKid[nKid++] = it->vi.aSlot[i].p;
+      const wcs_vslot *s = &it->vi.aSlot[i];
+      if (!s->bOn) continue;
+      it->apKid[nKid++] = s->p;
+      if (bBelow && (s->pFile == NULL ||
+                     !fmeta_ends_before(s->pFile, it->upper.a, it->upper.n))) {
+        bBelow = 0;
+      }
     }
     /* one child (a row in one file, say) is read without the merging
-    ** layer, as merge_iter_new would do */
-    rc = merge_iter_set(it->pMerge, it->apKid, nKid);
+    ** layer, as merge_iter_new would do; the merging iterator is left
+    ** with no children then */
+    rc = merge_iter_set(it->pMerge, it->apKid, nKid == 1 ? 0 : nKid);
     if (rc) wcs_seterr(pzErr, rc, "out of memory");
     it->pM = nKid == 1 ? it->apKid[0] : it->pMerge;
-    it->bUpperCmp = it->bUpper && !iterKidsBelow(it);
+    it->bUpperCmp = it->bUpper && !bBelow;
   }
 
   /* range tombstones visible at the snapshot (counted first: one added
