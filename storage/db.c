@@ -134,6 +134,8 @@ struct Writer {
   Writer *pNext;
 };
 
+#define SNAP_FREE_MAX 16 /* freed snapshots a store keeps for reuse */
+
 struct wcs_snapshot {
   uint64_t seq;                /* reads see writes with seq <= this */
   wcs_snapshot *pPrev, *pNext; /* the store's list, ascending seq */
@@ -179,6 +181,10 @@ struct wcs_db {
                                     ** which writers and the background
                                     ** threads hold for longer */
   wcs_snapshot *pSnapFirst, *pSnapLast; /* live snapshots */
+  wcs_snapshot *pSnapFree; /* freed snapshots kept for reuse (under mu),
+                           ** a list through pNext: a read that takes one
+                           ** per query allocates nothing */
+  int nSnapFree;           /* entries of pSnapFree, <= SNAP_FREE_MAX */
 
   pthread_t flushThread, compactThread;
   int bThreads;          /* threads started */
@@ -1286,10 +1292,19 @@ int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap) {
   wcs_snapshot *s;
   if (ppSnap) *ppSnap = NULL;
   if (db == NULL || ppSnap == NULL) return WCS_MISUSE;
-  s = calloc(1, sizeof *s);
-  if (s == NULL) return setErr(db, WCS_NOMEM, NULL);
   pthread_mutex_lock(&db->mu);
+  s = db->pSnapFree;
+  if (s) {
+    db->pSnapFree = s->pNext;
+    db->nSnapFree--;
+  } else {
+    pthread_mutex_unlock(&db->mu);
+    s = malloc(sizeof *s);
+    if (s == NULL) return setErr(db, WCS_NOMEM, NULL);
+    pthread_mutex_lock(&db->mu);
+  }
   s->seq = atomic_load(&db->lastSeq);
+  s->pNext = NULL;
   s->pPrev = db->pSnapLast;
   if (db->pSnapLast)
     db->pSnapLast->pNext = s;
@@ -1312,6 +1327,12 @@ void wcs_snapshot_free(wcs_db *db, wcs_snapshot *s) {
     s->pNext->pPrev = s->pPrev;
   else
     db->pSnapLast = s->pPrev;
+  if (db->nSnapFree < SNAP_FREE_MAX) {
+    s->pNext = db->pSnapFree;
+    db->pSnapFree = s;
+    db->nSnapFree++;
+    s = NULL;
+  }
   pthread_mutex_unlock(&db->mu);
   free(s);
 }
@@ -2262,6 +2283,11 @@ static int sweepOne(void *p, const char *zName) {
 static void dbFree(wcs_db *db) {
   int i;
   if (db == NULL) return;
+  while (db->pSnapFree) {
+    wcs_snapshot *s = db->pSnapFree;
+    db->pSnapFree = s->pNext;
+    free(s);
+  }
   svUnref(db->pSv);
   memtable_unref(db->pMem);
   for (i = 0; i < db->nImm; i++)
