@@ -174,8 +174,10 @@ struct wcs_db {
   size_t nMemCharged;  /* memtable bytes the cache's budget was last
                        ** reduced by (memCharge), <= nMemtable */
   size_t nCacheBudget; /* the cache's budget now */
-  SuperVersion *pSv;                /* current super version; replaced
-                                    ** under mu and svMu, read under svMu */
+  _Atomic(SuperVersion *) pSv;      /* current super version; replaced
+                                    ** under mu and svMu, pinned under
+                                    ** svMu; compared without a lock by
+                                    ** an iterator holding one */
   pthread_mutex_t svMu;             /* guards pSv only: readers pin the
                                     ** super version without taking mu,
                                     ** which writers and the background
@@ -1845,19 +1847,27 @@ int wcs_iter_retarget(wcs_iter *it, const wcs_iter_options *pOpt) {
   it->bValid = 0;
   rc = iterSetBounds(it, &o);
   if (rc) return iterBuildFailed(it, rc, NULL);
-  sv = svAcquire(it->db, o.pSnap, &seq);
-  if (sv == it->sv && it->pM != NULL &&
-      !(it->bMemSkipped && memtable_count(sv->pMem) != 0)) {
+  /* The sequence number first, as in svAcquire. The iterator holds a
+  ** reference to its super version, which therefore is never freed and
+  ** its address never reused: while it is still current (no memtable
+  ** switch, flush or compaction since) the pointers compare equal
+  ** without the lock, and no reference need be taken. Once replaced it
+  ** never becomes current again. */
+  seq = o.pSnap ? o.pSnap->seq
+                : atomic_load_explicit(&it->db->lastSeq, memory_order_acquire);
+  if (it->pM != NULL &&
+      atomic_load_explicit(&it->db->pSv, memory_order_acquire) == it->sv &&
+      !(it->bMemSkipped && memtable_count(it->sv->pMem) != 0)) {
     /* Same memtables and files: the memtable children read the live
     ** skiplists, the file children are re-aimed, the tombstones taken
     ** again for the new range and snapshot. */
-    svUnref(sv);
     it->snap = seq;
     rc = iterTarget(it, &zErr);
     if (rc) return iterBuildFailed(it, rc, zErr);
     free(zErr);
     return WCS_OK;
   }
+  sv = svAcquire(it->db, o.pSnap, &seq);
   return iterRepin(it, sv, seq);
 }
 
