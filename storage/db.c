@@ -1464,7 +1464,11 @@ static int findNext(wcs_iter *it, int bSkip) {
     uint64_t tr = wcs_ikey_trailer(k, nK);
     uint64_t seq = tr >> 8;
     if (seq <= it->snap) {
-      if (it->bUpperCmp && iterPastUpper(it, k, nU)) break;
+      if (it->bUpperCmp && iterPastUpper(it, k, nU)) {
+        /* a positioned stream has not failed (iter.h): no status to ask */
+        it->bValid = 0;
+        return WCS_OK;
+      }
       if (bSkip && wcs_ukey_cmp(k, nU, it->key.a, it->key.n) <= 0) {
         /* an older version of a key already handled */
       } else if ((tr & 0xff) != WCS_KT_PUT || iterCovered(it, k, nU, seq)) {
