@@ -411,11 +411,12 @@ static inline int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
     p->nBase = e.nUnshared;
   } else {
     if (nKey > p->nKeyAlloc && growKey(p, nKey)) return fail(p, WCS_NOMEM);
-    if (p->pKey != p->aKey) memmove(p->aKey, p->pKey, e.nShared);
+    /* a key elsewhere (in the block, or in prevKeys) never overlaps aKey */
+    if (p->pKey != p->aKey) wcs_copy_short(p->aKey, p->pKey, e.nShared);
     wcs_copy_short(p->aKey + e.nShared, z, e.nUnshared);
     /* the base is a whole entry, in the block: never in aKey */
     wcs_copy_short(p->aKey + e.nShared + e.nUnshared,
-              p->pBase + p->nBase - e.nSuffix, e.nSuffix);
+                   p->pBase + p->nBase - e.nSuffix, e.nSuffix);
     p->pKey = p->aKey;
   }
   p->nKey = nKey;

@@ -134,6 +134,8 @@ struct Writer {
   Writer *pNext;
 };
 
+#define SNAP_FREE_MAX 16 /* freed snapshots a store keeps for reuse */
+
 struct wcs_snapshot {
   uint64_t seq;                /* reads see writes with seq <= this */
   wcs_snapshot *pPrev, *pNext; /* the store's list, ascending seq */
@@ -172,13 +174,19 @@ struct wcs_db {
   size_t nMemCharged;  /* memtable bytes the cache's budget was last
                        ** reduced by (memCharge), <= nMemtable */
   size_t nCacheBudget; /* the cache's budget now */
-  SuperVersion *pSv;                /* current super version; replaced
-                                    ** under mu and svMu, read under svMu */
+  _Atomic(SuperVersion *) pSv;      /* current super version; replaced
+                                    ** under mu and svMu, pinned under
+                                    ** svMu; compared without a lock by
+                                    ** an iterator holding one */
   pthread_mutex_t svMu;             /* guards pSv only: readers pin the
                                     ** super version without taking mu,
                                     ** which writers and the background
                                     ** threads hold for longer */
   wcs_snapshot *pSnapFirst, *pSnapLast; /* live snapshots */
+  wcs_snapshot *pSnapFree; /* freed snapshots kept for reuse (under mu),
+                           ** a list through pNext: a read that takes one
+                           ** per query allocates nothing */
+  int nSnapFree;           /* entries of pSnapFree, <= SNAP_FREE_MAX */
 
   pthread_t flushThread, compactThread;
   int bThreads;          /* threads started */
@@ -1286,10 +1294,19 @@ int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap) {
   wcs_snapshot *s;
   if (ppSnap) *ppSnap = NULL;
   if (db == NULL || ppSnap == NULL) return WCS_MISUSE;
-  s = calloc(1, sizeof *s);
-  if (s == NULL) return setErr(db, WCS_NOMEM, NULL);
   pthread_mutex_lock(&db->mu);
+  s = db->pSnapFree;
+  if (s) {
+    db->pSnapFree = s->pNext;
+    db->nSnapFree--;
+  } else {
+    pthread_mutex_unlock(&db->mu);
+    s = malloc(sizeof *s);
+    if (s == NULL) return setErr(db, WCS_NOMEM, NULL);
+    pthread_mutex_lock(&db->mu);
+  }
   s->seq = atomic_load(&db->lastSeq);
+  s->pNext = NULL;
   s->pPrev = db->pSnapLast;
   if (db->pSnapLast)
     db->pSnapLast->pNext = s;
@@ -1312,6 +1329,12 @@ void wcs_snapshot_free(wcs_db *db, wcs_snapshot *s) {
     s->pNext->pPrev = s->pPrev;
   else
     db->pSnapLast = s->pPrev;
+  if (db->nSnapFree < SNAP_FREE_MAX) {
+    s->pNext = db->pSnapFree;
+    db->pSnapFree = s;
+    db->nSnapFree++;
+    s = NULL;
+  }
   pthread_mutex_unlock(&db->mu);
   free(s);
 }
@@ -1353,8 +1376,10 @@ struct wcs_iter {
                              ** wcs_key_slice numbers (iterPastUpper) */
   wcs_buf prefix;       /* the prefix option (for bloom skipping) */
   int bPrefix;
-  wcs_buf bloomPre;    /* a bloom prefix every key in bounds shares */
-  int bBloomPre;       /* bloomPre set: files it rules out are skipped */
+  const uint8_t *pBloomPre; /* a bloom prefix every key in bounds shares,
+                            ** in prefix or lower; NULL: none (files its
+                            ** filter rules out are skipped) */
+  size_t nBloomPre;         /* bytes at pBloomPre */
   wcs_buf spare[3];    /* the next lower, upper and prefix, built apart
                        ** from the current ones (options may point into
                        ** them) and then swapped in */
@@ -1373,8 +1398,7 @@ struct wcs_iter {
                        ** next step need not remember the key */
   const uint8_t *pVal; /* current value */
   size_t nVal;
-  wcs_buf seekKey; /* scratch internal key; also scratch while bounds
-                   ** are set */
+  wcs_buf seekKey; /* scratch internal key */
   int rc;          /* sticky error */
   char *zErr;
 };
@@ -1440,7 +1464,11 @@ static int findNext(wcs_iter *it, int bSkip) {
     uint64_t tr = wcs_ikey_trailer(k, nK);
     uint64_t seq = tr >> 8;
     if (seq <= it->snap) {
-      if (it->bUpperCmp && iterPastUpper(it, k, nU)) break;
+      if (it->bUpperCmp && iterPastUpper(it, k, nU)) {
+        /* a positioned stream has not failed (iter.h): no status to ask */
+        it->bValid = 0;
+        return WCS_OK;
+      }
       if (bSkip && wcs_ukey_cmp(k, nU, it->key.a, it->key.n) <= 0) {
         /* an older version of a key already handled */
       } else if ((tr & 0xff) != WCS_KT_PUT || iterCovered(it, k, nU, seq)) {
@@ -1535,16 +1563,26 @@ static int delListAdd(void *p, const sst_rangedel *d) {
   return WCS_OK;
 }
 
-/* The smallest key greater than every key with prefix p: p with trailing
-** 0xff bytes removed and the last byte incremented; none if all 0xff. */
-static int prefixSuccessor(const uint8_t *p, size_t n, wcs_buf *pOut) {
+/* The smallest key greater than every key with prefix p is p with
+** trailing 0xff bytes removed and the last byte incremented: its length
+** (0: none, p is all 0xff). */
+static size_t successorLen(const uint8_t *p, size_t n) {
   while (n > 0 && p[n - 1] == 0xff)
     n--;
-  if (n == 0) return 0;
-  pOut->n = 0;
-  if (wcs_buf_append(pOut, p, n)) return -1;
-  pOut->a[n - 1]++;
-  return 1;
+  return n;
+}
+
+/* Compare the successor of prefix p (nSucc = successorLen(p, ...) > 0
+** bytes) with user key u, without building it. */
+static int successorCmp(const uint8_t *p, size_t nSucc, const uint8_t *u,
+                        size_t nU) {
+  size_t m = nSucc - 1;
+  uint8_t last = (uint8_t)(p[m] + 1);
+  int c = wcs_ukey_cmp(p, m, u, nU < m ? nU : m);
+  if (c != 0) return c;
+  if (nU == m) return 1;
+  if (last != u[m]) return last < u[m] ? -1 : 1;
+  return nU == nSucc ? 0 : -1;
 }
 
 static int iterStart(wcs_iter *it) {
@@ -1554,84 +1592,78 @@ static int iterStart(wcs_iter *it) {
   return WCS_OK;
 }
 
-/* Does every key in [lower, upper) share one bloom prefix? Then keep it
-** in bloomPre, so files whose filter rules it out are skipped even when
-** the caller gave bounds rather than a prefix (a row's cells, say). */
-static int iterBoundsPrefix(wcs_iter *it) {
+/* Does every key in [lower, upper) share one bloom prefix? Then point
+** pBloomPre at it, so files whose filter rules it out are skipped even
+** when the caller gave bounds rather than a prefix (a row's cells, say). */
+static void iterBoundsPrefix(wcs_iter *it) {
   const wcs_options *pOpt = &it->db->opt;
-  wcs_buf *succ = &it->seekKey;
-  int n, s;
-  it->bloomPre.n = 0;
-  it->bBloomPre = 0;
+  size_t nSucc;
+  int n;
+  it->pBloomPre = NULL;
+  it->nBloomPre = 0;
   if (it->bPrefix) {
-    return wcs_buf_append(&it->bloomPre, it->prefix.a, it->prefix.n)
-               ? WCS_NOMEM
-               : (it->bBloomPre = 1, WCS_OK);
+    it->pBloomPre = it->prefix.a;
+    it->nBloomPre = it->prefix.n;
+    return;
   }
-  if (pOpt->xBloomPrefix == NULL || !it->bLower || !it->bUpper) return WCS_OK;
+  if (pOpt->xBloomPrefix == NULL || !it->bLower || !it->bUpper) return;
   n = pOpt->xBloomPrefix(it->lower.a, (int)it->lower.n);
-  if (n <= 0 || (size_t)n > it->lower.n) return WCS_OK;
-  if (pOpt->xBloomPrefix(it->lower.a, n) != n) return WCS_OK;
-  s = prefixSuccessor(it->lower.a, (size_t)n, succ);
-  if (s < 0) return WCS_NOMEM;
+  if (n <= 0 || (size_t)n > it->lower.n) return;
+  if (pOpt->xBloomPrefix(it->lower.a, n) != n) return;
+  nSucc = successorLen(it->lower.a, (size_t)n);
   /* every k with lower <= k < upper <= successor(p) starts with p */
-  if (s > 0 && wcs_ukey_cmp(it->upper.a, it->upper.n, succ->a, succ->n) <= 0) {
-    if (wcs_buf_append(&it->bloomPre, it->lower.a, (size_t)n)) return WCS_NOMEM;
-    it->bBloomPre = 1;
+  if (nSucc > 0 &&
+      successorCmp(it->lower.a, nSucc, it->upper.a, it->upper.n) >= 0) {
+    it->pBloomPre = it->lower.a;
+    it->nBloomPre = (size_t)n;
   }
-  return WCS_OK;
 }
 
 /* Take bounds, prefix and cache option from o: the range is
-** [max(lower, prefix), min(upper, successor(prefix))). o's keys may point
-** into the iterator's buffers (its current key, say), so the new bounds
-** are built in it->spare and swapped in. No allocation once the buffers
-** have grown. */
+** [max(lower, prefix), min(upper, successor(prefix))). The bounds are
+** chosen first and each copied once. o's keys may point into the
+** iterator's buffers (its current key, say), so the new bounds are built
+** in it->spare and swapped in. No allocation once the buffers have
+** grown. */
 static int iterSetBounds(wcs_iter *it, const wcs_iter_options *o) {
   wcs_buf *pLo = &it->spare[0], *pHi = &it->spare[1], *pPre = &it->spare[2];
+  const uint8_t *pL = o->pLower, *pU = o->pUpper;
+  size_t nL = o->nLower, nU = o->nUpper, nSucc = 0;
+  int bPrefix = o->pPrefix && o->nPrefix;
   wcs_buf t;
-  int bLower = 0, bUpper = 0, bPrefix = 0, rc = WCS_OK;
+  if (bPrefix) {
+    if (pL == NULL || wcs_ukey_cmp(pL, nL, o->pPrefix, o->nPrefix) < 0) {
+      pL = o->pPrefix;
+      nL = o->nPrefix;
+    }
+    nSucc = successorLen(o->pPrefix, o->nPrefix);
+    if (nSucc > 0 && pU && successorCmp(o->pPrefix, nSucc, pU, nU) >= 0) {
+      nSucc = 0; /* upper is the smaller (or the same) */
+    }
+  }
   pLo->n = pHi->n = pPre->n = 0;
-  if (o->pLower) {
-    bLower = 1;
-    if (wcs_buf_append(pLo, o->pLower, o->nLower)) rc = WCS_NOMEM;
+  if (pL && wcs_buf_append(pLo, pL, nL)) return WCS_NOMEM;
+  if (nSucc > 0) {
+    if (wcs_buf_append(pHi, o->pPrefix, nSucc)) return WCS_NOMEM;
+    pHi->a[nSucc - 1]++;
+  } else if (pU && wcs_buf_append(pHi, pU, nU)) {
+    return WCS_NOMEM;
   }
-  if (rc == WCS_OK && o->pUpper) {
-    bUpper = 1;
-    if (wcs_buf_append(pHi, o->pUpper, o->nUpper)) rc = WCS_NOMEM;
+  if (bPrefix && wcs_buf_append(pPre, o->pPrefix, o->nPrefix)) {
+    return WCS_NOMEM;
   }
-  if (rc == WCS_OK && o->pPrefix && o->nPrefix) {
-    wcs_buf *succ = &it->seekKey;
-    int s;
-    bPrefix = 1;
-    if (wcs_buf_append(pPre, o->pPrefix, o->nPrefix)) rc = WCS_NOMEM;
-    if (rc == WCS_OK &&
-        (!bLower || wcs_ukey_cmp(pLo->a, pLo->n, o->pPrefix, o->nPrefix) < 0)) {
-      bLower = 1;
-      pLo->n = 0;
-      if (wcs_buf_append(pLo, o->pPrefix, o->nPrefix)) rc = WCS_NOMEM;
-    }
-    s = rc == WCS_OK ? prefixSuccessor(o->pPrefix, o->nPrefix, succ) : 0;
-    if (s < 0) rc = WCS_NOMEM;
-    if (rc == WCS_OK && s > 0 &&
-        (!bUpper || wcs_ukey_cmp(succ->a, succ->n, pHi->a, pHi->n) < 0)) {
-      bUpper = 1;
-      pHi->n = 0;
-      if (wcs_buf_append(pHi, succ->a, succ->n)) rc = WCS_NOMEM;
-    }
-  }
-  if (rc != WCS_OK) return rc;
   t = it->lower, it->lower = *pLo, *pLo = t;
   t = it->upper, it->upper = *pHi, *pHi = t;
   t = it->prefix, it->prefix = *pPre, *pPre = t;
-  it->bLower = bLower;
-  it->bUpper = bUpper;
-  it->bUpperCmp = bUpper; /* until iterTarget knows the children */
+  it->bLower = pL != NULL;
+  it->bUpper = nSucc > 0 || pU != NULL;
+  it->bUpperCmp = it->bUpper; /* until iterTarget knows the children */
   it->upperHi = wcs_key_slice(it->upper.a, it->upper.n, 0);
   it->upperLo = wcs_key_slice(it->upper.a, it->upper.n, 8);
   it->bPrefix = bPrefix;
   it->bNoFill = o->bNoCacheFill != 0;
-  return iterBoundsPrefix(it);
+  iterBoundsPrefix(it);
+  return WCS_OK;
 }
 
 /* Drop the merged stream, its children and the tombstones (the super
@@ -1652,41 +1684,23 @@ static void iterUnbuild(wcs_iter *it) {
   it->bValid = 0;
 }
 
-/* Does every file child end below the upper bound, with no memtable
-** child? Then no key the stream shows reaches the bound, and findNext
-** need not compare each key with it (a scan of a whole table in files
-** of its own, whose bound is the next table's first key). A level
-** iterator (several files) and a memtable are not asked: they count as
-** reaching it. */
-static int iterKidsBelow(const wcs_iter *it) {
-  int i;
-  if (it->nMem > 0) return 0;
-  for (i = 0; i < it->vi.nSlot; i++) {
-    const wcs_vslot *s = &it->vi.aSlot[i];
-    if (!s->bOn) continue;
-    if (s->pFile == NULL ||
-        !fmeta_ends_before(s->pFile, it->upper.a, it->upper.n)) {
-      return 0;
-    }
-  }
-  return 1;
-}
-
 /* Aim the built stream at the current bounds: the file children for them
 ** (version_iters_target keeps those it can), the memtable children, and
 ** the range tombstones visible at it->snap within them. */
 static int iterTarget(wcs_iter *it, char **pzErr) {
   int nKid = 0, rc, i;
   DelList dl;
-  frags_free(&it->frags);
-  memset(&it->frags, 0, sizeof it->frags);
-  free(it->aDel);
-  it->aDel = NULL;
+  /* most targets have no tombstones: nothing to free */
+  if (it->frags.a || it->frags.aPool) frags_free(&it->frags);
+  if (it->aDel) {
+    free(it->aDel);
+    it->aDel = NULL;
+  }
   rc = version_iters_target(it->sv->pVersion, &it->vi,
                             it->bLower ? it->lower.a : NULL, it->lower.n,
                             it->bUpper ? it->upper.a : NULL, it->upper.n,
-                            it->bBloomPre ? it->bloomPre.a : NULL,
-                            it->bloomPre.n, !it->bNoFill, pzErr);
+                            it->pBloomPre, it->nBloomPre, !it->bNoFill,
+                            pzErr);
   if (rc == WCS_OK && it->nMem + it->vi.nSlot > it->nKidAlloc) {
     int nNew = it->nMem + it->vi.nSlot;
     wcs_iiter **a = realloc(it->apKid, sizeof(wcs_iiter *) * (size_t)nNew);
@@ -1698,17 +1712,31 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     }
   }
   if (rc == WCS_OK) {
+    /* Does every file child end below the upper bound, with no memtable
+    ** child? Then no key the stream shows reaches the bound, and findNext
+    ** need not compare each key with it (a scan of a whole table in files
+    ** of its own, whose bound is the next table's first key). A level
+    ** iterator (several files) and a memtable are not asked: they count
+    ** as reaching it. */
+    int bBelow = it->bUpper && it->nMem == 0;
     for (i = 0; i < it->nMem; i++)
       it->apKid[nKid++] = it->apMem[i];
     for (i = 0; i < it->vi.nSlot; i++) {
-      if (it->vi.aSlot[i].bOn) it->apKid[nKid++] = it->vi.aSlot[i].p;
+      const wcs_vslot *s = &it->vi.aSlot[i];
+      if (!s->bOn) continue;
+      it->apKid[nKid++] = s->p;
+      if (bBelow && (s->pFile == NULL ||
+                     !fmeta_ends_before(s->pFile, it->upper.a, it->upper.n))) {
+        bBelow = 0;
+      }
     }
     /* one child (a row in one file, say) is read without the merging
-    ** layer, as merge_iter_new would do */
-    rc = merge_iter_set(it->pMerge, it->apKid, nKid);
+    ** layer, as merge_iter_new would do; the merging iterator is left
+    ** with no children then */
+    rc = merge_iter_set(it->pMerge, it->apKid, nKid == 1 ? 0 : nKid);
     if (rc) wcs_seterr(pzErr, rc, "out of memory");
     it->pM = nKid == 1 ? it->apKid[0] : it->pMerge;
-    it->bUpperCmp = it->bUpper && !iterKidsBelow(it);
+    it->bUpperCmp = it->bUpper && !bBelow;
   }
 
   /* range tombstones visible at the snapshot (counted first: one added
@@ -1823,19 +1851,27 @@ int wcs_iter_retarget(wcs_iter *it, const wcs_iter_options *pOpt) {
   it->bValid = 0;
   rc = iterSetBounds(it, &o);
   if (rc) return iterBuildFailed(it, rc, NULL);
-  sv = svAcquire(it->db, o.pSnap, &seq);
-  if (sv == it->sv && it->pM != NULL &&
-      !(it->bMemSkipped && memtable_count(sv->pMem) != 0)) {
+  /* The sequence number first, as in svAcquire. The iterator holds a
+  ** reference to its super version, which therefore is never freed and
+  ** its address never reused: while it is still current (no memtable
+  ** switch, flush or compaction since) the pointers compare equal
+  ** without the lock, and no reference need be taken. Once replaced it
+  ** never becomes current again. */
+  seq = o.pSnap ? o.pSnap->seq
+                : atomic_load_explicit(&it->db->lastSeq, memory_order_acquire);
+  if (it->pM != NULL &&
+      atomic_load_explicit(&it->db->pSv, memory_order_acquire) == it->sv &&
+      !(it->bMemSkipped && memtable_count(it->sv->pMem) != 0)) {
     /* Same memtables and files: the memtable children read the live
     ** skiplists, the file children are re-aimed, the tombstones taken
     ** again for the new range and snapshot. */
-    svUnref(sv);
     it->snap = seq;
     rc = iterTarget(it, &zErr);
     if (rc) return iterBuildFailed(it, rc, zErr);
     free(zErr);
     return WCS_OK;
   }
+  sv = svAcquire(it->db, o.pSnap, &seq);
   return iterRepin(it, sv, seq);
 }
 
@@ -1877,7 +1913,6 @@ void wcs_iter_free(wcs_iter *it) {
   wcs_buf_free(&it->lower);
   wcs_buf_free(&it->upper);
   wcs_buf_free(&it->prefix);
-  wcs_buf_free(&it->bloomPre);
   for (i = 0; i < 3; i++)
     wcs_buf_free(&it->spare[i]);
   wcs_buf_free(&it->key);
@@ -2262,6 +2297,11 @@ static int sweepOne(void *p, const char *zName) {
 static void dbFree(wcs_db *db) {
   int i;
   if (db == NULL) return;
+  while (db->pSnapFree) {
+    wcs_snapshot *s = db->pSnapFree;
+    db->pSnapFree = s->pNext;
+    free(s);
+  }
   svUnref(db->pSv);
   memtable_unref(db->pMem);
   for (i = 0; i < db->nImm; i++)

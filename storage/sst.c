@@ -2121,10 +2121,16 @@ int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,
 int sst_iter_retarget(wcs_iiter *pI, int bUseHash, uint64_t hPrefix) {
   sst_iter *it = (sst_iter *)pI;
   assert(pI->pMethods == &sstIterMethods);
-  /* an earlier scan's readahead does not carry over */
-  free(it->ra.a);
-  memset(&it->ra, 0, sizeof it->ra);
-  if (!bUseHash || !sst_reader_bloom_prefixed(it->pR)) return 1;
+  /* an earlier scan's readahead does not carry over (a point read's
+  ** iterator never had one) */
+  if (it->ra.a || it->ra.nSeq) {
+    free(it->ra.a);
+    memset(&it->ra, 0, sizeof it->ra);
+  }
+  if (!bUseHash || !it->pR->bBloom ||
+      it->pR->iBloomKind != WCS_BLOOM_KIND_PREFIX) {
+    return 1;
+  }
   if (it->rc || iterMeta(it)) return 1;
   return bloom_may_contain(&it->pM->bloom, hPrefix);
 }

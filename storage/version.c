@@ -49,6 +49,56 @@ static int isSentinel(const uint8_t *p, size_t n) {
   return wcs_ikey_trailer(p, n) == WCS_IKEY_SENTINEL;
 }
 
+/* Set f->aBound from f's keys. */
+static void fmetaSlices(wcs_fmeta *f) {
+  size_t nS = f->nSmallest - WCS_IKEY_TRAILER, nL = f->nLargest - WCS_IKEY_TRAILER;
+  f->aBound[0] = wcs_key_slice(f->pSmallest, nS, 0);
+  f->aBound[1] = wcs_key_slice(f->pSmallest, nS, 8);
+  f->aBound[2] = wcs_key_slice(f->pLargest, nL, 0);
+  f->aBound[3] = wcs_key_slice(f->pLargest, nL, 8);
+}
+
+/* A user key with its first 16 bytes as two slices (wcs_key_slice), so
+** that it is compared with a file's bounds without reading the file's
+** keys unless the slices tie: for the bounds of a target, taken once. */
+typedef struct KeySl {
+  const uint8_t *p; /* the key; NULL: unbounded */
+  size_t n;
+  uint64_t hi, lo; /* bytes [0, 8) and [8, 16) */
+} KeySl;
+
+static void keySl(KeySl *k, const uint8_t *p, size_t n) {
+  k->p = p;
+  k->n = n;
+  k->hi = p ? wcs_key_slice(p, n, 0) : 0;
+  k->lo = p ? wcs_key_slice(p, n, 8) : 0;
+}
+
+/* Compare user key k with f's smallest (iEnd 0) or largest (iEnd 1) user
+** key, as wcs_ukey_cmp does. */
+static inline int cmpBound(const KeySl *k, const wcs_fmeta *f, int iEnd) {
+  uint64_t hi = f->aBound[2 * iEnd], lo = f->aBound[2 * iEnd + 1];
+  if (k->hi != hi) return k->hi < hi ? -1 : 1;
+  if (k->lo != lo) return k->lo < lo ? -1 : 1;
+  return iEnd ? wcs_ukey_cmp(k->p, k->n, f->pLargest,
+                             f->nLargest - WCS_IKEY_TRAILER)
+              : wcs_ukey_cmp(k->p, k->n, f->pSmallest,
+                             f->nSmallest - WCS_IKEY_TRAILER);
+}
+
+/* fmeta_ends_before and fmeta_overlaps on bounds taken with keySl. */
+static int endsBeforeSl(const wcs_fmeta *f, const KeySl *pLo) {
+  int c;
+  if (pLo->p == NULL || f->bUnbounded) return 0;
+  c = cmpBound(pLo, f, 1);
+  return c > 0 || (c == 0 && isSentinel(f->pLargest, f->nLargest));
+}
+
+static int overlapsSl(const wcs_fmeta *f, const KeySl *pLo, const KeySl *pHi) {
+  if (pHi->p && cmpBound(pHi, f, 0) <= 0) return 0;
+  return !endsBeforeSl(f, pLo);
+}
+
 int fmeta_may_hold(const wcs_fmeta *f, const uint8_t *pKey, size_t nKey) {
   int c;
   if (wcs_ukey_cmp(f->pSmallest, f->nSmallest - WCS_IKEY_TRAILER, pKey, nKey) >
@@ -124,6 +174,7 @@ int fmeta_new(wcs_vset *vs, const sst_meta *m, wcs_fmeta **pp) {
   f->nSmallest = m->nSmallest;
   memcpy(f->pLargest, m->pLargest, m->nLargest);
   f->nLargest = m->nLargest;
+  fmetaSlices(f);
   *pp = f;
   return WCS_OK;
 }
@@ -386,6 +437,7 @@ int vedit_decode(wcs_vedit *e, const uint8_t *p, size_t n, const char *zFile,
         f->nSmallest = nS;
         memcpy(f->pLargest, pL, nL);
         f->nLargest = nL;
+        fmetaSlices(f);
         if (vedit_add_file(e, (int)lvl, f)) {
           vedit_clear(e);
           return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
@@ -893,6 +945,9 @@ int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
   const wcs_options *pOpt = v->pVs->pOpt;
   int bPrefix = 0, i, j, rc = WCS_OK;
   uint64_t h = 0;
+  KeySl lo, hi;
+  keySl(&lo, pLo, nLo);
+  keySl(&hi, pHi, nHi);
   if (p->pVersion != v || p->bFill != bFillCache) {
     int nSlot = v->anFile[0] + WCS_NLEVEL - 1;
     version_iters_clear(p);
@@ -910,32 +965,31 @@ int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
   for (i = 0; rc == WCS_OK && i < v->anFile[0]; i++) {
     wcs_fmeta *f = v->aaFile[0][i];
     p->aSlot[i].bOn = 0;
-    if (!fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
+    if (!overlapsSl(f, &lo, &hi)) continue;
     rc = slotFile(p, &p->aSlot[i], f, bPrefix, h, pzErr);
   }
   for (i = 1; rc == WCS_OK && i < WCS_NLEVEL; i++) {
     wcs_vslot *s = &p->aSlot[v->anFile[0] + i - 1];
     wcs_fmeta **aFile = v->aaFile[i];
-    int lo = 0, hi = v->anFile[i], nSel = 0, k;
+    int iLo = 0, iHi = v->anFile[i], nSel = 0, k;
     s->bOn = 0;
     /* the files in [lo, hi) are a run starting at the first one that
     ** does not end before lo */
-    while (lo < hi) {
-      int mid = (lo + hi) / 2;
-      if (fmeta_ends_before(aFile[mid], pLo, nLo))
-        lo = mid + 1;
+    while (iLo < iHi) {
+      int mid = (iLo + iHi) / 2;
+      if (endsBeforeSl(aFile[mid], &lo))
+        iLo = mid + 1;
       else
-        hi = mid;
+        iHi = mid;
     }
-    for (j = lo; j < v->anFile[i] && fmeta_overlaps(aFile[j], pLo, nLo, pHi, nHi);
-         j++) {
+    for (j = iLo; j < v->anFile[i] && overlapsSl(aFile[j], &lo, &hi); j++) {
       nSel++;
     }
     if (nSel == 0) continue;
     if (nSel == 1) {
       /* one file (a row's range, say): its filter is probed under the
       ** pin of its index that the iterator then keeps */
-      rc = slotFile(p, s, aFile[lo], bPrefix, h, pzErr);
+      rc = slotFile(p, s, aFile[iLo], bPrefix, h, pzErr);
       continue;
     }
     if (nSel > p->nSelAlloc) {
@@ -947,7 +1001,7 @@ int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
       p->aSel = aNew;
       p->nSelAlloc = nSel;
     }
-    for (j = lo, k = 0; j < lo + nSel; j++) {
+    for (j = iLo, k = 0; j < iLo + nSel; j++) {
       if (prefixMay(aFile[j], bPrefix, h)) p->aSel[k++] = aFile[j];
     }
     if (k == 1) {

@@ -67,6 +67,10 @@ typedef struct wcs_fmeta {
                            ** every real entry of E; owned */
   size_t nLargest;         /* bytes at pLargest, >= 8 */
   int bUnbounded;          /* the range runs to the end of the key space */
+  uint64_t aBound[4];      /* bytes [0, 8) and [8, 16) of the smallest and
+                           ** then the largest user key as wcs_key_slice
+                           ** numbers: range tests compare these before
+                           ** reading the keys (set with the keys) */
   sst_reader *pReader;     /* open reader (owned), set when added */
   wcs_frags frags;         /* the reader's range tombstones as disjoint
                            ** fragments (keys borrowed from the reader),
