@@ -176,42 +176,6 @@ struct wcs_cursor {
   wcs_buf tmp, tmp2;
 };
 
-/* Compare byte strings as memcmp, shorter first on a tie. Escaped row
-** keys and bounds are short, and compared a few times per row: the first
-** difference is found eight bytes at a time inline, with no byte loop at
-** the end unless both are shorter than a word. */
-static inline int bcmp2(const uint8_t *a, size_t na, const uint8_t *b,
-                        size_t nb) {
-  size_t n = na < nb ? na : nb, i = 0;
-  if (n > 64) {
-    int c = memcmp(a, b, n);
-    if (c) return c;
-    i = n;
-  }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (i < n && n >= 8) {
-    /* whole words, the last one overlapping the equal bytes before it */
-    for (;;) {
-      uint64_t x, y;
-      if (i + 8 > n) i = n - 8;
-      memcpy(&x, a + i, 8);
-      memcpy(&y, b + i, 8);
-      if (x != y) {
-        x = __builtin_bswap64(x); /* byte order: first byte most significant */
-        y = __builtin_bswap64(y);
-        return x < y ? -1 : 1;
-      }
-      i += 8;
-      if (i >= n) break;
-    }
-  }
-#endif
-  for (; i < n; i++) {
-    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
-  }
-  return na < nb ? -1 : (na > nb);
-}
-
 /* The 8 bytes at p as a word, in memory order (for equality tests). */
 static inline uint64_t word(const uint8_t *p) {
   uint64_t x;
@@ -367,7 +331,7 @@ static int stream_place(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
     }
     if (bOpen) return WCS_OK; /* reverse from +inf: anything is below */
     k = view_key(s->pView, &nk);
-    cmp = bcmp2(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, b, n);
+    cmp = wcs_bytes_cmp(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, b, n);
     if (!c->bReverse && cmp >= 0) return WCS_OK;
     if (c->bReverse && cmp < 0) return WCS_OK;
   }
@@ -941,11 +905,11 @@ static int advance(wcs_cursor *c) {
       ** it too, which moves on to the next range from there */
       if (!c->bPlaced) {
         while (c->iRange < c->nRange && !HIOPEN(c->iRange) &&
-               bcmp2(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
+               wcs_bytes_cmp(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
           c->iRange++;
         }
         if (c->iRange >= c->nRange) break;
-        if (bcmp2(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
+        if (wcs_bytes_cmp(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
           c->pos.n = 0;
           rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
           if (rc) break;
@@ -955,13 +919,13 @@ static int advance(wcs_cursor *c) {
       nb = c->pos.n;
     } else {
       while (c->iRange >= 0 && !c->bPosOpen &&
-             bcmp2(LO(c->iRange), NLO(c->iRange), c->pos.a, c->pos.n) >= 0) {
+             wcs_bytes_cmp(LO(c->iRange), NLO(c->iRange), c->pos.a, c->pos.n) >= 0) {
         c->iRange--;
       }
       if (c->iRange < 0) break;
       if (!HIOPEN(c->iRange) &&
           (c->bPosOpen ||
-           bcmp2(HI(c->iRange), NHI(c->iRange), c->pos.a, c->pos.n) < 0)) {
+           wcs_bytes_cmp(HI(c->iRange), NHI(c->iRange), c->pos.a, c->pos.n) < 0)) {
         c->pos.n = 0;
         c->bPosOpen = 0;
         c->bPlaced = 0;
@@ -1010,8 +974,8 @@ static int advance(wcs_cursor *c) {
       if (rc) break;
       s->iSameAs = -1;
       if (iBest < 0 ||
-          (c->bReverse ? bcmp2(s->pRowT, s->nRowT, pBest, nBest) > 0
-                       : bcmp2(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
+          (c->bReverse ? wcs_bytes_cmp(s->pRowT, s->nRowT, pBest, nBest) > 0
+                       : wcs_bytes_cmp(s->pRowT, s->nRowT, pBest, nBest) < 0)) {
         iBest = i;
         pBest = s->pRowT;
         nBest = s->nRowT;
@@ -1027,13 +991,13 @@ static int advance(wcs_cursor *c) {
     /* outside the current range: move the bound to the candidate */
     if (!c->bReverse) {
       if (!HIOPEN(c->iRange) &&
-          bcmp2(c->rowT.a, c->rowT.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
+          wcs_bytes_cmp(c->rowT.a, c->rowT.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
         c->pos.n = 0;
         rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
         if (rc) break;
         continue; /* bPlaced is 0 */
       }
-    } else if (bcmp2(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) < 0) {
+    } else if (wcs_bytes_cmp(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) < 0) {
       pos_past_row(c);
       c->pos.a[c->pos.n - 1] = 0x02; /* rows < C include this one */
       continue;
@@ -1059,8 +1023,8 @@ static int advance(wcs_cursor *c) {
         rc = eng_escape(&c->tmp2, pSeek, nSeek);
         if (rc) break;
         if (!c->bReverse
-                ? bcmp2(c->tmp2.a, c->tmp2.n, c->rowT.a, c->rowT.n) > 0
-                : bcmp2(c->tmp2.a, c->tmp2.n, c->rowT.a, c->rowT.n) < 0) {
+                ? wcs_bytes_cmp(c->tmp2.a, c->tmp2.n, c->rowT.a, c->rowT.n) > 0
+                : wcs_bytes_cmp(c->tmp2.a, c->tmp2.n, c->rowT.a, c->rowT.n) < 0) {
           c->pos.n = 0;
           c->bPosOpen = 0;
           rc = wcs_buf_append(&c->pos, c->tmp2.a, c->tmp2.n);
@@ -1116,7 +1080,7 @@ void wcs_read_options_init(wcs_read_options *o) {
 static int range_cmp_r(const void *a, const void *b, void *ctx) {
   const Range *x = a, *y = b;
   const uint8_t *base = ctx;
-  return bcmp2(base + x->oLo, x->nLo, base + y->oLo, y->nLo);
+  return wcs_bytes_cmp(base + x->oLo, x->nLo, base + y->oLo, y->nLo);
 }
 
 /* Normalize the ranges into c->aRange: escape, drop empty ones, sort,
@@ -1167,7 +1131,7 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange, int nRange) {
     wcs_buf *lo = &c->tmp, *hi = &c->tmp2;
     rc = eng_range_bounds(&aRange[i], lo, hi, &bHiOpen);
     if (rc) break;
-    if (!bHiOpen && bcmp2(lo->a, lo->n, hi->a, hi->n) >= 0) continue;
+    if (!bHiOpen && wcs_bytes_cmp(lo->a, lo->n, hi->a, hi->n) >= 0) continue;
     a[n].oLo = c->rangeBuf.n;
     a[n].nLo = lo->n;
     rc = wcs_buf_append(&c->rangeBuf, lo->a, lo->n);
@@ -1184,13 +1148,13 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange, int nRange) {
   for (i = 0; rc == WCS_OK && i < n; i++) {
     int k = c->nRange;
     const uint8_t *base = c->rangeBuf.a;
-    if (k > 0 && (HIOPEN(k - 1) || bcmp2(base + a[i].oLo, a[i].nLo, HI(k - 1),
+    if (k > 0 && (HIOPEN(k - 1) || wcs_bytes_cmp(base + a[i].oLo, a[i].nLo, HI(k - 1),
                                          NHI(k - 1)) <= 0)) {
       /* overlaps or touches the previous range: extend it */
       if (!HIOPEN(k - 1)) {
         if (a[i].bHiOpen) {
           c->aRange[k - 1].bHiOpen = 1;
-        } else if (bcmp2(base + a[i].oHi, a[i].nHi, HI(k - 1), NHI(k - 1)) >
+        } else if (wcs_bytes_cmp(base + a[i].oHi, a[i].nHi, HI(k - 1), NHI(k - 1)) >
                    0) {
           c->aRange[k - 1].oHi = a[i].oHi;
           c->aRange[k - 1].nHi = a[i].nHi;

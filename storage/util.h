@@ -86,6 +86,46 @@ static inline size_t wcs_common_prefix(const uint8_t *a, const uint8_t *b,
   return i;
 }
 
+/* Compare byte strings in memcmp order, the shorter first when one is a
+** prefix of the other; <0, 0 or >0 (not necessarily memcmp's values).
+** Keys, row keys and bounds are short and compared many times per row or
+** seek: the first difference is found eight bytes at a time inline, the
+** last word overlapping the equal bytes before it, so there is no byte
+** loop unless both are shorter than a word. */
+static inline int wcs_bytes_cmp(const void *pA, size_t na, const void *pB,
+                                size_t nb) {
+  const uint8_t *a = pA, *b = pB;
+  size_t n = na < nb ? na : nb, i = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                            \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (i < n && n >= 8) {
+    for (;;) {
+      uint64_t x, y;
+      if (i + 8 > n) i = n - 8;
+      memcpy(&x, a + i, 8);
+      memcpy(&y, b + i, 8);
+      if (x != y) {
+        x = __builtin_bswap64(x); /* first byte most significant */
+        y = __builtin_bswap64(y);
+        return x < y ? -1 : 1;
+      }
+      i += 8;
+      if (i >= n) break;
+    }
+  }
+#else
+  if (n > 0) {
+    int c = memcmp(a, b, n);
+    if (c) return c;
+    i = n;
+  }
+#endif
+  for (; i < n; i++) {
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return na < nb ? -1 : (na > nb);
+}
+
 /* Copy n bytes from p to z, which do not overlap. Keys, qualifiers and
 ** short values are mostly a few dozen bytes: up to 32 are copied by at
 ** most two overlapping loads and stores of one size, inline, which costs
