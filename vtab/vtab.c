@@ -3150,7 +3150,17 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
   if (t == SQLITE_BLOB) {
     pOut->p = sqlite3_value_blob(v);
   } else if (t == SQLITE_TEXT) {
-    pOut->p = sqlite3_value_text(v);
+    /* The text's bytes without sqlite3_value_text, which NUL-terminates:
+    ** text bound with a length has no terminator, and adding one copies it
+    ** into a fresh allocation on every row; the codec takes a length.
+    ** sqlite3_value_bytes comes first: it leaves the value UTF-8 (converting
+    ** it in place, as sqlite3_value_text would, if it is UTF-16); the blob
+    ** of a TEXT value is then those bytes, the value unchanged ("TEXT to
+    ** BLOB: no change"; it stays TEXT to sqlite3_value_type). */
+    pOut->n = sqlite3_value_bytes(v);
+    pOut->p = sqlite3_value_blob(v);
+    if (pOut->p == NULL) pOut->p = (const uint8_t *)"";
+    return SQLITE_OK;
   } else {
     if (t == SQLITE_INTEGER) {
       sqlite3_snprintf(32, zNum, "%lld", sqlite3_value_int64(v));
