@@ -3360,7 +3360,33 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     sqlite3_value *v = argv[2 + pTab->iColQual + i];
     const ks_qualifier *q = &s->aQual[i];
     WcsVal wv;
+    int t;
     if (unchanged(v, bInsert)) continue;
+    t = sqlite3_value_type(v);
+    if (s->aFamily[q->iFamily].eAgg == KS_AGG_NONE &&
+        ((t == SQLITE_INTEGER && q->eVType == KS_V_INT64 &&
+          q->eEnc != KS_ENC_DECIMAL) ||
+         (t == SQLITE_TEXT &&
+          (q->eVType == KS_V_STRING || q->eVType == KS_V_BYTES)))) {
+      /* the usual cell, a declared type's value in a plain family, stored
+      ** as writeCell would (the bytes of wcsCellBytes), without building
+      ** a WcsVal for it: this runs for every column of a load */
+      uint8_t aInt[8];
+      const void *p = aInt;
+      size_t n = 8;
+      if (t == SQLITE_INTEGER) {
+        wcs_put64be(aInt, (uint64_t)sqlite3_value_int64(v));
+      } else {
+        p = sqlite3_value_text(v);
+        n = (size_t)sqlite3_value_bytes(v);
+        if (p == NULL) p = "";
+      }
+      rc = wcs_txn_set_cell(pTxn, pTab->pTab, pKey, nKey,
+                            s->aFamily[q->iFamily].zName, q->zName,
+                            (size_t)pTab->aQualLen[i], iTs, p, n);
+      (*pnCell)++;
+      continue;
+    }
     wcsValFromSql(&wv, v);
     if (wv.eType == WCSV_NULL && bInsert) continue;
     rc = writeCell(pTab, pTxn, pKey, nKey, q->iFamily, q->zName,
