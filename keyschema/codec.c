@@ -775,6 +775,15 @@ static int asciiAbove(const uint8_t *p, int n, int d) {
   const uint64_t kHigh = 0x8080808080808080ULL;
   const uint64_t kBelow = kOnes * (uint64_t)(d + 1);
   int i = 0;
+  if (n >= 4 && n < 8) {
+    /* two 4-byte words, overlapping: the same tests on half words */
+    const uint32_t kHigh4 = (uint32_t)kHigh, kBelow4 = (uint32_t)kBelow;
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    return !(((a | b) & kHigh4) || ((a - kBelow4) & ~a & kHigh4) ||
+             ((b - kBelow4) & ~b & kHigh4));
+  }
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);
