@@ -3290,8 +3290,9 @@ done:
     sqlite3_free(a);
     sqlite3_free(zNum);
   }
-  sqlite3_free(aOld);
-  wcs_buf_free(&scratch);
+  /* an INSERT took neither: no calls for them on its path */
+  if (aOld) sqlite3_free(aOld);
+  if (scratch.a) wcs_buf_free(&scratch);
   return rc;
 }
 
