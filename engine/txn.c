@@ -873,27 +873,6 @@ static inline int short_no_zero(const uint8_t *p, size_t n) {
   }
 }
 
-/* Copy n bytes, 1 <= n <= 16, as short_no_zero read them. */
-static inline void short_copy(uint8_t *z, const uint8_t *p, size_t n) {
-  if (n < 4) {
-    z[0] = p[0];
-    z[n / 2] = p[n / 2];
-    z[n - 1] = p[n - 1];
-  } else if (n >= 8) {
-    uint64_t a, b;
-    memcpy(&a, p, 8);
-    memcpy(&b, p + n - 8, 8);
-    memcpy(z, &a, 8);
-    memcpy(z + n - 8, &b, 8);
-  } else {
-    uint32_t a, b;
-    memcpy(&a, p, 4);
-    memcpy(&b, p + n - 4, 4);
-    memcpy(z, &a, 4);
-    memcpy(z + n - 4, &b, 4);
-  }
-}
-
 /* Bytes esc(p) takes. */
 static size_t esc_len(const uint8_t *p, size_t n) {
   size_t nZero = 0;
@@ -1007,7 +986,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     memcpy(z, t->lastRowEsc.a, t->lastRowEsc.n);
     z += t->lastRowEsc.n;
     if (nEsc == nQual && nQual >= 1 && nQual <= ESC_SHORT) {
-      short_copy(z, q, nQual); /* nothing to escape */
+      wcs_copy_short(z, q, nQual); /* nothing to escape */
       z += nQual;
       *z++ = 0x00;
       *z++ = 0x01;
