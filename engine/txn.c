@@ -782,19 +782,9 @@ size_t wcs_txn_bytes(const wcs_txn *t) { return t->log.n + ov_bytes(t->pOv); }
 /* ------------------------------------------------------------------ */
 /* mutations                                                           */
 
-/* Check the handle is current and remember its def for commit. */
-static int txn_table(wcs_txn *t, wcs_table *pTab) {
-  EngDef *pDef = pTab->pDef;
+/* txn_table's search and first use of pDef in the transaction. */
+static int txn_add_def(wcs_txn *t, EngDef *pDef) {
   int i;
-  if (pTab->pEng != t->pEng) {
-    return eng_err(WCS_MISUSE, "table %s belongs to another engine",
-                   pDef->zName);
-  }
-  if (pDef->bStale) {
-    return eng_err(WCS_SCHEMA, "table %s was altered or dropped; reopen it",
-                   pDef->zName);
-  }
-  txn_lock(t);
   for (i = 0; i < t->nDef; i++) {
     if (t->apDef[i] == pDef) return WCS_OK;
   }
@@ -808,6 +798,23 @@ static int txn_table(wcs_txn *t, wcs_table *pTab) {
   return WCS_OK;
 }
 
+/* Check the handle is current and remember its def for commit. Inline for
+** the write path, where the def is nearly always the one written last. */
+static inline int txn_table(wcs_txn *t, wcs_table *pTab) {
+  EngDef *pDef = pTab->pDef;
+  if (pTab->pEng != t->pEng) {
+    return eng_err(WCS_MISUSE, "table %s belongs to another engine",
+                   pDef->zName);
+  }
+  if (pDef->bStale) {
+    return eng_err(WCS_SCHEMA, "table %s was altered or dropped; reopen it",
+                   pDef->zName);
+  }
+  txn_lock(t);
+  if (t->nDef > 0 && t->apDef[t->nDef - 1] == pDef) return WCS_OK;
+  return txn_add_def(t, pDef);
+}
+
 /* Common checks of a cell mutation: table, row, family, qualifier, ts. */
 static int cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow,
                        size_t nRow, const char *zFamily, const void *pQual,
@@ -818,7 +825,9 @@ static int cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow,
     rc = eng_check_row(pRow, nRow);
   }
   if (rc == WCS_OK) {
-    *ppFam = eng_family(pTab->pDef, zFamily, NULL); /* by address first */
+    /* by address first (inline), then by name */
+    *ppFam = eng_family_at(pTab->pDef, zFamily, NULL);
+    if (*ppFam == NULL) *ppFam = eng_family(pTab->pDef, zFamily, NULL);
     if (*ppFam == NULL) rc = WCS_ERROR;
   }
   if (rc == WCS_OK && pQual != NULL && nQual > WCS_MAX_QUALIFIER) {
@@ -842,10 +851,33 @@ static int mismatch(const EngDef *pDef, const EngFamily *f, const char *zOp) {
 ** byte; longer ones by memchr between 00 bytes. */
 #define ESC_SHORT 16
 
+/* Whether the n bytes at p, 1 <= n <= 16, hold no 00 byte: two words,
+** overlapping, each by the "has a zero byte" test (exact as a yes or no),
+** or for under 4 bytes the first, middle and last (all of them).
+** Qualifiers are short and rarely hold 00. */
+static inline int short_no_zero(const uint8_t *p, size_t n) {
+  if (n >= 8) {
+    const uint64_t k1 = 0x0101010101010101ULL, kH = 0x8080808080808080ULL;
+    uint64_t a, b;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + n - 8, 8);
+    return ((((a - k1) & ~a) | ((b - k1) & ~b)) & kH) == 0;
+  } else if (n < 4) {
+    return p[0] != 0 && p[n / 2] != 0 && p[n - 1] != 0;
+  } else {
+    const uint32_t k1 = 0x01010101u, kH = 0x80808080u;
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    return ((((a - k1) & ~a) | ((b - k1) & ~b)) & kH) == 0;
+  }
+}
+
 /* Bytes esc(p) takes. */
 static size_t esc_len(const uint8_t *p, size_t n) {
   size_t nZero = 0;
   const uint8_t *q = p, *pEnd = p + n;
+  if (n >= 1 && n <= ESC_SHORT && short_no_zero(p, n)) return n;
   if (n <= ESC_SHORT) {
     for (; q < pEnd; q++)
       nZero += *q == 0;
@@ -926,7 +958,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
   EngFamily *f;
   EngDef *pDef = pTab->pDef;
   const uint8_t *q = pQual ? pQual : (const uint8_t *)"";
-  size_t nKey, nLog = t->log.n;
+  size_t nKey, nEsc, nLog = t->log.n;
   uint8_t *z, *pKey;
   int rc = cell_target(t, pTab, pRow, nRow, zFamily, q, nQual, &iTs, &f);
   if (rc == WCS_OK && nVal > WCS_MAX_VALUE) {
@@ -935,8 +967,8 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
   if (rc == WCS_OK && f->eAgg) rc = mismatch(pDef, f, "SetCell");
   if (rc == WCS_OK) rc = row_escaped(t, pDef, pRow, nRow);
   if (rc == WCS_OK) {
-    nKey = ENG_PREFIX_BYTES + t->lastRowEsc.n + esc_len(q, nQual) + 2 +
-           ENG_TS_BYTES;
+    nEsc = esc_len(q, nQual);
+    nKey = ENG_PREFIX_BYTES + t->lastRowEsc.n + nEsc + 2 + ENG_TS_BYTES;
     rc = log_reserve(t, 1 + 2 * WCS_VARINT_MAX + nKey + nVal);
   }
   if (rc == WCS_OK) {
@@ -953,7 +985,14 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     z += ENG_PREFIX_BYTES;
     memcpy(z, t->lastRowEsc.a, t->lastRowEsc.n);
     z += t->lastRowEsc.n;
-    z = esc_term_at(z, q, nQual);
+    if (nEsc == nQual && nQual >= 1 && nQual <= ESC_SHORT) {
+      wcs_copy_short(z, q, nQual); /* nothing to escape */
+      z += nQual;
+      *z++ = 0x00;
+      *z++ = 0x01;
+    } else {
+      z = esc_term_at(z, q, nQual);
+    }
     wcs_put64be(z, eng_ts_invert(iTs));
     z += ENG_TS_BYTES;
     assert((size_t)(z - pKey) == nKey);

@@ -252,6 +252,21 @@ static const char azDigitPair[201] =
     "37383940414243444546474849505152535455565758596061626364656667686970717273"
     "7475767778798081828384858687888990919293949596979899";
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The eight ASCII digits of u < 10^8, most significant first, as the bytes
+** of a little-endian word. SWAR: the two 4-digit halves in 32-bit lanes
+** split into 2-digit pairs (x * 10486 >> 20 is x / 100 for x < 10^4), then
+** into digits (x * 103 >> 10 is x / 10 for x < 100), every lane at once. */
+static uint64_t digits8Word(uint32_t u) {
+  uint64_t v = (uint64_t)(u / 10000) | ((uint64_t)(u % 10000) << 32);
+  uint64_t t = ((v * 10486) >> 20) & 0x0000007F0000007FULL;
+  v = t | ((v - t * 100) << 16);
+  t = ((v * 103) >> 10) & 0x000F000F000F000FULL;
+  v = t | ((v - t * 10) << 8);
+  return v | 0x3030303030303030ULL;
+}
+#endif
+
 int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a) {
   int i;
   switch (f->eEnc) {
@@ -259,6 +274,14 @@ int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a) {
     return ksOcPutInt(a, (int64_t)(u ^ SIGN_BIT));
   case KS_ENC_DECIMAL:
   case KS_ENC_REVERSED_DECIMAL:
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (f->nWidth == 8 && u < 100000000u) {
+      /* the common width (dates as YYYYMMDD) in one word */
+      uint64_t w = digits8Word((uint32_t)u);
+      memcpy(a, &w, 8);
+      return 8;
+    }
+#endif
     /* two digits per division; 32-bit divisions once u fits */
     for (i = f->nWidth - 1; i >= 1 && u > 0xFFFFFFFFu; i -= 2) {
       unsigned d = (unsigned)(u % 100);
@@ -674,7 +697,9 @@ int ksJoin(const ks_schema *s, const ks_view *aView, int m, int eMode,
       if (rc == WCS_OK) {
         uint8_t *z = pOut->a + pOut->n;
         for (i = 0; i < m; i++) {
-          if (i > 0 && s->nDelim > 0) {
+          if (i > 0 && s->nDelim == 1) {
+            *z++ = s->aDelim[0]; /* the usual delimiter, without a call */
+          } else if (i > 0 && s->nDelim > 0) {
             memcpy(z, s->aDelim, (size_t)s->nDelim);
             z += s->nDelim;
           }
@@ -750,10 +775,25 @@ static int asciiAbove(const uint8_t *p, int n, int d) {
   const uint64_t kHigh = 0x8080808080808080ULL;
   const uint64_t kBelow = kOnes * (uint64_t)(d + 1);
   int i = 0;
+  if (n >= 4 && n < 8) {
+    /* two 4-byte words, overlapping: the same tests on half words */
+    const uint32_t kHigh4 = (uint32_t)kHigh, kBelow4 = (uint32_t)kBelow;
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    return !(((a | b) & kHigh4) || ((a - kBelow4) & ~a & kHigh4) ||
+             ((b - kBelow4) & ~b & kHigh4));
+  }
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, p + i, 8);
     if ((w & kHigh) || ((w - kBelow) & ~w & kHigh)) return 0;
+  }
+  if (i < n && n >= 8) {
+    /* the tail as the last word, overlapping bytes already passed */
+    uint64_t w;
+    memcpy(&w, p + n - 8, 8);
+    return !((w & kHigh) || ((w - kBelow) & ~w & kHigh));
   }
   for (; i < n; i++) {
     if (p[i] >= 0x80 || p[i] <= d) return 0;

@@ -233,6 +233,43 @@ START_TEST(test_text_operands_read_alike_in_every_encoding) {
 }
 END_TEST
 
+START_TEST(test_text_key_fields_from_any_binding) {
+  /* key fields are read as bytes, not NUL-terminated: text bound with a
+  ** length (bytes after it must not count), text bound as UTF-16, and a
+  ** UTF-16 database all give the UTF-8 key */
+  int e;
+  for (e = 0; e < 2; e++) {
+    sqlite3 *db = openDb(NULL);
+    sqlite3_stmt *pStmt = NULL;
+    static const unsigned short azId16[] = {'i', 'd', 0xE9, 0};
+    if (e == 1) OK(db, "PRAGMA encoding = 'UTF-16'");
+    OK(db, zMetrics);
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+                                        "INSERT INTO metrics(device, id, day, "
+                                        "cpu) VALUES (?, ?, ?, ?)",
+                                        -1, &pStmt, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(pStmt, 1, "phoneXYZ", 5, SQLITE_TRANSIENT);
+    sqlite3_bind_text16(pStmt, 2, azId16, -1, SQLITE_STATIC);
+    sqlite3_bind_int(pStmt, 3, 20240101);
+    sqlite3_bind_int(pStmt, 4, 7);
+    ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_DONE);
+    sqlite3_reset(pStmt);
+    sqlite3_bind_text(pStmt, 1, "tabletQ", 6, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, "", 0, SQLITE_STATIC);
+    sqlite3_bind_int(pStmt, 4, 8);
+    ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_DONE);
+    sqlite3_finalize(pStmt);
+    CHECK(db,
+          "SELECT hex(_key), device, id = 'id' || char(233), cpu FROM metrics "
+          "ORDER BY cpu",
+          "70686F6E65236964C3A9233230323430313031|phone|1|7\n"
+          "7461626C657423233230323430313031|tablet|0|8");
+    sqlite3_close(db);
+  }
+}
+END_TEST
+
 START_TEST(test_text_results_outlive_their_row) {
   /* SQLite keeps an SQLITE_STATIC result by reference (max(), GROUP BY's
   ** previous key), so every text or blob result must be a copy: the row's
@@ -1149,6 +1186,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_text_compared_with_key_uses_its_bytes);
   tcase_add_test(tc, test_text_operands_read_alike_in_every_encoding);
   tcase_add_test(tc, test_text_results_outlive_their_row);
+  tcase_add_test(tc, test_text_key_fields_from_any_binding);
   tcase_add_test(tc, test_typed_columns_store_bigtable_bytes);
   tcase_add_test(tc, test_cell_bytes_of_every_value_type_in_every_column_type);
   tcase_add_test(tc, test_family_json_is_lossless_for_bytes);

@@ -3271,7 +3271,17 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
   if (t == SQLITE_BLOB) {
     pOut->p = sqlite3_value_blob(v);
   } else if (t == SQLITE_TEXT) {
-    pOut->p = sqlite3_value_text(v);
+    /* The text's bytes without sqlite3_value_text, which NUL-terminates:
+    ** text bound with a length has no terminator, and adding one copies it
+    ** into a fresh allocation on every row; the codec takes a length.
+    ** sqlite3_value_bytes comes first: it leaves the value UTF-8 (converting
+    ** it in place, as sqlite3_value_text would, if it is UTF-16); the blob
+    ** of a TEXT value is then those bytes, the value unchanged ("TEXT to
+    ** BLOB: no change"; it stays TEXT to sqlite3_value_type). */
+    pOut->n = sqlite3_value_bytes(v);
+    pOut->p = sqlite3_value_blob(v);
+    if (pOut->p == NULL) pOut->p = (const uint8_t *)"";
+    return SQLITE_OK;
   } else {
     if (t == SQLITE_INTEGER) {
       sqlite3_snprintf(32, zNum, "%lld", sqlite3_value_int64(v));
@@ -3401,8 +3411,9 @@ done:
     sqlite3_free(a);
     sqlite3_free(zNum);
   }
-  sqlite3_free(aOld);
-  wcs_buf_free(&scratch);
+  /* an INSERT took neither: no calls for them on its path */
+  if (aOld) sqlite3_free(aOld);
+  if (scratch.a) wcs_buf_free(&scratch);
   return rc;
 }
 
@@ -3471,7 +3482,33 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     sqlite3_value *v = argv[2 + pTab->iColQual + i];
     const ks_qualifier *q = &s->aQual[i];
     WcsVal wv;
+    int t;
     if (unchanged(v, bInsert)) continue;
+    t = sqlite3_value_type(v);
+    if (s->aFamily[q->iFamily].eAgg == KS_AGG_NONE &&
+        ((t == SQLITE_INTEGER && q->eVType == KS_V_INT64 &&
+          q->eEnc != KS_ENC_DECIMAL) ||
+         (t == SQLITE_TEXT &&
+          (q->eVType == KS_V_STRING || q->eVType == KS_V_BYTES)))) {
+      /* the usual cell, a declared type's value in a plain family, stored
+      ** as writeCell would (the bytes of wcsCellBytes), without building
+      ** a WcsVal for it: this runs for every column of a load */
+      uint8_t aInt[8];
+      const void *p = aInt;
+      size_t n = 8;
+      if (t == SQLITE_INTEGER) {
+        wcs_put64be(aInt, (uint64_t)sqlite3_value_int64(v));
+      } else {
+        p = sqlite3_value_text(v);
+        n = (size_t)sqlite3_value_bytes(v);
+        if (p == NULL) p = "";
+      }
+      rc = wcs_txn_set_cell(pTxn, pTab->pTab, pKey, nKey,
+                            s->aFamily[q->iFamily].zName, q->zName,
+                            (size_t)pTab->aQualLen[i], iTs, p, n);
+      (*pnCell)++;
+      continue;
+    }
     wcsValFromSql(&wv, v);
     if (wv.eType == WCSV_NULL && bInsert) continue;
     rc = writeCell(pTab, pTxn, pKey, nKey, q->iFamily, q->zName,
