@@ -807,6 +807,20 @@ static int realOperand(double r, ks_op *pOp, ks_value *pOut) {
   return VAL_USE;
 }
 
+/* The bytes of a TEXT value as UTF-8, without sqlite3_value_text, which
+** NUL-terminates: text bound with a length has no terminator, and adding
+** one copies it into a fresh allocation on every call. sqlite3_value_bytes
+** comes first: it leaves the value UTF-8 (converting it in place, as
+** sqlite3_value_text would, when the connection's text is UTF-16); the
+** blob of a TEXT value is then those bytes, the value unchanged ("TEXT to
+** BLOB: no change"; it stays TEXT to sqlite3_value_type). Never NULL. */
+static const uint8_t *textBytes(sqlite3_value *v, int *pn) {
+  const uint8_t *p;
+  *pn = sqlite3_value_bytes(v);
+  p = sqlite3_value_blob(v);
+  return p ? p : (const uint8_t *)"";
+}
+
 /*
 ** Turn the SQL operand pVal of `col op pVal` into a key value of field type
 ** eType (FT_KEY for _key), applying SQLite's comparison affinity: an
@@ -816,13 +830,10 @@ static int realOperand(double r, ks_op *pOp, ks_value *pOut) {
 ** *pOut filled and *pOp possibly tightened), VAL_TRUE or VAL_FALSE. zNum
 ** (>= 32 bytes) holds rendered numbers; other bytes are borrowed from pVal.
 ** For the pattern ops (GLOB/LIKE prefix, PREFIX) the operand is taken as
-** text bytes, as the functions take it. bUtf8 says the connection's text
-** is UTF-8 (textIsUtf8), so that a TEXT operand of a TEXT field is taken as
-** it is held: sqlite3_value_text would first copy a bound string to add
-** its terminator.
+** text bytes, as the functions take it.
 */
 static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
-                         ks_value *pOut, char *zNum, int bUtf8) {
+                         ks_value *pOut, char *zNum) {
   int vt = sqlite3_value_type(pVal);
   int colCls = fieldClass(eType);
   memset(pOut, 0, sizeof(*pOut));
@@ -869,14 +880,7 @@ static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
       sqlite3_snprintf(32, zNum, "%!.15g", sqlite3_value_double(pVal));
     } else if (vt == SQLITE_TEXT) {
       pOut->eType = KS_VAL_BYTES;
-      if (bUtf8) {
-        /* TEXT to BLOB changes no byte (an empty string gives NULL) */
-        pOut->p = sqlite3_value_blob(pVal);
-        if (pOut->p == NULL) pOut->p = (const uint8_t *)"";
-      } else {
-        pOut->p = sqlite3_value_text(pVal);
-      }
-      pOut->n = sqlite3_value_bytes(pVal);
+      pOut->p = textBytes(pVal, &pOut->n);
       return VAL_USE;
     } else {
       return classTruth(colCls, CLS_BLOB, *pOp);
@@ -1431,7 +1435,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       ks_op o2 = c->op;
       int t = coerceOperand(
           iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType, &o2,
-          pRhs, &c->aVal[0], c->zNum, 0);
+          pRhs, &c->aVal[0], c->zNum);
       if (t == VAL_FALSE) {
         bEmpty = 1;
       }
@@ -2230,23 +2234,6 @@ static int readInt(const char **pz, int *pv) {
   return 1;
 }
 
-/* 1 if db holds text as UTF-8 (PRAGMA encoding), as every TEXT value
-** it hands over then is: SQLite converts text to the connection's
-** encoding when it is bound, returned or read. 0 if not, or unknown. The
-** encoding is fixed once a table exists, so a connection asks once. */
-static int textIsUtf8(sqlite3 *db) {
-  sqlite3_stmt *pStmt = NULL;
-  int bUtf8 = 0;
-  if (sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pStmt, NULL) ==
-          SQLITE_OK &&
-      sqlite3_step(pStmt) == SQLITE_ROW) {
-    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
-    bUtf8 = z != NULL && sqlite3_stricmp(z, "UTF-8") == 0;
-  }
-  sqlite3_finalize(pStmt);
-  return bUtf8;
-}
-
 /* Parse zSpec (format below, at xFilter) for a call with argc values into
 ** *ppSpec (sqlite3_malloc'd, the caller frees it). Tokens that do not parse
 ** or name an argv index outside 1..argc are ignored. */
@@ -2377,7 +2364,6 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   ks_value *aOne = NULL;      /* storage of single values */
   ks_value *aFieldVal = NULL; /* point lookups: the value of each field */
   int bPoint = 0;             /* the key is pointKey, no plan was made */
-  int bUtf8;                  /* TEXT values are held as UTF-8 */
   int nSC = 0, i, rc = SQLITE_OK, bEmpty = 0, bSkip = 0, bKeysOnly = 0;
   int nFamSel;
   const int *aiFam;
@@ -2514,7 +2500,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                                                      : KS_OP_EQ;
         ks_value kv;
         char zNum[32];
-        int t = coerceOperand(KS_INT64, &op, v, &kv, zNum, 0);
+        int t = coerceOperand(KS_INT64, &op, v, &kv, zNum);
         if (t == VAL_FALSE) {
           bEmpty = 1;
         } else if (t == VAL_USE) {
@@ -2558,10 +2544,6 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 
   /* 2. Values. */
   p->arena.n = 0;
-  if (pTab->pConn->eTextEnc == 0 && nSC > 0 && !bEmpty) {
-    pTab->pConn->eTextEnc = textIsUtf8(pTab->pConn->db) ? 1 : 2;
-  }
-  bUtf8 = pTab->pConn->eTextEnc == 1;
   for (i = 0; i < nSC && !bEmpty; i++) {
     SpecCons *sc = &aSC[i];
     int eType = sc->iField == KS_FIELD_KEY ? FT_KEY
@@ -2580,7 +2562,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         ks_op op = KS_OP_EQ;
         char zNum[32];
         ks_value kv;
-        int t = coerceOperand(eType, &op, pV, &kv, zNum, bUtf8);
+        int t = coerceOperand(eType, &op, pV, &kv, zNum);
         if (t != VAL_USE) continue;
         if (n >= nAlloc) {
           int nNew = nAlloc ? nAlloc * 2 : 16;
@@ -2615,7 +2597,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       ks_op op = sc->op;
       char zNum[32];
       ks_value kv;
-      int t = coerceOperand(eType, &op, pList, &kv, zNum, bUtf8);
+      int t = coerceOperand(eType, &op, pList, &kv, zNum);
       if (t == VAL_FALSE) {
         bEmpty = 1;
         anVal[i] = 0;
@@ -3271,16 +3253,7 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
   if (t == SQLITE_BLOB) {
     pOut->p = sqlite3_value_blob(v);
   } else if (t == SQLITE_TEXT) {
-    /* The text's bytes without sqlite3_value_text, which NUL-terminates:
-    ** text bound with a length has no terminator, and adding one copies it
-    ** into a fresh allocation on every row; the codec takes a length.
-    ** sqlite3_value_bytes comes first: it leaves the value UTF-8 (converting
-    ** it in place, as sqlite3_value_text would, if it is UTF-16); the blob
-    ** of a TEXT value is then those bytes, the value unchanged ("TEXT to
-    ** BLOB: no change"; it stays TEXT to sqlite3_value_type). */
-    pOut->n = sqlite3_value_bytes(v);
-    pOut->p = sqlite3_value_blob(v);
-    if (pOut->p == NULL) pOut->p = (const uint8_t *)"";
+    pOut->p = textBytes(v, &pOut->n); /* the codec takes a length */
     return SQLITE_OK;
   } else {
     if (t == SQLITE_INTEGER) {

@@ -73,8 +73,6 @@ struct WcsConn {
                     ** the connection closes, so an in-memory store lives
                     ** as long as the connection) */
   WcsTab *pTab;     /* connected tables, for the SQL functions */
-  int eTextEnc;     /* its text encoding, asked by the first xFilter that
-                    ** needs it: 0 not yet, 1 UTF-8, 2 other */
 };
 
 struct WcsTab {
