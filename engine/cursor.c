@@ -441,31 +441,10 @@ static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
          same(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n);
 }
 
-/* 1 if the n bytes at p hold a 00. p is a qualifier within a cell key:
-** its terminator and the timestamp, ten bytes, follow, so the body is
-** read a word at a time, the last word masked to the body's bytes (the
-** zero-byte test flags no byte below the first 00). */
-static inline int has_zero(const uint8_t *p, size_t n) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  uint64_t x, m;
-  while (n > 8) {
-    x = word(p);
-    if ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) return 1;
-    p += 8, n -= 8;
-  }
-  x = word(p);
-  m = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
-  if (n < 8) m &= (1ull << (8 * n)) - 1;
-  return m != 0;
-#else
-  return n > 0 && memchr(p, 0, n) != NULL;
-#endif
-}
-
 /* eng_parse_key() for a key at_row() accepted: the row part is known to
 ** be c->rowT, so only the qualifier and timestamp are checked. *pbEsc:
 ** the qualifier holds an escaped 00. Qualifiers are mostly short names
-** without a 00 byte: those are checked a word at a time (has_zero), and
+** without a 00 byte: those are checked a word at a time (wcs_has_zero), and
 ** only one with a 00 is scanned for its escapes. */
 static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
                                EngKey *pKey, int *pbEsc) {
@@ -480,7 +459,7 @@ static inline int parse_in_row(const wcs_cursor *c, const uint8_t *k, size_t nk,
   nQual = nk - o - ENG_TS_BYTES;
   nBody = nQual - 2;
   if (q[nBody] != 0x00 || q[nBody + 1] != 0x01) return WCS_CORRUPT_BKPT;
-  *pbEsc = has_zero(q, nBody);
+  *pbEsc = wcs_has_zero(q, nBody);
   if (*pbEsc && field_scan(q, nQual, pbEsc) != nQual) return WCS_CORRUPT_BKPT;
   /* iTid, iFid and the row are the stream's and c->rowT: not set */
   pKey->pQualT = k + o;
@@ -533,7 +512,10 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     if (nk < o + 2 + ENG_TS_BYTES) break;
     q = k + o;
     nBody = nk - o - ENG_TS_BYTES - 2;
-    if (q[nBody] != 0x00 || q[nBody + 1] != 0x01 || has_zero(q, nBody)) break;
+    if (q[nBody] != 0x00 || q[nBody + 1] != 0x01 ||
+        wcs_has_zero(q, nBody)) {
+      break;
+    }
     uTs = ~wcs_get64be(k + nk - ENG_TS_BYTES);
     if (uTs - uMin >= nSpan) break;
     if (nPut > 0 && nQual == nBody && same(c->data.a + oQual, q, nBody)) {

@@ -851,33 +851,11 @@ static int mismatch(const EngDef *pDef, const EngFamily *f, const char *zOp) {
 ** byte; longer ones by memchr between 00 bytes. */
 #define ESC_SHORT 16
 
-/* Whether the n bytes at p, 1 <= n <= 16, hold no 00 byte: two words,
-** overlapping, each by the "has a zero byte" test (exact as a yes or no),
-** or for under 4 bytes the first, middle and last (all of them).
-** Qualifiers are short and rarely hold 00. */
-static inline int short_no_zero(const uint8_t *p, size_t n) {
-  if (n >= 8) {
-    const uint64_t k1 = 0x0101010101010101ULL, kH = 0x8080808080808080ULL;
-    uint64_t a, b;
-    memcpy(&a, p, 8);
-    memcpy(&b, p + n - 8, 8);
-    return ((((a - k1) & ~a) | ((b - k1) & ~b)) & kH) == 0;
-  } else if (n < 4) {
-    return p[0] != 0 && p[n / 2] != 0 && p[n - 1] != 0;
-  } else {
-    const uint32_t k1 = 0x01010101u, kH = 0x80808080u;
-    uint32_t a, b;
-    memcpy(&a, p, 4);
-    memcpy(&b, p + n - 4, 4);
-    return ((((a - k1) & ~a) | ((b - k1) & ~b)) & kH) == 0;
-  }
-}
-
 /* Bytes esc(p) takes. */
 static size_t esc_len(const uint8_t *p, size_t n) {
   size_t nZero = 0;
   const uint8_t *q = p, *pEnd = p + n;
-  if (n >= 1 && n <= ESC_SHORT && short_no_zero(p, n)) return n;
+  if (n >= 1 && n <= ESC_SHORT && !wcs_has_zero(p, n)) return n;
   if (n <= ESC_SHORT) {
     for (; q < pEnd; q++)
       nZero += *q == 0;

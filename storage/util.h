@@ -126,6 +126,33 @@ static inline int wcs_bytes_cmp(const void *pA, size_t na, const void *pB,
   return na < nb ? -1 : (na > nb);
 }
 
+/* 1 if the n bytes at p hold a 00 byte. Qualifiers and row keys are short
+** and rarely hold one: whole words, the last one overlapping the bytes
+** before it, each by the "has a zero byte" test (exact as a yes or no);
+** under 8 bytes two overlapping 4-byte words, under 4 the first, middle
+** and last byte (all of them). Reads nothing outside the n bytes. */
+static inline int wcs_has_zero(const uint8_t *p, size_t n) {
+  const uint64_t k1 = 0x0101010101010101ULL, kH = 0x8080808080808080ULL;
+  if (n >= 8) {
+    size_t i = 0;
+    for (;;) {
+      uint64_t x;
+      if (i + 8 > n) i = n - 8;
+      memcpy(&x, p + i, 8);
+      if ((x - k1) & ~x & kH) return 1;
+      i += 8;
+      if (i >= n) return 0;
+    }
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    return ((((a - (uint32_t)k1) & ~a) | ((b - (uint32_t)k1) & ~b)) &
+            (uint32_t)kH) != 0;
+  }
+  return n > 0 && (p[0] == 0 || p[n / 2] == 0 || p[n - 1] == 0);
+}
+
 /* Copy n bytes from p to z, which do not overlap. Keys, qualifiers and
 ** short values are mostly a few dozen bytes: up to 32 are copied by at
 ** most two overlapping loads and stores of one size, inline, which costs
