@@ -134,7 +134,7 @@ typedef struct Op {
   uint64_t nKey, nVal;
 } Op;
 
-static size_t opDecode(const uint8_t *p, const uint8_t *pEnd, Op *o) {
+static inline size_t opDecode(const uint8_t *p, const uint8_t *pEnd, Op *o) {
   const uint8_t *q = p;
   int k;
   o->op = -1;
@@ -260,10 +260,9 @@ static int runAdd(ingest_plan *p, int iRun, const Op *o, const uint8_t *q,
       p->bSorted = 0;
       return iRun;
     }
-    if (p->nRun == 0 ||
-        memcmp(p->aRun[iRun].pFirst, o->pKey, p->nPrefix) != 0) {
+    if (p->nRun == 0 || !sameBytes(p->aRun[iRun].pFirst, o->pKey, p->nPrefix)) {
       for (iRun = 0; iRun < p->nRun; iRun++) {
-        if (memcmp(p->aRun[iRun].pFirst, o->pKey, p->nPrefix) == 0) break;
+        if (sameBytes(p->aRun[iRun].pFirst, o->pKey, p->nPrefix)) break;
       }
     }
   } else {
