@@ -193,17 +193,17 @@ static inline size_t commonSuffix(const uint8_t *a, size_t na, const uint8_t *b,
   size_t i = 0;
 #if WCS_BLOCK_WORDS
   size_t nMin = na < nb ? na : nb;
-  while (i < nMax && i + 8 <= nMin) {
+  while (i + 8 <= nMin) {
     uint64_t x, y;
-    memcpy(&x, a + na - i - 8, 8);
-    memcpy(&y, b + nb - i - 8, 8);
+    memcpy(&x, a + (na - i - 8), 8);
+    memcpy(&y, b + (nb - i - 8), 8);
     if (x != y) {
       i += (size_t)(__builtin_clzll(x ^ y) >> 3);
       return i < nMax ? i : nMax;
     }
     i += 8;
+    if (i >= nMax) return nMax;
   }
-  if (i >= nMax) return nMax;
 #endif
   while (i < nMax && a[na - 1 - i] == b[nb - 1 - i])
     i++;
@@ -216,13 +216,14 @@ static inline size_t commonSuffix(const uint8_t *a, size_t na, const uint8_t *b,
 int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
                              size_t nShared, const uint8_t *pVal, size_t nVal) {
   size_t nSuffix = 0, nUnshared, nNeed;
+  int bSuffix = p->bSuffix; /* not reloaded after each byte stored */
   uint8_t *z;
   assert(!p->bFinished);
   if (p->nEntry == 0 || p->nSince >= p->nInterval) {
     if (wcs_buf_append32(&p->restarts, (uint32_t)p->data.n)) return WCS_NOMEM;
     p->nSince = 0;
     nShared = 0;
-  } else if (p->bSuffix && nKey <= WCS_BLOCK_KEY_MAX) {
+  } else if (bSuffix && nKey <= WCS_BLOCK_KEY_MAX) {
     /* the longest common suffix with the base that does not overlap the
     ** shared prefix */
     size_t nMax = nKey - nShared < p->base.n ? nKey - nShared : p->base.n;
@@ -239,12 +240,12 @@ int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
     z[0] = (uint8_t)nShared;
     z[1] = (uint8_t)nUnshared;
     z[2] = (uint8_t)nSuffix;
-    z[2 + p->bSuffix] = (uint8_t)nVal;
-    z += 3 + p->bSuffix;
+    z[2 + bSuffix] = (uint8_t)nVal;
+    z += 3 + bSuffix;
   } else {
     z += wcs_put_varint(z, nShared);
     z += wcs_put_varint(z, nUnshared);
-    if (p->bSuffix) z += wcs_put_varint(z, nSuffix);
+    if (bSuffix) z += wcs_put_varint(z, nSuffix);
     z += wcs_put_varint(z, nVal);
   }
   wcs_copy_short(z, pKey + nShared, nUnshared);
@@ -252,7 +253,7 @@ int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
   wcs_copy_short(z, pVal, nVal);
   z += nVal;
   p->data.n = (size_t)(z - p->data.a);
-  if (p->bSuffix && nShared == 0 && nSuffix == 0) {
+  if (bSuffix && nShared == 0 && nSuffix == 0) {
     p->base.n = 0; /* stored whole: the next suffixes come from it */
     if (wcs_buf_append(&p->base, pKey, nKey)) return WCS_NOMEM;
   }

@@ -123,15 +123,15 @@ static inline size_t block_common_prefix(const uint8_t *a, const uint8_t *b,
 #if WCS_BLOCK_WORDS
   size_t i = 0;
   if (n >= 8) {
-    for (;;) {
-      uint64_t x, y;
-      if (i + 8 > n) i = n - 8;
+    uint64_t x, y;
+    for (; i < n - 8; i += 8) {
       memcpy(&x, a + i, 8);
       memcpy(&y, b + i, 8);
       if (x != y) return i + (size_t)(__builtin_ctzll(x ^ y) >> 3);
-      i += 8;
-      if (i >= n) return n;
     }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y ? n : n - 8 + (size_t)(__builtin_ctzll(x ^ y) >> 3);
   }
   while (i < n && a[i] == b[i])
     i++;
