@@ -417,8 +417,14 @@ int sst_builder_add_rangedel(sst_builder *p, const sst_rangedel *pDel,
   return WCS_OK;
 }
 
-uint64_t sst_builder_size(const sst_builder *p) {
+/* The file's bytes so far, the data block being filled included: asked
+** before every entry of a compaction or a load (sst_builder_full). */
+static inline uint64_t builderSize(const sst_builder *p) {
   return p->nWritten + p->out.n + block_builder_size(&p->data);
+}
+
+uint64_t sst_builder_size(const sst_builder *p) {
+  return builderSize(p);
 }
 
 uint64_t sst_builder_entries(const sst_builder *p) {
@@ -646,7 +652,7 @@ typedef struct sst_idx {
 int sst_builder_full(const sst_builder *p, uint64_t nFileBytes) {
   uint64_t nMeta;
   if (nFileBytes == 0) return 0;
-  if (sst_builder_size(p) >= nFileBytes) return 1;
+  if (builderSize(p) >= nFileBytes) return 1;
   nMeta = (p->nBlocks + 1) * (sizeof(sst_idx) + 2 * sizeof(uint64_t) +
                               (uint64_t)p->lastKey.n);
   nMeta += (uint64_t)p->bloom.nHash * (uint64_t)p->bloom.nBits / 8;
