@@ -43,6 +43,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <zstd.h>
 
@@ -93,7 +94,8 @@ int block_inflate(const uint8_t *p, size_t n, uint8_t *pOut, size_t nRaw,
 typedef struct block_builder {
   wcs_buf data;     /* entries so far; finish appends the restart array */
   wcs_buf restarts; /* u32 LE restart offsets, one per restart point */
-  wcs_buf last;     /* the previous key, whole (prefix source) */
+  wcs_buf last;     /* the previous key, whole (prefix source); unused
+                    ** by block_builder_add_shared */
   wcs_buf base;     /* the latest key stored whole (suffix source) */
   int bSuffix;      /* write suffixes (set after init; default 0) */
   int nInterval;    /* entries per restart point, >= 1 */
@@ -102,13 +104,61 @@ typedef struct block_builder {
   int bFinished;    /* finish was called: no more adds until reset */
 } block_builder;
 
+/* Little-endian with GCC builtins: the builders compare keys a word at a
+** time (see block_common_prefix). */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                            \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WCS_BLOCK_WORDS 1
+#else
+#define WCS_BLOCK_WORDS 0
+#endif
+
+/* The length of the common prefix of a and b, both at least n bytes long,
+** at most n: wcs_common_prefix without its byte swaps and byte loop (the
+** exclusive or of two little-endian words has its lowest set bit in the
+** first differing byte, and the last word overlaps the bytes before it,
+** known equal), for the builders, which ask once or twice per entry. */
+static inline size_t block_common_prefix(const uint8_t *a, const uint8_t *b,
+                                         size_t n) {
+#if WCS_BLOCK_WORDS
+  size_t i = 0;
+  if (n >= 8) {
+    uint64_t x, y;
+    for (; i < n - 8; i += 8) {
+      memcpy(&x, a + i, 8);
+      memcpy(&y, b + i, 8);
+      if (x != y) return i + (size_t)(__builtin_ctzll(x ^ y) >> 3);
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y ? n : n - 8 + (size_t)(__builtin_ctzll(x ^ y) >> 3);
+  }
+  while (i < n && a[i] == b[i])
+    i++;
+  return i;
+#else
+  return wcs_common_prefix(a, b, n);
+#endif
+}
+
 void block_builder_init(block_builder *, int nInterval);
 /* Append an entry; keys must be added in increasing order (not checked
 ** here; sst.c checks internal-key order). WCS_OK or WCS_NOMEM. */
 int block_builder_add(block_builder *, const uint8_t *pKey, size_t nKey,
                       const uint8_t *pVal, size_t nVal);
-/* Bytes the block will have once finished. */
-size_t block_builder_size(const block_builder *);
+/* The same for a caller that already knows nShared, the length of the
+** longest common prefix of pKey and the previous key added to the block
+** (ignored at restart points, the block's first entry included): sst.c
+** finds it in the order check it makes anyway. The builder then keeps no
+** copy of the previous key, so a block is built with one of the two adds,
+** never both; the bytes are those block_builder_add writes. */
+int block_builder_add_shared(block_builder *, const uint8_t *pKey, size_t nKey,
+                             size_t nShared, const uint8_t *pVal, size_t nVal);
+/* Bytes the block will have once finished (asked after every entry). */
+static inline size_t block_builder_size(const block_builder *p) {
+  if (p->bFinished) return p->data.n;
+  return p->data.n + p->restarts.n + 4;
+}
 /* Append the restart array; *pp (borrowed until reset/free) and *pn get
 ** the finished contents. WCS_OK or WCS_NOMEM. */
 int block_builder_finish(block_builder *, const uint8_t **pp, size_t *pn);

@@ -28,7 +28,9 @@ void bloom_builder_init(bloom_builder *p, int nBitsPerKey) {
   p->nBits = nBitsPerKey < 0 ? 0 : nBitsPerKey;
 }
 
-int bloom_builder_add(bloom_builder *p, uint64_t h) {
+/* bloom_builder_add's way when aHash is full, and with no filter to build
+** (nBits 0, where nAlloc stays 0): keeps nothing. */
+int bloom_builder_grow(bloom_builder *p, uint64_t h) {
   if (p->nBits == 0) return WCS_OK;
   if (p->nHash >= p->nAlloc) {
     size_t nNew = p->nAlloc ? p->nAlloc * 2 : 1024;

@@ -45,7 +45,14 @@ typedef struct bloom_builder {
 } bloom_builder;
 
 void bloom_builder_init(bloom_builder *, int nBitsPerKey);
-int bloom_builder_add(bloom_builder *, uint64_t h); /* WCS_OK / WCS_NOMEM */
+int bloom_builder_grow(bloom_builder *, uint64_t h); /* add's slow way */
+/* Add a hash: WCS_OK or WCS_NOMEM. Inline while there is room (a bulk
+** load adds one per row and family). */
+static inline int bloom_builder_add(bloom_builder *p, uint64_t h) {
+  if (p->nHash >= p->nAlloc) return bloom_builder_grow(p, h);
+  p->aHash[p->nHash++] = h;
+  return WCS_OK;
+}
 /* Append the block contents to pOut (kind: WCS_BLOOM_KIND_*). */
 int bloom_builder_finish(bloom_builder *, int iKind, wcs_buf *pOut);
 void bloom_builder_free(bloom_builder *);

@@ -357,7 +357,6 @@ typedef struct Run {
   uint64_t nEntries, minSeq, maxSeq, nRaw;
   wcs_buf lo;       /* this file's share starts here ... */
   int bLoInf;       /* ... or at the start of the key space */
-  wcs_buf lastUKey; /* user key of the last entry written */
   wcs_buf zeroKey;  /* scratch: an entry rewritten at seq 0 */
   /* files one level below the output ("grandparents") */
   compact_cut cut;   /* where the output is cut */
@@ -618,6 +617,27 @@ int compact_cut_before(const compact_job *j, compact_cut *pCut,
   return pB && (bCut || sst_builder_full(pB, j->nFileBytes));
 }
 
+/* Set b to the key k[0..n): every entry written becomes the output's
+** largest key. Keys are a few dozen bytes: up to 64 are copied by
+** overlapping moves of 32 bytes or less, inline, not by a call. */
+static inline int keepKey(wcs_buf *b, const uint8_t *k, size_t n) {
+  b->n = 0;
+  if (n > b->nAlloc && wcs_buf_reserve(b, n)) return WCS_NOMEM;
+  if (n <= 32) {
+    wcs_copy_short(b->a, k, n);
+  } else if (n <= 64) {
+    uint8_t t[32], u[32];
+    memcpy(t, k, 32);
+    memcpy(u, k + n - 32, 32);
+    memcpy(b->a, t, 32);
+    memcpy(b->a + n - 32, u, 32);
+  } else {
+    memcpy(b->a, k, n);
+  }
+  b->n = n;
+  return WCS_OK;
+}
+
 static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
                     size_t nV) {
   compact_job *j = r->j;
@@ -625,8 +645,12 @@ static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
   size_t nU = nK - WCS_IKEY_TRAILER;
   uint64_t seq = wcs_ikey_seq(k, nK);
   int rc = WCS_OK;
+  /* Versions of one user key stay in one file. The output can be cut
+  ** only while open, and then its largest key is the last entry written
+  ** (tombstones widen it only as the output is finished). */
   if (compact_cut_before(j, &r->cut, r->out.pB, pU, nU) &&
-      wcs_ukey_cmp(pU, nU, r->lastUKey.a, r->lastUKey.n) != 0) {
+      (r->largest.n < WCS_IKEY_TRAILER ||
+       wcs_ukey_cmp(pU, nU, r->largest.a, r->largest.n - WCS_IKEY_TRAILER))) {
     r->cut.nGpBytes = 0;
     rc = finishOutput(r, pU, nU, 0);
     if (rc) return rc;
@@ -639,10 +663,7 @@ static int addEntry(Run *r, const uint8_t *k, size_t nK, const uint8_t *v,
   if (rc == WCS_OK) rc = sst_builder_add(r->out.pB, k, nK, v, nV, r->pzErr);
   if (rc) return rc;
   if (r->smallest.n == 0) rc = wcs_buf_append(&r->smallest, k, nK);
-  r->largest.n = 0;
-  if (rc == WCS_OK) rc = wcs_buf_append(&r->largest, k, nK);
-  r->lastUKey.n = 0;
-  if (rc == WCS_OK) rc = wcs_buf_append(&r->lastUKey, pU, nU);
+  if (rc == WCS_OK) rc = keepKey(&r->largest, k, nK);
   if (rc) return wcs_seterr(r->pzErr, rc, "out of memory");
   r->nEntries++;
   r->nRaw += nK + nV;
@@ -810,7 +831,6 @@ int compact_run(compact_job *j, wcs_iiter *pIn, const sst_rangedel *aDel,
   wcs_buf_free(&r.smallest);
   wcs_buf_free(&r.largest);
   wcs_buf_free(&r.lo);
-  wcs_buf_free(&r.lastUKey);
   wcs_buf_free(&r.zeroKey);
   wcs_buf_free(&prevU);
   return rc;

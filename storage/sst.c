@@ -113,8 +113,11 @@ struct sst_builder {
   ZSTD_CCtx *pCCtx;        /* reused for every block; NULL if raw */
   wcs_buf zbuf;            /* compression scratch */
   bloom_builder bloom;     /* hashes of keys or prefixes */
-  wcs_buf lastPrefix;      /* last prefix hashed (prefix mode) */
-  int bHavePrefix;         /* lastPrefix is set */
+  int bHavePrefix;         /* prefix mode: a prefix was hashed, */
+  size_t nPrefix;          /* the last one's bytes, which are */
+  int bPrefixInLast;       /* lastKey's first when the last key added has
+                           ** that prefix, else */
+  wcs_buf lastPrefix;      /* these */
   builder_del *aDel;       /* range tombstones added */
   int nDel, nDelAlloc;     /* used and allocated slots of aDel */
   uint64_t nEntries;       /* internal keys added */
@@ -247,18 +250,19 @@ static int flushData(sst_builder *p, char **pzErr) {
 /* Add the pending index entry. Its separator S satisfies a <= S <= b for
 ** a = the block's last user key and b = the next block's first (pB NULL:
 ** no next block, S = a); S < b whenever a < b, so a seek for b goes
-** straight to the block holding b. */
-static int addIndexEntry(sst_builder *p, const uint8_t *pB, size_t nB) {
+** straight to the block holding b. nCommon is the length of the common
+** prefix of the last internal key and b's (0 without b). */
+static int addIndexEntry(sst_builder *p, const uint8_t *pB, size_t nB,
+                         size_t nCommon) {
   const uint8_t *pA = p->lastKey.a;
-  size_t nA = p->lastKey.n - WCS_IKEY_TRAILER, i = 0, nSep = nA;
+  size_t nA = p->lastKey.n - WCS_IKEY_TRAILER, nSep = nA;
   uint8_t aVal[2 * WCS_VARINT_MAX];
   int nVal, rc;
   p->sep.n = 0;
   if (wcs_buf_append(&p->sep, pA, nA)) return WCS_NOMEM;
   if (pB != NULL) {
     size_t nMin = nA < nB ? nA : nB;
-    while (i < nMin && pA[i] == pB[i])
-      i++;
+    size_t i = nCommon < nMin ? nCommon : nMin; /* a[i] != b[i] if i < nMin */
     if (i < nMin && pA[i] < 0xff && pA[i] + 1 < pB[i]) {
       p->sep.a[i]++;
       nSep = i + 1;
@@ -273,48 +277,104 @@ static int addIndexEntry(sst_builder *p, const uint8_t *pB, size_t nB) {
   return rc;
 }
 
+/* Whether internal key pIKey (nIKey >= WCS_IKEY_TRAILER bytes) comes after
+** the last key added (there is one) in internal-key order, as
+** wcs_ikey_cmp would say; *pnShared gets the length of their common
+** prefix. One pass over the bytes the two keys share answers the order
+** check, the data block's shared prefix (block_builder_add_shared), the
+** filter's "same user key" and "same prefix" tests and how much of the
+** kept last key changes: the engine's neighbouring cell keys share 30 or
+** more of their 50-odd bytes, which each of those would read again. */
+static inline int followsLast(const sst_builder *p, const uint8_t *pIKey,
+                              size_t nIKey, size_t *pnShared) {
+  const uint8_t *pL = p->lastKey.a;
+  size_t nL = p->lastKey.n;
+  size_t nU = nIKey - WCS_IKEY_TRAILER, nLU = nL - WCS_IKEY_TRAILER;
+  size_t nShared = block_common_prefix(pIKey, pL, nIKey < nL ? nIKey : nL);
+  *pnShared = nShared;
+  if (nShared < nU && nShared < nLU) return pIKey[nShared] > pL[nShared];
+  /* one user key is a prefix of the other: the shorter comes first */
+  if (nU != nLU) return nU > nLU;
+  /* versions of one user key: the newer (larger trailer) first */
+  return wcs_ikey_trailer(pIKey, nIKey) < wcs_ikey_trailer(pL, nL);
+}
+
+/* Keep internal key pIKey as the last key, of which the first nShared
+** bytes are there already. */
+static inline int keepLast(sst_builder *p, const uint8_t *pIKey, size_t nIKey,
+                           size_t nShared) {
+  size_t nMore = nIKey - nShared;
+  p->lastKey.n = nShared;
+  if (nMore > p->lastKey.nAlloc - nShared &&
+      wcs_buf_reserve(&p->lastKey, nMore)) {
+    return WCS_NOMEM;
+  }
+  wcs_copy_short(p->lastKey.a + nShared, pIKey + nShared, nMore);
+  p->lastKey.n = nIKey;
+  return WCS_OK;
+}
+
+/* Hash the key's xBloomPrefix prefix into the filter unless it is the
+** last prefix hashed (a row's cells share one). nShared: the key's common
+** prefix with the last key added (any value for the first). While the
+** last key added has the last prefix hashed, that key holds its bytes and
+** the shared prefix compares them; they are copied out only when a key
+** without a prefix comes next, so that a run of keys with prefixes copies
+** nothing. */
+static int addPrefix(sst_builder *p, const uint8_t *pIKey, size_t nU,
+                     size_t nShared) {
+  int nP = nU > INT_MAX ? -1 : p->opt.xBloomPrefix(pIKey, (int)nU);
+  size_t n = (size_t)nP;
+  int rc = WCS_OK;
+  if (nP < 0 || n > nU) {
+    /* no prefix: the last one must outlive the last key */
+    if (p->bPrefixInLast) {
+      p->bPrefixInLast = 0;
+      p->lastPrefix.n = 0;
+      rc = wcs_buf_append(&p->lastPrefix, p->lastKey.a, p->nPrefix);
+    }
+    return rc;
+  }
+  if (!p->bHavePrefix || p->nPrefix != n ||
+      (p->bPrefixInLast ? nShared < n
+                        : n > 0 && memcmp(p->lastPrefix.a, pIKey, n) != 0)) {
+    rc = bloom_builder_add(&p->bloom, bloom_hash(pIKey, n));
+    p->nPrefix = n;
+    p->bHavePrefix = 1;
+  }
+  p->bPrefixInLast = 1;
+  return rc;
+}
+
 int sst_builder_add(sst_builder *p, const uint8_t *pIKey, size_t nIKey,
                     const uint8_t *pVal, size_t nVal, char **pzErr) {
-  size_t nU;
+  size_t nU, nShared = 0;
   uint64_t seq;
   int rc = WCS_OK;
   if (p->rc) return p->rc;
   if (nIKey < WCS_IKEY_TRAILER ||
-      (p->nEntries > 0 &&
-       wcs_ikey_cmp(pIKey, nIKey, p->lastKey.a, p->lastKey.n) <= 0)) {
+      (p->nEntries > 0 && !followsLast(p, pIKey, nIKey, &nShared))) {
     return wcs_seterr(pzErr, WCS_MISUSE,
                       "internal key added out of order to %s", p->zPath);
   }
   nU = nIKey - WCS_IKEY_TRAILER;
-  if (p->bPending) rc = addIndexEntry(p, pIKey, nU);
+  if (p->bPending) rc = addIndexEntry(p, pIKey, nU, nShared);
 
   if (rc == WCS_OK && p->opt.nBloomBits > 0) {
     if (p->opt.xBloomPrefix) {
-      int nP = nU > INT_MAX ? -1 : p->opt.xBloomPrefix(pIKey, (int)nU);
-      if (nP >= 0 && (size_t)nP <= nU &&
-          (!p->bHavePrefix || p->lastPrefix.n != (size_t)nP ||
-           memcmp(p->lastPrefix.a, pIKey, (size_t)nP) != 0)) {
-        rc = bloom_builder_add(&p->bloom, bloom_hash(pIKey, (size_t)nP));
-        p->lastPrefix.n = 0;
-        if (rc == WCS_OK) rc = wcs_buf_append(&p->lastPrefix, pIKey, nP);
-        p->bHavePrefix = 1;
-      }
-    } else if (p->nEntries == 0 ||
-               wcs_ukey_cmp(pIKey, nU, p->lastKey.a,
-                            p->lastKey.n - WCS_IKEY_TRAILER) != 0) {
+      rc = addPrefix(p, pIKey, nU, nShared);
+    } else if (p->nEntries == 0 || nShared < nU || p->lastKey.n != nIKey) {
+      /* a new user key (not the last one's, which the filter has) */
       rc = bloom_builder_add(&p->bloom, bloom_hash(pIKey, nU));
     }
   }
   if (rc == WCS_OK) {
-    rc = block_builder_add(&p->data, pIKey, nIKey, pVal, nVal);
+    rc = block_builder_add_shared(&p->data, pIKey, nIKey, nShared, pVal, nVal);
   }
   if (rc == WCS_OK && p->nEntries == 0) {
     rc = wcs_buf_append(&p->firstKey, pIKey, nIKey);
   }
-  if (rc == WCS_OK) {
-    p->lastKey.n = 0;
-    rc = wcs_buf_append(&p->lastKey, pIKey, nIKey);
-  }
+  if (rc == WCS_OK) rc = keepLast(p, pIKey, nIKey, nShared);
   if (rc != WCS_OK) return builderErr(p, rc, pzErr);
   seq = wcs_ikey_seq(pIKey, nIKey);
   if (p->nEntries == 0 && p->nDel == 0) p->minSeq = p->maxSeq = seq;
@@ -357,8 +417,14 @@ int sst_builder_add_rangedel(sst_builder *p, const sst_rangedel *pDel,
   return WCS_OK;
 }
 
-uint64_t sst_builder_size(const sst_builder *p) {
+/* The file's bytes so far, the data block being filled included: asked
+** before every entry of a compaction or a load (sst_builder_full). */
+static inline uint64_t builderSize(const sst_builder *p) {
   return p->nWritten + p->out.n + block_builder_size(&p->data);
+}
+
+uint64_t sst_builder_size(const sst_builder *p) {
+  return builderSize(p);
 }
 
 uint64_t sst_builder_entries(const sst_builder *p) {
@@ -458,7 +524,7 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
                wcs_errstr(rc));
   }
   if (rc == WCS_OK && p->data.nEntry > 0) rc = flushData(p, pzErr);
-  if (rc == WCS_OK && p->bPending) rc = addIndexEntry(p, NULL, 0);
+  if (rc == WCS_OK && p->bPending) rc = addIndexEntry(p, NULL, 0, 0);
 
   /* bloom */
   if (rc == WCS_OK) {
@@ -586,7 +652,7 @@ typedef struct sst_idx {
 int sst_builder_full(const sst_builder *p, uint64_t nFileBytes) {
   uint64_t nMeta;
   if (nFileBytes == 0) return 0;
-  if (sst_builder_size(p) >= nFileBytes) return 1;
+  if (builderSize(p) >= nFileBytes) return 1;
   nMeta = (p->nBlocks + 1) * (sizeof(sst_idx) + 2 * sizeof(uint64_t) +
                               (uint64_t)p->lastKey.n);
   nMeta += (uint64_t)p->bloom.nHash * (uint64_t)p->bloom.nBits / 8;

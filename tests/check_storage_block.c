@@ -591,6 +591,252 @@ START_TEST(test_block_suffix_golden_bytes) {
 }
 END_TEST
 
+/* The builder as first written, a byte at a time: the model whose bytes
+** block_builder_add and block_builder_add_shared (which find the shared
+** prefix and the suffix a word at a time, and write one-byte headers
+** inline) must reproduce exactly. Finished with block_builder_finish. */
+static int modelAdd(block_builder *p, const uint8_t *pKey, size_t nKey,
+                    const uint8_t *pVal, size_t nVal) {
+  size_t nShared = 0, nSuffix = 0, nUnshared;
+  uint8_t aHead[4 * WCS_VARINT_MAX];
+  int nHead = 0;
+  if (p->nEntry == 0 || p->nSince >= p->nInterval) {
+    if (wcs_buf_append32(&p->restarts, (uint32_t)p->data.n)) return WCS_NOMEM;
+    p->nSince = 0;
+  } else {
+    size_t nMax = p->last.n < nKey ? p->last.n : nKey;
+    while (nShared < nMax && p->last.a[nShared] == pKey[nShared])
+      nShared++;
+    if (p->bSuffix && nKey <= WCS_BLOCK_KEY_MAX) {
+      nMax = nKey - nShared < p->base.n ? nKey - nShared : p->base.n;
+      while (nSuffix < nMax &&
+             p->base.a[p->base.n - 1 - nSuffix] == pKey[nKey - 1 - nSuffix])
+        nSuffix++;
+    }
+  }
+  nUnshared = nKey - nShared - nSuffix;
+  nHead += wcs_put_varint(aHead + nHead, nShared);
+  nHead += wcs_put_varint(aHead + nHead, nUnshared);
+  if (p->bSuffix) nHead += wcs_put_varint(aHead + nHead, nSuffix);
+  nHead += wcs_put_varint(aHead + nHead, nVal);
+  if (wcs_buf_append(&p->data, aHead, (size_t)nHead) ||
+      wcs_buf_append(&p->data, pKey + nShared, nUnshared) ||
+      wcs_buf_append(&p->data, pVal, nVal)) {
+    return WCS_NOMEM;
+  }
+  p->last.n = 0;
+  if (wcs_buf_append(&p->last, pKey, nKey)) return WCS_NOMEM;
+  if (p->bSuffix && nShared == 0 && nSuffix == 0) {
+    p->base.n = 0;
+    if (wcs_buf_append(&p->base, pKey, nKey)) return WCS_NOMEM;
+  }
+  p->nSince++;
+  p->nEntry++;
+  return WCS_OK;
+}
+
+static int cmpKeyBuf(const void *pa, const void *pb) {
+  const wcs_buf *a = pa, *b = pb;
+  return wcs_ukey_cmp(a->a, a->n, b->a, b->n);
+}
+
+/* Build the same entries through the model, block_builder_add and
+** block_builder_add_shared (given the shared prefix the model finds, the
+** way sst.c gives it), and compare the finished blocks byte for byte. Keys
+** of 0 to 20 bytes from a four-letter alphabet with 00 and ff bytes share
+** prefixes and suffixes of every length, end equal to their base, are
+** prefixes of one another; some keys and values are 128 bytes or more, for
+** the varint headers; intervals of 1 to 16, with and without suffixes.
+** _i 1: keys of a few letters and a run of 00 bytes instead. */
+START_TEST(test_block_builders_agree_with_model) {
+  static const uint8_t aAlpha[] = {0x00, 0x01, 'a', 0xff};
+  enum { NKEY = 2000 };
+  static wcs_buf aKey[NKEY];
+  uint8_t aVal[300];
+  int nKey = 0, i, iRound;
+  memset(aKey, 0, sizeof aKey);
+  tu_seed(0);
+  tu_rand_bytes(aVal, sizeof aVal);
+  for (i = 0; i < NKEY; i++) {
+    size_t n =
+        tu_rand_range(8) == 0 ? 120 + tu_rand_range(40) : tu_rand_range(21);
+    size_t k;
+    QUICK_EQ(wcs_buf_reserve(&aKey[i], 200), WCS_OK);
+    for (k = 0; k < n; k++) {
+      aKey[i].a[k] = aAlpha[tu_rand_range(k < n / 2 ? 2 : 4)];
+    }
+    if (_i == 1) {
+      /* a letter or three, then a run of 00 bytes, maybe one byte more:
+      ** the unshared part of a key is often all suffix, however long */
+      size_t nHead = 1 + tu_rand_range(3);
+      n = nHead + (tu_rand_range(4) ? 8 + tu_rand_range(17) : tu_rand_range(8));
+      for (k = 0; k < n; k++)
+        aKey[i].a[k] = k < nHead ? (uint8_t)('a' + tu_rand_range(2)) : 0;
+      if (tu_rand_range(2)) aKey[i].a[n++] = aAlpha[1 + tu_rand_range(2)];
+    }
+    aKey[i].n = n;
+  }
+  qsort(aKey, NKEY, sizeof aKey[0], cmpKeyBuf);
+  for (i = 0; i < NKEY; i++) { /* strictly increasing: drop repeats */
+    if (nKey > 0 && cmpKeyBuf(&aKey[nKey - 1], &aKey[i]) == 0) continue;
+    if (nKey != i) {
+      wcs_buf t = aKey[nKey];
+      aKey[nKey] = aKey[i];
+      aKey[i] = t;
+    }
+    nKey++;
+  }
+  for (iRound = 0; iRound < 16; iRound++) {
+    static const int aInterval[] = {1, 2, 3, 16};
+    int nInterval = aInterval[iRound % 4], bSuffix = (iRound / 4) % 2;
+    int iFrom = iRound / 8 ? nKey / 3 : 0; /* another first key */
+    block_builder m, b, s;
+    const uint8_t *pm, *pb, *ps;
+    size_t nm, nb, ns;
+    block_builder_init(&m, nInterval);
+    block_builder_init(&b, nInterval);
+    block_builder_init(&s, nInterval);
+    m.bSuffix = b.bSuffix = s.bSuffix = bSuffix;
+    for (i = iFrom; i < nKey; i++) {
+      size_t nVal =
+          tu_rand_range(6) == 0 ? 128 + tu_rand_range(170) : tu_rand_range(20);
+      size_t nShared = 0;
+      if (i > iFrom) {
+        size_t nMax = aKey[i - 1].n < aKey[i].n ? aKey[i - 1].n : aKey[i].n;
+        while (nShared < nMax && aKey[i - 1].a[nShared] == aKey[i].a[nShared])
+          nShared++;
+      }
+      QUICK_EQ(modelAdd(&m, aKey[i].a, aKey[i].n, aVal, nVal), WCS_OK);
+      QUICK_EQ(block_builder_add(&b, aKey[i].a, aKey[i].n, aVal, nVal), WCS_OK);
+      QUICK_EQ(block_builder_add_shared(&s, aKey[i].a, aKey[i].n, nShared, aVal,
+                                        nVal),
+               WCS_OK);
+      QUICK_EQ(block_builder_size(&b), block_builder_size(&m));
+      QUICK_EQ(block_builder_size(&s), block_builder_size(&m));
+    }
+    QUICK_EQ(block_builder_finish(&m, &pm, &nm), WCS_OK);
+    QUICK_EQ(block_builder_finish(&b, &pb, &nb), WCS_OK);
+    QUICK_EQ(block_builder_finish(&s, &ps, &ns), WCS_OK);
+    QUICK_EQ(nb, nm);
+    QUICK_EQ(ns, nm);
+    QUICK_ASSERT(memcmp(pb, pm, nm) == 0);
+    QUICK_ASSERT(memcmp(ps, pm, nm) == 0);
+    QUICK_EQ(exerciseBlock(pm, nm, 0), WCS_OK);
+    block_builder_free(&m);
+    block_builder_free(&b);
+    block_builder_free(&s);
+  }
+  for (i = 0; i < NKEY; i++)
+    wcs_buf_free(&aKey[i]);
+}
+END_TEST
+
+/* Keys a suffix and a prefix can each take whole: equal to the base but
+** for one byte at either end, the base a suffix of the key, keys shorter
+** than a word, a suffix reaching back to the shared prefix. */
+START_TEST(test_block_builders_agree_on_edge_keys) {
+  static const char *const azKey[] = {"",
+                                      "\x00",
+                                      "\x00\x00",
+                                      "\x00\x00\x00\x00\x00\x00\x00\x00",
+                                      "\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+                                      "\x00\x01",
+                                      "a",
+                                      "aaaaaaaaaaaaaaaaaaaa",
+                                      "aaaaaaaaaaaaaaaaaaab",
+                                      "aaaaaaaab",
+                                      "aaaaaaaab\x00",
+                                      "aaaaaaaabaaaaaaaab",
+                                      "b",
+                                      "baaaaaaaab",
+                                      "bbaaaaaaab",
+                                      "bbbbbbbbbbbbbbbbbbb",
+                                      "bbbbbbbbbbbbbbbbbbbb",
+                                      "bbbbbbbbbbbbbbbbbbbbb",
+                                      "c\x00\x00\x00\x00\x00\x00\x00\x00",
+                                      "c\x01\x00\x00\x00\x00\x00\x00\x00",
+                                      "cc\x00\x00\x00\x00\x00\x00\x00",
+                                      "d",
+                                      "da",
+                                      "dab",
+                                      "dabc",
+                                      "dabcdefgh",
+                                      "dabcdefghi"};
+  /* lengths: strlen stops at 00 bytes, so give them */
+  static const int anKey[] = {0,  1,  2,  8,  9, 2, 1, 20, 20, 9, 10, 18, 1, 10,
+                              10, 19, 20, 21, 9, 9, 9, 1,  2,  3, 4,  9,  10};
+  int nKey = (int)(sizeof anKey / sizeof anKey[0]), iRound, i;
+  for (iRound = 0; iRound < 8; iRound++) {
+    int nInterval = 1 + iRound % 4, bSuffix = iRound / 4;
+    block_builder m, s;
+    const uint8_t *pm, *ps;
+    size_t nm, ns;
+    block_builder_init(&m, nInterval);
+    block_builder_init(&s, nInterval);
+    m.bSuffix = s.bSuffix = bSuffix;
+    for (i = 0; i < nKey; i++) {
+      const uint8_t *k = (const uint8_t *)azKey[i];
+      size_t nShared = 0;
+      if (i > 0) {
+        const uint8_t *l = (const uint8_t *)azKey[i - 1];
+        int nMax = anKey[i - 1] < anKey[i] ? anKey[i - 1] : anKey[i];
+        QUICK_ASSERT(
+            wcs_ukey_cmp(l, (size_t)anKey[i - 1], k, (size_t)anKey[i]) < 0);
+        while ((int)nShared < nMax && l[nShared] == k[nShared])
+          nShared++;
+      }
+      QUICK_EQ(modelAdd(&m, k, (size_t)anKey[i], k, (size_t)anKey[i]), WCS_OK);
+      QUICK_EQ(block_builder_add_shared(&s, k, (size_t)anKey[i], nShared, k,
+                                        (size_t)anKey[i]),
+               WCS_OK);
+    }
+    QUICK_EQ(block_builder_finish(&m, &pm, &nm), WCS_OK);
+    QUICK_EQ(block_builder_finish(&s, &ps, &ns), WCS_OK);
+    QUICK_EQ(ns, nm);
+    QUICK_ASSERT(memcmp(ps, pm, nm) == 0);
+    block_builder_free(&m);
+    block_builder_free(&s);
+  }
+  /* A key whose unshared bytes are all suffix, found in the word that
+  ** also compares the shared prefix: after base "aab"+14 zeros and "ba"+3
+  ** zeros (a suffix of 3, so not a base), "bb"+14 zeros shares "b" and
+  ** takes 15 bytes from the base (16 match). The same shapes shorter than
+  ** a word and around 8 and 16 bytes. */
+  for (iRound = 0; iRound < 24; iRound++) {
+    int nZ = iRound, k;
+    uint8_t aK[3][40];
+    size_t anK[3];
+    block_builder m, s;
+    const uint8_t *pm, *ps;
+    size_t nm, ns;
+    memcpy(aK[0], "aab", 3);
+    memcpy(aK[1], "ba", 2);
+    memcpy(aK[2], "bb", 2);
+    memset(aK[0] + 3, 0, (size_t)nZ);
+    memset(aK[1] + 2, 0, 3);
+    memset(aK[2] + 2, 0, (size_t)nZ);
+    anK[0] = 3 + (size_t)nZ;
+    anK[1] = 2 + 3;
+    anK[2] = 2 + (size_t)nZ;
+    block_builder_init(&m, 16);
+    block_builder_init(&s, 16);
+    m.bSuffix = s.bSuffix = 1;
+    for (k = 0; k < 3; k++) {
+      size_t nShared = k == 2 ? 1 : 0;
+      QUICK_EQ(modelAdd(&m, aK[k], anK[k], aK[k], 1), WCS_OK);
+      QUICK_EQ(block_builder_add_shared(&s, aK[k], anK[k], nShared, aK[k], 1),
+               WCS_OK);
+    }
+    QUICK_EQ(block_builder_finish(&m, &pm, &nm), WCS_OK);
+    QUICK_EQ(block_builder_finish(&s, &ps, &ns), WCS_OK);
+    QUICK_EQ(ns, nm);
+    QUICK_ASSERT(memcmp(ps, pm, nm) == 0);
+    block_builder_free(&m);
+    block_builder_free(&s);
+  }
+}
+END_TEST
+
 START_TEST(test_block_bad_suffix_is_corrupt) {
   uint8_t a[sizeof aGoldenSuffixBlock];
   memcpy(a, aGoldenSuffixBlock, sizeof a);
@@ -772,6 +1018,8 @@ Suite *storage_block_suite(void) {
   tcase_add_test(tc, test_block_restart_key_with_shared_prefix_is_corrupt);
   tcase_add_test(tc, test_block_suffix_golden_bytes);
   tcase_add_test(tc, test_block_bad_suffix_is_corrupt);
+  tcase_add_loop_test(tc, test_block_builders_agree_with_model, 0, 2);
+  tcase_add_test(tc, test_block_builders_agree_on_edge_keys);
   tcase_add_test(tc, test_block_suffixes_shrink_cell_keys);
   tcase_add_test(tc, test_block_frame_round_trips_raw_and_zstd);
   tcase_add_test(tc, test_block_check_detects_every_flipped_byte);

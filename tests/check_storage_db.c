@@ -8,6 +8,7 @@
 ** (WCS_DIFF_STEPS sets its length for long runs; WCS_SEED replays one).
 */
 #include <check.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 
 #include "storage/db_int.h"
 #include "storage/env.h"
+#include "storage/ikey.h"
+#include "storage/sst.h"
 #include "testutil.h"
 #include "wcs.h"
 
@@ -1526,6 +1529,97 @@ START_TEST(test_db_compaction_filter_drops_keys_and_spares_snapshots) {
 }
 END_TEST
 
+/* A compaction cuts its output into files of about nFileBytes, but never
+** between two versions of one user key: with snapshots keeping five
+** versions of every key, the files written (read back from the directory
+** after the store is closed) hold every version, and no user key ends one
+** file and starts the next. */
+START_TEST(test_db_compaction_keeps_versions_of_a_key_in_one_file) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  const char *zDir = tu_tmpdir("db_versions");
+  wcs_snapshot *aSnap[5];
+  wcs_env *env = wcs_env_posix();
+  DIR *d;
+  struct dirent *e;
+  struct {
+    uint8_t *pLo, *pHi;
+    size_t nLo, nHi;
+  } aFile[256];
+  int nFile = 0, i, v, k;
+  uint64_t nEntries = 0;
+  char zKey[32], zVal[160];
+  smallOptions(&o);
+  tu_seed(0);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  for (v = 0; v < 5; v++) {
+    for (k = 0; k < 600; k++) {
+      snprintf(zKey, sizeof zKey, "key%05d", k);
+      snprintf(zVal, sizeof zVal, "%d.%d %016llx%016llx%016llx%016llx", k, v,
+               (unsigned long long)tu_rand(), (unsigned long long)tu_rand(),
+               (unsigned long long)tu_rand(), (unsigned long long)tu_rand());
+      putS(db, zKey, zVal);
+    }
+    OK(wcs_snapshot_new(db, &aSnap[v]));
+  }
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  for (v = 0; v < 5; v++)
+    wcs_snapshot_free(db, aSnap[v]);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  db = NULL;
+
+  d = opendir(zDir);
+  ck_assert_ptr_nonnull(d);
+  while ((e = readdir(d)) != NULL) {
+    char zPath[4200];
+    size_t n = strlen(e->d_name);
+    sst_reader *r = NULL;
+    sst_meta m;
+    uint64_t nSize;
+    wcs_file *f;
+    if (n < 4 || strcmp(e->d_name + n - 4, ".sst") != 0) continue;
+    snprintf(zPath, sizeof zPath, "%s/%s", zDir, e->d_name);
+    ck_assert_int_eq(env->xOpen(env, zPath, WCS_OPEN_READ, &f, NULL), WCS_OK);
+    ck_assert_int_eq(env->xSize(f, &nSize, NULL), WCS_OK);
+    env->xClose(f);
+    ck_assert_int_eq(sst_reader_open(env, zPath, 1, nSize, NULL, &r, NULL),
+                     WCS_OK);
+    ck_assert_int_eq(sst_reader_meta(r, &m), WCS_OK);
+    ck_assert_int_lt(nFile, 256);
+    aFile[nFile].nLo = m.nSmallest - WCS_IKEY_TRAILER;
+    aFile[nFile].nHi = m.nLargest - WCS_IKEY_TRAILER;
+    aFile[nFile].pLo = malloc(aFile[nFile].nLo + 1);
+    aFile[nFile].pHi = malloc(aFile[nFile].nHi + 1);
+    memcpy(aFile[nFile].pLo, m.pSmallest, aFile[nFile].nLo);
+    memcpy(aFile[nFile].pHi, m.pLargest, aFile[nFile].nHi);
+    nEntries += m.nEntries;
+    nFile++;
+    sst_meta_clear(&m);
+    sst_reader_close(r);
+  }
+  closedir(d);
+  ck_assert_int_gt(nFile, 5);
+  ck_assert_uint_eq(nEntries, 5 * 600);
+  for (i = 0; i < nFile; i++) {
+    for (k = 0; k < nFile; k++) {
+      if (k == i) continue;
+      /* disjoint user-key ranges: one ends before the other starts */
+      ck_assert_msg(wcs_ukey_cmp(aFile[i].pHi, aFile[i].nHi, aFile[k].pLo,
+                                 aFile[k].nLo) < 0 ||
+                        wcs_ukey_cmp(aFile[k].pHi, aFile[k].nHi, aFile[i].pLo,
+                                     aFile[i].nLo) < 0,
+                    "files %d and %d share a user key", i, k);
+    }
+  }
+  for (i = 0; i < nFile; i++) {
+    free(aFile[i].pLo);
+    free(aFile[i].pHi);
+  }
+  env->xDestroy(env);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 Suite *storage_db_suite(void) {
   Suite *s = suite_create("storage_db");
   TCase *tc = tcase_create("db");
@@ -1559,6 +1653,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_differential_memory_inline);
   tcase_add_test(tc, test_db_differential_disk_with_reopens);
   tcase_add_test(tc, test_db_differential_disk_inline_with_reopens);
+  tcase_add_test(tc, test_db_compaction_keeps_versions_of_a_key_in_one_file);
   suite_add_tcase(s, tc);
   return s;
 }

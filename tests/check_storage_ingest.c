@@ -691,6 +691,89 @@ START_TEST(test_ingest_adopted_batch_of_interleaved_runs_reads_back) {
 }
 END_TEST
 
+/* Key i of run r with a run prefix of nPre bytes into z: the runs'
+** prefixes are 00 bytes but for one byte, 'x' in the middle (run 1) or at
+** the end (run 2), then the row number; rows cycle through key lengths of
+** about 13, 40, 60 and 140 bytes (one-byte and two-byte varints). */
+static size_t runKey(uint8_t *z, size_t nPre, int r, int i) {
+  static const int anPad[] = {0, 27, 47, 127};
+  size_t n = nPre;
+  memset(z, 0, nPre);
+  if (r == 1) z[nPre / 2] = 'x';
+  if (r == 2) z[nPre - 1] = 'x';
+  n += (size_t)sprintf((char *)z + n, "%06d", i);
+  memset(z + n, '0' + r, (size_t)anPad[i % 4]);
+  return n + (size_t)anPad[i % 4];
+}
+
+/* Value of key i of run r into z: 200 bytes for every fifth row. */
+static size_t runVal(uint8_t *z, int r, int i) {
+  size_t n = (size_t)sprintf((char *)z, "v%d.%d", r, i);
+  if (i % 5 == 0) {
+    memset(z + n, 'v', 200 - n);
+    n = 200;
+  }
+  return n;
+}
+
+/* The direct writer of sorted runs matches each operation to its run by
+** its first nPre bytes and copies keys of every length: prefixes of 3 to
+** 17 bytes that differ from one another in one byte only, keys and values
+** of one-byte and two-byte lengths, all read back. */
+START_TEST(test_ingest_runs_with_prefixes_of_every_width_read_back) {
+  static const size_t anPre[] = {3, 4, 5, 6, 7, 8, 12, 16, 17};
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_batch *b = NULL;
+  wcs_buf p = {0};
+  const char *zDir = tu_tmpdir("ingest_widths");
+  int w, n = 300;
+  options(&o);
+  for (w = 0; w < (int)(sizeof anPre / sizeof anPre[0]); w++) {
+    size_t nPre = anPre[w];
+    uint8_t k[256], v[256];
+    int i, r, nOp = 0;
+    if (db) wcs_db_close(db);
+    db = NULL;
+    tu_rmrf(zDir);
+    OK(wcs_db_open(&db, zDir, &o, NULL));
+    payStart(&p);
+    for (i = 0; i < n; i++) {
+      for (r = 0; r < 3; r++) {
+        size_t nK = runKey(k, nPre, r, i), nV = runVal(v, r, i);
+        uint8_t c = WAL_OP_PUT;
+        ck_assert_int_eq(wcs_buf_append(&p, &c, 1), WCS_OK);
+        ck_assert_int_eq(wcs_buf_append_varint(&p, nK), WCS_OK);
+        ck_assert_int_eq(wcs_buf_append(&p, k, nK), WCS_OK);
+        ck_assert_int_eq(wcs_buf_append_varint(&p, nV), WCS_OK);
+        ck_assert_int_eq(wcs_buf_append(&p, v, nV), WCS_OK);
+        nOp++;
+      }
+    }
+    ck_assert_int_eq(planRuns(&p, nOp, nPre, NULL), 3);
+    OK(wcs_batch_new(&b));
+    OK(wcs_batch_adopt(b, &p, nOp, nPre));
+    OK(wcs_db_write(db, b));
+    wcs_batch_free(b);
+    ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
+    ck_assert_int_eq(countKeys(db, NULL), 3 * n);
+    for (i = 0; i < n; i++) {
+      for (r = 0; r < 3; r++) {
+        size_t nK = runKey(k, nPre, r, i), nV = runVal(v, r, i), nGot = 0;
+        void *pGot = NULL;
+        OK(wcs_db_get(db, NULL, k, nK, &pGot, &nGot));
+        ck_assert_msg(pGot && nGot == nV && memcmp(pGot, v, nV) == 0,
+                      "prefix %zu, run %d, row %d", nPre, r, i);
+        wcs_free(pGot);
+      }
+    }
+  }
+  wcs_buf_free(&p);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* A batch adopted with a run prefix whose one point key is shorter than
 ** the prefix is not a sorted run: the plan sorts it, and its key range
 ** must still cover that key, or the file would go to a level below the
@@ -1242,6 +1325,7 @@ Suite *storage_ingest_suite(void) {
   tcase_add_test(tc, test_ingest_differential_disk);
   tcase_add_test(tc, test_ingest_differential_memory_inline);
   tcase_add_test(tc, test_ingest_single_key_shorter_than_the_run_prefix);
+  tcase_add_test(tc, test_ingest_runs_with_prefixes_of_every_width_read_back);
   tcase_add_test(tc,
                  test_ingest_level_reads_tombstone_ends_as_the_version_does);
   tcase_add_test(tc, test_ingest_sorted_batch_keeps_its_many_range_deletes);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "storage/block.h"
+#include "storage/bloom.h"
 #include "storage/env.h"
 #include "storage/ikey.h"
 #include "storage/sst.h"
@@ -1023,6 +1024,241 @@ START_TEST(test_sst_builder_rejects_out_of_order_keys) {
 }
 END_TEST
 
+/* Footer handle i (0 bloom, 1 tombstones, 2 properties, 3 index) of the
+** file bytes p[0..n). */
+static uint64_t footOff(const uint8_t *p, size_t n, int i) {
+  return wcs_get64(p + n - WCS_SST_FOOTER + 16 * i);
+}
+
+/* The builder accepts a key exactly when wcs_ikey_cmp puts it after the
+** last key accepted: a chain of keys, each the last one changed a little
+** (a byte, the length, the trailer), from a small alphabet with 00 bytes
+** so that user keys are often prefixes of one another or equal. */
+START_TEST(test_sst_builder_order_check_agrees_with_ikey_cmp) {
+  static const uint8_t aAlpha[] = {0x00, 0x01, 0xff};
+  wcs_env *env = wcs_env_mem_new();
+  sst_options o = opts(256, 4, 0, 10);
+  sst_builder *b = NULL;
+  sst_meta meta;
+  char *zErr = NULL;
+  uint8_t aLast[64], aKey[64];
+  size_t nLast = 0, nU;
+  int k, nAccept = 0, nReject = 0;
+  tu_seed(0);
+  for (k = 0; k < 20000; k++) {
+    int rc, bAfter;
+    if (k % 400 == 0) { /* a new file: keys drift to where few follow */
+      if (b) QUICK_EQ(sst_builder_finish(b, &meta, &zErr), WCS_OK);
+      if (b) sst_meta_clear(&meta);
+      QUICK_EQ(sst_builder_new(env, "o.sst", 1, &o, &b, &zErr), WCS_OK);
+      nLast = 0;
+    }
+    nU = nLast ? nLast - WCS_IKEY_TRAILER : 0;
+    memcpy(aKey, aLast, nU);
+    switch (nLast ? tu_rand_range(5) : 1) {
+    case 0: /* another byte somewhere, and maybe nothing after it */
+      if (nU) {
+        size_t i = tu_rand_range(nU);
+        aKey[i] = aAlpha[tu_rand_range(3)];
+        if (tu_rand_range(2)) nU = i + 1;
+      }
+      break;
+    case 1: /* longer */
+      if (nU < 40) aKey[nU++] = aAlpha[tu_rand_range(3)];
+      break;
+    case 2: /* shorter */
+      nU -= tu_rand_range(nU + 1) / 2;
+      break;
+    default: /* the same user key */
+      break;
+    }
+    wcs_put64(aKey + nU, wcs_ikey_pack(1 + tu_rand_range(300), WCS_KT_PUT));
+    bAfter = nLast == 0 || wcs_ikey_cmp(aKey, nU + 8, aLast, nLast) > 0;
+    rc = sst_builder_add(b, aKey, nU + 8, aKey, nU, &zErr);
+    free(zErr);
+    zErr = NULL;
+    QUICK_EQ(rc, bAfter ? WCS_OK : WCS_MISUSE);
+    if (rc == WCS_OK) {
+      memcpy(aLast, aKey, nU + 8);
+      nLast = nU + 8;
+      nAccept++;
+    } else {
+      nReject++;
+    }
+  }
+  QUICK_ASSERT(nAccept > 2000 && nReject > 2000);
+  QUICK_EQ(sst_builder_finish(b, &meta, &zErr), WCS_OK);
+  sst_meta_clear(&meta);
+  env->xDestroy(env);
+}
+END_TEST
+
+/* For the builder test below: the bytes up to a key's first '#' are its
+** prefix; keys starting with 'z' or without a '#' have none. */
+static int hashPrefix(const void *pKey, int nKey) {
+  const uint8_t *p = pKey;
+  int i;
+  if (nKey > 0 && p[0] == 'z') return -1;
+  for (i = 0; i < nKey; i++) {
+    if (p[i] == '#') return i + 1;
+  }
+  return -1;
+}
+
+/*
+** The builder finds each key's common prefix with the last key once and
+** derives from it the data block's shared prefix, the index separator, and
+** whether the filter already has the key or its prefix. Check every part
+** of a file against what that information was computed from: each data
+** block is rebuilt from its entries with block_builder_add and must come
+** out the same, each separator is recomputed byte by byte from its
+** neighbours, and the filter is rebuilt from the user keys or prefixes,
+** hashed where they change. Keys of 0 to 20 bytes from {00, '#', 'a',
+** 'z'} with several versions each; _i: suffixes, prefix filter.
+*/
+START_TEST(test_sst_builder_parts_agree_with_models) {
+  static const uint8_t aAlpha[] = {0x00, '#', 'a', 'z'};
+  int bSuffix = _i & 1, bPrefix = (_i >> 1) & 1;
+  wcs_env *env = wcs_env_mem_new();
+  int n = 3000, i, nBlk = 0, iEnt = 0, bHave = 0;
+  Ent *a = calloc((size_t)n, sizeof *a);
+  sst_options o;
+  sst_meta meta;
+  uint8_t *pFile;
+  size_t nFile, nIdx, nBloom;
+  uint64_t iIdx, iBloom;
+  block_iter ix, it;
+  wcs_buf last = {0}, sep = {0}, bloomBytes = {0};
+  bloom_builder bb;
+  tu_seed(0);
+  for (i = 0; i < n; i++) {
+    uint8_t zU[24];
+    size_t nU = tu_rand_range(4) == 0 ? tu_rand_range(4) : tu_rand_range(21);
+    size_t k;
+    if (i > 0 && tu_rand_range(3) == 0) { /* another version of a key */
+      nU = a[i - 1].nKey - 8;
+      memcpy(zU, a[i - 1].pKey, nU);
+    } else {
+      for (k = 0; k < nU; k++) {
+        zU[k] = aAlpha[tu_rand_range(4)];
+      }
+    }
+    a[i].pKey =
+        mkIKey((const char *)zU, nU, (uint64_t)i + 1,
+               tu_rand_range(4) ? WCS_KT_PUT : WCS_KT_DELETE, &a[i].nKey);
+    a[i].nVal = tu_rand_range(8) == 0 ? 130 : tu_rand_range(12);
+    a[i].pVal = malloc(a[i].nVal + 1);
+    tu_rand_bytes(a[i].pVal, a[i].nVal);
+  }
+  qsort(a, (size_t)n, sizeof *a, entCmp);
+  gSuffix = bSuffix;
+  o = opts(256, 1 + _i, 0, 10);
+  gSuffix = 0;
+  if (bPrefix) o.xBloomPrefix = hashPrefix;
+  buildFile(env, "m.sst", a, n, &o, NULL, 0, &meta);
+  pFile = getFile(env, "m.sst", &nFile);
+
+  /* the data blocks, through the index */
+  iIdx = footOff(pFile, nFile, 3);
+  nIdx = (size_t)wcs_get64(pFile + nFile - WCS_SST_FOOTER + 16 * 3 + 8);
+  QUICK_EQ(pFile[iIdx + nIdx], WCS_BLOCK_RAW);
+  memset(&ix, 0, sizeof ix);
+  memset(&it, 0, sizeof it);
+  QUICK_EQ(block_iter_init(&ix, pFile + iIdx, nIdx, 0), WCS_OK);
+  QUICK_EQ(block_iter_first(&ix), WCS_OK);
+  for (; block_iter_valid(&ix); nBlk++) {
+    uint64_t iOff, nSize;
+    const uint8_t *pv = ix.pVal, *pvEnd = ix.pVal + ix.nVal;
+    block_builder bm;
+    const uint8_t *pm;
+    size_t nm;
+    int iFirst = iEnt;
+    pv += wcs_get_varint(pv, pvEnd, &iOff);
+    pv += wcs_get_varint(pv, pvEnd, &nSize);
+    QUICK_EQ(pFile[iOff + nSize], WCS_BLOCK_RAW);
+    block_builder_init(&bm, o.nRestart);
+    bm.bSuffix = bSuffix;
+    QUICK_EQ(block_iter_init(&it, pFile + iOff, (size_t)nSize, 1), WCS_OK);
+    QUICK_EQ(block_iter_first(&it), WCS_OK);
+    for (; block_iter_valid(&it); iEnt++) {
+      QUICK_ASSERT(iEnt < n);
+      QUICK_ASSERT(it.nKey == a[iEnt].nKey &&
+                   memcmp(it.pKey, a[iEnt].pKey, it.nKey) == 0);
+      QUICK_EQ(block_builder_add(&bm, it.pKey, it.nKey, it.pVal, it.nVal),
+               WCS_OK);
+      QUICK_EQ(block_iter_next(&it), WCS_OK);
+    }
+    QUICK_EQ(block_builder_finish(&bm, &pm, &nm), WCS_OK);
+    QUICK_EQ(nm, nSize);
+    QUICK_ASSERT(memcmp(pm, pFile + iOff, nm) == 0);
+    block_builder_free(&bm);
+    /* the separator: a (this block's last user key), or a with one byte
+    ** raised when that stays below b (the next block's first) */
+    QUICK_ASSERT(iEnt > iFirst);
+    sep.n = 0;
+    QUICK_EQ(wcs_buf_append(&sep, a[iEnt - 1].pKey, a[iEnt - 1].nKey - 8),
+             WCS_OK);
+    if (iEnt < n) {
+      const uint8_t *pB = a[iEnt].pKey;
+      size_t nB = a[iEnt].nKey - 8, nMin = sep.n < nB ? sep.n : nB, k = 0;
+      while (k < nMin && sep.a[k] == pB[k])
+        k++;
+      if (k < nMin && sep.a[k] < 0xff && sep.a[k] + 1 < pB[k]) {
+        sep.a[k]++;
+        sep.n = k + 1;
+      }
+    }
+    QUICK_ASSERT(ix.nKey == sep.n &&
+                 (sep.n == 0 || memcmp(ix.pKey, sep.a, sep.n) == 0));
+    QUICK_EQ(block_iter_next(&ix), WCS_OK);
+  }
+  QUICK_EQ(iEnt, n);
+  QUICK_ASSERT(nBlk > 20);
+
+  /* the filter: every user key, or every prefix where it changes among
+  ** the keys that have one */
+  bloom_builder_init(&bb, 10);
+  for (i = 0; i < n; i++) {
+    const uint8_t *pU = a[i].pKey;
+    size_t nU = a[i].nKey - 8;
+    if (bPrefix) {
+      int nP = hashPrefix(pU, (int)nU);
+      if (nP < 0) continue;
+      if (bHave && last.n == (size_t)nP &&
+          (nP == 0 || memcmp(last.a, pU, last.n) == 0)) {
+        continue;
+      }
+      bHave = 1;
+      last.n = 0;
+      QUICK_EQ(wcs_buf_append(&last, pU, (size_t)nP), WCS_OK);
+      QUICK_EQ(bloom_builder_add(&bb, bloom_hash(pU, (size_t)nP)), WCS_OK);
+    } else if (i == 0 ||
+               wcs_ukey_cmp(pU, nU, a[i - 1].pKey, a[i - 1].nKey - 8) != 0) {
+      QUICK_EQ(bloom_builder_add(&bb, bloom_hash(pU, nU)), WCS_OK);
+    }
+  }
+  QUICK_EQ(bloom_builder_finish(
+               &bb, bPrefix ? WCS_BLOOM_KIND_PREFIX : WCS_BLOOM_KIND_KEYS,
+               &bloomBytes),
+           WCS_OK);
+  iBloom = footOff(pFile, nFile, 0);
+  nBloom = (size_t)wcs_get64(pFile + nFile - WCS_SST_FOOTER + 8);
+  QUICK_EQ(nBloom, bloomBytes.n);
+  QUICK_ASSERT(memcmp(pFile + iBloom, bloomBytes.a, nBloom) == 0);
+
+  bloom_builder_free(&bb);
+  block_iter_clear(&ix);
+  block_iter_clear(&it);
+  wcs_buf_free(&last);
+  wcs_buf_free(&sep);
+  wcs_buf_free(&bloomBytes);
+  free(pFile);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
 START_TEST(test_sst_works_on_posix_files) {
   wcs_env *env = wcs_env_posix();
   const char *zDir = tu_tmpdir("sst");
@@ -1417,12 +1653,6 @@ START_TEST(test_sst_forward_scan_reads_ahead) {
 }
 END_TEST
 
-/* Footer handle i (0 bloom, 1 tombstones, 2 properties, 3 index) of the
-** file bytes p[0..n). */
-static uint64_t footOff(const uint8_t *p, size_t n, int i) {
-  return wcs_get64(p + n - WCS_SST_FOOTER + 16 * i);
-}
-
 static int getNop(void *pCtx, const uint8_t *pKey, size_t nKey,
                   const uint8_t *pVal, size_t nVal) {
   (void)pKey;
@@ -1583,6 +1813,8 @@ Suite *storage_sst_suite(void) {
   tcase_add_loop_test(tc, test_sst_point_get_finds_newest_version_at_snapshot, 0, 2);
   tcase_add_test(tc, test_sst_forward_scan_reads_ahead);
   tcase_add_test(tc, test_sst_builder_rejects_out_of_order_keys);
+  tcase_add_test(tc, test_sst_builder_order_check_agrees_with_ikey_cmp);
+  tcase_add_loop_test(tc, test_sst_builder_parts_agree_with_models, 0, 4);
   tcase_add_test(tc, test_sst_works_on_posix_files);
   tcase_add_test(tc, test_sst_rejects_truncated_footer);
   tcase_add_test(tc, test_sst_rejects_wrong_magic_and_unknown_version);
