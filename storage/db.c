@@ -2010,6 +2010,25 @@ int wcs_iter_next(wcs_iter *it) {
     ** stored at sequence number 0 (compact.c), and nothing sorts after
     ** it with the same user key: step without copying the key (the
     ** child's key bytes may not survive the step). */
+    if (m->pMethods->xNextEntry) {
+      /* A scan of settled data: the next entry, taken as findNext would
+      ** take it when it is a put at sequence number 0 inside the bounds
+      ** and outside every tombstone; anything else goes to findNext,
+      ** which starts from the same position. */
+      const uint8_t *k, *v;
+      size_t nK, nV;
+      if (!m->pMethods->xNextEntry(m, &k, &nK, &v, &nV)) return findNext(it, 0);
+      if (wcs_ikey_trailer(k, nK) == WCS_KT_PUT && it->frags.n == 0 &&
+          !(it->bUpperCmp &&
+            iterPastUpper(it, k, nK - WCS_IKEY_TRAILER))) {
+        it->pKey = k;
+        it->nKey = nK - WCS_IKEY_TRAILER;
+        it->pVal = v;
+        it->nVal = nV;
+        return WCS_OK;
+      }
+      return findNext(it, 0);
+    }
     m->pMethods->xNext(m);
     return findNext(it, 0);
   }
@@ -2069,6 +2088,20 @@ const void *wcs_iter_key(const wcs_iter *it, size_t *pn) {
   }
   if (pn) *pn = it->nKey;
   return it->nKey ? (const void *)it->pKey : (const void *)"";
+}
+
+int wcs_iter_entry(const wcs_iter *it, const void **ppKey, size_t *pnKey,
+                   const void **ppVal, size_t *pnVal) {
+  if (it == NULL || !it->bValid) {
+    *ppKey = *ppVal = NULL;
+    *pnKey = *pnVal = 0;
+    return 0;
+  }
+  *ppKey = it->nKey ? (const void *)it->pKey : (const void *)"";
+  *pnKey = it->nKey;
+  *ppVal = it->nVal ? (const void *)it->pVal : (const void *)"";
+  *pnVal = it->nVal;
+  return 1;
 }
 
 const void *wcs_iter_value(const wcs_iter *it, size_t *pn) {

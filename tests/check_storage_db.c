@@ -106,13 +106,15 @@ START_TEST(test_db_memory_store_put_get_delete) {
 }
 END_TEST
 
-/* wcs_iter_key and wcs_iter_value return NULL exactly when the iterator is
-** not valid (wcs.h): an empty key and an empty value are not NULL. */
+/* wcs_iter_key, wcs_iter_value and wcs_iter_entry return NULL exactly when
+** the iterator is not valid (wcs.h): an empty key and an empty value are
+** not NULL. */
 START_TEST(test_db_iter_key_is_null_only_when_not_valid) {
   wcs_db *db = NULL;
   wcs_options o;
   wcs_iter *it = NULL;
-  size_t n = 99;
+  size_t n = 99, nV = 99;
+  const void *pK = "x", *pV = "x";
   wcs_options_init(&o);
   o.bInMemory = 1;
   OK(wcs_db_open(&db, NULL, &o, NULL));
@@ -121,19 +123,29 @@ START_TEST(test_db_iter_key_is_null_only_when_not_valid) {
   OK(wcs_iter_new(db, NULL, &it));
   ck_assert_ptr_null(wcs_iter_key(it, &n)); /* not positioned yet */
   ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(wcs_iter_entry(it, &pK, &n, &pV, &nV), 0);
+  ck_assert(pK == NULL && pV == NULL && n == 0 && nV == 0);
   OK(wcs_iter_first(it));
   ck_assert_ptr_nonnull(wcs_iter_key(it, &n));
   ck_assert_uint_eq(n, 0);
   ck_assert_ptr_nonnull(wcs_iter_value(it, &n));
   ck_assert_uint_eq(n, 0);
+  n = nV = 99;
+  ck_assert_int_eq(wcs_iter_entry(it, &pK, &n, &pV, &nV), 1);
+  ck_assert(pK != NULL && pV != NULL && n == 0 && nV == 0);
   OK(wcs_iter_next(it));
   ck_assert_ptr_nonnull(wcs_iter_key(it, &n));
   ck_assert_uint_eq(n, 1);
+  ck_assert_int_eq(wcs_iter_entry(it, &pK, &n, &pV, &nV), 1);
+  ck_assert(n == 1 && nV == 1 && memcmp(pK, "k", 1) == 0 &&
+            memcmp(pV, "v", 1) == 0);
   OK(wcs_iter_next(it));
   ck_assert(!wcs_iter_valid(it));
   ck_assert_ptr_null(wcs_iter_key(it, &n));
   ck_assert_ptr_null(wcs_iter_value(it, &n));
   ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(wcs_iter_entry(it, &pK, &n, &pV, &nV), 0);
+  ck_assert(pK == NULL && pV == NULL && n == 0 && nV == 0);
   wcs_iter_free(it);
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
 }
