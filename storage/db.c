@@ -2018,9 +2018,11 @@ int wcs_iter_next(wcs_iter *it) {
       const uint8_t *k, *v;
       size_t nK, nV;
       if (!m->pMethods->xNextEntry(m, &k, &nK, &v, &nV)) return findNext(it, 0);
-      if (wcs_ikey_trailer(k, nK) == WCS_KT_PUT && it->frags.n == 0 &&
-          !(it->bUpperCmp &&
-            iterPastUpper(it, k, nK - WCS_IKEY_TRAILER))) {
+      if (wcs_ikey_trailer(k, nK) == WCS_KT_PUT && it->frags.n == 0) {
+        if (it->bUpperCmp && iterPastUpper(it, k, nK - WCS_IKEY_TRAILER)) {
+          it->bValid = 0; /* the end of a bounded scan, as findNext ends it */
+          return WCS_OK;
+        }
         it->pKey = k;
         it->nKey = nK - WCS_IKEY_TRAILER;
         it->pVal = v;
