@@ -27,6 +27,7 @@
 ** skipped.
 */
 #include "engine/engine.h"
+#include "storage/iterrun.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -736,6 +737,20 @@ int view_step(EngView *v) {
     /* no overlay: the store iterator's entry is the view's, as is */
     const void *pK, *pV;
     if (eCur == 0) return WCS_OK;
+    if (!v->bReverse) {
+      /* a step within the run of a scan of settled data (iterrun.h) */
+      int r = wcs_iter_run_next(v->pIter, &pK, &v->pos.nKey, &pV,
+                                &v->pos.nVal);
+      if (r > 0) {
+        v->pos.pKey = pK;
+        v->pos.pVal = pV;
+        return WCS_OK;
+      }
+      if (r < 0) {
+        v->pos.eCur = 0;
+        return wcs_iter_status(v->pIter);
+      }
+    }
     rc = store_step(v);
     if (rc == WCS_OK &&
         wcs_iter_entry(v->pIter, &pK, &v->pos.nKey, &pV, &v->pos.nVal)) {

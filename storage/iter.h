@@ -15,6 +15,12 @@
 ** and value in the four outputs, or 0 when it is no longer positioned
 ** (the end, or an error that xStatus reports). It saves the three calls
 ** that would otherwise follow every step of a scan.
+**
+** xRun is optional too (NULL: none): the block cursor the iterator is
+** positioned in, when stepping that cursor (block_iter_step) is a step of
+** this iterator as well, or NULL. The cursor belongs to the iterator: it
+** stays valid until the iterator's next move by any other means, and
+** steps of it within its block need no call to the iterator.
 */
 #ifndef WCS_ITER_H
 #define WCS_ITER_H
@@ -39,6 +45,7 @@ struct wcs_iiter_methods {
   void (*xClose)(wcs_iiter *);
   int (*xNextEntry)(wcs_iiter *, const uint8_t **ppKey, size_t *pnKey,
                     const uint8_t **ppVal, size_t *pnVal);
+  struct block_iter *(*xRun)(wcs_iiter *);
 };
 
 /* Every iterator struct begins with this base. */

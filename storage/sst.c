@@ -2010,6 +2010,11 @@ static int iterNextEntry(wcs_iiter *pI, const uint8_t **ppKey, size_t *pnKey,
   return 1;
 }
 
+static block_iter *iterRun(wcs_iiter *pI) {
+  sst_iter *it = (sst_iter *)pI;
+  return iterValid(pI) ? &it->bi : NULL;
+}
+
 static int iterPrev(wcs_iiter *pI) {
   sst_iter *it = (sst_iter *)pI;
   int rc;
@@ -2108,7 +2113,7 @@ static void iterClose(wcs_iiter *pI) {
 static const wcs_iiter_methods sstIterMethods = {
     iterFirst, iterLast, iterSeek,  iterSeekForPrev, iterNext,  iterPrev,
     iterValid, iterKey,  iterValue, iterStatus,      iterClose,
-    iterNextEntry,
+    iterNextEntry, iterRun,
 };
 
 int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,

@@ -838,6 +838,14 @@ static int lvNextEntry(wcs_iiter *p, const uint8_t **ppKey, size_t *pnKey,
   return 1;
 }
 
+/* The current file's block cursor: within its block, a step of it is a
+** step of the level (which moves to another file only at a file's end). */
+static struct block_iter *lvRun(wcs_iiter *p) {
+  LevelIter *l = (LevelIter *)p;
+  if (l->rc != WCS_OK || !l->bCurValid) return NULL;
+  return l->pCur->pMethods->xRun(l->pCur);
+}
+
 static int lvPrev(wcs_iiter *p) {
   LevelIter *l = (LevelIter *)p;
   if (!l->bCurValid) return l->rc;
@@ -884,7 +892,7 @@ static void lvClose(wcs_iiter *p) {
 
 static const wcs_iiter_methods levelMethods = {
     lvFirst, lvLast, lvSeek,  lvSeekForPrev, lvNext, lvPrev,
-    lvValid, lvKey,  lvValue, lvStatus,      lvClose, lvNextEntry};
+    lvValid, lvKey,  lvValue, lvStatus,      lvClose, lvNextEntry, lvRun};
 
 int level_iter_new(wcs_fmeta **aFile, int nFile, int bFillCache,
                    wcs_iiter **pp) {
