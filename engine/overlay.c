@@ -27,6 +27,7 @@
 ** skipped.
 */
 #include "engine/engine.h"
+#include "storage/iterrun.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -734,12 +735,27 @@ int view_step(EngView *v) {
   int rc, eCur = v->pos.eCur;
   if (v->pOv == NULL) {
     /* no overlay: the store iterator's entry is the view's, as is */
+    const void *pK, *pV;
     if (eCur == 0) return WCS_OK;
+    if (!v->bReverse) {
+      /* a step within the run of a scan of settled data (iterrun.h) */
+      int r = wcs_iter_run_next(v->pIter, &pK, &v->pos.nKey, &pV,
+                                &v->pos.nVal);
+      if (r > 0) {
+        v->pos.pKey = pK;
+        v->pos.pVal = pV;
+        return WCS_OK;
+      }
+      if (r < 0) {
+        v->pos.eCur = 0;
+        return wcs_iter_status(v->pIter);
+      }
+    }
     rc = store_step(v);
-    /* the key is NULL exactly when the iterator is not valid */
     if (rc == WCS_OK &&
-        (v->pos.pKey = wcs_iter_key(v->pIter, &v->pos.nKey)) != NULL) {
-      v->pos.pVal = wcs_iter_value(v->pIter, &v->pos.nVal);
+        wcs_iter_entry(v->pIter, &pK, &v->pos.nKey, &pV, &v->pos.nVal)) {
+      v->pos.pKey = pK;
+      v->pos.pVal = pV;
       return WCS_OK;
     }
     if (rc == WCS_OK) rc = wcs_iter_status(v->pIter);

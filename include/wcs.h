@@ -372,6 +372,11 @@ int wcs_iter_status(const wcs_iter *pIter);
 ** wcs_iter_valid() too. */
 const void *wcs_iter_key(const wcs_iter *pIter, size_t *pnKey);
 const void *wcs_iter_value(const wcs_iter *pIter, size_t *pnVal);
+/* Both at once, for the step of a scan: 1 with the key and value (as the
+** two calls above give them), or 0 with NULLs and lengths of 0 when the
+** iterator is not valid. */
+int wcs_iter_entry(const wcs_iter *pIter, const void **ppKey, size_t *pnKey,
+                   const void **ppVal, size_t *pnVal);
 
 /* --- maintenance */
 /* Turn the memtable into a sorted file now and wait for it. */

@@ -664,50 +664,16 @@ int block_iter_first(block_iter *p) {
 ** at least 8 readable bytes after it: a block with entries ends in at
 ** least one restart offset and the count), and d needs 7 bytes of room
 ** past its n. */
-static inline void copyWords(uint8_t *d, const uint8_t *s, uint32_t n) {
-  uint32_t i;
-  for (i = 0; i < n; i += 8)
-    memcpy(d + i, s + i, 8);
-}
-
-/*
-** The step of a forward scan. The common entry of a block with suffixes
-** (every block of cell keys) is decoded here, without parseEntry's
-** general case: a header of one-byte varints read with one load, lengths
-** that pass parseEntry's checks (a key of one-byte lengths is never too
-** long), and a key rebuilt from the current one, which is in aKey with
-** room to spare (copyWords). Anything else, damage included, goes to
-** decodeAt, which reports it.
-*/
+/* The step of a forward scan: block_iter_step (block.h) for the common
+** entry, decodeAt for anything else, which reports damage. */
 int block_iter_next(block_iter *p) {
   uint32_t iOff = p->iNext;
   if (!block_iter_valid(p)) return p->rc; /* an error leaves it invalid */
+  if (block_iter_step(p)) return WCS_OK;
   p->nPrev = 0;
   if (iOff >= p->nEnt) {
     p->iCur = p->nEnt;
     return WCS_OK;
-  }
-  if (p->bSuffix && p->pKey == p->aKey && p->nEnt - iOff >= 4) {
-    const uint8_t *z = p->a + iOff;
-    uint32_t h = wcs_get32(z);
-    uint32_t nShared = h & 0xff, nUnshared = (h >> 8) & 0xff;
-    uint32_t nSuffix = (h >> 16) & 0xff, nVal = h >> 24;
-    uint32_t nKey = nShared + nUnshared + nSuffix;
-    if ((h & 0x80808080u) == 0 && (nShared | nSuffix) != 0 &&
-        nShared <= p->nKey && nSuffix <= p->nBase &&
-        nUnshared + nVal <= p->nEnt - iOff - 4 && nKey + 8 <= p->nKeyAlloc &&
-        (nKey >= WCS_IKEY_TRAILER || !p->bIKey)) {
-      z += 4;
-      copyWords(p->aKey + nShared, z, nUnshared);
-      copyWords(p->aKey + nShared + nUnshared, p->pBase + p->nBase - nSuffix,
-                nSuffix);
-      p->nKey = nKey;
-      p->pVal = z + nUnshared;
-      p->nVal = nVal;
-      p->iCur = iOff;
-      p->iNext = iOff + 4 + nUnshared + nVal;
-      return WCS_OK;
-    }
   }
   return decodeAt(p, iOff, p->nKey);
 }

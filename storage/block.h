@@ -265,6 +265,60 @@ static inline int block_iter_valid(const block_iter *p) {
   return p->iCur < p->nEnt;
 }
 
+/* Copy n bytes eight at a time: up to 7 bytes past s[n) are read and past
+** d[n) written, which the callers below have room for. */
+static inline void block_copy_words(uint8_t *d, const uint8_t *s, uint32_t n) {
+  uint32_t i;
+  for (i = 0; i < n; i += 8)
+    memcpy(d + i, s + i, 8);
+}
+
+/*
+** The common step of a forward scan, inline: 1 after moving to the next
+** entry, 0 without moving when that entry is not the common kind, or there
+** is none (block_iter_next then takes the step, and reports damage). The
+** common entry: a block with suffixes (every block of cell keys), a
+** current key rebuilt in aKey (not a whole entry read in place), a header
+** of one-byte varints read with one load (the restart count follows the
+** entries, so four bytes can always be loaded), lengths that pass
+** parseEntry's checks (a key of one-byte lengths is never too long), and a
+** key rebuilt from the current one with room to spare in aKey. The bytes
+** copied a word at a time past a delta stay in the block: its value, or
+** the restart array, follows.
+*/
+static inline int block_iter_step(block_iter *p) {
+  uint32_t iOff = p->iNext, h, nShared, nUnshared, nSuffix, nVal, nKey;
+  const uint8_t *z;
+  if (!p->bSuffix || p->pKey != p->aKey || p->iCur >= p->nEnt ||
+      iOff >= p->nEnt || p->nEnt - iOff < 4) {
+    return 0;
+  }
+  z = p->a + iOff;
+  h = wcs_get32(z);
+  nShared = h & 0xff;
+  nUnshared = (h >> 8) & 0xff;
+  nSuffix = (h >> 16) & 0xff;
+  nVal = h >> 24;
+  nKey = nShared + nUnshared + nSuffix;
+  if ((h & 0x80808080u) != 0 || (nShared | nSuffix) == 0 ||
+      nShared > p->nKey || nSuffix > p->nBase ||
+      nUnshared + nVal > p->nEnt - iOff - 4 || nKey + 8 > p->nKeyAlloc ||
+      (nKey < WCS_IKEY_TRAILER && p->bIKey)) {
+    return 0;
+  }
+  z += 4;
+  block_copy_words(p->aKey + nShared, z, nUnshared);
+  block_copy_words(p->aKey + nShared + nUnshared,
+                   p->pBase + p->nBase - nSuffix, nSuffix);
+  p->nPrev = 0;
+  p->nKey = nKey;
+  p->pVal = z + nUnshared;
+  p->nVal = nVal;
+  p->iCur = iOff;
+  p->iNext = iOff + 4 + nUnshared + nVal;
+  return 1;
+}
+
 /* Compare two keys in the cursor's order. */
 static inline int block_key_cmp(int bIKey, const uint8_t *a, size_t na,
                                 const uint8_t *b, size_t nb) {

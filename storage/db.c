@@ -52,6 +52,7 @@
 #include "storage/env.h"
 #include "storage/ikey.h"
 #include "storage/ingest.h"
+#include "storage/iterrun.h"
 #include "storage/memtable.h"
 #include "storage/merge.h"
 #include "storage/sst.h"
@@ -1356,6 +1357,7 @@ uint64_t wcs_snapshot_seq(const wcs_snapshot *s) {
 ** ==================================================================== */
 
 struct wcs_iter {
+  wcs_iter_run r;       /* first: its current entry and run (iterrun.h) */
   wcs_db *db;
   SuperVersion *sv;     /* pinned */
   uint64_t snap;        /* read at this seq */
@@ -1370,10 +1372,9 @@ struct wcs_iter {
   int nKidAlloc;                 /* entries apKid has room for */
   wcs_buf lower, upper; /* effective bounds (owned copies) */
   int bLower, bUpper;   /* bound present */
-  int bUpperCmp;        /* bUpper, and a child may hold keys >= upper:
-                        ** findNext compares each key with it */
-  uint64_t upperHi, upperLo; /* bytes [0, 8) and [8, 16) of upper as
-                             ** wcs_key_slice numbers (iterPastUpper) */
+  /* r.bUpperCmp: bUpper, and a child may hold keys >= upper: findNext
+  ** compares each key with it; r.upperHi, r.upperLo: bytes [0, 8) and
+  ** [8, 16) of upper as wcs_key_slice numbers (iterPastUpper) */
   wcs_buf prefix;       /* the prefix option (for bloom skipping) */
   int bPrefix;
   const uint8_t *pBloomPre; /* a bloom prefix every key in bounds shares,
@@ -1391,17 +1392,22 @@ struct wcs_iter {
   int bRev;            /* direction of the last move */
   int bValid;          /* positioned on a key */
   wcs_buf key, val;    /* saved key/value (reverse) or skip key */
-  const uint8_t *pKey; /* current user key */
-  size_t nKey;
+  /* r.pKey, r.nKey: current user key */
   int bSeqZero;        /* forward: the current entry has sequence number 0,
                        ** so no older version of its key exists and the
                        ** next step need not remember the key */
-  const uint8_t *pVal; /* current value */
-  size_t nVal;
+  /* r.pVal, r.nVal: current value */
   wcs_buf seekKey; /* scratch internal key */
   int rc;          /* sticky error */
   char *zErr;
 };
+
+/* Not positioned: no entry, and no run (a run's cursor is only ever
+** stepped while the iterator is valid). */
+static inline void iterNoEntry(wcs_iter *it) {
+  it->bValid = 0;
+  it->r.pBi = NULL;
+}
 
 static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
                        uint64_t seq) {
@@ -1418,16 +1424,16 @@ static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
 static inline int iterPastUpper(const wcs_iter *it, const uint8_t *k,
                                 size_t n) {
   uint64_t s = wcs_key_slice(k, n, 0);
-  if (s != it->upperHi) return s > it->upperHi;
+  if (s != it->r.upperHi) return s > it->r.upperHi;
   s = wcs_key_slice(k, n, 8);
-  if (s != it->upperLo) return s > it->upperLo;
+  if (s != it->r.upperLo) return s > it->r.upperLo;
   return wcs_ukey_cmp(k, n, it->upper.a, it->upper.n) >= 0;
 }
 
 static int iterFail(wcs_iter *it) {
   char *z = NULL;
   int rc = it->pM->pMethods->xStatus(it->pM, &z);
-  it->bValid = 0;
+  iterNoEntry(it);
   if (rc) {
     it->rc = rc;
     free(it->zErr);
@@ -1446,7 +1452,7 @@ static int iterSeekKey(wcs_iter *it, const uint8_t *k, size_t n,
   if (wcs_buf_append(&it->seekKey, k, n) ||
       wcs_buf_append64(&it->seekKey, trailer)) {
     it->rc = WCS_NOMEM;
-    it->bValid = 0;
+    iterNoEntry(it);
     return WCS_NOMEM;
   }
   return WCS_OK;
@@ -1454,9 +1460,19 @@ static int iterSeekKey(wcs_iter *it, const uint8_t *k, size_t n,
 
 /* Forward: from the merged position, find the next visible entry.
 ** bSkip: skip entries of user key it->key (already shown or deleted). */
+/* The run after a forward move to a settled put (iterrun.h): the block
+** cursor of the one file or level the iterator reads, when no tombstone
+** can cover a key. */
+static void runSet(wcs_iter *it) {
+  wcs_iiter *m = it->pM;
+  it->r.pBi = it->frags.n == 0 && m->pMethods->xRun ? m->pMethods->xRun(m)
+                                                    : NULL;
+}
+
 static int findNext(wcs_iter *it, int bSkip) {
   wcs_iiter *m = it->pM;
   it->bRev = 0;
+  it->r.pBi = NULL;
   while (m->pMethods->xValid(m)) {
     size_t nK;
     const uint8_t *k = m->pMethods->xKey(m, &nK);
@@ -1464,9 +1480,9 @@ static int findNext(wcs_iter *it, int bSkip) {
     uint64_t tr = wcs_ikey_trailer(k, nK);
     uint64_t seq = tr >> 8;
     if (seq <= it->snap) {
-      if (it->bUpperCmp && iterPastUpper(it, k, nU)) {
+      if (it->r.bUpperCmp && iterPastUpper(it, k, nU)) {
         /* a positioned stream has not failed (iter.h): no status to ask */
-        it->bValid = 0;
+        iterNoEntry(it);
         return WCS_OK;
       }
       if (bSkip && wcs_ukey_cmp(k, nU, it->key.a, it->key.n) <= 0) {
@@ -1475,22 +1491,23 @@ static int findNext(wcs_iter *it, int bSkip) {
         it->key.n = 0;
         if (wcs_buf_append(&it->key, k, nU)) {
           it->rc = WCS_NOMEM;
-          it->bValid = 0;
+          iterNoEntry(it);
           return WCS_NOMEM;
         }
         bSkip = 1;
       } else {
-        it->pKey = k;
-        it->nKey = nU;
+        it->r.pKey = k;
+        it->r.nKey = nU;
         it->bSeqZero = seq == 0;
-        it->pVal = m->pMethods->xValue(m, &it->nVal);
+        it->r.pVal = m->pMethods->xValue(m, &it->r.nVal);
         it->bValid = 1;
+        if (it->bSeqZero) runSet(it);
         return WCS_OK;
       }
     }
     m->pMethods->xNext(m);
   }
-  it->bValid = 0;
+  iterNoEntry(it);
   return iterFail(it);
 }
 
@@ -1499,6 +1516,7 @@ static int findPrev(wcs_iter *it) {
   wcs_iiter *m = it->pM;
   int bHave = 0; /* key/val hold a visible version of key */
   it->bRev = 1;
+  it->r.pBi = NULL;
   it->key.n = 0;
   while (m->pMethods->xValid(m)) {
     size_t nK;
@@ -1522,7 +1540,7 @@ static int findPrev(wcs_iter *it) {
         if (wcs_buf_append(&it->key, k, nU) ||
             wcs_buf_append(&it->val, v, nV)) {
           it->rc = WCS_NOMEM;
-          it->bValid = 0;
+          iterNoEntry(it);
           return WCS_NOMEM;
         }
         bHave = 1;
@@ -1532,13 +1550,13 @@ static int findPrev(wcs_iter *it) {
   }
   if (!m->pMethods->xValid(m) && iterFail(it)) return it->rc;
   if (!bHave) {
-    it->bValid = 0;
+    iterNoEntry(it);
     return WCS_OK;
   }
-  it->pKey = it->key.a;
-  it->nKey = it->key.n;
-  it->pVal = it->val.a ? it->val.a : (const uint8_t *)"";
-  it->nVal = it->val.n;
+  it->r.pKey = it->key.a;
+  it->r.nKey = it->key.n;
+  it->r.pVal = it->val.a ? it->val.a : (const uint8_t *)"";
+  it->r.nVal = it->val.n;
   it->bValid = 1;
   return WCS_OK;
 }
@@ -1586,6 +1604,7 @@ static int successorCmp(const uint8_t *p, size_t nSucc, const uint8_t *u,
 }
 
 static int iterStart(wcs_iter *it) {
+  it->r.pBi = NULL;
   it->rc = WCS_OK;
   free(it->zErr);
   it->zErr = NULL;
@@ -1657,9 +1676,9 @@ static int iterSetBounds(wcs_iter *it, const wcs_iter_options *o) {
   t = it->prefix, it->prefix = *pPre, *pPre = t;
   it->bLower = pL != NULL;
   it->bUpper = nSucc > 0 || pU != NULL;
-  it->bUpperCmp = it->bUpper; /* until iterTarget knows the children */
-  it->upperHi = wcs_key_slice(it->upper.a, it->upper.n, 0);
-  it->upperLo = wcs_key_slice(it->upper.a, it->upper.n, 8);
+  it->r.bUpperCmp = it->bUpper; /* until iterTarget knows the children */
+  it->r.upperHi = wcs_key_slice(it->upper.a, it->upper.n, 0);
+  it->r.upperLo = wcs_key_slice(it->upper.a, it->upper.n, 8);
   it->bPrefix = bPrefix;
   it->bNoFill = o->bNoCacheFill != 0;
   iterBoundsPrefix(it);
@@ -1681,7 +1700,8 @@ static void iterUnbuild(wcs_iter *it) {
   memset(&it->frags, 0, sizeof it->frags);
   free(it->aDel);
   it->aDel = NULL;
-  it->bValid = 0;
+  iterNoEntry(it);
+  it->r.pBi = NULL;
 }
 
 /* Aim the built stream at the current bounds: the file children for them
@@ -1690,6 +1710,7 @@ static void iterUnbuild(wcs_iter *it) {
 static int iterTarget(wcs_iter *it, char **pzErr) {
   int nKid = 0, rc, i;
   DelList dl;
+  it->r.pBi = NULL; /* the children change */
   /* most targets have no tombstones: nothing to free */
   if (it->frags.a || it->frags.aPool) frags_free(&it->frags);
   if (it->aDel) {
@@ -1736,7 +1757,7 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     rc = merge_iter_set(it->pMerge, it->apKid, nKid == 1 ? 0 : nKid);
     if (rc) wcs_seterr(pzErr, rc, "out of memory");
     it->pM = nKid == 1 ? it->apKid[0] : it->pMerge;
-    it->bUpperCmp = it->bUpper && !bBelow;
+    it->r.bUpperCmp = it->bUpper && !bBelow;
   }
 
   /* range tombstones visible at the snapshot (counted first: one added
@@ -1848,7 +1869,7 @@ int wcs_iter_retarget(wcs_iter *it, const wcs_iter_options *pOpt) {
   memset(&o, 0, sizeof o);
   if (pOpt) o = *pOpt;
   iterStart(it);
-  it->bValid = 0;
+  iterNoEntry(it);
   rc = iterSetBounds(it, &o);
   if (rc) return iterBuildFailed(it, rc, NULL);
   /* The sequence number first, as in svAcquire. The iterator holds a
@@ -1880,7 +1901,7 @@ int wcs_iter_refresh(wcs_iter *it) {
   uint64_t seq;
   if (it == NULL) return WCS_MISUSE;
   iterStart(it);
-  it->bValid = 0;
+  iterNoEntry(it);
   sv = svAcquire(it->db, NULL, &seq);
   if (sv == it->sv && it->pM != NULL &&
       memtable_rangedel_count(sv->pMem) == it->nMemDel &&
@@ -1931,7 +1952,7 @@ int wcs_iter_seek(wcs_iter *it, const void *pKey, size_t nKey) {
     nKey = it->lower.n;
   }
   if (it->bUpper && wcs_ukey_cmp(pKey, nKey, it->upper.a, it->upper.n) >= 0) {
-    it->bValid = 0;
+    iterNoEntry(it);
     return WCS_OK;
   }
   if (iterSeekKey(it, pKey, nKey, wcs_ikey_pack(it->snap, 0xff))) {
@@ -1976,7 +1997,7 @@ int wcs_iter_seek_for_prev(wcs_iter *it, const void *pKey, size_t nKey) {
     return iterToUpper(it);
   }
   if (it->bLower && wcs_ukey_cmp(pKey, nKey, it->lower.a, it->lower.n) < 0) {
-    it->bValid = 0;
+    iterNoEntry(it);
     return WCS_OK;
   }
   /* (key, trailer 0) is the last internal key of the user key */
@@ -2010,17 +2031,43 @@ int wcs_iter_next(wcs_iter *it) {
     ** stored at sequence number 0 (compact.c), and nothing sorts after
     ** it with the same user key: step without copying the key (the
     ** child's key bytes may not survive the step). */
+    if (m->pMethods->xNextEntry) {
+      /* A scan of settled data: the next entry, taken as findNext would
+      ** take it when it is a put at sequence number 0 inside the bounds
+      ** and outside every tombstone; anything else goes to findNext,
+      ** which starts from the same position. */
+      const uint8_t *k, *v;
+      size_t nK, nV;
+      if (!m->pMethods->xNextEntry(m, &k, &nK, &v, &nV)) return findNext(it, 0);
+      if (wcs_ikey_trailer(k, nK) == WCS_KT_PUT && it->frags.n == 0) {
+        if (it->r.bUpperCmp && iterPastUpper(it, k, nK - WCS_IKEY_TRAILER)) {
+          iterNoEntry(it); /* the end of a bounded scan, as findNext ends it */
+          return WCS_OK;
+        }
+        it->r.pKey = k;
+        it->r.nKey = nK - WCS_IKEY_TRAILER;
+        it->r.pVal = v;
+        it->r.nVal = nV;
+        runSet(it);
+        return WCS_OK;
+      }
+      return findNext(it, 0);
+    }
     m->pMethods->xNext(m);
     return findNext(it, 0);
   }
   it->key.n = 0;
-  if (wcs_buf_append(&it->key, it->pKey, it->nKey)) {
-    it->bValid = 0;
+  if (wcs_buf_append(&it->key, it->r.pKey, it->r.nKey)) {
+    iterNoEntry(it);
     it->rc = WCS_NOMEM;
     return setErr(it->db, WCS_NOMEM, NULL);
   }
   m->pMethods->xNext(m);
   return findNext(it, 1);
+}
+
+int wcs_iter_run_resume(wcs_iter *it) {
+  return findNext(it, 0);
 }
 
 int wcs_iter_prev(wcs_iter *it) {
@@ -2031,8 +2078,8 @@ int wcs_iter_prev(wcs_iter *it) {
   if (!it->bRev) {
     /* step the stream back before every entry of the current key */
     wcs_buf cur = {0};
-    if (wcs_buf_append(&cur, it->pKey, it->nKey)) {
-      it->bValid = 0;
+    if (wcs_buf_append(&cur, it->r.pKey, it->r.nKey)) {
+      iterNoEntry(it);
       it->rc = WCS_NOMEM;
       return setErr(it->db, WCS_NOMEM, NULL);
     }
@@ -2047,7 +2094,7 @@ int wcs_iter_prev(wcs_iter *it) {
     wcs_buf_free(&cur);
     if (!m->pMethods->xValid(m)) {
       if (iterFail(it)) return it->rc;
-      it->bValid = 0;
+      iterNoEntry(it);
       it->bRev = 1;
       return WCS_OK;
     }
@@ -2067,8 +2114,22 @@ const void *wcs_iter_key(const wcs_iter *it, size_t *pn) {
     if (pn) *pn = 0;
     return NULL;
   }
-  if (pn) *pn = it->nKey;
-  return it->nKey ? (const void *)it->pKey : (const void *)"";
+  if (pn) *pn = it->r.nKey;
+  return it->r.nKey ? (const void *)it->r.pKey : (const void *)"";
+}
+
+int wcs_iter_entry(const wcs_iter *it, const void **ppKey, size_t *pnKey,
+                   const void **ppVal, size_t *pnVal) {
+  if (it == NULL || !it->bValid) {
+    *ppKey = *ppVal = NULL;
+    *pnKey = *pnVal = 0;
+    return 0;
+  }
+  *ppKey = it->r.nKey ? (const void *)it->r.pKey : (const void *)"";
+  *pnKey = it->r.nKey;
+  *ppVal = it->r.nVal ? (const void *)it->r.pVal : (const void *)"";
+  *pnVal = it->r.nVal;
+  return 1;
 }
 
 const void *wcs_iter_value(const wcs_iter *it, size_t *pn) {
@@ -2076,8 +2137,8 @@ const void *wcs_iter_value(const wcs_iter *it, size_t *pn) {
     if (pn) *pn = 0;
     return NULL;
   }
-  if (pn) *pn = it->nVal;
-  return it->nVal ? (const void *)it->pVal : (const void *)"";
+  if (pn) *pn = it->r.nVal;
+  return it->r.nVal ? (const void *)it->r.pVal : (const void *)"";
 }
 
 /* ====================================================================

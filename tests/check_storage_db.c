@@ -19,11 +19,13 @@
 #include <unistd.h>
 
 #include "storage/db_int.h"
+#include "storage/iterrun.h"
 #include "storage/env.h"
 #include "storage/ikey.h"
 #include "storage/sst.h"
 #include "testutil.h"
 #include "wcs.h"
+#include "storage/iterrun.h"
 
 Suite *storage_db_suite(void);
 
@@ -109,13 +111,15 @@ START_TEST(test_db_memory_store_put_get_delete) {
 }
 END_TEST
 
-/* wcs_iter_key and wcs_iter_value return NULL exactly when the iterator is
-** not valid (wcs.h): an empty key and an empty value are not NULL. */
+/* wcs_iter_key, wcs_iter_value and wcs_iter_entry return NULL exactly when
+** the iterator is not valid (wcs.h): an empty key and an empty value are
+** not NULL. */
 START_TEST(test_db_iter_key_is_null_only_when_not_valid) {
   wcs_db *db = NULL;
   wcs_options o;
   wcs_iter *it = NULL;
-  size_t n = 99;
+  size_t n = 99, nV = 99;
+  const void *pK = "x", *pV = "x";
   wcs_options_init(&o);
   o.bInMemory = 1;
   OK(wcs_db_open(&db, NULL, &o, NULL));
@@ -124,21 +128,138 @@ START_TEST(test_db_iter_key_is_null_only_when_not_valid) {
   OK(wcs_iter_new(db, NULL, &it));
   ck_assert_ptr_null(wcs_iter_key(it, &n)); /* not positioned yet */
   ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(wcs_iter_entry(it, &pK, &n, &pV, &nV), 0);
+  ck_assert(pK == NULL && pV == NULL && n == 0 && nV == 0);
   OK(wcs_iter_first(it));
   ck_assert_ptr_nonnull(wcs_iter_key(it, &n));
   ck_assert_uint_eq(n, 0);
   ck_assert_ptr_nonnull(wcs_iter_value(it, &n));
   ck_assert_uint_eq(n, 0);
+  n = nV = 99;
+  ck_assert_int_eq(wcs_iter_entry(it, &pK, &n, &pV, &nV), 1);
+  ck_assert(pK != NULL && pV != NULL && n == 0 && nV == 0);
   OK(wcs_iter_next(it));
   ck_assert_ptr_nonnull(wcs_iter_key(it, &n));
   ck_assert_uint_eq(n, 1);
+  ck_assert_int_eq(wcs_iter_entry(it, &pK, &n, &pV, &nV), 1);
+  ck_assert(n == 1 && nV == 1 && memcmp(pK, "k", 1) == 0 &&
+            memcmp(pV, "v", 1) == 0);
   OK(wcs_iter_next(it));
   ck_assert(!wcs_iter_valid(it));
   ck_assert_ptr_null(wcs_iter_key(it, &n));
   ck_assert_ptr_null(wcs_iter_value(it, &n));
   ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(wcs_iter_entry(it, &pK, &n, &pV, &nV), 0);
+  ck_assert(pK == NULL && pV == NULL && n == 0 && nV == 0);
   wcs_iter_free(it);
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+}
+END_TEST
+
+/* A scan of settled data steps inside a block without the merging code
+** (iterrun.h) only over puts at sequence number 0. Here the blocks of the
+** last level also hold newer versions, older versions kept for a snapshot
+** and deletes (a compaction ran while the snapshot was live): every scan,
+** at the snapshot and at the latest state, bounded or not, must return
+** exactly the visible versions. */
+static int nRunSteps; /* steps scanExpect took within a run */
+
+/* One forward step as the engine's scan takes it: within the run when it
+** can (iterrun.h), else wcs_iter_next. What the run returns must be what
+** the iterator then shows. */
+static int stepAsScan(wcs_iter *it) {
+  const void *k, *v;
+  size_t nK, nV, n;
+  int r = wcs_iter_run_next(it, &k, &nK, &v, &nV);
+  if (r == 0) return wcs_iter_next(it);
+  if (r < 0) {
+    ck_assert(!wcs_iter_valid(it));
+    return wcs_iter_status(it);
+  }
+  nRunSteps++;
+  ck_assert(wcs_iter_valid(it));
+  ck_assert(wcs_iter_key(it, &n) == k && n == nK);
+  ck_assert(wcs_iter_value(it, &n) == v && n == nV);
+  return WCS_OK;
+}
+
+static void scanExpect(wcs_db *db, const wcs_snapshot *pSnap, int bUpper,
+                       int bSnapState) {
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  int i = 0, n = 0, iEnd = bUpper ? 250 : 400;
+  char aUp[16];
+  memset(&io, 0, sizeof io);
+  io.pSnap = pSnap;
+  if (bUpper) {
+    snprintf(aUp, sizeof aUp, "k%05d", 250);
+    io.pUpper = aUp;
+    io.nUpper = strlen(aUp);
+  }
+  OK(wcs_iter_new(db, &io, &it));
+  OK(wcs_iter_first(it));
+  for (i = 0; i < iEnd; i++) {
+    char aK[16], aV[16];
+    size_t nK, nV;
+    const char *k, *v;
+    /* the latest state: every 7th key deleted, every 5th rewritten */
+    if (!bSnapState && i % 7 == 3) continue;
+    snprintf(aK, sizeof aK, "k%05d", i);
+    snprintf(aV, sizeof aV, "%s%d", !bSnapState && i % 5 == 1 ? "new" : "v",
+             i);
+    ck_assert_msg(wcs_iter_valid(it), "scan ended before %s", aK);
+    k = wcs_iter_key(it, &nK);
+    v = wcs_iter_value(it, &nV);
+    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
+                  "key %.*s, expected %s", (int)nK, k, aK);
+    ck_assert_msg(nV == strlen(aV) && memcmp(v, aV, nV) == 0,
+                  "value of %s: %.*s, expected %s", aK, (int)nV, v, aV);
+    n++;
+    OK(stepAsScan(it));
+  }
+  ck_assert_msg(!wcs_iter_valid(it), "scan went on past %d keys", n);
+  wcs_iter_free(it);
+}
+
+START_TEST(test_db_settled_scan_steps_over_versions_and_deletes) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_snapshot *pSnap = NULL;
+  char *zDir = strdup(tu_tmpdir("dbsettled"));
+  int i;
+  wcs_options_init(&o);
+  o.bNoBackground = 1;
+  o.nBlockSize = 1024; /* many blocks, each with several kinds of entry */
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  for (i = 0; i < 400; i++) {
+    char aK[16], aV[16];
+    snprintf(aK, sizeof aK, "k%05d", i);
+    snprintf(aV, sizeof aV, "v%d", i);
+    OK(wcs_db_put(db, aK, strlen(aK), aV, strlen(aV)));
+  }
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0)); /* settled: seq 0 */
+  OK(wcs_snapshot_new(db, &pSnap));
+  for (i = 0; i < 400; i++) {
+    char aK[16], aV[16];
+    snprintf(aK, sizeof aK, "k%05d", i);
+    if (i % 7 == 3) {
+      OK(wcs_db_delete(db, aK, strlen(aK)));
+    } else if (i % 5 == 1) {
+      snprintf(aV, sizeof aV, "new%d", i);
+      OK(wcs_db_put(db, aK, strlen(aK), aV, strlen(aV)));
+    }
+  }
+  /* with the snapshot live, the old versions stay beside the new ones */
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  scanExpect(db, NULL, 0, 0);
+  scanExpect(db, NULL, 1, 0);
+  scanExpect(db, pSnap, 0, 1);
+  scanExpect(db, pSnap, 1, 1);
+  ck_assert_int_gt(nRunSteps, 400); /* the runs were taken */
+  wcs_snapshot_free(db, pSnap);
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+  free(zDir);
 }
 END_TEST
 
@@ -1626,6 +1747,7 @@ Suite *storage_db_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_db_memory_store_put_get_delete);
   tcase_add_test(tc, test_db_iter_key_is_null_only_when_not_valid);
+  tcase_add_test(tc, test_db_settled_scan_steps_over_versions_and_deletes);
   tcase_add_test(tc, test_db_batch_is_atomic_and_ordered);
   tcase_add_test(tc, test_db_range_delete_in_memtable);
   tcase_add_test(tc, test_db_range_delete_in_files_and_compaction);
