@@ -833,21 +833,29 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
       p->nPrevAlloc = nNew;
     }
     /* Reserve first: the shared prefix is copied from the same buffer.
-    ** One spare byte keeps prevKeys.a non-NULL even for empty keys. */
-    if (wcs_buf_reserve(&p->prevKeys, (size_t)nKey + 1)) {
+    ** Eight spare bytes: the parts are copied a word at a time (which
+    ** also keeps prevKeys.a non-NULL for empty keys). */
+    if (p->prevKeys.nAlloc - p->prevKeys.n < (size_t)nKey + 8 &&
+        wcs_buf_reserve(&p->prevKeys, (size_t)nKey + 8)) {
       return fail(p, WCS_NOMEM);
     }
-    if (nShared) {
-      memmove(p->prevKeys.a + p->prevKeys.n, p->prevKeys.a + iPrevKey, nShared);
-    }
-    if (nUnshared)
-      memcpy(p->prevKeys.a + p->prevKeys.n + nShared, z, nUnshared);
-    if (nSuffix) {
-      memcpy(p->prevKeys.a + p->prevKeys.n + nShared + nUnshared,
-             p->a + iBase + nBase - nSuffix, nSuffix);
-    } else if (nShared == 0) {
-      iBase = (uint32_t)(z - p->a); /* stored whole: the new base */
-      nBase = nUnshared;
+    {
+      uint8_t *d = p->prevKeys.a + p->prevKeys.n;
+      /* The previous key ends where this one starts (d), and shares at
+      ** most its length: the word copy of the shared prefix reads at most
+      ** 7 bytes past it, inside the buffer, and writes only past d, where
+      ** no byte of the prefix lies. The unshared bytes and the suffix come
+      ** from the block, where a value or the restart array follows them
+      ** (block_iter_step reads the same way). */
+      block_copy_words(d, p->prevKeys.a + iPrevKey, nShared);
+      block_copy_words(d + nShared, z, nUnshared);
+      if (nSuffix) {
+        block_copy_words(d + nShared + nUnshared,
+                         p->a + iBase + nBase - nSuffix, nSuffix);
+      } else if (nShared == 0) {
+        iBase = (uint32_t)(z - p->a); /* stored whole: the new base */
+        nBase = nUnshared;
+      }
     }
     e = &p->aPrev[p->nPrev++];
     e->iOff = iOff;
