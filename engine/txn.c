@@ -936,13 +936,38 @@ static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
   return z;
 }
 
+/* 1 if the n bytes at a and b are equal. A row key is compared with the
+** last one on every SetCell: up to 32 bytes as at most four pairs of
+** words (the last overlapping the ones before), without a call. */
+static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
+  uint64_t x, y, d;
+  if (n < 8 || n > 32) return memcmp(a, b, n) == 0;
+  memcpy(&x, a, 8);
+  memcpy(&y, b, 8);
+  d = x ^ y;
+  memcpy(&x, a + n - 8, 8);
+  memcpy(&y, b + n - 8, 8);
+  d |= x ^ y;
+  if (n > 16) {
+    memcpy(&x, a + 8, 8);
+    memcpy(&y, b + 8, 8);
+    d |= x ^ y;
+  }
+  if (n > 24) {
+    memcpy(&x, a + 16, 8);
+    memcpy(&y, b + 16, 8);
+    d |= x ^ y;
+  }
+  return d == 0;
+}
+
 /* Make lastRowEsc hold esc(row) 00 01 for this row: a row's cells are
 ** usually written one after another, so its escaping is done once. */
 static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
                        size_t nRow) {
-  int rc;
+  int rc = WCS_OK;
   if (t->lastRow.n == nRow && t->lastRowEsc.n &&
-      memcmp(t->lastRow.a, pRow, nRow) == 0) {
+      same_bytes(t->lastRow.a, pRow, nRow)) {
     if (t->pHeatDef != pDef) {
       /* the same row key in another table (or nothing pending): a batch
       ** of its own */
@@ -954,8 +979,12 @@ static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
   heat_row(t, pDef, pRow, nRow);
   /* on failure lastRow and lastRowEsc stay as they were: the pending heat
   ** count goes under the row it counted */
-  rc = wcs_buf_reserve(&t->lastRow, nRow);
-  if (rc == WCS_OK) rc = wcs_buf_reserve(&t->lastRowEsc, 2 * nRow + 2);
+  if (nRow > t->lastRow.nAlloc - t->lastRow.n) {
+    rc = wcs_buf_reserve(&t->lastRow, nRow);
+  }
+  if (rc == WCS_OK && 2 * nRow + 2 > t->lastRowEsc.nAlloc - t->lastRowEsc.n) {
+    rc = wcs_buf_reserve(&t->lastRowEsc, 2 * nRow + 2);
+  }
   if (rc == WCS_OK) {
     wcs_copy_short(t->lastRow.a, pRow, nRow);
     t->lastRow.n = nRow;

@@ -195,11 +195,64 @@ START_TEST(test_set_cell_keys_are_eng_cell_keys) {
 }
 END_TEST
 
+/* Rows of one length written one after another that differ in one byte,
+** at every position: SetCell reuses the last row's escaping only for the
+** same row, so each must get a key of its own. */
+START_TEST(test_set_cell_rows_differing_in_one_byte) {
+  enum { NMAX = 40 };
+  wcs_options opt;
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  Want *aWant = calloc(NMAX * (NMAX + 1), sizeof(Want));
+  EngFamily *f;
+  char *zErr = NULL;
+  int nWant = 0, n, iPos, i;
+  ck_assert_ptr_nonnull(aWant);
+  wcs_options_init(&opt);
+  opt.bInMemory = 1;
+  ck_assert_int_eq(wcs_engine_open_path(&e, NULL, &opt, &zErr), WCS_OK);
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a", &t), WCS_OK);
+  f = eng_family(t->pDef, "a", NULL);
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (n = 1; n <= NMAX; n++) {
+    for (iPos = -1; iPos < n; iPos++) {
+      /* iPos -1: the row of n 'r' bytes; then one 's' at iPos */
+      uint8_t aRow[NMAX];
+      Want *w = &aWant[nWant++];
+      memset(aRow, 'r', (size_t)n);
+      if (iPos >= 0) aRow[iPos] = 's';
+      w->nVal = 2;
+      w->aVal[0] = (uint8_t)n;
+      w->aVal[1] = (uint8_t)(iPos + 1);
+      ck_assert_int_eq(eng_cell_key(&w->key, t->pDef->iTid, f->iFid, aRow,
+                                    (size_t)n, "q", 1, 5),
+                       WCS_OK);
+      ck_assert_int_eq(wcs_txn_set_cell(x, t, aRow, (size_t)n, "a", "q", 1, 5,
+                                        w->aVal, w->nVal),
+                       WCS_OK);
+    }
+  }
+  qsort(aWant, (size_t)nWant, sizeof(Want), cmpWant);
+  ck_assert_int_eq(readBack(t, x, aWant, nWant), nWant);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_eq(readBack(t, NULL, aWant, nWant), nWant);
+  for (i = 0; i < nWant; i++)
+    wcs_buf_free(&aWant[i].key);
+  free(aWant);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 Suite *engine_txn_suite(void) {
   Suite *s = suite_create("engine_txn");
   TCase *tc = tcase_create("txn");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_set_cell_keys_are_eng_cell_keys);
+  tcase_add_test(tc, test_set_cell_rows_differing_in_one_byte);
   suite_add_tcase(s, tc);
   return s;
 }
