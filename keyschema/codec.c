@@ -910,48 +910,41 @@ int ks_salt_bucket(const ks_schema *s, const uint8_t *p, int n) {
   return (int)(XXH3_64bits(p, (size_t)n) % (uint64_t)s->nSalt);
 }
 
-/* The bytes encodeFlat reserves for the whole key aVal: a string field's
-** bytes or the longest integer field, whichever is more, and the
-** delimiters; 0 if the strings alone exceed the key limit (such a key
-** goes the general way, which checks its fields before it reserves). */
-static size_t flatBound(const ks_schema *s, const ks_value *aVal,
-                        int bSalt) {
-  size_t nAll = (size_t)bSalt + (size_t)s->nDelim * (size_t)(s->nField - 1);
-  size_t nStr = 0;
-  int i;
-  for (i = 0; i < s->nField; i++) {
-    size_t n = aVal[i].eType == KS_VAL_BYTES && aVal[i].n > 0
-                   ? (size_t)aVal[i].n
-                   : 0;
-    nStr += n;
-    nAll += n > KS_FIELD_INT_MAX ? n : KS_FIELD_INT_MAX;
-  }
-  return nStr > KS_MAX_KEY ? 0 : nAll;
-}
-
 /*
 ** A whole key of a DELIMITED or SINGLETON schema (what ksJoin's
 ** KS_JOIN_FULL makes of fieldBytes' views), each field checked by
 ** fieldBytes and written straight into pOut: integer fields are formatted
-** in place, strings copied inline, one reservation for the lot. Every
-** INSERT encodes its row key; the views, their scratch and the join's
-** copy calls cost more than the fields themselves. nAll is flatBound's.
-** On error pOut->n is unchanged.
+** in place, strings copied inline, the room for each field checked as it
+** comes. Every INSERT encodes its row key; the views, their scratch and
+** the join's copy calls cost more than the fields themselves. Returns -1,
+** with nothing done, for a string field longer than a key may be: the
+** general way checks every field before it reserves room for them. On
+** error pOut->n is unchanged.
 */
 static int encodeFlat(const ks_schema *s, const ks_value *aVal, int bSalt,
-                      size_t nAll, wcs_buf *pOut, char **pzErr) {
+                      wcs_buf *pOut, char **pzErr) {
   const int m = s->nField, nDelim = s->nDelim;
   const int d = s->eStruct == KS_STRUCT_DELIMITED ? s->aDelim[0] : -1;
-  size_t n0 = pOut->n, nKey;
-  uint8_t *z, *zKey;
+  size_t n0 = pOut->n, o = n0 + (size_t)bSalt, nKey;
   int i, rc;
-  if (wcs_buf_reserve(pOut, nAll)) return WCS_NOMEM;
-  zKey = pOut->a + n0 + bSalt;
-  z = zKey;
   for (i = 0; i < m; i++) {
     const ks_field *f = &s->aField[i];
     const ks_value *pVal = &aVal[i];
+    /* room for the delimiter and the field: a string's bytes, or the
+    ** longest integer field */
+    size_t nField = pVal->eType == KS_VAL_BYTES && pVal->n > KS_FIELD_INT_MAX
+                        ? (size_t)pVal->n
+                        : KS_FIELD_INT_MAX;
+    uint8_t *z;
     ks_view v;
+    if (nField > KS_MAX_KEY) return -1;
+    if (o + (size_t)nDelim + nField > pOut->nAlloc) {
+      pOut->n = o; /* wcs_buf_reserve counts from n */
+      rc = wcs_buf_reserve(pOut, (size_t)nDelim + nField);
+      pOut->n = n0;
+      if (rc != WCS_OK) return rc;
+    }
+    z = pOut->a + o;
     if (i > 0) {
       if (nDelim == 1) {
         *z++ = s->aDelim[0];
@@ -968,7 +961,7 @@ static int encodeFlat(const ks_schema *s, const ks_value *aVal, int bSalt,
         (f->eType == KS_STRING || f->eType == KS_BYTES) && d >= 0 &&
         d < 0x80 && asciiAbove(pVal->p, pVal->n, d)) {
       wcs_copy_short(z, pVal->p, (size_t)pVal->n);
-      z += pVal->n;
+      o = (size_t)(z - pOut->a) + (size_t)pVal->n;
       continue;
     }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -977,24 +970,27 @@ static int encodeFlat(const ks_schema *s, const ks_value *aVal, int bSalt,
         pVal->i >= 0 && pVal->i < 100000000) {
       uint64_t w = digits8Word((uint32_t)pVal->i);
       memcpy(z, &w, 8);
-      z += 8;
+      o = (size_t)(z - pOut->a) + 8;
       continue;
     }
 #endif
     rc = fieldBytes(s, i, pVal, &v, z, pzErr);
     if (rc != WCS_OK) return rc;
     if (v.p != z) wcs_copy_short(z, v.p, (size_t)v.n);
-    z += v.n;
+    o = (size_t)(z - pOut->a) + (size_t)v.n;
   }
-  nKey = (size_t)(z - zKey);
+  nKey = o - n0 - (size_t)bSalt;
   if (nKey + (size_t)bSalt > KS_MAX_KEY) {
     return wcs_seterr(pzErr, WCS_TOOBIG,
                       "the row key would have %zu bytes; "
                       "the limit is %d",
                       nKey + (size_t)bSalt, KS_MAX_KEY);
   }
-  if (bSalt) pOut->a[n0] = (uint8_t)ks_salt_bucket(s, zKey, (int)nKey);
-  pOut->n = n0 + (size_t)bSalt + nKey;
+  if (bSalt) {
+    pOut->a[n0] =
+        (uint8_t)ks_salt_bucket(s, pOut->a + n0 + 1, (int)nKey);
+  }
+  pOut->n = o;
   return WCS_OK;
 }
 
@@ -1036,8 +1032,8 @@ int ks_key_encode(const ks_schema *s, const ks_value *aField, wcs_buf *pOut,
   if (s->nField > 0 && s->eStruct != KS_STRUCT_ORDERED_CODE) {
     /* a function of its own, not a branch of encodeTuple: its loop keeps
     ** its values in registers */
-    size_t nAll = flatBound(s, aField, s->nSalt > 0);
-    if (nAll > 0) return encodeFlat(s, aField, s->nSalt > 0, nAll, pOut, pzErr);
+    int rc = encodeFlat(s, aField, s->nSalt > 0, pOut, pzErr);
+    if (rc >= 0) return rc;
   }
   return encodeTuple(s, aField, s->nField, KS_JOIN_FULL, s->nSalt > 0, pOut,
                      pzErr);
