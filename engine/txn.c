@@ -348,9 +348,10 @@ static void heat_flush(wcs_txn *t) {
 }
 
 /* Row pRow of pDef is about to become lastRow: flush the pending count
-** unless the row can join its batch. */
-static void heat_row(wcs_txn *t, const EngDef *pDef, const void *pRow,
-                     size_t nRow) {
+** unless the row can join its batch. Inline: it runs for every row a
+** load writes. */
+static inline __attribute__((always_inline)) void
+heat_row(wcs_txn *t, const EngDef *pDef, const void *pRow, size_t nRow) {
   int bIn = eng_heat_span_has(&t->heatSpan, pDef, pRow, nRow);
   if (t->nHeat && (!bIn || !t->bHeatIn || t->pHeatDef != pDef ||
                    t->nHeatRow >= ENG_TXN_HEAT_BATCH)) {
