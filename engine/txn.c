@@ -99,14 +99,22 @@ int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
 /* ------------------------------------------------------------------ */
 /* the op log                                                          */
 
-/* Room for nMore bytes at the log's end, after the header gap. */
-static int log_reserve(wcs_txn *t, size_t nMore) {
+/* log_reserve's way when the log is empty or full. */
+static int log_grow(wcs_txn *t, size_t nMore) {
   int rc = wcs_buf_reserve(&t->log, WAL_BATCH_HEADER + nMore);
   if (rc == WCS_OK && t->log.n == 0) {
     memset(t->log.a, 0, WAL_BATCH_HEADER);
     t->log.n = WAL_BATCH_HEADER;
   }
   return rc;
+}
+
+/* Room for nMore bytes at the log's end, after the header gap. Inline
+** while they fit (every record but the few that grow the log): a started
+** log is never empty, it holds the header gap. */
+static inline int log_reserve(wcs_txn *t, size_t nMore) {
+  if (t->log.n > 0 && nMore <= t->log.nAlloc - t->log.n) return WCS_OK;
+  return log_grow(t, nMore);
 }
 
 /* The log record's first byte for op ('P', 'D', 'R' or 'M'). */
@@ -340,9 +348,10 @@ static void heat_flush(wcs_txn *t) {
 }
 
 /* Row pRow of pDef is about to become lastRow: flush the pending count
-** unless the row can join its batch. */
-static void heat_row(wcs_txn *t, const EngDef *pDef, const void *pRow,
-                     size_t nRow) {
+** unless the row can join its batch. Inline: it runs for every row a
+** load writes. */
+static inline __attribute__((always_inline)) void
+heat_row(wcs_txn *t, const EngDef *pDef, const void *pRow, size_t nRow) {
   int bIn = eng_heat_span_has(&t->heatSpan, pDef, pRow, nRow);
   if (t->nHeat && (!bIn || !t->bHeatIn || t->pHeatDef != pDef ||
                    t->nHeatRow >= ENG_TXN_HEAT_BATCH)) {
@@ -815,10 +824,13 @@ static inline int txn_table(wcs_txn *t, wcs_table *pTab) {
   return txn_add_def(t, pDef);
 }
 
-/* Common checks of a cell mutation: table, row, family, qualifier, ts. */
-static int cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow,
-                       size_t nRow, const char *zFamily, const void *pQual,
-                       size_t nQual, int64_t *piTs, EngFamily **ppFam) {
+/* Common checks of a cell mutation: table, row, family, qualifier, ts.
+** Always inline: SetCell runs them for every cell it writes, and the call
+** (nine arguments, three on the stack) cost as much as the checks. */
+static inline __attribute__((always_inline)) int
+cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
+            const char *zFamily, const void *pQual, size_t nQual,
+            int64_t *piTs, EngFamily **ppFam) {
   /* the limits are tested here; the eng_check_* calls name the problem */
   int rc = txn_table(t, pTab);
   if (rc == WCS_OK && (nRow == 0 || nRow > WCS_MAX_ROW_KEY)) {
@@ -868,9 +880,39 @@ static size_t esc_len(const uint8_t *p, size_t n) {
   return n + nZero;
 }
 
+/* Copy the n bytes at p to z if none of them is 00 (nothing to escape,
+** the usual row key); 0 if one is, with z's bytes undefined. One pass of
+** whole words, each tested as it is copied ("has a zero byte", exact as a
+** yes or no), the last one overlapping the bytes before it. */
+static inline int copy_if_no_zero(uint8_t *z, const uint8_t *p, size_t n) {
+  const uint64_t k1 = 0x0101010101010101ULL, kH = 0x8080808080808080ULL;
+  uint64_t x, acc = 0;
+  size_t i;
+  if (n < 8) {
+    if (wcs_has_zero(p, n)) return 0;
+    wcs_copy_short(z, p, n);
+    return 1;
+  }
+  for (i = 0; i + 8 < n; i += 8) {
+    memcpy(&x, p + i, 8);
+    acc |= (x - k1) & ~x & kH;
+    memcpy(z + i, &x, 8);
+  }
+  memcpy(&x, p + n - 8, 8);
+  acc |= (x - k1) & ~x & kH;
+  memcpy(z + n - 8, &x, 8);
+  return acc == 0;
+}
+
 /* Write esc(p) 00 01 at z; returns the end. */
 static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
   const uint8_t *pEnd = p + n;
+  if (copy_if_no_zero(z, p, n)) {
+    z += n;
+    *z++ = 0x00;
+    *z++ = 0x01;
+    return z;
+  }
   if (n <= ESC_SHORT) {
     for (; p < pEnd; p++) {
       *z++ = *p;
@@ -895,13 +937,38 @@ static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
   return z;
 }
 
+/* 1 if the n bytes at a and b are equal. A row key is compared with the
+** last one on every SetCell: up to 32 bytes as at most four pairs of
+** words (the last overlapping the ones before), without a call. */
+static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
+  uint64_t x, y, d;
+  if (n < 8 || n > 32) return memcmp(a, b, n) == 0;
+  memcpy(&x, a, 8);
+  memcpy(&y, b, 8);
+  d = x ^ y;
+  memcpy(&x, a + n - 8, 8);
+  memcpy(&y, b + n - 8, 8);
+  d |= x ^ y;
+  if (n > 16) {
+    memcpy(&x, a + 8, 8);
+    memcpy(&y, b + 8, 8);
+    d |= x ^ y;
+  }
+  if (n > 24) {
+    memcpy(&x, a + 16, 8);
+    memcpy(&y, b + 16, 8);
+    d |= x ^ y;
+  }
+  return d == 0;
+}
+
 /* Make lastRowEsc hold esc(row) 00 01 for this row: a row's cells are
 ** usually written one after another, so its escaping is done once. */
 static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
                        size_t nRow) {
-  int rc;
+  int rc = WCS_OK;
   if (t->lastRow.n == nRow && t->lastRowEsc.n &&
-      memcmp(t->lastRow.a, pRow, nRow) == 0) {
+      same_bytes(t->lastRow.a, pRow, nRow)) {
     if (t->pHeatDef != pDef) {
       /* the same row key in another table (or nothing pending): a batch
       ** of its own */
@@ -913,10 +980,14 @@ static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
   heat_row(t, pDef, pRow, nRow);
   /* on failure lastRow and lastRowEsc stay as they were: the pending heat
   ** count goes under the row it counted */
-  rc = wcs_buf_reserve(&t->lastRow, nRow);
-  if (rc == WCS_OK) rc = wcs_buf_reserve(&t->lastRowEsc, 2 * nRow + 2);
+  if (nRow > t->lastRow.nAlloc - t->lastRow.n) {
+    rc = wcs_buf_reserve(&t->lastRow, nRow);
+  }
+  if (rc == WCS_OK && 2 * nRow + 2 > t->lastRowEsc.nAlloc - t->lastRowEsc.n) {
+    rc = wcs_buf_reserve(&t->lastRowEsc, 2 * nRow + 2);
+  }
   if (rc == WCS_OK) {
-    memcpy(t->lastRow.a, pRow, nRow);
+    wcs_copy_short(t->lastRow.a, pRow, nRow);
     t->lastRow.n = nRow;
     t->lastRowEsc.n =
         (size_t)(esc_term_at(t->lastRowEsc.a, pRow, nRow) - t->lastRowEsc.a);
@@ -961,7 +1032,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     z[4] = (uint8_t)(f->iFid >> 8);
     z[5] = (uint8_t)f->iFid;
     z += ENG_PREFIX_BYTES;
-    memcpy(z, t->lastRowEsc.a, t->lastRowEsc.n);
+    wcs_copy_short(z, t->lastRowEsc.a, t->lastRowEsc.n);
     z += t->lastRowEsc.n;
     if (nEsc == nQual && nQual >= 1 && nQual <= ESC_SHORT) {
       wcs_copy_short(z, q, nQual); /* nothing to escape */
@@ -975,7 +1046,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     z += ENG_TS_BYTES;
     assert((size_t)(z - pKey) == nKey);
     z += wcs_put_varint_fast(z, nVal);
-    if (nVal) memcpy(z, pVal, nVal);
+    wcs_copy_short(z, pVal, nVal);
     z += nVal;
     t->log.n = (size_t)(z - t->log.a);
     t->nOp++;

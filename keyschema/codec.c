@@ -192,7 +192,9 @@ static uint64_t decMax(int w) {
   return aPow10[w] - 1;
 }
 
-void ksIntDomain(const ks_field *f, int64_t *pMin, int64_t *pMax) {
+/* ksIntDomain and ksIntToU, inline for the key encoder, which calls them
+** for every integer field of every row written. */
+static inline void intDomain(const ks_field *f, int64_t *pMin, int64_t *pMax) {
   switch (f->eEnc) {
   case KS_ENC_ORDERED_CODE:
     *pMin = INT64_MIN;
@@ -212,7 +214,7 @@ void ksIntDomain(const ks_field *f, int64_t *pMin, int64_t *pMax) {
   }
 }
 
-uint64_t ksIntToU(const ks_field *f, int64_t v) {
+static inline uint64_t intToU(const ks_field *f, int64_t v) {
   switch (f->eEnc) {
   case KS_ENC_ORDERED_CODE:
     return (uint64_t)v ^ SIGN_BIT;
@@ -221,6 +223,14 @@ uint64_t ksIntToU(const ks_field *f, int64_t v) {
   default:
     return (uint64_t)v;
   }
+}
+
+void ksIntDomain(const ks_field *f, int64_t *pMin, int64_t *pMax) {
+  intDomain(f, pMin, pMax);
+}
+
+uint64_t ksIntToU(const ks_field *f, int64_t v) {
+  return intToU(f, v);
 }
 
 int64_t ksIntFromU(const ks_field *f, uint64_t u) {
@@ -257,7 +267,7 @@ static const char azDigitPair[201] =
 ** of a little-endian word. SWAR: the two 4-digit halves in 32-bit lanes
 ** split into 2-digit pairs (x * 10486 >> 20 is x / 100 for x < 10^4), then
 ** into digits (x * 103 >> 10 is x / 10 for x < 100), every lane at once. */
-static uint64_t digits8Word(uint32_t u) {
+static inline uint64_t digits8Word(uint32_t u) {
   uint64_t v = (uint64_t)(u / 10000) | ((uint64_t)(u % 10000) << 32);
   uint64_t t = ((v * 10486) >> 20) & 0x0000007F0000007FULL;
   v = t | ((v - t * 100) << 16);
@@ -770,7 +780,7 @@ int ksJoin(const ks_schema *s, const ks_view *aView, int m, int eMode,
 ** such a field is valid UTF-8 and holds no delimiter byte. Eight bytes at
 ** a time: a word passes if no byte has its top bit set and none is below
 ** d + 1 (the "has a byte less than" test, exact for d + 1 <= 128). */
-static int asciiAbove(const uint8_t *p, int n, int d) {
+static inline int asciiAbove(const uint8_t *p, int n, int d) {
   const uint64_t kOnes = 0x0101010101010101ULL;
   const uint64_t kHigh = 0x8080808080808080ULL;
   const uint64_t kBelow = kOnes * (uint64_t)(d + 1);
@@ -813,7 +823,8 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
                       f->zName);
   }
   if (f->eType == KS_STRING || f->eType == KS_BYTES) {
-    int d = ksDelimByte(s), iBad = 0;
+    /* ksDelimByte, inline */
+    int d = s->eStruct == KS_STRUCT_DELIMITED ? s->aDelim[0] : -1, iBad = 0;
     if (pVal->eType != KS_VAL_BYTES || pVal->n < 0) {
       return wcs_seterr(pzErr, WCS_MISMATCH,
                         "key field \"%s\" is %s; got "
@@ -861,7 +872,7 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
                         "a non-integer value",
                         f->zName, ks_type_name(f->eType));
     }
-    ksIntDomain(f, &vMin, &vMax);
+    intDomain(f, &vMin, &vMax);
     if (v < vMin) {
       if (f->eEnc == KS_ENC_BIG_ENDIAN) {
         return wcs_seterr(pzErr, WCS_RANGE,
@@ -885,7 +896,7 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
                         f->nWidth);
     }
     pView->p = aBuf;
-    pView->n = ksIntFieldBytes(f, ksIntToU(f, v), aBuf);
+    pView->n = ksIntFieldBytes(f, intToU(f, v), aBuf);
     return WCS_OK;
   }
 }
@@ -897,6 +908,90 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
 int ks_salt_bucket(const ks_schema *s, const uint8_t *p, int n) {
   if (s->nSalt <= 0) return -1;
   return (int)(XXH3_64bits(p, (size_t)n) % (uint64_t)s->nSalt);
+}
+
+/*
+** A whole key of a DELIMITED or SINGLETON schema (what ksJoin's
+** KS_JOIN_FULL makes of fieldBytes' views), each field checked by
+** fieldBytes and written straight into pOut: integer fields are formatted
+** in place, strings copied inline, the room for each field checked as it
+** comes. Every INSERT encodes its row key; the views, their scratch and
+** the join's copy calls cost more than the fields themselves. Returns -1,
+** with nothing done, for a string field longer than a key may be: the
+** general way checks every field before it reserves room for them. On
+** error pOut->n is unchanged.
+*/
+static int encodeFlat(const ks_schema *s, const ks_value *aVal, int bSalt,
+                      wcs_buf *pOut, char **pzErr) {
+  const int m = s->nField, nDelim = s->nDelim;
+  const int d = s->eStruct == KS_STRUCT_DELIMITED ? s->aDelim[0] : -1;
+  size_t n0 = pOut->n, o = n0 + (size_t)bSalt, nKey;
+  int i, rc;
+  for (i = 0; i < m; i++) {
+    const ks_field *f = &s->aField[i];
+    const ks_value *pVal = &aVal[i];
+    /* room for the delimiter and the field: a string's bytes, or the
+    ** longest integer field */
+    size_t nField = pVal->eType == KS_VAL_BYTES && pVal->n > KS_FIELD_INT_MAX
+                        ? (size_t)pVal->n
+                        : KS_FIELD_INT_MAX;
+    uint8_t *z;
+    ks_view v;
+    if (nField > KS_MAX_KEY) return -1;
+    if (o + (size_t)nDelim + nField > pOut->nAlloc) {
+      pOut->n = o; /* wcs_buf_reserve counts from n */
+      rc = wcs_buf_reserve(pOut, (size_t)nDelim + nField);
+      pOut->n = n0;
+      if (rc != WCS_OK) return rc;
+    }
+    z = pOut->a + o;
+    if (i > 0) {
+      if (nDelim == 1) {
+        *z++ = s->aDelim[0];
+      } else {
+        memcpy(z, s->aDelim, (size_t)nDelim);
+        z += nDelim;
+      }
+    }
+    /* the usual fields inline, as fieldBytes would accept and write them:
+    ** ASCII text above the delimiter (valid UTF-8, no byte to check),
+    ** and a DECIMAL(8) integer in range (a date); fieldBytes takes the
+    ** rest, and names what is wrong */
+    if (pVal->eType == KS_VAL_BYTES && pVal->n >= 0 &&
+        (f->eType == KS_STRING || f->eType == KS_BYTES) && d >= 0 &&
+        d < 0x80 && asciiAbove(pVal->p, pVal->n, d)) {
+      wcs_copy_short(z, pVal->p, (size_t)pVal->n);
+      o = (size_t)(z - pOut->a) + (size_t)pVal->n;
+      continue;
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (pVal->eType == KS_VAL_INT && f->eEnc == KS_ENC_DECIMAL &&
+        f->nWidth == 8 && (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) &&
+        pVal->i >= 0 && pVal->i < 100000000) {
+      uint64_t w = digits8Word((uint32_t)pVal->i);
+      memcpy(z, &w, 8);
+      o = (size_t)(z - pOut->a) + 8;
+      continue;
+    }
+#endif
+    rc = fieldBytes(s, i, pVal, &v, z, pzErr);
+    if (rc != WCS_OK) return rc;
+    if (v.p != z) wcs_copy_short(z, v.p, (size_t)v.n);
+    o = (size_t)(z - pOut->a) + (size_t)v.n;
+  }
+  nKey = o - n0 - (size_t)bSalt;
+  if (nKey + (size_t)bSalt > KS_MAX_KEY) {
+    return wcs_seterr(pzErr, WCS_TOOBIG,
+                      "the row key would have %zu bytes; "
+                      "the limit is %d",
+                      nKey + (size_t)bSalt, KS_MAX_KEY);
+  }
+  if (bSalt) {
+    pOut->a[n0] =
+        (uint8_t)ks_salt_bucket(s, pOut->a + n0 + 1, (int)nKey);
+  }
+  pOut->n = o;
+  return WCS_OK;
 }
 
 static int encodeTuple(const ks_schema *s, const ks_value *aVal, int m,
@@ -934,6 +1029,12 @@ static int encodeTuple(const ks_schema *s, const ks_value *aVal, int m,
 
 int ks_key_encode(const ks_schema *s, const ks_value *aField, wcs_buf *pOut,
                   char **pzErr) {
+  if (s->nField > 0 && s->eStruct != KS_STRUCT_ORDERED_CODE) {
+    /* a function of its own, not a branch of encodeTuple: its loop keeps
+    ** its values in registers */
+    int rc = encodeFlat(s, aField, s->nSalt > 0, pOut, pzErr);
+    if (rc >= 0) return rc;
+  }
   return encodeTuple(s, aField, s->nField, KS_JOIN_FULL, s->nSalt > 0, pOut,
                      pzErr);
 }

@@ -1116,6 +1116,154 @@ START_TEST(test_codec_utf8_validation) {
 }
 END_TEST
 
+/* Perturb a valid tuple toward the errors and edges of the encoder: NULL,
+** a number for a string or text for a number, REALs, bytes at or below the
+** delimiter, 00 and invalid UTF-8, integers at and past the domain, and
+** strings near and over the key limit. */
+static void hostileTuple(const ks_schema *s, RTuple *t, uint8_t *aBig,
+                         int nBig) {
+  /* aBig: nBig + 40 bytes at least */
+  int i;
+  int d = ksDelimByte(s);
+  for (i = 0; i < s->nField; i++) {
+    const ks_field *f = &s->aField[i];
+    int k = (int)tu_rand_range(16);
+    if (k >= 10) continue; /* most fields stay valid */
+    switch (k) {
+    case 0:
+      t->a[i] = N();
+      break;
+    case 1:
+      t->a[i] = f->eType == KS_STRING || f->eType == KS_BYTES ? I(7) : S("7");
+      break;
+    case 2:
+      t->a[i].eType = KS_VAL_REAL;
+      t->a[i].r = tu_rand_range(2) ? 20240131.0 : 0.5;
+      break;
+    case 3:
+      if (f->eType == KS_STRING || f->eType == KS_BYTES) {
+        int n = 1 + (int)tu_rand_range(20), j;
+        for (j = 0; j < n; j++) {
+          t->aBuf[i][j] = (uint8_t)('a' + (int)tu_rand_range(26));
+        }
+        /* one byte at the delimiter (or 00), somewhere */
+        t->aBuf[i][tu_rand_range((uint64_t)n)] = (uint8_t)(d >= 0 ? d : 0);
+        t->a[i] = B(t->aBuf[i], n);
+      } else {
+        t->a[i] = I(tu_rand_range(2) ? INT64_MIN : INT64_MAX);
+      }
+      break;
+    case 4:
+      if (f->eType == KS_STRING || f->eType == KS_BYTES) {
+        static const char azBad[][5] = {"\xc3", "\xff", "\xed\xa0\x80",
+                                        "a\x80z"};
+        const char *z = azBad[tu_rand_range(4)];
+        t->a[i] = B(z, (int)strlen(z));
+      } else {
+        t->a[i] = I(-1 - (int64_t)tu_rand_range(3));
+      }
+      break;
+    case 5:
+      if (f->eType == KS_STRING || f->eType == KS_BYTES) {
+        /* a long ASCII string: the key fits, just fits, or not */
+        int n = nBig - 40 + (int)tu_rand_range(80);
+        t->a[i] = B(aBig, n);
+      } else {
+        int64_t vMin, vMax;
+        ksIntDomain(f, &vMin, &vMax);
+        t->a[i] = I(vMax < INT64_MAX ? vMax + 1 : vMax);
+      }
+      break;
+    case 6:
+      t->a[i] = B("", 0);
+      t->a[i].p = NULL; /* an empty value may have no bytes */
+      break;
+    case 7:
+      t->a[i] = I(tu_rand_range(2) ? 99999999 : 100000000);
+      break;
+    case 8:
+      t->a[i] = I((int64_t)tu_rand_range(100000000));
+      break;
+    default:
+      t->a[i] = B(aBig, KS_MAX_KEY + 1 + (int)tu_rand_range(3));
+      break;
+    }
+  }
+}
+
+/* ks_key_encode writes a DELIMITED or SINGLETON key straight into its
+** buffer (encodeFlat); ks_key_prefix of every field still goes through the
+** field views and ksJoin. Both must give the same bytes, or the same error
+** and message, for every tuple, valid or not. */
+START_TEST(test_codec_whole_key_encode_matches_the_general_path) {
+  int iSchema, iTuple;
+  wcs_buf b = {0}, b2 = {0};
+  uint8_t *aBig = malloc(KS_MAX_KEY + 128);
+  ck_assert_ptr_nonnull(aBig);
+  memset(aBig, 'q', KS_MAX_KEY + 128);
+  tu_seed(0);
+  for (iSchema = 0; iSchema < 300; iSchema++) {
+    RSchema r;
+    int bSalt;
+    randomSchema(&r, 1);
+    bSalt = r.s->nSalt > 0;
+    for (iTuple = 0; iTuple < 200; iTuple++) {
+      RTuple t;
+      char *zErr = NULL, *zErr2 = NULL;
+      int rc, rc2;
+      size_t nPre;
+      randomTuple(r.s, &t);
+      if (iTuple % 2) hostileTuple(r.s, &t, aBig, KS_MAX_KEY - 2);
+      /* something before the key (the encoder appends), or a buffer
+      ** with no room at all */
+      b.n = 0;
+      b2.n = 0;
+      if (iTuple % 3 == 0) {
+        wcs_buf_free(&b);
+        memset(&b, 0, sizeof(b));
+        nPre = 0;
+      } else {
+        ck_assert_int_eq(wcs_buf_append(&b, "pre", 3), WCS_OK);
+        ck_assert_int_eq(wcs_buf_append(&b2, "pre", 3), WCS_OK);
+        nPre = 3;
+      }
+      rc = ks_key_encode(r.s, t.a, &b, &zErr);
+      rc2 = ks_key_prefix(r.s, t.a, r.s->nField, &b2, &zErr2);
+      if (bSalt && ((rc2 == WCS_OK && b2.n - nPre + 1 > KS_MAX_KEY) ||
+                    rc2 == WCS_TOOBIG)) {
+        /* the salt byte counts toward the limit (and the size in the
+        ** message) of the key only */
+        ck_assert_int_eq(rc, WCS_TOOBIG);
+      } else {
+        ck_assert_msg(rc == rc2, "%s: tuple %d: %d vs %d (%s / %s)", r.zText,
+                      iTuple, rc, rc2, zErr ? zErr : "", zErr2 ? zErr2 : "");
+        ck_assert_str_eq(zErr ? zErr : "", zErr2 ? zErr2 : "");
+      }
+      if (rc == WCS_OK) {
+        size_t nSalt = bSalt ? 1 : 0;
+        ck_assert_msg(b.n == b2.n + nSalt &&
+                          memcmp(b.a + nPre + nSalt, b2.a + nPre,
+                                 b2.n - nPre) == 0,
+                      "%s: %s", r.zText, hex(b.a, b.n));
+        if (nPre) ck_assert(memcmp(b.a, "pre", 3) == 0);
+        if (bSalt) {
+          ck_assert_int_eq(b.a[nPre], ks_salt_bucket(r.s, b2.a + nPre,
+                                                     (int)(b2.n - nPre)));
+        }
+      } else {
+        ck_assert_int_eq((int)b.n, (int)nPre); /* nothing appended */
+      }
+      free(zErr);
+      free(zErr2);
+    }
+    ks_schema_free(r.s);
+  }
+  free(aBig);
+  wcs_buf_free(&b);
+  wcs_buf_free(&b2);
+}
+END_TEST
+
 Suite *keyschema_codec_suite(void) {
   Suite *s = suite_create("keyschema_codec");
   TCase *tc = tcase_create("codec");
@@ -1148,6 +1296,7 @@ Suite *keyschema_codec_suite(void) {
   tcase_add_test(tc, test_codec_field_decode_reads_only_its_field);
   tcase_add_test(tc, test_codec_decode_points_into_the_key);
   tcase_add_test(tc, test_codec_random_tuples_roundtrip);
+  tcase_add_test(tc, test_codec_whole_key_encode_matches_the_general_path);
   tcase_add_test(tc, test_codec_byte_order_is_tuple_order);
   tcase_add_test(tc, test_codec_mutated_keys_decode_only_to_their_own_encoding);
   tcase_add_test(tc, test_codec_utf8_validation);

@@ -1177,12 +1177,55 @@ START_TEST(test_hostile_schema_cannot_use_the_module) {
 }
 END_TEST
 
+/* The row key of an INSERT: from the key fields, from a _key given alone,
+** or from both when they agree; the errors name the field or the key. A
+** load (fields, no _key) encodes the fields straight away; these pin the
+** other ways. */
+START_TEST(test_insert_row_key_from_fields_or_key) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device, id, day, cpu) "
+         "VALUES ('d1', 'a', 20240101, 1)");
+  /* _key alone: decoded under the schema, the fields come from it */
+  OK(db, "INSERT INTO metrics(_key, cpu) VALUES ('d2#b#20240102', 2)");
+  /* both, agreeing */
+  OK(db, "INSERT INTO metrics(_key, device, id, day, cpu) "
+         "VALUES ('d3#c#20240103', 'd3', 'c', 20240103, 3)");
+  CHECK(db, "SELECT device, id, day, cpu, CAST(_key AS TEXT) FROM metrics",
+        "d1|a|20240101|1|d1#a#20240101\n"
+        "d2|b|20240102|2|d2#b#20240102\n"
+        "d3|c|20240103|3|d3#c#20240103");
+  CHECK_ERR(db,
+            "INSERT INTO metrics(_key, device, id, day, cpu) "
+            "VALUES ('d3#c#20240104', 'd3', 'c', 20240103, 3)",
+            "the _key given does not match the key fields");
+  CHECK_ERR(db, "INSERT INTO metrics(_key, cpu) VALUES ('d4#x', 4)",
+            "does not match the key schema");
+  CHECK_ERR(db, "INSERT INTO metrics(_key, cpu) VALUES ('', 4)",
+            "a row key cannot be empty");
+  /* a key field missing: the first one not given is named */
+  CHECK_ERR(db, "INSERT INTO metrics(device, day, cpu) VALUES ('d5', 1, 5)",
+            "NOT NULL constraint failed: metrics.id");
+  CHECK_ERR(db, "INSERT INTO metrics(cpu) VALUES (6)",
+            "NOT NULL constraint failed: metrics.device");
+  CHECK_ERR(db, "INSERT INTO metrics(device, id, day, cpu) "
+                "VALUES ('d7', 'a#b', 1, 7)",
+            "not above the delimiter");
+  CHECK_ERR(db, "INSERT INTO metrics(device, id, day, cpu) "
+                "VALUES ('d8', 'a', 100000000, 8)",
+            "has more than 8 digits");
+  CHECK(db, "SELECT count(*) FROM metrics", "3");
+  sqlite3_close(db);
+}
+END_TEST
+
 Suite *vtab_suite(void) {
   Suite *s = suite_create("vtab");
   TCase *tc = tcase_create("sql");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_columns_follow_the_design);
   tcase_add_test(tc, test_table_without_key_schema_shows_raw_key);
+  tcase_add_test(tc, test_insert_row_key_from_fields_or_key);
   tcase_add_test(tc, test_text_compared_with_key_uses_its_bytes);
   tcase_add_test(tc, test_text_operands_read_alike_in_every_encoding);
   tcase_add_test(tc, test_text_results_outlive_their_row);

@@ -3300,7 +3300,9 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
     bKeyChanged = pOld == NULL || nGiven != nOld ||
                   memcmp(pGiven, pOld, (size_t)nGiven) != 0;
   }
-  for (i = 0; i < s->nField; i++) {
+  /* which fields are given matters to an UPDATE and to a _key given;
+  ** an INSERT of the fields alone (a load) goes straight to them */
+  for (i = 0; (pOld || bKeyGiven) && i < s->nField; i++) {
     sqlite3_value *v = argv[2 + i];
     if (unchanged(v, bIns)) continue;
     bFieldChanged = 1;

@@ -1,0 +1,258 @@
+/*
+** check_engine_txn.c — SetCell's record in the transaction's op log
+** (engine/txn.c): the cell keys it builds straight into the log, with the
+** row's escaping reused from cell to cell and short strings copied and
+** checked for 00 bytes a word at a time, must be the keys eng_cell_key
+** (cellkey.c, the general builder) makes, with the values as given, both
+** in what commit stores and in what the transaction reads back before it
+** commits (its overlay, built from the log at the first read and kept up
+** to date by each write after it).
+*/
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "storage/util.h"
+#include "testutil.h"
+#include "wcs.h"
+
+Suite *engine_txn_suite(void);
+
+/* One cell written: its key by eng_cell_key, and its value. */
+typedef struct Want {
+  wcs_buf key;
+  uint8_t aVal[48];
+  size_t nVal;
+} Want;
+
+static int cmpWant(const void *a, const void *b) {
+  const Want *x = a, *y = b;
+  return wcs_bytes_cmp(x->key.a, x->key.n, y->key.a, y->key.n);
+}
+
+/* Row i of the test: 1 to 70 bytes (every length, then again), without a
+** 00 byte, or with one at a position that moves through the row, or all
+** 00; some start with 00 FF, as an escaped 00 does. */
+static size_t testRow(int i, uint8_t *a) {
+  size_t n = 1 + (size_t)(i % 70), j;
+  int eKind = (i / 70) % 4;
+  for (j = 0; j < n; j++)
+    a[j] = (uint8_t)('A' + (i + (int)j) % 50);
+  if (eKind == 1) a[(size_t)(i / 3) % n] = 0x00;
+  if (eKind == 2) memset(a, 0, n);
+  if (eKind == 3 && n >= 2) {
+    a[0] = 0x00;
+    a[1] = 0xFF;
+  }
+  return n;
+}
+
+/* Qualifier k: 0 to 40 bytes, a 00 in every third one. */
+static size_t testQual(int k, uint8_t *a) {
+  size_t n = (size_t)(k % 41), j;
+  for (j = 0; j < n; j++)
+    a[j] = (uint8_t)('a' + (k + (int)j) % 26);
+  if (k % 3 == 0 && n > 0) a[(size_t)k % n] = 0x00;
+  return n;
+}
+
+/* Write cells of rows [iFirst, iEnd): three per row, the families
+** alternating, the same row several times in a row as the SQL module
+** writes them. Records each in aWant[*pnWant]. */
+static void writeRows(wcs_txn *x, wcs_table *t, int iFirst, int iEnd,
+                      Want *aWant, int *pnWant) {
+  static const char *azFam[2] = {"a", "b"};
+  int i, k;
+  for (i = iFirst; i < iEnd; i++) {
+    uint8_t aRow[80];
+    size_t nRow = testRow(i, aRow);
+    for (k = 0; k < 3; k++) {
+      Want *w = &aWant[(*pnWant)++];
+      const char *zFam = azFam[(i + k) % 2];
+      EngFamily *f = eng_family(t->pDef, zFam, NULL);
+      uint8_t aQual[48];
+      size_t nQual = testQual(i * 3 + k, aQual), j;
+      int64_t iTs = 1 + i;
+      ck_assert_ptr_nonnull(f);
+      w->nVal = (size_t)((i + 7 * k) % 41);
+      for (j = 0; j < w->nVal; j++)
+        w->aVal[j] = (uint8_t)(i * 31 + k + (int)j);
+      memset(&w->key, 0, sizeof(w->key));
+      ck_assert_int_eq(eng_cell_key(&w->key, t->pDef->iTid, f->iFid, aRow,
+                                    nRow, aQual, nQual, iTs),
+                       WCS_OK);
+      ck_assert_msg(wcs_txn_set_cell(x, t, aRow, nRow, zFam, aQual, nQual, iTs,
+                                     w->nVal ? w->aVal : NULL,
+                                     w->nVal) == WCS_OK,
+                    "set_cell: %s", wcs_engine_errmsg(NULL));
+    }
+  }
+}
+
+/* Every cell the transaction (or, x NULL, the store) reads is one
+** written, with its value; returns how many there are. */
+static int readBack(wcs_table *t, wcs_txn *x, Want *aWant, int nWant) {
+  wcs_cursor *c = NULL;
+  wcs_read_options o;
+  wcs_buf key = {0};
+  int n = 0;
+  wcs_read_options_init(&o);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, &o), WCS_OK);
+  for (; !wcs_cursor_eof(c); wcs_cursor_next(c)) {
+    size_t nRow;
+    const void *pRow = wcs_cursor_row(c, &nRow);
+    int nCell, i;
+    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+    for (i = 0; i < nCell; i++) {
+      Want probe, *w;
+      key.n = 0;
+      ck_assert_int_eq(eng_cell_key(&key, t->pDef->iTid,
+                                    t->pDef->aFam[a[i].iFamily].iFid, pRow,
+                                    nRow, a[i].pQual, a[i].nQual, a[i].iTs),
+                       WCS_OK);
+      probe.key = key;
+      w = bsearch(&probe, aWant, (size_t)nWant, sizeof(Want), cmpWant);
+      ck_assert_msg(w != NULL, "a cell not written, ts %lld",
+                    (long long)a[i].iTs);
+      ck_assert_uint_eq(a[i].nVal, w->nVal);
+      ck_assert(w->nVal == 0 || memcmp(a[i].pVal, w->aVal, w->nVal) == 0);
+      n++;
+    }
+  }
+  wcs_cursor_close(c);
+  wcs_buf_free(&key);
+  return n;
+}
+
+START_TEST(test_set_cell_keys_are_eng_cell_keys) {
+  enum { NROW = 700 };
+  wcs_options opt;
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  wcs_iter *it = NULL;
+  wcs_iter_options io;
+  uint8_t aTid[4];
+  Want *aWant = calloc(3 * NROW, sizeof(Want));
+  char *zErr = NULL;
+  int nWant = 0, nSorted, i, rc;
+  ck_assert_ptr_nonnull(aWant);
+  wcs_options_init(&opt);
+  opt.bInMemory = 1;
+  ck_assert_int_eq(wcs_engine_open_path(&e, NULL, &opt, &zErr), WCS_OK);
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+
+  /* the first half into the log alone (nothing has read it yet), then a
+  ** read, which builds the overlay; the second half goes to both */
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  writeRows(x, t, 0, NROW / 2, aWant, &nWant);
+  nSorted = nWant;
+  qsort(aWant, (size_t)nSorted, sizeof(Want), cmpWant);
+  ck_assert_int_eq(readBack(t, x, aWant, nSorted), nSorted);
+  writeRows(x, t, NROW / 2, NROW, aWant, &nWant);
+  qsort(aWant, (size_t)nWant, sizeof(Want), cmpWant);
+  for (i = 1; i < nWant; i++) {
+    ck_assert_int_lt(cmpWant(&aWant[i - 1], &aWant[i]), 0); /* all distinct */
+  }
+  ck_assert_int_eq(readBack(t, x, aWant, nWant), nWant);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_eq(readBack(t, NULL, aWant, nWant), nWant);
+
+  /* the store holds exactly those keys and values, in that order */
+  aTid[0] = (uint8_t)(t->pDef->iTid >> 24);
+  aTid[1] = (uint8_t)(t->pDef->iTid >> 16);
+  aTid[2] = (uint8_t)(t->pDef->iTid >> 8);
+  aTid[3] = (uint8_t)t->pDef->iTid;
+  memset(&io, 0, sizeof(io));
+  io.pPrefix = aTid;
+  io.nPrefix = sizeof(aTid);
+  ck_assert_int_eq(wcs_iter_new(wcs_engine_db(e), &io, &it), WCS_OK);
+  i = 0;
+  for (rc = wcs_iter_first(it); rc == WCS_OK && wcs_iter_valid(it);
+       rc = wcs_iter_next(it)) {
+    size_t nk, nv;
+    const uint8_t *k = wcs_iter_key(it, &nk);
+    const uint8_t *v = wcs_iter_value(it, &nv);
+    ck_assert_int_lt(i, nWant);
+    ck_assert_msg(nk == aWant[i].key.n && memcmp(k, aWant[i].key.a, nk) == 0,
+                  "key %d differs", i);
+    ck_assert_uint_eq(nv, aWant[i].nVal);
+    ck_assert(nv == 0 || memcmp(v, aWant[i].aVal, nv) == 0);
+    i++;
+  }
+  ck_assert_int_eq(rc, WCS_OK);
+  ck_assert_int_eq(i, nWant);
+  wcs_iter_free(it);
+
+  for (i = 0; i < nWant; i++)
+    wcs_buf_free(&aWant[i].key);
+  free(aWant);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* Rows of one length written one after another that differ in one byte,
+** at every position: SetCell reuses the last row's escaping only for the
+** same row, so each must get a key of its own. */
+START_TEST(test_set_cell_rows_differing_in_one_byte) {
+  enum { NMAX = 40 };
+  wcs_options opt;
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  Want *aWant = calloc(NMAX * (NMAX + 1), sizeof(Want));
+  EngFamily *f;
+  char *zErr = NULL;
+  int nWant = 0, n, iPos, i;
+  ck_assert_ptr_nonnull(aWant);
+  wcs_options_init(&opt);
+  opt.bInMemory = 1;
+  ck_assert_int_eq(wcs_engine_open_path(&e, NULL, &opt, &zErr), WCS_OK);
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a", &t), WCS_OK);
+  f = eng_family(t->pDef, "a", NULL);
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (n = 1; n <= NMAX; n++) {
+    for (iPos = -1; iPos < n; iPos++) {
+      /* iPos -1: the row of n 'r' bytes; then one 's' at iPos */
+      uint8_t aRow[NMAX];
+      Want *w = &aWant[nWant++];
+      memset(aRow, 'r', (size_t)n);
+      if (iPos >= 0) aRow[iPos] = 's';
+      w->nVal = 2;
+      w->aVal[0] = (uint8_t)n;
+      w->aVal[1] = (uint8_t)(iPos + 1);
+      ck_assert_int_eq(eng_cell_key(&w->key, t->pDef->iTid, f->iFid, aRow,
+                                    (size_t)n, "q", 1, 5),
+                       WCS_OK);
+      ck_assert_int_eq(wcs_txn_set_cell(x, t, aRow, (size_t)n, "a", "q", 1, 5,
+                                        w->aVal, w->nVal),
+                       WCS_OK);
+    }
+  }
+  qsort(aWant, (size_t)nWant, sizeof(Want), cmpWant);
+  ck_assert_int_eq(readBack(t, x, aWant, nWant), nWant);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_eq(readBack(t, NULL, aWant, nWant), nWant);
+  for (i = 0; i < nWant; i++)
+    wcs_buf_free(&aWant[i].key);
+  free(aWant);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+Suite *engine_txn_suite(void) {
+  Suite *s = suite_create("engine_txn");
+  TCase *tc = tcase_create("txn");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_set_cell_keys_are_eng_cell_keys);
+  tcase_add_test(tc, test_set_cell_rows_differing_in_one_byte);
+  suite_add_tcase(s, tc);
+  return s;
+}
