@@ -737,10 +737,12 @@ int view_step(EngView *v) {
     /* no overlay: the store iterator's entry is the view's, as is */
     const void *pK, *pV;
     if (eCur == 0) return WCS_OK;
-    if (!v->bReverse) {
+    {
       /* a step within the run of a scan of settled data (iterrun.h) */
-      int r = wcs_iter_run_next(v->pIter, &pK, &v->pos.nKey, &pV,
-                                &v->pos.nVal);
+      int r = v->bReverse ? wcs_iter_run_prev(v->pIter, &pK, &v->pos.nKey,
+                                              &pV, &v->pos.nVal)
+                          : wcs_iter_run_next(v->pIter, &pK, &v->pos.nKey,
+                                              &pV, &v->pos.nVal);
       if (r > 0) {
         v->pos.pKey = pK;
         v->pos.pVal = pV;

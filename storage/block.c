@@ -792,16 +792,7 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
 
 /* Make aPrev[i] the current entry. */
 static void usePrev(block_iter *p, int i) {
-  const block_prev *e = &p->aPrev[i];
-  p->iPrev = i;
-  p->iCur = e->iOff;
-  p->iNext = e->iNext;
-  p->pKey = p->prevKeys.a + e->iKey;
-  p->nKey = e->nKey;
-  p->nVal = e->nVal;
-  p->pVal = p->a + e->iNext - e->nVal;
-  p->pBase = p->a + e->iBase;
-  p->nBase = e->nBase;
+  block_iter_use_prev(p, i);
 }
 
 /* Scan the entries from iStart (a restart point) up to iStop (exclusive,

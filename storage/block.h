@@ -265,6 +265,21 @@ static inline int block_iter_valid(const block_iter *p) {
   return p->iCur < p->nEnt;
 }
 
+/* Make entry i of the reverse cache (aPrev, filled by a backward move)
+** the current one. */
+static inline void block_iter_use_prev(block_iter *p, int i) {
+  const block_prev *e = &p->aPrev[i];
+  p->iPrev = i;
+  p->iCur = e->iOff;
+  p->iNext = e->iNext;
+  p->pKey = p->prevKeys.a + e->iKey;
+  p->nKey = e->nKey;
+  p->nVal = e->nVal;
+  p->pVal = p->a + e->iNext - e->nVal;
+  p->pBase = p->a + e->iBase;
+  p->nBase = e->nBase;
+}
+
 /* Copy n bytes eight at a time: up to 7 bytes past s[n) are read and past
 ** d[n) written, which the callers below have room for. */
 static inline void block_copy_words(uint8_t *d, const uint8_t *s, uint32_t n) {

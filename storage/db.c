@@ -1406,7 +1406,8 @@ struct wcs_iter {
 ** stepped while the iterator is valid). */
 static inline void iterNoEntry(wcs_iter *it) {
   it->bValid = 0;
-  it->r.pBi = NULL;
+  it->r.pBi = it->r.pBiRev = NULL;
+  it->r.bKeyOut = 0;
 }
 
 static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
@@ -1472,7 +1473,8 @@ static void runSet(wcs_iter *it) {
 static int findNext(wcs_iter *it, int bSkip) {
   wcs_iiter *m = it->pM;
   it->bRev = 0;
-  it->r.pBi = NULL;
+  it->r.pBi = it->r.pBiRev = NULL;
+  it->r.bKeyOut = 0;
   while (m->pMethods->xValid(m)) {
     size_t nK;
     const uint8_t *k = m->pMethods->xKey(m, &nK);
@@ -1516,7 +1518,8 @@ static int findPrev(wcs_iter *it) {
   wcs_iiter *m = it->pM;
   int bHave = 0; /* key/val hold a visible version of key */
   it->bRev = 1;
-  it->r.pBi = NULL;
+  it->r.pBi = it->r.pBiRev = NULL;
+  it->r.bKeyOut = 0;
   it->key.n = 0;
   while (m->pMethods->xValid(m)) {
     size_t nK;
@@ -1557,7 +1560,13 @@ static int findPrev(wcs_iter *it) {
   it->r.nKey = it->key.n;
   it->r.pVal = it->val.a ? it->val.a : (const uint8_t *)"";
   it->r.nVal = it->val.n;
+  it->r.bKeyOut = 0;
   it->bValid = 1;
+  /* the reverse run: the stream is at the entry before the key returned,
+  ** in the one file or level read (iterrun.h) */
+  if (it->frags.n == 0 && m->pMethods->xRun && m->pMethods->xValid(m)) {
+    it->r.pBiRev = m->pMethods->xRun(m);
+  }
   return WCS_OK;
 }
 
@@ -1604,7 +1613,7 @@ static int successorCmp(const uint8_t *p, size_t nSucc, const uint8_t *u,
 }
 
 static int iterStart(wcs_iter *it) {
-  it->r.pBi = NULL;
+  it->r.pBi = it->r.pBiRev = NULL;
   it->rc = WCS_OK;
   free(it->zErr);
   it->zErr = NULL;
@@ -1679,6 +1688,9 @@ static int iterSetBounds(wcs_iter *it, const wcs_iter_options *o) {
   it->r.bUpperCmp = it->bUpper; /* until iterTarget knows the children */
   it->r.upperHi = wcs_key_slice(it->upper.a, it->upper.n, 0);
   it->r.upperLo = wcs_key_slice(it->upper.a, it->upper.n, 8);
+  it->r.bLower = it->bLower;
+  it->r.lowerHi = wcs_key_slice(it->lower.a, it->lower.n, 0);
+  it->r.lowerLo = wcs_key_slice(it->lower.a, it->lower.n, 8);
   it->bPrefix = bPrefix;
   it->bNoFill = o->bNoCacheFill != 0;
   iterBoundsPrefix(it);
@@ -1701,7 +1713,7 @@ static void iterUnbuild(wcs_iter *it) {
   free(it->aDel);
   it->aDel = NULL;
   iterNoEntry(it);
-  it->r.pBi = NULL;
+  it->r.pBi = it->r.pBiRev = NULL;
 }
 
 /* Aim the built stream at the current bounds: the file children for them
@@ -1710,7 +1722,7 @@ static void iterUnbuild(wcs_iter *it) {
 static int iterTarget(wcs_iter *it, char **pzErr) {
   int nKid = 0, rc, i;
   DelList dl;
-  it->r.pBi = NULL; /* the children change */
+  it->r.pBi = it->r.pBiRev = NULL; /* the children change */
   /* most targets have no tombstones: nothing to free */
   if (it->frags.a || it->frags.aPool) frags_free(&it->frags);
   if (it->aDel) {
@@ -2012,6 +2024,18 @@ int wcs_iter_next(wcs_iter *it) {
   if (!it->bValid) return it->rc;
   m = it->pM;
   if (it->bRev) {
+    /* the key a reverse run step returned is borrowed: keep a copy, which
+    ** findNext compares with once the stream is on the key's entries */
+    if (it->r.bKeyOut) {
+      it->key.n = 0;
+      if (wcs_buf_append(&it->key, it->r.pKey, it->r.nKey)) {
+        iterNoEntry(it);
+        it->rc = WCS_NOMEM;
+        return setErr(it->db, WCS_NOMEM, NULL);
+      }
+      it->r.bKeyOut = 0;
+    }
+    it->r.pBi = it->r.pBiRev = NULL;
     /* the stream is before the current key's entries: step onto them */
     if (m->pMethods->xValid(m)) {
       m->pMethods->xNext(m);

@@ -32,6 +32,9 @@
 ** within the run needs. */
 typedef struct wcs_iter_run {
   block_iter *pBi;     /* the run's block cursor, or NULL: no run */
+  block_iter *pBiRev;  /* the same for a reverse run (below) */
+  int bKeyOut;         /* pKey was returned by a reverse run step: it is
+                       ** borrowed from the cursor, not a copy */
   const uint8_t *pKey; /* current user key (when the iterator is valid) */
   size_t nKey;
   const uint8_t *pVal; /* current value */
@@ -39,6 +42,9 @@ typedef struct wcs_iter_run {
   int bUpperCmp;       /* keys may reach the upper bound: compare them */
   uint64_t upperHi;    /* bytes [0, 8) and [8, 16) of the upper bound as */
   uint64_t upperLo;    /* wcs_key_slice numbers */
+  int bLower;          /* a lower bound: compare keys with it, reverse */
+  uint64_t lowerHi;    /* bytes [0, 8) and [8, 16) of the lower bound */
+  uint64_t lowerLo;
 } wcs_iter_run;
 
 /* Finish a step the run began but cannot decide (an entry that is not a
@@ -83,6 +89,58 @@ static inline int wcs_iter_run_next(wcs_iter *it, const void **ppKey,
 resume:
   wcs_iter_run_resume(it);
   return wcs_iter_entry(it, ppKey, pnKey, ppVal, pnVal) ? 1 : -1;
+}
+
+/*
+** The reverse run. Backward, the iterator keeps the stream just before
+** the entries of the key it returned (storage.md, "Iterators"), and a
+** block cursor moving backward has the keys of its restart interval
+** rebuilt whole (block_iter.aPrev and prevKeys). When the entry the
+** stream is at (J) and the one before it in that interval (I) are both
+** settled puts, J is the only version of its key (a key has at most one
+** entry at sequence number 0, its oldest, and I is not a newer version of
+** J's key, being at sequence number 0 itself): J is the next key back,
+** if it is not below the lower bound, and the stream moves to I. J's key
+** stays in prevKeys while the cursor stays in the interval; wcs_iter_next
+** copies it before leaving (bKeyOut). Returns as wcs_iter_run_next.
+*/
+static inline int wcs_iter_run_prev(wcs_iter *it, const void **ppKey,
+                                    size_t *pnKey, const void **ppVal,
+                                    size_t *pnVal) {
+  wcs_iter_run *r = (wcs_iter_run *)it;
+  block_iter *bi = r->pBiRev;
+  const block_prev *pJ, *pI;
+  const uint8_t *k;
+  size_t nU;
+  int i;
+  if (bi == NULL || bi->nPrev == 0 || bi->iCur >= bi->nEnt) return 0;
+  i = bi->iPrev;
+  if (i < 1) return 0;
+  pJ = &bi->aPrev[i];
+  pI = pJ - 1;
+  k = bi->prevKeys.a + pJ->iKey;
+  if (pJ->nKey < WCS_IKEY_TRAILER || pI->nKey < WCS_IKEY_TRAILER ||
+      wcs_ikey_trailer(k, pJ->nKey) != WCS_KT_PUT ||
+      wcs_ikey_trailer(bi->prevKeys.a + pI->iKey, pI->nKey) != WCS_KT_PUT) {
+    return 0;
+  }
+  nU = pJ->nKey - WCS_IKEY_TRAILER;
+  if (r->bLower) {
+    uint64_t s = wcs_key_slice(k, nU, 0);
+    if (s < r->lowerHi) return 0;
+    if (s == r->lowerHi && wcs_key_slice(k, nU, 8) <= r->lowerLo) return 0;
+  }
+  r->pKey = k;
+  r->nKey = nU;
+  r->pVal = bi->a + pJ->iNext - pJ->nVal;
+  r->nVal = pJ->nVal;
+  r->bKeyOut = 1;
+  block_iter_use_prev(bi, i - 1);
+  *ppKey = r->pKey;
+  *pnKey = nU;
+  *ppVal = r->pVal;
+  *pnVal = r->nVal;
+  return 1;
 }
 
 #endif /* WCS_ITERRUN_H */

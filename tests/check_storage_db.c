@@ -221,6 +221,82 @@ static void scanExpect(wcs_db *db, const wcs_snapshot *pSnap, int bUpper,
   wcs_iter_free(it);
 }
 
+/* The same backward (wcs_iter_run_prev), down to an optional lower bound,
+** and once turned around: a forward step after backward ones. */
+static int nRunStepsRev;
+
+static int stepAsScanRev(wcs_iter *it) {
+  const void *k, *v;
+  size_t nK, nV, n;
+  int r = wcs_iter_run_prev(it, &k, &nK, &v, &nV);
+  if (r == 0) return wcs_iter_prev(it);
+  if (r < 0) {
+    ck_assert(!wcs_iter_valid(it));
+    return wcs_iter_status(it);
+  }
+  nRunStepsRev++;
+  ck_assert(wcs_iter_valid(it));
+  ck_assert(wcs_iter_key(it, &n) == k && n == nK);
+  ck_assert(wcs_iter_value(it, &n) == v && n == nV);
+  return WCS_OK;
+}
+
+/* Key i is visible in that state, with value aV. */
+static int visibleAt(int i, int bSnapState, char *aV, size_t nV) {
+  if (!bSnapState && i % 7 == 3) return 0;
+  snprintf(aV, nV, "%s%d", !bSnapState && i % 5 == 1 ? "new" : "v", i);
+  return 1;
+}
+
+static void scanExpectRev(wcs_db *db, const wcs_snapshot *pSnap, int bLower,
+                          int bSnapState) {
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  int i, iLow = bLower ? 134 : 0, nTurn = 0; /* 132, 133: plain keys */
+  char aLow[16];
+  memset(&io, 0, sizeof io);
+  io.pSnap = pSnap;
+  if (bLower) {
+    snprintf(aLow, sizeof aLow, "k%05d", iLow);
+    io.pLower = aLow;
+    io.nLower = strlen(aLow);
+  }
+  OK(wcs_iter_new(db, &io, &it));
+  OK(wcs_iter_last(it));
+  for (i = 399; i >= iLow; i--) {
+    char aK[16], aV[16];
+    size_t nK, nV;
+    const char *k, *v;
+    if (!visibleAt(i, bSnapState, aV, sizeof aV)) continue;
+    snprintf(aK, sizeof aK, "k%05d", i);
+    ck_assert_msg(wcs_iter_valid(it), "reverse scan ended before %s", aK);
+    k = wcs_iter_key(it, &nK);
+    v = wcs_iter_value(it, &nV);
+    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
+                  "key %.*s, expected %s", (int)nK, k, aK);
+    ck_assert_msg(nV == strlen(aV) && memcmp(v, aV, nV) == 0,
+                  "value of %s: %.*s, expected %s", aK, (int)nV, v, aV);
+    if (i % 50 == 7 && nTurn < 3) {
+      /* turn around once: forward to the next visible key and back */
+      int j = i + 1;
+      char aV2[16];
+      nTurn++;
+      OK(wcs_iter_next(it));
+      while (!visibleAt(j, bSnapState, aV2, sizeof aV2))
+        j++;
+      snprintf(aK, sizeof aK, "k%05d", j);
+      k = wcs_iter_key(it, &nK);
+      ck_assert_msg(k && nK == strlen(aK) && memcmp(k, aK, nK) == 0,
+                    "after turning: %.*s, expected %s", (int)nK, k ? k : "",
+                    aK);
+      OK(wcs_iter_prev(it));
+    }
+    OK(stepAsScanRev(it));
+  }
+  ck_assert_msg(!wcs_iter_valid(it), "reverse scan went on past k%05d", iLow);
+  wcs_iter_free(it);
+}
+
 START_TEST(test_db_settled_scan_steps_over_versions_and_deletes) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -256,6 +332,11 @@ START_TEST(test_db_settled_scan_steps_over_versions_and_deletes) {
   scanExpect(db, pSnap, 0, 1);
   scanExpect(db, pSnap, 1, 1);
   ck_assert_int_gt(nRunSteps, 400); /* the runs were taken */
+  scanExpectRev(db, NULL, 0, 0);
+  scanExpectRev(db, NULL, 1, 0);
+  scanExpectRev(db, pSnap, 0, 1);
+  scanExpectRev(db, pSnap, 1, 1);
+  ck_assert_int_gt(nRunStepsRev, 200);
   wcs_snapshot_free(db, pSnap);
   OK(wcs_db_close(db));
   tu_rmrf(zDir);
