@@ -404,7 +404,8 @@ int ingest_plan_new(const uint8_t *pBatch, size_t nBatch, size_t nPrefix,
     p->aEnt = malloc(sizeof(IEnt) * (size_t)(p->nEnt ? p->nEnt : 1));
     if (p->aEnt == NULL) goto nomem;
     for (q = p->pOps, i = 0; i < nOp; i++) {
-      Op o;
+      Op o = {0}; /* pass 1 checked every operation: this only quiets the
+                  ** compiler, which cannot see it */
       INGEST_READ_AHEAD(q, pEnd);
       q += opDecode(q, pEnd, &o);
       if (o.op != WAL_OP_RANGEDEL && o.op != WAL_OP_RANGEDEL_OPEN) {
