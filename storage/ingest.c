@@ -158,32 +158,34 @@ static inline size_t opDecode(const uint8_t *p, const uint8_t *pEnd, Op *o) {
   return (size_t)(q - p);
 }
 
-/* opDecode for an operation pass 1 decoded already (writeDirect's second
-** read of a batch): nothing to check, and lengths under 128, most of
-** them, are one byte read inline. Returns the next operation. */
-static inline const uint8_t *opNext(const uint8_t *q, const uint8_t *pEnd,
-                                    Op *o) {
+/* A length pass 1 checked: one byte read inline when under 128 (most
+** are), else the varint. Advances *pq past it. */
+static inline uint64_t lenNext(const uint8_t **pq, const uint8_t *pEnd) {
+  const uint8_t *q = *pq;
   uint64_t n;
-  o->op = *q++;
   if (*q < 0x80) {
     n = *q++;
   } else {
     q += wcs_get_varint(q, pEnd, &n);
   }
+  *pq = q;
+  return n;
+}
+
+/* opDecode for an operation pass 1 decoded already (writeDirect's second
+** read of a batch): nothing to check. Returns the next operation. */
+static inline const uint8_t *opNext(const uint8_t *q, const uint8_t *pEnd,
+                                    Op *o) {
+  o->op = *q++;
+  o->nKey = lenNext(&q, pEnd);
   o->pKey = q;
-  o->nKey = n;
-  q += n;
+  q += o->nKey;
   o->pVal = NULL;
   o->nVal = 0;
   if (o->op == WAL_OP_PUT || o->op == WAL_OP_RANGEDEL) {
-    if (*q < 0x80) {
-      n = *q++;
-    } else {
-      q += wcs_get_varint(q, pEnd, &n);
-    }
+    o->nVal = lenNext(&q, pEnd);
     o->pVal = q;
-    o->nVal = n;
-    q += n;
+    q += o->nVal;
   }
   return q;
 }

@@ -126,9 +126,28 @@ static int readBack(wcs_table *t, wcs_txn *x, Want *aWant, int nWant) {
   return n;
 }
 
+/* An in-memory engine with table "t" of the given families. */
+static void openTable(const char *zSchema, wcs_engine **pe, wcs_table **pt) {
+  wcs_options opt;
+  char *zErr = NULL;
+  wcs_options_init(&opt);
+  opt.bInMemory = 1;
+  ck_assert_int_eq(wcs_engine_open_path(pe, NULL, &opt, &zErr), WCS_OK);
+  ck_assert_int_eq(wcs_table_create(*pe, "t", zSchema, pt), WCS_OK);
+}
+
+/* Free the expected cells, close the table and the engine. */
+static void closeTable(Want *aWant, int nWant, wcs_engine *e, wcs_table *t) {
+  int i;
+  for (i = 0; i < nWant; i++)
+    wcs_buf_free(&aWant[i].key);
+  free(aWant);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+
 START_TEST(test_set_cell_keys_are_eng_cell_keys) {
   enum { NROW = 700 };
-  wcs_options opt;
   wcs_engine *e = NULL;
   wcs_table *t = NULL;
   wcs_txn *x = NULL;
@@ -136,13 +155,9 @@ START_TEST(test_set_cell_keys_are_eng_cell_keys) {
   wcs_iter_options io;
   uint8_t aTid[4];
   Want *aWant = calloc(3 * NROW, sizeof(Want));
-  char *zErr = NULL;
   int nWant = 0, nSorted, i, rc;
   ck_assert_ptr_nonnull(aWant);
-  wcs_options_init(&opt);
-  opt.bInMemory = 1;
-  ck_assert_int_eq(wcs_engine_open_path(&e, NULL, &opt, &zErr), WCS_OK);
-  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+  openTable("FAMILY a, FAMILY b", &e, &t);
 
   /* the first half into the log alone (nothing has read it yet), then a
   ** read, which builds the overlay; the second half goes to both */
@@ -187,11 +202,7 @@ START_TEST(test_set_cell_keys_are_eng_cell_keys) {
   ck_assert_int_eq(i, nWant);
   wcs_iter_free(it);
 
-  for (i = 0; i < nWant; i++)
-    wcs_buf_free(&aWant[i].key);
-  free(aWant);
-  wcs_table_close(t);
-  wcs_engine_close(e);
+  closeTable(aWant, nWant, e, t);
 }
 END_TEST
 
@@ -200,19 +211,14 @@ END_TEST
 ** same row, so each must get a key of its own. */
 START_TEST(test_set_cell_rows_differing_in_one_byte) {
   enum { NMAX = 40 };
-  wcs_options opt;
   wcs_engine *e = NULL;
   wcs_table *t = NULL;
   wcs_txn *x = NULL;
   Want *aWant = calloc(NMAX * (NMAX + 1), sizeof(Want));
   EngFamily *f;
-  char *zErr = NULL;
-  int nWant = 0, n, iPos, i;
+  int nWant = 0, n, iPos;
   ck_assert_ptr_nonnull(aWant);
-  wcs_options_init(&opt);
-  opt.bInMemory = 1;
-  ck_assert_int_eq(wcs_engine_open_path(&e, NULL, &opt, &zErr), WCS_OK);
-  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a", &t), WCS_OK);
+  openTable("FAMILY a", &e, &t);
   f = eng_family(t->pDef, "a", NULL);
   ck_assert_ptr_nonnull(f);
   ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
@@ -239,11 +245,7 @@ START_TEST(test_set_cell_rows_differing_in_one_byte) {
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
   wcs_txn_free(x);
   ck_assert_int_eq(readBack(t, NULL, aWant, nWant), nWant);
-  for (i = 0; i < nWant; i++)
-    wcs_buf_free(&aWant[i].key);
-  free(aWant);
-  wcs_table_close(t);
-  wcs_engine_close(e);
+  closeTable(aWant, nWant, e, t);
 }
 END_TEST
 

@@ -731,6 +731,19 @@ START_TEST(test_block_builders_agree_with_model) {
 }
 END_TEST
 
+/* The model builder m and the one under test s wrote the same bytes; both
+** are freed. */
+static void sameBlockFree(block_builder *m, block_builder *s) {
+  const uint8_t *pm, *ps;
+  size_t nm, ns;
+  QUICK_EQ(block_builder_finish(m, &pm, &nm), WCS_OK);
+  QUICK_EQ(block_builder_finish(s, &ps, &ns), WCS_OK);
+  QUICK_EQ(ns, nm);
+  QUICK_ASSERT(memcmp(ps, pm, nm) == 0);
+  block_builder_free(m);
+  block_builder_free(s);
+}
+
 /* Keys a suffix and a prefix can each take whole: equal to the base but
 ** for one byte at either end, the base a suffix of the key, keys shorter
 ** than a word, a suffix reaching back to the shared prefix. */
@@ -769,8 +782,6 @@ START_TEST(test_block_builders_agree_on_edge_keys) {
   for (iRound = 0; iRound < 8; iRound++) {
     int nInterval = 1 + iRound % 4, bSuffix = iRound / 4;
     block_builder m, s;
-    const uint8_t *pm, *ps;
-    size_t nm, ns;
     block_builder_init(&m, nInterval);
     block_builder_init(&s, nInterval);
     m.bSuffix = s.bSuffix = bSuffix;
@@ -790,12 +801,7 @@ START_TEST(test_block_builders_agree_on_edge_keys) {
                                         (size_t)anKey[i]),
                WCS_OK);
     }
-    QUICK_EQ(block_builder_finish(&m, &pm, &nm), WCS_OK);
-    QUICK_EQ(block_builder_finish(&s, &ps, &ns), WCS_OK);
-    QUICK_EQ(ns, nm);
-    QUICK_ASSERT(memcmp(ps, pm, nm) == 0);
-    block_builder_free(&m);
-    block_builder_free(&s);
+    sameBlockFree(&m, &s);
   }
   /* A key whose unshared bytes are all suffix, found in the word that
   ** also compares the shared prefix: after base "aab"+14 zeros and "ba"+3
@@ -807,8 +813,6 @@ START_TEST(test_block_builders_agree_on_edge_keys) {
     uint8_t aK[3][40];
     size_t anK[3];
     block_builder m, s;
-    const uint8_t *pm, *ps;
-    size_t nm, ns;
     memcpy(aK[0], "aab", 3);
     memcpy(aK[1], "ba", 2);
     memcpy(aK[2], "bb", 2);
@@ -827,12 +831,7 @@ START_TEST(test_block_builders_agree_on_edge_keys) {
       QUICK_EQ(block_builder_add_shared(&s, aK[k], anK[k], nShared, aK[k], 1),
                WCS_OK);
     }
-    QUICK_EQ(block_builder_finish(&m, &pm, &nm), WCS_OK);
-    QUICK_EQ(block_builder_finish(&s, &ps, &ns), WCS_OK);
-    QUICK_EQ(ns, nm);
-    QUICK_ASSERT(memcmp(ps, pm, nm) == 0);
-    block_builder_free(&m);
-    block_builder_free(&s);
+    sameBlockFree(&m, &s);
   }
 }
 END_TEST

@@ -162,25 +162,52 @@ END_TEST
 ** and deletes (a compaction ran while the snapshot was live): every scan,
 ** at the snapshot and at the latest state, bounded or not, must return
 ** exactly the visible versions. */
-static int nRunSteps; /* steps scanExpect took within a run */
+static int nRunSteps;    /* steps scanExpect took within a run */
+static int nRunStepsRev; /* and scanExpectRev */
 
-/* One forward step as the engine's scan takes it: within the run when it
-** can (iterrun.h), else wcs_iter_next. What the run returns must be what
-** the iterator then shows. */
-static int stepAsScan(wcs_iter *it) {
+/* One step as the engine's scan takes it: within the run when it can
+** (iterrun.h), else wcs_iter_next (wcs_iter_prev backward). What the run
+** returns must be what the iterator then shows. */
+static int stepAsScan(wcs_iter *it, int bRev) {
   const void *k, *v;
   size_t nK, nV, n;
-  int r = wcs_iter_run_next(it, &k, &nK, &v, &nV);
-  if (r == 0) return wcs_iter_next(it);
+  int r = bRev ? wcs_iter_run_prev(it, &k, &nK, &v, &nV)
+               : wcs_iter_run_next(it, &k, &nK, &v, &nV);
+  if (r == 0) return bRev ? wcs_iter_prev(it) : wcs_iter_next(it);
   if (r < 0) {
     ck_assert(!wcs_iter_valid(it));
     return wcs_iter_status(it);
   }
-  nRunSteps++;
+  if (bRev)
+    nRunStepsRev++;
+  else
+    nRunSteps++;
   ck_assert(wcs_iter_valid(it));
   ck_assert(wcs_iter_key(it, &n) == k && n == nK);
   ck_assert(wcs_iter_value(it, &n) == v && n == nV);
   return WCS_OK;
+}
+
+/* Key i is visible in that state, with value aV. */
+static int visibleAt(int i, int bSnapState, char *aV, size_t nV) {
+  if (!bSnapState && i % 7 == 3) return 0;
+  snprintf(aV, nV, "%s%d", !bSnapState && i % 5 == 1 ? "new" : "v", i);
+  return 1;
+}
+
+/* The iterator is at key i (k%05d) with value zV. */
+static void expectAt(wcs_iter *it, int i, const char *zV) {
+  char aK[16];
+  size_t nK, nV;
+  const char *k, *v;
+  snprintf(aK, sizeof aK, "k%05d", i);
+  ck_assert_msg(wcs_iter_valid(it), "the scan ended before %s", aK);
+  k = wcs_iter_key(it, &nK);
+  v = wcs_iter_value(it, &nV);
+  ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
+                "key %.*s, expected %s", (int)nK, k, aK);
+  ck_assert_msg(nV == strlen(zV) && memcmp(v, zV, nV) == 0,
+                "value of %s: %.*s, expected %s", aK, (int)nV, v, zV);
 }
 
 static void scanExpect(wcs_db *db, const wcs_snapshot *pSnap, int bUpper,
@@ -199,55 +226,19 @@ static void scanExpect(wcs_db *db, const wcs_snapshot *pSnap, int bUpper,
   OK(wcs_iter_new(db, &io, &it));
   OK(wcs_iter_first(it));
   for (i = 0; i < iEnd; i++) {
-    char aK[16], aV[16];
-    size_t nK, nV;
-    const char *k, *v;
+    char aV[16];
     /* the latest state: every 7th key deleted, every 5th rewritten */
-    if (!bSnapState && i % 7 == 3) continue;
-    snprintf(aK, sizeof aK, "k%05d", i);
-    snprintf(aV, sizeof aV, "%s%d", !bSnapState && i % 5 == 1 ? "new" : "v",
-             i);
-    ck_assert_msg(wcs_iter_valid(it), "scan ended before %s", aK);
-    k = wcs_iter_key(it, &nK);
-    v = wcs_iter_value(it, &nV);
-    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
-                  "key %.*s, expected %s", (int)nK, k, aK);
-    ck_assert_msg(nV == strlen(aV) && memcmp(v, aV, nV) == 0,
-                  "value of %s: %.*s, expected %s", aK, (int)nV, v, aV);
+    if (!visibleAt(i, bSnapState, aV, sizeof aV)) continue;
+    expectAt(it, i, aV);
     n++;
-    OK(stepAsScan(it));
+    OK(stepAsScan(it, 0));
   }
   ck_assert_msg(!wcs_iter_valid(it), "scan went on past %d keys", n);
   wcs_iter_free(it);
 }
 
 /* The same backward (wcs_iter_run_prev), down to an optional lower bound,
-** and once turned around: a forward step after backward ones. */
-static int nRunStepsRev;
-
-static int stepAsScanRev(wcs_iter *it) {
-  const void *k, *v;
-  size_t nK, nV, n;
-  int r = wcs_iter_run_prev(it, &k, &nK, &v, &nV);
-  if (r == 0) return wcs_iter_prev(it);
-  if (r < 0) {
-    ck_assert(!wcs_iter_valid(it));
-    return wcs_iter_status(it);
-  }
-  nRunStepsRev++;
-  ck_assert(wcs_iter_valid(it));
-  ck_assert(wcs_iter_key(it, &n) == k && n == nK);
-  ck_assert(wcs_iter_value(it, &n) == v && n == nV);
-  return WCS_OK;
-}
-
-/* Key i is visible in that state, with value aV. */
-static int visibleAt(int i, int bSnapState, char *aV, size_t nV) {
-  if (!bSnapState && i % 7 == 3) return 0;
-  snprintf(aV, nV, "%s%d", !bSnapState && i % 5 == 1 ? "new" : "v", i);
-  return 1;
-}
-
+** and turned around now and then: a forward step after backward ones. */
 static void scanExpectRev(wcs_db *db, const wcs_snapshot *pSnap, int bLower,
                           int bSnapState) {
   wcs_iter_options io;
@@ -264,34 +255,21 @@ static void scanExpectRev(wcs_db *db, const wcs_snapshot *pSnap, int bLower,
   OK(wcs_iter_new(db, &io, &it));
   OK(wcs_iter_last(it));
   for (i = 399; i >= iLow; i--) {
-    char aK[16], aV[16];
-    size_t nK, nV;
-    const char *k, *v;
+    char aV[16];
     if (!visibleAt(i, bSnapState, aV, sizeof aV)) continue;
-    snprintf(aK, sizeof aK, "k%05d", i);
-    ck_assert_msg(wcs_iter_valid(it), "reverse scan ended before %s", aK);
-    k = wcs_iter_key(it, &nK);
-    v = wcs_iter_value(it, &nV);
-    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
-                  "key %.*s, expected %s", (int)nK, k, aK);
-    ck_assert_msg(nV == strlen(aV) && memcmp(v, aV, nV) == 0,
-                  "value of %s: %.*s, expected %s", aK, (int)nV, v, aV);
+    expectAt(it, i, aV);
     if (i % 50 == 7 && nTurn < 3) {
-      /* turn around once: forward to the next visible key and back */
+      /* turn around: forward to the next visible key, and back */
       int j = i + 1;
       char aV2[16];
       nTurn++;
       OK(wcs_iter_next(it));
       while (!visibleAt(j, bSnapState, aV2, sizeof aV2))
         j++;
-      snprintf(aK, sizeof aK, "k%05d", j);
-      k = wcs_iter_key(it, &nK);
-      ck_assert_msg(k && nK == strlen(aK) && memcmp(k, aK, nK) == 0,
-                    "after turning: %.*s, expected %s", (int)nK, k ? k : "",
-                    aK);
+      expectAt(it, j, aV2);
       OK(wcs_iter_prev(it));
     }
-    OK(stepAsScanRev(it));
+    OK(stepAsScan(it, 1));
   }
   ck_assert_msg(!wcs_iter_valid(it), "reverse scan went on past k%05d", iLow);
   wcs_iter_free(it);
