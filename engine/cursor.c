@@ -183,38 +183,6 @@ static inline uint64_t word(const uint8_t *p) {
   return x;
 }
 
-/* 1 if the n bytes at a and b are equal. The per-cell path compares
-** short strings (a row key, a qualifier) that are mostly equal: up to 32
-** bytes take at most four overlapping words, or-ed together with no
-** branch between them, cheaper inline than a call to memcmp. */
-static inline int same(const uint8_t *a, const uint8_t *b, size_t n) {
-  if (n >= 8) {
-    uint64_t d;
-    if (n > 64) return memcmp(a, b, n) == 0;
-    while (n > 32) {
-      if (word(a) != word(b)) return 0;
-      a += 8, b += 8, n -= 8;
-    }
-    d = (word(a) ^ word(b)) | (word(a + n - 8) ^ word(b + n - 8));
-    if (n > 16) {
-      d |= (word(a + 8) ^ word(b + 8)) | (word(a + n - 16) ^ word(b + n - 16));
-    }
-    return d == 0;
-  }
-  if (n >= 4) {
-    uint32_t u, v, u2, v2;
-    memcpy(&u, a, 4);
-    memcpy(&v, b, 4);
-    memcpy(&u2, a + n - 4, 4);
-    memcpy(&v2, b + n - 4, 4);
-    return ((u ^ v) | (u2 ^ v2)) == 0;
-  }
-  while (n > 0) {
-    if (*a++ != *b++) return 0;
-    n--;
-  }
-  return 1;
-}
 
 /* wcs_buf_append() with the bytes copied by wcs_copy_short() rather
 ** than by a memcpy call: the per-cell path appends a few short strings
@@ -438,7 +406,7 @@ static int cell_put(wcs_cursor *c, Stream *s, const char *zFamily,
 /* 1 if the stream's current key is a cell of row c->rowT. */
 static int at_row(wcs_cursor *c, const uint8_t *k, size_t nk) {
   return nk >= ENG_PREFIX_BYTES + c->rowT.n &&
-         same(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n);
+         wcs_same_bytes(k + ENG_PREFIX_BYTES, c->rowT.a, c->rowT.n);
 }
 
 /* eng_parse_key() for a key at_row() accepted: the row part is known to
@@ -505,7 +473,7 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     wcs_cell *pc;
     uint8_t *z;
     /* the first key is at the row (the caller saw it) */
-    if (nPut > 0 && (nk < o || !same(k + ENG_PREFIX_BYTES, pRowT, nRowT))) {
+    if (nPut > 0 && (nk < o || !wcs_same_bytes(k + ENG_PREFIX_BYTES, pRowT, nRowT))) {
       *pbEnd = 1;
       break;
     }
@@ -518,7 +486,7 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     }
     uTs = ~wcs_get64be(k + nk - ENG_TS_BYTES);
     if (uTs - uMin >= nSpan) break;
-    if (nPut > 0 && nQual == nBody && same(c->data.a + oQual, q, nBody)) {
+    if (nPut > 0 && nQual == nBody && wcs_same_bytes(c->data.a + oQual, q, nBody)) {
       break; /* a second version of the column */
     }
     pVal = view_value(v, &nVal);
@@ -606,9 +574,9 @@ static int collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual,
     ** data, nQual bytes without a 00, so equal only to the same escaped
     ** bytes; this saves copying each column's qualifier twice) */
     if (oQual == (size_t)-1 ? (c->col.n != key.nQualT ||
-                               !same(c->col.a, key.pQualT, key.nQualT))
+                               !wcs_same_bytes(c->col.a, key.pQualT, key.nQualT))
                             : (nQual != key.nQualT - 2 ||
-                               !same(c->data.a + oQual, key.pQualT, nQual))) {
+                               !wcs_same_bytes(c->data.a + oQual, key.pQualT, nQual))) {
       bNewCol = 1;
       iPos = nEmit = 0;
       nSkip = 0;
@@ -744,9 +712,9 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
     if (rc) return bad_key(k, nk, rc);
     if (!bCol || (oQual == (size_t)-1
                       ? (c->col.n != key.nQualT ||
-                         !same(c->col.a, key.pQualT, key.nQualT))
+                         !wcs_same_bytes(c->col.a, key.pQualT, key.nQualT))
                       : (nQual != key.nQualT - 2 ||
-                         !same(c->data.a + oQual, key.pQualT, nQual)))) {
+                         !wcs_same_bytes(c->data.a + oQual, key.pQualT, nQual)))) {
       /* a new column */
       if (bCol) column_end(c, f, iCol, nSeen);
       bCol = 1;
@@ -942,7 +910,7 @@ static int advance(wcs_cursor *c) {
         size_t nk;
         const uint8_t *k = view_key(s->pView, &nk);
         if (nk >= ENG_PREFIX_BYTES + nBest &&
-            same(k + ENG_PREFIX_BYTES, pBest, nBest)) {
+            wcs_same_bytes(k + ENG_PREFIX_BYTES, pBest, nBest)) {
           /* at the best row (escaped rows with their terminator are
           ** prefix-free): no need to find the row's end again */
           s->pRowT = k + ENG_PREFIX_BYTES;

@@ -937,38 +937,13 @@ static uint8_t *esc_term_at(uint8_t *z, const uint8_t *p, size_t n) {
   return z;
 }
 
-/* 1 if the n bytes at a and b are equal. A row key is compared with the
-** last one on every SetCell: up to 32 bytes as at most four pairs of
-** words (the last overlapping the ones before), without a call. */
-static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
-  uint64_t x, y, d;
-  if (n < 8 || n > 32) return memcmp(a, b, n) == 0;
-  memcpy(&x, a, 8);
-  memcpy(&y, b, 8);
-  d = x ^ y;
-  memcpy(&x, a + n - 8, 8);
-  memcpy(&y, b + n - 8, 8);
-  d |= x ^ y;
-  if (n > 16) {
-    memcpy(&x, a + 8, 8);
-    memcpy(&y, b + 8, 8);
-    d |= x ^ y;
-  }
-  if (n > 24) {
-    memcpy(&x, a + 16, 8);
-    memcpy(&y, b + 16, 8);
-    d |= x ^ y;
-  }
-  return d == 0;
-}
-
 /* Make lastRowEsc hold esc(row) 00 01 for this row: a row's cells are
 ** usually written one after another, so its escaping is done once. */
 static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
                        size_t nRow) {
   int rc = WCS_OK;
   if (t->lastRow.n == nRow && t->lastRowEsc.n &&
-      same_bytes(t->lastRow.a, pRow, nRow)) {
+      wcs_same_bytes(t->lastRow.a, pRow, nRow)) {
     if (t->pHeatDef != pDef) {
       /* the same row key in another table (or nothing pending): a batch
       ** of its own */

@@ -190,30 +190,6 @@ static inline const uint8_t *opNext(const uint8_t *q, const uint8_t *pEnd,
   return q;
 }
 
-/* 1 if the n bytes at a and b are the same. The run prefix of a batch is
-** a few bytes (the engine's is 6) compared once per operation: up to 16
-** bytes by two overlapping loads a side, inline, instead of a call to
-** memcmp. */
-static inline int sameBytes(const uint8_t *a, const uint8_t *b, size_t n) {
-  if (n >= 8 && n <= 16) {
-    uint64_t a0, a1, b0, b1;
-    memcpy(&a0, a, 8);
-    memcpy(&a1, a + n - 8, 8);
-    memcpy(&b0, b, 8);
-    memcpy(&b1, b + n - 8, 8);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
-  if (n >= 4 && n < 8) {
-    uint32_t a0, a1, b0, b1;
-    memcpy(&a0, a, 4);
-    memcpy(&a1, a + n - 4, 4);
-    memcpy(&b0, b, 4);
-    memcpy(&b1, b + n - 4, 4);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
-  return n == 0 || memcmp(a, b, n) == 0;
-}
-
 /* Copy a user key of n bytes to z: up to 64 bytes (cell keys are about
 ** 50) by overlapping 32-byte moves, inline, beyond that memcpy. */
 static inline void copyKey(uint8_t *z, const uint8_t *p, size_t n) {
@@ -262,9 +238,9 @@ static int runAdd(ingest_plan *p, int iRun, const Op *o, const uint8_t *q,
       p->bSorted = 0;
       return iRun;
     }
-    if (p->nRun == 0 || !sameBytes(p->aRun[iRun].pFirst, o->pKey, p->nPrefix)) {
+    if (p->nRun == 0 || !wcs_same_bytes(p->aRun[iRun].pFirst, o->pKey, p->nPrefix)) {
       for (iRun = 0; iRun < p->nRun; iRun++) {
-        if (sameBytes(p->aRun[iRun].pFirst, o->pKey, p->nPrefix)) break;
+        if (wcs_same_bytes(p->aRun[iRun].pFirst, o->pKey, p->nPrefix)) break;
       }
     }
   } else {
@@ -662,9 +638,9 @@ static int writeDirect(Part *pt) {
     if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
       continue; /* empty ones: the others keep a batch from here */
     }
-    if (p->nPrefix && !sameBytes(o.pKey, p->aRun[iRun].pFirst, p->nPrefix)) {
+    if (p->nPrefix && !wcs_same_bytes(o.pKey, p->aRun[iRun].pFirst, p->nPrefix)) {
       for (iRun = 0; iRun < p->nRun - 1; iRun++) {
-        if (sameBytes(o.pKey, p->aRun[iRun].pFirst, p->nPrefix)) break;
+        if (wcs_same_bytes(o.pKey, p->aRun[iRun].pFirst, p->nPrefix)) break;
       }
     }
     r = &aOut[iRun];
