@@ -797,10 +797,13 @@ typedef struct FaultFile {
 enum { FAULT_WRITE, FAULT_SYNC, FAULT_READ };
 
 /* Count one call of kind k; return nonzero if it must fail. */
+/* Count a call of kind k; its error code (WCS_FULL or WCS_IOERR) if it is
+** to fail, else 0. Settings and counters are read under the env's lock,
+** which wcs_env_fault_change() takes too. */
 static int faultHit(FaultEnv *p, int k) {
   wcs_fault *f = p->pFault;
   int64_t n, nTrig;
-  int bFail;
+  int rc = 0;
   pthread_mutex_lock(&p->mu);
   switch (k) {
   case FAULT_WRITE:
@@ -816,13 +819,19 @@ static int faultHit(FaultEnv *p, int k) {
     nTrig = f->nReadFail;
     break;
   }
-  bFail = nTrig > 0 && (n == nTrig || (f->bSticky && n > nTrig));
+  if (nTrig > 0 && (n == nTrig || (f->bSticky && n > nTrig))) {
+    rc = f->rcFail ? f->rcFail : WCS_IOERR;
+  }
   pthread_mutex_unlock(&p->mu);
-  return bFail;
+  return rc;
 }
 
-static int faultRc(FaultEnv *p) {
-  return p->pFault->rcFail ? p->pFault->rcFail : WCS_IOERR;
+void wcs_env_fault_change(wcs_env *pEnv, void (*xChange)(wcs_fault *, void *),
+                          void *pArg) {
+  FaultEnv *p = (FaultEnv *)pEnv;
+  pthread_mutex_lock(&p->mu);
+  xChange(p->pFault, pArg);
+  pthread_mutex_unlock(&p->mu);
 }
 
 static const char *faultReason(int rc) {
@@ -889,8 +898,8 @@ static int faultOpen(wcs_env *pEnv, const char *zPath, int flags,
 static int faultRead(wcs_file *pf, uint64_t iOff, void *pBuf, size_t n,
                      size_t *pnRead, char **pzErr) {
   FaultFile *f = (FaultFile *)pf;
-  if (faultHit(f->pEnv, FAULT_READ)) {
-    int rc = faultRc(f->pEnv);
+  int rc = faultHit(f->pEnv, FAULT_READ);
+  if (rc) {
     *pnRead = 0;
     return wcs_seterr(pzErr, rc == WCS_FULL ? WCS_IOERR : rc,
                       "cannot read %s at offset %llu: %s", f->zPath,
@@ -901,9 +910,8 @@ static int faultRead(wcs_file *pf, uint64_t iOff, void *pBuf, size_t n,
 
 static int faultAppend(wcs_file *pf, const void *pBuf, size_t n, char **pzErr) {
   FaultFile *f = (FaultFile *)pf;
-  int rc;
-  if (faultHit(f->pEnv, FAULT_WRITE)) {
-    rc = faultRc(f->pEnv);
+  int rc = faultHit(f->pEnv, FAULT_WRITE);
+  if (rc) {
     return wcs_seterr(pzErr, rc, "cannot write %s: %s", f->zPath,
                       faultReason(rc));
   }
@@ -914,9 +922,8 @@ static int faultAppend(wcs_file *pf, const void *pBuf, size_t n, char **pzErr) {
 
 static int faultSync(wcs_file *pf, char **pzErr) {
   FaultFile *f = (FaultFile *)pf;
-  int rc;
-  if (faultHit(f->pEnv, FAULT_SYNC)) {
-    rc = faultRc(f->pEnv);
+  int rc = faultHit(f->pEnv, FAULT_SYNC);
+  if (rc) {
     return wcs_seterr(pzErr, rc, "cannot sync %s: %s", f->zPath,
                       faultReason(rc));
   }
@@ -1023,8 +1030,8 @@ static int faultMkdir(wcs_env *pEnv, const char *zPath, char **pzErr) {
 
 static int faultSyncDir(wcs_env *pEnv, const char *zPath, char **pzErr) {
   FaultEnv *p = (FaultEnv *)pEnv;
-  if (faultHit(p, FAULT_SYNC)) {
-    int rc = faultRc(p);
+  int rc = faultHit(p, FAULT_SYNC);
+  if (rc) {
     return wcs_seterr(pzErr, rc, "cannot sync directory %s: %s", zPath,
                       faultReason(rc));
   }

@@ -93,6 +93,11 @@ typedef struct wcs_fault {
   int64_t nWrites, nSyncs, nReads; /* calls seen so far */
 } wcs_fault;
 wcs_env *wcs_env_fault_new(wcs_env *pBase, wcs_fault *pFault);
+/* Change the settings of a fault env that other threads may be using (a
+** store's background flush, say): xChange runs under the env's lock, which
+** every call of the env takes to count itself and read the settings. */
+void wcs_env_fault_change(wcs_env *pEnv, void (*xChange)(wcs_fault *, void *),
+                          void *pArg);
 
 /*
 ** Fault env only: simulate a machine crash. Every file written through the

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,21 +277,23 @@ END_TEST
 typedef struct MemRace {
   wcs_env *pEnv;
   wcs_file *pFile;
-  volatile int bStop;
-  int nBad;
+  atomic_int bStop; /* set by the writer, read by the readers */
+  atomic_int nBad;  /* counted by both readers */
 } MemRace;
 
 static void *memRaceReader(void *p) {
   MemRace *r = p;
   uint8_t aBuf[256];
-  while (!r->bStop) {
+  while (!atomic_load(&r->bStop)) {
     uint64_t n = 0;
     size_t nRead = 0, i;
     r->pEnv->xSize(r->pFile, &n, NULL);
     if (n < sizeof aBuf) continue;
     r->pEnv->xRead(r->pFile, n - sizeof aBuf, aBuf, sizeof aBuf, &nRead, NULL);
     for (i = 0; i < nRead; i++) {
-      if (aBuf[i] != (uint8_t)((n - sizeof aBuf + i) % 251)) r->nBad++;
+      if (aBuf[i] != (uint8_t)((n - sizeof aBuf + i) % 251)) {
+        atomic_fetch_add(&r->nBad, 1);
+      }
     }
   }
   return NULL;
@@ -302,6 +305,8 @@ START_TEST(test_env_mem_concurrent_read_while_append) {
   int i;
   uint64_t off = 0;
   memset(&r, 0, sizeof r);
+  atomic_init(&r.bStop, 0);
+  atomic_init(&r.nBad, 0);
   r.pEnv = wcs_env_mem_new();
   ck_assert_int_eq(r.pEnv->xOpen(r.pEnv, "/x", WCS_OPEN_WRITE | WCS_OPEN_READ,
                                  &r.pFile, NULL),
@@ -316,10 +321,10 @@ START_TEST(test_env_mem_concurrent_read_while_append) {
     ck_assert_int_eq(r.pEnv->xAppend(r.pFile, a, 100, NULL), WCS_OK);
     off += 100;
   }
-  r.bStop = 1;
+  atomic_store(&r.bStop, 1);
   for (i = 0; i < 2; i++)
     pthread_join(t[i], NULL);
-  ck_assert_int_eq(r.nBad, 0);
+  ck_assert_int_eq(atomic_load(&r.nBad), 0);
   r.pEnv->xClose(r.pFile);
   r.pEnv->xDestroy(r.pEnv);
 }

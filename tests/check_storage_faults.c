@@ -418,16 +418,32 @@ START_TEST(test_read_fault_sweep_reports_ioerr) {
 }
 END_TEST
 
-/* Arm a fault on the next call of a kind. */
-static void arm(wcs_fault *pF, int eKind, int rcFail, int bSticky) {
-  pF->rcFail = rcFail;
-  pF->bSticky = bSticky;
-  if (eKind == FAULT_APPEND) pF->nWriteFail = pF->nWrites + 1;
-  else if (eKind == FAULT_SYNC) pF->nSyncFail = pF->nSyncs + 1;
+/* Arm a fault on the next call of a kind, under the env's lock: a store's
+** background threads may be calling the env. */
+typedef struct Arming {
+  int eKind, rcFail, bSticky;
+} Arming;
+static void armLocked(wcs_fault *pF, void *pArg) {
+  const Arming *a = pArg;
+  pF->rcFail = a->rcFail;
+  pF->bSticky = a->bSticky;
+  if (a->eKind == FAULT_APPEND) pF->nWriteFail = pF->nWrites + 1;
+  else if (a->eKind == FAULT_SYNC) pF->nSyncFail = pF->nSyncs + 1;
   else pF->nReadFail = pF->nReads + 1;
 }
-static void disarm(wcs_fault *pF) {
+static void arm(wcs_env *pEnv, int eKind, int rcFail, int bSticky) {
+  Arming a;
+  a.eKind = eKind;
+  a.rcFail = rcFail;
+  a.bSticky = bSticky;
+  wcs_env_fault_change(pEnv, armLocked, &a);
+}
+static void disarmLocked(wcs_fault *pF, void *pArg) {
+  (void)pArg;
   pF->nWriteFail = pF->nSyncFail = pF->nReadFail = 0;
+}
+static void disarm(wcs_env *pEnv) {
+  wcs_env_fault_change(pEnv, disarmLocked, NULL);
 }
 
 /* A store over a fault env with big budgets (nothing flushes by itself). */
@@ -471,12 +487,12 @@ START_TEST(test_flush_fault_names_file) {
   int b, rc;
   fs_open(&s, 0);
   for (b = 0; b < 50; b++) ck_assert_int_eq(write_batch(s.db, b), WCS_OK);
-  arm(&s.fault, FAULT_APPEND, WCS_FULL, 1);
+  arm(s.pEnv, FAULT_APPEND, WCS_FULL, 1);
   rc = wcs_db_flush(s.db);
   ck_assert_msg(rc == WCS_FULL, "flush on a full disk: %s (%s)",
                 wcs_errstr(rc), wcs_errmsg(s.db));
   assert_names_store(wcs_errmsg(s.db), s.zPath, "flush");
-  disarm(&s.fault);
+  disarm(s.pEnv);
   fs_close(&s, 50, -1);
 }
 END_TEST
@@ -487,12 +503,12 @@ START_TEST(test_flush_sync_fault_names_file) {
   int b, rc;
   fs_open(&s, 0);
   for (b = 0; b < 50; b++) ck_assert_int_eq(write_batch(s.db, b), WCS_OK);
-  arm(&s.fault, FAULT_SYNC, WCS_IOERR, 0);
+  arm(s.pEnv, FAULT_SYNC, WCS_IOERR, 0);
   rc = wcs_db_flush(s.db);
   ck_assert_msg(rc == WCS_IOERR, "flush with a failing sync: %s (%s)",
                 wcs_errstr(rc), wcs_errmsg(s.db));
   assert_names_store(wcs_errmsg(s.db), s.zPath, "flush sync");
-  disarm(&s.fault);
+  disarm(s.pEnv);
   fs_close(&s, 50, -1);
 }
 END_TEST
@@ -509,12 +525,12 @@ START_TEST(test_compaction_fault_names_file) {
     }
     ck_assert_int_eq(wcs_db_flush(s.db), WCS_OK);
   }
-  arm(&s.fault, FAULT_APPEND, WCS_FULL, 1);
+  arm(s.pEnv, FAULT_APPEND, WCS_FULL, 1);
   rc = wcs_db_compact_range(s.db, NULL, 0, NULL, 0);
   ck_assert_msg(rc == WCS_FULL, "compaction on a full disk: %s (%s)",
                 wcs_errstr(rc), wcs_errmsg(s.db));
   assert_names_store(wcs_errmsg(s.db), s.zPath, "compaction");
-  disarm(&s.fault);
+  disarm(s.pEnv);
   /* the failed compaction changed nothing visible */
   ck_assert_int_eq(verify(s.db, 100, -1), WCS_OK);
   fs_close(&s, 100, -1);
@@ -541,7 +557,7 @@ START_TEST(test_read_fault_on_sorted_file_is_transient) {
     rc = wcs_db_open_env(&s.db, s.zPath, &opt, s.pEnv, &zErr);
     ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "");
   }
-  arm(&s.fault, FAULT_READ_, WCS_IOERR, 1);
+  arm(s.pEnv, FAULT_READ_, WCS_IOERR, 1);
   key_of(zKey, 7, 3);
   rc = wcs_db_get(s.db, NULL, zKey, strlen(zKey), &pVal, &nVal);
   ck_assert_msg(rc == WCS_IOERR, "get on a failing disk: %s", wcs_errstr(rc));
@@ -549,7 +565,7 @@ START_TEST(test_read_fault_on_sorted_file_is_transient) {
   assert_names_store(wcs_errmsg(s.db), s.zPath, "get");
   rc = verify(s.db, 50, -1);
   ck_assert_msg(rc == WCS_IOERR, "scan on a failing disk: %s", wcs_errstr(rc));
-  disarm(&s.fault);
+  disarm(s.pEnv);
   ck_assert_int_eq(verify_gets(s.db, 50), WCS_OK);
   ck_assert_int_eq(verify(s.db, 50, -1), WCS_OK);
   fs_close(&s, 50, -1);
@@ -579,7 +595,7 @@ START_TEST(test_background_fault_reaches_writer) {
   ck_assert_int_eq(wcs_db_open_env(&db, zPath, &opt, pEnv, &zErr), WCS_OK);
   for (b = 0; b < 40; b++) ck_assert_int_eq(write_batch(db, b), WCS_OK);
   nAcked = 40;
-  arm(&fault, FAULT_SYNC, WCS_IOERR, 1);
+  arm(pEnv, FAULT_SYNC, WCS_IOERR, 1);
   for (b = 40; b < MAX_BATCHES; b++) {
     rc = write_batch(db, b);
     if (rc != WCS_OK) {
