@@ -1402,12 +1402,17 @@ struct wcs_iter {
   char *zErr;
 };
 
+/* No run either way (iterrun.h), and no borrowed key. */
+static inline void runClear(wcs_iter *it) {
+  it->r.pBi = it->r.pBiRev = NULL;
+  it->r.bKeyOut = 0;
+}
+
 /* Not positioned: no entry, and no run (a run's cursor is only ever
 ** stepped while the iterator is valid). */
 static inline void iterNoEntry(wcs_iter *it) {
   it->bValid = 0;
-  it->r.pBi = it->r.pBiRev = NULL;
-  it->r.bKeyOut = 0;
+  runClear(it);
 }
 
 static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
@@ -1459,22 +1464,21 @@ static int iterSeekKey(wcs_iter *it, const uint8_t *k, size_t n,
   return WCS_OK;
 }
 
-/* Forward: from the merged position, find the next visible entry.
-** bSkip: skip entries of user key it->key (already shown or deleted). */
-/* The run after a forward move to a settled put (iterrun.h): the block
-** cursor of the one file or level the iterator reads, when no tombstone
-** can cover a key. */
-static void runSet(wcs_iter *it) {
+/* The block cursor of the one file or level the iterator reads, as a run,
+** or NULL: none, or a tombstone could cover a key. */
+static struct block_iter *runCursor(wcs_iter *it) {
   wcs_iiter *m = it->pM;
-  it->r.pBi = it->frags.n == 0 && m->pMethods->xRun ? m->pMethods->xRun(m)
-                                                    : NULL;
+  return it->frags.n == 0 && m->pMethods->xRun && m->pMethods->xValid(m)
+             ? m->pMethods->xRun(m)
+             : NULL;
 }
 
+/* Forward: from the merged position, find the next visible entry.
+** bSkip: skip entries of user key it->key (already shown or deleted). */
 static int findNext(wcs_iter *it, int bSkip) {
   wcs_iiter *m = it->pM;
   it->bRev = 0;
-  it->r.pBi = it->r.pBiRev = NULL;
-  it->r.bKeyOut = 0;
+  runClear(it);
   while (m->pMethods->xValid(m)) {
     size_t nK;
     const uint8_t *k = m->pMethods->xKey(m, &nK);
@@ -1503,7 +1507,7 @@ static int findNext(wcs_iter *it, int bSkip) {
         it->bSeqZero = seq == 0;
         it->r.pVal = m->pMethods->xValue(m, &it->r.nVal);
         it->bValid = 1;
-        if (it->bSeqZero) runSet(it);
+        if (it->bSeqZero) it->r.pBi = runCursor(it); /* a settled put */
         return WCS_OK;
       }
     }
@@ -1518,8 +1522,7 @@ static int findPrev(wcs_iter *it) {
   wcs_iiter *m = it->pM;
   int bHave = 0; /* key/val hold a visible version of key */
   it->bRev = 1;
-  it->r.pBi = it->r.pBiRev = NULL;
-  it->r.bKeyOut = 0;
+  runClear(it);
   it->key.n = 0;
   while (m->pMethods->xValid(m)) {
     size_t nK;
@@ -1560,13 +1563,9 @@ static int findPrev(wcs_iter *it) {
   it->r.nKey = it->key.n;
   it->r.pVal = it->val.a ? it->val.a : (const uint8_t *)"";
   it->r.nVal = it->val.n;
-  it->r.bKeyOut = 0;
   it->bValid = 1;
-  /* the reverse run: the stream is at the entry before the key returned,
-  ** in the one file or level read (iterrun.h) */
-  if (it->frags.n == 0 && m->pMethods->xRun && m->pMethods->xValid(m)) {
-    it->r.pBiRev = m->pMethods->xRun(m);
-  }
+  /* the reverse run: the stream is at the entry before the key returned */
+  it->r.pBiRev = runCursor(it);
   return WCS_OK;
 }
 
@@ -1613,7 +1612,7 @@ static int successorCmp(const uint8_t *p, size_t nSucc, const uint8_t *u,
 }
 
 static int iterStart(wcs_iter *it) {
-  it->r.pBi = it->r.pBiRev = NULL;
+  runClear(it);
   it->rc = WCS_OK;
   free(it->zErr);
   it->zErr = NULL;
@@ -1713,7 +1712,6 @@ static void iterUnbuild(wcs_iter *it) {
   free(it->aDel);
   it->aDel = NULL;
   iterNoEntry(it);
-  it->r.pBi = it->r.pBiRev = NULL;
 }
 
 /* Aim the built stream at the current bounds: the file children for them
@@ -1722,7 +1720,7 @@ static void iterUnbuild(wcs_iter *it) {
 static int iterTarget(wcs_iter *it, char **pzErr) {
   int nKid = 0, rc, i;
   DelList dl;
-  it->r.pBi = it->r.pBiRev = NULL; /* the children change */
+  runClear(it); /* the children change */
   /* most targets have no tombstones: nothing to free */
   if (it->frags.a || it->frags.aPool) frags_free(&it->frags);
   if (it->aDel) {
@@ -2035,7 +2033,6 @@ int wcs_iter_next(wcs_iter *it) {
       }
       it->r.bKeyOut = 0;
     }
-    it->r.pBi = it->r.pBiRev = NULL;
     /* the stream is before the current key's entries: step onto them */
     if (m->pMethods->xValid(m)) {
       m->pMethods->xNext(m);
@@ -2055,27 +2052,12 @@ int wcs_iter_next(wcs_iter *it) {
     ** stored at sequence number 0 (compact.c), and nothing sorts after
     ** it with the same user key: step without copying the key (the
     ** child's key bytes may not survive the step). */
-    if (m->pMethods->xNextEntry) {
-      /* A scan of settled data: the next entry, taken as findNext would
-      ** take it when it is a put at sequence number 0 inside the bounds
-      ** and outside every tombstone; anything else goes to findNext,
-      ** which starts from the same position. */
-      const uint8_t *k, *v;
+    /* within a run, the inline step (iterrun.h) */
+    if (it->r.pBi) {
+      const void *k, *v;
       size_t nK, nV;
-      if (!m->pMethods->xNextEntry(m, &k, &nK, &v, &nV)) return findNext(it, 0);
-      if (wcs_ikey_trailer(k, nK) == WCS_KT_PUT && it->frags.n == 0) {
-        if (it->r.bUpperCmp && iterPastUpper(it, k, nK - WCS_IKEY_TRAILER)) {
-          iterNoEntry(it); /* the end of a bounded scan, as findNext ends it */
-          return WCS_OK;
-        }
-        it->r.pKey = k;
-        it->r.nKey = nK - WCS_IKEY_TRAILER;
-        it->r.pVal = v;
-        it->r.nVal = nV;
-        runSet(it);
-        return WCS_OK;
-      }
-      return findNext(it, 0);
+      int r = wcs_iter_run_next(it, &k, &nK, &v, &nV);
+      if (r != 0) return r > 0 ? WCS_OK : it->rc;
     }
     m->pMethods->xNext(m);
     return findNext(it, 0);
@@ -2098,6 +2080,12 @@ int wcs_iter_prev(wcs_iter *it) {
   wcs_iiter *m;
   if (it == NULL) return WCS_MISUSE;
   if (!it->bValid) return it->rc;
+  if (it->r.pBiRev) {
+    /* within a reverse run, the inline step (iterrun.h) */
+    const void *k, *v;
+    size_t nK, nV;
+    if (wcs_iter_run_prev(it, &k, &nK, &v, &nV)) return WCS_OK;
+  }
   m = it->pM;
   if (!it->bRev) {
     /* step the stream back before every entry of the current key */

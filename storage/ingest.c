@@ -564,7 +564,7 @@ static void iiClose(wcs_iiter *pIt) {
 
 static const wcs_iiter_methods iiMethods = {
     iiFirst, iiUnsupported, iiSeek,   iiSeek,  iiNext,
-    iiUnsupported, iiValid, iiKey, iiValue, iiStatus, iiClose, NULL, NULL};
+    iiUnsupported, iiValid, iiKey, iiValue, iiStatus, iiClose, NULL};
 
 /* Part 0 is the lower half (or everything), part 1 the upper half. */
 static void iiInit(IngestIter *it, const ingest_plan *p, int iPart,

@@ -9,13 +9,6 @@
 ** returns the code (and sets *pzErr once, naming file and offset for
 ** corruption). Key/value pointers are borrowed until the next move.
 **
-** xNextEntry is optional (NULL: callers use xNext, xValid, xKey and
-** xValue): the step of a forward scan in one call. On a positioned
-** iterator it moves to the next entry and returns 1 with that entry's key
-** and value in the four outputs, or 0 when it is no longer positioned
-** (the end, or an error that xStatus reports). It saves the three calls
-** that would otherwise follow every step of a scan.
-**
 ** xRun is optional too (NULL: none): the block cursor the iterator is
 ** positioned in, when stepping that cursor (block_iter_step) is a step of
 ** this iterator as well, or NULL. The cursor belongs to the iterator: it
@@ -43,8 +36,6 @@ struct wcs_iiter_methods {
   const uint8_t *(*xValue)(const wcs_iiter *, size_t *pnVal);
   int (*xStatus)(const wcs_iiter *, char **pzErr);
   void (*xClose)(wcs_iiter *);
-  int (*xNextEntry)(wcs_iiter *, const uint8_t **ppKey, size_t *pnKey,
-                    const uint8_t **ppVal, size_t *pnVal);
   struct block_iter *(*xRun)(wcs_iiter *);
 };
 

@@ -7,15 +7,16 @@
 ** that file: every entry a compaction settled (a put at sequence number
 ** 0) is visible to every reader, so the next entry of the block is the
 ** iterator's next entry unless it is past the upper bound or not such a
-** put. wcs_iter_run_next() takes that step without a call, where
-** wcs_iter_next() goes through the merging, level and file iterators; it
-** is what a table scan does per cell.
+** put. wcs_iter_run_next() takes that step without going through the
+** merging, level and file iterators; it is what a table scan does per
+** cell.
 **
 ** The iterator keeps the cursor in its run (below) after each forward move
 ** that can continue this way, and forgets it on every other move, so the
 ** cursor is never used after the file iterator owning it moved or closed.
-** Only the engine's scan step (engine/overlay.c) uses this; other callers
-** use the wcs.h API, which sees the same positions.
+** wcs_iter_next() and wcs_iter_prev() take their steps this way first; the
+** engine's scan step (engine/overlay.c) calls the inline functions itself,
+** to save the call.
 */
 #ifndef WCS_ITERRUN_H
 #define WCS_ITERRUN_H

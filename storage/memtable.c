@@ -676,7 +676,7 @@ static void mtClose(wcs_iiter *p) {
 
 static const wcs_iiter_methods mtMethods = {
     mtFirst, mtLast, mtSeek,  mtSeekForPrev, mtNext, mtPrev,
-    mtValid, mtKey,  mtValue, mtStatus,      mtClose, NULL, NULL};
+    mtValid, mtKey,  mtValue, mtStatus,      mtClose, NULL};
 
 int memtable_iter(wcs_memtable *m, wcs_iiter **ppIter) {
   MtIter *it = calloc(1, sizeof *it);

@@ -233,7 +233,7 @@ static void mClose(wcs_iiter *p) {
 
 static const wcs_iiter_methods mergeMethods = {
     mFirst, mLast, mSeek,  mSeekForPrev, mNext, mPrev,
-    mValid, mKey,  mValue, mStatus,      mClose, NULL, NULL};
+    mValid, mKey,  mValue, mStatus,      mClose, NULL};
 
 int merge_iter_new(wcs_iiter **apChild, int nChild, wcs_iiter **ppIter) {
   MergeIter *m;

@@ -2057,25 +2057,6 @@ static int iterNext(wcs_iiter *pI) {
   return WCS_OK;
 }
 
-static int iterNextEntry(wcs_iiter *pI, const uint8_t **ppKey, size_t *pnKey,
-                         const uint8_t **ppVal, size_t *pnVal) {
-  sst_iter *it = (sst_iter *)pI;
-  if (!iterValid(pI)) return 0;
-  if (block_iter_next(&it->bi) != WCS_OK) {
-    iterFail(it, it->bi.rc);
-    return 0;
-  }
-  if (!block_iter_valid(&it->bi) &&
-      (skipForward(it) != WCS_OK || !iterValid(pI))) {
-    return 0;
-  }
-  *ppKey = it->bi.pKey;
-  *pnKey = it->bi.nKey;
-  *ppVal = it->bi.pVal;
-  *pnVal = it->bi.nVal;
-  return 1;
-}
-
 static block_iter *iterRun(wcs_iiter *pI) {
   sst_iter *it = (sst_iter *)pI;
   return iterValid(pI) ? &it->bi : NULL;
@@ -2179,7 +2160,7 @@ static void iterClose(wcs_iiter *pI) {
 static const wcs_iiter_methods sstIterMethods = {
     iterFirst, iterLast, iterSeek,  iterSeekForPrev, iterNext,  iterPrev,
     iterValid, iterKey,  iterValue, iterStatus,      iterClose,
-    iterNextEntry, iterRun,
+    iterRun,
 };
 
 int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,

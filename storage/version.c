@@ -823,21 +823,6 @@ static int lvNext(wcs_iiter *p) {
   return l->rc;
 }
 
-static int lvNextEntry(wcs_iiter *p, const uint8_t **ppKey, size_t *pnKey,
-                       const uint8_t **ppVal, size_t *pnVal) {
-  LevelIter *l = (LevelIter *)p;
-  wcs_iiter *c = l->pCur;
-  if (!l->bCurValid) return 0;
-  /* still in the file: the common case, one call */
-  if (c->pMethods->xNextEntry(c, ppKey, pnKey, ppVal, pnVal)) return 1;
-  lvSkipForward(l);
-  if (l->rc != WCS_OK || !l->bCurValid) return 0;
-  c = l->pCur;
-  *ppKey = c->pMethods->xKey(c, pnKey);
-  *ppVal = c->pMethods->xValue(c, pnVal);
-  return 1;
-}
-
 /* The current file's block cursor: within its block, a step of it is a
 ** step of the level (which moves to another file only at a file's end). */
 static struct block_iter *lvRun(wcs_iiter *p) {
@@ -892,7 +877,7 @@ static void lvClose(wcs_iiter *p) {
 
 static const wcs_iiter_methods levelMethods = {
     lvFirst, lvLast, lvSeek,  lvSeekForPrev, lvNext, lvPrev,
-    lvValid, lvKey,  lvValue, lvStatus,      lvClose, lvNextEntry, lvRun};
+    lvValid, lvKey,  lvValue, lvStatus,      lvClose, lvRun};
 
 int level_iter_new(wcs_fmeta **aFile, int nFile, int bFillCache,
                    wcs_iiter **pp) {
