@@ -127,7 +127,9 @@ typedef struct wcs_options {
   ** whole row (many keys sharing the prefix) is found or skipped by one
   ** probe. Returns the prefix length (<= nKey), or -1 to leave the key out
   ** of the filter. NULL: blooms index whole keys. Must be a pure function,
-  ** the same every time the store is opened. */
+  ** the same every time the store is opened, and prefix-closed: if it
+  ** returns n >= 1 for a key, it returns n for every key that begins with
+  ** the same n bytes (file builders call it once per run of such keys). */
   int (*xBloomPrefix)(const void *pKey, int nKey);
   int nL0Trigger;         /* level-0 files that start a compaction; def 4 */
   int nL0Stop;            /* level-0 files that stall writers; default 20 */

@@ -323,9 +323,18 @@ static inline int keepLast(sst_builder *p, const uint8_t *pIKey, size_t nIKey,
 ** nothing. */
 static int addPrefix(sst_builder *p, const uint8_t *pIKey, size_t nU,
                      size_t nShared) {
-  int nP = nU > INT_MAX ? -1 : p->opt.xBloomPrefix(pIKey, (int)nU);
-  size_t n = (size_t)nP;
+  int nP;
+  size_t n;
   int rc = WCS_OK;
+  /* A key that begins with the last key's prefix has that prefix too
+  ** (xBloomPrefix is prefix-closed, wcs.h): the filter has it already.
+  ** This skips the call for all but the first cell of a row. */
+  if (p->bPrefixInLast && p->nPrefix > 0 && nShared >= p->nPrefix &&
+      nU >= p->nPrefix) {
+    return WCS_OK;
+  }
+  nP = nU > INT_MAX ? -1 : p->opt.xBloomPrefix(pIKey, (int)nU);
+  n = (size_t)nP;
   if (nP < 0 || n > nU) {
     /* no prefix: the last one must outlive the last key */
     if (p->bPrefixInLast) {

@@ -1095,9 +1095,12 @@ END_TEST
 
 /* For the builder test below: the bytes up to a key's first '#' are its
 ** prefix; keys starting with 'z' or without a '#' have none. */
+static long nHashPrefixCalls; /* calls of hashPrefix, for the builder's */
+
 static int hashPrefix(const void *pKey, int nKey) {
   const uint8_t *p = pKey;
   int i;
+  nHashPrefixCalls++;
   if (nKey > 0 && p[0] == 'z') return -1;
   for (i = 0; i < nKey; i++) {
     if (p[i] == '#') return i + 1;
@@ -1114,7 +1117,9 @@ static int hashPrefix(const void *pKey, int nKey) {
 ** out the same, each separator is recomputed byte by byte from its
 ** neighbours, and the filter is rebuilt from the user keys or prefixes,
 ** hashed where they change. Keys of 0 to 20 bytes from {00, '#', 'a',
-** 'z'} with several versions each; _i: suffixes, prefix filter.
+** 'z'} with several versions each; _i: suffixes, prefix filter. The
+** prefix function is called only for keys that do not begin with the
+** prefix of the key before (it is prefix-closed, wcs.h).
 */
 START_TEST(test_sst_builder_parts_agree_with_models) {
   static const uint8_t aAlpha[] = {0x00, '#', 'a', 'z'};
@@ -1155,8 +1160,26 @@ START_TEST(test_sst_builder_parts_agree_with_models) {
   o = opts(256, 1 + _i, 0, 10);
   gSuffix = 0;
   if (bPrefix) o.xBloomPrefix = hashPrefix;
+  nHashPrefixCalls = 0;
   buildFile(env, "m.sst", a, n, &o, NULL, 0, &meta);
   pFile = getFile(env, "m.sst", &nFile);
+  if (bPrefix) {
+    long nBuilt = nHashPrefixCalls, nWant = 0, nSkip = 0;
+    int nPrev = -1;
+    for (i = 0; i < n; i++) {
+      const uint8_t *pU = a[i].pKey;
+      int nU = (int)a[i].nKey - 8;
+      if (i > 0 && nPrev > 0 && nU >= nPrev &&
+          memcmp(a[i - 1].pKey, pU, (size_t)nPrev) == 0) {
+        nSkip++; /* the same prefix as the key before */
+      } else {
+        nWant++;
+        nPrev = hashPrefix(pU, nU);
+      }
+    }
+    QUICK_EQ(nBuilt, nWant);
+    QUICK_ASSERT(nSkip > n / 10);
+  }
 
   /* the data blocks, through the index */
   iIdx = footOff(pFile, nFile, 3);
