@@ -183,7 +183,6 @@ static inline uint64_t word(const uint8_t *p) {
   return x;
 }
 
-
 /* wcs_buf_append() with the bytes copied by wcs_copy_short() rather
 ** than by a memcpy call: the per-cell path appends a few short strings
 ** per cell. */

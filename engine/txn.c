@@ -1009,7 +1009,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     z += ENG_PREFIX_BYTES;
     wcs_copy_short(z, t->lastRowEsc.a, t->lastRowEsc.n);
     z += t->lastRowEsc.n;
-    if (nEsc == nQual && nQual >= 1 && nQual <= ESC_SHORT) {
+    if (nEsc == nQual) {
       wcs_copy_short(z, q, nQual); /* nothing to escape */
       z += nQual;
       *z++ = 0x00;

@@ -180,7 +180,7 @@ void block_builder_init(block_builder *p, int nInterval) {
 ** a key its neighbours already hold: the engine's cell keys are about 50
 ** bytes, of which 30 or more repeat the previous key and a few at the end
 ** (the trailer's high bytes) repeat the base. Both lengths are found eight
-** bytes at a time (block_common_prefix in block.h, commonSuffix here), as
+** bytes at a time (wcs_common_prefix in util.h, commonSuffix here), as
 ** little-endian words whose exclusive or locates the first differing
 ** byte: the lowest set byte going forwards, the highest going backwards.
 ** Only whole words inside both strings are read.
@@ -268,7 +268,7 @@ int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
   int rc;
   if (p->nEntry > 0 && p->nSince < p->nInterval) {
     size_t nMax = p->last.n < nKey ? p->last.n : nKey;
-    nShared = block_common_prefix(p->last.a, pKey, nMax);
+    nShared = wcs_common_prefix(p->last.a, pKey, nMax);
   }
   rc = block_builder_add_shared(p, pKey, nKey, nShared, pVal, nVal);
   if (rc == WCS_OK) {
@@ -790,11 +790,6 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
   return rc;
 }
 
-/* Make aPrev[i] the current entry. */
-static void usePrev(block_iter *p, int i) {
-  block_iter_use_prev(p, i);
-}
-
 /* Scan the entries from iStart (a restart point) up to iStop (exclusive,
 ** an entry boundary or the end of the entries) into the reverse cache and
 ** make the last of them current. */
@@ -862,7 +857,7 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
     iOff = e->iNext;
   }
   if (iOff != iStop) return fail(p, WCS_CORRUPT_BKPT);
-  usePrev(p, p->nPrev - 1);
+  block_iter_use_prev(p, p->nPrev - 1);
   return WCS_OK;
 }
 
@@ -882,7 +877,7 @@ int block_iter_prev(block_iter *p) {
   if (p->rc) return p->rc;
   if (!block_iter_valid(p)) return WCS_OK;
   if (p->nPrev > 0 && p->iPrev > 0) {
-    usePrev(p, p->iPrev - 1);
+    block_iter_use_prev(p, p->iPrev - 1);
     return WCS_OK;
   }
   iCur = p->iCur;

@@ -104,42 +104,14 @@ typedef struct block_builder {
   int bFinished;    /* finish was called: no more adds until reset */
 } block_builder;
 
-/* Little-endian with GCC builtins: the builders compare keys a word at a
-** time (see block_common_prefix). */
+/* Little-endian with GCC builtins: the block builder compares key ends a
+** word at a time (commonSuffix in block.c). */
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                            \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define WCS_BLOCK_WORDS 1
 #else
 #define WCS_BLOCK_WORDS 0
 #endif
-
-/* The length of the common prefix of a and b, both at least n bytes long,
-** at most n: wcs_common_prefix without its byte swaps and byte loop (the
-** exclusive or of two little-endian words has its lowest set bit in the
-** first differing byte, and the last word overlaps the bytes before it,
-** known equal), for the builders, which ask once or twice per entry. */
-static inline size_t block_common_prefix(const uint8_t *a, const uint8_t *b,
-                                         size_t n) {
-#if WCS_BLOCK_WORDS
-  size_t i = 0;
-  if (n >= 8) {
-    uint64_t x, y;
-    for (; i < n - 8; i += 8) {
-      memcpy(&x, a + i, 8);
-      memcpy(&y, b + i, 8);
-      if (x != y) return i + (size_t)(__builtin_ctzll(x ^ y) >> 3);
-    }
-    memcpy(&x, a + n - 8, 8);
-    memcpy(&y, b + n - 8, 8);
-    return x == y ? n : n - 8 + (size_t)(__builtin_ctzll(x ^ y) >> 3);
-  }
-  while (i < n && a[i] == b[i])
-    i++;
-  return i;
-#else
-  return wcs_common_prefix(a, b, n);
-#endif
-}
 
 void block_builder_init(block_builder *, int nInterval);
 /* Append an entry; keys must be added in increasing order (not checked

@@ -618,22 +618,11 @@ int compact_cut_before(const compact_job *j, compact_cut *pCut,
 }
 
 /* Set b to the key k[0..n): every entry written becomes the output's
-** largest key. Keys are a few dozen bytes: up to 64 are copied by
-** overlapping moves of 32 bytes or less, inline, not by a call. */
+** largest key, copied inline (wcs_copy_short), not by a call. */
 static inline int keepKey(wcs_buf *b, const uint8_t *k, size_t n) {
   b->n = 0;
   if (n > b->nAlloc && wcs_buf_reserve(b, n)) return WCS_NOMEM;
-  if (n <= 32) {
-    wcs_copy_short(b->a, k, n);
-  } else if (n <= 64) {
-    uint8_t t[32], u[32];
-    memcpy(t, k, 32);
-    memcpy(u, k + n - 32, 32);
-    memcpy(b->a, t, 32);
-    memcpy(b->a + n - 32, u, 32);
-  } else {
-    memcpy(b->a, k, n);
-  }
+  wcs_copy_short(b->a, k, n);
   b->n = n;
   return WCS_OK;
 }

@@ -796,7 +796,6 @@ typedef struct FaultFile {
 
 enum { FAULT_WRITE, FAULT_SYNC, FAULT_READ };
 
-/* Count one call of kind k; return nonzero if it must fail. */
 /* Count a call of kind k; its error code (WCS_FULL or WCS_IOERR) if it is
 ** to fail, else 0. Settings and counters are read under the env's lock,
 ** which wcs_env_fault_change() takes too. */

@@ -190,22 +190,6 @@ static inline const uint8_t *opNext(const uint8_t *q, const uint8_t *pEnd,
   return q;
 }
 
-/* Copy a user key of n bytes to z: up to 64 bytes (cell keys are about
-** 50) by overlapping 32-byte moves, inline, beyond that memcpy. */
-static inline void copyKey(uint8_t *z, const uint8_t *p, size_t n) {
-  if (n <= 32) {
-    wcs_copy_short(z, p, n);
-  } else if (n <= 64) {
-    uint8_t t[32], u[32];
-    memcpy(t, p, 32);
-    memcpy(u, p + n - 32, 32);
-    memcpy(z, t, 32);
-    memcpy(z + n - 32, u, 32);
-  } else {
-    memcpy(z, p, n);
-  }
-}
-
 static int cmpEnt(const void *a, const void *b) {
   const IEnt *x = a, *y = b;
   int c = wcs_ukey_cmp(x->pKey, x->nKey, y->pKey, y->nKey);
@@ -650,7 +634,7 @@ static int writeDirect(Part *pt) {
       rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
       break;
     }
-    copyKey(key.a, o.pKey, (size_t)o.nKey);
+    wcs_copy_short(key.a, o.pKey, (size_t)o.nKey);
     wcs_put64(key.a + o.nKey,
               wcs_ikey_pack(seq - 1, o.op == WAL_OP_PUT ? WCS_KT_PUT
                                                         : WCS_KT_DELETE));

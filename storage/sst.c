@@ -290,7 +290,7 @@ static inline int followsLast(const sst_builder *p, const uint8_t *pIKey,
   const uint8_t *pL = p->lastKey.a;
   size_t nL = p->lastKey.n;
   size_t nU = nIKey - WCS_IKEY_TRAILER, nLU = nL - WCS_IKEY_TRAILER;
-  size_t nShared = block_common_prefix(pIKey, pL, nIKey < nL ? nIKey : nL);
+  size_t nShared = wcs_common_prefix(pIKey, pL, nIKey < nL ? nIKey : nL);
   *pnShared = nShared;
   if (nShared < nU && nShared < nLU) return pIKey[nShared] > pL[nShared];
   /* one user key is a prefix of the other: the shorter comes first */

@@ -3474,9 +3474,9 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
       if (t == SQLITE_INTEGER) {
         wcs_put64be(aInt, (uint64_t)sqlite3_value_int64(v));
       } else {
-        p = sqlite3_value_text(v);
-        n = (size_t)sqlite3_value_bytes(v);
-        if (p == NULL) p = "";
+        int nText;
+        p = textBytes(v, &nText); /* bound text is not copied to end it */
+        n = (size_t)nText;
       }
       rc = wcs_txn_set_cell(pTxn, pTab->pTab, pKey, nKey,
                             s->aFamily[q->iFamily].zName, q->zName,
