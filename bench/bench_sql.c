@@ -23,7 +23,8 @@
 **             floor" below): what SQLite's virtual-table interface costs
 **             by itself, so native / floor is the most a virtual table can
 **             reach on each workload
-**   -v        print each run's numbers as they come
+**   -v        print each run's numbers as they come (and each load's time
+**             split into its inserts and its COMMIT)
 **
 ** EXAMPLE
 **   ./bench/bench_sql                  # the BENCHMARKS.md run (a few minutes)
@@ -712,7 +713,14 @@ static double load(Eng *e, const long *aOrder, long nCommit) {
       exec(e->db, "BEGIN");
     }
   }
-  exec(e->db, "COMMIT");
+  {
+    double tc = now();
+    exec(e->db, "COMMIT");
+    if (bVerbose) {
+      fprintf(stderr, "  %s load: inserts %.3f s, COMMIT %.3f s\n", e->zName,
+              tc - t0, now() - tc);
+    }
+  }
   sqlite3_finalize(st);
   return now() - t0;
 }

@@ -41,6 +41,18 @@
 ** the family prefix), commit hands its buffer to the store batch
 ** (wcs_batch_adopt) instead of copying hundreds of megabytes into a
 ** second one. In-memory only; never stored.
+**
+** Prebuilt commit. Such a log, once TXN_PRE_START bytes long, is also
+** handed to a store prebuild (wcs_prebuild in storage/wal.h): a second
+** thread writes it into sorted files while the transaction goes on, fed
+** every TXN_PRE_STEP bytes at a record boundary (log_reserve, before a
+** record is written) and told to let go while the log's buffer moves
+** (log_grow). Commit then only installs the files. The prebuild is
+** dropped as soon as the log stops being such a batch (a delete, a range
+** delete, a merge or a key out of order), when a rollback cuts the log,
+** and at rollback; the store may also decline at commit, and then the log
+** is committed as above. A bulk load in one transaction thus costs its
+** COMMIT little more than a manifest edit.
 */
 #include "engine/engine.h"
 #include "storage/wal.h"
@@ -99,9 +111,43 @@ int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
 /* ------------------------------------------------------------------ */
 /* the op log                                                          */
 
-/* log_reserve's way when the log is empty or full. */
+/* Log bytes before a prebuild starts, and between offers of the log to
+** it (see "Prebuilt commit" above). */
+#define TXN_PRE_START TXN_ADOPT_BYTES
+#define TXN_PRE_STEP  (1u << 20)
+
+static void pre_stop(wcs_txn *t) {
+  wcs_prebuild_abandon(t->pPre);
+  t->pPre = NULL;
+}
+
+/* The log reached nPreAt: start the prebuild or offer it the log so far
+** (at a record boundary: no record is being written), or give up on it
+** for this transaction once the log is no longer a batch in key order. */
+static void pre_step(wcs_txn *t) {
+  if (!t->bOrdered || t->bHasMerge || !t->bNoRange) {
+    pre_stop(t);
+    t->nPreAt = SIZE_MAX;
+    return;
+  }
+  if (t->pPre == NULL &&
+      wcs_prebuild_start(t->pEng->db, ENG_PREFIX_BYTES, &t->pPre) != WCS_OK) {
+    t->pPre = NULL;
+    t->nPreAt = SIZE_MAX;
+    return;
+  }
+  wcs_prebuild_offer(t->pPre, t->log.a, t->log.n);
+  t->nPreAt = t->log.n + TXN_PRE_STEP;
+}
+
+/* log_reserve's way when the log is empty or full. The prebuild reading
+** the log lets go of it while it moves. */
 static int log_grow(wcs_txn *t, size_t nMore) {
-  int rc = wcs_buf_reserve(&t->log, WAL_BATCH_HEADER + nMore);
+  size_t n = t->log.n;
+  int rc;
+  if (t->pPre) wcs_prebuild_offer(t->pPre, NULL, 0);
+  rc = wcs_buf_reserve(&t->log, WAL_BATCH_HEADER + nMore);
+  if (t->pPre) wcs_prebuild_offer(t->pPre, t->log.a, n);
   if (rc == WCS_OK && t->log.n == 0) {
     memset(t->log.a, 0, WAL_BATCH_HEADER);
     t->log.n = WAL_BATCH_HEADER;
@@ -113,6 +159,7 @@ static int log_grow(wcs_txn *t, size_t nMore) {
 ** while they fit (every record but the few that grow the log): a started
 ** log is never empty, it holds the header gap. */
 static inline int log_reserve(wcs_txn *t, size_t nMore) {
+  if (t->log.n >= t->nPreAt) pre_step(t);
   if (t->log.n > 0 && nMore <= t->log.nAlloc - t->log.n) return WCS_OK;
   return log_grow(t, nMore);
 }
@@ -240,6 +287,7 @@ static int count_cb(void *pCtx, int op, const uint8_t *k, size_t nk,
 
 /* An empty log is in key order. */
 static void order_reset(wcs_txn *t) {
+  t->nPreAt = TXN_PRE_START;
   t->bOrdered = 1;
   t->bNoRange = 1;
   t->nStream = 0;
@@ -275,6 +323,7 @@ static void order_note(wcs_txn *t, const uint8_t *k, size_t nk, size_t iOff) {
 /* Cut the log back to nLog bytes, rebuilding the overlay if it is live. */
 static int replay(wcs_txn *t, size_t nLog) {
   int rc;
+  if (nLog < t->log.n && t->pPre) pre_stop(t); /* it read what goes */
   if (nLog < t->log.n) {
     /* the streams' last keys may be gone: start over when the log is
     ** emptied, give up key order otherwise (rare: a failed statement) */
@@ -420,6 +469,7 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn) {
 static void txn_reset(wcs_txn *t) {
   int i;
   heat_flush(t);
+  pre_stop(t);
   t->heatSpan.pDef = NULL; /* the def may go once the transaction ends */
   t->bHeatIn = 0;
   t->bNow = 0;
@@ -631,7 +681,7 @@ int wcs_txn_commit(wcs_txn *t) {
   wcs_engine *pEng = t->pEng;
   wcs_batch *pBatch = NULL;
   wcs_buf merged = {0};
-  int rc = WCS_OK, bLocked, i;
+  int rc = WCS_OK, bLocked, i, bDone = 0;
   OvNode *n;
 
   if (t->log.n == 0) {
@@ -665,7 +715,18 @@ int wcs_txn_commit(wcs_txn *t) {
       rc = wcs_batch_new(&pBatch);
     }
   }
-  if (rc == WCS_OK && !t->bOvLive) {
+  if (rc == WCS_OK && t->pPre && t->bOrdered && !t->bHasMerge &&
+      t->bNoRange) {
+    /* files built from the log while it grew: install them, unless the
+    ** store declines (then the log is committed as below) */
+    wcs_prebuild *pPre = t->pPre;
+    t->pPre = NULL;
+    rc = wcs_prebuild_commit(pPre, t->log.a, t->log.n, t->nOp);
+    if (rc == WCS_OK) bDone = 1;
+    else if (rc == WCS_NOTFOUND) rc = WCS_OK;
+    else rc = eng_err_db(pEng->db, rc, "committing a transaction");
+  }
+  if (rc == WCS_OK && !bDone && !t->bOvLive) {
     /* never read: the log, in order, is the batch (a store batch applies
     ** its operations in order, later ones winning) */
     if (t->bOrdered && (t->nStream <= 1 || t->log.n >= TXN_ADOPT_BYTES)) {
@@ -678,13 +739,14 @@ int wcs_txn_commit(wcs_txn *t) {
     else rc = log_walk(t, t->log.n, pBatch, batch_cb);
     goto write;
   }
-  for (i = 0; rc == WCS_OK && i < ov_range_count(t->pOv); i++) {
+  for (i = 0; rc == WCS_OK && !bDone && i < ov_range_count(t->pOv); i++) {
     const uint8_t *s, *e;
     size_t ns, ne;
     ov_range_get(t->pOv, i, &s, &ns, &e, &ne);
     rc = wcs_batch_delete_range(pBatch, s, ns, e, ne);
   }
-  for (n = ov_first(t->pOv); rc == WCS_OK && n; n = ov_next(n)) {
+  for (n = bDone ? NULL : ov_first(t->pOv); rc == WCS_OK && n;
+       n = ov_next(n)) {
     size_t nk, nv;
     const uint8_t *k = ov_node_key(n, &nk);
     const uint8_t *v = ov_node_val(n, &nv);
@@ -714,7 +776,7 @@ int wcs_txn_commit(wcs_txn *t) {
   }
 write:
   if (rc == WCS_NOMEM) eng_err(rc, "out of memory building the batch");
-  if (rc == WCS_OK) {
+  if (rc == WCS_OK && !bDone) {
     rc = wcs_db_write(pEng->db, pBatch);
     if (rc) rc = eng_err_db(pEng->db, rc, "committing a transaction");
   }

@@ -127,7 +127,8 @@ typedef struct SuperVersion {
 /* A writer waiting in the commit queue. */
 typedef struct Writer Writer;
 struct Writer {
-  wcs_batch *pBatch; /* NULL: a forced memtable switch (flush) */
+  wcs_batch *pBatch; /* NULL: a forced memtable switch (flush), unless */
+  wcs_prebuild *pPre; /* not NULL: install this prebuild's files */
   int bDone;         /* committed (or failed) by a leader */
   int rc;            /* its result */
   char *zErr;        /* its message (owned) */
@@ -1052,15 +1053,261 @@ static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
   return rc;
 }
 
+/* ====================================================================
+** Prebuilt ingest (wal.h, wcs_prebuild; doc/storage.md)
+** ==================================================================== */
+
+static int commit(wcs_db *db, wcs_batch *pBatch, wcs_prebuild *pPre,
+                  char **pzErr);
+
+/* Bytes the worker copies out of the owner's payload at a time (under the
+** prebuild's mutex, so that a withdrawal never waits long). */
+#define PREBUILD_SLICE (256u << 10)
+
+struct wcs_prebuild {
+  wcs_db *db;
+  pthread_t th;
+  pthread_mutex_t mu;    /* guards the fields up to rc */
+  pthread_cond_t cv;     /* bytes, a finish or a stop; the worker's end */
+  const uint8_t *p;      /* the owner's payload, NULL: withdrawn */
+  size_t nOffered;       /* its bytes that may be read */
+  size_t nCopied;        /* its bytes the worker has copied */
+  int bFinish;           /* nOffered is the payload's end */
+  int bStop;             /* abandoned */
+  int bDone;             /* the worker has ended */
+  int rc;                /* its result (WCS_NOTFOUND: declined) */
+  char *zErr;            /* its message */
+  uint64_t seq;          /* every entry's sequence number */
+  compact_job j;         /* template for the stream's files */
+  ingest_stream *pStream;
+  wcs_buf slice;         /* worker: copied bytes not yet taken */
+  wcs_fmeta **aOut;      /* the files, in key order, once finished */
+  int nOut;
+  uint64_t nBytes;       /* their bytes */
+};
+
+static void *prebuildMain(void *pArg) {
+  wcs_prebuild *pb = pArg;
+  int rc = WCS_OK;
+  char *zErr = NULL;
+  pthread_mutex_lock(&pb->mu);
+  for (;;) {
+    size_t n, nUsed = 0;
+    if (pb->bStop) {
+      rc = WCS_NOTFOUND;
+      break;
+    }
+    if (pb->nOffered < pb->nCopied) {
+      rc = WCS_NOTFOUND; /* the payload shrank under what was read */
+      break;
+    }
+    if (pb->p == NULL || pb->nCopied == pb->nOffered) {
+      if (pb->bFinish && pb->p && pb->nCopied == pb->nOffered) break;
+      pthread_cond_wait(&pb->cv, &pb->mu);
+      continue;
+    }
+    n = pb->nOffered - pb->nCopied;
+    if (n > PREBUILD_SLICE) n = PREBUILD_SLICE;
+    if (wcs_buf_append(&pb->slice, pb->p + pb->nCopied, n)) {
+      rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
+      break;
+    }
+    pb->nCopied += n;
+    pthread_mutex_unlock(&pb->mu);
+    rc = ingest_stream_add(pb->pStream, pb->slice.a, pb->slice.n, &nUsed,
+                           &zErr);
+    /* an operation cut off at the slice's end waits for the next one */
+    memmove(pb->slice.a, pb->slice.a + nUsed, pb->slice.n - nUsed);
+    pb->slice.n -= nUsed;
+    pthread_mutex_lock(&pb->mu);
+    if (rc) break;
+  }
+  pthread_mutex_unlock(&pb->mu);
+  if (rc == WCS_OK && pb->slice.n) rc = WCS_NOTFOUND; /* a torn operation */
+  if (rc == WCS_OK) {
+    rc = ingest_stream_finish(pb->pStream, &pb->aOut, &pb->nOut, &pb->nBytes,
+                              &zErr);
+  }
+  ingest_stream_free(pb->pStream);
+  pb->pStream = NULL;
+  wcs_buf_free(&pb->slice);
+  pthread_mutex_lock(&pb->mu);
+  pb->rc = rc;
+  pb->zErr = zErr;
+  pb->bDone = 1;
+  pthread_cond_broadcast(&pb->cv);
+  pthread_mutex_unlock(&pb->mu);
+  return NULL;
+}
+
+/* Stop the worker (bStop: abandon) or wait for its end, then join it. */
+static void prebuildJoin(wcs_prebuild *pb, int bStop) {
+  pthread_mutex_lock(&pb->mu);
+  if (bStop) pb->bStop = 1;
+  pthread_cond_broadcast(&pb->cv);
+  while (!pb->bDone)
+    pthread_cond_wait(&pb->cv, &pb->mu);
+  pthread_mutex_unlock(&pb->mu);
+  pthread_join(pb->th, NULL);
+}
+
+static void prebuildFree(wcs_prebuild *pb) {
+  int i;
+  for (i = 0; i < pb->nOut; i++) {
+    if (pb->aOut[i] == NULL) continue; /* taken by the manifest edit */
+    pb->aOut[i]->bObsolete = 1;         /* never offered to the manifest */
+    fmeta_unref(pb->aOut[i]);
+  }
+  free(pb->aOut);
+  free(pb->zErr);
+  pthread_mutex_destroy(&pb->mu);
+  pthread_cond_destroy(&pb->cv);
+  free(pb);
+}
+
+int wcs_prebuild_start(wcs_db *db, size_t nRunPrefix, wcs_prebuild **ppPre) {
+  wcs_prebuild *pb;
+  uint64_t seq;
+  int rc;
+  *ppPre = NULL;
+  if (db == NULL) return WCS_MISUSE;
+  if (db->bReadOnly || sysconf(_SC_NPROCESSORS_ONLN) < 2) return WCS_NOTFOUND;
+  seq = atomic_load(&db->lastSeq) + WCS_PREBUILD_SEQ_GAP;
+  if (seq > WCS_SEQ_MAX) return WCS_NOTFOUND;
+  pb = calloc(1, sizeof *pb);
+  if (pb == NULL) return WCS_NOMEM;
+  pb->db = db;
+  pb->seq = seq;
+  /* sized for the last level, where a load into fresh keys goes */
+  jobInit(db, &pb->j, NULL, NULL, 0, WCS_NLEVEL - 1);
+  pb->j.pbStop = &db->bShutdown;
+  rc = ingest_stream_new(&pb->j, nRunPrefix, seq, &pb->pStream);
+  if (rc) {
+    free(pb);
+    return rc;
+  }
+  pthread_mutex_init(&pb->mu, NULL);
+  pthread_cond_init(&pb->cv, NULL);
+  if (pthread_create(&pb->th, NULL, prebuildMain, pb) != 0) {
+    ingest_stream_free(pb->pStream);
+    pthread_mutex_destroy(&pb->mu);
+    pthread_cond_destroy(&pb->cv);
+    free(pb);
+    return WCS_NOTFOUND;
+  }
+  *ppPre = pb;
+  return WCS_OK;
+}
+
+void wcs_prebuild_offer(wcs_prebuild *pb, const void *p, size_t n) {
+  if (pb == NULL) return;
+  pthread_mutex_lock(&pb->mu);
+  pb->p = p; /* the worker copies under the mutex: it is not reading now */
+  if (p) {
+    if (pb->nCopied == 0) pb->nCopied = WAL_BATCH_HEADER;
+    if (n > pb->nOffered) pb->nOffered = n;
+    pthread_cond_signal(&pb->cv);
+  }
+  pthread_mutex_unlock(&pb->mu);
+}
+
+void wcs_prebuild_abandon(wcs_prebuild *pb) {
+  if (pb == NULL) return;
+  prebuildJoin(pb, 1);
+  prebuildFree(pb);
+}
+
+/*
+** Install the prebuild's files (mutex held, leader, alone in its group).
+** As ingestCommit, but the files exist already and every entry has the
+** one sequence number pb->seq, which must still be above every other
+** commit's: then the entries are newer than everything in the store, and
+** older snapshots skip the files (their minSeq is above them). Declines
+** with WCS_NOTFOUND when it is not.
+*/
+static int prebuildInstall(wcs_db *db, wcs_prebuild *pb, char **pzErr) {
+  wcs_vedit e;
+  const wcs_fmeta *pLo, *pHi;
+  int rc, iLevel, i;
+  memset(&e, 0, sizeof e);
+  if (pb->nOut == 0) return WCS_NOTFOUND;
+  rc = makeRoom(db, ROOM_INGEST, pzErr);
+  if (rc) return rc;
+  if (atomic_load(&db->lastSeq) >= pb->seq ||
+      vset_last_seq(db->pVs) >= pb->seq) {
+    return WCS_NOTFOUND;
+  }
+  pLo = pb->aOut[0];
+  pHi = pb->aOut[pb->nOut - 1]; /* runs are disjoint: it ends last */
+  iLevel = ingest_level_range(vset_current(db->pVs), pLo->pSmallest,
+                              pLo->nSmallest - WCS_IKEY_TRAILER,
+                              pHi->pLargest, pHi->nLargest - WCS_IKEY_TRAILER);
+  for (i = 0; rc == WCS_OK && i < pb->nOut; i++) {
+    rc = vedit_add_file(&e, iLevel, pb->aOut[i]); /* takes the reference */
+    if (rc == WCS_OK) pb->aOut[i] = NULL;
+    else wcs_seterr(pzErr, rc, "out of memory");
+  }
+  if (rc) {
+    for (i = 0; i < e.nAdd; i++)
+      e.aAdd[i].pMeta->bObsolete = 1;
+  }
+  if (rc == WCS_OK) {
+    e.bLastSeq = 1;
+    e.lastSeq = pb->seq;
+    rc = vset_apply(db->pVs, &e, pzErr);
+    if (rc) setBgError(db, rc, dupStr(*pzErr));
+  }
+  vedit_clear(&e);
+  if (rc == WCS_OK) {
+    svInstall(db);
+    atomic_store_explicit(&db->lastSeq, pb->seq, memory_order_release);
+    db->nIngests++;
+    db->nBytesIngested += pb->nBytes;
+    pthread_cond_broadcast(&db->cvWork); /* a compaction may be due */
+  }
+  return rc;
+}
+
+int wcs_prebuild_commit(wcs_prebuild *pb, const void *p, size_t n, int nOp) {
+  wcs_db *db;
+  char *zErr = NULL;
+  int rc;
+  if (pb == NULL) return WCS_MISUSE;
+  db = pb->db;
+  pthread_mutex_lock(&pb->mu);
+  pb->p = p;
+  if (pb->nCopied == 0) pb->nCopied = WAL_BATCH_HEADER;
+  pb->nOffered = n;
+  pb->bFinish = 1;
+  pthread_mutex_unlock(&pb->mu);
+  prebuildJoin(pb, 0);
+  rc = pb->rc;
+  if (rc == WCS_OK && nOp <= 0) rc = WCS_NOTFOUND;
+  if (rc == WCS_OK) {
+    rc = commit(db, NULL, pb, &zErr);
+    if (rc == WCS_NOTFOUND) {
+      free(zErr);
+      zErr = NULL;
+    }
+  } else {
+    rc = WCS_NOTFOUND; /* the owner's ordinary commit reports real errors */
+  }
+  prebuildFree(pb);
+  if (rc == WCS_NOTFOUND) return rc;
+  return setErr(db, rc, zErr);
+}
+
 /* Commit queue: wait for our turn or for a leader to do our work. Runs the
 ** batch (or a forced switch when pBatch is NULL). */
-static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
+static int commit(wcs_db *db, wcs_batch *pBatch, wcs_prebuild *pPre,
+                  char **pzErr) {
   Writer w;
   Writer *pLast, *p;
   int rc = WCS_OK;
   uint64_t seq0 = 0, seq;
   memset(&w, 0, sizeof w);
   w.pBatch = pBatch;
+  w.pPre = pPre;
   pthread_cond_init(&w.cv, NULL);
 
   pthread_mutex_lock(&db->mu);
@@ -1083,7 +1330,10 @@ static int commit(wcs_db *db, wcs_batch *pBatch, char **pzErr) {
 
   /* we lead */
   pLast = &w;
-  if (pBatch && pBatch->rep.n >= db->opt.nIngestBytes) {
+  if (w.pPre) {
+    /* files written already (a forced switch's NULL batch: it goes alone) */
+    rc = prebuildInstall(db, w.pPre, pzErr);
+  } else if (pBatch && pBatch->rep.n >= db->opt.nIngestBytes) {
     /* a large batch goes alone, straight into sorted files */
     rc = ingestCommit(db, pBatch, pzErr);
     pBatch = NULL;
@@ -1187,7 +1437,7 @@ int wcs_db_write(wcs_db *db, wcs_batch *pBatch) {
   if (db->bReadOnly) {
     return setErrf(db, WCS_READONLY, "store %s is open read-only", db->zDir);
   }
-  rc = commit(db, pBatch, &zErr);
+  rc = commit(db, pBatch, NULL, &zErr);
   return setErr(db, rc, zErr);
 }
 
@@ -2565,7 +2815,7 @@ int wcs_db_flush(wcs_db *db) {
   if (db->bReadOnly) {
     return setErrf(db, WCS_READONLY, "store %s is open read-only", db->zDir);
   }
-  rc = commit(db, NULL, &zErr);
+  rc = commit(db, NULL, NULL, &zErr);
   if (rc == WCS_OK) {
     pthread_mutex_lock(&db->mu);
     while (db->nImm > 0 && db->bgRc == WCS_OK) {

@@ -585,6 +585,36 @@ typedef struct RunOut {
   compact_cut cut;
 } RunOut;
 
+/* Add point operation o as internal key (o's key, seq) to run r's output:
+** cut the file being built first if compact_cut_before says so, open one
+** if none is. key is scratch for the internal key. */
+static int runOutAdd(compact_job *j, const sst_options *pSo, RunOut *r,
+                     wcs_buf *key, const Op *o, uint64_t seq, char **pzErr) {
+  size_t nK = (size_t)o->nKey + WCS_IKEY_TRAILER;
+  int rc;
+  key->n = 0;
+  if (nK > key->nAlloc && wcs_buf_reserve(key, nK)) {
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  wcs_copy_short(key->a, o->pKey, (size_t)o->nKey);
+  wcs_put64(key->a + o->nKey,
+            wcs_ikey_pack(seq, o->op == WAL_OP_PUT ? WCS_KT_PUT
+                                                   : WCS_KT_DELETE));
+  if (compact_cut_before(j, &r->cut, r->out.pB, o->pKey, (size_t)o->nKey)) {
+    rc = compact_output_finish(j, &r->out, NULL, pzErr);
+    r->cut.nGpBytes = 0;
+    if (rc) return rc;
+  }
+  if (r->out.pB == NULL) {
+    rc = compact_output_open(j, pSo, &r->out, pzErr);
+    if (rc) return rc;
+  }
+  j->nBytesIn += nK + o->nVal;
+  return sst_builder_add(r->out.pB, key->a, nK,
+                         o->pVal ? o->pVal : (const uint8_t *)"",
+                         (size_t)o->nVal, pzErr);
+}
+
 /*
 ** The writer of a part of a sorted batch (its runs strictly increasing,
 ** in disjoint ranges) that holds no range tombstone: every entry is the
@@ -615,8 +645,6 @@ static int writeDirect(Part *pt) {
   }
   while (rc == WCS_OK && q < pStop) {
     Op o;
-    RunOut *r;
-    size_t nK;
     q = opNext(q, p->pEnd, &o); /* checked by pass 1 */
     seq++;
     if (o.op == WAL_OP_RANGEDEL || o.op == WAL_OP_RANGEDEL_OPEN) {
@@ -627,30 +655,7 @@ static int writeDirect(Part *pt) {
         if (wcs_same_bytes(o.pKey, p->aRun[iRun].pFirst, p->nPrefix)) break;
       }
     }
-    r = &aOut[iRun];
-    nK = (size_t)o.nKey + WCS_IKEY_TRAILER;
-    key.n = 0;
-    if (nK > key.nAlloc && wcs_buf_reserve(&key, nK)) {
-      rc = wcs_seterr(&pt->zErr, WCS_NOMEM, "out of memory");
-      break;
-    }
-    wcs_copy_short(key.a, o.pKey, (size_t)o.nKey);
-    wcs_put64(key.a + o.nKey,
-              wcs_ikey_pack(seq - 1, o.op == WAL_OP_PUT ? WCS_KT_PUT
-                                                        : WCS_KT_DELETE));
-    if (compact_cut_before(j, &r->cut, r->out.pB, o.pKey, (size_t)o.nKey)) {
-      rc = compact_output_finish(j, &r->out, NULL, &pt->zErr);
-      r->cut.nGpBytes = 0;
-      if (rc) break;
-    }
-    if (r->out.pB == NULL) {
-      rc = compact_output_open(j, &so, &r->out, &pt->zErr);
-      if (rc) break;
-    }
-    rc = sst_builder_add(r->out.pB, key.a, nK,
-                         o.pVal ? o.pVal : (const uint8_t *)"", (size_t)o.nVal,
-                         &pt->zErr);
-    j->nBytesIn += nK + o.nVal;
+    rc = runOutAdd(j, &so, &aOut[iRun], &key, &o, seq - 1, &pt->zErr);
   }
   for (i = 0; i < INGEST_RUNS_MAX; i++) {
     if (rc == WCS_OK && aOut[i].out.pB) {
@@ -750,6 +755,137 @@ int ingest_write(ingest_plan *p, const compact_job *j, wcs_fmeta ***paOut,
 }
 
 /* ====================================================================
+** Streaming: files written while the batch is still being filled
+** ==================================================================== */
+
+/* Longest run prefix a stream takes. */
+#define INGEST_PREFIX_MAX 16
+
+struct ingest_stream {
+  compact_job j;
+  sst_options so;
+  uint64_t seq;   /* every entry's sequence number */
+  size_t nPrefix; /* run prefix bytes (0: one run) */
+  int nRun;
+  uint8_t aPrefix[INGEST_RUNS_MAX][INGEST_PREFIX_MAX];
+  RunOut aOut[INGEST_RUNS_MAX];
+  int iRun; /* run of the last operation */
+  wcs_buf key;
+};
+
+int ingest_stream_new(const compact_job *j, size_t nPrefix, uint64_t seq,
+                      ingest_stream **pp) {
+  ingest_stream *s;
+  *pp = NULL;
+  if (nPrefix > INGEST_PREFIX_MAX) return WCS_NOTFOUND;
+  s = calloc(1, sizeof *s);
+  if (s == NULL) return WCS_NOMEM;
+  s->j = *j;
+  s->j.aOut = NULL;
+  s->j.nOut = 0;
+  compact_sst_options(vset_options(j->pVs), &s->so);
+  s->seq = seq;
+  s->nPrefix = nPrefix;
+  *pp = s;
+  return WCS_OK;
+}
+
+/* The run of key k: a new one for a prefix not seen yet; -1 when there
+** is no room for it or k is shorter than the prefix. */
+static int streamRun(ingest_stream *s, const uint8_t *k, size_t n) {
+  int i;
+  if (s->nPrefix == 0) {
+    s->nRun = 1;
+    return 0;
+  }
+  if (n < s->nPrefix) return -1;
+  if (s->nRun && wcs_same_bytes(k, s->aPrefix[s->iRun], s->nPrefix)) {
+    return s->iRun;
+  }
+  for (i = 0; i < s->nRun; i++) {
+    if (wcs_same_bytes(k, s->aPrefix[i], s->nPrefix)) return i;
+  }
+  if (s->nRun == INGEST_RUNS_MAX) return -1;
+  memcpy(s->aPrefix[s->nRun], k, s->nPrefix);
+  return s->nRun++;
+}
+
+int ingest_stream_add(ingest_stream *s, const uint8_t *p, size_t n,
+                      size_t *pnUsed, char **pzErr) {
+  const uint8_t *q = p, *pEnd = p + n;
+  int rc = WCS_OK;
+  while (rc == WCS_OK && q < pEnd) {
+    Op o;
+    size_t nOp = opDecode(q, pEnd, &o);
+    int iRun;
+    if (nOp == 0) {
+      if (o.op > WAL_OP_RANGEDEL_OPEN) rc = WCS_NOTFOUND; /* not a batch op */
+      break; /* else the operation is cut off: the rest comes later */
+    }
+    if (o.op != WAL_OP_PUT && o.op != WAL_OP_DELETE) {
+      rc = WCS_NOTFOUND; /* range deletes are for ingest_write */
+      break;
+    }
+    iRun = streamRun(s, o.pKey, (size_t)o.nKey);
+    if (iRun < 0) {
+      rc = WCS_NOTFOUND;
+      break;
+    }
+    s->iRun = iRun;
+    INGEST_READ_AHEAD(q, pEnd);
+    rc = runOutAdd(&s->j, &s->so, &s->aOut[iRun], &s->key, &o, s->seq, pzErr);
+    if (rc == WCS_MISUSE) rc = WCS_NOTFOUND; /* out of key order */
+    if (rc == WCS_OK) q += nOp;
+  }
+  *pnUsed = (size_t)(q - p);
+  return rc;
+}
+
+int ingest_stream_finish(ingest_stream *s, wcs_fmeta ***paOut, int *pnOut,
+                         uint64_t *pnBytes, char **pzErr) {
+  int rc = WCS_OK, i;
+  wcs_fmeta **aOut = NULL;
+  *paOut = NULL;
+  *pnOut = 0;
+  *pnBytes = 0;
+  for (i = 0; i < s->nRun; i++) {
+    if (rc == WCS_OK && s->aOut[i].out.pB) {
+      rc = compact_output_finish(&s->j, &s->aOut[i].out, NULL, pzErr);
+    }
+    compact_output_clear(&s->aOut[i].out);
+  }
+  if (rc == WCS_OK) {
+    aOut = malloc(sizeof(wcs_fmeta *) * (size_t)(s->j.nOut ? s->j.nOut : 1));
+    if (aOut == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  if (rc) {
+    compact_job_discard(&s->j);
+    return rc;
+  }
+  for (i = 0; i < s->j.nOut; i++) {
+    fmeta_ref(s->j.aOut[i]);
+    aOut[i] = s->j.aOut[i];
+    *pnBytes += s->j.aOut[i]->nBytes;
+  }
+  qsort(aOut, (size_t)s->j.nOut, sizeof(wcs_fmeta *), cmpFile);
+  *paOut = aOut;
+  *pnOut = s->j.nOut;
+  compact_job_clear(&s->j);
+  return WCS_OK;
+}
+
+void ingest_stream_free(ingest_stream *s) {
+  int i;
+  if (s == NULL) return;
+  for (i = 0; i < INGEST_RUNS_MAX; i++) {
+    compact_output_clear(&s->aOut[i].out);
+  }
+  compact_job_discard(&s->j);
+  wcs_buf_free(&s->key);
+  free(s);
+}
+
+/* ====================================================================
 ** Level choice
 ** ==================================================================== */
 
@@ -814,4 +950,15 @@ int ingest_level(const wcs_version *v, const ingest_plan *p) {
     iBest = i;
   }
   return iBest;
+}
+
+int ingest_level_range(const wcs_version *v, const uint8_t *pLo, size_t nLo,
+                       const uint8_t *pHi, size_t nHi) {
+  ingest_plan p;
+  memset(&p, 0, sizeof p);
+  p.pLo = pLo;
+  p.nLo = nLo;
+  p.pHi = pHi;
+  p.nHi = nHi;
+  return ingest_level(v, &p);
 }

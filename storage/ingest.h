@@ -66,4 +66,31 @@ int ingest_write(ingest_plan *, const compact_job *j, wcs_fmeta ***paOut,
 */
 int ingest_level(const wcs_version *v, const ingest_plan *p);
 
+/* ingest_level for the user-key range [pLo, pHi] (both inclusive). */
+int ingest_level_range(const wcs_version *v, const uint8_t *pLo, size_t nLo,
+                       const uint8_t *pHi, size_t nHi);
+
+/*
+** A stream: a batch written as sorted files while it is still being
+** filled (wcs_prebuild in wcs.h, db.c). Every entry takes sequence number
+** seq. The operations must be puts and deletes whose keys, within each
+** run (nPrefix as for ingest_plan_new; at most 16 bytes, 8 runs),
+** strictly increase; runs with distinct prefixes cover disjoint ranges.
+** ingest_stream_add takes the whole operations at the start of p[0..n)
+** and says in *pnUsed how many bytes they were (an operation cut off at
+** the end is left for the next call, with more bytes). WCS_NOTFOUND: the
+** batch cannot be streamed (another operation, a key out of order, too
+** many runs); the stream is then of no more use. ingest_stream_finish
+** writes the open files and returns every file, in key order (as
+** ingest_write). ingest_stream_free deletes every file not returned.
+*/
+typedef struct ingest_stream ingest_stream;
+int ingest_stream_new(const compact_job *j, size_t nPrefix, uint64_t seq,
+                      ingest_stream **pp);
+int ingest_stream_add(ingest_stream *s, const uint8_t *p, size_t n,
+                      size_t *pnUsed, char **pzErr);
+int ingest_stream_finish(ingest_stream *s, wcs_fmeta ***paOut, int *pnOut,
+                         uint64_t *pnBytes, char **pzErr);
+void ingest_stream_free(ingest_stream *s);
+
 #endif /* WCS_INGEST_H */

@@ -76,6 +76,40 @@
 typedef struct wcs_batch wcs_batch;
 int wcs_batch_adopt(wcs_batch *b, wcs_buf *pRep, int nOp, size_t nRunPrefix);
 
+/*
+** A prebuild: a large batch in the payload format above written as sorted
+** files while its owner is still filling it (RocksDB's SstFileWriter, run
+** on a second core), so that its commit only installs them. doc/storage.md,
+** "Prebuilt ingest". Declared here for the same reason as wcs_batch_adopt.
+**
+** wcs_prebuild_start: a worker thread begins; nRunPrefix as for
+** wcs_batch_adopt, but the order is required, not hinted: within each run
+** the keys must strictly increase, and every operation must be a put or a
+** delete. Every entry takes one sequence number, reserved at the start
+** WCS_PREBUILD_SEQ_GAP above the last one (the space between is left to
+** the commits of other writers meanwhile). WCS_NOTFOUND: not available
+** here (a single core, a read-only store, the sequence numbers spent).
+**
+** wcs_prebuild_offer: the payload's first n bytes at p are complete
+** operations, and p holds them unchanged until the next offer, commit or
+** abandon. p NULL withdraws it (before the owner moves or frees the
+** buffer); the call then waits while the worker is copying from it.
+**
+** wcs_prebuild_commit: p[0..n) is the whole payload (nOp operations).
+** Waits for the worker, then installs its files with one manifest edit as
+** the bulk ingest does, or declines with WCS_NOTFOUND and writes nothing:
+** the payload broke the rules above, the worker failed, or other commits
+** used the reserved sequence numbers; the owner then commits the batch
+** the usual way. Any other error is the store's. pb is freed either way.
+** wcs_prebuild_abandon stops the worker and deletes its files.
+*/
+#define WCS_PREBUILD_SEQ_GAP (((uint64_t)1) << 24)
+typedef struct wcs_prebuild wcs_prebuild;
+int wcs_prebuild_start(wcs_db *db, size_t nRunPrefix, wcs_prebuild **ppPre);
+void wcs_prebuild_offer(wcs_prebuild *pPre, const void *p, size_t n);
+int wcs_prebuild_commit(wcs_prebuild *pPre, const void *p, size_t n, int nOp);
+void wcs_prebuild_abandon(wcs_prebuild *pPre);
+
 /* Append one framed record holding payload p[0..n) to *pOut. */
 int wal_frame(wcs_buf *pOut, const uint8_t *p, size_t n);
 
