@@ -206,6 +206,7 @@ struct wcs_db {
   uint64_t nBytesFlushed, nBytesCompacted;
   uint64_t nIngests;       /* batches committed as sorted files */
   uint64_t nBytesIngested; /* file bytes they wrote */
+  uint64_t nPrebuilds;     /* of those, prebuilt (wcs_prebuild) */
 };
 
 /* ====================================================================
@@ -1262,6 +1263,7 @@ static int prebuildInstall(wcs_db *db, wcs_prebuild *pb, char **pzErr) {
     svInstall(db);
     atomic_store_explicit(&db->lastSeq, pb->seq, memory_order_release);
     db->nIngests++;
+    db->nPrebuilds++;
     db->nBytesIngested += pb->nBytes;
     pthread_cond_broadcast(&db->cvWork); /* a compaction may be due */
   }
@@ -3003,7 +3005,7 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 
 int wcs_db_stats(wcs_db *db, char **pzJson) {
   wcs_buf b = {0};
-  char aLine[1024];
+  char aLine[2048];
   SuperVersion *sv;
   uint64_t snap, nCacheBytes = 0, nHit = 0, nMiss = 0, nRaw = 0, nStored = 0,
                  nKeys = 0, nMem = 0, nWal = 0, nHeld = 0, nReopen = 0,
@@ -3054,7 +3056,8 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                "\"flushes\":%llu,\"stall_micros\":%llu,"
                "\"flushed_bytes\":%llu,\"compacted_bytes\":%llu,"
                "\"filtered\":%llu,\"filter_reruns\":%llu,"
-               "\"ingests\":%llu,\"ingested_bytes\":%llu}",
+               "\"ingests\":%llu,\"ingested_bytes\":%llu,"
+               "\"prebuilds\":%llu}",
                (unsigned long long)nMem,
                (unsigned long long)db->nCacheBudget,
                (unsigned long long)nCacheBytes,
@@ -3070,7 +3073,8 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                (unsigned long long)db->nFiltered,
                (unsigned long long)db->nCompactReruns,
                (unsigned long long)db->nIngests,
-               (unsigned long long)db->nBytesIngested);
+               (unsigned long long)db->nBytesIngested,
+               (unsigned long long)db->nPrebuilds);
   pthread_mutex_unlock(&db->mu);
   if (wcs_buf_append(&b, aLine, (size_t)n + 1)) goto nomem;
   *pzJson = (char *)b.a;

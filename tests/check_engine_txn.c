@@ -7,8 +7,16 @@
 ** in what commit stores and in what the transaction reads back before it
 ** commits (its overlay, built from the log at the first read and kept up
 ** to date by each write after it).
+** The prebuilt commit of a large load (txn.c, "Prebuilt commit"): a log
+** in key order past TXN_PRE_START is written into files while the
+** transaction runs and installed at commit (the store's "prebuilds"
+** statistic says so); a read in the middle does not stop it; a cut by a
+** savepoint rollback, a delete, or a rollback drops it, and the load is
+** then committed (or not) as any other. Either way the table holds
+** exactly what the transaction wrote.
 */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,12 +257,272 @@ START_TEST(test_set_cell_rows_differing_in_one_byte) {
 }
 END_TEST
 
+
+/* ---- prebuilt commit ------------------------------------------------ */
+
+/* Rows of the large loads: "r" and a 7-digit number, in key order. */
+#define PRE_ROWS 90000 /* two cells of 110 to 140 bytes a row: ~25 MiB */
+
+static size_t preRow(int i, char *z) {
+  return (size_t)snprintf(z, 16, "r%07d", i);
+}
+
+static size_t preVal(int i, int k, uint8_t *a) {
+  size_t n = 100 + (size_t)((i + k) % 31), j;
+  for (j = 0; j < n; j++)
+    a[j] = (uint8_t)(i * 7 + k * 13 + (int)j);
+  return n;
+}
+
+/* Write rows [iFirst, iEnd) of the load: a cell in family a and one in b. */
+static void preWrite(wcs_txn *x, wcs_table *t, int iFirst, int iEnd) {
+  int i;
+  for (i = iFirst; i < iEnd; i++) {
+    char zRow[16];
+    uint8_t aVal[160];
+    size_t nRow = preRow(i, zRow), nVal;
+    nVal = preVal(i, 0, aVal);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, zRow, nRow, "a", "x", 1, 7, aVal, nVal), WCS_OK);
+    nVal = preVal(i, 1, aVal);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, zRow, nRow, "b", "y", 1, 7, aVal, nVal), WCS_OK);
+  }
+}
+
+/* The table (x NULL: the store) holds exactly the rows i with abWant[i],
+** each with its two cells. */
+static void preCheck(wcs_table *t, wcs_txn *x, const char *abWant) {
+  wcs_cursor *c = NULL;
+  wcs_read_options o;
+  int i = 0;
+  wcs_read_options_init(&o);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, &o), WCS_OK);
+  for (; !wcs_cursor_eof(c); i++) {
+    size_t nRow, nWant;
+    const void *pRow = wcs_cursor_row(c, &nRow);
+    int nCell, k;
+    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+    char zRow[16];
+    while (i < PRE_ROWS && !abWant[i])
+      i++;
+    ck_assert_int_lt(i, PRE_ROWS);
+    nWant = preRow(i, zRow);
+    ck_assert_msg(nRow == nWant && memcmp(pRow, zRow, nRow) == 0,
+                  "row %.*s where %s was expected", (int)nRow,
+                  (const char *)pRow, zRow);
+    ck_assert_int_eq(nCell, 2);
+    for (k = 0; k < 2; k++) {
+      uint8_t aVal[160];
+      size_t nVal = preVal(i, k, aVal);
+      ck_assert_uint_eq(a[k].nVal, nVal);
+      ck_assert(memcmp(a[k].pVal, aVal, nVal) == 0);
+    }
+    ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  }
+  wcs_cursor_close(c);
+  while (i < PRE_ROWS && !abWant[i])
+    i++;
+  ck_assert_msg(i == PRE_ROWS, "row %d is missing", i);
+}
+
+/* Open the store in directory zDir with its table "t" (FAMILY a, FAMILY
+** b), made if bCreate. */
+static void preOpen(const char *zDir, int bCreate, wcs_engine **pe,
+                    wcs_table **pt) {
+  wcs_options opt;
+  char *zErr = NULL;
+  wcs_options_init(&opt);
+  ck_assert_int_eq(wcs_engine_open_path(pe, zDir, &opt, &zErr), WCS_OK);
+  if (bCreate) {
+    ck_assert_int_eq(wcs_table_create(*pe, "t", "FAMILY a, FAMILY b", pt),
+                     WCS_OK);
+  } else {
+    ck_assert_int_eq(wcs_table_open(*pe, "t", pt), WCS_OK);
+  }
+}
+
+static void preClose(wcs_engine *e, wcs_table *t) {
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+
+/* Table files in the store's directory. */
+static int preFiles(const char *zDir) {
+  DIR *d = opendir(zDir);
+  struct dirent *p;
+  int n = 0;
+  ck_assert_ptr_nonnull(d);
+  while ((p = readdir(d)) != NULL) {
+    size_t nName = strlen(p->d_name);
+    if (nName > 4 && strcmp(p->d_name + nName - 4, ".sst") == 0) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static char *preWantAll(void) {
+  char *ab = malloc(PRE_ROWS);
+  ck_assert_ptr_nonnull(ab);
+  memset(ab, 1, PRE_ROWS);
+  return ab;
+}
+
+START_TEST(test_prebuilt_commit_of_a_load_in_key_order) {
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  char *ab = preWantAll();
+  char *zDir = strdup(tu_tmpdir("prebuild-load"));
+  preOpen(zDir, 1, &e, &t);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  preWrite(x, t, 0, PRE_ROWS / 2);
+  /* a read in the middle builds the overlay; the prebuild goes on */
+  {
+    char *abHalf = calloc(PRE_ROWS, 1);
+    memset(abHalf, 1, PRE_ROWS / 2);
+    preCheck(t, x, abHalf);
+    free(abHalf);
+  }
+  preWrite(x, t, PRE_ROWS / 2, PRE_ROWS);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 1);
+  preCheck(t, NULL, ab);
+  preClose(e, t);
+  /* and after a reopen */
+  preOpen(zDir, 0, &e, &t);
+  preCheck(t, NULL, ab);
+  preClose(e, t);
+  free(ab);
+}
+END_TEST
+
+/* A savepoint rollback cuts the log under what the prebuild read: it is
+** dropped, and the load commits through the log. */
+START_TEST(test_prebuild_dropped_by_a_savepoint_rollback) {
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  char *ab = preWantAll();
+  int i;
+  char *zDir = strdup(tu_tmpdir("prebuild-savepoint"));
+  preOpen(zDir, 1, &e, &t);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  preWrite(x, t, 0, 70000);
+  ck_assert_int_eq(wcs_txn_savepoint(x, 1), WCS_OK);
+  preWrite(x, t, 70000, 80000);
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 1), WCS_OK);
+  preWrite(x, t, 85000, PRE_ROWS);
+  for (i = 70000; i < 85000; i++)
+    ab[i] = 0;
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 0);
+  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "ingests"), 1);
+  preCheck(t, NULL, ab);
+  preClose(e, t);
+  free(ab);
+  tu_rmrf(zDir);
+  free(zDir);
+}
+END_TEST
+
+/* A savepoint rollback to the empty log starts over: the prebuild that
+** read the old log is dropped, a new one reads the new log. */
+START_TEST(test_prebuild_starts_over_after_a_rollback_to_empty) {
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  char *ab = preWantAll();
+  char *zDir = strdup(tu_tmpdir("prebuild-restart"));
+  preOpen(zDir, 1, &e, &t);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_savepoint(x, 1), WCS_OK);
+  preWrite(x, t, 0, 70000);
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 1), WCS_OK);
+  memset(ab, 0, 30000);
+  preWrite(x, t, 30000, PRE_ROWS);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 1);
+  preCheck(t, NULL, ab);
+  preClose(e, t);
+  free(ab);
+  tu_rmrf(zDir);
+  free(zDir);
+}
+END_TEST
+
+/* A delete makes the log no batch in key order: the prebuild is dropped
+** at the next record, the rows read back as written. */
+START_TEST(test_prebuild_dropped_by_a_delete) {
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  char *ab = preWantAll();
+  char zRow[16];
+  size_t nRow;
+  char *zDir = strdup(tu_tmpdir("prebuild-delete"));
+  preOpen(zDir, 1, &e, &t);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  preWrite(x, t, 0, 80000);
+  nRow = preRow(1234, zRow);
+  ck_assert_int_eq(wcs_txn_delete_row(x, t, zRow, nRow), WCS_OK);
+  ab[1234] = 0;
+  preWrite(x, t, 80000, PRE_ROWS);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 0);
+  preCheck(t, NULL, ab);
+  preClose(e, t);
+  free(ab);
+  tu_rmrf(zDir);
+  free(zDir);
+}
+END_TEST
+
+/* A rollback leaves nothing: no row, no file left behind (a later load
+** of the same rows is prebuilt and reads back alone). */
+START_TEST(test_prebuild_rollback_leaves_nothing) {
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  char *ab = preWantAll(), *abNone = calloc(PRE_ROWS, 1);
+  int nFiles;
+  char *zDir = strdup(tu_tmpdir("prebuild-rollback"));
+  preOpen(zDir, 1, &e, &t);
+  ck_assert_ptr_nonnull(abNone);
+  nFiles = preFiles(zDir);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  preWrite(x, t, 0, PRE_ROWS);
+  ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK);
+  preCheck(t, NULL, abNone);
+  ck_assert_int_eq(preFiles(zDir), nFiles);
+  preWrite(x, t, 0, PRE_ROWS);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 1);
+  preCheck(t, NULL, ab);
+  preClose(e, t);
+  free(ab);
+  free(abNone);
+  tu_rmrf(zDir);
+  free(zDir);
+}
+END_TEST
+
 Suite *engine_txn_suite(void) {
   Suite *s = suite_create("engine_txn");
   TCase *tc = tcase_create("txn");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_set_cell_keys_are_eng_cell_keys);
   tcase_add_test(tc, test_set_cell_rows_differing_in_one_byte);
+  tcase_add_test(tc, test_prebuilt_commit_of_a_load_in_key_order);
+  tcase_add_test(tc, test_prebuild_dropped_by_a_savepoint_rollback);
+  tcase_add_test(tc, test_prebuild_dropped_by_a_delete);
+  tcase_add_test(tc, test_prebuild_starts_over_after_a_rollback_to_empty);
+  tcase_add_test(tc, test_prebuild_rollback_leaves_nothing);
   suite_add_tcase(s, tc);
   return s;
 }
