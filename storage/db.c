@@ -1061,18 +1061,20 @@ static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
 static int commit(wcs_db *db, wcs_batch *pBatch, wcs_prebuild *pPre,
                   char **pzErr);
 
-/* Bytes the worker copies out of the owner's payload at a time (under the
-** prebuild's mutex, so that a withdrawal never waits long). */
+/* Bytes the worker reads of the owner's payload in one pass, at most
+** (a withdrawal waits for the pass to end). */
 #define PREBUILD_SLICE (256u << 10)
 
 struct wcs_prebuild {
   wcs_db *db;
   pthread_t th;
   pthread_mutex_t mu;    /* guards the fields up to rc */
-  pthread_cond_t cv;     /* bytes, a finish or a stop; the worker's end */
+  pthread_cond_t cv;     /* bytes, a finish, a stop, a pass's end; the
+                         ** worker's end */
   const uint8_t *p;      /* the owner's payload, NULL: withdrawn */
   size_t nOffered;       /* its bytes that may be read */
-  size_t nCopied;        /* its bytes the worker has copied */
+  size_t nRead;          /* its bytes the worker has taken */
+  int bBusy;             /* the worker is reading p (without the mutex) */
   int bFinish;           /* nOffered is the payload's end */
   int bStop;             /* abandoned */
   int bDone;             /* the worker has ended */
@@ -1081,57 +1083,68 @@ struct wcs_prebuild {
   uint64_t seq;          /* every entry's sequence number */
   compact_job j;         /* template for the stream's files */
   ingest_stream *pStream;
-  wcs_buf slice;         /* worker: copied bytes not yet taken */
   wcs_fmeta **aOut;      /* the files, in key order, once finished */
   int nOut;
   uint64_t nBytes;       /* their bytes */
 };
 
+/*
+** The worker: passes over the offered bytes, in place. A pass takes at
+** most PREBUILD_SLICE bytes (more only when one operation is longer), and
+** ends at the last whole operation in them; the next starts there.
+*/
 static void *prebuildMain(void *pArg) {
   wcs_prebuild *pb = pArg;
   int rc = WCS_OK;
   char *zErr = NULL;
+  size_t nMax = PREBUILD_SLICE;
   pthread_mutex_lock(&pb->mu);
   for (;;) {
+    const uint8_t *p;
     size_t n, nUsed = 0;
     if (pb->bStop) {
       rc = WCS_NOTFOUND;
       break;
     }
-    if (pb->nOffered < pb->nCopied) {
+    if (pb->nOffered < pb->nRead) {
       rc = WCS_NOTFOUND; /* the payload shrank under what was read */
       break;
     }
-    if (pb->p == NULL || pb->nCopied == pb->nOffered) {
-      if (pb->bFinish && pb->p && pb->nCopied == pb->nOffered) break;
+    if (pb->p == NULL || pb->nRead == pb->nOffered) {
+      if (pb->bFinish && pb->p && pb->nRead == pb->nOffered) break;
       pthread_cond_wait(&pb->cv, &pb->mu);
       continue;
     }
-    n = pb->nOffered - pb->nCopied;
-    if (n > PREBUILD_SLICE) n = PREBUILD_SLICE;
-    if (wcs_buf_append(&pb->slice, pb->p + pb->nCopied, n)) {
-      rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
-      break;
-    }
-    pb->nCopied += n;
+    p = pb->p + pb->nRead;
+    n = pb->nOffered - pb->nRead;
+    if (n > nMax) n = nMax;
+    pb->bBusy = 1;
     pthread_mutex_unlock(&pb->mu);
-    rc = ingest_stream_add(pb->pStream, pb->slice.a, pb->slice.n, &nUsed,
-                           &zErr);
-    /* an operation cut off at the slice's end waits for the next one */
-    memmove(pb->slice.a, pb->slice.a + nUsed, pb->slice.n - nUsed);
-    pb->slice.n -= nUsed;
+    rc = ingest_stream_add(pb->pStream, p, n, &nUsed, &zErr);
     pthread_mutex_lock(&pb->mu);
+    pb->bBusy = 0;
+    pb->nRead += nUsed;
+    pthread_cond_broadcast(&pb->cv); /* a withdrawal may be waiting */
     if (rc) break;
+    if (nUsed == 0) {
+      /* an operation longer than the pass, or torn at the end of what was
+      ** offered, which an offer's bytes never are */
+      if (n == pb->nOffered - pb->nRead) {
+        rc = WCS_NOTFOUND;
+        break;
+      }
+      nMax = n * 2;
+    } else {
+      nMax = PREBUILD_SLICE;
+    }
   }
   pthread_mutex_unlock(&pb->mu);
-  if (rc == WCS_OK && pb->slice.n) rc = WCS_NOTFOUND; /* a torn operation */
   if (rc == WCS_OK) {
     rc = ingest_stream_finish(pb->pStream, &pb->aOut, &pb->nOut, &pb->nBytes,
                               &zErr);
   }
   ingest_stream_free(pb->pStream);
   pb->pStream = NULL;
-  wcs_buf_free(&pb->slice);
   pthread_mutex_lock(&pb->mu);
   pb->rc = rc;
   pb->zErr = zErr;
@@ -1203,11 +1216,14 @@ int wcs_prebuild_start(wcs_db *db, size_t nRunPrefix, wcs_prebuild **ppPre) {
 void wcs_prebuild_offer(wcs_prebuild *pb, const void *p, size_t n) {
   if (pb == NULL) return;
   pthread_mutex_lock(&pb->mu);
-  pb->p = p; /* the worker copies under the mutex: it is not reading now */
+  pb->p = p;
   if (p) {
-    if (pb->nCopied == 0) pb->nCopied = WAL_BATCH_HEADER;
+    if (pb->nRead == 0) pb->nRead = WAL_BATCH_HEADER;
     if (n > pb->nOffered) pb->nOffered = n;
-    pthread_cond_signal(&pb->cv);
+    pthread_cond_broadcast(&pb->cv);
+  } else {
+    while (pb->bBusy) /* the pass reading it ends first */
+      pthread_cond_wait(&pb->cv, &pb->mu);
   }
   pthread_mutex_unlock(&pb->mu);
 }
@@ -1278,7 +1294,7 @@ int wcs_prebuild_commit(wcs_prebuild *pb, const void *p, size_t n, int nOp) {
   db = pb->db;
   pthread_mutex_lock(&pb->mu);
   pb->p = p;
-  if (pb->nCopied == 0) pb->nCopied = WAL_BATCH_HEADER;
+  if (pb->nRead == 0) pb->nRead = WAL_BATCH_HEADER;
   pb->nOffered = n;
   pb->bFinish = 1;
   pthread_mutex_unlock(&pb->mu);
