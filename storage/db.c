@@ -2487,12 +2487,23 @@ typedef struct Replay {
   uint64_t maxSeq; /* highest seq replayed */
 } Replay;
 
-/* Replay WAL files into memtables; flush them unless read-only. */
+/* A log at most this long, the only one replayed, is kept at open with
+** its memtable rather than flushed (RocksDB's avoid_flush_during_recovery):
+** an open then writes nothing. Longer ones are flushed, so that opens do
+** not replay ever more. */
+#define LOG_REUSE_BYTES (1u << 20)
+
+/*
+** Replay WAL files into memtables. Unless read-only: flush them and start
+** a new log, or, when one short log was all there was to replay, go on
+** appending to it with the replayed memtable.
+*/
 static int recoverLogs(wcs_db *db, char **pzErr) {
   LogList l;
-  int rc, i;
+  int rc, i, nReplayed = 0, bFlushed = 0;
   uint64_t maxSeq = vset_last_seq(db->pVs);
   uint64_t skipTo = vset_last_seq(db->pVs);
+  uint64_t iLast = 0, nLastEnd = 0; /* the last log replayed, its length */
   memset(&l, 0, sizeof l);
   rc = db->pEnv->xList(db->pEnv, db->zDir, &l, collectLog, pzErr);
   if (rc == WCS_NOMEM) wcs_seterr(pzErr, rc, "out of memory");
@@ -2548,8 +2559,12 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
           memtable_bytes(db->pMem) >= db->nMemLimit) {
         rc = recoveryFlush(db, maxSeq, pzErr);
         skipTo = maxSeq;
+        bFlushed = 1;
       }
     }
+    nReplayed++;
+    iLast = l.a[i];
+    nLastEnd = wal_reader_good_end(r);
     if (rc == WCS_OK && wal_reader_torn(r) && !db->bReadOnly) {
       /* cut the torn tail so new records never follow garbage */
       wcs_file *f = NULL;
@@ -2561,6 +2576,21 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
     }
     wal_reader_close(r);
     free(zPath);
+  }
+  if (rc == WCS_OK && !db->bReadOnly && nReplayed == 1 && !bFlushed &&
+      nLastEnd <= LOG_REUSE_BYTES) {
+    char *z = logPath(db, iLast);
+    if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    if (rc == WCS_OK &&
+        wal_writer_open_append(db->pEnv, z, nLastEnd, &db->pWal, NULL) ==
+            WCS_OK) {
+      memtable_set_log(db->pMem, iLast);
+      atomic_store(&db->lastSeq, maxSeq);
+      free(z);
+      free(l.a);
+      return WCS_OK;
+    }
+    free(z);
   }
   if (rc == WCS_OK) {
     atomic_store(&db->lastSeq, maxSeq);
@@ -2755,7 +2785,7 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     rc = vset_open(db->pEnv, db->zDir, &db->opt, db->pCache, db->bReadOnly,
                    db->opt.bCreate, &db->pVs, pzErr);
   }
-  if (rc == WCS_OK && !db->bReadOnly) rc = vset_new_manifest(db->pVs, pzErr);
+  if (rc == WCS_OK && !db->bReadOnly) rc = vset_open_manifest(db->pVs, pzErr);
   if (rc == WCS_OK && memtable_new(db->nMemLimit, 0, &db->pMem)) {
     rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }

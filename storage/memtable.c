@@ -361,6 +361,10 @@ uint64_t memtable_log(const wcs_memtable *m) {
   return m->iLog;
 }
 
+void memtable_set_log(wcs_memtable *m, uint64_t iLog) {
+  m->iLog = iLog;
+}
+
 static void noteSeq(wcs_memtable *m, uint64_t seq) {
   if (atomic_load_explicit(&m->minSeq, memory_order_relaxed) == 0) {
     atomic_store_explicit(&m->minSeq, seq, memory_order_relaxed);

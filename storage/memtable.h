@@ -33,6 +33,8 @@ void memtable_ref(wcs_memtable *);
 void memtable_unref(wcs_memtable *);
 
 uint64_t memtable_log(const wcs_memtable *);
+/* Tie a memtable to log iLog (a replayed one kept at open). */
+void memtable_set_log(wcs_memtable *, uint64_t iLog);
 
 /* Add a put or delete (single writer). WCS_OK or WCS_NOMEM. */
 int memtable_add(wcs_memtable *, uint64_t seq, int type, const void *pKey,

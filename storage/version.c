@@ -35,6 +35,8 @@ struct wcs_vset {
   uint64_t iLog;                   /* WAL files numbered below are obsolete */
   uint64_t lastSeq;                /* every seq <= this is in the files */
   uint64_t iManifest;              /* number of the manifest in use, 0: none */
+  uint64_t nManifestRead;          /* bytes of it replay() read, all whole
+                                   ** records (0: its tail was torn) */
   wal_writer *pManifest;           /* open manifest (writable stores) */
   int bManifestBroken;             /* an append failed: refuse more edits */
   wcs_version *pCurrent;           /* referenced */
@@ -1190,6 +1192,9 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
     }
   }
   if (iManifest >= vs->iNextFile) vs->iNextFile = iManifest + 1;
+  if (rc == WCS_OK && !wal_reader_torn(r)) {
+    vs->nManifestRead = wal_reader_good_end(r);
+  }
   wal_reader_close(r);
   free(zPath);
   if (rc) {
@@ -1387,6 +1392,26 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
     if (zPath) vs->pEnv->xDelete(vs->pEnv, zPath, NULL);
     free(zPath);
   }
+  return WCS_OK;
+}
+
+int vset_open_manifest(wcs_vset *vs, char **pzErr) {
+  char zName[64];
+  char *zPath;
+  int rc;
+  if (vs->iManifest == 0 || vs->nManifestRead == 0 ||
+      vs->nManifestRead > VSET_REUSE_BYTES) {
+    return vset_new_manifest(vs, pzErr);
+  }
+  snprintf(zName, sizeof zName, "MANIFEST-%06llu",
+           (unsigned long long)vs->iManifest);
+  zPath = dirPath(vs->zDir, zName);
+  if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = wal_writer_open_append(vs->pEnv, zPath, vs->nManifestRead,
+                              &vs->pManifest, pzErr);
+  free(zPath);
+  if (rc) return vset_new_manifest(vs, pzErr);
+  vs->bManifestBroken = 0;
   return WCS_OK;
 }
 

@@ -148,9 +148,17 @@ void vset_close(wcs_vset *);
 /*
 ** Start a fresh manifest holding the whole current state, point CURRENT at
 ** it (write to a temporary file, fsync, rename, fsync the directory) and
-** delete the old one. Done once at every writable open.
+** delete the old one.
 */
 int vset_new_manifest(wcs_vset *, char **pzErr);
+/*
+** Make the manifest writable at a writable open: append to the one just
+** read when it ended with a whole record and holds at most
+** VSET_REUSE_BYTES (no write, no fsync: opening a store costs nothing on
+** disk), else vset_new_manifest, which also keeps manifests short.
+*/
+#define VSET_REUSE_BYTES (1u << 20)
+int vset_open_manifest(wcs_vset *, char **pzErr);
 
 /*
 ** Apply an edit: build current + edit, append the edit to the manifest and

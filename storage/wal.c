@@ -118,6 +118,30 @@ int wal_writer_open(wcs_env *pEnv, const char *zPath, wal_writer **pp,
   return WCS_OK;
 }
 
+int wal_writer_open_append(wcs_env *pEnv, const char *zPath, uint64_t nSize,
+                           wal_writer **pp, char **pzErr) {
+  wal_writer *w = calloc(1, sizeof *w);
+  int rc;
+  *pp = NULL;
+  if (w == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  w->zPath = malloc(strlen(zPath) + 1);
+  if (w->zPath == NULL) {
+    free(w);
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
+  strcpy(w->zPath, zPath);
+  w->pEnv = pEnv;
+  rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_WRITE, &w->pFile, pzErr);
+  if (rc) {
+    free(w->zPath);
+    free(w);
+    return rc;
+  }
+  w->nSize = w->nSynced = nSize;
+  *pp = w;
+  return WCS_OK;
+}
+
 int wal_writer_append(wal_writer *w, const uint8_t *p, size_t n, char **pzErr) {
   int rc;
   if (w->bBroken) {

@@ -137,6 +137,10 @@ int wal_writer_open(wcs_env *, const char *zPath, wal_writer **pp,
 ** follow a partial one; if even that fails, WCS_IOERR-class codes are
 ** returned and the writer refuses further appends. */
 int wal_writer_append(wal_writer *, const uint8_t *p, size_t n, char **pzErr);
+/* Open an existing log of nSize bytes, all of them whole records (as a
+** reader found them, its tail cut if torn), to append to it. */
+int wal_writer_open_append(wcs_env *, const char *zPath, uint64_t nSize,
+                           wal_writer **pp, char **pzErr);
 int wal_writer_sync(wal_writer *, char **pzErr);
 uint64_t wal_writer_size(const wal_writer *);
 /* Bytes appended since the last successful sync. */

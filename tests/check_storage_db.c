@@ -992,6 +992,78 @@ START_TEST(test_db_sync_failure_keeps_acknowledged) {
 }
 END_TEST
 
+/* Opening a store whose manifest ends whole and whose one log is short
+** writes nothing: the manifest is appended to and the log, replayed into
+** the memtable, goes on taking commits. Commits made after such an open,
+** and after a crash that cuts the unsynced tail, are kept as before; a
+** log over LOG_REUSE_BYTES (1 MiB) is flushed at open instead. */
+START_TEST(test_db_open_writes_nothing_for_a_short_log) {
+  FaultFix f;
+  wcs_db *db = NULL;
+  int64_t nW, nS;
+  int i, iRound;
+  char k[32], v[200];
+  faultOpen(&f);
+  f.o.nMemtable = 8 << 20; /* no flush while writing below */
+  f.o.iSync = WCS_SYNC_FULL;
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  for (i = 0; i < 100; i++) {
+    snprintf(k, sizeof k, "key%06d", i);
+    putS(db, k, "first");
+  }
+  OK(wcs_db_close(db));
+  for (iRound = 0; iRound < 3; iRound++) {
+    db = NULL;
+    nW = f.fault.nWrites;
+    nS = f.fault.nSyncs;
+    OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+    ck_assert_int_eq(f.fault.nWrites, nW);
+    ck_assert_int_eq(f.fault.nSyncs, nS);
+    for (i = 0; i < 100; i++) {
+      snprintf(k, sizeof k, "key%06d", i);
+      ck_assert_str_eq(getS(db, NULL, k), iRound == 0 ? "first" : "again");
+    }
+    for (i = 0; i < 100; i += 2) {
+      snprintf(k, sizeof k, "key%06d", i);
+      putS(db, k, "again");
+    }
+    for (i = 1; i < 100; i += 2) {
+      snprintf(k, sizeof k, "key%06d", i);
+      putS(db, k, "again");
+    }
+    /* a crash, not a close: every commit was synced (SYNC FULL) */
+    ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
+    wcs_db_close(db);
+    ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
+  }
+
+  /* more than 1 MiB in the log: the open flushes it */
+  db = NULL;
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  memset(v, 'x', sizeof v);
+  for (i = 0; i < 6000; i++) {
+    snprintf(k, sizeof k, "big%06d", i);
+    OK(wcs_db_put(db, k, strlen(k), v, sizeof v));
+  }
+  OK(wcs_db_close(db));
+  db = NULL;
+  nS = f.fault.nSyncs;
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  ck_assert_int_gt(f.fault.nSyncs, nS);
+  for (i = 0; i < 6000; i += 97) {
+    void *p = NULL;
+    size_t n = 0;
+    snprintf(k, sizeof k, "big%06d", i);
+    OK(wcs_db_get(db, NULL, k, strlen(k), &p, &n));
+    ck_assert_uint_eq(n, sizeof v);
+    wcs_free(p);
+  }
+  ck_assert_str_eq(getS(db, NULL, "key000042"), "again");
+  OK(wcs_db_close(db));
+  faultClose(&f);
+}
+END_TEST
+
 /* A simulated power cut with SYNC FULL keeps every acknowledged commit;
 ** with SYNC OFF the store still opens with a prefix of the commits. */
 static void powerCut(int iSync) {
@@ -1825,6 +1897,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_io_error_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_sync_failure_keeps_acknowledged);
   tcase_add_test(tc, test_db_power_cut_sync_full_keeps_acknowledged);
+  tcase_add_test(tc, test_db_open_writes_nothing_for_a_short_log);
   tcase_add_test(tc, test_db_power_cut_sync_off_keeps_a_prefix);
   tcase_add_test(tc, test_db_read_error_is_reported);
   tcase_add_test(tc, test_db_iter_refresh_sees_new_writes_files_and_tombstones);
