@@ -395,6 +395,8 @@ START_TEST(test_prebuilt_commit_of_a_load_in_key_order) {
   preCheck(t, NULL, ab);
   preClose(e, t);
   free(ab);
+  tu_rmrf(zDir);
+  free(zDir);
 }
 END_TEST
 
