@@ -1247,13 +1247,12 @@ static int prebuildInstall(wcs_db *db, wcs_prebuild *pb, char **pzErr) {
   const wcs_fmeta *pLo, *pHi;
   int rc, iLevel, i;
   memset(&e, 0, sizeof e);
-  if (pb->nOut == 0) return WCS_NOTFOUND;
+  if (pb->nOut == 0 || atomic_load(&db->lastSeq) >= pb->seq ||
+      vset_last_seq(db->pVs) >= pb->seq) {
+    return WCS_NOTFOUND; /* before makeRoom: a decline flushes nothing */
+  }
   rc = makeRoom(db, ROOM_INGEST, pzErr);
   if (rc) return rc;
-  if (atomic_load(&db->lastSeq) >= pb->seq ||
-      vset_last_seq(db->pVs) >= pb->seq) {
-    return WCS_NOTFOUND;
-  }
   pLo = pb->aOut[0];
   pHi = pb->aOut[pb->nOut - 1]; /* runs are disjoint: it ends last */
   iLevel = ingest_level_range(vset_current(db->pVs), pLo->pSmallest,

@@ -769,6 +769,11 @@ struct ingest_stream {
   int nRun;
   uint8_t aPrefix[INGEST_RUNS_MAX][INGEST_PREFIX_MAX];
   RunOut aOut[INGEST_RUNS_MAX];
+  wcs_buf aLast[INGEST_RUNS_MAX]; /* each run's last user key: the order
+                                  ** is checked here, across file cuts and
+                                  ** between a put and a delete of one key
+                                  ** (one seq: the builder's check of
+                                  ** internal keys would pass those) */
   int iRun; /* run of the last operation */
   wcs_buf key;
 };
@@ -832,9 +837,24 @@ int ingest_stream_add(ingest_stream *s, const uint8_t *p, size_t n,
       break;
     }
     s->iRun = iRun;
+    {
+      wcs_buf *pLast = &s->aLast[iRun];
+      if (pLast->n && wcs_ukey_cmp(o.pKey, (size_t)o.nKey, pLast->a,
+                                   pLast->n - 1) <= 0) {
+        rc = WCS_NOTFOUND; /* not strictly increasing */
+        break;
+      }
+      /* n is the key's length + 1, so that an empty first key counts */
+      if (o.nKey + 1 > pLast->nAlloc &&
+          wcs_buf_reserve(pLast, (size_t)o.nKey + 1)) {
+        rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+        break;
+      }
+      wcs_copy_short(pLast->a, o.pKey, (size_t)o.nKey);
+      pLast->n = (size_t)o.nKey + 1;
+    }
     INGEST_READ_AHEAD(q, pEnd);
     rc = runOutAdd(&s->j, &s->so, &s->aOut[iRun], &s->key, &o, s->seq, pzErr);
-    if (rc == WCS_MISUSE) rc = WCS_NOTFOUND; /* out of key order */
     if (rc == WCS_OK) q += nOp;
   }
   *pnUsed = (size_t)(q - p);
@@ -879,6 +899,7 @@ void ingest_stream_free(ingest_stream *s) {
   if (s == NULL) return;
   for (i = 0; i < INGEST_RUNS_MAX; i++) {
     compact_output_clear(&s->aOut[i].out);
+    wcs_buf_free(&s->aLast[i]);
   }
   compact_job_discard(&s->j);
   wcs_buf_free(&s->key);
