@@ -1633,6 +1633,7 @@ struct wcs_iter {
                         ** failed refresh or retarget) */
   wcs_iiter *pMerge;    /* merging iterator over apKid (borrowed) */
   wcs_iiter *apMem[MAX_IMM + 1]; /* memtable children (owned) */
+  wcs_memtable *apMemOf[MAX_IMM + 1]; /* the memtable of each */
   int nMem;                      /* entries of apMem */
   wcs_viters vi;                 /* file children (owned), per target */
   wcs_iiter **apKid;             /* the merged stream's children */
@@ -1654,6 +1655,12 @@ struct wcs_iter {
   int bNoFill;         /* the bNoCacheFill option */
   uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
   int bMemSkipped;     /* sv->pMem was empty then: it has no child */
+  int bMemOff;         /* sv->pMem held no key within the bounds when
+                       ** iterTarget aimed them: its child is left out of
+                       ** the stream (so a scan of one table steps inside
+                       ** its blocks while other tables take writes) */
+  uint64_t nMemOffCount; /* its entries then: more, and a refresh must
+                         ** look again */
   sst_rangedel *aDel;  /* tombstones visible at snap (borrowed keys) */
   wcs_frags frags;     /* their fragments; aSeq[0] is the newest */
   int bRev;            /* direction of the last move */
@@ -2016,9 +2023,24 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     ** of its own, whose bound is the next table's first key). A level
     ** iterator (several files) and a memtable are not asked: they count
     ** as reaching it. */
-    int bBelow = it->bUpper && it->nMem == 0;
-    for (i = 0; i < it->nMem; i++)
+    int bBelow = it->bUpper;
+    it->bMemOff = 0;
+    for (i = 0; i < it->nMem; i++) {
+      wcs_memtable *m = it->apMemOf[i];
+      /* a memtable's entries with seq <= snap were all added before snap
+      ** was read: one without a key in bounds now has none to show */
+      if (!memtable_any_within(m, it->bLower ? it->lower.a : NULL,
+                               it->lower.n, it->bUpper ? it->upper.a : NULL,
+                               it->upper.n)) {
+        if (m == it->sv->pMem) {
+          it->bMemOff = 1;
+          it->nMemOffCount = memtable_count(m);
+        }
+        continue;
+      }
       it->apKid[nKid++] = it->apMem[i];
+      bBelow = 0;
+    }
     for (i = 0; i < it->vi.nSlot; i++) {
       const wcs_vslot *s = &it->vi.aSlot[i];
       if (!s->bOn) continue;
@@ -2077,7 +2099,7 @@ static int iterBuild(wcs_iter *it, char **pzErr) {
       continue;
     }
     rc = memtable_iter(m, &it->apMem[it->nMem]);
-    if (rc == WCS_OK) it->nMem++;
+    if (rc == WCS_OK) it->apMemOf[it->nMem++] = m;
   }
   if (rc == WCS_OK) rc = merge_iter_new_borrowed(&it->pMerge);
   if (rc) return wcs_seterr(pzErr, rc, "out of memory");
@@ -2182,7 +2204,8 @@ int wcs_iter_refresh(wcs_iter *it) {
   sv = svAcquire(it->db, NULL, &seq);
   if (sv == it->sv && it->pM != NULL &&
       memtable_rangedel_count(sv->pMem) == it->nMemDel &&
-      !(it->bMemSkipped && memtable_count(sv->pMem) != 0)) {
+      !(it->bMemSkipped && memtable_count(sv->pMem) != 0) &&
+      !(it->bMemOff && memtable_count(sv->pMem) != it->nMemOffCount)) {
     /* Same memtables and files, no new range tombstone: the children see
     ** the newer entries already (the memtable is read live); only the
     ** sequence number to read at moves. */

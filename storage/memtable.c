@@ -478,6 +478,27 @@ uint64_t memtable_count(const wcs_memtable *m) {
   return atomic_load_explicit(&((wcs_memtable *)m)->nEntries,
                               memory_order_relaxed);
 }
+int memtable_any_within(const wcs_memtable *m, const uint8_t *pLo,
+                        size_t nLo, const uint8_t *pHi, size_t nHi) {
+  MtNode *n;
+  if (atomic_load_explicit(&((wcs_memtable *)m)->nDels,
+                           memory_order_acquire)) {
+    return 1; /* a tombstone may reach into the bounds */
+  }
+  if (pLo) {
+    Target t;
+    t.pUKey = pLo;
+    t.nUKey = nLo;
+    t.trailer = UINT64_MAX; /* before every entry of the key pLo */
+    n = findGE(&m->points, &t, NULL);
+  } else {
+    n = nextAt(m->points.pHead, 0);
+  }
+  if (n == NULL) return 0;
+  return pHi == NULL ||
+         wcs_ukey_cmp(n->pKey, n->nKey - WCS_IKEY_TRAILER, pHi, nHi) < 0;
+}
+
 uint64_t memtable_rangedel_count(const wcs_memtable *m) {
   return atomic_load_explicit(&((wcs_memtable *)m)->nDels,
                               memory_order_relaxed);

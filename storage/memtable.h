@@ -46,6 +46,10 @@ int memtable_add_rangedel(wcs_memtable *, uint64_t seq, const void *pStart,
 size_t memtable_bytes(const wcs_memtable *);   /* arena bytes in use */
 uint64_t memtable_count(const wcs_memtable *); /* entries (not tombstones) */
 uint64_t memtable_rangedel_count(const wcs_memtable *);
+/* Whether m may hold something within user keys [pLo, pHi) (either NULL:
+** unbounded): an entry there, or any range tombstone. */
+int memtable_any_within(const wcs_memtable *m, const uint8_t *pLo,
+                        size_t nLo, const uint8_t *pHi, size_t nHi);
 uint64_t memtable_min_seq(const wcs_memtable *); /* 0 while empty */
 uint64_t memtable_max_seq(const wcs_memtable *);
 

@@ -1566,6 +1566,77 @@ static const char *iterAt(wcs_iter *it, const char *k) {
   return aBuf;
 }
 
+/* Keys an iterator shows from its first. */
+static int countAll(wcs_iter *it) {
+  int n = 0;
+  ck_assert_int_eq(wcs_iter_first(it), WCS_OK);
+  while (wcs_iter_valid(it)) {
+    n++;
+    ck_assert_int_eq(wcs_iter_next(it), WCS_OK);
+  }
+  return n;
+}
+
+/* A memtable with no key within an iterator's bounds is left out of its
+** stream (a scan of files of its own then steps inside their blocks), but
+** a write into the bounds is seen after a refresh, and a retarget to
+** bounds the memtable reaches reads it. */
+START_TEST(test_db_memtable_outside_the_bounds_is_left_out_until_it_reaches_them) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  wcs_iter_options io;
+  char k[32];
+  int i;
+  smallOptions(&o);
+  o.bInMemory = 1;
+  o.bNoBackground = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < 500; i++) {
+    snprintf(k, sizeof k, "b%04d", i);
+    putS(db, k, "file");
+  }
+  OK(wcs_db_flush(db));
+  putS(db, "a1", "memtable");
+  putS(db, "c1", "memtable");
+  memset(&io, 0, sizeof io);
+  io.pLower = "b";
+  io.nLower = 1;
+  io.pUpper = "c";
+  io.nUpper = 1;
+  OK(wcs_iter_new(db, &io, &it));
+  ck_assert_int_eq(countAll(it), 500);
+  /* a write into the bounds, in the memtable that was left out */
+  putS(db, "b0100x", "memtable");
+  OK(wcs_iter_refresh(it));
+  ck_assert_str_eq(iterAt(it, "b0100"), "b0100");
+  OK(wcs_iter_next(it));
+  ck_assert_int_eq(wcs_iter_valid(it), 1);
+  ck_assert_str_eq(iterAt(it, "b0100x"), "b0100x");
+  ck_assert_int_eq(countAll(it), 501);
+  /* retargeted below: the memtable's "a1" */
+  io.pLower = "a";
+  io.nLower = 1;
+  io.pUpper = "b";
+  io.nUpper = 1;
+  OK(wcs_iter_retarget(it, &io));
+  OK(wcs_iter_first(it));
+  ck_assert_int_eq(wcs_iter_valid(it), 1);
+  ck_assert_str_eq(iterAt(it, "a"), "a1");
+  /* and back, with another write in between: seen without a refresh,
+  ** since a retarget reads at the latest state */
+  putS(db, "b0200x", "memtable");
+  io.pLower = "b";
+  io.nLower = 1;
+  io.pUpper = "c";
+  io.nUpper = 1;
+  OK(wcs_iter_retarget(it, &io));
+  ck_assert_str_eq(iterAt(it, "b0200+"), "b0200x");
+  wcs_iter_free(it);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 START_TEST(test_db_iter_refresh_sees_new_writes_files_and_tombstones) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -1898,6 +1969,8 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_sync_failure_keeps_acknowledged);
   tcase_add_test(tc, test_db_power_cut_sync_full_keeps_acknowledged);
   tcase_add_test(tc, test_db_open_writes_nothing_for_a_short_log);
+  tcase_add_test(
+      tc, test_db_memtable_outside_the_bounds_is_left_out_until_it_reaches_them);
   tcase_add_test(tc, test_db_power_cut_sync_off_keeps_a_prefix);
   tcase_add_test(tc, test_db_read_error_is_reported);
   tcase_add_test(tc, test_db_iter_refresh_sees_new_writes_files_and_tombstones);
