@@ -3,7 +3,8 @@
 ** statically (wcs_register): tables and columns, the JSON conventions of
 ** family columns, writes and upserts, transactions and savepoints across
 ** tables, errors, history views, SQL functions, and the safety settings
-** (SQLITE_VTAB_DIRECTONLY under SQLITE_DBCONFIG_DEFENSIVE).
+** (SQLITE_VTAB_DIRECTONLY under SQLITE_DBCONFIG_DEFENSIVE), and a bulk load
+** (the prebuilt commit) against the same load into a native table.
 **
 ** Plans (EXPLAIN QUERY PLAN) are in check_vtab_plan.c.
 */
@@ -1219,6 +1220,84 @@ START_TEST(test_insert_row_key_from_fields_or_key) {
 }
 END_TEST
 
+/* ---- bulk loads ------------------------------------------------------- */
+
+/* A load of nRow rows in key order in one transaction, into the wcs table
+** t and the native table n alike; with bSavepoint, rows 40000..40099 are
+** inserted inside a savepoint that is rolled back. */
+static void bulkLoad(sqlite3 *db, int nRow, int bSavepoint) {
+  sqlite3_stmt *aSt[2];
+  const char *azTab[2] = {"t", "n"};
+  char zV[160];
+  int i, k;
+  for (k = 0; k < 2; k++) {
+    char *z = sqlite3_mprintf(
+        "INSERT INTO %s(a, b, v, x, w) VALUES (?, ?, ?, ?, ?)", azTab[k]);
+    ck_assert_int_eq(sqlite3_prepare_v2(db, z, -1, &aSt[k], NULL), SQLITE_OK);
+    sqlite3_free(z);
+  }
+  OK(db, "BEGIN");
+  for (i = 0; i < nRow; i++) {
+    int bIn = bSavepoint && i >= 40000 && i < 40100;
+    size_t n = 100 + (size_t)(i % 50), j;
+    for (j = 0; j < n; j++)
+      zV[j] = (char)('a' + (i * 7 + (int)j) % 26);
+    zV[n] = 0;
+    if (bIn && i == 40000) OK(db, "SAVEPOINT s1");
+    for (k = 0; k < 2; k++) {
+      char zA[16];
+      snprintf(zA, sizeof zA, "k%02d", i / 10000);
+      sqlite3_bind_text(aSt[k], 1, zA, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int(aSt[k], 2, i % 10000);
+      sqlite3_bind_text(aSt[k], 3, zV, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int(aSt[k], 4, i * 3);
+      sqlite3_bind_text(aSt[k], 5, i % 3 ? "fw-1" : "fw-2", -1, SQLITE_STATIC);
+      ck_assert_int_eq(sqlite3_step(aSt[k]), SQLITE_DONE);
+      sqlite3_reset(aSt[k]);
+    }
+    if (bIn && i == 40099) OK(db, "ROLLBACK TO s1; RELEASE s1");
+  }
+  OK(db, "COMMIT");
+  for (k = 0; k < 2; k++)
+    sqlite3_finalize(aSt[k]);
+}
+
+/* A bulk load big enough for the prebuilt commit (storage/wal.h,
+** wcs_prebuild: the files are written while the transaction runs) reads
+** back exactly as the same load into a native table; a savepoint rolled
+** back in the middle drops the prebuild, and the load still commits
+** exactly what it should. */
+START_TEST(test_bulk_load_matches_a_native_table) {
+  int bSave;
+  for (bSave = 0; bSave < 2; bSave++) {
+    sqlite3 *db = openDb(NULL);
+    OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (a STRING, b INT64 "
+           "DECIMAL(8)) DELIMITED BY '#', FAMILY f (v STRING, x INT64), "
+           "FAMILY g (w STRING))");
+    OK(db, "CREATE TABLE n(a TEXT, b INTEGER, v TEXT, x INTEGER, w TEXT, "
+           "PRIMARY KEY(a, b)) WITHOUT ROWID");
+    bulkLoad(db, 90000, bSave);
+    CHECK(db, "SELECT json_extract(wcs_stats('t'), '$.store.stats.prebuilds')",
+          bSave ? "0" : "1");
+    CHECK(db, "SELECT count(*), sum(x), sum(length(v)) FROM t",
+          bSave ? "89900|12137850150|11192550" : "90000|12149865000|11205000");
+    CHECK(db, "SELECT count(*), sum(x), sum(length(v)) FROM n",
+          bSave ? "89900|12137850150|11192550" : "90000|12149865000|11205000");
+    CHECK(db, "SELECT count(*) FROM (SELECT a, b, v, x, w FROM t EXCEPT "
+              "SELECT a, b, v, x, w FROM n)",
+          "0");
+    CHECK(db, "SELECT count(*) FROM (SELECT a, b, v, x, w FROM n EXCEPT "
+              "SELECT a, b, v, x, w FROM t)",
+          "0");
+    CHECK(db, "SELECT a, b, x, w FROM t WHERE a = 'k04' AND b = 1 UNION ALL "
+              "SELECT a, b, x, w FROM t WHERE a = 'k04' AND b = 100",
+          bSave ? "k04|100|120300|fw-1" /* 40001 was rolled back */
+                : "k04|1|120003|fw-1\nk04|100|120300|fw-1");
+    sqlite3_close(db);
+  }
+}
+END_TEST
+
 Suite *vtab_suite(void) {
   Suite *s = suite_create("vtab");
   TCase *tc = tcase_create("sql");
@@ -1260,6 +1339,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);
   tcase_add_test(tc, test_store_clause_and_two_connections);
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
+  tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   suite_add_tcase(s, tc);
   return s;
 }
