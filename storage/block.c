@@ -175,6 +175,12 @@ void block_builder_init(block_builder *p, int nInterval) {
   p->nInterval = nInterval < 1 ? 1 : nInterval;
 }
 
+/* The next entry is a restart point (its key stored whole). */
+static inline int atRestart(const block_builder *p) {
+  return p->nEntry == 0 || p->nSince >= p->nInterval ||
+         (p->nIntervalBytes && p->data.n - p->oRestart >= p->nIntervalBytes);
+}
+
 /*
 ** The builder's share of a bulk load's CPU is mostly finding how much of
 ** a key its neighbours already hold: the engine's cell keys are about 50
@@ -219,9 +225,10 @@ int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
   int bSuffix = p->bSuffix; /* not reloaded after each byte stored */
   uint8_t *z;
   assert(!p->bFinished);
-  if (p->nEntry == 0 || p->nSince >= p->nInterval) {
+  if (atRestart(p)) {
     if (wcs_buf_append32(&p->restarts, (uint32_t)p->data.n)) return WCS_NOMEM;
     p->nSince = 0;
+    p->oRestart = p->data.n;
     nShared = 0;
   } else if (bSuffix && nKey <= WCS_BLOCK_KEY_MAX) {
     /* the longest common suffix with the base that does not overlap the
@@ -266,7 +273,7 @@ int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
                       const uint8_t *pVal, size_t nVal) {
   size_t nShared = 0;
   int rc;
-  if (p->nEntry > 0 && p->nSince < p->nInterval) {
+  if (!atRestart(p)) {
     size_t nMax = p->last.n < nKey ? p->last.n : nKey;
     nShared = wcs_common_prefix(p->last.a, pKey, nMax);
   }
@@ -297,6 +304,7 @@ int block_builder_finish(block_builder *p, const uint8_t **pp, size_t *pn) {
 void block_builder_reset(block_builder *p) {
   p->data.n = p->restarts.n = p->last.n = p->base.n = 0;
   p->nSince = p->nEntry = 0;
+  p->oRestart = 0;
   p->bFinished = 0;
 }
 
@@ -305,7 +313,11 @@ void block_builder_free(block_builder *p) {
   wcs_buf_free(&p->restarts);
   wcs_buf_free(&p->last);
   wcs_buf_free(&p->base);
-  block_builder_init(p, p->nInterval);
+  {
+    size_t nBytes = p->nIntervalBytes;
+    block_builder_init(p, p->nInterval);
+    p->nIntervalBytes = nBytes;
+  }
 }
 
 /* ==================================================================

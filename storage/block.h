@@ -11,10 +11,12 @@
 **             | key bytes [shared, shared+unshared) | value bytes
 **
 ** `shared` is the length of the prefix the key has in common with the
-** previous key of the block; every restart point (each nInterval-th entry,
-** the first entry included) stores its key whole (shared == 0), and the
+** previous key of the block; every restart point (the first entry, then
+** the entry after nInterval entries or nIntervalBytes bytes since the last
+** one, whichever comes first) stores its key whole (shared == 0), and the
 ** restart array lists their byte offsets, so a seek binary-searches the
-** restart keys and then scans at most nInterval entries. count is
+** restart keys and then scans at most nInterval entries. Readers need
+** neither number. count is
 ** nRestart, or nRestart | WCS_BLOCK_SUFFIX for a block whose entries also
 ** share a suffix:
 **
@@ -99,7 +101,10 @@ typedef struct block_builder {
   wcs_buf base;     /* the latest key stored whole (suffix source) */
   int bSuffix;      /* write suffixes (set after init; default 0) */
   int nInterval;    /* entries per restart point, >= 1 */
+  size_t nIntervalBytes; /* also a restart point once the entries since
+                         ** the last one take this many bytes (0: never) */
   int nSince;       /* entries since the last restart point, < nInterval */
+  size_t oRestart;  /* data offset of the last restart point */
   int nEntry;       /* entries in the block */
   int bFinished;    /* finish was called: no more adds until reset */
 } block_builder;

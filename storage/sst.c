@@ -153,6 +153,9 @@ int sst_builder_new(wcs_env *pEnv, const char *zPath, uint64_t iFile,
   if (p->opt.nBloomBits < 0) p->opt.nBloomBits = 0;
   if (p->opt.nBloomBits > 100) p->opt.nBloomBits = 100;
   block_builder_init(&p->data, p->opt.nRestart);
+  if (p->opt.nRestartBytes > 0) {
+    p->data.nIntervalBytes = (size_t)p->opt.nRestartBytes;
+  }
   p->data.bSuffix = p->opt.bSuffix != 0;
   block_builder_init(&p->index, SST_INDEX_RESTART);
   bloom_builder_init(&p->bloom, p->opt.nBloomBits);

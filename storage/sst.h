@@ -91,6 +91,8 @@ typedef struct sst_options {
   int nBlockSize; /* target uncompressed data block size in bytes (the store
                   ** uses 4096..65536); 0 = 8192; clamped to 64..16 MiB */
   int nRestart;   /* keys between restart points; <= 0: 16 */
+  int nRestartBytes; /* and at most this many bytes of entries (0: no
+                     ** limit; block.h) */
   int iZstdLevel; /* zstd level for data, index, tombstone blocks; 0 = raw */
   int nBloomBits; /* bits per key; 0 = no filter (an empty bloom block) */
   int (*xBloomPrefix)(const void *pKey, int nKey); /* see wcs_options */

@@ -905,6 +905,69 @@ START_TEST(test_block_suffixes_shrink_cell_keys) {
 }
 END_TEST
 
+/* A byte limit on the restart interval: a restart point once the entries
+** since the last one take nIntervalBytes, before nInterval entries; the
+** restart array then lists exactly those offsets, and every move reads the
+** block as a model does. */
+START_TEST(test_block_restart_points_by_bytes) {
+  enum { N = 500 };
+  Ent *a = stemEnts(N, "row#");
+  size_t anLimit[3] = {0, 100, 400}, k;
+  for (k = 0; k < 3; k++) {
+    block_builder b;
+    block_iter it;
+    const uint8_t *p;
+    size_t n, o = 0, oLast = 0;
+    uint32_t nWant = 0, nGot;
+    int i;
+    block_builder_init(&b, 64);
+    b.bSuffix = 1;
+    b.nIntervalBytes = anLimit[k];
+    for (i = 0; i < N; i++) {
+      size_t nBefore = b.data.n;
+      int bRestart = i == 0 || i - (int)oLast >= 64 ||
+                     (anLimit[k] && nBefore - o >= anLimit[k]);
+      QUICK_EQ(block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal,
+                                 a[i].nVal),
+               WCS_OK);
+      if (bRestart) {
+        /* a restart entry starts with shared == 0 and suffix == 0 */
+        QUICK_EQ(b.data.a[nBefore], 0);
+        QUICK_EQ(b.restarts.n / 4, nWant + 1);
+        QUICK_EQ(wcs_get32(b.restarts.a + 4 * nWant), nBefore);
+        nWant++;
+        o = nBefore;
+        oLast = (size_t)i;
+      }
+    }
+    QUICK_EQ(block_builder_finish(&b, &p, &n), WCS_OK);
+    nGot = wcs_get32(p + n - 4) & ~WCS_BLOCK_SUFFIX;
+    QUICK_EQ(nGot, nWant);
+    if (anLimit[k] == 100) QUICK_ASSERT(nWant > N / 16);
+    if (anLimit[k] == 0) QUICK_EQ(nWant, (N + 63) / 64);
+    memset(&it, 0, sizeof it);
+    QUICK_EQ(block_iter_init(&it, p, n, 1), WCS_OK);
+    QUICK_EQ(block_iter_first(&it), WCS_OK);
+    for (i = 0; i < N; i++) {
+      assertAt(&it, a, N, i);
+      QUICK_EQ(block_iter_next(&it), WCS_OK);
+    }
+    QUICK_EQ(block_iter_last(&it), WCS_OK);
+    for (i = N - 1; i >= 0; i--) {
+      assertAt(&it, a, N, i);
+      QUICK_EQ(block_iter_prev(&it), WCS_OK);
+    }
+    for (i = 0; i < N; i += 3) {
+      QUICK_EQ(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
+      assertAt(&it, a, N, i);
+    }
+    block_iter_clear(&it);
+    block_builder_free(&b);
+  }
+  freeEnts(a, N);
+}
+END_TEST
+
 START_TEST(test_block_frame_round_trips_raw_and_zstd) {
   ZSTD_CCtx *cctx = ZSTD_createCCtx();
   wcs_buf out = {0}, scratch = {0};
@@ -1020,6 +1083,7 @@ Suite *storage_block_suite(void) {
   tcase_add_loop_test(tc, test_block_builders_agree_with_model, 0, 2);
   tcase_add_test(tc, test_block_builders_agree_on_edge_keys);
   tcase_add_test(tc, test_block_suffixes_shrink_cell_keys);
+  tcase_add_test(tc, test_block_restart_points_by_bytes);
   tcase_add_test(tc, test_block_frame_round_trips_raw_and_zstd);
   tcase_add_test(tc, test_block_check_detects_every_flipped_byte);
   tcase_add_test(tc, test_block_inflate_rejects_garbage_frames);
