@@ -112,7 +112,7 @@ int ksOcGetInt(const uint8_t *p, int n, int64_t *pv) {
 ** UTF-8
 ** ==================================================================== */
 
-int ksUtf8Valid(const uint8_t *p, int n, int *piBad) {
+int ks_utf8_valid(const uint8_t *p, int n, int *piBad) {
   int i = 0;
   while (i < n) {
     uint8_t c = p[i];
@@ -836,7 +836,7 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
     if (d >= 0 && d < 0x80 && asciiAbove(pView->p, pView->n, d)) {
       return WCS_OK; /* the common case: valid UTF-8 and no byte <= d */
     }
-    if (f->eType == KS_STRING && !ksUtf8Valid(pView->p, pView->n, &iBad)) {
+    if (f->eType == KS_STRING && !ks_utf8_valid(pView->p, pView->n, &iBad)) {
       return wcs_seterr(pzErr, WCS_CONSTRAINT,
                         "key field \"%s\": invalid "
                         "UTF-8 at offset %d",
@@ -1155,7 +1155,7 @@ int ks_key_field_decode(const ks_schema *s, int iField, ks_value *pVal,
   if (f->eType == KS_STRING || f->eType == KS_BYTES) {
     int iBad;
     if (f->eType == KS_STRING && !isAscii(pVal->p, pVal->n) &&
-        !ksUtf8Valid(pVal->p, pVal->n, &iBad)) {
+        !ks_utf8_valid(pVal->p, pVal->n, &iBad)) {
       return decodeError(s, pKey, nKey, iField, "invalid UTF-8", pzErr);
     }
     return WCS_OK;

@@ -148,9 +148,6 @@ int ksOcPutInt(uint8_t *a, int64_t v);
 ** 0 if malformed/short/non-minimal. */
 int ksOcGetInt(const uint8_t *p, int n, int64_t *pv);
 
-/* 1 if p[0..n-1] is valid UTF-8 (no overlongs, surrogates or > U+10FFFF);
-** else 0 and *piBad = offset of the first bad byte. */
-int ksUtf8Valid(const uint8_t *p, int n, int *piBad);
 
 /* Integer fields live, for ordering purposes, in an unsigned "order
 ** space" u where u order == byte order of the field encoding:

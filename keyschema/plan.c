@@ -337,7 +337,7 @@ static int bytesValid(const FieldCtx *fc, const uint8_t *p, int n) {
       if (p[i] <= fc->d) return 0;
     }
   }
-  return !fc->bUtf8 || ksUtf8Valid(p, n, NULL);
+  return !fc->bUtf8 || ks_utf8_valid(p, n, NULL);
 }
 
 static int cmpView(const void *a, const void *b) {

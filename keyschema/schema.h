@@ -499,6 +499,12 @@ int ks_plan_check(const ks_plan *pPlan, const uint8_t *pKey, int nKey,
 int ks_plan_check_stream(const ks_plan *pPlan, int iStream, const uint8_t *pKey,
                          int nKey, int bReverse, wcs_buf *pSeek);
 
+/* 1 if p[0..n-1] is valid UTF-8 (no overlongs, surrogates or > U+10FFFF;
+** ASCII runs are checked 8 bytes at a time); else 0 and, when piBad is
+** not NULL, *piBad = offset of the first bad byte. Keys, qualifiers,
+** STRING and JSON values are all checked with it. */
+int ks_utf8_valid(const uint8_t *p, int n, int *piBad);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1109,7 +1109,7 @@ START_TEST(test_codec_utf8_validation) {
   };
   size_t i;
   for (i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
-    ck_assert_msg(ksUtf8Valid((const uint8_t *)a[i].z, (int)strlen(a[i].z),
+    ck_assert_msg(ks_utf8_valid((const uint8_t *)a[i].z, (int)strlen(a[i].z),
                               NULL) == a[i].bOk,
                   "case %zu", i);
   }

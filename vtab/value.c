@@ -65,21 +65,6 @@ static int utf8Len(const uint8_t *p, int n) {
   return 0;
 }
 
-int wcsUtf8Valid(const uint8_t *p, int n) {
-  int i = 0;
-  while (i < n) {
-    int k;
-    if (p[i] < 0x80) {
-      i++;
-      continue;
-    }
-    k = utf8Len(p + i, n - i);
-    if (k == 0) return 0;
-    i += k;
-  }
-  return 1;
-}
-
 static int isSpace(int c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
          c == '\v';
@@ -468,7 +453,7 @@ void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
   if (eAgg != KS_AGG_HLL &&
       (pQual == NULL || pQual->eVType == KS_V_STRING ||
        pQual->eVType == KS_V_JSON) &&
-      wcsUtf8Valid(p, (int)n)) {
+      ks_utf8_valid(p, (int)n, NULL)) {
     sqlite3_result_text(ctx, n ? (const char *)p : "", (int)n,
                         SQLITE_TRANSIENT);
     return;
@@ -555,7 +540,7 @@ static int isPlainText(const uint8_t *p, size_t n) {
       return 0;
     }
   }
-  return wcsUtf8Valid(p, (int)n);
+  return ks_utf8_valid(p, (int)n, NULL);
 }
 
 int wcsJsonBytes(wcs_buf *pOut, const uint8_t *p, size_t n) {
@@ -584,10 +569,10 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
     case KS_V_BYTES:
       return appendHexObject(pOut, p, n);
     case KS_V_STRING:
-      if (wcsUtf8Valid(p, (int)n)) return wcsJsonString(pOut, p, n);
+      if (ks_utf8_valid(p, (int)n, NULL)) return wcsJsonString(pOut, p, n);
       break;
     case KS_V_JSON:
-      if (wcsUtf8Valid(p, (int)n) && wcsJsonValid((const char *)p, (int)n)) {
+      if (ks_utf8_valid(p, (int)n, NULL) && wcsJsonValid((const char *)p, (int)n)) {
         return wcs_buf_append(pOut, p, n);
       }
       break;

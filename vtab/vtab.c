@@ -2478,7 +2478,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
           p->bQualFilter = 1;
           /* TEXT = BLOB never holds in SQLite; qualifiers come back as
           ** TEXT when valid UTF-8, else BLOB */
-          if ((t == SQLITE_BLOB) == (wcsUtf8Valid(p->qual.a, nQ) != 0)) {
+          if ((t == SQLITE_BLOB) == (ks_utf8_valid(p->qual.a, nQ, NULL) != 0)) {
             bEmpty = 1;
           }
         }
@@ -2951,7 +2951,7 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     if (iCol == pTab->iColFamily) {
       sqlite3_result_text(ctx, c->zFamily, -1, SQLITE_TRANSIENT);
     } else if (iCol == pTab->iColQualifier) {
-      if (wcsUtf8Valid(c->pQual, (int)c->nQual)) {
+      if (ks_utf8_valid(c->pQual, (int)c->nQual, NULL)) {
         sqlite3_result_text(ctx, c->nQual ? (const char *)c->pQual : "",
                             (int)c->nQual, SQLITE_TRANSIENT);
       } else {

@@ -175,9 +175,6 @@ typedef struct WcsVal {
 /* Fill *pV from an SQL value (pointers borrowed from pVal). */
 void wcsValFromSql(WcsVal *pV, sqlite3_value *pVal);
 
-/* 1 if p[0..n-1] is valid UTF-8 (no surrogates, no overlongs). */
-int wcsUtf8Valid(const uint8_t *p, int n);
-
 /* Encode v for declared qualifier pQual (NULL: an undeclared qualifier)
 ** into pOut (cleared first). WCS_MISMATCH with *pzErr naming zCol on a value
 ** the type cannot hold. */
