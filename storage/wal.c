@@ -94,8 +94,10 @@ struct wal_writer {
   int bBroken;      /* a failed append could not be undone */
 };
 
-int wal_writer_open(wcs_env *pEnv, const char *zPath, wal_writer **pp,
-                    char **pzErr) {
+/* Open zPath for appends with the given env flags; its first nSize bytes
+** are whole records. */
+static int writerOpen(wcs_env *pEnv, const char *zPath, int flags,
+                      uint64_t nSize, wal_writer **pp, char **pzErr) {
   wal_writer *w = calloc(1, sizeof *w);
   int rc;
   *pp = NULL;
@@ -107,31 +109,7 @@ int wal_writer_open(wcs_env *pEnv, const char *zPath, wal_writer **pp,
   }
   strcpy(w->zPath, zPath);
   w->pEnv = pEnv;
-  rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &w->pFile,
-                   pzErr);
-  if (rc) {
-    free(w->zPath);
-    free(w);
-    return rc;
-  }
-  *pp = w;
-  return WCS_OK;
-}
-
-int wal_writer_open_append(wcs_env *pEnv, const char *zPath, uint64_t nSize,
-                           wal_writer **pp, char **pzErr) {
-  wal_writer *w = calloc(1, sizeof *w);
-  int rc;
-  *pp = NULL;
-  if (w == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  w->zPath = malloc(strlen(zPath) + 1);
-  if (w->zPath == NULL) {
-    free(w);
-    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  }
-  strcpy(w->zPath, zPath);
-  w->pEnv = pEnv;
-  rc = pEnv->xOpen(pEnv, zPath, WCS_OPEN_WRITE, &w->pFile, pzErr);
+  rc = pEnv->xOpen(pEnv, zPath, flags, &w->pFile, pzErr);
   if (rc) {
     free(w->zPath);
     free(w);
@@ -140,6 +118,17 @@ int wal_writer_open_append(wcs_env *pEnv, const char *zPath, uint64_t nSize,
   w->nSize = w->nSynced = nSize;
   *pp = w;
   return WCS_OK;
+}
+
+int wal_writer_open(wcs_env *pEnv, const char *zPath, wal_writer **pp,
+                    char **pzErr) {
+  return writerOpen(pEnv, zPath, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, 0, pp,
+                    pzErr);
+}
+
+int wal_writer_open_append(wcs_env *pEnv, const char *zPath, uint64_t nSize,
+                           wal_writer **pp, char **pzErr) {
+  return writerOpen(pEnv, zPath, WCS_OPEN_WRITE, nSize, pp, pzErr);
 }
 
 int wal_writer_append(wal_writer *w, const uint8_t *p, size_t n, char **pzErr) {

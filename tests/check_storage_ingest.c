@@ -81,25 +81,6 @@ static int onlyLevel(wcs_db *db) {
   return iLevel;
 }
 
-static void keyOf(char *z, const char *zPre, int i) {
-  sprintf(z, "%s%06d", zPre, i);
-}
-/* Values hold a hash of i, so files do not compress to nothing. */
-static void valOf(char *z, const char *zTag, int i) {
-  uint64_t h = (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
-  sprintf(z, "%s value %d %016llx %016llx", zTag, i, (unsigned long long)h,
-          (unsigned long long)(h * 0xbf58476d1ce4e5b9ull));
-}
-
-/* Put key zPre i with the value tagged zTag (valOf) on its own; the
-** store's return code. */
-static int putOne(wcs_db *db, const char *zPre, int i, const char *zTag) {
-  char k[64], v[128];
-  keyOf(k, zPre, i);
-  valOf(v, zTag, i);
-  return wcs_db_put(db, k, strlen(k), v, strlen(v));
-}
-
 /* Put keys zPre[lo, hi) with values tagged zTag in one batch; asserts it
 ** is big enough to be ingested. */
 static void putRange(wcs_db *db, const char *zPre, int lo, int hi,
@@ -109,8 +90,8 @@ static void putRange(wcs_db *db, const char *zPre, int lo, int hi,
   int i;
   OK(wcs_batch_new(&b));
   for (i = lo; i < hi; i++) {
-    keyOf(k, zPre, i);
-    valOf(v, zTag, i);
+    tu_key_of(k, zPre, i);
+    tu_val_of(v, zTag, i);
     OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
   }
   ck_assert_uint_ge(wcs_batch_bytes(b), INGEST_MIN);
@@ -137,12 +118,12 @@ static void checkKey(wcs_db *db, const wcs_snapshot *s, const char *zPre,
                      int i, const char *zTag) {
   char k[64], v[128];
   const char *zGot;
-  keyOf(k, zPre, i);
+  tu_key_of(k, zPre, i);
   zGot = getS(db, s, k);
   if (zTag == NULL) {
     ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", k, zGot);
   } else {
-    valOf(v, zTag, i);
+    tu_val_of(v, zTag, i);
     ck_assert_msg(zGot && strcmp(zGot, v) == 0, "%s: expected %s, got %s", k,
                   v, zGot ? zGot : "(absent)");
   }
@@ -221,7 +202,7 @@ START_TEST(test_ingest_level_is_deepest_without_overlap_above) {
   ck_assert_int_eq(levelFiles(db, 0), 0);
   /* a logged write inside the range is flushed to level 0 first; an
   ** ingest overlapping it goes to level 0 above it */
-  OK(putOne(db, "k", 100, "E"));
+  OK(tu_put_one(db, "k", 100, "E"));
   putRange(db, "k", 50, 150, "F");
   ck_assert_int_eq(levelFiles(db, 0), 2);
   ck_assert_uint_eq(tu_db_stat(db, "ingests"), 5);
@@ -265,10 +246,10 @@ START_TEST(test_ingest_is_invisible_to_earlier_snapshots_and_iterators) {
   checkKey(db, s, "k", 1200, NULL);
   ck_assert_int_eq(countKeys(db, s), 1000);
   /* so does the iterator made before it */
-  keyOf(k, "k", 1200);
+  tu_key_of(k, "k", 1200);
   OK(wcs_iter_seek(it, k, strlen(k)));
   ck_assert(!wcs_iter_valid(it));
-  keyOf(k, "k", 700);
+  tu_key_of(k, "k", 700);
   OK(wcs_iter_seek(it, k, strlen(k)));
   ck_assert(wcs_iter_valid(it));
   {
@@ -278,7 +259,7 @@ START_TEST(test_ingest_is_invisible_to_earlier_snapshots_and_iterators) {
   }
   /* a refresh sees all of it */
   OK(wcs_iter_refresh(it));
-  keyOf(k, "k", 1200);
+  tu_key_of(k, "k", 1200);
   OK(wcs_iter_seek(it, k, strlen(k)));
   ck_assert(wcs_iter_valid(it));
   /* new reads see the whole batch */
@@ -314,30 +295,30 @@ START_TEST(test_ingest_range_deletes_and_repeated_keys_in_one_batch) {
     for (i = 0; i < 1000; i++) {
       int j = pass == 0 ? i : 999 - i;
       if (j % 10 != 3) continue;
-      keyOf(k, "k", j);
-      valOf(v, "first", j);
+      tu_key_of(k, "k", j);
+      tu_val_of(v, "first", j);
       OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
     }
     /* delete [k000100, k000200): the old keys and this batch's above */
-    keyOf(k, "k", 100);
-    keyOf(k2, "k", 200);
+    tu_key_of(k, "k", 100);
+    tu_key_of(k2, "k", 200);
     OK(wcs_batch_delete_range(b, k, strlen(k), k2, strlen(k2)));
     /* puts after the range delete survive it (k000150 and the "second"
     ** ones at 103, 123, ..., 183); later puts win */
-    keyOf(k, "k", 150);
-    valOf(v, "after", 150);
+    tu_key_of(k, "k", 150);
+    tu_val_of(v, "after", 150);
     OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
     for (i = 0; i < 1000; i++) {
       int j = pass == 0 ? i : 999 - i;
       if (j % 10 != 3 || j % 20 != 3) continue;
-      keyOf(k, "k", j);
-      valOf(v, "second", j);
+      tu_key_of(k, "k", j);
+      tu_val_of(v, "second", j);
       OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
     }
-    keyOf(k, "k", 503);
+    tu_key_of(k, "k", 503);
     OK(wcs_batch_delete(b, k, strlen(k)));
     /* an open range delete from k000990 */
-    keyOf(k, "k", 990);
+    tu_key_of(k, "k", 990);
     OK(wcs_batch_delete_range(b, k, strlen(k), NULL, 0));
     ck_assert_uint_ge(wcs_batch_bytes(b), INGEST_MIN);
     OK(wcs_db_write(db, b));
@@ -403,8 +384,8 @@ static int payRuns(wcs_buf *p, int n, const char *zTag) {
   for (i = 0; i < n; i++) {
     for (r = 0; r < 3; r++) {
       char zPre[3] = {(char)('a' + r), ':', 0};
-      keyOf(k, zPre, i);
-      valOf(v, zTag, i);
+      tu_key_of(k, zPre, i);
+      tu_val_of(v, zTag, i);
       payOp(p, WAL_OP_PUT, k, v);
     }
   }
@@ -434,7 +415,7 @@ static void payDescendingRuns(wcs_buf *p, int n) {
   payStart(p);
   for (i = 0; i < n; i++) {
     char zPre[3] = {(char)('a' + n - 1 - i), ':', 0};
-    keyOf(k, zPre, i);
+    tu_key_of(k, zPre, i);
     payOp(p, WAL_OP_PUT, k, "x");
   }
 }
@@ -453,7 +434,7 @@ START_TEST(test_ingest_plan_reads_interleaved_runs_and_checks_the_hint) {
   /* a batch in key order is one run with or without the hint */
   payStart(&p);
   for (i = 0; i < 100; i++) {
-    keyOf(k, "a:", i);
+    tu_key_of(k, "a:", i);
     payOp(&p, WAL_OP_PUT, k, "x");
   }
   ck_assert_int_eq(planRuns(&p, 100, 0, NULL), 1);
@@ -464,7 +445,7 @@ START_TEST(test_ingest_plan_reads_interleaved_runs_and_checks_the_hint) {
   payOp(&p, WAL_OP_RANGEDEL, "b:", "b:~");
   nOp++;
   for (i = 50; i < 60; i++) {
-    keyOf(k, "c:", i);
+    tu_key_of(k, "c:", i);
     payOp(&p, WAL_OP_PUT, k, "x");
     nOp++;
   }
@@ -472,13 +453,13 @@ START_TEST(test_ingest_plan_reads_interleaved_runs_and_checks_the_hint) {
   /* the hint is wrong: a run goes down */
   payStart(&p);
   nOp = payRuns(&p, 50, "v");
-  keyOf(k, "b:", 10);
+  tu_key_of(k, "b:", 10);
   payOp(&p, WAL_OP_PUT, k, "x");
   ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
   /* a key repeats in its run */
   payStart(&p);
   nOp = payRuns(&p, 50, "v");
-  keyOf(k, "c:", 49);
+  tu_key_of(k, "c:", 49);
   payOp(&p, WAL_OP_PUT, k, "again");
   ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
   /* a key shorter than the prefix */
@@ -501,12 +482,12 @@ static void payBThenA(wcs_buf *p) {
   char k[64], v[128];
   int i;
   for (i = 0; i < 150000; i++) {
-    keyOf(k, "b:", i);
-    valOf(v, "v", i);
+    tu_key_of(k, "b:", i);
+    tu_val_of(v, "v", i);
     payOp(p, WAL_OP_PUT, k, v);
   }
   for (i = 0; i < 100; i++) {
-    keyOf(k, "a:", i);
+    tu_key_of(k, "a:", i);
     payOp(p, WAL_OP_PUT, k, "x");
   }
 }
@@ -527,7 +508,7 @@ START_TEST(test_ingest_plan_of_a_large_batch_checks_runs_across_halves) {
   ck_assert_int_eq(bSplit, 1);
   ck_assert_int_eq(planRuns(&p, nOp, 0, &bSplit), 0);
   /* a key of run c: again near the end */
-  keyOf(k, "c:", 40000);
+  tu_key_of(k, "c:", 40000);
   payOp(&p, WAL_OP_PUT, k, "again");
   ck_assert_int_eq(planRuns(&p, nOp + 1, 2, NULL), 0);
   /* run a: one key above all others at the start, the rest at the end:
@@ -591,11 +572,11 @@ static void checkRuns(wcs_db *db, int n, const char *zTag, int iAgain) {
     const void *pk = wcs_iter_key(it, &nk);
     const void *pv = wcs_iter_value(it, &nv);
     ck_assert_int_lt(r, 3);
-    keyOf(k, zPre, i);
+    tu_key_of(k, zPre, i);
     if (r == 0 && i == iAgain) {
       strcpy(v, "again");
     } else {
-      valOf(v, zTag, i);
+      tu_val_of(v, zTag, i);
     }
     ck_assert_msg(nk == strlen(k) && memcmp(pk, k, nk) == 0,
                   "key %d of run %d: expected %s, got %.*s", i, r, k, (int)nk,
@@ -646,8 +627,8 @@ START_TEST(test_ingest_adopted_batch_of_interleaved_runs_reads_back) {
   ** old keys b:100000.. go under it, the batch's own keys after it stay */
   putRange(db, "b:1", 0, 100, "old");
   payStart(&p);
-  keyOf(k, "b:1", 0);
-  keyOf(k2, "b:1", 50);
+  tu_key_of(k, "b:1", 0);
+  tu_key_of(k2, "b:1", 50);
   payOp(&p, WAL_OP_RANGEDEL, k, k2);
   nOp = 1 + payRuns(&p, 1000, "two");
   wcs_batch_clear(b);
@@ -675,7 +656,7 @@ START_TEST(test_ingest_adopted_batch_of_interleaved_runs_reads_back) {
   ** the later write wins */
   payStart(&p);
   nOp = payRuns(&p, nBig, "three");
-  keyOf(k, "a:", 7);
+  tu_key_of(k, "a:", 7);
   payOp(&p, WAL_OP_PUT, k, "again");
   wcs_batch_clear(b);
   OK(wcs_batch_adopt(b, &p, nOp + 1, 2));
@@ -830,16 +811,16 @@ START_TEST(test_ingest_sorted_batch_keeps_its_many_range_deletes) {
   payStart(&p);
   for (i = 0; i < 1000; i += 10) {
     /* delete k[i+1, i+5) of the old keys, put n<i> */
-    keyOf(k, "k", i + 1);
-    keyOf(k2, "k", i + 5);
+    tu_key_of(k, "k", i + 1);
+    tu_key_of(k2, "k", i + 5);
     payOp(&p, WAL_OP_RANGEDEL, k, k2);
-    keyOf(k, "n", i);
-    valOf(v, "new", i);
+    tu_key_of(k, "n", i);
+    tu_val_of(v, "new", i);
     payOp(&p, WAL_OP_PUT, k, v);
     nOp += 2;
   }
-  keyOf(k, "k", 507);
-  keyOf(k2, "k", 506);
+  tu_key_of(k, "k", 507);
+  tu_key_of(k2, "k", 506);
   payOp(&p, WAL_OP_RANGEDEL, k, k2); /* empty: deletes nothing */
   nOp++;
   ck_assert_int_eq(planRuns(&p, nOp, 0, NULL), 1);
@@ -1045,11 +1026,11 @@ START_TEST(test_ingest_then_writes_deletes_and_compactions) {
   putRange(db, "k", 0, 3000, "A");
   /* small writes over it: through the WAL */
   for (i = 0; i < 3000; i += 3) {
-    keyOf(k, "k", i);
+    tu_key_of(k, "k", i);
     if (i % 2) {
       OK(wcs_db_delete(db, k, strlen(k)));
     } else {
-      valOf(v, "B", i);
+      tu_val_of(v, "B", i);
       OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
     }
   }
@@ -1089,11 +1070,11 @@ START_TEST(test_ingest_survives_a_process_crash_with_logged_commits_around) {
   if (pid == 0) {
     char k[64];
     if (wcs_db_open(&db, zDir, &o, NULL)) _exit(2);
-    if (putOne(db, "k", 5, "before")) _exit(3);
-    if (putOne(db, "m", 1, "before")) _exit(3);
+    if (tu_put_one(db, "k", 5, "before")) _exit(3);
+    if (tu_put_one(db, "m", 1, "before")) _exit(3);
     putRange(db, "k", 0, 1000, "ingested");
-    if (putOne(db, "k", 7, "after")) _exit(4);
-    keyOf(k, "k", 8);
+    if (tu_put_one(db, "k", 7, "after")) _exit(4);
+    tu_key_of(k, "k", 8);
     if (wcs_db_delete(db, k, strlen(k))) _exit(4);
     _exit(0); /* no close */
   }
@@ -1107,7 +1088,7 @@ START_TEST(test_ingest_survives_a_process_crash_with_logged_commits_around) {
   checkKey(db, NULL, "k", 999, "ingested");
   ck_assert_int_eq(countKeys(db, NULL), 1000 - 1 + 1);
   /* later writes get sequence numbers above the ingested ones */
-  OK(putOne(db, "k", 9, "reopened"));
+  OK(tu_put_one(db, "k", 9, "reopened"));
   OK(wcs_db_flush(db));
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   checkKey(db, NULL, "k", 9, "reopened");
@@ -1150,7 +1131,7 @@ START_TEST(test_ingest_damaged_file_is_reported_as_corrupt) {
       char k[64];
       void *pV = NULL;
       size_t nV;
-      keyOf(k, "k", i);
+      tu_key_of(k, "k", i);
       rc = wcs_db_get(db, NULL, k, strlen(k), &pV, &nV);
       wcs_free(pV);
       if (rc) {
@@ -1203,13 +1184,13 @@ static void checkModel(wcs_db *db, const wcs_snapshot *s, const MState *m) {
   for (i = 0; i < NKEY; i++) {
     char k[64], v[128];
     const char *zGot;
-    keyOf(k, "r", i);
+    tu_key_of(k, "r", i);
     zGot = getS(db, s, k);
     if (m->aVer[i] == 0) {
       ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", k, zGot);
     } else {
       sprintf(v, "v%d", m->aVer[i]);
-      valOf(v + strlen(v), "", i);
+      tu_val_of(v + strlen(v), "", i);
       ck_assert_msg(zGot && strcmp(zGot, v) == 0, "%s: expected %s, got %s",
                     k, v, zGot ? zGot : "(absent)");
       n++;
@@ -1246,10 +1227,10 @@ static void differential(int bMem, int bNoBackground, int nStep) {
       for (i = 0; i < nOp; i++) {
         int q = (int)tu_rand_range(100), k0 = (int)tu_rand_range(NKEY);
         char k[64], k2[64], v[128];
-        keyOf(k, "r", k0);
+        tu_key_of(k, "r", k0);
         if (q < 80) {
           sprintf(v, "v%d", ver);
-          valOf(v + strlen(v), "", k0);
+          tu_val_of(v + strlen(v), "", k0);
           OK(wcs_batch_put(b, k, strlen(k), v, strlen(v)));
           m.aVer[k0] = ver;
         } else if (q < 95) {
@@ -1257,7 +1238,7 @@ static void differential(int bMem, int bNoBackground, int nStep) {
           m.aVer[k0] = 0;
         } else {
           int k1 = k0 + (int)tu_rand_range(30), j;
-          keyOf(k2, "r", k1);
+          tu_key_of(k2, "r", k1);
           OK(wcs_batch_delete_range(b, k, strlen(k), k2, strlen(k2)));
           for (j = k0; j < k1 && j < NKEY; j++)
             m.aVer[j] = 0;

@@ -109,24 +109,6 @@ static uint64_t lastSeq(wcs_db *db) {
   return seq;
 }
 
-static void keyOf(char *z, const char *zPre, int i) {
-  sprintf(z, "%s%06d", zPre, i);
-}
-/* Values hold a hash of i, so files do not compress to nothing. */
-static void valOf(char *z, const char *zTag, int i) {
-  uint64_t h = (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
-  sprintf(z, "%s value %d %016llx %016llx", zTag, i, (unsigned long long)h,
-          (unsigned long long)(h * 0xbf58476d1ce4e5b9ull));
-}
-
-/* Put key zPre i with the value tagged zTag (valOf) on its own. */
-static int putOne(wcs_db *db, const char *zPre, int i, const char *zTag) {
-  char k[64], v[128];
-  keyOf(k, zPre, i);
-  valOf(v, zTag, i);
-  return wcs_db_put(db, k, strlen(k), v, strlen(v));
-}
-
 /* Value of k as a string (static buffer), or NULL. */
 static const char *getS(wcs_db *db, const wcs_snapshot *s, const char *k) {
   static char aBuf[256];
@@ -146,12 +128,12 @@ static void checkKey(wcs_db *db, const wcs_snapshot *s, const char *zPre, int i,
                      const char *zTag) {
   char k[64], v[128];
   const char *zGot;
-  keyOf(k, zPre, i);
+  tu_key_of(k, zPre, i);
   zGot = getS(db, s, k);
   if (zTag == NULL) {
     ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", k, zGot);
   } else {
-    valOf(v, zTag, i);
+    tu_val_of(v, zTag, i);
     ck_assert_msg(zGot && strcmp(zGot, v) == 0, "%s: expected %s, got %s", k, v,
                   zGot ? zGot : "(absent)");
   }
@@ -206,8 +188,8 @@ static void modelSet(Model *m, const char *zPre, int i, const char *zTag) {
   }
   e = &m->a[m->n];
   memset(e, 0, sizeof *e);
-  keyOf(e->zKey, zPre, i);
-  if (zTag) valOf(e->zVal, zTag, i);
+  tu_key_of(e->zKey, zPre, i);
+  if (zTag) tu_val_of(e->zVal, zTag, i);
   e->bDel = zTag == NULL;
   e->iOrder = m->n++;
   m->bSorted = 0;
@@ -374,9 +356,9 @@ static void ownRaw(Owner *w, int op, const void *k, size_t nK, const void *v,
 static void ownRow(Owner *w, Model *m, const char *zPre, int i,
                    const char *zTag) {
   char k[64], v[128];
-  keyOf(k, zPre, i);
+  tu_key_of(k, zPre, i);
   if (zTag) {
-    valOf(v, zTag, i);
+    tu_val_of(v, zTag, i);
     ownRaw(w, WAL_OP_PUT, k, strlen(k), v, strlen(v));
   } else {
     ownRaw(w, WAL_OP_DELETE, k, strlen(k), NULL, 0);
@@ -617,7 +599,7 @@ START_TEST(test_prebuild_deletes_and_puts_over_older_data) {
   options(&o);
   OK(wcs_db_open(&db, zDirCopy, &o, NULL));
   for (i = 0; i < 1000; i++) {
-    OK(putOne(db, "k:", i, "old"));
+    OK(tu_put_one(db, "k:", i, "old"));
     modelSet(&m, "k:", i, "old");
     if (i == 600) OK(wcs_db_flush(db));
   }
@@ -689,14 +671,14 @@ START_TEST(test_prebuild_is_invisible_to_earlier_snapshots_and_iterators) {
   options(&o);
   OK(wcs_db_open(&db, zDir, &o, NULL));
   for (i = 0; i < 500; i++)
-    OK(putOne(db, "k:", i, "old"));
+    OK(tu_put_one(db, "k:", i, "old"));
   OK(wcs_snapshot_new(db, &s0));
   seq0 = wcs_snapshot_seq(s0);
   OK(wcs_prebuild_start(db, 0, &pb));
   ownInit(&w, db, pb, 64 * 1024, 16 * 1024);
   for (i = 250; i < 1250; i++)
     ownRow(&w, NULL, "k:", i, "pre");
-  OK(putOne(db, "z:", 1, "between")); /* below the reserved seq */
+  OK(tu_put_one(db, "z:", 1, "between")); /* below the reserved seq */
   OK(wcs_snapshot_new(db, &s1));
   OK(wcs_iter_new(db, NULL, &it));
   OK(ownCommit(&w));
@@ -713,7 +695,7 @@ START_TEST(test_prebuild_is_invisible_to_earlier_snapshots_and_iterators) {
   checkKey(db, s1, "z:", 1, "between");
   ck_assert_int_eq(countKeys(db, s1), 501);
   ck_assert_int_eq(iterCount(it), 501);
-  keyOf(k, "k:", 300);
+  tu_key_of(k, "k:", 300);
   OK(wcs_iter_seek(it, k, strlen(k)));
   ck_assert(wcs_iter_valid(it));
   {
@@ -721,7 +703,7 @@ START_TEST(test_prebuild_is_invisible_to_earlier_snapshots_and_iterators) {
     const char *p = wcs_iter_value(it, &n);
     ck_assert(n >= 3 && memcmp(p, "old", 3) == 0);
   }
-  keyOf(k, "k:", 700);
+  tu_key_of(k, "k:", 700);
   OK(wcs_iter_seek(it, k, strlen(k)));
   ck_assert(wcs_iter_valid(it));
   {
@@ -797,11 +779,11 @@ static void declineCase(int eBad) {
   o.bNoBackground = 1; /* no compaction changes the files meanwhile */
   OK(wcs_db_open(&db, zDirCopy, &o, NULL));
   for (i = 0; i < 100; i++) {
-    OK(putOne(db, "a:", i, "old"));
+    OK(tu_put_one(db, "a:", i, "old"));
     modelSet(&m, "a:", i, "old");
   }
   OK(wcs_db_flush(db));
-  OK(putOne(db, "b:", 5000, "old")); /* in the memtable */
+  OK(tu_put_one(db, "b:", 5000, "old")); /* in the memtable */
   modelSet(&m, "b:", 5000, "old");
   zBefore = tableFiles(zDirCopy);
   OK(wcs_prebuild_start(db, 2, &pb));
@@ -829,7 +811,7 @@ static void declineCase(int eBad) {
     ownRaw(&w, WAL_OP_RANGEDEL_OPEN, "a:x", 3, NULL, 0);
     break;
   case BAD_OP:
-    valOf(v, "new", 0);
+    tu_val_of(v, "new", 0);
     ownRaw(&w, 9, "a:x", 3, v, strlen(v));
     break;
   case BAD_NINE_RUNS: {
@@ -950,7 +932,7 @@ static void cutCase(int bDup) {
   ownInit(&w, db, pb, 128 * 1024, 1);
   for (i = 0; i < 4; i++) {
     char k[64];
-    keyOf(k, "k:", aOrder[bDup][i]);
+    tu_key_of(k, "k:", aOrder[bDup][i]);
     tu_rand_bytes(pBig, nBig);
     pBig[0] = (uint8_t)('0' + i); /* the op's place in the payload */
     ownRaw(&w, WAL_OP_PUT, k, strlen(k), pBig, nBig);
@@ -967,7 +949,7 @@ static void cutCase(int bDup) {
     wcs_free(p);
   }
   zErr = strdup(wcs_errmsg(db));
-  rcPut = putOne(db, "z:", 1, "after"); /* the store still takes writes */
+  rcPut = tu_put_one(db, "z:", 1, "after"); /* the store still takes writes */
   ck_assert_msg(rc == WCS_NOTFOUND && rcPut == WCS_OK,
                 "commit -> %d (%s); a put after it -> %d", rc, zErr, rcPut);
   free(zErr);
@@ -1010,7 +992,7 @@ START_TEST(test_prebuild_second_of_two_on_one_seq_declines) {
   options(&o);
   o.bNoBackground = 1;
   OK(wcs_db_open(&db, zDirCopy, &o, NULL));
-  OK(putOne(db, "m:", 1, "old"));
+  OK(tu_put_one(db, "m:", 1, "old"));
   modelSet(&m, "m:", 1, "old");
   seq0 = lastSeq(db);
   OK(wcs_prebuild_start(db, 2, &pbA));
@@ -1077,7 +1059,7 @@ START_TEST(test_prebuild_abandon_leaves_nothing) {
   options(&o);
   o.bNoBackground = 1;
   OK(wcs_db_open(&db, zDirCopy, &o, NULL));
-  OK(putOne(db, "m:", 1, "old"));
+  OK(tu_put_one(db, "m:", 1, "old"));
   OK(wcs_db_flush(db));
   zBefore = tableFiles(zDirCopy);
 
@@ -1234,17 +1216,17 @@ START_TEST(test_prebuild_survives_a_process_killed_after_the_commit) {
     wcs_prebuild *pb = NULL;
     Owner w;
     if (wcs_db_open(&db, zDirCopy, &o, NULL)) _exit(2);
-    if (putOne(db, "m:", 1, "logged")) _exit(3);
+    if (tu_put_one(db, "m:", 1, "logged")) _exit(3);
     if (wcs_prebuild_start(db, 2, &pb)) _exit(4);
     ownInit(&w, db, pb, 64 * 1024, 16 * 1024);
     for (i = 0; i < 2000; i++) {
       ownRow(&w, NULL, "a:", i, "pre");
       ownRow(&w, NULL, "b:", i, "pre");
-      if (i == 1000 && putOne(db, "m:", 3, "between")) _exit(3);
+      if (i == 1000 && tu_put_one(db, "m:", 3, "between")) _exit(3);
     }
     if (ownCommit(&w)) _exit(5);
-    if (putOne(db, "a:", 7, "after")) _exit(6);
-    if (putOne(db, "m:", 2, "logged")) _exit(6);
+    if (tu_put_one(db, "a:", 7, "after")) _exit(6);
+    if (tu_put_one(db, "m:", 2, "logged")) _exit(6);
     kill(getpid(), SIGKILL);
     _exit(7);
   }
@@ -1262,7 +1244,7 @@ START_TEST(test_prebuild_survives_a_process_killed_after_the_commit) {
   checkModel(db, NULL, &m);
   ck_assert_uint_gt(lastSeq(db), WCS_PREBUILD_SEQ_GAP + 1);
   /* writes after the reopen still win */
-  OK(putOne(db, "b:", 9, "reopened"));
+  OK(tu_put_one(db, "b:", 9, "reopened"));
   OK(wcs_db_flush(db));
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   modelSet(&m, "b:", 9, "reopened");
@@ -1294,10 +1276,10 @@ START_TEST(test_prebuild_killed_while_offering_leaves_nothing) {
     int i;
     if (wcs_db_open(&db, zDirCopy, &o, NULL)) _exit(2);
     for (i = 0; i < 300; i++) {
-      if (putOne(db, "m:", i, "logged")) _exit(3);
+      if (tu_put_one(db, "m:", i, "logged")) _exit(3);
     }
     if (wcs_db_flush(db)) _exit(3);
-    if (putOne(db, "m:", 1000, "logged")) _exit(3);
+    if (tu_put_one(db, "m:", 1000, "logged")) _exit(3);
     zBefore = tableFiles(zDirCopy);
     if (wcs_prebuild_start(db, 2, &pb)) _exit(4);
     ownInit(&w, db, pb, 64 * 1024, 16 * 1024);
@@ -1355,12 +1337,12 @@ START_TEST(test_prebuild_later_writes_win_and_survive_reopens) {
     ownRow(&w, &m, "k:", i, "pre");
   OK(ownCommit(&w));
   for (i = 0; i < 100; i++) {
-    OK(putOne(db, "k:", i, "after"));
+    OK(tu_put_one(db, "k:", i, "after"));
     modelSet(&m, "k:", i, "after");
   }
   for (i = 100; i < 120; i++) {
     char k[64];
-    keyOf(k, "k:", i);
+    tu_key_of(k, "k:", i);
     OK(wcs_db_delete(db, k, strlen(k)));
     modelSet(&m, "k:", i, NULL);
   }
@@ -1374,7 +1356,7 @@ START_TEST(test_prebuild_later_writes_win_and_survive_reopens) {
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   checkModel(db, NULL, &m);
   for (i = 50; i < 150; i++) {
-    OK(putOne(db, "k:", i, "reopened"));
+    OK(tu_put_one(db, "k:", i, "reopened"));
     modelSet(&m, "k:", i, "reopened");
   }
   checkModel(db, NULL, &m);
@@ -1519,7 +1501,7 @@ START_TEST(test_prebuild_in_memory_store) {
   o.bInMemory = 1;
   OK(wcs_db_open(&db, NULL, &o, NULL));
   for (i = 0; i < 200; i++) {
-    OK(putOne(db, "a:", i, "old"));
+    OK(tu_put_one(db, "a:", i, "old"));
     modelSet(&m, "a:", i, "old");
     modelSet(&m0, "a:", i, "old");
   }
@@ -1555,7 +1537,7 @@ START_TEST(test_prebuild_start_is_refused_where_unavailable) {
   snprintf(zDirCopy, sizeof zDirCopy, "%s", zDir);
   options(&o);
   OK(wcs_db_open(&db, zDirCopy, &o, NULL));
-  OK(putOne(db, "k:", 1, "old"));
+  OK(tu_put_one(db, "k:", 1, "old"));
   NOTFOUND(wcs_prebuild_start(db, 17, &pb));
   ck_assert_ptr_null(pb);
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);

@@ -110,3 +110,20 @@ uint64_t tu_db_stat(wcs_db *db, const char *zName) {
   wcs_free(zJson);
   return v;
 }
+
+void tu_key_of(char *z, const char *zPre, int i) {
+  sprintf(z, "%s%06d", zPre, i);
+}
+
+void tu_val_of(char *z, const char *zTag, int i) {
+  uint64_t h = (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
+  sprintf(z, "%s value %d %016llx %016llx", zTag, i, (unsigned long long)h,
+          (unsigned long long)(h * 0xbf58476d1ce4e5b9ull));
+}
+
+int tu_put_one(wcs_db *db, const char *zPre, int i, const char *zTag) {
+  char k[64], v[128];
+  tu_key_of(k, zPre, i);
+  tu_val_of(v, zTag, i);
+  return wcs_db_put(db, k, strlen(k), v, strlen(v));
+}

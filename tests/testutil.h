@@ -1,8 +1,8 @@
 /*
 ** Helpers shared by the test programs: fresh temporary directories under
 ** $WCS_TEST_TMP (or /tmp), recursive removal, and a seeded PRNG so that a
-** failing random test can be replayed (each test prints its seed), and a
-** store statistic by name.
+** failing random test can be replayed (each test prints its seed), a
+** store statistic by name, and numbered keys and values.
 */
 #ifndef WCS_TESTUTIL_H
 #define WCS_TESTUTIL_H
@@ -35,5 +35,13 @@ int tu_write_file(const char *zPath, const void *p, size_t n);
 /* A counter of the store's statistics (wcs_db_stats' JSON), e.g.
 ** "index_misses". Aborts, naming it, if the statistics fail or lack it. */
 uint64_t tu_db_stat(wcs_db *db, const char *zName);
+
+/* Numbered keys and values for store tests: key i is zPre followed by i
+** in six digits; its value, tagged zTag, holds a hash of i (so files do
+** not compress to nothing), under 128 bytes. tu_put_one puts that pair
+** on its own and returns the store's code. */
+void tu_key_of(char *z, const char *zPre, int i);
+void tu_val_of(char *z, const char *zTag, int i);
+int tu_put_one(wcs_db *db, const char *zPre, int i, const char *zTag);
 
 #endif
