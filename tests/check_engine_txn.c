@@ -361,6 +361,17 @@ static int preFiles(const char *zDir) {
   return n;
 }
 
+/* Commit x, which must take the prebuilt path nPrebuilt (0 or 1) times,
+** check that the table holds the rows abWant says, and close. */
+static void preCommit(wcs_engine *e, wcs_table *t, wcs_txn *x,
+                      const char *abWant, uint64_t nPrebuilt) {
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), nPrebuilt);
+  preCheck(t, NULL, abWant);
+  preClose(e, t);
+}
+
 static char *preWantAll(void) {
   char *ab = malloc(PRE_ROWS);
   ck_assert_ptr_nonnull(ab);
@@ -385,11 +396,7 @@ START_TEST(test_prebuilt_commit_of_a_load_in_key_order) {
     free(abHalf);
   }
   preWrite(x, t, PRE_ROWS / 2, PRE_ROWS);
-  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
-  wcs_txn_free(x);
-  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 1);
-  preCheck(t, NULL, ab);
-  preClose(e, t);
+  preCommit(e, t, x, ab, 1);
   /* and after a reopen */
   preOpen(zDir, 0, &e, &t);
   preCheck(t, NULL, ab);
@@ -445,11 +452,7 @@ START_TEST(test_prebuild_starts_over_after_a_rollback_to_empty) {
   ck_assert_int_eq(wcs_txn_rollback_to(x, 1), WCS_OK);
   memset(ab, 0, 30000);
   preWrite(x, t, 30000, PRE_ROWS);
-  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
-  wcs_txn_free(x);
-  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 1);
-  preCheck(t, NULL, ab);
-  preClose(e, t);
+  preCommit(e, t, x, ab, 1);
   free(ab);
   tu_rmrf(zDir);
   free(zDir);
@@ -473,11 +476,7 @@ START_TEST(test_prebuild_dropped_by_a_delete) {
   ck_assert_int_eq(wcs_txn_delete_row(x, t, zRow, nRow), WCS_OK);
   ab[1234] = 0;
   preWrite(x, t, 80000, PRE_ROWS);
-  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
-  wcs_txn_free(x);
-  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 0);
-  preCheck(t, NULL, ab);
-  preClose(e, t);
+  preCommit(e, t, x, ab, 0);
   free(ab);
   tu_rmrf(zDir);
   free(zDir);
@@ -502,11 +501,7 @@ START_TEST(test_prebuild_rollback_leaves_nothing) {
   preCheck(t, NULL, abNone);
   ck_assert_int_eq(preFiles(zDir), nFiles);
   preWrite(x, t, 0, PRE_ROWS);
-  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
-  wcs_txn_free(x);
-  ck_assert_uint_eq(tu_db_stat(wcs_engine_db(e), "prebuilds"), 1);
-  preCheck(t, NULL, ab);
-  preClose(e, t);
+  preCommit(e, t, x, ab, 1);
   free(ab);
   free(abNone);
   tu_rmrf(zDir);

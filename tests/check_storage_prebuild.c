@@ -515,6 +515,19 @@ static int checkNewFiles(const char *zDir, const char *zBefore, uint64_t seq,
   return nFile;
 }
 
+/* Close db, reopen it from zDir, check it against m once more, close it,
+** and remove everything. */
+static void reopenCheckEnd(wcs_db *db, const char *zDir, const wcs_options *o,
+                           Model *m) {
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  db = NULL;
+  OK(wcs_db_open(&db, zDir, o, NULL));
+  checkModel(db, NULL, m);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  modelFree(m);
+  tu_rmrf(zDir);
+}
+
 /* ---- tests */
 
 /* Two runs interleaved row by row, offered in pieces while the owner's
@@ -643,13 +656,7 @@ START_TEST(test_prebuild_deletes_and_puts_over_older_data) {
   checkModel(db, NULL, &m);
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   checkModel(db, NULL, &m);
-  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
-  db = NULL;
-  OK(wcs_db_open(&db, zDirCopy, &o, NULL));
-  checkModel(db, NULL, &m);
-  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
-  modelFree(&m);
-  tu_rmrf(zDirCopy);
+  reopenCheckEnd(db, zDirCopy, &o, &m);
 }
 END_TEST
 
@@ -1034,13 +1041,7 @@ START_TEST(test_prebuild_second_of_two_on_one_seq_declines) {
   ck_assert_uint_eq(tu_db_stat(db, "ingests"), 2);
   checkModel(db, NULL, &m);
   ck_assert_int_eq(sstFiles(zDirCopy), liveFiles(db));
-  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
-  db = NULL;
-  OK(wcs_db_open(&db, zDirCopy, &o, NULL));
-  checkModel(db, NULL, &m);
-  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
-  modelFree(&m);
-  tu_rmrf(zDirCopy);
+  reopenCheckEnd(db, zDirCopy, &o, &m);
 }
 END_TEST
 
