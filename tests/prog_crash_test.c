@@ -21,7 +21,12 @@
 ** them) are committed by bulk ingest (nIngestBytes): written straight into
 ** sorted files, range delete included, installed by one manifest edit, so
 ** kills also land in the middle of ingests, between the files and the
-** edit, and among the logged commits around them.
+** edit, and among the logged commits around them. Every fifth batch is a
+** prebuilt one (wcs_prebuild, storage/wal.h): the same effect with point
+** deletes of batch i - D's keys instead of the range delete, in key order,
+** offered to the prebuild's thread in two pieces (the buffer withdrawn and
+** moved between them) and installed by its commit, so kills also land
+** while that thread writes its files and around their install.
 **
 ** Rounds: 200, or WCS_CRASH_ROUNDS (make crashtest runs 10,000). The seed
 ** is printed; WCS_SEED replays a run.
@@ -35,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "storage/util.h"
+#include "storage/wal.h"
 #include "testutil.h"
 #include "wcs.h"
 
@@ -61,6 +68,68 @@ static size_t valueOf(uint64_t i, int j, char *z) {
                          (unsigned long long)i, j, (int)(i % 40), 0);
 }
 
+/* Append a batch record (storage/wal.h) to payload b. */
+static void payloadOp(wcs_buf *b, int op, const char *k, size_t nK,
+                      const char *v, size_t nV) {
+  uint8_t aLen[16];
+  if (wcs_buf_append(b, &(uint8_t){(uint8_t)op}, 1)) _exit(5);
+  if (wcs_buf_append(b, aLen, (size_t)wcs_put_varint(aLen, nK))) _exit(5);
+  if (wcs_buf_append(b, k, nK)) _exit(5);
+  if (op == WAL_OP_PUT) {
+    if (wcs_buf_append(b, aLen, (size_t)wcs_put_varint(aLen, nV))) _exit(5);
+    if (wcs_buf_append(b, v, nV)) _exit(5);
+  }
+}
+
+/* Commit batch i as a prebuild: batch i - D's keys deleted one by one,
+** batch i's keys put, "last" set, in key order. 0 when the store took it,
+** else (declined) the caller commits it the usual way. */
+static int prebuilt(wcs_db *db, uint64_t i) {
+  wcs_buf pay = {0};
+  wcs_prebuild *pb = NULL;
+  uint8_t *pMoved;
+  char k[64], v[128];
+  int j, nOp = 0, rc;
+  size_t nHalf;
+  if (wcs_buf_reserve(&pay, WAL_BATCH_HEADER)) _exit(5);
+  memset(pay.a, 0, WAL_BATCH_HEADER);
+  pay.n = WAL_BATCH_HEADER;
+  if (i > D) {
+    for (j = 0; j < nKeysOf(i - D); j++) {
+      size_t nK =
+          (size_t)sprintf(k, "b%08llu#%02d", (unsigned long long)(i - D), j);
+      payloadOp(&pay, WAL_OP_DELETE, k, nK, NULL, 0);
+      nOp++;
+    }
+  }
+  nHalf = pay.n;
+  for (j = 0; j < nKeysOf(i); j++) {
+    size_t nK = (size_t)sprintf(k, "b%08llu#%02d", (unsigned long long)i, j);
+    payloadOp(&pay, WAL_OP_PUT, k, nK, v, valueOf(i, j, v));
+    nOp++;
+  }
+  sprintf(v, "%llu", (unsigned long long)i);
+  payloadOp(&pay, WAL_OP_PUT, "last", 4, v, strlen(v));
+  nOp++;
+  rc = wcs_prebuild_start(db, 0, &pb);
+  if (rc == WCS_OK) {
+    wcs_prebuild_offer(pb, pay.a, nHalf);
+    wcs_prebuild_offer(pb, NULL, 0); /* the buffer moves */
+    pMoved = malloc(pay.n);
+    if (pMoved == NULL) _exit(5);
+    memcpy(pMoved, pay.a, pay.n);
+    memset(pay.a, 0xee, pay.n);
+    rc = wcs_prebuild_commit(pb, pMoved, pay.n, nOp);
+    free(pMoved);
+  }
+  wcs_buf_free(&pay);
+  if (rc != WCS_OK && rc != WCS_NOTFOUND) {
+    fprintf(stderr, "crash_test child: prebuilt commit: %s\n", wcs_errmsg(db));
+    _exit(6);
+  }
+  return rc == WCS_OK ? 0 : -1;
+}
+
 /* The child: commit batches from id iFirst on, reporting each. */
 static void child(const char *zPath, uint64_t iFirst, int fd) {
   wcs_db *db = NULL;
@@ -77,6 +146,10 @@ static void child(const char *zPath, uint64_t iFirst, int fd) {
   for (i = iFirst;; i++) {
     char k[64], v[128], e[64];
     int j, n = nKeysOf(i);
+    if (i % 5 == 0 && prebuilt(db, i) == 0) {
+      if (write(fd, &i, sizeof i) != (ssize_t)sizeof i) _exit(7);
+      continue;
+    }
     wcs_batch_clear(b);
     for (j = 0; j < n; j++) {
       size_t nK = (size_t)sprintf(k, "b%08llu#%02d", (unsigned long long)i, j);
