@@ -63,7 +63,11 @@
 ** iterators of a cursor idle for ENG_IDLE_MICROS are released (they pin
 ** files and memtables that flushes and compactions would free). Point
 ** reads of one row use iterators with the row's bloom prefix (files whose
-** blooms rule the row out are not read), which serve that row only.
+** blooms rule the row out are not read), which serve that row only; but
+** outside a transaction, while a family is one sorted run (no filter
+** could skip anything), they read it through an iterator over the whole
+** family, which the next point read refreshes and seeks like a scan's
+** (STREAM_FAMILY in stream_bounds()).
 */
 #include "engine/engine.h"
 
@@ -111,6 +115,10 @@ typedef struct Slot {
   uint64_t iSeq;  /* snapshot seq its live iterator reads at */
   int64_t iBorn;  /* monotonic micros it was made or refreshed */
   int bRefreshed; /* this open refreshed it (seq to be checked) */
+  int eMode;      /* bounds of this open's view: STREAM_RANGE, _ROW or
+                  ** _FAMILY (stream_bounds) */
+  int64_t iRowUntil; /* point reads use STREAM_ROW until then (monotonic
+                     ** micros): the family had several sources */
 } Slot;
 
 /* One key range in escaped row space: lo <= esc(r) 00 01 < hi. */
@@ -1277,16 +1285,31 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
   return c;
 }
 
-/* The bounds of family i's iterator for this open: [P|lo(first range),
-** P|hi(last range)) or the family's end; and, reading one row, the row's
-** bloom prefix P|esc(row) 00 01. bAgain: c->lower, c->upper and c->prefix
-** hold the bounds of another family of this open, so that only the family
-** id in P differs (unless upper is a family's end). */
-static int stream_bounds(wcs_cursor *c, int i, int bPoint, int bAgain) {
+/* What a stream's iterator is aimed at (stream_bounds). */
+#define STREAM_RANGE  0 /* the open's ranges */
+#define STREAM_ROW    1 /* one row, with its bloom prefix */
+#define STREAM_FAMILY 2 /* the whole family, no prefix: one row is read by
+                        ** a seek, and the iterator serves the next row
+                        ** after a refresh */
+
+/* The bounds of family i's iterator for this open (eMode, above):
+** [P|lo(first range), P|hi(last range)) or the family's end; with
+** STREAM_ROW also the row's bloom prefix P|esc(row) 00 01; with
+** STREAM_FAMILY [P, the family's end). bAgain: c->lower, c->upper and
+** c->prefix hold the bounds of another family of this open in the same
+** mode, so that only the family id in P differs (unless upper is a
+** family's end). */
+static int stream_bounds(wcs_cursor *c, int i, int eMode, int bAgain) {
   const EngDef *d = c->pDef;
   uint16_t iFid = d->aFam[i].iFid;
   uint8_t aPre[ENG_PREFIX_BYTES];
-  int rc;
+  int bPoint = eMode == STREAM_ROW, rc;
+  if (eMode == STREAM_FAMILY) {
+    c->lower.n = c->upper.n = c->prefix.n = 0;
+    rc = eng_put_prefix(&c->lower, d->iTid, iFid);
+    if (rc == WCS_OK) rc = eng_put_family_end(&c->upper, d->iTid, iFid);
+    return rc;
+  }
   if (bAgain && c->nRange > 0 && !HIOPEN(c->nRange - 1)) {
     c->lower.a[4] = c->upper.a[4] = (uint8_t)(iFid >> 8);
     c->lower.a[5] = c->upper.a[5] = (uint8_t)iFid;
@@ -1420,7 +1443,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     Slot *sl = &c->aSlot[i];
     const uint8_t *pPre;
     Stream *s;
-    int bReuse = 0;
+    int bReuse = 0, eMode = STREAM_RANGE;
     if (!c->abFam[i]) continue;
     s = &c->aStream[c->nStream];
     s->iFam = i;
@@ -1428,11 +1451,22 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->bPlain = !c->bReverse && !c->bKeysOnly && d->aFam[i].nMaxVersions <= 0 &&
                 d->aFam[i].iMaxAge <= 0;
     s->zFamily = d->aFam[i].zName;
-    rc = stream_bounds(c, i, bPoint, c->nStream > 0);
+    if (bPoint) {
+      /* one row of the latest state: through an iterator over the whole
+      ** family, kept from read to read, while the family is one sorted
+      ** run (bloom filters would skip nothing); else the row's own */
+      eMode = pTxn == NULL && tNow >= sl->iRowUntil ? STREAM_FAMILY
+                                                    : STREAM_ROW;
+    }
+    rc = stream_bounds(c, i, eMode,
+                       c->nStream > 0 && eMode != STREAM_FAMILY &&
+                           c->aSlot[c->aStream[c->nStream - 1].iFam].eMode ==
+                               eMode);
     if (rc) return eng_err(rc, "out of memory");
     memcpy(s->aPre, c->lower.a, ENG_PREFIX_BYTES);
-    pPre = bPoint ? c->prefix.a : NULL;
+    pPre = eMode == STREAM_ROW ? c->prefix.a : NULL;
     sl->bRefreshed = 0;
+    sl->eMode = eMode;
     if (sl->pView && view_within(sl->pView, c->lower.a, c->lower.n, c->upper.a,
                                  c->upper.n, pPre, c->prefix.n)) {
       if (pSnap && sl->bSeq && sl->iSeq == iSeq &&
@@ -1453,6 +1487,23 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
       view_retarget(sl->pView, pOv, c->bReverse);
     } else {
       rc = stream_view(c, sl, i, pSnap, pOv, pPre);
+      if (rc) return rc;
+      sl->bSeq = pSnap != NULL;
+      sl->iSeq = iSeq;
+      sl->iBorn = tNow;
+    }
+    if (eMode == STREAM_FAMILY && view_sources(sl->pView) != 1) {
+      /* several sources: the row's bloom filters may skip some; try the
+      ** whole family again once ENG_VIEW_REUSE_MICROS have passed */
+      sl->iRowUntil = tNow + ENG_VIEW_REUSE_MICROS;
+      sl->eMode = STREAM_ROW;
+      if (sl->bRefreshed) {
+        sl->bRefreshed = 0;
+        nRefreshed--;
+      }
+      rc = stream_bounds(c, i, STREAM_ROW, 0);
+      if (rc) return eng_err(rc, "out of memory");
+      rc = stream_view(c, sl, i, pSnap, pOv, c->prefix.a);
       if (rc) return rc;
       sl->bSeq = pSnap != NULL;
       sl->iSeq = iSeq;
@@ -1483,9 +1534,10 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
         sl->bSeq = c->nStream > 1;
         sl->iSeq = iSeq;
       } else {
-        rc = stream_bounds(c, i, bPoint, 0);
+        rc = stream_bounds(c, i, sl->eMode, 0);
         if (rc == WCS_OK) {
-          rc = stream_view(c, sl, i, pSnap, pOv, bPoint ? c->prefix.a : NULL);
+          rc = stream_view(c, sl, i, pSnap, pOv,
+                           sl->eMode == STREAM_ROW ? c->prefix.a : NULL);
         }
         if (rc == WCS_OK) {
           sl->bSeq = 1;

@@ -279,6 +279,8 @@ int view_refresh(EngView *p);
 void view_release(EngView *p);
 /* 1 if the view has a store iterator. */
 int view_live(const EngView *p);
+/* Sources its store iterator merges (wcs_iter_sources); 0 without one. */
+int view_sources(const EngView *p);
 /* 1 if its store iterator reads the current memtables and files (no
 ** flush or compaction installed since it was made or refreshed). */
 int view_current(const EngView *p);

@@ -644,6 +644,10 @@ int view_live(const EngView *v) {
   return v->pIter != NULL;
 }
 
+int view_sources(const EngView *v) {
+  return v->pIter ? wcs_iter_sources(v->pIter) : 0;
+}
+
 int view_within(const EngView *v, const void *pLower, size_t nLower,
                 const void *pUpper, size_t nUpper, const void *pPrefix,
                 size_t nPrefix) {

@@ -347,6 +347,15 @@ int wcs_iter_refresh(wcs_iter *pIter);
 int wcs_iter_retarget(wcs_iter *pIter, const wcs_iter_options *pOpt);
 
 /*
+** How many sources (memtables, level-0 files, deeper levels) the
+** iterator merges for its current bounds; 0 if it is unusable. With one,
+** a seek reads one sorted run and bloom filters could skip nothing, so a
+** reader of one row may as well seek an iterator over a wider range
+** (engine/cursor.c does) instead of retargeting one per row.
+*/
+int wcs_iter_sources(const wcs_iter *pIter);
+
+/*
 ** 1 if the iterator still reads the store's current memtables and files:
 ** no memtable switch, flush or compaction has been installed since it was
 ** made or last re-pinned by wcs_iter_refresh(); else 0. A compaction

@@ -1655,6 +1655,7 @@ struct wcs_iter {
   int bNoFill;         /* the bNoCacheFill option */
   uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
   int bMemSkipped;     /* sv->pMem was empty then: it has no child */
+  int nSources;        /* children of the stream for the current target */
   int bMemOff;         /* sv->pMem held no key within the bounds when
                        ** iterTarget aimed them: its child is left out of
                        ** the stream (so a scan of one table steps inside
@@ -2056,6 +2057,7 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     rc = merge_iter_set(it->pMerge, it->apKid, nKid == 1 ? 0 : nKid);
     if (rc) wcs_seterr(pzErr, rc, "out of memory");
     it->pM = nKid == 1 ? it->apKid[0] : it->pMerge;
+    it->nSources = nKid;
     it->r.bUpperCmp = it->bUpper && !bBelow;
   }
 
@@ -2193,6 +2195,10 @@ int wcs_iter_retarget(wcs_iter *it, const wcs_iter_options *pOpt) {
   }
   sv = svAcquire(it->db, o.pSnap, &seq);
   return iterRepin(it, sv, seq);
+}
+
+int wcs_iter_sources(const wcs_iter *it) {
+  return it && it->pM ? it->nSources : 0;
 }
 
 int wcs_iter_refresh(wcs_iter *it) {

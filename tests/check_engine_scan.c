@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "storage/util.h"
 #include "testutil.h"
@@ -375,6 +376,125 @@ START_TEST(test_scans_match_model_in_time_ranges) {
 }
 END_TEST
 
+/* A read of row (pRow, nRow) through a one-row range, as a point lookup
+** makes it, in the format of cursor_scan; the latest version of both
+** families. */
+static char *point_read(wcs_table *t, const uint8_t *pRow, int nRow) {
+  wcs_read_options o;
+  wcs_key_range r;
+  wcs_cursor *c = NULL;
+  wcs_buf b;
+  memset(&b, 0, sizeof(b));
+  memset(&r, 0, sizeof(r));
+  r.pStart = r.pEnd = pRow;
+  r.nStart = r.nEnd = (size_t)nRow;
+  r.bEndIncl = 1;
+  wcs_read_options_init(&o);
+  o.nVersions = 1;
+  o.aRange = &r;
+  o.nRange = 1;
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+  while (!wcs_cursor_eof(c)) {
+    size_t n;
+    const void *p = wcs_cursor_row(c, &n);
+    int nCell, i;
+    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+    out_bytes(&b, p, n);
+    out(&b, ":");
+    for (i = 0; i < nCell; i++) {
+      out_cell(&b, a[i].iFamily, a[i].pQual, a[i].nQual, a[i].iTs, a[i].pVal,
+               a[i].nVal);
+    }
+    out(&b, ";");
+    ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  }
+  wcs_cursor_close(c);
+  ck_assert_int_eq(wcs_buf_append(&b, "", 1), WCS_OK);
+  return (char *)b.a;
+}
+
+/* Every row of the model, and rows next to them that do not exist, read
+** one at a time agree with the model's latest-version scan, twice (the
+** second pass reuses the pooled cursor's iterators). */
+static void check_point_reads(wcs_table *t, Model *pModel) {
+  static Model one, sorted;
+  Model *m = &sorted;
+  int k, pass, q;
+  sorted = *pModel; /* the cells of a row next to each other */
+  qsort(sorted.a, (size_t)sorted.n, sizeof(MCell), mcell_cmp);
+  for (pass = 0; pass < 2; pass++) {
+    for (k = 0; k < m->n; k++) {
+      const MCell *p = &m->a[k];
+      char *zGot, *zWant;
+      uint8_t aMiss[41];
+      if (k > 0 && p->nRow == m->a[k - 1].nRow &&
+          memcmp(p->aRow, m->a[k - 1].aRow, (size_t)p->nRow) == 0) {
+        continue; /* one read per row */
+      }
+      /* the model of this row alone */
+      one.n = 0;
+      for (q = k; q < m->n && m->a[q].nRow == p->nRow &&
+                  memcmp(m->a[q].aRow, p->aRow, (size_t)p->nRow) == 0;
+           q++) {
+        one.a[one.n++] = m->a[q];
+      }
+      zWant = model_scan(&one, 3, 1, 0, 0, INT64_MAX);
+      zGot = point_read(t, p->aRow, p->nRow);
+      ck_assert_msg(strcmp(zGot, zWant) == 0, "row %d\ngot  [%s]\nwant [%s]",
+                    k, zGot, zWant);
+      free(zGot);
+      free(zWant);
+      /* a row that does not exist: the key and one byte more */
+      memcpy(aMiss, p->aRow, (size_t)p->nRow);
+      aMiss[p->nRow] = 0x01;
+      zGot = point_read(t, aMiss, p->nRow + 1);
+      ck_assert_msg(zGot[0] == 0, "row %d plus 01 read back [%s]", k, zGot);
+      free(zGot);
+    }
+  }
+}
+
+/* Point reads go through an iterator over the whole family while the
+** family is one sorted run, and through the row's own (with its bloom
+** prefix) while it is several (cursor.c, STREAM_FAMILY): settled, with
+** new writes in the memtable, with a level-0 file over the settled level,
+** and settled again, the reads agree with the model. */
+START_TEST(test_point_reads_match_model_as_the_sources_change) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  wcs_db *db;
+  static Model m;
+  m.n = 0;
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+  db = wcs_engine_db(e);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  write_round(x, t, &m, 0, 100);
+  write_round(x, t, &m, 2, 30);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
+  check_point_reads(t, &m); /* one sorted run */
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  write_round(x, t, &m, 0, 30); /* newer versions of some rows */
+  write_round(x, t, &m, 1, 40); /* new rows */
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  check_point_reads(t, &m); /* the memtable too */
+  ck_assert_int_eq(wcs_db_flush(db), WCS_OK);
+  check_point_reads(t, &m); /* a level-0 file over the level */
+  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
+  /* one run again, once the reads stop preferring the row's iterator
+  ** (ENG_VIEW_REUSE_MICROS after they last met several sources) */
+  {
+    struct timespec ts = {0, 150 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  check_point_reads(t, &m);
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 /* A row whose cells outgrow the cursor's cell buffer several times while
 ** it is read: every cell must still point at its own bytes. */
 START_TEST(test_wide_row_cells_survive_buffer_growth) {
@@ -447,6 +567,7 @@ Suite *engine_scan_suite(void) {
   tcase_add_test(tc, test_scans_match_model_after_flush);
   tcase_add_test(tc, test_scans_match_model_in_time_ranges);
   tcase_add_test(tc, test_wide_row_cells_survive_buffer_growth);
+  tcase_add_test(tc, test_point_reads_match_model_as_the_sources_change);
   suite_add_tcase(s, tc);
   return s;
 }
