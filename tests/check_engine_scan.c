@@ -472,6 +472,7 @@ START_TEST(test_point_reads_match_model_as_the_sources_change) {
   write_round(x, t, &m, 0, 100);
   write_round(x, t, &m, 2, 30);
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
   ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
   check_point_reads(t, &m); /* one sorted run */
   ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
