@@ -182,26 +182,11 @@ static char *model_scan(Model *m, int mFam, int nVersions, int bReverse,
 }
 
 /* The same scan through a cursor. */
-static char *cursor_scan(wcs_table *t, wcs_txn *x, int mFam, int nVersions,
-                         int bReverse, int64_t iMinTs, int64_t iMaxTs) {
-  wcs_read_options o;
-  wcs_cursor *c = NULL;
+/* Every row the open cursor c reads, as "row:cells;" (the model's
+** format); closes c. The caller frees the text. */
+static char *cursor_text(wcs_cursor *c) {
   wcs_buf b;
-  const char *az[2];
-  int rc;
   memset(&b, 0, sizeof(b));
-  wcs_read_options_init(&o);
-  o.nVersions = nVersions;
-  o.bReverse = bReverse;
-  o.iMinTs = iMinTs;
-  o.iMaxTs = iMaxTs;
-  if (mFam != 3) {
-    az[0] = mFam == 1 ? "a" : "b";
-    o.azFamily = az;
-    o.nFamily = 1;
-  }
-  rc = wcs_cursor_open(&c, t, x, &o);
-  ck_assert_int_eq(rc, WCS_OK);
   while (!wcs_cursor_eof(c)) {
     size_t nRow;
     const void *pRow = wcs_cursor_row(c, &nRow);
@@ -219,6 +204,27 @@ static char *cursor_scan(wcs_table *t, wcs_txn *x, int mFam, int nVersions,
   wcs_cursor_close(c);
   ck_assert_int_eq(wcs_buf_append(&b, "", 1), WCS_OK);
   return (char *)b.a;
+}
+
+static char *cursor_scan(wcs_table *t, wcs_txn *x, int mFam, int nVersions,
+                         int bReverse, int64_t iMinTs, int64_t iMaxTs) {
+  wcs_read_options o;
+  wcs_cursor *c = NULL;
+  const char *az[2];
+  int rc;
+  wcs_read_options_init(&o);
+  o.nVersions = nVersions;
+  o.bReverse = bReverse;
+  o.iMinTs = iMinTs;
+  o.iMaxTs = iMaxTs;
+  if (mFam != 3) {
+    az[0] = mFam == 1 ? "a" : "b";
+    o.azFamily = az;
+    o.nFamily = 1;
+  }
+  rc = wcs_cursor_open(&c, t, x, &o);
+  ck_assert_int_eq(rc, WCS_OK);
+  return cursor_text(c);
 }
 
 /* Every scan shape the cursor and the model must agree on, with the
@@ -383,8 +389,6 @@ static char *point_read(wcs_table *t, const uint8_t *pRow, int nRow) {
   wcs_read_options o;
   wcs_key_range r;
   wcs_cursor *c = NULL;
-  wcs_buf b;
-  memset(&b, 0, sizeof(b));
   memset(&r, 0, sizeof(r));
   r.pStart = r.pEnd = pRow;
   r.nStart = r.nEnd = (size_t)nRow;
@@ -394,23 +398,7 @@ static char *point_read(wcs_table *t, const uint8_t *pRow, int nRow) {
   o.aRange = &r;
   o.nRange = 1;
   ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
-  while (!wcs_cursor_eof(c)) {
-    size_t n;
-    const void *p = wcs_cursor_row(c, &n);
-    int nCell, i;
-    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
-    out_bytes(&b, p, n);
-    out(&b, ":");
-    for (i = 0; i < nCell; i++) {
-      out_cell(&b, a[i].iFamily, a[i].pQual, a[i].nQual, a[i].iTs, a[i].pVal,
-               a[i].nVal);
-    }
-    out(&b, ";");
-    ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
-  }
-  wcs_cursor_close(c);
-  ck_assert_int_eq(wcs_buf_append(&b, "", 1), WCS_OK);
-  return (char *)b.a;
+  return cursor_text(c);
 }
 
 /* Every row of the model, and rows next to them that do not exist, read

@@ -50,20 +50,6 @@ static void putS(wcs_db *db, const char *k, const char *v) {
   OK(wcs_db_put(db, k, strlen(k), v, strlen(v)));
 }
 
-/* Value of k as a NUL-terminated string (static buffer) or NULL. */
-static const char *getS(wcs_db *db, const wcs_snapshot *s, const char *k) {
-  static char aBuf[1024];
-  void *p = NULL;
-  size_t n = 0;
-  OK(wcs_db_get(db, s, k, strlen(k), &p, &n));
-  if (p == NULL) return NULL;
-  ck_assert_uint_lt(n, sizeof aBuf);
-  memcpy(aBuf, p, n);
-  aBuf[n] = 0;
-  wcs_free(p);
-  return aBuf;
-}
-
 /* All keys of an iterator, joined by ',' (forward or reverse). */
 static char *scan(wcs_db *db, const wcs_iter_options *o, int bRev) {
   static char aBuf[8192];
@@ -98,14 +84,14 @@ START_TEST(test_db_memory_store_put_get_delete) {
   putS(db, "a", "1");
   putS(db, "b", "2");
   putS(db, "a", "3");
-  ck_assert_str_eq(getS(db, NULL, "a"), "3");
-  ck_assert_str_eq(getS(db, NULL, "b"), "2");
-  ck_assert_ptr_null(getS(db, NULL, "c"));
+  ck_assert_str_eq(tu_get_str(db, NULL, "a"), "3");
+  ck_assert_str_eq(tu_get_str(db, NULL, "b"), "2");
+  ck_assert_ptr_null(tu_get_str(db, NULL, "c"));
   OK(wcs_db_delete(db, "a", 1));
-  ck_assert_ptr_null(getS(db, NULL, "a"));
+  ck_assert_ptr_null(tu_get_str(db, NULL, "a"));
   /* empty key and empty value are ordinary */
   OK(wcs_db_put(db, "", 0, "", 0));
-  ck_assert_str_eq(getS(db, NULL, ""), "");
+  ck_assert_str_eq(tu_get_str(db, NULL, ""), "");
   ck_assert_str_eq(scan(db, NULL, 0), ",b");
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
 }
@@ -338,8 +324,8 @@ START_TEST(test_db_batch_is_atomic_and_ordered) {
   ck_assert_uint_gt(wcs_batch_bytes(b), 12);
   OK(wcs_db_write(db, b));
   /* later operations of a batch win over earlier ones */
-  ck_assert_ptr_null(getS(db, NULL, "k1"));
-  ck_assert_str_eq(getS(db, NULL, "k2"), "v2");
+  ck_assert_ptr_null(tu_get_str(db, NULL, "k1"));
+  ck_assert_str_eq(tu_get_str(db, NULL, "k2"), "v2");
   wcs_batch_clear(b);
   ck_assert_int_eq(wcs_batch_count(b), 0);
   OK(wcs_db_write(db, b)); /* empty batch: nothing */
@@ -366,9 +352,9 @@ static void rangeDeleteCase(int bFlush) {
   OK(wcs_db_write(db, b));
   if (bFlush) OK(wcs_db_flush(db));
   putS(db, "t1#c", "5"); /* newer than the tombstone: visible */
-  ck_assert_ptr_null(getS(db, NULL, "t1#a"));
-  ck_assert_str_eq(getS(db, NULL, "t1#c"), "5");
-  ck_assert_str_eq(getS(db, NULL, "t2#a"), "3");
+  ck_assert_ptr_null(tu_get_str(db, NULL, "t1#a"));
+  ck_assert_str_eq(tu_get_str(db, NULL, "t1#c"), "5");
+  ck_assert_str_eq(tu_get_str(db, NULL, "t2#a"), "3");
   ck_assert_str_eq(scan(db, NULL, 0), "t1#c,t2#a,t3#a");
   ck_assert_str_eq(scan(db, NULL, 1), "t3#a,t2#a,t1#c");
   /* an unbounded range delete */
@@ -412,11 +398,11 @@ START_TEST(test_db_snapshot_sees_frozen_state) {
   putS(db, "c", "new");
   OK(wcs_db_flush(db));
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
-  ck_assert_str_eq(getS(db, s, "a"), "old");
-  ck_assert_str_eq(getS(db, s, "b"), "old");
-  ck_assert_ptr_null(getS(db, s, "c"));
-  ck_assert_str_eq(getS(db, NULL, "a"), "new");
-  ck_assert_ptr_null(getS(db, NULL, "b"));
+  ck_assert_str_eq(tu_get_str(db, s, "a"), "old");
+  ck_assert_str_eq(tu_get_str(db, s, "b"), "old");
+  ck_assert_ptr_null(tu_get_str(db, s, "c"));
+  ck_assert_str_eq(tu_get_str(db, NULL, "a"), "new");
+  ck_assert_ptr_null(tu_get_str(db, NULL, "b"));
   memset(&io, 0, sizeof io);
   io.pSnap = s;
   ck_assert_str_eq(scan(db, &io, 0), "a,b");
@@ -513,7 +499,7 @@ START_TEST(test_db_reopen_keeps_every_commit) {
   for (i = 0; i < 3000; i += 7) {
     snprintf(k, sizeof k, "k%05d", i);
     snprintf(v, sizeof v, "v%d", i);
-    ck_assert_str_eq(getS(db, NULL, k), v);
+    ck_assert_str_eq(tu_get_str(db, NULL, k), v);
   }
   OK(wcs_db_close(db));
   tu_rmrf(zDir);
@@ -582,8 +568,8 @@ START_TEST(test_db_read_only_open_reads_and_refuses_writes) {
   o.bReadOnly = 1;
   OK(wcs_db_open(&db, zPath, &o, NULL));
   OK(wcs_db_open(&db2, zPath, &o, NULL)); /* shared lock */
-  ck_assert_str_eq(getS(db, NULL, "x"), "1");
-  ck_assert_str_eq(getS(db, NULL, "y"), "2");
+  ck_assert_str_eq(tu_get_str(db, NULL, "x"), "1");
+  ck_assert_str_eq(tu_get_str(db, NULL, "y"), "2");
   ck_assert_int_eq(wcs_db_put(db, "z", 1, "3", 1), WCS_READONLY);
   ck_assert_ptr_nonnull(strstr(wcs_errmsg(db), "read-only"));
   OK(wcs_db_close(db2));
@@ -877,9 +863,9 @@ START_TEST(test_db_concurrent_writers_group_commit) {
       char k[32], v[32];
       snprintf(k, sizeof k, "t%d-%04d-a", i, j);
       snprintf(v, sizeof v, "%d", j);
-      ck_assert_str_eq(getS(db, NULL, k), v);
+      ck_assert_str_eq(tu_get_str(db, NULL, k), v);
       k[strlen(k) - 1] = 'b';
-      ck_assert_str_eq(getS(db, NULL, k), v);
+      ck_assert_str_eq(tu_get_str(db, NULL, k), v);
     }
   }
   OK(wcs_db_close(db));
@@ -1021,7 +1007,7 @@ START_TEST(test_db_open_writes_nothing_for_a_short_log) {
     ck_assert_int_eq(f.fault.nSyncs, nS);
     for (i = 0; i < 100; i++) {
       snprintf(k, sizeof k, "key%06d", i);
-      ck_assert_str_eq(getS(db, NULL, k), iRound == 0 ? "first" : "again");
+      ck_assert_str_eq(tu_get_str(db, NULL, k), iRound == 0 ? "first" : "again");
     }
     for (i = 0; i < 100; i += 2) {
       snprintf(k, sizeof k, "key%06d", i);
@@ -1058,7 +1044,7 @@ START_TEST(test_db_open_writes_nothing_for_a_short_log) {
     ck_assert_uint_eq(n, sizeof v);
     wcs_free(p);
   }
-  ck_assert_str_eq(getS(db, NULL, "key000042"), "again");
+  ck_assert_str_eq(tu_get_str(db, NULL, "key000042"), "again");
   OK(wcs_db_close(db));
   faultClose(&f);
 }
@@ -1686,8 +1672,8 @@ START_TEST(test_db_iter_refresh_sees_new_writes_files_and_tombstones) {
   ck_assert_ptr_null(iterAt(it, "k4"));
   OK(wcs_iter_refresh(it));
   ck_assert_str_eq(iterAt(it, "k4"), "k4");
-  ck_assert_str_eq(getS(db, s, "k1"), "1"); /* the snapshot is untouched */
-  ck_assert_ptr_null(getS(db, s, "k4"));
+  ck_assert_str_eq(tu_get_str(db, s, "k1"), "1"); /* the snapshot is untouched */
+  ck_assert_ptr_null(tu_get_str(db, s, "k4"));
   wcs_iter_free(it);
   wcs_snapshot_free(db, s);
   wcs_batch_free(b);
@@ -1798,8 +1784,8 @@ START_TEST(test_db_compaction_filter_drops_keys_and_spares_snapshots) {
   OK(wcs_db_flush(db));
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   ck_assert_int_eq(f.nCalls, 0);
-  ck_assert_str_eq(getS(db, NULL, "x9"), "old");
-  ck_assert_str_eq(getS(db, s, "x9"), "old");
+  ck_assert_str_eq(tu_get_str(db, NULL, "x9"), "old");
+  ck_assert_str_eq(tu_get_str(db, s, "x9"), "old");
 
   /* newer data, still under the snapshot: kept for it */
   for (i = 0; i < 200; i++) {
@@ -1810,9 +1796,9 @@ START_TEST(test_db_compaction_filter_drops_keys_and_spares_snapshots) {
   OK(wcs_db_flush(db));
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   ck_assert_int_eq(f.nCalls, 0);
-  ck_assert_str_eq(getS(db, s, "x9"), "old");
-  ck_assert_str_eq(getS(db, NULL, "x9"), "new");
-  ck_assert_str_eq(getS(db, NULL, "x001"),
+  ck_assert_str_eq(tu_get_str(db, s, "x9"), "old");
+  ck_assert_str_eq(tu_get_str(db, NULL, "x9"), "new");
+  ck_assert_str_eq(tu_get_str(db, NULL, "x001"),
                    "some value to fill the memtable a little");
   wcs_snapshot_free(db, s);
 
@@ -1820,10 +1806,10 @@ START_TEST(test_db_compaction_filter_drops_keys_and_spares_snapshots) {
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   ck_assert_int_gt(f.nCalls, 0);
   ck_assert_int_eq(f.bOrdered, 1);
-  ck_assert_ptr_null(getS(db, NULL, "x9"));
-  ck_assert_ptr_null(getS(db, NULL, "x001"));
-  ck_assert_str_eq(getS(db, NULL, "y9"), "old");
-  ck_assert_str_eq(getS(db, NULL, "y000"),
+  ck_assert_ptr_null(tu_get_str(db, NULL, "x9"));
+  ck_assert_ptr_null(tu_get_str(db, NULL, "x001"));
+  ck_assert_str_eq(tu_get_str(db, NULL, "y9"), "old");
+  ck_assert_str_eq(tu_get_str(db, NULL, "y000"),
                    "some value to fill the memtable a little");
   ck_assert_uint_eq(tu_db_stat(db, "filtered"), 101);
   {
@@ -1837,17 +1823,17 @@ START_TEST(test_db_compaction_filter_drops_keys_and_spares_snapshots) {
   OK(wcs_snapshot_new(db, &s)); /* keeps "below" through this compaction */
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
   wcs_snapshot_free(db, s);
-  ck_assert_str_eq(getS(db, NULL, "x5"), "below");
+  ck_assert_str_eq(tu_get_str(db, NULL, "x5"), "below");
   putS(db, "x5", "above");
   putS(db, "y5", "a");
   OK(wcs_db_flush(db));
   putS(db, "x5", "above2");
   putS(db, "y6", "a");
   OK(wcs_db_flush(db)); /* two level-0 files: a compaction into level 1 */
-  ck_assert_ptr_null(getS(db, NULL, "x5"));
+  ck_assert_ptr_null(tu_get_str(db, NULL, "x5"));
   OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
-  ck_assert_ptr_null(getS(db, NULL, "x5"));
-  ck_assert_str_eq(getS(db, NULL, "y5"), "a");
+  ck_assert_ptr_null(tu_get_str(db, NULL, "x5"));
+  ck_assert_str_eq(tu_get_str(db, NULL, "y5"), "a");
   OK(wcs_db_close(db));
 }
 END_TEST

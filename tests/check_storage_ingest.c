@@ -56,31 +56,6 @@ static void options(wcs_options *o) {
   o->nIngestBytes = INGEST_MIN;
 }
 
-/* Files in level i (from the statistics). */
-static int levelFiles(wcs_db *db, int i) {
-  char *z = NULL, *p;
-  char aPat[64];
-  int n;
-  OK(wcs_db_stats(db, &z));
-  snprintf(aPat, sizeof aPat, "{\"level\":%d,\"files\":", i);
-  p = strstr(z, aPat);
-  ck_assert_ptr_nonnull(p);
-  n = atoi(p + strlen(aPat));
-  wcs_free(z);
-  return n;
-}
-
-/* The one level holding files, or -1 when several do. */
-static int onlyLevel(wcs_db *db) {
-  int i, iLevel = -1;
-  for (i = 0; i < 7; i++) {
-    if (levelFiles(db, i) == 0) continue;
-    if (iLevel >= 0) return -1;
-    iLevel = i;
-  }
-  return iLevel;
-}
-
 /* Put keys zPre[lo, hi) with values tagged zTag in one batch; asserts it
 ** is big enough to be ingested. */
 static void putRange(wcs_db *db, const char *zPre, int lo, int hi,
@@ -99,27 +74,13 @@ static void putRange(wcs_db *db, const char *zPre, int lo, int hi,
   wcs_batch_free(b);
 }
 
-/* Value of k as a string (static buffer), or NULL. */
-static const char *getS(wcs_db *db, const wcs_snapshot *s, const char *k) {
-  static char aBuf[256];
-  void *p = NULL;
-  size_t n = 0;
-  OK(wcs_db_get(db, s, k, strlen(k), &p, &n));
-  if (p == NULL) return NULL;
-  ck_assert_uint_lt(n, sizeof aBuf);
-  memcpy(aBuf, p, n);
-  aBuf[n] = 0;
-  wcs_free(p);
-  return aBuf;
-}
-
 /* Does key zPre<i> read as the value tagged zTag (NULL: absent)? */
 static void checkKey(wcs_db *db, const wcs_snapshot *s, const char *zPre,
                      int i, const char *zTag) {
   char k[64], v[128];
   const char *zGot;
   tu_key_of(k, zPre, i);
-  zGot = getS(db, s, k);
+  zGot = tu_get_str(db, s, k);
   if (zTag == NULL) {
     ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", k, zGot);
   } else {
@@ -155,8 +116,8 @@ START_TEST(test_ingest_into_empty_store_goes_to_last_level) {
   putRange(db, "a", 0, 5000, "one");
   ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
   ck_assert_uint_eq(tu_db_stat(db, "wal_bytes"), 0); /* nothing was logged */
-  ck_assert_int_eq(onlyLevel(db), 6);
-  ck_assert_int_gt(levelFiles(db, 6), 1); /* cut at nFileBytes */
+  ck_assert_int_eq(tu_only_level(db), 6);
+  ck_assert_int_gt(tu_level_files(db, 6), 1); /* cut at nFileBytes */
   for (i = 0; i < 5000; i += 37)
     checkKey(db, NULL, "a", i, "one");
   checkKey(db, NULL, "a", 5000, NULL);
@@ -166,7 +127,7 @@ START_TEST(test_ingest_into_empty_store_goes_to_last_level) {
   /* reopen: the manifest names the files */
   db = NULL;
   OK(wcs_db_open(&db, zDir, &o, NULL));
-  ck_assert_int_eq(onlyLevel(db), 6);
+  ck_assert_int_eq(tu_only_level(db), 6);
   ck_assert_int_eq(countKeys(db, NULL), 5000);
   checkKey(db, NULL, "a", 4999, "one");
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
@@ -186,25 +147,25 @@ START_TEST(test_ingest_level_is_deepest_without_overlap_above) {
   o.nL1Bytes = 1u << 30;
   OK(wcs_db_open(&db, zDir, &o, NULL));
   putRange(db, "k", 0, 1000, "A");
-  ck_assert_int_gt(levelFiles(db, 6), 0);
+  ck_assert_int_gt(tu_level_files(db, 6), 0);
   /* overlaps level 6 only: level 5 */
   putRange(db, "k", 500, 1500, "B");
-  ck_assert_int_gt(levelFiles(db, 5), 0);
+  ck_assert_int_gt(tu_level_files(db, 5), 0);
   /* disjoint from everything: level 6 beside A */
-  n5 = levelFiles(db, 5);
-  n6 = levelFiles(db, 6);
+  n5 = tu_level_files(db, 5);
+  n6 = tu_level_files(db, 6);
   putRange(db, "z", 0, 500, "C");
-  ck_assert_int_eq(levelFiles(db, 5), n5);
-  ck_assert_int_gt(levelFiles(db, 6), n6);
+  ck_assert_int_eq(tu_level_files(db, 5), n5);
+  ck_assert_int_gt(tu_level_files(db, 6), n6);
   /* overlaps level 5: level 4 */
   putRange(db, "k", 1400, 1600, "D");
-  ck_assert_int_gt(levelFiles(db, 4), 0);
-  ck_assert_int_eq(levelFiles(db, 0), 0);
+  ck_assert_int_gt(tu_level_files(db, 4), 0);
+  ck_assert_int_eq(tu_level_files(db, 0), 0);
   /* a logged write inside the range is flushed to level 0 first; an
   ** ingest overlapping it goes to level 0 above it */
   OK(tu_put_one(db, "k", 100, "E"));
   putRange(db, "k", 50, 150, "F");
-  ck_assert_int_eq(levelFiles(db, 0), 2);
+  ck_assert_int_eq(tu_level_files(db, 0), 2);
   ck_assert_uint_eq(tu_db_stat(db, "ingests"), 5);
   /* newest wins everywhere */
   checkKey(db, NULL, "k", 0, "A");
@@ -913,7 +874,7 @@ static int ingestFaultCase(int bDel, int bSync, int n) {
       /* nothing of the failed ingest is left: the directory holds
       ** the files of the retry only */
       ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
-      ck_assert_int_eq(sstFiles(zDir), levelFiles(db, 6));
+      ck_assert_int_eq(sstFiles(zDir), tu_level_files(db, 6));
       checkRuns(db, 2000, "f", -1);
     }
   }
@@ -1110,7 +1071,7 @@ START_TEST(test_ingest_damaged_file_is_reported_as_corrupt) {
   snprintf(zDirCopy, sizeof zDirCopy, "%s", zDir);
   OK(wcs_db_open(&db, zDirCopy, &o, NULL));
   putRange(db, "k", 0, 2000, "A");
-  ck_assert_int_eq(levelFiles(db, 6), 1);
+  ck_assert_int_eq(tu_level_files(db, 6), 1);
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
   db = NULL;
   /* the store's only sorted file: the first number after the manifest's */
@@ -1185,7 +1146,7 @@ static void checkModel(wcs_db *db, const wcs_snapshot *s, const MState *m) {
     char k[64], v[128];
     const char *zGot;
     tu_key_of(k, "r", i);
-    zGot = getS(db, s, k);
+    zGot = tu_get_str(db, s, k);
     if (m->aVer[i] == 0) {
       ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", k, zGot);
     } else {

@@ -66,37 +66,12 @@ static int haveCores(void) {
   return sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 }
 
-/* Files in level i (from the statistics). */
-static int levelFiles(wcs_db *db, int i) {
-  char *z = NULL, *p;
-  char aPat[64];
-  int n;
-  OK(wcs_db_stats(db, &z));
-  snprintf(aPat, sizeof aPat, "{\"level\":%d,\"files\":", i);
-  p = strstr(z, aPat);
-  ck_assert_ptr_nonnull(p);
-  n = atoi(p + strlen(aPat));
-  wcs_free(z);
-  return n;
-}
-
 /* Files of every level. */
 static int liveFiles(wcs_db *db) {
   int i, n = 0;
   for (i = 0; i < 7; i++)
-    n += levelFiles(db, i);
+    n += tu_level_files(db, i);
   return n;
-}
-
-/* The one level holding files, or -1 when several do. */
-static int onlyLevel(wcs_db *db) {
-  int i, iLevel = -1;
-  for (i = 0; i < 7; i++) {
-    if (levelFiles(db, i) == 0) continue;
-    if (iLevel >= 0) return -1;
-    iLevel = i;
-  }
-  return iLevel;
 }
 
 /* The last sequence number (the latest snapshot's). */
@@ -109,27 +84,13 @@ static uint64_t lastSeq(wcs_db *db) {
   return seq;
 }
 
-/* Value of k as a string (static buffer), or NULL. */
-static const char *getS(wcs_db *db, const wcs_snapshot *s, const char *k) {
-  static char aBuf[256];
-  void *p = NULL;
-  size_t n = 0;
-  OK(wcs_db_get(db, s, k, strlen(k), &p, &n));
-  if (p == NULL) return NULL;
-  ck_assert_uint_lt(n, sizeof aBuf);
-  memcpy(aBuf, p, n);
-  aBuf[n] = 0;
-  wcs_free(p);
-  return aBuf;
-}
-
 /* Does key zPre<i> read as the value tagged zTag (NULL: absent)? */
 static void checkKey(wcs_db *db, const wcs_snapshot *s, const char *zPre, int i,
                      const char *zTag) {
   char k[64], v[128];
   const char *zGot;
   tu_key_of(k, zPre, i);
-  zGot = getS(db, s, k);
+  zGot = tu_get_str(db, s, k);
   if (zTag == NULL) {
     ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", k, zGot);
   } else {
@@ -234,7 +195,7 @@ static void checkModel(wcs_db *db, const wcs_snapshot *s, Model *m) {
   modelSort(m);
   for (i = 0; i < m->n; i++) {
     const MEnt *e = &m->a[i];
-    const char *zGot = getS(db, s, e->zKey);
+    const char *zGot = tu_get_str(db, s, e->zKey);
     if (e->bDel) {
       ck_assert_msg(zGot == NULL, "%s: expected absent, got %s", e->zKey, zGot);
     } else {
@@ -571,10 +532,10 @@ START_TEST(test_prebuild_interleaved_runs_offered_in_pieces_read_back) {
   ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
   ck_assert_uint_eq(lastSeq(db), seq0 + WCS_PREBUILD_SEQ_GAP);
   /* an empty store: the last level, several files per run */
-  ck_assert_int_eq(onlyLevel(db), 6);
+  ck_assert_int_eq(tu_only_level(db), 6);
   nFile = checkNewFiles(zDirCopy, zBefore, seq0 + WCS_PREBUILD_SEQ_GAP, 2,
                         anRun, 2);
-  ck_assert_int_eq(nFile, levelFiles(db, 6));
+  ck_assert_int_eq(nFile, tu_level_files(db, 6));
   ck_assert_int_gt(anRun[0], 1);
   ck_assert_int_gt(anRun[1], 1);
   checkModel(db, NULL, &m);
@@ -584,7 +545,7 @@ START_TEST(test_prebuild_interleaved_runs_offered_in_pieces_read_back) {
   /* the manifest names the files */
   db = NULL;
   OK(wcs_db_open(&db, zDirCopy, &o, NULL));
-  ck_assert_int_eq(onlyLevel(db), 6);
+  ck_assert_int_eq(tu_only_level(db), 6);
   checkModel(db, NULL, &m);
   ck_assert_uint_ge(lastSeq(db), seq0 + WCS_PREBUILD_SEQ_GAP);
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
@@ -640,7 +601,7 @@ START_TEST(test_prebuild_deletes_and_puts_over_older_data) {
   checkModel(db, NULL, &m);
 
   /* over data in one level: the level above it */
-  iOld = onlyLevel(db);
+  iOld = tu_only_level(db);
   ck_assert_int_gt(iOld, 0);
   OK(wcs_prebuild_start(db, 0, &pb));
   ownInit(&w, db, pb, 16 * 1024, 8 * 1024);
@@ -649,7 +610,7 @@ START_TEST(test_prebuild_deletes_and_puts_over_older_data) {
     if (i % 3 == 1) ownRow(&w, &m, "k:", i, "newer");
   }
   OK(ownCommit(&w));
-  ck_assert_int_gt(levelFiles(db, iOld - 1), 0);
+  ck_assert_int_gt(tu_level_files(db, iOld - 1), 0);
   checkKey(db, NULL, "k:", 5, NULL);
   checkKey(db, NULL, "k:", 4, "newer");
   checkKey(db, NULL, "k:", 506, "old");
@@ -895,7 +856,7 @@ START_TEST(test_prebuild_declines_a_put_then_a_delete_of_one_key) {
   }
   rc = ownCommit(&w);
   if (rc == WCS_OK) {
-    const char *zGot = getS(db, NULL, "k:000150");
+    const char *zGot = tu_get_str(db, NULL, "k:000150");
     ck_assert_msg(zGot == NULL,
                   "committed, and k:000150, deleted last, reads %s", zGot);
   }
@@ -1454,7 +1415,7 @@ START_TEST(test_prebuild_binary_keys_and_values_of_many_sizes) {
   }
   OK(ownCommit(&w));
   ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
-  ck_assert_int_gt(levelFiles(db, 6), 10);
+  ck_assert_int_gt(tu_level_files(db, 6), 10);
   for (i = 0; i < n; i++) {
     void *p = NULL;
     size_t nV = 0;

@@ -127,3 +127,45 @@ int tu_put_one(wcs_db *db, const char *zPre, int i, const char *zTag) {
   tu_val_of(v, zTag, i);
   return wcs_db_put(db, k, strlen(k), v, strlen(v));
 }
+
+int tu_level_files(wcs_db *db, int i) {
+  char *z = NULL, *p, aPat[64];
+  int n;
+  snprintf(aPat, sizeof aPat, "{\"level\":%d,\"files\":", i);
+  if (wcs_db_stats(db, &z) != WCS_OK || (p = strstr(z, aPat)) == NULL) {
+    fprintf(stderr, "no level %d in the statistics %s\n", i, z ? z : "?");
+    abort();
+  }
+  n = atoi(p + strlen(aPat));
+  wcs_free(z);
+  return n;
+}
+
+int tu_only_level(wcs_db *db) {
+  int i, iLevel = -1;
+  for (i = 0; i < 7; i++) {
+    if (tu_level_files(db, i) == 0) continue;
+    if (iLevel >= 0) return -1;
+    iLevel = i;
+  }
+  return iLevel;
+}
+
+const char *tu_get_str(wcs_db *db, const wcs_snapshot *s, const char *k) {
+  static char aBuf[1024];
+  void *p = NULL;
+  size_t n = 0;
+  if (wcs_db_get(db, s, k, strlen(k), &p, &n) != WCS_OK) {
+    fprintf(stderr, "get %s: %s\n", k, wcs_errmsg(db));
+    abort();
+  }
+  if (p == NULL) return NULL;
+  if (n >= sizeof aBuf) {
+    fprintf(stderr, "get %s: a value of %zu bytes\n", k, n);
+    abort();
+  }
+  memcpy(aBuf, p, n);
+  aBuf[n] = 0;
+  wcs_free(p);
+  return aBuf;
+}

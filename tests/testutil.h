@@ -44,4 +44,14 @@ void tu_key_of(char *z, const char *zPre, int i);
 void tu_val_of(char *z, const char *zTag, int i);
 int tu_put_one(wcs_db *db, const char *zPre, int i, const char *zTag);
 
+/* Files in level i (from the statistics); the one level holding files,
+** or -1 when several do (or none). Abort, naming the cause, on failure. */
+int tu_level_files(wcs_db *db, int i);
+int tu_only_level(wcs_db *db);
+
+/* The value of key k (a C string) at snapshot s (NULL: the latest) as a
+** C string in a static buffer, or NULL if absent. Aborts on an error or a
+** value over 1023 bytes. */
+const char *tu_get_str(wcs_db *db, const wcs_snapshot *s, const char *k);
+
 #endif
