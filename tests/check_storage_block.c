@@ -155,6 +155,31 @@ static void assertAt(const block_iter *it, const Ent *a, int n, int i) {
   QUICK_ASSERT(a[i].nVal == 0 || memcmp(it->pVal, a[i].pVal, a[i].nVal) == 0);
 }
 
+/* Block p[0..n) of internal keys reads as a[0..nEnt) forward and
+** backward, and a seek to every nStep-th key lands on it. */
+static void assertReads(const uint8_t *p, size_t n, const Ent *a, int nEnt,
+                        int nStep) {
+  block_iter it;
+  int i;
+  memset(&it, 0, sizeof it);
+  QUICK_EQ(block_iter_init(&it, p, n, 1), WCS_OK);
+  QUICK_EQ(block_iter_first(&it), WCS_OK);
+  for (i = 0; i < nEnt; i++) {
+    assertAt(&it, a, nEnt, i);
+    QUICK_EQ(block_iter_next(&it), WCS_OK);
+  }
+  QUICK_EQ(block_iter_last(&it), WCS_OK);
+  for (i = nEnt - 1; i >= 0; i--) {
+    assertAt(&it, a, nEnt, i);
+    QUICK_EQ(block_iter_prev(&it), WCS_OK);
+  }
+  for (i = 0; i < nEnt; i += nStep) {
+    QUICK_EQ(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
+    assertAt(&it, a, nEnt, i);
+  }
+  block_iter_clear(&it);
+}
+
 /* First index with key >= (p, n). */
 static int modelSeek(const Ent *a, int nEnt, int bIKey, const uint8_t *p,
                      size_t n) {
@@ -879,26 +904,7 @@ START_TEST(test_block_suffixes_shrink_cell_keys) {
   gSuffix = 1;
   pSuffix = buildBlock(a, N, 16, &nSuffix);
   QUICK_ASSERT(nSuffix * 3 < nPlain * 2);
-  {
-    block_iter it;
-    memset(&it, 0, sizeof it);
-    QUICK_EQ(block_iter_init(&it, pSuffix, nSuffix, 1), WCS_OK);
-    QUICK_EQ(block_iter_first(&it), WCS_OK);
-    for (i = 0; i < N; i++) {
-      assertAt(&it, a, N, i);
-      QUICK_EQ(block_iter_next(&it), WCS_OK);
-    }
-    QUICK_EQ(block_iter_last(&it), WCS_OK);
-    for (i = N - 1; i >= 0; i--) {
-      assertAt(&it, a, N, i);
-      QUICK_EQ(block_iter_prev(&it), WCS_OK);
-    }
-    for (i = 0; i < N; i += 7) {
-      QUICK_EQ(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
-      assertAt(&it, a, N, i);
-    }
-    block_iter_clear(&it);
-  }
+  assertReads(pSuffix, nSuffix, a, N, 7);
   free(pPlain);
   free(pSuffix);
   freeEnts(a, N);
@@ -915,7 +921,6 @@ START_TEST(test_block_restart_points_by_bytes) {
   size_t anLimit[3] = {0, 100, 400}, k;
   for (k = 0; k < 3; k++) {
     block_builder b;
-    block_iter it;
     const uint8_t *p;
     size_t n, o = 0, oLast = 0;
     uint32_t nWant = 0, nGot;
@@ -945,23 +950,7 @@ START_TEST(test_block_restart_points_by_bytes) {
     QUICK_EQ(nGot, nWant);
     if (anLimit[k] == 100) QUICK_ASSERT(nWant > N / 16);
     if (anLimit[k] == 0) QUICK_EQ(nWant, (N + 63) / 64);
-    memset(&it, 0, sizeof it);
-    QUICK_EQ(block_iter_init(&it, p, n, 1), WCS_OK);
-    QUICK_EQ(block_iter_first(&it), WCS_OK);
-    for (i = 0; i < N; i++) {
-      assertAt(&it, a, N, i);
-      QUICK_EQ(block_iter_next(&it), WCS_OK);
-    }
-    QUICK_EQ(block_iter_last(&it), WCS_OK);
-    for (i = N - 1; i >= 0; i--) {
-      assertAt(&it, a, N, i);
-      QUICK_EQ(block_iter_prev(&it), WCS_OK);
-    }
-    for (i = 0; i < N; i += 3) {
-      QUICK_EQ(block_iter_seek(&it, a[i].pKey, a[i].nKey), WCS_OK);
-      assertAt(&it, a, N, i);
-    }
-    block_iter_clear(&it);
+    assertReads(p, n, a, N, 3);
     block_builder_free(&b);
   }
   freeEnts(a, N);
