@@ -1367,6 +1367,19 @@ static int stream_view(wcs_cursor *c, Slot *sl, int i,
   return WCS_OK;
 }
 
+/* Make slot sl's view anew (stream_view) at pSnap, whose seq is iSeq (0:
+** none), now (tNow). */
+static int slot_make(wcs_cursor *c, Slot *sl, int i, const wcs_snapshot *pSnap,
+                     Overlay *pOv, const uint8_t *pPre, uint64_t iSeq,
+                     int64_t tNow) {
+  int rc = stream_view(c, sl, i, pSnap, pOv, pPre);
+  if (rc) return rc;
+  sl->bSeq = pSnap != NULL;
+  sl->iSeq = iSeq;
+  sl->iBorn = tNow;
+  return WCS_OK;
+}
+
 /* Set c up for a read with options o (c is fresh or taken from the pool:
 ** everything per-read is reset here) and position it on the first row. */
 static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
@@ -1486,11 +1499,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     if (bReuse) {
       view_retarget(sl->pView, pOv, c->bReverse);
     } else {
-      rc = stream_view(c, sl, i, pSnap, pOv, pPre);
+      rc = slot_make(c, sl, i, pSnap, pOv, pPre, iSeq, tNow);
       if (rc) return rc;
-      sl->bSeq = pSnap != NULL;
-      sl->iSeq = iSeq;
-      sl->iBorn = tNow;
     }
     if (eMode == STREAM_FAMILY && view_sources(sl->pView) != 1) {
       /* several sources: the row's bloom filters may skip some; try the
@@ -1503,11 +1513,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
       }
       rc = stream_bounds(c, i, STREAM_ROW, 0);
       if (rc) return eng_err(rc, "out of memory");
-      rc = stream_view(c, sl, i, pSnap, pOv, c->prefix.a);
+      rc = slot_make(c, sl, i, pSnap, pOv, c->prefix.a, iSeq, tNow);
       if (rc) return rc;
-      sl->bSeq = pSnap != NULL;
-      sl->iSeq = iSeq;
-      sl->iBorn = tNow;
     }
     s->pView = sl->pView;
     c->nStream++;

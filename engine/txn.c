@@ -725,8 +725,9 @@ int wcs_txn_commit(wcs_txn *t) {
     if (rc == WCS_OK) bDone = 1;
     else if (rc == WCS_NOTFOUND) rc = WCS_OK;
     else rc = eng_err_db(pEng->db, rc, "committing a transaction");
+    if (rc || bDone) goto write;
   }
-  if (rc == WCS_OK && !bDone && !t->bOvLive) {
+  if (rc == WCS_OK && !t->bOvLive) {
     /* never read: the log, in order, is the batch (a store batch applies
     ** its operations in order, later ones winning) */
     if (t->bOrdered && (t->nStream <= 1 || t->log.n >= TXN_ADOPT_BYTES)) {
@@ -739,14 +740,13 @@ int wcs_txn_commit(wcs_txn *t) {
     else rc = log_walk(t, t->log.n, pBatch, batch_cb);
     goto write;
   }
-  for (i = 0; rc == WCS_OK && !bDone && i < ov_range_count(t->pOv); i++) {
+  for (i = 0; rc == WCS_OK && i < ov_range_count(t->pOv); i++) {
     const uint8_t *s, *e;
     size_t ns, ne;
     ov_range_get(t->pOv, i, &s, &ns, &e, &ne);
     rc = wcs_batch_delete_range(pBatch, s, ns, e, ne);
   }
-  for (n = bDone ? NULL : ov_first(t->pOv); rc == WCS_OK && n;
-       n = ov_next(n)) {
+  for (n = ov_first(t->pOv); rc == WCS_OK && n; n = ov_next(n)) {
     size_t nk, nv;
     const uint8_t *k = ov_node_key(n, &nk);
     const uint8_t *v = ov_node_val(n, &nv);

@@ -313,11 +313,7 @@ void block_builder_free(block_builder *p) {
   wcs_buf_free(&p->restarts);
   wcs_buf_free(&p->last);
   wcs_buf_free(&p->base);
-  {
-    size_t nBytes = p->nIntervalBytes;
-    block_builder_init(p, p->nInterval);
-    p->nIntervalBytes = nBytes;
-  }
+  block_builder_reset(p); /* the settings stay */
 }
 
 /* ==================================================================

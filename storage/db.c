@@ -963,6 +963,50 @@ static int makeRoom(wcs_db *db, int eFor, char **pzErr) {
 }
 
 /*
+** The end of a bulk ingest or a prebuild (mutex held, leader): one
+** manifest edit adds the nOut files aOut (their references are taken,
+** whatever happens) at iLevel and moves the last sequence number to
+** seqLast; once it is durable the super version is installed and seqLast
+** published. A failure before the edit marks the files obsolete (they
+** are deleted); a failed edit is sticky (it may be in the manifest).
+*/
+static int installFiles(wcs_db *db, wcs_fmeta **aOut, int nOut, int iLevel,
+                        uint64_t seqLast, uint64_t nBytes, char **pzErr) {
+  wcs_vedit e;
+  int rc = WCS_OK, i;
+  memset(&e, 0, sizeof e);
+  for (i = 0; i < nOut; i++) {
+    if (rc == WCS_OK) {
+      rc = vedit_add_file(&e, iLevel, aOut[i]); /* takes the reference */
+      if (rc == WCS_OK) continue;
+      wcs_seterr(pzErr, rc, "out of memory");
+    }
+    aOut[i]->bObsolete = 1; /* never offered to the manifest */
+    fmeta_unref(aOut[i]);
+  }
+  if (rc) {
+    for (i = 0; i < e.nAdd; i++)
+      e.aAdd[i].pMeta->bObsolete = 1;
+  }
+  if (rc == WCS_OK) {
+    e.bLastSeq = 1;
+    e.lastSeq =
+        vset_last_seq(db->pVs) > seqLast ? vset_last_seq(db->pVs) : seqLast;
+    rc = vset_apply(db->pVs, &e, pzErr);
+    if (rc) setBgError(db, rc, dupStr(*pzErr));
+  }
+  vedit_clear(&e);
+  if (rc == WCS_OK) {
+    svInstall(db);
+    atomic_store_explicit(&db->lastSeq, seqLast, memory_order_release);
+    db->nIngests++;
+    db->nBytesIngested += nBytes;
+    pthread_cond_broadcast(&db->cvWork); /* a compaction may be due */
+  }
+  return rc;
+}
+
+/*
 ** Commit batch b as sorted files (bulk ingest; mutex held, leader, the
 ** batch alone in its group; the mutex is released while files are
 ** written). The batch takes the sequence numbers it would take through
@@ -980,10 +1024,8 @@ static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
   wcs_version *pBase = NULL;
   wcs_fmeta **aOut = NULL;
   uint64_t *aSnap = NULL, seq0, seqLast, nBytes = 0;
-  int nSnap = 0, nOut = 0, iLevel = 0, rc, i;
-  wcs_vedit e;
+  int nSnap = 0, nOut = 0, iLevel = 0, rc;
   compact_job j;
-  memset(&e, 0, sizeof e);
   memset(&j, 0, sizeof j);
 
   rc = makeRoom(db, ROOM_INGEST, pzErr);
@@ -1018,34 +1060,7 @@ static int ingestCommit(wcs_db *db, wcs_batch *b, char **pzErr) {
   if (rc == WCS_OK) {
     /* compactions ran meanwhile: choose again against the current files */
     iLevel = ingest_level(vset_current(db->pVs), pPlan);
-    for (i = 0; i < nOut; i++) {
-      if (rc == WCS_OK) {
-        rc = vedit_add_file(&e, iLevel, aOut[i]); /* takes the reference */
-        if (rc == WCS_OK) continue;
-        wcs_seterr(pzErr, rc, "out of memory");
-      }
-      aOut[i]->bObsolete = 1; /* never offered to the manifest */
-      fmeta_unref(aOut[i]);
-    }
-    if (rc) {
-      for (i = 0; i < e.nAdd; i++)
-        e.aAdd[i].pMeta->bObsolete = 1;
-    }
-  }
-  if (rc == WCS_OK) {
-    e.bLastSeq = 1;
-    e.lastSeq =
-        vset_last_seq(db->pVs) > seqLast ? vset_last_seq(db->pVs) : seqLast;
-    rc = vset_apply(db->pVs, &e, pzErr);
-    if (rc) setBgError(db, rc, dupStr(*pzErr));
-  }
-  vedit_clear(&e);
-  if (rc == WCS_OK) {
-    svInstall(db);
-    atomic_store_explicit(&db->lastSeq, seqLast, memory_order_release);
-    db->nIngests++;
-    db->nBytesIngested += nBytes;
-    pthread_cond_broadcast(&db->cvWork); /* a compaction may be due */
+    rc = installFiles(db, aOut, nOut, iLevel, seqLast, nBytes, pzErr);
   }
   free(aOut);
   free(aSnap);
@@ -1073,7 +1088,8 @@ struct wcs_prebuild {
                          ** worker's end */
   const uint8_t *p;      /* the owner's payload, NULL: withdrawn */
   size_t nOffered;       /* its bytes that may be read */
-  size_t nRead;          /* its bytes the worker has taken */
+  size_t nRead;          /* its bytes the worker has taken (the header
+                         ** gap first: none of it is read) */
   int bBusy;             /* the worker is reading p (without the mutex) */
   int bFinish;           /* nOffered is the payload's end */
   int bStop;             /* abandoned */
@@ -1081,7 +1097,6 @@ struct wcs_prebuild {
   int rc;                /* its result (WCS_NOTFOUND: declined) */
   char *zErr;            /* its message */
   uint64_t seq;          /* every entry's sequence number */
-  compact_job j;         /* template for the stream's files */
   ingest_stream *pStream;
   wcs_fmeta **aOut;      /* the files, in key order, once finished */
   int nOut;
@@ -1181,6 +1196,7 @@ static void prebuildFree(wcs_prebuild *pb) {
 
 int wcs_prebuild_start(wcs_db *db, size_t nRunPrefix, wcs_prebuild **ppPre) {
   wcs_prebuild *pb;
+  compact_job j;
   uint64_t seq;
   int rc;
   *ppPre = NULL;
@@ -1192,10 +1208,12 @@ int wcs_prebuild_start(wcs_db *db, size_t nRunPrefix, wcs_prebuild **ppPre) {
   if (pb == NULL) return WCS_NOMEM;
   pb->db = db;
   pb->seq = seq;
-  /* sized for the last level, where a load into fresh keys goes */
-  jobInit(db, &pb->j, NULL, NULL, 0, WCS_NLEVEL - 1);
-  pb->j.pbStop = &db->bShutdown;
-  rc = ingest_stream_new(&pb->j, nRunPrefix, seq, &pb->pStream);
+  pb->nRead = pb->nOffered = WAL_BATCH_HEADER; /* the gap is not read */
+  /* files sized for the last level, where a load into fresh keys goes */
+  memset(&j, 0, sizeof j);
+  jobInit(db, &j, NULL, NULL, 0, WCS_NLEVEL - 1);
+  j.pbStop = &db->bShutdown;
+  rc = ingest_stream_new(&j, nRunPrefix, seq, &pb->pStream);
   if (rc) {
     free(pb);
     return rc;
@@ -1218,7 +1236,6 @@ void wcs_prebuild_offer(wcs_prebuild *pb, const void *p, size_t n) {
   pthread_mutex_lock(&pb->mu);
   pb->p = p;
   if (p) {
-    if (pb->nRead == 0) pb->nRead = WAL_BATCH_HEADER;
     if (n > pb->nOffered) pb->nOffered = n;
     pthread_cond_broadcast(&pb->cv);
   } else {
@@ -1243,45 +1260,24 @@ void wcs_prebuild_abandon(wcs_prebuild *pb) {
 ** with WCS_NOTFOUND when it is not.
 */
 static int prebuildInstall(wcs_db *db, wcs_prebuild *pb, char **pzErr) {
-  wcs_vedit e;
-  const wcs_fmeta *pLo, *pHi;
-  int rc, iLevel, i;
-  memset(&e, 0, sizeof e);
-  if (pb->nOut == 0 || atomic_load(&db->lastSeq) >= pb->seq ||
+  ingest_range r;
+  int rc, nOut = pb->nOut;
+  if (nOut == 0 || atomic_load(&db->lastSeq) >= pb->seq ||
       vset_last_seq(db->pVs) >= pb->seq) {
     return WCS_NOTFOUND; /* before makeRoom: a decline flushes nothing */
   }
   rc = makeRoom(db, ROOM_INGEST, pzErr);
   if (rc) return rc;
-  pLo = pb->aOut[0];
-  pHi = pb->aOut[pb->nOut - 1]; /* runs are disjoint: it ends last */
-  iLevel = ingest_level_range(vset_current(db->pVs), pLo->pSmallest,
-                              pLo->nSmallest - WCS_IKEY_TRAILER,
-                              pHi->pLargest, pHi->nLargest - WCS_IKEY_TRAILER);
-  for (i = 0; rc == WCS_OK && i < pb->nOut; i++) {
-    rc = vedit_add_file(&e, iLevel, pb->aOut[i]); /* takes the reference */
-    if (rc == WCS_OK) pb->aOut[i] = NULL;
-    else wcs_seterr(pzErr, rc, "out of memory");
-  }
-  if (rc) {
-    for (i = 0; i < e.nAdd; i++)
-      e.aAdd[i].pMeta->bObsolete = 1;
-  }
-  if (rc == WCS_OK) {
-    e.bLastSeq = 1;
-    e.lastSeq = pb->seq;
-    rc = vset_apply(db->pVs, &e, pzErr);
-    if (rc) setBgError(db, rc, dupStr(*pzErr));
-  }
-  vedit_clear(&e);
-  if (rc == WCS_OK) {
-    svInstall(db);
-    atomic_store_explicit(&db->lastSeq, pb->seq, memory_order_release);
-    db->nIngests++;
-    db->nPrebuilds++;
-    db->nBytesIngested += pb->nBytes;
-    pthread_cond_broadcast(&db->cvWork); /* a compaction may be due */
-  }
+  r.pLo = pb->aOut[0]->pSmallest;
+  r.nLo = pb->aOut[0]->nSmallest - WCS_IKEY_TRAILER;
+  r.pHi = pb->aOut[nOut - 1]->pLargest; /* runs are disjoint: it ends last */
+  r.nHi = pb->aOut[nOut - 1]->nLargest - WCS_IKEY_TRAILER;
+  r.bHiInf = 0;
+  pb->nOut = 0; /* installFiles takes the references */
+  rc = installFiles(db, pb->aOut, nOut,
+                    ingest_level_range(vset_current(db->pVs), &r), pb->seq,
+                    pb->nBytes, pzErr);
+  if (rc == WCS_OK) db->nPrebuilds++;
   return rc;
 }
 
@@ -1293,7 +1289,6 @@ int wcs_prebuild_commit(wcs_prebuild *pb, const void *p, size_t n, int nOp) {
   db = pb->db;
   pthread_mutex_lock(&pb->mu);
   pb->p = p;
-  if (pb->nRead == 0) pb->nRead = WAL_BATCH_HEADER;
   pb->nOffered = n;
   pb->bFinish = 1;
   pthread_mutex_unlock(&pb->mu);
@@ -1656,10 +1651,11 @@ struct wcs_iter {
   uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
   int bMemSkipped;     /* sv->pMem was empty then: it has no child */
   int nSources;        /* children of the stream for the current target */
-  int bMemOff;         /* sv->pMem held no key within the bounds when
-                       ** iterTarget aimed them: its child is left out of
-                       ** the stream (so a scan of one table steps inside
-                       ** its blocks while other tables take writes) */
+  int bMemOff;         /* sv->pMem is not in the stream: it had no child
+                       ** (bMemSkipped), or no key within the bounds when
+                       ** iterTarget aimed them, so its child is left out
+                       ** (a scan of one table then steps inside its
+                       ** blocks while other tables take writes) */
   uint64_t nMemOffCount; /* its entries then: more, and a refresh must
                          ** look again */
   sst_rangedel *aDel;  /* tombstones visible at snap (borrowed keys) */
@@ -2025,7 +2021,8 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     ** iterator (several files) and a memtable are not asked: they count
     ** as reaching it. */
     int bBelow = it->bUpper;
-    it->bMemOff = 0;
+    it->bMemOff = it->bMemSkipped;
+    it->nMemOffCount = 0;
     for (i = 0; i < it->nMem; i++) {
       wcs_memtable *m = it->apMemOf[i];
       /* a memtable's entries with seq <= snap were all added before snap
@@ -2210,7 +2207,6 @@ int wcs_iter_refresh(wcs_iter *it) {
   sv = svAcquire(it->db, NULL, &seq);
   if (sv == it->sv && it->pM != NULL &&
       memtable_rangedel_count(sv->pMem) == it->nMemDel &&
-      !(it->bMemSkipped && memtable_count(sv->pMem) != 0) &&
       !(it->bMemOff && memtable_count(sv->pMem) != it->nMemOffCount)) {
     /* Same memtables and files, no new range tombstone: the children see
     ** the newer entries already (the memtable is read live); only the

@@ -923,15 +923,25 @@ void ingest_stream_free(ingest_stream *s) {
 ** one bound for both.
 */
 static int overlaps(const wcs_fmeta *a, const wcs_fmeta *b, int bInf,
-                    const ingest_plan *p) {
-  if (!p->bHiInf && wcs_ukey_cmp(a->pSmallest, a->nSmallest - WCS_IKEY_TRAILER,
-                                 p->pHi, p->nHi) > 0) {
+                    const ingest_range *r) {
+  if (!r->bHiInf && wcs_ukey_cmp(a->pSmallest, a->nSmallest - WCS_IKEY_TRAILER,
+                                 r->pHi, r->nHi) > 0) {
     return 0;
   }
-  return bInf || !fmeta_ends_before(b, p->pLo, p->nLo);
+  return bInf || !fmeta_ends_before(b, r->pLo, r->nLo);
 }
 
 int ingest_level(const wcs_version *v, const ingest_plan *p) {
+  ingest_range r;
+  r.pLo = p->pLo;
+  r.nLo = p->nLo;
+  r.pHi = p->pHi;
+  r.nHi = p->nHi;
+  r.bHiInf = p->bHiInf;
+  return ingest_level_range(v, &r);
+}
+
+int ingest_level_range(const wcs_version *v, const ingest_range *r) {
   int i, j, iBest = 0;
   int abCompacting[WCS_NLEVEL];
   /* the range of a running compaction's inputs, which its outputs (in
@@ -940,7 +950,7 @@ int ingest_level(const wcs_version *v, const ingest_plan *p) {
   ** holds it if any does */
   const wcs_fmeta *pCLo = NULL, *pCHi = NULL;
   int bCInf = 0, bCOverlap;
-  if (p->pLo == NULL) return 0; /* nothing (cannot happen: nOp > 0) */
+  if (r->pLo == NULL) return 0; /* nothing (cannot happen: nOp > 0) */
   for (i = 0; i < WCS_NLEVEL; i++) {
     abCompacting[i] = 0;
     for (j = 0; j < v->anFile[i]; j++) {
@@ -959,11 +969,11 @@ int ingest_level(const wcs_version *v, const ingest_plan *p) {
       }
     }
   }
-  bCOverlap = pCLo && overlaps(pCLo, pCHi, bCInf, p);
+  bCOverlap = pCLo && overlaps(pCLo, pCHi, bCInf, r);
   for (i = 0; i < WCS_NLEVEL; i++) {
     for (j = 0; j < v->anFile[i]; j++) {
       const wcs_fmeta *f = v->aaFile[i][j];
-      if (overlaps(f, f, 0, p)) return iBest;
+      if (overlaps(f, f, 0, r)) return iBest;
     }
     if (i > 0 && bCOverlap && (abCompacting[i] || abCompacting[i - 1])) {
       return iBest;
@@ -971,15 +981,4 @@ int ingest_level(const wcs_version *v, const ingest_plan *p) {
     iBest = i;
   }
   return iBest;
-}
-
-int ingest_level_range(const wcs_version *v, const uint8_t *pLo, size_t nLo,
-                       const uint8_t *pHi, size_t nHi) {
-  ingest_plan p;
-  memset(&p, 0, sizeof p);
-  p.pLo = pLo;
-  p.nLo = nLo;
-  p.pHi = pHi;
-  p.nHi = nHi;
-  return ingest_level(v, &p);
 }

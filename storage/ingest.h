@@ -66,9 +66,15 @@ int ingest_write(ingest_plan *, const compact_job *j, wcs_fmeta ***paOut,
 */
 int ingest_level(const wcs_version *v, const ingest_plan *p);
 
-/* ingest_level for the user-key range [pLo, pHi] (both inclusive). */
-int ingest_level_range(const wcs_version *v, const uint8_t *pLo, size_t nLo,
-                       const uint8_t *pHi, size_t nHi);
+/* The same rule for a user-key range [pLo, pHi] (both inclusive; bHiInf:
+** to the end of the key space), which ingest_level takes from its plan
+** and a prebuild (db.c) from its files. */
+typedef struct ingest_range {
+  const uint8_t *pLo, *pHi;
+  size_t nLo, nHi;
+  int bHiInf;
+} ingest_range;
+int ingest_level_range(const wcs_version *v, const ingest_range *r);
 
 /*
 ** A stream: a batch written as sorted files while it is still being
