@@ -229,13 +229,14 @@ static Ent *stemEnts(int n, const char *zStem) {
 ** shared prefix of the block and the target. */
 START_TEST(test_block_seek_aid_agrees_with_model) {
   static const char *azStem[] = {"", "d", "device#0001#", "zz\xff\xff"};
-  static const int aInterval[] = {1, 3, 16};
+  static const int aInterval[] = {1, 3, 16, 64};
   int iStem, iInt, k, i;
   tu_seed(0);
   gSuffix = _i;
   for (iStem = 0; iStem < 4; iStem++) {
-    for (iInt = 0; iInt < 3; iInt++) {
-      int n = 1 + (int)tu_rand_range(200);
+    for (iInt = 0; iInt < 4; iInt++) {
+      /* up to ten restart intervals of 64 entries */
+      int n = 1 + (int)tu_rand_range(600);
       Ent *a = stemEnts(n, azStem[iStem]);
       size_t nBlk, nAid;
       uint8_t *pBlk = buildBlock(a, n, aInterval[iInt], &nBlk);
