@@ -179,6 +179,23 @@ typedef struct wcs_options {
   ** "Bulk ingest"). 0: the default, nMemtable / 4 (16 MiB); UINT64_MAX:
   ** never. Readers see the same data either way. */
   uint64_t nIngestBytes;
+  /*
+  ** Optional file notes (doc/storage.md, "File notes"): a summary of a
+  ** sorted file's entries that the layer above computes while the file is
+  ** written, stored in the file and handed back by wcs_iter_notes(). Every
+  ** file the store writes (flush, compaction, bulk ingest) gets one while
+  ** these are set. xNoteBegin starts a summary (NULL: out of memory; the
+  ** file is then written without a note); xNoteAdd gets each entry in
+  ** file order: its user key and whether it is a delete (range
+  ** tombstones are not passed: their count is in wcs_file_note); xNoteEnd
+  ** frees the summary and, unless bAbandon (the file is not kept), puts
+  ** malloc'd note bytes in *ppOut, *pnOut (NULL and 0: an empty note).
+  ** Called on the thread writing the file; must not call into the store.
+  */
+  void *(*xNoteBegin)(void *pNoteCtx);
+  void (*xNoteAdd)(void *pSum, const void *pKey, size_t nKey, int bDelete);
+  int (*xNoteEnd)(void *pSum, int bAbandon, void **ppOut, size_t *pnOut);
+  void *pNoteCtx; /* argument of xNoteBegin */
 } wcs_options;
 
 /*
@@ -354,6 +371,29 @@ int wcs_iter_retarget(wcs_iter *pIter, const wcs_iter_options *pOpt);
 ** (engine/cursor.c does) instead of retargeting one per row.
 */
 int wcs_iter_sources(const wcs_iter *pIter);
+
+/* One sorted file of a run, as wcs_iter_notes() reports it. */
+typedef struct wcs_file_note {
+  const void *pNote; /* the file's note (wcs_options.xNoteEnd's bytes);
+                     ** NULL: written without one */
+  size_t nNote;      /* bytes at pNote */
+  uint64_t iFile;    /* file number */
+  uint64_t maxSeq;   /* largest sequence number in the file */
+  uint64_t nRangeDel; /* range tombstones in the file */
+} wcs_file_note;
+
+/*
+** Whether the iterator's current bounds read one sorted run of files, and
+** if so what those files' notes say. *pbRun = 1 when no memtable holds a
+** key within the bounds and the files that may hold one are one file, or
+** files of one level (which never overlap); x is then called for each
+** such file in key order (none: nothing in the bounds). Otherwise, or
+** with the prefix option set (bloom filters may have left files out),
+** *pbRun = 0 and x is not called. The notes are borrowed for the call.
+** Returns WCS_OK, x's nonzero return, or the iterator's error.
+*/
+int wcs_iter_notes(const wcs_iter *pIter, int *pbRun, void *pCtx,
+                   int (*x)(void *pCtx, const wcs_file_note *pNote));
 
 /*
 ** 1 if the iterator still reads the store's current memtables and files:

@@ -598,6 +598,12 @@ void compact_sst_options(const wcs_options *pOpt, sst_options *pSo) {
   pSo->nBloomBits = pOpt->nBloomBits;
   pSo->xBloomPrefix = pOpt->xBloomPrefix;
   pSo->bSuffix = 1;
+  if (pOpt->xNoteBegin && pOpt->xNoteAdd && pOpt->xNoteEnd) {
+    pSo->xNoteBegin = pOpt->xNoteBegin;
+    pSo->xNoteAdd = pOpt->xNoteAdd;
+    pSo->xNoteEnd = pOpt->xNoteEnd;
+    pSo->pNoteCtx = pOpt->pNoteCtx;
+  }
 }
 
 int compact_cut_before(const compact_job *j, compact_cut *pCut,

@@ -2198,6 +2198,51 @@ int wcs_iter_sources(const wcs_iter *it) {
   return it && it->pM ? it->nSources : 0;
 }
 
+/* x for file f (wcs_iter_notes). */
+static int noteOf(const wcs_fmeta *f, void *pCtx,
+                  int (*x)(void *, const wcs_file_note *)) {
+  wcs_file_note n;
+  memset(&n, 0, sizeof n);
+  if (f->pReader) n.pNote = sst_reader_note(f->pReader, &n.nNote);
+  n.iFile = f->iFile;
+  n.maxSeq = f->maxSeq;
+  n.nRangeDel = f->nRangeDel;
+  return x(pCtx, &n);
+}
+
+int wcs_iter_notes(const wcs_iter *it, int *pbRun, void *pCtx,
+                   int (*x)(void *pCtx, const wcs_file_note *pNote)) {
+  const wcs_version *v;
+  const wcs_vslot *pOn = NULL;
+  int nOn = 0, i, iLevel, rc = WCS_OK;
+  *pbRun = 0;
+  if (it == NULL) return WCS_MISUSE;
+  if (it->rc) return it->rc;
+  if (it->pM == NULL || it->pBloomPre) return WCS_OK;
+  for (i = 0; i < it->vi.nSlot; i++) {
+    if (it->vi.aSlot[i].bOn) {
+      pOn = &it->vi.aSlot[i];
+      nOn++;
+    }
+  }
+  /* the other children are memtables with keys in the bounds */
+  if (nOn > 1 || it->nSources != nOn) return WCS_OK;
+  *pbRun = 1;
+  if (pOn == NULL) return WCS_OK;
+  if (pOn->pFile) return noteOf(pOn->pFile, pCtx, x);
+  /* a level iterator: every file of that level within the bounds */
+  v = it->vi.pVersion;
+  iLevel = (int)(pOn - it->vi.aSlot) - v->anFile[0] + 1;
+  for (i = 0; rc == WCS_OK && i < v->anFile[iLevel]; i++) {
+    const wcs_fmeta *f = v->aaFile[iLevel][i];
+    if (fmeta_overlaps(f, it->bLower ? it->lower.a : NULL, it->lower.n,
+                       it->bUpper ? it->upper.a : NULL, it->upper.n)) {
+      rc = noteOf(f, pCtx, x);
+    }
+  }
+  return rc;
+}
+
 int wcs_iter_refresh(wcs_iter *it) {
   SuperVersion *sv;
   uint64_t seq;

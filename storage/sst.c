@@ -124,6 +124,8 @@ struct sst_builder {
   uint64_t nRaw;           /* key + value bytes added */
   uint64_t minSeq, maxSeq; /* over entries and tombstones */
   uint64_t nBlocks;        /* data blocks written */
+  void *pNote;             /* the file note's summary (opt.xNoteBegin's);
+                           ** NULL: none */
 };
 
 static int builderErr(sst_builder *p, int rc, char **pzErr) {
@@ -159,6 +161,8 @@ int sst_builder_new(wcs_env *pEnv, const char *zPath, uint64_t iFile,
   p->data.bSuffix = p->opt.bSuffix != 0;
   block_builder_init(&p->index, SST_INDEX_RESTART);
   bloom_builder_init(&p->bloom, p->opt.nBloomBits);
+  /* no summary (out of memory): the file just has no note */
+  if (p->opt.xNoteBegin) p->pNote = p->opt.xNoteBegin(p->opt.pNoteCtx);
   p->zPath = strdup(zPath);
   if (p->zPath == NULL) {
     free(p);
@@ -186,6 +190,7 @@ int sst_builder_new(wcs_env *pEnv, const char *zPath, uint64_t iFile,
 
 static void builderFree(sst_builder *p) {
   int i;
+  if (p->pNote) p->opt.xNoteEnd(p->pNote, 1, NULL, NULL);
   if (p->pFile) p->pEnv->xClose(p->pFile);
   block_builder_free(&p->data);
   block_builder_free(&p->index);
@@ -388,6 +393,10 @@ int sst_builder_add(sst_builder *p, const uint8_t *pIKey, size_t nIKey,
   }
   if (rc == WCS_OK) rc = keepLast(p, pIKey, nIKey, nShared);
   if (rc != WCS_OK) return builderErr(p, rc, pzErr);
+  if (p->pNote) {
+    p->opt.xNoteAdd(p->pNote, pIKey, nU,
+                    wcs_ikey_type(pIKey, nIKey) == WCS_KT_DELETE);
+  }
   seq = wcs_ikey_seq(pIKey, nIKey);
   if (p->nEntries == 0 && p->nDel == 0) p->minSeq = p->maxSeq = seq;
   if (seq < p->minSeq) p->minSeq = seq;
@@ -588,6 +597,22 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
     if (rc == WCS_OK) {
       rc = putPropU64(&meta, WCS_SST_PROP_FLAGS, (uint64_t)bUnbounded);
     }
+    if (rc == WCS_OK && p->pNote) {
+      void *pOut = NULL;
+      size_t nOut = 0;
+      rc = p->opt.xNoteEnd(p->pNote, 0, &pOut, &nOut);
+      p->pNote = NULL;
+      if (rc == WCS_OK) {
+        rc = putPropBytes(&meta, WCS_SST_PROP_NOTE,
+                          nOut ? (const uint8_t *)pOut : (const uint8_t *)"",
+                          nOut);
+      }
+      free(pOut);
+      if (rc != WCS_OK) {
+        wcs_seterr(pzErr, rc, "writing the note of %s failed (%s)", p->zPath,
+                   wcs_errstr(rc));
+      }
+    }
   }
   if (rc == WCS_OK) {
     rc = writeBlock(p, meta.a, meta.n, 0, &aOff[2], &aSize[2], pzErr);
@@ -746,6 +771,9 @@ struct sst_reader {
   uint8_t *pLargest;
   size_t nLargest;
   int bUnbounded;
+  uint8_t *pNote;  /* the file note (WCS_SST_PROP_NOTE), owned; NULL:
+                   ** none */
+  size_t nNote;    /* bytes at pNote */
   sst_samp *aSamp; /* the index sample, nSamp entries; owned */
   int nSamp;       /* <= SST_SAMPLE_MAX; 0 only for a file of no blocks */
   uint8_t aDigLo[SST_SAMPLE_KEY];  /* per key position: the smallest and */
@@ -1045,8 +1073,8 @@ static int ownCopy(uint8_t **pp, const uint8_t *a, size_t n) {
 static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
                       uint64_t iBlockOff, char **pzErr) {
   const uint8_t *z = a, *zEnd = a + n;
-  const uint8_t *pSmall = NULL, *pLarge = NULL;
-  size_t nSmall = 0, nLarge = 0;
+  const uint8_t *pSmall = NULL, *pLarge = NULL, *pNote = NULL;
+  size_t nSmall = 0, nLarge = 0, nNote = 0;
   unsigned mSeen = 0;
   uint64_t nBlocks = 0;
   while (z < zEnd) {
@@ -1094,6 +1122,10 @@ static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
     case WCS_SST_PROP_FLAGS:
       p->bUnbounded = (int)(v & 1);
       break;
+    case WCS_SST_PROP_NOTE:
+      pNote = zVal;
+      nNote = nLen;
+      break;
     default:
       break; /* a newer writer's property */
     }
@@ -1104,11 +1136,13 @@ static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
     goto corrupt;
   }
   if (ownCopy(&p->pSmallest, pSmall, nSmall) ||
-      ownCopy(&p->pLargest, pLarge, nLarge)) {
+      ownCopy(&p->pLargest, pLarge, nLarge) ||
+      (pNote && ownCopy(&p->pNote, pNote, nNote))) {
     return wcs_seterr(pzErr, WCS_NOMEM, "out of memory reading %s", p->zPath);
   }
   p->nSmallest = nSmall;
   p->nLargest = nLarge;
+  p->nNote = nNote;
   return WCS_OK;
 corrupt:
   return corruptMsg(pzErr, WCS_CORRUPT_BKPT, "properties block", p->zPath,
@@ -1367,6 +1401,7 @@ void sst_reader_close(sst_reader *p) {
   free(p->zPath);
   free(p->aDelBytes);
   free(p->aDel);
+  free(p->pNote);
   free(p->pSmallest);
   free(p->pLargest);
   free(p->aSamp);
@@ -1497,6 +1532,11 @@ int sst_reader_may_contain_hash(const sst_reader *p, uint64_t h) {
 int sst_reader_may_contain(const sst_reader *p, const void *pKey, size_t n) {
   if (!p->bBloom) return 1;
   return sst_reader_may_contain_hash(p, bloom_hash(pKey, n));
+}
+
+const uint8_t *sst_reader_note(const sst_reader *p, size_t *pn) {
+  *pn = p->nNote;
+  return p->pNote;
 }
 
 int sst_reader_bloom_prefixed(const sst_reader *p) {

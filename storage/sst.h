@@ -52,6 +52,7 @@ typedef struct wcs_cache wcs_cache;
 #define WCS_SST_PROP_SMALLEST  7 /* smallest internal key (bytes) */
 #define WCS_SST_PROP_LARGEST   8 /* largest internal key (bytes) */
 #define WCS_SST_PROP_FLAGS     9 /* bit 0: a tombstone is unbounded above */
+#define WCS_SST_PROP_NOTE     32 /* the file note (bytes; wcs_options) */
 
 /* ---- block cache: CLOCK (second chance) over decompressed blocks, keyed
 ** by (file, offset), with a byte budget; thread-safe; shared by every
@@ -98,6 +99,11 @@ typedef struct sst_options {
   int (*xBloomPrefix)(const void *pKey, int nKey); /* see wcs_options */
   int bSuffix;    /* data block entries share suffixes: format version 2
                   ** (the store always sets it; 0 writes version 1) */
+  /* the file note's summary (see wcs_options); xNoteBegin NULL: none */
+  void *(*xNoteBegin)(void *pNoteCtx);
+  void (*xNoteAdd)(void *pSum, const void *pKey, size_t nKey, int bDelete);
+  int (*xNoteEnd)(void *pSum, int bAbandon, void **ppOut, size_t *pnOut);
+  void *pNoteCtx;
 } sst_options;
 
 /* Range tombstone: user keys k with start <= k < end written at seq or
@@ -189,6 +195,8 @@ int sst_reader_may_contain_hash(const sst_reader *, uint64_t h);
 /* 1 if the file's filter holds xBloomPrefix prefixes (probe with those
 ** only), 0 if it holds whole user keys or there is no filter. */
 int sst_reader_bloom_prefixed(const sst_reader *);
+/* The file's note (WCS_SST_PROP_NOTE) and its bytes in *pn; NULL: none. */
+const uint8_t *sst_reader_note(const sst_reader *, size_t *pn);
 
 /* The file's range tombstones, sorted by start (borrowed; valid until
 ** sst_reader_close). */
