@@ -51,12 +51,7 @@ int eng_put_family_end(wcs_buf *pOut, uint32_t iTid, uint16_t iFid) {
 
 int eng_put_prefix(wcs_buf *pOut, uint32_t iTid, uint16_t iFid) {
   uint8_t a[ENG_PREFIX_BYTES];
-  a[0] = (uint8_t)(iTid >> 24);
-  a[1] = (uint8_t)(iTid >> 16);
-  a[2] = (uint8_t)(iTid >> 8);
-  a[3] = (uint8_t)iTid;
-  a[4] = (uint8_t)(iFid >> 8);
-  a[5] = (uint8_t)iFid;
+  eng_prefix_bytes(a, iTid, iFid);
   return wcs_buf_append(pOut, a, sizeof(a));
 }
 
@@ -156,4 +151,8 @@ int wcs_engine_bloom_prefix(const void *pKey, int nKey) {
 
 void wcs_engine_options(wcs_options *pOpt) {
   pOpt->xBloomPrefix = wcs_engine_bloom_prefix;
+  pOpt->xNoteBegin = eng_note_begin;
+  pOpt->xNoteAdd = eng_note_add;
+  pOpt->xNoteEnd = eng_note_end;
+  pOpt->pNoteCtx = NULL;
 }

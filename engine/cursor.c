@@ -182,6 +182,8 @@ struct wcs_cursor {
                                 ** escaped qualifier esc(qual) 00 01 */
   wcs_buf lower, upper, prefix; /* scratch: a stream's iterator bounds */
   wcs_buf tmp, tmp2;
+  wcs_iter **apProof; /* [pDef->nFam] iterators over each whole family, for
+                      ** rows_proven; NULL until first needed */
 };
 
 /* The 8 bytes at p as a word, in memory order (for equality tests). */
@@ -1133,14 +1135,21 @@ static void release_views(wcs_cursor *c) {
   int i;
   for (i = 0; c->aSlot && i < c->pDef->nFam; i++) {
     if (c->aSlot[i].pView) view_release(c->aSlot[i].pView);
+    if (c->apProof && c->apProof[i]) {
+      wcs_iter_free(c->apProof[i]);
+      c->apProof[i] = NULL;
+    }
   }
 }
 
 static void cursor_free(wcs_cursor *c) {
   int i;
   if (c == NULL) return;
-  for (i = 0; c->aSlot && i < c->pDef->nFam; i++)
+  for (i = 0; c->aSlot && i < c->pDef->nFam; i++) {
     view_free(c->aSlot[i].pView);
+    if (c->apProof) wcs_iter_free(c->apProof[i]);
+  }
+  free(c->apProof);
   free(c->aSlot);
   free(c->abFam);
   free(c->aStream);
@@ -1319,14 +1328,9 @@ static int stream_bounds(wcs_cursor *c, int i, int eMode, int bAgain) {
     }
     return WCS_OK;
   }
-  /* the family's prefix P, as eng_put_prefix() writes it, built once and
-  ** copied inline: this runs for every family of every open */
-  aPre[0] = (uint8_t)(d->iTid >> 24);
-  aPre[1] = (uint8_t)(d->iTid >> 16);
-  aPre[2] = (uint8_t)(d->iTid >> 8);
-  aPre[3] = (uint8_t)d->iTid;
-  aPre[4] = (uint8_t)(iFid >> 8);
-  aPre[5] = (uint8_t)iFid;
+  /* the family's prefix P, built once and copied inline: this runs for
+  ** every family of every open */
+  eng_prefix_bytes(aPre, d->iTid, iFid);
   c->lower.n = c->upper.n = c->prefix.n = 0;
   rc = put(&c->lower, aPre, ENG_PREFIX_BYTES);
   if (rc == WCS_OK && c->nRange > 0) rc = put(&c->lower, LO(0), NLO(0));
@@ -1380,6 +1384,95 @@ static int slot_make(wcs_cursor *c, Slot *sl, int i, const wcs_snapshot *pSnap,
   return WCS_OK;
 }
 
+/* What rows_proven gathers of one family over the files of its run. */
+typedef struct ProofAcc {
+  uint8_t aPre[ENG_PREFIX_BYTES]; /* the family's prefix */
+  uint64_t iSeq;                  /* the read's snapshot */
+  EngRowSum sum;
+  int bFail; /* a file that proves nothing */
+} ProofAcc;
+
+static int proof_note(void *pCtx, const wcs_file_note *n) {
+  ProofAcc *a = pCtx;
+  if (n->pNote == NULL || n->maxSeq > a->iSeq || n->nRangeDel > 0 ||
+      eng_note_sum(n->pNote, n->nNote, a->aPre, &a->sum) != WCS_OK) {
+    a->bFail = 1;
+  }
+  return 0;
+}
+
+/*
+** Whether every family of the table has the same rows at snapshot iSeq,
+** as the files' notes show (doc/engine.md, "Rows from the files' notes"):
+** each family's keys are one sorted run of files, none newer than the
+** snapshot, with no delete or range delete among them and no memtable key,
+** and every family's rows have the same count and hash sum. Then the
+** table's rows are the rows of any one family. Anything else (a
+** transaction's own writes, a time filter, an age limit that hides cells
+** at read time, a file without a note) proves nothing: *pbProven = 0.
+*/
+static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
+                       int *pbProven) {
+  const EngDef *d = c->pDef;
+  EngRowSum first;
+  int i, rc = WCS_OK;
+  *pbProven = 0;
+  if (d->nFam < 2 || c->iMinTs > 0 || c->iMaxTs != INT64_MAX) return WCS_OK;
+  if (pTxn && pTxn->pOv &&
+      (ov_count(pTxn->pOv) > 0 || ov_range_count(pTxn->pOv) > 0)) {
+    return WCS_OK;
+  }
+  for (i = 0; i < d->nFam; i++) {
+    if (d->aFam[i].iMaxAge > 0) return WCS_OK;
+  }
+  if (c->apProof == NULL) {
+    c->apProof = calloc((unsigned)d->nFam, sizeof(wcs_iter *));
+    if (c->apProof == NULL) return eng_err(WCS_NOMEM, "out of memory");
+  }
+  memset(&first, 0, sizeof first);
+  for (i = 0; i < d->nFam; i++) {
+    ProofAcc a;
+    int bRun = 0;
+    memset(&a, 0, sizeof a);
+    a.iSeq = iSeq;
+    if (c->apProof[i]) {
+      rc = wcs_iter_refresh(c->apProof[i]);
+    } else {
+      wcs_iter_options io;
+      c->lower.n = c->upper.n = 0;
+      rc = eng_put_prefix(&c->lower, d->iTid, d->aFam[i].iFid);
+      if (rc == WCS_OK) {
+        rc = eng_put_family_end(&c->upper, d->iTid, d->aFam[i].iFid);
+      }
+      if (rc) return eng_err(rc, "out of memory");
+      memset(&io, 0, sizeof io);
+      io.pLower = c->lower.a;
+      io.nLower = c->lower.n;
+      io.pUpper = c->upper.a;
+      io.nUpper = c->upper.n;
+      rc = wcs_iter_new(c->pEng->db, &io, &c->apProof[i]);
+    }
+    if (rc == WCS_OK) {
+      eng_prefix_bytes(a.aPre, d->iTid, d->aFam[i].iFid);
+      rc = wcs_iter_notes(c->apProof[i], &bRun, &a, proof_note);
+    }
+    if (rc) {
+      wcs_iter_free(c->apProof[i]);
+      c->apProof[i] = NULL;
+      return eng_err_db(c->pEng->db, rc, "reading the files' notes");
+    }
+    if (!bRun || a.bFail || a.sum.bBad || a.sum.nDel > 0) return WCS_OK;
+    if (i == 0) {
+      first = a.sum;
+    } else if (a.sum.nRows != first.nRows || a.sum.lo != first.lo ||
+               a.sum.hi != first.hi) {
+      return WCS_OK;
+    }
+  }
+  *pbProven = 1;
+  return WCS_OK;
+}
+
 /* Set c up for a read with options o (c is fresh or taken from the pool:
 ** everything per-read is reset here) and position it on the first row. */
 static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
@@ -1388,7 +1481,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   const wcs_snapshot *pSnap = NULL;
   Overlay *pOv = NULL;
   uint64_t iSeq;
-  int rc = WCS_OK, i, bPoint = 0, nRefreshed = 0, nSel = 0;
+  int rc = WCS_OK, i, bPoint = 0, nRefreshed = 0, nSel = 0, bTry = 0;
 
   c->pTxn = pTxn;
   if (pTxn) pTxn->nCursor++;
@@ -1414,7 +1507,9 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->nRaw = c->nCell = 0;
   c->row.n = c->rowT.n = c->pos.n = 0;
 
-  /* which families */
+  /* which families: those asked for; all of them when the rows are the
+  ** table's (bRowsOfAll, or keys only), unless the files' notes show that
+  ** the families asked for (or any one, for keys only) have them all */
   for (i = 0; i < d->nFam; i++)
     c->abFam[i] = o->azFamily == NULL;
   for (i = 0; rc == WCS_OK && o->azFamily && i < o->nFamily; i++) {
@@ -1425,22 +1520,37 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
       c->abFam[iFam] = 1;
     }
   }
+  for (i = 0; i < d->nFam; i++)
+    nSel += c->abFam[i];
+  if (rc == WCS_OK && d->nFam > 1 &&
+      (o->azFamily ? o->bRowsOfAll && nSel < d->nFam : o->bKeysOnly)) {
+    bTry = 1;
+  }
   if (rc == WCS_OK) {
     rc = set_ranges(c, o->aRange, o->nRange);
     if (rc) eng_err(rc, "out of memory");
   }
   /* the snapshot all streams share; reading one family of the latest
-  ** state needs none (its iterator reads at one sequence number anyway) */
-  for (i = 0; i < d->nFam; i++)
-    nSel += c->abFam[i];
+  ** state needs none (its iterator reads at one sequence number anyway),
+  ** except that a proof from the notes is made at one */
   if (rc == WCS_OK) {
     if (pTxn) {
       rc = eng_txn_snapshot(pTxn, &pSnap);
       pOv = pTxn->pOv;
-    } else if (nSel > 1) {
+    } else if (nSel > 1 || bTry) {
       rc = wcs_snapshot_new(c->pEng->db, &c->pSnap);
       if (rc) eng_err_db(c->pEng->db, rc, "taking a read snapshot");
       pSnap = c->pSnap;
+    }
+  }
+  if (rc == WCS_OK && bTry) {
+    int bProven = 0;
+    rc = rows_proven(c, pTxn, wcs_snapshot_seq(pSnap), &bProven);
+    if (rc == WCS_OK && bProven && o->azFamily == NULL) {
+      memset(c->abFam, 0, (size_t)d->nFam);
+      c->abFam[0] = 1; /* keys only: one family has every row */
+    } else if (rc == WCS_OK && !bProven) {
+      memset(c->abFam, 1, (size_t)d->nFam);
     }
   }
   if (rc) return rc;

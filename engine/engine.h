@@ -85,6 +85,41 @@ int eng_parse_key(const uint8_t *p, size_t n, EngKey *pKey);
 ** into pOut (replacing it). Returns 0 if there is none (all 0xFF). */
 int eng_prefix_successor(wcs_buf *pOut, const uint8_t *p, size_t n);
 
+/* The prefix tid:4 BE | fid:2 BE of a table family's keys, into a. */
+static inline void eng_prefix_bytes(uint8_t *a, uint32_t iTid, uint16_t iFid) {
+  a[0] = (uint8_t)(iTid >> 24);
+  a[1] = (uint8_t)(iTid >> 16);
+  a[2] = (uint8_t)(iTid >> 8);
+  a[3] = (uint8_t)iTid;
+  a[4] = (uint8_t)(iFid >> 8);
+  a[5] = (uint8_t)iFid;
+}
+
+/* ---- file notes (rownote.c) ----------------------------------------- */
+/* The engine's wcs_options.xNoteBegin/xNoteAdd/xNoteEnd: per table family
+** of a file, its rows' count and hash sum (doc/engine.md). */
+void *eng_note_begin(void *pCtx);
+void eng_note_add(void *pSum, const void *pKey, size_t nKey, int bDelete);
+int eng_note_end(void *pSum, int bAbandon, void **ppOut, size_t *pnOut);
+
+/* One table family's rows over the files of a sorted run: the sums of
+** their notes. Start zeroed. */
+typedef struct EngRowSum {
+  uint64_t nRows; /* rows */
+  uint64_t nDel;  /* deletes */
+  uint64_t lo, hi; /* hash sum mod 2^128 */
+  int bBad;       /* a key that is not a cell key */
+  int bLast;      /* the last file added ended with a row of the family, */
+  uint64_t lastLo, lastHi; /* whose hash this is */
+} EngRowSum;
+/* Add the record of table family pPre (tid, fid: ENG_PREFIX_BYTES) in
+** note pNote to *pSum (nothing if the note has none). The files of a run
+** must be added in key order: a row split by a file cut is counted once.
+** WCS_CORRUPT if the note does not parse (an empty note, written out of
+** memory, does not). */
+int eng_note_sum(const void *pNote, size_t nNote, const uint8_t *pPre,
+                 EngRowSum *pSum);
+
 static inline uint64_t eng_ts_invert(int64_t iTs) {
   return ~(uint64_t)iTs;
 }

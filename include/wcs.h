@@ -385,8 +385,9 @@ typedef struct wcs_file_note {
 /*
 ** Whether the iterator's current bounds read one sorted run of files, and
 ** if so what those files' notes say. *pbRun = 1 when no memtable holds a
-** key within the bounds and the files that may hold one are one file, or
-** files of one level (which never overlap); x is then called for each
+** key within the bounds or any range delete, and the files that may hold
+** a key in them are one file, or files of one level (which never
+** overlap); x is then called for each
 ** such file in key order (none: nothing in the bounds). Otherwise, or
 ** with the prefix option set (bloom filters may have left files out),
 ** *pbRun = 0 and x is not called. The notes are borrowed for the call.
@@ -916,6 +917,13 @@ typedef struct wcs_read_options {
   ** all. A row with no live cell in them is not returned. */
   const char *const *azFamily;
   int nFamily;
+  /* With azFamily, or with bKeysOnly: the rows are still every row of the
+  ** table (a live cell in any family), and cells of azFamily are wanted.
+  ** The other families are read only to find rows, and not at all when
+  ** the files' notes show that every family has the same rows
+  ** (doc/engine.md, "Rows from the files' notes"); then only azFamily's
+  ** cells are returned, else the other families' too. */
+  int bRowsOfAll;
   int nVersions;           /* newest n cells per column after the time
                            ** filter; 0 = all (history) */
   int64_t iMinTs;          /* only cells with ts >= iMinTs; default 0 */

@@ -2225,8 +2225,14 @@ int wcs_iter_notes(const wcs_iter *it, int *pbRun, void *pCtx,
       nOn++;
     }
   }
-  /* the other children are memtables with keys in the bounds */
+  /* the other children are memtables with keys in the bounds; and a
+  ** memtable's range delete (rare) may reach into them without a key */
   if (nOn > 1 || it->nSources != nOn) return WCS_OK;
+  for (i = -1; i < it->sv->nImm; i++) {
+    if (memtable_rangedel_count(i < 0 ? it->sv->pMem : it->sv->apImm[i])) {
+      return WCS_OK;
+    }
+  }
   *pbRun = 1;
   if (pOn == NULL) return WCS_OK;
   if (pOn->pFile) return noteOf(pOn->pFile, pCtx, x);

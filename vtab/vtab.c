@@ -1597,10 +1597,12 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   }
 
   /* 6. Families: only those of the columns used, when rows lacking all of
-  ** them cannot be in the result anyway. */
+  ** them cannot be in the result anyway; else those, with every row of
+  ** the table (A: the engine reads the other families only when the
+  ** files' notes do not show that these have every row). */
   if (!pTab->bHistory) {
     sqlite3_uint64 m = (sqlite3_uint64)pInfo->colUsed;
-    int nFam = s->nFamily, bAll = 0, bAny = 0, bSafe = 0;
+    int nFam = s->nFamily, bAll = 0, bAny = 0, bSafe = 0, bRowsOfAll = 0;
     unsigned char *aUse = sqlite3_malloc(nFam + 1);
     if (aUse == NULL) {
       rc = SQLITE_NOMEM;
@@ -1645,7 +1647,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
           }
         }
       }
-      if (!bSafe) bAll = 1;
+      if (!bSafe) bRowsOfAll = 1;
     }
     if (!bAny && !bAll) {
       sqlite3_str_appendall(pSpec, "K ");
@@ -1658,7 +1660,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
           bFirst = 0;
         }
       }
-      sqlite3_str_appendall(pSpec, " ");
+      sqlite3_str_appendall(pSpec, bRowsOfAll ? " A " : " ");
     }
     sqlite3_free(aUse);
   }
@@ -2195,6 +2197,7 @@ struct Spec {
   int nArg;          /* h, L and O tokens */
   SpecArg *aArg;     /* [nArg] in spec order */
   int bEmpty, bReverse, bMerge, bSkip, bKeysOnly; /* E R M S K */
+  int bRowsOfAll;  /* A: the F families' cells, every row of the table */
   int nFamSel;     /* F: families in aiFam; -1 none given, -2 too many */
   int aiFam[256];  /* [nFamSel] family indexes */
 };
@@ -2301,6 +2304,9 @@ static int specParse(const char *zSpec, int argc, int nFamily,
       break;
     case 'K':
       pSp->bKeysOnly = 1;
+      break;
+    case 'A':
+      pSp->bRowsOfAll = 1;
       break;
     case 'F':
       if (pSp->nFamSel < 0) pSp->nFamSel = 0;
@@ -2738,6 +2744,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       azFam[i] = s->aFamily[aiFam[i]].zName;
     opt.azFamily = azFam;
     opt.nFamily = nFamSel;
+    opt.bRowsOfAll = pSp->bRowsOfAll;
   }
   if (bPoint) {
     wcs_key_range r;
