@@ -33,8 +33,7 @@
 **   tombstones reach the sorted files; w_tele is loaded with every family
 **   in every row, so that reads after a compaction find the rows from one
 **   family until writes make the families differ), statements that must
-**   fail without
-**   leaving partial rows. At a third and at two thirds the database is
+**   fail without leaving partial rows. At a third and at two thirds the database is
 **   closed and reopened (the wcs tables reconnect to their store) and every
 **   table is compared whole.
 **
