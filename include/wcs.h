@@ -547,8 +547,10 @@ struct ks_schema;                     /* parsed schema: keyschema/schema.h */
 */
 int wcs_engine_bloom_prefix(const void *pKey, int nKey);
 
-/* Set the options a store holding tables should be opened with (today:
-** xBloomPrefix). Call after wcs_options_init(). It sets no compaction
+/* Set the options a store holding tables should be opened with: the row
+** bloom prefix (xBloomPrefix) and the file notes (xNoteBegin, xNoteAdd,
+** xNoteEnd: rows per table family, doc/engine.md). Call after
+** wcs_options_init(). It sets no compaction
 ** filter: GC at compaction needs a per-store context bound to the engine,
 ** which only wcs_engine_open_path() installs (doc/engine.md, "Physical GC
 ** at compaction"). */

@@ -72,7 +72,9 @@
 **   (row keys only), or a NULL-rejecting WHERE term on a read family
 **   (claimed with an argv slot, so that an outer join's ON term, which
 **   must keep every row, cannot pass for one: see wcsBestIndex, step 6).
-**   Otherwise all, since a row exists while it has a cell in any family.
+**   Otherwise those too, asking the engine for every row of the table
+**   (bRowsOfAll): it reads the other families only to find rows, and not
+**   at all when the files' notes show every family has the same rows.
 **
 **   Writes: xUpdate turns a row into mutations of the store's shared
 **   transaction; sqlite3_vtab_nochange() keeps UPDATE to the columns it
@@ -1272,6 +1274,8 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
 **              S                   skip scans allowed
 **              K                   row keys only (no column of a family)
 **              F<i>,<j>,...        read only these families (else all)
+**              A                   with F: still every row of the table
+**                                  (wcs_read_options.bRowsOfAll)
 **            SQLite passes idxStr to xFilter unchanged (a P4 pointer).
 **            An argv slot no token names is a claimed NULL-rejecting term
 **            (step 6); xFilter ignores it.
