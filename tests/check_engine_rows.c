@@ -72,6 +72,7 @@ static void put_rows(wcs_engine *e, wcs_table *t, int iFrom, int iTo, int nA,
   for (i = iFrom; i < iTo; i++)
     put_row(x, t, i, nA, nB);
   OKX(wcs_txn_commit(x));
+  wcs_txn_free(x);
 }
 
 static void compact_all(wcs_engine *e) {
@@ -199,6 +200,7 @@ START_TEST(test_rows_delete_of_one_family) {
   OKX(wcs_txn_begin(e, 0, &x));
   OKX(wcs_txn_delete_family(x, t, "r00123", 6, "a"));
   OKX(wcs_txn_commit(x));
+  wcs_txn_free(x);
   for (iStep = 0; iStep < 3; iStep++) {
     Read r;
     if (iStep == 1) OKX(wcs_db_flush(wcs_engine_db(e)));
@@ -232,6 +234,7 @@ START_TEST(test_rows_transaction_and_snapshot) {
   ck_assert_int_eq(r.nRow, 301);
   ck_assert_int_eq(read_rows(t, x, 1, 0, 0).nRow, 301);
   OKX(wcs_txn_rollback(x));
+  wcs_txn_free(x);
   ck_assert_int_eq(read_rows(t, NULL, 0, 0, 0).nRow, 300);
 
   /* y reads at its snapshot, where row 999 has cells of b only; then
@@ -250,6 +253,7 @@ START_TEST(test_rows_transaction_and_snapshot) {
   compact_all(e);
   ck_assert_int_eq(read_rows(t, y, 0, 0, 0).nRow, 301);
   OKX(wcs_txn_rollback(y));
+  wcs_txn_free(y);
   ck_assert_int_eq(read_rows(t, NULL, 0, 0, 0).nRow, 321);
   wcs_table_close(t);
   OKX(wcs_engine_close(e));
@@ -274,6 +278,7 @@ START_TEST(test_rows_age_limit_reads_every_family) {
   OKX(wcs_txn_set_cell(x, t, "old", 3, "b", "q", 1, T0 - 1800000000LL, "v",
                        1));
   OKX(wcs_txn_commit(x));
+  wcs_txn_free(x);
   put_rows(e, t, 0, 50, 1, 1);
   compact_all(e);
   ck_assert_int_eq(read_rows(t, NULL, 0, 0, 0).nRow, 51);
