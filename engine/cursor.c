@@ -184,6 +184,8 @@ struct wcs_cursor {
   wcs_buf tmp, tmp2;
   wcs_iter **apProof; /* [pDef->nFam] iterators over each whole family, for
                       ** rows_proven; NULL until first needed */
+  struct ProofAcc *aProof; /* [pDef->nFam] what their notes said, as of
+                           ** the iterator's epoch */
 };
 
 /* The 8 bytes at p as a word, in memory order (for equality tests). */
@@ -1137,7 +1139,7 @@ static void release_views(wcs_cursor *c) {
     if (c->aSlot[i].pView) view_release(c->aSlot[i].pView);
     if (c->apProof && c->apProof[i]) {
       wcs_iter_free(c->apProof[i]);
-      c->apProof[i] = NULL;
+      c->apProof[i] = NULL; /* and with it what aProof[i] says */
     }
   }
 }
@@ -1150,6 +1152,7 @@ static void cursor_free(wcs_cursor *c) {
     if (c->apProof) wcs_iter_free(c->apProof[i]);
   }
   free(c->apProof);
+  free(c->aProof);
   free(c->aSlot);
   free(c->abFam);
   free(c->aStream);
@@ -1386,15 +1389,18 @@ static int slot_make(wcs_cursor *c, Slot *sl, int i, const wcs_snapshot *pSnap,
 
 /* What rows_proven gathers of one family over the files of its run. */
 typedef struct ProofAcc {
+  uint64_t iEpoch; /* the proof iterator's epoch it was gathered at */
   uint8_t aPre[ENG_PREFIX_BYTES]; /* the family's prefix */
-  uint64_t iSeq;                  /* the read's snapshot */
+  int bRun;        /* the family's keys are one sorted run of files */
+  int bFail;       /* a file that proves nothing */
+  uint64_t maxSeq; /* the largest sequence number in those files */
   EngRowSum sum;
-  int bFail; /* a file that proves nothing */
 } ProofAcc;
 
 static int proof_note(void *pCtx, const wcs_file_note *n) {
   ProofAcc *a = pCtx;
-  if (n->pNote == NULL || n->maxSeq > a->iSeq || n->nRangeDel > 0 ||
+  if (n->maxSeq > a->maxSeq) a->maxSeq = n->maxSeq;
+  if (n->pNote == NULL || n->nRangeDel > 0 ||
       eng_note_sum(n->pNote, n->nNote, a->aPre, &a->sum) != WCS_OK) {
     a->bFail = 1;
   }
@@ -1427,14 +1433,16 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
   }
   if (c->apProof == NULL) {
     c->apProof = calloc((unsigned)d->nFam, sizeof(wcs_iter *));
-    if (c->apProof == NULL) return eng_err(WCS_NOMEM, "out of memory");
+    c->aProof = calloc((unsigned)d->nFam, sizeof(ProofAcc));
+    if (c->apProof == NULL || c->aProof == NULL) {
+      free(c->apProof);
+      c->apProof = NULL;
+      return eng_err(WCS_NOMEM, "out of memory");
+    }
   }
   memset(&first, 0, sizeof first);
   for (i = 0; i < d->nFam; i++) {
-    ProofAcc a;
-    int bRun = 0;
-    memset(&a, 0, sizeof a);
-    a.iSeq = iSeq;
+    ProofAcc *a = &c->aProof[i];
     if (c->apProof[i]) {
       rc = wcs_iter_refresh(c->apProof[i]);
     } else {
@@ -1451,21 +1459,29 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
       io.pUpper = c->upper.a;
       io.nUpper = c->upper.n;
       rc = wcs_iter_new(c->pEng->db, &io, &c->apProof[i]);
+      a->iEpoch = 0; /* a new iterator: nothing gathered yet */
     }
-    if (rc == WCS_OK) {
-      eng_prefix_bytes(a.aPre, d->iTid, d->aFam[i].iFid);
-      rc = wcs_iter_notes(c->apProof[i], &bRun, &a, proof_note);
+    if (rc == WCS_OK && (a->iEpoch == 0 ||
+                         a->iEpoch != wcs_iter_epoch(c->apProof[i]))) {
+      /* its sources changed: read the notes again */
+      memset(a, 0, sizeof *a);
+      eng_prefix_bytes(a->aPre, d->iTid, d->aFam[i].iFid);
+      rc = wcs_iter_notes(c->apProof[i], &a->bRun, a, proof_note);
+      a->iEpoch = wcs_iter_epoch(c->apProof[i]);
     }
     if (rc) {
       wcs_iter_free(c->apProof[i]);
       c->apProof[i] = NULL;
       return eng_err_db(c->pEng->db, rc, "reading the files' notes");
     }
-    if (!bRun || a.bFail || a.sum.bBad || a.sum.nDel > 0) return WCS_OK;
+    if (!a->bRun || a->bFail || a->maxSeq > iSeq || a->sum.bBad ||
+        a->sum.nDel > 0) {
+      return WCS_OK;
+    }
     if (i == 0) {
-      first = a.sum;
-    } else if (a.sum.nRows != first.nRows || a.sum.lo != first.lo ||
-               a.sum.hi != first.hi) {
+      first = a->sum;
+    } else if (a->sum.nRows != first.nRows || a->sum.lo != first.lo ||
+               a->sum.hi != first.hi) {
       return WCS_OK;
     }
   }

@@ -397,6 +397,15 @@ int wcs_iter_notes(const wcs_iter *pIter, int *pbRun, void *pCtx,
                    int (*x)(void *pCtx, const wcs_file_note *pNote));
 
 /*
+** A number that changes whenever the iterator chooses its sources again
+** (made, re-pinned by a refresh that found new memtables or files, a
+** memtable grown, or a new range delete, retargeted); while it stays the
+** same, so do the sources and what wcs_iter_notes() reports, so a caller
+** may keep what it computed from them.
+*/
+uint64_t wcs_iter_epoch(const wcs_iter *pIter);
+
+/*
 ** 1 if the iterator still reads the store's current memtables and files:
 ** no memtable switch, flush or compaction has been installed since it was
 ** made or last re-pinned by wcs_iter_refresh(); else 0. A compaction

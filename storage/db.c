@@ -1651,6 +1651,7 @@ struct wcs_iter {
   uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
   int bMemSkipped;     /* sv->pMem was empty then: it has no child */
   int nSources;        /* children of the stream for the current target */
+  uint64_t iEpoch;     /* targets aimed so far (wcs_iter_epoch) */
   int bMemOff;         /* sv->pMem is not in the stream: it had no child
                        ** (bMemSkipped), or no key within the bounds when
                        ** iterTarget aimed them, so its child is left out
@@ -1991,6 +1992,7 @@ static void iterUnbuild(wcs_iter *it) {
 static int iterTarget(wcs_iter *it, char **pzErr) {
   int nKid = 0, rc, i;
   DelList dl;
+  it->iEpoch++;
   runClear(it); /* the children change */
   /* most targets have no tombstones: nothing to free */
   if (it->frags.a || it->frags.aPool) frags_free(&it->frags);
@@ -2247,6 +2249,10 @@ int wcs_iter_notes(const wcs_iter *it, int *pbRun, void *pCtx,
     }
   }
   return rc;
+}
+
+uint64_t wcs_iter_epoch(const wcs_iter *it) {
+  return it ? it->iEpoch : 0;
 }
 
 int wcs_iter_refresh(wcs_iter *it) {
