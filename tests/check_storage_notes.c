@@ -304,6 +304,43 @@ START_TEST(test_notes_bulk_ingest) {
 }
 END_TEST
 
+/* The epoch stays while the sources do, and moves when they change. */
+START_TEST(test_notes_epoch_follows_the_sources) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  uint64_t e0, e1;
+  char *zDir = strdup(tu_tmpdir("notes"));
+  nBegun = nEnded = nAbandoned = 0;
+  noteOptions(&o, 1);
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  putN(db, "a", 0, 20);
+  OK(wcs_db_flush(db));
+  memset(&io, 0, sizeof io);
+  io.pLower = "a";
+  io.nLower = 1;
+  io.pUpper = "b";
+  io.nUpper = 1;
+  OK(wcs_iter_new(db, &io, &it));
+  e0 = wcs_iter_epoch(it);
+  ck_assert_uint_gt(e0, 0);
+  OK(wcs_iter_refresh(it));
+  ck_assert_uint_eq(wcs_iter_epoch(it), e0); /* nothing changed */
+  putN(db, "a", 100, 101); /* the memtable grows */
+  OK(wcs_iter_refresh(it));
+  e1 = wcs_iter_epoch(it);
+  ck_assert_uint_ne(e1, e0);
+  OK(wcs_db_flush(db)); /* new files */
+  OK(wcs_iter_refresh(it));
+  ck_assert_uint_ne(wcs_iter_epoch(it), e1);
+  wcs_iter_free(it);
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+  free(zDir);
+}
+END_TEST
+
 Suite *storage_notes_suite(void) {
   Suite *s = suite_create("storage_notes");
   TCase *tc = tcase_create("notes");
@@ -312,6 +349,7 @@ Suite *storage_notes_suite(void) {
   tcase_add_test(tc, test_notes_compaction_level_files_in_order);
   tcase_add_test(tc, test_notes_reopen_range_delete_and_files_without);
   tcase_add_test(tc, test_notes_bulk_ingest);
+  tcase_add_test(tc, test_notes_epoch_follows_the_sources);
   suite_add_tcase(s, tc);
   return s;
 }
