@@ -378,12 +378,13 @@ typedef struct sst_pfq {
   pthread_cond_t cvDone; /* a job the worker took is done */
   sst_pfjob *pHead;      /* queued jobs, oldest first; NULL: none */
   sst_pfjob *pTail;
-  pthread_t th;          /* the worker, once bStarted */
-  int bStarted;          /* th runs (sst_pfq_stop joins it) */
-  int bIdle;             /* the worker waits for cvWork */
-  int bStop;             /* the cache is being freed: the worker ends */
-  int bOff;              /* queue nothing: turned off, one core, or the
-                         ** thread could not be created */
+  pthread_t th;   /* the worker, once bStarted */
+  int bStarted;   /* th runs (sst_pfq_stop joins it) */
+  int bIdle;      /* the worker waits for cvWork */
+  int bStop;      /* the cache is being freed: the worker ends */
+  int bOff;       /* queue nothing: turned off, one core, or the
+                  ** thread could not be created */
+  uint64_t nDone; /* blocks the worker has decoded */
 } sst_pfq;
 sst_pfq *wcs_cache_pfq(wcs_cache *); /* NULL for a NULL cache */
 void sst_pfq_init(sst_pfq *);

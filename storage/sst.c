@@ -2043,6 +2043,7 @@ static void *pfMain(void *pArg) {
     pfRun(j);
     pthread_mutex_lock(&q->mu);
     j->eState = PF_DONE;
+    q->nDone++;
     pthread_cond_broadcast(&q->cvDone);
   }
   pthread_mutex_unlock(&q->mu);
@@ -2076,6 +2077,16 @@ void wcs_cache_set_prefetch(wcs_cache *pCache, int bOn) {
   pthread_mutex_lock(&q->mu);
   q->bOff = !bOn || sysconf(_SC_NPROCESSORS_ONLN) < 2;
   pthread_mutex_unlock(&q->mu);
+}
+
+uint64_t wcs_cache_prefetched(wcs_cache *pCache) {
+  sst_pfq *q = wcs_cache_pfq(pCache);
+  uint64_t n;
+  if (q == NULL) return 0;
+  pthread_mutex_lock(&q->mu);
+  n = q->nDone;
+  pthread_mutex_unlock(&q->mu);
+  return n;
 }
 
 /* The queue of pCache with its worker running, or NULL when prefetch is

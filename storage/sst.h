@@ -85,6 +85,9 @@ void wcs_cache_set_max_files(wcs_cache *, int nMax);
 ** where there are two cores or more. Takes effect for iterators that have
 ** not started prefetching yet. */
 void wcs_cache_set_prefetch(wcs_cache *, int bOn);
+/* Blocks the worker has decoded so far (each one taken by its scan, or
+** dropped when the scan moved elsewhere). */
+uint64_t wcs_cache_prefetched(wcs_cache *);
 /* Descriptors open, readers (open or not), bytes the readers hold outside
 ** the cache (their structs, paths, bounds, range tombstones), and how
 ** many times a closed descriptor was reopened. Any pointer may be NULL. */
