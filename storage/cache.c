@@ -18,7 +18,9 @@
 ** charged with it. Entries are data blocks and, under the offset of a
 ** file's bloom block, that file's decoded index and filter (sst.c).
 ** The cache also keeps the file table that bounds open descriptors
-** (sst_ftable in block.h; sst.c runs it).
+** (sst_ftable in block.h; sst.c runs it) and the queue of the worker that
+** decompresses blocks ahead of long scans (sst_pfq, likewise), whose
+** thread wcs_cache_free joins.
 **
 ** Replacement is CLOCK (second chance) rather than strict LRU, to keep a
 ** hit cheap: a lookup only takes a reference and sets the entry's
