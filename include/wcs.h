@@ -138,6 +138,12 @@ typedef struct wcs_options {
   uint64_t nFileBytes;    /* target size of a sorted file, at most a
                           ** quarter of its level's target; default 64 MiB */
   int bNoBackground;      /* flush/compact in the writer's thread (tests) */
+  /* 1: long forward scans decompress every block on their own thread.
+  ** 0 (default): with two cores or more, a scan that has read 16 blocks of
+  ** a file in a row has the next ones checked and decompressed ahead of it
+  ** by one worker thread per store (doc/storage.md, "Readahead and
+  ** prefetch"). Same rows and errors either way. */
+  int bNoPrefetch;
   /*
   ** Optional compaction filter: lets the layer above drop entries
   ** physically (expired cells, versions beyond a limit) while compactions
@@ -482,7 +488,9 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
 **  "compactions":..., "flushes":..., "stall_micros":...,
 **  "filtered":... (entries removed by xCompactionFilter),
 **  "filter_reruns":... (compactions run again with every
-**  wcs_compaction_covered() answer covered, see there)}
+**  wcs_compaction_covered() answer covered, see there),
+**  "prefetched_blocks":... (data blocks decompressed ahead of long scans
+**  by the worker thread, see bNoPrefetch)}
 */
 int wcs_db_stats(wcs_db *db, char **pzJson);
 

@@ -367,4 +367,28 @@ typedef struct sst_ftable {
 } sst_ftable;
 sst_ftable *wcs_cache_ftable(wcs_cache *); /* NULL for a NULL cache */
 
+/* ---- the prefetch queue of one cache (cache.c keeps it, sst.c runs it):
+** one worker thread, started by the first scan that wants it and joined
+** when the cache is freed, checks and decompresses data blocks ahead of
+** long forward scans (sst.c, "Prefetch"). */
+typedef struct sst_pfjob sst_pfjob;
+typedef struct sst_pfq {
+  pthread_mutex_t mu;    /* guards this and the state of every queued job */
+  pthread_cond_t cvWork; /* a job was queued, or bStop */
+  pthread_cond_t cvDone; /* a job the worker took is done */
+  sst_pfjob *pHead;      /* queued jobs, oldest first; NULL: none */
+  sst_pfjob *pTail;
+  pthread_t th;   /* the worker, once bStarted */
+  int bStarted;   /* th runs (sst_pfq_stop joins it) */
+  int bIdle;      /* the worker waits for cvWork */
+  int bStop;      /* the cache is being freed: the worker ends */
+  int bOff;       /* queue nothing: turned off, one core, or the
+                  ** thread could not be created */
+  uint64_t nDone; /* blocks the worker has decoded */
+} sst_pfq;
+sst_pfq *wcs_cache_pfq(wcs_cache *); /* NULL for a NULL cache */
+void sst_pfq_init(sst_pfq *);
+/* End and join the worker; no job may be queued or running. */
+void sst_pfq_stop(sst_pfq *);
+
 #endif /* WCS_BLOCK_H */

@@ -18,7 +18,9 @@
 ** charged with it. Entries are data blocks and, under the offset of a
 ** file's bloom block, that file's decoded index and filter (sst.c).
 ** The cache also keeps the file table that bounds open descriptors
-** (sst_ftable in block.h; sst.c runs it).
+** (sst_ftable in block.h; sst.c runs it) and the queue of the worker that
+** decompresses blocks ahead of long scans (sst_pfq, likewise), whose
+** thread wcs_cache_free joins.
 **
 ** Replacement is CLOCK (second chance) rather than strict LRU, to keep a
 ** hit cheap: a lookup only takes a reference and sets the entry's
@@ -95,10 +97,15 @@ struct wcs_cache {
   int nShard; /* power of two, 1..CACHE_MAX_SHARDS */
   cache_shard aShard[CACHE_MAX_SHARDS];
   sst_ftable ft; /* open sorted files of the readers using this cache */
+  sst_pfq pf;    /* the worker decompressing ahead of long scans */
 };
 
 sst_ftable *wcs_cache_ftable(wcs_cache *p) {
   return p ? &p->ft : NULL;
+}
+
+sst_pfq *wcs_cache_pfq(wcs_cache *p) {
+  return p ? &p->pf : NULL;
 }
 
 static size_t charge(const wcs_cache_handle *h) {
@@ -129,6 +136,7 @@ int wcs_cache_new(size_t nBudget, wcs_cache **ppCache) {
   if (p == NULL) return WCS_NOMEM;
   pthread_mutex_init(&p->ft.mu, NULL);
   p->ft.nMax = WCS_DEF_MAX_FILES;
+  sst_pfq_init(&p->pf);
   p->nShard = 1;
   while (p->nShard < CACHE_MAX_SHARDS &&
          nBudget / ((size_t)p->nShard * 2) >= CACHE_SHARD_MIN) {
@@ -170,6 +178,7 @@ void wcs_cache_free(wcs_cache *p) {
   /* Every reader must have been closed before the cache is freed. */
   assert(p->ft.nReaders == 0);
   pthread_mutex_destroy(&p->ft.mu);
+  sst_pfq_stop(&p->pf);
   free(p);
 }
 

@@ -2861,7 +2861,10 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   if (rc == WCS_OK && wcs_cache_new(db->opt.nCache, &db->pCache)) {
     rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }
-  if (rc == WCS_OK) wcs_cache_set_max_files(db->pCache, db->opt.nMaxOpenFiles);
+  if (rc == WCS_OK) {
+    wcs_cache_set_max_files(db->pCache, db->opt.nMaxOpenFiles);
+    wcs_cache_set_prefetch(db->pCache, !db->opt.bNoPrefetch);
+  }
   if (rc == WCS_OK) {
     rc = vset_open(db->pEnv, db->zDir, &db->opt, db->pCache, db->bReadOnly,
                    db->opt.bCreate, &db->pVs, pzErr);
@@ -3166,11 +3169,13 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
   n = snprintf(aLine, sizeof aLine,
                "],\"open_files\":%d,\"readers\":%d,\"reader_bytes\":%llu,"
                "\"file_reopens\":%llu,\"index_hits\":%llu,"
-               "\"index_misses\":%llu,\"cache_budget\":%llu",
+               "\"index_misses\":%llu,\"cache_budget\":%llu,"
+               "\"prefetched_blocks\":%llu",
                nOpenFiles, nReaders, (unsigned long long)nHeld,
                (unsigned long long)nReopen, (unsigned long long)nMetaHit,
                (unsigned long long)nMetaMiss,
-               (unsigned long long)db->opt.nCache);
+               (unsigned long long)db->opt.nCache,
+               (unsigned long long)wcs_cache_prefetched(db->pCache));
   if (wcs_buf_append(&b, aLine, (size_t)n)) goto nomem;
   pthread_mutex_lock(&db->mu);
   if (db->pWal) nWal = wal_writer_size(db->pWal);

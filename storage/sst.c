@@ -49,6 +49,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "storage/block.h"
 #include "storage/bloom.h"
@@ -1777,56 +1778,51 @@ static int fetchBlock(sst_reader *p, const sst_tmeta *m, int i, sst_ra *pRa,
 ** than a typical prefix scan reads from one file. */
 #define SST_SCAN_RUN 16
 
-/* Get data block i as a cache handle: from the cache, or read (through
-** the readahead buffer pRa when not NULL), checked, decompressed and
-** inserted into the cache as iFill (SST_FILL_*) says. A zstd block is
-** inflated straight from the bytes read; a raw block read into its own
-** handle is used as is. */
-static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int iFill,
-                     sst_ra *pRa, wcs_cache_handle **ppH, char **pzErr) {
-  const sst_idx *e = &m->aIdx[i];
-  size_t n = (size_t)e->nSize + WCS_BLOCK_TRAILER;
-  wcs_cache_handle *h = NULL, *hRead = NULL;
-  const uint8_t *pSrc = NULL;
-  const char *zWhy = "";
+/* Check the framed block pSrc[0..nStored + WCS_BLOCK_TRAILER) and make its
+** contents a handle *ph in no cache: decompressed, or a raw block's bytes
+** (*phRead itself, taken over, when they were read into it). On error,
+** WCS_CORRUPT or WCS_NOMEM with *pzWhy and *ph NULL. Touches nothing
+** shared, so the prefetch worker runs it too. */
+static int decodeBlock(const uint8_t *pSrc, size_t nStored,
+                       wcs_cache_handle **phRead, wcs_cache_handle **ph,
+                       const char **pzWhy) {
+  wcs_cache_handle *h = NULL;
   uint32_t nRaw = 0;
   int iType = WCS_BLOCK_RAW, rc;
-  if (p->pCache) {
-    h = wcs_cache_lookup(p->pCache, p->iFile, e->iOff);
-    if (h) {
-      *ppH = h;
-      return WCS_OK;
-    }
-  }
-  rc = fetchBlock(p, m, i, pRa, &hRead, &pSrc, &zWhy, pzErr);
-  if (rc == WCS_OK) rc = block_check(pSrc, n, &iType, &nRaw, &zWhy);
+  *ph = NULL;
+  rc = block_check(pSrc, nStored + WCS_BLOCK_TRAILER, &iType, &nRaw, pzWhy);
   if (rc == WCS_OK && iType == WCS_BLOCK_ZSTD) {
     h = wcs_cache_alloc(nRaw);
     if (h == NULL) {
       rc = WCS_NOMEM;
     } else {
-      rc = block_inflate(pSrc, e->nSize, wcs_cache_data(h), nRaw, &zWhy);
+      rc = block_inflate(pSrc, nStored, wcs_cache_data(h), nRaw, pzWhy);
     }
-  } else if (rc == WCS_OK && hRead != NULL) {
-    h = hRead; /* raw, read into its own handle: the handle is the block */
-    hRead = NULL;
-    wcs_cache_set_size(h, e->nSize);
+  } else if (rc == WCS_OK && *phRead != NULL) {
+    h = *phRead; /* raw, read into its own handle: the handle is the block */
+    *phRead = NULL;
+    wcs_cache_set_size(h, nStored);
   } else if (rc == WCS_OK) {
-    h = wcs_cache_alloc(e->nSize);
+    h = wcs_cache_alloc(nStored);
     if (h == NULL) {
       rc = WCS_NOMEM;
-    } else if (e->nSize) {
-      memcpy(wcs_cache_data(h), pSrc, e->nSize);
+    } else if (nStored) {
+      memcpy(wcs_cache_data(h), pSrc, nStored);
     }
   }
-  wcs_cache_release(NULL, hRead);
   if (rc != WCS_OK) {
     wcs_cache_release(NULL, h);
-    if (rc == WCS_CORRUPT || rc == WCS_NOMEM) {
-      corruptMsg(pzErr, rc, "block", p->zPath, e->iOff, zWhy);
-    }
     return rc;
   }
+  *ph = h;
+  return WCS_OK;
+}
+
+/* Hand the decoded block h (in no cache) of entry e to the caller as *ppH,
+** inserted into the cache first as iFill (SST_FILL_*) says. */
+static int fillBlock(sst_reader *p, const sst_idx *e, int iFill,
+                     wcs_cache_handle *h, wcs_cache_handle **ppH,
+                     char **pzErr) {
   if (iFill == SST_FILL_ROOM && p->pCache &&
       !wcs_cache_has_room(p->pCache, p->iFile, e->iOff,
                           wcs_cache_size(h) + wcs_cache_size(h) / 4)) {
@@ -1836,18 +1832,53 @@ static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int iFill,
   }
   if (iFill != SST_FILL_NO && p->pCache) {
     /* A block that stays in the cache gets a seek aid (block.h); a block
-    ** read for one pass of a scan does not need one. */
-    block_aid *pAid = NULL;
-    size_t nAid = 0;
-    if (block_aid_build(wcs_cache_data(h), wcs_cache_size(h), &pAid, &nAid)) {
-      wcs_cache_release(NULL, h);
-      return corruptMsg(pzErr, WCS_NOMEM, "block", p->zPath, e->iOff, "");
+    ** read for one pass of a scan does not need one. A prefetched block
+    ** may have it already. */
+    if (wcs_cache_aux(h) == NULL) {
+      block_aid *pAid = NULL;
+      size_t nAid = 0;
+      if (block_aid_build(wcs_cache_data(h), wcs_cache_size(h), &pAid, &nAid)) {
+        wcs_cache_release(NULL, h);
+        *ppH = NULL;
+        return corruptMsg(pzErr, WCS_NOMEM, "block", p->zPath, e->iOff, "");
+      }
+      wcs_cache_set_aux(h, pAid, nAid);
     }
-    wcs_cache_set_aux(h, pAid, nAid);
     h = wcs_cache_insert(p->pCache, p->iFile, e->iOff, h);
   }
   *ppH = h;
   return WCS_OK;
+}
+
+/* Get data block i as a cache handle: from the cache, or read (through
+** the readahead buffer pRa when not NULL), checked, decompressed and
+** inserted into the cache as iFill (SST_FILL_*) says. A zstd block is
+** inflated straight from the bytes read; a raw block read into its own
+** handle is used as is. */
+static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int iFill,
+                     sst_ra *pRa, wcs_cache_handle **ppH, char **pzErr) {
+  const sst_idx *e = &m->aIdx[i];
+  wcs_cache_handle *h = NULL, *hRead = NULL;
+  const uint8_t *pSrc = NULL;
+  const char *zWhy = "";
+  int rc;
+  if (p->pCache) {
+    h = wcs_cache_lookup(p->pCache, p->iFile, e->iOff);
+    if (h) {
+      *ppH = h;
+      return WCS_OK;
+    }
+  }
+  rc = fetchBlock(p, m, i, pRa, &hRead, &pSrc, &zWhy, pzErr);
+  if (rc == WCS_OK) rc = decodeBlock(pSrc, e->nSize, &hRead, &h, &zWhy);
+  wcs_cache_release(NULL, hRead);
+  if (rc != WCS_OK) {
+    if (rc == WCS_CORRUPT || rc == WCS_NOMEM) {
+      corruptMsg(pzErr, rc, "block", p->zPath, e->iOff, zWhy);
+    }
+    return rc;
+  }
+  return fillBlock(p, e, iFill, h, ppH, pzErr);
 }
 
 /* One block cursor per thread for sst_reader_get, so that a point read
@@ -1943,6 +1974,181 @@ int sst_reader_get(sst_reader *p, const uint8_t *pIKey, size_t nIKey,
 }
 
 /* ==================================================================
+** Prefetch
+** ==================================================================
+**
+** How it works. A forward scan that has loaded SST_PF_AFTER neighbouring
+** blocks of one file in a row, and reads them through its readahead
+** buffer, hands the check (CRC-32C) and decompression of the blocks after
+** the current one to its cache's worker thread: up to SST_PF_DEPTH blocks
+** and SST_PF_BYTES decompressed bytes ahead, topped up in batches once
+** half of them are used, so the worker is woken once per few blocks. When
+** the scan reaches a block, loadBlock takes the job: done, it uses the
+** result; running, it waits for it; still queued, it takes it off the
+** queue and does it itself. The scan never waits for blocks it does not
+** need next.
+**
+** The worker only turns stored bytes into a handle in no cache (with the
+** seek aid when the iterator fills the cache), or records why it could
+** not. Everything else stays on the scanning thread, at the same moment
+** as without prefetch: the cache lookup (before a job is queued; a hit is
+** kept as the job's result, so a cached block is neither decoded nor
+** looked up twice), the fill rule and the insert (when the block is taken),
+** and the error message naming the file and offset (when the scan gets
+** there; a damaged block the scan never reaches is never reported).
+**
+** A job reads the iterator's readahead buffer in place, so the buffer must
+** not change while a job is queued or running. Jobs cover only blocks
+** inside the buffer and are taken in order, so a scan has none left when
+** it needs the next buffer; any other move (a seek, a step back, a
+** retarget, the iterator's close) cancels them first: queued ones are
+** taken off the queue, running ones waited for, results released.
+*/
+
+/* Only scans this long use the worker: a point read or a prefix scan of a
+** few blocks never pays for a handoff. The same length as SST_SCAN_RUN,
+** from which on a scan counts as long for the cache as well. */
+#define SST_PF_AFTER SST_SCAN_RUN
+#define SST_PF_DEPTH 8            /* blocks decoded ahead, at most, */
+#define SST_PF_BYTES (256 * 1024) /* and their bytes (but at least one) */
+
+#define PF_QUEUED 1 /* on the queue */
+#define PF_BUSY   2 /* the worker decodes it */
+#define PF_DONE   3 /* h, or rc and zWhy, are set */
+
+/* One block decoded ahead, owned by the iterator that queued it. */
+struct sst_pfjob {
+  sst_pfjob *pPrev, *pNext; /* queue neighbours while PF_QUEUED */
+  int eState;               /* PF_*; guarded by the queue's mutex unless
+                            ** bCached (never queued) */
+  int iBlock;               /* data block */
+  int bCached;              /* h is a cache hit: nothing to decode */
+  int bAid;                 /* also build the block's seek aid */
+  const uint8_t *pSrc;      /* stored bytes and trailer, in the iterator's
+                            ** readahead buffer */
+  size_t nStored;           /* stored bytes at pSrc, trailer excluded */
+  uint64_t nRaw;            /* decompressed size from the (unchecked)
+                            ** trailer: counts against SST_PF_BYTES only */
+  wcs_cache_handle *h;      /* PF_DONE, rc WCS_OK: the block */
+  int rc;                   /* PF_DONE: WCS_OK, WCS_CORRUPT or WCS_NOMEM */
+  const char *zWhy;         /* static text for the message */
+};
+
+/* Decode job j's block (its rc and result; the job is not shared now). */
+static void pfRun(sst_pfjob *j) {
+  wcs_cache_handle *hRead = NULL;
+  j->zWhy = "";
+  j->rc = decodeBlock(j->pSrc, j->nStored, &hRead, &j->h, &j->zWhy);
+  if (j->rc == WCS_OK && j->bAid) {
+    block_aid *pAid = NULL;
+    size_t nAid = 0;
+    /* out of memory only costs the aid here: fillBlock builds it (and
+    ** reports the failure) if the block goes into the cache */
+    if (block_aid_build(wcs_cache_data(j->h), wcs_cache_size(j->h), &pAid,
+                        &nAid) == WCS_OK &&
+        pAid != NULL) {
+      wcs_cache_set_aux(j->h, pAid, nAid);
+    }
+  }
+}
+
+static void pfUnlink(sst_pfq *q, sst_pfjob *j) {
+  if (j->pPrev) {
+    j->pPrev->pNext = j->pNext;
+  } else {
+    q->pHead = j->pNext;
+  }
+  if (j->pNext) {
+    j->pNext->pPrev = j->pPrev;
+  } else {
+    q->pTail = j->pPrev;
+  }
+  j->pPrev = j->pNext = NULL;
+}
+
+static void *pfMain(void *pArg) {
+  sst_pfq *q = pArg;
+  pthread_mutex_lock(&q->mu);
+  while (!q->bStop) {
+    sst_pfjob *j = q->pHead;
+    if (j == NULL) {
+      q->bIdle = 1;
+      pthread_cond_wait(&q->cvWork, &q->mu);
+      q->bIdle = 0;
+      continue;
+    }
+    pfUnlink(q, j);
+    j->eState = PF_BUSY;
+    pthread_mutex_unlock(&q->mu);
+    pfRun(j);
+    pthread_mutex_lock(&q->mu);
+    j->eState = PF_DONE;
+    q->nDone++;
+    pthread_cond_broadcast(&q->cvDone);
+  }
+  pthread_mutex_unlock(&q->mu);
+  return NULL; /* the thread's zstd context is freed as it exits */
+}
+
+void sst_pfq_init(sst_pfq *q) {
+  memset(q, 0, sizeof *q);
+  pthread_mutex_init(&q->mu, NULL);
+  pthread_cond_init(&q->cvWork, NULL);
+  pthread_cond_init(&q->cvDone, NULL);
+  /* with one core the worker would only take turns with the scan */
+  q->bOff = sysconf(_SC_NPROCESSORS_ONLN) < 2;
+}
+
+void sst_pfq_stop(sst_pfq *q) {
+  pthread_mutex_lock(&q->mu);
+  assert(q->pHead == NULL);
+  q->bStop = 1;
+  pthread_cond_signal(&q->cvWork);
+  pthread_mutex_unlock(&q->mu);
+  if (q->bStarted) pthread_join(q->th, NULL);
+  pthread_cond_destroy(&q->cvDone);
+  pthread_cond_destroy(&q->cvWork);
+  pthread_mutex_destroy(&q->mu);
+}
+
+void wcs_cache_set_prefetch(wcs_cache *pCache, int bOn) {
+  sst_pfq *q = wcs_cache_pfq(pCache);
+  if (q == NULL) return;
+  pthread_mutex_lock(&q->mu);
+  q->bOff = !bOn || sysconf(_SC_NPROCESSORS_ONLN) < 2;
+  pthread_mutex_unlock(&q->mu);
+}
+
+uint64_t wcs_cache_prefetched(wcs_cache *pCache) {
+  sst_pfq *q = wcs_cache_pfq(pCache);
+  uint64_t n;
+  if (q == NULL) return 0;
+  pthread_mutex_lock(&q->mu);
+  n = q->nDone;
+  pthread_mutex_unlock(&q->mu);
+  return n;
+}
+
+/* The queue of pCache with its worker running, or NULL when prefetch is
+** off (or the thread cannot be made, which turns it off). */
+static sst_pfq *pfQueue(wcs_cache *pCache) {
+  sst_pfq *q = wcs_cache_pfq(pCache);
+  int bOn;
+  if (q == NULL) return NULL;
+  pthread_mutex_lock(&q->mu);
+  if (!q->bOff && !q->bStarted) {
+    if (pthread_create(&q->th, NULL, pfMain, q) == 0) {
+      q->bStarted = 1;
+    } else {
+      q->bOff = 1;
+    }
+  }
+  bOn = !q->bOff;
+  pthread_mutex_unlock(&q->mu);
+  return bOn ? q : NULL;
+}
+
+/* ==================================================================
 ** Iterator
 ** ================================================================== */
 
@@ -1960,6 +2166,13 @@ typedef struct sst_iter {
   wcs_cache_handle *pH;     /* that block's handle; NULL none */
   block_iter bi;            /* cursor in the loaded block */
   sst_ra ra;                /* readahead for forward scans */
+  sst_pfq *pQ;              /* prefetch queue, once this scan is long
+                            ** enough; NULL: not yet, or off (bPfOff) */
+  int bPfOff;               /* the cache has no worker for it */
+  int iPfHead;              /* slot in aPf of the oldest job */
+  int nPf;                  /* jobs in aPf: blocks iBlock + 1, + 2, ... */
+  uint64_t nPfBytes;        /* their nRaw, summed */
+  sst_pfjob aPf[SST_PF_DEPTH]; /* ring of blocks decoded ahead */
 } sst_iter;
 
 static int iterFail(sst_iter *it, int rc) {
@@ -1983,6 +2196,128 @@ static int iterMeta(sst_iter *it) {
   return rc;
 }
 
+/* Drop every job of the iterator: off the queue, or waited for, and their
+** results released. Afterwards its readahead buffer may change. */
+static void pfCancel(sst_iter *it) {
+  int k;
+  if (it->nPf == 0) return;
+  pthread_mutex_lock(&it->pQ->mu);
+  for (k = 0; k < it->nPf; k++) {
+    sst_pfjob *j = &it->aPf[(it->iPfHead + k) % SST_PF_DEPTH];
+    if (j->bCached) continue;
+    if (j->eState == PF_QUEUED) pfUnlink(it->pQ, j);
+    while (j->eState == PF_BUSY)
+      pthread_cond_wait(&it->pQ->cvDone, &it->pQ->mu);
+  }
+  pthread_mutex_unlock(&it->pQ->mu);
+  for (k = 0; k < it->nPf; k++) {
+    sst_pfjob *j = &it->aPf[(it->iPfHead + k) % SST_PF_DEPTH];
+    wcs_cache_release(it->pR->pCache, j->h);
+    j->h = NULL;
+  }
+  it->nPf = 0;
+  it->nPfBytes = 0;
+}
+
+/* Block i is the oldest job's: take its result as readBlock would have
+** made it (the cache lookup was done when the job was queued). */
+static int pfTake(sst_iter *it, int iFill, wcs_cache_handle **ppH) {
+  sst_pfjob *j = &it->aPf[it->iPfHead];
+  sst_reader *p = it->pR;
+  const sst_idx *e = &it->pM->aIdx[j->iBlock];
+  wcs_cache_handle *h;
+  int bRun = 0;
+  if (!j->bCached) {
+    pthread_mutex_lock(&it->pQ->mu);
+    if (j->eState == PF_QUEUED) {
+      pfUnlink(it->pQ, j); /* not started: cheaper here than waiting */
+      bRun = 1;
+    }
+    while (j->eState == PF_BUSY)
+      pthread_cond_wait(&it->pQ->cvDone, &it->pQ->mu);
+    pthread_mutex_unlock(&it->pQ->mu);
+    if (bRun) pfRun(j);
+  }
+  it->iPfHead = (it->iPfHead + 1) % SST_PF_DEPTH;
+  it->nPf--;
+  it->nPfBytes -= j->nRaw;
+  h = j->h;
+  j->h = NULL;
+  if (j->bCached) {
+    *ppH = h;
+    return WCS_OK;
+  }
+  if (j->rc != WCS_OK) {
+    return corruptMsg(&it->zErr, j->rc, "block", p->zPath, e->iOff, j->zWhy);
+  }
+  return fillBlock(p, e, iFill, h, ppH, &it->zErr);
+}
+
+/* Top up the jobs ahead of the block just loaded, once the scan is long
+** and at most half of them are left. */
+static void pfSchedule(sst_iter *it) {
+  sst_reader *p = it->pR;
+  const sst_tmeta *m = it->pM;
+  sst_pfjob *aNew[SST_PF_DEPTH];
+  int i, k, nNew = 0;
+  if (it->ra.nSeq < SST_PF_AFTER || it->nPf > SST_PF_DEPTH / 2 ||
+      it->ra.n == 0 || p->pCache == NULL || it->bPfOff) {
+    return;
+  }
+  if (it->pQ == NULL) {
+    it->pQ = pfQueue(p->pCache);
+    if (it->pQ == NULL) {
+      it->bPfOff = 1;
+      return;
+    }
+  }
+  i = it->iBlock + 1 + it->nPf;
+  for (; it->nPf < SST_PF_DEPTH && i < m->nBlock; i++) {
+    const sst_idx *e = &m->aIdx[i];
+    size_t n = (size_t)e->nSize + WCS_BLOCK_TRAILER;
+    const uint8_t *pSrc;
+    uint64_t nRaw;
+    sst_pfjob *j;
+    if (!(e->iOff >= it->ra.iOff && e->iOff - it->ra.iOff + n <= it->ra.n)) {
+      break; /* past the readahead buffer: the scan reads on itself */
+    }
+    pSrc = it->ra.a + (e->iOff - it->ra.iOff);
+    nRaw = wcs_get32(pSrc + e->nSize + WCS_BLOCK_OFF_RAW);
+    if (it->nPf > 0 && it->nPfBytes + nRaw > SST_PF_BYTES) break;
+    j = &it->aPf[(it->iPfHead + it->nPf) % SST_PF_DEPTH];
+    memset(j, 0, sizeof *j);
+    j->iBlock = i;
+    j->nRaw = nRaw;
+    j->h = wcs_cache_lookup(p->pCache, p->iFile, e->iOff);
+    if (j->h) {
+      j->bCached = 1;
+      j->eState = PF_DONE;
+    } else {
+      j->bAid = it->bFill;
+      j->pSrc = pSrc;
+      j->nStored = (size_t)e->nSize;
+      aNew[nNew++] = j;
+    }
+    it->nPf++;
+    it->nPfBytes += nRaw;
+  }
+  if (nNew == 0) return;
+  pthread_mutex_lock(&it->pQ->mu);
+  for (k = 0; k < nNew; k++) {
+    sst_pfjob *j = aNew[k];
+    j->eState = PF_QUEUED;
+    j->pPrev = it->pQ->pTail;
+    if (it->pQ->pTail) {
+      it->pQ->pTail->pNext = j;
+    } else {
+      it->pQ->pHead = j;
+    }
+    it->pQ->pTail = j;
+  }
+  if (it->pQ->bIdle) pthread_cond_signal(&it->pQ->cvWork);
+  pthread_mutex_unlock(&it->pQ->mu);
+}
+
 static int loadBlock(sst_iter *it, int i) {
   int rc, iFill = SST_FILL_NO;
   if (it->pH != NULL && it->iBlock == i) return WCS_OK;
@@ -2000,12 +2335,19 @@ static int loadBlock(sst_iter *it, int i) {
   wcs_cache_release(it->pR->pCache, it->pH);
   it->pH = NULL;
   it->iBlock = -1;
-  rc = readBlock(it->pR, it->pM, i, iFill, &it->ra, &it->pH, &it->zErr);
+  if (it->nPf > 0 && it->aPf[it->iPfHead].iBlock == i) {
+    rc = pfTake(it, iFill, &it->pH);
+  } else {
+    pfCancel(it); /* not the next block: the buffer may be refilled */
+    rc = readBlock(it->pR, it->pM, i, iFill, &it->ra, &it->pH, &it->zErr);
+  }
   if (rc != WCS_OK) {
+    pfCancel(it);
     it->rc = rc;
     return rc;
   }
   it->iBlock = i;
+  pfSchedule(it);
   rc = block_iter_init_aid(&it->bi, wcs_cache_data(it->pH),
                            wcs_cache_size(it->pH), wcs_cache_aux(it->pH));
   if (rc != WCS_OK) return iterFail(it, rc);
@@ -2044,6 +2386,7 @@ static int iterValid(const wcs_iiter *pI) {
 
 /* Make the iterator unpositioned (no block, cursor invalid). */
 static void unposition(sst_iter *it) {
+  pfCancel(it);
   wcs_cache_release(it->pR->pCache, it->pH);
   it->pH = NULL;
   it->iBlock = -1;
@@ -2196,6 +2539,7 @@ static void iterClose(wcs_iiter *pI) {
   sst_iter *it = (sst_iter *)pI;
   sst_iter_pool *pPool;
   if (it == NULL) return;
+  pfCancel(it); /* before the buffer its jobs read goes */
   wcs_cache_release(it->pR->pCache, it->pH);
   unpinMeta(it->pR, it->pMetaH);
   free(it->ra.a);
@@ -2248,6 +2592,7 @@ int sst_iter_retarget(wcs_iiter *pI, int bUseHash, uint64_t hPrefix) {
   /* an earlier scan's readahead does not carry over (a point read's
   ** iterator never had one) */
   if (it->ra.a || it->ra.nSeq) {
+    pfCancel(it);
     free(it->ra.a);
     memset(&it->ra, 0, sizeof it->ra);
   }

@@ -81,6 +81,14 @@ void wcs_cache_evict_file(wcs_cache *, uint64_t iFile);
 ** once released. */
 #define WCS_DEF_MAX_FILES 1000
 void wcs_cache_set_max_files(wcs_cache *, int nMax);
+/* Whether long forward scans of this cache's readers decompress the blocks
+** ahead of them on a worker thread (sst.c, "Prefetch"); on by default
+** where there are two cores or more. Takes effect for iterators that have
+** not started prefetching yet. */
+void wcs_cache_set_prefetch(wcs_cache *, int bOn);
+/* Blocks the worker has decoded so far (each one taken by its scan, or
+** dropped when the scan moved elsewhere). */
+uint64_t wcs_cache_prefetched(wcs_cache *);
 /* Descriptors open, readers (open or not), bytes the readers hold outside
 ** the cache (their structs, paths, bounds, range tombstones), and how
 ** many times a closed descriptor was reopened. Any pointer may be NULL. */

@@ -1,11 +1,12 @@
 /*
 ** Tests of the store (storage/db.c) through the public API: basic reads
 ** and writes, range deletes, snapshots, iterator bounds and directions,
-** reopen and recovery, faults (disk full and I/O errors during WAL
-** appends, flushes and compactions), the process lock, and a randomized
-** differential test against a sorted in-memory model with flushes,
-** compactions, range deletes, snapshots, reverse iteration and reopens
-** (WCS_DIFF_STEPS sets its length for long runs; WCS_SEED replays one).
+** reopen and recovery, prefetch of long scans, faults (disk full and I/O
+** errors during WAL appends, flushes and compactions), the process lock,
+** and a randomized differential test against a sorted in-memory model
+** with flushes, compactions, range deletes, snapshots, reverse iteration
+** and reopens (WCS_DIFF_STEPS sets its length for long runs; WCS_SEED
+** replays one).
 */
 #include <check.h>
 #include <dirent.h>
@@ -1929,6 +1930,58 @@ START_TEST(test_db_compaction_keeps_versions_of_a_key_in_one_file) {
 }
 END_TEST
 
+/* A long scan of a store just opened (nothing in its cache) has the blocks
+** ahead decompressed by the store's worker, unless bNoPrefetch: the same
+** rows either way, and closing the store ends the worker (under ASan,
+** nothing of it is left). The scan pauses now and then so that the
+** worker, not the scan catching up with it, decodes some blocks. */
+START_TEST(test_db_long_scan_prefetches_unless_turned_off) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  char *zDir = strdup(tu_tmpdir("dbprefetch"));
+  int i, bOff, n = 20000;
+  wcs_options_init(&o);
+  o.bNoBackground = 1;
+  o.nBlockSize = 1024;
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  for (i = 0; i < n; i++)
+    OK(tu_put_one(db, "k", i, "v"));
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  OK(wcs_db_close(db));
+  for (bOff = 0; bOff < 2; bOff++) {
+    wcs_iter *it = NULL;
+    o.bNoPrefetch = bOff;
+    OK(wcs_db_open(&db, zDir, &o, NULL));
+    OK(wcs_iter_new(db, NULL, &it));
+    OK(wcs_iter_first(it));
+    for (i = 0; wcs_iter_valid(it);) {
+      char zK[32], zV[128];
+      size_t nK, nV;
+      const char *k = wcs_iter_key(it, &nK);
+      const char *v = wcs_iter_value(it, &nV);
+      tu_key_of(zK, "k", i);
+      tu_val_of(zV, "v", i);
+      ck_assert(nK == strlen(zK) && memcmp(k, zK, nK) == 0);
+      ck_assert(nV == strlen(zV) && memcmp(v, zV, nV) == 0);
+      if (++i % 1000 == 0) usleep(10000);
+      OK(wcs_iter_next(it));
+    }
+    ck_assert_int_eq(i, n);
+    ck_assert_int_eq(wcs_iter_status(it), WCS_OK);
+    wcs_iter_free(it);
+    if (bOff) {
+      ck_assert_uint_eq(tu_db_stat(db, "prefetched_blocks"), 0);
+    } else if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+      ck_assert_uint_gt(tu_db_stat(db, "prefetched_blocks"), 0);
+    }
+    OK(wcs_db_close(db));
+    db = NULL;
+  }
+  tu_rmrf(zDir);
+  free(zDir);
+}
+END_TEST
+
 Suite *storage_db_suite(void) {
   Suite *s = suite_create("storage_db");
   TCase *tc = tcase_create("db");
@@ -1967,6 +2020,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_differential_disk_with_reopens);
   tcase_add_test(tc, test_db_differential_disk_inline_with_reopens);
   tcase_add_test(tc, test_db_compaction_keeps_versions_of_a_key_in_one_file);
+  tcase_add_test(tc, test_db_long_scan_prefetches_unless_turned_off);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "storage/block.h"
 #include "storage/bloom.h"
@@ -1819,6 +1820,260 @@ START_TEST(test_sst_tiny_cache_and_file_limit) {
 }
 END_TEST
 
+/* ---- prefetch: long forward scans through a cache have the blocks ahead
+** of them decompressed by the cache's worker (sst.c, "Prefetch"). With one
+** core the worker is off and these tests check plain scans. */
+
+static int haveWorker(void) {
+  return sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+}
+
+/* A file of ~500 blocks of 1 KiB (zstd), more than one readahead buffer,
+** and its block offsets in aOff[1..aOff[0]]. */
+static Ent *prefetchFile(wcs_env *env, const char *zPath, int n,
+                         sst_meta *pMeta, uint64_t *aOff) {
+  sst_options o = opts(1024, 16, 3, 10);
+  sst_reader *r;
+  Ent *a;
+  tu_seed(0);
+  a = randomEnts(n, 0);
+  buildFile(env, zPath, a, n, &o, NULL, 0, pMeta);
+  QUICK_ASSERT(pMeta->nBytes > 256 * 1024);
+  QUICK_EQ(sst_reader_open(env, zPath, 1, 0, NULL, &r, NULL), WCS_OK);
+  aOff[0] = 0;
+  sst_reader_index_keys(r, aOff, collectIndex);
+  sst_reader_close(r);
+  QUICK_ASSERT(aOff[0] > 300);
+  return a;
+}
+
+/* Let the worker do every job the scan has queued (its count of decoded
+** blocks stops moving); a scan that does nothing with its rows otherwise
+** reaches most of its jobs before the worker wakes, and takes them back. */
+static void settleWorker(wcs_cache *cache) {
+  uint64_t n = wcs_cache_prefetched(cache);
+  int nSame = 0, i;
+  for (i = 0; i < 2000 && nSame < 20; i++) {
+    uint64_t n2;
+    usleep(1000);
+    n2 = wcs_cache_prefetched(cache);
+    nSame = n2 == n ? nSame + 1 : 0;
+    n = n2;
+  }
+}
+
+/* Scanning with the worker gives the rows a scan without it gives, and
+** leaves the cache as that scan does: the same blocks inserted (with the
+** seek aids they are charged for), the same hits and misses, once cold
+** and once over what the first pass left; with a cache larger than the
+** file and with one that takes a fraction of it (SST_FILL_ROOM). Point
+** reads first put every second or third block in the cache, so that the
+** blocks ahead of a scan mix hits (never decoded twice) and misses. The
+** scan pauses now and then so that the worker's results are used. */
+START_TEST(test_sst_prefetched_scan_matches_plain_scan) {
+  wcs_env *env = wcs_env_mem_new();
+  size_t nBudget = _i ? 96 * 1024 : 8 << 20;
+  wcs_cache *aCache[2];
+  sst_reader *aR[2];
+  uint64_t aOff[1001];
+  sst_meta meta;
+  int n = 8000, k, iPass;
+  Ent *a = prefetchFile(env, "p.sst", n, &meta, aOff);
+  for (k = 0; k < 2; k++) {
+    QUICK_EQ(wcs_cache_new(nBudget, &aCache[k]), WCS_OK);
+    QUICK_EQ(sst_reader_open(env, "p.sst", 5, 0, aCache[k], &aR[k], NULL),
+             WCS_OK);
+  }
+  wcs_cache_set_prefetch(aCache[1], 0);
+  for (k = 0; k < 2; k++) {
+    int i, nGot = 0;
+    for (i = 0; i < n; i += 40) {
+      int bFound = 0;
+      QUICK_EQ(sst_reader_get(aR[k], a[i].pKey, a[i].nKey, &bFound, &nGot,
+                              getNop, NULL),
+               WCS_OK);
+    }
+  }
+  for (iPass = 0; iPass < 2; iPass++) {
+    uint64_t aBytes[2], aHit[2], aMiss[2];
+    for (k = 0; k < 2; k++) {
+      wcs_iiter *it;
+      int i = 0;
+      QUICK_EQ(sst_reader_iter(aR[k], 1, &it, NULL), WCS_OK);
+      for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
+           it->pMethods->xNext(it)) {
+        assertAt(it, a, n, i++);
+        if (i % 500 == 0) settleWorker(aCache[k]);
+      }
+      QUICK_EQ(it->pMethods->xStatus(it, NULL), WCS_OK);
+      QUICK_EQ(i, n);
+      it->pMethods->xClose(it);
+      wcs_cache_stats(aCache[k], &aBytes[k], &aHit[k], &aMiss[k]);
+    }
+    QUICK_EQ(aBytes[0], aBytes[1]);
+    QUICK_EQ(aHit[0], aHit[1]);
+    QUICK_EQ(aMiss[0], aMiss[1]);
+    if (_i) ck_assert_uint_lt(aBytes[0], meta.nRawBytes);
+  }
+  /* at least the blocks queued at the cold pass's pauses */
+  if (haveWorker()) ck_assert_uint_ge(wcs_cache_prefetched(aCache[0]), 8);
+  ck_assert_uint_eq(wcs_cache_prefetched(aCache[1]), 0);
+  for (k = 0; k < 2; k++) {
+    sst_reader_close(aR[k]);
+    wcs_cache_free(aCache[k]);
+  }
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+/* Rows of the file until the scan stops, each checked against a; returns
+** how many, with the status and message. With iPause >= 0 the scan stops
+** after that many rows for the worker to finish what it has queued, and
+** nothing may be reported yet. */
+static int scanUntilError(sst_reader *r, wcs_cache *cache, const Ent *a, int n,
+                          int iPause, int *pRc, char **pzErr) {
+  wcs_iiter *it;
+  int i = 0;
+  QUICK_EQ(sst_reader_iter(r, 1, &it, NULL), WCS_OK);
+  for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
+       it->pMethods->xNext(it)) {
+    assertAt(it, a, n, i++);
+    if (i == iPause) {
+      settleWorker(cache);
+      QUICK_ASSERT(it->pMethods->xValid(it));
+      QUICK_EQ(it->pMethods->xStatus(it, NULL), WCS_OK);
+    }
+  }
+  *pRc = it->pMethods->xStatus(it, pzErr);
+  it->pMethods->xClose(it);
+  return i;
+}
+
+/* A damaged block far into the file is decoded by the worker before the
+** scan gets there, but reported only when the scan reaches it, with the
+** message a scan without the worker gives; no row of it comes out. */
+START_TEST(test_sst_prefetched_damage_is_reported_when_reached) {
+  wcs_env *env = wcs_env_mem_new();
+  uint64_t aOff[1001];
+  sst_meta meta;
+  int n = 8000, k, aRows[2], aRc[2], iBad = 120;
+  char *azErr[2] = {NULL, NULL}, zWant[200];
+  wcs_cache *aCache[2];
+  sst_reader *aR[2];
+  Ent *a = prefetchFile(env, "000031.sst", n, &meta, aOff);
+  uint8_t *p;
+  size_t nFile;
+  p = getFile(env, "000031.sst", &nFile);
+  p[aOff[1 + iBad] + 3] ^= 0x20; /* block iBad's stored bytes */
+  putFile(env, "000031.sst", p, nFile);
+  free(p);
+  for (k = 0; k < 2; k++) {
+    QUICK_EQ(wcs_cache_new(8 << 20, &aCache[k]), WCS_OK);
+    QUICK_EQ(sst_reader_open(env, "000031.sst", 9, 0, aCache[k], &aR[k], NULL),
+             WCS_OK);
+  }
+  wcs_cache_set_prefetch(aCache[1], 0);
+  aRows[1] = scanUntilError(aR[1], aCache[1], a, n, -1, &aRc[1], &azErr[1]);
+  QUICK_ASSERT(aRows[1] > 100 * 10); /* the blocks before it, ~14 rows each */
+  /* Pause two or three blocks (~16 rows each) before the damaged one: it
+  ** is among the four or more blocks queued then, and the worker finds the
+  ** damage while the scan still has blocks to read before it. */
+  aRows[0] =
+      scanUntilError(aR[0], aCache[0], a, n, aRows[1] - 40, &aRc[0], &azErr[0]);
+  snprintf(zWant, sizeof zWant,
+           "corrupt block at offset %llu of 000031.sst: checksum mismatch",
+           (unsigned long long)aOff[1 + iBad]);
+  for (k = 0; k < 2; k++) {
+    QUICK_EQ(aRc[k], WCS_CORRUPT);
+    ck_assert_str_eq(azErr[k], zWant);
+    free(azErr[k]);
+  }
+  QUICK_EQ(aRows[0], aRows[1]);
+  /* at least the damaged block and the others queued at the pause */
+  if (haveWorker()) ck_assert_uint_ge(wcs_cache_prefetched(aCache[0]), 4);
+  for (k = 0; k < 2; k++) {
+    sst_reader_close(aR[k]);
+    wcs_cache_free(aCache[k]);
+  }
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
+/* Jobs in flight when a scan closes, seeks elsewhere, steps back or is
+** retargeted are cancelled or waited for: every row after the move is
+** right, and nothing leaks or is touched after it is freed (run under
+** ASan). The file's blocks are evicted before each scan so that it
+** misses the cache and prefetches. */
+START_TEST(test_sst_prefetch_survives_moves_mid_scan) {
+  wcs_env *env = wcs_env_mem_new();
+  uint64_t aOff[1001];
+  sst_meta meta;
+  int n = 8000, iRound;
+  wcs_cache *cache;
+  sst_reader *r;
+  Ent *a = prefetchFile(env, "m.sst", n, &meta, aOff);
+  QUICK_EQ(wcs_cache_new(8 << 20, &cache), WCS_OK);
+  QUICK_EQ(sst_reader_open(env, "m.sst", 4, 0, cache, &r, NULL), WCS_OK);
+  for (iRound = 0; iRound < 64; iRound++) {
+    const wcs_iiter_methods *m;
+    wcs_iiter *it;
+    int i, j, nStep = 400 + (int)tu_rand_range((uint64_t)n - 800);
+    wcs_cache_evict_file(cache, 4);
+    QUICK_EQ(sst_reader_iter(r, iRound & 1, &it, NULL), WCS_OK);
+    m = it->pMethods;
+    QUICK_EQ(m->xFirst(it), WCS_OK);
+    for (i = 0; i < nStep; i++) {
+      QUICK_EQ(m->xNext(it), WCS_OK);
+    }
+    assertAt(it, a, n, i);
+    /* every other time the jobs are done rather than queued or running */
+    if (iRound & 4) settleWorker(cache);
+    switch (iRound % 4) {
+    case 0: /* close with jobs queued or running */
+      break;
+    case 1: /* seek elsewhere, then scan on */
+      j = (int)tu_rand_range((uint64_t)n);
+      QUICK_EQ(m->xSeek(it, a[j].pKey, a[j].nKey), WCS_OK);
+      for (i = j; i < j + 300 && i <= n; i++) {
+        assertAt(it, a, n, i);
+        QUICK_EQ(m->xNext(it), WCS_OK);
+      }
+      break;
+    case 2: /* back over a few blocks, then forward past where it was */
+      for (; i > nStep - 80; i--) {
+        QUICK_EQ(m->xPrev(it), WCS_OK);
+        assertAt(it, a, n, i - 1);
+      }
+      for (; i < nStep + 300 && i < n; i++) {
+        QUICK_EQ(m->xNext(it), WCS_OK);
+        assertAt(it, a, n, i + 1);
+      }
+      break;
+    case 3: /* a new scan of the same iterator */
+      sst_iter_retarget(it, 0, 0);
+      QUICK_EQ(m->xFirst(it), WCS_OK);
+      for (i = 0; i < 600; i++) {
+        assertAt(it, a, n, i);
+        QUICK_EQ(m->xNext(it), WCS_OK);
+      }
+      break;
+    }
+    QUICK_EQ(m->xStatus(it, NULL), WCS_OK);
+    m->xClose(it);
+  }
+  if (haveWorker()) ck_assert_uint_gt(wcs_cache_prefetched(cache), 0);
+  sst_reader_close(r);
+  wcs_cache_free(cache);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+}
+END_TEST
+
 Suite *storage_sst_suite(void);
 Suite *storage_sst_suite(void) {
   Suite *s = suite_create("storage_sst");
@@ -1846,6 +2101,12 @@ Suite *storage_sst_suite(void) {
   tcase_add_loop_test(tc, test_sst_error_names_file_and_block_offset, 0, 2);
   tcase_add_test(tc, test_sst_index_and_bloom_reloaded_from_cache_are_checked);
   tcase_add_test(tc, test_sst_tiny_cache_and_file_limit);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("prefetch");
+  tcase_set_timeout(tc, 300);
+  tcase_add_loop_test(tc, test_sst_prefetched_scan_matches_plain_scan, 0, 2);
+  tcase_add_test(tc, test_sst_prefetched_damage_is_reported_when_reached);
+  tcase_add_test(tc, test_sst_prefetch_survives_moves_mid_scan);
   suite_add_tcase(s, tc);
   return s;
 }
