@@ -51,6 +51,14 @@ static wcs_engine *open_dir(const char *zDir) {
   return e;
 }
 
+/* Close table t, engine e and remove its directory zDir (malloc'd). */
+static void close_dir(wcs_engine *e, wcs_table *t, char *zDir) {
+  wcs_table_close(t);
+  OKX(wcs_engine_close(e));
+  tu_rmrf(zDir);
+  free(zDir);
+}
+
 /* Write row i: nA cells in family a, nB in family b (0: none). */
 static void put_row(wcs_txn *x, wcs_table *t, int i, int nA, int nB) {
   char zRow[16], zQ[16], zV[32];
@@ -150,10 +158,7 @@ START_TEST(test_rows_same_rows_read_one_family) {
   r = read_rows(t, NULL, 0, T0 - 999, 0);
   ck_assert_int_eq(r.nRow, 900);
   ck_assert_int_gt(r.anCell[1], 0);
-  wcs_table_close(t);
-  OKX(wcs_engine_close(e));
-  tu_rmrf(zDir);
-  free(zDir);
+  close_dir(e, t, zDir);
 }
 END_TEST
 
@@ -179,10 +184,7 @@ START_TEST(test_rows_row_of_one_family_is_found) {
     ck_assert_int_eq(r.anCell[1], 500 * 2 + 1);
     ck_assert_int_eq(read_rows(t, NULL, 1, 0, 0).nRow, 501);
   }
-  wcs_table_close(t);
-  OKX(wcs_engine_close(e));
-  tu_rmrf(zDir);
-  free(zDir);
+  close_dir(e, t, zDir);
 }
 END_TEST
 
@@ -210,10 +212,7 @@ START_TEST(test_rows_delete_of_one_family) {
     ck_assert_int_eq(r.anCell[0], 399 * 2);
     ck_assert_int_eq(read_rows(t, NULL, 1, 0, 0).nRow, 400);
   }
-  wcs_table_close(t);
-  OKX(wcs_engine_close(e));
-  tu_rmrf(zDir);
-  free(zDir);
+  close_dir(e, t, zDir);
 }
 END_TEST
 
@@ -255,10 +254,7 @@ START_TEST(test_rows_transaction_and_snapshot) {
   OKX(wcs_txn_rollback(y));
   wcs_txn_free(y);
   ck_assert_int_eq(read_rows(t, NULL, 0, 0, 0).nRow, 321);
-  wcs_table_close(t);
-  OKX(wcs_engine_close(e));
-  tu_rmrf(zDir);
-  free(zDir);
+  close_dir(e, t, zDir);
 }
 END_TEST
 
@@ -287,10 +283,7 @@ START_TEST(test_rows_age_limit_reads_every_family) {
   ck_assert_int_eq(r.nRow, 51);
   ck_assert_int_eq(r.anCell[0], 0); /* the others are old by now too */
   ck_assert_int_eq(read_rows(t, NULL, 1, 0, 0).nRow, 51);
-  wcs_table_close(t);
-  OKX(wcs_engine_close(e));
-  tu_rmrf(zDir);
-  free(zDir);
+  close_dir(e, t, zDir);
 }
 END_TEST
 
