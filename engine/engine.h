@@ -8,7 +8,9 @@
 **   overlay.c   a transaction's uncommitted writes (skiplist + range set)
 **               and the view iterator that merges them over the store
 **   txn.c       transactions, savepoints, mutations, aggregates, commit
-**   cursor.c    row cursors: family streams merged by row, GC at read time
+**   cursor.c    row cursors: family streams merged by row, GC at read time,
+**               and which families a read needs (rows_proven)
+**   rownote.c   file notes: each sorted file's rows per table family
 **   hll.c       HyperLogLog++ sketches (WCS_AGG_HLL states)
 **   stats.c     planner estimates, key-distribution counters, physical GC
 **
