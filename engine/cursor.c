@@ -1436,7 +1436,9 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
     c->aProof = calloc((unsigned)d->nFam, sizeof(ProofAcc));
     if (c->apProof == NULL || c->aProof == NULL) {
       free(c->apProof);
+      free(c->aProof);
       c->apProof = NULL;
+      c->aProof = NULL;
       return eng_err(WCS_NOMEM, "out of memory");
     }
   }
