@@ -129,20 +129,12 @@ int eng_note_end(void *p, int bAbandon, void **ppOut, size_t *pnOut) {
   return rc;
 }
 
-/* Read a varint at *pz (< zEnd); 0 if it does not fit. */
+/* Read a varint at *pz (< zEnd) and move past it; 0 if it does not fit. */
 static int note_varint(const uint8_t **pz, const uint8_t *zEnd,
                        uint64_t *pv) {
-  uint64_t v = 0;
-  int i;
-  for (i = 0; i < 10 && *pz < zEnd; i++) {
-    uint8_t c = *(*pz)++;
-    v |= (uint64_t)(c & 0x7f) << (7 * i);
-    if ((c & 0x80) == 0) {
-      *pv = v;
-      return 1;
-    }
-  }
-  return 0;
+  int n = wcs_get_varint(*pz, zEnd, pv);
+  *pz += n;
+  return n;
 }
 
 int eng_note_sum(const void *pNote, size_t nNote, const uint8_t *pPre,
