@@ -128,6 +128,22 @@ typedef struct Range {
   int bHiOpen;     /* no upper bound */
 } Range;
 
+/* What rows_proven gathers of one family over the files of its run. */
+typedef struct ProofAcc {
+  uint8_t aPre[ENG_PREFIX_BYTES]; /* the family's prefix */
+  int bRun;        /* the family's keys are one sorted run of files */
+  int bFail;       /* a file that proves nothing */
+  uint64_t maxSeq; /* the largest sequence number in those files */
+  EngRowSum sum;
+} ProofAcc;
+
+/* One family's part of rows_proven, kept by the cursor between opens. */
+typedef struct Proof {
+  wcs_iter *pIter; /* over the whole family; NULL: none yet */
+  uint64_t iEpoch; /* pIter's epoch when acc was gathered; 0: never */
+  ProofAcc acc;    /* what the notes of its files said then */
+} Proof;
+
 struct wcs_cursor {
   wcs_engine *pEng;
   EngDef *pDef;          /* referenced (also while idle in the pool) */
@@ -182,10 +198,8 @@ struct wcs_cursor {
                                 ** escaped qualifier esc(qual) 00 01 */
   wcs_buf lower, upper, prefix; /* scratch: a stream's iterator bounds */
   wcs_buf tmp, tmp2;
-  wcs_iter **apProof; /* [pDef->nFam] iterators over each whole family, for
-                      ** rows_proven; NULL until first needed */
-  struct ProofAcc *aProof; /* [pDef->nFam] what their notes said, as of
-                           ** the iterator's epoch */
+  struct Proof *aProof; /* [pDef->nFam] for rows_proven; NULL until first
+                        ** needed */
 };
 
 /* The 8 bytes at p as a word, in memory order (for equality tests). */
@@ -1137,9 +1151,9 @@ static void release_views(wcs_cursor *c) {
   int i;
   for (i = 0; c->aSlot && i < c->pDef->nFam; i++) {
     if (c->aSlot[i].pView) view_release(c->aSlot[i].pView);
-    if (c->apProof && c->apProof[i]) {
-      wcs_iter_free(c->apProof[i]);
-      c->apProof[i] = NULL; /* and with it what aProof[i] says */
+    if (c->aProof && c->aProof[i].pIter) {
+      wcs_iter_free(c->aProof[i].pIter);
+      c->aProof[i].pIter = NULL; /* and with it what its notes said */
     }
   }
 }
@@ -1149,9 +1163,8 @@ static void cursor_free(wcs_cursor *c) {
   if (c == NULL) return;
   for (i = 0; c->aSlot && i < c->pDef->nFam; i++) {
     view_free(c->aSlot[i].pView);
-    if (c->apProof) wcs_iter_free(c->apProof[i]);
+    if (c->aProof) wcs_iter_free(c->aProof[i].pIter);
   }
-  free(c->apProof);
   free(c->aProof);
   free(c->aSlot);
   free(c->abFam);
@@ -1387,16 +1400,6 @@ static int slot_make(wcs_cursor *c, Slot *sl, int i, const wcs_snapshot *pSnap,
   return WCS_OK;
 }
 
-/* What rows_proven gathers of one family over the files of its run. */
-typedef struct ProofAcc {
-  uint64_t iEpoch; /* the proof iterator's epoch it was gathered at */
-  uint8_t aPre[ENG_PREFIX_BYTES]; /* the family's prefix */
-  int bRun;        /* the family's keys are one sorted run of files */
-  int bFail;       /* a file that proves nothing */
-  uint64_t maxSeq; /* the largest sequence number in those files */
-  EngRowSum sum;
-} ProofAcc;
-
 static int proof_note(void *pCtx, const wcs_file_note *n) {
   ProofAcc *a = pCtx;
   if (n->maxSeq > a->maxSeq) a->maxSeq = n->maxSeq;
@@ -1431,22 +1434,16 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
   for (i = 0; i < d->nFam; i++) {
     if (d->aFam[i].iMaxAge > 0) return WCS_OK;
   }
-  if (c->apProof == NULL) {
-    c->apProof = calloc((unsigned)d->nFam, sizeof(wcs_iter *));
-    c->aProof = calloc((unsigned)d->nFam, sizeof(ProofAcc));
-    if (c->apProof == NULL || c->aProof == NULL) {
-      free(c->apProof);
-      free(c->aProof);
-      c->apProof = NULL;
-      c->aProof = NULL;
-      return eng_err(WCS_NOMEM, "out of memory");
-    }
+  if (c->aProof == NULL) {
+    c->aProof = calloc((unsigned)d->nFam, sizeof(Proof));
+    if (c->aProof == NULL) return eng_err(WCS_NOMEM, "out of memory");
   }
   memset(&first, 0, sizeof first);
   for (i = 0; i < d->nFam; i++) {
-    ProofAcc *a = &c->aProof[i];
-    if (c->apProof[i]) {
-      rc = wcs_iter_refresh(c->apProof[i]);
+    Proof *p = &c->aProof[i];
+    ProofAcc *a = &p->acc;
+    if (p->pIter) {
+      rc = wcs_iter_refresh(p->pIter);
     } else {
       wcs_iter_options io;
       c->lower.n = c->upper.n = 0;
@@ -1460,20 +1457,20 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
       io.nLower = c->lower.n;
       io.pUpper = c->upper.a;
       io.nUpper = c->upper.n;
-      rc = wcs_iter_new(c->pEng->db, &io, &c->apProof[i]);
-      a->iEpoch = 0; /* a new iterator: nothing gathered yet */
+      rc = wcs_iter_new(c->pEng->db, &io, &p->pIter);
+      p->iEpoch = 0; /* a new iterator: nothing gathered yet */
     }
-    if (rc == WCS_OK && (a->iEpoch == 0 ||
-                         a->iEpoch != wcs_iter_epoch(c->apProof[i]))) {
+    if (rc == WCS_OK &&
+        (p->iEpoch == 0 || p->iEpoch != wcs_iter_epoch(p->pIter))) {
       /* its sources changed: read the notes again */
       memset(a, 0, sizeof *a);
       eng_prefix_bytes(a->aPre, d->iTid, d->aFam[i].iFid);
-      rc = wcs_iter_notes(c->apProof[i], &a->bRun, a, proof_note);
-      a->iEpoch = wcs_iter_epoch(c->apProof[i]);
+      rc = wcs_iter_notes(p->pIter, &a->bRun, a, proof_note);
+      p->iEpoch = wcs_iter_epoch(p->pIter);
     }
     if (rc) {
-      wcs_iter_free(c->apProof[i]);
-      c->apProof[i] = NULL;
+      wcs_iter_free(p->pIter);
+      p->pIter = NULL;
       return eng_err_db(c->pEng->db, rc, "reading the files' notes");
     }
     if (!a->bRun || a->bFail || a->maxSeq > iSeq || a->sum.bBad ||

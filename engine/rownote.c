@@ -108,7 +108,6 @@ void eng_note_add(void *p, const void *pKey, size_t nKey, int bDelete) {
 int eng_note_end(void *p, int bAbandon, void **ppOut, size_t *pnOut) {
   NoteSum *s = p;
   wcs_buf out = {0};
-  int rc = WCS_OK;
   if (!bAbandon) {
     note_close(s);
     /* out of memory: an empty note, which proves nothing */
@@ -126,7 +125,7 @@ int eng_note_end(void *p, int bAbandon, void **ppOut, size_t *pnOut) {
   wcs_buf_free(&s->row);
   wcs_buf_free(&s->recs);
   free(s);
-  return rc;
+  return WCS_OK;
 }
 
 /* Read a varint at *pz (< zEnd) and move past it; 0 if it does not fit. */
