@@ -437,10 +437,11 @@ int ksDelimByte(const ks_schema *s) {
 /* DELIMITED: one pass over the key; every byte above d belongs to a field,
 ** d itself must start the delimiter, anything below d is an error. */
 static int splitDelimited(const ks_schema *s, const uint8_t *a, int n,
-                          ks_view *aView, const char **pzWhy, int *piField) {
+                          int iField, int iStart, ks_view *aView,
+                          const char **pzWhy, int *piField) {
   const uint8_t d = s->aDelim[0];
   const int nDelim = s->nDelim;
-  int iField = 0, iStart = 0, i = 0;
+  int i = iStart;
   for (;;) {
     /* skip bytes above the delimiter, 8 at a time while d < 0x80 */
     if (d < 0x80) {
@@ -638,7 +639,7 @@ int ksSplitKey(const ks_schema *s, const uint8_t *pKey, int nKey,
     aView[0].n = nKey;
     return WCS_OK;
   case KS_STRUCT_DELIMITED:
-    return splitDelimited(s, pKey, nKey, aView, pzWhy, piField);
+    return splitDelimited(s, pKey, nKey, 0, 0, aView, pzWhy, piField);
   case KS_STRUCT_ORDERED_CODE:
     return splitOrderedCode(s, pKey, nKey, aView, pScratch, pzWhy, piField);
   default:
@@ -958,8 +959,8 @@ static int encodeFlat(const ks_schema *s, const ks_value *aVal, int bSalt,
     ** and a DECIMAL(8) integer in range (a date); fieldBytes takes the
     ** rest, and names what is wrong */
     if (pVal->eType == KS_VAL_BYTES && pVal->n >= 0 &&
-        (f->eType == KS_STRING || f->eType == KS_BYTES) && d >= 0 &&
-        d < 0x80 && asciiAbove(pVal->p, pVal->n, d)) {
+        (f->eType == KS_STRING || f->eType == KS_BYTES) && d >= 0 && d < 0x80 &&
+        asciiAbove(pVal->p, pVal->n, d)) {
       wcs_copy_short(z, pVal->p, (size_t)pVal->n);
       o = (size_t)(z - pOut->a) + (size_t)pVal->n;
       continue;
@@ -987,8 +988,7 @@ static int encodeFlat(const ks_schema *s, const ks_value *aVal, int bSalt,
                       nKey + (size_t)bSalt, KS_MAX_KEY);
   }
   if (bSalt) {
-    pOut->a[n0] =
-        (uint8_t)ks_salt_bucket(s, pOut->a + n0 + 1, (int)nKey);
+    pOut->a[n0] = (uint8_t)ks_salt_bucket(s, pOut->a + n0 + 1, (int)nKey);
   }
   pOut->n = o;
   return WCS_OK;
@@ -1139,6 +1139,27 @@ int ks_key_split(const ks_schema *s, const uint8_t *pKey, int nKey,
   if (rc == WCS_NOMEM) return rc;
   if (rc != WCS_OK) return decodeError(s, pKey, nKey, iField, zWhy, pzErr);
   for (i = 0; i < s->nField; i++) {
+    aOut[i].eType = KS_VAL_BYTES;
+    aOut[i].p = aView[i].p;
+    aOut[i].n = aView[i].n;
+    aOut[i].i = 0;
+  }
+  return WCS_OK;
+}
+
+int ks_key_split_from(const ks_schema *s, const uint8_t *pKey, int nKey,
+                      int iField, int iOff, ks_value *aOut, char **pzErr) {
+  ks_view aView[KS_MAX_FIELDS];
+  const char *zWhy = NULL;
+  int i, rc, iBad = -1;
+  if (!ks_key_split_resumes(s) || iField < 0 || iField >= s->nField ||
+      iOff < 0 || iOff > nKey || nKey > KS_MAX_KEY) {
+    return wcs_seterr(pzErr, WCS_MISUSE, "ks_key_split_from: field %d at %d",
+                      iField, iOff);
+  }
+  rc = splitDelimited(s, pKey, nKey, iField, iOff, aView, &zWhy, &iBad);
+  if (rc != WCS_OK) return decodeError(s, pKey, nKey, iBad, zWhy, pzErr);
+  for (i = iField; i < s->nField; i++) {
     aOut[i].eType = KS_VAL_BYTES;
     aOut[i].p = aView[i].p;
     aOut[i].n = aView[i].n;

@@ -179,15 +179,15 @@ typedef struct ks_schema {
              ** in family order (see ks_family.iFirstQual) */
   ks_qualifier *aQual;
   /* --- options */
-  char *zStore;   /* STORE 'path', or NULL (default location) */
-  char *zTable;   /* TABLE 'name', or NULL (the vtab's own name) */
-  int iSync;      /* SYNC: -1 unset, else WCS_SYNC_OFF/NORMAL/FULL */
-  int bHistory;   /* HISTORY: one row per cell (DESIGN.md §7) */
-  int iZstdLevel; /* COMPRESSION n: -1 unset, else 0..19 (0 = none) */
+  char *zStore;        /* STORE 'path', or NULL (default location) */
+  char *zTable;        /* TABLE 'name', or NULL (the vtab's own name) */
+  int iSync;           /* SYNC: -1 unset, else WCS_SYNC_OFF/NORMAL/FULL */
+  int bHistory;        /* HISTORY: one row per cell (DESIGN.md §7) */
+  int iZstdLevel;      /* COMPRESSION n: -1 unset, else 0..19 (0 = none) */
   int64_t nCacheBytes; /* CACHE 'size': -1 unset, else bytes */
-  int bKeyClause; /* a KEY clause was given (nField > 0) */
-  int nClause;    /* clauses parsed; 1 with only TABLE 'x' means
-                  ** "attach to the stored schema" */
+  int bKeyClause;      /* a KEY clause was given (nField > 0) */
+  int nClause;         /* clauses parsed; 1 with only TABLE 'x' means
+                       ** "attach to the stored schema" */
 } ks_schema;
 
 /*
@@ -299,6 +299,26 @@ int ks_key_split(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
                  ks_value *aOut, wcs_buf *pScratch, char **pzErr);
 int ks_key_field_decode(const ks_schema *pSchema, int iField, ks_value *pVal,
                         const uint8_t *pKey, int nKey, char **pzErr);
+
+/*
+** Splitting a key again from a field boundary. A scan's rows mostly share
+** their leading fields with the row before ("phone#4c41#20230101", then
+** "phone#4c41#20230102"): when the first iOff bytes of pKey are those of a
+** key already split, and field iField began at iOff in that key, the
+** fields before iField are the same bytes at the same offsets, and only
+** the rest needs splitting. ks_key_split_from() sets aOut[iField..nField-1]
+** as ks_key_split() would (aOut[0..iField-1] are the caller's: the views
+** of the earlier split, moved to pKey), with the same errors. It needs a
+** schema for which ks_key_split_resumes() is true: DELIMITED without salt
+** (a salt byte hashes the whole key; ORDERED CODE fields may be unescaped
+** into the scratch buffer); otherwise WCS_MISUSE.
+*/
+static inline int ks_key_split_resumes(const ks_schema *pSchema) {
+  return pSchema->eStruct == KS_STRUCT_DELIMITED && pSchema->nSalt == 0 &&
+         pSchema->nField > 0;
+}
+int ks_key_split_from(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
+                      int iField, int iOff, ks_value *aOut, char **pzErr);
 
 /*
 ** Append to pOut bytes that every row key whose first nLeading fields equal

@@ -765,6 +765,98 @@ START_TEST(test_codec_split_then_field_decode_reports_as_decode_does) {
 }
 END_TEST
 
+/* Splitting again from a field boundary of an earlier key that the new
+** key shares gives what a whole split gives: the same views, or the same
+** error. Keys are random over an alphabet of field bytes, delimiter bytes
+** and bytes below the delimiter, so that both good and bad tails occur. */
+START_TEST(test_codec_split_from_matches_a_whole_split) {
+  static const char *azSchema[] = {
+      "KEY (a STRING, b STRING, c INT64 DECIMAL(4)) DELIMITED BY '#'",
+      "KEY (a BYTES, b BYTES, c BYTES, d STRING) DELIMITED BY '::'",
+      "KEY (a STRING, b STRING) DELIMITED BY '#'"};
+  static const uint8_t aAlpha[] = {'#', ':', '0', '7', 'a', 'z', 0x01, 0xC3};
+  int iS, iRound, nOk = 0, nBad = 0;
+  tu_seed(0);
+  for (iS = 0; iS < (int)(sizeof azSchema / sizeof azSchema[0]); iS++) {
+    ks_schema *s = mustParse(azSchema[iS]);
+    ck_assert(ks_key_split_resumes(s));
+    for (iRound = 0; iRound < 4000; iRound++) {
+      uint8_t aPrev[40], aKey[40];
+      ks_value aP[KS_MAX_FIELDS], aW[KS_MAX_FIELDS], aF[KS_MAX_FIELDS];
+      wcs_buf scratch = {0};
+      char *zW = NULL, *zF = NULL;
+      int nPrev, nKey, k, i, nOff, rcW, rcF;
+      /* an earlier key that splits: fields joined by the delimiter */
+      nPrev = 0;
+      for (i = 0; i < s->nField; i++) {
+        int j, n = (int)tu_rand_range(5);
+        if (i > 0) {
+          memcpy(aPrev + nPrev, s->aDelim, (size_t)s->nDelim);
+          nPrev += s->nDelim;
+        }
+        for (j = 0; j < n; j++)
+          aPrev[nPrev++] = (uint8_t)('a' + tu_rand_range(26));
+      }
+      ck_assert_int_eq(ks_key_split(s, aPrev, nPrev, aP, &scratch, &zW),
+                       WCS_OK);
+      /* the new key: the earlier one up to field k's start, then bytes */
+      k = 1 + (int)tu_rand_range((uint64_t)(s->nField - 1));
+      nOff = (int)(aP[k].p - aPrev);
+      memcpy(aKey, aPrev, (size_t)nOff);
+      nKey = nOff + (int)tu_rand_range(12);
+      for (i = nOff; i < nKey; i++)
+        aKey[i] = tu_rand_range(3) ? (uint8_t)('a' + tu_rand_range(26))
+                                   : aAlpha[tu_rand_range(sizeof aAlpha)];
+      rcW = ks_key_split(s, aKey, nKey, aW, &scratch, &zW);
+      for (i = 0; i < k; i++) {
+        aF[i] = aP[i];
+        aF[i].p = aKey + (aP[i].p - aPrev);
+      }
+      rcF = ks_key_split_from(s, aKey, nKey, k, nOff, aF, &zF);
+      ck_assert_int_eq(rcF, rcW);
+      if (rcW == WCS_OK) {
+        nOk++;
+        for (i = 0; i < s->nField; i++) {
+          ck_assert_int_eq(aF[i].eType, KS_VAL_BYTES);
+          ck_assert_ptr_eq(aF[i].p, aW[i].p);
+          ck_assert_int_eq(aF[i].n, aW[i].n);
+        }
+      } else {
+        nBad++;
+        ck_assert_str_eq(zF, zW);
+      }
+      free(zW);
+      free(zF);
+      wcs_buf_free(&scratch);
+    }
+    ks_schema_free(s);
+  }
+  ck_assert_int_gt(nOk, 1000);
+  ck_assert_int_gt(nBad, 1000);
+}
+END_TEST
+
+/* Only delimited keys without salt split from a boundary: a salt byte is a
+** hash of the whole key, and ORDERED CODE fields may be unescaped. */
+START_TEST(test_codec_split_from_needs_a_plain_delimited_schema) {
+  static const char *azSchema[] = {
+      "KEY (a STRING, b STRING) DELIMITED BY '#' SALT 4",
+      "KEY (a STRING, b STRING) ORDERED CODE", "KEY (a STRING)"};
+  int iS;
+  for (iS = 0; iS < 3; iS++) {
+    ks_schema *s = mustParse(azSchema[iS]);
+    ks_value a[KS_MAX_FIELDS];
+    char *zErr = NULL;
+    ck_assert(!ks_key_split_resumes(s));
+    ck_assert_int_eq(
+        ks_key_split_from(s, (const uint8_t *)"x#y", 3, 1, 2, a, &zErr),
+        WCS_MISUSE);
+    free(zErr);
+    ks_schema_free(s);
+  }
+}
+END_TEST
+
 /* One field decodes without the others: a bad field elsewhere in the key
 ** is not looked at, a bad structure always is. */
 START_TEST(test_codec_field_decode_reads_only_its_field) {
@@ -797,9 +889,9 @@ START_TEST(test_codec_field_decode_reads_only_its_field) {
   ck_assert_ptr_nonnull(strstr(zErr, "field \"device\": invalid UTF-8"));
   free(zErr);
   zErr = NULL;
-  ck_assert_int_eq(ks_key_split(s, (const uint8_t *)"ph#4c41", 7, a, &scratch,
-                                &zErr),
-                   WCS_MISMATCH);
+  ck_assert_int_eq(
+      ks_key_split(s, (const uint8_t *)"ph#4c41", 7, a, &scratch, &zErr),
+      WCS_MISMATCH);
   ck_assert_ptr_nonnull(strstr(zErr, "fewer fields"));
   free(zErr);
   wcs_buf_free(&scratch);
@@ -1110,7 +1202,7 @@ START_TEST(test_codec_utf8_validation) {
   size_t i;
   for (i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
     ck_assert_msg(ks_utf8_valid((const uint8_t *)a[i].z, (int)strlen(a[i].z),
-                              NULL) == a[i].bOk,
+                                NULL) == a[i].bOk,
                   "case %zu", i);
   }
 }
@@ -1241,14 +1333,14 @@ START_TEST(test_codec_whole_key_encode_matches_the_general_path) {
       }
       if (rc == WCS_OK) {
         size_t nSalt = bSalt ? 1 : 0;
-        ck_assert_msg(b.n == b2.n + nSalt &&
-                          memcmp(b.a + nPre + nSalt, b2.a + nPre,
-                                 b2.n - nPre) == 0,
-                      "%s: %s", r.zText, hex(b.a, b.n));
+        ck_assert_msg(
+            b.n == b2.n + nSalt &&
+                memcmp(b.a + nPre + nSalt, b2.a + nPre, b2.n - nPre) == 0,
+            "%s: %s", r.zText, hex(b.a, b.n));
         if (nPre) ck_assert(memcmp(b.a, "pre", 3) == 0);
         if (bSalt) {
-          ck_assert_int_eq(b.a[nPre], ks_salt_bucket(r.s, b2.a + nPre,
-                                                     (int)(b2.n - nPre)));
+          ck_assert_int_eq(
+              b.a[nPre], ks_salt_bucket(r.s, b2.a + nPre, (int)(b2.n - nPre)));
         }
       } else {
         ck_assert_int_eq((int)b.n, (int)nPre); /* nothing appended */
@@ -1290,10 +1382,12 @@ Suite *keyschema_codec_suite(void) {
   tcase_add_test(tc, test_codec_no_key_schema_is_misuse);
   tcase_add_loop_test(tc, test_codec_decode_names_the_key_and_the_problem, 0,
                       (int)(sizeof(aBadKey) / sizeof(aBadKey[0])));
-  tcase_add_loop_test(
-      tc, test_codec_split_then_field_decode_reports_as_decode_does, 0,
-      (int)(sizeof(aBadKey) / sizeof(aBadKey[0])));
+  tcase_add_loop_test(tc,
+                      test_codec_split_then_field_decode_reports_as_decode_does,
+                      0, (int)(sizeof(aBadKey) / sizeof(aBadKey[0])));
   tcase_add_test(tc, test_codec_field_decode_reads_only_its_field);
+  tcase_add_test(tc, test_codec_split_from_matches_a_whole_split);
+  tcase_add_test(tc, test_codec_split_from_needs_a_plain_delimited_schema);
   tcase_add_test(tc, test_codec_decode_points_into_the_key);
   tcase_add_test(tc, test_codec_random_tuples_roundtrip);
   tcase_add_test(tc, test_codec_whole_key_encode_matches_the_general_path);

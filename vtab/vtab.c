@@ -1797,11 +1797,17 @@ struct WcsCursor {
   ks_value *aKey;     /* [nField] key fields of the row: split bytes once
                       ** bSplit, field i decoded once bit i of mDecoded */
   wcs_buf keyScratch; /* decoding scratch, reused */
-  int bSplit;         /* aKey holds this row's split fields */
-  uint64_t mDecoded;  /* fields of aKey decoded (on demand, per field) */
-  int *aQualHint;     /* [nQual] where each declared column's cell was last
-                      ** found: rows of a scan mostly share their layout */
-  wcs_buf out;        /* JSON and text building, reused */
+  /* the last row split, for ks_key_split_from() (a schema for which
+  ** ks_key_split_resumes()): where each of its fields began, and its
+  ** bytes before its last field */
+  int nSplitOff; /* 0: none */
+  int aSplitOff[KS_MAX_FIELDS];
+  wcs_buf splitHead;
+  int bSplit;        /* aKey holds this row's split fields */
+  uint64_t mDecoded; /* fields of aKey decoded (on demand, per field) */
+  int *aQualHint;    /* [nQual] where each declared column's cell was last
+                     ** found: rows of a scan mostly share their layout */
+  wcs_buf out;       /* JSON and text building, reused */
   /* residual checks */
   int nResidual;
   Residual *aResidual;
@@ -1879,6 +1885,7 @@ static void cursorFree(WcsCursor *p) {
   cursorReset(p);
   sqlite3_free(p->aStream);
   wcs_buf_free(&p->keyScratch);
+  wcs_buf_free(&p->splitHead);
   wcs_buf_free(&p->out);
   wcs_buf_free(&p->arena);
   wcs_buf_free(&p->qual);
@@ -1943,6 +1950,63 @@ static int valueCmp(const ks_value *a, const ks_value *b) {
   return a->eType - b->eType;
 }
 
+/* How many leading bytes a and b have in common. */
+static size_t commonPrefix(const uint8_t *a, size_t na, const uint8_t *b,
+                           size_t nb) {
+  size_t n = na < nb ? na : nb, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    if (x != y) break;
+  }
+  while (i < n && a[i] == b[i])
+    i++;
+  return i;
+}
+
+/* Split the current row's key into aKey. Rows of a scan mostly begin with
+** the fields of the row before: where the schema allows it, the split
+** starts at the last field boundary of the previous split that lies in
+** the bytes the two keys share (ks_key_split_from), and the split is kept
+** for the next row. */
+static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
+  const uint8_t *pRow = p->pRow;
+  int nRow = (int)p->nRow, nField = s->nField, k = 0, i, rc;
+  if (!ks_key_split_resumes(s) || pRow == NULL) {
+    return ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
+  }
+  if (p->nSplitOff == nField) {
+    size_t nSame =
+        commonPrefix(pRow, (size_t)nRow, p->splitHead.a, p->splitHead.n);
+    k = nField - 1;
+    while (k > 0 && (size_t)p->aSplitOff[k] > nSame)
+      k--;
+    for (i = 0; i < k; i++) {
+      p->aKey[i].eType = KS_VAL_BYTES;
+      p->aKey[i].p = pRow + p->aSplitOff[i];
+      p->aKey[i].n = p->aSplitOff[i + 1] - s->nDelim - p->aSplitOff[i];
+      p->aKey[i].i = 0;
+    }
+  }
+  rc = k > 0 ? ks_key_split_from(s, pRow, nRow, k, p->aSplitOff[k], p->aKey,
+                                 pzErr)
+             : ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
+  p->nSplitOff = 0;
+  if (rc != WCS_OK) return rc;
+  for (i = k; i < nField; i++) {
+    p->aSplitOff[i] = (int)(p->aKey[i].p - pRow);
+  }
+  /* the head's first aSplitOff[k] bytes are already this row's */
+  p->splitHead.n = k > 0 ? (size_t)p->aSplitOff[k] : 0;
+  if (wcs_buf_append(&p->splitHead, pRow + p->splitHead.n,
+                     (size_t)p->aSplitOff[nField - 1] - p->splitHead.n) ==
+      WCS_OK) {
+    p->nSplitOff = nField;
+  }
+  return WCS_OK;
+}
+
 /* Decode key field iField of the current row into aKey[iField], once per
 ** row and field: statements pay only for the fields they use (a column,
 ** or a residual check). The key is split once per row, which checks its
@@ -1955,8 +2019,7 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   int rc = WCS_OK;
   if ((p->mDecoded >> iField) & 1) return SQLITE_OK;
   if (!p->bSplit) {
-    rc = ks_key_split(pTab->pSchema, p->pRow, (int)p->nRow, p->aKey,
-                      &p->keyScratch, &zErr);
+    rc = splitRow(p, pTab->pSchema, &zErr);
     p->bSplit = rc == WCS_OK;
   }
   if (rc == WCS_OK) {
@@ -2201,9 +2264,9 @@ struct Spec {
   int nArg;          /* h, L and O tokens */
   SpecArg *aArg;     /* [nArg] in spec order */
   int bEmpty, bReverse, bMerge, bSkip, bKeysOnly; /* E R M S K */
-  int bRowsOfAll;  /* A: the F families' cells, every row of the table */
-  int nFamSel;     /* F: families in aiFam; -1 none given, -2 too many */
-  int aiFam[256];  /* [nFamSel] family indexes */
+  int bRowsOfAll; /* A: the F families' cells, every row of the table */
+  int nFamSel;    /* F: families in aiFam; -1 none given, -2 too many */
+  int aiFam[256]; /* [nFamSel] family indexes */
 };
 
 /* Append the bytes of v to the arena, remembering the offset in v->p
@@ -2244,12 +2307,11 @@ static int readInt(const char **pz, int *pv) {
 /* Parse zSpec (format below, at xFilter) for a call with argc values into
 ** *ppSpec (sqlite3_malloc'd, the caller frees it). Tokens that do not parse
 ** or name an argv index outside 1..argc are ignored. */
-static int specParse(const char *zSpec, int argc, int nFamily,
-                     Spec **ppSpec) {
+static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
   size_t nText = strlen(zSpec);
   size_t nTok = nText + 1; /* every token takes a byte */
-  size_t nByte = sizeof(Spec) + nTok * (sizeof(SpecCons) + sizeof(SpecArg)) +
-                 nText + 1;
+  size_t nByte =
+      sizeof(Spec) + nTok * (sizeof(SpecCons) + sizeof(SpecArg)) + nText + 1;
   Spec *pSp = sqlite3_malloc64(nByte);
   char *zCopy;
   *ppSpec = NULL;
@@ -2477,8 +2539,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         if (t == SQLITE_NULL) {
           bEmpty = 1;
         } else {
-          const void *pQ = t == SQLITE_BLOB ? sqlite3_value_blob(v)
-                                            : sqlite3_value_text(v);
+          const void *pQ =
+              t == SQLITE_BLOB ? sqlite3_value_blob(v) : sqlite3_value_text(v);
           int nQ = sqlite3_value_bytes(v);
           p->qual.n = 0;
           if (wcs_buf_append(&p->qual, pQ, (size_t)nQ)) {
