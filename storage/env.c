@@ -799,7 +799,7 @@ enum { FAULT_WRITE, FAULT_SYNC, FAULT_READ };
 /* Count a call of kind k; its error code (WCS_FULL or WCS_IOERR) if it is
 ** to fail, else 0. Settings and counters are read under the env's lock,
 ** which wcs_env_fault_change() takes too. */
-static int faultHit(FaultEnv *p, int k) {
+static int faultHit(FaultEnv *p, int k, size_t nBytes) {
   wcs_fault *f = p->pFault;
   int64_t n, nTrig;
   int rc = 0;
@@ -815,6 +815,7 @@ static int faultHit(FaultEnv *p, int k) {
     break;
   default:
     n = ++f->nReads;
+    f->nReadBytes += (int64_t)nBytes;
     nTrig = f->nReadFail;
     break;
   }
@@ -897,7 +898,7 @@ static int faultOpen(wcs_env *pEnv, const char *zPath, int flags,
 static int faultRead(wcs_file *pf, uint64_t iOff, void *pBuf, size_t n,
                      size_t *pnRead, char **pzErr) {
   FaultFile *f = (FaultFile *)pf;
-  int rc = faultHit(f->pEnv, FAULT_READ);
+  int rc = faultHit(f->pEnv, FAULT_READ, n);
   if (rc) {
     *pnRead = 0;
     return wcs_seterr(pzErr, rc == WCS_FULL ? WCS_IOERR : rc,
@@ -909,7 +910,7 @@ static int faultRead(wcs_file *pf, uint64_t iOff, void *pBuf, size_t n,
 
 static int faultAppend(wcs_file *pf, const void *pBuf, size_t n, char **pzErr) {
   FaultFile *f = (FaultFile *)pf;
-  int rc = faultHit(f->pEnv, FAULT_WRITE);
+  int rc = faultHit(f->pEnv, FAULT_WRITE, 0);
   if (rc) {
     return wcs_seterr(pzErr, rc, "cannot write %s: %s", f->zPath,
                       faultReason(rc));
@@ -921,7 +922,7 @@ static int faultAppend(wcs_file *pf, const void *pBuf, size_t n, char **pzErr) {
 
 static int faultSync(wcs_file *pf, char **pzErr) {
   FaultFile *f = (FaultFile *)pf;
-  int rc = faultHit(f->pEnv, FAULT_SYNC);
+  int rc = faultHit(f->pEnv, FAULT_SYNC, 0);
   if (rc) {
     return wcs_seterr(pzErr, rc, "cannot sync %s: %s", f->zPath,
                       faultReason(rc));
@@ -1029,7 +1030,7 @@ static int faultMkdir(wcs_env *pEnv, const char *zPath, char **pzErr) {
 
 static int faultSyncDir(wcs_env *pEnv, const char *zPath, char **pzErr) {
   FaultEnv *p = (FaultEnv *)pEnv;
-  int rc = faultHit(p, FAULT_SYNC);
+  int rc = faultHit(p, FAULT_SYNC, 0);
   if (rc) {
     return wcs_seterr(pzErr, rc, "cannot sync directory %s: %s", zPath,
                       faultReason(rc));

@@ -91,6 +91,7 @@ typedef struct wcs_fault {
   int rcFail;         /* WCS_FULL or WCS_IOERR */
   int bSticky;        /* keep failing after the first failure */
   int64_t nWrites, nSyncs, nReads; /* calls seen so far */
+  int64_t nReadBytes;              /* bytes those xRead calls asked for */
 } wcs_fault;
 wcs_env *wcs_env_fault_new(wcs_env *pBase, wcs_fault *pFault);
 /* Change the settings of a fault env that other threads may be using (a

@@ -691,8 +691,8 @@ int sst_builder_full(const sst_builder *p, uint64_t nFileBytes) {
   uint64_t nMeta;
   if (nFileBytes == 0) return 0;
   if (builderSize(p) >= nFileBytes) return 1;
-  nMeta = (p->nBlocks + 1) * (sizeof(sst_idx) + 2 * sizeof(uint64_t) +
-                              (uint64_t)p->lastKey.n);
+  nMeta = (p->nBlocks + 1) *
+          (sizeof(sst_idx) + 2 * sizeof(uint64_t) + (uint64_t)p->lastKey.n);
   nMeta += (uint64_t)p->bloom.nHash * (uint64_t)p->bloom.nBits / 8;
   return nMeta >= WCS_SST_META_CUT;
 }
@@ -733,9 +733,9 @@ typedef struct sst_tmeta {
 #define SST_SAMPLE_MAX 32 /* sampled index entries per file */
 #define SST_SAMPLE_KEY 32 /* bytes kept of a sampled separator */
 typedef struct sst_samp {
-  uint64_t iEnd;               /* first byte after block iBlock */
-  uint32_t iBlock;             /* index entry sampled */
-  uint8_t nKey;                /* bytes at aKey, <= SST_SAMPLE_KEY */
+  uint64_t iEnd;                /* first byte after block iBlock */
+  uint32_t iBlock;              /* index entry sampled */
+  uint8_t nKey;                 /* bytes at aKey, <= SST_SAMPLE_KEY */
   uint8_t aKey[SST_SAMPLE_KEY]; /* separator, possibly cut short */
 } sst_samp;
 
@@ -780,7 +780,7 @@ struct sst_reader {
   uint8_t aDigLo[SST_SAMPLE_KEY];  /* per key position: the smallest and */
   uint8_t aDigTop[SST_SAMPLE_KEY]; /* largest - smallest byte there among
                                    ** the sampled keys (keyFraction) */
-  size_t nHeld;    /* bytes this reader holds outside the cache */
+  size_t nHeld; /* bytes this reader holds outside the cache */
   /* File table state, guarded by pFt->mu. */
   sst_reader *pFtPrev, *pFtNext; /* neighbours in the open list */
   int nFileRef;                  /* reads using pFile right now */
@@ -1644,20 +1644,20 @@ uint64_t sst_reader_approx_offset(const sst_reader *p, const uint8_t *pUKey,
   iEnd = s[lo].iEnd;
   if (s[lo].iBlock == (lo > 0 ? s[lo - 1].iBlock + 1 : 0)) return iStart;
   if (lo > 0) {
-    return iStart + (uint64_t)((double)(iEnd - iStart) *
-                               keyFraction(p, s[lo - 1].aKey, s[lo - 1].nKey,
-                                           s[lo].aKey, s[lo].nKey, pUKey,
-                                           nUKey));
+    return iStart +
+           (uint64_t)((double)(iEnd - iStart) *
+                      keyFraction(p, s[lo - 1].aKey, s[lo - 1].nKey, s[lo].aKey,
+                                  s[lo].nKey, pUKey, nUKey));
   }
   if (p->nSmallest < WCS_IKEY_TRAILER ||
       wcs_ukey_cmp(pUKey, nUKey, p->pSmallest,
                    p->nSmallest - WCS_IKEY_TRAILER) <= 0) {
     return 0;
   }
-  return (uint64_t)((double)iEnd *
-                    keyFraction(p, p->pSmallest,
-                                p->nSmallest - WCS_IKEY_TRAILER, s[0].aKey,
-                                s[0].nKey, pUKey, nUKey));
+  return (uint64_t)((double)iEnd * keyFraction(p, p->pSmallest,
+                                               p->nSmallest - WCS_IKEY_TRAILER,
+                                               s[0].aKey, s[0].nKey, pUKey,
+                                               nUKey));
 }
 
 int sst_reader_index_keys(const sst_reader *p, void *pCtx,
@@ -1711,14 +1711,20 @@ int sst_reader_meta(const sst_reader *p, sst_meta *pMeta) {
 }
 
 /* Readahead state of one iterator: forward scans that miss the cache read
-** SST_READAHEAD bytes at a time instead of one block per read call. */
-#define SST_READAHEAD (256 * 1024)
+** several blocks per read call instead of one. The first read of a run of
+** forward loads takes SST_READAHEAD_MIN bytes, and each later one twice
+** the one before, up to SST_READAHEAD: a short scan (a prefix of a few
+** blocks) does not pay for copying a quarter of a megabyte it never reads,
+** and a long one soon reads in large pieces. */
+#define SST_READAHEAD     (256 * 1024)
+#define SST_READAHEAD_MIN (32 * 1024)
 typedef struct sst_ra {
   uint8_t *a;    /* bytes of the file from iOff; NULL until first used */
   size_t nAlloc; /* bytes allocated at a */
   size_t n;      /* bytes valid at a */
   uint64_t iOff; /* file offset of a[0] */
   int nSeq;      /* consecutive forward block loads, >= 2: read ahead */
+  size_t nNext;  /* bytes the next read takes; 0: SST_READAHEAD_MIN */
 } sst_ra;
 
 /* Make the stored bytes and trailer of block i available: from the
@@ -1732,7 +1738,9 @@ static int fetchBlock(sst_reader *p, const sst_tmeta *m, int i, sst_ra *pRa,
   int rc;
   if (pRa && pRa->nSeq >= 2 &&
       !(e->iOff >= pRa->iOff && e->iOff - pRa->iOff + n <= pRa->n)) {
-    size_t nWant = n > SST_READAHEAD ? n : SST_READAHEAD;
+    size_t nWant = pRa->nNext ? pRa->nNext : SST_READAHEAD_MIN;
+    pRa->nNext = nWant * 2 > SST_READAHEAD ? SST_READAHEAD : nWant * 2;
+    if (nWant < n) nWant = n;
     /* Never past the data blocks (the index checked that n fits). */
     if (nWant > p->iDataEnd - e->iOff) nWant = (size_t)(p->iDataEnd - e->iOff);
     if (nWant > pRa->nAlloc) {
@@ -2158,20 +2166,20 @@ typedef struct sst_iter {
   int bFill;      /* insert blocks read into the cache */
   int rc;         /* first error; sticky, makes the iterator invalid */
   char *zErr;     /* its message */
-  wcs_cache_handle *pMetaH; /* the pinned index and filter; NULL none */
-  const sst_tmeta *pM;      /* their contents, once pinned */
-  int iBlock;               /* data block loaded into bi; -1 none */
-  int nRun;                 /* neighbours of their predecessor among the
-                            ** blocks loaded last, either direction */
-  wcs_cache_handle *pH;     /* that block's handle; NULL none */
-  block_iter bi;            /* cursor in the loaded block */
-  sst_ra ra;                /* readahead for forward scans */
-  sst_pfq *pQ;              /* prefetch queue, once this scan is long
-                            ** enough; NULL: not yet, or off (bPfOff) */
-  int bPfOff;               /* the cache has no worker for it */
-  int iPfHead;              /* slot in aPf of the oldest job */
-  int nPf;                  /* jobs in aPf: blocks iBlock + 1, + 2, ... */
-  uint64_t nPfBytes;        /* their nRaw, summed */
+  wcs_cache_handle *pMetaH;    /* the pinned index and filter; NULL none */
+  const sst_tmeta *pM;         /* their contents, once pinned */
+  int iBlock;                  /* data block loaded into bi; -1 none */
+  int nRun;                    /* neighbours of their predecessor among the
+                               ** blocks loaded last, either direction */
+  wcs_cache_handle *pH;        /* that block's handle; NULL none */
+  block_iter bi;               /* cursor in the loaded block */
+  sst_ra ra;                   /* readahead for forward scans */
+  sst_pfq *pQ;                 /* prefetch queue, once this scan is long
+                               ** enough; NULL: not yet, or off (bPfOff) */
+  int bPfOff;                  /* the cache has no worker for it */
+  int iPfHead;                 /* slot in aPf of the oldest job */
+  int nPf;                     /* jobs in aPf: blocks iBlock + 1, + 2, ... */
+  uint64_t nPfBytes;           /* their nRaw, summed */
   sst_pfjob aPf[SST_PF_DEPTH]; /* ring of blocks decoded ahead */
 } sst_iter;
 
@@ -2325,13 +2333,15 @@ static int loadBlock(sst_iter *it, int i) {
     it->ra.nSeq++;
   } else {
     it->ra.nSeq = 0;
+    it->ra.nNext = 0;
   }
   if (it->iBlock >= 0 && (i == it->iBlock + 1 || i + 1 == it->iBlock)) {
     it->nRun++;
   } else {
     it->nRun = 0;
   }
-  if (it->bFill) iFill = it->nRun >= SST_SCAN_RUN ? SST_FILL_ROOM : SST_FILL_YES;
+  if (it->bFill)
+    iFill = it->nRun >= SST_SCAN_RUN ? SST_FILL_ROOM : SST_FILL_YES;
   wcs_cache_release(it->pR->pCache, it->pH);
   it->pH = NULL;
   it->iBlock = -1;
@@ -2555,8 +2565,7 @@ static void iterClose(wcs_iiter *pI) {
 
 static const wcs_iiter_methods sstIterMethods = {
     iterFirst, iterLast, iterSeek,  iterSeekForPrev, iterNext,  iterPrev,
-    iterValid, iterKey,  iterValue, iterStatus,      iterClose,
-    iterRun,
+    iterValid, iterKey,  iterValue, iterStatus,      iterClose, iterRun,
 };
 
 int sst_reader_iter_prefix(sst_reader *p, int bFillCache, int bUseHash,
@@ -2590,11 +2599,19 @@ int sst_iter_retarget(wcs_iiter *pI, int bUseHash, uint64_t hPrefix) {
   sst_iter *it = (sst_iter *)pI;
   assert(pI->pMethods == &sstIterMethods);
   /* an earlier scan's readahead does not carry over (a point read's
-  ** iterator never had one) */
+  ** iterator never had one); a buffer of the first read's size is kept
+  ** for the next scan, a larger one freed */
   if (it->ra.a || it->ra.nSeq) {
     pfCancel(it);
-    free(it->ra.a);
-    memset(&it->ra, 0, sizeof it->ra);
+    if (it->ra.nAlloc > SST_READAHEAD_MIN) {
+      free(it->ra.a);
+      memset(&it->ra, 0, sizeof it->ra);
+    } else {
+      it->ra.n = 0;
+      it->ra.iOff = 0;
+      it->ra.nSeq = 0;
+      it->ra.nNext = 0;
+    }
   }
   if (!bUseHash || !it->pR->bBloom ||
       it->pR->iBloomKind != WCS_BLOOM_KIND_PREFIX) {

@@ -252,10 +252,15 @@ static void checkReader(sst_reader *r, const Ent *a, int n, int nSeek) {
 START_TEST(test_sst_round_trips_random_entries) {
   static const int aShape[][4] = {
       /* block size, restart interval, zstd level, bloom bits */
-      {4096, 16, 0, 10}, {4096, 16, 3, 10},  {256, 1, 0, 0},
-      {256, 3, 1, 5},    {65536, 16, 3, 10}, {64, 2, 0, 10},
+      {4096, 16, 0, 10},
+      {4096, 16, 3, 10},
+      {256, 1, 0, 0},
+      {256, 3, 1, 5},
+      {65536, 16, 3, 10},
+      {64, 2, 0, 10},
       /* the same with long keys (gLongKeys) */
-      {4096, 16, 3, 10}, {256, 3, 0, 10},
+      {4096, 16, 3, 10},
+      {256, 3, 0, 10},
   };
   wcs_env *env = wcs_env_mem_new();
   wcs_cache *cache;
@@ -966,7 +971,8 @@ START_TEST(test_sst_long_scan_keeps_hot_blocks) {
   tu_seed(0);
   a = randomEnts(n, 0);
   buildFile(env, "h.sst", a, n, &o, NULL, 0, &meta);
-  for (i = 0; i < n; i++) nRaw += a[i].nKey + a[i].nVal;
+  for (i = 0; i < n; i++)
+    nRaw += a[i].nKey + a[i].nVal;
   ck_assert_uint_gt(nRaw, 3 * (uint64_t)nBudget); /* decoded blocks */
   QUICK_EQ(wcs_cache_new((size_t)nBudget, &cache), WCS_OK);
   QUICK_EQ(sst_reader_open(env, "h.sst", 5, meta.nBytes, cache, &r, NULL),
@@ -1623,9 +1629,64 @@ START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
 }
 END_TEST
 
+START_TEST(test_sst_short_scan_reads_little_ahead) {
+  /* A scan of a few blocks reads the first two alone and then 32 KiB,
+  ** not 256 KiB; the next piece is twice as large; a new scan of the same
+  ** iterator (retargeted) starts from 32 KiB again. */
+  wcs_env *mem = wcs_env_mem_new();
+  wcs_fault fault;
+  wcs_env *env;
+  int n = 3000, k;
+  Ent *a;
+  sst_meta meta;
+  sst_options o = opts(1024, 16, 0, 10);
+  sst_reader *r;
+  wcs_iiter *it;
+  int64_t nBytes;
+  tu_seed(0);
+  memset(&fault, 0, sizeof fault);
+  env = wcs_env_fault_new(mem, &fault);
+  a = randomEnts(n, 0);
+  buildFile(env, "short.sst", a, n, &o, NULL, 0, &meta);
+  ck_assert_uint_gt(meta.nBytes, 128 * 1024);
+  ck_assert_int_eq(
+      sst_reader_open(env, "short.sst", 1, meta.nBytes, NULL, &r, NULL),
+      WCS_OK);
+  ck_assert_int_eq(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
+  for (k = 0; k < 2; k++) {
+    int i, nSeen = 0;
+    nBytes = fault.nReadBytes;
+    if (k == 1) ck_assert_int_eq(sst_iter_retarget(it, 0, 0), 1);
+    it->pMethods->xFirst(it);
+    /* about four blocks of entries */
+    for (i = 0; i < 40 && it->pMethods->xValid(it); i++) {
+      assertAt(it, a, n, nSeen++);
+      it->pMethods->xNext(it);
+    }
+    QUICK_EQ(nSeen, 40);
+    nBytes = fault.nReadBytes - nBytes;
+    ck_assert_int_ge(nBytes, 32 * 1024);
+    ck_assert_int_le(nBytes, 32 * 1024 + 3 * 1100);
+  }
+  /* on past the first 32 KiB: the next read is 64 KiB */
+  nBytes = fault.nReadBytes;
+  for (k = 0; k < 1000 && it->pMethods->xValid(it); k++)
+    it->pMethods->xNext(it);
+  nBytes = fault.nReadBytes - nBytes;
+  ck_assert_int_eq(nBytes, 64 * 1024);
+  it->pMethods->xClose(it);
+  sst_reader_close(r);
+  sst_meta_clear(&meta);
+  freeEnts(a, n);
+  env->xDestroy(env);
+  mem->xDestroy(mem);
+}
+END_TEST
+
 START_TEST(test_sst_forward_scan_reads_ahead) {
-  /* ~300 blocks of 1 KiB, no cache: a forward scan reads 256 KiB at a
-  ** time once it sees two blocks in a row; a backward scan block by block. */
+  /* ~300 blocks of 1 KiB, no cache: a forward scan reads several blocks
+  ** at a time once it sees two blocks in a row (32 KiB, then twice as much
+  ** each time up to 256 KiB); a backward scan block by block. */
   wcs_env *mem = wcs_env_mem_new();
   wcs_fault fault;
   wcs_env *env;
@@ -1652,7 +1713,7 @@ START_TEST(test_sst_forward_scan_reads_ahead) {
   }
   QUICK_EQ(nSeen, n);
   nReads = fault.nReads - nReads;
-  ck_assert_int_le(nReads, 2 + (int64_t)(meta.nBytes / (256 * 1024)) + 2);
+  ck_assert_int_le(nReads, 2 + 3 + (int64_t)(meta.nBytes / (256 * 1024)) + 2);
   /* A fresh iterator going backward reads block by block. */
   it->pMethods->xClose(it);
   ck_assert_int_eq(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
@@ -2088,8 +2149,10 @@ Suite *storage_sst_suite(void) {
   tcase_add_test(tc, test_sst_index_gives_offsets_without_reading_blocks);
   tcase_add_test(tc, test_sst_second_scan_is_served_by_cache);
   tcase_add_test(tc, test_sst_long_scan_keeps_hot_blocks);
-  tcase_add_loop_test(tc, test_sst_point_get_finds_newest_version_at_snapshot, 0, 2);
+  tcase_add_loop_test(tc, test_sst_point_get_finds_newest_version_at_snapshot,
+                      0, 2);
   tcase_add_test(tc, test_sst_forward_scan_reads_ahead);
+  tcase_add_test(tc, test_sst_short_scan_reads_little_ahead);
   tcase_add_test(tc, test_sst_builder_rejects_out_of_order_keys);
   tcase_add_test(tc, test_sst_builder_order_check_agrees_with_ikey_cmp);
   tcase_add_loop_test(tc, test_sst_builder_parts_agree_with_models, 0, 4);
