@@ -84,7 +84,7 @@
                                ** released after this long */
 #define ENG_SWEEP_MICROS 20000 /* ... checked at most this often */
 #define ENG_SKIP_SEEK    8     /* cells stepped over before a seek */
-#define ENG_HEAT_BATCH 64 /* rows read counted in the heat map at once */
+#define ENG_HEAT_BATCH   64    /* rows read counted in the heat map at once */
 #define ENG_POOL_KEEP_BYTES                                                    \
   262144 /* an idle cursor keeps buffers of up                                 \
          ** to this size each */
@@ -93,8 +93,8 @@ typedef struct Stream {
   EngView *pView; /* the family's view (owned by its Slot) */
   int iFam;       /* index in the def's families */
   uint8_t aPre[ENG_PREFIX_BYTES];
-  int bDone; /* no key at or after (reverse: before) the last
-             ** seek: nothing more until a forced re-seek */
+  int bDone;            /* no key at or after (reverse: before) the last
+                        ** seek: nothing more until a forced re-seek */
   const uint8_t *pRowT; /* escaped row (with terminator) of the current
                         ** key, as found by the candidate pass of
                         ** advance(); valid until the view moves */
@@ -110,13 +110,13 @@ typedef struct Stream {
 
 /* One family's view, kept across reuses of the cursor. */
 typedef struct Slot {
-  EngView *pView; /* NULL until the family is first read */
-  int bSeq;       /* iSeq is known */
-  uint64_t iSeq;  /* snapshot seq its live iterator reads at */
-  int64_t iBorn;  /* monotonic micros it was made or refreshed */
-  int bRefreshed; /* this open refreshed it (seq to be checked) */
-  int eMode;      /* bounds of this open's view: STREAM_RANGE, _ROW or
-                  ** _FAMILY (stream_bounds) */
+  EngView *pView;    /* NULL until the family is first read */
+  int bSeq;          /* iSeq is known */
+  uint64_t iSeq;     /* snapshot seq its live iterator reads at */
+  int64_t iBorn;     /* monotonic micros it was made or refreshed */
+  int bRefreshed;    /* this open refreshed it (seq to be checked) */
+  int eMode;         /* bounds of this open's view: STREAM_RANGE, _ROW or
+                     ** _FAMILY (stream_bounds) */
   int64_t iRowUntil; /* point reads use STREAM_ROW until then (monotonic
                      ** micros): the family had several sources */
 } Slot;
@@ -156,7 +156,7 @@ struct wcs_cursor {
   int bReverse;
   uint64_t nRowLimit;
   int nVersions;
-  int64_t iMinTs, iMaxTs; /* effective [min, max) */
+  int64_t iMinTs, iMaxTs;   /* effective [min, max) */
   uint64_t uMinTs, nTsSpan; /* the same as one unsigned test: iTs (>= 0)
                             ** is inside iff iTs - uMinTs < nTsSpan */
   int bKeysOnly;
@@ -183,15 +183,15 @@ struct wcs_cursor {
   uint64_t nHeat; /* rows returned but not yet counted in the heat map */
 
   int bEof;
-  wcs_buf rowT; /* current row: esc(row) 00 01 (within advance(): it
-                ** becomes pos once the row is done, pos_past_row) */
-  int bRowEsc;  /* rowT holds an escaped 00 */
-  wcs_buf row;  /* current row: raw key */
-  wcs_buf data; /* cell bytes */
-  int nRaw;            /* cells of the row kept (also keys only) */
-  int nPosAlloc;       /* entries allocated in aPos */
-  int64_t *aPos;       /* reverse: for each cell staged in aCell, how many
-                       ** cells of its column came before it */
+  wcs_buf rowT;  /* current row: esc(row) 00 01 (within advance(): it
+                 ** becomes pos once the row is done, pos_past_row) */
+  int bRowEsc;   /* rowT holds an escaped 00 */
+  wcs_buf row;   /* current row: raw key */
+  wcs_buf data;  /* cell bytes */
+  int nRaw;      /* cells of the row kept (also keys only) */
+  int nPosAlloc; /* entries allocated in aPos */
+  int64_t *aPos; /* reverse: for each cell staged in aCell, how many
+                 ** cells of its column came before it */
   int nCell, nCellAlloc;
   wcs_cell *aCell;
   wcs_buf col;                  /* forward collection: the current column's
@@ -274,18 +274,34 @@ int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs,
 }
 
 /* Find the escaped row (with terminator) of the stream's current key:
-** s->pRowT, s->nRowT, s->bRowEsc. */
-static inline int stream_row(Stream *s) {
+** s->pRowT, s->nRowT, s->bRowEsc. The first j bytes of the row are known
+** to hold no 00 byte (so neither the terminator nor an escape): the
+** search starts after them. */
+static inline int stream_row(Stream *s, size_t j) {
   size_t nk, nr;
   const uint8_t *k = view_key(s->pView, &nk);
-  if (nk < ENG_PREFIX_BYTES) return WCS_CORRUPT_BKPT;
-  nr = field_scan(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES, &s->bRowEsc);
+  if (nk < ENG_PREFIX_BYTES + j) return WCS_CORRUPT_BKPT;
+  nr = field_scan(k + ENG_PREFIX_BYTES + j, nk - ENG_PREFIX_BYTES - j,
+                  &s->bRowEsc);
   if (nr == 0) {
     return eng_err(WCS_CORRUPT_BKPT, "a cell key has no row terminator");
   }
   s->pRowT = k + ENG_PREFIX_BYTES;
-  s->nRowT = nr;
+  s->nRowT = j + nr;
   return WCS_OK;
+}
+
+/* For the candidate pass of advance() with one stream, just past a row
+** (c->pos is its escaped row with the terminator's last byte changed):
+** how many leading bytes of the stream's row are known to hold no 00
+** byte. The stream's key shares view_shared() bytes with its key before,
+** a cell of that row; if that row had no escaped 00, those of its bytes
+** before the terminator hold no 00, and nor do the new key's same bytes. */
+static inline size_t row_known(const wcs_cursor *c, const Stream *s) {
+  size_t sh = view_shared(s->pView), j;
+  if (c->bRowEsc || c->pos.n < 2 || sh <= ENG_PREFIX_BYTES) return 0;
+  j = sh - ENG_PREFIX_BYTES;
+  return j < c->pos.n - 2 ? j : c->pos.n - 2;
 }
 
 /* Seek stream s so that (forward) its key is >= P|b, (reverse) < P|b or,
@@ -497,21 +513,24 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     uint64_t uTs;
     wcs_cell *pc;
     uint8_t *z;
-    /* the first key is at the row (the caller saw it) */
-    if (nPut > 0 && (nk < o || !wcs_same_bytes(k + ENG_PREFIX_BYTES, pRowT, nRowT))) {
+    /* the first key is at the row (the caller saw it); a later one is
+    ** if it kept the row's bytes from the cell before (view_shared), or
+    ** else has them */
+    if (nPut > 0 && view_shared(v) < o &&
+        (nk < o || !wcs_same_bytes(k + ENG_PREFIX_BYTES, pRowT, nRowT))) {
       *pbEnd = 1;
       break;
     }
     if (nk < o + 2 + ENG_TS_BYTES) break;
     q = k + o;
     nBody = nk - o - ENG_TS_BYTES - 2;
-    if (q[nBody] != 0x00 || q[nBody + 1] != 0x01 ||
-        wcs_has_zero(q, nBody)) {
+    if (q[nBody] != 0x00 || q[nBody + 1] != 0x01 || wcs_has_zero(q, nBody)) {
       break;
     }
     uTs = ~wcs_get64be(k + nk - ENG_TS_BYTES);
     if (uTs - uMin >= nSpan) break;
-    if (nPut > 0 && nQual == nBody && wcs_same_bytes(c->data.a + oQual, q, nBody)) {
+    if (nPut > 0 && nQual == nBody &&
+        wcs_same_bytes(c->data.a + oQual, q, nBody)) {
       break; /* a second version of the column */
     }
     pVal = view_value(v, &nVal);
@@ -570,8 +589,8 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static int collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual,
-                        size_t nQual) {
+static int
+collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual, size_t nQual) {
   const EngFamily *f = &c->pDef->aFam[s->iFam];
   const char *zFamily = f->zName;
   int64_t iPos = 0, nEmit = 0;
@@ -598,10 +617,11 @@ static int collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual,
     ** cell was kept and holds no escaped 00, that cell's copy at oQual in
     ** data, nQual bytes without a 00, so equal only to the same escaped
     ** bytes; this saves copying each column's qualifier twice) */
-    if (oQual == (size_t)-1 ? (c->col.n != key.nQualT ||
-                               !wcs_same_bytes(c->col.a, key.pQualT, key.nQualT))
-                            : (nQual != key.nQualT - 2 ||
-                               !wcs_same_bytes(c->data.a + oQual, key.pQualT, nQual))) {
+    if (oQual == (size_t)-1
+            ? (c->col.n != key.nQualT ||
+               !wcs_same_bytes(c->col.a, key.pQualT, key.nQualT))
+            : (nQual != key.nQualT - 2 ||
+               !wcs_same_bytes(c->data.a + oQual, key.pQualT, nQual))) {
       bNewCol = 1;
       iPos = nEmit = 0;
       nSkip = 0;
@@ -722,9 +742,9 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
   int iFirst = c->nCell, iCol = c->nCell, bCol = 0, rc = WCS_OK;
   int64_t nSeen = 0;                    /* cells of this column read */
   size_t oQual = (size_t)-1, nQual = 0; /* as in collect_forward() */
-  size_t oQualU = 0, nQualU = 0; /* the column's qualifier, unescaped, in
-                                 ** data */
-  size_t oVal = 0;               /* the last staged value in data */
+  size_t oQualU = 0, nQualU = 0;        /* the column's qualifier, unescaped, in
+                                        ** data */
+  size_t oVal = 0;                      /* the last staged value in data */
   c->col.n = 0;
   while (rc == WCS_OK && view_valid(s->pView)) {
     size_t nk;
@@ -735,11 +755,12 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
     if (!at_row(c, k, nk)) break;
     rc = parse_in_row(c, k, nk, &key, &bEsc);
     if (rc) return bad_key(k, nk, rc);
-    if (!bCol || (oQual == (size_t)-1
-                      ? (c->col.n != key.nQualT ||
-                         !wcs_same_bytes(c->col.a, key.pQualT, key.nQualT))
-                      : (nQual != key.nQualT - 2 ||
-                         !wcs_same_bytes(c->data.a + oQual, key.pQualT, nQual)))) {
+    if (!bCol ||
+        (oQual == (size_t)-1
+             ? (c->col.n != key.nQualT ||
+                !wcs_same_bytes(c->col.a, key.pQualT, key.nQualT))
+             : (nQual != key.nQualT - 2 ||
+                !wcs_same_bytes(c->data.a + oQual, key.pQualT, nQual)))) {
       /* a new column */
       if (bCol) column_end(c, f, iCol, nSeen);
       bCol = 1;
@@ -880,11 +901,13 @@ static int advance(wcs_cursor *c) {
       ** it too, which moves on to the next range from there */
       if (!c->bPlaced) {
         while (c->iRange < c->nRange && !HIOPEN(c->iRange) &&
-               wcs_bytes_cmp(c->pos.a, c->pos.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
+               wcs_bytes_cmp(c->pos.a, c->pos.n, HI(c->iRange),
+                             NHI(c->iRange)) >= 0) {
           c->iRange++;
         }
         if (c->iRange >= c->nRange) break;
-        if (wcs_bytes_cmp(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) < 0) {
+        if (wcs_bytes_cmp(c->pos.a, c->pos.n, LO(c->iRange), NLO(c->iRange)) <
+            0) {
           c->pos.n = 0;
           rc = wcs_buf_append(&c->pos, LO(c->iRange), NLO(c->iRange));
           if (rc) break;
@@ -894,13 +917,14 @@ static int advance(wcs_cursor *c) {
       nb = c->pos.n;
     } else {
       while (c->iRange >= 0 && !c->bPosOpen &&
-             wcs_bytes_cmp(LO(c->iRange), NLO(c->iRange), c->pos.a, c->pos.n) >= 0) {
+             wcs_bytes_cmp(LO(c->iRange), NLO(c->iRange), c->pos.a, c->pos.n) >=
+                 0) {
         c->iRange--;
       }
       if (c->iRange < 0) break;
       if (!HIOPEN(c->iRange) &&
-          (c->bPosOpen ||
-           wcs_bytes_cmp(HI(c->iRange), NHI(c->iRange), c->pos.a, c->pos.n) < 0)) {
+          (c->bPosOpen || wcs_bytes_cmp(HI(c->iRange), NHI(c->iRange), c->pos.a,
+                                        c->pos.n) < 0)) {
         c->pos.n = 0;
         c->bPosOpen = 0;
         c->bPlaced = 0;
@@ -945,7 +969,12 @@ static int advance(wcs_cursor *c) {
           continue;
         }
       }
-      rc = stream_row(s);
+      /* just past a row, one stream: the row it left tells where this
+      ** row's terminator can be */
+      rc = stream_row(s, c->nStream == 1 && c->bPlaced && !c->bReseek &&
+                                 !c->bReverse
+                             ? row_known(c, s)
+                             : 0);
       if (rc) break;
       s->iSameAs = -1;
       if (iBest < 0 ||
@@ -966,13 +995,15 @@ static int advance(wcs_cursor *c) {
     /* outside the current range: move the bound to the candidate */
     if (!c->bReverse) {
       if (!HIOPEN(c->iRange) &&
-          wcs_bytes_cmp(c->rowT.a, c->rowT.n, HI(c->iRange), NHI(c->iRange)) >= 0) {
+          wcs_bytes_cmp(c->rowT.a, c->rowT.n, HI(c->iRange), NHI(c->iRange)) >=
+              0) {
         c->pos.n = 0;
         rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
         if (rc) break;
         continue; /* bPlaced is 0 */
       }
-    } else if (wcs_bytes_cmp(c->rowT.a, c->rowT.n, LO(c->iRange), NLO(c->iRange)) < 0) {
+    } else if (wcs_bytes_cmp(c->rowT.a, c->rowT.n, LO(c->iRange),
+                             NLO(c->iRange)) < 0) {
       pos_past_row(c);
       c->pos.a[c->pos.n - 1] = 0x02; /* rows < C include this one */
       continue;
@@ -999,7 +1030,8 @@ static int advance(wcs_cursor *c) {
         if (rc) break;
         if (!c->bReverse
                 ? wcs_bytes_cmp(c->tmp2.a, c->tmp2.n, c->rowT.a, c->rowT.n) > 0
-                : wcs_bytes_cmp(c->tmp2.a, c->tmp2.n, c->rowT.a, c->rowT.n) < 0) {
+                : wcs_bytes_cmp(c->tmp2.a, c->tmp2.n, c->rowT.a, c->rowT.n) <
+                      0) {
           c->pos.n = 0;
           c->bPosOpen = 0;
           rc = wcs_buf_append(&c->pos, c->tmp2.a, c->tmp2.n);
@@ -1123,14 +1155,14 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange, int nRange) {
   for (i = 0; rc == WCS_OK && i < n; i++) {
     int k = c->nRange;
     const uint8_t *base = c->rangeBuf.a;
-    if (k > 0 && (HIOPEN(k - 1) || wcs_bytes_cmp(base + a[i].oLo, a[i].nLo, HI(k - 1),
-                                         NHI(k - 1)) <= 0)) {
+    if (k > 0 && (HIOPEN(k - 1) || wcs_bytes_cmp(base + a[i].oLo, a[i].nLo,
+                                                 HI(k - 1), NHI(k - 1)) <= 0)) {
       /* overlaps or touches the previous range: extend it */
       if (!HIOPEN(k - 1)) {
         if (a[i].bHiOpen) {
           c->aRange[k - 1].bHiOpen = 1;
-        } else if (wcs_bytes_cmp(base + a[i].oHi, a[i].nHi, HI(k - 1), NHI(k - 1)) >
-                   0) {
+        } else if (wcs_bytes_cmp(base + a[i].oHi, a[i].nHi, HI(k - 1),
+                                 NHI(k - 1)) > 0) {
           c->aRange[k - 1].oHi = a[i].oHi;
           c->aRange[k - 1].nHi = a[i].nHi;
         }
@@ -1311,11 +1343,12 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
 }
 
 /* What a stream's iterator is aimed at (stream_bounds). */
-#define STREAM_RANGE  0 /* the open's ranges */
-#define STREAM_ROW    1 /* one row, with its bloom prefix */
-#define STREAM_FAMILY 2 /* the whole family, no prefix: one row is read by
-                        ** a seek, and the iterator serves the next row
-                        ** after a refresh */
+#define STREAM_RANGE 0 /* the open's ranges */
+#define STREAM_ROW   1 /* one row, with its bloom prefix */
+#define STREAM_FAMILY                                                          \
+  2 /* the whole family, no prefix: one row is read by                         \
+    ** a seek, and the iterator serves the next row                            \
+    ** after a refresh */
 
 /* The bounds of family i's iterator for this open (eMode, above):
 ** [P|lo(first range), P|hi(last range)) or the family's end; with
@@ -1593,8 +1626,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
       /* one row of the latest state: through an iterator over the whole
       ** family, kept from read to read, while the family is one sorted
       ** run (bloom filters would skip nothing); else the row's own */
-      eMode = pTxn == NULL && tNow >= sl->iRowUntil ? STREAM_FAMILY
-                                                    : STREAM_ROW;
+      eMode =
+          pTxn == NULL && tNow >= sl->iRowUntil ? STREAM_FAMILY : STREAM_ROW;
     }
     rc = stream_bounds(c, i, eMode,
                        c->nStream > 0 && eMode != STREAM_FAMILY &&
@@ -1608,8 +1641,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     if (sl->pView && view_within(sl->pView, c->lower.a, c->lower.n, c->upper.a,
                                  c->upper.n, pPre, c->prefix.n)) {
       if (pSnap && sl->bSeq && sl->iSeq == iSeq &&
-          tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS &&
-          view_current(sl->pView)) {
+          tNow - sl->iBorn < ENG_VIEW_REUSE_MICROS && view_current(sl->pView)) {
         /* made at this very snapshot, recently, and no compaction since
         ** (its filter may have removed cells the iterator still shows) */
         bReuse = 1;

@@ -107,11 +107,11 @@ int eng_note_end(void *pSum, int bAbandon, void **ppOut, size_t *pnOut);
 /* One table family's rows over the files of a sorted run: the sums of
 ** their notes. Start zeroed. */
 typedef struct EngRowSum {
-  uint64_t nRows; /* rows */
-  uint64_t nDel;  /* deletes */
+  uint64_t nRows;  /* rows */
+  uint64_t nDel;   /* deletes */
   uint64_t lo, hi; /* hash sum mod 2^128 */
-  int bBad;       /* a key that is not a cell key */
-  int bLast;      /* the last file added ended with a row of the family, */
+  int bBad;        /* a key that is not a cell key */
+  int bLast;       /* the last file added ended with a row of the family, */
   uint64_t lastLo, lastHi; /* whose hash this is */
 } EngRowSum;
 /* Add the record of table family pPre (tid, fid: ENG_PREFIX_BYTES) in
@@ -294,6 +294,9 @@ typedef struct EngViewPos {
   size_t nKey;         /* bytes at pKey */
   const uint8_t *pVal; /* current value */
   size_t nVal;         /* bytes at pVal */
+  size_t nShared;      /* bytes pKey shares with the view's previous key,
+                       ** when the step is known to have kept them (a step
+                       ** within a run of settled data); 0: unknown */
 } EngViewPos;
 int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap, Overlay *pOv,
              const void *pLower, size_t nLower, const void *pUpper,
@@ -339,6 +342,11 @@ static inline int view_valid(const EngView *p) {
 static inline const uint8_t *view_key(const EngView *p, size_t *pn) {
   *pn = ((const EngViewPos *)p)->nKey;
   return ((const EngViewPos *)p)->pKey;
+}
+/* A lower bound on the bytes the current key shares with the key the view
+** was at before its last step (0 when not known, and after a seek). */
+static inline size_t view_shared(const EngView *p) {
+  return ((const EngViewPos *)p)->nShared;
 }
 static inline const uint8_t *view_value(const EngView *p, size_t *pn) {
   *pn = ((const EngViewPos *)p)->nVal;
@@ -402,10 +410,10 @@ struct wcs_txn {
   ** strictly increase. */
   wcs_batch *pBatch; /* kept for the next commit while it is small */
   int bOrdered;
-  int bNoRange; /* the log holds no range delete */
-  int nStream;  /* families written, <= ENG_TXN_STREAMS */
+  int bNoRange;              /* the log holds no range delete */
+  int nStream;               /* families written, <= ENG_TXN_STREAMS */
   struct wcs_prebuild *pPre; /* files being built from the log (txn.c) */
-  size_t nPreAt;      /* log size at which to start or feed it next */
+  size_t nPreAt;             /* log size at which to start or feed it next */
   uint8_t aStreamPrefix[ENG_TXN_STREAMS][ENG_PREFIX_BYTES]; /* theirs */
   size_t aStreamLast[ENG_TXN_STREAMS];  /* log offset of each one's last key */
   size_t anStreamLast[ENG_TXN_STREAMS]; /* and its bytes */

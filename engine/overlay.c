@@ -416,14 +416,14 @@ struct EngView {
   int bReverse;
   wcs_buf lower, upper, prefix; /* bounds (n == 0: none) */
   int bUpper;                   /* an upper bound is set */
-  wcs_buf merged;  /* folded MERGE value */
-  wcs_buf keyCopy; /* current key when it is an overlay node's
-                   ** (pOv set, eCur & 2): a rollback may free the
-                   ** node, and view_sync must settle at the key */
-  int bKeyCopy;    /* keyCopy holds the current key; else pKey is
-                   ** the store iterator's, valid until it moves */
-  wcs_buf seekTmp; /* scratch for view_sync */
-  int rc;          /* sticky error */
+  wcs_buf merged;               /* folded MERGE value */
+  wcs_buf keyCopy;              /* current key when it is an overlay node's
+                                ** (pOv set, eCur & 2): a rollback may free the
+                                ** node, and view_sync must settle at the key */
+  int bKeyCopy;                 /* keyCopy holds the current key; else pKey is
+                                ** the store iterator's, valid until it moves */
+  wcs_buf seekTmp;              /* scratch for view_sync */
+  int rc;                       /* sticky error */
 };
 
 static int in_bounds(const EngView *v, const uint8_t *k, size_t nk) {
@@ -483,6 +483,7 @@ static int keep_key(EngView *v) {
 
 /* Position on the nearest visible entry from the current sources. */
 static int settle(EngView *v) {
+  v->pos.nShared = 0;
   for (;;) {
     const uint8_t *sk = NULL;
     size_t nsk = 0;
@@ -620,6 +621,7 @@ void view_retarget(EngView *v, Overlay *pOv, int bReverse) {
   v->iGen = pOv ? ov_generation(pOv) : 0;
   v->pNode = NULL;
   v->pos.eCur = 0;
+  v->pos.nShared = 0;
   v->bKeyCopy = 0;
   v->rc = WCS_OK;
 }
@@ -697,6 +699,7 @@ static void node_seek(EngView *v, const uint8_t *k, size_t nk) {
 
 int view_seek(EngView *v, const void *pKey, size_t nKey) {
   int rc;
+  v->pos.nShared = 0;
   if (!v->bReverse) {
     if (pKey)
       rc = wcs_iter_seek(v->pIter, pKey, nKey);
@@ -737,19 +740,22 @@ int view_sync(EngView *v) {
 
 int view_step(EngView *v) {
   int rc, eCur = v->pos.eCur;
+  v->pos.nShared = 0;
   if (v->pOv == NULL) {
     /* no overlay: the store iterator's entry is the view's, as is */
     const void *pK, *pV;
     if (eCur == 0) return WCS_OK;
     {
       /* a step within the run of a scan of settled data (iterrun.h) */
-      int r = v->bReverse ? wcs_iter_run_prev(v->pIter, &pK, &v->pos.nKey,
-                                              &pV, &v->pos.nVal)
-                          : wcs_iter_run_next(v->pIter, &pK, &v->pos.nKey,
-                                              &pV, &v->pos.nVal);
+      int r = v->bReverse ? wcs_iter_run_prev(v->pIter, &pK, &v->pos.nKey, &pV,
+                                              &v->pos.nVal)
+                          : wcs_iter_run_next(v->pIter, &pK, &v->pos.nKey, &pV,
+                                              &v->pos.nVal);
       if (r > 0) {
         v->pos.pKey = pK;
         v->pos.pVal = pV;
+        /* forward, the run's step kept the bytes it says it kept */
+        if (!v->bReverse) v->pos.nShared = ((wcs_iter_run *)v->pIter)->nShared;
         return WCS_OK;
       }
       if (r < 0) {

@@ -63,7 +63,7 @@
 #define WCS_BLOCK_MAX_RAW  0x7fffffffu /* largest raw length accepted */
 
 /* ---- block contents */
-#define WCS_BLOCK_SUFFIX  0x80000000u /* count flag: entries carry a suffix */
+#define WCS_BLOCK_SUFFIX 0x80000000u /* count flag: entries carry a suffix */
 /* A key rebuilt with a suffix longer than this is damage: a suffix costs
 ** one varint however long, so without a bound a few bytes of a damaged
 ** block could claim keys of gigabytes. The builder stores longer keys
@@ -94,19 +94,19 @@ int block_inflate(const uint8_t *p, size_t n, uint8_t *pOut, size_t nRaw,
 
 /* ---- building block contents */
 typedef struct block_builder {
-  wcs_buf data;     /* entries so far; finish appends the restart array */
-  wcs_buf restarts; /* u32 LE restart offsets, one per restart point */
-  wcs_buf last;     /* the previous key, whole (prefix source); unused
-                    ** by block_builder_add_shared */
-  wcs_buf base;     /* the latest key stored whole (suffix source) */
-  int bSuffix;      /* write suffixes (set after init; default 0) */
-  int nInterval;    /* entries per restart point, >= 1 */
+  wcs_buf data;          /* entries so far; finish appends the restart array */
+  wcs_buf restarts;      /* u32 LE restart offsets, one per restart point */
+  wcs_buf last;          /* the previous key, whole (prefix source); unused
+                         ** by block_builder_add_shared */
+  wcs_buf base;          /* the latest key stored whole (suffix source) */
+  int bSuffix;           /* write suffixes (set after init; default 0) */
+  int nInterval;         /* entries per restart point, >= 1 */
   size_t nIntervalBytes; /* also a restart point once the entries since
                          ** the last one take this many bytes (0: never) */
-  int nSince;       /* entries since the last restart point, < nInterval */
-  size_t oRestart;  /* data offset of the last restart point */
-  int nEntry;       /* entries in the block */
-  int bFinished;    /* finish was called: no more adds until reset */
+  int nSince;            /* entries since the last restart point, < nInterval */
+  size_t oRestart;       /* data offset of the last restart point */
+  int nEntry;            /* entries in the block */
+  int bFinished;         /* finish was called: no more adds until reset */
 } block_builder;
 
 /* Little-endian with GCC builtins: the block builder compares key ends a
@@ -165,31 +165,34 @@ typedef struct block_prev {
 ** sticks in rc and leaves the cursor invalid.
 */
 typedef struct block_iter {
-  const uint8_t *a;    /* block contents */
-  uint32_t nEnt;       /* bytes of entries = offset of restart array */
-  uint32_t nRestart;   /* restart points (0 only for an empty block) */
-  uint8_t bIKey;       /* keys are internal keys: >= 8 bytes, ikey
-                       ** order; else plain bytes in memcmp order */
-  uint8_t bSuffix;     /* entries carry a suffix length */
+  const uint8_t *a;     /* block contents */
+  uint32_t nEnt;        /* bytes of entries = offset of restart array */
+  uint32_t nRestart;    /* restart points (0 only for an empty block) */
+  uint8_t bIKey;        /* keys are internal keys: >= 8 bytes, ikey
+                        ** order; else plain bytes in memcmp order */
+  uint8_t bSuffix;      /* entries carry a suffix length */
   const uint8_t *pBase; /* key of the latest whole entry, in the block */
-  uint32_t nBase;      /* its bytes */
-  int rc;              /* WCS_OK, or WCS_CORRUPT (sticky) */
-  uint32_t iCur;       /* offset of the current entry; nEnt: invalid */
-  uint32_t iNext;      /* offset just past the current entry */
-  const uint8_t *pKey; /* current key (see above) */
-  uint32_t nKey;       /* current key bytes */
-  const uint8_t *pVal; /* current value, inside the block */
-  uint32_t nVal;       /* current value bytes */
-  uint8_t *aKey;       /* buffer where prefix-compressed keys are
-                       ** rebuilt; grows, never shrinks */
-  uint32_t nKeyAlloc;  /* bytes allocated at aKey */
-  block_prev *aPrev;   /* reverse-scan cache: the entries of one restart
-                       ** interval, in order */
-  int nPrev;           /* entries in aPrev; 0 = cache not in use */
-  int iPrev;           /* index in aPrev of the current entry */
-  int nPrevAlloc;      /* slots allocated at aPrev */
-  wcs_buf prevKeys;    /* whole keys of the aPrev entries */
+  uint32_t nBase;       /* its bytes */
+  int rc;               /* WCS_OK, or WCS_CORRUPT (sticky) */
+  uint32_t iCur;        /* offset of the current entry; nEnt: invalid */
+  uint32_t iNext;       /* offset just past the current entry */
+  const uint8_t *pKey;  /* current key (see above) */
+  uint32_t nKey;        /* current key bytes */
+  const uint8_t *pVal;  /* current value, inside the block */
+  uint32_t nVal;        /* current value bytes */
+  uint8_t *aKey;        /* buffer where prefix-compressed keys are
+                        ** rebuilt; grows, never shrinks */
+  uint32_t nKeyAlloc;   /* bytes allocated at aKey */
+  block_prev *aPrev;    /* reverse-scan cache: the entries of one restart
+                        ** interval, in order */
+  int nPrev;            /* entries in aPrev; 0 = cache not in use */
+  int iPrev;            /* index in aPrev of the current entry */
+  int nPrevAlloc;       /* slots allocated at aPrev */
+  wcs_buf prevKeys;     /* whole keys of the aPrev entries */
   const struct block_aid *pAid; /* seek aid of this block, or NULL */
+  uint32_t nStepShared;         /* block_iter_step's entry: bytes its key shares
+                                ** with the entry before it (set by that step
+                                ** only; read it right after) */
 } block_iter;
 
 /*
@@ -292,18 +295,18 @@ static inline int block_iter_step(block_iter *p) {
   nSuffix = (h >> 16) & 0xff;
   nVal = h >> 24;
   nKey = nShared + nUnshared + nSuffix;
-  if ((h & 0x80808080u) != 0 || (nShared | nSuffix) == 0 ||
-      nShared > p->nKey || nSuffix > p->nBase ||
-      nUnshared + nVal > p->nEnt - iOff - 4 || nKey + 8 > p->nKeyAlloc ||
-      (nKey < WCS_IKEY_TRAILER && p->bIKey)) {
+  if ((h & 0x80808080u) != 0 || (nShared | nSuffix) == 0 || nShared > p->nKey ||
+      nSuffix > p->nBase || nUnshared + nVal > p->nEnt - iOff - 4 ||
+      nKey + 8 > p->nKeyAlloc || (nKey < WCS_IKEY_TRAILER && p->bIKey)) {
     return 0;
   }
   z += 4;
   block_copy_words(p->aKey + nShared, z, nUnshared);
-  block_copy_words(p->aKey + nShared + nUnshared,
-                   p->pBase + p->nBase - nSuffix, nSuffix);
+  block_copy_words(p->aKey + nShared + nUnshared, p->pBase + p->nBase - nSuffix,
+                   nSuffix);
   p->nPrev = 0;
   p->nKey = nKey;
+  p->nStepShared = nShared;
   p->pVal = z + nUnshared;
   p->nVal = nVal;
   p->iCur = iOff;

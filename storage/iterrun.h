@@ -40,11 +40,14 @@ typedef struct wcs_iter_run {
   size_t nKey;
   const uint8_t *pVal; /* current value */
   size_t nVal;
-  int bUpperCmp;       /* keys may reach the upper bound: compare them */
-  uint64_t upperHi;    /* bytes [0, 8) and [8, 16) of the upper bound as */
-  uint64_t upperLo;    /* wcs_key_slice numbers */
-  int bLower;          /* a lower bound: compare keys with it, reverse */
-  uint64_t lowerHi;    /* bytes [0, 8) and [8, 16) of the lower bound */
+  size_t nShared;   /* after a step of wcs_iter_run_next that moved in
+                    ** the block: bytes pKey shares with the key before
+                    ** it (the iterator's previous key); 0 otherwise */
+  int bUpperCmp;    /* keys may reach the upper bound: compare them */
+  uint64_t upperHi; /* bytes [0, 8) and [8, 16) of the upper bound as */
+  uint64_t upperLo; /* wcs_key_slice numbers */
+  int bLower;       /* a lower bound: compare keys with it, reverse */
+  uint64_t lowerHi; /* bytes [0, 8) and [8, 16) of the lower bound */
   uint64_t lowerLo;
 } wcs_iter_run;
 
@@ -82,12 +85,14 @@ static inline int wcs_iter_run_next(wcs_iter *it, const void **ppKey,
   r->nKey = nU;
   r->pVal = bi->pVal;
   r->nVal = bi->nVal;
+  r->nShared = bi->nStepShared < nU ? bi->nStepShared : nU;
   *ppKey = k;
   *pnKey = nU;
   *ppVal = bi->pVal;
   *pnVal = bi->nVal;
   return 1;
 resume:
+  r->nShared = 0;
   wcs_iter_run_resume(it);
   return wcs_iter_entry(it, ppKey, pnKey, ppVal, pnVal) ? 1 : -1;
 }
