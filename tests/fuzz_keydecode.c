@@ -5,6 +5,9 @@
 ** encode back to the same bytes (decoding is strict); a key that does not
 ** must get a message naming it. Each key is also checked against a skip
 ** plan forward and in reverse: a seek must move strictly past the key.
+** Where a key splits and its schema lets a split resume at a field
+** boundary, the key with one byte after each boundary dropped must split
+** from that boundary exactly as it splits whole (ks_key_split_from).
 ** Seeds in tests/corpus/keydecode/.
 */
 #include <stdint.h>
@@ -57,6 +60,36 @@ static void setup(void) {
   }
 }
 
+/* ks_key_split_from against ks_key_split (see the file comment). */
+static void checkSplitFrom(const ks_schema *s, const uint8_t *pKey, int nKey,
+                           wcs_buf *pScratch) {
+  ks_value aW[KS_MAX_FIELDS], aF[KS_MAX_FIELDS], aK[KS_MAX_FIELDS];
+  static uint8_t aNew[KS_MAX_KEY + 1];
+  int k, i;
+  if (!ks_key_split_resumes(s) || nKey > KS_MAX_KEY ||
+      ks_key_split(s, pKey, nKey, aK, pScratch, NULL) != WCS_OK) {
+    return;
+  }
+  for (k = 1; k < s->nField; k++) {
+    int iOff = (int)(aK[k].p - pKey), nNew = nKey, rcW, rcF;
+    memcpy(aNew, pKey, (size_t)nKey);
+    if (iOff < nKey) {
+      memmove(aNew + iOff, aNew + iOff + 1, (size_t)(nKey - iOff - 1));
+      nNew--;
+    }
+    for (i = 0; i < k; i++) {
+      aF[i] = aK[i];
+      aF[i].p = aNew + (aK[i].p - pKey);
+    }
+    rcW = ks_key_split(s, aNew, nNew, aW, pScratch, NULL);
+    rcF = ks_key_split_from(s, aNew, nNew, k, iOff, aF, NULL);
+    if (rcW != rcF) abort();
+    for (i = 0; rcW == WCS_OK && i < s->nField; i++) {
+      if (aW[i].p != aF[i].p || aW[i].n != aF[i].n) abort();
+    }
+  }
+}
+
 static int cmpKey(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
   size_t n = na < nb ? na : nb;
   int c = n ? memcmp(a, b, n) : 0;
@@ -92,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (strncmp(zErr, "row key '", 9) != 0) abort();
   }
   free(zErr);
+  checkSplitFrom(s, pKey, nKey, &scratch);
   for (bRev = 0; bRev < 2; bRev++) {
     const ks_plan *p = aPlan[data[0] % NSCHEMA];
     rc = ks_plan_check(p, pKey, nKey, bRev, &seek);
