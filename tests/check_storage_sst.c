@@ -1629,112 +1629,111 @@ START_TEST(test_sst_point_get_finds_newest_version_at_snapshot) {
 }
 END_TEST
 
+/* A file of ~200 blocks of 1 KiB on a fault env that counts reads, open
+** without a cache: for the readahead tests. */
+typedef struct RaFile {
+  wcs_env *mem, *env;
+  wcs_fault fault;
+  Ent *a;
+  int n;
+  sst_meta meta;
+  sst_reader *r;
+} RaFile;
+
+static void raOpen(RaFile *f, const char *zName) {
+  sst_options o = opts(1024, 16, 0, 10);
+  memset(f, 0, sizeof *f);
+  tu_seed(0);
+  f->mem = wcs_env_mem_new();
+  f->env = wcs_env_fault_new(f->mem, &f->fault);
+  f->n = 3000;
+  f->a = randomEnts(f->n, 0);
+  buildFile(f->env, zName, f->a, f->n, &o, NULL, 0, &f->meta);
+  ck_assert_uint_gt(f->meta.nBytes, 128 * 1024);
+  ck_assert_int_eq(
+      sst_reader_open(f->env, zName, 1, f->meta.nBytes, NULL, &f->r, NULL),
+      WCS_OK);
+}
+
+static void raClose(RaFile *f) {
+  sst_reader_close(f->r);
+  sst_meta_clear(&f->meta);
+  freeEnts(f->a, f->n);
+  f->env->xDestroy(f->env);
+  f->mem->xDestroy(f->mem);
+}
+
 START_TEST(test_sst_short_scan_reads_little_ahead) {
   /* A scan of a few blocks reads the first two alone and then 32 KiB,
   ** not 256 KiB; the next piece is twice as large; a new scan of the same
   ** iterator (retargeted) starts from 32 KiB again. */
-  wcs_env *mem = wcs_env_mem_new();
-  wcs_fault fault;
-  wcs_env *env;
-  int n = 3000, k;
-  Ent *a;
-  sst_meta meta;
-  sst_options o = opts(1024, 16, 0, 10);
-  sst_reader *r;
+  static RaFile f;
   wcs_iiter *it;
   int64_t nBytes;
-  tu_seed(0);
-  memset(&fault, 0, sizeof fault);
-  env = wcs_env_fault_new(mem, &fault);
-  a = randomEnts(n, 0);
-  buildFile(env, "short.sst", a, n, &o, NULL, 0, &meta);
-  ck_assert_uint_gt(meta.nBytes, 128 * 1024);
-  ck_assert_int_eq(
-      sst_reader_open(env, "short.sst", 1, meta.nBytes, NULL, &r, NULL),
-      WCS_OK);
-  ck_assert_int_eq(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
+  int k;
+  raOpen(&f, "short.sst");
+  ck_assert_int_eq(sst_reader_iter(f.r, 0, &it, NULL), WCS_OK);
   for (k = 0; k < 2; k++) {
     int i, nSeen = 0;
-    nBytes = fault.nReadBytes;
+    nBytes = f.fault.nReadBytes;
     if (k == 1) ck_assert_int_eq(sst_iter_retarget(it, 0, 0), 1);
     it->pMethods->xFirst(it);
     /* about four blocks of entries */
     for (i = 0; i < 40 && it->pMethods->xValid(it); i++) {
-      assertAt(it, a, n, nSeen++);
+      assertAt(it, f.a, f.n, nSeen++);
       it->pMethods->xNext(it);
     }
     QUICK_EQ(nSeen, 40);
-    nBytes = fault.nReadBytes - nBytes;
+    nBytes = f.fault.nReadBytes - nBytes;
     ck_assert_int_ge(nBytes, 32 * 1024);
     ck_assert_int_le(nBytes, 32 * 1024 + 3 * 1100);
   }
   /* on past the first 32 KiB: the next read is 64 KiB */
-  nBytes = fault.nReadBytes;
+  nBytes = f.fault.nReadBytes;
   for (k = 0; k < 1000 && it->pMethods->xValid(it); k++)
     it->pMethods->xNext(it);
-  nBytes = fault.nReadBytes - nBytes;
+  nBytes = f.fault.nReadBytes - nBytes;
   ck_assert_int_eq(nBytes, 64 * 1024);
   it->pMethods->xClose(it);
-  sst_reader_close(r);
-  sst_meta_clear(&meta);
-  freeEnts(a, n);
-  env->xDestroy(env);
-  mem->xDestroy(mem);
+  raClose(&f);
 }
 END_TEST
 
 START_TEST(test_sst_forward_scan_reads_ahead) {
-  /* ~300 blocks of 1 KiB, no cache: a forward scan reads several blocks
+  /* ~200 blocks of 1 KiB, no cache: a forward scan reads several blocks
   ** at a time once it sees two blocks in a row (32 KiB, then twice as much
   ** each time up to 256 KiB); a backward scan block by block. */
-  wcs_env *mem = wcs_env_mem_new();
-  wcs_fault fault;
-  wcs_env *env;
-  int n = 3000, nSeen;
-  Ent *a;
-  sst_meta meta;
-  sst_options o = opts(1024, 16, 0, 10);
-  sst_reader *r;
+  static RaFile f;
   wcs_iiter *it;
   int64_t nReads;
-  tu_seed(0);
-  memset(&fault, 0, sizeof fault);
-  env = wcs_env_fault_new(mem, &fault);
-  a = randomEnts(n, 0);
-  buildFile(env, "ra.sst", a, n, &o, NULL, 0, &meta);
-  ck_assert_int_eq(
-      sst_reader_open(env, "ra.sst", 1, meta.nBytes, NULL, &r, NULL), WCS_OK);
-  ck_assert_int_eq(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
-  nReads = fault.nReads;
-  nSeen = 0;
+  int nSeen = 0;
+  raOpen(&f, "ra.sst");
+  ck_assert_int_eq(sst_reader_iter(f.r, 0, &it, NULL), WCS_OK);
+  nReads = f.fault.nReads;
   for (it->pMethods->xFirst(it); it->pMethods->xValid(it);
        it->pMethods->xNext(it)) {
-    assertAt(it, a, n, nSeen++);
+    assertAt(it, f.a, f.n, nSeen++);
   }
-  QUICK_EQ(nSeen, n);
-  nReads = fault.nReads - nReads;
-  ck_assert_int_le(nReads, 2 + 3 + (int64_t)(meta.nBytes / (256 * 1024)) + 2);
+  QUICK_EQ(nSeen, f.n);
+  nReads = f.fault.nReads - nReads;
+  ck_assert_int_le(nReads, 2 + 3 + (int64_t)(f.meta.nBytes / (256 * 1024)) + 2);
   /* A fresh iterator going backward reads block by block. */
   it->pMethods->xClose(it);
-  ck_assert_int_eq(sst_reader_iter(r, 0, &it, NULL), WCS_OK);
-  nReads = fault.nReads;
+  ck_assert_int_eq(sst_reader_iter(f.r, 0, &it, NULL), WCS_OK);
+  nReads = f.fault.nReads;
   for (it->pMethods->xLast(it); it->pMethods->xValid(it);
        it->pMethods->xPrev(it)) {
-    assertAt(it, a, n, --nSeen);
+    assertAt(it, f.a, f.n, --nSeen);
   }
   QUICK_EQ(nSeen, 0);
   {
     uint64_t aOff[1001];
     aOff[0] = 0;
-    sst_reader_index_keys(r, aOff, collectIndex);
-    ck_assert_int_ge(fault.nReads - nReads, (int64_t)aOff[0]);
+    sst_reader_index_keys(f.r, aOff, collectIndex);
+    ck_assert_int_ge(f.fault.nReads - nReads, (int64_t)aOff[0]);
   }
   it->pMethods->xClose(it);
-  sst_reader_close(r);
-  sst_meta_clear(&meta);
-  freeEnts(a, n);
-  env->xDestroy(env);
-  mem->xDestroy(mem);
+  raClose(&f);
 }
 END_TEST
 
