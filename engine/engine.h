@@ -414,6 +414,8 @@ struct wcs_txn {
   int nStream;               /* families written, <= ENG_TXN_STREAMS */
   struct wcs_prebuild *pPre; /* files being built from the log (txn.c) */
   size_t nPreAt;             /* log size at which to start or feed it next */
+  struct TxnFault *pFault;   /* faults the log's pages in ahead (txn.c) */
+  size_t nFaultAt;           /* log size at which to tell it again */
   uint8_t aStreamPrefix[ENG_TXN_STREAMS][ENG_PREFIX_BYTES]; /* theirs */
   size_t aStreamLast[ENG_TXN_STREAMS];  /* log offset of each one's last key */
   size_t anStreamLast[ENG_TXN_STREAMS]; /* and its bytes */

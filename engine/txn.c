@@ -58,8 +58,14 @@
 #include "storage/wal.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 /* A transaction keeps its op log's buffer and its last store batch for
 ** the next one up to this size; a bulk load's are freed at its end. */
@@ -86,21 +92,28 @@ int eng_agg_fold(int eAgg, const uint8_t *pBase, size_t nBase,
     return eng_hll_merge(pBase, nBase, pOp, nOp, pOut);
   }
   if (nOp != 8) {
-    return eng_err(WCS_CORRUPT_BKPT, "aggregate operand of %zu bytes, "
-                   "expected 8 (big-endian int64)", nOp);
+    return eng_err(WCS_CORRUPT_BKPT,
+                   "aggregate operand of %zu bytes, "
+                   "expected 8 (big-endian int64)",
+                   nOp);
   }
   if (pBase == NULL) return wcs_buf_append(pOut, pOp, nOp);
   if (nBase != 8) {
-    return eng_err(WCS_CORRUPT_BKPT, "aggregate cell value of %zu bytes, "
-                   "expected 8 (big-endian int64)", nBase);
+    return eng_err(WCS_CORRUPT_BKPT,
+                   "aggregate cell value of %zu bytes, "
+                   "expected 8 (big-endian int64)",
+                   nBase);
   }
   {
     int64_t a = (int64_t)wcs_get64be(pBase);
     int64_t b = (int64_t)wcs_get64be(pOp);
     int64_t r;
-    if (eAgg == WCS_AGG_SUM) r = (int64_t)((uint64_t)a + (uint64_t)b);
-    else if (eAgg == WCS_AGG_MIN) r = a < b ? a : b;
-    else r = a > b ? a : b;
+    if (eAgg == WCS_AGG_SUM)
+      r = (int64_t)((uint64_t)a + (uint64_t)b);
+    else if (eAgg == WCS_AGG_MIN)
+      r = a < b ? a : b;
+    else
+      r = a > b ? a : b;
     if (wcs_buf_reserve(pOut, 8)) return WCS_NOMEM;
     wcs_put64be(pOut->a, (uint64_t)r);
     pOut->n = 8;
@@ -140,13 +153,166 @@ static void pre_step(wcs_txn *t) {
   t->nPreAt = t->log.n + TXN_PRE_STEP;
 }
 
+/*
+** Faulting the log in ahead. A bulk load writes hundreds of megabytes of
+** op log, and each fresh 4 KiB page of it costs the writing thread a page
+** fault (the kernel clears the page and maps it): in bench_sql's sorted
+** load that was about a quarter of the module's time per row. Once a
+** transaction's log passes TXN_FAULT_START bytes, a worker thread of the
+** transaction keeps the pages up to TXN_FAULT_AHEAD bytes past the log's
+** end faulted in (madvise MADV_POPULATE_WRITE, which maps pages without
+** writing to them, so it never races with the bytes being written), told
+** every TXN_FAULT_STEP bytes; the writer then finds its pages mapped. The
+** worker lets go of the buffer while it moves (log_grow) and stops for
+** good where the kernel has no such request (Linux before 5.14, or not
+** Linux: there is no worker). It ends with the transaction (commit or
+** rollback), so an idle connection keeps no thread.
+*/
+#define TXN_FAULT_START (16u << 20)
+#define TXN_FAULT_STEP  (4u << 20)
+#define TXN_FAULT_AHEAD (16u << 20)
+
+typedef struct TxnFault {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* work for the worker, or it went idle */
+  uint8_t *pBase;    /* the log's buffer; NULL while it moves or is gone */
+  size_t nDone;      /* bytes from pBase known to be mapped */
+  size_t nWant;      /* map up to here */
+  int bBusy;         /* the worker is in madvise on pBase */
+  int bStop;         /* the transaction is being freed */
+  int bBroken;       /* the kernel refused: nothing more to do */
+} TxnFault;
+
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+#define TXN_CAN_FAULT 1
+
+static void *fault_main(void *pArg) {
+  TxnFault *f = (TxnFault *)pArg;
+  const uintptr_t mPage = 4095;
+  pthread_mutex_lock(&f->mu);
+  for (;;) {
+    uint8_t *a;
+    size_t lo, hi;
+    uintptr_t x, y;
+    int bOk = 1;
+    while (!f->bStop &&
+           (f->bBroken || f->pBase == NULL || f->nDone >= f->nWant)) {
+      pthread_cond_wait(&f->cv, &f->mu);
+    }
+    if (f->bStop) break;
+    a = f->pBase;
+    lo = f->nDone;
+    hi = f->nWant;
+    f->bBusy = 1;
+    pthread_mutex_unlock(&f->mu);
+    /* whole pages: from the page holding byte lo (mapped again if it is,
+    ** which changes nothing) to the last page that ends inside [0, hi) */
+    x = (uintptr_t)(a + lo) & ~mPage;
+    y = (uintptr_t)(a + hi) & ~mPage;
+    if (y > x && madvise((void *)x, y - x, MADV_POPULATE_WRITE) != 0) {
+      bOk = errno != EINVAL && errno != ENOSYS;
+    }
+    pthread_mutex_lock(&f->mu);
+    f->bBusy = 0;
+    if (!bOk) f->bBroken = 1;
+    if (f->pBase == a && f->nDone < hi) f->nDone = hi;
+    pthread_cond_broadcast(&f->cv);
+  }
+  pthread_mutex_unlock(&f->mu);
+  return NULL;
+}
+#else
+#define TXN_CAN_FAULT 0
+#endif
+
+/* The log passed nFaultAt: start the worker, or move its target. */
+static void fault_step(wcs_txn *t) {
+  TxnFault *f = t->pFault;
+  t->nFaultAt = t->log.n + TXN_FAULT_STEP;
+  if (!TXN_CAN_FAULT) {
+    t->nFaultAt = SIZE_MAX;
+    return;
+  }
+  if (f == NULL) {
+    f = calloc(1, sizeof(*f));
+    if (f == NULL) return;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    f->pBase = t->log.a;
+    f->nDone = t->log.n;
+#if TXN_CAN_FAULT
+    if (pthread_create(&f->thread, NULL, fault_main, f) != 0) {
+      pthread_cond_destroy(&f->cv);
+      pthread_mutex_destroy(&f->mu);
+      free(f);
+      t->nFaultAt = SIZE_MAX;
+      return;
+    }
+#endif
+    t->pFault = f;
+  }
+  pthread_mutex_lock(&f->mu);
+  if (f->bBroken) {
+    t->nFaultAt = SIZE_MAX;
+  } else if (f->pBase == t->log.a) {
+    size_t nWant = t->log.n + TXN_FAULT_AHEAD;
+    f->nWant = nWant < t->log.nAlloc ? nWant : t->log.nAlloc;
+    pthread_cond_broadcast(&f->cv);
+  }
+  pthread_mutex_unlock(&f->mu);
+}
+
+/* The log's buffer is about to move or go: wait until the worker is out
+** of it. */
+static void fault_pause(wcs_txn *t) {
+  TxnFault *f = t->pFault;
+  if (f == NULL) return;
+  pthread_mutex_lock(&f->mu);
+  f->pBase = NULL;
+  while (f->bBusy)
+    pthread_cond_wait(&f->cv, &f->mu);
+  pthread_mutex_unlock(&f->mu);
+}
+
+/* The log's buffer (moved, or new) is t->log.a: its first log.n bytes are
+** written, so mapped. */
+static void fault_resume(wcs_txn *t) {
+  TxnFault *f = t->pFault;
+  if (f == NULL) return;
+  pthread_mutex_lock(&f->mu);
+  f->pBase = t->log.a;
+  f->nDone = t->log.n;
+  f->nWant = t->log.n;
+  pthread_mutex_unlock(&f->mu);
+  t->nFaultAt = t->log.n; /* the next record tells it where to go */
+}
+
+static void fault_free(wcs_txn *t) {
+  TxnFault *f = t->pFault;
+  if (f == NULL) return;
+  pthread_mutex_lock(&f->mu);
+  f->bStop = 1;
+  pthread_cond_broadcast(&f->cv);
+  pthread_mutex_unlock(&f->mu);
+#if TXN_CAN_FAULT
+  pthread_join(f->thread, NULL);
+#endif
+  pthread_cond_destroy(&f->cv);
+  pthread_mutex_destroy(&f->mu);
+  free(f);
+  t->pFault = NULL;
+}
+
 /* log_reserve's way when the log is empty or full. The prebuild reading
-** the log lets go of it while it moves. */
+** the log, and the worker faulting it in, let go of it while it moves. */
 static int log_grow(wcs_txn *t, size_t nMore) {
   size_t n = t->log.n;
   int rc;
   if (t->pPre) wcs_prebuild_offer(t->pPre, NULL, 0);
+  fault_pause(t);
   rc = wcs_buf_reserve(&t->log, WAL_BATCH_HEADER + nMore);
+  fault_resume(t);
   if (t->pPre) wcs_prebuild_offer(t->pPre, t->log.a, n);
   if (rc == WCS_OK && t->log.n == 0) {
     memset(t->log.a, 0, WAL_BATCH_HEADER);
@@ -160,6 +326,7 @@ static int log_grow(wcs_txn *t, size_t nMore) {
 ** log is never empty, it holds the header gap. */
 static inline int log_reserve(wcs_txn *t, size_t nMore) {
   if (t->log.n >= t->nPreAt) pre_step(t);
+  if (t->log.n >= t->nFaultAt) fault_step(t);
   if (t->log.n > 0 && nMore <= t->log.nAlloc - t->log.n) return WCS_OK;
   return log_grow(t, nMore);
 }
@@ -167,10 +334,14 @@ static inline int log_reserve(wcs_txn *t, size_t nMore) {
 /* The log record's first byte for op ('P', 'D', 'R' or 'M'). */
 static uint8_t log_code(int op, int eAgg) {
   switch (op) {
-    case 'P': return WAL_OP_PUT;
-    case 'D': return WAL_OP_DELETE;
-    case 'R': return WAL_OP_RANGEDEL;
-    default: return (uint8_t)(LOG_OP_MERGE + eAgg);
+  case 'P':
+    return WAL_OP_PUT;
+  case 'D':
+    return WAL_OP_DELETE;
+  case 'R':
+    return WAL_OP_RANGEDEL;
+  default:
+    return (uint8_t)(LOG_OP_MERGE + eAgg);
   }
 }
 
@@ -197,20 +368,26 @@ static int log_append(wcs_txn *t, int op, const void *pKey, size_t nKey,
 
 /* Decode the log record at p (pEnd: the log's end): *pOp is 'P', 'D',
 ** 'R' or 'M' (*peAgg its aggregate); returns the next record. */
-static const uint8_t *log_next(const uint8_t *p, const uint8_t *pEnd,
-                               int *pOp, int *peAgg, const uint8_t **ppKey,
+static const uint8_t *log_next(const uint8_t *p, const uint8_t *pEnd, int *pOp,
+                               int *peAgg, const uint8_t **ppKey,
                                uint64_t *pnKey, const uint8_t **ppVal,
                                uint64_t *pnVal) {
   int c = *p++;
   *peAgg = 0;
   switch (c) {
-    case WAL_OP_PUT: *pOp = 'P'; break;
-    case WAL_OP_DELETE: *pOp = 'D'; break;
-    case WAL_OP_RANGEDEL: *pOp = 'R'; break;
-    default:
-      *pOp = 'M';
-      *peAgg = c - LOG_OP_MERGE;
-      break;
+  case WAL_OP_PUT:
+    *pOp = 'P';
+    break;
+  case WAL_OP_DELETE:
+    *pOp = 'D';
+    break;
+  case WAL_OP_RANGEDEL:
+    *pOp = 'R';
+    break;
+  default:
+    *pOp = 'M';
+    *peAgg = c - LOG_OP_MERGE;
+    break;
   }
   p += wcs_get_varint_fast(p, pEnd, pnKey);
   *ppKey = p;
@@ -228,10 +405,14 @@ static const uint8_t *log_next(const uint8_t *p, const uint8_t *pEnd,
 static int apply(Overlay *pOv, int op, const uint8_t *k, size_t nk,
                  const uint8_t *v, size_t nv, int eAgg) {
   switch (op) {
-    case 'P': return ov_put(pOv, k, nk, v, nv);
-    case 'D': return ov_delete(pOv, k, nk);
-    case 'R': return ov_delete_range(pOv, k, nk, v, nv);
-    default: return ov_merge(pOv, k, nk, eAgg, v, nv);
+  case 'P':
+    return ov_put(pOv, k, nk, v, nv);
+  case 'D':
+    return ov_delete(pOv, k, nk);
+  case 'R':
+    return ov_delete_range(pOv, k, nk, v, nv);
+  default:
+    return ov_merge(pOv, k, nk, eAgg, v, nv);
   }
 }
 
@@ -327,8 +508,10 @@ static int replay(wcs_txn *t, size_t nLog) {
   if (nLog < t->log.n) {
     /* the streams' last keys may be gone: start over when the log is
     ** emptied, give up key order otherwise (rare: a failed statement) */
-    if (nLog == 0) order_reset(t);
-    else t->bOrdered = 0;
+    if (nLog == 0)
+      order_reset(t);
+    else
+      t->bOrdered = 0;
   }
   t->log.n = nLog;
   if (!t->bOvLive) return log_walk(t, nLog, NULL, count_cb);
@@ -454,6 +637,7 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn) {
   if (t == NULL) return eng_err(WCS_NOMEM, "out of memory");
   t->pEng = pEng;
   t->flags = flags;
+  t->nFaultAt = TXN_FAULT_START;
   order_reset(t);
   rc = ov_new(&t->pOv);
   if (rc) {
@@ -473,6 +657,8 @@ static void txn_reset(wcs_txn *t) {
   t->heatSpan.pDef = NULL; /* the def may go once the transaction ends */
   t->bHeatIn = 0;
   t->bNow = 0;
+  fault_free(t);
+  t->nFaultAt = TXN_FAULT_START;
   if (t->log.nAlloc > TXN_KEEP_BYTES) wcs_buf_free(&t->log);
   ov_clear(t->pOv);
   t->bOvLive = 0;
@@ -481,7 +667,8 @@ static void txn_reset(wcs_txn *t) {
   t->nOp = 0;
   t->nSave = 0;
   order_reset(t);
-  for (i = 0; i < t->nDef; i++) eng_def_unref(t->pEng, t->apDef[i]);
+  for (i = 0; i < t->nDef; i++)
+    eng_def_unref(t->pEng, t->apDef[i]);
   t->nDef = 0;
   if (t->pSnap) {
     wcs_snapshot_free(t->pEng->db, t->pSnap);
@@ -515,10 +702,14 @@ static int batch_cb(void *pCtx, int op, const uint8_t *k, size_t nk,
   wcs_batch *b = pCtx;
   (void)eAgg;
   switch (op) {
-    case 'P': return wcs_batch_put(b, k, nk, v, nv);
-    case 'D': return wcs_batch_delete(b, k, nk);
-    case 'R': return wcs_batch_delete_range(b, k, nk, v, nv);
-    default: return WCS_INTERNAL; /* merges go through the overlay */
+  case 'P':
+    return wcs_batch_put(b, k, nk, v, nv);
+  case 'D':
+    return wcs_batch_delete(b, k, nk);
+  case 'R':
+    return wcs_batch_delete_range(b, k, nk, v, nv);
+  default:
+    return WCS_INTERNAL; /* merges go through the overlay */
   }
 }
 
@@ -610,8 +801,10 @@ static void sortops(SortOp *a, size_t n) {
     if (sortop_cmp(&a[j], &a[m]) < 0) tmp = a[j], a[j] = a[m], a[m] = tmp;
     piv = a[m];
     for (;;) {
-      while (sortop_cmp(&a[i], &piv) < 0) i++;
-      while (sortop_cmp(&piv, &a[j]) < 0) j--;
+      while (sortop_cmp(&a[i], &piv) < 0)
+        i++;
+      while (sortop_cmp(&piv, &a[j]) < 0)
+        j--;
       if (i >= j) break;
       tmp = a[i], a[i] = a[j], a[j] = tmp;
       i++;
@@ -700,7 +893,8 @@ int wcs_txn_commit(wcs_txn *t) {
   bLocked = eng_commit_lock(pEng);
   for (i = 0; i < t->nDef; i++) {
     if (t->apDef[i]->bStale) {
-      rc = eng_err(WCS_SCHEMA, "table %s was altered or dropped during the "
+      rc = eng_err(WCS_SCHEMA,
+                   "table %s was altered or dropped during the "
                    "transaction; nothing was written",
                    t->apDef[i]->zName);
       break;
@@ -715,16 +909,18 @@ int wcs_txn_commit(wcs_txn *t) {
       rc = wcs_batch_new(&pBatch);
     }
   }
-  if (rc == WCS_OK && t->pPre && t->bOrdered && !t->bHasMerge &&
-      t->bNoRange) {
+  if (rc == WCS_OK && t->pPre && t->bOrdered && !t->bHasMerge && t->bNoRange) {
     /* files built from the log while it grew: install them, unless the
     ** store declines (then the log is committed as below) */
     wcs_prebuild *pPre = t->pPre;
     t->pPre = NULL;
     rc = wcs_prebuild_commit(pPre, t->log.a, t->log.n, t->nOp);
-    if (rc == WCS_OK) bDone = 1;
-    else if (rc == WCS_NOTFOUND) rc = WCS_OK;
-    else rc = eng_err_db(pEng->db, rc, "committing a transaction");
+    if (rc == WCS_OK)
+      bDone = 1;
+    else if (rc == WCS_NOTFOUND)
+      rc = WCS_OK;
+    else
+      rc = eng_err_db(pEng->db, rc, "committing a transaction");
     if (rc || bDone) goto write;
   }
   if (rc == WCS_OK && !t->bOvLive) {
@@ -734,10 +930,12 @@ int wcs_txn_commit(wcs_txn *t) {
       /* only puts, already in the batch format: no copy */
       rc = wcs_batch_adopt(pBatch, &t->log, t->nOp,
                            t->nStream > 1 ? ENG_PREFIX_BYTES : 0);
-    } else if (t->bOrdered) rc = batch_in_key_order(t, pBatch);
+    } else if (t->bOrdered)
+      rc = batch_in_key_order(t, pBatch);
     else if (!t->bOrdered && t->bNoRange && t->nOp > 1)
       rc = batch_sorted(t, pBatch);
-    else rc = log_walk(t, t->log.n, pBatch, batch_cb);
+    else
+      rc = log_walk(t, t->log.n, pBatch, batch_cb);
     goto write;
   }
   for (i = 0; rc == WCS_OK && i < ov_range_count(t->pOv); i++) {
@@ -751,27 +949,27 @@ int wcs_txn_commit(wcs_txn *t) {
     const uint8_t *k = ov_node_key(n, &nk);
     const uint8_t *v = ov_node_val(n, &nv);
     switch (ov_node_kind(n)) {
-      case OV_PUT:
-        rc = wcs_batch_put(pBatch, k, nk, v, nv);
-        break;
-      case OV_DEL:
-        rc = wcs_batch_delete(pBatch, k, nk);
-        break;
-      case OV_MERGE: {
-        void *pBase = NULL;
-        size_t nBase = 0;
-        rc = wcs_db_get(pEng->db, NULL, k, nk, &pBase, &nBase);
-        if (rc) {
-          rc = eng_err_db(pEng->db, rc, "reading an aggregate cell");
-          break;
-        }
-        rc = eng_agg_fold(ov_node_agg(n), pBase, nBase, v, nv, &merged);
-        wcs_free(pBase);
-        if (rc == WCS_OK) rc = wcs_batch_put(pBatch, k, nk, merged.a, merged.n);
+    case OV_PUT:
+      rc = wcs_batch_put(pBatch, k, nk, v, nv);
+      break;
+    case OV_DEL:
+      rc = wcs_batch_delete(pBatch, k, nk);
+      break;
+    case OV_MERGE: {
+      void *pBase = NULL;
+      size_t nBase = 0;
+      rc = wcs_db_get(pEng->db, NULL, k, nk, &pBase, &nBase);
+      if (rc) {
+        rc = eng_err_db(pEng->db, rc, "reading an aggregate cell");
         break;
       }
-      default:
-        break;
+      rc = eng_agg_fold(ov_node_agg(n), pBase, nBase, v, nv, &merged);
+      wcs_free(pBase);
+      if (rc == WCS_OK) rc = wcs_batch_put(pBatch, k, nk, merged.a, merged.n);
+      break;
+    }
+    default:
+      break;
     }
   }
 write:
@@ -847,8 +1045,12 @@ int wcs_txn_release(wcs_txn *t, int iSave) {
   return WCS_OK;
 }
 
-int wcs_txn_count(const wcs_txn *t) { return t->nOp; }
-size_t wcs_txn_bytes(const wcs_txn *t) { return t->log.n + ov_bytes(t->pOv); }
+int wcs_txn_count(const wcs_txn *t) {
+  return t->nOp;
+}
+size_t wcs_txn_bytes(const wcs_txn *t) {
+  return t->log.n + ov_bytes(t->pOv);
+}
 
 /* ------------------------------------------------------------------ */
 /* mutations                                                           */
@@ -891,8 +1093,8 @@ static inline int txn_table(wcs_txn *t, wcs_table *pTab) {
 ** (nine arguments, three on the stack) cost as much as the checks. */
 static inline __attribute__((always_inline)) int
 cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
-            const char *zFamily, const void *pQual, size_t nQual,
-            int64_t *piTs, EngFamily **ppFam) {
+            const char *zFamily, const void *pQual, size_t nQual, int64_t *piTs,
+            EngFamily **ppFam) {
   /* the limits are tested here; the eng_check_* calls name the problem */
   int rc = txn_table(t, pTab);
   if (rc == WCS_OK && (nRow == 0 || nRow > WCS_MAX_ROW_KEY)) {
@@ -915,9 +1117,10 @@ cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
 }
 
 static int mismatch(const EngDef *pDef, const EngFamily *f, const char *zOp) {
-  return eng_err(WCS_MISMATCH, "column family type mismatch: %s on %s "
-                 "family %s of table %s", zOp,
-                 f->eAgg ? "aggregate" : "non-aggregate", f->zName,
+  return eng_err(WCS_MISMATCH,
+                 "column family type mismatch: %s on %s "
+                 "family %s of table %s",
+                 zOp, f->eAgg ? "aggregate" : "non-aggregate", f->zName,
                  pDef->zName);
 }
 
@@ -1037,10 +1240,9 @@ static int row_escaped(wcs_txn *t, const EngDef *pDef, const void *pRow,
 ** of log_append, without a key buffer of its own), with the row's
 ** escaping reused from the previous cell of the same row.
 */
-int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
-                     size_t nRow, const char *zFamily, const void *pQual,
-                     size_t nQual, int64_t iTs, const void *pVal,
-                     size_t nVal) {
+int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
+                     const char *zFamily, const void *pQual, size_t nQual,
+                     int64_t iTs, const void *pVal, size_t nVal) {
   EngFamily *f;
   EngDef *pDef = pTab->pDef;
   const uint8_t *q = pQual ? pQual : (const uint8_t *)"";
@@ -1128,15 +1330,14 @@ int wcs_txn_delete_cells(wcs_txn *t, wcs_table *pTab, const void *pRow,
                          size_t nQual, int64_t iStartTs, int64_t iEndTs) {
   EngFamily *f;
   wcs_buf s = {0}, e = {0};
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
-                       nQual, NULL, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
+                       NULL, &f);
   if (rc == WCS_OK && (iStartTs < 0 || iEndTs < 0)) {
     rc = eng_err(WCS_RANGE, "negative timestamp in a delete time range");
   }
   if (rc == WCS_OK && iEndTs != 0 && iEndTs <= iStartTs) return WCS_OK;
   if (rc == WCS_OK) {
-    rc = row_span(&s, &e, pTab->pDef, f, pRow, nRow, pQual ? pQual : "",
-                  nQual);
+    rc = row_span(&s, &e, pTab->pDef, f, pRow, nRow, pQual ? pQual : "", nQual);
   }
   if (rc == WCS_OK && iEndTs != 0) {
     /* ts in [start, end) <=> ~ts in [~(end-1), ~start] */
@@ -1183,8 +1384,8 @@ int wcs_txn_delete_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
   int rc = txn_table(t, pTab), i;
   if (rc == WCS_OK) rc = eng_check_row(pRow, nRow);
   for (i = 0; rc == WCS_OK && i < pTab->pDef->nFam; i++) {
-    rc = row_span(&s, &e, pTab->pDef, &pTab->pDef->aFam[i], pRow, nRow,
-                  NULL, 0);
+    rc =
+        row_span(&s, &e, pTab->pDef, &pTab->pDef->aFam[i], pRow, nRow, NULL, 0);
     if (rc == WCS_OK) rc = txn_op(t, 'R', s.a, s.n, e.a, e.n, 0);
   }
   if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
@@ -1198,8 +1399,8 @@ static int agg_op(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
                   EngFamily *f, const void *pQual, size_t nQual, int64_t iTs,
                   const void *pOp, size_t nOp) {
   wcs_buf k = {0};
-  int rc = eng_cell_key(&k, pTab->pDef->iTid, f->iFid, pRow, nRow, pQual,
-                        nQual, iTs);
+  int rc = eng_cell_key(&k, pTab->pDef->iTid, f->iFid, pRow, nRow, pQual, nQual,
+                        iTs);
   if (rc == WCS_OK) rc = txn_op(t, 'M', k.a, k.n, pOp, nOp, f->eAgg);
   if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
   if (rc == WCS_OK) {
@@ -1214,8 +1415,8 @@ int wcs_txn_add_to_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
                         size_t nQual, int64_t iTs, int64_t iValue) {
   EngFamily *f;
   uint8_t a[8];
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
-                       nQual, &iTs, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
+                       &iTs, &f);
   if (rc) return rc;
   if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "AddToCell");
   wcs_put64be(a, (uint64_t)iValue);
@@ -1237,13 +1438,15 @@ int wcs_txn_add_to_cell_bytes(wcs_txn *t, wcs_table *pTab, const void *pRow,
                               const void *pElem, size_t nElem) {
   EngFamily *f;
   wcs_buf op = {0};
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
-                       nQual, &iTs, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
+                       &iTs, &f);
   if (rc) return rc;
   if (f->eAgg != WCS_AGG_HLL) {
     if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "AddToCell");
-    return eng_err(WCS_MISMATCH, "AddToCell on family %s takes an INT64 "
-                   "input, not bytes", f->zName);
+    return eng_err(WCS_MISMATCH,
+                   "AddToCell on family %s takes an INT64 "
+                   "input, not bytes",
+                   f->zName);
   }
   rc = eng_hll_single(pElem, nElem, &op);
   if (rc == WCS_OK) {
@@ -1258,8 +1461,8 @@ int wcs_txn_merge_to_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
                           size_t nQual, int64_t iTs, const void *pState,
                           size_t nState) {
   EngFamily *f;
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "",
-                       nQual, &iTs, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
+                       &iTs, &f);
   if (rc) return rc;
   if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "MergeToCell");
   if (nState == 0) return WCS_OK;
@@ -1267,11 +1470,14 @@ int wcs_txn_merge_to_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
     uint64_t nDummy;
     rc = wcs_hll_estimate(pState, nState, &nDummy);
     if (rc) {
-      return eng_err(WCS_MISMATCH, "MergeToCell on family %s: the input is "
-                     "not a valid HLL state", f->zName);
+      return eng_err(WCS_MISMATCH,
+                     "MergeToCell on family %s: the input is "
+                     "not a valid HLL state",
+                     f->zName);
     }
   } else if (nState != 8) {
-    return eng_err(WCS_MISMATCH, "MergeToCell on family %s: the input has "
+    return eng_err(WCS_MISMATCH,
+                   "MergeToCell on family %s: the input has "
                    "%zu bytes, expected an 8-byte big-endian int64",
                    f->zName, nState);
   }
@@ -1303,10 +1509,11 @@ static int rmw(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
       if (bFound) {
         if (cur.n != 8) {
           char *zRow = wcs_escape(pRow, nRow, 64);
-          rc = eng_err(WCS_MISMATCH, "cannot increment row '%s' column "
+          rc = eng_err(WCS_MISMATCH,
+                       "cannot increment row '%s' column "
                        "%s: the value has %zu bytes, not an 8-byte "
-                       "big-endian int64", zRow ? zRow : "?", f->zName,
-                       cur.n);
+                       "big-endian int64",
+                       zRow ? zRow : "?", f->zName, cur.n);
           free(zRow);
         } else {
           v = (int64_t)wcs_get64be(cur.a);
@@ -1339,20 +1546,19 @@ int wcs_txn_increment(wcs_txn *t, wcs_table *pTab, const void *pRow,
                       size_t nRow, const char *zFamily, const void *pQual,
                       size_t nQual, int64_t iDelta, int64_t *piNew) {
   wcs_buf b = {0};
-  int rc = rmw(t, pTab, pRow, nRow, zFamily, pQual, nQual, 1, iDelta, NULL,
-               0, &b);
+  int rc =
+      rmw(t, pTab, pRow, nRow, zFamily, pQual, nQual, 1, iDelta, NULL, 0, &b);
   if (rc == WCS_OK && piNew) *piNew = (int64_t)wcs_get64be(b.a);
   wcs_buf_free(&b);
   return rc;
 }
 
-int wcs_txn_append(wcs_txn *t, wcs_table *pTab, const void *pRow,
-                   size_t nRow, const char *zFamily, const void *pQual,
-                   size_t nQual, const void *pVal, size_t nVal, void **ppNew,
-                   size_t *pnNew) {
+int wcs_txn_append(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
+                   const char *zFamily, const void *pQual, size_t nQual,
+                   const void *pVal, size_t nVal, void **ppNew, size_t *pnNew) {
   wcs_buf b = {0};
-  int rc = rmw(t, pTab, pRow, nRow, zFamily, pQual, nQual, 0, 0, pVal, nVal,
-               &b);
+  int rc =
+      rmw(t, pTab, pRow, nRow, zFamily, pQual, nQual, 0, 0, pVal, nVal, &b);
   if (ppNew) *ppNew = NULL;
   if (rc == WCS_OK && ppNew) {
     *ppNew = malloc(b.n ? b.n : 1);
@@ -1376,8 +1582,8 @@ static int bytecmp(const void *a, size_t na, const void *b, size_t nb) {
   return na < nb ? -1 : (na > nb);
 }
 
-int wcs_txn_check(wcs_txn *t, wcs_table *pTab, const void *pRow,
-                  size_t nRow, const wcs_predicate *pPred, int *pbMatch) {
+int wcs_txn_check(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
+                  const wcs_predicate *pPred, int *pbMatch) {
   int rc, bFound = 0, iFam = -1;
   int64_t iTs;
   wcs_buf cur = {0};
@@ -1396,19 +1602,35 @@ int wcs_txn_check(wcs_txn *t, wcs_table *pTab, const void *pRow,
   }
   if (eng_family(pTab->pDef, pPred->zFamily, &iFam) == NULL) return WCS_ERROR;
   rc = eng_read_latest(pTab, t, pRow, nRow, iFam,
-                       pPred->pQual ? pPred->pQual : "", pPred->nQual,
-                       &bFound, &iTs, &cur);
+                       pPred->pQual ? pPred->pQual : "", pPred->nQual, &bFound,
+                       &iTs, &cur);
   if (rc == WCS_OK) {
     int c = bFound ? bytecmp(cur.a, cur.n, pPred->pVal, pPred->nVal) : 0;
     switch (pPred->eOp) {
-      case WCS_PRED_EXISTS: *pbMatch = bFound; break;
-      case WCS_PRED_NOT_EXISTS: *pbMatch = !bFound; break;
-      case WCS_PRED_EQ: *pbMatch = bFound && c == 0; break;
-      case WCS_PRED_NE: *pbMatch = bFound && c != 0; break;
-      case WCS_PRED_LT: *pbMatch = bFound && c < 0; break;
-      case WCS_PRED_LE: *pbMatch = bFound && c <= 0; break;
-      case WCS_PRED_GT: *pbMatch = bFound && c > 0; break;
-      default: *pbMatch = bFound && c >= 0; break;
+    case WCS_PRED_EXISTS:
+      *pbMatch = bFound;
+      break;
+    case WCS_PRED_NOT_EXISTS:
+      *pbMatch = !bFound;
+      break;
+    case WCS_PRED_EQ:
+      *pbMatch = bFound && c == 0;
+      break;
+    case WCS_PRED_NE:
+      *pbMatch = bFound && c != 0;
+      break;
+    case WCS_PRED_LT:
+      *pbMatch = bFound && c < 0;
+      break;
+    case WCS_PRED_LE:
+      *pbMatch = bFound && c <= 0;
+      break;
+    case WCS_PRED_GT:
+      *pbMatch = bFound && c > 0;
+      break;
+    default:
+      *pbMatch = bFound && c >= 0;
+      break;
     }
   }
   wcs_buf_free(&cur);
@@ -1482,14 +1704,18 @@ int wcs_txn_delete_prefix(wcs_txn *t, wcs_table *pTab, const void *pPrefix,
   wcs_buf lo = {0}, hi = {0};
   int rc = txn_table(t, pTab), bHiOpen = 0;
   if (rc == WCS_OK && nPrefix > WCS_MAX_ROW_KEY) {
-    return eng_err(WCS_TOOBIG, "row key prefix of %zu bytes exceeds the "
-                   "row key limit of %d bytes", nPrefix, WCS_MAX_ROW_KEY);
+    return eng_err(WCS_TOOBIG,
+                   "row key prefix of %zu bytes exceeds the "
+                   "row key limit of %d bytes",
+                   nPrefix, WCS_MAX_ROW_KEY);
   }
   if (rc == WCS_OK) rc = eng_escape(&lo, pPrefix, nPrefix);
   if (rc == WCS_OK) {
     int r = eng_prefix_successor(&hi, lo.a, lo.n);
-    if (r < 0) rc = WCS_NOMEM;
-    else if (r == 0) bHiOpen = 1;
+    if (r < 0)
+      rc = WCS_NOMEM;
+    else if (r == 0)
+      bHiOpen = 1;
   }
   if (rc == WCS_OK) rc = delete_span(t, pTab, lo.a, lo.n, hi.a, hi.n, bHiOpen);
   if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
@@ -1507,41 +1733,40 @@ int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
   for (i = 0; rc == WCS_OK && i < nMut; i++) {
     const wcs_mutation *m = &aMut[i];
     switch (m->eType) {
-      case WCS_MUT_SET_CELL:
-        rc = wcs_txn_set_cell(t, pTab, pRow, nRow, m->zFamily, m->pQual,
-                              m->nQual, m->iTs, m->pVal, m->nVal);
-        break;
-      case WCS_MUT_DELETE_CELLS:
-        rc = wcs_txn_delete_cells(t, pTab, pRow, nRow, m->zFamily, m->pQual,
-                                  m->nQual, m->iTs, m->iEndTs);
-        break;
-      case WCS_MUT_DELETE_FAMILY:
-        rc = wcs_txn_delete_family(t, pTab, pRow, nRow, m->zFamily);
-        break;
-      case WCS_MUT_DELETE_ROW:
-        rc = wcs_txn_delete_row(t, pTab, pRow, nRow);
-        break;
-      case WCS_MUT_ADD_TO_CELL: {
-        EngFamily *f = eng_family(pTab->pDef, m->zFamily, NULL);
-        if (f == NULL) return WCS_ERROR;
-        if (f->eAgg == WCS_AGG_HLL && m->pVal) {
-          rc = wcs_txn_add_to_cell_bytes(t, pTab, pRow, nRow, m->zFamily,
-                                         m->pQual, m->nQual, m->iTs,
-                                         m->pVal, m->nVal);
-        } else {
-          rc = wcs_txn_add_to_cell(t, pTab, pRow, nRow, m->zFamily, m->pQual,
-                                   m->nQual, m->iTs, m->iValue);
-        }
-        break;
+    case WCS_MUT_SET_CELL:
+      rc = wcs_txn_set_cell(t, pTab, pRow, nRow, m->zFamily, m->pQual, m->nQual,
+                            m->iTs, m->pVal, m->nVal);
+      break;
+    case WCS_MUT_DELETE_CELLS:
+      rc = wcs_txn_delete_cells(t, pTab, pRow, nRow, m->zFamily, m->pQual,
+                                m->nQual, m->iTs, m->iEndTs);
+      break;
+    case WCS_MUT_DELETE_FAMILY:
+      rc = wcs_txn_delete_family(t, pTab, pRow, nRow, m->zFamily);
+      break;
+    case WCS_MUT_DELETE_ROW:
+      rc = wcs_txn_delete_row(t, pTab, pRow, nRow);
+      break;
+    case WCS_MUT_ADD_TO_CELL: {
+      EngFamily *f = eng_family(pTab->pDef, m->zFamily, NULL);
+      if (f == NULL) return WCS_ERROR;
+      if (f->eAgg == WCS_AGG_HLL && m->pVal) {
+        rc =
+            wcs_txn_add_to_cell_bytes(t, pTab, pRow, nRow, m->zFamily, m->pQual,
+                                      m->nQual, m->iTs, m->pVal, m->nVal);
+      } else {
+        rc = wcs_txn_add_to_cell(t, pTab, pRow, nRow, m->zFamily, m->pQual,
+                                 m->nQual, m->iTs, m->iValue);
       }
-      case WCS_MUT_MERGE_TO_CELL:
-        rc = wcs_txn_merge_to_cell(t, pTab, pRow, nRow, m->zFamily,
-                                   m->pQual, m->nQual, m->iTs, m->pVal,
-                                   m->nVal);
-        break;
-      default:
-        rc = eng_err(WCS_MISUSE, "unknown mutation type %d", m->eType);
-        break;
+      break;
+    }
+    case WCS_MUT_MERGE_TO_CELL:
+      rc = wcs_txn_merge_to_cell(t, pTab, pRow, nRow, m->zFamily, m->pQual,
+                                 m->nQual, m->iTs, m->pVal, m->nVal);
+      break;
+    default:
+      rc = eng_err(WCS_MISUSE, "unknown mutation type %d", m->eType);
+      break;
     }
   }
   return rc;
@@ -1557,8 +1782,8 @@ int wcs_table_mutate_row(wcs_table *pTab, const void *pRow, size_t nRow,
   return rc;
 }
 
-int wcs_table_check_and_mutate(wcs_table *pTab, const void *pRow,
-                               size_t nRow, const wcs_predicate *pPred,
+int wcs_table_check_and_mutate(wcs_table *pTab, const void *pRow, size_t nRow,
+                               const wcs_predicate *pPred,
                                const wcs_mutation *aTrue, int nTrue,
                                const wcs_mutation *aFalse, int nFalse,
                                int *pbMatched) {
@@ -1567,7 +1792,7 @@ int wcs_table_check_and_mutate(wcs_table *pTab, const void *pRow,
   int rc;
   if (nTrue == 0 && nFalse == 0) {
     return eng_err(WCS_MISUSE, "CheckAndMutate needs true or false "
-                   "mutations");
+                               "mutations");
   }
   rc = wcs_txn_begin(pTab->pEng, WCS_TXN_EXCLUSIVE, &t);
   if (rc == WCS_OK) rc = wcs_txn_check(t, pTab, pRow, nRow, pPred, &bMatch);
