@@ -465,6 +465,32 @@ START_TEST(test_prebuild_starts_over_after_a_rollback_to_empty) {
 }
 END_TEST
 
+/* A key below its family's last one makes the log no batch in key order:
+** no prebuild is installed (the engine drops it; the store's ingest, which
+** checks the order itself, would decline it too), and the rows read back
+** as written. The late row differs from the last one early in its key
+** (byte 9 of the cell key) or late (byte 13). */
+START_TEST(test_prebuild_dropped_by_a_key_out_of_order) {
+  static const int aLate[2] = {30005, 59998};
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  char *ab = preWantAll();
+  char *zDir = strdup(tu_tmpdir("prebuild-order"));
+  int iLate = aLate[_i];
+  preOpen(zDir, 1, &e, &t);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  preWrite(x, t, 0, iLate);
+  preWrite(x, t, iLate + 1, 60000);
+  preWrite(x, t, iLate, iLate + 1); /* after row 59999 */
+  preWrite(x, t, 60000, PRE_ROWS);
+  preCommit(e, t, x, ab, 0);
+  free(ab);
+  tu_rmrf(zDir);
+  free(zDir);
+}
+END_TEST
+
 /* A delete makes the log no batch in key order: the prebuild is dropped
 ** at the next record, the rows read back as written. */
 START_TEST(test_prebuild_dropped_by_a_delete) {
@@ -587,6 +613,7 @@ Suite *engine_txn_suite(void) {
   tcase_add_test(tc, test_prebuilt_commit_of_a_load_in_key_order);
   tcase_add_test(tc, test_prebuild_dropped_by_a_savepoint_rollback);
   tcase_add_test(tc, test_prebuild_dropped_by_a_delete);
+  tcase_add_loop_test(tc, test_prebuild_dropped_by_a_key_out_of_order, 0, 2);
   tcase_add_test(tc, test_prebuild_starts_over_after_a_rollback_to_empty);
   tcase_add_test(tc, test_prebuild_rollback_leaves_nothing);
   tcase_add_test(tc, test_big_log_is_faulted_in_ahead);
