@@ -197,6 +197,10 @@ struct wcs_cursor {
   wcs_buf col;                  /* forward collection: the current column's
                                 ** escaped qualifier esc(qual) 00 01 */
   wcs_buf lower, upper, prefix; /* scratch: a stream's iterator bounds */
+  wcs_buf emitPrefix;           /* rows starting with these bytes pass the
+                                ** row filter without a call (its last
+                                ** WCS_ROW_EMIT_PREFIX), when bEmitPrefix */
+  int bEmitPrefix;
   wcs_buf tmp, tmp2;
   struct Proof *aProof; /* [pDef->nFam] for rows_proven; NULL until first
                         ** needed */
@@ -1019,10 +1023,26 @@ static int advance(wcs_cursor *c) {
       rc = put(&c->row, c->rowT.a, c->rowT.n - 2);
       if (rc) break;
     }
-    if (c->xRowFilter) {
+    if (c->xRowFilter && c->bEmitPrefix && c->row.n >= c->emitPrefix.n &&
+        wcs_same_bytes(c->row.a, c->emitPrefix.a, c->emitPrefix.n)) {
+      v = WCS_ROW_EMIT; /* in the run the filter passed as a whole */
+    } else if (c->xRowFilter) {
       const void *pSeek = NULL;
       size_t nSeek = 0;
       v = c->xRowFilter(c->pFilterCtx, c->row.a, c->row.n, &pSeek, &nSeek);
+      if (v == WCS_ROW_EMIT_PREFIX) {
+        c->bEmitPrefix = 0;
+        if (nSeek > c->row.n || memcmp(pSeek, c->row.a, nSeek) != 0) {
+          rc = eng_err(WCS_MISUSE, "row filter gave a prefix the row does "
+                                   "not have");
+          break;
+        }
+        c->emitPrefix.n = 0;
+        rc = wcs_buf_append(&c->emitPrefix, pSeek, nSeek);
+        if (rc) break;
+        c->bEmitPrefix = 1;
+        v = WCS_ROW_EMIT;
+      }
       if (v == WCS_ROW_DONE) break;
       if (v == WCS_ROW_SEEK) {
         c->tmp2.n = 0;
@@ -1215,6 +1235,7 @@ static void cursor_free(wcs_cursor *c) {
   wcs_buf_free(&c->lower);
   wcs_buf_free(&c->upper);
   wcs_buf_free(&c->prefix);
+  wcs_buf_free(&c->emitPrefix);
   wcs_buf_free(&c->tmp);
   wcs_buf_free(&c->tmp2);
   free(c->aPos);
@@ -1547,6 +1568,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->bKeysOnly = o->bKeysOnly != 0;
   c->xRowFilter = o->xRowFilter;
   c->pFilterCtx = o->pFilterCtx;
+  c->bEmitPrefix = 0;
   c->iNow = eng_now(c->pEng);
   c->nStream = 0;
   c->nRows = 0;

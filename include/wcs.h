@@ -923,6 +923,8 @@ int wcs_hll_estimate(const void *pState, size_t nState, uint64_t *pnCount);
 #define WCS_ROW_SKIP 1 /* skip this row, go on with the next */
 #define WCS_ROW_SEEK 2 /* skip to the key in *ppSeek (see xRowFilter) */
 #define WCS_ROW_DONE 3 /* end of the scan */
+#define WCS_ROW_EMIT_PREFIX 4 /* return this row, and every row that starts
+                              ** with *ppSeek without asking (xRowFilter) */
 
 typedef struct wcs_read_options {
   /* Rows: the union of these ranges, each row once, in key order (they
@@ -960,6 +962,11 @@ typedef struct wcs_read_options {
   ** (owned by the filter, valid until its next call): forward, the next
   ** candidate is the first row >= that key; reverse, the last row < it.
   ** A seek that does not move in scan direction acts as WCS_ROW_SKIP.
+  ** For WCS_ROW_EMIT_PREFIX set *ppSeek and *pnSeek to a prefix of the row
+  ** key: the row is returned, and so is every later row that starts with
+  ** those bytes, without a call (the cursor keeps a copy; the next row
+  ** that does not start with them is asked about again). For a skip
+  ** scan, the fields it checks: the rows of one such prefix are a run.
   ** Other return values are errors returned by the cursor.
   */
   int (*xRowFilter)(void *pCtx, const void *pRow, size_t nRow,

@@ -519,6 +519,14 @@ int ks_plan_check(const ks_plan *pPlan, const uint8_t *pKey, int nKey,
 int ks_plan_check_stream(const ks_plan *pPlan, int iStream, const uint8_t *pKey,
                          int nKey, int bReverse, wcs_buf *pSeek);
 
+/* After KS_MATCH for pKey: the length of a prefix of pKey such that the
+** plan checks every key that starts with it as it checked pKey (KS_MATCH
+** for those inside its ranges), or 0 when it cannot tell. A SKIP plan
+** over delimited keys without salt gives the bytes of the fields it
+** navigates and the delimiter after them ("phone#4c41#" for SKIP SCAN on
+** id): a scan may emit the rows under that prefix without asking again. */
+int ks_plan_match_prefix(const ks_plan *pPlan, const uint8_t *pKey, int nKey);
+
 /* 1 if p[0..n-1] is valid UTF-8 (no overlongs, surrogates or > U+10FFFF;
 ** ASCII runs are checked 8 bytes at a time); else 0 and, when piBad is
 ** not NULL, *piBad = offset of the first bad byte. Keys, qualifiers,

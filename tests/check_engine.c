@@ -988,6 +988,74 @@ START_TEST(test_row_filter_skip_scan_seeks_between_prefixes) {
 }
 END_TEST
 
+/* A filter that passes rows x#y with y in {1, 2, 3} whole runs at a time:
+** for a row x#1 it answers WCS_ROW_EMIT_PREFIX with the prefix "x#" only
+** when x is even (so the rows x#2 and x#3 need no call), else
+** WCS_ROW_EMIT; y == 0 is skipped, y == 4 too (asked about only when the
+** prefix did not cover it). */
+typedef struct PrefixCtx {
+  int nCalls;
+  int bBad; /* answer with a prefix the row does not have */
+} PrefixCtx;
+static int prefix_filter(void *pCtx, const void *pRow, size_t nRow,
+                         const void **ppSeek, size_t *pnSeek) {
+  PrefixCtx *s = pCtx;
+  const char *z = pRow;
+  s->nCalls++;
+  if (nRow != 3 || z[2] == '0' || z[2] == '4') return WCS_ROW_SKIP;
+  if (((z[0] - 'a') % 2 == 0 || s->bBad) && z[2] == '1') {
+    *ppSeek = s->bBad ? "zz" : pRow;
+    *pnSeek = 2;
+    return WCS_ROW_EMIT_PREFIX;
+  }
+  return WCS_ROW_EMIT;
+}
+
+START_TEST(test_row_filter_prefix_passes_a_run_without_calls) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  wcs_cursor *c = NULL;
+  PrefixCtx s;
+  char r[16];
+  int x, y;
+  for (x = 0; x < 4; x++) {
+    for (y = 0; y < 5; y++) {
+      snprintf(r, sizeof(r), "%c#%d", 'a' + x, y);
+      setc(e, t, r, "a", "q", 1, "v");
+    }
+  }
+  memset(&s, 0, sizeof(s));
+  o.xRowFilter = prefix_filter;
+  o.pFilterCtx = &s;
+  /* the rows x#4 of the even x come through the prefix "x#" as well: the
+  ** filter's word covers every row that starts with it */
+  CHECK_DUMP(t, NULL, &o,
+             "a#1: a.q@1=v; a#2: a.q@1=v; a#3: a.q@1=v; a#4: a.q@1=v; "
+             "b#1: a.q@1=v; b#2: a.q@1=v; b#3: a.q@1=v; "
+             "c#1: a.q@1=v; c#2: a.q@1=v; c#3: a.q@1=v; c#4: a.q@1=v; "
+             "d#1: a.q@1=v; d#2: a.q@1=v; d#3: a.q@1=v;");
+  /* a and c: y = 0 and 1 asked; b and d: all five */
+  ck_assert_int_eq(s.nCalls, 2 + 5 + 2 + 5);
+  /* reverse: a run entered at x#4 is asked until x#1 gives the prefix */
+  memset(&s, 0, sizeof(s));
+  o.bReverse = 1;
+  CHECK_DUMP(t, NULL, &o,
+             "d#3: a.q@1=v; d#2: a.q@1=v; d#1: a.q@1=v; "
+             "c#3: a.q@1=v; c#2: a.q@1=v; c#1: a.q@1=v; c#0: a.q@1=v; "
+             "b#3: a.q@1=v; b#2: a.q@1=v; b#1: a.q@1=v; "
+             "a#3: a.q@1=v; a#2: a.q@1=v; a#1: a.q@1=v; a#0: a.q@1=v;");
+  ck_assert_int_eq(s.nCalls, 5 + 4 + 5 + 4);
+  /* a prefix the row does not have is an error */
+  memset(&s, 0, sizeof(s));
+  s.bBad = 1;
+  o.bReverse = 0;
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_MISUSE);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_cursor_seek_moves_both_ways) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -1684,8 +1752,8 @@ START_TEST(test_ordered_load_of_two_families_is_adopted_and_ingested) {
     ck_assert_int_eq(wcs_txn_savepoint(x, 1), WCS_OK);
     for (f = 0; f < 2; f++) {
       load_val(v, i, f);
-      ck_assert_int_eq(wcs_txn_set_cell(x, t, r, strlen(r), f ? "b" : "a",
-                                        "q", 1, 1, v, strlen(v)),
+      ck_assert_int_eq(wcs_txn_set_cell(x, t, r, strlen(r), f ? "b" : "a", "q",
+                                        1, 1, v, strlen(v)),
                        WCS_OK);
     }
     ck_assert_int_eq(wcs_txn_release(x, 1), WCS_OK);
@@ -2243,6 +2311,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_cursor_reuse_after_alter_and_drop);
   tcase_add_test(tc, test_reused_cursor_reads_a_row_at_one_point_in_time);
   tcase_add_test(tc, test_row_filter_skip_scan_seeks_between_prefixes);
+  tcase_add_test(tc, test_row_filter_prefix_passes_a_run_without_calls);
   tcase_add_test(tc, test_cursor_seek_moves_both_ways);
   tcase_add_test(tc, test_gc_none_keeps_everything);
   tcase_add_test(tc, test_gc_max_versions);

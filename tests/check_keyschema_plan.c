@@ -911,6 +911,55 @@ static int walk(const World *w, const ks_plan *p, int iStream, int bReverse,
   return nOut;
 }
 
+/* 1 if key k lies inside one of the plan's ranges. */
+static int inRanges(const ks_plan *p, const wcs_buf *k) {
+  int i;
+  for (i = 0; i < p->nRange; i++) {
+    const ks_range *r = &p->aRange[i];
+    int cLo = r->bStartUnbounded
+                  ? 1
+                  : cmpBytesV(k->a, (int)k->n, r->pStart, r->nStart);
+    int cHi =
+        r->bEndUnbounded ? -1 : cmpBytesV(k->a, (int)k->n, r->pEnd, r->nEnd);
+    if ((cLo > 0 || (cLo == 0 && r->bStartIncl)) &&
+        (cHi < 0 || (cHi == 0 && r->bEndIncl))) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Prefixes ks_plan_match_prefix gave, over all rounds (the test checks
+** that some were). */
+static int nMatchPrefix;
+
+/* For each emitted key (aIn), the prefix ks_plan_match_prefix gives: every
+** stored key with that prefix and inside the plan's ranges was emitted. */
+static void checkMatchPrefixes(const World *w, const ks_plan *p,
+                               const uint8_t *aIn) {
+  int i, j;
+  for (i = 0; i < w->nKey; i++) {
+    int n;
+    if (!aIn[i]) continue;
+    n = ks_plan_match_prefix(p, w->aKey[i].a, (int)w->aKey[i].n);
+    ck_assert_int_le(n, (int)w->aKey[i].n);
+    if (n <= 0) continue;
+    ck_assert_ptr_nonnull(p->pSkip);
+    nMatchPrefix++;
+    for (j = 0; j < w->nKey; j++) {
+      if (w->aKey[j].n < (size_t)n ||
+          memcmp(w->aKey[j].a, w->aKey[i].a, (size_t)n) != 0 ||
+          !inRanges(p, &w->aKey[j])) {
+        continue;
+      }
+      ck_assert_msg(aIn[j],
+                    "%s: %s: key %d shares the match prefix (%d bytes) of "
+                    "key %d but is not emitted",
+                    w->zSchema, ks_plan_describe(p), j, n, i);
+    }
+  }
+}
+
 static void bruteForceRound(World *w, Cons *c) {
   ks_plan_opts o;
   ks_plan *p = NULL;
@@ -954,6 +1003,7 @@ static void bruteForceRound(World *w, Cons *c) {
                     w->zSchema, zPlan ? zPlan : "", aWant[i], bRev);
     }
     ck_assert_int_eq(nKept, nWant);
+    checkMatchPrefixes(w, p, aIn);
     /* per stream: the buckets partition the same keys */
     if (p->nBucket > 0) {
       int nAll = 0;
@@ -986,6 +1036,7 @@ START_TEST(test_plan_brute_force_matches_the_constraints) {
   static Cons c;
   int iWorld, iRound;
   tu_seed(0);
+  nMatchPrefix = 0;
   for (iWorld = 0; iWorld < 400; iWorld++) {
     worldMake(&w);
     for (iRound = 0; iRound < 60; iRound++) {
@@ -994,6 +1045,7 @@ START_TEST(test_plan_brute_force_matches_the_constraints) {
     }
     worldFree(&w);
   }
+  ck_assert_int_gt(nMatchPrefix, 1000);
 }
 END_TEST
 

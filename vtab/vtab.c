@@ -1911,7 +1911,10 @@ static int wcsClose(sqlite3_vtab_cursor *pCursor) {
   return SQLITE_OK;
 }
 
-/* The engine's row filter for skip scans: ask the plan about each row. */
+/* The engine's row filter for skip scans: ask the plan about each row. A
+** row it matches comes with the prefix of the fields it navigated, when
+** the plan can tell: the engine then emits the rest of that run of rows
+** without asking (ks_plan_match_prefix, WCS_ROW_EMIT_PREFIX). */
 static int rowFilter(void *pCtx, const void *pRow, size_t nRow,
                      const void **ppSeek, size_t *pnSeek) {
   WcsStream *s = (WcsStream *)pCtx;
@@ -1924,8 +1927,13 @@ static int rowFilter(void *pCtx, const void *pRow, size_t nRow,
                               p->bReverse, &s->seek);
   }
   switch (rc) {
-  case KS_MATCH:
-    return WCS_ROW_EMIT;
+  case KS_MATCH: {
+    int n = ks_plan_match_prefix(p->pPlan, pRow, (int)nRow);
+    if (n <= 0) return WCS_ROW_EMIT;
+    *ppSeek = pRow;
+    *pnSeek = (size_t)n;
+    return WCS_ROW_EMIT_PREFIX;
+  }
   case KS_SEEK:
     *ppSeek = s->seek.a ? s->seek.a : (const void *)"";
     *pnSeek = s->seek.n;
