@@ -1366,10 +1366,9 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
 /* What a stream's iterator is aimed at (stream_bounds). */
 #define STREAM_RANGE 0 /* the open's ranges */
 #define STREAM_ROW   1 /* one row, with its bloom prefix */
-#define STREAM_FAMILY                                                          \
-  2 /* the whole family, no prefix: one row is read by                         \
-    ** a seek, and the iterator serves the next row                            \
-    ** after a refresh */
+#define STREAM_FAMILY 2 /* the whole family, no prefix: one row is read by
+                        ** a seek, and the iterator serves the next row
+                        ** after a refresh */
 
 /* The bounds of family i's iterator for this open (eMode, above):
 ** [P|lo(first range), P|hi(last range)) or the family's end; with

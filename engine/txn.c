@@ -180,7 +180,7 @@ typedef struct TxnFault {
   size_t nDone;      /* bytes from pBase known to be mapped */
   size_t nWant;      /* map up to here */
   int bBusy;         /* the worker is in madvise on pBase */
-  int bStop;         /* the transaction is being freed */
+  int bStop;         /* the transaction ends: the worker exits */
   int bBroken;       /* the kernel refused: nothing more to do */
 } TxnFault;
 

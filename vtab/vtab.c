@@ -1958,21 +1958,6 @@ static int valueCmp(const ks_value *a, const ks_value *b) {
   return a->eType - b->eType;
 }
 
-/* How many leading bytes a and b have in common. */
-static size_t commonPrefix(const uint8_t *a, size_t na, const uint8_t *b,
-                           size_t nb) {
-  size_t n = na < nb ? na : nb, i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x, y;
-    memcpy(&x, a + i, 8);
-    memcpy(&y, b + i, 8);
-    if (x != y) break;
-  }
-  while (i < n && a[i] == b[i])
-    i++;
-  return i;
-}
-
 /* Split the current row's key into aKey. Rows of a scan mostly begin with
 ** the fields of the row before: where the schema allows it, the split
 ** starts at the last field boundary of the previous split that lies in
@@ -1985,8 +1970,9 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
     return ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
   }
   if (p->nSplitOff == nField) {
-    size_t nSame =
-        commonPrefix(pRow, (size_t)nRow, p->splitHead.a, p->splitHead.n);
+    size_t nSame = wcs_common_prefix(
+        pRow, p->splitHead.a,
+        (size_t)nRow < p->splitHead.n ? (size_t)nRow : p->splitHead.n);
     k = nField - 1;
     while (k > 0 && (size_t)p->aSplitOff[k] > nSame)
       k--;
