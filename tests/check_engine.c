@@ -962,19 +962,25 @@ static int skip_filter(void *pCtx, const void *pRow, size_t nRow,
   return WCS_ROW_SEEK;
 }
 
+/* Rows "x#y" for x from 'a' on (nx of them) and y from 0 (ny), each with
+** the cell a.q@1 = v. */
+static void put_grid(wcs_engine *e, wcs_table *t, int nx, int ny) {
+  char r[16];
+  int x, y;
+  for (x = 0; x < nx; x++) {
+    for (y = 0; y < ny; y++) {
+      snprintf(r, sizeof(r), "%c#%d", 'a' + x, y);
+      setc(e, t, r, "a", "q", 1, "v");
+    }
+  }
+}
+
 START_TEST(test_row_filter_skip_scan_seeks_between_prefixes) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
   wcs_read_options o = ro();
   SkipCtx s;
-  char r[16];
-  int x, y;
-  for (x = 0; x < 5; x++) {
-    for (y = 0; y < 5; y++) {
-      snprintf(r, sizeof(r), "%c#%d", 'a' + x, y);
-      setc(e, t, r, "a", "q", 1, "v");
-    }
-  }
+  put_grid(e, t, 5, 5);
   memset(&s, 0, sizeof(s));
   o.xRowFilter = skip_filter;
   o.pFilterCtx = &s;
@@ -1017,14 +1023,7 @@ START_TEST(test_row_filter_prefix_passes_a_run_without_calls) {
   wcs_read_options o = ro();
   wcs_cursor *c = NULL;
   PrefixCtx s;
-  char r[16];
-  int x, y;
-  for (x = 0; x < 4; x++) {
-    for (y = 0; y < 5; y++) {
-      snprintf(r, sizeof(r), "%c#%d", 'a' + x, y);
-      setc(e, t, r, "a", "q", 1, "v");
-    }
-  }
+  put_grid(e, t, 4, 5);
   memset(&s, 0, sizeof(s));
   o.xRowFilter = prefix_filter;
   o.pFilterCtx = &s;

@@ -21,12 +21,7 @@
 
 Suite *storage_bound_suite(void);
 
-#define OK(x)                                                                  \
-  do {                                                                         \
-    int rc_ = (x);                                                             \
-    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
-                  db ? wcs_errmsg(db) : "");                                   \
-  } while (0)
+#define OK(x) TU_DB_OK(x)
 
 #define CACHE_BUDGET   (256 * 1024)
 #define MEM_BUDGET     (64 * 1024)

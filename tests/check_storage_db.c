@@ -30,12 +30,7 @@
 
 Suite *storage_db_suite(void);
 
-#define OK(x)                                                                  \
-  do {                                                                         \
-    int rc_ = (x);                                                             \
-    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
-                  db ? wcs_errmsg(db) : "");                                   \
-  } while (0)
+#define OK(x) TU_DB_OK(x)
 
 static void smallOptions(wcs_options *o) {
   wcs_options_init(o);

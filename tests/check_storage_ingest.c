@@ -36,12 +36,7 @@
 
 Suite *storage_ingest_suite(void);
 
-#define OK(x)                                                                  \
-  do {                                                                         \
-    int rc_ = (x);                                                             \
-    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
-                  db ? wcs_errmsg(db) : "");                                   \
-  } while (0)
+#define OK(x) TU_DB_OK(x)
 
 #define INGEST_MIN 4096 /* batches of this many bytes are ingested */
 

@@ -15,12 +15,7 @@
 
 Suite *storage_notes_suite(void);
 
-#define OK(x)                                                                  \
-  do {                                                                         \
-    int rc_ = (x);                                                             \
-    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
-                  db ? wcs_errmsg(db) : "");                                   \
-  } while (0)
+#define OK(x) TU_DB_OK(x)
 
 /* The test summary: counts of puts and deletes and the first and last
 ** user key, as text "P<puts> D<deletes> <first>..<last>". */

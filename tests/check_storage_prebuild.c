@@ -38,12 +38,7 @@
 
 Suite *storage_prebuild_suite(void);
 
-#define OK(x)                                                                  \
-  do {                                                                         \
-    int rc_ = (x);                                                             \
-    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
-                  db ? wcs_errmsg(db) : "");                                   \
-  } while (0)
+#define OK(x) TU_DB_OK(x)
 
 #define NOTFOUND(x) ck_assert_int_eq((x), WCS_NOTFOUND)
 

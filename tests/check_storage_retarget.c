@@ -18,12 +18,7 @@
 
 Suite *storage_retarget_suite(void);
 
-#define OK(x)                                                                  \
-  do {                                                                         \
-    int rc_ = (x);                                                             \
-    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
-                  db ? wcs_errmsg(db) : "");                                   \
-  } while (0)
+#define OK(x) TU_DB_OK(x)
 
 /* Rows are "rNN", cells "rNN:cMM"; the filters hold the 3-byte row. */
 static int rowPrefix(const void *pKey, int nKey) {

@@ -19,6 +19,16 @@ const char *tu_tmpdir(const char *zTag);
 /* Remove a directory tree (ignores missing paths). Returns 0 on success. */
 int tu_rmrf(const char *zPath);
 
+/* Check (check.h) that x returns WCS_OK, else fail with the expression,
+** the code and the store's message: for tests whose store is a variable
+** named db (NULL before it opens). */
+#define TU_DB_OK(x)                                                            \
+  do {                                                                         \
+    int rc_ = (x);                                                             \
+    ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
+                  db ? wcs_errmsg(db) : "");                                   \
+  } while (0)
+
 /* xorshift64* PRNG. tu_seed(0) takes the seed from WCS_SEED (a number, or
 ** "random" for one from the clock; unset: a fixed default, so test runs
 ** repeat) and prints it to stderr; returns the seed used. */
