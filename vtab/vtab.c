@@ -1962,20 +1962,29 @@ static int valueCmp(const ks_value *a, const ks_value *b) {
 ** the fields of the row before: where the schema allows it, the split
 ** starts at the last field boundary of the previous split that lies in
 ** the bytes the two keys share (ks_key_split_from), and the split is kept
-** for the next row. */
+** for the next row. The usual case, a row that keeps every field but the
+** last, is tested first with one comparison of the head. */
 static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   const uint8_t *pRow = p->pRow;
-  int nRow = (int)p->nRow, nField = s->nField, k = 0, i, rc;
+  int nRow = (int)p->nRow, nField = s->nField, k = 0, i, rc, bHeadKept = 0;
   if (!ks_key_split_resumes(s) || pRow == NULL) {
     return ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
   }
   if (p->nSplitOff == nField) {
-    size_t nSame = wcs_common_prefix(
-        pRow, p->splitHead.a,
-        (size_t)nRow < p->splitHead.n ? (size_t)nRow : p->splitHead.n);
+    int oLast = p->aSplitOff[nField - 1];
     k = nField - 1;
-    while (k > 0 && (size_t)p->aSplitOff[k] > nSame)
-      k--;
+    if (nRow >= oLast && memcmp(pRow, p->splitHead.a, (size_t)oLast) == 0) {
+      /* every field but the last as in the row before (the head is its
+      ** bytes up to the last field, and stays): the common case of a
+      ** scan, tested first */
+      bHeadKept = 1;
+    } else {
+      size_t nSame = wcs_common_prefix(
+          pRow, p->splitHead.a,
+          (size_t)nRow < p->splitHead.n ? (size_t)nRow : p->splitHead.n);
+      while (k > 0 && (size_t)p->aSplitOff[k] > nSame)
+        k--;
+    }
     for (i = 0; i < k; i++) {
       p->aKey[i].eType = KS_VAL_BYTES;
       p->aKey[i].p = pRow + p->aSplitOff[i];
@@ -1986,6 +1995,7 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   rc = k > 0 ? ks_key_split_from(s, pRow, nRow, k, p->aSplitOff[k], p->aKey,
                                  pzErr)
              : ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
+  if (bHeadKept) return rc;
   p->nSplitOff = 0;
   if (rc != WCS_OK) return rc;
   for (i = k; i < nField; i++) {
