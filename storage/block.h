@@ -273,20 +273,30 @@ static inline void block_copy_words(uint8_t *d, const uint8_t *s, uint32_t n) {
 ** entry, 0 without moving when that entry is not the common kind, or there
 ** is none (block_iter_next then takes the step, and reports damage). The
 ** common entry: a block with suffixes (every block of cell keys), a
-** current key rebuilt in aKey (not a whole entry read in place), a header
-** of one-byte varints read with one load (the restart count follows the
-** entries, so four bytes can always be loaded), lengths that pass
-** parseEntry's checks (a key of one-byte lengths is never too long), and a
-** key rebuilt from the current one with room to spare in aKey. The bytes
-** copied a word at a time past a delta stay in the block: its value, or
-** the restart array, follows.
+** current key rebuilt in aKey or read in place from the block (not one of
+** the reverse cache's), a header of one-byte varints read with one load
+** (the restart count follows the entries, so four bytes can always be
+** loaded), lengths that pass parseEntry's checks (a key of one-byte
+** lengths is never too long), and room to spare in aKey. An entry stored
+** whole (a restart point) is read in place and becomes the base; any
+** other is rebuilt in aKey, its shared prefix first copied there when the
+** current key is in the block. The bytes copied a word at a time past a
+** key part stay in the block: a value, or the restart array, follows.
+** (Taking restart points here too keeps a scan out of the general step,
+** which costs about twenty times as much, twice per restart interval: at
+** the restart point and just after it.)
 */
 static inline int block_iter_step(block_iter *p) {
   uint32_t iOff = p->iNext, h, nShared, nUnshared, nSuffix, nVal, nKey;
   const uint8_t *z;
-  if (!p->bSuffix || p->pKey != p->aKey || p->iCur >= p->nEnt ||
-      iOff >= p->nEnt || p->nEnt - iOff < 4) {
+  int bInBlock = 0;
+  if (!p->bSuffix || p->iCur >= p->nEnt || iOff >= p->nEnt ||
+      p->nEnt - iOff < 4) {
     return 0;
+  }
+  if (__builtin_expect(p->pKey != p->aKey, 0)) {
+    if (p->pKey < p->a || p->pKey >= p->a + p->nEnt) return 0;
+    bInBlock = 1;
   }
   z = p->a + iOff;
   h = wcs_get32(z);
@@ -295,15 +305,25 @@ static inline int block_iter_step(block_iter *p) {
   nSuffix = (h >> 16) & 0xff;
   nVal = h >> 24;
   nKey = nShared + nUnshared + nSuffix;
-  if ((h & 0x80808080u) != 0 || (nShared | nSuffix) == 0 || nShared > p->nKey ||
-      nSuffix > p->nBase || nUnshared + nVal > p->nEnt - iOff - 4 ||
-      nKey + 8 > p->nKeyAlloc || (nKey < WCS_IKEY_TRAILER && p->bIKey)) {
+  if ((h & 0x80808080u) != 0 || nShared > p->nKey || nSuffix > p->nBase ||
+      nUnshared + nVal > p->nEnt - iOff - 4 || nKey + 8 > p->nKeyAlloc ||
+      (nKey < WCS_IKEY_TRAILER && p->bIKey)) {
     return 0;
   }
   z += 4;
-  block_copy_words(p->aKey + nShared, z, nUnshared);
-  block_copy_words(p->aKey + nShared + nUnshared, p->pBase + p->nBase - nSuffix,
-                   nSuffix);
+  if (__builtin_expect((nShared | nSuffix) == 0, 0)) {
+    p->pKey = z; /* stored whole: read in place, and the new base */
+    p->pBase = z;
+    p->nBase = nUnshared;
+  } else {
+    if (__builtin_expect(bInBlock, 0)) {
+      block_copy_words(p->aKey, p->pKey, nShared);
+    }
+    block_copy_words(p->aKey + nShared, z, nUnshared);
+    block_copy_words(p->aKey + nShared + nUnshared,
+                     p->pBase + p->nBase - nSuffix, nSuffix);
+    p->pKey = p->aKey;
+  }
   p->nPrev = 0;
   p->nKey = nKey;
   p->nStepShared = nShared;
