@@ -85,6 +85,8 @@
 #define ENG_SWEEP_MICROS 20000 /* ... checked at most this often */
 #define ENG_SKIP_SEEK    8     /* cells stepped over before a seek */
 #define ENG_HEAT_BATCH   64    /* rows read counted in the heat map at once */
+#define ENG_PROBE        64    /* point reads that ask the bloom filters
+                               ** first, after one that found no row */
 #define ENG_POOL_KEEP_BYTES                                                    \
   262144 /* an idle cursor keeps buffers of up                                 \
          ** to this size each */
@@ -105,6 +107,8 @@ typedef struct Stream {
                         ** row, or -1 */
   int bPlain;           /* forward, no GC policy, cells not keys only:
                         ** collect_plain() applies (set at open) */
+  int bAbsent;          /* a point read whose row the family's bloom
+                        ** filters rule out: never seeked (set at open) */
   const char *zFamily;  /* the family's name, for its cells */
 } Stream;
 
@@ -119,6 +123,8 @@ typedef struct Slot {
                      ** _FAMILY (stream_bounds) */
   int64_t iRowUntil; /* point reads use STREAM_ROW until then (monotonic
                      ** micros): the family had several sources */
+  int nProbe;        /* point reads through the whole family's iterator
+                     ** left to ask its bloom filters first (ENG_PROBE) */
 } Slot;
 
 /* One key range in escaped row space: lo <= esc(r) 00 01 < hi. */
@@ -331,6 +337,10 @@ static int stream_seek(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
 static int stream_place(wcs_cursor *c, Stream *s, const uint8_t *b, size_t n,
                         int bOpen, int bForce) {
   int rc;
+  if (s->bAbsent) {
+    s->bDone = 1;
+    return WCS_OK;
+  }
   if (!bForce) {
     size_t nk;
     const uint8_t *k;
@@ -1541,6 +1551,32 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
   return WCS_OK;
 }
 
+/* A point read's streams that read the whole family through one sorted
+** run (STREAM_FAMILY) seek without the row's bloom filters, which serves
+** rows that exist best: a row-prefix iterator per read costs more than
+** the seek. A missing row costs that seek too, where the filters would
+** rule it out for a few probes. So after a point read found no row, the
+** next ENG_PROBE point reads through such a stream ask the filters first
+** (view_prefix_absent, with the row's bloom prefix P|esc(row) 00 01) and
+** skip the seek of a family that cannot hold the row; a run of reads that
+** find their rows stops the asking. */
+static int probe_blooms(wcs_cursor *c) {
+  int i, rc;
+  for (i = 0; i < c->nStream; i++) {
+    Stream *s = &c->aStream[i];
+    Slot *sl = &c->aSlot[s->iFam];
+    if (sl->eMode != STREAM_FAMILY || sl->nProbe <= 0) continue;
+    sl->nProbe--;
+    c->tmp2.n = 0;
+    rc = wcs_buf_append(&c->tmp2, s->aPre, ENG_PREFIX_BYTES);
+    if (rc == WCS_OK) rc = wcs_buf_append(&c->tmp2, LO(0), NLO(0));
+    if (rc == WCS_OK) rc = wcs_buf_append(&c->tmp2, "\x00\x01", 2);
+    if (rc) return eng_err(rc, "out of memory");
+    s->bAbsent = view_prefix_absent(s->pView, c->tmp2.a, c->tmp2.n);
+  }
+  return WCS_OK;
+}
+
 /* Set c up for a read with options o (c is fresh or taken from the pool:
 ** everything per-read is reset here) and position it on the first row. */
 static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
@@ -1643,6 +1679,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->bPlain = !c->bReverse && !c->bKeysOnly && d->aFam[i].nMaxVersions <= 0 &&
                 d->aFam[i].iMaxAge <= 0;
     s->zFamily = d->aFam[i].zName;
+    s->bAbsent = 0;
     if (bPoint) {
       /* one row of the latest state: through an iterator over the whole
       ** family, kept from read to read, while the family is one sorted
@@ -1737,11 +1774,23 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     wcs_snapshot_free(c->pEng->db, c->pSnap);
     c->pSnap = NULL;
   }
+  if (bPoint) {
+    rc = probe_blooms(c);
+    if (rc) return rc;
+  }
   c->iRange = c->bReverse ? c->nRange - 1 : 0;
   c->bPosOpen = c->bReverse;
   c->bReseek = 1;
   c->bPlaced = 0;
-  return advance(c);
+  rc = advance(c);
+  if (rc == WCS_OK && bPoint && c->bEof) {
+    /* no such row: ask the filters first for the next reads */
+    for (i = 0; i < c->nStream; i++) {
+      Slot *sl = &c->aSlot[c->aStream[i].iFam];
+      if (sl->eMode == STREAM_FAMILY) sl->nProbe = ENG_PROBE;
+    }
+  }
+  return rc;
 }
 
 void wcs_cursor_close(wcs_cursor *c) {

@@ -321,6 +321,9 @@ void view_release(EngView *p);
 int view_live(const EngView *p);
 /* Sources its store iterator merges (wcs_iter_sources); 0 without one. */
 int view_sources(const EngView *p);
+/* 1 when the view certainly has no key starting with pPre (a row's bloom
+** prefix): no overlay, and wcs_iter_prefix_absent says so. */
+int view_prefix_absent(const EngView *p, const void *pPre, size_t nPre);
 /* 1 if its store iterator reads the current memtables and files (no
 ** flush or compaction installed since it was made or refreshed). */
 int view_current(const EngView *p);

@@ -650,6 +650,11 @@ int view_sources(const EngView *v) {
   return v->pIter ? wcs_iter_sources(v->pIter) : 0;
 }
 
+int view_prefix_absent(const EngView *v, const void *pPre, size_t nPre) {
+  if (v->pOv || v->pIter == NULL) return 0;
+  return wcs_iter_prefix_absent(v->pIter, pPre, nPre);
+}
+
 int view_within(const EngView *v, const void *pLower, size_t nLower,
                 const void *pUpper, size_t nUpper, const void *pPrefix,
                 size_t nPrefix) {

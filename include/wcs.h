@@ -378,6 +378,18 @@ int wcs_iter_retarget(wcs_iter *pIter, const wcs_iter_options *pOpt);
 */
 int wcs_iter_sources(const wcs_iter *pIter);
 
+/*
+** 1 when the iterator's sources certainly hold no key starting with
+** pPre[0..nPre): it merges no memtable for its current bounds, the store's
+** xBloomPrefix (wcs_options) gives nPre for pPre, and the bloom filter of
+** every file of its version whose range meets those keys rules pPre out.
+** 0 when a source may hold one, or it cannot tell. What a point read of
+** one row asks before seeking an iterator over a wider range, so that a
+** missing row still costs only filter probes (engine/cursor.c).
+*/
+int wcs_iter_prefix_absent(const wcs_iter *pIter, const void *pPre,
+                           size_t nPre);
+
 /* One sorted file of a run, as wcs_iter_notes() reports it. */
 typedef struct wcs_file_note {
   const void *pNote; /* the file's note (wcs_options.xNoteEnd's bytes);

@@ -1651,6 +1651,7 @@ struct wcs_iter {
   uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
   int bMemSkipped;     /* sv->pMem was empty then: it has no child */
   int nSources;        /* children of the stream for the current target */
+  int nMemKid;         /* of which memtables */
   uint64_t iEpoch;     /* targets aimed so far (wcs_iter_epoch) */
   int bMemOff;         /* sv->pMem is not in the stream: it had no child
                        ** (bMemSkipped), or no key within the bounds when
@@ -2041,6 +2042,7 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
       it->apKid[nKid++] = it->apMem[i];
       bBelow = 0;
     }
+    it->nMemKid = nKid;
     for (i = 0; i < it->vi.nSlot; i++) {
       const wcs_vslot *s = &it->vi.aSlot[i];
       if (!s->bOn) continue;
@@ -2198,6 +2200,17 @@ int wcs_iter_retarget(wcs_iter *it, const wcs_iter_options *pOpt) {
 
 int wcs_iter_sources(const wcs_iter *it) {
   return it && it->pM ? it->nSources : 0;
+}
+
+int wcs_iter_prefix_absent(const wcs_iter *it, const void *pPre, size_t nPre) {
+  const wcs_options *o;
+  if (it == NULL || it->pM == NULL || it->nMemKid > 0) return 0;
+  o = &it->db->opt;
+  if (o->xBloomPrefix == NULL || nPre > INT_MAX ||
+      o->xBloomPrefix(pPre, (int)nPre) != (int)nPre) {
+    return 0;
+  }
+  return version_prefix_absent(it->sv->pVersion, pPre, nPre);
 }
 
 /* x for file f (wcs_iter_notes). */

@@ -1029,6 +1029,43 @@ int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
   return rc;
 }
 
+int version_prefix_absent(wcs_version *v, const uint8_t *pPre, size_t nPre) {
+  uint8_t aHi[256];
+  size_t nHi = nPre;
+  uint64_t h;
+  KeySl lo, hi;
+  int i, j;
+  if (nPre == 0 || nPre > sizeof(aHi)) return 0;
+  /* the keys with the prefix are [pPre, successor of pPre) */
+  memcpy(aHi, pPre, nPre);
+  while (nHi > 0 && aHi[nHi - 1] == 0xFF)
+    nHi--;
+  if (nHi == 0) return 0;
+  aHi[nHi - 1]++;
+  keySl(&lo, pPre, nPre);
+  keySl(&hi, aHi, nHi);
+  h = sst_bloom_hash(pPre, nPre);
+  for (i = 0; i < v->anFile[0]; i++) {
+    wcs_fmeta *f = v->aaFile[0][i];
+    if (overlapsSl(f, &lo, &hi) && prefixMay(f, 1, h)) return 0;
+  }
+  for (i = 1; i < WCS_NLEVEL; i++) {
+    wcs_fmeta **aFile = v->aaFile[i];
+    int iLo = 0, iHi = v->anFile[i];
+    while (iLo < iHi) {
+      int mid = (iLo + iHi) / 2;
+      if (endsBeforeSl(aFile[mid], &lo))
+        iLo = mid + 1;
+      else
+        iHi = mid;
+    }
+    for (j = iLo; j < v->anFile[i] && overlapsSl(aFile[j], &lo, &hi); j++) {
+      if (prefixMay(aFile[j], 1, h)) return 0;
+    }
+  }
+  return 1;
+}
+
 int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
                       size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
                       int (*x)(void *pCtx, const sst_rangedel *)) {

@@ -260,6 +260,14 @@ int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
                          int bFillCache, char **pzErr);
 void version_iters_clear(wcs_viters *p);
 
+/* 1 when no file of v can hold a key starting with pPre: every file whose
+** range meets those keys has a bloom filter by prefix (the store's
+** xBloomPrefix gives nPre for pPre) that rules pPre out. 0 when one may
+** hold such a key, or when it cannot tell (a prefix of more than 256
+** bytes, or of 0xFF bytes only). Probes pin each file's filter as a read
+** would. */
+int version_prefix_absent(wcs_version *v, const uint8_t *pPre, size_t nPre);
+
 /* Call x for the range tombstones of every file of v that cover keys in
 ** [lo, hi) and are visible at snap, as disjoint per-file fragments with
 ** the newest visible seq each (keys borrowed while v is referenced). */

@@ -535,6 +535,98 @@ START_TEST(test_point_reads_match_model_as_the_sources_change) {
 }
 END_TEST
 
+/* Data blocks looked up in the block cache so far. */
+static uint64_t block_lookups(wcs_db *db) {
+  return tu_db_stat(db, "cache_hits") + tu_db_stat(db, "cache_misses");
+}
+
+/* Set cell a:q (and b:q) of row zRow to zVal, in one transaction. */
+static void set_row(wcs_engine *e, wcs_table *t, const char *zRow,
+                    const char *zVal) {
+  wcs_txn *x = NULL;
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, zRow, strlen(zRow), "a", "q", 1, 1,
+                                    zVal, strlen(zVal)),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, zRow, strlen(zRow), "b", "q", 1, 1,
+                                    zVal, strlen(zVal)),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+}
+
+/* Point reads through the whole family's iterator (one sorted run) ask the
+** bloom filters first once a read found no row: missing rows then cost no
+** data block, rows that exist are still read, and a row written since is
+** found in the next run. */
+START_TEST(test_point_reads_of_missing_rows_ask_the_filters) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  wcs_db *db;
+  char zRow[16], zVal[101], zWant[300], *z;
+  uint64_t n0;
+  int i;
+  /* values of 100 bytes: the family spans dozens of blocks, so that reads
+  ** of rows far apart each look up a block of their own when they seek */
+  memset(zVal, 'v', 100);
+  zVal[100] = 0;
+  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
+  db = wcs_engine_db(e);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  for (i = 0; i < 2000; i++) {
+    snprintf(zRow, sizeof zRow, "r%05d", i);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, zRow, 6, "a", "q", 1, 1, zVal, 100), WCS_OK);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, zRow, 6, "b", "q", 1, 1, zVal, 100), WCS_OK);
+  }
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
+  for (i = 0; i < 10; i++) { /* rows that exist */
+    snprintf(zRow, sizeof zRow, "r%05d", i * 199);
+    snprintf(zWant, sizeof zWant, "%s: a.q@1=%s b.q@1=%s;", zRow, zVal, zVal);
+    z = point_read(t, (const uint8_t *)zRow, 6);
+    ck_assert_str_eq(z, zWant);
+    free(z);
+  }
+  /* the first miss seeks both families, the next ones ask the filters */
+  z = point_read(t, (const uint8_t *)"r00007x", 7);
+  ck_assert_str_eq(z, "");
+  free(z);
+  n0 = block_lookups(db);
+  for (i = 0; i < 40; i++) {
+    snprintf(zRow, sizeof zRow, "r%05dx", i * 47);
+    z = point_read(t, (const uint8_t *)zRow, 7);
+    ck_assert_str_eq(z, "");
+    free(z);
+  }
+  /* 80 seeks in blocks of their own without the filters; with them, a few
+  ** false positives at most */
+  ck_assert_uint_le(block_lookups(db) - n0, 8);
+  for (i = 0; i < 10; i++) { /* rows that exist, while the filters are asked */
+    snprintf(zRow, sizeof zRow, "r%05d", i * 199 + 3);
+    snprintf(zWant, sizeof zWant, "%s: a.q@1=%s b.q@1=%s;", zRow, zVal, zVal);
+    z = point_read(t, (const uint8_t *)zRow, 6);
+    ck_assert_str_eq(z, zWant);
+    free(z);
+  }
+  /* a missing row written, and the family one run again: found */
+  set_row(e, t, "r00007x", "new");
+  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
+  {
+    struct timespec ts = {0, 150 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* as in the test above */
+  }
+  z = point_read(t, (const uint8_t *)"r00007x", 7);
+  ck_assert_str_eq(z, "r00007x: a.q@1=new b.q@1=new;");
+  free(z);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 /* A row whose cells outgrow the cursor's cell buffer several times while
 ** it is read: every cell must still point at its own bytes. */
 START_TEST(test_wide_row_cells_survive_buffer_growth) {
@@ -609,6 +701,7 @@ Suite *engine_scan_suite(void) {
   tcase_add_test(tc, test_scans_match_model_in_time_ranges);
   tcase_add_test(tc, test_wide_row_cells_survive_buffer_growth);
   tcase_add_test(tc, test_point_reads_match_model_as_the_sources_change);
+  tcase_add_test(tc, test_point_reads_of_missing_rows_ask_the_filters);
   suite_add_tcase(s, tc);
   return s;
 }

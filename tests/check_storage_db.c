@@ -1727,6 +1727,58 @@ START_TEST(test_db_bounds_within_one_bloom_prefix_skip_files) {
 }
 END_TEST
 
+START_TEST(test_db_iter_prefix_absent_asks_the_files_filters) {
+  /* An iterator over a wider range answers whether its sources can hold
+  ** a key with a given bloom prefix: files only, every one ruling it out. */
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  char k[16];
+  int i, j, nAbsent = 0;
+  smallOptions(&o);
+  o.bInMemory = 1;
+  o.bNoBackground = 1;
+  o.xBloomPrefix = bloom3;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < 100; i += 2) { /* even rows only */
+    for (j = 0; j < 5; j++) {
+      snprintf(k, sizeof k, "r%02d%c", i, 'a' + j);
+      putS(db, k, "value");
+    }
+  }
+  OK(wcs_db_flush(db));
+  OK(wcs_iter_new(db, NULL, &it));
+  for (i = 0; i < 100; i++) {
+    snprintf(k, sizeof k, "r%02d", i);
+    if (i % 2 == 0) {
+      /* a row the files hold: never ruled out */
+      ck_assert_int_eq(wcs_iter_prefix_absent(it, k, 3), 0);
+    } else {
+      nAbsent += wcs_iter_prefix_absent(it, k, 3);
+    }
+  }
+  /* the missing rows: all but a filter's false positives (ten bits a key) */
+  ck_assert_int_ge(nAbsent, 45);
+  /* not a bloom prefix (bloom3 gives 3, not 2 or 4): no answer */
+  ck_assert_int_eq(wcs_iter_prefix_absent(it, "r5", 2), 0);
+  ck_assert_int_eq(wcs_iter_prefix_absent(it, "r51a", 4), 0);
+  wcs_iter_free(it);
+  /* a key of the prefix in the memtable: the iterator merges it, and the
+  ** filters cannot speak for it */
+  putS(db, "r51a", "value");
+  OK(wcs_iter_new(db, NULL, &it));
+  ck_assert_int_eq(wcs_iter_prefix_absent(it, "r51", 3), 0);
+  ck_assert_int_eq(wcs_iter_prefix_absent(it, "r53", 3), 0);
+  wcs_iter_free(it);
+  /* flushed into a file of its own: that file's filter holds it */
+  OK(wcs_db_flush(db));
+  OK(wcs_iter_new(db, NULL, &it));
+  ck_assert_int_eq(wcs_iter_prefix_absent(it, "r51", 3), 0);
+  wcs_iter_free(it);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 /* ---- the compaction filter */
 
 typedef struct FilterCtx {
@@ -2009,6 +2061,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_read_error_is_reported);
   tcase_add_test(tc, test_db_iter_refresh_sees_new_writes_files_and_tombstones);
   tcase_add_test(tc, test_db_bounds_within_one_bloom_prefix_skip_files);
+  tcase_add_test(tc, test_db_iter_prefix_absent_asks_the_files_filters);
   tcase_add_test(tc, test_db_compaction_filter_drops_keys_and_spares_snapshots);
   tcase_add_test(tc, test_db_differential_memory_background);
   tcase_add_test(tc, test_db_differential_memory_inline);
