@@ -905,6 +905,20 @@ int level_iter_new(wcs_fmeta **aFile, int nFile, int bFillCache,
 ** Iterators and tombstones over a version
 ** ==================================================================== */
 
+/* The first of the nFile files of a level >= 1 that does not end before
+** lo: the files that meet [lo, hi) are a run starting there. */
+static int firstNotBefore(wcs_fmeta **aFile, int nFile, const KeySl *lo) {
+  int iLo = 0, iHi = nFile;
+  while (iLo < iHi) {
+    int mid = (iLo + iHi) / 2;
+    if (endsBeforeSl(aFile[mid], lo))
+      iLo = mid + 1;
+    else
+      iHi = mid;
+  }
+  return iLo;
+}
+
 /* May f hold keys with this bloom prefix? */
 static int prefixMay(const wcs_fmeta *f, int bUse, uint64_t h) {
   if (!bUse || !sst_reader_bloom_prefixed(f->pReader)) return 1;
@@ -981,17 +995,8 @@ int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
   for (i = 1; rc == WCS_OK && i < WCS_NLEVEL; i++) {
     wcs_vslot *s = &p->aSlot[v->anFile[0] + i - 1];
     wcs_fmeta **aFile = v->aaFile[i];
-    int iLo = 0, iHi = v->anFile[i], nSel = 0, k;
+    int iLo = firstNotBefore(aFile, v->anFile[i], &lo), nSel = 0, k;
     s->bOn = 0;
-    /* the files in [lo, hi) are a run starting at the first one that
-    ** does not end before lo */
-    while (iLo < iHi) {
-      int mid = (iLo + iHi) / 2;
-      if (endsBeforeSl(aFile[mid], &lo))
-        iLo = mid + 1;
-      else
-        iHi = mid;
-    }
     for (j = iLo; j < v->anFile[i] && overlapsSl(aFile[j], &lo, &hi); j++) {
       nSel++;
     }
@@ -1051,15 +1056,8 @@ int version_prefix_absent(wcs_version *v, const uint8_t *pPre, size_t nPre) {
   }
   for (i = 1; i < WCS_NLEVEL; i++) {
     wcs_fmeta **aFile = v->aaFile[i];
-    int iLo = 0, iHi = v->anFile[i];
-    while (iLo < iHi) {
-      int mid = (iLo + iHi) / 2;
-      if (endsBeforeSl(aFile[mid], &lo))
-        iLo = mid + 1;
-      else
-        iHi = mid;
-    }
-    for (j = iLo; j < v->anFile[i] && overlapsSl(aFile[j], &lo, &hi); j++) {
+    for (j = firstNotBefore(aFile, v->anFile[i], &lo);
+         j < v->anFile[i] && overlapsSl(aFile[j], &lo, &hi); j++) {
       if (prefixMay(aFile[j], 1, h)) return 0;
     }
   }

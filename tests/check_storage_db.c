@@ -1685,12 +1685,11 @@ static int bloom3(const void *pKey, int nKey) {
   return nKey >= 3 ? 3 : -1;
 }
 
-START_TEST(test_db_bounds_within_one_bloom_prefix_skip_files) {
+/* An in-memory store whose bloom prefix is a key's first 3 bytes, with
+** rows r00, r02, ..., r98 (keys r00a..r00e and so on) in one file. */
+static wcs_db *even_rows_in_a_file(void) {
   wcs_db *db = NULL;
   wcs_options o;
-  wcs_iter *it = NULL;
-  wcs_iter_options io;
-  uint64_t nReads;
   char k[16];
   int i, j;
   smallOptions(&o);
@@ -1698,13 +1697,21 @@ START_TEST(test_db_bounds_within_one_bloom_prefix_skip_files) {
   o.bNoBackground = 1;
   o.xBloomPrefix = bloom3;
   OK(wcs_db_open(&db, NULL, &o, NULL));
-  for (i = 0; i < 100; i += 2) { /* even rows only */
+  for (i = 0; i < 100; i += 2) {
     for (j = 0; j < 5; j++) {
       snprintf(k, sizeof k, "r%02d%c", i, 'a' + j);
       putS(db, k, "value");
     }
   }
   OK(wcs_db_flush(db));
+  return db;
+}
+
+START_TEST(test_db_bounds_within_one_bloom_prefix_skip_files) {
+  wcs_db *db = even_rows_in_a_file();
+  wcs_iter *it = NULL;
+  wcs_iter_options io;
+  uint64_t nReads;
   memset(&io, 0, sizeof io);
   io.pLower = "r51";
   io.nLower = 3;
@@ -1730,23 +1737,10 @@ END_TEST
 START_TEST(test_db_iter_prefix_absent_asks_the_files_filters) {
   /* An iterator over a wider range answers whether its sources can hold
   ** a key with a given bloom prefix: files only, every one ruling it out. */
-  wcs_db *db = NULL;
-  wcs_options o;
+  wcs_db *db = even_rows_in_a_file();
   wcs_iter *it = NULL;
   char k[16];
-  int i, j, nAbsent = 0;
-  smallOptions(&o);
-  o.bInMemory = 1;
-  o.bNoBackground = 1;
-  o.xBloomPrefix = bloom3;
-  OK(wcs_db_open(&db, NULL, &o, NULL));
-  for (i = 0; i < 100; i += 2) { /* even rows only */
-    for (j = 0; j < 5; j++) {
-      snprintf(k, sizeof k, "r%02d%c", i, 'a' + j);
-      putS(db, k, "value");
-    }
-  }
-  OK(wcs_db_flush(db));
+  int i, nAbsent = 0;
   OK(wcs_iter_new(db, NULL, &it));
   for (i = 0; i < 100; i++) {
     snprintf(k, sizeof k, "r%02d", i);
