@@ -1380,6 +1380,16 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
                         ** a seek, and the iterator serves the next row
                         ** after a refresh */
 
+/* Append to b the bloom prefix of a point read's row in the family of
+** prefix aPre: P|esc(row) 00 01 (doc/engine.md, section 1), the one
+** range being [esc(row), esc(row) 00 02). */
+static int put_row_prefix(wcs_cursor *c, wcs_buf *b, const uint8_t *aPre) {
+  int rc = put(b, aPre, ENG_PREFIX_BYTES);
+  if (rc == WCS_OK) rc = put(b, LO(0), NLO(0));
+  if (rc == WCS_OK) rc = put(b, "\x00\x01", 2);
+  return rc;
+}
+
 /* The bounds of family i's iterator for this open (eMode, above):
 ** [P|lo(first range), P|hi(last range)) or the family's end; with
 ** STREAM_ROW also the row's bloom prefix P|esc(row) 00 01; with
@@ -1423,10 +1433,7 @@ static int stream_bounds(wcs_cursor *c, int i, int eMode, int bAgain) {
       rc = eng_put_family_end(&c->upper, d->iTid, iFid);
     }
   }
-  if (rc == WCS_OK && bPoint) {
-    rc = put(&c->prefix, c->lower.a, c->lower.n);
-    if (rc == WCS_OK) rc = put(&c->prefix, "\x00\x01", 2);
-  }
+  if (rc == WCS_OK && bPoint) rc = put_row_prefix(c, &c->prefix, aPre);
   return rc;
 }
 
@@ -1568,9 +1575,7 @@ static int probe_blooms(wcs_cursor *c) {
     if (sl->eMode != STREAM_FAMILY || sl->nProbe <= 0) continue;
     sl->nProbe--;
     c->tmp2.n = 0;
-    rc = wcs_buf_append(&c->tmp2, s->aPre, ENG_PREFIX_BYTES);
-    if (rc == WCS_OK) rc = wcs_buf_append(&c->tmp2, LO(0), NLO(0));
-    if (rc == WCS_OK) rc = wcs_buf_append(&c->tmp2, "\x00\x01", 2);
+    rc = put_row_prefix(c, &c->tmp2, s->aPre);
     if (rc) return eng_err(rc, "out of memory");
     s->bAbsent = view_prefix_absent(s->pView, c->tmp2.a, c->tmp2.n);
   }

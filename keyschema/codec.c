@@ -1157,28 +1157,17 @@ int ks_key_split_from(const ks_schema *s, const uint8_t *pKey, int nKey,
     return wcs_seterr(pzErr, WCS_MISUSE, "ks_key_split_from: field %d at %d",
                       iField, iOff);
   }
-  if (iField == s->nField - 1 && s->nDelim == 1 && s->aDelim[0] < 0x80) {
+  if (iField == s->nField - 1 && s->nDelim == 1 && s->aDelim[0] < 0x80 &&
+      asciiAbove(pKey + iOff, nKey - iOff, s->aDelim[0])) {
     /* The last field, as a scan mostly asks: it is the rest of the key,
-    ** valid if no byte of it is at or below the delimiter (anything else
-    ** takes the general path, for its message). */
-    const uint64_t k = 0x0101010101010101ULL * (uint64_t)(s->aDelim[0] + 1);
-    const uint8_t *z = pKey + iOff;
-    int n = nKey - iOff, j = 0, bClean = 1;
-    for (; j + 8 <= n && bClean; j += 8) {
-      uint64_t w;
-      memcpy(&w, z + j, 8);
-      bClean = ((w - k) & ~w & 0x8080808080808080ULL) == 0;
-    }
-    for (; j < n && bClean; j++) {
-      bClean = z[j] > s->aDelim[0];
-    }
-    if (bClean) {
-      aOut[iField].eType = KS_VAL_BYTES;
-      aOut[iField].p = z;
-      aOut[iField].n = n;
-      aOut[iField].i = 0;
-      return WCS_OK;
-    }
+    ** valid when every byte of it is above the delimiter (the ASCII case
+    ** is tested here; any other takes the general path, for its
+    ** message) */
+    aOut[iField].eType = KS_VAL_BYTES;
+    aOut[iField].p = pKey + iOff;
+    aOut[iField].n = nKey - iOff;
+    aOut[iField].i = 0;
+    return WCS_OK;
   }
   rc = splitDelimited(s, pKey, nKey, iField, iOff, aView, &zWhy, &iBad);
   if (rc != WCS_OK) return decodeError(s, pKey, nKey, iBad, zWhy, pzErr);

@@ -1862,16 +1862,7 @@ static int delListAdd(void *p, const sst_rangedel *d) {
   return WCS_OK;
 }
 
-/* The smallest key greater than every key with prefix p is p with
-** trailing 0xff bytes removed and the last byte incremented: its length
-** (0: none, p is all 0xff). */
-static size_t successorLen(const uint8_t *p, size_t n) {
-  while (n > 0 && p[n - 1] == 0xff)
-    n--;
-  return n;
-}
-
-/* Compare the successor of prefix p (nSucc = successorLen(p, ...) > 0
+/* Compare the successor of prefix p (nSucc = wcs_successor_len(p, ...) > 0
 ** bytes) with user key u, without building it. */
 static int successorCmp(const uint8_t *p, size_t nSucc, const uint8_t *u,
                         size_t nU) {
@@ -1910,7 +1901,7 @@ static void iterBoundsPrefix(wcs_iter *it) {
   n = pOpt->xBloomPrefix(it->lower.a, (int)it->lower.n);
   if (n <= 0 || (size_t)n > it->lower.n) return;
   if (pOpt->xBloomPrefix(it->lower.a, n) != n) return;
-  nSucc = successorLen(it->lower.a, (size_t)n);
+  nSucc = wcs_successor_len(it->lower.a, (size_t)n);
   /* every k with lower <= k < upper <= successor(p) starts with p */
   if (nSucc > 0 &&
       successorCmp(it->lower.a, nSucc, it->upper.a, it->upper.n) >= 0) {
@@ -1936,7 +1927,7 @@ static int iterSetBounds(wcs_iter *it, const wcs_iter_options *o) {
       pL = o->pPrefix;
       nL = o->nPrefix;
     }
-    nSucc = successorLen(o->pPrefix, o->nPrefix);
+    nSucc = wcs_successor_len(o->pPrefix, o->nPrefix);
     if (nSucc > 0 && pU && successorCmp(o->pPrefix, nSucc, pU, nU) >= 0) {
       nSucc = 0; /* upper is the smaller (or the same) */
     }

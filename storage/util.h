@@ -71,6 +71,15 @@ static inline uint64_t wcs_key_slice(const uint8_t *u, size_t nU,
   return v;
 }
 
+/* The smallest key greater than every key with prefix p is p with
+** trailing 0xff bytes removed and the last byte incremented: its length
+** (0: none, p is all 0xff). */
+static inline size_t wcs_successor_len(const uint8_t *p, size_t n) {
+  while (n > 0 && p[n - 1] == 0xff)
+    n--;
+  return n;
+}
+
 /* The length of the common prefix of a and b, both at least n bytes long,
 ** at most n: eight bytes at a time. Little-endian, the exclusive or of two
 ** words has its lowest set bit in the first differing byte, and the last

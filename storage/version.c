@@ -1036,16 +1036,13 @@ int version_iters_target(wcs_version *v, wcs_viters *p, const uint8_t *pLo,
 
 int version_prefix_absent(wcs_version *v, const uint8_t *pPre, size_t nPre) {
   uint8_t aHi[256];
-  size_t nHi = nPre;
+  size_t nHi = wcs_successor_len(pPre, nPre);
   uint64_t h;
   KeySl lo, hi;
   int i, j;
-  if (nPre == 0 || nPre > sizeof(aHi)) return 0;
+  if (nHi == 0 || nPre > sizeof(aHi)) return 0;
   /* the keys with the prefix are [pPre, successor of pPre) */
-  memcpy(aHi, pPre, nPre);
-  while (nHi > 0 && aHi[nHi - 1] == 0xFF)
-    nHi--;
-  if (nHi == 0) return 0;
+  memcpy(aHi, pPre, nHi);
   aHi[nHi - 1]++;
   keySl(&lo, pPre, nPre);
   keySl(&hi, aHi, nHi);
