@@ -677,6 +677,36 @@ START_TEST(test_cells_of_one_transaction_share_its_timestamp) {
 }
 END_TEST
 
+/* An UPDATE writes the columns it sets and no other: the columns it leaves
+** keep their one version (SQLite asks xColumn for them with
+** sqlite3_vtab_nochange, which only an UPDATE's scan may skip). Scans
+** outside a write transaction never ask, inside one they must. */
+START_TEST(test_update_writes_only_the_columns_it_sets) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'metrics', HISTORY)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,mem,meta) VALUES "
+         "('p','a',1,1,2,'{\"fw\":\"1\"}'), ('p','b',1,3,4,NULL)");
+  CHECK(db, "SELECT sum(cpu), sum(mem) FROM metrics", "4|6");
+  sqlite3_sleep(3);
+  OK(db, "UPDATE metrics SET cpu = cpu + 10"); /* a full scan */
+  sqlite3_sleep(3);
+  OK(db, "UPDATE metrics SET cpu = 30 WHERE device = 'p' AND id = 'a' "
+         "AND day = 1"); /* a point lookup */
+  sqlite3_sleep(3);
+  OK(db, "BEGIN");
+  CHECK(db, "SELECT count(*) FROM metrics", "2");
+  OK(db, "UPDATE metrics SET mem = mem + 1 WHERE id = 'b'");
+  OK(db, "COMMIT");
+  CHECK(db,
+        "SELECT id, qualifier, count(*), group_concat(value) FROM h "
+        "GROUP BY id, qualifier ORDER BY id, qualifier",
+        "a|cpu|3|30,11,1\na|fw|1|1\na|mem|1|2\nb|cpu|2|13,3\n"
+        "b|mem|2|5,4");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* Rows written in one transaction in key order, in reverse, shuffled, with
 ** the same row written twice, and across a failed statement: the result is
 ** the last write of each cell whatever order the commit used. */
@@ -1323,6 +1353,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_savepoints_across_tables);
   tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);
   tcase_add_test(tc, test_cells_of_one_transaction_share_its_timestamp);
+  tcase_add_test(tc, test_update_writes_only_the_columns_it_sets);
   tcase_add_test(tc,
                  test_write_order_in_a_transaction_does_not_change_the_result);
   tcase_add_test(tc, test_bad_key_values_name_field_and_byte);

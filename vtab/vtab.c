@@ -1784,6 +1784,9 @@ struct WcsCursor {
   WcsStream *aStream;       /* [nStream] */
   int iCur;                 /* stream holding the current row */
   int bEof;                 /* past the last row */
+  int bMayUpdate;           /* a write transaction was open at xFilter: the
+                            ** statement may be an UPDATE, which asks
+                            ** xColumn for unchanged columns (nochange) */
   int bPlain;               /* one stream, no residual, not a history view:
                             ** xNext takes the short path */
   sqlite3_int64 nLimit;     /* rows still to return, -1 = unlimited */
@@ -2456,6 +2459,9 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->nSkip = 0;
   p->bReverse = 0;
   p->bMerge = 0;
+  /* xUpdate runs only inside xBegin (an UPDATE's VBegin comes before its
+  ** scan), so without a write transaction nothing asks for nochange */
+  p->bMayUpdate = wcsReadTxn(pTab->pStore) != NULL;
   p->iCur = 0;
   if (pTab->pTab == NULL) {
     return setErr(&pTab->base,
@@ -2999,7 +3005,7 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                         SQLITE_TRANSIENT);
     return SQLITE_OK;
   }
-  if (!pTab->bHistory && sqlite3_vtab_nochange(ctx)) {
+  if (p->bMayUpdate && !pTab->bHistory && sqlite3_vtab_nochange(ctx)) {
     return SQLITE_OK; /* an UPDATE leaves this column alone */
   }
   if (iCol < s->nField) {
@@ -3105,7 +3111,7 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       const wcs_cell *c = &p->aCell[i];
       if (c->iFamily == d->iFamily && (int)c->nQual == d->nName &&
           bytesEq(c->pQual, d->zName, d->nName)) {
-        if (sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
+        if (p->bMayUpdate && sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
         if (d->bInt8 && c->nVal == 8) {
           sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(c->pVal));
         } else {
@@ -3915,9 +3921,13 @@ static int registerAll(sqlite3 *db, char **pzErrMsg) {
   return rc;
 }
 
-/* The loadable extension's entry point (`.load ./build/wcs`). */
+/* The loadable extension's entry point (`.load ./build/wcs`): the one
+** symbol the module exports (it is built with hidden visibility, so that
+** calls between its files are direct). */
 #ifdef _WIN32
 __declspec(dllexport)
+#else
+__attribute__((visibility("default")))
 #endif
     int sqlite3_wcs_init(sqlite3 *db, char **pzErrMsg,
                          const sqlite3_api_routines *pApi) {
