@@ -1030,7 +1030,10 @@ static int advance(wcs_cursor *c) {
         break;
       }
     } else {
-      rc = put(&c->row, c->rowT.a, c->rowT.n - 2);
+      /* from the stream's key, which has not moved, rather than from
+      ** rowT: its bytes were just stored, and loads that straddle two
+      ** stores in flight wait for both to reach the cache */
+      rc = put(&c->row, pBest, nBest - 2);
       if (rc) break;
     }
     if (c->xRowFilter && c->bEmitPrefix && c->row.n >= c->emitPrefix.n &&

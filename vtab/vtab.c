@@ -2951,7 +2951,6 @@ static int wcsEof(sqlite3_vtab_cursor *pCursor) {
 static int bytesEq(const void *a, const void *b, int n) {
   const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
   int i;
-  if (n > 16) return memcmp(a, b, (size_t)n) == 0;
   for (i = 0; i < n; i++) {
     if (x[i] != y[i]) return 0;
   }
@@ -2994,7 +2993,12 @@ static void resultKeyField(sqlite3_context *ctx, const ks_field *f,
   }
 }
 
-/* xColumn, all cases (see wcsColumn for the common one) */
+/* xColumn, all cases (see wcsColumn for the common one). Kept out of
+** line: inlined, its frame and saved registers made every call of the
+** common case pay for them. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                      int iCol) {
   WcsCursor *p = (WcsCursor *)pCursor;
@@ -3099,6 +3103,26 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 /* xColumn. The common case, a declared qualifier column of a table whose
 ** cell is where the column was found in the previous row (qualCell), is
 ** kept small: it runs for every column of every row of a scan. */
+/* wcsColumn's declared column q, found as cell c: the value, unless an
+** UPDATE leaves the column alone. Out of line, like columnAny, so that
+** the common case keeps a small frame. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int columnCell(const WcsCursor *p, const WcsTab *pTab,
+                      sqlite3_context *ctx, unsigned q, const wcs_cell *c) {
+  const WcsQualCol *d = &pTab->aQualCol[q];
+  const ks_schema *s = pTab->pSchema;
+  if (p->bMayUpdate && sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
+  if (d->bInt8 && c->nVal == 8) {
+    sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(c->pVal));
+  } else {
+    wcsResultCell(ctx, &s->aQual[q], s->aFamily[d->iFamily].eAgg, c->pVal,
+                  c->nVal);
+  }
+  return SQLITE_OK;
+}
+
 static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                      int iCol) {
   WcsCursor *p = (WcsCursor *)pCursor;
@@ -3111,15 +3135,12 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       const wcs_cell *c = &p->aCell[i];
       if (c->iFamily == d->iFamily && (int)c->nQual == d->nName &&
           bytesEq(c->pQual, d->zName, d->nName)) {
-        if (p->bMayUpdate && sqlite3_vtab_nochange(ctx)) return SQLITE_OK;
-        if (d->bInt8 && c->nVal == 8) {
+        if (d->bInt8 && c->nVal == 8 && !p->bMayUpdate) {
+          /* the common case: an INT64 column read by a query */
           sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(c->pVal));
-        } else {
-          const ks_schema *s = pTab->pSchema;
-          wcsResultCell(ctx, &s->aQual[q], s->aFamily[d->iFamily].eAgg, c->pVal,
-                        c->nVal);
+          return SQLITE_OK;
         }
-        return SQLITE_OK;
+        return columnCell(p, pTab, ctx, q, c);
       }
     }
   }
