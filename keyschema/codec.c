@@ -1180,6 +1180,23 @@ int ks_key_split_from(const ks_schema *s, const uint8_t *pKey, int nKey,
   return WCS_OK;
 }
 
+int ks_key_last_int(const ks_schema *s, const uint8_t *pKey, int nKey,
+                    int iOff, int64_t *pv) {
+  const ks_field *f = &s->aField[s->nField - 1];
+  const char *zWhy = NULL;
+  int n = nKey - iOff;
+  /* digits are above a one-byte delimiter below '0' (asciiAbove would say
+  ** yes to each; the grammar keeps a DECIMAL field's delimiter there), so
+  ** the digit check is the whole field check */
+  if (!ks_key_split_resumes(s) || s->nDelim != 1 || s->aDelim[0] >= '0' ||
+      (f->eType != KS_INT64 && f->eType != KS_TIMESTAMP) ||
+      (f->eEnc != KS_ENC_DECIMAL && f->eEnc != KS_ENC_REVERSED_DECIMAL) ||
+      iOff < 0 || n != f->nWidth || nKey > KS_MAX_KEY) {
+    return WCS_MISMATCH;
+  }
+  return ksIntFieldDecode(f, pKey + iOff, n, pv, &zWhy);
+}
+
 int ks_key_field_decode(const ks_schema *s, int iField, ks_value *pVal,
                         const uint8_t *pKey, int nKey, char **pzErr) {
   const ks_field *f = &s->aField[iField];

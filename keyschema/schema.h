@@ -321,6 +321,18 @@ int ks_key_split_from(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
                       int iField, int iOff, ks_value *aOut, char **pzErr);
 
 /*
+** The last field as an integer, for a scan that split the row before: the
+** key's last field begins at iOff (as in that split), and is an INT64 or
+** TIMESTAMP field in DECIMAL or REVERSED DECIMAL, valid as
+** ks_key_split_from() and ks_key_field_decode() would find it. Returns
+** WCS_OK with *pv, or WCS_MISMATCH for anything else (another encoding, a
+** bad field): the caller then takes that general path, which names the
+** error. Needs ks_key_split_resumes().
+*/
+int ks_key_last_int(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
+                    int iOff, int64_t *pv);
+
+/*
 ** Append to pOut bytes that every row key whose first nLeading fields equal
 ** aVal[0..nLeading-1] starts with (0 <= nLeading <= nField). DELIMITED: the
 ** fields with a delimiter after each when more fields follow

@@ -836,6 +836,82 @@ START_TEST(test_codec_split_from_matches_a_whole_split) {
 }
 END_TEST
 
+/* The last field as an integer, taken from its offset in an earlier split,
+** says yes exactly when the whole split and the field's decode do, with
+** the same value; it says no (WCS_MISMATCH) for every key they reject and
+** for schemas it does not handle, whose keys then take that general path.
+** Keys are random digits, delimiters and bytes around them. */
+START_TEST(test_codec_last_int_matches_split_and_decode) {
+  static const struct {
+    const char *zSchema;
+    int bHandled; /* ks_key_last_int decodes its good keys */
+  } aS[] = {
+      {"KEY (a STRING, d INT64 DECIMAL(4)) DELIMITED BY '#'", 1},
+      {"KEY (a STRING, b STRING, t TIMESTAMP REVERSED DECIMAL(5)) "
+       "DELIMITED BY '#'",
+       1},
+      {"KEY (a STRING, d INT64 DECIMAL(4)) DELIMITED BY '//'", 0},
+      {"KEY (a STRING, b STRING) DELIMITED BY '#'", 0}};
+  static const uint8_t aAlpha[] = {'#', ':', '/', '0', '5', '9', 'a', 0xC3};
+  int iS, iRound, nYes = 0, nNo = 0;
+  /* (the grammar keeps a DECIMAL field's delimiter below '0') */
+  tu_seed(0);
+  for (iS = 0; iS < (int)(sizeof aS / sizeof aS[0]); iS++) {
+    ks_schema *s = mustParse(aS[iS].zSchema);
+    const ks_field *f = &s->aField[s->nField - 1];
+    int nW = f->nWidth > 0 ? f->nWidth : 4;
+    for (iRound = 0; iRound < 3000; iRound++) {
+      uint8_t aKey[40];
+      ks_value aW[KS_MAX_FIELDS];
+      wcs_buf scratch = {0};
+      char *zW = NULL;
+      int nKey = 0, i, nOff, rcW, rcL;
+      int64_t v = -1;
+      for (i = 0; i + 1 < s->nField; i++) {
+        int j, n = 1 + (int)tu_rand_range(4);
+        for (j = 0; j < n; j++)
+          aKey[nKey++] = (uint8_t)('a' + tu_rand_range(26));
+        memcpy(aKey + nKey, s->aDelim, (size_t)s->nDelim);
+        nKey += s->nDelim;
+      }
+      nOff = nKey;
+      /* mostly the field's width of digits, sometimes other bytes or
+      ** another length */
+      {
+        int n = tu_rand_range(4) ? nW : (int)tu_rand_range((uint64_t)nW + 3);
+        for (i = 0; i < n; i++)
+          aKey[nKey++] = tu_rand_range(8) ? (uint8_t)('0' + tu_rand_range(10))
+                                         : aAlpha[tu_rand_range(sizeof aAlpha)];
+      }
+      rcW = ks_key_split(s, aKey, nKey, aW, &scratch, &zW);
+      if (rcW == WCS_OK && (aW[s->nField - 1].p - aKey) != nOff) {
+        rcW = WCS_MISMATCH; /* a delimiter inside the tail: another split */
+      }
+      for (i = 0; rcW == WCS_OK && i < s->nField; i++) {
+        rcW = ks_key_field_decode(s, i, &aW[i], aKey, nKey, &zW);
+      }
+      rcL = ks_key_last_int(s, aKey, nKey, nOff, &v);
+      if (rcL == WCS_OK) {
+        nYes++;
+        ck_assert(aS[iS].bHandled);
+        ck_assert_int_eq(rcW, WCS_OK);
+        ck_assert_int_eq(aW[s->nField - 1].eType, KS_VAL_INT);
+        ck_assert_int_eq(v, aW[s->nField - 1].i);
+      } else {
+        nNo++;
+        ck_assert_int_eq(rcL, WCS_MISMATCH);
+        if (aS[iS].bHandled) ck_assert_int_ne(rcW, WCS_OK);
+      }
+      free(zW);
+      wcs_buf_free(&scratch);
+    }
+    ks_schema_free(s);
+  }
+  ck_assert_int_gt(nYes, 3000);
+  ck_assert_int_gt(nNo, 3000);
+}
+END_TEST
+
 /* Only delimited keys without salt split from a boundary: a salt byte is a
 ** hash of the whole key, and ORDERED CODE fields may be unescaped. */
 START_TEST(test_codec_split_from_needs_a_plain_delimited_schema) {
@@ -1387,6 +1463,7 @@ Suite *keyschema_codec_suite(void) {
                       0, (int)(sizeof(aBadKey) / sizeof(aBadKey[0])));
   tcase_add_test(tc, test_codec_field_decode_reads_only_its_field);
   tcase_add_test(tc, test_codec_split_from_matches_a_whole_split);
+  tcase_add_test(tc, test_codec_last_int_matches_split_and_decode);
   tcase_add_test(tc, test_codec_split_from_needs_a_plain_delimited_schema);
   tcase_add_test(tc, test_codec_decode_points_into_the_key);
   tcase_add_test(tc, test_codec_random_tuples_roundtrip);

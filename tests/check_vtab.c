@@ -800,6 +800,28 @@ START_TEST(test_undecodable_row_key_is_an_error_naming_it) {
   /* and the bad row can be removed by its key */
   OK(db, "DELETE FROM metrics WHERE _key = 'p#zz'");
   CHECK(db, "SELECT id, cpu FROM metrics", "a|1");
+  /* keys that share the head of the good row before them in the scan,
+  ** where a scan reading only the last field takes it from that row's
+  ** split: a delimiter in the tail, one digit too many */
+  CHECK(db,
+        "SELECT wcs_increment('metrics', 'p#a#0000#001', 'stats', 'cpu', 1)",
+        "1");
+  CHECK_ERR(db, "SELECT day FROM metrics", "p#a#0000#001");
+  CHECK_ERR(db, "SELECT max(day) FROM metrics WHERE device = 'p'",
+            "p#a#0000#001");
+  OK(db, "DELETE FROM metrics WHERE _key = 'p#a#0000#001'");
+  CHECK(db,
+        "SELECT wcs_increment('metrics', 'p#a#000000012', 'stats', 'cpu', 1)",
+        "1");
+  CHECK_ERR(db, "SELECT day FROM metrics", "p#a#000000012");
+  OK(db, "DELETE FROM metrics WHERE _key = 'p#a#000000012'");
+  /* a head as long as the good row's, but with a field too many */
+  CHECK(db,
+        "SELECT wcs_increment('metrics', 'q###00000002', 'stats', 'cpu', 1)",
+        "1");
+  CHECK_ERR(db, "SELECT day FROM metrics", "q###00000002");
+  OK(db, "DELETE FROM metrics WHERE _key = 'q###00000002'");
+  CHECK(db, "SELECT id, day, cpu FROM metrics", "a|1|1");
   sqlite3_close(db);
 }
 END_TEST

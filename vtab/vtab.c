@@ -2025,7 +2025,27 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   char *zErr = NULL;
   int rc = WCS_OK;
   if ((p->mDecoded >> iField) & 1) return SQLITE_OK;
+  if (!p->bSplit && iField == p->nSplitOff - 1 &&
+      iField == pTab->pSchema->nField - 1) {
+    /* the last field of a row that keeps the head of the row split
+    ** before (the common case of a scan reading a day or a timestamp):
+    ** decoded from its offset there, without splitting the row again */
+    int oLast = p->aSplitOff[iField];
+    if ((int)p->nRow >= oLast &&
+        memcmp(p->pRow, p->splitHead.a, (size_t)oLast) == 0 &&
+        ks_key_last_int(pTab->pSchema, p->pRow, (int)p->nRow, oLast,
+                        &p->aKey[iField].i) == WCS_OK) {
+      p->aKey[iField].eType = KS_VAL_INT;
+      p->aKey[iField].p = NULL;
+      p->aKey[iField].n = 0;
+      p->mDecoded |= (uint64_t)1 << iField;
+      return SQLITE_OK;
+    }
+  }
   if (!p->bSplit) {
+    /* the split sets every field's bytes again, the last one decoded
+    ** above among them: it will be decoded again if asked */
+    p->mDecoded = 0;
     rc = splitRow(p, pTab->pSchema, &zErr);
     p->bSplit = rc == WCS_OK;
   }
