@@ -7,7 +7,9 @@
 ** plan forward and in reverse: a seek must move strictly past the key.
 ** Where a key splits and its schema lets a split resume at a field
 ** boundary, the key with one byte after each boundary dropped must split
-** from that boundary exactly as it splits whole (ks_key_split_from).
+** from that boundary exactly as it splits whole (ks_key_split_from), and
+** its last field, taken from its offset, must decode as an integer
+** (ks_key_last_int) exactly when the field decodes, to the same value.
 ** Seeds in tests/corpus/keydecode/.
 */
 #include <stdint.h>
@@ -86,6 +88,21 @@ static void checkSplitFrom(const ks_schema *s, const uint8_t *pKey, int nKey,
     if (rcW != rcF) abort();
     for (i = 0; rcW == WCS_OK && i < s->nField; i++) {
       if (aW[i].p != aF[i].p || aW[i].n != aF[i].n) abort();
+    }
+  }  {
+    /* the last field from its offset (the key split above) */
+    const ks_field *f = &s->aField[s->nField - 1];
+    int iOff = (int)(aK[s->nField - 1].p - pKey), bInt, rcD;
+    int64_t v = 0;
+    bInt = (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) &&
+           (f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL) &&
+           s->nDelim == 1;
+    rcD = ks_key_field_decode(s, s->nField - 1, &aK[s->nField - 1], pKey, nKey,
+                              NULL);
+    if (ks_key_last_int(s, pKey, nKey, iOff, &v) == WCS_OK) {
+      if (!bInt || rcD != WCS_OK || aK[s->nField - 1].i != v) abort();
+    } else if (bInt && rcD == WCS_OK) {
+      abort();
     }
   }
 }
