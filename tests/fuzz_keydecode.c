@@ -89,7 +89,8 @@ static void checkSplitFrom(const ks_schema *s, const uint8_t *pKey, int nKey,
     for (i = 0; rcW == WCS_OK && i < s->nField; i++) {
       if (aW[i].p != aF[i].p || aW[i].n != aF[i].n) abort();
     }
-  }  {
+  }
+  {
     /* the last field from its offset (the key split above) */
     const ks_field *f = &s->aField[s->nField - 1];
     int iOff = (int)(aK[s->nField - 1].p - pKey), bInt, rcD;

@@ -2025,8 +2025,8 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   char *zErr = NULL;
   int rc = WCS_OK;
   if ((p->mDecoded >> iField) & 1) return SQLITE_OK;
-  if (!p->bSplit && iField == p->nSplitOff - 1 &&
-      iField == pTab->pSchema->nField - 1) {
+  if (!p->bSplit && p->nSplitOff == pTab->pSchema->nField &&
+      iField == p->nSplitOff - 1) {
     /* the last field of a row that keeps the head of the row split
     ** before (the common case of a scan reading a day or a timestamp):
     ** decoded from its offset there, without splitting the row again */
@@ -3120,9 +3120,6 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   return SQLITE_OK;
 }
 
-/* xColumn. The common case, a declared qualifier column of a table whose
-** cell is where the column was found in the previous row (qualCell), is
-** kept small: it runs for every column of every row of a scan. */
 /* wcsColumn's declared column q, found as cell c: the value, unless an
 ** UPDATE leaves the column alone. Out of line, like columnAny, so that
 ** the common case keeps a small frame. */
@@ -3143,6 +3140,9 @@ static int columnCell(const WcsCursor *p, const WcsTab *pTab,
   return SQLITE_OK;
 }
 
+/* xColumn. The common case, a declared qualifier column of a table whose
+** cell is where the column was found in the previous row (qualCell), is
+** kept small: it runs for every column of every row of a scan. */
 static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                      int iCol) {
   WcsCursor *p = (WcsCursor *)pCursor;
