@@ -78,7 +78,18 @@ struct wcs_cache_handle {
 typedef struct cache_slot {
   uint64_t h;          /* p->h, so a probe need not touch p */
   wcs_cache_handle *p; /* the entry */
+  const void *pAux;    /* p->pAux (set before insertion, never after) */
+  void *pUnused;       /* (32 bytes: two slots to a cache line) */
 } cache_slot;
+
+/* A table of n empty slots on whole cache lines (a probe reads one line),
+** or NULL when out of memory. */
+static cache_slot *slotsNew(size_t n) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, n * sizeof(cache_slot)) != 0) return NULL;
+  memset(p, 0, n * sizeof(cache_slot));
+  return p;
+}
 
 struct cache_shard {
   pthread_mutex_t mutex; /* guards everything below */
@@ -148,7 +159,7 @@ int wcs_cache_new(size_t nBudget, wcs_cache **ppCache) {
     s->nBudget = nBudget / (size_t)p->nShard;
     s->ring.pNext = s->ring.pPrev = &s->ring;
     s->nHash = 64;
-    s->aSlot = calloc(s->nHash, sizeof *s->aSlot);
+    s->aSlot = slotsNew(s->nHash);
     if (s->aSlot == NULL) {
       p->nShard = i + 1;
       wcs_cache_free(p);
@@ -260,7 +271,16 @@ static cache_slot *findSlot(cache_shard *s, uint64_t h, uint64_t iFile,
   for (;;) {
     cache_slot *e = &s->aSlot[i];
     if (e->p == NULL) return e;
-    if (e->h == h && e->p->iFile == iFile && e->p->iOff == iOff) return e;
+    if (e->h == h) {
+      /* Most likely the block asked for, whose seek aid the caller reads
+      ** next: ask for the aid's first lines now, so that they arrive
+      ** while the entry itself is read (both are usually misses). */
+      if (e->pAux) {
+        __builtin_prefetch(e->pAux);
+        __builtin_prefetch((const char *)e->pAux + 64);
+      }
+      if (e->p->iFile == iFile && e->p->iOff == iOff) return e;
+    }
     i = (i + 1) & mask;
   }
 }
@@ -299,7 +319,7 @@ static void tableRemove(cache_shard *s, wcs_cache_handle *h) {
 ** checks). */
 static int tableGrow(cache_shard *s) {
   size_t nNew = s->nHash * 2, i;
-  cache_slot *aNew = calloc(nNew, sizeof *aNew);
+  cache_slot *aNew = slotsNew(nNew);
   if (aNew == NULL) return WCS_NOMEM;
   for (i = 0; i < s->nHash; i++) {
     size_t j;
@@ -408,6 +428,7 @@ wcs_cache_handle *wcs_cache_insert(wcs_cache *p, uint64_t iFile, uint64_t iOff,
     }
     e->h = h;
     e->p = pNew;
+    e->pAux = pNew->pAux;
     ringAppend(s, pNew);
     s->nEntry++;
     s->nUsed += charge(pNew);

@@ -713,13 +713,20 @@ typedef struct sst_tmeta {
   wcs_bloom bloom;        /* the filter (k == 0: none) */
   uint32_t nPrefix;       /* bytes every separator starts with (<= 64) */
   const uint8_t *aPrefix; /* those bytes */
-  const uint64_t *aSlice; /* per entry i: separator bytes [nPrefix,
-                          ** nPrefix + 8) in [2i] and [nPrefix + 8,
-                          ** nPrefix + 16) in [2i + 1], zero-padded,
-                          ** big-endian, so
-                          ** the binary search touches one array and
-                          ** reads a separator only when slices tie (as
-                          ** the seek aid of block.h does in a block) */
+  const uint64_t *aSlice; /* per entry i, 32 bytes: separator bytes
+                          ** [nPrefix + 8j, nPrefix + 8j + 8) in
+                          ** [4i + j], j < 3, zero-padded, big-endian,
+                          ** and the block's offset in [4i + 3]. So the
+                          ** binary search touches one array and reads a
+                          ** separator only when all three slices tie
+                          ** (as the seek aid of block.h does in a block
+                          ** with two), and a cached block is found
+                          ** without reading aIdx. Three slices: the
+                          ** separators of one file often share only the
+                          ** table and family, and the 16 bytes after
+                          ** them are then a row key's head (device and
+                          ** id), the same for the several blocks of one
+                          ** row range. */
 } sst_tmeta;
 
 /* A sparse sample of the index, kept by the reader outside the cache so
@@ -1241,7 +1248,7 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
   sst_idx *aIdx = NULL;
   wcs_buf keys = {0};
   wcs_cache_handle *h = NULL;
-  int nBlock = 0, i, rc = WCS_OK;
+  int nBlock = 0, i, j, rc = WCS_OK;
   *ph = NULL;
   for (i = 0; i < 4 && rc == WCS_OK; i++) {
     if (!bOpen && (i == 1 || i == 2)) continue; /* parsed at open */
@@ -1293,7 +1300,7 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
   if (rc == WCS_OK) {
     size_t nIdx = TMETA_ALIGN(sizeof(sst_tmeta)) +
                   TMETA_ALIGN((size_t)nBlock * sizeof(sst_idx));
-    size_t nSlice = (size_t)nBlock * 2 * sizeof(uint64_t), nPrefix = 0;
+    size_t nSlice = (size_t)nBlock * 4 * sizeof(uint64_t), nPrefix = 0;
     if (nBlock > 0) {
       const sst_idx *e0 = &aIdx[0], *e1 = &aIdx[nBlock - 1];
       while (nPrefix < e0->nKey && nPrefix < e1->nKey && nPrefix < 64 &&
@@ -1316,8 +1323,11 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
       if (keys.n) memcpy(aK, keys.a, keys.n);
       if (nBlk[0]) memcpy(aB, aBlk[0], nBlk[0]);
       for (i = 0; i < nBlock; i++) {
-        aS[2 * i] = wcs_key_slice(aK + aI[i].iKey, aI[i].nKey, nPrefix);
-        aS[2 * i + 1] = wcs_key_slice(aK + aI[i].iKey, aI[i].nKey, nPrefix + 8);
+        for (j = 0; j < 3; j++) {
+          aS[4 * i + j] =
+              wcs_key_slice(aK + aI[i].iKey, aI[i].nKey, nPrefix + 8 * j);
+        }
+        aS[4 * i + 3] = aI[i].iOff;
       }
       t->nBlock = nBlock;
       t->aIdx = aI;
@@ -1554,20 +1564,23 @@ void sst_reader_rangedels(const sst_reader *p, const sst_rangedel **paDel,
 static int findBlock(const sst_tmeta *m, const uint8_t *pU, size_t nU) {
   int lo = 0, hi = m->nBlock, c;
   size_t nCmp = nU < m->nPrefix ? nU : m->nPrefix;
-  uint64_t tHi, tLo;
+  uint64_t t0, t1, t2;
   /* Outside the separators' shared prefix: before or after all of them. */
   c = nCmp ? memcmp(pU, m->aPrefix, nCmp) : 0;
   if (c < 0 || (c == 0 && nU < m->nPrefix)) return 0;
   if (c > 0) return m->nBlock;
-  tHi = wcs_key_slice(pU, nU, m->nPrefix);
-  tLo = wcs_key_slice(pU, nU, m->nPrefix + 8);
+  t0 = wcs_key_slice(pU, nU, m->nPrefix);
+  t1 = wcs_key_slice(pU, nU, m->nPrefix + 8);
+  t2 = wcs_key_slice(pU, nU, m->nPrefix + 16);
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2, bLess;
-    uint64_t vHi = m->aSlice[2 * mid], vLo = m->aSlice[2 * mid + 1];
-    if (vHi != tHi) {
-      bLess = vHi < tHi;
-    } else if (vLo != tLo) {
-      bLess = vLo < tLo;
+    const uint64_t *v = &m->aSlice[4 * mid];
+    if (v[0] != t0) {
+      bLess = v[0] < t0;
+    } else if (v[1] != t1) {
+      bLess = v[1] < t1;
+    } else if (v[2] != t2) {
+      bLess = v[2] < t2;
     } else {
       const sst_idx *e = &m->aIdx[mid];
       bLess = wcs_ukey_cmp(m->aKeys + e->iKey, e->nKey, pU, nU) < 0;
@@ -1871,7 +1884,8 @@ static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int iFill,
   const char *zWhy = "";
   int rc;
   if (p->pCache) {
-    h = wcs_cache_lookup(p->pCache, p->iFile, e->iOff);
+    /* the offset from the slices' line, which the search just read */
+    h = wcs_cache_lookup(p->pCache, p->iFile, m->aSlice[4 * i + 3]);
     if (h) {
       *ppH = h;
       return WCS_OK;
