@@ -684,15 +684,19 @@ typedef struct sst_idx {
   uint32_t nKey;  /* separator bytes */
 } sst_idx;
 
+/* Words per block in sst_tmeta.aSlice: three key slices and the offset. */
+#define SST_SLICE_WORDS 4
+
 /* The decoded index and filter (buildMeta's charge): per block an sst_idx,
-** two key slices and the separator, here taken as long as the last key (an
-** upper bound), plus the filter's bits. */
+** its line of slices and the separator, here taken as long as the last key
+** (an upper bound), plus the filter's bits. */
 int sst_builder_full(const sst_builder *p, uint64_t nFileBytes) {
   uint64_t nMeta;
   if (nFileBytes == 0) return 0;
   if (builderSize(p) >= nFileBytes) return 1;
   nMeta = (p->nBlocks + 1) *
-          (sizeof(sst_idx) + 2 * sizeof(uint64_t) + (uint64_t)p->lastKey.n);
+          (sizeof(sst_idx) + SST_SLICE_WORDS * sizeof(uint64_t) +
+           (uint64_t)p->lastKey.n);
   nMeta += (uint64_t)p->bloom.nHash * (uint64_t)p->bloom.nBits / 8;
   return nMeta >= WCS_SST_META_CUT;
 }
@@ -1300,7 +1304,8 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
   if (rc == WCS_OK) {
     size_t nIdx = TMETA_ALIGN(sizeof(sst_tmeta)) +
                   TMETA_ALIGN((size_t)nBlock * sizeof(sst_idx));
-    size_t nSlice = (size_t)nBlock * 4 * sizeof(uint64_t), nPrefix = 0;
+    size_t nSlice = (size_t)nBlock * SST_SLICE_WORDS * sizeof(uint64_t);
+    size_t nPrefix = 0;
     if (nBlock > 0) {
       const sst_idx *e0 = &aIdx[0], *e1 = &aIdx[nBlock - 1];
       while (nPrefix < e0->nKey && nPrefix < e1->nKey && nPrefix < 64 &&
@@ -1324,10 +1329,10 @@ static int buildMeta(sst_reader *p, const uint8_t *aMeta, int bOpen,
       if (nBlk[0]) memcpy(aB, aBlk[0], nBlk[0]);
       for (i = 0; i < nBlock; i++) {
         for (j = 0; j < 3; j++) {
-          aS[4 * i + j] =
+          aS[SST_SLICE_WORDS * i + j] =
               wcs_key_slice(aK + aI[i].iKey, aI[i].nKey, nPrefix + 8 * j);
         }
-        aS[4 * i + 3] = aI[i].iOff;
+        aS[SST_SLICE_WORDS * i + 3] = aI[i].iOff;
       }
       t->nBlock = nBlock;
       t->aIdx = aI;
@@ -1574,7 +1579,7 @@ static int findBlock(const sst_tmeta *m, const uint8_t *pU, size_t nU) {
   t2 = wcs_key_slice(pU, nU, m->nPrefix + 16);
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2, bLess;
-    const uint64_t *v = &m->aSlice[4 * mid];
+    const uint64_t *v = &m->aSlice[SST_SLICE_WORDS * mid];
     if (v[0] != t0) {
       bLess = v[0] < t0;
     } else if (v[1] != t1) {
@@ -1885,7 +1890,8 @@ static int readBlock(sst_reader *p, const sst_tmeta *m, int i, int iFill,
   int rc;
   if (p->pCache) {
     /* the offset from the slices' line, which the search just read */
-    h = wcs_cache_lookup(p->pCache, p->iFile, m->aSlice[4 * i + 3]);
+    h = wcs_cache_lookup(p->pCache, p->iFile,
+                          m->aSlice[SST_SLICE_WORDS * i + 3]);
     if (h) {
       *ppH = h;
       return WCS_OK;
