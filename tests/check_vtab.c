@@ -1026,6 +1026,45 @@ START_TEST(test_store_beside_database_and_reopen) {
 }
 END_TEST
 
+/* A store that cannot be opened (moved away here; a lock held by another
+** process is the same case): the table still connects, every use is an
+** error naming the store and the reason, DROP TABLE still works. */
+START_TEST(test_unreachable_store_is_an_error_for_every_use) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
+  char *zAway = sqlite3_mprintf("%s/away.wcs", zDir);
+  sqlite3 *db = openDb(zDb);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  sqlite3_close(db);
+  ck_assert_int_eq(rename(zStore, zAway), 0);
+  db = openDb(zDb);
+  CHECK_ERR(db, "SELECT count(*) FROM metrics", "does not exist");
+  CHECK_ERR(db, "SELECT cpu FROM metrics WHERE device='p' AND id='a' AND day=1",
+            "store table 'metrics' is missing");
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)",
+            "store table 'metrics' is missing");
+  OK(db, "BEGIN");
+  CHECK_ERR(db, "UPDATE metrics SET cpu = 3", "is missing");
+  CHECK_ERR(db, "DELETE FROM metrics", "is missing");
+  OK(db, "ROLLBACK");
+  OK(db, "DROP TABLE metrics");
+  CHECK(db, "SELECT count(*) FROM sqlite_schema", "0");
+  sqlite3_close(db);
+  /* the data was never touched */
+  ck_assert_int_eq(rename(zAway, zStore), 0);
+  db = openDb(zDb);
+  OK(db, "CREATE VIRTUAL TABLE m2 USING wcs(TABLE 'metrics')");
+  CHECK(db, "SELECT device, cpu FROM m2", "p|1");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+  sqlite3_free(zAway);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_cache_clause_sizes_the_store_block_cache) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -1387,6 +1426,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_write_functions);
   tcase_add_test(tc, test_table_clause_attaches_and_drop_rule);
   tcase_add_test(tc, test_store_beside_database_and_reopen);
+  tcase_add_test(tc, test_unreachable_store_is_an_error_for_every_use);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
   tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);

@@ -2424,6 +2424,18 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
   return SQLITE_OK;
 }
 
+/* The error of every use of a table whose store table could not be
+** reached (pTab->pTab NULL): the reason, and what still works. */
+static int missingErr(WcsTab *pTab) {
+  return setErr(&pTab->base,
+                "%s: store table '%s' is missing (%s); DROP TABLE %s "
+                "removes this declaration",
+                pTab->zName, pTab->zStoreTable,
+                pTab->zMissing ? pTab->zMissing
+                               : "its store was moved or the table dropped",
+                pTab->zName);
+}
+
 /*
 ** xFilter: decode the spec in idxStr, turn argv into key values, make the
 ** plan with them, open one engine cursor per stream and move to the first
@@ -2479,19 +2491,11 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->nSkip = 0;
   p->bReverse = 0;
   p->bMerge = 0;
+  p->iCur = 0;
+  if (pTab->pTab == NULL) return missingErr(pTab);
   /* xUpdate runs only inside xBegin (an UPDATE's VBegin comes before its
   ** scan), so without a write transaction nothing asks for nochange */
   p->bMayUpdate = wcsReadTxn(pTab->pStore) != NULL;
-  p->iCur = 0;
-  if (pTab->pTab == NULL) {
-    return setErr(&pTab->base,
-                  "%s: store table '%s' is missing (%s); DROP TABLE %s "
-                  "removes this declaration",
-                  pTab->zName, pTab->zStoreTable,
-                  pTab->zMissing ? pTab->zMissing
-                                 : "its store was moved or the table dropped",
-                  pTab->zName);
-  }
   zSpec = idxStr ? idxStr + strlen(idxStr) + 1 : "";
   if (p->pSpec == NULL || p->pSpec->argc != argc ||
       strcmp(p->pSpec->zText, zSpec) != 0) {
@@ -3649,10 +3653,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   "the table itself",
                   pTab->zName);
   }
-  if (pTab->pTab == NULL || st == NULL) {
-    return setErr(pVtab, "%s: store table '%s' is missing", pTab->zName,
-                  pTab->zStoreTable);
-  }
+  if (pTab->pTab == NULL || st == NULL) return missingErr(pTab);
   if (st->nActive == 0 || st->pTxn == NULL) {
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
   }
