@@ -587,6 +587,35 @@ START_TEST(test_rollback_spans_tables_of_one_store) {
 }
 END_TEST
 
+/* DROP TABLE is immediate: dropping a table the open transaction wrote
+** to is refused, and the transaction (with a native table's write) still
+** commits whole; a table it did not write to drops at once. */
+START_TEST(test_drop_in_a_transaction_loses_no_write) {
+  sqlite3 *db = openDb(NULL);
+  OK(db,
+     "CREATE VIRTUAL TABLE a USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db,
+     "CREATE VIRTUAL TABLE b USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db,
+     "CREATE VIRTUAL TABLE c USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE TABLE n(x)");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO n VALUES (1)");
+  OK(db, "INSERT INTO a(k,v) VALUES ('x', 1)");
+  OK(db, "INSERT INTO b(k,v) VALUES ('y', 2)");
+  CHECK_ERR(db, "DROP TABLE a", "locked");
+  OK(db, "DROP TABLE c");
+  OK(db, "COMMIT");
+  CHECK(db,
+        "SELECT (SELECT v FROM a), (SELECT v FROM b), (SELECT x FROM n), "
+        "(SELECT group_concat(name) FROM sqlite_schema WHERE name='c')",
+        "1|2|1|NULL");
+  OK(db, "DROP TABLE a");
+  CHECK(db, "SELECT count(*) FROM sqlite_schema WHERE name='a'", "0");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_savepoints_across_tables) {
   sqlite3 *db = openDb(NULL);
   OK(db,
@@ -1411,6 +1440,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_aggregate_families_fold_writes);
   tcase_add_test(tc, test_or_terms_and_registering_twice);
   tcase_add_test(tc, test_rollback_spans_tables_of_one_store);
+  tcase_add_test(tc, test_drop_in_a_transaction_loses_no_write);
   tcase_add_test(tc, test_savepoints_across_tables);
   tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);
   tcase_add_test(tc, test_cells_of_one_transaction_share_its_timestamp);
