@@ -524,7 +524,9 @@ int wcs_db_stats(wcs_db *db, char **pzJson);
 **   wcs_cursor   a streaming row reader over key ranges (one row in
 **                memory at a time), forward or reverse.
 **
-** Timestamps are int64 microseconds since the epoch, >= 0. WCS_TS_NOW (-1)
+** Timestamps are int64 microseconds since the epoch, 0 to INT64_MAX - 1 (a
+** read's time range [start, end) ends at INT64_MAX at most, so a write at
+** INT64_MAX is refused with WCS_RANGE). WCS_TS_NOW (-1)
 ** as a write timestamp means "the transaction's time" (Bigtable's -1): the
 ** engine's clock at the transaction's first such write, shared by every
 ** cell it writes with WCS_TS_NOW.

@@ -412,6 +412,13 @@ START_TEST(test_ts_now_uses_engine_clock) {
     wcs_txn_begin(e, 0, &x);
     ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "a", "q", 1, -5, "v", 1),
                      WCS_RANGE);
+    /* no read could see a cell at INT64_MAX: refused too */
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, "r", 1, "a", "q", 1, INT64_MAX, "v", 1),
+        WCS_RANGE);
+    ck_assert_int_eq(
+        wcs_txn_set_cell(x, t, "r", 1, "a", "q", 1, INT64_MAX - 1, "v", 1),
+        WCS_OK);
     wcs_txn_free(x);
   }
   wcs_table_close(t);

@@ -484,7 +484,16 @@ START_TEST(test_timestamp_column_sets_cell_time) {
   CHECK_ERR(db,
             "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
             "('p','a',1,1,-5)",
-            "_timestamp must be a non-negative integer");
+            "_timestamp must be an integer from 0 to");
+  /* INT64_MAX could never be read (time ranges end before it) */
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+            "('p','b',1,1,9223372036854775807)",
+            "_timestamp must be an integer from 0 to");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','b',1,7,9223372036854775806)");
+  CHECK(db, "SELECT cpu, _timestamp FROM metrics WHERE id='b'",
+        "7|9223372036854775806");
   sqlite3_close(db);
 }
 END_TEST

@@ -3693,10 +3693,10 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
         x = wv.i;
       else if (e == WCSV_TEXT)
         e = wcsTextToNumber(wv.p, wv.n, &x, &r);
-      if (e != WCSV_INT || x < 0) {
+      if (e != WCSV_INT || x < 0 || x == INT64_MAX) {
         return setErr(pVtab,
-                      "%s: _timestamp must be a non-negative integer "
-                      "(microseconds since the epoch)",
+                      "%s: _timestamp must be an integer from 0 to "
+                      "9223372036854775806 (microseconds since the epoch)",
                       pTab->zName);
       }
       iTs = x;
