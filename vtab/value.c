@@ -8,7 +8,7 @@
 **
 **   INT64 BIG ENDIAN   8 bytes, big-endian two's complement (Bigtable's
 **                      increment format; the default)
-**   INT64 DECIMAL(n)   ASCII digits, zero-padded to n (n 0: unpadded)
+**   INT64 DECIMAL(n)   ASCII digits, zero-padded to n (n 1 to 19)
 **   FLOAT64            8 bytes, big-endian IEEE 754 binary64
 **   STRING             UTF-8 bytes
 **   BYTES              the bytes
