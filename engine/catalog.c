@@ -128,12 +128,10 @@ int eng_check_ts(int64_t iTs) {
                    "are microseconds since the epoch (or -1 for now)",
                    (long long)iTs);
   }
-  if (iTs == INT64_MAX) {
-    /* reads take time ranges [start, end) with end at most INT64_MAX:
-    ** a cell at INT64_MAX could never be read */
+  if (iTs > ENG_TS_MAX) {
     return eng_err(WCS_RANGE, "cell timestamp %lld is too large; the largest "
                    "is %lld",
-                   (long long)iTs, (long long)(INT64_MAX - 1));
+                   (long long)iTs, (long long)ENG_TS_MAX);
   }
   return WCS_OK;
 }

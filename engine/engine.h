@@ -233,6 +233,10 @@ int eng_check_row(const void *pRow, size_t nRow);
 int eng_check_qual(const void *pRow, size_t nRow, const void *pQual,
                    size_t nQual);
 int eng_check_value(const void *pRow, size_t nRow, size_t nVal);
+/* The largest cell timestamp: a read's time range [start, end) ends at
+** INT64_MAX at most, so a cell at INT64_MAX could never be read. */
+#define ENG_TS_MAX (INT64_MAX - 1)
+/* The error for a cell timestamp outside [0, ENG_TS_MAX]. */
 int eng_check_ts(int64_t iTs);
 
 /* ---- overlay (overlay.c) -------------------------------------------- */

@@ -1111,7 +1111,7 @@ cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
   }
   if (rc == WCS_OK && piTs) {
     if (*piTs == WCS_TS_NOW) *piTs = txn_now(t);
-    if (*piTs < 0 || *piTs == INT64_MAX) rc = eng_check_ts(*piTs);
+    if ((uint64_t)*piTs > ENG_TS_MAX) rc = eng_check_ts(*piTs);
   }
   return rc;
 }

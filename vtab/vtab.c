@@ -688,20 +688,20 @@ static int wcsDisconnect(sqlite3_vtab *pVtab) {
 static int wcsDestroy(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
-  if (pTab->bOwner && pTab->pTab && pTab->pStore && pTab->bInTxn) {
-    /* The drop is immediate and the open transaction holds writes to the
-    ** table, which its commit would then refuse, taking every other
-    ** write of the transaction with it: refuse the drop instead, as
-    ** SQLite refuses to drop a table in use. (SQLite reports xDestroy's
-    ** code alone, "database table is locked"; the message is kept for
-    ** versions that pass it on.) */
-    setErr(pVtab,
-           "cannot drop %s: the open transaction wrote to it; COMMIT or "
-           "ROLLBACK first (dropping a table is not transactional)",
-           pTab->zName);
-    return SQLITE_LOCKED;
-  }
   if (pTab->bOwner && pTab->pTab && pTab->pStore) {
+    if (pTab->bInTxn) {
+      /* The drop is immediate and the open transaction holds writes to
+      ** the table, which its commit would then refuse, taking every other
+      ** write of the transaction with it: refuse the drop instead, as
+      ** SQLite refuses to drop a table in use. (SQLite reports xDestroy's
+      ** code alone, "database table is locked"; the message is kept for
+      ** versions that pass it on.) */
+      setErr(pVtab,
+             "cannot drop %s: the open transaction wrote to it; COMMIT or "
+             "ROLLBACK first (dropping a table is not transactional)",
+             pTab->zName);
+      return SQLITE_LOCKED;
+    }
     wcs_table_close(pTab->pTab);
     pTab->pTab = NULL;
     rc = wcs_table_drop(pTab->pStore->pEng, pTab->zStoreTable);
