@@ -818,12 +818,61 @@ START_TEST(test_bad_key_values_name_field_and_byte) {
 }
 END_TEST
 
+/* A database file whose store other programs write to as well: raw()
+** writes stats:cpu = 1 (8 bytes, big-endian) under a row key that need not
+** follow the table's schema, through the engine's C API, as a program that
+** does not know the schema would. The SQL connection is closed for it (the
+** store is locked by the process holding it open) and opened again. */
+typedef struct RawDb {
+  const char *zDir;
+  char *zDb, *zStore;
+  sqlite3 *db;
+} RawDb;
+
+static void rawOpen(RawDb *r) {
+  r->zDir = tu_tmpdir("vtab");
+  r->zDb = sqlite3_mprintf("%s/app.db", r->zDir);
+  r->zStore = sqlite3_mprintf("%s/app.db.wcs", r->zDir);
+  r->db = openDb(r->zDb);
+}
+
+static void raw(RawDb *r, const void *pRow, size_t nRow) {
+  static const uint8_t aOne[8] = {0, 0, 0, 0, 0, 0, 0, 1};
+  wcs_engine *pEng = NULL;
+  wcs_table *pTab = NULL;
+  wcs_txn *pTxn = NULL;
+  sqlite3_close(r->db);
+  ck_assert_int_eq(wcs_engine_open_path(&pEng, r->zStore, NULL, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_table_open(pEng, "metrics", &pTab), WCS_OK);
+  ck_assert_int_eq(wcs_txn_begin(pEng, 0, &pTxn), WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(pTxn, pTab, pRow, nRow, "stats", "cpu", 3,
+                                    WCS_TS_NOW, aOne, 8),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(pTxn), WCS_OK);
+  wcs_txn_free(pTxn);
+  wcs_table_close(pTab);
+  wcs_engine_close(pEng);
+  r->db = openDb(r->zDb);
+}
+#define RAW(r, z) raw(r, z, sizeof(z) - 1)
+
+static void rawClose(RawDb *r) {
+  sqlite3_close(r->db);
+  tu_rmrf(r->zDir);
+  sqlite3_free(r->zDb);
+  sqlite3_free(r->zStore);
+}
+
 START_TEST(test_undecodable_row_key_is_an_error_naming_it) {
-  sqlite3 *db = openDb(NULL);
+  RawDb r;
+  sqlite3 *db;
+  rawOpen(&r);
+  db = r.db;
   OK(db, zMetrics);
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
   /* a raw write of a key that does not follow the schema */
-  CHECK(db, "SELECT wcs_increment('metrics', 'p#zz', 'stats', 'cpu', 1)", "1");
+  RAW(&r, "p#zz");
+  db = r.db;
   CHECK_ERR(db, "SELECT * FROM metrics", "p#zz");
   CHECK_ERR(db, "SELECT id, cpu FROM metrics WHERE device = 'p'", "p#zz");
   CHECK_ERR(db, "SELECT device, count(*) FROM metrics GROUP BY 1", "p#zz");
@@ -841,26 +890,23 @@ START_TEST(test_undecodable_row_key_is_an_error_naming_it) {
   /* keys that share the head of the good row before them in the scan,
   ** where a scan reading only the last field takes it from that row's
   ** split: a delimiter in the tail, one digit too many */
-  CHECK(db,
-        "SELECT wcs_increment('metrics', 'p#a#0000#001', 'stats', 'cpu', 1)",
-        "1");
+  RAW(&r, "p#a#0000#001");
+  db = r.db;
   CHECK_ERR(db, "SELECT day FROM metrics", "p#a#0000#001");
   CHECK_ERR(db, "SELECT max(day) FROM metrics WHERE device = 'p'",
             "p#a#0000#001");
   OK(db, "DELETE FROM metrics WHERE _key = 'p#a#0000#001'");
-  CHECK(db,
-        "SELECT wcs_increment('metrics', 'p#a#000000012', 'stats', 'cpu', 1)",
-        "1");
+  RAW(&r, "p#a#000000012");
+  db = r.db;
   CHECK_ERR(db, "SELECT day FROM metrics", "p#a#000000012");
   OK(db, "DELETE FROM metrics WHERE _key = 'p#a#000000012'");
   /* a head as long as the good row's, but with a field too many */
-  CHECK(db,
-        "SELECT wcs_increment('metrics', 'q###00000002', 'stats', 'cpu', 1)",
-        "1");
+  RAW(&r, "q###00000002");
+  db = r.db;
   CHECK_ERR(db, "SELECT day FROM metrics", "q###00000002");
   OK(db, "DELETE FROM metrics WHERE _key = 'q###00000002'");
   CHECK(db, "SELECT id, day, cpu FROM metrics", "a|1|1");
-  sqlite3_close(db);
+  rawClose(&r);
 }
 END_TEST
 
@@ -868,14 +914,14 @@ END_TEST
 ** that does not decode is an error for the statements that use it only,
 ** while a key that does not split is an error for any key field. */
 START_TEST(test_key_fields_decode_only_when_used) {
-  sqlite3 *db = openDb(NULL);
-  OK(db, zMetrics);
+  RawDb r;
+  sqlite3 *db;
+  rawOpen(&r);
+  OK(r.db, zMetrics);
   /* device is not UTF-8; id and day are fine */
-  CHECK(db,
-        "SELECT wcs_increment('metrics', x'70C32361233030303030303031', "
-        "'stats', 'cpu', 5)",
-        "5");
-  CHECK(db, "SELECT day, cpu FROM metrics", "1|5");
+  RAW(&r, "p\xC3#a#00000001");
+  db = r.db;
+  CHECK(db, "SELECT day, cpu FROM metrics", "1|1");
   CHECK(db, "SELECT id FROM metrics WHERE day = 1", "a");
   CHECK(db, "SELECT count(*) FROM metrics WHERE id = 'a' AND day > 0", "1");
   CHECK_ERR(db, "SELECT device FROM metrics", "invalid UTF-8");
@@ -884,7 +930,7 @@ START_TEST(test_key_fields_decode_only_when_used) {
   CHECK_ERR(db, "SELECT * FROM metrics", "invalid UTF-8");
   /* the same row read again after an error decodes from scratch */
   CHECK(db, "SELECT day FROM metrics ORDER BY day DESC", "1");
-  sqlite3_close(db);
+  rawClose(&r);
 }
 END_TEST
 
@@ -989,6 +1035,11 @@ START_TEST(test_write_functions) {
         "wcs_key_encode('metrics','t2','a',1), 'stats', 'cpu', 41)",
         "42");
   CHECK(db, "SELECT wcs_delete_prefix('metrics', 't1#')", "1");
+  CHECK(db, "SELECT device, id, cpu FROM metrics", "t2|a|42");
+  /* a row key the schema cannot decode is refused, as an INSERT's _key
+  ** is: it would make every later read of the table fail */
+  CHECK_ERR(db, "SELECT wcs_increment('metrics', 't9#zz', 'stats', 'cpu', 5)",
+            "does not match the key schema");
   CHECK(db, "SELECT device, id, cpu FROM metrics", "t2|a|42");
   /* inside a transaction that writes the store, they roll back with it */
   OK(db, "BEGIN");

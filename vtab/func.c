@@ -373,6 +373,18 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
   pKey = argBytes(argv[1], &nKey);
   zFam = (const char *)sqlite3_value_text(argv[2]);
   pQual = argBytes(argv[3], &nQual);
+  {
+    /* the same rule as an INSERT's _key: a row the schema cannot decode
+    ** would make every later read of the table fail */
+    char *zErr = NULL;
+    rc = wcsCheckRowKey(pTab, pKey, nKey, &zErr);
+    if (rc != SQLITE_OK) {
+      resultErr(ctx, "wcs_increment", rc == SQLITE_NOMEM ? WCS_NOMEM : WCS_ERROR,
+                zErr);
+      sqlite3_free(zErr);
+      return;
+    }
+  }
   rc = wcsWriteTxn(pTab, &pTxn, &bOwn);
   if (rc == WCS_OK) {
     rc = wcs_txn_increment(pTxn, pTab->pTab, pKey, (size_t)nKey, zFam, pQual,

@@ -3411,6 +3411,28 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
   return SQLITE_OK;
 }
 
+int wcsCheckRowKey(WcsTab *pTab, const uint8_t *pKey, int nKey,
+                   char **pzErr) {
+  const ks_schema *s = pTab->pSchema;
+  wcs_buf scratch = {0};
+  char *zErr = NULL;
+  ks_value *a;
+  int rc;
+  *pzErr = NULL;
+  if (s->nField == 0) return SQLITE_OK;
+  a = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
+  if (a == NULL) return SQLITE_NOMEM;
+  rc = ks_key_decode(s, pKey, nKey, a, &scratch, &zErr);
+  sqlite3_free(a);
+  wcs_buf_free(&scratch);
+  if (rc == WCS_OK) return SQLITE_OK;
+  if (rc != WCS_NOMEM) {
+    *pzErr = sqlite3_mprintf("%s: %s", pTab->zName, zErr ? zErr : "bad key");
+  }
+  wcs_free(zErr);
+  return wcsToSqlite(rc);
+}
+
 /*
 ** The row key of an INSERT or UPDATE: encoded from the key fields, with
 ** fields SQLite reports unchanged taken from the old key pOld (UPDATE). A
@@ -3462,17 +3484,11 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
     if (nGiven == 0) {
       return setErr(&pTab->base, "%s: a row key cannot be empty", pTab->zName);
     }
-    if (s->nField > 0) {
-      a = sqlite3_malloc64(sizeof(ks_value) * (size_t)s->nField);
-      if (a == NULL) return SQLITE_NOMEM;
-      rc = ks_key_decode(s, pGiven, nGiven, a, &scratch, &zErr);
-      sqlite3_free(a);
-      wcs_buf_free(&scratch);
-      if (rc != WCS_OK) {
-        setErr(&pTab->base, "%s: %s", pTab->zName, zErr ? zErr : "bad key");
-        wcs_free(zErr);
-        return wcsToSqlite(rc);
-      }
+    rc = wcsCheckRowKey(pTab, pGiven, nGiven, &zErr);
+    if (rc != SQLITE_OK) {
+      if (zErr) setErr(&pTab->base, "%s", zErr);
+      sqlite3_free(zErr);
+      return rc;
     }
     return wcs_buf_append(pKey, pGiven, (size_t)nGiven) ? SQLITE_NOMEM
                                                         : SQLITE_OK;

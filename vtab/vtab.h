@@ -140,6 +140,10 @@ WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr);
 ** this store (*pbOwn = 0), else a new exclusive one (*pbOwn = 1) that the
 ** caller commits with wcsEndOwnTxn(). */
 int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *pbOwn);
+/* SQLITE_OK when the row key decodes under pTab's key schema (every key
+** does when the table has none); else the error code and, unless out of
+** memory, *pzErr = "table: why" (sqlite3_free it). */
+int wcsCheckRowKey(WcsTab *pTab, const uint8_t *pKey, int nKey, char **pzErr);
 int wcsEndOwnTxn(wcs_txn *pTxn, int rc);
 
 /* The transaction reads of this store should go through (NULL: the latest
