@@ -1825,6 +1825,11 @@ int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
   int rc;
 
   *ppCur = NULL;
+  if (pTab->pDef->bStale) {
+    /* its families' ids may now hold another table's cells, or none */
+    return eng_err(WCS_SCHEMA, "table %s was altered or dropped; reopen it",
+                   pTab->pDef->zName);
+  }
   if (pOpt == NULL) {
     wcs_read_options_init(&dflt);
     pOpt = &dflt;

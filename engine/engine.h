@@ -158,7 +158,8 @@ typedef struct EngStats EngStats;
 */
 typedef struct EngDef {
   int nRef;            /* protected by wcs_engine.mu */
-  volatile int bStale; /* replaced or dropped: writes through it fail */
+  volatile int bStale; /* replaced or dropped: reads and writes through
+                       ** it fail (WCS_SCHEMA) */
   char *zName;
   uint32_t iTid;     /* >= 1 */
   uint64_t iVersion; /* schema version, 1 at create */

@@ -1840,6 +1840,17 @@ START_TEST(test_commit_fails_if_table_dropped_meanwhile) {
   ck_assert_int_eq(wcs_table_drop(e, "t"), WCS_OK);
   ck_assert_int_eq(wcs_txn_commit(x), WCS_SCHEMA);
   wcs_txn_free(x);
+  {
+    /* reads through the old handle fail too, also once a table of the
+    ** same name exists again */
+    wcs_cursor *c = NULL;
+    wcs_table *t2 = mk(e, "t", "FAMILY b");
+    ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_SCHEMA);
+    ck_assert_ptr_null(c);
+    ck_assert_int_eq(wcs_cursor_open(&c, t2, NULL, NULL), WCS_OK);
+    wcs_cursor_close(c);
+    wcs_table_close(t2);
+  }
   wcs_table_close(t);
   wcs_engine_close(e);
 }

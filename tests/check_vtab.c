@@ -1079,11 +1079,25 @@ START_TEST(test_table_clause_attaches_and_drop_rule) {
   /* dropping an attachment keeps the data */
   OK(db, "DROP TABLE m2");
   CHECK(db, "SELECT cpu FROM metrics", "1");
-  /* dropping the defining table drops the store table */
+  /* dropping the defining table drops the store table; attachments and
+  ** history views of it then fail, reading as well as writing, also once
+  ** a new table of that name exists */
+  OK(db, "CREATE VIRTUAL TABLE m5 USING wcs(TABLE 'metrics')");
+  OK(db, "CREATE VIRTUAL TABLE mh USING wcs(TABLE 'metrics', HISTORY)");
+  CHECK(db, "SELECT (SELECT count(*) FROM m5), (SELECT count(*) FROM mh)",
+        "1|1");
   OK(db, "DROP TABLE metrics");
   CHECK(db, "SELECT wcs_stats() ->> '$.stores[0].tables'", "[]");
+  CHECK_ERR(db, "SELECT count(*) FROM m5", "was altered or dropped");
+  CHECK_ERR(db, "SELECT count(*) FROM mh", "was altered or dropped");
   OK(db, zMetrics);
   CHECK(db, "SELECT count(*) FROM metrics", "0");
+  CHECK_ERR(db, "SELECT cpu FROM m5 WHERE device = 'p'",
+            "was altered or dropped");
+  CHECK_ERR(db, "INSERT INTO m5(device,id,day,cpu) VALUES ('p','a',1,1)",
+            "was altered or dropped");
+  OK(db, "DROP TABLE m5");
+  OK(db, "DROP TABLE mh");
   CHECK_ERR(db, "ALTER TABLE metrics RENAME TO m9", "cannot rename");
   sqlite3_close(db);
 }
