@@ -396,6 +396,18 @@ START_TEST(test_family_json_is_lossless_for_bytes) {
   CHECK(db, "SELECT map_keys(f) FROM t WHERE k = 'a'",
         "[\"bin\",\"n\",\"q\\udcff\",\"s\"]");
   CHECK_ERR(db, "UPDATE t SET f = '[1,2]'", "JSON object");
+  /* declared columns holding bytes their type does not decode (stored as
+  ** BLOBs): a BLOB in SQL, $hex in the family, and written back as is */
+  OK(db, "CREATE VIRTUAL TABLE d USING wcs(KEY (k STRING), FAMILY f ("
+         "n INT64 DECIMAL(3), j JSON, s STRING))");
+  OK(db, "INSERT INTO d(k, n, j, s) VALUES ('a', x'4142', x'7b', x'ff')");
+  OK(db, "INSERT INTO d(k, j) VALUES ('c', '[1,2]')");
+  CHECK(db, "SELECT typeof(n), typeof(j), typeof(s), f FROM d WHERE k = 'a'",
+        "blob|blob|blob|{\"j\":{\"$hex\":\"7b\"},\"n\":{\"$hex\":\"4142\"},"
+        "\"s\":{\"$hex\":\"ff\"}}");
+  CHECK(db, "SELECT typeof(j), f FROM d WHERE k = 'c'", "text|{\"j\":[1,2]}");
+  OK(db, "INSERT INTO d(k, f) SELECT 'b', f FROM d WHERE k = 'a'");
+  CHECK(db, "SELECT hex(n), hex(j), hex(s) FROM d WHERE k = 'b'", "4142|7B|FF");
   sqlite3_close(db);
 }
 END_TEST

@@ -23,7 +23,7 @@
 **     BYTES value, it is the object {"$hex":"<lowercase hex>"};
 **   - a declared value is typed: INT64 and FLOAT64 are numbers, STRING a
 **     string, JSON the JSON value itself; stored bytes that do not decode
-**     under the declared type fall back to the undeclared form.
+**     under the declared type are {"$hex":...} (written back as given).
 **   - SUM/MIN/MAX aggregate states (8 bytes) are numbers; HLL states hex.
 ** Writing JSON back (wcsParseObject) inverts all of these.
 */
@@ -453,7 +453,9 @@ void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
   if (eAgg != KS_AGG_HLL &&
       (pQual == NULL || pQual->eVType == KS_V_STRING ||
        pQual->eVType == KS_V_JSON) &&
-      ks_utf8_valid(p, (int)n, NULL)) {
+      ks_utf8_valid(p, (int)n, NULL) &&
+      (pQual == NULL || pQual->eVType != KS_V_JSON ||
+       wcsJsonValid((const char *)p, (int)n))) {
     sqlite3_result_text(ctx, n ? (const char *)p : "", (int)n,
                         SQLITE_TRANSIENT);
     return;
@@ -579,6 +581,9 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
     default:
       break;
     }
+    /* bytes the declared type does not decode: as given, so that writing
+    ** the JSON back (a $hex is a BLOB, stored as given) keeps them */
+    return appendHexObject(pOut, p, n);
   }
   return wcsJsonBytes(pOut, p, n);
 }
