@@ -396,6 +396,13 @@ START_TEST(test_family_json_is_lossless_for_bytes) {
   CHECK(db, "SELECT map_keys(f) FROM t WHERE k = 'a'",
         "[\"bin\",\"n\",\"q\\udcff\",\"s\"]");
   CHECK_ERR(db, "UPDATE t SET f = '[1,2]'", "JSON object");
+  /* a $hex object that is not one even string of hex digits is refused,
+  ** not stored as JSON text */
+  CHECK_ERR(db, "UPDATE t SET f = '{\"x\":{\"$hex\":\"zz\"}}'", "$hex");
+  CHECK_ERR(db, "UPDATE t SET f = '{\"x\":{\"$hex\":\"abc\"}}'", "$hex");
+  CHECK_ERR(db, "UPDATE t SET f = '{\"x\":{\"$hex\":\"ab\",\"y\":1}}'",
+            "$hex");
+  CHECK(db, "SELECT count(*) FROM h WHERE qualifier = 'x'", "0");
   /* declared columns holding bytes their type does not decode (stored as
   ** BLOBs): a BLOB in SQL, $hex in the family, and written back as is */
   OK(db, "CREATE VIRTUAL TABLE d USING wcs(KEY (k STRING), FAMILY f ("

@@ -1015,15 +1015,18 @@ static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
     m->v.eType = WCSV_JSON;
     m->v.p = (const uint8_t *)p->z + iStart;
     m->v.n = p->i - iStart;
-    /* {"$hex":"..."} stands for bytes */
+    /* {"$hex":"..."} stands for bytes; an object that starts with that
+    ** key and is anything else is a mistake, not JSON text to store */
     if (p->z[iStart] == '{') {
       JParse q;
       wcs_buf tmp = {0};
+      int bHex;
       memset(&q, 0, sizeof(q));
       q.z = p->z + iStart + 1;
       q.n = m->v.n - 1;
       jSkipSpace(&q);
-      if (jString(&q, &tmp) && tmp.n == 4 && memcmp(tmp.a, "$hex", 4) == 0) {
+      bHex = jString(&q, &tmp) && tmp.n == 4 && memcmp(tmp.a, "$hex", 4) == 0;
+      if (bHex) {
         jSkipSpace(&q);
         if (q.i < q.n && q.z[q.i] == ':') {
           size_t iStr, k;
@@ -1059,6 +1062,12 @@ static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
         }
       }
       wcs_buf_free(&tmp);
+      if (bHex && m->v.eType != WCSV_BLOB) {
+        p->i = iStart;
+        jFail(p, "{\"$hex\": ...} must hold one string of an even number "
+                 "of hex digits and nothing else");
+        return WCS_MISMATCH;
+      }
     }
     break;
   }
