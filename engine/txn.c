@@ -1509,12 +1509,15 @@ static int rmw(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
       if (bFound) {
         if (cur.n != 8) {
           char *zRow = wcs_escape(pRow, nRow, 64);
+          char *zQual = wcs_escape(pQual ? pQual : "", nQual, 64);
           rc = eng_err(WCS_MISMATCH,
                        "cannot increment row '%s' column "
-                       "%s: the value has %zu bytes, not an 8-byte "
+                       "%s:%s: the value has %zu bytes, not an 8-byte "
                        "big-endian int64",
-                       zRow ? zRow : "?", f->zName, cur.n);
+                       zRow ? zRow : "?", f->zName, zQual ? zQual : "?",
+                       cur.n);
           free(zRow);
+          free(zQual);
         } else {
           v = (int64_t)wcs_get64be(cur.a);
         }

@@ -1003,6 +1003,8 @@ START_TEST(test_history_view_lists_every_version) {
             "CREATE VIRTUAL TABLE bad USING wcs(TABLE 'metrics', "
             "HISTORY, FAMILY x)",
             "HISTORY view takes no KEY or FAMILY");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE bad USING wcs(HISTORY)",
+            "a HISTORY view shows an existing table: name it with TABLE");
   sqlite3_close(db);
 }
 END_TEST
@@ -1059,6 +1061,13 @@ START_TEST(test_write_functions) {
   ** is: it would make every later read of the table fail */
   CHECK_ERR(db, "SELECT wcs_increment('metrics', 't9#zz', 'stats', 'cpu', 5)",
             "does not match the key schema");
+  /* an increment of a value that is not 8 bytes names the column */
+  OK(db, "INSERT INTO metrics(device,id,day,meta) VALUES "
+         "('t2','a',1,'{\"fw\":\"1.2\"}')");
+  CHECK_ERR(db,
+            "SELECT wcs_increment('metrics', "
+            "wcs_key_encode('metrics','t2','a',1), 'meta', 'fw', 1)",
+            "column meta:fw: the value has 3 bytes");
   CHECK(db, "SELECT device, id, cpu FROM metrics", "t2|a|42");
   /* inside a transaction that writes the store, they roll back with it */
   OK(db, "BEGIN");

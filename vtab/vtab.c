@@ -612,8 +612,11 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
     }
     if (pTab->pTab == NULL && !bClauses) {
       *pzErr = sqlite3_mprintf(
-          "wcs: no store table '%s' in %s; declare its KEY and FAMILY "
-          "clauses to create it",
+          pTab->bHistory
+              ? "wcs: no store table '%s' in %s; a HISTORY view shows an "
+                "existing table: name it with TABLE 'name'"
+              : "wcs: no store table '%s' in %s; declare its KEY and FAMILY "
+                "clauses to create it",
           pTab->zStoreTable, zPath ? zPath : "the in-memory store");
       rc = SQLITE_ERROR;
       goto fail;
