@@ -424,7 +424,16 @@ struct EngView {
                                 ** the store iterator's, valid until it moves */
   wcs_buf seekTmp;              /* scratch for view_sync */
   int rc;                       /* sticky error */
+  wcs_db *db;                   /* the store (its error messages) */
 };
+
+/* A move of the view failed with rc: make the store's message (the file
+** and offset of a damaged block, say) the engine's, for the caller to
+** report. */
+static int view_fail(EngView *v, int rc) {
+  if (rc == WCS_NOMEM) return eng_err(rc, "out of memory");
+  return eng_err_db(v->db, rc, "reading the store");
+}
 
 static int in_bounds(const EngView *v, const uint8_t *k, size_t nk) {
   if (v->lower.n && keycmp(k, nk, v->lower.a, v->lower.n) < 0) return 0;
@@ -558,6 +567,7 @@ static int view_make(EngView *v, wcs_db *db, const wcs_snapshot *pSnap,
                      size_t nPrefix, int bReverse) {
   wcs_iter_options o;
   int rc = WCS_OK;
+  v->db = db;
   v->lower.n = v->upper.n = v->prefix.n = 0;
   v->bUpper = 0;
   view_retarget(v, pOv, bReverse);
@@ -724,8 +734,11 @@ int view_seek(EngView *v, const void *pKey, size_t nKey) {
     node_seek(v, pKey, nKey);
     rc = settle(v);
   }
-  if (rc) v->pos.eCur = 0;
-  return rc;
+  if (rc) {
+    v->pos.eCur = 0;
+    return view_fail(v, rc);
+  }
+  return WCS_OK;
 }
 
 int view_sync(EngView *v) {
@@ -765,7 +778,7 @@ int view_step(EngView *v) {
       }
       if (r < 0) {
         v->pos.eCur = 0;
-        return wcs_iter_status(v->pIter);
+        return view_fail(v, wcs_iter_status(v->pIter));
       }
     }
     rc = store_step(v);
@@ -777,7 +790,7 @@ int view_step(EngView *v) {
     }
     if (rc == WCS_OK) rc = wcs_iter_status(v->pIter);
     v->pos.eCur = 0;
-    return rc;
+    return rc ? view_fail(v, rc) : WCS_OK;
   }
   rc = view_sync(v);
   eCur = v->pos.eCur;
@@ -785,6 +798,9 @@ int view_step(EngView *v) {
   if (eCur & 1) rc = store_step(v);
   if (rc == WCS_OK && (eCur & 2)) node_step(v);
   if (rc == WCS_OK) rc = settle(v);
-  if (rc) v->pos.eCur = 0;
-  return rc;
+  if (rc) {
+    v->pos.eCur = 0;
+    return view_fail(v, rc);
+  }
+  return WCS_OK;
 }

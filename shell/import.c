@@ -891,6 +891,8 @@ typedef struct CsvCol {
   char *zQual; /* COL_CELL: qualifier (malloc'd) */
   size_t nQual;
   int iField; /* COL_FIELD: key field index */
+  int bRaw;   /* COL_CELL named family:qualifier: the value's bytes as
+              ** written, whatever the column's declared type */
 } CsvCol;
 #define COL_IGNORE 0
 #define COL_KEY    1 /* the raw row key (_key, or cbt's first column) */
@@ -1087,6 +1089,7 @@ static int run_csv(Importer *imp, const char *zTable) {
             goto header_error;
           }
           aCol[i].eKind = COL_CELL;
+          aCol[i].bRaw = 1;
           aCol[i].nQual = n - (size_t)(zColon - z) - 1;
           aCol[i].zQual = memdup(zColon + 1, aCol[i].nQual);
         } else if (iQual >= 0) {
@@ -1157,7 +1160,7 @@ static int run_csv(Importer *imp, const char *zTable) {
       if (aCol[i].eKind != COL_CELL) continue;
       if (n == 0 && !r.aField[i].bQuoted) continue; /* no cell */
       split_ts(imp, z, n, &nVal, &iTs);
-      if (bCbt) {
+      if (bCbt || aCol[i].bRaw) {
         rc = row_add(imp, aCol[i].iFam, aCol[i].zQual, aCol[i].nQual, iTs, z,
                      nVal);
       } else {
@@ -2455,6 +2458,7 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
   ImpOpts o;
   int rc, i;
   const char *zExt = strrchr(zFile, '.');
+  char *zTmp = NULL; /* the file written, renamed to zFile when whole */
 
   memset(&x, 0, sizeof(x));
   x.p = p;
@@ -2489,14 +2493,33 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
   }
   if (shell_open_table(p, zTable, &x.pTab)) return 1;
   x.pSchema = wcs_table_schema(x.pTab);
-  x.out = strcmp(zFile, "-") == 0 ? stdout : fopen(zFile, "wb");
+  /* A file is written beside its name and renamed over it once whole, so
+  ** that a failed export leaves what was there before. */
+  if (strcmp(zFile, "-") != 0) {
+    zTmp = malloc(strlen(zFile) + 16);
+    if (zTmp == NULL) {
+      wcs_table_close(x.pTab);
+      return shell_error(p, "out of memory");
+    }
+    sprintf(zTmp, "%s.wcs-export", zFile);
+  }
+  x.out = zTmp ? fopen(zTmp, "wb") : stdout;
   if (!x.out) {
+    shell_error(p, "cannot create %s: %s", zTmp, strerror(errno));
     wcs_table_close(x.pTab);
-    return shell_error(p, "cannot create %s: %s", zFile, strerror(errno));
+    free(zTmp);
+    return 1;
   }
   rc = x.eFormat == FMT_JSONL ? export_jsonl(&x) : export_csv(&x);
   if (x.out != stdout) {
     if (fclose(x.out) != 0 && rc == WCS_OK) rc = WCS_IOERR;
+    if (rc == WCS_OK && rename(zTmp, zFile) != 0) {
+      shell_error(p, "cannot rename %s to %s: %s", zTmp, zFile,
+                  strerror(errno));
+      rc = WCS_IOERR;
+    }
+    if (rc != WCS_OK) remove(zTmp);
+    free(zTmp);
   } else {
     fflush(stdout);
   }

@@ -127,6 +127,24 @@ for fmt in cbt csv jsonl; do
 done
 check_eq "the binary sample has 3 cells" "$(cells bin.db b | wc -l)" "3"
 
+# declared typed columns: a family:qualifier header is the bytes as
+# written, so every format re-imports into a table with the same schema
+for fmt in cbt csv jsonl; do
+  "$WCS" ty_$fmt.db "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING),
+    FAMILY f (x INT64, y FLOAT64, d INT64 DECIMAL(4), s STRING))" \
+    "INSERT INTO t(k,x,y,d,s) VALUES ('r',10,2.5,7,'a'), ('s',-3,NULL,12,NULL)" \
+    ".export t ty.$fmt $fmt" >/dev/null
+  "$WCS" ty2_$fmt.db "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING),
+    FAMILY f (x INT64, y FLOAT64, d INT64 DECIMAL(4), s STRING))" \
+    ".import ty.$fmt t format=$fmt timestamp=value-encoded" >/dev/null 2>err.txt
+  check_eq "typed columns re-import from $fmt without errors" "$(cat err.txt)" ""
+  check_eq "typed columns survive $fmt" "$(cells ty2_$fmt.db t)" \
+    "$(cells ty_$fmt.db t)"
+done
+check_eq "the typed sample reads back" \
+  "$("$WCS" ty2_csv.db "SELECT k, x, y, d, s FROM t")" \
+  "$("$WCS" ty_csv.db "SELECT k, x, y, d, s FROM t")"
+
 # ---- CSV with a header into a keyed table with typed columns
 "$WCS" p.db "CREATE VIRTUAL TABLE products USING wcs(
   KEY (category STRING, subcategory STRING, brand STRING) DELIMITED BY '#',
@@ -256,6 +274,34 @@ check_has "a missing file is an error" "$(cat err.txt)" "cannot open nosuch.csv"
 check_has "unknown options are refused" "$(cat err.txt)" 'unknown option "frob"'
 "$WCS" bad.db "BEGIN" ".import $DATA/products.csv t6 family=f" >/dev/null 2>err.txt
 check_has "no import inside an open transaction" "$(cat err.txt)" "open transaction"
+
+# ---- a damaged store: the error names the file and offset; a failed
+# export leaves the file it would have replaced
+"$WCS" dmg.db "CREATE VIRTUAL TABLE t USING wcs(KEY (k INT64 DECIMAL(6)),
+  FAMILY f (v STRING))" \
+  "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i<4999)
+   INSERT INTO t(k,v) SELECT i, printf('value %d', i*7919) FROM c" \
+  "SELECT wcs_compact('t')" >/dev/null
+python3 - dmg.db.wcs <<'EOF'
+import os, sys
+d = sys.argv[1]
+f = max((x for x in os.listdir(d) if x.endswith('.sst')),
+        key=lambda x: os.path.getsize(os.path.join(d, x)))
+# a third into the file: a data block of the table, past the catalog's
+o = os.path.getsize(os.path.join(d, f)) // 3
+with open(os.path.join(d, f), 'r+b') as h:
+    h.seek(o); b = h.read(1); h.seek(o); h.write(bytes([b[0] ^ 0xff]))
+EOF
+printf 'kept\n' > keep.cbt
+"$WCS" dmg.db "SELECT count(*) FROM t" >/dev/null 2>err.txt
+check_has "a scan of a damaged block names the file and offset" \
+  "$(cat err.txt)" "t: reading the store: corrupt block at offset "
+check_has "... and the reason" "$(cat err.txt)" ".sst: checksum mismatch"
+"$WCS" dmg.db ".export t keep.cbt" >/dev/null 2>err.txt
+check_has "a failed export says why" "$(cat err.txt)" "checksum mismatch"
+check_eq "a failed export keeps the file it would replace" "$(cat keep.cbt)" \
+  "kept"
+check_eq "... and leaves no partial file" "$(ls keep.cbt.* 2>/dev/null)" ""
 
 # ---- the command-line forms
 out=$("$WCS" import cli.db tele "$DATA/telemetry.cbt.csv" timestamp=value-encoded)
