@@ -135,12 +135,25 @@ static int cmd_tables(Shell *p, const char *zPattern) {
   return 0;
 }
 
+/* .read files nest this deep at most: a file that reads itself (or a
+** cycle of them) stops with an error instead of exhausting the stack. */
+#define SHELL_READ_DEPTH 64
+
 static int cmd_read(Shell *p, const char *zFile) {
-  FILE *in = fopen(zFile, "rb");
+  FILE *in;
   int rc, bSave = p->bInteractive;
+  if (p->nReadDepth >= SHELL_READ_DEPTH) {
+    return shell_error(p,
+                       ".read \"%s\": files read each other %d deep; is "
+                       "there a cycle?",
+                       zFile, SHELL_READ_DEPTH);
+  }
+  in = fopen(zFile, "rb");
   if (!in) return shell_error(p, "cannot open \"%s\"", zFile);
   p->bInteractive = 0;
+  p->nReadDepth++;
   rc = shell_process(p, in, zFile, 1);
+  p->nReadDepth--;
   p->bInteractive = bSave;
   fclose(in);
   return rc == 2 ? 2 : rc ? 1 : 0;

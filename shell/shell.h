@@ -51,6 +51,7 @@ typedef struct Shell {
   int bInteractive;   /* input is a terminal: prompts and history */
   int bProgress;      /* stderr is a terminal: progress bars allowed */
   int nErr;           /* errors reported so far */
+  int nReadDepth;     /* .read files being run, one inside another */
   const char *zInput; /* name of the input being read, for messages */
   int iLine;          /* line of zInput where the current statement
                       ** starts, 0 when not reading a script */

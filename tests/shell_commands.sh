@@ -84,6 +84,11 @@ check_eq ".quit stops" "$out" ""
 printf 'SELECT 7;\n.mode csv\nSELECT 8 AS x;\n' >script.sql
 out=$("$WCS" m.db ".read script.sql")
 check_eq ".read runs a file" "$out" "$(printf '7\nx\r\n8\r')"
+printf '.read self.sql\n' >self.sql
+check_rc ".read of a file that reads itself fails, not crashes" 1 \
+  "$WCS" m.db ".read self.sql"
+"$WCS" m.db ".read self.sql" 2>err.txt
+check_has "... saying why" "$(cat err.txt)" "is there a cycle?"
 
 # ---- scripts on stdin: multi-line statements, errors, exit status
 out=$(printf 'SELECT 1;\nSELECT\n  2\n;\n-- a comment\nSELECT 3; SELECT 4;\n' | "$WCS" m.db)
