@@ -435,6 +435,7 @@ static int imp_add_families(Importer *imp, const char *zTable,
                            zTable, wcs_engine_errmsg(imp->pEng));
       }
       fprintf(p->out, "added family %s to %s\n", azFam[i], zTable);
+      p->bReconnect = 1; /* the SQL table still has the old schema */
       wcs_table_close(imp->pTab);
       imp->pTab = 0;
       rc = wcs_table_open(imp->pEng, zStoreName, &imp->pTab);
@@ -2070,8 +2071,8 @@ static void importer_free(Importer *imp) {
   free_opts(&imp->o);
 }
 
-int shell_import(Shell *p, const char *zFile, const char *zTable, int nOpt,
-                 char **azOpt) {
+static int import_run(Shell *p, const char *zFile, const char *zTable,
+                      int nOpt, char **azOpt) {
   Importer imp;
   struct stat st;
   int rc;
@@ -2150,6 +2151,14 @@ int shell_import(Shell *p, const char *zFile, const char *zTable, int nOpt,
   fputc('\n', p->out);
   importer_free(&imp);
   return 0;
+}
+
+int shell_import(Shell *p, const char *zFile, const char *zTable, int nOpt,
+                 char **azOpt) {
+  int rc = import_run(p, zFile, zTable, nOpt, azOpt);
+  /* families added: the SQL connection's table has the old schema */
+  if (p->bReconnect && shell_reconnect(p)) rc = 1;
+  return rc;
 }
 
 /* ==================================================================

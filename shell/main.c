@@ -256,11 +256,10 @@ static void usage(FILE *f) {
              "Inside the shell, .help lists the dot-commands.\n");
 }
 
-int shell_open(Shell *p, const char *zPath) {
-  int rc;
-  p->zDbPath = strdup(zPath);
-  if (!p->zDbPath) return shell_error(p, "out of memory");
-  rc = sqlite3_open_v2(
+/* Open the SQL connection to p->zDbPath with the module registered. */
+static int shell_connect(Shell *p) {
+  const char *zPath = p->zDbPath;
+  int rc = sqlite3_open_v2(
       zPath, &p->db,
       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, 0);
   if (rc != SQLITE_OK) {
@@ -279,6 +278,25 @@ int shell_open(Shell *p, const char *zPath) {
   }
   g_db = p->db;
   return shell_attach_all(p);
+}
+
+int shell_open(Shell *p, const char *zPath) {
+  p->zDbPath = strdup(zPath);
+  if (!p->zDbPath) return shell_error(p, "out of memory");
+  return shell_connect(p);
+}
+
+/* Close and open the SQL connection again, so that its wcs tables pick up
+** a schema changed behind them (a family an import added). Only between
+** statements, outside a transaction; a database in memory is kept. */
+int shell_reconnect(Shell *p) {
+  const char *zFile = p->db ? sqlite3_db_filename(p->db, "main") : 0;
+  p->bReconnect = 0;
+  if (!zFile || !zFile[0] || !sqlite3_get_autocommit(p->db)) return 0;
+  g_db = 0;
+  sqlite3_close_v2(p->db); /* a statement still open keeps it until done */
+  p->db = 0;
+  return shell_connect(p);
 }
 
 void shell_close(Shell *p) {

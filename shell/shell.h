@@ -52,6 +52,8 @@ typedef struct Shell {
   int bProgress;      /* stderr is a terminal: progress bars allowed */
   int nErr;           /* errors reported so far */
   int nReadDepth;     /* .read files being run, one inside another */
+  int bReconnect;     /* a command altered a table behind the SQL
+                      ** connection: reconnect it (shell_reconnect) */
   const char *zInput; /* name of the input being read, for messages */
   int iLine;          /* line of zInput where the current statement
                       ** starts, 0 when not reading a script */
@@ -84,6 +86,7 @@ int shell_process(Shell *p, FILE *in, const char *zName, int bBail);
 /* Open database zPath (creating it if missing), register the module and
 ** attach every store table. Returns 1 after reporting an error. */
 int shell_open(Shell *p, const char *zPath);
+int shell_reconnect(Shell *p);
 /* Save the heat counters, close the database and the store. */
 void shell_close(Shell *p);
 /* Run one line of input: a dot-command or complete SQL text. */

@@ -275,6 +275,15 @@ check_has "unknown options are refused" "$(cat err.txt)" 'unknown option "frob"'
 "$WCS" bad.db "BEGIN" ".import $DATA/products.csv t6 family=f" >/dev/null 2>err.txt
 check_has "no import inside an open transaction" "$(cat err.txt)" "open transaction"
 
+# a family the file needs is added, and the same session reads it
+printf '_key,f:x,newfam:q\nr1,1,2\n' > nf.csv
+out=$("$WCS" nf.db "CREATE VIRTUAL TABLE t USING wcs(FAMILY f)" \
+  ".import nf.csv t" ".mode list" "SELECT _key, f, newfam FROM t" 2>&1)
+check_has "an import adds the family the file needs" "$out" \
+  "added family newfam to t"
+check_has "... and the same session reads it" "$out" \
+  'r1|{"x":"1"}|{"q":"2"}'
+
 # ---- a damaged store: the error names the file and offset; a failed
 # export leaves the file it would have replaced
 "$WCS" dmg.db "CREATE VIRTUAL TABLE t USING wcs(KEY (k INT64 DECIMAL(6)),
