@@ -102,6 +102,7 @@ typedef struct Importer {
   wcs_engine *pEng;
   wcs_table *pTab;
   char *zTable;             /* store table name */
+  int bCreated;             /* this import created the table */
   const ks_schema *pSchema; /* borrowed from pTab */
   wcs_txn *pTxn;
   int64_t nTxnRows;      /* rows in the uncommitted transaction */
@@ -394,6 +395,7 @@ static int imp_open_table(Importer *imp, const char *zTable, const char **azFam,
       }
       wcs_buf_free(&sql);
       fprintf(p->out, "created table %s\n", zTable);
+      imp->bCreated = 1;
       if (shell_store_table(p, zTable, &zStoreName, &bHistory)) return 1;
       if (!zStoreName) zStoreName = strdup(zTable);
       /* (created in the default store, which imp->pEng already is) */
@@ -2071,6 +2073,25 @@ static void importer_free(Importer *imp) {
   free_opts(&imp->o);
 }
 
+/* Free a failed import; a table it created and put no row into is
+** dropped again, so that a file refused at its first line leaves nothing
+** behind. */
+static void import_undo_create(Importer *imp, const char *zTable) {
+  Shell *p = imp->p;
+  int bDrop = imp->bCreated && imp->nRows == 0;
+  importer_free(imp);
+  if (bDrop) {
+    char *zId = shell_quote_ident(zTable);
+    char *zSql = zId ? sqlite3_mprintf("DROP TABLE %s", zId) : 0;
+    if (zSql && sqlite3_exec(p->db, zSql, 0, 0, 0) == SQLITE_OK) {
+      fprintf(p->out, "dropped table %s again: nothing was imported\n",
+              zTable);
+    }
+    sqlite3_free(zSql);
+    free(zId);
+  }
+}
+
 static int import_run(Shell *p, const char *zFile, const char *zTable,
                       int nOpt, char **azOpt) {
   Importer imp;
@@ -2127,7 +2148,7 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
     shell_error(p, "%s line %d: %s; %" PRId64 " rows imported before it%s",
                 zFile, imp.iLine, imp.zReason, imp.nRows,
                 rcCommit ? " (the last batch failed to commit)" : "");
-    importer_free(&imp);
+    import_undo_create(&imp, zTable);
     return 1;
   }
   if (rc == IMP_FAIL) {
@@ -2135,7 +2156,7 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
       fprintf(stderr, "%" PRId64 " rows were imported before it stopped\n",
               imp.nRows);
     }
-    importer_free(&imp);
+    import_undo_create(&imp, zTable);
     return 1;
   }
   if (imp_commit(&imp)) {

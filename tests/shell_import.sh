@@ -274,6 +274,15 @@ check_has "a missing file is an error" "$(cat err.txt)" "cannot open nosuch.csv"
 check_has "unknown options are refused" "$(cat err.txt)" 'unknown option "frob"'
 "$WCS" bad.db "BEGIN" ".import $DATA/products.csv t6 family=f" >/dev/null 2>err.txt
 check_has "no import inside an open transaction" "$(cat err.txt)" "open transaction"
+printf 'k,f:x\nr1,1\n' > badhead.csv
+out=$("$WCS" bad.db ".import badhead.csv t7 family=f" 2>err.txt)
+check_has "a file refused at its header" "$(cat err.txt)" "badhead.csv line 1"
+check_has "... drops the table it created" "$out" \
+  "dropped table t7 again: nothing was imported"
+check_eq "... which is gone from the database" \
+  "$("$WCS" bad.db "SELECT count(*) FROM sqlite_schema WHERE name = 't7'")" "0"
+"$WCS" bad.db "CREATE VIRTUAL TABLE chk USING wcs(TABLE 't7')" 2>err.txt
+check_has "... and from the store" "$(cat err.txt)" "no store table 't7'"
 
 # a family the file needs is added, and the same session reads it
 printf '_key,f:x,newfam:q\nr1,1,2\n' > nf.csv
