@@ -80,7 +80,7 @@ static int split_args(const char *zLine, char **pzCopy, char **azArg) {
   return n;
 }
 
-static int parse_bool(Shell *p, const char *z, int *pb) {
+int shell_parse_bool(Shell *p, const char *z, int *pb) {
   if (strcmp(z, "on") == 0 || strcmp(z, "1") == 0 || strcmp(z, "yes") == 0) {
     *pb = 1;
   } else if (strcmp(z, "off") == 0 || strcmp(z, "0") == 0 ||
@@ -213,12 +213,12 @@ int shell_dot(Shell *p, const char *zLine) {
     if (nArg != 2)
       rc = shell_error(p, "usage: .headers on|off");
     else
-      rc = parse_bool(p, azArg[1], &p->bHeaders);
+      rc = shell_parse_bool(p, azArg[1], &p->bHeaders);
   } else if (strcmp(zCmd, "timer") == 0) {
     if (nArg != 2)
       rc = shell_error(p, "usage: .timer on|off");
     else
-      rc = parse_bool(p, azArg[1], &p->bTimer);
+      rc = shell_parse_bool(p, azArg[1], &p->bTimer);
   } else if (strcmp(zCmd, "tables") == 0) {
     rc = cmd_tables(p, nArg > 1 ? azArg[1] : 0);
   } else if (strcmp(zCmd, "schema") == 0) {

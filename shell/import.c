@@ -2119,6 +2119,9 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
   }
   if (fstat(fileno(imp.in), &st) == 0 && S_ISREG(st.st_mode)) {
     imp.nFileBytes = (uint64_t)st.st_size;
+  } else if (imp.in != stdin && S_ISDIR(st.st_mode)) {
+    importer_free(&imp);
+    return shell_error(p, "cannot import %s: it is a directory", zFile);
   }
   if (imp.o.eFormat == FMT_AUTO) {
     if (imp.in == stdin) {

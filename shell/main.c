@@ -174,7 +174,9 @@ int shell_process(Shell *p, FILE *in, const char *zName, int bBail) {
       const char *z = zLine;
       while (*z == ' ' || *z == '\t')
         z++;
-      if (*z == 0) {
+      if (*z == 0 || (z[0] == '-' && z[1] == '-')) {
+        /* blank, or a line comment between statements: the statement's
+        ** line (for error messages) is the one where its text starts */
         free(zLine);
         continue;
       }
@@ -376,6 +378,17 @@ static int run_tool(Shell *p, const char *zTool, int nArg, char **azArg) {
   return shell_keyviz(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
 }
 
+/* The exit status: 1 after an error, or when the output could not be
+** written (a full disk, a closed pipe), which is an error too. */
+static int finish_output(int rc) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    /* (errno is the failed write's only if the flush made it) */
+    fprintf(stderr, "Error: the output could not be written in full\n");
+    return 1;
+  }
+  return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   Shell s;
   Shell *p = &s;
@@ -415,7 +428,7 @@ int main(int argc, char **argv) {
       p->eMode = e;
       p->bHeaders = e != SHELL_MODE_LIST;
     } else if (strcmp(z, "-headers") == 0 && i + 1 < argc) {
-      p->bHeaders = strcmp(argv[++i], "off") != 0;
+      if (shell_parse_bool(p, argv[++i], &p->bHeaders)) return 1;
     } else if (strcmp(z, "-header") == 0) {
       p->bHeaders = 1;
     } else if (strcmp(z, "-noheader") == 0) {
@@ -433,7 +446,7 @@ int main(int argc, char **argv) {
        strcmp(argv[i], "keyviz") == 0)) {
     rc = run_tool(p, argv[i], argc - i - 1, argv + i + 1);
     shell_close(p);
-    return rc ? 1 : 0;
+    return finish_output(rc);
   }
   if (i < argc && strcmp(argv[i], "demo") == 0) {
     const char *zDemoDb = i + 1 < argc ? argv[i + 1] : 0;
@@ -463,5 +476,5 @@ int main(int argc, char **argv) {
     rc = run_stdin(p);
   }
   shell_close(p);
-  return rc ? 1 : 0;
+  return finish_output(rc);
 }

@@ -87,6 +87,8 @@ int shell_process(Shell *p, FILE *in, const char *zName, int bBail);
 ** attach every store table. Returns 1 after reporting an error. */
 int shell_open(Shell *p, const char *zPath);
 int shell_reconnect(Shell *p);
+/* on/1/yes or off/0/no into *pb; anything else is an error (1). */
+int shell_parse_bool(Shell *p, const char *z, int *pb);
 /* Save the heat counters, close the database and the store. */
 void shell_close(Shell *p);
 /* Run one line of input: a dot-command or complete SQL text. */

@@ -102,6 +102,14 @@ check_eq "script error: exit status 1" "$rc" "1"
 check_eq "script error: stops at the first error" "$(cat out.txt)" "1"
 check_eq "script error: message names the line" "$(cat err.txt)" \
   "Error: stdin line 2: no such column: nosuch"
+printf 'SELECT 1;\n-- a comment\n\nSELECT nosuch;\n' | "$WCS" m.db 2>err.txt >/dev/null
+check_eq "script error: the line where the statement starts, past comments" \
+  "$(cat err.txt)" "Error: stdin line 4: no such column: nosuch"
+"$WCS" --headers maybe m.db "SELECT 1" >/dev/null 2>err.txt
+check_eq "--headers takes on or off only" "$(cat err.txt)" \
+  'Error: expected on or off, not "maybe"'
+check_rc "output that cannot be written is an error" 1 \
+  sh -c "'$WCS' m.db 'SELECT 1' >/dev/full"
 printf 'SELECT 1;\nSELECT (\n' | "$WCS" m.db >out.txt 2>err.txt
 check_has "an unfinished statement at the end is an error" "$(cat err.txt)" "Error: stdin line 2"
 

@@ -270,6 +270,10 @@ out=$("$WCS" bad.db ".mode list" "SELECT group_concat(_key) FROM t3")
 check_eq "skip-bad keeps the rows around the bad lines" "$out" "r1,r3,r5"
 "$WCS" bad.db ".import nosuch.csv t4" >/dev/null 2>err.txt
 check_has "a missing file is an error" "$(cat err.txt)" "cannot open nosuch.csv"
+mkdir -p adir
+"$WCS" bad.db ".import adir t4" >/dev/null 2>err.txt
+check_has "a directory is an error" "$(cat err.txt)" \
+  "cannot import adir: it is a directory"
 "$WCS" bad.db ".import $DATA/bad-fields.cbt.csv t5 frob=1" >/dev/null 2>err.txt
 check_has "unknown options are refused" "$(cat err.txt)" 'unknown option "frob"'
 "$WCS" bad.db "BEGIN" ".import $DATA/products.csv t6 family=f" >/dev/null 2>err.txt
