@@ -1131,6 +1131,38 @@ START_TEST(test_table_clause_attaches_and_drop_rule) {
 }
 END_TEST
 
+/* Attaching where no store was ever made (a fresh in-memory database, a
+** database file without its store directory) is "no store table", not a
+** failure to open the store; nothing is created on the way. */
+START_TEST(test_attaching_without_a_store_says_no_table) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
+  sqlite3 *db = openDb(NULL);
+  FILE *f;
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE m USING wcs(TABLE 'metrics')",
+            "no store table 'metrics' in the in-memory store; declare its "
+            "KEY and FAMILY");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE mh USING wcs(TABLE 'metrics', HISTORY)",
+            "no store table 'metrics' in the in-memory store; a HISTORY");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE metrics USING wcs()",
+            "no store table 'metrics'");
+  sqlite3_close(db);
+  db = openDb(zDb);
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE m USING wcs(TABLE 'metrics')",
+            "no store table 'metrics' in ");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE mh USING wcs(TABLE 'metrics', HISTORY)",
+            "(no store there yet); a HISTORY view shows an existing table");
+  CHECK(db, "SELECT count(*) FROM sqlite_schema", "0");
+  sqlite3_close(db);
+  f = fopen(zStore, "rb");
+  ck_assert_msg(f == NULL, "an attach made the store %s", zStore);
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_store_beside_database_and_reopen) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -1557,6 +1589,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_value_functions);
   tcase_add_test(tc, test_write_functions);
   tcase_add_test(tc, test_table_clause_attaches_and_drop_rule);
+  tcase_add_test(tc, test_attaching_without_a_store_says_no_table);
   tcase_add_test(tc, test_store_beside_database_and_reopen);
   tcase_add_test(tc, test_unreachable_store_is_an_error_for_every_use);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);

@@ -579,8 +579,24 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
 
   rc = storePath(db, argv[1], pArgs->zStore, &zPath);
   if (rc != SQLITE_OK) goto fail;
-  rc =
-      connStore(pConn, zPath, pArgs, bCreate && bClauses, &pTab->pStore, pzErr);
+  if (bCreate && !bClauses && zPath && access(zPath, F_OK) != 0) {
+    /* attaching to a store that was never made: there is no table to
+    ** attach to, which is what the user needs to hear (not why the store
+    ** cannot be opened) */
+    *pzErr = sqlite3_mprintf(
+        "wcs: no store table '%s' in %s (no store there yet); %s",
+        pTab->zStoreTable, zPath,
+        pTab->bHistory
+            ? "a HISTORY view shows an existing table: name it with TABLE "
+              "'name'"
+            : "declare its KEY and FAMILY clauses to create it");
+    rc = SQLITE_ERROR;
+    goto fail;
+  }
+  /* the connection's in-memory store is made on first use by any table,
+  ** so that attaching to it before it holds tables says "no store table" */
+  rc = connStore(pConn, zPath, pArgs, bCreate && (bClauses || zPath == NULL),
+                 &pTab->pStore, pzErr);
   if (rc == SQLITE_OK) pTab->pStore->nTab++; /* tabFree takes it back */
   if (rc != SQLITE_OK && !bCreate) {
     /* the store is gone: connect anyway so DROP TABLE works */
