@@ -1069,6 +1069,29 @@ START_TEST(test_write_functions) {
             "wcs_key_encode('metrics','t2','a',1), 'meta', 'fw', 1)",
             "column meta:fw: the value has 3 bytes");
   CHECK(db, "SELECT device, id, cpu FROM metrics", "t2|a|42");
+  /* a declared column whose type is not an 8-byte big-endian INT64 is
+  ** refused by name, before anything is read or written: adding to the
+  ** bits of a FLOAT64, or writing 8 bytes into a DECIMAL column that
+  ** cannot read them, would change the value silently */
+  OK(db, "INSERT INTO metrics(device,id,day,load) VALUES ('t2','a',1,1.5)");
+  CHECK_ERR(db,
+            "SELECT wcs_increment('metrics', "
+            "wcs_key_encode('metrics','t2','a',1), 'stats', 'load', 1)",
+            "column stats:load is FLOAT64");
+  CHECK(db, "SELECT load FROM metrics", "1.5");
+  OK(db, "CREATE VIRTUAL TABLE dec USING wcs(KEY (k STRING), "
+         "FAMILY f (d INT64 DECIMAL(4), s STRING, j JSON, b BYTES))");
+  CHECK_ERR(db, "SELECT wcs_increment('dec', 'r', 'f', 'd', 1)",
+            "column f:d is INT64 DECIMAL(4)");
+  CHECK_ERR(db, "SELECT wcs_increment('dec', 'r', 'f', 's', 1)",
+            "column f:s is STRING");
+  CHECK_ERR(db, "SELECT wcs_increment('dec', 'r', 'f', 'j', 1)",
+            "column f:j is JSON");
+  CHECK_ERR(db, "SELECT wcs_increment('dec', 'r', 'f', 'b', 1)",
+            "column f:b is BYTES");
+  CHECK(db, "SELECT count(*) FROM dec", "0");
+  /* an undeclared qualifier of the same family is a counter */
+  CHECK(db, "SELECT wcs_increment('dec', 'r', 'f', 'n', 2)", "2");
   /* inside a transaction that writes the store, they roll back with it */
   OK(db, "BEGIN");
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('t3','a',1,1)");

@@ -346,6 +346,26 @@ static void keyDecodeFunc(sqlite3_context *ctx, int argc,
   wcs_buf_free(&out);
 }
 
+/* The declared column named pQual[0..nQual-1] of family zFam, or NULL
+** (an undeclared qualifier, or no such family: the engine reports that). */
+static const ks_qualifier *declaredColumn(const ks_schema *s, const char *zFam,
+                                          const uint8_t *pQual, int nQual) {
+  int i, k;
+  for (i = 0; i < s->nFamily; i++) {
+    const ks_family *f = &s->aFamily[i];
+    if (strcmp(f->zName, zFam) != 0) continue;
+    for (k = 0; k < f->nQual; k++) {
+      const ks_qualifier *q = &s->aQual[f->iFirstQual + k];
+      if ((int)strlen(q->zName) == nQual &&
+          memcmp(q->zName, pQual, (size_t)nQual) == 0) {
+        return q;
+      }
+    }
+    break;
+  }
+  return NULL;
+}
+
 static void incrementFunc(sqlite3_context *ctx, int argc,
                           sqlite3_value **argv) {
   WcsTab *pTab = tableArg(ctx, argv[0], "wcs_increment");
@@ -373,6 +393,30 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
   pKey = argBytes(argv[1], &nKey);
   zFam = (const char *)sqlite3_value_text(argv[2]);
   pQual = argBytes(argv[3], &nQual);
+  {
+    /* an increment adds to an 8-byte big-endian integer: a declared column
+    ** of another type would be changed into bytes it does not read (or, for
+    ** FLOAT64, have its bits added to) */
+    const ks_qualifier *q = declaredColumn(pTab->pSchema, zFam, pQual, nQual);
+    if (q && (q->eVType != KS_V_INT64 || q->eEnc == KS_ENC_DECIMAL)) {
+      static const char *const azType[] = {"INT64", "FLOAT64", "STRING",
+                                           "BYTES", "JSON"};
+      char zType[32];
+      char *z;
+      if (q->eVType == KS_V_INT64) {
+        sqlite3_snprintf(sizeof(zType), zType, "INT64 DECIMAL(%d)", q->nWidth);
+      } else {
+        sqlite3_snprintf(sizeof(zType), zType, "%s", azType[q->eVType]);
+      }
+      z = sqlite3_mprintf(
+          "wcs_increment: column %s:%s is %s; it adds to 8-byte big-endian "
+          "INT64 cells only (UPDATE %s SET %s = %s + ... changes this one)",
+          zFam, q->zName, zType, pTab->zName, q->zName, q->zName);
+      sqlite3_result_error(ctx, z, -1);
+      sqlite3_free(z);
+      return;
+    }
+  }
   {
     /* the same rule as an INSERT's _key: a row the schema cannot decode
     ** would make every later read of the table fail */
