@@ -2485,13 +2485,77 @@ static int export_jsonl(Exporter *x) {
   return rc;
 }
 
+/* Open where an export goes. "-" is standard output. A regular file (or
+** a new one) is written as a temporary file beside it, *pzTmp, renamed
+** over *pzDest once whole, so that a failed export leaves what was there
+** before; the new file keeps the old one's permissions. A symbolic link is
+** followed, so the link stays and its target is replaced. Anything else
+** (a named pipe, a terminal, /dev/stdout) is written directly, never
+** replaced. Returns 1 after reporting an error. */
+static int export_open(Shell *p, const char *zFile, FILE **ppOut,
+                       char **pzTmp, char **pzDest) {
+  struct stat st;
+  mode_t mode;
+  int fd = -1;
+  *ppOut = 0;
+  *pzTmp = 0;
+  *pzDest = 0;
+  if (strcmp(zFile, "-") == 0) {
+    *ppOut = stdout;
+    return 0;
+  }
+  if (stat(zFile, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      return shell_error(p, "cannot export to %s: it is a directory", zFile);
+    }
+    if (S_ISREG(st.st_mode)) {
+      *pzDest = realpath(zFile, 0);
+      mode = st.st_mode & 07777;
+    }
+  } else if (lstat(zFile, &st) != 0) {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+    *pzDest = strdup(zFile);
+  }
+  if (*pzDest == 0) {
+    /* Not a regular file, or a link to nothing yet: write through it. */
+    *ppOut = fopen(zFile, "wb");
+    if (!*ppOut) {
+      return shell_error(p, "cannot create %s: %s", zFile, strerror(errno));
+    }
+    return 0;
+  }
+  *pzTmp = malloc(strlen(*pzDest) + 16);
+  if (*pzTmp) {
+    sprintf(*pzTmp, "%s.wcs-XXXXXX", *pzDest);
+    fd = mkstemp(*pzTmp);
+  } else {
+    errno = ENOMEM;
+  }
+  if (fd < 0 || fchmod(fd, mode) != 0 || (*ppOut = fdopen(fd, "wb")) == 0) {
+    shell_error(p, "cannot create %s: %s", zFile, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      remove(*pzTmp);
+    }
+    free(*pzTmp);
+    free(*pzDest);
+    *pzTmp = 0;
+    *pzDest = 0;
+    return 1;
+  }
+  return 0;
+}
+
 int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
                  char **azOpt) {
   Exporter x;
   ImpOpts o;
   int rc, i;
   const char *zExt = strrchr(zFile, '.');
-  char *zTmp = NULL; /* the file written, renamed to zFile when whole */
+  char *zTmp = NULL;  /* the file written, renamed to zDest when whole */
+  char *zDest = NULL; /* the regular file replaced (a link's target) */
 
   memset(&x, 0, sizeof(x));
   x.p = p;
@@ -2526,36 +2590,23 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
   }
   if (shell_open_table(p, zTable, &x.pTab)) return 1;
   x.pSchema = wcs_table_schema(x.pTab);
-  /* A file is written beside its name and renamed over it once whole, so
-  ** that a failed export leaves what was there before. */
-  if (strcmp(zFile, "-") != 0) {
-    zTmp = malloc(strlen(zFile) + 16);
-    if (zTmp == NULL) {
-      wcs_table_close(x.pTab);
-      return shell_error(p, "out of memory");
-    }
-    sprintf(zTmp, "%s.wcs-export", zFile);
-  }
-  x.out = zTmp ? fopen(zTmp, "wb") : stdout;
-  if (!x.out) {
-    shell_error(p, "cannot create %s: %s", zTmp, strerror(errno));
+  if (export_open(p, zFile, &x.out, &zTmp, &zDest)) {
     wcs_table_close(x.pTab);
-    free(zTmp);
     return 1;
   }
   rc = x.eFormat == FMT_JSONL ? export_jsonl(&x) : export_csv(&x);
   if (x.out != stdout) {
     if (fclose(x.out) != 0 && rc == WCS_OK) rc = WCS_IOERR;
-    if (rc == WCS_OK && rename(zTmp, zFile) != 0) {
-      shell_error(p, "cannot rename %s to %s: %s", zTmp, zFile,
-                  strerror(errno));
+    if (rc == WCS_OK && zTmp && rename(zTmp, zDest) != 0) {
+      shell_error(p, "cannot replace %s: %s", zFile, strerror(errno));
       rc = WCS_IOERR;
     }
-    if (rc != WCS_OK) remove(zTmp);
-    free(zTmp);
+    if (rc != WCS_OK && zTmp) remove(zTmp);
   } else {
     fflush(stdout);
   }
+  free(zTmp);
+  free(zDest);
   for (i = 0; i < x.nCol; i++)
     free(x.aCol[i].pQual);
   free(x.aCol);

@@ -325,6 +325,28 @@ check_eq "a failed export keeps the file it would replace" "$(cat keep.cbt)" \
   "kept"
 check_eq "... and leaves no partial file" "$(ls keep.cbt.* 2>/dev/null)" ""
 
+# export into a symbolic link, a pipe and a file whose mode was chosen
+mkdir -p linkdir
+ln -s linkdir/target.cbt link.cbt
+"$WCS" rt.db ".export tele link.cbt" >/dev/null
+check_rc "an export through a symbolic link keeps the link" 0 test -L link.cbt
+check_rc "... and writes the file it points to" 0 cmp linkdir/target.cbt out1.cbt.csv
+mkfifo fifo.cbt
+timeout 20 cat fifo.cbt >fifo.out &
+catpid=$!
+"$WCS" rt.db ".export tele fifo.cbt" >/dev/null 2>err.txt
+wait $catpid
+check_eq "an export into a named pipe writes the pipe" "$(cat err.txt)" ""
+check_rc "... the whole table" 0 cmp fifo.out out1.cbt.csv
+check_rc "... and leaves the pipe a pipe" 0 test -p fifo.cbt
+printf 'old\n' > mode.cbt
+chmod 600 mode.cbt
+"$WCS" rt.db ".export tele mode.cbt" >/dev/null
+check_eq "an export over a file keeps its permissions" "$(stat -c %a mode.cbt)" "600"
+"$WCS" rt.db ".export tele nodir/x.cbt" >/dev/null 2>err.txt
+check_has "an export to a missing folder names the file" "$(cat err.txt)" \
+  "cannot create nodir/x.cbt: No such file or directory"
+
 # ---- the command-line forms
 out=$("$WCS" import cli.db tele "$DATA/telemetry.cbt.csv" timestamp=value-encoded)
 check_has "wcs import DB TABLE FILE" "$out" "imported 33 rows"
