@@ -95,6 +95,11 @@ typedef struct Importer {
   ImpOpts o;
   const char *zFile;
   FILE *in;
+  int bSeekable;       /* a regular file: it can be read twice */
+  uint8_t aHead[64];   /* the first bytes, read to guess the format; the
+                       ** readers get them before the rest of the stream */
+  int nHead, iHead;    /* bytes in aHead; the next one to give back */
+  int cBack;           /* a byte given back by imp_ungetc, or -1 */
   uint64_t nFileBytes; /* size of the file (0 if unknown: a pipe) */
   uint64_t nRead;      /* bytes consumed so far */
   int iLine;           /* physical line the current record starts on */
@@ -159,6 +164,36 @@ static char *memdup(const void *p, size_t n) {
 static char *printable(const void *p, size_t n) {
   char *z = wcs_escape(p, n, 60);
   return z ? z : strdup("?");
+}
+
+/* The next byte of the input (the head read to guess the format first),
+** or EOF. Every reader goes through this, so that a pipe, which cannot be
+** rewound, loses nothing to the guess. */
+static int imp_getc(Importer *imp) {
+  int c;
+  if (imp->cBack >= 0) {
+    c = imp->cBack;
+    imp->cBack = -1;
+    return c;
+  }
+  if (imp->iHead < imp->nHead) return imp->aHead[imp->iHead++];
+  return fgetc(imp->in);
+}
+
+/* Give back the byte imp_getc() just returned. */
+static void imp_ungetc(Importer *imp, int c) {
+  imp->cBack = c;
+}
+
+/* Read the first bytes of the input into aHead, skipping a UTF-8 byte
+** order mark. */
+static void imp_read_head(Importer *imp) {
+  imp->nHead = (int)fread(imp->aHead, 1, sizeof(imp->aHead), imp->in);
+  imp->iHead = 0;
+  imp->cBack = -1;
+  if (imp->nHead >= 3 && memcmp(imp->aHead, "\xef\xbb\xbf", 3) == 0) {
+    imp->iHead = 3;
+  }
 }
 
 /* ==================================================================
@@ -655,7 +690,7 @@ typedef struct CsvReader {
 } CsvReader;
 
 static int csv_getc(CsvReader *r) {
-  int c = fgetc(r->imp->in);
+  int c = imp_getc(r->imp);
   if (c != EOF) r->imp->nRead++;
   if (c == '\n') r->imp->iNextLine++;
   return c;
@@ -690,7 +725,7 @@ static int csv_next(CsvReader *r) {
     if (c == '\r') {
       c = csv_getc(r);
       if (c != '\n' && c != EOF) {
-        ungetc(c, imp->in);
+        imp_ungetc(imp, c);
         imp->nRead--;
         c = '\r';
         break;
@@ -746,7 +781,7 @@ static int csv_next(CsvReader *r) {
     if (c == '\r') {
       c = csv_getc(r);
       if (c != '\n' && c != EOF) {
-        ungetc(c, imp->in);
+        imp_ungetc(imp, c);
         imp->nRead--;
       }
     }
@@ -1898,7 +1933,7 @@ static int jsonl_scan_families(Importer *imp, const char ***pazFam,
   }
   for (;;) {
     line.n = 0;
-    while ((c = fgetc(imp->in)) != EOF && c != '\n') {
+    while ((c = imp_getc(imp)) != EOF && c != '\n') {
       uint8_t byte = (uint8_t)c;
       if (wcs_buf_append(&line, &byte, 1)) break;
     }
@@ -1934,6 +1969,7 @@ static int jsonl_scan_families(Importer *imp, const char ***pazFam,
   sqlite3_finalize(pStmt);
   wcs_buf_free(&line);
   rewind(imp->in);
+  imp_read_head(imp);
   *pazFam = az;
   *pnFam = n;
   return rc;
@@ -1949,7 +1985,7 @@ static int run_json(Importer *imp, const char *zTable) {
   memset(&d, 0, sizeof(d));
   if (json_open(imp)) return IMP_FAIL;
   if (imp->o.eFormat == FMT_JSONL && !imp->o.zFamily && imp->o.nMap == 0 &&
-      imp->in != stdin) {
+      imp->bSeekable) {
     int bErr = jsonl_scan_families(imp, &azFam, &nFam);
     if (!bErr) bErr = imp_open_table(imp, zTable, azFam, nFam);
     if (!bErr) bErr = imp_add_families(imp, zTable, azFam, nFam);
@@ -1978,7 +2014,7 @@ static int run_json(Importer *imp, const char *zTable) {
     }
     line.n = 0;
     imp->iLine = imp->iNextLine++;
-    while ((c = fgetc(imp->in)) != EOF && c != '\n') {
+    while ((c = imp_getc(imp)) != EOF && c != '\n') {
       uint8_t byte = (uint8_t)c;
       if (wcs_buf_append(&line, &byte, 1)) {
         rc = IMP_FAIL;
@@ -2032,12 +2068,10 @@ static int run_json(Importer *imp, const char *zTable) {
 /* Guess the format from the name and first bytes. */
 static int sniff_format(Importer *imp) {
   const char *zExt = strrchr(imp->zFile, '.');
-  char zHead[64];
-  size_t n;
-  int i = 0;
-  n = fread(zHead, 1, sizeof(zHead) - 1, imp->in);
+  char zHead[sizeof(imp->aHead) + 1];
+  int i = 0, n = imp->nHead - imp->iHead;
+  memcpy(zHead, imp->aHead + imp->iHead, (size_t)n);
   zHead[n] = 0;
-  rewind(imp->in);
   while (zHead[i] == ' ' || zHead[i] == '\t' || zHead[i] == '\n' ||
          zHead[i] == '\r') {
     i++;
@@ -2119,17 +2153,13 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
   }
   if (fstat(fileno(imp.in), &st) == 0 && S_ISREG(st.st_mode)) {
     imp.nFileBytes = (uint64_t)st.st_size;
+    imp.bSeekable = 1;
   } else if (imp.in != stdin && S_ISDIR(st.st_mode)) {
     importer_free(&imp);
     return shell_error(p, "cannot import %s: it is a directory", zFile);
   }
-  if (imp.o.eFormat == FMT_AUTO) {
-    if (imp.in == stdin) {
-      importer_free(&imp);
-      return shell_error(p, "reading standard input needs format=...");
-    }
-    imp.o.eFormat = sniff_format(&imp);
-  }
+  imp_read_head(&imp);
+  if (imp.o.eFormat == FMT_AUTO) imp.o.eFormat = sniff_format(&imp);
   if (imp.o.eFormat == FMT_DYNAMODB && !imp.o.zKey) {
     importer_free(&imp);
     return shell_error(p, "a DynamoDB import needs key=TEMPLATE, e.g. "

@@ -201,6 +201,25 @@ check_has "invalid JSON stops the import with its line" "$(cat err.txt)" \
 out=$("$WCS" j.db ".mode list" "SELECT count(*) FROM users WHERE CAST(_key AS TEXT) IN ('k1','k3')")
 check_eq "... keeping the line before it" "$out" "1"
 
+# ---- input that can be read only once: a pipe, standard input
+printf '{"_key":"a","f:q":"1"}\n{"_key":"b","f:q":"2"}\n' >once.jsonl
+out=$(cat once.jsonl | "$WCS" pipe.db ".import /dev/stdin pj format=jsonl" 2>&1)
+check_not "a pipe is not read twice to find the families" "$out" "imported 0 rows"
+out=$(cat once.jsonl | "$WCS" pipe.db ".import /dev/stdin pj family=f" 2>&1)
+check_has "a pipe's format is guessed without losing its first line" "$out" \
+  "imported 2 rows (2 cells)"
+out=$(cat "$DATA/telemetry.cbt.csv" | "$WCS" pipe.db \
+  ".import - pt timestamp=value-encoded" 2>&1)
+check_has "standard input's format is guessed too" "$out" "imported 33 rows"
+
+# ---- a UTF-8 byte order mark (spreadsheet programs write one) is skipped
+printf '\xef\xbb\xbf_key,f:q\nr1,v1\n' >bom.csv
+out=$("$WCS" bom.db ".import bom.csv bc" 2>&1)
+check_has "a CSV file with a byte order mark" "$out" "imported 1 rows"
+printf '\xef\xbb\xbf{"_key":"r1","f:q":"v1"}\n' >bom.jsonl
+out=$("$WCS" bom.db ".import bom.jsonl bj" 2>&1)
+check_has "a JSON lines file with a byte order mark" "$out" "imported 1 rows"
+
 # ---- DynamoDB export with every attribute type
 "$WCS" d.db "CREATE VIRTUAL TABLE orders USING wcs(
   KEY (customer STRING, order_id STRING) DELIMITED BY '#',
