@@ -398,6 +398,7 @@ static int imp_open_table(Importer *imp, const char *zTable, const char **azFam,
     } else {
       wcs_buf sql = {0, 0, 0};
       char *zId = shell_quote_ident(zTable);
+      char *zFamId;
       const char *zSep = "";
       if (nFam == 0) {
         free(zId);
@@ -415,9 +416,17 @@ static int imp_open_table(Importer *imp, const char *zTable, const char **azFam,
           if (strcmp(azFam[j], azFam[i]) == 0) break;
         }
         if (j < i) continue;
+        /* quoted: a name from the file is never read as DDL */
+        zFamId = shell_quote_ident(azFam[i]);
+        if (!zFamId) {
+          free(zId);
+          wcs_buf_free(&sql);
+          return shell_error(p, "out of memory");
+        }
         wcs_buf_append(&sql, zSep, strlen(zSep));
         wcs_buf_append(&sql, "FAMILY ", 7);
-        wcs_buf_append(&sql, azFam[i], strlen(azFam[i]));
+        wcs_buf_append(&sql, zFamId, strlen(zFamId));
+        free(zFamId);
         zSep = ", ";
       }
       wcs_buf_append(&sql, ")", 2);
@@ -462,8 +471,11 @@ static int imp_add_families(Importer *imp, const char *zTable,
   for (i = 0; i < nFam; i++) {
     if (!table_has_family(imp->pTab, azFam[i])) {
       const char *zOld = wcs_table_schema_text(imp->pTab);
-      char *zNew =
-          sqlite3_mprintf("%s%sFAMILY %s", zOld, zOld[0] ? ", " : "", azFam[i]);
+      char *zFamId = shell_quote_ident(azFam[i]);
+      char *zNew = zFamId ? sqlite3_mprintf("%s%sFAMILY %s", zOld,
+                                            zOld[0] ? ", " : "", zFamId)
+                          : 0;
+      free(zFamId);
       if (!zNew) return shell_error(p, "out of memory");
       rc = wcs_table_alter(imp->pEng, zStoreName, zNew);
       sqlite3_free(zNew);

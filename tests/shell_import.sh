@@ -212,6 +212,19 @@ out=$(cat "$DATA/telemetry.cbt.csv" | "$WCS" pipe.db \
   ".import - pt timestamp=value-encoded" 2>&1)
 check_has "standard input's format is guessed too" "$out" "imported 33 rows"
 
+# ---- family names that need quoting in the DDL
+printf ',cf-1.v2\n,q\nr1,v\n' >dash.cbt.csv
+out=$("$WCS" fam.db ".import dash.cbt.csv fd" 2>&1)
+check_has "a new table's family may hold - and ." "$out" "imported 1 rows"
+printf '_key,cf-2:q\nr1,v\n' >dash2.csv
+out=$("$WCS" fam.db ".import dash2.csv fd" 2>&1)
+check_has "... and so may a family added to it" "$out" "added family cf-2 to fd"
+printf ',"a, FAMILY b"\n,q\nr1,v\n' >inj.cbt.csv
+"$WCS" fam.db ".import inj.cbt.csv fi" >/dev/null 2>err.txt
+check_has "a family name is never read as DDL" "$(cat err.txt)" \
+  "family names have 1 to 64 characters"
+check_eq "... and leaves no table" "$("$WCS" fam.db ".tables fi")" ""
+
 # ---- a UTF-8 byte order mark (spreadsheet programs write one) is skipped
 printf '\xef\xbb\xbf_key,f:q\nr1,v1\n' >bom.csv
 out=$("$WCS" bom.db ".import bom.csv bc" 2>&1)
