@@ -723,6 +723,14 @@ static int csv_push_field(CsvReader *r, size_t o, int bQuoted) {
   return 0;
 }
 
+/* After a quoting error, skip to the end of the physical line, so that
+** the next record starts on the next line (the rest of a broken line is
+** never read as a record of its own). c is the byte last read. */
+static void csv_skip_line(CsvReader *r, int c) {
+  while (c != '\n' && c != EOF)
+    c = csv_getc(r);
+}
+
 /* Read one record. Returns IMP_OK (r->bEof set at end of input), IMP_BAD
 ** for malformed quoting, IMP_FAIL when out of memory. Blank lines are
 ** skipped. */
@@ -769,6 +777,7 @@ static int csv_next(CsvReader *r) {
         }
       }
       if (c != ',' && c != '\n' && c != '\r' && c != EOF) {
+        csv_skip_line(r, c);
         return bad(imp, "text after a closing quote in field %d",
                    r->nField + 1);
       }
@@ -776,6 +785,7 @@ static int csv_next(CsvReader *r) {
       while (c != ',' && c != '\n' && c != '\r' && c != EOF) {
         uint8_t b = (uint8_t)c;
         if (c == '"') {
+          csv_skip_line(r, c);
           return bad(imp,
                      "a bare \" in unquoted field %d (quote the field "
                      "and double the quote)",
@@ -1226,7 +1236,6 @@ static int run_csv(Importer *imp, const char *zTable) {
                 imp->zReason);
       }
       rc = IMP_OK;
-      /* A quoting error leaves the reader mid-record: resync at a line. */
       continue;
     }
     if (rc) break;

@@ -329,6 +329,14 @@ check_has "an import adds the family the file needs" "$out" \
 check_has "... and the same session reads it" "$out" \
   'r1|{"x":"1"}|{"q":"2"}'
 
+# a quoting error in the middle of a line is one bad line, not two
+printf '_key,f:q\nr1,"1"x,more\nr2,2\nr3,b"c,d\nr4,4\n' >midq.csv
+out=$("$WCS" midq.db ".import midq.csv mq skip-bad=yes" 2>err.txt)
+check_has "skip-bad resumes at the next line after a quoting error" "$out" \
+  "imported 2 rows (2 cells) into mq"
+check_has "... and counts each bad line once" "$out" "; 2 bad lines skipped"
+check_eq "... naming each once" "$(wc -l <err.txt)" "2"
+
 # ---- a damaged store: the error names the file and offset; a failed
 # export leaves the file it would have replaced
 "$WCS" dmg.db "CREATE VIRTUAL TABLE t USING wcs(KEY (k INT64 DECIMAL(6)),
