@@ -4,11 +4,13 @@
 **
 ** Streaming modes (list, csv, json, line) print each row as it is stepped;
 ** table and box need every row to size their columns, so they buffer the
-** rendered cells of the whole result first. Widths count UTF-8 code points.
+** rendered cells of the whole result first. Widths are terminal columns:
+** wide characters count two, combining marks none.
 **
 ** How values appear: integers and reals as SQLite prints them; text as is
-** (in table and box, control characters are shown as \n, \t, \xNN so a
-** frame never breaks); a BLOB that is valid UTF-8 text is shown as text
+** (in table and box, control characters and bytes that are not UTF-8 are
+** shown as \n, \t, \xNN so a frame never breaks; in json, text that is
+** not UTF-8 is shown as x'hex', as JSON text must be UTF-8); a BLOB that is valid UTF-8 text is shown as text
 ** (row keys and cell values are BLOBs in wcs, and mostly readable), any
 ** other BLOB as x'hex'. NULL is "NULL" in table, box and line, empty in
 ** list and csv, null in json.
@@ -59,6 +61,17 @@ static int utf8_len(const uint8_t *p, size_t n) {
     return 0;
   }
   return len;
+}
+
+/* 1 if p[0..n-1] is valid UTF-8 (control characters allowed). */
+static int utf8_valid(const uint8_t *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    int len = utf8_len(p + i, n - i);
+    if (len == 0) return 0;
+    i += (size_t)len;
+  }
+  return 1;
 }
 
 int shell_is_text(const void *pv, size_t n) {
@@ -141,13 +154,21 @@ static int append_hex_literal(wcs_buf *pBuf, const uint8_t *p, size_t n) {
   return rc;
 }
 
-/* Append text with control characters made visible (table, box). */
+/* Append text with control characters and bytes that are not UTF-8 made
+** visible (table, box). */
 static int append_visible(wcs_buf *pBuf, const uint8_t *p, size_t n) {
   size_t i;
   int rc = WCS_OK;
   for (i = 0; i < n && rc == WCS_OK; i++) {
     char esc[8];
-    if (p[i] == '\n') {
+    int len = p[i] >= 0x80 ? utf8_len(p + i, n - i) : 1;
+    if (len > 1) {
+      rc = wcs_buf_append(pBuf, p + i, (size_t)len);
+      i += (size_t)len - 1;
+    } else if (len == 0) {
+      snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
+      rc = wcs_buf_append(pBuf, esc, 4);
+    } else if (p[i] == '\n') {
       rc = wcs_buf_append(pBuf, "\\n", 2);
     } else if (p[i] == '\t') {
       rc = wcs_buf_append(pBuf, "\\t", 2);
@@ -192,6 +213,8 @@ static int render_cell(sqlite3_stmt *pStmt, int i, int eMode, wcs_buf *pBuf,
     size_t n = (size_t)sqlite3_column_bytes(pStmt, i);
     if (bTable)
       rc = append_visible(pBuf, z, n);
+    else if (eMode == SHELL_MODE_JSON && !utf8_valid(z, n))
+      rc = append_hex_literal(pBuf, z, n); /* JSON text must be UTF-8 */
     else if (n)
       rc = wcs_buf_append(pBuf, z, n);
     break;
@@ -213,12 +236,50 @@ static int render_cell(sqlite3_stmt *pStmt, int i, int eMode, wcs_buf *pBuf,
   return rc;
 }
 
-/* Display width of UTF-8 text: code points (continuation bytes skipped). */
+/* Terminal columns of code point c: 0 for combining marks, 2 for East
+** Asian wide and fullwidth characters and emoji, else 1. The common
+** ranges only; what is missed costs alignment, never bytes. */
+static int char_width(uint32_t c) {
+  if ((c >= 0x300 && c <= 0x36F) || (c >= 0x1AB0 && c <= 0x1AFF) ||
+      (c >= 0x1DC0 && c <= 0x1DFF) || (c >= 0x20D0 && c <= 0x20FF) ||
+      (c >= 0xFE00 && c <= 0xFE0F) || (c >= 0xFE20 && c <= 0xFE2F) ||
+      c == 0x200B || c == 0x200C || c == 0x200D) {
+    return 0;
+  }
+  if ((c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) ||
+      (c >= 0x3041 && c <= 0x33FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+      (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+      (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) ||
+      (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+      (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
+      (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x20000 && c <= 0x3FFFD)) {
+    return 2;
+  }
+  return 1;
+}
+
+/* Display width of UTF-8 text in terminal columns. A byte that is not
+** UTF-8 counts one (table cells show it as \xNN anyway). */
 static int display_width(const char *z, size_t n) {
+  const uint8_t *p = (const uint8_t *)z;
   int w = 0;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    if (((uint8_t)z[i] & 0xC0) != 0x80) w++;
+  size_t i = 0;
+  while (i < n) {
+    int len = p[i] < 0x80 ? 1 : utf8_len(p + i, n - i);
+    uint32_t c = p[i];
+    int k;
+    if (len == 0) {
+      w++;
+      i++;
+      continue;
+    }
+    if (len > 1) {
+      c = p[i] & (0x7F >> len);
+      for (k = 1; k < len; k++)
+        c = c << 6 | (p[i + (size_t)k] & 0x3F);
+    }
+    w += char_width(c);
+    i += (size_t)len;
   }
   return w;
 }
@@ -450,6 +511,9 @@ static int run_stmt(Shell *p, sqlite3_stmt *pStmt, int eMode, int bHeaders) {
     nRow++;
   }
   if (eMode == SHELL_MODE_JSON && nRow > 0) fputs("]\n", p->out);
+  if (eMode == SHELL_MODE_JSON && nRow == 0 && nCol > 0 && rc == SQLITE_DONE) {
+    fputs("[]\n", p->out); /* no rows: still a JSON array */
+  }
   if (eMode == SHELL_MODE_TABLE || eMode == SHELL_MODE_BOX) {
     p->eMode = eMode;
     p->bHeaders = bHeaders;

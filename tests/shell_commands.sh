@@ -48,6 +48,29 @@ out=$("$WCS" m.db ".mode line" "SELECT a, b AS longer FROM t WHERE a = 1")
 check_eq "line mode: name = value" "$out" "     a = 1
 longer = x"
 
+# awkward values: text that is not UTF-8, wide characters, no rows
+out=$("$WCS" --mode json m.db "SELECT CAST(x'41ff42' AS TEXT) AS t, 1 AS n")
+valid=$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.loads(sys.stdin.buffer.read())[0]["t"])' 2>&1)
+check_eq "json mode: text that is not UTF-8 stays valid JSON" "$valid" "x'41ff42'"
+out=$("$WCS" --mode json m.db "SELECT 1 AS n WHERE 0")
+check_eq "json mode: no rows is an empty array" "$out" "[]"
+out=$("$WCS" --mode json m.db "CREATE TABLE IF NOT EXISTS j0(a)")
+check_eq "json mode: a statement without columns prints nothing" "$out" ""
+out=$("$WCS" --mode table m.db "SELECT CAST(x'41ff42' AS TEXT) AS t")
+check_eq "table mode: bytes that are not UTF-8 appear as \\xNN" "$out" \
+"+--------+
+| t      |
++--------+
+| A\\xffB |
++--------+"
+out=$("$WCS" --mode table m.db "SELECT '日本' AS w, 'e'||char(769) AS c")
+check_eq "table mode: wide and combining characters keep the frame" "$out" \
+"+------+---+
+| w    | c |
++------+---+
+| 日本 | $(printf 'e\xcc\x81') |
++------+---+"
+
 out=$("$WCS" m.db ".mode" )
 check_eq ".mode without argument names the mode" "$out" "current output mode: list"
 err=$("$WCS" m.db ".mode fancy" 2>&1 >/dev/null)
