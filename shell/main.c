@@ -365,7 +365,8 @@ static int run_stdin(Shell *p) {
 /* `wcs import|export|keyviz DB TABLE FILE ...` */
 static int run_tool(Shell *p, const char *zTool, int nArg, char **azArg) {
   if (nArg < 3) {
-    usage(stderr);
+    fprintf(stderr, "Error: wcs %s needs DB TABLE %s; see wcs --help\n", zTool,
+            strcmp(zTool, "keyviz") == 0 ? "FILE.svg" : "FILE");
     return 1;
   }
   if (shell_open(p, azArg[0])) return 1;
@@ -387,6 +388,20 @@ static int finish_output(int rc) {
     return 1;
   }
   return rc ? 1 : 0;
+}
+
+/* 1 if z is one of the options (which an SQL argument never is: SQL
+** starting with "--" is a comment). */
+static int is_option(const char *z) {
+  static const char *const azOpt[] = {"mode",   "headers",  "header",
+                                      "noheader", "help", "version"};
+  int i;
+  if (z[0] != '-') return 0;
+  z += z[1] == '-' ? 2 : 1;
+  for (i = 0; i < (int)(sizeof(azOpt) / sizeof(azOpt[0])); i++) {
+    if (strcmp(z, azOpt[i]) == 0) return 1;
+  }
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -419,6 +434,11 @@ int main(int argc, char **argv) {
     } else if (strcmp(z, "-version") == 0) {
       printf("wcs %s (SQLite %s)\n", WCS_VERSION, sqlite3_libversion());
       return 0;
+    } else if ((strcmp(z, "-mode") == 0 || strcmp(z, "-headers") == 0) &&
+               i + 1 == argc) {
+      fprintf(stderr, "Error: %s needs a value: %s\n", argv[i],
+              z[1] == 'm' ? "list, table, box, csv, json or line" : "on or off");
+      return 1;
     } else if (strcmp(z, "-mode") == 0 && i + 1 < argc) {
       int e = shell_mode_parse(argv[++i]);
       if (e < 0) {
@@ -459,6 +479,15 @@ int main(int argc, char **argv) {
 
   if (i < argc) zDb = argv[i++];
   iFirstCmd = i;
+  for (; i < argc; i++) {
+    if (is_option(argv[i])) {
+      fprintf(stderr,
+              "Error: %s: options go before the database "
+              "(wcs [OPTIONS] [DB [SQL]...])\n",
+              argv[i]);
+      return 1;
+    }
+  }
   if (shell_open(p, zDb ? zDb : "wcs.db")) {
     shell_close(p);
     return 1;

@@ -555,7 +555,7 @@ static int exec_in_mode(Shell *p, const char *zSql, int eMode, int bHeaders) {
       rc = run_stmt(p, pStmt, eMode, bHeaders);
       sqlite3_finalize(pStmt);
       if (p->bTimer) {
-        fprintf(p->out, "Run Time: real %.3f user %.6f sys %.6f\n",
+        fprintf(p->out, "Run Time: real %.3f user %.3f sys %.3f\n",
                 now_seconds() - t0, cpu_seconds(0) - u0, cpu_seconds(1) - s0);
       }
     }

@@ -91,6 +91,11 @@ err=$("$WCS" m.db ".headers maybe" 2>&1 >/dev/null)
 check_has ".headers checks its argument" "$err" "expected on or off"
 out=$("$WCS" m.db ".timer on" "SELECT 42")
 check_has ".timer on prints the run time" "$out" "Run Time: real "
+if [[ "$out" =~ Run\ Time:\ real\ [0-9]+\.[0-9]{3}\ user\ [0-9]+\.[0-9]{3}\ sys\ [0-9]+\.[0-9]{3}$ ]]; then
+  ok ".timer gives seconds with three decimals, as documented"
+else
+  not_ok ".timer gives seconds with three decimals, as documented" "$out"
+fi
 out=$("$WCS" m.db ".timer on" ".timer off" "SELECT 42")
 check_eq ".timer off" "$out" "42"
 
@@ -145,6 +150,18 @@ check_eq "one-shot SQL error: nothing on stdout" "$(cat out.txt)" ""
 check_rc "one-shot success: exit status 0" 0 "$WCS" m.db "SELECT 1"
 check_rc "unknown dot-command: exit status 1" 1 "$WCS" m.db ".frobnicate"
 check_rc "unknown option: exit status 1" 1 "$WCS" --frobnicate m.db
+"$WCS" --mode 2>err.txt >/dev/null
+check_has "--mode without its value says so" "$(cat err.txt)" \
+  "Error: --mode needs a value: list, table, box, csv, json or line"
+"$WCS" --headers 2>err.txt >/dev/null
+check_has "--headers without its value says so" "$(cat err.txt)" \
+  "Error: --headers needs a value: on or off"
+"$WCS" m.db --mode csv "SELECT 1" >/dev/null 2>err.txt
+check_has "an option after the database is not run as SQL" "$(cat err.txt)" \
+  "Error: --mode: options go before the database"
+"$WCS" import m.db t 2>err.txt >/dev/null
+check_has "wcs import with too few arguments names what is missing" \
+  "$(cat err.txt)" "Error: wcs import needs DB TABLE FILE"
 out=$("$WCS" --help)
 check_has "--help shows the usage" "$out" "Usage: wcs"
 out=$("$WCS" --version)
