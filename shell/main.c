@@ -474,7 +474,7 @@ int main(int argc, char **argv) {
     rc = shell_demo(p);
     if (rc == 0 && p->db && p->bInteractive) rc = run_stdin(p);
     shell_close(p);
-    return rc ? 1 : 0;
+    return finish_output(rc);
   }
 
   if (i < argc) zDb = argv[i++];

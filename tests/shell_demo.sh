@@ -30,6 +30,9 @@ check_has "the demo store lives in a temporary directory" "$(cat out2.txt)" \
   "The store is $WORK/tmpd/wcs-demo-"
 check_eq "the temporary store is removed at exit" "$(ls tmpd)" ""
 
+check_rc "a demo whose output cannot be written fails" 1 \
+  sh -c "'$WCS' demo </dev/null >/dev/full"
+
 "$WCS" demo kept.db </dev/null >/dev/null 2>&1
 check_rc "wcs demo DB keeps the database" 0 test -f kept.db
 out=$("$WCS" kept.db "SELECT count(*) FROM products")
