@@ -1650,11 +1650,18 @@ static int json_member_bytes(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
         d->a[iHex].eType == J_TEXT) {
       JNode *h = &d->a[iHex];
       size_t i;
-      if (h->n % 2) return bad(imp, "odd number of hex digits");
       for (i = 0; i < h->n; i += 2) {
-        int v1 = hexval(h->z[i]), v2 = hexval(h->z[i + 1]);
+        int v1 = hexval(h->z[i]);
+        int v2 = i + 1 < h->n ? hexval(h->z[i + 1]) : -1;
         uint8_t byte;
-        if (v1 < 0 || v2 < 0) return bad(imp, "bad hex digit");
+        if (v1 < 0 || v2 < 0) {
+          char *zP = printable(h->z, h->n);
+          bad(imp, "\"%s\": %s in \"%s\" (give two hex digits per byte)",
+              nd->zKey ? nd->zKey : "hex",
+              h->n % 2 ? "odd number of hex digits" : "bad hex digit", zP);
+          free(zP);
+          return IMP_BAD;
+        }
         byte = (uint8_t)(v1 << 4 | v2);
         if (wcs_buf_append(b, &byte, 1)) return IMP_FAIL;
       }
@@ -1883,6 +1890,7 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
         }
         continue;
       }
+      if (nd->eType == J_NULL) continue; /* no cell, so no family needed */
       rc = route_member(imp, zName, &iFam, &zQual);
       if (rc) break;
       rc = json_member_bytes(imp, d, i, b, &bSkip);
@@ -1911,38 +1919,55 @@ static int ddb_record(Importer *imp, JDoc *d, wcs_buf *b) {
     int iFam;
     const char *zQual;
     if (!imp->o.bKeepKeyAttrs && in_template(imp, nd->zKey)) continue;
+    rc = ddb_cell_bytes(imp, d, i, b, &bSkip);
+    if (rc || bSkip) continue; /* NULL: no cell, so no family needed */
     rc = route_member(imp, nd->zKey, &iFam, &zQual);
     if (rc) break;
-    rc = ddb_cell_bytes(imp, d, i, b, &bSkip);
-    if (rc || bSkip) continue;
     rc = add_text_cell(imp, iFam, zQual, strlen(zQual), (const char *)b->a,
                        b->n, default_ts(imp));
   }
   return rc;
 }
 
-/* Families a JSON import needs up front (to create the table). */
-static int json_families(Importer *imp, const char ***pazFam, int *pnFam) {
-  const char **az = malloc(sizeof(char *) * (size_t)(imp->o.nMap + 1));
-  int n = 0, i;
-  if (!az) return 1;
-  if (imp->o.zFamily) az[n++] = imp->o.zFamily;
-  for (i = 0; i < imp->o.nMap; i++)
-    az[n++] = imp->o.aMap[i].zFamily;
-  *pazFam = az;
-  *pnFam = n;
+/* Append a copy of family name z to *pazFam unless it is there. Returns 1
+** when out of memory. */
+static int add_family_name(const char ***pazFam, int *pnFam, const char *z) {
+  const char **a;
+  int i;
+  for (i = 0; i < *pnFam; i++) {
+    if (strcmp((*pazFam)[i], z) == 0) return 0;
+  }
+  a = realloc(*pazFam, sizeof(char *) * (size_t)(*pnFam + 1));
+  if (!a) return 1;
+  *pazFam = a;
+  a[*pnFam] = strdup(z);
+  if (!a[*pnFam]) return 1;
+  (*pnFam)++;
   return 0;
 }
 
-/* Without family=/map=, a JSON lines import names its families in the
-** data: "cells"[].family and "family:qualifier" members. Collect them
-** (one pass over the file) so a new table can be created with them. */
+/* Families a JSON import names in its options (copies, to be freed). */
+static int json_families(Importer *imp, const char ***pazFam, int *pnFam) {
+  int i;
+  if (imp->o.zFamily && add_family_name(pazFam, pnFam, imp->o.zFamily)) {
+    return 1;
+  }
+  for (i = 0; i < imp->o.nMap; i++) {
+    if (add_family_name(pazFam, pnFam, imp->o.aMap[i].zFamily)) return 1;
+  }
+  return 0;
+}
+
+/* A JSON lines file names families in its data: "cells"[].family and
+** "family:qualifier" members. Collect them (one pass over the file, so
+** only a file that can be read twice) and add them to *pazFam, so that a
+** new table can be created with them and an existing one gets those it
+** lacks. */
 static int jsonl_scan_families(Importer *imp, const char ***pazFam,
                                int *pnFam) {
   sqlite3_stmt *pStmt = 0;
   wcs_buf line = {0, 0, 0};
-  const char **az = 0;
-  int n = 0, c, rc = 0;
+  int c, rc = 0;
   if (sqlite3_prepare_v2(
           imp->jdb,
           "SELECT json_extract(value,'$.family') FROM json_each(?1,'$.cells') "
@@ -1963,24 +1988,10 @@ static int jsonl_scan_families(Importer *imp, const char ***pazFam,
                         SQLITE_STATIC);
       while (sqlite3_step(pStmt) == SQLITE_ROW) {
         const char *z = (const char *)sqlite3_column_text(pStmt, 0);
-        int i;
-        if (!z || !z[0]) continue;
-        for (i = 0; i < n; i++) {
-          if (strcmp(az[i], z) == 0) break;
-        }
-        if (i == n && n < 1000) {
-          const char **a = realloc(az, sizeof(char *) * (size_t)(n + 1));
-          if (!a) {
-            rc = 1;
-            break;
-          }
-          az = a;
-          az[n] = strdup(z);
-          if (!az[n]) {
-            rc = 1;
-            break;
-          }
-          n++;
+        if (!z || !z[0] || *pnFam >= 1000) continue;
+        if (add_family_name(pazFam, pnFam, z)) {
+          rc = 1;
+          break;
         }
       }
       sqlite3_reset(pStmt);
@@ -1991,8 +2002,6 @@ static int jsonl_scan_families(Importer *imp, const char ***pazFam,
   wcs_buf_free(&line);
   rewind(imp->in);
   imp_read_head(imp);
-  *pazFam = az;
-  *pnFam = n;
   return rc;
 }
 
@@ -2005,26 +2014,18 @@ static int run_json(Importer *imp, const char *zTable) {
 
   memset(&d, 0, sizeof(d));
   if (json_open(imp)) return IMP_FAIL;
-  if (imp->o.eFormat == FMT_JSONL && !imp->o.zFamily && imp->o.nMap == 0 &&
-      imp->bSeekable) {
-    int bErr = jsonl_scan_families(imp, &azFam, &nFam);
+  {
+    int bErr = json_families(imp, &azFam, &nFam);
+    if (!bErr && imp->o.eFormat == FMT_JSONL && imp->bSeekable) {
+      bErr = jsonl_scan_families(imp, &azFam, &nFam);
+    }
+    if (bErr) shell_error(imp->p, "out of memory");
     if (!bErr) bErr = imp_open_table(imp, zTable, azFam, nFam);
     if (!bErr) bErr = imp_add_families(imp, zTable, azFam, nFam);
     while (nFam > 0)
       free((char *)azFam[--nFam]);
     free(azFam);
     if (bErr) return IMP_FAIL;
-  } else {
-    if (json_families(imp, &azFam, &nFam)) {
-      shell_error(imp->p, "out of memory");
-      return IMP_FAIL;
-    }
-    if (imp_open_table(imp, zTable, azFam, nFam) ||
-        imp_add_families(imp, zTable, azFam, nFam)) {
-      free(azFam);
-      return IMP_FAIL;
-    }
-    free(azFam);
   }
   for (;;) {
     int c;

@@ -233,6 +233,20 @@ printf '\xef\xbb\xbf{"_key":"r1","f:q":"v1"}\n' >bom.jsonl
 out=$("$WCS" bom.db ".import bom.jsonl bj" 2>&1)
 check_has "a JSON lines file with a byte order mark" "$out" "imported 1 rows"
 
+# a null member writes no cell, so it needs no family; a family:qualifier
+# member names its family even when family= is given; bad hex says where
+printf '{"_key":"n1","f:q":"1","gone":null}\n' >nullm.jsonl
+out=$("$WCS" jn.db ".import nullm.jsonl jn" 2>&1)
+check_has "a null member without a family writes no cell" "$out" \
+  "imported 1 rows (1 cells)"
+out=$("$WCS" jn.db ".import $DATA/events.jsonl ev family=misc" 2>&1)
+check_has "family= and family:qualifier members together in a new table" \
+  "$out" "imported 3 rows (8 cells)"
+printf '{"_key":"h1","f:q":{"hex":"zz"}}\n' >badhex.jsonl
+"$WCS" jn.db ".import badhex.jsonl jn" >/dev/null 2>err.txt
+check_has "bad hex names the member and its text" "$(cat err.txt)" \
+  'badhex.jsonl line 1: "f:q": bad hex digit in "zz"'
+
 # ---- DynamoDB export with every attribute type
 "$WCS" d.db "CREATE VIRTUAL TABLE orders USING wcs(
   KEY (customer STRING, order_id STRING) DELIMITED BY '#',
