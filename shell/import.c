@@ -1022,6 +1022,7 @@ static int run_csv(Importer *imp, const char *zTable) {
   const char *azKey[KS_MAX_FIELDS];
   size_t anKey[KS_MAX_FIELDS];
   int nWarn = 0;
+  int nRec = 0; /* data records read */
 
   memset(&r, 0, sizeof(r));
   memset(&rFam, 0, sizeof(rFam));
@@ -1213,6 +1214,12 @@ static int run_csv(Importer *imp, const char *zTable) {
       }
     }
     if (rc == IMP_OK && !bKeyCol) rc = key_from_fields(imp, azKey, anKey);
+    if (rc == IMP_OK && bCbt && !bTwoRows && imp->key.n == 0 && nRec == 0) {
+      /* cbt import's rule: column-family= means no family row */
+      rc = bad(imp, "empty row key: a second header row? with a family row, "
+                    "leave out column-family=");
+    }
+    nRec++;
     for (i = 0; i < nCol && rc == IMP_OK; i++) {
       size_t n, nVal;
       int64_t iTs;

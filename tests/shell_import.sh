@@ -343,6 +343,12 @@ check_has "an import adds the family the file needs" "$out" \
 check_has "... and the same session reads it" "$out" \
   'r1|{"x":"1"}|{"q":"2"}'
 
+# column-family= means the file has no family row, as for cbt import
+printf ',f\n,q\nk,v\n' >tworows.cbt.csv
+"$WCS" cf.db ".import tworows.cbt.csv cf column-family=f" >/dev/null 2>err.txt
+check_has "a family row read as data when column-family= is given is explained" \
+  "$(cat err.txt)" "tworows.cbt.csv line 2: empty row key: a second header row? with a family row, leave out column-family="
+
 # a quoting error in the middle of a line is one bad line, not two
 printf '_key,f:q\nr1,"1"x,more\nr2,2\nr3,b"c,d\nr4,4\n' >midq.csv
 out=$("$WCS" midq.db ".import midq.csv mq skip-bad=yes" 2>err.txt)
