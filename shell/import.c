@@ -1180,6 +1180,38 @@ static int run_csv(Importer *imp, const char *zTable) {
       }
     }
   }
+  /* Each column once, and at least one for cells: a file that would
+  ** import nothing, or lose one of two values, is refused at its header. */
+  {
+    int nCell = 0, j;
+    for (i = 0; i < nCol; i++) {
+      if (aCol[i].eKind == COL_CELL) nCell++;
+      for (j = 0; j < i; j++) {
+        const CsvCol *a = &aCol[i], *b = &aCol[j];
+        if (a->eKind != b->eKind || a->eKind == COL_IGNORE) continue;
+        if ((a->eKind == COL_FIELD && a->iField != b->iField) ||
+            (a->eKind == COL_CELL &&
+             (a->iFam != b->iFam || a->nQual != b->nQual ||
+              memcmp(a->zQual, b->zQual, a->nQual) != 0))) {
+          continue;
+        }
+        {
+          size_t n;
+          const char *z = fld(&r, i, &n);
+          char *zP = printable(z, n);
+          rc = bad(imp, "columns %d and %d are both \"%s\"", j + 1, i + 1,
+                   zP);
+          free(zP);
+        }
+        goto header_error;
+      }
+    }
+    if (nCell == 0) {
+      rc = bad(imp, "the header names no column for cells (family:qualifier, "
+                    "a declared column, or any name with family=NAME)");
+      goto header_error;
+    }
+  }
   /* Records. */
   for (;;) {
     int bKeyCol = 0;

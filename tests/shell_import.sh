@@ -343,6 +343,18 @@ check_has "an import adds the family the file needs" "$out" \
 check_has "... and the same session reads it" "$out" \
   'r1|{"x":"1"}|{"q":"2"}'
 
+# a header that names a column twice, or no column for cells
+printf '_key,f:q,f:q\nk,1,2\n' >dupcol.csv
+"$WCS" hd.db ".import dupcol.csv hd" >/dev/null 2>err.txt
+check_has "a header naming a column twice is refused" "$(cat err.txt)" \
+  'dupcol.csv line 1: columns 2 and 3 are both "f:q"'
+printf '_key,_timestamp\nk,1\n' >nocells.csv
+"$WCS" hd.db "CREATE VIRTUAL TABLE hn USING wcs(FAMILY f)" >/dev/null
+"$WCS" hd.db ".import nocells.csv hn" >/dev/null 2>err.txt
+check_rc "a header without a cell column fails" 1 "$WCS" hd.db ".import nocells.csv hn"
+check_has "... saying so" "$(cat err.txt)" \
+  "nocells.csv line 1: the header names no column for cells"
+
 # column-family= means the file has no family row, as for cbt import
 printf ',f\n,q\nk,v\n' >tworows.cbt.csv
 "$WCS" cf.db ".import tworows.cbt.csv cf column-family=f" >/dev/null 2>err.txt
