@@ -24,6 +24,7 @@
 **      and <rect class="heat-r"> with a <title> tooltip; bucket labels are
 **      <text class="bucket-label">; the file is 1200x800.
 */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -426,7 +427,9 @@ static int write_svg(KeyViz *kv, const wcs_heatmap *m, const char *zFile,
   int s, a, nEvery;
   char zA[32], zB[32];
 
-  if (!f) return shell_error(kv->p, "cannot create %s", zFile);
+  if (!f) {
+    return shell_error(kv->p, "cannot create %s: %s", zFile, strerror(errno));
+  }
   if (m->nSlot > 0) {
     aW = calloc((size_t)m->nSlot * kv->nB, sizeof(double));
     aR = calloc((size_t)m->nSlot * kv->nB, sizeof(double));
@@ -556,7 +559,9 @@ static int write_svg(KeyViz *kv, const wcs_heatmap *m, const char *zFile,
   fprintf(f, "</svg>\n");
   free(aW);
   free(aR);
-  if (fclose(f) != 0) return shell_error(kv->p, "cannot write %s", zFile);
+  if (fclose(f) != 0) {
+    return shell_error(kv->p, "cannot write %s: %s", zFile, strerror(errno));
+  }
   return 0;
 }
 

@@ -84,4 +84,7 @@ check_has "a missing table is an error" "$(cat err.txt)" "no such wcs table: nos
 "$WCS" r.db ".keyviz raw x.svg buckets=0" >/dev/null 2>err.txt
 check_has "buckets is checked" "$(cat err.txt)" "buckets=1..200"
 
+"$WCS" r.db ".keyviz raw nodir/x.svg" >/dev/null 2>err.txt
+check_has "a file that cannot be created says why" "$(cat err.txt)" \
+  "cannot create nodir/x.svg: No such file or directory"
 finish
