@@ -6,6 +6,7 @@
 ** .explain takes the rest of the line as SQL, unsplit. Each command returns
 ** 0, 1 after reporting an error, or 2 for .quit.
 */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,7 +150,9 @@ static int cmd_read(Shell *p, const char *zFile) {
                        zFile, SHELL_READ_DEPTH);
   }
   in = fopen(zFile, "rb");
-  if (!in) return shell_error(p, "cannot open \"%s\"", zFile);
+  if (!in) {
+    return shell_error(p, "cannot open \"%s\": %s", zFile, strerror(errno));
+  }
   p->bInteractive = 0;
   p->nReadDepth++;
   rc = shell_process(p, in, zFile, 1);

@@ -541,6 +541,28 @@ typedef struct StatsCtx {
   int nShown;
 } StatsCtx;
 
+/* A GC age in microseconds as the DDL writes it: in the largest unit of
+** days, hours, minutes or seconds it is a whole number of, else in
+** microseconds. */
+static void format_age(char *z, size_t n, int64_t iMicros) {
+  static const struct {
+    int64_t iUnit;
+    const char *zUnit;
+  } a[] = {{86400000000LL, "d"},
+           {3600000000LL, "h"},
+           {60000000LL, "m"},
+           {1000000LL, "s"}};
+  int i;
+  for (i = 0; i < 4; i++) {
+    if (iMicros % a[i].iUnit == 0) {
+      snprintf(z, n, "%lld%s", (long long)(iMicros / a[i].iUnit),
+               a[i].zUnit);
+      return;
+    }
+  }
+  snprintf(z, n, "%lldus", (long long)iMicros);
+}
+
 static int stats_table(void *pCtx, const char *zName, const char *zSchema) {
   StatsCtx *c = pCtx;
   wcs_table *pTab = 0;
@@ -560,9 +582,24 @@ static int stats_table(void *pCtx, const char *zName, const char *zSchema) {
     wcs_family_info fi;
     if (wcs_table_family(pTab, i, &fi) != WCS_OK) continue;
     fprintf(c->p->out, "%s%s", i ? ", " : "", fi.zName);
-    if (fi.nMaxVersions)
+    if (fi.nMaxVersions && fi.iMaxAge) {
+      char zAge[32];
+      format_age(zAge, sizeof(zAge), fi.iMaxAge);
+      fprintf(c->p->out, " (max %d versions %s max age %s)", fi.nMaxVersions,
+              fi.bIntersection ? "and" : "or", zAge);
+    } else if (fi.nMaxVersions) {
       fprintf(c->p->out, " (max %d versions)", fi.nMaxVersions);
-    if (fi.eAggregate) fprintf(c->p->out, " (aggregate)");
+    } else if (fi.iMaxAge) {
+      char zAge[32];
+      format_age(zAge, sizeof(zAge), fi.iMaxAge);
+      fprintf(c->p->out, " (max age %s)", zAge);
+    }
+    if (fi.eAggregate) {
+      static const char *const azAgg[] = {"", "SUM", "MIN", "MAX", "HLL"};
+      fprintf(c->p->out, " (aggregate %s)",
+              fi.eAggregate >= 1 && fi.eAggregate <= 4 ? azAgg[fi.eAggregate]
+                                                       : "?");
+    }
   }
   fputc('\n', c->p->out);
   wcs_table_close(pTab);
@@ -606,6 +643,16 @@ int shell_stats(Shell *p, const char *zTable) {
     free(zStoreName);
     return shell_error(p, "the database has no store (%s)",
                        p->zStore ? p->zStore : "in-memory database");
+  }
+  if (zStoreName) {
+    /* a missing table is an error before anything is printed */
+    wcs_table *pTab = 0;
+    wcs_table_open(pEng, zStoreName, &pTab);
+    if (!pTab) {
+      free(zStoreName);
+      return shell_error(p, "no such wcs table: %s", zTable);
+    }
+    wcs_table_close(pTab);
   }
   rc = wcs_db_stats(wcs_engine_db(pEng), &zJson);
   if (rc != WCS_OK) {

@@ -113,6 +113,9 @@ printf 'SELECT 7;\n.mode csv\nSELECT 8 AS x;\n' >script.sql
 out=$("$WCS" m.db ".read script.sql")
 check_eq ".read runs a file" "$out" "$(printf '7\nx\r\n8\r')"
 printf '.read self.sql\n' >self.sql
+"$WCS" m.db ".read nofile.sql" 2>err.txt
+check_eq ".read of a missing file says why" "$(cat err.txt)" \
+  'Error: cannot open "nofile.sql": No such file or directory'
 check_rc ".read of a file that reads itself fails, not crashes" 1 \
   "$WCS" m.db ".read self.sql"
 "$WCS" m.db ".read self.sql" 2>err.txt
@@ -273,8 +276,14 @@ check_has ".stats: tables with row estimates" "$out" "metrics"
 out=$("$WCS" w.db ".stats metrics")
 check_has ".stats TABLE" "$out" "stats (max 3 versions), meta"
 check_has ".stats TABLE shows its row estimate" "$(echo "$out" | grep '^metrics')" " 3 "
-"$WCS" w.db ".stats nosuch" >/dev/null 2>err.txt
+"$WCS" w.db ".stats nosuch" >out.txt 2>err.txt
 check_has ".stats of a missing table is an error" "$(cat err.txt)" "nosuch"
+check_eq "... that prints no statistics first" "$(cat out.txt)" ""
+out=$("$WCS" gc.db "CREATE VIRTUAL TABLE gc USING wcs(FAMILY a MAX AGE '30d',
+  FAMILY b MAX VERSIONS 2 MAX AGE '12h' INTERSECTION, FAMILY c MAX VERSIONS 1
+  MAX AGE '90s', FAMILY n AGGREGATE SUM)" ".stats gc")
+check_has ".stats shows every GC policy" "$out" \
+  "a (max age 30d), b (max 2 versions and max age 12h), c (max 1 versions or max age 90s), n (aggregate SUM)"
 
 out=$("$WCS" w.db ".compact metrics")
 check_has ".compact TABLE" "$out" "compacted metrics"
