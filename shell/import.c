@@ -222,9 +222,18 @@ static int parse_int64(const char *z, size_t n, int64_t *pv) {
   return 1;
 }
 
-static int yes(const char *z) {
-  return strcmp(z, "yes") == 0 || strcmp(z, "1") == 0 ||
-         strcmp(z, "true") == 0 || strcmp(z, "on") == 0;
+/* A yes/no option's value into *pb; 1 if it is neither. */
+static int yes_no(const char *z, int *pb) {
+  if (strcmp(z, "yes") == 0 || strcmp(z, "1") == 0 ||
+      strcmp(z, "true") == 0 || strcmp(z, "on") == 0) {
+    *pb = 1;
+  } else if (strcmp(z, "no") == 0 || strcmp(z, "0") == 0 ||
+             strcmp(z, "false") == 0 || strcmp(z, "off") == 0) {
+    *pb = 0;
+  } else {
+    return 1;
+  }
+  return 0;
 }
 
 static void free_opts(ImpOpts *o) {
@@ -334,10 +343,10 @@ static int parse_opts(Shell *p, ImpOpts *o, int nOpt, char **azOpt) {
       o->zKey = zVal;
     } else if (IS("map")) {
       if (parse_map(p, o, zVal)) return 1;
-    } else if (IS("skip-bad")) {
-      o->bSkipBad = yes(zVal);
-    } else if (IS("keep-key")) {
-      o->bKeepKeyAttrs = yes(zVal);
+    } else if (IS("skip-bad") || IS("keep-key")) {
+      if (yes_no(zVal, IS("skip-bad") ? &o->bSkipBad : &o->bKeepKeyAttrs)) {
+        return shell_error(p, "%s: expected yes or no", z);
+      }
     } else if (IS("batch") || IS("batch-size")) {
       int64_t v;
       if (!parse_int64(zVal, strlen(zVal), &v) || v < 1 || v > 10000000) {

@@ -355,6 +355,10 @@ check_rc "a header without a cell column fails" 1 "$WCS" hd.db ".import nocells.
 check_has "... saying so" "$(cat err.txt)" \
   "nocells.csv line 1: the header names no column for cells"
 
+"$WCS" hd.db ".import nocells.csv hn skip-bad=sure" >/dev/null 2>err.txt
+check_has "a yes/no option refuses other words" "$(cat err.txt)" \
+  'skip-bad=sure: expected yes or no'
+
 # column-family= means the file has no family row, as for cbt import
 printf ',f\n,q\nk,v\n' >tworows.cbt.csv
 "$WCS" cf.db ".import tworows.cbt.csv cf column-family=f" >/dev/null 2>err.txt
