@@ -2595,7 +2595,7 @@ static int export_jsonl(Exporter *x) {
 static int export_open(Shell *p, const char *zFile, FILE **ppOut,
                        char **pzTmp, char **pzDest) {
   struct stat st;
-  mode_t mode;
+  mode_t mode = 0600; /* set below wherever *pzDest is */
   int fd = -1;
   *ppOut = 0;
   *pzTmp = 0;
