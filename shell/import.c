@@ -100,6 +100,8 @@ typedef struct Importer {
                        ** readers get them before the rest of the stream */
   int nHead, iHead;    /* bytes in aHead; the next one to give back */
   int cBack;           /* a byte given back by imp_ungetc, or -1 */
+  int iReadErrno;      /* reading the input failed (errno), or 0: the
+                       ** readers saw an early end of input */
   uint64_t nFileBytes; /* size of the file (0 if unknown: a pipe) */
   uint64_t nRead;      /* bytes consumed so far */
   int iLine;           /* physical line the current record starts on */
@@ -177,7 +179,11 @@ static int imp_getc(Importer *imp) {
     return c;
   }
   if (imp->iHead < imp->nHead) return imp->aHead[imp->iHead++];
-  return fgetc(imp->in);
+  c = fgetc(imp->in);
+  if (c == EOF && ferror(imp->in) && imp->iReadErrno == 0) {
+    imp->iReadErrno = errno ? errno : EIO;
+  }
+  return c;
 }
 
 /* Give back the byte imp_getc() just returned. */
@@ -189,6 +195,7 @@ static void imp_ungetc(Importer *imp, int c) {
 ** order mark. */
 static void imp_read_head(Importer *imp) {
   imp->nHead = (int)fread(imp->aHead, 1, sizeof(imp->aHead), imp->in);
+  if (ferror(imp->in)) imp->iReadErrno = errno ? errno : EIO;
   imp->iHead = 0;
   imp->cBack = -1;
   if (imp->nHead >= 3 && memcmp(imp->aHead, "\xef\xbb\xbf", 3) == 0) {
@@ -1296,7 +1303,8 @@ static int run_csv(Importer *imp, const char *zTable) {
   goto done;
 
 header_error:
-  if (rc == IMP_BAD) {
+  /* (a read error is reported by import_run, not what it made of it) */
+  if (rc == IMP_BAD && !imp->iReadErrno) {
     shell_error(imp->p, "%s line %d: %s", imp->zFile, imp->iLine, imp->zReason);
     rc = IMP_FAIL;
   }
@@ -2245,6 +2253,16 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
   }
   shell_busy--;
   progress(&imp, 1);
+  if (imp.iReadErrno) {
+    /* An error reading the input looks like its end to the readers, and
+    ** the record it cut short may have been taken whole: say what
+    ** happened, and keep only the batches committed before it. */
+    shell_error(p, "cannot read %s: %s; %" PRId64 " rows imported before "
+                   "it (the batch being read is not kept)",
+                zFile, strerror(imp.iReadErrno), imp.nRows);
+    import_undo_create(&imp, zTable);
+    return 1;
+  }
   if (rc == IMP_BAD) {
     /* Keep what came before the bad record. */
     int rcCommit = imp_commit(&imp);

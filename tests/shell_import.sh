@@ -320,6 +320,19 @@ mkdir -p adir
 "$WCS" bad.db ".import adir t4" >/dev/null 2>err.txt
 check_has "a directory is an error" "$(cat err.txt)" \
   "cannot import adir: it is a directory"
+# standard input that cannot be read (a directory) is a read error, not an
+# empty file or a missing header; a table made for it is dropped again
+for f in csv jsonl cbt; do
+  "$WCS" bad.db ".import - t4 format=$f family=f column-family=f" \
+    <adir >out.txt 2>err.txt
+  rc=$?
+  check_eq "a read error fails the import ($f)" "$rc" "1"
+  check_has "... and says why ($f)" "$(cat err.txt)" \
+    "cannot read -: Is a directory; 0 rows imported before it"
+  check_eq "... with no other error ($f)" "$(grep -c . err.txt)" "1"
+done
+out=$("$WCS" bad.db ".tables")
+check_eq "... and leaves no table behind" "$(echo "$out" | grep -c '^t4$')" "0"
 "$WCS" bad.db ".import $DATA/bad-fields.cbt.csv t5 frob=1" >/dev/null 2>err.txt
 check_has "unknown options are refused" "$(cat err.txt)" 'unknown option "frob"'
 "$WCS" bad.db "BEGIN" ".import $DATA/products.csv t6 family=f" >/dev/null 2>err.txt
