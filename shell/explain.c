@@ -705,7 +705,9 @@ int shell_explain(Shell *p, const char *zSql) {
     shell_error(p, "%s", sqlite3_errmsg(p->db));
   }
   sqlite3_finalize(pStmt);
-  if (rc == SQLITE_DONE) {
+  if (rc == SQLITE_DONE && n == 0) {
+    fprintf(p->out, "plan: none (the statement reads no table)\n");
+  } else if (rc == SQLITE_DONE) {
     fprintf(p->out, "plan:\n");
     explain_tree(p, a, n, 0, 2, zSql);
   }

@@ -242,6 +242,9 @@ out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND id 
 check_has ".explain says the plan in words" "$out" "metrics: PREFIX SCAN (device,id)"
 check_has ".explain shows the key range" "$out" \
   "key range: [phone#4c410523#, phone#4c410523\$)"
+out=$("$WCS" w.db ".explain INSERT INTO metrics(device, id, day, cpu) VALUES ('a', 'b', 1, 2)")
+check_eq ".explain of a statement that reads no table says so" "$out" \
+  "plan: none (the statement reads no table)"
 out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND id = '4c410523' AND day = 20200501")
 check_has ".explain: point lookup" "$out" "POINT LOOKUP"
 check_has ".explain: the point's key" "$out" \
