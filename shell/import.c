@@ -2666,6 +2666,15 @@ static int export_open(Shell *p, const char *zFile, FILE **ppOut,
   return 0;
 }
 
+/* z names a format (".export t f.csv csv"). */
+static int format_word(const char *z) {
+  int j;
+  for (j = 1; j < 5; j++) {
+    if (strcmp(z, azFormat[j]) == 0) return 1;
+  }
+  return 0;
+}
+
 int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
                  char **azOpt) {
   Exporter x;
@@ -2678,23 +2687,34 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
   memset(&x, 0, sizeof(x));
   x.p = p;
   x.bTs = 1;
-  /* Options: a format word or format=, timestamp=none|value-encoded. */
+  /* Options: a format word or format=, timestamp=none|value-encoded. The
+  ** import's other options mean nothing here: refused, not ignored. */
   for (i = 0; i < nOpt; i++) {
-    if (strcmp(azOpt[i], "timestamp=none") == 0 ||
-        strcmp(azOpt[i], "--timestamp=none") == 0) {
+    const char *z = azOpt[i];
+    while (*z == '-')
+      z++;
+    if (strcmp(z, "timestamp=none") == 0) {
       x.bTs = 0;
-      memmove(&azOpt[i], &azOpt[i + 1],
-              sizeof(char *) * (size_t)(nOpt - i - 1));
-      nOpt--;
-      i--;
+    } else if (strcmp(z, "timestamp=value-encoded") == 0) {
+      x.bTs = 1;
+    } else if (strncmp(z, "timestamp=", 10) == 0) {
+      return shell_error(p, "%s: expected timestamp=none or value-encoded",
+                         azOpt[i]);
+    } else if (strncmp(z, "format=", 7) == 0 || format_word(z)) {
+      if (parse_opts(p, &o, 1, &azOpt[i])) {
+        free_opts(&o);
+        return 1;
+      }
+      x.eFormat = o.eFormat;
+      free_opts(&o);
+    } else {
+      return shell_error(p,
+                         "option \"%s\" is not an export option (an export "
+                         "takes a format, cbt, csv or jsonl, and "
+                         "timestamp=none or value-encoded)",
+                         azOpt[i]);
     }
   }
-  if (parse_opts(p, &o, nOpt, azOpt)) {
-    free_opts(&o);
-    return 1;
-  }
-  x.eFormat = o.eFormat;
-  free_opts(&o);
   if (x.eFormat == FMT_AUTO) {
     if (zExt && (strcmp(zExt, ".jsonl") == 0 || strcmp(zExt, ".json") == 0 ||
                  strcmp(zExt, ".ndjson") == 0)) {

@@ -237,7 +237,7 @@ static void usage(FILE *f) {
   fprintf(f, "Usage: wcs [OPTIONS] [DB [SQL | .command]...]\n"
              "       wcs demo [DB]\n"
              "       wcs import DB TABLE FILE [name=value...]\n"
-             "       wcs export DB TABLE FILE [cbt|csv|jsonl] [name=value...]\n"
+             "       wcs export DB TABLE FILE [cbt|csv|jsonl] [timestamp=none]\n"
              "       wcs keyviz DB TABLE FILE.svg [buckets=N]\n"
              "\n"
              "An SQL shell for SQLite with the wcs module (Bigtable-style "

@@ -435,6 +435,18 @@ check_eq "an export over a file keeps its permissions" "$(stat -c %a mode.cbt)" 
 "$WCS" rt.db ".export tele nodir/x.cbt" >/dev/null 2>err.txt
 check_has "an export to a missing folder names the file" "$(cat err.txt)" \
   "cannot create nodir/x.cbt: No such file or directory"
+for o in key=x batch=5 frob; do
+  "$WCS" rt.db ".export tele opt.cbt $o" >/dev/null 2>err.txt
+  check_has "an import's option given to an export is refused ($o)" \
+    "$(cat err.txt)" "option \"$o\" is not an export option"
+done
+check_rc "... and writes no file" 1 test -e opt.cbt
+"$WCS" rt.db ".export tele opt.cbt timestamp=now" >/dev/null 2>err.txt
+check_has "an export's timestamp= takes none or value-encoded" \
+  "$(cat err.txt)" "timestamp=now: expected timestamp=none or value-encoded"
+"$WCS" rt.db ".export tele ts.csv format=csv timestamp=value-encoded" >/dev/null
+check_has "format= and timestamp=value-encoded are export options" \
+  "$(head -1 ts.csv)" "_key,"
 
 # ---- the command-line forms
 out=$("$WCS" import cli.db tele "$DATA/telemetry.cbt.csv" timestamp=value-encoded)
