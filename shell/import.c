@@ -1202,6 +1202,11 @@ static int run_csv(Importer *imp, const char *zTable) {
     int nCell = 0, j;
     for (i = 0; i < nCol; i++) {
       if (aCol[i].eKind == COL_CELL) nCell++;
+      if (aCol[i].eKind == COL_CELL && aCol[i].nQual > WCS_MAX_QUALIFIER) {
+        rc = bad(imp, "column %d: qualifier of %zu bytes (the limit is %d)",
+                 i + 1, aCol[i].nQual, WCS_MAX_QUALIFIER);
+        goto header_error;
+      }
       for (j = 0; j < i; j++) {
         const CsvCol *a = &aCol[i], *b = &aCol[j];
         if (a->eKind != b->eKind || a->eKind == COL_IGNORE) continue;

@@ -337,6 +337,10 @@ check_eq "... and leaves no table behind" "$(echo "$out" | grep -c '^t4$')" "0"
 check_has "unknown options are refused" "$(cat err.txt)" 'unknown option "frob"'
 "$WCS" bad.db "BEGIN" ".import $DATA/products.csv t6 family=f" >/dev/null 2>err.txt
 check_has "no import inside an open transaction" "$(cat err.txt)" "open transaction"
+python3 -c "print(',f'); print(',' + 'q' * 16385); print('r1,v')" > longqual.cbt
+"$WCS" bad.db ".import longqual.cbt t8" >/dev/null 2>err.txt
+check_has "a qualifier over the limit is refused at the header line" \
+  "$(cat err.txt)" "longqual.cbt line 2: column 2: qualifier of 16385 bytes"
 printf 'k,f:x\nr1,1\n' > badhead.csv
 out=$("$WCS" bad.db ".import badhead.csv t7 family=f" 2>err.txt)
 check_has "a file refused at its header" "$(cat err.txt)" "badhead.csv line 1"
