@@ -415,6 +415,28 @@ START_TEST(test_family_json_is_lossless_for_bytes) {
   CHECK(db, "SELECT typeof(j), f FROM d WHERE k = 'c'", "text|{\"j\":[1,2]}");
   OK(db, "INSERT INTO d(k, f) SELECT 'b', f FROM d WHERE k = 'a'");
   CHECK(db, "SELECT hex(n), hex(j), hex(s) FROM d WHERE k = 'b'", "4142|7B|FF");
+  /* a JSON column shows its JSON value in the family, and that value is
+  ** what a write of the family stores: its text as written (a string with
+  ** its quotes, true, a number as spelled); text that would read back as
+  ** something else (null deletes, an object led by "$hex" is bytes) is
+  ** shown as $hex */
+  OK(db, "CREATE VIRTUAL TABLE js USING wcs(KEY (k INT64 DECIMAL(2)), "
+         "FAMILY f (j JSON))");
+  OK(db, "INSERT INTO js(k, j) VALUES (1, '\"str\"'), (2, 'true'), "
+         "(3, '1.50'), (4, 'null'), (5, '{\"$hex\":\"00\"}'), "
+         "(6, '[1, {\"a\":false}]'), (7, '-0')");
+  CHECK(db, "SELECT f FROM js",
+        "{\"j\":\"str\"}\n{\"j\":true}\n{\"j\":1.50}\n"
+        "{\"j\":{\"$hex\":\"6e756c6c\"}}\n"
+        "{\"j\":{\"$hex\":\"7b2224686578223a223030227d\"}}\n"
+        "{\"j\":[1, {\"a\":false}]}\n{\"j\":-0}");
+  OK(db, "INSERT INTO js(k, f) SELECT k + 10, f FROM js");
+  CHECK(db,
+        "SELECT count(*) FROM js a JOIN js b ON b.k = a.k + 10 "
+        "WHERE a.j IS b.j AND typeof(a.j) = typeof(b.j)",
+        "7");
+  OK(db, "INSERT INTO js(k, f) VALUES (20, '{\"j\": \"x\" }')");
+  CHECK(db, "SELECT j, f ->> 'j' FROM js WHERE k = 20", "\"x\"|x");
   sqlite3_close(db);
 }
 END_TEST

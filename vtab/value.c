@@ -22,8 +22,11 @@
 **     control characters other than tab, CR and LF; otherwise, and for every
 **     BYTES value, it is the object {"$hex":"<lowercase hex>"};
 **   - a declared value is typed: INT64 and FLOAT64 are numbers, STRING a
-**     string, JSON the JSON value itself; stored bytes that do not decode
-**     under the declared type are {"$hex":...} (written back as given).
+**     string, JSON the JSON value itself (its text; but null, and an object
+**     led by "$hex", are $hex, as they would write back as a delete and as
+**     bytes); stored bytes that do not decode under the declared type are
+**     {"$hex":...} (written back as given). A JSON column written through
+**     the family stores the value's text as written.
 **   - SUM/MIN/MAX aggregate states (8 bytes) are numbers; HLL states hex.
 ** Writing JSON back (wcsParseObject) inverts all of these.
 */
@@ -550,6 +553,8 @@ int wcsJsonBytes(wcs_buf *pOut, const uint8_t *p, size_t n) {
   return appendHexObject(pOut, p, n);
 }
 
+static int jsonReadsAsOther(const uint8_t *p, size_t n);
+
 /* Append the JSON form of one cell value. */
 static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
                           const uint8_t *p, size_t n) {
@@ -574,7 +579,8 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
       if (ks_utf8_valid(p, (int)n, NULL)) return wcsJsonString(pOut, p, n);
       break;
     case KS_V_JSON:
-      if (ks_utf8_valid(p, (int)n, NULL) && wcsJsonValid((const char *)p, (int)n)) {
+      if (ks_utf8_valid(p, (int)n, NULL) &&
+          wcsJsonValid((const char *)p, (int)n) && !jsonReadsAsOther(p, n)) {
         return wcs_buf_append(pOut, p, n);
       }
       break;
@@ -887,6 +893,28 @@ int wcsJsonValid(const char *z, int n) {
   return p.i == p.n;
 }
 
+/* 1 if the JSON text p[0..n-1] of a declared JSON column, shown as itself
+** in a family object, would be written back as something else: null
+** deletes the column, and an object led by the key "$hex" stands for
+** bytes. Such text is shown as {"$hex":...} of its bytes instead. */
+static int jsonReadsAsOther(const uint8_t *p, size_t n) {
+  JParse q;
+  wcs_buf key = {0};
+  int bOther;
+  memset(&q, 0, sizeof(q));
+  q.z = (const char *)p;
+  q.n = (int)n;
+  jSkipSpace(&q);
+  if (q.i < q.n && q.z[q.i] == 'n') return 1; /* valid JSON: it is null */
+  if (q.i >= q.n || q.z[q.i] != '{') return 0;
+  q.i++;
+  jSkipSpace(&q);
+  bOther = q.i < q.n && q.z[q.i] == '"' && jString(&q, &key) && key.n == 4 &&
+           memcmp(key.a, "$hex", 4) == 0;
+  wcs_buf_free(&key);
+  return bOther;
+}
+
 static int setParseErr(JParse *p, char **pzErr) {
   if (pzErr && *pzErr == 0) {
     *pzErr = sqlite3_mprintf("malformed JSON object at byte %d: %s", p->i,
@@ -1095,6 +1123,8 @@ static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
     break;
   }
   }
+  m->pRaw = (const uint8_t *)p->z + iVal;
+  m->nRaw = p->i - iVal;
   o->nMember++;
   return WCS_OK;
 }

@@ -3621,6 +3621,15 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
           break;
         }
       }
+      if (pDecl && pDecl->eVType == KS_V_JSON && m->v.eType != WCSV_NULL &&
+          m->v.eType != WCSV_BLOB) {
+        /* a JSON column keeps the value's JSON text as written (a string
+        ** with its quotes, true, 1.50), which is what reading the family
+        ** shows of it */
+        m->v.eType = WCSV_JSON;
+        m->v.p = m->pRaw;
+        m->v.n = m->nRaw;
+      }
       zCol = sqlite3_mprintf("%s.%.*s", fam->zName, m->nKey, m->pKey);
       rc = writeCell(pTab, pTxn, pKey, nKey, i, m->pKey, (size_t)m->nKey, iTs,
                      &m->v, pDecl, zCol ? zCol : fam->zName, pScratch);

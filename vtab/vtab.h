@@ -167,7 +167,8 @@ void wcsStartsWithFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 #define WCSV_REAL 2
 #define WCSV_TEXT 3
 #define WCSV_BLOB 4
-#define WCSV_JSON 5 /* p,n: JSON text of an object or array */
+#define WCSV_JSON 5 /* p,n: JSON text (an object or array; any value for a
+                    ** declared JSON column) */
 typedef struct WcsVal {
   int eType;        /* WCSV_* */
   sqlite3_int64 i;  /* WCSV_INT */
@@ -218,6 +219,10 @@ typedef struct WcsMember {
   int nKey;
   WcsVal v; /* the value; TEXT/BLOB/JSON point into the arena or
             ** the input */
+  const uint8_t *pRaw; /* the value's JSON text in the input, without the
+                       ** white space around it (what a declared JSON
+                       ** column stores) */
+  int nRaw;
 } WcsMember;
 typedef struct WcsObject {
   int nMember;
