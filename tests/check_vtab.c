@@ -1050,6 +1050,45 @@ START_TEST(test_key_functions) {
 }
 END_TEST
 
+/* The functions that name a table find the one SQL means by that name:
+** temp before main before attached databases, whichever was connected
+** first; "schema.table" picks one. */
+START_TEST(test_functions_find_the_table_sql_names) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zAttach = sqlite3_mprintf("ATTACH '%s/aux.db' AS aux", zDir);
+  sqlite3 *db = openDb(zDb);
+  OK(db, zMetrics);
+  OK(db, zAttach);
+  OK(db, "CREATE VIRTUAL TABLE aux.metrics USING wcs(KEY (k STRING), "
+         "FAMILY f)");
+  CHECK(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
+        "x'612362233030303030303031'");
+  CHECK(db, "SELECT wcs_key_encode('aux.metrics', 'a')", "x'61'");
+  CHECK(db, "SELECT wcs_key_encode('MAIN.Metrics', 'a', 'b', 1)",
+        "x'612362233030303030303031'");
+  CHECK_ERR(db, "SELECT wcs_key_encode('nosuch.metrics', 'a')",
+            "no wcs table named 'nosuch.metrics'");
+  OK(db, "CREATE VIRTUAL TABLE temp.metrics USING wcs(KEY (a STRING, "
+         "b STRING), FAMILY f)");
+  CHECK(db, "SELECT wcs_key_encode('metrics', 'a', 'b')", "x'612362'");
+  OK(db, "DROP TABLE temp.metrics");
+  CHECK(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
+        "x'612362233030303030303031'");
+  sqlite3_close(db);
+  /* a new connection that used the attached table first */
+  db = openDb(zDb);
+  OK(db, zAttach);
+  CHECK(db, "SELECT count(*) FROM aux.metrics", "0");
+  CHECK(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
+        "x'612362233030303030303031'");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  sqlite3_free(zAttach);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_value_functions) {
   sqlite3 *db = openDb(NULL);
   CHECK(db,
@@ -1631,6 +1670,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_key_fields_decode_only_when_used);
   tcase_add_test(tc, test_history_view_lists_every_version);
   tcase_add_test(tc, test_key_functions);
+  tcase_add_test(tc, test_functions_find_the_table_sql_names);
   tcase_add_test(tc, test_value_functions);
   tcase_add_test(tc, test_write_functions);
   tcase_add_test(tc, test_table_clause_attaches_and_drop_rule);

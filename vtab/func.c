@@ -156,6 +156,11 @@ static void hllCountFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* ---- functions that name a table */
 
+typedef struct TabRef {
+  WcsTab *pTab;  /* the table a name was found to mean */
+  unsigned nGen; /* WcsConn.nGen when it was found */
+} TabRef;
+
 /* The table named by argv[0], or NULL after setting the error. */
 static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
                         const char *zFunc) {
@@ -170,7 +175,22 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
     sqlite3_free(z);
     return NULL;
   }
-  pTab = wcsFindTable(pConn, zName, &zErr);
+  {
+    /* a constant table name is looked up once per statement: SQLite keeps
+    ** the answer with the argument, valid while no table of the connection
+    ** connects or disconnects */
+    TabRef *pRef = (TabRef *)sqlite3_get_auxdata(ctx, 0);
+    if (pRef && pRef->nGen == pConn->nGen) {
+      pTab = pRef->pTab;
+    } else {
+      pTab = wcsFindTable(pConn, zName, &zErr);
+      if (pTab && (pRef = sqlite3_malloc(sizeof(*pRef))) != NULL) {
+        pRef->pTab = pTab;
+        pRef->nGen = pConn->nGen;
+        sqlite3_set_auxdata(ctx, 0, pRef, sqlite3_free);
+      }
+    }
+  }
   if (pTab && pTab->pTab == NULL) {
     sqlite3_free(zErr);
     zErr = sqlite3_mprintf("store table '%s' of %s is missing",

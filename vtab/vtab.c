@@ -316,6 +316,7 @@ static void tabFree(WcsTab *pTab) {
   cursorFree(pTab->pSpare);
   if (pTab->pConn) {
     WcsTab **pp;
+    pTab->pConn->nGen++;
     for (pp = &pTab->pConn->pTab; *pp; pp = &(*pp)->pNextTab) {
       if (*pp == pTab) {
         *pp = pTab->pNextTab;
@@ -671,6 +672,7 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   pTab->pNextTab = pConn->pTab;
   pConn->pTab = pTab;
+  pConn->nGen++;
   sqlite3_free(zPath);
   *ppVtab = &pTab->base;
   return SQLITE_OK;
@@ -743,25 +745,79 @@ static int wcsRename(sqlite3_vtab *pVtab, const char *zNew) {
   return SQLITE_OK;
 }
 
-WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr) {
-  WcsTab *p;
-  int iTry;
-  for (iTry = 0; iTry < 2; iTry++) {
-    for (p = pConn->pTab; p; p = p->pNextTab) {
-      if (sqlite3_stricmp(p->zName, zName) == 0) return p;
-    }
-    if (iTry == 0) {
-      /* not connected yet: preparing a statement that names it connects */
-      sqlite3_stmt *pStmt = NULL;
-      char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\" WHERE 0", zName);
-      if (zSql == NULL) break;
-      sqlite3_prepare_v2(pConn->db, zSql, -1, &pStmt, NULL);
-      sqlite3_finalize(pStmt);
-      sqlite3_free(zSql);
+/* Position of schema zDb in SQLite's search for an unqualified table
+** name: temp, then main, then the attached databases in the order of
+** PRAGMA database_list. */
+static int schemaOrder(sqlite3 *db, const char *zDb) {
+  sqlite3_stmt *pStmt = NULL;
+  int iOrder = INT_MAX;
+  if (sqlite3_stricmp(zDb, "temp") == 0) return 0;
+  if (sqlite3_stricmp(zDb, "main") == 0) return 1;
+  if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &pStmt, NULL) ==
+      SQLITE_OK) {
+    while (sqlite3_step(pStmt) == SQLITE_ROW) {
+      const char *z = (const char *)sqlite3_column_text(pStmt, 1);
+      if (z && sqlite3_stricmp(z, zDb) == 0) {
+        iOrder = 2 + sqlite3_column_int(pStmt, 0);
+        break;
+      }
     }
   }
-  *pzErr = sqlite3_mprintf("no wcs table named '%s'", zName);
-  return NULL;
+  sqlite3_finalize(pStmt);
+  return iOrder;
+}
+
+/* The connected table zTab of schema zDb; with zDb NULL, the one of the
+** schema SQLite searches first. */
+static WcsTab *findConnected(WcsConn *pConn, const char *zDb,
+                             const char *zTab) {
+  WcsTab *p, *pBest = NULL;
+  int iBest = -1; /* schemaOrder of pBest, -1 until a second one shows */
+  for (p = pConn->pTab; p; p = p->pNextTab) {
+    if (sqlite3_stricmp(p->zName, zTab) != 0) continue;
+    if (zDb) {
+      if (sqlite3_stricmp(p->zDb, zDb) == 0) return p;
+    } else if (pBest == NULL) {
+      pBest = p;
+    } else {
+      int iOrder = schemaOrder(pConn->db, p->zDb);
+      if (iBest < 0) iBest = schemaOrder(pConn->db, pBest->zDb);
+      if (iOrder < iBest) pBest = p, iBest = iOrder;
+    }
+  }
+  return pBest;
+}
+
+/* Have SQLite connect the table it finds by that name (not connected
+** until a statement uses it): preparing a statement that names it does. */
+static void connectByName(WcsConn *pConn, const char *zDb, const char *zTab) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = zDb ? sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%w\" WHERE 0",
+                                     zDb, zTab)
+                   : sqlite3_mprintf("SELECT 1 FROM \"%w\" WHERE 0", zTab);
+  if (zSql == NULL) return;
+  sqlite3_prepare_v2(pConn->db, zSql, -1, &pStmt, NULL);
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+}
+
+WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr) {
+  const char *zDot = strchr(zName, '.');
+  WcsTab *p;
+  /* SQL's table first (a same-named table of a schema searched later may
+  ** be the only one connected so far) */
+  connectByName(pConn, NULL, zName);
+  p = findConnected(pConn, NULL, zName);
+  if (p == NULL && zDot && zDot > zName) {
+    char *zDb = sqlite3_mprintf("%.*s", (int)(zDot - zName), zName);
+    if (zDb) {
+      connectByName(pConn, zDb, zDot + 1);
+      p = findConnected(pConn, zDb, zDot + 1);
+      sqlite3_free(zDb);
+    }
+  }
+  if (p == NULL) *pzErr = sqlite3_mprintf("no wcs table named '%s'", zName);
+  return p;
 }
 
 /* ====================================================================

@@ -73,6 +73,8 @@ struct WcsConn {
                     ** the connection closes, so an in-memory store lives
                     ** as long as the connection) */
   WcsTab *pTab;     /* connected tables, for the SQL functions */
+  unsigned nGen;    /* changes whenever a table connects or disconnects,
+                    ** so the functions' cached lookups can tell */
 };
 
 struct WcsTab {
@@ -130,9 +132,11 @@ struct WcsTab {
 
 /* ---- vtab.c */
 
-/* Find the connected wcs table named zName (case-insensitive), connecting
-** it first if it exists in the schema but was not used yet. On failure
-** returns NULL and sets *pzErr (sqlite3_malloc'd). */
+/* Find the wcs table that SQL means by zName (case-insensitive): the one
+** of the schema SQLite searches first (temp, main, attached databases in
+** order), or "schema.table"; connecting it first if it exists in the
+** schema but was not used yet. On failure returns NULL and sets *pzErr
+** (sqlite3_malloc'd). */
 WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr);
 
 /* A transaction to write through for the SQL functions: the store's
