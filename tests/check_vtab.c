@@ -1027,6 +1027,12 @@ START_TEST(test_history_view_lists_every_version) {
             "HISTORY view takes no KEY or FAMILY");
   CHECK_ERR(db, "CREATE VIRTUAL TABLE bad USING wcs(HISTORY)",
             "a HISTORY view shows an existing table: name it with TABLE");
+  /* a key field named like a column of the view is named in the error */
+  OK(db, "CREATE VIRTUAL TABLE kv USING wcs(KEY (Family STRING, "
+         "value INT64 DECIMAL(2)), FAMILY f)");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE kvh USING wcs(TABLE 'kv', HISTORY)",
+            "kvh: key field \"Family\" of store table 'kv' has the name of a "
+            "column of every history view");
   sqlite3_close(db);
 }
 END_TEST

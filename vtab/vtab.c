@@ -399,6 +399,26 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
   pTab->nFamily = s->nFamily;
   sqlite3_str_appendall(pStr, "CREATE TABLE x(");
   if (pTab->bHistory) {
+    static const char *const azFixed[] = {"family", "qualifier", "value",
+                                          "latest_n"};
+    for (i = 0; i < s->nField; i++) {
+      int k;
+      for (k = 0; k < (int)(sizeof(azFixed) / sizeof(azFixed[0])); k++) {
+        if (sqlite3_stricmp(s->aField[i].zName, azFixed[k]) == 0) {
+          /* SQL columns need distinct names, and a key field cannot be
+          ** renamed: say which one stands in the way */
+          *pzErr = sqlite3_mprintf(
+              "wcs: %s: key field \"%s\" of store table '%s' has the name "
+              "of a column of every history view (family, qualifier, "
+              "_timestamp, value, latest_n), so the table cannot have one; "
+              "its cells stay readable through the table and its family "
+              "columns",
+              pTab->zName, s->aField[i].zName, pTab->zStoreTable);
+          sqlite3_free(sqlite3_str_finish(pStr));
+          return SQLITE_ERROR;
+        }
+      }
+    }
     if (s->nField == 0) {
       sqlite3_str_appendall(pStr, "\"_key\" BLOB, ");
       pTab->iColKey = iCol++;
