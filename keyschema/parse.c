@@ -1181,6 +1181,11 @@ static int feedText(ks_pctx *p, void *pParser, const char *z) {
     t.n = n;
     if (iTok == TOK_SPACE) {
       /* skip */
+    } else if (iTok == TOK_ILLEGAL && (u[i] == '-' || u[i] == '+') &&
+               u[i + 1] >= '0' && u[i + 1] <= '9') {
+      ksErrNear(p, WCS_ERROR, &t,
+                "unrecognized token; the numbers of these clauses are "
+                "whole numbers without a sign");
     } else if (iTok == TOK_ILLEGAL) {
       ksErrNear(p, WCS_ERROR, &t, "unrecognized token");
     } else if (iTok == TOK_BADHEX) {

@@ -1027,6 +1027,10 @@ START_TEST(test_history_view_lists_every_version) {
             "HISTORY view takes no KEY or FAMILY");
   CHECK_ERR(db, "CREATE VIRTUAL TABLE bad USING wcs(HISTORY)",
             "a HISTORY view shows an existing table: name it with TABLE");
+  /* a signed number says what the clause takes */
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE bad USING wcs(FAMILY f MAX VERSIONS -1)",
+            "near \"-\": unrecognized token; the numbers of these clauses "
+            "are whole numbers without a sign");
   /* a key field named like a column of the view is named in the error */
   OK(db, "CREATE VIRTUAL TABLE kv USING wcs(KEY (Family STRING, "
          "value INT64 DECIMAL(2)), FAMILY f)");
