@@ -104,6 +104,10 @@ START_TEST(test_table_without_key_schema_shows_raw_key) {
         "b");
   CHECK_ERR(db, "INSERT INTO raw(cf) VALUES ('{\"q\":1}')",
             "NOT NULL constraint failed: raw._key");
+  /* so is an UPDATE that sets it to NULL, as for a native table's key */
+  CHECK_ERR(db, "UPDATE raw SET _key = NULL WHERE _key = x'00ff01'",
+            "NOT NULL constraint failed: raw._key");
+  CHECK(db, "SELECT count(*) FROM raw", "2");
   /* keys are never empty: an empty key is refused and matches nothing */
   OK(db, "CREATE VIRTUAL TABLE b USING wcs(KEY (k BYTES), FAMILY f (v INT64))");
   OK(db, "INSERT INTO b(k, v) VALUES (x'61', 1), (x'62', 2)");

@@ -3570,7 +3570,8 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
       (bKeyChanged && pOld && !bFieldChanged)) {
     /* the raw key decides */
     if (!bKeyGiven) {
-      if (pOld)
+      /* an UPDATE keeps the key unless it sets it, and NULL is no key */
+      if (pOld && unchanged(pKeyVal, bIns))
         return wcs_buf_append(pKey, pOld, (size_t)nOld) ? SQLITE_NOMEM
                                                         : SQLITE_OK;
       return setErr(&pTab->base, "NOT NULL constraint failed: %s._key",
