@@ -468,6 +468,10 @@ START_TEST(test_insert_is_an_upsert_and_null_deletes) {
   CHECK(db, "SELECT count(*) FROM metrics", "0");
   CHECK_ERR(db, "INSERT INTO metrics(device,id,day) VALUES ('p','a',1)",
             "writes no cell");
+  /* a table without a family can hold no row: the error says so */
+  OK(db, "CREATE VIRTUAL TABLE nofam USING wcs(KEY (k STRING))");
+  CHECK_ERR(db, "INSERT INTO nofam(k) VALUES ('a')",
+            "nofam: the table has no column family, so it cannot hold a row");
   sqlite3_close(db);
 }
 END_TEST
@@ -595,6 +599,12 @@ START_TEST(test_aggregate_families_fold_writes) {
   CHECK(db, "SELECT wcs_hll_count(value) FROM c_h WHERE family = 'users'", "2");
   CHECK_ERR(db, "INSERT INTO c(k, n) VALUES ('b', 'many')",
             "aggregate family hits");
+  /* an increment of an aggregate family says how to add instead */
+  CHECK_ERR(db, "SELECT wcs_increment('c', 'a', 'hits', 'n', 1)",
+            "family hits of table c is an aggregate family");
+  CHECK(db, "SELECT n FROM c WHERE k = 'a'", "12");
+  CHECK_ERR(db, "SELECT wcs_hll_count(x'0102')",
+            "not an HLL state (give it a cell of a FAMILY ... AGGREGATE HLL)");
   /* an explicit _timestamp makes a separate time bucket */
   OK(db, "INSERT INTO c(k, n, _timestamp) VALUES ('a', 100, 3600000000)");
   CHECK(db, "SELECT _timestamp, value FROM c_h WHERE family = 'hits'",

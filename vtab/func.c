@@ -148,7 +148,10 @@ static void hllCountFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   p = argBytes(argv[0], &nState);
   rc = wcs_hll_estimate(p, (size_t)nState, &n);
   if (rc != WCS_OK) {
-    sqlite3_result_error(ctx, "wcs_hll_count: not an HLL state", -1);
+    sqlite3_result_error(ctx,
+                         "wcs_hll_count: the argument is not an HLL state "
+                         "(give it a cell of a FAMILY ... AGGREGATE HLL)",
+                         -1);
     return;
   }
   sqlite3_result_int64(ctx, (sqlite3_int64)n);
@@ -413,6 +416,23 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
   pKey = argBytes(argv[1], &nKey);
   zFam = (const char *)sqlite3_value_text(argv[2]);
   pQual = argBytes(argv[3], &nQual);
+  {
+    /* an aggregate family folds what is written into its cells already:
+    ** say how to add to one instead of the engine's bare mismatch */
+    wcs_family_info fi;
+    int iFam = wcs_table_family_index(pTab->pTab, zFam);
+    if (iFam >= 0 && wcs_table_family(pTab->pTab, iFam, &fi) == WCS_OK &&
+        fi.eAggregate != WCS_AGG_NONE) {
+      char *z = sqlite3_mprintf(
+          "wcs_increment: family %s of table %s is an aggregate family, "
+          "which folds every write into its cells; to add to one, write the "
+          "amount (INSERT INTO %s(..., %s) VALUES (..., json_object('q', n)))",
+          zFam, pTab->zName, pTab->zName, zFam);
+      sqlite3_result_error(ctx, z, -1);
+      sqlite3_free(z);
+      return;
+    }
+  }
   {
     /* an increment adds to an 8-byte big-endian integer: a declared column
     ** of another type would be changed into bytes it does not read (or, for

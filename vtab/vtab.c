@@ -3869,7 +3869,12 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     rc = wcsToSqlite(rc);
     goto done;
   }
-  if (pOld == NULL && nCell == 0) {
+  if (pOld == NULL && nCell == 0 && wcs_table_family_count(pTab->pTab) == 0) {
+    rc = setErr(pVtab,
+                "%s: the table has no column family, so it cannot hold a "
+                "row; declare one (FAMILY name) when creating the table",
+                pTab->zName);
+  } else if (pOld == NULL && nCell == 0) {
     rc = setErr(pVtab,
                 "%s: this INSERT writes no cell; a row exists only while it "
                 "has a cell, so give at least one qualifier or family value",
