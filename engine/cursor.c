@@ -1235,7 +1235,7 @@ static void cursor_free(wcs_cursor *c) {
   free(c->abFam);
   free(c->aStream);
   if (c->pSnap) wcs_snapshot_free(c->pEng->db, c->pSnap);
-  if (c->pTxn) c->pTxn->nCursor--;
+  if (c->pTxn) eng_txn_cursor_closed(c->pTxn);
   eng_def_unref(c->pEng, c->pDef);
   free(c->aRange);
   free(c->aRangeTmp);
@@ -1805,7 +1805,7 @@ void wcs_cursor_close(wcs_cursor *c) {
   if (c == NULL) return;
   heat_flush(c);
   if (c->pTxn) {
-    c->pTxn->nCursor--;
+    eng_txn_cursor_closed(c->pTxn);
     c->pTxn = NULL;
   }
   if (c->pSnap) {

@@ -399,6 +399,9 @@ struct wcs_txn {
   int nDef;            /* tables written */
   EngDef **apDef;      /* referenced; checked for staleness at commit */
   int nCursor;         /* open cursors on this txn */
+  struct TxnKept *pKept; /* overlays and snapshots of commits made while
+                       ** cursors were open: those cursors read on through
+                       ** them; freed when the last cursor closes */
   int bNow;            /* iNow is set */
   int64_t iNow;        /* the transaction's time for WCS_TS_NOW: the clock
                        ** at its first such write, until commit/rollback */
@@ -436,6 +439,9 @@ int eng_range_bounds(const wcs_key_range *r, wcs_buf *pLo, wcs_buf *pHi,
 
 /* Take the read snapshot if not yet taken. */
 int eng_txn_snapshot(wcs_txn *pTxn, const wcs_snapshot **ppSnap);
+/* A cursor on pTxn closed: the last one frees what commits kept for the
+** open cursors (wcs_txn.pKept). */
+void eng_txn_cursor_closed(wcs_txn *pTxn);
 
 /* ---- cursors (cursor.c) --------------------------------------------- */
 

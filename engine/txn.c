@@ -649,6 +649,51 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn) {
   return WCS_OK;
 }
 
+/*
+** A commit made while cursors are open on the transaction: they read its
+** snapshot merged with its overlay, which is what the commit has just
+** made durable, so they keep both and go on reading exactly what they
+** showed (a SQL statement still stepping when COMMIT runs must not lose
+** the rows its own transaction wrote). The transaction starts over with
+** an empty overlay. Out of memory, the overlay is cleared as before.
+*/
+typedef struct TxnKept {
+  Overlay *pOv;          /* owned: the committed writes as cursors see them */
+  wcs_snapshot *pSnap;   /* owned, may be NULL */
+  struct TxnKept *pNext;
+} TxnKept;
+
+static void keep_for_cursors(wcs_txn *t) {
+  TxnKept *k = malloc(sizeof(*k));
+  Overlay *pNew = NULL;
+  if (k == NULL) return;
+  if (ov_new(&pNew) != WCS_OK) {
+    free(k);
+    return;
+  }
+  k->pOv = t->pOv;
+  k->pSnap = t->pSnap;
+  k->pNext = t->pKept;
+  t->pKept = k;
+  t->pOv = pNew;
+  t->pSnap = NULL;
+}
+
+static void kept_free(wcs_txn *t) {
+  while (t->pKept) {
+    TxnKept *k = t->pKept;
+    t->pKept = k->pNext;
+    ov_free(k->pOv);
+    if (k->pSnap) wcs_snapshot_free(t->pEng->db, k->pSnap);
+    free(k);
+  }
+}
+
+void eng_txn_cursor_closed(wcs_txn *t) {
+  t->nCursor--;
+  if (t->nCursor == 0 && t->pKept) kept_free(t);
+}
+
 /* Forget everything buffered; release the snapshot and the lock. */
 static void txn_reset(wcs_txn *t) {
   int i;
@@ -685,6 +730,7 @@ int wcs_txn_rollback(wcs_txn *t) {
 void wcs_txn_free(wcs_txn *t) {
   if (t == NULL) return;
   txn_reset(t);
+  kept_free(t);
   ov_free(t->pOv);
   wcs_batch_free(t->pBatch);
   wcs_buf_free(&t->log);
@@ -986,6 +1032,7 @@ write:
     wcs_batch_free(pBatch);
   }
   wcs_buf_free(&merged);
+  if (rc == WCS_OK && t->nCursor > 0 && t->bOvLive) keep_for_cursors(t);
   txn_reset(t);
   return rc;
 }

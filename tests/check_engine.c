@@ -1831,6 +1831,65 @@ START_TEST(test_cursor_stays_valid_while_its_txn_writes) {
 }
 END_TEST
 
+/* A cursor that stays open while its transaction commits goes on reading
+** what the transaction saw, its own writes included (a SQL statement
+** still stepping when COMMIT runs); after a rollback it no longer shows
+** the writes rolled back. Writes of the next transaction on the same
+** handle are not part of its view. */
+START_TEST(test_cursor_open_across_commit_keeps_the_committed_writes) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b AGGREGATE SUM");
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL, *c2 = NULL;
+  setc(e, t, "a", "a", "q", 1, "v");
+  wcs_txn_begin(e, 0, &x);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "b", 1, "a", "q", 1, 1, "w", 1), 0);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "c", 1, "a", "q", 1, 1, "w", 1), 0);
+  ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "c", 1, "b", "n", 1, 1, 5), 0);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, NULL), WCS_OK);
+  ck_assert(!wcs_cursor_eof(c)); /* at a */
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  /* the next transaction on the same handle writes and reads */
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "d", 1, "a", "q", 1, 1, "w", 1), 0);
+  ck_assert_int_eq(wcs_cursor_open(&c2, t, x, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  ck_assert(!wcs_cursor_eof(c));
+  {
+    size_t n;
+    const char *p = wcs_cursor_row(c, &n);
+    int nCell;
+    ck_assert(n == 1 && p[0] == 'b');
+    ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+    ck_assert(!wcs_cursor_eof(c));
+    p = wcs_cursor_row(c, &n);
+    ck_assert(n == 1 && p[0] == 'c');
+    wcs_cursor_cells(c, &nCell);
+    ck_assert_int_eq(nCell, 2);
+  }
+  ck_assert_int_eq(wcs_cursor_next(c), WCS_OK);
+  ck_assert(wcs_cursor_eof(c));
+  /* the second cursor, opened over d, still has it after its commit */
+  ck_assert_int_eq(wcs_cursor_seek(c2, "d", 1), WCS_OK);
+  ck_assert(!wcs_cursor_eof(c2));
+  wcs_cursor_close(c);
+  wcs_cursor_close(c2);
+  /* a rollback takes the writes away from an open cursor */
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "e", 1, "a", "q", 1, 1, "w", 1), 0);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_seek(c, "e", 1), WCS_OK);
+  ck_assert(wcs_cursor_eof(c));
+  wcs_cursor_close(c);
+  CHECK_DUMP(t, NULL, NULL,
+             "a: a.q@1=v; b: a.q@1=w; c: a.q@1=w b.n@1=\\x00\\x00\\x00\\x00"
+             "\\x00\\x00\\x00\\x05; d: a.q@1=w;");
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_commit_fails_if_table_dropped_meanwhile) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -2397,6 +2456,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_txn_savepoints_roll_back_and_release);
   tcase_add_test(tc, test_ordered_load_of_two_families_is_adopted_and_ingested);
   tcase_add_test(tc, test_cursor_stays_valid_while_its_txn_writes);
+  tcase_add_test(tc, test_cursor_open_across_commit_keeps_the_committed_writes);
   tcase_add_test(tc, test_commit_fails_if_table_dropped_meanwhile);
   tcase_add_test(tc, test_limits_name_the_limit_and_key);
   tcase_add_test(tc, test_estimates_rows_and_prefixes);
