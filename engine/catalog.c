@@ -242,8 +242,13 @@ EngFamily *eng_family(const EngDef *d, const char *zName, int *piFam) {
     }
   }
   if (piFam) *piFam = -1;
-  eng_err(WCS_ERROR, "table %s has no column family '%s'", d->zName,
-          zName ? zName : "(null)");
+  if (zName == NULL) {
+    eng_err(WCS_ERROR, "no column family name given (NULL) for table %s",
+            d->zName);
+  } else {
+    eng_err(WCS_ERROR, "table %s has no column family '%s'", d->zName,
+            zName);
+  }
   return NULL;
 }
 

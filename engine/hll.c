@@ -200,11 +200,12 @@ int wcs_hll_estimate(const void *pState, size_t nState, uint64_t *pnCount) {
   *pnCount = 0;
   if (nState == 0) return WCS_OK;
   a = malloc(HLL_M);
-  if (a == NULL) return WCS_NOMEM;
+  if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
   rc = hll_decode(pState, nState, a);
   if (rc) {
     free(a);
-    return rc;
+    return eng_err(rc, "malformed HLL state (%zu bytes): not a state "
+                   "written by an HLL aggregate family", nState);
   }
   memset(aC, 0, sizeof(aC));
   for (i = 0; i < HLL_M; i++) aC[a[i]]++;

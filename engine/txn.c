@@ -1739,9 +1739,12 @@ static int delete_span(wcs_txn *t, wcs_table *pTab, const uint8_t *pLo,
 
 int wcs_txn_delete_range(wcs_txn *t, wcs_table *pTab,
                          const wcs_key_range *pRange) {
+  static const wcs_key_range all; /* NULL: every row, as a NULL prefix */
   wcs_buf lo = {0}, hi = {0};
   int bHiOpen, rc = txn_table(t, pTab);
-  if (rc == WCS_OK) rc = eng_range_bounds(pRange, &lo, &hi, &bHiOpen);
+  if (rc == WCS_OK) {
+    rc = eng_range_bounds(pRange ? pRange : &all, &lo, &hi, &bHiOpen);
+  }
   if (rc == WCS_OK) rc = delete_span(t, pTab, lo.a, lo.n, hi.a, hi.n, bHiOpen);
   if (rc == WCS_NOMEM) eng_err(rc, "out of memory");
   wcs_buf_free(&lo);

@@ -1918,6 +1918,40 @@ END_TEST
 /* ================================================================== */
 /* limits                                                              */
 
+/* Arguments an embedder may get wrong: each failure has a message of its
+** own (not the one a previous call left behind), and a NULL key range
+** deletes every row as a NULL prefix does. */
+START_TEST(test_bad_arguments_have_their_own_message) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_txn *x = NULL;
+  uint64_t n = 99;
+  int rc;
+  setc(e, t, "r", "a", "q", 1, "v");
+  setc(e, t, "s", "a", "q", 1, "v");
+  wcs_txn_begin(e, 0, &x);
+  /* a family name that is NULL */
+  rc = wcs_txn_set_cell(x, t, "r", 1, NULL, "q", 1, 1, "v", 1);
+  ck_assert_int_eq(rc, WCS_ERROR);
+  ck_assert_msg(strstr(wcs_engine_errmsg(e), "no column family name") &&
+                    !strstr(wcs_engine_errmsg(e), "(null)"),
+                "%s", wcs_engine_errmsg(e));
+  /* a malformed HLL state, after an unrelated failure */
+  ck_assert_int_eq(wcs_table_drop(e, "nope"), WCS_ERROR);
+  ck_assert_int_eq(wcs_hll_estimate("H\001\016\001", 4, &n), WCS_CORRUPT);
+  ck_assert_msg(strstr(wcs_engine_errmsg(e), "HLL state") != NULL, "%s",
+                wcs_engine_errmsg(e));
+  ck_assert(n == 0);
+  /* a NULL key range: every row */
+  ck_assert_int_eq(wcs_txn_delete_range(x, t, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  CHECK_DUMP(t, NULL, NULL, "");
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_limits_name_the_limit_and_key) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -2459,6 +2493,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_cursor_open_across_commit_keeps_the_committed_writes);
   tcase_add_test(tc, test_commit_fails_if_table_dropped_meanwhile);
   tcase_add_test(tc, test_limits_name_the_limit_and_key);
+  tcase_add_test(tc, test_bad_arguments_have_their_own_message);
   tcase_add_test(tc, test_estimates_rows_and_prefixes);
   tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
   tcase_add_test(tc, test_heatmap_write_totals_exact_at_txn_boundaries);
