@@ -952,9 +952,16 @@ int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
   wcs_cursor *c = NULL;
   int rc;
   *pnDistinct = 0;
+  if (nField < 1 && pSchema->nField == 0) {
+    return eng_err(WCS_RANGE,
+                   "prefix length %d out of range: table %s has no key "
+                   "schema, so it counts leading bytes, 1 or more",
+                   nField, pTab->pDef->zName);
+  }
   if (nField < 1 || (pSchema->nField > 0 && nField > pSchema->nField)) {
-    return eng_err(WCS_RANGE, "key field depth %d out of range 1..%d", nField,
-                   pSchema->nField);
+    return eng_err(WCS_RANGE,
+                   "key field depth %d out of range 1..%d for table %s",
+                   nField, pSchema->nField, pTab->pDef->zName);
   }
   if (pSchema->nField > 0 && nField == pSchema->nField) {
     return wcs_table_estimate_rows(pTab, NULL, 0, pnDistinct);

@@ -1942,6 +1942,11 @@ START_TEST(test_bad_arguments_have_their_own_message) {
   ck_assert_msg(strstr(wcs_engine_errmsg(e), "HLL state") != NULL, "%s",
                 wcs_engine_errmsg(e));
   ck_assert(n == 0);
+  /* a prefix depth below 1 on a table without key schema */
+  ck_assert_int_eq(wcs_table_estimate_prefixes(t, 0, &n), WCS_RANGE);
+  ck_assert_msg(strstr(wcs_engine_errmsg(e), "1..0") == NULL &&
+                    strstr(wcs_engine_errmsg(e), "leading bytes") != NULL,
+                "%s", wcs_engine_errmsg(e));
   /* a NULL key range: every row */
   ck_assert_int_eq(wcs_txn_delete_range(x, t, NULL), WCS_OK);
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
