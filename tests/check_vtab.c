@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sqlutil.h"
 #include "testutil.h"
@@ -1336,6 +1338,61 @@ START_TEST(test_unreachable_store_is_an_error_for_every_use) {
 }
 END_TEST
 
+/* A store held by another process: the error says the store is locked and
+** that the table is intact, not that it is missing (whose advice is DROP
+** TABLE). */
+START_TEST(test_locked_store_says_the_table_is_intact) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
+  int aReady[2], aDone[2], st = 0;
+  char c = 0;
+  pid_t pid;
+  sqlite3 *db = openDb(zDb);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  sqlite3_close(db);
+  ck_assert_int_eq(pipe(aReady), 0);
+  ck_assert_int_eq(pipe(aDone), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    /* the other process: hold the store until told to let go */
+    wcs_engine *pEng = NULL;
+    char *zErr = NULL;
+    int rc = wcs_engine_open_path(&pEng, zStore, NULL, &zErr);
+    c = rc == WCS_OK ? 'y' : 'n';
+    if (write(aReady[1], &c, 1) != 1 || read(aDone[0], &c, 1) < 0) _exit(2);
+    wcs_engine_close(pEng);
+    _exit(rc == WCS_OK ? 0 : 1);
+  }
+  ck_assert_int_eq(read(aReady[0], &c, 1), 1);
+  ck_assert_int_eq(c, 'y');
+  db = openDb(zDb);
+  CHECK_ERR(db, "SELECT count(*) FROM metrics", "is locked by another");
+  CHECK_ERR(db, "SELECT count(*) FROM metrics",
+            "the table is intact: once the store is closed there, open "
+            "this database again");
+  ck_assert_int_eq(sqlite3_errcode(db), SQLITE_BUSY);
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)",
+            "the table is intact");
+  sqlite3_close(db);
+  ck_assert_int_eq(write(aDone[1], "x", 1), 1);
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  close(aReady[0]);
+  close(aReady[1]);
+  close(aDone[0]);
+  close(aDone[1]);
+  db = openDb(zDb);
+  CHECK(db, "SELECT device, cpu FROM metrics", "p|1");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_cache_clause_sizes_the_store_block_cache) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -1701,6 +1758,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_attaching_without_a_store_says_no_table);
   tcase_add_test(tc, test_store_beside_database_and_reopen);
   tcase_add_test(tc, test_unreachable_store_is_an_error_for_every_use);
+  tcase_add_test(tc, test_locked_store_says_the_table_is_intact);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
   tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);

@@ -620,7 +620,9 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
                  &pTab->pStore, pzErr);
   if (rc == SQLITE_OK) pTab->pStore->nTab++; /* tabFree takes it back */
   if (rc != SQLITE_OK && !bCreate) {
-    /* the store is gone: connect anyway so DROP TABLE works */
+    /* the store is gone or held by another process: connect anyway so
+    ** that DROP TABLE works and every use says why it cannot read */
+    pTab->bStoreBusy = rc == SQLITE_BUSY;
     pTab->zMissing = *pzErr;
     *pzErr = NULL;
     pTab->pStore = NULL;
@@ -2535,6 +2537,14 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
 /* The error of every use of a table whose store table could not be
 ** reached (pTab->pTab NULL): the reason, and what still works. */
 static int missingErr(WcsTab *pTab) {
+  if (pTab->bStoreBusy) {
+    /* the table is fine: dropping it is the last thing to suggest */
+    setErr(&pTab->base,
+           "%s: %s; the table is intact: once the store is closed there, "
+           "open this database again",
+           pTab->zName, pTab->zMissing);
+    return SQLITE_BUSY;
+  }
   return setErr(&pTab->base,
                 "%s: store table '%s' is missing (%s); DROP TABLE %s "
                 "removes this declaration",

@@ -87,6 +87,7 @@ struct WcsTab {
   char *zStoreTable;        /* the table's name inside the store */
   char *zMissing;           /* why the store table could not be opened (set
                             ** when pTab is NULL) */
+  int bStoreBusy;           /* ... because another process holds the store */
   wcs_table *pTab;          /* handle on the store table; NULL if it is missing
                             ** (then only DROP TABLE works) */
   const ks_schema *pSchema; /* wcs_table_schema(pTab), or pOwnSchema */
