@@ -113,7 +113,8 @@ void *ksDdlParserAlloc(void *(*xMalloc)(size_t));
 void ksDdlParser(void *pParser, int iTok, ks_token t, ks_pctx *p);
 void ksDdlParserFree(void *pParser, void (*xFree)(void *));
 
-/* MAX AGE text ("30d", "500ms") → microseconds; 0 if malformed. */
+/* MAX AGE text ("30d", "500ms") → microseconds; 0 if malformed, -1 if
+** longer than INT64_MAX microseconds. */
 int64_t ksParseAge(const char *z, int n);
 /* Microseconds → the canonical MAX AGE text in the largest exact unit
 ** (writes at most 32 bytes to zOut). */

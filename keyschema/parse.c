@@ -403,14 +403,14 @@ static const struct {
 
 int64_t ksParseAge(const char *z, int n) {
   int64_t v = 0;
-  int i = 0, j;
+  int i = 0, j, bBig = 0;
   size_t k;
   while (i < n && z[i] == ' ')
     i++;
   if (i == n || !isdigit((unsigned char)z[i])) return 0;
   for (; i < n && isdigit((unsigned char)z[i]); i++) {
-    if (v > (INT64_MAX - 9) / 10) return 0;
-    v = v * 10 + (z[i] - '0');
+    if (v > (INT64_MAX - (z[i] - '0')) / 10) bBig = 1;
+    if (!bBig) v = v * 10 + (z[i] - '0');
   }
   while (i < n && z[i] == ' ')
     i++;
@@ -423,7 +423,8 @@ int64_t ksParseAge(const char *z, int n) {
   if (k == sizeof(aUnit) / sizeof(aUnit[0])) return 0;
   while (j < n && z[j] == ' ')
     j++;
-  if (j != n || v <= 0 || v > INT64_MAX / aUnit[k].nMicros) return 0;
+  if (j != n || v <= 0) return 0;
+  if (bBig || v > INT64_MAX / aUnit[k].nMicros) return -1;
   return v * aUnit[k].nMicros;
 }
 
@@ -942,7 +943,13 @@ void ksFamilyMaxAge(ks_pctx *p, const ks_token *tKw, const ks_token *tLit) {
   if (z == NULL) return;
   v = ksParseAge(z, n);
   free(z);
-  if (v <= 0) {
+  if (v < 0) {
+    ksErrNear(p, WCS_SCHEMA, tLit,
+              "MAX AGE is too long: at most 106751991 days (2^63 microseconds; "
+              "for no age limit, leave MAX AGE out)");
+    return;
+  }
+  if (v == 0) {
     ksErrNear(p, WCS_SCHEMA, tLit,
               "MAX AGE is a positive whole number and "
               "a unit: d, h, m, s, ms or us (e.g. '30d', '500ms')");

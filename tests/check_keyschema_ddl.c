@@ -182,6 +182,13 @@ static const struct {
     {WCS_SCHEMA, "FAMILY f MAX AGE '0s'",
      "near \"'0s'\": MAX AGE is a positive whole number and a unit: d, h, m, "
      "s, ms or us (e.g. '30d', '500ms')"},
+    {WCS_SCHEMA, "FAMILY f MAX AGE '106751992d'",
+     "near \"'106751992d'\": MAX AGE is too long: at most 106751991 days "
+     "(2^63 microseconds; for no age limit, leave MAX AGE out)"},
+    {WCS_SCHEMA, "FAMILY f MAX AGE '99999999999999999999us'",
+     "near \"'99999999999999999999us'\": MAX AGE is too long: at most "
+     "106751991 days (2^63 microseconds; for no age limit, leave MAX AGE "
+     "out)"},
     {WCS_SCHEMA, "FAMILY f INTERSECTION",
      "near \"INTERSECTION\": INTERSECTION combines two rules; give both MAX "
      "VERSIONS and MAX AGE"},
