@@ -101,7 +101,8 @@ typedef struct wcs_options {
                           ** memtable and the one being flushed (each
                           ** switches at half); what the memtables do not
                           ** hold is lent to the block cache (bFixedCache);
-                          ** default 64 MiB */
+                          ** default 64 MiB, at least 16 KiB (a smaller
+                          ** budget is raised to that) */
   size_t nCache;          /* block cache byte budget: data blocks and
                           ** every sorted file's index and bloom filter;
                           ** the cache may also use the part of nMemtable

@@ -63,6 +63,7 @@
 
 #define WRITE_GROUP_MAX (1u << 20)    /* bytes of batches one leader commits */
 #define MEM_DIR         "/wcs-memory" /* the store's directory in memory mode */
+#define WCS_MIN_MEMTABLE (16u << 10)  /* smallest nMemtable: 8 KiB each */
 
 /* ====================================================================
 ** Options
@@ -89,7 +90,9 @@ static void fixOptions(wcs_options *p) {
   wcs_options d;
   wcs_options_init(&d);
   if (p->nMemtable == 0) p->nMemtable = d.nMemtable;
-  if (p->nMemtable < 8192) p->nMemtable = 8192;
+  /* each memtable (half the budget) must hold more than the arena block
+  ** an empty one starts with (memtable_new: at least 4 KiB) */
+  if (p->nMemtable < WCS_MIN_MEMTABLE) p->nMemtable = WCS_MIN_MEMTABLE;
   if (p->nCache == 0) p->nCache = d.nCache;
   if (p->nMaxOpenFiles <= 0) p->nMaxOpenFiles = d.nMaxOpenFiles;
   if (p->nBlockSize == 0) p->nBlockSize = d.nBlockSize;
@@ -916,7 +919,9 @@ static int makeRoom(wcs_db *db, int eFor, char **pzErr) {
       bDelayed = 1;
       continue;
     }
-    if (eFor == ROOM_WRITE && memtable_bytes(db->pMem) < db->nMemLimit) {
+    /* an empty memtable is never switched: a new one would be as full */
+    if (eFor == ROOM_WRITE &&
+        (bEmpty || memtable_bytes(db->pMem) < db->nMemLimit)) {
       return WCS_OK;
     }
     if (eFor == ROOM_SWITCH && bEmpty) return WCS_OK;

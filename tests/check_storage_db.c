@@ -869,6 +869,50 @@ START_TEST(test_db_concurrent_writers_group_commit) {
 }
 END_TEST
 
+/* The smallest memtable budget still holds many writes per memtable: an
+** empty memtable is never switched for being full (a budget below what an
+** empty memtable occupies made every write switch again, forever). */
+START_TEST(test_db_smallest_memtable_budget_still_writes) {
+  const char *zDir = tu_tmpdir("dbtinymem");
+  char zPath[1100];
+  pid_t pid;
+  int st = 0;
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    wcs_db *db = NULL;
+    wcs_options o;
+    int i;
+    alarm(20);
+    wcs_options_init(&o);
+    o.nMemtable = 1; /* raised to the minimum */
+    if (wcs_db_open(&db, zPath, &o, NULL) != WCS_OK) _exit(2);
+    for (i = 0; i < 400; i++) {
+      if (tu_put_one(db, "m", i, "tiny") != WCS_OK) _exit(3);
+    }
+    if (wcs_db_flush(db) != WCS_OK) _exit(4);
+    /* several writes per memtable, so far fewer flushes than writes */
+    if (tu_db_stat(db, "flushes") > 100) _exit(5);
+    for (i = 0; i < 400; i++) {
+      char k[32], v[160];
+      const char *z;
+      tu_key_of(k, "m", i);
+      tu_val_of(v, "tiny", i);
+      z = tu_get_str(db, NULL, k);
+      if (z == NULL || strcmp(z, v) != 0) _exit(6);
+    }
+    if (wcs_db_close(db) != WCS_OK) _exit(7);
+    _exit(0);
+  }
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                "child status %d (a signal: it hung switching memtables)",
+                st);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* ---- faults */
 
 /* Open a store in a memory env behind a fault env. */
@@ -2044,6 +2088,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_approximate_loads_no_index_and_stays_close);
   tcase_add_test(tc, test_db_compaction_cuts_files_by_index_and_filter_size);
   tcase_add_test(tc, test_db_concurrent_writers_group_commit);
+  tcase_add_test(tc, test_db_smallest_memtable_budget_still_writes);
   tcase_add_test(tc, test_db_disk_full_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_io_error_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_sync_failure_keeps_acknowledged);
