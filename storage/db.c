@@ -37,6 +37,7 @@
 ** WAL tail; refuse a corrupt WAL naming the file and offset. A fresh
 ** manifest and WAL are started before the store is used.
 */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -617,6 +618,7 @@ static int doFlush(wcs_db *db) {
   char *zErr = NULL;
   wcs_vedit e;
   memset(&e, 0, sizeof e);
+  assert(db->nImm > 0 && !db->bFlushRunning);
   db->bFlushRunning = 1;
   iLogNext = db->nImm > 1 ? memtable_log(db->apImm[1]) : memtable_log(db->pMem);
   maxSeq = memtable_max_seq(m);
@@ -833,6 +835,22 @@ static void addStall(wcs_db *db, int64_t t0) {
   if (d > 0) db->nStallMicros += (uint64_t)d;
 }
 
+/*
+** Without background threads (mutex held): flush the oldest immutable
+** memtable here, or, while another thread is flushing it (doFlush drops
+** the mutex for its I/O), wait for that flush to end. Either way the
+** caller checks nImm again afterwards.
+*/
+static void flushInline(wcs_db *db) {
+  if (db->bFlushRunning) {
+    int64_t t0 = wcs_now_micros();
+    pthread_cond_wait(&db->cvBg, &db->mu);
+    addStall(db, t0);
+  } else {
+    doFlush(db);
+  }
+}
+
 /* Switch to a new memtable (and WAL) — mutex held, leader only. */
 static int switchMemtable(wcs_db *db, char **pzErr) {
   wal_writer *pNewWal = NULL;
@@ -928,7 +946,7 @@ static int makeRoom(wcs_db *db, int eFor, char **pzErr) {
     if (db->nImm >= MAX_IMM ||
         (eFor == ROOM_INGEST && bEmpty && db->nImm > 0)) {
       if (!db->bThreads) {
-        doFlush(db);
+        flushInline(db);
         continue;
       }
       {
@@ -958,7 +976,7 @@ static int makeRoom(wcs_db *db, int eFor, char **pzErr) {
     }
     if (!db->bThreads) {
       while (db->nImm > 0 && db->bgRc == WCS_OK)
-        doFlush(db);
+        flushInline(db);
       while (maybeCompact(db)) {
       }
       if (db->bgRc) continue;
@@ -2961,7 +2979,7 @@ int wcs_db_flush(wcs_db *db) {
     pthread_mutex_lock(&db->mu);
     while (db->nImm > 0 && db->bgRc == WCS_OK) {
       if (!db->bThreads) {
-        doFlush(db);
+        flushInline(db);
       } else {
         pthread_cond_wait(&db->cvBg, &db->mu);
       }

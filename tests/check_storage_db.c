@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -863,6 +864,65 @@ START_TEST(test_db_concurrent_writers_group_commit) {
       k[strlen(k) - 1] = 'b';
       ck_assert_str_eq(tu_get_str(db, NULL, k), v);
     }
+  }
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* With bNoBackground, flushes run in the calling thread: a writer that
+** fills the memtable and another thread calling wcs_db_flush must take
+** turns at the one immutable memtable, not flush it twice. */
+typedef struct InlineArg {
+  wcs_db *db;
+  _Atomic int bDone;
+  int nFail;
+} InlineArg;
+
+static void *inlineWriter(void *p) {
+  InlineArg *a = p;
+  int i;
+  for (i = 0; i < 3000; i++) {
+    if (tu_put_one(a->db, "w", i, "inline") != WCS_OK) a->nFail++;
+  }
+  atomic_store(&a->bDone, 1);
+  return NULL;
+}
+
+static void *inlineFlusher(void *p) {
+  InlineArg *a = p;
+  while (!atomic_load(&a->bDone)) {
+    if (wcs_db_flush(a->db) != WCS_OK) a->nFail++;
+  }
+  return NULL;
+}
+
+START_TEST(test_db_inline_flushes_from_two_threads_take_turns) {
+  const char *zDir = tu_tmpdir("dbinline");
+  char zPath[1100];
+  wcs_db *db = NULL;
+  wcs_options o;
+  pthread_t aT[3];
+  InlineArg a;
+  int i;
+  smallOptions(&o);
+  o.bNoBackground = 1;
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  memset(&a, 0, sizeof a);
+  a.db = db;
+  pthread_create(&aT[0], NULL, inlineWriter, &a);
+  pthread_create(&aT[1], NULL, inlineFlusher, &a);
+  pthread_create(&aT[2], NULL, inlineFlusher, &a);
+  for (i = 0; i < 3; i++)
+    pthread_join(aT[i], NULL);
+  ck_assert_int_eq(a.nFail, 0);
+  OK(wcs_db_flush(db));
+  for (i = 0; i < 3000; i += 7) {
+    char k[32], v[160];
+    tu_key_of(k, "w", i);
+    tu_val_of(v, "inline", i);
+    ck_assert_str_eq(tu_get_str(db, NULL, k), v);
   }
   OK(wcs_db_close(db));
   tu_rmrf(zDir);
@@ -2088,6 +2148,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_approximate_loads_no_index_and_stays_close);
   tcase_add_test(tc, test_db_compaction_cuts_files_by_index_and_filter_size);
   tcase_add_test(tc, test_db_concurrent_writers_group_commit);
+  tcase_add_test(tc, test_db_inline_flushes_from_two_threads_take_turns);
   tcase_add_test(tc, test_db_smallest_memtable_budget_still_writes);
   tcase_add_test(tc, test_db_disk_full_during_writes_keeps_acknowledged);
   tcase_add_test(tc, test_db_io_error_during_writes_keeps_acknowledged);
