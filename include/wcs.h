@@ -258,7 +258,11 @@ const char *wcs_errmsg(wcs_db *db);
 /* Free memory returned by wcs (messages, values, property strings). */
 void wcs_free(void *p);
 
-/* --- write batches: puts, deletes and range deletes applied atomically */
+/* --- write batches: puts, deletes and range deletes applied atomically.
+** A key may be empty. A key over 4 GiB - 9 bytes, a value over 4 GiB - 2
+** bytes, or a batch whose operations (wcs_batch_bytes) would pass
+** 2 GiB - 1 bytes is refused with WCS_TOOBIG, a NULL pointer with a
+** nonzero length with WCS_MISUSE; the batch is then unchanged. */
 int wcs_batch_new(wcs_batch **ppBatch);
 void wcs_batch_free(wcs_batch *pBatch);
 void wcs_batch_clear(wcs_batch *pBatch);

@@ -304,13 +304,19 @@ int wcs_batch_adopt(wcs_batch *b, wcs_buf *pRep, int nOp, size_t nRunPrefix) {
   return WCS_OK;
 }
 
+/* The longest key and value an operation may carry (its lengths are
+** stored as u32 and a key gets an 8-byte trailer inside the store); a
+** batch as a whole is bounded by WAL_MAX_RECORD. */
+#define OP_KEY_MAX ((size_t)UINT32_MAX - WCS_IKEY_TRAILER)
+#define OP_VAL_MAX ((size_t)UINT32_MAX - 1)
+
 static int batchOp(wcs_batch *b, int op, const void *pKey, size_t nKey,
                    const void *pVal, size_t nVal, int bVal) {
   size_t nNeed = 1 + WCS_VARINT_MAX * 2 + nKey + nVal;
   size_t n0;
   int rc;
   if (b == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
-  if (nKey > UINT32_MAX - WCS_IKEY_TRAILER || nVal > UINT32_MAX - 1 ||
+  if (nKey > OP_KEY_MAX || nVal > OP_VAL_MAX ||
       b->rep.n + nNeed > WAL_MAX_RECORD || b->nOp == INT32_MAX) {
     return WCS_TOOBIG;
   }
@@ -1464,10 +1470,52 @@ static int commit(wcs_db *db, wcs_batch *pBatch, wcs_prebuild *pPre,
   return rc;
 }
 
+/*
+** The message of a single-key write (wcs_db_put, wcs_db_delete) whose
+** operation was refused: a NULL pointer with a length, or a size over
+** the limits above. The key's bytes are quoted only when its length is
+** within the limit (a length that large may not be readable).
+*/
+static int opErr(wcs_db *db, int rc, const char *zCall, const void *pKey,
+                 size_t nKey, size_t nVal) {
+  char *z = NULL;
+  if (rc == WCS_MISUSE) {
+    wcs_seterr(&z, rc,
+               "%s: a NULL key or value pointer with a length of %zu; "
+               "pass the bytes' address (NULL only with a length of 0)",
+               zCall, pKey == NULL ? nKey : nVal);
+  } else if (rc == WCS_TOOBIG && nKey > OP_KEY_MAX) {
+    wcs_seterr(&z, rc,
+               "%s: a key of %zu bytes is longer than the store allows "
+               "(%zu bytes at most)",
+               zCall, nKey, OP_KEY_MAX);
+  } else if (rc == WCS_TOOBIG) {
+    char *zKey = wcs_escape(pKey, nKey, 64);
+    if (nVal > OP_VAL_MAX) {
+      wcs_seterr(&z, rc,
+                 "%s: the value of key '%s' is %zu bytes, more than the "
+                 "store allows (%zu bytes at most)",
+                 zCall, zKey ? zKey : "?", nVal, OP_VAL_MAX);
+    } else {
+      wcs_seterr(&z, rc,
+                 "%s: key '%s' and its value take %zu bytes, more than one "
+                 "write batch can hold (%u bytes)",
+                 zCall, zKey ? zKey : "?", nKey + nVal,
+                 (unsigned)WAL_MAX_RECORD);
+    }
+    free(zKey);
+  }
+  return setErr(db, rc, z);
+}
+
 int wcs_db_write(wcs_db *db, wcs_batch *pBatch) {
   char *zErr = NULL;
   int rc;
-  if (db == NULL || pBatch == NULL) return WCS_MISUSE;
+  if (db == NULL) return WCS_MISUSE;
+  if (pBatch == NULL) {
+    return setErrf(db, WCS_MISUSE, "%s: no batch given (pBatch is NULL)",
+                   "wcs_db_write");
+  }
   if (pBatch->nOp == 0) return WCS_OK;
   if (db->bReadOnly) {
     return setErrf(db, WCS_READONLY, "store %s is open read-only", db->zDir);
@@ -1494,7 +1542,11 @@ int wcs_db_put(wcs_db *db, const void *pKey, size_t nKey, const void *pVal,
   }
   b.rep.n = WAL_BATCH_HEADER;
   rc = wcs_batch_put(&b, pKey, nKey, pVal, nVal);
-  if (rc == WCS_OK) rc = wcs_db_write(db, &b);
+  if (rc == WCS_OK) {
+    rc = wcs_db_write(db, &b);
+  } else {
+    opErr(db, rc, "wcs_db_put", pKey, nKey, nVal);
+  }
   if (b.rep.a != aBuf) wcs_buf_free(&b.rep);
   return rc;
 }
@@ -1515,7 +1567,11 @@ int wcs_db_delete(wcs_db *db, const void *pKey, size_t nKey) {
   }
   b.rep.n = WAL_BATCH_HEADER;
   rc = wcs_batch_delete(&b, pKey, nKey);
-  if (rc == WCS_OK) rc = wcs_db_write(db, &b);
+  if (rc == WCS_OK) {
+    rc = wcs_db_write(db, &b);
+  } else {
+    opErr(db, rc, "wcs_db_delete", pKey, nKey, 0);
+  }
   if (b.rep.a != aBuf) wcs_buf_free(&b.rep);
   return rc;
 }
@@ -1534,7 +1590,13 @@ int wcs_db_get(wcs_db *db, const wcs_snapshot *pSnap, const void *pKey,
   char *zErr = NULL;
   if (ppVal) *ppVal = NULL;
   if (pnVal) *pnVal = 0;
-  if (db == NULL || ppVal == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  if (db == NULL) return WCS_MISUSE;
+  if (ppVal == NULL || (pKey == NULL && nKey)) {
+    return setErrf(db, WCS_MISUSE,
+                   "%s: ppVal is NULL, or pKey is NULL with a nonzero "
+                   "length; pass where to put the value and the key's bytes",
+                   "wcs_db_get");
+  }
   sv = svAcquire(db, pSnap, &snap);
 
   /* memtables, newest first */
@@ -1579,7 +1641,11 @@ int wcs_db_get(wcs_db *db, const wcs_snapshot *pSnap, const void *pKey,
 int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap) {
   wcs_snapshot *s;
   if (ppSnap) *ppSnap = NULL;
-  if (db == NULL || ppSnap == NULL) return WCS_MISUSE;
+  if (db == NULL) return WCS_MISUSE;
+  if (ppSnap == NULL) {
+    return setErrf(db, WCS_MISUSE, "%s: ppSnap is NULL",
+                   "wcs_snapshot_new");
+  }
   pthread_mutex_lock(&db->mu);
   s = db->pSnapFree;
   if (s) {
@@ -2129,7 +2195,10 @@ int wcs_iter_new(wcs_db *db, const wcs_iter_options *pOpt, wcs_iter **pp) {
   char *zErr = NULL;
   wcs_iter_options o;
   if (pp) *pp = NULL;
-  if (db == NULL || pp == NULL) return WCS_MISUSE;
+  if (db == NULL) return WCS_MISUSE;
+  if (pp == NULL) {
+    return setErrf(db, WCS_MISUSE, "%s: ppIter is NULL", "wcs_iter_new");
+  }
   memset(&o, 0, sizeof o);
   if (pOpt) o = *pOpt;
   it = calloc(1, sizeof *it);
@@ -3127,7 +3196,11 @@ int wcs_db_sample_keys(wcs_db *db, void *pCtx,
   uint64_t snap, nTotal = 0, nStep, nAcc = 0, nNext;
   SampleColl c;
   int i, j;
-  if (db == NULL || xSample == NULL) return WCS_MISUSE;
+  if (db == NULL) return WCS_MISUSE;
+  if (xSample == NULL) {
+    return setErrf(db, WCS_MISUSE, "%s: xSample is NULL",
+                   "wcs_db_sample_keys");
+  }
   memset(&c, 0, sizeof c);
   sv = svAcquire(db, NULL, &snap);
   for (i = 0; c.rc == WCS_OK && i < WCS_NLEVEL; i++) {
@@ -3169,7 +3242,10 @@ int wcs_db_stats(wcs_db *db, char **pzJson) {
                  nMetaHit = 0, nMetaMiss = 0;
   int i, j, n, nOpenFiles = 0, nReaders = 0;
   if (pzJson) *pzJson = NULL;
-  if (db == NULL || pzJson == NULL) return WCS_MISUSE;
+  if (db == NULL) return WCS_MISUSE;
+  if (pzJson == NULL) {
+    return setErrf(db, WCS_MISUSE, "%s: pzJson is NULL", "wcs_db_stats");
+  }
   sv = svAcquire(db, NULL, &snap);
   if (wcs_buf_append(&b, "{\"levels\":[", 11)) goto nomem;
   for (i = 0; i < WCS_NLEVEL; i++) {

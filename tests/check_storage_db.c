@@ -549,6 +549,78 @@ START_TEST(test_db_second_writer_process_gets_busy) {
 }
 END_TEST
 
+/* wcs_errmsg after an argument error: a message of its own naming the
+** call and what is wrong, never "" or the text of an earlier error. */
+static void assertMsgHas(wcs_db *db, const char *zWant) {
+  ck_assert_msg(strstr(wcs_errmsg(db), zWant) != NULL,
+                "message [%s] should contain [%s]", wcs_errmsg(db), zWant);
+}
+
+static int sampleNone(void *pCtx, const void *pKey, size_t nKey,
+                      uint64_t nOff) {
+  return 0;
+}
+
+START_TEST(test_db_argument_errors_have_their_own_message) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  wcs_snapshot *snap = NULL;
+  void *pVal = NULL;
+  size_t nVal = 0;
+  char *z = NULL;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  ck_assert_int_eq(wcs_db_put(db, NULL, 3, "v", 1), WCS_MISUSE);
+  assertMsgHas(db, "wcs_db_put");
+  assertMsgHas(db, "NULL");
+  ck_assert_int_eq(wcs_db_put(db, "k", 1, NULL, 2), WCS_MISUSE);
+  assertMsgHas(db, "wcs_db_put");
+  ck_assert_int_eq(wcs_db_delete(db, NULL, 2), WCS_MISUSE);
+  assertMsgHas(db, "wcs_db_delete");
+  ck_assert_int_eq(wcs_db_get(db, NULL, "k", 1, NULL, &nVal), WCS_MISUSE);
+  assertMsgHas(db, "wcs_db_get");
+  ck_assert_int_eq(wcs_db_get(db, NULL, NULL, 1, &pVal, &nVal), WCS_MISUSE);
+  assertMsgHas(db, "wcs_db_get");
+  ck_assert_int_eq(wcs_db_write(db, NULL), WCS_MISUSE);
+  assertMsgHas(db, "wcs_db_write");
+  ck_assert_int_eq(wcs_snapshot_new(db, NULL), WCS_MISUSE);
+  assertMsgHas(db, "wcs_snapshot_new");
+  ck_assert_int_eq(wcs_iter_new(db, NULL, NULL), WCS_MISUSE);
+  assertMsgHas(db, "wcs_iter_new");
+  ck_assert_int_eq(wcs_db_stats(db, NULL), WCS_MISUSE);
+  assertMsgHas(db, "wcs_db_stats");
+  ck_assert_int_eq(wcs_db_sample_keys(db, NULL, NULL), WCS_MISUSE);
+  assertMsgHas(db, "wcs_db_sample_keys");
+  /* sizes over the limits: the length is named (the bytes are not read) */
+  ck_assert_int_eq(wcs_db_put(db, "k", (size_t)UINT32_MAX + 10, "v", 1),
+                   WCS_TOOBIG);
+  assertMsgHas(db, "wcs_db_put");
+  assertMsgHas(db, "4294967305");
+  ck_assert_int_eq(wcs_db_delete(db, "k", (size_t)UINT32_MAX), WCS_TOOBIG);
+  assertMsgHas(db, "wcs_db_delete");
+  assertMsgHas(db, "4294967295");
+  ck_assert_int_eq(wcs_db_put(db, "key1", 4, "v", (size_t)UINT32_MAX),
+                   WCS_TOOBIG);
+  assertMsgHas(db, "key1");
+  assertMsgHas(db, "4294967295");
+  /* the good calls still work */
+  OK(wcs_db_put(db, "k", 1, "v", 1));
+  OK(wcs_db_get(db, NULL, "k", 1, &pVal, &nVal));
+  ck_assert_uint_eq(nVal, 1);
+  wcs_free(pVal);
+  OK(wcs_snapshot_new(db, &snap));
+  wcs_snapshot_free(db, snap);
+  OK(wcs_iter_new(db, NULL, &it));
+  wcs_iter_free(it);
+  OK(wcs_db_stats(db, &z));
+  wcs_free(z);
+  OK(wcs_db_sample_keys(db, NULL, sampleNone));
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 START_TEST(test_db_read_only_open_reads_and_refuses_writes) {
   const char *zDir = tu_tmpdir("dbro");
   char zPath[1100];
@@ -2142,6 +2214,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_reopen_keeps_every_commit);
   tcase_add_test(tc, test_db_second_writer_process_gets_busy);
   tcase_add_test(tc, test_db_read_only_open_reads_and_refuses_writes);
+  tcase_add_test(tc, test_db_argument_errors_have_their_own_message);
   tcase_add_test(tc, test_db_missing_store_without_create_is_cantopen);
   tcase_add_test(tc, test_db_permission_problem_names_the_path);
   tcase_add_test(tc, test_db_approximate_samples_and_stats);
