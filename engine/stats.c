@@ -859,7 +859,9 @@ int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
     uint64_t n = 0;
     rc = count_rows(pTab, aRange, nRange, ENG_EXACT_ROWS, &n);
     if (rc) return rc;
-    if (n > nBest) nBest = n;
+    /* a count that ended before the cap is every live row: exact, where
+    ** the files' key counts also hold deleted cells and old versions */
+    if (n < ENG_EXACT_ROWS || n > nBest) nBest = n;
   }
   *pnRows = nBest;
   return WCS_OK;
