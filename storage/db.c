@@ -354,7 +354,7 @@ int wcs_batch_delete_range(wcs_batch *b, const void *pStart, size_t nStart,
   if (pEnd == NULL && nEnd == 0) {
     return batchOp(b, WAL_OP_RANGEDEL_OPEN, pStart, nStart, NULL, 0, 0);
   }
-  if (pEnd == NULL) return WCS_MISUSE;
+  if (pEnd == NULL || (pStart == NULL && nStart)) return WCS_MISUSE;
   if (wcs_ukey_cmp(pStart, nStart, pEnd, nEnd) >= 0) return WCS_OK; /* empty */
   return batchOp(b, WAL_OP_RANGEDEL, pStart, nStart, pEnd, nEnd, 1);
 }

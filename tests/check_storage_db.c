@@ -605,6 +605,19 @@ START_TEST(test_db_argument_errors_have_their_own_message) {
                    WCS_TOOBIG);
   assertMsgHas(db, "key1");
   assertMsgHas(db, "4294967295");
+  /* batches: a NULL start or end with a length is refused, not read */
+  {
+    wcs_batch *b = NULL;
+    OK(wcs_batch_new(&b));
+    ck_assert_int_eq(wcs_batch_delete_range(b, NULL, 5, "a", 1), WCS_MISUSE);
+    ck_assert_int_eq(wcs_batch_delete_range(b, "a", 1, NULL, 5), WCS_MISUSE);
+    ck_assert_int_eq(wcs_batch_delete_range(b, NULL, 5, NULL, 0),
+                     WCS_MISUSE);
+    ck_assert_int_eq(wcs_batch_count(b), 0);
+    OK(wcs_batch_delete_range(b, NULL, 0, "a", 1));
+    ck_assert_int_eq(wcs_batch_count(b), 1);
+    wcs_batch_free(b);
+  }
   /* the good calls still work */
   OK(wcs_db_put(db, "k", 1, "v", 1));
   OK(wcs_db_get(db, NULL, "k", 1, &pVal, &nVal));
