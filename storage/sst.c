@@ -66,8 +66,14 @@ static int corruptMsg(char **pzErr, int rc, const char *zWhat,
   if (rc == WCS_NOMEM) {
     return wcs_seterr(pzErr, rc, "out of memory reading %s", zPath);
   }
-  return wcs_seterr(pzErr, rc, "corrupt %s at offset %llu of %s: %s", zWhat,
-                    (unsigned long long)iOff, zPath, zWhy);
+  /* what to do, as the log reader says it for a damaged record */
+  return wcs_seterr(pzErr, rc, "corrupt %s at offset %llu of %s: %s%s", zWhat,
+                    (unsigned long long)iOff, zPath, zWhy,
+                    rc == WCS_CORRUPT
+                        ? " (the file changed after it was written: the disk "
+                          "or another program damaged it; restore the store "
+                          "from a backup)"
+                        : "");
 }
 
 void sst_meta_clear(sst_meta *p) {

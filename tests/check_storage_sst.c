@@ -21,6 +21,11 @@
 #include "storage/sst.h"
 #include "testutil.h"
 
+/* What every message about a damaged sorted file ends with: what to do. */
+#define SST_ADVICE                                                             \
+  " (the file changed after it was written: the disk or another program "    \
+  "damaged it; restore the store from a backup)"
+
 /* ck_assert records every passing check (a write per call), which makes
 ** hot loops slow; these reach Check only when the condition fails. */
 #define QUICK_ASSERT(c)                                                        \
@@ -1525,7 +1530,8 @@ START_TEST(test_sst_error_names_file_and_block_offset) {
   putFile(env, "000012.sst", p, nFile);
   QUICK_EQ(openAndScan(env, "000012.sst", 0, a, n, &zErr), WCS_CORRUPT);
   snprintf(zWant, sizeof zWant,
-           "corrupt block at offset %llu of 000012.sst: checksum mismatch",
+           "corrupt block at offset %llu of 000012.sst: checksum mismatch"
+           SST_ADVICE,
            (unsigned long long)aOff[3]);
   ck_assert_str_eq(zErr, zWant);
   free(zErr);
@@ -1781,7 +1787,8 @@ START_TEST(test_sst_index_and_bloom_reloaded_from_cache_are_checked) {
     QUICK_EQ(bFound, 1);
     wcs_cache_evict_file(cache, 12);
     snprintf(zWant, sizeof zWant,
-             "corrupt block at offset %llu of 000012.sst: checksum mismatch",
+             "corrupt block at offset %llu of 000012.sst: checksum mismatch"
+             SST_ADVICE,
              (unsigned long long)iOff);
     memset(&pr, 0, sizeof pr);
     pr.hKey = sst_bloom_hash(a[7].pKey, a[7].nKey - WCS_IKEY_TRAILER);
@@ -2043,7 +2050,8 @@ START_TEST(test_sst_prefetched_damage_is_reported_when_reached) {
   aRows[0] =
       scanUntilError(aR[0], aCache[0], a, n, aRows[1] - 40, &aRc[0], &azErr[0]);
   snprintf(zWant, sizeof zWant,
-           "corrupt block at offset %llu of 000031.sst: checksum mismatch",
+           "corrupt block at offset %llu of 000031.sst: checksum mismatch"
+           SST_ADVICE,
            (unsigned long long)aOff[1 + iBad]);
   for (k = 0; k < 2; k++) {
     QUICK_EQ(aRc[k], WCS_CORRUPT);
