@@ -291,6 +291,16 @@ static int posixLock(wcs_env *pEnv, const char *zPath, int bExclusive,
   if (fd < 0 && (errno == EACCES || errno == EROFS) && !bExclusive) {
     fd = open(zPath, O_RDONLY | O_CLOEXEC);
   }
+  if (fd < 0 && errno == ENOTDIR) {
+    /* the store's path names a file (mkdir was not tried: a read-only open
+    ** or one without bCreate) */
+    char zDir[4096];
+    dirOf(zPath, zDir, sizeof zDir);
+    return wcs_seterr(pzErr, WCS_CANTOPEN,
+                      "cannot open store %s: it is a file, not a store "
+                      "directory",
+                      zDir);
+  }
   if (fd < 0) return posixErr(pzErr, 1, "cannot open lock file", zPath);
   do {
     r = flock(fd, (bExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB);

@@ -676,6 +676,33 @@ START_TEST(test_db_missing_store_without_create_is_cantopen) {
 }
 END_TEST
 
+/* A file where the store's directory should be: WCS_CANTOPEN naming it,
+** for every kind of open (not an I/O error about a LOCK file inside). */
+START_TEST(test_db_file_in_place_of_the_directory_is_cantopen) {
+  const char *zDir = tu_tmpdir("dbisfile");
+  char zPath[1100];
+  int k;
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  ck_assert_int_eq(tu_write_file(zPath, "x", 1), 0);
+  for (k = 0; k < 3; k++) {
+    wcs_db *db = NULL;
+    wcs_options o;
+    char *zErr = NULL;
+    wcs_options_init(&o);
+    o.bCreate = k == 0;
+    o.bReadOnly = k == 2;
+    int rc = wcs_db_open(&db, zPath, &o, &zErr);
+    ck_assert_ptr_null(db);
+    ck_assert_ptr_nonnull(zErr);
+    ck_assert_msg(rc == WCS_CANTOPEN, "open %d: %d %s", k, rc, zErr);
+    ck_assert_msg(strstr(zErr, zPath) != NULL && strstr(zErr, "LOCK") == NULL,
+                  "open %d: %s", k, zErr);
+    wcs_free(zErr);
+  }
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_db_permission_problem_names_the_path) {
   const char *zDir = tu_tmpdir("dbperm");
   char zPath[1100];
@@ -2230,6 +2257,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_argument_errors_have_their_own_message);
   tcase_add_test(tc, test_db_missing_store_without_create_is_cantopen);
   tcase_add_test(tc, test_db_permission_problem_names_the_path);
+  tcase_add_test(tc, test_db_file_in_place_of_the_directory_is_cantopen);
   tcase_add_test(tc, test_db_approximate_samples_and_stats);
   tcase_add_test(tc, test_db_approximate_loads_no_index_and_stays_close);
   tcase_add_test(tc, test_db_compaction_cuts_files_by_index_and_filter_size);
