@@ -270,7 +270,8 @@ int wcs_batch_put(wcs_batch *pBatch, const void *pKey, size_t nKey,
                   const void *pVal, size_t nVal);
 int wcs_batch_delete(wcs_batch *pBatch, const void *pKey, size_t nKey);
 /* Delete every key k with start <= k < end (nEnd==0 with pEnd==NULL means
-** "to the end of the key space"). O(1) at the call: a range tombstone. */
+** "to the end of the key space"). O(1) at the call: a range tombstone. An
+** empty range (start >= end) adds nothing and returns WCS_OK. */
 int wcs_batch_delete_range(wcs_batch *pBatch, const void *pStart,
                            size_t nStart, const void *pEnd, size_t nEnd);
 /* Number of operations and approximate bytes in the batch. */
@@ -673,8 +674,11 @@ typedef struct wcs_family_info {
 ** Create table zName (1..128 bytes, any characters but NUL) from schema
 ** text in the DDL grammar of DESIGN.md §3, the module arguments joined by
 ** commas, e.g. "KEY (device STRING, day INT64 DECIMAL(8)) DELIMITED BY
-** '#', FAMILY stats (cpu INT64) MAX VERSIONS 3, FAMILY meta". STORE, SYNC
-** and HISTORY clauses are accepted and ignored here. The catalog keeps the
+** '#', FAMILY stats (cpu INT64) MAX VERSIONS 3, FAMILY meta". STORE, SYNC,
+** TABLE, CACHE, COMPRESSION and HISTORY clauses are accepted and ignored
+** here (they concern the SQL module's store). An empty or NULL zSchema
+** makes a table without key schema or families, which holds no cell until
+** wcs_table_alter() gives it a family. The catalog keeps the
 ** canonical text (ks_schema_text()) with schema version 1. Fails with
 ** WCS_SCHEMA if the name exists, WCS_ERROR (message from the parser) on bad
 ** text. If ppTab is not NULL it receives an open handle.
@@ -757,7 +761,9 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn);
 /* Apply every buffered mutation atomically. Afterwards the transaction is
 ** empty, has a new snapshot, and may be used again. On error nothing was
 ** applied and the buffered mutations are discarded. Fails with WCS_SCHEMA
-** if a table written was dropped or altered after its handle opened. */
+** if a table written was dropped or altered after its handle opened.
+** Cursors still open on the transaction go on showing what they showed
+** before the commit (its writes included) until they close. */
 int wcs_txn_commit(wcs_txn *pTxn);
 /* Discard every buffered mutation; the transaction stays usable. */
 int wcs_txn_rollback(wcs_txn *pTxn);
@@ -799,7 +805,8 @@ int wcs_txn_delete_row(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
 ** AddToCell (aggregate families): fold an input into the cell at iTs
 ** (WCS_TS_NOW allowed; cells of different timestamps stay separate, which
 ** makes time buckets). SUM/MIN/MAX take iValue; HLL takes the bytes of one
-** element via wcs_txn_add_to_cell_bytes(). MergeToCell folds a state of
+** element via wcs_txn_add_to_cell_bytes(), or iValue, counted as the
+** element of its 8 bytes big-endian. MergeToCell folds a state of
 ** the family's type (8-byte big-endian for SUM/MIN/MAX, a wcs_hll sketch
 ** for HLL); an empty state is a no-op. WCS_MISMATCH on a non-aggregate
 ** family or the wrong input kind; WCS_CORRUPT if a stored state is bad.
@@ -873,9 +880,10 @@ typedef struct wcs_key_range {
   int bEndIncl;            /* 1: end is included */
 } wcs_key_range;
 
-/* Delete every row in a key range, or every row whose key starts with a
-** prefix (nPrefix 0: every row of the table). One range tombstone per
-** family: the cost does not grow with the number of rows deleted. */
+/* Delete every row in a key range (pRange NULL: every row of the table),
+** or every row whose key starts with a prefix (nPrefix 0: every row of the
+** table). One range tombstone per family: the cost does not grow with the
+** number of rows deleted. */
 int wcs_txn_delete_range(wcs_txn *pTxn, wcs_table *pTab,
                          const wcs_key_range *pRange);
 int wcs_txn_delete_prefix(wcs_txn *pTxn, wcs_table *pTab, const void *pPrefix,
