@@ -77,6 +77,15 @@ static void dirOf(const char *zPath, char *zOut, size_t nOut) {
   zOut[n] = 0;
 }
 
+/* An error about the store whose lock file is zLockPath: zFmt names the
+** store directory with its one %s. */
+static int storeErr(char **pzErr, int rc, const char *zLockPath,
+                    const char *zFmt) {
+  char zDir[4096];
+  dirOf(zLockPath, zDir, sizeof zDir);
+  return wcs_seterr(pzErr, rc, zFmt, zDir);
+}
+
 /* ====================================================================
 ** POSIX env
 ** ==================================================================== */
@@ -294,12 +303,9 @@ static int posixLock(wcs_env *pEnv, const char *zPath, int bExclusive,
   if (fd < 0 && errno == ENOTDIR) {
     /* the store's path names a file (mkdir was not tried: a read-only open
     ** or one without bCreate) */
-    char zDir[4096];
-    dirOf(zPath, zDir, sizeof zDir);
-    return wcs_seterr(pzErr, WCS_CANTOPEN,
-                      "cannot open store %s: it is a file, not a store "
-                      "directory",
-                      zDir);
+    return storeErr(pzErr, WCS_CANTOPEN, zPath,
+                    "cannot open store %s: it is a file, not a store "
+                    "directory");
   }
   if (fd < 0) return posixErr(pzErr, 1, "cannot open lock file", zPath);
   do {
@@ -309,12 +315,9 @@ static int posixLock(wcs_env *pEnv, const char *zPath, int bExclusive,
     int e = errno;
     close(fd);
     if (e == EWOULDBLOCK) {
-      char zDir[4096];
-      dirOf(zPath, zDir, sizeof zDir);
-      return wcs_seterr(pzErr, WCS_BUSY,
-                        "store %s is locked by another process "
-                        "(or another handle in this process); close it first",
-                        zDir);
+      return storeErr(pzErr, WCS_BUSY, zPath,
+                      "store %s is locked by another process (or another "
+                      "handle in this process); close it first");
     }
     return wcs_seterr(pzErr, errnoToRc(e, 0), "cannot lock %s: %s", zPath,
                       strerror(e));
