@@ -2398,8 +2398,19 @@ void wcs_iter_free(wcs_iter *it) {
   free(it);
 }
 
+/* A seek given a NULL key of nonzero length: like any failed move, it
+** leaves the iterator invalid with the error as its status. */
+static int iterBadKey(wcs_iter *it, const char *zCall) {
+  iterNoEntry(it);
+  it->rc = WCS_MISUSE;
+  return setErrf(it->db, WCS_MISUSE, "%s: the key is NULL but its length is "
+                                     "not 0",
+                 zCall);
+}
+
 int wcs_iter_seek(wcs_iter *it, const void *pKey, size_t nKey) {
-  if (it == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  if (it == NULL) return WCS_MISUSE;
+  if (pKey == NULL && nKey) return iterBadKey(it, "wcs_iter_seek");
   if (it->pM == NULL) return it->rc; /* a failed refresh */
   iterStart(it);
   if (it->bLower && wcs_ukey_cmp(pKey, nKey, it->lower.a, it->lower.n) < 0) {
@@ -2445,7 +2456,8 @@ int wcs_iter_last(wcs_iter *it) {
 }
 
 int wcs_iter_seek_for_prev(wcs_iter *it, const void *pKey, size_t nKey) {
-  if (it == NULL || (pKey == NULL && nKey)) return WCS_MISUSE;
+  if (it == NULL) return WCS_MISUSE;
+  if (pKey == NULL && nKey) return iterBadKey(it, "wcs_iter_seek_for_prev");
   if (it->pM == NULL) return it->rc; /* a failed refresh */
   iterStart(it);
   if (it->bUpper && wcs_ukey_cmp(pKey, nKey, it->upper.a, it->upper.n) >= 0) {

@@ -626,6 +626,20 @@ START_TEST(test_db_argument_errors_have_their_own_message) {
   OK(wcs_snapshot_new(db, &snap));
   wcs_snapshot_free(db, snap);
   OK(wcs_iter_new(db, NULL, &it));
+  /* a seek to a NULL key with a length fails like any move: the iterator
+  ** is not valid and its status repeats the error, until a good seek */
+  OK(wcs_iter_seek(it, "k", 1));
+  ck_assert(wcs_iter_valid(it));
+  ck_assert_int_eq(wcs_iter_seek(it, NULL, 4), WCS_MISUSE);
+  ck_assert(!wcs_iter_valid(it));
+  ck_assert_int_eq(wcs_iter_status(it), WCS_MISUSE);
+  assertMsgHas(db, "wcs_iter_seek: the key is NULL");
+  ck_assert_int_eq(wcs_iter_seek_for_prev(it, NULL, 4), WCS_MISUSE);
+  ck_assert(!wcs_iter_valid(it));
+  assertMsgHas(db, "wcs_iter_seek_for_prev");
+  OK(wcs_iter_seek(it, "k", 1));
+  ck_assert(wcs_iter_valid(it));
+  OK(wcs_iter_status(it));
   wcs_iter_free(it);
   OK(wcs_db_stats(db, &z));
   wcs_free(z);
