@@ -509,11 +509,19 @@ void eng_stats_count_span(wcs_engine *pEng, const EngDef *pDef, int bWrite,
   pthread_mutex_unlock(&s->mu);
 }
 
+/* A handle whose table was altered or dropped answers nothing: its
+** family ids may now hold another table's cells (include/wcs.h). */
+static int stale(const wcs_table *pTab) {
+  return eng_err(WCS_SCHEMA, "table %s was altered or dropped; reopen it",
+                 pTab->pDef->zName);
+}
+
 int wcs_table_heatmap(wcs_table *pTab, wcs_heatmap **ppMap) {
   EngStats *s = pTab->pDef->pStats;
   wcs_heatmap *m;
   int i, rc = WCS_OK;
   *ppMap = NULL;
+  if (pTab->pDef->bStale) return stale(pTab);
   m = calloc(1, sizeof(*m));
   if (m == NULL) return eng_err(WCS_NOMEM, "out of memory");
   m->nBucket = ENG_HEAT_BUCKETS;
@@ -872,7 +880,7 @@ int wcs_table_approximate(wcs_table *pTab, uint64_t *pnBytes,
   const EngDef *d = pTab->pDef;
   wcs_buf lo = {0}, hi = {0};
   uint64_t nBytes = 0, nKeys = 0;
-  int rc = WCS_OK, i;
+  int rc = d->bStale ? stale(pTab) : WCS_OK, i;
   for (i = 0; rc == WCS_OK && i < d->nFam; i++) {
     const EngFamily *f = &d->aFam[i];
     uint64_t nb = 0, nk = 0;

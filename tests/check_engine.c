@@ -1904,10 +1904,21 @@ START_TEST(test_commit_fails_if_table_dropped_meanwhile) {
     ** same name exists again */
     wcs_cursor *c = NULL;
     wcs_table *t2 = mk(e, "t", "FAMILY b");
+    wcs_heatmap *m = NULL;
+    uint64_t nBytes = 1, nKeys = 1;
     ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_SCHEMA);
     ck_assert_ptr_null(c);
+    /* so do its statistics: its family ids now hold another table's */
+    ck_assert_int_eq(wcs_table_approximate(t, &nBytes, &nKeys), WCS_SCHEMA);
+    ck_assert(nBytes == 0 && nKeys == 0);
+    ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "reopen it"));
+    ck_assert_int_eq(wcs_table_heatmap(t, &m), WCS_SCHEMA);
+    ck_assert_ptr_null(m);
     ck_assert_int_eq(wcs_cursor_open(&c, t2, NULL, NULL), WCS_OK);
     wcs_cursor_close(c);
+    ck_assert_int_eq(wcs_table_approximate(t2, &nBytes, &nKeys), WCS_OK);
+    ck_assert_int_eq(wcs_table_heatmap(t2, &m), WCS_OK);
+    wcs_heatmap_free(m);
     wcs_table_close(t2);
   }
   wcs_table_close(t);
