@@ -1834,6 +1834,12 @@ int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
     wcs_read_options_init(&dflt);
     pOpt = &dflt;
   }
+  if (pOpt->nVersions < 0 || pOpt->nRange < 0 || pOpt->nFamily < 0) {
+    return eng_err(WCS_RANGE,
+                   "reading table %s: nVersions, nRange and nFamily must "
+                   "not be negative (nVersions 0 reads every version)",
+                   pTab->pDef->zName);
+  }
   c = pool_take(pTab->pEng, pTab->pDef, tNow);
   if (c == NULL) c = cursor_new(pTab->pEng, pTab->pDef);
   if (c == NULL) return eng_err(WCS_NOMEM, "out of memory");

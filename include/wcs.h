@@ -1024,6 +1024,8 @@ typedef struct wcs_cell {
 ** options (and everything they point to, except xRowFilter's context) are
 ** copied. Memory is one row plus a block per family read, whatever the
 ** scan length. Close with wcs_cursor_close() before the table/txn.
+** WCS_RANGE if nVersions, nRange or nFamily is negative; WCS_SCHEMA if
+** the table was altered or dropped since pTab was opened.
 */
 int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
                     const wcs_read_options *pOpt);

@@ -1916,6 +1916,18 @@ START_TEST(test_commit_fails_if_table_dropped_meanwhile) {
     ck_assert_ptr_null(m);
     ck_assert_int_eq(wcs_cursor_open(&c, t2, NULL, NULL), WCS_OK);
     wcs_cursor_close(c);
+    {
+      /* negative counts in the read options are refused, not read as 0 */
+      wcs_read_options o;
+      wcs_read_options_init(&o);
+      o.nVersions = -1;
+      ck_assert_int_eq(wcs_cursor_open(&c, t2, NULL, &o), WCS_RANGE);
+      ck_assert_ptr_null(c);
+      ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "not be negative"));
+      wcs_read_options_init(&o);
+      o.nRange = -2;
+      ck_assert_int_eq(wcs_cursor_open(&c, t2, NULL, &o), WCS_RANGE);
+    }
     ck_assert_int_eq(wcs_table_approximate(t2, &nBytes, &nKeys), WCS_OK);
     ck_assert_int_eq(wcs_table_heatmap(t2, &m), WCS_OK);
     wcs_heatmap_free(m);
