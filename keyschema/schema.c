@@ -103,7 +103,7 @@ const char *ks_enc_name(ks_enc eEnc) {
   return "?";
 }
 
-static const char *vtypeName(ks_vtype e) {
+const char *ks_vtype_name(ks_vtype e) {
   switch (e) {
   case KS_V_INT64:
     return "INT64";
@@ -369,7 +369,7 @@ static int putFamily(wcs_buf *b, const ks_schema *s, int iFam) {
       if (i > 0) rc = putStr(b, ", ");
       if (rc == WCS_OK) rc = putName(b, q->zName);
       if (rc == WCS_OK) rc = putStr(b, " ");
-      if (rc == WCS_OK) rc = putStr(b, vtypeName(q->eVType));
+      if (rc == WCS_OK) rc = putStr(b, ks_vtype_name(q->eVType));
       if (rc == WCS_OK && q->eVType == KS_V_INT64) {
         rc = putStr(b, q->eEnc == KS_ENC_DECIMAL ? " DECIMAL" : " BIG ENDIAN");
         if (rc == WCS_OK && q->eEnc == KS_ENC_DECIMAL && q->nWidth > 0) {

@@ -231,6 +231,7 @@ int ks_schema_qualifier(const ks_schema *pSchema, const char *zName);
 /* Name of a type / encoding in DDL spelling ("INT64", "ORDERED CODE"). */
 const char *ks_type_name(ks_type eType);
 const char *ks_enc_name(ks_enc eEnc);
+const char *ks_vtype_name(ks_vtype eVType); /* a qualifier column's type */
 
 /* ====================================================================
 ** Values and key codecs

@@ -292,6 +292,15 @@ static int parse_map(Shell *p, ImpOpts *o, const char *zMap) {
   return 0;
 }
 
+/* The FMT_* value of a format name (cbt, csv, jsonl, dynamodb), or -1. */
+static int format_index(const char *z) {
+  int j;
+  for (j = 1; j < 5; j++) {
+    if (strcmp(z, azFormat[j]) == 0) return j;
+  }
+  return -1;
+}
+
 static int parse_opts(Shell *p, ImpOpts *o, int nOpt, char **azOpt) {
   int i;
   memset(o, 0, sizeof(*o));
@@ -306,11 +315,8 @@ static int parse_opts(Shell *p, ImpOpts *o, int nOpt, char **azOpt) {
     zEq = strchr(z, '=');
     if (!zEq) {
       /* A bare word is a format name (".export t f.csv csv"). */
-      int j;
-      for (j = 1; j < 5; j++) {
-        if (strcmp(z, azFormat[j]) == 0) break;
-      }
-      if (j < 5) {
+      int j = format_index(z);
+      if (j > 0) {
         o->eFormat = j;
         continue;
       }
@@ -320,13 +326,10 @@ static int parse_opts(Shell *p, ImpOpts *o, int nOpt, char **azOpt) {
     zVal = zEq + 1;
 #define IS(x) (nName == strlen(x) && strncmp(z, x, nName) == 0)
     if (IS("format")) {
-      int j;
-      for (j = 1; j < 5; j++) {
-        if (strcmp(zVal, azFormat[j]) == 0) break;
-      }
+      int j = format_index(zVal);
       if (strcmp(zVal, "json") == 0 || strcmp(zVal, "ndjson") == 0) j = 3;
       if (strcmp(zVal, "dynamo") == 0 || strcmp(zVal, "ddb") == 0) j = 4;
-      if (j >= 5) {
+      if (j <= 0) {
         return shell_error(p, "format=%s: expected cbt, csv, jsonl or dynamodb",
                            zVal);
       }
@@ -2671,15 +2674,6 @@ static int export_open(Shell *p, const char *zFile, FILE **ppOut,
   return 0;
 }
 
-/* z names a format (".export t f.csv csv"). */
-static int format_word(const char *z) {
-  int j;
-  for (j = 1; j < 5; j++) {
-    if (strcmp(z, azFormat[j]) == 0) return 1;
-  }
-  return 0;
-}
-
 int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
                  char **azOpt) {
   Exporter x;
@@ -2705,7 +2699,7 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
     } else if (strncmp(z, "timestamp=", 10) == 0) {
       return shell_error(p, "%s: expected timestamp=none or value-encoded",
                          azOpt[i]);
-    } else if (strncmp(z, "format=", 7) == 0 || format_word(z)) {
+    } else if (strncmp(z, "format=", 7) == 0 || format_index(z) > 0) {
       if (parse_opts(p, &o, 1, &azOpt[i])) {
         free_opts(&o);
         return 1;

@@ -439,14 +439,12 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
     ** FLOAT64, have its bits added to) */
     const ks_qualifier *q = declaredColumn(pTab->pSchema, zFam, pQual, nQual);
     if (q && (q->eVType != KS_V_INT64 || q->eEnc == KS_ENC_DECIMAL)) {
-      static const char *const azType[] = {"INT64", "FLOAT64", "STRING",
-                                           "BYTES", "JSON"};
       char zType[32];
       char *z;
       if (q->eVType == KS_V_INT64) {
         sqlite3_snprintf(sizeof(zType), zType, "INT64 DECIMAL(%d)", q->nWidth);
       } else {
-        sqlite3_snprintf(sizeof(zType), zType, "%s", azType[q->eVType]);
+        sqlite3_snprintf(sizeof(zType), zType, "%s", ks_vtype_name(q->eVType));
       }
       z = sqlite3_mprintf(
           "wcs_increment: column %s:%s is %s; it adds to 8-byte big-endian "
@@ -463,8 +461,8 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
     char *zErr = NULL;
     rc = wcsCheckRowKey(pTab, pKey, nKey, &zErr);
     if (rc != SQLITE_OK) {
-      resultErr(ctx, "wcs_increment", rc == SQLITE_NOMEM ? WCS_NOMEM : WCS_ERROR,
-                zErr);
+      resultErr(ctx, "wcs_increment",
+                rc == SQLITE_NOMEM ? WCS_NOMEM : WCS_ERROR, zErr);
       sqlite3_free(zErr);
       return;
     }
