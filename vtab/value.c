@@ -893,14 +893,24 @@ int wcsJsonValid(const char *z, int n) {
   return p.i == p.n;
 }
 
+/* 1 if the next member key of the object q is in (after white space) is
+** "$hex", q then past it; else 0 (q moved). */
+static int jHexKeyNext(JParse *q) {
+  wcs_buf key = {0};
+  int bHex;
+  jSkipSpace(q);
+  bHex = q->i < q->n && q->z[q->i] == '"' && jString(q, &key) &&
+         key.n == 4 && memcmp(key.a, "$hex", 4) == 0;
+  wcs_buf_free(&key);
+  return bHex;
+}
+
 /* 1 if the JSON text p[0..n-1] of a declared JSON column, shown as itself
 ** in a family object, would be written back as something else: null
 ** deletes the column, and an object led by the key "$hex" stands for
 ** bytes. Such text is shown as {"$hex":...} of its bytes instead. */
 static int jsonReadsAsOther(const uint8_t *p, size_t n) {
   JParse q;
-  wcs_buf key = {0};
-  int bOther;
   memset(&q, 0, sizeof(q));
   q.z = (const char *)p;
   q.n = (int)n;
@@ -908,11 +918,7 @@ static int jsonReadsAsOther(const uint8_t *p, size_t n) {
   if (q.i < q.n && q.z[q.i] == 'n') return 1; /* valid JSON: it is null */
   if (q.i >= q.n || q.z[q.i] != '{') return 0;
   q.i++;
-  jSkipSpace(&q);
-  bOther = q.i < q.n && q.z[q.i] == '"' && jString(&q, &key) && key.n == 4 &&
-           memcmp(key.a, "$hex", 4) == 0;
-  wcs_buf_free(&key);
-  return bOther;
+  return jHexKeyNext(&q);
 }
 
 static int setParseErr(JParse *p, char **pzErr) {
@@ -1047,13 +1053,11 @@ static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
     ** key and is anything else is a mistake, not JSON text to store */
     if (p->z[iStart] == '{') {
       JParse q;
-      wcs_buf tmp = {0};
       int bHex;
       memset(&q, 0, sizeof(q));
       q.z = p->z + iStart + 1;
       q.n = m->v.n - 1;
-      jSkipSpace(&q);
-      bHex = jString(&q, &tmp) && tmp.n == 4 && memcmp(tmp.a, "$hex", 4) == 0;
+      bHex = jHexKeyNext(&q);
       if (bHex) {
         jSkipSpace(&q);
         if (q.i < q.n && q.z[q.i] == ':') {
@@ -1089,7 +1093,6 @@ static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
           }
         }
       }
-      wcs_buf_free(&tmp);
       if (bHex && m->v.eType != WCSV_BLOB) {
         p->i = iStart;
         jFail(p, "{\"$hex\": ...} must hold one string of an even number "
