@@ -543,6 +543,18 @@ static int createText(const ks_schema *pArgs, char **pzText) {
   return rc;
 }
 
+/* The error for attaching to a store table that does not exist in zWhere
+** (zNote: why, or ""), with what to declare instead. */
+static char *noTableErr(const WcsTab *pTab, const char *zWhere,
+                        const char *zNote) {
+  return sqlite3_mprintf(
+      "wcs: no store table '%s' in %s%s; %s", pTab->zStoreTable, zWhere,
+      zNote,
+      pTab->bHistory ? "a HISTORY view shows an existing table: name it with "
+                       "TABLE 'name'"
+                     : "declare its KEY and FAMILY clauses to create it");
+}
+
 /*
 ** xCreate and xConnect. argv[0] is the module name, argv[1] the schema,
 ** argv[2] the table name, argv[3..] the clauses.
@@ -604,13 +616,7 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
     /* attaching to a store that was never made: there is no table to
     ** attach to, which is what the user needs to hear (not why the store
     ** cannot be opened) */
-    *pzErr = sqlite3_mprintf(
-        "wcs: no store table '%s' in %s (no store there yet); %s",
-        pTab->zStoreTable, zPath,
-        pTab->bHistory
-            ? "a HISTORY view shows an existing table: name it with TABLE "
-              "'name'"
-            : "declare its KEY and FAMILY clauses to create it");
+    *pzErr = noTableErr(pTab, zPath, " (no store there yet)");
     rc = SQLITE_ERROR;
     goto fail;
   }
@@ -650,13 +656,7 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
       goto fail;
     }
     if (pTab->pTab == NULL && !bClauses) {
-      *pzErr = sqlite3_mprintf(
-          pTab->bHistory
-              ? "wcs: no store table '%s' in %s; a HISTORY view shows an "
-                "existing table: name it with TABLE 'name'"
-              : "wcs: no store table '%s' in %s; declare its KEY and FAMILY "
-                "clauses to create it",
-          pTab->zStoreTable, zPath ? zPath : "the in-memory store");
+      *pzErr = noTableErr(pTab, zPath ? zPath : "the in-memory store", "");
       rc = SQLITE_ERROR;
       goto fail;
     }
