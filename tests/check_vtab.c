@@ -1299,6 +1299,14 @@ START_TEST(test_store_beside_database_and_reopen) {
 }
 END_TEST
 
+/* Make database file zDb with the metrics table and its row p#a#1. */
+static void seedMetricsDb(const char *zDb) {
+  sqlite3 *db = openDb(zDb);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  sqlite3_close(db);
+}
+
 /* A store that cannot be opened (moved away here; a lock held by another
 ** process is the same case): the table still connects, every use is an
 ** error naming the store and the reason, DROP TABLE still works. */
@@ -1307,10 +1315,8 @@ START_TEST(test_unreachable_store_is_an_error_for_every_use) {
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
   char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
   char *zAway = sqlite3_mprintf("%s/away.wcs", zDir);
-  sqlite3 *db = openDb(zDb);
-  OK(db, zMetrics);
-  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
-  sqlite3_close(db);
+  sqlite3 *db;
+  seedMetricsDb(zDb);
   ck_assert_int_eq(rename(zStore, zAway), 0);
   db = openDb(zDb);
   CHECK_ERR(db, "SELECT count(*) FROM metrics", "does not exist");
@@ -1348,10 +1354,8 @@ START_TEST(test_locked_store_says_the_table_is_intact) {
   int aReady[2], aDone[2], st = 0;
   char c = 0;
   pid_t pid;
-  sqlite3 *db = openDb(zDb);
-  OK(db, zMetrics);
-  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
-  sqlite3_close(db);
+  sqlite3 *db;
+  seedMetricsDb(zDb);
   ck_assert_int_eq(pipe(aReady), 0);
   ck_assert_int_eq(pipe(aDone), 0);
   pid = fork();
