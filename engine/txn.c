@@ -1382,7 +1382,12 @@ int wcs_txn_delete_cells(wcs_txn *t, wcs_table *pTab, const void *pRow,
   if (rc == WCS_OK && (iStartTs < 0 || iEndTs < 0)) {
     rc = eng_err(WCS_RANGE, "negative timestamp in a delete time range");
   }
-  if (rc == WCS_OK && iEndTs != 0 && iEndTs <= iStartTs) return WCS_OK;
+  if (rc == WCS_OK && iEndTs != 0 && iEndTs <= iStartTs) {
+    rc = eng_err(WCS_RANGE,
+                 "empty delete time range [%lld, %lld) in family '%s': the "
+                 "end must be above the start, or 0 for no upper bound",
+                 (long long)iStartTs, (long long)iEndTs, zFamily);
+  }
   if (rc == WCS_OK) {
     rc = row_span(&s, &e, pTab->pDef, f, pRow, nRow, pQual ? pQual : "", nQual);
   }
@@ -1847,7 +1852,16 @@ int wcs_table_check_and_mutate(wcs_table *pTab, const void *pRow, size_t nRow,
     return eng_err(WCS_MISUSE, "CheckAndMutate needs true or false "
                                "mutations");
   }
-  rc = wcs_txn_begin(pTab->pEng, WCS_TXN_EXCLUSIVE, &t);
+  /* Both lists must be able to apply, as Bigtable checks the whole
+  ** request before it evaluates the predicate: each is buffered into a
+  ** transaction that is then dropped (the checks are those of applying). */
+  rc = wcs_txn_begin(pTab->pEng, 0, &t);
+  if (rc == WCS_OK) rc = wcs_txn_mutate_row(t, pTab, pRow, nRow, aTrue, nTrue);
+  if (rc == WCS_OK)
+    rc = wcs_txn_mutate_row(t, pTab, pRow, nRow, aFalse, nFalse);
+  wcs_txn_free(t);
+  t = NULL;
+  if (rc == WCS_OK) rc = wcs_txn_begin(pTab->pEng, WCS_TXN_EXCLUSIVE, &t);
   if (rc == WCS_OK) rc = wcs_txn_check(t, pTab, pRow, nRow, pPred, &bMatch);
   if (rc == WCS_OK) {
     rc = bMatch ? wcs_txn_mutate_row(t, pTab, pRow, nRow, aTrue, nTrue)

@@ -790,7 +790,9 @@ int wcs_txn_set_cell(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
                      size_t nVal);
 
 /* DeleteFromColumn: delete the column's cells with iStartTs <= ts <
-** iEndTs; iEndTs 0 means no upper bound, so (0, 0) deletes every cell. */
+** iEndTs; iEndTs 0 means no upper bound, so (0, 0) deletes every cell.
+** An empty range (iEndTs != 0 and iEndTs <= iStartTs) fails with
+** WCS_RANGE. */
 int wcs_txn_delete_cells(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
                          size_t nRow, const char *zFamily, const void *pQual,
                          size_t nQual, int64_t iStartTs, int64_t iEndTs);
@@ -920,7 +922,11 @@ int wcs_table_mutate_row(wcs_table *pTab, const void *pRow, size_t nRow,
 
 /* One-shot CheckAndMutateRow, atomic against every other writer: evaluate
 ** pPred (NULL: row has any cell) on the latest state, apply aTrue if it
-** matched, else aFalse, commit. *pbMatched (if not NULL) gets the result. */
+** matched, else aFalse, commit. *pbMatched (if not NULL) gets the result.
+** Both lists are checked first, as Bigtable checks the whole request: a
+** mutation in either that could not apply (an unknown family, a plain
+** cell in an aggregate family, an empty time range...) fails the call
+** with nothing written, whichever branch the predicate would pick. */
 int wcs_table_check_and_mutate(wcs_table *pTab, const void *pRow,
                                size_t nRow, const wcs_predicate *pPred,
                                const wcs_mutation *aTrue, int nTrue,

@@ -1614,6 +1614,94 @@ START_TEST(test_check_and_mutate_picks_branch) {
 }
 END_TEST
 
+/* A mutation list that cannot apply fails the whole CheckAndMutateRow,
+** whichever branch the predicate picks, as Bigtable validates both; and
+** nothing of the taken branch is committed. */
+START_TEST(test_check_and_mutate_validates_both_branches) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY n AGGREGATE SUM");
+  wcs_read_options o = ro();
+  wcs_mutation mt, mf;
+  int bMatched = -1;
+  memset(&mt, 0, sizeof(mt));
+  memset(&mf, 0, sizeof(mf));
+  mt.eType = WCS_MUT_SET_CELL;
+  mt.zFamily = "a";
+  mt.pQual = "q";
+  mt.nQual = 1;
+  mt.iTs = 1;
+  mt.pVal = "v";
+  mt.nVal = 1;
+  mf = mt;
+  mf.zFamily = "nosuch";
+  /* the row does not exist: the false branch is taken and fails */
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1, &bMatched),
+      WCS_ERROR);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "nosuch"));
+  /* the true branch would be taken: still refused, nothing written */
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, &mf, 1, &mt, 1, &bMatched),
+      WCS_ERROR);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "nosuch"));
+  setc(e, t, "r", "a", "x", 1, "m");
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1, &bMatched),
+      WCS_ERROR);
+  CHECK_DUMP(t, NULL, &o, "r: a.x@1=m;");
+  /* a plain cell written into an aggregate family, in the untaken branch */
+  mf = mt;
+  mf.zFamily = "n";
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1, &bMatched),
+      WCS_MISMATCH);
+  CHECK_DUMP(t, NULL, &o, "r: a.x@1=m;");
+  /* an empty time range of a delete, in the untaken branch */
+  mf = mt;
+  mf.eType = WCS_MUT_DELETE_CELLS;
+  mf.iTs = 5;
+  mf.iEndTs = 5;
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1, &bMatched),
+      WCS_RANGE);
+  CHECK_DUMP(t, NULL, &o, "r: a.x@1=m;");
+  /* both valid: the taken one applies */
+  mf = mt;
+  mf.pVal = "w";
+  ck_assert_int_eq(
+      wcs_table_check_and_mutate(t, "r", 1, NULL, &mt, 1, &mf, 1, &bMatched),
+      WCS_OK);
+  ck_assert_int_eq(bMatched, 1);
+  CHECK_DUMP(t, NULL, &o, "r: a.q@1=v a.x@1=m;");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* DeleteFromColumn with end <= start (end 0 is "no bound") names no cell:
+** a caller's mistake, refused rather than done as nothing. */
+START_TEST(test_delete_cells_empty_time_range) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  setc(e, t, "r", "a", "q", 4, "v");
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_delete_cells(x, t, "r", 1, "a", "q", 1, 5, 3),
+                   WCS_RANGE);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "[5, 3)"));
+  ck_assert_int_eq(wcs_txn_delete_cells(x, t, "r", 1, "a", "q", 1, 4, 4),
+                   WCS_RANGE);
+  ck_assert_int_eq(wcs_txn_delete_cells(x, t, "r", 1, "a", "q", 1, 4, 0),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  CHECK_DUMP(t, NULL, &o, "");
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_mutate_row_applies_in_order) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a, FAMILY n AGGREGATE SUM");
@@ -2529,6 +2617,8 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_aggregate_hll_estimate_within_error);
   tcase_add_test(tc, test_increment_and_append);
   tcase_add_test(tc, test_check_and_mutate_picks_branch);
+  tcase_add_test(tc, test_check_and_mutate_validates_both_branches);
+  tcase_add_test(tc, test_delete_cells_empty_time_range);
   tcase_add_test(tc, test_mutate_row_applies_in_order);
   tcase_add_test(tc, test_txn_reads_its_own_writes_over_snapshot);
   tcase_add_test(tc, test_txn_rollback_discards_everything);

@@ -352,6 +352,10 @@ static void random_mutation(Ctx *x) {
       k.iTs = iStart;
       memcpy(k.aVal, &iEnd, 8);
       model_delete(&x->pending, pred_col, &k);
+    } else if (rc == WCS_RANGE) {
+      rc = WCS_OK; /* an empty range is refused and changes nothing */
+    } else {
+      fail(x, "an empty delete time range was not refused");
     }
   } else if (op < 86) {
     k.iFam = (int)tu_rand_range(NFAM);
