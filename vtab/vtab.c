@@ -310,6 +310,7 @@ int wcsEndOwnTxn(wcs_txn *pTxn, int rc) {
 ** ==================================================================== */
 
 static void cursorFree(struct WcsCursor *p);
+static int tabRetry(WcsTab *pTab);
 
 static void tabFree(WcsTab *pTab) {
   if (pTab == NULL) return;
@@ -344,6 +345,8 @@ static void tabFree(WcsTab *pTab) {
   sqlite3_free(pTab->zDb);
   sqlite3_free(pTab->zStoreTable);
   sqlite3_free(pTab->zMissing);
+  sqlite3_free(pTab->zPath);
+  sqlite3_free(pTab->zDecl);
   sqlite3_free(pTab->base.zErrMsg);
   connUnref(pTab->pConn);
   sqlite3_free(pTab);
@@ -389,11 +392,10 @@ static const char *qualSqlType(const ks_qualifier *q) {
 }
 
 /* Lay out the columns and declare the table to SQLite. */
-static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
-  const ks_schema *s = pTab->pSchema;
+static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s,
+                    char **pzSql, char **pzErr) {
   sqlite3_str *pStr = sqlite3_str_new(db);
-  char *zSql;
-  int i, rc, iCol = 0;
+  int i, iCol = 0;
   pTab->nField = s->nField;
   pTab->nQual = s->nQual;
   pTab->nFamily = s->nFamily;
@@ -466,16 +468,19 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
     sqlite3_str_appendall(pStr, "\"_timestamp\" INTEGER HIDDEN) WITHOUT ROWID");
   }
   pTab->nCol = iCol;
-  zSql = sqlite3_str_finish(pStr);
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_declare_vtab(db, zSql);
-  if (rc != SQLITE_OK) {
-    *pzErr = sqlite3_mprintf("wcs: cannot declare table %s (%s): %s",
-                             pTab->zName, zSql, sqlite3_errmsg(db));
-  }
-  sqlite3_free(zSql);
-  if (rc != SQLITE_OK) return rc;
+  *pzSql = sqlite3_str_finish(pStr);
+  return *pzSql ? SQLITE_OK : SQLITE_NOMEM;
+}
 
+/* Per-schema lookup arrays of pTab for schema s (replacing any). */
+static int tableLayout(WcsTab *pTab, const ks_schema *s) {
+  int i;
+  sqlite3_free(pTab->aQualOrder);
+  sqlite3_free(pTab->aFamQual);
+  sqlite3_free(pTab->aQualLen);
+  sqlite3_free(pTab->aQualCol);
+  sqlite3_free(pTab->aPrefixEst);
+  sqlite3_free(pTab->aPrefixAt);
   /* declared qualifiers in cell order, for the per-row lookup */
   pTab->aQualOrder = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
   pTab->aQualLen = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
@@ -521,6 +526,24 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
     }
   }
   return SQLITE_OK;
+}
+
+/* Declare pTab's columns for pTab->pSchema to SQLite, and keep the text
+** (zDecl) to compare with later (tabRetry). */
+static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
+  char *zSql = NULL;
+  int rc = tableSql(db, pTab, pTab->pSchema, &zSql, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  rc = sqlite3_declare_vtab(db, zSql);
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("wcs: cannot declare table %s (%s): %s",
+                             pTab->zName, zSql, sqlite3_errmsg(db));
+    sqlite3_free(zSql);
+    return rc;
+  }
+  sqlite3_free(pTab->zDecl);
+  pTab->zDecl = zSql;
+  return tableLayout(pTab, pTab->pSchema);
 }
 
 /* The schema text to create a store table with: only what the store
@@ -629,6 +652,10 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
     /* the store is gone or held by another process: connect anyway so
     ** that DROP TABLE works and every use says why it cannot read */
     pTab->bStoreBusy = rc == SQLITE_BUSY;
+    if (pTab->bStoreBusy) {
+      pTab->zPath = zPath; /* tabRetry opens it again */
+      zPath = NULL;
+    }
     pTab->zMissing = *pzErr;
     *pzErr = NULL;
     pTab->pStore = NULL;
@@ -731,6 +758,7 @@ static int wcsDisconnect(sqlite3_vtab *pVtab) {
 static int wcsDestroy(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
+  if (pTab->pTab == NULL) tabRetry(pTab); /* the store may be free now */
   if (pTab->bOwner && pTab->pTab && pTab->pStore) {
     if (pTab->bInTxn) {
       /* The drop is immediate and the open transaction holds writes to
@@ -1411,7 +1439,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int nCons = pInfo->nConstraint;
   double rows = 1, cost = 1;
 
-  if (pTab->pTab == NULL) {
+  if (pTab->pTab == NULL && !tabRetry(pTab)) {
     /* the store table is missing: any plan will fail in xFilter */
     pInfo->estimatedCost = 1;
     pInfo->estimatedRows = 1;
@@ -2534,16 +2562,86 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
   return SQLITE_OK;
 }
 
+/*
+** A table connected while another process held its store (bStoreBusy):
+** try to open the store again, as each statement on the table begins.
+** The columns were declared from the CREATE VIRTUAL TABLE arguments then,
+** and SQLite keeps that declaration, so the table is used only if its
+** stored schema declares the very same text; otherwise the error says to
+** open the database again (which connects it from the stored schema).
+** Returns 1 when pTab->pTab is now usable.
+*/
+static int tabRetry(WcsTab *pTab) {
+  WcsStore *pStore = NULL;
+  wcs_table *t = NULL;
+  char *zErr = NULL, *zSql = NULL;
+  int rc;
+  if (!pTab->bStoreBusy) return 0;
+  rc = connStore(pTab->pConn, pTab->zPath, pTab->pOwnSchema, 0, &pStore,
+                 &zErr);
+  if (rc != SQLITE_OK) {
+    if (zErr) { /* still held: the newest reason */
+      sqlite3_free(pTab->zMissing);
+      pTab->zMissing = zErr;
+    }
+    return 0;
+  }
+  pStore->nTab++; /* tabFree takes it back */
+  pTab->pStore = pStore;
+  pTab->bStoreBusy = 0;
+  rc = wcs_table_open(pStore->pEng, pTab->zStoreTable, &t);
+  if (rc != WCS_OK) {
+    sqlite3_free(pTab->zMissing);
+    pTab->zMissing =
+        sqlite3_mprintf("%s", wcs_engine_errmsg(pStore->pEng));
+    return 0;
+  }
+  {
+    WcsTab tmp = *pTab; /* tableSql sets column indexes: on a copy */
+    rc = tableSql(pTab->pConn->db, &tmp, wcs_table_schema(t), &zSql, &zErr);
+  }
+  if (rc != SQLITE_OK || pTab->zDecl == NULL || strcmp(zSql, pTab->zDecl)) {
+    wcs_table_close(t);
+    sqlite3_free(pTab->zMissing);
+    pTab->zMissing = sqlite3_mprintf(
+        "the store is free now, but this connection declared the table "
+        "while it was locked, from other columns than its stored schema "
+        "has; open this database again to use it");
+    pTab->bStale = 1;
+    sqlite3_free(zSql);
+    sqlite3_free(zErr);
+    return 0;
+  }
+  sqlite3_free(zSql);
+  rc = tableSql(pTab->pConn->db, pTab, wcs_table_schema(t), &zSql, &zErr);
+  sqlite3_free(zSql);
+  sqlite3_free(zErr);
+  if (rc == SQLITE_OK) rc = tableLayout(pTab, wcs_table_schema(t));
+  if (rc != SQLITE_OK) {
+    wcs_table_close(t);
+    return 0;
+  }
+  pTab->pTab = t;
+  pTab->pSchema = wcs_table_schema(t);
+  sqlite3_free(pTab->zMissing);
+  pTab->zMissing = NULL;
+  pTab->pConn->nGen++; /* the SQL functions' cached lookups */
+  return 1;
+}
+
 /* The error of every use of a table whose store table could not be
 ** reached (pTab->pTab NULL): the reason, and what still works. */
 static int missingErr(WcsTab *pTab) {
   if (pTab->bStoreBusy) {
     /* the table is fine: dropping it is the last thing to suggest */
     setErr(&pTab->base,
-           "%s: %s; the table is intact: once the store is closed there, "
-           "open this database again",
+           "%s: %s; the table is intact: the next statement tries again, "
+           "once the store is closed there",
            pTab->zName, pTab->zMissing);
     return SQLITE_BUSY;
+  }
+  if (pTab->bStale) {
+    return setErr(&pTab->base, "%s: %s", pTab->zName, pTab->zMissing);
   }
   return setErr(&pTab->base,
                 "%s: store table '%s' is missing (%s); DROP TABLE %s "
@@ -2610,7 +2708,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->bReverse = 0;
   p->bMerge = 0;
   p->iCur = 0;
-  if (pTab->pTab == NULL) return missingErr(pTab);
+  if (pTab->pTab == NULL && !tabRetry(pTab)) return missingErr(pTab);
   /* xUpdate runs only inside xBegin (an UPDATE's VBegin comes before its
   ** scan), so without a write transaction nothing asks for nochange */
   p->bMayUpdate = wcsReadTxn(pTab->pStore) != NULL;
@@ -3913,8 +4011,10 @@ done:
 /* xBegin */
 static int wcsBegin(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
-  WcsStore *st = pTab->pStore;
+  WcsStore *st;
   int rc = WCS_OK;
+  if (pTab->pTab == NULL) tabRetry(pTab); /* xUpdate reports a failure */
+  st = pTab->pStore;
   if (st == NULL || pTab->pTab == NULL || pTab->bInTxn) return SQLITE_OK;
   if (st->nActive == 0) {
     if (st->pTxn == NULL) {

@@ -88,6 +88,11 @@ struct WcsTab {
   char *zMissing;           /* why the store table could not be opened (set
                             ** when pTab is NULL) */
   int bStoreBusy;           /* ... because another process holds the store */
+  char *zPath;              /* the store's path, kept while bStoreBusy so
+                            ** that a later statement can try again */
+  char *zDecl;              /* the CREATE TABLE text declared to SQLite */
+  int bStale;               /* the store is free, but its schema declares
+                            ** other columns than zDecl: reopen to use it */
   wcs_table *pTab;          /* handle on the store table; NULL if it is missing
                             ** (then only DROP TABLE works) */
   const ks_schema *pSchema; /* wcs_table_schema(pTab), or pOwnSchema */
