@@ -1101,6 +1101,22 @@ START_TEST(test_functions_find_the_table_sql_names) {
   OK(db, "DROP TABLE temp.metrics");
   CHECK(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
         "x'612362233030303030303031'");
+  /* a native temp table of that name is what SQL means by it: the
+  ** functions say so instead of using main.metrics behind it */
+  OK(db, "CREATE TEMP TABLE metrics(x)");
+  CHECK_ERR(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
+            "'metrics' is temp.metrics, which is not a wcs table; name "
+            "the wcs table with its schema, as 'main.metrics'");
+  CHECK_ERR(db, "SELECT wcs_stats('Metrics')", "not a wcs table");
+  CHECK(db, "SELECT wcs_key_encode('main.metrics', 'a', 'b', 1)",
+        "x'612362233030303030303031'");
+  OK(db, "DROP TABLE temp.metrics");
+  OK(db, "CREATE TEMP VIEW metrics AS SELECT 1");
+  CHECK_ERR(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
+            "not a wcs table");
+  OK(db, "DROP VIEW temp.metrics");
+  CHECK(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
+        "x'612362233030303030303031'");
   sqlite3_close(db);
   /* a new connection that used the attached table first */
   db = openDb(zDb);

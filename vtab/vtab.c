@@ -795,47 +795,71 @@ static int wcsRename(sqlite3_vtab *pVtab, const char *zNew) {
   return SQLITE_OK;
 }
 
-/* Position of schema zDb in SQLite's search for an unqualified table
-** name: temp, then main, then the attached databases in the order of
-** PRAGMA database_list. */
-static int schemaOrder(sqlite3 *db, const char *zDb) {
-  sqlite3_stmt *pStmt = NULL;
-  int iOrder = INT_MAX;
-  if (sqlite3_stricmp(zDb, "temp") == 0) return 0;
-  if (sqlite3_stricmp(zDb, "main") == 0) return 1;
-  if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &pStmt, NULL) ==
+/* The schema in which SQL finds the unqualified table or view name zTab
+** (temp, then main, then the attached databases in the order of PRAGMA
+** database_list), as a new string; NULL when none has it. */
+static char *schemaOf(sqlite3 *db, const char *zTab) {
+  sqlite3_stmt *pList = NULL;
+  char *azDb[2] = {NULL, NULL}; /* temp, main */
+  char *zFound = NULL;
+  int iPass;
+  if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &pList, NULL) !=
       SQLITE_OK) {
-    while (sqlite3_step(pStmt) == SQLITE_ROW) {
-      const char *z = (const char *)sqlite3_column_text(pStmt, 1);
-      if (z && sqlite3_stricmp(z, zDb) == 0) {
-        iOrder = 2 + sqlite3_column_int(pStmt, 0);
-        break;
+    return NULL;
+  }
+  /* pass 0: temp and main, in that order; pass 1: the others, listed */
+  for (iPass = 0; iPass < 2 && zFound == NULL; iPass++) {
+    int i;
+    sqlite3_reset(pList);
+    if (iPass == 0) {
+      azDb[0] = sqlite3_mprintf("temp");
+      azDb[1] = sqlite3_mprintf("main");
+    }
+    for (i = 0; zFound == NULL; i++) {
+      const char *zDb;
+      sqlite3_stmt *pFind = NULL;
+      char *zSql;
+      if (iPass == 0) {
+        if (i == 2) break;
+        zDb = azDb[i];
+      } else {
+        if (sqlite3_step(pList) != SQLITE_ROW) break;
+        zDb = (const char *)sqlite3_column_text(pList, 1);
+        if (zDb == NULL || sqlite3_stricmp(zDb, "temp") == 0 ||
+            sqlite3_stricmp(zDb, "main") == 0) {
+          continue;
+        }
       }
+      if (zDb == NULL) continue;
+      zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type "
+                             "IN ('table', 'view') AND name = ?1 COLLATE "
+                             "NOCASE",
+                             zDb);
+      if (zSql && sqlite3_prepare_v2(db, zSql, -1, &pFind, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(pFind, 1, zTab, -1, SQLITE_STATIC);
+        if (sqlite3_step(pFind) == SQLITE_ROW) zFound = sqlite3_mprintf("%s", zDb);
+      }
+      sqlite3_finalize(pFind);
+      sqlite3_free(zSql);
     }
   }
-  sqlite3_finalize(pStmt);
-  return iOrder;
+  sqlite3_free(azDb[0]);
+  sqlite3_free(azDb[1]);
+  sqlite3_finalize(pList);
+  return zFound;
 }
 
-/* The connected table zTab of schema zDb; with zDb NULL, the one of the
-** schema SQLite searches first. */
+/* The connected table zTab of schema zDb, or NULL. */
 static WcsTab *findConnected(WcsConn *pConn, const char *zDb,
                              const char *zTab) {
-  WcsTab *p, *pBest = NULL;
-  int iBest = -1; /* schemaOrder of pBest, -1 until a second one shows */
+  WcsTab *p;
   for (p = pConn->pTab; p; p = p->pNextTab) {
-    if (sqlite3_stricmp(p->zName, zTab) != 0) continue;
-    if (zDb) {
-      if (sqlite3_stricmp(p->zDb, zDb) == 0) return p;
-    } else if (pBest == NULL) {
-      pBest = p;
-    } else {
-      int iOrder = schemaOrder(pConn->db, p->zDb);
-      if (iBest < 0) iBest = schemaOrder(pConn->db, pBest->zDb);
-      if (iOrder < iBest) pBest = p, iBest = iOrder;
+    if (sqlite3_stricmp(p->zName, zTab) == 0 &&
+        sqlite3_stricmp(p->zDb, zDb) == 0) {
+      return p;
     }
   }
-  return pBest;
+  return NULL;
 }
 
 /* Have SQLite connect the table it finds by that name (not connected
@@ -853,11 +877,30 @@ static void connectByName(WcsConn *pConn, const char *zDb, const char *zTab) {
 
 WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr) {
   const char *zDot = strchr(zName, '.');
-  WcsTab *p;
-  /* SQL's table first (a same-named table of a schema searched later may
-  ** be the only one connected so far) */
-  connectByName(pConn, NULL, zName);
-  p = findConnected(pConn, NULL, zName);
+  WcsTab *p = NULL;
+  /* the table SQL means by the name, whether or not it is connected yet
+  ** (a same-named table of a schema searched later may be) */
+  char *zIn = schemaOf(pConn->db, zName);
+  if (zIn) {
+    connectByName(pConn, zIn, zName);
+    p = findConnected(pConn, zIn, zName);
+    if (p == NULL) {
+      /* a native table or view in front: name the wcs table behind it,
+      ** if one of that name is connected */
+      const char *zWcs = "main";
+      WcsTab *q;
+      for (q = pConn->pTab; q; q = q->pNextTab) {
+        if (sqlite3_stricmp(q->zName, zName) == 0) zWcs = q->zDb;
+      }
+      *pzErr = sqlite3_mprintf(
+          "'%s' is %s.%s, which is not a wcs table; name the wcs table "
+          "with its schema, as '%s.%s'",
+          zName, zIn, zName, zWcs, zName);
+      sqlite3_free(zIn);
+      return NULL;
+    }
+    sqlite3_free(zIn);
+  }
   if (p == NULL && zDot && zDot > zName) {
     char *zDb = sqlite3_mprintf("%.*s", (int)(zDot - zName), zName);
     if (zDb) {
