@@ -1118,6 +1118,17 @@ struct sqlite3_api_routines;
 ** Returns an SQLite result code (SQLITE_OK is 0). */
 int wcs_register(struct sqlite3 *db);
 
+/* The engine of the store that connection db's wcs tables of schema
+** zSchema ("main", "temp", an attached name; NULL: "main") use, as the
+** module opened it: the store beside the database file, or the in-memory
+** store of a ":memory:" or temporary database. NULL when the module is not
+** registered on db or has not opened that store yet (no wcs table of the
+** schema was used). The engine belongs to the connection: do not close
+** it, and use it only while db is open. (A file store can also be opened
+** with wcs_engine_open_path(), which shares the module's engine; an
+** in-memory store is reachable only this way.) */
+wcs_engine *wcs_sqlite_engine(struct sqlite3 *db, const char *zSchema);
+
 /* The extension entry point, for sqlite3_auto_extension(). */
 int sqlite3_wcs_init(struct sqlite3 *db, char **pzErrMsg,
                      const struct sqlite3_api_routines *pApi);

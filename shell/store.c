@@ -7,7 +7,8 @@
 ** directory DB.wcs/ (DESIGN.md §3), named from sqlite3_db_filename() as the
 ** module names it, so wcs_engine_open_path() hands the shell the very
 ** engine the module's tables use (opens of one path share one engine).
-** In-memory and temporary databases have no store the shell can reach.
+** In-memory and temporary databases keep their tables in the module's
+** in-memory store, which wcs_sqlite_engine() hands over.
 **
 ** Which store table a virtual table shows: the module arguments of its
 ** CREATE VIRTUAL TABLE text (sqlite_schema.sql) are parsed with the
@@ -63,7 +64,13 @@ int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
     return 0;
   }
   zFile = sqlite3_db_filename(p->db, "main");
-  if (!zFile || !zFile[0]) return 0; /* :memory: or a temporary database */
+  if (!zFile || !zFile[0]) {
+    /* :memory: or a temporary database: the module's in-memory store,
+    ** once a table made it (it belongs to the connection: not kept in
+    ** p->pEng, which shell_close_store closes) */
+    *ppEng = wcs_sqlite_engine(p->db, "main");
+    return 0;
+  }
   if (!p->zStore) {
     p->zStore = malloc(strlen(zFile) + 5);
     if (!p->zStore) return shell_error(p, "out of memory");
@@ -642,7 +649,9 @@ int shell_stats(Shell *p, const char *zTable) {
   if (!pEng) {
     free(zStoreName);
     return shell_error(p, "the database has no store (%s)",
-                       p->zStore ? p->zStore : "in-memory database");
+                       p->zStore ? p->zStore
+                                 : "in-memory database: its store is made "
+                                   "with its first wcs table");
   }
   if (zStoreName) {
     /* a missing table is an error before anything is printed */
@@ -666,7 +675,7 @@ int shell_stats(Shell *p, const char *zTable) {
     for (i = 0; i < p->nExtra; i++) {
       if (p->apExtra[i] == pEng) zPath = p->azExtra[i];
     }
-    fprintf(p->out, "store %s\n", zPath ? zPath : "");
+    fprintf(p->out, "store %s\n", zPath ? zPath : "(in memory)");
   }
   fprintf(p->out, "  %-6s %6s %12s\n", "level", "files", "bytes");
   if (sqlite3_prepare_v2(p->db,

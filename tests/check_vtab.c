@@ -1436,6 +1436,41 @@ START_TEST(test_locked_store_says_the_table_is_intact) {
 }
 END_TEST
 
+/* wcs_sqlite_engine: the engine behind a connection's tables, for the
+** in-memory store (reachable no other way) and a file store alike. */
+START_TEST(test_sqlite_engine_reaches_the_module_store) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
+  sqlite3 *db = openDb(NULL);
+  wcs_engine *pEng, *pOpen = NULL;
+  wcs_table *pTab = NULL;
+  ck_assert_ptr_null(wcs_sqlite_engine(NULL, "main"));
+  ck_assert_ptr_null(wcs_sqlite_engine(db, "main")); /* no table yet */
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  pEng = wcs_sqlite_engine(db, NULL);
+  ck_assert_ptr_nonnull(pEng);
+  ck_assert_int_eq(wcs_table_open(pEng, "metrics", &pTab), WCS_OK);
+  ck_assert_ptr_nonnull(pTab);
+  wcs_table_close(pTab);
+  ck_assert_ptr_null(wcs_sqlite_engine(db, "nosuch"));
+  sqlite3_close(db);
+  /* a file store: the very engine wcs_engine_open_path shares */
+  db = openDb(zDb);
+  OK(db, zMetrics);
+  pEng = wcs_sqlite_engine(db, "main");
+  ck_assert_ptr_nonnull(pEng);
+  ck_assert_int_eq(wcs_engine_open_path(&pOpen, zStore, NULL, NULL), WCS_OK);
+  ck_assert_ptr_eq(pEng, pOpen);
+  wcs_engine_close(pOpen);
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_cache_clause_sizes_the_store_block_cache) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -1802,6 +1837,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_store_beside_database_and_reopen);
   tcase_add_test(tc, test_unreachable_store_is_an_error_for_every_use);
   tcase_add_test(tc, test_locked_store_says_the_table_is_intact);
+  tcase_add_test(tc, test_sqlite_engine_reaches_the_module_store);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
   tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);

@@ -332,4 +332,22 @@ check_eq "a store table missing from the database is attached again" "$out" "met
 out=$("$WCS" w.db "SELECT count(*) FROM metrics")
 check_eq "the attached table reads the store" "$out" "3"
 
+# ---- an in-memory database: the store commands reach the module's
+# in-memory store
+out=$("$WCS" :memory: ".stats" 2>&1)
+check_has "in memory: .stats before any table says the store comes with one" \
+  "$out" "its store is made with its first wcs table"
+out=$(printf '%s\n' \
+  "CREATE VIRTUAL TABLE t USING wcs(KEY (a STRING) DELIMITED BY '#', FAMILY f (n INT64));" \
+  "INSERT INTO t(a, n) VALUES ('x', 1), ('y', 2);" \
+  ".stats t" ".compact t" ".export t mem.csv" "DELETE FROM t;" \
+  ".import mem.csv t timestamp=value-encoded" "SELECT a, n FROM t;" ".keyviz t mem.svg" \
+  | "$WCS" :memory: 2>&1)
+check_has "in memory: .stats names the store" "$out" "store (in memory)"
+check_has "in memory: .compact" "$out" "compacted t:"
+check_has "in memory: .export" "$out" "exported t to mem.csv"
+check_has "in memory: .import reads the export back" "$out" "x|1
+y|2"
+check_has "in memory: .keyviz" "$out" "wrote mem.svg"
+
 finish

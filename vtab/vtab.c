@@ -82,6 +82,7 @@
 */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,9 +145,23 @@ static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
 ** Connections and stores
 ** ==================================================================== */
 
+/* Every connection the module is registered on, so that a program linking
+** the module can reach a connection's stores (wcs_sqlite_engine). */
+static pthread_mutex_t gConnMutex = PTHREAD_MUTEX_INITIALIZER;
+static WcsConn *gConnList;
+
 static void connUnref(WcsConn *pConn) {
   if (pConn && --pConn->nRef == 0) {
     WcsStore *s = pConn->pStore;
+    WcsConn **pp;
+    pthread_mutex_lock(&gConnMutex);
+    for (pp = &gConnList; *pp; pp = &(*pp)->pNextConn) {
+      if (*pp == pConn) {
+        *pp = pConn->pNextConn;
+        break;
+      }
+    }
+    pthread_mutex_unlock(&gConnMutex);
     while (s) {
       WcsStore *pNext = s->pNext;
       wcs_txn_free(s->pTxn);
@@ -4248,7 +4263,13 @@ static int registerAll(sqlite3 *db, char **pzErrMsg) {
   pConn->nRef = 1;
   /* on failure sqlite3_create_module_v2 calls connDestroy itself */
   rc = sqlite3_create_module_v2(db, "wcs", &wcsModule, pConn, connDestroy);
-  if (rc == SQLITE_OK) rc = wcsRegisterFunctions(db, pConn);
+  if (rc == SQLITE_OK) {
+    pthread_mutex_lock(&gConnMutex);
+    pConn->pNextConn = gConnList;
+    gConnList = pConn;
+    pthread_mutex_unlock(&gConnMutex);
+    rc = wcsRegisterFunctions(db, pConn);
+  }
   if (rc != SQLITE_OK && pzErrMsg) {
     *pzErrMsg = sqlite3_mprintf("wcs: %s", sqlite3_errmsg(db));
   }
@@ -4267,6 +4288,33 @@ __attribute__((visibility("default")))
                          const sqlite3_api_routines *pApi) {
   SQLITE_EXTENSION_INIT2(pApi);
   return registerAll(db, pzErrMsg);
+}
+
+wcs_engine *wcs_sqlite_engine(sqlite3 *db, const char *zSchema) {
+  WcsConn *pConn;
+  wcs_engine *pEng = NULL;
+  char *zPath = NULL;
+  if (zSchema == NULL) zSchema = "main";
+  /* no such schema: NULL (an in-memory or temporary database: "") */
+  if (db == NULL || sqlite3_db_filename(db, zSchema) == NULL) return NULL;
+  if (storePath(db, zSchema, NULL, &zPath) != SQLITE_OK) return NULL;
+  pthread_mutex_lock(&gConnMutex);
+  /* the latest registration on db: a second one replaced the module */
+  for (pConn = gConnList; pConn && pConn->db != db; pConn = pConn->pNextConn) {
+  }
+  if (pConn) {
+    WcsStore *st;
+    for (st = pConn->pStore; st; st = st->pNext) {
+      if (zPath ? st->zPath && strcmp(st->zPath, zPath) == 0
+                : st->zPath == NULL) {
+        pEng = st->pEng;
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&gConnMutex);
+  sqlite3_free(zPath);
+  return pEng;
 }
 
 int wcs_register(sqlite3 *db) {

@@ -68,6 +68,7 @@ struct WcsStore {
 
 struct WcsConn {
   sqlite3 *db;      /* the connection */
+  WcsConn *pNextConn; /* the process's list of registrations (vtab.c) */
   int nRef;         /* 1 for the module registration + 1 per WcsTab */
   WcsStore *pStore; /* stores opened by this connection (kept open until
                     ** the connection closes, so an in-memory store lives
