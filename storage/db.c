@@ -857,34 +857,72 @@ static void flushInline(wcs_db *db) {
   }
 }
 
-/* Switch to a new memtable (and WAL) — mutex held, leader only. */
+/*
+** Switch to a new memtable (and WAL) — mutex held, leader only.
+**
+** The manifest tracks the live logs: one edit seals the old log at its
+** length and marks the new one live. Order, so that a crash anywhere
+** leaves a store that opens: the new log is created and its directory
+** entry made durable before the edit names it (a crash before the edit
+** leaves an empty log no edit names, which recovery replays as nothing);
+** the old log is synced before the edit records its length (a crash after
+** the edit finds it at least that long). Nothing reaches the new log
+** before the edit is durable. With SYNC OFF the old log is not synced,
+** so its seal promises 0 bytes: only its existence is checked at open.
+*/
 static int switchMemtable(wcs_db *db, char **pzErr) {
   wal_writer *pNewWal = NULL;
   wcs_memtable *pNew = NULL;
   uint64_t iLog = 0;
-  int rc = WCS_OK;
+  int rc = WCS_OK, bKeepNew = 0;
+  if (!db->bInMemory) iLog = vset_new_file_number(db->pVs);
+  /* allocate first: nothing may fail once the edit names the new log */
+  if (memtable_new(db->nMemLimit, iLog, &pNew)) {
+    return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
   if (!db->bInMemory) {
-    char *z;
-    iLog = vset_new_file_number(db->pVs);
-    z = logPath(db, iLog);
-    if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-    rc = wal_writer_open(db->pEnv, z, &pNewWal, pzErr);
+    char *z = logPath(db, iLog);
+    if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    if (rc == WCS_OK) rc = wal_writer_open(db->pEnv, z, &pNewWal, pzErr);
     free(z);
-    /* the new log's directory entry must survive a power cut */
-    if (rc == WCS_OK && db->opt.iSync != WCS_SYNC_OFF) {
-      rc = db->pEnv->xSyncDir(db->pEnv, db->zDir, pzErr);
-    }
+    /* the new log's directory entry must survive a power cut, in every
+    ** mode: the manifest is about to name it */
+    if (rc == WCS_OK) rc = db->pEnv->xSyncDir(db->pEnv, db->zDir, pzErr);
     /* the old log must be durable before the new one can be (no gaps) */
     if (rc == WCS_OK && db->opt.iSync != WCS_SYNC_OFF) {
       rc = wal_writer_sync(db->pWal, pzErr);
       if (rc) setBgError(db, rc, dupStr(pzErr ? *pzErr : NULL));
     }
-  }
-  if (rc == WCS_OK && memtable_new(db->nMemLimit, iLog, &pNew)) {
-    rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    if (rc == WCS_OK) {
+      wcs_vedit e;
+      uint64_t iOld = memtable_log(db->pMem);
+      memset(&e, 0, sizeof e);
+      if (iOld && db->pWal) {
+        uint64_t nSealed = 0;
+        if (db->opt.iSync != WCS_SYNC_OFF) {
+          nSealed = wal_writer_size(db->pWal) - wal_writer_unsynced(db->pWal);
+        }
+        rc = vedit_log_seal(&e, iOld, nSealed);
+      }
+      if (rc == WCS_OK) rc = vedit_log_live(&e, iLog);
+      if (rc) {
+        rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      } else {
+        rc = vset_apply(db->pVs, &e, pzErr);
+        /* the edit may have reached the manifest: keep the (empty) log
+        ** it may name; the next open replays it as nothing and deletes
+        ** it. The manifest now refuses edits: the store stops. */
+        bKeepNew = rc != WCS_OK;
+        if (rc) setBgError(db, rc, dupStr(pzErr ? *pzErr : NULL));
+      }
+      vedit_clear(&e);
+    }
   }
   if (rc) {
-    if (pNewWal) {
+    memtable_unref(pNew);
+    if (pNewWal && bKeepNew) {
+      wal_writer_close(pNewWal);
+    } else if (pNewWal) {
       const char *zP = wal_writer_path(pNewWal);
       char *zCopy = dupStr(zP);
       wal_writer_close(pNewWal);
@@ -2683,9 +2721,65 @@ typedef struct Replay {
 #define LOG_REUSE_BYTES (1u << 20)
 
 /*
+** Before anything is replayed or written: every log the manifest tracks
+** as live (numbers >= its log number) must exist, and a sealed one must
+** hold at least the bytes it was sealed at. A log lost or cut short would
+** otherwise open as a smaller store, its commits silently gone. Nothing
+** on disk is changed on failure.
+*/
+static int checkLiveLogs(wcs_db *db, char **pzErr) {
+  const vedit_wal *a;
+  int n = vset_live_logs(db->pVs, &a), i, rc = WCS_OK;
+  for (i = 0; rc == WCS_OK && i < n; i++) {
+    char *z = logPath(db, a[i].iNum);
+    wcs_file *f = NULL;
+    uint64_t nSize = 0;
+    int bExists = 0;
+    if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    db->pEnv->xExists(db->pEnv, z, &bExists);
+    if (!bExists) {
+      char zWant[64];
+      if (a[i].bSealed) {
+        snprintf(zWant, sizeof zWant, "a file of %llu bytes",
+                 (unsigned long long)a[i].nSealed);
+      } else {
+        snprintf(zWant, sizeof zWant, "the log being written");
+      }
+      rc = wcs_seterr(
+          pzErr, WCS_CORRUPT_BKPT,
+          "store %s: log %s is missing (expected %s, found no file); the "
+          "manifest records it as holding commits that are in no sorted "
+          "file, so opening without it would lose them. Restore the file "
+          "(from a backup, or from wherever it was moved) and open again; "
+          "the store was left as it is",
+          db->zDir, z, zWant);
+    } else if (a[i].bSealed && a[i].nSealed > 0) {
+      rc = db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &f, pzErr);
+      if (rc == WCS_OK) rc = db->pEnv->xSize(f, &nSize, pzErr);
+      db->pEnv->xClose(f);
+      if (rc == WCS_OK && nSize < a[i].nSealed) {
+        rc = wcs_seterr(
+            pzErr, WCS_CORRUPT_BKPT,
+            "store %s: log %s is shorter than recorded (expected at least "
+            "%llu bytes, found %llu: truncated?); the commits in its missing "
+            "part are in no sorted file. Restore the file (from a backup) and "
+            "open again; the store was left as it is",
+            db->zDir, z, (unsigned long long)a[i].nSealed,
+            (unsigned long long)nSize);
+      }
+    }
+    free(z);
+  }
+  return rc;
+}
+
+/*
 ** Replay WAL files into memtables. Unless read-only: flush them and start
 ** a new log, or, when one short log was all there was to replay, go on
-** appending to it with the replayed memtable.
+** appending to it with the replayed memtable. A log the manifest sealed
+** must read cleanly to its sealed length: what would otherwise pass for
+** a torn tail there is a lost part of the log, refused before the tail is
+** cut.
 */
 static int recoverLogs(wcs_db *db, char **pzErr) {
   LogList l;
@@ -2754,6 +2848,20 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
     nReplayed++;
     iLast = l.a[i];
     nLastEnd = wal_reader_good_end(r);
+    if (rc == WCS_OK) {
+      const vedit_wal *w = vset_log_tracked(db->pVs, l.a[i]);
+      if (w && w->bSealed && nLastEnd < w->nSealed) {
+        rc = wcs_seterr(
+            pzErr, WCS_CORRUPT_BKPT,
+            "store %s: log %s does not read cleanly to the length it was "
+            "sealed at (expected %llu bytes of whole records, found %llu; "
+            "the bytes after that were changed or zeroed): the commits in "
+            "them would be lost. Restore the file (from a backup) and open "
+            "again; the log was left as it is",
+            db->zDir, zPath, (unsigned long long)w->nSealed,
+            (unsigned long long)nLastEnd);
+      }
+    }
     if (rc == WCS_OK && wal_reader_torn(r) && !db->bReadOnly) {
       /* cut the torn tail so new records never follow garbage */
       wcs_file *f = NULL;
@@ -2768,16 +2876,33 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
   }
   if (rc == WCS_OK && !db->bReadOnly && nReplayed == 1 && !bFlushed &&
       nLastEnd <= LOG_REUSE_BYTES) {
+    /* reuse it, unless sealed (nothing may follow its seal); a log the
+    ** manifest does not track yet (written by a binary of format 1, or
+    ** created by an open that crashed before recording it) is recorded
+    ** first, so that from now on its loss is detected */
+    const vedit_wal *w = vset_log_tracked(db->pVs, iLast);
     char *z = logPath(db, iLast);
     if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-    if (rc == WCS_OK &&
+    if (rc == WCS_OK && (w == NULL || !w->bSealed) &&
         wal_writer_open_append(db->pEnv, z, nLastEnd, &db->pWal, NULL) ==
             WCS_OK) {
-      memtable_set_log(db->pMem, iLast);
-      atomic_store(&db->lastSeq, maxSeq);
+      if (w == NULL) {
+        wcs_vedit e;
+        memset(&e, 0, sizeof e);
+        if (vedit_log_live(&e, iLast)) {
+          rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+        } else {
+          rc = vset_apply(db->pVs, &e, pzErr);
+        }
+        vedit_clear(&e);
+      }
+      if (rc == WCS_OK) {
+        memtable_set_log(db->pMem, iLast);
+        atomic_store(&db->lastSeq, maxSeq);
+      }
       free(z);
       free(l.a);
-      return WCS_OK;
+      return rc;
     }
     free(z);
   }
@@ -2799,11 +2924,15 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
     e.iLog = iLog;
     e.bLastSeq = 1;
     e.lastSeq = maxSeq;
+    if (vedit_log_live(&e, iLog)) {
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    }
     z = logPath(db, iLog);
     if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     if (rc == WCS_OK) rc = wal_writer_open(db->pEnv, z, &db->pWal, pzErr);
     if (rc == WCS_OK) rc = db->pEnv->xSyncDir(db->pEnv, db->zDir, pzErr);
     if (rc == WCS_OK) rc = vset_apply(db->pVs, &e, pzErr);
+    vedit_clear(&e);
     free(z);
     if (rc == WCS_OK) {
       memtable_unref(db->pMem);
@@ -2977,6 +3106,7 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     rc = vset_open(db->pEnv, db->zDir, &db->opt, db->pCache, db->bReadOnly,
                    db->opt.bCreate, &db->pVs, pzErr);
   }
+  if (rc == WCS_OK && !db->bInMemory) rc = checkLiveLogs(db, pzErr);
   if (rc == WCS_OK && !db->bReadOnly) rc = vset_open_manifest(db->pVs, pzErr);
   if (rc == WCS_OK && memtable_new(db->nMemLimit, 0, &db->pMem)) {
     rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");

@@ -15,9 +15,21 @@
 ** edits are appended and fsynced one by one. A torn tail of the manifest
 ** is an edit that was never applied (the change it describes only takes
 ** effect after the fsync), so recovery ignores it.
+**
+** Live logs (format 2): besides the sorted files the set tracks the WAL
+** files that hold commits not yet in them (aWal): VE_LOG_LIVE when the
+** store starts writing to one, VE_LOG_SEAL with its length when the
+** memtable switches away from it, dropped when VE_LOG moves past it. The
+** snapshot edit of a fresh manifest repeats them. db.c checks them at
+** open, so that a lost or shortened log is refused rather than opened as
+** a smaller store. A manifest of format 1 tracks none; a writable open
+** rewrites it as format 2 (vset_open_manifest) before appending an edit
+** with the new tags, so a manifest never holds tags its declared format
+** lacks.
 */
 #include "storage/version.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +51,11 @@ struct wcs_vset {
                                    ** records (0: its tail was torn) */
   wal_writer *pManifest;           /* open manifest (writable stores) */
   int bManifestBroken;             /* an append failed: refuse more edits */
+  int iFormat;                     /* format the manifest in use declares */
+  int nWal;                        /* entries in aWal */
+  int nWalAlloc;                   /* room in aWal */
+  vedit_wal *aWal;                 /* tracked live logs: numbers >= iLog,
+                                   ** ascending, no repeats */
   wcs_version *pCurrent;           /* referenced */
   wcs_buf aCompactPtr[WCS_NLEVEL]; /* round-robin cursors (user keys) */
 };
@@ -247,7 +264,29 @@ void vedit_clear(wcs_vedit *e) {
     fmeta_unref(e->aAdd[i].pMeta);
   free(e->aAdd);
   free(e->aDel);
+  free(e->aWal);
   memset(e, 0, sizeof *e);
+}
+
+static int walAdd(wcs_vedit *e, uint64_t iNum, int bSealed, uint64_t n) {
+  vedit_wal *a = realloc(e->aWal, sizeof(vedit_wal) * (size_t)(e->nWal + 1));
+  if (a == NULL) return WCS_NOMEM;
+  e->aWal = a;
+  a[e->nWal].iNum = iNum;
+  a[e->nWal].bSealed = bSealed;
+  a[e->nWal].nSealed = bSealed ? n : 0;
+  e->nWal++;
+  return WCS_OK;
+}
+
+int vedit_log_live(wcs_vedit *e, uint64_t iNum) {
+  assert(iNum > 0);
+  return walAdd(e, iNum, 0, 0);
+}
+
+int vedit_log_seal(wcs_vedit *e, uint64_t iNum, uint64_t nSealed) {
+  assert(iNum > 0);
+  return walAdd(e, iNum, 1, nSealed);
 }
 
 int vedit_add_file(wcs_vedit *e, int iLevel, wcs_fmeta *p) {
@@ -295,6 +334,13 @@ static int encodeAdd(wcs_buf *b, int iLevel, const wcs_fmeta *f) {
   return rc;
 }
 
+static int encodeWal(wcs_buf *b, const vedit_wal *w) {
+  int rc = wcs_buf_append_varint(b, w->bSealed ? VE_LOG_SEAL : VE_LOG_LIVE);
+  if (!rc) rc = wcs_buf_append_varint(b, w->iNum);
+  if (!rc && w->bSealed) rc = wcs_buf_append_varint(b, w->nSealed);
+  return rc;
+}
+
 int vedit_encode(const wcs_vedit *e, wcs_buf *b) {
   int rc = WCS_OK, i;
   if (e->bLog) {
@@ -308,6 +354,9 @@ int vedit_encode(const wcs_vedit *e, wcs_buf *b) {
   if (!rc && e->bLastSeq) {
     rc = wcs_buf_append_varint(b, VE_LAST_SEQ);
     if (!rc) rc = wcs_buf_append_varint(b, e->lastSeq);
+  }
+  for (i = 0; !rc && i < e->nWal; i++) {
+    rc = encodeWal(b, &e->aWal[i]);
   }
   for (i = 0; !rc && i < e->nDel; i++) {
     rc = wcs_buf_append_varint(b, VE_DEL_FILE);
@@ -372,6 +421,23 @@ int vedit_decode(wcs_vedit *e, const uint8_t *p, size_t n, const char *zFile,
                           "manifest %s has format version %llu; this build "
                           "reads versions up to %d: use a newer wcs",
                           zFile, (unsigned long long)v, VE_FORMAT_VERSION);
+      }
+      e->iFormat = (int)v;
+      break;
+    }
+    case VE_LOG_LIVE:
+    case VE_LOG_SEAL: {
+      uint64_t iNum = decVarint(&d), nSealed = 0;
+      if (tag == VE_LOG_SEAL) nSealed = decVarint(&d);
+      if (d.bad) break;
+      if (iNum == 0) {
+        d.bad = 1;
+        zWhy = "log number 0 in a live-log field";
+        break;
+      }
+      if (walAdd(e, iNum, tag == VE_LOG_SEAL, nSealed)) {
+        vedit_clear(e);
+        return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
       }
       break;
     }
@@ -1134,6 +1200,64 @@ static int readCurrent(wcs_vset *vs, uint64_t *piManifest, char **pzErr) {
   return rc;
 }
 
+/* Make room in vs->aWal for n more logs, so that walApply cannot fail
+** once an edit is durable. */
+static int walReserve(wcs_vset *vs, int n) {
+  vedit_wal *a;
+  int nNew;
+  if (vs->nWal + n <= vs->nWalAlloc) return WCS_OK;
+  nNew = vs->nWalAlloc ? vs->nWalAlloc : 4;
+  while (nNew < vs->nWal + n)
+    nNew *= 2;
+  a = realloc(vs->aWal, sizeof(vedit_wal) * (size_t)nNew);
+  if (a == NULL) return WCS_NOMEM;
+  vs->aWal = a;
+  vs->nWalAlloc = nNew;
+  return WCS_OK;
+}
+
+/* Index of the first tracked log numbered >= iNum. */
+static int walFind(const wcs_vset *vs, uint64_t iNum) {
+  int lo = 0, hi = vs->nWal;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (vs->aWal[mid].iNum < iNum)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/*
+** Apply the live-log fields of e to the tracked set (room reserved with
+** walReserve), then forget the logs below iLog, which VE_LOG made
+** obsolete. A seal wins over a live mark, whichever comes first, so the
+** fields of one edit may come in any order.
+*/
+static void walApply(wcs_vset *vs, const wcs_vedit *e, uint64_t iLog) {
+  int i, k;
+  for (i = 0; i < e->nWal; i++) {
+    const vedit_wal *w = &e->aWal[i];
+    k = walFind(vs, w->iNum);
+    if (k < vs->nWal && vs->aWal[k].iNum == w->iNum) {
+      if (w->bSealed) vs->aWal[k] = *w;
+      continue;
+    }
+    assert(vs->nWal < vs->nWalAlloc);
+    memmove(&vs->aWal[k + 1], &vs->aWal[k],
+            sizeof(vedit_wal) * (size_t)(vs->nWal - k));
+    vs->aWal[k] = *w;
+    vs->nWal++;
+  }
+  k = walFind(vs, iLog);
+  if (k > 0) {
+    memmove(&vs->aWal[0], &vs->aWal[k],
+            sizeof(vedit_wal) * (size_t)(vs->nWal - k));
+    vs->nWal -= k;
+  }
+}
+
 /* Replay manifest iManifest into vs->pCurrent. */
 static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
   char zName[64];
@@ -1182,6 +1306,12 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
     }
     rc = vedit_decode(&e, p, n, zPath, iOff, pzErr);
     if (rc) break;
+    if (vs->iFormat == 0) vs->iFormat = e.iFormat;
+    if (walReserve(vs, e.nWal)) {
+      vedit_clear(&e);
+      rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      break;
+    }
     if (e.bLog) {
       vs->iLog = e.iLog;
       bLog = 1;
@@ -1194,6 +1324,7 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
       vs->lastSeq = e.lastSeq;
       bSeq = 1;
     }
+    walApply(vs, &e, vs->iLog);
     {
       int i;
       for (i = 0; i < e.nAdd; i++)
@@ -1224,6 +1355,9 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
     }
   }
   if (iManifest >= vs->iNextFile) vs->iNextFile = iManifest + 1;
+  if (vs->nWal > 0 && vs->aWal[vs->nWal - 1].iNum >= vs->iNextFile) {
+    vs->iNextFile = vs->aWal[vs->nWal - 1].iNum + 1;
+  }
   if (rc == WCS_OK && !wal_reader_torn(r)) {
     vs->nManifestRead = wal_reader_good_end(r);
   }
@@ -1338,6 +1472,7 @@ void vset_close(wcs_vset *vs) {
   if (vs == NULL) return;
   version_unref(vs->pCurrent);
   wal_writer_close(vs->pManifest);
+  free(vs->aWal);
   for (i = 0; i < WCS_NLEVEL; i++)
     wcs_buf_free(&vs->aCompactPtr[i]);
   free(vs->zDir);
@@ -1394,6 +1529,9 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
   if (!rc) rc = wcs_buf_append_varint(&payload, vs->iNextFile);
   if (!rc) rc = wcs_buf_append_varint(&payload, VE_LAST_SEQ);
   if (!rc) rc = wcs_buf_append_varint(&payload, vs->lastSeq);
+  for (i = 0; !rc && i < vs->nWal; i++) {
+    rc = encodeWal(&payload, &vs->aWal[i]);
+  }
   for (i = 0; !rc && i < WCS_NLEVEL; i++) {
     for (j = 0; !rc && j < vs->pCurrent->anFile[i]; j++) {
       rc = encodeAdd(&payload, i, vs->pCurrent->aaFile[i][j]);
@@ -1418,6 +1556,7 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
   vs->pManifest = w;
   vs->bManifestBroken = 0;
   vs->iManifest = iNew;
+  vs->iFormat = VE_FORMAT_VERSION;
   if (iOld) {
     snprintf(zName, sizeof zName, "MANIFEST-%06llu", (unsigned long long)iOld);
     zPath = dirPath(vs->zDir, zName);
@@ -1432,7 +1571,8 @@ int vset_open_manifest(wcs_vset *vs, char **pzErr) {
   char *zPath;
   int rc;
   if (vs->iManifest == 0 || vs->nManifestRead == 0 ||
-      vs->nManifestRead > VSET_REUSE_BYTES) {
+      vs->nManifestRead > VSET_REUSE_BYTES ||
+      vs->iFormat != VE_FORMAT_VERSION) {
     return vset_new_manifest(vs, pzErr);
   }
   snprintf(zName, sizeof zName, "MANIFEST-%06llu",
@@ -1490,6 +1630,9 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
       }
     }
   }
+  if (rc == WCS_OK && walReserve(vs, e->nWal)) {
+    rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  }
   if (rc == WCS_OK) rc = versionBuild(vs, vs->pCurrent, e, &v, pzErr);
   if (rc == WCS_OK) {
     rc = vedit_encode(e, &payload);
@@ -1543,6 +1686,7 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
   vs->pCurrent = v;
   vs->iLog = e->iLog;
   vs->lastSeq = e->lastSeq;
+  walApply(vs, e, vs->iLog);
   return WCS_OK;
 }
 
@@ -1581,6 +1725,16 @@ const wcs_options *vset_options(const wcs_vset *vs) {
 }
 wcs_cache *vset_cache(const wcs_vset *vs) {
   return vs->pCache;
+}
+
+int vset_live_logs(const wcs_vset *vs, const vedit_wal **pa) {
+  *pa = vs->aWal;
+  return vs->nWal;
+}
+
+const vedit_wal *vset_log_tracked(const wcs_vset *vs, uint64_t iNum) {
+  int k = walFind(vs, iNum);
+  return k < vs->nWal && vs->aWal[k].iNum == iNum ? &vs->aWal[k] : NULL;
 }
 
 int vset_file_live(const wcs_vset *vs, uint64_t iFile) {

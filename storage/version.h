@@ -45,8 +45,19 @@
 /* VE_ADD_FILE: varint level, number, bytes, entries, raw bytes, range
 ** tombstones, min seq, max seq, flags (bit 0: unbounded above), smallest
 ** (varint length + internal key), largest (same). */
-#define VE_ADD_FILE       6
-#define VE_FORMAT_VERSION 1
+#define VE_ADD_FILE 6
+/* Live logs (format 2): a WAL file the store has started writing to
+** (VE_LOG_LIVE), or has sealed (VE_LOG_SEAL: no record is appended after
+** the length given; with a sync mode other than OFF the file was synced
+** to that length before the edit was written). A log named by either is
+** live until VE_LOG moves past it; at open it must exist and, if sealed,
+** read cleanly to its sealed length. */
+#define VE_LOG_LIVE 7 /* varint log number */
+#define VE_LOG_SEAL 8 /* varint log number, varint length in bytes */
+/* Format 1: tags 1..6. Format 2 adds tags 7 and 8; a reader of format 1
+** would take them for corruption, so a manifest holding them declares 2
+** and such a reader refuses it with WCS_PROTOCOL instead. */
+#define VE_FORMAT_VERSION 2
 
 typedef struct wcs_vset wcs_vset;
 
@@ -98,7 +109,17 @@ typedef struct vedit_del {
   uint64_t iFile; /* file number */
 } vedit_del;
 
+/* A log (WAL file) the manifest tracks: live, and sealed or not. */
+typedef struct vedit_wal {
+  uint64_t iNum;   /* log number: %06llu.log, >= 1 */
+  int bSealed;     /* sealed: nothing is appended after nSealed bytes */
+  uint64_t nSealed; /* when bSealed: bytes of whole records the file must
+                    ** hold at least (0 with SYNC OFF: none promised) */
+} vedit_wal;
+
 typedef struct wcs_vedit {
+  int iFormat;        /* VE_FORMAT read by vedit_decode, 0: absent (never
+                      ** encoded: vset_new_manifest writes it) */
   int bLog;           /* iLog is set */
   uint64_t iLog;      /* WAL files below this number are obsolete */
   int bNextFile;      /* iNextFile is set */
@@ -109,12 +130,19 @@ typedef struct wcs_vedit {
   vedit_add *aAdd;    /* files added, malloc'd */
   int nDel;           /* entries in aDel */
   vedit_del *aDel;    /* files removed, malloc'd */
+  int nWal;           /* entries in aWal */
+  vedit_wal *aWal;    /* logs made live or sealed (VE_LOG_LIVE/SEAL),
+                      ** malloc'd */
 } wcs_vedit;
 
 void vedit_clear(wcs_vedit *);
 /* Add a file (takes over the caller's reference on p). */
 int vedit_add_file(wcs_vedit *, int iLevel, wcs_fmeta *p);
 int vedit_del_file(wcs_vedit *, int iLevel, uint64_t iFile);
+/* Record log iNum as live (VE_LOG_LIVE), or as sealed at nSealed bytes
+** (VE_LOG_SEAL). */
+int vedit_log_live(wcs_vedit *, uint64_t iNum);
+int vedit_log_seal(wcs_vedit *, uint64_t iNum, uint64_t nSealed);
 /* Serialize / parse (parse returns WCS_CORRUPT naming zFile and iOff;
 ** parsed adds carry fresh fmeta without readers). */
 int vedit_encode(const wcs_vedit *, wcs_buf *pOut);
@@ -146,7 +174,8 @@ int vset_open(wcs_env *, const char *zDir, const wcs_options *pOpt,
 void vset_close(wcs_vset *);
 
 /*
-** Start a fresh manifest holding the whole current state, point CURRENT at
+** Start a fresh manifest holding the whole current state (files, log
+** numbers and the live logs with their seals), point CURRENT at
 ** it (write to a temporary file, fsync, rename, fsync the directory) and
 ** delete the old one.
 */
@@ -154,8 +183,10 @@ int vset_new_manifest(wcs_vset *, char **pzErr);
 /*
 ** Make the manifest writable at a writable open: append to the one just
 ** read when it ended with a whole record and holds at most
-** VSET_REUSE_BYTES (no write, no fsync: opening a store costs nothing on
-** disk), else vset_new_manifest, which also keeps manifests short.
+** VSET_REUSE_BYTES and declares the current format (no write, no fsync:
+** opening a store costs nothing on disk), else vset_new_manifest, which
+** also keeps manifests short and upgrades a format-1 manifest (so that no
+** edit of format 2 lands in a manifest that declares 1).
 */
 #define VSET_REUSE_BYTES (1u << 20)
 int vset_open_manifest(wcs_vset *, char **pzErr);
@@ -181,6 +212,16 @@ const char *vset_dir(const wcs_vset *);
 wcs_env *vset_env(const wcs_vset *);
 const wcs_options *vset_options(const wcs_vset *);
 wcs_cache *vset_cache(const wcs_vset *);
+
+/*
+** The logs the manifest tracks as live, numbers >= vset_log, ascending:
+** returns their count and points *pa at them (borrowed until the next
+** vset_apply). None for a store whose manifest has format 1 and no edit
+** of a newer binary since.
+*/
+int vset_live_logs(const wcs_vset *, const vedit_wal **pa);
+/* The tracked entry of log iNum, or NULL (borrowed as above). */
+const vedit_wal *vset_log_tracked(const wcs_vset *, uint64_t iNum);
 
 /* Is file number iFile named by the current version? */
 int vset_file_live(const wcs_vset *, uint64_t iFile);

@@ -115,7 +115,11 @@ static int writerOpen(wcs_env *pEnv, const char *zPath, int flags,
     free(w);
     return rc;
   }
-  w->nSize = w->nSynced = nSize;
+  /* an existing file's bytes may be in the page cache only (its writer
+  ** was killed before syncing): the first sync covers them too, so that
+  ** a sealed length recorded after it is durable */
+  w->nSize = nSize;
+  w->nSynced = 0;
   *pp = w;
   return WCS_OK;
 }

@@ -138,7 +138,9 @@ int wal_writer_open(wcs_env *, const char *zPath, wal_writer **pp,
 ** returned and the writer refuses further appends. */
 int wal_writer_append(wal_writer *, const uint8_t *p, size_t n, char **pzErr);
 /* Open an existing log of nSize bytes, all of them whole records (as a
-** reader found them, its tail cut if torn), to append to it. */
+** reader found them, its tail cut if torn), to append to it. They count as
+** unsynced: the next wal_writer_sync syncs the file even if nothing was
+** appended. */
 int wal_writer_open_append(wcs_env *, const char *zPath, uint64_t nSize,
                            wal_writer **pp, char **pzErr);
 int wal_writer_sync(wal_writer *, char **pzErr);

@@ -3,6 +3,7 @@
 ** and writes, range deletes, snapshots, iterator bounds and directions,
 ** reopen and recovery, prefetch of long scans, faults (disk full and I/O
 ** errors during WAL appends, flushes and compactions), the process lock,
+** the live logs the manifest tracks (a lost or shortened log is refused),
 ** and a randomized differential test against a sorted in-memory model
 ** with flushes, compactions, range deletes, snapshots, reverse iteration
 ** and reopens (WCS_DIFF_STEPS sets its length for long runs; WCS_SEED
@@ -25,6 +26,9 @@
 #include "storage/env.h"
 #include "storage/ikey.h"
 #include "storage/sst.h"
+#include "storage/util.h"
+#include "storage/version.h"
+#include "storage/wal.h"
 #include "testutil.h"
 #include "wcs.h"
 #include "storage/iterrun.h"
@@ -1333,6 +1337,371 @@ START_TEST(test_db_power_cut_sync_off_keeps_a_prefix) {
 }
 END_TEST
 
+/* ---- live logs: the manifest tracks the logs that hold commits not yet
+** in sorted files (doc/format.md, VE_LOG_LIVE and VE_LOG_SEAL) */
+
+/* The log files of a store directory, in ascending order. */
+typedef struct LogNames {
+  char az[16][64]; /* "<dir>/NNNNNN.log" */
+  int n;
+  const char *zDir;
+} LogNames;
+
+static int logName(void *p, const char *z) {
+  LogNames *l = p;
+  size_t n = strlen(z);
+  if (n > 4 && strcmp(z + n - 4, ".log") == 0 && l->n < 16) {
+    int i = l->n++;
+    snprintf(l->az[i], sizeof l->az[i], "%s/%s", l->zDir, z);
+    while (i > 0 && strcmp(l->az[i - 1], l->az[i]) > 0) {
+      char t[64];
+      memcpy(t, l->az[i], sizeof t);
+      memcpy(l->az[i], l->az[i - 1], sizeof t);
+      memcpy(l->az[i - 1], t, sizeof t);
+      i--;
+    }
+  }
+  return WCS_OK;
+}
+
+static void listLogs(wcs_env *pEnv, const char *zDir, LogNames *l) {
+  memset(l, 0, sizeof *l);
+  l->zDir = zDir;
+  ck_assert_int_eq(pEnv->xList(pEnv, zDir, l, logName, NULL), WCS_OK);
+}
+
+/* A whole file of env pEnv (malloc'd), and writing one back. */
+static uint8_t *envRead(wcs_env *pEnv, const char *z, size_t *pn) {
+  wcs_file *f = NULL;
+  uint64_t n = 0;
+  uint8_t *a;
+  ck_assert_int_eq(pEnv->xOpen(pEnv, z, WCS_OPEN_READ, &f, NULL), WCS_OK);
+  ck_assert_int_eq(pEnv->xSize(f, &n, NULL), WCS_OK);
+  a = malloc(n + 1);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_int_eq(pEnv->xRead(f, 0, a, n, pn, NULL), WCS_OK);
+  ck_assert_uint_eq(*pn, n);
+  pEnv->xClose(f);
+  return a;
+}
+
+static void envWrite(wcs_env *pEnv, const char *z, const uint8_t *a, size_t n) {
+  wcs_file *f = NULL;
+  ck_assert_int_eq(
+      pEnv->xOpen(pEnv, z, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &f, NULL),
+      WCS_OK);
+  if (n) ck_assert_int_eq(pEnv->xAppend(f, a, n, NULL), WCS_OK);
+  pEnv->xClose(f);
+}
+
+static uint64_t envSize(wcs_env *pEnv, const char *z) {
+  wcs_file *f = NULL;
+  uint64_t n = 0;
+  ck_assert_int_eq(pEnv->xOpen(pEnv, z, WCS_OPEN_READ, &f, NULL), WCS_OK);
+  ck_assert_int_eq(pEnv->xSize(f, &n, NULL), WCS_OK);
+  pEnv->xClose(f);
+  return n;
+}
+
+/* Open the store at /s (read-only or not) and return the code; the
+** message goes to *pzErr (free with wcs_free). On success, keys
+** key000000 .. nKey-1 must all be there. */
+static int openLogged(FaultFix *f, int bReadOnly, int nKey, char **pzErr) {
+  wcs_db *db = NULL;
+  wcs_options o = f->o;
+  int rc;
+  o.bReadOnly = bReadOnly;
+  *pzErr = NULL;
+  rc = wcs_db_open_env(&db, "/s", &o, f->pEnv, pzErr);
+  if (rc == WCS_OK) {
+    checkAcked(db, nKey);
+    OK(wcs_db_close(db));
+  }
+  return rc;
+}
+
+/* Open the store at /s (read-only or not), which must be refused for
+** log zLog: WCS_CORRUPT with a message naming the store, the log, zWhat,
+** and what to do. Returns the message (free with wcs_free). */
+static char *openRefused(FaultFix *f, int bReadOnly, const char *zLog,
+                         const char *zWhat) {
+  char *zErr = NULL;
+  int rc = openLogged(f, bReadOnly, 0, &zErr);
+  ck_assert_msg(rc == WCS_CORRUPT, "rc %d (%s)", rc, zErr ? zErr : "");
+  ck_assert_ptr_nonnull(zErr);
+  ck_assert_msg(strstr(zErr, "store /s") != NULL, "%s", zErr);
+  ck_assert_msg(strstr(zErr, zLog) != NULL, "%s", zErr);
+  ck_assert_msg(strstr(zErr, zWhat) != NULL, "%s", zErr);
+  ck_assert_msg(strstr(zErr, "Restore the file") != NULL, "%s", zErr);
+  return zErr;
+}
+
+/* Deleting the log of a store's last commits is reported at open,
+** naming the file, by a writable and a read-only open alike; the refused
+** opens change nothing. */
+START_TEST(test_db_missing_live_log_is_refused_naming_it) {
+  FaultFix f;
+  wcs_db *db = NULL;
+  LogNames l, l2;
+  char *zErr = NULL;
+  size_t nMan = 0, nMan2 = 0;
+  uint8_t *aMan, *aMan2;
+  int i;
+  char k[32], v[64];
+  faultOpen(&f);
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  for (i = 0; i < 50; i++) {
+    snprintf(k, sizeof k, "key%06d", i);
+    memset(v, 'a' + i % 26, sizeof v);
+    OK(wcs_db_put(db, k, strlen(k), v, sizeof v));
+  }
+  OK(wcs_db_close(db));
+  listLogs(f.pEnv, "/s", &l);
+  ck_assert_int_eq(l.n, 1);
+  ck_assert_int_eq(openLogged(&f, 1, 50, &zErr), WCS_OK);
+  ck_assert_int_eq(f.pEnv->xDelete(f.pEnv, l.az[0], NULL), WCS_OK);
+  aMan = envRead(f.pEnv, "/s/CURRENT", &nMan);
+
+  wcs_free(openRefused(&f, 1, l.az[0], "missing"));
+  wcs_free(openRefused(&f, 0, l.az[0], "missing"));
+  /* nothing changed: same manifest, still no log */
+  aMan2 = envRead(f.pEnv, "/s/CURRENT", &nMan2);
+  ck_assert_uint_eq(nMan, nMan2);
+  ck_assert(memcmp(aMan, aMan2, nMan) == 0);
+  listLogs(f.pEnv, "/s", &l2);
+  ck_assert_int_eq(l2.n, 0);
+  free(aMan);
+  free(aMan2);
+  faultClose(&f);
+}
+END_TEST
+
+/*
+** A sealed log that has lost its end is refused: cut at a record
+** boundary (shorter than its seal), or with its last sector zeroed (as
+** long as its seal, but its records stop short, which would pass for a
+** torn tail), or deleted. A log is left sealed and unflushed by a flush
+** that fails (every write after the switch's first fails), so the store
+** holds two live logs: the sealed one and the new, empty one.
+*/
+START_TEST(test_db_sealed_log_cut_short_is_refused) {
+  FaultFix f;
+  wcs_db *db = NULL;
+  LogNames l;
+  char *zErr = NULL;
+  uint8_t *aLog, *aCut;
+  size_t nLog = 0, off, cut = 0;
+  int i, rc = WCS_OK, nAcked;
+  char k[32], v[64], zNum[32];
+  faultOpen(&f);
+  f.o.iSync = WCS_SYNC_NORMAL;
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  for (i = 0; i < 5000; i++) {
+    /* a commit appends once; the one that switches the memtable and
+    ** flushes appends more: from its second append on, writes fail */
+    f.fault.nWriteFail = f.fault.nWrites + 2;
+    f.fault.rcFail = WCS_FULL;
+    f.fault.bSticky = 1;
+    snprintf(k, sizeof k, "key%06d", i);
+    memset(v, 'a' + i % 26, sizeof v);
+    rc = wcs_db_put(db, k, strlen(k), v, sizeof v);
+    if (rc) break;
+  }
+  ck_assert_int_ne(rc, WCS_OK);
+  nAcked = i;
+  ck_assert_int_gt(nAcked, 100);
+  f.fault.nWriteFail = 0;
+  f.fault.bSticky = 0;
+  wcs_db_close(db);
+  listLogs(f.pEnv, "/s", &l);
+  ck_assert_int_eq(l.n, 2);
+  ck_assert_int_eq(openLogged(&f, 1, nAcked, &zErr), WCS_OK);
+
+  /* cut at the record boundary nearest the middle */
+  aLog = envRead(f.pEnv, l.az[0], &nLog);
+  ck_assert_uint_gt(nLog, 1024);
+  for (off = 0; off + WAL_HEADER <= nLog;) {
+    off += WAL_HEADER + wcs_get32(aLog + off + WAL_OFF_LEN);
+    if (cut == 0 && off >= nLog / 2) cut = off;
+  }
+  ck_assert_uint_eq(off, nLog); /* whole records */
+  ck_assert(cut > 0 && cut < nLog);
+  envWrite(f.pEnv, l.az[0], aLog, cut);
+  zErr = openRefused(&f, 1, l.az[0], "shorter");
+  snprintf(zNum, sizeof zNum, "%zu bytes", nLog);
+  ck_assert_msg(strstr(zErr, zNum) != NULL, "%s", zErr); /* expected */
+  snprintf(zNum, sizeof zNum, "found %zu", cut);
+  ck_assert_msg(strstr(zErr, zNum) != NULL, "%s", zErr);
+  wcs_free(zErr);
+  wcs_free(openRefused(&f, 0, l.az[0], "shorter"));
+  ck_assert_uint_eq(envSize(f.pEnv, l.az[0]), cut); /* left as it was */
+
+  /* the last sector zeroed: the length is right, the records are not */
+  aCut = malloc(nLog);
+  memcpy(aCut, aLog, nLog);
+  off = ((nLog - 1) / 512) * 512;
+  memset(aCut + off, 0, nLog - off);
+  envWrite(f.pEnv, l.az[0], aCut, nLog);
+  wcs_free(openRefused(&f, 1, l.az[0], "does not read cleanly"));
+  wcs_free(openRefused(&f, 0, l.az[0], "does not read cleanly"));
+  ck_assert_uint_eq(envSize(f.pEnv, l.az[0]), nLog); /* not cut back */
+
+  /* deleted */
+  ck_assert_int_eq(f.pEnv->xDelete(f.pEnv, l.az[0], NULL), WCS_OK);
+  wcs_free(openRefused(&f, 0, l.az[0], "missing"));
+
+  /* restored: every acknowledged commit is back */
+  envWrite(f.pEnv, l.az[0], aLog, nLog);
+  ck_assert_int_eq(openLogged(&f, 0, nAcked, &zErr), WCS_OK);
+  ck_assert_int_eq(openLogged(&f, 1, nAcked, &zErr), WCS_OK);
+  free(aLog);
+  free(aCut);
+  faultClose(&f);
+}
+END_TEST
+
+/* Append a one-record log holding a batch at seq that puts k=v. */
+static void oldLog(wcs_env *pEnv, const char *zPath, uint64_t seq,
+                   const char *k, const char *v) {
+  uint8_t a[64];
+  size_t n = WAL_BATCH_HEADER;
+  wcs_buf b = {0};
+  wcs_put64(a + WAL_BATCH_OFF_SEQ, seq);
+  wcs_put32(a + WAL_BATCH_OFF_COUNT, 1);
+  a[n++] = WAL_OP_PUT;
+  a[n++] = (uint8_t)strlen(k);
+  memcpy(a + n, k, strlen(k));
+  n += strlen(k);
+  a[n++] = (uint8_t)strlen(v);
+  memcpy(a + n, v, strlen(v));
+  n += strlen(v);
+  ck_assert_int_eq(wal_frame(&b, a, n), WCS_OK);
+  envWrite(pEnv, zPath, b.a, b.n);
+  wcs_buf_free(&b);
+}
+
+/* A store written before logs were tracked (format 1: no VE_LOG_LIVE or
+** VE_LOG_SEAL) opens as before, read-only and writable, and replays its
+** logs; the writable open moves it to format 2, after which the loss of
+** its log is detected. */
+START_TEST(test_db_store_of_format_1_opens_and_starts_tracking) {
+  FaultFix f;
+  wcs_db *db = NULL;
+  wcs_buf b = {0};
+  LogNames l;
+  char *zErr = NULL;
+  uint8_t *aMan;
+  size_t nMan = 0;
+  static const uint8_t aEdit[] = {VE_FORMAT,   1, VE_LOG, 3, VE_NEXT_FILE, 5,
+                                  VE_LAST_SEQ, 0};
+  faultOpen(&f);
+  ck_assert_int_eq(f.pEnv->xMkdir(f.pEnv, "/s", NULL), WCS_OK);
+  ck_assert_int_eq(wal_frame(&b, aEdit, sizeof aEdit), WCS_OK);
+  envWrite(f.pEnv, "/s/MANIFEST-000002", b.a, b.n);
+  envWrite(f.pEnv, "/s/CURRENT", (const uint8_t *)"MANIFEST-000002\n", 16);
+  oldLog(f.pEnv, "/s/000003.log", 1, "a", "1");
+  oldLog(f.pEnv, "/s/000004.log", 2, "b", "2");
+
+  f.o.bReadOnly = 1;
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, &zErr));
+  ck_assert_str_eq(tu_get_str(db, NULL, "a"), "1");
+  ck_assert_str_eq(tu_get_str(db, NULL, "b"), "2");
+  OK(wcs_db_close(db));
+  db = NULL;
+  /* no check is possible without tracking: a lost log goes unnoticed */
+  f.o.bReadOnly = 0;
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, &zErr));
+  ck_assert_str_eq(tu_get_str(db, NULL, "a"), "1");
+  ck_assert_str_eq(tu_get_str(db, NULL, "b"), "2");
+  putS(db, "c", "3");
+  OK(wcs_db_close(db));
+  db = NULL;
+
+  /* the manifest now declares format 2 and tracks the new log */
+  {
+    char zMan[64];
+    size_t nCur = 0;
+    uint8_t *aCur = envRead(f.pEnv, "/s/CURRENT", &nCur);
+    snprintf(zMan, sizeof zMan, "/s/%.*s", (int)nCur - 1, (char *)aCur);
+    free(aCur);
+    aMan = envRead(f.pEnv, zMan, &nMan);
+    ck_assert_uint_gt(nMan, WAL_HEADER + 2);
+    ck_assert_int_eq(aMan[WAL_HEADER], VE_FORMAT);
+    ck_assert_int_eq(aMan[WAL_HEADER + 1], 2);
+    free(aMan);
+  }
+  listLogs(f.pEnv, "/s", &l);
+  ck_assert_int_eq(l.n, 1);
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, &zErr));
+  ck_assert_str_eq(tu_get_str(db, NULL, "c"), "3");
+  OK(wcs_db_close(db));
+  ck_assert_int_eq(f.pEnv->xDelete(f.pEnv, l.az[0], NULL), WCS_OK);
+  wcs_free(openRefused(&f, 1, l.az[0], "missing"));
+  wcs_buf_free(&b);
+  faultClose(&f);
+}
+END_TEST
+
+/* Many memtable switches, flushes and compactions (background threads),
+** closes and reopens: every open succeeds and finds every commit. Logs a
+** crash can leave behind open too: an empty one no edit names (created,
+** not yet recorded) and an obsolete one (recorded, not yet deleted). */
+START_TEST(test_db_reopen_after_many_switches_flushes_and_compactions) {
+  const char *zDir = tu_tmpdir("dblivelogs");
+  char zPath[1100], zLog[1200];
+  wcs_db *db = NULL;
+  wcs_options o;
+  int iRound, i, nKey = 0;
+  char k[32], v[128];
+  smallOptions(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  for (iRound = 0; iRound < 6; iRound++) {
+    OK(wcs_db_open(&db, zPath, &o, NULL));
+    for (i = 0; i < 1500; i++, nKey++) {
+      tu_key_of(k, "key", nKey);
+      tu_val_of(v, "v", nKey);
+      putS(db, k, v);
+    }
+    if (iRound % 3 == 1) OK(wcs_db_flush(db));
+    if (iRound % 3 == 2) {
+      OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+      ck_assert_uint_gt(tu_db_stat(db, "compactions") +
+                            tu_db_stat(db, "trivial_moves"),
+                        0);
+    }
+    ck_assert_uint_gt(tu_db_stat(db, "flushes"), 0);
+    OK(wcs_db_close(db));
+    db = NULL;
+    if (iRound == 3) {
+      snprintf(zLog, sizeof zLog, "%s/999999.log", zPath);
+      ck_assert_int_eq(tu_write_file(zLog, "", 0), 0);
+      snprintf(zLog, sizeof zLog, "%s/000001.log", zPath);
+      ck_assert_int_eq(tu_write_file(zLog, "junk", 4), 0);
+    }
+    o.bReadOnly = 1;
+    OK(wcs_db_open(&db, zPath, &o, NULL));
+    for (i = 0; i < nKey; i += 13) {
+      tu_key_of(k, "key", i);
+      tu_val_of(v, "v", i);
+      ck_assert_str_eq(tu_get_str(db, NULL, k), v);
+    }
+    OK(wcs_db_close(db));
+    db = NULL;
+    o.bReadOnly = 0;
+  }
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  for (i = 0; i < nKey; i++) {
+    tu_key_of(k, "key", i);
+    tu_val_of(v, "v", i);
+    ck_assert_str_eq(tu_get_str(db, NULL, k), v);
+  }
+  OK(wcs_db_close(db));
+  snprintf(zLog, sizeof zLog, "%s/000001.log", zPath);
+  ck_assert_int_ne(access(zLog, F_OK), 0); /* the obsolete one went */
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* Reads that fail (I/O error on a sorted file) return the error with the
 ** file's name, never a wrong answer. */
 START_TEST(test_db_read_error_is_reported) {
@@ -2286,6 +2655,11 @@ Suite *storage_db_suite(void) {
   tcase_add_test(
       tc, test_db_memtable_outside_the_bounds_is_left_out_until_it_reaches_them);
   tcase_add_test(tc, test_db_power_cut_sync_off_keeps_a_prefix);
+  tcase_add_test(tc, test_db_missing_live_log_is_refused_naming_it);
+  tcase_add_test(tc, test_db_sealed_log_cut_short_is_refused);
+  tcase_add_test(tc, test_db_store_of_format_1_opens_and_starts_tracking);
+  tcase_add_test(tc,
+                 test_db_reopen_after_many_switches_flushes_and_compactions);
   tcase_add_test(tc, test_db_read_error_is_reported);
   tcase_add_test(tc, test_db_iter_refresh_sees_new_writes_files_and_tombstones);
   tcase_add_test(tc, test_db_bounds_within_one_bloom_prefix_skip_files);

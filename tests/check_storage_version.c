@@ -2,7 +2,9 @@
 ** Tests of version edits and the manifest (storage/version.c): golden
 ** bytes of an edit and its framed record (the worked example of
 ** doc/format.md), round trips, malformed edits reported as corruption
-** with file and offset, a newer format version refused, and a store whose
+** with file and offset, a newer format version refused, the live-log
+** fields (golden bytes, malformed ones, the tracked set they build), and a
+** store whose
 ** manifest, CURRENT file or sorted files are damaged: a flipped byte at any
 ** offset of the manifest is WCS_CORRUPT naming it, a torn manifest tail is
 ** ignored, and a missing sorted file is named.
@@ -139,6 +141,148 @@ START_TEST(test_version_malformed_edits_are_corruption) {
     ck_assert_ptr_nonnull(strstr(zErr, "format version 9"));
     free(zErr);
   }
+}
+END_TEST
+
+/* The edit of a memtable switch (doc/format.md, "Worked example: live
+** logs"): log 5, next file 10, last seq 300, log 7 sealed at 70000 bytes,
+** log 9 live. */
+static const uint8_t aGoldenLogEdit[] = {
+    0x02, 0x05,             /* VE_LOG 5 */
+    0x03, 0x0a,             /* VE_NEXT_FILE 10 */
+    0x04, 0xac, 0x02,       /* VE_LAST_SEQ 300 */
+    0x08, 0x07, 0xf0, 0xa2, 0x04, /* VE_LOG_SEAL log 7, 70000 bytes */
+    0x07, 0x09,             /* VE_LOG_LIVE log 9 */
+};
+static const uint8_t aGoldenLogHeader[] = {
+    0xa4, 0xdf, 0x29, 0x17, 0x0e, 0x00, 0x00, 0x00, 0xc0, 0x6d, 0x6e, 0x99,
+};
+
+START_TEST(test_version_live_log_fields_golden_bytes) {
+  wcs_vedit e, d;
+  wcs_buf b = {0}, r = {0};
+  memset(&e, 0, sizeof e);
+  e.bLog = 1;
+  e.iLog = 5;
+  e.bNextFile = 1;
+  e.iNextFile = 10;
+  e.bLastSeq = 1;
+  e.lastSeq = 300;
+  ck_assert_int_eq(vedit_log_seal(&e, 7, 70000), WCS_OK);
+  ck_assert_int_eq(vedit_log_live(&e, 9), WCS_OK);
+  ck_assert_int_eq(vedit_encode(&e, &b), WCS_OK);
+  ck_assert_uint_eq(b.n, sizeof aGoldenLogEdit);
+  ck_assert(memcmp(b.a, aGoldenLogEdit, b.n) == 0);
+  ck_assert_int_eq(wal_frame(&r, b.a, b.n), WCS_OK);
+  ck_assert(memcmp(r.a, aGoldenLogHeader, sizeof aGoldenLogHeader) == 0);
+  /* and back */
+  ck_assert_int_eq(vedit_decode(&d, aGoldenLogEdit, sizeof aGoldenLogEdit,
+                                "M", 0, NULL),
+                   WCS_OK);
+  ck_assert_int_eq(d.nWal, 2);
+  ck_assert_uint_eq(d.aWal[0].iNum, 7);
+  ck_assert_int_eq(d.aWal[0].bSealed, 1);
+  ck_assert_uint_eq(d.aWal[0].nSealed, 70000);
+  ck_assert_uint_eq(d.aWal[1].iNum, 9);
+  ck_assert_int_eq(d.aWal[1].bSealed, 0);
+  ck_assert_uint_eq(d.iLog, 5);
+  vedit_clear(&d);
+  vedit_clear(&e);
+  wcs_buf_free(&b);
+  wcs_buf_free(&r);
+}
+END_TEST
+
+/* Cut short, log number 0: corruption naming the manifest. Format 2 is
+** read; a later one is refused with WCS_PROTOCOL. */
+START_TEST(test_version_malformed_live_log_fields_are_corruption) {
+  wcs_vedit d;
+  size_t i;
+  char *zErr = NULL;
+  static const uint8_t aZero[] = {VE_LOG_LIVE, 0};
+  static const uint8_t aSealZero[] = {VE_LOG_SEAL, 0, 5};
+  static const uint8_t aV2[] = {VE_FORMAT, 2, VE_LOG_LIVE, 4};
+  static const uint8_t aV3[] = {VE_FORMAT, 3};
+  for (i = 1; i < sizeof aGoldenLogEdit; i++) {
+    int rc = vedit_decode(&d, aGoldenLogEdit, i, "M", 0, NULL);
+    if (rc == WCS_OK)
+      vedit_clear(&d);
+    else
+      ck_assert_int_eq(rc, WCS_CORRUPT);
+  }
+  /* cut inside the seal: between its number and its length */
+  ck_assert_int_eq(vedit_decode(&d, aGoldenLogEdit, 9, "M", 0, NULL),
+                   WCS_CORRUPT);
+  ck_assert_int_eq(vedit_decode(&d, aZero, sizeof aZero, "dir/MANIFEST-000004",
+                                12, &zErr),
+                   WCS_CORRUPT);
+  ck_assert_ptr_nonnull(strstr(zErr, "dir/MANIFEST-000004"));
+  ck_assert_ptr_nonnull(strstr(zErr, "log number 0"));
+  free(zErr);
+  zErr = NULL;
+  ck_assert_int_eq(vedit_decode(&d, aSealZero, sizeof aSealZero, "M", 0, NULL),
+                   WCS_CORRUPT);
+  ck_assert_int_eq(vedit_decode(&d, aV2, sizeof aV2, "M", 0, NULL), WCS_OK);
+  ck_assert_int_eq(d.iFormat, 2);
+  vedit_clear(&d);
+  ck_assert_int_eq(vedit_decode(&d, aV3, sizeof aV3, "M", 0, &zErr),
+                   WCS_PROTOCOL);
+  ck_assert_ptr_nonnull(strstr(zErr, "format version 3"));
+  free(zErr);
+}
+END_TEST
+
+static void writeAll(wcs_env *pEnv, const char *z, const uint8_t *a, size_t n);
+
+/* Append one framed edit to b. */
+static void frameEdit(wcs_buf *b, const uint8_t *p, size_t n) {
+  ck_assert_int_eq(wal_frame(b, p, n), WCS_OK);
+}
+
+/* The tracked set follows the edits: live, then sealed (a seal wins, in
+** either order), and forgotten once VE_LOG passes a log. */
+START_TEST(test_version_live_logs_follow_the_edits) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  wcs_cache *pCache = NULL;
+  wcs_vset *vs = NULL;
+  wcs_options o;
+  wcs_buf b = {0};
+  const vedit_wal *a;
+  char *zErr = NULL;
+  int n;
+  static const uint8_t e1[] = {VE_FORMAT,   2, VE_LOG, 3, VE_NEXT_FILE, 4,
+                               VE_LAST_SEQ, 0, VE_LOG_LIVE, 3};
+  static const uint8_t e2[] = {VE_LOG, 3, VE_LOG_SEAL, 3, 0x64,
+                               VE_LOG_LIVE, 6, VE_LOG_LIVE, 5};
+  static const uint8_t e3[] = {VE_LOG_LIVE, 8, VE_LOG_SEAL, 8, 0x10,
+                               VE_LOG_LIVE, 8, VE_LOG, 5};
+  ck_assert_int_eq(pEnv->xMkdir(pEnv, "/s", NULL), WCS_OK);
+  frameEdit(&b, e1, sizeof e1);
+  frameEdit(&b, e2, sizeof e2);
+  frameEdit(&b, e3, sizeof e3);
+  writeAll(pEnv, "/s/MANIFEST-000002", b.a, b.n);
+  writeAll(pEnv, "/s/CURRENT", (const uint8_t *)"MANIFEST-000002\n", 16);
+  wcs_options_init(&o);
+  ck_assert_int_eq(wcs_cache_new(1 << 20, &pCache), WCS_OK);
+  ck_assert_int_eq(vset_open(pEnv, "/s", &o, pCache, 1, 0, &vs, &zErr),
+                   WCS_OK);
+  n = vset_live_logs(vs, &a);
+  ck_assert_int_eq(n, 3);
+  ck_assert_uint_eq(a[0].iNum, 5);
+  ck_assert_int_eq(a[0].bSealed, 0);
+  ck_assert_uint_eq(a[1].iNum, 6);
+  ck_assert_int_eq(a[1].bSealed, 0);
+  ck_assert_uint_eq(a[2].iNum, 8);
+  ck_assert_int_eq(a[2].bSealed, 1);
+  ck_assert_uint_eq(a[2].nSealed, 16);
+  ck_assert_ptr_null(vset_log_tracked(vs, 3));
+  ck_assert_ptr_nonnull(vset_log_tracked(vs, 6));
+  /* file numbers never repeat: the next one is above every tracked log */
+  ck_assert_uint_ge(vset_next_file(vs), 9);
+  vset_close(vs);
+  wcs_cache_free(pCache);
+  wcs_buf_free(&b);
+  pEnv->xDestroy(pEnv);
 }
 END_TEST
 
@@ -383,6 +527,9 @@ Suite *storage_version_suite(void) {
   tcase_add_test(tc, test_version_edit_golden_bytes);
   tcase_add_test(tc, test_version_edit_round_trip);
   tcase_add_test(tc, test_version_malformed_edits_are_corruption);
+  tcase_add_test(tc, test_version_live_log_fields_golden_bytes);
+  tcase_add_test(tc, test_version_malformed_live_log_fields_are_corruption);
+  tcase_add_test(tc, test_version_live_logs_follow_the_edits);
   tcase_add_test(tc, test_version_flipped_manifest_byte_is_corruption);
   tcase_add_test(tc, test_version_torn_manifest_tail_is_ignored);
   tcase_add_test(tc, test_version_damaged_current_is_named);

@@ -9,6 +9,12 @@
 ** manifest file as it is. Mode 1 (odd): the rest is a list of edit
 ** payloads, each one length byte then that many bytes, framed with valid
 ** checksums so the fuzzer gets past the CRCs into the edit decoder.
+**
+** Beside the manifest the directory holds two logs, so that edits which
+** track live logs (VE_LOG_LIVE, VE_LOG_SEAL) reach the checks of recovery:
+** 000004.log, one write batch (seq 1, put "k" = "v") in a record of
+** FUZZ_LOG4_BYTES bytes, and 000005.log, empty. The seeds live-logs and
+** live-log-missing in tests/corpus/manifest track them.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +28,8 @@
 #include "wcs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_LOG4_BYTES 29 /* WAL_HEADER + 12-byte batch header + 5 */
 
 static void put(wcs_env *pEnv, const char *z, const void *p, size_t n) {
   wcs_file *f = NULL;
@@ -59,6 +67,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pEnv->xMkdir(pEnv, "/s", NULL);
   put(pEnv, "/s/CURRENT", "MANIFEST-000001\n", 16);
   put(pEnv, "/s/MANIFEST-000001", b.a, b.n);
+  {
+    static const uint8_t aBatch[] = {1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+                                     WAL_OP_PUT, 1, 'k', 1, 'v'};
+    wcs_buf log = {0};
+    if (wal_frame(&log, aBatch, sizeof aBatch) == WCS_OK) {
+      put(pEnv, "/s/000004.log", log.a, log.n);
+    }
+    wcs_buf_free(&log);
+    put(pEnv, "/s/000005.log", "", 0);
+  }
   wcs_options_init(&o);
   o.bReadOnly = 1;
   o.bNoBackground = 1;
