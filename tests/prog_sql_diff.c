@@ -4,10 +4,11 @@
 ** random SQL against both, and the results must agree (DESIGN.md §3–§6).
 **
 ** HOW IT WORKS
-**   Four key schemas, each loaded with random rows into a wcs table w_<tag>
+**   Eight key schemas, each loaded with random rows into a wcs table w_<tag>
 **   and into an ordinary table n_<tag> with the same decoded columns, the
 **   qualifier columns, and _key (computed here from the documented
-**   encodings, independently of the module):
+**   encodings, doc/keyschema.md §3-§5, independently of the module; a
+**   salted key's bucket byte with xxHash's XXH3_64):
 **     tele   KEY (device STRING, id STRING, day INT64 DECIMAL(8))
 **            DELIMITED BY '#' — empty segments, multi-byte UTF-8, bytes just
 **            above the delimiter ('$'), digit-only strings, DECIMAL extremes;
@@ -17,6 +18,36 @@
 **            empty strings in names
 **     bytes  KEY (k BYTES), a singleton key of raw bytes (00 and FF too)
 **     raw    no KEY clause: only the raw _key BLOB
+**     stele  tele's key with SALT 4: every scan fans out over the buckets
+**            and, for ORDER BY on key fields, merges them back into key
+**            order (with LIMIT/OFFSET pushed down, DESC, prefix, range, IN
+**            and skip plans); ORDER BY _key is the physical (bucket) order
+**     rev    tele's key with day REVERSED DECIMAL(8): newest first, so
+**            ORDER BY day ASC is a reverse scan; ranges, BETWEEN, IN and
+**            literals just outside 0 .. 10^8 - 1 on it
+**     soc    KEY (tenant INT64 ORDERED CODE, ts INT64 REVERSED
+**            DECIMAL(19), name STRING) ORDERED CODE SALT 3: a reversed
+**            middle field of 0 .. INT64_MAX in a salted ORDERED CODE key
+**     hist   KEY (device, id, day REVERSED DECIMAL(8)) with families
+**            s MAX VERSIONS 3, m MAX AGE '1000d', g MAX VERSIONS 2 MAX AGE
+**            '1000d' INTERSECTION and u (no rule), every cell written with
+**            an explicit _timestamp (several versions per column, out of
+**            order, equal timestamps replacing a version, some deletes of
+**            columns, families and rows, key moves). Its native side is a
+**            table of cells n_cells, the live cells n_live (the GC rules of
+**            doc/sql.md §8 applied at read time, by position in the column
+**            and by age; the timestamps lie in 1970 or 2100, so no clock is
+**            needed), n_hist (each column's newest live cell, _timestamp
+**            the newest of the row) and a view n_histv whose INSTEAD OF
+**            triggers turn the same INSERT/UPDATE/DELETE text into cell
+**            mutations. Besides the statements below, the history view
+**            h_hist (CREATE ... USING wcs(TABLE 'w_hist', HISTORY)) is
+**            compared with n_live: every version, h_hist(n) and
+**            latest_n = n (the n newest after the time filter), _timestamp
+**            ranges, =, BETWEEN and as-of (<=), family and qualifier terms,
+**            value terms (SQLite's, after latest-N), ORDER BY and LIMIT,
+**            and one column's versions, which must come newest first; and
+**            the table's latest values and _timestamp under the rules.
 **   A small native "probe" table p_<tag> per schema feeds joins and IN
 **   subqueries. Then a stream of random statements, each written once for
 **   the wcs table and once for the native one: =, IN lists on one or more
@@ -30,12 +61,13 @@
 **   the upsert rules of doc/sql.md §6), transactions with ROLLBACK or
 **   COMMIT, loading transactions (many INSERTs and upserts, nothing read),
 **   SAVEPOINT/ROLLBACK TO/RELEASE, wcs_compact() (so that data and
-**   tombstones reach the sorted files; w_tele is loaded with every family
-**   in every row, so that reads after a compaction find the rows from one
-**   family until writes make the families differ), statements that must
-**   fail without leaving partial rows. At a third and at two thirds the database is
-**   closed and reopened (the wcs tables reconnect to their store) and every
-**   table is compared whole.
+**   tombstones reach the sorted files, and GC drops expired cells there;
+**   w_tele and w_stele are loaded with every family in every row, so that
+**   reads after a compaction find the rows from one family until writes
+**   make the families differ), statements that must fail without leaving
+**   partial rows. At a third and at two thirds the database is closed and
+**   reopened (the wcs tables and the history view reconnect to their
+**   store) and every table is compared whole.
 **
 ** COMPARISON
 **   Results are compared as multisets, except that when ORDER BY fixes the
@@ -44,8 +76,10 @@
 **   lead the select list) must agree, and the multiset too unless a LIMIT
 **   cut the result. LIMIT without ORDER BY compares row counts. Values are
 **   compared with their SQLite storage class. After every write the tables
-**   are compared whole. Both sides failing counts as agreement; one side
-**   failing is a mismatch.
+**   are compared whole (w_hist with its _timestamp, and h_hist cell by
+**   cell). Both sides failing counts as agreement; one side failing is a
+**   mismatch. A write compares sqlite3_changes(); on w_hist with the rows
+**   the native tables say it must change.
 **
 ** ENVIRONMENT
 **   WCS_SEED=n           replay a run (the seed is printed first)
@@ -54,9 +88,10 @@
 **                        statements
 **   WCS_DIFF_AVOID=list  known module bugs to steer around (see aAvoidName;
 **                        "none" tests everything)
-**   WCS_DIFF_SCALE=n     load n times more rows (default 1: 1000-1500 rows
-**                        per table, which fit the memtable until a
-**                        wcs_compact() statement moves them to sorted files)
+**   WCS_DIFF_SCALE=n     load n times more rows (default 1: 600-1500 rows
+**                        per table, 250 rows of cells in w_hist, which fit
+**                        the memtable until a wcs_compact() statement
+**                        moves them to sorted files)
 **   WCS_DIFF_VERBOSE=1   print every statement pair as it runs
 **   WCS_TEST_TMP         where the database directory is made
 **
@@ -71,10 +106,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <xxhash.h>
+
 #include "testutil.h"
 #include "wcs.h"
 
-#define MAXF           4   /* key fields or qualifier columns per schema */
+#define MAXF           6   /* key fields or qualifier columns per schema */
 #define MAX_PRINT_FAIL 25  /* mismatches printed in full */
 #define MAX_FAIL       300 /* stop early after this many */
 
@@ -261,7 +298,9 @@ enum { KEY_DELIM = 1, KEY_OC, KEY_SINGLE, KEY_NONE };
 
 typedef struct Col {
   const char *zName;
-  int t; /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB */
+  int t;    /* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB */
+  int nDec; /* INT64 key field: DECIMAL(nDec) digits; 0: ORDERED CODE */
+  int bRev; /* with nDec: REVERSED DECIMAL (larger values sort first) */
 } Col;
 
 typedef struct Spec {
@@ -279,6 +318,11 @@ typedef struct Spec {
               ** after wcs_compact() reads can find the rows from one
               ** family (doc/engine.md, "Rows from the files' notes") until
               ** writes make the families differ */
+  int nSalt;  /* SALT n of the key (0: none) */
+  const char *azFam[MAXF]; /* the family of each qualifier column */
+  int bHist; /* the cells table with timestamps and GC policies (the
+             ** "hist" schema; its native twin is built over the cells
+             ** table n_cells: see histCreate) */
 } Spec;
 
 static Spec aSpec[] = {
@@ -290,15 +334,20 @@ static Spec aSpec[] = {
      "note TEXT, _key BLOB, PRIMARY KEY(device, id, day)",
      KEY_DELIM,
      3,
-     {{"device", SQLITE_TEXT}, {"id", SQLITE_TEXT}, {"day", SQLITE_INTEGER}},
+     {{"device", SQLITE_TEXT, 0, 0},
+      {"id", SQLITE_TEXT, 0, 0},
+      {"day", SQLITE_INTEGER, 8, 0}},
      4,
-     {{"cpu", SQLITE_INTEGER},
-      {"mem", SQLITE_INTEGER},
-      {"temp", SQLITE_FLOAT},
-      {"note", SQLITE_TEXT}},
+     {{"cpu", SQLITE_INTEGER, 0, 0},
+      {"mem", SQLITE_INTEGER, 0, 0},
+      {"temp", SQLITE_FLOAT, 0, 0},
+      {"note", SQLITE_TEXT, 0, 0}},
      1500,
      2,
-     1},
+     1,
+     0,
+     {"stats", "stats", "stats", "meta"},
+     0},
     {"oc",
      "KEY (tenant INT64 ORDERED CODE, ts INT64 ORDERED CODE, name STRING) "
      "ORDERED CODE, FAMILY f (v INT64, s STRING), SYNC OFF",
@@ -306,36 +355,133 @@ static Spec aSpec[] = {
      "PRIMARY KEY(tenant, ts, name)",
      KEY_OC,
      3,
-     {{"tenant", SQLITE_INTEGER},
-      {"ts", SQLITE_INTEGER},
-      {"name", SQLITE_TEXT}},
+     {{"tenant", SQLITE_INTEGER, 0, 0},
+      {"ts", SQLITE_INTEGER, 0, 0},
+      {"name", SQLITE_TEXT, 0, 0}},
      2,
-     {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
+     {{"v", SQLITE_INTEGER, 0, 0}, {"s", SQLITE_TEXT, 0, 0}},
      1500,
      2,
+     0,
+     0,
+     {"f", "f"},
      0},
     {"bytes",
      "KEY (k BYTES), FAMILY f (v INT64, s STRING), SYNC OFF",
      "k BLOB PRIMARY KEY, v INTEGER, s TEXT, _key BLOB",
      KEY_SINGLE,
      1,
-     {{"k", SQLITE_BLOB}},
+     {{"k", SQLITE_BLOB, 0, 0}},
      2,
-     {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
+     {{"v", SQLITE_INTEGER, 0, 0}, {"s", SQLITE_TEXT, 0, 0}},
      1000,
      1,
+     0,
+     0,
+     {"f", "f"},
      0},
     {"raw",
      "FAMILY f (v INT64), FAMILY g (s STRING), SYNC OFF",
      "_key BLOB PRIMARY KEY, v INTEGER, s TEXT",
      KEY_NONE,
      1,
-     {{"_key", SQLITE_BLOB}},
+     {{"_key", SQLITE_BLOB, 0, 0}},
      2,
-     {{"v", SQLITE_INTEGER}, {"s", SQLITE_TEXT}},
+     {{"v", SQLITE_INTEGER, 0, 0}, {"s", SQLITE_TEXT, 0, 0}},
      1000,
      1,
+     0,
+     0,
+     {"f", "g"},
      0},
+    /* tele's key salted: scans fan out over 4 buckets and merge */
+    {"stele",
+     "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#' "
+     "SALT 4, FAMILY stats (cpu INT64, mem INT64), FAMILY meta (note STRING), "
+     "SYNC OFF",
+     "device TEXT, id TEXT, day INTEGER, cpu INTEGER, mem INTEGER, "
+     "note TEXT, _key BLOB, PRIMARY KEY(device, id, day)",
+     KEY_DELIM,
+     3,
+     {{"device", SQLITE_TEXT, 0, 0},
+      {"id", SQLITE_TEXT, 0, 0},
+      {"day", SQLITE_INTEGER, 8, 0}},
+     3,
+     {{"cpu", SQLITE_INTEGER, 0, 0},
+      {"mem", SQLITE_INTEGER, 0, 0},
+      {"note", SQLITE_TEXT, 0, 0}},
+     700,
+     2,
+     1,
+     4,
+     {"stats", "stats", "meta"},
+     0},
+    /* a reversed last field: newest first in key order */
+    {"rev",
+     "KEY (device STRING, id STRING, day INT64 REVERSED DECIMAL(8)) "
+     "DELIMITED BY '#', FAMILY stats (cpu INT64, temp FLOAT64), SYNC OFF",
+     "device TEXT, id TEXT, day INTEGER, cpu INTEGER, temp REAL, _key BLOB, "
+     "PRIMARY KEY(device, id, day)",
+     KEY_DELIM,
+     3,
+     {{"device", SQLITE_TEXT, 0, 0},
+      {"id", SQLITE_TEXT, 0, 0},
+      {"day", SQLITE_INTEGER, 8, 1}},
+     2,
+     {{"cpu", SQLITE_INTEGER, 0, 0}, {"temp", SQLITE_FLOAT, 0, 0}},
+     600,
+     2,
+     0,
+     0,
+     {"stats", "stats"},
+     0},
+    /* ORDERED CODE struct, salted over 3 buckets, with a reversed middle
+    ** field of 19 digits (0 .. INT64_MAX) */
+    {"soc",
+     "KEY (tenant INT64 ORDERED CODE, ts INT64 REVERSED DECIMAL(19), "
+     "name STRING) ORDERED CODE SALT 3, FAMILY f (v INT64, s STRING), "
+     "SYNC OFF",
+     "tenant INTEGER, ts INTEGER, name TEXT, v INTEGER, s TEXT, _key BLOB, "
+     "PRIMARY KEY(tenant, ts, name)",
+     KEY_OC,
+     3,
+     {{"tenant", SQLITE_INTEGER, 0, 0},
+      {"ts", SQLITE_INTEGER, 19, 1},
+      {"name", SQLITE_TEXT, 0, 0}},
+     2,
+     {{"v", SQLITE_INTEGER, 0, 0}, {"s", SQLITE_TEXT, 0, 0}},
+     700,
+     2,
+     0,
+     3,
+     {"f", "f"},
+     0},
+    /* cells with explicit timestamps under GC policies (see histCreate):
+    ** the native twin n_hist is made from the cells table n_cells */
+    {"hist",
+     "KEY (device STRING, id STRING, day INT64 REVERSED DECIMAL(8)) "
+     "DELIMITED BY '#', FAMILY s (a INT64, b STRING) MAX VERSIONS 3, "
+     "FAMILY m (c INT64) MAX AGE '1000d', "
+     "FAMILY g (d STRING) MAX VERSIONS 2 MAX AGE '1000d' INTERSECTION, "
+     "FAMILY u (e INT64), SYNC OFF",
+     NULL,
+     KEY_DELIM,
+     3,
+     {{"device", SQLITE_TEXT, 0, 0},
+      {"id", SQLITE_TEXT, 0, 0},
+      {"day", SQLITE_INTEGER, 8, 1}},
+     5,
+     {{"a", SQLITE_INTEGER, 0, 0},
+      {"b", SQLITE_TEXT, 0, 0},
+      {"c", SQLITE_INTEGER, 0, 0},
+      {"d", SQLITE_TEXT, 0, 0},
+      {"e", SQLITE_INTEGER, 0, 0}},
+     250,
+     2,
+     0,
+     0,
+     {"s", "s", "m", "g", "u"},
+     1},
 };
 #define NSPEC ((int)(sizeof aSpec / sizeof aSpec[0]))
 
@@ -440,7 +586,10 @@ static void genField(const Spec *s, int iField, int bLoad, Val *v) {
     if (iField == 0) {
       valInt(v, (bLoad || pct(80)) ? aTenant[rnd(16)] : randWide());
     } else if (iField == 1) {
-      valInt(v, (bLoad || pct(70)) ? aTs[rnd(60)] : randWide());
+      int64_t x = (bLoad || pct(70)) ? aTs[rnd(60)] : randWide();
+      /* a DECIMAL field holds 0 .. 10^n - 1 (here n = 19: every x >= 0) */
+      if (s->aKey[1].nDec && x < 0) x = -(x + 1);
+      valInt(v, x);
     } else {
       valText(v, azName[rnd((int)(sizeof azName / sizeof(char *)))]);
     }
@@ -512,18 +661,48 @@ static int ocInt(int64_t v, unsigned char *a) {
   return n;
 }
 
-/* The row key for a tuple, from the documented encodings. */
+/* 10^n - 1 for n <= 19 (the largest DECIMAL(n) value). */
+static uint64_t decMax(int n) {
+  uint64_t x = 1;
+  while (n-- > 0)
+    x *= 10;
+  return x - 1;
+}
+
+/* DECIMAL(n) or REVERSED DECIMAL(n) digits of v (doc/keyschema.md §3):
+** v zero-padded, or (10^n - 1) - v. */
+static int decDigits(const Col *c, int64_t v, unsigned char *a) {
+  uint64_t x = (uint64_t)v;
+  char z[32];
+  if (c->bRev) x = decMax(c->nDec) - x;
+  snprintf(z, sizeof z, "%0*llu", c->nDec, (unsigned long long)x);
+  memcpy(a, z, (size_t)c->nDec);
+  return c->nDec;
+}
+
+/* The row key for a tuple, from the documented encodings; with SALT n the
+** bucket byte XXH3_64(key) % n comes first (doc/keyschema.md §5). */
 static void encodeKey(const Spec *s, const Val *aKey, Val *pOut) {
   unsigned char a[4200];
   int n = 0, i;
+  if (s->nSalt) n = 1;
   if (s->eKey == KEY_DELIM) {
-    n = snprintf((char *)a, sizeof a, "%s#%s#%08lld", (const char *)aKey[0].z,
-                 (const char *)aKey[1].z, (long long)aKey[2].i);
+    for (i = 0; i < s->nKey; i++) {
+      if (i) a[n++] = '#';
+      if (s->aKey[i].t == SQLITE_INTEGER) {
+        n += decDigits(&s->aKey[i], aKey[i].i, a + n);
+      } else {
+        memcpy(a + n, aKey[i].z, (size_t)aKey[i].n);
+        n += aKey[i].n;
+      }
+    }
   } else if (s->eKey == KEY_OC) {
     unsigned char aF[3][64];
     int anF[3], nLast;
-    anF[0] = ocInt(aKey[0].i, aF[0]);
-    anF[1] = ocInt(aKey[1].i, aF[1]);
+    for (i = 0; i < 2; i++) {
+      anF[i] = s->aKey[i].nDec ? decDigits(&s->aKey[i], aKey[i].i, aF[i])
+                               : ocInt(aKey[i].i, aF[i]);
+    }
     memcpy(aF[2], aKey[2].z, aKey[2].n);
     anF[2] = aKey[2].n;
     nLast = 3;
@@ -549,8 +728,12 @@ static void encodeKey(const Spec *s, const Val *aKey, Val *pOut) {
       }
     }
   } else {
-    memcpy(a, aKey[0].z, aKey[0].n);
-    n = aKey[0].n;
+    memcpy(a + n, aKey[0].z, aKey[0].n);
+    n += aKey[0].n;
+  }
+  if (s->nSalt) {
+    a[0] = (unsigned char)(XXH3_64bits(a + 1, (size_t)(n - 1)) %
+                           (uint64_t)s->nSalt);
   }
   valBytes(pOut, SQLITE_BLOB, a, n);
 }
@@ -732,7 +915,7 @@ static Run g;
 ** the surface stays tested while a fix is pending. WCS_DIFF_AVOID lists
 ** them by name ("none": avoid nothing); unset, DEFAULT_AVOID applies.
 ** Remove a name from DEFAULT_AVOID when its bug is fixed. */
-#define DEFAULT_AVOID "key-text"
+#define DEFAULT_AVOID "key-text,salt-key-desc,salt-skip-filter"
 #define AVOID_EMPTY_BLOB                                                       \
   0x01 /* x'' as a point or upper bound on a BLOB                              \
         ** key column (_key < x'', k = x'') */
@@ -742,10 +925,24 @@ static Run g;
 #define AVOID_KEY_TEXT                                                         \
   0x04 /* _key <op> 'text': plan-dependent (inside an                          \
        ** OR, or beside a point lookup on _key) */
+#define AVOID_SALT_KEY_DESC                                                    \
+  0x08 /* ORDER BY _key DESC on a salted table: the                            \
+       ** buckets come in ascending order, each reversed                       \
+       ** (vtab.c, pickStream); the generator writes ASC */
+#define AVOID_SALT_SKIP_FILTER                                                 \
+  0x10 /* a _key term beside key-field terms on a                              \
+       ** salted table: a skip scan whose _key bound                           \
+       ** leaves a bucket empty filters its rows with                          \
+       ** another bucket's state (vtab.c, xFilter drops                        \
+       ** the empty stream and moves the others, whose                         \
+       ** engine cursors keep the old pFilterCtx); the                         \
+       ** generator keeps such WHEREs to one kind */
 static const struct {
   const char *zName;
   int m;
 } aAvoidName[] = {
+    {"salt-key-desc", AVOID_SALT_KEY_DESC},
+    {"salt-skip-filter", AVOID_SALT_SKIP_FILTER},
     {"empty-blob", AVOID_EMPTY_BLOB},
     {"row-value-limit", AVOID_ROW_VALUE_LIMIT},
     {"key-text", AVOID_KEY_TEXT},
@@ -858,11 +1055,23 @@ static int compareWhole(int iSpec, const char *zWhy) {
   for (i = 0; i < s->nQual; i++)
     sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
   if (s->eKey != KEY_NONE) sqlite3_str_appendall(a, ", _key");
+  if (s->bHist) sqlite3_str_appendall(a, ", _timestamp");
   zCols = sqlite3_str_finish(a);
   zOrd = sqlite3_str_finish(o);
   zW = sqlite3_mprintf("SELECT %s FROM w_%s ORDER BY %s", zCols, s->zTag, zOrd);
   zN = sqlite3_mprintf("SELECT %s FROM n_%s ORDER BY %s", zCols, s->zTag, zOrd);
   ok = compare2(zW, zN, CMP_ORDERED, 0, 0, zWhy);
+  if (s->bHist) {
+    /* every live cell, through the history view */
+    static const char *zH =
+        "SELECT device, id, day, family, qualifier, _timestamp, value FROM %s "
+        "ORDER BY device, id, day, family, qualifier, _timestamp DESC";
+    char *zHW = sqlite3_mprintf(zH, "h_hist");
+    char *zHN = sqlite3_mprintf(zH, "n_live");
+    ok &= compare2(zHW, zHN, CMP_ORDERED, 0, 0, zWhy);
+    sqlite3_free(zHW);
+    sqlite3_free(zHN);
+  }
   sqlite3_free(zCols);
   sqlite3_free(zOrd);
   sqlite3_free(zW);
@@ -935,6 +1144,8 @@ typedef struct Q {
   const Spec *s;
   Val aRow[MAXF]; /* the sampled row conditions lean on */
   Val rowKey;
+  int nKeyField; /* terms made on key fields (anyKeyTerm) */
+  int nRawKey;   /* terms made on _key (rawKeyTerm) */
 } Q;
 
 static void qInit(Q *q, int iSpec) {
@@ -1182,6 +1393,10 @@ static void keyTerm(Q *q, int i, const char *zCol) {
         qa(q, "%s = %lld.0", zCol, (long long)(v.i % 1000000000));
       else if (y == 4)
         qa(q, "%s %s '%lld'", zCol, azCmp[rnd(4)], (long long)v.i);
+      else if (c->nDec && pct(60))
+        /* just outside DECIMAL(n): -1 or 10^n (a REAL for n = 19) */
+        qa(q, "%s %s %s%llu", zCol, azCmp[rnd(4)], pct(50) ? "-" : "",
+           pct(50) ? 1ULL : (unsigned long long)decMax(c->nDec) + 1);
       else
         qa(q, "%s %s 9223372036854775807.0", zCol, azCmp[rnd(4)]);
     } else if (c->t == SQLITE_TEXT) {
@@ -1256,6 +1471,7 @@ static void keyTerm(Q *q, int i, const char *zCol) {
 static void rawKeyTerm(Q *q, const char *zCol) {
   Val v, p;
   int x = rnd(100);
+  q->nRawKey++;
   memset(&v, 0, sizeof v);
   memset(&p, 0, sizeof p);
   if (pct(80))
@@ -1362,6 +1578,7 @@ static void qualTerm(Q *q, const char *zAlias) {
 /* A key-field term with a bias to the leading fields. */
 static void anyKeyTerm(Q *q, const char *zAlias) {
   int i = pct(45) ? 0 : rnd(q->s->nKey);
+  q->nKeyField++;
   char *zCol = sqlite3_mprintf("%s%s", zAlias, q->s->aKey[i].zName);
   keyTerm(q, i, zCol);
   sqlite3_free(zCol);
@@ -1370,9 +1587,18 @@ static void anyKeyTerm(Q *q, const char *zAlias) {
 /* 0..3 terms joined by AND (sometimes an OR of two). Returns terms made. */
 static int genWhere(Q *q, const char *zAlias, int nMax, int bWhereWord) {
   int nTerm = rnd(nMax + 1), i;
+  /* see AVOID_SALT_SKIP_FILTER */
+  int bOneKind = q->s->nSalt && (g.mAvoid & AVOID_SALT_SKIP_FILTER);
   for (i = 0; i < nTerm; i++) {
     int x = rnd(100);
     qa(q, i == 0 ? (bWhereWord ? " WHERE " : " AND ") : " AND ");
+    if (bOneKind && x < 82 && q->nRawKey > 0) {
+      x = 82; /* a qualifier term instead of a key-field one */
+    } else if (bOneKind && x >= 70 && x < 82 && q->nKeyField > 0) {
+      x = 0; /* a key-field term instead of a _key one */
+    } else if (bOneKind && x >= 92 && q->nRawKey > 0) {
+      x = 82;
+    }
     if (x < 70) {
       anyKeyTerm(q, zAlias);
     } else if (x < 82) {
@@ -1455,8 +1681,10 @@ static void stmtSelect(int iSpec) {
     nOrd = s->nKey;
     bUnique = 1;
   } else if (kind < 87) { /* _key */
+    int bDesc = pct(50);
+    if (s->nSalt && (g.mAvoid & AVOID_SALT_KEY_DESC)) bDesc = 0;
     qa(&q, "_key, ");
-    sqlite3_str_appendf(pOrd, "_key%s", pct(50) ? " DESC" : "");
+    sqlite3_str_appendf(pOrd, "_key%s", bDesc ? " DESC" : "");
     nOrd = 1;
     bUnique = 1;
   } else if (kind < 93) { /* a qualifier, then the key */
@@ -1635,13 +1863,11 @@ static void stmtFunctions(int iSpec) {
   Q q;
   const Spec *s = &aSpec[iSpec];
   int i, x = rnd(100);
-  static const char *azFam[4][MAXF] = {
-      {"stats", "stats", "stats", "meta"}, {"f", "f"}, {"f", "f"}, {"f", "g"}};
   qInit(&q, iSpec);
   qa(&q, "SELECT _key");
   if (x < 50 || s->eKey == KEY_NONE) {
     for (i = 0; i < s->nQual; i++) {
-      qw(&q, ", %s ->> '%s'", azFam[iSpec][i], s->aQual[i].zName);
+      qw(&q, ", %s ->> '%s'", s->azFam[i], s->aQual[i].zName);
       qn(&q, ", %s", s->aQual[i].zName);
     }
   } else if (x < 75) {
@@ -1675,6 +1901,8 @@ static void stmtFunctions(int iSpec) {
 
 /* ---- writes ---- */
 
+static int histWrite(int iSpec); /* the hist schema's writes (below) */
+
 /* A row key that is in no row of the native table (nor in aAvoid). */
 static int freshKey(int iSpec, Val *aKey, Val *pKey, Val *aAvoid, int nAvoid) {
   const Spec *s = &aSpec[iSpec];
@@ -1707,6 +1935,7 @@ static int stmtInsert(int iSpec) {
   const Spec *s = &aSpec[iSpec];
   Val aKey[MAXF], aDone[4], v;
   int nRow = 1 + rnd(4), r, i, ok;
+  if (aSpec[iSpec].bHist) return histWrite(iSpec);
   memset(aKey, 0, sizeof aKey);
   memset(aDone, 0, sizeof aDone);
   memset(&v, 0, sizeof v);
@@ -1898,6 +2127,7 @@ static int stmtDeleteReinsert(int iSpec) {
   const Spec *s = &aSpec[iSpec];
   Val v;
   int i, ok;
+  if (aSpec[iSpec].bHist) return histWrite(iSpec);
   memset(&v, 0, sizeof v);
   qInit(&q, iSpec);
   qa(&q, "DELETE FROM ");
@@ -1951,6 +2181,7 @@ static int stmtUpsert(int iSpec) {
   int i, ok, x = rnd(3);
   static const char *azVerb[] = {"INSERT", "INSERT OR REPLACE",
                                  "INSERT OR IGNORE"};
+  if (aSpec[iSpec].bHist) return histWrite(iSpec);
   memset(&v, 0, sizeof v);
   qInit(&q, iSpec);
   qa(&q, "%s INTO ", azVerb[x]);
@@ -1990,8 +2221,686 @@ static int stmtUpsert(int iSpec) {
   return ok;
 }
 
+/* ------------------------------------------------------------------ */
+/* The "hist" schema: cells, timestamps, GC policies, the history view */
+
+/* Cell timestamps come from two bands that the MAX AGE '1000d' rule
+** splits the same way on any day between 1973 and 2097: the old band
+** (1970: expired under MAX AGE) and the new band (2100: never expired).
+** HIST_CUT lies between them, so the native side needs no clock. A pool
+** of a few values makes versions collide (a write at an existing
+** timestamp replaces that version) and arrive out of order. */
+#define HIST_NEW (INT64_C(4102444800000000)) /* 2100-01-01 */
+#define HIST_CUT (INT64_C(2000000000000000))
+static int64_t aHts[24];
+
+static void initHistTs(void) {
+  int i;
+  aHts[0] = 0;
+  for (i = 1; i < 11; i++)
+    aHts[i] = 1 + (int64_t)tu_rand_range(UINT64_C(1000000000000));
+  for (i = 11; i < 23; i++)
+    aHts[i] = HIST_NEW + (int64_t)tu_rand_range(UINT64_C(1000000000));
+  aHts[23] = INT64_MAX - 1; /* the largest timestamp a cell may have */
+}
+static int64_t histTs(void) {
+  return pct(3) ? aHts[23] : aHts[rnd(23)];
+}
+
+/* The native side of w_hist (doc/sql.md §4, §6, §8):
+**   n_cells  one row per cell: key fields, _key, family, qualifier,
+**            _timestamp, value; a write at an existing (column, timestamp)
+**            replaces it
+**   n_live   the cells GC leaves at read time, with rn, the position in
+**            the column (1 = newest): s MAX VERSIONS 3; m MAX AGE (the old
+**            band); g MAX VERSIONS 2 MAX AGE INTERSECTION (both rules);
+**            u every version
+**   n_histv  the table: each column's newest live cell, rows with at least
+**            one; _timestamp the newest cell of the row. INSTEAD OF
+**            triggers turn the same INSERT, UPDATE and DELETE statements
+**            into Bigtable mutations on n_cells: NULL leaves a column
+**            alone on INSERT and deletes all its versions on UPDATE,
+**            SET family = NULL deletes the family, DELETE the row, a new
+**            key moves every cell; _replace (OR REPLACE) deletes the row
+**            first, _ignore (OR IGNORE) skips an existing row
+**   n_hist   n_histv's rows in a table (histRefresh after every write, in
+**            the write's transaction, so that ROLLBACK undoes it too): the
+**            statements on the table and sampleRow() read it */
+static char *zHistRows; /* SELECT of n_hist's rows for the keys in n_touched */
+
+static int histCreate(const Spec *s) {
+  sqlite3_str *a = sqlite3_str_new(NULL);
+  char *z;
+  int i, rc;
+  sqlite3_str_appendf(
+      a,
+      "CREATE TABLE n_cells(device TEXT, id TEXT, day INTEGER, _key BLOB, "
+      "family TEXT, qualifier TEXT, _timestamp INTEGER, value, "
+      "PRIMARY KEY(_key, family, qualifier, _timestamp));"
+      "CREATE TABLE n_touched(k BLOB PRIMARY KEY);"
+      "CREATE VIEW n_live AS SELECT * FROM (SELECT c.*, (SELECT count(*) "
+      "FROM n_cells AS o WHERE o._key = c._key AND o.family = c.family AND "
+      "o.qualifier = c.qualifier AND o._timestamp >= c._timestamp) AS rn "
+      "FROM n_cells AS c) WHERE CASE family WHEN 's' THEN rn <= 3 "
+      "WHEN 'm' THEN _timestamp >= %lld "
+      "WHEN 'g' THEN rn <= 2 OR _timestamp >= %lld ELSE 1 END;"
+      "CREATE VIEW n_histv AS SELECT device, id, day",
+      (long long)HIST_CUT, (long long)HIST_CUT);
+  {
+    sqlite3_str *r = sqlite3_str_new(NULL);
+    sqlite3_str_appendall(r, "SELECT device, id, day");
+    for (i = 0; i < s->nQual; i++) {
+      sqlite3_str_appendf(r,
+                          ", max(CASE WHEN family = '%s' AND qualifier = '%s' "
+                          "THEN value END) AS %s",
+                          s->azFam[i], s->aQual[i].zName, s->aQual[i].zName);
+      sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
+    }
+    sqlite3_str_appendall(r, ", _key, max(_timestamp) FROM n_live WHERE rn = 1 "
+                             "AND _key IN (SELECT k FROM n_touched) "
+                             "GROUP BY _key");
+    sqlite3_free(zHistRows);
+    zHistRows = sqlite3_str_finish(r);
+  }
+  /* the view is only written to: its rows come from n_hist */
+  sqlite3_str_appendall(a, ", _key, _timestamp, "
+                           "NULL AS s, NULL AS m, NULL AS g, NULL AS u, "
+                           "NULL AS _replace, NULL AS _ignore FROM n_hist;");
+  sqlite3_str_appendall(
+      a, "CREATE TRIGGER n_histv_ins INSTEAD OF INSERT ON n_histv BEGIN "
+         "SELECT RAISE(IGNORE) WHERE NEW._ignore AND EXISTS "
+         "(SELECT 1 FROM n_hist WHERE _key = NEW._key); "
+         "INSERT OR IGNORE INTO n_touched VALUES (NEW._key); "
+         "DELETE FROM n_cells WHERE _key = NEW._key AND NEW._replace;");
+  for (i = 0; i < s->nQual; i++) {
+    sqlite3_str_appendf(
+        a,
+        " INSERT OR REPLACE INTO n_cells SELECT NEW.device, NEW.id, NEW.day, "
+        "NEW._key, '%s', '%s', NEW._timestamp, NEW.%s WHERE NEW.%s IS NOT "
+        "NULL;",
+        s->azFam[i], s->aQual[i].zName, s->aQual[i].zName, s->aQual[i].zName);
+  }
+  sqlite3_str_appendall(a, " END;");
+  for (i = 0; i < s->nQual; i++) {
+    const char *q = s->aQual[i].zName, *f = s->azFam[i];
+    sqlite3_str_appendf(
+        a,
+        "CREATE TRIGGER n_histv_upd_%s INSTEAD OF UPDATE OF %s ON n_histv "
+        "BEGIN "
+        "INSERT OR IGNORE INTO n_touched VALUES (NEW._key); "
+        "DELETE FROM n_cells WHERE _key = NEW._key AND family = '%s' AND "
+        "qualifier = '%s' AND NEW.%s IS NULL; "
+        "INSERT OR REPLACE INTO n_cells SELECT NEW.device, NEW.id, NEW.day, "
+        "NEW._key, '%s', '%s', NEW._timestamp, NEW.%s WHERE NEW.%s IS NOT "
+        "NULL; END;",
+        q, q, f, q, q, f, q, q, q);
+  }
+  for (i = 0; i < 4; i++) {
+    static const char *azF[] = {"s", "m", "g", "u"};
+    sqlite3_str_appendf(a,
+                        "CREATE TRIGGER n_histv_fam_%s INSTEAD OF UPDATE OF %s "
+                        "ON n_histv WHEN NEW.%s IS NULL BEGIN "
+                        "INSERT OR IGNORE INTO n_touched VALUES (OLD._key); "
+                        "DELETE FROM "
+                        "n_cells WHERE _key = OLD._key AND family = '%s'; END;",
+                        azF[i], azF[i], azF[i], azF[i]);
+  }
+  sqlite3_str_appendall(
+      a, "CREATE TRIGGER n_histv_move INSTEAD OF UPDATE OF device, id, day ON "
+         "n_histv BEGIN INSERT OR IGNORE INTO n_touched VALUES (OLD._key), "
+         "(NEW._key); UPDATE OR REPLACE n_cells SET device = NEW.device, "
+         "id = NEW.id, day = NEW.day, _key = NEW._key WHERE _key = OLD._key; "
+         "END;"
+         "CREATE TRIGGER n_histv_del INSTEAD OF DELETE ON n_histv BEGIN "
+         "INSERT OR IGNORE INTO n_touched VALUES (OLD._key); DELETE FROM "
+         "n_cells WHERE _key = OLD._key; END;"
+         "CREATE VIRTUAL TABLE h_hist USING wcs(TABLE 'w_hist', HISTORY);"
+         "CREATE TABLE n_hist(device TEXT, id TEXT, day INTEGER");
+  for (i = 0; i < s->nQual; i++) {
+    sqlite3_str_appendf(a, ", %s %s", s->aQual[i].zName,
+                        s->aQual[i].t == SQLITE_INTEGER ? "INTEGER" : "TEXT");
+  }
+  sqlite3_str_appendall(a, ", _key BLOB, _timestamp INTEGER, "
+                           "PRIMARY KEY(device, id, day));");
+  z = sqlite3_str_finish(a);
+  rc = execOk(z);
+  sqlite3_free(z);
+  return rc;
+}
+
+/* Bring n_hist up to date with the cells. */
+static int histRefresh(void) {
+  char *z = sqlite3_mprintf(
+      "DELETE FROM n_hist WHERE _key IN (SELECT k FROM n_touched); "
+      "INSERT INTO n_hist %s; DELETE FROM n_touched",
+      zHistRows);
+  int rc = execOk(z);
+  sqlite3_free(z);
+  return rc;
+}
+
+/* A value for qualifier column i of the hist schema (never NULL). */
+static void histVal(const Spec *s, int i, Val *v) {
+  static const char *az[] = {"", "ok", "hot", "日本", "a'b", "x"};
+  if (s->aQual[i].t == SQLITE_INTEGER) {
+    /* bounded, so that sums and `x + 1` stay integers */
+    valInt(v, pct(10) ? ((int64_t)rnd(2001) - 1000) << 40 : rnd(200) - 50);
+  } else {
+    valText(v, az[rnd((int)(sizeof az / sizeof az[0]))]);
+  }
+}
+
+/* The scalar a native query returns (-1 on error). */
+static int64_t nativeCount(const char *zSql) {
+  sqlite3_stmt *st = NULL;
+  int64_t n = -1;
+  if (sqlite3_prepare_v2(g.db, zSql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    n = sqlite3_column_int64(st, 0);
+  }
+  sqlite3_finalize(st);
+  return n;
+}
+
+/* A write on w_hist and the same write on the view n_histv. The view's
+** triggers do the work, so sqlite3_changes() counts nothing natively:
+** the rows the write must change come from zCount, run first. */
+static int histRunWrite(const char *zW, const char *zN, const char *zCount,
+                        const char *zWhat) {
+  Res w, n;
+  int64_t nExpect = nativeCount(zCount);
+  int ok;
+  g.iStmt++;
+  g.nWrite++;
+  if (g.bVerbose) fprintf(stderr, "[%d] %s\n     %s\n", g.iStmt, zW, zN);
+  runSql(g.db, zW, 0, &w);
+  runSql(g.db, zN, 0, &n);
+  if (n.rc == SQLITE_OK) n.nChange = (int)nExpect;
+  histRefresh();
+  ok = resultsAgree(&w, &n, CMP_CHANGES, 0);
+  if (!ok) reportMismatch(zWhat, zW, zN, &w, &n);
+  resFree(&w);
+  resFree(&n);
+  return ok;
+}
+
+/* INSERT [OR REPLACE | OR IGNORE] of 1..3 rows (existing or new), each
+** with its own _timestamp and some columns NULL (left alone). */
+static int histInsert(int iSpec) {
+  const Spec *s = &aSpec[iSpec];
+  static const char *azVerb[] = {"INSERT", "INSERT OR REPLACE",
+                                 "INSERT OR IGNORE"};
+  sqlite3_str *w = sqlite3_str_new(NULL), *n = sqlite3_str_new(NULL);
+  sqlite3_str *k = sqlite3_str_new(NULL);
+  Val aKey[MAXF], aDone[3], v;
+  int x = pct(60) ? 0 : 1 + rnd(2), nRow = 1 + rnd(3), nDone = 0, r, i, ok;
+  char *zW, *zN, *zK, *zCount;
+  memset(aKey, 0, sizeof aKey);
+  memset(aDone, 0, sizeof aDone);
+  memset(&v, 0, sizeof v);
+  sqlite3_str_appendf(w, "%s INTO w_hist(device, id, day", azVerb[x]);
+  sqlite3_str_appendall(n, "INSERT INTO n_histv(device, id, day");
+  for (i = 0; i < s->nQual; i++) {
+    sqlite3_str_appendf(w, ", %s", s->aQual[i].zName);
+    sqlite3_str_appendf(n, ", %s", s->aQual[i].zName);
+  }
+  sqlite3_str_appendall(w, ", _timestamp) VALUES ");
+  sqlite3_str_appendall(n, ", _timestamp, _key, _replace, _ignore) VALUES ");
+  for (r = 0; r < nRow; r++) {
+    int bDup = 0, iSet = rnd(s->nQual);
+    if (pct(50)) {
+      sampleRow(iSpec, aKey, &aDone[nDone]);
+    } else if (!freshKey(iSpec, aKey, &aDone[nDone], aDone, nDone)) {
+      continue;
+    }
+    for (i = 0; i < nDone; i++)
+      bDup |= valEq(&aDone[i], &aDone[nDone]);
+    if (bDup) continue; /* one row once: OR IGNORE counts per row */
+    sqlite3_str_appendall(w, nDone ? ", (" : "(");
+    sqlite3_str_appendall(n, nDone ? ", (" : "(");
+    for (i = 0; i < s->nKey; i++) {
+      sqlite3_str *t = sqlite3_str_new(NULL);
+      char *zl;
+      appendLit(t, &aKey[i]);
+      zl = sqlite3_str_finish(t);
+      sqlite3_str_appendf(w, "%s%s", i ? ", " : "", zl);
+      sqlite3_str_appendf(n, "%s%s", i ? ", " : "", zl);
+      sqlite3_free(zl);
+    }
+    for (i = 0; i < s->nQual; i++) {
+      sqlite3_str *t = sqlite3_str_new(NULL);
+      char *zl;
+      if (i == iSet || pct(45))
+        histVal(s, i, &v);
+      else
+        valClear(&v);
+      appendLit(t, &v);
+      zl = sqlite3_str_finish(t);
+      sqlite3_str_appendf(w, ", %s", zl);
+      sqlite3_str_appendf(n, ", %s", zl);
+      sqlite3_free(zl);
+    }
+    {
+      long long ts = (long long)histTs();
+      sqlite3_str_appendf(w, ", %lld)", ts);
+      sqlite3_str_appendf(n, ", %lld, ", ts);
+    }
+    appendLit(n, &aDone[nDone]);
+    sqlite3_str_appendf(n, ", %d, %d)", x == 1, x == 2);
+    if (nDone) sqlite3_str_appendall(k, ", ");
+    appendLit(k, &aDone[nDone]);
+    nDone++;
+  }
+  zW = sqlite3_str_finish(w);
+  zN = sqlite3_str_finish(n);
+  zK = sqlite3_str_finish(k);
+  if (x == 2) {
+    zCount = sqlite3_mprintf(
+        "SELECT %d - (SELECT count(*) FROM n_hist WHERE _key IN (%s))", nDone,
+        zK);
+  } else {
+    zCount = sqlite3_mprintf("SELECT %d", nDone);
+  }
+  ok = nDone == 0 || histRunWrite(zW, zN, zCount, azVerb[x]);
+  sqlite3_free(zW);
+  sqlite3_free(zN);
+  sqlite3_free(zK);
+  sqlite3_free(zCount);
+  freeVals(aKey, MAXF);
+  freeVals(aDone, 3);
+  valClear(&v);
+  refreshCount(iSpec);
+  return ok;
+}
+
+/* UPDATE ... SET <columns>, _timestamp = t WHERE ...: a value writes a
+** version at t, NULL deletes the column (every version), `x = x` writes
+** the latest value again at t; or SET family = NULL. Or DELETE, or a key
+** move (every cell keeps its timestamp). */
+static int histUpdate(int iSpec, int eKind) {
+  const Spec *s = &aSpec[iSpec];
+  Q q;
+  char *zSetW = NULL, *zW, *zN, *zWhereW, *zWhereN, *zCount;
+  sqlite3_str *set = sqlite3_str_new(NULL);
+  int i, ok, nSet = 1 + (pct(35) ? 1 : 0), iPrev = -1;
+  static const char *azFamily[] = {"s", "m", "g", "u"};
+  Val v;
+  memset(&v, 0, sizeof v);
+  qInit(&q, iSpec);
+  if (eKind == 0) {
+    for (i = 0; i < nSet; i++) {
+      int j = rnd(s->nQual), y = rnd(100);
+      const Col *c = &s->aQual[j];
+      if (j == iPrev) continue;
+      iPrev = j;
+      if (i) sqlite3_str_appendall(set, ", ");
+      if (y < 60) {
+        histVal(s, j, &v);
+        sqlite3_str_appendf(set, "%s = ", c->zName);
+        appendLit(set, &v);
+      } else if (y < 75) {
+        sqlite3_str_appendf(set, "%s = NULL", c->zName);
+      } else if (y < 85) {
+        sqlite3_str_appendf(set, "%s = %s", c->zName, c->zName);
+      } else if (c->t == SQLITE_INTEGER) {
+        sqlite3_str_appendf(set, "%s = %s + 1", c->zName, c->zName);
+      } else {
+        sqlite3_str_appendf(set, "%s = %s || 'x'", c->zName, c->zName);
+      }
+    }
+    sqlite3_str_appendf(set, ", _timestamp = %lld", (long long)histTs());
+  } else if (eKind == 1) {
+    sqlite3_str_appendf(set, "%s = NULL", azFamily[rnd(4)]);
+  }
+  zSetW = sqlite3_str_finish(set);
+  if (eKind == 3) {
+    /* a key move: same device and id, a day no visible row has */
+    Val aNew[MAXF], newKey;
+    int iTry;
+    memset(aNew, 0, sizeof aNew);
+    memset(&newKey, 0, sizeof newKey);
+    for (iTry = 0; iTry < 30; iTry++) {
+      char *z;
+      for (i = 0; i < s->nKey; i++)
+        valCopy(&aNew[i], &q.aRow[i]);
+      genField(s, 2, 0, &aNew[2]);
+      encodeKey(s, aNew, &newKey);
+      {
+        sqlite3_str *t = sqlite3_str_new(NULL);
+        sqlite3_str_appendall(t, "SELECT count(*) FROM n_hist WHERE _key = ");
+        appendLit(t, &newKey);
+        z = sqlite3_str_finish(t);
+      }
+      if (nativeCount(z) == 0) {
+        sqlite3_free(z);
+        break;
+      }
+      sqlite3_free(z);
+    }
+    if (iTry == 30) { /* every day tried is taken */
+      char *zA, *zB;
+      freeVals(aNew, MAXF);
+      valClear(&newKey);
+      qDone(&q, &zA, &zB);
+      sqlite3_free(zA);
+      sqlite3_free(zB);
+      sqlite3_free(zSetW);
+      return 1;
+    }
+    sqlite3_free(zSetW);
+    set = sqlite3_str_new(NULL);
+    sqlite3_str_appendf(set, "day = %lld", (long long)aNew[2].i);
+    zSetW = sqlite3_str_finish(set);
+    qa(&q, " WHERE device = ");
+    qlit(&q, &q.aRow[0]);
+    qa(&q, " AND id = ");
+    qlit(&q, &q.aRow[1]);
+    qa(&q, " AND day = ");
+    qlit(&q, &q.aRow[2]);
+    qDone(&q, &zWhereW, &zWhereN);
+    zW = sqlite3_mprintf("UPDATE w_hist SET %s%s", zSetW, zWhereW);
+    {
+      sqlite3_str *t = sqlite3_str_new(NULL);
+      char *zKey;
+      appendLit(t, &newKey);
+      zKey = sqlite3_str_finish(t);
+      zN = sqlite3_mprintf("UPDATE n_histv SET %s, _key = %s%s", zSetW, zKey,
+                           zWhereN);
+      sqlite3_free(zKey);
+    }
+    freeVals(aNew, MAXF);
+    valClear(&newKey);
+  } else {
+    if (eKind != 0 || pct(50)) {
+      /* one row, or the rows of a prefix */
+      qa(&q, " WHERE ");
+      for (i = 0; i < s->nKey; i++) {
+        if (i && pct(30)) break;
+        qa(&q, "%s%s = ", i ? " AND " : "", s->aKey[i].zName);
+        qlit(&q, &q.aRow[i]);
+      }
+    } else if (genWhere(&q, "", 2, 1) == 0) {
+      qa(&q, " WHERE ");
+      anyKeyTerm(&q, "");
+    }
+    qDone(&q, &zWhereW, &zWhereN);
+    if (eKind == 2) {
+      zW = sqlite3_mprintf("DELETE FROM w_hist%s", zWhereW);
+      zN = sqlite3_mprintf("DELETE FROM n_histv%s", zWhereN);
+    } else {
+      zW = sqlite3_mprintf("UPDATE w_hist SET %s%s", zSetW, zWhereW);
+      zN = sqlite3_mprintf("UPDATE n_histv SET %s%s", zSetW, zWhereN);
+    }
+  }
+  zCount = sqlite3_mprintf("SELECT count(*) FROM n_hist%s", zWhereN);
+  ok = histRunWrite(zW, zN, zCount,
+                    eKind == 0   ? "update cells"
+                    : eKind == 1 ? "delete family"
+                    : eKind == 2 ? "delete rows"
+                                 : "move row");
+  sqlite3_free(zSetW);
+  sqlite3_free(zW);
+  sqlite3_free(zN);
+  sqlite3_free(zWhereW);
+  sqlite3_free(zWhereN);
+  sqlite3_free(zCount);
+  valClear(&v);
+  refreshCount(iSpec);
+  return ok;
+}
+
+static int histWrite(int iSpec) {
+  int x = rnd(100);
+  if (g.anRow[iSpec] < aSpec[iSpec].nLoad / 2 && x >= 40) x = 0;
+  if (x < 40) return histInsert(iSpec);
+  if (x < 75) return histUpdate(iSpec, 0);
+  if (x < 83) return histUpdate(iSpec, 1);
+  if (x < 93) return histUpdate(iSpec, 2);
+  return g.anRow[iSpec] > 0 ? histUpdate(iSpec, 3) : 1;
+}
+
+/* Terms on _timestamp, the same text on both sides (inside the window on
+** the native side: the time filter comes before latest-N). */
+static void histTimeTerms(sqlite3_str *t) {
+  int n = rnd(3), i;
+  for (i = 0; i < n; i++) {
+    int64_t x = aHts[rnd(24)];
+    int y = rnd(100);
+    if (pct(25) && x > 0 && x < INT64_MAX) x += pct(50) ? 1 : -1;
+    if (pct(5)) x = pct(50) ? -1 : HIST_CUT;
+    if (y < 15) {
+      sqlite3_str_appendf(t, " AND _timestamp = %lld", (long long)x);
+    } else if (y < 80) {
+      sqlite3_str_appendf(t, " AND _timestamp %s %lld", azCmp[rnd(4)],
+                          (long long)x);
+    } else if (y < 92) {
+      int64_t x2 = aHts[rnd(24)];
+      sqlite3_str_appendf(t, " AND _timestamp BETWEEN %lld AND %lld",
+                          (long long)(x < x2 ? x : x2),
+                          (long long)(x < x2 ? x2 : x));
+    } else if (y < 96) {
+      sqlite3_str_appendf(t, " AND _timestamp %s %lld.5", azCmp[rnd(4)],
+                          (long long)(x / 2));
+    } else {
+      sqlite3_str_appendf(t, " AND _timestamp %s '%lld'", azCmp[rnd(4)],
+                          (long long)x);
+    }
+  }
+}
+
+/* A read of the history view h_hist against the live cells n_live: key
+** terms, family and qualifier terms, time terms, latest-N (as h_hist(n)
+** or latest_n = n), value terms (SQLite's, after latest-N), ORDER BY and
+** LIMIT; or one column's versions without ORDER BY, which must come
+** newest first (doc/sql.md §8). */
+static void histSelect(int iSpec) {
+  Q q;
+  sqlite3_str *t = sqlite3_str_new(NULL);
+  char *zT, *zKW, *zKN, *zW, *zN, *zLim = NULL;
+  const char *zOrd = "";
+  int nLatest = pct(40) ? 1 + rnd(4) : 0, bTvf = pct(50), x = rnd(100), i;
+  int eCmp = CMP_BAG, nOrd = 0, bLimit = 0;
+  static const char *azFam[] = {"s", "m", "g", "u", "S", "zz"};
+  static const char *azQual[] = {"a", "b", "c", "d", "e", "A", "zz"};
+  qInit(&q, iSpec);
+  if (x < 12) {
+    /* one column, every version: newest first without ORDER BY */
+    int j = rnd(aSpec[iSpec].nQual);
+    qa(&q, " AND _key = ");
+    qlit(&q, &q.rowKey);
+    qa(&q, " AND family = '%s' AND qualifier = '%s'", aSpec[iSpec].azFam[j],
+       aSpec[iSpec].aQual[j].zName);
+    qn(&q, " ORDER BY _timestamp DESC");
+    eCmp = CMP_ORDERED;
+  } else {
+    int nTerm = rnd(3);
+    for (i = 0; i < nTerm; i++) {
+      qa(&q, " AND ");
+      if (pct(80))
+        anyKeyTerm(&q, "");
+      else
+        rawKeyTerm(&q, "_key");
+    }
+    if (pct(30)) {
+      if (pct(80))
+        qa(&q, " AND family = '%s'", azFam[rnd(6)]);
+      else
+        qa(&q, " AND family IN ('%s', '%s')", azFam[rnd(6)], azFam[rnd(6)]);
+    }
+    if (pct(25)) {
+      int y = rnd(10);
+      if (y < 8)
+        qa(&q, " AND qualifier = '%s'", azQual[rnd(7)]);
+      else if (y < 9)
+        qa(&q, " AND qualifier = x'61'"); /* a BLOB never equals TEXT */
+      else
+        qa(&q, " AND qualifier > 'b'");
+    }
+    if (pct(15)) {
+      static const char *azV[] = {"value > 20", "value < 0", "value = 'ok'",
+                                  "typeof(value) = 'text'",
+                                  "value IS NOT NULL"};
+      qa(&q, " AND %s", azV[rnd(5)]);
+    }
+  }
+  qDone(&q, &zKW, &zKN);
+  histTimeTerms(t);
+  zT = sqlite3_str_finish(t);
+  if (x >= 12) {
+    int y = rnd(100);
+    if (y < 30) {
+      zOrd = pct(50) ? " ORDER BY device, id, day"
+                     : " ORDER BY device DESC, id DESC, day DESC";
+      eCmp = CMP_ORDPREFIX;
+      nOrd = 3;
+    } else if (y < 50) {
+      zOrd = pct(50) ? " ORDER BY device, id, day, family, qualifier, "
+                       "_timestamp DESC"
+                     : " ORDER BY device DESC, id, day DESC, family, "
+                       "qualifier DESC, _timestamp";
+      eCmp = CMP_ORDERED;
+    } else if (y < 60) {
+      zOrd = " ORDER BY _timestamp DESC, device, id, day, family, qualifier";
+      eCmp = CMP_ORDERED;
+    }
+    if (zOrd[0] && pct(45)) {
+      bLimit = 1;
+      zLim = pct(30) ? sqlite3_mprintf(" LIMIT %d OFFSET %d", rnd(30), rnd(10))
+                     : sqlite3_mprintf(" LIMIT %d", rnd(25));
+    } else if (!zOrd[0] && pct(8)) {
+      bLimit = 1;
+      eCmp = CMP_COUNT;
+      zLim = sqlite3_mprintf(" LIMIT %d", rnd(20));
+    }
+  }
+  {
+    char zTvf[32] = "", zLatW[48] = "", zLatN[48] = "";
+    if (nLatest) {
+      if (bTvf)
+        snprintf(zTvf, sizeof zTvf, "(%d)", nLatest);
+      else
+        snprintf(zLatW, sizeof zLatW, " AND latest_n = %d", nLatest);
+      snprintf(zLatN, sizeof zLatN, " AND k <= %d", nLatest);
+    }
+    zW = sqlite3_mprintf("SELECT device, id, day, family, qualifier, "
+                         "_timestamp, value FROM h_hist%s WHERE 1%s%s%s%s%s",
+                         zTvf, zT, zLatW, zKW, zOrd, zLim ? zLim : "");
+    zN = sqlite3_mprintf(
+        "SELECT device, id, day, family, qualifier, _timestamp, value FROM "
+        "(SELECT *, row_number() OVER (PARTITION BY _key, family, qualifier "
+        "ORDER BY _timestamp DESC) AS k FROM n_live WHERE 1%s) WHERE 1%s%s%s%s",
+        zT, zLatN, zKN, zOrd, zLim ? zLim : "");
+  }
+  g.nSelect++;
+  compare2(zW, zN, eCmp, nOrd, bLimit, "history view");
+  sqlite3_free(zT);
+  sqlite3_free(zKW);
+  sqlite3_free(zKN);
+  sqlite3_free(zW);
+  sqlite3_free(zN);
+  sqlite3_free(zLim);
+}
+
+/* The table's latest values and _timestamp (the newest live cell of the
+** row) under the GC policies, some columns or all, or per family. */
+static void histLatest(int iSpec) {
+  const Spec *s = &aSpec[iSpec];
+  Q q;
+  int i, x = rnd(100), eCmp = CMP_BAG, nOrd = 0, bLimit = 0;
+  qInit(&q, iSpec);
+  if (x < 70) {
+    int bOrd = pct(50);
+    qa(&q, "SELECT ");
+    if (bOrd) qa(&q, "day, device, id, ");
+    for (i = 0; i < s->nQual; i++) {
+      if (pct(50)) qa(&q, "%s, ", s->aQual[i].zName);
+    }
+    qa(&q, "_timestamp FROM ");
+    qtab(&q);
+    genWhere(&q, "", 2, 1);
+    if (bOrd) {
+      const char *zDir = pct(50) ? " DESC" : "";
+      qa(&q, " ORDER BY day%s, device, id", zDir);
+      eCmp = CMP_ORDERED;
+      if (pct(50)) {
+        qa(&q, " LIMIT %d", rnd(20));
+        bLimit = 1;
+      }
+    }
+  } else {
+    /* per family: max(_timestamp) of the rows holding a column of it */
+    int j = rnd(s->nQual);
+    qa(&q, "SELECT count(*), max(_timestamp), min(_timestamp), sum(%s) FROM ",
+       s->aQual[j].zName);
+    qtab(&q);
+    qa(&q, " WHERE %s IS NOT NULL", s->aQual[j].zName);
+    genWhere(&q, "", 1, 0);
+  }
+  g.nSelect++;
+  runPair(&q, eCmp, nOrd, bLimit, "table under GC policies");
+}
+
+/* The hist schema's rows: 1..4 writes per key at random timestamps. */
+static int histLoadRows(int iSpec) {
+  const Spec *s = &aSpec[iSpec];
+  int r, k, rc = SQLITE_OK;
+  Val aKey[MAXF], key, v;
+  memset(aKey, 0, sizeof aKey);
+  memset(&key, 0, sizeof key);
+  memset(&v, 0, sizeof v);
+  if (execOk("BEGIN")) return SQLITE_ERROR;
+  for (r = 0; rc == SQLITE_OK && r < s->nLoad; r++) {
+    int nVer = 1 + rnd(4), i;
+    for (i = 0; i < s->nKey; i++)
+      genField(s, i, 1, &aKey[i]);
+    encodeKey(s, aKey, &key);
+    for (k = 0; rc == SQLITE_OK && k < nVer; k++) {
+      sqlite3_str *a = sqlite3_str_new(NULL);
+      char *z, *zVals;
+      int iSet = rnd(s->nQual);
+      for (i = 0; i < s->nKey; i++) {
+        if (i) sqlite3_str_appendall(a, ", ");
+        appendLit(a, &aKey[i]);
+      }
+      for (i = 0; i < s->nQual; i++) {
+        if (i == iSet || pct(50))
+          histVal(s, i, &v);
+        else
+          valClear(&v);
+        sqlite3_str_appendall(a, ", ");
+        appendLit(a, &v);
+      }
+      sqlite3_str_appendf(a, ", %lld", (long long)histTs());
+      zVals = sqlite3_str_finish(a);
+      a = sqlite3_str_new(NULL);
+      sqlite3_str_appendf(a,
+                          "INSERT INTO w_hist(device, id, day, a, b, c, d, e, "
+                          "_timestamp) VALUES (%s); INSERT INTO n_histv("
+                          "device, id, day, a, b, c, d, e, _timestamp, _key) "
+                          "VALUES (%s, ",
+                          zVals, zVals);
+      appendLit(a, &key);
+      sqlite3_str_appendall(a, ")");
+      z = sqlite3_str_finish(a);
+      rc = execOk(z);
+      sqlite3_free(z);
+      sqlite3_free(zVals);
+    }
+  }
+  if (rc == SQLITE_OK) rc = histRefresh();
+  if (rc == SQLITE_OK)
+    rc = execOk("COMMIT");
+  else
+    sqlite3_exec(g.db, "ROLLBACK", NULL, NULL, NULL);
+  freeVals(aKey, MAXF);
+  valClear(&key);
+  valClear(&v);
+  return rc;
+}
+
 static int stmtWrite(int iSpec) {
   int x = rnd(100);
+  if (aSpec[iSpec].bHist) return histWrite(iSpec);
   /* keep the tables from draining */
   if (g.anRow[iSpec] < aSpec[iSpec].nLoad / 2 && x >= 60) x = 0;
   if (x < 20) return stmtInsert(iSpec);
@@ -2003,7 +2912,9 @@ static int stmtWrite(int iSpec) {
 
 /* A read inside a transaction: must see the transaction's own writes. */
 static void stmtRead(int iSpec) {
-  if (pct(70))
+  if (aSpec[iSpec].bHist && pct(50))
+    histSelect(iSpec);
+  else if (pct(70))
     stmtSelect(iSpec);
   else
     stmtAggregate(iSpec);
@@ -2132,7 +3043,9 @@ static int stmtReject(int iSpec) {
                                   "'a', char(1), 1",     "'a', 'b', 'x'"};
     sqlite3_str_appendall(w, azBad[x % 10]);
   } else if (s->eKey == KEY_OC) {
-    sqlite3_str_appendall(w, x < 50 ? "NULL, 1, 'a'" : "1, 2, NULL");
+    sqlite3_str_appendall(w, x < 40                       ? "NULL, 1, 'a'"
+                             : x < 70 || !s->aKey[1].nDec ? "1, 2, NULL"
+                                                          : "1, -1, 'a'");
   } else if (s->eKey == KEY_SINGLE) {
     sqlite3_str_appendall(w, x < 50 ? "NULL" : "zeroblob(5000)");
   } else {
@@ -2207,11 +3120,17 @@ static int loadSpec(int iSpec) {
   memset(aQ, 0, sizeof aQ);
   memset(&key, 0, sizeof key);
 
-  z = sqlite3_mprintf("CREATE VIRTUAL TABLE w_%s USING wcs(%s);"
-                      "CREATE TABLE n_%s(%s);",
-                      s->zTag, s->zArgs, s->zTag, s->zNative);
+  if (s->bHist) {
+    z = sqlite3_mprintf("CREATE VIRTUAL TABLE w_%s USING wcs(%s)", s->zTag,
+                        s->zArgs);
+  } else {
+    z = sqlite3_mprintf("CREATE VIRTUAL TABLE w_%s USING wcs(%s);"
+                        "CREATE TABLE n_%s(%s);",
+                        s->zTag, s->zArgs, s->zTag, s->zNative);
+  }
   rc = execOk(z);
   sqlite3_free(z);
+  if (rc == SQLITE_OK && s->bHist) rc = histCreate(s);
   if (rc) return rc;
   sqlite3_str_appendf(a, "CREATE TABLE p_%s(", s->zTag);
   for (i = 0; i < s->nProbe; i++) {
@@ -2256,7 +3175,9 @@ static int loadSpec(int iSpec) {
   if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(g.db, z, -1, &pN, NULL);
   sqlite3_free(z);
   if (rc == SQLITE_OK) rc = execOk("BEGIN");
-  for (r = 0; rc == SQLITE_OK && nDone < s->nLoad && r < s->nLoad * 20; r++) {
+  for (r = 0;
+       rc == SQLITE_OK && !s->bHist && nDone < s->nLoad && r < s->nLoad * 20;
+       r++) {
     for (i = 0; i < s->nKey; i++)
       genField(s, i, 1, &aKey[i]);
     for (i = 0; i < s->nQual; i++)
@@ -2297,6 +3218,7 @@ static int loadSpec(int iSpec) {
     rc = execOk("COMMIT");
   else
     sqlite3_exec(g.db, "ROLLBACK", NULL, NULL, NULL);
+  if (rc == SQLITE_OK && s->bHist) rc = histLoadRows(iSpec);
   freeVals(aKey, MAXF);
   freeVals(aQ, MAXF);
   valClear(&key);
@@ -2332,10 +3254,14 @@ static int loadSpec(int iSpec) {
   {
     sqlite3_str *o = sqlite3_str_new(NULL);
     char *zA, *zB;
-    for (i = 0; i < s->nKey; i++)
-      sqlite3_str_appendf(o, "%s%s", i ? ", " : "", s->aKey[i].zName);
+    for (i = 0; i < s->nKey; i++) {
+      sqlite3_str_appendf(o, "%s%s%s", i ? ", " : "", s->aKey[i].zName,
+                          s->aKey[i].bRev ? " DESC" : "");
+    }
     z = sqlite3_str_finish(o);
-    zA = sqlite3_mprintf("SELECT _key FROM n_%s ORDER BY _key", s->zTag);
+    /* a salted key sorts by its bucket byte first, then the rest */
+    zA = sqlite3_mprintf("SELECT _key FROM n_%s ORDER BY %s", s->zTag,
+                         s->nSalt ? "substr(_key, 2)" : "_key");
     zB = sqlite3_mprintf("SELECT _key FROM n_%s ORDER BY %s", s->zTag, z);
     if (!compare2(zA, zB, CMP_ORDERED, 0, 0, "test self-check: key order")) {
       fprintf(stderr, "  (the test's own key encoder is wrong)\n");
@@ -2382,7 +3308,12 @@ static int stmtCompact(int iSpec) {
 
 static void oneStatement(int iSpec) {
   int x = rnd(1000), ok = 1;
-  if (x < 490)
+  if (x < 490 && aSpec[iSpec].bHist && pct(65)) {
+    if (pct(70))
+      histSelect(iSpec);
+    else
+      histLatest(iSpec);
+  } else if (x < 490)
     stmtSelect(iSpec);
   else if (x < 520)
     stmtFunctions(iSpec);
@@ -2455,6 +3386,7 @@ int main(void) {
   }
   snprintf(g.zDb, sizeof g.zDb, "%s/diff.db", zDir);
   initPools();
+  initHistTs();
   if (openDb() != SQLITE_OK) return 1;
   for (i = 0; i < NSPEC; i++) {
     if (loadSpec(i) != SQLITE_OK) g.abBroken[i] = 1;
@@ -2478,6 +3410,7 @@ int main(void) {
   }
   if (g.db && !reopen()) g.nFail++;
   if (g.db) sqlite3_close(g.db);
+  sqlite3_free(zHistRows);
   for (i = 0; i < NSPEC; i++)
     nBroken += g.abBroken[i];
   clock_gettime(CLOCK_MONOTONIC, &t1);
