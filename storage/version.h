@@ -111,8 +111,8 @@ typedef struct vedit_del {
 
 /* A log (WAL file) the manifest tracks: live, and sealed or not. */
 typedef struct vedit_wal {
-  uint64_t iNum;   /* log number: %06llu.log, >= 1 */
-  int bSealed;     /* sealed: nothing is appended after nSealed bytes */
+  uint64_t iNum;    /* log number: %06llu.log, >= 1 */
+  int bSealed;      /* sealed: nothing is appended after nSealed bytes */
   uint64_t nSealed; /* when bSealed: bytes of whole records the file must
                     ** hold at least (0 with SYNC OFF: none promised) */
 } vedit_wal;

@@ -1592,8 +1592,8 @@ START_TEST(test_db_store_of_format_1_opens_and_starts_tracking) {
   char *zErr = NULL;
   uint8_t *aMan;
   size_t nMan = 0;
-  static const uint8_t aEdit[] = {VE_FORMAT,   1, VE_LOG, 3, VE_NEXT_FILE, 5,
-                                  VE_LAST_SEQ, 0};
+  static const uint8_t aEdit[] = {VE_FORMAT,    1, VE_LOG,      3,
+                                  VE_NEXT_FILE, 5, VE_LAST_SEQ, 0};
   faultOpen(&f);
   ck_assert_int_eq(f.pEnv->xMkdir(f.pEnv, "/s", NULL), WCS_OK);
   ck_assert_int_eq(wal_frame(&b, aEdit, sizeof aEdit), WCS_OK);
@@ -1665,9 +1665,8 @@ START_TEST(test_db_reopen_after_many_switches_flushes_and_compactions) {
     if (iRound % 3 == 1) OK(wcs_db_flush(db));
     if (iRound % 3 == 2) {
       OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
-      ck_assert_uint_gt(tu_db_stat(db, "compactions") +
-                            tu_db_stat(db, "trivial_moves"),
-                        0);
+      ck_assert_uint_gt(
+          tu_db_stat(db, "compactions") + tu_db_stat(db, "trivial_moves"), 0);
     }
     ck_assert_uint_gt(tu_db_stat(db, "flushes"), 0);
     OK(wcs_db_close(db));

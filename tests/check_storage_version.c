@@ -148,11 +148,11 @@ END_TEST
 ** logs"): log 5, next file 10, last seq 300, log 7 sealed at 70000 bytes,
 ** log 9 live. */
 static const uint8_t aGoldenLogEdit[] = {
-    0x02, 0x05,             /* VE_LOG 5 */
-    0x03, 0x0a,             /* VE_NEXT_FILE 10 */
-    0x04, 0xac, 0x02,       /* VE_LAST_SEQ 300 */
+    0x02, 0x05,                   /* VE_LOG 5 */
+    0x03, 0x0a,                   /* VE_NEXT_FILE 10 */
+    0x04, 0xac, 0x02,             /* VE_LAST_SEQ 300 */
     0x08, 0x07, 0xf0, 0xa2, 0x04, /* VE_LOG_SEAL log 7, 70000 bytes */
-    0x07, 0x09,             /* VE_LOG_LIVE log 9 */
+    0x07, 0x09,                   /* VE_LOG_LIVE log 9 */
 };
 static const uint8_t aGoldenLogHeader[] = {
     0xa4, 0xdf, 0x29, 0x17, 0x0e, 0x00, 0x00, 0x00, 0xc0, 0x6d, 0x6e, 0x99,
@@ -176,9 +176,9 @@ START_TEST(test_version_live_log_fields_golden_bytes) {
   ck_assert_int_eq(wal_frame(&r, b.a, b.n), WCS_OK);
   ck_assert(memcmp(r.a, aGoldenLogHeader, sizeof aGoldenLogHeader) == 0);
   /* and back */
-  ck_assert_int_eq(vedit_decode(&d, aGoldenLogEdit, sizeof aGoldenLogEdit,
-                                "M", 0, NULL),
-                   WCS_OK);
+  ck_assert_int_eq(
+      vedit_decode(&d, aGoldenLogEdit, sizeof aGoldenLogEdit, "M", 0, NULL),
+      WCS_OK);
   ck_assert_int_eq(d.nWal, 2);
   ck_assert_uint_eq(d.aWal[0].iNum, 7);
   ck_assert_int_eq(d.aWal[0].bSealed, 1);
@@ -213,9 +213,9 @@ START_TEST(test_version_malformed_live_log_fields_are_corruption) {
   /* cut inside the seal: between its number and its length */
   ck_assert_int_eq(vedit_decode(&d, aGoldenLogEdit, 9, "M", 0, NULL),
                    WCS_CORRUPT);
-  ck_assert_int_eq(vedit_decode(&d, aZero, sizeof aZero, "dir/MANIFEST-000004",
-                                12, &zErr),
-                   WCS_CORRUPT);
+  ck_assert_int_eq(
+      vedit_decode(&d, aZero, sizeof aZero, "dir/MANIFEST-000004", 12, &zErr),
+      WCS_CORRUPT);
   ck_assert_ptr_nonnull(strstr(zErr, "dir/MANIFEST-000004"));
   ck_assert_ptr_nonnull(strstr(zErr, "log number 0"));
   free(zErr);
@@ -250,12 +250,12 @@ START_TEST(test_version_live_logs_follow_the_edits) {
   const vedit_wal *a;
   char *zErr = NULL;
   int n;
-  static const uint8_t e1[] = {VE_FORMAT,   2, VE_LOG, 3, VE_NEXT_FILE, 4,
+  static const uint8_t e1[] = {VE_FORMAT,   2, VE_LOG,      3, VE_NEXT_FILE, 4,
                                VE_LAST_SEQ, 0, VE_LOG_LIVE, 3};
-  static const uint8_t e2[] = {VE_LOG, 3, VE_LOG_SEAL, 3, 0x64,
+  static const uint8_t e2[] = {VE_LOG,      3, VE_LOG_SEAL, 3, 0x64,
                                VE_LOG_LIVE, 6, VE_LOG_LIVE, 5};
   static const uint8_t e3[] = {VE_LOG_LIVE, 8, VE_LOG_SEAL, 8, 0x10,
-                               VE_LOG_LIVE, 8, VE_LOG, 5};
+                               VE_LOG_LIVE, 8, VE_LOG,      5};
   ck_assert_int_eq(pEnv->xMkdir(pEnv, "/s", NULL), WCS_OK);
   frameEdit(&b, e1, sizeof e1);
   frameEdit(&b, e2, sizeof e2);
@@ -264,8 +264,7 @@ START_TEST(test_version_live_logs_follow_the_edits) {
   writeAll(pEnv, "/s/CURRENT", (const uint8_t *)"MANIFEST-000002\n", 16);
   wcs_options_init(&o);
   ck_assert_int_eq(wcs_cache_new(1 << 20, &pCache), WCS_OK);
-  ck_assert_int_eq(vset_open(pEnv, "/s", &o, pCache, 1, 0, &vs, &zErr),
-                   WCS_OK);
+  ck_assert_int_eq(vset_open(pEnv, "/s", &o, pCache, 1, 0, &vs, &zErr), WCS_OK);
   n = vset_live_logs(vs, &a);
   ck_assert_int_eq(n, 3);
   ck_assert_uint_eq(a[0].iNum, 5);

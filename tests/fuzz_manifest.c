@@ -68,8 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   put(pEnv, "/s/CURRENT", "MANIFEST-000001\n", 16);
   put(pEnv, "/s/MANIFEST-000001", b.a, b.n);
   {
-    static const uint8_t aBatch[] = {1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-                                     WAL_OP_PUT, 1, 'k', 1, 'v'};
+    static const uint8_t aBatch[] = {1, 0, 0, 0,          0, 0,   0, 0,  1,
+                                     0, 0, 0, WAL_OP_PUT, 1, 'k', 1, 'v'};
     wcs_buf log = {0};
     if (wal_frame(&log, aBatch, sizeof aBatch) == WCS_OK) {
       put(pEnv, "/s/000004.log", log.a, log.n);
