@@ -16,6 +16,7 @@
 
 #include "storage/db_int.h"
 #include "storage/env.h"
+#include "storage/util.h"
 #include "storage/version.h"
 #include "storage/wal.h"
 #include "testutil.h"
@@ -410,6 +411,55 @@ START_TEST(test_version_torn_manifest_tail_is_ignored) {
 }
 END_TEST
 
+/* A fresh manifest (written here because the old one's tail is torn)
+** repeats the live logs in its first edit: losing the log is still
+** detected after the rewrite. */
+START_TEST(test_version_fresh_manifest_carries_live_logs) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  char zMan[64] = "", zNew[64] = "", zLog[64];
+  uint8_t *a;
+  size_t n = 0;
+  wcs_buf b = {0};
+  wcs_vedit e;
+  char *zErr = NULL;
+  fill(pEnv);
+  pEnv->xList(pEnv, "/s", zMan, manifestName, NULL);
+  a = readAll(pEnv, zMan, &n);
+  ck_assert_int_eq(wal_frame(&b, aGoldenEdit, sizeof aGoldenEdit), WCS_OK);
+  a = realloc(a, n + b.n);
+  memcpy(a + n, b.a, b.n / 2);
+  writeAll(pEnv, zMan, a, n + b.n / 2);
+  free(a);
+  {
+    wcs_db *db = NULL;
+    wcs_options o;
+    wcs_options_init(&o);
+    ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, NULL), WCS_OK);
+    ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  }
+  pEnv->xList(pEnv, "/s", zNew, manifestName, NULL);
+  ck_assert_str_ne(zMan, zNew);
+  a = readAll(pEnv, zNew, &n);
+  ck_assert_uint_gt(n, WAL_HEADER);
+  ck_assert_int_eq(vedit_decode(&e, a + WAL_HEADER, wcs_get32(a + WAL_OFF_LEN),
+                                zNew, 0, NULL),
+                   WCS_OK);
+  ck_assert_int_eq(e.iFormat, VE_FORMAT_VERSION);
+  ck_assert_int_eq(e.nWal, 1);
+  snprintf(zLog, sizeof zLog, "/s/%06llu.log",
+           (unsigned long long)e.aWal[0].iNum);
+  vedit_clear(&e);
+  free(a);
+  ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
+  ck_assert_int_eq(pEnv->xDelete(pEnv, zLog, NULL), WCS_OK);
+  ck_assert_int_eq(openRc(pEnv, &zErr), WCS_CORRUPT);
+  ck_assert_msg(strstr(zErr, zLog) != NULL, "%s", zErr);
+  wcs_free(zErr);
+  wcs_buf_free(&b);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
 START_TEST(test_version_damaged_current_is_named) {
   wcs_env *pEnv = wcs_env_mem_new();
   char *zErr = NULL;
@@ -531,6 +581,7 @@ Suite *storage_version_suite(void) {
   tcase_add_test(tc, test_version_live_logs_follow_the_edits);
   tcase_add_test(tc, test_version_flipped_manifest_byte_is_corruption);
   tcase_add_test(tc, test_version_torn_manifest_tail_is_ignored);
+  tcase_add_test(tc, test_version_fresh_manifest_carries_live_logs);
   tcase_add_test(tc, test_version_damaged_current_is_named);
   tcase_add_test(tc, test_version_missing_sorted_file_is_named);
   tcase_add_test(tc, test_version_unreferenced_files_are_swept);
