@@ -3159,23 +3159,26 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       sqlite3_free(aR);
       goto done;
     }
-    p->nStream = bByBucket ? nBucket : 1;
     /* a row limit for the engine when nothing else can drop rows */
     if (p->nLimit > 0 && p->nResidual == 0 && !pTab->bHistory &&
-        p->nStream == 1) {
+        !bByBucket) {
       opt.nRowLimit = (uint64_t)(p->nLimit + p->nSkip);
     }
-    for (i = 0; i < p->nStream; i++) {
-      WcsStream *st = &p->aStream[i];
+    /* One stream per bucket with ranges, in the order they are read
+    ** unmerged: raw key order, so the last bucket first in reverse. Slots
+    ** are given before the cursors open and never move after, since a
+    ** skip scan's filter holds its stream's address. */
+    p->nStream = 0;
+    for (i = 0; i < (bByBucket ? nBucket : 1); i++) {
+      int iB = bByBucket ? (p->bReverse && !p->bMerge ? nBucket - 1 - i : i)
+                         : -1;
+      WcsStream *st = &p->aStream[p->nStream];
       int nR = 0;
+      toKeyRanges(pl, iB, aR, &nR);
+      if (nR == 0) continue; /* an empty range list would mean everything */
       st->pCsr = p;
-      st->iStream = bByBucket ? i : -1;
-      toKeyRanges(pl, bByBucket ? i : -1, aR, &nR);
-      if (nR == 0) {
-        /* an empty bucket: an empty range list would mean everything */
-        st->pCur = NULL;
-        continue;
-      }
+      st->iStream = iB;
+      p->nStream++;
       opt.aRange = aR;
       opt.nRange = nR;
       if (pl->eKind == KS_PLAN_SKIP) {
@@ -3188,20 +3191,13 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       rc = wcs_cursor_open(&st->pCur, pTab->pTab, wcsReadTxn(pTab->pStore),
                            &opt);
       if (rc != WCS_OK) {
+        p->nStream--; /* its slot holds no cursor */
         sqlite3_free(aR);
         rc = engErr(pTab, rc, pTab->zName);
         goto done;
       }
     }
     sqlite3_free(aR);
-    /* drop empty buckets */
-    {
-      int k = 0;
-      for (i = 0; i < p->nStream; i++) {
-        if (p->aStream[i].pCur) p->aStream[k++] = p->aStream[i];
-      }
-      p->nStream = k;
-    }
   }
   p->bEof = p->nStream == 0;
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory;
