@@ -2384,7 +2384,8 @@ static void histVal(const Spec *s, int i, Val *v) {
   static const char *az[] = {"", "ok", "hot", "日本", "a'b", "x"};
   if (s->aQual[i].t == SQLITE_INTEGER) {
     /* bounded, so that sums and `x + 1` stay integers */
-    valInt(v, pct(10) ? ((int64_t)rnd(2001) - 1000) << 40 : rnd(200) - 50);
+    valInt(v, pct(10) ? ((int64_t)rnd(2001) - 1000) * ((int64_t)1 << 40)
+                      : rnd(200) - 50);
   } else {
     valText(v, az[rnd((int)(sizeof az / sizeof az[0]))]);
   }
