@@ -1407,6 +1407,9 @@ START_TEST(test_locked_store_says_the_table_is_intact) {
   ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_BUSY);
   sqlite3_reset(pStmt);
   CHECK_ERR(db, "SELECT count(*) FROM mh", "is locked by another");
+  /* dropping now would leave the store table behind: refused */
+  CHECK_ERR(db, "DROP TABLE metrics", "locked");
+  ck_assert_int_eq(sqlite3_errcode(db) & 0xff, SQLITE_BUSY);
   ck_assert_int_eq(write(aDone[1], "x", 1), 1);
   ck_assert_int_eq(waitpid(pid, &st, 0), pid);
   ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -774,6 +774,15 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
   if (pTab->pTab == NULL) tabRetry(pTab); /* the store may be free now */
+  if (pTab->bOwner && pTab->bStoreBusy) {
+    /* dropping the declaration alone would leave the data, which the
+    ** next open shows again: refuse until the store table can go too */
+    setErr(pVtab,
+           "cannot drop %s while another process holds its store (%s); "
+           "the table is intact: drop it once the store is closed there",
+           pTab->zName, pTab->zMissing ? pTab->zMissing : "locked");
+    return SQLITE_BUSY;
+  }
   if (pTab->bOwner && pTab->pTab && pTab->pStore) {
     if (pTab->bInTxn) {
       /* The drop is immediate and the open transaction holds writes to
