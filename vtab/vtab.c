@@ -407,8 +407,8 @@ static const char *qualSqlType(const ks_qualifier *q) {
 }
 
 /* Lay out the columns and declare the table to SQLite. */
-static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s,
-                    char **pzSql, char **pzErr) {
+static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s, char **pzSql,
+                    char **pzErr) {
   sqlite3_str *pStr = sqlite3_str_new(db);
   int i, iCol = 0;
   pTab->nField = s->nField;
@@ -586,8 +586,7 @@ static int createText(const ks_schema *pArgs, char **pzText) {
 static char *noTableErr(const WcsTab *pTab, const char *zWhere,
                         const char *zNote) {
   return sqlite3_mprintf(
-      "wcs: no store table '%s' in %s%s; %s", pTab->zStoreTable, zWhere,
-      zNote,
+      "wcs: no store table '%s' in %s%s; %s", pTab->zStoreTable, zWhere, zNote,
       pTab->bHistory ? "a HISTORY view shows an existing table: name it with "
                        "TABLE 'name'"
                      : "declare its KEY and FAMILY clauses to create it");
@@ -861,7 +860,8 @@ static char *schemaOf(sqlite3 *db, const char *zTab) {
                              zDb);
       if (zSql && sqlite3_prepare_v2(db, zSql, -1, &pFind, NULL) == SQLITE_OK) {
         sqlite3_bind_text(pFind, 1, zTab, -1, SQLITE_STATIC);
-        if (sqlite3_step(pFind) == SQLITE_ROW) zFound = sqlite3_mprintf("%s", zDb);
+        if (sqlite3_step(pFind) == SQLITE_ROW)
+          zFound = sqlite3_mprintf("%s", zDb);
       }
       sqlite3_finalize(pFind);
       sqlite3_free(zSql);
@@ -890,9 +890,9 @@ static WcsTab *findConnected(WcsConn *pConn, const char *zDb,
 ** until a statement uses it): preparing a statement that names it does. */
 static void connectByName(WcsConn *pConn, const char *zDb, const char *zTab) {
   sqlite3_stmt *pStmt = NULL;
-  char *zSql = zDb ? sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%w\" WHERE 0",
-                                     zDb, zTab)
-                   : sqlite3_mprintf("SELECT 1 FROM \"%w\" WHERE 0", zTab);
+  char *zSql =
+      zDb ? sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%w\" WHERE 0", zDb, zTab)
+          : sqlite3_mprintf("SELECT 1 FROM \"%w\" WHERE 0", zTab);
   if (zSql == NULL) return;
   sqlite3_prepare_v2(pConn->db, zSql, -1, &pStmt, NULL);
   sqlite3_finalize(pStmt);
@@ -2237,7 +2237,7 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
     ** decoded from its offset there, without splitting the row again */
     int oLast = p->aSplitOff[iField];
     if ((int)p->nRow >= oLast &&
-        memcmp(p->pRow, p->splitHead.a, (size_t)oLast) == 0 &&
+        (oLast == 0 || memcmp(p->pRow, p->splitHead.a, (size_t)oLast) == 0) &&
         ks_key_last_int(pTab->pSchema, p->pRow, (int)p->nRow, oLast,
                         &p->aKey[iField].i) == WCS_OK) {
       p->aKey[iField].eType = KS_VAL_INT;
@@ -2644,8 +2644,7 @@ static int tabRetry(WcsTab *pTab) {
   char *zErr = NULL, *zSql = NULL;
   int rc;
   if (!pTab->bStoreBusy) return 0;
-  rc = connStore(pTab->pConn, pTab->zPath, pTab->pOwnSchema, 0, &pStore,
-                 &zErr);
+  rc = connStore(pTab->pConn, pTab->zPath, pTab->pOwnSchema, 0, &pStore, &zErr);
   if (rc != SQLITE_OK) {
     if (zErr) { /* still held: the newest reason */
       sqlite3_free(pTab->zMissing);
@@ -2659,8 +2658,7 @@ static int tabRetry(WcsTab *pTab) {
   rc = wcs_table_open(pStore->pEng, pTab->zStoreTable, &t);
   if (rc != WCS_OK) {
     sqlite3_free(pTab->zMissing);
-    pTab->zMissing =
-        sqlite3_mprintf("%s", wcs_engine_errmsg(pStore->pEng));
+    pTab->zMissing = sqlite3_mprintf("%s", wcs_engine_errmsg(pStore->pEng));
     return 0;
   }
   {
@@ -3169,8 +3167,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       goto done;
     }
     /* a row limit for the engine when nothing else can drop rows */
-    if (p->nLimit > 0 && p->nResidual == 0 && !pTab->bHistory &&
-        !bByBucket) {
+    if (p->nLimit > 0 && p->nResidual == 0 && !pTab->bHistory && !bByBucket) {
       opt.nRowLimit = (uint64_t)(p->nLimit + p->nSkip);
     }
     /* One stream per bucket with ranges, in the order they are read
@@ -3179,8 +3176,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     ** skip scan's filter holds its stream's address. */
     p->nStream = 0;
     for (i = 0; i < (bByBucket ? nBucket : 1); i++) {
-      int iB = bByBucket ? (p->bReverse && !p->bMerge ? nBucket - 1 - i : i)
-                         : -1;
+      int iB =
+          bByBucket ? (p->bReverse && !p->bMerge ? nBucket - 1 - i : i) : -1;
       WcsStream *st = &p->aStream[p->nStream];
       int nR = 0;
       toKeyRanges(pl, iB, aR, &nR);
