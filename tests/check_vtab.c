@@ -1395,8 +1395,8 @@ START_TEST(test_locked_store_says_the_table_is_intact) {
   ck_assert_int_eq(c, 'y');
   db = openDb(zDb);
   pStmt = NULL;
-  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT device, cpu FROM metrics",
-                                      -1, &pStmt, NULL),
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT device, cpu FROM metrics", -1,
+                                      &pStmt, NULL),
                    SQLITE_OK);
   CHECK_ERR(db, "SELECT count(*) FROM metrics", "is locked by another");
   CHECK_ERR(db, "SELECT count(*) FROM metrics",
@@ -1507,7 +1507,8 @@ START_TEST(test_salted_scans_match_native) {
       char *zN, *zGotW, *zGotN;
       char *z;
       /* the same WHERE on the native copy, whose key column is k */
-      while ((z = strstr(zWhere, "_key")) != NULL) memcpy(z, "   k", 4);
+      while ((z = strstr(zWhere, "_key")) != NULL)
+        memcpy(z, "   k", 4);
       zN = sqlite3_mprintf("SELECT group_concat(a || b, ',') FROM (SELECT "
                            "a, b FROM n WHERE %s ORDER BY k %s)",
                            zWhere, zDir);

@@ -67,15 +67,15 @@ struct WcsStore {
 };
 
 struct WcsConn {
-  sqlite3 *db;      /* the connection */
+  sqlite3 *db;        /* the connection */
   WcsConn *pNextConn; /* the process's list of registrations (vtab.c) */
-  int nRef;         /* 1 for the module registration + 1 per WcsTab */
-  WcsStore *pStore; /* stores opened by this connection (kept open until
-                    ** the connection closes, so an in-memory store lives
-                    ** as long as the connection) */
-  WcsTab *pTab;     /* connected tables, for the SQL functions */
-  unsigned nGen;    /* changes whenever a table connects or disconnects,
-                    ** so the functions' cached lookups can tell */
+  int nRef;           /* 1 for the module registration + 1 per WcsTab */
+  WcsStore *pStore;   /* stores opened by this connection (kept open until
+                      ** the connection closes, so an in-memory store lives
+                      ** as long as the connection) */
+  WcsTab *pTab;       /* connected tables, for the SQL functions */
+  unsigned nGen;      /* changes whenever a table connects or disconnects,
+                      ** so the functions' cached lookups can tell */
 };
 
 struct WcsTab {
