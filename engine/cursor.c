@@ -1131,6 +1131,9 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange, int nRange) {
   int i, n = 0, rc = WCS_OK;
   c->nRange = 0;
   c->rangeBuf.n = 0;
+  /* LO()/HI() add offsets to rangeBuf.a, which stays NULL while every
+  ** bound is empty (a full scan): NULL + 0 is undefined in C */
+  if (wcs_buf_reserve(&c->rangeBuf, 1)) return WCS_NOMEM;
   if (aRange == NULL || nRange <= 0) {
     memset(&all, 0, sizeof(all));
     aRange = &all;

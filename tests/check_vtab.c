@@ -1851,6 +1851,24 @@ START_TEST(test_bulk_load_matches_a_native_table) {
 }
 END_TEST
 
+/* ---- cases found by fuzz_sql ------------------------------------------- */
+
+/* A scan whose key bounds are all empty (a full scan, the planner's row
+** estimate) kept its range buffer unallocated and added offsets to its
+** NULL pointer: undefined behaviour that clang's UBSan
+** (-fsanitize=pointer-overflow) reports on every such scan. */
+START_TEST(test_full_scan_without_key_bounds) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  CHECK(db, "SELECT count(*) FROM metrics", "0");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1), "
+         "('q','b',2,2)");
+  CHECK(db, "SELECT device, cpu FROM metrics WHERE cpu > 0", "p|1\nq|2");
+  CHECK(db, "SELECT device FROM metrics ORDER BY _key DESC", "q\np");
+  sqlite3_close(db);
+}
+END_TEST
+
 Suite *vtab_suite(void) {
   Suite *s = suite_create("vtab");
   TCase *tc = tcase_create("sql");
@@ -1901,6 +1919,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_store_clause_and_two_connections);
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
+  tcase_add_test(tc, test_full_scan_without_key_bounds);
   suite_add_tcase(s, tc);
   return s;
 }
