@@ -440,10 +440,13 @@ static int txn_op(wcs_txn *t, int op, const void *pKey, size_t nKey,
 static int log_walk(wcs_txn *t, size_t nLog, void *pCtx,
                     int (*xOp)(void *, int, const uint8_t *, size_t,
                                const uint8_t *, size_t, int)) {
-  const uint8_t *p = t->log.a + WAL_BATCH_HEADER, *pEnd = t->log.a + nLog;
+  const uint8_t *p, *pEnd;
   int rc = WCS_OK;
   t->nOp = 0;
+  /* an empty log may have no buffer: no offsets from its NULL pointer */
   if (nLog == 0) return WCS_OK;
+  p = t->log.a + WAL_BATCH_HEADER;
+  pEnd = t->log.a + nLog;
   while (rc == WCS_OK && p < pEnd) {
     uint64_t nk, nv;
     int op, eAgg;
