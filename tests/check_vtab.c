@@ -1869,6 +1869,27 @@ START_TEST(test_full_scan_without_key_bounds) {
 }
 END_TEST
 
+/* latest_n is any positive integer: one past INT_MAX (the engine's
+** version count) keeps every version instead of being refused. */
+START_TEST(test_history_latest_n_takes_any_positive_integer) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'metrics', HISTORY)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',1,1,10)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',1,2,20)");
+  CHECK(db, "SELECT count(*) FROM h(9223372036854775807)", "2");
+  CHECK(db, "SELECT value, latest_n FROM h WHERE latest_n = 2147483648",
+        "2|2147483648\n1|2147483648");
+  CHECK(db, "SELECT value FROM h(1)", "2");
+  CHECK_ERR(db, "SELECT * FROM h(0)", "latest_n must be a positive integer");
+  CHECK_ERR(db, "SELECT * FROM h(-9223372036854775808)",
+            "latest_n must be a positive integer");
+  sqlite3_close(db);
+}
+END_TEST
+
 Suite *vtab_suite(void) {
   Suite *s = suite_create("vtab");
   TCase *tc = tcase_create("sql");
@@ -1920,6 +1941,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);
+  tcase_add_test(tc, test_history_latest_n_takes_any_positive_integer);
   suite_add_tcase(s, tc);
   return s;
 }

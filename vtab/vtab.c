@@ -2181,7 +2181,8 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   if (p->nSplitOff == nField) {
     int oLast = p->aSplitOff[nField - 1];
     k = nField - 1;
-    if (nRow >= oLast && memcmp(pRow, p->splitHead.a, (size_t)oLast) == 0) {
+    if (nRow >= oLast &&
+        (oLast == 0 || memcmp(pRow, p->splitHead.a, (size_t)oLast) == 0)) {
       /* every field but the last as in the row before (the head is its
       ** bytes up to the last field, and stays): the common case of a
       ** scan, tested first */
@@ -2871,12 +2872,14 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         }
       } else if (a == 2) {
         sqlite3_int64 n = sqlite3_value_int64(v);
-        if (sqlite3_value_type(v) != SQLITE_INTEGER || n < 1 || n > INT_MAX) {
+        if (sqlite3_value_type(v) != SQLITE_INTEGER || n < 1) {
           rc = setErr(&pTab->base, "%s: latest_n must be a positive integer",
                       pTab->zName);
           goto done;
         }
-        nVersions = (int)n;
+        /* no column holds more than INT_MAX versions: a larger n keeps
+        ** them all, as INT_MAX does (the column still reads back n) */
+        nVersions = n > INT_MAX ? INT_MAX : (int)n;
         p->bLatest = 1;
         p->iLatest = n;
       } else if (a == 3) {
