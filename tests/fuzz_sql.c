@@ -189,6 +189,12 @@ static const char *const azFamJson[] = {
     "'{\"u\":\"alice\"}'",
     "'{\"cnt\":3,\"lv\":-4}'",
     "'{\"note\":\"n\",\"doc\":{\"k\":[true]},\"raw\":{\"$hex\":\"01\"}}'",
+    /* every JSON escape, surrogates (a pair, a lone one, an escaped byte) */
+    "'{\"t\":\"a\\\"b\\\\c\\nd\\te\\r\\u0001\\u00e9\\ud83d\\ude00"
+    "\\/\\b\\f\"}'",
+    "'{\"q\\u00ff\\udc80\":1,\"r\":\"\\u00ff\\udcff\"}'",
+    "'{\"l\":\"\\ud800\"}'",
+    "'{\"bad\":\"\\x\"}'",
     0};
 static const char *const azTsVal[] = {"0", "1", "1000000", "-1",
                                       "9223372036854775806",
@@ -197,7 +203,10 @@ static const char *const azHFam[] = {"'st'", "'meta'", "'f'", "'hits'",
                                      "'u'", "'zz'", 0};
 static const char *const azHQual[] = {"'cpu'", "'mem'", "'note'", "'v'",
                                       "'cnt'", "'a'", 0};
-static const char *const azLatest[] = {"1", "2", "0", "-1", "3", "NULL", 0};
+static const char *const azLatest[] = {"1",    "2",          "0",
+                                       "-1",   "3",          "NULL",
+                                       "1.0",  "2147483648", "'2'",
+                                       "9223372036854775807", 0};
 static const char *const azKeyM[] = {
     "wcs_key_encode('m','phone','a',20200501)", "x'7068#6f6e65'",
     "'phone#a#20200501'", "'p#4c41#99999999'", "x'70'", 0};
@@ -595,6 +604,16 @@ static void expr(Gen *g, sqlite3_str *s, const Tab *t, int depth) {
   }
 }
 
+/* A WHERE clause's terms: one to three, ANDed, as queries usually are
+** (several key terms at once: ranges, residual checks, skip scans). */
+static void conj(Gen *g, sqlite3_str *s, const Tab *t) {
+  int i, n = 1 + (int)pick(g, 3);
+  for (i = 0; i < n; i++) {
+    if (i) sqlite3_str_appendall(s, " AND ");
+    expr(g, s, t, 0);
+  }
+}
+
 /* ---- running statements --------------------------------------------------- */
 
 typedef struct Fz {
@@ -786,7 +805,7 @@ static void genSelect(Fz *f, Gen *g, const Tab *t) {
   selectList(g, sel, t, &bAgg);
   if (pick(g, 6) != 0) {
     sqlite3_str_appendall(wh, " WHERE ");
-    expr(g, wh, t, 0);
+    conj(g, wh, t);
   }
   switch (pick(g, 6)) {
   case 0: { /* ORDER BY _key */
@@ -992,7 +1011,7 @@ static void genUpdate(Fz *f, Gen *g, const Tab *t) {
     }
   } else if (pick(g, 5) != 0) {
     sqlite3_str_appendall(s, " WHERE ");
-    expr(g, s, t, 0);
+    conj(g, s, t);
   }
   z = sqlite3_str_finish(s);
   if (z) runSql(f, z, NULL);
@@ -1005,7 +1024,7 @@ static void genDelete(Fz *f, Gen *g, const Tab *t) {
   sqlite3_str_appendf(s, "DELETE FROM %s", t->z);
   if (pick(g, 6) != 0) {
     sqlite3_str_appendall(s, " WHERE ");
-    expr(g, s, t, 0);
+    conj(g, s, t);
   }
   z = sqlite3_str_finish(s);
   if (z) runSql(f, z, NULL);
@@ -1016,8 +1035,9 @@ static void genTxn(Fz *f, Gen *g) {
   static const char *const az[] = {
       "BEGIN", "BEGIN IMMEDIATE", "COMMIT", "ROLLBACK", "END",
       "SAVEPOINT s%d", "RELEASE s%d", "ROLLBACK TO s%d", "SAVEPOINT s%d",
-      "ROLLBACK TO s%d"};
-  char *z = sqlite3_mprintf(az[pick(g, 10)], (int)pick(g, 3));
+      "ROLLBACK TO s%d", "PRAGMA case_sensitive_like = %d",
+      "ATTACH ':memory:' AS aux%d", "PRAGMA query_only = %d"};
+  char *z = sqlite3_mprintf(az[pick(g, 13)], (int)pick(g, 2));
   if (z) runSql(f, z, NULL);
   sqlite3_free(z);
 }
@@ -1215,7 +1235,7 @@ static void genStmt(Fz *f, Gen *g) {
     sqlite3_str *s = sqlite3_str_new(f->db);
     char *z;
     sqlite3_str_appendf(s, "EXPLAIN QUERY PLAN SELECT * FROM %s WHERE ", t->z);
-    expr(g, s, t, 0);
+    conj(g, s, t);
     if (pick(g, 2)) sqlite3_str_appendf(s, " ORDER BY %s DESC", t->a[0].z);
     if (pick(g, 2)) sqlite3_str_appendf(s, " LIMIT %s", azLimit[pick(g, 14)]);
     z = sqlite3_str_finish(s);
@@ -1255,7 +1275,7 @@ static int authorize(void *pArg, int op, const char *z1, const char *z2,
   static const char *const azPragma[] = {
       "case_sensitive_like", "reverse_unordered_selects", "recursive_triggers",
       "table_info", "table_xinfo", "foreign_keys", "query_only",
-      "defer_foreign_keys", "index_list", "function_list", 0};
+      "defer_foreign_keys", "index_list", "function_list", "database_list", 0};
   int i;
   (void)pArg;
   (void)z2;
