@@ -606,7 +606,7 @@ static void expr(Gen *g, sqlite3_str *s, const Tab *t, int depth) {
 
 /* A WHERE clause's terms: one to three, ANDed, as queries usually are
 ** (several key terms at once: ranges, residual checks, skip scans). */
-static void conj(Gen *g, sqlite3_str *s, const Tab *t) {
+static void whereTerms(Gen *g, sqlite3_str *s, const Tab *t) {
   int i, n = 1 + (int)pick(g, 3);
   for (i = 0; i < n; i++) {
     if (i) sqlite3_str_appendall(s, " AND ");
@@ -805,7 +805,7 @@ static void genSelect(Fz *f, Gen *g, const Tab *t) {
   selectList(g, sel, t, &bAgg);
   if (pick(g, 6) != 0) {
     sqlite3_str_appendall(wh, " WHERE ");
-    conj(g, wh, t);
+    whereTerms(g, wh, t);
   }
   switch (pick(g, 6)) {
   case 0: { /* ORDER BY _key */
@@ -1011,7 +1011,7 @@ static void genUpdate(Fz *f, Gen *g, const Tab *t) {
     }
   } else if (pick(g, 5) != 0) {
     sqlite3_str_appendall(s, " WHERE ");
-    conj(g, s, t);
+    whereTerms(g, s, t);
   }
   z = sqlite3_str_finish(s);
   if (z) runSql(f, z, NULL);
@@ -1024,7 +1024,7 @@ static void genDelete(Fz *f, Gen *g, const Tab *t) {
   sqlite3_str_appendf(s, "DELETE FROM %s", t->z);
   if (pick(g, 6) != 0) {
     sqlite3_str_appendall(s, " WHERE ");
-    conj(g, s, t);
+    whereTerms(g, s, t);
   }
   z = sqlite3_str_finish(s);
   if (z) runSql(f, z, NULL);
@@ -1235,7 +1235,7 @@ static void genStmt(Fz *f, Gen *g) {
     sqlite3_str *s = sqlite3_str_new(f->db);
     char *z;
     sqlite3_str_appendf(s, "EXPLAIN QUERY PLAN SELECT * FROM %s WHERE ", t->z);
-    conj(g, s, t);
+    whereTerms(g, s, t);
     if (pick(g, 2)) sqlite3_str_appendf(s, " ORDER BY %s DESC", t->a[0].z);
     if (pick(g, 2)) sqlite3_str_appendf(s, " LIMIT %s", azLimit[pick(g, 14)]);
     z = sqlite3_str_finish(s);
