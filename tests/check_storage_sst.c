@@ -1914,18 +1914,21 @@ static Ent *prefetchFile(wcs_env *env, const char *zPath, int n,
   return a;
 }
 
-/* Let the worker do every job the scan has queued (its count of decoded
-** blocks stops moving); a scan that does nothing with its rows otherwise
+/* Let the worker do every job the scan has queued (nothing left in the
+** queue, the worker idle); a scan that does nothing with its rows otherwise
 ** reaches most of its jobs before the worker wakes, and takes them back. */
 static void settleWorker(wcs_cache *cache) {
-  uint64_t n = wcs_cache_prefetched(cache);
-  int nSame = 0, i;
-  for (i = 0; i < 2000 && nSame < 20; i++) {
-    uint64_t n2;
+  sst_pfq *q = wcs_cache_pfq(cache);
+  int i;
+  /* until nothing is queued and the worker waits for work: on a loaded
+  ** machine it may not have run at all yet (up to 20 s) */
+  for (i = 0; i < 20000; i++) {
+    int bBusy;
+    pthread_mutex_lock(&q->mu);
+    bBusy = q->bStarted && (q->pHead != NULL || !q->bIdle);
+    pthread_mutex_unlock(&q->mu);
+    if (!bBusy) break;
     usleep(1000);
-    n2 = wcs_cache_prefetched(cache);
-    nSame = n2 == n ? nSame + 1 : 0;
-    n = n2;
   }
 }
 
