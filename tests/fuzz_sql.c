@@ -24,10 +24,11 @@
 **
 ** Invariant: a generated SELECT on one wcs table whose terms read alike
 ** whoever evaluates them (no TEXT compared with _key, no latest_n, LIMIT
-** only under ORDER BY _key) runs twice, as written and over
+** only under a total order) runs twice, as written and over
 ** `(SELECT <every column> FROM t LIMIT -1 OFFSET 0)`, which SQLite can
 ** neither flatten nor push terms into, so the module only full-scans;
-** both must give the same rows (in the same order under ORDER BY _key).
+** both must give the same rows (in the same order under a total order:
+** ORDER BY _key, or by every key field).
 ** Errors are fine; a crash, a sanitizer report, a leak, a hang or a
 ** differing result is a failure.
 **
@@ -823,6 +824,8 @@ static void genSelect(Fz *f, Gen *g, const Tab *t) {
       sqlite3_str_appendf(tail, "%s%s%s", i ? ", " : "", c->z,
                           pick(g, 2) ? " DESC" : "");
     }
+    /* every key field: a total order, as _key is */
+    if (m == t->nKey && !t->bHist) bOrdered = !bAgg && !bDistinct;
     break;
   }
   case 3:
