@@ -29,8 +29,9 @@
 ** neither flatten nor push terms into, so the module only full-scans;
 ** both must give the same rows (in the same order under a total order:
 ** ORDER BY _key, or by every key field).
-** Errors are fine; a crash, a sanitizer report, a leak, a hang or a
-** differing result is a failure.
+** Now and then a table's column is also counted against its history
+** view (checkHistory). Errors are fine; a crash, a sanitizer report, a
+** leak, a hang or a differing result is a failure.
 **
 ** Bounds: 32 generated statements and 16 raw ones per input, 256 rows
 ** read per statement, a progress handler that interrupts every statement
@@ -1215,9 +1216,59 @@ static void genDdl(Fz *f, Gen *g) {
   runSql(f, az[pick(g, 16)], NULL);
 }
 
+/* The single integer zSql gives, or 0 if it fails or gives no integer. */
+static int scalar(Fz *f, const char *zSql, sqlite3_int64 *piVal) {
+  sqlite3_stmt *p = NULL;
+  int bOk = 0;
+  if (sqlite3_prepare_v2(f->db, zSql, -1, &p, NULL) == SQLITE_OK &&
+      sqlite3_step(p) == SQLITE_ROW &&
+      sqlite3_column_type(p, 0) == SQLITE_INTEGER) {
+    *piVal = sqlite3_column_int64(p, 0);
+    bOk = sqlite3_step(p) == SQLITE_DONE;
+  }
+  sqlite3_finalize(p);
+  return bOk;
+}
+
+/* A table and its history view tell the same story: the rows with a cell
+** in a column are the rows whose history has a live version of it, and
+** those with one version when the view keeps the latest. */
+static void checkHistory(Fz *f, Gen *g) {
+  static const char *const az[][3] = {
+      {"SELECT count(*) FROM m WHERE cpu IS NOT NULL",
+       "SELECT count(DISTINCT _key) FROM mh WHERE family = 'st' AND "
+       "qualifier = 'cpu'",
+       "SELECT count(*) FROM mh(1) WHERE family = 'st' AND qualifier = 'cpu'"},
+      {"SELECT count(*) FROM m WHERE note IS NOT NULL",
+       "SELECT count(DISTINCT _key) FROM mh WHERE family = 'meta' AND "
+       "qualifier = 'note'",
+       "SELECT count(*) FROM mh WHERE latest_n = 1 AND family = 'meta' AND "
+       "qualifier = 'note'"},
+      {"SELECT count(*) FROM s WHERE v IS NOT NULL",
+       "SELECT count(DISTINCT _key) FROM sh WHERE family = 'f' AND "
+       "qualifier = 'v'",
+       "SELECT count(*) FROM sh(1) WHERE family = 'f' AND qualifier = 'v'"},
+      {"SELECT count(*) FROM c WHERE cnt IS NOT NULL",
+       "SELECT count(DISTINCT _key) FROM ch WHERE family = 'hits' AND "
+       "qualifier = 'cnt'",
+       "SELECT count(*) FROM ch(1) WHERE family = 'hits' AND "
+       "qualifier = 'cnt'"},
+  };
+  const char *const *q = az[pick(g, 4)];
+  sqlite3_int64 a, b, c;
+  if (scalar(f, q[0], &a) && scalar(f, q[1], &b) && scalar(f, q[2], &c) &&
+      (a != b || a != c)) {
+    fprintf(stderr, "fuzz_sql: table and history differ: %lld, %lld, %lld\n"
+                    "  %s\n  %s\n  %s\n", a, b, c, q[0], q[1], q[2]);
+    abort();
+  }
+}
+
 static void genStmt(Fz *f, Gen *g) {
-  unsigned k = pick(g, 20);
-  if (k < 6) {
+  unsigned k = pick(g, 21);
+  if (k == 20) {
+    checkHistory(f, g);
+  } else if (k < 6) {
     genSelect(f, g, &aTab[pick(g, NTAB)]);
   } else if (k < 9) {
     genInsert(f, g, &aTab[pick(g, NWRITABLE)]);
