@@ -321,8 +321,16 @@ typedef struct Spec {
   int nSalt;  /* SALT n of the key (0: none) */
   const char *azFam[MAXF]; /* the family of each qualifier column */
   int bHist; /* the cells table with timestamps and GC policies (the
-             ** "hist" schema; its native twin is built over the cells
-             ** table n_cells: see histCreate) */
+             ** "hist" schemas; the native twin is built over a cells
+             ** table: see histCreate) */
+  /* hist schemas only: */
+  const char *zPre;           /* prefix of the native tables (<zPre>cells) */
+  const char *azFamAll[MAXF]; /* every family, NULL-terminated */
+  const char *zGc;            /* n_live's GC rule, an SQL expression over a
+                              ** cell's family, _timestamp and rn */
+  const char *zJson; /* a family without declared qualifiers, written and
+                     ** read through its JSON column only (or NULL) */
+  const char *azHQual[12]; /* qualifier literals for history-view terms */
 } Spec;
 
 static Spec aSpec[] = {
@@ -347,7 +355,12 @@ static Spec aSpec[] = {
      1,
      0,
      {"stats", "stats", "stats", "meta"},
-     0},
+     0,
+     NULL,
+     {NULL},
+     NULL,
+     NULL,
+     {NULL}},
     {"oc",
      "KEY (tenant INT64 ORDERED CODE, ts INT64 ORDERED CODE, name STRING) "
      "ORDERED CODE, FAMILY f (v INT64, s STRING), SYNC OFF",
@@ -365,7 +378,12 @@ static Spec aSpec[] = {
      0,
      0,
      {"f", "f"},
-     0},
+     0,
+     NULL,
+     {NULL},
+     NULL,
+     NULL,
+     {NULL}},
     {"bytes",
      "KEY (k BYTES), FAMILY f (v INT64, s STRING), SYNC OFF",
      "k BLOB PRIMARY KEY, v INTEGER, s TEXT, _key BLOB",
@@ -379,7 +397,12 @@ static Spec aSpec[] = {
      0,
      0,
      {"f", "f"},
-     0},
+     0,
+     NULL,
+     {NULL},
+     NULL,
+     NULL,
+     {NULL}},
     {"raw",
      "FAMILY f (v INT64), FAMILY g (s STRING), SYNC OFF",
      "_key BLOB PRIMARY KEY, v INTEGER, s TEXT",
@@ -393,7 +416,12 @@ static Spec aSpec[] = {
      0,
      0,
      {"f", "g"},
-     0},
+     0,
+     NULL,
+     {NULL},
+     NULL,
+     NULL,
+     {NULL}},
     /* tele's key salted: scans fan out over 4 buckets and merge */
     {"stele",
      "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#' "
@@ -415,7 +443,12 @@ static Spec aSpec[] = {
      1,
      4,
      {"stats", "stats", "meta"},
-     0},
+     0,
+     NULL,
+     {NULL},
+     NULL,
+     NULL,
+     {NULL}},
     /* a reversed last field: newest first in key order */
     {"rev",
      "KEY (device STRING, id STRING, day INT64 REVERSED DECIMAL(8)) "
@@ -434,7 +467,12 @@ static Spec aSpec[] = {
      0,
      0,
      {"stats", "stats"},
-     0},
+     0,
+     NULL,
+     {NULL},
+     NULL,
+     NULL,
+     {NULL}},
     /* ORDERED CODE struct, salted over 3 buckets, with a reversed middle
     ** field of 19 digits (0 .. INT64_MAX) */
     {"soc",
@@ -455,7 +493,12 @@ static Spec aSpec[] = {
      0,
      3,
      {"f", "f"},
-     0},
+     0,
+     NULL,
+     {NULL},
+     NULL,
+     NULL,
+     {NULL}},
     /* cells with explicit timestamps under GC policies (see histCreate):
     ** the native twin n_hist is made from the cells table n_cells */
     {"hist",
@@ -481,7 +524,42 @@ static Spec aSpec[] = {
      0,
      0,
      {"s", "s", "m", "g", "u"},
-     1},
+     1,
+     "n_",
+     {"s", "m", "g", "u"},
+     "CASE family WHEN 's' THEN rn <= 3 "
+     "WHEN 'm' THEN _timestamp >= 2000000000000000 "
+     "WHEN 'g' THEN rn <= 2 OR _timestamp >= 2000000000000000 ELSE 1 END",
+     NULL,
+     {"'a'", "'b'", "'c'", "'d'", "'e'", "'A'", "'zz'", "x'61'"}},
+    /* hist over a salted key, with a JSON-only family j (qualifiers that
+    ** exist only through the family column); native tables ns_* */
+    {"shist",
+     "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#' "
+     "SALT 4, FAMILY s (a INT64, b STRING) MAX VERSIONS 3, "
+     "FAMILY j MAX VERSIONS 2, FAMILY u (e INT64), SYNC OFF",
+     NULL,
+     KEY_DELIM,
+     3,
+     {{"device", SQLITE_TEXT, 0, 0},
+      {"id", SQLITE_TEXT, 0, 0},
+      {"day", SQLITE_INTEGER, 8, 0}},
+     3,
+     {{"a", SQLITE_INTEGER, 0, 0},
+      {"b", SQLITE_TEXT, 0, 0},
+      {"e", SQLITE_INTEGER, 0, 0}},
+     150,
+     2,
+     0,
+     4,
+     {"s", "s", "u"},
+     1,
+     "ns_",
+     {"s", "j", "u"},
+     "CASE family WHEN 's' THEN rn <= 3 WHEN 'j' THEN rn <= 2 ELSE 1 END",
+     "j",
+     {"'a'", "'e'", "'q'", "'n'", "'日本'", "''", "'qz'", "x'ff'", "x'7a80'",
+      "'é'", "x'71'", "'Q'"}},
 };
 #define NSPEC ((int)(sizeof aSpec / sizeof aSpec[0]))
 
@@ -1043,6 +1121,8 @@ static int execOk(const char *zSql) {
   return rc;
 }
 
+static char *hsub(const Spec *s, const char *z); /* hist table names */
+
 /* Compare a whole wcs table with its native twin, in key order. */
 static int compareWhole(int iSpec, const char *zWhy) {
   const Spec *s = &aSpec[iSpec];
@@ -1058,6 +1138,7 @@ static int compareWhole(int iSpec, const char *zWhy) {
     sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
   if (s->eKey != KEY_NONE) sqlite3_str_appendall(a, ", _key");
   if (s->bHist) sqlite3_str_appendall(a, ", _timestamp");
+  if (s->zJson) sqlite3_str_appendf(a, ", %s IS NULL", s->zJson);
   zCols = sqlite3_str_finish(a);
   zOrd = sqlite3_str_finish(o);
   zW = sqlite3_mprintf("SELECT %s FROM w_%s ORDER BY %s", zCols, s->zTag, zOrd);
@@ -1068,11 +1149,27 @@ static int compareWhole(int iSpec, const char *zWhy) {
     static const char *zH =
         "SELECT device, id, day, family, qualifier, _timestamp, value FROM %s "
         "ORDER BY device, id, day, family, qualifier, _timestamp DESC";
-    char *zHW = sqlite3_mprintf(zH, "h_hist");
-    char *zHN = sqlite3_mprintf(zH, "n_live");
-    ok &= compare2(zHW, zHN, CMP_ORDERED, 0, 0, zWhy);
+    char *zHW = sqlite3_mprintf(zH, "@HVIEW");
+    char *zHN = sqlite3_mprintf(zH, "@LIVE");
+    char *zHW2 = hsub(s, zHW), *zHN2 = hsub(s, zHN);
+    ok &= compare2(zHW2, zHN2, CMP_ORDERED, 0, 0, zWhy);
     sqlite3_free(zHW);
     sqlite3_free(zHN);
+    sqlite3_free(zHW2);
+    sqlite3_free(zHN2);
+  }
+  if (s->zJson) {
+    /* the JSON family column, qualifier by qualifier in object order (the
+    ** text itself may differ in white space and escapes) */
+    static const char *zJ =
+        "SELECT _key, je.key, je.type, CASE WHEN je.type IN ('object', "
+        "'array') THEN json(je.value) ELSE je.value END FROM %s_%s AS t, "
+        "json_each(t.%s) AS je ORDER BY _key, je.id";
+    char *zJW = sqlite3_mprintf(zJ, "w", s->zTag, s->zJson);
+    char *zJN = sqlite3_mprintf(zJ, "n", s->zTag, s->zJson);
+    ok &= compare2(zJW, zJN, CMP_ORDERED, 0, 0, zWhy);
+    sqlite3_free(zJW);
+    sqlite3_free(zJN);
   }
   sqlite3_free(zCols);
   sqlite3_free(zOrd);
@@ -2249,14 +2346,18 @@ static int64_t histTs(void) {
   return pct(3) ? aHts[23] : aHts[rnd(23)];
 }
 
-/* The native side of w_hist (doc/sql.md §4, §6, §8):
+/* The native side of a hist schema (doc/sql.md §4, §6, §8), its tables
+** named with the schema's prefix zPre (n_ for hist, ns_ for shist):
 **   n_cells  one row per cell: key fields, _key, family, qualifier,
 **            _timestamp, value; a write at an existing (column, timestamp)
-**            replaces it
+**            replaces it. A cell of the JSON-only family (shist's j) also
+**            has qk, its qualifier as a JSON string, and jv, its value as
+**            the family column shows it (both made here from the bytes:
+**            jsonWrite)
 **   n_live   the cells GC leaves at read time, with rn, the position in
-**            the column (1 = newest): s MAX VERSIONS 3; m MAX AGE (the old
-**            band); g MAX VERSIONS 2 MAX AGE INTERSECTION (both rules);
-**            u every version
+**            the column (1 = newest), under the schema's zGc: for hist
+**            s MAX VERSIONS 3; m MAX AGE (the old band); g MAX VERSIONS 2
+**            MAX AGE INTERSECTION (both rules); u every version
 **   n_histv  the table: each column's newest live cell, rows with at least
 **            one; _timestamp the newest cell of the row. INSTEAD OF
 **            triggers turn the same INSERT, UPDATE and DELETE statements
@@ -2264,30 +2365,66 @@ static int64_t histTs(void) {
 **            alone on INSERT and deletes all its versions on UPDATE,
 **            SET family = NULL deletes the family, DELETE the row, a new
 **            key moves every cell; _replace (OR REPLACE) deletes the row
-**            first, _ignore (OR IGNORE) skips an existing row
-**   n_hist   n_histv's rows in a table (histRefresh after every write, in
+**            first, _ignore (OR IGNORE) skips an existing row. Writes of
+**            the JSON family column are turned into cell mutations here
+**            (jsonNative), statements run after the view's
+**   n_<tag>  n_histv's rows in a table (histRefresh after every write, in
 **            the write's transaction, so that ROLLBACK undoes it too): the
-**            statements on the table and sampleRow() read it */
-static char *zHistRows; /* SELECT of n_hist's rows for the keys in n_touched */
+**            statements on the table and sampleRow() read it; for shist
+**            with the JSON family's column j, rebuilt from qk and jv in
+**            byte order of the qualifiers
+** The SQL is written with tokens that hsub() turns into the schema's
+** names: @CELLS @TOUCHED @LIVE @HISTV (<zPre>cells, ...), @NHIST
+** (n_<tag>), @HVIEW (h_<tag>, the history view), @WTAB (w_<tag>). */
+static char *azHistRows[NSPEC]; /* SELECT of n_<tag>'s touched rows */
 
-static int histCreate(const Spec *s) {
+static char *hsub(const Spec *s, const char *z) {
+  static const char *azTok[] = {"@CELLS", "@TOUCHED", "@LIVE", "@HISTV",
+                                "@NHIST", "@HVIEW",   "@WTAB"};
+  static const char *azFmt[] = {"%scells", "%stouched", "%slive", "%shistv",
+                                "n_%s",    "h_%s",      "w_%s"};
+  sqlite3_str *o = sqlite3_str_new(NULL);
+  while (*z) {
+    int i, bTok = 0;
+    for (i = 0; *z == '@' && i < 7; i++) {
+      size_t n = strlen(azTok[i]);
+      if (strncmp(z, azTok[i], n) == 0) {
+        sqlite3_str_appendf(o, azFmt[i], i < 4 ? s->zPre : s->zTag);
+        z += n;
+        bTok = 1;
+        break;
+      }
+    }
+    if (!bTok) sqlite3_str_appendchar(o, 1, *z++);
+  }
+  return sqlite3_str_finish(o);
+}
+
+/* execOk() of hsub(s, z). */
+static int hexec(const Spec *s, const char *z) {
+  char *zx = hsub(s, z);
+  int rc = execOk(zx);
+  sqlite3_free(zx);
+  return rc;
+}
+
+static int histCreate(int iSpec) {
+  const Spec *s = &aSpec[iSpec];
   sqlite3_str *a = sqlite3_str_new(NULL);
   char *z;
   int i, rc;
   sqlite3_str_appendf(
       a,
-      "CREATE TABLE n_cells(device TEXT, id TEXT, day INTEGER, _key BLOB, "
-      "family TEXT, qualifier TEXT, _timestamp INTEGER, value, "
-      "PRIMARY KEY(_key, family, qualifier, _timestamp));"
-      "CREATE TABLE n_touched(k BLOB PRIMARY KEY);"
-      "CREATE VIEW n_live AS SELECT * FROM (SELECT c.*, (SELECT count(*) "
-      "FROM n_cells AS o WHERE o._key = c._key AND o.family = c.family AND "
+      "CREATE TABLE @CELLS(device TEXT, id TEXT, day INTEGER, _key BLOB, "
+      "family TEXT, qualifier TEXT, _timestamp INTEGER, value, qk TEXT, "
+      "jv TEXT, PRIMARY KEY(_key, family, qualifier, _timestamp));"
+      "CREATE TABLE @TOUCHED(k BLOB PRIMARY KEY);"
+      "CREATE VIEW @LIVE AS SELECT * FROM (SELECT c.*, (SELECT count(*) "
+      "FROM @CELLS AS o WHERE o._key = c._key AND o.family = c.family AND "
       "o.qualifier = c.qualifier AND o._timestamp >= c._timestamp) AS rn "
-      "FROM n_cells AS c) WHERE CASE family WHEN 's' THEN rn <= 3 "
-      "WHEN 'm' THEN _timestamp >= %lld "
-      "WHEN 'g' THEN rn <= 2 OR _timestamp >= %lld ELSE 1 END;"
-      "CREATE VIEW n_histv AS SELECT device, id, day",
-      (long long)HIST_CUT, (long long)HIST_CUT);
+      "FROM @CELLS AS c) WHERE %s;"
+      "CREATE VIEW @HISTV AS SELECT device, id, day",
+      s->zGc);
   {
     sqlite3_str *r = sqlite3_str_new(NULL);
     sqlite3_str_appendall(r, "SELECT device, id, day");
@@ -2298,26 +2435,42 @@ static int histCreate(const Spec *s) {
                           s->azFam[i], s->aQual[i].zName, s->aQual[i].zName);
       sqlite3_str_appendf(a, ", %s", s->aQual[i].zName);
     }
-    sqlite3_str_appendall(r, ", _key, max(_timestamp) FROM n_live WHERE rn = 1 "
-                             "AND _key IN (SELECT k FROM n_touched) "
-                             "GROUP BY _key");
-    sqlite3_free(zHistRows);
-    zHistRows = sqlite3_str_finish(r);
+    sqlite3_str_appendall(r, ", _key, max(_timestamp)");
+    if (s->zJson) {
+      /* the family column: the newest version of each qualifier (which
+      ** the family's MAX VERSIONS never expires), in byte order */
+      sqlite3_str_appendf(
+          r,
+          ", (SELECT '{' || group_concat(qk || ':' || jv, ',') || '}' FROM "
+          "(SELECT c.qk, c.jv FROM @CELLS AS c WHERE c._key = x._key AND "
+          "c.family = '%s' AND c._timestamp = (SELECT max(o._timestamp) FROM "
+          "@CELLS AS o WHERE o._key = c._key AND o.family = c.family AND "
+          "o.qualifier = c.qualifier) ORDER BY CAST(c.qualifier AS BLOB)))",
+          s->zJson);
+    }
+    sqlite3_str_appendall(r, " FROM @LIVE AS x WHERE rn = 1 AND _key IN "
+                             "(SELECT k FROM @TOUCHED) GROUP BY _key");
+    z = sqlite3_str_finish(r);
+    sqlite3_free(azHistRows[iSpec]);
+    azHistRows[iSpec] = hsub(s, z);
+    sqlite3_free(z);
   }
-  /* the view is only written to: its rows come from n_hist */
-  sqlite3_str_appendall(a, ", _key, _timestamp, "
-                           "NULL AS s, NULL AS m, NULL AS g, NULL AS u, "
-                           "NULL AS _replace, NULL AS _ignore FROM n_hist;");
+  /* the view is only written to: its rows come from n_<tag> */
+  sqlite3_str_appendall(a, ", _key, _timestamp");
+  for (i = 0; s->azFamAll[i]; i++)
+    sqlite3_str_appendf(a, ", NULL AS %s", s->azFamAll[i]);
+  sqlite3_str_appendall(a, ", NULL AS _replace, NULL AS _ignore FROM @NHIST;");
   sqlite3_str_appendall(
-      a, "CREATE TRIGGER n_histv_ins INSTEAD OF INSERT ON n_histv BEGIN "
+      a, "CREATE TRIGGER @HISTV_ins INSTEAD OF INSERT ON @HISTV BEGIN "
          "SELECT RAISE(IGNORE) WHERE NEW._ignore AND EXISTS "
-         "(SELECT 1 FROM n_hist WHERE _key = NEW._key); "
-         "INSERT OR IGNORE INTO n_touched VALUES (NEW._key); "
-         "DELETE FROM n_cells WHERE _key = NEW._key AND NEW._replace;");
+         "(SELECT 1 FROM @NHIST WHERE _key = NEW._key); "
+         "INSERT OR IGNORE INTO @TOUCHED VALUES (NEW._key); "
+         "DELETE FROM @CELLS WHERE _key = NEW._key AND NEW._replace;");
   for (i = 0; i < s->nQual; i++) {
     sqlite3_str_appendf(
         a,
-        " INSERT OR REPLACE INTO n_cells SELECT NEW.device, NEW.id, NEW.day, "
+        " INSERT OR REPLACE INTO @CELLS(device, id, day, _key, family, "
+        "qualifier, _timestamp, value) SELECT NEW.device, NEW.id, NEW.day, "
         "NEW._key, '%s', '%s', NEW._timestamp, NEW.%s WHERE NEW.%s IS NOT "
         "NULL;",
         s->azFam[i], s->aQual[i].zName, s->aQual[i].zName, s->aQual[i].zName);
@@ -2327,61 +2480,342 @@ static int histCreate(const Spec *s) {
     const char *q = s->aQual[i].zName, *f = s->azFam[i];
     sqlite3_str_appendf(
         a,
-        "CREATE TRIGGER n_histv_upd_%s INSTEAD OF UPDATE OF %s ON n_histv "
+        "CREATE TRIGGER @HISTV_upd_%s INSTEAD OF UPDATE OF %s ON @HISTV "
         "BEGIN "
-        "INSERT OR IGNORE INTO n_touched VALUES (NEW._key); "
-        "DELETE FROM n_cells WHERE _key = NEW._key AND family = '%s' AND "
+        "INSERT OR IGNORE INTO @TOUCHED VALUES (NEW._key); "
+        "DELETE FROM @CELLS WHERE _key = NEW._key AND family = '%s' AND "
         "qualifier = '%s' AND NEW.%s IS NULL; "
-        "INSERT OR REPLACE INTO n_cells SELECT NEW.device, NEW.id, NEW.day, "
+        "INSERT OR REPLACE INTO @CELLS(device, id, day, _key, family, "
+        "qualifier, _timestamp, value) SELECT NEW.device, NEW.id, NEW.day, "
         "NEW._key, '%s', '%s', NEW._timestamp, NEW.%s WHERE NEW.%s IS NOT "
         "NULL; END;",
         q, q, f, q, q, f, q, q, q);
   }
-  for (i = 0; i < 4; i++) {
-    static const char *azF[] = {"s", "m", "g", "u"};
+  for (i = 0; s->azFamAll[i]; i++) {
+    const char *f = s->azFamAll[i];
     sqlite3_str_appendf(a,
-                        "CREATE TRIGGER n_histv_fam_%s INSTEAD OF UPDATE OF %s "
-                        "ON n_histv WHEN NEW.%s IS NULL BEGIN "
-                        "INSERT OR IGNORE INTO n_touched VALUES (OLD._key); "
+                        "CREATE TRIGGER @HISTV_fam_%s INSTEAD OF UPDATE OF %s "
+                        "ON @HISTV WHEN NEW.%s IS NULL BEGIN "
+                        "INSERT OR IGNORE INTO @TOUCHED VALUES (OLD._key); "
                         "DELETE FROM "
-                        "n_cells WHERE _key = OLD._key AND family = '%s'; END;",
-                        azF[i], azF[i], azF[i], azF[i]);
+                        "@CELLS WHERE _key = OLD._key AND family = '%s'; END;",
+                        f, f, f, f);
   }
   sqlite3_str_appendall(
-      a, "CREATE TRIGGER n_histv_move INSTEAD OF UPDATE OF device, id, day ON "
-         "n_histv BEGIN INSERT OR IGNORE INTO n_touched VALUES (OLD._key), "
-         "(NEW._key); UPDATE OR REPLACE n_cells SET device = NEW.device, "
+      a, "CREATE TRIGGER @HISTV_move INSTEAD OF UPDATE OF device, id, day ON "
+         "@HISTV BEGIN INSERT OR IGNORE INTO @TOUCHED VALUES (OLD._key), "
+         "(NEW._key); UPDATE OR REPLACE @CELLS SET device = NEW.device, "
          "id = NEW.id, day = NEW.day, _key = NEW._key WHERE _key = OLD._key; "
          "END;"
-         "CREATE TRIGGER n_histv_del INSTEAD OF DELETE ON n_histv BEGIN "
-         "INSERT OR IGNORE INTO n_touched VALUES (OLD._key); DELETE FROM "
-         "n_cells WHERE _key = OLD._key; END;"
-         "CREATE VIRTUAL TABLE h_hist USING wcs(TABLE 'w_hist', HISTORY);"
-         "CREATE TABLE n_hist(device TEXT, id TEXT, day INTEGER");
+         "CREATE TRIGGER @HISTV_del INSTEAD OF DELETE ON @HISTV BEGIN "
+         "INSERT OR IGNORE INTO @TOUCHED VALUES (OLD._key); DELETE FROM "
+         "@CELLS WHERE _key = OLD._key; END;"
+         "CREATE VIRTUAL TABLE @HVIEW USING wcs(TABLE '@WTAB', HISTORY);"
+         "CREATE TABLE @NHIST(device TEXT, id TEXT, day INTEGER");
   for (i = 0; i < s->nQual; i++) {
     sqlite3_str_appendf(a, ", %s %s", s->aQual[i].zName,
                         s->aQual[i].t == SQLITE_INTEGER ? "INTEGER" : "TEXT");
   }
-  sqlite3_str_appendall(a, ", _key BLOB, _timestamp INTEGER, "
-                           "PRIMARY KEY(device, id, day));");
+  sqlite3_str_appendall(a, ", _key BLOB, _timestamp INTEGER");
+  if (s->zJson) sqlite3_str_appendf(a, ", %s TEXT", s->zJson);
+  sqlite3_str_appendall(a, ", PRIMARY KEY(device, id, day));");
   z = sqlite3_str_finish(a);
-  rc = execOk(z);
+  rc = hexec(s, z);
   sqlite3_free(z);
   return rc;
 }
 
-/* Bring n_hist up to date with the cells. */
-static int histRefresh(void) {
+/* Bring n_<tag> up to date with the cells. */
+static int histRefresh(int iSpec) {
+  const Spec *s = &aSpec[iSpec];
   char *z = sqlite3_mprintf(
-      "DELETE FROM n_hist WHERE _key IN (SELECT k FROM n_touched); "
-      "INSERT INTO n_hist %s; DELETE FROM n_touched",
-      zHistRows);
-  int rc = execOk(z);
+      "DELETE FROM @NHIST WHERE _key IN (SELECT k FROM @TOUCHED); "
+      "INSERT INTO @NHIST %s; DELETE FROM @TOUCHED",
+      azHistRows[iSpec]);
+  int rc = hexec(s, z);
   sqlite3_free(z);
   return rc;
 }
 
-/* A value for qualifier column i of the hist schema (never NULL). */
+/* ---- the JSON-only family (doc/sql.md §4, "Family columns") ----
+** A write of a JSON object into the family column sets the qualifiers it
+** names and keeps the others: a string is its UTF-8 bytes (\udcXX is
+** byte XX), {"$hex": ...} the given bytes, an integer 8 bytes big-endian,
+** a real the 8 bytes of its IEEE double, true/false 1/0 as an integer,
+** an object or array its JSON text as written, null deletes the
+** qualifier (all versions). Read back, a value is a JSON string when its
+** bytes are UTF-8 without control characters other than tab, CR, LF, and
+** {"$hex": "<lowercase hex>"} otherwise; a qualifier name's bytes that
+** are not UTF-8 are \udcXX. In the history view the qualifier and the
+** value are TEXT when UTF-8, else BLOB. */
+
+typedef struct JCell {
+  unsigned char aQ[16]; /* qualifier bytes */
+  int nQ;
+  unsigned char aV[48]; /* value bytes */
+  int nV;
+  int bDel; /* null: delete the qualifier */
+} JCell;
+
+typedef struct JWrite {
+  char *zJson; /* the object written (sqlite3_malloc'd) */
+  int n;       /* cells in a[] */
+  JCell a[5];
+} JWrite;
+
+typedef struct JText {
+  const char *zJson;  /* JSON text */
+  const char *zBytes; /* the bytes it stands for */
+  int n;              /* bytes at zBytes */
+} JText;
+
+/* qualifier names ("\udcc3\udca9" is the UTF-8 of "é") */
+static const JText aJQual[] = {
+    {"q", "q", 1},          {"n", "n", 1},
+    {"Q", "Q", 1},          {"日本", "日本", 6},
+    {"a b", "a b", 3},      {"", "", 0},
+    {"\\u0071z", "qz", 2},  {"\\udcff", "\xff", 1},
+    {"z\\udc80", "z\x80", 2}, {"\\udcc3\\udca9", "\xc3\xa9", 2},
+    {"é", "\xc3\xa9", 2},   {"x\\\"y", "x\"y", 3},
+    {"a\\\\b", "a\\b", 3}};
+/* strings, objects and arrays */
+static const JText aJStr[] = {
+    {"\"ok\"", "ok", 2},
+    {"\"\"", "", 0},
+    {"\"日本\"", "日本", 6},
+    {"\"a\\tb\"", "a\tb", 3},
+    {"\"a\\u0001\"", "a\x01", 2},
+    {"\"\\udcff\\udc80\"", "\xff\x80", 2},
+    {"\"x\\\"y\"", "x\"y", 3},
+    {"\"l\\nx\\r\"", "l\nx\r", 4},
+    {"\"\\u00e9\"", "\xc3\xa9", 2},
+    {"\"\\udcc3\\udca9\"", "\xc3\xa9", 2},
+    {"\"a\\\\b\"", "a\\b", 3},
+    {"\"\\u0000\"", "\0", 1},
+    {"[1,\"a\"]", "[1,\"a\"]", 7},
+    {"{\"x\": [1, 2]}", "{\"x\": [1, 2]}", 13},
+    {"[]", "[]", 2},
+    {"{}", "{}", 2}};
+
+static void be64(uint64_t x, unsigned char *a) {
+  int i;
+  for (i = 0; i < 8; i++)
+    a[i] = (unsigned char)(x >> (56 - 8 * i));
+}
+
+/* A JSON value and its bytes; 1 for null (a delete). */
+static int jsonValue(sqlite3_str *o, JCell *c) {
+  static const int64_t aI[] = {0,   1,   5,     127,       128,
+                               200, 255, 50089, -1,        -300,
+                               INT64_MIN, INT64_MAX, (int64_t)1 << 40};
+  static const char *azR[] = {"2.5", "-0.25", "1.0", "1e3", "1.5e-3", "-0.0"};
+  int x = rnd(100);
+  c->nV = 0;
+  if (x < 10) {
+    sqlite3_str_appendall(o, "null");
+    return 1;
+  } else if (x < 50) {
+    const JText *t = &aJStr[rnd((int)(sizeof aJStr / sizeof aJStr[0]))];
+    sqlite3_str_appendall(o, t->zJson);
+    memcpy(c->aV, t->zBytes, (size_t)t->n);
+    c->nV = t->n;
+  } else if (x < 68) {
+    int64_t v = aI[rnd((int)(sizeof aI / sizeof aI[0]))];
+    sqlite3_str_appendf(o, "%lld", (long long)v);
+    be64((uint64_t)v, c->aV);
+    c->nV = 8;
+  } else if (x < 78) {
+    const char *z = azR[rnd((int)(sizeof azR / sizeof azR[0]))];
+    double r = strtod(z, NULL);
+    uint64_t u;
+    memcpy(&u, &r, 8);
+    sqlite3_str_appendall(o, z);
+    be64(u, c->aV);
+    c->nV = 8;
+  } else if (x < 84) {
+    int b = pct(50);
+    sqlite3_str_appendall(o, b ? "true" : "false");
+    be64((uint64_t)b, c->aV);
+    c->nV = 8;
+  } else {
+    Val v;
+    int i;
+    memset(&v, 0, sizeof v);
+    randBytes(&v, 0, 6);
+    sqlite3_str_appendall(o, pct(50) ? "{\"$hex\":\"" : "{ \"$hex\" : \"");
+    for (i = 0; i < v.n; i++)
+      sqlite3_str_appendf(o, "%02x", v.z[i]);
+    sqlite3_str_appendall(o, "\"}");
+    memcpy(c->aV, v.z, (size_t)v.n);
+    c->nV = v.n;
+    valClear(&v);
+  }
+  return 0;
+}
+
+/* A JSON object of 1..4 distinct qualifiers (sometimes {}), with white
+** space here and there. */
+static void jsonWrite(JWrite *p) {
+  sqlite3_str *o = sqlite3_str_new(NULL);
+  int n = pct(5) ? 0 : 1 + rnd(4), i, j;
+  const char *zSp = pct(20) ? " " : "";
+  p->n = 0;
+  sqlite3_str_appendf(o, "%s{%s", zSp, zSp);
+  for (i = 0; i < n; i++) {
+    const JText *q = &aJQual[rnd((int)(sizeof aJQual / sizeof aJQual[0]))];
+    JCell *c = &p->a[p->n];
+    int bDup = 0;
+    for (j = 0; j < p->n; j++) {
+      bDup |= p->a[j].nQ == q->n && memcmp(p->a[j].aQ, q->zBytes, q->n) == 0;
+    }
+    if (bDup) continue;
+    memcpy(c->aQ, q->zBytes, (size_t)q->n);
+    c->nQ = q->n;
+    sqlite3_str_appendf(o, "%s\"%s\"%s:%s", p->n ? "," : "", q->zJson, zSp,
+                        zSp);
+    c->bDel = jsonValue(o, c);
+    p->n++;
+  }
+  sqlite3_str_appendf(o, "%s}%s", zSp, zSp);
+  p->zJson = sqlite3_str_finish(o);
+}
+
+/* The length of the UTF-8 character at a[0..n), 0 if there is none. */
+static int utf8Char(const unsigned char *a, int n) {
+  int k, i;
+  unsigned cp;
+  if (a[0] < 0x80) return 1;
+  if (a[0] >= 0xc2 && a[0] <= 0xdf)
+    k = 2, cp = a[0] & 0x1f;
+  else if (a[0] >= 0xe0 && a[0] <= 0xef)
+    k = 3, cp = a[0] & 0x0f;
+  else if (a[0] >= 0xf0 && a[0] <= 0xf4)
+    k = 4, cp = a[0] & 0x07;
+  else
+    return 0;
+  if (n < k) return 0;
+  for (i = 1; i < k; i++) {
+    if ((a[i] & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (a[i] & 0x3f);
+  }
+  if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  if (cp >= 0xd800 && cp <= 0xdfff) return 0;
+  return k;
+}
+static int isUtf8(const unsigned char *a, int n) {
+  int i = 0, k;
+  while (i < n) {
+    if ((k = utf8Char(a + i, n - i)) == 0) return 0;
+    i += k;
+  }
+  return 1;
+}
+
+/* The bytes as the history view shows them: TEXT if UTF-8, else BLOB. */
+static void appendTyped(sqlite3_str *o, const unsigned char *a, int n) {
+  int i;
+  int bText = isUtf8(a, n);
+  sqlite3_str_appendall(o, bText ? "CAST(x'" : "x'");
+  for (i = 0; i < n; i++)
+    sqlite3_str_appendf(o, "%02x", a[i]);
+  sqlite3_str_appendall(o, bText ? "' AS TEXT)" : "'");
+}
+
+/* A JSON string of the bytes: UTF-8 as it is, other bytes \udcXX. */
+static void appendJsonStr(sqlite3_str *o, const unsigned char *a, int n) {
+  int i = 0, k;
+  sqlite3_str_appendchar(o, 1, '"');
+  while (i < n) {
+    k = utf8Char(a + i, n - i);
+    if (k == 0) {
+      sqlite3_str_appendf(o, "\\u%04x", 0xdc00 + a[i]);
+      k = 1;
+    } else if (a[i] == '"' || a[i] == '\\') {
+      sqlite3_str_appendf(o, "\\%c", a[i]);
+    } else if (a[i] < 0x20) {
+      sqlite3_str_appendf(o, "\\u%04x", a[i]);
+    } else {
+      sqlite3_str_append(o, (const char *)a + i, k);
+    }
+    i += k;
+  }
+  sqlite3_str_appendchar(o, 1, '"');
+}
+
+/* The value as a family column shows it. */
+static char *jsonShown(const unsigned char *a, int n) {
+  sqlite3_str *o = sqlite3_str_new(NULL);
+  int i, bStr = isUtf8(a, n);
+  for (i = 0; bStr && i < n; i++) {
+    if (a[i] < 0x20 && a[i] != '\t' && a[i] != '\r' && a[i] != '\n') bStr = 0;
+  }
+  if (bStr) {
+    appendJsonStr(o, a, n);
+  } else {
+    sqlite3_str_appendall(o, "{\"$hex\":\"");
+    for (i = 0; i < n; i++)
+      sqlite3_str_appendf(o, "%02x", a[i]);
+    sqlite3_str_appendall(o, "\"}");
+  }
+  return sqlite3_str_finish(o);
+}
+
+/* The cell mutations of a JSON write at timestamp ts on the rows zSrc
+** (a SELECT of device, id, day, _key), appended to the native script. */
+static void jsonNative(const Spec *s, const JWrite *p, int64_t ts,
+                       const char *zSrc, sqlite3_str *o) {
+  int i;
+  sqlite3_str_appendf(o, "INSERT OR IGNORE INTO @TOUCHED SELECT _key FROM "
+                         "(%s); ",
+                      zSrc);
+  for (i = 0; i < p->n; i++) {
+    const JCell *c = &p->a[i];
+    if (c->bDel) {
+      sqlite3_str_appendf(o, "DELETE FROM @CELLS WHERE family = '%s' AND "
+                             "qualifier = ",
+                          s->zJson);
+      appendTyped(o, c->aQ, c->nQ);
+      sqlite3_str_appendf(o, " AND _key IN (SELECT _key FROM (%s)); ", zSrc);
+    } else {
+      sqlite3_str *k = sqlite3_str_new(NULL);
+      char *zK, *zV;
+      appendJsonStr(k, c->aQ, c->nQ);
+      zK = sqlite3_str_finish(k);
+      zV = jsonShown(c->aV, c->nV);
+      sqlite3_str_appendf(o,
+                          "INSERT OR REPLACE INTO @CELLS(device, id, day, "
+                          "_key, family, qualifier, _timestamp, value, qk, "
+                          "jv) SELECT device, id, day, _key, '%s', ",
+                          s->zJson);
+      appendTyped(o, c->aQ, c->nQ);
+      sqlite3_str_appendf(o, ", %lld, ", (long long)ts);
+      appendTyped(o, c->aV, c->nV);
+      sqlite3_str_appendf(o, ", %Q, %Q FROM (%s); ", zK, zV, zSrc);
+      sqlite3_free(zK);
+      sqlite3_free(zV);
+    }
+  }
+}
+
+/* UPDATE ... SET j = j: every qualifier's newest cell written again at ts
+** with the same bytes (doc/sql.md §4: reading a family and writing the
+** JSON back gives the same bytes). */
+static void jsonRewriteNative(const Spec *s, int64_t ts, const char *zWhereN,
+                              sqlite3_str *o) {
+  sqlite3_str_appendf(
+      o,
+      "INSERT OR IGNORE INTO @TOUCHED SELECT _key FROM @NHIST%s; "
+      "INSERT OR REPLACE INTO @CELLS(device, id, day, _key, family, "
+      "qualifier, _timestamp, value, qk, jv) SELECT device, id, day, _key, "
+      "family, qualifier, %lld, value, qk, jv FROM @CELLS AS c WHERE "
+      "family = '%s' AND _key IN (SELECT _key FROM @NHIST%s) AND _timestamp = "
+      "(SELECT max(o._timestamp) FROM @CELLS AS o WHERE o._key = c._key AND "
+      "o.family = c.family AND o.qualifier = c.qualifier); ",
+      zWhereN, (long long)ts, s->zJson, zWhereN);
+}
+
+/* A value for qualifier column i of a hist schema (never NULL). */
 static void histVal(const Spec *s, int i, Val *v) {
   static const char *az[] = {"", "ok", "hot", "日本", "a'b", "x"};
   if (s->aQual[i].t == SQLITE_INTEGER) {
@@ -2404,53 +2838,89 @@ static int64_t nativeCount(const char *zSql) {
   sqlite3_finalize(st);
   return n;
 }
+static int64_t hCount(const Spec *s, const char *zSql) {
+  char *z = hsub(s, zSql);
+  int64_t n = nativeCount(z);
+  sqlite3_free(z);
+  return n;
+}
 
-/* A write on w_hist and the same write on the view n_histv. The view's
+/* Every statement of zSql in turn, up to the first error. */
+static void runScript(const char *zSql, Res *r) {
+  const char *zTail = zSql;
+  memset(r, 0, sizeof *r);
+  while (zTail && zTail[0]) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(g.db, zTail, -1, &st, &zTail);
+    if (rc == SQLITE_OK && st == NULL) break; /* only white space left */
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    if (rc != SQLITE_OK) {
+      r->rc = rc;
+      r->zErr = sqlite3_mprintf("%s", sqlite3_errmsg(g.db));
+      r->nChange = -1;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK) break;
+  }
+}
+
+/* A write on w_<tag> and the same write on the view n_histv (a script:
+** the view's statement and the JSON family's cell mutations). The view's
 ** triggers do the work, so sqlite3_changes() counts nothing natively:
 ** the rows the write must change come from zCount, run first. */
-static int histRunWrite(const char *zW, const char *zN, const char *zCount,
-                        const char *zWhat) {
+static int histRunWrite(int iSpec, const char *zW0, const char *zN0,
+                        const char *zCount, const char *zWhat) {
+  const Spec *s = &aSpec[iSpec];
   Res w, n;
-  int64_t nExpect = nativeCount(zCount);
+  int64_t nExpect = hCount(s, zCount);
+  char *zW = hsub(s, zW0), *zN = hsub(s, zN0);
   int ok;
   g.iStmt++;
   g.nWrite++;
   if (g.bVerbose) fprintf(stderr, "[%d] %s\n     %s\n", g.iStmt, zW, zN);
   runSql(g.db, zW, 0, &w);
-  runSql(g.db, zN, 0, &n);
+  runScript(zN, &n);
   if (n.rc == SQLITE_OK) n.nChange = (int)nExpect;
-  histRefresh();
+  histRefresh(iSpec);
   ok = resultsAgree(&w, &n, CMP_CHANGES, 0);
   if (!ok) reportMismatch(zWhat, zW, zN, &w, &n);
   resFree(&w);
   resFree(&n);
+  sqlite3_free(zW);
+  sqlite3_free(zN);
   return ok;
 }
 
 /* INSERT [OR REPLACE | OR IGNORE] of 1..3 rows (existing or new), each
-** with its own _timestamp and some columns NULL (left alone). */
+** with its own _timestamp and some columns NULL (left alone); on a
+** schema with a JSON family, sometimes a JSON object for it too. */
 static int histInsert(int iSpec) {
   const Spec *s = &aSpec[iSpec];
   static const char *azVerb[] = {"INSERT", "INSERT OR REPLACE",
                                  "INSERT OR IGNORE"};
   sqlite3_str *w = sqlite3_str_new(NULL), *n = sqlite3_str_new(NULL);
-  sqlite3_str *k = sqlite3_str_new(NULL);
+  sqlite3_str *k = sqlite3_str_new(NULL), *js = sqlite3_str_new(NULL);
   Val aKey[MAXF], aDone[3], v;
   int x = pct(60) ? 0 : 1 + rnd(2), nRow = 1 + rnd(3), nDone = 0, r, i, ok;
-  char *zW, *zN, *zK, *zCount;
+  int bJson = s->zJson && pct(50);
+  char *zW, *zN, *zK, *zCount, *zJs;
   memset(aKey, 0, sizeof aKey);
   memset(aDone, 0, sizeof aDone);
   memset(&v, 0, sizeof v);
-  sqlite3_str_appendf(w, "%s INTO w_hist(device, id, day", azVerb[x]);
-  sqlite3_str_appendall(n, "INSERT INTO n_histv(device, id, day");
+  sqlite3_str_appendf(w, "%s INTO @WTAB(device, id, day", azVerb[x]);
+  sqlite3_str_appendall(n, "INSERT INTO @HISTV(device, id, day");
   for (i = 0; i < s->nQual; i++) {
     sqlite3_str_appendf(w, ", %s", s->aQual[i].zName);
     sqlite3_str_appendf(n, ", %s", s->aQual[i].zName);
   }
+  if (bJson) sqlite3_str_appendf(w, ", %s", s->zJson);
   sqlite3_str_appendall(w, ", _timestamp) VALUES ");
   sqlite3_str_appendall(n, ", _timestamp, _key, _replace, _ignore) VALUES ");
   for (r = 0; r < nRow; r++) {
     int bDup = 0, iSet = rnd(s->nQual);
+    long long ts = (long long)histTs();
     if (pct(50)) {
       sampleRow(iSpec, aKey, &aDone[nDone]);
     } else if (!freshKey(iSpec, aKey, &aDone[nDone], aDone, nDone)) {
@@ -2483,31 +2953,60 @@ static int histInsert(int iSpec) {
       sqlite3_str_appendf(n, ", %s", zl);
       sqlite3_free(zl);
     }
-    {
-      long long ts = (long long)histTs();
-      sqlite3_str_appendf(w, ", %lld)", ts);
-      sqlite3_str_appendf(n, ", %lld, ", ts);
+    if (bJson && pct(75)) {
+      JWrite jw;
+      sqlite3_str *t = sqlite3_str_new(NULL), *q = sqlite3_str_new(NULL);
+      char *zKey, *zSrc;
+      int bSkip = 0;
+      jsonWrite(&jw);
+      sqlite3_str_appendf(w, ", '%q'", jw.zJson);
+      appendLit(t, &aDone[nDone]);
+      zKey = sqlite3_str_finish(t);
+      if (x == 2) { /* OR IGNORE skips an existing row */
+        char *zq = sqlite3_mprintf(
+            "SELECT count(*) FROM @NHIST WHERE _key = %s", zKey);
+        bSkip = hCount(s, zq) != 0;
+        sqlite3_free(zq);
+      }
+      sqlite3_str_appendall(q, "SELECT ");
+      for (i = 0; i < s->nKey; i++) {
+        appendLit(q, &aKey[i]);
+        sqlite3_str_appendf(q, " AS %s, ", s->aKey[i].zName);
+      }
+      sqlite3_str_appendf(q, "%s AS _key", zKey);
+      zSrc = sqlite3_str_finish(q);
+      if (!bSkip) jsonNative(s, &jw, ts, zSrc, js);
+      sqlite3_free(zSrc);
+      sqlite3_free(zKey);
+      sqlite3_free(jw.zJson);
+    } else if (bJson) {
+      sqlite3_str_appendall(w, ", NULL");
     }
+    sqlite3_str_appendf(w, ", %lld)", ts);
+    sqlite3_str_appendf(n, ", %lld, ", ts);
     appendLit(n, &aDone[nDone]);
     sqlite3_str_appendf(n, ", %d, %d)", x == 1, x == 2);
     if (nDone) sqlite3_str_appendall(k, ", ");
     appendLit(k, &aDone[nDone]);
     nDone++;
   }
+  zJs = sqlite3_str_finish(js);
+  sqlite3_str_appendf(n, "; %s", zJs ? zJs : "");
   zW = sqlite3_str_finish(w);
   zN = sqlite3_str_finish(n);
   zK = sqlite3_str_finish(k);
   if (x == 2) {
     zCount = sqlite3_mprintf(
-        "SELECT %d - (SELECT count(*) FROM n_hist WHERE _key IN (%s))", nDone,
+        "SELECT %d - (SELECT count(*) FROM @NHIST WHERE _key IN (%s))", nDone,
         zK);
   } else {
     zCount = sqlite3_mprintf("SELECT %d", nDone);
   }
-  ok = nDone == 0 || histRunWrite(zW, zN, zCount, azVerb[x]);
+  ok = nDone == 0 || histRunWrite(iSpec, zW, zN, zCount, azVerb[x]);
   sqlite3_free(zW);
   sqlite3_free(zN);
   sqlite3_free(zK);
+  sqlite3_free(zJs);
   sqlite3_free(zCount);
   freeVals(aKey, MAXF);
   freeVals(aDone, 3);
@@ -2518,19 +3017,29 @@ static int histInsert(int iSpec) {
 
 /* UPDATE ... SET <columns>, _timestamp = t WHERE ...: a value writes a
 ** version at t, NULL deletes the column (every version), `x = x` writes
-** the latest value again at t; or SET family = NULL. Or DELETE, or a key
-** move (every cell keeps its timestamp). */
+** the latest value again at t; a JSON object into the JSON family (merged
+** into its qualifiers), or `j = j`; or SET family = NULL. Or DELETE, or a
+** key move (every cell keeps its timestamp). */
 static int histUpdate(int iSpec, int eKind) {
   const Spec *s = &aSpec[iSpec];
   Q q;
   char *zSetW = NULL, *zW, *zN, *zWhereW, *zWhereN, *zCount;
   sqlite3_str *set = sqlite3_str_new(NULL);
-  int i, ok, nSet = 1 + (pct(35) ? 1 : 0), iPrev = -1;
-  static const char *azFamily[] = {"s", "m", "g", "u"};
+  int i, ok, nSet = 1 + (pct(35) ? 1 : 0), iPrev = -1, nFam = 0;
+  int64_t ts = histTs();
+  int eJson = 0; /* 1: SET j = '<object>'; 2: SET j = j */
+  JWrite jw;
   Val v;
   memset(&v, 0, sizeof v);
+  memset(&jw, 0, sizeof jw);
+  while (s->azFamAll[nFam])
+    nFam++;
   qInit(&q, iSpec);
   if (eKind == 0) {
+    if (s->zJson && pct(40)) {
+      eJson = pct(80) ? 1 : 2;
+      if (pct(40)) nSet = 0; /* the family column alone */
+    }
     for (i = 0; i < nSet; i++) {
       int j = rnd(s->nQual), y = rnd(100);
       const Col *c = &s->aQual[j];
@@ -2551,9 +3060,10 @@ static int histUpdate(int iSpec, int eKind) {
         sqlite3_str_appendf(set, "%s = %s || 'x'", c->zName, c->zName);
       }
     }
-    sqlite3_str_appendf(set, ", _timestamp = %lld", (long long)histTs());
+    if (nSet) sqlite3_str_appendall(set, ", ");
+    sqlite3_str_appendf(set, "_timestamp = %lld", (long long)ts);
   } else if (eKind == 1) {
-    sqlite3_str_appendf(set, "%s = NULL", azFamily[rnd(4)]);
+    sqlite3_str_appendf(set, "%s = NULL", s->azFamAll[rnd(nFam)]);
   }
   zSetW = sqlite3_str_finish(set);
   if (eKind == 3) {
@@ -2570,11 +3080,11 @@ static int histUpdate(int iSpec, int eKind) {
       encodeKey(s, aNew, &newKey);
       {
         sqlite3_str *t = sqlite3_str_new(NULL);
-        sqlite3_str_appendall(t, "SELECT count(*) FROM n_hist WHERE _key = ");
+        sqlite3_str_appendall(t, "SELECT count(*) FROM @NHIST WHERE _key = ");
         appendLit(t, &newKey);
         z = sqlite3_str_finish(t);
       }
-      if (nativeCount(z) == 0) {
+      if (hCount(s, z) == 0) {
         sqlite3_free(z);
         break;
       }
@@ -2601,13 +3111,13 @@ static int histUpdate(int iSpec, int eKind) {
     qa(&q, " AND day = ");
     qlit(&q, &q.aRow[2]);
     qDone(&q, &zWhereW, &zWhereN);
-    zW = sqlite3_mprintf("UPDATE w_hist SET %s%s", zSetW, zWhereW);
+    zW = sqlite3_mprintf("UPDATE @WTAB SET %s%s", zSetW, zWhereW);
     {
       sqlite3_str *t = sqlite3_str_new(NULL);
       char *zKey;
       appendLit(t, &newKey);
       zKey = sqlite3_str_finish(t);
-      zN = sqlite3_mprintf("UPDATE n_histv SET %s, _key = %s%s", zSetW, zKey,
+      zN = sqlite3_mprintf("UPDATE @HISTV SET %s, _key = %s%s", zSetW, zKey,
                            zWhereN);
       sqlite3_free(zKey);
     }
@@ -2628,19 +3138,44 @@ static int histUpdate(int iSpec, int eKind) {
     }
     qDone(&q, &zWhereW, &zWhereN);
     if (eKind == 2) {
-      zW = sqlite3_mprintf("DELETE FROM w_hist%s", zWhereW);
-      zN = sqlite3_mprintf("DELETE FROM n_histv%s", zWhereN);
+      zW = sqlite3_mprintf("DELETE FROM @WTAB%s", zWhereW);
+      zN = sqlite3_mprintf("DELETE FROM @HISTV%s", zWhereN);
+    } else if (eJson) {
+      sqlite3_str *t = sqlite3_str_new(NULL);
+      if (eJson == 1) {
+        jsonWrite(&jw);
+        zW = sqlite3_mprintf("UPDATE @WTAB SET %s = '%q', %s%s", s->zJson,
+                             jw.zJson, zSetW, zWhereW);
+      } else {
+        zW = sqlite3_mprintf("UPDATE @WTAB SET %s = %s, %s%s", s->zJson,
+                             s->zJson, zSetW, zWhereW);
+      }
+      /* the declared columns through the view first (it reads n_<tag>,
+      ** which changes only at histRefresh), then the family's cells */
+      if (nSet) {
+        sqlite3_str_appendf(t, "UPDATE @HISTV SET %s%s; ", zSetW, zWhereN);
+      }
+      if (eJson == 1) {
+        char *zSrc = sqlite3_mprintf(
+            "SELECT device, id, day, _key FROM @NHIST%s", zWhereN);
+        jsonNative(s, &jw, ts, zSrc, t);
+        sqlite3_free(zSrc);
+      } else {
+        jsonRewriteNative(s, ts, zWhereN, t);
+      }
+      zN = sqlite3_str_finish(t);
     } else {
-      zW = sqlite3_mprintf("UPDATE w_hist SET %s%s", zSetW, zWhereW);
-      zN = sqlite3_mprintf("UPDATE n_histv SET %s%s", zSetW, zWhereN);
+      zW = sqlite3_mprintf("UPDATE @WTAB SET %s%s", zSetW, zWhereW);
+      zN = sqlite3_mprintf("UPDATE @HISTV SET %s%s", zSetW, zWhereN);
     }
   }
-  zCount = sqlite3_mprintf("SELECT count(*) FROM n_hist%s", zWhereN);
-  ok = histRunWrite(zW, zN, zCount,
-                    eKind == 0   ? "update cells"
+  zCount = sqlite3_mprintf("SELECT count(*) FROM @NHIST%s", zWhereN);
+  ok = histRunWrite(iSpec, zW, zN, zCount,
+                    eKind == 0   ? (eJson ? "update family JSON" : "update cells")
                     : eKind == 1 ? "delete family"
                     : eKind == 2 ? "delete rows"
                                  : "move row");
+  sqlite3_free(jw.zJson);
   sqlite3_free(zSetW);
   sqlite3_free(zW);
   sqlite3_free(zN);
@@ -2662,15 +3197,43 @@ static int histWrite(int iSpec) {
   return g.anRow[iSpec] > 0 ? histUpdate(iSpec, 3) : 1;
 }
 
+static int64_t histTsNear(void) {
+  int64_t x = aHts[rnd(24)];
+  if (pct(25) && x > 0 && x < INT64_MAX) x += pct(50) ? 1 : -1;
+  if (pct(5)) x = pct(50) ? -1 : HIST_CUT;
+  return x;
+}
+
 /* Terms on _timestamp, the same text on both sides (inside the window on
-** the native side: the time filter comes before latest-N). */
-static void histTimeTerms(sqlite3_str *t) {
+** the native side: the time filter comes before latest-N). doc/sql.md §8
+** defines the time filter for =, <, <=, >, >= and BETWEEN only, so IN
+** lists and ORs of ranges come only where there is no latest-N (bLatest
+** 0): then they are plain filters on the cells. */
+static void histTimeTerms(sqlite3_str *t, int bLatest) {
   int n = rnd(3), i;
   for (i = 0; i < n; i++) {
-    int64_t x = aHts[rnd(24)];
+    int64_t x = histTsNear();
     int y = rnd(100);
-    if (pct(25) && x > 0 && x < INT64_MAX) x += pct(50) ? 1 : -1;
-    if (pct(5)) x = pct(50) ? -1 : HIST_CUT;
+    if (!bLatest && y < 20) {
+      if (pct(50)) {
+        int k = 1 + rnd(4), j;
+        sqlite3_str_appendf(t, " AND _timestamp %sIN (%lld",
+                            pct(15) ? "NOT " : "", (long long)x);
+        for (j = 1; j < k; j++)
+          sqlite3_str_appendf(t, ", %lld", (long long)histTsNear());
+        sqlite3_str_appendall(t, ")");
+      } else {
+        int64_t a = histTsNear(), b = histTsNear();
+        sqlite3_str_appendf(t,
+                            " AND (_timestamp %s %lld OR _timestamp "
+                            "BETWEEN %lld AND %lld)",
+                            azCmp[rnd(4)], (long long)x,
+                            (long long)(a < b ? a : b),
+                            (long long)(a < b ? b : a));
+      }
+      continue;
+    }
+    y = rnd(100);
     if (y < 15) {
       sqlite3_str_appendf(t, " AND _timestamp = %lld", (long long)x);
     } else if (y < 80) {
@@ -2691,28 +3254,41 @@ static void histTimeTerms(sqlite3_str *t) {
   }
 }
 
-/* A read of the history view h_hist against the live cells n_live: key
-** terms, family and qualifier terms, time terms, latest-N (as h_hist(n)
-** or latest_n = n), value terms (SQLite's, after latest-N), ORDER BY and
-** LIMIT; or one column's versions without ORDER BY, which must come
-** newest first (doc/sql.md §8). */
+/* A read of the history view h_<tag> against the live cells n_live: key
+** terms (on a salted key: fanned out over the buckets and merged back),
+** family and qualifier terms (the JSON family's qualifiers too, BLOB ones
+** included), time terms, latest-N (as h_<tag>(n) or latest_n = n), value
+** terms (SQLite's, after latest-N), ORDER BY key fields ASC/DESC and
+** LIMIT/OFFSET; or one column's versions without ORDER BY, which must
+** come newest first (doc/sql.md §8). */
 static void histSelect(int iSpec) {
+  const Spec *s = &aSpec[iSpec];
   Q q;
   sqlite3_str *t = sqlite3_str_new(NULL);
-  char *zT, *zKW, *zKN, *zW, *zN, *zLim = NULL;
+  char *zT, *zKW, *zKN, *zW, *zN, *zLim = NULL, *zx;
   const char *zOrd = "";
   int nLatest = pct(40) ? 1 + rnd(4) : 0, bTvf = pct(50), x = rnd(100), i;
-  int eCmp = CMP_BAG, nOrd = 0, bLimit = 0;
-  static const char *azFam[] = {"s", "m", "g", "u", "S", "zz"};
-  static const char *azQual[] = {"a", "b", "c", "d", "e", "A", "zz"};
+  int eCmp = CMP_BAG, nOrd = 0, bLimit = 0, nFam = 0, nHQual = 0;
+  const char *azFam[MAXF + 3];
+  for (nFam = 0; s->azFamAll[nFam]; nFam++)
+    azFam[nFam] = s->azFamAll[nFam];
+  azFam[nFam++] = "S";
+  azFam[nFam++] = "zz";
+  while (nHQual < 12 && s->azHQual[nHQual])
+    nHQual++;
   qInit(&q, iSpec);
   if (x < 12) {
     /* one column, every version: newest first without ORDER BY */
-    int j = rnd(aSpec[iSpec].nQual);
     qa(&q, " AND _key = ");
     qlit(&q, &q.rowKey);
-    qa(&q, " AND family = '%s' AND qualifier = '%s'", aSpec[iSpec].azFam[j],
-       aSpec[iSpec].aQual[j].zName);
+    if (s->zJson && pct(40)) {
+      qa(&q, " AND family = '%s' AND qualifier = %s", s->zJson,
+         s->azHQual[rnd(nHQual)]);
+    } else {
+      int j = rnd(s->nQual);
+      qa(&q, " AND family = '%s' AND qualifier = '%s'", s->azFam[j],
+         s->aQual[j].zName);
+    }
     qn(&q, " ORDER BY _timestamp DESC");
     eCmp = CMP_ORDERED;
   } else {
@@ -2726,16 +3302,15 @@ static void histSelect(int iSpec) {
     }
     if (pct(30)) {
       if (pct(80))
-        qa(&q, " AND family = '%s'", azFam[rnd(6)]);
+        qa(&q, " AND family = '%s'", azFam[rnd(nFam)]);
       else
-        qa(&q, " AND family IN ('%s', '%s')", azFam[rnd(6)], azFam[rnd(6)]);
+        qa(&q, " AND family IN ('%s', '%s')", azFam[rnd(nFam)],
+           azFam[rnd(nFam)]);
     }
     if (pct(25)) {
       int y = rnd(10);
-      if (y < 8)
-        qa(&q, " AND qualifier = '%s'", azQual[rnd(7)]);
-      else if (y < 9)
-        qa(&q, " AND qualifier = x'61'"); /* a BLOB never equals TEXT */
+      if (y < 9)
+        qa(&q, " AND qualifier = %s", s->azHQual[rnd(nHQual)]);
       else
         qa(&q, " AND qualifier > 'b'");
     }
@@ -2747,7 +3322,7 @@ static void histSelect(int iSpec) {
     }
   }
   qDone(&q, &zKW, &zKN);
-  histTimeTerms(t);
+  histTimeTerms(t, nLatest > 0);
   zT = sqlite3_str_finish(t);
   if (x >= 12) {
     int y = rnd(100);
@@ -2785,14 +3360,18 @@ static void histSelect(int iSpec) {
         snprintf(zLatW, sizeof zLatW, " AND latest_n = %d", nLatest);
       snprintf(zLatN, sizeof zLatN, " AND k <= %d", nLatest);
     }
-    zW = sqlite3_mprintf("SELECT device, id, day, family, qualifier, "
-                         "_timestamp, value FROM h_hist%s WHERE 1%s%s%s%s%s",
+    zx = sqlite3_mprintf("SELECT device, id, day, family, qualifier, "
+                         "_timestamp, value FROM @HVIEW%s WHERE 1%s%s%s%s%s",
                          zTvf, zT, zLatW, zKW, zOrd, zLim ? zLim : "");
-    zN = sqlite3_mprintf(
+    zW = hsub(s, zx);
+    sqlite3_free(zx);
+    zx = sqlite3_mprintf(
         "SELECT device, id, day, family, qualifier, _timestamp, value FROM "
         "(SELECT *, row_number() OVER (PARTITION BY _key, family, qualifier "
-        "ORDER BY _timestamp DESC) AS k FROM n_live WHERE 1%s) WHERE 1%s%s%s%s",
+        "ORDER BY _timestamp DESC) AS k FROM @LIVE WHERE 1%s) WHERE 1%s%s%s%s",
         zT, zLatN, zKN, zOrd, zLim ? zLim : "");
+    zN = hsub(s, zx);
+    sqlite3_free(zx);
   }
   g.nSelect++;
   compare2(zW, zN, eCmp, nOrd, bLimit, "history view");
@@ -2802,6 +3381,66 @@ static void histSelect(int iSpec) {
   sqlite3_free(zW);
   sqlite3_free(zN);
   sqlite3_free(zLim);
+}
+
+/* The JSON family read as SQL reads JSON: the same expression over the
+** module's family column and over the native one (whose JSON is made
+** from the cells as doc/sql.md §4 says): `j ->> '$."q"'` and json_type,
+** json_each() joined to the table (object order: qualifiers in byte
+** order), map_keys() against the native object's keys, a WHERE on it. */
+static void jsonRead(int iSpec) {
+  const Spec *s = &aSpec[iSpec];
+  const char *j = s->zJson;
+  Q q;
+  int x = rnd(100), i, eCmp = CMP_BAG;
+  qInit(&q, iSpec);
+  if (x < 35) {
+    int n = 1 + rnd(3);
+    qa(&q, "SELECT _key");
+    for (i = 0; i < n; i++) {
+      const JText *t = &aJQual[rnd((int)(sizeof aJQual / sizeof aJQual[0]))];
+      if (strchr(t->zJson, '\\')) t = &aJQual[0];
+      qa(&q, ", %s ->> '$.\"%s\"', json_type(%s, '$.\"%s\"')", j, t->zJson, j,
+         t->zJson);
+    }
+    qa(&q, " FROM ");
+    qtab(&q);
+    genWhere(&q, "", 2, 1);
+  } else if (x < 60) {
+    qa(&q, "SELECT t._key, je.key, je.type, CASE WHEN je.type IN ('object', "
+           "'array') THEN json(je.value) ELSE je.value END FROM ");
+    qtab(&q);
+    qa(&q, " AS t, json_each(t.%s) AS je", j);
+    genWhere(&q, "t.", 2, 1);
+    qa(&q, " ORDER BY t._key, je.id");
+    eCmp = CMP_ORDERED;
+  } else if (x < 80) {
+    qw(&q, "SELECT _key, (SELECT group_concat(hex(value), ',') FROM "
+           "json_each(map_keys(%s))) FROM ",
+       j);
+    qn(&q, "SELECT _key, (SELECT group_concat(hex(key), ',') FROM "
+           "json_each(%s)) FROM ",
+       j);
+    qtab(&q);
+    genWhere(&q, "", 2, 1);
+  } else {
+    static const char *azJ[] = {
+        "%s ->> 'q' IS NOT NULL", "json_type(%s, '$.n') = 'object'",
+        "%s IS NULL", "%s ->> 'q' = 'ok'", "json_array_length(map_keys(%s)) > 2"};
+    int y = rnd(5);
+    qa(&q, "SELECT device, id, day, a FROM ");
+    qtab(&q);
+    qa(&q, " WHERE ");
+    if (y == 4) {
+      qw(&q, azJ[4], j);
+      qn(&q, "(SELECT count(*) FROM json_each(%s)) > 2", j);
+    } else {
+      qa(&q, azJ[y], j);
+    }
+    genWhere(&q, "", 1, 0);
+  }
+  g.nSelect++;
+  runPair(&q, eCmp, 0, 0, "family JSON column");
 }
 
 /* The table's latest values and _timestamp (the newest live cell of the
@@ -2843,7 +3482,8 @@ static void histLatest(int iSpec) {
   runPair(&q, eCmp, nOrd, bLimit, "table under GC policies");
 }
 
-/* The hist schema's rows: 1..4 writes per key at random timestamps. */
+/* A hist schema's rows: 1..4 writes per key at random timestamps (on a
+** schema with a JSON family, some of them JSON objects for it too). */
 static int histLoadRows(int iSpec) {
   const Spec *s = &aSpec[iSpec];
   int r, k, rc = SQLITE_OK;
@@ -2858,12 +3498,16 @@ static int histLoadRows(int iSpec) {
       genField(s, i, 1, &aKey[i]);
     encodeKey(s, aKey, &key);
     for (k = 0; rc == SQLITE_OK && k < nVer; k++) {
-      sqlite3_str *a = sqlite3_str_new(NULL);
-      char *z, *zVals;
+      sqlite3_str *a = sqlite3_str_new(NULL), *c = sqlite3_str_new(NULL);
+      char *z, *zVals, *zCols, *zKeyLit;
       int iSet = rnd(s->nQual);
+      int64_t ts = histTs();
+      JWrite jw;
+      memset(&jw, 0, sizeof jw);
       for (i = 0; i < s->nKey; i++) {
         if (i) sqlite3_str_appendall(a, ", ");
         appendLit(a, &aKey[i]);
+        sqlite3_str_appendf(c, "%s%s", i ? ", " : "", s->aKey[i].zName);
       }
       for (i = 0; i < s->nQual; i++) {
         if (i == iSet || pct(50))
@@ -2872,25 +3516,57 @@ static int histLoadRows(int iSpec) {
           valClear(&v);
         sqlite3_str_appendall(a, ", ");
         appendLit(a, &v);
+        sqlite3_str_appendf(c, ", %s", s->aQual[i].zName);
       }
-      sqlite3_str_appendf(a, ", %lld", (long long)histTs());
+      sqlite3_str_appendf(a, ", %lld", (long long)ts);
+      sqlite3_str_appendall(c, ", _timestamp");
       zVals = sqlite3_str_finish(a);
+      zCols = sqlite3_str_finish(c);
       a = sqlite3_str_new(NULL);
-      sqlite3_str_appendf(a,
-                          "INSERT INTO w_hist(device, id, day, a, b, c, d, e, "
-                          "_timestamp) VALUES (%s); INSERT INTO n_histv("
-                          "device, id, day, a, b, c, d, e, _timestamp, _key) "
-                          "VALUES (%s, ",
-                          zVals, zVals);
       appendLit(a, &key);
-      sqlite3_str_appendall(a, ")");
+      zKeyLit = sqlite3_str_finish(a);
+      a = sqlite3_str_new(NULL);
+      if (s->zJson && pct(50)) {
+        char *zSrc;
+        jsonWrite(&jw);
+        sqlite3_str_appendf(a, "INSERT INTO @WTAB(%s, %s) VALUES (%s, '%q'); ",
+                            zCols, s->zJson, zVals, jw.zJson);
+        zSrc = sqlite3_mprintf("SELECT ");
+        for (i = 0; i < s->nKey; i++) {
+          sqlite3_str *t = sqlite3_str_new(NULL);
+          char *zl, *zp = zSrc;
+          appendLit(t, &aKey[i]);
+          zl = sqlite3_str_finish(t);
+          zSrc = sqlite3_mprintf("%s%s AS %s, ", zp, zl, s->aKey[i].zName);
+          sqlite3_free(zp);
+          sqlite3_free(zl);
+        }
+        {
+          char *zp = zSrc;
+          zSrc = sqlite3_mprintf("%s%s AS _key", zp, zKeyLit);
+          sqlite3_free(zp);
+        }
+        sqlite3_str_appendf(a,
+                            "INSERT INTO @HISTV(%s, _key) VALUES (%s, %s); ",
+                            zCols, zVals, zKeyLit);
+        jsonNative(s, &jw, ts, zSrc, a);
+        sqlite3_free(zSrc);
+      } else {
+        sqlite3_str_appendf(a,
+                            "INSERT INTO @WTAB(%s) VALUES (%s); INSERT INTO "
+                            "@HISTV(%s, _key) VALUES (%s, %s)",
+                            zCols, zVals, zCols, zVals, zKeyLit);
+      }
       z = sqlite3_str_finish(a);
-      rc = execOk(z);
+      rc = hexec(s, z);
       sqlite3_free(z);
       sqlite3_free(zVals);
+      sqlite3_free(zCols);
+      sqlite3_free(zKeyLit);
+      sqlite3_free(jw.zJson);
     }
   }
-  if (rc == SQLITE_OK) rc = histRefresh();
+  if (rc == SQLITE_OK) rc = histRefresh(iSpec);
   if (rc == SQLITE_OK)
     rc = execOk("COMMIT");
   else
@@ -3133,7 +3809,7 @@ static int loadSpec(int iSpec) {
   }
   rc = execOk(z);
   sqlite3_free(z);
-  if (rc == SQLITE_OK && s->bHist) rc = histCreate(s);
+  if (rc == SQLITE_OK && s->bHist) rc = histCreate(iSpec);
   if (rc) return rc;
   sqlite3_str_appendf(a, "CREATE TABLE p_%s(", s->zTag);
   for (i = 0; i < s->nProbe; i++) {
@@ -3312,7 +3988,9 @@ static int stmtCompact(int iSpec) {
 static void oneStatement(int iSpec) {
   int x = rnd(1000), ok = 1;
   if (x < 490 && aSpec[iSpec].bHist && pct(65)) {
-    if (pct(70))
+    if (aSpec[iSpec].zJson && pct(25))
+      jsonRead(iSpec);
+    else if (pct(70))
       histSelect(iSpec);
     else
       histLatest(iSpec);
@@ -3413,7 +4091,8 @@ int main(void) {
   }
   if (g.db && !reopen()) g.nFail++;
   if (g.db) sqlite3_close(g.db);
-  sqlite3_free(zHistRows);
+  for (i = 0; i < NSPEC; i++)
+    sqlite3_free(azHistRows[i]);
   for (i = 0; i < NSPEC; i++)
     nBroken += g.abBroken[i];
   clock_gettime(CLOCK_MONOTONIC, &t1);
