@@ -4,7 +4,7 @@
 ** random SQL against both, and the results must agree (DESIGN.md §3–§6).
 **
 ** HOW IT WORKS
-**   Eight key schemas, each loaded with random rows into a wcs table w_<tag>
+**   Nine key schemas, each loaded with random rows into a wcs table w_<tag>
 **   and into an ordinary table n_<tag> with the same decoded columns, the
 **   qualifier columns, and _key (computed here from the documented
 **   encodings, doc/keyschema.md §3-§5, independently of the module; a
@@ -48,6 +48,28 @@
 **            value terms (SQLite's, after latest-N), ORDER BY and LIMIT,
 **            and one column's versions, which must come newest first; and
 **            the table's latest values and _timestamp under the rules.
+**            Without latest-N also _timestamp IN lists and ORs of ranges
+**            (doc/sql.md §8 defines the time filter that latest-N follows
+**            for =, <, <=, >, >= and BETWEEN only). The native tables of
+**            a hist schema are named by its prefix (n_cells, ns_cells).
+**     shist  hist over tele's key with SALT 4 (a history view fanning out
+**            over the buckets and merging them back, key-field plans,
+**            ORDER BY key fields ASC/DESC with LIMIT/OFFSET), families
+**            s (a, b) MAX VERSIONS 3, u (e) and j MAX VERSIONS 2, which
+**            declares no qualifier: its qualifiers exist only through the
+**            family column. JSON objects written into j (INSERT, OR
+**            REPLACE, OR IGNORE, UPDATE merging into the qualifiers, SET
+**            j = j writing the latest bytes again, SET j = NULL) carry
+**            strings, \udcXX bytes, {"$hex": ...}, integers, reals,
+**            true/false, objects and arrays as written, and null, which
+**            deletes the qualifier; qualifier names with escapes and
+**            non-UTF-8 bytes. The native side turns each into cells with
+**            the bytes of doc/sql.md §4 (history value and qualifier TEXT
+**            when UTF-8, else BLOB) and rebuilds the family column from
+**            them (a string, or {"$hex": ...}, qualifiers in byte order);
+**            it is compared qualifier by qualifier through json_each, and
+**            read with ->>, json_type, json_each joins, map_keys() and in
+**            WHERE, and through the history view.
 **   A small native "probe" table p_<tag> per schema feeds joins and IN
 **   subqueries. Then a stream of random statements, each written once for
 **   the wcs table and once for the native one: =, IN lists on one or more
@@ -76,8 +98,9 @@
 **   lead the select list) must agree, and the multiset too unless a LIMIT
 **   cut the result. LIMIT without ORDER BY compares row counts. Values are
 **   compared with their SQLite storage class. After every write the tables
-**   are compared whole (w_hist with its _timestamp, and h_hist cell by
-**   cell). Both sides failing counts as agreement; one side failing is a
+**   are compared whole (w_hist and w_shist with _timestamp, h_hist and
+**   h_shist cell by cell, w_shist's JSON family by json_each in object
+**   order). Both sides failing counts as agreement; one side failing is a
 **   mismatch. A write compares sqlite3_changes(); on w_hist with the rows
 **   the native tables say it must change.
 **
@@ -89,9 +112,10 @@
 **   WCS_DIFF_AVOID=list  known module bugs to steer around (see aAvoidName;
 **                        "none" tests everything)
 **   WCS_DIFF_SCALE=n     load n times more rows (default 1: 600-1500 rows
-**                        per table, 250 rows of cells in w_hist, which fit
-**                        the memtable until a wcs_compact() statement
-**                        moves them to sorted files)
+**                        per table, 250 and 100 rows of cells in w_hist
+**                        and w_shist, which fit the memtable until a
+**                        wcs_compact() statement moves them to sorted
+**                        files)
 **   WCS_DIFF_VERBOSE=1   print every statement pair as it runs
 **   WCS_TEST_TMP         where the database directory is made
 **
