@@ -1890,6 +1890,26 @@ START_TEST(test_history_latest_n_takes_any_positive_integer) {
 }
 END_TEST
 
+/* The row limit handed to the engine is LIMIT + OFFSET: with LIMIT at
+** 2^63 - 1 the sum overflowed a signed 64-bit integer. */
+START_TEST(test_limit_plus_offset_past_int64) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1), "
+         "('q','b',2,2), ('r','c',3,3)");
+  CHECK(db, "SELECT device FROM metrics LIMIT 9223372036854775807 OFFSET 2",
+        "r");
+  CHECK(db,
+        "SELECT device FROM metrics ORDER BY _key DESC "
+        "LIMIT 9223372036854775807 OFFSET 9223372036854775807",
+        "");
+  CHECK(db, "SELECT device FROM metrics WHERE device >= 'q' "
+            "LIMIT 9223372036854775807 OFFSET 1",
+        "r");
+  sqlite3_close(db);
+}
+END_TEST
+
 Suite *vtab_suite(void) {
   Suite *s = suite_create("vtab");
   TCase *tc = tcase_create("sql");
@@ -1942,6 +1962,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);
   tcase_add_test(tc, test_history_latest_n_takes_any_positive_integer);
+  tcase_add_test(tc, test_limit_plus_offset_past_int64);
   suite_add_tcase(s, tc);
   return s;
 }

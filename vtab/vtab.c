@@ -3171,7 +3171,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     }
     /* a row limit for the engine when nothing else can drop rows */
     if (p->nLimit > 0 && p->nResidual == 0 && !pTab->bHistory && !bByBucket) {
-      opt.nRowLimit = (uint64_t)(p->nLimit + p->nSkip);
+      /* in uint64_t: LIMIT and OFFSET may each be up to 2^63 - 1 */
+      opt.nRowLimit = (uint64_t)p->nLimit + (uint64_t)p->nSkip;
     }
     /* One stream per bucket with ranges, in the order they are read
     ** unmerged: raw key order, so the last bucket first in reverse. Slots
