@@ -1000,7 +1000,7 @@ START_TEST(test_history_view_lists_every_version) {
          "HISTORY)");
   CHECK(db, "SELECT name, hidden FROM pragma_table_xinfo('metrics_history')",
         "device|0\nid|0\nday|0\nfamily|0\nqualifier|0\n_timestamp|0\n"
-        "value|0\nlatest_n|1\n_key|1");
+        "value|0\nlatest_n|1\n_key|1\n_cell|1");
   OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
          "('p','a',1,10,100), ('p','b',1,20,100)");
   OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
@@ -1527,6 +1527,35 @@ START_TEST(test_salted_scans_match_native) {
 }
 END_TEST
 
+/* An OR that SQLite runs as several scans of a history view (MULTI-INDEX
+** OR) keeps every cell: SQLite tells the scans' rows apart by the
+** primary key, _cell, which names the cell. */
+START_TEST(test_history_or_of_scans_keeps_every_cell) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (d STRING, id STRING) "
+         "DELIMITED BY '#', FAMILY f (a INT64))");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)");
+  OK(db, "INSERT INTO t(d, id, a, _timestamp) VALUES ('p', 'x', 1, 10)");
+  OK(db, "INSERT INTO t(d, id, a, _timestamp) VALUES ('p', 'x', 2, 20)");
+  OK(db, "INSERT INTO t(d, id, a, _timestamp) VALUES ('p', 'y', 3, 30)");
+  CHECK(db,
+        "SELECT _timestamp, value FROM h WHERE d IN ('p', 'q') AND "
+        "(_timestamp >= 20 OR _timestamp <= 10) ORDER BY 1",
+        "10|1\n20|2\n30|3");
+  CHECK(db,
+        "SELECT count(*) FROM h WHERE (d = 'p' AND _timestamp < 15) OR "
+        "(id = 'y' AND _timestamp > 25) OR (id = 'x' AND _timestamp = 20)",
+        "3");
+  /* one _cell per cell, the same from any scan */
+  CHECK(db, "SELECT count(DISTINCT _cell) FROM h", "3");
+  CHECK(db,
+        "SELECT count(*) FROM h a JOIN h b ON a._cell = b._cell AND "
+        "a.value = b.value",
+        "3");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_cache_clause_sizes_the_store_block_cache) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -1954,6 +1983,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_locked_store_says_the_table_is_intact);
   tcase_add_test(tc, test_sqlite_engine_reaches_the_module_store);
   tcase_add_test(tc, test_salted_scans_match_native);
+  tcase_add_test(tc, test_history_or_of_scans_keeps_every_cell);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
   tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);

@@ -1017,7 +1017,7 @@ static Run g;
 ** the surface stays tested while a fix is pending. WCS_DIFF_AVOID lists
 ** them by name ("none": avoid nothing); unset, DEFAULT_AVOID applies.
 ** Remove a name from DEFAULT_AVOID when its bug is fixed. */
-#define DEFAULT_AVOID "key-text,hist-multi-or,hist-ts-in-order"
+#define DEFAULT_AVOID "key-text,hist-ts-in-order"
 #define AVOID_EMPTY_BLOB                                                       \
   0x01 /* x'' as a point or upper bound on a BLOB                              \
         ** key column (_key < x'', k = x'') */
@@ -1043,18 +1043,17 @@ static Run g;
        ** kind */
 #define AVOID_HIST_MULTI_OR                                                    \
   0x20 /* an OR of _timestamp ranges on a history                              \
-       ** view that SQLite runs as a MULTI-INDEX OR: it                        \
-       ** drops rows of the second branch, as it tells                         \
-       ** the branches' rows apart by rowid and the                            \
-       ** view's rowid is a row counter of the scan                            \
-       ** (vtab.c, wcsRowid): the generator writes                             \
-       ** +_timestamp, which SQLite checks itself */
+       ** view that SQLite runs as a MULTI-INDEX OR                            \
+       ** dropped rows of the second branch while the                          \
+       ** view was a rowid table with a row counter for                        \
+       ** rowid (fixed: its primary key is _cell); the                         \
+       ** generator writes +_timestamp */
 #define AVOID_HIST_TS_IN_ORDER                                                 \
   0x40 /* _timestamp IN (...) on a history view: SQLite                        \
        ** runs one scan per value, in ascending order, so                      \
        ** a column's versions come oldest first, not                           \
-       ** newest first (doc/sql.md §8; vtab.c, xBestIndex                      \
-       ** takes the IN as an = term one value at a time):                     \
+       ** newest first (doc/sql.md §8; vtab.c, xBestIndex                     \
+       ** takes the IN as an = term one value at a time):                      \
        ** no IN where that order is checked */
 static const struct {
   const char *zName;

@@ -417,7 +417,7 @@ static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s, char **pzSql,
   sqlite3_str_appendall(pStr, "CREATE TABLE x(");
   if (pTab->bHistory) {
     static const char *const azFixed[] = {"family", "qualifier", "value",
-                                          "latest_n"};
+                                          "latest_n", "_cell"};
     for (i = 0; i < s->nField; i++) {
       int k;
       for (k = 0; k < (int)(sizeof(azFixed) / sizeof(azFixed[0])); k++) {
@@ -456,7 +456,14 @@ static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s, char **pzSql,
       pTab->iColKey = iCol++;
       sqlite3_str_appendall(pStr, ", \"_key\" BLOB HIDDEN");
     }
-    sqlite3_str_appendall(pStr, ")");
+    /* A view row is a cell: _cell names it (row key, family, qualifier,
+    ** timestamp) and is the primary key. SQLite tells the rows of the
+    ** branches of an OR it runs as several scans apart by the primary
+    ** key (by the rowid of a rowid table), so it must be the cell's own;
+    ** a row counter would make rows of one scan look like another's. */
+    pTab->iColCell = iCol++;
+    sqlite3_str_appendall(pStr,
+                          ", \"_cell\" BLOB HIDDEN PRIMARY KEY) WITHOUT ROWID");
   } else {
     if (s->nField == 0) {
       sqlite3_str_appendall(pStr, "\"_key\" BLOB PRIMARY KEY, ");
@@ -3297,6 +3304,33 @@ static void resultKeyField(sqlite3_context *ctx, const ks_field *f,
   }
 }
 
+/* The _cell value of cell c of the current row: row key, family index
+** and qualifier, each led by its length, then the timestamp: one value
+** per cell of the table, the same whichever scan finds it. */
+static int resultCellId(sqlite3_context *ctx, const WcsCursor *p,
+                        const wcs_cell *c) {
+  size_t n = 4 + p->nRow + 2 + 4 + c->nQual + 8;
+  uint8_t *z = sqlite3_malloc64(n), *q = z;
+  if (z == NULL) {
+    sqlite3_result_error_nomem(ctx);
+    return SQLITE_NOMEM;
+  }
+  wcs_put32(q, (uint32_t)p->nRow);
+  q += 4;
+  if (p->nRow) memcpy(q, p->pRow, p->nRow);
+  q += p->nRow;
+  q[0] = (uint8_t)(c->iFamily >> 8);
+  q[1] = (uint8_t)c->iFamily;
+  q += 2;
+  wcs_put32(q, (uint32_t)c->nQual);
+  q += 4;
+  if (c->nQual) memcpy(q, c->pQual, c->nQual);
+  q += c->nQual;
+  wcs_put64be(q, (uint64_t)c->iTs);
+  sqlite3_result_blob64(ctx, z, n, sqlite3_free);
+  return SQLITE_OK;
+}
+
 /* xColumn, all cases (see wcsColumn for the common one). Kept out of
 ** line: inlined, its frame and saved registers made every call of the
 ** common case pay for them. */
@@ -3339,6 +3373,9 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       return SQLITE_OK;
     }
     if (c == NULL) return SQLITE_OK;
+    if (iCol == pTab->iColCell) {
+      return resultCellId(ctx, p, c);
+    }
     if (iCol == pTab->iColFamily) {
       sqlite3_result_text(ctx, c->zFamily, -1, SQLITE_TRANSIENT);
     } else if (iCol == pTab->iColQualifier) {
@@ -3451,8 +3488,8 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   return columnAny(pCursor, ctx, iCol);
 }
 
-/* xRowid: history views are rowid tables (a row counter); tables are
-** WITHOUT ROWID and never asked. */
+/* xRowid: tables and history views are WITHOUT ROWID, so SQLite never
+** asks; a row counter, should it. */
 static int wcsRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid) {
   *pRowid = ((WcsCursor *)pCursor)->iRowid;
   return SQLITE_OK;

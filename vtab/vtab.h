@@ -119,6 +119,7 @@ struct WcsTab {
   int iColQualifier;        /* history: qualifier */
   int iColValue;            /* history: value */
   int iColLatest;           /* history: hidden latest_n argument */
+  int iColCell;             /* history: hidden _cell, the primary key */
   int *aQualOrder;          /* [nQual] declared qualifiers ordered by (family,
                             ** qualifier bytes), the order cells arrive in */
   int *aFamQual;            /* [nFamily+1]: family f's entries in aQualOrder are
