@@ -1556,6 +1556,24 @@ START_TEST(test_history_or_of_scans_keeps_every_cell) {
 }
 END_TEST
 
+/* A history view types an undeclared qualifier's value as its family's
+** JSON does: text when plain text, else bytes (an 8-byte counter, valid
+** UTF-8 with its NULs, is a BLOB, as it is {"$hex": ...} in the JSON). */
+START_TEST(test_history_undeclared_values_typed_as_the_family_json) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING) DELIMITED BY '#', "
+         "FAMILY f)");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)");
+  OK(db, "INSERT INTO t(k, f) VALUES ('a', json_object('n', 5, 's', "
+         "'x' || char(9) || 'y', 'c', 'x' || char(1)))");
+  CHECK(db, "SELECT qualifier, typeof(value), hex(value) FROM h ORDER BY 1",
+        "c|blob|7801\nn|blob|0000000000000005\ns|text|780979");
+  CHECK(db, "SELECT f ->> 'n', f ->> 's' = 'x' || char(9) || 'y' FROM t",
+        "{\"$hex\":\"0000000000000005\"}|1");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_cache_clause_sizes_the_store_block_cache) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -1984,6 +2002,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_sqlite_engine_reaches_the_module_store);
   tcase_add_test(tc, test_salted_scans_match_native);
   tcase_add_test(tc, test_history_or_of_scans_keeps_every_cell);
+  tcase_add_test(tc, test_history_undeclared_values_typed_as_the_family_json);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
   tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);

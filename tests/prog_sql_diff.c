@@ -64,8 +64,9 @@
 **            true/false, objects and arrays as written, and null, which
 **            deletes the qualifier; qualifier names with escapes and
 **            non-UTF-8 bytes. The native side turns each into cells with
-**            the bytes of doc/sql.md §4 (history value and qualifier TEXT
-**            when UTF-8, else BLOB) and rebuilds the family column from
+**            the bytes of doc/sql.md §4 (in the history view a qualifier
+**            is TEXT when UTF-8, a value when plain text, else BLOB) and
+**            rebuilds the family column from
 **            them (a string, or {"$hex": ...}, qualifiers in byte order);
 **            it is compared qualifier by qualifier through json_each, and
 **            read with ->>, json_type, json_each joins, map_keys() and in
@@ -2752,10 +2753,23 @@ static int isUtf8(const unsigned char *a, int n) {
   return 1;
 }
 
-/* The bytes as the history view shows them: TEXT if UTF-8, else BLOB. */
-static void appendTyped(sqlite3_str *o, const unsigned char *a, int n) {
+/* 1 if the bytes are plain text: UTF-8 without control characters other
+** than tab, CR and LF (the JSON string rule of undeclared values). */
+static int isPlainText(const unsigned char *a, int n) {
   int i;
-  int bText = isUtf8(a, n);
+  for (i = 0; i < n; i++) {
+    if (a[i] < 0x20 && a[i] != '\t' && a[i] != '\n' && a[i] != '\r') return 0;
+  }
+  return isUtf8(a, n);
+}
+
+/* The bytes as the history view shows them: a qualifier (bValue 0) is
+** TEXT if UTF-8, an undeclared value (bValue 1) if plain text; else
+** BLOB. */
+static void appendTyped(sqlite3_str *o, const unsigned char *a, int n,
+                        int bValue) {
+  int i;
+  int bText = bValue ? isPlainText(a, n) : isUtf8(a, n);
   sqlite3_str_appendall(o, bText ? "CAST(x'" : "x'");
   for (i = 0; i < n; i++)
     sqlite3_str_appendf(o, "%02x", a[i]);
@@ -2815,7 +2829,7 @@ static void jsonNative(const Spec *s, const JWrite *p, int64_t ts,
       sqlite3_str_appendf(o, "DELETE FROM @CELLS WHERE family = '%s' AND "
                              "qualifier = ",
                           s->zJson);
-      appendTyped(o, c->aQ, c->nQ);
+      appendTyped(o, c->aQ, c->nQ, 0);
       sqlite3_str_appendf(o, " AND _key IN (SELECT _key FROM (%s)); ", zSrc);
     } else {
       sqlite3_str *k = sqlite3_str_new(NULL);
@@ -2828,9 +2842,9 @@ static void jsonNative(const Spec *s, const JWrite *p, int64_t ts,
                           "_key, family, qualifier, _timestamp, value, qk, "
                           "jv) SELECT device, id, day, _key, '%s', ",
                           s->zJson);
-      appendTyped(o, c->aQ, c->nQ);
+      appendTyped(o, c->aQ, c->nQ, 0);
       sqlite3_str_appendf(o, ", %lld, ", (long long)ts);
-      appendTyped(o, c->aV, c->nV);
+      appendTyped(o, c->aV, c->nV, 1);
       sqlite3_str_appendf(o, ", %Q, %Q FROM (%s); ", zK, zV, zSrc);
       sqlite3_free(zK);
       sqlite3_free(zV);

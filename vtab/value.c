@@ -431,6 +431,8 @@ static int decodeTyped(const ks_qualifier *pQual, int eAgg, const uint8_t *p,
   return 0;
 }
 
+static int isPlainText(const uint8_t *p, size_t n);
+
 void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
                    const void *pv, size_t n) {
   const uint8_t *p = (const uint8_t *)pv;
@@ -453,10 +455,13 @@ void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
                         SQLITE_TRANSIENT);
     return;
   }
+  /* an undeclared value is text as its family's JSON shows it: plain
+  ** text (an 8-byte counter, say, is valid UTF-8, NULs and all, but shows
+  ** as {"$hex": ...} there and is a BLOB here) */
   if (eAgg != KS_AGG_HLL &&
       (pQual == NULL || pQual->eVType == KS_V_STRING ||
        pQual->eVType == KS_V_JSON) &&
-      ks_utf8_valid(p, (int)n, NULL) &&
+      (pQual == NULL ? isPlainText(p, n) : ks_utf8_valid(p, (int)n, NULL)) &&
       (pQual == NULL || pQual->eVType != KS_V_JSON ||
        wcsJsonValid((const char *)p, (int)n))) {
     sqlite3_result_text(ctx, n ? (const char *)p : "", (int)n,
