@@ -1574,6 +1574,36 @@ START_TEST(test_history_undeclared_values_typed_as_the_family_json) {
 }
 END_TEST
 
+/* An authorizer that refuses PRAGMA and reads of the schema tables (as
+** some applications install): the functions that name a table still find
+** a connected one, in SQL's order. */
+static int denyPragmas(void *pArg, int op, const char *z1, const char *z2,
+                       const char *z3, const char *z4) {
+  (void)pArg;
+  (void)z2;
+  (void)z3;
+  (void)z4;
+  if (op == SQLITE_PRAGMA) return SQLITE_DENY;
+  if (op == SQLITE_READ && z1 && sqlite3_strnicmp(z1, "sqlite_", 7) == 0) {
+    return SQLITE_DENY;
+  }
+  return SQLITE_OK;
+}
+
+START_TEST(test_functions_find_tables_under_a_strict_authorizer) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  CHECK(db, "SELECT count(*) FROM metrics", "0");
+  sqlite3_set_authorizer(db, denyPragmas, NULL);
+  CHECK(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
+        "x'612362233030303030303031'");
+  CHECK(db, "SELECT wcs_key_encode('main.metrics', 'a', 'b', 1)",
+        "x'612362233030303030303031'");
+  sqlite3_set_authorizer(db, NULL, NULL);
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_cache_clause_sizes_the_store_block_cache) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -2003,6 +2033,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_salted_scans_match_native);
   tcase_add_test(tc, test_history_or_of_scans_keeps_every_cell);
   tcase_add_test(tc, test_history_undeclared_values_typed_as_the_family_json);
+  tcase_add_test(tc, test_functions_find_tables_under_a_strict_authorizer);
   tcase_add_test(tc, test_cache_clause_sizes_the_store_block_cache);
   tcase_add_test(tc, test_last_disconnect_saves_heat_counters);
   tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);

@@ -827,14 +827,18 @@ static int wcsRename(sqlite3_vtab *pVtab, const char *zNew) {
 
 /* The schema in which SQL finds the unqualified table or view name zTab
 ** (temp, then main, then the attached databases in the order of PRAGMA
-** database_list), as a new string; NULL when none has it. */
-static char *schemaOf(sqlite3 *db, const char *zTab) {
+** database_list), as a new string; NULL when none has it, or when the
+** schemas cannot be read (an authorizer may refuse the PRAGMA or the
+** schema tables): then *pbBlind is set. */
+static char *schemaOf(sqlite3 *db, const char *zTab, int *pbBlind) {
   sqlite3_stmt *pList = NULL;
   char *azDb[2] = {NULL, NULL}; /* temp, main */
   char *zFound = NULL;
   int iPass;
+  *pbBlind = 0;
   if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &pList, NULL) !=
       SQLITE_OK) {
+    *pbBlind = 1;
     return NULL;
   }
   /* pass 0: temp and main, in that order; pass 1: the others, listed */
@@ -869,6 +873,8 @@ static char *schemaOf(sqlite3 *db, const char *zTab) {
         sqlite3_bind_text(pFind, 1, zTab, -1, SQLITE_STATIC);
         if (sqlite3_step(pFind) == SQLITE_ROW)
           zFound = sqlite3_mprintf("%s", zDb);
+      } else if (zSql) {
+        *pbBlind = 1;
       }
       sqlite3_finalize(pFind);
       sqlite3_free(zSql);
@@ -911,7 +917,17 @@ WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr) {
   WcsTab *p = NULL;
   /* the table SQL means by the name, whether or not it is connected yet
   ** (a same-named table of a schema searched later may be) */
-  char *zIn = schemaOf(pConn->db, zName);
+  int bBlind = 0;
+  char *zIn = schemaOf(pConn->db, zName, &bBlind);
+  if (zIn == NULL && bBlind) {
+    /* the schemas cannot be read: the connected table SQL would search
+    ** first (temp, main, then the others) */
+    p = findConnected(pConn, "temp", zName);
+    if (p == NULL) p = findConnected(pConn, "main", zName);
+    for (p = p ? p : pConn->pTab; p; p = p->pNextTab) {
+      if (sqlite3_stricmp(p->zName, zName) == 0) break;
+    }
+  }
   if (zIn) {
     connectByName(pConn, zIn, zName);
     p = findConnected(pConn, zIn, zName);
