@@ -23,6 +23,7 @@ int eng_escape(wcs_buf *pOut, const void *p, size_t n) {
   size_t i, nZero = 0;
   uint8_t *z;
   for (i = 0; i < n; i++) nZero += (a[i] == 0);
+  if (n == 0) return WCS_OK; /* the buffer may have no memory yet */
   if (wcs_buf_reserve(pOut, n + nZero)) return WCS_NOMEM;
   z = pOut->a + pOut->n;
   if (nZero == 0) {

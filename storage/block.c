@@ -271,7 +271,8 @@ int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
     if (bSuffix) z += wcs_put_varint(z, nSuffix);
     z += wcs_put_varint(z, nVal);
   }
-  wcs_copy_short(z, pKey + nShared, nUnshared);
+  /* pKey is NULL for an empty key: no offset may be added to it */
+  if (nUnshared) wcs_copy_short(z, pKey + nShared, nUnshared);
   z += nUnshared;
   wcs_copy_short(z, pVal, nVal);
   z += nVal;
@@ -298,7 +299,9 @@ int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
     /* keep the key for the next prefix: the bytes past the shared
     ** prefix are all that change */
     p->last.n = nShared;
-    rc = wcs_buf_append(&p->last, pKey + nShared, nKey - nShared);
+    if (nKey > nShared) {
+      rc = wcs_buf_append(&p->last, pKey + nShared, nKey - nShared);
+    }
   }
   return rc;
 }
