@@ -251,6 +251,17 @@ static int storePath(sqlite3 *db, const char *zDb, const char *zStore,
   return *pzPath ? SQLITE_OK : SQLITE_NOMEM;
 }
 
+/* The store at zPath (NULL: in memory) this connection opened, or NULL. */
+static WcsStore *connFindStore(WcsConn *pConn, const char *zPath) {
+  WcsStore *s;
+  for (s = pConn->pStore; s; s = s->pNext) {
+    if (zPath ? s->zPath && strcmp(zPath, s->zPath) == 0 : s->zPath == NULL) {
+      return s;
+    }
+  }
+  return NULL;
+}
+
 /* Find or open the store at zPath (NULL: in memory) for this connection. */
 static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
                      int bCreate, WcsStore **ppStore, char **pzErr) {
@@ -258,12 +269,9 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
   wcs_options opt;
   char *zErr = NULL;
   int rc;
-  for (s = pConn->pStore; s; s = s->pNext) {
-    if ((zPath == NULL && s->zPath == NULL) ||
-        (zPath && s->zPath && strcmp(zPath, s->zPath) == 0)) {
-      *ppStore = s;
-      return SQLITE_OK;
-    }
+  if ((s = connFindStore(pConn, zPath)) != NULL) {
+    *ppStore = s;
+    return SQLITE_OK;
   }
   s = sqlite3_malloc(sizeof(*s));
   if (s == NULL) return SQLITE_NOMEM;
@@ -327,6 +335,20 @@ int wcsEndOwnTxn(wcs_txn *pTxn, int rc) {
 static void cursorFree(struct WcsCursor *p);
 static int tabRetry(WcsTab *pTab);
 
+/* Free pTab's per-schema lookup arrays (tableLayout makes them). */
+static void tableLayoutFree(WcsTab *pTab) {
+  sqlite3_free(pTab->aQualOrder);
+  sqlite3_free(pTab->aFamQual);
+  sqlite3_free(pTab->aQualLen);
+  sqlite3_free(pTab->aQualCol);
+  sqlite3_free(pTab->aPrefixEst);
+  sqlite3_free(pTab->aPrefixAt);
+  pTab->aQualOrder = pTab->aFamQual = pTab->aQualLen = NULL;
+  pTab->aQualCol = NULL;
+  pTab->aPrefixEst = NULL;
+  pTab->aPrefixAt = NULL;
+}
+
 static void tabFree(WcsTab *pTab) {
   if (pTab == NULL) return;
   cursorFree(pTab->pSpare);
@@ -350,12 +372,7 @@ static void tabFree(WcsTab *pTab) {
   ks_schema_free(pTab->pOwnSchema);
   wcs_buf_free(&pTab->updKey);
   wcs_buf_free(&pTab->updCell);
-  sqlite3_free(pTab->aQualOrder);
-  sqlite3_free(pTab->aFamQual);
-  sqlite3_free(pTab->aQualLen);
-  sqlite3_free(pTab->aQualCol);
-  sqlite3_free(pTab->aPrefixEst);
-  sqlite3_free(pTab->aPrefixAt);
+  tableLayoutFree(pTab);
   sqlite3_free(pTab->zName);
   sqlite3_free(pTab->zDb);
   sqlite3_free(pTab->zStoreTable);
@@ -497,12 +514,7 @@ static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s, char **pzSql,
 /* Per-schema lookup arrays of pTab for schema s (replacing any). */
 static int tableLayout(WcsTab *pTab, const ks_schema *s) {
   int i;
-  sqlite3_free(pTab->aQualOrder);
-  sqlite3_free(pTab->aFamQual);
-  sqlite3_free(pTab->aQualLen);
-  sqlite3_free(pTab->aQualCol);
-  sqlite3_free(pTab->aPrefixEst);
-  sqlite3_free(pTab->aPrefixAt);
+  tableLayoutFree(pTab);
   /* declared qualifiers in cell order, for the per-row lookup */
   pTab->aQualOrder = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
   pTab->aQualLen = sqlite3_malloc64(sizeof(int) * (size_t)(s->nQual + 1));
@@ -831,57 +843,45 @@ static int wcsRename(sqlite3_vtab *pVtab, const char *zNew) {
 ** schemas cannot be read (an authorizer may refuse the PRAGMA or the
 ** schema tables): then *pbBlind is set. */
 static char *schemaOf(sqlite3 *db, const char *zTab, int *pbBlind) {
+  static const char *const azFirst[] = {"temp", "main"};
   sqlite3_stmt *pList = NULL;
-  char *azDb[2] = {NULL, NULL}; /* temp, main */
   char *zFound = NULL;
-  int iPass;
+  int i;
   *pbBlind = 0;
   if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &pList, NULL) !=
       SQLITE_OK) {
     *pbBlind = 1;
     return NULL;
   }
-  /* pass 0: temp and main, in that order; pass 1: the others, listed */
-  for (iPass = 0; iPass < 2 && zFound == NULL; iPass++) {
-    int i;
-    sqlite3_reset(pList);
-    if (iPass == 0) {
-      azDb[0] = sqlite3_mprintf("temp");
-      azDb[1] = sqlite3_mprintf("main");
-    }
-    for (i = 0; zFound == NULL; i++) {
-      const char *zDb;
-      sqlite3_stmt *pFind = NULL;
-      char *zSql;
-      if (iPass == 0) {
-        if (i == 2) break;
-        zDb = azDb[i];
-      } else {
-        if (sqlite3_step(pList) != SQLITE_ROW) break;
-        zDb = (const char *)sqlite3_column_text(pList, 1);
-        if (zDb == NULL || sqlite3_stricmp(zDb, "temp") == 0 ||
-            sqlite3_stricmp(zDb, "main") == 0) {
-          continue;
-        }
+  /* temp and main first, then the others as listed */
+  for (i = 0; zFound == NULL && !*pbBlind; i++) {
+    const char *zDb;
+    sqlite3_stmt *pFind = NULL;
+    char *zSql;
+    if (i < 2) {
+      zDb = azFirst[i];
+    } else if (sqlite3_step(pList) != SQLITE_ROW) {
+      break;
+    } else {
+      zDb = (const char *)sqlite3_column_text(pList, 1);
+      if (zDb == NULL || sqlite3_stricmp(zDb, "temp") == 0 ||
+          sqlite3_stricmp(zDb, "main") == 0) {
+        continue;
       }
-      if (zDb == NULL) continue;
-      zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type "
-                             "IN ('table', 'view') AND name = ?1 COLLATE "
-                             "NOCASE",
-                             zDb);
-      if (zSql && sqlite3_prepare_v2(db, zSql, -1, &pFind, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(pFind, 1, zTab, -1, SQLITE_STATIC);
-        if (sqlite3_step(pFind) == SQLITE_ROW)
-          zFound = sqlite3_mprintf("%s", zDb);
-      } else if (zSql) {
-        *pbBlind = 1;
-      }
-      sqlite3_finalize(pFind);
-      sqlite3_free(zSql);
     }
+    zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type "
+                           "IN ('table', 'view') AND name = ?1 COLLATE NOCASE",
+                           zDb);
+    if (zSql && sqlite3_prepare_v2(db, zSql, -1, &pFind, NULL) == SQLITE_OK) {
+      sqlite3_bind_text(pFind, 1, zTab, -1, SQLITE_STATIC);
+      if (sqlite3_step(pFind) == SQLITE_ROW)
+        zFound = sqlite3_mprintf("%s", zDb);
+    } else if (zSql) {
+      *pbBlind = 1;
+    }
+    sqlite3_finalize(pFind);
+    sqlite3_free(zSql);
   }
-  sqlite3_free(azDb[0]);
-  sqlite3_free(azDb[1]);
   sqlite3_finalize(pList);
   return zFound;
 }
@@ -2702,10 +2702,8 @@ static int tabRetry(WcsTab *pTab) {
     return 0;
   }
   sqlite3_free(zSql);
-  rc = tableSql(pTab->pConn->db, pTab, wcs_table_schema(t), &zSql, &zErr);
-  sqlite3_free(zSql);
-  sqlite3_free(zErr);
-  if (rc == SQLITE_OK) rc = tableLayout(pTab, wcs_table_schema(t));
+  /* the same text declares the same columns: pTab's column indexes hold */
+  rc = tableLayout(pTab, wcs_table_schema(t));
   if (rc != SQLITE_OK) {
     wcs_table_close(t);
     return 0;
@@ -4362,14 +4360,8 @@ wcs_engine *wcs_sqlite_engine(sqlite3 *db, const char *zSchema) {
   for (pConn = gConnList; pConn && pConn->db != db; pConn = pConn->pNextConn) {
   }
   if (pConn) {
-    WcsStore *st;
-    for (st = pConn->pStore; st; st = st->pNext) {
-      if (zPath ? st->zPath && strcmp(st->zPath, zPath) == 0
-                : st->zPath == NULL) {
-        pEng = st->pEng;
-        break;
-      }
-    }
+    WcsStore *st = connFindStore(pConn, zPath);
+    if (st) pEng = st->pEng;
   }
   pthread_mutex_unlock(&gConnMutex);
   sqlite3_free(zPath);
