@@ -22,13 +22,9 @@ if [ ! -f "$ext.so" ]; then
   exit 1
 fi
 
-# An extension built with AddressSanitizer needs its runtime loaded first
-# into an uninstrumented program.
-if readelf -d "$ext.so" 2>/dev/null | grep -q 'libasan'; then
-  asan=$(gcc -print-file-name=libasan.so 2>/dev/null)
-  export LD_PRELOAD="$asan${LD_PRELOAD:+:$LD_PRELOAD}"
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
+# An extension built with AddressSanitizer (gcc or clang) needs its
+# runtime loaded first into an uninstrumented program.
+. "$(dirname "$0")/lib/sanitizer_preload.sh" "$ext.so"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wcs-sql-cli.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

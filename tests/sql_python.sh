@@ -21,12 +21,8 @@ if ! "$py" -c 'import sqlite3' 2>/dev/null; then
   exit 0
 fi
 
-# An extension built with AddressSanitizer needs its runtime loaded first
-# into an uninstrumented program.
-if readelf -d "$build/wcs.so" 2>/dev/null | grep -q 'libasan'; then
-  asan=$(gcc -print-file-name=libasan.so 2>/dev/null)
-  export LD_PRELOAD="$asan${LD_PRELOAD:+:$LD_PRELOAD}"
-  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
+# An extension built with AddressSanitizer (gcc or clang) needs its
+# runtime loaded first into an uninstrumented program.
+. "$here/lib/sanitizer_preload.sh" "$build/wcs.so"
 
 TMPDIR=${TMPDIR:-/tmp} exec "$py" "$here/sql_python.py" "$build"
