@@ -772,6 +772,41 @@ START_TEST(test_cells_of_one_transaction_share_its_timestamp) {
 }
 END_TEST
 
+/* _timestamp IN (...) on a history view is one read filtered by the list
+** (sqlite3_vtab_in): each column's versions stay newest first, latest_n
+** counts the cells the list kept, and two lists intersect. SQLite used to
+** run one read per value, ascending, with latest_n applied within each. */
+START_TEST(test_history_timestamp_in_list_is_one_filtered_read) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'metrics', HISTORY)");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','a',1,10,5), ('p','a',1,11,7), ('p','a',1,12,9), "
+         "('p','b',1,20,5), ('p','b',1,21,8)");
+  OK(db, "INSERT INTO metrics(device,id,day,mem,_timestamp) VALUES "
+         "('p','a',1,30,9)");
+  CHECK(db,
+        "SELECT id, qualifier, _timestamp FROM h WHERE _timestamp IN (5, 9, 8)",
+        "a|cpu|9\na|cpu|5\na|mem|9\nb|cpu|8\nb|cpu|5");
+  CHECK(db, "SELECT id, qualifier, _timestamp FROM h(1) "
+            "WHERE _timestamp IN (5, 7)",
+        "a|cpu|7\nb|cpu|5");
+  CHECK(db, "SELECT id, _timestamp FROM h WHERE latest_n = 1 AND "
+            "qualifier = 'cpu' AND _timestamp IN (9, 5)",
+        "a|9\nb|5");
+  CHECK(db, "SELECT id, qualifier, _timestamp FROM h WHERE _timestamp IN "
+            "(5, 7, 9) AND _timestamp IN (7, 9, 8, NULL, 'x', 1.5)",
+        "a|cpu|9\na|cpu|7\na|mem|9");
+  CHECK(db, "SELECT count(*) FROM h WHERE _timestamp IN (NULL, -3, 2.5)", "0");
+  CHECK(db, "SELECT id, _timestamp FROM h WHERE qualifier = 'cpu' AND "
+            "_timestamp IN (SELECT 5 UNION SELECT 9) ORDER BY id DESC",
+        "b|5\na|9\na|5");
+  CHECK(db, "SELECT id, _timestamp FROM h WHERE _timestamp IN ('8', 7.0)",
+        "a|7\nb|8");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* An UPDATE writes the columns it sets and no other: the columns it leaves
 ** keep their one version (SQLite asks xColumn for them with
 ** sqlite3_vtab_nochange, which only an UPDATE's scan may skip). Scans
@@ -2013,6 +2048,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_savepoints_across_tables);
   tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);
   tcase_add_test(tc, test_cells_of_one_transaction_share_its_timestamp);
+  tcase_add_test(tc, test_history_timestamp_in_list_is_one_filtered_read);
   tcase_add_test(tc, test_update_writes_only_the_columns_it_sets);
   tcase_add_test(tc,
                  test_write_order_in_a_transaction_does_not_change_the_result);

@@ -1494,7 +1494,8 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
 **                                  omitted (exact), bit 2: IN list handled
 **                                  all at once (sqlite3_vtab_in)
 **              h<what>,<op>,<a>    history: what 0 family, 1 qualifier,
-**                                  2 latest_n, 3 _timestamp; SQLite op
+**                                  2 latest_n, 3 _timestamp, 4 _timestamp
+**                                  IN list handled all at once; SQLite op
 **              L<a> O<a>           LIMIT / OFFSET value in argv[a-1]
 **              E                   nothing can match (e.g. key IS NULL)
 **              R                   reverse scan (ORDER BY consumed DESC)
@@ -1524,7 +1525,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int iLimit = -1, iOffset = -1, bEmpty = 0, bAllKnown = 1, nInUnknown = 0;
   int bSkip = 0, bReverse = 0, bOrdered = 0, bLimitOk = 1;
   int aHist[4] = {-1, -1, -1, -1}; /* history: family, qualifier, latest */
-  int nTsCons = 0, aTsCons[8];
+  int nTsCons = 0, aTsCons[8], abTsIn[8];
   int *aFixed = NULL; /* per key field: 1 if fixed by a single = */
   int nCons = pInfo->nConstraint;
   double rows = 1, cost = 1;
@@ -1588,10 +1589,17 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       }
       if (iWhat >= 0) {
         if (iWhat == 3) {
-          if (nTsCons < 8)
+          if (nTsCons < 8) {
+            /* an IN list whole (sqlite3_vtab_in), so that its times filter
+            ** one scan, which keeps each column's versions newest first
+            ** and latest_n after the filter; SQLite would otherwise run
+            ** one scan per value */
+            abTsIn[nTsCons] = pC->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+                              sqlite3_vtab_in(pInfo, i, -1);
             aTsCons[nTsCons++] = i;
-          else
+          } else {
             bLimitOk = 0;
+          }
         } else if (aHist[iWhat] < 0) {
           aHist[iWhat] = i;
         } else {
@@ -1762,8 +1770,9 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     for (w = 0; w < nTsCons; w++) {
       pInfo->aConstraintUsage[aTsCons[w]].argvIndex = ++nArgv;
       pInfo->aConstraintUsage[aTsCons[w]].omit = 1;
-      sqlite3_str_appendf(pSpec, "h3,%d,%d ", pInfo->aConstraint[aTsCons[w]].op,
-                          nArgv);
+      if (abTsIn[w]) sqlite3_vtab_in(pInfo, aTsCons[w], 1);
+      sqlite3_str_appendf(pSpec, "h%d,%d,%d ", abTsIn[w] ? 4 : 3,
+                          pInfo->aConstraint[aTsCons[w]].op, nArgv);
       if (aTsCons[w] >= 16 || nArgv > 16) bLimitOk = 0;
     }
   }
@@ -2049,6 +2058,16 @@ struct WcsCursor {
   sqlite3_int64 iLatest; /* its value */
   int bQualFilter;       /* qualifier = ... given */
   wcs_buf qual;          /* its bytes */
+  sqlite3_int64 nTsIn;   /* _timestamp IN (...) lists given whole: only
+                         ** cells at one of these nTsIn times (int64_t,
+                         ** ascending, in tsIn) are shown; -1: no list */
+  wcs_buf tsIn;
+  int nLatestHere;       /* with a list: latest_n applied by histCell after
+                         ** it (the engine returns every version); else 0 */
+  int iColFam;           /* histCell's column while nLatestHere: family, */
+  const void *pColQual;  /* qualifier (-1 bytes: none yet) */
+  size_t nColQual;
+  sqlite3_int64 nColKept; /* and the cells of it shown so far */
   /* xFilter's per-call arrays, kept to avoid allocating on every call */
   Spec *pSpec; /* the last spec parsed (specParse), reused while the same
                ** spec and argc come back: a prepared statement passes the
@@ -2081,6 +2100,7 @@ static int wcsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   }
   memset(p->aQualHint, 0, sizeof(int) * (size_t)(pTab->nQual + 1));
   p->bEof = 1;
+  p->nTsIn = -1;
   *ppCursor = &p->base;
   return SQLITE_OK;
 }
@@ -2108,6 +2128,8 @@ static void cursorReset(WcsCursor *p) {
   p->nCell = 0;
   p->bLatest = 0;
   p->bQualFilter = 0;
+  p->nTsIn = -1;
+  p->nLatestHere = 0;
   p->iRowid = 0;
 }
 
@@ -2120,6 +2142,7 @@ static void cursorFree(WcsCursor *p) {
   wcs_buf_free(&p->out);
   wcs_buf_free(&p->arena);
   wcs_buf_free(&p->qual);
+  wcs_buf_free(&p->tsIn);
   sqlite3_free(p->pSpec);
   sqlite3_free(p->pScratch);
   wcs_buf_free(&p->pointKey);
@@ -2410,18 +2433,99 @@ static void loadRow(WcsCursor *p) {
   p->mDecoded = 0;
 }
 
-/* The first cell at or after iCell that the history view shows. */
+/* 1 if time t is in the _timestamp IN set (binary search). */
+static int tsInHas(const WcsCursor *p, int64_t t) {
+  const int64_t *a = (const int64_t *)p->tsIn.a;
+  sqlite3_int64 lo = 0, hi = p->nTsIn;
+  while (lo < hi) {
+    sqlite3_int64 mid = lo + (hi - lo) / 2;
+    if (a[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < p->nTsIn && a[lo] == t;
+}
+
+/* The first cell at or after iCell that the history view shows: of the
+** qualifier asked for, at a time of the IN set, and, when latest_n is
+** applied here, among the newest latest_n of its column that passed.
+** iCell 0 starts a row. Cells come grouped by column, newest first. */
 static int histCell(WcsCursor *p, int iCell) {
-  if (!p->bQualFilter) return iCell;
-  while (iCell < p->nCell) {
+  if (iCell == 0) p->nColQual = (size_t)-1;
+  for (; iCell < p->nCell; iCell++) {
     const wcs_cell *c = &p->aCell[iCell];
-    if (c->nQual == p->qual.n &&
-        (c->nQual == 0 || memcmp(c->pQual, p->qual.a, c->nQual) == 0)) {
-      return iCell;
+    if (p->bQualFilter &&
+        (c->nQual != p->qual.n ||
+         (c->nQual > 0 && memcmp(c->pQual, p->qual.a, c->nQual) != 0))) {
+      continue;
     }
-    iCell++;
+    if (p->nTsIn >= 0 && !tsInHas(p, c->iTs)) continue;
+    if (p->nLatestHere > 0) {
+      if (c->iFamily != p->iColFam || c->nQual != p->nColQual ||
+          (c->nQual > 0 && memcmp(c->pQual, p->pColQual, c->nQual) != 0)) {
+        p->iColFam = c->iFamily;
+        p->pColQual = c->pQual;
+        p->nColQual = c->nQual;
+        p->nColKept = 0;
+      }
+      if (p->nColKept >= p->nLatestHere) continue;
+      p->nColKept++;
+    }
+    return iCell;
   }
   return iCell;
+}
+
+static int cmpInt64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* A _timestamp IN list given whole (spec token h4): its times, sorted and
+** without repeats, become p->tsIn, or its intersection with the set of an
+** earlier list of the same call. Values no _timestamp equals (NULL, a
+** fraction, text that is not an integer, a negative time) are dropped,
+** as SQLite's own test would drop them. */
+static int tsInCollect(WcsCursor *p, sqlite3_value *pList) {
+  size_t nOld = p->nTsIn >= 0 ? (size_t)p->nTsIn : 0, n = 0, i, j, k;
+  sqlite3_value *v = NULL;
+  int64_t *a;
+  int rc;
+  p->tsIn.n = nOld * sizeof(int64_t);
+  for (rc = sqlite3_vtab_in_first(pList, &v); rc == SQLITE_OK && v;
+       rc = sqlite3_vtab_in_next(pList, &v)) {
+    ks_op op = KS_OP_EQ;
+    ks_value kv;
+    char zNum[32];
+    if (coerceOperand(KS_INT64, &op, v, &kv, zNum) != VAL_USE) continue;
+    if (kv.i < 0 || kv.i == INT64_MAX) continue;
+    if (wcs_buf_append(&p->tsIn, &kv.i, sizeof kv.i)) return SQLITE_NOMEM;
+    n++;
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_DONE) return rc;
+  a = (int64_t *)p->tsIn.a;
+  if (n > 0) qsort(a + nOld, n, sizeof(int64_t), cmpInt64);
+  for (i = j = 0; i < n; i++) {
+    if (j == 0 || a[nOld + j - 1] != a[nOld + i]) a[nOld + j++] = a[nOld + i];
+  }
+  n = j;
+  if (p->nTsIn >= 0) {
+    for (i = j = k = 0; i < nOld && j < n;) {
+      if (a[i] < a[nOld + j]) {
+        i++;
+      } else if (a[i] > a[nOld + j]) {
+        j++;
+      } else {
+        a[k++] = a[i];
+        i++;
+        j++;
+      }
+    }
+    n = k;
+  }
+  p->nTsIn = (sqlite3_int64)n;
+  return SQLITE_OK;
 }
 
 /*
@@ -2903,6 +3007,9 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         nVersions = n > INT_MAX ? INT_MAX : (int)n;
         p->bLatest = 1;
         p->iLatest = n;
+      } else if (a == 4) {
+        rc = tsInCollect(p, v);
+        if (rc != SQLITE_OK) goto done;
       } else if (a == 3) {
         ks_op op = b == SQLITE_INDEX_CONSTRAINT_LT   ? KS_OP_LT
                    : b == SQLITE_INDEX_CONSTRAINT_LE ? KS_OP_LE
@@ -2948,6 +3055,18 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
           }
         }
       }
+    }
+  }
+  if (p->nTsIn == 0) bEmpty = 1;
+  if (p->nTsIn > 0) {
+    /* the engine reads the list's span; histCell keeps its times, then
+    ** takes latest_n (time filters come before latest-N) */
+    const int64_t *aTs = (const int64_t *)p->tsIn.a;
+    if (aTs[0] > iMinTs) iMinTs = aTs[0];
+    if (aTs[p->nTsIn - 1] + 1 < iMaxTs) iMaxTs = aTs[p->nTsIn - 1] + 1;
+    if (p->bLatest) {
+      p->nLatestHere = nVersions;
+      nVersions = 0;
     }
   }
   if (p->nLimit == 0) bEmpty = 1;
