@@ -931,6 +931,86 @@ START_TEST(test_db_compaction_cuts_files_by_index_and_filter_size) {
 }
 END_TEST
 
+/* A level iterator keeps the iterators of a few of its files open for the
+** next seek into them (version.c, LV_PARKED). Seeks that go round more
+** files than it keeps, seeks past the end, and steps both ways across file
+** ends after them read what the keys say. */
+static void expectNumAt(wcs_iter *it, int i) {
+  char zK[16];
+  const char *k, *v;
+  size_t nK = 0, nV = 0;
+  snprintf(zK, sizeof zK, "k%07d", i);
+  ck_assert_msg(wcs_iter_valid(it), "not valid, expected %s", zK);
+  k = wcs_iter_key(it, &nK);
+  v = wcs_iter_value(it, &nV);
+  ck_assert_msg(nK == 8 && memcmp(k, zK, 8) == 0, "at %.*s, expected %s",
+                (int)nK, k, zK);
+  ck_assert_msg(nV == 7 && memcmp(v, zK + 1, 7) == 0, "value of %s", zK);
+}
+
+START_TEST(test_db_seeks_round_more_files_than_a_level_keeps_open) {
+  wcs_db *db = NULL;
+  wcs_iter *it = NULL;
+  wcs_options o;
+  const int nKey = 300000;
+  int i, r, nFile;
+  char zK[16];
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  o.nFileBytes = 64u << 10; /* many files */
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < nKey; i++) {
+    snprintf(zK, sizeof zK, "k%07d", i);
+    OK(wcs_db_put(db, zK, 8, zK + 1, 7));
+  }
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  nFile = filesOf(db);
+  ck_assert_msg(nFile >= 7, "%d files", nFile);
+  OK(wcs_iter_new(db, NULL, &it));
+  for (r = 0; r < 4000; r++) {
+    /* a walk over the files in a scattered order, each met again soon */
+    i = (int)(((unsigned)r * 104729u + (unsigned)(r % 7) * 57139u) %
+              (unsigned)nKey);
+    snprintf(zK, sizeof zK, "k%07d", i);
+    if (r % 5 == 4) {
+      /* between two keys: for prev, the one before */
+      zK[8] = '5';
+      OK(wcs_iter_seek_for_prev(it, zK, 9));
+      expectNumAt(it, i);
+    } else {
+      OK(wcs_iter_seek(it, zK, 8));
+      expectNumAt(it, i);
+    }
+    if (r % 3 == 0 && i + 2 < nKey) {
+      OK(wcs_iter_next(it));
+      OK(wcs_iter_next(it));
+      expectNumAt(it, i + 2);
+      OK(wcs_iter_prev(it));
+      expectNumAt(it, i + 1);
+    }
+    if (r % 11 == 0) {
+      OK(wcs_iter_seek(it, "l", 1)); /* past every file */
+      ck_assert(!wcs_iter_valid(it));
+    }
+  }
+  /* across every file end, both ways */
+  OK(wcs_iter_seek(it, "k", 1));
+  for (i = 0; i < nKey; i += 1) {
+    if (i % 997 == 0) expectNumAt(it, i);
+    OK(wcs_iter_next(it));
+  }
+  ck_assert(!wcs_iter_valid(it));
+  OK(wcs_iter_last(it));
+  for (i = nKey - 1; i >= 0; i--) {
+    if (i % 991 == 0) expectNumAt(it, i);
+    OK(wcs_iter_prev(it));
+  }
+  ck_assert(!wcs_iter_valid(it));
+  wcs_iter_free(it);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 /* ---- group commit: concurrent writers share WAL writes and fsyncs */
 
 typedef struct GroupArg {
@@ -2643,6 +2723,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_approximate_samples_and_stats);
   tcase_add_test(tc, test_db_approximate_loads_no_index_and_stays_close);
   tcase_add_test(tc, test_db_compaction_cuts_files_by_index_and_filter_size);
+  tcase_add_test(tc, test_db_seeks_round_more_files_than_a_level_keeps_open);
   tcase_add_test(tc, test_db_concurrent_writers_group_commit);
   tcase_add_test(tc, test_db_inline_flushes_from_two_threads_take_turns);
   tcase_add_test(tc, test_db_smallest_memtable_budget_still_writes);
