@@ -129,6 +129,45 @@ START_TEST(test_plan_all_fields_equal_is_point_lookup) {
 }
 END_TEST
 
+/* An IN list taken whole is planned with placeholder values, two of them;
+** a known bound on the same field can leave one (day > 1 keeps the
+** placeholder 2), which looked like a point lookup and was marked as one
+** row at most: SQLite then ran an UPDATE or DELETE in one pass and
+** stopped after the list's first row. */
+START_TEST(test_plan_in_list_beside_a_bound_is_not_one_row) {
+  sqlite3 *db = openMetrics();
+  const char *zWhere = "WHERE device = 'phone' AND id = '0001' AND day IN "
+                       "(20200101, 20200102, 20200103) AND day > 1";
+  char *zSql = sqlite3_mprintf("UPDATE metrics SET mem = 99 %s", zWhere);
+  char *zGot;
+  PLAN(db, zSql, SCAN "2:MULTI-POINT (IN list)");
+  OK(db, zSql);
+  zGot = run(db, "SELECT changes()");
+  ck_assert_str_eq(zGot, "3");
+  sqlite3_free(zGot);
+  sqlite3_free(zSql);
+  zSql = sqlite3_mprintf("UPDATE nat SET mem = 99 %s", zWhere);
+  OK(db, zSql);
+  sqlite3_free(zSql);
+  SAME(db, "device, id, day, mem", "WHERE mem = 99 ORDER BY 1, 2, 3", 3);
+  /* the same through _key: a known range beside the list */
+  zSql = sqlite3_mprintf(
+      "DELETE FROM metrics WHERE _key IN (CAST('phone#0001#20200101' AS "
+      "BLOB), CAST('phone#0001#20200102' AS BLOB), CAST('phone#0001#20200103' "
+      "AS BLOB)) AND _key BETWEEN x'70' AND x'71'");
+  PLAN(db, zSql, SCAN "2:MULTI-POINT (IN list)");
+  OK(db, zSql);
+  sqlite3_free(zSql);
+  zGot = run(db, "SELECT changes()");
+  ck_assert_str_eq(zGot, "3");
+  sqlite3_free(zGot);
+  zGot = run(db, "SELECT count(*) FROM metrics WHERE mem = 99");
+  ck_assert_str_eq(zGot, "0");
+  sqlite3_free(zGot);
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_in_list_becomes_points) {
   sqlite3 *db = openMetrics();
   PLAN(db,
@@ -580,6 +619,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_salted_keys_merge_buckets_in_order);
   tcase_add_test(tc, test_plan_history_view_pushes_time_and_latest_n);
   tcase_add_test(tc, test_plan_colliding_types_follow_sqlite_comparisons);
+  tcase_add_test(tc, test_plan_in_list_beside_a_bound_is_not_one_row);
   suite_add_tcase(s, tc);
   return s;
 }

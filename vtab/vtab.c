@@ -1307,7 +1307,9 @@ static double distinctPrefixes(WcsTab *pTab, int nField, double nRow) {
 }
 
 /* The plan in words, for EXPLAIN QUERY PLAN (doc/sql.md, "Plans"). With
-** IN lists whose length is unknown the count is left out. */
+** IN lists whose length is unknown the count is left out, and a plan
+** made from their placeholder values that kept one key (a known bound on
+** the same field left out the other) is still a list of keys. */
 static void describePlan(sqlite3_str *pStr, WcsTab *pTab, const ks_plan *p,
                          int bInUnknown) {
   const ks_schema *s = pTab->pSchema;
@@ -1317,7 +1319,8 @@ static void describePlan(sqlite3_str *pStr, WcsTab *pTab, const ks_plan *p,
     sqlite3_str_appendall(pStr, "EMPTY");
     break;
   case KS_PLAN_POINT:
-    sqlite3_str_appendall(pStr, "POINT LOOKUP");
+    sqlite3_str_appendall(pStr, bInUnknown ? "MULTI-POINT (IN list)"
+                                           : "POINT LOOKUP");
     break;
   case KS_PLAN_MULTI_POINT:
     if (bInUnknown)
@@ -1401,10 +1404,13 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
     cost = 1;
     break;
   case KS_PLAN_POINT:
-    rows = 1;
-    cost = SEEK_COST + 1;
-    break;
   case KS_PLAN_MULTI_POINT:
+    if (p->eKind == KS_PLAN_POINT && nInUnknown == 0) {
+      rows = 1;
+      cost = SEEK_COST + 1;
+      break;
+    }
+    /* (a point only because of an IN list's placeholder values: a list) */
     rows = bAllKnown ? p->nPoint : pow(8.0, nInUnknown);
     if (rows < 1) rows = 1;
     cost = rows * (SEEK_COST + 1);
@@ -1697,6 +1703,27 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     if (c->op == KS_OP_EQ && iField >= 0 && !c->bIn) aFixed[iField] = 1;
   }
 
+  /* An unknown equality or IN list on a field is planned with placeholder
+  ** values, which a known bound on the same field may leave out (day IN
+  ** (?, ?) AND day > 1 would keep one of the placeholders 1 and 2, and
+  ** look like one key; _key IN (...) AND _key BETWEEN x'70' AND x'71'
+  ** would keep none, and look empty). The field's other terms are planned
+  ** with placeholders too, which are consistent with each other; xFilter
+  ** plans with every real value. */
+  if (!bAllKnown) {
+    int j;
+    for (i = 0; i < nPC; i++) {
+      const PlanCons *u = &aPC[i];
+      if (u->bKnown || (u->op != KS_OP_EQ && u->op != KS_OP_IN)) continue;
+      for (j = 0; j < nPC; j++) {
+        if (aPC[j].bKnown && aPC[j].iField == u->iField) {
+          aPC[j].bKnown = 0;
+          placeholder(s, &aPC[j]);
+        }
+      }
+    }
+  }
+
   /* 2. Plan (with skip scans if they are cheaper than a full scan). */
   for (i = 0; i < nPC; i++) {
     memset(&aKC[i], 0, sizeof(aKC[i]));
@@ -1949,7 +1976,10 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     sqlite3_free(zWords);
     sqlite3_free(zSpec);
   }
-  pInfo->idxNum = bEmpty ? KS_PLAN_EMPTY : (int)pPlan->eKind;
+  pInfo->idxNum = bEmpty ? KS_PLAN_EMPTY
+                 : pPlan->eKind == KS_PLAN_POINT && nInUnknown > 0
+                     ? KS_PLAN_MULTI_POINT /* as describePlan says */
+                     : (int)pPlan->eKind;
   if (bEmpty) {
     rows = 1;
     cost = 1;
@@ -1972,7 +2002,12 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   }
   pInfo->estimatedRows = (sqlite3_int64)rows;
   pInfo->estimatedCost = cost;
-  if (bEmpty || (pPlan->eKind == KS_PLAN_POINT && !pTab->bHistory)) {
+  /* One row at most: SQLite then runs an UPDATE or DELETE in one pass,
+  ** stopping after the first row. Not with an IN list taken whole: its
+  ** placeholder values can plan one key (a known bound on the same field
+  ** leaving out the other) where its real values give several. */
+  if (bEmpty ||
+      (pPlan->eKind == KS_PLAN_POINT && nInUnknown == 0 && !pTab->bHistory)) {
     pInfo->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
   }
 
