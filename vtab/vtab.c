@@ -1532,6 +1532,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int bSkip = 0, bReverse = 0, bOrdered = 0, bLimitOk = 1;
   int aHist[4] = {-1, -1, -1, -1}; /* history: family, qualifier, latest */
   int nTsCons = 0, aTsCons[8], abTsIn[8];
+  int bTsUnusable = 0; /* history: a _timestamp term SQLite holds back */
   int *aFixed = NULL; /* per key field: 1 if fixed by a single = */
   int nCons = pInfo->nConstraint;
   double rows = 1, cost = 1;
@@ -1567,6 +1568,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     }
     if (!pC->usable) {
       bLimitOk = 0;
+      if (pTab->bHistory && iCol == pTab->iColTs) bTsUnusable = 1;
       continue;
     }
     if (pTab->bHistory) {
@@ -1999,6 +2001,13 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         rows = l > 0 ? l : 1;
       }
     }
+  }
+  if (bTsUnusable && aHist[2] >= 0) {
+    /* latest_n counts the cells the time terms keep; a time term this
+    ** plan leaves to SQLite (an IN list SQLite tries without, a join's
+    ** term before its table is open) would filter after latest-N and
+    ** return fewer versions: steer SQLite to a plan that has it */
+    cost *= 1e6;
   }
   pInfo->estimatedRows = (sqlite3_int64)rows;
   pInfo->estimatedCost = cost;
