@@ -1979,9 +1979,9 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     sqlite3_free(zSpec);
   }
   pInfo->idxNum = bEmpty ? KS_PLAN_EMPTY
-                 : pPlan->eKind == KS_PLAN_POINT && nInUnknown > 0
-                     ? KS_PLAN_MULTI_POINT /* as describePlan says */
-                     : (int)pPlan->eKind;
+                  : pPlan->eKind == KS_PLAN_POINT && nInUnknown > 0
+                      ? KS_PLAN_MULTI_POINT /* as describePlan says */
+                      : (int)pPlan->eKind;
   if (bEmpty) {
     rows = 1;
     cost = 1;
@@ -2106,10 +2106,10 @@ struct WcsCursor {
                          ** cells at one of these nTsIn times (int64_t,
                          ** ascending, in tsIn) are shown; -1: no list */
   wcs_buf tsIn;
-  int nLatestHere;       /* with a list: latest_n applied by histCell after
-                         ** it (the engine returns every version); else 0 */
-  int iColFam;           /* histCell's column while nLatestHere: family, */
-  const void *pColQual;  /* qualifier (-1 bytes: none yet) */
+  int nLatestHere;      /* with a list: latest_n applied by histCell after
+                        ** it (the engine returns every version); else 0 */
+  int iColFam;          /* histCell's column while nLatestHere: family, */
+  const void *pColQual; /* qualifier (-1 bytes: none yet) */
   size_t nColQual;
   sqlite3_int64 nColKept; /* and the cells of it shown so far */
   /* xFilter's per-call arrays, kept to avoid allocating on every call */
@@ -2477,6 +2477,13 @@ static void loadRow(WcsCursor *p) {
   p->mDecoded = 0;
 }
 
+/* 1 if the na bytes at a are the nb bytes at b (qualifier names: short,
+** so wcs_same_bytes' few overlapping loads beat a call to memcmp, and a
+** byte loop, whose exit the CPU mispredicts). */
+static int sameBytes(const void *a, size_t na, const void *b, size_t nb) {
+  return na == nb && wcs_same_bytes((const uint8_t *)a, (const uint8_t *)b, na);
+}
+
 /* 1 if time t is in the _timestamp IN set (binary search). */
 static int tsInHas(const WcsCursor *p, int64_t t) {
   const int64_t *a = (const int64_t *)p->tsIn.a;
@@ -2500,14 +2507,13 @@ static int histCell(WcsCursor *p, int iCell) {
   for (; iCell < p->nCell; iCell++) {
     const wcs_cell *c = &p->aCell[iCell];
     if (p->bQualFilter &&
-        (c->nQual != p->qual.n ||
-         (c->nQual > 0 && memcmp(c->pQual, p->qual.a, c->nQual) != 0))) {
+        !sameBytes(c->pQual, c->nQual, p->qual.a, p->qual.n)) {
       continue;
     }
     if (p->nTsIn >= 0 && !tsInHas(p, c->iTs)) continue;
     if (p->nLatestHere > 0) {
-      if (c->iFamily != p->iColFam || c->nQual != p->nColQual ||
-          (c->nQual > 0 && memcmp(c->pQual, p->pColQual, c->nQual) != 0)) {
+      if (c->iFamily != p->iColFam ||
+          !sameBytes(c->pQual, c->nQual, p->pColQual, p->nColQual)) {
         p->iColFam = c->iFamily;
         p->pColQual = c->pQual;
         p->nColQual = c->nQual;
@@ -3434,13 +3440,6 @@ static int wcsEof(sqlite3_vtab_cursor *pCursor) {
   return ((WcsCursor *)pCursor)->bEof;
 }
 
-/* 1 if the n bytes at a and b are equal: wcs_same_bytes(), whose few
-** overlapping loads cost less than a call to memcmp on short qualifier
-** names, and than a byte loop, whose exit the CPU mispredicts. */
-static int bytesEq(const void *a, const void *b, int n) {
-  return wcs_same_bytes((const uint8_t *)a, (const uint8_t *)b, (size_t)n);
-}
-
 /* The cell of declared column q in the current row, or -1. Cells come
 ** grouped by family, qualifiers ascending, one per column (a latest read:
 ** nVersions 1), and rows of a scan mostly have the same columns, so the
@@ -3450,13 +3449,13 @@ static int qualCell(WcsCursor *p, WcsTab *pTab, int q) {
   const int n = pTab->aQualLen[q], f = d->iFamily;
   const wcs_cell *a = p->aCell;
   int i = p->aQualHint[q];
-  if (i < p->nCell && a[i].iFamily == f && (int)a[i].nQual == n &&
-      bytesEq(a[i].pQual, d->zName, n)) {
+  if (i < p->nCell && a[i].iFamily == f &&
+      sameBytes(a[i].pQual, a[i].nQual, d->zName, (size_t)n)) {
     return i;
   }
   for (i = 0; i < p->nCell && a[i].iFamily <= f; i++) {
-    if (a[i].iFamily == f && (int)a[i].nQual == n &&
-        bytesEq(a[i].pQual, d->zName, n)) {
+    if (a[i].iFamily == f &&
+        sameBytes(a[i].pQual, a[i].nQual, d->zName, (size_t)n)) {
       p->aQualHint[q] = i;
       return i;
     }
@@ -3647,8 +3646,8 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     int i = p->aQualHint[q];
     if (i < p->nCell) {
       const wcs_cell *c = &p->aCell[i];
-      if (c->iFamily == d->iFamily && (int)c->nQual == d->nName &&
-          bytesEq(c->pQual, d->zName, d->nName)) {
+      if (c->iFamily == d->iFamily &&
+          sameBytes(c->pQual, c->nQual, d->zName, (size_t)d->nName)) {
         if (d->bInt8 && c->nVal == 8 && !p->bMayUpdate) {
           /* the common case: an INT64 column read by a query */
           sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(c->pVal));
