@@ -31,6 +31,16 @@ static void okAt(sqlite3 *db, const char *zSql, int iLine) {
 }
 #define OK(db, sql) okAt(db, sql, __LINE__)
 
+/* The rows of zSql (as run() gives them) are zWant. */
+static void checkAt(sqlite3 *db, const char *zSql, const char *zWant,
+                    int iLine) {
+  char *zGot = run(db, zSql);
+  ck_assert_msg(strcmp(zGot, zWant) == 0, "line %d: %s\n  got:  %s\n  want: %s",
+                iLine, zSql, zGot, zWant);
+  sqlite3_free(zGot);
+}
+#define CHECK(db, sql, want) checkAt(db, sql, want, __LINE__)
+
 /* The plan lines of EXPLAIN QUERY PLAN, joined by "\n". */
 static char *plan(sqlite3 *db, const char *zSql) {
   sqlite3_stmt *pStmt = NULL;
@@ -139,12 +149,9 @@ START_TEST(test_plan_in_list_beside_a_bound_is_not_one_row) {
   const char *zWhere = "WHERE device = 'phone' AND id = '0001' AND day IN "
                        "(20200101, 20200102, 20200103) AND day > 1";
   char *zSql = sqlite3_mprintf("UPDATE metrics SET mem = 99 %s", zWhere);
-  char *zGot;
   PLAN(db, zSql, SCAN "2:MULTI-POINT (IN list)");
   OK(db, zSql);
-  zGot = run(db, "SELECT changes()");
-  ck_assert_str_eq(zGot, "3");
-  sqlite3_free(zGot);
+  CHECK(db, "SELECT changes()", "3");
   sqlite3_free(zSql);
   zSql = sqlite3_mprintf("UPDATE nat SET mem = 99 %s", zWhere);
   OK(db, zSql);
@@ -158,12 +165,8 @@ START_TEST(test_plan_in_list_beside_a_bound_is_not_one_row) {
   PLAN(db, zSql, SCAN "2:MULTI-POINT (IN list)");
   OK(db, zSql);
   sqlite3_free(zSql);
-  zGot = run(db, "SELECT changes()");
-  ck_assert_str_eq(zGot, "3");
-  sqlite3_free(zGot);
-  zGot = run(db, "SELECT count(*) FROM metrics WHERE mem = 99");
-  ck_assert_str_eq(zGot, "0");
-  sqlite3_free(zGot);
+  CHECK(db, "SELECT changes()", "3");
+  CHECK(db, "SELECT count(*) FROM metrics WHERE mem = 99", "0");
   sqlite3_close(db);
 }
 END_TEST
@@ -282,14 +285,14 @@ START_TEST(test_plan_key_column_ranges) {
     ck_assert_str_eq(z, "60");
     sqlite3_free(z);
     /* _key takes text as its bytes (SQLite alone would put TEXT < BLOB) */
-    z = run(db, "SELECT count(*) FROM metrics WHERE _key = "
-                "'phone#0001#20200102'");
-    ck_assert_str_eq(z, "1");
-    sqlite3_free(z);
-    z = run(db, "SELECT count(*) FROM metrics WHERE starts_with(_key, "
-                "'watch#0002#')");
-    ck_assert_str_eq(z, "30");
-    sqlite3_free(z);
+    CHECK(db,
+          "SELECT count(*) FROM metrics WHERE _key = "
+          "'phone#0001#20200102'",
+          "1");
+    CHECK(db,
+          "SELECT count(*) FROM metrics WHERE starts_with(_key, "
+          "'watch#0002#')",
+          "30");
   }
   sqlite3_close(db);
 }
@@ -333,7 +336,6 @@ static void textKeyAt(sqlite3 *db, const char *zTerm, int nMin, int iLine) {
 
 START_TEST(test_plan_key_compared_with_text_uses_its_bytes) {
   sqlite3 *db = openMetrics();
-  char *z;
   OK(db, "CREATE VIEW natk AS SELECT *, device || '#' || id || '#' || "
          "printf('%08d', day) AS k FROM nat");
   /* planned as for a BLOB, and omitted from SQLite's re-check */
@@ -393,10 +395,10 @@ START_TEST(test_plan_key_compared_with_text_uses_its_bytes) {
               "SELECT count(*) FROM natk WHERE k GLOB 'watch#0002#*'", 1,
               __LINE__);
   /* a join term reaches the module as a constraint on _key */
-  z = run(db, "SELECT count(*) FROM natk CROSS JOIN metrics "
-              "ON metrics._key = natk.k WHERE natk.device = 'tablet'");
-  ck_assert_str_eq(z, "1200");
-  sqlite3_free(z);
+  CHECK(db,
+        "SELECT count(*) FROM natk CROSS JOIN metrics "
+        "ON metrics._key = natk.k WHERE natk.device = 'tablet'",
+        "1200");
   sqlite3_close(db);
 }
 END_TEST
@@ -449,9 +451,7 @@ START_TEST(test_plan_skip_scan_only_when_cheaper) {
   z = plan(db, "SELECT * FROM u WHERE b = '3'");
   ck_assert_str_eq(z, "SCAN u VIRTUAL TABLE INDEX 7:FULL SCAN");
   sqlite3_free(z);
-  z = run(db, "SELECT count(*) FROM u WHERE b = '3'");
-  ck_assert_str_eq(z, "1000");
-  sqlite3_free(z);
+  CHECK(db, "SELECT count(*) FROM u WHERE b = '3'", "1000");
   sqlite3_close(db);
 }
 END_TEST
@@ -547,27 +547,22 @@ START_TEST(test_plan_salted_keys_merge_buckets_in_order) {
   ck_assert_str_eq(z, "SCAN s VIRTUAL TABLE INDEX 3:PREFIX SCAN (device) "
                       "OVER 4 BUCKETS");
   sqlite3_free(z);
-  z = run(db, "SELECT group_concat(day - 20200100) FROM (SELECT day FROM s "
-              "WHERE device = 'a' ORDER BY day LIMIT 5)");
-  ck_assert_str_eq(z, "1,3,5,7,9");
-  sqlite3_free(z);
-  z = run(db, "SELECT group_concat(day - 20200100) FROM (SELECT day FROM s "
-              "WHERE device = 'b' ORDER BY day DESC LIMIT 3)");
-  ck_assert_str_eq(z, "200,198,196");
-  sqlite3_free(z);
-  z = run(db, "SELECT v FROM s WHERE device = 'b' AND day = 20200104");
-  ck_assert_str_eq(z, "3");
-  sqlite3_free(z);
-  z = run(db, "SELECT count(*), sum(v) FROM s");
-  ck_assert_str_eq(z, "200|19900");
-  sqlite3_free(z);
+  CHECK(db,
+        "SELECT group_concat(day - 20200100) FROM (SELECT day FROM s "
+        "WHERE device = 'a' ORDER BY day LIMIT 5)",
+        "1,3,5,7,9");
+  CHECK(db,
+        "SELECT group_concat(day - 20200100) FROM (SELECT day FROM s "
+        "WHERE device = 'b' ORDER BY day DESC LIMIT 3)",
+        "200,198,196");
+  CHECK(db, "SELECT v FROM s WHERE device = 'b' AND day = 20200104", "3");
+  CHECK(db, "SELECT count(*), sum(v) FROM s", "200|19900");
   sqlite3_close(db);
 }
 END_TEST
 
 START_TEST(test_plan_history_view_pushes_time_and_latest_n) {
   sqlite3 *db = openMetrics();
-  char *z;
   OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'metrics', HISTORY)");
   PLAN(db,
        "SELECT * FROM h WHERE device = 'phone' AND id = '0001' "
@@ -585,9 +580,8 @@ START_TEST(test_plan_history_view_pushes_time_and_latest_n) {
        "AND device IN ('phone', 'watch')",
        "SCAN h VIRTUAL TABLE INDEX 5:MULTI-RANGE SCAN (device) TIME RANGE "
        "LATEST N");
-  z = run(db, "SELECT count(*) FROM h WHERE device = 'phone' AND id = '0001'");
-  ck_assert_str_eq(z, "60");
-  sqlite3_free(z);
+  CHECK(db, "SELECT count(*) FROM h WHERE device = 'phone' AND id = '0001'",
+        "60");
   sqlite3_close(db);
 }
 END_TEST
