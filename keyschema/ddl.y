@@ -169,6 +169,29 @@ static void ksDdlExpected(void *pParser, char *zOut, int nOut) {
     if (j == nName) azName[nName++] = z;
   }
   zOut[0] = 0;
+  /* Where a name is all that can come, say what it names: after a field
+  ** or qualifier name its type, after FAMILY the family's name, after
+  ** SYNC or AGGREGATE the words allowed (the grammar reads all of them
+  ** as names). */
+  if (nName == 1 && ksDdlAccepts(p, TK_ID) && p->yytos > p->yystack) {
+    const ks_token *t = &p->yytos->minor.yy0;
+    switch (p->yytos->major) {
+    case TK_ID:
+      snprintf(zOut, (size_t)nOut,
+               "the type of \"%.*s\" (e.g. STRING or INT64)",
+               t->n < 64 ? t->n : 64, t->z);
+      return;
+    case TK_SYNC:
+      snprintf(zOut, (size_t)nOut, "FULL, NORMAL or OFF");
+      return;
+    case TK_AGGREGATE:
+      snprintf(zOut, (size_t)nOut, "SUM, MIN, MAX or HLL");
+      return;
+    case TK_FAMILY:
+      snprintf(zOut, (size_t)nOut, "the family's name");
+      return;
+    }
+  }
   for (i = 0, k = 0; i < nName && k < nOut - 1; i++) {
     const char *zSep = i == 0 ? "" : (i == nName - 1 ? " or " : ", ");
     k += snprintf(zOut + k, (size_t)(nOut - k), "%s%s", zSep, azName[i]);

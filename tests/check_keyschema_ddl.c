@@ -276,7 +276,20 @@ static const struct {
     {WCS_ERROR, "KEY (a STRING),",
      "near the end of a clause: syntax error; expected KEY, FAMILY, STORE, "
      "TABLE, SYNC, HISTORY, COMPRESSION or CACHE"},
-    {WCS_ERROR, "FAMILY 'x'", "near \"'x'\": syntax error; expected a name"},
+    {WCS_ERROR, "FAMILY 'x'",
+     "near \"'x'\": syntax error; expected the family's name"},
+    /* a bare name where a type or a keyword's word is due says which */
+    {WCS_ERROR, "KEY (a STRING, b)",
+     "near \")\": syntax error; expected the type of \"b\" (e.g. STRING or "
+     "INT64)"},
+    {WCS_ERROR, "FAMILY f (q, r INT64)",
+     "near \",\": syntax error; expected the type of \"q\" (e.g. STRING or "
+     "INT64)"},
+    {WCS_ERROR, "SYNC",
+     "near the end of a clause: syntax error; expected FULL, "
+     "NORMAL or OFF"},
+    {WCS_ERROR, "FAMILY f AGGREGATE",
+     "near the end of a clause: syntax error; expected SUM, MIN, MAX or HLL"},
     {WCS_SCHEMA,
      "KEY (a STRING) DELIMITED BY "
      "'012345678901234567890123456789012345678901234567890'",
