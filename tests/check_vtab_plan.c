@@ -482,6 +482,75 @@ START_TEST(test_plan_order_by_key_desc_is_a_reverse_scan) {
 }
 END_TEST
 
+/* The virtual machine steps a statement takes to run to its end: a scan
+** that reads every row of metrics takes several per row. */
+static int vmSteps(sqlite3 *db, const char *zSql) {
+  sqlite3_stmt *pStmt = NULL;
+  int n;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL), SQLITE_OK);
+  while (sqlite3_step(pStmt) == SQLITE_ROW) {
+  }
+  n = sqlite3_stmt_status(pStmt, SQLITE_STMTSTATUS_VM_STEP, 0);
+  ck_assert_int_eq(sqlite3_finalize(pStmt), SQLITE_OK);
+  return n;
+}
+
+START_TEST(test_plan_distinct_key_fields_read_one_row_each) {
+  sqlite3 *db = openMetrics();
+  /* DISTINCT over leading key fields: one row per value, one seek to the
+  ** next (3 devices, 3 x 40 device/id pairs among 3,600 rows) */
+  PLAN(db, "SELECT DISTINCT device FROM metrics",
+       SCAN "7:FULL SCAN DISTINCT (device)\nUSE TEMP B-TREE FOR DISTINCT");
+  SAME(db, "DISTINCT device", "", 3);
+  ck_assert_int_lt(vmSteps(db, "SELECT DISTINCT device FROM metrics"), 100);
+  PLAN(db, "SELECT DISTINCT id, device FROM metrics WHERE device > 'q'",
+       SCAN "4:RANGE SCAN (device) DISTINCT (device,id)\n"
+            "USE TEMP B-TREE FOR DISTINCT");
+  SAME(db, "DISTINCT id, device", "WHERE device > 'q' ORDER BY 2, 1", 80);
+  ck_assert_int_lt(
+      vmSteps(db, "SELECT DISTINCT id, device FROM metrics WHERE device > 'q'"),
+      2000);
+  SAME(db, "DISTINCT id", "WHERE device = 'watch' AND id >= '0010' ORDER BY 1",
+       24);
+  SAME(db, "count(*)", "WHERE device IN (SELECT DISTINCT device FROM metrics)",
+       1);
+  SAME(db, "DISTINCT device", "WHERE id = '0003' LIMIT 2 OFFSET 1", 2);
+  /* a column outside the leading fields decides nothing: every row read */
+  PLAN(db, "SELECT DISTINCT device FROM metrics WHERE cpu > 3000",
+       SCAN "7:FULL SCAN\nUSE TEMP B-TREE FOR DISTINCT");
+  SAME(db, "DISTINCT device", "WHERE cpu > 3000 ORDER BY 1", 3);
+  SAME(db, "DISTINCT device, day", "WHERE day = 20200105 ORDER BY 1", 3);
+  /* out of key order and sorted: SQLite sorts */
+  SAME(db, "DISTINCT id, device", "ORDER BY id, device", 120);
+  SAME(db, "DISTINCT id, device", "ORDER BY id DESC, device", 120);
+  /* GROUP BY out of key order is sorted by SQLite, which may then take
+  ** the groups as ordered for an ORDER BY that repeats it */
+  PLAN(db, "SELECT id, device, count(*) FROM metrics GROUP BY id, device",
+       SCAN "7:FULL SCAN\nUSE TEMP B-TREE FOR GROUP BY");
+  SAME(db, "id, device, count(*), sum(cpu)",
+       "GROUP BY id, device ORDER BY 1, 2", 120);
+  sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_plan_min_of_key_field_stops_at_first_row) {
+  sqlite3 *db = openMetrics();
+  /* key fields are declared NOT NULL, so SQLite asks for them in order
+  ** (min() wants NULLs last) and stops at the first row */
+  CHECK(db,
+        "SELECT name, \"notnull\" FROM pragma_table_info('metrics') "
+        "WHERE name IN ('device', 'id', 'day', 'cpu')",
+        "device|1\nid|1\nday|1\ncpu|0");
+  SAME(db, "min(id)", "WHERE device = 'tablet'", 1);
+  SAME(db, "min(device), max(device)", "", 1);
+  SAME(db, "min(day)", "WHERE device = 'tablet' AND id = '0007'", 1);
+  ck_assert_int_lt(
+      vmSteps(db, "SELECT min(id) FROM metrics WHERE device = 'tablet'"), 50);
+  ck_assert_int_lt(vmSteps(db, "SELECT min(device) FROM metrics"), 50);
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_limit_and_offset_pushed_down) {
   sqlite3 *db = openMetrics();
   PLAN(db, "SELECT * FROM metrics LIMIT 5", SCAN "7:FULL SCAN LIMIT");
@@ -623,6 +692,8 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_history_view_pushes_time_and_latest_n);
   tcase_add_test(tc, test_plan_colliding_types_follow_sqlite_comparisons);
   tcase_add_test(tc, test_plan_in_list_beside_a_bound_is_not_one_row);
+  tcase_add_test(tc, test_plan_distinct_key_fields_read_one_row_each);
+  tcase_add_test(tc, test_plan_min_of_key_field_stops_at_first_row);
   suite_add_tcase(s, tc);
   return s;
 }

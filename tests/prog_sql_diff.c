@@ -1920,12 +1920,40 @@ static void stmtAggregate(int iSpec) {
       eCmp = CMP_ORDERED;
     }
   } else if (x < 85) {
-    int f = rnd(s->nKey);
-    qa(&q, "SELECT DISTINCT %s FROM ", s->aKey[f].zName);
+    int f = rnd(s->nKey), f2 = s->nKey > 1 && pct(30) ? rnd(s->nKey) : f;
+    if (f2 != f) {
+      /* two key fields, in either order: rows with equal values of the
+      ** leading fields are read once (a DISTINCT over key fields) */
+      qa(&q, "SELECT DISTINCT %s, %s FROM ", s->aKey[f].zName,
+         s->aKey[f2].zName);
+    } else {
+      qa(&q, "SELECT DISTINCT %s FROM ", s->aKey[f].zName);
+    }
     qtab(&q);
     genWhere(&q, "", 2, 1);
     if (pct(40)) {
       qa(&q, " ORDER BY %s%s", s->aKey[f].zName, pct(50) ? " DESC" : "");
+      if (f2 != f) qa(&q, ", %s", s->aKey[f2].zName);
+      eCmp = CMP_ORDERED;
+    }
+    if (pct(20)) {
+      /* the ORDER BY covers every column: one order; without it, which
+      ** rows a LIMIT keeps is open, only their number is not */
+      qa(&q, " LIMIT %d OFFSET %d", 1 + rnd(5), rnd(3));
+      if (eCmp != CMP_ORDERED) eCmp = CMP_COUNT;
+    }
+  } else if (x < 90 && s->nKey > 1) {
+    /* GROUP BY key fields out of key order: groups are still runs of a
+    ** key-order scan */
+    qa(&q, "SELECT %s, %s, count(*), max(%s) FROM ", s->aKey[1].zName, zK0,
+       zQ0);
+    qtab(&q);
+    genWhere(&q, "", 2, 1);
+    qa(&q, " GROUP BY %s, %s", s->aKey[1].zName, zK0);
+    if (pct(50)) {
+      /* an ORDER BY that repeats the GROUP BY: SQLite sorts once, for
+      ** both, so the groups must come out sorted */
+      qa(&q, " ORDER BY %s, %s", s->aKey[1].zName, zK0);
       eCmp = CMP_ORDERED;
     }
   } else {

@@ -28,19 +28,23 @@
 **
 **   Declared schema of a table (declareTable):
 **
-**     CREATE TABLE x(<key fields>, <declared qualifier columns>,
-**                    <one JSON column per family>,
+**     CREATE TABLE x(<key fields, each NOT NULL>, <declared qualifier
+**                    columns>, <one JSON column per family>,
 **                    _key BLOB HIDDEN PRIMARY KEY, _timestamp INTEGER HIDDEN)
 **     WITHOUT ROWID
 **
 **   SQLite allows a writable WITHOUT ROWID virtual table only a one-column
 **   PRIMARY KEY, so the PK is the hidden raw row key `_key`; an INSERT
 **   computes it from the key fields (xUpdate). Without a KEY clause `_key`
-**   is the first, visible column. A HISTORY view is a read-only rowid table:
+**   is the first, visible column. Key fields are never NULL, and saying
+**   so lets SQLite hand min() of a key field to xBestIndex as an ORDER BY
+**   (it withholds ORDER BY terms that would need NULLs last), so that the
+**   scan stops at the first row. A HISTORY view is read-only:
 **
-**     CREATE TABLE x(<key fields>, family TEXT, qualifier TEXT,
-**                    _timestamp INTEGER, value,
-**                    latest_n INTEGER HIDDEN, _key BLOB HIDDEN)
+**     CREATE TABLE x(<key fields, each NOT NULL>, family TEXT,
+**                    qualifier TEXT, _timestamp INTEGER, value,
+**                    latest_n INTEGER HIDDEN, _key BLOB HIDDEN,
+**                    _cell BLOB HIDDEN PRIMARY KEY) WITHOUT ROWID
 **
 **   Stores: each connection keeps the stores it opened (WcsConn), one
 **   WcsStore per directory plus one in-memory store for :memory: and temp
@@ -458,7 +462,7 @@ static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s, char **pzSql,
       pTab->iColKey = iCol++;
     }
     for (i = 0; i < s->nField; i++, iCol++) {
-      sqlite3_str_appendf(pStr, "\"%w\" %s, ", s->aField[i].zName,
+      sqlite3_str_appendf(pStr, "\"%w\" %s NOT NULL, ", s->aField[i].zName,
                           fieldSqlType(&s->aField[i]));
     }
     pTab->iColFamily = iCol++;
@@ -487,7 +491,7 @@ static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s, char **pzSql,
       pTab->iColKey = iCol++;
     }
     for (i = 0; i < s->nField; i++, iCol++) {
-      sqlite3_str_appendf(pStr, "\"%w\" %s, ", s->aField[i].zName,
+      sqlite3_str_appendf(pStr, "\"%w\" %s NOT NULL, ", s->aField[i].zName,
                           fieldSqlType(&s->aField[i]));
     }
     pTab->iColQual = iCol;
@@ -1392,6 +1396,19 @@ static void toKeyRanges(const ks_plan *p, int iBucket, wcs_key_range *aOut,
   *pnOut = n;
 }
 
+/* The key fields a DISTINCT must keep apart: 1 + the last key field in
+** colUsed, or 0 when it uses any other column (whose values the leading
+** fields do not decide). Key fields are columns 0..nField-1. */
+static int distinctDepth(const WcsTab *pTab, sqlite3_uint64 mUsed) {
+  int c, k = 0;
+  for (c = 0; c < 64; c++) {
+    if (((mUsed >> c) & 1) == 0) continue;
+    if (c >= pTab->pSchema->nField || c == 63) return 0; /* 63: 63 and up */
+    k = c + 1;
+  }
+  return k;
+}
+
 /* Estimated rows and cost of a plan. */
 static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
                      int nInUnknown, double *pRows, double *pCost) {
@@ -1533,6 +1550,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int aHist[4] = {-1, -1, -1, -1}; /* history: family, qualifier, latest */
   int nTsCons = 0, aTsCons[8], abTsIn[8];
   int bTsUnusable = 0; /* history: a _timestamp term SQLite holds back */
+  int nDistinct = 0;   /* DISTINCT over this many leading key fields */
   int *aFixed = NULL; /* per key field: 1 if fixed by a single = */
   int nCons = pInfo->nConstraint;
   double rows = 1, cost = 1;
@@ -1850,6 +1868,51 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     }
   }
 
+  /* 4b. DISTINCT without ORDER BY (sqlite3_vtab_distinct() 2) needs only
+  ** rows with equal ORDER BY columns next to each other: key fields in
+  ** any order that, with the fields fixed by =, make up the leading fields
+  ** are, in a forward scan of unsalted keys. Not GROUP BY (1): SQLite 3.40
+  ** also takes such rows as sorted in the GROUP BY's order when an ORDER
+  ** BY repeats it, and leaves out its sort. */
+  if (pInfo->nOrderBy > 0 && !bOrdered && !pTab->bHistory && s->nField > 0 &&
+      pPlan->nBucket == 0) {
+    if (sqlite3_vtab_distinct(pInfo) == 2) {
+      int j, f, nLead = 0, bOk = 1;
+      unsigned char aIn[KS_MAX_FIELDS];
+      memset(aIn, 0, sizeof aIn);
+      for (j = 0; j < pInfo->nOrderBy && bOk; j++) {
+        int iCol = pInfo->aOrderBy[j].iColumn;
+        if (iCol < 0 || iCol >= s->nField) {
+          bOk = 0;
+        } else {
+          aIn[iCol] = 1;
+          if (iCol >= nLead) nLead = iCol + 1;
+        }
+      }
+      for (f = 0; f < nLead && bOk; f++) {
+        if (!aIn[f] && !aFixed[f]) bOk = 0;
+      }
+      if (bOk) {
+        pInfo->orderByConsumed = 1;
+        bOrdered = 1;
+      }
+    }
+  }
+
+  /* 4c. DISTINCT (sqlite3_vtab_distinct() 2 or 3) over columns that are
+  ** all among the first k key fields: rows with equal values of those
+  ** fields are equal in every column the statement uses, and all but one
+  ** may be left out, so the scan reads one row per value of them and
+  ** seeks past the rest (distinctNext; DELIMITED keys without salt). */
+  if (bOrdered && !pTab->bHistory && ks_key_split_resumes(s) &&
+      pPlan->nBucket == 0 && sqlite3_vtab_distinct(pInfo) >= 2) {
+    int k = distinctDepth(pTab, (sqlite3_uint64)pInfo->colUsed);
+    if (k > 0 && k < s->nField) {
+      nDistinct = k;
+      sqlite3_str_appendf(pSpec, "D%d ", k);
+    }
+  }
+
   /* 5. LIMIT/OFFSET, when every constraint is captured and the order is
   ** settled. */
   if (iLimit >= 0 && bLimitOk && (pInfo->nOrderBy == 0 || bOrdered) &&
@@ -1942,6 +2005,13 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   } else {
     describePlan(pStr, pTab, pPlan, nInUnknown > 0);
   }
+  if (nDistinct > 0) {
+    sqlite3_str_appendall(pStr, " DISTINCT (");
+    for (i = 0; i < nDistinct; i++) {
+      sqlite3_str_appendf(pStr, "%s%s", i ? "," : "", s->aField[i].zName);
+    }
+    sqlite3_str_appendall(pStr, ")");
+  }
   if (bReverse) sqlite3_str_appendall(pStr, " REVERSE");
   if (pTab->bHistory) {
     if (aHist[0] >= 0) sqlite3_str_appendall(pStr, " FAMILY");
@@ -1991,6 +2061,18 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   if (pTab->bHistory) {
     rows *= 4; /* a few cells per row */
     cost += rows;
+  }
+  if (nDistinct > 0) {
+    /* one seek and one row per value of the leading fields, in the share
+    ** of the table the plan reads */
+    int bFresh;
+    double N = tableRows(pTab, &bFresh);
+    double d = distinctPrefixes(pTab, nDistinct, N) * (N > 0 ? rows / N : 1);
+    if (d < 1) d = 1;
+    if (d < rows) {
+      rows = d;
+      cost = d * (SEEK_COST + 1);
+    }
   }
   if (iLimit >= 0) {
     sqlite3_value *pV = NULL;
@@ -2070,6 +2152,10 @@ struct WcsCursor {
                             ** xColumn for unchanged columns (nochange) */
   int bPlain;               /* one stream, no residual, not a history view:
                             ** xNext takes the short path */
+  int nDistinct;            /* DISTINCT over the first nDistinct key fields
+                            ** (spec D): each step seeks past the current
+                            ** row's values of them (distinctNext); 0 no */
+  wcs_buf distinctKey;      /* distinctNext's seek key */
   sqlite3_int64 nLimit;     /* rows still to return, -1 = unlimited */
   sqlite3_int64 nSkip;      /* OFFSET rows still to skip */
   sqlite3_int64 iRowid;     /* rows returned so far (history rowid) */
@@ -2166,6 +2252,7 @@ static void cursorReset(WcsCursor *p) {
   p->arena.n = 0;
   p->bEof = 1;
   p->bPlain = 0;
+  p->nDistinct = 0;
   p->pRow = NULL;
   p->nRow = 0;
   p->aCell = NULL;
@@ -2190,6 +2277,7 @@ static void cursorFree(WcsCursor *p) {
   sqlite3_free(p->pSpec);
   sqlite3_free(p->pScratch);
   wcs_buf_free(&p->pointKey);
+  wcs_buf_free(&p->distinctKey);
   sqlite3_free(p->aKey);
   sqlite3_free(p->aQualHint);
   sqlite3_free(p);
@@ -2582,6 +2670,45 @@ static int tsInCollect(WcsCursor *p, sqlite3_value *pList) {
 ** Move to the next row (the first one if bFirst) that passes the residual
 ** checks, honouring OFFSET and LIMIT. History views step cell by cell.
 */
+/*
+** The step of a DISTINCT over the first nDistinct key fields (spec D, one
+** stream, DELIMITED keys without salt): past every row that has the
+** current row's values of those fields. Such rows all begin with the same
+** bytes, the fields and the delimiter after them (no field holds the
+** delimiter's first byte), and no other row does; so forward the next
+** row is the first one at or after those bytes with their last byte
+** raised by one (0xFF bytes dropped first), and in reverse the last one
+** below them: one seek (wcs_cursor_seek, which keeps to the plan's
+** ranges) per distinct value. A row whose key does not split is stepped
+** over plainly; reading its columns reports it.
+*/
+static int distinctNext(WcsCursor *p) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  wcs_cursor *c = p->aStream[0].pCur;
+  wcs_buf *b = &p->distinctKey;
+  if (!p->bSplit) {
+    char *zErr = NULL;
+    int rc;
+    p->mDecoded = 0;
+    rc = splitRow(p, pTab->pSchema, &zErr);
+    wcs_free(zErr);
+    p->bSplit = rc == WCS_OK;
+    if (rc == WCS_NOMEM) return rc;
+    if (rc != WCS_OK) return wcs_cursor_next(c);
+  }
+  b->n = 0;
+  if (wcs_buf_append(b, p->pRow, (size_t)p->aSplitOff[p->nDistinct])) {
+    return WCS_NOMEM;
+  }
+  if (!p->bReverse) {
+    while (b->n > 0 && b->a[b->n - 1] == 0xFF)
+      b->n--;
+    if (b->n == 0) return wcs_cursor_next(c);
+    b->a[b->n - 1]++;
+  }
+  return wcs_cursor_seek(c, b->a, b->n);
+}
+
 static int cursorStep(WcsCursor *p, int bFirst) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   int rc;
@@ -2593,7 +2720,8 @@ static int cursorStep(WcsCursor *p, int bFirst) {
     }
     while (!bFound) {
       if (!bFirst) {
-        rc = wcs_cursor_next(p->aStream[p->iCur].pCur);
+        rc = p->nDistinct ? distinctNext(p)
+                          : wcs_cursor_next(p->aStream[p->iCur].pCur);
         if (rc != WCS_OK) return engErr(pTab, rc, pTab->zName);
       }
       bFirst = 0;
@@ -2674,6 +2802,7 @@ struct Spec {
   int nArg;          /* h, L and O tokens */
   SpecArg *aArg;     /* [nArg] in spec order */
   int bEmpty, bReverse, bMerge, bSkip, bKeysOnly; /* E R M S K */
+  int nDistinct;  /* D: rows distinct over this many leading key fields */
   int bRowsOfAll; /* A: the F families' cells, every row of the table */
   int nFamSel;    /* F: families in aiFam; -1 none given, -2 too many */
   int aiFam[256]; /* [nFamSel] family indexes */
@@ -2780,6 +2909,9 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
       break;
     case 'K':
       pSp->bKeysOnly = 1;
+      break;
+    case 'D':
+      if (readInt(&zSpec, &a) && a > 0) pSp->nDistinct = a;
       break;
     case 'A':
       pSp->bRowsOfAll = 1;
@@ -2906,6 +3038,8 @@ static int missingErr(WcsTab *pTab) {
 **              L<a> O<a>           LIMIT / OFFSET in argv[a-1]
 **              E R M S K F<i,..>   empty, reverse, merge buckets, skip scans
 **                                  allowed, keys only, families to read
+**              D<k>                DISTINCT over the first k key fields:
+**                                  one row per value of them
 **
 ** The spec is parsed once and kept with the cursor while the same spec
 ** comes back with the same argc (specParse); only the argv values are
@@ -3400,7 +3534,12 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     sqlite3_free(aR);
   }
   p->bEof = p->nStream == 0;
-  p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory;
+  if (p->nStream == 1 && !pTab->bHistory && ks_key_split_resumes(s) &&
+      pSp->nDistinct < s->nField) {
+    p->nDistinct = pSp->nDistinct;
+  }
+  p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
+              p->nDistinct == 0;
   rc = cursorStep(p, 1);
 
 done:
