@@ -913,6 +913,12 @@ START_TEST(test_bad_key_values_name_field_and_byte) {
             "INSERT INTO metrics(device,id,day,cpu) VALUES "
             "(NULL,'a',1,1)",
             "NOT NULL constraint failed: metrics.device");
+  /* each is a constraint error: INSERT OR IGNORE skips those rows and
+  ** keeps the others, as SQLite does for NOT NULL and STRICT types */
+  OK(db, "INSERT OR IGNORE INTO metrics(device,id,day,cpu) VALUES "
+         "(NULL,'a',1,1), ('p','a','x',2), ('ph!one','a',1,3), "
+         "('p','a',123456789,4), ('p','a',1,5)");
+  CHECK(db, "SELECT device, id, day, cpu FROM metrics", "p|a|1|5");
   sqlite3_close(db);
 }
 END_TEST

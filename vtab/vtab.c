@@ -3970,9 +3970,13 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
                       ks_value *pOut, char *zNum) {
   int t = sqlite3_value_type(v);
   memset(pOut, 0, sizeof(*pOut));
+  /* constraint errors, as for the key's order and bounds: INSERT OR
+  ** IGNORE skips the row, as SQLite does for a NOT NULL column or a
+  ** STRICT table's type */
   if (t == SQLITE_NULL) {
-    return setErr(&pTab->base, "NOT NULL constraint failed: %s.%s", pTab->zName,
-                  f->zName);
+    setErr(&pTab->base, "NOT NULL constraint failed: %s.%s", pTab->zName,
+           f->zName);
+    return SQLITE_CONSTRAINT;
   }
   if (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) {
     sqlite3_int64 x = 0;
@@ -3994,12 +3998,13 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
       e = WCSV_INT;
     }
     if (e != WCSV_INT) {
-      return setErr(&pTab->base, "%s: key field %s is %s: cannot store %s %s",
-                    pTab->zName, f->zName, ks_type_name(f->eType),
-                    t == SQLITE_BLOB ? "a" : "the non-integer",
-                    t == SQLITE_TEXT    ? "TEXT"
-                    : t == SQLITE_FLOAT ? "REAL"
-                                        : "BLOB");
+      setErr(&pTab->base, "%s: key field %s is %s: cannot store %s %s",
+             pTab->zName, f->zName, ks_type_name(f->eType),
+             t == SQLITE_BLOB ? "a" : "the non-integer",
+             t == SQLITE_TEXT    ? "TEXT"
+             : t == SQLITE_FLOAT ? "REAL"
+                                 : "BLOB");
+      return SQLITE_CONSTRAINT;
     }
     pOut->eType = KS_VAL_INT;
     pOut->i = x;
