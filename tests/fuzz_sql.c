@@ -339,8 +339,9 @@ static const char *poolPick(Gen *g, const char *const *az) {
 
 /* ---- literals ------------------------------------------------------------- */
 
-/* What a literal is, as far as the _key rule (doc/sql.md §5) cares. */
-enum { L_NULL, L_NUM, L_TEXT, L_BLOB, L_OTHER };
+/* What a literal is, as far as the _key rule and the affinity rule
+** (doc/sql.md §5) care. L_NUMAFF: an operand with numeric affinity. */
+enum { L_NULL, L_NUM, L_TEXT, L_BLOB, L_OTHER, L_NUMAFF };
 
 static int litClass(const char *z) {
   if (z[0] == '\'') return L_TEXT;
@@ -445,8 +446,11 @@ static int lit(Gen *g, sqlite3_str *s, const char *const *az) {
         "CAST('7' AS INTEGER)", "CAST(20200501 AS TEXT)", "CAST('p' AS BLOB)",
         "(1 << 62) * 2", "abs(-9223372036854775807 - 1)", "char(0x23)",
         "json('{\"a\":1}')", "json_object('cpu', 9)", "-(-5)", 0};
-    sqlite3_str_appendall(s, poolPick(g, azExpr));
-    return L_OTHER;
+    z = poolPick(g, azExpr);
+    sqlite3_str_appendall(s, z);
+    return strncmp(z, "CAST('7'", 8) == 0 || strncmp(z, "(SELECT n", 9) == 0
+               ? L_NUMAFF
+               : L_OTHER;
   }
   default:
     if (az == NULL) {
@@ -477,11 +481,14 @@ static const Col *pickCol(Gen *g, const Tab *t) {
 }
 
 /* Note a value compared with column c: TEXT (or anything that may be
-** TEXT) against _key reads differently where SQLite checks the term, and
-** latest_n is no filter of rows; such a query gets no planned-vs-scan
-** check. */
+** TEXT) against _key reads differently where SQLite checks the term, an
+** operand with numeric affinity makes SQLite compare a STRING field as a
+** number where the module compares text (it sees values, not affinities;
+** doc/sql.md §5), and latest_n is no filter of rows; such a query gets no
+** planned-vs-scan check. */
 static void noteOperand(Gen *g, const Col *c, int eClass) {
   if (c->k == K_HN) g->bCheck = 0;
+  if (c->k == K_KS && eClass == L_NUMAFF) g->bCheck = 0;
   if (c->k == K_KEY && eClass != L_NULL && eClass != L_NUM &&
       eClass != L_BLOB) {
     g->bCheck = 0;
@@ -550,9 +557,11 @@ static void expr(Gen *g, sqlite3_str *s, const Tab *t, int depth) {
         "SELECT k FROM nat", "SELECT n FROM nat", "SELECT b FROM nat",
         "SELECT r FROM nat WHERE r < 2", "SELECT k FROM nat WHERE n > 0",
         "SELECT n FROM nat LIMIT 2"};
+    const char *zSub = azSub[pick(g, 6)];
     if (c->k == K_KEY || c->k == K_HN) g->bCheck = 0;
-    sqlite3_str_appendf(s, "%s %s (%s)", c->z, pick(g, 2) ? "IN" : "=",
-                        azSub[pick(g, 6)]);
+    /* n INTEGER and r REAL have numeric affinity */
+    if (c->k == K_KS && (zSub[7] == 'n' || zSub[7] == 'r')) g->bCheck = 0;
+    sqlite3_str_appendf(s, "%s %s (%s)", c->z, pick(g, 2) ? "IN" : "=", zSub);
     break;
   }
   case 11: { /* a row value: reaches the module as one bound */
