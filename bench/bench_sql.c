@@ -14,7 +14,7 @@
 **             run gets fresh files, removed at the end
 **   -w LIST   workloads to run, comma separated (default all; the names are
 **             those of the result table: sorted,random,point,prefix,range,
-**             agg,skip,desc10,bytes,raw)
+**             agg,skip,desc10,distinct,minkey,bytes,raw)
 **   -q SCALE  multiply the number of queries per workload (default 1.0)
 **   -c SIZE   give the wcs table CACHE 'SIZE' (e.g. 256MiB): its store's
 **             block cache budget (default: the store's 64 MiB)
@@ -57,6 +57,10 @@
 **            primary key); also wcs's own full scan of the same query
 **            (WHERE +id=?, which no planner can use): goal >= 100x
 **   desc10   device=? AND id=? ORDER BY day DESC LIMIT 10
+**   distinct SELECT DISTINCT id WHERE device=? (one row per id of the
+**            device; not a goal of the issue: a query shape where a
+**            scan of every row would be thousands of times slower)
+**   minkey   SELECT min(id) WHERE device=? (one row; the same)
 **   bytes    bytes on disk after the sorted load and the settling step
 **            below: wcs store directory / native database file and WAL
 **            (after a checkpoint); also reported right after the load
@@ -109,13 +113,15 @@ enum {
   W_AGG,
   W_SKIP,
   W_DESC10,
+  W_DISTINCT,
+  W_MINKEY,
   W_BYTES,
   W_RAW,
   W_COUNT
 };
-static const char *azWork[W_COUNT] = {"sorted", "random", "point", "prefix",
-                                      "range",  "agg",    "skip",  "desc10",
-                                      "bytes",  "raw"};
+static const char *azWork[W_COUNT] = {"sorted",   "random", "point", "prefix",
+                                      "range",    "agg",    "skip",  "desc10",
+                                      "distinct", "minkey", "bytes", "raw"};
 static const char *azLabel[W_COUNT] = {
     "bulk load, sorted keys, one transaction",
     "load in random key order",
@@ -125,12 +131,14 @@ static const char *azLabel[W_COUNT] = {
     "full-scan aggregate",
     "skip scan WHERE id=? (native after ANALYZE)",
     "ORDER BY day DESC LIMIT 10 for one device+id",
+    "SELECT DISTINCT id WHERE device=? (not in the issue)",
+    "SELECT min(id) WHERE device=? (not in the issue)",
     "bytes on disk (wcs / native)",
     "full scan: SQL vs raw storage iterator"};
-static const char *azGoal[W_COUNT] = {">= 2x",    ">= 4x",  ">= 1x", ">= 1x",
-                                      ">= 1x",    ">= 1x",  ">= 1x", ">= 1x",
-                                      "<= 0.35x", ">= 0.5x"};
-static const double aGoal[W_COUNT] = {2, 4, 1, 1, 1, 1, 1, 1, 0.35, 0.5};
+static const char *azGoal[W_COUNT] = {">= 2x", ">= 4x", ">= 1x",    ">= 1x",
+                                      ">= 1x", ">= 1x", ">= 1x",    ">= 1x",
+                                      ">= 1x", ">= 1x", "<= 0.35x", ">= 0.5x"};
+static const double aGoal[W_COUNT] = {2, 4, 1, 1, 1, 1, 1, 1, 1, 1, 0.35, 0.5};
 
 typedef struct Result {
   int nRun;
@@ -835,6 +843,45 @@ static double qDesc10(Eng *e, long nQ) {
   return t0;
 }
 
+/* SELECT DISTINCT id for a random device: every id of it, nId rows. */
+static double qDistinct(Eng *e, long nQ) {
+  sqlite3_stmt *st = prep(e->db, "SELECT DISTINCT id FROM m WHERE device = ?");
+  double t0;
+  long i, nGot = 0;
+  int64_t sum = 0;
+  rngState = 5005;
+  t0 = now();
+  for (i = 0; i < nQ; i++) {
+    sqlite3_bind_text(st, 1, azDev[rndN(NDEV)], -1, SQLITE_STATIC);
+    stepAll(e->db, st, &sum, &nGot);
+  }
+  t0 = now() - t0;
+  if (nGot != nQ * nId) {
+    die("%s DISTINCT id returned %ld rows, expected %ld", e->zName, nGot,
+        nQ * nId);
+  }
+  sqlite3_finalize(st);
+  return t0;
+}
+
+/* SELECT min(id) for a random device: one row. */
+static double qMinKey(Eng *e, long nQ) {
+  sqlite3_stmt *st = prep(e->db, "SELECT min(id) FROM m WHERE device = ?");
+  double t0;
+  long i, nGot = 0;
+  int64_t sum = 0;
+  rngState = 6006;
+  t0 = now();
+  for (i = 0; i < nQ; i++) {
+    sqlite3_bind_text(st, 1, azDev[rndN(NDEV)], -1, SQLITE_STATIC);
+    stepAll(e->db, st, &sum, &nGot);
+  }
+  t0 = now() - t0;
+  if (nGot != nQ) die("%s min(id) returned %ld rows", e->zName, nGot);
+  sqlite3_finalize(st);
+  return t0;
+}
+
 static double qAgg(Eng *e, int64_t *pCount) {
   sqlite3_stmt *st = prep(e->db, "SELECT count(*), sum(cpu), max(mem) FROM m");
   double t0 = now();
@@ -1095,7 +1142,7 @@ int main(int argc, char **argv) {
   const char *zDir = "bench-sql-data";
   Eng aEng[3];
   long *aOrder = NULL;
-  long nPoint, nPrefix, nRange, nDesc, nSkip, nFull;
+  long nPoint, nPrefix, nRange, nDesc, nSkip, nFull, nDistinct, nMinKey;
 
   for (i = 0; i < W_COUNT; i++)
     abWork[i] = 1;
@@ -1148,18 +1195,24 @@ int main(int argc, char **argv) {
   nRange = (long)(qScale * 10000);
   nDesc = (long)(qScale * 10000);
   nSkip = (long)(qScale * 50);
+  nDistinct = (long)(qScale * 200);
+  nMinKey = (long)(qScale * 10000);
   nFull = 2;
   if (nPoint < 1) nPoint = 1;
   if (nPrefix < 1) nPrefix = 1;
   if (nRange < 1) nRange = 1;
   if (nDesc < 1) nDesc = 1;
   if (nSkip < 1) nSkip = 1;
+  if (nDistinct < 1) nDistinct = 1;
+  if (nMinKey < 1) nMinKey = 1;
   aRes[W_SORTED].nOps = aRes[W_RANDOM].nOps = 1;
   aRes[W_POINT].nOps = nPoint;
   aRes[W_PREFIX].nOps = nPrefix;
   aRes[W_RANGE].nOps = nRange;
   aRes[W_DESC10].nOps = nDesc;
   aRes[W_SKIP].nOps = nSkip;
+  aRes[W_DISTINCT].nOps = nDistinct;
+  aRes[W_MINKEY].nOps = nMinKey;
   aRes[W_AGG].nOps = 1;
 
   printf("bench_sql: SQLite %s, %ld rows, %d runs\n", sqlite3_libversion(),
@@ -1199,7 +1252,8 @@ int main(int argc, char **argv) {
     int e, first = run & 1; /* alternate which engine goes first */
     int bQueries = want(W_POINT) || want(W_PREFIX) || want(W_RANGE) ||
                    want(W_AGG) || want(W_SKIP) || want(W_DESC10) ||
-                   want(W_BYTES) || want(W_RAW);
+                   want(W_DISTINCT) || want(W_MINKEY) || want(W_BYTES) ||
+                   want(W_RAW);
     note("run %d\n", run + 1);
     if (want(W_SORTED) || bQueries) {
       for (i = 0; i < 2; i++) {
@@ -1247,6 +1301,18 @@ int main(int argc, char **argv) {
           t[i ^ first] = qDesc10(&aEng[i ^ first], nDesc);
         addRun(W_DESC10, t[0], t[1], 0);
         note("  desc10 native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_DISTINCT)) {
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qDistinct(&aEng[i ^ first], nDistinct);
+        addRun(W_DISTINCT, t[0], t[1], 0);
+        note("  distinct native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_MINKEY)) {
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qMinKey(&aEng[i ^ first], nMinKey);
+        addRun(W_MINKEY, t[0], t[1], 0);
+        note("  minkey native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_AGG)) {
         for (i = 0; i < 2; i++)
