@@ -1361,7 +1361,9 @@ START_TEST(test_db_open_writes_nothing_for_a_short_log) {
 END_TEST
 
 /* A simulated power cut with SYNC FULL keeps every acknowledged commit;
-** with SYNC OFF the store still opens with a prefix of the commits. */
+** with SYNC NORMAL and OFF the store still opens, with a prefix of the
+** commits. The memtable is small: flushes and compactions run (in the
+** writer's thread) before the cut. */
 static void powerCut(int iSync) {
   int iRound;
   for (iRound = 0; iRound < 12; iRound++) {
@@ -1414,6 +1416,11 @@ END_TEST
 
 START_TEST(test_db_power_cut_sync_off_keeps_a_prefix) {
   powerCut(WCS_SYNC_OFF);
+}
+END_TEST
+
+START_TEST(test_db_power_cut_sync_normal_keeps_a_prefix) {
+  powerCut(WCS_SYNC_NORMAL);
 }
 END_TEST
 
@@ -2735,6 +2742,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(
       tc, test_db_memtable_outside_the_bounds_is_left_out_until_it_reaches_them);
   tcase_add_test(tc, test_db_power_cut_sync_off_keeps_a_prefix);
+  tcase_add_test(tc, test_db_power_cut_sync_normal_keeps_a_prefix);
   tcase_add_test(tc, test_db_missing_live_log_is_refused_naming_it);
   tcase_add_test(tc, test_db_sealed_log_cut_short_is_refused);
   tcase_add_test(tc, test_db_store_of_format_1_opens_and_starts_tracking);
