@@ -232,8 +232,7 @@ static void reopen_and_verify(const char *zPath, wcs_env *pEnv, int nAcked,
   int rc;
   small_options(&opt, WCS_SYNC_NORMAL);
   db = open_ok(zPath, &opt, pEnv);
-  rc = bPrefix ? verify_prefix(db, nAcked, iMaybe)
-               : verify(db, nAcked, iMaybe);
+  rc = bPrefix ? verify_prefix(db, nAcked, iMaybe) : verify(db, nAcked, iMaybe);
   ck_assert_msg(rc == WCS_OK, "verify after reopen: %s (%s)", wcs_errstr(rc),
                 wcs_errmsg(db));
   if (!bPrefix) ck_assert_int_eq(verify_gets(db, nAcked), WCS_OK);
