@@ -1903,8 +1903,10 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   ** all among the first k key fields: rows with equal values of those
   ** fields are equal in every column the statement uses, and all but one
   ** may be left out, so the scan reads one row per value of them and
-  ** seeks past the rest (distinctNext; DELIMITED keys without salt). */
-  if (bOrdered && !pTab->bHistory && ks_key_split_resumes(s) &&
+  ** seeks past the rest (distinctNext; forward scans of DELIMITED keys
+  ** without salt: SQLite 3.40 asks for DISTINCT with a descending ORDER
+  ** BY as 0, all rows). */
+  if (bOrdered && !bReverse && !pTab->bHistory && ks_key_split_resumes(s) &&
       pPlan->nBucket == 0 && sqlite3_vtab_distinct(pInfo) >= 2) {
     int k = distinctDepth(pTab, (sqlite3_uint64)pInfo->colUsed);
     if (k > 0 && k < s->nField) {
@@ -2675,12 +2677,12 @@ static int tsInCollect(WcsCursor *p, sqlite3_value *pList) {
 ** stream, DELIMITED keys without salt): past every row that has the
 ** current row's values of those fields. Such rows all begin with the same
 ** bytes, the fields and the delimiter after them (no field holds the
-** delimiter's first byte), and no other row does; so forward the next
-** row is the first one at or after those bytes with their last byte
-** raised by one (0xFF bytes dropped first), and in reverse the last one
-** below them: one seek (wcs_cursor_seek, which keeps to the plan's
-** ranges) per distinct value. A row whose key does not split is stepped
-** over plainly; reading its columns reports it.
+** delimiter's first byte), and no other row does; so the next row is the
+** first one at or after those bytes with their last byte raised by one
+** (0xFF bytes dropped first): one seek (wcs_cursor_seek, which keeps to
+** the plan's ranges) per distinct value. Forward scans only. A row whose
+** key does not split is stepped over plainly; reading its columns
+** reports it.
 */
 static int distinctNext(WcsCursor *p) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
@@ -2700,12 +2702,10 @@ static int distinctNext(WcsCursor *p) {
   if (wcs_buf_append(b, p->pRow, (size_t)p->aSplitOff[p->nDistinct])) {
     return WCS_NOMEM;
   }
-  if (!p->bReverse) {
-    while (b->n > 0 && b->a[b->n - 1] == 0xFF)
-      b->n--;
-    if (b->n == 0) return wcs_cursor_next(c);
-    b->a[b->n - 1]++;
-  }
+  while (b->n > 0 && b->a[b->n - 1] == 0xFF)
+    b->n--;
+  if (b->n == 0) return wcs_cursor_next(c);
+  b->a[b->n - 1]++;
   return wcs_cursor_seek(c, b->a, b->n);
 }
 
@@ -3534,8 +3534,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     sqlite3_free(aR);
   }
   p->bEof = p->nStream == 0;
-  if (p->nStream == 1 && !pTab->bHistory && ks_key_split_resumes(s) &&
-      pSp->nDistinct < s->nField) {
+  if (p->nStream == 1 && !p->bReverse && !pTab->bHistory &&
+      ks_key_split_resumes(s) && pSp->nDistinct < s->nField) {
     p->nDistinct = pSp->nDistinct;
   }
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
