@@ -533,6 +533,52 @@ START_TEST(test_plan_distinct_key_fields_read_one_row_each) {
 }
 END_TEST
 
+/* ORDERED CODE keys, with empty fields (dropped at the end of a key) and
+** integers of both signs: DISTINCT seeks past each value's key range. */
+START_TEST(test_plan_distinct_ordered_code_keys) {
+  sqlite3 *db = NULL;
+  static const char *const azQ[] = {
+      "SELECT DISTINCT a FROM %s ORDER BY 1",
+      "SELECT DISTINCT a, n FROM %s ORDER BY 1, 2",
+      "SELECT DISTINCT n, a FROM %s WHERE a = 'ab' ORDER BY 1",
+      "SELECT DISTINCT n FROM %s WHERE a = '' ORDER BY 1",
+      "SELECT count(*) FROM (SELECT DISTINCT a, n FROM %s WHERE a > 'a')",
+      0};
+  int i;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  OK(db, "CREATE VIRTUAL TABLE oc USING wcs(KEY (a STRING, n INT64 ORDERED "
+         "CODE, c STRING) ORDERED CODE, FAMILY f (v INT64))");
+  OK(db, "CREATE TABLE noc(a TEXT, n INTEGER, c TEXT, v INTEGER, "
+         "PRIMARY KEY(a, n, c)) WITHOUT ROWID");
+  OK(db, "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
+         "WHERE x < 59) INSERT INTO noc SELECT "
+         "CASE x % 4 WHEN 0 THEN '' WHEN 1 THEN 'a' WHEN 2 THEN 'ab' "
+         "ELSE 'b' END, CASE (x / 4) % 5 WHEN 0 THEN -300 WHEN 1 THEN -1 "
+         "WHEN 2 THEN 0 WHEN 3 THEN 7 ELSE 9000000000 END, "
+         "CASE (x / 20) % 3 WHEN 0 THEN '' WHEN 1 THEN 'x' ELSE 'y' END, x "
+         "FROM i");
+  OK(db, "INSERT INTO oc(a, n, c, v) SELECT a, n, c, v FROM noc");
+  PLAN(db, "SELECT DISTINCT a FROM oc",
+       "SCAN oc VIRTUAL TABLE INDEX 7:FULL SCAN DISTINCT (a)\n"
+       "USE TEMP B-TREE FOR DISTINCT");
+  for (i = 0; azQ[i]; i++) {
+    char *zW = sqlite3_mprintf(azQ[i], "oc");
+    char *zN = sqlite3_mprintf(azQ[i], "noc");
+    char *zGotW = run(db, zW), *zGotN = run(db, zN);
+    ck_assert_msg(strcmp(zGotW, zGotN) == 0, "%s\n  wcs:    %s\n  native: %s",
+                  zW, zGotW, zGotN);
+    ck_assert_msg(zGotW[0] != 0, "%s: no rows", zW);
+    sqlite3_free(zW);
+    sqlite3_free(zN);
+    sqlite3_free(zGotW);
+    sqlite3_free(zGotN);
+  }
+  ck_assert_int_lt(vmSteps(db, "SELECT DISTINCT a FROM oc"), 60);
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_min_of_key_field_stops_at_first_row) {
   sqlite3 *db = openMetrics();
   /* key fields are declared NOT NULL, so SQLite asks for them in order
@@ -694,6 +740,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_in_list_beside_a_bound_is_not_one_row);
   tcase_add_test(tc, test_plan_distinct_key_fields_read_one_row_each);
   tcase_add_test(tc, test_plan_min_of_key_field_stops_at_first_row);
+  tcase_add_test(tc, test_plan_distinct_ordered_code_keys);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1903,10 +1903,10 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   ** all among the first k key fields: rows with equal values of those
   ** fields are equal in every column the statement uses, and all but one
   ** may be left out, so the scan reads one row per value of them and
-  ** seeks past the rest (distinctNext; forward scans of DELIMITED keys
-  ** without salt: SQLite 3.40 asks for DISTINCT with a descending ORDER
-  ** BY as 0, all rows). */
-  if (bOrdered && !bReverse && !pTab->bHistory && ks_key_split_resumes(s) &&
+  ** seeks past the rest (distinctNext; forward scans of keys without
+  ** salt: SQLite 3.40 asks for DISTINCT with a descending ORDER BY as 0,
+  ** all rows). */
+  if (bOrdered && !bReverse && !pTab->bHistory && s->nSalt == 0 &&
       pPlan->nBucket == 0 && sqlite3_vtab_distinct(pInfo) >= 2) {
     int k = distinctDepth(pTab, (sqlite3_uint64)pInfo->colUsed);
     if (k > 0 && k < s->nField) {
@@ -2674,37 +2674,26 @@ static int tsInCollect(WcsCursor *p, sqlite3_value *pList) {
 */
 /*
 ** The step of a DISTINCT over the first nDistinct key fields (spec D, one
-** stream, DELIMITED keys without salt): past every row that has the
-** current row's values of those fields. Such rows all begin with the same
-** bytes, the fields and the delimiter after them (no field holds the
-** delimiter's first byte), and no other row does; so the next row is the
-** first one at or after those bytes with their last byte raised by one
-** (0xFF bytes dropped first): one seek (wcs_cursor_seek, which keeps to
-** the plan's ranges) per distinct value. Forward scans only. A row whose
-** key does not split is stepped over plainly; reading its columns
-** reports it.
+** stream, a forward scan of keys without salt): past every row that has
+** the current row's values of those fields. Those rows are the key range
+** [LOW(t), HIGH(t)) of the values t (doc/keyschema.md, "Key ranges"), and
+** HIGH(t) is the successor of t's bytes as ks_key_prefix_of() gives them
+** (DELIMITED "phone#4c41#" -> "phone#4c41$"; ORDERED CODE: the fields, empty
+** ones written out, and 00 01 -> 00 02): one seek (wcs_cursor_seek, which
+** keeps to the plan's ranges) per distinct value. A row whose key does not
+** decode is stepped over plainly; reading its columns reports it.
 */
 static int distinctNext(WcsCursor *p) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   wcs_cursor *c = p->aStream[0].pCur;
   wcs_buf *b = &p->distinctKey;
-  if (!p->bSplit) {
-    char *zErr = NULL;
-    int rc;
-    p->mDecoded = 0;
-    rc = splitRow(p, pTab->pSchema, &zErr);
-    wcs_free(zErr);
-    p->bSplit = rc == WCS_OK;
-    if (rc == WCS_NOMEM) return rc;
-    if (rc != WCS_OK) return wcs_cursor_next(c);
-  }
+  int rc;
   b->n = 0;
-  if (wcs_buf_append(b, p->pRow, (size_t)p->aSplitOff[p->nDistinct])) {
-    return WCS_NOMEM;
-  }
-  while (b->n > 0 && b->a[b->n - 1] == 0xFF)
+  rc = ks_key_prefix_of(pTab->pSchema, p->pRow, (int)p->nRow, p->nDistinct, b);
+  if (rc == WCS_NOMEM) return rc;
+  while (rc == WCS_OK && b->n > 0 && b->a[b->n - 1] == 0xFF)
     b->n--;
-  if (b->n == 0) return wcs_cursor_next(c);
+  if (rc != WCS_OK || b->n == 0) return wcs_cursor_next(c);
   b->a[b->n - 1]++;
   return wcs_cursor_seek(c, b->a, b->n);
 }
@@ -3534,8 +3523,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     sqlite3_free(aR);
   }
   p->bEof = p->nStream == 0;
-  if (p->nStream == 1 && !p->bReverse && !pTab->bHistory &&
-      ks_key_split_resumes(s) && pSp->nDistinct < s->nField) {
+  if (p->nStream == 1 && !p->bReverse && !pTab->bHistory && s->nSalt == 0 &&
+      pSp->nDistinct < s->nField) {
     p->nDistinct = pSp->nDistinct;
   }
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
