@@ -107,6 +107,8 @@ typedef struct Stream {
                         ** row, or -1 */
   int bPlain;           /* forward, no GC policy, cells not keys only:
                         ** collect_plain() applies (set at open) */
+  int bKeysPlain;       /* forward, keys only, no GC policy, no time
+                        ** filter: collect_keys() applies (set at open) */
   int bAbsent;          /* a point read whose row the family's bloom
                         ** filters rule out: never seeked (set at open) */
   const char *zFamily;  /* the family's name, for its cells */
@@ -698,11 +700,52 @@ collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual, size_t nQual) {
   return rc;
 }
 
+/*
+** Forward, keys only, in a family without a GC policy and with no time
+** filter (Stream.bKeysPlain): the row's first cell, at any time below
+** INT64_MAX, keeps it, so nothing its other cells hold can change the
+** answer. They are stepped over without being parsed, and after
+** ENG_SKIP_SEEK of them the stream seeks past the row, as collect_rest()
+** does for keys only. Anything else goes to collect_rest().
+*/
+static int collect_keys(wcs_cursor *c, Stream *s) {
+  EngView *v = s->pView;
+  const size_t o = ENG_PREFIX_BYTES + c->rowT.n;
+  size_t nk;
+  const uint8_t *k = view_key(v, &nk);
+  EngKey key;
+  int bEsc, rc, nStep = 0;
+  rc = parse_in_row(c, k, nk, &key, &bEsc);
+  if (rc) return bad_key(k, nk, rc);
+  if (key.iTs >= c->iMaxTs) return collect_rest(c, s, 0, 0, 0);
+  c->nRaw++;
+  for (;;) {
+    rc = view_step(v);
+    if (rc || !view_valid(v)) break;
+    k = view_key(v, &nk);
+    if (view_shared(v) < o && !at_row(c, k, nk)) break;
+    if (++nStep > ENG_SKIP_SEEK) {
+      /* the row's key prefix ends in the terminator 00 01, and 00 02
+      ** follows every cell of it */
+      c->tmp2.n = 0;
+      rc = wcs_buf_append(&c->tmp2, k, o);
+      if (rc) break;
+      c->tmp2.a[c->tmp2.n - 1] = 0x02;
+      rc = view_seek(v, c->tmp2.a, c->tmp2.n);
+      break;
+    }
+  }
+  if (rc == WCS_OK) s->bDone = !view_valid(v);
+  return rc;
+}
+
 /* Forward: read the cells of row c->rowT from stream s, which is at its
-** first one: collect_plain() while it can, collect_rest() for the rest. */
+** first one: collect_plain() while it can, collect_rest() for the rest
+** (collect_keys() for keys only). */
 static inline int collect_forward(wcs_cursor *c, Stream *s) {
   size_t oQual = 0, nQual = 0;
   int nPut = 0, bEnd = 0, rc;
+  if (s->bKeysPlain) return collect_keys(c, s);
   if (s->bPlain) {
     rc = collect_plain(c, s, &oQual, &nQual, &nPut, &bEnd);
     if (rc) return rc;
@@ -1689,6 +1732,9 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->bDone = 0;
     s->bPlain = !c->bReverse && !c->bKeysOnly && d->aFam[i].nMaxVersions <= 0 &&
                 d->aFam[i].iMaxAge <= 0;
+    s->bKeysPlain = !c->bReverse && c->bKeysOnly &&
+                    d->aFam[i].nMaxVersions <= 0 && d->aFam[i].iMaxAge <= 0 &&
+                    c->uMinTs == 0 && c->iMaxTs == INT64_MAX;
     s->zFamily = d->aFam[i].zName;
     s->bAbsent = 0;
     if (bPoint) {
