@@ -843,43 +843,38 @@ static double qDesc10(Eng *e, long nQ) {
   return t0;
 }
 
-/* SELECT DISTINCT id for a random device: every id of it, nId rows. */
-static double qDistinct(Eng *e, long nQ) {
-  sqlite3_stmt *st = prep(e->db, "SELECT DISTINCT id FROM m WHERE device = ?");
+/* nQ runs of zSql, a query of one random device (bound as ?1), each of
+** which must return nPer rows. */
+static double qPerDevice(Eng *e, long nQ, const char *zSql, long nPer,
+                         unsigned iSeed) {
+  sqlite3_stmt *st = prep(e->db, zSql);
   double t0;
   long i, nGot = 0;
   int64_t sum = 0;
-  rngState = 5005;
+  rngState = iSeed;
   t0 = now();
   for (i = 0; i < nQ; i++) {
     sqlite3_bind_text(st, 1, azDev[rndN(NDEV)], -1, SQLITE_STATIC);
     stepAll(e->db, st, &sum, &nGot);
   }
   t0 = now() - t0;
-  if (nGot != nQ * nId) {
-    die("%s DISTINCT id returned %ld rows, expected %ld", e->zName, nGot,
-        nQ * nId);
+  if (nGot != nQ * nPer) {
+    die("%s: %s returned %ld rows, expected %ld", e->zName, zSql, nGot,
+        nQ * nPer);
   }
   sqlite3_finalize(st);
   return t0;
 }
 
+/* SELECT DISTINCT id for a random device: every id of it, nId rows. */
+static double qDistinct(Eng *e, long nQ) {
+  return qPerDevice(e, nQ, "SELECT DISTINCT id FROM m WHERE device = ?", nId,
+                    5005);
+}
+
 /* SELECT min(id) for a random device: one row. */
 static double qMinKey(Eng *e, long nQ) {
-  sqlite3_stmt *st = prep(e->db, "SELECT min(id) FROM m WHERE device = ?");
-  double t0;
-  long i, nGot = 0;
-  int64_t sum = 0;
-  rngState = 6006;
-  t0 = now();
-  for (i = 0; i < nQ; i++) {
-    sqlite3_bind_text(st, 1, azDev[rndN(NDEV)], -1, SQLITE_STATIC);
-    stepAll(e->db, st, &sum, &nGot);
-  }
-  t0 = now() - t0;
-  if (nGot != nQ) die("%s min(id) returned %ld rows", e->zName, nGot);
-  sqlite3_finalize(st);
-  return t0;
+  return qPerDevice(e, nQ, "SELECT min(id) FROM m WHERE device = ?", 1, 6006);
 }
 
 static double qAgg(Eng *e, int64_t *pCount) {
