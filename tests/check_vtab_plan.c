@@ -579,6 +579,46 @@ START_TEST(test_plan_distinct_ordered_code_keys) {
 }
 END_TEST
 
+/* Key fields read row after row: a row that keeps the fields before the
+** last keeps them decoded (an integer's value, a string's check), and a
+** row that changes any of them decodes them anew. */
+START_TEST(test_plan_key_fields_decoded_across_rows) {
+  sqlite3 *db = NULL;
+  static const char *const azQ[] = {
+      "SELECT a, b, c, v FROM %s ORDER BY a, b, c",
+      "SELECT b, v FROM %s WHERE a BETWEEN 3 AND 5",
+      "SELECT a, count(*), sum(c) FROM %s GROUP BY a ORDER BY a",
+      "SELECT c, a FROM %s WHERE a > 2 AND b <> 'k' ORDER BY a, b, c", 0};
+  int i;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  OK(db, "CREATE VIRTUAL TABLE dk USING wcs(KEY (a INT64 DECIMAL(3), "
+         "b STRING, c INT64 DECIMAL(4)) DELIMITED BY '#', FAMILY f (v INT64))");
+  OK(db, "CREATE TABLE ndk(a INTEGER, b TEXT, c INTEGER, v INTEGER, "
+         "PRIMARY KEY(a, b, c)) WITHOUT ROWID");
+  /* heads (a, b) of one to four rows each; b changes with a kept, a
+  ** changes with b kept, and both change */
+  OK(db, "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
+         "WHERE x < 119) INSERT INTO ndk SELECT x / 12, "
+         "CASE (x / 4) % 3 WHEN 0 THEN 'k' WHEN 1 THEN 'kk' ELSE 'l' END, "
+         "x % 4 * 7, x FROM i WHERE x % 4 <= (x / 4) % 4");
+  OK(db, "INSERT INTO dk(a, b, c, v) SELECT a, b, c, v FROM ndk");
+  for (i = 0; azQ[i]; i++) {
+    char *zW = sqlite3_mprintf(azQ[i], "dk");
+    char *zN = sqlite3_mprintf(azQ[i], "ndk");
+    char *zGotW = run(db, zW), *zGotN = run(db, zN);
+    ck_assert_msg(strcmp(zGotW, zGotN) == 0, "%s\n  wcs:    %s\n  native: %s",
+                  zW, zGotW, zGotN);
+    ck_assert_msg(zGotW[0] != 0, "%s: no rows", zW);
+    sqlite3_free(zW);
+    sqlite3_free(zN);
+    sqlite3_free(zGotW);
+    sqlite3_free(zGotN);
+  }
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_min_of_key_field_stops_at_first_row) {
   sqlite3 *db = openMetrics();
   /* key fields are declared NOT NULL, so SQLite asks for them in order
@@ -741,6 +781,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_distinct_key_fields_read_one_row_each);
   tcase_add_test(tc, test_plan_min_of_key_field_stops_at_first_row);
   tcase_add_test(tc, test_plan_distinct_ordered_code_keys);
+  tcase_add_test(tc, test_plan_key_fields_decoded_across_rows);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -2177,6 +2177,9 @@ struct WcsCursor {
   wcs_buf splitHead;
   int bSplit;        /* aKey holds this row's split fields */
   uint64_t mDecoded; /* fields of aKey decoded (on demand, per field) */
+  uint64_t mHeadDecoded; /* fields before the last decoded in a row whose
+                         ** head was splitHead: the same bytes, so a row
+                         ** that keeps the head keeps them decoded */
   int *aQualHint;    /* [nQual] where each declared column's cell was last
                      ** found: rows of a scan mostly share their layout */
   wcs_buf out;       /* JSON and text building, reused */
@@ -2255,6 +2258,7 @@ static void cursorReset(WcsCursor *p) {
   p->bEof = 1;
   p->bPlain = 0;
   p->nDistinct = 0;
+  p->mHeadDecoded = 0;
   p->pRow = NULL;
   p->nRow = 0;
   p->aCell = NULL;
@@ -2355,7 +2359,9 @@ static int valueCmp(const ks_value *a, const ks_value *b) {
 static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   const uint8_t *pRow = p->pRow;
   int nRow = (int)p->nRow, nField = s->nField, k = 0, i, rc, bHeadKept = 0;
+  p->mDecoded = 0;
   if (!ks_key_split_resumes(s) || pRow == NULL) {
+    p->mHeadDecoded = 0;
     return ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
   }
   if (p->nSplitOff == nField) {
@@ -2374,17 +2380,31 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
       while (k > 0 && (size_t)p->aSplitOff[k] > nSame)
         k--;
     }
+    if (!bHeadKept) p->mHeadDecoded = 0;
     for (i = 0; i < k; i++) {
+      if ((p->mHeadDecoded >> i) & 1) {
+        /* decoded in a row before, from the same bytes: an integer keeps
+        ** its value, text and bytes (a view) are pointed at this row */
+        if (p->aKey[i].eType == KS_VAL_BYTES) {
+          p->aKey[i].p = pRow + p->aSplitOff[i];
+        }
+        continue;
+      }
       p->aKey[i].eType = KS_VAL_BYTES;
       p->aKey[i].p = pRow + p->aSplitOff[i];
       p->aKey[i].n = p->aSplitOff[i + 1] - s->nDelim - p->aSplitOff[i];
       p->aKey[i].i = 0;
     }
+  } else {
+    p->mHeadDecoded = 0;
   }
   rc = k > 0 ? ks_key_split_from(s, pRow, nRow, k, p->aSplitOff[k], p->aKey,
                                  pzErr)
              : ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
-  if (bHeadKept) return rc;
+  if (bHeadKept) {
+    if (rc == WCS_OK) p->mDecoded = p->mHeadDecoded;
+    return rc;
+  }
   p->nSplitOff = 0;
   if (rc != WCS_OK) return rc;
   for (i = k; i < nField; i++) {
@@ -2430,11 +2450,12 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   }
   if (!p->bSplit) {
     /* the split sets every field's bytes again, the last one decoded
-    ** above among them: it will be decoded again if asked */
-    p->mDecoded = 0;
+    ** above among them: it will be decoded again if asked (fields
+    ** before the last stay decoded while the row keeps the head) */
     rc = splitRow(p, pTab->pSchema, &zErr);
     p->bSplit = rc == WCS_OK;
   }
+  if (rc == WCS_OK && ((p->mDecoded >> iField) & 1)) return SQLITE_OK;
   if (rc == WCS_OK) {
     rc = ks_key_field_decode(pTab->pSchema, iField, &p->aKey[iField], p->pRow,
                              (int)p->nRow, &zErr);
@@ -2451,6 +2472,7 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
     return SQLITE_ERROR;
   }
   p->mDecoded |= (uint64_t)1 << iField;
+  if (iField < p->nSplitOff - 1) p->mHeadDecoded |= (uint64_t)1 << iField;
   return SQLITE_OK;
 }
 
