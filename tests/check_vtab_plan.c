@@ -533,6 +533,25 @@ START_TEST(test_plan_distinct_key_fields_read_one_row_each) {
 }
 END_TEST
 
+/* Each query of azQ (a template with %s for the table) gives the same
+** rows, at least one, on wcs table zW and native table zN. */
+static void sameQueries(sqlite3 *db, const char *const *azQ, const char *zW,
+                        const char *zN) {
+  int i;
+  for (i = 0; azQ[i]; i++) {
+    char *zQW = sqlite3_mprintf(azQ[i], zW);
+    char *zQN = sqlite3_mprintf(azQ[i], zN);
+    char *zGotW = run(db, zQW), *zGotN = run(db, zQN);
+    ck_assert_msg(strcmp(zGotW, zGotN) == 0, "%s\n  wcs:    %s\n  native: %s",
+                  zQW, zGotW, zGotN);
+    ck_assert_msg(zGotW[0] != 0, "%s: no rows", zQW);
+    sqlite3_free(zQW);
+    sqlite3_free(zQN);
+    sqlite3_free(zGotW);
+    sqlite3_free(zGotN);
+  }
+}
+
 /* ORDERED CODE keys, with empty fields (dropped at the end of a key) and
 ** integers of both signs: DISTINCT seeks past each value's key range. */
 START_TEST(test_plan_distinct_ordered_code_keys) {
@@ -544,7 +563,6 @@ START_TEST(test_plan_distinct_ordered_code_keys) {
       "SELECT DISTINCT n FROM %s WHERE a = '' ORDER BY 1",
       "SELECT count(*) FROM (SELECT DISTINCT a, n FROM %s WHERE a > 'a')",
       0};
-  int i;
   ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
   ck_assert_int_eq(wcs_register(db), SQLITE_OK);
   OK(db, "CREATE VIRTUAL TABLE oc USING wcs(KEY (a STRING, n INT64 ORDERED "
@@ -562,18 +580,7 @@ START_TEST(test_plan_distinct_ordered_code_keys) {
   PLAN(db, "SELECT DISTINCT a FROM oc",
        "SCAN oc VIRTUAL TABLE INDEX 7:FULL SCAN DISTINCT (a)\n"
        "USE TEMP B-TREE FOR DISTINCT");
-  for (i = 0; azQ[i]; i++) {
-    char *zW = sqlite3_mprintf(azQ[i], "oc");
-    char *zN = sqlite3_mprintf(azQ[i], "noc");
-    char *zGotW = run(db, zW), *zGotN = run(db, zN);
-    ck_assert_msg(strcmp(zGotW, zGotN) == 0, "%s\n  wcs:    %s\n  native: %s",
-                  zW, zGotW, zGotN);
-    ck_assert_msg(zGotW[0] != 0, "%s: no rows", zW);
-    sqlite3_free(zW);
-    sqlite3_free(zN);
-    sqlite3_free(zGotW);
-    sqlite3_free(zGotN);
-  }
+  sameQueries(db, azQ, "oc", "noc");
   ck_assert_int_lt(vmSteps(db, "SELECT DISTINCT a FROM oc"), 60);
   sqlite3_close(db);
 }
@@ -589,7 +596,6 @@ START_TEST(test_plan_key_fields_decoded_across_rows) {
       "SELECT b, v FROM %s WHERE a BETWEEN 3 AND 5",
       "SELECT a, count(*), sum(c) FROM %s GROUP BY a ORDER BY a",
       "SELECT c, a FROM %s WHERE a > 2 AND b <> 'k' ORDER BY a, b, c", 0};
-  int i;
   ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
   ck_assert_int_eq(wcs_register(db), SQLITE_OK);
   OK(db, "CREATE VIRTUAL TABLE dk USING wcs(KEY (a INT64 DECIMAL(3), "
@@ -603,18 +609,7 @@ START_TEST(test_plan_key_fields_decoded_across_rows) {
          "CASE (x / 4) % 3 WHEN 0 THEN 'k' WHEN 1 THEN 'kk' ELSE 'l' END, "
          "x % 4 * 7, x FROM i WHERE x % 4 <= (x / 4) % 4");
   OK(db, "INSERT INTO dk(a, b, c, v) SELECT a, b, c, v FROM ndk");
-  for (i = 0; azQ[i]; i++) {
-    char *zW = sqlite3_mprintf(azQ[i], "dk");
-    char *zN = sqlite3_mprintf(azQ[i], "ndk");
-    char *zGotW = run(db, zW), *zGotN = run(db, zN);
-    ck_assert_msg(strcmp(zGotW, zGotN) == 0, "%s\n  wcs:    %s\n  native: %s",
-                  zW, zGotW, zGotN);
-    ck_assert_msg(zGotW[0] != 0, "%s: no rows", zW);
-    sqlite3_free(zW);
-    sqlite3_free(zN);
-    sqlite3_free(zGotW);
-    sqlite3_free(zGotN);
-  }
+  sameQueries(db, azQ, "dk", "ndk");
   sqlite3_close(db);
 }
 END_TEST
