@@ -586,6 +586,37 @@ START_TEST(test_plan_distinct_ordered_code_keys) {
 }
 END_TEST
 
+/* Salted keys: a DISTINCT reads the buckets merged into key order, and
+** each value's rows, spread over the buckets, are passed by a seek in
+** every bucket. */
+START_TEST(test_plan_distinct_salted_keys) {
+  sqlite3 *db = NULL;
+  static const char *const azQ[] = {
+      "SELECT DISTINCT t FROM %s",
+      "SELECT DISTINCT t, u FROM %s",
+      "SELECT DISTINCT u FROM %s WHERE t = 'b'",
+      "SELECT DISTINCT t FROM %s WHERE t > 'a' ORDER BY t",
+      "SELECT count(*) FROM (SELECT DISTINCT t, u FROM %s WHERE t < 'c')",
+      0};
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  OK(db, "CREATE VIRTUAL TABLE sk USING wcs(KEY (t STRING, u STRING, "
+         "n INT64 DECIMAL(4)) DELIMITED BY '#' SALT 4, FAMILY f (v INT64))");
+  OK(db, "CREATE TABLE nsk(t TEXT, u TEXT, n INTEGER, v INTEGER, "
+         "PRIMARY KEY(t, u, n)) WITHOUT ROWID");
+  OK(db, "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
+         "WHERE x < 299) INSERT INTO nsk SELECT char(97 + x % 5), "
+         "'u' || (x / 5) % 7, x, x FROM i");
+  OK(db, "INSERT INTO sk(t, u, n, v) SELECT t, u, n, v FROM nsk");
+  PLAN(db, "SELECT DISTINCT t FROM sk",
+       "SCAN sk VIRTUAL TABLE INDEX 7:FULL SCAN OVER 4 BUCKETS DISTINCT (t)"
+       "\nUSE TEMP B-TREE FOR DISTINCT");
+  sameQueries(db, azQ, "sk", "nsk");
+  ck_assert_int_lt(vmSteps(db, "SELECT DISTINCT t FROM sk"), 100);
+  sqlite3_close(db);
+}
+END_TEST
+
 /* Key fields read row after row: a row that keeps the fields before the
 ** last keeps them decoded (an integer's value, a string's check), and a
 ** row that changes any of them decodes them anew. */
@@ -777,6 +808,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_min_of_key_field_stops_at_first_row);
   tcase_add_test(tc, test_plan_distinct_ordered_code_keys);
   tcase_add_test(tc, test_plan_key_fields_decoded_across_rows);
+  tcase_add_test(tc, test_plan_distinct_salted_keys);
   suite_add_tcase(s, tc);
   return s;
 }

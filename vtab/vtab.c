@@ -1551,6 +1551,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int nTsCons = 0, aTsCons[8], abTsIn[8];
   int bTsUnusable = 0; /* history: a _timestamp term SQLite holds back */
   int nDistinct = 0;   /* DISTINCT over this many leading key fields */
+  int bMerged = 0;     /* salted: the buckets merged into key order (M) */
   int *aFixed = NULL; /* per key field: 1 if fixed by a single = */
   int nCons = pInfo->nConstraint;
   double rows = 1, cost = 1;
@@ -1864,6 +1865,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       if (bReverse) sqlite3_str_appendall(pSpec, "R ");
       if (pPlan->nBucket > 0 && !bPhysical && dir >= 0) {
         sqlite3_str_appendall(pSpec, "M ");
+        bMerged = 1;
       }
     }
   }
@@ -1903,11 +1905,12 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   ** all among the first k key fields: rows with equal values of those
   ** fields are equal in every column the statement uses, and all but one
   ** may be left out, so the scan reads one row per value of them and
-  ** seeks past the rest (distinctNext; forward scans of keys without
-  ** salt: SQLite 3.40 asks for DISTINCT with a descending ORDER BY as 0,
-  ** all rows). */
-  if (bOrdered && !bReverse && !pTab->bHistory && s->nSalt == 0 &&
-      pPlan->nBucket == 0 && sqlite3_vtab_distinct(pInfo) >= 2) {
+  ** seeks past the rest (distinctNext; forward scans, salted keys only
+  ** with their buckets merged into key order: SQLite 3.40 asks for
+  ** DISTINCT with a descending ORDER BY as 0, all rows). */
+  if (bOrdered && !bReverse && !pTab->bHistory &&
+      (pPlan->nBucket == 0 ? s->nSalt == 0 : bMerged) &&
+      sqlite3_vtab_distinct(pInfo) >= 2) {
     int k = distinctDepth(pTab, (sqlite3_uint64)pInfo->colUsed);
     if (k > 0 && k < s->nField) {
       nDistinct = k;
@@ -2695,29 +2698,45 @@ static int tsInCollect(WcsCursor *p, sqlite3_value *pList) {
 ** checks, honouring OFFSET and LIMIT. History views step cell by cell.
 */
 /*
-** The step of a DISTINCT over the first nDistinct key fields (spec D, one
-** stream, a forward scan of keys without salt): past every row that has
-** the current row's values of those fields. Those rows are the key range
-** [LOW(t), HIGH(t)) of the values t (doc/keyschema.md, "Key ranges"), and
-** HIGH(t) is the successor of t's bytes as ks_key_prefix_of() gives them
-** (DELIMITED "phone#4c41#" -> "phone#4c41$"; ORDERED CODE: the fields, empty
-** ones written out, and 00 01 -> 00 02): one seek (wcs_cursor_seek, which
-** keeps to the plan's ranges) per distinct value. A row whose key does not
-** decode is stepped over plainly; reading its columns reports it.
+** The step of a DISTINCT over the first nDistinct key fields (spec D, a
+** forward scan): past every row that has the current row's values of
+** those fields. Those rows are the key range [LOW(t), HIGH(t)) of the
+** values t (doc/keyschema.md, "Key ranges"), and HIGH(t) is the successor
+** of t's bytes as ks_key_prefix_of() gives them (DELIMITED "phone#4c41#"
+** -> "phone#4c41$"; ORDERED CODE: the fields, empty ones written out, and
+** 00 01 -> 00 02): one seek (wcs_cursor_seek, which keeps to the plan's
+** ranges) per distinct value. Salted keys, their buckets merged into key
+** order (one stream per bucket), spread those rows over the buckets:
+** each bucket's stream not yet past them seeks to its bucket byte and
+** HIGH(t). A row whose key does not decode is stepped over plainly;
+** reading its columns reports it.
 */
 static int distinctNext(WcsCursor *p) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
-  wcs_cursor *c = p->aStream[0].pCur;
+  wcs_cursor *c = p->aStream[p->iCur].pCur;
   wcs_buf *b = &p->distinctKey;
-  int rc;
+  int rc, i, nSalt = pTab->pSchema->nSalt > 0;
   b->n = 0;
+  if (nSalt && wcs_buf_append(b, "", 1)) return WCS_NOMEM; /* bucket byte */
   rc = ks_key_prefix_of(pTab->pSchema, p->pRow, (int)p->nRow, p->nDistinct, b);
   if (rc == WCS_NOMEM) return rc;
-  while (rc == WCS_OK && b->n > 0 && b->a[b->n - 1] == 0xFF)
+  while (rc == WCS_OK && b->n > (size_t)nSalt && b->a[b->n - 1] == 0xFF)
     b->n--;
-  if (rc != WCS_OK || b->n == 0) return wcs_cursor_next(c);
+  if (rc != WCS_OK || b->n == (size_t)nSalt) return wcs_cursor_next(c);
   b->a[b->n - 1]++;
-  return wcs_cursor_seek(c, b->a, b->n);
+  if (!nSalt) return wcs_cursor_seek(c, b->a, b->n);
+  for (i = 0; i < p->nStream; i++) {
+    wcs_cursor *ci = p->aStream[i].pCur;
+    size_t nR;
+    const void *pR;
+    if (wcs_cursor_eof(ci)) continue;
+    b->a[0] = (uint8_t)p->aStream[i].iStream;
+    pR = wcs_cursor_row(ci, &nR);
+    if (wcs_bytes_cmp(pR, nR, b->a, b->n) >= 0) continue; /* past them */
+    rc = wcs_cursor_seek(ci, b->a, b->n);
+    if (rc != WCS_OK) return rc;
+  }
+  return WCS_OK;
 }
 
 static int cursorStep(WcsCursor *p, int bFirst) {
@@ -3545,8 +3564,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     sqlite3_free(aR);
   }
   p->bEof = p->nStream == 0;
-  if (p->nStream == 1 && !p->bReverse && !pTab->bHistory && s->nSalt == 0 &&
-      pSp->nDistinct < s->nField) {
+  if (!p->bReverse && !pTab->bHistory && pSp->nDistinct < s->nField &&
+      (s->nSalt == 0 ? p->nStream == 1 : p->bMerge)) {
     p->nDistinct = pSp->nDistinct;
   }
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
