@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sqlcheck.h"
 #include "sqlutil.h"
 #include "testutil.h"
 #include "wcs.h"
@@ -38,14 +39,8 @@ static char *run(sqlite3 *db, const char *zSql) {
   return tu_sql_run(db, zSql, TU_SQL_TYPED);
 }
 
-static void checkAt(sqlite3 *db, const char *zSql, const char *zWant,
-                    int iLine) {
-  char *zGot = run(db, zSql);
-  ck_assert_msg(strcmp(zGot, zWant) == 0, "line %d: %s\n  got:  %s\n  want: %s",
-                iLine, zSql, zGot, zWant);
-  sqlite3_free(zGot);
-}
-#define CHECK(db, sql, want) checkAt(db, sql, want, __LINE__)
+#define CHECK(db, sql, want)                                                   \
+  tu_sql_check_at(db, sql, TU_SQL_TYPED, want, __LINE__)
 
 /* The statement fails with a message containing zPart. */
 static void checkErrAt(sqlite3 *db, const char *zSql, const char *zPart,
@@ -58,13 +53,7 @@ static void checkErrAt(sqlite3 *db, const char *zSql, const char *zPart,
 }
 #define CHECK_ERR(db, sql, part) checkErrAt(db, sql, part, __LINE__)
 
-static void okAt(sqlite3 *db, const char *zSql, int iLine) {
-  char *zGot = run(db, zSql);
-  ck_assert_msg(strncmp(zGot, "ERROR: ", 7) != 0, "line %d: %s\n  %s", iLine,
-                zSql, zGot);
-  sqlite3_free(zGot);
-}
-#define OK(db, sql) okAt(db, sql, __LINE__)
+#define OK(db, sql) tu_sql_ok_at(db, sql, TU_SQL_TYPED, __LINE__)
 
 static const char *zMetrics =
     "CREATE VIRTUAL TABLE metrics USING wcs("

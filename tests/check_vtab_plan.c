@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sqlcheck.h"
 #include "sqlutil.h"
 #include "testutil.h"
 #include "wcs.h"
@@ -23,23 +24,10 @@ static char *run(sqlite3 *db, const char *zSql) {
   return tu_sql_run(db, zSql, TU_SQL_TEXT);
 }
 
-static void okAt(sqlite3 *db, const char *zSql, int iLine) {
-  char *zGot = run(db, zSql);
-  ck_assert_msg(strncmp(zGot, "ERROR: ", 7) != 0, "line %d: %s\n  %s", iLine,
-                zSql, zGot);
-  sqlite3_free(zGot);
-}
-#define OK(db, sql) okAt(db, sql, __LINE__)
+#define OK(db, sql) tu_sql_ok_at(db, sql, TU_SQL_TEXT, __LINE__)
 
-/* The rows of zSql (as run() gives them) are zWant. */
-static void checkAt(sqlite3 *db, const char *zSql, const char *zWant,
-                    int iLine) {
-  char *zGot = run(db, zSql);
-  ck_assert_msg(strcmp(zGot, zWant) == 0, "line %d: %s\n  got:  %s\n  want: %s",
-                iLine, zSql, zGot, zWant);
-  sqlite3_free(zGot);
-}
-#define CHECK(db, sql, want) checkAt(db, sql, want, __LINE__)
+#define CHECK(db, sql, want)                                                   \
+  tu_sql_check_at(db, sql, TU_SQL_TEXT, want, __LINE__)
 
 /* The plan lines of EXPLAIN QUERY PLAN, joined by "\n". */
 static char *plan(sqlite3 *db, const char *zSql) {
