@@ -540,10 +540,21 @@ static void sameQueries(sqlite3 *db, const char *const *azQ, const char *zW,
   }
 }
 
+/* A registered in-memory database after the statements of azSql
+** (NULL-ended): a wcs table and its native copy. */
+static sqlite3 *openTwins(const char *const *azSql) {
+  sqlite3 *db = NULL;
+  int i;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  for (i = 0; azSql[i]; i++)
+    OK(db, azSql[i]);
+  return db;
+}
+
 /* ORDERED CODE keys, with empty fields (dropped at the end of a key) and
 ** integers of both signs: DISTINCT seeks past each value's key range. */
 START_TEST(test_plan_distinct_ordered_code_keys) {
-  sqlite3 *db = NULL;
   static const char *const azQ[] = {
       "SELECT DISTINCT a FROM %s ORDER BY 1",
       "SELECT DISTINCT a, n FROM %s ORDER BY 1, 2",
@@ -551,20 +562,20 @@ START_TEST(test_plan_distinct_ordered_code_keys) {
       "SELECT DISTINCT n FROM %s WHERE a = '' ORDER BY 1",
       "SELECT count(*) FROM (SELECT DISTINCT a, n FROM %s WHERE a > 'a')",
       0};
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
-  OK(db, "CREATE VIRTUAL TABLE oc USING wcs(KEY (a STRING, n INT64 ORDERED "
-         "CODE, c STRING) ORDERED CODE, FAMILY f (v INT64))");
-  OK(db, "CREATE TABLE noc(a TEXT, n INTEGER, c TEXT, v INTEGER, "
-         "PRIMARY KEY(a, n, c)) WITHOUT ROWID");
-  OK(db, "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
-         "WHERE x < 59) INSERT INTO noc SELECT "
-         "CASE x % 4 WHEN 0 THEN '' WHEN 1 THEN 'a' WHEN 2 THEN 'ab' "
-         "ELSE 'b' END, CASE (x / 4) % 5 WHEN 0 THEN -300 WHEN 1 THEN -1 "
-         "WHEN 2 THEN 0 WHEN 3 THEN 7 ELSE 9000000000 END, "
-         "CASE (x / 20) % 3 WHEN 0 THEN '' WHEN 1 THEN 'x' ELSE 'y' END, x "
-         "FROM i");
-  OK(db, "INSERT INTO oc(a, n, c, v) SELECT a, n, c, v FROM noc");
+  static const char *const azSetup[] = {
+      "CREATE VIRTUAL TABLE oc USING wcs(KEY (a STRING, n INT64 ORDERED "
+      "CODE, c STRING) ORDERED CODE, FAMILY f (v INT64))",
+      "CREATE TABLE noc(a TEXT, n INTEGER, c TEXT, v INTEGER, "
+      "PRIMARY KEY(a, n, c)) WITHOUT ROWID",
+      "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
+      "WHERE x < 59) INSERT INTO noc SELECT "
+      "CASE x % 4 WHEN 0 THEN '' WHEN 1 THEN 'a' WHEN 2 THEN 'ab' "
+      "ELSE 'b' END, CASE (x / 4) % 5 WHEN 0 THEN -300 WHEN 1 THEN -1 "
+      "WHEN 2 THEN 0 WHEN 3 THEN 7 ELSE 9000000000 END, "
+      "CASE (x / 20) % 3 WHEN 0 THEN '' WHEN 1 THEN 'x' ELSE 'y' END, x "
+      "FROM i",
+      "INSERT INTO oc(a, n, c, v) SELECT a, n, c, v FROM noc", 0};
+  sqlite3 *db = openTwins(azSetup);
   PLAN(db, "SELECT DISTINCT a FROM oc",
        "SCAN oc VIRTUAL TABLE INDEX 7:FULL SCAN DISTINCT (a)\n"
        "USE TEMP B-TREE FOR DISTINCT");
@@ -578,7 +589,6 @@ END_TEST
 ** each value's rows, spread over the buckets, are passed by a seek in
 ** every bucket. */
 START_TEST(test_plan_distinct_salted_keys) {
-  sqlite3 *db = NULL;
   static const char *const azQ[] = {
       "SELECT DISTINCT t FROM %s",
       "SELECT DISTINCT t, u FROM %s",
@@ -586,16 +596,16 @@ START_TEST(test_plan_distinct_salted_keys) {
       "SELECT DISTINCT t FROM %s WHERE t > 'a' ORDER BY t",
       "SELECT count(*) FROM (SELECT DISTINCT t, u FROM %s WHERE t < 'c')",
       0};
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
-  OK(db, "CREATE VIRTUAL TABLE sk USING wcs(KEY (t STRING, u STRING, "
-         "n INT64 DECIMAL(4)) DELIMITED BY '#' SALT 4, FAMILY f (v INT64))");
-  OK(db, "CREATE TABLE nsk(t TEXT, u TEXT, n INTEGER, v INTEGER, "
-         "PRIMARY KEY(t, u, n)) WITHOUT ROWID");
-  OK(db, "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
-         "WHERE x < 299) INSERT INTO nsk SELECT char(97 + x % 5), "
-         "'u' || (x / 5) % 7, x, x FROM i");
-  OK(db, "INSERT INTO sk(t, u, n, v) SELECT t, u, n, v FROM nsk");
+  static const char *const azSetup[] = {
+      "CREATE VIRTUAL TABLE sk USING wcs(KEY (t STRING, u STRING, "
+      "n INT64 DECIMAL(4)) DELIMITED BY '#' SALT 4, FAMILY f (v INT64))",
+      "CREATE TABLE nsk(t TEXT, u TEXT, n INTEGER, v INTEGER, "
+      "PRIMARY KEY(t, u, n)) WITHOUT ROWID",
+      "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
+      "WHERE x < 299) INSERT INTO nsk SELECT char(97 + x % 5), "
+      "'u' || (x / 5) % 7, x, x FROM i",
+      "INSERT INTO sk(t, u, n, v) SELECT t, u, n, v FROM nsk", 0};
+  sqlite3 *db = openTwins(azSetup);
   PLAN(db, "SELECT DISTINCT t FROM sk",
        "SCAN sk VIRTUAL TABLE INDEX 7:FULL SCAN OVER 4 BUCKETS DISTINCT (t)"
        "\nUSE TEMP B-TREE FOR DISTINCT");
@@ -609,25 +619,24 @@ END_TEST
 ** last keeps them decoded (an integer's value, a string's check), and a
 ** row that changes any of them decodes them anew. */
 START_TEST(test_plan_key_fields_decoded_across_rows) {
-  sqlite3 *db = NULL;
   static const char *const azQ[] = {
       "SELECT a, b, c, v FROM %s ORDER BY a, b, c",
       "SELECT b, v FROM %s WHERE a BETWEEN 3 AND 5",
       "SELECT a, count(*), sum(c) FROM %s GROUP BY a ORDER BY a",
       "SELECT c, a FROM %s WHERE a > 2 AND b <> 'k' ORDER BY a, b, c", 0};
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
-  OK(db, "CREATE VIRTUAL TABLE dk USING wcs(KEY (a INT64 DECIMAL(3), "
-         "b STRING, c INT64 DECIMAL(4)) DELIMITED BY '#', FAMILY f (v INT64))");
-  OK(db, "CREATE TABLE ndk(a INTEGER, b TEXT, c INTEGER, v INTEGER, "
-         "PRIMARY KEY(a, b, c)) WITHOUT ROWID");
   /* heads (a, b) of one to four rows each; b changes with a kept, a
   ** changes with b kept, and both change */
-  OK(db, "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
-         "WHERE x < 119) INSERT INTO ndk SELECT x / 12, "
-         "CASE (x / 4) % 3 WHEN 0 THEN 'k' WHEN 1 THEN 'kk' ELSE 'l' END, "
-         "x % 4 * 7, x FROM i WHERE x % 4 <= (x / 4) % 4");
-  OK(db, "INSERT INTO dk(a, b, c, v) SELECT a, b, c, v FROM ndk");
+  static const char *const azSetup[] = {
+      "CREATE VIRTUAL TABLE dk USING wcs(KEY (a INT64 DECIMAL(3), "
+      "b STRING, c INT64 DECIMAL(4)) DELIMITED BY '#', FAMILY f (v INT64))",
+      "CREATE TABLE ndk(a INTEGER, b TEXT, c INTEGER, v INTEGER, "
+      "PRIMARY KEY(a, b, c)) WITHOUT ROWID",
+      "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
+      "WHERE x < 119) INSERT INTO ndk SELECT x / 12, "
+      "CASE (x / 4) % 3 WHEN 0 THEN 'k' WHEN 1 THEN 'kk' ELSE 'l' END, "
+      "x % 4 * 7, x FROM i WHERE x % 4 <= (x / 4) % 4",
+      "INSERT INTO dk(a, b, c, v) SELECT a, b, c, v FROM ndk", 0};
+  sqlite3 *db = openTwins(azSetup);
   sameQueries(db, azQ, "dk", "ndk");
   sqlite3_close(db);
 }
