@@ -594,6 +594,18 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
   return rc;
 }
 
+/* Seek view v past every key that begins with k[0..n), a row's or a
+** column's key prefix: it ends in the terminator 00 01, and 00 02
+** follows all of them. */
+static int seek_past(wcs_cursor *c, EngView *v, const uint8_t *k, size_t n) {
+  int rc;
+  c->tmp2.n = 0;
+  rc = wcs_buf_append(&c->tmp2, k, n);
+  if (rc) return rc;
+  c->tmp2.a[c->tmp2.n - 1] = 0x02;
+  return view_seek(v, c->tmp2.a, c->tmp2.n);
+}
+
 /*
 ** Forward: read the rest of the cells of row c->rowT from stream s, which
 ** is at one of them, keeping only those the read returns (see the file
@@ -667,15 +679,10 @@ collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual, size_t nQual) {
       bColDone = bExp || key.iTs < c->iMinTs || c->iMaxTs <= c->iMinTs ||
                  (c->nVersions > 0 && nEmit >= c->nVersions);
       if ((bColDone || bRowDone) && ++nSkip > ENG_SKIP_SEEK) {
-        /* seek past the column (or, keys only, the row): its key prefix
-        ** ends in the terminator 00 01, and 00 02 follows all of it */
-        c->tmp2.n = 0;
-        rc = wcs_buf_append(&c->tmp2, k,
-                            bRowDone ? ENG_PREFIX_BYTES + c->rowT.n : nCol);
-        if (rc) break;
-        c->tmp2.a[c->tmp2.n - 1] = 0x02;
+        /* seek past the column (or, keys only, the row) */
         nSkip = 0;
-        rc = view_seek(s->pView, c->tmp2.a, c->tmp2.n);
+        rc = seek_past(c, s->pView, k,
+                       bRowDone ? ENG_PREFIX_BYTES + c->rowT.n : nCol);
         continue;
       }
       if (!bColDone && !bRowDone && key.iTs >= c->iMaxTs && c->iMaxTs > 0 &&
@@ -725,13 +732,7 @@ static int collect_keys(wcs_cursor *c, Stream *s) {
     k = view_key(v, &nk);
     if (view_shared(v) < o && !at_row(c, k, nk)) break;
     if (++nStep > ENG_SKIP_SEEK) {
-      /* the row's key prefix ends in the terminator 00 01, and 00 02
-      ** follows every cell of it */
-      c->tmp2.n = 0;
-      rc = wcs_buf_append(&c->tmp2, k, o);
-      if (rc) break;
-      c->tmp2.a[c->tmp2.n - 1] = 0x02;
-      rc = view_seek(v, c->tmp2.a, c->tmp2.n);
+      rc = seek_past(c, v, k, o);
       break;
     }
   }

@@ -1552,6 +1552,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int bTsUnusable = 0; /* history: a _timestamp term SQLite holds back */
   int nDistinct = 0;   /* DISTINCT over this many leading key fields */
   int bMerged = 0;     /* salted: the buckets merged into key order (M) */
+  int eDistinct = sqlite3_vtab_distinct(pInfo); /* 0..3 (GROUP BY: 1) */
   int *aFixed = NULL; /* per key field: 1 if fixed by a single = */
   int nCons = pInfo->nConstraint;
   double rows = 1, cost = 1;
@@ -1876,28 +1877,26 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   ** are, in a forward scan of unsalted keys. Not GROUP BY (1): SQLite 3.40
   ** also takes such rows as sorted in the GROUP BY's order when an ORDER
   ** BY repeats it, and leaves out its sort. */
-  if (pInfo->nOrderBy > 0 && !bOrdered && !pTab->bHistory && s->nField > 0 &&
-      pPlan->nBucket == 0) {
-    if (sqlite3_vtab_distinct(pInfo) == 2) {
-      int j, f, nLead = 0, bOk = 1;
-      unsigned char aIn[KS_MAX_FIELDS];
-      memset(aIn, 0, sizeof aIn);
-      for (j = 0; j < pInfo->nOrderBy && bOk; j++) {
-        int iCol = pInfo->aOrderBy[j].iColumn;
-        if (iCol < 0 || iCol >= s->nField) {
-          bOk = 0;
-        } else {
-          aIn[iCol] = 1;
-          if (iCol >= nLead) nLead = iCol + 1;
-        }
+  if (eDistinct == 2 && pInfo->nOrderBy > 0 && !bOrdered && !pTab->bHistory &&
+      s->nField > 0 && pPlan->nBucket == 0) {
+    int j, f, nLead = 0, bOk = 1;
+    unsigned char aIn[KS_MAX_FIELDS];
+    memset(aIn, 0, sizeof aIn);
+    for (j = 0; j < pInfo->nOrderBy && bOk; j++) {
+      int iCol = pInfo->aOrderBy[j].iColumn;
+      if (iCol < 0 || iCol >= s->nField) {
+        bOk = 0;
+      } else {
+        aIn[iCol] = 1;
+        if (iCol >= nLead) nLead = iCol + 1;
       }
-      for (f = 0; f < nLead && bOk; f++) {
-        if (!aIn[f] && !aFixed[f]) bOk = 0;
-      }
-      if (bOk) {
-        pInfo->orderByConsumed = 1;
-        bOrdered = 1;
-      }
+    }
+    for (f = 0; f < nLead && bOk; f++) {
+      if (!aIn[f] && !aFixed[f]) bOk = 0;
+    }
+    if (bOk) {
+      pInfo->orderByConsumed = 1;
+      bOrdered = 1;
     }
   }
 
@@ -1909,8 +1908,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   ** with their buckets merged into key order: SQLite 3.40 asks for
   ** DISTINCT with a descending ORDER BY as 0, all rows). */
   if (bOrdered && !bReverse && !pTab->bHistory &&
-      (pPlan->nBucket == 0 ? s->nSalt == 0 : bMerged) &&
-      sqlite3_vtab_distinct(pInfo) >= 2) {
+      (pPlan->nBucket == 0 ? s->nSalt == 0 : bMerged) && eDistinct >= 2) {
     int k = distinctDepth(pTab, (sqlite3_uint64)pInfo->colUsed);
     if (k > 0 && k < s->nField) {
       nDistinct = k;
@@ -2694,10 +2692,6 @@ static int tsInCollect(WcsCursor *p, sqlite3_value *pList) {
 }
 
 /*
-** Move to the next row (the first one if bFirst) that passes the residual
-** checks, honouring OFFSET and LIMIT. History views step cell by cell.
-*/
-/*
 ** The step of a DISTINCT over the first nDistinct key fields (spec D, a
 ** forward scan): past every row that has the current row's values of
 ** those fields. Those rows are the key range [LOW(t), HIGH(t)) of the
@@ -2739,6 +2733,10 @@ static int distinctNext(WcsCursor *p) {
   return WCS_OK;
 }
 
+/*
+** Move to the next row (the first one if bFirst) that passes the residual
+** checks, honouring OFFSET and LIMIT. History views step cell by cell.
+*/
 static int cursorStep(WcsCursor *p, int bFirst) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   int rc;
@@ -3564,7 +3562,9 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     sqlite3_free(aR);
   }
   p->bEof = p->nStream == 0;
-  if (!p->bReverse && !pTab->bHistory && pSp->nDistinct < s->nField &&
+  /* (xBestIndex wrote D under its conditions; how many streams there are
+  ** is known here) */
+  if (pSp->nDistinct < s->nField &&
       (s->nSalt == 0 ? p->nStream == 1 : p->bMerge)) {
     p->nDistinct = pSp->nDistinct;
   }
