@@ -221,6 +221,41 @@ START_TEST(test_plan_range_after_prefix) {
   SAME(db, "device, id, day", "WHERE device > 'phone' AND device <= 'tablet'",
        1200);
   SAME(db, "device, id, day", "WHERE device < 'tablet'", 1200);
+  /* bounds whose values come later (parameters) are planned as ranges
+  ** too, and said so */
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device = ? AND id = ? "
+       "AND day BETWEEN ? AND ?",
+       SCAN "4:RANGE SCAN (device,id,day)");
+  PLAN(db, "SELECT * FROM metrics WHERE device = 'phone' AND id >= ?",
+       SCAN "4:RANGE SCAN (device,id)");
+  PLAN(db, "SELECT * FROM metrics WHERE device > ?",
+       SCAN "4:RANGE SCAN (device)");
+  PLAN(db, "SELECT * FROM metrics WHERE _key < ?", SCAN "4:RANGE SCAN (_key)");
+  PLAN(db, "SELECT * FROM metrics WHERE device = ?",
+       SCAN "3:PREFIX SCAN (device)");
+  {
+    sqlite3_stmt *pStmt = NULL;
+    int nRow = 0, nStep;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(db,
+                           "SELECT day FROM metrics WHERE device = ? AND "
+                           "id = ? AND day BETWEEN ? AND ?",
+                           -1, &pStmt, NULL),
+        SQLITE_OK);
+    sqlite3_bind_text(pStmt, 1, "phone", -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, "0001", -1, SQLITE_STATIC);
+    sqlite3_bind_int(pStmt, 3, 20200105);
+    sqlite3_bind_int(pStmt, 4, 20200110);
+    while (sqlite3_step(pStmt) == SQLITE_ROW) {
+      ck_assert_int_eq(sqlite3_column_int(pStmt, 0), 20200105 + nRow);
+      nRow++;
+    }
+    nStep = sqlite3_stmt_status(pStmt, SQLITE_STMTSTATUS_VM_STEP, 0);
+    ck_assert_int_eq(nRow, 6);
+    ck_assert_int_lt(nStep, 60); /* the six rows, not the id's thirty */
+    ck_assert_int_eq(sqlite3_finalize(pStmt), SQLITE_OK);
+  }
   sqlite3_close(db);
 }
 END_TEST
