@@ -144,20 +144,29 @@ struct ks_plan_skip {
   IvlSet *aSlot; /* nSlot sets of field bytes (arena) */
 };
 
+/* The arena's first block comes with the plan (one allocation for both):
+** enough for the byte strings of most plans, which are made per statement
+** run (xFilter). Later blocks are KS_ARENA_BLOCK bytes or more. */
+#define KS_ARENA_FIRST 1024
+#define KS_ARENA_BLOCK 16000
+
 typedef struct PlanInt {
   ks_plan base;     /* must be first: a ks_plan* is a PlanInt* */
   ArenaBlk *pArena; /* every byte string of the plan */
   int nRangeAlloc;
-  int *aStream; /* stream i has ranges aStream[i]..aStream[i+1]-1 */
+  int *aStream; /* stream i has ranges aStream[i]..aStream[i+1]-1 (aOne
+                ** when there is one stream) */
+  int aOne[2];
   int nStream;
   struct ks_plan_skip skip;
+  ArenaBlk *pFirst; /* the first block, right after this struct */
 } PlanInt;
 
 static void *arenaAlloc(PlanInt *p, size_t n) {
   ArenaBlk *b = p->pArena;
   n = (n + 7) & ~(size_t)7;
   if (b == NULL || b->nUsed + n > b->nAlloc) {
-    size_t nAlloc = n > 16000 ? n : 16000;
+    size_t nAlloc = n > KS_ARENA_BLOCK ? n : KS_ARENA_BLOCK;
     b = malloc(sizeof(ArenaBlk) + nAlloc);
     if (b == NULL) return NULL;
     b->nUsed = 0;
@@ -181,11 +190,11 @@ void ks_plan_free(ks_plan *pPlan) {
   if (p == NULL) return;
   while ((b = p->pArena) != NULL) {
     p->pArena = b->pNext;
-    free(b);
+    if (b != p->pFirst) free(b);
   }
   free(p->base.aRange);
   free(p->base.zDesc);
-  free(p->aStream);
+  if (p->aStream != p->aOne) free(p->aStream);
   free(p);
 }
 
@@ -967,12 +976,14 @@ static int makeStreams(PlanInt *p) {
   ks_plan *pl = &p->base;
   int i, k;
   p->nStream = pl->nBucket > 0 ? pl->nBucket : 1;
-  p->aStream = calloc((size_t)p->nStream + 1, sizeof(int));
-  if (p->aStream == NULL) return WCS_NOMEM;
   if (pl->nBucket == 0) {
+    p->aStream = p->aOne;
+    p->aStream[0] = 0;
     p->aStream[1] = pl->nRange;
     return WCS_OK;
   }
+  p->aStream = calloc((size_t)p->nStream + 1, sizeof(int));
+  if (p->aStream == NULL) return WCS_NOMEM;
   /* ranges are sorted, so grouped by bucket in increasing order */
   for (k = 0, i = 0; k < p->nStream; k++) {
     p->aStream[k] = i;
@@ -1011,8 +1022,14 @@ int ks_plan_make(const ks_schema *s, ks_constraint *aCons, int nCons,
                         aCons[i].iField, n);
     }
   }
-  p = calloc(1, sizeof(PlanInt));
+  p = malloc(sizeof(PlanInt) + sizeof(ArenaBlk) + KS_ARENA_FIRST);
   if (p == NULL) return WCS_NOMEM;
+  memset(p, 0, sizeof(PlanInt));
+  p->pFirst = (ArenaBlk *)(p + 1);
+  p->pFirst->pNext = NULL;
+  p->pFirst->nUsed = 0;
+  p->pFirst->nAlloc = KS_ARENA_FIRST;
+  p->pArena = p->pFirst;
   pl = &p->base;
   pl->pSchema = s;
   pl->nBucket = s->nSalt;
@@ -1222,7 +1239,6 @@ int ks_plan_make(const ks_schema *s, ks_constraint *aCons, int nCons,
     pl->bExactAll = bAll;
   }
   if (P.rc == WCS_OK) P.rc = makeStreams(p);
-  if (P.rc == WCS_OK) P.rc = describe(p);
   wcs_buf_free(&P.tmp);
   free(aUseBig);
   if (P.rc != WCS_OK) {
@@ -1238,7 +1254,9 @@ int ks_plan_make(const ks_schema *s, ks_constraint *aCons, int nCons,
 ** ==================================================================== */
 
 const char *ks_plan_describe(const ks_plan *pPlan) {
-  return pPlan->zDesc ? pPlan->zDesc : "";
+  /* made on first use: a plan made to be run is seldom described */
+  if (pPlan->zDesc == NULL && describe((PlanInt *)pPlan) != WCS_OK) return "";
+  return pPlan->zDesc;
 }
 
 int ks_plan_explain(const ks_plan *pPlan, int nMax, char **pz) {

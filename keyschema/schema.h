@@ -455,7 +455,8 @@ typedef struct ks_plan {
   int bExactAll;            /* every constraint given was captured exactly */
   ks_plan_skip *pSkip;      /* SKIP: navigation state (internal) */
   const ks_schema *pSchema; /* borrowed: must outlive the plan */
-  char *zDesc;              /* ks_plan_describe text (owned) */
+  char *zDesc;              /* ks_plan_describe text (owned; NULL until
+                            ** first asked for) */
 } ks_plan;
 
 /*
@@ -482,7 +483,7 @@ void ks_plan_free(ks_plan *pPlan);
 ** "PREFIX SCAN (device,id)", "RANGE SCAN (device,id,day)",
 ** "MULTI-RANGE SCAN (3 ranges on device)", "SKIP SCAN on id",
 ** "FULL SCAN"; salted plans add " OVER 4 BUCKETS". Borrowed: valid for the
-** plan's life. */
+** plan's life. Made on the first call ("" if memory runs out then). */
 const char *ks_plan_describe(const ks_plan *pPlan);
 
 /* The description followed by the key ranges, one per line, printable and
