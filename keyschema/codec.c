@@ -317,37 +317,6 @@ int ksIntFieldBytes(const ks_field *f, uint64_t u, uint8_t *a) {
   }
 }
 
-/* Eight ASCII digits at p as a number (the first is the most
-** significant); 0 if any is not a digit. A SWAR conversion: digit pairs,
-** then quads, then the eight, each by one multiply. */
-static int digits8(const uint8_t *p, uint64_t *pv) {
-  uint64_t x;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const uint64_t kHi = 0xF0F0F0F0F0F0F0F0ULL;
-  memcpy(&x, p, 8);
-  if (((x & kHi) | (((x + 0x0606060606060606ULL) & kHi) >> 4)) !=
-      0x3333333333333333ULL) {
-    return 0;
-  }
-  x &= 0x0F0F0F0F0F0F0F0FULL;
-  x = (x * 2561) >> 8;
-  x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
-  x = ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
-  *pv = x;
-  return 1;
-#else
-  int i;
-  x = 0;
-  for (i = 0; i < 8; i++) {
-    unsigned d = (unsigned)p[i] - '0';
-    if (d > 9) return 0;
-    x = x * 10 + d;
-  }
-  *pv = x;
-  return 1;
-#endif
-}
-
 int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n, int64_t *pv,
                      const char **pzWhy) {
   switch (f->eEnc) {
@@ -367,7 +336,7 @@ int ksIntFieldDecode(const ks_field *f, const uint8_t *p, int n, int64_t *pv,
     }
     for (; i + 8 <= n; i += 8) {
       uint64_t v8;
-      if (!digits8(p + i, &v8)) {
+      if (!ks_digits8(p + i, &v8)) {
         *pzWhy = "not a decimal digit";
         return WCS_MISMATCH;
       }
@@ -1180,8 +1149,8 @@ int ks_key_split_from(const ks_schema *s, const uint8_t *pKey, int nKey,
   return WCS_OK;
 }
 
-int ks_key_last_int(const ks_schema *s, const uint8_t *pKey, int nKey,
-                    int iOff, int64_t *pv) {
+int ks_key_last_int_any(const ks_schema *s, const uint8_t *pKey, int nKey,
+                        int iOff, int64_t *pv) {
   const ks_field *f = &s->aField[s->nField - 1];
   const char *zWhy = NULL;
   int n = nKey - iOff;

@@ -328,10 +328,65 @@ int ks_key_split_from(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
 ** ks_key_split_from() and ks_key_field_decode() would find it. Returns
 ** WCS_OK with *pv, or WCS_MISMATCH for anything else (another encoding, a
 ** bad field): the caller then takes that general path, which names the
-** error. Needs ks_key_split_resumes().
+** error. Needs ks_key_split_resumes(). Inline for the common width, 8
+** digits (dates as YYYYMMDD); ks_key_last_int_any() for every width.
 */
-int ks_key_last_int(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
-                    int iOff, int64_t *pv);
+int ks_key_last_int_any(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
+                        int iOff, int64_t *pv);
+
+/* Eight ASCII digits at p as a number (the first is the most
+** significant); 0 if any is not a digit. A SWAR conversion: digit pairs,
+** then quads, then the eight, each by one multiply. */
+static inline int ks_digits8(const uint8_t *p, uint64_t *pv) {
+  uint64_t x;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint64_t kHi = 0xF0F0F0F0F0F0F0F0ULL;
+  memcpy(&x, p, 8);
+  if (((x & kHi) | (((x + 0x0606060606060606ULL) & kHi) >> 4)) !=
+      0x3333333333333333ULL) {
+    return 0;
+  }
+  x &= 0x0F0F0F0F0F0F0F0FULL;
+  x = (x * 2561) >> 8;
+  x = ((x & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
+  x = ((x & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
+  *pv = x;
+  return 1;
+#else
+  int i;
+  x = 0;
+  for (i = 0; i < 8; i++) {
+    unsigned d = (unsigned)p[i] - '0';
+    if (d > 9) return 0;
+    x = x * 10 + d;
+  }
+  *pv = x;
+  return 1;
+#endif
+}
+
+static inline int ks_key_last_int(const ks_schema *pSchema, const uint8_t *pKey,
+                                  int nKey, int iOff, int64_t *pv) {
+  const ks_field *f = &pSchema->aField[pSchema->nField - 1];
+  uint64_t u;
+  /* the conditions of ks_key_last_int_any, then 8 digits, which never
+  ** exceed the INT64 range */
+  if (ks_key_split_resumes(pSchema) && pSchema->nDelim == 1 &&
+      pSchema->aDelim[0] < '0' &&
+      (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) && f->nWidth == 8 &&
+      iOff >= 0 && nKey <= KS_MAX_KEY && nKey - iOff == 8 &&
+      ks_digits8(pKey + iOff, &u)) {
+    if (f->eEnc == KS_ENC_DECIMAL) {
+      *pv = (int64_t)u;
+      return WCS_OK;
+    }
+    if (f->eEnc == KS_ENC_REVERSED_DECIMAL) {
+      *pv = (int64_t)(99999999u - u);
+      return WCS_OK;
+    }
+  }
+  return ks_key_last_int_any(pSchema, pKey, nKey, iOff, pv);
+}
 
 /*
 ** Append to pOut bytes that every row key whose first nLeading fields equal

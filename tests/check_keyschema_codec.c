@@ -850,6 +850,9 @@ START_TEST(test_codec_last_int_matches_split_and_decode) {
       {"KEY (a STRING, b STRING, t TIMESTAMP REVERSED DECIMAL(5)) "
        "DELIMITED BY '#'",
        1},
+      /* eight digits: the inline path */
+      {"KEY (a STRING, d INT64 DECIMAL(8)) DELIMITED BY '#'", 1},
+      {"KEY (a STRING, t TIMESTAMP REVERSED DECIMAL(8)) DELIMITED BY '/'", 1},
       {"KEY (a STRING, d INT64 DECIMAL(4)) DELIMITED BY '//'", 0},
       {"KEY (a STRING, b STRING) DELIMITED BY '#'", 0}};
   static const uint8_t aAlpha[] = {'#', ':', '/', '0', '5', '9', 'a', 0xC3};

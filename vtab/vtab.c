@@ -2477,7 +2477,7 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
     ** decoded from its offset there, without splitting the row again */
     int oLast = p->aSplitOff[iField];
     if ((int)p->nRow >= oLast &&
-        (oLast == 0 || memcmp(p->pRow, p->splitHead.a, (size_t)oLast) == 0) &&
+        wcs_same_bytes(p->pRow, p->splitHead.a, (size_t)oLast) &&
         ks_key_last_int(pTab->pSchema, p->pRow, (int)p->nRow, oLast,
                         &p->aKey[iField].i) == WCS_OK) {
       p->aKey[iField].eType = KS_VAL_INT;
