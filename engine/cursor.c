@@ -187,6 +187,9 @@ struct wcs_cursor {
   int bReseek;    /* re-seek every stream at the next advance */
   int bPlaced;    /* every stream is done or at or beyond pos (as after
                   ** assembling a row): placing them is not needed */
+  int iHiRange;   /* forward: the range whose end nHiLcp is for, or -1 */
+  size_t nHiLcp;  /* bytes the last row checked against that end shares
+                  ** with it (below_end) */
   uint64_t nRows; /* rows returned */
   uint64_t nHeat; /* rows returned but not yet counted in the heat map */
 
@@ -940,6 +943,31 @@ static void heat_flush(wcs_cursor *c) {
 #define NHI(i)    (c->aRange[i].nHi)
 #define HIOPEN(i) (c->aRange[i].bHiOpen)
 
+/*
+** Forward: whether escaped row r[0..n) (with its terminator) is below the
+** end of the current range. A row below the end that shares L bytes with
+** it is smaller at byte L; the next row sharing more than L bytes with it
+** has that same byte L, so it is below the end too, and shares exactly L
+** bytes with it. So once a row was compared, the next row of one stream,
+** just past it (bNext), needs no compare while the stream's key keeps more
+** than L bytes of the key before it, the row's last cell; a prefix scan
+** compares one row per block, not every row.
+*/
+static inline int below_end(wcs_cursor *c, int bNext, const uint8_t *r,
+                            size_t n) {
+  const uint8_t *pHi = HI(c->iRange);
+  size_t nHi = NHI(c->iRange), m = n < nHi ? n : nHi, l;
+  if (bNext && c->iHiRange == c->iRange && c->nStream == 1 &&
+      view_shared(c->aStream[0].pView) > ENG_PREFIX_BYTES + c->nHiLcp) {
+    return 1;
+  }
+  l = wcs_common_prefix(r, pHi, m);
+  if (l < m ? r[l] > pHi[l] : n >= nHi) return 0;
+  c->iHiRange = c->iRange;
+  c->nHiLcp = l;
+  return 1;
+}
+
 /* Find and assemble the next row at or beyond c->pos. */
 static int advance(wcs_cursor *c) {
   int rc = WCS_OK;
@@ -949,6 +977,7 @@ static int advance(wcs_cursor *c) {
     int bOpen = 0, i, iBest = -1, v = WCS_ROW_EMIT;
     const uint8_t *pBest = NULL;
     size_t nBest = 0;
+    const int bNext = c->bPlaced && !c->bReseek; /* just past a row */
 
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
     /* the range holding the bound */
@@ -1052,9 +1081,9 @@ static int advance(wcs_cursor *c) {
     if (rc) break;
     /* outside the current range: move the bound to the candidate */
     if (!c->bReverse) {
-      if (!HIOPEN(c->iRange) &&
-          wcs_bytes_cmp(c->rowT.a, c->rowT.n, HI(c->iRange), NHI(c->iRange)) >=
-              0) {
+      /* (from the stream's key, which has not moved: rowT's bytes were
+      ** just stored, see below) */
+      if (!HIOPEN(c->iRange) && !below_end(c, bNext, pBest, nBest)) {
         c->pos.n = 0;
         rc = wcs_buf_append(&c->pos, c->rowT.a, c->rowT.n);
         if (rc) break;
@@ -1837,6 +1866,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     if (rc) return rc;
   }
   c->iRange = c->bReverse ? c->nRange - 1 : 0;
+  c->iHiRange = -1;
   c->bPosOpen = c->bReverse;
   c->bReseek = 1;
   c->bPlaced = 0;
