@@ -503,14 +503,48 @@ START_TEST(test_update_of_key_fields_moves_the_row_with_its_history) {
   CHECK(db, "SELECT device, id, day, cpu FROM metrics", "p|a|20200102|2");
   CHECK(db, "SELECT day, _timestamp, value FROM hist",
         "20200102|200|2\n20200102|100|1");
-  /* moving onto an existing row merges (upsert); OR FAIL refuses */
+  /* moving onto an existing row is refused (as in SQLite's own tables),
+  ** under ABORT and OR FAIL; OR IGNORE skips it, OR REPLACE replaces */
   OK(db, "INSERT INTO metrics(device,id,day,mem) VALUES ('p','b',1,5)");
   CHECK_ERR(db,
             "UPDATE OR FAIL metrics SET id = 'a', day = 20200102 "
             "WHERE id = 'b'",
             "UNIQUE constraint failed");
-  OK(db, "UPDATE metrics SET id = 'a', day = 20200102 WHERE id = 'b'");
-  CHECK(db, "SELECT id, day, cpu, mem FROM metrics", "a|20200102|2|5");
+  CHECK_ERR(db, "UPDATE metrics SET id = 'a', day = 20200102 WHERE id = 'b'",
+            "the UPDATE moves row 'p#b#00000001' onto row 'p#a#20200102', "
+            "which exists");
+  OK(db, "UPDATE OR IGNORE metrics SET id = 'a', day = 20200102 "
+         "WHERE id = 'b'");
+  CHECK(db, "SELECT id, day, cpu, mem FROM metrics",
+        "a|20200102|2|NULL\nb|1|NULL|5");
+  OK(db, "UPDATE OR REPLACE metrics SET id = 'a', day = 20200102 "
+         "WHERE id = 'b'");
+  CHECK(db, "SELECT id, day, cpu, mem FROM metrics", "a|20200102|NULL|5");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* Shifting keys onto each other (k = k + 1 over rows 1, 2, 3) moves row 1
+** onto row 2 first: refused, and the statement's moves undone, so no row
+** loses a value; in the other direction every target is free. */
+START_TEST(test_update_shifting_keys_onto_each_other_loses_nothing) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+         "('p','a',1,10), ('p','a',2,20), ('p','a',3,30)");
+  OK(db, "INSERT INTO metrics(device,id,day,mem) VALUES ('p','a',3,33)");
+  CHECK_ERR(db, "UPDATE metrics SET day = day + 1 WHERE id = 'a'",
+            "UNIQUE constraint failed");
+  CHECK(db, "SELECT day, cpu, mem FROM metrics",
+        "1|10|NULL\n2|20|NULL\n3|30|33");
+  OK(db, "BEGIN");
+  CHECK_ERR(db, "UPDATE metrics SET day = day + 1 WHERE id = 'a'",
+            "UNIQUE constraint failed");
+  OK(db, "UPDATE metrics SET day = day + 10 WHERE id = 'a'");
+  OK(db, "UPDATE metrics SET day = day - 10 WHERE id = 'a' AND day > 10");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT day, cpu, mem FROM metrics",
+        "1|10|NULL\n2|20|NULL\n3|30|33");
   sqlite3_close(db);
 }
 END_TEST
@@ -2041,6 +2075,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_insert_is_an_upsert_and_null_deletes);
   tcase_add_test(tc, test_conflict_clauses);
   tcase_add_test(tc, test_update_of_key_fields_moves_the_row_with_its_history);
+  tcase_add_test(tc, test_update_shifting_keys_onto_each_other_loses_nothing);
   tcase_add_test(tc, test_timestamp_column_sets_cell_time);
   tcase_add_test(tc, test_reading_some_families_keeps_every_row);
   tcase_add_test(tc, test_aggregate_families_fold_writes);

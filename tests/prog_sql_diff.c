@@ -2223,12 +2223,15 @@ static int stmtDelete(int iSpec) {
   return ok;
 }
 
-/* Change one row's key (the module deletes the old row, writes the new). */
+/* Change one row's key (the module deletes the old row, writes the new);
+** sometimes onto a row that exists, which both tables refuse (or skip,
+** or replace, as the conflict clause says). */
 static int stmtMoveKey(int iSpec) {
   Q q;
   const Spec *s = &aSpec[iSpec];
   Val aNew[MAXF], newKey;
   int i, ok, iLast = s->nKey - 1;
+  const char *zOr = ""; /* the conflict clause (a target that exists) */
   memset(aNew, 0, sizeof aNew);
   memset(&newKey, 0, sizeof newKey);
   qInit(&q, iSpec);
@@ -2256,6 +2259,10 @@ static int stmtMoveKey(int iSpec) {
     sqlite3_finalize(st);
     sqlite3_free(z);
     if (!bTaken) break;
+    if (pct(20)) { /* onto an existing row: refused, skipped or replaced */
+      zOr = pct(50) ? "" : pct(50) ? " OR IGNORE" : " OR REPLACE";
+      break;
+    }
   }
   if (i == 30) { /* every key tried is taken: nothing to move to */
     char *zW, *zN;
@@ -2266,7 +2273,7 @@ static int stmtMoveKey(int iSpec) {
     sqlite3_free(zN);
     return 1;
   }
-  qa(&q, "UPDATE ");
+  qa(&q, "UPDATE%s ", zOr);
   qtab(&q);
   qa(&q, " SET %s = ", s->aKey[iLast].zName);
   qlit(&q, &aNew[iLast]);

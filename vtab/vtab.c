@@ -4360,7 +4360,12 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
 **                                ends the transaction)
 ** UPDATE writes only the changed columns (sqlite3_vtab_nochange); NULL
 ** deletes a column's cells or a family's; changing key fields moves the
-** row (all versions) to the new key, with the same conflict rules there.
+** row (all versions) to the new key. A move onto an existing row is a
+** UNIQUE constraint error under ABORT too, as in SQLite's own tables: a
+** merge there would take the target's cells along when it moves in turn
+** (UPDATE t SET k = k + 1 moves row 1 onto row 2 before row 2 moves), and
+** cells of one statement share a timestamp, so values would be lost. OR
+** IGNORE skips the row, OR REPLACE replaces the target.
 */
 static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                      sqlite_int64 *pRowid) {
@@ -4427,7 +4432,8 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       memcmp(pKey->a, pOld, (size_t)nOld) != 0) {
     /* a new row: INSERT, or an UPDATE that moves the row */
     if (eConflict == SQLITE_IGNORE || eConflict == SQLITE_FAIL ||
-        eConflict == SQLITE_ROLLBACK) {
+        eConflict == SQLITE_ROLLBACK ||
+        (pOld != NULL && eConflict != SQLITE_REPLACE)) {
       int bExists = 0;
       rc = rowExists(pTab, pTxn, pKey->a, pKey->n, &bExists);
       if (rc != WCS_OK) {
@@ -4435,10 +4441,20 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
         goto done;
       }
       if (bExists) {
-        if (eConflict != SQLITE_IGNORE) {
+        if (eConflict != SQLITE_IGNORE && pOld == NULL) {
           char *zEsc = wcs_escape(pKey->a, pKey->n, 80);
           setErr(pVtab, "UNIQUE constraint failed: %s._key (row '%s' exists)",
                  pTab->zName, zEsc ? zEsc : "");
+          free(zEsc);
+        } else if (eConflict != SQLITE_IGNORE) {
+          char *zFrom = wcs_escape(pOld, (size_t)nOld, 80);
+          char *zEsc = wcs_escape(pKey->a, pKey->n, 80);
+          setErr(pVtab,
+                 "UNIQUE constraint failed: %s._key (the UPDATE moves row "
+                 "'%s' onto row '%s', which exists; UPDATE OR REPLACE "
+                 "replaces it)",
+                 pTab->zName, zFrom ? zFrom : "", zEsc ? zEsc : "");
+          free(zFrom);
           free(zEsc);
         }
         rc = SQLITE_CONSTRAINT;
