@@ -1485,6 +1485,42 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
 }
 
 /*
+** The plan as EXPLAIN's words and the cost take it. A range bound whose
+** value is not known yet (a parameter, a column of another table) is
+** planned with a placeholder that leaves the field's whole domain, so a
+** plan of equal leading fields and such a bound on the next one (device =
+** ? AND id = ? AND day BETWEEN ? AND ?) comes out as a prefix scan, and
+** one with only a bound on the first field (or on _key) as a full scan.
+** xFilter plans the real values into a range, so *pSaid says a range scan
+** over one more field, and costs a quarter of the rows, as for known
+** bounds.
+*/
+static void unknownRange(const ks_plan *pPlan, const PlanCons *aPC, int nPC,
+                         ks_plan *pSaid) {
+  int i;
+  *pSaid = *pPlan;
+  if (pPlan->eKind != KS_PLAN_PREFIX && pPlan->eKind != KS_PLAN_FULL) return;
+  for (i = 0; i < nPC; i++) {
+    const PlanCons *c = &aPC[i];
+    int bBound = c->op == KS_OP_LT || c->op == KS_OP_LE || c->op == KS_OP_GT ||
+                 c->op == KS_OP_GE || c->op == KS_OP_PREFIX ||
+                 c->op == KS_OP_GLOB_PREFIX || c->op == KS_OP_LIKE_PREFIX;
+    if (c->bKnown || !bBound) continue;
+    if (c->iField == KS_FIELD_KEY && pPlan->eKind == KS_PLAN_FULL) {
+      pSaid->eKind = KS_PLAN_RANGE;
+      pSaid->nKeyField = 0;
+      pSaid->bKeyColumn = 1;
+      return;
+    }
+    if (c->iField >= 0 && c->iField == pPlan->nEqField) {
+      pSaid->eKind = KS_PLAN_RANGE;
+      pSaid->nKeyField = pPlan->nEqField + 1;
+      return;
+    }
+  }
+}
+
+/*
 ** xBestIndex.
 **
 ** Every usable constraint on a key field or _key (=, IS, IN, <, <=, >, >=,
@@ -1535,42 +1571,6 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
 ** Costs come from wcs_table_estimate_rows/_prefixes (SEEK_COST per seek, 1
 ** per row); a skip scan is allowed only when cheaper than a full scan.
 */
-/*
-** The plan as EXPLAIN's words and the cost take it. A range bound whose
-** value is not known yet (a parameter, a column of another table) is
-** planned with a placeholder that leaves the field's whole domain, so a
-** plan of equal leading fields and such a bound on the next one (device =
-** ? AND id = ? AND day BETWEEN ? AND ?) comes out as a prefix scan, and
-** one with only a bound on the first field (or on _key) as a full scan.
-** xFilter plans the real values into a range, so *pSaid says a range scan
-** over one more field, and costs a quarter of the rows, as for known
-** bounds.
-*/
-static void unknownRange(const ks_plan *pPlan, const PlanCons *aPC, int nPC,
-                         ks_plan *pSaid) {
-  int i;
-  *pSaid = *pPlan;
-  if (pPlan->eKind != KS_PLAN_PREFIX && pPlan->eKind != KS_PLAN_FULL) return;
-  for (i = 0; i < nPC; i++) {
-    const PlanCons *c = &aPC[i];
-    int bBound = c->op == KS_OP_LT || c->op == KS_OP_LE || c->op == KS_OP_GT ||
-                 c->op == KS_OP_GE || c->op == KS_OP_PREFIX ||
-                 c->op == KS_OP_GLOB_PREFIX || c->op == KS_OP_LIKE_PREFIX;
-    if (c->bKnown || !bBound) continue;
-    if (c->iField == KS_FIELD_KEY && pPlan->eKind == KS_PLAN_FULL) {
-      pSaid->eKind = KS_PLAN_RANGE;
-      pSaid->nKeyField = 0;
-      pSaid->bKeyColumn = 1;
-      return;
-    }
-    if (c->iField >= 0 && c->iField == pPlan->nEqField) {
-      pSaid->eKind = KS_PLAN_RANGE;
-      pSaid->nKeyField = pPlan->nEqField + 1;
-      return;
-    }
-  }
-}
-
 static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   WcsTab *pTab = (WcsTab *)pVtab;
   const ks_schema *s = pTab->pSchema;
