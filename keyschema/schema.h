@@ -321,19 +321,6 @@ static inline int ks_key_split_resumes(const ks_schema *pSchema) {
 int ks_key_split_from(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
                       int iField, int iOff, ks_value *aOut, char **pzErr);
 
-/*
-** The last field as an integer, for a scan that split the row before: the
-** key's last field begins at iOff (as in that split), and is an INT64 or
-** TIMESTAMP field in DECIMAL or REVERSED DECIMAL, valid as
-** ks_key_split_from() and ks_key_field_decode() would find it. Returns
-** WCS_OK with *pv, or WCS_MISMATCH for anything else (another encoding, a
-** bad field): the caller then takes that general path, which names the
-** error. Needs ks_key_split_resumes(). Inline for the common width, 8
-** digits (dates as YYYYMMDD); ks_key_last_int_any() for every width.
-*/
-int ks_key_last_int_any(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
-                        int iOff, int64_t *pv);
-
 /* Eight ASCII digits at p as a number (the first is the most
 ** significant); 0 if any is not a digit. A SWAR conversion: digit pairs,
 ** then quads, then the eight, each by one multiply. */
@@ -364,6 +351,19 @@ static inline int ks_digits8(const uint8_t *p, uint64_t *pv) {
   return 1;
 #endif
 }
+
+/*
+** The last field as an integer, for a scan that split the row before: the
+** key's last field begins at iOff (as in that split), and is an INT64 or
+** TIMESTAMP field in DECIMAL or REVERSED DECIMAL, valid as
+** ks_key_split_from() and ks_key_field_decode() would find it. Returns
+** WCS_OK with *pv, or WCS_MISMATCH for anything else (another encoding, a
+** bad field): the caller then takes that general path, which names the
+** error. Needs ks_key_split_resumes(). Inline for the common width, 8
+** digits (dates as YYYYMMDD); ks_key_last_int_any() for every width.
+*/
+int ks_key_last_int_any(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
+                        int iOff, int64_t *pv);
 
 static inline int ks_key_last_int(const ks_schema *pSchema, const uint8_t *pKey,
                                   int nKey, int iOff, int64_t *pv) {
