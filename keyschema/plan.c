@@ -159,8 +159,12 @@ typedef struct PlanInt {
   int aOne[2];
   int nStream;
   struct ks_plan_skip skip;
-  ArenaBlk *pFirst; /* the first block, right after this struct */
 } PlanInt;
+
+/* The arena's first block, in the same allocation right after the plan. */
+static ArenaBlk *arenaFirst(PlanInt *p) {
+  return (ArenaBlk *)(p + 1);
+}
 
 static void *arenaAlloc(PlanInt *p, size_t n) {
   ArenaBlk *b = p->pArena;
@@ -190,7 +194,7 @@ void ks_plan_free(ks_plan *pPlan) {
   if (p == NULL) return;
   while ((b = p->pArena) != NULL) {
     p->pArena = b->pNext;
-    if (b != p->pFirst) free(b);
+    if (b != arenaFirst(p)) free(b);
   }
   free(p->base.aRange);
   free(p->base.zDesc);
@@ -1025,11 +1029,10 @@ int ks_plan_make(const ks_schema *s, ks_constraint *aCons, int nCons,
   p = malloc(sizeof(PlanInt) + sizeof(ArenaBlk) + KS_ARENA_FIRST);
   if (p == NULL) return WCS_NOMEM;
   memset(p, 0, sizeof(PlanInt));
-  p->pFirst = (ArenaBlk *)(p + 1);
-  p->pFirst->pNext = NULL;
-  p->pFirst->nUsed = 0;
-  p->pFirst->nAlloc = KS_ARENA_FIRST;
-  p->pArena = p->pFirst;
+  p->pArena = arenaFirst(p);
+  p->pArena->pNext = NULL;
+  p->pArena->nUsed = 0;
+  p->pArena->nAlloc = KS_ARENA_FIRST;
   pl = &p->base;
   pl->pSchema = s;
   pl->nBucket = s->nSalt;
