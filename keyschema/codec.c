@@ -1151,20 +1151,11 @@ int ks_key_split_from(const ks_schema *s, const uint8_t *pKey, int nKey,
 
 int ks_key_last_int_any(const ks_schema *s, const uint8_t *pKey, int nKey,
                         int iOff, int64_t *pv) {
-  const ks_field *f = &s->aField[s->nField - 1];
   const char *zWhy = NULL;
-  int n = nKey - iOff;
-  /* digits are above a one-byte delimiter below '0' (asciiAbove would say
-  ** yes to each; the grammar keeps a DECIMAL field's delimiter there), so
-  ** the digit check is the whole field check */
-  if (!ks_key_split_resumes(s) || s->nDelim != 1 || s->aDelim[0] >= '0' ||
-      (f->eType != KS_INT64 && f->eType != KS_TIMESTAMP) ||
-      (f->eEnc != KS_ENC_DECIMAL && f->eEnc != KS_ENC_REVERSED_DECIMAL) ||
-      iOff < 0 || iOff > nKey || nKey > KS_MAX_KEY) {
-    return WCS_MISMATCH;
-  }
+  if (!ks_key_last_int_fits(s, nKey, iOff)) return WCS_MISMATCH;
   /* (its width is checked there) */
-  return ksIntFieldDecode(f, pKey + iOff, n, pv, &zWhy);
+  return ksIntFieldDecode(&s->aField[s->nField - 1], pKey + iOff, nKey - iOff,
+                          pv, &zWhy);
 }
 
 int ks_key_field_decode(const ks_schema *s, int iField, ks_value *pVal,

@@ -365,25 +365,30 @@ static inline int ks_digits8(const uint8_t *p, uint64_t *pv) {
 int ks_key_last_int_any(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
                         int iOff, int64_t *pv);
 
+/* The schema and offset ks_key_last_int handles: a last field in DECIMAL or
+** REVERSED DECIMAL after a one-byte delimiter below '0' (so the digits are
+** above it, and their check is the whole field check; the grammar keeps a
+** DECIMAL field's delimiter there). */
+static inline int ks_key_last_int_fits(const ks_schema *pSchema, int nKey,
+                                       int iOff) {
+  const ks_field *f = &pSchema->aField[pSchema->nField - 1];
+  return ks_key_split_resumes(pSchema) && pSchema->nDelim == 1 &&
+         pSchema->aDelim[0] < '0' &&
+         (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) &&
+         (f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL) &&
+         iOff >= 0 && iOff <= nKey && nKey <= KS_MAX_KEY;
+}
+
 static inline int ks_key_last_int(const ks_schema *pSchema, const uint8_t *pKey,
                                   int nKey, int iOff, int64_t *pv) {
   const ks_field *f = &pSchema->aField[pSchema->nField - 1];
   uint64_t u;
-  /* the conditions of ks_key_last_int_any, then 8 digits, which never
-  ** exceed the INT64 range */
-  if (ks_key_split_resumes(pSchema) && pSchema->nDelim == 1 &&
-      pSchema->aDelim[0] < '0' &&
-      (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) && f->nWidth == 8 &&
-      iOff >= 0 && nKey <= KS_MAX_KEY && nKey - iOff == 8 &&
+  /* 8 digits never exceed the INT64 range */
+  if (f->nWidth == 8 && nKey - iOff == 8 &&
+      ks_key_last_int_fits(pSchema, nKey, iOff) &&
       ks_digits8(pKey + iOff, &u)) {
-    if (f->eEnc == KS_ENC_DECIMAL) {
-      *pv = (int64_t)u;
-      return WCS_OK;
-    }
-    if (f->eEnc == KS_ENC_REVERSED_DECIMAL) {
-      *pv = (int64_t)(99999999u - u);
-      return WCS_OK;
-    }
+    *pv = f->eEnc == KS_ENC_DECIMAL ? (int64_t)u : (int64_t)(99999999u - u);
+    return WCS_OK;
   }
   return ks_key_last_int_any(pSchema, pKey, nKey, iOff, pv);
 }
