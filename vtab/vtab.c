@@ -4430,10 +4430,11 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   eConflict = sqlite3_vtab_on_conflict(pTab->pConn->db);
   if (pOld == NULL || pKey->n != (size_t)nOld ||
       memcmp(pKey->a, pOld, (size_t)nOld) != 0) {
-    /* a new row: INSERT, or an UPDATE that moves the row */
-    if (eConflict == SQLITE_IGNORE || eConflict == SQLITE_FAIL ||
-        eConflict == SQLITE_ROLLBACK ||
-        (pOld != NULL && eConflict != SQLITE_REPLACE)) {
+    /* a new row: INSERT, or an UPDATE that moves the row; a row there is
+    ** refused (or skipped) under every mode but REPLACE and an INSERT's
+    ** ABORT, the upsert */
+    if (eConflict != SQLITE_REPLACE &&
+        (pOld != NULL || eConflict != SQLITE_ABORT)) {
       int bExists = 0;
       rc = rowExists(pTab, pTxn, pKey->a, pKey->n, &bExists);
       if (rc != WCS_OK) {
