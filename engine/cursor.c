@@ -212,6 +212,8 @@ struct wcs_cursor {
                                 ** row filter without a call (its last
                                 ** WCS_ROW_EMIT_PREFIX), when bEmitPrefix */
   int bEmitPrefix;
+  int bOneFwd; /* forward, one stream, collect_plain() applies, no
+               ** overlay: advance_one() may take advance()'s step */
   wcs_buf tmp, tmp2;
   struct Proof *aProof; /* [pDef->nFam] for rows_proven; NULL until first
                         ** needed */
@@ -583,7 +585,7 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     }
     wcs_copy_short(z + nBody, pVal, nVal);
     nPut++;
-    rc = view_step(v);
+    rc = view_next(v);
     if (rc) break;
     if (!view_valid(v)) {
       *pbEnd = 1;
@@ -704,7 +706,7 @@ collect_rest(wcs_cursor *c, Stream *s, int nPut, size_t oQual, size_t nQual) {
         continue;
       }
     }
-    if (rc == WCS_OK) rc = view_step(s->pView);
+    if (rc == WCS_OK) rc = view_next(s->pView);
   }
   if (rc == WCS_OK) s->bDone = !view_valid(s->pView);
   return rc;
@@ -730,7 +732,7 @@ static int collect_keys(wcs_cursor *c, Stream *s) {
   if (key.iTs >= c->iMaxTs) return collect_rest(c, s, 0, 0, 0);
   c->nRaw++;
   for (;;) {
-    rc = view_step(v);
+    rc = view_next(v);
     if (rc || !view_valid(v)) break;
     k = view_key(v, &nk);
     if (view_shared(v) < o && !at_row(c, k, nk)) break;
@@ -968,6 +970,53 @@ static inline int below_end(wcs_cursor *c, int bNext, const uint8_t *r,
   return 1;
 }
 
+/*
+** advance() for its most common step, inline: forward, one stream of a
+** family collect_plain() reads (no overlay), just past a row (bPlaced),
+** the stream at the next row's first cell, the row unescaped, below the
+** range's end and passing the row filter without a call. Returns 1 with
+** that row assembled; 0 without a change when the step is anything else,
+** for advance() to take; 2 when the stream moved but gave no row (no cell
+** kept, or an error in *pRc), for advance() to go on from.
+*/
+static inline int advance_one(wcs_cursor *c, int *pRc) {
+  Stream *s = &c->aStream[0];
+  size_t nRowT;
+  const uint8_t *pRowT;
+  int rc;
+  if (s->bDone || !view_valid(s->pView)) return 0;
+  rc = stream_row(s, row_known(c, s));
+  if (rc || s->bRowEsc) return 0; /* advance() finds the same */
+  pRowT = s->pRowT;
+  nRowT = s->nRowT;
+  if (!HIOPEN(c->iRange) && !below_end(c, 1, pRowT, nRowT)) return 0;
+  if (c->xRowFilter &&
+      !(c->bEmitPrefix && nRowT - 2 >= c->emitPrefix.n &&
+        wcs_same_bytes(pRowT, c->emitPrefix.a, c->emitPrefix.n))) {
+    return 0;
+  }
+  c->bPlaced = 0;
+  c->bRowEsc = 0;
+  c->rowT.n = 0;
+  c->row.n = 0;
+  c->nRaw = 0;
+  c->nCell = 0;
+  c->data.n = 0;
+  rc = put(&c->rowT, pRowT, nRowT);
+  if (rc == WCS_OK) rc = put(&c->row, pRowT, nRowT - 2);
+  if (rc == WCS_OK) rc = collect_forward(c, s);
+  if (rc) {
+    *pRc = rc;
+    return 2;
+  }
+  pos_past_row(c);
+  c->bPlaced = 1;
+  if (c->nRaw == 0) return 2;
+  c->nRows++;
+  if (++c->nHeat >= ENG_HEAT_BATCH || c->nRows == 1) heat_flush(c);
+  return 1;
+}
+
 /* Find and assemble the next row at or beyond c->pos. */
 static int advance(wcs_cursor *c) {
   int rc = WCS_OK;
@@ -980,6 +1029,12 @@ static int advance(wcs_cursor *c) {
     const int bNext = c->bPlaced && !c->bReseek; /* just past a row */
 
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
+    if (c->bOneFwd && bNext) {
+      int r = advance_one(c, &rc);
+      if (r == 1) return WCS_OK;
+      if (rc) break;
+      if (r == 2) continue;
+    }
     /* the range holding the bound */
     if (!c->bReverse) {
       /* just past a row of the current range (bPlaced), the bound is
@@ -1690,6 +1745,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->bEmitPrefix = 0;
   c->iNow = eng_now(c->pEng);
   c->nStream = 0;
+  c->bOneFwd = 0;
   c->nRows = 0;
   c->nHeat = 0;
   c->bEof = 0;
@@ -1821,6 +1877,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->pView = sl->pView;
     c->nStream++;
   }
+  c->bOneFwd = c->nStream == 1 && c->aStream[0].bPlain && !c->bOverlay;
   /* Refreshed iterators read the latest state as of their refresh: the
   ** same as the snapshot only if nothing was committed since it was taken.
   ** Otherwise (rare) they are made again at the snapshot, so that every

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "keyschema/schema.h"
+#include "storage/iterrun.h"
 #include "storage/util.h"
 #include "wcs.h"
 
@@ -302,6 +303,9 @@ typedef struct EngViewPos {
   size_t nShared;      /* bytes pKey shares with the view's previous key,
                        ** when the step is known to have kept them (a step
                        ** within a run of settled data); 0: unknown */
+  wcs_iter *pRun;      /* the store iterator, when the view moves forward
+                       ** with no overlay, so that a step within its run
+                       ** is the view's step (view_next); else NULL */
 } EngViewPos;
 int view_new(EngView **pp, wcs_db *db, const wcs_snapshot *pSnap, Overlay *pOv,
              const void *pLower, size_t nLower, const void *pUpper,
@@ -341,6 +345,9 @@ int view_within(const EngView *p, const void *pLower, size_t nLower,
 /* Forward: first key >= k. Reverse: last key < k (k NULL: the last). */
 int view_seek(EngView *p, const void *pKey, size_t nKey);
 int view_step(EngView *p);
+/* view_step() for a step that ended the store iterator's run with the
+** iterator no longer valid (wcs_iter_run_next returned -1). */
+int view_run_end(EngView *p);
 /* Settle again at the current key if the overlay changed since the view
 ** last moved. Call before reading a view that may have gone stale. */
 int view_sync(EngView *p);
@@ -359,6 +366,24 @@ static inline size_t view_shared(const EngView *p) {
 static inline const uint8_t *view_value(const EngView *p, size_t *pn) {
   *pn = ((const EngViewPos *)p)->nVal;
   return ((const EngViewPos *)p)->pVal;
+}
+
+/* view_step(), with a step within the store iterator's run (forward, no
+** overlay) taken inline: the cursor steps once per cell. */
+__attribute__((always_inline)) static inline int view_next(EngView *p) {
+  EngViewPos *v = (EngViewPos *)p;
+  if (v->pRun != NULL && v->eCur != 0) {
+    const void *pK, *pV;
+    int r = wcs_iter_run_next(v->pRun, &pK, &v->nKey, &pV, &v->nVal);
+    if (r > 0) {
+      v->pKey = pK;
+      v->pVal = pV;
+      v->nShared = ((const wcs_iter_run *)v->pRun)->nShared;
+      return WCS_OK;
+    }
+    if (r < 0) return view_run_end(p);
+  }
+  return view_step(p);
 }
 
 /* ---- heat counters (stats.c) ---------------------------------------- */

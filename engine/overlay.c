@@ -632,6 +632,7 @@ void view_retarget(EngView *v, Overlay *pOv, int bReverse) {
   v->pNode = NULL;
   v->pos.eCur = 0;
   v->pos.nShared = 0;
+  v->pos.pRun = NULL;
   v->bKeyCopy = 0;
   v->rc = WCS_OK;
 }
@@ -644,6 +645,7 @@ void view_release(EngView *v) {
   wcs_iter_free(v->pIter);
   v->pIter = NULL;
   v->pos.eCur = 0;
+  v->pos.pRun = NULL;
   v->pNode = NULL;
   v->pOv = NULL;
 }
@@ -715,6 +717,7 @@ static void node_seek(EngView *v, const uint8_t *k, size_t nk) {
 int view_seek(EngView *v, const void *pKey, size_t nKey) {
   int rc;
   v->pos.nShared = 0;
+  v->pos.pRun = v->pOv == NULL && !v->bReverse ? v->pIter : NULL;
   if (!v->bReverse) {
     if (pKey)
       rc = wcs_iter_seek(v->pIter, pKey, nKey);
@@ -756,6 +759,12 @@ int view_sync(EngView *v) {
   return rc;
 }
 
+int view_run_end(EngView *v) {
+  v->pos.nShared = 0;
+  v->pos.eCur = 0;
+  return view_fail(v, wcs_iter_status(v->pIter));
+}
+
 int view_step(EngView *v) {
   int rc, eCur = v->pos.eCur;
   v->pos.nShared = 0;
@@ -776,10 +785,7 @@ int view_step(EngView *v) {
         if (!v->bReverse) v->pos.nShared = ((wcs_iter_run *)v->pIter)->nShared;
         return WCS_OK;
       }
-      if (r < 0) {
-        v->pos.eCur = 0;
-        return view_fail(v, wcs_iter_status(v->pIter));
-      }
+      if (r < 0) return view_run_end(v);
     }
     rc = store_step(v);
     if (rc == WCS_OK &&

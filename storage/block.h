@@ -327,8 +327,8 @@ static inline int block_iter_step(block_iter *p) {
       block_copy_words(p->aKey, p->pKey, nShared);
     }
     block_copy_words(p->aKey + nShared, z, nUnshared);
-    block_copy_words(p->aKey + nShared + nUnshared,
-                     p->pBase + p->nBase - nSuffix, nSuffix);
+    wcs_copy_short(p->aKey + nShared + nUnshared, p->pBase + p->nBase - nSuffix,
+                   nSuffix);
     p->pKey = p->aKey;
   }
   p->nPrev = 0;
