@@ -860,8 +860,8 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
       p->nPrevAlloc = nNew;
     }
     /* Reserve first: the shared prefix is copied from the same buffer.
-    ** Eight spare bytes: the parts are copied a word at a time (which
-    ** also keeps prevKeys.a non-NULL for empty keys). */
+    ** Eight spare bytes: the unshared part is copied a word at a time
+    ** (which also keeps prevKeys.a non-NULL for empty keys). */
     if (p->prevKeys.nAlloc - p->prevKeys.n < (size_t)nKey + 8 &&
         wcs_buf_reserve(&p->prevKeys, (size_t)nKey + 8)) {
       return fail(p, WCS_NOMEM);
@@ -869,16 +869,17 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
     {
       uint8_t *d = p->prevKeys.a + p->prevKeys.n;
       /* The previous key ends where this one starts (d), and shares at
-      ** most its length: the word copy of the shared prefix reads at most
-      ** 7 bytes past it, inside the buffer, and writes only past d, where
-      ** no byte of the prefix lies. The unshared bytes and the suffix come
-      ** from the block, where a value or the restart array follows them
-      ** (block_iter_step reads the same way). */
-      block_copy_words(d, p->prevKeys.a + iPrevKey, nShared);
+      ** most its length, so the shared prefix and its copy do not
+      ** overlap; it and the suffix, a few dozen bytes, are copied by at
+      ** most two overlapping loads and stores each (wcs_copy_short), not
+      ** a loop of words. The unshared bytes come from the block, where a
+      ** value or the restart array follows them: their word copy reads at
+      ** most 7 bytes past them (block_iter_step reads the same way). */
+      wcs_copy_short(d, p->prevKeys.a + iPrevKey, nShared);
       block_copy_words(d + nShared, z, nUnshared);
       if (nSuffix) {
-        block_copy_words(d + nShared + nUnshared,
-                         p->a + iBase + nBase - nSuffix, nSuffix);
+        wcs_copy_short(d + nShared + nUnshared, p->a + iBase + nBase - nSuffix,
+                       nSuffix);
       } else if (nShared == 0) {
         iBase = (uint32_t)(z - p->a); /* stored whole: the new base */
         nBase = nUnshared;

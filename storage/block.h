@@ -261,11 +261,8 @@ static inline void block_iter_use_prev(block_iter *p, int i) {
 }
 
 /* Copy n bytes eight at a time: up to 7 bytes past s[n) are read and past
-** d[n) written, which the callers below have room for. Each word goes
-** through a local: the bytes read past s[n) may be the ones just written
-** at d (fillPrev copies a key's prefix from the key right before it), and
-** memcpy between overlapping bytes is undefined even where one load and
-** one store would do. */
+** d[n) written, which the callers have room for (they copy a key's bytes
+** out of the block, where more entries or the restart array follow). */
 static inline void block_copy_words(uint8_t *d, const uint8_t *s, uint32_t n) {
   uint32_t i;
   for (i = 0; i < n; i += 8) {
