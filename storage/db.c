@@ -2078,9 +2078,13 @@ static int iterSetBounds(wcs_iter *it, const wcs_iter_options *o) {
   it->r.bUpperCmp = it->bUpper; /* until iterTarget knows the children */
   it->r.upperHi = wcs_key_slice(it->upper.a, it->upper.n, 0);
   it->r.upperLo = wcs_key_slice(it->upper.a, it->upper.n, 8);
+  it->r.pUpper = it->upper.a;
+  it->r.nUpper = it->upper.n;
   it->r.bLower = it->bLower;
   it->r.lowerHi = wcs_key_slice(it->lower.a, it->lower.n, 0);
   it->r.lowerLo = wcs_key_slice(it->lower.a, it->lower.n, 8);
+  it->r.pLower = it->lower.a;
+  it->r.nLower = it->lower.n;
   it->bPrefix = bPrefix;
   it->bNoFill = o->bNoCacheFill != 0;
   iterBoundsPrefix(it);

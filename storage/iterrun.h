@@ -46,9 +46,13 @@ typedef struct wcs_iter_run {
   int bUpperCmp;    /* keys may reach the upper bound: compare them */
   uint64_t upperHi; /* bytes [0, 8) and [8, 16) of the upper bound as */
   uint64_t upperLo; /* wcs_key_slice numbers */
+  const uint8_t *pUpper; /* the upper bound, whole (keys that tie with */
+  size_t nUpper;         /* it in their first 16 bytes) */
   int bLower;       /* a lower bound: compare keys with it, reverse */
   uint64_t lowerHi; /* bytes [0, 8) and [8, 16) of the lower bound */
   uint64_t lowerLo;
+  const uint8_t *pLower; /* the lower bound, whole */
+  size_t nLower;
 } wcs_iter_run;
 
 /* Finish a step the run began but cannot decide (an entry that is not a
@@ -80,7 +84,15 @@ wcs_iter_run_next(wcs_iter *it, const void **ppKey, size_t *pnKey,
   if (r->bUpperCmp) {
     uint64_t s = wcs_key_slice(k, nU, 0);
     if (s > r->upperHi) goto resume;
-    if (s == r->upperHi && wcs_key_slice(k, nU, 8) >= r->upperLo) goto resume;
+    if (s == r->upperHi) {
+      /* a tie in 16 bytes (a scan of a long prefix ties at every key) is
+      ** settled here, not by the general step */
+      uint64_t t = wcs_key_slice(k, nU, 8);
+      if (t > r->upperLo ||
+          (t == r->upperLo && wcs_ukey_cmp(k, nU, r->pUpper, r->nUpper) >= 0)) {
+        goto resume;
+      }
+    }
   }
   r->pKey = k;
   r->nKey = nU;
@@ -135,7 +147,13 @@ static inline int wcs_iter_run_prev(wcs_iter *it, const void **ppKey,
   if (r->bLower) {
     uint64_t s = wcs_key_slice(k, nU, 0);
     if (s < r->lowerHi) return 0;
-    if (s == r->lowerHi && wcs_key_slice(k, nU, 8) <= r->lowerLo) return 0;
+    if (s == r->lowerHi) {
+      uint64_t t = wcs_key_slice(k, nU, 8);
+      if (t < r->lowerLo ||
+          (t == r->lowerLo && wcs_ukey_cmp(k, nU, r->pLower, r->nLower) < 0)) {
+        return 0;
+      }
+    }
   }
   r->pKey = k;
   r->nKey = nU;

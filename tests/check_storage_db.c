@@ -309,6 +309,79 @@ START_TEST(test_db_settled_scan_steps_over_versions_and_deletes) {
 }
 END_TEST
 
+/* Keys of a long common prefix (a prefix scan's) tie with bounds of the
+** same prefix in the 16 bytes the run step compares first; the step then
+** compares them whole. A scan stops exactly at its upper bound forward
+** and at its lower bound backward, and steps within the run up to them. */
+START_TEST(test_db_settled_scan_bounds_tie_in_their_first_16_bytes) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  char *zDir = strdup(tu_tmpdir("dbtie"));
+  char aLo[32], aHi[32];
+  int i, nRun;
+  wcs_options_init(&o);
+  o.bNoBackground = 1;
+  o.nBlockSize = 1024;
+  OK(wcs_db_open(&db, zDir, &o, NULL));
+  for (i = 0; i < 300; i++) {
+    char aK[32];
+    snprintf(aK, sizeof aK, "tenant-0001/device-%05d", i);
+    OK(wcs_db_put(db, aK, strlen(aK), "v", 1));
+  }
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0)); /* settled: seq 0 */
+  snprintf(aLo, sizeof aLo, "tenant-0001/device-%05d", 100);
+  snprintf(aHi, sizeof aHi, "tenant-0001/device-%05d", 200);
+  memset(&io, 0, sizeof io);
+  io.pLower = aLo;
+  io.nLower = strlen(aLo);
+  io.pUpper = aHi;
+  io.nUpper = strlen(aHi);
+  OK(wcs_iter_new(db, &io, &it));
+  /* forward, from the lower bound to just below the upper one */
+  nRun = nRunSteps;
+  OK(wcs_iter_first(it));
+  for (i = 100; i < 200; i++) {
+    char aK[32];
+    size_t nK;
+    const void *k;
+    snprintf(aK, sizeof aK, "tenant-0001/device-%05d", i);
+    ck_assert_msg(wcs_iter_valid(it), "the scan ended before %s", aK);
+    k = wcs_iter_key(it, &nK);
+    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
+                  "key %.*s, "
+                  "expected %s",
+                  (int)nK, (const char *)k, aK);
+    OK(stepAsScan(it, 0));
+  }
+  ck_assert_msg(!wcs_iter_valid(it), "the scan went past its upper bound");
+  ck_assert_int_gt(nRunSteps - nRun, 50);
+  /* backward, from just below the upper bound down to the lower one */
+  nRun = nRunStepsRev;
+  OK(wcs_iter_last(it));
+  for (i = 199; i >= 100; i--) {
+    char aK[32];
+    size_t nK;
+    const void *k;
+    snprintf(aK, sizeof aK, "tenant-0001/device-%05d", i);
+    ck_assert_msg(wcs_iter_valid(it), "the scan ended before %s", aK);
+    k = wcs_iter_key(it, &nK);
+    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
+                  "key %.*s, "
+                  "expected %s",
+                  (int)nK, (const char *)k, aK);
+    OK(stepAsScan(it, 1));
+  }
+  ck_assert_msg(!wcs_iter_valid(it), "the scan went below its lower bound");
+  ck_assert_int_gt(nRunStepsRev - nRun, 50);
+  wcs_iter_free(it);
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+  free(zDir);
+}
+END_TEST
+
 START_TEST(test_db_batch_is_atomic_and_ordered) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -2715,6 +2788,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_memory_store_put_get_delete);
   tcase_add_test(tc, test_db_iter_key_is_null_only_when_not_valid);
   tcase_add_test(tc, test_db_settled_scan_steps_over_versions_and_deletes);
+  tcase_add_test(tc, test_db_settled_scan_bounds_tie_in_their_first_16_bytes);
   tcase_add_test(tc, test_db_batch_is_atomic_and_ordered);
   tcase_add_test(tc, test_db_range_delete_in_memtable);
   tcase_add_test(tc, test_db_range_delete_in_files_and_compaction);
