@@ -1764,7 +1764,7 @@ struct wcs_iter {
   int bLower, bUpper;   /* bound present */
   /* r.bUpperCmp: bUpper, and a child may hold keys >= upper: findNext
   ** compares each key with it; r.upperHi, r.upperLo: bytes [0, 8) and
-  ** [8, 16) of upper as wcs_key_slice numbers (iterPastUpper) */
+  ** [8, 16) of upper as wcs_key_slice numbers (wcs_iter_run_past_upper) */
   wcs_buf prefix;       /* the prefix option (for bloom skipping) */
   int bPrefix;
   const uint8_t *pBloomPre; /* a bloom prefix every key in bounds shares,
@@ -1823,19 +1823,6 @@ static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
   return f && f->aSeq[0] > seq;
 }
 
-/* Is user key k at or past the upper bound? Slices of the two keys (the
-** first 16 bytes, zero-padded) that differ order the keys as the keys
-** themselves: a load or two per key instead of a compare, which a scan
-** whose keys differ from the bound within those bytes never reaches. */
-static inline int iterPastUpper(const wcs_iter *it, const uint8_t *k,
-                                size_t n) {
-  uint64_t s = wcs_key_slice(k, n, 0);
-  if (s != it->r.upperHi) return s > it->r.upperHi;
-  s = wcs_key_slice(k, n, 8);
-  if (s != it->r.upperLo) return s > it->r.upperLo;
-  return wcs_ukey_cmp(k, n, it->upper.a, it->upper.n) >= 0;
-}
-
 static int iterFail(wcs_iter *it) {
   char *z = NULL;
   int rc = it->pM->pMethods->xStatus(it->pM, &z);
@@ -1886,7 +1873,7 @@ static int findNext(wcs_iter *it, int bSkip) {
     uint64_t tr = wcs_ikey_trailer(k, nK);
     uint64_t seq = tr >> 8;
     if (seq <= it->snap) {
-      if (it->r.bUpperCmp && iterPastUpper(it, k, nU)) {
+      if (it->r.bUpperCmp && wcs_iter_run_past_upper(&it->r, k, nU)) {
         /* a positioned stream has not failed (iter.h): no status to ask */
         iterNoEntry(it);
         return WCS_OK;

@@ -55,6 +55,30 @@ typedef struct wcs_iter_run {
   size_t nLower;
 } wcs_iter_run;
 
+/* Is user key k at or past the upper bound? Slices of the two keys (the
+** first 16 bytes, zero-padded) that differ order the keys as the keys
+** themselves: a load or two per key instead of a compare; keys that tie
+** there (a scan of a prefix longer than 16 bytes ties at every key) are
+** compared whole. */
+static inline int wcs_iter_run_past_upper(const wcs_iter_run *r,
+                                          const uint8_t *k, size_t n) {
+  uint64_t s = wcs_key_slice(k, n, 0);
+  if (s != r->upperHi) return s > r->upperHi;
+  s = wcs_key_slice(k, n, 8);
+  if (s != r->upperLo) return s > r->upperLo;
+  return wcs_ukey_cmp(k, n, r->pUpper, r->nUpper) >= 0;
+}
+
+/* The same for the lower bound: is k below it? */
+static inline int wcs_iter_run_below_lower(const wcs_iter_run *r,
+                                           const uint8_t *k, size_t n) {
+  uint64_t s = wcs_key_slice(k, n, 0);
+  if (s != r->lowerHi) return s < r->lowerHi;
+  s = wcs_key_slice(k, n, 8);
+  if (s != r->lowerLo) return s < r->lowerLo;
+  return wcs_ukey_cmp(k, n, r->pLower, r->nLower) < 0;
+}
+
 /* Finish a step the run began but cannot decide (an entry that is not a
 ** settled put, or whose first 16 bytes tie with the upper bound's): the
 ** iterator takes it from the entry the cursor is at, as wcs_iter_next
@@ -81,19 +105,7 @@ wcs_iter_run_next(wcs_iter *it, const void **ppKey, size_t *pnKey,
   k = bi->pKey;
   nU = bi->nKey - WCS_IKEY_TRAILER;
   if (wcs_ikey_trailer(k, bi->nKey) != WCS_KT_PUT) goto resume;
-  if (r->bUpperCmp) {
-    uint64_t s = wcs_key_slice(k, nU, 0);
-    if (s > r->upperHi) goto resume;
-    if (s == r->upperHi) {
-      /* a tie in 16 bytes (a scan of a long prefix ties at every key) is
-      ** settled here, not by the general step */
-      uint64_t t = wcs_key_slice(k, nU, 8);
-      if (t > r->upperLo ||
-          (t == r->upperLo && wcs_ukey_cmp(k, nU, r->pUpper, r->nUpper) >= 0)) {
-        goto resume;
-      }
-    }
-  }
+  if (r->bUpperCmp && wcs_iter_run_past_upper(r, k, nU)) goto resume;
   r->pKey = k;
   r->nKey = nU;
   r->pVal = bi->pVal;
@@ -144,17 +156,7 @@ static inline int wcs_iter_run_prev(wcs_iter *it, const void **ppKey,
     return 0;
   }
   nU = pJ->nKey - WCS_IKEY_TRAILER;
-  if (r->bLower) {
-    uint64_t s = wcs_key_slice(k, nU, 0);
-    if (s < r->lowerHi) return 0;
-    if (s == r->lowerHi) {
-      uint64_t t = wcs_key_slice(k, nU, 8);
-      if (t < r->lowerLo ||
-          (t == r->lowerLo && wcs_ukey_cmp(k, nU, r->pLower, r->nLower) < 0)) {
-        return 0;
-      }
-    }
-  }
+  if (r->bLower && wcs_iter_run_below_lower(r, k, nU)) return 0;
   r->pKey = k;
   r->nKey = nU;
   r->pVal = bi->a + pJ->iNext - pJ->nVal;

@@ -309,6 +309,30 @@ START_TEST(test_db_settled_scan_steps_over_versions_and_deletes) {
 }
 END_TEST
 
+/* Scan it (over db), forward (from its first key) or backward (from its last),
+*and
+** expect keys tenant-0001/device-NNNNN for NNNNN from 100 up to 199 or
+** down to 100, then the end, with most steps taken within a run. */
+static void expectTieScan(wcs_db *db, wcs_iter *it, int bRev) {
+  int i, nRun = bRev ? nRunStepsRev : nRunSteps;
+  OK(bRev ? wcs_iter_last(it) : wcs_iter_first(it));
+  for (i = 0; i < 100; i++) {
+    char aK[32];
+    size_t nK;
+    const void *k;
+    snprintf(aK, sizeof aK, "tenant-0001/device-%05d",
+             bRev ? 199 - i : 100 + i);
+    ck_assert_msg(wcs_iter_valid(it), "the scan ended before %s", aK);
+    k = wcs_iter_key(it, &nK);
+    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
+                  "key %.*s, expected %s", (int)nK, (const char *)k, aK);
+    OK(stepAsScan(it, bRev));
+  }
+  ck_assert_msg(!wcs_iter_valid(it), "the scan went past its %s bound",
+                bRev ? "lower" : "upper");
+  ck_assert_int_gt((bRev ? nRunStepsRev : nRunSteps) - nRun, 50);
+}
+
 /* Keys of a long common prefix (a prefix scan's) tie with bounds of the
 ** same prefix in the 16 bytes the run step compares first; the step then
 ** compares them whole. A scan stops exactly at its upper bound forward
@@ -320,7 +344,7 @@ START_TEST(test_db_settled_scan_bounds_tie_in_their_first_16_bytes) {
   wcs_iter *it = NULL;
   char *zDir = strdup(tu_tmpdir("dbtie"));
   char aLo[32], aHi[32];
-  int i, nRun;
+  int i;
   wcs_options_init(&o);
   o.bNoBackground = 1;
   o.nBlockSize = 1024;
@@ -339,42 +363,8 @@ START_TEST(test_db_settled_scan_bounds_tie_in_their_first_16_bytes) {
   io.pUpper = aHi;
   io.nUpper = strlen(aHi);
   OK(wcs_iter_new(db, &io, &it));
-  /* forward, from the lower bound to just below the upper one */
-  nRun = nRunSteps;
-  OK(wcs_iter_first(it));
-  for (i = 100; i < 200; i++) {
-    char aK[32];
-    size_t nK;
-    const void *k;
-    snprintf(aK, sizeof aK, "tenant-0001/device-%05d", i);
-    ck_assert_msg(wcs_iter_valid(it), "the scan ended before %s", aK);
-    k = wcs_iter_key(it, &nK);
-    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
-                  "key %.*s, "
-                  "expected %s",
-                  (int)nK, (const char *)k, aK);
-    OK(stepAsScan(it, 0));
-  }
-  ck_assert_msg(!wcs_iter_valid(it), "the scan went past its upper bound");
-  ck_assert_int_gt(nRunSteps - nRun, 50);
-  /* backward, from just below the upper bound down to the lower one */
-  nRun = nRunStepsRev;
-  OK(wcs_iter_last(it));
-  for (i = 199; i >= 100; i--) {
-    char aK[32];
-    size_t nK;
-    const void *k;
-    snprintf(aK, sizeof aK, "tenant-0001/device-%05d", i);
-    ck_assert_msg(wcs_iter_valid(it), "the scan ended before %s", aK);
-    k = wcs_iter_key(it, &nK);
-    ck_assert_msg(nK == strlen(aK) && memcmp(k, aK, nK) == 0,
-                  "key %.*s, "
-                  "expected %s",
-                  (int)nK, (const char *)k, aK);
-    OK(stepAsScan(it, 1));
-  }
-  ck_assert_msg(!wcs_iter_valid(it), "the scan went below its lower bound");
-  ck_assert_int_gt(nRunStepsRev - nRun, 50);
+  expectTieScan(db, it, 0);
+  expectTieScan(db, it, 1);
   wcs_iter_free(it);
   OK(wcs_db_close(db));
   tu_rmrf(zDir);
