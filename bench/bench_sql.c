@@ -14,7 +14,7 @@
 **             run gets fresh files, removed at the end
 **   -w LIST   workloads to run, comma separated (default all; the names are
 **             those of the result table: sorted,random,point,prefix,range,
-**             agg,skip,desc10,distinct,minkey,bytes,raw)
+**             agg,skip,desc10,distinct,minkey,rows,bytes,raw)
 **   -q SCALE  multiply the number of queries per workload (default 1.0)
 **   -c SIZE   give the wcs table CACHE 'SIZE' (e.g. 256MiB): its store's
 **             block cache budget (default: the store's 64 MiB)
@@ -61,6 +61,9 @@
 **            device; not a goal of the issue: a query shape where a
 **            scan of every row would be thousands of times slower)
 **   minkey   SELECT min(id) WHERE device=? (one row; the same)
+**   rows     SELECT count(*) over the whole table (not a goal either: a
+**            statement that reads no column, which wcs answers from the
+**            files' notes after the settling step)
 **   bytes    bytes on disk after the sorted load and the settling step
 **            below: wcs store directory / native database file and WAL
 **            (after a checkpoint); also reported right after the load
@@ -115,13 +118,14 @@ enum {
   W_DESC10,
   W_DISTINCT,
   W_MINKEY,
+  W_ROWS,
   W_BYTES,
   W_RAW,
   W_COUNT
 };
-static const char *azWork[W_COUNT] = {"sorted",   "random", "point", "prefix",
-                                      "range",    "agg",    "skip",  "desc10",
-                                      "distinct", "minkey", "bytes", "raw"};
+static const char *azWork[W_COUNT] = {
+    "sorted", "random",   "point",  "prefix", "range", "agg", "skip",
+    "desc10", "distinct", "minkey", "rows",   "bytes", "raw"};
 static const char *azLabel[W_COUNT] = {
     "bulk load, sorted keys, one transaction",
     "load in random key order",
@@ -133,12 +137,14 @@ static const char *azLabel[W_COUNT] = {
     "ORDER BY day DESC LIMIT 10 for one device+id",
     "SELECT DISTINCT id WHERE device=? (not in the issue)",
     "SELECT min(id) WHERE device=? (not in the issue)",
+    "SELECT count(*) FROM m (not in the issue)",
     "bytes on disk (wcs / native)",
     "full scan: SQL vs raw storage iterator"};
-static const char *azGoal[W_COUNT] = {">= 2x", ">= 4x", ">= 1x",    ">= 1x",
-                                      ">= 1x", ">= 1x", ">= 1x",    ">= 1x",
-                                      ">= 1x", ">= 1x", "<= 0.35x", ">= 0.5x"};
-static const double aGoal[W_COUNT] = {2, 4, 1, 1, 1, 1, 1, 1, 1, 1, 0.35, 0.5};
+static const char *azGoal[W_COUNT] = {
+    ">= 2x", ">= 4x", ">= 1x", ">= 1x", ">= 1x",    ">= 1x",  ">= 1x",
+    ">= 1x", ">= 1x", ">= 1x", ">= 1x", "<= 0.35x", ">= 0.5x"};
+static const double aGoal[W_COUNT] = {2, 4, 1, 1, 1,    1,  1,
+                                      1, 1, 1, 1, 0.35, 0.5};
 
 typedef struct Result {
   int nRun;
@@ -877,6 +883,22 @@ static double qMinKey(Eng *e, long nQ) {
   return qPerDevice(e, nQ, "SELECT min(id) FROM m WHERE device = ?", 1, 6006);
 }
 
+/* SELECT count(*) of the whole table, nQ times: every row each time. */
+static double qRows(Eng *e, long nQ) {
+  sqlite3_stmt *st = prep(e->db, "SELECT count(*) FROM m");
+  double t0 = now();
+  long i;
+  for (i = 0; i < nQ; i++) {
+    int64_t n = 0;
+    stepAll(e->db, st, &n, NULL);
+    if (n != nRow)
+      die("%s count(*) = %lld, expected %ld", e->zName, (long long)n, nRow);
+  }
+  t0 = now() - t0;
+  sqlite3_finalize(st);
+  return t0;
+}
+
 static double qAgg(Eng *e, int64_t *pCount) {
   sqlite3_stmt *st = prep(e->db, "SELECT count(*), sum(cpu), max(mem) FROM m");
   double t0 = now();
@@ -1137,7 +1159,7 @@ int main(int argc, char **argv) {
   const char *zDir = "bench-sql-data";
   Eng aEng[3];
   long *aOrder = NULL;
-  long nPoint, nPrefix, nRange, nDesc, nSkip, nFull, nDistinct, nMinKey;
+  long nPoint, nPrefix, nRange, nDesc, nSkip, nFull, nDistinct, nMinKey, nRows;
 
   for (i = 0; i < W_COUNT; i++)
     abWork[i] = 1;
@@ -1192,6 +1214,7 @@ int main(int argc, char **argv) {
   nSkip = (long)(qScale * 50);
   nDistinct = (long)(qScale * 200);
   nMinKey = (long)(qScale * 10000);
+  nRows = (long)(qScale * 10);
   nFull = 2;
   if (nPoint < 1) nPoint = 1;
   if (nPrefix < 1) nPrefix = 1;
@@ -1200,6 +1223,7 @@ int main(int argc, char **argv) {
   if (nSkip < 1) nSkip = 1;
   if (nDistinct < 1) nDistinct = 1;
   if (nMinKey < 1) nMinKey = 1;
+  if (nRows < 1) nRows = 1;
   aRes[W_SORTED].nOps = aRes[W_RANDOM].nOps = 1;
   aRes[W_POINT].nOps = nPoint;
   aRes[W_PREFIX].nOps = nPrefix;
@@ -1208,6 +1232,7 @@ int main(int argc, char **argv) {
   aRes[W_SKIP].nOps = nSkip;
   aRes[W_DISTINCT].nOps = nDistinct;
   aRes[W_MINKEY].nOps = nMinKey;
+  aRes[W_ROWS].nOps = nRows;
   aRes[W_AGG].nOps = 1;
 
   printf("bench_sql: SQLite %s, %ld rows, %d runs\n", sqlite3_libversion(),
@@ -1247,8 +1272,8 @@ int main(int argc, char **argv) {
     int e, first = run & 1; /* alternate which engine goes first */
     int bQueries = want(W_POINT) || want(W_PREFIX) || want(W_RANGE) ||
                    want(W_AGG) || want(W_SKIP) || want(W_DESC10) ||
-                   want(W_DISTINCT) || want(W_MINKEY) || want(W_BYTES) ||
-                   want(W_RAW);
+                   want(W_DISTINCT) || want(W_MINKEY) || want(W_ROWS) ||
+                   want(W_BYTES) || want(W_RAW);
     note("run %d\n", run + 1);
     if (want(W_SORTED) || bQueries) {
       for (i = 0; i < 2; i++) {
@@ -1308,6 +1333,12 @@ int main(int argc, char **argv) {
           t[i ^ first] = qMinKey(&aEng[i ^ first], nMinKey);
         addRun(W_MINKEY, t[0], t[1], 0);
         note("  minkey native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_ROWS)) {
+        for (i = 0; i < 2; i++)
+          t[i ^ first] = qRows(&aEng[i ^ first], nRows);
+        addRun(W_ROWS, t[0], t[1], 0);
+        note("  rows   native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_AGG)) {
         for (i = 0; i < 2; i++)

@@ -150,6 +150,7 @@ typedef struct Proof {
   wcs_iter *pIter; /* over the whole family; NULL: none yet */
   uint64_t iEpoch; /* pIter's epoch when acc was gathered; 0: never */
   ProofAcc acc;    /* what the notes of its files said then */
+  uint64_t nBytes; /* the family's stored bytes then (wcs_db_approximate) */
 } Proof;
 
 struct wcs_cursor {
@@ -214,6 +215,10 @@ struct wcs_cursor {
   int bEmitPrefix;
   int bOneFwd; /* forward, one stream, collect_plain() applies, no
                ** overlay: advance_one() may take advance()'s step */
+  int bCountKnown;      /* a keys-only read of the whole table whose rows
+                        ** the files' notes count: nCountTotal of them
+                        ** (wcs_cursor_rows_left) */
+  uint64_t nCountTotal; /* rows the read returns in all, before nRowLimit */
   wcs_buf tmp, tmp2;
   struct Proof *aProof; /* [pDef->nFam] for rows_proven; NULL until first
                         ** needed */
@@ -1620,17 +1625,22 @@ static int proof_note(void *pCtx, const wcs_file_note *n) {
 ** each family's keys are one sorted run of files, none newer than the
 ** snapshot, with no delete or range delete among them and no memtable key,
 ** and every family's rows have the same count and hash sum. Then the
-** table's rows are the rows of any one family. Anything else (a
+** table's rows are the rows of any one family, and *pnRows of them (a
+** table of one family proves that count alone); *piSmall is the family
+** with the fewest stored bytes, the cheapest to read them from. Anything
+** else (a
 ** transaction's own writes, a time filter, an age limit that hides cells
 ** at read time, a file without a note) proves nothing: *pbProven = 0.
 */
 static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
-                       int *pbProven) {
+                       int *pbProven, uint64_t *pnRows, int *piSmall) {
   const EngDef *d = c->pDef;
   EngRowSum first;
   int i, rc = WCS_OK;
   *pbProven = 0;
-  if (d->nFam < 2 || c->iMinTs > 0 || c->iMaxTs != INT64_MAX) return WCS_OK;
+  *pnRows = 0;
+  *piSmall = 0;
+  if (c->iMinTs > 0 || c->iMaxTs != INT64_MAX) return WCS_OK;
   if (pTxn && pTxn->pOv &&
       (ov_count(pTxn->pOv) > 0 || ov_range_count(pTxn->pOv) > 0)) {
     return WCS_OK;
@@ -1666,10 +1676,20 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
     }
     if (rc == WCS_OK &&
         (p->iEpoch == 0 || p->iEpoch != wcs_iter_epoch(p->pIter))) {
-      /* its sources changed: read the notes again */
+      /* its sources changed: read the notes (and the size) again */
       memset(a, 0, sizeof *a);
       eng_prefix_bytes(a->aPre, d->iTid, d->aFam[i].iFid);
       rc = wcs_iter_notes(p->pIter, &a->bRun, a, proof_note);
+      c->lower.n = c->upper.n = 0;
+      if (rc == WCS_OK)
+        rc = eng_put_prefix(&c->lower, d->iTid, d->aFam[i].iFid);
+      if (rc == WCS_OK) {
+        rc = eng_put_family_end(&c->upper, d->iTid, d->aFam[i].iFid);
+      }
+      if (rc == WCS_OK) {
+        rc = wcs_db_approximate(c->pEng->db, c->lower.a, c->lower.n, c->upper.a,
+                                c->upper.n, &p->nBytes, NULL);
+      }
       p->iEpoch = wcs_iter_epoch(p->pIter);
     }
     if (rc) {
@@ -1681,6 +1701,7 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
         a->sum.nDel > 0) {
       return WCS_OK;
     }
+    if (p->nBytes < c->aProof[*piSmall].nBytes) *piSmall = i;
     if (i == 0) {
       first = a->sum;
     } else if (a->sum.nRows != first.nRows || a->sum.lo != first.lo ||
@@ -1689,6 +1710,7 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
     }
   }
   *pbProven = 1;
+  *pnRows = first.nRows;
   return WCS_OK;
 }
 
@@ -1725,6 +1747,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   Overlay *pOv = NULL;
   uint64_t iSeq;
   int rc = WCS_OK, i, bPoint = 0, nRefreshed = 0, nSel = 0, bTry = 0;
+  int bCount = 0;
 
   c->pTxn = pTxn;
   if (pTxn) pTxn->nCursor++;
@@ -1746,6 +1769,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->iNow = eng_now(c->pEng);
   c->nStream = 0;
   c->bOneFwd = 0;
+  c->bCountKnown = 0;
+  c->nCountTotal = 0;
   c->nRows = 0;
   c->nHeat = 0;
   c->bEof = 0;
@@ -1767,13 +1792,18 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   }
   for (i = 0; i < d->nFam; i++)
     nSel += c->abFam[i];
-  if (rc == WCS_OK && d->nFam > 1 &&
-      (o->azFamily ? o->bRowsOfAll && nSel < d->nFam : o->bKeysOnly)) {
-    bTry = 1;
-  }
   if (rc == WCS_OK) {
     rc = set_ranges(c, o->aRange, o->nRange);
     if (rc) eng_err(rc, "out of memory");
+  }
+  /* keys only, every row of the whole table: the notes may count them */
+  bCount = rc == WCS_OK && c->bKeysOnly && o->azFamily == NULL &&
+           c->xRowFilter == NULL && c->nRange == 1 && NLO(0) == 0 && HIOPEN(0);
+  if (rc == WCS_OK &&
+      ((d->nFam > 1 &&
+        (o->azFamily ? o->bRowsOfAll && nSel < d->nFam : o->bKeysOnly)) ||
+       bCount)) {
+    bTry = 1;
   }
   /* the snapshot all streams share; reading one family of the latest
   ** state needs none (its iterator reads at one sequence number anyway),
@@ -1789,11 +1819,17 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     }
   }
   if (rc == WCS_OK && bTry) {
-    int bProven = 0;
-    rc = rows_proven(c, pTxn, wcs_snapshot_seq(pSnap), &bProven);
+    int bProven = 0, iSmall = 0;
+    uint64_t nRows = 0;
+    rc = rows_proven(c, pTxn, wcs_snapshot_seq(pSnap), &bProven, &nRows,
+                     &iSmall);
+    if (rc == WCS_OK && bProven && bCount) {
+      c->bCountKnown = 1;
+      c->nCountTotal = nRows;
+    }
     if (rc == WCS_OK && bProven && o->azFamily == NULL) {
       memset(c->abFam, 0, (size_t)d->nFam);
-      c->abFam[0] = 1; /* keys only: one family has every row */
+      c->abFam[iSmall] = 1; /* keys only: any family has every row */
     } else if (rc == WCS_OK && !bProven) {
       memset(c->abFam, 1, (size_t)d->nFam);
     }
@@ -2010,7 +2046,16 @@ int wcs_cursor_seek(wcs_cursor *c, const void *pKey, size_t nKey) {
   c->bReseek = 1;
   c->bPlaced = 0;
   c->bEof = 0;
+  c->bCountKnown = 0; /* rows skipped or read again: no longer counted */
   return advance(c);
+}
+
+int wcs_cursor_rows_left(const wcs_cursor *c, uint64_t *pnLeft) {
+  uint64_t n = c->nCountTotal;
+  if (!c->bCountKnown) return 0;
+  if (c->nRowLimit && c->nRowLimit < n) n = c->nRowLimit;
+  *pnLeft = n > c->nRows ? n - c->nRows : 0;
+  return 1;
 }
 
 const void *wcs_cursor_row(const wcs_cursor *c, size_t *pnRow) {

@@ -1049,6 +1049,16 @@ const void *wcs_cursor_row(const wcs_cursor *pCur, size_t *pnRow);
 ** ascending, timestamps descending; borrowed until the cursor moves.
 ** History mode is nVersions 0: every live cell. */
 const wcs_cell *wcs_cursor_cells(const wcs_cursor *pCur, int *pnCell);
+/* For a keys-only read of the whole table (bKeysOnly, no aRange, no
+** azFamily, no row filter) whose rows the files' notes count without
+** reading them (doc/engine.md, "Rows from the files' notes"): returns 1
+** with *pnLeft the rows the read returns after the current one (0 at the
+** end), so that a caller that needs only how many rows there are need
+** not step through them. Returns 0 when the count is not known that way
+** (data not settled in one sorted run, deletes not yet compacted away, a
+** transaction's own writes, a time filter, an age limit) or after
+** wcs_cursor_seek(): read the rows. */
+int wcs_cursor_rows_left(const wcs_cursor *pCur, uint64_t *pnLeft);
 
 /* ---- statistics for the planner ------------------------------------ */
 

@@ -88,11 +88,14 @@ static void compact_all(wcs_engine *e) {
 }
 
 /* A read of family a (bRowsOfAll) or of keys only (bKeys): the rows it
-** returns and how many cells of each family came with them. */
+** returns and how many cells of each family came with them; whether the
+** files' notes counted its rows (wcs_cursor_rows_left), and how many. */
 typedef struct Read {
   int nRow;
   long anCell[2];
   char zFirst[16], zLast[16];
+  int bCounted;
+  uint64_t nCounted;
 } Read;
 
 static Read read_rows(wcs_table *t, wcs_txn *x, int bKeys, int64_t iMinTs,
@@ -113,19 +116,27 @@ static Read read_rows(wcs_table *t, wcs_txn *x, int bKeys, int64_t iMinTs,
   o.iMinTs = iMinTs;
   o.bReverse = bReverse;
   OKX(wcs_cursor_open(&c, t, x, &o));
+  r.bCounted = wcs_cursor_rows_left(c, &r.nCounted);
+  if (r.bCounted && !wcs_cursor_eof(c)) r.nCounted++;
   while (!wcs_cursor_eof(c)) {
     size_t nRow;
     const char *pRow = wcs_cursor_row(c, &nRow);
     int nCell, i;
     const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+    uint64_t nLeft = 0;
     ck_assert_uint_lt(nRow, sizeof r.zLast);
     if (r.nRow++ == 0) memcpy(r.zFirst, pRow, nRow);
     memcpy(r.zLast, pRow, nRow);
     r.zLast[nRow] = 0;
     for (i = 0; i < nCell; i++)
       r.anCell[a[i].iFamily]++;
+    /* a count, once known, stays so and counts down with the rows */
+    ck_assert_int_eq(wcs_cursor_rows_left(c, &nLeft), r.bCounted);
+    if (r.bCounted) ck_assert_uint_eq(nLeft + (uint64_t)r.nRow, r.nCounted);
     OKX(wcs_cursor_next(c));
   }
+  /* whenever the notes counted the rows, the count is the rows read */
+  if (r.bCounted) ck_assert_uint_eq(r.nCounted, (uint64_t)r.nRow);
   wcs_cursor_close(c);
   return r;
 }
@@ -287,6 +298,120 @@ START_TEST(test_rows_age_limit_reads_every_family) {
 }
 END_TEST
 
+/* How many rows a keys-only read of t through x is known to have from
+** the notes (and a row limit), without reading them; -1: not known. */
+static long counted(wcs_table *t, wcs_txn *x, uint64_t nRowLimit,
+                    const wcs_key_range *pRange) {
+  wcs_read_options o;
+  wcs_cursor *c = NULL;
+  uint64_t n = 0;
+  long nRet = -1;
+  wcs_read_options_init(&o);
+  o.bKeysOnly = 1;
+  o.nRowLimit = nRowLimit;
+  o.aRange = pRange;
+  o.nRange = pRange != NULL;
+  OKX(wcs_cursor_open(&c, t, x, &o));
+  if (wcs_cursor_rows_left(c, &n)) nRet = (long)n + !wcs_cursor_eof(c);
+  wcs_cursor_close(c);
+  return nRet;
+}
+
+static int drop_all(void *pCtx, const void *pRow, size_t nRow,
+                    const void **ppSeek, size_t *pnSeek) {
+  (void)pCtx, (void)pRow, (void)nRow, (void)ppSeek, (void)pnSeek;
+  return WCS_ROW_SKIP;
+}
+
+/* A keys-only read of a whole table knows how many rows it has, without
+** reading them, exactly when the notes prove the rows: settled data, no
+** delete left, nothing of the transaction's own; never with a range, a
+** row filter, a time filter or after a seek. */
+START_TEST(test_rows_counted_from_notes) {
+  char *zDir = strdup(tu_tmpdir("engrows"));
+  wcs_engine *e = open_dir(zDir);
+  wcs_table *t = NULL, *u = NULL;
+  wcs_txn *x = NULL;
+  wcs_read_options o;
+  wcs_cursor *c = NULL;
+  wcs_key_range rg;
+  uint64_t n = 0;
+  Read r;
+  OKX(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t));
+  OKX(wcs_table_create(e, "u", "FAMILY a", &u));
+  put_rows(e, t, 0, 600, 5, 3);
+  put_rows(e, t, 300, 900, 2, 1);
+  put_rows(e, u, 0, 250, 3, 0);
+  ck_assert_int_eq(counted(t, NULL, 0, NULL), -1); /* in the memtable */
+  ck_assert_int_eq(counted(u, NULL, 0, NULL), -1);
+  ck_assert_int_eq(read_rows(t, NULL, 1, 0, 0).nRow, 900);
+  compact_all(e);
+  ck_assert_int_eq(counted(t, NULL, 0, NULL), 900);
+  ck_assert_int_eq(counted(u, NULL, 0, NULL), 250); /* one family */
+  ck_assert_int_eq(counted(t, NULL, 10, NULL), 10);
+  r = read_rows(t, NULL, 1, 0, 0);
+  ck_assert(r.bCounted);
+  ck_assert_int_eq(r.nRow, 900);
+  ck_assert(read_rows(t, NULL, 1, 0, 1).bCounted);         /* reverse too */
+  ck_assert(!read_rows(t, NULL, 0, 0, 0).bCounted);        /* cells of a */
+  ck_assert(!read_rows(t, NULL, 1, T0 - 999, 0).bCounted); /* time filter */
+  memset(&rg, 0, sizeof rg);
+  rg.pStart = "r00100";
+  rg.nStart = 6;
+  ck_assert_int_eq(counted(t, NULL, 0, &rg), -1);
+
+  /* a row filter, and a seek */
+  wcs_read_options_init(&o);
+  o.bKeysOnly = 1;
+  o.xRowFilter = drop_all;
+  OKX(wcs_cursor_open(&c, t, NULL, &o));
+  ck_assert(wcs_cursor_eof(c));
+  ck_assert(!wcs_cursor_rows_left(c, &n));
+  wcs_cursor_close(c);
+  wcs_read_options_init(&o);
+  o.bKeysOnly = 1;
+  OKX(wcs_cursor_open(&c, t, NULL, &o));
+  ck_assert(wcs_cursor_rows_left(c, &n));
+  ck_assert_uint_eq(n, 899);
+  OKX(wcs_cursor_seek(c, "r00500", 6));
+  ck_assert(!wcs_cursor_rows_left(c, &n));
+  wcs_cursor_close(c);
+
+  /* a transaction's own row: not counted; a read-only one: counted */
+  OKX(wcs_txn_begin(e, 0, &x));
+  ck_assert_int_eq(counted(t, x, 0, NULL), 900);
+  put_row(x, t, 950, 1, 1);
+  ck_assert_int_eq(counted(t, x, 0, NULL), -1);
+  ck_assert_int_eq(read_rows(t, x, 1, 0, 0).nRow, 901);
+  OKX(wcs_txn_commit(x));
+  wcs_txn_free(x);
+  ck_assert_int_eq(counted(t, NULL, 0, NULL), -1); /* in the memtable */
+  OKX(wcs_db_flush(wcs_engine_db(e)));
+  ck_assert_int_eq(counted(t, NULL, 0, NULL), -1); /* two levels */
+  compact_all(e);
+  ck_assert_int_eq(counted(t, NULL, 0, NULL), 901);
+
+  /* a deleted row: not counted until the compaction drops its cells */
+  OKX(wcs_txn_begin(e, 0, &x));
+  OKX(wcs_txn_delete_row(x, t, "r00950", 6));
+  OKX(wcs_txn_commit(x));
+  wcs_txn_free(x);
+  OKX(wcs_db_flush(wcs_engine_db(e)));
+  ck_assert_int_eq(counted(t, NULL, 0, NULL), -1);
+  ck_assert_int_eq(read_rows(t, NULL, 1, 0, 0).nRow, 900);
+  compact_all(e);
+  ck_assert_int_eq(counted(t, NULL, 0, NULL), 900);
+
+  /* a row of one family only: the families differ, nothing is counted */
+  put_rows(e, t, 970, 971, 0, 1);
+  compact_all(e);
+  ck_assert_int_eq(counted(t, NULL, 0, NULL), -1);
+  ck_assert_int_eq(read_rows(t, NULL, 1, 0, 0).nRow, 901);
+  wcs_table_close(u);
+  close_dir(e, t, zDir);
+}
+END_TEST
+
 Suite *engine_rows_suite(void) {
   Suite *s = suite_create("engine_rows");
   TCase *tc = tcase_create("rows");
@@ -296,6 +421,7 @@ Suite *engine_rows_suite(void) {
   tcase_add_test(tc, test_rows_delete_of_one_family);
   tcase_add_test(tc, test_rows_transaction_and_snapshot);
   tcase_add_test(tc, test_rows_age_limit_reads_every_family);
+  tcase_add_test(tc, test_rows_counted_from_notes);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1561,6 +1561,8 @@ static void unknownRange(const ks_plan *pPlan, const PlanCons *aPC, int nPC,
 **              M                   merge salt buckets into key order
 **              S                   skip scans allowed
 **              K                   row keys only (no column of a family)
+**              N                   with K: no column at all (count(*)):
+**                                  rows the engine counts need no reads
 **              F<i>,<j>,...        read only these families (else all)
 **              A                   with F: still every row of the table
 **                                  (wcs_read_options.bRowsOfAll)
@@ -2024,7 +2026,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       if (!bSafe) bRowsOfAll = 1;
     }
     if (!bAny && !bAll) {
-      sqlite3_str_appendall(pSpec, "K ");
+      sqlite3_str_appendall(pSpec, m == 0 ? "K N " : "K ");
     } else if (!bAll) {
       int bFirst = 1;
       sqlite3_str_appendall(pSpec, "F");
@@ -2193,6 +2195,10 @@ struct WcsCursor {
                             ** xColumn for unchanged columns (nochange) */
   int bPlain;               /* one stream, no residual, not a history view:
                             ** xNext takes the short path */
+  int bCountOnly;           /* the statement reads no column (spec N) and
+                            ** the engine counts the rows without reading
+                            ** them: xNext only counts them down */
+  sqlite3_uint64 nCountLeft; /* with bCountOnly: rows after the current one */
   int nDistinct;            /* DISTINCT over the first nDistinct key fields
                             ** (spec D): each step seeks past the current
                             ** row's values of them (distinctNext); 0 no */
@@ -2296,6 +2302,7 @@ static void cursorReset(WcsCursor *p) {
   p->arena.n = 0;
   p->bEof = 1;
   p->bPlain = 0;
+  p->bCountOnly = 0;
   p->nDistinct = 0;
   p->mHeadDecoded = 0;
   p->pRow = NULL;
@@ -2868,6 +2875,7 @@ struct Spec {
   int nArg;          /* h, L and O tokens */
   SpecArg *aArg;     /* [nArg] in spec order */
   int bEmpty, bReverse, bMerge, bSkip, bKeysOnly; /* E R M S K */
+  int bNoColumn;  /* N: the statement reads no column of the table */
   int nDistinct;  /* D: rows distinct over this many leading key fields */
   int bRowsOfAll; /* A: the F families' cells, every row of the table */
   int nFamSel;    /* F: families in aiFam; -1 none given, -2 too many */
@@ -2975,6 +2983,9 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
       break;
     case 'K':
       pSp->bKeysOnly = 1;
+      break;
+    case 'N':
+      pSp->bNoColumn = 1;
       break;
     case 'D':
       if (readInt(&zSpec, &a) && a > 0) pSp->nDistinct = a;
@@ -3609,6 +3620,15 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
               p->nDistinct == 0;
   rc = cursorStep(p, 1);
+  if (rc == SQLITE_OK && p->bPlain && pSp->bNoColumn && !p->bEof) {
+    /* SELECT count(*) FROM t: SQLite only counts the rows, and the files'
+    ** notes may count them (an exact count, or none) */
+    uint64_t n;
+    if (wcs_cursor_rows_left(p->aStream[0].pCur, &n)) {
+      p->bCountOnly = 1;
+      p->nCountLeft = n;
+    }
+  }
 
 done:
   if (apVal) {
@@ -3621,9 +3641,19 @@ done:
 
 /* xNext: the next row. A plain scan (one stream, nothing to check) only
 ** moves the engine cursor and counts LIMIT; OFFSET was skipped by
-** xFilter's first step. */
+** xFilter's first step. A count (bCountOnly) moves nothing. */
 static int wcsNext(sqlite3_vtab_cursor *pCursor) {
   WcsCursor *p = (WcsCursor *)pCursor;
+  if (p->bCountOnly) {
+    /* no column is read: the current row stands for each one counted */
+    if (p->nLimit == 0 || p->nCountLeft == 0) {
+      p->bEof = 1;
+    } else {
+      p->nCountLeft--;
+      if (p->nLimit > 0) p->nLimit--;
+    }
+    return SQLITE_OK;
+  }
   if (p->bPlain && !p->bEof) {
     wcs_cursor *c = p->aStream[0].pCur;
     int rc = wcs_cursor_next(c);
