@@ -213,8 +213,9 @@ struct wcs_cursor {
                                 ** row filter without a call (its last
                                 ** WCS_ROW_EMIT_PREFIX), when bEmitPrefix */
   int bEmitPrefix;
-  int bOneFwd; /* forward, one stream, collect_plain() applies, no
-               ** overlay: advance_one() may take advance()'s step */
+  int bOneFwd; /* forward, one stream, collect_plain() or collect_keys()
+               ** applies, no overlay: advance_one() may take advance()'s
+               ** step */
   int bCountKnown;      /* a keys-only read of the whole table whose rows
                         ** the files' notes count: nCountTotal of them
                         ** (wcs_cursor_rows_left) */
@@ -977,12 +978,13 @@ static inline int below_end(wcs_cursor *c, int bNext, const uint8_t *r,
 
 /*
 ** advance() for its most common step, inline: forward, one stream of a
-** family collect_plain() reads (no overlay), just past a row (bPlaced),
-** the stream at the next row's first cell, the row unescaped, below the
-** range's end and passing the row filter without a call. Returns 1 with
-** that row assembled; 0 without a change when the step is anything else,
-** for advance() to take; 2 when the stream moved but gave no row (no cell
-** kept, or an error in *pRc), for advance() to go on from.
+** family collect_plain() or collect_keys() reads (no overlay), just past
+** a row (bPlaced), the stream at the next row's first cell, the row
+** unescaped, below the range's end and passing the row filter without a
+** call. Returns 1 with that row assembled; 0 without a change when the
+** step is anything else, for advance() to take; 2 when the stream moved
+** but gave no row (no cell kept, or an error in *pRc), for advance() to
+** go on from.
 */
 static inline int advance_one(wcs_cursor *c, int *pRc) {
   Stream *s = &c->aStream[0];
@@ -1913,7 +1915,9 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->pView = sl->pView;
     c->nStream++;
   }
-  c->bOneFwd = c->nStream == 1 && c->aStream[0].bPlain && !c->bOverlay;
+  c->bOneFwd = c->nStream == 1 &&
+               (c->aStream[0].bPlain || c->aStream[0].bKeysPlain) &&
+               !c->bOverlay;
   /* Refreshed iterators read the latest state as of their refresh: the
   ** same as the snapshot only if nothing was committed since it was taken.
   ** Otherwise (rare) they are made again at the snapshot, so that every
