@@ -14,7 +14,8 @@
 **             run gets fresh files, removed at the end
 **   -w LIST   workloads to run, comma separated (default all; the names are
 **             those of the result table: sorted,random,point,prefix,range,
-**             agg,skip,desc10,distinct,minkey,rows,bytes,raw)
+**             agg,skip,desc10,distinct,minkey,rows,bytes,raw; and
+**             shapes, which only runs when named)
 **   -q SCALE  multiply the number of queries per workload (default 1.0)
 **   -c SIZE   give the wcs table CACHE 'SIZE' (e.g. 256MiB): its store's
 **             block cache budget (default: the store's 64 MiB)
@@ -64,6 +65,10 @@
 **   rows     SELECT count(*) over the whole table (not a goal either: a
 **            statement that reads no column, which wcs answers from the
 **            files' notes after the settling step)
+**   shapes   (only with -w) a dozen other common statements, each timed
+**            as the best of three on each engine, which must give the
+**            same answer: aggregates by key field, filters on values,
+**            scans of a day across devices and ids (azShape below)
 **   bytes    bytes on disk after the sorted load and the settling step
 **            below: wcs store directory / native database file and WAL
 **            (after a checkpoint); also reported right after the load
@@ -119,13 +124,14 @@ enum {
   W_DISTINCT,
   W_MINKEY,
   W_ROWS,
+  W_SHAPES,
   W_BYTES,
   W_RAW,
   W_COUNT
 };
 static const char *azWork[W_COUNT] = {
-    "sorted", "random",   "point",  "prefix", "range", "agg", "skip",
-    "desc10", "distinct", "minkey", "rows",   "bytes", "raw"};
+    "sorted", "random",   "point",  "prefix", "range",  "agg",   "skip",
+    "desc10", "distinct", "minkey", "rows",   "shapes", "bytes", "raw"};
 static const char *azLabel[W_COUNT] = {
     "bulk load, sorted keys, one transaction",
     "load in random key order",
@@ -138,13 +144,14 @@ static const char *azLabel[W_COUNT] = {
     "SELECT DISTINCT id WHERE device=? (not in the issue)",
     "SELECT min(id) WHERE device=? (not in the issue)",
     "SELECT count(*) FROM m (not in the issue)",
+    "other statements (not in the issue)",
     "bytes on disk (wcs / native)",
     "full scan: SQL vs raw storage iterator"};
 static const char *azGoal[W_COUNT] = {
-    ">= 2x", ">= 4x", ">= 1x", ">= 1x", ">= 1x",    ">= 1x",  ">= 1x",
-    ">= 1x", ">= 1x", ">= 1x", ">= 1x", "<= 0.35x", ">= 0.5x"};
-static const double aGoal[W_COUNT] = {2, 4, 1, 1, 1,    1,  1,
-                                      1, 1, 1, 1, 0.35, 0.5};
+    ">= 2x", ">= 4x", ">= 1x", ">= 1x", ">= 1x", ">= 1x",    ">= 1x",
+    ">= 1x", ">= 1x", ">= 1x", ">= 1x", ">= 1x", "<= 0.35x", ">= 0.5x"};
+static const double aGoal[W_COUNT] = {2, 4, 1, 1, 1, 1,    1,
+                                      1, 1, 1, 1, 1, 0.35, 0.5};
 
 typedef struct Result {
   int nRun;
@@ -899,6 +906,60 @@ static double qRows(Eng *e, long nQ) {
   return t0;
 }
 
+/* The statements of -w shapes; %s is an id of the table (idText(1)). */
+static const char *azShape[] = {
+    "SELECT count(*) FROM m WHERE device = 'phone'",
+    "SELECT count(*) FROM (SELECT device, count(*) FROM m GROUP BY device)",
+    "SELECT count(DISTINCT id) FROM m",
+    "SELECT count(*) FROM (SELECT note, count(*) FROM m GROUP BY note)",
+    "SELECT count(*) FROM m WHERE day = 20230501",
+    "SELECT count(*) FROM m WHERE device = 'phone' AND day BETWEEN 20230101 "
+    "AND 20230107",
+    "SELECT count(*) FROM m WHERE device = 'phone' AND id != '%s' AND day = "
+    "20230415",
+    "SELECT count(*) FROM m WHERE id LIKE '1%%'",
+    "SELECT sum(cpu) FROM m WHERE device = 'phone' AND day BETWEEN 20230101 "
+    "AND 20230131",
+    "SELECT sum(c) FROM (SELECT id, max(cpu) AS c FROM m WHERE device = "
+    "'watch' GROUP BY id)",
+    "SELECT count(*) FROM m WHERE device >= 'phone' AND device < 'tablet' "
+    "AND cpu = 50",
+    "SELECT count(*) FROM m WHERE device = 'laptop' AND cpu > 95",
+};
+#define NSHAPE ((int)(sizeof azShape / sizeof azShape[0]))
+static double aShape[NSHAPE][2][MAX_RUNS]; /* [shape][native, wcs][run] */
+static int64_t aShapeSum[NSHAPE];          /* native's answer, for wcs's */
+static int nShapeRun;
+
+/* Shape k on e: the best of three runs, in seconds; its answer (the first
+** column summed over the rows) must be native's. */
+static double qShape(Eng *e, int k, int bNative) {
+  char zId[12];
+  char *zSql;
+  sqlite3_stmt *st;
+  double best = 1e30;
+  int r;
+  idText(1, zId);
+  zSql = sqlite3_mprintf(azShape[k], zId);
+  st = prep(e->db, zSql);
+  for (r = 0; r < 3; r++) {
+    int64_t sum = 0;
+    double t0 = now();
+    stepAll(e->db, st, &sum, NULL);
+    t0 = now() - t0;
+    if (t0 < best) best = t0;
+    if (bNative) {
+      aShapeSum[k] = sum;
+    } else if (sum != aShapeSum[k]) {
+      die("%s: %s gave %lld, native %lld", e->zName, zSql, (long long)sum,
+          (long long)aShapeSum[k]);
+    }
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(zSql);
+  return best;
+}
+
 static double qAgg(Eng *e, int64_t *pCount) {
   sqlite3_stmt *st = prep(e->db, "SELECT count(*), sum(cpu), max(mem) FROM m");
   double t0 = now();
@@ -1088,6 +1149,23 @@ static void report(int nRuns, const char *zDir) {
       }
     }
   }
+  if (nShapeRun) {
+    int k;
+    printf("\nother statements (-w shapes): the best of three on each engine, "
+           "medians of %d runs\n",
+           nShapeRun);
+    printf("| statement | native | wcs | ratio |\n|---|---|---|---|\n");
+    for (k = 0; k < NSHAPE; k++) {
+      char zId[12], *zSql;
+      double n = median(aShape[k][0], nShapeRun);
+      double c = median(aShape[k][1], nShapeRun);
+      idText(1, zId);
+      zSql = sqlite3_mprintf(azShape[k], zId);
+      printf("| `%s` | %.1f ms | %.1f ms | %.2fx |\n", zSql, n * 1e3, c * 1e3,
+             n / c);
+      sqlite3_free(zSql);
+    }
+  }
   if (nFloorRun) {
     static const int aW[] = {W_SORTED, W_POINT, W_PREFIX, W_RANGE,
                              W_AGG,    W_SKIP,  W_DESC10};
@@ -1162,7 +1240,7 @@ int main(int argc, char **argv) {
   long nPoint, nPrefix, nRange, nDesc, nSkip, nFull, nDistinct, nMinKey, nRows;
 
   for (i = 0; i < W_COUNT; i++)
-    abWork[i] = 1;
+    abWork[i] = i != W_SHAPES; /* shapes only when named */
   for (i = 1; i < argc; i++) {
     const char *z = argv[i];
     if (strcmp(z, "-n") == 0 && i + 1 < argc)
@@ -1273,7 +1351,7 @@ int main(int argc, char **argv) {
     int bQueries = want(W_POINT) || want(W_PREFIX) || want(W_RANGE) ||
                    want(W_AGG) || want(W_SKIP) || want(W_DESC10) ||
                    want(W_DISTINCT) || want(W_MINKEY) || want(W_ROWS) ||
-                   want(W_BYTES) || want(W_RAW);
+                   want(W_SHAPES) || want(W_BYTES) || want(W_RAW);
     note("run %d\n", run + 1);
     if (want(W_SORTED) || bQueries) {
       for (i = 0; i < 2; i++) {
@@ -1339,6 +1417,17 @@ int main(int argc, char **argv) {
           t[i ^ first] = qRows(&aEng[i ^ first], nRows);
         addRun(W_ROWS, t[0], t[1], 0);
         note("  rows   native %.3f s wcs %.3f s\n", t[0], t[1]);
+      }
+      if (want(W_SHAPES)) {
+        int k;
+        for (k = 0; k < NSHAPE; k++) {
+          /* native first: its answer checks wcs's */
+          aShape[k][0][nShapeRun] = qShape(&aEng[0], k, 1);
+          aShape[k][1][nShapeRun] = qShape(&aEng[1], k, 0);
+          note("  shape %d native %.4f s wcs %.4f s\n", k,
+               aShape[k][0][nShapeRun], aShape[k][1][nShapeRun]);
+        }
+        nShapeRun++;
       }
       if (want(W_AGG)) {
         for (i = 0; i < 2; i++)
