@@ -67,7 +67,9 @@
 ** outside a transaction, while a family is one sorted run (no filter
 ** could skip anything), they read it through an iterator over the whole
 ** family, which the next point read refreshes and seeks like a scan's
-** (STREAM_FAMILY in stream_bounds()).
+** (STREAM_FAMILY in stream_bounds()). Range reads do the same, so that
+** scans of different ranges share one iterator; the cursor keeps to its
+** ranges whatever the iterator's bounds.
 */
 #include "engine/engine.h"
 
@@ -123,8 +125,9 @@ typedef struct Slot {
   int bRefreshed;    /* this open refreshed it (seq to be checked) */
   int eMode;         /* bounds of this open's view: STREAM_RANGE, _ROW or
                      ** _FAMILY (stream_bounds) */
-  int64_t iRowUntil; /* point reads use STREAM_ROW until then (monotonic
-                     ** micros): the family had several sources */
+  int64_t iRowUntil; /* reads use STREAM_ROW or _RANGE, not _FAMILY,
+                     ** until then (monotonic micros): the family had
+                     ** several sources */
   int nProbe;        /* point reads through the whole family's iterator
                      ** left to ask its bloom filters first (ENG_PROBE) */
 } Slot;
@@ -1517,9 +1520,11 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
 /* What a stream's iterator is aimed at (stream_bounds). */
 #define STREAM_RANGE 0 /* the open's ranges */
 #define STREAM_ROW   1 /* one row, with its bloom prefix */
-#define STREAM_FAMILY 2 /* the whole family, no prefix: one row is read by
-                        ** a seek, and the iterator serves the next row
-                        ** after a refresh */
+#define STREAM_FAMILY                                                          \
+  2 /* the whole family, no prefix: a read's rows are                          \
+    ** found by a seek (the cursor keeps to its                                \
+    ** ranges), and the iterator serves the next read                          \
+    ** after a refresh */
 
 /* Append to b the bloom prefix of a point read's row in the family of
 ** prefix aPre: P|esc(row) 00 01 (doc/engine.md, section 1), the one
@@ -1861,12 +1866,14 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
                     c->uMinTs == 0 && c->iMaxTs == INT64_MAX;
     s->zFamily = d->aFam[i].zName;
     s->bAbsent = 0;
-    if (bPoint) {
-      /* one row of the latest state: through an iterator over the whole
-      ** family, kept from read to read, while the family is one sorted
-      ** run (bloom filters would skip nothing); else the row's own */
-      eMode =
-          pTxn == NULL && tNow >= sl->iRowUntil ? STREAM_FAMILY : STREAM_ROW;
+    if (pTxn == NULL && tNow >= sl->iRowUntil) {
+      /* the latest state: through an iterator over the whole family,
+      ** kept from read to read (the next read refreshes it, whatever its
+      ** rows), while the family is one sorted run (bloom filters and
+      ** narrower bounds would skip nothing); else the read's own */
+      eMode = STREAM_FAMILY;
+    } else if (bPoint) {
+      eMode = STREAM_ROW;
     }
     rc = stream_bounds(c, i, eMode,
                        c->nStream > 0 && eMode != STREAM_FAMILY &&
@@ -1899,17 +1906,20 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
       if (rc) return rc;
     }
     if (eMode == STREAM_FAMILY && view_sources(sl->pView) != 1) {
-      /* several sources: the row's bloom filters may skip some; try the
-      ** whole family again once ENG_VIEW_REUSE_MICROS have passed */
+      /* several sources: the row's bloom filters, or the range's bounds,
+      ** may skip some; try the whole family again once
+      ** ENG_VIEW_REUSE_MICROS have passed */
+      eMode = bPoint ? STREAM_ROW : STREAM_RANGE;
       sl->iRowUntil = tNow + ENG_VIEW_REUSE_MICROS;
-      sl->eMode = STREAM_ROW;
+      sl->eMode = eMode;
       if (sl->bRefreshed) {
         sl->bRefreshed = 0;
         nRefreshed--;
       }
-      rc = stream_bounds(c, i, STREAM_ROW, 0);
+      rc = stream_bounds(c, i, eMode, 0);
       if (rc) return eng_err(rc, "out of memory");
-      rc = slot_make(c, sl, i, pSnap, pOv, c->prefix.a, iSeq, tNow);
+      rc = slot_make(c, sl, i, pSnap, pOv, bPoint ? c->prefix.a : NULL, iSeq,
+                     tNow);
       if (rc) return rc;
     }
     s->pView = sl->pView;

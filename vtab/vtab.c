@@ -2221,6 +2221,9 @@ struct WcsCursor {
   int aSplitOff[KS_MAX_FIELDS];
   wcs_buf splitHead;
   int bSplit;        /* aKey holds this row's split fields */
+  int eLast8;        /* the key's last field is an integer ks_key_last_int
+                     ** reads as 8 digits (set by xFilter): 1 DECIMAL, 2
+                     ** REVERSED DECIMAL; 0 otherwise */
   uint64_t mDecoded; /* fields of aKey decoded (on demand, per field) */
   uint64_t mHeadDecoded; /* fields before the last decoded in a row whose
                          ** head was splitHead: the same bytes, so a row
@@ -2396,6 +2399,21 @@ static int valueCmp(const ks_value *a, const ks_value *b) {
   return a->eType - b->eType;
 }
 
+/* The last field of row pRow[0..nRow), which begins at iOff, as
+** ks_key_last_int() would read it, for the schemas p->eLast8 marks: eight
+** digits, checked and converted at once. Returns 1 with *pv; 0 for
+** anything else, which the general code then takes (and names). */
+static inline int lastInt8(const WcsCursor *p, const uint8_t *pRow, int nRow,
+                           int iOff, int64_t *pv) {
+  uint64_t u;
+  if (p->eLast8 == 0 || iOff < 0 || nRow - iOff != 8 ||
+      !ks_digits8(pRow + iOff, &u)) {
+    return 0;
+  }
+  *pv = p->eLast8 == 1 ? (int64_t)u : (int64_t)(99999999u - u);
+  return 1;
+}
+
 /* Split the current row's key into aKey. Rows of a scan mostly begin with
 ** the fields of the row before: where the schema allows it, the split
 ** starts at the last field boundary of the previous split that lies in
@@ -2444,6 +2462,15 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   } else {
     p->mHeadDecoded = 0;
   }
+  if (bHeadKept && lastInt8(p, pRow, nRow, p->aSplitOff[k], &p->aKey[k].i)) {
+    /* the last field an integer of the usual form (a day, a time): its
+    ** check is its decoding, which the split would leave to later */
+    p->aKey[k].eType = KS_VAL_INT;
+    p->aKey[k].p = NULL;
+    p->aKey[k].n = 0;
+    p->mDecoded = p->mHeadDecoded | ((uint64_t)1 << k);
+    return WCS_OK;
+  }
   rc = k > 0 ? ks_key_split_from(s, pRow, nRow, k, p->aSplitOff[k], p->aKey,
                                  pzErr)
              : ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
@@ -2485,8 +2512,9 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
     int oLast = p->aSplitOff[iField];
     if ((int)p->nRow >= oLast &&
         wcs_same_bytes(p->pRow, p->splitHead.a, (size_t)oLast) &&
-        ks_key_last_int(pTab->pSchema, p->pRow, (int)p->nRow, oLast,
-                        &p->aKey[iField].i) == WCS_OK) {
+        (lastInt8(p, p->pRow, (int)p->nRow, oLast, &p->aKey[iField].i) ||
+         ks_key_last_int(pTab->pSchema, p->pRow, (int)p->nRow, oLast,
+                         &p->aKey[iField].i) == WCS_OK)) {
       p->aKey[iField].eType = KS_VAL_INT;
       p->aKey[iField].p = NULL;
       p->aKey[iField].n = 0;
@@ -3164,6 +3192,11 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   /* xUpdate runs only inside xBegin (an UPDATE's VBegin comes before its
   ** scan), so without a write transaction nothing asks for nochange */
   p->bMayUpdate = wcsReadTxn(pTab->pStore) != NULL;
+  p->eLast8 = 0;
+  if (s->nField > 0 && s->aField[s->nField - 1].nWidth == 8 &&
+      ks_key_last_int_fits(s, 8, 0)) {
+    p->eLast8 = s->aField[s->nField - 1].eEnc == KS_ENC_DECIMAL ? 1 : 2;
+  }
   zSpec = idxStr ? idxStr + strlen(idxStr) + 1 : "";
   if (p->pSpec == NULL || p->pSpec->argc != argc ||
       strcmp(p->pSpec->zText, zSpec) != 0) {
