@@ -1517,14 +1517,13 @@ static wcs_cursor *cursor_new(wcs_engine *pEng, EngDef *pDef) {
   return c;
 }
 
-/* What a stream's iterator is aimed at (stream_bounds). */
-#define STREAM_RANGE 0 /* the open's ranges */
-#define STREAM_ROW   1 /* one row, with its bloom prefix */
-#define STREAM_FAMILY                                                          \
-  2 /* the whole family, no prefix: a read's rows are                          \
-    ** found by a seek (the cursor keeps to its                                \
-    ** ranges), and the iterator serves the next read                          \
-    ** after a refresh */
+/* What a stream's iterator is aimed at (stream_bounds): the open's
+** ranges; one row, with its bloom prefix; or the whole family, with no
+** prefix, where a read's rows are found by a seek (the cursor keeps to
+** its ranges) and the iterator serves the next read after a refresh. */
+#define STREAM_RANGE  0
+#define STREAM_ROW    1
+#define STREAM_FAMILY 2
 
 /* Append to b the bloom prefix of a point read's row in the family of
 ** prefix aPre: P|esc(row) 00 01 (doc/engine.md, section 1), the one
@@ -1635,9 +1634,9 @@ static int proof_note(void *pCtx, const wcs_file_note *n) {
 ** table's rows are the rows of any one family, and *pnRows of them (a
 ** table of one family proves that count alone); *piSmall is the family
 ** with the fewest stored bytes, the cheapest to read them from. Anything
-** else (a
-** transaction's own writes, a time filter, an age limit that hides cells
-** at read time, a file without a note) proves nothing: *pbProven = 0.
+** else (a transaction's own writes, a time filter, an age limit that
+** hides cells at read time, a file without a note) proves nothing:
+** *pbProven = 0.
 */
 static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
                        int *pbProven, uint64_t *pnRows, int *piSmall) {
@@ -1688,8 +1687,9 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
       eng_prefix_bytes(a->aPre, d->iTid, d->aFam[i].iFid);
       rc = wcs_iter_notes(p->pIter, &a->bRun, a, proof_note);
       c->lower.n = c->upper.n = 0;
-      if (rc == WCS_OK)
+      if (rc == WCS_OK) {
         rc = eng_put_prefix(&c->lower, d->iTid, d->aFam[i].iFid);
+      }
       if (rc == WCS_OK) {
         rc = eng_put_family_end(&c->upper, d->iTid, d->aFam[i].iFid);
       }
