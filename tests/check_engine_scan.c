@@ -493,17 +493,18 @@ static void check_point_reads(wcs_table *t, Model *pModel) {
   }
 }
 
-/* Point reads go through an iterator over the whole family while the
-** family is one sorted run, and through the row's own (with its bloom
-** prefix) while it is several (cursor.c, STREAM_FAMILY): settled, with
-** new writes in the memtable, with a level-0 file over the settled level,
-** and settled again, the reads agree with the model. */
-START_TEST(test_point_reads_match_model_as_the_sources_change) {
+/* Write rows to a table of families a and b and read them with xCheck
+** as its sources change: settled (one sorted run), with new writes in the
+** memtable, with a level-0 file over the settled level, and settled again
+** once the reads stop avoiding the whole family's iterator
+** (ENG_VIEW_REUSE_MICROS after they last met several sources). */
+static void check_as_sources_change(void (*xCheck)(wcs_table *, Model *)) {
   wcs_engine *e = open_mem();
   wcs_table *t = NULL;
   wcs_txn *x = NULL;
   wcs_db *db;
   static Model m;
+  struct timespec ts = {0, 150 * 1000 * 1000};
   m.n = 0;
   ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
   db = wcs_engine_db(e);
@@ -513,25 +514,28 @@ START_TEST(test_point_reads_match_model_as_the_sources_change) {
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
   wcs_txn_free(x);
   ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
-  check_point_reads(t, &m); /* one sorted run */
+  xCheck(t, &m); /* one sorted run */
   ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
   write_round(x, t, &m, 0, 30); /* newer versions of some rows */
   write_round(x, t, &m, 1, 40); /* new rows */
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
-  check_point_reads(t, &m); /* the memtable too */
-  ck_assert_int_eq(wcs_db_flush(db), WCS_OK);
-  check_point_reads(t, &m); /* a level-0 file over the level */
-  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
-  /* one run again, once the reads stop preferring the row's iterator
-  ** (ENG_VIEW_REUSE_MICROS after they last met several sources) */
-  {
-    struct timespec ts = {0, 150 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  check_point_reads(t, &m);
   wcs_txn_free(x);
+  xCheck(t, &m); /* the memtable too */
+  ck_assert_int_eq(wcs_db_flush(db), WCS_OK);
+  xCheck(t, &m); /* a level-0 file over the level */
+  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
+  nanosleep(&ts, NULL);
+  xCheck(t, &m); /* one run again */
   wcs_table_close(t);
   wcs_engine_close(e);
+}
+
+/* Point reads go through an iterator over the whole family while the
+** family is one sorted run, and through the row's own (with its bloom
+** prefix) while it is several (cursor.c, STREAM_FAMILY): as the sources
+** change, the reads agree with the model. */
+START_TEST(test_point_reads_match_model_as_the_sources_change) {
+  check_as_sources_change(check_point_reads);
 }
 END_TEST
 
@@ -620,37 +624,7 @@ static void check_range_reads(wcs_table *t, Model *pModel) {
 ** through one bounded by the read's range while it is several (cursor.c,
 ** STREAM_FAMILY): as the sources change, the reads agree with the model. */
 START_TEST(test_range_reads_match_model_as_the_sources_change) {
-  wcs_engine *e = open_mem();
-  wcs_table *t = NULL;
-  wcs_txn *x = NULL;
-  wcs_db *db;
-  static Model m;
-  m.n = 0;
-  ck_assert_int_eq(wcs_table_create(e, "t", "FAMILY a, FAMILY b", &t), WCS_OK);
-  db = wcs_engine_db(e);
-  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
-  write_round(x, t, &m, 0, 100);
-  write_round(x, t, &m, 2, 30);
-  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
-  wcs_txn_free(x);
-  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
-  check_range_reads(t, &m); /* one sorted run */
-  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
-  write_round(x, t, &m, 0, 30); /* newer versions of some rows */
-  write_round(x, t, &m, 1, 40); /* new rows */
-  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
-  wcs_txn_free(x);
-  check_range_reads(t, &m); /* the memtable too */
-  ck_assert_int_eq(wcs_db_flush(db), WCS_OK);
-  check_range_reads(t, &m); /* a level-0 file over the level */
-  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
-  {
-    struct timespec ts = {0, 150 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  check_range_reads(t, &m); /* one run again */
-  wcs_table_close(t);
-  wcs_engine_close(e);
+  check_as_sources_change(check_range_reads);
 }
 END_TEST
 
