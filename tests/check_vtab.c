@@ -370,6 +370,24 @@ START_TEST(test_cell_bytes_of_every_value_type_in_every_column_type) {
 }
 END_TEST
 
+/* Integer cells of a family column: every digit count and sign, the
+** INT64 extremes among them. */
+START_TEST(test_family_json_integers) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k INT64 DECIMAL(2)), "
+         "FAMILY f (n INT64))");
+  OK(db, "INSERT INTO t(k, n) VALUES (1, -9223372036854775808), (2, -10), "
+         "(3, -1), (4, 0), (5, 7), (6, 10), (7, 99), (8, 1000000007), "
+         "(9, 9223372036854775807)");
+  CHECK(db, "SELECT group_concat(f, ' ') FROM t",
+        "{\"n\":-9223372036854775808} {\"n\":-10} {\"n\":-1} {\"n\":0} "
+        "{\"n\":7} {\"n\":10} {\"n\":99} {\"n\":1000000007} "
+        "{\"n\":9223372036854775807}");
+  CHECK(db, "SELECT sum(f ->> 'n' = n) FROM t", "9");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_family_json_is_lossless_for_bytes) {
   sqlite3 *db = openDb(NULL);
   OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f)");
@@ -2135,6 +2153,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_typed_columns_store_bigtable_bytes);
   tcase_add_test(tc, test_cell_bytes_of_every_value_type_in_every_column_type);
   tcase_add_test(tc, test_family_json_is_lossless_for_bytes);
+  tcase_add_test(tc, test_family_json_integers);
   tcase_add_test(tc, test_insert_is_an_upsert_and_null_deletes);
   tcase_add_test(tc, test_conflict_clauses);
   tcase_add_test(tc, test_update_of_key_fields_moves_the_row_with_its_history);

@@ -483,7 +483,21 @@ static int appendStr(wcs_buf *pOut, const char *z) {
 
 int wcsJsonString(wcs_buf *pOut, const uint8_t *p, size_t n) {
   size_t i = 0, iRun = 0;
-  int rc = wcs_buf_append(pOut, "\"", 1);
+  int rc;
+  while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\') {
+    i++;
+  }
+  if (i == n) {
+    /* printable ASCII with nothing to escape (qualifier names, most
+    ** text): quoted in one copy */
+    if (wcs_buf_reserve(pOut, n + 2) != WCS_OK) return WCS_NOMEM;
+    pOut->a[pOut->n++] = '"';
+    if (n > 0) memcpy(pOut->a + pOut->n, p, n);
+    pOut->n += n;
+    pOut->a[pOut->n++] = '"';
+    return WCS_OK;
+  }
+  rc = wcs_buf_append(pOut, "\"", 1);
   while (rc == WCS_OK && i < n) {
     uint8_t c = p[i];
     char esc[8];
@@ -560,6 +574,23 @@ int wcsJsonBytes(wcs_buf *pOut, const uint8_t *p, size_t n) {
 
 static int jsonReadsAsOther(const uint8_t *p, size_t n);
 
+/* Append integer i as decimal text. A family column shows every integer
+** cell of every row read, where sqlite3_snprintf's format parsing cost
+** more than the rest of the cell. */
+static int appendInt(wcs_buf *pOut, sqlite3_int64 i) {
+  char a[20], z[21];
+  uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+  int n = 0, k = 0;
+  do {
+    a[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u > 0);
+  if (i < 0) z[k++] = '-';
+  while (n > 0)
+    z[k++] = a[--n];
+  return wcs_buf_append(pOut, z, (size_t)k);
+}
+
 /* Append the JSON form of one cell value. */
 static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
                           const uint8_t *p, size_t n) {
@@ -567,10 +598,7 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
   double r;
   char z[64];
   int e = decodeTyped(pQual, eAgg, p, n, &i, &r);
-  if (e == WCSV_INT) {
-    sqlite3_snprintf(sizeof(z), z, "%lld", i);
-    return appendStr(pOut, z);
-  }
+  if (e == WCSV_INT) return appendInt(pOut, i);
   if (e == WCSV_REAL && isfinite(r)) {
     sqlite3_snprintf(sizeof(z), z, "%!.17g", r);
     return appendStr(pOut, z);
@@ -606,8 +634,11 @@ static const ks_qualifier *findDeclared(const ks_schema *pSchema, int iFamily,
   int k;
   for (k = 0; k < pFam->nQual; k++) {
     const ks_qualifier *q = &pSchema->aQual[pFam->iFirstQual + k];
-    size_t nName = strlen(q->zName);
-    if (nName == n && memcmp(q->zName, p, n) == 0) return q;
+    /* (names are 1 or more bytes: the first one rules most out) */
+    if (n > 0 && q->zName[0] == *(const char *)p && strlen(q->zName) == n &&
+        memcmp(q->zName, p, n) == 0) {
+      return q;
+    }
   }
   return NULL;
 }
