@@ -2519,6 +2519,18 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
       p->aKey[iField].p = NULL;
       p->aKey[iField].n = 0;
       p->mDecoded |= (uint64_t)1 << iField;
+      if (p->mHeadDecoded) {
+        /* the head's fields decoded in a row before are this row's too
+        ** (the same bytes): text and bytes (views) point at this row */
+        int i;
+        for (i = 0; i < iField; i++) {
+          if (((p->mHeadDecoded >> i) & 1) &&
+              p->aKey[i].eType == KS_VAL_BYTES) {
+            p->aKey[i].p = p->pRow + p->aSplitOff[i];
+          }
+        }
+        p->mDecoded |= p->mHeadDecoded;
+      }
       return SQLITE_OK;
     }
   }
