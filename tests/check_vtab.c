@@ -687,6 +687,14 @@ START_TEST(test_count_of_settled_rows_reads_no_block) {
   CHECK(db, "SELECT wcs_compact('ev')", "ok");
   CHECK(db, "SELECT count(*) FROM ev", "20000");
   CHECK(db, "SELECT count(x), count(y) FROM ev", "19999|20000");
+  /* writes that use no column by colUsed still go row by row */
+  CHECK(db, "SELECT wcs_compact('ev')", "ok");
+  OK(db, "UPDATE ev SET x = 5");
+  CHECK(db, "SELECT count(*), sum(x), count(DISTINCT k) FROM ev",
+        "20000|100000|20000");
+  CHECK(db, "SELECT wcs_compact('ev')", "ok");
+  OK(db, "DELETE FROM ev");
+  CHECK(db, "SELECT count(*) FROM ev", "0");
   sqlite3_close(db);
 }
 END_TEST

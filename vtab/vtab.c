@@ -3665,13 +3665,21 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
               p->nDistinct == 0;
   rc = cursorStep(p, 1);
-  if (rc == SQLITE_OK && p->bPlain && pSp->bNoColumn && !p->bEof) {
+  if (rc == SQLITE_OK && p->bPlain && pSp->bNoColumn && !p->bEof &&
+      !p->bMayUpdate) {
     /* SELECT count(*) FROM t: SQLite only counts the rows, and the files'
-    ** notes may count them (an exact count, or none) */
+    ** notes may count them (an exact count, or none). Not in a write
+    ** transaction: a DELETE without WHERE also uses no column by colUsed,
+    ** yet asks each row's _key. The row is cleared, so that a column
+    ** asked all the same is an error, never the first row's again. */
     uint64_t n;
     if (wcs_cursor_rows_left(p->aStream[0].pCur, &n)) {
       p->bCountOnly = 1;
       p->nCountLeft = n;
+      p->pRow = NULL;
+      p->nRow = 0;
+      p->aCell = NULL;
+      p->nCell = 0;
     }
   }
 
