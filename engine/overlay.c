@@ -772,17 +772,14 @@ int view_step(EngView *v) {
     /* no overlay: the store iterator's entry is the view's, as is */
     const void *pK, *pV;
     if (eCur == 0) return WCS_OK;
-    {
-      /* a step within the run of a scan of settled data (iterrun.h) */
-      int r = v->bReverse ? wcs_iter_run_prev(v->pIter, &pK, &v->pos.nKey, &pV,
-                                              &v->pos.nVal)
-                          : wcs_iter_run_next(v->pIter, &pK, &v->pos.nKey, &pV,
-                                              &v->pos.nVal);
+    if (v->bReverse) {
+      /* a step within the run of a scan of settled data (iterrun.h);
+      ** forward, view_next() took it already, and wcs_iter_next() would
+      ** take it first anyway */
+      int r = wcs_iter_run_prev(v->pIter, &pK, &v->pos.nKey, &pV, &v->pos.nVal);
       if (r > 0) {
         v->pos.pKey = pK;
         v->pos.pVal = pV;
-        /* forward, the run's step kept the bytes it says it kept */
-        if (!v->bReverse) v->pos.nShared = ((wcs_iter_run *)v->pIter)->nShared;
         return WCS_OK;
       }
       if (r < 0) return view_run_end(v);

@@ -378,7 +378,7 @@ static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
           nRows++;
         }
         nKeys++;
-        if (rc == WCS_OK) rc = view_step(v);
+        if (rc == WCS_OK) rc = view_next(v);
       }
       view_free(v);
       v = NULL;
@@ -758,7 +758,7 @@ static int keys_per_row(wcs_table *pTab, const EngFamily *f, double *pKpr) {
       rc = wcs_buf_append(&last, k + ENG_PREFIX_BYTES, nr);
     }
     nKeys++;
-    if (rc == WCS_OK) rc = view_step(v);
+    if (rc == WCS_OK) rc = view_next(v);
   }
   view_free(v);
   wcs_buf_free(&lo);
@@ -1058,7 +1058,7 @@ static int gc_family(wcs_engine *pEng, const EngDef *d, const EngFamily *f,
       }
     }
     iPos++;
-    if (rc == WCS_OK) rc = view_step(v);
+    if (rc == WCS_OK) rc = view_next(v);
   }
   if (rc == WCS_OK && wcs_batch_count(pBatch) > 0) {
     rc = wcs_db_write(pEng->db, pBatch);
