@@ -948,6 +948,19 @@ static void heat_flush(wcs_cursor *c) {
   c->nHeat = 0;
 }
 
+/* After a row's cells were collected: the bound moves past the row, and
+** the row, if it kept a cell, is counted (1); with none it is not a row
+** (0). The end of both advance_one() and advance(), always inline (with
+** GCC's choice the per-row path took 0.3% more instructions). */
+__attribute__((always_inline)) static inline int row_done(wcs_cursor *c) {
+  pos_past_row(c);
+  c->bPlaced = 1;
+  if (c->nRaw == 0) return 0;
+  c->nRows++;
+  if (++c->nHeat >= ENG_HEAT_BATCH || c->nRows == 1) heat_flush(c);
+  return 1;
+}
+
 #define LO(i)     (c->rangeBuf.a + c->aRange[i].oLo)
 #define HI(i)     (c->rangeBuf.a + c->aRange[i].oHi)
 #define NLO(i)    (c->aRange[i].nLo)
@@ -1019,12 +1032,7 @@ static inline int advance_one(wcs_cursor *c, int *pRc) {
     *pRc = rc;
     return 2;
   }
-  pos_past_row(c);
-  c->bPlaced = 1;
-  if (c->nRaw == 0) return 2;
-  c->nRows++;
-  if (++c->nHeat >= ENG_HEAT_BATCH || c->nRows == 1) heat_flush(c);
-  return 1;
+  return row_done(c) ? 1 : 2;
 }
 
 /* Find and assemble the next row at or beyond c->pos. */
@@ -1234,12 +1242,8 @@ static int advance(wcs_cursor *c) {
       }
     }
     if (rc) break;
-    pos_past_row(c);
-    c->bPlaced = 1;
-    if (c->nRaw == 0) continue; /* no cell left: not a row */
-    c->nRows++;
-    if (++c->nHeat >= ENG_HEAT_BATCH || c->nRows == 1) heat_flush(c);
-    return WCS_OK;
+    if (row_done(c)) return WCS_OK;
+    /* no cell left: not a row */
   }
   heat_flush(c);
   c->bEof = 1;
