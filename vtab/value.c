@@ -578,17 +578,15 @@ static int jsonReadsAsOther(const uint8_t *p, size_t n);
 ** cell of every row read, where sqlite3_snprintf's format parsing cost
 ** more than the rest of the cell. */
 static int appendInt(wcs_buf *pOut, sqlite3_int64 i) {
-  char a[20], z[21];
+  char z[20]; /* a sign and 19 digits at most, written from the end */
   uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
-  int n = 0, k = 0;
+  int k = (int)sizeof z;
   do {
-    a[n++] = (char)('0' + u % 10);
+    z[--k] = (char)('0' + u % 10);
     u /= 10;
   } while (u > 0);
-  if (i < 0) z[k++] = '-';
-  while (n > 0)
-    z[k++] = a[--n];
-  return wcs_buf_append(pOut, z, (size_t)k);
+  if (i < 0) z[--k] = '-';
+  return wcs_buf_append(pOut, z + k, sizeof z - (size_t)k);
 }
 
 /* Append the JSON form of one cell value. */
