@@ -1670,11 +1670,7 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
       rc = wcs_iter_refresh(p->pIter);
     } else {
       wcs_iter_options io;
-      c->lower.n = c->upper.n = 0;
-      rc = eng_put_prefix(&c->lower, d->iTid, d->aFam[i].iFid);
-      if (rc == WCS_OK) {
-        rc = eng_put_family_end(&c->upper, d->iTid, d->aFam[i].iFid);
-      }
+      rc = stream_bounds(c, i, STREAM_FAMILY, 0);
       if (rc) return eng_err(rc, "out of memory");
       memset(&io, 0, sizeof io);
       io.pLower = c->lower.a;
@@ -1690,13 +1686,7 @@ static int rows_proven(wcs_cursor *c, wcs_txn *pTxn, uint64_t iSeq,
       memset(a, 0, sizeof *a);
       eng_prefix_bytes(a->aPre, d->iTid, d->aFam[i].iFid);
       rc = wcs_iter_notes(p->pIter, &a->bRun, a, proof_note);
-      c->lower.n = c->upper.n = 0;
-      if (rc == WCS_OK) {
-        rc = eng_put_prefix(&c->lower, d->iTid, d->aFam[i].iFid);
-      }
-      if (rc == WCS_OK) {
-        rc = eng_put_family_end(&c->upper, d->iTid, d->aFam[i].iFid);
-      }
+      if (rc == WCS_OK) rc = stream_bounds(c, i, STREAM_FAMILY, 0);
       if (rc == WCS_OK) {
         rc = wcs_db_approximate(c->pEng->db, c->lower.a, c->lower.n, c->upper.a,
                                 c->upper.n, &p->nBytes, NULL);
