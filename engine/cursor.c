@@ -216,9 +216,9 @@ struct wcs_cursor {
                                 ** row filter without a call (its last
                                 ** WCS_ROW_EMIT_PREFIX), when bEmitPrefix */
   int bEmitPrefix;
-  int bOneFwd; /* forward, one stream, collect_plain() or collect_keys()
-               ** applies, no overlay: advance_one() may take advance()'s
-               ** step */
+  int bOneFwd;          /* forward, collect_plain() or collect_keys() applies to
+                        ** every stream, no overlay: advance_one() may take
+                        ** advance()'s step */
   int bCountKnown;      /* a keys-only read of the whole table whose rows
                         ** the files' notes count: nCountTotal of them
                         ** (wcs_cursor_rows_left) */
@@ -993,25 +993,43 @@ static inline int below_end(wcs_cursor *c, int bNext, const uint8_t *r,
 }
 
 /*
-** advance() for its most common step, inline: forward, one stream of a
+** advance() for its most common step, inline: forward, every stream of a
 ** family collect_plain() or collect_keys() reads (no overlay), just past
-** a row (bPlaced), the stream at the next row's first cell, the row
-** unescaped, below the range's end and passing the row filter without a
-** call. Returns 1 with that row assembled; 0 without a change when the
-** step is anything else, for advance() to take; 2 when the stream moved
-** but gave no row (no cell kept, or an error in *pRc), for advance() to
-** go on from.
+** a row (bPlaced), the first stream at the next row's first cell and
+** every other one at that same row (the families hold the same rows, as
+** they usually do), the row unescaped, below the range's end and passing
+** the row filter without a call. Returns 1 with that row assembled; 0
+** without a change when the step is anything else (a stream at another
+** row or done among them), for advance() to take; 2 when the streams
+** moved but gave no row (no cell kept, or an error in *pRc), for
+** advance() to go on from.
 */
 static inline int advance_one(wcs_cursor *c, int *pRc) {
   Stream *s = &c->aStream[0];
   size_t nRowT;
   const uint8_t *pRowT;
-  int rc;
+  int rc, i;
   if (s->bDone || !view_valid(s->pView)) return 0;
-  rc = stream_row(s, row_known(c, s));
+  /* (row_known needs the stream's previous key to be of the row before,
+  ** which only a stream read alone is sure of) */
+  rc = stream_row(s, c->nStream == 1 ? row_known(c, s) : 0);
   if (rc || s->bRowEsc) return 0; /* advance() finds the same */
   pRowT = s->pRowT;
   nRowT = s->nRowT;
+  /* escaped rows with their terminator are prefix-free: a stream whose
+  ** key begins with the row's is at that row, and so no stream is at an
+  ** earlier one */
+  for (i = 1; i < c->nStream; i++) {
+    Stream *t = &c->aStream[i];
+    const uint8_t *k;
+    size_t nk;
+    if (t->bDone || !view_valid(t->pView)) return 0;
+    k = view_key(t->pView, &nk);
+    if (nk < ENG_PREFIX_BYTES + nRowT ||
+        !wcs_same_bytes(k + ENG_PREFIX_BYTES, pRowT, nRowT)) {
+      return 0;
+    }
+  }
   if (!HIOPEN(c->iRange) && !below_end(c, 1, pRowT, nRowT)) return 0;
   if (c->xRowFilter &&
       !(c->bEmitPrefix && nRowT - 2 >= c->emitPrefix.n &&
@@ -1027,7 +1045,9 @@ static inline int advance_one(wcs_cursor *c, int *pRc) {
   c->data.n = 0;
   rc = put(&c->rowT, pRowT, nRowT);
   if (rc == WCS_OK) rc = put(&c->row, pRowT, nRowT - 2);
-  if (rc == WCS_OK) rc = collect_forward(c, s);
+  for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
+    rc = collect_forward(c, &c->aStream[i]);
+  }
   if (rc) {
     *pRc = rc;
     return 2;
@@ -1919,9 +1939,10 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->pView = sl->pView;
     c->nStream++;
   }
-  c->bOneFwd = c->nStream == 1 &&
-               (c->aStream[0].bPlain || c->aStream[0].bKeysPlain) &&
-               !c->bOverlay;
+  c->bOneFwd = c->nStream > 0 && !c->bOverlay;
+  for (i = 0; i < c->nStream; i++) {
+    if (!c->aStream[i].bPlain && !c->aStream[i].bKeysPlain) c->bOneFwd = 0;
+  }
   /* Refreshed iterators read the latest state as of their refresh: the
   ** same as the snapshot only if nothing was committed since it was taken.
   ** Otherwise (rare) they are made again at the snapshot, so that every
