@@ -757,7 +757,8 @@ static int collect_keys(wcs_cursor *c, Stream *s) {
 /* Forward: read the cells of row c->rowT from stream s, which is at its
 ** first one: collect_plain() while it can, collect_rest() for the rest
 ** (collect_keys() for keys only). */
-static inline int collect_forward(wcs_cursor *c, Stream *s) {
+__attribute__((always_inline)) static inline int collect_forward(wcs_cursor *c,
+                                                                 Stream *s) {
   size_t oQual = 0, nQual = 0;
   int nPut = 0, bEnd = 0, rc;
   if (s->bKeysPlain) return collect_keys(c, s);
@@ -1004,7 +1005,8 @@ static inline int below_end(wcs_cursor *c, int bNext, const uint8_t *r,
 ** moved but gave no row (no cell kept, or an error in *pRc), for
 ** advance() to go on from.
 */
-static inline int advance_one(wcs_cursor *c, int *pRc) {
+__attribute__((always_inline)) static inline int
+advance_one(wcs_cursor *c, int *pRc, const int bMulti) {
   Stream *s = &c->aStream[0];
   size_t nRowT;
   const uint8_t *pRowT;
@@ -1012,14 +1014,14 @@ static inline int advance_one(wcs_cursor *c, int *pRc) {
   if (s->bDone || !view_valid(s->pView)) return 0;
   /* (row_known needs the stream's previous key to be of the row before,
   ** which only a stream read alone is sure of) */
-  rc = stream_row(s, c->nStream == 1 ? row_known(c, s) : 0);
+  rc = stream_row(s, bMulti ? 0 : row_known(c, s));
   if (rc || s->bRowEsc) return 0; /* advance() finds the same */
   pRowT = s->pRowT;
   nRowT = s->nRowT;
   /* escaped rows with their terminator are prefix-free: a stream whose
   ** key begins with the row's is at that row, and so no stream is at an
   ** earlier one */
-  for (i = 1; i < c->nStream; i++) {
+  for (i = 1; bMulti && i < c->nStream; i++) {
     Stream *t = &c->aStream[i];
     const uint8_t *k;
     size_t nk;
@@ -1045,7 +1047,8 @@ static inline int advance_one(wcs_cursor *c, int *pRc) {
   c->data.n = 0;
   rc = put(&c->rowT, pRowT, nRowT);
   if (rc == WCS_OK) rc = put(&c->row, pRowT, nRowT - 2);
-  for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
+  if (rc == WCS_OK) rc = collect_forward(c, s);
+  for (i = 1; bMulti && rc == WCS_OK && i < c->nStream; i++) {
     rc = collect_forward(c, &c->aStream[i]);
   }
   if (rc) {
@@ -1068,7 +1071,7 @@ static int advance(wcs_cursor *c) {
 
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
     if (c->bOneFwd && bNext) {
-      int r = advance_one(c, &rc);
+      int r = c->nStream == 1 ? advance_one(c, &rc, 0) : advance_one(c, &rc, 1);
       if (r == 1) return WCS_OK;
       if (rc) break;
       if (r == 2) continue;

@@ -455,7 +455,8 @@ START_TEST(test_plan_later_field_alone_is_a_skip_scan) {
   SAME(db, "device, id, day", "WHERE id = '0007'", 90);
   SAME(db, "device, id, day", "WHERE day = 20200105 AND id = '0002'", 3);
   /* without key structure to skip over, a full scan */
-  PLAN(db, "SELECT * FROM metrics WHERE cpu > 5", SCAN "7:FULL SCAN");
+  PLAN(db, "SELECT * FROM metrics WHERE cpu > 5",
+       SCAN "7:FULL SCAN FILTER (cpu)");
   sqlite3_close(db);
 }
 END_TEST
@@ -540,7 +541,7 @@ START_TEST(test_plan_distinct_key_fields_read_one_row_each) {
   SAME(db, "DISTINCT device", "WHERE id = '0003' LIMIT 2 OFFSET 1", 2);
   /* a column outside the leading fields decides nothing: every row read */
   PLAN(db, "SELECT DISTINCT device FROM metrics WHERE cpu > 3000",
-       SCAN "7:FULL SCAN\nUSE TEMP B-TREE FOR DISTINCT");
+       SCAN "7:FULL SCAN FILTER (cpu)\nUSE TEMP B-TREE FOR DISTINCT");
   SAME(db, "DISTINCT device", "WHERE cpu > 3000 ORDER BY 1", 3);
   SAME(db, "DISTINCT device, day", "WHERE day = 20200105 ORDER BY 1", 3);
   /* out of key order and sorted: SQLite sorts */
@@ -695,6 +696,121 @@ START_TEST(test_plan_min_of_key_field_stops_at_first_row) {
 }
 END_TEST
 
+/* touch(): counts its calls and is true, to see which rows reach SQLite's
+** own check of a WHERE clause. */
+static void touchFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  int *pn = (int *)sqlite3_user_data(ctx);
+  (void)argc, (void)argv;
+  (*pn)++;
+  sqlite3_result_int(ctx, 1);
+}
+
+/* Value filters: a comparison of a declared number column that SQLite
+** still checks (not omitted) lets the cursor pass over the rows that
+** cannot satisfy it (FILTER in the plan). Whatever the value's type, the
+** rows are those SQLite's own check keeps: a column without a cell is
+** NULL, a TEXT value is left to SQLite's affinity, an INTEGER against a
+** REAL compares exactly. */
+START_TEST(test_plan_value_filters) {
+  sqlite3 *db = openMetrics();
+  static const char *azWhere[] = {"i = 5",
+                                  "i != 5",
+                                  "i < 5",
+                                  "i <= 5",
+                                  "i > 5",
+                                  "i >= 5",
+                                  "i > 5.5",
+                                  "i = 5.0",
+                                  "i <= 4.99",
+                                  "i < '6'",
+                                  "i = '5'",
+                                  "i > NULL",
+                                  "i != NULL",
+                                  "i = 9007199254740993",
+                                  "i = 9007199254740992.0",
+                                  "i > 9007199254740992.0",
+                                  "i < -9007199254740992.0",
+                                  "i < 9.3e18",
+                                  "i >= -9.3e18",
+                                  "i > x'05'",
+                                  "r = 1",
+                                  "r > 0",
+                                  "r >= 0.5",
+                                  "r < 0",
+                                  "r != 0",
+                                  "r = -0.0",
+                                  "r = 9007199254740993",
+                                  "r > 9007199254740992",
+                                  "r < 'a'",
+                                  "r = '0.5'",
+                                  "r > 1e308",
+                                  "i > 1 AND r < 100",
+                                  "i >= 2 AND i <= 7 AND r != 2.5",
+                                  "i > 3 AND i > 2",
+                                  "+i > 3"};
+  int i, nTouch = 0;
+  OK(db, "CREATE VIRTUAL TABLE v USING wcs(KEY (k STRING), "
+         "FAMILY f (i INT64, r FLOAT64), FAMILY g (s STRING))");
+  OK(db, "CREATE TABLE vn(k TEXT PRIMARY KEY, i INTEGER, r REAL, s TEXT)");
+  OK(db, "INSERT INTO vn VALUES ('a', 5, 0.5, 'x'), ('b', NULL, 1.0, 'y'), "
+         "('c', 7, NULL, 'z'), ('d', NULL, NULL, 'w'), "
+         "('e', 9007199254740993, 9007199254740992.0, NULL), "
+         "('f', -9223372036854775808, -0.0, NULL), "
+         "('g', 9223372036854775807, 1e308, NULL), ('h', 4, -2.5, NULL), "
+         "('i', 0, 0.0, NULL), ('j', 6, 2.5, NULL)");
+  OK(db, "INSERT INTO v(k, i, r, s) SELECT k, i, r, s FROM vn");
+  for (i = 0; i < (int)(sizeof azWhere / sizeof azWhere[0]); i++) {
+    char *zA =
+        sqlite3_mprintf("SELECT k FROM v WHERE %s ORDER BY k", azWhere[i]);
+    char *zB =
+        sqlite3_mprintf("SELECT k FROM vn WHERE %s ORDER BY k", azWhere[i]);
+    char *zGotA = run(db, zA), *zGotB = run(db, zB);
+    ck_assert_msg(strcmp(zGotA, zGotB) == 0, "%s\n  wcs:    %s\n  native: %s",
+                  zA, zGotA, zGotB);
+    sqlite3_free(zA);
+    sqlite3_free(zB);
+    sqlite3_free(zGotA);
+    sqlite3_free(zGotB);
+  }
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device = 'watch' AND cpu >= 100 "
+       "AND mem < 3 AND cpu < 3000",
+       SCAN "3:PREFIX SCAN (device) FILTER (cpu,mem)");
+  SAME(db, "device, id, day",
+       "WHERE device = 'watch' AND cpu >= 100 "
+       "AND mem < 3 AND cpu < 3000",
+       100);
+  /* not filters: an IN list (one scan, SQLite checks each row), IS, a
+  ** text column */
+  PLAN(db, "SELECT * FROM metrics WHERE cpu IN (1, 2)", SCAN "7:FULL SCAN");
+  PLAN(db, "SELECT * FROM metrics WHERE cpu IS 5", SCAN "7:FULL SCAN");
+  PLAN(db, "SELECT * FROM v WHERE s = 'x'",
+       "SCAN v VIRTUAL TABLE INDEX 7:FULL SCAN");
+  /* an ON term of a LEFT JOIN on its left table keeps every row: 3598
+  ** rows without a match, 2 rows with cpu > 3597 matching 2 each */
+  PLAN(db, "SELECT * FROM metrics LEFT JOIN nat ON metrics.cpu > 3590",
+       SCAN "7:FULL SCAN\nSCAN nat LEFT-JOIN");
+  CHECK(db,
+        "SELECT count(*) FROM metrics LEFT JOIN nat "
+        "ON metrics.cpu > 3597 AND nat.cpu < 2",
+        "3602");
+  /* and the rows the filter rules out never reach SQLite */
+  ck_assert_int_eq(sqlite3_create_function(db, "touch", 0, SQLITE_UTF8, &nTouch,
+                                           touchFunc, NULL, NULL),
+                   SQLITE_OK);
+  CHECK(db, "SELECT count(*) FROM metrics WHERE touch() AND cpu > 3590", "9");
+  ck_assert_int_eq(nTouch, 9);
+  /* writes: an UPDATE and a DELETE read through the filter too */
+  OK(db, "UPDATE metrics SET mem = 99 WHERE cpu >= 3595");
+  OK(db, "UPDATE nat SET mem = 99 WHERE cpu >= 3595");
+  SAME(db, "device, id, day, cpu, mem", "WHERE mem = 99", 5);
+  OK(db, "DELETE FROM metrics WHERE cpu < 10 AND mem != 3");
+  OK(db, "DELETE FROM nat WHERE cpu < 10 AND mem != 3");
+  SAME(db, "device, id, day, cpu, mem", "", 3500);
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_limit_and_offset_pushed_down) {
   sqlite3 *db = openMetrics();
   PLAN(db, "SELECT * FROM metrics LIMIT 5", SCAN "7:FULL SCAN LIMIT");
@@ -703,7 +819,8 @@ START_TEST(test_plan_limit_and_offset_pushed_down) {
   PLAN(db, "SELECT * FROM metrics WHERE device = 'watch' LIMIT 5",
        SCAN "3:PREFIX SCAN (device) LIMIT");
   /* a constraint SQLite must check itself keeps LIMIT with SQLite */
-  PLAN(db, "SELECT * FROM metrics WHERE cpu > 100 LIMIT 5", SCAN "7:FULL SCAN");
+  PLAN(db, "SELECT * FROM metrics WHERE cpu > 100 LIMIT 5",
+       SCAN "7:FULL SCAN FILTER (cpu)");
   PLAN(db, "SELECT * FROM metrics WHERE device LIKE 'wa%' LIMIT 5",
        SCAN "4:RANGE SCAN (device)");
   SAME(db, "device, id, day", "LIMIT 5 OFFSET 10", 5);
@@ -841,6 +958,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_distinct_ordered_code_keys);
   tcase_add_test(tc, test_plan_key_fields_decoded_across_rows);
   tcase_add_test(tc, test_plan_distinct_salted_keys);
+  tcase_add_test(tc, test_plan_value_filters);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1750,12 +1750,21 @@ static void qualTerm(Q *q, const char *zAlias) {
   int x = rnd(100);
   if (x < 15) {
     qa(q, "%s%s IS %sNULL", zAlias, c->zName, pct(50) ? "NOT " : "");
-  } else if (c->t == SQLITE_INTEGER) {
-    qa(q, "%s%s %s %d", zAlias, c->zName, azCmp[rnd(4)],
-       i == 0 ? rnd(2000001) - 1000000 : rnd(1000));
-  } else if (c->t == SQLITE_FLOAT) {
-    qa(q, "%s%s %s %g", zAlias, c->zName, azCmp[rnd(4)],
-       (rnd(801) - 400) * 0.25);
+  } else if (c->t == SQLITE_INTEGER || c->t == SQLITE_FLOAT) {
+    /* comparisons of number columns are the cursor's value filters too
+    ** (as SQLite checks them): =, != and the ranges, against an INTEGER,
+    ** a REAL or a TEXT value */
+    static const char *azOp[] = {"<", "<=", ">", ">=", "=", "!="};
+    const char *zOp = azOp[rnd(6)];
+    int y = rnd(10);
+    if (c->t == SQLITE_INTEGER && y < 6) {
+      qa(q, "%s%s %s %d", zAlias, c->zName, zOp,
+         i == 0 ? rnd(2000001) - 1000000 : rnd(1000));
+    } else if (y < 9) {
+      qa(q, "%s%s %s %g", zAlias, c->zName, zOp, (rnd(801) - 400) * 0.25);
+    } else {
+      qa(q, "%s%s %s '%d'", zAlias, c->zName, zOp, rnd(1000) - 500);
+    }
   } else {
     static const char *az[] = {"''", "'ok'", "'hot'", "'x y'"};
     if (pct(50))

@@ -400,8 +400,8 @@ static int parseDecimal(const uint8_t *p, size_t n, sqlite3_int64 *pi) {
 
 /* Decode a declared value: 1 and *pi or *pr filled (return WCSV_INT/REAL), or
 ** 0 if the bytes do not hold the type. */
-static int decodeTyped(const ks_qualifier *pQual, int eAgg, const uint8_t *p,
-                       size_t n, sqlite3_int64 *pi, double *pr) {
+int wcsDecodeNumber(const ks_qualifier *pQual, int eAgg, const uint8_t *p,
+                    size_t n, sqlite3_int64 *pi, double *pr) {
   if (eAgg == KS_AGG_SUM || eAgg == KS_AGG_MIN || eAgg == KS_AGG_MAX) {
     if (n == 8) {
       *pi = (sqlite3_int64)wcs_get64be(p);
@@ -438,7 +438,7 @@ void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
   const uint8_t *p = (const uint8_t *)pv;
   sqlite3_int64 i;
   double r;
-  int e = decodeTyped(pQual, eAgg, p, n, &i, &r);
+  int e = wcsDecodeNumber(pQual, eAgg, p, n, &i, &r);
   if (e == WCSV_INT) {
     sqlite3_result_int64(ctx, i);
     return;
@@ -595,7 +595,7 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
   sqlite3_int64 i;
   double r;
   char z[64];
-  int e = decodeTyped(pQual, eAgg, p, n, &i, &r);
+  int e = wcsDecodeNumber(pQual, eAgg, p, n, &i, &r);
   if (e == WCSV_INT) return appendInt(pOut, i);
   if (e == WCSV_REAL && isfinite(r)) {
     sqlite3_snprintf(sizeof(z), z, "%!.17g", r);

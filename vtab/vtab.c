@@ -108,6 +108,10 @@ SQLITE_EXTENSION_INIT1
 /* Plan cost units: one row read = 1, one seek = SEEK_COST. */
 #define SEEK_COST 10.0
 
+/* Value filters (spec token v) a plan takes at most; terms past them stay
+** SQLite's alone. */
+#define WCS_MAX_VF 8
+
 /* Truth of a comparison whose operand could not become a key value. */
 #define VAL_USE   0 /* the operand is a key value */
 #define VAL_TRUE  1 /* holds for every row */
@@ -1520,6 +1524,38 @@ static void unknownRange(const ks_plan *pPlan, const PlanCons *aPC, int nPC,
   }
 }
 
+/* Whether constraint i may be a value filter (spec token v): a comparison
+** (=, !=, <, <=, >, >=) of a table's declared number column (INT64,
+** FLOAT64, a SUM/MIN/MAX family's), not an IN list (its values would each
+** cost an xFilter). SQLite still checks the term (it is not omitted): the
+** cursor only passes over rows that cannot satisfy it (valueMatch). */
+static int valueFilterTerm(const WcsTab *pTab, sqlite3_index_info *pInfo,
+                           int i) {
+  const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
+  const ks_schema *s = pTab->pSchema;
+  const ks_qualifier *d;
+  int q = pC->iColumn - pTab->iColQual, eAgg;
+  if (pTab->bHistory || q < 0 || q >= s->nQual) return 0;
+  switch (pC->op) {
+  case SQLITE_INDEX_CONSTRAINT_EQ:
+  case SQLITE_INDEX_CONSTRAINT_NE:
+  case SQLITE_INDEX_CONSTRAINT_LT:
+  case SQLITE_INDEX_CONSTRAINT_LE:
+  case SQLITE_INDEX_CONSTRAINT_GT:
+  case SQLITE_INDEX_CONSTRAINT_GE:
+    break;
+  default:
+    return 0;
+  }
+  d = &s->aQual[q];
+  eAgg = s->aFamily[d->iFamily].eAgg;
+  if (eAgg != KS_AGG_SUM && eAgg != KS_AGG_MIN && eAgg != KS_AGG_MAX &&
+      d->eVType != KS_V_INT64 && d->eVType != KS_V_FLOAT64) {
+    return 0;
+  }
+  return pC->op != SQLITE_INDEX_CONSTRAINT_EQ || !sqlite3_vtab_in(pInfo, i, -1);
+}
+
 /*
 ** xBestIndex.
 **
@@ -1555,6 +1591,10 @@ static void unknownRange(const ks_plan *pPlan, const PlanCons *aPC, int nPC,
 **              h<what>,<op>,<a>    history: what 0 family, 1 qualifier,
 **                                  2 latest_n, 3 _timestamp, 4 _timestamp
 **                                  IN list handled all at once; SQLite op
+**              v<q>,<op>,<a>       value filter: declared column q
+**                                  compared by SQLite op with argv[a-1],
+**                                  a term SQLite still checks (not
+**                                  omitted; valueFilterTerm, valueMatch)
 **              L<a> O<a>           LIMIT / OFFSET value in argv[a-1]
 **              E                   nothing can match (e.g. key IS NULL)
 **              R                   reverse scan (ORDER BY consumed DESC)
@@ -1591,6 +1631,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int bTsUnusable = 0; /* history: a _timestamp term SQLite holds back */
   int nDistinct = 0;   /* DISTINCT over this many leading key fields */
   int bMerged = 0;     /* salted: the buckets merged into key order (M) */
+  int nVF = 0, aVF[WCS_MAX_VF]; /* value filters: their constraints */
   int eDistinct = sqlite3_vtab_distinct(pInfo); /* 0..3 (GROUP BY: 1) */
   int *aFixed = NULL; /* per key field: 1 if fixed by a single = */
   int nCons = pInfo->nConstraint;
@@ -1681,6 +1722,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       iField = iCol; /* key fields come first in both layouts */
     } else {
       bLimitOk = 0;
+      if (nVF < WCS_MAX_VF && valueFilterTerm(pTab, pInfo, i)) aVF[nVF++] = i;
       continue;
     }
     op = keyOp(pC->op);
@@ -1844,6 +1886,12 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     }
     sqlite3_str_appendf(pSpec, "c%d,%d,%d,%d ", c->iField, (int)c->op, nArgv,
                         fl);
+  }
+  for (i = 0; i < nVF; i++) {
+    const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[aVF[i]];
+    pInfo->aConstraintUsage[aVF[i]].argvIndex = ++nArgv;
+    sqlite3_str_appendf(pSpec, "v%d,%d,%d ", pC->iColumn - pTab->iColQual,
+                        (int)pC->op, nArgv);
   }
   if (pTab->bHistory) {
     int w;
@@ -2056,6 +2104,21 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     sqlite3_str_appendall(pStr, ")");
   }
   if (bReverse) sqlite3_str_appendall(pStr, " REVERSE");
+  if (nVF > 0 && !bEmpty) {
+    /* each column once, in the order of the terms */
+    int bFirst = 1, j;
+    sqlite3_str_appendall(pStr, " FILTER (");
+    for (i = 0; i < nVF; i++) {
+      int iCol = pInfo->aConstraint[aVF[i]].iColumn;
+      for (j = 0; j < i && pInfo->aConstraint[aVF[j]].iColumn != iCol; j++) {
+      }
+      if (j < i) continue;
+      sqlite3_str_appendf(pStr, "%s%s", bFirst ? "" : ",",
+                          s->aQual[iCol - pTab->iColQual].zName);
+      bFirst = 0;
+    }
+    sqlite3_str_appendall(pStr, ")");
+  }
   if (pTab->bHistory) {
     if (aHist[0] >= 0) sqlite3_str_appendall(pStr, " FAMILY");
     if (nTsCons > 0) sqlite3_str_appendall(pStr, " TIME RANGE");
@@ -2179,6 +2242,18 @@ typedef struct Residual {
   ks_value *aVal; /* values, bytes in the cursor's arena */
 } Residual;
 
+/* A value filter: a term on a declared number column (INT64, FLOAT64, or
+** a SUM/MIN/MAX family's) that SQLite still checks (not omitted), taken
+** by the cursor to pass over rows that cannot satisfy it without handing
+** them to SQLite (valueMatch). Only a number value is taken. */
+typedef struct ValFilter {
+  int q;    /* declared column */
+  int op;   /* SQLITE_INDEX_CONSTRAINT_EQ, NE, LT, LE, GT or GE */
+  int bInt; /* the value is i, else r (never a NaN) */
+  sqlite3_int64 i;
+  double r;
+} ValFilter;
+
 struct WcsCursor {
   sqlite3_vtab_cursor base; /* must be first */
   ks_plan *pPlan;           /* the plan made by xFilter */
@@ -2193,8 +2268,9 @@ struct WcsCursor {
   int bMayUpdate;           /* a write transaction was open at xFilter: the
                             ** statement may be an UPDATE, which asks
                             ** xColumn for unchanged columns (nochange) */
-  int bPlain;               /* one stream, no residual, not a history view:
-                            ** xNext takes the short path */
+  int bPlain;               /* one stream, no residual, not a history view,
+                            ** no DISTINCT step: xNext takes the short path
+                            ** (if no value filter either) */
   int bCountOnly;           /* the statement reads no column (spec N) and
                             ** the engine counts the rows without reading
                             ** them: xNext only counts them down */
@@ -2235,6 +2311,8 @@ struct WcsCursor {
   int nResidual;
   Residual *aResidual;
   wcs_buf arena; /* bytes of residual values */
+  int nVF;       /* value filters in aVF */
+  ValFilter aVF[WCS_MAX_VF];
   /* history */
   int iCell;             /* current cell of the row */
   int bLatest;           /* latest_n was given */
@@ -2303,6 +2381,7 @@ static void cursorReset(WcsCursor *p) {
   p->aResidual = NULL;
   p->nResidual = 0;
   p->arena.n = 0;
+  p->nVF = 0;
   p->bEof = 1;
   p->bPlain = 0;
   p->bCountOnly = 0;
@@ -2818,9 +2897,12 @@ static int distinctNext(WcsCursor *p) {
   return WCS_OK;
 }
 
+static int valueMatch(WcsCursor *p);
+
 /*
 ** Move to the next row (the first one if bFirst) that passes the residual
-** checks, honouring OFFSET and LIMIT. History views step cell by cell.
+** checks and the value filters, honouring OFFSET and LIMIT. History views
+** step cell by cell.
 */
 static int cursorStep(WcsCursor *p, int bFirst) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
@@ -2854,6 +2936,7 @@ static int cursorStep(WcsCursor *p, int bFirst) {
         }
         if (!bMatch) continue;
       }
+      if (p->nVF > 0 && !valueMatch(p)) continue;
       if (pTab->bHistory) {
         p->iCell = histCell(p, 0);
         if (p->iCell >= p->nCell) continue;
@@ -2904,6 +2987,12 @@ typedef struct SpecArg {
   int iArgv; /* 1-based, checked against the spec's argc */
 } SpecArg;
 
+/* A value filter of the spec (token v): declared column q compared by
+** SQLite op with argv[iArgv] (0-based). */
+typedef struct SpecVF {
+  int q, op, iArgv;
+} SpecVF;
+
 /* The spec of an idxStr, parsed by specParse: all of it that does not
 ** depend on argv values. One sqlite3_malloc'd block holding the struct,
 ** its arrays and the spec text. */
@@ -2920,6 +3009,8 @@ struct Spec {
   int bRowsOfAll; /* A: the F families' cells, every row of the table */
   int nFamSel;    /* F: families in aiFam; -1 none given, -2 too many */
   int aiFam[256]; /* [nFamSel] family indexes */
+  int nVF;        /* v: value filters in aVF */
+  SpecVF aVF[WCS_MAX_VF];
 };
 
 /* Append the bytes of v to the arena, remembering the offset in v->p
@@ -2999,6 +3090,15 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
         pa->a = a;
         pa->b = b;
         pa->iArgv = c;
+      }
+      break;
+    case 'v':
+      if (readInt(&zSpec, &a) && readInt(&zSpec, &b) && readInt(&zSpec, &c) &&
+          c >= 1 && c <= argc && a >= 0 && pSp->nVF < WCS_MAX_VF) {
+        SpecVF *vf = &pSp->aVF[pSp->nVF++];
+        vf->q = a;
+        vf->op = b;
+        vf->iArgv = c - 1;
       }
       break;
     case 'L':
@@ -3457,6 +3557,25 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     p->bEof = 1;
     goto done;
   }
+  /* the value filters (v): a number is taken; a value of any other type
+  ** (TEXT, which SQLite may compare after an affinity, a BLOB, NULL) is
+  ** left to SQLite's check alone */
+  for (i = 0; i < pSp->nVF && !pTab->bHistory; i++) {
+    const SpecVF *vf = &pSp->aVF[i];
+    sqlite3_value *v = argv[vf->iArgv];
+    int t = sqlite3_value_type(v);
+    ValFilter *f = &p->aVF[p->nVF];
+    if (vf->q >= s->nQual || (t != SQLITE_INTEGER && t != SQLITE_FLOAT)) {
+      continue;
+    }
+    f->q = vf->q;
+    f->op = vf->op;
+    f->bInt = t == SQLITE_INTEGER;
+    f->i = f->bInt ? sqlite3_value_int64(v) : 0;
+    f->r = f->bInt ? 0 : sqlite3_value_double(v);
+    if (!f->bInt && isnan(f->r)) continue;
+    p->nVF++;
+  }
 
   /* 3. The plan, with the values. Equalities on every key field need no
   ** planner: the key is encoded directly (the common prepared lookup). A
@@ -3662,11 +3781,15 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       (s->nSalt == 0 ? p->nStream == 1 : p->bMerge)) {
     p->nDistinct = pSp->nDistinct;
   }
+  /* (a DISTINCT step seeks past the rows after the one it reads: a row
+  ** a filter passed over would take those that may match with it; such a
+  ** plan reads only key fields, so it has no filter anyway) */
+  if (p->nDistinct > 0) p->nVF = 0;
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
               p->nDistinct == 0;
   rc = cursorStep(p, 1);
   if (rc == SQLITE_OK && p->bPlain && pSp->bNoColumn && !p->bEof &&
-      !p->bMayUpdate) {
+      !p->bMayUpdate && p->nVF == 0) {
     /* SELECT count(*) FROM t: SQLite only counts the rows, and the files'
     ** notes may count them (an exact count, or none). Not in a write
     ** transaction: a DELETE without WHERE also uses no column by colUsed,
@@ -3707,7 +3830,7 @@ static int wcsNext(sqlite3_vtab_cursor *pCursor) {
     }
     return SQLITE_OK;
   }
-  if (p->bPlain && !p->bEof) {
+  if (p->bPlain && !p->bEof && p->nVF == 0) {
     wcs_cursor *c = p->aStream[0].pCur;
     int rc = wcs_cursor_next(c);
     if (rc != WCS_OK) {
@@ -3751,6 +3874,75 @@ static int qualCell(WcsCursor *p, WcsTab *pTab, int q) {
     }
   }
   return -1;
+}
+
+/* The order of number x (WCSV_INT xi, else xr) against filter f's value:
+** -1, 0 or 1, as SQLite compares an INTEGER or REAL with another; 2 when
+** a conversion to double could round (beyond 2^53), left to SQLite. */
+static int numberCmp(int eX, sqlite3_int64 xi, double xr, const ValFilter *f) {
+  const sqlite3_int64 kExact = (sqlite3_int64)1 << 53;
+  double a, b;
+  if (eX == WCSV_INT && f->bInt) return (xi > f->i) - (xi < f->i);
+  if (eX == WCSV_INT) {
+    if (xi > kExact || xi < -kExact) return 2;
+    a = (double)xi;
+    b = f->r;
+  } else if (f->bInt) {
+    if (f->i > kExact || f->i < -kExact) return 2;
+    a = xr;
+    b = (double)f->i;
+  } else {
+    a = xr;
+    b = f->r;
+  }
+  return (a > b) - (a < b);
+}
+
+/* Whether the current row may satisfy every value filter: 0 only when
+** SQLite's own check of the term would fail, so the row need not reach
+** it. A column without a cell is NULL, which no filter's comparison
+** holds for; a value that is not a number, a NaN, or a comparison that
+** would round is passed on, for SQLite to decide. */
+static int valueMatch(WcsCursor *p) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  const ks_schema *s = pTab->pSchema;
+  int k;
+  for (k = 0; k < p->nVF; k++) {
+    const ValFilter *f = &p->aVF[k];
+    const ks_qualifier *d = &s->aQual[f->q];
+    int i = qualCell(p, pTab, f->q), e, c;
+    sqlite3_int64 xi = 0;
+    double xr = 0;
+    if (i < 0) return 0;
+    e = wcsDecodeNumber(d, s->aFamily[d->iFamily].eAgg, p->aCell[i].pVal,
+                        p->aCell[i].nVal, &xi, &xr);
+    if (e == 0 || (e == WCSV_REAL && isnan(xr))) continue;
+    c = numberCmp(e, xi, xr, f);
+    if (c == 2) continue;
+    switch (f->op) {
+    case SQLITE_INDEX_CONSTRAINT_EQ:
+      if (c != 0) return 0;
+      break;
+    case SQLITE_INDEX_CONSTRAINT_NE:
+      if (c == 0) return 0;
+      break;
+    case SQLITE_INDEX_CONSTRAINT_LT:
+      if (c >= 0) return 0;
+      break;
+    case SQLITE_INDEX_CONSTRAINT_LE:
+      if (c > 0) return 0;
+      break;
+    case SQLITE_INDEX_CONSTRAINT_GT:
+      if (c <= 0) return 0;
+      break;
+    case SQLITE_INDEX_CONSTRAINT_GE:
+      if (c < 0) return 0;
+      break;
+    default:
+      break;
+    }
+  }
+  return 1;
 }
 
 static void resultKeyField(sqlite3_context *ctx, const ks_field *f,

@@ -205,6 +205,13 @@ int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
 int wcsCellBytes(const ks_qualifier *pQual, const WcsVal *v, uint8_t aInt[8],
                  const void **pp, size_t *pn);
 
+/* The number a cell value of declared qualifier pQual (eAgg its family's
+** KS_AGG_*) is as a column: WCSV_INT (*pi) or WCSV_REAL (*pr), as
+** wcsResultCell gives it; 0 when it is not a number there (text, a blob,
+** bytes that do not decode; a NaN is WCSV_REAL here, a BLOB there). */
+int wcsDecodeNumber(const ks_qualifier *pQual, int eAgg, const uint8_t *p,
+                    size_t n, sqlite3_int64 *pi, double *pr);
+
 /* Set the SQL result for a cell value of declared qualifier pQual (NULL:
 ** undeclared: TEXT if valid UTF-8, else BLOB; eAgg the family's KS_AGG_*: SUM,
 ** MIN and MAX states are INT64). Bytes that do not decode
