@@ -747,7 +747,17 @@ START_TEST(test_plan_value_filters) {
                                   "i > 1 AND r < 100",
                                   "i >= 2 AND i <= 7 AND r != 2.5",
                                   "i > 3 AND i > 2",
-                                  "+i > 3"};
+                                  "+i > 3",
+                                  "s = 'x'",
+                                  "s = 'q'",
+                                  "s = ''",
+                                  "s = x'78'",
+                                  "s = x'ff78'",
+                                  "s = 5",
+                                  "s > 'x'",
+                                  "s = 'X' COLLATE NOCASE",
+                                  "s = 'x' AND i = 5",
+                                  "s = '5' AND r > 0"};
   int i, nTouch = 0;
   OK(db, "CREATE VIRTUAL TABLE v USING wcs(KEY (k STRING), "
          "FAMILY f (i INT64, r FLOAT64), FAMILY g (s STRING))");
@@ -757,7 +767,7 @@ START_TEST(test_plan_value_filters) {
          "('e', 9007199254740993, 9007199254740992.0, NULL), "
          "('f', -9223372036854775808, -0.0, NULL), "
          "('g', 9223372036854775807, 1e308, NULL), ('h', 4, -2.5, NULL), "
-         "('i', 0, 0.0, NULL), ('j', 6, 2.5, NULL)");
+         "('i', 0, 0.0, ''), ('j', 6, 2.5, x'ff78'), ('k', 5, 0.5, '5')");
   OK(db, "INSERT INTO v(k, i, r, s) SELECT k, i, r, s FROM vn");
   for (i = 0; i < (int)(sizeof azWhere / sizeof azWhere[0]); i++) {
     char *zA =
@@ -780,11 +790,15 @@ START_TEST(test_plan_value_filters) {
        "WHERE device = 'watch' AND cpu >= 100 "
        "AND mem < 3 AND cpu < 3000",
        100);
+  PLAN(db, "SELECT * FROM v WHERE s = 'x' AND r > 1",
+       "SCAN v VIRTUAL TABLE INDEX 7:FULL SCAN FILTER (s,r)");
   /* not filters: an IN list (one scan, SQLite checks each row), IS, a
-  ** text column */
+  ** text column compared otherwise than by = with BINARY collation */
   PLAN(db, "SELECT * FROM metrics WHERE cpu IN (1, 2)", SCAN "7:FULL SCAN");
   PLAN(db, "SELECT * FROM metrics WHERE cpu IS 5", SCAN "7:FULL SCAN");
-  PLAN(db, "SELECT * FROM v WHERE s = 'x'",
+  PLAN(db, "SELECT * FROM v WHERE s > 'x'",
+       "SCAN v VIRTUAL TABLE INDEX 7:FULL SCAN");
+  PLAN(db, "SELECT * FROM v WHERE s = 'x' COLLATE NOCASE",
        "SCAN v VIRTUAL TABLE INDEX 7:FULL SCAN");
   /* an ON term of a LEFT JOIN on its left table keeps every row: 3598
   ** rows without a match, 2 rows with cpu > 3597 matching 2 each */

@@ -1524,17 +1524,26 @@ static void unknownRange(const ks_plan *pPlan, const PlanCons *aPC, int nPC,
   }
 }
 
+/* Whether declared column q shows numbers: INT64, FLOAT64, or a column of
+** a SUM, MIN or MAX family (whatever its declared type). */
+static int valueIsNumber(const ks_schema *s, int q) {
+  const ks_qualifier *d = &s->aQual[q];
+  int eAgg = s->aFamily[d->iFamily].eAgg;
+  return eAgg == KS_AGG_SUM || eAgg == KS_AGG_MIN || eAgg == KS_AGG_MAX ||
+         d->eVType == KS_V_INT64 || d->eVType == KS_V_FLOAT64;
+}
+
 /* Whether constraint i may be a value filter (spec token v): a comparison
-** (=, !=, <, <=, >, >=) of a table's declared number column (INT64,
-** FLOAT64, a SUM/MIN/MAX family's), not an IN list (its values would each
-** cost an xFilter). SQLite still checks the term (it is not omitted): the
-** cursor only passes over rows that cannot satisfy it (valueMatch). */
+** (=, !=, <, <=, >, >=) of a table's declared number column, or = on a
+** STRING column with BINARY collation; not an IN list (its values would
+** each cost an xFilter). SQLite still checks the term (it is not
+** omitted): the cursor only passes over rows that cannot satisfy it
+** (valueMatch). */
 static int valueFilterTerm(const WcsTab *pTab, sqlite3_index_info *pInfo,
                            int i) {
   const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
   const ks_schema *s = pTab->pSchema;
-  const ks_qualifier *d;
-  int q = pC->iColumn - pTab->iColQual, eAgg;
+  int q = pC->iColumn - pTab->iColQual;
   if (pTab->bHistory || q < 0 || q >= s->nQual) return 0;
   switch (pC->op) {
   case SQLITE_INDEX_CONSTRAINT_EQ:
@@ -1547,11 +1556,13 @@ static int valueFilterTerm(const WcsTab *pTab, sqlite3_index_info *pInfo,
   default:
     return 0;
   }
-  d = &s->aQual[q];
-  eAgg = s->aFamily[d->iFamily].eAgg;
-  if (eAgg != KS_AGG_SUM && eAgg != KS_AGG_MIN && eAgg != KS_AGG_MAX &&
-      d->eVType != KS_V_INT64 && d->eVType != KS_V_FLOAT64) {
-    return 0;
+  if (!valueIsNumber(s, q)) {
+    const char *zColl = sqlite3_vtab_collation(pInfo, i);
+    if (s->aQual[q].eVType != KS_V_STRING ||
+        pC->op != SQLITE_INDEX_CONSTRAINT_EQ ||
+        (zColl && sqlite3_stricmp(zColl, "BINARY") != 0)) {
+      return 0;
+    }
   }
   return pC->op != SQLITE_INDEX_CONSTRAINT_EQ || !sqlite3_vtab_in(pInfo, i, -1);
 }
@@ -2242,16 +2253,19 @@ typedef struct Residual {
   ks_value *aVal; /* values, bytes in the cursor's arena */
 } Residual;
 
-/* A value filter: a term on a declared number column (INT64, FLOAT64, or
-** a SUM/MIN/MAX family's) that SQLite still checks (not omitted), taken
-** by the cursor to pass over rows that cannot satisfy it without handing
-** them to SQLite (valueMatch). Only a number value is taken. */
+/* A value filter: a term on a declared column that SQLite still checks
+** (not omitted), taken by the cursor to pass over rows that cannot
+** satisfy it without handing them to SQLite (valueMatch): a comparison of
+** a number column (INT64, FLOAT64, or a SUM/MIN/MAX family's) with a
+** number, or a STRING column equal to a TEXT value. */
 typedef struct ValFilter {
   int q;    /* declared column */
   int op;   /* SQLITE_INDEX_CONSTRAINT_EQ, NE, LT, LE, GT or GE */
-  int bInt; /* the value is i, else r (never a NaN) */
+  int eVal; /* WCSV_INT (i), WCSV_REAL (r, never a NaN), or 0: the text
+            ** at oText in WcsCursor.vfText, nText bytes */
   sqlite3_int64 i;
   double r;
+  size_t oText, nText;
 } ValFilter;
 
 struct WcsCursor {
@@ -2313,6 +2327,7 @@ struct WcsCursor {
   wcs_buf arena; /* bytes of residual values */
   int nVF;       /* value filters in aVF */
   ValFilter aVF[WCS_MAX_VF];
+  wcs_buf vfText; /* their text values */
   /* history */
   int iCell;             /* current cell of the row */
   int bLatest;           /* latest_n was given */
@@ -2382,6 +2397,7 @@ static void cursorReset(WcsCursor *p) {
   p->nResidual = 0;
   p->arena.n = 0;
   p->nVF = 0;
+  p->vfText.n = 0;
   p->bEof = 1;
   p->bPlain = 0;
   p->bCountOnly = 0;
@@ -2406,6 +2422,7 @@ static void cursorFree(WcsCursor *p) {
   wcs_buf_free(&p->splitHead);
   wcs_buf_free(&p->out);
   wcs_buf_free(&p->arena);
+  wcs_buf_free(&p->vfText);
   wcs_buf_free(&p->qual);
   wcs_buf_free(&p->tsIn);
   sqlite3_free(p->pSpec);
@@ -3557,23 +3574,42 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     p->bEof = 1;
     goto done;
   }
-  /* the value filters (v): a number is taken; a value of any other type
-  ** (TEXT, which SQLite may compare after an affinity, a BLOB, NULL) is
-  ** left to SQLite's check alone */
+  /* the value filters (v): a number for a number column, a TEXT for a
+  ** STRING one; a value of any other type (TEXT for a number column,
+  ** which SQLite may compare after an affinity, a BLOB, NULL) is left to
+  ** SQLite's check alone */
   for (i = 0; i < pSp->nVF && !pTab->bHistory; i++) {
     const SpecVF *vf = &pSp->aVF[i];
     sqlite3_value *v = argv[vf->iArgv];
     int t = sqlite3_value_type(v);
     ValFilter *f = &p->aVF[p->nVF];
-    if (vf->q >= s->nQual || (t != SQLITE_INTEGER && t != SQLITE_FLOAT)) {
-      continue;
-    }
+    if (vf->q >= s->nQual) continue;
     f->q = vf->q;
     f->op = vf->op;
-    f->bInt = t == SQLITE_INTEGER;
-    f->i = f->bInt ? sqlite3_value_int64(v) : 0;
-    f->r = f->bInt ? 0 : sqlite3_value_double(v);
-    if (!f->bInt && isnan(f->r)) continue;
+    f->i = 0;
+    f->r = 0;
+    if (!valueIsNumber(s, vf->q)) {
+      const unsigned char *z;
+      if (t != SQLITE_TEXT || vf->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+      z = sqlite3_value_text(v);
+      f->eVal = 0;
+      f->oText = p->vfText.n;
+      f->nText = (size_t)sqlite3_value_bytes(v);
+      if (z == NULL ||
+          (f->nText > 0 && wcs_buf_append(&p->vfText, z, f->nText))) {
+        rc = SQLITE_NOMEM;
+        goto done;
+      }
+    } else if (t == SQLITE_INTEGER) {
+      f->eVal = WCSV_INT;
+      f->i = sqlite3_value_int64(v);
+    } else if (t == SQLITE_FLOAT) {
+      f->eVal = WCSV_REAL;
+      f->r = sqlite3_value_double(v);
+      if (isnan(f->r)) continue;
+    } else {
+      continue;
+    }
     p->nVF++;
   }
 
@@ -3882,12 +3918,12 @@ static int qualCell(WcsCursor *p, WcsTab *pTab, int q) {
 static int numberCmp(int eX, sqlite3_int64 xi, double xr, const ValFilter *f) {
   const sqlite3_int64 kExact = (sqlite3_int64)1 << 53;
   double a, b;
-  if (eX == WCSV_INT && f->bInt) return (xi > f->i) - (xi < f->i);
+  if (eX == WCSV_INT && f->eVal == WCSV_INT) return (xi > f->i) - (xi < f->i);
   if (eX == WCSV_INT) {
     if (xi > kExact || xi < -kExact) return 2;
     a = (double)xi;
     b = f->r;
-  } else if (f->bInt) {
+  } else if (f->eVal == WCSV_INT) {
     if (f->i > kExact || f->i < -kExact) return 2;
     a = xr;
     b = (double)f->i;
@@ -3901,8 +3937,10 @@ static int numberCmp(int eX, sqlite3_int64 xi, double xr, const ValFilter *f) {
 /* Whether the current row may satisfy every value filter: 0 only when
 ** SQLite's own check of the term would fail, so the row need not reach
 ** it. A column without a cell is NULL, which no filter's comparison
-** holds for; a value that is not a number, a NaN, or a comparison that
-** would round is passed on, for SQLite to decide. */
+** holds for. A number filter passes on a value that is not a number, a
+** NaN, or a comparison that would round, for SQLite to decide; a text
+** filter rules out other bytes (the column is that TEXT, or a BLOB when
+** not UTF-8, which equals no TEXT) and passes on the same bytes. */
 static int valueMatch(WcsCursor *p) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   const ks_schema *s = pTab->pSchema;
@@ -3914,6 +3952,14 @@ static int valueMatch(WcsCursor *p) {
     sqlite3_int64 xi = 0;
     double xr = 0;
     if (i < 0) return 0;
+    if (f->eVal == 0) {
+      if (p->aCell[i].nVal != f->nText ||
+          (f->nText > 0 &&
+           memcmp(p->aCell[i].pVal, p->vfText.a + f->oText, f->nText) != 0)) {
+        return 0;
+      }
+      continue;
+    }
     e = wcsDecodeNumber(d, s->aFamily[d->iFamily].eAgg, p->aCell[i].pVal,
                         p->aCell[i].nVal, &xi, &xr);
     if (e == 0 || (e == WCSV_REAL && isnan(xr))) continue;
