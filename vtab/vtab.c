@@ -2527,8 +2527,7 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   if (p->nSplitOff == nField) {
     int oLast = p->aSplitOff[nField - 1];
     k = nField - 1;
-    if (nRow >= oLast &&
-        (oLast == 0 || memcmp(pRow, p->splitHead.a, (size_t)oLast) == 0)) {
+    if (nRow >= oLast && wcs_same_bytes(pRow, p->splitHead.a, (size_t)oLast)) {
       /* every field but the last as in the row before (the head is its
       ** bytes up to the last field, and stays): the common case of a
       ** scan, tested first */
