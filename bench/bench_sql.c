@@ -927,6 +927,7 @@ static const char *azShape[] = {
     "SELECT count(*) FROM m WHERE device >= 'phone' AND device < 'tablet' "
     "AND cpu = 50",
     "SELECT count(*) FROM m WHERE device = 'laptop' AND cpu > 95",
+    "SELECT count(*) FROM m WHERE note = 'fw-1.2.0' AND mem < 100",
     "SELECT day, device, id, cpu, mem, note FROM m WHERE device = 'phone' AND "
     "id = '%s'",
 };
