@@ -2259,10 +2259,12 @@ typedef struct Residual {
 ** a number column (INT64, FLOAT64, or a SUM/MIN/MAX family's) with a
 ** number, or a STRING column equal to a TEXT value. */
 typedef struct ValFilter {
-  int q;    /* declared column */
-  int op;   /* SQLITE_INDEX_CONSTRAINT_EQ, NE, LT, LE, GT or GE */
-  int eVal; /* WCSV_INT (i), WCSV_REAL (r, never a NaN), or 0: the text
-            ** at oText in WcsCursor.vfText, nText bytes */
+  int q;       /* declared column */
+  int mAccept; /* the op as the orders it accepts: bit c + 1 for a value
+               ** c (-1, 0, 1) below, equal to, above the filter's */
+  int bInt8;   /* the column's 8-byte cells are big-endian int64s */
+  int eVal;    /* WCSV_INT (i), WCSV_REAL (r, never a NaN), or 0: the text
+               ** at oText in WcsCursor.vfText, nText bytes */
   sqlite3_int64 i;
   double r;
   size_t oText, nText;
@@ -3584,7 +3586,14 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     ValFilter *f = &p->aVF[p->nVF];
     if (vf->q >= s->nQual) continue;
     f->q = vf->q;
-    f->op = vf->op;
+    f->mAccept = vf->op == SQLITE_INDEX_CONSTRAINT_EQ   ? 2
+                 : vf->op == SQLITE_INDEX_CONSTRAINT_NE ? 5
+                 : vf->op == SQLITE_INDEX_CONSTRAINT_LT ? 1
+                 : vf->op == SQLITE_INDEX_CONSTRAINT_LE ? 3
+                 : vf->op == SQLITE_INDEX_CONSTRAINT_GT ? 4
+                 : vf->op == SQLITE_INDEX_CONSTRAINT_GE ? 6
+                                                        : 7;
+    f->bInt8 = pTab->aQualCol[vf->q].bInt8;
     f->i = 0;
     f->r = 0;
     if (!valueIsNumber(s, vf->q)) {
@@ -3946,46 +3955,33 @@ static int valueMatch(WcsCursor *p) {
   int k;
   for (k = 0; k < p->nVF; k++) {
     const ValFilter *f = &p->aVF[k];
-    const ks_qualifier *d = &s->aQual[f->q];
-    int i = qualCell(p, pTab, f->q), e, c;
+    const int i = qualCell(p, pTab, f->q);
+    const wcs_cell *pc;
     sqlite3_int64 xi = 0;
     double xr = 0;
+    int e, c;
     if (i < 0) return 0;
-    if (f->eVal == 0) {
-      if (p->aCell[i].nVal != f->nText ||
+    pc = &p->aCell[i];
+    if (f->bInt8 && f->eVal == WCSV_INT && pc->nVal == 8) {
+      /* the common case: an INT64 column against an integer */
+      xi = (sqlite3_int64)wcs_get64be(pc->pVal);
+      c = (xi > f->i) - (xi < f->i);
+    } else if (f->eVal == 0) {
+      if (pc->nVal != f->nText ||
           (f->nText > 0 &&
-           memcmp(p->aCell[i].pVal, p->vfText.a + f->oText, f->nText) != 0)) {
+           memcmp(pc->pVal, p->vfText.a + f->oText, f->nText) != 0)) {
         return 0;
       }
       continue;
+    } else {
+      const ks_qualifier *d = &s->aQual[f->q];
+      e = wcsDecodeNumber(d, s->aFamily[d->iFamily].eAgg, pc->pVal, pc->nVal,
+                          &xi, &xr);
+      if (e == 0 || (e == WCSV_REAL && isnan(xr))) continue;
+      c = numberCmp(e, xi, xr, f);
+      if (c == 2) continue;
     }
-    e = wcsDecodeNumber(d, s->aFamily[d->iFamily].eAgg, p->aCell[i].pVal,
-                        p->aCell[i].nVal, &xi, &xr);
-    if (e == 0 || (e == WCSV_REAL && isnan(xr))) continue;
-    c = numberCmp(e, xi, xr, f);
-    if (c == 2) continue;
-    switch (f->op) {
-    case SQLITE_INDEX_CONSTRAINT_EQ:
-      if (c != 0) return 0;
-      break;
-    case SQLITE_INDEX_CONSTRAINT_NE:
-      if (c == 0) return 0;
-      break;
-    case SQLITE_INDEX_CONSTRAINT_LT:
-      if (c >= 0) return 0;
-      break;
-    case SQLITE_INDEX_CONSTRAINT_LE:
-      if (c > 0) return 0;
-      break;
-    case SQLITE_INDEX_CONSTRAINT_GT:
-      if (c <= 0) return 0;
-      break;
-    case SQLITE_INDEX_CONSTRAINT_GE:
-      if (c < 0) return 0;
-      break;
-    default:
-      break;
-    }
+    if (((f->mAccept >> (c + 1)) & 1) == 0) return 0;
   }
   return 1;
 }
