@@ -959,6 +959,8 @@ int wcs_hll_estimate(const void *pState, size_t nState, uint64_t *pnCount);
 #define WCS_ROW_EMIT_PREFIX 4 /* return this row, and every row that starts
                               ** with *ppSeek without asking (xRowFilter) */
 
+struct wcs_cell; /* below */
+
 typedef struct wcs_read_options {
   /* Rows: the union of these ranges, each row once, in key order (they
   ** may overlap and come in any order). NULL/0: the whole table. */
@@ -1005,6 +1007,15 @@ typedef struct wcs_read_options {
   int (*xRowFilter)(void *pCtx, const void *pRow, size_t nRow,
                     const void **ppSeek, size_t *pnSeek);
   void *pFilterCtx;
+  /*
+  ** Optional, for filters on values: called with the cells of each row
+  ** the read would return (as wcs_cursor_cells() would give them,
+  ** borrowed for the call), once they are read. Return 0 to pass over the
+  ** row (it is not returned and does not count toward nRowLimit), 1 to
+  ** return it. Not called with bKeysOnly (the rows have no cells).
+  */
+  int (*xCellFilter)(void *pCtx, const struct wcs_cell *aCell, int nCell);
+  void *pCellFilterCtx;
 } wcs_read_options;
 
 /* Defaults: whole table, forward, all families, all versions, no time

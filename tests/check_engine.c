@@ -1024,6 +1024,90 @@ static int prefix_filter(void *pCtx, const void *pRow, size_t nRow,
   return WCS_ROW_EMIT;
 }
 
+/* A cell filter that keeps the rows whose a.q is "2" or "3" (counting its
+** calls): a row without that cell is passed over. */
+static int keep_a23(void *pCtx, const wcs_cell *aCell, int nCell) {
+  int i;
+  ++*(int *)pCtx;
+  for (i = 0; i < nCell; i++) {
+    if (strcmp(aCell[i].zFamily, "a") == 0 && aCell[i].nQual == 1 &&
+        ((const char *)aCell[i].pQual)[0] == 'q' && aCell[i].nVal == 1) {
+      char v = ((const char *)aCell[i].pVal)[0];
+      return v == '2' || v == '3';
+    }
+  }
+  return 0;
+}
+
+START_TEST(test_cell_filter_passes_over_rows) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a, FAMILY b");
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  int nCalls = 0, iCase;
+  char r[16], v[2] = {0, 0};
+  int k;
+  /* rows k0..k5, a.q = k, b.q = k; k6 has b only */
+  for (k = 0; k < 6; k++) {
+    snprintf(r, sizeof r, "k%d", k);
+    v[0] = (char)('0' + k);
+    setc(e, t, r, "a", "q", 1, v);
+    setc(e, t, r, "b", "q", 1, v);
+  }
+  setc(e, t, "k6", "b", "q", 1, "2");
+  o.xCellFilter = keep_a23;
+  o.pCellFilterCtx = &nCalls;
+  /* from the memtable, then settled in one sorted run (the row-to-row
+  ** shortcut of both families) */
+  for (iCase = 0; iCase < 2; iCase++) {
+    if (iCase == 1) {
+      ck_assert_int_eq(wcs_db_flush(wcs_engine_db(e)), WCS_OK);
+      ck_assert_int_eq(wcs_db_compact_range(wcs_engine_db(e), NULL, 0, NULL, 0),
+                       WCS_OK);
+    }
+    nCalls = 0;
+    o.bReverse = 0;
+    o.nRowLimit = 0;
+    CHECK_DUMP(t, NULL, &o, "k2: a.q@1=2 b.q@1=2; k3: a.q@1=3 b.q@1=3;");
+    ck_assert_int_eq(nCalls, 7); /* every row, once */
+    o.bReverse = 1;
+    CHECK_DUMP(t, NULL, &o, "k3: a.q@1=3 b.q@1=3; k2: a.q@1=2 b.q@1=2;");
+    /* the limit counts the rows returned, not those passed over */
+    o.bReverse = 0;
+    o.nRowLimit = 1;
+    CHECK_DUMP(t, NULL, &o, "k2: a.q@1=2 b.q@1=2;");
+    o.nRowLimit = 0;
+    /* one family read: the filter sees its cells alone */
+    {
+      static const char *const azA[] = {"a"};
+      o.azFamily = azA;
+      o.nFamily = 1;
+      CHECK_DUMP(t, NULL, &o, "k2: a.q@1=2; k3: a.q@1=3;");
+      o.azFamily = NULL;
+      o.nFamily = 0;
+    }
+    /* keys only: no cells, no call */
+    nCalls = 0;
+    o.bKeysOnly = 1;
+    CHECK_DUMP(t, NULL, &o, "k0:; k1:; k2:; k3:; k4:; k5:; k6:;");
+    ck_assert_int_eq(nCalls, 0);
+    o.bKeysOnly = 0;
+  }
+  /* a transaction's own writes on top (the general step); every version
+  ** of a column is read here, newest first, the one the filter sees */
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "k4", 2, "a", "q", 1, 2, "3", 1),
+                   WCS_OK);
+  CHECK_DUMP(t, x, &o,
+             "k2: a.q@1=2 b.q@1=2; k3: a.q@1=3 b.q@1=3; "
+             "k4: a.q@2=3 a.q@1=4 b.q@1=4;");
+  wcs_txn_rollback(x);
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_row_filter_prefix_passes_a_run_without_calls) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -2601,6 +2685,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_reused_cursor_reads_a_row_at_one_point_in_time);
   tcase_add_test(tc, test_row_filter_skip_scan_seeks_between_prefixes);
   tcase_add_test(tc, test_row_filter_prefix_passes_a_run_without_calls);
+  tcase_add_test(tc, test_cell_filter_passes_over_rows);
   tcase_add_test(tc, test_cursor_seek_moves_both_ways);
   tcase_add_test(tc, test_gc_none_keeps_everything);
   tcase_add_test(tc, test_gc_max_versions);

@@ -2254,8 +2254,9 @@ typedef struct Residual {
 } Residual;
 
 /* A value filter: a term on a declared column that SQLite still checks
-** (not omitted), taken by the cursor to pass over rows that cannot
-** satisfy it without handing them to SQLite (valueMatch): a comparison of
+** (not omitted), taken by the cursor so that the engine passes over rows
+** that cannot satisfy it (cellFilter, valueMatch) before they reach
+** SQLite or even leave the engine cursor: a comparison of
 ** a number column (INT64, FLOAT64, or a SUM/MIN/MAX family's) with a
 ** number, or a STRING column equal to a TEXT value. */
 typedef struct ValFilter {
@@ -2285,8 +2286,7 @@ struct WcsCursor {
                             ** statement may be an UPDATE, which asks
                             ** xColumn for unchanged columns (nochange) */
   int bPlain;               /* one stream, no residual, not a history view,
-                            ** no DISTINCT step: xNext takes the short path
-                            ** (if no value filter either) */
+                            ** no DISTINCT step: xNext takes the short path */
   int bCountOnly;           /* the statement reads no column (spec N) and
                             ** the engine counts the rows without reading
                             ** them: xNext only counts them down */
@@ -2915,12 +2915,9 @@ static int distinctNext(WcsCursor *p) {
   return WCS_OK;
 }
 
-static int valueMatch(WcsCursor *p);
-
 /*
 ** Move to the next row (the first one if bFirst) that passes the residual
-** checks and the value filters, honouring OFFSET and LIMIT. History views
-** step cell by cell.
+** checks, honouring OFFSET and LIMIT. History views step cell by cell.
 */
 static int cursorStep(WcsCursor *p, int bFirst) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
@@ -2954,7 +2951,6 @@ static int cursorStep(WcsCursor *p, int bFirst) {
         }
         if (!bMatch) continue;
       }
-      if (p->nVF > 0 && !valueMatch(p)) continue;
       if (pTab->bHistory) {
         p->iCell = histCell(p, 0);
         if (p->iCell >= p->nCell) continue;
@@ -3259,6 +3255,8 @@ static int missingErr(WcsTab *pTab) {
                                : "its store was moved or the table dropped",
                 pTab->zName);
 }
+
+static int cellFilter(void *pCtx, const wcs_cell *aCell, int nCell);
 
 /*
 ** xFilter: decode the spec in idxStr, turn argv into key values, make the
@@ -3579,7 +3577,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   ** STRING one; a value of any other type (TEXT for a number column,
   ** which SQLite may compare after an affinity, a BLOB, NULL) is left to
   ** SQLite's check alone */
-  for (i = 0; i < pSp->nVF && !pTab->bHistory; i++) {
+  for (i = 0; i < pSp->nVF && !pTab->bHistory && pSp->nDistinct == 0; i++) {
     const SpecVF *vf = &pSp->aVF[i];
     sqlite3_value *v = argv[vf->iArgv];
     int t = sqlite3_value_type(v);
@@ -3724,6 +3722,13 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   opt.iMinTs = iMinTs;
   opt.iMaxTs = iMaxTs;
   opt.iAsOf = iAsOf;
+  if (p->nVF > 0 && !bKeysOnly) {
+    /* the engine passes over the rows the filters rule out (DISTINCT
+    ** steps, which seek past the rows after each one read, are of plans
+    ** that read key fields only: none has a filter) */
+    opt.xCellFilter = cellFilter;
+    opt.pCellFilterCtx = p;
+  }
   if (pTab->bHistory) {
     if (iFamilyEq >= 0) {
       azFam[0] = s->aFamily[iFamilyEq].zName;
@@ -3825,15 +3830,11 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       (s->nSalt == 0 ? p->nStream == 1 : p->bMerge)) {
     p->nDistinct = pSp->nDistinct;
   }
-  /* (a DISTINCT step seeks past the rows after the one it reads: a row
-  ** a filter passed over would take those that may match with it; such a
-  ** plan reads only key fields, so it has no filter anyway) */
-  if (p->nDistinct > 0) p->nVF = 0;
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
               p->nDistinct == 0;
   rc = cursorStep(p, 1);
   if (rc == SQLITE_OK && p->bPlain && pSp->bNoColumn && !p->bEof &&
-      !p->bMayUpdate && p->nVF == 0) {
+      !p->bMayUpdate) {
     /* SELECT count(*) FROM t: SQLite only counts the rows, and the files'
     ** notes may count them (an exact count, or none). Not in a write
     ** transaction: a DELETE without WHERE also uses no column by colUsed,
@@ -3874,7 +3875,7 @@ static int wcsNext(sqlite3_vtab_cursor *pCursor) {
     }
     return SQLITE_OK;
   }
-  if (p->bPlain && !p->bEof && p->nVF == 0) {
+  if (p->bPlain && !p->bEof) {
     wcs_cursor *c = p->aStream[0].pCur;
     int rc = wcs_cursor_next(c);
     if (rc != WCS_OK) {
@@ -3984,6 +3985,20 @@ static int valueMatch(WcsCursor *p) {
     if (((f->mAccept >> (c + 1)) & 1) == 0) return 0;
   }
   return 1;
+}
+
+/* wcs_read_options.xCellFilter: valueMatch on the cells of a row the
+** engine is about to return (the cursor's own row set aside meanwhile). */
+static int cellFilter(void *pCtx, const wcs_cell *aCell, int nCell) {
+  WcsCursor *p = (WcsCursor *)pCtx;
+  const wcs_cell *aOld = p->aCell;
+  int nOld = p->nCell, bMatch;
+  p->aCell = aCell;
+  p->nCell = nCell;
+  bMatch = valueMatch(p);
+  p->aCell = aOld;
+  p->nCell = nOld;
+  return bMatch;
 }
 
 static void resultKeyField(sqlite3_context *ctx, const ks_field *f,
