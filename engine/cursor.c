@@ -1952,7 +1952,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     s->pView = sl->pView;
     c->nStream++;
   }
-  c->bOneFwd = c->nStream > 0 && !c->bOverlay;
+  /* (a point read has one row: the step from it is the range's end) */
+  c->bOneFwd = c->nStream > 0 && !c->bOverlay && !bPoint;
   for (i = 0; i < c->nStream; i++) {
     if (!c->aStream[i].bPlain && !c->aStream[i].bKeysPlain) c->bOneFwd = 0;
   }

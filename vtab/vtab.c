@@ -2352,7 +2352,9 @@ struct WcsCursor {
                ** same idxStr to every call */
   void *pScratch;
   size_t nScratch;  /* bytes at pScratch */
-  wcs_buf pointKey; /* the key of a point lookup made without a plan */
+  wcs_buf pointKey; /* the key of a point lookup made without a plan, or
+                    ** the first key of such a range (directRange) */
+  wcs_buf rangeEnd; /* the last key of such a range */
 };
 
 /* xOpen: the table's spare cursor if it has one (a prepared statement
@@ -2430,6 +2432,7 @@ static void cursorFree(WcsCursor *p) {
   sqlite3_free(p->pSpec);
   sqlite3_free(p->pScratch);
   wcs_buf_free(&p->pointKey);
+  wcs_buf_free(&p->rangeEnd);
   wcs_buf_free(&p->distinctKey);
   sqlite3_free(p->aKey);
   sqlite3_free(p->aQualHint);
@@ -3258,6 +3261,129 @@ static int missingErr(WcsTab *pTab) {
 
 static int cellFilter(void *pCtx, const wcs_cell *aCell, int nCell);
 
+/* Value v with its bytes, if any, at their place in the arena (stashValue
+** keeps offsets until the arena stops growing), v itself unchanged. */
+static ks_value arenaValue(const wcs_buf *pArena, const ks_value *v) {
+  ks_value r = *v;
+  if (r.eType == KS_VAL_BYTES) {
+    r.p = pArena->a ? pArena->a + (uintptr_t)v->p : (const uint8_t *)"";
+  }
+  return r;
+}
+
+/*
+** The common scans without the planner, in a DELIMITED or single-field
+** key without SALT, every term captured exactly:
+**
+** - a range: = on every key field but the last, and a closed range (>=
+**   or >, and <= or <) on the last one, an integer in DECIMAL(n) or
+**   REVERSED DECIMAL(n) digits ("... AND day BETWEEN ? AND ?"). Such keys
+**   sort as the last field's digits do, so the rows are those from the key
+**   with the lower value to the key with the upper one, both encoded as a
+**   point lookup's (REVERSED: from the upper to the lower): *pbDirect 1,
+**   pointKey .. rangeEnd, both included; 2 when the range is empty.
+** - a prefix: = on the first k fields, k below the number of fields, and
+**   nothing else ("device = ? AND id = ?"). The rows are the keys that
+**   begin with those fields and a delimiter after each (ks_key_prefix):
+**   *pbDirect 3, from pointKey (included) to rangeEnd (excluded), the
+**   prefix with its last byte one more (fields hold no byte at or below
+**   the delimiter, so nothing else lies between).
+**
+** *pbDirect 0 for anything else, or a value that does not encode among
+** it, for the planner (which also clamps a bound outside the field's
+** digits).
+*/
+static int directRange(WcsCursor *p, const SpecCons *aSC, ks_value **apVal,
+                       const int *anVal, int nSC, int *pbDirect) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  const ks_schema *s = pTab->pSchema;
+  const int nField = s->nField, last = nField - 1;
+  ks_value aVal[KS_MAX_FIELDS];
+  uint64_t mSeen = 0;
+  int i, iLo = -1, iHi = -1, rc;
+  sqlite3_int64 lo, hi;
+  *pbDirect = 0;
+  if (nField < 1 || nField > 64 || nSC < 1 || nSC > nField + 1 ||
+      s->nSalt > 0 ||
+      (s->eStruct != KS_STRUCT_DELIMITED &&
+       s->eStruct != KS_STRUCT_SINGLETON)) {
+    return SQLITE_OK;
+  }
+  for (i = 0; i < nSC; i++) {
+    int f = aSC[i].iField;
+    ks_op op = aSC[i].op;
+    if (anVal[i] != 1 || f < 0 || f > last) return SQLITE_OK;
+    if (f < last) {
+      if (op != KS_OP_EQ || (mSeen >> f) & 1) return SQLITE_OK;
+      mSeen |= (uint64_t)1 << f;
+      aVal[f] = arenaValue(&p->arena, &apVal[i][0]);
+    } else if (apVal[i][0].eType != KS_VAL_INT) {
+      return SQLITE_OK;
+    } else if ((op == KS_OP_GE || op == KS_OP_GT) && iLo < 0) {
+      iLo = i;
+    } else if ((op == KS_OP_LE || op == KS_OP_LT) && iHi < 0) {
+      iHi = i;
+    } else {
+      return SQLITE_OK;
+    }
+  }
+  if (iLo < 0 && iHi < 0 && nSC < nField && mSeen == ((uint64_t)1 << nSC) - 1) {
+    /* a prefix of nSC fields */
+    uint8_t *z;
+    p->pointKey.n = 0;
+    rc = ks_key_prefix(s, aVal, nSC, &p->pointKey, NULL);
+    if (rc == WCS_NOMEM) return SQLITE_NOMEM;
+    if (rc != WCS_OK || p->pointKey.n == 0 ||
+        p->pointKey.a[p->pointKey.n - 1] == 0xFF) {
+      return SQLITE_OK;
+    }
+    p->rangeEnd.n = 0;
+    if (wcs_buf_append(&p->rangeEnd, p->pointKey.a, p->pointKey.n)) {
+      return SQLITE_NOMEM;
+    }
+    z = p->rangeEnd.a + p->rangeEnd.n - 1;
+    *z = (uint8_t)(*z + 1);
+    *pbDirect = 3;
+    return SQLITE_OK;
+  }
+  if (iLo < 0 || iHi < 0 || nSC != nField + 1 ||
+      mSeen != ((uint64_t)1 << last) - 1 ||
+      (s->aField[last].eEnc != KS_ENC_DECIMAL &&
+       s->aField[last].eEnc != KS_ENC_REVERSED_DECIMAL)) {
+    return SQLITE_OK;
+  }
+  lo = apVal[iLo][0].i;
+  hi = apVal[iHi][0].i;
+  if ((aSC[iLo].op == KS_OP_GT && lo == INT64_MAX) ||
+      (aSC[iHi].op == KS_OP_LT && hi == INT64_MIN)) {
+    return SQLITE_OK;
+  }
+  if (aSC[iLo].op == KS_OP_GT) lo++;
+  if (aSC[iHi].op == KS_OP_LT) hi--;
+  if (lo > hi) {
+    *pbDirect = 2;
+    return SQLITE_OK;
+  }
+  if (s->aField[last].eEnc == KS_ENC_REVERSED_DECIMAL) {
+    sqlite3_int64 t = lo;
+    lo = hi;
+    hi = t;
+  }
+  aVal[last].eType = KS_VAL_INT;
+  aVal[last].p = NULL;
+  aVal[last].n = 0;
+  aVal[last].i = lo;
+  p->pointKey.n = 0;
+  rc = ks_key_encode(s, aVal, &p->pointKey, NULL);
+  if (rc == WCS_OK && p->pointKey.n > 0) {
+    aVal[last].i = hi;
+    p->rangeEnd.n = 0;
+    rc = ks_key_encode(s, aVal, &p->rangeEnd, NULL);
+    if (rc == WCS_OK && p->rangeEnd.n > 0) *pbDirect = 1;
+  }
+  return rc == WCS_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
 /*
 ** xFilter: decode the spec in idxStr, turn argv into key values, make the
 ** plan with them, open one engine cursor per stream and move to the first
@@ -3299,6 +3425,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   ks_value *aOne = NULL;      /* storage of single values */
   ks_value *aFieldVal = NULL; /* point lookups: the value of each field */
   int bPoint = 0;             /* the key is pointKey, no plan was made */
+  int bDirect = 0; /* the keys are pointKey .. rangeEnd, no plan was made */
   int nSC = 0, i, rc = SQLITE_OK, bEmpty = 0, bSkip = 0, bKeysOnly = 0;
   int nFamSel;
   const int *aiFam;
@@ -3653,7 +3780,15 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       }
     }
   }
-  if (!bPoint) {
+  if (!bPoint && !pTab->bHistory) {
+    rc = directRange(p, aSC, apVal, anVal, nSC, &bDirect);
+    if (rc != SQLITE_OK) goto done;
+    if (bDirect == 2) {
+      p->bEof = 1; /* an empty range */
+      goto done;
+    }
+  }
+  if (!bPoint && !bDirect) {
     int nKC = 0;
     ks_plan_opts opts;
     memset(&opts, 0, sizeof(opts));
@@ -3744,12 +3879,21 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     opt.nFamily = nFamSel;
     opt.bRowsOfAll = pSp->bRowsOfAll;
   }
-  if (bPoint) {
+  if (bPoint || bDirect) {
     wcs_key_range r;
     memset(&r, 0, sizeof(r));
     r.pStart = r.pEnd = p->pointKey.a;
     r.nStart = r.nEnd = p->pointKey.n;
     r.bEndIncl = 1;
+    if (bDirect) {
+      r.pEnd = p->rangeEnd.a;
+      r.nEnd = p->rangeEnd.n;
+      r.bEndIncl = bDirect == 1;
+      if (p->nLimit > 0 && p->nResidual == 0) {
+        /* in uint64_t: LIMIT and OFFSET may each be up to 2^63 - 1 */
+        opt.nRowLimit = (uint64_t)p->nLimit + (uint64_t)p->nSkip;
+      }
+    }
     opt.aRange = &r;
     opt.nRange = 1;
     p->bMerge = 0;
