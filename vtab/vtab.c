@@ -3272,8 +3272,8 @@ static ks_value arenaValue(const wcs_buf *pArena, const ks_value *v) {
 }
 
 /*
-** The common scans without the planner, in a DELIMITED or single-field
-** key without SALT, every term captured exactly:
+** The common scans without the planner, in a key DELIMITED by one byte or
+** of a single field, without SALT, every term captured exactly:
 **
 ** - a range: = on every key field but the last, and a closed range (>=
 **   or >, and <= or <) on the last one, an integer in DECIMAL(n) or
@@ -3305,8 +3305,8 @@ static int directRange(WcsCursor *p, const SpecCons *aSC, ks_value **apVal,
   *pbDirect = 0;
   if (nField < 1 || nField > 64 || nSC < 1 || nSC > nField + 1 ||
       s->nSalt > 0 ||
-      (s->eStruct != KS_STRUCT_DELIMITED &&
-       s->eStruct != KS_STRUCT_SINGLETON)) {
+      (s->eStruct != KS_STRUCT_SINGLETON &&
+       (s->eStruct != KS_STRUCT_DELIMITED || s->nDelim != 1))) {
     return SQLITE_OK;
   }
   for (i = 0; i < nSC; i++) {
