@@ -2263,7 +2263,6 @@ typedef struct ValFilter {
   int q;       /* declared column */
   int mAccept; /* the op as the orders it accepts: bit c + 1 for a value
                ** c (-1, 0, 1) below, equal to, above the filter's */
-  int bInt8;   /* the column's 8-byte cells are big-endian int64s */
   int eVal;    /* WCSV_INT (i), WCSV_REAL (r, never a NaN), or 0: the text
                ** at oText in WcsCursor.vfText, nText bytes */
   sqlite3_int64 i;
@@ -3286,8 +3285,8 @@ static ks_value arenaValue(const wcs_buf *pArena, const ks_value *v) {
 **   nothing else ("device = ? AND id = ?"). The rows are the keys that
 **   begin with those fields and a delimiter after each (ks_key_prefix):
 **   *pbDirect 3, from pointKey (included) to rangeEnd (excluded), the
-**   prefix with its last byte one more (fields hold no byte at or below
-**   the delimiter, so nothing else lies between).
+**   prefix's successor (wcs_successor_len; fields hold no byte at or
+**   below the delimiter, so nothing else lies between).
 **
 ** *pbDirect 0 for anything else, or a value that does not encode among
 ** it, for the planner (which also clamps a bound outside the field's
@@ -3329,20 +3328,16 @@ static int directRange(WcsCursor *p, const SpecCons *aSC, ks_value **apVal,
   }
   if (iLo < 0 && iHi < 0 && nSC < nField && mSeen == ((uint64_t)1 << nSC) - 1) {
     /* a prefix of nSC fields */
-    uint8_t *z;
+    size_t n;
     p->pointKey.n = 0;
     rc = ks_key_prefix(s, aVal, nSC, &p->pointKey, NULL);
     if (rc == WCS_NOMEM) return SQLITE_NOMEM;
-    if (rc != WCS_OK || p->pointKey.n == 0 ||
-        p->pointKey.a[p->pointKey.n - 1] == 0xFF) {
-      return SQLITE_OK;
-    }
+    if (rc != WCS_OK) return SQLITE_OK;
+    n = wcs_successor_len(p->pointKey.a, p->pointKey.n);
+    if (n == 0) return SQLITE_OK;
     p->rangeEnd.n = 0;
-    if (wcs_buf_append(&p->rangeEnd, p->pointKey.a, p->pointKey.n)) {
-      return SQLITE_NOMEM;
-    }
-    z = p->rangeEnd.a + p->rangeEnd.n - 1;
-    *z = (uint8_t)(*z + 1);
+    if (wcs_buf_append(&p->rangeEnd, p->pointKey.a, n)) return SQLITE_NOMEM;
+    p->rangeEnd.a[n - 1]++;
     *pbDirect = 3;
     return SQLITE_OK;
   }
@@ -3718,7 +3713,6 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                  : vf->op == SQLITE_INDEX_CONSTRAINT_GT ? 4
                  : vf->op == SQLITE_INDEX_CONSTRAINT_GE ? 6
                                                         : 7;
-    f->bInt8 = pTab->aQualCol[vf->q].bInt8;
     f->i = 0;
     f->r = 0;
     if (!valueIsNumber(s, vf->q)) {
@@ -4107,7 +4101,7 @@ static int valueMatch(WcsCursor *p) {
     int e, c;
     if (i < 0) return 0;
     pc = &p->aCell[i];
-    if (f->bInt8 && f->eVal == WCSV_INT && pc->nVal == 8) {
+    if (pTab->aQualCol[f->q].bInt8 && f->eVal == WCSV_INT && pc->nVal == 8) {
       /* the common case: an INT64 column against an integer */
       xi = (sqlite3_int64)wcs_get64be(pc->pVal);
       c = (xi > f->i) - (xi < f->i);
