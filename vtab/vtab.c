@@ -3271,26 +3271,31 @@ static ks_value arenaValue(const wcs_buf *pArena, const ks_value *v) {
 }
 
 /*
-** The common scans without the planner, in a key DELIMITED by one byte or
-** of a single field, without SALT, every term captured exactly:
+** The common scans without the planner, in a key DELIMITED by one byte, in
+** ORDERED CODE or of a single field, without SALT, every term captured
+** exactly:
 **
 ** - a range: = on every key field but the last, and a closed range (>=
-**   or >, and <= or <) on the last one, an integer in DECIMAL(n) or
-**   REVERSED DECIMAL(n) digits ("... AND day BETWEEN ? AND ?"). Such keys
-**   sort as the last field's digits do, so the rows are those from the key
-**   with the lower value to the key with the upper one, both encoded as a
-**   point lookup's (REVERSED: from the upper to the lower): *pbDirect 1,
+**   or >, and <= or <) on the last one, an integer in DECIMAL(n),
+**   REVERSED DECIMAL(n), ORDERED CODE or BIG ENDIAN ("... AND day BETWEEN
+**   ? AND ?"). Each encodes the integers it holds in their order (REVERSED:
+**   the opposite one) and every key with the same head sorts as its last
+**   field's encoding does, so the rows are those from the key with the
+**   lower value to the key with the upper one, both encoded as a point
+**   lookup's (REVERSED: from the upper to the lower): *pbDirect 1,
 **   pointKey .. rangeEnd, both included; 2 when the range is empty.
 ** - a prefix: = on the first k fields, k below the number of fields, and
 **   nothing else ("device = ? AND id = ?"). The rows are the keys that
-**   begin with those fields and a delimiter after each (ks_key_prefix):
+**   begin with those fields and a separator after each (ks_key_prefix):
 **   *pbDirect 3, from pointKey (included) to rangeEnd (excluded), the
-**   prefix's successor (wcs_successor_len; fields hold no byte at or
-**   below the delimiter, so nothing else lies between).
+**   prefix's successor (wcs_successor_len). Delimited fields hold no byte
+**   at or below the delimiter, and an ORDERED CODE field is escaped so
+**   that its first 00 01 is its end, so a key that begins with the prefix
+**   has exactly those leading fields.
 **
 ** *pbDirect 0 for anything else, or a value that does not encode among
-** it, for the planner (which also clamps a bound outside the field's
-** digits).
+** it (a DECIMAL bound beyond its digits, a negative BIG ENDIAN one), for
+** the planner, which clamps such a bound.
 */
 static int directRange(WcsCursor *p, const SpecCons *aSC, ks_value **apVal,
                        const int *anVal, int nSC, int *pbDirect) {
@@ -3304,8 +3309,10 @@ static int directRange(WcsCursor *p, const SpecCons *aSC, ks_value **apVal,
   *pbDirect = 0;
   if (nField < 1 || nField > 64 || nSC < 1 || nSC > nField + 1 ||
       s->nSalt > 0 ||
-      (s->eStruct != KS_STRUCT_SINGLETON &&
-       (s->eStruct != KS_STRUCT_DELIMITED || s->nDelim != 1))) {
+      (s->eStruct == KS_STRUCT_DELIMITED
+           ? s->nDelim != 1
+           : s->eStruct != KS_STRUCT_SINGLETON &&
+                 s->eStruct != KS_STRUCT_ORDERED_CODE)) {
     return SQLITE_OK;
   }
   for (i = 0; i < nSC; i++) {
@@ -3344,7 +3351,9 @@ static int directRange(WcsCursor *p, const SpecCons *aSC, ks_value **apVal,
   if (iLo < 0 || iHi < 0 || nSC != nField + 1 ||
       mSeen != ((uint64_t)1 << last) - 1 ||
       (s->aField[last].eEnc != KS_ENC_DECIMAL &&
-       s->aField[last].eEnc != KS_ENC_REVERSED_DECIMAL)) {
+       s->aField[last].eEnc != KS_ENC_REVERSED_DECIMAL &&
+       s->aField[last].eEnc != KS_ENC_ORDERED_CODE &&
+       s->aField[last].eEnc != KS_ENC_BIG_ENDIAN)) {
     return SQLITE_OK;
   }
   lo = apVal[iLo][0].i;
