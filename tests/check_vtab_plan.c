@@ -61,27 +61,36 @@ static void planAt(sqlite3 *db, const char *zSql, const char *zWant,
 }
 #define PLAN(db, sql, want) planAt(db, sql, want, __LINE__)
 
-/* The rows of "SELECT <cols> FROM metrics <zWhere>" equal those of the
-** native copy nat, and there is at least nMin of them. */
-static void sameAt(sqlite3 *db, const char *zCols, const char *zWhere, int nMin,
-                   int iLine) {
-  char *zA = sqlite3_mprintf("SELECT %s FROM metrics %s", zCols, zWhere);
-  char *zB = sqlite3_mprintf("SELECT %s FROM nat %s", zCols, zWhere);
+/* The rows of zA (a wcs query) equal those of zB (a native one), and there
+** are at least nMin of them. */
+static void sameQueryAt(sqlite3 *db, const char *zA, const char *zB, int nMin,
+                        int iLine) {
   char *zGotA = run(db, zA);
   char *zGotB = run(db, zB);
   int nRow = zGotA[0] ? 1 : 0;
   const char *z;
   for (z = zGotA; *z; z++)
     nRow += *z == '\n';
+  ck_assert_msg(strncmp(zGotA, "ERROR", 5) != 0, "line %d: %s\n  %s", iLine, zA,
+                zGotA);
   ck_assert_msg(strcmp(zGotA, zGotB) == 0,
                 "line %d: %s\n  wcs:    %.300s\n  native: %.300s", iLine, zA,
                 zGotA, zGotB);
   ck_assert_msg(nRow >= nMin, "line %d: %s: %d rows, want >= %d", iLine, zA,
                 nRow, nMin);
-  sqlite3_free(zA);
-  sqlite3_free(zB);
   sqlite3_free(zGotA);
   sqlite3_free(zGotB);
+}
+
+/* sameQueryAt() for "SELECT <cols> FROM metrics <zWhere>" and the native
+** copy nat. */
+static void sameAt(sqlite3 *db, const char *zCols, const char *zWhere, int nMin,
+                   int iLine) {
+  char *zA = sqlite3_mprintf("SELECT %s FROM metrics %s", zCols, zWhere);
+  char *zB = sqlite3_mprintf("SELECT %s FROM nat %s", zCols, zWhere);
+  sameQueryAt(db, zA, zB, nMin, iLine);
+  sqlite3_free(zA);
+  sqlite3_free(zB);
 }
 #define SAME(db, cols, where, nmin) sameAt(db, cols, where, nmin, __LINE__)
 
@@ -320,27 +329,6 @@ START_TEST(test_plan_key_column_ranges) {
   sqlite3_close(db);
 }
 END_TEST
-
-/* The rows of zA (a wcs query) equal those of zB (a native one), and there
-** are at least nMin of them. */
-static void sameQueryAt(sqlite3 *db, const char *zA, const char *zB, int nMin,
-                        int iLine) {
-  char *zGotA = run(db, zA);
-  char *zGotB = run(db, zB);
-  int nRow = zGotA[0] ? 1 : 0;
-  const char *z;
-  for (z = zGotA; *z; z++)
-    nRow += *z == '\n';
-  ck_assert_msg(strncmp(zGotA, "ERROR", 5) != 0, "line %d: %s\n  %s", iLine, zA,
-                zGotA);
-  ck_assert_msg(strcmp(zGotA, zGotB) == 0,
-                "line %d: %s\n  wcs:    %.300s\n  native: %.300s", iLine, zA,
-                zGotA, zGotB);
-  ck_assert_msg(nRow >= nMin, "line %d: %s: %d rows, want >= %d", iLine, zA,
-                nRow, nMin);
-  sqlite3_free(zGotA);
-  sqlite3_free(zGotB);
-}
 
 /* `_key <zTerm>` on metrics selects the rows whose key text satisfies
 ** `k <zTerm>` in the native copy: TEXT compared with TEXT is a byte
@@ -920,14 +908,9 @@ START_TEST(test_plan_direct_range_scans) {
             : j == 2 ? (bRev ? " ORDER BY day DESC LIMIT 3"
                              : " ORDER BY day LIMIT 3")
                      : azTail[j]);
-        char *zGotA = run(db, zA), *zGotB = run(db, zB);
-        ck_assert_msg(strcmp(zGotA, zGotB) == 0,
-                      "%s\n  wcs:    %.300s\n  native: %.300s", zA, zGotA,
-                      zGotB);
+        sameQueryAt(db, zA, zB, 0, __LINE__);
         sqlite3_free(zA);
         sqlite3_free(zB);
-        sqlite3_free(zGotA);
-        sqlite3_free(zGotB);
       }
     }
   }
@@ -957,14 +940,9 @@ START_TEST(test_plan_direct_range_scans) {
           char *zB =
               sqlite3_mprintf("SELECT device, id, day, cpu FROM nat WHERE %s%s",
                               azPrefix[i], azOrder[j]);
-          char *zGotA = run(db, zA), *zGotB = run(db, zB);
-          ck_assert_msg(strcmp(zGotA, zGotB) == 0,
-                        "%s\n  wcs:    %.300s\n  native: %.300s", zA, zGotA,
-                        zGotB);
+          sameQueryAt(db, zA, zB, 0, __LINE__);
           sqlite3_free(zA);
           sqlite3_free(zB);
-          sqlite3_free(zGotA);
-          sqlite3_free(zGotB);
         }
       }
     }
