@@ -158,6 +158,13 @@ static void buildFile(wcs_env *env, const char *zPath, const Ent *a, int n,
 
 static int gSuffix; /* opts() asks for data blocks with suffixes */
 
+/* Each test starts with the plain block format, also when the tests run
+** in one process (CK_FORK=no, as under valgrind): a loop test leaves
+** gSuffix set. */
+static void resetSuffix(void) {
+  gSuffix = 0;
+}
+
 static sst_options opts(int nBlock, int nRestart, int iZstd, int nBloom) {
   sst_options o;
   memset(&o, 0, sizeof o);
@@ -2150,6 +2157,7 @@ Suite *storage_sst_suite(void) {
   Suite *s = suite_create("storage_sst");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, resetSuffix, NULL);
   tcase_add_test(tc, test_sst_golden_file_bytes);
   tcase_add_loop_test(tc, test_sst_round_trips_random_entries, 0, 2);
   tcase_add_loop_test(tc, test_sst_round_trips_empty_and_64k_values, 0, 2);
@@ -2177,6 +2185,7 @@ Suite *storage_sst_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("prefetch");
   tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, resetSuffix, NULL);
   tcase_add_loop_test(tc, test_sst_prefetched_scan_matches_plain_scan, 0, 2);
   tcase_add_test(tc, test_sst_prefetched_damage_is_reported_when_reached);
   tcase_add_test(tc, test_sst_prefetch_survives_moves_mid_scan);
