@@ -7,7 +7,8 @@
 #                    gcc's, e.g. an offset added to a NULL pointer),
 #                    then a short smoke run of each fuzz target
 #   make bench       build with the benchmarks (and RocksDB) and run them
-#   make crashtest   the long crash test (10,000 kill rounds)
+#   make crashtest   the long crash tests (10,000 kill rounds of the store,
+#                    2,000 of SQL transactions through the module)
 #   make visual      render the key-distribution picture to PNG (Chromium)
 
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
@@ -71,6 +72,7 @@ bench: bench-deps
 
 crashtest: build
 	WCS_CRASH_ROUNDS=10000 ./$(BUILD)/tests/crash_test
+	WCS_SQL_CRASH_ROUNDS=2000 ./$(BUILD)/tests/sql_crash
 
 visual: build
 	$(call install_missing,chromium)
