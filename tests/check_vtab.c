@@ -9,6 +9,7 @@
 ** Plans (EXPLAIN QUERY PLAN) are in check_vtab_plan.c.
 */
 #include <check.h>
+#include <dirent.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1520,6 +1521,61 @@ START_TEST(test_unreachable_store_is_an_error_for_every_use) {
 }
 END_TEST
 
+/* A store whose manifest is damaged: every use is an SQLITE_CORRUPT error
+** naming the file and saying to repair or restore the store, not to drop
+** the table; once the file is whole again, the same connection uses the
+** table. */
+START_TEST(test_damaged_store_says_repair_not_drop) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zStore = sqlite3_mprintf("%s/app.db.wcs", zDir);
+  char *zManifest = NULL, *zGot;
+  uint8_t *p;
+  size_t n = 0;
+  DIR *d;
+  struct dirent *e;
+  sqlite3 *db;
+  seedMetricsDb(zDb);
+  d = opendir(zStore);
+  ck_assert_ptr_nonnull(d);
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "MANIFEST-", 9) == 0) {
+      zManifest = sqlite3_mprintf("%s/%s", zStore, e->d_name);
+    }
+  }
+  closedir(d);
+  ck_assert_ptr_nonnull(zManifest);
+  p = tu_read_file(zManifest, &n);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_uint_gt(n, 8);
+  p[n / 2] ^= 0x20;
+  ck_assert_int_eq(tu_write_file(zManifest, p, n), 0);
+  db = openDb(zDb);
+  zGot = run(db, "SELECT cpu FROM metrics WHERE device='p' AND id='a' AND "
+                 "day=1");
+  ck_assert_msg(strstr(zGot, "MANIFEST-") && strstr(zGot, "repair the store") &&
+                    !strstr(zGot, "DROP"),
+                "%s", zGot);
+  sqlite3_free(zGot);
+  ck_assert_int_eq(sqlite3_errcode(db), SQLITE_CORRUPT);
+  CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)",
+            "restore it from a backup");
+  ck_assert_int_eq(sqlite3_errcode(db) & 0xff, SQLITE_CORRUPT);
+  /* repaired: the next statement opens the store */
+  p[n / 2] ^= 0x20;
+  ck_assert_int_eq(tu_write_file(zManifest, p, n), 0);
+  CHECK(db, "SELECT device, id, cpu FROM metrics", "p|a|1");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)");
+  CHECK(db, "SELECT count(*) FROM metrics", "2");
+  sqlite3_close(db);
+  free(p);
+  sqlite3_free(zManifest);
+  sqlite3_free(zDb);
+  sqlite3_free(zStore);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* A store held by another process: the error says the store is locked and
 ** that the table is intact, not that it is missing (whose advice is DROP
 ** TABLE); once the other process lets go, the same connection uses the
@@ -2192,6 +2248,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_store_beside_database_and_reopen);
   tcase_add_test(tc, test_unreachable_store_is_an_error_for_every_use);
   tcase_add_test(tc, test_locked_store_says_the_table_is_intact);
+  tcase_add_test(tc, test_damaged_store_says_repair_not_drop);
   tcase_add_test(tc, test_sqlite_engine_reaches_the_module_store);
   tcase_add_test(tc, test_salted_scans_match_native);
   tcase_add_test(tc, test_history_or_of_scans_keeps_every_cell);

@@ -693,7 +693,8 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
     /* the store is gone or held by another process: connect anyway so
     ** that DROP TABLE works and every use says why it cannot read */
     pTab->bStoreBusy = rc == SQLITE_BUSY;
-    if (pTab->bStoreBusy) {
+    pTab->bStoreDamaged = (rc & 0xff) == SQLITE_CORRUPT;
+    if (pTab->bStoreBusy || pTab->bStoreDamaged) {
       pTab->zPath = zPath; /* tabRetry opens it again */
       zPath = NULL;
     }
@@ -3173,8 +3174,10 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
 }
 
 /*
-** A table connected while another process held its store (bStoreBusy):
-** try to open the store again, as each statement on the table begins.
+** A table connected while another process held its store (bStoreBusy),
+** or while a damaged file kept the store from opening (bStoreDamaged,
+** until it is repaired or restored): try to open the store again, as each
+** statement on the table begins.
 ** The columns were declared from the CREATE VIRTUAL TABLE arguments then,
 ** and SQLite keeps that declaration, so the table is used only if its
 ** stored schema declares the very same text; otherwise the error says to
@@ -3186,18 +3189,21 @@ static int tabRetry(WcsTab *pTab) {
   wcs_table *t = NULL;
   char *zErr = NULL, *zSql = NULL;
   int rc;
-  if (!pTab->bStoreBusy) return 0;
+  if (!pTab->bStoreBusy && !pTab->bStoreDamaged) return 0;
   rc = connStore(pTab->pConn, pTab->zPath, pTab->pOwnSchema, 0, &pStore, &zErr);
   if (rc != SQLITE_OK) {
-    if (zErr) { /* still held: the newest reason */
+    if (zErr) { /* still held or damaged: the newest reason */
       sqlite3_free(pTab->zMissing);
       pTab->zMissing = zErr;
+      pTab->bStoreBusy = rc == SQLITE_BUSY;
+      pTab->bStoreDamaged = !pTab->bStoreBusy;
     }
     return 0;
   }
   pStore->nTab++; /* tabFree takes it back */
   pTab->pStore = pStore;
   pTab->bStoreBusy = 0;
+  pTab->bStoreDamaged = 0;
   rc = wcs_table_open(pStore->pEng, pTab->zStoreTable, &t);
   if (rc != WCS_OK) {
     sqlite3_free(pTab->zMissing);
@@ -3245,6 +3251,15 @@ static int missingErr(WcsTab *pTab) {
            "once the store is closed there",
            pTab->zName, pTab->zMissing);
     return SQLITE_BUSY;
+  }
+  if (pTab->bStoreDamaged) {
+    /* nor here: the data may well be there, once the store is repaired */
+    setErr(&pTab->base,
+           "%s: %s; the table and the store's files are left as they are: "
+           "repair the store or restore it from a backup, and the next "
+           "statement opens it again",
+           pTab->zName, pTab->zMissing);
+    return SQLITE_CORRUPT;
   }
   if (pTab->bStale) {
     return setErr(&pTab->base, "%s: %s", pTab->zName, pTab->zMissing);

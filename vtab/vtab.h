@@ -89,8 +89,10 @@ struct WcsTab {
   char *zMissing;           /* why the store table could not be opened (set
                             ** when pTab is NULL) */
   int bStoreBusy;           /* ... because another process holds the store */
-  char *zPath;              /* the store's path, kept while bStoreBusy so
-                            ** that a later statement can try again */
+  int bStoreDamaged;        /* ... because a file of the store is damaged */
+  char *zPath;              /* the store's path, kept while bStoreBusy or
+                            ** bStoreDamaged so that a later statement can
+                            ** try again */
   char *zDecl;              /* the CREATE TABLE text declared to SQLite */
   int bStale;               /* the store is free, but its schema declares
                             ** other columns than zDecl: reopen to use it */
