@@ -21,6 +21,7 @@
 */
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,8 @@
 #define NROW 64
 
 static char zDb[1100];
-static volatile int bStop;   /* set by main when time is up */
-static volatile int bFailed; /* set by a thread that found a problem */
+static atomic_int bStop;   /* set by main when time is up */
+static atomic_int bFailed; /* set by a thread that found a problem */
 static pthread_mutex_t muErr = PTHREAD_MUTEX_INITIALIZER;
 
 static void fail(const char *zWho, const char *zWhat, const char *zDetail) {
