@@ -33,8 +33,8 @@ Suite *vtab_damage_suite(void);
 static const char *azQuery[] = {
     "SELECT k, n, v, s, g FROM t ORDER BY k, n",
     "SELECT v, s FROM t WHERE k = 'key0042' AND n = 7",
-    "SELECT k, n FROM t WHERE k >= 'key0100' AND k < 'key0110' ORDER BY k "
-    "DESC, n DESC",
+    ("SELECT k, n FROM t WHERE k >= 'key0100' AND k < 'key0110' "
+     "ORDER BY k DESC, n DESC"),
     "SELECT count(*), sum(v) FROM t",
     /* (columns by position: a view attached to a store that does not
     ** open declares none of its own, so a name would fail in SQLite) */

@@ -929,8 +929,8 @@ START_TEST(test_plan_direct_range_scans) {
     static const char *azOrder[] = {" ORDER BY device, id, day",
                                     " ORDER BY device DESC, id DESC, day DESC",
                                     " ORDER BY device, id, day LIMIT 7",
-                                    " ORDER BY device DESC, id DESC, day "
-                                    "DESC LIMIT 5 OFFSET 40"};
+                                    (" ORDER BY device DESC, id DESC, day "
+                                     "DESC LIMIT 5 OFFSET 40")};
     for (t = 0; t < (int)(sizeof aTab / sizeof aTab[0]); t++) {
       for (i = 0; i < (int)(sizeof azPrefix / sizeof azPrefix[0]); i++) {
         for (j = 0; j < (int)(sizeof azOrder / sizeof azOrder[0]); j++) {
