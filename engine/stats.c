@@ -1072,6 +1072,12 @@ static int gc_family(wcs_engine *pEng, const EngDef *d, const EngFamily *f,
   return rc;
 }
 
+int wcs_engine_backup(wcs_engine *pEng, const char *zDir) {
+  int rc = wcs_db_checkpoint(pEng->db, zDir);
+  if (rc) return eng_err_db(pEng->db, rc, "backing up the store");
+  return WCS_OK;
+}
+
 int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
   int rc = WCS_OK, i, j, bLocked, n;
   EngDef **a;

@@ -466,6 +466,16 @@ int wcs_iter_entry(const wcs_iter *pIter, const void **ppKey, size_t *pnKey,
 /* --- maintenance */
 /* Turn the memtable into a sorted file now and wait for it. */
 int wcs_db_flush(wcs_db *db);
+/* Make a consistent copy of the store in directory zDir, which must not
+** exist: everything committed before the call, as a store that
+** wcs_db_open() opens (a backup taken while the store is in use). The
+** memtable is flushed first; then the sorted files of that moment are
+** copied (they stay while they are copied, whatever compactions do) and a
+** manifest naming them is written, with no log. Writes may go on
+** meanwhile; they are not in the copy. An in-memory store's copy goes to
+** disk. On failure nothing of the copy is left. (doc/storage.md,
+** "Checkpoints") */
+int wcs_db_checkpoint(wcs_db *db, const char *zDir);
 /* Compact every file overlapping [start, end) (NULLs: everything) down to
 ** the last level, and wait. Removes deleted and shadowed data. */
 int wcs_db_compact_range(wcs_db *db, const void *pStart, size_t nStart,
@@ -646,6 +656,15 @@ void wcs_engine_set_clock(wcs_engine *pEng, int64_t (*xNow)(void *pCtx),
 ** full scan of the table(s); meant for maintenance, not the write path.
 */
 int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact);
+
+/*
+** A consistent copy of the whole store (every table, the catalog) in
+** directory zDir, which must not exist: every transaction committed
+** before the call, and none after it. The engine opens the copy as a
+** store (wcs_engine_open_path). Reads and writes go on meanwhile. See
+** wcs_db_checkpoint().
+*/
+int wcs_engine_backup(wcs_engine *pEng, const char *zDir);
 
 /* ---- tables and the catalog ---------------------------------------- */
 

@@ -3195,6 +3195,134 @@ int wcs_db_flush(wcs_db *db) {
   return setErr(db, rc, zErr);
 }
 
+/* "zDir/zName", malloc'd (NULL when out of memory). */
+static char *joinPath(const char *zDir, const char *zName) {
+  size_t n = strlen(zDir) + strlen(zName) + 2;
+  char *z = malloc(n);
+  if (z) snprintf(z, n, "%s/%s", zDir, zName);
+  return z;
+}
+
+/* Copy file zFrom of env pFrom to zTo of pTo (made anew) and sync it. */
+static int copyStoreFile(wcs_env *pFrom, const char *zFrom, wcs_env *pTo,
+                         const char *zTo, char **pzErr) {
+  enum { CHUNK = 1 << 20 };
+  wcs_file *fIn = NULL, *fOut = NULL;
+  uint8_t *a = malloc(CHUNK);
+  uint64_t iOff = 0;
+  int rc;
+  if (a == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = pFrom->xOpen(pFrom, zFrom, WCS_OPEN_READ, &fIn, pzErr);
+  if (rc == WCS_OK) {
+    rc = pTo->xOpen(pTo, zTo, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &fOut, pzErr);
+  }
+  while (rc == WCS_OK) {
+    size_t n = 0;
+    rc = pFrom->xRead(fIn, iOff, a, CHUNK, &n, pzErr);
+    if (rc != WCS_OK || n == 0) break;
+    rc = pTo->xAppend(fOut, a, n, pzErr);
+    iOff += n;
+  }
+  if (rc == WCS_OK) rc = pTo->xSync(fOut, pzErr);
+  if (fIn) pFrom->xClose(fIn);
+  if (fOut) pTo->xClose(fOut);
+  free(a);
+  return rc;
+}
+
+/* What wcs_db_checkpoint() made in zDir so far, to remove on failure. */
+static void removeCopy(wcs_env *pEnv, const char *zDir, const wcs_version *v,
+                       uint64_t iManifest) {
+  char zName[64];
+  char *z;
+  int i, j;
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    for (j = 0; j < v->anFile[i]; j++) {
+      snprintf(zName, sizeof zName, "%06llu.sst",
+               (unsigned long long)v->aaFile[i][j]->iFile);
+      z = joinPath(zDir, zName);
+      if (z) pEnv->xDelete(pEnv, z, NULL);
+      free(z);
+    }
+  }
+  snprintf(zName, sizeof zName, "MANIFEST-%06llu",
+           (unsigned long long)iManifest);
+  z = joinPath(zDir, zName);
+  if (z) pEnv->xDelete(pEnv, z, NULL);
+  free(z);
+  z = joinPath(zDir, "CURRENT");
+  if (z) pEnv->xDelete(pEnv, z, NULL);
+  free(z);
+  rmdir(zDir); /* only once empty; nothing else of it is ours */
+}
+
+int wcs_db_checkpoint(wcs_db *db, const char *zDir) {
+  wcs_env *pTo;
+  wcs_version *v;
+  uint64_t iManifest, lastSeq;
+  char *zErr = NULL;
+  int rc, bExists = 0, i, j;
+  if (db == NULL || zDir == NULL || zDir[0] == 0) return WCS_MISUSE;
+  if (db->bReadOnly) {
+    return setErrf(db, WCS_READONLY,
+                   "store %s is open read-only: a checkpoint flushes it first",
+                   db->zDir);
+  }
+  /* an in-memory store's copy goes to disk; any other stays in its env */
+  pTo = db->bInMemory ? wcs_env_posix() : db->pEnv;
+  rc = pTo->xExists(pTo, zDir, &bExists);
+  if (rc == WCS_OK && bExists) {
+    return setErrf(db, WCS_MISUSE,
+                   "%s already exists: a checkpoint makes a new directory; "
+                   "name one that does not exist",
+                   zDir);
+  }
+  /* everything committed so far into sorted files */
+  rc = wcs_db_flush(db);
+  if (rc) return rc;
+  pthread_mutex_lock(&db->mu);
+  v = vset_current(db->pVs);
+  version_ref(v); /* its files stay while it is held */
+  iManifest = vset_new_file_number(db->pVs);
+  lastSeq = vset_last_seq(db->pVs);
+  pthread_mutex_unlock(&db->mu);
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    for (j = 0; j < v->anFile[i]; j++) {
+      if (v->aaFile[i][j]->maxSeq > lastSeq) lastSeq = v->aaFile[i][j]->maxSeq;
+    }
+  }
+  rc = pTo->xMkdir(pTo, zDir, &zErr);
+  for (i = 0; rc == WCS_OK && i < WCS_NLEVEL; i++) {
+    for (j = 0; rc == WCS_OK && j < v->anFile[i]; j++) {
+      uint64_t iFile = v->aaFile[i][j]->iFile;
+      char *zFrom = vset_file_path(db->pVs, iFile, "sst"), *zTo;
+      char zName[32];
+      snprintf(zName, sizeof zName, "%06llu.sst", (unsigned long long)iFile);
+      zTo = joinPath(zDir, zName);
+      if (zFrom == NULL || zTo == NULL) {
+        rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
+      } else {
+        rc = copyStoreFile(db->pEnv, zFrom, pTo, zTo, &zErr);
+      }
+      free(zFrom);
+      free(zTo);
+    }
+  }
+  if (rc == WCS_OK) {
+    rc = vset_write_copy_manifest(pTo, zDir, v, iManifest, lastSeq, &zErr);
+  }
+  if (rc != WCS_OK) {
+    char *z = zErr;
+    zErr = NULL;
+    wcs_seterr(&zErr, rc, "checkpoint of store %s into %s: %s", db->zDir, zDir,
+               z ? z : wcs_errstr(rc));
+    free(z);
+    removeCopy(pTo, zDir, v, iManifest);
+  }
+  version_unref(v);
+  return setErr(db, rc, zErr);
+}
+
 int wcs_db_compact_range(wcs_db *db, const void *pStart, size_t nStart,
                          const void *pEnd, size_t nEnd) {
   int rc, iLevel, iTarget = 1, bIntoTarget = 0;

@@ -1526,8 +1526,9 @@ void vset_close(wcs_vset *vs) {
   free(vs);
 }
 
-/* Write "MANIFEST-<n>\n" to CURRENT atomically. */
-static int setCurrent(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
+/* Write "MANIFEST-<n>\n" to CURRENT of directory zDir atomically. */
+static int writeCurrent(wcs_env *pEnv, const char *zDir, uint64_t iManifest,
+                        char **pzErr) {
   char aBuf[64];
   char zTmpName[64];
   char *zTmp, *zCur;
@@ -1537,23 +1538,81 @@ static int setCurrent(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
                (unsigned long long)iManifest);
   snprintf(zTmpName, sizeof zTmpName, "%06llu.tmp",
            (unsigned long long)iManifest);
-  zTmp = dirPath(vs->zDir, zTmpName);
-  zCur = dirPath(vs->zDir, "CURRENT");
+  zTmp = dirPath(zDir, zTmpName);
+  zCur = dirPath(zDir, "CURRENT");
   if (zTmp == NULL || zCur == NULL) {
     free(zTmp);
     free(zCur);
     return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }
-  rc = vs->pEnv->xOpen(vs->pEnv, zTmp, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &f,
-                       pzErr);
-  if (rc == WCS_OK) rc = vs->pEnv->xAppend(f, aBuf, (size_t)n, pzErr);
-  if (rc == WCS_OK) rc = vs->pEnv->xSync(f, pzErr);
-  vs->pEnv->xClose(f);
-  if (rc == WCS_OK) rc = vs->pEnv->xRename(vs->pEnv, zTmp, zCur, pzErr);
-  if (rc == WCS_OK) rc = vs->pEnv->xSyncDir(vs->pEnv, vs->zDir, pzErr);
-  if (rc) vs->pEnv->xDelete(vs->pEnv, zTmp, NULL);
+  rc = pEnv->xOpen(pEnv, zTmp, WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &f, pzErr);
+  if (rc == WCS_OK) rc = pEnv->xAppend(f, aBuf, (size_t)n, pzErr);
+  if (rc == WCS_OK) rc = pEnv->xSync(f, pzErr);
+  pEnv->xClose(f);
+  if (rc == WCS_OK) rc = pEnv->xRename(pEnv, zTmp, zCur, pzErr);
+  if (rc == WCS_OK) rc = pEnv->xSyncDir(pEnv, zDir, pzErr);
+  if (rc) pEnv->xDelete(pEnv, zTmp, NULL);
   free(zTmp);
   free(zCur);
+  return rc;
+}
+
+static int setCurrent(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
+  return writeCurrent(vs->pEnv, vs->zDir, iManifest, pzErr);
+}
+
+/* A manifest's first record: the whole state, version v's files with the
+** given log number, next file number, last sequence and live logs. */
+static int encodeState(wcs_buf *b, const wcs_version *v, uint64_t iLog,
+                       uint64_t iNextFile, uint64_t lastSeq,
+                       const vedit_wal *aWal, int nWal) {
+  int rc = wcs_buf_append_varint(b, VE_FORMAT), i, j;
+  if (!rc) rc = wcs_buf_append_varint(b, VE_FORMAT_VERSION);
+  if (!rc) rc = wcs_buf_append_varint(b, VE_LOG);
+  if (!rc) rc = wcs_buf_append_varint(b, iLog);
+  if (!rc) rc = wcs_buf_append_varint(b, VE_NEXT_FILE);
+  if (!rc) rc = wcs_buf_append_varint(b, iNextFile);
+  if (!rc) rc = wcs_buf_append_varint(b, VE_LAST_SEQ);
+  if (!rc) rc = wcs_buf_append_varint(b, lastSeq);
+  for (i = 0; !rc && i < nWal; i++) {
+    rc = encodeWal(b, &aWal[i]);
+  }
+  for (i = 0; !rc && i < WCS_NLEVEL; i++) {
+    for (j = 0; !rc && j < v->anFile[i]; j++) {
+      rc = encodeAdd(b, i, v->aaFile[i][j]);
+    }
+  }
+  return rc;
+}
+
+/* Write manifest iManifest of directory zDir (in pEnv) holding one
+** record, payload, framed; synced. */
+static int writeManifest(wcs_env *pEnv, const char *zDir, uint64_t iManifest,
+                         const wcs_buf *pPayload, wal_writer **ppW,
+                         char **pzErr) {
+  char zName[64];
+  char *zPath;
+  wcs_buf framed = {0};
+  wal_writer *w = NULL;
+  int rc;
+  *ppW = NULL;
+  snprintf(zName, sizeof zName, "MANIFEST-%06llu",
+           (unsigned long long)iManifest);
+  zPath = dirPath(zDir, zName);
+  if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = wal_frame(&framed, pPayload->a, pPayload->n);
+  if (rc) rc = wcs_seterr(pzErr, rc, "out of memory writing the manifest");
+  if (rc == WCS_OK) rc = wal_writer_open(pEnv, zPath, &w, pzErr);
+  if (rc == WCS_OK) rc = wal_writer_append(w, framed.a, framed.n, pzErr);
+  if (rc == WCS_OK) rc = wal_writer_sync(w, pzErr);
+  wcs_buf_free(&framed);
+  if (rc) {
+    wal_writer_close(w);
+    pEnv->xDelete(pEnv, zPath, NULL);
+  } else {
+    *ppW = w;
+  }
+  free(zPath);
   return rc;
 }
 
@@ -1562,43 +1621,29 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
   uint64_t iOld = vs->iManifest;
   char zName[64];
   char *zPath;
-  wcs_buf payload = {0}, framed = {0};
+  wcs_buf payload = {0};
   wal_writer *w = NULL;
-  int rc = WCS_OK, i, j;
-  snprintf(zName, sizeof zName, "MANIFEST-%06llu", (unsigned long long)iNew);
-  zPath = dirPath(vs->zDir, zName);
-  if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  rc = wcs_buf_append_varint(&payload, VE_FORMAT);
-  if (!rc) rc = wcs_buf_append_varint(&payload, VE_FORMAT_VERSION);
-  if (!rc) rc = wcs_buf_append_varint(&payload, VE_LOG);
-  if (!rc) rc = wcs_buf_append_varint(&payload, vs->iLog);
-  if (!rc) rc = wcs_buf_append_varint(&payload, VE_NEXT_FILE);
-  if (!rc) rc = wcs_buf_append_varint(&payload, vs->iNextFile);
-  if (!rc) rc = wcs_buf_append_varint(&payload, VE_LAST_SEQ);
-  if (!rc) rc = wcs_buf_append_varint(&payload, vs->lastSeq);
-  for (i = 0; !rc && i < vs->nWal; i++) {
-    rc = encodeWal(&payload, &vs->aWal[i]);
+  int rc;
+  rc = encodeState(&payload, vs->pCurrent, vs->iLog, vs->iNextFile, vs->lastSeq,
+                   vs->aWal, vs->nWal);
+  if (rc) {
+    wcs_buf_free(&payload);
+    return wcs_seterr(pzErr, rc, "out of memory writing the manifest");
   }
-  for (i = 0; !rc && i < WCS_NLEVEL; i++) {
-    for (j = 0; !rc && j < vs->pCurrent->anFile[i]; j++) {
-      rc = encodeAdd(&payload, i, vs->pCurrent->aaFile[i][j]);
+  rc = writeManifest(vs->pEnv, vs->zDir, iNew, &payload, &w, pzErr);
+  wcs_buf_free(&payload);
+  if (rc == WCS_OK) {
+    rc = setCurrent(vs, iNew, pzErr);
+    if (rc) {
+      wal_writer_close(w);
+      snprintf(zName, sizeof zName, "MANIFEST-%06llu",
+               (unsigned long long)iNew);
+      zPath = dirPath(vs->zDir, zName);
+      if (zPath) vs->pEnv->xDelete(vs->pEnv, zPath, NULL);
+      free(zPath);
     }
   }
-  if (!rc) rc = wal_frame(&framed, payload.a, payload.n);
-  if (rc) rc = wcs_seterr(pzErr, rc, "out of memory writing the manifest");
-  if (rc == WCS_OK) rc = wal_writer_open(vs->pEnv, zPath, &w, pzErr);
-  if (rc == WCS_OK) rc = wal_writer_append(w, framed.a, framed.n, pzErr);
-  if (rc == WCS_OK) rc = wal_writer_sync(w, pzErr);
-  if (rc == WCS_OK) rc = setCurrent(vs, iNew, pzErr);
-  wcs_buf_free(&payload);
-  wcs_buf_free(&framed);
-  if (rc) {
-    wal_writer_close(w);
-    vs->pEnv->xDelete(vs->pEnv, zPath, NULL);
-    free(zPath);
-    return rc;
-  }
-  free(zPath);
+  if (rc) return rc;
   wal_writer_close(vs->pManifest);
   vs->pManifest = w;
   vs->bManifestBroken = 0;
@@ -1611,6 +1656,25 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
     free(zPath);
   }
   return WCS_OK;
+}
+
+int vset_write_copy_manifest(wcs_env *pEnv, const char *zDir,
+                             const wcs_version *v, uint64_t iManifest,
+                             uint64_t lastSeq, char **pzErr) {
+  wcs_buf payload = {0};
+  wal_writer *w = NULL;
+  int rc;
+  /* no live log: every log number below the next file's is obsolete */
+  rc = encodeState(&payload, v, iManifest + 1, iManifest + 1, lastSeq, NULL, 0);
+  if (rc) {
+    wcs_buf_free(&payload);
+    return wcs_seterr(pzErr, rc, "out of memory writing the manifest");
+  }
+  rc = writeManifest(pEnv, zDir, iManifest, &payload, &w, pzErr);
+  wcs_buf_free(&payload);
+  wal_writer_close(w);
+  if (rc == WCS_OK) rc = writeCurrent(pEnv, zDir, iManifest, pzErr);
+  return rc;
 }
 
 int vset_open_manifest(wcs_vset *vs, char **pzErr) {

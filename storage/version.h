@@ -188,6 +188,17 @@ int vset_new_manifest(wcs_vset *, char **pzErr);
 ** also keeps manifests short and upgrades a format-1 manifest (so that no
 ** edit of format 2 lands in a manifest that declares 1).
 */
+/*
+** Write the manifest of a copy of the store into directory zDir of pEnv
+** (the copy's files are the caller's to place there): MANIFEST-<iManifest>
+** holding version v's files, no live log, the next file number after
+** iManifest (which must be above every file number of v) and last
+** sequence lastSeq (at least every sequence in v's files); then CURRENT
+** naming it. Both synced. For wcs_db_checkpoint().
+*/
+int vset_write_copy_manifest(wcs_env *pEnv, const char *zDir,
+                             const wcs_version *v, uint64_t iManifest,
+                             uint64_t lastSeq, char **pzErr);
 #define VSET_REUSE_BYTES (1u << 20)
 int vset_open_manifest(wcs_vset *, char **pzErr);
 

@@ -2771,11 +2771,193 @@ START_TEST(test_db_long_scan_prefetches_unless_turned_off) {
 }
 END_TEST
 
+/* ---- checkpoints ------------------------------------------------------ */
+
+#define CKPT_D 8 /* batch i deletes batch i - CKPT_D's keys */
+
+typedef struct CkptArg {
+  wcs_db *db;
+  atomic_int iNext; /* next batch */
+  atomic_int bGo;   /* keep writing */
+  int nFail;
+} CkptArg;
+
+/* Batch i: keys "c<i>#<j>" for j < 1 + i % 5, "last" = i, and batch
+** i - CKPT_D's keys deleted. */
+static int ckptBatch(wcs_db *db, int i) {
+  wcs_batch *b = NULL;
+  char k[32], v[32];
+  int j, rc;
+  if (wcs_batch_new(&b)) return WCS_NOMEM;
+  for (j = 0; j < 1 + i % 5; j++) {
+    snprintf(k, sizeof k, "c%06d#%d", i, j);
+    snprintf(v, sizeof v, "v%d.%d", i, j);
+    wcs_batch_put(b, k, strlen(k), v, strlen(v));
+  }
+  if (i > CKPT_D) {
+    for (j = 0; j < 1 + (i - CKPT_D) % 5; j++) {
+      snprintf(k, sizeof k, "c%06d#%d", i - CKPT_D, j);
+      wcs_batch_delete(b, k, strlen(k));
+    }
+  }
+  snprintf(v, sizeof v, "%d", i);
+  wcs_batch_put(b, "last", 4, v, strlen(v));
+  rc = wcs_db_write(db, b);
+  wcs_batch_free(b);
+  return rc;
+}
+
+static void *ckptWriter(void *p) {
+  CkptArg *a = p;
+  while (atomic_load(&a->bGo)) {
+    if (ckptBatch(a->db, atomic_load(&a->iNext)) != WCS_OK) {
+      a->nFail++;
+      break;
+    }
+    atomic_fetch_add(&a->iNext, 1);
+  }
+  return NULL;
+}
+
+/* Open the store at zDir and check that it holds whole batches
+** N - CKPT_D + 1 .. N and nothing else, N being its "last"; returns N. */
+static int ckptVerify(const char *zDir) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  char *zErr = NULL, aWant[32];
+  void *pVal = NULL;
+  size_t nVal = 0;
+  int N, i, j, rc;
+  smallOptions(&o);
+  rc = wcs_db_open(&db, zDir, &o, &zErr);
+  ck_assert_msg(rc == WCS_OK, "open %s: %s", zDir, zErr ? zErr : "?");
+  OK(wcs_db_get(db, NULL, "last", 4, &pVal, &nVal));
+  ck_assert_ptr_nonnull(pVal);
+  ck_assert_uint_lt(nVal, sizeof aWant);
+  memcpy(aWant, pVal, nVal);
+  aWant[nVal] = 0;
+  N = atoi(aWant);
+  wcs_free(pVal);
+  OK(wcs_iter_new(db, NULL, &it));
+  wcs_iter_first(it);
+  for (i = N - CKPT_D + 1 > 1 ? N - CKPT_D + 1 : 1; i <= N; i++) {
+    for (j = 0; j < 1 + i % 5; j++) {
+      size_t nK, nV;
+      const char *k, *v;
+      char aKey[32];
+      snprintf(aKey, sizeof aKey, "c%06d#%d", i, j);
+      snprintf(aWant, sizeof aWant, "v%d.%d", i, j);
+      ck_assert_msg(wcs_iter_valid(it), "%s: %s missing (last %d)", zDir, aKey,
+                    N);
+      k = wcs_iter_key(it, &nK);
+      v = wcs_iter_value(it, &nV);
+      ck_assert_msg(nK == strlen(aKey) && memcmp(k, aKey, nK) == 0,
+                    "%s: %.*s where %s should be (last %d)", zDir, (int)nK, k,
+                    aKey, N);
+      ck_assert(nV == strlen(aWant) && memcmp(v, aWant, nV) == 0);
+      wcs_iter_next(it);
+    }
+  }
+  ck_assert(wcs_iter_valid(it));
+  {
+    size_t nK;
+    const char *k = wcs_iter_key(it, &nK);
+    ck_assert_msg(nK == 4 && memcmp(k, "last", 4) == 0, "%s: extra key %.*s",
+                  zDir, (int)nK, k);
+  }
+  wcs_iter_next(it);
+  ck_assert(!wcs_iter_valid(it));
+  ck_assert_int_eq(wcs_iter_status(it), WCS_OK);
+  wcs_iter_free(it);
+  OK(wcs_db_close(db));
+  return N;
+}
+
+/* A checkpoint is the store as of the call, files and memtable, and a
+** store of its own; one taken while a writer commits holds a prefix of its
+** batches, each whole; a directory that exists is refused. */
+START_TEST(test_db_checkpoint_is_a_consistent_copy) {
+  const char *zTmp = tu_tmpdir("ckpt");
+  char zStore[1100], zC1[1100], zC2[1100];
+  wcs_db *db = NULL;
+  wcs_options o;
+  CkptArg a;
+  pthread_t th;
+  char *zErr = NULL;
+  int i, N;
+  snprintf(zStore, sizeof zStore, "%.1000s/s", zTmp);
+  snprintf(zC1, sizeof zC1, "%.1000s/c1", zTmp);
+  snprintf(zC2, sizeof zC2, "%.1000s/c2", zTmp);
+  smallOptions(&o);
+  OK(wcs_db_open(&db, zStore, &o, &zErr));
+  /* enough batches for flushes and compactions; the last ones in the
+  ** memtable */
+  for (i = 1; i <= 400; i++)
+    OK(ckptBatch(db, i));
+  OK(wcs_db_checkpoint(db, zC1));
+  ck_assert_int_eq(ckptVerify(zC1), 400);
+  /* while a writer commits */
+  memset(&a, 0, sizeof a);
+  a.db = db;
+  atomic_init(&a.iNext, 401);
+  atomic_init(&a.bGo, 1);
+  ck_assert_int_eq(pthread_create(&th, NULL, ckptWriter, &a), 0);
+  while (atomic_load(&a.iNext) < 600)
+    sleep(0);
+  OK(wcs_db_checkpoint(db, zC2));
+  atomic_store(&a.bGo, 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(a.nFail, 0);
+  N = ckptVerify(zC2);
+  ck_assert_int_ge(N, 599);
+  ck_assert_int_lt(N, atomic_load(&a.iNext));
+  /* refused: the directory exists; nothing of it changes */
+  ck_assert_int_eq(wcs_db_checkpoint(db, zC1), WCS_MISUSE);
+  assertMsgHas(db, "already exists");
+  ck_assert_int_eq(ckptVerify(zC1), 400);
+  /* the store itself goes on */
+  OK(ckptBatch(db, atomic_load(&a.iNext)));
+  OK(wcs_db_close(db));
+  ck_assert_int_eq(ckptVerify(zStore), atomic_load(&a.iNext));
+  /* a copy is a store: it takes writes of its own */
+  smallOptions(&o);
+  OK(wcs_db_open(&db, zC1, &o, &zErr));
+  OK(ckptBatch(db, 401));
+  OK(wcs_db_close(db));
+  ck_assert_int_eq(ckptVerify(zC1), 401);
+  tu_rmrf(zTmp);
+}
+END_TEST
+
+/* An in-memory store's checkpoint is a store on disk. */
+START_TEST(test_db_checkpoint_of_memory_store_is_on_disk) {
+  const char *zTmp = tu_tmpdir("ckptmem");
+  char zCopy[1100];
+  wcs_db *db = NULL;
+  wcs_options o;
+  char *zErr = NULL;
+  int i;
+  snprintf(zCopy, sizeof zCopy, "%.1000s/copy", zTmp);
+  smallOptions(&o);
+  o.bInMemory = 1;
+  OK(wcs_db_open(&db, NULL, &o, &zErr));
+  for (i = 1; i <= 120; i++)
+    OK(ckptBatch(db, i));
+  OK(wcs_db_checkpoint(db, zCopy));
+  OK(wcs_db_close(db));
+  ck_assert_int_eq(ckptVerify(zCopy), 120);
+  tu_rmrf(zTmp);
+}
+END_TEST
+
 Suite *storage_db_suite(void) {
   Suite *s = suite_create("storage_db");
   TCase *tc = tcase_create("db");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_db_memory_store_put_get_delete);
+  tcase_add_test(tc, test_db_checkpoint_is_a_consistent_copy);
+  tcase_add_test(tc, test_db_checkpoint_of_memory_store_is_on_disk);
   tcase_add_test(tc, test_db_iter_key_is_null_only_when_not_valid);
   tcase_add_test(tc, test_db_settled_scan_steps_over_versions_and_deletes);
   tcase_add_test(tc, test_db_settled_scan_bounds_tie_in_their_first_16_bytes);

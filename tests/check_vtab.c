@@ -1484,6 +1484,64 @@ static void seedMetricsDb(const char *zDb) {
   sqlite3_close(db);
 }
 
+/* wcs_backup copies the table's store as of the call, while the database
+** is in use: with VACUUM INTO for the declarations, the copy is a
+** database of its own; errors name what is wrong. */
+START_TEST(test_backup_is_the_store_as_of_the_call) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  char *zCopyDb = sqlite3_mprintf("%s/copy.db", zDir);
+  char *zBackup = sqlite3_mprintf("%s/bk.wcs", zDir);
+  char *zCopyStore = sqlite3_mprintf("%s/copy.db.wcs", zDir);
+  char *zGot;
+  sqlite3 *db;
+  seedMetricsDb(zDb);
+  db = openDb(zDb);
+  OK(db, "CREATE VIRTUAL TABLE other USING wcs(KEY (k STRING), "
+         "FAMILY f (n INT64))");
+  OK(db, "INSERT INTO other(k, n) VALUES ('x', 1)");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',2,2)");
+  OK(db, "COMMIT");
+  /* a write not yet committed is not in the backup */
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','c',3,3)");
+  zGot = run(db, "SELECT wcs_backup('metrics', 'bk.wcs')");
+  ck_assert_msg(strstr(zGot, "/bk.wcs") != NULL && zGot[0] == '/', "%s", zGot);
+  sqlite3_free(zGot);
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT count(*) FROM metrics", "3");
+  CHECK_ERR(db, "SELECT wcs_backup('metrics', 'bk.wcs')", "already exists");
+  CHECK_ERR(db, "SELECT wcs_backup('nosuch', 'b2.wcs')", "nosuch");
+  CHECK_ERR(db, "SELECT wcs_backup('metrics', '')", "new directory");
+  CHECK_ERR(db, "SELECT wcs_backup('metrics', ':memory:')",
+            "directory on disk");
+  {
+    char *zVac = sqlite3_mprintf("VACUUM INTO '%q'", zCopyDb);
+    OK(db, zVac);
+    sqlite3_free(zVac);
+  }
+  sqlite3_close(db);
+  ck_assert_int_eq(rename(zBackup, zCopyStore), 0);
+  db = openDb(zCopyDb);
+  CHECK(db, "SELECT device, id, day, cpu FROM metrics", "p|a|1|1\np|b|2|2");
+  CHECK(db, "SELECT k, n FROM other", "x|1");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('q','a',1,5)");
+  sqlite3_close(db);
+  db = openDb(zCopyDb);
+  CHECK(db, "SELECT count(*) FROM metrics", "3");
+  sqlite3_close(db);
+  db = openDb(zDb);
+  CHECK(db, "SELECT group_concat(id) FROM metrics", "a,b,c");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  sqlite3_free(zCopyDb);
+  sqlite3_free(zBackup);
+  sqlite3_free(zCopyStore);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* A store that cannot be opened (moved away here; a lock held by another
 ** process is the same case): the table still connects, every use is an
 ** error naming the store and the reason, DROP TABLE still works. */
@@ -2249,6 +2307,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_unreachable_store_is_an_error_for_every_use);
   tcase_add_test(tc, test_locked_store_says_the_table_is_intact);
   tcase_add_test(tc, test_damaged_store_says_repair_not_drop);
+  tcase_add_test(tc, test_backup_is_the_store_as_of_the_call);
   tcase_add_test(tc, test_sqlite_engine_reaches_the_module_store);
   tcase_add_test(tc, test_salted_scans_match_native);
   tcase_add_test(tc, test_history_or_of_scans_keeps_every_cell);

@@ -16,6 +16,8 @@
 **   wcs_delete_prefix(table, prefix)  delete every row whose key starts
 **                                     with prefix (tenant removal)
 **   wcs_compact([table])              drop expired cells, compact
+**   wcs_backup(table, dir)            a consistent copy of the table's
+**                                     store in a new directory
 **   wcs_stats([table])                statistics as JSON
 **
 ** The first five are pure: SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS. The
@@ -533,6 +535,43 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
 }
 
+/* wcs_backup(table, dir): wcs_engine_backup of the store holding table
+** into dir (relative: from the database file's directory, as STORE).
+** Returns the copy's absolute path. */
+static void backupFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
+  const char *zDir = (const char *)sqlite3_value_text(argv[1]);
+  char *zPath = NULL;
+  WcsTab *pTab;
+  int rc;
+  (void)argc;
+  pTab = tableArg(ctx, argv[0], "wcs_backup");
+  if (pTab == NULL) return;
+  if (zDir == NULL || zDir[0] == 0) {
+    sqlite3_result_error(
+        ctx, "wcs_backup: the second argument names a new directory", -1);
+    return;
+  }
+  rc = wcsPathFromDb(pConn->db, pTab->zDb, zDir, &zPath);
+  if (rc == SQLITE_NOMEM) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (rc != SQLITE_OK || zPath == NULL) {
+    sqlite3_result_error(
+        ctx, "wcs_backup: the second argument names a directory on disk", -1);
+    sqlite3_free(zPath);
+    return;
+  }
+  rc = wcs_engine_backup(pTab->pStore->pEng, zPath);
+  if (rc == WCS_OK) {
+    sqlite3_result_text(ctx, zPath, -1, sqlite3_free);
+    return;
+  }
+  resultErr(ctx, "wcs_backup", rc, wcs_engine_errmsg(pTab->pStore->pEng));
+  sqlite3_free(zPath);
+}
+
 static int appendStr(wcs_buf *b, const char *z) {
   return wcs_buf_append(b, z, strlen(z));
 }
@@ -664,6 +703,7 @@ int wcsRegisterFunctions(sqlite3 *db, WcsConn *pConn) {
       {"wcs_delete_prefix", 2, 0, deletePrefixFunc},
       {"wcs_compact", 0, 0, compactFunc},
       {"wcs_compact", 1, 0, compactFunc},
+      {"wcs_backup", 2, 0, backupFunc},
       {"wcs_stats", 0, 0, statsFunc},
       {"wcs_stats", 1, 0, statsFunc},
   };

@@ -259,6 +259,15 @@ static int storePath(sqlite3 *db, const char *zDb, const char *zStore,
   return *pzPath ? SQLITE_OK : SQLITE_NOMEM;
 }
 
+int wcsPathFromDb(sqlite3 *db, const char *zDb, const char *zPath,
+                  char **pzPath) {
+  if (strcmp(zPath, ":memory:") == 0) {
+    *pzPath = NULL;
+    return SQLITE_MISUSE;
+  }
+  return storePath(db, zDb, zPath, pzPath);
+}
+
 /* The store at zPath (NULL: in memory) this connection opened, or NULL. */
 static WcsStore *connFindStore(WcsConn *pConn, const char *zPath) {
   WcsStore *s;

@@ -166,6 +166,12 @@ wcs_txn *wcsReadTxn(WcsStore *pStore);
 
 /* Map a WCS_* code to the SQLite code to return. */
 int wcsToSqlite(int rc);
+/* A directory path zPath as STORE takes it for a table of schema zDb:
+** absolute as is, relative from the database file's directory (the
+** current one for in-memory databases); sqlite3_malloc'd into *pzPath.
+** SQLITE_MISUSE for ":memory:". */
+int wcsPathFromDb(sqlite3 *db, const char *zDb, const char *zPath,
+                  char **pzPath);
 
 /* ---- func.c */
 int wcsRegisterFunctions(sqlite3 *db, WcsConn *pConn);
