@@ -38,7 +38,8 @@
 ** once an input has run about 200k VDBE steps, and sqlite3_limit() caps
 ** on string length, SQL length, expression depth and compounds. An
 ** authorizer keeps the SQL in memory: ATTACH only of ':memory:', a short
-** list of PRAGMAs, and no statement naming STORE or VACUUM is run.
+** list of PRAGMAs, no wcs_backup, and no statement naming STORE, VACUUM
+** or a backup is run.
 **
 ** Seeds in tests/corpus/sql/.
 */
@@ -1312,7 +1313,8 @@ static void genStmt(Fz *f, Gen *g) {
 /* Statements that could reach the file system are not run. */
 static int isSafe(sqlite3_stmt *p) {
   const char *z = sqlite3_sql(p);
-  return z && strcasestr(z, "store") == NULL && strcasestr(z, "vacuum") == NULL;
+  return z && strcasestr(z, "store") == NULL &&
+         strcasestr(z, "vacuum") == NULL && strcasestr(z, "backup") == NULL;
 }
 
 static void runRaw(Fz *f, const char *zSql) {
@@ -1341,11 +1343,13 @@ static int authorize(void *pArg, int op, const char *z1, const char *z2,
       "defer_foreign_keys", "index_list", "function_list", "database_list", 0};
   int i;
   (void)pArg;
-  (void)z2;
   (void)zDb;
   (void)zTrigger;
   if (op == SQLITE_ATTACH) {
     return z1 && strcmp(z1, ":memory:") == 0 ? SQLITE_OK : SQLITE_DENY;
+  }
+  if (op == SQLITE_FUNCTION && z2 && sqlite3_stricmp(z2, "wcs_backup") == 0) {
+    return SQLITE_DENY; /* it writes a directory */
   }
   if (op == SQLITE_PRAGMA) {
     for (i = 0; z1 && azPragma[i]; i++) {
