@@ -3256,6 +3256,12 @@ static void removeCopy(wcs_env *pEnv, const char *zDir, const wcs_version *v,
   rmdir(zDir); /* only once empty; nothing else of it is ours */
 }
 
+/* xList callback: count the entries (other than . and ..). */
+static int countEntry(void *pCtx, const char *zName) {
+  if (strcmp(zName, ".") != 0 && strcmp(zName, "..") != 0) ++*(int *)pCtx;
+  return 0;
+}
+
 int wcs_db_checkpoint(wcs_db *db, const char *zDir) {
   wcs_env *pTo;
   wcs_version *v;
@@ -3292,6 +3298,19 @@ int wcs_db_checkpoint(wcs_db *db, const char *zDir) {
     }
   }
   rc = pTo->xMkdir(pTo, zDir, &zErr);
+  if (rc == WCS_OK) {
+    /* made by someone else since the test above: not ours to fill, nor to
+    ** clean up */
+    int nEntry = 0;
+    rc = pTo->xList(pTo, zDir, &nEntry, countEntry, &zErr);
+    if (rc != WCS_OK || nEntry > 0) {
+      if (rc == WCS_OK) {
+        rc = wcs_seterr(&zErr, WCS_MISUSE, "%s appeared meanwhile", zDir);
+      }
+      version_unref(v);
+      return setErr(db, rc, zErr);
+    }
+  }
   for (i = 0; rc == WCS_OK && i < WCS_NLEVEL; i++) {
     for (j = 0; rc == WCS_OK && j < v->anFile[i]; j++) {
       uint64_t iFile = v->aaFile[i][j]->iFile;
