@@ -3253,7 +3253,7 @@ static void removeCopy(wcs_env *pEnv, const char *zDir, const wcs_version *v,
   z = joinPath(zDir, "CURRENT");
   if (z) pEnv->xDelete(pEnv, z, NULL);
   free(z);
-  rmdir(zDir); /* only once empty; nothing else of it is ours */
+  if (pEnv == wcs_env_posix()) rmdir(zDir); /* only once empty */
 }
 
 /* xList callback: count the entries (other than . and ..). */

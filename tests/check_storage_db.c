@@ -2930,6 +2930,46 @@ START_TEST(test_db_checkpoint_is_a_consistent_copy) {
 }
 END_TEST
 
+/* A checkpoint that fails part of the way (a write of the copy, at each
+** point in turn) reports the copy and the cause and leaves no store there;
+** the store goes on. */
+START_TEST(test_db_checkpoint_failure_leaves_no_copy) {
+  FaultFix f;
+  wcs_db *db = NULL;
+  char *zErr = NULL;
+  int i, nFail, nWrites = 0;
+  faultOpen(&f);
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, &zErr));
+  for (i = 1; i <= 200; i++)
+    OK(ckptBatch(db, i));
+  OK(wcs_db_flush(db));
+  /* the writes a whole checkpoint makes */
+  nWrites = (int)f.fault.nWrites;
+  OK(wcs_db_checkpoint(db, "/whole"));
+  nWrites = (int)f.fault.nWrites - nWrites;
+  ck_assert_int_gt(nWrites, 2);
+  for (nFail = 1; nFail <= nWrites; nFail++) {
+    char zDir[32];
+    int bExists = 1;
+    snprintf(zDir, sizeof zDir, "/c%d", nFail);
+    f.fault.rcFail = WCS_IOERR;
+    f.fault.nWriteFail = f.fault.nWrites + nFail;
+    ck_assert_int_eq(wcs_db_checkpoint(db, zDir), WCS_IOERR);
+    assertMsgHas(db, "checkpoint of store /s into ");
+    f.fault.nWriteFail = 0;
+    {
+      char zCur[64];
+      snprintf(zCur, sizeof zCur, "%s/CURRENT", zDir);
+      ck_assert_int_eq(f.pEnv->xExists(f.pEnv, zCur, &bExists), WCS_OK);
+      ck_assert_msg(!bExists, "failure at write %d left %s", nFail, zCur);
+    }
+  }
+  OK(ckptBatch(db, 201));
+  OK(wcs_db_close(db));
+  faultClose(&f);
+}
+END_TEST
+
 /* An in-memory store's checkpoint is a store on disk. */
 START_TEST(test_db_checkpoint_of_memory_store_is_on_disk) {
   const char *zTmp = tu_tmpdir("ckptmem");
@@ -2958,6 +2998,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_memory_store_put_get_delete);
   tcase_add_test(tc, test_db_checkpoint_is_a_consistent_copy);
   tcase_add_test(tc, test_db_checkpoint_of_memory_store_is_on_disk);
+  tcase_add_test(tc, test_db_checkpoint_failure_leaves_no_copy);
   tcase_add_test(tc, test_db_iter_key_is_null_only_when_not_valid);
   tcase_add_test(tc, test_db_settled_scan_steps_over_versions_and_deletes);
   tcase_add_test(tc, test_db_settled_scan_bounds_tie_in_their_first_16_bytes);
