@@ -15,6 +15,8 @@
 #define MAX_ARGS 64
 
 static const char zHelp[] =
+    ".backup FILE              copy the database to FILE and its store to "
+    "FILE.wcs\n"
     ".compact [TABLE]          drop deleted, shadowed and expired data; "
     "compact the store\n"
     ".explain SQL              the plan of SQL in words, with key ranges\n"
@@ -230,6 +232,11 @@ int shell_dot(Shell *p, const char *zLine) {
     rc = shell_stats(p, nArg > 1 ? azArg[1] : 0);
   } else if (strcmp(zCmd, "compact") == 0) {
     rc = shell_compact(p, nArg > 1 ? azArg[1] : 0);
+  } else if (strcmp(zCmd, "backup") == 0) {
+    if (nArg != 2)
+      rc = shell_error(p, "usage: .backup FILE");
+    else
+      rc = shell_backup(p, azArg[1]);
   } else if (strcmp(zCmd, "import") == 0) {
     if (nArg < 3)
       rc = shell_error(p, "usage: .import FILE TABLE [name=value...]");

@@ -177,6 +177,10 @@ static int rm_entry(const char *zPath, const struct stat *st, int eFlag,
   return remove(zPath);
 }
 
+void shell_rmrf(const char *zPath) {
+  nftw(zPath, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static int demo_exists(Shell *p) {
   sqlite3_stmt *pStmt = 0;
   int bFound = 0;
@@ -275,7 +279,7 @@ int shell_demo(Shell *p) {
 
 void shell_demo_cleanup(Shell *p) {
   if (p->zTempDir) {
-    nftw(p->zTempDir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    shell_rmrf(p->zTempDir);
     free(p->zTempDir);
     p->zTempDir = 0;
   }

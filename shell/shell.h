@@ -147,6 +147,11 @@ int shell_open_table(Shell *p, const char *zName, wcs_table **ppTab);
 int shell_schema(Shell *p, const char *zTable);
 int shell_stats(Shell *p, const char *zTable);
 int shell_compact(Shell *p, const char *zTable);
+/* Copy the database to zFile (VACUUM INTO) and its store, if it has one,
+** to zFile.wcs (wcs_engine_backup): a database of its own. */
+int shell_backup(Shell *p, const char *zFile);
+/* Remove a directory tree (or a file); errors are ignored. */
+void shell_rmrf(const char *zPath);
 /* Write the CREATE VIRTUAL TABLE statement for a store table. */
 char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
                       const char *zSchemaText, int bHistory);

@@ -735,6 +735,52 @@ int shell_stats(Shell *p, const char *zTable) {
   return rc;
 }
 
+/* ---- .backup */
+
+int shell_backup(Shell *p, const char *zFile) {
+  wcs_engine *pEng = 0;
+  struct stat st;
+  char *zStore, *zSql;
+  int rc;
+  zStore = malloc(strlen(zFile) + 5);
+  if (!zStore) return shell_error(p, "out of memory");
+  sprintf(zStore, "%s.wcs", zFile);
+  if (stat(zFile, &st) == 0 || stat(zStore, &st) == 0) {
+    rc = shell_error(p, "%s already exists: .backup writes a new file",
+                     stat(zFile, &st) == 0 ? zFile : zStore);
+    free(zStore);
+    return rc;
+  }
+  /* the store first: if it cannot be copied, nothing is left behind */
+  if (shell_engine(p, 0, &pEng)) {
+    free(zStore);
+    return 1;
+  }
+  if (pEng && wcs_engine_backup(pEng, zStore) != WCS_OK) {
+    rc =
+        shell_error(p, "cannot back up the store: %s", wcs_engine_errmsg(pEng));
+    free(zStore);
+    return rc;
+  }
+  zSql = sqlite3_mprintf("VACUUM INTO %Q", zFile);
+  rc = zSql ? sqlite3_exec(p->db, zSql, 0, 0, 0) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) {
+    rc = shell_error(p, "cannot copy the database to %s: %s", zFile,
+                     sqlite3_errmsg(p->db));
+    if (pEng) shell_rmrf(zStore);
+    free(zStore);
+    return rc;
+  }
+  if (pEng) {
+    fprintf(p->out, "backed up to %s and %s\n", zFile, zStore);
+  } else {
+    fprintf(p->out, "backed up to %s (the database has no store)\n", zFile);
+  }
+  free(zStore);
+  return 0;
+}
+
 /* ---- .compact */
 
 int shell_compact(Shell *p, const char *zTable) {

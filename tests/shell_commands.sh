@@ -101,7 +101,7 @@ check_eq ".timer off" "$out" "42"
 
 # ---- .help .show .quit .read
 out=$("$WCS" m.db ".help")
-for c in .compact .explain .export .headers .help .import .keyviz .mode \
+for c in .backup .compact .explain .export .headers .help .import .keyviz .mode \
   .quit .read .schema .show .stats .tables .timer; do
   check_has ".help lists $c" "$out" "$c "
 done
@@ -297,6 +297,20 @@ check_has ".stats after .compact shows files" "$out" "L"
 out=$("$WCS" w.db "SELECT day, cpu FROM metrics WHERE device = 'phone' ORDER BY day")
 check_eq "data survives compaction" "$out" "20200501|42
 20200502|40"
+
+# ---- .backup: the database and its store, a database of its own
+out=$("$WCS" w.db ".backup bk.db")
+check_eq ".backup names both copies" "$out" "backed up to bk.db and bk.db.wcs"
+out=$("$WCS" bk.db "SELECT day, cpu FROM metrics WHERE device = 'phone' ORDER BY day")
+check_eq "the copy holds the rows" "$out" "20200501|42
+20200502|40"
+"$WCS" bk.db "INSERT INTO metrics(device, id, day, cpu)
+  VALUES ('phone', 'copy', 20200503, 1)" >/dev/null
+out=$("$WCS" w.db "SELECT count(*) FROM metrics WHERE id = 'copy'")
+check_eq "a write to the copy leaves the original alone" "$out" "0"
+check_rc ".backup refuses a file that exists" 1 "$WCS" w.db ".backup bk.db"
+out=$("$WCS" w.db ".backup bk.db" 2>&1)
+check_has "... and says so" "$out" "bk.db already exists"
 
 # ---- a table in another store (STORE 'dir'): the commands follow it there
 "$WCS" w.db "CREATE VIRTUAL TABLE far USING wcs(KEY (k STRING), FAMILY f, STORE 'far.wcs')" \
