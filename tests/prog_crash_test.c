@@ -275,14 +275,6 @@ static int64_t verify(const char *zPath, uint64_t nAcked, int iRound) {
   return bad ? -1 : (int64_t)N;
 }
 
-static void sleepMicros(long n) {
-  struct timespec ts;
-  ts.tv_sec = n / 1000000;
-  ts.tv_nsec = (n % 1000000) * 1000;
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
 int main(void) {
   const char *zRounds = getenv("WCS_CRASH_ROUNDS");
   int nRound = zRounds ? atoi(zRounds) : 200;
@@ -298,9 +290,9 @@ int main(void) {
   snprintf(zPath, sizeof zPath, "%s/store", zTmp);
   tu_seed(0);
   for (iRound = 1; iRound <= nRound; iRound++) {
-    int aPipe[2], st = 0;
+    int aPipe[2];
     pid_t pid;
-    uint64_t nAcked = nNext - 1, id;
+    uint64_t nAcked = nNext - 1;
     int64_t N;
     long nDelay;
     if (pipe(aPipe) != 0) {
@@ -321,22 +313,7 @@ int main(void) {
     /* mostly while committing; one round in eight early, during open */
     nDelay = (tu_rand_range(8) == 0) ? (long)tu_rand_range(40000)
                                      : 20000 + (long)tu_rand_range(120000);
-    sleepMicros(nDelay);
-    kill(pid, SIGKILL);
-    while (read(aPipe[0], &id, sizeof id) == (ssize_t)sizeof id) {
-      if (id != nAcked + 1) {
-        fprintf(stderr, "round %d: acknowledgements out of order\n", iRound);
-        return 1;
-      }
-      nAcked = id;
-    }
-    close(aPipe[0]);
-    waitpid(pid, &st, 0);
-    if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
-      fprintf(stderr, "round %d: the child ended on its own (status %d)\n",
-              iRound, st);
-      return 1;
-    }
+    if (tu_kill_round(pid, aPipe[0], nDelay, &nAcked, iRound)) return 1;
     if (nAcked == nNext - 1) nEarly++;
     nAckTotal += nAcked - (nNext - 1);
     N = verify(zPath, nAcked, iRound);

@@ -59,14 +59,6 @@ static int nRowsOf(sqlite3_int64 i) {
   return 1 + (int)(i % 7);
 }
 
-static void sleepMicros(long n) {
-  struct timespec t;
-  t.tv_sec = n / 1000000;
-  t.tv_nsec = (n % 1000000) * 1000;
-  while (nanosleep(&t, &t) != 0) {
-  }
-}
-
 static sqlite3 *openDb(const char *zPath) {
   sqlite3 *db = NULL;
   if (sqlite3_open(zPath, &db) != SQLITE_OK || wcs_register(db) != SQLITE_OK) {
@@ -168,7 +160,10 @@ static void child(const char *zPath, int fdAck) {
     sqlite3_bind_int64(pSetN, 1, i);
     childStep(db, pSetN);
     childExec(db, "COMMIT");
-    if (write(fdAck, &i, sizeof i) != (ssize_t)sizeof i) _exit(4);
+    {
+      uint64_t id = (uint64_t)i;
+      if (write(fdAck, &id, sizeof id) != (ssize_t)sizeof id) _exit(4);
+    }
   }
 }
 
@@ -268,9 +263,10 @@ int main(void) {
   }
   for (iRound = 1; iRound <= nRound; iRound++) {
     const int iDb = iRound % 3;
-    int aPipe[2], st = 0;
+    int aPipe[2];
     pid_t pid;
-    sqlite3_int64 nAcked = aLast[iDb], id, N;
+    uint64_t nAcked = (uint64_t)aLast[iDb];
+    sqlite3_int64 N;
     long nDelay;
     if (pipe(aPipe) != 0) {
       perror("pipe");
@@ -290,25 +286,10 @@ int main(void) {
     /* mostly while committing; one round in eight early, while opening */
     nDelay = (tu_rand_range(8) == 0) ? (long)tu_rand_range(20000)
                                      : 20000 + (long)tu_rand_range(100000);
-    sleepMicros(nDelay);
-    kill(pid, SIGKILL);
-    while (read(aPipe[0], &id, sizeof id) == (ssize_t)sizeof id) {
-      if (id != nAcked + 1) {
-        fprintf(stderr, "round %d: acknowledgements out of order\n", iRound);
-        return 1;
-      }
-      nAcked = id;
-    }
-    close(aPipe[0]);
-    waitpid(pid, &st, 0);
-    if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
-      fprintf(stderr, "round %d: the child ended on its own (status %d)\n",
-              iRound, st);
-      return 1;
-    }
-    if (nAcked == aLast[iDb]) nEarly++;
-    nAckTotal += nAcked - aLast[iDb];
-    N = verify(azPath[iDb], nAcked, iRound);
+    if (tu_kill_round(pid, aPipe[0], nDelay, &nAcked, iRound)) return 1;
+    if ((sqlite3_int64)nAcked == aLast[iDb]) nEarly++;
+    nAckTotal += (sqlite3_int64)nAcked - aLast[iDb];
+    N = verify(azPath[iDb], (sqlite3_int64)nAcked, iRound);
     if (N < 0) {
       fprintf(stderr, "sql_crash: FAILED in round %d; database kept in %s\n",
               iRound, azPath[iDb]);

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,4 +170,32 @@ const char *tu_get_str(wcs_db *db, const wcs_snapshot *s, const char *k) {
   aBuf[n] = 0;
   wcs_free(p);
   return aBuf;
+}
+
+int tu_kill_round(pid_t pid, int fd, long nDelay, uint64_t *pnAcked,
+                  int iRound) {
+  struct timespec ts;
+  uint64_t id;
+  int st = 0, bBad = 0;
+  ts.tv_sec = nDelay / 1000000;
+  ts.tv_nsec = (nDelay % 1000000) * 1000;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+  kill(pid, SIGKILL);
+  while (!bBad && read(fd, &id, sizeof id) == (ssize_t)sizeof id) {
+    if (id != *pnAcked + 1) {
+      fprintf(stderr, "round %d: acknowledgements out of order\n", iRound);
+      bBad = 1;
+    } else {
+      *pnAcked = id;
+    }
+  }
+  close(fd);
+  waitpid(pid, &st, 0);
+  if (!bBad && !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
+    fprintf(stderr, "round %d: the child ended on its own (status %d)\n",
+            iRound, st);
+    bBad = 1;
+  }
+  return bBad;
 }

@@ -8,6 +8,7 @@
 #define WCS_TESTUTIL_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "wcs.h"
 
@@ -28,6 +29,14 @@ int tu_rmrf(const char *zPath);
     ck_assert_msg(rc_ == WCS_OK, "%s -> %d (%s)", #x, rc_,                     \
                   db ? wcs_errmsg(db) : "");                                   \
   } while (0)
+
+/* A kill test's round: after nDelay microseconds, kill child pid with
+** SIGKILL, read its acknowledgements from fd (uint64_t ids written one at
+** a time, each the one after *pnAcked, which gets the last), close fd and
+** wait for the child. Returns 0, or 1 after printing why the round is
+** wrong (acknowledgements out of order, the child ended on its own). */
+int tu_kill_round(pid_t pid, int fd, long nDelay, uint64_t *pnAcked,
+                  int iRound);
 
 /* xorshift64* PRNG. tu_seed(0) takes the seed from WCS_SEED (a number, or
 ** "random" for one from the clock; unset: a fixed default, so test runs
