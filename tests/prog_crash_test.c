@@ -290,30 +290,21 @@ int main(void) {
   snprintf(zPath, sizeof zPath, "%s/store", zTmp);
   tu_seed(0);
   for (iRound = 1; iRound <= nRound; iRound++) {
-    int aPipe[2];
+    int fd;
     pid_t pid;
     uint64_t nAcked = nNext - 1;
     int64_t N;
     long nDelay;
-    if (pipe(aPipe) != 0) {
-      perror("pipe");
-      return 1;
-    }
-    pid = fork();
-    if (pid < 0) {
-      perror("fork");
-      return 1;
-    }
+    pid = tu_fork_acked(&fd);
+    if (pid < 0) return 1;
     if (pid == 0) {
-      close(aPipe[0]);
-      child(zPath, nNext, aPipe[1], syncOfRound(iRound));
+      child(zPath, nNext, fd, syncOfRound(iRound));
       _exit(0);
     }
-    close(aPipe[1]);
     /* mostly while committing; one round in eight early, during open */
     nDelay = (tu_rand_range(8) == 0) ? (long)tu_rand_range(40000)
                                      : 20000 + (long)tu_rand_range(120000);
-    if (tu_kill_round(pid, aPipe[0], nDelay, &nAcked, iRound)) return 1;
+    if (tu_kill_round(pid, fd, nDelay, &nAcked, iRound)) return 1;
     if (nAcked == nNext - 1) nEarly++;
     nAckTotal += nAcked - (nNext - 1);
     N = verify(zPath, nAcked, iRound);

@@ -263,30 +263,21 @@ int main(void) {
   }
   for (iRound = 1; iRound <= nRound; iRound++) {
     const int iDb = iRound % 3;
-    int aPipe[2];
+    int fd;
     pid_t pid;
     uint64_t nAcked = (uint64_t)aLast[iDb];
     sqlite3_int64 N;
     long nDelay;
-    if (pipe(aPipe) != 0) {
-      perror("pipe");
-      return 1;
-    }
-    pid = fork();
-    if (pid < 0) {
-      perror("fork");
-      return 1;
-    }
+    pid = tu_fork_acked(&fd);
+    if (pid < 0) return 1;
     if (pid == 0) {
-      close(aPipe[0]);
-      child(azPath[iDb], aPipe[1]);
+      child(azPath[iDb], fd);
       _exit(0);
     }
-    close(aPipe[1]);
     /* mostly while committing; one round in eight early, while opening */
     nDelay = (tu_rand_range(8) == 0) ? (long)tu_rand_range(20000)
                                      : 20000 + (long)tu_rand_range(100000);
-    if (tu_kill_round(pid, aPipe[0], nDelay, &nAcked, iRound)) return 1;
+    if (tu_kill_round(pid, fd, nDelay, &nAcked, iRound)) return 1;
     if ((sqlite3_int64)nAcked == aLast[iDb]) nEarly++;
     nAckTotal += (sqlite3_int64)nAcked - aLast[iDb];
     N = verify(azPath[iDb], (sqlite3_int64)nAcked, iRound);

@@ -199,3 +199,22 @@ int tu_kill_round(pid_t pid, int fd, long nDelay, uint64_t *pnAcked,
   }
   return bBad;
 }
+
+pid_t tu_fork_acked(int *pfd) {
+  int aPipe[2];
+  pid_t pid;
+  if (pipe(aPipe) != 0) {
+    perror("pipe");
+    return -1;
+  }
+  pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    close(aPipe[0]);
+    close(aPipe[1]);
+    return -1;
+  }
+  close(aPipe[pid == 0 ? 0 : 1]);
+  *pfd = aPipe[pid == 0 ? 1 : 0];
+  return pid;
+}

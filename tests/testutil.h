@@ -30,6 +30,11 @@ int tu_rmrf(const char *zPath);
                   db ? wcs_errmsg(db) : "");                                   \
   } while (0)
 
+/* A kill test's child: fork with a pipe for its acknowledgements. Returns
+** 0 in the child, *pfd the pipe's write end; the child's pid in the
+** parent, *pfd the read end; -1 after printing why it failed. */
+pid_t tu_fork_acked(int *pfd);
+
 /* A kill test's round: after nDelay microseconds, kill child pid with
 ** SIGKILL, read its acknowledgements from fd (uint64_t ids written one at
 ** a time, each the one after *pnAcked, which gets the last), close fd and
