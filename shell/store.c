@@ -737,6 +737,36 @@ int shell_stats(Shell *p, const char *zTable) {
 
 /* ---- .backup */
 
+/* After .backup: name each table whose STORE clause puts it in another
+** store, which the copy does not hold (and whose declaration in the copy
+** names the same STORE). */
+static void backup_warn_other_stores(Shell *p, const char *zFile) {
+  sqlite3_stmt *pStmt = 0;
+  if (sqlite3_prepare_v2(p->db,
+                         "SELECT name, sql FROM sqlite_schema WHERE "
+                         "type='table' AND sql LIKE 'CREATE VIRTUAL TABLE%'",
+                         -1, &pStmt, 0) != SQLITE_OK) {
+    return;
+  }
+  while (sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+    char *zTable = 0, *zOther = 0;
+    int bHistory = 0;
+    if (vtab_target(zName, (const char *)sqlite3_column_text(pStmt, 1), &zTable,
+                    &bHistory, &zOther) &&
+        zOther) {
+      fprintf(stderr,
+              "warning: table %s is in store '%s' (its STORE clause), which "
+              "is not in the copy; in %s it names the same STORE. Copy that "
+              "store with SELECT wcs_backup('%s', 'DIR')\n",
+              zName, zOther, zFile, zName);
+    }
+    free(zTable);
+    free(zOther);
+  }
+  sqlite3_finalize(pStmt);
+}
+
 int shell_backup(Shell *p, const char *zFile) {
   wcs_engine *pEng = 0;
   struct stat st;
@@ -778,6 +808,7 @@ int shell_backup(Shell *p, const char *zFile) {
     fprintf(p->out, "backed up to %s (the database has no store)\n", zFile);
   }
   free(zStore);
+  backup_warn_other_stores(p, zFile);
   return 0;
 }
 

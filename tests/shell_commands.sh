@@ -331,6 +331,9 @@ y|w"
 out=$("$WCS" w.db ".tables far")
 check_eq "the other store's tables are not attached to the database" \
   "$(ls -d w.db.wcs far.wcs | wc -l) $out" "2 far"
+out=$("$WCS" w.db ".backup bk2.db" 2>&1)
+check_has ".backup warns of a table in another store" "$out" \
+  "warning: table far is in store 'far.wcs' (its STORE clause), which is not in the copy"
 
 # ---- store tables without a virtual table are attached at startup
 "$WCS" w.db "DROP TABLE plain" >/dev/null
