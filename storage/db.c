@@ -2963,10 +2963,8 @@ static int sweepOne(void *p, const char *zName) {
     bDel = strtoull(zName + 9, NULL, 10) != vset_manifest_number(db->pVs);
   }
   if (bDel) {
-    size_t nPath = strlen(db->zDir) + nName + 2;
-    zPath = malloc(nPath);
+    zPath = wcs_path_join(db->zDir, zName);
     if (zPath) {
-      snprintf(zPath, nPath, "%s/%s", db->zDir, zName);
       db->pEnv->xDelete(db->pEnv, zPath, NULL);
       free(zPath);
     }
@@ -3195,14 +3193,6 @@ int wcs_db_flush(wcs_db *db) {
   return setErr(db, rc, zErr);
 }
 
-/* "zDir/zName", malloc'd (NULL when out of memory). */
-static char *joinPath(const char *zDir, const char *zName) {
-  size_t n = strlen(zDir) + strlen(zName) + 2;
-  char *z = malloc(n);
-  if (z) snprintf(z, n, "%s/%s", zDir, zName);
-  return z;
-}
-
 /* Copy file zFrom of env pFrom to zTo of pTo (made anew) and sync it. */
 static int copyStoreFile(wcs_env *pFrom, const char *zFrom, wcs_env *pTo,
                          const char *zTo, char **pzErr) {
@@ -3240,17 +3230,17 @@ static void removeCopy(wcs_env *pEnv, const char *zDir, const wcs_version *v,
     for (j = 0; j < v->anFile[i]; j++) {
       snprintf(zName, sizeof zName, "%06llu.sst",
                (unsigned long long)v->aaFile[i][j]->iFile);
-      z = joinPath(zDir, zName);
+      z = wcs_path_join(zDir, zName);
       if (z) pEnv->xDelete(pEnv, z, NULL);
       free(z);
     }
   }
   snprintf(zName, sizeof zName, "MANIFEST-%06llu",
            (unsigned long long)iManifest);
-  z = joinPath(zDir, zName);
+  z = wcs_path_join(zDir, zName);
   if (z) pEnv->xDelete(pEnv, z, NULL);
   free(z);
-  z = joinPath(zDir, "CURRENT");
+  z = wcs_path_join(zDir, "CURRENT");
   if (z) pEnv->xDelete(pEnv, z, NULL);
   free(z);
   if (pEnv == wcs_env_posix()) rmdir(zDir); /* only once empty */
@@ -3317,7 +3307,7 @@ int wcs_db_checkpoint(wcs_db *db, const char *zDir) {
       char *zFrom = vset_file_path(db->pVs, iFile, "sst"), *zTo;
       char zName[32];
       snprintf(zName, sizeof zName, "%06llu.sst", (unsigned long long)iFile);
-      zTo = joinPath(zDir, zName);
+      zTo = wcs_path_join(zDir, zName);
       if (zFrom == NULL || zTo == NULL) {
         rc = wcs_seterr(&zErr, WCS_NOMEM, "out of memory");
       } else {

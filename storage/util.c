@@ -105,6 +105,13 @@ int wcs_seterr(char **pzErr, int rc, const char *zFmt, ...) {
   return rc;
 }
 
+char *wcs_path_join(const char *zDir, const char *zName) {
+  size_t n = strlen(zDir) + strlen(zName) + 2;
+  char *z = malloc(n);
+  if (z) snprintf(z, n, "%s/%s", zDir, zName);
+  return z;
+}
+
 char *wcs_escape(const void *p, size_t n, size_t nMax) {
   const uint8_t *a = p;
   size_t i, j = 0;

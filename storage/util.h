@@ -323,6 +323,9 @@ void wcs_buf_free(wcs_buf *b);
 ** (malloc'd). Returns rc, so `return wcs_seterr(pzErr, WCS_IOERR, ...)`. */
 int wcs_seterr(char **pzErr, int rc, const char *zFmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* "zDir/zName", malloc'd (NULL when out of memory). */
+char *wcs_path_join(const char *zDir, const char *zName);
+
 /* Printable, escaped form of a byte string for messages: printable ASCII as
 ** is, other bytes as \xNN, cut at nMax chars with "...". malloc'd. */
 char *wcs_escape(const void *p, size_t n, size_t nMax);

@@ -1211,16 +1211,9 @@ int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
 ** The version set and the manifest
 ** ==================================================================== */
 
-static char *dirPath(const char *zDir, const char *zName) {
-  size_t n = strlen(zDir) + strlen(zName) + 2;
-  char *z = malloc(n);
-  if (z) snprintf(z, n, "%s/%s", zDir, zName);
-  return z;
-}
-
 /* Read CURRENT: the manifest's name. */
 static int readCurrent(wcs_vset *vs, uint64_t *piManifest, char **pzErr) {
-  char *zPath = dirPath(vs->zDir, "CURRENT");
+  char *zPath = wcs_path_join(vs->zDir, "CURRENT");
   wcs_file *f = NULL;
   char aBuf[64];
   size_t n = 0;
@@ -1314,7 +1307,7 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
   int rc, bFormat = 0, bLog = 0, bNext = 0, bSeq = 0;
   snprintf(zName, sizeof zName, "MANIFEST-%06llu",
            (unsigned long long)iManifest);
-  zPath = dirPath(vs->zDir, zName);
+  zPath = wcs_path_join(vs->zDir, zName);
   if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   rc = wal_reader_open(vs->pEnv, zPath, &r, pzErr);
   if (rc == WCS_CANTOPEN) {
@@ -1439,7 +1432,7 @@ static int storeFile(void *p, const char *zName) {
   } else if (n > 4 && strcmp(zName + n - 4, ".sst") == 0) {
     s->bData = 1;
   } else if (n > 4 && strcmp(zName + n - 4, ".log") == 0) {
-    char *zPath = dirPath(s->zDir, zName);
+    char *zPath = wcs_path_join(s->zDir, zName);
     wcs_file *f = NULL;
     uint64_t nSize = 1; /* unknown size counts as data: refuse, not sweep */
     if (zPath &&
@@ -1473,7 +1466,7 @@ int vset_open(wcs_env *pEnv, const char *zDir, const wcs_options *pOpt,
   vs->bReadOnly = bReadOnly;
   vs->iNextFile = 2;
   vs->iLog = 0;
-  zCur = dirPath(zDir, "CURRENT");
+  zCur = wcs_path_join(zDir, "CURRENT");
   if (zCur == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   if (rc == WCS_OK) pEnv->xExists(pEnv, zCur, &bExists);
   free(zCur);
@@ -1538,8 +1531,8 @@ static int writeCurrent(wcs_env *pEnv, const char *zDir, uint64_t iManifest,
                (unsigned long long)iManifest);
   snprintf(zTmpName, sizeof zTmpName, "%06llu.tmp",
            (unsigned long long)iManifest);
-  zTmp = dirPath(zDir, zTmpName);
-  zCur = dirPath(zDir, "CURRENT");
+  zTmp = wcs_path_join(zDir, zTmpName);
+  zCur = wcs_path_join(zDir, "CURRENT");
   if (zTmp == NULL || zCur == NULL) {
     free(zTmp);
     free(zCur);
@@ -1598,7 +1591,7 @@ static int writeManifest(wcs_env *pEnv, const char *zDir, uint64_t iManifest,
   *ppW = NULL;
   snprintf(zName, sizeof zName, "MANIFEST-%06llu",
            (unsigned long long)iManifest);
-  zPath = dirPath(zDir, zName);
+  zPath = wcs_path_join(zDir, zName);
   if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   rc = wal_frame(&framed, pPayload->a, pPayload->n);
   if (rc) rc = wcs_seterr(pzErr, rc, "out of memory writing the manifest");
@@ -1638,7 +1631,7 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
       wal_writer_close(w);
       snprintf(zName, sizeof zName, "MANIFEST-%06llu",
                (unsigned long long)iNew);
-      zPath = dirPath(vs->zDir, zName);
+      zPath = wcs_path_join(vs->zDir, zName);
       if (zPath) vs->pEnv->xDelete(vs->pEnv, zPath, NULL);
       free(zPath);
     }
@@ -1651,7 +1644,7 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
   vs->iFormat = VE_FORMAT_VERSION;
   if (iOld) {
     snprintf(zName, sizeof zName, "MANIFEST-%06llu", (unsigned long long)iOld);
-    zPath = dirPath(vs->zDir, zName);
+    zPath = wcs_path_join(vs->zDir, zName);
     if (zPath) vs->pEnv->xDelete(vs->pEnv, zPath, NULL);
     free(zPath);
   }
@@ -1688,7 +1681,7 @@ int vset_open_manifest(wcs_vset *vs, char **pzErr) {
   }
   snprintf(zName, sizeof zName, "MANIFEST-%06llu",
            (unsigned long long)vs->iManifest);
-  zPath = dirPath(vs->zDir, zName);
+  zPath = wcs_path_join(vs->zDir, zName);
   if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   rc = wal_writer_open_append(vs->pEnv, zPath, vs->nManifestRead,
                               &vs->pManifest, pzErr);
