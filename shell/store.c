@@ -775,11 +775,16 @@ int shell_backup(Shell *p, const char *zFile) {
   zStore = malloc(strlen(zFile) + 5);
   if (!zStore) return shell_error(p, "out of memory");
   sprintf(zStore, "%s.wcs", zFile);
-  if (stat(zFile, &st) == 0 || stat(zStore, &st) == 0) {
-    rc = shell_error(p, "%s already exists: .backup writes a new file",
-                     stat(zFile, &st) == 0 ? zFile : zStore);
-    free(zStore);
-    return rc;
+  {
+    const char *zThere = stat(zFile, &st) == 0    ? zFile
+                         : stat(zStore, &st) == 0 ? zStore
+                                                  : 0;
+    if (zThere) {
+      rc = shell_error(p, "%s already exists: .backup writes a new file",
+                       zThere);
+      free(zStore);
+      return rc;
+    }
   }
   /* the store first: if it cannot be copied, nothing is left behind */
   if (shell_engine(p, 0, &pEng)) {
