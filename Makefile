@@ -10,6 +10,11 @@
 #   make crashtest   the long crash tests (10,000 kill rounds of the store,
 #                    2,000 of SQL transactions through the module)
 #   make visual      render the key-distribution picture to PNG (Chromium)
+#   make install     an optimised build installed under PREFIX (default
+#                    /usr/local; DESTDIR for staging): the module wcs.so,
+#                    libwcs.a and libwcscore.a, wcs.h, the shell, wcs.pc.
+#                    With PREFIX=/usr the module lands in the loader's
+#                    search path, so `.load wcs` works from any directory
 
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD    ?= build
@@ -17,6 +22,7 @@ PKGS      = cmake make gcc pkg-config libsqlite3-dev sqlite3 libzstd-dev \
             lemon check libxxhash-dev libreadline-dev python3 clang \
             libclang-rt-14-dev tmux
 BENCH_PKGS = librocksdb-dev
+PREFIX   ?= /usr/local
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 define install_missing
@@ -30,7 +36,7 @@ define install_missing
 	fi
 endef
 
-.PHONY: deps bench-deps build demo test test-plain test-asan test-fuzz bench crashtest visual clean
+.PHONY: deps bench-deps build demo test test-plain test-asan test-fuzz bench crashtest visual install clean
 
 deps:
 	$(call install_missing,$(PKGS))
@@ -78,5 +84,11 @@ visual: build
 	$(call install_missing,chromium)
 	./tests/visual.sh $(BUILD)
 
+install: deps
+	cmake -S . -B build-release -DWCS_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build build-release -j $(JOBS)
+	DESTDIR=$(DESTDIR) cmake --install build-release
+
 clean:
-	rm -rf build build-asan build-fuzz build-bench
+	rm -rf build build-asan build-fuzz build-bench build-release
