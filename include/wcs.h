@@ -95,6 +95,13 @@ typedef struct wcs_snapshot wcs_snapshot; /* a frozen view (a sequence no.) */
 typedef struct wcs_options {
   int iSync;              /* WCS_SYNC_*; default WCS_SYNC_NORMAL */
   int bReadOnly;          /* open for reading only (shared lock) */
+  int bFollow;            /* open for reading beside a writer in another
+                          ** process, without the lock: the store as it
+                          ** was at open (its sorted files, its logs
+                          ** replayed), kept readable while the writer
+                          ** compacts (every sorted file stays open);
+                          ** wcs_db_moved_on() tells when a new open would
+                          ** see more. Implies bReadOnly, not bCreate */
   int bCreate;            /* create the store if missing; default 1 */
   int bInMemory;          /* no files at all: zPath is ignored */
   size_t nMemtable;       /* memtable byte budget, shared by the active
@@ -250,6 +257,13 @@ int wcs_db_open(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
 /* Flush nothing, wait for background work, release everything. NULL is a
 ** no-op. Returns the first background error seen, if any. */
 int wcs_db_close(wcs_db *db);
+
+/* A store opened with bFollow: *pbMoved = 1 when the writer has changed
+** the store since (a commit, flush or compaction: its manifest or its
+** newest log grew, or CURRENT names another manifest), so that an open
+** now would read more; 0 otherwise, and always 0 for other opens. A few
+** small reads of the store's files. */
+int wcs_db_moved_on(wcs_db *db, int *pbMoved);
 
 /* The message of the last error on this handle, or "" (borrowed: valid
 ** until the next call on db from the same thread). */

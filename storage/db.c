@@ -39,6 +39,7 @@
 */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -160,6 +161,9 @@ struct wcs_db {
   wcs_env *pOwnEnv; /* a private memory env, destroyed at close */
   int bReadOnly;
   int bInMemory;
+  int bFollow;         /* opened beside a writer (wcs_options.bFollow) */
+  uint64_t iFollowLog; /* follower: the newest log replayed (0: none) */
+  uint64_t nFollowLog; /* and the bytes of whole records read from it */
   void *pLock; /* the process lock */
   wcs_cache *pCache;
   wcs_vset *pVs;
@@ -2764,6 +2768,30 @@ static int checkLiveLogs(wcs_db *db, char **pzErr) {
   return rc;
 }
 
+/* A follower (wcs_options.bFollow) read log iLog to nEnd bytes and then a
+** newer log: the writer had gone on to the newer one, so the older must
+** have ended where it was read. If it grew meanwhile, the commits
+** appended to it after the read are missing from the replay while later
+** ones are in it: WCS_BUSY, and the open is tried again. */
+static int followCheckLog(wcs_db *db, uint64_t iLog, uint64_t nEnd,
+                          char **pzErr) {
+  char *z = logPath(db, iLog);
+  wcs_file *f = NULL;
+  uint64_t nSize = 0;
+  int rc;
+  if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &f, NULL);
+  if (rc == WCS_OK) rc = db->pEnv->xSize(f, &nSize, NULL);
+  db->pEnv->xClose(f);
+  if (rc == WCS_OK && nSize != nEnd) rc = WCS_BUSY;
+  if (rc != WCS_OK) {
+    rc = wcs_seterr(pzErr, WCS_BUSY,
+                    "store %s: log %s changed while it was read", db->zDir, z);
+  }
+  free(z);
+  return rc;
+}
+
 /*
 ** Replay WAL files into memtables. Unless read-only: flush them and start
 ** a new log, or, when one short log was all there was to replay, go on
@@ -2836,7 +2864,14 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
         bFlushed = 1;
       }
     }
+    if (r == NULL) { /* it could not be opened: rc says why */
+      free(zPath);
+      break;
+    }
     nReplayed++;
+    if (rc == WCS_OK && db->bFollow && nReplayed > 1) {
+      rc = followCheckLog(db, iLast, nLastEnd, pzErr);
+    }
     iLast = l.a[i];
     nLastEnd = wal_reader_good_end(r);
     if (rc == WCS_OK) {
@@ -2896,6 +2931,10 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
       return rc;
     }
     free(z);
+  }
+  if (rc == WCS_OK && db->bFollow) {
+    db->iFollowLog = iLast;
+    db->nFollowLog = nLastEnd;
   }
   if (rc == WCS_OK) {
     atomic_store(&db->lastSeq, maxSeq);
@@ -3005,7 +3044,7 @@ static void dbFree(wcs_db *db) {
   free(db);
 }
 
-int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
+static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
                     wcs_env *pEnv, char **pzErr) {
   wcs_db *db;
   char *zLock = NULL;
@@ -3022,6 +3061,15 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   fixOptions(&db->opt);
   db->bReadOnly = db->opt.bReadOnly;
   db->bInMemory = db->opt.bInMemory;
+  if (db->opt.bFollow && !db->bInMemory) {
+    /* read-only, without the lock, every file kept open: the writer
+    ** deletes the files its compactions replace, and a descriptor open
+    ** before that keeps a file readable */
+    db->bFollow = 1;
+    db->bReadOnly = 1;
+    db->opt.bCreate = 0;
+    db->opt.nMaxOpenFiles = INT_MAX;
+  }
   db->nMemLimit = db->opt.nMemtable / 2;
   /* the cache starts at nCache, as if the memtables held their whole
   ** budget; memCharge lends it what they do not */
@@ -3080,7 +3128,7 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     else
       sprintf(zLock, "%s/LOCK", db->zDir);
   }
-  if (rc == WCS_OK) {
+  if (rc == WCS_OK && !db->bFollow) {
     rc = db->pEnv->xLock(db->pEnv, zLock, !db->bReadOnly, &db->pLock, pzErr);
   }
   free(zLock);
@@ -3101,6 +3149,21 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }
   if (rc == WCS_OK && !db->bInMemory) rc = recoverLogs(db, pzErr);
+  if (rc == WCS_OK && db->bFollow) {
+    /* A flush, log switch or ingest the writer finished while the logs
+    ** were read changed the manifest: the logs read may then lack commits
+    ** that only the new state has (a log deleted after its flush) while
+    ** holding later ones. Unchanged, the logs read continue the state
+    ** read without a gap. */
+    int bMoved = 0;
+    rc = vset_moved_on(db->pVs, &bMoved, pzErr);
+    if (rc == WCS_OK && bMoved) {
+      rc = wcs_seterr(pzErr, WCS_BUSY,
+                      "store %s changed while it was being opened (the "
+                      "process writing it went on)",
+                      db->zDir);
+    }
+  }
   if (rc == WCS_OK && db->bInMemory) {
     atomic_store(&db->lastSeq, vset_last_seq(db->pVs));
   }
@@ -3133,6 +3196,63 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   }
   *ppDb = db;
   return WCS_OK;
+}
+
+/* How often a follower's open is tried before its error is returned. */
+#define FOLLOW_TRIES 40
+
+/*
+** Open the store. A follower (bFollow) reads files a writer in another
+** process changes meanwhile: CURRENT may name a manifest the writer
+** has just replaced and deleted, the manifest sorted files or logs that
+** a compaction or flush then removed, a log may grow past what was read
+** (followCheckLog). Each of those ends the open with an error that a
+** later try, reading the writer's newer state, does not meet; so a
+** follower's open is tried again, after a short pause growing with each
+** try, up to FOLLOW_TRIES times, and only the last error is returned (a
+** store that is really damaged gives it every time).
+*/
+int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
+                    wcs_env *pEnv, char **pzErr) {
+  int rc, i;
+  if (pOpt == NULL || !pOpt->bFollow || pOpt->bInMemory) {
+    return openOnce(ppDb, zPath, pOpt, pEnv, pzErr);
+  }
+  for (i = 1;; i++) {
+    char *zErr = NULL;
+    rc = openOnce(ppDb, zPath, pOpt, pEnv, &zErr);
+    if (rc == WCS_OK || rc == WCS_NOMEM || rc == WCS_MISUSE ||
+        i == FOLLOW_TRIES) {
+      if (pzErr)
+        *pzErr = zErr;
+      else
+        free(zErr);
+      return rc;
+    }
+    free(zErr);
+    usleep((useconds_t)(200 * i)); /* 0.2 ms, then longer: 164 ms in all */
+  }
+}
+
+int wcs_db_moved_on(wcs_db *db, int *pbMoved) {
+  char *zErr = NULL;
+  int rc;
+  *pbMoved = 0;
+  if (db == NULL) return WCS_MISUSE;
+  if (!db->bFollow) return WCS_OK;
+  rc = vset_moved_on(db->pVs, pbMoved, &zErr);
+  if (rc == WCS_OK && !*pbMoved && db->iFollowLog) {
+    char *z = logPath(db, db->iFollowLog);
+    wcs_file *f = NULL;
+    uint64_t nSize = 0;
+    if (z == NULL) return setErr(db, WCS_NOMEM, NULL);
+    *pbMoved =
+        db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &f, NULL) != WCS_OK ||
+        db->pEnv->xSize(f, &nSize, NULL) != WCS_OK || nSize != db->nFollowLog;
+    db->pEnv->xClose(f);
+    free(z);
+  }
+  return setErr(db, rc, zErr);
 }
 
 int wcs_db_open(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,

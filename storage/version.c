@@ -49,6 +49,7 @@ struct wcs_vset {
   uint64_t iManifest;              /* number of the manifest in use, 0: none */
   uint64_t nManifestRead;          /* bytes of it replay() read, all whole
                                    ** records (0: its tail was torn) */
+  uint64_t nManifestEnd;           /* the same, torn tail or not */
   wal_writer *pManifest;           /* open manifest (writable stores) */
   int bManifestBroken;             /* an append failed: refuse more edits */
   int iFormat;                     /* format the manifest in use declares */
@@ -1401,6 +1402,7 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
   if (rc == WCS_OK && !wal_reader_torn(r)) {
     vs->nManifestRead = wal_reader_good_end(r);
   }
+  if (r) vs->nManifestEnd = wal_reader_good_end(r);
   wal_reader_close(r);
   free(zPath);
   if (rc) {
@@ -1504,6 +1506,35 @@ int vset_open(wcs_env *pEnv, const char *zDir, const wcs_options *pOpt,
     return rc;
   }
   *pp = vs;
+  return WCS_OK;
+}
+
+int vset_moved_on(wcs_vset *vs, int *pbMoved, char **pzErr) {
+  uint64_t iManifest = 0, nSize = 0;
+  wcs_file *f = NULL;
+  char *zPath;
+  int rc;
+  *pbMoved = 1;
+  if (vs->iManifest == 0) return WCS_OK;
+  if (readCurrent(vs, &iManifest, pzErr) != WCS_OK) {
+    /* being replaced: CURRENT is renamed over, never written in place */
+    free(pzErr ? *pzErr : NULL);
+    if (pzErr) *pzErr = NULL;
+    return WCS_OK;
+  }
+  if (iManifest != vs->iManifest) return WCS_OK;
+  {
+    char zName[40];
+    snprintf(zName, sizeof zName, "MANIFEST-%06llu",
+             (unsigned long long)vs->iManifest);
+    zPath = wcs_path_join(vs->zDir, zName);
+  }
+  if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  rc = vs->pEnv->xOpen(vs->pEnv, zPath, WCS_OPEN_READ, &f, NULL);
+  if (rc == WCS_OK) rc = vs->pEnv->xSize(f, &nSize, NULL);
+  vs->pEnv->xClose(f);
+  free(zPath);
+  *pbMoved = rc != WCS_OK || nSize != vs->nManifestEnd;
   return WCS_OK;
 }
 

@@ -159,6 +159,13 @@ int fmeta_open(wcs_fmeta *, char **pzErr);
 /* Path of file number iFile in the store ("<dir>/000012.sst"), malloc'd. */
 char *vset_file_path(const wcs_vset *, uint64_t iFile, const char *zExt);
 
+/* For a store opened beside a writer in another process (wcs_options
+** bFollow): *pbMoved = 1 when the state on disk may differ from what
+** vset_open read — CURRENT names another manifest, or the manifest's
+** length is not the length of whole records read (an edit was appended,
+** or was being appended then). 0 when it is the same. */
+int vset_moved_on(wcs_vset *, int *pbMoved, char **pzErr);
+
 /* ---- the version set */
 /*
 ** Open the version set of the store in zDir: read CURRENT and replay the

@@ -741,6 +741,205 @@ START_TEST(test_db_read_only_open_reads_and_refuses_writes) {
 }
 END_TEST
 
+/* A follower (bFollow) opens beside a writer, without the lock: it reads
+** the store as of its open, the sorted files and the log alike, refuses
+** writes, keeps reading while the writer's compactions delete the files
+** it opened, and wcs_db_moved_on says when a new open would see more. */
+START_TEST(test_db_follower_reads_beside_a_writer) {
+  const char *zDir = tu_tmpdir("dbfollow");
+  char zPath[1100], k[32], v[32];
+  wcs_db *db = NULL, *f = NULL;
+  wcs_options o, of;
+  int i, bMoved = -1, nSeen;
+  wcs_iter *it = NULL;
+  smallOptions(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  for (i = 0; i < 2000; i++) {
+    snprintf(k, sizeof k, "k%05d", i);
+    snprintf(v, sizeof v, "v%d", i);
+    putS(db, k, v);
+  }
+  OK(wcs_db_flush(db));
+  putS(db, "y", "2"); /* only in the log */
+  wcs_options_init(&of);
+  of.bFollow = 1;
+  OK(wcs_db_open(&f, zPath, &of, NULL));
+  ck_assert_str_eq(tu_get_str(f, NULL, "k00007"), "v7");
+  ck_assert_str_eq(tu_get_str(f, NULL, "y"), "2");
+  OK(wcs_db_moved_on(f, &bMoved));
+  ck_assert_int_eq(bMoved, 0);
+  ck_assert_int_eq(wcs_db_put(f, "z", 1, "3", 1), WCS_READONLY);
+  OK(wcs_db_moved_on(db, &bMoved)); /* not a follower: never */
+  ck_assert_int_eq(bMoved, 0);
+
+  putS(db, "z", "3");
+  OK(wcs_db_moved_on(f, &bMoved));
+  ck_assert_int_eq(bMoved, 1);
+  ck_assert_ptr_null(tu_get_str(f, NULL, "z")); /* as of its open */
+
+  /* the writer rewrites everything: the follower's files are deleted */
+  for (i = 0; i < 2000; i += 2) {
+    snprintf(k, sizeof k, "k%05d", i);
+    putS(db, k, "new");
+  }
+  OK(wcs_db_flush(db));
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  OK(wcs_iter_new(f, NULL, &it));
+  nSeen = 0;
+  for (wcs_iter_first(it); wcs_iter_valid(it); wcs_iter_next(it)) {
+    size_t nK, nV;
+    const char *zK = wcs_iter_key(it, &nK);
+    const char *zV = wcs_iter_value(it, &nV);
+    if (nK == 6 && zK[0] == 'k') {
+      snprintf(v, sizeof v, "v%d", atoi(zK + 1));
+      ck_assert_uint_eq(nV, strlen(v));
+      ck_assert_int_eq(memcmp(zV, v, nV), 0);
+      nSeen++;
+    }
+  }
+  ck_assert_int_eq(wcs_iter_status(it), WCS_OK);
+  wcs_iter_free(it);
+  ck_assert_int_eq(nSeen, 2000);
+  OK(wcs_db_close(f));
+
+  f = NULL;
+  OK(wcs_db_open(&f, zPath, &of, NULL));
+  ck_assert_str_eq(tu_get_str(f, NULL, "z"), "3");
+  ck_assert_str_eq(tu_get_str(f, NULL, "k00008"), "new");
+  ck_assert_str_eq(tu_get_str(f, NULL, "k00009"), "v9");
+  OK(wcs_db_moved_on(f, &bMoved));
+  ck_assert_int_eq(bMoved, 0);
+  OK(wcs_db_close(f));
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* The writer of test_db_follower_sees_whole_commits: commits batches of
+** FOLLOW_BATCH keys "b<batch>-<i>" until told to stop, with a small
+** memtable, so that logs switch and flushes and compactions run all the
+** time, and now and then a manual compaction of everything. */
+#define FOLLOW_BATCH 20
+typedef struct FollowWriter {
+  wcs_db *db;
+  atomic_int bStop;
+  int nBatch;     /* batches committed */
+  int rc;         /* the first error (Check's asserts belong to the */
+  char zErr[256]; /* test's thread), and its message */
+} FollowWriter;
+
+static void *followWriter(void *p) {
+  FollowWriter *w = p;
+  char k[32];
+  while (!atomic_load(&w->bStop) && w->rc == WCS_OK) {
+    wcs_batch *b = NULL;
+    int i;
+    w->rc = wcs_batch_new(&b);
+    for (i = 0; w->rc == WCS_OK && i < FOLLOW_BATCH; i++) {
+      snprintf(k, sizeof k, "b%06d-%02d", w->nBatch, i);
+      w->rc = wcs_batch_put(b, k, strlen(k), "value-of-a-batch", 16);
+    }
+    if (w->rc == WCS_OK) w->rc = wcs_db_write(w->db, b);
+    wcs_batch_free(b);
+    if (w->rc == WCS_OK) w->nBatch++;
+    if (w->rc == WCS_OK && w->nBatch % 500 == 0) {
+      w->rc = wcs_db_compact_range(w->db, NULL, 0, NULL, 0);
+    }
+  }
+  if (w->rc != WCS_OK) {
+    snprintf(w->zErr, sizeof w->zErr, "%s", wcs_errmsg(w->db));
+  }
+  return NULL;
+}
+
+/* Opens of a follower while a writer commits, switches logs, flushes and
+** compacts: each open succeeds (the races with the writer's deletions
+** are tried again inside it) and shows whole commits only, every one
+** up to some point and none after (no gap: a log that grew after it was
+** read is caught), never fewer than the open before. */
+START_TEST(test_db_follower_sees_whole_commits) {
+  const char *zDir = tu_tmpdir("dbfollow2");
+  char zPath[1100];
+  FollowWriter w;
+  pthread_t th;
+  wcs_db *db = NULL;
+  wcs_options o, of;
+  int nOpen, nPrev = 0;
+  char zBad[512] = "";
+  smallOptions(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  memset(&w, 0, sizeof w);
+  atomic_init(&w.bStop, 0);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  w.db = db;
+  ck_assert_int_eq(pthread_create(&th, NULL, followWriter, &w), 0);
+  wcs_options_init(&of);
+  of.bFollow = 1;
+  /* Check's asserts stay out of the loop: the writer must be stopped and
+  ** joined before the test can end */
+  for (nOpen = 0; nOpen < 60 && zBad[0] == 0; nOpen++) {
+    wcs_db *f = NULL;
+    wcs_iter *it = NULL;
+    char *zErr = NULL;
+    int rc = wcs_db_open(&f, zPath, &of, &zErr), nKey = 0, iBatch = -1, n = 0;
+    if (rc != WCS_OK) {
+      snprintf(zBad, sizeof zBad, "follower open %d: %d %s", nOpen, rc,
+               zErr ? zErr : "?");
+      wcs_free(zErr);
+      break;
+    }
+    rc = wcs_iter_new(f, NULL, &it);
+    for (wcs_iter_first(it); rc == WCS_OK && wcs_iter_valid(it);
+         wcs_iter_next(it)) {
+      size_t nK;
+      const char *zK = wcs_iter_key(it, &nK);
+      int b = atoi(zK + 1);
+      if (b != iBatch) {
+        /* a new batch: the one before was whole, and this one follows it */
+        if (n != (iBatch < 0 ? 0 : FOLLOW_BATCH) || b != iBatch + 1) {
+          snprintf(zBad, sizeof zBad,
+                   "open %d: batch %d has %d keys, then batch %d", nOpen,
+                   iBatch, n, b);
+          break;
+        }
+        iBatch = b;
+        n = 0;
+      }
+      n++;
+      nKey++;
+    }
+    if (rc == WCS_OK) rc = wcs_iter_status(it);
+    wcs_iter_free(it);
+    if (zBad[0] == 0 && rc != WCS_OK) {
+      snprintf(zBad, sizeof zBad, "open %d: read: %d %s", nOpen, rc,
+               wcs_errmsg(f));
+    }
+    if (zBad[0] == 0 &&
+        (n != (iBatch < 0 ? 0 : FOLLOW_BATCH) || iBatch + 1 < nPrev ||
+         nKey != (iBatch + 1) * FOLLOW_BATCH)) {
+      snprintf(zBad, sizeof zBad,
+               "open %d: %d keys, last batch %d of %d keys, before %d "
+               "batches",
+               nOpen, nKey, iBatch, n, nPrev);
+    }
+    nPrev = iBatch + 1;
+    if (wcs_db_close(f) != WCS_OK && zBad[0] == 0) {
+      snprintf(zBad, sizeof zBad, "open %d: close failed", nOpen);
+    }
+    usleep(2000);
+  }
+  atomic_store(&w.bStop, 1);
+  pthread_join(th, NULL);
+  ck_assert_msg(zBad[0] == 0, "%s", zBad);
+  ck_assert_msg(w.rc == WCS_OK, "writer: %d %s", w.rc, w.zErr);
+  ck_assert_int_gt(nPrev, 0);
+  ck_assert_int_le(nPrev, w.nBatch);
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_db_missing_store_without_create_is_cantopen) {
   const char *zDir = tu_tmpdir("dbmissing");
   char zPath[1100];
@@ -3010,6 +3209,8 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_reopen_keeps_every_commit);
   tcase_add_test(tc, test_db_second_writer_process_gets_busy);
   tcase_add_test(tc, test_db_read_only_open_reads_and_refuses_writes);
+  tcase_add_test(tc, test_db_follower_reads_beside_a_writer);
+  tcase_add_test(tc, test_db_follower_sees_whole_commits);
   tcase_add_test(tc, test_db_argument_errors_have_their_own_message);
   tcase_add_test(tc, test_db_missing_store_without_create_is_cantopen);
   tcase_add_test(tc, test_db_permission_problem_names_the_path);
