@@ -657,7 +657,9 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
     o.pFilterCtx = pGc;
   }
   pthread_mutex_lock(&gRegistryMu);
-  if (zPath) {
+  /* a follower (bFollow) is its opener's own, as of its open: never
+  ** shared, nor found by a later open that wants to write */
+  if (zPath && !o.bFollow) {
     zKey = registry_key(zPath, o.bInMemory);
     if (zKey == NULL) {
       pthread_mutex_unlock(&gRegistryMu);

@@ -633,7 +633,10 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr);
 ** same path in one process share one store and engine (reference
 ** counted; the options of the first open win), so several SQLite
 ** connections can use one store. With pOpt->bInMemory, stores are shared
-** by zPath as a name; zPath NULL gives a private in-memory store. The
+** by zPath as a name; zPath NULL gives a private in-memory store. A
+** follower (pOpt->bFollow) is never shared: each such open is its own,
+** as of its moment (wcs_engine_db() and wcs_db_moved_on() tell when to
+** open another). The
 ** engine owns the store: wcs_engine_close() closes it with the last
 ** reference.
 */
@@ -1180,7 +1183,10 @@ int wcs_register(struct sqlite3 *db);
 ** schema was used). The engine belongs to the connection: do not close
 ** it, and use it only while db is open. (A file store can also be opened
 ** with wcs_engine_open_path(), which shares the module's engine; an
-** in-memory store is reachable only this way.) */
+** in-memory store is reachable only this way.) When another process
+** writes the store, the connection reads it through a follower of its
+** own (wcs_options.bFollow), which a later statement may replace with a
+** newer one: ask again after each statement. */
 wcs_engine *wcs_sqlite_engine(struct sqlite3 *db, const char *zSchema);
 
 /* The extension entry point, for sqlite3_auto_extension(). */

@@ -189,6 +189,7 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
       pTab = pRef->pTab;
     } else {
       pTab = wcsFindTable(pConn, zName, &zErr);
+      if (pTab) wcsStoreFresh(pTab); /* once per statement */
       if (pTab && (pRef = sqlite3_malloc(sizeof(*pRef))) != NULL) {
         pRef->pTab = pTab;
         pRef->nGen = pConn->nGen;

@@ -308,7 +308,22 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
   if (pArgs && pArgs->nCacheBytes >= 0) {
     opt.nCache = (size_t)pArgs->nCacheBytes;
   }
+  s->opt = opt;
   rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
+  if (rc == WCS_BUSY && !bCreate) {
+    /* another process writes it: read it beside that process, as of the
+    ** latest commit when each statement begins (storeFollow) */
+    char *zFollowErr = NULL;
+    wcs_options f = opt;
+    f.bFollow = 1;
+    if (wcs_engine_open_path(&s->pEng, zPath, &f, &zFollowErr) == WCS_OK) {
+      s->bFollow = 1;
+      wcs_free(zErr);
+      zErr = NULL;
+      rc = WCS_OK;
+    }
+    wcs_free(zFollowErr);
+  }
   if (rc != WCS_OK) {
     *pzErr = sqlite3_mprintf(
         "wcs: cannot open store %s: %s",
@@ -351,6 +366,8 @@ int wcsEndOwnTxn(wcs_txn *pTxn, int rc) {
 
 static void cursorFree(struct WcsCursor *p);
 static int tabRetry(WcsTab *pTab);
+static int tabAdopt(WcsTab *pTab, wcs_table *t, const char *zStale);
+static int storeFollow(WcsConn *pConn, WcsStore *s, int bWrite, char **pzErr);
 
 /* Free pTab's per-schema lookup arrays (tableLayout makes them). */
 static void tableLayoutFree(WcsTab *pTab) {
@@ -380,7 +397,8 @@ static void tabFree(WcsTab *pTab) {
     }
   }
   wcs_table_close(pTab->pTab);
-  if (pTab->pStore && --pTab->pStore->nTab == 0 && pTab->pStore->zPath) {
+  if (pTab->pStore && --pTab->pStore->nTab == 0 && pTab->pStore->zPath &&
+      !pTab->pStore->bFollow) {
     /* the last table of this connection on the store is going: keep the
     ** key-distribution counters for later processes (the wcs shell's
     ** .keyviz); best effort, a disconnect cannot fail */
@@ -810,6 +828,18 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
   if (pTab->pTab == NULL) tabRetry(pTab); /* the store may be free now */
+  if (pTab->bOwner && pTab->pStore && pTab->pStore->bFollow) {
+    /* another process writes the store: dropping needs it for writing */
+    char *zErr = NULL;
+    if (storeFollow(pTab->pConn, pTab->pStore, 1, &zErr) != SQLITE_OK) {
+      setErr(pVtab,
+             "cannot drop %s: %s; the table is intact: drop it once the "
+             "store is closed there",
+             pTab->zName, zErr ? zErr : "busy");
+      sqlite3_free(zErr);
+      return SQLITE_BUSY;
+    }
+  }
   if (pTab->bOwner && pTab->bStoreBusy) {
     /* dropping the declaration alone would leave the data, which the
     ** next open shows again: refuse until the store table can go too */
@@ -2282,6 +2312,8 @@ typedef struct ValFilter {
 
 struct WcsCursor {
   sqlite3_vtab_cursor base; /* must be first */
+  WcsStore *pCounted;       /* the store whose nCursor counts this open
+                            ** cursor, or NULL */
   ks_plan *pPlan;           /* the plan made by xFilter */
   int bReverse;             /* scan in descending key order */
   int bMerge;               /* merge streams into key order (salted) */
@@ -2366,6 +2398,29 @@ struct WcsCursor {
   wcs_buf rangeEnd; /* the last key of such a range */
 };
 
+/* A cursor opens on pTab: count it on the store, which a statement
+** reading a store another process writes first brings up to date, when
+** no other cursor of the connection reads it (storeFollow). */
+static void cursorCount(WcsTab *pTab, WcsCursor *p) {
+  WcsStore *st = pTab->pStore;
+  if (st == NULL) return;
+  if (st->bFollow && st->nCursor == 0) {
+    char *zErr = NULL;
+    storeFollow(pTab->pConn, st, 0, &zErr); /* keeps the old on failure */
+    sqlite3_free(zErr);
+  }
+  st->nCursor++;
+  p->pCounted = st;
+}
+
+int wcsStoreFresh(WcsTab *pTab) {
+  WcsStore *st = pTab->pStore;
+  char *zErr = NULL;
+  if (st && st->bFollow) storeFollow(pTab->pConn, st, 0, &zErr);
+  sqlite3_free(zErr);
+  return pTab->pTab != NULL;
+}
+
 /* xOpen: the table's spare cursor if it has one (a prepared statement
 ** opens a cursor on every run), else a new one. */
 static int wcsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
@@ -2373,6 +2428,7 @@ static int wcsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   WcsCursor *p = pTab->pSpare;
   if (p) {
     pTab->pSpare = NULL;
+    cursorCount(pTab, p);
     *ppCursor = &p->base;
     return SQLITE_OK;
   }
@@ -2390,6 +2446,7 @@ static int wcsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   memset(p->aQualHint, 0, sizeof(int) * (size_t)(pTab->nQual + 1));
   p->bEof = 1;
   p->nTsIn = -1;
+  cursorCount(pTab, p);
   *ppCursor = &p->base;
   return SQLITE_OK;
 }
@@ -2454,6 +2511,10 @@ static int wcsClose(sqlite3_vtab_cursor *pCursor) {
   WcsCursor *p = (WcsCursor *)pCursor;
   WcsTab *pTab = (WcsTab *)pCursor->pVtab;
   cursorReset(p);
+  if (p->pCounted) {
+    p->pCounted->nCursor--;
+    p->pCounted = NULL;
+  }
   if (pTab->pSpare == NULL) {
     pTab->pSpare = p;
   } else {
@@ -3196,7 +3257,7 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
 static int tabRetry(WcsTab *pTab) {
   WcsStore *pStore = NULL;
   wcs_table *t = NULL;
-  char *zErr = NULL, *zSql = NULL;
+  char *zErr = NULL;
   int rc;
   if (!pTab->bStoreBusy && !pTab->bStoreDamaged) return 0;
   rc = connStore(pTab->pConn, pTab->zPath, pTab->pOwnSchema, 0, &pStore, &zErr);
@@ -3219,6 +3280,22 @@ static int tabRetry(WcsTab *pTab) {
     pTab->zMissing = sqlite3_mprintf("%s", wcs_engine_errmsg(pStore->pEng));
     return 0;
   }
+  return tabAdopt(pTab, t,
+                  "the store is free now, but this connection declared the "
+                  "table while it was locked, from other columns than its "
+                  "stored schema has; open this database again to use it");
+}
+
+/*
+** Make table handle t pTab's (pTab->pTab is NULL, or closed by the caller
+** after this). The columns were declared to SQLite once, and SQLite keeps
+** that declaration, so t is used only if its stored schema declares the
+** very same text; otherwise t is closed and every use of pTab says
+** zStale. Returns 1 when pTab->pTab is t.
+*/
+static int tabAdopt(WcsTab *pTab, wcs_table *t, const char *zStale) {
+  char *zErr = NULL, *zSql = NULL;
+  int rc;
   {
     WcsTab tmp = *pTab; /* tableSql sets column indexes: on a copy */
     rc = tableSql(pTab->pConn->db, &tmp, wcs_table_schema(t), &zSql, &zErr);
@@ -3226,11 +3303,9 @@ static int tabRetry(WcsTab *pTab) {
   if (rc != SQLITE_OK || pTab->zDecl == NULL || strcmp(zSql, pTab->zDecl)) {
     wcs_table_close(t);
     sqlite3_free(pTab->zMissing);
-    pTab->zMissing = sqlite3_mprintf(
-        "the store is free now, but this connection declared the table "
-        "while it was locked, from other columns than its stored schema "
-        "has; open this database again to use it");
+    pTab->zMissing = sqlite3_mprintf("%s", zStale);
     pTab->bStale = 1;
+    pTab->pTab = NULL;
     sqlite3_free(zSql);
     sqlite3_free(zErr);
     return 0;
@@ -3240,6 +3315,7 @@ static int tabRetry(WcsTab *pTab) {
   rc = tableLayout(pTab, wcs_table_schema(t));
   if (rc != SQLITE_OK) {
     wcs_table_close(t);
+    pTab->pTab = NULL;
     return 0;
   }
   pTab->pTab = t;
@@ -3248,6 +3324,77 @@ static int tabRetry(WcsTab *pTab) {
   pTab->zMissing = NULL;
   pTab->pConn->nGen++; /* the SQL functions' cached lookups */
   return 1;
+}
+
+/*
+** A store another process writes (bFollow): this connection reads it
+** through its own read-only open, as of a moment. When no cursor of the
+** connection reads it and no transaction of it is open, open it again if
+** the writer moved on since (a statement then reads the latest commit
+** as it begins), or, with bWrite, for writing, which succeeds once the
+** other process has closed it. The tables of the connection on the store
+** move to the new open (tabAdopt); the old one is closed. A follower
+** that cannot be opened again right now (the writer changing the store
+** at every try) is kept: the next statement tries again. Returns
+** SQLITE_OK, or SQLITE_BUSY with *pzErr when bWrite cannot write.
+*/
+static int storeFollow(WcsConn *pConn, WcsStore *s, int bWrite, char **pzErr) {
+  wcs_engine *pNew = NULL, *pOld = s->pEng;
+  wcs_options o = s->opt;
+  char *zErr = NULL;
+  WcsTab *pTab;
+  int rc;
+  if (!s->bFollow || s->nCursor > 0 || s->nActive > 0) {
+    if (bWrite && s->bFollow) goto busy;
+    return SQLITE_OK;
+  }
+  if (!bWrite) {
+    int bMoved = 0;
+    if (wcs_db_moved_on(wcs_engine_db(pOld), &bMoved) != WCS_OK || !bMoved) {
+      return SQLITE_OK;
+    }
+  }
+  o.bFollow = !bWrite;
+  rc = wcs_engine_open_path(&pNew, s->zPath, &o, &zErr);
+  wcs_free(zErr);
+  if (rc != WCS_OK) {
+    if (bWrite) goto busy;
+    return SQLITE_OK;
+  }
+  wcs_txn_free(s->pTxn); /* of the old open, and empty (nActive is 0) */
+  s->pTxn = NULL;
+  s->pEng = pNew;
+  s->bFollow = !bWrite;
+  for (pTab = pConn->pTab; pTab; pTab = pTab->pNextTab) {
+    wcs_table *pOldTab = pTab->pTab, *t = NULL;
+    if (pTab->pStore != s || pOldTab == NULL) continue;
+    pTab->pTab = NULL;
+    if (wcs_table_open(pNew, pTab->zStoreTable, &t) != WCS_OK) {
+      sqlite3_free(pTab->zMissing);
+      pTab->zMissing = sqlite3_mprintf(
+          "the process writing the store dropped table '%s' (%s)",
+          pTab->zStoreTable, wcs_engine_errmsg(pNew));
+      pTab->bStale = 1;
+    } else {
+      tabAdopt(pTab, t,
+               "the process writing the store changed the table's "
+               "schema; open this database again to use it");
+    }
+    wcs_table_close(pOldTab);
+  }
+  pConn->nGen++;
+  wcs_engine_close(pOld);
+  return SQLITE_OK;
+busy:
+  *pzErr = sqlite3_mprintf(
+      "store %s is held by another process, which writes it: this "
+      "connection reads it (each statement as of the latest commit when "
+      "it begins) but cannot write to it until that process closes it%s",
+      s->zPath,
+      s->nCursor > 0 || s->nActive > 0
+          ? "; finish this connection's open statements first"
+          : "");
+  return SQLITE_BUSY;
 }
 
 /* The error of every use of a table whose store table could not be
@@ -5019,6 +5166,15 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   int rc = WCS_OK;
   if (pTab->pTab == NULL) tabRetry(pTab); /* xUpdate reports a failure */
   st = pTab->pStore;
+  if (st && st->bFollow) {
+    /* written to: open the store for writing, if its writer has gone */
+    char *zErr = NULL;
+    if (storeFollow(pTab->pConn, st, 1, &zErr) != SQLITE_OK) {
+      setErr(pVtab, "%s: %s", pTab->zName, zErr ? zErr : "busy");
+      sqlite3_free(zErr);
+      return SQLITE_BUSY;
+    }
+  }
   if (st == NULL || pTab->pTab == NULL || pTab->bInTxn) return SQLITE_OK;
   if (st->nActive == 0) {
     if (st->pTxn == NULL) {

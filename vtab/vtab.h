@@ -64,6 +64,12 @@ struct WcsStore {
   int *aSp;         /* aSp[i] = SQLite savepoint level recorded as engine
                     ** savepoint i+1 (engine savepoint 0 = begin), strictly
                     ** increasing */
+  int bFollow;      /* another process writes the store: pEng is this
+                    ** connection's own read-only open of it, as of a
+                    ** moment (wcs_options.bFollow), opened again when a
+                    ** statement starts and the writer moved on */
+  int nCursor;      /* cursors of this connection open on the store */
+  wcs_options opt;  /* the options it was opened with */
 };
 
 struct WcsConn {
@@ -154,6 +160,11 @@ WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr);
 ** this store (*pbOwn = 0), else a new exclusive one (*pbOwn = 1) that the
 ** caller commits with wcsEndOwnTxn(). */
 int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *pbOwn);
+
+/* For a SQL function about pTab: a store another process writes is brought
+** up to its latest commit first, unless the connection is reading it
+** (vtab.c, storeFollow). Returns 1 when pTab's store table is open. */
+int wcsStoreFresh(WcsTab *pTab);
 /* SQLITE_OK when the row key decodes under pTab's key schema (every key
 ** does when the table has none); else the error code and, unless out of
 ** memory, *pzErr = "table: why" (sqlite3_free it). */

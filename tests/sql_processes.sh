@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# sql_processes.sh — two processes on one database (doc/sql.md, "Another
+# process"): a Python program keeps the store open and commits
+# transactions of ten rows each, while
+#   - a second Python program reads the table over and over: every read
+#     must show whole transactions (a multiple of ten rows, one batch
+#     number per ten), never fewer than the read before, and in the end
+#     every transaction the writer committed;
+#   - the sqlite3 CLI reads the latest rows, and its INSERT fails with
+#     SQLITE_BUSY, saying that the store is held by another process;
+#   - after the writer exits, the CLI's INSERT goes through.
+#
+# Usage: bash tests/sql_processes.sh BUILD_DIR   (ctest runs it as sh_sql_processes)
+# Prints "SKIP: ..." and exits 0 only when /usr/bin/python3 (with
+# load_extension) or the sqlite3 CLI is missing.
+set -u
+
+build=${1:?usage: sql_processes.sh BUILD_DIR}
+build=$(cd "$build" && pwd)
+ext="$build/wcs"
+py=/usr/bin/python3
+
+if [ ! -x "$py" ] || ! "$py" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
+  echo "SKIP: $py with sqlite3 load_extension is not installed"
+  exit 0
+fi
+if ! command -v sqlite3 >/dev/null 2>&1; then
+  echo "SKIP: the sqlite3 command-line shell is not installed"
+  exit 0
+fi
+. "$(dirname "$0")/lib/sanitizer_preload.sh" "$ext.so"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/wcs-processes.XXXXXX")
+writer_pid=""
+cleanup() {
+  [ -n "$writer_pid" ] && kill "$writer_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+db="$tmp/app.db"
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL $1"
+  shift
+  for line in "$@"; do printf '       %s\n' "$line"; done
+}
+
+cat >"$tmp/writer.py" <<'EOF'
+import os, sqlite3, sys, time
+db, ext, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+con = sqlite3.connect(db, isolation_level=None)
+con.enable_load_extension(True)
+con.load_extension(ext)
+con.execute("CREATE VIRTUAL TABLE t USING wcs(KEY (b INT64 DECIMAL(6), i INT64 DECIMAL(2)), FAMILY f (v INT64))")
+con.execute("INSERT INTO t(b, i, v) VALUES (0, 0, 0)")
+con.execute("DELETE FROM t")
+print("ready", flush=True)
+for b in range(n):
+    con.execute("BEGIN")
+    for i in range(10):
+        con.execute("INSERT INTO t(b, i, v) VALUES (?, ?, ?)", (b, i, b * 10 + i))
+    con.execute("COMMIT")
+    time.sleep(0.002)  # let the reader in between commits
+    if b == n // 2:
+        con.execute("SELECT wcs_compact('t')").fetchall()
+print("done", flush=True)
+sys.stdin.readline()  # hold the store until told to go
+con.close()
+EOF
+
+cat >"$tmp/reader.py" <<'EOF'
+import sqlite3, sys
+db, ext, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+con = sqlite3.connect(db, isolation_level=None)
+con.enable_load_extension(True)
+con.load_extension(ext)
+prev, reads = -1, 0
+while True:
+    rows, batches, vsum = con.execute(
+        "SELECT count(*), count(DISTINCT b), sum(v) FROM t").fetchone()
+    reads += 1
+    vsum = vsum or 0
+    if rows != batches * 10 or rows < prev or vsum != rows * (rows - 1) // 2:
+        print("bad read %d: %d rows, %d batches, sum %d, before %d rows"
+              % (reads, rows, batches, vsum, prev), flush=True)
+        sys.exit(1)
+    prev = rows
+    if rows == n * 10:
+        break
+print("reads %d" % reads, flush=True)
+EOF
+
+nbatch=300
+coproc WRITER { exec "$py" "$tmp/writer.py" "$db" "$ext" "$nbatch" 2>&1; }
+writer_pid=$WRITER_PID
+read -r -t 60 line <&"${WRITER[0]}"
+if [ "${line:-}" != "ready" ]; then
+  bad "writer starts" "got: ${line:-nothing}"
+  exit 1
+fi
+
+out=$(timeout 120 "$py" "$tmp/reader.py" "$db" "$ext" "$nbatch" 2>&1)
+case "$out" in
+  reads*) ok "a reader process sees whole transactions while they commit ($out)" ;;
+  *) bad "a reader process sees whole transactions while they commit" "$out" ;;
+esac
+
+read -r -t 300 line <&"${WRITER[0]}"
+if [ "${line:-}" != "done" ]; then
+  bad "writer finishes" "got: ${line:-nothing}"
+  exit 1
+fi
+
+got=$(printf '.load %s\nSELECT count(*), max(v) FROM t;\n' "$ext" |
+      sqlite3 -batch "$db" 2>&1)
+if [ "$got" = "$((nbatch * 10))|$((nbatch * 10 - 1))" ]; then
+  ok "the sqlite3 CLI reads the latest commit"
+else
+  bad "the sqlite3 CLI reads the latest commit" "got: $got"
+fi
+
+got=$(printf '.load %s\nINSERT INTO t(b, i, v) VALUES (999999, 0, 1);\n' "$ext" |
+      sqlite3 -batch "$db" 2>&1)
+rc=$?
+case "$got" in
+  *"held by another process, which writes it"*"(5)"*)
+    ok "a write beside the writer is refused, naming why" ;;
+  *) bad "a write beside the writer is refused, naming why" "exit $rc" "got: $got" ;;
+esac
+
+echo go >&"${WRITER[1]}"
+wait "$writer_pid"
+writer_pid=""
+
+got=$(printf '.load %s\nINSERT INTO t(b, i, v) VALUES (999999, 0, 1);\nSELECT count(*) FROM t;\n' "$ext" |
+      sqlite3 -batch -bail "$db" 2>&1)
+if [ "$got" = "$((nbatch * 10 + 1))" ]; then
+  ok "once the writer has closed the store, the CLI writes"
+else
+  bad "once the writer has closed the store, the CLI writes" "got: $got"
+fi
+
+echo "processes: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
