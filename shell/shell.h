@@ -57,6 +57,9 @@ typedef struct Shell {
   const char *zInput; /* name of the input being read, for messages */
   int iLine;          /* line of zInput where the current statement
                       ** starts, 0 when not reading a script */
+  wcs_engine *pFollow; /* while another process writes the default store:
+                       ** a read-only open of it beside that process
+                       ** (wcs_options.bFollow), replaced when it moved on */
   wcs_engine *pEng;   /* engine of the default store, or NULL until
                       ** opened by shell_engine() */
   char *zStore;       /* path of the default store (malloc'd), or NULL

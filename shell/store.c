@@ -78,6 +78,33 @@ int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
   }
   if (!bCreate && stat(p->zStore, &st) != 0) return 0;
   rc = wcs_engine_open_path(&p->pEng, p->zStore, 0, &zErr);
+  if (rc == WCS_BUSY) {
+    /* another process writes the store: read it beside that process, as
+    ** the module's tables do (doc/sql.md, "Another process"), as of its
+    ** latest commit; writes through it say the store is read-only */
+    wcs_options o;
+    int bMoved = 1;
+    p->pEng = 0;
+    if (p->pFollow &&
+        wcs_db_moved_on(wcs_engine_db(p->pFollow), &bMoved) == WCS_OK &&
+        !bMoved) {
+      wcs_free(zErr);
+      *ppEng = p->pFollow;
+      return 0;
+    }
+    wcs_engine_close(p->pFollow);
+    p->pFollow = 0;
+    wcs_options_init(&o);
+    o.bFollow = 1;
+    wcs_free(zErr);
+    zErr = 0;
+    rc = wcs_engine_open_path(&p->pFollow, p->zStore, &o, &zErr);
+    if (rc == WCS_OK) {
+      *ppEng = p->pFollow;
+      return 0;
+    }
+    p->pFollow = 0;
+  }
   if (rc != WCS_OK) {
     shell_error(p, "cannot open the store %s: %s", p->zStore,
                 zErr ? zErr : wcs_errstr(rc));
@@ -98,6 +125,8 @@ void shell_close_store(Shell *p) {
   p->nExtra = 0;
   if (p->pEng) wcs_engine_close(p->pEng);
   p->pEng = 0;
+  wcs_engine_close(p->pFollow);
+  p->pFollow = 0;
   free(p->zStore);
   p->zStore = 0;
 }
@@ -854,8 +883,14 @@ int shell_compact(Shell *p, const char *zTable) {
     rc = wcs_db_compact_range(wcs_engine_db(pEng), 0, 0, 0, 0);
   }
   if (rc != WCS_OK) {
+    const char *zMsg = wcs_engine_errmsg(pEng);
     free(zStoreName);
-    return shell_error(p, "compaction failed: %s", wcs_engine_errmsg(pEng));
+    if (zMsg[0] == 0) zMsg = wcs_errmsg(wcs_engine_db(pEng)); /* the flush */
+    return shell_error(p, "compaction failed: %s%s", zMsg,
+                       pEng == p->pFollow
+                           ? " (another process writes the store: compact "
+                             "it there, or once it is closed there)"
+                           : "");
   }
   if (wcs_db_stats(wcs_engine_db(pEng), &zJson) == WCS_OK) {
     nAfter = json_int(p, zJson, "$.stored_bytes");

@@ -8,6 +8,7 @@
 #     every transaction the writer committed;
 #   - the sqlite3 CLI reads the latest rows, and its INSERT fails with
 #     SQLITE_BUSY, saying that the store is held by another process;
+#   - the wcs shell lists and reads the table;
 #   - after the writer exits, the CLI's INSERT goes through.
 #
 # Usage: bash tests/sql_processes.sh BUILD_DIR   (ctest runs it as sh_sql_processes)
@@ -130,6 +131,16 @@ case "$got" in
     ok "a write beside the writer is refused, naming why" ;;
   *) bad "a write beside the writer is refused, naming why" "exit $rc" "got: $got" ;;
 esac
+
+# the wcs shell too: its own commands read the store beside the writer
+got=$(env -u LD_PRELOAD "$build/bin/wcs" "$db" ".tables" 2>&1; \
+      env -u LD_PRELOAD "$build/bin/wcs" "$db" "SELECT count(*) FROM t" 2>&1)
+if [ "$got" = "t
+$((nbatch * 10))" ]; then
+  ok "the wcs shell reads beside the writer"
+else
+  bad "the wcs shell reads beside the writer" "got: $got"
+fi
 
 echo go >&"${WRITER[1]}"
 wait "$writer_pid"
