@@ -712,6 +712,17 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
   return rc;
 }
 
+int wcs_engine_follow(wcs_engine *pEng, int *pbReopen) {
+  static const uint8_t aCatalog[4] = {0, 0, 0, 0}; /* ENG_CATALOG_TID */
+  int bMoved = 0, bCatalog = 0, rc;
+  *pbReopen = 0;
+  if (pEng == NULL) return WCS_MISUSE;
+  rc = wcs_db_follow(pEng->db, aCatalog, sizeof aCatalog, &bMoved, &bCatalog);
+  if (rc) return eng_err_db(pEng->db, rc, "following the store's writer");
+  *pbReopen = bMoved || bCatalog;
+  return WCS_OK;
+}
+
 int wcs_engine_close(wcs_engine *pEng) {
   GcFilter *pGc;
   int rc = WCS_OK;

@@ -265,6 +265,17 @@ int wcs_db_close(wcs_db *db);
 ** small reads of the store's files. */
 int wcs_db_moved_on(wcs_db *db, int *pbMoved);
 
+/* A store opened with bFollow catches up with the commits the writer
+** appended to its log since: they are read and applied, and the handle
+** then reads them, as if they had been committed here. *pbMoved = 1 when
+** the writer did more than append (a flush, log switch, compaction,
+** ingest): then only a new open sees it. *pbWatched = 1 when a commit
+** applied wrote a key beginning with pWatch[0..nWatch) (or a range delete
+** from below it), for the layer above to notice changes to its own
+** records (NULL: none watched). Other opens: both 0, nothing done. */
+int wcs_db_follow(wcs_db *db, const void *pWatch, size_t nWatch, int *pbMoved,
+                  int *pbWatched);
+
 /* The message of the last error on this handle, or "" (borrowed: valid
 ** until the next call on db from the same thread). */
 const char *wcs_errmsg(wcs_db *db);
@@ -642,6 +653,13 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr);
 */
 int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
                          const wcs_options *pOpt, char **pzErr);
+
+/* An engine over a follower (wcs_options.bFollow): catch up with the
+** writer's latest commits (wcs_db_follow). *pbReopen = 1 when that is not
+** enough and the engine must be opened again to see them: the writer did
+** more than commit to its log, or changed the catalog (a table created,
+** altered or dropped). 0 for other engines. */
+int wcs_engine_follow(wcs_engine *pEng, int *pbReopen);
 
 /* Release the engine (and its store, if opened by wcs_engine_open_path()
 ** and this was the last reference). Every table handle, transaction and

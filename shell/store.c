@@ -83,11 +83,10 @@ int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
     ** the module's tables do (doc/sql.md, "Another process"), as of its
     ** latest commit; writes through it say the store is read-only */
     wcs_options o;
-    int bMoved = 1;
+    int bReopen = 1;
     p->pEng = 0;
-    if (p->pFollow &&
-        wcs_db_moved_on(wcs_engine_db(p->pFollow), &bMoved) == WCS_OK &&
-        !bMoved) {
+    if (p->pFollow && wcs_engine_follow(p->pFollow, &bReopen) == WCS_OK &&
+        !bReopen) {
       wcs_free(zErr);
       *ppEng = p->pFollow;
       return 0;

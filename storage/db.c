@@ -3255,6 +3255,102 @@ int wcs_db_moved_on(wcs_db *db, int *pbMoved) {
   return setErr(db, rc, zErr);
 }
 
+/* wcs_db_follow's apply: one operation of a record appended to the log,
+** noting whether it touches the watched keys. */
+typedef struct Follow {
+  wcs_memtable *pMem;
+  const uint8_t *pWatch; /* the watched prefix */
+  size_t nWatch;
+  int bWatched; /* an operation touched it */
+} Follow;
+
+static int followOp(void *pCtx, uint64_t seq, int op, const uint8_t *pKey,
+                    size_t nKey, const uint8_t *pVal, size_t nVal) {
+  Follow *f = pCtx;
+  if (f->nWatch &&
+      ((nKey >= f->nWatch && memcmp(pKey, f->pWatch, f->nWatch) == 0) ||
+       (op != WAL_OP_PUT && op != WAL_OP_DELETE &&
+        wcs_ukey_cmp(pKey, nKey, f->pWatch, f->nWatch) <= 0))) {
+    f->bWatched = 1; /* the key, or a range delete from before it */
+  }
+  return applyOp(f->pMem, seq, op, pKey, nKey, pVal, nVal);
+}
+
+/*
+** A follower catches up with the writer's commits appended to the log it
+** replayed last: only the records after the ones read at open (or at the
+** last catch-up) are read, applied to its memtable and published, as a
+** commit is. Anything else the writer did (a flush, a log switch, a
+** compaction: the manifest moved) cannot be caught up with this way:
+** *pbMoved = 1, and a new open is needed. Whole records only: a torn
+** tail is a commit being written, left for next time. A record that does
+** not follow the last sequence number read is treated as a move too.
+*/
+int wcs_db_follow(wcs_db *db, const void *pWatch, size_t nWatch, int *pbMoved,
+                  int *pbWatched) {
+  wal_reader *r = NULL;
+  char *zErr = NULL, *z;
+  uint64_t maxSeq;
+  Follow f;
+  int rc, bMoved = 0;
+  *pbMoved = 0;
+  *pbWatched = 0;
+  if (db == NULL) return WCS_MISUSE;
+  if (!db->bFollow) return WCS_OK;
+  rc = vset_moved_on(db->pVs, &bMoved, &zErr);
+  if (rc != WCS_OK || bMoved || db->iFollowLog == 0) {
+    *pbMoved = bMoved;
+    return setErr(db, rc, zErr);
+  }
+  z = logPath(db, db->iFollowLog);
+  if (z == NULL) return setErr(db, WCS_NOMEM, NULL);
+  if (wal_reader_open(db->pEnv, z, &r, NULL) != WCS_OK) {
+    free(z);
+    *pbMoved = 1; /* gone: flushed and deleted */
+    return WCS_OK;
+  }
+  memset(&f, 0, sizeof f);
+  f.pMem = db->pMem;
+  f.pWatch = pWatch;
+  f.nWatch = pWatch ? nWatch : 0;
+  maxSeq = atomic_load(&db->lastSeq);
+  wal_reader_skip(r, db->nFollowLog);
+  while (rc == WCS_OK) {
+    const uint8_t *p;
+    size_t n;
+    uint64_t iOff = 0, seq, nOp;
+    rc = wal_reader_next(r, &p, &n, &iOff, &zErr);
+    if (rc || p == NULL) break;
+    if (n < WAL_BATCH_HEADER) {
+      bMoved = 1;
+      break;
+    }
+    seq = wcs_get64(p + WAL_BATCH_OFF_SEQ);
+    nOp = wcs_get32(p + WAL_BATCH_OFF_COUNT);
+    if (nOp == 0) continue;
+    if (seq != maxSeq + 1) {
+      bMoved = 1;
+      break;
+    }
+    rc = wal_batch_walk(p, n, z, iOff, &f, followOp, &zErr);
+    if (rc == WCS_OK) {
+      maxSeq = seq + nOp - 1;
+      db->nFollowLog = wal_reader_good_end(r);
+    }
+  }
+  wal_reader_close(r);
+  free(z);
+  atomic_store(&db->lastSeq, maxSeq); /* whole batches only */
+  memCharge(db);
+  if (rc == WCS_OK && !bMoved) {
+    /* a switch or flush since the check above: the caller opens anew */
+    rc = vset_moved_on(db->pVs, &bMoved, &zErr);
+  }
+  *pbMoved = bMoved;
+  *pbWatched = f.bWatched;
+  return setErr(db, rc, zErr);
+}
+
 int wcs_db_open(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
                 char **pzErr) {
   return wcs_db_open_env(ppDb, zPath, pOpt, NULL, pzErr);

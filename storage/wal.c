@@ -224,6 +224,10 @@ int wal_reader_open(wcs_env *pEnv, const char *zPath, wal_reader **pp,
   return WCS_OK;
 }
 
+void wal_reader_skip(wal_reader *r, uint64_t iOff) {
+  r->iOff = iOff < r->nFile ? iOff : r->nFile;
+}
+
 /* Make [iOff, iOff+n) available in the window (caller checked it is inside
 ** the file). Returns a pointer to it. */
 static int fill(wal_reader *r, uint64_t iOff, size_t n, const uint8_t **pp,

@@ -157,6 +157,9 @@ void wal_writer_close(wal_writer *); /* no sync; NULL is a no-op */
 typedef struct wal_reader wal_reader;
 int wal_reader_open(wcs_env *, const char *zPath, wal_reader **pp,
                     char **pzErr);
+/* Start reading at iOff, the end of a record read before (a good end):
+** the records before it are not read again. Before the first read. */
+void wal_reader_skip(wal_reader *, uint64_t iOff);
 /*
 ** The next record. On WCS_OK, *ppRec and *pnRec is the payload (borrowed until
 ** the next call) and *piOff its record's offset; at the end (clean or torn)

@@ -1637,7 +1637,8 @@ END_TEST
 /* The other process of test_store_held_by_another_process_is_read_beside
 ** it: holds the store of zDb open (through the module, as an application
 ** would), writes a row for each 'i' read from fdIn (answering on fdOut),
-** closes and exits at 'x'. */
+** creates table m2 with a row at 'c', drops it at 'd', closes and exits
+** at 'x'. */
 static void holdStore(const char *zDb, int fdIn, int fdOut) {
   sqlite3 *db = openDb(zDb);
   char c = 'y', z[160];
@@ -1646,11 +1647,19 @@ static void holdStore(const char *zDb, int fdIn, int fdOut) {
     c = 'n';
   }
   if (write(fdOut, &c, 1) != 1) _exit(2);
-  while (read(fdIn, &c, 1) == 1 && c == 'i') {
-    snprintf(z, sizeof z,
-             "INSERT INTO metrics(device,id,day,cpu) VALUES ('q','%c',1,%d)",
-             'a' + n, 7 + n);
-    n++;
+  while (read(fdIn, &c, 1) == 1 && c != 'x') {
+    if (c == 'c') {
+      snprintf(z, sizeof z,
+               "CREATE VIRTUAL TABLE m2 USING wcs(KEY (k STRING), FAMILY g "
+               "(x STRING)); INSERT INTO m2(k, x) VALUES ('p', 'hello')");
+    } else if (c == 'd') {
+      snprintf(z, sizeof z, "DROP TABLE m2");
+    } else {
+      snprintf(z, sizeof z,
+               "INSERT INTO metrics(device,id,day,cpu) VALUES ('q','%c',1,%d)",
+               'a' + n, 7 + n);
+      n++;
+    }
     c = sqlite3_exec(db, z, NULL, NULL, NULL) == SQLITE_OK ? 'y' : 'n';
     if (write(fdOut, &c, 1) != 1) _exit(2);
   }
@@ -1714,6 +1723,18 @@ START_TEST(test_store_held_by_another_process_is_read_beside_it) {
   ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_DONE);
   sqlite3_reset(pStmt);
   CHECK(db, "SELECT count(*), sum(cpu) FROM metrics", "3|16");
+
+  /* a table the other process creates, then drops */
+  ck_assert_int_eq(write(aCmd[1], "c", 1), 1);
+  ck_assert_int_eq(read(aAck[0], &c, 1), 1);
+  ck_assert_int_eq(c, 'y');
+  CHECK(db, "SELECT k, x FROM m2", "p|hello");
+  CHECK(db, "SELECT count(*) FROM metrics", "3");
+  ck_assert_int_eq(write(aCmd[1], "d", 1), 1);
+  ck_assert_int_eq(read(aAck[0], &c, 1), 1);
+  ck_assert_int_eq(c, 'y');
+  CHECK(db, "SELECT count(*) FROM metrics", "3");
+  CHECK_ERR(db, "SELECT * FROM m2", "no such table");
 
   /* the other process lets go: this one writes */
   ck_assert_int_eq(write(aCmd[1], "x", 1), 1);

@@ -732,6 +732,13 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   }
   if (rc != SQLITE_OK) goto fail;
 
+  if (pTab->pStore && pTab->pStore->bFollow) {
+    /* a table the writer just created: its catalog is newer than the
+    ** follower's (the other tables of the connection move along) */
+    char *zFollowErr = NULL;
+    storeFollow(pConn, pTab->pStore, 0, &zFollowErr);
+    sqlite3_free(zFollowErr);
+  }
   if (pTab->pStore) {
     rc = wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pTab->pTab);
     if (rc != WCS_OK) {
@@ -3296,6 +3303,13 @@ static int tabRetry(WcsTab *pTab) {
 static int tabAdopt(WcsTab *pTab, wcs_table *t, const char *zStale) {
   char *zErr = NULL, *zSql = NULL;
   int rc;
+  if (t == NULL) { /* no such table in the store (any more) */
+    sqlite3_free(pTab->zMissing);
+    pTab->zMissing =
+        sqlite3_mprintf("store table '%s' is missing", pTab->zStoreTable);
+    pTab->pTab = NULL;
+    return 0;
+  }
   {
     WcsTab tmp = *pTab; /* tableSql sets column indexes: on a copy */
     rc = tableSql(pTab->pConn->db, &tmp, wcs_table_schema(t), &zSql, &zErr);
@@ -3349,8 +3363,10 @@ static int storeFollow(WcsConn *pConn, WcsStore *s, int bWrite, char **pzErr) {
     return SQLITE_OK;
   }
   if (!bWrite) {
-    int bMoved = 0;
-    if (wcs_db_moved_on(wcs_engine_db(pOld), &bMoved) != WCS_OK || !bMoved) {
+    /* commits appended to the writer's log are caught up with in place;
+    ** anything more needs a new open */
+    int bReopen = 0;
+    if (wcs_engine_follow(pOld, &bReopen) != WCS_OK || !bReopen) {
       return SQLITE_OK;
     }
   }
@@ -3369,11 +3385,11 @@ static int storeFollow(WcsConn *pConn, WcsStore *s, int bWrite, char **pzErr) {
     wcs_table *pOldTab = pTab->pTab, *t = NULL;
     if (pTab->pStore != s || pOldTab == NULL) continue;
     pTab->pTab = NULL;
-    if (wcs_table_open(pNew, pTab->zStoreTable, &t) != WCS_OK) {
+    if (wcs_table_open(pNew, pTab->zStoreTable, &t) != WCS_OK || t == NULL) {
       sqlite3_free(pTab->zMissing);
-      pTab->zMissing = sqlite3_mprintf(
-          "the process writing the store dropped table '%s' (%s)",
-          pTab->zStoreTable, wcs_engine_errmsg(pNew));
+      pTab->zMissing =
+          sqlite3_mprintf("the process writing the store dropped table '%s'",
+                          pTab->zStoreTable);
       pTab->bStale = 1;
     } else {
       tabAdopt(pTab, t,
