@@ -164,6 +164,9 @@ struct wcs_db {
   int bFollow;         /* opened beside a writer (wcs_options.bFollow) */
   uint64_t iFollowLog; /* follower: the newest log replayed (0: none) */
   uint64_t nFollowLog; /* and the bytes of whole records read from it */
+  wcs_file *pFollowMan; /* follower: the manifest read, kept open, */
+  uint64_t nFollowMan;  /* the bytes of whole edits read from it */
+  wcs_file *pFollowLog; /* and log iFollowLog, kept open (or NULL) */
   void *pLock; /* the process lock */
   wcs_cache *pCache;
   wcs_vset *pVs;
@@ -3024,6 +3027,8 @@ static void dbFree(wcs_db *db) {
   for (i = 0; i < db->nImm; i++)
     memtable_unref(db->apImm[i]);
   wal_writer_close(db->pWal);
+  if (db->pFollowMan) db->pEnv->xClose(db->pFollowMan);
+  if (db->pFollowLog) db->pEnv->xClose(db->pFollowLog);
   vset_close(db->pVs);
   if (db->pCache) wcs_cache_free(db->pCache);
   if (db->pLock) db->pEnv->xUnlock(db->pEnv, db->pLock);
@@ -3150,6 +3155,30 @@ static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   }
   if (rc == WCS_OK && !db->bInMemory) rc = recoverLogs(db, pzErr);
   if (rc == WCS_OK && db->bFollow) {
+    /* kept open, so that a check for the writer's progress is a stat of
+    ** each (followState); opened before the check below, so that they
+    ** are the files it vouches for */
+    char zName[40], *z;
+    snprintf(zName, sizeof zName, "MANIFEST-%06llu",
+             (unsigned long long)vset_manifest_number(db->pVs));
+    db->nFollowMan = vset_manifest_end(db->pVs);
+    z = wcs_path_join(db->zDir, zName);
+    if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    if (rc == WCS_OK) {
+      rc = db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &db->pFollowMan, pzErr);
+    }
+    free(z);
+    if (rc == WCS_OK && db->iFollowLog) {
+      z = logPath(db, db->iFollowLog);
+      if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+      if (rc == WCS_OK) {
+        rc =
+            db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &db->pFollowLog, pzErr);
+      }
+      free(z);
+    }
+  }
+  if (rc == WCS_OK && db->bFollow) {
     /* A flush, log switch or ingest the writer finished while the logs
     ** were read changed the manifest: the logs read may then lack commits
     ** that only the new state has (a log deleted after its flush) while
@@ -3234,25 +3263,42 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   }
 }
 
+/*
+** The writer's progress as a follower's open files show it (a stat of
+** each): *pbMoved when its manifest grew or is gone (deleted once CURRENT
+** named another: the writer reopened or rewrote it), or its log is gone
+** (flushed and deleted, after the manifest said so); *pnLog the length
+** of the log now (nFollowLog when there is none).
+*/
+static int followState(wcs_db *db, int *pbMoved, uint64_t *pnLog) {
+  uint64_t n = 0;
+  int bGone = 0;
+  *pbMoved = 0;
+  *pnLog = db->nFollowLog;
+  if (db->pFollowMan == NULL ||
+      db->pEnv->xStat(db->pFollowMan, &n, &bGone, NULL) != WCS_OK || bGone ||
+      n != db->nFollowMan) {
+    *pbMoved = 1;
+    return WCS_OK;
+  }
+  if (db->pFollowLog) {
+    if (db->pEnv->xStat(db->pFollowLog, &n, &bGone, NULL) != WCS_OK || bGone) {
+      *pbMoved = 1;
+      return WCS_OK;
+    }
+    *pnLog = n;
+  }
+  return WCS_OK;
+}
+
 int wcs_db_moved_on(wcs_db *db, int *pbMoved) {
-  char *zErr = NULL;
-  int rc;
+  uint64_t nLog = 0;
   *pbMoved = 0;
   if (db == NULL) return WCS_MISUSE;
   if (!db->bFollow) return WCS_OK;
-  rc = vset_moved_on(db->pVs, pbMoved, &zErr);
-  if (rc == WCS_OK && !*pbMoved && db->iFollowLog) {
-    char *z = logPath(db, db->iFollowLog);
-    wcs_file *f = NULL;
-    uint64_t nSize = 0;
-    if (z == NULL) return setErr(db, WCS_NOMEM, NULL);
-    *pbMoved =
-        db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &f, NULL) != WCS_OK ||
-        db->pEnv->xSize(f, &nSize, NULL) != WCS_OK || nSize != db->nFollowLog;
-    db->pEnv->xClose(f);
-    free(z);
-  }
-  return setErr(db, rc, zErr);
+  followState(db, pbMoved, &nLog);
+  if (nLog != db->nFollowLog) *pbMoved = 1;
+  return WCS_OK;
 }
 
 /* wcs_db_follow's apply: one operation of a record appended to the log,
@@ -3290,17 +3336,17 @@ int wcs_db_follow(wcs_db *db, const void *pWatch, size_t nWatch, int *pbMoved,
                   int *pbWatched) {
   wal_reader *r = NULL;
   char *zErr = NULL, *z;
-  uint64_t maxSeq;
+  uint64_t maxSeq, nLog = 0;
   Follow f;
   int rc, bMoved = 0;
   *pbMoved = 0;
   *pbWatched = 0;
   if (db == NULL) return WCS_MISUSE;
   if (!db->bFollow) return WCS_OK;
-  rc = vset_moved_on(db->pVs, &bMoved, &zErr);
-  if (rc != WCS_OK || bMoved || db->iFollowLog == 0) {
+  rc = followState(db, &bMoved, &nLog);
+  if (rc != WCS_OK || bMoved || nLog == db->nFollowLog) {
     *pbMoved = bMoved;
-    return setErr(db, rc, zErr);
+    return WCS_OK;
   }
   z = logPath(db, db->iFollowLog);
   if (z == NULL) return setErr(db, WCS_NOMEM, NULL);
@@ -3344,7 +3390,7 @@ int wcs_db_follow(wcs_db *db, const void *pWatch, size_t nWatch, int *pbMoved,
   memCharge(db);
   if (rc == WCS_OK && !bMoved) {
     /* a switch or flush since the check above: the caller opens anew */
-    rc = vset_moved_on(db->pVs, &bMoved, &zErr);
+    rc = followState(db, &bMoved, &nLog);
   }
   *pbMoved = bMoved;
   *pbWatched = f.bWatched;

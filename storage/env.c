@@ -192,6 +192,15 @@ static int posixSize(wcs_file *f, uint64_t *pnSize, char **pzErr) {
   return WCS_OK;
 }
 
+static int posixStat(wcs_file *f, uint64_t *pnSize, int *pbGone, char **pzErr) {
+  PosixFile *p = (PosixFile *)f;
+  struct stat st;
+  if (fstat(p->fd, &st) < 0) return posixErr(pzErr, 0, "cannot stat", p->zPath);
+  *pnSize = (uint64_t)st.st_size;
+  *pbGone = st.st_nlink == 0;
+  return WCS_OK;
+}
+
 static int posixTruncate(wcs_file *f, uint64_t n, char **pzErr) {
   PosixFile *p = (PosixFile *)f;
   int r;
@@ -346,10 +355,10 @@ static void posixDestroy(wcs_env *pEnv) {
 }
 
 static wcs_env posixEnv = {
-    posixOpen,   posixRead,     posixAppend, posixSync,
-    posixSize,   posixTruncate, posixClose,  posixDelete,
-    posixRename, posixExists,   posixMkdir,  posixSyncDir,
-    posixList,   posixLock,     posixUnlock, posixDestroy};
+    posixOpen,     posixRead,    posixAppend, posixSync,   posixSize,
+    posixTruncate, posixClose,   posixDelete, posixRename, posixExists,
+    posixMkdir,    posixSyncDir, posixList,   posixLock,   posixUnlock,
+    posixDestroy,  posixStat};
 
 wcs_env *wcs_env_posix(void) {
   return &posixEnv;
@@ -531,6 +540,9 @@ static int memSync(wcs_file *pf, char **pzErr) {
   return WCS_OK;
 }
 
+/* (Memory stores have no followers: a deleted file reads as present.) */
+static int memStat(wcs_file *pf, uint64_t *pnSize, int *pbGone, char **pzErr);
+
 static int memSize(wcs_file *pf, uint64_t *pnSize, char **pzErr) {
   MemNode *m = ((MemFile *)pf)->pNode;
   (void)pzErr;
@@ -538,6 +550,11 @@ static int memSize(wcs_file *pf, uint64_t *pnSize, char **pzErr) {
   *pnSize = m->n;
   pthread_rwlock_unlock(&m->rw);
   return WCS_OK;
+}
+
+static int memStat(wcs_file *pf, uint64_t *pnSize, int *pbGone, char **pzErr) {
+  *pbGone = 0;
+  return memSize(pf, pnSize, pzErr);
 }
 
 static int memTruncate(wcs_file *pf, uint64_t n, char **pzErr) {
@@ -764,6 +781,7 @@ wcs_env *wcs_env_mem_new(void) {
   p->base.xAppend = memAppend;
   p->base.xSync = memSync;
   p->base.xSize = memSize;
+  p->base.xStat = memStat;
   p->base.xTruncate = memTruncate;
   p->base.xClose = memClose;
   p->base.xDelete = memDelete;
@@ -956,6 +974,12 @@ static int faultSize(wcs_file *pf, uint64_t *pnSize, char **pzErr) {
   return f->pEnv->pBase->xSize(f->pReal, pnSize, pzErr);
 }
 
+static int faultStat(wcs_file *pf, uint64_t *pnSize, int *pbGone,
+                     char **pzErr) {
+  FaultFile *f = (FaultFile *)pf;
+  return f->pEnv->pBase->xStat(f->pReal, pnSize, pbGone, pzErr);
+}
+
 static int faultTruncate(wcs_file *pf, uint64_t n, char **pzErr) {
   FaultFile *f = (FaultFile *)pf;
   int rc = f->pEnv->pBase->xTruncate(f->pReal, n, pzErr);
@@ -1089,6 +1113,7 @@ wcs_env *wcs_env_fault_new(wcs_env *pBase, wcs_fault *pFault) {
   p->base.xAppend = faultAppend;
   p->base.xSync = faultSync;
   p->base.xSize = faultSize;
+  p->base.xStat = faultStat;
   p->base.xTruncate = faultTruncate;
   p->base.xClose = faultClose;
   p->base.xDelete = faultDelete;

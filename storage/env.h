@@ -69,6 +69,10 @@ struct wcs_env {
   void (*xUnlock)(wcs_env *, void *pLock);
   /* Free the env itself (the POSIX env is a static singleton: no-op). */
   void (*xDestroy)(wcs_env *);
+  /* Current size, and whether the file was deleted since it was opened
+  ** (*pbGone 1: no name leads to it any more; a follower watching a
+  ** writer's manifest learns so that another one replaced it). */
+  int (*xStat)(wcs_file *, uint64_t *pnSize, int *pbGone, char **pzErr);
 };
 
 /* The process-wide POSIX env (static; never destroyed). */

@@ -1509,6 +1509,10 @@ int vset_open(wcs_env *pEnv, const char *zDir, const wcs_options *pOpt,
   return WCS_OK;
 }
 
+uint64_t vset_manifest_end(const wcs_vset *vs) {
+  return vs->nManifestEnd;
+}
+
 int vset_moved_on(wcs_vset *vs, int *pbMoved, char **pzErr) {
   uint64_t iManifest = 0, nSize = 0;
   wcs_file *f = NULL;

@@ -165,6 +165,9 @@ char *vset_file_path(const wcs_vset *, uint64_t iFile, const char *zExt);
 ** length is not the length of whole records read (an edit was appended,
 ** or was being appended then). 0 when it is the same. */
 int vset_moved_on(wcs_vset *, int *pbMoved, char **pzErr);
+/* The bytes of whole edits vset_open read from the manifest (its number:
+** vset_manifest_number). */
+uint64_t vset_manifest_end(const wcs_vset *);
 
 /* ---- the version set */
 /*
