@@ -541,6 +541,17 @@ START_TEST(test_db_iterator_bounds_prefix_and_seeks) {
 }
 END_TEST
 
+/* Put keys k00000.. (n of them), key k<i> with value v<i>. */
+static void putNumbered(wcs_db *db, int n) {
+  char k[32], v[32];
+  int i;
+  for (i = 0; i < n; i++) {
+    snprintf(k, sizeof k, "k%05d", i);
+    snprintf(v, sizeof v, "v%d", i);
+    putS(db, k, v);
+  }
+}
+
 /* Writes survive close and reopen (WAL replay), and flushed files too. */
 START_TEST(test_db_reopen_keeps_every_commit) {
   const char *zDir = tu_tmpdir("dbreopen");
@@ -552,11 +563,7 @@ START_TEST(test_db_reopen_keeps_every_commit) {
   smallOptions(&o);
   snprintf(zPath, sizeof zPath, "%s/store", zDir);
   OK(wcs_db_open(&db, zPath, &o, NULL));
-  for (i = 0; i < 3000; i++) {
-    snprintf(k, sizeof k, "k%05d", i);
-    snprintf(v, sizeof v, "v%d", i);
-    putS(db, k, v);
-  }
+  putNumbered(db, 3000);
   OK(wcs_db_close(db));
   db = NULL;
   OK(wcs_db_open(&db, zPath, &o, NULL));
@@ -755,11 +762,7 @@ START_TEST(test_db_follower_reads_beside_a_writer) {
   smallOptions(&o);
   snprintf(zPath, sizeof zPath, "%s/store", zDir);
   OK(wcs_db_open(&db, zPath, &o, NULL));
-  for (i = 0; i < 2000; i++) {
-    snprintf(k, sizeof k, "k%05d", i);
-    snprintf(v, sizeof v, "v%d", i);
-    putS(db, k, v);
-  }
+  putNumbered(db, 2000);
   OK(wcs_db_flush(db));
   putS(db, "y", "2"); /* only in the log */
   wcs_options_init(&of);

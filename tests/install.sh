@@ -15,22 +15,11 @@
 #
 # Usage: bash tests/install.sh BUILD_DIR    (ctest runs it as sh_install)
 set -u
-
-build=${1:?usage: install.sh BUILD_DIR}
-build=$(cd "$build" && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/wcs-install.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/data/shell-lib.bash" "${1:?usage: install.sh BUILD_DIR}"
+build=$BUILD
+tmp=$WORK
 prefix="$tmp/prefix"
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL $1"
-  shift
-  for line in "$@"; do printf '       %s\n' "$line"; done
-}
 
 if ! out=$(cmake --install "$build" --prefix "$prefix" 2>&1); then
   echo "FAIL cmake --install $build --prefix $prefix"
@@ -55,7 +44,7 @@ done
 if [ -z "$missing" ]; then
   ok "installed files"
 else
-  bad "installed files" "missing:$missing"
+  not_ok "installed files" "missing:$missing"
 fi
 
 ddl="CREATE VIRTUAL TABLE m USING wcs(KEY (device STRING, id STRING) DELIMITED BY '#', FAMILY s (cpu INT64));
@@ -64,7 +53,7 @@ want="phone|a1|7
 phone|b2|9"
 
 # An extension built with a sanitizer needs its runtime in the process.
-. "$(dirname "$0")/lib/sanitizer_preload.sh" "$libdir/wcs.so"
+. "$here/lib/sanitizer_preload.sh" "$libdir/wcs.so"
 
 mkdir -p "$tmp/elsewhere"
 if command -v sqlite3 >/dev/null 2>&1; then
@@ -72,11 +61,7 @@ if command -v sqlite3 >/dev/null 2>&1; then
         printf '.load wcs\n%s\nSELECT device, id, cpu FROM m WHERE device = %s;\n' \
           "$ddl" "'phone'" |
         LD_LIBRARY_PATH="$libdir" sqlite3 -batch -bail :memory: 2>&1)
-  if [ "$got" = "$want" ]; then
-    ok "sqlite3: .load wcs finds the installed module"
-  else
-    bad "sqlite3: .load wcs finds the installed module" "got: $got"
-  fi
+  check_eq "sqlite3: .load wcs finds the installed module" "$got" "$want"
 else
   echo "SKIP sqlite3 CLI: not installed"
 fi
@@ -92,11 +77,8 @@ con.executescript(os.environ["DDL"])
 for r in con.execute("SELECT device, id, cpu FROM m WHERE device = ?", ("phone",)):
     print("|".join(str(x) for x in r))
 ' 2>&1)
-  if [ "$got" = "$want" ]; then
-    ok "python3: load_extension(\"wcs\") finds the installed module"
-  else
-    bad "python3: load_extension(\"wcs\") finds the installed module" "got: $got"
-  fi
+  check_eq "python3: load_extension(\"wcs\") finds the installed module" \
+    "$got" "$want"
 else
   echo "SKIP python3: /usr/bin/python3 is not installed"
 fi
@@ -139,21 +121,16 @@ EOF
 if flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs wcs 2>&1) &&
    cerr=$($cc $san -o "$tmp/embed" "$tmp/embed.c" $flags 2>&1); then
   got=$(env -u LD_PRELOAD "$tmp/embed" "$ddl" 2>&1)
-  if [ "$got" = "$want" ]; then
-    ok "C: built with pkg-config wcs, wcs_register()"
-  else
-    bad "C: built with pkg-config wcs, wcs_register()" "got: $got"
-  fi
+  check_eq "C: built with pkg-config wcs, wcs_register()" "$got" "$want"
 else
-  bad "C: built with pkg-config wcs" "pkg-config: $flags" "cc: ${cerr:-}"
+  not_ok "C: built with pkg-config wcs" "pkg-config: $flags" "cc: ${cerr:-}"
 fi
 
 got=$(cd "$tmp/elsewhere" && env -u LD_PRELOAD "$prefix/bin/wcs" db.db \
         "$ddl SELECT device, id, cpu FROM m WHERE device = 'watch';" 2>&1)
 case "$got" in
   *watch*a1*1*) ok "the installed shell runs a statement" ;;
-  *) bad "the installed shell runs a statement" "got: $got" ;;
+  *) not_ok "the installed shell runs a statement" "got: $got" ;;
 esac
 
-echo "install: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -15,11 +15,13 @@
 # Prints "SKIP: ..." and exits 0 only when /usr/bin/python3 (with
 # load_extension) or the sqlite3 CLI is missing.
 set -u
-
-build=${1:?usage: sql_processes.sh BUILD_DIR}
-build=$(cd "$build" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/data/shell-lib.bash" "${1:?usage: sql_processes.sh BUILD_DIR}"
+build=$BUILD
 ext="$build/wcs"
 py=/usr/bin/python3
+tmp=$WORK
+db="$tmp/app.db"
 
 if [ ! -x "$py" ] || ! "$py" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
   echo "SKIP: $py with sqlite3 load_extension is not installed"
@@ -29,25 +31,7 @@ if ! command -v sqlite3 >/dev/null 2>&1; then
   echo "SKIP: the sqlite3 command-line shell is not installed"
   exit 0
 fi
-. "$(dirname "$0")/lib/sanitizer_preload.sh" "$ext.so"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/wcs-processes.XXXXXX")
-writer_pid=""
-cleanup() {
-  [ -n "$writer_pid" ] && kill "$writer_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-db="$tmp/app.db"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL $1"
-  shift
-  for line in "$@"; do printf '       %s\n' "$line"; done
-}
+. "$here/lib/sanitizer_preload.sh" "$ext.so"
 
 cat >"$tmp/writer.py" <<'EOF'
 import os, sqlite3, sys, time
@@ -96,63 +80,48 @@ EOF
 
 nbatch=300
 coproc WRITER { exec "$py" "$tmp/writer.py" "$db" "$ext" "$nbatch" 2>&1; }
-writer_pid=$WRITER_PID
+CLEANUP_PIDS="$WRITER_PID"
 read -r -t 60 line <&"${WRITER[0]}"
 if [ "${line:-}" != "ready" ]; then
-  bad "writer starts" "got: ${line:-nothing}"
+  not_ok "writer starts" "got: ${line:-nothing}"
+  finish
   exit 1
 fi
 
 out=$(timeout 120 "$py" "$tmp/reader.py" "$db" "$ext" "$nbatch" 2>&1)
-case "$out" in
-  reads*) ok "a reader process sees whole transactions while they commit ($out)" ;;
-  *) bad "a reader process sees whole transactions while they commit" "$out" ;;
-esac
+check_has "a reader process sees whole transactions while they commit" \
+  "$out" "reads "
 
 read -r -t 300 line <&"${WRITER[0]}"
 if [ "${line:-}" != "done" ]; then
-  bad "writer finishes" "got: ${line:-nothing}"
+  not_ok "writer finishes" "got: ${line:-nothing}"
+  finish
   exit 1
 fi
 
 got=$(printf '.load %s\nSELECT count(*), max(v) FROM t;\n' "$ext" |
       sqlite3 -batch "$db" 2>&1)
-if [ "$got" = "$((nbatch * 10))|$((nbatch * 10 - 1))" ]; then
-  ok "the sqlite3 CLI reads the latest commit"
-else
-  bad "the sqlite3 CLI reads the latest commit" "got: $got"
-fi
+check_eq "the sqlite3 CLI reads the latest commit" "$got" \
+  "$((nbatch * 10))|$((nbatch * 10 - 1))"
 
 got=$(printf '.load %s\nINSERT INTO t(b, i, v) VALUES (999999, 0, 1);\n' "$ext" |
       sqlite3 -batch "$db" 2>&1)
-rc=$?
-case "$got" in
-  *"held by another process, which writes it"*"(5)"*)
-    ok "a write beside the writer is refused, naming why" ;;
-  *) bad "a write beside the writer is refused, naming why" "exit $rc" "got: $got" ;;
-esac
+check_has "a write beside the writer is refused, naming why" "$got" \
+  "held by another process, which writes it"
+check_has "... with SQLITE_BUSY" "$got" "(5)"
 
 # the wcs shell too: its own commands read the store beside the writer
 got=$(env -u LD_PRELOAD "$build/bin/wcs" "$db" ".tables" 2>&1; \
       env -u LD_PRELOAD "$build/bin/wcs" "$db" "SELECT count(*) FROM t" 2>&1)
-if [ "$got" = "t
-$((nbatch * 10))" ]; then
-  ok "the wcs shell reads beside the writer"
-else
-  bad "the wcs shell reads beside the writer" "got: $got"
-fi
+check_eq "the wcs shell reads beside the writer" "$got" "t
+$((nbatch * 10))"
 
 echo go >&"${WRITER[1]}"
-wait "$writer_pid"
-writer_pid=""
+wait "$WRITER_PID"
+CLEANUP_PIDS=""
 
 got=$(printf '.load %s\nINSERT INTO t(b, i, v) VALUES (999999, 0, 1);\nSELECT count(*) FROM t;\n' "$ext" |
       sqlite3 -batch -bail "$db" 2>&1)
-if [ "$got" = "$((nbatch * 10 + 1))" ]; then
-  ok "once the writer has closed the store, the CLI writes"
-else
-  bad "once the writer has closed the store, the CLI writes" "got: $got"
-fi
-
-echo "processes: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_eq "once the writer has closed the store, the CLI writes" "$got" \
+  "$((nbatch * 10 + 1))"
+finish
