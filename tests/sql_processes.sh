@@ -9,7 +9,10 @@
 #   - the sqlite3 CLI reads the latest rows, and its INSERT fails with
 #     SQLITE_BUSY, saying that the store is held by another process;
 #   - the wcs shell lists and reads the table;
-#   - after the writer exits, the CLI's INSERT goes through.
+#   - after the writer exits, the CLI's INSERT goes through;
+#   - a second writer killed (SIGKILL) in the middle of its commits: reads
+#     before and after show whole transactions, and the next write (which
+#     recovers the store) keeps every commit the reader saw.
 #
 # Usage: bash tests/sql_processes.sh BUILD_DIR   (ctest runs it as sh_sql_processes)
 # Prints "SKIP: ..." and exits 0 only when /usr/bin/python3 (with
@@ -35,15 +38,16 @@ fi
 
 cat >"$tmp/writer.py" <<'EOF'
 import os, sqlite3, sys, time
-db, ext, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+db, ext, first, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 con = sqlite3.connect(db, isolation_level=None)
 con.enable_load_extension(True)
 con.load_extension(ext)
-con.execute("CREATE VIRTUAL TABLE t USING wcs(KEY (b INT64 DECIMAL(6), i INT64 DECIMAL(2)), FAMILY f (v INT64))")
-con.execute("INSERT INTO t(b, i, v) VALUES (0, 0, 0)")
-con.execute("DELETE FROM t")
+if first == 0:
+    con.execute("CREATE VIRTUAL TABLE t USING wcs(KEY (b INT64 DECIMAL(6), i INT64 DECIMAL(2)), FAMILY f (v INT64))")
+else:
+    con.execute("SELECT count(*) FROM t").fetchall()  # open the store
 print("ready", flush=True)
-for b in range(n):
+for b in range(first, first + n):
     con.execute("BEGIN")
     for i in range(10):
         con.execute("INSERT INTO t(b, i, v) VALUES (?, ?, ?)", (b, i, b * 10 + i))
@@ -73,13 +77,13 @@ while True:
               % (reads, rows, batches, vsum, prev), flush=True)
         sys.exit(1)
     prev = rows
-    if rows == n * 10:
+    if n < 0 or rows == n * 10:  # n < 0: one read
         break
-print("reads %d" % reads, flush=True)
+print("reads %d rows %d" % (reads, rows), flush=True)
 EOF
 
 nbatch=300
-coproc WRITER { exec "$py" "$tmp/writer.py" "$db" "$ext" "$nbatch" 2>&1; }
+coproc WRITER { exec "$py" "$tmp/writer.py" "$db" "$ext" 0 "$nbatch" 2>&1; }
 CLEANUP_PIDS="$WRITER_PID"
 read -r -t 60 line <&"${WRITER[0]}"
 if [ "${line:-}" != "ready" ]; then
@@ -124,4 +128,26 @@ got=$(printf '.load %s\nINSERT INTO t(b, i, v) VALUES (999999, 0, 1);\nSELECT co
       sqlite3 -batch -bail "$db" 2>&1)
 check_eq "once the writer has closed the store, the CLI writes" "$got" \
   "$((nbatch * 10 + 1))"
+printf '.load %s\nDELETE FROM t WHERE b = 999999;\n' "$ext" |
+  sqlite3 -batch -bail "$db"
+
+# a writer killed in the middle of its commits: what a reader sees is
+# whole transactions, before and after, and the next write recovers
+coproc WRITER { exec "$py" "$tmp/writer.py" "$db" "$ext" "$nbatch" 100000 2>&1; }
+CLEANUP_PIDS="$WRITER_PID"
+read -r -t 60 line <&"${WRITER[0]}"
+check_eq "a second writer starts" "${line:-nothing}" "ready"
+sleep 0.5
+before=$("$py" "$tmp/reader.py" "$db" "$ext" -1 2>&1)
+check_has "a read while it commits" "$before" "reads 1 rows"
+kill -KILL "$WRITER_PID"
+wait "$WRITER_PID" 2>/dev/null
+CLEANUP_PIDS=""
+after=$("$py" "$tmp/reader.py" "$db" "$ext" -1 2>&1)
+check_has "a read after it was killed" "$after" "reads 1 rows"
+nafter=${after##* }
+got=$(printf '.load %s\nINSERT INTO t(b, i, v) VALUES (999999, 0, 1);\nSELECT count(*) FROM t;\n' "$ext" |
+      sqlite3 -batch -bail "$db" 2>&1)
+check_eq "the next write recovers the store and keeps every commit read" \
+  "$got" "$((nafter + 1))"
 finish
