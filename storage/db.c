@@ -3332,17 +3332,13 @@ static int followOp(void *pCtx, uint64_t seq, int op, const uint8_t *pKey,
 ** tail is a commit being written, left for next time. A record that does
 ** not follow the last sequence number read is treated as a move too.
 */
-int wcs_db_follow(wcs_db *db, const void *pWatch, size_t nWatch, int *pbMoved,
-                  int *pbWatched) {
+static int followLocked(wcs_db *db, const void *pWatch, size_t nWatch,
+                        int *pbMoved, int *pbWatched) {
   wal_reader *r = NULL;
   char *zErr = NULL, *z;
   uint64_t maxSeq, nLog = 0;
   Follow f;
   int rc, bMoved = 0;
-  *pbMoved = 0;
-  *pbWatched = 0;
-  if (db == NULL) return WCS_MISUSE;
-  if (!db->bFollow) return WCS_OK;
   rc = followState(db, &bMoved, &nLog);
   if (rc != WCS_OK || bMoved || nLog == db->nFollowLog) {
     *pbMoved = bMoved;
@@ -3395,6 +3391,21 @@ int wcs_db_follow(wcs_db *db, const void *pWatch, size_t nWatch, int *pbMoved,
   *pbMoved = bMoved;
   *pbWatched = f.bWatched;
   return setErr(db, rc, zErr);
+}
+
+int wcs_db_follow(wcs_db *db, const void *pWatch, size_t nWatch, int *pbMoved,
+                  int *pbWatched) {
+  int rc;
+  *pbMoved = 0;
+  *pbWatched = 0;
+  if (db == NULL) return WCS_MISUSE;
+  if (!db->bFollow) return WCS_OK;
+  /* as a commit applies and publishes under mu: one catch-up at a time,
+  ** while readers go on (they do not take mu) */
+  pthread_mutex_lock(&db->mu);
+  rc = followLocked(db, pWatch, nWatch, pbMoved, pbWatched);
+  pthread_mutex_unlock(&db->mu);
+  return rc;
 }
 
 int wcs_db_open(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
