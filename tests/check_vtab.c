@@ -1704,6 +1704,15 @@ START_TEST(test_store_held_by_another_process_is_read_beside_it) {
   /* (SQLite reports xDestroy's code alone: "database is locked") */
   CHECK_ERR(db, "DROP TABLE metrics", "locked");
   ck_assert_int_eq(sqlite3_errcode(db) & 0xff, SQLITE_BUSY);
+  CHECK_ERR(db, "SELECT wcs_delete_prefix('metrics', 'p')",
+            "wcs_delete_prefix: store");
+  CHECK_ERR(db, "SELECT wcs_delete_prefix('metrics', 'p')",
+            "is held by another process, which writes it");
+  ck_assert_int_eq(sqlite3_errcode(db) & 0xff, SQLITE_BUSY);
+  CHECK(db,
+        "SELECT wcs_key_decode('metrics', wcs_key_encode('metrics', "
+        "'p', 'a', 1))",
+        "[\"p\",\"a\",1]");
 
   /* the other process commits: the next statement sees it */
   ck_assert_int_eq(write(aCmd[1], "i", 1), 1);

@@ -166,9 +166,10 @@ typedef struct TabRef {
   unsigned nGen; /* WcsConn.nGen when it was found */
 } TabRef;
 
-/* The table named by argv[0], or NULL after setting the error. */
+/* The table named by argv[0], or NULL after setting the error. bWrite:
+** the function writes to the table's store (wcsStoreWritable). */
 static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
-                        const char *zFunc) {
+                        const char *zFunc, int bWrite) {
   WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
   const char *zName = (const char *)sqlite3_value_text(v);
   char *zErr = NULL;
@@ -207,6 +208,12 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
     char *z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "no such table");
     sqlite3_result_error(ctx, z, -1);
     sqlite3_free(z);
+  } else if (bWrite && wcsStoreWritable(pTab, &zErr) != SQLITE_OK) {
+    char *z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "busy");
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_result_error_code(ctx, SQLITE_BUSY);
+    sqlite3_free(z);
+    pTab = NULL;
   }
   sqlite3_free(zErr);
   return pTab;
@@ -237,7 +244,7 @@ static void keyEncodeFunc(sqlite3_context *ctx, int argc,
     sqlite3_result_error(ctx, "wcs_key_encode(table, field values...)", -1);
     return;
   }
-  pTab = tableArg(ctx, argv[0], "wcs_key_encode");
+  pTab = tableArg(ctx, argv[0], "wcs_key_encode", 0);
   if (pTab == NULL) return;
   s = pTab->pSchema;
   if (s->nField == 0 || argc - 1 != s->nField) {
@@ -322,7 +329,7 @@ static void keyEncodeFunc(sqlite3_context *ctx, int argc,
 
 static void keyDecodeFunc(sqlite3_context *ctx, int argc,
                           sqlite3_value **argv) {
-  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_key_decode");
+  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_key_decode", 0);
   const ks_schema *s;
   ks_value *a;
   wcs_buf scratch = {0}, out = {0};
@@ -394,7 +401,7 @@ static const ks_qualifier *declaredColumn(const ks_schema *s, const char *zFam,
 
 static void incrementFunc(sqlite3_context *ctx, int argc,
                           sqlite3_value **argv) {
-  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_increment");
+  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_increment", 1);
   const uint8_t *pKey, *pQual;
   const char *zFam;
   int nKey, nQual, bOwn = 0, rc;
@@ -485,7 +492,7 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
 
 static void deletePrefixFunc(sqlite3_context *ctx, int argc,
                              sqlite3_value **argv) {
-  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_delete_prefix");
+  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_delete_prefix", 1);
   const uint8_t *p;
   int n, bOwn = 0, rc;
   wcs_txn *pTxn = NULL;
@@ -517,7 +524,7 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   int rc = WCS_OK;
   WcsStore *pFailed = NULL;
   if (argc > 0 && sqlite3_value_type(argv[0]) != SQLITE_NULL) {
-    WcsTab *pTab = tableArg(ctx, argv[0], "wcs_compact");
+    WcsTab *pTab = tableArg(ctx, argv[0], "wcs_compact", 1);
     if (pTab == NULL) return;
     rc = wcs_engine_gc(pTab->pStore->pEng, pTab->zStoreTable, 1);
     if (rc != WCS_OK) pFailed = pTab->pStore;
@@ -546,7 +553,7 @@ static void backupFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   WcsTab *pTab;
   int rc;
   (void)argc;
-  pTab = tableArg(ctx, argv[0], "wcs_backup");
+  pTab = tableArg(ctx, argv[0], "wcs_backup", 1);
   if (pTab == NULL) return;
   if (zDir == NULL || zDir[0] == 0) {
     sqlite3_result_error(
@@ -616,7 +623,7 @@ static void statsFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   int rc = WCS_OK, i;
   WcsStore *pStore = NULL;
   if (argc > 0 && sqlite3_value_type(argv[0]) != SQLITE_NULL) {
-    WcsTab *pTab = tableArg(ctx, argv[0], "wcs_stats");
+    WcsTab *pTab = tableArg(ctx, argv[0], "wcs_stats", 0);
     uint64_t nRows = 0;
     if (pTab == NULL) return;
     pStore = pTab->pStore;

@@ -2420,6 +2420,12 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
   p->pCounted = st;
 }
 
+int wcsStoreWritable(WcsTab *pTab, char **pzErr) {
+  WcsStore *st = pTab->pStore;
+  if (st == NULL || !st->bFollow) return SQLITE_OK;
+  return storeFollow(pTab->pConn, st, 1, pzErr);
+}
+
 int wcsStoreFresh(WcsTab *pTab) {
   WcsStore *st = pTab->pStore;
   char *zErr = NULL;
