@@ -734,9 +734,17 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
 
   if (pTab->pStore && pTab->pStore->bFollow) {
     /* a table the writer just created: its catalog is newer than the
-    ** follower's (the other tables of the connection move along) */
+    ** follower's (the other tables of the connection move along); a
+    ** table to create needs the store for writing */
     char *zFollowErr = NULL;
-    storeFollow(pConn, pTab->pStore, 0, &zFollowErr);
+    int bWrite = bCreate && bClauses;
+    if (storeFollow(pConn, pTab->pStore, bWrite, &zFollowErr) != SQLITE_OK) {
+      *pzErr = sqlite3_mprintf("wcs: cannot create %s: %s", pTab->zName,
+                               zFollowErr ? zFollowErr : "busy");
+      sqlite3_free(zFollowErr);
+      rc = SQLITE_BUSY;
+      goto fail;
+    }
     sqlite3_free(zFollowErr);
   }
   if (pTab->pStore) {
