@@ -84,7 +84,8 @@ EOF
 
 nbatch=300
 coproc WRITER { exec "$py" "$tmp/writer.py" "$db" "$ext" 0 "$nbatch" 2>&1; }
-CLEANUP_PIDS="$WRITER_PID"
+wpid=$WRITER_PID # bash unsets WRITER_PID once the coprocess has ended
+CLEANUP_PIDS="$wpid"
 read -r -t 60 line <&"${WRITER[0]}"
 if [ "${line:-}" != "ready" ]; then
   not_ok "writer starts" "got: ${line:-nothing}"
@@ -121,7 +122,7 @@ check_eq "the wcs shell reads beside the writer" "$got" "t
 $((nbatch * 10))"
 
 echo go >&"${WRITER[1]}"
-wait "$WRITER_PID"
+wait "$wpid"
 CLEANUP_PIDS=""
 
 got=$(printf '.load %s\nINSERT INTO t(b, i, v) VALUES (999999, 0, 1);\nSELECT count(*) FROM t;\n' "$ext" |
@@ -134,14 +135,15 @@ printf '.load %s\nDELETE FROM t WHERE b = 999999;\n' "$ext" |
 # a writer killed in the middle of its commits: what a reader sees is
 # whole transactions, before and after, and the next write recovers
 coproc WRITER { exec "$py" "$tmp/writer.py" "$db" "$ext" "$nbatch" 100000 2>&1; }
-CLEANUP_PIDS="$WRITER_PID"
+wpid=$WRITER_PID
+CLEANUP_PIDS="$wpid"
 read -r -t 60 line <&"${WRITER[0]}"
 check_eq "a second writer starts" "${line:-nothing}" "ready"
 sleep 0.5
 before=$("$py" "$tmp/reader.py" "$db" "$ext" -1 2>&1)
 check_has "a read while it commits" "$before" "reads 1 rows"
-kill -KILL "$WRITER_PID"
-wait "$WRITER_PID" 2>/dev/null
+kill -KILL "$wpid"
+wait "$wpid" 2>/dev/null
 CLEANUP_PIDS=""
 after=$("$py" "$tmp/reader.py" "$db" "$ext" -1 2>&1)
 check_has "a read after it was killed" "$after" "reads 1 rows"
