@@ -712,6 +712,38 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
   return rc;
 }
 
+int wcs_engine_open_shared(wcs_engine **ppEng, const char *zPath,
+                           const wcs_options *pOpt, int *pbFollow,
+                           char **pzErr) {
+  wcs_options o;
+  char *zErr = NULL;
+  int rc = wcs_engine_open_path(ppEng, zPath, pOpt, &zErr);
+  *pbFollow = 0;
+  if (rc != WCS_BUSY) {
+    if (pzErr)
+      *pzErr = zErr;
+    else
+      wcs_free(zErr);
+    return rc;
+  }
+  /* another process writes it: read it beside that process */
+  if (pOpt)
+    o = *pOpt;
+  else
+    wcs_options_init(&o);
+  o.bFollow = 1;
+  if (wcs_engine_open_path(ppEng, zPath, &o, NULL) == WCS_OK) {
+    *pbFollow = 1;
+    wcs_free(zErr);
+    return WCS_OK;
+  }
+  if (pzErr)
+    *pzErr = zErr; /* the reason the store could not be opened to write */
+  else
+    wcs_free(zErr);
+  return rc;
+}
+
 int wcs_engine_follow(wcs_engine *pEng, int *pbReopen) {
   static const uint8_t aCatalog[4] = {0, 0, 0, 0}; /* ENG_CATALOG_TID */
   int bMoved = 0, bCatalog = 0, rc;

@@ -654,6 +654,14 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr);
 int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
                          const wcs_options *pOpt, char **pzErr);
 
+/* wcs_engine_open_path(), and when another process holds the store
+** (WCS_BUSY), a follower of it instead (*pbFollow = 1; wcs_options.bFollow):
+** the store read beside that process, to be kept up with
+** wcs_engine_follow(). Returns the first open's error if neither works. */
+int wcs_engine_open_shared(wcs_engine **ppEng, const char *zPath,
+                           const wcs_options *pOpt, int *pbFollow,
+                           char **pzErr);
+
 /* An engine over a follower (wcs_options.bFollow): catch up with the
 ** writer's latest commits (wcs_db_follow). *pbReopen = 1 when that is not
 ** enough and the engine must be opened again to see them: the writer did

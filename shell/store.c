@@ -56,7 +56,7 @@ int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
   const char *zFile;
   char *zErr = 0;
   struct stat st;
-  int rc;
+  int rc, bFollow = 0;
 
   *ppEng = 0;
   if (p->pEng) {
@@ -80,28 +80,29 @@ int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
   rc = wcs_engine_open_path(&p->pEng, p->zStore, 0, &zErr);
   if (rc == WCS_BUSY) {
     /* another process writes the store: read it beside that process, as
-    ** the module's tables do (doc/sql.md, "Another process"), as of its
-    ** latest commit; writes through it say the store is read-only */
-    wcs_options o;
+    ** the module's tables do (doc/sql.md, "Another process"), kept up
+    ** with its commits; writes through it say the store is read-only */
     int bReopen = 1;
     p->pEng = 0;
+    wcs_free(zErr);
+    zErr = 0;
     if (p->pFollow && wcs_engine_follow(p->pFollow, &bReopen) == WCS_OK &&
         !bReopen) {
-      wcs_free(zErr);
       *ppEng = p->pFollow;
       return 0;
     }
     wcs_engine_close(p->pFollow);
     p->pFollow = 0;
-    wcs_options_init(&o);
-    o.bFollow = 1;
-    wcs_free(zErr);
-    zErr = 0;
-    rc = wcs_engine_open_path(&p->pFollow, p->zStore, &o, &zErr);
-    if (rc == WCS_OK) {
+    rc = wcs_engine_open_shared(&p->pEng, p->zStore, 0, &bFollow, &zErr);
+    if (rc == WCS_OK && bFollow) {
+      p->pFollow = p->pEng;
+      p->pEng = 0;
       *ppEng = p->pFollow;
       return 0;
     }
+  }
+  if (rc == WCS_OK) { /* the other process has gone */
+    wcs_engine_close(p->pFollow);
     p->pFollow = 0;
   }
   if (rc != WCS_OK) {

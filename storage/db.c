@@ -2771,30 +2771,6 @@ static int checkLiveLogs(wcs_db *db, char **pzErr) {
   return rc;
 }
 
-/* A follower (wcs_options.bFollow) read log iLog to nEnd bytes and then a
-** newer log: the writer had gone on to the newer one, so the older must
-** have ended where it was read. If it grew meanwhile, the commits
-** appended to it after the read are missing from the replay while later
-** ones are in it: WCS_BUSY, and the open is tried again. */
-static int followCheckLog(wcs_db *db, uint64_t iLog, uint64_t nEnd,
-                          char **pzErr) {
-  char *z = logPath(db, iLog);
-  wcs_file *f = NULL;
-  uint64_t nSize = 0;
-  int rc;
-  if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  rc = db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &f, NULL);
-  if (rc == WCS_OK) rc = db->pEnv->xSize(f, &nSize, NULL);
-  db->pEnv->xClose(f);
-  if (rc == WCS_OK && nSize != nEnd) rc = WCS_BUSY;
-  if (rc != WCS_OK) {
-    rc = wcs_seterr(pzErr, WCS_BUSY,
-                    "store %s: log %s changed while it was read", db->zDir, z);
-  }
-  free(z);
-  return rc;
-}
-
 /*
 ** Replay WAL files into memtables. Unless read-only: flush them and start
 ** a new log, or, when one short log was all there was to replay, go on
@@ -2872,9 +2848,6 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
       break;
     }
     nReplayed++;
-    if (rc == WCS_OK && db->bFollow && nReplayed > 1) {
-      rc = followCheckLog(db, iLast, nLastEnd, pzErr);
-    }
     iLast = l.a[i];
     nLastEnd = wal_reader_good_end(r);
     if (rc == WCS_OK) {
@@ -3234,8 +3207,8 @@ static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
 ** Open the store. A follower (bFollow) reads files a writer in another
 ** process changes meanwhile: CURRENT may name a manifest the writer
 ** has just replaced and deleted, the manifest sorted files or logs that
-** a compaction or flush then removed, a log may grow past what was read
-** (followCheckLog). Each of those ends the open with an error that a
+** a compaction or flush then removed, the manifest may have moved on
+** while the logs were read. Each of those ends the open with an error that a
 ** later try, reading the writer's newer state, does not meet; so a
 ** follower's open is tried again, after a short pause growing with each
 ** try, up to FOLLOW_TRIES times, and only the last error is returned (a
@@ -3270,7 +3243,7 @@ int wcs_db_open_env(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
 ** (flushed and deleted, after the manifest said so); *pnLog the length
 ** of the log now (nFollowLog when there is none).
 */
-static int followState(wcs_db *db, int *pbMoved, uint64_t *pnLog) {
+static void followState(wcs_db *db, int *pbMoved, uint64_t *pnLog) {
   uint64_t n = 0;
   int bGone = 0;
   *pbMoved = 0;
@@ -3279,16 +3252,15 @@ static int followState(wcs_db *db, int *pbMoved, uint64_t *pnLog) {
       db->pEnv->xStat(db->pFollowMan, &n, &bGone, NULL) != WCS_OK || bGone ||
       n != db->nFollowMan) {
     *pbMoved = 1;
-    return WCS_OK;
+    return;
   }
   if (db->pFollowLog) {
     if (db->pEnv->xStat(db->pFollowLog, &n, &bGone, NULL) != WCS_OK || bGone) {
       *pbMoved = 1;
-      return WCS_OK;
+      return;
     }
     *pnLog = n;
   }
-  return WCS_OK;
 }
 
 int wcs_db_moved_on(wcs_db *db, int *pbMoved) {
@@ -3338,9 +3310,9 @@ static int followLocked(wcs_db *db, const void *pWatch, size_t nWatch,
   char *zErr = NULL, *z;
   uint64_t maxSeq, nLog = 0;
   Follow f;
-  int rc, bMoved = 0;
-  rc = followState(db, &bMoved, &nLog);
-  if (rc != WCS_OK || bMoved || nLog == db->nFollowLog) {
+  int rc = WCS_OK, bMoved = 0;
+  followState(db, &bMoved, &nLog);
+  if (bMoved || nLog == db->nFollowLog) {
     *pbMoved = bMoved;
     return WCS_OK;
   }
@@ -3386,7 +3358,7 @@ static int followLocked(wcs_db *db, const void *pWatch, size_t nWatch,
   memCharge(db);
   if (rc == WCS_OK && !bMoved) {
     /* a switch or flush since the check above: the caller opens anew */
-    rc = followState(db, &bMoved, &nLog);
+    followState(db, &bMoved, &nLog);
   }
   *pbMoved = bMoved;
   *pbWatched = f.bWatched;

@@ -309,20 +309,12 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
     opt.nCache = (size_t)pArgs->nCacheBytes;
   }
   s->opt = opt;
-  rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
-  if (rc == WCS_BUSY && !bCreate) {
-    /* another process writes it: read it beside that process, as of the
-    ** latest commit when each statement begins (storeFollow) */
-    char *zFollowErr = NULL;
-    wcs_options f = opt;
-    f.bFollow = 1;
-    if (wcs_engine_open_path(&s->pEng, zPath, &f, &zFollowErr) == WCS_OK) {
-      s->bFollow = 1;
-      wcs_free(zErr);
-      zErr = NULL;
-      rc = WCS_OK;
-    }
-    wcs_free(zFollowErr);
+  if (bCreate) {
+    rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
+  } else {
+    /* another process may write it: then read it beside that process, as
+    ** of the latest commit when each statement begins (storeFollow) */
+    rc = wcs_engine_open_shared(&s->pEng, zPath, &opt, &s->bFollow, &zErr);
   }
   if (rc != WCS_OK) {
     *pzErr = sqlite3_mprintf(
@@ -2419,7 +2411,7 @@ struct WcsCursor {
 static void cursorCount(WcsTab *pTab, WcsCursor *p) {
   WcsStore *st = pTab->pStore;
   if (st == NULL) return;
-  if (st->bFollow && st->nCursor == 0) {
+  if (st->bFollow) {
     char *zErr = NULL;
     storeFollow(pTab->pConn, st, 0, &zErr); /* keeps the old on failure */
     sqlite3_free(zErr);
@@ -2434,12 +2426,11 @@ int wcsStoreWritable(WcsTab *pTab, char **pzErr) {
   return storeFollow(pTab->pConn, st, 1, pzErr);
 }
 
-int wcsStoreFresh(WcsTab *pTab) {
+void wcsStoreFresh(WcsTab *pTab) {
   WcsStore *st = pTab->pStore;
   char *zErr = NULL;
   if (st && st->bFollow) storeFollow(pTab->pConn, st, 0, &zErr);
   sqlite3_free(zErr);
-  return pTab->pTab != NULL;
 }
 
 /* xOpen: the table's spare cursor if it has one (a prepared statement
@@ -3399,17 +3390,10 @@ static int storeFollow(WcsConn *pConn, WcsStore *s, int bWrite, char **pzErr) {
     wcs_table *pOldTab = pTab->pTab, *t = NULL;
     if (pTab->pStore != s || pOldTab == NULL) continue;
     pTab->pTab = NULL;
-    if (wcs_table_open(pNew, pTab->zStoreTable, &t) != WCS_OK || t == NULL) {
-      sqlite3_free(pTab->zMissing);
-      pTab->zMissing =
-          sqlite3_mprintf("the process writing the store dropped table '%s'",
-                          pTab->zStoreTable);
-      pTab->bStale = 1;
-    } else {
-      tabAdopt(pTab, t,
-               "the process writing the store changed the table's "
-               "schema; open this database again to use it");
-    }
+    if (wcs_table_open(pNew, pTab->zStoreTable, &t) != WCS_OK) t = NULL;
+    tabAdopt(pTab, t, /* t NULL: the writer dropped the table */
+             "the process writing the store changed the table's "
+             "schema; open this database again to use it");
     wcs_table_close(pOldTab);
   }
   pConn->nGen++;

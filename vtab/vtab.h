@@ -163,8 +163,8 @@ int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *pbOwn);
 
 /* For a SQL function about pTab: a store another process writes is brought
 ** up to its latest commit first, unless the connection is reading it
-** (vtab.c, storeFollow). Returns 1 when pTab's store table is open. */
-int wcsStoreFresh(WcsTab *pTab);
+** (vtab.c, storeFollow). */
+void wcsStoreFresh(WcsTab *pTab);
 
 /* For a SQL function that writes pTab's store: a store another process
 ** writes is opened for writing if that process has closed it. SQLITE_OK,
