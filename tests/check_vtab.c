@@ -1300,6 +1300,37 @@ START_TEST(test_value_functions) {
         "to_int64(NULL)",
         "500|-1|1.5|NULL");
   CHECK_ERR(db, "SELECT to_int64(x'0102')", "expected 8 bytes, got 2");
+  /* a family column shows bytes that are not text as {"$hex": ...}: that
+  ** JSON stands for its bytes (GoogleSQL's TO_INT64(cf['q']) habit) */
+  OK(db, "CREATE VIRTUAL TABLE cnt USING wcs(KEY (k STRING), FAMILY f, "
+         "FAMILY u AGGREGATE HLL)");
+  CHECK(db, "SELECT wcs_increment('cnt', 'a', 'f', 'hits', 41)", "41");
+  CHECK(db, "SELECT wcs_increment('cnt', 'a', 'f', 'hits', 1)", "42");
+  OK(db, "INSERT INTO cnt(k, f) VALUES ('a', '{\"ratio\": 0.25}')");
+  OK(db, "INSERT INTO cnt(k, u) VALUES ('a', '{\"who\": \"x\"}'), "
+         "('a', '{\"who\": \"y\"}'), ('a', '{\"who\": \"x\"}')");
+  CHECK(db,
+        "SELECT f ->> 'hits', to_int64(f -> 'hits'), to_int64(f ->> 'hits'), "
+        "to_float64(f -> 'ratio'), wcs_hll_count(u -> 'who') FROM cnt",
+        "{\"$hex\":\"000000000000002a\"}|42|42|0.25|2");
+  CHECK(db,
+        "SELECT to_int64(' { \"$hex\" : \"FFFFFFFFFFFFFFFE\" } '), "
+        "to_int64('{\"$hex\":\"0000000000000001\"}')",
+        "-2|1");
+  CHECK_ERR(db, "SELECT to_int64('{\"$hex\":\"0102\"}')",
+            "to_int64: expected 8 bytes, got 2");
+  /* text that is not exactly one $hex object is its own bytes */
+  CHECK_ERR(db, "SELECT to_int64('{\"$hex\":\"0g\"}')",
+            "to_int64: expected 8 bytes, got 13");
+  CHECK_ERR(db, "SELECT to_int64('{\"$hex\":\"0000000000000001\",\"a\":1}')",
+            "expected 8 bytes, got 33");
+  CHECK(db, "SELECT to_int64('12345678')", "3544952156018063160");
+  /* numbers are taken as they are: declared columns read as numbers */
+  CHECK(db,
+        "SELECT to_int64(7), to_int64(-3.0), to_float64(2), to_float64(0.5)",
+        "7|-3|2.0|0.5");
+  CHECK_ERR(db, "SELECT to_int64(2.5)", "not a whole 64-bit integer");
+  CHECK_ERR(db, "SELECT to_int64(1e30)", "not a whole 64-bit integer");
   CHECK(db,
         "SELECT starts_with('phone#1', 'phone'), "
         "starts_with(x'0001', x'00'), starts_with('a', 'ab'), "

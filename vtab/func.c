@@ -6,6 +6,9 @@
 **                                     columns (xFindFunction in vtab.c)
 **   to_int64(bytes)                   8-byte big-endian -> INTEGER
 **   to_float64(bytes)                 8-byte big-endian IEEE -> REAL
+**                                     (both also read a family column's
+**                                     {"$hex": ...}, and take numbers as
+**                                     they are)
 **   map_keys(family)                  JSON array of a family's qualifiers
 **   wcs_hll_count(state)              distinct count of an HLL state
 **   wcs_key_encode(table, f1, ...)    row key BLOB for key field values
@@ -60,45 +63,97 @@ void wcsStartsWithFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                      na >= nb && (nb == 0 || memcmp(a, b, (size_t)nb) == 0));
 }
 
-/* 8 bytes of a BLOB argument, or an error naming the function. */
-static const uint8_t *eightBytes(sqlite3_context *ctx, sqlite3_value *v,
-                                 const char *zFunc) {
-  int n, t = sqlite3_value_type(v);
-  const uint8_t *p;
-  if (t == SQLITE_NULL) return NULL;
-  if (t != SQLITE_BLOB && t != SQLITE_TEXT) {
-    char *z = sqlite3_mprintf("%s takes 8 bytes (a BLOB)", zFunc);
-    sqlite3_result_error(ctx, z, -1);
-    sqlite3_free(z);
-    return NULL;
-  }
-  p = argBytes(v, &n);
-  if (n != 8) {
-    char *z = sqlite3_mprintf("%s: expected 8 bytes, got %d", zFunc, n);
-    sqlite3_result_error(ctx, z, -1);
-    sqlite3_free(z);
-    return NULL;
+/* The bytes a BLOB or TEXT argument stands for: a TEXT that is the object
+** {"$hex": "..."}, as a family column shows bytes that are not text (an
+** undeclared counter, an HLL state), stands for those bytes, so that
+** to_int64(stats -> 'hits') reads the counter; any other TEXT is its own
+** bytes. *pTmp holds decoded bytes (the caller frees it). NULL with the
+** error set if out of memory. */
+static const uint8_t *cellBytes(sqlite3_context *ctx, sqlite3_value *v,
+                                wcs_buf *pTmp, int *pn) {
+  const uint8_t *p = argBytes(v, pn);
+  if (sqlite3_value_type(v) == SQLITE_TEXT && *pn >= 10) {
+    int rc = wcsJsonHexValue((const char *)p, *pn, pTmp);
+    if (rc == WCS_NOMEM) {
+      sqlite3_result_error_nomem(ctx);
+      return NULL;
+    }
+    if (rc == WCS_OK) {
+      *pn = (int)pTmp->n;
+      return pTmp->a ? pTmp->a : (const uint8_t *)"";
+    }
   }
   return p;
 }
 
+/*
+** to_int64() and to_float64(): the 8 bytes of the argument decoded by
+** xDecode, or an error naming the function zFunc. A number is taken as it
+** is (what a declared INT64 or FLOAT64 column, or a history view's value
+** of one, already reads as), so that one expression serves declared and
+** undeclared qualifiers alike.
+*/
+static void eightBytes(sqlite3_context *ctx, sqlite3_value *v,
+                       const char *zFunc,
+                       void (*xDecode)(sqlite3_context *, const uint8_t *)) {
+  int n, t = sqlite3_value_type(v);
+  const uint8_t *p;
+  wcs_buf tmp = {0};
+  if (t == SQLITE_NULL) return;
+  if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) {
+    sqlite3_result_value(ctx, v);
+    return;
+  }
+  p = cellBytes(ctx, v, &tmp, &n);
+  if (p && n != 8) {
+    char *z = sqlite3_mprintf("%s: expected 8 bytes, got %d", zFunc, n);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+  } else if (p) {
+    xDecode(ctx, p);
+  }
+  wcs_buf_free(&tmp);
+}
+
+static void decodeInt64(sqlite3_context *ctx, const uint8_t *p) {
+  sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(p));
+}
+
+static void decodeFloat64(sqlite3_context *ctx, const uint8_t *p) {
+  uint64_t u = wcs_get64be(p);
+  double r;
+  memcpy(&r, &u, 8);
+  if (isnan(r)) return; /* SQLite has no NaN: NULL */
+  sqlite3_result_double(ctx, r);
+}
+
 static void toInt64Func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  const uint8_t *p = eightBytes(ctx, argv[0], "to_int64");
   (void)argc;
-  if (p) sqlite3_result_int64(ctx, (sqlite3_int64)wcs_get64be(p));
+  if (sqlite3_value_type(argv[0]) == SQLITE_FLOAT) {
+    /* a REAL is taken as INT64 would be written: whole, in range */
+    double r = sqlite3_value_double(argv[0]);
+    if (r == floor(r) && r >= -9223372036854775808.0 &&
+        r < 9223372036854775808.0) {
+      sqlite3_result_int64(ctx, (sqlite3_int64)r);
+    } else {
+      sqlite3_result_error(ctx,
+                           "to_int64: the REAL is not a whole 64-bit "
+                           "integer",
+                           -1);
+    }
+    return;
+  }
+  eightBytes(ctx, argv[0], "to_int64", decodeInt64);
 }
 
 static void toFloat64Func(sqlite3_context *ctx, int argc,
                           sqlite3_value **argv) {
-  const uint8_t *p = eightBytes(ctx, argv[0], "to_float64");
   (void)argc;
-  if (p) {
-    uint64_t u = wcs_get64be(p);
-    double r;
-    memcpy(&r, &u, 8);
-    if (isnan(r)) return; /* SQLite has no NaN: NULL */
-    sqlite3_result_double(ctx, r);
+  if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
+    sqlite3_result_double(ctx, (double)sqlite3_value_int64(argv[0]));
+    return;
   }
+  eightBytes(ctx, argv[0], "to_float64", decodeFloat64);
 }
 
 typedef struct KeyList {
@@ -145,10 +200,13 @@ static void hllCountFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   uint64_t n = 0;
   int nState, rc;
   const uint8_t *p;
+  wcs_buf tmp = {0};
   (void)argc;
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
-  p = argBytes(argv[0], &nState);
+  p = cellBytes(ctx, argv[0], &tmp, &nState);
+  if (p == NULL) return;
   rc = wcs_hll_estimate(p, (size_t)nState, &n);
+  wcs_buf_free(&tmp);
   if (rc != WCS_OK) {
     sqlite3_result_error(ctx,
                          "wcs_hll_count: the argument is not an HLL state "

@@ -939,6 +939,62 @@ static int jHexKeyNext(JParse *q) {
   return bHex;
 }
 
+/* The rest of an object whose '{' q has just passed, if it is
+** "$hex": "<hex digits>" } (white space allowed between the tokens): 1
+** with the bytes appended to pOut and q past the '}'; -1 if it is led by
+** the key "$hex" but is anything else; 0 if it is not led by "$hex". On 0
+** and -1 pOut is as it was. */
+static int jHexObject(JParse *q, wcs_buf *pOut) {
+  size_t iStr = pOut->n, nHex, k;
+  if (!jHexKeyNext(q)) return 0;
+  jSkipSpace(q);
+  if (q->i >= q->n || q->z[q->i] != ':') return -1;
+  q->i++;
+  jSkipSpace(q);
+  if (!jString(q, pOut)) {
+    pOut->n = iStr;
+    return -1;
+  }
+  nHex = pOut->n - iStr;
+  jSkipSpace(q);
+  if (q->i >= q->n || q->z[q->i] != '}' || (nHex & 1) != 0) {
+    pOut->n = iStr;
+    return -1;
+  }
+  for (k = 0; k < nHex; k += 2) {
+    int h = hexVal(pOut->a[iStr + k]), l = hexVal(pOut->a[iStr + k + 1]);
+    if (h < 0 || l < 0) {
+      pOut->n = iStr;
+      return -1;
+    }
+    pOut->a[iStr + k / 2] = (uint8_t)(h << 4 | l);
+  }
+  pOut->n = iStr + nHex / 2;
+  q->i++;
+  return 1;
+}
+
+int wcsJsonHexValue(const char *z, int n, wcs_buf *pOut) {
+  JParse q;
+  size_t iStr = pOut->n;
+  memset(&q, 0, sizeof(q));
+  q.z = z;
+  q.n = n;
+  jSkipSpace(&q);
+  if (q.i >= q.n || q.z[q.i] != '{') return WCS_MISMATCH;
+  q.i++;
+  if (jHexObject(&q, pOut) <= 0) {
+    return q.zErr && strcmp(q.zErr, "out of memory") == 0 ? WCS_NOMEM
+                                                          : WCS_MISMATCH;
+  }
+  jSkipSpace(&q);
+  if (q.i != q.n) {
+    pOut->n = iStr;
+    return WCS_MISMATCH;
+  }
+  return WCS_OK;
+}
+
 /* 1 if the JSON text p[0..n-1] of a declared JSON column, shown as itself
 ** in a family object, would be written back as something else: null
 ** deletes the column, and an object led by the key "$hex" stands for
@@ -1087,47 +1143,17 @@ static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
     ** key and is anything else is a mistake, not JSON text to store */
     if (p->z[iStart] == '{') {
       JParse q;
-      int bHex;
+      size_t iStr = pArena->n;
+      int r;
       memset(&q, 0, sizeof(q));
       q.z = p->z + iStart + 1;
       q.n = m->v.n - 1;
-      bHex = jHexKeyNext(&q);
-      if (bHex) {
-        jSkipSpace(&q);
-        if (q.i < q.n && q.z[q.i] == ':') {
-          size_t iStr, k;
-          q.i++;
-          jSkipSpace(&q);
-          iStr = pArena->n;
-          if (jString(&q, pArena)) {
-            size_t nHex = pArena->n - iStr;
-            jSkipSpace(&q);
-            if (q.i < q.n && q.z[q.i] == '}' && (nHex & 1) == 0) {
-              int bOk = 1;
-              for (k = 0; k < nHex; k += 2) {
-                int h = hexVal(pArena->a[iStr + k]);
-                int l = hexVal(pArena->a[iStr + k + 1]);
-                if (h < 0 || l < 0) {
-                  bOk = 0;
-                  break;
-                }
-                pArena->a[iStr + k / 2] = (uint8_t)(h << 4 | l);
-              }
-              if (bOk) {
-                pArena->n = iStr + nHex / 2;
-                m->v.eType = WCSV_BLOB;
-                m->v.n = (int)(nHex / 2);
-                c->aValOff[o->nMember] = iStr;
-              } else {
-                pArena->n = iStr;
-              }
-            } else {
-              pArena->n = iStr;
-            }
-          }
-        }
-      }
-      if (bHex && m->v.eType != WCSV_BLOB) {
+      r = jHexObject(&q, pArena);
+      if (r > 0) {
+        m->v.eType = WCSV_BLOB;
+        m->v.n = (int)(pArena->n - iStr);
+        c->aValOff[o->nMember] = iStr;
+      } else if (r < 0) {
         p->i = iStart;
         jFail(p, "{\"$hex\": ...} must hold one string of an even number "
                  "of hex digits and nothing else");

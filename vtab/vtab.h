@@ -278,6 +278,11 @@ typedef struct WcsObject {
 int wcsParseObject(const char *z, int n, WcsObject *pObj, char **pzErr);
 void wcsObjectClear(WcsObject *pObj);
 
+/* The bytes of z[0..n-1] if it is the JSON object {"$hex": "<hex>"} alone
+** (white space allowed), as a family column shows bytes: WCS_OK with them
+** appended to pOut, WCS_MISMATCH if it is anything else, or WCS_NOMEM. */
+int wcsJsonHexValue(const char *z, int n, wcs_buf *pOut);
+
 /* 1 if z[0..n-1] is one valid JSON value (surrounding space allowed). */
 int wcsJsonValid(const char *z, int n);
 
