@@ -224,6 +224,20 @@ typedef struct TabRef {
   unsigned nGen; /* WcsConn.nGen when it was found */
 } TabRef;
 
+/* 1 if a function zFunc may write to store pStore; else 0 after setting
+** the error (SQLITE_BUSY: another process writes it, wcsStoreWritable). */
+static int storeWritable(sqlite3_context *ctx, const char *zFunc,
+                         WcsConn *pConn, WcsStore *pStore) {
+  char *zErr = NULL, *z;
+  if (wcsStoreWritable(pConn, pStore, &zErr) == SQLITE_OK) return 1;
+  z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "busy");
+  sqlite3_result_error(ctx, z, -1);
+  sqlite3_result_error_code(ctx, SQLITE_BUSY);
+  sqlite3_free(z);
+  sqlite3_free(zErr);
+  return 0;
+}
+
 /* The table named by argv[0], or NULL after setting the error. bWrite:
 ** the function writes to the table's store (wcsStoreWritable). */
 static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
@@ -266,11 +280,7 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
     char *z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "no such table");
     sqlite3_result_error(ctx, z, -1);
     sqlite3_free(z);
-  } else if (bWrite && wcsStoreWritable(pTab, &zErr) != SQLITE_OK) {
-    char *z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "busy");
-    sqlite3_result_error(ctx, z, -1);
-    sqlite3_result_error_code(ctx, SQLITE_BUSY);
-    sqlite3_free(z);
+  } else if (bWrite && !storeWritable(ctx, zFunc, pConn, pTab->pStore)) {
     pTab = NULL;
   }
   sqlite3_free(zErr);
@@ -590,6 +600,7 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
     WcsStore *s;
     for (s = pConn->pStore; s && rc == WCS_OK; s = s->pNext) {
+      if (!storeWritable(ctx, "wcs_compact", pConn, s)) return;
       rc = wcs_engine_gc(s->pEng, NULL, 1);
       if (rc != WCS_OK) pFailed = s;
     }

@@ -2420,10 +2420,9 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
   p->pCounted = st;
 }
 
-int wcsStoreWritable(WcsTab *pTab, char **pzErr) {
-  WcsStore *st = pTab->pStore;
-  if (st == NULL || !st->bFollow) return SQLITE_OK;
-  return storeFollow(pTab->pConn, st, 1, pzErr);
+int wcsStoreWritable(WcsConn *pConn, WcsStore *pStore, char **pzErr) {
+  if (pStore == NULL || !pStore->bFollow) return SQLITE_OK;
+  return storeFollow(pConn, pStore, 1, pzErr);
 }
 
 void wcsStoreFresh(WcsTab *pTab) {

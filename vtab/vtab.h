@@ -166,10 +166,10 @@ int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *pbOwn);
 ** (vtab.c, storeFollow). */
 void wcsStoreFresh(WcsTab *pTab);
 
-/* For a SQL function that writes pTab's store: a store another process
+/* For a SQL function that writes pStore of pConn: a store another process
 ** writes is opened for writing if that process has closed it. SQLITE_OK,
 ** or SQLITE_BUSY and *pzErr (sqlite3_free) saying why it cannot be. */
-int wcsStoreWritable(WcsTab *pTab, char **pzErr);
+int wcsStoreWritable(WcsConn *pConn, WcsStore *pStore, char **pzErr);
 /* SQLITE_OK when the row key decodes under pTab's key schema (every key
 ** does when the table has none); else the error code and, unless out of
 ** memory, *pzErr = "table: why" (sqlite3_free it). */
