@@ -1693,7 +1693,8 @@ static int hexval(char c) {
 }
 
 /* The bytes a generic JSON member contributes as a cell or key part:
-** strings as their text, {"hex": "..."} as the bytes, numbers as their
+** strings as their text, {"$hex": "..."} (the SQL family columns' form,
+** which .export writes) or {"hex": "..."} as the bytes, numbers as their
 ** source text, other values as JSON text. */
 static int json_member_bytes(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
                              int *pbSkip) {
@@ -1709,7 +1710,8 @@ static int json_member_bytes(Importer *imp, JDoc *d, int iNode, wcs_buf *b,
   case J_FALSE:
     return wcs_buf_append(b, "false", 5) ? IMP_FAIL : IMP_OK;
   case J_OBJECT: {
-    int iHex = jchild(d, iNode, "hex");
+    int iHex = jchild(d, iNode, "$hex");
+    if (iHex < 0) iHex = jchild(d, iNode, "hex");
     if (iHex >= 0 && d->a[iNode].iFirst == iHex && d->a[iHex].iNext < 0 &&
         d->a[iHex].eType == J_TEXT) {
       JNode *h = &d->a[iHex];
@@ -2538,13 +2540,14 @@ static int export_csv(Exporter *x) {
   return rc;
 }
 
-/* Append bytes as a JSON string, or {"hex": "..."} when not text. */
+/* Append bytes as a JSON string, or {"$hex": "..."} when not text (as a
+** family column shows them in SQL). */
 static int json_bytes(wcs_buf *b, const void *p, size_t n) {
   static const char hex[] = "0123456789abcdef";
   const uint8_t *a = p;
   size_t i;
   if (shell_is_text(p, n)) return shell_json_string(b, p, n);
-  if (wcs_buf_append(b, "{\"hex\":\"", 8)) return WCS_NOMEM;
+  if (wcs_buf_append(b, "{\"$hex\":\"", 9)) return WCS_NOMEM;
   for (i = 0; i < n; i++) {
     char h[2];
     h[0] = hex[a[i] >> 4];

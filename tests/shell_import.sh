@@ -126,6 +126,14 @@ for fmt in cbt csv jsonl; do
     "$(cells bin.db b_$fmt)" "$(cells bin.db b)"
 done
 check_eq "the binary sample has 3 cells" "$(cells bin.db b | wc -l)" "3"
+check_has "jsonl export writes bytes as SQL shows them" \
+  "$(cat bin.jsonl)" '"value":{"$hex":"ffd8000d0a"}'
+printf '{"_key":{"$hex":"00ff"},"f:q":{"$hex":"0a00"},"f:h":{"hex":"0b"}}\n' \
+  >dollarhex.jsonl
+"$WCS" bin.db ".import dollarhex.jsonl dh" >/dev/null
+check_eq "jsonl import reads {\"\$hex\": ...} and {\"hex\": ...} as bytes" \
+  "$(cells bin.db dh | cut -d'|' -f1,2,3,5 | tr '\n' ' ')" \
+  "00FF|f|68|0B 00FF|f|71|0A00 "
 
 # declared typed columns: a family:qualifier header is the bytes as
 # written, so every format re-imports into a table with the same schema
