@@ -1110,6 +1110,12 @@ const char *wcs_table_schema_text(const wcs_table *t) {
 uint64_t wcs_table_schema_version(const wcs_table *t) {
   return t->pDef->iVersion;
 }
+int wcs_table_stale(const wcs_table *t) {
+  return t->pDef->bStale != 0;
+}
+uint32_t wcs_table_id(const wcs_table *t) {
+  return t->pDef->iTid;
+}
 const struct ks_schema *wcs_table_schema(const wcs_table *t) {
   return t->pDef->pSchema;
 }

@@ -785,6 +785,13 @@ const char *wcs_table_name(const wcs_table *pTab);
 const char *wcs_table_schema_text(const wcs_table *pTab);
 uint64_t wcs_table_schema_version(const wcs_table *pTab);
 const struct ks_schema *wcs_table_schema(const wcs_table *pTab);
+/* 1 once the table was altered or dropped (through this engine) since the
+** handle was opened: reads and writes through it fail with WCS_SCHEMA, and
+** wcs_table_open() gives the table as it is now. */
+int wcs_table_stale(const wcs_table *pTab);
+/* The table's id in its store: an alter keeps it; a table dropped and
+** created again under the same name has another (ids are never reused). */
+uint32_t wcs_table_id(const wcs_table *pTab);
 int wcs_table_family_count(const wcs_table *pTab);
 /* Family i (0 <= i < count) in schema order; WCS_RANGE if i is out of
 ** range. */

@@ -357,11 +357,13 @@ static int putKey(wcs_buf *b, const ks_schema *s) {
   return rc;
 }
 
-static int putFamily(wcs_buf *b, const ks_schema *s, int iFam) {
+/* FAMILY clause of family iFam of s, named zName (NULL: its own name). */
+static int putFamily(wcs_buf *b, const ks_schema *s, int iFam,
+                     const char *zName) {
   const ks_family *f = &s->aFamily[iFam];
   int rc = putStr(b, "FAMILY ");
   int i;
-  if (rc == WCS_OK) rc = putName(b, f->zName);
+  if (rc == WCS_OK) rc = putName(b, zName ? zName : f->zName);
   if (rc == WCS_OK && f->nQual > 0) {
     rc = putStr(b, " (");
     for (i = 0; rc == WCS_OK && i < f->nQual; i++) {
@@ -398,6 +400,41 @@ static int putFamily(wcs_buf *b, const ks_schema *s, int iFam) {
   return rc;
 }
 
+int ks_schema_merge_text(const ks_schema *pCur, const ks_schema *pAdd,
+                         const char *zDrop, char **pzText) {
+  wcs_buf b = {0};
+  int rc = WCS_OK, i, nClause = 0;
+  *pzText = NULL;
+#define SEP() (nClause++ > 0 ? putStr(&b, ", ") : WCS_OK)
+  if (pCur->nField > 0) {
+    rc = SEP();
+    if (rc == WCS_OK) rc = putKey(&b, pCur);
+  }
+  for (i = 0; rc == WCS_OK && i < pCur->nFamily; i++) {
+    const char *zName = pCur->aFamily[i].zName;
+    int iNew = pAdd ? ks_schema_family(pAdd, zName) : -1;
+    if (zDrop && ksStrICmp(zName, zDrop) == 0) continue;
+    rc = SEP();
+    if (rc == WCS_OK) {
+      rc = iNew >= 0 ? putFamily(&b, pAdd, iNew, zName)
+                     : putFamily(&b, pCur, i, NULL);
+    }
+  }
+  for (i = 0; rc == WCS_OK && pAdd && i < pAdd->nFamily; i++) {
+    if (ks_schema_family(pCur, pAdd->aFamily[i].zName) >= 0) continue;
+    rc = SEP();
+    if (rc == WCS_OK) rc = putFamily(&b, pAdd, i, NULL);
+  }
+#undef SEP
+  if (rc == WCS_OK) rc = wcs_buf_append(&b, "", 1);
+  if (rc != WCS_OK) {
+    wcs_buf_free(&b);
+    return rc;
+  }
+  *pzText = (char *)b.a;
+  return WCS_OK;
+}
+
 int ks_schema_text(const ks_schema *s, char **pzText) {
   wcs_buf b = {0};
   int rc = WCS_OK;
@@ -410,7 +447,7 @@ int ks_schema_text(const ks_schema *s, char **pzText) {
   }
   for (i = 0; rc == WCS_OK && i < s->nFamily; i++) {
     rc = SEP();
-    if (rc == WCS_OK) rc = putFamily(&b, s, i);
+    if (rc == WCS_OK) rc = putFamily(&b, s, i, NULL);
   }
   if (rc == WCS_OK && s->zStore) {
     rc = SEP();

@@ -216,6 +216,16 @@ void ks_schema_free(ks_schema *pSchema);
 ** ks_parse_text(text) yields a schema for which ks_schema_equal is true. */
 int ks_schema_text(const ks_schema *pSchema, char **pzText);
 
+/* The canonical text of table schema pCur changed as wcs_alter() and
+** wcs_drop_family() change it: pCur's KEY clause; then each family of
+** pCur, left out if it is named zDrop (NULL: none), replaced by pAdd's
+** family of the same name if pAdd (NULL: none) has one (names compared as
+** ks_schema_family() does; the name written stays pCur's); then pAdd's
+** other families in their order. Only KEY and FAMILY clauses are written.
+** *pzText is malloc'd (caller frees). WCS_OK or WCS_NOMEM. */
+int ks_schema_merge_text(const ks_schema *pCur, const ks_schema *pAdd,
+                         const char *zDrop, char **pzText);
+
 /* 1 if two schemas are equal in every field (names compared exactly). */
 int ks_schema_equal(const ks_schema *pA, const ks_schema *pB);
 

@@ -1703,6 +1703,138 @@ static void holdStore(const char *zDb, int fdIn, int fdOut) {
 ** meanwhile), refuses writes and DROP TABLE saying why, with SQLITE_BUSY,
 ** and once the other process lets go, the same connection, and a
 ** statement prepared before, write and read the table. */
+/* wcs_alter and wcs_drop_family: Bigtable's createfamily, setgcpolicy and
+** deletefamily from SQL; the connections on the database connect the table
+** again with its new columns at their next statement. */
+START_TEST(test_families_change_from_sql) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db = openDb(zDb), *db2;
+  sqlite3_stmt *pStmt = NULL;
+  int bOn = 0;
+  OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (d STRING, n INT64 "
+         "DECIMAL(4)), FAMILY stats (cpu INT64) MAX VERSIONS 3, FAMILY meta)");
+  OK(db, "CREATE VIRTUAL TABLE mh USING wcs(TABLE 'm', HISTORY)");
+  OK(db, "INSERT INTO m(d, n, cpu, _timestamp) VALUES ('a', 1, 10, 1000000), "
+         "('a', 1, 11, 2000000), ('a', 1, 12, 3000000), ('b', 2, 20, 1000000)");
+  OK(db, "INSERT INTO m(d, n, meta) VALUES ('a', 1, '{\"os\":\"x\"}')");
+  db2 = openDb(zDb);
+  CHECK(db2, "SELECT count(*) FROM mh", "5");
+  ck_assert_int_eq(
+      sqlite3_prepare_v2(db2, "SELECT * FROM m ORDER BY d", -1, &pStmt, NULL),
+      SQLITE_OK);
+
+  /* a new declared column and GC policy for stats, a new family */
+  CHECK(db,
+        "SELECT wcs_alter('m', 'FAMILY stats (cpu INT64, mem INT64) "
+        "MAX VERSIONS 1, FAMILY events MAX AGE ''7d''')",
+        "KEY (d STRING, n INT64 DECIMAL(4)) DELIMITED BY '#', "
+        "FAMILY stats (cpu INT64 BIG ENDIAN, mem INT64 BIG ENDIAN) "
+        "MAX VERSIONS 1, FAMILY meta, FAMILY events MAX AGE '7d'");
+  CHECK(db, "SELECT * FROM m",
+        "a|1|12|NULL|{\"cpu\":12}|{\"os\":\"x\"}|NULL\n"
+        "b|2|20|NULL|{\"cpu\":20}|NULL|NULL");
+  CHECK(db, "SELECT count(*) FROM mh", "3"); /* GC now keeps 1 version */
+  OK(db, "INSERT INTO m(d, n, mem, events) VALUES ('a', 1, 99, "
+         "'{\"e\":\"boot\"}')");
+  CHECK(db, "SELECT mem, events FROM m WHERE d = 'a' AND n = 1",
+        "99|{\"e\":\"boot\"}");
+  /* the other connection connects again, its prepared statement too */
+  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  ck_assert_int_eq(sqlite3_column_count(pStmt), 7);
+  ck_assert_str_eq((const char *)sqlite3_column_text(pStmt, 6),
+                   "{\"e\":\"boot\"}");
+  sqlite3_finalize(pStmt);
+  CHECK(db2, "SELECT d, mem FROM m WHERE mem IS NOT NULL", "a|99");
+
+  /* dropping a family drops its cells; an attachment's name works too */
+  CHECK(db, "SELECT wcs_drop_family('mh', 'meta')",
+        "KEY (d STRING, n INT64 DECIMAL(4)) DELIMITED BY '#', "
+        "FAMILY stats (cpu INT64 BIG ENDIAN, mem INT64 BIG ENDIAN) "
+        "MAX VERSIONS 1, FAMILY events MAX AGE '7d'");
+  CHECK(db, "SELECT * FROM m WHERE d = 'a'",
+        "a|1|12|99|{\"cpu\":12,\"mem\":99}|{\"e\":\"boot\"}");
+  CHECK(db2, "SELECT count(*) FROM mh WHERE family = 'meta'", "0");
+  /* family names compare as SQL names do; the stored name stays */
+  CHECK(db, "SELECT wcs_alter('m', 'FAMILY EVENTS')",
+        "KEY (d STRING, n INT64 DECIMAL(4)) DELIMITED BY '#', "
+        "FAMILY stats (cpu INT64 BIG ENDIAN, mem INT64 BIG ENDIAN) "
+        "MAX VERSIONS 1, FAMILY events");
+
+  /* what cannot be done says so, and changes nothing */
+  CHECK_ERR(db, "SELECT wcs_drop_family('m', 'nope')",
+            "wcs_drop_family: table m has no family nope");
+  CHECK_ERR(db, "SELECT wcs_alter('m', 'KEY (x STRING)')",
+            "a table's KEY cannot change");
+  CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY x, SYNC FULL')",
+            "give FAMILY clauses only");
+  CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY stats AGGREGATE SUM')",
+            "family stats cannot change its aggregate type");
+  ck_assert_int_eq(sqlite3_errcode(db), SQLITE_ERROR);
+  CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY (')", "wcs_alter: near \"(\"");
+  CHECK_ERR(db, "SELECT wcs_alter('m', '')", "holds FAMILY clauses");
+  CHECK_ERR(db, "SELECT wcs_alter('nosuch', 'FAMILY x')", "nosuch");
+  OK(db, "BEGIN");
+  CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY x')",
+            "not inside a transaction");
+  OK(db, "ROLLBACK");
+  CHECK(db, "SELECT * FROM m WHERE d = 'b'", "b|2|20|NULL|{\"cpu\":20}|NULL");
+
+  /* a database of its own on the same store (no cookie of this one's to
+  ** see): a change of GC policy is taken as it is; new columns say to
+  ** open that database again */
+  {
+    char *zOther = sqlite3_mprintf("%s/other.db", zDir);
+    char *zSql = sqlite3_mprintf(
+        "CREATE VIRTUAL TABLE om USING wcs(TABLE 'm', STORE '%s/app.db.wcs')",
+        zDir);
+    sqlite3 *db3 = openDb(zOther);
+    OK(db3, zSql);
+    sqlite3_free(zSql);
+    zSql = sqlite3_mprintf("CREATE VIRTUAL TABLE omh USING wcs(TABLE 'm', "
+                           "STORE '%s/app.db.wcs', HISTORY)",
+                           zDir);
+    OK(db3, zSql);
+    CHECK(db3, "SELECT d, cpu FROM om ORDER BY d", "a|12\nb|20");
+    OK(db, "INSERT INTO m(d, n, cpu, _timestamp) VALUES ('b', 2, 21, 2000000)");
+    CHECK(db3, "SELECT value FROM omh WHERE d = 'b'", "21");
+    CHECK(db,
+          "SELECT wcs_alter('m', 'FAMILY stats (cpu INT64, mem INT64) "
+          "MAX VERSIONS 2') IS NOT NULL",
+          "1");
+    CHECK(db3, "SELECT d, cpu FROM om ORDER BY d", "a|12\nb|21");
+    CHECK(db3, "SELECT value FROM omh WHERE d = 'b'", "21\n20");
+    CHECK(db,
+          "SELECT wcs_alter('m', 'FAMILY stats (cpu INT64, mem INT64, "
+          "disk INT64) MAX VERSIONS 2') IS NOT NULL",
+          "1");
+    CHECK(db, "SELECT disk FROM m WHERE d = 'b'", "NULL");
+    CHECK_ERR(db3, "SELECT d, cpu FROM om", "open this database again");
+    CHECK(db3, "SELECT value FROM omh WHERE d = 'b'", "21\n20");
+    sqlite3_close(db3);
+    sqlite3_free(zSql);
+    sqlite3_free(zOther);
+  }
+
+  /* where the schema cookie cannot be written, the changed table says to
+  ** open the database again, and then has its new columns */
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &bOn);
+  ck_assert_int_eq(bOn, 1);
+  CHECK(db, "SELECT wcs_alter('m', 'FAMILY late') IS NOT NULL", "1");
+  CHECK_ERR(db, "SELECT * FROM m", "open this database again");
+  sqlite3_close(db);
+  sqlite3_close(db2);
+  db = openDb(zDb);
+  CHECK(db, "SELECT * FROM m WHERE d = 'b'",
+        "b|2|21|NULL|NULL|{\"cpu\":21}|NULL|NULL");
+  CHECK(db, "SELECT count(*) FROM pragma_table_info('m') WHERE name = 'late'",
+        "1");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_store_held_by_another_process_is_read_beside_it) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -2398,6 +2530,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_attaching_without_a_store_says_no_table);
   tcase_add_test(tc, test_store_beside_database_and_reopen);
   tcase_add_test(tc, test_unreachable_store_is_an_error_for_every_use);
+  tcase_add_test(tc, test_families_change_from_sql);
   tcase_add_test(tc, test_store_held_by_another_process_is_read_beside_it);
   tcase_add_test(tc, test_damaged_store_says_repair_not_drop);
   tcase_add_test(tc, test_backup_is_the_store_as_of_the_call);

@@ -1065,7 +1065,7 @@ static void genFunc(Fz *f, Gen *g) {
   const char *zT = pick(g, 6) ? t->zBase : azOdd[pick(g, 8)];
   char *z;
   int i;
-  switch (pick(g, 12)) {
+  switch (pick(g, 14)) {
   case 0:
   case 1: {
     int nArg = t->nKey + (int)pick(g, 3) - 1;
@@ -1153,6 +1153,32 @@ static void genFunc(Fz *f, Gen *g) {
       break;
     }
     sqlite3_str_appendall(s, ")");
+    break;
+  case 11: { /* change a family, or try what cannot change */
+    static const char *const azClause[] = {
+        "FAMILY fz",
+        "FAMILY fz (q INT64) MAX VERSIONS 2",
+        "KEY (a STRING)",
+        "FAMILY",
+        "FAMILY st AGGREGATE SUM",
+        "FAMILY fz, STORE ''x''",
+        "FAMILY fz MAX AGE ''1d'' INTERSECTION"};
+    int nFam = 0;
+    while (t->azFam[nFam])
+      nFam++;
+    if (nFam && pick(g, 2)) {
+      sqlite3_str_appendf(
+          s, "SELECT wcs_alter('%s', 'FAMILY %s MAX VERSIONS %d')", zT,
+          t->azFam[pick(g, (unsigned)nFam)], (int)pick(g, 4));
+    } else {
+      sqlite3_str_appendf(s, "SELECT wcs_alter('%s', '%s')", zT,
+                          azClause[pick(g, 7)]);
+    }
+    break;
+  }
+  case 12:
+    sqlite3_str_appendf(s, "SELECT wcs_drop_family('%s', '%s')", zT,
+                        pick(g, 8) ? "fz" : "meta");
     break;
   default:
     sqlite3_str_appendall(s, "SELECT starts_with(");

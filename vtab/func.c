@@ -22,6 +22,9 @@
 **   wcs_backup(table, dir)            a consistent copy of the table's
 **                                     store in a new directory
 **   wcs_stats([table])                statistics as JSON
+**   wcs_alter(table, clauses)         add or change families (FAMILY
+**                                     clauses); the new schema text
+**   wcs_drop_family(table, family)    drop a family and its cells
 **
 ** The first five are pure: SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS. The
 ** ones that name a table read the store's catalog, and some write or
@@ -612,6 +615,151 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
 }
 
+/*
+** Make every connection to database zDb read its schema again at its next
+** statement, and so connect its wcs tables anew, with the columns of their
+** altered store tables: what SQLite's own DDL does, by a new schema
+** cookie. Best effort: where the cookie cannot be written (a read-only
+** database, SQLITE_DBCONFIG_DEFENSIVE), the tables whose columns changed
+** say so, and that the database is to be opened again (tabAdopt).
+*/
+static void schemaReload(sqlite3 *db, const char *zDb) {
+  char *zSql = sqlite3_mprintf("PRAGMA \"%w\".schema_version", zDb);
+  sqlite3_stmt *pStmt = NULL;
+  sqlite3_int64 v = -1;
+  if (zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) == SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    v = sqlite3_column_int64(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  if (v < 0 || v >= 0x7fffffff) return;
+  zSql = sqlite3_mprintf("PRAGMA \"%w\".schema_version = %lld", zDb, v + 1);
+  if (zSql) sqlite3_exec(db, zSql, NULL, NULL, NULL);
+  sqlite3_free(zSql);
+}
+
+/* An error of wcs_alter() or wcs_drop_family(): as resultErr, but a schema
+** that cannot work (WCS_SCHEMA) is reported as SQLITE_ERROR, not as
+** SQLITE_SCHEMA, which would make SQLite prepare and run the statement
+** again. */
+static void alterErr(sqlite3_context *ctx, const char *zFunc, int rc,
+                     const char *zMsg) {
+  resultErr(ctx, zFunc, rc, zMsg);
+  if (rc != WCS_NOMEM && wcsToSqlite(rc) == SQLITE_SCHEMA) {
+    sqlite3_result_error_code(ctx, SQLITE_ERROR);
+  }
+}
+
+/*
+** wcs_alter(table, clauses) and wcs_drop_family(table, family) (bDrop):
+** change the families of a table's store table (wcs_table_alter), as
+** Bigtable's createfamily, setgcpolicy and deletefamily do. clauses are
+** FAMILY clauses of the DDL grammar, joined by commas; each replaces the
+** family of that name, or adds it. Returns the table's new schema text.
+** Not inside a transaction: like DROP TABLE, the change is not undone by
+** ROLLBACK.
+*/
+static void alterFamilies(sqlite3_context *ctx, sqlite3_value **argv,
+                          int bDrop) {
+  const char *zFunc = bDrop ? "wcs_drop_family" : "wcs_alter";
+  WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
+  const char *zArg = (const char *)sqlite3_value_text(argv[1]);
+  ks_schema *pAdd = NULL;
+  wcs_table *t = NULL;
+  char *zErr = NULL, *zText = NULL, *z;
+  WcsTab *pTab;
+  int rc;
+  if (sqlite3_get_autocommit(pConn->db) == 0) {
+    z = sqlite3_mprintf("%s: not inside a transaction (a change of families "
+                        "is not undone by ROLLBACK); COMMIT or ROLLBACK first",
+                        zFunc);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    return;
+  }
+  pTab = tableArg(ctx, argv[0], zFunc, 1);
+  if (pTab == NULL) return;
+  if (zArg == NULL || zArg[0] == 0) {
+    z = sqlite3_mprintf(bDrop ? "%s: the second argument names a family"
+                              : "%s: the second argument holds FAMILY clauses "
+                                "(e.g. 'FAMILY meta MAX VERSIONS 1')",
+                        zFunc);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    return;
+  }
+  /* the store table's schema now (another connection may have changed it
+  ** since this one connected the table) */
+  rc = wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &t);
+  if (rc != WCS_OK) {
+    alterErr(ctx, zFunc, rc, wcs_engine_errmsg(pTab->pStore->pEng));
+    return;
+  }
+  if (t == NULL) {
+    z = sqlite3_mprintf("store table '%s' is missing", pTab->zStoreTable);
+    alterErr(ctx, zFunc, WCS_ERROR, z);
+    sqlite3_free(z);
+    return;
+  }
+  if (bDrop) {
+    if (ks_schema_family(wcs_table_schema(t), zArg) < 0) {
+      z = sqlite3_mprintf("%s: table %s has no family %s", zFunc, pTab->zName,
+                          zArg);
+      sqlite3_result_error(ctx, z, -1);
+      sqlite3_free(z);
+      goto done;
+    }
+  } else {
+    rc = ks_parse_text(zArg, &pAdd, &zErr);
+    if (rc != WCS_OK) {
+      alterErr(ctx, zFunc, rc, zErr);
+      goto done;
+    }
+    if (pAdd->bKeyClause || pAdd->nFamily == 0 || pAdd->zStore ||
+        pAdd->zTable || pAdd->iSync >= 0 || pAdd->bHistory ||
+        pAdd->iZstdLevel >= 0 || pAdd->nCacheBytes >= 0) {
+      z = sqlite3_mprintf(
+          "%s: give FAMILY clauses only (each adds a family or replaces the "
+          "one of its name: its declared columns and GC policy); %s",
+          zFunc,
+          pAdd->bKeyClause ? "a table's KEY cannot change"
+                           : "STORE, TABLE, SYNC, COMPRESSION, CACHE and "
+                             "HISTORY belong to CREATE VIRTUAL TABLE");
+      sqlite3_result_error(ctx, z, -1);
+      sqlite3_free(z);
+      goto done;
+    }
+  }
+  rc = ks_schema_merge_text(wcs_table_schema(t), pAdd, bDrop ? zArg : NULL,
+                            &zText);
+  if (rc == WCS_OK) {
+    rc = wcs_table_alter(pTab->pStore->pEng, pTab->zStoreTable, zText);
+  }
+  if (rc != WCS_OK) {
+    alterErr(ctx, zFunc, rc, wcs_engine_errmsg(pTab->pStore->pEng));
+    goto done;
+  }
+  schemaReload(pConn->db, pTab->zDb);
+  sqlite3_result_text(ctx, zText, -1, SQLITE_TRANSIENT);
+done:
+  wcs_table_close(t);
+  ks_schema_free(pAdd);
+  wcs_free(zErr);
+  free(zText);
+}
+
+static void alterFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  alterFamilies(ctx, argv, 0);
+}
+
+static void dropFamilyFunc(sqlite3_context *ctx, int argc,
+                           sqlite3_value **argv) {
+  (void)argc;
+  alterFamilies(ctx, argv, 1);
+}
+
 /* wcs_backup(table, dir): wcs_engine_backup of the store holding table
 ** into dir (relative: from the database file's directory, as STORE).
 ** Returns the copy's absolute path. */
@@ -781,6 +929,8 @@ int wcsRegisterFunctions(sqlite3 *db, WcsConn *pConn) {
       {"wcs_compact", 0, 0, compactFunc},
       {"wcs_compact", 1, 0, compactFunc},
       {"wcs_backup", 2, 0, backupFunc},
+      {"wcs_alter", 2, 0, alterFunc},
+      {"wcs_drop_family", 2, 0, dropFamilyFunc},
       {"wcs_stats", 0, 0, statsFunc},
       {"wcs_stats", 1, 0, statsFunc},
   };

@@ -2405,6 +2405,34 @@ struct WcsCursor {
   wcs_buf rangeEnd; /* the last key of such a range */
 };
 
+/*
+** The store table of pTab was altered (wcs_alter in another connection,
+** wcs_table_alter in another program of this process) since the handle
+** was opened: take the table as it is now, if SQLite's
+** declaration of its columns still holds (a GC policy changed, say);
+** otherwise every use says to open the database again, which declares the
+** new columns. (wcs_alter makes the connections on its database do that
+** at their next statement, where it can write the schema cookie.) Only
+** while no cursor or transaction of the connection uses the store: they
+** hold the old handle.
+*/
+static void tabRefresh(WcsTab *pTab) {
+  wcs_table *pOld = pTab->pTab, *t = NULL;
+  if (wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &t) != WCS_OK ||
+      t == NULL || wcs_table_id(t) != wcs_table_id(pOld)) {
+    /* dropped (and perhaps made again: another table), as the old
+    ** handle's uses say */
+    wcs_table_close(t);
+    return;
+  }
+  pTab->pTab = NULL;
+  tabAdopt(pTab, t,
+           "its store table was altered since this connection declared its "
+           "columns (wcs_alter, or another program); open this database "
+           "again to use it");
+  wcs_table_close(pOld);
+}
+
 /* A cursor opens on pTab: count it on the store, which a statement
 ** reading a store another process writes first brings up to date, when
 ** no other cursor of the connection reads it (storeFollow). */
@@ -2415,6 +2443,10 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
     char *zErr = NULL;
     storeFollow(pTab->pConn, st, 0, &zErr); /* keeps the old on failure */
     sqlite3_free(zErr);
+  }
+  if (pTab->pTab && st->nCursor == 0 && st->nActive == 0 &&
+      wcs_table_stale(pTab->pTab)) {
+    tabRefresh(pTab);
   }
   st->nCursor++;
   p->pCounted = st;
@@ -3297,6 +3329,20 @@ static int tabRetry(WcsTab *pTab) {
                   "stored schema has; open this database again to use it");
 }
 
+/* pTab is left without a table handle, and its schema may be that of the
+** handle its caller closes next: keep a copy of its own, which planning
+** still reads (every use then reports the reason, missingErr). On OOM the
+** table keeps the arguments it was declared with, if any. */
+static void keepSchema(WcsTab *pTab) {
+  ks_schema *pCopy = NULL;
+  if (pTab->pSchema == NULL || pTab->pSchema == pTab->pOwnSchema) return;
+  if (ks_schema_dup(pTab->pSchema, &pCopy) == WCS_OK) {
+    ks_schema_free(pTab->pOwnSchema);
+    pTab->pOwnSchema = pCopy;
+  }
+  pTab->pSchema = pTab->pOwnSchema;
+}
+
 /*
 ** Make table handle t pTab's (pTab->pTab is NULL, or closed by the caller
 ** after this). The columns were declared to SQLite once, and SQLite keeps
@@ -3312,6 +3358,7 @@ static int tabAdopt(WcsTab *pTab, wcs_table *t, const char *zStale) {
     pTab->zMissing =
         sqlite3_mprintf("store table '%s' is missing", pTab->zStoreTable);
     pTab->pTab = NULL;
+    keepSchema(pTab);
     return 0;
   }
   {
@@ -3324,6 +3371,7 @@ static int tabAdopt(WcsTab *pTab, wcs_table *t, const char *zStale) {
     pTab->zMissing = sqlite3_mprintf("%s", zStale);
     pTab->bStale = 1;
     pTab->pTab = NULL;
+    keepSchema(pTab);
     sqlite3_free(zSql);
     sqlite3_free(zErr);
     return 0;
