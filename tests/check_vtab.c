@@ -389,6 +389,30 @@ START_TEST(test_family_json_integers) {
 }
 END_TEST
 
+/* Family columns and declared JSON columns are JSON to SQLite's JSON
+** functions (the subtype they give their own results), so they nest as
+** objects, not as strings; STRING columns stay strings. */
+START_TEST(test_json_columns_nest_in_json_functions) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE j USING wcs(KEY (k STRING), "
+         "FAMILY f (doc JSON, s STRING), FAMILY g)");
+  OK(db, "CREATE VIRTUAL TABLE jh USING wcs(TABLE 'j', HISTORY)");
+  OK(db, "INSERT INTO j(k, doc, s, g) VALUES ('a', '{\"x\":[1,2]}', "
+         "'{\"y\":1}', '{\"n\":{\"$hex\":\"00ff\"}}')");
+  CHECK(db, "SELECT json_object('doc', doc, 's', s, 'g', g) FROM j",
+        "{\"doc\":{\"x\":[1,2]},\"s\":\"{\\\"y\\\":1}\","
+        "\"g\":{\"n\":{\"$hex\":\"00ff\"}}}");
+  CHECK(db, "SELECT json_group_array(f) FROM j",
+        "[{\"doc\":{\"x\":[1,2]},\"s\":\"{\\\"y\\\":1}\"}]");
+  CHECK(db, "SELECT json_group_array(value) FROM jh WHERE family = 'f'",
+        "[{\"x\":[1,2]},\"{\\\"y\\\":1}\"]");
+  /* the subtype does not change the value: text, equal to its JSON */
+  CHECK(db, "SELECT typeof(f), f = json(f), doc ->> '$.x[1]' FROM j",
+        "text|1|2");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_family_json_is_lossless_for_bytes) {
   sqlite3 *db = openDb(NULL);
   OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f)");
@@ -2501,6 +2525,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_cell_bytes_of_every_value_type_in_every_column_type);
   tcase_add_test(tc, test_family_json_is_lossless_for_bytes);
   tcase_add_test(tc, test_family_json_integers);
+  tcase_add_test(tc, test_json_columns_nest_in_json_functions);
   tcase_add_test(tc, test_insert_is_an_upsert_and_null_deletes);
   tcase_add_test(tc, test_conflict_clauses);
   tcase_add_test(tc, test_update_of_key_fields_moves_the_row_with_its_history);

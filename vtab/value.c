@@ -466,6 +466,9 @@ void wcsResultCell(sqlite3_context *ctx, const ks_qualifier *pQual, int eAgg,
        wcsJsonValid((const char *)p, (int)n))) {
     sqlite3_result_text(ctx, n ? (const char *)p : "", (int)n,
                         SQLITE_TRANSIENT);
+    if (pQual && pQual->eVType == KS_V_JSON) {
+      sqlite3_result_subtype(ctx, WCS_JSON_SUBTYPE);
+    }
     return;
   }
   sqlite3_result_blob(ctx, n ? p : (const void *)"", (int)n, SQLITE_TRANSIENT);

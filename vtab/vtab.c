@@ -4516,6 +4516,7 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       }
       sqlite3_result_text(ctx, (const char *)p->out.a, (int)p->out.n,
                           SQLITE_TRANSIENT);
+      sqlite3_result_subtype(ctx, WCS_JSON_SUBTYPE);
     }
     return SQLITE_OK;
   }

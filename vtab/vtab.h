@@ -33,6 +33,12 @@
 extern const sqlite3_api_routines *sqlite3_api;
 #endif
 
+/* The subtype SQLite's JSON functions give their results, and by which
+** they take an argument as JSON rather than as a string: family columns
+** and valid text of declared JSON columns carry it, so that
+** json_object('stats', stats) nests the object. */
+#define WCS_JSON_SUBTYPE 74 /* 'J' */
+
 typedef struct WcsConn WcsConn;
 typedef struct WcsStore WcsStore;
 /* A declared qualifier column as xColumn's common case needs it: one
