@@ -400,6 +400,18 @@ static int putFamily(wcs_buf *b, const ks_schema *s, int iFam,
   return rc;
 }
 
+/* End text b of a schema: on success (rc WCS_OK) NUL-terminate it and
+** hand it over as *pzText; otherwise free it. */
+static int textDone(wcs_buf *b, int rc, char **pzText) {
+  if (rc == WCS_OK) rc = wcs_buf_append(b, "", 1);
+  if (rc != WCS_OK) {
+    wcs_buf_free(b);
+    return rc;
+  }
+  *pzText = (char *)b->a;
+  return WCS_OK;
+}
+
 int ks_schema_merge_text(const ks_schema *pCur, const ks_schema *pAdd,
                          const char *zDrop, char **pzText) {
   wcs_buf b = {0};
@@ -426,13 +438,7 @@ int ks_schema_merge_text(const ks_schema *pCur, const ks_schema *pAdd,
     if (rc == WCS_OK) rc = putFamily(&b, pAdd, i, NULL);
   }
 #undef SEP
-  if (rc == WCS_OK) rc = wcs_buf_append(&b, "", 1);
-  if (rc != WCS_OK) {
-    wcs_buf_free(&b);
-    return rc;
-  }
-  *pzText = (char *)b.a;
-  return WCS_OK;
+  return textDone(&b, rc, pzText);
 }
 
 int ks_schema_text(const ks_schema *s, char **pzText) {
@@ -490,11 +496,5 @@ int ks_schema_text(const ks_schema *s, char **pzText) {
     if (rc == WCS_OK) rc = putStr(&b, "HISTORY");
   }
 #undef SEP
-  if (rc == WCS_OK) rc = wcs_buf_append(&b, "", 1);
-  if (rc != WCS_OK) {
-    wcs_buf_free(&b);
-    return rc;
-  }
-  *pzText = (char *)b.a;
-  return WCS_OK;
+  return textDone(&b, rc, pzText);
 }
