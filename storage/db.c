@@ -3131,11 +3131,8 @@ static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     /* kept open, so that a check for the writer's progress is a stat of
     ** each (followState); opened before the check below, so that they
     ** are the files it vouches for */
-    char zName[40], *z;
-    snprintf(zName, sizeof zName, "MANIFEST-%06llu",
-             (unsigned long long)vset_manifest_number(db->pVs));
+    char *z = vset_manifest_path(db->pVs, vset_manifest_number(db->pVs));
     db->nFollowMan = vset_manifest_end(db->pVs);
-    z = wcs_path_join(db->zDir, zName);
     if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     if (rc == WCS_OK) {
       rc = db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &db->pFollowMan, pzErr);

@@ -540,9 +540,6 @@ static int memSync(wcs_file *pf, char **pzErr) {
   return WCS_OK;
 }
 
-/* (Memory stores have no followers: a deleted file reads as present.) */
-static int memStat(wcs_file *pf, uint64_t *pnSize, int *pbGone, char **pzErr);
-
 static int memSize(wcs_file *pf, uint64_t *pnSize, char **pzErr) {
   MemNode *m = ((MemFile *)pf)->pNode;
   (void)pzErr;
@@ -552,6 +549,7 @@ static int memSize(wcs_file *pf, uint64_t *pnSize, char **pzErr) {
   return WCS_OK;
 }
 
+/* (Memory stores have no followers: a deleted file reads as present.) */
 static int memStat(wcs_file *pf, uint64_t *pnSize, int *pbGone, char **pzErr) {
   *pbGone = 0;
   return memSize(pf, pnSize, pzErr);

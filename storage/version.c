@@ -164,6 +164,13 @@ char *vset_file_path(const wcs_vset *vs, uint64_t iFile, const char *zExt) {
   return z;
 }
 
+char *vset_manifest_path(const wcs_vset *vs, uint64_t iManifest) {
+  char zName[40];
+  snprintf(zName, sizeof zName, "MANIFEST-%06llu",
+           (unsigned long long)iManifest);
+  return wcs_path_join(vs->zDir, zName);
+}
+
 static wcs_fmeta *fmetaAlloc(wcs_vset *vs) {
   wcs_fmeta *f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
@@ -1301,14 +1308,11 @@ static void walApply(wcs_vset *vs, const wcs_vedit *e, uint64_t iLog) {
 
 /* Replay manifest iManifest into vs->pCurrent. */
 static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
-  char zName[64];
   char *zPath;
   wal_reader *r = NULL;
   wcs_version *v = NULL;
   int rc, bFormat = 0, bLog = 0, bNext = 0, bSeq = 0;
-  snprintf(zName, sizeof zName, "MANIFEST-%06llu",
-           (unsigned long long)iManifest);
-  zPath = wcs_path_join(vs->zDir, zName);
+  zPath = vset_manifest_path(vs, iManifest);
   if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   rc = wal_reader_open(vs->pEnv, zPath, &r, pzErr);
   if (rc == WCS_CANTOPEN) {
@@ -1527,12 +1531,7 @@ int vset_moved_on(wcs_vset *vs, int *pbMoved, char **pzErr) {
     return WCS_OK;
   }
   if (iManifest != vs->iManifest) return WCS_OK;
-  {
-    char zName[40];
-    snprintf(zName, sizeof zName, "MANIFEST-%06llu",
-             (unsigned long long)vs->iManifest);
-    zPath = wcs_path_join(vs->zDir, zName);
-  }
+  zPath = vset_manifest_path(vs, vs->iManifest);
   if (zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   rc = vs->pEnv->xOpen(vs->pEnv, zPath, WCS_OPEN_READ, &f, NULL);
   if (rc == WCS_OK) rc = vs->pEnv->xSize(f, &nSize, NULL);

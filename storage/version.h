@@ -227,6 +227,9 @@ uint64_t vset_log(const wcs_vset *);
 uint64_t vset_last_seq(const wcs_vset *);
 void vset_set_last_seq(wcs_vset *, uint64_t);
 uint64_t vset_manifest_number(const wcs_vset *);
+/* Path of manifest iManifest in the store's directory (malloc'd; NULL if
+** out of memory). */
+char *vset_manifest_path(const wcs_vset *, uint64_t iManifest);
 uint64_t vset_next_file(const wcs_vset *);
 void vset_mark_file_used(wcs_vset *, uint64_t iFile);
 const char *vset_dir(const wcs_vset *);

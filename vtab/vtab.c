@@ -2405,32 +2405,57 @@ struct WcsCursor {
   wcs_buf rangeEnd; /* the last key of such a range */
 };
 
+/* The handle of pTab's store table in engine pEng as it is now, if it is
+** the same table as pTab's handle: an alter keeps a table's id, while a
+** table dropped and made again under the name is another table, which
+** the DROP rule keeps the virtual tables of the old one from reaching.
+** NULL otherwise (dropped, another table, or an error). */
+static wcs_table *sameTable(WcsTab *pTab, wcs_engine *pEng) {
+  wcs_table *t = NULL;
+  if (wcs_table_open(pEng, pTab->zStoreTable, &t) != WCS_OK) return NULL;
+  if (t && wcs_table_id(t) != wcs_table_id(pTab->pTab)) {
+    wcs_table_close(t);
+    t = NULL;
+  }
+  return t;
+}
+
+/* Replace pTab's handle by t (sameTable; NULL: the table is gone), if
+** SQLite's declaration of its columns still holds (tabAdopt), and close
+** the old handle. */
+static void tabSwap(WcsTab *pTab, wcs_table *t, const char *zStale) {
+  wcs_table *pOld = pTab->pTab;
+  pTab->pTab = NULL;
+  tabAdopt(pTab, t, zStale);
+  wcs_table_close(pOld);
+}
+
 /*
 ** The store table of pTab was altered (wcs_alter in another connection,
 ** wcs_table_alter in another program of this process) since the handle
-** was opened: take the table as it is now, if SQLite's
-** declaration of its columns still holds (a GC policy changed, say);
-** otherwise every use says to open the database again, which declares the
-** new columns. (wcs_alter makes the connections on its database do that
-** at their next statement, where it can write the schema cookie.) Only
-** while no cursor or transaction of the connection uses the store: they
-** hold the old handle.
+** was opened: take the table as it is now, if SQLite's declaration of
+** its columns still holds (a GC policy changed, say); otherwise every use
+** says to open the database again, which declares the new columns.
+** (wcs_alter makes the connections on its database do that at their next
+** statement, where it can write the schema cookie.) A table dropped keeps
+** its old handle, whose uses say so. Only while no cursor or transaction
+** of the connection uses the store: they hold the old handle.
 */
 static void tabRefresh(WcsTab *pTab) {
-  wcs_table *pOld = pTab->pTab, *t = NULL;
-  if (wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &t) != WCS_OK ||
-      t == NULL || wcs_table_id(t) != wcs_table_id(pOld)) {
-    /* dropped (and perhaps made again: another table), as the old
-    ** handle's uses say */
-    wcs_table_close(t);
-    return;
-  }
-  pTab->pTab = NULL;
-  tabAdopt(pTab, t,
-           "its store table was altered since this connection declared its "
-           "columns (wcs_alter, or another program); open this database "
-           "again to use it");
-  wcs_table_close(pOld);
+  wcs_table *t = sameTable(pTab, pTab->pStore->pEng);
+  if (t == NULL) return;
+  tabSwap(pTab, t,
+          "its store table was altered since this connection declared its "
+          "columns (wcs_alter, or another program); open this database "
+          "again to use it");
+}
+
+void wcsStoreFresh(WcsTab *pTab) {
+  WcsStore *st = pTab->pStore;
+  char *zErr = NULL;
+  /* (a follower that cannot be opened again now is kept) */
+  if (st && st->bFollow) storeFollow(pTab->pConn, st, 0, &zErr);
+  sqlite3_free(zErr);
 }
 
 /* A cursor opens on pTab: count it on the store, which a statement
@@ -2439,11 +2464,7 @@ static void tabRefresh(WcsTab *pTab) {
 static void cursorCount(WcsTab *pTab, WcsCursor *p) {
   WcsStore *st = pTab->pStore;
   if (st == NULL) return;
-  if (st->bFollow) {
-    char *zErr = NULL;
-    storeFollow(pTab->pConn, st, 0, &zErr); /* keeps the old on failure */
-    sqlite3_free(zErr);
-  }
+  wcsStoreFresh(pTab);
   if (pTab->pTab && st->nCursor == 0 && st->nActive == 0 &&
       wcs_table_stale(pTab->pTab)) {
     tabRefresh(pTab);
@@ -2455,13 +2476,6 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
 int wcsStoreWritable(WcsConn *pConn, WcsStore *pStore, char **pzErr) {
   if (pStore == NULL || !pStore->bFollow) return SQLITE_OK;
   return storeFollow(pConn, pStore, 1, pzErr);
-}
-
-void wcsStoreFresh(WcsTab *pTab) {
-  WcsStore *st = pTab->pStore;
-  char *zErr = NULL;
-  if (st && st->bFollow) storeFollow(pTab->pConn, st, 0, &zErr);
-  sqlite3_free(zErr);
 }
 
 /* xOpen: the table's spare cursor if it has one (a prepared statement
@@ -3356,7 +3370,7 @@ static int tabAdopt(WcsTab *pTab, wcs_table *t, const char *zStale) {
   if (t == NULL) { /* no such table in the store (any more) */
     sqlite3_free(pTab->zMissing);
     pTab->zMissing =
-        sqlite3_mprintf("store table '%s' is missing", pTab->zStoreTable);
+        sqlite3_mprintf("the store has no table of that name (any more)");
     pTab->pTab = NULL;
     keepSchema(pTab);
     return 0;
@@ -3434,14 +3448,10 @@ static int storeFollow(WcsConn *pConn, WcsStore *s, int bWrite, char **pzErr) {
   s->pEng = pNew;
   s->bFollow = !bWrite;
   for (pTab = pConn->pTab; pTab; pTab = pTab->pNextTab) {
-    wcs_table *pOldTab = pTab->pTab, *t = NULL;
-    if (pTab->pStore != s || pOldTab == NULL) continue;
-    pTab->pTab = NULL;
-    if (wcs_table_open(pNew, pTab->zStoreTable, &t) != WCS_OK) t = NULL;
-    tabAdopt(pTab, t, /* t NULL: the writer dropped the table */
-             "the process writing the store changed the table's "
-             "schema; open this database again to use it");
-    wcs_table_close(pOldTab);
+    if (pTab->pStore != s || pTab->pTab == NULL) continue;
+    tabSwap(pTab, sameTable(pTab, pNew), /* NULL: the writer dropped it */
+            "the process writing the store changed the table's "
+            "schema; open this database again to use it");
   }
   pConn->nGen++;
   wcs_engine_close(pOld);
