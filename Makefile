@@ -15,6 +15,11 @@
 #                    libwcs.a and libwcscore.a, wcs.h, the shell, wcs.pc.
 #                    With PREFIX=/usr the module lands in the loader's
 #                    search path, so `.load wcs` works from any directory
+#
+# The optimised builds (bench, install) are profile-guided: the library is
+# built instrumented, bench/pgo_train runs a mixed SQL workload through
+# both copies of the module (linked and loadable), and the build is made
+# again with the profile that left. PGO=0 builds them in one plain pass.
 
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD    ?= build
@@ -23,6 +28,7 @@ PKGS      = cmake make gcc pkg-config libsqlite3-dev sqlite3 libzstd-dev \
             libclang-rt-14-dev tmux
 BENCH_PKGS = librocksdb-dev
 PREFIX   ?= /usr/local
+PGO      ?= 1
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 define install_missing
@@ -34,6 +40,26 @@ define install_missing
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+endef
+
+# An optimised (Release) build in directory $(1), with CMake arguments $(2):
+# profile-guided unless PGO=0 (see above).
+define optimised_build
+	@if [ "$(PGO)" = 1 ]; then \
+	  set -e; \
+	  echo "profile-guided build in $(1): instrumented pass, training run"; \
+	  rm -rf $(1)/pgo-profile $(1)/pgo-train; \
+	  cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=Release -DWCS_PGO=GENERATE \
+	    $(2) >/dev/null; \
+	  cmake --build $(1) -j $(JOBS) --target pgo_train wcs >/dev/null; \
+	  $(1)/pgo_train $(1)/pgo-train; \
+	  $(1)/pgo_train $(1)/pgo-train 150000 $(1)/wcs; \
+	  cmake -S . -B $(1) -DWCS_PGO=USE >/dev/null; \
+	else \
+	  cmake -S . -B $(1) -DCMAKE_BUILD_TYPE=Release -DWCS_PGO= \
+	    $(2) >/dev/null; \
+	fi
+	cmake --build $(1) -j $(JOBS)
 endef
 
 .PHONY: deps bench-deps build demo test test-plain test-asan test-fuzz bench crashtest visual install clean
@@ -71,9 +97,7 @@ test-fuzz: deps
 	cd build-fuzz && ctest --output-on-failure -L fuzz
 
 bench: bench-deps
-	cmake -S . -B build-bench -DWCS_BENCH=ON -DWCS_TESTS=OFF \
-	  -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build build-bench -j $(JOBS)
+	$(call optimised_build,build-bench,-DWCS_BENCH=ON -DWCS_TESTS=OFF)
 	cd build-bench && ../bench/run.sh
 
 crashtest: build
@@ -85,9 +109,8 @@ visual: build
 	./tests/visual.sh $(BUILD)
 
 install: deps
-	cmake -S . -B build-release -DWCS_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
-	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
-	cmake --build build-release -j $(JOBS)
+	$(call optimised_build,build-release,-DWCS_TESTS=OFF \
+	  -DCMAKE_INSTALL_PREFIX=$(PREFIX))
 	DESTDIR=$(DESTDIR) cmake --install build-release
 
 clean:
