@@ -17,9 +17,10 @@
 **   pgo_train DIR [ROWS [MODULE]]
 **
 ** DIR is made (it must not exist) and removed at the end; ROWS (default
-** 150000) sets the size of the main table. The module is the one linked in
-** (wcs_register), or with MODULE the loadable one at that path (the build
-** compiles the SQL module twice, and each copy needs its own profile).
+** 150000, at least 10000) sets the size of the main table. The module is
+** the one linked in (wcs_register), or with MODULE the loadable one at
+** that path (the build compiles the SQL module twice, and each copy needs
+** its own profile).
 ** Exit status 0 if every statement did what it should.
 */
 #include <sqlite3.h>
@@ -100,6 +101,19 @@ static long drain(sqlite3 *db, sqlite3_stmt *st) {
 
 static const char *zModule; /* MODULE, or NULL: the linked-in one */
 
+/* Run the bound INSERT or UPDATE st, the i-th of a transaction's
+** statements; with nEvery, COMMIT and BEGIN again after every nEvery. */
+static void stepRow(sqlite3 *db, sqlite3_stmt *st, long i, long nEvery) {
+  if (sqlite3_step(st) != SQLITE_DONE) {
+    die("%s: %s", sqlite3_sql(st), sqlite3_errmsg(db));
+  }
+  sqlite3_reset(st);
+  if (nEvery && (i + 1) % nEvery == 0) {
+    exec(db, "COMMIT");
+    exec(db, "BEGIN");
+  }
+}
+
 static sqlite3 *openDb(const char *zPath) {
   sqlite3 *db = NULL;
   char *zErr = NULL;
@@ -164,8 +178,7 @@ static void loadEvents(sqlite3 *db, long nRow) {
       sqlite3_bind_null(st, 7);
     }
     sqlite3_bind_int64(st, 8, (int64_t)(rnd() % 50));
-    if (sqlite3_step(st) != SQLITE_DONE) die("%s", sqlite3_errmsg(db));
-    sqlite3_reset(st);
+    stepRow(db, st, i, 0);
   }
   exec(db, "COMMIT");
   /* new versions of a quarter of the rows, in random order, a COMMIT
@@ -189,12 +202,7 @@ static void loadEvents(sqlite3 *db, long nRow) {
     bindEv(st, &e);
     sqlite3_bind_int64(st, 4, 1 + (int64_t)(rnd() % 5));
     sqlite3_bind_int64(st, 5, (int64_t)(rnd() % 1000));
-    if (sqlite3_step(st) != SQLITE_DONE) die("%s", sqlite3_errmsg(db));
-    sqlite3_reset(st);
-    if ((i + 1) % 2000 == 0) {
-      exec(db, "COMMIT");
-      exec(db, "BEGIN");
-    }
+    stepRow(db, st, i, 2000);
   }
   exec(db, "COMMIT");
   sqlite3_finalize(st);
@@ -219,12 +227,7 @@ static void loadSeries(sqlite3 *db, long nRow) {
     sqlite3_bind_int64(st, 2, (int64_t)k - nRow / 2);
     sqlite3_bind_blob(st, 3, aBlob, (int)(8 + k % 16), SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 4, azKind[k % 4], -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) die("%s", sqlite3_errmsg(db));
-    sqlite3_reset(st);
-    if ((i + 1) % 10000 == 0) {
-      exec(db, "COMMIT");
-      exec(db, "BEGIN");
-    }
+    stepRow(db, st, i, 10000);
   }
   exec(db, "COMMIT");
   sqlite3_finalize(st);
@@ -302,8 +305,8 @@ int main(int argc, char **argv) {
   char zDb[4200], zCmd[4300];
   long nRow = argc > 2 ? atol(argv[2]) : 150000;
   sqlite3 *db;
-  if (argc < 2 || nRow < 1000) {
-    die("usage: pgo_train DIR [ROWS (>= 1000) [MODULE]]");
+  if (argc < 2 || nRow < 10000) {
+    die("usage: pgo_train DIR [ROWS (>= 10000) [MODULE]]");
   }
   zModule = argc > 3 ? argv[3] : NULL;
   bVerbose = getenv("WCS_TRAIN_VERBOSE") != NULL;
