@@ -135,7 +135,7 @@ static sqlite3 *openDb(const char *zPath) {
 ** microseconds that grows with i within a user. */
 typedef struct Ev {
   int iTenant;
-  char zUser[8];
+  char zUser[24];
   int64_t ts;
 } Ev;
 
