@@ -9,9 +9,10 @@
 ** compaction, and reads after a reopen.
 **
 ** It deliberately does not run the benchmark's table: its tables have
-** other key schemas (a reversed timestamp, an ORDERED CODE key), other
-** families and other value types, so that the profile says which paths
-** are hot in general, not on one workload.
+** other key schemas (a reversed timestamp, an ORDERED CODE key) and other
+** families (text, floats, counters as 8-byte big-endian INT64 — Bigtable's
+** default —, DECIMAL text, bytes, JSON, a GC policy), so that the profile
+** says which paths are hot in general, not on one workload.
 **
 ** USAGE
 **   pgo_train DIR [ROWS [MODULE]]
@@ -213,8 +214,8 @@ static void loadEvents(sqlite3 *db, long nRow) {
 }
 
 static void loadSeries(sqlite3 *db, long nRow) {
-  sqlite3_stmt *st =
-      prep(db, "INSERT INTO series(region, seq, x, y) VALUES (?, ?, ?, ?)");
+  sqlite3_stmt *st = prep(db, "INSERT INTO series(region, seq, x, y, z) "
+                              "VALUES (?, ?, ?, ?, ?)");
   long i;
   uint8_t aBlob[24];
   exec(db, "BEGIN");
@@ -227,6 +228,7 @@ static void loadSeries(sqlite3 *db, long nRow) {
     sqlite3_bind_int64(st, 2, (int64_t)k - nRow / 2);
     sqlite3_bind_blob(st, 3, aBlob, (int)(8 + k % 16), SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 4, azKind[k % 4], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, (int64_t)(k % 1000000));
     stepRow(db, st, i, 10000);
   }
   exec(db, "COMMIT");
@@ -242,6 +244,7 @@ static void reads(sqlite3 *db, long nRow, long nQ) {
       "ts = ?3",
       /* prefix, range and reverse scans of one user */
       "SELECT ts, amount FROM events WHERE tenant = ?1 AND usr = ?2",
+      "SELECT sum(n) FROM events WHERE tenant = ?1 AND usr = ?2",
       "SELECT count(*), sum(n) FROM events WHERE tenant = ?1 AND usr = ?2 "
       "AND ts BETWEEN ?3 AND ?3 + 3600000000",
       "SELECT ts, kind FROM events WHERE tenant = ?1 AND usr = ?2 "
@@ -265,9 +268,11 @@ static void reads(sqlite3 *db, long nRow, long nQ) {
   };
   static const char *azWide[] = {
       "SELECT kind, count(*), avg(amount) FROM events GROUP BY kind",
+      "SELECT count(*), sum(n), max(amount) FROM events",
       "SELECT count(*), max(score) FROM events WHERE usr = 'u0004'",
       "SELECT tenant, count(DISTINCT usr) FROM events GROUP BY tenant",
-      "SELECT count(*), sum(length(x)) FROM series WHERE region = 'acme'",
+      "SELECT count(*), sum(length(x)), max(z) FROM series WHERE region = "
+      "'acme'",
       "SELECT seq, y FROM series WHERE region = 'globex' AND seq BETWEEN "
       "-500 AND 500 ORDER BY seq DESC",
       "SELECT e.kind, s.y FROM events e JOIN series s ON s.region = e.tenant "
@@ -320,14 +325,14 @@ int main(int argc, char **argv) {
   exec(db, "CREATE VIRTUAL TABLE events USING wcs("
            "KEY (tenant STRING, usr STRING, ts INT64 REVERSED DECIMAL(17)) "
            "DELIMITED BY '#', "
-           "FAMILY e (kind STRING, amount FLOAT64, n INT64 DECIMAL(6)), "
+           "FAMILY e (kind STRING, amount FLOAT64, n INT64), "
            "FAMILY attrs, FAMILY c (score INT64) MAX VERSIONS 3, "
            "SYNC NORMAL)");
   exec(db, "CREATE VIRTUAL TABLE events_history USING wcs(TABLE 'events', "
            "HISTORY)");
   exec(db, "CREATE VIRTUAL TABLE series USING wcs("
            "KEY (region STRING, seq INT64) ORDERED CODE, "
-           "FAMILY v (x BYTES, y STRING))");
+           "FAMILY v (x BYTES, y STRING, z INT64 DECIMAL(6)))");
   loadEvents(db, nRow);
   loadSeries(db, nRow / 3);
   reads(db, nRow, 300); /* with memtables and several files */

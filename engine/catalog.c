@@ -59,6 +59,18 @@ int eng_err_db(wcs_db *db, int rc, const char *zWhat) {
 
 void eng_err_clear(void) { eng_err_take(WCS_OK, NULL); }
 
+/* When the library is unloaded (the loadable module's dlclose, or the
+** program's exit): the unloading thread's message and warning are freed,
+** since after a dlclose nothing could reach them. */
+#if defined(__GNUC__)
+__attribute__((destructor)) static void err_at_unload(void) {
+  free(tls_zErr);
+  tls_zErr = NULL;
+  free(tls_zWarn);
+  tls_zWarn = NULL;
+}
+#endif
+
 const char *wcs_engine_errmsg(wcs_engine *pEng) {
   (void)pEng;
   return tls_zErr ? tls_zErr : "";

@@ -301,7 +301,7 @@ static void heat_seed(wcs_engine *pEng, const EngDef *d, HeatSeed *pOut) {
   if (rc == WCS_OK && iBest >= 0 && nBest >= ENG_HEAT_SEED_BYTES) {
     /* bisection by bytes over the 8 bytes after the common prefix */
     size_t nCp = 0;
-    uint64_t xLo, xHi;
+    uint64_t xLo = 0, xHi = 0; /* (read only when rc is WCS_OK) */
     rc = seed_ends(db, &lo, &hi, &first, &last);
     if (rc == WCS_OK) {
       while (nCp < first.n && nCp < last.n && first.a[nCp] == last.a[nCp]) {

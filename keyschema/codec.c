@@ -629,7 +629,9 @@ static int appendEscaped(wcs_buf *b, const ks_view *v) {
       iRun = i + 1;
     }
   }
-  if (rc == WCS_OK) rc = wcs_buf_append(b, v->p + iRun, (size_t)(v->n - iRun));
+  if (rc == WCS_OK && v->n > iRun) {
+    rc = wcs_buf_append(b, v->p + iRun, (size_t)(v->n - iRun));
+  }
   return rc;
 }
 
@@ -906,7 +908,7 @@ static int encodeFlat(const ks_schema *s, const ks_value *aVal, int bSalt,
                         ? (size_t)pVal->n
                         : KS_FIELD_INT_MAX;
     uint8_t *z;
-    ks_view v;
+    ks_view v = {NULL, 0}; /* (set by fieldBytes when it succeeds) */
     if (nField > KS_MAX_KEY) return -1;
     if (o + (size_t)nDelim + nField > pOut->nAlloc) {
       pOut->n = o; /* wcs_buf_reserve counts from n */
