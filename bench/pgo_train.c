@@ -140,14 +140,13 @@ typedef struct Ev {
   int64_t ts;
 } Ev;
 
-static long nUser; /* users per tenant */
-static long nPerUser;
+#define PER_USER 300 /* rows of one user: one tenant#user prefix */
 
 static void evAt(long i, Ev *e) {
-  long u = i / nPerUser;
+  long u = i / PER_USER;
   e->iTenant = (int)(u % 5);
   snprintf(e->zUser, sizeof e->zUser, "u%04lx", u / 5);
-  e->ts = 1700000000000000LL + (int64_t)(i % nPerUser) * 60000000LL;
+  e->ts = 1700000000000000LL + (int64_t)(i % PER_USER) * 60000000LL;
 }
 
 static void bindEv(sqlite3_stmt *st, const Ev *e) {
@@ -235,36 +234,51 @@ static void loadSeries(sqlite3 *db, long nRow) {
   sqlite3_finalize(st);
 }
 
-/* The reads: each statement run nQ times with random arguments. */
+/* The reads: each statement of one user's rows run nQ / nDiv times with
+** random arguments, each of the others once. */
 static void reads(sqlite3 *db, long nRow, long nQ) {
-  static const char *azUser[] = {
-      /* 1 point lookups, all columns and one family */
-      "SELECT * FROM events WHERE tenant = ?1 AND usr = ?2 AND ts = ?3",
-      "SELECT kind, amount FROM events WHERE tenant = ?1 AND usr = ?2 AND "
-      "ts = ?3",
+  static const struct {
+    const char *zSql;
+    int nDiv; /* runs: nQ / nDiv (a scan of many users runs less often) */
+  } aUser[] = {
+      /* point lookups, all columns and one family */
+      {"SELECT * FROM events WHERE tenant = ?1 AND usr = ?2 AND ts = ?3", 1},
+      {"SELECT kind, amount FROM events WHERE tenant = ?1 AND usr = ?2 AND "
+       "ts = ?3",
+       1},
       /* prefix, range and reverse scans of one user */
-      "SELECT ts, amount FROM events WHERE tenant = ?1 AND usr = ?2",
-      "SELECT sum(n) FROM events WHERE tenant = ?1 AND usr = ?2",
-      "SELECT count(*), sum(n) FROM events WHERE tenant = ?1 AND usr = ?2 "
-      "AND ts BETWEEN ?3 AND ?3 + 3600000000",
-      "SELECT ts, kind FROM events WHERE tenant = ?1 AND usr = ?2 "
-      "ORDER BY ts DESC LIMIT 8",
-      "SELECT ts, score FROM events WHERE tenant = ?1 AND usr = ?2 "
-      "ORDER BY ts LIMIT 20 OFFSET 5",
-      /* multi-point, LIKE prefix, _key, starts_with */
-      "SELECT n FROM events WHERE tenant = ?1 AND usr IN (?2, 'u0002', "
-      "'u0003') AND ts = ?3",
-      "SELECT count(*) FROM events WHERE tenant = ?1 AND usr LIKE 'u000%' "
-      "AND ?2 IS NOT NULL AND ?3 IS NOT NULL",
-      "SELECT _key, kind FROM events WHERE starts_with(_key, ?1 || '#' || ?2)",
+      {"SELECT ts, amount FROM events WHERE tenant = ?1 AND usr = ?2", 1},
+      {"SELECT sum(n) FROM events WHERE tenant = ?1 AND usr = ?2", 1},
+      {"SELECT count(*), sum(n) FROM events WHERE tenant = ?1 AND usr = ?2 "
+       "AND ts BETWEEN ?3 AND ?3 + 3600000000",
+       1},
+      {"SELECT ts, kind FROM events WHERE tenant = ?1 AND usr = ?2 "
+       "ORDER BY ts DESC LIMIT 8",
+       1},
+      {"SELECT ts, score FROM events WHERE tenant = ?1 AND usr = ?2 "
+       "ORDER BY ts LIMIT 20 OFFSET 5",
+       1},
+      /* multi-point, a LIKE prefix over 16 users, _key, starts_with */
+      {"SELECT n FROM events WHERE tenant = ?1 AND usr IN (?2, 'u0002', "
+       "'u0003') AND ts = ?3",
+       1},
+      {"SELECT count(*) FROM events WHERE tenant = ?1 AND usr LIKE 'u000%' "
+       "AND ?2 IS NOT NULL AND ?3 IS NOT NULL",
+       10},
+      {"SELECT _key, kind FROM events WHERE starts_with(_key, ?1 || '#' || "
+       "?2)",
+       1},
       /* the family column, its JSON and the value functions */
-      "SELECT attrs ->> 'src', json_extract(attrs, '$.v') FROM events WHERE "
-      "tenant = ?1 AND usr = ?2 AND attrs IS NOT NULL",
-      "SELECT map_keys(e), to_int64(c ->> 'score') FROM events WHERE "
-      "tenant = ?1 AND usr = ?2 LIMIT 10",
+      {"SELECT attrs ->> 'src', json_extract(attrs, '$.v') FROM events WHERE "
+       "tenant = ?1 AND usr = ?2 AND attrs IS NOT NULL",
+       1},
+      {"SELECT map_keys(e), to_int64(c ->> 'score') FROM events WHERE "
+       "tenant = ?1 AND usr = ?2 LIMIT 10",
+       1},
       /* history */
-      "SELECT qualifier, _timestamp, value FROM events_history WHERE "
-      "tenant = ?1 AND usr = ?2 AND family = 'c'",
+      {"SELECT qualifier, _timestamp, value FROM events_history WHERE "
+       "tenant = ?1 AND usr = ?2 AND family = 'c'",
+       1},
   };
   static const char *azWide[] = {
       "SELECT kind, count(*), avg(amount) FROM events GROUP BY kind",
@@ -282,19 +296,20 @@ static void reads(sqlite3 *db, long nRow, long nQ) {
   };
   size_t k;
   long q;
-  for (k = 0; k < sizeof azUser / sizeof azUser[0]; k++) {
-    sqlite3_stmt *st = prep(db, azUser[k]);
+  for (k = 0; k < sizeof aUser / sizeof aUser[0]; k++) {
+    sqlite3_stmt *st = prep(db, aUser[k].zSql);
     long nGot = 0;
     double t0 = now();
-    /* the LIKE scan reads 16 users a time: a tenth of the runs */
-    for (q = 0; q < (strstr(azUser[k], "LIKE") ? nQ / 10 : nQ); q++) {
+    for (q = 0; q < nQ / aUser[k].nDiv; q++) {
       Ev e;
       evAt((long)(rnd() % (uint64_t)nRow), &e);
       bindEv(st, &e);
       nGot += drain(db, st);
     }
-    if (nGot == 0) die("no rows from %s", azUser[k]);
-    if (bVerbose) fprintf(stderr, "%8.3f s  %s\n", now() - t0, azUser[k]);
+    if (nGot == 0) die("no rows from %s", aUser[k].zSql);
+    if (bVerbose) {
+      fprintf(stderr, "%8.3f s  %s\n", now() - t0, aUser[k].zSql);
+    }
     sqlite3_finalize(st);
   }
   for (k = 0; k < sizeof azWide / sizeof azWide[0]; k++) {
@@ -317,8 +332,6 @@ int main(int argc, char **argv) {
   bVerbose = getenv("WCS_TRAIN_VERBOSE") != NULL;
   if (mkdir(argv[1], 0777) != 0)
     die("cannot make %s (it must not exist)", argv[1]);
-  nPerUser = 300;
-  nUser = nRow / nPerUser;
   snprintf(zDb, sizeof zDb, "%s/train.db", argv[1]);
 
   db = openDb(zDb);
