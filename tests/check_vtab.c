@@ -1349,6 +1349,24 @@ START_TEST(test_value_functions) {
   CHECK_ERR(db, "SELECT to_int64('{\"$hex\":\"0000000000000001\",\"a\":1}')",
             "expected 8 bytes, got 33");
   CHECK(db, "SELECT to_int64('12345678')", "3544952156018063160");
+  /* JSON numbers (the JSON subtype's TEXT, as -> gives them) are numbers:
+  ** an aggregate cell, a number inside a declared JSON column */
+  OK(db, "CREATE VIRTUAL TABLE agg USING wcs(KEY (k STRING), "
+         "FAMILY c AGGREGATE SUM, FAMILY j (doc JSON))");
+  OK(db, "INSERT INTO agg(k, c, doc) VALUES ('a', '{\"hits\": 5}', "
+         "'{\"x\": 2.5, \"n\": -3, \"s\": \"12\"}')");
+  OK(db, "INSERT INTO agg(k, c) VALUES ('a', '{\"hits\": 7}')");
+  CHECK(db,
+        "SELECT c -> 'hits', to_int64(c -> 'hits'), to_float64(c -> 'hits'), "
+        "to_float64(doc -> 'x'), to_int64(doc -> 'n'), "
+        "to_int64(json('4')) FROM agg",
+        "12|12|12.0|2.5|-3|4");
+  CHECK_ERR(db, "SELECT to_int64(doc -> 'x') FROM agg",
+            "not a whole 64-bit integer");
+  /* a JSON string is not a number, nor is TEXT without the subtype */
+  CHECK_ERR(db, "SELECT to_int64(doc -> 's') FROM agg",
+            "expected 8 bytes, got 4");
+  CHECK_ERR(db, "SELECT to_int64('12')", "expected 8 bytes, got 2");
   /* numbers are taken as they are: declared columns read as numbers */
   CHECK(db,
         "SELECT to_int64(7), to_int64(-3.0), to_float64(2), to_float64(0.5)",
@@ -2323,8 +2341,14 @@ START_TEST(test_hostile_schema_cannot_use_the_module) {
   OK(db, "CREATE TRIGGER tr AFTER INSERT ON log BEGIN "
          "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','z',1,1); END");
   CHECK_ERR(db, "INSERT INTO log VALUES (1)", "unsafe use of virtual table");
-  /* direct use is fine */
+  /* direct use is fine, and so is a TEMP view, which no file holds; a
+  ** TEMP trigger still cannot write (doc/sql.md, "Safety") */
   CHECK(db, "SELECT id FROM metrics", "a");
+  OK(db, "CREATE TEMP VIEW tv AS SELECT id, cpu FROM metrics");
+  CHECK(db, "SELECT * FROM tv", "a|1");
+  OK(db, "CREATE TEMP TRIGGER ttr AFTER INSERT ON log BEGIN "
+         "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','t',1,1); END");
+  CHECK_ERR(db, "INSERT INTO log VALUES (2)", "unsafe use of virtual table");
   sqlite3_close(db);
   sqlite3_free(zDb);
   tu_rmrf(zDir);

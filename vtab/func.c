@@ -130,8 +130,21 @@ static void decodeFloat64(sqlite3_context *ctx, const uint8_t *p) {
   sqlite3_result_double(ctx, r);
 }
 
+/* A JSON number is taken as the number it writes: TEXT with the JSON
+** subtype, as `cnt -> 'hits'` gives for an aggregate cell (which a family
+** column shows as a number) or a number in a declared JSON column, gets
+** numeric affinity, as `->>` would have given it. Other JSON (a string,
+** an object such as {"$hex": ...}) stays TEXT. */
+static void jsonNumber(sqlite3_value *v) {
+  if (sqlite3_value_type(v) == SQLITE_TEXT &&
+      sqlite3_value_subtype(v) == WCS_JSON_SUBTYPE) {
+    (void)sqlite3_value_numeric_type(v);
+  }
+}
+
 static void toInt64Func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
+  jsonNumber(argv[0]);
   if (sqlite3_value_type(argv[0]) == SQLITE_FLOAT) {
     /* a REAL is taken as INT64 would be written: whole, in range */
     double r = sqlite3_value_double(argv[0]);
@@ -152,6 +165,7 @@ static void toInt64Func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 static void toFloat64Func(sqlite3_context *ctx, int argc,
                           sqlite3_value **argv) {
   (void)argc;
+  jsonNumber(argv[0]);
   if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER) {
     sqlite3_result_double(ctx, (double)sqlite3_value_int64(argv[0]));
     return;
