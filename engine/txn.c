@@ -919,6 +919,29 @@ static int batch_sorted(wcs_txn *t, wcs_batch *pBatch) {
   return rc;
 }
 
+/* The first table t wrote that was altered or dropped since, or NULL. */
+static const EngDef *stale_def(const wcs_txn *t) {
+  int i;
+  for (i = 0; i < t->nDef; i++) {
+    if (t->apDef[i]->bStale) return t->apDef[i];
+  }
+  return NULL;
+}
+
+static int stale_err(const EngDef *d) {
+  return eng_err(WCS_SCHEMA,
+                 "table %s was altered or dropped during the "
+                 "transaction; nothing was written",
+                 d->zName);
+}
+
+int wcs_txn_precheck(wcs_txn *t) {
+  const EngDef *d;
+  if (t == NULL) return WCS_MISUSE;
+  d = t->log.n ? stale_def(t) : NULL;
+  return d ? stale_err(d) : WCS_OK;
+}
+
 int wcs_txn_commit(wcs_txn *t) {
   wcs_engine *pEng = t->pEng;
   wcs_batch *pBatch = NULL;
@@ -940,15 +963,7 @@ int wcs_txn_commit(wcs_txn *t) {
     }
   }
   bLocked = eng_commit_lock(pEng);
-  for (i = 0; i < t->nDef; i++) {
-    if (t->apDef[i]->bStale) {
-      rc = eng_err(WCS_SCHEMA,
-                   "table %s was altered or dropped during the "
-                   "transaction; nothing was written",
-                   t->apDef[i]->zName);
-      break;
-    }
-  }
+  if (stale_def(t)) rc = stale_err(stale_def(t));
   if (rc == WCS_OK) {
     if (t->pBatch) {
       pBatch = t->pBatch;

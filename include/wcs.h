@@ -819,8 +819,9 @@ int wcs_table_family_index(const wcs_table *pTab, const char *zName);
 ** against every other writer; other exclusive transactions wait.
 **
 ** SQLite mapping (vtab): xBegin -> wcs_txn_begin (or reuse), xSync ->
-** wcs_txn_commit (so a failed write is reported before SQLite commits),
-** xCommit -> nothing, xRollback -> wcs_txn_rollback, xSavepoint(N) ->
+** wcs_txn_precheck (what the commit would refuse, before SQLite commits),
+** xCommit -> wcs_txn_commit (once SQLite's own commit has succeeded: it
+** can fail after xSync), xRollback -> wcs_txn_rollback, xSavepoint(N) ->
 ** wcs_txn_savepoint(N), xRelease(N) -> wcs_txn_release(N),
 ** xRollbackTo(N) -> wcs_txn_rollback_to(N).
 */
@@ -834,6 +835,13 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn);
 ** Cursors still open on the transaction go on showing what they showed
 ** before the commit (its writes included) until they close. */
 int wcs_txn_commit(wcs_txn *pTxn);
+/* What wcs_txn_commit() would refuse before it writes anything, checked
+** without committing: WCS_SCHEMA (with the message commit would give) if a
+** table written was dropped or altered. For a caller whose commit comes in
+** two phases (SQLite's xSync, then xCommit once SQLite's own commit has
+** succeeded): a failure it reports here, where it can still stop the
+** transaction. The transaction is unchanged either way. */
+int wcs_txn_precheck(wcs_txn *pTxn);
 /* Discard every buffered mutation; the transaction stays usable. */
 int wcs_txn_rollback(wcs_txn *pTxn);
 /* Discard and free. NULL is a no-op. Cursors on it must be closed first. */

@@ -13,7 +13,9 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1888,6 +1890,10 @@ START_TEST(test_store_held_by_another_process_is_read_beside_it) {
   seedMetricsDb(zDb);
   db = openDb(zDb);
   OK(db, "CREATE VIRTUAL TABLE mh USING wcs(TABLE 'metrics', HISTORY)");
+  /* the other process commits while a statement here reads: with
+  ** SQLite's rollback journal that statement's lock on the database file
+  ** would make its commit fail (SQLITE_BUSY), and then write nothing */
+  CHECK(db, "PRAGMA journal_mode=WAL", "wal");
   sqlite3_close(db);
   ck_assert_int_eq(pipe(aCmd), 0);
   ck_assert_int_eq(pipe(aAck), 0);
@@ -1936,6 +1942,7 @@ START_TEST(test_store_held_by_another_process_is_read_beside_it) {
   ck_assert_str_eq((const char *)sqlite3_column_text(pStmt, 0), "p");
   ck_assert_int_eq(write(aCmd[1], "i", 1), 1);
   ck_assert_int_eq(read(aAck[0], &c, 1), 1);
+  ck_assert_int_eq(c, 'y');
   CHECK(db, "SELECT count(*) FROM metrics", "2");
   ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
   ck_assert_str_eq((const char *)sqlite3_column_text(pStmt, 0), "q");
@@ -2355,6 +2362,96 @@ START_TEST(test_hostile_schema_cannot_use_the_module) {
 }
 END_TEST
 
+/* SQLite may fail its own commit after the module's xSync: with the
+** default rollback journal it locks the database file then, and another
+** connection reading the file makes that fail (SQLITE_BUSY). SQLite then
+** rolls the transaction back, and the store must not keep it: a retried
+** INSERT into an aggregate family would count twice. A COMMIT that failed
+** so keeps its transaction open, to be retried or rolled back. */
+START_TEST(test_commit_sqlite_refuses_writes_nothing) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db = openDb(zDb), *db2;
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(v INT64), FAMILY c AGGREGATE SUM)");
+  OK(db, "CREATE TABLE n(x)");
+  CHECK(db, "PRAGMA journal_mode", "delete");
+  db2 = openDb(zDb);
+
+  /* a statement of its own */
+  OK(db2, "BEGIN; SELECT count(*) FROM n");
+  CHECK_ERR(db, "INSERT INTO t(k, v, c) VALUES ('a', 1, '{\"hits\": 5}')",
+            "database is locked");
+  ck_assert_int_eq(sqlite3_errcode(db), SQLITE_BUSY);
+  CHECK(db, "SELECT count(*) FROM t", "0");
+  CHECK(db2, "SELECT count(*) FROM t", "0");
+  OK(db2, "COMMIT");
+  OK(db, "INSERT INTO t(k, v, c) VALUES ('a', 1, '{\"hits\": 5}')");
+  CHECK(db2, "SELECT k, v, c ->> 'hits' FROM t", "a|1|5");
+
+  /* a COMMIT refused, then a ROLLBACK */
+  OK(db, "BEGIN; INSERT INTO t(k, v, c) VALUES ('b', 2, '{\"hits\": 1}')");
+  OK(db2, "BEGIN; SELECT count(*) FROM n");
+  CHECK_ERR(db, "COMMIT", "database is locked");
+  CHECK(db, "SELECT k FROM t", "a\nb"); /* still open: its own writes */
+  CHECK(db2, "SELECT k FROM t", "a");
+  OK(db, "ROLLBACK");
+  OK(db2, "COMMIT");
+  CHECK(db, "SELECT k FROM t", "a");
+  CHECK(db2, "SELECT k FROM t", "a");
+
+  /* a COMMIT refused, more writes, then the COMMIT again */
+  OK(db, "BEGIN; INSERT INTO t(k, v, c) VALUES ('c', 3, '{\"hits\": 2}')");
+  OK(db2, "BEGIN; SELECT count(*) FROM n");
+  CHECK_ERR(db, "COMMIT", "database is locked");
+  OK(db, "INSERT INTO t(k, c) VALUES ('a', '{\"hits\": 10}')");
+  CHECK(db2, "SELECT k, c ->> 'hits' FROM t", "a|5");
+  OK(db2, "COMMIT");
+  OK(db, "COMMIT");
+  CHECK(db2, "SELECT k, v, c ->> 'hits' FROM t", "a|1|15\nc|3|2");
+  sqlite3_close(db2);
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* A store write that fails after SQLite's commit succeeded (here: the
+** process may not grow files, RLIMIT_FSIZE) cannot fail that COMMIT: the
+** next statement on a table of the store says what was lost, once, and
+** the store holds nothing of the transaction. */
+START_TEST(test_commit_store_cannot_write_is_reported_next) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db = openDb(zDb);
+  struct rlimit old, lim;
+  char *zGot;
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(v STRING))");
+  OK(db, "INSERT INTO t(k, v) VALUES ('a', 'x')");
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, SIG_IGN);
+  lim = old;
+  lim.rlim_cur = 4u << 20;
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  /* 8 MiB in one commit: more than any file may now hold */
+  zGot = run(db, "INSERT INTO t(k, v) WITH RECURSIVE c(i) AS (SELECT 1 "
+                 "UNION ALL SELECT i + 1 FROM c WHERE i < 8) SELECT 'big' || "
+                 "i, zeroblob(1048576) FROM c");
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, SIG_DFL);
+  ck_assert_str_eq(zGot, ""); /* SQLite's commit was done: no error */
+  sqlite3_free(zGot);
+  CHECK_ERR(db, "SELECT count(*) FROM t", "could not write the store");
+  CHECK(db, "SELECT count(*) FROM t", "1");
+  OK(db, "INSERT INTO t(k, v) VALUES ('b', 'y')");
+  CHECK(db, "SELECT k, v FROM t", "a|x\nb|y");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* The row key of an INSERT: from the key fields, from a _key given alone,
 ** or from both when they agree; the errors name the field or the key. A
 ** load (fields, no _key) encodes the fields straight away; these pin the
@@ -2593,6 +2690,8 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_heat_counts_every_cell_inserted_committed_or_not);
   tcase_add_test(tc, test_store_clause_and_two_connections);
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
+  tcase_add_test(tc, test_commit_sqlite_refuses_writes_nothing);
+  tcase_add_test(tc, test_commit_store_cannot_write_is_reported_next);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);
   tcase_add_test(tc, test_count_of_settled_rows_reads_no_block);

@@ -149,6 +149,21 @@ static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
   return wcsToSqlite(rc);
 }
 
+/* A commit of this connection that failed in xCommit, reported once, on
+** the next statement that uses a table of the store: SQLITE_OK if none. */
+static int lostReport(WcsTab *pTab) {
+  WcsStore *st = pTab->pStore;
+  int rc;
+  if (st == NULL || st->rcLost == SQLITE_OK) return SQLITE_OK;
+  setErr(&pTab->base, "%s: %s", pTab->zName,
+         st->zLost ? st->zLost : "a COMMIT could not write the store");
+  rc = st->rcLost;
+  sqlite3_free(st->zLost);
+  st->zLost = NULL;
+  st->rcLost = SQLITE_OK;
+  return rc;
+}
+
 /* ====================================================================
 ** Connections and stores
 ** ==================================================================== */
@@ -176,6 +191,7 @@ static void connUnref(WcsConn *pConn) {
       wcs_engine_close(s->pEng);
       sqlite3_free(s->zPath);
       sqlite3_free(s->aSp);
+      sqlite3_free(s->zLost);
       sqlite3_free(s);
       s = pNext;
     }
@@ -3684,6 +3700,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   (void)idxNum;
 
   cursorReset(p);
+  rc = lostReport(pTab);
+  if (rc != SQLITE_OK) return rc;
   p->nLimit = -1;
   p->nSkip = 0;
   p->bReverse = 0;
@@ -5222,9 +5240,17 @@ done:
 ** All tables of a store share the store's wcs_txn (WcsStore). SQLite
 ** calls xBegin for each table it writes; the first one starts the store
 ** transaction (a fresh snapshot, engine savepoint 0 = the empty state),
-** later ones join it. xSync commits (wcs_txn_commit: one atomic batch),
-** so a failure is reported before SQLite commits; xCommit and xRollback
-** end the store transaction when the last table leaves it. Savepoint
+** later ones join it. The store commits (wcs_txn_commit: one atomic
+** batch) in the first xCommit, once SQLite's own commit has succeeded:
+** SQLite calls xSync before it locks the database file for its commit,
+** and when that fails (SQLITE_BUSY: in rollback-journal mode another
+** connection reads the file) it rolls back, which must leave nothing in
+** the store. xSync checks what a commit would refuse
+** (wcs_txn_precheck), so that such a failure still stops the whole
+** transaction. A failure in xCommit (the store's disk full, an I/O error)
+** SQLite cannot report: the next statement on a table of the store
+** reports it (lostReport). xCommit and xRollback end the store
+** transaction when the last table leaves it. Savepoint
 ** levels are SQLite's (statement savepoints included); WcsStore.aSp maps
 ** them to engine savepoints 1, 2, ... A table joining late gets
 ** xSavepoint(N) for a level its store already recorded: that call must not
@@ -5237,6 +5263,8 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   WcsStore *st;
   int rc = WCS_OK;
   if (pTab->pTab == NULL) tabRetry(pTab); /* xUpdate reports a failure */
+  rc = lostReport(pTab);
+  if (rc != SQLITE_OK) return rc;
   st = pTab->pStore;
   if (st && st->bFollow) {
     /* written to: open the store for writing, if its writer has gone */
@@ -5267,13 +5295,15 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   return SQLITE_OK;
 }
 
-/* xSync: commit the store transaction (once per store). */
+/* xSync: whatever the store's commit would refuse is refused here, while
+** SQLite can still roll the whole transaction back; the commit itself
+** waits for xCommit (see above). SQLite may call it again for the same
+** transaction (a COMMIT that failed with SQLITE_BUSY keeps it open). */
 static int wcsSync(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   if (pTab->bInTxn && !st->bSynced) {
-    int rc = wcs_txn_commit(st->pTxn);
-    st->bSynced = 1;
+    int rc = wcs_txn_precheck(st->pTxn);
     if (rc != WCS_OK) return engErr(pTab, rc, "COMMIT");
   }
   return SQLITE_OK;
@@ -5289,17 +5319,29 @@ static void leaveTxn(WcsTab *pTab) {
   }
 }
 
-/* xCommit: the work was done by xSync. */
+/* xCommit: SQLite's own commit succeeded; the first table of the store
+** commits the store transaction. SQLite ignores what xCommit returns, so
+** a failure is kept for the next statement (lostReport). */
 static int wcsCommit(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
+  WcsStore *st = pTab->pStore;
   int rc = WCS_OK;
   if (!pTab->bInTxn) return SQLITE_OK;
-  if (!pTab->pStore->bSynced) {
-    rc = wcs_txn_commit(pTab->pStore->pTxn);
-    pTab->pStore->bSynced = 1;
+  if (!st->bSynced) {
+    rc = wcs_txn_commit(st->pTxn);
+    st->bSynced = 1;
   }
   leaveTxn(pTab);
-  return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "COMMIT");
+  if (rc == WCS_OK) return SQLITE_OK;
+  rc = engErr(pTab, rc, "COMMIT");
+  sqlite3_free(st->zLost);
+  st->zLost = sqlite3_mprintf(
+      "a COMMIT of this connection that SQLite reported done could not "
+      "write the store %s, and its changes to the store were not saved "
+      "(%s); the store is as it was before that transaction",
+      st->zPath ? st->zPath : "in memory", pTab->base.zErrMsg);
+  st->rcLost = st->zLost ? rc : SQLITE_NOMEM;
+  return rc;
 }
 
 /* xRollback */
@@ -5405,8 +5447,8 @@ static sqlite3_module wcsModule = {
     wcsRowid,        /* xRowid: history views only */
     wcsUpdate,       /* xUpdate: INSERT/UPDATE/DELETE */
     wcsBegin,        /* xBegin */
-    wcsSync,         /* xSync: commits */
-    wcsCommit,       /* xCommit */
+    wcsSync,         /* xSync: checks what a commit would refuse */
+    wcsCommit,       /* xCommit: commits the store */
     wcsRollback,     /* xRollback */
     wcsFindFunction, /* xFindFunction: starts_with */
     wcsRename,       /* xRename */

@@ -64,7 +64,12 @@ struct WcsStore {
                     ** this store; at 0 the heat counters are saved */
   int nActive;      /* tables of this store inside the SQLite write
                     ** transaction (xBegin seen, no xCommit/xRollback yet) */
-  int bSynced;      /* xSync already committed the current transaction */
+  int bSynced;      /* the current transaction was committed (by the
+                    ** first xCommit of its tables) */
+  int rcLost;       /* a commit that failed in xCommit, which SQLite
+                    ** cannot report (zLost says what): the next statement
+                    ** on a table of the store does */
+  char *zLost;
   int nSp;          /* entries in aSp */
   int nSpAlloc;     /* allocated entries of aSp */
   int *aSp;         /* aSp[i] = SQLite savepoint level recorded as engine
