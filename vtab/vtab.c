@@ -1280,8 +1280,14 @@ static void placeholder(const ks_schema *pSchema, PlanCons *c) {
       v[0].p = (const uint8_t *)"m%", v[0].n = 2;
       break;
     default:
-      v[0].p = (const uint8_t *)"m", v[0].n = 1;
-      v[1].p = (const uint8_t *)"n", v[1].n = 1;
+      if (eType == FT_KEY && pSchema->nSalt > 0) {
+        /* a salted key begins with its bucket: one that exists */
+        v[0].p = (const uint8_t *)"\0m", v[0].n = 2;
+        v[1].p = (const uint8_t *)"\0n", v[1].n = 2;
+      } else {
+        v[0].p = (const uint8_t *)"m", v[0].n = 1;
+        v[1].p = (const uint8_t *)"n", v[1].n = 1;
+      }
       break;
     }
   }
