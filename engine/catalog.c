@@ -34,22 +34,55 @@
 /* ------------------------------------------------------------------ */
 /* errors: one message per thread                                      */
 
-static _Thread_local char *tls_zErr;
-static _Thread_local char *tls_zWarn;
+/* Each thread's last message and warning live in buffers of its own, so
+** that nothing is left to free when the thread ends or the library is
+** unloaded (a heap string per thread would be lost with the thread). A
+** longer message is cut, ending in "...": messages name a table, a file
+** and a key cut to 80 bytes, well inside. */
+#define ENG_ERR_MAX  2048
+#define ENG_WARN_MAX 1024
+static _Thread_local char tls_aErr[ENG_ERR_MAX];
+static _Thread_local char tls_aWarn[ENG_WARN_MAX];
+static _Thread_local int tls_bWarn; /* tls_aWarn holds a warning */
+
+/* Copy z (n bytes, or a NUL-terminated string if n < 0) into a[nA], cut
+** with "..." if it does not fit. */
+static void msg_put(char *a, size_t nA, const char *z, long n) {
+  size_t nz = n < 0 ? strlen(z) : (size_t)n;
+  if (nz < nA) {
+    memmove(a, z, nz);
+    a[nz] = 0;
+  } else {
+    memmove(a, z, nA - 4);
+    memcpy(a + nA - 4, "...", 4);
+  }
+}
 
 int eng_err_take(int rc, char *zMsg) {
-  free(tls_zErr);
-  tls_zErr = zMsg;
+  if (zMsg) {
+    msg_put(tls_aErr, sizeof tls_aErr, zMsg, -1);
+    free(zMsg);
+  } else {
+    tls_aErr[0] = 0;
+  }
   return rc;
 }
 
 int eng_err(int rc, const char *zFmt, ...) {
   va_list ap;
-  char *z = NULL;
+  char a[ENG_ERR_MAX]; /* the arguments may point into tls_aErr */
+  int n;
   va_start(ap, zFmt);
-  if (vasprintf(&z, zFmt, ap) < 0) z = NULL;
+  n = vsnprintf(a, sizeof a, zFmt, ap);
   va_end(ap);
-  return eng_err_take(rc, z);
+  if (n < 0) {
+    tls_aErr[0] = 0;
+  } else {
+    /* n >= sizeof a: cut (msg_put adds the "...") */
+    msg_put(tls_aErr, sizeof tls_aErr, a,
+            (size_t)n < sizeof a ? n : (long)sizeof a);
+  }
+  return rc;
 }
 
 int eng_err_db(wcs_db *db, int rc, const char *zWhat) {
@@ -57,33 +90,25 @@ int eng_err_db(wcs_db *db, int rc, const char *zWhat) {
   return eng_err(rc, "%s: %s", zWhat, (z && z[0]) ? z : wcs_errstr(rc));
 }
 
-void eng_err_clear(void) { eng_err_take(WCS_OK, NULL); }
-
-/* When the library is unloaded (the loadable module's dlclose, or the
-** program's exit): the unloading thread's message and warning are freed,
-** since after a dlclose nothing could reach them. */
-#if defined(__GNUC__)
-__attribute__((destructor)) static void err_at_unload(void) {
-  free(tls_zErr);
-  tls_zErr = NULL;
-  free(tls_zWarn);
-  tls_zWarn = NULL;
+void eng_err_clear(void) {
+  tls_aErr[0] = 0;
 }
-#endif
 
 const char *wcs_engine_errmsg(wcs_engine *pEng) {
   (void)pEng;
-  return tls_zErr ? tls_zErr : "";
+  return tls_aErr;
 }
 
 const char *wcs_engine_warning(wcs_engine *pEng) {
   (void)pEng;
-  return tls_zWarn;
+  return tls_bWarn ? tls_aWarn : NULL;
 }
 
+/* Set the thread's warning to z (taken: freed here), or clear it. */
 static void set_warning(char *z) {
-  free(tls_zWarn);
-  tls_zWarn = z;
+  tls_bWarn = z != NULL;
+  if (z) msg_put(tls_aWarn, sizeof tls_aWarn, z, -1);
+  free(z);
 }
 
 /* ------------------------------------------------------------------ */

@@ -677,7 +677,10 @@ int wcs_engine_close(wcs_engine *pEng);
 /* The store under the engine (borrowed, valid while the engine is open). */
 wcs_db *wcs_engine_db(wcs_engine *pEng);
 
-/* The message of the last failed engine call on this thread, or "". */
+/* The message of the last failed engine call on this thread, or "".
+** Borrowed until the thread's next failed call; the thread keeps it in a
+** buffer of its own (nothing to free when it ends), so a message longer
+** than 2047 bytes is cut, ending in "...". */
 const char *wcs_engine_errmsg(wcs_engine *pEng);
 
 /* The warning left by the last wcs_table_create()/wcs_table_alter() on

@@ -20,6 +20,7 @@
 */
 #include <check.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -604,6 +605,72 @@ START_TEST(test_big_log_is_faulted_in_ahead) {
 }
 END_TEST
 
+START_TEST(test_precheck_refuses_what_commit_would) {
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL;
+  char *zPre;
+  openTable("FAMILY f", &e, &t);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK); /* nothing written */
+  ck_assert_int_eq(
+      wcs_txn_set_cell(x, t, "r", 1, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK); /* as often as asked */
+  ck_assert_int_eq(wcs_table_alter(e, "t", "FAMILY f, FAMILY g"), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_SCHEMA);
+  zPre = strdup(wcs_engine_errmsg(e));
+  ck_assert_msg(strstr(zPre, "table t was altered or dropped") != NULL, "%s",
+                zPre);
+  ck_assert_int_eq(wcs_txn_count(x), 1); /* still there */
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_SCHEMA);
+  ck_assert_str_eq(wcs_engine_errmsg(e), zPre);
+  free(zPre);
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* A thread's failed call: the message it sees, and what it sees after. */
+static void *failInThread(void *pArg) {
+  wcs_engine *e = pArg;
+  char *z;
+  ck_assert_str_eq(wcs_engine_errmsg(e), ""); /* a new thread: none yet */
+  ck_assert_int_ne(wcs_table_drop(e, "no_such_table"), WCS_OK);
+  z = strdup(wcs_engine_errmsg(e));
+  return z;
+}
+
+START_TEST(test_error_messages_are_per_thread_and_cut) {
+  wcs_engine *e = NULL;
+  pthread_t th;
+  void *pMsg = NULL;
+  char *zLong = malloc(5000), *zMine;
+  wcs_options opt;
+  char *zErr = NULL;
+  wcs_options_init(&opt);
+  opt.bInMemory = 1;
+  ck_assert_int_eq(wcs_engine_open_path(&e, NULL, &opt, &zErr), WCS_OK);
+  /* a name longer than any message: the message is cut */
+  memset(zLong, 'n', 4999);
+  zLong[4999] = 0;
+  ck_assert_int_ne(wcs_table_drop(e, zLong), WCS_OK);
+  ck_assert_int_eq((int)strlen(wcs_engine_errmsg(e)), 2047);
+  ck_assert_str_eq(wcs_engine_errmsg(e) + 2044, "...");
+  zMine = strdup(wcs_engine_errmsg(e));
+  /* another thread's failure leaves this thread's message alone */
+  ck_assert_int_eq(pthread_create(&th, NULL, failInThread, e), 0);
+  ck_assert_int_eq(pthread_join(th, &pMsg), 0);
+  ck_assert_msg(strstr(pMsg, "no_such_table") != NULL, "%s", (char *)pMsg);
+  ck_assert_str_eq(wcs_engine_errmsg(e), zMine);
+  free(pMsg);
+  free(zMine);
+  free(zLong);
+  wcs_engine_close(e);
+}
+END_TEST
+
 Suite *engine_txn_suite(void) {
   Suite *s = suite_create("engine_txn");
   TCase *tc = tcase_create("txn");
@@ -617,6 +684,8 @@ Suite *engine_txn_suite(void) {
   tcase_add_test(tc, test_prebuild_starts_over_after_a_rollback_to_empty);
   tcase_add_test(tc, test_prebuild_rollback_leaves_nothing);
   tcase_add_test(tc, test_big_log_is_faulted_in_ahead);
+  tcase_add_test(tc, test_precheck_refuses_what_commit_would);
+  tcase_add_test(tc, test_error_messages_are_per_thread_and_cut);
   suite_add_tcase(s, tc);
   return s;
 }
