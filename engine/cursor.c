@@ -218,6 +218,8 @@ struct wcs_cursor {
                                 ** row filter without a call (its last
                                 ** WCS_ROW_EMIT_PREFIX), when bEmitPrefix */
   int bEmitPrefix;
+  int bPointRead;       /* one range of one row: once it is returned, the
+                        ** next step is the end */
   int bOneFwd;          /* forward, collect_plain() or collect_keys() applies to
                         ** every stream, no overlay: advance_one() may take
                         ** advance()'s step */
@@ -1078,6 +1080,7 @@ static int advance(wcs_cursor *c) {
     const int bNext = c->bPlaced && !c->bReseek; /* just past a row */
 
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
+    if (c->bPointRead && bNext && c->nRows > 0) break;
     if (c->bOneFwd && bNext) {
       int r = c->nStream == 1 ? advance_one(c, &rc, 0) : advance_one(c, &rc, 1);
       if (r == 1) return WCS_OK;
@@ -1953,6 +1956,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     c->nStream++;
   }
   /* (a point read has one row: the step from it is the range's end) */
+  c->bPointRead = bPoint;
   c->bOneFwd = c->nStream > 0 && !c->bOverlay && !bPoint;
   for (i = 0; i < c->nStream; i++) {
     if (!c->aStream[i].bPlain && !c->aStream[i].bKeysPlain) c->bOneFwd = 0;

@@ -2408,12 +2408,10 @@ int wcs_iter_refresh(wcs_iter *it) {
 }
 
 int wcs_iter_current(const wcs_iter *it) {
-  int bSame;
+  /* without the lock, as in wcs_iter_refresh: the iterator's reference
+  ** keeps its super version's address from being reused */
   if (it == NULL || it->pM == NULL) return 0;
-  pthread_mutex_lock(&it->db->svMu);
-  bSame = it->db->pSv == it->sv;
-  pthread_mutex_unlock(&it->db->svMu);
-  return bSame;
+  return atomic_load_explicit(&it->db->pSv, memory_order_acquire) == it->sv;
 }
 
 void wcs_iter_free(wcs_iter *it) {
