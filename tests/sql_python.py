@@ -4,6 +4,12 @@ load_extension(<build>/wcs), CREATE VIRTUAL TABLE, parameters (qmark, named,
 bytes for _key, executemany), a prefix scan and its EXPLAIN QUERY PLAN words,
 a transaction rolled back and one committed, a savepoint, reopening the file
 on a new connection, and errors raised as exceptions with a clear message.
+Then threads, each with its own connection on one file in SQLite's default
+rollback-journal mode: writers add to a SUM aggregate family, in statements
+of their own and in transactions, retrying what fails with "database is
+locked", while readers hold read transactions on the file; the sums must be
+exactly the writes that succeeded (a commit SQLite refused must leave
+nothing in the store, or the retry counts twice).
 
 Usage: python3 tests/sql_python.py BUILD_DIR   (run by tests/sql_python.sh)
 Exit 0 when every check passed; prints "SKIP: ..." and exits 0 when this
@@ -14,6 +20,8 @@ import shutil
 import sqlite3
 import sys
 import tempfile
+import threading
+import time
 
 SCHEMA = """CREATE VIRTUAL TABLE metrics USING wcs(
   KEY (device STRING, id STRING, day INT64 DECIMAL(8)) DELIMITED BY '#',
@@ -61,6 +69,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="wcs-sql-python.")
     try:
         run(os.path.join(tmp, "app.db"), ext)
+        run_busy(os.path.join(tmp, "busy.db"), ext)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("sql_python: %d passed, %d failed" % (passed, failed))
@@ -158,6 +167,78 @@ def run(db, ext):
     got = con.execute("SELECT count(*) FROM metrics").fetchone()
     check("reopen: failed statements left nothing behind", got == (5,), got)
     con.close()
+
+
+def run_busy(db, ext, nWriter=4, nEach=300, nReader=2):
+    def conn():
+        c = sqlite3.connect(db, isolation_level=None, timeout=0.001,
+                            check_same_thread=False)
+        c.enable_load_extension(True)
+        c.load_extension(ext)
+        return c
+
+    c0 = conn()
+    c0.execute("CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
+               "FAMILY c AGGREGATE SUM)")
+    c0.execute("CREATE TABLE n(x)")
+    check("busy: the database is in rollback-journal mode",
+          c0.execute("PRAGMA journal_mode").fetchone() == ("delete",))
+    done = [0] * nWriter
+    refused = [0] * nWriter
+    errors = []
+
+    def writer(i):
+        c = conn()
+        for j in range(nEach):
+            while True:
+                try:
+                    if j % 3 == 0:
+                        c.execute("BEGIN")
+                        c.execute("INSERT INTO t(k, c) VALUES ('a', '{\"n\": 1}')")
+                        c.execute("INSERT INTO t(k, c) VALUES ('b', '{\"n\": 1}')")
+                        c.execute("COMMIT")
+                    else:
+                        c.execute("INSERT INTO t(k, c) VALUES ('a', '{\"n\": 1}')")
+                    done[i] += 1
+                    break
+                except sqlite3.OperationalError as e:
+                    if "locked" not in str(e):
+                        errors.append(str(e))
+                        return
+                    if c.in_transaction:
+                        c.execute("ROLLBACK")
+                    refused[i] += 1
+        c.close()
+
+    def reader():
+        c = conn()
+        for _ in range(2 * nEach):
+            try:
+                c.execute("BEGIN")
+                c.execute("SELECT count(*) FROM n").fetchall()
+                time.sleep(0.0005)
+                c.execute("COMMIT")
+            except sqlite3.OperationalError:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+        c.close()
+
+    threads = [threading.Thread(target=writer, args=(i,))
+               for i in range(nWriter)]
+    threads += [threading.Thread(target=reader) for _ in range(nReader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check("busy: no error but 'database is locked'", not errors, errors[:3])
+    a = c0.execute("SELECT c ->> 'n' FROM t WHERE k = 'a'").fetchone()
+    b = c0.execute("SELECT c ->> 'n' FROM t WHERE k = 'b'").fetchone()
+    want_b = nWriter * len(range(0, nEach, 3))
+    check("busy: every write applied once (%d refused and retried)"
+          % sum(refused),
+          sum(done) == nWriter * nEach and a == (nWriter * nEach,)
+          and b == (want_b,), (sum(done), a, b))
+    c0.close()
 
 
 if __name__ == "__main__":
