@@ -947,6 +947,7 @@ int wcs_txn_commit(wcs_txn *t) {
   wcs_batch *pBatch = NULL;
   wcs_buf merged = {0};
   int rc = WCS_OK, bLocked, i, bDone = 0;
+  const EngDef *pStale;
   OvNode *n;
 
   if (t->log.n == 0) {
@@ -963,7 +964,8 @@ int wcs_txn_commit(wcs_txn *t) {
     }
   }
   bLocked = eng_commit_lock(pEng);
-  if (stale_def(t)) rc = stale_err(stale_def(t));
+  pStale = stale_def(t);
+  if (pStale) rc = stale_err(pStale);
   if (rc == WCS_OK) {
     if (t->pBatch) {
       pBatch = t->pBatch;
