@@ -104,6 +104,9 @@
 
 #include "wcs.h"
 
+#define BENCH_NAME "bench_sql"
+#include "benchsql.h"
+
 #define NDEV     4
 #define NDAY     365
 #define MAX_RUNS 15
@@ -185,16 +188,6 @@ static double now(void) {
   return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static void die(const char *zFmt, ...) {
-  va_list ap;
-  va_start(ap, zFmt);
-  fprintf(stderr, "bench_sql: ");
-  vfprintf(stderr, zFmt, ap);
-  fprintf(stderr, "\n");
-  va_end(ap);
-  exit(1);
-}
-
 static uint64_t splitmix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -208,21 +201,6 @@ static uint64_t rnd64(void) {
 }
 static long rndN(long n) {
   return (long)(rnd64() % (uint64_t)n);
-}
-
-static void exec(sqlite3 *db, const char *zSql) {
-  char *zErr = NULL;
-  if (sqlite3_exec(db, zSql, NULL, NULL, &zErr) != SQLITE_OK) {
-    die("%s: %s", zSql, zErr ? zErr : sqlite3_errmsg(db));
-  }
-}
-
-static sqlite3_stmt *prep(sqlite3 *db, const char *zSql) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, zSql, -1, &st, NULL) != SQLITE_OK) {
-    die("prepare %s: %s", zSql, sqlite3_errmsg(db));
-  }
-  return st;
 }
 
 static void stepAll(sqlite3 *db, sqlite3_stmt *st, int64_t *pSum, long *pnRow) {

@@ -36,6 +36,9 @@
 
 #include "wcs.h"
 
+#define BENCH_NAME "pgo_train"
+#include "benchsql.h"
+
 static const char *azTenant[5] = {"acme", "globex", "initech", "umbrella",
                                   "wonka"};
 static const char *azKind[4] = {"click", "purchase", "refund", "view"};
@@ -55,31 +58,6 @@ static uint64_t rnd(void) {
   rngState ^= rngState >> 7;
   rngState ^= rngState << 17;
   return rngState;
-}
-
-static void die(const char *zFmt, ...) {
-  va_list ap;
-  va_start(ap, zFmt);
-  fputs("pgo_train: ", stderr);
-  vfprintf(stderr, zFmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  exit(1);
-}
-
-static void exec(sqlite3 *db, const char *zSql) {
-  char *zErr = NULL;
-  if (sqlite3_exec(db, zSql, NULL, NULL, &zErr) != SQLITE_OK) {
-    die("%s: %s", zSql, zErr ? zErr : sqlite3_errmsg(db));
-  }
-}
-
-static sqlite3_stmt *prep(sqlite3 *db, const char *zSql) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, zSql, -1, &st, NULL) != SQLITE_OK) {
-    die("%s: %s", zSql, sqlite3_errmsg(db));
-  }
-  return st;
 }
 
 /* Step st to its end and reset it; returns the rows it gave. Every column
