@@ -558,6 +558,8 @@ static void engine_free(wcs_engine *pEng) {
   }
   pthread_mutex_destroy(&pEng->mu);
   pthread_mutex_destroy(&pEng->commitMu);
+  pthread_mutex_destroy(&pEng->gateMu);
+  pthread_cond_destroy(&pEng->gateCv);
   pthread_mutex_destroy(&pEng->poolMu);
   free(pEng->zKey);
   free(pEng);
@@ -644,6 +646,14 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr) {
   pEng->db = db;
   pthread_mutex_init(&pEng->mu, NULL);
   pthread_mutex_init(&pEng->commitMu, NULL);
+  pthread_mutex_init(&pEng->gateMu, NULL);
+  {
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&pEng->gateCv, &a);
+    pthread_condattr_destroy(&a);
+  }
   pthread_mutex_init(&pEng->poolMu, NULL);
   eng_err_clear();
   rc = load_catalog(pEng);

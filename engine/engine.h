@@ -34,6 +34,7 @@
 #define WCS_ENGINE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "keyschema/schema.h"
@@ -180,6 +181,10 @@ struct wcs_engine {
   wcs_engine *pNextOpen;    /* registry list */
   pthread_mutex_t mu;       /* catalog list, def refcounts, stats */
   pthread_mutex_t commitMu; /* serializes commits and DDL */
+  pthread_mutex_t gateMu;   /* the commit gate (txn.c): nGate and gateCv */
+  pthread_cond_t gateCv;    /* signalled when nGate drops */
+  atomic_int nGate;         /* transactions between a successful precheck
+                            ** and their commit or rollback */
   pthread_t exclOwner;      /* thread holding commitMu for an exclusive txn */
   int bExclHeld;            /* commitMu held by an exclusive txn */
   uint32_t iNextTid;        /* next table id */
@@ -409,6 +414,7 @@ struct wcs_txn {
   wcs_engine *pEng;
   int flags;           /* WCS_TXN_* */
   int bLocked;         /* holds commitMu (exclusive) */
+  int bGate;           /* counted in the engine's nGate (precheck) */
   wcs_snapshot *pSnap; /* read snapshot, NULL until first read */
   Overlay *pOv;        /* uncommitted writes, once materialized */
   int bOvLive;         /* pOv mirrors the log (set by the first read);

@@ -63,6 +63,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -622,6 +623,61 @@ static void txn_unlock(wcs_txn *t) {
   }
 }
 
+/*
+** The commit gate. A caller whose commit comes in two phases (the SQL
+** module: SQLite's xSync, then xCommit after SQLite has committed and let
+** go of its database lock) makes its commit visible only in the second.
+** Between the two, another connection may already hold that lock and read
+** the store as it was: a read-modify-write (UPDATE ... SET v = v + 1)
+** would then build on a state the first commit is about to change, and
+** one of the two updates would be lost. So a transaction whose precheck
+** succeeded is counted in nGate until it commits or rolls back, and
+** wcs_engine_await_commits() lets a reader that holds such a lock wait for
+** those commits: never long, since the transactions counted have passed
+** SQLite's lock on that database.
+*/
+static void gate_enter(wcs_txn *t) {
+  if (t->bGate) return;
+  pthread_mutex_lock(&t->pEng->gateMu);
+  atomic_fetch_add(&t->pEng->nGate, 1);
+  t->bGate = 1;
+  pthread_mutex_unlock(&t->pEng->gateMu);
+}
+
+static void gate_leave(wcs_txn *t) {
+  if (!t->bGate) return;
+  pthread_mutex_lock(&t->pEng->gateMu);
+  atomic_fetch_sub(&t->pEng->nGate, 1);
+  t->bGate = 0;
+  pthread_cond_broadcast(&t->pEng->gateCv);
+  pthread_mutex_unlock(&t->pEng->gateMu);
+}
+
+int wcs_engine_commits_in_flight(wcs_engine *pEng, const wcs_txn *pMine) {
+  return atomic_load(&pEng->nGate) - (pMine && pMine->bGate ? 1 : 0);
+}
+
+int wcs_engine_await_commits(wcs_engine *pEng, const wcs_txn *pMine,
+                             int nMillis) {
+  int nMine = pMine && pMine->bGate ? 1 : 0, bDone;
+  struct timespec tEnd;
+  if (atomic_load(&pEng->nGate) <= nMine) return 1;
+  clock_gettime(CLOCK_MONOTONIC, &tEnd);
+  tEnd.tv_sec += nMillis / 1000;
+  tEnd.tv_nsec += (long)(nMillis % 1000) * 1000000L;
+  if (tEnd.tv_nsec >= 1000000000L) {
+    tEnd.tv_sec++;
+    tEnd.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&pEng->gateMu);
+  while (atomic_load(&pEng->nGate) > nMine &&
+         pthread_cond_timedwait(&pEng->gateCv, &pEng->gateMu, &tEnd) == 0) {
+  }
+  bDone = atomic_load(&pEng->nGate) <= nMine;
+  pthread_mutex_unlock(&pEng->gateMu);
+  return bDone;
+}
+
 int eng_txn_snapshot(wcs_txn *t, const wcs_snapshot **ppSnap) {
   int rc = txn_lock(t);
   if (rc == WCS_OK) rc = materialize(t);
@@ -722,6 +778,7 @@ static void txn_reset(wcs_txn *t) {
     wcs_snapshot_free(t->pEng->db, t->pSnap);
     t->pSnap = NULL;
   }
+  gate_leave(t);
   txn_unlock(t);
 }
 
@@ -938,8 +995,11 @@ static int stale_err(const EngDef *d) {
 int wcs_txn_precheck(wcs_txn *t) {
   const EngDef *d;
   if (t == NULL) return WCS_MISUSE;
-  d = t->log.n ? stale_def(t) : NULL;
-  return d ? stale_err(d) : WCS_OK;
+  if (t->log.n == 0) return WCS_OK; /* its commit writes nothing */
+  d = stale_def(t);
+  if (d) return stale_err(d);
+  gate_enter(t);
+  return WCS_OK;
 }
 
 int wcs_txn_commit(wcs_txn *t) {

@@ -821,8 +821,9 @@ int wcs_table_family_index(const wcs_table *pTab, const char *zName);
 ** so the read-then-write steps (check, increment, append) are atomic
 ** against every other writer; other exclusive transactions wait.
 **
-** SQLite mapping (vtab): xBegin -> wcs_txn_begin (or reuse), xSync ->
-** wcs_txn_precheck (what the commit would refuse, before SQLite commits),
+** SQLite mapping (vtab): xBegin -> wcs_engine_await_commits then
+** wcs_txn_begin (or reuse), xSync -> wcs_txn_precheck (what the commit
+** would refuse, before SQLite commits; a commit in flight from then on),
 ** xCommit -> wcs_txn_commit (once SQLite's own commit has succeeded: it
 ** can fail after xSync), xRollback -> wcs_txn_rollback, xSavepoint(N) ->
 ** wcs_txn_savepoint(N), xRelease(N) -> wcs_txn_release(N),
@@ -843,8 +844,23 @@ int wcs_txn_commit(wcs_txn *pTxn);
 ** table written was dropped or altered. For a caller whose commit comes in
 ** two phases (SQLite's xSync, then xCommit once SQLite's own commit has
 ** succeeded): a failure it reports here, where it can still stop the
-** transaction. The transaction is unchanged either way. */
+** transaction. The transaction's writes are unchanged either way; on
+** success it counts as a commit in flight (below). */
 int wcs_txn_precheck(wcs_txn *pTxn);
+/* Commits in flight. From a successful wcs_txn_precheck() of a
+** transaction that wrote until its commit, rollback or free, the engine
+** counts it as a commit in flight. For a caller whose commits follow a
+** lock of its own (the SQL module: SQLite's lock on the database file is
+** let go before xCommit writes the store), a reader that has just taken
+** that lock waits for the commits in flight before it reads, or it would
+** read the store without the commit of the lock's previous holder (and an
+** UPDATE ... SET v = v + 1 would lose one update of two).
+** wcs_engine_commits_in_flight() is their number, not counting pMine's
+** (NULL: none); wcs_engine_await_commits() waits until it is 0 or nMillis
+** have passed: 1 if it is 0, 0 on timeout. */
+int wcs_engine_commits_in_flight(wcs_engine *pEng, const wcs_txn *pMine);
+int wcs_engine_await_commits(wcs_engine *pEng, const wcs_txn *pMine,
+                             int nMillis);
 /* Discard every buffered mutation; the transaction stays usable. */
 int wcs_txn_rollback(wcs_txn *pTxn);
 /* Discard and free. NULL is a no-op. Cursors on it must be closed first. */

@@ -17,6 +17,9 @@
 ** logs past TXN_FAULT_START, with savepoints and rollbacks, so the worker
 ** that faults a large log in ahead runs (and moves and stops) in them; one
 ** more test checks that the writer meets few page faults with it.
+** The commit gate (txn.c): from a successful precheck to its commit,
+** rollback or free a transaction that wrote is a commit in flight, and a
+** reader that awaits the commits in flight then reads what they wrote.
 */
 #include <check.h>
 #include <dirent.h>
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -632,6 +636,98 @@ START_TEST(test_precheck_refuses_what_commit_would) {
 }
 END_TEST
 
+/* Rows of table t, read at the latest commit. */
+static int rowsNow(wcs_table *t) {
+  wcs_cursor *c = NULL;
+  wcs_read_options o;
+  int n = 0;
+  wcs_read_options_init(&o);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+  for (; !wcs_cursor_eof(c); wcs_cursor_next(c))
+    n++;
+  wcs_cursor_close(c);
+  return n;
+}
+
+typedef struct Awaiter {
+  wcs_engine *e;
+  wcs_table *t;
+  int bDone; /* wcs_engine_await_commits' result */
+  int nRows; /* rows it read right after */
+} Awaiter;
+
+static void *awaitInThread(void *pArg) {
+  Awaiter *a = pArg;
+  a->bDone = wcs_engine_await_commits(a->e, NULL, 20000);
+  a->nRows = rowsNow(a->t);
+  return NULL;
+}
+
+/* The commit gate: a transaction that wrote counts as a commit in flight
+** from its successful precheck to its commit or rollback; a reader that
+** awaits the commits in flight then reads what the commit wrote. */
+START_TEST(test_commits_in_flight_are_awaited) {
+  wcs_engine *e = NULL;
+  wcs_table *t = NULL;
+  wcs_txn *x = NULL, *y = NULL;
+  Awaiter a;
+  pthread_t th;
+  openTable("FAMILY f", &e, &t);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &y), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK); /* nothing to commit */
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+
+  /* a rollback ends it, as often as prechecked */
+  ck_assert_int_eq(
+      wcs_txn_set_cell(x, t, "r", 1, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 1);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, x), 0); /* its own */
+  ck_assert_int_eq(wcs_engine_await_commits(e, x, 0), 1);
+  ck_assert_int_eq(wcs_engine_await_commits(e, NULL, 20), 0); /* timeout */
+  ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+
+  /* two at once; a reader waits for both, then sees their rows */
+  ck_assert_int_eq(
+      wcs_txn_set_cell(x, t, "r1", 2, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
+  ck_assert_int_eq(
+      wcs_txn_set_cell(y, t, "r2", 2, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(y), WCS_OK);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 2);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, y), 1);
+  a.e = e;
+  a.t = t;
+  a.bDone = -1;
+  a.nRows = -1;
+  ck_assert_int_eq(pthread_create(&th, NULL, awaitInThread, &a), 0);
+  usleep(20000);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 1);
+  usleep(20000);
+  ck_assert_int_eq(wcs_txn_commit(y), WCS_OK);
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_int_eq(a.bDone, 1);
+  ck_assert_int_eq(a.nRows, 2);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+
+  /* freeing a transaction ends it too */
+  ck_assert_int_eq(
+      wcs_txn_set_cell(x, t, "r3", 2, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 1);
+  wcs_txn_free(x);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+  wcs_txn_free(y);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 /* A thread's failed call: the message it sees, and what it sees after. */
 static void *failInThread(void *pArg) {
   wcs_engine *e = pArg;
@@ -685,6 +781,7 @@ Suite *engine_txn_suite(void) {
   tcase_add_test(tc, test_prebuild_rollback_leaves_nothing);
   tcase_add_test(tc, test_big_log_is_faulted_in_ahead);
   tcase_add_test(tc, test_precheck_refuses_what_commit_would);
+  tcase_add_test(tc, test_commits_in_flight_are_awaited);
   tcase_add_test(tc, test_error_messages_are_per_thread_and_cut);
   suite_add_tcase(s, tc);
   return s;

@@ -9,7 +9,13 @@ rollback-journal mode: writers add to a SUM aggregate family, in statements
 of their own and in transactions, retrying what fails with "database is
 locked", while readers hold read transactions on the file; the sums must be
 exactly the writes that succeeded (a commit SQLite refused must leave
-nothing in the store, or the retry counts twice).
+nothing in the store, or the retry counts twice). Last, threads that add 1
+to a declared INT64 column by read-modify-write, in WAL and in rollback-
+journal mode: `UPDATE t SET v = v + 1` on its own, and SELECT then UPDATE
+inside BEGIN IMMEDIATE. SQLite's write lock orders them, and each must see
+the commit before it: the final value must count every update (SQLite lets
+go of its lock before the module writes the store, so a reader that takes
+the lock in between must wait for that write, or an update is lost).
 
 Usage: python3 tests/sql_python.py BUILD_DIR   (run by tests/sql_python.sh)
 Exit 0 when every check passed; prints "SKIP: ..." and exits 0 when this
@@ -70,6 +76,9 @@ def main():
     try:
         run(os.path.join(tmp, "app.db"), ext)
         run_busy(os.path.join(tmp, "busy.db"), ext)
+        for journal in ("wal", "delete"):
+            run_increments(os.path.join(tmp, "inc-%s.db" % journal), ext,
+                           journal)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("sql_python: %d passed, %d failed" % (passed, failed))
@@ -238,6 +247,58 @@ def run_busy(db, ext, nWriter=4, nEach=300, nReader=2):
           % sum(refused),
           sum(done) == nWriter * nEach and a == (nWriter * nEach,)
           and b == (want_b,), (sum(done), a, b))
+    c0.close()
+
+
+def run_increments(db, ext, journal, nThread=4, nEach=250):
+    def conn():
+        c = sqlite3.connect(db, isolation_level=None, timeout=60,
+                            check_same_thread=False)
+        c.enable_load_extension(True)
+        c.load_extension(ext)
+        return c
+
+    c0 = conn()
+    c0.execute("PRAGMA journal_mode=%s" % journal)
+    c0.execute("CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
+               "FAMILY f (v INT64))")
+    c0.execute("INSERT INTO t(k, v) VALUES ('a', 0), ('b', 0)")
+    errors = []
+
+    def worker():
+        c = conn()
+        for j in range(nEach):
+            while True:
+                try:
+                    if j % 2 == 0:
+                        c.execute("UPDATE t SET v = v + 1 WHERE k = 'a'")
+                    else:
+                        c.execute("BEGIN IMMEDIATE")
+                        v = c.execute(
+                            "SELECT v FROM t WHERE k = 'b'").fetchone()[0]
+                        c.execute("UPDATE t SET v = ? WHERE k = 'b'", (v + 1,))
+                        c.execute("COMMIT")
+                    break
+                except sqlite3.OperationalError as e:
+                    if c.in_transaction:
+                        c.execute("ROLLBACK")
+                    if "locked" not in str(e):
+                        errors.append(str(e))
+                        return
+        c.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(nThread)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check("increments (%s): no error but 'database is locked'" % journal,
+          not errors, errors[:3])
+    got = c0.execute("SELECT k, v FROM t ORDER BY k").fetchall()
+    want = [("a", nThread * len(range(0, nEach, 2))),
+            ("b", nThread * len(range(1, nEach, 2)))]
+    check("increments (%s): every read-modify-write counted" % journal,
+          got == want, (got, want))
     c0.close()
 
 

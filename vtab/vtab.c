@@ -164,6 +164,34 @@ static int lostReport(WcsTab *pTab) {
   return rc;
 }
 
+/* How long a statement waits for the commits in flight of other
+** connections (awaitCommits): far longer than any store commit takes, so
+** that it ends only if a transaction of another database file that shares
+** the store is stuck between SQLite's commit and its own. */
+#define WCS_AWAIT_MILLIS 30000
+
+/* Before this connection reads the store while it holds SQLite's write
+** lock on the table's database (bWriting: it is known to; else asked), wait
+** for the commits in flight of other connections (wcs_engine_await_commits
+** in include/wcs.h): the lock's previous holder has let go of it before
+** its xCommit wrote the store, and a read-modify-write must see that
+** commit, as SQLite's own tables would. No wait without the lock (a
+** commit in flight may still be waiting for SQLite's lock, which a reader
+** of the file holds) and almost never a long one with it (the commits in
+** flight have passed SQLite's commit on this file, if they wrote it). */
+static void awaitCommits(WcsTab *pTab, int bWriting) {
+  WcsStore *st = pTab->pStore;
+  if (st == NULL || st->pEng == NULL ||
+      wcs_engine_commits_in_flight(st->pEng, st->pTxn) <= 0) {
+    return;
+  }
+  if (!bWriting &&
+      sqlite3_txn_state(pTab->pConn->db, pTab->zDb) != SQLITE_TXN_WRITE) {
+    return;
+  }
+  wcs_engine_await_commits(st->pEng, st->pTxn, WCS_AWAIT_MILLIS);
+}
+
 /* ====================================================================
 ** Connections and stores
 ** ==================================================================== */
@@ -3708,6 +3736,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   cursorReset(p);
   rc = lostReport(pTab);
   if (rc != SQLITE_OK) return rc;
+  awaitCommits(pTab, 0);
   p->nLimit = -1;
   p->nSkip = 0;
   p->bReverse = 0;
@@ -5255,8 +5284,13 @@ done:
 ** (wcs_txn_precheck), so that such a failure still stops the whole
 ** transaction. A failure in xCommit (the store's disk full, an I/O error)
 ** SQLite cannot report: the next statement on a table of the store
-** reports it (lostReport). xCommit and xRollback end the store
-** transaction when the last table leaves it. Savepoint
+** reports it (lostReport). SQLite has let go of its database lock by
+** xCommit, so another connection may take it before the store commit is
+** written: from xSync to its end the commit is "in flight" (the engine's
+** commit gate), and a connection that holds SQLite's write lock waits for
+** the commits in flight before it reads (awaitCommits, in xBegin and
+** xFilter), as it would find SQLite's own tables committed. xCommit and
+** xRollback end the store transaction when the last table leaves it. Savepoint
 ** levels are SQLite's (statement savepoints included); WcsStore.aSp maps
 ** them to engine savepoints 1, 2, ... A table joining late gets
 ** xSavepoint(N) for a level its store already recorded: that call must not
@@ -5283,6 +5317,9 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   }
   if (st == NULL || pTab->pTab == NULL || pTab->bInTxn) return SQLITE_OK;
   if (st->nActive == 0) {
+    /* SQLite holds its write lock (its OP_Transaction comes first): the
+    ** transaction's reads must see the commits of its previous holders */
+    awaitCommits(pTab, 1);
     if (st->pTxn == NULL) {
       rc = wcs_txn_begin(st->pEng, 0, &st->pTxn);
     } else {
