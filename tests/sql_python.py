@@ -49,9 +49,11 @@ def check(name, cond, detail=""):
         print("FAIL " + name + ("\n       " + str(detail) if detail else ""))
 
 
-def connect(db, ext):
-    # isolation_level=None: BEGIN/COMMIT/ROLLBACK are ours to write
-    con = sqlite3.connect(db, isolation_level=None)
+def connect(db, ext, timeout=5.0, threads=False):
+    # isolation_level=None: BEGIN/COMMIT/ROLLBACK are ours to write;
+    # threads: the connection is made in one thread and used in another
+    con = sqlite3.connect(db, isolation_level=None, timeout=timeout,
+                          check_same_thread=not threads)
     con.enable_load_extension(True)
     con.load_extension(ext)
     con.enable_load_extension(False)
@@ -180,11 +182,7 @@ def run(db, ext):
 
 def run_busy(db, ext, nWriter=4, nEach=300, nReader=2):
     def conn():
-        c = sqlite3.connect(db, isolation_level=None, timeout=0.001,
-                            check_same_thread=False)
-        c.enable_load_extension(True)
-        c.load_extension(ext)
-        return c
+        return connect(db, ext, timeout=0.001, threads=True)
 
     c0 = conn()
     c0.execute("CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
@@ -252,11 +250,7 @@ def run_busy(db, ext, nWriter=4, nEach=300, nReader=2):
 
 def run_increments(db, ext, journal, nThread=4, nEach=250):
     def conn():
-        c = sqlite3.connect(db, isolation_level=None, timeout=60,
-                            check_same_thread=False)
-        c.enable_load_extension(True)
-        c.load_extension(ext)
-        return c
+        return connect(db, ext, timeout=60, threads=True)
 
     c0 = conn()
     c0.execute("PRAGMA journal_mode=%s" % journal)
