@@ -12,7 +12,13 @@
 **     holds rows 1 .. n with nothing missing in between, n never going
 **     down; inside a transaction that has written (to a table of its
 **     own, x), two reads of t give the same value (its snapshot is taken
-**     at its first read, doc/sql.md §7).
+**     at its first read, doc/sql.md §7);
+**   - two incrementers add 1 to one row of c by read-modify-write, in
+**     turn `UPDATE c SET v = v + 1` and SELECT then UPDATE inside BEGIN
+**     IMMEDIATE; at the end v must be the number of increments made
+**     (SQLite's write lock orders them, and the module makes each wait
+**     for the store commit of the one before, which SQLite has let go of
+**     the lock before: doc/sql.md §7, "When the store is written").
 **
 ** Runs for WCS_THREADS_SECONDS (default 3). The connections use SQLite's
 ** WAL journal and a busy timeout, as doc/sql.md advises for connections
@@ -35,6 +41,7 @@
 static char zDb[1100];
 static atomic_int bStop;   /* set by main when time is up */
 static atomic_int bFailed; /* set by a thread that found a problem */
+static atomic_llong nIncr; /* increments of c made */
 static pthread_mutex_t muErr = PTHREAD_MUTEX_INITIALIZER;
 
 static void fail(const char *zWho, const char *zWhat, const char *zDetail) {
@@ -126,6 +133,32 @@ static void *appender(void *pArg) {
   return NULL;
 }
 
+static void *incrementer(void *pArg) {
+  const int iInc = (int)(intptr_t)pArg;
+  char zWho[32], zSql[100];
+  sqlite3 *db;
+  sqlite3_int64 n, v, one;
+  snprintf(zWho, sizeof zWho, "incrementer %d", iInc);
+  db = openConn(zWho);
+  if (db == NULL) return NULL;
+  for (n = 0; !bStop; n++) {
+    if (n % 2 == 0) {
+      if (exec(db, zWho, "UPDATE c SET v = v + 1 WHERE k = 0")) break;
+    } else {
+      if (exec(db, zWho, "BEGIN IMMEDIATE") ||
+          row2(db, zWho, "SELECT v, 1 FROM c WHERE k = 0", &v, &one)) {
+        break;
+      }
+      snprintf(zSql, sizeof zSql, "UPDATE c SET v = %lld WHERE k = 0; COMMIT",
+               (long long)(v + 1));
+      if (exec(db, zWho, zSql)) break;
+    }
+    atomic_fetch_add(&nIncr, 1);
+  }
+  sqlite3_close(db);
+  return NULL;
+}
+
 static void *reader(void *pArg) {
   const int iReader = (int)(intptr_t)pArg;
   char zWho[32], zMsg[200];
@@ -190,7 +223,7 @@ int main(void) {
   const char *zSec = getenv("WCS_THREADS_SECONDS");
   int nSec = zSec ? atoi(zSec) : 3, i;
   const char *zTmp = tu_tmpdir("sql_threads");
-  pthread_t aTh[6];
+  pthread_t aTh[8];
   sqlite3 *db;
   sqlite3_int64 nT, nU;
   if (zTmp == NULL) return 1;
@@ -205,6 +238,9 @@ int main(void) {
            "FAMILY f (w INT64));"
            "CREATE VIRTUAL TABLE x USING wcs(KEY (id INT64 DECIMAL(2)), "
            "FAMILY f (c INT64));"
+           "CREATE VIRTUAL TABLE c USING wcs(KEY (k INT64 DECIMAL(2)), "
+           "FAMILY f (v INT64));"
+           "INSERT INTO c(k, v) VALUES (0, 0);"
            "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
            "WHERE i < 63) INSERT INTO t(k, v, g) SELECT i, 0, 0 FROM c")) {
     return 1;
@@ -216,12 +252,14 @@ int main(void) {
   pthread_create(&aTh[3], NULL, reader, (void *)(intptr_t)1);
   pthread_create(&aTh[4], NULL, reader, (void *)(intptr_t)2);
   pthread_create(&aTh[5], NULL, reader, (void *)(intptr_t)3);
+  pthread_create(&aTh[6], NULL, incrementer, (void *)(intptr_t)1);
+  pthread_create(&aTh[7], NULL, incrementer, (void *)(intptr_t)2);
   for (i = 0; i < nSec * 10 && !bStop; i++) {
     struct timespec t = {0, 100 * 1000 * 1000};
     nanosleep(&t, NULL);
   }
   bStop = 1;
-  for (i = 0; i < 6; i++)
+  for (i = 0; i < 8; i++)
     pthread_join(aTh[i], NULL);
   if (bFailed) return 1;
   db = openConn("main");
@@ -234,9 +272,20 @@ int main(void) {
             (long long)nT, (long long)nU);
     return 1;
   }
+  {
+    sqlite3_int64 v, one;
+    if (row2(db, "main", "SELECT v, 1 FROM c WHERE k = 0", &v, &one)) return 1;
+    if (v != atomic_load(&nIncr)) {
+      fprintf(stderr,
+              "sql_threads: c counts %lld of %lld increments: updates lost\n",
+              (long long)v, (long long)atomic_load(&nIncr));
+      return 1;
+    }
+  }
   row2(db, "main", "SELECT count(*), (SELECT max(v) FROM t) FROM u", &nU, &nT);
-  printf("sql_threads: ok, %d s, %lld rows appended, t last written as %lld\n",
-         nSec, (long long)nU, (long long)nT);
+  printf("sql_threads: ok, %d s, %lld rows appended, t last written as %lld, "
+         "%lld increments\n",
+         nSec, (long long)nU, (long long)nT, (long long)atomic_load(&nIncr));
   sqlite3_close(db);
   tu_rmrf(zTmp);
   return 0;
