@@ -638,10 +638,9 @@ static void txn_unlock(wcs_txn *t) {
 */
 static void gate_enter(wcs_txn *t) {
   if (t->bGate) return;
-  pthread_mutex_lock(&t->pEng->gateMu);
+  /* no lock: a waiter only needs the count to drop under gateMu */
   atomic_fetch_add(&t->pEng->nGate, 1);
   t->bGate = 1;
-  pthread_mutex_unlock(&t->pEng->gateMu);
 }
 
 static void gate_leave(wcs_txn *t) {
@@ -659,9 +658,9 @@ int wcs_engine_commits_in_flight(wcs_engine *pEng, const wcs_txn *pMine) {
 
 int wcs_engine_await_commits(wcs_engine *pEng, const wcs_txn *pMine,
                              int nMillis) {
-  int nMine = pMine && pMine->bGate ? 1 : 0, bDone;
+  int bDone;
   struct timespec tEnd;
-  if (atomic_load(&pEng->nGate) <= nMine) return 1;
+  if (wcs_engine_commits_in_flight(pEng, pMine) <= 0) return 1;
   clock_gettime(CLOCK_MONOTONIC, &tEnd);
   tEnd.tv_sec += nMillis / 1000;
   tEnd.tv_nsec += (long)(nMillis % 1000) * 1000000L;
@@ -670,10 +669,10 @@ int wcs_engine_await_commits(wcs_engine *pEng, const wcs_txn *pMine,
     tEnd.tv_nsec -= 1000000000L;
   }
   pthread_mutex_lock(&pEng->gateMu);
-  while (atomic_load(&pEng->nGate) > nMine &&
+  while (wcs_engine_commits_in_flight(pEng, pMine) > 0 &&
          pthread_cond_timedwait(&pEng->gateCv, &pEng->gateMu, &tEnd) == 0) {
   }
-  bDone = atomic_load(&pEng->nGate) <= nMine;
+  bDone = wcs_engine_commits_in_flight(pEng, pMine) <= 0;
   pthread_mutex_unlock(&pEng->gateMu);
   return bDone;
 }

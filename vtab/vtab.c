@@ -5328,7 +5328,7 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
     if (rc == WCS_OK) rc = wcs_txn_savepoint(st->pTxn, 0);
     if (rc != WCS_OK) return engErr(pTab, rc, "BEGIN");
     st->nSp = 0;
-    st->bSynced = 0;
+    st->bCommitted = 0;
     pTab->bJoining = 0;
   } else {
     pTab->bJoining = 1;
@@ -5345,7 +5345,7 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
 static int wcsSync(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
-  if (pTab->bInTxn && !st->bSynced) {
+  if (pTab->bInTxn && !st->bCommitted) {
     int rc = wcs_txn_precheck(st->pTxn);
     if (rc != WCS_OK) return engErr(pTab, rc, "COMMIT");
   }
@@ -5357,7 +5357,7 @@ static void leaveTxn(WcsTab *pTab) {
   pTab->bInTxn = 0;
   pTab->bJoining = 0;
   if (--st->nActive == 0) {
-    st->bSynced = 0;
+    st->bCommitted = 0;
     st->nSp = 0;
   }
 }
@@ -5370,9 +5370,9 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
   WcsStore *st = pTab->pStore;
   int rc = WCS_OK;
   if (!pTab->bInTxn) return SQLITE_OK;
-  if (!st->bSynced) {
+  if (!st->bCommitted) {
     rc = wcs_txn_commit(st->pTxn);
-    st->bSynced = 1;
+    st->bCommitted = 1;
   }
   leaveTxn(pTab);
   if (rc == WCS_OK) return SQLITE_OK;
@@ -5392,7 +5392,7 @@ static int wcsRollback(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
   if (!pTab->bInTxn) return SQLITE_OK;
-  if (!pTab->pStore->bSynced) rc = wcs_txn_rollback(pTab->pStore->pTxn);
+  if (!pTab->pStore->bCommitted) rc = wcs_txn_rollback(pTab->pStore->pTxn);
   leaveTxn(pTab);
   return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "ROLLBACK");
 }
@@ -5402,7 +5402,7 @@ static int wcsSavepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   int i, rc;
-  if (!pTab->bInTxn || st->bSynced) return SQLITE_OK;
+  if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
   if (pTab->bJoining) {
     pTab->bJoining = 0;
     for (i = 0; i < st->nSp; i++) {
@@ -5428,7 +5428,7 @@ static int wcsRelease(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   int i, rc = WCS_OK;
-  if (!pTab->bInTxn || st->bSynced) return SQLITE_OK;
+  if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
   for (i = 0; i < st->nSp; i++) {
     if (st->aSp[i] >= iSavepoint) {
       rc = wcs_txn_release(st->pTxn, i + 1);
@@ -5445,7 +5445,7 @@ static int wcsRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   int i, rc;
-  if (!pTab->bInTxn || st->bSynced) return SQLITE_OK;
+  if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
   for (i = st->nSp - 1; i >= 0 && st->aSp[i] > iSavepoint; i--) {
   }
   if (i < 0) {

@@ -64,8 +64,8 @@ struct WcsStore {
                     ** this store; at 0 the heat counters are saved */
   int nActive;      /* tables of this store inside the SQLite write
                     ** transaction (xBegin seen, no xCommit/xRollback yet) */
-  int bSynced;      /* the current transaction was committed (by the
-                    ** first xCommit of its tables) */
+  int bCommitted;   /* the current transaction was committed (by the
+                     ** first xCommit of its tables) */
   int rcLost;       /* a commit that failed in xCommit, which SQLite
                     ** cannot report (zLost says what): the next statement
                     ** on a table of the store does */
