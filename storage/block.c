@@ -240,13 +240,47 @@ int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
   size_t nSuffix = 0, nUnshared, nNeed;
   int bSuffix = p->bSuffix; /* not reloaded after each byte stored */
   uint8_t *z;
+  int bRestart = atRestart(p);
   assert(!p->bFinished);
-  if (atRestart(p)) {
+  if (bRestart) {
     if (wcs_buf_append32(&p->restarts, (uint32_t)p->data.n)) return WCS_NOMEM;
     p->nSince = 0;
     p->oRestart = p->data.n;
     nShared = 0;
-  } else if (bSuffix && nKey <= WCS_BLOCK_KEY_MAX) {
+    if (p->nSeekEvery > 0 && p->nEntry == 0) {
+      int k = (p->nInterval - 1) / p->nSeekEvery;
+      p->nSeekK = k > (int)WCS_BLOCK_SEEK_MAXK ? (int)WCS_BLOCK_SEEK_MAXK : k;
+    }
+    if (p->nSeekK > 0) {
+      size_t nSlots = 2 * (size_t)p->nSeekK;
+      if (wcs_buf_reserve(&p->seeks, nSlots)) return WCS_NOMEM;
+      memset(p->seeks.a + p->seeks.n, 0, nSlots); /* 0: no seek point */
+      p->seeks.n += nSlots;
+    }
+  } else if (p->nSeekK > 0 && p->nSince >= p->nSeekEvery &&
+             p->nSince / p->nSeekEvery <= p->nSeekK &&
+             (p->bBaseAtRestart || !bSuffix) &&
+             p->data.n - p->oRestart <= 0xffff) {
+    /* a seek point for slot j - 1, j = nSince / every (doc/format.md,
+    ** "Seek points"): the first entry of [j * every, (j + 1) * every) in
+    ** the interval that shares no more with its predecessor than with the
+    ** restart key, stored as any other entry; failing that, the range's
+    ** last entry, stored sharing only what it shares with the restart key.
+    ** Either decodes from the restart key alone. */
+    size_t iSlot =
+        p->seeks.n - 2 * (size_t)(p->nSeekK - p->nSince / p->nSeekEvery + 1);
+    if (p->seeks.a[iSlot] == 0 && p->seeks.a[iSlot + 1] == 0) {
+      size_t nMax = p->nRestartKey < nKey ? p->nRestartKey : nKey;
+      size_t nLcp = wcs_common_prefix(p->data.a + p->oRestartKey, pKey, nMax);
+      uint32_t iRel = (uint32_t)(p->data.n - p->oRestart);
+      if (nLcp >= nShared || p->nSince % p->nSeekEvery == p->nSeekEvery - 1) {
+        if (nLcp < nShared) nShared = nLcp;
+        p->seeks.a[iSlot] = (uint8_t)iRel;
+        p->seeks.a[iSlot + 1] = (uint8_t)(iRel >> 8);
+      }
+    }
+  }
+  if (!bRestart && bSuffix && nKey <= WCS_BLOCK_KEY_MAX) {
     /* the longest common suffix with the base that does not overlap the
     ** shared prefix */
     size_t nMax = nKey - nShared < p->base.n ? nKey - nShared : p->base.n;
@@ -276,10 +310,15 @@ int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
   z += nUnshared;
   wcs_copy_short(z, pVal, nVal);
   z += nVal;
+  if (bRestart) {
+    p->oRestartKey = (size_t)(z - p->data.a) - nVal - nUnshared;
+    p->nRestartKey = nKey;
+  }
   p->data.n = (size_t)(z - p->data.a);
   if (bSuffix && nShared == 0 && nSuffix == 0) {
     p->base.n = 0; /* stored whole: the next suffixes come from it */
     if (wcs_buf_append(&p->base, pKey, nKey)) return WCS_NOMEM;
+    p->bBaseAtRestart = bRestart;
   }
   p->nSince++;
   p->nEntry++;
@@ -308,9 +347,16 @@ int block_builder_add(block_builder *p, const uint8_t *pKey, size_t nKey,
 
 int block_builder_finish(block_builder *p, const uint8_t **pp, size_t *pn) {
   if (!p->bFinished) {
+    uint32_t nCount = (uint32_t)(p->restarts.n / 4);
+    /* seek slots that could not all be counted are left out: the entries
+    ** read alike without them */
+    if (p->nSeekK > 0 && nCount <= WCS_BLOCK_SEEK_MAXR) {
+      if (wcs_buf_append(&p->data, p->seeks.a, p->seeks.n)) return WCS_NOMEM;
+      nCount |= WCS_BLOCK_SEEK | (uint32_t)p->nSeekK << WCS_BLOCK_SEEK_SHIFT;
+    }
     if (wcs_buf_append(&p->data, p->restarts.a, p->restarts.n) ||
-        wcs_buf_append32(&p->data, (uint32_t)(p->restarts.n / 4) |
-                                       (p->bSuffix ? WCS_BLOCK_SUFFIX : 0))) {
+        wcs_buf_append32(&p->data,
+                         nCount | (p->bSuffix ? WCS_BLOCK_SUFFIX : 0))) {
       return WCS_NOMEM;
     }
     p->bFinished = 1;
@@ -321,9 +367,10 @@ int block_builder_finish(block_builder *p, const uint8_t **pp, size_t *pn) {
 }
 
 void block_builder_reset(block_builder *p) {
-  p->data.n = p->restarts.n = p->last.n = p->base.n = 0;
+  p->data.n = p->restarts.n = p->last.n = p->base.n = p->seeks.n = 0;
   p->nSince = p->nEntry = 0;
-  p->oRestart = 0;
+  p->oRestart = p->oRestartKey = p->nRestartKey = 0;
+  p->bBaseAtRestart = 0;
   p->bFinished = 0;
 }
 
@@ -332,6 +379,7 @@ void block_builder_free(block_builder *p) {
   wcs_buf_free(&p->restarts);
   wcs_buf_free(&p->last);
   wcs_buf_free(&p->base);
+  wcs_buf_free(&p->seeks);
   block_builder_reset(p); /* the settings stay */
 }
 
@@ -348,7 +396,14 @@ static int fail(block_iter *p, int rc) {
 }
 
 static inline uint32_t restartAt(const block_iter *p, uint32_t i) {
-  return wcs_get32(p->a + p->nEnt + 4 * (size_t)i);
+  return wcs_get32(p->a + p->iRestarts + 4 * (size_t)i);
+}
+
+/* Seek slot j of restart point i: the seek point's offset from the
+** restart point's, or 0 for none. */
+static inline uint32_t seekSlot(const block_iter *p, uint32_t i, uint32_t j) {
+  const uint8_t *z = p->aSeek + 2 * ((size_t)i * p->nSeekK + j);
+  return (uint32_t)z[0] | (uint32_t)z[1] << 8;
 }
 
 /* Read a varint of at most 32 bits from [z, zEnd); bytes used or 0. */
@@ -509,7 +564,7 @@ static inline int decodeAt(block_iter *p, uint32_t iOff, uint32_t nPrevKey) {
 }
 
 int block_iter_init(block_iter *p, const uint8_t *a, size_t n, int bIKey) {
-  uint32_t nRestart;
+  uint32_t nRestart, nSeekK = 0;
   p->pAid = NULL;
   p->a = a;
   p->bIKey = (uint8_t)(bIKey != 0);
@@ -522,18 +577,35 @@ int block_iter_init(block_iter *p, const uint8_t *a, size_t n, int bIKey) {
   p->pKey = p->pVal = NULL;
   p->nKey = p->nVal = 0;
   p->nPrev = p->iPrev = 0;
+  p->aSeek = NULL;
+  p->nSeekK = 0;
   if (n < 4 || n > 0xffffffffu) return fail(p, WCS_CORRUPT_BKPT);
   nRestart = wcs_get32(a + n - 4);
   p->bSuffix = (nRestart & WCS_BLOCK_SUFFIX) != 0;
   nRestart &= ~WCS_BLOCK_SUFFIX;
-  if (nRestart > (n - 4) / 4) return fail(p, WCS_CORRUPT_BKPT);
-  p->nEnt = (uint32_t)(n - 4 - 4 * (size_t)nRestart);
+  if (nRestart & WCS_BLOCK_SEEK) {
+    nSeekK = (nRestart >> WCS_BLOCK_SEEK_SHIFT) & WCS_BLOCK_SEEK_MAXK;
+    nRestart &= WCS_BLOCK_SEEK_MAXR;
+  }
+  if ((uint64_t)nRestart * (4 + 2 * (uint64_t)nSeekK) > n - 4) {
+    return fail(p, WCS_CORRUPT_BKPT);
+  }
+  p->iRestarts = (uint32_t)(n - 4 - 4 * (size_t)nRestart);
+  p->nEnt = (uint32_t)(p->iRestarts - 2 * (size_t)nSeekK * nRestart);
   p->nRestart = nRestart;
+  if (nSeekK > 0) {
+    p->aSeek = a + p->nEnt;
+    p->nSeekK = nSeekK;
+  }
   if (p->nEnt > 0 && (nRestart == 0 || restartAt(p, 0) != 0)) {
     return fail(p, WCS_CORRUPT_BKPT);
   }
   p->iCur = p->nEnt;
   return WCS_OK;
+}
+
+static const uint32_t *aidOff(const block_aid *pAid) {
+  return (const uint32_t *)(pAid->aSlice + 2 * (size_t)pAid->nRestart);
 }
 
 int block_iter_init_aid(block_iter *p, const uint8_t *a, size_t n,
@@ -549,6 +621,10 @@ int block_iter_init_aid(block_iter *p, const uint8_t *a, size_t n,
   p->rc = WCS_OK;
   p->nEnt = pAid->nEnt;
   p->nRestart = pAid->nRestart;
+  p->iRestarts = pAid->iRestarts;
+  p->nSeekK = pAid->nSeekK;
+  p->aSeek =
+      pAid->nSeekK ? (const uint8_t *)(aidOff(pAid) + pAid->nRestart) : NULL;
   p->iCur = p->nEnt;
   p->iNext = 0;
   p->pKey = p->pVal = NULL;
@@ -557,12 +633,9 @@ int block_iter_init_aid(block_iter *p, const uint8_t *a, size_t n,
   return WCS_OK;
 }
 
-static const uint32_t *aidOff(const block_aid *pAid) {
-  return (const uint32_t *)(pAid->aSlice + 2 * (size_t)pAid->nRestart);
-}
-
 static const uint8_t *aidPrefix(const block_aid *pAid) {
-  return (const uint8_t *)(aidOff(pAid) + pAid->nRestart);
+  return (const uint8_t *)(aidOff(pAid) + pAid->nRestart) +
+         2 * (size_t)pAid->nSeekK * pAid->nRestart;
 }
 
 /* The user key of the restart entry i (a whole key); 0 if damaged. */
@@ -599,11 +672,14 @@ int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
          pFirst[nPrefix] == pLast[nPrefix]) {
     nPrefix++;
   }
-  nAid = sizeof *pAid + (size_t)bi.nRestart * (16 + 4) + nPrefix;
+  nAid =
+      sizeof *pAid + (size_t)bi.nRestart * (16 + 4 + 2 * bi.nSeekK) + nPrefix;
   pAid = malloc(nAid);
   if (pAid == NULL) return WCS_NOMEM;
   pAid->nRestart = bi.nRestart;
   pAid->nEnt = bi.nEnt;
+  pAid->iRestarts = bi.iRestarts;
+  pAid->nSeekK = bi.nSeekK;
   pAid->nPrefix = (uint32_t)nPrefix;
   pAid->bSuffix = bi.bSuffix;
   aOff = (uint32_t *)(pAid->aSlice + 2 * (size_t)bi.nRestart);
@@ -615,6 +691,10 @@ int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
     aOff[i] = restartAt(&bi, i);
     pAid->aSlice[2 * i] = wcs_key_slice(z, nU, nPrefix);
     pAid->aSlice[2 * i + 1] = wcs_key_slice(z, nU, nPrefix + 8);
+  }
+  if (bi.nSeekK) {
+    memcpy((uint8_t *)(aOff + bi.nRestart), bi.aSeek,
+           2 * (size_t)bi.nSeekK * bi.nRestart);
   }
   if (nPrefix) memcpy((uint8_t *)aidPrefix(pAid), pFirst, nPrefix);
   *pp = pAid;
@@ -786,6 +866,62 @@ static void prefetchRun(const block_iter *p, uint32_t iFrom, uint32_t iTo) {
     __builtin_prefetch((const void *)i);
 }
 
+/*
+** Seek points. Every nSeekEvery entries of a restart interval the builder
+** may store a seek point: an entry whose shared prefix is the one it has
+** with the restart key R, exactly (never more than it shares with its
+** predecessor, as R sorts before that), written while the base is still
+** R. Its key then decodes from R alone, and its header alone places it
+** against a target T above R: with t the length of the common prefix of
+** R's and T's user keys, inside both, and s the seek point's shared
+** length, s > t means it agrees with R at byte t, where R is below T, so
+** it is below T; s < t means it differs from R (upward) before T does, so
+** it is above T; s == t compares its first stored byte with T's byte t
+** and, if they are equal, the rest of its key. (Its user key is longer
+** than min(s, t): a shorter one would be a prefix of R's, below R.)
+** seekPoint moves the cursor, at R, to the last seek point of R's
+** interval that is below T, so that the scan after it passes over at most
+** nSeekEvery entries instead of a whole interval. A seek point that does
+** not parse (damage) ends the search where it is: the scan from there
+** reports it or finds the target all the same.
+*/
+static int seekPoint(block_iter *p, uint32_t iRun, uint32_t iR,
+                     const uint8_t *pT, size_t nT) {
+  const uint32_t nR = p->nKey;
+  const size_t uR = nR - WCS_IKEY_TRAILER, uT = nT - WCS_IKEY_TRAILER;
+  const size_t nMax = uR < uT ? uR : uT;
+  const uint32_t iEnd =
+      iRun + 1 < p->nRestart ? restartAt(p, iRun + 1) : p->nEnt;
+  size_t t = wcs_common_prefix(p->pKey, pT, nMax);
+  uint32_t j, iBest = 0;
+  if (t >= nMax) return WCS_OK;
+  for (j = 0; j < p->nSeekK; j++) {
+    uint32_t iRel = seekSlot(p, iRun, j), iOff = iR + iRel;
+    EntryLen e;
+    const uint8_t *z;
+    if (iRel == 0 || iOff >= iEnd) break;
+    if (parseEntry(p, iOff, nR, nR, &e, &z) != WCS_OK) break;
+    if (e.nShared < t) break;
+    if (e.nShared == t) {
+      /* it agrees with T as far as R does: compare the rest, rebuilt in
+      ** aKey (free while the cursor's key is R, in the block) */
+      uint32_t nKey = e.nShared + e.nUnshared + e.nSuffix;
+      if (e.nUnshared > 0 && z[0] != pT[t]) {
+        if (z[0] > pT[t]) break;
+      } else {
+        if (nKey > p->nKeyAlloc && growKey(p, nKey)) return fail(p, WCS_NOMEM);
+        wcs_copy_short(p->aKey, p->pKey, e.nShared);
+        wcs_copy_short(p->aKey + e.nShared, z, e.nUnshared);
+        wcs_copy_short(p->aKey + e.nShared + e.nUnshared,
+                       p->pKey + nR - e.nSuffix, e.nSuffix);
+        if (wcs_ikey_cmp(p->aKey, nKey, pT, nT) >= 0) break;
+      }
+    }
+    iBest = iOff;
+  }
+  return iBest ? decodeAt(p, iBest, nR) : WCS_OK;
+}
+
 int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
   uint32_t lo = 0, hi;
   int rc;
@@ -802,6 +938,10 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
     rc = decodeAt(p, aOff[lo], 0);
     if (rc != WCS_OK || wcs_ikey_cmp(p->pKey, p->nKey, pKey, nKey) >= 0) {
       return rc;
+    }
+    if (p->nSeekK > 0) {
+      rc = seekPoint(p, lo, aOff[lo], pKey, nKey);
+      if (rc != WCS_OK) return rc;
     }
     return seekScan(p, pKey, nKey);
   }
@@ -833,13 +973,23 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
 /* Scan the entries from iStart (a restart point) up to iStop (exclusive,
 ** an entry boundary or the end of the entries) into the reverse cache and
 ** make the last of them current. */
-static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
+static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop,
+                    uint32_t iSeed, uint32_t nSeed) {
   uint32_t iOff = iStart;
   uint32_t nPrevKey = 0, iPrevKey = 0, iBase = 0, nBase = 0;
   p->nPrev = 0;
   p->prevKeys.n = 0;
   if (iStart >= iStop) return fail(p, WCS_CORRUPT_BKPT);
   prefetchRun(p, iStart, iStop);
+  if (nSeed > 0) {
+    /* from a seek point: its restart key is the prefix source and the
+    ** base, and is kept ahead of the cached keys */
+    if (wcs_buf_append(&p->prevKeys, p->a + iSeed, nSeed)) {
+      return fail(p, WCS_NOMEM);
+    }
+    nPrevKey = nBase = nSeed;
+    iBase = iSeed;
+  }
   while (iOff < iStop) {
     uint32_t nShared, nUnshared, nSuffix, nVal, nKey;
     const uint8_t *z;
@@ -903,6 +1053,27 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop) {
   return WCS_OK;
 }
 
+/* fillPrev from restart point iRun (at iStart) up to iStop, or from the
+** last seek point of its interval before iStop, so that a step back
+** decodes at most nSeekEvery entries, not a whole interval. */
+static int fillFrom(block_iter *p, uint32_t iRun, uint32_t iStart,
+                    uint32_t iStop) {
+  uint32_t j, iSeek = 0;
+  for (j = 0; j < p->nSeekK; j++) {
+    uint32_t iRel = seekSlot(p, iRun, j);
+    if (iRel == 0 || iStart + iRel >= iStop) break;
+    iSeek = iStart + iRel;
+  }
+  if (iSeek > 0) {
+    EntryLen e;
+    const uint8_t *z;
+    int rc = parseEntry(p, iStart, 0, 0, &e, &z);
+    if (rc != WCS_OK) return fail(p, rc);
+    return fillPrev(p, iSeek, iStop, (uint32_t)(z - p->a), e.nUnshared);
+  }
+  return fillPrev(p, iStart, iStop, 0, 0);
+}
+
 int block_iter_last(block_iter *p) {
   uint32_t iStart;
   if (p->rc) return p->rc;
@@ -911,7 +1082,7 @@ int block_iter_last(block_iter *p) {
   if (p->nEnt == 0) return WCS_OK;
   iStart = restartAt(p, p->nRestart - 1);
   if (iStart >= p->nEnt) return fail(p, WCS_CORRUPT_BKPT);
-  return fillPrev(p, iStart, p->nEnt);
+  return fillFrom(p, p->nRestart - 1, iStart, p->nEnt);
 }
 
 int block_iter_prev(block_iter *p) {
@@ -938,5 +1109,5 @@ int block_iter_prev(block_iter *p) {
       hi = mid - 1;
     }
   }
-  return fillPrev(p, restartAt(p, lo), iCur);
+  return fillFrom(p, lo, restartAt(p, lo), iCur);
 }

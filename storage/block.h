@@ -30,6 +30,14 @@
 ** neighbours share, which suffixes keep out of the block (about half the
 ** decoded size of the engine's cells).
 **
+** With WCS_BLOCK_SEEK in count, k seek slots per restart point (u16 each,
+** count's bits 24..29; the restarts are then bits 0..23) come between
+** the entries and the restart array: offsets, from their restart entry,
+** of seek points, entries whose shared prefix is exactly the one they
+** have with the restart key and whose base is the restart key, so that
+** they decode from it alone. A seek or a step back starts from the
+** nearest one instead of the restart point (block.c, seekPoint).
+**
 ** On disk a block is followed by a WCS_BLOCK_TRAILER-byte trailer:
 **
 **     type (u8: 0 raw, 1 zstd) | raw length (u32) | masked CRC-32C (u32)
@@ -64,6 +72,13 @@
 
 /* ---- block contents */
 #define WCS_BLOCK_SUFFIX 0x80000000u /* count flag: entries carry a suffix */
+#define WCS_BLOCK_SEEK   0x40000000u /* count flag: seek points (below) */
+#define WCS_BLOCK_SEEK_SHIFT                                                   \
+  24 /* with WCS_BLOCK_SEEK: bits 24..29 of                                    \
+     ** count are the seek slots per restart                                   \
+     ** point, bits 0..23 the restarts */
+#define WCS_BLOCK_SEEK_MAXK 63u
+#define WCS_BLOCK_SEEK_MAXR 0xffffffu
 /* A key rebuilt with a suffix longer than this is damage: a suffix costs
 ** one varint however long, so without a bound a few bytes of a damaged
 ** block could claim keys of gigabytes. The builder stores longer keys
@@ -105,6 +120,15 @@ typedef struct block_builder {
                          ** the last one take this many bytes (0: never) */
   int nSince;            /* entries since the last restart point, < nInterval */
   size_t oRestart;       /* data offset of the last restart point */
+  int nSeekEvery;        /* a seek point every this many entries of a
+                         ** restart interval (set after init; 0: none) */
+  int nSeekK;            /* seek slots per restart point (set by the
+                         ** first add from nInterval and nSeekEvery) */
+  wcs_buf seeks;         /* u16 LE seek slots, nSeekK per restart point */
+  size_t oRestartKey;    /* data offset of the last restart key's bytes */
+  size_t nRestartKey;    /* and its length */
+  int bBaseAtRestart;    /* no entry stored whole since the restart point:
+                         ** the base is the restart key */
   int nEntry;            /* entries in the block */
   int bFinished;         /* finish was called: no more adds until reset */
 } block_builder;
@@ -134,7 +158,7 @@ int block_builder_add_shared(block_builder *, const uint8_t *pKey, size_t nKey,
 /* Bytes the block will have once finished (asked after every entry). */
 static inline size_t block_builder_size(const block_builder *p) {
   if (p->bFinished) return p->data.n;
-  return p->data.n + p->restarts.n + 4;
+  return p->data.n + p->seeks.n + p->restarts.n + 4;
 }
 /* Append the restart array; *pp (borrowed until reset/free) and *pn get
 ** the finished contents. WCS_OK or WCS_NOMEM. */
@@ -168,6 +192,10 @@ typedef struct block_iter {
   const uint8_t *a;     /* block contents */
   uint32_t nEnt;        /* bytes of entries = offset of restart array */
   uint32_t nRestart;    /* restart points (0 only for an empty block) */
+  uint32_t iRestarts;   /* offset of the restart array */
+  const uint8_t *aSeek; /* seek slots (u16 LE, nSeekK per restart point),
+                        ** in the block or its aid; NULL: none */
+  uint32_t nSeekK;      /* seek slots per restart point; 0: none */
   uint8_t bIKey;        /* keys are internal keys: >= 8 bytes, ikey
                         ** order; else plain bytes in memcmp order */
   uint8_t bSuffix;      /* entries carry a suffix length */
@@ -211,13 +239,16 @@ typedef struct block_iter {
 ** each tie touches the block. Derived from the block, never stored.
 */
 typedef struct block_aid {
-  uint32_t nRestart; /* restart points of the block */
-  uint32_t nEnt;     /* offset of its restart array */
-  uint32_t nPrefix;  /* bytes shared by every user key of the block */
-  uint32_t bSuffix;  /* the block's entries carry a suffix length */
-  uint64_t aSlice[]; /* 2 * nRestart slices, then uint32 aOff[nRestart]
-                     ** (the restart offsets), then the nPrefix prefix
-                     ** bytes */
+  uint32_t nRestart;  /* restart points of the block */
+  uint32_t nEnt;      /* bytes of its entries */
+  uint32_t iRestarts; /* offset of its restart array */
+  uint32_t nSeekK;    /* its seek slots per restart point */
+  uint32_t nPrefix;   /* bytes shared by every user key of the block */
+  uint32_t bSuffix;   /* the block's entries carry a suffix length */
+  uint64_t aSlice[];  /* 2 * nRestart slices, then uint32 aOff[nRestart]
+                      ** (the restart offsets), then the block's seek
+                      ** slots (nSeekK * nRestart u16), then the nPrefix
+                      ** prefix bytes */
 } block_aid;
 
 /* Build the aid of block contents a[0..n) of internal keys: *pp gets a

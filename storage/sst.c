@@ -166,6 +166,8 @@ int sst_builder_new(wcs_env *pEnv, const char *zPath, uint64_t iFile,
     p->data.nIntervalBytes = (size_t)p->opt.nRestartBytes;
   }
   p->data.bSuffix = p->opt.bSuffix != 0;
+  if (!p->opt.bSuffix || p->opt.nSeekEvery < 0) p->opt.nSeekEvery = 0;
+  p->data.nSeekEvery = p->opt.nSeekEvery;
   block_builder_init(&p->index, SST_INDEX_RESTART);
   bloom_builder_init(&p->bloom, p->opt.nBloomBits);
   /* no summary (out of memory): the file just has no note */
@@ -636,7 +638,9 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
       wcs_put64(aFoot + 16 * i + 8, aSize[i]);
     }
     wcs_put32(aFoot + WCS_SST_FOOT_VERSION,
-              p->opt.bSuffix ? WCS_SST_VERSION_SUFFIX : WCS_SST_VERSION);
+              p->opt.nSeekEvery > 0 ? WCS_SST_VERSION_SEEK
+                                    : (p->opt.bSuffix ? WCS_SST_VERSION_SUFFIX
+                                                      : WCS_SST_VERSION));
     wcs_put32(aFoot + WCS_SST_FOOT_CRC,
               wcs_crc_mask(wcs_crc32c(0, aFoot, WCS_SST_FOOT_CRC)));
     memcpy(aFoot + WCS_SST_FOOT_MAGIC, WCS_SST_MAGIC, 8);
@@ -1474,13 +1478,13 @@ int sst_reader_open(wcs_env *pEnv, const char *zPath, uint64_t iFile,
                     "checksum mismatch");
   }
   if (rc == WCS_OK &&
-      wcs_get32(aFoot + WCS_SST_FOOT_VERSION) != WCS_SST_VERSION &&
-      wcs_get32(aFoot + WCS_SST_FOOT_VERSION) != WCS_SST_VERSION_SUFFIX) {
+      (wcs_get32(aFoot + WCS_SST_FOOT_VERSION) < WCS_SST_VERSION ||
+       wcs_get32(aFoot + WCS_SST_FOOT_VERSION) > WCS_SST_VERSION_SEEK)) {
     rc = wcs_seterr(pzErr, WCS_PROTOCOL,
                     "%s has sorted-file format version %u; this build reads "
-                    "versions %d and %d",
+                    "versions %d to %d",
                     zPath, wcs_get32(aFoot + WCS_SST_FOOT_VERSION),
-                    WCS_SST_VERSION, WCS_SST_VERSION_SUFFIX);
+                    WCS_SST_VERSION, WCS_SST_VERSION_SEEK);
   }
   if (rc == WCS_OK) {
     uint64_t iExpect;

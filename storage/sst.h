@@ -39,6 +39,7 @@ typedef struct wcs_cache wcs_cache;
 #define WCS_SST_FOOT_MAGIC    72 /* WCS_SST_MAGIC, 8 bytes */
 #define WCS_SST_VERSION       1 /* data blocks without suffixes */
 #define WCS_SST_VERSION_SUFFIX 2 /* data blocks share suffixes (block.h) */
+#define WCS_SST_VERSION_SEEK   3 /* ... and may hold seek points (block.h) */
 #define WCS_SST_MAGIC         "\x89WST\r\n\x1a\n" /* 89 57 53 54 0d 0a 1a 0a */
 
 /* Properties block tags (tag varint, length varint, value; integers are
@@ -107,6 +108,9 @@ typedef struct sst_options {
   int (*xBloomPrefix)(const void *pKey, int nKey); /* see wcs_options */
   int bSuffix;    /* data block entries share suffixes: format version 2
                   ** (the store always sets it; 0 writes version 1) */
+  int nSeekEvery; /* with bSuffix: a seek point every this many entries of
+                  ** a restart interval, format version 3 (the store uses
+                  ** 16; 0: none) */
   /* the file note's summary (see wcs_options); xNoteBegin NULL: none */
   void *(*xNoteBegin)(void *pNoteCtx);
   void (*xNoteAdd)(void *pSum, const void *pKey, size_t nKey, int bDelete);

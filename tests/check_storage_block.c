@@ -122,6 +122,14 @@ static Ent *randomEnts(int n, int bIKey) {
 }
 
 static int gSuffix; /* buildBlock writes suffixes */
+static int gSeek;   /* ... and seek points, about four per interval */
+
+/* Each test starts with the plain format, also when the tests run in one
+** process (CK_FORK=no, as under valgrind): a loop test leaves them set. */
+static void resetFormat(void) {
+  gSuffix = 0;
+  gSeek = 0;
+}
 
 /* Build a block; returns a malloc'd copy of its contents. */
 static uint8_t *buildBlock(const Ent *a, int n, int nInterval, size_t *pn) {
@@ -131,12 +139,16 @@ static uint8_t *buildBlock(const Ent *a, int n, int nInterval, size_t *pn) {
   int i;
   block_builder_init(&b, nInterval);
   b.bSuffix = gSuffix;
+  b.nSeekEvery = gSeek && nInterval >= 2 ? (nInterval + 3) / 4 : 0;
   for (i = 0; i < n; i++) {
     QUICK_EQ(block_builder_add(&b, a[i].pKey, a[i].nKey, a[i].pVal, a[i].nVal),
              WCS_OK);
   }
   QUICK_EQ(block_builder_finish(&b, &p, pn), WCS_OK);
   QUICK_EQ(*pn, block_builder_size(&b));
+  /* asked for, the seek slots are there (not a silent no-op) */
+  QUICK_EQ((wcs_get32(p + *pn - 4) & WCS_BLOCK_SEEK) != 0,
+           b.nSeekEvery > 0 && n > 0);
   pOut = malloc(*pn);
   memcpy(pOut, p, *pn);
   block_builder_free(&b);
@@ -232,7 +244,8 @@ START_TEST(test_block_seek_aid_agrees_with_model) {
   static const int aInterval[] = {1, 3, 16, 64};
   int iStem, iInt, k, i;
   tu_seed(0);
-  gSuffix = _i;
+  gSuffix = _i & 1;
+  gSeek = _i >> 1;
   for (iStem = 0; iStem < 4; iStem++) {
     for (iInt = 0; iInt < 4; iInt++) {
       /* up to ten restart intervals of 64 entries */
@@ -418,7 +431,8 @@ START_TEST(test_block_cursor_agrees_with_sorted_array) {
   static const int aInterval[] = {1, 2, 3, 16, 1000};
   int i, n;
   tu_seed(0);
-  gSuffix = _i;
+  gSuffix = _i & 1;
+  gSeek = _i >> 1;
   for (i = 0; i < 5; i++) {
     for (n = 0; n <= 40; n += 13)
       checkBlockAgainstModel(n, aInterval[i], 0);
@@ -431,7 +445,8 @@ START_TEST(test_block_cursor_orders_internal_keys) {
   static const int aInterval[] = {1, 4, 16};
   int i;
   tu_seed(0);
-  gSuffix = _i;
+  gSuffix = _i & 1;
+  gSeek = _i >> 1;
   for (i = 0; i < 3; i++) {
     checkBlockAgainstModel(1, aInterval[i], 1);
     checkBlockAgainstModel(250, aInterval[i], 1);
@@ -516,7 +531,8 @@ START_TEST(test_block_truncations_are_errors_not_crashes) {
   size_t nBlk, n;
   uint8_t *pBlk;
   tu_seed(0);
-  gSuffix = _i;
+  gSuffix = _i & 1;
+  gSeek = _i >> 1;
   a = randomEnts(60, 1);
   pBlk = buildBlock(a, 60, 4, &nBlk);
   QUICK_EQ(exerciseBlock(pBlk, nBlk, 1), WCS_OK);
@@ -912,6 +928,76 @@ START_TEST(test_block_suffixes_shrink_cell_keys) {
 }
 END_TEST
 
+/* Seek points (doc/format.md, "Seek points"), restart interval 9, one
+** every 3 entries: two windows, entries [3, 6) and [6, 9). Entry 5 "az1"
+** shares no more with its predecessor "ay3" than with the restart key
+** "ax1" ("a"): the first window's seek point, stored as usual. No entry
+** of the second window does, so its last, "az4", is stored sharing only
+** "a" (with its predecessor "az3" it shares "az"). Slots: 32 and 50. */
+static const uint8_t aGoldenSeekBlock[] = {
+    0x00, 0x03, 0x00, 0x01, 'a', 'x', '1', '1', /* 0 @0: "ax1", the base */
+    0x02, 0x01, 0x00, 0x01, '2', '2',           /* 1 @8: "ax" "2" */
+    0x01, 0x01, 0x01, 0x01, 'y', '3',           /* 2 @14: "a" "y" "1" */
+    0x02, 0x01, 0x00, 0x01, '2', '4',           /* 3 @20: "ay" "2" */
+    0x02, 0x01, 0x00, 0x01, '3', '5',           /* 4 @26: "ay" "3" */
+    0x01, 0x01, 0x01, 0x01, 'z', '6',           /* 5 @32: "a" "z" "1" */
+    0x02, 0x01, 0x00, 0x01, '2', '7',           /* 6 @38: "az" "2" */
+    0x02, 0x01, 0x00, 0x01, '3', '8',           /* 7 @44: "az" "3" */
+    0x01, 0x02, 0x00, 0x01, 'z', '4', '9',      /* 8 @50: "a" "z4" */
+    0x20, 0x00, 0x32, 0x00,                     /* seek slots 32, 50 */
+    0x00, 0x00, 0x00, 0x00,                     /* restart 0 */
+    0x01, 0x00, 0x00, 0xc2, /* 1 | 2 slots << 24 | SEEK | SUFFIX */
+};
+
+START_TEST(test_block_seek_golden_bytes) {
+  static const char *azKey[] = {"ax1", "ax2", "ay1", "ay2", "ay3",
+                                "az1", "az2", "az3", "az4"};
+  static const int anCache[] = {5, 5, 5, 5, 5, 3, 3, 3, 1}; /* nPrev at i */
+  block_builder b;
+  block_iter it;
+  const uint8_t *p;
+  size_t n;
+  int i;
+  block_builder_init(&b, 9);
+  b.bSuffix = 1;
+  b.nSeekEvery = 3;
+  for (i = 0; i < 9; i++) {
+    uint8_t v = (uint8_t)('1' + i);
+    QUICK_EQ(block_builder_add(&b, (const uint8_t *)azKey[i], 3, &v, 1),
+             WCS_OK);
+  }
+  QUICK_EQ(block_builder_finish(&b, &p, &n), WCS_OK);
+  QUICK_EQ(n, sizeof aGoldenSeekBlock);
+  QUICK_ASSERT(memcmp(p, aGoldenSeekBlock, n) == 0);
+  block_builder_free(&b);
+
+  /* backwards, each step back past the reverse cache decodes from the
+  ** nearest seek point before it: the cache holds [8], then [5, 8), then
+  ** [0, 5) */
+  memset(&it, 0, sizeof it);
+  QUICK_EQ(block_iter_init(&it, aGoldenSeekBlock, sizeof aGoldenSeekBlock, 0),
+           WCS_OK);
+  QUICK_EQ(block_iter_last(&it), WCS_OK);
+  for (i = 8; i >= 0; i--) {
+    QUICK_ASSERT(block_iter_valid(&it));
+    QUICK_EQ(it.nKey, 3);
+    QUICK_ASSERT(memcmp(it.pKey, azKey[i], 3) == 0);
+    QUICK_EQ(it.pVal[0], '1' + i);
+    QUICK_EQ(it.nPrev, anCache[i]);
+    QUICK_EQ(block_iter_prev(&it), WCS_OK);
+  }
+  QUICK_ASSERT(!block_iter_valid(&it));
+  /* forwards, the seek points read as any entry */
+  QUICK_EQ(block_iter_first(&it), WCS_OK);
+  for (i = 0; i < 9; i++) {
+    QUICK_ASSERT(block_iter_valid(&it) && memcmp(it.pKey, azKey[i], 3) == 0);
+    QUICK_EQ(block_iter_next(&it), WCS_OK);
+  }
+  QUICK_ASSERT(!block_iter_valid(&it));
+  block_iter_clear(&it);
+}
+END_TEST
+
 /* A byte limit on the restart interval: a restart point once the entries
 ** since the last one take nIntervalBytes, before nInterval entries; the
 ** restart array then lists exactly those offsets, and every move reads the
@@ -1058,17 +1144,23 @@ Suite *storage_block_suite(void) {
   Suite *s = suite_create("storage_block");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, resetFormat, NULL);
   tcase_add_test(tc, test_block_golden_bytes);
   tcase_add_test(tc, test_block_reads_golden_block);
-  tcase_add_loop_test(tc, test_block_cursor_agrees_with_sorted_array, 0, 2); /* _i: suffixes */
-  tcase_add_loop_test(tc, test_block_cursor_orders_internal_keys, 0, 2); /* _i: suffixes */
-  tcase_add_loop_test(tc, test_block_seek_aid_agrees_with_model, 0, 2); /* _i: suffixes */
+  tcase_add_loop_test(tc, test_block_cursor_agrees_with_sorted_array, 0,
+                      4); /* _i: suffixes, seek points */
+  tcase_add_loop_test(tc, test_block_cursor_orders_internal_keys, 0,
+                      4); /* _i: suffixes, seek points */
+  tcase_add_loop_test(tc, test_block_seek_aid_agrees_with_model, 0,
+                      4); /* _i: suffixes, seek points */
   tcase_add_test(tc, test_block_versions_of_one_key_newest_first);
   tcase_add_test(tc, test_block_empty_block_is_valid_and_empty);
-  tcase_add_loop_test(tc, test_block_truncations_are_errors_not_crashes, 0, 2); /* _i: suffixes */
+  tcase_add_loop_test(tc, test_block_truncations_are_errors_not_crashes, 0,
+                      4); /* _i: suffixes, seek points */
   tcase_add_test(tc, test_block_random_bytes_are_errors_not_crashes);
   tcase_add_test(tc, test_block_restart_key_with_shared_prefix_is_corrupt);
   tcase_add_test(tc, test_block_suffix_golden_bytes);
+  tcase_add_test(tc, test_block_seek_golden_bytes);
   tcase_add_test(tc, test_block_bad_suffix_is_corrupt);
   tcase_add_loop_test(tc, test_block_builders_agree_with_model, 0, 2);
   tcase_add_test(tc, test_block_builders_agree_on_edge_keys);

@@ -11,8 +11,9 @@
 **           keys are also sought through a seek aid built from the block.
 ** Nothing may crash or read outside the input (run under ASan).
 ** Seeds: tests/corpus/block/ (made by the golden-block tests' builders:
-** the doc/format.md example blocks, without and with suffixes, and a
-** 30-entry data block).
+** the doc/format.md example blocks, without and with suffixes and with
+** seek points, a 30-entry data block, and an 80-entry data block of cell
+** keys with seek points).
 */
 #include <stdint.h>
 #include <stdlib.h>
