@@ -591,25 +591,37 @@ START_TEST(test_block_restart_key_with_shared_prefix_is_corrupt) {
 }
 END_TEST
 
-START_TEST(test_block_suffix_golden_bytes) {
-  const char *azKey[] = {"ax#9", "bx#9", "bz#9"};
-  const char *azVal[] = {"1", "2", "3"};
+/* Build keys azKey[0..n) (each nKey bytes) with one-byte values '1',
+** '2', ... into a block with suffixes, restart interval nInterval and
+** nSeekEvery; it must be aWant's nWant bytes exactly. */
+static void assertBuildsGolden(const char *const *azKey, size_t nKey, int n,
+                               int nInterval, int nSeekEvery,
+                               const uint8_t *aWant, size_t nWant) {
   block_builder b;
-  block_iter it;
   const uint8_t *p;
-  size_t n;
+  size_t nGot;
   int i;
-  block_builder_init(&b, 3);
+  block_builder_init(&b, nInterval);
   b.bSuffix = 1;
-  for (i = 0; i < 3; i++) {
-    QUICK_EQ(block_builder_add(&b, (const uint8_t *)azKey[i], 4,
-                               (const uint8_t *)azVal[i], 1),
+  b.nSeekEvery = nSeekEvery;
+  for (i = 0; i < n; i++) {
+    uint8_t v = (uint8_t)('1' + i);
+    QUICK_EQ(block_builder_add(&b, (const uint8_t *)azKey[i], nKey, &v, 1),
              WCS_OK);
   }
-  QUICK_EQ(block_builder_finish(&b, &p, &n), WCS_OK);
-  QUICK_EQ(n, sizeof aGoldenSuffixBlock);
-  QUICK_ASSERT(memcmp(p, aGoldenSuffixBlock, n) == 0);
+  QUICK_EQ(block_builder_finish(&b, &p, &nGot), WCS_OK);
+  QUICK_EQ(nGot, nWant);
+  QUICK_ASSERT(memcmp(p, aWant, nWant) == 0);
   block_builder_free(&b);
+}
+
+START_TEST(test_block_suffix_golden_bytes) {
+  static const char *const azKey[] = {"ax#9", "bx#9", "bz#9"};
+  const char *azVal[] = {"1", "2", "3"};
+  block_iter it;
+  int i;
+  assertBuildsGolden(azKey, 4, 3, 3, 0, aGoldenSuffixBlock,
+                     sizeof aGoldenSuffixBlock);
   /* and it reads back, every way */
   memset(&it, 0, sizeof it);
   QUICK_EQ(block_iter_init(&it, aGoldenSuffixBlock, sizeof aGoldenSuffixBlock,
@@ -950,26 +962,13 @@ static const uint8_t aGoldenSeekBlock[] = {
 };
 
 START_TEST(test_block_seek_golden_bytes) {
-  static const char *azKey[] = {"ax1", "ax2", "ay1", "ay2", "ay3",
-                                "az1", "az2", "az3", "az4"};
+  static const char *const azKey[] = {"ax1", "ax2", "ay1", "ay2", "ay3",
+                                      "az1", "az2", "az3", "az4"};
   static const int anCache[] = {5, 5, 5, 5, 5, 3, 3, 3, 1}; /* nPrev at i */
-  block_builder b;
   block_iter it;
-  const uint8_t *p;
-  size_t n;
   int i;
-  block_builder_init(&b, 9);
-  b.bSuffix = 1;
-  b.nSeekEvery = 3;
-  for (i = 0; i < 9; i++) {
-    uint8_t v = (uint8_t)('1' + i);
-    QUICK_EQ(block_builder_add(&b, (const uint8_t *)azKey[i], 3, &v, 1),
-             WCS_OK);
-  }
-  QUICK_EQ(block_builder_finish(&b, &p, &n), WCS_OK);
-  QUICK_EQ(n, sizeof aGoldenSeekBlock);
-  QUICK_ASSERT(memcmp(p, aGoldenSeekBlock, n) == 0);
-  block_builder_free(&b);
+  assertBuildsGolden(azKey, 3, 9, 9, 3, aGoldenSeekBlock,
+                     sizeof aGoldenSeekBlock);
 
   /* backwards, each step back past the reverse cache decodes from the
   ** nearest seek point before it: the cache holds [8], then [5, 8), then
