@@ -932,6 +932,9 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
   assert(!p->bIKey || nKey >= WCS_IKEY_TRAILER);
   if (p->pAid) {
     const uint32_t *aOff = aidOff(p->pAid);
+    /* the seek slots are read right after the search: ask for them now
+    ** (beyond the aid's first lines, which the cache probe asked for) */
+    if (p->nSeekK > 0) __builtin_prefetch(p->aSeek);
     rc = aidSearch(p, pKey, nKey, &lo);
     if (rc != WCS_OK) return fail(p, rc);
     prefetchRun(p, aOff[lo], lo + 1 < p->nRestart ? aOff[lo + 1] : p->nEnt);
