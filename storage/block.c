@@ -252,7 +252,7 @@ int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
       p->nSeekK = k > (int)WCS_BLOCK_SEEK_MAXK ? (int)WCS_BLOCK_SEEK_MAXK : k;
     }
     if (p->nSeekK > 0) {
-      size_t nSlots = 2 * (size_t)p->nSeekK;
+      size_t nSlots = WCS_BLOCK_SLOT * (size_t)p->nSeekK;
       if (wcs_buf_reserve(&p->seeks, nSlots)) return WCS_NOMEM;
       memset(p->seeks.a + p->seeks.n, 0, nSlots); /* 0: no seek point */
       p->seeks.n += nSlots;
@@ -260,23 +260,26 @@ int block_builder_add_shared(block_builder *p, const uint8_t *pKey, size_t nKey,
   } else if (p->nSeekK > 0 && p->nSince >= p->nSeekEvery &&
              p->nSince / p->nSeekEvery <= p->nSeekK &&
              (p->bBaseAtRestart || !bSuffix) &&
-             p->data.n - p->oRestart <= 0xffff) {
+             p->data.n - p->oRestart < WCS_BLOCK_SLOT_EXTRA) {
     /* a seek point for slot j - 1, j = nSince / every (doc/format.md,
     ** "Seek points"): the first entry of [j * every, (j + 1) * every) in
-    ** the interval that shares no more with its predecessor than with the
-    ** restart key, stored as any other entry; failing that, the range's
-    ** last entry, stored sharing only what it shares with the restart key.
-    ** Either decodes from the restart key alone. */
-    size_t iSlot =
-        p->seeks.n - 2 * (size_t)(p->nSeekK - p->nSince / p->nSeekEvery + 1);
-    if (p->seeks.a[iSlot] == 0 && p->seeks.a[iSlot + 1] == 0) {
+    ** the interval that shares with its predecessor at most one byte more
+    ** than with the restart key, a byte the slot then holds. Stored as any
+    ** other entry, it decodes from the restart key and the slot. */
+    uint8_t *pSlot =
+        p->seeks.a + p->seeks.n -
+        WCS_BLOCK_SLOT * (size_t)(p->nSeekK - p->nSince / p->nSeekEvery + 1);
+    if (pSlot[0] == 0 && pSlot[1] == 0) {
       size_t nMax = p->nRestartKey < nKey ? p->nRestartKey : nKey;
       size_t nLcp = wcs_common_prefix(p->data.a + p->oRestartKey, pKey, nMax);
-      uint32_t iRel = (uint32_t)(p->data.n - p->oRestart);
-      if (nLcp >= nShared || p->nSince % p->nSeekEvery == p->nSeekEvery - 1) {
-        if (nLcp < nShared) nShared = nLcp;
-        p->seeks.a[iSlot] = (uint8_t)iRel;
-        p->seeks.a[iSlot + 1] = (uint8_t)(iRel >> 8);
+      uint32_t v = (uint32_t)(p->data.n - p->oRestart);
+      if (nLcp <= nShared && nLcp + 1 >= nShared) {
+        if (nLcp < nShared) {
+          v |= WCS_BLOCK_SLOT_EXTRA;
+          pSlot[2] = pKey[nLcp];
+        }
+        pSlot[0] = (uint8_t)v;
+        pSlot[1] = (uint8_t)(v >> 8);
       }
     }
   }
@@ -400,9 +403,13 @@ static inline uint32_t restartAt(const block_iter *p, uint32_t i) {
 }
 
 /* Seek slot j of restart point i: the seek point's offset from the
-** restart point's, or 0 for none. */
-static inline uint32_t seekSlot(const block_iter *p, uint32_t i, uint32_t j) {
-  const uint8_t *z = p->aSeek + 2 * ((size_t)i * p->nSeekK + j);
+** restart point's, or 0 for none, with WCS_BLOCK_SLOT_EXTRA when it
+** shares one byte more with its predecessor than with the restart key:
+** that byte is *pcExtra. */
+static inline uint32_t seekSlot(const block_iter *p, uint32_t i, uint32_t j,
+                                uint8_t *pcExtra) {
+  const uint8_t *z = p->aSeek + WCS_BLOCK_SLOT * ((size_t)i * p->nSeekK + j);
+  *pcExtra = z[2];
   return (uint32_t)z[0] | (uint32_t)z[1] << 8;
 }
 
@@ -587,11 +594,12 @@ int block_iter_init(block_iter *p, const uint8_t *a, size_t n, int bIKey) {
     nSeekK = (nRestart >> WCS_BLOCK_SEEK_SHIFT) & WCS_BLOCK_SEEK_MAXK;
     nRestart &= WCS_BLOCK_SEEK_MAXR;
   }
-  if ((uint64_t)nRestart * (4 + 2 * (uint64_t)nSeekK) > n - 4) {
+  if ((uint64_t)nRestart * (4 + WCS_BLOCK_SLOT * (uint64_t)nSeekK) > n - 4) {
     return fail(p, WCS_CORRUPT_BKPT);
   }
   p->iRestarts = (uint32_t)(n - 4 - 4 * (size_t)nRestart);
-  p->nEnt = (uint32_t)(p->iRestarts - 2 * (size_t)nSeekK * nRestart);
+  p->nEnt =
+      (uint32_t)(p->iRestarts - WCS_BLOCK_SLOT * (size_t)nSeekK * nRestart);
   p->nRestart = nRestart;
   if (nSeekK > 0) {
     p->aSeek = a + p->nEnt;
@@ -635,7 +643,7 @@ int block_iter_init_aid(block_iter *p, const uint8_t *a, size_t n,
 
 static const uint8_t *aidPrefix(const block_aid *pAid) {
   return (const uint8_t *)(aidOff(pAid) + pAid->nRestart) +
-         2 * (size_t)pAid->nSeekK * pAid->nRestart;
+         WCS_BLOCK_SLOT * (size_t)pAid->nSeekK * pAid->nRestart;
 }
 
 /* The user key of the restart entry i (a whole key); 0 if damaged. */
@@ -672,8 +680,8 @@ int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
          pFirst[nPrefix] == pLast[nPrefix]) {
     nPrefix++;
   }
-  nAid =
-      sizeof *pAid + (size_t)bi.nRestart * (16 + 4 + 2 * bi.nSeekK) + nPrefix;
+  nAid = sizeof *pAid +
+         (size_t)bi.nRestart * (16 + 4 + WCS_BLOCK_SLOT * bi.nSeekK) + nPrefix;
   pAid = malloc(nAid);
   if (pAid == NULL) return WCS_NOMEM;
   pAid->nRestart = bi.nRestart;
@@ -694,7 +702,7 @@ int block_aid_build(const uint8_t *a, size_t n, block_aid **pp, size_t *pn) {
   }
   if (bi.nSeekK) {
     memcpy((uint8_t *)(aOff + bi.nRestart), bi.aSeek,
-           2 * (size_t)bi.nSeekK * bi.nRestart);
+           WCS_BLOCK_SLOT * (size_t)bi.nSeekK * bi.nRestart);
   }
   if (nPrefix) memcpy((uint8_t *)aidPrefix(pAid), pFirst, nPrefix);
   *pp = pAid;
@@ -867,16 +875,17 @@ static void prefetchRun(const block_iter *p, uint32_t iFrom, uint32_t iTo) {
 }
 
 /*
-** Seek points. Every nSeekEvery entries of a restart interval the builder
-** may store a seek point: an entry whose shared prefix is the one it has
-** with the restart key R, exactly (never more than it shares with its
-** predecessor, as R sorts before that), written while the base is still
-** R. Its key then decodes from R alone, and its header alone places it
-** against a target T above R: with t the length of the common prefix of
-** R's and T's user keys, inside both, and s the seek point's shared
-** length, s > t means it agrees with R at byte t, where R is below T, so
-** it is below T; s < t means it differs from R (upward) before T does, so
-** it is above T; s == t compares its first stored byte with T's byte t
+** Seek points (doc/format.md, "Seek points"). Every nSeekEvery entries of
+** a restart interval the builder may name a seek point in a slot: an
+** entry that shares with its predecessor what it shares with the restart
+** key R, or one byte more (the slot holds that byte), written while the
+** base is still R. Its key is then R's first s bytes (s: the length of the
+** common prefix of R and it), the slot's byte if any, and its own stored
+** bytes and suffix; and its first s + 1 bytes place it against a target T
+** above R: with t the length of the common prefix of R's and T's user
+** keys, inside both, s > t means it agrees with R at byte t, where R is
+** below T, so it is below T; s < t means it differs from R (upward) before
+** T does, so it is above T; s == t compares its byte s with T's byte t
 ** and, if they are equal, the rest of its key. (Its user key is longer
 ** than min(s, t): a shorter one would be a prefix of R's, below R.)
 ** seekPoint moves the cursor, at R, to the last seek point of R's
@@ -885,6 +894,39 @@ static void prefetchRun(const block_iter *p, uint32_t iFrom, uint32_t iTo) {
 ** not parse (damage) ends the search where it is: the scan from there
 ** reports it or finds the target all the same.
 */
+
+/* Parse seek slot j of restart point iRun, whose key (whole, in the
+** block) is p->a[iR..iR + nR): the seek point's offset *piOff, entry
+** lengths *pe and key delta *pz, its common prefix with R *pnLcp and its
+** byte after that prefix, if it has one (*pbByte), *pcByte. 0 when the
+** slot is empty or does not parse. */
+static inline int seekParse(const block_iter *p, uint32_t iRun, uint32_t j,
+                            uint32_t iR, uint32_t nR, uint32_t iEnd,
+                            uint32_t *piOff, EntryLen *pe, const uint8_t **pz,
+                            uint32_t *pnLcp, int *pbByte, uint8_t *pcByte) {
+  uint8_t cExtra;
+  uint32_t v = seekSlot(p, iRun, j, &cExtra);
+  uint32_t bExtra = (v & WCS_BLOCK_SLOT_EXTRA) != 0;
+  uint32_t iOff = iR + (v & ~WCS_BLOCK_SLOT_EXTRA);
+  if (v == 0 || iOff >= iEnd) return 0;
+  if (parseEntry(p, iOff, nR + bExtra, nR, pe, pz) != WCS_OK) return 0;
+  if (pe->nShared < bExtra) return 0;
+  *piOff = iOff;
+  *pnLcp = pe->nShared - bExtra;
+  *pbByte = bExtra || pe->nUnshared > 0;
+  *pcByte = bExtra ? cExtra : (pe->nUnshared > 0 ? (*pz)[0] : 0);
+  return 1;
+}
+
+/* Rebuild into aKey the first n bytes of the key of a seek point parsed
+** by seekParse (n: its shared length, or its whole key), from R (the
+** cursor's key, in the block) and the slot's byte. aKey must hold them. */
+static void seekPrefix(block_iter *p, uint32_t nLcp, const EntryLen *e,
+                       uint8_t cByte) {
+  wcs_copy_short(p->aKey, p->pKey, nLcp);
+  if (e->nShared > nLcp) p->aKey[nLcp] = cByte;
+}
+
 static int seekPoint(block_iter *p, uint32_t iRun, uint32_t iR,
                      const uint8_t *pT, size_t nT) {
   const uint32_t nR = p->nKey;
@@ -893,24 +935,33 @@ static int seekPoint(block_iter *p, uint32_t iRun, uint32_t iR,
   const uint32_t iEnd =
       iRun + 1 < p->nRestart ? restartAt(p, iRun + 1) : p->nEnt;
   size_t t = wcs_common_prefix(p->pKey, pT, nMax);
-  uint32_t j, iBest = 0;
+  uint32_t j, iBest = 0, nBestLcp = 0;
+  EntryLen eBest;
+  uint8_t cBest = 0;
   if (t >= nMax) return WCS_OK;
   for (j = 0; j < p->nSeekK; j++) {
-    uint32_t iRel = seekSlot(p, iRun, j), iOff = iR + iRel;
+    uint32_t iOff, nLcp;
     EntryLen e;
     const uint8_t *z;
-    if (iRel == 0 || iOff >= iEnd) break;
-    if (parseEntry(p, iOff, nR, nR, &e, &z) != WCS_OK) break;
-    if (e.nShared < t) break;
-    if (e.nShared == t) {
-      /* it agrees with T as far as R does: compare the rest, rebuilt in
-      ** aKey (free while the cursor's key is R, in the block) */
+    int bByte;
+    uint8_t cByte;
+    if (!seekParse(p, iRun, j, iR, nR, iEnd, &iOff, &e, &z, &nLcp, &bByte,
+                   &cByte)) {
+      break;
+    }
+    if (nLcp < t) break;
+    if (nLcp == t) {
+      /* it agrees with T as far as R does: its next byte, else the rest
+      ** of its key, rebuilt in aKey (free while the cursor's key is R, in
+      ** the block) */
       uint32_t nKey = e.nShared + e.nUnshared + e.nSuffix;
-      if (e.nUnshared > 0 && z[0] != pT[t]) {
-        if (z[0] > pT[t]) break;
+      if (bByte && cByte != pT[t]) {
+        if (cByte > pT[t]) break;
       } else {
-        if (nKey > p->nKeyAlloc && growKey(p, nKey)) return fail(p, WCS_NOMEM);
-        wcs_copy_short(p->aKey, p->pKey, e.nShared);
+        if (nKey + 1 > p->nKeyAlloc && growKey(p, nKey + 1)) {
+          return fail(p, WCS_NOMEM);
+        }
+        seekPrefix(p, nLcp, &e, cByte);
         wcs_copy_short(p->aKey + e.nShared, z, e.nUnshared);
         wcs_copy_short(p->aKey + e.nShared + e.nUnshared,
                        p->pKey + nR - e.nSuffix, e.nSuffix);
@@ -918,8 +969,21 @@ static int seekPoint(block_iter *p, uint32_t iRun, uint32_t iR,
       }
     }
     iBest = iOff;
+    nBestLcp = nLcp;
+    eBest = e;
+    cBest = cByte;
   }
-  return iBest ? decodeAt(p, iBest, nR) : WCS_OK;
+  if (iBest == 0) return WCS_OK;
+  if (eBest.nShared == nBestLcp) return decodeAt(p, iBest, nR); /* from R */
+  /* from its predecessor as far as it shares it: R's bytes and the
+  ** slot's, in aKey */
+  if (eBest.nShared + 1 > p->nKeyAlloc && growKey(p, eBest.nShared + 1)) {
+    return fail(p, WCS_NOMEM);
+  }
+  seekPrefix(p, nBestLcp, &eBest, cBest);
+  p->pKey = p->aKey;
+  p->nKey = eBest.nShared;
+  return decodeAt(p, iBest, eBest.nShared);
 }
 
 int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
@@ -977,28 +1041,32 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
 ** an entry boundary or the end of the entries) into the reverse cache and
 ** make the last of them current. */
 static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop,
-                    uint32_t iSeed, uint32_t nSeed) {
+                    const uint8_t *pSeed, uint32_t nSeed, uint32_t iSeedBase,
+                    uint32_t nSeedBase) {
   uint32_t iOff = iStart;
   uint32_t nPrevKey = 0, iPrevKey = 0, iBase = 0, nBase = 0;
+  int bBase = pSeed != NULL; /* a base is known (else: a restart point) */
   p->nPrev = 0;
   p->prevKeys.n = 0;
   if (iStart >= iStop) return fail(p, WCS_CORRUPT_BKPT);
   prefetchRun(p, iStart, iStop);
-  if (nSeed > 0) {
-    /* from a seek point: its restart key is the prefix source and the
-    ** base, and is kept ahead of the cached keys */
-    if (wcs_buf_append(&p->prevKeys, p->a + iSeed, nSeed)) {
+  if (pSeed) {
+    /* from a seek point: its predecessor's bytes that it shares (rebuilt
+    ** from the restart key) are kept ahead of the cached keys, and the
+    ** restart key is the base */
+    if (wcs_buf_append(&p->prevKeys, pSeed, nSeed)) {
       return fail(p, WCS_NOMEM);
     }
-    nPrevKey = nBase = nSeed;
-    iBase = iSeed;
+    nPrevKey = nSeed;
+    iBase = iSeedBase;
+    nBase = nSeedBase;
   }
   while (iOff < iStop) {
     uint32_t nShared, nUnshared, nSuffix, nVal, nKey;
     const uint8_t *z;
     block_prev *e;
     EntryLen el;
-    int rc = parseEntry(p, iOff, nPrevKey, nPrevKey ? nBase : 0, &el, &z);
+    int rc = parseEntry(p, iOff, nPrevKey, bBase ? nBase : 0, &el, &z);
     if (rc != WCS_OK) return fail(p, rc);
     nShared = el.nShared;
     nUnshared = el.nUnshared;
@@ -1048,6 +1116,7 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop,
     e->nBase = nBase;
     iPrevKey = e->iKey;
     nPrevKey = nKey;
+    bBase = 1;
     p->prevKeys.n += nKey;
     iOff = e->iNext;
   }
@@ -1061,20 +1130,37 @@ static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop,
 ** decodes at most nSeekEvery entries, not a whole interval. */
 static int fillFrom(block_iter *p, uint32_t iRun, uint32_t iStart,
                     uint32_t iStop) {
-  uint32_t j, iSeek = 0;
+  uint32_t j, jSeek = 0, nLcp, nR, iSeek;
+  EntryLen e;
+  const uint8_t *z, *zR;
+  uint8_t cSeek, aSeed[256], *pSeed = aSeed;
+  int bByte, rc;
+  /* the last seek point before iStop: by the slots' offsets alone */
   for (j = 0; j < p->nSeekK; j++) {
-    uint32_t iRel = seekSlot(p, iRun, j);
-    if (iRel == 0 || iStart + iRel >= iStop) break;
-    iSeek = iStart + iRel;
+    uint8_t c;
+    uint32_t v = seekSlot(p, iRun, j, &c);
+    if (v == 0 || iStart + (v & ~WCS_BLOCK_SLOT_EXTRA) >= iStop) break;
+    jSeek = j + 1;
   }
-  if (iSeek > 0) {
-    EntryLen e;
-    const uint8_t *z;
-    int rc = parseEntry(p, iStart, 0, 0, &e, &z);
-    if (rc != WCS_OK) return fail(p, rc);
-    return fillPrev(p, iSeek, iStop, (uint32_t)(z - p->a), e.nUnshared);
+  if (jSeek == 0) return fillPrev(p, iStart, iStop, NULL, 0, 0, 0);
+  rc = parseEntry(p, iStart, 0, 0, &e, &zR);
+  if (rc != WCS_OK) return fail(p, rc);
+  nR = e.nUnshared;
+  if (!seekParse(p, iRun, jSeek - 1, iStart, nR, iStop, &iSeek, &e, &z, &nLcp,
+                 &bByte, &cSeek)) {
+    return fillPrev(p, iStart, iStop, NULL, 0, 0, 0);
   }
-  return fillPrev(p, iStart, iStop, 0, 0);
+  /* the bytes the seek point shares with its predecessor: R's first nLcp,
+  ** then the slot's byte if it has one */
+  if (e.nShared > sizeof aSeed) {
+    pSeed = malloc(e.nShared);
+    if (pSeed == NULL) return fail(p, WCS_NOMEM);
+  }
+  memcpy(pSeed, zR, nLcp);
+  if (e.nShared > nLcp) pSeed[nLcp] = cSeek;
+  rc = fillPrev(p, iSeek, iStop, pSeed, e.nShared, (uint32_t)(zR - p->a), nR);
+  if (pSeed != aSeed) free(pSeed);
+  return rc;
 }
 
 int block_iter_last(block_iter *p) {

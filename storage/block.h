@@ -30,13 +30,15 @@
 ** neighbours share, which suffixes keep out of the block (about half the
 ** decoded size of the engine's cells).
 **
-** With WCS_BLOCK_SEEK in count, k seek slots per restart point (u16 each,
-** count's bits 24..29; the restarts are then bits 0..23) come between
-** the entries and the restart array: offsets, from their restart entry,
-** of seek points, entries whose shared prefix is exactly the one they
-** have with the restart key and whose base is the restart key, so that
-** they decode from it alone. A seek or a step back starts from the
-** nearest one instead of the restart point (block.c, seekPoint).
+** With WCS_BLOCK_SEEK in count, k seek slots per restart point (count's
+** bits 24..29; the restarts are then bits 0..23) come between the
+** entries and the restart array, each a u16 and a byte: the offset, from
+** their restart entry, of a seek point, an entry that shares with its
+** predecessor what it shares with the restart key, or one byte more (flag
+** WCS_BLOCK_SLOT_EXTRA: the slot's byte is that byte), and whose base is
+** the restart key, so that it decodes from the restart key and the slot
+** alone. A seek or a step back starts from the nearest one instead of the
+** restart point (block.c, seekPoint).
 **
 ** On disk a block is followed by a WCS_BLOCK_TRAILER-byte trailer:
 **
@@ -72,13 +74,18 @@
 
 /* ---- block contents */
 #define WCS_BLOCK_SUFFIX 0x80000000u /* count flag: entries carry a suffix */
-#define WCS_BLOCK_SEEK   0x40000000u /* count flag: seek points (below) */
-#define WCS_BLOCK_SEEK_SHIFT                                                   \
-  24 /* with WCS_BLOCK_SEEK: bits 24..29 of                                    \
-     ** count are the seek slots per restart                                   \
-     ** point, bits 0..23 the restarts */
-#define WCS_BLOCK_SEEK_MAXK 63u
-#define WCS_BLOCK_SEEK_MAXR 0xffffffu
+/* count flag: seek slots (below); bits 24..29 of count are then the seek
+** slots per restart point, at most WCS_BLOCK_SEEK_MAXK, and bits 0..23 the
+** restarts, at most WCS_BLOCK_SEEK_MAXR */
+#define WCS_BLOCK_SEEK       0x40000000u
+#define WCS_BLOCK_SEEK_SHIFT 24
+#define WCS_BLOCK_SEEK_MAXK  63u
+#define WCS_BLOCK_SEEK_MAXR  0xffffffu
+/* A seek slot: a u16 LE, the seek point's offset from its restart entry
+** (0: none) with flag WCS_BLOCK_SLOT_EXTRA when the seek point shares one
+** byte more with its predecessor than with the restart key, and that byte */
+#define WCS_BLOCK_SLOT       3u
+#define WCS_BLOCK_SLOT_EXTRA 0x8000u
 /* A key rebuilt with a suffix longer than this is damage: a suffix costs
 ** one varint however long, so without a bound a few bytes of a damaged
 ** block could claim keys of gigabytes. The builder stores longer keys
@@ -124,7 +131,7 @@ typedef struct block_builder {
                          ** restart interval (set after init; 0: none) */
   int nSeekK;            /* seek slots per restart point (set by the
                          ** first add from nInterval and nSeekEvery) */
-  wcs_buf seeks;         /* u16 LE seek slots, nSeekK per restart point */
+  wcs_buf seeks;         /* seek slots, nSeekK per restart point */
   size_t oRestartKey;    /* data offset of the last restart key's bytes */
   size_t nRestartKey;    /* and its length */
   int bBaseAtRestart;    /* no entry stored whole since the restart point:
@@ -193,7 +200,7 @@ typedef struct block_iter {
   uint32_t nEnt;        /* bytes of entries = offset of restart array */
   uint32_t nRestart;    /* restart points (0 only for an empty block) */
   uint32_t iRestarts;   /* offset of the restart array */
-  const uint8_t *aSeek; /* seek slots (u16 LE, nSeekK per restart point),
+  const uint8_t *aSeek; /* seek slots (nSeekK per restart point),
                         ** in the block or its aid; NULL: none */
   uint32_t nSeekK;      /* seek slots per restart point; 0: none */
   uint8_t bIKey;        /* keys are internal keys: >= 8 bytes, ikey
@@ -247,7 +254,7 @@ typedef struct block_aid {
   uint32_t bSuffix;   /* the block's entries carry a suffix length */
   uint64_t aSlice[];  /* 2 * nRestart slices, then uint32 aOff[nRestart]
                       ** (the restart offsets), then the block's seek
-                      ** slots (nSeekK * nRestart u16), then the nPrefix
+                      ** slots (nSeekK * nRestart), then the nPrefix
                       ** prefix bytes */
 } block_aid;
 

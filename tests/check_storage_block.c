@@ -941,38 +941,39 @@ START_TEST(test_block_suffixes_shrink_cell_keys) {
 END_TEST
 
 /* Seek points (doc/format.md, "Seek points"), restart interval 9, one
-** every 3 entries: two windows, entries [3, 6) and [6, 9). Entry 5 "az1"
-** shares no more with its predecessor "ay3" than with the restart key
-** "ax1" ("a"): the first window's seek point, stored as usual. No entry
-** of the second window does, so its last, "az4", is stored sharing only
-** "a" (with its predecessor "az3" it shares "az"). Slots: 32 and 50. */
+** every 3 entries: two slots, for entries [3, 6) and [6, 9). Entry 3 "bx1"
+** shares with its predecessor "ay1" what it shares with the restart key
+** "ax1" (nothing): the first slot, offset 20. Entry 6 "by1" shares "b"
+** with its predecessor "bx3", one byte more than with "ax1": the second
+** slot, offset 38 with the flag and the byte "b". The entries are those
+** of a block without seek points. */
 static const uint8_t aGoldenSeekBlock[] = {
     0x00, 0x03, 0x00, 0x01, 'a', 'x', '1', '1', /* 0 @0: "ax1", the base */
     0x02, 0x01, 0x00, 0x01, '2', '2',           /* 1 @8: "ax" "2" */
     0x01, 0x01, 0x01, 0x01, 'y', '3',           /* 2 @14: "a" "y" "1" */
-    0x02, 0x01, 0x00, 0x01, '2', '4',           /* 3 @20: "ay" "2" */
-    0x02, 0x01, 0x00, 0x01, '3', '5',           /* 4 @26: "ay" "3" */
-    0x01, 0x01, 0x01, 0x01, 'z', '6',           /* 5 @32: "a" "z" "1" */
-    0x02, 0x01, 0x00, 0x01, '2', '7',           /* 6 @38: "az" "2" */
-    0x02, 0x01, 0x00, 0x01, '3', '8',           /* 7 @44: "az" "3" */
-    0x01, 0x02, 0x00, 0x01, 'z', '4', '9',      /* 8 @50: "a" "z4" */
-    0x20, 0x00, 0x32, 0x00,                     /* seek slots 32, 50 */
+    0x00, 0x01, 0x02, 0x01, 'b', '4',           /* 3 @20: "b" "x1" */
+    0x02, 0x01, 0x00, 0x01, '2', '5',           /* 4 @26: "bx" "2" */
+    0x02, 0x01, 0x00, 0x01, '3', '6',           /* 5 @32: "bx" "3" */
+    0x01, 0x01, 0x01, 0x01, 'y', '7',           /* 6 @38: "b" "y" "1" */
+    0x02, 0x01, 0x00, 0x01, '2', '8',           /* 7 @44: "by" "2" */
+    0x02, 0x01, 0x00, 0x01, '3', '9',           /* 8 @50: "by" "3" */
+    0x14, 0x00, 0x00,                           /* slot: 20 */
+    0x26, 0x80, 'b',                            /* slot: 38 | EXTRA, "b" */
     0x00, 0x00, 0x00, 0x00,                     /* restart 0 */
     0x01, 0x00, 0x00, 0xc2, /* 1 | 2 slots << 24 | SEEK | SUFFIX */
 };
 
 START_TEST(test_block_seek_golden_bytes) {
-  static const char *const azKey[] = {"ax1", "ax2", "ay1", "ay2", "ay3",
-                                      "az1", "az2", "az3", "az4"};
-  static const int anCache[] = {5, 5, 5, 5, 5, 3, 3, 3, 1}; /* nPrev at i */
+  static const char *const azKey[] = {"ax1", "ax2", "ay1", "bx1", "bx2",
+                                      "bx3", "by1", "by2", "by3"};
   block_iter it;
   int i;
   assertBuildsGolden(azKey, 3, 9, 9, 3, aGoldenSeekBlock,
                      sizeof aGoldenSeekBlock);
 
   /* backwards, each step back past the reverse cache decodes from the
-  ** nearest seek point before it: the cache holds [8], then [5, 8), then
-  ** [0, 5) */
+  ** nearest seek point before it: the cache holds [6, 9), then [3, 6),
+  ** then [0, 3), not the whole interval */
   memset(&it, 0, sizeof it);
   QUICK_EQ(block_iter_init(&it, aGoldenSeekBlock, sizeof aGoldenSeekBlock, 0),
            WCS_OK);
@@ -982,7 +983,7 @@ START_TEST(test_block_seek_golden_bytes) {
     QUICK_EQ(it.nKey, 3);
     QUICK_ASSERT(memcmp(it.pKey, azKey[i], 3) == 0);
     QUICK_EQ(it.pVal[0], '1' + i);
-    QUICK_EQ(it.nPrev, anCache[i]);
+    QUICK_EQ(it.nPrev, 3);
     QUICK_EQ(block_iter_prev(&it), WCS_OK);
   }
   QUICK_ASSERT(!block_iter_valid(&it));
