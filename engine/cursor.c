@@ -802,6 +802,119 @@ static void column_end(wcs_cursor *c, const EngFamily *f, int iCol,
 }
 
 /*
+** Reverse, the common case of collect_reverse(): the latest cell of each
+** column (latest-1, as the SQL table reads), in a family without a GC
+** policy. The cells come backwards, each column oldest first, so each
+** kept cell of a column replaces the one staged before it, bytes and
+** all; a column's qualifier (escaped, in c->col) tells a new column from
+** a newer cell of the same one. No position is tracked and no column is
+** settled after the fact. The family's cells are then flipped into cell
+** order, as collect_reverse() does.
+*/
+static int collect_reverse_latest(wcs_cursor *c, Stream *s) {
+  const char *zFamily = s->zFamily;
+  const int iFam = s->iFam, iFirst = c->nCell;
+  const size_t o = ENG_PREFIX_BYTES + c->rowT.n;
+  int bStaged = 0, rc = WCS_OK;
+  size_t oVal = 0;  /* the staged cell's value, the last bytes in data */
+  size_t oQual = 0; /* the column's qualifier, escaped as in its keys: at
+                    ** oQual in data (a staged cell's, without a 00) or,
+                    ** oQual (size_t)-1, in c->col */
+  size_t nQual = 0; /* and its length, terminator included; 0: none yet */
+  while (view_valid(s->pView)) {
+    size_t nk, nQualT, nVal;
+    const uint8_t *k = view_key(s->pView, &nk), *q, *pVal;
+    int bEsc;
+    int64_t iTs;
+    wcs_cell *pc;
+    if (!at_row(c, k, nk)) break;
+    if (nk < o + 2 + ENG_TS_BYTES) return bad_key(k, nk, WCS_CORRUPT_BKPT);
+    q = k + o;
+    nQualT = nk - o - ENG_TS_BYTES;
+    if (q[nQualT - 2] != 0x00 || q[nQualT - 1] != 0x01) {
+      return bad_key(k, nk, WCS_CORRUPT_BKPT);
+    }
+    bEsc = wcs_has_zero(q, nQualT - 2);
+    if (bEsc && field_scan(q, nQualT, &bEsc) != nQualT) {
+      return bad_key(k, nk, WCS_CORRUPT_BKPT);
+    }
+    iTs = (int64_t)~wcs_get64be(k + nk - ENG_TS_BYTES);
+    if (iTs < 0) return bad_key(k, nk, WCS_CORRUPT_BKPT);
+    if (nQual != nQualT ||
+        !wcs_same_bytes(oQual == (size_t)-1 ? c->col.a : c->data.a + oQual, q,
+                        nQualT - 2)) {
+      /* a new column (the terminators are equal) */
+      bStaged = 0;
+      nQual = nQualT;
+      oQual = (size_t)-1;
+      c->col.n = 0;
+      if (bEsc || iTs < c->iMinTs || iTs >= c->iMaxTs) {
+        /* kept where a staged cell's copy cannot stand for it */
+        rc = put(&c->col, q, nQualT);
+        if (rc) return rc;
+      }
+    }
+    if (iTs >= c->iMinTs && iTs < c->iMaxTs) {
+      pVal = view_value(s->pView, &nVal);
+      if (bStaged) {
+        /* a newer cell of the column: in place of the staged one */
+        c->data.n = oVal;
+        if (c->data.nAlloc - c->data.n < nVal && data_reserve(c, nVal)) {
+          return WCS_NOMEM;
+        }
+        pc = &c->aCell[c->nCell - 1];
+      } else {
+        size_t oQ;
+        /* the unescaped qualifier is no longer than the escaped one */
+        if (c->nCell >= c->nCellAlloc && grow_cells(c, c->nCell + 1)) {
+          return WCS_NOMEM;
+        }
+        if (c->data.nAlloc - c->data.n < nQualT + nVal &&
+            data_reserve(c, nQualT + nVal)) {
+          return WCS_NOMEM;
+        }
+        oQ = c->data.n;
+        pc = &c->aCell[c->nCell++];
+        pc->iFamily = iFam;
+        pc->zFamily = zFamily;
+        pc->pQual = c->data.a + oQ;
+        if (bEsc) {
+          rc = eng_unescape(&c->data, q, nQualT - 2);
+          if (rc) {
+            return eng_err(rc, "malformed qualifier escape in a cell key");
+          }
+        } else {
+          wcs_copy_short(c->data.a + oQ, q, nQualT - 2);
+          c->data.n += nQualT - 2;
+          if (oQual == (size_t)-1 && c->col.n == 0) oQual = oQ;
+        }
+        pc->nQual = c->data.n - oQ;
+        bStaged = 1;
+      }
+      oVal = c->data.n;
+      wcs_copy_short(c->data.a + oVal, pVal, nVal);
+      c->data.n += nVal;
+      pc->iTs = iTs;
+      pc->pVal = c->data.a + oVal;
+      pc->nVal = nVal;
+    }
+    rc = view_step(s->pView);
+    if (rc) return rc;
+  }
+  s->bDone = !view_valid(s->pView);
+  {
+    int i = iFirst, j = c->nCell - 1;
+    while (i < j) {
+      wcs_cell t = c->aCell[i];
+      c->aCell[i++] = c->aCell[j];
+      c->aCell[j--] = t;
+    }
+  }
+  c->nRaw += c->nCell - iFirst;
+  return WCS_OK;
+}
+
+/*
 ** Reverse: read the cells of row c->rowT from stream s. They come
 ** backwards: columns by descending qualifier, each column oldest first, so
 ** a cell's position (for MAX VERSIONS) is known only at the column's end.
@@ -822,6 +935,10 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
   size_t oQualU = 0, nQualU = 0;        /* the column's qualifier, unescaped, in
                                         ** data */
   size_t oVal = 0;                      /* the last staged value in data */
+  if (c->nVersions == 1 && !c->bKeysOnly && f->nMaxVersions <= 0 &&
+      f->iMaxAge <= 0) {
+    return collect_reverse_latest(c, s);
+  }
   c->col.n = 0;
   while (rc == WCS_OK && view_valid(s->pView)) {
     size_t nk;
