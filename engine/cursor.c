@@ -31,7 +31,10 @@
 ** the cells come backwards (each column oldest first): those the time
 ** filters pass are staged straight into the row's cells, a column is
 ** settled by position (MAX VERSIONS, latest-N) at its end, and the
-** family's cells are flipped into cell order.
+** family's cells are flipped into cell order; latest-1 in a family
+** without a GC policy (the SQL table's reads) takes a shorter loop,
+** collect_reverse_latest(), each column's newest cell replacing the one
+** staged before it.
 **
 ** The per-row path (doc/engine.md, "The per-row path of a scan"). Each
 ** key is looked at about once: the candidate pass finds a stream's row
