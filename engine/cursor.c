@@ -804,6 +804,19 @@ static void column_end(wcs_cursor *c, const EngFamily *f, int iCol,
   c->nCell = iCol + nKeep;
 }
 
+/* Reverse, a family's cells were read backwards into aCell[iFirst..nCell):
+** put them in cell order (columns ascending, newest first) and count
+** them. */
+static void flip_cells(wcs_cursor *c, int iFirst) {
+  int i = iFirst, j = c->nCell - 1;
+  while (i < j) {
+    wcs_cell t = c->aCell[i];
+    c->aCell[i++] = c->aCell[j];
+    c->aCell[j--] = t;
+  }
+  c->nRaw += c->nCell - iFirst;
+}
+
 /*
 ** Reverse, the common case of collect_reverse(): the latest cell of each
 ** column (latest-1, as the SQL table reads), in a family without a GC
@@ -905,15 +918,7 @@ static int collect_reverse_latest(wcs_cursor *c, Stream *s) {
     if (rc) return rc;
   }
   s->bDone = !view_valid(s->pView);
-  {
-    int i = iFirst, j = c->nCell - 1;
-    while (i < j) {
-      wcs_cell t = c->aCell[i];
-      c->aCell[i++] = c->aCell[j];
-      c->aCell[j--] = t;
-    }
-  }
-  c->nRaw += c->nCell - iFirst;
+  flip_cells(c, iFirst);
   return WCS_OK;
 }
 
@@ -1036,15 +1041,7 @@ static int collect_reverse(wcs_cursor *c, Stream *s) {
   if (rc) return rc;
   s->bDone = !view_valid(s->pView);
   if (bCol) column_end(c, f, iCol, nSeen);
-  {
-    int i = iFirst, j = c->nCell - 1;
-    while (i < j) {
-      wcs_cell t = c->aCell[i];
-      c->aCell[i++] = c->aCell[j];
-      c->aCell[j--] = t;
-    }
-  }
-  c->nRaw += c->nCell - iFirst;
+  flip_cells(c, iFirst);
   if (c->bKeysOnly) c->nCell = iFirst; /* keys only: no cells */
   return WCS_OK;
 }
