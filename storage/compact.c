@@ -598,8 +598,9 @@ void compact_sst_options(const wcs_options *pOpt, sst_options *pSo) {
   pSo->nBloomBits = pOpt->nBloomBits;
   pSo->xBloomPrefix = pOpt->xBloomPrefix;
   pSo->bSuffix = 1;
-  /* a seek point every 16 entries (doc/format.md, "Seek points"): a seek
-  ** or a step back decodes at most 16 entries of an interval, not 64 */
+  /* a seek point in about every 16 entries (doc/format.md, "Seek
+  ** points"): a seek or a step back decodes about 16 entries of an
+  ** interval, not up to 64 */
   pSo->nSeekEvery = 16;
   if (pOpt->xNoteBegin && pOpt->xNoteAdd && pOpt->xNoteEnd) {
     pSo->xNoteBegin = pOpt->xNoteBegin;

@@ -108,9 +108,9 @@ typedef struct sst_options {
   int (*xBloomPrefix)(const void *pKey, int nKey); /* see wcs_options */
   int bSuffix;    /* data block entries share suffixes: format version 2
                   ** (the store always sets it; 0 writes version 1) */
-  int nSeekEvery; /* with bSuffix: a seek point every this many entries of
-                  ** a restart interval, format version 3 (the store uses
-                  ** 16; 0: none) */
+  int nSeekEvery; /* with bSuffix: a seek point in each run of this many
+                  ** entries of a restart interval where one qualifies,
+                  ** format version 3 (the store uses 16; 0: none) */
   /* the file note's summary (see wcs_options); xNoteBegin NULL: none */
   void *(*xNoteBegin)(void *pNoteCtx);
   void (*xNoteAdd)(void *pSum, const void *pKey, size_t nKey, int bDelete);
