@@ -1040,27 +1040,24 @@ int block_iter_seek(block_iter *p, const uint8_t *pKey, size_t nKey) {
 /* Scan the entries from iStart (a restart point) up to iStop (exclusive,
 ** an entry boundary or the end of the entries) into the reverse cache and
 ** make the last of them current. */
-static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop,
-                    const uint8_t *pSeed, uint32_t nSeed, uint32_t iSeedBase,
-                    uint32_t nSeedBase) {
+static int fillPrev(block_iter *p, uint32_t iStart, uint32_t iStop, int bSeed,
+                    uint32_t iSeedBase, uint32_t nSeedBase) {
   uint32_t iOff = iStart;
   uint32_t nPrevKey = 0, iPrevKey = 0, iBase = 0, nBase = 0;
-  int bBase = pSeed != NULL; /* a base is known (else: a restart point) */
+  int bBase = bSeed; /* a base is known (else: a restart point) */
   p->nPrev = 0;
-  p->prevKeys.n = 0;
-  if (iStart >= iStop) return fail(p, WCS_CORRUPT_BKPT);
-  prefetchRun(p, iStart, iStop);
-  if (pSeed) {
-    /* from a seek point: its predecessor's bytes that it shares (rebuilt
-    ** from the restart key) are kept ahead of the cached keys, and the
-    ** restart key is the base */
-    if (wcs_buf_append(&p->prevKeys, pSeed, nSeed)) {
-      return fail(p, WCS_NOMEM);
-    }
-    nPrevKey = nSeed;
+  if (bSeed) {
+    /* from a seek point: prevKeys begins with the bytes it shares with
+    ** its predecessor (fillFrom put them there), and the restart key is
+    ** the base */
+    nPrevKey = (uint32_t)p->prevKeys.n;
     iBase = iSeedBase;
     nBase = nSeedBase;
+  } else {
+    p->prevKeys.n = 0;
   }
+  if (iStart >= iStop) return fail(p, WCS_CORRUPT_BKPT);
+  prefetchRun(p, iStart, iStop);
   while (iOff < iStop) {
     uint32_t nShared, nUnshared, nSuffix, nVal, nKey;
     const uint8_t *z;
@@ -1133,7 +1130,7 @@ static int fillFrom(block_iter *p, uint32_t iRun, uint32_t iStart,
   uint32_t j, jSeek = 0, nLcp, nR, iSeek;
   EntryLen e;
   const uint8_t *z, *zR;
-  uint8_t cSeek, aSeed[256], *pSeed = aSeed;
+  uint8_t cSeek;
   int bByte, rc;
   /* the last seek point before iStop: by the slots' offsets alone */
   for (j = 0; j < p->nSeekK; j++) {
@@ -1142,25 +1139,22 @@ static int fillFrom(block_iter *p, uint32_t iRun, uint32_t iStart,
     if (v == 0 || iStart + (v & ~WCS_BLOCK_SLOT_EXTRA) >= iStop) break;
     jSeek = j + 1;
   }
-  if (jSeek == 0) return fillPrev(p, iStart, iStop, NULL, 0, 0, 0);
+  if (jSeek == 0) return fillPrev(p, iStart, iStop, 0, 0, 0);
   rc = parseEntry(p, iStart, 0, 0, &e, &zR);
   if (rc != WCS_OK) return fail(p, rc);
   nR = e.nUnshared;
   if (!seekParse(p, iRun, jSeek - 1, iStart, nR, iStop, &iSeek, &e, &z, &nLcp,
                  &bByte, &cSeek)) {
-    return fillPrev(p, iStart, iStop, NULL, 0, 0, 0);
+    return fillPrev(p, iStart, iStop, 0, 0, 0);
   }
   /* the bytes the seek point shares with its predecessor: R's first nLcp,
   ** then the slot's byte if it has one */
-  if (e.nShared > sizeof aSeed) {
-    pSeed = malloc(e.nShared);
-    if (pSeed == NULL) return fail(p, WCS_NOMEM);
+  p->prevKeys.n = 0;
+  if (wcs_buf_append(&p->prevKeys, zR, nLcp) ||
+      (e.nShared > nLcp && wcs_buf_append(&p->prevKeys, &cSeek, 1))) {
+    return fail(p, WCS_NOMEM);
   }
-  memcpy(pSeed, zR, nLcp);
-  if (e.nShared > nLcp) pSeed[nLcp] = cSeek;
-  rc = fillPrev(p, iSeek, iStop, pSeed, e.nShared, (uint32_t)(zR - p->a), nR);
-  if (pSeed != aSeed) free(pSeed);
-  return rc;
+  return fillPrev(p, iSeek, iStop, 1, (uint32_t)(zR - p->a), nR);
 }
 
 int block_iter_last(block_iter *p) {
