@@ -223,6 +223,8 @@ struct wcs_cursor {
   int bEmitPrefix;
   int bPointRead;       /* one range of one row: once it is returned, the
                         ** next step is the end */
+  int bOneRev;          /* reverse, no overlay, not a point read:
+                        ** advance_one_rev() may take advance()'s step */
   int bOneFwd;          /* forward, collect_plain() or collect_keys() applies to
                         ** every stream, no overlay: advance_one() may take
                         ** advance()'s step */
@@ -1185,6 +1187,64 @@ advance_one(wcs_cursor *c, int *pRc, const int bMulti) {
   return row_done(c) ? 1 : 2;
 }
 
+/*
+** advance_one() backward: just past a row (bPlaced), every stream read
+** without an overlay, the first stream at the last cell of the row before
+** the one assembled and every other one at that same row, the row
+** unescaped, at or above the range's start and passing the row filter
+** without a call. That row is below the bound (the row just assembled)
+** and so below the range's end too: of the bound checks advance() makes
+** per row, only the one against the range's start is left. Returns as
+** advance_one().
+*/
+static int advance_one_rev(wcs_cursor *c, int *pRc) {
+  Stream *s = &c->aStream[0];
+  size_t nRowT;
+  const uint8_t *pRowT;
+  int rc, i;
+  if (s->bDone || !view_valid(s->pView)) return 0;
+  rc = stream_row(s, 0);
+  if (rc || s->bRowEsc) return 0; /* advance() finds the same */
+  pRowT = s->pRowT;
+  nRowT = s->nRowT;
+  for (i = 1; i < c->nStream; i++) {
+    Stream *t = &c->aStream[i];
+    const uint8_t *k;
+    size_t nk;
+    if (t->bDone || !view_valid(t->pView)) return 0;
+    k = view_key(t->pView, &nk);
+    if (nk < ENG_PREFIX_BYTES + nRowT ||
+        !wcs_same_bytes(k + ENG_PREFIX_BYTES, pRowT, nRowT)) {
+      return 0;
+    }
+  }
+  if (wcs_bytes_cmp(pRowT, nRowT, LO(c->iRange), NLO(c->iRange)) < 0) {
+    return 0;
+  }
+  if (c->xRowFilter &&
+      !(c->bEmitPrefix && nRowT - 2 >= c->emitPrefix.n &&
+        wcs_same_bytes(pRowT, c->emitPrefix.a, c->emitPrefix.n))) {
+    return 0;
+  }
+  c->bPlaced = 0;
+  c->bRowEsc = 0;
+  c->rowT.n = 0;
+  c->row.n = 0;
+  c->nRaw = 0;
+  c->nCell = 0;
+  c->data.n = 0;
+  rc = put(&c->rowT, pRowT, nRowT);
+  if (rc == WCS_OK) rc = put(&c->row, pRowT, nRowT - 2);
+  for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
+    rc = collect_reverse(c, &c->aStream[i]);
+  }
+  if (rc) {
+    *pRc = rc;
+    return 2;
+  }
+  return row_done(c) ? 1 : 2;
+}
+
 /* Find and assemble the next row at or beyond c->pos. */
 static int advance(wcs_cursor *c) {
   int rc = WCS_OK;
@@ -1200,6 +1260,11 @@ static int advance(wcs_cursor *c) {
     if (c->bPointRead && bNext && c->nRows > 0) break;
     if (c->bOneFwd && bNext) {
       int r = c->nStream == 1 ? advance_one(c, &rc, 0) : advance_one(c, &rc, 1);
+      if (r == 1) return WCS_OK;
+      if (rc) break;
+      if (r == 2) continue;
+    } else if (c->bOneRev && bNext) {
+      int r = advance_one_rev(c, &rc);
       if (r == 1) return WCS_OK;
       if (rc) break;
       if (r == 2) continue;
@@ -1923,6 +1988,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->iNow = eng_now(c->pEng);
   c->nStream = 0;
   c->bOneFwd = 0;
+  c->bOneRev = 0;
   c->bCountKnown = 0;
   c->nCountTotal = 0;
   c->nRows = 0;
@@ -2075,6 +2141,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   /* (a point read has one row: the step from it is the range's end) */
   c->bPointRead = bPoint;
   c->bOneFwd = c->nStream > 0 && !c->bOverlay && !bPoint;
+  c->bOneRev = c->bReverse && c->bOneFwd;
   for (i = 0; i < c->nStream; i++) {
     if (!c->aStream[i].bPlain && !c->aStream[i].bKeysPlain) c->bOneFwd = 0;
   }
