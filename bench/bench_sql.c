@@ -53,7 +53,8 @@
 **   point    random full-key lookups, prepared, all columns
 **   prefix   device=? AND id=? (365 rows each), sum(cpu)
 **   range    device=? AND id=? AND day BETWEEN ? AND ? (30 days)
-**   agg      SELECT count(*), sum(cpu), max(mem) over the whole table
+**   agg      SELECT count(*), sum(cpu), max(mem) over the whole table, four
+**            times (times SCALE)
 **   skip     WHERE id=? alone (native after ANALYZE: skip scan on its
 **            primary key); also wcs's own full scan of the same query
 **            (WHERE +id=?, which no planner can use): goal >= 100x
@@ -86,7 +87,11 @@
 ** which goes first), then settling: ANALYZE on the native one, SELECT
 ** wcs_compact('m') on wcs (flush and full compaction; not timed), a new
 ** connection for each, the queries, the raw scan, bytes, then a fresh
-** random-order load for both. Output: one table of
+** random-order load for both. The queries of a workload run in NSLICE
+** slices, the two engines taking turns slice by slice (each slice its
+** own random queries, the same on both), so that a machine whose speed
+** drifts over seconds slows both alike; a workload's time on an engine
+** is the sum of its slices. Output: one table of
 ** medians with ratios and issue 5's goals.
 */
 #include <errno.h>
@@ -110,6 +115,8 @@
 #define NDEV     4
 #define NDAY     365
 #define MAX_RUNS 15
+#define NSLICE     8     /* slices a workload's queries take turns in */
+#define SLICE_SEED 7919u /* slice s seeds its queries with base + s * this */
 
 static const char *azDev[NDEV] = {"laptop", "phone", "tablet", "watch"};
 static const char *azNote[4] = {"fw-1.0.3", "fw-1.2.0", "fw-2.0.1", "fw-2.1.7"};
@@ -742,7 +749,7 @@ static void bindPrefix(sqlite3_stmt *st, long iRowish, char *zId) {
 }
 
 /* The same random sequence for both engines: reseed per workload. */
-static double qPoint(Eng *e, long nQ) {
+static double qPoint(Eng *e, long nQ, unsigned iSlice) {
   sqlite3_stmt *st =
       prep(e->db, "SELECT cpu, mem, note FROM m WHERE device = ? AND "
                   "id = ? AND day = ?");
@@ -750,7 +757,7 @@ static double qPoint(Eng *e, long nQ) {
   long i, nGot = 0;
   int64_t sum = 0;
   char zId[12];
-  rngState = 1001;
+  rngState = 1001 + SLICE_SEED * iSlice;
   t0 = now();
   for (i = 0; i < nQ; i++) {
     long k = rndN(nRow);
@@ -769,14 +776,14 @@ static double qPoint(Eng *e, long nQ) {
   return t0;
 }
 
-static double qPrefix(Eng *e, long nQ) {
+static double qPrefix(Eng *e, long nQ, unsigned iSlice) {
   sqlite3_stmt *st =
       prep(e->db, "SELECT cpu FROM m WHERE device = ? AND id = ?");
   double t0;
   long i, nGot = 0;
   int64_t sum = 0;
   char zId[12];
-  rngState = 2002;
+  rngState = 2002 + SLICE_SEED * iSlice;
   t0 = now();
   for (i = 0; i < nQ; i++) {
     bindPrefix(st, rndN(nRow), zId);
@@ -790,7 +797,7 @@ static double qPrefix(Eng *e, long nQ) {
   return t0;
 }
 
-static double qRange(Eng *e, long nQ) {
+static double qRange(Eng *e, long nQ, unsigned iSlice) {
   sqlite3_stmt *st =
       prep(e->db, "SELECT day, cpu FROM m WHERE device = ? AND id = ? "
                   "AND day BETWEEN ? AND ?");
@@ -798,7 +805,7 @@ static double qRange(Eng *e, long nQ) {
   long i, nGot = 0;
   int64_t sum = 0;
   char zId[12];
-  rngState = 3003;
+  rngState = 3003 + SLICE_SEED * iSlice;
   t0 = now();
   for (i = 0; i < nQ; i++) {
     int d = (int)rndN(NDAY - 30);
@@ -815,7 +822,7 @@ static double qRange(Eng *e, long nQ) {
   return t0;
 }
 
-static double qDesc10(Eng *e, long nQ) {
+static double qDesc10(Eng *e, long nQ, unsigned iSlice) {
   sqlite3_stmt *st =
       prep(e->db, "SELECT day, cpu FROM m WHERE device = ? AND id = ? "
                   "ORDER BY day DESC LIMIT 10");
@@ -823,7 +830,7 @@ static double qDesc10(Eng *e, long nQ) {
   long i, nGot = 0;
   int64_t sum = 0;
   char zId[12];
-  rngState = 4004;
+  rngState = 4004 + SLICE_SEED * iSlice;
   t0 = now();
   for (i = 0; i < nQ; i++) {
     bindPrefix(st, rndN(nRow), zId);
@@ -839,12 +846,12 @@ static double qDesc10(Eng *e, long nQ) {
 /* nQ runs of zSql, a query of one random device (bound as ?1), each of
 ** which must return nPer rows. */
 static double qPerDevice(Eng *e, long nQ, const char *zSql, long nPer,
-                         unsigned iSeed) {
+                         unsigned iSeed, unsigned iSlice) {
   sqlite3_stmt *st = prep(e->db, zSql);
   double t0;
   long i, nGot = 0;
   int64_t sum = 0;
-  rngState = iSeed;
+  rngState = iSeed + SLICE_SEED * iSlice;
   t0 = now();
   for (i = 0; i < nQ; i++) {
     sqlite3_bind_text(st, 1, azDev[rndN(NDEV)], -1, SQLITE_STATIC);
@@ -860,21 +867,23 @@ static double qPerDevice(Eng *e, long nQ, const char *zSql, long nPer,
 }
 
 /* SELECT DISTINCT id for a random device: every id of it, nId rows. */
-static double qDistinct(Eng *e, long nQ) {
+static double qDistinct(Eng *e, long nQ, unsigned iSlice) {
   return qPerDevice(e, nQ, "SELECT DISTINCT id FROM m WHERE device = ?", nId,
-                    5005);
+                    5005, iSlice);
 }
 
 /* SELECT min(id) for a random device: one row. */
-static double qMinKey(Eng *e, long nQ) {
-  return qPerDevice(e, nQ, "SELECT min(id) FROM m WHERE device = ?", 1, 6006);
+static double qMinKey(Eng *e, long nQ, unsigned iSlice) {
+  return qPerDevice(e, nQ, "SELECT min(id) FROM m WHERE device = ?", 1, 6006,
+                    iSlice);
 }
 
 /* SELECT count(*) of the whole table, nQ times: every row each time. */
-static double qRows(Eng *e, long nQ) {
+static double qRows(Eng *e, long nQ, unsigned iSlice) {
   sqlite3_stmt *st = prep(e->db, "SELECT count(*) FROM m");
   double t0 = now();
   long i;
+  (void)iSlice; /* every query is the same */
   for (i = 0; i < nQ; i++) {
     int64_t n = 0;
     stepAll(e->db, st, &n, NULL);
@@ -949,21 +958,25 @@ static double qShape(Eng *e, int k, int bNative) {
   return best;
 }
 
-static double qAgg(Eng *e, int64_t *pCount) {
+/* The full-scan aggregate, nQ times. */
+static double qAgg(Eng *e, long nQ, unsigned iSlice) {
   sqlite3_stmt *st = prep(e->db, "SELECT count(*), sum(cpu), max(mem) FROM m");
   double t0 = now();
-  int64_t n = 0;
-  stepAll(e->db, st, &n, NULL);
+  long i;
+  (void)iSlice; /* every query is the same */
+  for (i = 0; i < nQ; i++) {
+    int64_t n = 0;
+    stepAll(e->db, st, &n, NULL);
+    if (n != nRow)
+      die("%s count(*) = %lld, expected %ld", e->zName, (long long)n, nRow);
+  }
   t0 = now() - t0;
   sqlite3_finalize(st);
-  if (n != nRow)
-    die("%s count(*) = %lld, expected %ld", e->zName, (long long)n, nRow);
-  if (pCount) *pCount = n;
   return t0;
 }
 
 /* WHERE id = ? (bPlain) or WHERE +id = ? (no planner can use it). */
-static double qSkip(Eng *e, long nQ, int bPlain) {
+static double qSkipAny(Eng *e, long nQ, int bPlain, unsigned iSlice) {
   sqlite3_stmt *st =
       prep(e->db, bPlain ? "SELECT count(*), sum(cpu) FROM m WHERE id = ?"
                          : "SELECT count(*), sum(cpu) FROM m WHERE +id = ?");
@@ -971,7 +984,7 @@ static double qSkip(Eng *e, long nQ, int bPlain) {
   long i;
   int64_t n = 0;
   char zId[12];
-  rngState = 5005;
+  rngState = 5005 + SLICE_SEED * iSlice;
   t0 = now();
   for (i = 0; i < nQ; i++) {
     idText(rndN(nId), zId);
@@ -984,6 +997,11 @@ static double qSkip(Eng *e, long nQ, int bPlain) {
         nQ * NDEV * NDAY);
   sqlite3_finalize(st);
   return t0;
+}
+
+/* WHERE id = ?: a skip scan where the planner can use one. */
+static double qSkip(Eng *e, long nQ, unsigned iSlice) {
+  return qSkipAny(e, nQ, 1, iSlice);
 }
 
 static double qFullSql(Eng *e) {
@@ -1201,21 +1219,58 @@ static int want(int w) {
   return abWork[w];
 }
 
+/* The queries of a workload, nQ in all, in NSLICE slices (slice s of
+** query function q seeds its random queries with s, the same on every
+** engine). On one engine: the slices one after the other. */
+typedef double (*QueryFn)(Eng *, long, unsigned);
+
+static double sliced(Eng *e, QueryFn q, long nQ) {
+  double t = 0;
+  long nDone = 0;
+  unsigned s;
+  for (s = 0; s < NSLICE; s++) {
+    long n = nQ * (long)(s + 1) / NSLICE - nDone;
+    if (n > 0) t += q(e, n, s);
+    nDone += n;
+  }
+  return t;
+}
+
+/* On native (aEng[0]) and wcs (aEng[1]) side by side: the same slices,
+** the engines taking turns slice by slice (which one goes first changes
+** from slice to slice, and from run to run with bFirst), so that a
+** machine whose speed drifts over seconds slows both alike. Each
+** engine's times summed into t[0] (native) and t[1] (wcs). */
+static void interleaved(Eng *aEng, QueryFn q, long nQ, int bFirst,
+                        double t[2]) {
+  long nDone = 0;
+  unsigned s;
+  t[0] = t[1] = 0;
+  for (s = 0; s < NSLICE; s++) {
+    long n = nQ * (long)(s + 1) / NSLICE - nDone;
+    int i, first = bFirst ^ (int)(s & 1);
+    for (i = 0; n > 0 && i < 2; i++) {
+      t[i ^ first] += q(&aEng[i ^ first], n, s);
+    }
+    nDone += n;
+  }
+}
+
 /* -f: the same sorted load and queries against the floor table. */
 static void runFloor(Eng *e, int run, long nPoint, long nPrefix, long nRange,
-                     long nDesc, long nSkip) {
+                     long nDesc, long nSkip, long nAgg) {
   engRemove(e);
   engOpen(e);
   engCreate(e);
   aFloor[W_SORTED][run] = load(e, NULL, 0);
   engClose(e);
   engOpen(e);
-  if (want(W_POINT)) aFloor[W_POINT][run] = qPoint(e, nPoint);
-  if (want(W_PREFIX)) aFloor[W_PREFIX][run] = qPrefix(e, nPrefix);
-  if (want(W_RANGE)) aFloor[W_RANGE][run] = qRange(e, nRange);
-  if (want(W_DESC10)) aFloor[W_DESC10][run] = qDesc10(e, nDesc);
-  if (want(W_AGG)) aFloor[W_AGG][run] = qAgg(e, NULL);
-  if (want(W_SKIP)) aFloor[W_SKIP][run] = qSkip(e, nSkip, 1);
+  if (want(W_POINT)) aFloor[W_POINT][run] = sliced(e, qPoint, nPoint);
+  if (want(W_PREFIX)) aFloor[W_PREFIX][run] = sliced(e, qPrefix, nPrefix);
+  if (want(W_RANGE)) aFloor[W_RANGE][run] = sliced(e, qRange, nRange);
+  if (want(W_DESC10)) aFloor[W_DESC10][run] = sliced(e, qDesc10, nDesc);
+  if (want(W_AGG)) aFloor[W_AGG][run] = sliced(e, qAgg, nAgg);
+  if (want(W_SKIP)) aFloor[W_SKIP][run] = sliced(e, qSkip, nSkip);
   note("  floor  sorted %.2f s, point %.3f s, agg %.3f s\n",
        aFloor[W_SORTED][run], aFloor[W_POINT][run], aFloor[W_AGG][run]);
   engRemove(e);
@@ -1230,6 +1285,7 @@ int main(int argc, char **argv) {
   Eng aEng[3];
   long *aOrder = NULL;
   long nPoint, nPrefix, nRange, nDesc, nSkip, nFull, nDistinct, nMinKey, nRows;
+  long nAgg;
 
   for (i = 0; i < W_COUNT; i++)
     abWork[i] = i != W_SHAPES; /* shapes only when named */
@@ -1285,6 +1341,7 @@ int main(int argc, char **argv) {
   nDistinct = (long)(qScale * 200);
   nMinKey = (long)(qScale * 10000);
   nRows = (long)(qScale * 10);
+  nAgg = (long)(qScale * 4);
   nFull = 2;
   if (nPoint < 1) nPoint = 1;
   if (nPrefix < 1) nPrefix = 1;
@@ -1294,6 +1351,7 @@ int main(int argc, char **argv) {
   if (nDistinct < 1) nDistinct = 1;
   if (nMinKey < 1) nMinKey = 1;
   if (nRows < 1) nRows = 1;
+  if (nAgg < 1) nAgg = 1;
   aRes[W_SORTED].nOps = aRes[W_RANDOM].nOps = 1;
   aRes[W_POINT].nOps = nPoint;
   aRes[W_PREFIX].nOps = nPrefix;
@@ -1303,7 +1361,7 @@ int main(int argc, char **argv) {
   aRes[W_DISTINCT].nOps = nDistinct;
   aRes[W_MINKEY].nOps = nMinKey;
   aRes[W_ROWS].nOps = nRows;
-  aRes[W_AGG].nOps = 1;
+  aRes[W_AGG].nOps = nAgg;
 
   printf("bench_sql: SQLite %s, %ld rows, %d runs\n", sqlite3_libversion(),
          nRow, nRuns);
@@ -1369,44 +1427,37 @@ int main(int argc, char **argv) {
         engOpen(&aEng[e]);
       }
       if (want(W_POINT)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qPoint(&aEng[i ^ first], nPoint);
+        interleaved(aEng, qPoint, nPoint, first, t);
         addRun(W_POINT, t[0], t[1], 0);
         note("  point  native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_PREFIX)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qPrefix(&aEng[i ^ first], nPrefix);
+        interleaved(aEng, qPrefix, nPrefix, first, t);
         addRun(W_PREFIX, t[0], t[1], 0);
         note("  prefix native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_RANGE)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qRange(&aEng[i ^ first], nRange);
+        interleaved(aEng, qRange, nRange, first, t);
         addRun(W_RANGE, t[0], t[1], 0);
         note("  range  native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_DESC10)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qDesc10(&aEng[i ^ first], nDesc);
+        interleaved(aEng, qDesc10, nDesc, first, t);
         addRun(W_DESC10, t[0], t[1], 0);
         note("  desc10 native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_DISTINCT)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qDistinct(&aEng[i ^ first], nDistinct);
+        interleaved(aEng, qDistinct, nDistinct, first, t);
         addRun(W_DISTINCT, t[0], t[1], 0);
         note("  distinct native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_MINKEY)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qMinKey(&aEng[i ^ first], nMinKey);
+        interleaved(aEng, qMinKey, nMinKey, first, t);
         addRun(W_MINKEY, t[0], t[1], 0);
         note("  minkey native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_ROWS)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qRows(&aEng[i ^ first], nRows);
+        interleaved(aEng, qRows, nRows, first, t);
         addRun(W_ROWS, t[0], t[1], 0);
         note("  rows   native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
@@ -1422,15 +1473,13 @@ int main(int argc, char **argv) {
         nShapeRun++;
       }
       if (want(W_AGG)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qAgg(&aEng[i ^ first], NULL);
+        interleaved(aEng, qAgg, nAgg, first, t);
         addRun(W_AGG, t[0], t[1], 0);
         note("  agg    native %.3f s wcs %.3f s\n", t[0], t[1]);
       }
       if (want(W_SKIP)) {
-        for (i = 0; i < 2; i++)
-          t[i ^ first] = qSkip(&aEng[i ^ first], nSkip, 1);
-        aux = qSkip(&aEng[1], nFull, 0) * (double)nSkip / (double)nFull;
+        interleaved(aEng, qSkip, nSkip, first, t);
+        aux = qSkipAny(&aEng[1], nFull, 0, 0) * (double)nSkip / (double)nFull;
         addRun(W_SKIP, t[0], t[1], aux);
         note("  skip   native %.3f s wcs %.3f s (wcs full scan %.3f s per "
              "%ld)\n",
@@ -1469,7 +1518,9 @@ int main(int argc, char **argv) {
       for (e = 0; e < 2; e++)
         engRemove(&aEng[e]);
     }
-    if (gbFloor) runFloor(&aEng[2], run, nPoint, nPrefix, nRange, nDesc, nSkip);
+    if (gbFloor) {
+      runFloor(&aEng[2], run, nPoint, nPrefix, nRange, nDesc, nSkip, nAgg);
+    }
     if (want(W_RANDOM)) {
       for (i = 0; i < 2; i++) {
         Eng *p = &aEng[i ^ first];
