@@ -751,7 +751,7 @@ static void bindPrefix(sqlite3_stmt *st, long iRowish, char *zId) {
   sqlite3_bind_text(st, 2, zId, 8, SQLITE_STATIC);
 }
 
-/* The same random sequence for both engines: reseed per workload. */
+/* The same random sequence for both engines: reseed per slice. */
 static double qPoint(Eng *e, long nQ, unsigned iSlice) {
   sqlite3_stmt *st =
       prep(e->db, "SELECT cpu, mem, note FROM m WHERE device = ? AND "
