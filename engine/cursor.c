@@ -224,7 +224,7 @@ struct wcs_cursor {
   int bPointRead;       /* one range of one row: once it is returned, the
                         ** next step is the end */
   int bOneRev;          /* reverse, no overlay, not a point read:
-                        ** advance_one_rev() may take advance()'s step */
+                        ** advance_one() may take advance()'s step */
   int bOneFwd;          /* forward, collect_plain() or collect_keys() applies to
                         ** every stream, no overlay: advance_one() may take
                         ** advance()'s step */
@@ -242,6 +242,19 @@ static inline uint64_t word(const uint8_t *p) {
   uint64_t x;
   memcpy(&x, p, 8);
   return x;
+}
+
+/* 1 if the first n bytes at a and b are equal, for n <= 8 with eight
+** bytes readable at both: one load each, inline (wcs_same_bytes() is a
+** call where the compiler does not inline it). */
+static inline int same_short(const uint8_t *a, const uint8_t *b, size_t n) {
+  uint64_t d = word(a) ^ word(b);
+  if (n == 0) return 1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return (d >> (64 - 8 * n)) == 0;
+#else
+  return (d << (64 - 8 * n)) == 0;
+#endif
 }
 
 /* wcs_buf_append() with the bytes copied by wcs_copy_short() rather
@@ -569,7 +582,8 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     uTs = ~wcs_get64be(k + nk - ENG_TS_BYTES);
     if (uTs - uMin >= nSpan) break;
     if (nPut > 0 && nQual == nBody &&
-        wcs_same_bytes(c->data.a + oQual, q, nBody)) {
+        (nBody <= 8 ? same_short(c->data.a + oQual, q, nBody)
+                    : wcs_same_bytes(c->data.a + oQual, q, nBody))) {
       break; /* a second version of the column */
     }
     pVal = view_value(v, &nVal);
@@ -859,8 +873,10 @@ static int collect_reverse_latest(wcs_cursor *c, Stream *s) {
     iTs = (int64_t)~wcs_get64be(k + nk - ENG_TS_BYTES);
     if (iTs < 0) return bad_key(k, nk, WCS_CORRUPT_BKPT);
     if (nQual != nQualT ||
-        !wcs_same_bytes(oQual == (size_t)-1 ? c->col.a : c->data.a + oQual, q,
-                        nQualT - 2)) {
+        (oQual == (size_t)-1 ? !wcs_same_bytes(c->col.a, q, nQualT - 2)
+         : nQualT - 2 <= 8
+             ? !same_short(c->data.a + oQual, q, nQualT - 2)
+             : !wcs_same_bytes(c->data.a + oQual, q, nQualT - 2))) {
       /* a new column (the terminators are equal) */
       bStaged = 0;
       nQual = nQualT;
@@ -877,7 +893,8 @@ static int collect_reverse_latest(wcs_cursor *c, Stream *s) {
       if (bStaged) {
         /* a newer cell of the column: in place of the staged one */
         c->data.n = oVal;
-        if (c->data.nAlloc - c->data.n < nVal && data_reserve(c, nVal)) {
+        if (c->data.nAlloc - c->data.n < nVal + 8 &&
+            data_reserve(c, nVal + 8)) {
           return WCS_NOMEM;
         }
         pc = &c->aCell[c->nCell - 1];
@@ -887,8 +904,10 @@ static int collect_reverse_latest(wcs_cursor *c, Stream *s) {
         if (c->nCell >= c->nCellAlloc && grow_cells(c, c->nCell + 1)) {
           return WCS_NOMEM;
         }
-        if (c->data.nAlloc - c->data.n < nQualT + nVal &&
-            data_reserve(c, nQualT + nVal)) {
+        /* 8 bytes of slack: a short qualifier is compared as one word
+        ** (same_short), past the staged cell's bytes */
+        if (c->data.nAlloc - c->data.n < nQualT + nVal + 8 &&
+            data_reserve(c, nQualT + nVal + 8)) {
           return WCS_NOMEM;
         }
         oQ = c->data.n;
@@ -1123,33 +1142,38 @@ static inline int below_end(wcs_cursor *c, int bNext, const uint8_t *r,
 }
 
 /*
-** advance() for its most common step, inline: forward, every stream of a
-** family collect_plain() or collect_keys() reads (no overlay), just past
-** a row (bPlaced), the first stream at the next row's first cell and
-** every other one at that same row (the families hold the same rows, as
-** they usually do), the row unescaped, below the range's end and passing
-** the row filter without a call. Returns 1 with that row assembled; 0
-** without a change when the step is anything else (a stream at another
-** row or done among them), for advance() to take; 2 when the streams
-** moved but gave no row (no cell kept, or an error in *pRc), for
-** advance() to go on from.
+** advance() for its most common step, inline. Forward (bRev 0): every
+** stream of a family collect_plain() or collect_keys() reads (no
+** overlay), just past a row (bPlaced), the first stream at the next row's
+** first cell and every other one at that same row (the families hold the
+** same rows, as they usually do), the row unescaped, below the range's
+** end and passing the row filter without a call. Backward (bRev 1): any
+** reverse read without an overlay, the first stream at the last cell of
+** the row before the one assembled, and the same otherwise but for the
+** range: that row is below the bound (the row just assembled) and so
+** below the range's end too, and of the bound checks advance() makes per
+** row only the one against the range's start is left. Returns 1 with
+** that row assembled; 0 without a change when the step is anything else
+** (a stream at another row or done among them), for advance() to take; 2
+** when the streams moved but gave no row (no cell kept, or an error in
+** *pRc), for advance() to go on from.
 */
 __attribute__((always_inline)) static inline int
-advance_one(wcs_cursor *c, int *pRc, const int bMulti) {
+advance_one(wcs_cursor *c, int *pRc, const int bMulti, const int bRev) {
   Stream *s = &c->aStream[0];
   size_t nRowT;
   const uint8_t *pRowT;
   int rc, i;
   if (s->bDone || !view_valid(s->pView)) return 0;
   /* (row_known needs the stream's previous key to be of the row before,
-  ** which only a stream read alone is sure of) */
-  rc = stream_row(s, bMulti ? 0 : row_known(c, s));
+  ** which only a stream read alone forward is sure of) */
+  rc = stream_row(s, bMulti || bRev ? 0 : row_known(c, s));
   if (rc || s->bRowEsc) return 0; /* advance() finds the same */
   pRowT = s->pRowT;
   nRowT = s->nRowT;
   /* escaped rows with their terminator are prefix-free: a stream whose
   ** key begins with the row's is at that row, and so no stream is at an
-  ** earlier one */
+  ** earlier (backward: a later) one */
   for (i = 1; bMulti && i < c->nStream; i++) {
     Stream *t = &c->aStream[i];
     const uint8_t *k;
@@ -1161,64 +1185,11 @@ advance_one(wcs_cursor *c, int *pRc, const int bMulti) {
       return 0;
     }
   }
-  if (!HIOPEN(c->iRange) && !below_end(c, 1, pRowT, nRowT)) return 0;
-  if (c->xRowFilter &&
-      !(c->bEmitPrefix && nRowT - 2 >= c->emitPrefix.n &&
-        wcs_same_bytes(pRowT, c->emitPrefix.a, c->emitPrefix.n))) {
-    return 0;
-  }
-  c->bPlaced = 0;
-  c->bRowEsc = 0;
-  c->rowT.n = 0;
-  c->row.n = 0;
-  c->nRaw = 0;
-  c->nCell = 0;
-  c->data.n = 0;
-  rc = put(&c->rowT, pRowT, nRowT);
-  if (rc == WCS_OK) rc = put(&c->row, pRowT, nRowT - 2);
-  if (rc == WCS_OK) rc = collect_forward(c, s);
-  for (i = 1; bMulti && rc == WCS_OK && i < c->nStream; i++) {
-    rc = collect_forward(c, &c->aStream[i]);
-  }
-  if (rc) {
-    *pRc = rc;
-    return 2;
-  }
-  return row_done(c) ? 1 : 2;
-}
-
-/*
-** advance_one() backward: just past a row (bPlaced), every stream read
-** without an overlay, the first stream at the last cell of the row before
-** the one assembled and every other one at that same row, the row
-** unescaped, at or above the range's start and passing the row filter
-** without a call. That row is below the bound (the row just assembled)
-** and so below the range's end too: of the bound checks advance() makes
-** per row, only the one against the range's start is left. Returns as
-** advance_one().
-*/
-static int advance_one_rev(wcs_cursor *c, int *pRc) {
-  Stream *s = &c->aStream[0];
-  size_t nRowT;
-  const uint8_t *pRowT;
-  int rc, i;
-  if (s->bDone || !view_valid(s->pView)) return 0;
-  rc = stream_row(s, 0);
-  if (rc || s->bRowEsc) return 0; /* advance() finds the same */
-  pRowT = s->pRowT;
-  nRowT = s->nRowT;
-  for (i = 1; i < c->nStream; i++) {
-    Stream *t = &c->aStream[i];
-    const uint8_t *k;
-    size_t nk;
-    if (t->bDone || !view_valid(t->pView)) return 0;
-    k = view_key(t->pView, &nk);
-    if (nk < ENG_PREFIX_BYTES + nRowT ||
-        !wcs_same_bytes(k + ENG_PREFIX_BYTES, pRowT, nRowT)) {
+  if (bRev) {
+    if (wcs_bytes_cmp(pRowT, nRowT, LO(c->iRange), NLO(c->iRange)) < 0) {
       return 0;
     }
-  }
-  if (wcs_bytes_cmp(pRowT, nRowT, LO(c->iRange), NLO(c->iRange)) < 0) {
+  } else if (!HIOPEN(c->iRange) && !below_end(c, 1, pRowT, nRowT)) {
     return 0;
   }
   if (c->xRowFilter &&
@@ -1235,8 +1206,9 @@ static int advance_one_rev(wcs_cursor *c, int *pRc) {
   c->data.n = 0;
   rc = put(&c->rowT, pRowT, nRowT);
   if (rc == WCS_OK) rc = put(&c->row, pRowT, nRowT - 2);
-  for (i = 0; rc == WCS_OK && i < c->nStream; i++) {
-    rc = collect_reverse(c, &c->aStream[i]);
+  for (i = 0; rc == WCS_OK && i < (bMulti ? c->nStream : 1); i++) {
+    Stream *t = &c->aStream[i];
+    rc = bRev ? collect_reverse(c, t) : collect_forward(c, t);
   }
   if (rc) {
     *pRc = rc;
@@ -1258,13 +1230,10 @@ static int advance(wcs_cursor *c) {
 
     if (c->nRowLimit && c->nRows >= c->nRowLimit) break;
     if (c->bPointRead && bNext && c->nRows > 0) break;
-    if (c->bOneFwd && bNext) {
-      int r = c->nStream == 1 ? advance_one(c, &rc, 0) : advance_one(c, &rc, 1);
-      if (r == 1) return WCS_OK;
-      if (rc) break;
-      if (r == 2) continue;
-    } else if (c->bOneRev && bNext) {
-      int r = advance_one_rev(c, &rc);
+    if ((c->bOneFwd || c->bOneRev) && bNext) {
+      int r = c->bOneRev        ? advance_one(c, &rc, 1, 1)
+              : c->nStream == 1 ? advance_one(c, &rc, 0, 0)
+                                : advance_one(c, &rc, 1, 0);
       if (r == 1) return WCS_OK;
       if (rc) break;
       if (r == 2) continue;
