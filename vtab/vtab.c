@@ -2776,38 +2776,60 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
 ** structure; a field's bytes are checked when it is decoded. A key that
 ** does not decode under the schema is an error naming it; *pzErr is
 ** sqlite3_malloc'd. */
+/* The head's fields decoded in a row before are this row's too (the
+** same bytes, up to the last field iLast): text and bytes (views) are
+** pointed at this row. */
+static void headKept(WcsCursor *p, int iLast) {
+  int i;
+  for (i = 0; i < iLast; i++) {
+    if (((p->mHeadDecoded >> i) & 1) && p->aKey[i].eType == KS_VAL_BYTES) {
+      p->aKey[i].p = p->pRow + p->aSplitOff[i];
+    }
+  }
+  p->mDecoded |= p->mHeadDecoded;
+}
+
+/* decodeField() of the last field, iField, of a row that keeps the head
+** of the row split before (the common case of a scan reading a day or a
+** timestamp), when it is eight digits (lastInt8): decoded from its offset
+** there, without a split or a call. 1 when it was; 0 for anything else,
+** left to decodeField(). */
+static inline int lastFieldKept(WcsCursor *p, int nField, int iField) {
+  int oLast;
+  if (p->bSplit || p->nSplitOff != nField || iField != nField - 1) return 0;
+  oLast = p->aSplitOff[iField];
+  if ((int)p->nRow < oLast ||
+      !wcs_same_bytes(p->pRow, p->splitHead.a, (size_t)oLast) ||
+      !lastInt8(p, p->pRow, (int)p->nRow, oLast, &p->aKey[iField].i)) {
+    return 0;
+  }
+  p->aKey[iField].eType = KS_VAL_INT;
+  p->aKey[iField].p = NULL;
+  p->aKey[iField].n = 0;
+  p->mDecoded |= (uint64_t)1 << iField;
+  if (p->mHeadDecoded) headKept(p, iField);
+  return 1;
+}
+
 static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   char *zErr = NULL;
   int rc = WCS_OK;
   if ((p->mDecoded >> iField) & 1) return SQLITE_OK;
+  if (lastFieldKept(p, pTab->pSchema->nField, iField)) return SQLITE_OK;
   if (!p->bSplit && p->nSplitOff == pTab->pSchema->nField &&
       iField == p->nSplitOff - 1) {
-    /* the last field of a row that keeps the head of the row split
-    ** before (the common case of a scan reading a day or a timestamp):
-    ** decoded from its offset there, without splitting the row again */
+    /* the same, for a last field of any other integer form */
     int oLast = p->aSplitOff[iField];
     if ((int)p->nRow >= oLast &&
         wcs_same_bytes(p->pRow, p->splitHead.a, (size_t)oLast) &&
-        (lastInt8(p, p->pRow, (int)p->nRow, oLast, &p->aKey[iField].i) ||
-         ks_key_last_int(pTab->pSchema, p->pRow, (int)p->nRow, oLast,
-                         &p->aKey[iField].i) == WCS_OK)) {
+        ks_key_last_int(pTab->pSchema, p->pRow, (int)p->nRow, oLast,
+                        &p->aKey[iField].i) == WCS_OK) {
       p->aKey[iField].eType = KS_VAL_INT;
       p->aKey[iField].p = NULL;
       p->aKey[iField].n = 0;
       p->mDecoded |= (uint64_t)1 << iField;
-      if (p->mHeadDecoded) {
-        /* the head's fields decoded in a row before are this row's too
-        ** (the same bytes): text and bytes (views) point at this row */
-        int i;
-        for (i = 0; i < iField; i++) {
-          if (((p->mHeadDecoded >> i) & 1) &&
-              p->aKey[i].eType == KS_VAL_BYTES) {
-            p->aKey[i].p = p->pRow + p->aSplitOff[i];
-          }
-        }
-        p->mDecoded |= p->mHeadDecoded;
-      }
+      if (p->mHeadDecoded) headKept(p, iField);
       return SQLITE_OK;
     }
   }
@@ -4637,6 +4659,12 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
         return columnCell(p, pTab, ctx, q, c);
       }
     }
+  } else if (iCol == pTab->pSchema->nField - 1 && !p->bMayUpdate && p->eLast8 &&
+             !((p->mDecoded >> iCol) & 1) && lastFieldKept(p, iCol + 1, iCol)) {
+    /* the last key field, eight digits, of a row that keeps the head of
+    ** the row before (a scan reading its days) */
+    sqlite3_result_int64(ctx, p->aKey[iCol].i);
+    return SQLITE_OK;
   }
   return columnAny(pCursor, ctx, iCol);
 }
