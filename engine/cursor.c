@@ -260,7 +260,8 @@ static inline int same_short(const uint8_t *a, const uint8_t *b, size_t n) {
 /* wcs_buf_append() with the bytes copied by wcs_copy_short() rather
 ** than by a memcpy call: the per-cell path appends a few short strings
 ** per cell. */
-static inline int put(wcs_buf *b, const void *p, size_t n) {
+__attribute__((always_inline)) static inline int put(wcs_buf *b, const void *p,
+                                                     size_t n) {
   if (b->nAlloc - b->n < n) return wcs_buf_append(b, p, n);
   wcs_copy_short(b->a + b->n, p, n);
   b->n += n;
@@ -568,10 +569,18 @@ static inline int collect_plain(wcs_cursor *c, Stream *s, size_t *poQual,
     /* the first key is at the row (the caller saw it); a later one is
     ** if it kept the row's bytes from the cell before (view_shared), or
     ** else has them */
-    if (nPut > 0 && view_shared(v) < o &&
-        (nk < o || !wcs_same_bytes(k + ENG_PREFIX_BYTES, pRowT, nRowT))) {
-      *pbEnd = 1;
-      break;
+    if (nPut > 0 && view_shared(v) < o) {
+      /* its first view_shared() bytes are the cell before's, whose first
+      ** o are the prefix and the row (the prefix is the stream's): at
+      ** the first byte after those the key mostly differs from the row,
+      ** which ends it without a compare of the whole row */
+      size_t j =
+          view_shared(v) > ENG_PREFIX_BYTES ? view_shared(v) : ENG_PREFIX_BYTES;
+      if (nk < o || k[j] != pRowT[j - ENG_PREFIX_BYTES] ||
+          !wcs_same_bytes(k + ENG_PREFIX_BYTES, pRowT, nRowT)) {
+        *pbEnd = 1;
+        break;
+      }
     }
     if (nk < o + 2 + ENG_TS_BYTES) break;
     q = k + o;
