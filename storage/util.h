@@ -154,6 +154,24 @@ static inline int wcs_bytes_cmp(const void *pA, size_t na, const void *pB,
   return na < nb ? -1 : (na > nb);
 }
 
+/* wcs_same_bytes() for n < 8, always inline: a qualifier's name is
+** mostly that short, and where the compiler leaves wcs_same_bytes() a
+** call, a caller that tests for such a length first saves it. */
+__attribute__((always_inline)) static inline int
+wcs_same_short_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
+  if (n >= 4) {
+    uint32_t u, v, u2, v2;
+    memcpy(&u, a, 4);
+    memcpy(&v, b, 4);
+    memcpy(&u2, a + n - 4, 4);
+    memcpy(&v2, b + n - 4, 4);
+    return ((u ^ v) | (u2 ^ v2)) == 0;
+  }
+  /* under 4: the first, middle and last byte are all of them */
+  return n == 0 ||
+         ((a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) | (a[n - 1] ^ b[n - 1])) == 0;
+}
+
 /* 1 if the n bytes at a and b are equal. Row keys, qualifiers and run
 ** prefixes are short and mostly equal: up to 32 bytes take at most four
 ** overlapping pairs of words, or-ed together with no branch between them,
@@ -185,17 +203,7 @@ static inline int wcs_same_bytes(const uint8_t *a, const uint8_t *b,
     }
     return d == 0;
   }
-  if (n >= 4) {
-    uint32_t u, v, u2, v2;
-    memcpy(&u, a, 4);
-    memcpy(&v, b, 4);
-    memcpy(&u2, a + n - 4, 4);
-    memcpy(&v2, b + n - 4, 4);
-    return ((u ^ v) | (u2 ^ v2)) == 0;
-  }
-  /* under 4: the first, middle and last byte are all of them */
-  return n == 0 || ((a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) |
-                    (a[n - 1] ^ b[n - 1])) == 0;
+  return wcs_same_short_bytes(a, b, n);
 }
 
 /* 1 if the n bytes at p hold a 00 byte. Qualifiers and row keys are short

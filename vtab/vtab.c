@@ -2977,8 +2977,11 @@ static void loadRow(WcsCursor *p) {
 /* 1 if the na bytes at a are the nb bytes at b (qualifier names: short,
 ** so wcs_same_bytes' few overlapping loads beat a call to memcmp, and a
 ** byte loop, whose exit the CPU mispredicts). */
-static int sameBytes(const void *a, size_t na, const void *b, size_t nb) {
-  return na == nb && wcs_same_bytes((const uint8_t *)a, (const uint8_t *)b, na);
+__attribute__((always_inline)) static inline int
+sameBytes(const void *a, size_t na, const void *b, size_t nb) {
+  return na == nb &&
+         (na < 8 ? wcs_same_short_bytes(a, b, na)
+                 : wcs_same_bytes((const uint8_t *)a, (const uint8_t *)b, na));
 }
 
 /* 1 if time t is in the _timestamp IN set (binary search). */
