@@ -2770,12 +2770,6 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   return WCS_OK;
 }
 
-/* Decode key field iField of the current row into aKey[iField], once per
-** row and field: statements pay only for the fields they use (a column,
-** or a residual check). The key is split once per row, which checks its
-** structure; a field's bytes are checked when it is decoded. A key that
-** does not decode under the schema is an error naming it; *pzErr is
-** sqlite3_malloc'd. */
 /* The head's fields decoded in a row before are this row's too (the
 ** same bytes, up to the last field iLast): text and bytes (views) are
 ** pointed at this row. */
@@ -2811,6 +2805,12 @@ static inline int lastFieldKept(WcsCursor *p, int nField, int iField) {
   return 1;
 }
 
+/* Decode key field iField of the current row into aKey[iField], once per
+** row and field: statements pay only for the fields they use (a column,
+** or a residual check). The key is split once per row, which checks its
+** structure; a field's bytes are checked when it is decoded. A key that
+** does not decode under the schema is an error naming it; *pzErr is
+** sqlite3_malloc'd. */
 static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   char *zErr = NULL;
