@@ -104,6 +104,8 @@ static int cmd_tables(Shell *p, const char *zPattern) {
       "SELECT name FROM sqlite_schema WHERE type IN ('table','view') "
       "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name LIKE ?1 "
       "AND (sql IS NULL OR sql NOT LIKE 'CREATE TABLE %' OR rootpage > 0) "
+      "AND name NOT IN (SELECT name FROM pragma_table_list "
+      "WHERE schema = 'main' AND type = 'shadow') "
       "ORDER BY name",
       -1, &pStmt, 0);
   if (rc != SQLITE_OK) return shell_error(p, "%s", sqlite3_errmsg(p->db));

@@ -2416,6 +2416,130 @@ START_TEST(test_commit_sqlite_refuses_writes_nothing) {
 }
 END_TEST
 
+/* A transaction that read a wcs table and then writes it, after another
+** connection committed to the table in between, is refused as SQLite
+** refuses it for its own tables (WAL: SQLITE_BUSY_SNAPSHOT), because
+** every write transaction ticks the table's commit clock: no update is
+** lost. */
+START_TEST(test_read_then_write_after_another_commit_is_refused) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db = openDb(zDb), *db2;
+  CHECK(db, "PRAGMA journal_mode=WAL", "wal");
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(v INT64))");
+  OK(db, "INSERT INTO t(k, v) VALUES ('a', 1)");
+  db2 = openDb(zDb);
+
+  /* read, another connection's commit, write: refused */
+  OK(db, "BEGIN");
+  CHECK(db, "SELECT v FROM t WHERE k = 'a'", "1");
+  OK(db2, "UPDATE t SET v = v + 1 WHERE k = 'a'");
+  CHECK_ERR(db, "UPDATE t SET v = 2 WHERE k = 'a'", "database is locked");
+  ck_assert_int_eq(sqlite3_extended_errcode(db), SQLITE_BUSY_SNAPSHOT);
+  OK(db, "ROLLBACK");
+  CHECK(db2, "SELECT v FROM t", "2");
+
+  /* run again: it reads the other commit, and its write counts */
+  OK(db, "BEGIN");
+  CHECK(db, "SELECT v FROM t WHERE k = 'a'", "2");
+  OK(db, "UPDATE t SET v = 3 WHERE k = 'a'");
+  OK(db, "COMMIT");
+  CHECK(db2, "SELECT v FROM t", "3");
+
+  /* with no commit in between, reading first is no conflict; nor is a
+  ** commit of the other connection that wrote no wcs table and no
+  ** native one */
+  OK(db, "BEGIN");
+  CHECK(db, "SELECT v FROM t WHERE k = 'a'", "3");
+  CHECK(db2, "SELECT count(*) FROM t", "1");
+  OK(db, "UPDATE t SET v = 4 WHERE k = 'a'");
+  OK(db, "COMMIT");
+  CHECK(db2, "SELECT v FROM t", "4");
+  sqlite3_close(db2);
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* The commit clock, <name>_wcsclock: made with the table (not for a
+** history view), ticked once by each transaction that writes the table
+** (again after a rollback to a savepoint before the tick), renamed and
+** dropped with the table, read-only to SQL in defensive mode; a table
+** without one (declared before clocks existed) still takes writes. */
+START_TEST(test_commit_clock_follows_the_table) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
+         "(v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE a USING wcs(TABLE 'm')");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'm', HISTORY)");
+  CHECK(db,
+        "SELECT name, type FROM pragma_table_list WHERE schema = 'main' AND "
+        "name NOT LIKE 'sqlite%' ORDER BY name",
+        "a|virtual\na_wcsclock|shadow\nh|virtual\nm|virtual\n"
+        "m_wcsclock|shadow");
+  CHECK(db, "SELECT n FROM m_wcsclock", "0");
+
+  /* once per transaction, and the statement's own changes() */
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO m(k, v) VALUES ('a', 1), ('b', 2)");
+  CHECK(db, "SELECT changes()", "2");
+  OK(db, "UPDATE m SET v = v + 1");
+  CHECK(db, "SELECT changes()", "2");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT n FROM m_wcsclock", "1");
+  OK(db, "INSERT INTO m(k, v) VALUES ('c', 3)");
+  CHECK(db, "SELECT n FROM m_wcsclock", "2");
+
+  /* a rollback to a savepoint before the tick undoes it with the write;
+  ** the next write ticks again */
+  OK(db, "BEGIN; SAVEPOINT s; INSERT INTO m(k, v) VALUES ('d', 4)");
+  OK(db, "ROLLBACK TO s; INSERT INTO m(k, v) VALUES ('e', 5); COMMIT");
+  CHECK(db, "SELECT n FROM m_wcsclock", "3");
+  OK(db, "BEGIN; INSERT INTO m(k, v) VALUES ('f', 6); SAVEPOINT s");
+  OK(db, "INSERT INTO m(k, v) VALUES ('g', 7); ROLLBACK TO s; COMMIT");
+  CHECK(db, "SELECT n FROM m_wcsclock", "4");
+  /* a statement that fails undoes its tick; the next one ticks */
+  OK(db, "BEGIN");
+  CHECK_ERR(db, "INSERT INTO m(k, v) VALUES ('h', 8), ('i', 'x')",
+            "cannot store TEXT");
+  OK(db, "INSERT INTO m(k, v) VALUES ('j', 9); COMMIT");
+  CHECK(db, "SELECT n FROM m_wcsclock", "5");
+  CHECK(db, "SELECT group_concat(k, '') FROM m", "abcefj");
+
+  /* renamed and dropped with its table */
+  OK(db, "INSERT INTO a(k, v) VALUES ('k', 10)");
+  CHECK(db, "SELECT n FROM a_wcsclock", "1");
+  OK(db, "ALTER TABLE a RENAME TO b");
+  OK(db, "INSERT INTO b(k, v) VALUES ('l', 11)");
+  CHECK(db, "SELECT n FROM b_wcsclock", "2");
+  OK(db, "DROP TABLE b");
+  CHECK(db,
+        "SELECT group_concat(name) FROM (SELECT name FROM sqlite_schema "
+        "ORDER BY name)",
+        "h,m,m_wcsclock");
+
+  /* defensive mode: SQL reads the clock but does not write it */
+  ck_assert_int_eq(sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL),
+                   SQLITE_OK);
+  CHECK_ERR(db, "UPDATE m_wcsclock SET n = 0", "may not be modified");
+  CHECK_ERR(db, "DROP TABLE m_wcsclock", "may not be dropped");
+  OK(db, "INSERT INTO m(k, v) VALUES ('m', 12)");
+  CHECK(db, "SELECT n FROM m_wcsclock", "6");
+  ck_assert_int_eq(sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 0, NULL),
+                   SQLITE_OK);
+
+  /* without a clock, writes tick nothing and still work */
+  OK(db, "DROP TABLE m_wcsclock");
+  OK(db, "INSERT INTO m(k, v) VALUES ('n', 13)");
+  CHECK(db, "SELECT count(*) FROM m", "10"); /* a b c e f j k l m n */
+  OK(db, "DROP TABLE m");
+  CHECK(db, "SELECT group_concat(name) FROM sqlite_schema", "h");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* A store write that fails after SQLite's commit succeeded (here: the
 ** process may not grow files, RLIMIT_FSIZE) cannot fail that COMMIT: the
 ** next statement on a table of the store says what was lost, once, and
@@ -2692,6 +2816,8 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_hostile_schema_cannot_use_the_module);
   tcase_add_test(tc, test_commit_sqlite_refuses_writes_nothing);
   tcase_add_test(tc, test_commit_store_cannot_write_is_reported_next);
+  tcase_add_test(tc, test_read_then_write_after_another_commit_is_refused);
+  tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);
   tcase_add_test(tc, test_count_of_settled_rows_reads_no_block);

@@ -451,8 +451,124 @@ static void tabFree(WcsTab *pTab) {
   sqlite3_free(pTab->zPath);
   sqlite3_free(pTab->zDecl);
   sqlite3_free(pTab->base.zErrMsg);
+  sqlite3_finalize(pTab->pTick);
   connUnref(pTab->pConn);
   sqlite3_free(pTab);
+}
+
+/* ====================================================================
+** The commit clock
+**
+** SQLite tells a virtual table of a transaction only at its first write
+** (xBegin), so the store alone cannot tell that a transaction which read
+** a table and then writes it read before another connection's commit.
+** SQLite tells for its own tables: in WAL mode a transaction that began
+** reading before another connection committed cannot then write
+** (SQLITE_BUSY_SNAPSHOT: roll back and run it again), and with a
+** rollback journal the other commit waits for the reader. So each
+** writable wcs table has a one-row native table beside it in the same
+** schema, <name>_wcsclock (n INTEGER), a shadow table (xShadowName), and
+** the first write of each transaction to the table adds one to it. Every
+** transaction that writes a wcs table then changes the database file
+** too, and SQLite's own locking orders it against the file's other
+** readers and writers, as it orders writes to native tables: a
+** read-modify-write over several statements loses no update.
+**
+** The tick is a statement of its own, run from xUpdate: SQLite's savepoints
+** undo it with the write that made it (bTicked is cleared in xRollbackTo
+** when the level it was made at is rolled back). A table declared before
+** clocks existed has none and writes tick nothing (bNoClock).
+** ==================================================================== */
+
+/* Run zSql (sqlite3_mprintf'd here; NULL: out of memory) on db. */
+static int execFree(sqlite3 *db, char *zSql) {
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
+  sqlite3_free(zSql);
+  return rc;
+}
+
+/* CREATE VIRTUAL TABLE: make the clock of table zName in schema zDb. */
+static int clockCreate(sqlite3 *db, const char *zDb, const char *zName,
+                       char **pzErr) {
+  int rc = execFree(
+      db,
+      sqlite3_mprintf("CREATE TABLE IF NOT EXISTS \"%w\".\"%w_wcsclock\""
+                      "(n INTEGER NOT NULL);"
+                      "INSERT INTO \"%w\".\"%w_wcsclock\"(n) SELECT 0 "
+                      "WHERE NOT EXISTS (SELECT 1 FROM \"%w\".\"%w_wcsclock\")",
+                      zDb, zName, zDb, zName, zDb, zName));
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("wcs: cannot create %s_wcsclock, the commit clock "
+                             "of %s: %s",
+                             zName, zName, sqlite3_errmsg(db));
+  }
+  return rc;
+}
+
+/* Whether the table's clock exists (a table declared before clocks
+** existed has none). */
+static int clockExists(WcsTab *pTab) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                               "type = 'table' AND name = '%q_wcsclock'",
+                               pTab->zDb, pTab->zName);
+  int bYes = 0;
+  if (zSql && sqlite3_prepare_v2(pTab->pConn->db, zSql, -1, &pStmt, NULL) ==
+                  SQLITE_OK) {
+    bYes = sqlite3_step(pStmt) == SQLITE_ROW;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return bYes;
+}
+
+/* The first write of a transaction to the table: tick its clock. */
+static int clockTick(WcsTab *pTab) {
+  sqlite3 *db = pTab->pConn->db;
+  int rc;
+  if (pTab->bNoClock) return SQLITE_OK;
+  if (pTab->pTick == NULL) {
+    char *zSql;
+    if (!clockExists(pTab)) {
+      pTab->bNoClock = 1;
+      return SQLITE_OK;
+    }
+    zSql = sqlite3_mprintf("UPDATE \"%w\".\"%w_wcsclock\" SET n = n + 1",
+                           pTab->zDb, pTab->zName);
+    if (zSql == NULL) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v3(db, zSql, -1, SQLITE_PREPARE_PERSISTENT,
+                            &pTab->pTick, NULL);
+    sqlite3_free(zSql);
+    if (rc != SQLITE_OK) {
+      return setErr(&pTab->base, "%s: cannot tick %s_wcsclock: %s", pTab->zName,
+                    pTab->zName, sqlite3_errmsg(db));
+    }
+  }
+  rc = sqlite3_step(pTab->pTick);
+  if (rc != SQLITE_DONE) {
+    setErr(&pTab->base, "%s: cannot tick %s_wcsclock: %s", pTab->zName,
+           pTab->zName, sqlite3_errmsg(db));
+    sqlite3_finalize(pTab->pTick);
+    pTab->pTick = NULL;
+    if (!clockExists(pTab)) {
+      /* dropped since (SQL may drop it outside defensive mode) */
+      pTab->bNoClock = 1;
+      return SQLITE_OK;
+    }
+    return rc == SQLITE_ROW ? SQLITE_ERROR : rc;
+  }
+  sqlite3_reset(pTab->pTick);
+  pTab->bTicked = 1;
+  pTab->iTickSp = pTab->pStore->nSp;
+  return SQLITE_OK;
+}
+
+/* xShadowName: the clock is the module's; in defensive mode SQL may read
+** it but not write it. */
+static int wcsShadowName(const char *zSuffix) {
+  return sqlite3_stricmp(zSuffix, "wcsclock") == 0;
 }
 
 /* Compare qualifier names as the store orders them: bytes, shorter first. */
@@ -807,6 +923,10 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
       rc = SQLITE_ERROR;
       goto fail;
     }
+    if (!pTab->bHistory) {
+      rc = clockCreate(db, argv[1], argv[2], pzErr);
+      if (rc != SQLITE_OK) goto fail;
+    }
     if (pTab->pTab == NULL) {
       char *zText = NULL;
       rc = createText(pArgs, &zText);
@@ -914,6 +1034,17 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
              pTab->zName);
       return SQLITE_LOCKED;
     }
+  }
+  /* the clock first: a failure there still leaves everything as it was */
+  sqlite3_finalize(pTab->pTick);
+  pTab->pTick = NULL;
+  if (execFree(pTab->pConn->db,
+               sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_wcsclock\"",
+                               pTab->zDb, pTab->zName)) != SQLITE_OK) {
+    return setErr(pVtab, "cannot drop %s: dropping %s_wcsclock failed: %s",
+                  pTab->zName, pTab->zName, sqlite3_errmsg(pTab->pConn->db));
+  }
+  if (pTab->bOwner && pTab->pTab && pTab->pStore) {
     wcs_table_close(pTab->pTab);
     pTab->pTab = NULL;
     rc = wcs_table_drop(pTab->pStore->pEng, pTab->zStoreTable);
@@ -932,6 +1063,24 @@ static int wcsRename(sqlite3_vtab *pVtab, const char *zNew) {
                   "cannot rename %s: its store table is named after it; "
                   "declare a new virtual table with TABLE '%s'",
                   pTab->zName, pTab->zStoreTable);
+  }
+  /* its clock goes with it (the tick is prepared again, under the new
+  ** name) */
+  sqlite3_finalize(pTab->pTick);
+  pTab->pTick = NULL;
+  if (clockExists(pTab) &&
+      execFree(pTab->pConn->db,
+               sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_wcsclock\" RENAME TO "
+                               "\"%w_wcsclock\"",
+                               pTab->zDb, pTab->zName, zNew)) != SQLITE_OK) {
+    return setErr(pVtab, "cannot rename %s: renaming %s_wcsclock failed: %s",
+                  pTab->zName, pTab->zName, sqlite3_errmsg(pTab->pConn->db));
+  }
+  {
+    char *z = sqlite3_mprintf("%s", zNew);
+    if (z == NULL) return SQLITE_NOMEM;
+    sqlite3_free(pTab->zName);
+    pTab->zName = z;
   }
   return SQLITE_OK;
 }
@@ -5194,6 +5343,10 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   if (st->nActive == 0 || st->pTxn == NULL) {
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
   }
+  if (!pTab->bTicked) {
+    rc = clockTick(pTab);
+    if (rc != SQLITE_OK) return rc;
+  }
   pTxn = st->pTxn;
   if (sqlite3_value_type(argv[0]) != SQLITE_NULL) {
     pOld = sqlite3_value_blob(argv[0]);
@@ -5366,6 +5519,7 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   }
   st->nActive++;
   pTab->bInTxn = 1;
+  pTab->bTicked = 0;
   return SQLITE_OK;
 }
 
@@ -5387,6 +5541,7 @@ static void leaveTxn(WcsTab *pTab) {
   WcsStore *st = pTab->pStore;
   pTab->bInTxn = 0;
   pTab->bJoining = 0;
+  pTab->bTicked = 0;
   if (--st->nActive == 0) {
     st->bCommitted = 0;
     st->nSp = 0;
@@ -5467,6 +5622,8 @@ static int wcsRelease(sqlite3_vtab *pVtab, int iSavepoint) {
       break;
     }
   }
+  /* a tick made inside a released level now belongs to its parent */
+  if (pTab->iTickSp > st->nSp) pTab->iTickSp = st->nSp;
   return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "RELEASE");
 }
 
@@ -5486,6 +5643,8 @@ static int wcsRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
     rc = wcs_txn_rollback_to(st->pTxn, i + 1);
     st->nSp = i + 1;
   }
+  /* SQLite undid the clock's tick if it came after the level kept */
+  if (pTab->bTicked && pTab->iTickSp >= st->nSp) pTab->bTicked = 0;
   return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "ROLLBACK TO");
 }
 
@@ -5506,7 +5665,7 @@ static int wcsFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
 }
 
 static sqlite3_module wcsModule = {
-    2,               /* iVersion: savepoints */
+    3,               /* iVersion: savepoints, shadow tables */
     wcsCreate,       /* xCreate: CREATE VIRTUAL TABLE */
     wcsConnect,      /* xConnect: reattach on a later open */
     wcsBestIndex,    /* xBestIndex: constraints -> key ranges */
@@ -5529,7 +5688,7 @@ static sqlite3_module wcsModule = {
     wcsSavepoint,    /* xSavepoint */
     wcsRelease,      /* xRelease */
     wcsRollbackTo,   /* xRollbackTo */
-    0                /* xShadowName: no shadow tables */
+    wcsShadowName    /* xShadowName: the commit clock */
 };
 
 /* ====================================================================
