@@ -465,19 +465,21 @@ static void tabFree(WcsTab *pTab) {
 ** SQLite tells for its own tables: in WAL mode a transaction that began
 ** reading before another connection committed cannot then write
 ** (SQLITE_BUSY_SNAPSHOT: roll back and run it again), and with a
-** rollback journal the other commit waits for the reader. So each
-** writable wcs table has a one-row native table beside it in the same
-** schema, <name>_wcsclock (n INTEGER), a shadow table (xShadowName), and
-** the first write of each transaction to the table adds one to it. Every
-** transaction that writes a wcs table then changes the database file
-** too, and SQLite's own locking orders it against the file's other
-** readers and writers, as it orders writes to native tables: a
-** read-modify-write over several statements loses no update.
-**
-** The tick is a statement of its own, run from xUpdate: SQLite's savepoints
-** undo it with the write that made it (bTicked is cleared in xRollbackTo
-** when the level it was made at is rolled back). A table declared before
-** clocks existed has none and writes tick nothing (bNoClock).
+** rollback journal the commit waits for the reader (which wcs commits
+** already do: they take SQLite's write lock). In WAL mode a wcs commit
+** writes no page of the database file, so SQLite sees nothing to refuse.
+** So each writable wcs table has a one-row native table beside it in the
+** same schema, <name>_wcsclock (n INTEGER), a shadow table
+** (xShadowName), and a commit that writes the table adds one to it
+** (xSync) while another connection of this process that has the store
+** open holds a read transaction (othersReading): that reader's snapshot
+** of the database file is then older than the file, and SQLite refuses
+** its next write as it would after a commit to a native table, so a
+** read-modify-write over several statements loses no update. (Only this
+** process can write the store: doc/sql.md, "Another process".) A commit
+** with no such reader, the common case, writes no page and pays nothing.
+** A table declared before clocks existed has none and ticks nothing
+** (bNoClock).
 ** ==================================================================== */
 
 /* Run zSql (sqlite3_mprintf'd here; NULL: out of memory) on db. */
@@ -560,9 +562,38 @@ static int clockTick(WcsTab *pTab) {
     return rc == SQLITE_ROW ? SQLITE_ERROR : rc;
   }
   sqlite3_reset(pTab->pTick);
-  pTab->bTicked = 1;
-  pTab->iTickSp = pTab->pStore->nSp;
   return SQLITE_OK;
+}
+
+/* Whether a connection of this process other than pTab's has pTab's
+** store open and holds a read transaction (on any schema), or may: one
+** whose mutex is held (busy in a statement) or that has none to take
+** (opened without one, SQLITE_OPEN_NOMUTEX) counts, since it cannot be
+** looked at safely, and a needless tick costs only a page write. Never
+** waits for another connection: its mutex is only tried, with the list's
+** held (gConnMutex before a connection's mutex, never after). */
+static int othersReading(WcsTab *pTab) {
+  sqlite3 *db = pTab->pConn->db;
+  wcs_engine *pEng = pTab->pStore->pEng;
+  WcsConn *p;
+  int bYes = 0;
+  pthread_mutex_lock(&gConnMutex);
+  for (p = gConnList; p && !bYes; p = p->pNextConn) {
+    sqlite3_mutex *m;
+    WcsStore *st;
+    if (p->db == db) continue;
+    m = sqlite3_db_mutex(p->db);
+    if (m == NULL || sqlite3_mutex_try(m) != SQLITE_OK) {
+      bYes = 1;
+      break;
+    }
+    for (st = p->pStore; st && st->pEng != pEng; st = st->pNext) {
+    }
+    bYes = st != NULL && sqlite3_txn_state(p->db, NULL) != SQLITE_TXN_NONE;
+    sqlite3_mutex_leave(m);
+  }
+  pthread_mutex_unlock(&gConnMutex);
+  return bYes;
 }
 
 /* xShadowName: the clock is the module's; in defensive mode SQL may read
@@ -5343,10 +5374,6 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   if (st->nActive == 0 || st->pTxn == NULL) {
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
   }
-  if (!pTab->bTicked) {
-    rc = clockTick(pTab);
-    if (rc != SQLITE_OK) return rc;
-  }
   pTxn = st->pTxn;
   if (sqlite3_value_type(argv[0]) != SQLITE_NULL) {
     pOld = sqlite3_value_blob(argv[0]);
@@ -5519,7 +5546,6 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   }
   st->nActive++;
   pTab->bInTxn = 1;
-  pTab->bTicked = 0;
   return SQLITE_OK;
 }
 
@@ -5533,6 +5559,10 @@ static int wcsSync(sqlite3_vtab *pVtab) {
   if (pTab->bInTxn && !st->bCommitted) {
     int rc = wcs_txn_precheck(st->pTxn);
     if (rc != WCS_OK) return engErr(pTab, rc, "COMMIT");
+    if (!pTab->bNoClock && othersReading(pTab)) {
+      rc = clockTick(pTab);
+      if (rc != SQLITE_OK) return rc;
+    }
   }
   return SQLITE_OK;
 }
@@ -5541,7 +5571,6 @@ static void leaveTxn(WcsTab *pTab) {
   WcsStore *st = pTab->pStore;
   pTab->bInTxn = 0;
   pTab->bJoining = 0;
-  pTab->bTicked = 0;
   if (--st->nActive == 0) {
     st->bCommitted = 0;
     st->nSp = 0;
@@ -5622,8 +5651,6 @@ static int wcsRelease(sqlite3_vtab *pVtab, int iSavepoint) {
       break;
     }
   }
-  /* a tick made inside a released level now belongs to its parent */
-  if (pTab->iTickSp > st->nSp) pTab->iTickSp = st->nSp;
   return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "RELEASE");
 }
 
@@ -5643,8 +5670,6 @@ static int wcsRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
     rc = wcs_txn_rollback_to(st->pTxn, i + 1);
     st->nSp = i + 1;
   }
-  /* SQLite undid the clock's tick if it came after the level kept */
-  if (pTab->bTicked && pTab->iTickSp >= st->nSp) pTab->bTicked = 0;
   return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "ROLLBACK TO");
 }
 

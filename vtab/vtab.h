@@ -127,12 +127,9 @@ struct WcsTab {
                             ** the next xSavepoint must not re-record a level */
   /* --- the commit clock (vtab.c, "The commit clock") */
   sqlite3_stmt *pTick; /* UPDATE of the table's <name>_wcsclock; NULL
-                       ** until the first write */
+                       ** until first needed */
   int bNoClock;        /* the table has no clock (declared before
-                       ** clocks existed): writes tick nothing */
-  int bTicked;         /* the current transaction ticked the clock... */
-  int iTickSp;         /* ... while the store had this many savepoints
-                       ** (a rollback to one of them undoes the tick) */
+                       ** clocks existed): commits tick nothing */
   /* --- column layout (see the comment on declareTable in vtab.c) */
   int nField;               /* key fields */
   int nQual;                /* declared qualifier columns */
