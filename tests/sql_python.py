@@ -11,11 +11,14 @@ locked", while readers hold read transactions on the file; the sums must be
 exactly the writes that succeeded (a commit SQLite refused must leave
 nothing in the store, or the retry counts twice). Last, threads that add 1
 to a declared INT64 column by read-modify-write, in WAL and in rollback-
-journal mode: `UPDATE t SET v = v + 1` on its own, and SELECT then UPDATE
-inside BEGIN IMMEDIATE. SQLite's write lock orders them, and each must see
-the commit before it: the final value must count every update (SQLite lets
-go of its lock before the module writes the store, so a reader that takes
-the lock in between must wait for that write, or an update is lost).
+journal mode: `UPDATE t SET v = v + 1` on its own, SELECT then UPDATE
+inside BEGIN IMMEDIATE, and SELECT then UPDATE inside a deferred BEGIN,
+run again when its write is refused. SQLite's write lock orders them, and
+each must see the commit before it: the final value must count every
+update (SQLite lets go of its lock before the module writes the store, so
+a reader that takes the lock in between must wait for that write, or an
+update is lost; and a deferred transaction that read before another
+connection's commit must not then write, doc/sql.md §7).
 
 Usage: python3 tests/sql_python.py BUILD_DIR   (run by tests/sql_python.sh)
 Exit 0 when every check passed; prints "SKIP: ..." and exits 0 when this
@@ -256,7 +259,7 @@ def run_increments(db, ext, journal, nThread=4, nEach=250):
     c0.execute("PRAGMA journal_mode=%s" % journal)
     c0.execute("CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
                "FAMILY f (v INT64))")
-    c0.execute("INSERT INTO t(k, v) VALUES ('a', 0), ('b', 0)")
+    c0.execute("INSERT INTO t(k, v) VALUES ('a', 0), ('b', 0), ('c', 0)")
     errors = []
 
     def worker():
@@ -264,13 +267,16 @@ def run_increments(db, ext, journal, nThread=4, nEach=250):
         for j in range(nEach):
             while True:
                 try:
-                    if j % 2 == 0:
+                    if j % 3 == 0:
                         c.execute("UPDATE t SET v = v + 1 WHERE k = 'a'")
                     else:
-                        c.execute("BEGIN IMMEDIATE")
-                        v = c.execute(
-                            "SELECT v FROM t WHERE k = 'b'").fetchone()[0]
-                        c.execute("UPDATE t SET v = ? WHERE k = 'b'", (v + 1,))
+                        # b: BEGIN IMMEDIATE; c: a deferred BEGIN, whose
+                        # write is refused after another commit
+                        k = "b" if j % 3 == 1 else "c"
+                        c.execute("BEGIN IMMEDIATE" if k == "b" else "BEGIN")
+                        v = c.execute("SELECT v FROM t WHERE k = ?",
+                                      (k,)).fetchone()[0]
+                        c.execute("UPDATE t SET v = ? WHERE k = ?", (v + 1, k))
                         c.execute("COMMIT")
                     break
                 except sqlite3.OperationalError as e:
@@ -289,8 +295,9 @@ def run_increments(db, ext, journal, nThread=4, nEach=250):
     check("increments (%s): no error but 'database is locked'" % journal,
           not errors, errors[:3])
     got = c0.execute("SELECT k, v FROM t ORDER BY k").fetchall()
-    want = [("a", nThread * len(range(0, nEach, 2))),
-            ("b", nThread * len(range(1, nEach, 2)))]
+    want = [("a", nThread * len(range(0, nEach, 3))),
+            ("b", nThread * len(range(1, nEach, 3))),
+            ("c", nThread * len(range(2, nEach, 3)))]
     check("increments (%s): every read-modify-write counted" % journal,
           got == want, (got, want))
     c0.close()

@@ -164,6 +164,24 @@ static int lostReport(WcsTab *pTab) {
   return rc;
 }
 
+/* Whether the table's database is in WAL mode (asked only while commits
+** are in flight, so rarely). */
+static int isWal(WcsTab *pTab) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", pTab->zDb);
+  int bWal = 0;
+  if (zSql &&
+      sqlite3_prepare_v2(pTab->pConn->db, zSql, -1, &pStmt, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+    bWal = z && sqlite3_stricmp(z, "wal") == 0;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return bWal;
+}
+
 /* How long a statement waits for the commits in flight of other
 ** connections (awaitCommits): far longer than any store commit takes, so
 ** that it ends only if a transaction of another database file that shares
@@ -175,10 +193,16 @@ static int lostReport(WcsTab *pTab) {
 ** for the commits in flight of other connections (wcs_engine_await_commits
 ** in include/wcs.h): the lock's previous holder has let go of it before
 ** its xCommit wrote the store, and a read-modify-write must see that
-** commit, as SQLite's own tables would. No wait without the lock (a
-** commit in flight may still be waiting for SQLite's lock, which a reader
-** of the file holds) and almost never a long one with it (the commits in
-** flight have passed SQLite's commit on this file, if they wrote it). */
+** commit, as SQLite's own tables would. Without the lock, a wait in WAL
+** mode only: a reader there may write next in the same transaction (or
+** while its statement is open), and a commit in flight that saw no reader
+** when it looked (othersReading) did not tick the clock that would refuse
+** that write, so the reader must see the commit instead. With a rollback
+** journal a commit in flight may still be waiting for SQLite's lock,
+** which a reader of the file holds, so the reader does not wait (and the
+** lock refuses that commit or orders it before the reader). Almost never
+** a long wait (the commits in flight have passed SQLite's commit on this
+** file, if they wrote it). */
 static void awaitCommits(WcsTab *pTab, int bWriting) {
   WcsStore *st = pTab->pStore;
   if (st == NULL || st->pEng == NULL ||
@@ -186,7 +210,8 @@ static void awaitCommits(WcsTab *pTab, int bWriting) {
     return;
   }
   if (!bWriting &&
-      sqlite3_txn_state(pTab->pConn->db, pTab->zDb) != SQLITE_TXN_WRITE) {
+      sqlite3_txn_state(pTab->pConn->db, pTab->zDb) != SQLITE_TXN_WRITE &&
+      !isWal(pTab)) {
     return;
   }
   wcs_engine_await_commits(st->pEng, st->pTxn, WCS_AWAIT_MILLIS);
