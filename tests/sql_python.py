@@ -12,13 +12,13 @@ exactly the writes that succeeded (a commit SQLite refused must leave
 nothing in the store, or the retry counts twice). Last, threads that add 1
 to a declared INT64 column by read-modify-write, in WAL and in rollback-
 journal mode: `UPDATE t SET v = v + 1` on its own, SELECT then UPDATE
-inside BEGIN IMMEDIATE, and SELECT then UPDATE inside a deferred BEGIN,
-run again when its write is refused. SQLite's write lock orders them, and
-each must see the commit before it: the final value must count every
-update (SQLite lets go of its lock before the module writes the store, so
-a reader that takes the lock in between must wait for that write, or an
-update is lost; and a deferred transaction that read before another
-connection's commit must not then write, doc/sql.md §7).
+inside BEGIN IMMEDIATE, and in WAL mode SELECT then UPDATE inside a
+deferred BEGIN, run again when its write is refused. SQLite's write lock
+orders them, and each must see the commit before it: the final value must
+count every update (SQLite lets go of its lock before the module writes
+the store, so a reader that takes the lock in between must wait for that
+write, or an update is lost; and a deferred transaction that read before
+another connection's commit must not then write, doc/sql.md §7).
 
 Usage: python3 tests/sql_python.py BUILD_DIR   (run by tests/sql_python.sh)
 Exit 0 when every check passed; prints "SKIP: ..." and exits 0 when this
@@ -270,10 +270,13 @@ def run_increments(db, ext, journal, nThread=4, nEach=250):
                     if j % 3 == 0:
                         c.execute("UPDATE t SET v = v + 1 WHERE k = 'a'")
                     else:
-                        # b: BEGIN IMMEDIATE; c: a deferred BEGIN, whose
-                        # write is refused after another commit
+                        # b: BEGIN IMMEDIATE; c: in WAL mode a deferred
+                        # BEGIN, whose write is refused after another
+                        # commit (doc/sql.md §7; with a rollback journal
+                        # BEGIN IMMEDIATE again)
                         k = "b" if j % 3 == 1 else "c"
-                        c.execute("BEGIN IMMEDIATE" if k == "b" else "BEGIN")
+                        deferred = k == "c" and journal == "wal"
+                        c.execute("BEGIN" if deferred else "BEGIN IMMEDIATE")
                         v = c.execute("SELECT v FROM t WHERE k = ?",
                                       (k,)).fetchone()[0]
                         c.execute("UPDATE t SET v = ? WHERE k = ?", (v + 1, k))
