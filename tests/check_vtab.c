@@ -2418,9 +2418,9 @@ END_TEST
 
 /* A transaction that read a wcs table and then writes it, after another
 ** connection committed to the table in between, is refused as SQLite
-** refuses it for its own tables (WAL: SQLITE_BUSY_SNAPSHOT), because
-** every write transaction ticks the table's commit clock: no update is
-** lost. */
+** refuses it for its own tables (WAL: SQLITE_BUSY_SNAPSHOT), because the
+** other commit ticks the table's commit clock while this connection
+** reads: no update is lost. */
 START_TEST(test_read_then_write_after_another_commit_is_refused) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
