@@ -61,10 +61,10 @@ static sqlite3 *openConn(const char *zDb) {
 /* Remove the database file, its WAL and shared-memory files, and its
 ** store (a directory of plain files). */
 static void removeAll(const char *zDb) {
-  char z[4200];
-  snprintf(z, sizeof z, "rm -rf '%s' '%s-wal' '%s-shm' '%s.wcs'", zDb, zDb, zDb,
-           zDb);
-  if (system(z) != 0) die("cannot remove %s", zDb);
+  char *z = sqlite3_mprintf("rm -rf '%s' '%s-wal' '%s-shm' '%s.wcs'", zDb, zDb,
+                            zDb, zDb);
+  if (z == NULL || system(z) != 0) die("cannot remove %s", zDb);
+  sqlite3_free(z);
 }
 
 /* Microseconds per autocommit INSERT of n rows into zTable. */
