@@ -551,7 +551,8 @@ static int clockExists(WcsTab *pTab) {
   return bYes;
 }
 
-/* The first write of a transaction to the table: tick its clock. */
+/* A commit that writes the table while another connection reads
+** (xSync): add one to the table's clock. */
 static int clockTick(WcsTab *pTab) {
   sqlite3 *db = pTab->pConn->db;
   int rc;
