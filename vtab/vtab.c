@@ -164,22 +164,27 @@ static int lostReport(WcsTab *pTab) {
   return rc;
 }
 
-/* Whether the table's database is in WAL mode (asked only while commits
-** are in flight, so rarely). */
-static int isWal(WcsTab *pTab) {
+/* Whether zSql (sqlite3_mprintf'd here, then freed) gives a row, and,
+** with zWant, one whose first column is that text (any case). */
+static int firstRow(sqlite3 *db, char *zSql, const char *zWant) {
   sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", pTab->zDb);
-  int bWal = 0;
-  if (zSql &&
-      sqlite3_prepare_v2(pTab->pConn->db, zSql, -1, &pStmt, NULL) ==
-          SQLITE_OK &&
+  int bYes = 0;
+  if (zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) == SQLITE_OK &&
       sqlite3_step(pStmt) == SQLITE_ROW) {
     const char *z = (const char *)sqlite3_column_text(pStmt, 0);
-    bWal = z && sqlite3_stricmp(z, "wal") == 0;
+    bYes = zWant == NULL || (z && sqlite3_stricmp(z, zWant) == 0);
   }
   sqlite3_finalize(pStmt);
   sqlite3_free(zSql);
-  return bWal;
+  return bYes;
+}
+
+/* Whether the table's database is in WAL mode (asked only while commits
+** are in flight, so rarely). */
+static int isWal(WcsTab *pTab) {
+  return firstRow(pTab->pConn->db,
+                  sqlite3_mprintf("PRAGMA \"%w\".journal_mode", pTab->zDb),
+                  "wal");
 }
 
 /* How long a statement waits for the commits in flight of other
@@ -537,18 +542,11 @@ static int clockCreate(sqlite3 *db, const char *zDb, const char *zName,
 /* Whether the table's clock exists (a table declared before clocks
 ** existed has none). */
 static int clockExists(WcsTab *pTab) {
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
-                               "type = 'table' AND name = '%q_wcsclock'",
-                               pTab->zDb, pTab->zName);
-  int bYes = 0;
-  if (zSql && sqlite3_prepare_v2(pTab->pConn->db, zSql, -1, &pStmt, NULL) ==
-                  SQLITE_OK) {
-    bYes = sqlite3_step(pStmt) == SQLITE_ROW;
-  }
-  sqlite3_finalize(pStmt);
-  sqlite3_free(zSql);
-  return bYes;
+  return firstRow(pTab->pConn->db,
+                  sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                                  "type = 'table' AND name = '%q_wcsclock'",
+                                  pTab->zDb, pTab->zName),
+                  NULL);
 }
 
 /* A commit that writes the table while another connection reads
@@ -1092,10 +1090,12 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
       return SQLITE_LOCKED;
     }
   }
-  /* the clock first: a failure there still leaves everything as it was */
+  /* the clock first: a failure there still leaves everything as it was
+  ** (a history view has none) */
   sqlite3_finalize(pTab->pTick);
   pTab->pTick = NULL;
-  if (execFree(pTab->pConn->db,
+  if (!pTab->bHistory &&
+      execFree(pTab->pConn->db,
                sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_wcsclock\"",
                                pTab->zDb, pTab->zName)) != SQLITE_OK) {
     return setErr(pVtab, "cannot drop %s: dropping %s_wcsclock failed: %s",
