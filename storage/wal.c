@@ -6,7 +6,7 @@
 ** The reader keeps a read-ahead window (WAL_READAHEAD bytes, more for a
 ** larger record) so recovery does one pread per window, not two per
 ** record. When a record is bad it decides between "torn tail" and
-** "corruption" by scanning the rest of the file for a hole, as wal.h
+** "corruption" by looking for a hole that explains the damage, as wal.h
 ** explains.
 */
 #include "storage/wal.h"
@@ -261,11 +261,13 @@ static int fill(wal_reader *r, uint64_t iOff, size_t n, const uint8_t **pp,
   return WCS_OK;
 }
 
-/* Is there a hole (an all-zero sector-aligned piece) in [iOff, nFile)? */
-static int hasHole(wal_reader *r, uint64_t iOff, int *pbHole, char **pzErr) {
+/* Is there a hole (an all-zero sector-aligned piece of [iOff, nFile)) that
+** begins before iEnd? */
+static int hasHole(wal_reader *r, uint64_t iOff, uint64_t iEnd, int *pbHole,
+                   char **pzErr) {
   uint64_t a = iOff;
   *pbHole = 0;
-  while (a < r->nFile) {
+  while (a < r->nFile && a < iEnd) {
     uint64_t b = (a / WAL_SECTOR + 1) * WAL_SECTOR;
     const uint8_t *p = NULL;
     size_t i, n;
@@ -289,10 +291,16 @@ static int hasHole(wal_reader *r, uint64_t iOff, int *pbHole, char **pzErr) {
   return WCS_OK;
 }
 
-/* The record at r->iOff is bad: torn tail or corruption? */
-static int badRecord(wal_reader *r, const char *zWhy, char **pzErr) {
+/* The record at r->iOff is bad: torn tail or corruption? A write that
+** never reached the disk leaves zeros where it should be, so it is torn
+** when a hole explains the damage: one inside the record's nRec bytes,
+** when its header checks out and tells them (the bytes after it may be
+** later records, whole, whose own zeros are data); when the header does
+** not (nRec 0), a hole anywhere from it to the end of the file. */
+static int badRecord(wal_reader *r, uint64_t nRec, const char *zWhy,
+                     char **pzErr) {
   int bHole = 0;
-  int rc = hasHole(r, r->iOff, &bHole, pzErr);
+  int rc = hasHole(r, r->iOff, nRec ? r->iOff + nRec : r->nFile, &bHole, pzErr);
   if (rc) return rc;
   if (bHole) {
     r->bEnd = 1;
@@ -333,11 +341,11 @@ int wal_reader_next(wal_reader *r, const uint8_t **ppRec, size_t *pnRec,
   if (rc) return rc;
   if (wcs_crc_unmask(wcs_get32(h + WAL_OFF_HCRC)) !=
       wcs_crc32c(0, h + WAL_OFF_LEN, 4)) {
-    return badRecord(r, "record header checksum mismatch", pzErr);
+    return badRecord(r, 0, "record header checksum mismatch", pzErr);
   }
   nLen = wcs_get32(h + WAL_OFF_LEN);
   if (nLen == 0 || nLen > WAL_MAX_RECORD) {
-    return badRecord(r, "record length out of range", pzErr);
+    return badRecord(r, WAL_HEADER, "record length out of range", pzErr);
   }
   if (nLen > r->nFile - r->iOff - WAL_HEADER) {
     /* the record runs past the end of the file: an interrupted write */
@@ -353,7 +361,8 @@ int wal_reader_next(wal_reader *r, const uint8_t **ppRec, size_t *pnRec,
   if (rc) return rc;
   p = h + WAL_HEADER;
   if (wcs_crc_unmask(wcs_get32(h + WAL_OFF_CRC)) != wcs_crc32c(0, p, nLen)) {
-    return badRecord(r, "record checksum mismatch", pzErr);
+    return badRecord(r, WAL_HEADER + (uint64_t)nLen, "record checksum mismatch",
+                     pzErr);
   }
   *ppRec = p;
   *pnRec = nLen;

@@ -16,12 +16,16 @@
 **
 ** Recovery tells a torn tail from corruption like this: reading stops at
 ** the first record that is incomplete or fails a checksum. If the record
-** runs past the end of the file, or if any sector-aligned piece of the
-** bytes from that record to the end of the file is all zero (what a power
-** cut leaves where pages never reached the disk), the rest of the file is
-** a torn tail: it was never synced, so it was never acknowledged, and it
-** is cut off. Otherwise the bytes were written whole and changed since:
-** WCS_CORRUPT naming the file and the record's offset.
+** runs past the end of the file, or if a sector-aligned piece of its bytes
+** is all zero (what a power cut leaves where pages never reached the disk;
+** when its header is damaged, its length is unknown, and a piece anywhere
+** from it to the end of the file counts), the rest of the file is a torn
+** tail: it was never synced, so it was never acknowledged, and it is cut
+** off. Otherwise the bytes were written whole and changed since:
+** WCS_CORRUPT naming the file and the record's offset. (Zeros in the
+** whole records after a damaged one are their data: a record whose
+** payload fails its checksum with no hole of its own is corruption even
+** when the file ends in zeros.)
 */
 #ifndef WCS_WAL_H
 #define WCS_WAL_H

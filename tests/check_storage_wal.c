@@ -260,6 +260,68 @@ START_TEST(test_wal_hole_in_last_record_is_torn) {
 }
 END_TEST
 
+/* Records whose payloads end in zeros, the last one ending the file in a
+** short all-zero piece and holding a whole all-zero sector: a flipped byte
+** in a record before them is corruption, not a torn tail (their zeros are
+** data, checked by their checksums), while a zeroed sector inside the
+** damaged record still reads as a torn write. */
+START_TEST(test_wal_zeros_after_a_damaged_record_are_data) {
+  static const size_t anLen[3] = {100, 900, 1538};
+  wal_writer *w = NULL;
+  wcs_buf b = {0};
+  LogFix f;
+  int i, k, rc, bTorn;
+  uint64_t good;
+  char *zErr = NULL;
+  for (k = 0; k < 2; k++) {
+    memset(&f, 0, sizeof f);
+    f.pEnv = wcs_env_mem_new();
+    ck_assert_int_eq(wal_writer_open(f.pEnv, "/l/000001.log", &w, NULL),
+                     WCS_OK);
+    for (i = 0; i < 3; i++) {
+      uint8_t *p = calloc(anLen[i], 1);
+      size_t j;
+      for (j = 0; j < anLen[i] / 2; j++)
+        p[j] = (uint8_t)(i + j * 7 + 1); /* the second half zeros */
+      b.n = 0;
+      ck_assert_int_eq(wal_frame(&b, p, anLen[i]), WCS_OK);
+      f.aOff[i] = wal_writer_size(w);
+      f.anLen[i] = anLen[i];
+      ck_assert_int_eq(wal_writer_append(w, b.a, b.n, NULL), WCS_OK);
+      free(p);
+    }
+    f.nRec = 3;
+    f.nSize = wal_writer_size(w);
+    wal_writer_close(w);
+    /* the file ends 14 bytes past a sector boundary, in zeros, and the
+    ** sector before those is all zeros too: both in record 2, whole */
+    ck_assert_uint_eq(f.nSize % WAL_SECTOR, 14);
+    if (k == 0) {
+      uint8_t c = 0x5a;
+      patch(&f, f.aOff[1] + WAL_HEADER + 10, &c, 1);
+      ck_assert_int_eq(logRead(&f, &rc, &bTorn, &good, &zErr), 1);
+      ck_assert_int_eq(rc, WCS_CORRUPT);
+      ck_assert_msg(strstr(zErr, "at offset 112") != NULL, "%s", zErr);
+      free(zErr);
+      zErr = NULL;
+    } else {
+      /* record 1 is [112, 1024), its payload's zeros from 574 on: the
+      ** sector [512, 1024) made all zero never reached the disk */
+      uint8_t aZero[WAL_SECTOR];
+      memset(aZero, 0, sizeof aZero);
+      ck_assert_uint_eq(f.aOff[2], 1024);
+      patch(&f, 512, aZero, sizeof aZero);
+      ck_assert_int_eq(logRead(&f, &rc, &bTorn, &good, NULL), 1);
+      ck_assert_int_eq(rc, WCS_OK);
+      ck_assert_int_eq(bTorn, 1);
+      ck_assert_uint_eq(good, f.aOff[1]);
+    }
+    f.pEnv->xDestroy(f.pEnv);
+  }
+  wcs_buf_free(&b);
+}
+END_TEST
+
 /* Flip every byte of a middle record and of the last one: each case is
 ** WCS_CORRUPT naming the file and that record's offset. */
 START_TEST(test_wal_flipped_byte_is_corruption_naming_offset) {
@@ -417,6 +479,7 @@ Suite *storage_wal_suite(void) {
   tcase_add_test(tc, test_wal_torn_tail_at_every_offset_loses_only_the_tail);
   tcase_add_test(tc, test_wal_zero_filled_tail_is_torn);
   tcase_add_test(tc, test_wal_hole_in_last_record_is_torn);
+  tcase_add_test(tc, test_wal_zeros_after_a_damaged_record_are_data);
   tcase_add_test(tc, test_wal_flipped_byte_is_corruption_naming_offset);
   tcase_add_test(tc, test_wal_store_recovers_torn_tail_and_keeps_working);
   tcase_add_test(tc, test_wal_store_refuses_corrupt_log_naming_file_and_offset);
