@@ -296,7 +296,8 @@ static int hasHole(wal_reader *r, uint64_t iOff, uint64_t iEnd, int *pbHole,
 ** when a hole explains the damage: one inside the record's nRec bytes,
 ** when its header checks out and tells them (the bytes after it may be
 ** later records, whole, whose own zeros are data); when the header does
-** not (nRec 0), a hole anywhere from it to the end of the file. */
+** not, one among its bytes, or (nRec 0, a header all zero) a hole anywhere
+** from it to the end of the file. */
 static int badRecord(wal_reader *r, uint64_t nRec, const char *zWhy,
                      char **pzErr) {
   int bHole = 0;
@@ -341,7 +342,11 @@ int wal_reader_next(wal_reader *r, const uint8_t **ppRec, size_t *pnRec,
   if (rc) return rc;
   if (wcs_crc_unmask(wcs_get32(h + WAL_OFF_HCRC)) !=
       wcs_crc32c(0, h + WAL_OFF_LEN, 4)) {
-    return badRecord(r, 0, "record header checksum mismatch", pzErr);
+    /* all zero: a sector that never reached the disk, whose length is
+    ** unknown; else damaged bytes, which only a hole among them explains */
+    static const uint8_t aZero[WAL_HEADER];
+    return badRecord(r, memcmp(h, aZero, WAL_HEADER) ? WAL_HEADER : 0,
+                     "record header checksum mismatch", pzErr);
   }
   nLen = wcs_get32(h + WAL_OFF_LEN);
   if (nLen == 0 || nLen > WAL_MAX_RECORD) {

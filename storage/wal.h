@@ -18,8 +18,8 @@
 ** the first record that is incomplete or fails a checksum. If the record
 ** runs past the end of the file, or if a sector-aligned piece of its bytes
 ** is all zero (what a power cut leaves where pages never reached the disk;
-** when its header is damaged, its length is unknown, and a piece anywhere
-** from it to the end of the file counts), the rest of the file is a torn
+** a header all zero tells no length, and then a piece anywhere from it to
+** the end of the file counts), the rest of the file is a torn
 ** tail: it was never synced, so it was never acknowledged, and it is cut
 ** off. Otherwise the bytes were written whole and changed since:
 ** WCS_CORRUPT naming the file and the record's offset. (Zeros in the

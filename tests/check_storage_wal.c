@@ -262,9 +262,10 @@ END_TEST
 
 /* Records whose payloads end in zeros, the last one ending the file in a
 ** short all-zero piece and holding a whole all-zero sector: a flipped byte
-** in a record before them is corruption, not a torn tail (their zeros are
-** data, checked by their checksums), while a zeroed sector inside the
-** damaged record still reads as a torn write. */
+** in a record before them, in its payload or its header, is corruption,
+** not a torn tail (their zeros are data, checked by their checksums),
+** while a zeroed sector inside the damaged record still reads as a torn
+** write. */
 START_TEST(test_wal_zeros_after_a_damaged_record_are_data) {
   static const size_t anLen[3] = {100, 900, 1538};
   wal_writer *w = NULL;
@@ -273,7 +274,7 @@ START_TEST(test_wal_zeros_after_a_damaged_record_are_data) {
   int i, k, rc, bTorn;
   uint64_t good;
   char *zErr = NULL;
-  for (k = 0; k < 2; k++) {
+  for (k = 0; k < 3; k++) {
     memset(&f, 0, sizeof f);
     f.pEnv = wcs_env_mem_new();
     ck_assert_int_eq(wal_writer_open(f.pEnv, "/l/000001.log", &w, NULL),
@@ -296,9 +297,11 @@ START_TEST(test_wal_zeros_after_a_damaged_record_are_data) {
     /* the file ends 14 bytes past a sector boundary, in zeros, and the
     ** sector before those is all zeros too: both in record 2, whole */
     ck_assert_uint_eq(f.nSize % WAL_SECTOR, 14);
-    if (k == 0) {
+    if (k != 1) {
+      /* a byte of record 1's payload, or of its header's length */
       uint8_t c = 0x5a;
-      patch(&f, f.aOff[1] + WAL_HEADER + 10, &c, 1);
+      patch(&f, f.aOff[1] + (k == 0 ? WAL_HEADER + 10 : WAL_OFF_LEN + 1), &c,
+            1);
       ck_assert_int_eq(logRead(&f, &rc, &bTorn, &good, &zErr), 1);
       ck_assert_int_eq(rc, WCS_CORRUPT);
       ck_assert_msg(strstr(zErr, "at offset 112") != NULL, "%s", zErr);
