@@ -1093,7 +1093,8 @@ static inline void pos_past_row(wcs_cursor *c) {
 ** key of the last row read. Counting in batches keeps the stats lock and
 ** the clock out of the per-row path of scans; a batch spans at most
 ** ENG_HEAT_BATCH consecutive rows, so it lands in the bucket of its
-** neighbours, and totals stay exact. */
+** neighbours, and totals stay exact. A read of fewer rows counts once,
+** when it ends (at its close, or at its end of rows). */
 static void heat_flush(wcs_cursor *c) {
   if (c->nHeat == 0) return;
   eng_stats_count(c->pEng, c->pDef, 0, c->row.a, c->row.n, c->nHeat);
@@ -1115,7 +1116,7 @@ __attribute__((always_inline)) static inline int row_done(wcs_cursor *c) {
     return 0;
   }
   c->nRows++;
-  if (++c->nHeat >= ENG_HEAT_BATCH || c->nRows == 1) heat_flush(c);
+  if (++c->nHeat >= ENG_HEAT_BATCH) heat_flush(c);
   return 1;
 }
 
