@@ -19,13 +19,13 @@
 ** runs past the end of the file, or if a sector-aligned piece of its bytes
 ** is all zero (what a power cut leaves where pages never reached the disk;
 ** a header all zero tells no length, and then a piece anywhere from it to
-** the end of the file counts), the rest of the file is a torn
-** tail: it was never synced, so it was never acknowledged, and it is cut
-** off. Otherwise the bytes were written whole and changed since:
-** WCS_CORRUPT naming the file and the record's offset. (Zeros in the
-** whole records after a damaged one are their data: a record whose
-** payload fails its checksum with no hole of its own is corruption even
-** when the file ends in zeros.)
+** the end of the file counts), the rest of the file is a torn tail: it
+** was never synced, so it was never acknowledged, and it is cut off.
+** Otherwise the bytes were written whole and changed since: WCS_CORRUPT
+** naming the file and the record's offset. (Zeros in the whole records
+** after a damaged one are their data: a record that fails its checksum
+** with no hole of its own is corruption even when the file ends in
+** zeros.)
 */
 #ifndef WCS_WAL_H
 #define WCS_WAL_H
