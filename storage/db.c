@@ -3094,7 +3094,9 @@ static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     if (!bExists) {
       rc = wcs_seterr(pzErr, WCS_CANTOPEN,
                       "store directory %s does not exist%s", db->zDir,
-                      db->bReadOnly ? "" : " (open with bCreate to make it)");
+                      db->bReadOnly ? ""
+                                    : " (this open does not create stores; "
+                                      "was it moved or removed?)");
     }
   }
   if (rc == WCS_OK) {
