@@ -213,6 +213,35 @@ START_TEST(test_plan_leading_equalities_are_a_prefix_scan) {
 }
 END_TEST
 
+/* ORDERED CODE drops trailing empty fields, so with only STRING and BYTES
+** fields after the equal ones a key may end right after them: ("a") is a
+** prefix of the bytes of ("ab", ...) too. The prefix scan must take the
+** row whose key is the fields alone and no row whose first field only
+** begins with the value, in reads and in a DELETE. */
+START_TEST(test_plan_ordered_code_prefix_ends_at_the_field) {
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  OK(db, "CREATE VIRTUAL TABLE w USING wcs(KEY (a STRING, b STRING, "
+         "c BYTES) ORDERED CODE, FAMILY f (v INT64))");
+  OK(db, "INSERT INTO w(a, b, c, v) VALUES ('a', 'b', x'01', 1), "
+         "('ab', 'b', x'01', 2), ('a', '', x'', 3), ('a', '', x'02', 4), "
+         "('a', 'A', x'', 5), ('a' || char(1), 'b', x'', 6), ('', '', x'', 7), "
+         "('', 'b', x'', 8)");
+  PLAN(db, "SELECT v FROM w WHERE a = 'a'",
+       "SCAN w VIRTUAL TABLE INDEX "
+       "3:PREFIX SCAN (a)");
+  CHECK(db, "SELECT group_concat(v) FROM w WHERE a = 'a'", "3,4,5,1");
+  CHECK(db, "SELECT group_concat(v) FROM w WHERE a = 'a' AND b = ''", "3,4");
+  CHECK(db, "SELECT group_concat(v) FROM w WHERE a = ''", "7,8");
+  CHECK(db, "SELECT group_concat(v) FROM w WHERE a = '' AND b = ''", "7");
+  CHECK(db, "SELECT group_concat(DISTINCT b) FROM w WHERE a = 'a'", ",A,b");
+  OK(db, "DELETE FROM w WHERE a = 'a'");
+  CHECK(db, "SELECT group_concat(v) FROM w", "7,8,6,2");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_range_after_prefix) {
   sqlite3 *db = openMetrics();
   PLAN(db,
@@ -1089,6 +1118,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_all_fields_equal_is_point_lookup);
   tcase_add_test(tc, test_plan_in_list_becomes_points);
   tcase_add_test(tc, test_plan_leading_equalities_are_a_prefix_scan);
+  tcase_add_test(tc, test_plan_ordered_code_prefix_ends_at_the_field);
   tcase_add_test(tc, test_plan_range_after_prefix);
   tcase_add_test(tc, test_plan_glob_like_and_starts_with_prefixes);
   tcase_add_test(tc, test_plan_key_column_ranges);

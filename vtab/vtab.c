@@ -3751,7 +3751,7 @@ busy:
 
 /* The error of every use of a table whose store table could not be
 ** reached (pTab->pTab NULL): the reason, and what still works. */
-static int missingErr(WcsTab *pTab) {
+int wcsMissingErr(WcsTab *pTab) {
   if (pTab->bStoreBusy) {
     /* the table is fine: dropping it is the last thing to suggest */
     setErr(&pTab->base,
@@ -3814,7 +3814,9 @@ static ks_value arenaValue(const wcs_buf *pArena, const ks_value *v) {
 **   prefix's successor (wcs_successor_len). Delimited fields hold no byte
 **   at or below the delimiter, and an ORDERED CODE field is escaped so
 **   that its first 00 01 is its end, so a key that begins with the prefix
-**   has exactly those leading fields.
+**   has exactly those leading fields. Not in ORDERED CODE when every later
+**   field may be empty: a key may then end right after the prefix's
+**   fields, whose bytes have no separator to end them (KS_JOIN_PREFIX).
 **
 ** *pbDirect 0 for anything else, or a value that does not encode among
 ** it (a DECIMAL bound beyond its digits, a negative BIG ENDIAN one), for
@@ -3859,6 +3861,19 @@ static int directRange(WcsCursor *p, const SpecCons *aSC, ks_value **apVal,
   if (iLo < 0 && iHi < 0 && nSC < nField && mSeen == ((uint64_t)1 << nSC) - 1) {
     /* a prefix of nSC fields */
     size_t n;
+    if (s->eStruct == KS_STRUCT_ORDERED_CODE) {
+      /* when every later field may be empty (STRING, BYTES), a key may
+      ** end right after these fields, and its prefix bytes end without
+      ** the separator: ("a") begins ("ab") too. The planner bounds such a
+      ** prefix exactly (KS_JOIN_LOW .. KS_JOIN_HIGH). */
+      int bAllMayBeEmpty = 1;
+      for (i = nSC; i < nField; i++) {
+        if (s->aField[i].eType != KS_STRING && s->aField[i].eType != KS_BYTES) {
+          bAllMayBeEmpty = 0;
+        }
+      }
+      if (bAllMayBeEmpty) return SQLITE_OK;
+    }
     p->pointKey.n = 0;
     rc = ks_key_prefix(s, aVal, nSC, &p->pointKey, NULL);
     if (rc == WCS_NOMEM) return SQLITE_NOMEM;
@@ -3973,7 +3988,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->bReverse = 0;
   p->bMerge = 0;
   p->iCur = 0;
-  if (pTab->pTab == NULL && !tabRetry(pTab)) return missingErr(pTab);
+  if (pTab->pTab == NULL && !tabRetry(pTab)) return wcsMissingErr(pTab);
   /* xUpdate runs only inside xBegin (an UPDATE's VBegin comes before its
   ** scan), so without a write transaction nothing asks for nochange */
   p->bMayUpdate = wcsReadTxn(pTab->pStore) != NULL;
@@ -5396,7 +5411,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   "the table itself",
                   pTab->zName);
   }
-  if (pTab->pTab == NULL || st == NULL) return missingErr(pTab);
+  if (pTab->pTab == NULL || st == NULL) return wcsMissingErr(pTab);
   if (st->nActive == 0 || st->pTxn == NULL) {
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
   }

@@ -125,6 +125,10 @@ struct WcsTab {
   int bInTxn;               /* xBegin seen in the current transaction */
   int bJoining;             /* xBegin just joined an active store transaction;
                             ** the next xSavepoint must not re-record a level */
+  int bMadeInTxn;           /* xCreate made the store table in the SQLite
+                            ** transaction still open: SQLite calls no xBegin
+                            ** for it (xUpdate begins), and its ROLLBACK
+                            ** drops the store table again */
   /* --- the commit clock (vtab.c, "The commit clock") */
   sqlite3_stmt *pTick; /* UPDATE of the table's <name>_wcsclock; NULL
                        ** until first needed */
@@ -198,6 +202,13 @@ wcs_txn *wcsReadTxn(WcsStore *pStore);
 
 /* Map a WCS_* code to the SQLite code to return. */
 int wcsToSqlite(int rc);
+
+/* Why pTab, whose store table is not open (pTab->pTab == NULL), cannot be
+** used: the message is set on pTab (zErrMsg) and the code returned. */
+int wcsMissingErr(WcsTab *pTab);
+
+/* The SQL columns a table of schema s declares (not a history view). */
+int wcsTableColumns(const ks_schema *s);
 /* A directory path zPath as STORE takes it for a table of schema zDb:
 ** absolute as is, relative from the database file's directory (the
 ** current one for in-memory databases); sqlite3_malloc'd into *pzPath.
