@@ -2463,6 +2463,162 @@ START_TEST(test_read_then_write_after_another_commit_is_refused) {
 }
 END_TEST
 
+/* The SQL functions that write commit on their own as an INSERT does:
+** under SQLite's write lock, so a function call waits for (here, with no
+** busy timeout, is refused by) another connection's write transaction
+** instead of being hidden by its later commit, and a transaction that
+** read before the call cannot then write over it. */
+START_TEST(test_function_writes_take_the_write_lock) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db = openDb(zDb), *db2;
+  CHECK(db, "PRAGMA journal_mode=WAL", "wal");
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(n INT64, v INT64))");
+  OK(db, "INSERT INTO t(k, n) VALUES ('c', 0), ('p1', 0)");
+  db2 = openDb(zDb);
+
+  /* a write transaction of the other connection: refused, nothing made */
+  OK(db, "BEGIN");
+  OK(db, "UPDATE t SET n = n + 1 WHERE k = 'c'");
+  CHECK_ERR(db2, "SELECT wcs_increment('t', 'c', 'f', 'n', 1)",
+            "database is locked");
+  CHECK_ERR(db2, "SELECT wcs_delete_prefix('t', 'p')", "database is locked");
+  OK(db, "COMMIT");
+  CHECK(db2, "SELECT wcs_increment('t', 'c', 'f', 'n', 1)", "2");
+  CHECK(db, "SELECT k, n FROM t", "c|2\np1|0");
+
+  /* read, then the other connection's increment, then write: refused */
+  OK(db, "BEGIN");
+  CHECK(db, "SELECT n FROM t WHERE k = 'c'", "2");
+  CHECK(db2, "SELECT wcs_increment('t', 'c', 'f', 'n', 1)", "3");
+  CHECK_ERR(db, "UPDATE t SET n = 3 WHERE k = 'c'", "database is locked");
+  OK(db, "ROLLBACK");
+  CHECK(db, "SELECT n FROM t WHERE k = 'c'", "3");
+
+  /* inside a transaction of its own connection that writes no wcs table
+  ** the call commits at once and holds the lock to its end */
+  OK(db2, "CREATE TABLE nat(x)");
+  OK(db2, "BEGIN");
+  OK(db2, "INSERT INTO nat VALUES (1)");
+  CHECK(db2, "SELECT wcs_increment('t', 'c', 'f', 'n', 1)", "4");
+  CHECK_ERR(db, "INSERT INTO t(k, n) VALUES ('d', 1)", "database is locked");
+  OK(db2, "COMMIT");
+  /* and from a statement that writes */
+  OK(db2, "INSERT INTO nat SELECT wcs_increment('t', 'c', 'f', 'n', 1)");
+  CHECK(db, "SELECT n FROM t WHERE k = 'c'", "5");
+  CHECK(db, "SELECT group_concat(x) FROM nat", "1,5");
+
+  /* a read-only connection changes nothing through them */
+  OK(db2, "PRAGMA query_only = 1");
+  CHECK_ERR(db2, "SELECT wcs_increment('t', 'c', 'f', 'n', 1)", "read-only");
+  CHECK_ERR(db2, "SELECT wcs_delete_prefix('t', 'c')", "read-only");
+  CHECK_ERR(db2, "SELECT wcs_alter('t', 'FAMILY g')", "read-only");
+  CHECK(db, "SELECT k, n FROM t", "c|5\np1|0");
+  sqlite3_close(db2);
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* A table created inside a transaction takes writes at once (SQLite joins
+** it to the transaction without an xBegin), and a ROLLBACK takes back the
+** store table it made as well as its declaration. */
+START_TEST(test_table_created_in_a_transaction) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db = openDb(zDb);
+  OK(db, "BEGIN");
+  OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
+         "(x INT64))");
+  OK(db, "INSERT INTO m(k, x) VALUES ('a', 1)");
+  CHECK(db, "SELECT wcs_increment('m', 'b', 'f', 'x', 2)", "2");
+  CHECK(db, "SELECT k, x FROM m", "a|1\nb|2");
+  OK(db, "CREATE VIRTUAL TABLE m2 USING wcs(TABLE 'm')");
+  OK(db, "INSERT INTO m2(k, x) VALUES ('c', 3)");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT k, x FROM m", "a|1\nb|2\nc|3");
+
+  OK(db, "BEGIN");
+  OK(db, "CREATE VIRTUAL TABLE gone USING wcs(KEY (k STRING), FAMILY f)");
+  OK(db, "INSERT INTO gone(k, f) VALUES ('a', '{\"q\":1}')");
+  OK(db, "ROLLBACK");
+  CHECK(db, "SELECT json_array_length(wcs_stats() -> '$.stores[0].tables')",
+        "1");
+  OK(db, "CREATE VIRTUAL TABLE gone USING wcs(KEY (k STRING), FAMILY f)");
+  CHECK(db, "SELECT count(*) FROM gone", "0");
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* A table must fit SQLite's column limit: a CREATE or wcs_alter() that
+** would pass it is refused whole, leaving no store table behind and the
+** table as it was. */
+START_TEST(test_columns_beyond_the_limit_are_refused) {
+  sqlite3 *db = openDb(NULL);
+  sqlite3_str *pStr = sqlite3_str_new(db);
+  char *zSql;
+  int i;
+  sqlite3_limit(db, SQLITE_LIMIT_COLUMN, 20);
+  sqlite3_str_appendall(pStr, "CREATE VIRTUAL TABLE w USING wcs(KEY (k "
+                              "STRING), FAMILY f (");
+  for (i = 0; i < 17; i++)
+    sqlite3_str_appendf(pStr, "%sc%d INT64", i ? ", " : "", i);
+  sqlite3_str_appendall(pStr, "), FAMILY g)");
+  zSql = sqlite3_str_finish(pStr);
+  /* k, _key, 17 columns, f, g, _timestamp: 22 */
+  CHECK_ERR(db, zSql, "w would have 22 columns and SQLite allows 20");
+  CHECK(db, "SELECT json_array_length(wcs_stats() -> '$.stores[0].tables')",
+        "0");
+  OK(db, "CREATE VIRTUAL TABLE w USING wcs(KEY (k STRING), FAMILY f (c0 "
+         "INT64))");
+  OK(db, "INSERT INTO w(k, c0) VALUES ('a', 1)");
+  CHECK_ERR(db,
+            "SELECT wcs_alter('w', 'FAMILY f (c0 INT64, c1 INT64, c2 INT64, "
+            "c3 INT64, c4 INT64, c5 INT64, c6 INT64, c7 INT64, c8 INT64, c9 "
+            "INT64, c10 INT64, c11 INT64, c12 INT64, c13 INT64, c14 INT64, "
+            "c15 INT64, c16 INT64)')",
+            "w would have 21 columns");
+  CHECK(db, "SELECT k, c0 FROM w", "a|1");
+  OK(db, "SELECT wcs_alter('w', 'FAMILY g')");
+  CHECK(db, "SELECT k, c0, g FROM w", "a|1|NULL");
+  sqlite3_free(zSql);
+  sqlite3_close(db);
+}
+END_TEST
+
+/* wcs_alter() must reach every connection: with a rollback journal another
+** connection's read holds the lock the schema cookie needs, and the change
+** is refused whole rather than made unseen. */
+START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db = openDb(zDb), *db2;
+  sqlite3_stmt *pStmt = NULL;
+  OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
+         "(x INT64))");
+  OK(db, "INSERT INTO m(k, x) VALUES ('a', 1), ('b', 2)");
+  db2 = openDb(zDb);
+  ck_assert_int_eq(sqlite3_prepare_v2(db2, "SELECT k FROM m", -1, &pStmt, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY f (x INT64, y STRING)')",
+            "nothing was changed");
+  sqlite3_finalize(pStmt);
+  CHECK(db2, "SELECT * FROM m", "a|1|{\"x\":1}\nb|2|{\"x\":2}");
+  OK(db, "SELECT wcs_alter('m', 'FAMILY f (x INT64, y STRING)')");
+  CHECK(db2, "SELECT * FROM m", "a|1|NULL|{\"x\":1}\nb|2|NULL|{\"x\":2}");
+  CHECK(db, "SELECT y FROM m", "NULL\nNULL");
+  sqlite3_close(db2);
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* The commit clock, <name>_wcsclock: made with the table (not for a
 ** history view); ticked once by a commit that writes the table while
 ** another connection with the store open holds a read transaction, and
@@ -2841,6 +2997,10 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_commit_sqlite_refuses_writes_nothing);
   tcase_add_test(tc, test_commit_store_cannot_write_is_reported_next);
   tcase_add_test(tc, test_read_then_write_after_another_commit_is_refused);
+  tcase_add_test(tc, test_function_writes_take_the_write_lock);
+  tcase_add_test(tc, test_table_created_in_a_transaction);
+  tcase_add_test(tc, test_columns_beyond_the_limit_are_refused);
+  tcase_add_test(tc, test_alter_refused_while_the_schema_cannot_be_written);
   tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);

@@ -288,9 +288,11 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
     }
   }
   if (pTab && pTab->pTab == NULL) {
+    /* the reason every use of the table gives */
     sqlite3_free(zErr);
-    zErr = sqlite3_mprintf("store table '%s' of %s is missing",
-                           pTab->zStoreTable, pTab->zName);
+    wcsMissingErr(pTab);
+    zErr = pTab->base.zErrMsg;
+    pTab->base.zErrMsg = NULL;
     pTab = NULL;
   }
   if (pTab == NULL) {
@@ -315,6 +317,51 @@ static void resultErr(sqlite3_context *ctx, const char *zFunc, int rc,
   sqlite3_result_error(ctx, z, -1);
   sqlite3_result_error_code(ctx, wcsToSqlite(rc));
   sqlite3_free(z);
+}
+
+/* The error wcsWriteTxn() or wcsEndOwnTxn() left on pTab, as zFunc's. */
+static void ownErr(sqlite3_context *ctx, const char *zFunc, WcsTab *pTab) {
+  sqlite3 *db = pTab->pConn->db;
+  int rc = sqlite3_errcode(db);
+  char *z = sqlite3_mprintf("%s: %s", zFunc,
+                            pTab->base.zErrMsg ? pTab->base.zErrMsg : "failed");
+  sqlite3_free(pTab->base.zErrMsg);
+  pTab->base.zErrMsg = NULL;
+  sqlite3_result_error(ctx, z, -1);
+  if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ||
+      (rc & 0xff) == SQLITE_READONLY) {
+    sqlite3_result_error_code(ctx, rc);
+  }
+  sqlite3_free(z);
+}
+
+/* 1 when the connection may change the data of pTab's database; else 0
+** after setting zFunc's error: a read-only connection (opened so, or
+** PRAGMA query_only) changes nothing, as SQLite refuses its INSERTs. */
+static int dataWritable(sqlite3_context *ctx, const char *zFunc, WcsTab *pTab) {
+  sqlite3 *db = pTab->pConn->db;
+  int bRo = sqlite3_db_readonly(db, pTab->zDb) == 1;
+  if (!bRo) {
+    sqlite3_stmt *pStmt = NULL;
+    if (sqlite3_prepare_v2(db, "PRAGMA query_only", -1, &pStmt, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(pStmt) == SQLITE_ROW) {
+      bRo = sqlite3_column_int(pStmt, 0) != 0;
+    }
+    sqlite3_finalize(pStmt);
+  }
+  if (bRo) {
+    char *z = sqlite3_mprintf(
+        "%s: this connection is read-only (%s), so %s cannot be changed", zFunc,
+        sqlite3_db_readonly(db, pTab->zDb) == 1 ? "the database was opened so"
+                                                : "PRAGMA query_only",
+        pTab->zName);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_result_error_code(ctx, SQLITE_READONLY);
+    sqlite3_free(z);
+    return 0;
+  }
+  return 1;
 }
 
 static void keyEncodeFunc(sqlite3_context *ctx, int argc,
@@ -489,11 +536,11 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
   WcsTab *pTab = tableArg(ctx, argv[0], "wcs_increment", 1);
   const uint8_t *pKey, *pQual;
   const char *zFam;
-  int nKey, nQual, bOwn = 0, rc;
+  int nKey, nQual, eOwn = WCS_OWN_NONE, rc;
   wcs_txn *pTxn = NULL;
   int64_t iNew = 0;
   (void)argc;
-  if (pTab == NULL) return;
+  if (pTab == NULL || !dataWritable(ctx, "wcs_increment", pTab)) return;
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL ||
       sqlite3_value_type(argv[2]) == SQLITE_NULL ||
       sqlite3_value_type(argv[3]) == SQLITE_NULL) {
@@ -562,12 +609,19 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
       return;
     }
   }
-  rc = wcsWriteTxn(pTab, &pTxn, &bOwn);
-  if (rc == WCS_OK) {
-    rc = wcs_txn_increment(pTxn, pTab->pTab, pKey, (size_t)nKey, zFam, pQual,
-                           (size_t)nQual, sqlite3_value_int64(argv[4]), &iNew);
+  if (wcsWriteTxn(pTab, &pTxn, &eOwn) != SQLITE_OK) {
+    ownErr(ctx, "wcs_increment", pTab);
+    return;
   }
-  if (bOwn) rc = wcsEndOwnTxn(pTxn, rc);
+  rc = wcs_txn_increment(pTxn, pTab->pTab, pKey, (size_t)nKey, zFam, pQual,
+                         (size_t)nQual, sqlite3_value_int64(argv[4]), &iNew);
+  if (eOwn != WCS_OWN_NONE) {
+    if (wcsEndOwnTxn(pTab, pTxn, eOwn, rc) != SQLITE_OK) {
+      ownErr(ctx, "wcs_increment", pTab);
+      return;
+    }
+    rc = WCS_OK;
+  }
   if (rc == WCS_OK) {
     sqlite3_result_int64(ctx, iNew);
   } else {
@@ -579,10 +633,10 @@ static void deletePrefixFunc(sqlite3_context *ctx, int argc,
                              sqlite3_value **argv) {
   WcsTab *pTab = tableArg(ctx, argv[0], "wcs_delete_prefix", 1);
   const uint8_t *p;
-  int n, bOwn = 0, rc;
+  int n, eOwn = WCS_OWN_NONE, rc;
   wcs_txn *pTxn = NULL;
   (void)argc;
-  if (pTab == NULL) return;
+  if (pTab == NULL || !dataWritable(ctx, "wcs_delete_prefix", pTab)) return;
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
   p = argBytes(argv[1], &n);
   if (n == 0) {
@@ -592,11 +646,18 @@ static void deletePrefixFunc(sqlite3_context *ctx, int argc,
                          -1);
     return;
   }
-  rc = wcsWriteTxn(pTab, &pTxn, &bOwn);
-  if (rc == WCS_OK) {
-    rc = wcs_txn_delete_prefix(pTxn, pTab->pTab, p, (size_t)n);
+  if (wcsWriteTxn(pTab, &pTxn, &eOwn) != SQLITE_OK) {
+    ownErr(ctx, "wcs_delete_prefix", pTab);
+    return;
   }
-  if (bOwn) rc = wcsEndOwnTxn(pTxn, rc);
+  rc = wcs_txn_delete_prefix(pTxn, pTab->pTab, p, (size_t)n);
+  if (eOwn != WCS_OWN_NONE) {
+    if (wcsEndOwnTxn(pTab, pTxn, eOwn, rc) != SQLITE_OK) {
+      ownErr(ctx, "wcs_delete_prefix", pTab);
+      return;
+    }
+    rc = WCS_OK;
+  }
   if (rc == WCS_OK) {
     sqlite3_result_int(ctx, 1);
   } else {
@@ -610,7 +671,7 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   WcsStore *pFailed = NULL;
   if (argc > 0 && sqlite3_value_type(argv[0]) != SQLITE_NULL) {
     WcsTab *pTab = tableArg(ctx, argv[0], "wcs_compact", 1);
-    if (pTab == NULL) return;
+    if (pTab == NULL || !dataWritable(ctx, "wcs_compact", pTab)) return;
     rc = wcs_engine_gc(pTab->pStore->pEng, pTab->zStoreTable, 1);
     if (rc != WCS_OK) pFailed = pTab->pStore;
   } else {
@@ -633,24 +694,34 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 ** Make every connection to database zDb read its schema again at its next
 ** statement, and so connect its wcs tables anew, with the columns of their
 ** altered store tables: what SQLite's own DDL does, by a new schema
-** cookie. Best effort: where the cookie cannot be written (a read-only
-** database, SQLITE_DBCONFIG_DEFENSIVE), the tables whose columns changed
-** say so, and that the database is to be opened again (tabAdopt).
+** cookie. Where the cookie cannot be written (a read-only database,
+** SQLITE_DBCONFIG_DEFENSIVE), the tables whose columns changed say so, and
+** that the database is to be opened again (tabAdopt). SQLITE_OK, or the
+** error (SQLITE_BUSY, SQLITE_LOCKED: another connection holds the
+** database) for which the caller changes nothing.
 */
-static void schemaReload(sqlite3 *db, const char *zDb) {
+static int schemaReload(sqlite3 *db, const char *zDb) {
   char *zSql = sqlite3_mprintf("PRAGMA \"%w\".schema_version", zDb);
   sqlite3_stmt *pStmt = NULL;
   sqlite3_int64 v = -1;
+  int rc;
   if (zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) == SQLITE_OK &&
       sqlite3_step(pStmt) == SQLITE_ROW) {
     v = sqlite3_column_int64(pStmt, 0);
   }
   sqlite3_finalize(pStmt);
   sqlite3_free(zSql);
-  if (v < 0 || v >= 0x7fffffff) return;
+  if (v < 0 || v >= 0x7fffffff) return SQLITE_OK;
   zSql = sqlite3_mprintf("PRAGMA \"%w\".schema_version = %lld", zDb, v + 1);
-  if (zSql) sqlite3_exec(db, zSql, NULL, NULL, NULL);
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
   sqlite3_free(zSql);
+  /* a read-only database keeps its cookie (documented); another
+  ** connection's lock would hide the change from it: the caller's error */
+  rc &= 0xff;
+  return rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_NOMEM
+             ? rc
+             : SQLITE_OK;
 }
 
 /* An error of wcs_alter() or wcs_drop_family(): as resultErr, but a schema
@@ -693,7 +764,15 @@ static void alterFamilies(sqlite3_context *ctx, sqlite3_value **argv,
     return;
   }
   pTab = tableArg(ctx, argv[0], zFunc, 1);
-  if (pTab == NULL) return;
+  if (pTab == NULL || !dataWritable(ctx, zFunc, pTab)) return;
+  if (wcsWriteInProgress(pConn->db)) {
+    z = sqlite3_mprintf("%s: call it in a statement of its own, not from "
+                        "one that writes",
+                        zFunc);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    return;
+  }
   if (zArg == NULL || zArg[0] == 0) {
     z = sqlite3_mprintf(bDrop ? "%s: the second argument names a family"
                               : "%s: the second argument holds FAMILY clauses "
@@ -747,6 +826,37 @@ static void alterFamilies(sqlite3_context *ctx, sqlite3_value **argv,
   }
   rc = ks_schema_merge_text(wcs_table_schema(t), pAdd, bDrop ? zArg : NULL,
                             &zText);
+  if (rc == WCS_OK && !bDrop) {
+    /* the columns must fit SQLite's limit, or no connection could declare
+    ** the table again (nor drop it) */
+    ks_schema *pNew = NULL;
+    char *zWhy = NULL;
+    rc = ks_parse_text(zText, &pNew, &zWhy);
+    wcs_free(zWhy);
+    if (rc == WCS_OK) {
+      char *zCols = NULL;
+      if (wcsColumnsFit(pConn->db, pTab->zName, pNew, &zCols) != SQLITE_OK) {
+        z = sqlite3_mprintf("%s: %s", zFunc, zCols);
+        sqlite3_result_error(ctx, z, -1);
+        sqlite3_free(z);
+        sqlite3_free(zCols);
+        ks_schema_free(pNew);
+        goto done;
+      }
+    }
+    ks_schema_free(pNew);
+  }
+  if (rc == WCS_OK && schemaReload(pConn->db, pTab->zDb) != SQLITE_OK) {
+    /* the connections would not learn of the change: make none */
+    z = sqlite3_mprintf("%s: the change must reach every connection to the "
+                        "database, and its schema cannot be written now "
+                        "(%s); nothing was changed: try again",
+                        zFunc, sqlite3_errmsg(pConn->db));
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_result_error_code(ctx, SQLITE_BUSY);
+    sqlite3_free(z);
+    goto done;
+  }
   if (rc == WCS_OK) {
     rc = wcs_table_alter(pTab->pStore->pEng, pTab->zStoreTable, zText);
   }
@@ -754,7 +864,6 @@ static void alterFamilies(sqlite3_context *ctx, sqlite3_value **argv,
     alterErr(ctx, zFunc, rc, wcs_engine_errmsg(pTab->pStore->pEng));
     goto done;
   }
-  schemaReload(pConn->db, pTab->zDb);
   sqlite3_result_text(ctx, zText, -1, SQLITE_TRANSIENT);
 done:
   wcs_table_close(t);

@@ -409,19 +409,88 @@ wcs_txn *wcsReadTxn(WcsStore *pStore) {
   return pStore->nActive > 0 ? pStore->pTxn : NULL;
 }
 
-int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *pbOwn) {
-  WcsStore *s = pTab->pStore;
-  if (s->nActive > 0 && s->pTxn) {
-    *ppTxn = s->pTxn;
-    *pbOwn = 0;
-    return WCS_OK;
+int wcsWriteInProgress(sqlite3 *db) {
+  sqlite3_stmt *p;
+  for (p = sqlite3_next_stmt(db, NULL); p; p = sqlite3_next_stmt(db, p)) {
+    if (sqlite3_stmt_busy(p) && !sqlite3_stmt_readonly(p)) return 1;
   }
-  *pbOwn = 1;
-  return wcs_txn_begin(s->pEng, WCS_TXN_EXCLUSIVE, ppTxn);
+  return 0;
 }
 
-int wcsEndOwnTxn(wcs_txn *pTxn, int rc) {
-  if (rc == WCS_OK) rc = wcs_txn_commit(pTxn);
+static int clockTick(WcsTab *pTab);
+static int othersReading(WcsTab *pTab);
+
+/*
+** A SQL function's write commits on its own unless the SQLite transaction
+** already writes to the store (then it joins it: *peOwn = WCS_OWN_NONE).
+** On its own it is ordered with the other connections' writes as an
+** INSERT is, by SQLite's write lock on the table's database: taken first,
+** so that the function waits for (or, past the busy timeout, is refused
+** by) a transaction of another connection that writes, and reads the
+** cells that transaction committed; its commit then ticks the table's
+** clock as xSync does, so that a transaction which read before it cannot
+** then write over it. In autocommit (WCS_OWN_BEGUN) that is BEGIN
+** IMMEDIATE here and COMMIT in wcsEndOwnTxn; inside a transaction, or
+** inside a statement that writes (WCS_OWN_TICKED), a tick of the clock
+** now takes the lock, which the enclosing transaction keeps.
+*/
+int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *peOwn) {
+  WcsStore *s = pTab->pStore;
+  sqlite3 *db = pTab->pConn->db;
+  int rc;
+  *ppTxn = NULL;
+  *peOwn = WCS_OWN_NONE;
+  if (s->nActive > 0 && s->pTxn) {
+    *ppTxn = s->pTxn;
+    return SQLITE_OK;
+  }
+  if (sqlite3_get_autocommit(db) && !wcsWriteInProgress(db)) {
+    rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+      return setErr(&pTab->base, "%s: %s%s", pTab->zName, sqlite3_errmsg(db),
+                    (rc & 0xff) == SQLITE_BUSY
+                        ? " (another connection writes the database; "
+                          "nothing was changed: try again, or set a busy "
+                          "timeout to wait)"
+                        : "");
+    }
+    *peOwn = WCS_OWN_BEGUN;
+  } else {
+    rc = clockTick(pTab);
+    if (rc != SQLITE_OK) return rc;
+    *peOwn = WCS_OWN_TICKED;
+  }
+  /* the lock is held: the commits of its previous holders come first */
+  awaitCommits(pTab, 1);
+  rc = wcs_txn_begin(s->pEng, WCS_TXN_EXCLUSIVE, ppTxn);
+  if (rc != WCS_OK) {
+    rc = engErr(pTab, rc, pTab->zName);
+    if (*peOwn == WCS_OWN_BEGUN) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    *peOwn = WCS_OWN_NONE;
+  }
+  return rc;
+}
+
+int wcsEndOwnTxn(WcsTab *pTab, wcs_txn *pTxn, int eOwn, int rc) {
+  sqlite3 *db = pTab->pConn->db;
+  if (rc == WCS_OK) {
+    rc = wcs_txn_precheck(pTxn);
+    if (rc != WCS_OK) rc = engErr(pTab, rc, pTab->zName);
+  } else {
+    rc = engErr(pTab, rc, pTab->zName);
+  }
+  if (rc == SQLITE_OK && eOwn == WCS_OWN_BEGUN) {
+    if (!pTab->bNoClock && othersReading(pTab)) rc = clockTick(pTab);
+    if (rc == SQLITE_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) {
+      rc = setErr(&pTab->base, "%s: %s", pTab->zName, sqlite3_errmsg(db));
+    }
+  }
+  if (rc == SQLITE_OK) {
+    rc = wcs_txn_commit(pTxn);
+    if (rc != WCS_OK) rc = engErr(pTab, rc, pTab->zName);
+  } else if (eOwn == WCS_OWN_BEGUN && !sqlite3_get_autocommit(db)) {
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+  }
   wcs_txn_free(pTxn);
   return rc;
 }
@@ -434,6 +503,7 @@ static void cursorFree(struct WcsCursor *p);
 static int tabRetry(WcsTab *pTab);
 static int tabAdopt(WcsTab *pTab, wcs_table *t, const char *zStale);
 static int storeFollow(WcsConn *pConn, WcsStore *s, int bWrite, char **pzErr);
+static int wcsBegin(sqlite3_vtab *pVtab);
 
 /* Free pTab's per-schema lookup arrays (tableLayout makes them). */
 static void tableLayoutFree(WcsTab *pTab) {
@@ -804,6 +874,26 @@ static int tableLayout(WcsTab *pTab, const ks_schema *s) {
   return SQLITE_OK;
 }
 
+int wcsTableColumns(const ks_schema *s) {
+  /* tableSql: the key fields and _key (or _key alone), the declared
+  ** qualifiers, a column per family, _timestamp */
+  return (s->nField > 0 ? s->nField + 1 : 1) + s->nQual + s->nFamily + 1;
+}
+
+int wcsColumnsFit(sqlite3 *db, const char *zName, const ks_schema *s,
+                  char **pzErr) {
+  int nCol = wcsTableColumns(s),
+      nMax = sqlite3_limit(db, SQLITE_LIMIT_COLUMN, -1);
+  if (nCol <= nMax) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf(
+      "%s would have %d columns and SQLite allows %d: one per key field "
+      "and declared qualifier, one per family and two hidden ones; declare "
+      "fewer qualifier columns (every cell stays readable through its "
+      "family's column)",
+      zName, nCol, nMax);
+  return SQLITE_ERROR;
+}
+
 /* Declare pTab's columns for pTab->pSchema to SQLite, and keep the text
 ** (zDecl) to compare with later (tabRetry). */
 static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
@@ -812,8 +902,9 @@ static int declareTable(sqlite3 *db, WcsTab *pTab, char **pzErr) {
   if (rc != SQLITE_OK) return rc;
   rc = sqlite3_declare_vtab(db, zSql);
   if (rc != SQLITE_OK) {
-    *pzErr = sqlite3_mprintf("wcs: cannot declare table %s (%s): %s",
-                             pTab->zName, zSql, sqlite3_errmsg(db));
+    *pzErr = sqlite3_mprintf("wcs: cannot declare table %s (%.200s%s): %s",
+                             pTab->zName, zSql, strlen(zSql) > 200 ? "..." : "",
+                             sqlite3_errmsg(db));
     sqlite3_free(zSql);
     return rc;
   }
@@ -871,7 +962,7 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   WcsTab *pTab = NULL;
   ks_schema *pArgs = NULL;
   char *zErr = NULL, *zPath = NULL;
-  int rc, bClauses;
+  int rc, bClauses, bMade = 0;
 
   *ppVtab = NULL;
   rc = ks_parse_args(argc - 3, argv + 3, &pArgs, &zErr);
@@ -978,6 +1069,15 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
       rc = SQLITE_ERROR;
       goto fail;
     }
+    if (pTab->pTab == NULL) {
+      char *zCols = NULL;
+      rc = wcsColumnsFit(db, argv[2], pArgs, &zCols);
+      if (rc != SQLITE_OK) {
+        *pzErr = sqlite3_mprintf("wcs: %s", zCols);
+        sqlite3_free(zCols);
+        goto fail;
+      }
+    }
     if (!pTab->bHistory) {
       rc = clockCreate(db, argv[1], argv[2], pzErr);
       if (rc != SQLITE_OK) goto fail;
@@ -998,7 +1098,11 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
         rc = wcsToSqlite(rc);
         goto fail;
       }
+      bMade = 1;
     }
+    /* SQLite joins the new table to the open transaction without an
+    ** xBegin (see bCreating) */
+    pTab->bCreating = 1;
   }
   pTab->bOwner = bClauses && !pTab->bHistory;
   if (pTab->pTab) {
@@ -1022,6 +1126,13 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   return SQLITE_OK;
 
 fail:
+  if (bMade && pTab->pTab) {
+    /* the CREATE fails: the store table it made goes too (the clock is
+    ** SQLite's, rolled back with the statement) */
+    wcs_table_close(pTab->pTab);
+    pTab->pTab = NULL;
+    wcs_table_drop(pTab->pStore->pEng, pTab->zStoreTable);
+  }
   sqlite3_free(zPath);
   ks_schema_free(pArgs);
   tabFree(pTab);
@@ -5412,6 +5523,11 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   pTab->zName);
   }
   if (pTab->pTab == NULL || st == NULL) return wcsMissingErr(pTab);
+  if (pTab->bCreating && !pTab->bInTxn) {
+    /* created in this transaction: SQLite calls no xBegin for it */
+    rc = wcsBegin(pVtab);
+    if (rc != SQLITE_OK) return rc;
+  }
   if (st->nActive == 0 || st->pTxn == NULL) {
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
   }
@@ -5599,7 +5715,12 @@ static int wcsSync(sqlite3_vtab *pVtab) {
   WcsStore *st = pTab->pStore;
   if (pTab->bInTxn && !st->bCommitted) {
     int rc = wcs_txn_precheck(st->pTxn);
-    if (rc != WCS_OK) return engErr(pTab, rc, "COMMIT");
+    if (rc != WCS_OK) {
+      /* not SQLITE_SCHEMA, on which SQLite would prepare the COMMIT again
+      ** and run it after its rollback ("no transaction is active") */
+      rc = engErr(pTab, rc, "COMMIT");
+      return rc == SQLITE_SCHEMA ? SQLITE_ERROR : rc;
+    }
     if (!pTab->bNoClock && othersReading(pTab)) {
       rc = clockTick(pTab);
       if (rc != SQLITE_OK) return rc;
@@ -5625,6 +5746,7 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   int rc = WCS_OK;
+  pTab->bCreating = 0;
   if (!pTab->bInTxn) return SQLITE_OK;
   if (!st->bCommitted) {
     rc = wcs_txn_commit(st->pTxn);
@@ -5643,13 +5765,23 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
   return rc;
 }
 
-/* xRollback */
+/* xRollback. A table created in the transaction is gone from SQLite's
+** schema after it: the store table its xCreate made goes too. */
 static int wcsRollback(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
-  if (!pTab->bInTxn) return SQLITE_OK;
-  if (!pTab->pStore->bCommitted) rc = wcs_txn_rollback(pTab->pStore->pTxn);
-  leaveTxn(pTab);
+  if (pTab->bInTxn) {
+    if (!pTab->pStore->bCommitted) rc = wcs_txn_rollback(pTab->pStore->pTxn);
+    leaveTxn(pTab);
+  }
+  if (pTab->bCreating && pTab->bOwner && pTab->pTab && pTab->pStore) {
+    int rc2;
+    wcs_table_close(pTab->pTab);
+    pTab->pTab = NULL;
+    rc2 = wcs_table_drop(pTab->pStore->pEng, pTab->zStoreTable);
+    if (rc == WCS_OK) rc = rc2;
+  }
+  pTab->bCreating = 0;
   return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "ROLLBACK");
 }
 

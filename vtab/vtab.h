@@ -125,10 +125,10 @@ struct WcsTab {
   int bInTxn;               /* xBegin seen in the current transaction */
   int bJoining;             /* xBegin just joined an active store transaction;
                             ** the next xSavepoint must not re-record a level */
-  int bMadeInTxn;           /* xCreate made the store table in the SQLite
-                            ** transaction still open: SQLite calls no xBegin
-                            ** for it (xUpdate begins), and its ROLLBACK
-                            ** drops the store table again */
+  int bCreating;            /* made by xCreate in the SQLite transaction still
+                            ** open, which SQLite joins it to without an
+                            ** xBegin (xUpdate begins instead); its ROLLBACK
+                            ** drops the store table xCreate made (bOwner) */
   /* --- the commit clock (vtab.c, "The commit clock") */
   sqlite3_stmt *pTick; /* UPDATE of the table's <name>_wcsclock; NULL
                        ** until first needed */
@@ -177,9 +177,14 @@ WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr);
 
 /* A transaction to write through for the SQL functions: the store's
 ** shared transaction when the current SQLite transaction already writes to
-** this store (*pbOwn = 0), else a new exclusive one (*pbOwn = 1) that the
-** caller commits with wcsEndOwnTxn(). */
-int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *pbOwn);
+** this store (*peOwn = WCS_OWN_NONE), else a new exclusive one, under
+** SQLite's write lock on the table's database (vtab.c), that the caller
+** ends with wcsEndOwnTxn(). SQLITE_OK, or an error code with the message
+** on pTab (zErrMsg). */
+#define WCS_OWN_NONE   0 /* joined the SQLite transaction's */
+#define WCS_OWN_BEGUN  1 /* own, after BEGIN IMMEDIATE */
+#define WCS_OWN_TICKED 2 /* own, inside an enclosing transaction */
+int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *peOwn);
 
 /* For a SQL function about pTab: a store another process writes is brought
 ** up to its latest commit first, unless the connection is reading it
@@ -194,7 +199,10 @@ int wcsStoreWritable(WcsConn *pConn, WcsStore *pStore, char **pzErr);
 ** does when the table has none); else the error code and, unless out of
 ** memory, *pzErr = "table: why" (sqlite3_free it). */
 int wcsCheckRowKey(WcsTab *pTab, const uint8_t *pKey, int nKey, char **pzErr);
-int wcsEndOwnTxn(wcs_txn *pTxn, int rc);
+/* End an own transaction of wcsWriteTxn(): commit it if rc (a WCS_* code
+** of the writes) is WCS_OK, else roll it back; frees pTxn. SQLITE_OK, or
+** the error code with the message on pTab. */
+int wcsEndOwnTxn(WcsTab *pTab, wcs_txn *pTxn, int eOwn, int rc);
 
 /* The transaction reads of this store should go through (NULL: the latest
 ** committed state). */
@@ -209,6 +217,16 @@ int wcsMissingErr(WcsTab *pTab);
 
 /* The SQL columns a table of schema s declares (not a history view). */
 int wcsTableColumns(const ks_schema *s);
+
+/* SQLITE_OK when a table of schema s has no more columns than SQLite
+** allows on db; else SQLITE_ERROR and *pzErr (sqlite3_free) for table
+** zName. */
+int wcsColumnsFit(sqlite3 *db, const char *zName, const ks_schema *s,
+                  char **pzErr);
+
+/* Whether a statement of db that writes is running (one that calls a SQL
+** function, or runs the statement that does). */
+int wcsWriteInProgress(sqlite3 *db);
 /* A directory path zPath as STORE takes it for a table of schema zDb:
 ** absolute as is, relative from the database file's directory (the
 ** current one for in-memory databases); sqlite3_malloc'd into *pzPath.
