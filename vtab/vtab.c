@@ -2158,10 +2158,15 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     {
       int eType =
           iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType;
-      /* patterns and prefixes only on byte-string fields */
-      if ((op == KS_OP_GLOB_PREFIX || op == KS_OP_LIKE_PREFIX ||
-           op == KS_OP_PREFIX) &&
-          fieldClass(eType) == CLS_NUM) {
+      /* patterns and prefixes only on byte-string fields; what GLOB and
+      ** LIKE make of a BYTES field's BLOB is SQLite's to say (a build with
+      ** SQLITE_LIKE_DOESNT_MATCH_BLOBS, Debian's, matches none): left to
+      ** it */
+      if (((op == KS_OP_GLOB_PREFIX || op == KS_OP_LIKE_PREFIX ||
+            op == KS_OP_PREFIX) &&
+           fieldClass(eType) == CLS_NUM) ||
+          ((op == KS_OP_GLOB_PREFIX || op == KS_OP_LIKE_PREFIX) &&
+           eType == KS_BYTES)) {
         bLimitOk = 0;
         continue;
       }
