@@ -455,6 +455,36 @@ START_TEST(test_family_json_is_lossless_for_bytes) {
   CHECK(db, "SELECT typeof(j), f FROM d WHERE k = 'c'", "text|{\"j\":[1,2]}");
   OK(db, "INSERT INTO d(k, f) SELECT 'b', f FROM d WHERE k = 'a'");
   CHECK(db, "SELECT hex(n), hex(j), hex(s) FROM d WHERE k = 'b'", "4142|7B|FF");
+  /* digits that a DECIMAL column does not write (too few, a sign, a
+  ** leading zero without a width) decode no more than letters do; -0.0
+  ** keeps its sign */
+  OK(db, "CREATE VIRTUAL TABLE dd USING wcs(KEY (k STRING), FAMILY f ("
+         "d INT64 DECIMAL(3), dn INT64 DECIMAL, r FLOAT64))");
+  OK(db, "INSERT INTO dd(k, d, dn, r) VALUES ('a', CAST('12' AS BLOB), "
+         "CAST('012' AS BLOB), x'8000000000000000'), ('b', CAST('-12' AS "
+         "BLOB), CAST('-0' AS BLOB), NULL), ('c', 12, -12, -0.5)");
+  CHECK(db, "SELECT k, typeof(d), typeof(dn), f FROM dd",
+        "a|blob|blob|{\"d\":{\"$hex\":\"3132\"},\"dn\":{\"$hex\":"
+        "\"303132\"},\"r\":-0.0}\n"
+        "b|blob|blob|{\"d\":{\"$hex\":\"2d3132\"},\"dn\":{\"$hex\":"
+        "\"2d30\"}}\n"
+        "c|integer|integer|{\"d\":12,\"dn\":-12,\"r\":-0.5}");
+  OK(db, "INSERT INTO dd(k, f) SELECT k || '2', f FROM dd");
+  CHECK(db,
+        "SELECT count(*) FROM dd AS x JOIN dd AS y ON y.k = x.k || '2' "
+        "WHERE x.d IS y.d AND x.dn IS y.dn AND x.r IS y.r AND "
+        "hex(x.r) IS hex(y.r)",
+        "3");
+  OK(db, "CREATE VIRTUAL TABLE ddh USING wcs(TABLE 'dd', HISTORY)");
+  CHECK(db,
+        "SELECT k, qualifier, hex(value) FROM ddh WHERE k IN ('a2', 'b2') "
+        "ORDER BY 1, 2",
+        "a2|d|3132\na2|dn|303132\na2|r|302E30\n"
+        "b2|d|2D3132\nb2|dn|2D30");
+  /* (a REAL shows 0.0 either way; the family shows the sign it kept) */
+  CHECK(db, "SELECT f ->> 'r', f FROM dd WHERE k = 'a2'",
+        "0.0|{\"d\":{\"$hex\":\"3132\"},\"dn\":{\"$hex\":\"303132\"},"
+        "\"r\":-0.0}");
   /* a JSON column shows its JSON value in the family, and that value is
   ** what a write of the family stores: its text as written (a string with
   ** its quotes, true, a number as spelled); text that would read back as

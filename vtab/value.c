@@ -412,6 +412,14 @@ int wcsDecodeNumber(const ks_qualifier *pQual, int eAgg, const uint8_t *p,
   if (pQual == NULL) return 0;
   if (pQual->eVType == KS_V_INT64) {
     if (pQual->eEnc == KS_ENC_DECIMAL) {
+      /* only the bytes an INT64 DECIMAL writes (exactly nWidth digits, or
+      ** the integer's shortest text): others, '12' in a DECIMAL(3) say,
+      ** would not be written back the same (doc/sql.md §4) */
+      size_t k = n > 0 && p[0] == '-';
+      if (pQual->nWidth > 0 ? k || n != (size_t)pQual->nWidth
+                            : n == k || (p[k] == '0' && (k || n > 1))) {
+        return 0;
+      }
       return parseDecimal(p, n, pi) ? WCSV_INT : 0;
     }
     if (n == 8) {
@@ -601,6 +609,8 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
   int e = wcsDecodeNumber(pQual, eAgg, p, n, &i, &r);
   if (e == WCSV_INT) return appendInt(pOut, i);
   if (e == WCSV_REAL && isfinite(r)) {
+    /* -0.0 keeps its sign (its bytes are not those of 0.0) */
+    if (r == 0.0 && signbit(r)) return appendStr(pOut, "-0.0");
     sqlite3_snprintf(sizeof(z), z, "%!.17g", r);
     return appendStr(pOut, z);
   }
