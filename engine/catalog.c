@@ -836,7 +836,11 @@ int wcs_engine_close(wcs_engine *pEng) {
 
 static int check_table_name(const char *zName) {
   if (zName == NULL || zName[0] == 0 || strlen(zName) > 128) {
-    return eng_err(WCS_ERROR, "table names must be 1..128 bytes");
+    return eng_err(WCS_ERROR,
+                   "table name '%.40s%s' has %zu bytes: table names must be "
+                   "1..128 bytes",
+                   zName ? zName : "", zName && strlen(zName) > 40 ? "..." : "",
+                   zName ? strlen(zName) : (size_t)0);
   }
   return WCS_OK;
 }

@@ -756,8 +756,9 @@ static void alterFamilies(sqlite3_context *ctx, sqlite3_value **argv,
   WcsTab *pTab;
   int rc;
   if (sqlite3_get_autocommit(pConn->db) == 0) {
-    z = sqlite3_mprintf("%s: not inside a transaction (a change of families "
-                        "is not undone by ROLLBACK); COMMIT or ROLLBACK first",
+    z = sqlite3_mprintf("%s cannot run inside a transaction (a change of "
+                        "families is not undone by ROLLBACK); COMMIT or "
+                        "ROLLBACK first",
                         zFunc);
     sqlite3_result_error(ctx, z, -1);
     sqlite3_free(z);

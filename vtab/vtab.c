@@ -390,6 +390,16 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
     ** of the latest commit when each statement begins (storeFollow) */
     rc = wcs_engine_open_shared(&s->pEng, zPath, &opt, &s->bFollow, &zErr);
   }
+  if (rc != WCS_OK && zPath == NULL && !bCreate) {
+    /* a table declared with STORE ':memory:' in a database file, opened
+    ** again: its store lived in the connection that made it */
+    *pzErr = sqlite3_mprintf(
+        "wcs: its store was in memory (STORE ':memory:') and went with the "
+        "connection that made it");
+    wcs_free(zErr);
+    sqlite3_free(s);
+    return SQLITE_CANTOPEN;
+  }
   if (rc != WCS_OK) {
     *pzErr = sqlite3_mprintf(
         "wcs: cannot open store %s: %s",
@@ -756,7 +766,8 @@ static int tableSql(sqlite3 *db, WcsTab *pTab, const ks_schema *s, char **pzSql,
           *pzErr = sqlite3_mprintf(
               "wcs: %s: key field \"%s\" of store table '%s' has the name "
               "of a column of every history view (family, qualifier, "
-              "_timestamp, value, latest_n), so the table cannot have one; "
+              "_timestamp, value, latest_n, _cell), so the table cannot have "
+              "one; "
               "its cells stay readable through the table and its family "
               "columns",
               pTab->zName, s->aField[i].zName, pTab->zStoreTable);
@@ -1350,15 +1361,25 @@ WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr) {
     if (p == NULL) {
       /* a native table or view in front: name the wcs table behind it,
       ** if one of that name is connected */
-      const char *zWcs = "main";
+      const char *zWcs = NULL;
       WcsTab *q;
       for (q = pConn->pTab; q; q = q->pNextTab) {
-        if (sqlite3_stricmp(q->zName, zName) == 0) zWcs = q->zDb;
+        if (sqlite3_stricmp(q->zName, zName) == 0 &&
+            sqlite3_stricmp(q->zDb, zIn) != 0) {
+          zWcs = q->zDb;
+        }
       }
-      *pzErr = sqlite3_mprintf(
-          "'%s' is %s.%s, which is not a wcs table; name the wcs table "
-          "with its schema, as '%s.%s'",
-          zName, zIn, zName, zWcs, zName);
+      if (zWcs) {
+        *pzErr = sqlite3_mprintf(
+            "'%s' is %s.%s, which is not a wcs table; name the wcs table "
+            "with its schema, as '%s.%s'",
+            zName, zIn, zName, zWcs, zName);
+      } else {
+        *pzErr = sqlite3_mprintf(
+            "'%s' is %s.%s, which is not a wcs table (the functions take "
+            "the name of a table made by CREATE VIRTUAL TABLE ... USING wcs)",
+            zName, zIn, zName);
+      }
       sqlite3_free(zIn);
       return NULL;
     }
@@ -5208,12 +5229,18 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
       e = WCSV_INT;
     }
     if (e != WCSV_INT) {
-      setErr(&pTab->base, "%s: key field %s is %s: cannot store %s %s",
+      /* the value as SQL would quote it, cut short */
+      char *zQ = sqlite3_mprintf(
+          "%.60Q",
+          t == SQLITE_BLOB ? "(bytes)" : (const char *)sqlite3_value_text(v));
+      setErr(&pTab->base, "%s: key field %s is %s: cannot store %s %s %s",
              pTab->zName, f->zName, ks_type_name(f->eType),
              t == SQLITE_BLOB ? "a" : "the non-integer",
              t == SQLITE_TEXT    ? "TEXT"
              : t == SQLITE_FLOAT ? "REAL"
-                                 : "BLOB");
+                                 : "BLOB",
+             t == SQLITE_BLOB ? "" : (zQ ? zQ : ""));
+      sqlite3_free(zQ);
       return SQLITE_CONSTRAINT;
     }
     pOut->eType = KS_VAL_INT;
@@ -5366,8 +5393,14 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   if (rc == SQLITE_OK && bKeyGiven && bKeyChanged &&
       ((size_t)nGiven != pKey->n ||
        memcmp(pGiven, pKey->a, (size_t)nGiven) != 0)) {
-    rc = setErr(&pTab->base, "%s: the _key given does not match the key fields",
-                pTab->zName);
+    char *zGiven = wcs_escape(pGiven, (size_t)nGiven, 80);
+    char *zFields = wcs_escape(pKey->a, pKey->n, 80);
+    rc = setErr(&pTab->base,
+                "%s: the _key given ('%s') does not match the key fields, "
+                "whose key is '%s'; give one or the other",
+                pTab->zName, zGiven ? zGiven : "?", zFields ? zFields : "?");
+    free(zGiven);
+    free(zFields);
   }
 done:
   if (!bStack) {
