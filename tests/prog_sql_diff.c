@@ -4,7 +4,7 @@
 ** random SQL against both, and the results must agree (DESIGN.md §3–§6).
 **
 ** HOW IT WORKS
-**   Nine key schemas, each loaded with random rows into a wcs table w_<tag>
+**   Ten key schemas, each loaded with random rows into a wcs table w_<tag>
 **   and into an ordinary table n_<tag> with the same decoded columns, the
 **   qualifier columns, and _key (computed here from the documented
 **   encodings, doc/keyschema.md §3-§5, independently of the module; a
@@ -28,6 +28,10 @@
 **     soc    KEY (tenant INT64 ORDERED CODE, ts INT64 REVERSED
 **            DECIMAL(19), name STRING) ORDERED CODE SALT 3: a reversed
 **            middle field of 0 .. INT64_MAX in a salted ORDERED CODE key
+**     ocs    KEY (a STRING, b STRING, c BYTES) ORDERED CODE: every field
+**            may be empty, so trailing empty fields are left out and a
+**            key may end right after any field ('a' is a byte prefix of
+**            'ab' and of 'a' 01); BYTES with 00 and FF
 **     hist   KEY (device, id, day REVERSED DECIMAL(8)) with families
 **            s MAX VERSIONS 3, m MAX AGE '1000d', g MAX VERSIONS 2 MAX AGE
 **            '1000d' INTERSECTION and u (no rule), every cell written with
@@ -528,6 +532,32 @@ static Spec aSpec[] = {
      NULL,
      NULL,
      {NULL}},
+    /* ORDERED CODE over byte-string fields only: trailing empty fields are
+    ** left out of the key, so a key may end right after any field, and
+    ** ("a") is a byte prefix of ("ab", ...) */
+    {"ocs",
+     "KEY (a STRING, b STRING, c BYTES) ORDERED CODE, FAMILY f (v INT64, "
+     "s STRING), SYNC OFF",
+     "a TEXT, b TEXT, c BLOB, v INTEGER, s TEXT, _key BLOB, "
+     "PRIMARY KEY(a, b, c)",
+     KEY_OC,
+     3,
+     {{"a", SQLITE_TEXT, 0, 0},
+      {"b", SQLITE_TEXT, 0, 0},
+      {"c", SQLITE_BLOB, 0, 0}},
+     2,
+     {{"v", SQLITE_INTEGER, 0, 0}, {"s", SQLITE_TEXT, 0, 0}},
+     900,
+     2,
+     0,
+     0,
+     {"f", "f"},
+     0,
+     NULL,
+     {NULL},
+     NULL,
+     NULL,
+     {NULL}},
     /* cells with explicit timestamps under GC policies (see histCreate):
     ** the native twin n_hist is made from the cells table n_cells */
     {"hist",
@@ -690,7 +720,21 @@ static void genField(const Spec *s, int iField, int bLoad, Val *v) {
     }
     break;
   case KEY_OC:
-    if (iField == 0) {
+    if (s->aKey[iField].t == SQLITE_TEXT) {
+      valText(v, azName[rnd((int)(sizeof azName / sizeof(char *)))]);
+    } else if (s->aKey[iField].t == SQLITE_BLOB) {
+      if (bLoad || pct(70)) {
+        /* few values, so that rows share them */
+        static const unsigned char aC[][2] = {{0, 0},       {0x61, 0},
+                                              {0x00, 0},    {0xff, 0},
+                                              {0x61, 0x62}, {0x00, 0xff}};
+        static const int anC[] = {0, 1, 1, 1, 2, 2};
+        int k = rnd(6);
+        valBytes(v, SQLITE_BLOB, aC[k], anC[k]);
+      } else {
+        randBytes(v, 0, 3);
+      }
+    } else if (iField == 0) {
       valInt(v, (bLoad || pct(80)) ? aTenant[rnd(16)] : randWide());
     } else if (iField == 1) {
       int64_t x = (bLoad || pct(70)) ? aTs[rnd(60)] : randWide();
@@ -806,12 +850,15 @@ static void encodeKey(const Spec *s, const Val *aKey, Val *pOut) {
   } else if (s->eKey == KEY_OC) {
     unsigned char aF[3][64];
     int anF[3], nLast;
-    for (i = 0; i < 2; i++) {
-      anF[i] = s->aKey[i].nDec ? decDigits(&s->aKey[i], aKey[i].i, aF[i])
-                               : ocInt(aKey[i].i, aF[i]);
+    for (i = 0; i < 3; i++) {
+      if (s->aKey[i].t == SQLITE_INTEGER) {
+        anF[i] = s->aKey[i].nDec ? decDigits(&s->aKey[i], aKey[i].i, aF[i])
+                                 : ocInt(aKey[i].i, aF[i]);
+      } else {
+        if (aKey[i].n > 0) memcpy(aF[i], aKey[i].z, (size_t)aKey[i].n);
+        anF[i] = aKey[i].n;
+      }
     }
-    memcpy(aF[2], aKey[2].z, aKey[2].n);
-    anF[2] = aKey[2].n;
     nLast = 3;
     while (nLast > 0 && anF[nLast - 1] == 0)
       nLast--;
@@ -3879,6 +3926,8 @@ static int stmtReject(int iSpec) {
                                   "'a', NULL, 1",        "'a', 'b', NULL",
                                   "'a', char(1), 1",     "'a', 'b', 'x'"};
     sqlite3_str_appendall(w, azBad[x % 10]);
+  } else if (s->eKey == KEY_OC && s->aKey[0].t == SQLITE_TEXT) {
+    sqlite3_str_appendall(w, x < 50 ? "NULL, 'a', x'01'" : "'a', NULL, x''");
   } else if (s->eKey == KEY_OC) {
     sqlite3_str_appendall(w, x < 40                       ? "NULL, 1, 'a'"
                              : x < 70 || !s->aKey[1].nDec ? "1, 2, NULL"
