@@ -441,6 +441,58 @@ int ks_schema_merge_text(const ks_schema *pCur, const ks_schema *pAdd,
   return textDone(&b, rc, pzText);
 }
 
+/* The clauses after KEY and FAMILY, each led by ", " unless it is the
+** first of the text (*pnClause counts them): STORE, TABLE, SYNC,
+** COMPRESSION, CACHE, HISTORY; with bSettings only the connection's
+** settings, STORE, SYNC and CACHE. */
+static int putTail(wcs_buf *b, const ks_schema *s, int *pnClause,
+                   int bSettings) {
+  int rc = WCS_OK;
+#define SEP() ((*pnClause)++ > 0 ? putStr(b, ", ") : WCS_OK)
+  if (rc == WCS_OK && s->zStore) {
+    rc = SEP();
+    if (rc == WCS_OK) rc = putStr(b, "STORE ");
+    if (rc == WCS_OK) rc = putLiteral(b, s->zStore, (int)strlen(s->zStore));
+  }
+  if (rc == WCS_OK && s->zTable && !bSettings) {
+    rc = SEP();
+    if (rc == WCS_OK) rc = putStr(b, "TABLE ");
+    if (rc == WCS_OK) rc = putLiteral(b, s->zTable, (int)strlen(s->zTable));
+  }
+  if (rc == WCS_OK && s->iSync >= 0) {
+    rc = SEP();
+    if (rc == WCS_OK) {
+      rc = putStr(b, s->iSync == WCS_SYNC_FULL     ? "SYNC FULL"
+                     : s->iSync == WCS_SYNC_NORMAL ? "SYNC NORMAL"
+                                                   : "SYNC OFF");
+    }
+  }
+  if (rc == WCS_OK && s->iZstdLevel >= 0 && !bSettings) {
+    rc = SEP();
+    if (rc == WCS_OK) rc = putf(b, "COMPRESSION %lld", s->iZstdLevel);
+  }
+  if (rc == WCS_OK && s->nCacheBytes >= 0) {
+    /* in the largest unit that divides it */
+    static const char *const azUnit[] = {"B", "KiB", "MiB", "GiB"};
+    int64_t v = s->nCacheBytes;
+    int iUnit = 0;
+    char z[64];
+    while (iUnit < 3 && v > 0 && v % 1024 == 0) {
+      v /= 1024;
+      iUnit++;
+    }
+    snprintf(z, sizeof z, "CACHE '%lld%s'", (long long)v, azUnit[iUnit]);
+    rc = SEP();
+    if (rc == WCS_OK) rc = putStr(b, z);
+  }
+  if (rc == WCS_OK && s->bHistory && !bSettings) {
+    rc = SEP();
+    if (rc == WCS_OK) rc = putStr(b, "HISTORY");
+  }
+#undef SEP
+  return rc;
+}
+
 int ks_schema_text(const ks_schema *s, char **pzText) {
   wcs_buf b = {0};
   int rc = WCS_OK;
@@ -455,46 +507,14 @@ int ks_schema_text(const ks_schema *s, char **pzText) {
     rc = SEP();
     if (rc == WCS_OK) rc = putFamily(&b, s, i, NULL);
   }
-  if (rc == WCS_OK && s->zStore) {
-    rc = SEP();
-    if (rc == WCS_OK) rc = putStr(&b, "STORE ");
-    if (rc == WCS_OK) rc = putLiteral(&b, s->zStore, (int)strlen(s->zStore));
-  }
-  if (rc == WCS_OK && s->zTable) {
-    rc = SEP();
-    if (rc == WCS_OK) rc = putStr(&b, "TABLE ");
-    if (rc == WCS_OK) rc = putLiteral(&b, s->zTable, (int)strlen(s->zTable));
-  }
-  if (rc == WCS_OK && s->iSync >= 0) {
-    rc = SEP();
-    if (rc == WCS_OK) {
-      rc = putStr(&b, s->iSync == WCS_SYNC_FULL     ? "SYNC FULL"
-                      : s->iSync == WCS_SYNC_NORMAL ? "SYNC NORMAL"
-                                                    : "SYNC OFF");
-    }
-  }
-  if (rc == WCS_OK && s->iZstdLevel >= 0) {
-    rc = SEP();
-    if (rc == WCS_OK) rc = putf(&b, "COMPRESSION %lld", s->iZstdLevel);
-  }
-  if (rc == WCS_OK && s->nCacheBytes >= 0) {
-    /* in the largest unit that divides it */
-    static const char *const azUnit[] = {"B", "KiB", "MiB", "GiB"};
-    int64_t v = s->nCacheBytes;
-    int iUnit = 0;
-    while (iUnit < 3 && v > 0 && v % 1024 == 0) {
-      v /= 1024;
-      iUnit++;
-    }
-    char z[64];
-    snprintf(z, sizeof z, "CACHE '%lld%s'", (long long)v, azUnit[iUnit]);
-    rc = SEP();
-    if (rc == WCS_OK) rc = putStr(&b, z);
-  }
-  if (rc == WCS_OK && s->bHistory) {
-    rc = SEP();
-    if (rc == WCS_OK) rc = putStr(&b, "HISTORY");
-  }
 #undef SEP
+  if (rc == WCS_OK) rc = putTail(&b, s, &nClause, 0);
   return textDone(&b, rc, pzText);
+}
+
+int ks_schema_settings_text(const ks_schema *s, char **pzText) {
+  wcs_buf b = {0};
+  int nClause = 0;
+  *pzText = NULL;
+  return textDone(&b, putTail(&b, s, &nClause, 1), pzText);
 }

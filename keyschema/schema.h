@@ -216,6 +216,11 @@ void ks_schema_free(ks_schema *pSchema);
 ** ks_parse_text(text) yields a schema for which ks_schema_equal is true. */
 int ks_schema_text(const ks_schema *pSchema, char **pzText);
 
+/* The clauses of pSchema that are a connection's settings rather than the
+** table's (STORE, SYNC, CACHE), as ks_schema_text() writes them; "" when
+** there are none. *pzText is malloc'd (caller frees). */
+int ks_schema_settings_text(const ks_schema *pSchema, char **pzText);
+
 /* The canonical text of table schema pCur changed as wcs_alter() and
 ** wcs_drop_family() change it: pCur's KEY clause; then each family of
 ** pCur, left out if it is named zDrop (NULL: none), replaced by pAdd's

@@ -106,6 +106,8 @@ typedef struct Importer {
   uint64_t nRead;      /* bytes consumed so far */
   int iLine;           /* physical line the current record starts on */
   int iNextLine;       /* physical line the reader is at */
+  int bNoSkip;         /* the bad record cannot be skipped (skip-bad=yes
+                       ** stops all the same): an unterminated quote */
   wcs_engine *pEng;
   wcs_table *pTab;
   char *zTable;             /* store table name */
@@ -401,6 +403,16 @@ static int imp_open_table(Importer *imp, const char *zTable, const char **azFam,
     free(zStoreName);
     return shell_error(p, "imports need a database file (the store lives "
                           "beside it), not an in-memory database");
+  }
+  if (imp->pEng == p->pFollow) {
+    /* read beside the process that writes it: an import would fail at
+    ** its first commit */
+    free(zStoreName);
+    return shell_error(p,
+                       "cannot import into %s: another process writes the "
+                       "store %s, and only it can write there; import once "
+                       "that process has closed it (reads work meanwhile)",
+                       zTable, p->zStore ? p->zStore : "");
   }
   if (bHistory) {
     free(zStoreName);
@@ -783,8 +795,15 @@ static int csv_next(CsvReader *r) {
       for (;;) {
         c = csv_getc(r);
         if (c == EOF) {
-          return bad(imp, "unterminated quoted field (started on line %d)",
-                     imp->iLine);
+          /* not one bad line that skip-bad=yes could pass over: the
+          ** lines after the quote were read as the field's text */
+          imp->bNoSkip = 1;
+          return bad(imp,
+                     "unterminated quoted field: the %d lines after it "
+                     "would be its text, which skip-bad=yes cannot pass "
+                     "over; close the quote (a quote inside a quoted field "
+                     "is written twice)",
+                     imp->iNextLine - imp->iLine);
         }
         if (c == '"') {
           c = csv_getc(r);
@@ -859,6 +878,12 @@ static int typed_value(Importer *imp, const ks_qualifier *q, const char *z,
       int nNum = q->nWidth > 0 && v >= 0
                      ? snprintf(zNum, sizeof(zNum), "%0*" PRId64, q->nWidth, v)
                      : snprintf(zNum, sizeof(zNum), "%" PRId64, v);
+      if (q->nWidth > 0 && (v < 0 || nNum > q->nWidth)) {
+        /* as an INSERT refuses it: it would not read back as a number */
+        bad(imp, "value %" PRId64 " for INT64 DECIMAL(%d) column %s %s", v,
+            q->nWidth, q->zName, v < 0 ? "is negative" : "has too many digits");
+        return IMP_BAD;
+      }
       if (wcs_buf_append(&imp->tmp, zNum, (size_t)nNum)) return IMP_FAIL;
     } else {
       uint8_t a[8];
@@ -873,12 +898,17 @@ static int typed_value(Importer *imp, const ks_qualifier *q, const char *z,
     double r;
     uint64_t u;
     uint8_t a[8];
+    size_t k;
     if (n == 0 || n >= sizeof(zNum)) goto notnum;
+    /* decimal numbers only, as SQL reads text: no nan, inf or hex, which
+    ** strtod() would take; one too large is infinite, as in SQL */
+    for (k = 0; k < n; k++) {
+      if (!strchr("0123456789+-.eE", z[k]) || z[k] == 0) goto notnum;
+    }
     memcpy(zNum, z, n);
     zNum[n] = 0;
-    errno = 0;
     r = strtod(zNum, &zEnd);
-    if (*zEnd || errno == ERANGE) goto notnum;
+    if (*zEnd || zEnd == zNum) goto notnum;
     memcpy(&u, &r, 8);
     wcs_put64be(a, u);
     if (wcs_buf_append(&imp->tmp, a, 8)) return IMP_FAIL;
@@ -1292,7 +1322,7 @@ static int run_csv(Importer *imp, const char *zTable) {
       }
     }
     if (rc == IMP_OK) rc = row_finish(imp);
-    if (rc == IMP_BAD && imp->o.bSkipBad) {
+    if (rc == IMP_BAD && imp->o.bSkipBad && !imp->bNoSkip) {
       imp->nBad++;
       if (nWarn++ < MAX_WARNINGS) {
         fprintf(stderr, "%s line %d: %s (skipped)\n", imp->zFile, imp->iLine,
@@ -1380,10 +1410,35 @@ static int json_open(Importer *imp) {
   return 0;
 }
 
+/* Whether JSON text z[0..n) escapes a NUL (\u0000) in a string or name:
+** SQLite's JSON functions end a string there, so the bytes after it would
+** be lost without a word. */
+static int json_has_nul(const char *z, size_t n) {
+  size_t i;
+  int bStr = 0;
+  for (i = 0; i < n; i++) {
+    if (!bStr) {
+      bStr = z[i] == '"';
+    } else if (z[i] == '"') {
+      bStr = 0;
+    } else if (z[i] == '\\' && i + 1 < n) {
+      if (z[i + 1] == 'u' && i + 5 < n && memcmp(z + i + 2, "0000", 4) == 0) {
+        return 1;
+      }
+      i++; /* the escaped character */
+    }
+  }
+  return 0;
+}
+
 /* Parse zLine into d. IMP_BAD if it is not a JSON object. */
 static int json_parse(Importer *imp, const char *zLine, size_t nLine, JDoc *d) {
   int rc = IMP_OK, i, bValid = 0;
   jdoc_clear(d);
+  if (json_has_nul(zLine, nLine)) {
+    return bad(imp, "a string holds \\u0000, which SQLite's JSON functions "
+                    "cut short there; give such bytes as {\"$hex\": \"...\"}");
+  }
   sqlite3_bind_text(imp->pValid, 1, zLine, (int)nLine, SQLITE_STATIC);
   if (sqlite3_step(imp->pValid) == SQLITE_ROW) {
     bValid = sqlite3_column_int(imp->pValid, 0);

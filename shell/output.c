@@ -358,12 +358,24 @@ static void grid_row(Shell *p, Grid *g, char **azText, const uint8_t *abNum) {
 static void grid_print(Shell *p, Grid *g, sqlite3_stmt *pStmt) {
   int i, j;
   char **azName;
+  wcs_buf *aVis; /* the names made visible, as cells are */
   if (g->nRow == 0) return;
   azName = calloc((size_t)g->nCol, sizeof(char *));
-  if (!azName) return;
+  aVis = calloc((size_t)g->nCol, sizeof(wcs_buf));
+  if (!azName || !aVis) {
+    free(azName);
+    free(aVis);
+    return;
+  }
   for (j = 0; j < g->nCol; j++) {
     const char *z = sqlite3_column_name(pStmt, j);
-    azName[j] = (char *)(z ? z : "");
+    if (z == NULL) z = "";
+    if (append_visible(&aVis[j], (const uint8_t *)z, strlen(z)) ||
+        wcs_buf_append(&aVis[j], "", 1)) {
+      azName[j] = (char *)z;
+    } else {
+      azName[j] = (char *)aVis[j].a;
+    }
     if (p->bHeaders) {
       int w = display_width(azName[j], strlen(azName[j]));
       if (w > g->aWidth[j]) g->aWidth[j] = w;
@@ -379,6 +391,9 @@ static void grid_print(Shell *p, Grid *g, sqlite3_stmt *pStmt) {
              g->abNum + (size_t)i * g->nCol);
   }
   grid_line(p, g, 2);
+  for (j = 0; j < g->nCol; j++)
+    wcs_buf_free(&aVis[j]);
+  free(aVis);
   free(azName);
 }
 

@@ -155,9 +155,11 @@ int shell_compact(Shell *p, const char *zTable);
 int shell_backup(Shell *p, const char *zFile);
 /* Remove a directory tree (or a file); errors are ignored. */
 void shell_rmrf(const char *zPath);
-/* Write the CREATE VIRTUAL TABLE statement for a store table. */
+/* Write the CREATE VIRTUAL TABLE statement for a store table: its schema
+** text, then zSettings (STORE, SYNC, CACHE clauses, or NULL). */
 char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
-                      const char *zSchemaText, int bHistory);
+                      const char *zSchemaText, const char *zSettings,
+                      int bHistory);
 /* SQL identifier quoting ("a""b"), malloc'd. */
 char *shell_quote_ident(const char *z);
 

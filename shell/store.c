@@ -168,27 +168,38 @@ static char *wcs_module_args(const char *zSql) {
 }
 
 /* The store table name and history flag of a wcs virtual table whose
-** schema SQL is zSql and SQL name zName, and (if pzStore is not NULL) its
-** STORE clause or NULL. Returns 1 if it is one. */
-static int vtab_target(const char *zName, const char *zSql, char **pzTable,
-                       int *pbHistory, char **pzStore) {
+** schema SQL is zSql and SQL name zName, (if pzStore is not NULL) its
+** STORE clause or NULL, and (if pzSettings is not NULL) its STORE, SYNC
+** and CACHE clauses as one text, malloc'd ("" for none, NULL if it does
+** not parse). Returns 1 if it is one. */
+static int vtab_target_settings(const char *zName, const char *zSql,
+                                char **pzTable, int *pbHistory, char **pzStore,
+                                char **pzSettings) {
   char *zArgs = wcs_module_args(zSql);
   ks_schema *pSchema = 0;
   char *zErr = 0;
   *pzTable = 0;
   *pbHistory = 0;
   if (pzStore) *pzStore = 0;
+  if (pzSettings) *pzSettings = 0;
   if (!zArgs) return 0;
   if (zArgs[0] && ks_parse_text(zArgs, &pSchema, &zErr) == WCS_OK) {
     if (pSchema->zTable) *pzTable = strdup(pSchema->zTable);
     *pbHistory = pSchema->bHistory;
     if (pzStore && pSchema->zStore) *pzStore = strdup(pSchema->zStore);
+    if (pzSettings) ks_schema_settings_text(pSchema, pzSettings);
   }
   if (!*pzTable) *pzTable = strdup(zName);
   ks_schema_free(pSchema);
   free(zErr);
   free(zArgs);
   return *pzTable != 0;
+}
+
+/* vtab_target_settings() without the settings. */
+static int vtab_target(const char *zName, const char *zSql, char **pzTable,
+                       int *pbHistory, char **pzStore) {
+  return vtab_target_settings(zName, zSql, pzTable, pbHistory, pzStore, 0);
 }
 
 /* The engine of the store named by a STORE clause, resolved as the module
@@ -459,7 +470,8 @@ static void append_clauses(wcs_buf *pOut, const char *z, int *pnClause) {
 }
 
 char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
-                      const char *zSchemaText, int bHistory) {
+                      const char *zSchemaText, const char *zSettings,
+                      int bHistory) {
   wcs_buf b = {0, 0, 0};
   char *zId = shell_quote_ident(zSqlName);
   char *zLit = quote_literal(zStoreName);
@@ -485,15 +497,20 @@ char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
   if (bHistory) {
     wcs_buf_append(&b, " USING wcs(TABLE ", 17);
     wcs_buf_append(&b, zLit, strlen(zLit));
+    if (zSettings && zSettings[0]) {
+      wcs_buf_append(&b, ", ", 2);
+      wcs_buf_append(&b, zSettings, strlen(zSettings));
+    }
     wcs_buf_append(&b, ", HISTORY);", 11);
   } else {
     wcs_buf_append(&b, " USING wcs(\n", 12);
     append_clauses(&b, zSchemaText ? zSchemaText : "", &nClause);
     if (!bPlain) {
-      if (nClause) wcs_buf_append(&b, ",\n", 2);
+      if (nClause++) wcs_buf_append(&b, ",\n", 2);
       wcs_buf_append(&b, "  TABLE ", 8);
       wcs_buf_append(&b, zLit, strlen(zLit));
     }
+    append_clauses(&b, zSettings ? zSettings : "", &nClause);
     wcs_buf_append(&b, "\n);", 3);
   }
   if (wcs_buf_append(&b, "", 1) == WCS_OK) {
@@ -515,6 +532,9 @@ int shell_schema(Shell *p, const char *zTable) {
           "SELECT name, type, sql FROM sqlite_schema WHERE sql IS NOT NULL "
           "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND (?1 IS NULL OR "
           "name LIKE ?1 OR tbl_name LIKE ?1) "
+          /* a table's commit clock: its CREATE VIRTUAL TABLE makes it */
+          "AND name NOT IN (SELECT name FROM pragma_table_list "
+          "WHERE schema = 'main' AND type = 'shadow') "
           "ORDER BY tbl_name, type DESC, name",
           -1, &pStmt, 0) != SQLITE_OK) {
     return shell_error(p, "%s", sqlite3_errmsg(p->db));
@@ -523,10 +543,11 @@ int shell_schema(Shell *p, const char *zTable) {
   while (sqlite3_step(pStmt) == SQLITE_ROW) {
     const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
     const char *zSql = (const char *)sqlite3_column_text(pStmt, 2);
-    char *zStoreName = 0;
+    char *zStoreName = 0, *zSettings = 0;
     int bHistory = 0;
     nFound++;
-    if (vtab_target(zName, zSql, &zStoreName, &bHistory, 0)) {
+    if (vtab_target_settings(zName, zSql, &zStoreName, &bHistory, 0,
+                             &zSettings)) {
       wcs_table *pTab = 0;
       wcs_engine *pEng = 0;
       char *zDdl = 0, *zIgnore = 0;
@@ -534,7 +555,7 @@ int shell_schema(Shell *p, const char *zTable) {
       if (shell_table_store(p, zName, 0, &pEng, &zIgnore, &bIgnore) == 0 &&
           pEng && wcs_table_open(pEng, zStoreName, &pTab) == WCS_OK && pTab) {
         zDdl = shell_table_ddl(zName, zStoreName, wcs_table_schema_text(pTab),
-                               bHistory);
+                               zSettings, bHistory);
         wcs_table_close(pTab);
       }
       free(zIgnore);
@@ -549,6 +570,7 @@ int shell_schema(Shell *p, const char *zTable) {
     } else {
       fprintf(p->out, "%s;\n", zSql);
     }
+    free(zSettings);
   }
   sqlite3_finalize(pStmt);
   if (zTable && nFound == 0) rc = shell_error(p, "no such table: %s", zTable);
@@ -819,6 +841,17 @@ int shell_backup(Shell *p, const char *zFile) {
   if (shell_engine(p, 0, &pEng)) {
     free(zStore);
     return 1;
+  }
+  if (pEng && pEng == p->pFollow) {
+    /* the store is read beside the process that writes it, which alone
+    ** can take a consistent copy (wcs_backup there) */
+    rc = shell_error(p,
+                     "cannot back up the store %s: another process writes "
+                     "it; run .backup (or SELECT wcs_backup(...)) in that "
+                     "process, or once it has closed the store",
+                     p->zStore ? p->zStore : "");
+    free(zStore);
+    return rc;
   }
   if (pEng && wcs_engine_backup(pEng, zStore) != WCS_OK) {
     rc =

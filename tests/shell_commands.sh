@@ -235,6 +235,28 @@ check_eq ".schema of a history view" "$out" \
   "CREATE VIRTUAL TABLE metrics_history USING wcs(TABLE 'metrics', HISTORY);"
 out=$("$WCS" w.db ".schema plain")
 check_eq ".schema of a plain table" "$out" "CREATE TABLE plain(x);"
+check_not ".schema leaves out the commit clocks (the CREATE makes them)" \
+  "$("$WCS" w.db ".schema")" "_wcsclock"
+"$WCS" st.db "CREATE VIRTUAL TABLE o USING wcs(FAMILY g, STORE 'other.wcs', SYNC FULL, CACHE '8MiB')" >/dev/null
+check_eq ".schema keeps STORE, SYNC and CACHE" "$("$WCS" st.db ".schema o")" \
+  "CREATE VIRTUAL TABLE o USING wcs(
+  FAMILY g,
+  STORE 'other.wcs',
+  SYNC FULL,
+  CACHE '8MiB'
+);"
+mkdir -p pasted
+"$WCS" st.db ".schema o" | "$WCS" pasted/p.db >/dev/null 2>err.txt
+check_eq "... so that it pastes into a database elsewhere" "$(cat err.txt)" ""
+check_rc "... whose STORE is beside it" 0 test -d pasted/other.wcs
+out=$("$WCS" m.db ".mode table" "SELECT 1 AS \"a
+b\", 2 AS \"c	d\"")
+check_eq "table mode: control characters in names keep the frame" "$out" \
+  "+------+------+
+| a\\nb | c\\td |
++------+------+
+|    1 |    2 |
++------+------+"
 "$WCS" w.db ".schema nosuch" >/dev/null 2>err.txt
 check_has ".schema of a missing table is an error" "$(cat err.txt)" "no such table: nosuch"
 

@@ -462,6 +462,33 @@ check_has "an export's timestamp= takes none or value-encoded" \
 check_has "format= and timestamp=value-encoded are export options" \
   "$(head -1 ts.csv)" "_key,"
 
+# ---- input that would lose data without a word
+# a quote never closed: the lines after it would be one field's text
+printf '_key,f:a\nk1,1\nk2,"oops\nk3,3\nk4,4\n' > openq.csv
+"$WCS" openq.db ".import openq.csv oq skip-bad=yes" >/dev/null 2>err.txt
+check_has "a quote never closed stops even skip-bad=yes, naming its line" \
+  "$(cat err.txt)" "openq.csv line 3: unterminated quoted field: the 3 lines after it"
+check_eq "... keeping the rows before it" \
+  "$("$WCS" openq.db ".mode list" "SELECT group_concat(_key) FROM oq")" "k1"
+# \u0000 in JSON: SQLite's JSON functions would end the string there
+printf '{"_key":"a\\u0000b","f:x":"1"}\n' > nul.jsonl
+"$WCS" nul.db ".import nul.jsonl nl" >/dev/null 2>err.txt
+check_has "a JSON string holding \\u0000 is refused, naming the line" \
+  "$(cat err.txt)" 'nul.jsonl line 1: a string holds \u0000'
+# typed columns take what an INSERT takes
+"$WCS" ty.db "CREATE VIRTUAL TABLE ty USING wcs(KEY (k STRING), FAMILY f (d INT64 DECIMAL(4), w FLOAT64))" >/dev/null
+for bad in 'd\nk,12345' 'd\nk,-1' 'w\nk,nan' 'w\nk,inf' 'w\nk,0x10'; do
+  printf "k,${bad%%\\n*}\n${bad#*\\n}\n" > ty.csv
+  "$WCS" ty.db ".import ty.csv ty" >/dev/null 2>err.txt
+  check_has "a typed column refuses what SQL refuses (${bad#*\\n})" "$(cat err.txt)" \
+    "ty.csv line 2: value"
+done
+check_eq "... and keeps nothing of it" "$("$WCS" ty.db ".mode list" "SELECT count(*) FROM ty")" "0"
+printf 'k,w\nk,1e400\n' > ty.csv
+"$WCS" ty.db ".import ty.csv ty" >/dev/null
+check_eq "a number too large for FLOAT64 is infinite, as in SQL" \
+  "$("$WCS" ty.db ".mode list" "SELECT w > 1e308 FROM ty")" "1"
+
 # ---- the command-line forms
 out=$("$WCS" import cli.db tele "$DATA/telemetry.cbt.csv" timestamp=value-encoded)
 check_has "wcs import DB TABLE FILE" "$out" "imported 33 rows"
