@@ -369,6 +369,12 @@ static int run_tool(Shell *p, const char *zTool, int nArg, char **azArg) {
             strcmp(zTool, "keyviz") == 0 ? "FILE.svg" : "FILE");
     return 1;
   }
+  if (strcmp(zTool, "import") != 0 && access(azArg[0], F_OK) != 0) {
+    /* opening would create an empty database to read nothing from */
+    fprintf(stderr, "Error: no database %s: wcs %s reads an existing one\n",
+            azArg[0], zTool);
+    return 1;
+  }
   if (shell_open(p, azArg[0])) return 1;
   if (strcmp(zTool, "import") == 0) {
     return shell_import(p, azArg[2], azArg[1], nArg - 3, azArg + 3);

@@ -494,6 +494,10 @@ out=$("$WCS" import cli.db tele "$DATA/telemetry.cbt.csv" timestamp=value-encode
 check_has "wcs import DB TABLE FILE" "$out" "imported 33 rows"
 "$WCS" export cli.db tele cli.cbt.csv >/dev/null
 check_rc "wcs export DB TABLE FILE" 0 cmp cli.cbt.csv out1.cbt.csv
+"$WCS" export nosuch.db tele x.cbt.csv >/dev/null 2>err.txt
+check_has "wcs export of a missing database says so" "$(cat err.txt)" \
+  "no database nosuch.db"
+check_rc "... and makes none" 1 test -e nosuch.db
 out=$("$WCS" export cli.db tele - jsonl | head -1 | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["_key"], len(d["cells"]))')
 check_eq "export to standard output" "$out" "phone#4c410523#20190501 5"
 
