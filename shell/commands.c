@@ -47,7 +47,7 @@ static const char zHelp[] =
     ".timer on|off             time each statement\n";
 
 /* Split zLine into at most MAX_ARGS arguments, in place in a copy. Returns
-** the count; *pzCopy must be freed. */
+** the count, or -1 when a quote is not closed; *pzCopy must be freed. */
 static int split_args(const char *zLine, char **pzCopy, char **azArg) {
   char *z = strdup(zLine);
   int n = 0;
@@ -60,6 +60,7 @@ static int split_args(const char *zLine, char **pzCopy, char **azArg) {
     if (*z == '\'' || *z == '"') {
       char q = *z++;
       char *zOut = z;
+      int bClosed = 0;
       azArg[n++] = z;
       while (*z) {
         if (*z == q) {
@@ -69,11 +70,13 @@ static int split_args(const char *zLine, char **pzCopy, char **azArg) {
             continue;
           }
           z++;
+          bClosed = 1;
           break;
         }
         *zOut++ = *z++;
       }
       *zOut = 0; /* zOut < z unless the quote was never closed */
+      if (!bClosed) return -1;
     } else {
       azArg[n++] = z;
       while (*z && *z != ' ' && *z != '\t' && *z != '\r' && *z != '\n')
@@ -193,6 +196,10 @@ int shell_dot(Shell *p, const char *zLine) {
     return shell_explain(p, zLine + 7);
   }
   nArg = split_args(zLine, &zCopy, azArg);
+  if (nArg < 0) {
+    free(zCopy);
+    return shell_error(p, "a quote in .%.*s is not closed", (int)nCmd, zLine);
+  }
   if (nArg == 0) {
     free(zCopy);
     return 0;

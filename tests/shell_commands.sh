@@ -235,6 +235,9 @@ check_eq ".schema of a history view" "$out" \
   "CREATE VIRTUAL TABLE metrics_history USING wcs(TABLE 'metrics', HISTORY);"
 out=$("$WCS" w.db ".schema plain")
 check_eq ".schema of a plain table" "$out" "CREATE TABLE plain(x);"
+"$WCS" m.db ".tables 'x" >/dev/null 2>err.txt
+check_has "a dot-command's unclosed quote is an error" "$(cat err.txt)" \
+  "a quote in .tables is not closed"
 check_not ".schema leaves out the commit clocks (the CREATE makes them)" \
   "$("$WCS" w.db ".schema")" "_wcsclock"
 "$WCS" st.db "CREATE VIRTUAL TABLE o USING wcs(FAMILY g, STORE 'other.wcs', SYNC FULL, CACHE '8MiB')" >/dev/null
