@@ -643,6 +643,14 @@ START_TEST(test_timestamp_column_sets_cell_time) {
          "('p','b',1,7,9223372036854775806)");
   CHECK(db, "SELECT cpu, _timestamp FROM metrics WHERE id='b'",
         "7|9223372036854775806");
+  /* a whole REAL or numeric text is the integer, as for INTEGER columns */
+  OK(db, "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+         "('p','c',1,1,100.0), ('p','d',1,1,'1e2')");
+  CHECK(db, "SELECT _timestamp FROM metrics WHERE id IN ('c','d')", "100\n100");
+  CHECK_ERR(db,
+            "INSERT INTO metrics(device,id,day,cpu,_timestamp) VALUES "
+            "('p','e',1,1,100.5)",
+            "_timestamp must be an integer from 0 to");
   sqlite3_close(db);
 }
 END_TEST
@@ -780,6 +788,15 @@ START_TEST(test_aggregate_families_fold_writes) {
   OK(db, "INSERT INTO c(k, n, _timestamp) VALUES ('a', 100, 3600000000)");
   CHECK(db, "SELECT _timestamp, value FROM c_h WHERE family = 'hits'",
         "3600000000|100\n0|12");
+  /* with a MAX AGE, timestamp 0 would be hidden at once: refused */
+  OK(db, "CREATE VIRTUAL TABLE d USING wcs(KEY (k STRING), "
+         "FAMILY hits (n INT64) AGGREGATE SUM MAX AGE '1d')");
+  CHECK_ERR(db, "INSERT INTO d(k, n) VALUES ('a', 5)",
+            "aggregate family hits has a MAX AGE");
+  OK(db, "INSERT INTO d(k, n, _timestamp) VALUES ('a', 5, "
+         "(unixepoch() - 60) * 1000000), ('a', 6, (unixepoch() - 60) * "
+         "1000000)");
+  CHECK(db, "SELECT n FROM d", "11");
   sqlite3_close(db);
 }
 END_TEST

@@ -5067,8 +5067,20 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
                                 nQual, 0, 0);
   }
   /* aggregate cells fold writes of one timestamp: without an explicit
-  ** _timestamp they all go to timestamp 0, one running value per column */
-  if (fam->eAgg != KS_AGG_NONE && iTs == WCS_TS_NOW) iTs = 0;
+  ** _timestamp they all go to timestamp 0, one running value per column,
+  ** which a MAX AGE would hide as soon as it is written */
+  if (fam->eAgg != KS_AGG_NONE && iTs == WCS_TS_NOW) {
+    if (fam->nMaxAgeMicros > 0) {
+      setErr(&pTab->base,
+             "%s: aggregate family %s has a MAX AGE, and a write without "
+             "_timestamp goes to timestamp 0 (one running value per column), "
+             "which that age hides at once: give each write a _timestamp "
+             "(the start of its time bucket, say)",
+             pTab->zName, fam->zName);
+      return WCS_MISMATCH;
+    }
+    iTs = 0;
+  }
   if (fam->eAgg == KS_AGG_SUM || fam->eAgg == KS_AGG_MIN ||
       fam->eAgg == KS_AGG_MAX) {
     sqlite3_int64 x;
@@ -5590,8 +5602,15 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       e = wv.eType;
       if (e == WCSV_INT)
         x = wv.i;
+      else if (e == WCSV_REAL)
+        r = wv.r;
       else if (e == WCSV_TEXT)
         e = wcsTextToNumber(wv.p, wv.n, &x, &r);
+      if (e == WCSV_REAL && r == floor(r) && r >= 0 && r < 9.2e18) {
+        /* a whole REAL, as an INTEGER column's affinity takes it */
+        x = (sqlite3_int64)r;
+        e = WCSV_INT;
+      }
       if (e != WCSV_INT || x < 0 || x == INT64_MAX) {
         return setErr(pVtab,
                       "%s: _timestamp must be an integer from 0 to "
