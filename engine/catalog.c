@@ -119,6 +119,14 @@ static char *esc(const void *p, size_t n) {
   return z;
 }
 
+int eng_check_bytes(const void *p, size_t n, const char *zWhat) {
+  if (p == NULL && n > 0) {
+    return eng_err(WCS_MISUSE, "%s is a NULL pointer with a length of %zu",
+                   zWhat, n);
+  }
+  return WCS_OK;
+}
+
 int eng_check_row(const void *pRow, size_t nRow) {
   if (nRow == 0) {
     return eng_err(WCS_ERROR, "row keys must not be empty");
@@ -875,6 +883,7 @@ int wcs_table_create(wcs_engine *pEng, const char *zName,
 
   if (ppTab) *ppTab = NULL;
   set_warning(NULL);
+  if (pEng == NULL) return eng_err(WCS_MISUSE, "a NULL engine");
   rc = check_table_name(zName);
   if (rc) return rc;
   rc = parse_schema(zSchema, &pSchema);
@@ -947,7 +956,9 @@ out:
 
 int wcs_table_open(wcs_engine *pEng, const char *zName, wcs_table **ppTab) {
   int i, rc = WCS_OK;
+  if (ppTab == NULL) return eng_err(WCS_MISUSE, "a NULL ppTab");
   *ppTab = NULL;
+  if (pEng == NULL) return eng_err(WCS_MISUSE, "a NULL engine");
   if (zName == NULL) return WCS_OK;
   pthread_mutex_lock(&pEng->mu);
   i = def_find(pEng, zName);
@@ -1000,6 +1011,7 @@ int wcs_table_alter(wcs_engine *pEng, const char *zName,
   int rc, bLocked, i, j;
 
   set_warning(NULL);
+  if (pEng == NULL) return eng_err(WCS_MISUSE, "a NULL engine");
   rc = parse_schema(zSchema, &pSchema);
   if (rc) return rc;
   bLocked = eng_commit_lock(pEng);
@@ -1090,9 +1102,12 @@ int wcs_table_drop(wcs_engine *pEng, const char *zName) {
   wcs_batch *pBatch = NULL;
   wcs_buf k = {0}, e = {0};
   int rc, bLocked, i;
+  if (pEng == NULL) return eng_err(WCS_MISUSE, "a NULL engine");
+  rc = check_table_name(zName);
+  if (rc) return rc;
   bLocked = eng_commit_lock(pEng);
   pthread_mutex_lock(&pEng->mu);
-  i = def_find(pEng, zName ? zName : "");
+  i = def_find(pEng, zName);
   d = i >= 0 ? pEng->apDef[i] : NULL;
   pthread_mutex_unlock(&pEng->mu);
   if (d == NULL) {

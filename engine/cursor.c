@@ -2209,6 +2209,10 @@ int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
   int64_t tNow = mono_micros();
   int rc;
 
+  if (ppCur == NULL || pTab == NULL) {
+    return eng_err(WCS_MISUSE, "wcs_cursor_open: a NULL %s",
+                   ppCur == NULL ? "ppCur" : "table");
+  }
   *ppCur = NULL;
   if (pTab->pDef->bStale) {
     /* its families' ids may now hold another table's cells, or none */
@@ -2250,6 +2254,9 @@ int wcs_cursor_next(wcs_cursor *c) {
 
 int wcs_cursor_seek(wcs_cursor *c, const void *pKey, size_t nKey) {
   int rc;
+  if (c == NULL) return eng_err(WCS_MISUSE, "wcs_cursor_seek: a NULL cursor");
+  rc = eng_check_bytes(pKey, nKey, "the row key to seek");
+  if (rc) return rc;
   c->pos.n = 0;
   c->bPosOpen = 0;
   rc = eng_escape(&c->pos, pKey, nKey);

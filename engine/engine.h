@@ -236,6 +236,9 @@ struct wcs_table {
 };
 
 /* ---- limits (catalog.c) --------------------------------------------- */
+/* WCS_OK unless p is NULL and n is not 0 (WCS_MISUSE, naming zWhat): the
+** public calls take (pointer, length) pairs, and "" for empty bytes. */
+int eng_check_bytes(const void *p, size_t n, const char *zWhat);
 int eng_check_row(const void *pRow, size_t nRow);
 int eng_check_qual(const void *pRow, size_t nRow, const void *pQual,
                    size_t nQual);

@@ -1200,7 +1200,12 @@ static int txn_add_def(wcs_txn *t, EngDef *pDef) {
 /* Check the handle is current and remember its def for commit. Inline for
 ** the write path, where the def is nearly always the one written last. */
 static inline int txn_table(wcs_txn *t, wcs_table *pTab) {
-  EngDef *pDef = pTab->pDef;
+  EngDef *pDef;
+  if (t == NULL || pTab == NULL) {
+    return eng_err(WCS_MISUSE, "a NULL %s",
+                   t == NULL ? "transaction" : "table");
+  }
+  pDef = pTab->pDef;
   if (pTab->pEng != t->pEng) {
     return eng_err(WCS_MISUSE, "table %s belongs to another engine",
                    pDef->zName);
@@ -1223,6 +1228,8 @@ cell_target(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
             EngFamily **ppFam) {
   /* the limits are tested here; the eng_check_* calls name the problem */
   int rc = txn_table(t, pTab);
+  if (rc == WCS_OK) rc = eng_check_bytes(pRow, nRow, "the row key");
+  if (rc == WCS_OK) rc = eng_check_bytes(pQual, nQual, "the qualifier");
   if (rc == WCS_OK && (nRow == 0 || nRow > WCS_MAX_ROW_KEY)) {
     rc = eng_check_row(pRow, nRow);
   }
@@ -1370,11 +1377,15 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
                      const char *zFamily, const void *pQual, size_t nQual,
                      int64_t iTs, const void *pVal, size_t nVal) {
   EngFamily *f;
-  EngDef *pDef = pTab->pDef;
+  EngDef *pDef;
   const uint8_t *q = pQual ? pQual : (const uint8_t *)"";
-  size_t nKey, nEsc, nLog = t->log.n;
+  size_t nKey, nEsc, nLog;
   uint8_t *z, *pKey;
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, q, nQual, &iTs, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual, nQual, &iTs, &f);
+  if (rc) return rc; /* (t and pTab may be NULL) */
+  pDef = pTab->pDef;
+  nLog = t->log.n;
+  rc = eng_check_bytes(pVal, nVal, "the value");
   if (rc == WCS_OK && nVal > WCS_MAX_VALUE) {
     rc = eng_check_value(pRow, nRow, nVal);
   }
@@ -1456,8 +1467,7 @@ int wcs_txn_delete_cells(wcs_txn *t, wcs_table *pTab, const void *pRow,
                          size_t nQual, int64_t iStartTs, int64_t iEndTs) {
   EngFamily *f;
   wcs_buf s = {0}, e = {0};
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
-                       NULL, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual, nQual, NULL, &f);
   if (rc == WCS_OK && (iStartTs < 0 || iEndTs < 0)) {
     rc = eng_err(WCS_RANGE, "negative timestamp in a delete time range");
   }
@@ -1513,6 +1523,7 @@ int wcs_txn_delete_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
                        size_t nRow) {
   wcs_buf s = {0}, e = {0};
   int rc = txn_table(t, pTab), i;
+  if (rc == WCS_OK) rc = eng_check_bytes(pRow, nRow, "the row key");
   if (rc == WCS_OK) rc = eng_check_row(pRow, nRow);
   for (i = 0; rc == WCS_OK && i < pTab->pDef->nFam; i++) {
     rc =
@@ -1546,8 +1557,7 @@ int wcs_txn_add_to_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
                         size_t nQual, int64_t iTs, int64_t iValue) {
   EngFamily *f;
   uint8_t a[8];
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
-                       &iTs, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual, nQual, &iTs, &f);
   if (rc) return rc;
   if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "AddToCell");
   wcs_put64be(a, (uint64_t)iValue);
@@ -1569,8 +1579,8 @@ int wcs_txn_add_to_cell_bytes(wcs_txn *t, wcs_table *pTab, const void *pRow,
                               const void *pElem, size_t nElem) {
   EngFamily *f;
   wcs_buf op = {0};
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
-                       &iTs, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual, nQual, &iTs, &f);
+  if (rc == WCS_OK) rc = eng_check_bytes(pElem, nElem, "the element");
   if (rc) return rc;
   if (f->eAgg != WCS_AGG_HLL) {
     if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "AddToCell");
@@ -1592,8 +1602,8 @@ int wcs_txn_merge_to_cell(wcs_txn *t, wcs_table *pTab, const void *pRow,
                           size_t nQual, int64_t iTs, const void *pState,
                           size_t nState) {
   EngFamily *f;
-  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
-                       &iTs, &f);
+  int rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual, nQual, &iTs, &f);
+  if (rc == WCS_OK) rc = eng_check_bytes(pState, nState, "the state");
   if (rc) return rc;
   if (f->eAgg == WCS_AGG_NONE) return mismatch(pTab->pDef, f, "MergeToCell");
   if (nState == 0) return WCS_OK;
@@ -1624,8 +1634,8 @@ static int rmw(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
   int iFam, bFound = 0, rc;
   int64_t iTs = 0, iNow;
   wcs_buf cur = {0};
-  rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual ? pQual : "", nQual,
-                   NULL, &f);
+  rc = cell_target(t, pTab, pRow, nRow, zFamily, pQual, nQual, NULL, &f);
+  if (rc == WCS_OK) rc = eng_check_bytes(pApp, nApp, "the bytes to append");
   if (rc) return rc;
   if (f->eAgg) {
     return mismatch(pTab->pDef, f, bIncrement ? "increment" : "append");
@@ -1840,7 +1850,9 @@ int wcs_txn_delete_prefix(wcs_txn *t, wcs_table *pTab, const void *pPrefix,
                           size_t nPrefix) {
   wcs_buf lo = {0}, hi = {0};
   int rc = txn_table(t, pTab), bHiOpen = 0;
-  if (rc == WCS_OK && nPrefix > WCS_MAX_ROW_KEY) {
+  if (rc == WCS_OK) rc = eng_check_bytes(pPrefix, nPrefix, "the prefix");
+  if (rc) return rc;
+  if (nPrefix > WCS_MAX_ROW_KEY) {
     return eng_err(WCS_TOOBIG,
                    "row key prefix of %zu bytes exceeds the "
                    "row key limit of %d bytes",
@@ -1867,6 +1879,9 @@ int wcs_txn_delete_prefix(wcs_txn *t, wcs_table *pTab, const void *pPrefix,
 int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
                        size_t nRow, const wcs_mutation *aMut, int nMut) {
   int rc = WCS_OK, i;
+  if (nMut < 0 || (aMut == NULL && nMut > 0)) {
+    return eng_err(WCS_MISUSE, "%d mutations at %p", nMut, (const void *)aMut);
+  }
   for (i = 0; rc == WCS_OK && i < nMut; i++) {
     const wcs_mutation *m = &aMut[i];
     switch (m->eType) {

@@ -576,8 +576,11 @@ int wcs_db_stats(wcs_db *db, char **pzJson);
 **
 ** Limits (Bigtable's): row key 1..4096 bytes, qualifier <= 16384 bytes,
 ** value <= 100 MiB, family name [-_.a-zA-Z0-9]{1,64}. A violation fails the
-** call with WCS_TOOBIG (sizes) or WCS_ERROR (names) and a message naming the
-** limit and the (escaped) key. More than 100 families is allowed with a
+** call with WCS_TOOBIG (sizes) or WCS_SCHEMA (a family name in a schema
+** text) and a message naming the limit and the (escaped) key or name. A
+** (pointer, length) argument whose pointer is NULL and length is not 0, or
+** a NULL handle, is WCS_MISUSE (empty bytes are NULL or "" with length 0). More
+*than 100 families is allowed with a
 ** warning (wcs_engine_warning()).
 **
 ** Garbage collection policies (MAX VERSIONS, MAX AGE, UNION/INTERSECTION)
@@ -745,8 +748,9 @@ typedef struct wcs_family_info {
 ** makes a table without key schema or families, which holds no cell until
 ** wcs_table_alter() gives it a family. The catalog keeps the
 ** canonical text (ks_schema_text()) with schema version 1. Fails with
-** WCS_SCHEMA if the name exists, WCS_ERROR (message from the parser) on bad
-** text. If ppTab is not NULL it receives an open handle.
+** WCS_SCHEMA if the name exists, and on bad text (the parser's message: a
+** family name outside the limits above, a family declared twice, ...). If ppTab
+*is not NULL it receives an open handle.
 */
 int wcs_table_create(wcs_engine *pEng, const char *zName,
                      const char *zSchema, wcs_table **ppTab);

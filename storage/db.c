@@ -3262,8 +3262,8 @@ static void followState(wcs_db *db, int *pbMoved, uint64_t *pnLog) {
 
 int wcs_db_moved_on(wcs_db *db, int *pbMoved) {
   uint64_t nLog = 0;
+  if (db == NULL || pbMoved == NULL) return WCS_MISUSE;
   *pbMoved = 0;
-  if (db == NULL) return WCS_MISUSE;
   if (!db->bFollow) return WCS_OK;
   followState(db, pbMoved, &nLog);
   if (nLog != db->nFollowLog) *pbMoved = 1;

@@ -175,6 +175,56 @@ static int list_cb(void *pCtx, const char *zName, const char *zSchema) {
   return 0;
 }
 
+/* A NULL pointer given with a nonzero length, or a NULL handle, is
+** WCS_MISUSE, as in the storage layer: never a crash, and never bytes of
+** the library's own memory stored in its place. */
+START_TEST(test_null_arguments_are_misuse) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY cf");
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  wcs_mutation m;
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "cf", NULL, 40, 1, "v", 1),
+                   WCS_MISUSE);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "the qualifier"));
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, NULL, 3, "cf", "q", 1, 1, "v", 1),
+                   WCS_MISUSE);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "cf", "q", 1, 1, NULL, 4),
+                   WCS_MISUSE);
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, NULL, "q", 1, 1, "v", 1),
+                   WCS_ERROR);
+  ck_assert_int_eq(
+      wcs_txn_delete_cells(x, t, "r", 1, "cf", NULL, 8, 0, INT64_MAX),
+      WCS_MISUSE);
+  ck_assert_int_eq(wcs_txn_delete_prefix(x, t, NULL, 3), WCS_MISUSE);
+  ck_assert_int_eq(wcs_txn_delete_row(x, t, NULL, 3), WCS_MISUSE);
+  ck_assert_int_eq(wcs_txn_mutate_row(x, t, "r", 1, NULL, 1), WCS_MISUSE);
+  memset(&m, 0, sizeof m);
+  ck_assert_int_eq(wcs_txn_mutate_row(x, t, "r", 1, &m, -1), WCS_MISUSE);
+  ck_assert_int_eq(wcs_txn_set_cell(NULL, t, "r", 1, "cf", "q", 1, 1, "v", 1),
+                   WCS_MISUSE);
+  ck_assert_int_eq(wcs_txn_set_cell(x, NULL, "r", 1, "cf", "q", 1, 1, "v", 1),
+                   WCS_MISUSE);
+  /* nothing of it was kept: empty bytes are "" with a length of 0 */
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "cf", NULL, 0, 1, "", 0),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_count(x), 1);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_open(&c, NULL, NULL, NULL), WCS_MISUSE);
+  ck_assert_int_eq(wcs_cursor_open(NULL, t, NULL, NULL), WCS_MISUSE);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_seek(c, NULL, 4), WCS_MISUSE);
+  ck_assert_int_eq(wcs_cursor_seek(NULL, "r", 1), WCS_MISUSE);
+  wcs_cursor_close(c);
+  ck_assert_int_eq(wcs_table_create(NULL, "u", "FAMILY f", NULL), WCS_MISUSE);
+  ck_assert_int_eq(wcs_table_drop(e, NULL), WCS_ERROR);
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_table_list_in_name_order) {
   wcs_engine *e = open_mem();
   char z[256] = "";
@@ -2663,6 +2713,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_table_create_stores_canonical_schema);
   tcase_add_test(tc, test_table_create_existing_name_fails);
   tcase_add_test(tc, test_table_open_missing_is_null_not_error);
+  tcase_add_test(tc, test_null_arguments_are_misuse);
   tcase_add_test(tc, test_table_list_in_name_order);
   tcase_add_test(tc, test_catalog_persists_across_reopen);
   tcase_add_test(tc, test_engine_open_path_shares_one_store);
