@@ -578,8 +578,11 @@ int wcs_db_stats(wcs_db *db, char **pzJson);
 ** value <= 100 MiB, family name [-_.a-zA-Z0-9]{1,64}. A violation fails the
 ** call with WCS_TOOBIG (sizes) or WCS_SCHEMA (a family name in a schema
 ** text) and a message naming the limit and the (escaped) key or name. A
-** (pointer, length) argument whose pointer is NULL and length is not 0, or
-** a NULL handle, is WCS_MISUSE (empty bytes are NULL or "" with length 0). More
+** (pointer, length) argument whose pointer is NULL and length is not 0 is
+** WCS_MISUSE (empty bytes are NULL or "" with length 0). Handles must not
+** be NULL, except where a call says so (the _free and _close calls); the
+** calls that write cells, open cursors and create, open, alter or drop
+** tables check theirs (WCS_MISUSE). More
 *than 100 families is allowed with a
 ** warning (wcs_engine_warning()).
 **
