@@ -646,11 +646,47 @@ static int load_catalog(wcs_engine *pEng) {
   return rc;
 }
 
+/*
+** fork(). A child process inherits every engine its parent had open, but
+** not their threads (flushes, compactions) nor the right to write their
+** stores, whose LOCK the parent holds: such an engine must not be used,
+** shared or closed there. gForkGen counts the forks this process is a
+** child of (pthread_atfork); an engine remembers the count it was opened
+** at, so the child's registry passes over the inherited ones, and an open
+** of the same store in the child opens it anew (as a follower of the
+** parent, which holds the lock). The registry mutex is held across fork()
+** so that the child finds it consistent.
+*/
+static pthread_mutex_t gRegistryMu = PTHREAD_MUTEX_INITIALIZER;
+static wcs_engine *gpRegistry;
+static unsigned gForkGen;
+static pthread_once_t gForkOnce = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void) {
+  pthread_mutex_lock(&gRegistryMu);
+}
+static void fork_parent(void) {
+  pthread_mutex_unlock(&gRegistryMu);
+}
+static void fork_child(void) {
+  gForkGen++;
+  pthread_mutex_unlock(&gRegistryMu);
+}
+static void fork_register(void) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int wcs_engine_forked(const wcs_engine *pEng) {
+  return pEng != NULL && pEng->iForkGen != gForkGen;
+}
+
 int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr) {
   wcs_engine *pEng = calloc(1, sizeof(*pEng));
   int rc;
   *ppEng = NULL;
   if (pEng == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  pthread_once(&gForkOnce, fork_register);
+  pEng->iForkGen = gForkGen;
   pEng->db = db;
   pthread_mutex_init(&pEng->mu, NULL);
   pthread_mutex_init(&pEng->commitMu, NULL);
@@ -674,9 +710,7 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr) {
   return WCS_OK;
 }
 
-/* Process-wide registry of engines opened by path. */
-static pthread_mutex_t gRegistryMu = PTHREAD_MUTEX_INITIALIZER;
-static wcs_engine *gpRegistry;
+/* Process-wide registry of engines opened by path (gpRegistry, above). */
 
 static char *registry_key(const char *zPath, int bInMemory) {
   char *z = NULL;
@@ -722,7 +756,7 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
       return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     }
     for (pEng = gpRegistry; pEng; pEng = pEng->pNextOpen) {
-      if (strcmp(pEng->zKey, zKey) == 0) {
+      if (strcmp(pEng->zKey, zKey) == 0 && !wcs_engine_forked(pEng)) {
         pEng->nOpen++;
         pthread_mutex_unlock(&gRegistryMu);
         free(zKey);
@@ -814,6 +848,11 @@ int wcs_engine_close(wcs_engine *pEng) {
   GcFilter *pGc;
   int rc = WCS_OK;
   if (pEng == NULL) return WCS_OK;
+  if (wcs_engine_forked(pEng)) {
+    /* the parent's: closing it would flush its store and wait for
+    ** threads this process does not have; left as it is */
+    return WCS_OK;
+  }
   if (pEng->bOwnDb) {
     pthread_mutex_lock(&gRegistryMu);
     if (--pEng->nOpen > 0) {

@@ -175,6 +175,8 @@ typedef struct EngDef {
 
 struct wcs_engine {
   wcs_db *db;
+  unsigned iForkGen;        /* eng_fork_gen() when opened: another value
+                            ** means a parent process opened it (fork) */
   int bOwnDb;               /* opened by wcs_engine_open_path */
   char *zKey;               /* registry key (open_path), or NULL */
   int nOpen;                /* registry references */

@@ -680,6 +680,13 @@ int wcs_engine_follow(wcs_engine *pEng, int *pbReopen);
 ** cursor must be closed first. NULL is a no-op. */
 int wcs_engine_close(wcs_engine *pEng);
 
+/* 1 if pEng was opened by a parent of this process before fork(): the
+** child must not use it (its store's writer and threads are the
+** parent's) but open the store itself, which then gives a follower while
+** the parent has it open for writing. wcs_engine_close() of such an
+** engine does nothing, and opens by path in the child do not share it. */
+int wcs_engine_forked(const wcs_engine *pEng);
+
 /* The store under the engine (borrowed, valid while the engine is open). */
 wcs_db *wcs_engine_db(wcs_engine *pEng);
 

@@ -2666,6 +2666,70 @@ START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
 }
 END_TEST
 
+/* fork(): a child inherits the parent's open store but not its threads
+** nor its right to write. The inherited connection refuses every use, and
+** a connection the child opens reads the store beside the parent (the
+** parent's later commits included) and cannot write it; the store stays
+** whole for the parent. */
+START_TEST(test_a_forked_child_reads_beside_its_parent) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db = openDb(zDb);
+  int aGo[2], aDone[2], status = -1;
+  pid_t pid;
+  char c = 0;
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(v INT64))");
+  OK(db, "INSERT INTO t(k, v) VALUES ('p0', 0)");
+  ck_assert_int_eq(pipe(aGo), 0);
+  ck_assert_int_eq(pipe(aDone), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    /* the child: no Check assertions (they would report from here) */
+    sqlite3 *db2;
+    char *z;
+    int bad = 0;
+    z = run(db, "SELECT k FROM t");
+    bad |= strstr(z, "before fork()") == NULL;
+    sqlite3_free(z);
+    z = run(db, "SELECT wcs_increment('t', 'p0', 'f', 'v', 1)");
+    bad |= (strstr(z, "before fork()") == NULL) << 1;
+    sqlite3_free(z);
+    if (read(aGo[0], &c, 1) != 1) bad |= 4;
+    db2 = NULL;
+    if (sqlite3_open(zDb, &db2) != SQLITE_OK || wcs_register(db2)) bad |= 8;
+    z = run(db2, "SELECT group_concat(k) FROM t");
+    bad |= (strcmp(z, "p0,p1") != 0) << 4;
+    sqlite3_free(z);
+    z = run(db2, "INSERT INTO t(k, v) VALUES ('c', 1)");
+    bad |= (strstr(z, "held by another process") == NULL) << 5;
+    sqlite3_free(z);
+    sqlite3_close(db2);
+    if (write(aDone[1], &c, 1) != 1) bad |= 64;
+    _exit(bad);
+  }
+  OK(db, "INSERT INTO t(k, v) VALUES ('p1', 1)");
+  ck_assert_int_eq(write(aGo[1], "g", 1), 1);
+  ck_assert_int_eq(read(aDone[0], &c, 1), 1);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "child status %d (bits: see the child's checks)",
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  OK(db, "INSERT INTO t(k, v) VALUES ('p2', 2)");
+  sqlite3_close(db);
+  db = openDb(zDb);
+  CHECK(db, "SELECT group_concat(k) FROM t", "p0,p1,p2");
+  sqlite3_close(db);
+  close(aGo[0]);
+  close(aGo[1]);
+  close(aDone[0]);
+  close(aDone[1]);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* The commit clock, <name>_wcsclock: made with the table (not for a
 ** history view); ticked once by a commit that writes the table while
 ** another connection with the store open holds a read transaction, and
@@ -3045,6 +3109,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_commit_store_cannot_write_is_reported_next);
   tcase_add_test(tc, test_read_then_write_after_another_commit_is_refused);
   tcase_add_test(tc, test_function_writes_take_the_write_lock);
+  tcase_add_test(tc, test_a_forked_child_reads_beside_its_parent);
   tcase_add_test(tc, test_table_created_in_a_transaction);
   tcase_add_test(tc, test_columns_beyond_the_limit_are_refused);
   tcase_add_test(tc, test_alter_refused_while_the_schema_cannot_be_written);

@@ -287,7 +287,13 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
       }
     }
   }
-  if (pTab && pTab->pTab == NULL) {
+  if (pTab && pTab->pStore && wcs_engine_forked(pTab->pStore->pEng)) {
+    sqlite3_free(zErr);
+    wcsForkedErr(pTab);
+    zErr = pTab->base.zErrMsg;
+    pTab->base.zErrMsg = NULL;
+    pTab = NULL;
+  } else if (pTab && pTab->pTab == NULL) {
     /* the reason every use of the table gives */
     sqlite3_free(zErr);
     wcsMissingErr(pTab);

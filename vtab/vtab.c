@@ -3886,6 +3886,14 @@ busy:
   return SQLITE_BUSY;
 }
 
+int wcsForkedErr(WcsTab *pTab) {
+  return setErr(&pTab->base,
+                "%s: this connection was opened before fork() by a parent "
+                "process, which writes its store; open a new connection in "
+                "this process (it reads the store beside the parent)",
+                pTab->zName);
+}
+
 /* The error of every use of a table whose store table could not be
 ** reached (pTab->pTab NULL): the reason, and what still works. */
 int wcsMissingErr(WcsTab *pTab) {
@@ -4126,6 +4134,9 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->bMerge = 0;
   p->iCur = 0;
   if (pTab->pTab == NULL && !tabRetry(pTab)) return wcsMissingErr(pTab);
+  if (pTab->pStore && wcs_engine_forked(pTab->pStore->pEng)) {
+    return wcsForkedErr(pTab);
+  }
   /* xUpdate runs only inside xBegin (an UPDATE's VBegin comes before its
   ** scan), so without a write transaction nothing asks for nochange */
   p->bMayUpdate = wcsReadTxn(pTab->pStore) != NULL;
@@ -5731,6 +5742,7 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   rc = lostReport(pTab);
   if (rc != SQLITE_OK) return rc;
   st = pTab->pStore;
+  if (st && wcs_engine_forked(st->pEng)) return wcsForkedErr(pTab);
   if (st && st->bFollow) {
     /* written to: open the store for writing, if its writer has gone */
     char *zErr = NULL;

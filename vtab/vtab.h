@@ -215,6 +215,10 @@ int wcsToSqlite(int rc);
 ** used: the message is set on pTab (zErrMsg) and the code returned. */
 int wcsMissingErr(WcsTab *pTab);
 
+/* The error of a table whose connection a parent process opened before
+** fork() (wcs_engine_forked): set on pTab, SQLITE_ERROR returned. */
+int wcsForkedErr(WcsTab *pTab);
+
 /* The SQL columns a table of schema s declares (not a history view). */
 int wcsTableColumns(const ks_schema *s);
 
