@@ -112,6 +112,8 @@ typedef struct Importer {
   wcs_table *pTab;
   char *zTable;             /* store table name */
   int bCreated;             /* this import created the table */
+  char *zSchemaBefore;      /* the table's schema text before this import
+                            ** added families to it (malloc'd), or NULL */
   const ks_schema *pSchema; /* borrowed from pTab */
   wcs_txn *pTxn;
   int64_t nTxnRows;      /* rows in the uncommitted transaction */
@@ -503,6 +505,10 @@ static int imp_add_families(Importer *imp, const char *zTable,
     if (!table_has_family(imp->pTab, azFam[i])) {
       const char *zOld = wcs_table_schema_text(imp->pTab);
       char *zFamId = shell_quote_ident(azFam[i]);
+      if (!imp->zSchemaBefore && !(imp->zSchemaBefore = strdup(zOld))) {
+        free(zFamId);
+        return shell_error(p, "out of memory");
+      }
       char *zNew = zFamId ? sqlite3_mprintf("%s%sFAMILY %s", zOld,
                                             zOld[0] ? ", " : "", zFamId)
                           : 0;
@@ -2242,6 +2248,7 @@ static void importer_free(Importer *imp) {
   sqlite3_finalize(imp->pValid);
   if (imp->jdb) sqlite3_close(imp->jdb);
   free(imp->zTable);
+  free(imp->zSchemaBefore);
   free(imp->aCell);
   wcs_buf_free(&imp->key);
   wcs_buf_free(&imp->arena);
@@ -2256,6 +2263,20 @@ static void importer_free(Importer *imp) {
 static void import_undo_create(Importer *imp, const char *zTable) {
   Shell *p = imp->p;
   int bDrop = imp->bCreated && imp->nRows == 0;
+  if (imp->pTxn) { /* the batch that failed: nothing of it is kept */
+    wcs_txn_free(imp->pTxn);
+    imp->pTxn = 0;
+  }
+  if (!imp->bCreated && imp->nRows == 0 && imp->zSchemaBefore && imp->pEng &&
+      imp->zTable &&
+      wcs_table_alter(imp->pEng, imp->zTable, imp->zSchemaBefore) == WCS_OK) {
+    /* nothing was imported: the families it added go again */
+    fprintf(p->out,
+            "removed the families added to %s: nothing was "
+            "imported\n",
+            zTable);
+    p->bReconnect = 1;
+  }
   importer_free(imp);
   if (bDrop) {
     char *zId = shell_quote_ident(zTable);

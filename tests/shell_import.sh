@@ -475,6 +475,16 @@ printf '{"_key":"a\\u0000b","f:x":"1"}\n' > nul.jsonl
 "$WCS" nul.db ".import nul.jsonl nl" >/dev/null 2>err.txt
 check_has "a JSON string holding \\u0000 is refused, naming the line" \
   "$(cat err.txt)" 'nul.jsonl line 1: a string holds \u0000'
+# a failed import that imported nothing takes back the families it added
+"$WCS" fam.db "CREATE VIRTUAL TABLE t USING wcs(FAMILY f)" >/dev/null
+printf '_key,h:q\nk1,1,2\n' > fam.csv
+out=$("$WCS" fam.db ".import fam.csv t" 2>/dev/null)
+check_has "a failed import removes the families it added" "$out" \
+  "removed the families added to t"
+check_eq "... so the table is as it was" "$("$WCS" fam.db ".schema t")" \
+  "CREATE VIRTUAL TABLE t USING wcs(
+  FAMILY f
+);"
 # typed columns take what an INSERT takes
 "$WCS" ty.db "CREATE VIRTUAL TABLE ty USING wcs(KEY (k STRING), FAMILY f (d INT64 DECIMAL(4), w FLOAT64))" >/dev/null
 for bad in 'd\nk,12345' 'd\nk,-1' 'w\nk,nan' 'w\nk,inf' 'w\nk,0x10'; do
