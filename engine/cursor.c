@@ -469,7 +469,9 @@ static int cell_put(wcs_cursor *c, Stream *s, const char *zFamily,
   if (c->nCell >= c->nCellAlloc && grow_cells(c, c->nCell + 1)) {
     return WCS_NOMEM;
   }
-  if (c->data.nAlloc - c->data.n < nQual + nVal &&
+  /* (<=: an empty cell in an empty buffer still needs one, so that its
+  ** pointers point somewhere) */
+  if (c->data.nAlloc - c->data.n <= nQual + nVal &&
       data_reserve(c, nQual + nVal)) {
     return WCS_NOMEM;
   }
