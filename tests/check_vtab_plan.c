@@ -271,6 +271,25 @@ START_TEST(test_plan_patterns_on_bytes_are_sqlites) {
 }
 END_TEST
 
+/* An IN list past the planner's cap on points (10,000) is read as one
+** range and every row checked against the list, sorted and searched:
+** the rows are those of the list, present or not. */
+START_TEST(test_plan_in_list_past_the_cap_is_checked_per_row) {
+  sqlite3 *db = openMetrics();
+  const char *zList =
+      "(WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n "
+      "WHERE i < 11999) SELECT 20200101 + (i * 7) % 24000 - 12000 FROM n)";
+  char *zWhere = sqlite3_mprintf(
+      "WHERE device = 'phone' AND id IN ('0001', '0002') AND day IN %s", zList);
+  SAME(db, "device, id, day, cpu", zWhere, 10);
+  sqlite3_free(zWhere);
+  zWhere = sqlite3_mprintf("WHERE day IN %s AND device = 'watch'", zList);
+  SAME(db, "count(*), sum(cpu)", zWhere, 1);
+  sqlite3_free(zWhere);
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_range_after_prefix) {
   sqlite3 *db = openMetrics();
   PLAN(db,
@@ -1149,6 +1168,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_leading_equalities_are_a_prefix_scan);
   tcase_add_test(tc, test_plan_ordered_code_prefix_ends_at_the_field);
   tcase_add_test(tc, test_plan_patterns_on_bytes_are_sqlites);
+  tcase_add_test(tc, test_plan_in_list_past_the_cap_is_checked_per_row);
   tcase_add_test(tc, test_plan_range_after_prefix);
   tcase_add_test(tc, test_plan_glob_like_and_starts_with_prefixes);
   tcase_add_test(tc, test_plan_key_column_ranges);

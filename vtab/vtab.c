@@ -3020,6 +3020,15 @@ static int valueCmp(const ks_value *a, const ks_value *b) {
   return a->eType - b->eType;
 }
 
+/* valueCmp() for qsort(). */
+static int valueCmpQ(const void *a, const void *b) {
+  return valueCmp((const ks_value *)a, (const ks_value *)b);
+}
+
+/* An IN list of a residual with more values than this is sorted and
+** searched (residualMatch); a shorter one is scanned. */
+#define RESIDUAL_SCAN_MAX 8
+
 /* The last field of row pRow[0..nRow), which begins at iOff, as
 ** ks_key_last_int() would read it, for the schemas p->eLast8 marks: eight
 ** digits, checked and converted at once. Returns 1 with *pv; 0 for
@@ -3238,6 +3247,21 @@ static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
       break;
     case KS_OP_IN:
       *pbMatch = 0;
+      if (r->nVal > RESIDUAL_SCAN_MAX) {
+        /* sorted when the residual was made */
+        int lo = 0, hi = r->nVal - 1;
+        while (lo <= hi && !*pbMatch) {
+          int mid = lo + (hi - lo) / 2, c = valueCmp(&v, &r->aVal[mid]);
+          if (c == 0) {
+            *pbMatch = 1;
+          } else if (c < 0) {
+            hi = mid - 1;
+          } else {
+            lo = mid + 1;
+          }
+        }
+        break;
+      }
       for (k = 0; k < r->nVal && !*pbMatch; k++) {
         *pbMatch = valueCmp(&v, &r->aVal[k]) == 0;
       }
@@ -4535,6 +4559,12 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
               goto done;
             }
             r->aVal[0] = apVal[i][0];
+          }
+          if (r->op == KS_OP_IN && r->nVal > RESIDUAL_SCAN_MAX) {
+            /* checked by binary search (residualMatch): a list past the
+            ** plan's cap on points, up to SQLite's whole IN list, is read
+            ** as one range whose every row is checked */
+            qsort(r->aVal, (size_t)r->nVal, sizeof(ks_value), valueCmpQ);
           }
         }
         k++;
