@@ -84,6 +84,7 @@ def main():
         for journal in ("wal", "delete"):
             run_increments(os.path.join(tmp, "inc-%s.db" % journal), ext,
                            journal)
+        run_lifecycle(os.path.join(tmp, "life.db"), ext)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("sql_python: %d passed, %d failed" % (passed, failed))
@@ -304,6 +305,68 @@ def run_increments(db, ext, journal, nThread=4, nEach=250):
     check("increments (%s): every read-modify-write counted" % journal,
           got == want, (got, want))
     c0.close()
+
+
+LIFE_CHILD = r"""
+import sqlite3, sys, threading
+db, ext = sys.argv[1], sys.argv[2]
+def reader():
+    c = sqlite3.connect(db)
+    c.enable_load_extension(True)
+    c.load_extension(ext)
+    c.execute("SELECT v FROM t WHERE k = 'a'").fetchall()
+    c.close()  # the last connection: SQLite unloads the extension
+for _ in range(5):
+    t = threading.Thread(target=reader)
+    t.start()
+    t.join()   # the thread ends after the unload
+"""
+
+
+def run_lifecycle(db, ext, nCycle=400):
+    """The extension loaded and unloaded with connections: a thread that
+    read a table ends after its connection, the last, closed (the module's
+    per-thread state must outlive the unload); the only connection closed
+    and opened again many times (each load must not use up anything); and
+    a read-only connection's close writes nothing to the store."""
+    import subprocess
+    c = connect(db, ext)
+    c.execute("CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+              "(v INT64))")
+    c.execute("INSERT INTO t(k, v) VALUES ('a', 1)")
+    c.commit()
+    c.close()
+    r = subprocess.run([sys.executable, "-c", LIFE_CHILD, db, ext],
+                       capture_output=True, timeout=120)
+    check("lifecycle: threads end cleanly after the extension unloads",
+          r.returncode == 0, (r.returncode, r.stderr[-300:]))
+    errors = []
+    for _ in range(nCycle):
+        c = connect(db, ext)
+        try:
+            c.execute("SELECT v FROM t WHERE k = 'a'").fetchall()
+        except sqlite3.Error as e:
+            errors.append(str(e))
+        c.close()
+    check("lifecycle: %d loads of the extension, every read works" % nCycle,
+          not errors, errors[:2])
+    keep = connect(db, ext)
+    keep.execute("SELECT count(*) FROM t").fetchall()
+    store = db + ".wcs"
+
+    def log_bytes():
+        return sum(os.path.getsize(os.path.join(store, f))
+                   for f in os.listdir(store) if f.endswith(".log"))
+    before = log_bytes()
+    for _ in range(20):
+        ro = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        ro.enable_load_extension(True)
+        ro.load_extension(ext)
+        ro.execute("SELECT v FROM t WHERE k = 'a'").fetchall()
+        ro.close()
+    check("lifecycle: a read-only connection's close writes nothing",
+          log_bytes() == before, (before, log_bytes()))
+    keep.close()
 
 
 if __name__ == "__main__":

@@ -544,10 +544,13 @@ static void tabFree(WcsTab *pTab) {
   }
   wcs_table_close(pTab->pTab);
   if (pTab->pStore && --pTab->pStore->nTab == 0 && pTab->pStore->zPath &&
-      !pTab->pStore->bFollow) {
+      !pTab->pStore->bFollow && !wcs_engine_forked(pTab->pStore->pEng) &&
+      !(pTab->pConn && pTab->zDb &&
+        sqlite3_db_readonly(pTab->pConn->db, pTab->zDb) == 1)) {
     /* the last table of this connection on the store is going: keep the
     ** key-distribution counters for later processes (the wcs shell's
-    ** .keyviz); best effort, a disconnect cannot fail */
+    ** .keyviz); best effort, a disconnect cannot fail. Not from a
+    ** read-only connection, which changes nothing. */
     wcs_engine_heat_save(pTab->pStore->pEng);
   }
   ks_schema_free(pTab->pOwnSchema);
