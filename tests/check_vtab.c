@@ -35,6 +35,24 @@ static sqlite3 *openDb(const char *zFile) {
   return db;
 }
 
+/* A database file in a directory of its own, for the tests that need one
+** (the store beside it, other connections, other processes). */
+typedef struct TmpDb {
+  const char *zDir;
+  char *zDb; /* zDir/app.db */
+} TmpDb;
+
+static sqlite3 *tmpDbOpen(TmpDb *t) {
+  t->zDir = tu_tmpdir("vtab");
+  t->zDb = sqlite3_mprintf("%s/app.db", t->zDir);
+  return openDb(t->zDb);
+}
+
+static void tmpDbDone(TmpDb *t) {
+  sqlite3_free(t->zDb);
+  tu_rmrf(t->zDir);
+}
+
 /* Run every statement of zSql; the rows of all of them as "a|b" lines
 ** joined by "\n" (BLOBs as x'HEX', NULL as NULL), or "ERROR: message".
 ** sqlite3_free the result. */
@@ -2516,14 +2534,13 @@ END_TEST
 ** instead of being hidden by its later commit, and a transaction that
 ** read before the call cannot then write over it. */
 START_TEST(test_function_writes_take_the_write_lock) {
-  const char *zDir = tu_tmpdir("vtab");
-  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
-  sqlite3 *db = openDb(zDb), *db2;
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp), *db2;
   CHECK(db, "PRAGMA journal_mode=WAL", "wal");
   OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
          "(n INT64, v INT64))");
   OK(db, "INSERT INTO t(k, n) VALUES ('c', 0), ('p1', 0)");
-  db2 = openDb(zDb);
+  db2 = openDb(tmp.zDb);
 
   /* a write transaction of the other connection: refused, nothing made */
   OK(db, "BEGIN");
@@ -2564,8 +2581,7 @@ START_TEST(test_function_writes_take_the_write_lock) {
   CHECK(db, "SELECT k, n FROM t", "c|5\np1|0");
   sqlite3_close(db2);
   sqlite3_close(db);
-  sqlite3_free(zDb);
-  tu_rmrf(zDir);
+  tmpDbDone(&tmp);
 }
 END_TEST
 
@@ -2573,9 +2589,8 @@ END_TEST
 ** it to the transaction without an xBegin), and a ROLLBACK takes back the
 ** store table it made as well as its declaration. */
 START_TEST(test_table_created_in_a_transaction) {
-  const char *zDir = tu_tmpdir("vtab");
-  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
-  sqlite3 *db = openDb(zDb);
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp);
   OK(db, "BEGIN");
   OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
          "(x INT64))");
@@ -2596,8 +2611,7 @@ START_TEST(test_table_created_in_a_transaction) {
   OK(db, "CREATE VIRTUAL TABLE gone USING wcs(KEY (k STRING), FAMILY f)");
   CHECK(db, "SELECT count(*) FROM gone", "0");
   sqlite3_close(db);
-  sqlite3_free(zDb);
-  tu_rmrf(zDir);
+  tmpDbDone(&tmp);
 }
 END_TEST
 
@@ -2641,14 +2655,13 @@ END_TEST
 ** connection's read holds the lock the schema cookie needs, and the change
 ** is refused whole rather than made unseen. */
 START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
-  const char *zDir = tu_tmpdir("vtab");
-  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
-  sqlite3 *db = openDb(zDb), *db2;
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp), *db2;
   sqlite3_stmt *pStmt = NULL;
   OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
          "(x INT64))");
   OK(db, "INSERT INTO m(k, x) VALUES ('a', 1), ('b', 2)");
-  db2 = openDb(zDb);
+  db2 = openDb(tmp.zDb);
   ck_assert_int_eq(sqlite3_prepare_v2(db2, "SELECT k FROM m", -1, &pStmt, NULL),
                    SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
@@ -2661,8 +2674,7 @@ START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
   CHECK(db, "SELECT y FROM m", "NULL\nNULL");
   sqlite3_close(db2);
   sqlite3_close(db);
-  sqlite3_free(zDb);
-  tu_rmrf(zDir);
+  tmpDbDone(&tmp);
 }
 END_TEST
 
@@ -2672,9 +2684,8 @@ END_TEST
 ** parent's later commits included) and cannot write it; the store stays
 ** whole for the parent. */
 START_TEST(test_a_forked_child_reads_beside_its_parent) {
-  const char *zDir = tu_tmpdir("vtab");
-  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
-  sqlite3 *db = openDb(zDb);
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp);
   int aGo[2], aDone[2], status = -1;
   pid_t pid;
   char c = 0;
@@ -2698,7 +2709,7 @@ START_TEST(test_a_forked_child_reads_beside_its_parent) {
     sqlite3_free(z);
     if (read(aGo[0], &c, 1) != 1) bad |= 4;
     db2 = NULL;
-    if (sqlite3_open(zDb, &db2) != SQLITE_OK || wcs_register(db2)) bad |= 8;
+    if (sqlite3_open(tmp.zDb, &db2) != SQLITE_OK || wcs_register(db2)) bad |= 8;
     z = run(db2, "SELECT group_concat(k) FROM t");
     bad |= (strcmp(z, "p0,p1") != 0) << 4;
     sqlite3_free(z);
@@ -2718,15 +2729,14 @@ START_TEST(test_a_forked_child_reads_beside_its_parent) {
                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   OK(db, "INSERT INTO t(k, v) VALUES ('p2', 2)");
   sqlite3_close(db);
-  db = openDb(zDb);
+  db = openDb(tmp.zDb);
   CHECK(db, "SELECT group_concat(k) FROM t", "p0,p1,p2");
   sqlite3_close(db);
   close(aGo[0]);
   close(aGo[1]);
   close(aDone[0]);
   close(aDone[1]);
-  sqlite3_free(zDb);
-  tu_rmrf(zDir);
+  tmpDbDone(&tmp);
 }
 END_TEST
 
