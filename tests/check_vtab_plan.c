@@ -94,12 +94,18 @@ static void sameAt(sqlite3 *db, const char *zCols, const char *zWhere, int nMin,
 }
 #define SAME(db, cols, where, nmin) sameAt(db, cols, where, nmin, __LINE__)
 
-/* metrics: 3 devices x 40 ids x 30 days = 3600 rows, and the same rows in
-** the native WITHOUT ROWID table nat. */
-static sqlite3 *openMetrics(void) {
+/* An in-memory database with the module registered. */
+static sqlite3 *openMem(void) {
   sqlite3 *db = NULL;
   ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
   ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  return db;
+}
+
+/* metrics: 3 devices x 40 ids x 30 days = 3600 rows, and the same rows in
+** the native WITHOUT ROWID table nat. */
+static sqlite3 *openMetrics(void) {
+  sqlite3 *db = openMem();
   OK(db, "CREATE VIRTUAL TABLE metrics USING wcs("
          "KEY (device STRING, id STRING, day INT64 DECIMAL(8)) "
          "DELIMITED BY '#', FAMILY stats (cpu INT64, mem INT64), FAMILY meta)");
@@ -219,9 +225,7 @@ END_TEST
 ** row whose key is the fields alone and no row whose first field only
 ** begins with the value, in reads and in a DELETE. */
 START_TEST(test_plan_ordered_code_prefix_ends_at_the_field) {
-  sqlite3 *db = NULL;
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  sqlite3 *db = openMem();
   OK(db, "CREATE VIRTUAL TABLE w USING wcs(KEY (a STRING, b STRING, "
          "c BYTES) ORDERED CODE, FAMILY f (v INT64))");
   OK(db, "INSERT INTO w(a, b, c, v) VALUES ('a', 'b', x'01', 1), "
@@ -246,9 +250,7 @@ END_TEST
 ** matches no BLOB): an empty literal prefix does not make them "every
 ** row", nor does a field fixed at run time. */
 START_TEST(test_plan_patterns_on_bytes_are_sqlites) {
-  sqlite3 *db = NULL;
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  sqlite3 *db = openMem();
   OK(db, "CREATE VIRTUAL TABLE w USING wcs(KEY (k BYTES), FAMILY f "
          "(v INT64))");
   OK(db, "CREATE TABLE n(k BLOB PRIMARY KEY, v INT) WITHOUT ROWID");
@@ -529,8 +531,7 @@ END_TEST
 START_TEST(test_plan_skip_scan_only_when_cheaper) {
   sqlite3 *db = NULL;
   char *z;
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  db = openMem();
   /* every row has its own leading value: skipping saves nothing */
   OK(db, "CREATE VIRTUAL TABLE u USING wcs(KEY (a STRING, b STRING) "
          "DELIMITED BY '#', FAMILY f (v INT64))");
@@ -646,8 +647,7 @@ static void sameQueries(sqlite3 *db, const char *const *azQ, const char *zW,
 static sqlite3 *openTwins(const char *const *azSql) {
   sqlite3 *db = NULL;
   int i;
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  db = openMem();
   for (i = 0; azSql[i]; i++)
     OK(db, azSql[i]);
   return db;
@@ -1093,8 +1093,7 @@ END_TEST
 START_TEST(test_plan_salted_keys_merge_buckets_in_order) {
   sqlite3 *db = NULL;
   char *z;
-  ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  db = openMem();
   OK(db, "CREATE VIRTUAL TABLE s USING wcs(KEY (device STRING, day INT64 "
          "DECIMAL(8)) DELIMITED BY '#' SALT 4, FAMILY f (v INT64))");
   OK(db, "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM n "
