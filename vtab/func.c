@@ -346,22 +346,22 @@ static void ownErr(sqlite3_context *ctx, const char *zFunc, WcsTab *pTab) {
 ** PRAGMA query_only) changes nothing, as SQLite refuses its INSERTs. */
 static int dataWritable(sqlite3_context *ctx, const char *zFunc, WcsTab *pTab) {
   sqlite3 *db = pTab->pConn->db;
-  int bRo = sqlite3_db_readonly(db, pTab->zDb) == 1;
-  if (!bRo) {
+  const char *zWhy = NULL;
+  if (sqlite3_db_readonly(db, pTab->zDb) == 1) {
+    zWhy = "the database was opened so";
+  } else {
     sqlite3_stmt *pStmt = NULL;
     if (sqlite3_prepare_v2(db, "PRAGMA query_only", -1, &pStmt, NULL) ==
             SQLITE_OK &&
-        sqlite3_step(pStmt) == SQLITE_ROW) {
-      bRo = sqlite3_column_int(pStmt, 0) != 0;
+        sqlite3_step(pStmt) == SQLITE_ROW && sqlite3_column_int(pStmt, 0)) {
+      zWhy = "PRAGMA query_only";
     }
     sqlite3_finalize(pStmt);
   }
-  if (bRo) {
+  if (zWhy) {
     char *z = sqlite3_mprintf(
         "%s: this connection is read-only (%s), so %s cannot be changed", zFunc,
-        sqlite3_db_readonly(db, pTab->zDb) == 1 ? "the database was opened so"
-                                                : "PRAGMA query_only",
-        pTab->zName);
+        zWhy, pTab->zName);
     sqlite3_result_error(ctx, z, -1);
     sqlite3_result_error_code(ctx, SQLITE_READONLY);
     sqlite3_free(z);

@@ -5286,16 +5286,16 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
     }
     if (e != WCSV_INT) {
       /* the value as SQL would quote it, cut short */
-      char *zQ = sqlite3_mprintf(
-          "%.60Q",
-          t == SQLITE_BLOB ? "(bytes)" : (const char *)sqlite3_value_text(v));
+      char *zQ = t == SQLITE_BLOB
+                     ? NULL
+                     : sqlite3_mprintf("%.60Q", sqlite3_value_text(v));
       setErr(&pTab->base, "%s: key field %s is %s: cannot store %s %s %s",
              pTab->zName, f->zName, ks_type_name(f->eType),
              t == SQLITE_BLOB ? "a" : "the non-integer",
              t == SQLITE_TEXT    ? "TEXT"
              : t == SQLITE_FLOAT ? "REAL"
                                  : "BLOB",
-             t == SQLITE_BLOB ? "" : (zQ ? zQ : ""));
+             zQ ? zQ : "");
       sqlite3_free(zQ);
       return SQLITE_CONSTRAINT;
     }
