@@ -35,7 +35,8 @@ static const char zHelp[] =
     "SVG\n"
     ".mode [MODE]              output mode: table, box, csv, json, line or "
     "list\n"
-    ".quit                     leave (also .exit, Ctrl-D)\n"
+    ".quit                     leave (also Ctrl-D)\n"
+    ".exit ?CODE?              leave, with exit status CODE\n"
     ".read FILE                run SQL and dot-commands from FILE\n"
     ".schema [TABLE]           CREATE statements; wcs tables show the "
     "canonical schema\n"
@@ -206,7 +207,19 @@ int shell_dot(Shell *p, const char *zLine) {
   }
   zCmd = azArg[0];
   if (strcmp(zCmd, "quit") == 0 || strcmp(zCmd, "exit") == 0) {
-    rc = 2;
+    char *zEnd = 0;
+    long iCode = nArg == 2 ? strtol(azArg[1], &zEnd, 10) : 0;
+    if (nArg > 2 || (nArg == 2 && (zEnd == azArg[1] || *zEnd != 0 ||
+                                   iCode < 0 || iCode > 255))) {
+      rc = shell_error(p, "usage: .%s ?CODE? (CODE: an exit status, 0 to 255)",
+                       zCmd);
+    } else {
+      if (nArg == 2) {
+        p->bExitCode = 1;
+        p->iExitCode = (int)iCode;
+      }
+      rc = 2;
+    }
   } else if (strcmp(zCmd, "help") == 0) {
     fputs(zHelp, p->out);
   } else if (strcmp(zCmd, "mode") == 0) {

@@ -385,14 +385,16 @@ static int run_tool(Shell *p, const char *zTool, int nArg, char **azArg) {
   return shell_keyviz(p, azArg[1], azArg[2], nArg - 3, azArg + 3);
 }
 
-/* The exit status: 1 after an error, or when the output could not be
-** written (a full disk, a closed pipe), which is an error too. */
-static int finish_output(int rc) {
+/* The exit status: the CODE of `.exit CODE`, else 1 after an error; 1
+** too when the output could not be written (a full disk, a closed pipe),
+** which is an error whatever the script asked for. */
+static int finish_output(const Shell *p, int rc) {
   if (fflush(stdout) != 0 || ferror(stdout)) {
     /* (errno is the failed write's only if the flush made it) */
     fprintf(stderr, "Error: the output could not be written in full\n");
     return 1;
   }
+  if (p->bExitCode) return p->iExitCode;
   return rc ? 1 : 0;
 }
 
@@ -472,7 +474,7 @@ int main(int argc, char **argv) {
        strcmp(argv[i], "keyviz") == 0)) {
     rc = run_tool(p, argv[i], argc - i - 1, argv + i + 1);
     shell_close(p);
-    return finish_output(rc);
+    return finish_output(p, rc);
   }
   if (i < argc && strcmp(argv[i], "demo") == 0) {
     const char *zDemoDb = i + 1 < argc ? argv[i + 1] : 0;
@@ -480,7 +482,7 @@ int main(int argc, char **argv) {
     rc = shell_demo(p);
     if (rc == 0 && p->db && p->bInteractive) rc = run_stdin(p);
     shell_close(p);
-    return finish_output(rc);
+    return finish_output(p, rc);
   }
 
   if (i < argc) zDb = argv[i++];
@@ -511,5 +513,5 @@ int main(int argc, char **argv) {
     rc = run_stdin(p);
   }
   shell_close(p);
-  return finish_output(rc);
+  return finish_output(p, rc);
 }

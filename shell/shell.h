@@ -69,6 +69,8 @@ typedef struct Shell {
   char *azExtra[SHELL_MAX_STORES];       /* ... and paths (malloc'd) */
   char *zTempDir; /* `wcs demo`'s temporary directory, removed by
                   ** shell_close(), or NULL */
+  int bExitCode;  /* `.exit CODE` ran: the shell's exit status is ... */
+  int iExitCode;  /* ... this */
 } Shell;
 
 /* Set by the SIGINT handler; cleared before each statement and import. */

@@ -102,13 +102,19 @@ check_eq ".timer off" "$out" "42"
 # ---- .help .show .quit .read
 out=$("$WCS" m.db ".help")
 for c in .backup .compact .explain .export .headers .help .import .keyviz .mode \
-  .quit .read .schema .show .stats .tables .timer; do
+  .quit .exit .read .schema .show .stats .tables .timer; do
   check_has ".help lists $c" "$out" "$c "
 done
 out=$("$WCS" m.db ".show")
 check_has ".show gives the mode" "$out" "mode: list"
 out=$("$WCS" m.db ".quit" "SELECT 'not reached'")
 check_eq ".quit stops" "$out" ""
+check_rc ".exit CODE exits with CODE" 3 "$WCS" m.db ".exit 3" "SELECT 1"
+printf 'SELECT 1;\n.exit 4\nSELECT 2;\n' | "$WCS" m.db >out.txt
+check_eq "... from a script too, which it ends" "$?:$(cat out.txt)" "4:1"
+"$WCS" m.db ".exit x" 2>err.txt
+check_has ".exit with a CODE that is no number says so" "$(cat err.txt)" \
+  "usage: .exit ?CODE?"
 printf 'SELECT 7;\n.mode csv\nSELECT 8 AS x;\n' >script.sql
 out=$("$WCS" m.db ".read script.sql")
 check_eq ".read runs a file" "$out" "$(printf '7\nx\r\n8\r')"
