@@ -3036,6 +3036,62 @@ START_TEST(test_history_latest_n_takes_any_positive_integer) {
 }
 END_TEST
 
+/* latest_n counts the versions its time terms keep, so a time term that
+** SQLite would check after it is refused rather than answered with too
+** few versions: a !=, an IS NOT, a ninth term (the plan takes eight). IS
+** is =, and latest_n takes '2' and 2.0 as the INTEGER column it is. A
+** family compared with a BLOB matches nothing, as TEXT = BLOB in SQLite. */
+START_TEST(test_history_latest_n_time_terms_before_counting) {
+  sqlite3 *db = openDb(NULL);
+  int i;
+  OK(db,
+     "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f (a INT64))");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)");
+  for (i = 1; i <= 4; i++) {
+    char z[96];
+    snprintf(z, sizeof(z), "INSERT INTO t(k,a,_timestamp) VALUES('r',%d,%d)", i,
+             i * 100);
+    OK(db, z);
+  }
+  CHECK(db, "SELECT _timestamp FROM h(1) WHERE _timestamp IS 300", "300");
+  CHECK(db, "SELECT _timestamp FROM h(1) WHERE _timestamp IS NULL", "");
+  CHECK(db, "SELECT _timestamp FROM h(1) WHERE _timestamp IS NOT NULL", "400");
+  CHECK_ERR(db, "SELECT _timestamp FROM h(1) WHERE _timestamp != 400",
+            "latest_n needs its _timestamp terms as =, IS, <, <=, >, >= or IN");
+  CHECK_ERR(db, "SELECT _timestamp FROM h(1) WHERE _timestamp IS NOT 400",
+            "a !=, IS NOT or function of _timestamp");
+  CHECK_ERR(db,
+            "SELECT _timestamp FROM h(1) WHERE _timestamp < 1000 AND "
+            "_timestamp < 1001 AND _timestamp < 1002 AND _timestamp < 1003 AND "
+            "_timestamp < 1004 AND _timestamp < 1005 AND _timestamp < 1006 AND "
+            "_timestamp < 1007 AND _timestamp <= 250",
+            "at most 8 of them");
+  /* without latest_n, SQLite checks them all, as for any column */
+  CHECK(db, "SELECT _timestamp FROM h WHERE _timestamp != 400",
+        "300\n200\n100");
+  CHECK(db,
+        "SELECT _timestamp FROM h WHERE _timestamp < 1000 AND "
+        "_timestamp < 1001 AND _timestamp < 1002 AND _timestamp < 1003 AND "
+        "_timestamp < 1004 AND _timestamp < 1005 AND _timestamp < 1006 AND "
+        "_timestamp < 1007 AND _timestamp <= 250",
+        "200\n100");
+  /* a join puts the view after the table its time term reads */
+  OK(db, "CREATE TABLE e(k TEXT, ts INT)");
+  OK(db, "INSERT INTO e VALUES('r',150),('r',250),('r',999)");
+  CHECK(db,
+        "SELECT e.ts, h.value FROM h, e WHERE h.k = e.k AND "
+        "h._timestamp <= e.ts AND h.latest_n = 1 ORDER BY e.ts",
+        "150|1\n250|2\n999|4");
+  CHECK(db, "SELECT _timestamp FROM h('2')", "400\n300");
+  CHECK(db, "SELECT _timestamp FROM h(2.0)", "400\n300");
+  CHECK_ERR(db, "SELECT * FROM h(1.5)", "latest_n must be a positive integer");
+  CHECK_ERR(db, "SELECT * FROM h('x')", "latest_n must be a positive integer");
+  CHECK(db, "SELECT count(*) FROM h WHERE family = x'66'", "0");
+  CHECK(db, "SELECT count(*) FROM h WHERE family = 'f'", "4");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* The row limit handed to the engine is LIMIT + OFFSET: with LIMIT at
 ** 2^63 - 1 the sum overflowed a signed 64-bit integer. */
 START_TEST(test_limit_plus_offset_past_int64) {
@@ -3128,6 +3184,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_full_scan_without_key_bounds);
   tcase_add_test(tc, test_count_of_settled_rows_reads_no_block);
   tcase_add_test(tc, test_history_latest_n_takes_any_positive_integer);
+  tcase_add_test(tc, test_history_latest_n_time_terms_before_counting);
   tcase_add_test(tc, test_limit_plus_offset_past_int64);
   suite_add_tcase(s, tc);
   return s;

@@ -2078,6 +2078,8 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int aHist[4] = {-1, -1, -1, -1}; /* history: family, qualifier, latest */
   int nTsCons = 0, aTsCons[8], abTsIn[8];
   int bTsUnusable = 0; /* history: a _timestamp term SQLite holds back */
+  int bTsLeft = 0;     /* history: a usable _timestamp term this plan
+                       ** cannot take (its operator, or past aTsCons) */
   int nDistinct = 0;   /* DISTINCT over this many leading key fields */
   int bMerged = 0;     /* salted: the buckets merged into key order (M) */
   int nVF = 0, aVF[WCS_MAX_VF]; /* value filters: their constraints */
@@ -2138,11 +2140,18 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         iWhat = 2;
       } else if (iCol == pTab->iColTs &&
                  (pC->op == SQLITE_INDEX_CONSTRAINT_EQ ||
+                  pC->op == SQLITE_INDEX_CONSTRAINT_IS ||
                   pC->op == SQLITE_INDEX_CONSTRAINT_LT ||
                   pC->op == SQLITE_INDEX_CONSTRAINT_LE ||
                   pC->op == SQLITE_INDEX_CONSTRAINT_GT ||
                   pC->op == SQLITE_INDEX_CONSTRAINT_GE)) {
         iWhat = 3;
+      } else if (iCol == pTab->iColTs &&
+                 pC->op != SQLITE_INDEX_CONSTRAINT_ISNULL &&
+                 pC->op != SQLITE_INDEX_CONSTRAINT_ISNOTNULL) {
+        /* (!=, IS NOT, a function: SQLite's to check; IS [NOT] NULL
+        ** holds for no cell or every one, before latest-N or after) */
+        bTsLeft = 1;
       }
       if (iWhat >= 0) {
         if (iWhat == 3) {
@@ -2156,6 +2165,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
             aTsCons[nTsCons++] = i;
           } else {
             bLimitOk = 0;
+            bTsLeft = 1;
           }
         } else if (aHist[iWhat] < 0) {
           aHist[iWhat] = i;
@@ -2644,12 +2654,32 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       }
     }
   }
+  if (aHist[2] >= 0 && (bTsLeft || bTsUnusable) && pInfo->needToFreeIdxStr) {
+    /* (no plan follows: the words go now) */
+    sqlite3_free(pInfo->idxStr);
+    pInfo->idxStr = NULL;
+    pInfo->needToFreeIdxStr = 0;
+  }
+  if (aHist[2] >= 0 && bTsLeft) {
+    /* latest_n counts the cells the time terms keep: a term SQLite
+    ** checked after latest-N would return fewer versions, or none */
+    rc = setErr(pVtab,
+                "%s: latest_n needs its _timestamp terms as =, IS, <, <=, >, "
+                ">= or IN (at most 8 of them), which it applies before "
+                "counting versions; a !=, IS NOT or function of _timestamp "
+                "would be checked after it: filter the versions in an outer "
+                "query instead",
+                pTab->zName);
+    goto done;
+  }
   if (bTsUnusable && aHist[2] >= 0) {
-    /* latest_n counts the cells the time terms keep; a time term this
-    ** plan leaves to SQLite (an IN list SQLite tries without, a join's
-    ** term before its table is open) would filter after latest-N and
-    ** return fewer versions: steer SQLite to a plan that has it */
-    cost *= 1e6;
+    /* the same for a time term this plan would leave to SQLite (an IN
+    ** list SQLite tries without, a join's term before its table is
+    ** open): this plan cannot be used, and SQLite takes one that has the
+    ** term (a join order forced the other way has none: "no query
+    ** solution" rather than missing rows) */
+    rc = SQLITE_CONSTRAINT;
+    goto done;
   }
   pInfo->estimatedRows = (sqlite3_int64)rows;
   pInfo->estimatedCost = cost;
@@ -4237,11 +4267,12 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     } else {
       sqlite3_value *v = argv[pa->iArgv - 1];
       if (a == 0) {
+        /* TEXT affinity: numbers compare as text, a BLOB never equals
+        ** (its type asked before sqlite3_value_text() makes it TEXT) */
+        const int bBlob = sqlite3_value_type(v) == SQLITE_BLOB;
         const char *zF = (const char *)sqlite3_value_text(v);
-        /* TEXT affinity: numbers compare as text, a BLOB never equals */
-        iFamilyEq = zF ? ks_schema_family(s, zF) : -1;
-        if (iFamilyEq < 0 || sqlite3_value_type(v) == SQLITE_BLOB ||
-            strcmp(zF, s->aFamily[iFamilyEq].zName) != 0) {
+        iFamilyEq = zF && !bBlob ? ks_schema_family(s, zF) : -1;
+        if (iFamilyEq < 0 || strcmp(zF, s->aFamily[iFamilyEq].zName) != 0) {
           bEmpty = 1;
         }
       } else if (a == 1) {
@@ -4265,8 +4296,13 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
           }
         }
       } else if (a == 2) {
+        /* the column's INTEGER affinity: '3' and 3.0 are 3 */
+        int t = sqlite3_value_numeric_type(v);
         sqlite3_int64 n = sqlite3_value_int64(v);
-        if (sqlite3_value_type(v) != SQLITE_INTEGER || n < 1) {
+        if (t == SQLITE_FLOAT && sqlite3_value_double(v) == (double)n) {
+          t = SQLITE_INTEGER;
+        }
+        if (t != SQLITE_INTEGER || n < 1) {
           rc = setErr(&pTab->base, "%s: latest_n must be a positive integer",
                       pTab->zName);
           goto done;
