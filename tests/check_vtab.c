@@ -1048,6 +1048,43 @@ START_TEST(test_update_writes_only_the_columns_it_sets) {
 }
 END_TEST
 
+/* UPDATE ... FROM: SQLite gives the module every column, changed or not,
+** _timestamp (the row's newest time) included. The columns that hold the
+** row's own values are left alone as in a plain UPDATE: no aggregate is
+** folded again, no version is added or overwritten at the row's time. A
+** row an earlier FROM row moved away is not written again. */
+START_TEST(test_update_from_writes_only_what_changes) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
+         "FAMILY f (note STRING, v INT64) MAX VERSIONS 5, "
+         "FAMILY c (hits INT64) AGGREGATE SUM, FAMILY j)");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)");
+  OK(db, "CREATE TABLE m(k TEXT, n TEXT)");
+  OK(db, "INSERT INTO m VALUES('a','from'),('b','from')");
+  OK(db, "INSERT INTO t(k, note, hits, j) VALUES('a','x',6,'{\"q\":\"w\"}')");
+  OK(db, "UPDATE t SET note = m.n FROM m WHERE m.k = t.k");
+  CHECK(db, "SELECT note, hits, j FROM t", "from|6|{\"q\":\"w\"}");
+  CHECK(db, "SELECT qualifier, count(*) FROM h GROUP BY qualifier",
+        "hits|1\nnote|2\nq|1");
+  OK(db, "INSERT INTO t(k, v, _timestamp) VALUES('b', 1, 1000)");
+  OK(db, "INSERT INTO t(k, v, _timestamp) VALUES('b', 2, 2000)");
+  OK(db, "UPDATE t SET v = 3 FROM m WHERE m.k = t.k AND t.k = 'b'");
+  CHECK(db, "SELECT value, _timestamp > 2000 FROM h WHERE k = 'b'",
+        "3|1\n2|0\n1|0");
+  /* an explicit _timestamp other than the row's is still taken */
+  OK(db, "UPDATE t SET v = 4, _timestamp = 3000 FROM m WHERE m.k = t.k AND "
+         "t.k = 'b'");
+  CHECK(db, "SELECT count(*) FROM h WHERE k = 'b' AND _timestamp = 3000", "1");
+  OK(db, "CREATE VIRTUAL TABLE u USING wcs(KEY (k INT64), FAMILY f (v INT64))");
+  OK(db, "INSERT INTO u(k, v) VALUES(1, 10)");
+  OK(db, "CREATE TABLE mv(k INT, nk INT)");
+  OK(db, "INSERT INTO mv VALUES(1, 100), (1, 200)");
+  OK(db, "UPDATE u SET k = mv.nk FROM mv WHERE mv.k = u.k");
+  CHECK(db, "SELECT count(*), sum(v) FROM u", "1|10");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* Rows written in one transaction in key order, in reverse, shuffled, with
 ** the same row written twice, and across a failed statement: the result is
 ** the last write of each cell whatever order the commit used. */
@@ -3143,6 +3180,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_cells_of_one_transaction_share_its_timestamp);
   tcase_add_test(tc, test_history_timestamp_in_list_is_one_filtered_read);
   tcase_add_test(tc, test_update_writes_only_the_columns_it_sets);
+  tcase_add_test(tc, test_update_from_writes_only_what_changes);
   tcase_add_test(tc,
                  test_write_order_in_a_transaction_does_not_change_the_result);
   tcase_add_test(tc, test_bad_key_values_name_field_and_byte);

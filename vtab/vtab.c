@@ -5510,7 +5510,7 @@ done:
 ** Returns the number of cells written in *pnCell. */
 static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
                         const uint8_t *pKey, size_t nKey, int64_t iTs,
-                        int bInsert, int *pnCell) {
+                        int bInsert, const char *abSame, int *pnCell) {
   const ks_schema *s = pTab->pSchema;
   wcs_buf *pScratch = &pTab->updCell;
   int i, rc = WCS_OK;
@@ -5522,7 +5522,9 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     WcsObject obj;
     char *zErr = NULL;
     int t, k;
-    if (unchanged(v, bInsert)) continue;
+    if (unchanged(v, bInsert) || (abSame && abSame[pTab->iColFam + i])) {
+      continue;
+    }
     t = sqlite3_value_type(v);
     if (t == SQLITE_NULL) {
       if (!bInsert) {
@@ -5580,7 +5582,9 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     const ks_qualifier *q = &s->aQual[i];
     WcsVal wv;
     int t;
-    if (unchanged(v, bInsert)) continue;
+    if (unchanged(v, bInsert) || (abSame && abSame[pTab->iColQual + i])) {
+      continue;
+    }
     t = sqlite3_value_type(v);
     if (s->aFamily[q->iFamily].eAgg == KS_AGG_NONE &&
         ((t == SQLITE_INTEGER && q->eVType == KS_V_INT64 &&
@@ -5615,6 +5619,134 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
   return rc;
 }
 
+/* Whether an UPDATE gave every column a value: SQLite does so on the
+** paths where it cannot tell the module which columns the statement
+** leaves alone (UPDATE ... FROM), _timestamp included. */
+static int allColumnsGiven(const WcsTab *pTab, sqlite3_value **argv) {
+  int i;
+  if (sqlite3_value_nochange(argv[2 + pTab->iColTs])) return 0;
+  for (i = 0; i < pTab->nQual; i++) {
+    if (sqlite3_value_nochange(argv[2 + pTab->iColQual + i])) return 0;
+  }
+  for (i = 0; i < pTab->nFamily; i++) {
+    if (sqlite3_value_nochange(argv[2 + pTab->iColFam + i])) return 0;
+  }
+  return 1;
+}
+
+/* Whether value v is what declared column q shows for cell bytes
+** p[0..n) (pCell NULL: the row has no cell there, the column is NULL).
+** pScratch: room to encode v. A value that encodes to other bytes than
+** the cell's counts as changed, even where both would read back alike. */
+static int sameAsCell(const WcsTab *pTab, int q, sqlite3_value *v,
+                      const wcs_cell *pCell, wcs_buf *pScratch) {
+  const ks_qualifier *d = &pTab->pSchema->aQual[q];
+  const int eAgg = pTab->pSchema->aFamily[d->iFamily].eAgg;
+  WcsVal wv;
+  char *zErr = NULL;
+  int rc;
+  if (sqlite3_value_type(v) == SQLITE_NULL) return pCell == NULL;
+  if (pCell == NULL) return 0;
+  if (eAgg != KS_AGG_NONE) {
+    /* an aggregate shows its folded number, which a write would fold in
+    ** again */
+    sqlite3_int64 i;
+    double r;
+    int e = wcsDecodeNumber(d, eAgg, pCell->pVal, pCell->nVal, &i, &r);
+    return e == WCSV_INT && sqlite3_value_type(v) == SQLITE_INTEGER &&
+           sqlite3_value_int64(v) == i;
+  }
+  wcsValFromSql(&wv, v);
+  rc = wcsEncodeCell(d, &wv, pScratch, d->zName, &zErr);
+  sqlite3_free(zErr);
+  return rc == WCS_OK && pScratch->n == pCell->nVal &&
+         (pCell->nVal == 0 ||
+          memcmp(pScratch->a, pCell->pVal, pCell->nVal) == 0);
+}
+
+/*
+** An UPDATE that gave every column (allColumnsGiven): which of them hold
+** the row's own values, so that applyColumns leaves those alone, as a
+** plain UPDATE leaves the columns it does not set. abSame[iCol] is set
+** for each such qualifier or family column; *pbTsSame: the _timestamp
+** given is the row's newest time (as the column reads), so no time was
+** given; *pbGone: the row is no longer there (an earlier row of an
+** UPDATE ... FROM moved or deleted it), and SQLite's own tables then
+** change nothing. Without this, each such UPDATE wrote every column at
+** the row's newest time: aggregates folded again, versions overwritten.
+*/
+static int updateSameAsRow(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
+                           const void *pOld, size_t nOld, char *abSame,
+                           int *pbTsSame, int *pbGone) {
+  const ks_schema *s = pTab->pSchema;
+  wcs_read_options opt;
+  wcs_key_range r;
+  wcs_cursor *pCur = NULL;
+  wcs_buf scratch = {0};
+  int rc, i;
+  *pbTsSame = 0;
+  *pbGone = 0;
+  memset(&r, 0, sizeof(r));
+  r.pStart = pOld;
+  r.nStart = nOld;
+  r.pEnd = pOld;
+  r.nEnd = nOld;
+  r.bEndIncl = 1;
+  wcs_read_options_init(&opt);
+  opt.aRange = &r;
+  opt.nRange = 1;
+  opt.nVersions = 1;
+  rc = wcs_cursor_open(&pCur, pTab->pTab, pTxn, &opt);
+  if (rc == WCS_OK && wcs_cursor_eof(pCur)) *pbGone = 1;
+  if (rc == WCS_OK && !*pbGone) {
+    int nCell = 0;
+    const wcs_cell *a = wcs_cursor_cells(pCur, &nCell);
+    int64_t iMax = -1;
+    sqlite3_value *pTs = argv[2 + pTab->iColTs];
+    for (i = 0; i < nCell; i++) {
+      if (a[i].iTs > iMax) iMax = a[i].iTs;
+    }
+    *pbTsSame = sqlite3_value_type(pTs) == SQLITE_INTEGER &&
+                sqlite3_value_int64(pTs) == iMax;
+    for (i = 0; i < pTab->nQual; i++) {
+      const ks_qualifier *d = &s->aQual[i];
+      const wcs_cell *pCell = NULL;
+      int j;
+      for (j = 0; j < nCell; j++) {
+        if (a[j].iFamily == d->iFamily &&
+            sameBytes(a[j].pQual, a[j].nQual, d->zName,
+                      (size_t)pTab->aQualLen[i])) {
+          pCell = &a[j];
+          break;
+        }
+      }
+      abSame[pTab->iColQual + i] = (char)sameAsCell(
+          pTab, i, argv[2 + pTab->iColQual + i], pCell, &scratch);
+    }
+    for (i = 0; rc == WCS_OK && i < pTab->nFamily; i++) {
+      sqlite3_value *v = argv[2 + pTab->iColFam + i];
+      int i0 = 0, i1;
+      while (i0 < nCell && a[i0].iFamily < i)
+        i0++;
+      for (i1 = i0; i1 < nCell && a[i1].iFamily == i; i1++) {
+      }
+      if (i1 == i0 || sqlite3_value_type(v) != SQLITE_TEXT) {
+        abSame[pTab->iColFam + i] =
+            i1 == i0 && sqlite3_value_type(v) == SQLITE_NULL;
+        continue;
+      }
+      scratch.n = 0;
+      rc = wcsFamilyJson(&scratch, s, i, a + i0, i1 - i0);
+      abSame[pTab->iColFam + i] =
+          rc == WCS_OK && (size_t)sqlite3_value_bytes(v) == scratch.n &&
+          memcmp(sqlite3_value_text(v), scratch.a, scratch.n) == 0;
+    }
+  }
+  wcs_cursor_close(pCur);
+  wcs_buf_free(&scratch);
+  return rc;
+}
+
 /*
 ** xUpdate: INSERT, UPDATE and DELETE as mutations in the store's shared
 ** transaction. Conflict handling (sqlite3_vtab_on_conflict, doc/sql.md):
@@ -5644,6 +5776,8 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   int nOld = 0, rc = SQLITE_OK, nCell = 0;
   int64_t iTs = WCS_TS_NOW;
   int eConflict;
+  char *abSame = NULL; /* [nCol]: UPDATE ... FROM's unchanged columns */
+  int bTsSame = 0;     /* ... and its _timestamp the row's own */
   (void)pRowid;
 
   if (pTab->bHistory) {
@@ -5670,9 +5804,22 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     rc = wcs_txn_delete_row(pTxn, pTab->pTab, pOld, (size_t)nOld);
     return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, pTab->zName);
   }
+  if (pOld != NULL && allColumnsGiven(pTab, argv)) {
+    int bGone = 0;
+    abSame = sqlite3_malloc64((size_t)pTab->nCol + 1);
+    if (abSame == NULL) return SQLITE_NOMEM;
+    memset(abSame, 0, (size_t)pTab->nCol + 1);
+    rc = updateSameAsRow(pTab, pTxn, argv, pOld, (size_t)nOld, abSame, &bTsSame,
+                         &bGone);
+    if (rc != WCS_OK) {
+      rc = engErr(pTab, rc, pTab->zName);
+      goto done;
+    }
+    if (bGone) goto done;
+  }
   {
     sqlite3_value *pTs = argv[2 + pTab->iColTs];
-    if (!unchanged(pTs, pOld == NULL) &&
+    if (!unchanged(pTs, pOld == NULL) && !bTsSame &&
         sqlite3_value_type(pTs) != SQLITE_NULL) {
       WcsVal wv;
       sqlite3_int64 x = -1;
@@ -5752,7 +5899,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     }
   }
   rc = applyColumns(pTab, pTxn, argv, pKey->a, pKey->n, iTs, pOld == NULL,
-                    &nCell);
+                    abSame, &nCell);
   if (rc != WCS_OK) {
     if (pVtab->zErrMsg == NULL) engErr(pTab, rc, pTab->zName);
     rc = wcsToSqlite(rc);
@@ -5771,6 +5918,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
 done:
   pKey->n = 0; /* its buffer is kept for the next row (tabFree frees it) */
+  sqlite3_free(abSame);
   return rc;
 }
 
