@@ -2715,6 +2715,39 @@ START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
 }
 END_TEST
 
+/* A DROP TABLE of its own with a rollback journal commits only once the
+** file's readers are done: while another connection reads past the wait,
+** the DROP fails and the table keeps its rows (its store table was
+** dropped before SQLite's commit failed). Once the read is over it
+** drops. */
+START_TEST(test_drop_refused_while_a_reader_holds_the_file) {
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp), *db2;
+  sqlite3_stmt *pStmt = NULL;
+  OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
+         "(x INT64))");
+  OK(db, "INSERT INTO m(k, x) VALUES ('a', 1), ('b', 2)");
+  OK(db, "CREATE TABLE n(v)");
+  OK(db, "INSERT INTO n VALUES (1)");
+  db2 = openDb(tmp.zDb);
+  ck_assert_int_eq(sqlite3_prepare_v2(db2, "SELECT v FROM n", -1, &pStmt, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  CHECK_ERR(db, "DROP TABLE m", "locked");
+  CHECK(db, "SELECT k, x FROM m", "a|1\nb|2");
+  sqlite3_finalize(pStmt);
+  OK(db, "DROP TABLE m");
+  CHECK(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'm%'", "0");
+  OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
+         "(x INT64))");
+  CHECK(db, "SELECT count(*) FROM m", "0");
+  CHECK(db2, "SELECT count(*) FROM m", "0");
+  sqlite3_close(db2);
+  sqlite3_close(db);
+  tmpDbDone(&tmp);
+}
+END_TEST
+
 /* fork(): a child inherits the parent's open store but not its threads
 ** nor its right to write. The inherited connection refuses every use, and
 ** a connection the child opens reads the store beside the parent (the
@@ -3217,6 +3250,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_table_created_in_a_transaction);
   tcase_add_test(tc, test_columns_beyond_the_limit_are_refused);
   tcase_add_test(tc, test_alter_refused_while_the_schema_cannot_be_written);
+  tcase_add_test(tc, test_drop_refused_while_a_reader_holds_the_file);
   tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);

@@ -1175,6 +1175,46 @@ static int wcsDisconnect(sqlite3_vtab *pVtab) {
 
 /* xDestroy: DROP TABLE. Drops the store table when this virtual table
 ** defined it (see wcsInit for the rule). Not transactional. */
+/*
+** A DROP TABLE of its own (autocommit) in rollback-journal mode commits
+** after xDestroy has dropped the store table, and that commit waits for
+** the file's readers: when they outlast the busy timeout, SQLite rolls
+** the declaration back, and the data would be gone under it. So before
+** anything is dropped, take the database file's exclusive lock that the
+** commit will need (the pager holds the reserved lock by now, and takes
+** the exclusive one at commit from the same file handle, which then has
+** it already), waiting up to DROP_LOCK_MILLIS for readers to finish.
+** SQLITE_BUSY: they did not, and nothing was dropped. WAL mode needs
+** nothing: its writer's commit does not wait for readers; inside a
+** transaction, DROP TABLE is not transactional anyway (doc/sql.md §7).
+*/
+#define DROP_LOCK_MILLIS 2000
+
+static int lockForDrop(WcsTab *pTab) {
+  sqlite3 *db = pTab->pConn->db;
+  sqlite3_file *pFile = NULL;
+  int rc, nWaited = 0;
+  if (!sqlite3_get_autocommit(db) || isWal(pTab)) return SQLITE_OK;
+  if (sqlite3_file_control(db, pTab->zDb, SQLITE_FCNTL_FILE_POINTER, &pFile) !=
+          SQLITE_OK ||
+      pFile == NULL || pFile->pMethods == NULL) {
+    return SQLITE_OK; /* no file of its own: no readers to wait for */
+  }
+  while ((rc = pFile->pMethods->xLock(pFile, SQLITE_LOCK_EXCLUSIVE)) ==
+             SQLITE_BUSY &&
+         nWaited < DROP_LOCK_MILLIS) {
+    sqlite3_sleep(10);
+    nWaited += 10;
+  }
+  if (rc == SQLITE_OK) return SQLITE_OK;
+  setErr(&pTab->base,
+         "cannot drop %s: another connection reads the database, and the "
+         "DROP could not commit (rollback journal); the table is intact: "
+         "try again once that read is done, or use PRAGMA journal_mode=WAL",
+         pTab->zName);
+  return rc == SQLITE_BUSY ? SQLITE_BUSY : rc;
+}
+
 static int wcsDestroy(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
@@ -1214,6 +1254,8 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
              pTab->zName);
       return SQLITE_LOCKED;
     }
+    rc = lockForDrop(pTab);
+    if (rc != SQLITE_OK) return rc;
   }
   /* the clock first: a failure there still leaves everything as it was
   ** (a history view has none) */
