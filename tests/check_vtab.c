@@ -2715,6 +2715,35 @@ START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
 }
 END_TEST
 
+/* A deserialized database is in memory though SQLite names it ("x"): its
+** tables without STORE use the connection's in-memory store, not a store
+** "x.wcs" in the current directory that every such database would share
+** and that would outlive them. */
+START_TEST(test_deserialized_database_has_an_in_memory_store) {
+  int i;
+  for (i = 0; i < 2; i++) {
+    sqlite3 *db0 = openDb(NULL), *db = openDb(NULL);
+    sqlite3_int64 n = 0;
+    unsigned char *a;
+    OK(db0, "CREATE TABLE n(x)");
+    a = sqlite3_serialize(db0, "main", &n, 0);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(sqlite3_deserialize(db, "main", a, n, n,
+                                         SQLITE_DESERIALIZE_FREEONCLOSE |
+                                             SQLITE_DESERIALIZE_RESIZEABLE),
+                     SQLITE_OK);
+    CHECK(db, "SELECT file FROM pragma_database_list WHERE name = 'main'", "x");
+    OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f)");
+    OK(db, "INSERT INTO t(k, f) VALUES ('a', '{\"q\":\"v\"}')");
+    CHECK(db, "SELECT json_extract(wcs_stats('t'), '$.store.path')",
+          ":memory:");
+    ck_assert_int_ne(access("x.wcs", F_OK), 0);
+    sqlite3_close(db);
+    sqlite3_close(db0);
+  }
+}
+END_TEST
+
 /* A DROP TABLE of its own with a rollback journal commits only once the
 ** file's readers are done: while another connection reads past the wait,
 ** the DROP fails and the table keeps its rows (its store table was
@@ -3251,6 +3280,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_columns_beyond_the_limit_are_refused);
   tcase_add_test(tc, test_alter_refused_while_the_schema_cannot_be_written);
   tcase_add_test(tc, test_drop_refused_while_a_reader_holds_the_file);
+  tcase_add_test(tc, test_deserialized_database_has_an_in_memory_store);
   tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);

@@ -303,11 +303,21 @@ static char *canonicalPath(const char *zPath) {
 ** STORE ':memory:' is the in-memory store; an absolute STORE path is used
 ** as is; a relative one is taken from the directory of the database file
 ** (the current directory for in-memory databases); without STORE the store
-** is "<database file>.wcs", or in memory for :memory: and temp databases.
+** is "<database file>.wcs", or in memory for :memory:, temp and memdb
+** (deserialized) databases.
 */
 static int storePath(sqlite3 *db, const char *zDb, const char *zStore,
                      char **pzPath) {
   const char *zFile = sqlite3_db_filename(db, zDb);
+  sqlite3_vfs *pVfs = NULL;
+  if (zFile && zFile[0] &&
+      sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs) ==
+          SQLITE_OK &&
+      pVfs && pVfs->zName && strcmp(pVfs->zName, "memdb") == 0) {
+    /* sqlite3_deserialize() and "file:/name?vfs=memdb" give a name ("x",
+    ** "/name") to a database that is in memory all the same */
+    zFile = NULL;
+  }
   char *zPath = NULL;
   *pzPath = NULL;
   if (zStore) {
@@ -394,8 +404,9 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
     /* a table declared with STORE ':memory:' in a database file, opened
     ** again: its store lived in the connection that made it */
     *pzErr = sqlite3_mprintf(
-        "wcs: its store was in memory (STORE ':memory:') and went with the "
-        "connection that made it");
+        "wcs: its store is in memory (STORE ':memory:', or an in-memory "
+        "database), which belongs to the connection that made the table "
+        "(and goes when it closes), not to this one");
     wcs_free(zErr);
     sqlite3_free(s);
     return SQLITE_CANTOPEN;
