@@ -2615,6 +2615,8 @@ START_TEST(test_function_writes_take_the_write_lock) {
   CHECK_ERR(db2, "SELECT wcs_increment('t', 'c', 'f', 'n', 1)", "read-only");
   CHECK_ERR(db2, "SELECT wcs_delete_prefix('t', 'c')", "read-only");
   CHECK_ERR(db2, "SELECT wcs_alter('t', 'FAMILY g')", "read-only");
+  CHECK_ERR(db2, "SELECT wcs_compact('t')", "read-only");
+  CHECK_ERR(db2, "SELECT wcs_compact()", "read-only");
   CHECK(db, "SELECT k, n FROM t", "c|5\np1|0");
   sqlite3_close(db2);
   sqlite3_close(db);

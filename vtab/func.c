@@ -684,6 +684,12 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
     WcsStore *s;
     for (s = pConn->pStore; s && rc == WCS_OK; s = s->pNext) {
+      WcsTab *pTab;
+      for (pTab = pConn->pTab; pTab && pTab->pStore != s;
+           pTab = pTab->pNextTab) {
+      }
+      /* (a read-only connection compacts no store, as with a table) */
+      if (pTab && !dataWritable(ctx, "wcs_compact", pTab)) return;
       if (!storeWritable(ctx, "wcs_compact", pConn, s)) return;
       rc = wcs_engine_gc(s->pEng, NULL, 1);
       if (rc != WCS_OK) pFailed = s;
