@@ -389,22 +389,82 @@ static int table_has_family(wcs_table *pTab, const char *zFam) {
   return wcs_table_family_index(pTab, zFam) >= 0;
 }
 
-/* Open the store table behind SQL table zTable, creating it (through SQL,
-** so it is also a virtual table) with families azFam[0..nFam-1] when it
-** does not exist, and adding those of them it lacks. */
+/* Create SQL table zTable as a wcs table with families azFam[0..nFam-1]
+** (through SQL, so that it is a virtual table too). */
+static int imp_create_table(Importer *imp, const char *zTable,
+                            const char **azFam, int nFam) {
+  Shell *p = imp->p;
+  wcs_buf sql = {0, 0, 0};
+  char *zId = shell_quote_ident(zTable);
+  char *zFamId;
+  const char *zSep = "";
+  int i;
+  if (nFam == 0) {
+    free(zId);
+    return shell_error(p,
+                       "no such table: %s (to create it, name its "
+                       "families: column-family=NAME or map=...)",
+                       zTable);
+  }
+  wcs_buf_append(&sql, "CREATE VIRTUAL TABLE ", 21);
+  wcs_buf_append(&sql, zId, strlen(zId));
+  wcs_buf_append(&sql, " USING wcs(", 11);
+  for (i = 0; i < nFam; i++) {
+    int j;
+    for (j = 0; j < i; j++) {
+      if (strcmp(azFam[j], azFam[i]) == 0) break;
+    }
+    if (j < i) continue;
+    /* quoted: a name from the file is never read as DDL */
+    zFamId = shell_quote_ident(azFam[i]);
+    if (!zFamId) {
+      free(zId);
+      wcs_buf_free(&sql);
+      return shell_error(p, "out of memory");
+    }
+    wcs_buf_append(&sql, zSep, strlen(zSep));
+    wcs_buf_append(&sql, "FAMILY ", 7);
+    wcs_buf_append(&sql, zFamId, strlen(zFamId));
+    free(zFamId);
+    zSep = ", ";
+  }
+  wcs_buf_append(&sql, ")", 2);
+  free(zId);
+  if (sqlite3_exec(p->db, (const char *)sql.a, 0, 0, 0) != SQLITE_OK) {
+    shell_error(p, "cannot create table %s: %s", zTable, sqlite3_errmsg(p->db));
+    wcs_buf_free(&sql);
+    return 1;
+  }
+  wcs_buf_free(&sql);
+  fprintf(p->out, "created table %s\n", zTable);
+  imp->bCreated = 1;
+  return 0;
+}
+
+/* Open the store table behind SQL table zTable, creating it with
+** families azFam[0..nFam-1] when it does not exist (imp_create_table),
+** and adding those of them it lacks. */
 static int imp_open_table(Importer *imp, const char *zTable, const char **azFam,
                           int nFam) {
   Shell *p = imp->p;
   char *zStoreName = 0;
-  int bHistory = 0, i, rc;
+  int bHistory = 0, rc;
 
   if (shell_table_store(p, zTable, 1, &imp->pEng, &zStoreName, &bHistory)) {
     return 1;
   }
+  if (!imp->pEng && !zStoreName) {
+    /* an in-memory database, whose store (the connection's) exists once a
+    ** table made it: this one */
+    if (imp_create_table(imp, zTable, azFam, nFam)) return 1;
+    if (shell_table_store(p, zTable, 1, &imp->pEng, &zStoreName, &bHistory)) {
+      return 1;
+    }
+  }
   if (!imp->pEng) {
     free(zStoreName);
-    return shell_error(p, "imports need a database file (the store lives "
-                          "beside it), not an in-memory database");
+    return shell_error(p, "cannot import into %s: its store is not open",
+                       zTable);
   }
   if (imp->pEng == p->pFollow) {
     /* read beside the process that writes it: an import would fail at
@@ -429,50 +489,7 @@ static int imp_open_table(Importer *imp, const char *zTable, const char **azFam,
       wcs_table_close(pTab);
       zStoreName = strdup(zTable);
     } else {
-      wcs_buf sql = {0, 0, 0};
-      char *zId = shell_quote_ident(zTable);
-      char *zFamId;
-      const char *zSep = "";
-      if (nFam == 0) {
-        free(zId);
-        return shell_error(p,
-                           "no such table: %s (to create it, name its "
-                           "families: column-family=NAME or map=...)",
-                           zTable);
-      }
-      wcs_buf_append(&sql, "CREATE VIRTUAL TABLE ", 21);
-      wcs_buf_append(&sql, zId, strlen(zId));
-      wcs_buf_append(&sql, " USING wcs(", 11);
-      for (i = 0; i < nFam; i++) {
-        int j;
-        for (j = 0; j < i; j++) {
-          if (strcmp(azFam[j], azFam[i]) == 0) break;
-        }
-        if (j < i) continue;
-        /* quoted: a name from the file is never read as DDL */
-        zFamId = shell_quote_ident(azFam[i]);
-        if (!zFamId) {
-          free(zId);
-          wcs_buf_free(&sql);
-          return shell_error(p, "out of memory");
-        }
-        wcs_buf_append(&sql, zSep, strlen(zSep));
-        wcs_buf_append(&sql, "FAMILY ", 7);
-        wcs_buf_append(&sql, zFamId, strlen(zFamId));
-        free(zFamId);
-        zSep = ", ";
-      }
-      wcs_buf_append(&sql, ")", 2);
-      free(zId);
-      if (sqlite3_exec(p->db, (const char *)sql.a, 0, 0, 0) != SQLITE_OK) {
-        shell_error(p, "cannot create table %s: %s", zTable,
-                    sqlite3_errmsg(p->db));
-        wcs_buf_free(&sql);
-        return 1;
-      }
-      wcs_buf_free(&sql);
-      fprintf(p->out, "created table %s\n", zTable);
-      imp->bCreated = 1;
+      if (imp_create_table(imp, zTable, azFam, nFam)) return 1;
       if (shell_store_table(p, zTable, &zStoreName, &bHistory)) return 1;
       if (!zStoreName) zStoreName = strdup(zTable);
       /* (created in the default store, which imp->pEng already is) */

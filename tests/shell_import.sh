@@ -45,6 +45,14 @@ if cmp -s expected.csv out1.cbt.csv; then
 else
   not_ok "cbt CSV -> wcs -> cbt CSV gives the same file" "$(diff expected.csv out1.cbt.csv | head -20)"
 fi
+# an in-memory database: the import creates the table, and with it the
+# connection's store
+out=$("$WCS" :memory: ".import $DATA/telemetry.cbt.csv tele" \
+  ".mode list" "SELECT count(*) FROM tele")
+check_has "an import into :memory: creates the table and its store" "$out" \
+  "created table tele"
+check_has "... and imports every row" "$out" "
+31"
 out=$("$WCS" rt.db ".mode list" "SELECT count(*) FROM tele")
 check_eq "33 lines hold 31 rows (versions share a row)" "$out" "31"
 out=$("$WCS" rt.db ".mode list" \
