@@ -753,8 +753,10 @@ typedef struct wcs_family_info {
 ** text in the DDL grammar of DESIGN.md §3, the module arguments joined by
 ** commas, e.g. "KEY (device STRING, day INT64 DECIMAL(8)) DELIMITED BY
 ** '#', FAMILY stats (cpu INT64) MAX VERSIONS 3, FAMILY meta". STORE, SYNC,
-** TABLE, CACHE, COMPRESSION and HISTORY clauses are accepted and ignored
-** here (they concern the SQL module's store). An empty or NULL zSchema
+** TABLE, CACHE and HISTORY clauses are accepted and ignored here (they
+** concern the SQL module's store); COMPRESSION is kept in the canonical
+** text but sets nothing (the store's level is wcs_options.iZstdLevel, set
+** when it opens). An empty or NULL zSchema
 ** makes a table without key schema or families, which holds no cell until
 ** wcs_table_alter() gives it a family. The catalog keeps the
 ** canonical text (ks_schema_text()) with schema version 1. Fails with

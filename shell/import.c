@@ -372,8 +372,9 @@ static int parse_opts(Shell *p, ImpOpts *o, int nOpt, char **azOpt) {
     } else {
       return shell_error(p,
                          "unknown option \"%.*s\" (options: format, "
-                         "column-family, timestamp, key, map, skip-bad, "
-                         "keep-key, batch)",
+                         "column-family or family, timestamp, key, map, "
+                         "skip-bad, keep-key, batch; cbt's app-profile and "
+                         "workers are taken and ignored)",
                          (int)nName, z);
     }
 #undef IS

@@ -234,28 +234,30 @@ int shell_process(Shell *p, FILE *in, const char *zName, int bBail) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "Usage: wcs [OPTIONS] [DB [SQL | .command]...]\n"
-             "       wcs demo [DB]\n"
-             "       wcs import DB TABLE FILE [name=value...]\n"
-             "       wcs export DB TABLE FILE [cbt|csv|jsonl] [timestamp=none]\n"
-             "       wcs keyviz DB TABLE FILE.svg [buckets=N]\n"
-             "\n"
-             "An SQL shell for SQLite with the wcs module (Bigtable-style "
-             "tables).\n"
-             "DB defaults to wcs.db in the current directory; its store is "
-             "DB.wcs/.\n"
-             "With SQL arguments each runs in turn and the program exits; "
-             "without,\n"
-             "SQL is read from standard input (a script, or the prompt on a "
-             "terminal).\n"
-             "\n"
-             "Options:\n"
-             "  --mode MODE       list, table, box, csv, json or line\n"
-             "  --headers on|off  print column names\n"
-             "  --version         print the version\n"
-             "  --help            this text\n"
-             "\n"
-             "Inside the shell, .help lists the dot-commands.\n");
+  fprintf(f,
+          "Usage: wcs [OPTIONS] [DB [SQL | .command]...]\n"
+          "       wcs demo [DB]\n"
+          "       wcs import DB TABLE FILE [name=value...]\n"
+          "       wcs export DB TABLE FILE [cbt|csv|jsonl] [timestamp=none]\n"
+          "       wcs keyviz DB TABLE FILE.svg [buckets=N]\n"
+          "\n"
+          "An SQL shell for SQLite with the wcs module (Bigtable-style "
+          "tables).\n"
+          "DB defaults to wcs.db in the current directory; its store is "
+          "DB.wcs/.\n"
+          "With SQL arguments each runs in turn and the program exits; "
+          "without,\n"
+          "SQL is read from standard input (a script, or the prompt on a "
+          "terminal).\n"
+          "\n"
+          "Options:\n"
+          "  --mode MODE       list, table, box, csv, json or line\n"
+          "  --headers on|off  print column names (also --header, "
+          "--noheader)\n"
+          "  --version         print the version\n"
+          "  --help, -h        this text\n"
+          "\n"
+          "Inside the shell, .help lists the dot-commands.\n");
 }
 
 /* Open the SQL connection to p->zDbPath with the module registered. */

@@ -600,8 +600,8 @@ typedef struct StatsCtx {
 } StatsCtx;
 
 /* A GC age in microseconds as the DDL writes it: in the largest unit of
-** days, hours, minutes or seconds it is a whole number of, else in
-** microseconds. */
+** days, hours, minutes, seconds or milliseconds it is a whole number of,
+** else in microseconds. */
 static void format_age(char *z, size_t n, int64_t iMicros) {
   static const struct {
     int64_t iUnit;
@@ -609,9 +609,10 @@ static void format_age(char *z, size_t n, int64_t iMicros) {
   } a[] = {{86400000000LL, "d"},
            {3600000000LL, "h"},
            {60000000LL, "m"},
-           {1000000LL, "s"}};
+           {1000000LL, "s"},
+           {1000LL, "ms"}};
   int i;
-  for (i = 0; i < 4; i++) {
+  for (i = 0; i < (int)(sizeof(a) / sizeof(a[0])); i++) {
     if (iMicros % a[i].iUnit == 0) {
       snprintf(z, n, "%lld%s", (long long)(iMicros / a[i].iUnit),
                a[i].zUnit);

@@ -315,9 +315,9 @@ check_has ".stats of a missing table is an error" "$(cat err.txt)" "nosuch"
 check_eq "... that prints no statistics first" "$(cat out.txt)" ""
 out=$("$WCS" gc.db "CREATE VIRTUAL TABLE gc USING wcs(FAMILY a MAX AGE '30d',
   FAMILY b MAX VERSIONS 2 MAX AGE '12h' INTERSECTION, FAMILY c MAX VERSIONS 1
-  MAX AGE '90s', FAMILY n AGGREGATE SUM)" ".stats gc")
+  MAX AGE '90s', FAMILY n AGGREGATE SUM, FAMILY h MAX AGE '500ms')" ".stats gc")
 check_has ".stats shows every GC policy" "$out" \
-  "a (max age 30d), b (max 2 versions and max age 12h), c (max 1 versions or max age 90s), n (aggregate SUM)"
+  "a (max age 30d), b (max 2 versions and max age 12h), c (max 1 versions or max age 90s), n (aggregate SUM), h (max age 500ms)"
 
 out=$("$WCS" w.db ".compact metrics")
 check_has ".compact TABLE" "$out" "compacted metrics"
