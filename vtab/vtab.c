@@ -142,6 +142,21 @@ int wcsToSqlite(int rc) {
 /* Report an engine error on the vtab, with its message. */
 static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
   const char *zMsg = pTab->pStore ? wcs_engine_errmsg(pTab->pStore->pEng) : "";
+  if (rc == WCS_SCHEMA && pTab->pStore && pTab->zStoreTable) {
+    /* "altered or dropped": which, when it is gone (another table of this
+    ** connection dropped it, say) */
+    wcs_table *pNow = NULL;
+    if (wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pNow) ==
+            WCS_OK &&
+        pNow == NULL) {
+      setErr(&pTab->base,
+             "%s: store table '%s' is missing (dropped since this "
+             "connection opened it); DROP TABLE %s removes this declaration",
+             pTab->zName, pTab->zStoreTable, pTab->zName);
+      return SQLITE_ERROR;
+    }
+    wcs_table_close(pNow);
+  }
   if (zMsg == NULL || zMsg[0] == 0) zMsg = wcs_errstr(rc);
   sqlite3_free(pTab->base.zErrMsg);
   pTab->base.zErrMsg =
@@ -5954,8 +5969,8 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   rc = applyColumns(pTab, pTxn, argv, pKey->a, pKey->n, iTs, pOld == NULL,
                     abSame, &nCell);
   if (rc != WCS_OK) {
-    if (pVtab->zErrMsg == NULL) engErr(pTab, rc, pTab->zName);
-    rc = wcsToSqlite(rc);
+    rc = pVtab->zErrMsg == NULL ? engErr(pTab, rc, pTab->zName)
+                                : wcsToSqlite(rc);
     goto done;
   }
   if (pOld == NULL && nCell == 0 && wcs_table_family_count(pTab->pTab) == 0) {
