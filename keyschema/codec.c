@@ -833,8 +833,7 @@ static int fieldBytes(const ks_schema *s, int i, const ks_value *pVal,
     int64_t v, vMin, vMax;
     if (pVal->eType == KS_VAL_INT) {
       v = pVal->i;
-    } else if (pVal->eType == KS_VAL_REAL &&
-               pVal->r >= -9223372036854775808.0 &&
+    } else if (pVal->eType == KS_VAL_REAL && pVal->r > -9223372036854775808.0 &&
                pVal->r < 9223372036854775808.0 &&
                (double)(int64_t)pVal->r == pVal->r) {
       v = (int64_t)pVal->r;

@@ -2982,6 +2982,37 @@ START_TEST(test_commit_store_cannot_write_is_reported_next) {
 }
 END_TEST
 
+/* An INT64 key field takes INT64's range and no more, on both sides: a
+** text or REAL past -2^63 rounds to -2^63 as a double, and was stored as
+** INT64_MIN, so distinct values became one row. INSERT and wcs_key_encode
+** take the same values and say why they refuse one. */
+START_TEST(test_int64_key_field_refuses_values_past_its_range) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE o USING wcs(KEY (n INT64), FAMILY f (v INT64))");
+  CHECK_ERR(db, "INSERT INTO o(n, v) VALUES ('-9223372036854775809', 1)",
+            "key field n is INT64: cannot store the out-of-range TEXT "
+            "'-9223372036854775809' (INT64 holds");
+  CHECK_ERR(db, "INSERT INTO o(n, v) VALUES (-9223372036854775809, 1)",
+            "out-of-range REAL");
+  CHECK_ERR(db, "INSERT INTO o(n, v) VALUES ('9223372036854775808', 1)",
+            "out-of-range TEXT");
+  CHECK_ERR(db, "INSERT INTO o(n, v) VALUES ('1.5', 1)",
+            "cannot store the non-integer TEXT '1.5'");
+  CHECK_ERR(db, "SELECT wcs_key_encode('o', '-9223372036854775809')",
+            "out-of-range TEXT");
+  OK(db, "INSERT INTO o(n, v) VALUES (-9223372036854775808, 1), "
+         "('-9223372036854775807', 2), (9.21e18, 3)");
+  CHECK(db, "SELECT n, v FROM o",
+        "-9223372036854775808|1\n-9223372036854775807|2\n"
+        "9210000000000000000|3");
+  CHECK(db,
+        "SELECT hex(wcs_key_encode('o', 9.21e18)) = "
+        "(SELECT hex(_key) FROM o WHERE v = 3)",
+        "1");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* The row key of an INSERT: from the key fields, from a _key given alone,
 ** or from both when they agree; the errors name the field or the key. A
 ** load (fields, no _key) encodes the fields straight away; these pin the
@@ -3224,6 +3255,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_columns_follow_the_design);
   tcase_add_test(tc, test_table_without_key_schema_shows_raw_key);
   tcase_add_test(tc, test_insert_row_key_from_fields_or_key);
+  tcase_add_test(tc, test_int64_key_field_refuses_values_past_its_range);
   tcase_add_test(tc, test_text_compared_with_key_uses_its_bytes);
   tcase_add_test(tc, test_text_operands_read_alike_in_every_encoding);
   tcase_add_test(tc, test_text_results_outlive_their_row);

@@ -148,7 +148,7 @@ static void toInt64Func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (sqlite3_value_type(argv[0]) == SQLITE_FLOAT) {
     /* a REAL is taken as INT64 would be written: whole, in range */
     double r = sqlite3_value_double(argv[0]);
-    if (r == floor(r) && r >= -9223372036854775808.0 &&
+    if (r == floor(r) && r > -9223372036854775808.0 &&
         r < 9223372036854775808.0) {
       sqlite3_result_int64(ctx, (sqlite3_int64)r);
     } else {
@@ -418,14 +418,15 @@ static void keyEncodeFunc(sqlite3_context *ctx, int argc,
                             &r);
       } else if (t == SQLITE_FLOAT) {
         r = sqlite3_value_double(v);
-        if (r == floor(r) && fabs(r) < 9.2e18) {
+        /* as INSERT takes it (fieldValue) */
+        if (r == floor(r) && r > -9223372036854775808.0 &&
+            r < 9223372036854775808.0) {
           x = (sqlite3_int64)r;
           e = WCSV_INT;
         }
       }
       if (e != WCSV_INT) {
-        zErr = sqlite3_mprintf("key field %s is %s: not an integer", f->zName,
-                               ks_type_name(f->eType));
+        zErr = wcsIntFieldErr(f->zName, ks_type_name(f->eType), v);
         rc = WCS_MISMATCH;
         break;
       }

@@ -115,7 +115,9 @@ int wcsTextToNumber(const uint8_t *p, int n, sqlite3_int64 *pi, double *pr) {
   }
   {
     double r = strtod(buf, &zEnd);
-    if (r >= -9223372036854775808.0 && r < 9223372036854775808.0 &&
+    /* (not -2^63 itself: an integer text past INT64's range rounds to it,
+    ** as "9223372036854775808" rounds to 2^63) */
+    if (r > -9223372036854775808.0 && r < 9223372036854775808.0 &&
         r == floor(r)) {
       *pi = (sqlite3_int64)r;
       return WCSV_INT;
@@ -123,6 +125,35 @@ int wcsTextToNumber(const uint8_t *p, int n, sqlite3_int64 *pi, double *pr) {
     *pr = r;
     return WCSV_REAL;
   }
+}
+
+char *wcsIntFieldErr(const char *zField, const char *zType, sqlite3_value *v) {
+  const int t = sqlite3_value_type(v);
+  sqlite3_int64 x;
+  double r = 0;
+  int e = t == SQLITE_FLOAT ? WCSV_REAL : WCSV_BLOB;
+  char *zQ, *z;
+  if (t == SQLITE_FLOAT) r = sqlite3_value_double(v);
+  if (t == SQLITE_TEXT) {
+    e = wcsTextToNumber(sqlite3_value_text(v), sqlite3_value_bytes(v), &x, &r);
+  }
+  zQ =
+      t == SQLITE_BLOB ? NULL : sqlite3_mprintf("%.60Q", sqlite3_value_text(v));
+  z = sqlite3_mprintf(
+      "key field %s is %s: cannot store %s%s%s%s", zField, zType,
+      t == SQLITE_BLOB                               ? "a BLOB"
+      : e == WCSV_REAL && r == floor(r) && !isinf(r) ? "the out-of-range"
+      : t == SQLITE_NULL                             ? "a NULL"
+                                                     : "the non-integer",
+      t == SQLITE_TEXT    ? " TEXT "
+      : t == SQLITE_FLOAT ? " REAL "
+                          : "",
+      zQ && t != SQLITE_NULL ? zQ : "",
+      e == WCSV_REAL && r == floor(r) && !isinf(r)
+          ? " (INT64 holds -9223372036854775808 to 9223372036854775807)"
+          : "");
+  sqlite3_free(zQ);
+  return z;
 }
 
 void wcsValFromSql(WcsVal *pV, sqlite3_value *pVal) {
@@ -207,7 +238,7 @@ static int valToInt(const WcsVal *v, sqlite3_int64 *pi) {
     return 1;
   case WCSV_REAL:
     r = v->r;
-    if (r >= -9223372036854775808.0 && r < 9223372036854775808.0 &&
+    if (r > -9223372036854775808.0 && r < 9223372036854775808.0 &&
         r == floor(r)) {
       *pi = (sqlite3_int64)r;
       return 1;

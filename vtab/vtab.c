@@ -5383,24 +5383,15 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
       e = wcsTextToNumber(sqlite3_value_text(v), sqlite3_value_bytes(v), &x,
                           &r);
     }
-    if (e == WCSV_REAL && r == floor(r) && r >= -9223372036854775808.0 &&
+    if (e == WCSV_REAL && r == floor(r) && r > -9223372036854775808.0 &&
         r < 9223372036854775808.0) {
       x = (sqlite3_int64)r;
       e = WCSV_INT;
     }
     if (e != WCSV_INT) {
-      /* the value as SQL would quote it, cut short */
-      char *zQ = t == SQLITE_BLOB
-                     ? NULL
-                     : sqlite3_mprintf("%.60Q", sqlite3_value_text(v));
-      setErr(&pTab->base, "%s: key field %s is %s: cannot store %s %s %s",
-             pTab->zName, f->zName, ks_type_name(f->eType),
-             t == SQLITE_BLOB ? "a" : "the non-integer",
-             t == SQLITE_TEXT    ? "TEXT"
-             : t == SQLITE_FLOAT ? "REAL"
-                                 : "BLOB",
-             zQ ? zQ : "");
-      sqlite3_free(zQ);
+      char *z = wcsIntFieldErr(f->zName, ks_type_name(f->eType), v);
+      setErr(&pTab->base, "%s: %s", pTab->zName, z ? z : "out of memory");
+      sqlite3_free(z);
       return SQLITE_CONSTRAINT;
     }
     pOut->eType = KS_VAL_INT;

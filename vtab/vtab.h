@@ -344,4 +344,10 @@ int wcsJsonKeys(const char *z, int n, void *pCtx,
 ** WCSV_REAL (filling *pi / *pr), or WCSV_TEXT if it is not a number. */
 int wcsTextToNumber(const uint8_t *p, int n, sqlite3_int64 *pi, double *pr);
 
+/* The message for value v that integer key field zField (of type zType)
+** cannot hold: "key field F is INT64: cannot store ...", saying whether v
+** is out of INT64's range or not an integer, with v as SQL quotes it
+** (cut short). sqlite3_free() it; NULL when out of memory. */
+char *wcsIntFieldErr(const char *zField, const char *zType, sqlite3_value *v);
+
 #endif /* WCS_VTAB_H */
