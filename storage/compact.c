@@ -524,11 +524,15 @@ static int finishOutput(Run *r, const uint8_t *pHi, size_t nHi, int bHiInf) {
 
 int compact_output_open(compact_job *j, const sst_options *pSo,
                         compact_output *o, char **pzErr) {
+  sst_options so = *pSo;
   o->iFile = j->xNewFile(j->pArg);
   free(o->zPath);
   o->zPath = vset_file_path(j->pVs, o->iFile, "sst");
   if (o->zPath == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
-  return sst_builder_new(vset_env(j->pVs), o->zPath, o->iFile, pSo, &o->pB,
+  if (j->xManifestPos) {
+    j->xManifestPos(j->pArg, &so.iManifest, &so.nManifestBytes);
+  }
+  return sst_builder_new(vset_env(j->pVs), o->zPath, o->iFile, &so, &o->pB,
                          pzErr);
 }
 

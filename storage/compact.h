@@ -57,6 +57,9 @@ int compact_input_dels(wcs_compaction *c, sst_rangedel **paDel, int *pnDel);
 typedef struct compact_job {
   wcs_vset *pVs;                    /* env, directory, options, cache */
   uint64_t (*xNewFile)(void *pArg); /* allocate a file number (locks) */
+  /* the manifest in use and its size (locks), recorded in each output
+  ** (sst_options.iManifest); NULL: none */
+  void (*xManifestPos)(void *pArg, uint64_t *piManifest, uint64_t *pnBytes);
   void *pArg;                       /* passed to xNewFile */
   const uint64_t *aSnap;            /* live snapshot seqs ascending, then the
                                     ** latest seq: versions are kept per stripe */

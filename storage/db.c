@@ -493,6 +493,13 @@ static uint64_t newFileNumber(void *pArg) {
   return n;
 }
 
+static void manifestPos(void *pArg, uint64_t *piManifest, uint64_t *pnBytes) {
+  wcs_db *db = pArg;
+  pthread_mutex_lock(&db->mu);
+  vset_manifest_pos(db->pVs, piManifest, pnBytes);
+  pthread_mutex_unlock(&db->mu);
+}
+
 /* Snapshot seqs ascending plus the latest seq (mutex held); malloc'd. */
 static uint64_t *snapList(wcs_db *db, int *pn) {
   int n = 1;
@@ -560,6 +567,7 @@ static void jobInit(wcs_db *db, compact_job *j, wcs_version *pBase,
                     const uint64_t *aSnap, int nSnap, int iOutLevel) {
   j->pVs = db->pVs;
   j->xNewFile = newFileNumber;
+  j->xManifestPos = db->bInMemory ? NULL : manifestPos;
   j->pArg = db;
   j->aSnap = aSnap;
   j->nSnap = nSnap;
@@ -2705,6 +2713,86 @@ static int recoveryFlush(wcs_db *db, uint64_t maxSeq, char **pzErr) {
   return rc;
 }
 
+/*
+** Before anything is replayed or written: a sorted file in the directory
+** that the manifest does not name is normally what a flush, compaction or
+** bulk load left when its process stopped before the edit that installs
+** it was recorded, and the sweep deletes it. Each file records the
+** manifest in use when it was begun and that manifest's size then
+** (sst_options.iManifest): a file begun when the manifest in use was
+** longer than it is now shows the manifest lost edits it had (cut short,
+** or replaced by an older copy), edits that may name this file and
+** others. Opening would delete those files, and reuse their numbers for
+** new ones: the open is refused instead, and nothing on disk is changed.
+** Files that record nothing (written before the property existed) are
+** taken as orphans, as before.
+*/
+typedef struct OrphanCheck {
+  wcs_db *db;
+  uint64_t iMan, nMan; /* the manifest in use and the bytes it holds */
+  int rc;              /* WCS_OK, or the refusal (zErr) */
+  char *zErr;
+} OrphanCheck;
+
+static int orphanOne(void *p, const char *zName) {
+  OrphanCheck *c = p;
+  wcs_db *db = c->db;
+  unsigned long long n;
+  char zExt[16];
+  char *zPath;
+  wcs_file *f = NULL;
+  sst_reader *r = NULL;
+  uint64_t nSize = 0, iMan = 0, nMan = 0;
+  if (c->rc != WCS_OK || sscanf(zName, "%llu.%15s", &n, zExt) != 2 ||
+      strcmp(zExt, "sst") != 0 || vset_file_live(db->pVs, n)) {
+    return WCS_OK;
+  }
+  zPath = wcs_path_join(db->zDir, zName);
+  if (zPath == NULL) {
+    c->rc = wcs_seterr(&c->zErr, WCS_NOMEM, "out of memory");
+    return WCS_OK;
+  }
+  if (db->pEnv->xOpen(db->pEnv, zPath, WCS_OPEN_READ, &f, NULL) == WCS_OK &&
+      db->pEnv->xSize(f, &nSize, NULL) == WCS_OK &&
+      sst_reader_open(db->pEnv, zPath, n, nSize, NULL, &r, NULL) == WCS_OK) {
+    /* (a file that does not open is an unfinished one: the sweep's) */
+    sst_reader_manifest_pos(r, &iMan, &nMan);
+    if (iMan == c->iMan && nMan > c->nMan) {
+      c->rc = wcs_seterr(
+          &c->zErr, WCS_CORRUPT_BKPT,
+          "store %s: MANIFEST-%06llu holds %llu bytes, but %s, which it does "
+          "not name, was written when it held %llu: the manifest has lost "
+          "edits (cut short, or an older copy), and opening would delete "
+          "the files they name. Restore the manifest (from a backup of the "
+          "store) and open again; the store was left as it is",
+          db->zDir, (unsigned long long)c->iMan, (unsigned long long)c->nMan,
+          zName, (unsigned long long)nMan);
+    }
+  }
+  sst_reader_close(r);
+  if (f) db->pEnv->xClose(f);
+  free(zPath);
+  return WCS_OK;
+}
+
+static int checkOrphans(wcs_db *db, char **pzErr) {
+  OrphanCheck c;
+  memset(&c, 0, sizeof c);
+  c.db = db;
+  c.iMan = vset_manifest_number(db->pVs);
+  c.nMan = vset_manifest_end(db->pVs);
+  if (c.iMan == 0) return WCS_OK;
+  db->pEnv->xList(db->pEnv, db->zDir, &c, orphanOne, NULL);
+  if (c.rc != WCS_OK) {
+    if (pzErr) {
+      *pzErr = c.zErr;
+    } else {
+      free(c.zErr);
+    }
+  }
+  return c.rc;
+}
+
 typedef struct Replay {
   wcs_db *db;
   uint64_t maxSeq; /* highest seq replayed */
@@ -3122,6 +3210,9 @@ static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
                    db->opt.bCreate, &db->pVs, pzErr);
   }
   if (rc == WCS_OK && !db->bInMemory) rc = checkLiveLogs(db, pzErr);
+  if (rc == WCS_OK && !db->bInMemory && !db->bFollow) {
+    rc = checkOrphans(db, pzErr);
+  }
   if (rc == WCS_OK && !db->bReadOnly) rc = vset_open_manifest(db->pVs, pzErr);
   if (rc == WCS_OK && memtable_new(db->nMemLimit, 0, &db->pMem)) {
     rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");

@@ -606,6 +606,12 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
     if (rc == WCS_OK) {
       rc = putPropU64(&meta, WCS_SST_PROP_FLAGS, (uint64_t)bUnbounded);
     }
+    if (rc == WCS_OK && p->opt.iManifest) {
+      rc = putPropU64(&meta, WCS_SST_PROP_MANIFEST, p->opt.iManifest);
+      if (rc == WCS_OK) {
+        rc = putPropU64(&meta, WCS_SST_PROP_MANBYTES, p->opt.nManifestBytes);
+      }
+    }
     if (rc == WCS_OK && p->pNote) {
       void *pOut = NULL;
       size_t nOut = 0;
@@ -793,6 +799,7 @@ struct sst_reader {
   uint8_t *pLargest;
   size_t nLargest;
   int bUnbounded;
+  uint64_t iManifest, nManifestBytes; /* WCS_SST_PROP_MANIFEST/_MANBYTES */
   uint8_t *pNote;  /* the file note (WCS_SST_PROP_NOTE), owned; NULL:
                    ** none */
   size_t nNote;    /* bytes at pNote */
@@ -1143,6 +1150,12 @@ static int parseProps(sst_reader *p, const uint8_t *a, size_t n,
       break;
     case WCS_SST_PROP_FLAGS:
       p->bUnbounded = (int)(v & 1);
+      break;
+    case WCS_SST_PROP_MANIFEST:
+      p->iManifest = v;
+      break;
+    case WCS_SST_PROP_MANBYTES:
+      p->nManifestBytes = v;
       break;
     case WCS_SST_PROP_NOTE:
       pNote = zVal;
@@ -1711,6 +1724,12 @@ void sst_reader_props(const sst_reader *p, uint64_t *pnEntries,
   if (pnEntries) *pnEntries = p->nEntries;
   if (pnRawBytes) *pnRawBytes = p->nRaw;
   if (pnBytes) *pnBytes = p->nFileSize;
+}
+
+void sst_reader_manifest_pos(const sst_reader *p, uint64_t *piManifest,
+                             uint64_t *pnBytes) {
+  *piManifest = p->iManifest;
+  *pnBytes = p->nManifestBytes;
 }
 
 int sst_reader_meta(const sst_reader *p, sst_meta *pMeta) {

@@ -53,6 +53,8 @@ typedef struct wcs_cache wcs_cache;
 #define WCS_SST_PROP_SMALLEST  7 /* smallest internal key (bytes) */
 #define WCS_SST_PROP_LARGEST   8 /* largest internal key (bytes) */
 #define WCS_SST_PROP_FLAGS     9 /* bit 0: a tombstone is unbounded above */
+#define WCS_SST_PROP_MANIFEST  10 /* manifest in use when the file was begun */
+#define WCS_SST_PROP_MANBYTES  11 /* ... and its size in bytes then */
 #define WCS_SST_PROP_NOTE     32 /* the file note (bytes; wcs_options) */
 
 /* ---- block cache: CLOCK (second chance) over decompressed blocks, keyed
@@ -116,6 +118,11 @@ typedef struct sst_options {
   void (*xNoteAdd)(void *pSum, const void *pKey, size_t nKey, int bDelete);
   int (*xNoteEnd)(void *pSum, int bAbandon, void **ppOut, size_t *pnOut);
   void *pNoteCtx;
+  /* the store's manifest when the file is begun (number, bytes), kept as
+  ** properties so that an open can tell a file an unfinished job left
+  ** from one that a manifest cut short no longer names (db.c,
+  ** checkOrphans); iManifest 0: none */
+  uint64_t iManifest, nManifestBytes;
 } sst_options;
 
 /* Range tombstone: user keys k with start <= k < end written at seq or
@@ -288,6 +295,10 @@ void sst_reader_props(const sst_reader *, uint64_t *pnEntries,
 ** properties (for checks and repair). *pMeta is filled with fresh copies;
 ** free with sst_meta_clear. WCS_OK or WCS_NOMEM. */
 int sst_reader_meta(const sst_reader *, sst_meta *pMeta);
+/* The manifest number and size the builder recorded (sst_options), both
+** 0 for a file that has none. */
+void sst_reader_manifest_pos(const sst_reader *, uint64_t *piManifest,
+                             uint64_t *pnBytes);
 
 /* ---- CRC-32C (Castagnoli), hardware-accelerated where the CPU has it. */
 uint32_t wcs_crc32c(uint32_t crc, const void *p, size_t n);

@@ -1846,6 +1846,11 @@ void vset_set_last_seq(wcs_vset *vs, uint64_t s) {
 uint64_t vset_manifest_number(const wcs_vset *vs) {
   return vs->iManifest;
 }
+void vset_manifest_pos(const wcs_vset *vs, uint64_t *piManifest,
+                       uint64_t *pnBytes) {
+  *piManifest = vs->iManifest;
+  *pnBytes = vs->pManifest ? wal_writer_size(vs->pManifest) : vs->nManifestEnd;
+}
 uint64_t vset_next_file(const wcs_vset *vs) {
   return vs->iNextFile;
 }

@@ -521,6 +521,57 @@ START_TEST(test_version_unreferenced_files_are_swept) {
 }
 END_TEST
 
+/* A manifest that lost edits (cut short, or an older copy put back)
+** would open as an older store and sweep away the files only those edits
+** name: each file records the manifest's size when it was begun, so one
+** the manifest does not name that was begun when it was longer proves the
+** loss, and the open is refused with nothing changed. A file the manifest
+** does not name that was begun within its present length is what an
+** unfinished flush or compaction leaves, and is swept as before. */
+START_TEST(test_version_manifest_that_lost_edits_is_refused) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  wcs_db *db = NULL;
+  wcs_options o;
+  char zMan[64] = "", zSst[64] = "";
+  char *zErr = NULL;
+  uint8_t *a;
+  size_t n = 0;
+  int bExists = 0;
+  fill(pEnv);
+  /* an unfinished job's output: a copy of a live file, under a new number */
+  pEnv->xList(pEnv, "/s", zSst, sstName, NULL);
+  a = readAll(pEnv, zSst, &n);
+  writeAll(pEnv, "/s/999998.sst", a, n);
+  free(a);
+  wcs_options_init(&o);
+  o.bNoBackground = 1;
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, NULL), WCS_OK);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  pEnv->xExists(pEnv, "/s/999998.sst", &bExists);
+  ck_assert_int_eq(bExists, 0);
+  /* a manifest cut to its first edit */
+  pEnv->xList(pEnv, "/s", zMan, manifestName, NULL);
+  a = readAll(pEnv, zMan, &n);
+  ck_assert_uint_gt(n, 40);
+  writeAll(pEnv, zMan, a, 20);
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, &zErr), WCS_CORRUPT);
+  ck_assert_msg(strstr(zErr, "the manifest has lost edits") != NULL, "%s",
+                zErr);
+  ck_assert_msg(strstr(zErr, zMan + 3) != NULL, "%s", zErr);
+  wcs_free(zErr);
+  zErr = NULL;
+  ck_assert_int_eq(openRc(pEnv, &zErr), WCS_CORRUPT);
+  wcs_free(zErr);
+  pEnv->xExists(pEnv, zSst, &bExists);
+  ck_assert_int_eq(bExists, 1); /* nothing was swept */
+  /* the manifest put back whole: everything is there */
+  writeAll(pEnv, zMan, a, n);
+  free(a);
+  ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
 /* A store that lost CURRENT is refused, not recreated over its files. */
 START_TEST(test_version_missing_current_with_files_is_refused) {
   wcs_env *pEnv = wcs_env_mem_new();
@@ -585,6 +636,7 @@ Suite *storage_version_suite(void) {
   tcase_add_test(tc, test_version_damaged_current_is_named);
   tcase_add_test(tc, test_version_missing_sorted_file_is_named);
   tcase_add_test(tc, test_version_unreferenced_files_are_swept);
+  tcase_add_test(tc, test_version_manifest_that_lost_edits_is_refused);
   tcase_add_test(tc, test_version_missing_current_with_files_is_refused);
   tcase_add_test(tc, test_version_unfinished_creation_is_recreated);
   suite_add_tcase(s, tc);
