@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sqlcheck.h"
@@ -2721,6 +2722,36 @@ START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
 }
 END_TEST
 
+/* A store that is there but will not open (here its lock file cannot be
+** opened; a full disk does the same) is not "missing": every statement
+** says why, that the table is intact, and tries again, so the same
+** connection reads it once the cause is gone; DROP TABLE, which could
+** drop only the declaration, is refused meanwhile. */
+START_TEST(test_store_that_fails_to_open_is_tried_again) {
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp);
+  char *zLock;
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(v INT64))");
+  OK(db, "INSERT INTO t(k, v) VALUES ('a', 1)");
+  sqlite3_close(db);
+  zLock = sqlite3_mprintf("%s.wcs/LOCK", tmp.zDb);
+  ck_assert_int_eq(unlink(zLock), 0);
+  ck_assert_int_eq(mkdir(zLock, 0755), 0);
+  db = openDb(tmp.zDb);
+  CHECK_ERR(db, "SELECT * FROM t",
+            "the table is intact: the next statement tries to open the store "
+            "again");
+  CHECK_ERR(db, "DROP TABLE t", "");
+  CHECK(db, "SELECT count(*) FROM sqlite_schema WHERE name = 't'", "1");
+  ck_assert_int_eq(rmdir(zLock), 0);
+  CHECK(db, "SELECT k, v FROM t", "a|1");
+  sqlite3_free(zLock);
+  sqlite3_close(db);
+  tmpDbDone(&tmp);
+}
+END_TEST
+
 /* A deserialized database is in memory though SQLite names it ("x"): its
 ** tables without STORE use the connection's in-memory store, not a store
 ** "x.wcs" in the current directory that every such database would share
@@ -3319,6 +3350,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_alter_refused_while_the_schema_cannot_be_written);
   tcase_add_test(tc, test_drop_refused_while_a_reader_holds_the_file);
   tcase_add_test(tc, test_deserialized_database_has_an_in_memory_store);
+  tcase_add_test(tc, test_store_that_fails_to_open_is_tried_again);
   tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);

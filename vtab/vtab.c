@@ -984,6 +984,21 @@ static char *noTableErr(const WcsTab *pTab, const char *zWhere,
                      : "declare its KEY and FAMILY clauses to create it");
 }
 
+/* Why the store at zPath (NULL: in memory) could not be opened, from
+** connStore's code rc: held by another process, damaged, or, when the
+** store is there, another failure a later statement may not meet (a full
+** disk, an I/O error); any of these keeps the table for a retry
+** (tabRetry). Else the store is gone: nothing to retry. */
+static void storeFailed(WcsTab *pTab, int rc, const char *zPath) {
+  pTab->bStoreBusy = rc == SQLITE_BUSY;
+  pTab->bStoreDamaged = (rc & 0xff) == SQLITE_CORRUPT;
+  pTab->rcStoreFailed = 0;
+  if (!pTab->bStoreBusy && !pTab->bStoreDamaged && zPath &&
+      access(zPath, F_OK) == 0 && (rc & 0xff) != SQLITE_NOMEM) {
+    pTab->rcStoreFailed = rc;
+  }
+}
+
 /*
 ** xCreate and xConnect. argv[0] is the module name, argv[1] the schema,
 ** argv[2] the table name, argv[3..] the clauses.
@@ -1057,9 +1072,8 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   if (rc != SQLITE_OK && !bCreate) {
     /* the store is gone or held by another process: connect anyway so
     ** that DROP TABLE works and every use says why it cannot read */
-    pTab->bStoreBusy = rc == SQLITE_BUSY;
-    pTab->bStoreDamaged = (rc & 0xff) == SQLITE_CORRUPT;
-    if (pTab->bStoreBusy || pTab->bStoreDamaged) {
+    storeFailed(pTab, rc, zPath);
+    if (pTab->bStoreBusy || pTab->bStoreDamaged || pTab->rcStoreFailed) {
       pTab->zPath = zPath; /* tabRetry opens it again */
       zPath = NULL;
     }
@@ -1265,6 +1279,14 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
            "the table is intact: drop it once the store is closed there",
            pTab->zName, pTab->zMissing ? pTab->zMissing : "locked");
     return SQLITE_BUSY;
+  }
+  if (pTab->bOwner && pTab->rcStoreFailed) {
+    /* the same while the store cannot be opened (a full disk, say) */
+    setErr(pVtab,
+           "cannot drop %s while its store cannot be opened (%s); the table "
+           "is intact: drop it once the store opens",
+           pTab->zName, pTab->zMissing ? pTab->zMissing : "failed");
+    return pTab->rcStoreFailed;
   }
   if (pTab->bOwner && pTab->pTab && pTab->pStore) {
     if (pTab->bInTxn) {
@@ -3845,7 +3867,9 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
 
 /*
 ** A table connected while another process held its store (bStoreBusy),
-** or while a damaged file kept the store from opening (bStoreDamaged,
+** while a damaged file kept the store from opening (bStoreDamaged), or
+** while the store failed to open otherwise (rcStoreFailed, a full disk
+** say),
 ** until it is repaired or restored): try to open the store again, as each
 ** statement on the table begins.
 ** The columns were declared from the CREATE VIRTUAL TABLE arguments then,
@@ -3859,14 +3883,15 @@ static int tabRetry(WcsTab *pTab) {
   wcs_table *t = NULL;
   char *zErr = NULL;
   int rc;
-  if (!pTab->bStoreBusy && !pTab->bStoreDamaged) return 0;
+  if (!pTab->bStoreBusy && !pTab->bStoreDamaged && !pTab->rcStoreFailed) {
+    return 0;
+  }
   rc = connStore(pTab->pConn, pTab->zPath, pTab->pOwnSchema, 0, &pStore, &zErr);
   if (rc != SQLITE_OK) {
-    if (zErr) { /* still held or damaged: the newest reason */
+    if (zErr) { /* still held, damaged or failing: the newest reason */
       sqlite3_free(pTab->zMissing);
       pTab->zMissing = zErr;
-      pTab->bStoreBusy = rc == SQLITE_BUSY;
-      pTab->bStoreDamaged = !pTab->bStoreBusy;
+      storeFailed(pTab, rc, pTab->zPath);
     }
     return 0;
   }
@@ -3874,6 +3899,7 @@ static int tabRetry(WcsTab *pTab) {
   pTab->pStore = pStore;
   pTab->bStoreBusy = 0;
   pTab->bStoreDamaged = 0;
+  pTab->rcStoreFailed = 0;
   rc = wcs_table_open(pStore->pEng, pTab->zStoreTable, &t);
   if (rc != WCS_OK) {
     sqlite3_free(pTab->zMissing);
@@ -4038,6 +4064,14 @@ int wcsMissingErr(WcsTab *pTab) {
            "statement opens it again",
            pTab->zName, pTab->zMissing);
     return SQLITE_CORRUPT;
+  }
+  if (pTab->rcStoreFailed) {
+    /* nor here: a full disk or an I/O error may pass */
+    setErr(&pTab->base,
+           "%s: %s; the table is intact: the next statement tries to open "
+           "the store again",
+           pTab->zName, pTab->zMissing);
+    return pTab->rcStoreFailed;
   }
   if (pTab->bStale) {
     return setErr(&pTab->base, "%s: %s", pTab->zName, pTab->zMissing);

@@ -107,9 +107,13 @@ struct WcsTab {
                             ** when pTab is NULL) */
   int bStoreBusy;           /* ... because another process holds the store */
   int bStoreDamaged;        /* ... because a file of the store is damaged */
-  char *zPath;              /* the store's path, kept while bStoreBusy or
-                            ** bStoreDamaged so that a later statement can
-                            ** try again */
+  int rcStoreFailed;        /* ... or, not 0, because the store, which is
+                            ** there, could not be opened for this SQLite
+                            ** code (a full disk, an I/O error, a file
+                            ** system that refuses the lock file) */
+  char *zPath;              /* the store's path, kept while bStoreBusy,
+                            ** bStoreDamaged or rcStoreFailed so that a
+                            ** later statement can try again */
   char *zDecl;              /* the CREATE TABLE text declared to SQLite */
   int bStale;               /* the store is free, but its schema declares
                             ** other columns than zDecl: reopen to use it */
