@@ -2722,6 +2722,39 @@ START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
 }
 END_TEST
 
+/* A process killed between xCreate (which makes the store table) and
+** SQLite's commit of the declaration leaves a store table no declaration
+** names; the same CREATE run again takes it over, since it is empty and of
+** that very schema. One with rows, or of another schema, is refused as
+** before. (The kill is played by taking the declaration out of
+** sqlite_schema behind SQLite's back.) */
+START_TEST(test_create_takes_over_what_a_killed_create_left) {
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp);
+  static const char *zCreate =
+      "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f (v INT64))";
+  static const char *zForget =
+      "PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE name IN "
+      "('t', 't_wcsclock'); PRAGMA writable_schema = OFF";
+  OK(db, zCreate);
+  OK(db, zForget);
+  sqlite3_close(db);
+  db = openDb(tmp.zDb);
+  OK(db, zCreate);
+  OK(db, "INSERT INTO t(k, v) VALUES ('a', 1)");
+  CHECK(db, "SELECT k, v FROM t", "a|1");
+  /* with a row, it is somebody's data */
+  OK(db, zForget);
+  sqlite3_close(db);
+  db = openDb(tmp.zDb);
+  CHECK_ERR(db, zCreate, "store table 't' already exists");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY g)",
+            "store table 't' already exists");
+  sqlite3_close(db);
+  tmpDbDone(&tmp);
+}
+END_TEST
+
 /* A store that is there but will not open (here its lock file cannot be
 ** opened; a full disk does the same) is not "missing": every statement
 ** says why, that the table is intact, and tries again, so the same
@@ -3351,6 +3384,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_drop_refused_while_a_reader_holds_the_file);
   tcase_add_test(tc, test_deserialized_database_has_an_in_memory_store);
   tcase_add_test(tc, test_store_that_fails_to_open_is_tried_again);
+  tcase_add_test(tc, test_create_takes_over_what_a_killed_create_left);
   tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);

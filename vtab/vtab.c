@@ -984,6 +984,36 @@ static char *noTableErr(const WcsTab *pTab, const char *zWhere,
                      : "declare its KEY and FAMILY clauses to create it");
 }
 
+/*
+** Whether open store table pTab->pTab, which a CREATE VIRTUAL TABLE with
+** clauses pArgs finds already there, is what such a CREATE left when its
+** process was killed between making the store table (xCreate) and
+** SQLite's commit of the declaration: the same schema, and no row (the
+** data of that transaction was never committed to the store either). The
+** CREATE then takes it over rather than refusing it. A table with rows,
+** or another schema, stays someone else's (the DROP rule); so does any
+** table of a store named by STORE, which other databases may share (the
+** caller asks only for the database's own store, "<file>.wcs").
+*/
+static int orphanOfCreate(WcsTab *pTab, const ks_schema *pArgs) {
+  char *zText = NULL;
+  int bSame, bEmpty = 0;
+  wcs_read_options opt;
+  wcs_cursor *pCur = NULL;
+  if (createText(pArgs, &zText) != WCS_OK) return 0;
+  bSame = strcmp(zText, wcs_table_schema_text(pTab->pTab)) == 0;
+  free(zText);
+  if (!bSame) return 0;
+  wcs_read_options_init(&opt);
+  opt.bKeysOnly = 1;
+  opt.nRowLimit = 1;
+  if (wcs_cursor_open(&pCur, pTab->pTab, NULL, &opt) == WCS_OK) {
+    bEmpty = wcs_cursor_eof(pCur);
+  }
+  wcs_cursor_close(pCur);
+  return bEmpty;
+}
+
 /* Why the store at zPath (NULL: in memory) could not be opened, from
 ** connStore's code rc: held by another process, damaged, or, when the
 ** store is there, another failure a later statement may not meet (a full
@@ -1108,8 +1138,15 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
       goto fail;
     }
   }
+  if (bCreate && pTab->pTab && bClauses && zPath && pArgs->zStore == NULL &&
+      orphanOfCreate(pTab, pArgs)) {
+    /* what a CREATE VIRTUAL TABLE of this very text left when its process
+    ** was killed before SQLite committed it: take it, as that CREATE
+    ** would have (and drop it as that one would, should this one fail) */
+    bMade = 1;
+  }
   if (bCreate) {
-    if (pTab->pTab && bClauses) {
+    if (pTab->pTab && bClauses && !bMade) {
       *pzErr = sqlite3_mprintf(
           "wcs: store table '%s' already exists in %s; to use it, declare "
           "the virtual table with TABLE '%s' and no KEY or FAMILY clauses",
