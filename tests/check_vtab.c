@@ -2722,6 +2722,67 @@ START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
 }
 END_TEST
 
+/* Another process reads the store through a read-only connection
+** (mode=ro): it reads as a follower, taking no lock, so this process,
+** which opens the store afterwards, writes it; and its reads see those
+** writes. (It used to open the store for writing, and lock this process
+** out with "held by another process".) */
+static void readOnlyReader(const char *zDb, int fdIn, int fdOut) {
+  sqlite3 *db = NULL;
+  char c = 'y';
+  sqlite3_stmt *pStmt = NULL;
+  if (sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+      wcs_register(db) != SQLITE_OK ||
+      sqlite3_exec(db, "SELECT count(*) FROM metrics", NULL, NULL, NULL)) {
+    c = 'n';
+  }
+  if (write(fdOut, &c, 1) != 1) _exit(2);
+  if (read(fdIn, &c, 1) != 1) _exit(2);
+  c = 'n';
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM metrics", -1, &pStmt,
+                         NULL) == SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    c = (char)('0' + sqlite3_column_int(pStmt, 0));
+  }
+  sqlite3_finalize(pStmt);
+  if (write(fdOut, &c, 1) != 1) _exit(2);
+  _exit(sqlite3_close(db) == SQLITE_OK ? 0 : 1);
+}
+
+START_TEST(test_read_only_connection_reads_beside_the_writer) {
+  TmpDb tmp;
+  const char *zDb;
+  int aCmd[2], aAck[2], st = 0;
+  char c = 0;
+  pid_t pid;
+  sqlite3 *db;
+  sqlite3_close(tmpDbOpen(&tmp));
+  zDb = tmp.zDb;
+  seedMetricsDb(zDb);
+  ck_assert_int_eq(pipe(aCmd), 0);
+  ck_assert_int_eq(pipe(aAck), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) readOnlyReader(zDb, aCmd[0], aAck[1]);
+  ck_assert_int_eq(read(aAck[0], &c, 1), 1);
+  ck_assert_int_eq(c, 'y');
+  db = openDb(zDb);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)");
+  CHECK(db, "SELECT count(*) FROM metrics", "2");
+  ck_assert_int_eq(write(aCmd[1], "r", 1), 1);
+  ck_assert_int_eq(read(aAck[0], &c, 1), 1);
+  ck_assert_int_eq(c, '2');
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  sqlite3_close(db);
+  close(aCmd[0]);
+  close(aCmd[1]);
+  close(aAck[0]);
+  close(aAck[1]);
+  tmpDbDone(&tmp);
+}
+END_TEST
+
 /* A process killed between xCreate (which makes the store table) and
 ** SQLite's commit of the declaration leaves a store table no declaration
 ** names; the same CREATE run again takes it over, since it is empty and of
@@ -3385,6 +3446,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_deserialized_database_has_an_in_memory_store);
   tcase_add_test(tc, test_store_that_fails_to_open_is_tried_again);
   tcase_add_test(tc, test_create_takes_over_what_a_killed_create_left);
+  tcase_add_test(tc, test_read_only_connection_reads_beside_the_writer);
   tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);

@@ -378,9 +378,14 @@ static WcsStore *connFindStore(WcsConn *pConn, const char *zPath) {
   return NULL;
 }
 
-/* Find or open the store at zPath (NULL: in memory) for this connection. */
+/* Find or open the store at zPath (NULL: in memory) for this connection.
+** bReadOnly: the table's database is read-only to this connection (opened
+** so, mode=ro): the store is read as a follower's, which takes no lock,
+** recovers and writes nothing, so it works on a read-only file system and
+** leaves the store to the process that writes it. */
 static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
-                     int bCreate, WcsStore **ppStore, char **pzErr) {
+                     int bCreate, int bReadOnly, WcsStore **ppStore,
+                     char **pzErr) {
   WcsStore *s;
   wcs_options opt;
   char *zErr = NULL;
@@ -410,6 +415,10 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
   s->opt = opt;
   if (bCreate) {
     rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
+  } else if (bReadOnly && zPath) {
+    opt.bFollow = 1;
+    rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
+    s->bFollow = rc == WCS_OK;
   } else {
     /* another process may write it: then read it beside that process, as
     ** of the latest commit when each statement begins (storeFollow) */
@@ -1097,7 +1106,7 @@ static int wcsInit(sqlite3 *db, void *pAux, int argc, const char *const *argv,
   /* the connection's in-memory store is made on first use by any table,
   ** so that attaching to it before it holds tables says "no store table" */
   rc = connStore(pConn, zPath, pArgs, bCreate && (bClauses || zPath == NULL),
-                 &pTab->pStore, pzErr);
+                 sqlite3_db_readonly(db, argv[1]) == 1, &pTab->pStore, pzErr);
   if (rc == SQLITE_OK) pTab->pStore->nTab++; /* tabFree takes it back */
   if (rc != SQLITE_OK && !bCreate) {
     /* the store is gone or held by another process: connect anyway so
@@ -3923,7 +3932,9 @@ static int tabRetry(WcsTab *pTab) {
   if (!pTab->bStoreBusy && !pTab->bStoreDamaged && !pTab->rcStoreFailed) {
     return 0;
   }
-  rc = connStore(pTab->pConn, pTab->zPath, pTab->pOwnSchema, 0, &pStore, &zErr);
+  rc = connStore(pTab->pConn, pTab->zPath, pTab->pOwnSchema, 0,
+                 sqlite3_db_readonly(pTab->pConn->db, pTab->zDb) == 1, &pStore,
+                 &zErr);
   if (rc != SQLITE_OK) {
     if (zErr) { /* still held, damaged or failing: the newest reason */
       sqlite3_free(pTab->zMissing);
