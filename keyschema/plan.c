@@ -497,6 +497,21 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
         iv.hi = iv.lo;
         setAdd(P, S, &iv);
       }
+      if (c->op != KS_OP_PREFIX) {
+        /* GLOB and LIKE read the value up to its first 00 byte, so p, a
+        ** 00, then anything, matches too, where the field can hold it */
+        uint8_t *z = arenaAlloc(P->p, (size_t)nPre + 1);
+        if (z == NULL) return P->rc = WCS_NOMEM, USE_NO;
+        if (nPre) memcpy(z, p, (size_t)nPre);
+        z[nPre] = 0;
+        if (bytesValid(fc, z, nPre + 1)) {
+          Ivl v0 = prefixIvl(P, z, nPre + 1);
+          v0.lo = normLo(P, fc, v0.lo);
+          v0.hi = normHi(fc, v0.hi);
+          setAdd(P, S, &v0);
+          eUse = USE_COVER;
+        }
+      }
       return eUse;
     }
     if (bLetters) {

@@ -246,6 +246,42 @@ START_TEST(test_plan_ordered_code_prefix_ends_at_the_field) {
 }
 END_TEST
 
+/* GLOB and LIKE read pattern and value up to their first 00 byte, as
+** C strings: a pattern "ab" 00 "*" is "ab", and a value "ab" 00 "x"
+** matches the pattern "ab" (a field that can hold a 00: not delimited). */
+START_TEST(test_plan_patterns_end_at_a_nul) {
+  sqlite3 *db = openMem();
+  OK(db,
+     "CREATE VIRTUAL TABLE t USING wcs(KEY (s STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE TABLE p(s TEXT, v INTEGER)");
+  OK(db, "INSERT INTO t(s, v) VALUES ('ab', 1), ('abc', 2), ('12', 3), "
+         "('123', 4), (CAST(X'0078' AS TEXT), 5), (CAST(X'61620079' AS TEXT), "
+         "6)");
+  OK(db, "INSERT INTO p SELECT s, v FROM t");
+  CHECK(db,
+        "SELECT group_concat(v) FROM t WHERE s GLOB CAST(X'6162002a' AS "
+        "TEXT)",
+        "1,6");
+  CHECK(db,
+        "SELECT group_concat(v) FROM p WHERE s GLOB CAST(X'6162002a' AS "
+        "TEXT)",
+        "1,6");
+  CHECK(db,
+        "SELECT group_concat(v) FROM t WHERE s LIKE CAST(X'31320025' AS "
+        "TEXT)",
+        "3");
+  CHECK(db,
+        "SELECT group_concat(v) FROM p WHERE s LIKE CAST(X'31320025' AS "
+        "TEXT)",
+        "3");
+  CHECK(db, "SELECT group_concat(v) FROM t WHERE s GLOB ''", "5");
+  CHECK(db, "SELECT group_concat(v) FROM p WHERE s GLOB ''", "5");
+  CHECK(db, "SELECT group_concat(v) FROM t WHERE s GLOB 'ab'", "1,6");
+  CHECK(db, "SELECT group_concat(v) FROM p WHERE s GLOB 'ab'", "1,6");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* GLOB and LIKE on a BYTES field are SQLite's to answer (Debian's build
 ** matches no BLOB): an empty literal prefix does not make them "every
 ** row", nor does a field fixed at run time. */
@@ -1167,6 +1203,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_leading_equalities_are_a_prefix_scan);
   tcase_add_test(tc, test_plan_ordered_code_prefix_ends_at_the_field);
   tcase_add_test(tc, test_plan_patterns_on_bytes_are_sqlites);
+  tcase_add_test(tc, test_plan_patterns_end_at_a_nul);
   tcase_add_test(tc, test_plan_in_list_past_the_cap_is_checked_per_row);
   tcase_add_test(tc, test_plan_range_after_prefix);
   tcase_add_test(tc, test_plan_glob_like_and_starts_with_prefixes);

@@ -1652,6 +1652,11 @@ static int coerceOperand(int eType, ks_op *pOp, sqlite3_value *pVal,
       pOut->p = sqlite3_value_text(pVal);
     }
     pOut->n = sqlite3_value_bytes(pVal);
+    if (*pOp != KS_OP_PREFIX && pOut->p) {
+      /* GLOB and LIKE read their pattern up to its first 00 byte */
+      const void *pNul = memchr(pOut->p, 0, (size_t)pOut->n);
+      if (pNul) pOut->n = (int)((const uint8_t *)pNul - pOut->p);
+    }
     pOut->eType = KS_VAL_BYTES;
     return VAL_USE;
   }
