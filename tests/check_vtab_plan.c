@@ -246,6 +246,23 @@ START_TEST(test_plan_ordered_code_prefix_ends_at_the_field) {
 }
 END_TEST
 
+/* The value SQLite gives xBestIndex for a constant may differ from the
+** one the statement compares: CAST(281474976710656.5 AS TEXT) is the
+** literal's text then, and "281474976710656.0" when run, which equals
+** the row. A plan decided empty from the first found nothing. */
+START_TEST(test_plan_empty_only_from_values_that_hold) {
+  sqlite3 *db = openMem();
+  OK(db,
+     "CREATE VIRTUAL TABLE t USING wcs(KEY (ts INT64), FAMILY f (v INT64))");
+  OK(db, "INSERT INTO t(ts, v) VALUES (281474976710656, 1)");
+  CHECK(db, "SELECT v FROM t WHERE ts = CAST(281474976710656.5 AS TEXT)", "1");
+  CHECK(db, "SELECT count(*) FROM t WHERE ts = 'abc'", "0");
+  PLAN(db, "SELECT v FROM t WHERE ts = NULL",
+       "SCAN t VIRTUAL TABLE INDEX 0:EMPTY");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* GLOB and LIKE read pattern and value up to their first 00 byte, as
 ** C strings: a pattern "ab" 00 "*" is "ab", and a value "ab" 00 "x"
 ** matches the pattern "ab" (a field that can hold a 00: not delimited). */
@@ -1204,6 +1221,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_ordered_code_prefix_ends_at_the_field);
   tcase_add_test(tc, test_plan_patterns_on_bytes_are_sqlites);
   tcase_add_test(tc, test_plan_patterns_end_at_a_nul);
+  tcase_add_test(tc, test_plan_empty_only_from_values_that_hold);
   tcase_add_test(tc, test_plan_in_list_past_the_cap_is_checked_per_row);
   tcase_add_test(tc, test_plan_range_after_prefix);
   tcase_add_test(tc, test_plan_glob_like_and_starts_with_prefixes);

@@ -2390,9 +2390,14 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       int t = coerceOperand(
           iField == KS_FIELD_KEY ? FT_KEY : (int)s->aField[iField].eType, &o2,
           pRhs, &c->aVal[0], c->zNum);
-      if (t == VAL_FALSE) {
+      if (t == VAL_FALSE && sqlite3_value_type(pRhs) == SQLITE_NULL) {
         bEmpty = 1;
       }
+      /* another operand no row can match is left to xFilter, which gets
+      ** the value the statement compares: SQLite's value here may be
+      ** another (CAST(281474976710656.5 AS TEXT) is the literal's text
+      ** here, and the number rendered to 15 digits, "281474976710656.0",
+      ** when the statement runs) */
       if (t == VAL_USE) {
         c->op = o2;
         c->nVal = 1;
