@@ -505,7 +505,8 @@ char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
   } else {
     wcs_buf_append(&b, " USING wcs(\n", 12);
     append_clauses(&b, zSchemaText ? zSchemaText : "", &nClause);
-    if (!bPlain) {
+    if (!bPlain || (nClause == 0 && !(zSettings && zSettings[0]))) {
+      /* (a table of no clauses at all, made by the C API: its name) */
       if (nClause++) wcs_buf_append(&b, ",\n", 2);
       wcs_buf_append(&b, "  TABLE ", 8);
       wcs_buf_append(&b, zLit, strlen(zLit));
