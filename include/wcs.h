@@ -94,7 +94,9 @@ typedef struct wcs_snapshot wcs_snapshot; /* a frozen view (a sequence no.) */
 */
 typedef struct wcs_options {
   int iSync;              /* WCS_SYNC_*; default WCS_SYNC_NORMAL */
-  int bReadOnly;          /* open for reading only (shared lock) */
+  int bReadOnly;          /* open for reading only, with a shared lock:
+                          ** beside other read-only opens, not beside a
+                          ** writer (WCS_BUSY; bFollow reads beside one) */
   int bFollow;            /* open for reading beside a writer in another
                           ** process, without the lock: the store as it
                           ** was at open (its sorted files, its logs
@@ -249,7 +251,8 @@ void wcs_options_init(wcs_options *pOpt);
 ** "store app.db.wcs is locked by another process" with WCS_BUSY, or
 ** "cannot create directory /x: Permission denied" with WCS_PERM).
 ** Recovery happens here: the WAL is replayed and a torn tail discarded.
-** One writer process at a time; read-only opens may share the store.
+** One writer process at a time; read-only opens (bReadOnly) may share the
+** store with each other, and followers (bFollow) read beside a writer.
 */
 int wcs_db_open(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
                 char **pzErr);
