@@ -29,6 +29,13 @@
 **             goal
 **   -v        print each run's numbers as they come (and each load's time
 **             split into its inserts and its COMMIT)
+**   -t        for the queries, declare the wcs table again in TEMP over
+**             its store (CREATE VIRTUAL TABLE temp.m USING wcs(TABLE 'm',
+**             STORE ...)), which the statements then read: a statement on
+**             a table of the in-memory temp schema takes no lock of the
+**             database file, which every statement on a table of a WAL
+**             file does (two fcntl calls, native and wcs alike): what
+**             SQLite's file locking costs each query
 **
 ** EXAMPLE
 **   ./bench/bench_sql                  # the BENCHMARKS.md run (a few minutes)
@@ -652,6 +659,7 @@ static void engOpen(Eng *e) {
 }
 
 static const char *gzCache; /* -c: wcs's CACHE clause, or NULL */
+static int gbTemp;          /* -t: the queries read the table in TEMP */
 
 static void engCreate(Eng *e) {
   if (e->bFloor) {
@@ -1317,6 +1325,8 @@ int main(int argc, char **argv) {
       bVerbose = 1;
     else if (strcmp(z, "-f") == 0)
       gbFloor = 1;
+    else if (strcmp(z, "-t") == 0)
+      gbTemp = 1;
     else if (strcmp(z, "-w") == 0 && i + 1 < argc) {
       char *zList = strdup(argv[++i]), *p, *save = NULL;
       int w;
@@ -1437,6 +1447,14 @@ int main(int argc, char **argv) {
       for (e = 0; e < 2; e++) {
         engClose(&aEng[e]);
         engOpen(&aEng[e]);
+      }
+      if (gbTemp) {
+        char *zSql = sqlite3_mprintf(
+            "CREATE VIRTUAL TABLE temp.m USING wcs(TABLE 'm', STORE %Q)",
+            aEng[1].zStore);
+        if (zSql == NULL) die("out of memory");
+        exec(aEng[1].db, zSql);
+        sqlite3_free(zSql);
       }
       if (want(W_POINT)) {
         interleaved(aEng, qPoint, nPoint, first, t);

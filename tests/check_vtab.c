@@ -2695,20 +2695,27 @@ START_TEST(test_columns_beyond_the_limit_are_refused) {
 }
 END_TEST
 
+/* A statement of db that has read its first row and holds its read
+** transaction open until it is finalized. */
+static sqlite3_stmt *readingStmt(sqlite3 *db, const char *zSql) {
+  sqlite3_stmt *pStmt = NULL;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  return pStmt;
+}
+
 /* wcs_alter() must reach every connection: with a rollback journal another
 ** connection's read holds the lock the schema cookie needs, and the change
 ** is refused whole rather than made unseen. */
 START_TEST(test_alter_refused_while_the_schema_cannot_be_written) {
   TmpDb tmp;
   sqlite3 *db = tmpDbOpen(&tmp), *db2;
-  sqlite3_stmt *pStmt = NULL;
+  sqlite3_stmt *pStmt;
   OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
          "(x INT64))");
   OK(db, "INSERT INTO m(k, x) VALUES ('a', 1), ('b', 2)");
   db2 = openDb(tmp.zDb);
-  ck_assert_int_eq(sqlite3_prepare_v2(db2, "SELECT k FROM m", -1, &pStmt, NULL),
-                   SQLITE_OK);
-  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  pStmt = readingStmt(db2, "SELECT k FROM m");
   CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY f (x INT64, y STRING)')",
             "nothing was changed");
   sqlite3_finalize(pStmt);
@@ -2883,16 +2890,14 @@ END_TEST
 START_TEST(test_drop_refused_while_a_reader_holds_the_file) {
   TmpDb tmp;
   sqlite3 *db = tmpDbOpen(&tmp), *db2;
-  sqlite3_stmt *pStmt = NULL;
+  sqlite3_stmt *pStmt;
   OK(db, "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f "
          "(x INT64))");
   OK(db, "INSERT INTO m(k, x) VALUES ('a', 1), ('b', 2)");
   OK(db, "CREATE TABLE n(v)");
   OK(db, "INSERT INTO n VALUES (1)");
   db2 = openDb(tmp.zDb);
-  ck_assert_int_eq(sqlite3_prepare_v2(db2, "SELECT v FROM n", -1, &pStmt, NULL),
-                   SQLITE_OK);
-  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  pStmt = readingStmt(db2, "SELECT v FROM n");
   CHECK_ERR(db, "DROP TABLE m", "locked");
   CHECK(db, "SELECT k, x FROM m", "a|1\nb|2");
   sqlite3_finalize(pStmt);

@@ -5374,12 +5374,29 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
                           pScratch->n);
 }
 
+/* A cursor over row pRow alone as transaction pTxn sees it, with the
+** newest nVersions cells of each column (0: all). */
+static int rowCursor(WcsTab *pTab, wcs_txn *pTxn, const void *pRow, size_t nRow,
+                     int nVersions, wcs_cursor **ppCur) {
+  wcs_read_options opt;
+  wcs_key_range r;
+  memset(&r, 0, sizeof(r));
+  r.pStart = pRow;
+  r.nStart = nRow;
+  r.pEnd = pRow;
+  r.nEnd = nRow;
+  r.bEndIncl = 1;
+  wcs_read_options_init(&opt);
+  opt.aRange = &r;
+  opt.nRange = 1;
+  opt.nVersions = nVersions;
+  return wcs_cursor_open(ppCur, pTab->pTab, pTxn, &opt);
+}
+
 /* Copy every live cell (all versions) of row pOld to pNew, then delete
 ** pOld: an UPDATE that changes key fields moves the row. */
 static int moveRow(WcsTab *pTab, wcs_txn *pTxn, const void *pOld, size_t nOld,
                    const void *pNew, size_t nNew) {
-  wcs_read_options opt;
-  wcs_key_range r;
   wcs_cursor *pCur = NULL;
   typedef struct Saved {
     int iFamily;
@@ -5389,17 +5406,7 @@ static int moveRow(WcsTab *pTab, wcs_txn *pTxn, const void *pOld, size_t nOld,
   Saved *aSaved = NULL;
   wcs_buf bytes = {0};
   int nSaved = 0, i, rc;
-  memset(&r, 0, sizeof(r));
-  r.pStart = pOld;
-  r.nStart = nOld;
-  r.pEnd = pOld;
-  r.nEnd = nOld;
-  r.bEndIncl = 1;
-  wcs_read_options_init(&opt);
-  opt.aRange = &r;
-  opt.nRange = 1;
-  opt.nVersions = 0;
-  rc = wcs_cursor_open(&pCur, pTab->pTab, pTxn, &opt);
+  rc = rowCursor(pTab, pTxn, pOld, nOld, 0, &pCur);
   if (rc == WCS_OK && !wcs_cursor_eof(pCur)) {
     int nCell = 0;
     const wcs_cell *aCell = wcs_cursor_cells(pCur, &nCell);
@@ -5830,24 +5837,12 @@ static int updateSameAsRow(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
                            const void *pOld, size_t nOld, char *abSame,
                            int *pbTsSame, int *pbGone) {
   const ks_schema *s = pTab->pSchema;
-  wcs_read_options opt;
-  wcs_key_range r;
   wcs_cursor *pCur = NULL;
   wcs_buf scratch = {0};
   int rc, i;
   *pbTsSame = 0;
   *pbGone = 0;
-  memset(&r, 0, sizeof(r));
-  r.pStart = pOld;
-  r.nStart = nOld;
-  r.pEnd = pOld;
-  r.nEnd = nOld;
-  r.bEndIncl = 1;
-  wcs_read_options_init(&opt);
-  opt.aRange = &r;
-  opt.nRange = 1;
-  opt.nVersions = 1;
-  rc = wcs_cursor_open(&pCur, pTab->pTab, pTxn, &opt);
+  rc = rowCursor(pTab, pTxn, pOld, nOld, 1, &pCur);
   if (rc == WCS_OK && wcs_cursor_eof(pCur)) *pbGone = 1;
   if (rc == WCS_OK && !*pbGone) {
     int nCell = 0;
