@@ -1086,6 +1086,46 @@ START_TEST(test_update_from_writes_only_what_changes) {
 }
 END_TEST
 
+/* More of UPDATE ... FROM: a row several FROM rows match is written once
+** (SQLite hands every match over, each with the values read before the
+** first was written: one applies, as SQLite's own tables take one); an
+** HLL column the statement does not set keeps its count; a declared
+** column set beside its family's JSON wins as in a plain UPDATE; and a
+** row that fails undoes the statement's earlier rows inside a
+** transaction too (SQLite takes no statement savepoint on this path). */
+START_TEST(test_update_from_matches_hll_and_failures) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k INT64), FAMILY f (s STRING, "
+         "v INT64) MAX VERSIONS 9, FAMILY h (vis BYTES) AGGREGATE HLL)");
+  OK(db, "CREATE VIRTUAL TABLE th USING wcs(TABLE 't', HISTORY)");
+  OK(db, "CREATE TABLE src(k INT, nv)");
+  OK(db, "INSERT INTO t(k, s, v, vis, _timestamp) VALUES (1, 'x', 1, 'a', "
+         "1000), (2, 'y', 2, 'b', 1000)");
+  OK(db, "INSERT INTO t(k, vis, _timestamp) VALUES (1, 'c', 1000)");
+  OK(db, "INSERT INTO src VALUES (1, 5), (1, 6)");
+  OK(db, "UPDATE t SET s = NULL FROM src WHERE t.k = src.k");
+  CHECK(db, "SELECT k, s, v, wcs_hll_count(vis) FROM t", "1|NULL|1|2\n2|y|2|1");
+  OK(db, "UPDATE t SET v = src.nv FROM src WHERE t.k = src.k");
+  CHECK(db, "SELECT count(*) FROM th WHERE k = 1 AND qualifier = 'v'", "2");
+  CHECK(db, "SELECT v IN (5, 6), wcs_hll_count(vis) FROM t WHERE k = 1", "1|2");
+  OK(db, "UPDATE t SET s = 'y', f = '{\"s\":null,\"v\":7}' FROM src "
+         "WHERE t.k + 1 = src.k + 1 AND src.nv = 5");
+  CHECK(db, "SELECT s, v FROM t WHERE k = 1", "y|7");
+  OK(db, "DELETE FROM src");
+  OK(db, "INSERT INTO src VALUES (1, 11), (2, 'twelve')");
+  OK(db, "BEGIN");
+  CHECK_ERR(db, "UPDATE t SET v = src.nv FROM src WHERE t.k = src.k",
+            "cannot store TEXT 'twelve'");
+  CHECK(db, "SELECT k, v FROM t", "1|7\n2|2");
+  CHECK_ERR(db, "UPDATE t SET k = 2 FROM src WHERE t.k = src.k",
+            "UNIQUE constraint failed");
+  CHECK(db, "SELECT k, v FROM t", "1|7\n2|2");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT k, v FROM t", "1|7\n2|2");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* Rows written in one transaction in key order, in reverse, shuffled, with
 ** the same row written twice, and across a failed statement: the result is
 ** the last write of each cell whatever order the commit used. */
@@ -3411,6 +3451,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_history_timestamp_in_list_is_one_filtered_read);
   tcase_add_test(tc, test_update_writes_only_the_columns_it_sets);
   tcase_add_test(tc, test_update_from_writes_only_what_changes);
+  tcase_add_test(tc, test_update_from_matches_hll_and_failures);
   tcase_add_test(tc,
                  test_write_order_in_a_transaction_does_not_change_the_result);
   tcase_add_test(tc, test_bad_key_values_name_field_and_byte);

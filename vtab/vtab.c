@@ -464,6 +464,7 @@ int wcsWriteInProgress(sqlite3 *db) {
 
 static int clockTick(WcsTab *pTab);
 static int othersReading(WcsTab *pTab);
+static void fromClear(WcsTab *pTab);
 
 /*
 ** A SQL function's write commits on its own unless the SQLite transaction
@@ -591,6 +592,7 @@ static void tabFree(WcsTab *pTab) {
   ks_schema_free(pTab->pOwnSchema);
   wcs_buf_free(&pTab->updKey);
   wcs_buf_free(&pTab->updCell);
+  fromClear(pTab);
   tableLayoutFree(pTab);
   sqlite3_free(pTab->zName);
   sqlite3_free(pTab->zDb);
@@ -3055,6 +3057,7 @@ int wcsStoreWritable(WcsConn *pConn, WcsStore *pStore, char **pzErr) {
 static int wcsOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsCursor *p = pTab->pSpare;
+  pTab->nOpens++; /* a statement begins reading the table (fromStatement) */
   if (p) {
     pTab->pSpare = NULL;
     cursorCount(pTab, p);
@@ -5777,6 +5780,104 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
   return rc;
 }
 
+/*
+** UPDATE ... FROM calls xUpdate once per match of a row, each time with
+** the values the statement read before it wrote anything: a second match
+** of a row would compare stale values with the row the first one wrote
+** (and find changes that are the first match's), or move a row that an
+** earlier move put there. So the rows such a statement wrote are kept,
+** and a later match of one of them is passed over: one match per row
+** applies, as SQLite's own tables take one ("which one is arbitrary").
+** The statement is told by its handle, its run and the cursors opened on
+** the table so far (a statement opens its cursor as it starts, and
+** UPDATE ... FROM calls xUpdate only after its scan; a new statement may
+** get a finished one's handle): a new one clears the set (fromStatement,
+** 1 then). fromSeen: 1 if row k was written by the
+** running statement; with bAdd, it is recorded (0 returned; WCS_NOMEM
+** negated on failure).
+*/
+static void fromClear(WcsTab *pTab) {
+  pTab->iFromSp = 0;
+  wcs_buf_free(&pTab->fromKeys);
+  sqlite3_free(pTab->aFromSlot);
+  pTab->aFromSlot = NULL;
+  pTab->nFromSlot = pTab->nFromUsed = 0;
+  pTab->pFromStmt = NULL;
+}
+
+static int fromStatement(WcsTab *pTab) {
+  sqlite3 *db = pTab->pConn->db;
+  sqlite3_stmt *p;
+  int nRun;
+  for (p = sqlite3_next_stmt(db, NULL); p; p = sqlite3_next_stmt(db, p)) {
+    if (sqlite3_stmt_busy(p) && !sqlite3_stmt_readonly(p)) break;
+  }
+  nRun = p ? sqlite3_stmt_status(p, SQLITE_STMTSTATUS_RUN, 0) : 0;
+  if (p != NULL && p == pTab->pFromStmt && nRun == pTab->nFromRun &&
+      pTab->nOpens == pTab->nFromOpens) {
+    return 0;
+  }
+  fromClear(pTab);
+  pTab->pFromStmt = p;
+  pTab->nFromRun = nRun;
+  pTab->nFromOpens = pTab->nOpens;
+  return 1;
+}
+
+static int fromSeen(WcsTab *pTab, const uint8_t *k, size_t n, int bAdd) {
+  uint32_t h = 2166136261u, i;
+  size_t j;
+  if (pTab->pFromStmt == NULL) return 0;
+  for (j = 0; j < n; j++) { /* FNV-1a */
+    h = (h ^ k[j]) * 16777619u;
+  }
+  for (i = pTab->nFromSlot ? h & (pTab->nFromSlot - 1) : 0;
+       pTab->nFromSlot && pTab->aFromSlot[i];
+       i = (i + 1) & (pTab->nFromSlot - 1)) {
+    const uint8_t *q = pTab->fromKeys.a + pTab->aFromSlot[i] - 1;
+    uint32_t m;
+    memcpy(&m, q, 4);
+    if (m == n && memcmp(q + 4, k, n) == 0) return 1;
+  }
+  if (!bAdd) return 0;
+  if (2 * (pTab->nFromUsed + 1) > pTab->nFromSlot) {
+    uint32_t nNew = pTab->nFromSlot ? 2 * pTab->nFromSlot : 64, x;
+    uint32_t *aNew = sqlite3_malloc64(sizeof(uint32_t) * nNew);
+    if (aNew == NULL) return -WCS_NOMEM;
+    memset(aNew, 0, sizeof(uint32_t) * nNew);
+    for (x = 0; x < pTab->nFromSlot; x++) {
+      const uint8_t *q;
+      uint32_t m, hh = 2166136261u, y;
+      if (pTab->aFromSlot[x] == 0) continue;
+      q = pTab->fromKeys.a + pTab->aFromSlot[x] - 1;
+      memcpy(&m, q, 4);
+      for (j = 0; j < m; j++) {
+        hh = (hh ^ q[4 + j]) * 16777619u;
+      }
+      for (y = hh & (nNew - 1); aNew[y]; y = (y + 1) & (nNew - 1)) {
+      }
+      aNew[y] = pTab->aFromSlot[x];
+    }
+    sqlite3_free(pTab->aFromSlot);
+    pTab->aFromSlot = aNew;
+    pTab->nFromSlot = nNew;
+    for (i = h & (nNew - 1); aNew[i]; i = (i + 1) & (nNew - 1)) {
+    }
+  }
+  {
+    uint32_t m = (uint32_t)n;
+    size_t o = pTab->fromKeys.n;
+    if (o + 4 + n >= UINT32_MAX ||
+        wcs_buf_append(&pTab->fromKeys, &m, 4) != WCS_OK ||
+        wcs_buf_append(&pTab->fromKeys, k, n) != WCS_OK) {
+      return -WCS_NOMEM;
+    }
+    pTab->aFromSlot[i] = (uint32_t)o + 1;
+    pTab->nFromUsed++;
+  }
+  return 0;
+}
+
 /* Whether an UPDATE gave every column a value: SQLite does so on the
 ** paths where it cannot tell the module which columns the statement
 ** leaves alone (UPDATE ... FROM), _timestamp included. */
@@ -5805,6 +5906,14 @@ static int sameAsCell(const WcsTab *pTab, int q, sqlite3_value *v,
   int rc;
   if (sqlite3_value_type(v) == SQLITE_NULL) return pCell == NULL;
   if (pCell == NULL) return 0;
+  if (eAgg == KS_AGG_HLL) {
+    /* the sketch's bytes, as the column shows them (a write would add
+    ** them to the sketch as one more element) */
+    return sqlite3_value_type(v) == SQLITE_BLOB &&
+           (size_t)sqlite3_value_bytes(v) == pCell->nVal &&
+           (pCell->nVal == 0 ||
+            memcmp(sqlite3_value_blob(v), pCell->pVal, pCell->nVal) == 0);
+  }
   if (eAgg != KS_AGG_NONE) {
     /* an aggregate shows its folded number, which a write would fold in
     ** again */
@@ -5923,6 +6032,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   int64_t iTs = WCS_TS_NOW;
   int eConflict;
   char *abSame = NULL; /* [nCol]: UPDATE ... FROM's unchanged columns */
+  int bFrom = 0;       /* an UPDATE that gave every column (... FROM) */
   int bTsSame = 0;     /* ... and its _timestamp the row's own */
   (void)pRowid;
 
@@ -5952,6 +6062,21 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
   if (pOld != NULL && allColumnsGiven(pTab, argv)) {
     int bGone = 0;
+    bFrom = 1;
+    if (fromStatement(pTab)) {
+      /* SQLite opens no statement savepoint on this path: a row failing
+      ** below would leave the statement's earlier rows written. So the
+      ** statement takes one of its own, above the transaction's. */
+      pTab->iFromSp = st->nSp + 1;
+      rc = wcs_txn_savepoint(pTxn, pTab->iFromSp);
+      if (rc != WCS_OK) {
+        pTab->iFromSp = 0;
+        return engErr(pTab, rc, pTab->zName);
+      }
+    }
+    if (fromSeen(pTab, pOld, (size_t)nOld, 0) == 1) {
+      return SQLITE_OK; /* an earlier match of this statement applied */
+    }
     abSame = sqlite3_malloc64((size_t)pTab->nCol + 1);
     if (abSame == NULL) return SQLITE_NOMEM;
     memset(abSame, 0, (size_t)pTab->nCol + 1);
@@ -5985,10 +6110,11 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
         e = WCSV_INT;
       }
       if (e != WCSV_INT || x < 0 || x == INT64_MAX) {
-        return setErr(pVtab,
-                      "%s: _timestamp must be an integer from 0 to "
-                      "9223372036854775806 (microseconds since the epoch)",
-                      pTab->zName);
+        rc = setErr(pVtab,
+                    "%s: _timestamp must be an integer from 0 to "
+                    "9223372036854775806 (microseconds since the epoch)",
+                    pTab->zName);
+        goto done;
       }
       iTs = x;
     }
@@ -6051,6 +6177,10 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                                 : wcsToSqlite(rc);
     goto done;
   }
+  if (bFrom && fromSeen(pTab, pKey->a, pKey->n, 1) < 0) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
   if (pOld == NULL && nCell == 0 && wcs_table_family_count(pTab->pTab) == 0) {
     rc = setErr(pVtab,
                 "%s: the table has no column family, so it cannot hold a "
@@ -6065,6 +6195,11 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 done:
   pKey->n = 0; /* its buffer is kept for the next row (tabFree frees it) */
   sqlite3_free(abSame);
+  if (bFrom && rc != SQLITE_OK && pTab->iFromSp > 0) {
+    /* the statement fails: none of its rows stays */
+    wcs_txn_rollback_to(pTxn, pTab->iFromSp);
+    fromClear(pTab);
+  }
   return rc;
 }
 

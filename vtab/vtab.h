@@ -168,6 +168,16 @@ struct WcsTab {
                             ** a statement); freed by tabFree */
   wcs_buf updKey;           /* xUpdate's row key, kept between calls */
   wcs_buf updCell;          /* xUpdate's encoded cell value, likewise */
+  /* UPDATE ... FROM's rows written by the running statement (fromSeen) */
+  sqlite3_stmt *pFromStmt; /* that statement, or NULL */
+  int nFromRun;            /* ... and its run (SQLITE_STMTSTATUS_RUN) */
+  uint64_t nOpens;         /* cursors opened on the table (xOpen) */
+  uint64_t nFromOpens;     /* ... when that statement wrote its first row */
+  wcs_buf fromKeys;        /* the rows' keys, each led by its length */
+  uint32_t *aFromSlot;     /* hash set of offsets+1 into fromKeys */
+  uint32_t nFromSlot, nFromUsed; /* slots (a power of 2), and used */
+  int iFromSp;                   /* the engine savepoint that statement took
+                                 ** (0: none): a failing row rolls back to it */
 };
 
 /* ---- vtab.c */
