@@ -1027,15 +1027,17 @@ static int orphanOfCreate(WcsTab *pTab, const ks_schema *pArgs) {
 
 /* Why the store at zPath (NULL: in memory) could not be opened, from
 ** connStore's code rc: held by another process, damaged, or, when the
-** store is there, another failure a later statement may not meet (a full
-** disk, an I/O error); any of these keeps the table for a retry
-** (tabRetry). Else the store is gone: nothing to retry. */
+** store is there, a failure a later statement may not meet (a full disk,
+** an I/O error, a file too large); any of these keeps the table for a
+** retry (tabRetry). Else (no store there, no CURRENT, no permission) the
+** store is gone: nothing to retry, and DROP TABLE drops the declaration. */
 static void storeFailed(WcsTab *pTab, int rc, const char *zPath) {
+  int e = rc & 0xff;
   pTab->bStoreBusy = rc == SQLITE_BUSY;
-  pTab->bStoreDamaged = (rc & 0xff) == SQLITE_CORRUPT;
+  pTab->bStoreDamaged = e == SQLITE_CORRUPT;
   pTab->rcStoreFailed = 0;
-  if (!pTab->bStoreBusy && !pTab->bStoreDamaged && zPath &&
-      access(zPath, F_OK) == 0 && (rc & 0xff) != SQLITE_NOMEM) {
+  if (zPath && access(zPath, F_OK) == 0 &&
+      (e == SQLITE_IOERR || e == SQLITE_FULL || e == SQLITE_NOLFS)) {
     pTab->rcStoreFailed = rc;
   }
 }
