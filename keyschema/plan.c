@@ -527,7 +527,12 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
         zUp[i] = (ch >= 'a' && ch <= 'z') ? (uint8_t)(ch - 32) : ch;
         zLow[i] = (ch >= 'A' && ch <= 'Z') ? (uint8_t)(ch + 32) : ch;
       }
-      if (bNoWild) {
+      zLow[nPre] = 0;
+      if (bNoWild && c->op != KS_OP_PREFIX && bytesValid(fc, zLow, nPre + 1)) {
+        /* (a value that continues with a 00 byte matches too, as above) */
+        iv.lo = bndBytes(P, zUp, nPre, 1);
+        iv.hi = prefixIvl(P, zLow, nPre + 1).hi;
+      } else if (bNoWild) {
         iv.lo = bndBytes(P, zUp, nPre, 1);
         iv.hi = bndBytes(P, zLow, nPre, 1);
       } else {

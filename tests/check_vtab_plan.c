@@ -295,6 +295,8 @@ START_TEST(test_plan_patterns_end_at_a_nul) {
   CHECK(db, "SELECT group_concat(v) FROM p WHERE s GLOB ''", "5");
   CHECK(db, "SELECT group_concat(v) FROM t WHERE s GLOB 'ab'", "1,6");
   CHECK(db, "SELECT group_concat(v) FROM p WHERE s GLOB 'ab'", "1,6");
+  CHECK(db, "SELECT group_concat(v) FROM t WHERE s LIKE 'AB'", "1,6");
+  CHECK(db, "SELECT group_concat(v) FROM p WHERE s LIKE 'AB'", "1,6");
   sqlite3_close(db);
 }
 END_TEST
