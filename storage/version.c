@@ -1849,7 +1849,11 @@ uint64_t vset_manifest_number(const wcs_vset *vs) {
 void vset_manifest_pos(const wcs_vset *vs, uint64_t *piManifest,
                        uint64_t *pnBytes) {
   *piManifest = vs->iManifest;
-  *pnBytes = vs->pManifest ? wal_writer_size(vs->pManifest) : vs->nManifestEnd;
+  /* what is synced: an edit whose sync failed may be lost, and a file
+  ** begun after it must not claim the manifest held it */
+  *pnBytes = vs->pManifest ? wal_writer_size(vs->pManifest) -
+                                 wal_writer_unsynced(vs->pManifest)
+                           : vs->nManifestEnd;
 }
 uint64_t vset_next_file(const wcs_vset *vs) {
   return vs->iNextFile;

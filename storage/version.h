@@ -227,9 +227,9 @@ uint64_t vset_log(const wcs_vset *);
 uint64_t vset_last_seq(const wcs_vset *);
 void vset_set_last_seq(wcs_vset *, uint64_t);
 uint64_t vset_manifest_number(const wcs_vset *);
-/* The manifest in use and its size in bytes now (what edits appended to a
-** writable one; else what vset_open read). Callers hold the lock that
-** vset_apply runs under. */
+/* The manifest in use and its size in bytes now (the synced part of what
+** edits appended to a writable one; else what vset_open read). Callers
+** hold the lock that vset_apply runs under. */
 void vset_manifest_pos(const wcs_vset *, uint64_t *piManifest,
                        uint64_t *pnBytes);
 /* Path of manifest iManifest in the store's directory (malloc'd; NULL if
