@@ -1004,13 +1004,40 @@ static char *noTableErr(const WcsTab *pTab, const char *zWhere,
 ** CREATE then takes it over rather than refusing it. A table with rows,
 ** or another schema, stays someone else's (the DROP rule); so does any
 ** table of a store named by STORE, which other databases may share (the
-** caller asks only for the database's own store, "<file>.wcs").
+** caller asks only for the database's own store, "<file>.wcs"), and any
+** that a virtual table declared in a database of this connection may
+** name (TABLE 'x': its declaration holds the name).
 */
 static int orphanOfCreate(WcsTab *pTab, const ks_schema *pArgs) {
+  sqlite3 *db = pTab->pConn->db;
+  sqlite3_stmt *pList = NULL;
   char *zText = NULL;
-  int bSame, bEmpty = 0;
+  int bSame, bEmpty = 0, bNamed = 0;
   wcs_read_options opt;
   wcs_cursor *pCur = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1,
+                         &pList, NULL) != SQLITE_OK) {
+    return 0;
+  }
+  while (!bNamed && sqlite3_step(pList) == SQLITE_ROW) {
+    const char *zSchema = (const char *)sqlite3_column_text(pList, 0);
+    char *zSql = sqlite3_mprintf(
+        "SELECT 1 FROM \"%w\".sqlite_schema WHERE type = 'table' AND sql "
+        "LIKE 'CREATE VIRTUAL TABLE%%' AND instr(sql, %Q) > 0 AND NOT "
+        "(%Q = %Q AND name = %Q)",
+        zSchema ? zSchema : "main", pTab->zStoreTable, zSchema ? zSchema : "",
+        pTab->zDb, pTab->zName);
+    sqlite3_stmt *pFind = NULL;
+    if (zSql == NULL ||
+        sqlite3_prepare_v2(db, zSql, -1, &pFind, NULL) != SQLITE_OK ||
+        sqlite3_step(pFind) != SQLITE_DONE) {
+      bNamed = 1; /* a row, or no answer: not to be taken */
+    }
+    sqlite3_finalize(pFind);
+    sqlite3_free(zSql);
+  }
+  sqlite3_finalize(pList);
+  if (bNamed) return 0;
   if (createText(pArgs, &zText) != WCS_OK) return 0;
   bSame = strcmp(zText, wcs_table_schema_text(pTab->pTab)) == 0;
   free(zText);
