@@ -2858,6 +2858,13 @@ START_TEST(test_create_takes_over_what_a_killed_create_left) {
   CHECK_ERR(db, zCreate, "store table 't' already exists");
   CHECK_ERR(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY g)",
             "store table 't' already exists");
+  /* an empty store table that another declaration names is its table */
+  OK(db, "CREATE VIRTUAL TABLE a USING wcs(TABLE 'x', KEY (k STRING), "
+         "FAMILY f (v INT64))");
+  CHECK_ERR(db,
+            "CREATE VIRTUAL TABLE b USING wcs(TABLE 'x', KEY (k STRING), "
+            "FAMILY f (v INT64))",
+            "store table 'x' already exists");
   sqlite3_close(db);
   tmpDbDone(&tmp);
 }
