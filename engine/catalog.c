@@ -833,6 +833,37 @@ int wcs_engine_open_shared(wcs_engine **ppEng, const char *zPath,
   return rc;
 }
 
+int wcs_engine_open_reader(wcs_engine **ppEng, const char *zPath,
+                           const wcs_options *pOpt, int *pbFollow,
+                           char **pzErr) {
+  wcs_options o;
+  *ppEng = NULL;
+  *pbFollow = 0;
+  if (zPath) {
+    char *zKey = registry_key(zPath, 0);
+    wcs_engine *pEng;
+    if (zKey == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+    pthread_mutex_lock(&gRegistryMu);
+    for (pEng = gpRegistry; pEng; pEng = pEng->pNextOpen) {
+      if (strcmp(pEng->zKey, zKey) == 0 && !wcs_engine_forked(pEng)) {
+        pEng->nOpen++;
+        *ppEng = pEng;
+        break;
+      }
+    }
+    pthread_mutex_unlock(&gRegistryMu);
+    free(zKey);
+    if (*ppEng) return WCS_OK;
+  }
+  if (pOpt)
+    o = *pOpt;
+  else
+    wcs_options_init(&o);
+  o.bFollow = 1;
+  *pbFollow = 1;
+  return wcs_engine_open_path(ppEng, zPath, &o, pzErr);
+}
+
 int wcs_engine_follow(wcs_engine *pEng, int *pbReopen) {
   static const uint8_t aCatalog[4] = {0, 0, 0, 0}; /* ENG_CATALOG_TID */
   int bMoved = 0, bCatalog = 0, rc;

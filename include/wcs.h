@@ -671,6 +671,14 @@ int wcs_engine_open_shared(wcs_engine **ppEng, const char *zPath,
                            const wcs_options *pOpt, int *pbFollow,
                            char **pzErr);
 
+/* An engine to read the store at zPath with: the one this process has open
+** for it (shared, *pbFollow = 0), else a follower (*pbFollow = 1), which
+** takes no lock and writes nothing (a read-only SQL connection's store,
+** on a read-only file system too). */
+int wcs_engine_open_reader(wcs_engine **ppEng, const char *zPath,
+                           const wcs_options *pOpt, int *pbFollow,
+                           char **pzErr);
+
 /* An engine over a follower (wcs_options.bFollow): catch up with the
 ** writer's latest commits (wcs_db_follow). *pbReopen = 1 when that is not
 ** enough and the engine must be opened again to see them: the writer did

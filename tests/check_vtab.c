@@ -2830,6 +2830,40 @@ START_TEST(test_read_only_connection_reads_beside_the_writer) {
 }
 END_TEST
 
+/* In one process, a read-only connection opened after a writing one
+** shares its open store (and so waits for its commits in flight like any
+** reader of it); one opened before it reads as a follower. Either way it
+** sees each commit of the writing one at its next statement. */
+START_TEST(test_read_only_connection_in_the_writers_process) {
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp), *ro = NULL, *ro2 = NULL;
+  OK(db, zMetrics);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
+  ck_assert_int_eq(sqlite3_open_v2(tmp.zDb, &ro, SQLITE_OPEN_READONLY, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(wcs_register(ro), SQLITE_OK);
+  CHECK(ro, "SELECT count(*) FROM metrics", "1");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)");
+  CHECK(ro, "SELECT count(*) FROM metrics", "2");
+  sqlite3_close(db);
+  /* the reader first, then a writer */
+  ck_assert_int_eq(sqlite3_open_v2(tmp.zDb, &ro2, SQLITE_OPEN_READONLY, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(wcs_register(ro2), SQLITE_OK);
+  CHECK(ro2, "SELECT count(*) FROM metrics", "2");
+  db = openDb(tmp.zDb);
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','c',1,3)");
+  CHECK(ro2, "SELECT sum(cpu) FROM metrics", "6");
+  CHECK(ro, "SELECT sum(cpu) FROM metrics", "6");
+  CHECK_ERR(ro2, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','d',1,4)",
+            "readonly");
+  sqlite3_close(ro2);
+  sqlite3_close(ro);
+  sqlite3_close(db);
+  tmpDbDone(&tmp);
+}
+END_TEST
+
 /* A process killed between xCreate (which makes the store table) and
 ** SQLite's commit of the declaration leaves a store table no declaration
 ** names; the same CREATE run again takes it over, since it is empty and of
@@ -3500,6 +3534,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_store_that_fails_to_open_is_tried_again);
   tcase_add_test(tc, test_create_takes_over_what_a_killed_create_left);
   tcase_add_test(tc, test_read_only_connection_reads_beside_the_writer);
+  tcase_add_test(tc, test_read_only_connection_in_the_writers_process);
   tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);

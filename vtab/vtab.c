@@ -416,9 +416,9 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
   if (bCreate) {
     rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
   } else if (bReadOnly && zPath) {
-    opt.bFollow = 1;
-    rc = wcs_engine_open_path(&s->pEng, zPath, &opt, &zErr);
-    s->bFollow = rc == WCS_OK;
+    /* the process's open engine for the store, else a follower */
+    rc = wcs_engine_open_reader(&s->pEng, zPath, &opt, &s->bFollow, &zErr);
+    if (rc != WCS_OK) s->bFollow = 0;
   } else {
     /* another process may write it: then read it beside that process, as
     ** of the latest commit when each statement begins (storeFollow) */
