@@ -1324,12 +1324,20 @@ static int lockForDrop(WcsTab *pTab) {
     nWaited += 10;
   }
   if (rc == SQLITE_OK) return SQLITE_OK;
-  setErr(&pTab->base,
-         "cannot drop %s: another connection reads the database, and the "
-         "DROP could not commit (rollback journal); the table is intact: "
-         "try again once that read is done, or use PRAGMA journal_mode=WAL",
-         pTab->zName);
-  return rc == SQLITE_BUSY ? SQLITE_BUSY : rc;
+  if ((rc & 0xff) == SQLITE_BUSY) {
+    setErr(&pTab->base,
+           "cannot drop %s: another connection reads the database, and the "
+           "DROP could not commit (rollback journal); the table is intact: "
+           "try again once that read is done, or use PRAGMA "
+           "journal_mode=WAL",
+           pTab->zName);
+  } else {
+    setErr(&pTab->base,
+           "cannot drop %s: the database file could not be locked for the "
+           "DROP's commit (%s); the table is intact",
+           pTab->zName, sqlite3_errstr(rc));
+  }
+  return rc;
 }
 
 static int wcsDestroy(sqlite3_vtab *pVtab) {
