@@ -255,8 +255,12 @@ static int storeWritable(sqlite3_context *ctx, const char *zFunc,
   return 0;
 }
 
+static int dataWritable(sqlite3_context *ctx, const char *zFunc, WcsTab *pTab);
+
 /* The table named by argv[0], or NULL after setting the error. bWrite:
-** the function writes to the table's store (wcsStoreWritable). */
+** the function writes to the table's store (wcsStoreWritable), which a
+** read-only connection may not (dataWritable, asked first: the store is
+** not opened for writing on the way). */
 static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
                         const char *zFunc, int bWrite) {
   WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
@@ -305,7 +309,8 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
     char *z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "no such table");
     sqlite3_result_error(ctx, z, -1);
     sqlite3_free(z);
-  } else if (bWrite && !storeWritable(ctx, zFunc, pConn, pTab->pStore)) {
+  } else if (bWrite && (!dataWritable(ctx, zFunc, pTab) ||
+                        !storeWritable(ctx, zFunc, pConn, pTab->pStore))) {
     pTab = NULL;
   }
   sqlite3_free(zErr);
@@ -547,7 +552,7 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
   wcs_txn *pTxn = NULL;
   int64_t iNew = 0;
   (void)argc;
-  if (pTab == NULL || !dataWritable(ctx, "wcs_increment", pTab)) return;
+  if (pTab == NULL) return;
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL ||
       sqlite3_value_type(argv[2]) == SQLITE_NULL ||
       sqlite3_value_type(argv[3]) == SQLITE_NULL) {
@@ -643,7 +648,7 @@ static void deletePrefixFunc(sqlite3_context *ctx, int argc,
   int n, eOwn = WCS_OWN_NONE, rc;
   wcs_txn *pTxn = NULL;
   (void)argc;
-  if (pTab == NULL || !dataWritable(ctx, "wcs_delete_prefix", pTab)) return;
+  if (pTab == NULL) return;
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
   p = argBytes(argv[1], &n);
   if (n == 0) {
@@ -678,7 +683,7 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   WcsStore *pFailed = NULL;
   if (argc > 0 && sqlite3_value_type(argv[0]) != SQLITE_NULL) {
     WcsTab *pTab = tableArg(ctx, argv[0], "wcs_compact", 1);
-    if (pTab == NULL || !dataWritable(ctx, "wcs_compact", pTab)) return;
+    if (pTab == NULL) return;
     rc = wcs_engine_gc(pTab->pStore->pEng, pTab->zStoreTable, 1);
     if (rc != WCS_OK) pFailed = pTab->pStore;
   } else {
@@ -778,7 +783,7 @@ static void alterFamilies(sqlite3_context *ctx, sqlite3_value **argv,
     return;
   }
   pTab = tableArg(ctx, argv[0], zFunc, 1);
-  if (pTab == NULL || !dataWritable(ctx, zFunc, pTab)) return;
+  if (pTab == NULL) return;
   if (wcsWriteInProgress(pConn->db)) {
     z = sqlite3_mprintf("%s: call it in a statement of its own, not from "
                         "one that writes",
