@@ -2773,14 +2773,18 @@ END_TEST
 ** (mode=ro): it reads as a follower, taking no lock, so this process,
 ** which opens the store afterwards, writes it; and its reads see those
 ** writes. (It used to open the store for writing, and lock this process
-** out with "held by another process".) */
+** out with "held by another process"; so did a writing function it
+** called, refused as it was.) */
 static void readOnlyReader(const char *zDb, int fdIn, int fdOut) {
   sqlite3 *db = NULL;
   char c = 'y';
   sqlite3_stmt *pStmt = NULL;
   if (sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
       wcs_register(db) != SQLITE_OK ||
-      sqlite3_exec(db, "SELECT count(*) FROM metrics", NULL, NULL, NULL)) {
+      sqlite3_exec(db, "SELECT count(*) FROM metrics", NULL, NULL, NULL) ||
+      /* refused, and without taking the store for writing on the way */
+      sqlite3_exec(db, "SELECT wcs_compact('metrics')", NULL, NULL, NULL) !=
+          SQLITE_READONLY) {
     c = 'n';
   }
   if (write(fdOut, &c, 1) != 1) _exit(2);
