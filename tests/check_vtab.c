@@ -1122,6 +1122,16 @@ START_TEST(test_update_from_matches_hll_and_failures) {
   CHECK(db, "SELECT k, v FROM t", "1|7\n2|2");
   OK(db, "COMMIT");
   CHECK(db, "SELECT k, v FROM t", "1|7\n2|2");
+  /* many rows, each matched twice: one version each */
+  OK(db, "DELETE FROM src");
+  OK(db, "INSERT INTO t(k, v) WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL "
+         "SELECT i + 1 FROM n WHERE i < 309) SELECT i, i FROM n");
+  OK(db, "INSERT INTO src SELECT k, v + 1000 FROM t WHERE k >= 10 UNION ALL "
+         "SELECT k, v + 2000 FROM t WHERE k >= 10");
+  OK(db, "UPDATE t SET v = src.nv FROM src WHERE t.k = src.k");
+  CHECK(db, "SELECT count(*), sum(v - k IN (1000, 2000)) FROM t WHERE k >= 10",
+        "300|300");
+  CHECK(db, "SELECT count(*) FROM th WHERE k >= 10 AND qualifier = 'v'", "600");
   sqlite3_close(db);
 }
 END_TEST

@@ -5861,13 +5861,19 @@ static int fromStatement(WcsTab *pTab) {
   return 1;
 }
 
-static int fromSeen(WcsTab *pTab, const uint8_t *k, size_t n, int bAdd) {
-  uint32_t h = 2166136261u, i;
+/* FNV-1a of n bytes at k (fromSeen's hash set). */
+static uint32_t fromHash(const uint8_t *k, size_t n) {
+  uint32_t h = 2166136261u;
   size_t j;
-  if (pTab->pFromStmt == NULL) return 0;
-  for (j = 0; j < n; j++) { /* FNV-1a */
+  for (j = 0; j < n; j++) {
     h = (h ^ k[j]) * 16777619u;
   }
+  return h;
+}
+
+static int fromSeen(WcsTab *pTab, const uint8_t *k, size_t n, int bAdd) {
+  uint32_t h = fromHash(k, n), i;
+  if (pTab->pFromStmt == NULL) return 0;
   for (i = pTab->nFromSlot ? h & (pTab->nFromSlot - 1) : 0;
        pTab->nFromSlot && pTab->aFromSlot[i];
        i = (i + 1) & (pTab->nFromSlot - 1)) {
@@ -5884,14 +5890,12 @@ static int fromSeen(WcsTab *pTab, const uint8_t *k, size_t n, int bAdd) {
     memset(aNew, 0, sizeof(uint32_t) * nNew);
     for (x = 0; x < pTab->nFromSlot; x++) {
       const uint8_t *q;
-      uint32_t m, hh = 2166136261u, y;
+      uint32_t m, y;
       if (pTab->aFromSlot[x] == 0) continue;
       q = pTab->fromKeys.a + pTab->aFromSlot[x] - 1;
       memcpy(&m, q, 4);
-      for (j = 0; j < m; j++) {
-        hh = (hh ^ q[4 + j]) * 16777619u;
-      }
-      for (y = hh & (nNew - 1); aNew[y]; y = (y + 1) & (nNew - 1)) {
+      for (y = fromHash(q + 4, m) & (nNew - 1); aNew[y];
+           y = (y + 1) & (nNew - 1)) {
       }
       aNew[y] = pTab->aFromSlot[x];
     }
