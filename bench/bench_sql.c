@@ -29,13 +29,15 @@
 **             goal
 **   -v        print each run's numbers as they come (and each load's time
 **             split into its inserts and its COMMIT)
-**   -t        for the queries, declare the wcs table again in TEMP over
-**             its store (CREATE VIRTUAL TABLE temp.m USING wcs(TABLE 'm',
-**             STORE ...)), which the statements then read: a statement on
-**             a table of the in-memory temp schema takes no lock of the
-**             database file, which every statement on a table of a WAL
-**             file does (two fcntl calls, native and wcs alike): what
-**             SQLite's file locking costs each query
+**   -t        the queries without SQLite's per-statement file locks, on
+**             both sides: every statement on a table of a WAL file takes
+**             and drops a read lock of its shared memory (two fcntl
+**             calls), native and wcs alike. Native reconnects with
+**             PRAGMA locking_mode=EXCLUSIVE (the lock taken once, kept);
+**             wcs declares the table again in TEMP over its store
+**             (CREATE VIRTUAL TABLE temp.m USING wcs(TABLE 'm', STORE
+**             ...)), which the statements then read: the in-memory temp
+**             schema has no file to lock. What the locks cost each query
 **
 ** EXAMPLE
 **   ./bench/bench_sql                  # the BENCHMARKS.md run (a few minutes)
@@ -646,9 +648,14 @@ typedef struct Eng {
   sqlite3 *db;
 } Eng;
 
+static int gbTemp; /* -t: the queries take no per-statement file lock */
+
 static void engOpen(Eng *e) {
   if (sqlite3_open(e->zDb, &e->db) != SQLITE_OK) {
     die("open %s: %s", e->zDb, sqlite3_errmsg(e->db));
+  }
+  if (gbTemp && !e->bWcs && !e->bFloor) {
+    exec(e->db, "PRAGMA locking_mode=EXCLUSIVE");
   }
   if (wcs_register(e->db) != SQLITE_OK)
     die("wcs_register: %s", sqlite3_errmsg(e->db));
@@ -659,7 +666,6 @@ static void engOpen(Eng *e) {
 }
 
 static const char *gzCache; /* -c: wcs's CACHE clause, or NULL */
-static int gbTemp;          /* -t: the queries read the table in TEMP */
 
 static void engCreate(Eng *e) {
   if (e->bFloor) {
