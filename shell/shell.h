@@ -158,10 +158,13 @@ int shell_backup(Shell *p, const char *zFile);
 /* Remove a directory tree (or a file); errors are ignored. */
 void shell_rmrf(const char *zPath);
 /* Write the CREATE VIRTUAL TABLE statement for a store table: its schema
-** text, then zSettings (STORE, SYNC, CACHE clauses, or NULL). */
+** text, then zSettings (STORE, SYNC, CACHE clauses, or NULL). A history
+** view (bHistory) or an attachment (bAttach: declared without KEY and
+** FAMILY, so it does not define the store table) names the store table
+** alone, as it was declared. */
 char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
                       const char *zSchemaText, const char *zSettings,
-                      int bHistory);
+                      int bHistory, int bAttach);
 /* SQL identifier quoting ("a""b"), malloc'd. */
 char *shell_quote_ident(const char *z);
 

@@ -174,7 +174,7 @@ static char *wcs_module_args(const char *zSql) {
 ** not parse). Returns 1 if it is one. */
 static int vtab_target_settings(const char *zName, const char *zSql,
                                 char **pzTable, int *pbHistory, char **pzStore,
-                                char **pzSettings) {
+                                char **pzSettings, int *pbAttach) {
   char *zArgs = wcs_module_args(zSql);
   ks_schema *pSchema = 0;
   char *zErr = 0;
@@ -182,10 +182,12 @@ static int vtab_target_settings(const char *zName, const char *zSql,
   *pbHistory = 0;
   if (pzStore) *pzStore = 0;
   if (pzSettings) *pzSettings = 0;
+  if (pbAttach) *pbAttach = 1; /* no clauses at all: attaches */
   if (!zArgs) return 0;
   if (zArgs[0] && ks_parse_text(zArgs, &pSchema, &zErr) == WCS_OK) {
     if (pSchema->zTable) *pzTable = strdup(pSchema->zTable);
     *pbHistory = pSchema->bHistory;
+    if (pbAttach) *pbAttach = pSchema->nField == 0 && pSchema->nFamily == 0;
     if (pzStore && pSchema->zStore) *pzStore = strdup(pSchema->zStore);
     if (pzSettings) ks_schema_settings_text(pSchema, pzSettings);
   }
@@ -199,7 +201,7 @@ static int vtab_target_settings(const char *zName, const char *zSql,
 /* vtab_target_settings() without the settings. */
 static int vtab_target(const char *zName, const char *zSql, char **pzTable,
                        int *pbHistory, char **pzStore) {
-  return vtab_target_settings(zName, zSql, pzTable, pbHistory, pzStore, 0);
+  return vtab_target_settings(zName, zSql, pzTable, pbHistory, pzStore, 0, 0);
 }
 
 /* The engine of the store named by a STORE clause, resolved as the module
@@ -471,7 +473,7 @@ static void append_clauses(wcs_buf *pOut, const char *z, int *pnClause) {
 
 char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
                       const char *zSchemaText, const char *zSettings,
-                      int bHistory) {
+                      int bHistory, int bAttach) {
   wcs_buf b = {0, 0, 0};
   char *zId = shell_quote_ident(zSqlName);
   char *zLit = quote_literal(zStoreName);
@@ -494,14 +496,14 @@ char *shell_table_ddl(const char *zSqlName, const char *zStoreName,
     else
       wcs_buf_append(&b, zId, strlen(zId));
   }
-  if (bHistory) {
+  if (bHistory || bAttach) {
     wcs_buf_append(&b, " USING wcs(TABLE ", 17);
     wcs_buf_append(&b, zLit, strlen(zLit));
     if (zSettings && zSettings[0]) {
       wcs_buf_append(&b, ", ", 2);
       wcs_buf_append(&b, zSettings, strlen(zSettings));
     }
-    wcs_buf_append(&b, ", HISTORY);", 11);
+    wcs_buf_append(&b, bHistory ? ", HISTORY);" : ");", bHistory ? 11 : 2);
   } else {
     wcs_buf_append(&b, " USING wcs(\n", 12);
     append_clauses(&b, zSchemaText ? zSchemaText : "", &nClause);
@@ -525,9 +527,13 @@ done:
   return zOut;
 }
 
+/* .schema: the statements in two passes, so that a paste of them runs:
+** first every table that defines its store table (and SQLite's own
+** objects), then the attachments and history views, which need the store
+** table made. */
 int shell_schema(Shell *p, const char *zTable) {
   sqlite3_stmt *pStmt = 0;
-  int rc = 0, nFound = 0;
+  int rc = 0, nFound = 0, iPass;
   if (sqlite3_prepare_v2(
           p->db,
           "SELECT name, type, sql FROM sqlite_schema WHERE sql IS NOT NULL "
@@ -541,37 +547,46 @@ int shell_schema(Shell *p, const char *zTable) {
     return shell_error(p, "%s", sqlite3_errmsg(p->db));
   }
   if (zTable) sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
-  while (sqlite3_step(pStmt) == SQLITE_ROW) {
-    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
-    const char *zSql = (const char *)sqlite3_column_text(pStmt, 2);
-    char *zStoreName = 0, *zSettings = 0;
-    int bHistory = 0;
-    nFound++;
-    if (vtab_target_settings(zName, zSql, &zStoreName, &bHistory, 0,
-                             &zSettings)) {
-      wcs_table *pTab = 0;
-      wcs_engine *pEng = 0;
-      char *zDdl = 0, *zIgnore = 0;
-      int bIgnore;
-      if (shell_table_store(p, zName, 0, &pEng, &zIgnore, &bIgnore) == 0 &&
-          pEng && wcs_table_open(pEng, zStoreName, &pTab) == WCS_OK && pTab) {
-        zDdl = shell_table_ddl(zName, zStoreName, wcs_table_schema_text(pTab),
-                               zSettings, bHistory);
-        wcs_table_close(pTab);
+  for (iPass = 0; iPass < 2; iPass++) {
+    while (sqlite3_step(pStmt) == SQLITE_ROW) {
+      const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+      const char *zSql = (const char *)sqlite3_column_text(pStmt, 2);
+      char *zStoreName = 0, *zSettings = 0;
+      int bHistory = 0, bAttach = 0;
+      int bWcs = vtab_target_settings(zName, zSql, &zStoreName, &bHistory, 0,
+                                      &zSettings, &bAttach);
+      if (iPass != (bWcs && (bHistory || bAttach))) {
+        free(zStoreName);
+        free(zSettings);
+        continue;
       }
-      free(zIgnore);
-      if (zDdl) {
-        fprintf(p->out, "%s\n", zDdl);
-        free(zDdl);
+      nFound++;
+      if (bWcs) {
+        wcs_table *pTab = 0;
+        wcs_engine *pEng = 0;
+        char *zDdl = 0, *zIgnore = 0;
+        int bIgnore;
+        if (shell_table_store(p, zName, 0, &pEng, &zIgnore, &bIgnore) == 0 &&
+            pEng && wcs_table_open(pEng, zStoreName, &pTab) == WCS_OK && pTab) {
+          zDdl = shell_table_ddl(zName, zStoreName, wcs_table_schema_text(pTab),
+                                 zSettings, bHistory, bAttach);
+          wcs_table_close(pTab);
+        }
+        free(zIgnore);
+        if (zDdl) {
+          fprintf(p->out, "%s\n", zDdl);
+          free(zDdl);
+        } else {
+          /* Not in the store (yet): what the database says. */
+          fprintf(p->out, "%s;\n", zSql);
+        }
+        free(zStoreName);
       } else {
-        /* Not in the store (yet): what the database says. */
         fprintf(p->out, "%s;\n", zSql);
       }
-      free(zStoreName);
-    } else {
-      fprintf(p->out, "%s;\n", zSql);
+      free(zSettings);
     }
-    free(zSettings);
+    sqlite3_reset(pStmt);
   }
   sqlite3_finalize(pStmt);
   if (zTable && nFound == 0) rc = shell_error(p, "no such table: %s", zTable);

@@ -258,6 +258,24 @@ mkdir -p pasted
 "$WCS" st.db ".schema o" | "$WCS" pasted/p.db >/dev/null 2>err.txt
 check_eq "... so that it pastes into a database elsewhere" "$(cat err.txt)" ""
 check_rc "... whose STORE is beside it" 0 test -d pasted/other.wcs
+# an attachment is shown as declared (TABLE only: it does not define the
+# store table), after the table that does, so that the whole pastes
+"$WCS" at.db "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f)" \
+  "CREATE VIRTUAL TABLE aa USING wcs(TABLE 'm')" \
+  "CREATE VIRTUAL TABLE mh USING wcs(TABLE 'm', HISTORY)" >/dev/null
+out=$("$WCS" at.db ".schema")
+check_eq ".schema: attachments as declared, after their store table's table" \
+  "$out" "CREATE VIRTUAL TABLE m USING wcs(
+  KEY (k STRING),
+  FAMILY f
+);
+CREATE VIRTUAL TABLE aa USING wcs(TABLE 'm');
+CREATE VIRTUAL TABLE mh USING wcs(TABLE 'm', HISTORY);"
+"$WCS" at.db ".schema" | "$WCS" pasted/at.db >/dev/null 2>err.txt
+check_eq "... which pastes whole" "$(cat err.txt)" ""
+check_eq "... with every declaration" \
+  "$("$WCS" pasted/at.db "SELECT group_concat(name, ' ') FROM sqlite_schema WHERE name NOT LIKE '%wcsclock'")" \
+  "m aa mh"
 out=$("$WCS" m.db ".mode table" "SELECT 1 AS \"a
 b\", 2 AS \"c	d\"")
 check_eq "table mode: control characters in names keep the frame" "$out" \
