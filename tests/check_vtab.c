@@ -1972,6 +1972,11 @@ START_TEST(test_families_change_from_sql) {
   CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY stats AGGREGATE SUM')",
             "family stats cannot change its aggregate type");
   ck_assert_int_eq(sqlite3_errcode(db), SQLITE_ERROR);
+  /* a name the table's columns use: the parser's message, not the one
+  ** the call before left */
+  CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY g (cpu STRING)')",
+            "wcs_alter: near \"cpu\": the name \"cpu\" is already used by "
+            "column \"cpu\" of family \"stats\"");
   CHECK_ERR(db, "SELECT wcs_alter('m', 'FAMILY (')", "wcs_alter: near \"(\"");
   CHECK_ERR(db, "SELECT wcs_alter('m', '')", "holds FAMILY clauses");
   CHECK_ERR(db, "SELECT wcs_alter('nosuch', 'FAMILY x')", "nosuch");

@@ -851,6 +851,14 @@ static void alterFamilies(sqlite3_context *ctx, sqlite3_value **argv,
     ks_schema *pNew = NULL;
     char *zWhy = NULL;
     rc = ks_parse_text(zText, &pNew, &zWhy);
+    if (rc != WCS_OK) {
+      /* the changed table's own rules (a name its columns already use):
+      ** the parser's message, not one an earlier call left */
+      alterErr(ctx, zFunc, rc, zWhy);
+      wcs_free(zWhy);
+      ks_schema_free(pNew);
+      goto done;
+    }
     wcs_free(zWhy);
     if (rc == WCS_OK) {
       char *zCols = NULL;
