@@ -246,6 +246,29 @@ START_TEST(test_plan_ordered_code_prefix_ends_at_the_field) {
 }
 END_TEST
 
+/* A LIKE term of the inner table of a LEFT JOIN is left to SQLite: SQLite
+** 3.40 codes an omitted LIKE there as a condition it checks for the NULL
+** row too, and the outer rows without a match were lost. */
+START_TEST(test_plan_left_join_keeps_rows_a_like_term_rules_out) {
+  sqlite3 *db = openMem();
+  OK(db,
+     "CREATE VIRTUAL TABLE w USING wcs(KEY (a STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE TABLE o(a TEXT NOT NULL PRIMARY KEY, v INTEGER)");
+  OK(db, "INSERT INTO w(a, v) VALUES ('x', 1), ('y', 2)");
+  OK(db, "INSERT INTO o(a, v) VALUES ('x', 1), ('y', 2)");
+  CHECK(db,
+        "SELECT A.a, B.a FROM o A LEFT JOIN w B ON B.a = 'y' AND B.a LIKE 'x'",
+        "x|NULL\ny|NULL");
+  CHECK(db,
+        "SELECT A.a, B.a FROM o A LEFT JOIN w B ON B.a = 'x' AND B.a LIKE 'X' "
+        "ORDER BY 1",
+        "x|x\ny|x");
+  CHECK(db, "SELECT A.a, B.a FROM o A LEFT JOIN w B ON B.a LIKE 'p'",
+        "x|NULL\ny|NULL");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* The value SQLite gives xBestIndex for a constant may differ from the
 ** one the statement compares: CAST(281474976710656.5 AS TEXT) is the
 ** literal's text then, and "281474976710656.0" when run, which equals
@@ -1224,6 +1247,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_patterns_on_bytes_are_sqlites);
   tcase_add_test(tc, test_plan_patterns_end_at_a_nul);
   tcase_add_test(tc, test_plan_empty_only_from_values_that_hold);
+  tcase_add_test(tc, test_plan_left_join_keeps_rows_a_like_term_rules_out);
   tcase_add_test(tc, test_plan_in_list_past_the_cap_is_checked_per_row);
   tcase_add_test(tc, test_plan_range_after_prefix);
   tcase_add_test(tc, test_plan_glob_like_and_starts_with_prefixes);

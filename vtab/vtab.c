@@ -2520,6 +2520,12 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     ** capture exactly the cursor re-checks itself */
     int bKeyTerm = c->iField == KS_FIELD_KEY;
     int bOmit = (aKC[i].bExact && !c->bPattern) || bKeyTerm;
+    if (c->op == KS_OP_LIKE_PREFIX && !bKeyTerm) {
+      /* SQLite 3.40 codes an omitted LIKE of the inner table of a LEFT
+      ** JOIN as a condition it also checks for the NULL row, which then
+      ** never comes: the outer row is lost. SQLite checks LIKE itself. */
+      bOmit = 0;
+    }
     int fl = 0;
     pInfo->aConstraintUsage[c->iCons].argvIndex = ++nArgv;
     if (bOmit) {
