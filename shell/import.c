@@ -2399,11 +2399,35 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
   return 0;
 }
 
+/* A new schema cookie, as wcs_alter() writes: every connection to the
+** database reads its schema again at its next statement, and so connects
+** its wcs tables with the families an import added. Best effort (a
+** read-only database keeps its cookie; those connections then say to
+** open the database again). */
+static void schema_bump(Shell *p) {
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_int64 v = -1;
+  if (sqlite3_prepare_v2(p->db, "PRAGMA main.schema_version", -1, &pStmt, 0) ==
+          SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    v = sqlite3_column_int64(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  if (v >= 0 && v < 0x7fffffff) {
+    char *z = sqlite3_mprintf("PRAGMA main.schema_version = %lld", v + 1);
+    if (z) sqlite3_exec(p->db, z, 0, 0, 0);
+    sqlite3_free(z);
+  }
+}
+
 int shell_import(Shell *p, const char *zFile, const char *zTable, int nOpt,
                  char **azOpt) {
   int rc = import_run(p, zFile, zTable, nOpt, azOpt);
-  /* families added: the SQL connection's table has the old schema */
-  if (p->bReconnect && shell_reconnect(p)) rc = 1;
+  /* families added: the SQL connections' tables have the old schema */
+  if (p->bReconnect) {
+    schema_bump(p);
+    if (shell_reconnect(p)) rc = 1;
+  }
   return rc;
 }
 

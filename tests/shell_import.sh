@@ -375,6 +375,11 @@ check_has "an import adds the family the file needs" "$out" \
   "added family newfam to t"
 check_has "... and the same session reads it" "$out" \
   'r1|{"x":"1"}|{"q":"2"}'
+v0=$("$WCS" nf.db "PRAGMA schema_version")
+printf '_key,g2:q\nr2,3\n' > nf2.csv
+"$WCS" nf.db ".import nf2.csv t" >/dev/null
+check_eq "... and the other connections read the database's schema again" \
+  "$("$WCS" nf.db "PRAGMA schema_version")" "$((v0 + 1))"
 
 # a header that names a column twice, or no column for cells
 printf '_key,f:q,f:q\nk,1,2\n' >dupcol.csv
