@@ -991,12 +991,38 @@ static int stale_err(const EngDef *d) {
                  d->zName);
 }
 
+/* An upper bound of the bytes of t's commit batch, which the store writes
+** as one log record (at most WAL_MAX_RECORD): the log's, or the
+** overlay's net cells once it was read, with room for each operation's
+** framing. 0 for a load whose files were built as it grew (they are
+** installed, not written as a record). */
+static uint64_t batch_bound(const wcs_txn *t) {
+  if (t->pPre && t->bOrdered && !t->bHasMerge && t->bNoRange) return 0;
+  if (t->bOvLive) {
+    return (uint64_t)ov_bytes(t->pOv) + 32 * (uint64_t)ov_count(t->pOv) +
+           64 * (uint64_t)ov_range_count(t->pOv);
+  }
+  return (uint64_t)t->log.n + 16 * (uint64_t)t->nOp;
+}
+
 int wcs_txn_precheck(wcs_txn *t) {
   const EngDef *d;
+  uint64_t nBound;
   if (t == NULL) return WCS_MISUSE;
   if (t->log.n == 0) return WCS_OK; /* its commit writes nothing */
   d = stale_def(t);
   if (d) return stale_err(d);
+  nBound = batch_bound(t);
+  if (nBound > WAL_MAX_RECORD) {
+    /* refused here, where the SQL layer can still fail the COMMIT */
+    return eng_err(WCS_TOOBIG,
+                   "the transaction holds about %llu MiB of changes, and the "
+                   "store commits a transaction as one log record of at most "
+                   "2 GiB: split it into smaller transactions (a load that "
+                   "inserts in key order, into one family or several, is not "
+                   "limited)",
+                   (unsigned long long)(nBound >> 20));
+  }
   gate_enter(t);
   return WCS_OK;
 }
