@@ -2883,6 +2883,39 @@ START_TEST(test_read_only_connection_in_the_writers_process) {
 }
 END_TEST
 
+/* wcs_compact() without a table compacts each store that a table of a
+** database this connection may write uses, whichever table it meets
+** first: a read-only database attached beside a writable one that shares
+** its store does not stop it. */
+START_TEST(test_compact_all_beside_a_read_only_attachment) {
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp), *db2 = NULL;
+  char *zRo = sqlite3_mprintf("%s/ro.db", tmp.zDir), *zSql;
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(v INT64), STORE 'shared.wcs')");
+  OK(db, "INSERT INTO t(k, v) VALUES ('a', 1)");
+  sqlite3_close(db);
+  db = openDb(zRo);
+  OK(db, "CREATE VIRTUAL TABLE u USING wcs(TABLE 't', STORE 'shared.wcs')");
+  sqlite3_close(db);
+  ck_assert_int_eq(sqlite3_open_v2(tmp.zDb, &db2,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI,
+                                   NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db2), SQLITE_OK);
+  CHECK(db2, "SELECT count(*) FROM t", "1");
+  zSql = sqlite3_mprintf("ATTACH 'file:%s?mode=ro' AS b", zRo);
+  OK(db2, zSql);
+  CHECK(db2, "SELECT count(*) FROM b.u", "1");
+  CHECK(db2, "SELECT wcs_compact()", "ok");
+  CHECK_ERR(db2, "SELECT wcs_compact('u')", "read-only");
+  sqlite3_free(zSql);
+  sqlite3_free(zRo);
+  sqlite3_close(db2);
+  tmpDbDone(&tmp);
+}
+END_TEST
+
 /* A process killed between xCreate (which makes the store table) and
 ** SQLite's commit of the declaration leaves a store table no declaration
 ** names; the same CREATE run again takes it over, since it is empty and of
@@ -3554,6 +3587,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_create_takes_over_what_a_killed_create_left);
   tcase_add_test(tc, test_read_only_connection_reads_beside_the_writer);
   tcase_add_test(tc, test_read_only_connection_in_the_writers_process);
+  tcase_add_test(tc, test_compact_all_beside_a_read_only_attachment);
   tcase_add_test(tc, test_commit_clock_follows_the_table);
   tcase_add_test(tc, test_bulk_load_matches_a_native_table);
   tcase_add_test(tc, test_full_scan_without_key_bounds);

@@ -690,11 +690,15 @@ static void compactFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
     WcsStore *s;
     for (s = pConn->pStore; s && rc == WCS_OK; s = s->pNext) {
-      WcsTab *pTab;
-      for (pTab = pConn->pTab; pTab && pTab->pStore != s;
-           pTab = pTab->pNextTab) {
+      WcsTab *pTab, *pAny = NULL;
+      /* a table of the store in a database this connection may write, if
+      ** any (a read-only connection compacts no store, as with a table) */
+      for (pTab = pConn->pTab; pTab; pTab = pTab->pNextTab) {
+        if (pTab->pStore != s) continue;
+        if (pAny == NULL) pAny = pTab;
+        if (sqlite3_db_readonly(pConn->db, pTab->zDb) != 1) break;
       }
-      /* (a read-only connection compacts no store, as with a table) */
+      if (pTab == NULL) pTab = pAny;
       if (pTab && !dataWritable(ctx, "wcs_compact", pTab)) return;
       if (!storeWritable(ctx, "wcs_compact", pConn, s)) return;
       rc = wcs_engine_gc(s->pEng, NULL, 1);
