@@ -1090,7 +1090,8 @@ END_TEST
 ** (SQLite hands every match over, each with the values read before the
 ** first was written: one applies, as SQLite's own tables take one); an
 ** HLL column the statement does not set keeps its count; a declared
-** column set beside its family's JSON wins as in a plain UPDATE; and a
+** column set to a new value beside its family's JSON wins as in a plain
+** UPDATE (one holding its own value counts as not set); and a
 ** row that fails undoes the statement's earlier rows inside a
 ** transaction too (SQLite takes no statement savepoint on this path). */
 START_TEST(test_update_from_matches_hll_and_failures) {
