@@ -712,6 +712,19 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr) {
 
 /* Process-wide registry of engines opened by path (gpRegistry, above). */
 
+/* The registry's engine for key zKey (this process's, not one inherited
+** across fork()), with one more reference, or NULL. gRegistryMu held. */
+static wcs_engine *registry_take(const char *zKey) {
+  wcs_engine *pEng;
+  for (pEng = gpRegistry; pEng; pEng = pEng->pNextOpen) {
+    if (strcmp(pEng->zKey, zKey) == 0 && !wcs_engine_forked(pEng)) {
+      pEng->nOpen++;
+      return pEng;
+    }
+  }
+  return NULL;
+}
+
 static char *registry_key(const char *zPath, int bInMemory) {
   char *z = NULL;
   if (bInMemory) {
@@ -755,15 +768,12 @@ int wcs_engine_open_path(wcs_engine **ppEng, const char *zPath,
       gcf_free(pGc);
       return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     }
-    for (pEng = gpRegistry; pEng; pEng = pEng->pNextOpen) {
-      if (strcmp(pEng->zKey, zKey) == 0 && !wcs_engine_forked(pEng)) {
-        pEng->nOpen++;
-        pthread_mutex_unlock(&gRegistryMu);
-        free(zKey);
-        gcf_free(pGc);
-        *ppEng = pEng;
-        return WCS_OK;
-      }
+    if ((pEng = registry_take(zKey)) != NULL) {
+      pthread_mutex_unlock(&gRegistryMu);
+      free(zKey);
+      gcf_free(pGc);
+      *ppEng = pEng;
+      return WCS_OK;
     }
   }
   rc = wcs_db_open(&db, zPath, &o, pzErr);
@@ -841,16 +851,9 @@ int wcs_engine_open_reader(wcs_engine **ppEng, const char *zPath,
   *pbFollow = 0;
   if (zPath) {
     char *zKey = registry_key(zPath, 0);
-    wcs_engine *pEng;
     if (zKey == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     pthread_mutex_lock(&gRegistryMu);
-    for (pEng = gpRegistry; pEng; pEng = pEng->pNextOpen) {
-      if (strcmp(pEng->zKey, zKey) == 0 && !wcs_engine_forked(pEng)) {
-        pEng->nOpen++;
-        *ppEng = pEng;
-        break;
-      }
-    }
+    *ppEng = registry_take(zKey);
     pthread_mutex_unlock(&gRegistryMu);
     free(zKey);
     if (*ppEng) return WCS_OK;
