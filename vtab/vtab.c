@@ -5152,6 +5152,18 @@ static int resultCellId(sqlite3_context *ctx, const WcsCursor *p,
   return SQLITE_OK;
 }
 
+/* The cells of family f among a[0..n), which come grouped by family in
+** family order: their count, the first at *pi0. */
+static int familyCells(const wcs_cell *a, int n, int f, int *pi0) {
+  int i0 = 0, i1;
+  while (i0 < n && a[i0].iFamily < f)
+    i0++;
+  for (i1 = i0; i1 < n && a[i1].iFamily == f; i1++) {
+  }
+  *pi0 = i0;
+  return i1 - i0;
+}
+
 /* xColumn, all cases (see wcsColumn for the common one). Kept out of
 ** line: inlined, its frame and saved registers made every call of the
 ** common case pay for them. */
@@ -5236,14 +5248,11 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   }
   if (iCol >= pTab->iColFam && iCol < pTab->iColFam + pTab->nFamily) {
     /* the family's JSON, built only when this column is asked for */
-    int f = iCol - pTab->iColFam, i0 = 0, i1;
-    while (i0 < p->nCell && p->aCell[i0].iFamily < f)
-      i0++;
-    for (i1 = i0; i1 < p->nCell && p->aCell[i1].iFamily == f; i1++) {
-    }
-    if (i1 > i0) {
+    int f = iCol - pTab->iColFam, i0;
+    int n = familyCells(p->aCell, p->nCell, f, &i0);
+    if (n > 0) {
       p->out.n = 0;
-      if (wcsFamilyJson(&p->out, s, f, p->aCell + i0, i1 - i0) != WCS_OK) {
+      if (wcsFamilyJson(&p->out, s, f, p->aCell + i0, n) != WCS_OK) {
         return SQLITE_NOMEM;
       }
       sqlite3_result_text(ctx, (const char *)p->out.a, (int)p->out.n,
@@ -6027,18 +6036,14 @@ static int updateSameAsRow(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
     }
     for (i = 0; rc == WCS_OK && i < pTab->nFamily; i++) {
       sqlite3_value *v = argv[2 + pTab->iColFam + i];
-      int i0 = 0, i1;
-      while (i0 < nCell && a[i0].iFamily < i)
-        i0++;
-      for (i1 = i0; i1 < nCell && a[i1].iFamily == i; i1++) {
-      }
-      if (i1 == i0 || sqlite3_value_type(v) != SQLITE_TEXT) {
+      int i0, n = familyCells(a, nCell, i, &i0);
+      if (n == 0 || sqlite3_value_type(v) != SQLITE_TEXT) {
         abSame[pTab->iColFam + i] =
-            i1 == i0 && sqlite3_value_type(v) == SQLITE_NULL;
+            n == 0 && sqlite3_value_type(v) == SQLITE_NULL;
         continue;
       }
       scratch.n = 0;
-      rc = wcsFamilyJson(&scratch, s, i, a + i0, i1 - i0);
+      rc = wcsFamilyJson(&scratch, s, i, a + i0, n);
       abSame[pTab->iColFam + i] =
           rc == WCS_OK && (size_t)sqlite3_value_bytes(v) == scratch.n &&
           memcmp(sqlite3_value_text(v), scratch.a, scratch.n) == 0;
