@@ -92,6 +92,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "vtab/vtab.h"
 
@@ -454,12 +455,17 @@ wcs_txn *wcsReadTxn(WcsStore *pStore) {
   return pStore->nActive > 0 ? pStore->pTxn : NULL;
 }
 
-int wcsWriteInProgress(sqlite3 *db) {
+/* A statement of db that is running and writes, or NULL. */
+static sqlite3_stmt *busyWriter(sqlite3 *db) {
   sqlite3_stmt *p;
   for (p = sqlite3_next_stmt(db, NULL); p; p = sqlite3_next_stmt(db, p)) {
-    if (sqlite3_stmt_busy(p) && !sqlite3_stmt_readonly(p)) return 1;
+    if (sqlite3_stmt_busy(p) && !sqlite3_stmt_readonly(p)) return p;
   }
-  return 0;
+  return NULL;
+}
+
+int wcsWriteInProgress(sqlite3 *db) {
+  return busyWriter(db) != NULL;
 }
 
 static int clockTick(WcsTab *pTab);
@@ -5858,12 +5864,8 @@ static void fromClear(WcsTab *pTab) {
 }
 
 static int fromStatement(WcsTab *pTab) {
-  sqlite3 *db = pTab->pConn->db;
-  sqlite3_stmt *p;
+  sqlite3_stmt *p = busyWriter(pTab->pConn->db);
   int nRun;
-  for (p = sqlite3_next_stmt(db, NULL); p; p = sqlite3_next_stmt(db, p)) {
-    if (sqlite3_stmt_busy(p) && !sqlite3_stmt_readonly(p)) break;
-  }
   nRun = p ? sqlite3_stmt_status(p, SQLITE_STMTSTATUS_RUN, 0) : 0;
   if (p != NULL && p == pTab->pFromStmt && nRun == pTab->nFromRun &&
       pTab->nOpens == pTab->nFromOpens) {
@@ -5876,14 +5878,9 @@ static int fromStatement(WcsTab *pTab) {
   return 1;
 }
 
-/* FNV-1a of n bytes at k (fromSeen's hash set). */
+/* The hash of n bytes at k in fromSeen's set (XXH3, as the engine's). */
 static uint32_t fromHash(const uint8_t *k, size_t n) {
-  uint32_t h = 2166136261u;
-  size_t j;
-  for (j = 0; j < n; j++) {
-    h = (h ^ k[j]) * 16777619u;
-  }
-  return h;
+  return (uint32_t)XXH3_64bits(k, n);
 }
 
 static int fromSeen(WcsTab *pTab, const uint8_t *k, size_t n, int bAdd) {
