@@ -554,9 +554,46 @@ static int cat_key(wcs_buf *b, int cType, const void *p, size_t n) {
 /* ------------------------------------------------------------------ */
 /* open / close                                                        */
 
+/* Every engine open in this process, so that no store handle gets two:
+** each engine numbers the tables it creates from its own catalog state,
+** and two over one store would give two tables the same id (their cells
+** mixed for good). Guarded by gOverMu, apart from the registry's mutex,
+** which wcs_engine_open_path holds while it calls wcs_engine_open. */
+static pthread_mutex_t gOverMu = PTHREAD_MUTEX_INITIALIZER;
+static wcs_engine *gpOver;
+
+/* Add pEng to the list, unless another engine (not one a parent process
+** opened, fork) is open over the same store handle. */
+static int over_claim(wcs_engine *pEng) {
+  wcs_engine *p;
+  pthread_mutex_lock(&gOverMu);
+  for (p = gpOver; p; p = p->pNextOver) {
+    if (p->db == pEng->db && !wcs_engine_forked(p)) break;
+  }
+  if (p == NULL) {
+    pEng->pNextOver = gpOver;
+    gpOver = pEng;
+  }
+  pthread_mutex_unlock(&gOverMu);
+  return p == NULL;
+}
+
+static void over_release(wcs_engine *pEng) {
+  wcs_engine **pp;
+  pthread_mutex_lock(&gOverMu);
+  for (pp = &gpOver; *pp; pp = &(*pp)->pNextOver) {
+    if (*pp == pEng) {
+      *pp = pEng->pNextOver;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&gOverMu);
+}
+
 static void engine_free(wcs_engine *pEng) {
   int i;
   EngStats *s, *sNext;
+  over_release(pEng);
   eng_pool_clear(pEng);
   for (i = 0; i < pEng->nDef; i++) eng_def_unref(pEng, pEng->apDef[i]);
   free(pEng->apDef);
@@ -700,6 +737,14 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr) {
   }
   pthread_mutex_init(&pEng->poolMu, NULL);
   eng_err_clear();
+  if (!over_claim(pEng)) {
+    wcs_seterr(pzErr, WCS_MISUSE,
+               "the store already has an engine open in this process: "
+               "use that engine (or open stores by path with "
+               "wcs_engine_open_path(), which shares one)");
+    engine_free(pEng);
+    return WCS_MISUSE;
+  }
   rc = load_catalog(pEng);
   if (rc) {
     wcs_seterr(pzErr, rc, "%s", wcs_engine_errmsg(pEng));

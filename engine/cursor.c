@@ -1488,8 +1488,9 @@ static int set_ranges(wcs_cursor *c, const wcs_key_range *aRange, int nRange) {
     c->nRangeAlloc = nRange;
   }
   a = c->aRangeTmp;
-  if (nRange == 1 && aRange[0].nStart > 0 && !aRange[0].bStartExcl &&
-      aRange[0].bEndIncl && aRange[0].nEnd == aRange[0].nStart &&
+  if (nRange == 1 && aRange[0].pStart && aRange[0].pEnd &&
+      aRange[0].nStart > 0 && !aRange[0].bStartExcl && aRange[0].bEndIncl &&
+      aRange[0].nEnd == aRange[0].nStart &&
       memcmp(aRange[0].pStart, aRange[0].pEnd, aRange[0].nStart) == 0) {
     /* one row (a point read): [esc(r), esc(r) 00 02), escaped once */
     Range *r = &c->aRange[0];
@@ -2219,6 +2220,12 @@ int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
   if (pTab->pDef->bStale) {
     /* its families' ids may now hold another table's cells, or none */
     return eng_err(WCS_SCHEMA, "table %s was altered or dropped; reopen it",
+                   pTab->pDef->zName);
+  }
+  if (pTxn && pTxn->pEng != pTab->pEng) {
+    return eng_err(WCS_MISUSE,
+                   "table %s belongs to another engine than the "
+                   "transaction",
                    pTab->pDef->zName);
   }
   if (pOpt == NULL) {

@@ -181,6 +181,7 @@ struct wcs_engine {
   char *zKey;               /* registry key (open_path), or NULL */
   int nOpen;                /* registry references */
   wcs_engine *pNextOpen;    /* registry list */
+  wcs_engine *pNextOver;    /* list of every engine open, by its store */
   pthread_mutex_t mu;       /* catalog list, def refcounts, stats */
   pthread_mutex_t commitMu; /* serializes commits and DDL */
   pthread_mutex_t gateMu;   /* the commit gate (txn.c): nGate and gateCv */

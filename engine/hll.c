@@ -199,6 +199,8 @@ int wcs_hll_estimate(const void *pState, size_t nState, uint64_t *pnCount) {
   double m = HLL_M, z, e;
   *pnCount = 0;
   if (nState == 0) return WCS_OK;
+  rc = eng_check_bytes(pState, nState, "the HLL state");
+  if (rc) return rc;
   a = malloc(HLL_M);
   if (a == NULL) return eng_err(WCS_NOMEM, "out of memory");
   rc = hll_decode(pState, nState, a);

@@ -1758,11 +1758,22 @@ int wcs_txn_check(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
   int64_t iTs;
   wcs_buf cur = {0};
   *pbMatch = 0;
+  if (pTab == NULL) return eng_err(WCS_MISUSE, "a NULL table");
+  if (t && t->pEng != pTab->pEng) {
+    return eng_err(WCS_MISUSE, "table %s belongs to another engine",
+                   pTab->pDef->zName);
+  }
   if (pTab->pDef->bStale) {
     return eng_err(WCS_SCHEMA, "table %s was altered or dropped; reopen it",
                    pTab->pDef->zName);
   }
-  rc = eng_check_row(pRow, nRow);
+  rc = eng_check_bytes(pRow, nRow, "the row key");
+  if (rc == WCS_OK) rc = eng_check_row(pRow, nRow);
+  if (rc == WCS_OK && pPred) {
+    rc = eng_check_bytes(pPred->pQual, pPred->nQual, "the qualifier");
+    if (rc == WCS_OK)
+      rc = eng_check_bytes(pPred->pVal, pPred->nVal, "the value");
+  }
   if (rc) return rc;
   if (pPred == NULL || pPred->eOp == WCS_PRED_ROW_EXISTS) {
     return eng_row_exists(pTab, t, pRow, nRow, pbMatch);
@@ -1905,6 +1916,10 @@ int wcs_txn_delete_prefix(wcs_txn *t, wcs_table *pTab, const void *pPrefix,
 int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
                        size_t nRow, const wcs_mutation *aMut, int nMut) {
   int rc = WCS_OK, i;
+  if (t == NULL || pTab == NULL) {
+    return eng_err(WCS_MISUSE, "a NULL %s",
+                   t == NULL ? "transaction" : "table");
+  }
   if (nMut < 0 || (aMut == NULL && nMut > 0)) {
     return eng_err(WCS_MISUSE, "%d mutations at %p", nMut, (const void *)aMut);
   }
@@ -1953,7 +1968,9 @@ int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
 int wcs_table_mutate_row(wcs_table *pTab, const void *pRow, size_t nRow,
                          const wcs_mutation *aMut, int nMut) {
   wcs_txn *t = NULL;
-  int rc = wcs_txn_begin(pTab->pEng, 0, &t);
+  int rc;
+  if (pTab == NULL) return eng_err(WCS_MISUSE, "a NULL table");
+  rc = wcs_txn_begin(pTab->pEng, 0, &t);
   if (rc == WCS_OK) rc = wcs_txn_mutate_row(t, pTab, pRow, nRow, aMut, nMut);
   if (rc == WCS_OK) rc = wcs_txn_commit(t);
   wcs_txn_free(t);
@@ -1968,6 +1985,7 @@ int wcs_table_check_and_mutate(wcs_table *pTab, const void *pRow, size_t nRow,
   wcs_txn *t = NULL;
   int bMatch = 0;
   int rc;
+  if (pTab == NULL) return eng_err(WCS_MISUSE, "a NULL table");
   if (nTrue == 0 && nFalse == 0) {
     return eng_err(WCS_MISUSE, "CheckAndMutate needs true or false "
                                "mutations");

@@ -329,7 +329,8 @@ int wcs_db_delete(wcs_db *db, const void *pKey, size_t nKey);
 int wcs_db_get(wcs_db *db, const wcs_snapshot *pSnap, const void *pKey,
                size_t nKey, void **ppVal, size_t *pnVal);
 
-/* --- snapshots: a consistent read view while writes continue */
+/* --- snapshots: a consistent read view while writes continue. Free each
+** once, before the store closes (wcs_db_close() frees those still live). */
 int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap);
 void wcs_snapshot_free(wcs_db *db, wcs_snapshot *pSnap);
 uint64_t wcs_snapshot_seq(const wcs_snapshot *pSnap);
@@ -640,7 +641,10 @@ void wcs_engine_options(wcs_options *pOpt);
 /*
 ** Open the data model over an open store: reads the catalog (creating it
 ** in an empty store). db is borrowed and must outlive the engine; close
-** the engine first. On failure *ppEng is NULL and pzErr (if not NULL)
+** the engine first. A store handle takes one engine at a time: a second
+** wcs_engine_open() over the same db while the first is open returns
+** WCS_MISUSE (two would number new tables alike). On failure *ppEng is NULL and
+*pzErr (if not NULL)
 ** receives a message to free with wcs_free(). Expired cells are hidden by
 ** reads and collected by wcs_engine_gc(), not by compactions: the
 ** compaction filter is installed only by wcs_engine_open_path().

@@ -146,6 +146,7 @@ struct Writer {
 struct wcs_snapshot {
   uint64_t seq;                /* reads see writes with seq <= this */
   wcs_snapshot *pPrev, *pNext; /* the store's list, ascending seq */
+  int bLive;                   /* 0 once freed (kept for reuse) */
 };
 
 struct wcs_batch {
@@ -1711,6 +1712,7 @@ int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap) {
     pthread_mutex_lock(&db->mu);
   }
   s->seq = atomic_load(&db->lastSeq);
+  s->bLive = 1;
   s->pNext = NULL;
   s->pPrev = db->pSnapLast;
   if (db->pSnapLast)
@@ -1726,6 +1728,13 @@ int wcs_snapshot_new(wcs_db *db, wcs_snapshot **ppSnap) {
 void wcs_snapshot_free(wcs_db *db, wcs_snapshot *s) {
   if (db == NULL || s == NULL) return;
   pthread_mutex_lock(&db->mu);
+  if (!s->bLive) {
+    /* freed before and kept for reuse: a second free would put it on
+    ** the free list twice and tie the live list into a cycle */
+    pthread_mutex_unlock(&db->mu);
+    return;
+  }
+  s->bLive = 0;
   if (s->pPrev)
     s->pPrev->pNext = s->pNext;
   else
@@ -3081,6 +3090,12 @@ static void dbFree(wcs_db *db) {
     db->pSnapFree = s->pNext;
     free(s);
   }
+  while (db->pSnapFirst) { /* snapshots the caller did not free */
+    wcs_snapshot *s = db->pSnapFirst;
+    db->pSnapFirst = s->pNext;
+    free(s);
+  }
+  db->pSnapLast = NULL;
   svUnref(db->pSv);
   memtable_unref(db->pMem);
   for (i = 0; i < db->nImm; i++)
@@ -3591,7 +3606,11 @@ int wcs_db_checkpoint(wcs_db *db, const char *zDir) {
   uint64_t iManifest, lastSeq;
   char *zErr = NULL;
   int rc, bExists = 0, i, j;
-  if (db == NULL || zDir == NULL || zDir[0] == 0) return WCS_MISUSE;
+  if (db == NULL) return WCS_MISUSE;
+  if (zDir == NULL || zDir[0] == 0) {
+    return setErrf(db, WCS_MISUSE, "%s: no directory given",
+                   "wcs_db_checkpoint");
+  }
   if (db->bReadOnly) {
     return setErrf(db, WCS_READONLY,
                    "store %s is open read-only: a checkpoint flushes it first",

@@ -1244,7 +1244,8 @@ static int takeSample(sst_reader *p, const sst_idx *aIdx, int nBlock,
     s->iBlock = (uint32_t)i;
     s->iEnd = i + 1 < nBlock ? aIdx[i + 1].iOff : p->iDataEnd;
     s->nKey = (uint8_t)(e->nKey < SST_SAMPLE_KEY ? e->nKey : SST_SAMPLE_KEY);
-    memcpy(s->aKey, aKeys + e->iKey, s->nKey);
+    if (s->nKey)
+      memcpy(s->aKey, aKeys + e->iKey, s->nKey); /* aKeys NULL: all empty */
   }
   for (i = 0; i < SST_SAMPLE_KEY; i++) {
     int iLo = 255, iHi = 0;

@@ -220,6 +220,83 @@ START_TEST(test_null_arguments_are_misuse) {
   ck_assert_int_eq(wcs_table_create(NULL, "u", "FAMILY f", NULL), WCS_MISUSE);
   ck_assert_int_eq(wcs_table_drop(e, NULL), WCS_ERROR);
   wcs_txn_free(x);
+  x = NULL;
+  {
+    /* checks and mutation lists check their pointers too */
+    wcs_predicate pr;
+    wcs_key_range r;
+    uint64_t n = 0;
+    int bMatch = 1;
+    memset(&pr, 0, sizeof pr);
+    pr.eOp = WCS_PRED_EQ;
+    pr.zFamily = "cf";
+    pr.pQual = "q";
+    pr.nQual = 1;
+    pr.pVal = NULL;
+    pr.nVal = 4;
+    ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+    ck_assert_int_eq(wcs_txn_check(x, t, "r", 1, &pr, &bMatch), WCS_MISUSE);
+    ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "the value"));
+    pr.pVal = "v";
+    pr.nVal = 1;
+    pr.pQual = NULL;
+    pr.nQual = 4;
+    ck_assert_int_eq(wcs_txn_check(x, t, "r", 1, &pr, &bMatch), WCS_MISUSE);
+    ck_assert_int_eq(wcs_txn_check(x, t, NULL, 4, NULL, &bMatch), WCS_MISUSE);
+    ck_assert_int_eq(wcs_txn_check(x, NULL, "r", 1, NULL, &bMatch), WCS_MISUSE);
+    ck_assert_int_eq(wcs_txn_mutate_row(x, NULL, "r", 1, &m, 1), WCS_MISUSE);
+    ck_assert_int_eq(wcs_txn_mutate_row(NULL, t, "r", 1, &m, 1), WCS_MISUSE);
+    ck_assert_int_eq(wcs_table_mutate_row(NULL, "r", 1, &m, 1), WCS_MISUSE);
+    ck_assert_int_eq(
+        wcs_table_check_and_mutate(NULL, "r", 1, NULL, &m, 1, NULL, 0, NULL),
+        WCS_MISUSE);
+    ck_assert_int_eq(wcs_hll_estimate(NULL, 5, &n), WCS_MISUSE);
+    wcs_txn_free(x);
+    /* a bound of a NULL pointer and a length is unbounded, as documented;
+    ** the one-row shortcut must not compare it */
+    memset(&r, 0, sizeof r);
+    r.pStart = "r";
+    r.nStart = 1;
+    r.pEnd = NULL;
+    r.nEnd = 1;
+    r.bEndIncl = 1;
+    {
+      wcs_read_options o = ro();
+      o.aRange = &r;
+      o.nRange = 1;
+      ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, &o), WCS_OK);
+      ck_assert(!wcs_cursor_eof(c));
+      wcs_cursor_close(c);
+    }
+  }
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* Two engines over one store handle would number new tables alike (each
+** from its own catalog state), mixing their cells: the second is refused,
+** and a transaction of one engine cannot read a table of another. */
+START_TEST(test_one_engine_per_store_handle) {
+  wcs_engine *e = open_mem(), *e2 = NULL, *e3 = NULL;
+  wcs_table *t = mk(e, "t", "FAMILY cf");
+  wcs_txn *x = NULL;
+  wcs_cursor *c = NULL;
+  char *zErr = NULL;
+  ck_assert_int_eq(wcs_engine_open(&e2, wcs_engine_db(e), &zErr), WCS_MISUSE);
+  ck_assert_ptr_null(e2);
+  ck_assert_ptr_nonnull(zErr);
+  ck_assert_ptr_nonnull(strstr(zErr, "already has an engine"));
+  wcs_free(zErr);
+  zErr = NULL;
+  setc(e, t, "r", "cf", "q", 1, "v");
+  e3 = open_mem();
+  ck_assert_int_eq(wcs_txn_begin(e3, 0, &x), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, NULL), WCS_MISUSE);
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e3), "another engine"));
+  ck_assert_int_eq(wcs_txn_check(x, t, "r", 1, NULL, &(int){0}), WCS_MISUSE);
+  wcs_txn_free(x);
+  wcs_engine_close(e3);
   wcs_table_close(t);
   wcs_engine_close(e);
 }
@@ -2774,6 +2851,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc,
                  test_heatmap_bounds_come_from_table_keys_in_a_fresh_process);
   tcase_add_test(tc, test_bloom_prefix_ends_after_row_key);
+  tcase_add_test(tc, test_one_engine_per_store_handle);
   suite_add_tcase(s, tc);
   return s;
 }

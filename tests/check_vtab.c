@@ -332,6 +332,12 @@ START_TEST(test_typed_columns_store_bigtable_bytes) {
   /* INT64 is 8-byte big-endian: wcs_increment (Bigtable's format) works */
   CHECK(db, "SELECT wcs_increment('t', 'a', 'f', 'i', 1)", "259");
   CHECK(db, "SELECT i FROM t", "259");
+  /* the history view is read-only to the writing functions too */
+  CHECK_ERR(db, "SELECT wcs_increment('h', 'a', 'f', 'i', 1)",
+            "wcs_increment: h is a HISTORY view and is read-only");
+  CHECK_ERR(db, "SELECT wcs_delete_prefix('h', 'a')",
+            "wcs_delete_prefix: h is a HISTORY view and is read-only");
+  CHECK(db, "SELECT i FROM t", "259");
   /* the family column shows the bytes by type */
   CHECK(db, "SELECT f FROM t",
         "{\"b\":{\"$hex\":\"00ff\"},\"d\":7,\"i\":259,\"j\":{\"n\":[1,2]},"
@@ -1465,6 +1471,12 @@ START_TEST(test_functions_find_the_table_sql_names) {
   CHECK(db, "SELECT count(*) FROM aux.metrics", "0");
   CHECK(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
         "x'612362233030303030303031'");
+  /* behind a native temp table, the one to name is main's (searched
+  ** before aux), whichever was connected first */
+  OK(db, "CREATE TEMP TABLE metrics(x)");
+  CHECK_ERR(db, "SELECT wcs_key_encode('metrics', 'a', 'b', 1)",
+            "name the wcs table with its schema, as 'main.metrics'");
+  OK(db, "DROP TABLE temp.metrics");
   sqlite3_close(db);
   sqlite3_free(zDb);
   sqlite3_free(zAttach);

@@ -260,7 +260,9 @@ static int dataWritable(sqlite3_context *ctx, const char *zFunc, WcsTab *pTab);
 /* The table named by argv[0], or NULL after setting the error. bWrite:
 ** the function writes to the table's store (wcsStoreWritable), which a
 ** read-only connection may not (dataWritable, asked first: the store is
-** not opened for writing on the way). */
+** not opened for writing on the way); TAB_WRITES_ROWS: it writes rows,
+** which a HISTORY view refuses as its INSERT, UPDATE and DELETE do. */
+#define TAB_WRITES_ROWS 2
 static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
                         const char *zFunc, int bWrite) {
   WcsConn *pConn = (WcsConn *)sqlite3_user_data(ctx);
@@ -309,6 +311,13 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
     char *z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "no such table");
     sqlite3_result_error(ctx, z, -1);
     sqlite3_free(z);
+  } else if (bWrite == TAB_WRITES_ROWS && pTab->bHistory) {
+    char *z = sqlite3_mprintf("%s: %s is a HISTORY view and is read-only; "
+                              "write to the table itself",
+                              zFunc, pTab->zName);
+    sqlite3_result_error(ctx, z, -1);
+    sqlite3_free(z);
+    pTab = NULL;
   } else if (bWrite && (!dataWritable(ctx, zFunc, pTab) ||
                         !storeWritable(ctx, zFunc, pConn, pTab->pStore))) {
     pTab = NULL;
@@ -545,7 +554,7 @@ static const ks_qualifier *declaredColumn(const ks_schema *s, const char *zFam,
 
 static void incrementFunc(sqlite3_context *ctx, int argc,
                           sqlite3_value **argv) {
-  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_increment", 1);
+  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_increment", TAB_WRITES_ROWS);
   const uint8_t *pKey, *pQual;
   const char *zFam;
   int nKey, nQual, eOwn = WCS_OWN_NONE, rc;
@@ -643,7 +652,7 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
 
 static void deletePrefixFunc(sqlite3_context *ctx, int argc,
                              sqlite3_value **argv) {
-  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_delete_prefix", 1);
+  WcsTab *pTab = tableArg(ctx, argv[0], "wcs_delete_prefix", TAB_WRITES_ROWS);
   const uint8_t *p;
   int n, eOwn = WCS_OWN_NONE, rc;
   wcs_txn *pTxn = NULL;

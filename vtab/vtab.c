@@ -1544,12 +1544,14 @@ WcsTab *wcsFindTable(WcsConn *pConn, const char *zName, char **pzErr) {
     p = findConnected(pConn, zIn, zName);
     if (p == NULL) {
       /* a native table or view in front: name the wcs table behind it,
-      ** if one of that name is connected */
+      ** if one of that name is connected (main's first, as SQL searches
+      ** main before attached databases) */
       const char *zWcs = NULL;
       WcsTab *q;
       for (q = pConn->pTab; q; q = q->pNextTab) {
         if (sqlite3_stricmp(q->zName, zName) == 0 &&
-            sqlite3_stricmp(q->zDb, zIn) != 0) {
+            sqlite3_stricmp(q->zDb, zIn) != 0 &&
+            (zWcs == NULL || sqlite3_stricmp(q->zDb, "main") == 0)) {
           zWcs = q->zDb;
         }
       }
