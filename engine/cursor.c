@@ -2014,6 +2014,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     if (pTxn) {
       rc = eng_txn_snapshot(pTxn, &pSnap);
       pOv = pTxn->pOv;
+    } else if (o->pSnap) {
+      pSnap = o->pSnap; /* the caller's, for several cursors at once */
     } else if (nSel > 1 || bTry) {
       rc = wcs_snapshot_new(c->pEng->db, &c->pSnap);
       if (rc) eng_err_db(c->pEng->db, rc, "taking a read snapshot");
@@ -2134,7 +2136,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   if (nRefreshed > 0) {
     wcs_snapshot *pNow = NULL;
     int bSame = 0;
-    if (c->nStream == 1) {
+    if (c->nStream == 1 && o->pSnap == NULL) {
       bSame = 1; /* one stream: consistent by itself, seq unknown */
     } else {
       rc = wcs_snapshot_new(c->pEng->db, &pNow);
@@ -2146,7 +2148,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
       Slot *sl = &c->aSlot[i];
       if (!c->abFam[i] || !sl->bRefreshed) continue;
       if (bSame) {
-        sl->bSeq = c->nStream > 1;
+        sl->bSeq = c->nStream > 1 || o->pSnap != NULL;
         sl->iSeq = iSeq;
       } else {
         rc = stream_bounds(c, i, sl->eMode, 0);

@@ -1143,6 +1143,11 @@ typedef struct wcs_read_options {
   */
   int (*xCellFilter)(void *pCtx, const struct wcs_cell *aCell, int nCell);
   void *pCellFilterCtx;
+  /* Without a transaction: read as of this snapshot of the engine's store
+  ** (wcs_snapshot_new(wcs_engine_db(...))), which must stay live until
+  ** the cursor is open, so that several cursors read one moment. NULL:
+  ** the latest state. Ignored with a transaction (its snapshot). */
+  const wcs_snapshot *pSnap;
 } wcs_read_options;
 
 /* Defaults: whole table, forward, all families, all versions, no time

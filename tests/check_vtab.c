@@ -2596,6 +2596,77 @@ END_TEST
 ** refuses it for its own tables (WAL: SQLITE_BUSY_SNAPSHOT), because the
 ** other commit ticks the table's commit clock while this connection
 ** reads: no update is lost. */
+/* The rows of one statement come from one moment of the store, as a WAL
+** read transaction gives SQLite's own tables: another connection's
+** commit between two rows of a join (or of a subquery per row) shows in
+** none of them; a statement of the same connection that runs while the
+** first still reads sees what it sees; the next statement sees the
+** commit, and so does the writer's own next read. */
+static char *stepWithCommit(sqlite3 *db, sqlite3 *db2, const char *zSql,
+                            const char *zCommit) {
+  sqlite3_stmt *p = NULL;
+  sqlite3_str *pOut = sqlite3_str_new(NULL);
+  int n = 0;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, zSql, -1, &p, NULL), SQLITE_OK);
+  while (sqlite3_step(p) == SQLITE_ROW) {
+    sqlite3_str_appendf(pOut, "%s%lld", n ? "," : "",
+                        sqlite3_column_int64(p, 0));
+    if (n++ == 0) {
+      OK(db2, zCommit);
+      /* another statement of this connection, while the first reads */
+      CHECK(db, "SELECT sum(v) FROM b", "0");
+    }
+  }
+  sqlite3_finalize(p);
+  return sqlite3_str_finish(pOut);
+}
+
+START_TEST(test_a_statement_reads_one_moment) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir), *z;
+  sqlite3 *db = openDb(zDb), *db2;
+  CHECK(db, "PRAGMA journal_mode=WAL", "wal");
+  OK(db, "CREATE VIRTUAL TABLE a USING wcs(KEY (k INT64), FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE b USING wcs(KEY (k INT64), FAMILY f (v INT64))");
+  OK(db, "INSERT INTO a(k, v) VALUES (1, 0), (2, 0), (3, 0)");
+  OK(db, "INSERT INTO b(k, v) VALUES (1, 0), (2, 0), (3, 0)");
+  db2 = openDb(zDb);
+  z = stepWithCommit(db, db2, "SELECT b.v FROM a CROSS JOIN b ON b.k = a.k",
+                     "UPDATE b SET v = 1");
+  ck_assert_str_eq(z, "0,0,0");
+  sqlite3_free(z);
+  CHECK(db, "SELECT sum(v) FROM b", "3");
+  OK(db2, "UPDATE b SET v = 0");
+  z = stepWithCommit(db, db2, "SELECT (SELECT v FROM b WHERE b.k = a.k) FROM a",
+                     "BEGIN; UPDATE b SET v = 1; UPDATE a SET v = 1; COMMIT");
+  ck_assert_str_eq(z, "0,0,0");
+  sqlite3_free(z);
+  CHECK(db, "SELECT sum(v) FROM a", "3");
+  /* a self-join of one table: both sides at one moment */
+  OK(db2, "UPDATE b SET v = 0");
+  z = stepWithCommit(db, db2,
+                     "SELECT y.v FROM b AS x CROSS JOIN b AS y ON y.k = x.k",
+                     "UPDATE b SET v = 1");
+  ck_assert_str_eq(z, "0,0,0");
+  sqlite3_free(z);
+  /* the connection's own commit is seen by its next read, even with a
+  ** statement of it still open */
+  {
+    sqlite3_stmt *p = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT k FROM a", -1, &p, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(p), SQLITE_ROW);
+    OK(db, "UPDATE b SET v = 5 WHERE k = 1");
+    CHECK(db, "SELECT v FROM b WHERE k = 1", "5");
+    sqlite3_finalize(p);
+  }
+  sqlite3_close(db2);
+  sqlite3_close(db);
+  sqlite3_free(zDb);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_read_then_write_after_another_commit_is_refused) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -3589,6 +3660,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_commit_sqlite_refuses_writes_nothing);
   tcase_add_test(tc, test_commit_store_cannot_write_is_reported_next);
   tcase_add_test(tc, test_read_then_write_after_another_commit_is_refused);
+  tcase_add_test(tc, test_a_statement_reads_one_moment);
   tcase_add_test(tc, test_function_writes_take_the_write_lock);
   tcase_add_test(tc, test_a_forked_child_reads_beside_its_parent);
   tcase_add_test(tc, test_table_created_in_a_transaction);

@@ -798,6 +798,34 @@ START_TEST(test_plan_distinct_salted_keys) {
        "SCAN sk VIRTUAL TABLE INDEX 1:POINT LOOKUP");
   CHECK(db, "SELECT v FROM sk WHERE _key = wcs_key_encode('sk', 'b', '0', 6)",
         "6");
+  /* _key after a key field: salted keys are in _key order bucket by
+  ** bucket, which no order of the field before it keeps, so SQLite sorts
+  ** (it was told the order was kept, and got the buckets one by one) */
+  OK(db, "CREATE TABLE nk AS SELECT t, u, n, _key AS k FROM sk");
+  {
+    static const char *const azOrd[][2] = {
+        {"ORDER BY t, _key", "ORDER BY t, k"},
+        {"ORDER BY t DESC, _key DESC LIMIT 7",
+         "ORDER BY t DESC, k DESC LIMIT 7"},
+        {"ORDER BY t, u, _key LIMIT 40", "ORDER BY t, u, k LIMIT 40"},
+        {"ORDER BY _key LIMIT 9", "ORDER BY k LIMIT 9"}};
+    size_t i;
+    for (i = 0; i < sizeof azOrd / sizeof azOrd[0]; i++) {
+      char *zW = sqlite3_mprintf("SELECT group_concat(n) FROM (SELECT n FROM "
+                                 "sk WHERE t < 'd' %s)",
+                                 azOrd[i][0]);
+      char *zN = sqlite3_mprintf("SELECT group_concat(n) FROM (SELECT n FROM "
+                                 "nk WHERE t < 'd' %s)",
+                                 azOrd[i][1]);
+      char *zA = run(db, zW), *zB = run(db, zN);
+      ck_assert_msg(strcmp(zA, zB) == 0, "%s\nwcs    %s\nnative %s", zW, zA,
+                    zB);
+      sqlite3_free(zA);
+      sqlite3_free(zB);
+      sqlite3_free(zW);
+      sqlite3_free(zN);
+    }
+  }
   sqlite3_close(db);
 }
 END_TEST

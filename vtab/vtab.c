@@ -247,6 +247,8 @@ static void awaitCommits(WcsTab *pTab, int bWriting) {
 static pthread_mutex_t gConnMutex = PTHREAD_MUTEX_INITIALIZER;
 static WcsConn *gConnList;
 
+static void readSnapDrop(WcsStore *st);
+
 static void connUnref(WcsConn *pConn) {
   if (pConn && --pConn->nRef == 0) {
     WcsStore *s = pConn->pStore;
@@ -261,6 +263,7 @@ static void connUnref(WcsConn *pConn) {
     pthread_mutex_unlock(&gConnMutex);
     while (s) {
       WcsStore *pNext = s->pNext;
+      readSnapDrop(s);
       wcs_txn_free(s->pTxn);
       wcs_engine_close(s->pEng);
       sqlite3_free(s->zPath);
@@ -453,6 +456,34 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
 
 wcs_txn *wcsReadTxn(WcsStore *pStore) {
   return pStore->nActive > 0 ? pStore->pTxn : NULL;
+}
+
+/* What the connection's cursors on st read outside a store transaction:
+** one snapshot, taken by the first of them to filter and kept while any
+** is open, so that a statement (a join, a subquery, a self-join) reads
+** one moment of the store, and so do statements of the connection that
+** run while another is still reading, as SQLite's own tables are read
+** in one read transaction. Taken after awaitCommits, so it holds what a
+** read at that moment must see. Dropped when the last cursor closes and
+** when a store transaction starts (whose reads have their own, and after
+** whose commit a read must see it). A follower reads as of its moment
+** already (storeFollow): none. *ppSnap is NULL then, or in a transaction. */
+static int readSnap(WcsStore *st, const wcs_snapshot **ppSnap) {
+  *ppSnap = NULL;
+  if (st == NULL || st->bFollow || wcsReadTxn(st) != NULL) return SQLITE_OK;
+  if (st->pReadSnap == NULL &&
+      wcs_snapshot_new(wcs_engine_db(st->pEng), &st->pReadSnap) != WCS_OK) {
+    return SQLITE_NOMEM;
+  }
+  *ppSnap = st->pReadSnap;
+  return SQLITE_OK;
+}
+
+static void readSnapDrop(WcsStore *st) {
+  if (st->pReadSnap) {
+    wcs_snapshot_free(wcs_engine_db(st->pEng), st->pReadSnap);
+    st->pReadSnap = NULL;
+  }
 }
 
 /* A statement of db that is running and writes, or NULL. */
@@ -2584,13 +2615,16 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   ** fields sort backwards, so their ASC is a reverse scan. */
   if (pInfo->nOrderBy > 0) {
     int j, f = 0, dir = -1, bOk = 1, bPhysical = 0, bUnique = 0;
+    int bByField = 0; /* a key field not fixed by = was ordered on */
     for (j = 0; j < pInfo->nOrderBy && bOk; j++) {
       const struct sqlite3_index_orderby *o = &pInfo->aOrderBy[j];
       int iCol = o->iColumn, d = o->desc ? 1 : 0;
       if (bUnique) break; /* rows are distinct: later terms change nothing */
       if (iCol == pTab->iColKey) {
-        /* _key order is scan order, all fields at once */
+        /* _key order is scan order, all fields at once; salted, it is
+        ** bucket by bucket, which no order of fields before it keeps */
         if (dir >= 0 && dir != d) bOk = 0;
+        if (s->nSalt > 0 && bByField) bOk = 0;
         dir = d;
         bPhysical = 1;
         f = s->nField;
@@ -2604,6 +2638,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         d ^= s->aField[f].eEnc == KS_ENC_REVERSED_DECIMAL ? 1 : 0;
         if (dir >= 0 && dir != d) bOk = 0;
         dir = d;
+        bByField = 1;
         f++;
         if (f == s->nField && !pTab->bHistory) bUnique = 1;
         continue;
@@ -3195,7 +3230,7 @@ static int wcsClose(sqlite3_vtab_cursor *pCursor) {
   WcsTab *pTab = (WcsTab *)pCursor->pVtab;
   cursorReset(p);
   if (p->pCounted) {
-    p->pCounted->nCursor--;
+    if (--p->pCounted->nCursor == 0) readSnapDrop(p->pCounted);
     p->pCounted = NULL;
   }
   if (pTab->pSpare == NULL) {
@@ -4827,6 +4862,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 
   /* 4. Read options and streams. */
   wcs_read_options_init(&opt);
+  rc = readSnap(pTab->pStore, &opt.pSnap);
+  if (rc != SQLITE_OK) goto done;
   opt.bReverse = p->bReverse;
   opt.nVersions = nVersions;
   opt.iMinTs = iMinTs;
@@ -6306,6 +6343,7 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
     /* SQLite holds its write lock (its OP_Transaction comes first): the
     ** transaction's reads must see the commits of its previous holders */
     awaitCommits(pTab, 1);
+    readSnapDrop(st);
     if (st->pTxn == NULL) {
       rc = wcs_txn_begin(st->pEng, 0, &st->pTxn);
     } else {

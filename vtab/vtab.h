@@ -80,6 +80,8 @@ struct WcsStore {
                     ** moment (wcs_options.bFollow), opened again when a
                     ** statement starts and the writer moved on */
   int nCursor;      /* cursors of this connection open on the store */
+  wcs_snapshot *pReadSnap; /* what they read outside a store transaction,
+                           ** while any is open (readSnap); NULL none */
   wcs_options opt;  /* the options it was opened with */
 };
 
