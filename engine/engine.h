@@ -186,6 +186,7 @@ struct wcs_engine {
   pthread_mutex_t commitMu; /* serializes commits and DDL */
   pthread_mutex_t gateMu;   /* the commit gate (txn.c): nGate and gateCv */
   pthread_cond_t gateCv;    /* signalled when nGate drops */
+  wcs_txn *pGate;           /* those transactions (their pNextGate) */
   atomic_int nGate;         /* transactions between a successful precheck
                             ** and their commit or rollback */
   pthread_t exclOwner;      /* thread holding commitMu for an exclusive txn */
@@ -421,6 +422,10 @@ struct wcs_txn {
   int flags;           /* WCS_TXN_* */
   int bLocked;         /* holds commitMu (exclusive) */
   int bGate;           /* counted in the engine's nGate (precheck) */
+  wcs_txn *pNextGate;  /* the engine's list of those (pGate, gateMu) */
+  int nGateKey;        /* entries of aGateKey; -1: more than fit (every
+                       ** waiter waits for this transaction) */
+  uint64_t aGateKey[4]; /* wcs_txn_gate_key(): whose waits it holds up */
   wcs_snapshot *pSnap; /* read snapshot, NULL until first read */
   Overlay *pOv;        /* uncommitted writes, once materialized */
   int bOvLive;         /* pOv mirrors the log (set by the first read);

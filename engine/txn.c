@@ -637,30 +637,78 @@ static void txn_unlock(wcs_txn *t) {
 ** SQLite's lock on that database.
 */
 static void gate_enter(wcs_txn *t) {
+  wcs_engine *pEng = t->pEng;
   if (t->bGate) return;
-  /* no lock: a waiter only needs the count to drop under gateMu */
-  atomic_fetch_add(&t->pEng->nGate, 1);
+  pthread_mutex_lock(&pEng->gateMu);
+  t->pNextGate = pEng->pGate;
+  pEng->pGate = t;
+  atomic_fetch_add(&pEng->nGate, 1);
   t->bGate = 1;
+  pthread_mutex_unlock(&pEng->gateMu);
 }
 
 static void gate_leave(wcs_txn *t) {
+  wcs_engine *pEng = t->pEng;
+  wcs_txn **pp;
   if (!t->bGate) return;
-  pthread_mutex_lock(&t->pEng->gateMu);
-  atomic_fetch_sub(&t->pEng->nGate, 1);
+  pthread_mutex_lock(&pEng->gateMu);
+  for (pp = &pEng->pGate; *pp; pp = &(*pp)->pNextGate) {
+    if (*pp == t) {
+      *pp = t->pNextGate;
+      break;
+    }
+  }
+  atomic_fetch_sub(&pEng->nGate, 1);
   t->bGate = 0;
-  pthread_cond_broadcast(&t->pEng->gateCv);
-  pthread_mutex_unlock(&t->pEng->gateMu);
+  pthread_cond_broadcast(&pEng->gateCv);
+  pthread_mutex_unlock(&pEng->gateMu);
 }
 
-int wcs_engine_commits_in_flight(wcs_engine *pEng, const wcs_txn *pMine) {
-  return atomic_load(&pEng->nGate) - (pMine && pMine->bGate ? 1 : 0);
+void wcs_txn_gate_key(wcs_txn *t, uint64_t iKey) {
+  int i;
+  if (t == NULL || iKey == 0 || t->nGateKey < 0) return;
+  for (i = 0; i < t->nGateKey; i++) {
+    if (t->aGateKey[i] == iKey) return;
+  }
+  if (t->nGateKey == (int)(sizeof t->aGateKey / sizeof t->aGateKey[0])) {
+    t->nGateKey = -1; /* too many to tell apart: holds up every waiter */
+  } else {
+    t->aGateKey[t->nGateKey++] = iKey;
+  }
+}
+
+/* Commits in flight other than pMine's that a waiter with key iKey waits
+** for: all (iKey 0), else those of transactions with that key or with
+** none (keyless: they may be anyone's). gateMu held when bLocked. */
+static int gate_count(wcs_engine *pEng, const wcs_txn *pMine, uint64_t iKey,
+                      int bLocked) {
+  int n = atomic_load(&pEng->nGate) - (pMine && pMine->bGate ? 1 : 0);
+  const wcs_txn *t;
+  if (n <= 0 || iKey == 0) return n;
+  if (!bLocked) pthread_mutex_lock(&pEng->gateMu);
+  n = 0;
+  for (t = pEng->pGate; t; t = t->pNextGate) {
+    int i, bMatch = t->nGateKey <= 0;
+    if (t == pMine) continue;
+    for (i = 0; i < t->nGateKey && !bMatch; i++) {
+      bMatch = t->aGateKey[i] == iKey;
+    }
+    n += bMatch;
+  }
+  if (!bLocked) pthread_mutex_unlock(&pEng->gateMu);
+  return n;
+}
+
+int wcs_engine_commits_in_flight(wcs_engine *pEng, const wcs_txn *pMine,
+                                 uint64_t iKey) {
+  return gate_count(pEng, pMine, iKey, 0);
 }
 
 int wcs_engine_await_commits(wcs_engine *pEng, const wcs_txn *pMine,
-                             int nMillis) {
+                             uint64_t iKey, int nMillis) {
   int bDone;
   struct timespec tEnd;
-  if (wcs_engine_commits_in_flight(pEng, pMine) <= 0) return 1;
+  if (gate_count(pEng, pMine, iKey, 0) <= 0) return 1;
   clock_gettime(CLOCK_MONOTONIC, &tEnd);
   tEnd.tv_sec += nMillis / 1000;
   tEnd.tv_nsec += (long)(nMillis % 1000) * 1000000L;
@@ -669,10 +717,10 @@ int wcs_engine_await_commits(wcs_engine *pEng, const wcs_txn *pMine,
     tEnd.tv_nsec -= 1000000000L;
   }
   pthread_mutex_lock(&pEng->gateMu);
-  while (wcs_engine_commits_in_flight(pEng, pMine) > 0 &&
+  while (gate_count(pEng, pMine, iKey, 1) > 0 &&
          pthread_cond_timedwait(&pEng->gateCv, &pEng->gateMu, &tEnd) == 0) {
   }
-  bDone = wcs_engine_commits_in_flight(pEng, pMine) <= 0;
+  bDone = gate_count(pEng, pMine, iKey, 1) <= 0;
   pthread_mutex_unlock(&pEng->gateMu);
   return bDone;
 }
@@ -778,6 +826,7 @@ static void txn_reset(wcs_txn *t) {
     t->pSnap = NULL;
   }
   gate_leave(t);
+  t->nGateKey = 0;
   txn_unlock(t);
 }
 

@@ -888,10 +888,20 @@ int wcs_txn_precheck(wcs_txn *pTxn);
 ** UPDATE ... SET v = v + 1 would lose one update of two).
 ** wcs_engine_commits_in_flight() is their number, not counting pMine's
 ** (NULL: none); wcs_engine_await_commits() waits until it is 0 or nMillis
-** have passed: 1 if it is 0, 0 on timeout. */
-int wcs_engine_commits_in_flight(wcs_engine *pEng, const wcs_txn *pMine);
+** have passed: 1 if it is 0, 0 on timeout. With iKey not 0 they count
+** only the transactions given that key by wcs_txn_gate_key(), or given
+** none: a lock's key (the SQL module: its database file's), so that a
+** reader waits for the commits that passed its own lock, not for those of
+** other locks (another database file sharing the store), which may be
+** held up for as long as their owners wait. */
+int wcs_engine_commits_in_flight(wcs_engine *pEng, const wcs_txn *pMine,
+                                 uint64_t iKey);
 int wcs_engine_await_commits(wcs_engine *pEng, const wcs_txn *pMine,
-                             int nMillis);
+                             uint64_t iKey, int nMillis);
+/* Add iKey (not 0) to the keys of the transaction's commit in flight (see
+** above): those of the locks its commit passes. Up to four are kept; a
+** fifth makes it count for every key. A commit or rollback clears them. */
+void wcs_txn_gate_key(wcs_txn *pTxn, uint64_t iKey);
 /* Discard every buffered mutation; the transaction stays usable. */
 int wcs_txn_rollback(wcs_txn *pTxn);
 /* Discard and free. NULL is a no-op. Cursors on it must be closed first. */

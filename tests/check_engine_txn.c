@@ -658,7 +658,7 @@ typedef struct Awaiter {
 
 static void *awaitInThread(void *pArg) {
   Awaiter *a = pArg;
-  a->bDone = wcs_engine_await_commits(a->e, NULL, 20000);
+  a->bDone = wcs_engine_await_commits(a->e, NULL, 0, 20000);
   a->nRows = rowsNow(a->t);
   return NULL;
 }
@@ -673,23 +673,23 @@ START_TEST(test_commits_in_flight_are_awaited) {
   Awaiter a;
   pthread_t th;
   openTable("FAMILY f", &e, &t);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 0);
   ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
   ck_assert_int_eq(wcs_txn_begin(e, 0, &y), WCS_OK);
   ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK); /* nothing to commit */
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 0);
 
   /* a rollback ends it, as often as prechecked */
   ck_assert_int_eq(
       wcs_txn_set_cell(x, t, "r", 1, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
   ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
   ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 1);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, x), 0); /* its own */
-  ck_assert_int_eq(wcs_engine_await_commits(e, x, 0), 1);
-  ck_assert_int_eq(wcs_engine_await_commits(e, NULL, 20), 0); /* timeout */
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 1);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, x, 0), 0); /* its own */
+  ck_assert_int_eq(wcs_engine_await_commits(e, x, 0, 0), 1);
+  ck_assert_int_eq(wcs_engine_await_commits(e, NULL, 0, 20), 0); /* timeout */
   ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 0);
 
   /* two at once; a reader waits for both, then sees their rows */
   ck_assert_int_eq(
@@ -698,8 +698,8 @@ START_TEST(test_commits_in_flight_are_awaited) {
       wcs_txn_set_cell(y, t, "r2", 2, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
   ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
   ck_assert_int_eq(wcs_txn_precheck(y), WCS_OK);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 2);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, y), 1);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 2);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, y, 0), 1);
   a.e = e;
   a.t = t;
   a.bDone = -1;
@@ -707,21 +707,49 @@ START_TEST(test_commits_in_flight_are_awaited) {
   ck_assert_int_eq(pthread_create(&th, NULL, awaitInThread, &a), 0);
   usleep(20000);
   ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 1);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 1);
   usleep(20000);
   ck_assert_int_eq(wcs_txn_commit(y), WCS_OK);
   ck_assert_int_eq(pthread_join(th, NULL), 0);
   ck_assert_int_eq(a.bDone, 1);
   ck_assert_int_eq(a.nRows, 2);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 0);
+
+  /* keyed: a waiter with a key waits for the transactions of that key
+  ** and for those of none, not for others (another lock's commit, which
+  ** may stay in flight for as long as its owner waits) */
+  ck_assert_int_eq(
+      wcs_txn_set_cell(x, t, "r4", 2, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
+  wcs_txn_gate_key(x, 7);
+  wcs_txn_gate_key(x, 9);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 1);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 7), 1);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 9), 1);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 8), 0);
+  ck_assert_int_eq(wcs_engine_await_commits(e, NULL, 8, 20000),
+                   1); /* at once */
+  ck_assert_int_eq(wcs_engine_await_commits(e, NULL, 7, 20), 0);
+  ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK); /* clears its keys */
+  ck_assert_int_eq(
+      wcs_txn_set_cell(x, t, "r4", 2, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
+  ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 8), 1); /* none */
+  {
+    uint64_t k;
+    for (k = 1; k <= 5; k++)
+      wcs_txn_gate_key(x, k); /* past four: all */
+    ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 99), 1);
+  }
+  ck_assert_int_eq(wcs_txn_rollback(x), WCS_OK);
 
   /* freeing a transaction ends it too */
   ck_assert_int_eq(
       wcs_txn_set_cell(x, t, "r3", 2, "f", "q", 1, WCS_TS_NOW, "v", 1), WCS_OK);
   ck_assert_int_eq(wcs_txn_precheck(x), WCS_OK);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 1);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 1);
   wcs_txn_free(x);
-  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL), 0);
+  ck_assert_int_eq(wcs_engine_commits_in_flight(e, NULL, 0), 0);
   wcs_txn_free(y);
   wcs_table_close(t);
   wcs_engine_close(e);

@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sqlcheck.h"
@@ -2667,6 +2668,55 @@ START_TEST(test_a_statement_reads_one_moment) {
 }
 END_TEST
 
+/* A COMMIT that SQLite refuses after xSync (a rollback journal, another
+** connection reading the file) leaves the store transaction open and in
+** flight; statements on another database file that shares the store do
+** not wait for it (they once waited 30 s each), and the commit, retried,
+** lands. */
+START_TEST(test_refused_commit_holds_up_no_other_file) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zOne = sqlite3_mprintf("%s/one.db", zDir);
+  char *zTwo = sqlite3_mprintf("%s/two.db", zDir);
+  char *zMk = sqlite3_mprintf("CREATE VIRTUAL TABLE m USING wcs(KEY (k INT64), "
+                              "FAMILY f (v INT64), STORE '%s/shared.wcs')",
+                              zDir);
+  char *zAt = sqlite3_mprintf("CREATE VIRTUAL TABLE mm USING wcs(TABLE 'm', "
+                              "STORE '%s/shared.wcs')",
+                              zDir);
+  sqlite3 *a = openDb(zOne), *r, *c;
+  sqlite3_stmt *pRead = NULL;
+  time_t t0;
+  OK(a, zMk);
+  OK(a, "CREATE TABLE n(x); INSERT INTO n VALUES (1), (2)");
+  sqlite3_busy_timeout(a, 100);
+  c = openDb(zTwo);
+  CHECK(c, "PRAGMA journal_mode=WAL", "wal");
+  OK(c, zAt);
+  r = openDb(zOne);
+  OK(a, "BEGIN; INSERT INTO m(k, v) VALUES (1, 1)");
+  ck_assert_int_eq(sqlite3_prepare_v2(r, "SELECT x FROM n", -1, &pRead, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(pRead), SQLITE_ROW); /* r holds the file */
+  CHECK_ERR(a, "COMMIT", "database is locked");
+  t0 = time(NULL);
+  CHECK(c, "SELECT count(*) FROM mm", "0");
+  OK(c, "INSERT INTO mm(k, v) VALUES (2, 2)");
+  CHECK(c, "SELECT count(*) FROM mm", "1");
+  ck_assert_int_lt((int)(time(NULL) - t0), 10);
+  sqlite3_finalize(pRead);
+  OK(a, "COMMIT");
+  CHECK(c, "SELECT group_concat(k) FROM mm", "1,2");
+  sqlite3_close(r);
+  sqlite3_close(c);
+  sqlite3_close(a);
+  sqlite3_free(zOne);
+  sqlite3_free(zTwo);
+  sqlite3_free(zMk);
+  sqlite3_free(zAt);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_read_then_write_after_another_commit_is_refused) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -3661,6 +3711,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_commit_store_cannot_write_is_reported_next);
   tcase_add_test(tc, test_read_then_write_after_another_commit_is_refused);
   tcase_add_test(tc, test_a_statement_reads_one_moment);
+  tcase_add_test(tc, test_refused_commit_holds_up_no_other_file);
   tcase_add_test(tc, test_function_writes_take_the_write_lock);
   tcase_add_test(tc, test_a_forked_child_reads_beside_its_parent);
   tcase_add_test(tc, test_table_created_in_a_transaction);

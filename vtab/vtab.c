@@ -224,10 +224,32 @@ static int isWal(WcsTab *pTab) {
 ** lock refuses that commit or orders it before the reader). Almost never
 ** a long wait (the commits in flight have passed SQLite's commit on this
 ** file, if they wrote it). */
+/* The table's database file as a key of the commit gate
+** (wcs_txn_gate_key): the same for every connection of the process on
+** that file, so that a statement waits only for the commits in flight
+** that passed its own file's lock. A file of no name (":memory:", temp)
+** is the connection's alone. */
+static uint64_t gateKey(WcsTab *pTab) {
+  if (pTab->iGateKey == 0) {
+    const char *zFile = sqlite3_db_filename(pTab->pConn->db, pTab->zDb);
+    uint64_t h;
+    if (zFile && zFile[0]) {
+      h = XXH3_64bits(zFile, strlen(zFile));
+    } else {
+      char aId[64];
+      int n = snprintf(aId, sizeof aId, "%p %s", (void *)pTab->pConn->db,
+                       pTab->zDb);
+      h = XXH3_64bits(aId, (size_t)n < sizeof aId ? (size_t)n : sizeof aId);
+    }
+    pTab->iGateKey = h ? h : 1;
+  }
+  return pTab->iGateKey;
+}
+
 static void awaitCommits(WcsTab *pTab, int bWriting) {
   WcsStore *st = pTab->pStore;
   if (st == NULL || st->pEng == NULL ||
-      wcs_engine_commits_in_flight(st->pEng, st->pTxn) <= 0) {
+      wcs_engine_commits_in_flight(st->pEng, st->pTxn, gateKey(pTab)) <= 0) {
     return;
   }
   if (!bWriting &&
@@ -235,7 +257,7 @@ static void awaitCommits(WcsTab *pTab, int bWriting) {
       !isWal(pTab)) {
     return;
   }
-  wcs_engine_await_commits(st->pEng, st->pTxn, WCS_AWAIT_MILLIS);
+  wcs_engine_await_commits(st->pEng, st->pTxn, gateKey(pTab), WCS_AWAIT_MILLIS);
 }
 
 /* ====================================================================
@@ -6357,6 +6379,9 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   } else {
     pTab->bJoining = 1;
   }
+  /* its commit passes this table's file lock: readers of that file wait
+  ** for it once it is in flight */
+  wcs_txn_gate_key(st->pTxn, gateKey(pTab));
   st->nActive++;
   pTab->bInTxn = 1;
   return SQLITE_OK;

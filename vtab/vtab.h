@@ -104,6 +104,8 @@ struct WcsTab {
   WcsTab *pNextTab;         /* next connected table of pConn */
   char *zName;              /* the virtual table's SQL name */
   char *zDb;                /* its schema ("main", "temp", ...) */
+  uint64_t iGateKey;        /* its database file's key in the commit gate
+                            ** (gateKey); 0 until first needed */
   char *zStoreTable;        /* the table's name inside the store */
   char *zMissing;           /* why the store table could not be opened (set
                             ** when pTab is NULL) */
