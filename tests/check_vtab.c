@@ -1654,9 +1654,11 @@ START_TEST(test_table_clause_attaches_and_drop_rule) {
   OK(db, zMetrics);
   CHECK(db, "SELECT count(*) FROM metrics", "0");
   CHECK_ERR(db, "SELECT cpu FROM m5 WHERE device = 'p'",
-            "was altered or dropped");
+            "store table 'metrics' was dropped and created again since this "
+            "connection opened it; open the database again to use the new "
+            "table, or DROP TABLE m5 to remove this declaration");
   CHECK_ERR(db, "INSERT INTO m5(device,id,day,cpu) VALUES ('p','a',1,1)",
-            "was altered or dropped");
+            "was dropped and created again");
   OK(db, "DROP TABLE m5");
   OK(db, "DROP TABLE mh");
   CHECK_ERR(db, "ALTER TABLE metrics RENAME TO m9", "cannot rename");
@@ -2717,6 +2719,56 @@ START_TEST(test_refused_commit_holds_up_no_other_file) {
 }
 END_TEST
 
+/* A statement whose store table another connection drops and creates
+** again between two of its scans says so, and what to do (it said
+** "reopen it", the engine's words); the declaration keeps the old table
+** until the database is opened again (doc/sql.md §2). */
+START_TEST(test_table_replaced_mid_statement_says_run_again) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zOne = sqlite3_mprintf("%s/one.db", zDir);
+  char *zTwo = sqlite3_mprintf("%s/two.db", zDir);
+  char *zMk = sqlite3_mprintf("CREATE VIRTUAL TABLE m USING wcs(KEY (k INT64), "
+                              "FAMILY f (v INT64), STORE '%s/s.wcs')",
+                              zDir);
+  char *zAt = sqlite3_mprintf("CREATE VIRTUAL TABLE mm USING wcs(TABLE 'm', "
+                              "STORE '%s/s.wcs')",
+                              zDir);
+  sqlite3 *a = openDb(zOne), *c = openDb(zTwo);
+  sqlite3_stmt *p = NULL;
+  int rc;
+  OK(a, zMk);
+  OK(a, "INSERT INTO m(k, v) VALUES (1, 1), (2, 2), (3, 3)");
+  OK(c, zAt);
+  ck_assert_int_eq(sqlite3_prepare_v2(c,
+                                      "SELECT x.k FROM mm AS x CROSS JOIN "
+                                      "mm AS y ON y.k = x.k",
+                                      -1, &p, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(p), SQLITE_ROW);
+  OK(a, "DROP TABLE m");
+  OK(a, zMk);
+  OK(a, "INSERT INTO m(k, v) VALUES (7, 7)");
+  rc = sqlite3_step(p);
+  ck_assert_int_ne(rc, SQLITE_ROW);
+  ck_assert_ptr_nonnull(strstr(sqlite3_errmsg(c),
+                               "store table 'm' was dropped and created "
+                               "again since this connection opened it; open "
+                               "the database again"));
+  sqlite3_finalize(p);
+  CHECK_ERR(c, "SELECT group_concat(k) FROM mm", "dropped and created again");
+  sqlite3_close(c);
+  c = openDb(zTwo);
+  CHECK(c, "SELECT group_concat(k) FROM mm", "7");
+  sqlite3_close(c);
+  sqlite3_close(a);
+  sqlite3_free(zOne);
+  sqlite3_free(zTwo);
+  sqlite3_free(zMk);
+  sqlite3_free(zAt);
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_read_then_write_after_another_commit_is_refused) {
   const char *zDir = tu_tmpdir("vtab");
   char *zDb = sqlite3_mprintf("%s/app.db", zDir);
@@ -3712,6 +3764,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_read_then_write_after_another_commit_is_refused);
   tcase_add_test(tc, test_a_statement_reads_one_moment);
   tcase_add_test(tc, test_refused_commit_holds_up_no_other_file);
+  tcase_add_test(tc, test_table_replaced_mid_statement_says_run_again);
   tcase_add_test(tc, test_function_writes_take_the_write_lock);
   tcase_add_test(tc, test_a_forked_child_reads_beside_its_parent);
   tcase_add_test(tc, test_table_created_in_a_transaction);

@@ -156,7 +156,26 @@ static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
              pTab->zName, pTab->zStoreTable, pTab->zName);
       return SQLITE_ERROR;
     }
+    if (pNow && pTab->pTab && wcs_table_id(pNow) != wcs_table_id(pTab->pTab)) {
+      /* a new table of the name: this declaration keeps the old one */
+      wcs_table_close(pNow);
+      setErr(&pTab->base,
+             "%s: store table '%s' was dropped and created again since "
+             "this connection opened it; open the database again to use "
+             "the new table, or DROP TABLE %s to remove this declaration",
+             pTab->zName, pTab->zStoreTable, pTab->zName);
+      return SQLITE_SCHEMA;
+    }
     wcs_table_close(pNow);
+    if (pNow && zWhat && strcmp(zWhat, pTab->zName) == 0) {
+      /* altered as the statement began (a statement that starts after
+      ** takes the table as it is now) */
+      setErr(&pTab->base,
+             "%s: store table '%s' was altered by another connection as "
+             "this statement began; run the statement again",
+             pTab->zName, pTab->zStoreTable);
+      return SQLITE_SCHEMA;
+    }
   }
   if (zMsg == NULL || zMsg[0] == 0) zMsg = wcs_errstr(rc);
   sqlite3_free(pTab->base.zErrMsg);
