@@ -1954,14 +1954,19 @@ static int keyOp(int op) {
 /* 1 if `col op x` is false or NULL whenever col is NULL. */
 static int rejectsNull(int op) {
   switch (op) {
-  case SQLITE_INDEX_CONSTRAINT_IS:
-  case SQLITE_INDEX_CONSTRAINT_ISNOT:
-  case SQLITE_INDEX_CONSTRAINT_ISNULL:
-  case SQLITE_INDEX_CONSTRAINT_LIMIT:
-  case SQLITE_INDEX_CONSTRAINT_OFFSET:
-    return 0;
-  default:
+  case SQLITE_INDEX_CONSTRAINT_EQ:
+  case SQLITE_INDEX_CONSTRAINT_GT:
+  case SQLITE_INDEX_CONSTRAINT_GE:
+  case SQLITE_INDEX_CONSTRAINT_LT:
+  case SQLITE_INDEX_CONSTRAINT_LE:
     return 1;
+  default:
+    /* also the ones that reject NULL but that SQLite 3.40 passes from the
+    ** ON clause of a LEFT JOIN without the join's prerequisite (!=, IS
+    ** NOT NULL, LIKE, GLOB, functions: its "auxiliary" terms), so that a
+    ** plan relying on them would not be dropped as below, and the rows
+    ** they rule out, which that join keeps, would be lost */
+    return 0;
   }
 }
 
@@ -2232,11 +2237,13 @@ static int valueIsNumber(const ks_schema *s, int q) {
 }
 
 /* Whether constraint i may be a value filter (spec token v): a comparison
-** (=, !=, <, <=, >, >=) of a table's declared number column, or = on a
+** (=, <, <=, >, >=) of a table's declared number column, or = on a
 ** STRING column with BINARY collation; not an IN list (its values would
 ** each cost an xFilter). SQLite still checks the term (it is not
 ** omitted): the cursor only passes over rows that cannot satisfy it
-** (valueMatch). */
+** (valueMatch). Not !=: SQLite 3.40 passes it from the ON clause of a
+** LEFT JOIN on this table without the join's prerequisite, where it
+** must keep every row (rejectsNull). */
 static int valueFilterTerm(const WcsTab *pTab, sqlite3_index_info *pInfo,
                            int i) {
   const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
@@ -2245,7 +2252,6 @@ static int valueFilterTerm(const WcsTab *pTab, sqlite3_index_info *pInfo,
   if (pTab->bHistory || q < 0 || q >= s->nQual) return 0;
   switch (pC->op) {
   case SQLITE_INDEX_CONSTRAINT_EQ:
-  case SQLITE_INDEX_CONSTRAINT_NE:
   case SQLITE_INDEX_CONSTRAINT_LT:
   case SQLITE_INDEX_CONSTRAINT_LE:
   case SQLITE_INDEX_CONSTRAINT_GT:
