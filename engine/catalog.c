@@ -691,8 +691,8 @@ static int load_catalog(wcs_engine *pEng) {
 ** child of (pthread_atfork); an engine remembers the count it was opened
 ** at, so the child's registry passes over the inherited ones, and an open
 ** of the same store in the child opens it anew (as a follower of the
-** parent, which holds the lock). The registry mutex is held across fork()
-** so that the child finds it consistent.
+** parent, which holds the lock). The registry mutex, and gOverMu after
+** it, are held across fork() so that the child finds them consistent.
 */
 static pthread_mutex_t gRegistryMu = PTHREAD_MUTEX_INITIALIZER;
 static wcs_engine *gpRegistry;
@@ -701,12 +701,15 @@ static pthread_once_t gForkOnce = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void) {
   pthread_mutex_lock(&gRegistryMu);
+  pthread_mutex_lock(&gOverMu); /* (the order wcs_engine_open_path takes) */
 }
 static void fork_parent(void) {
+  pthread_mutex_unlock(&gOverMu);
   pthread_mutex_unlock(&gRegistryMu);
 }
 static void fork_child(void) {
   gForkGen++;
+  pthread_mutex_unlock(&gOverMu);
   pthread_mutex_unlock(&gRegistryMu);
 }
 static void fork_register(void) {

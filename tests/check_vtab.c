@@ -2653,7 +2653,8 @@ START_TEST(test_a_statement_reads_one_moment) {
   ck_assert_str_eq(z, "0,0,0");
   sqlite3_free(z);
   /* the connection's own commit is seen by its next read, even with a
-  ** statement of it still open */
+  ** statement of it still open; so are the writes of its functions, which
+  ** commit by themselves */
   {
     sqlite3_stmt *p = NULL;
     ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT k FROM a", -1, &p, NULL),
@@ -2661,7 +2662,35 @@ START_TEST(test_a_statement_reads_one_moment) {
     ck_assert_int_eq(sqlite3_step(p), SQLITE_ROW);
     OK(db, "UPDATE b SET v = 5 WHERE k = 1");
     CHECK(db, "SELECT v FROM b WHERE k = 1", "5");
+    CHECK(db, "SELECT wcs_increment('b', wcs_key_encode('b', 2), 'f', 'v', 7)",
+          "8");
+    CHECK(db, "SELECT v FROM b WHERE k = 2", "8");
+    CHECK(db, "SELECT wcs_delete_prefix('b', wcs_key_encode('b', 3))", "1");
+    CHECK(db, "SELECT count(*) FROM b", "2");
     sqlite3_finalize(p);
+  }
+  /* a statement still reading after its connection's own commit reads
+  ** that commit's moment, not later commits of others */
+  OK(db, "CREATE VIRTUAL TABLE z USING wcs(KEY (k INT64), FAMILY f (v INT64))");
+  {
+    sqlite3_stmt *p = NULL;
+    int n = 0;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(db,
+                           "SELECT (SELECT count(*) FROM b WHERE b.k != a.k) "
+                           "FROM a",
+                           -1, &p, NULL),
+        SQLITE_OK);
+    while (sqlite3_step(p) == SQLITE_ROW) {
+      ck_assert_int_eq(sqlite3_column_int(p, 0), n == 0 ? 1 : 2 - (n == 1));
+      if (n++ == 0) {
+        OK(db, "INSERT INTO z(k, v) VALUES (1, 1)");
+        OK(db2, "INSERT INTO b(k, v) VALUES (9, 9)");
+      }
+    }
+    sqlite3_finalize(p);
+    ck_assert_int_eq(n, 3);
+    CHECK(db, "SELECT count(*) FROM b", "3");
   }
   sqlite3_close(db2);
   sqlite3_close(db);

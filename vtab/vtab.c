@@ -167,6 +167,15 @@ static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
       return SQLITE_SCHEMA;
     }
     wcs_table_close(pNow);
+    if (pNow && pTab->bInTxn) {
+      /* the transaction keeps the table as it began */
+      setErr(&pTab->base,
+             "%s: store table '%s' was altered by another connection "
+             "during this transaction, which cannot commit: ROLLBACK and "
+             "run it again",
+             pTab->zName, pTab->zStoreTable);
+      return SQLITE_SCHEMA;
+    }
     if (pNow && zWhat && strcmp(zWhat, pTab->zName) == 0) {
       /* altered as the statement began (a statement that starts after
       ** takes the table as it is now) */
@@ -509,12 +518,21 @@ wcs_txn *wcsReadTxn(WcsStore *pStore) {
 ** when a store transaction starts (whose reads have their own, and after
 ** whose commit a read must see it). A follower reads as of its moment
 ** already (storeFollow): none. *ppSnap is NULL then, or in a transaction. */
-static int readSnap(WcsStore *st, const wcs_snapshot **ppSnap) {
+static int readSnap(WcsTab *pTab, const wcs_snapshot **ppSnap) {
+  WcsStore *st = pTab->pStore;
   *ppSnap = NULL;
   if (st == NULL || st->bFollow || wcsReadTxn(st) != NULL) return SQLITE_OK;
-  if (st->pReadSnap == NULL &&
-      wcs_snapshot_new(wcs_engine_db(st->pEng), &st->pReadSnap) != WCS_OK) {
-    return SQLITE_NOMEM;
+  if (st->pReadSnap == NULL) {
+    /* the moment must hold what a read of each of the connection's files
+    ** on this store would wait for, not only this table's (a join of
+    ** tables of two files reads one moment) */
+    WcsTab *q;
+    for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
+      if (q != pTab && q->pStore == st) awaitCommits(q, 0);
+    }
+    if (wcs_snapshot_new(wcs_engine_db(st->pEng), &st->pReadSnap) != WCS_OK) {
+      return SQLITE_NOMEM;
+    }
   }
   *ppSnap = st->pReadSnap;
   return SQLITE_OK;
@@ -524,6 +542,18 @@ static void readSnapDrop(WcsStore *st) {
   if (st->pReadSnap) {
     wcs_snapshot_free(wcs_engine_db(st->pEng), st->pReadSnap);
     st->pReadSnap = NULL;
+  }
+}
+
+/* The connection committed to st: while a statement of it still reads,
+** its later reads see that commit and nothing later (as SQLite's own read
+** snapshot becomes the state its commit made); else the next statement
+** takes a moment of its own. */
+static void readSnapAfterCommit(WcsStore *st) {
+  readSnapDrop(st);
+  if (st->nCursor > 0 && !st->bFollow &&
+      wcs_snapshot_new(wcs_engine_db(st->pEng), &st->pReadSnap) != WCS_OK) {
+    st->pReadSnap = NULL; /* (out of memory: taken at the next read) */
   }
 }
 
@@ -611,7 +641,11 @@ int wcsEndOwnTxn(WcsTab *pTab, wcs_txn *pTxn, int eOwn, int rc) {
   }
   if (rc == SQLITE_OK) {
     rc = wcs_txn_commit(pTxn);
-    if (rc != WCS_OK) rc = engErr(pTab, rc, pTab->zName);
+    if (rc != WCS_OK) {
+      rc = engErr(pTab, rc, pTab->zName);
+    } else if (wcsReadTxn(pTab->pStore) == NULL) {
+      readSnapAfterCommit(pTab->pStore);
+    }
   } else if (eOwn == WCS_OWN_BEGUN && !sqlite3_get_autocommit(db)) {
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
   }
@@ -4490,6 +4524,9 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   if (pTab->pStore && wcs_engine_forked(pTab->pStore->pEng)) {
     return wcsForkedErr(pTab);
   }
+  /* a store that could not be opened at xOpen and is now: count the
+  ** cursor, as xOpen would have (its close then ends its read moment) */
+  if (p->pCounted == NULL) cursorCount(pTab, p);
   /* xUpdate runs only inside xBegin (an UPDATE's VBegin comes before its
   ** scan), so without a write transaction nothing asks for nochange */
   p->bMayUpdate = wcsReadTxn(pTab->pStore) != NULL;
@@ -4909,7 +4946,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 
   /* 4. Read options and streams. */
   wcs_read_options_init(&opt);
-  rc = readSnap(pTab->pStore, &opt.pSnap);
+  rc = readSnap(pTab, &opt.pSnap);
   if (rc != SQLITE_OK) goto done;
   opt.bReverse = p->bReverse;
   opt.nVersions = nVersions;
@@ -6390,7 +6427,6 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
     /* SQLite holds its write lock (its OP_Transaction comes first): the
     ** transaction's reads must see the commits of its previous holders */
     awaitCommits(pTab, 1);
-    readSnapDrop(st);
     if (st->pTxn == NULL) {
       rc = wcs_txn_begin(st->pEng, 0, &st->pTxn);
     } else {
@@ -6457,6 +6493,7 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
   if (!st->bCommitted) {
     rc = wcs_txn_commit(st->pTxn);
     st->bCommitted = 1;
+    if (rc == WCS_OK) readSnapAfterCommit(st);
   }
   leaveTxn(pTab);
   if (rc == WCS_OK) return SQLITE_OK;
