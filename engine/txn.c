@@ -666,15 +666,20 @@ static void gate_leave(wcs_txn *t) {
 
 void wcs_txn_gate_key(wcs_txn *t, uint64_t iKey) {
   int i;
-  if (t == NULL || iKey == 0 || t->nGateKey < 0) return;
-  for (i = 0; i < t->nGateKey; i++) {
-    if (t->aGateKey[i] == iKey) return;
+  if (t == NULL || iKey == 0) return;
+  /* (under gateMu: waiters read the keys of the transactions in flight,
+  ** and a commit SQLite refused stays in flight while tables join) */
+  pthread_mutex_lock(&t->pEng->gateMu);
+  for (i = 0; i < t->nGateKey && t->aGateKey[i] != iKey; i++) {
   }
-  if (t->nGateKey == (int)(sizeof t->aGateKey / sizeof t->aGateKey[0])) {
+  if (t->nGateKey < 0 || i < t->nGateKey) {
+    /* every key already, or this one */
+  } else if (t->nGateKey == (int)(sizeof t->aGateKey / sizeof t->aGateKey[0])) {
     t->nGateKey = -1; /* too many to tell apart: holds up every waiter */
   } else {
     t->aGateKey[t->nGateKey++] = iKey;
   }
+  pthread_mutex_unlock(&t->pEng->gateMu);
 }
 
 /* Commits in flight other than pMine's that a waiter with key iKey waits
