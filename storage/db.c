@@ -1800,6 +1800,7 @@ struct wcs_iter {
                        ** them) and then swapped in */
   int bNoFill;         /* the bNoCacheFill option */
   uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
+  int bDelNewer;       /* some in range were newer than snap (not taken) */
   int bMemSkipped;     /* sv->pMem was empty then: it has no child */
   int nSources;        /* children of the stream for the current target */
   int nMemKid;         /* of which memtables */
@@ -1984,11 +1985,15 @@ typedef struct DelList {
   sst_rangedel *a;
   int n, nAlloc;
   uint64_t snap;
+  int bNewer; /* a tombstone in range was newer than snap (passed over) */
 } DelList;
 
 static int delListAdd(void *p, const sst_rangedel *d) {
   DelList *l = p;
-  if (d->seq > l->snap) return WCS_OK;
+  if (d->seq > l->snap) {
+    l->bNewer = 1;
+    return WCS_OK;
+  }
   if (l->n == l->nAlloc) {
     int nNew = l->nAlloc ? l->nAlloc * 2 : 16;
     sst_rangedel *a = realloc(l->a, sizeof(sst_rangedel) * (size_t)nNew);
@@ -1997,6 +2002,14 @@ static int delListAdd(void *p, const sst_rangedel *d) {
     l->nAlloc = nNew;
   }
   l->a[l->n++] = *d;
+  return WCS_OK;
+}
+
+/* version_rangedels callback: note a fragment whose newest tombstone is
+** newer than the list's snapshot. */
+static int delNewer(void *p, const sst_rangedel *d) {
+  DelList *l = p;
+  if (d->seq > l->snap) l->bNewer = 1;
   return WCS_OK;
 }
 
@@ -2196,14 +2209,17 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
   }
 
   /* range tombstones visible at the snapshot (counted first: one added
-  ** meanwhile makes a refresh rebuild) */
+  ** meanwhile makes a refresh rebuild; so does one in range that is newer
+  ** than the snapshot, bDelNewer: read at an older snapshot, or one whose
+  ** commit was not yet published, a refresh to a later sequence number
+  ** must take it) */
   it->nMemDel = memtable_rangedel_count(it->sv->pMem);
   memset(&dl, 0, sizeof dl);
   dl.snap = it->snap;
   for (i = -1; rc == WCS_OK && i < it->sv->nImm; i++) {
     wcs_memtable *m = i < 0 ? it->sv->pMem : it->sv->apImm[i];
     if (memtable_rangedel_count(m)) {
-      rc = memtable_rangedels(m, it->snap, it->bLower ? it->lower.a : NULL,
+      rc = memtable_rangedels(m, WCS_SEQ_MAX, it->bLower ? it->lower.a : NULL,
                               it->lower.n, it->bUpper ? it->upper.a : NULL,
                               it->upper.n, &dl, delListAdd);
     }
@@ -2214,6 +2230,13 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
                            it->bUpper ? it->upper.a : NULL, it->upper.n, &dl,
                            delListAdd);
   }
+  if (rc == WCS_OK && it->snap < WCS_SEQ_MAX) {
+    rc = version_rangedels(it->sv->pVersion, WCS_SEQ_MAX,
+                           it->bLower ? it->lower.a : NULL, it->lower.n,
+                           it->bUpper ? it->upper.a : NULL, it->upper.n, &dl,
+                           delNewer);
+  }
+  it->bDelNewer = dl.bNewer;
   it->aDel = dl.a;
   if (rc == WCS_OK && dl.n) rc = frags_build(&it->frags, dl.a, dl.n);
   if (rc == WCS_NOMEM && *pzErr == NULL) wcs_seterr(pzErr, rc, "out of memory");
@@ -2411,7 +2434,7 @@ int wcs_iter_refresh(wcs_iter *it) {
   iterStart(it);
   iterNoEntry(it);
   sv = svAcquire(it->db, NULL, &seq);
-  if (sv == it->sv && it->pM != NULL &&
+  if (sv == it->sv && it->pM != NULL && !it->bDelNewer &&
       memtable_rangedel_count(sv->pMem) == it->nMemDel &&
       !(it->bMemOff && memtable_count(sv->pMem) != it->nMemOffCount)) {
     /* Same memtables and files, no new range tombstone: the children see

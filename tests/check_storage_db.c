@@ -2706,6 +2706,39 @@ START_TEST(test_db_iter_refresh_sees_new_writes_files_and_tombstones) {
   ck_assert_str_eq(tu_get_str(db, s, "k1"), "1"); /* the snapshot is untouched */
   ck_assert_ptr_null(tu_get_str(db, s, "k4"));
   wcs_iter_free(it);
+  it = NULL;
+  wcs_snapshot_free(db, s);
+  /* made at a snapshot older than a range tombstone already in the same
+  ** memtable: the refresh takes the tombstone (a refresh that only moved
+  ** the sequence number showed the deleted key again; so would a
+  ** tombstone counted before its commit was published) */
+  OK(wcs_snapshot_new(db, &s));
+  wcs_batch_free(b);
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_delete_range(b, "k4", 2, "k5", 2));
+  OK(wcs_db_write(db, b));
+  io.pSnap = s;
+  OK(wcs_iter_new(db, &io, &it));
+  ck_assert_str_eq(iterAt(it, "k4"), "k4"); /* as of the snapshot */
+  OK(wcs_iter_refresh(it));
+  ck_assert_ptr_null(iterAt(it, "k4"));
+  wcs_iter_free(it);
+  it = NULL;
+  /* the same with the tombstone in a file */
+  putS(db, "k6", "6");
+  OK(wcs_db_flush(db));
+  wcs_snapshot_free(db, s);
+  OK(wcs_snapshot_new(db, &s));
+  wcs_batch_free(b);
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_delete_range(b, "k6", 2, "k7", 2));
+  OK(wcs_db_write(db, b));
+  OK(wcs_db_flush(db));
+  OK(wcs_iter_new(db, &io, &it));
+  ck_assert_str_eq(iterAt(it, "k6"), "k6");
+  OK(wcs_iter_refresh(it));
+  ck_assert_ptr_null(iterAt(it, "k6"));
+  wcs_iter_free(it);
   wcs_snapshot_free(db, s);
   wcs_batch_free(b);
   ck_assert_int_eq(wcs_iter_refresh(NULL), WCS_MISUSE);
