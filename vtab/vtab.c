@@ -527,8 +527,10 @@ static int readSnap(WcsTab *pTab, const wcs_snapshot **ppSnap) {
     ** on this store would wait for, not only this table's (a join of
     ** tables of two files reads one moment) */
     WcsTab *q;
-    for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
-      if (q != pTab && q->pStore == st) awaitCommits(q, 0);
+    if (wcs_engine_commits_in_flight(st->pEng, st->pTxn, 0) > 0) {
+      for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
+        if (q != pTab && q->pStore == st) awaitCommits(q, 0);
+      }
     }
     if (wcs_snapshot_new(wcs_engine_db(st->pEng), &st->pReadSnap) != WCS_OK) {
       return SQLITE_NOMEM;
