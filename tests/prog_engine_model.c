@@ -4,8 +4,9 @@
 ** compactions, physical GC, clock moves and reopens are applied both to
 ** the engine on a real on-disk store and to a plain in-memory model (an
 ** array of cells); after every step, random reads (key ranges, reverse,
-** row limits, latest-N, time ranges, as-of, family subsets, keys only,
-** reads inside the open transaction) must render identically.
+** row limits, point reads of one row, latest-N, time ranges, as-of,
+** family subsets, keys only, reads inside the open transaction, reads at
+** older snapshots) must render identically.
 **
 ** GC semantics modelled. Reads hide what a policy expires, exactly, over
 ** the cells that exist. wcs_engine_gc() removes every expired cell (the
@@ -24,6 +25,22 @@
 ** a GC compaction (gcf_compact_table) must remove every doomed cell
 ** (checked); sometimes a snapshot is held over it, and then it removes
 ** nothing.
+**
+** Snapshots. A few store snapshots (wcs_snapshot_new) are taken at
+** random moments (between steps, and inside a transaction between its
+** mutations), each with a copy of the committed model as of then; reads
+** through wcs_read_options.pSnap at one of them, interleaved with reads
+** of the latest state and inside the transaction (and sometimes with a
+** cursor of each kind open at once), must render that copy. The copy is
+** exact for every family, those with GC policies included: what a
+** snapshot can read is never offered to a compaction's filter, so the
+** cells it holds stay as they were; reads at it judge their policies at
+** the current clock over those cells, as the model does. (The copy's
+** doomed cells that a compaction removed before the snapshot was taken
+** are dropped by raw reads at the snapshot.) While one is live a GC
+** compaction need not remove every doomed cell; snapshots are freed at
+** random times, all of them now and then, and before a reopen; and in
+** about half the steps none is taken (runs of ~150 steps).
 **
 ** The store's background threads are on in half the runs (chosen by the
 ** seed, or $WCS_MODEL_THREADS=0/1); then compactions race with the steps.
@@ -72,6 +89,14 @@ typedef struct Model {
   Cell *a;
   int n, nAlloc;
 } Model;
+
+/* A live store snapshot and the committed model as of it. */
+#define NSNAP 3
+typedef struct Snap {
+  wcs_snapshot *p; /* NULL: slot free */
+  Model m;
+  uint64_t nStep; /* taken at */
+} Snap;
 
 static int64_t gClock = 1000000;
 static int64_t clock_now(void *p) {
@@ -185,6 +210,13 @@ typedef struct Ctx {
   int nL0Trigger;      /* store shape: small levels and files, so that */
   uint64_t nL1Bytes;   /* compactions of deeper levels run while level 0 */
   uint64_t nFileBytes; /* holds newer data (deletes above the input) */
+  Snap aSnap[NSNAP];   /* live snapshots with their models */
+  int nSnap;           /* live ones */
+  int bSnapOn;         /* snapshots are taken (in about half the steps:
+                       ** without, GC compactions collect as before) */
+  uint64_t nSnapTaken;
+  uint64_t nSnapReads; /* reads at a snapshot */
+  uint64_t nPairReads; /* reads with two cursors open at once */
 } Ctx;
 
 static void fail(Ctx *x, const char *zWhat) {
@@ -439,6 +471,15 @@ static void rand_spec(ReadSpec *s) {
   s->nR = (int)tu_rand_range(4);
   for (i = 0; i < s->nR; i++)
     rand_range(&s->aR[i]);
+  if (tu_rand_range(6) == 0) {
+    /* a point read of one row (row-prefix iterators, bloom probes) */
+    s->nR = 1;
+    rand_row(s->aR[0].s, &s->aR[0].ns);
+    s->aR[0].bNoStart = s->aR[0].bNoEnd = s->aR[0].bStartExcl = 0;
+    s->aR[0].bEndIncl = 1;
+    memcpy(s->aR[0].e, s->aR[0].s, sizeof(s->aR[0].s));
+    s->aR[0].ne = s->aR[0].ns;
+  }
   s->bReverse = (int)tu_rand_range(2);
   s->nLimit = tu_rand_range(3) == 0 ? 1 + tu_rand_range(5) : 0;
   s->bAllFam = tu_rand_range(2);
@@ -647,7 +688,8 @@ static void model_read(Model *m, const ReadSpec *s, Out *o) {
   free(a);
 }
 
-static void engine_read(Ctx *x, wcs_txn *pTxn, const ReadSpec *s, Out *o) {
+static wcs_cursor *engine_open(Ctx *x, wcs_txn *pTxn, const wcs_snapshot *pSnap,
+                               const ReadSpec *s) {
   wcs_read_options ro;
   wcs_key_range ak[3];
   const char *az[NFAM];
@@ -672,23 +714,60 @@ static void engine_read(Ctx *x, wcs_txn *pTxn, const ReadSpec *s, Out *o) {
   ro.iMaxTs = s->iMaxTs;
   ro.iAsOf = s->iAsOf;
   ro.bKeysOnly = s->bKeysOnly;
+  ro.pSnap = pSnap;
   rc = wcs_cursor_open(&c, x->pTab, pTxn, &ro);
   if (rc) fail(x, "cursor open");
-  while (!wcs_cursor_eof(c)) {
-    size_t nRow;
-    const void *pRow = wcs_cursor_row(c, &nRow);
-    int nCell;
-    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
-    out_hex(o, pRow, nRow);
-    out_add(o, ":", 1);
-    for (i = 0; i < nCell; i++) {
-      out_cell(o, a[i].zFamily, a[i].pQual, a[i].nQual, a[i].iTs, a[i].pVal,
-               a[i].nVal);
-    }
-    out_add(o, ";", 1);
-    if (wcs_cursor_next(c)) fail(x, "cursor next");
+  return c;
+}
+
+/* Render the cursor's current row and move on; 0 at its end. */
+static int engine_step(Ctx *x, wcs_cursor *c, Out *o) {
+  size_t nRow;
+  const void *pRow;
+  int nCell, i;
+  const wcs_cell *a;
+  if (wcs_cursor_eof(c)) return 0;
+  pRow = wcs_cursor_row(c, &nRow);
+  a = wcs_cursor_cells(c, &nCell);
+  out_hex(o, pRow, nRow);
+  out_add(o, ":", 1);
+  for (i = 0; i < nCell; i++) {
+    out_cell(o, a[i].zFamily, a[i].pQual, a[i].nQual, a[i].iTs, a[i].pVal,
+             a[i].nVal);
+  }
+  out_add(o, ";", 1);
+  if (wcs_cursor_next(c)) fail(x, "cursor next");
+  return 1;
+}
+
+static void engine_read(Ctx *x, wcs_txn *pTxn, const wcs_snapshot *pSnap,
+                        const ReadSpec *s, Out *o) {
+  wcs_cursor *c = engine_open(x, pTxn, pSnap, s);
+  while (engine_step(x, c, o)) {
   }
   wcs_cursor_close(c);
+}
+
+static void compare(Ctx *x, const char *zKind, const ReadSpec *ps, Out *pa,
+                    Out *pb) {
+  const ReadSpec s = *ps;
+  Out a = *pa, b = *pb;
+  if (strcmp(a.z ? a.z : "", b.z ? b.z : "") != 0) {
+    fprintf(stderr,
+            "engine_model: step %llu: %s read differs\n"
+            "  ranges %d reverse %d limit %llu versions %d ts [%lld, %lld) "
+            "asof %lld keysonly %d fams %d%d%d%d%d\n  model : %s\n"
+            "  engine: %s\n",
+            (unsigned long long)x->nStep, zKind, s.nR, s.bReverse,
+            (unsigned long long)s.nLimit, s.nVersions, (long long)s.iMinTs,
+            (long long)s.iMaxTs, (long long)s.iAsOf, s.bKeysOnly, s.abFam[0],
+            s.abFam[1], s.abFam[2], s.abFam[3], s.abFam[4], a.z ? a.z : "",
+            b.z ? b.z : "");
+    exit(1);
+  }
+  x->nReads++;
+  free(a.z);
+  free(b.z);
 }
 
 static void check_read(Ctx *x, int bInTxn) {
@@ -696,23 +775,170 @@ static void check_read(Ctx *x, int bInTxn) {
   Out a = {0}, b = {0};
   rand_spec(&s);
   model_read(bInTxn ? &x->pending : &x->committed, &s, &a);
-  engine_read(x, bInTxn ? x->pTxn : NULL, &s, &b);
-  if (strcmp(a.z ? a.z : "", b.z ? b.z : "") != 0) {
-    fprintf(stderr,
-            "engine_model: step %llu: %s read differs\n"
-            "  ranges %d reverse %d limit %llu versions %d ts [%lld, %lld) "
-            "asof %lld keysonly %d fams %d%d%d%d%d\n  model : %s\n"
-            "  engine: %s\n",
-            (unsigned long long)x->nStep, bInTxn ? "in-transaction" : "", s.nR,
-            s.bReverse, (unsigned long long)s.nLimit, s.nVersions,
-            (long long)s.iMinTs, (long long)s.iMaxTs, (long long)s.iAsOf,
-            s.bKeysOnly, s.abFam[0], s.abFam[1], s.abFam[2], s.abFam[3],
-            s.abFam[4], a.z ? a.z : "", b.z ? b.z : "");
-    exit(1);
+  engine_read(x, bInTxn ? x->pTxn : NULL, NULL, &s, &b);
+  compare(x, bInTxn ? "in-transaction" : "latest", &s, &a, &b);
+}
+
+/* ------------------------------------------------------------------ */
+/* snapshots                                                           */
+
+static void snap_free(Ctx *x, int k) {
+  Snap *p = &x->aSnap[k];
+  if (p->p == NULL) return;
+  wcs_snapshot_free(wcs_engine_db(x->pEng), p->p);
+  p->p = NULL;
+  p->m.n = 0;
+  x->nSnap--;
+}
+static void snap_free_all(Ctx *x) {
+  int k;
+  for (k = 0; k < NSNAP; k++)
+    snap_free(x, k);
+}
+
+/* Take a snapshot of the committed state into a free slot (if any), with
+** a copy of the committed model as of it: doomed cells a compaction
+** removed before it are dropped from the copy (raw reads at the
+** snapshot); every other cell must be there. */
+static void snap_take(Ctx *x) {
+  Snap *p = NULL;
+  wcs_buf k = {0};
+  int i, w = 0;
+  for (i = 0; i < NSNAP && p == NULL; i++) {
+    if (x->aSnap[i].p == NULL) p = &x->aSnap[i];
   }
-  x->nReads++;
-  free(a.z);
-  free(b.z);
+  if (p == NULL) return;
+  if (wcs_snapshot_new(wcs_engine_db(x->pEng), &p->p)) fail(x, "snapshot");
+  x->nSnap++;
+  x->nSnapTaken++;
+  p->nStep = x->nStep;
+  model_copy(&p->m, &x->committed);
+  for (i = 0; i < p->m.n; i++) {
+    Cell *c = &p->m.a[i];
+    EngFamily *f = eng_family(x->pTab->pDef, azFam[c->iFam], NULL);
+    void *pVal = NULL;
+    size_t nVal = 0;
+    k.n = 0;
+    if (f == NULL ||
+        eng_cell_key(&k, x->pTab->pDef->iTid, f->iFid, c->aRow, (size_t)c->nRow,
+                     c->aQual, (size_t)c->nQual, c->iTs) ||
+        wcs_db_get(wcs_engine_db(x->pEng), p->p, k.a, k.n, &pVal, &nVal)) {
+      fail(x, "raw read of a cell at a snapshot");
+    }
+    if (pVal == NULL && !c->bDoomed) {
+      fprintf(stderr,
+              "engine_model: step %llu: a cell that was never expired is "
+              "not in a new snapshot (family %s, ts %lld)\n",
+              (unsigned long long)x->nStep, azFam[c->iFam], (long long)c->iTs);
+      exit(1);
+    }
+    wcs_free(pVal);
+    if (pVal == NULL) continue;
+    c->bDoomed = 0;
+    p->m.a[w++] = *c;
+  }
+  p->m.n = w;
+  wcs_buf_free(&k);
+}
+
+static int snap_pick(Ctx *x) {
+  int a[NSNAP], n = 0, k;
+  for (k = 0; k < NSNAP; k++) {
+    if (x->aSnap[k].p) a[n++] = k;
+  }
+  return n ? a[tu_rand_range((uint64_t)n)] : -1;
+}
+
+/* A random read at a random live snapshot. */
+static void check_read_snap(Ctx *x) {
+  ReadSpec s;
+  Out a = {0}, b = {0};
+  char z[64];
+  int k = snap_pick(x);
+  if (k < 0) return;
+  rand_spec(&s);
+  model_read(&x->aSnap[k].m, &s, &a);
+  engine_read(x, NULL, x->aSnap[k].p, &s, &b);
+  snprintf(z, sizeof(z), "snapshot (of step %llu)",
+           (unsigned long long)x->aSnap[k].nStep);
+  compare(x, z, &s, &a, &b);
+  x->nSnapReads++;
+}
+
+/* Two cursors open at once, stepped in turns: one at a snapshot, the
+** other at another one, the latest state or in the transaction (bInTxn),
+** so that the pool holds cursors whose views read at different moments. */
+static void check_read_pair(Ctx *x, int bInTxn) {
+  ReadSpec s[2];
+  Out a[2] = {{0}}, b[2] = {{0}};
+  wcs_cursor *c[2];
+  int ak[2], i, bMore[2] = {1, 1};
+  ak[0] = snap_pick(x);
+  if (ak[0] < 0) return;
+  ak[1] = tu_rand_range(3) == 0 ? snap_pick(x) : -1;
+  for (i = 0; i < 2; i++) {
+    const Model *m = ak[i] >= 0 ? &x->aSnap[ak[i]].m
+                     : bInTxn   ? &x->pending
+                                : &x->committed;
+    rand_spec(&s[i]);
+    model_read((Model *)m, &s[i], &a[i]);
+  }
+  /* in either order */
+  if (tu_rand_range(2)) {
+    c[1] = engine_open(x, ak[1] < 0 && bInTxn ? x->pTxn : NULL,
+                       ak[1] >= 0 ? x->aSnap[ak[1]].p : NULL, &s[1]);
+    c[0] = engine_open(x, NULL, x->aSnap[ak[0]].p, &s[0]);
+  } else {
+    c[0] = engine_open(x, NULL, x->aSnap[ak[0]].p, &s[0]);
+    c[1] = engine_open(x, ak[1] < 0 && bInTxn ? x->pTxn : NULL,
+                       ak[1] >= 0 ? x->aSnap[ak[1]].p : NULL, &s[1]);
+  }
+  while (bMore[0] || bMore[1]) {
+    i = (int)tu_rand_range(2);
+    if (!bMore[i]) i = !i;
+    bMore[i] = engine_step(x, c[i], &b[i]);
+  }
+  /* close in either order */
+  i = (int)tu_rand_range(2);
+  wcs_cursor_close(c[i]);
+  wcs_cursor_close(c[!i]);
+  for (i = 0; i < 2; i++) {
+    char z[80];
+    if (ak[i] >= 0) {
+      snprintf(z, sizeof(z), "paired, snapshot (of step %llu)",
+               (unsigned long long)x->aSnap[ak[i]].nStep);
+    } else {
+      snprintf(z, sizeof(z), "paired, %s",
+               bInTxn ? "in-transaction" : "latest");
+    }
+    compare(x, z, &s[i], &a[i], &b[i]);
+  }
+  x->nSnapReads++;
+  x->nPairReads++;
+}
+
+/* Between mutations or steps: maybe take or free snapshots, and read at
+** them, interleaved with reads of the latest state (and in the open
+** transaction with bInTxn). */
+static void snap_activity(Ctx *x, int bInTxn) {
+  int r = (int)tu_rand_range(100);
+  if (r < 8) {
+    if (x->bSnapOn) snap_take(x);
+  } else if (r < 12) {
+    int k = snap_pick(x);
+    if (k >= 0) snap_free(x, k);
+  } else if (r < 13) {
+    snap_free_all(x);
+  }
+  if (x->nSnap == 0) return;
+  r = (int)tu_rand_range(100);
+  if (r < 30) {
+    check_read_snap(x);
+    if (tu_rand_range(2)) check_read(x, bInTxn && tu_rand_range(2));
+    if (tu_rand_range(2)) check_read_snap(x);
+  } else if (r < 38) {
+    check_read_pair(x, bInTxn);
+  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -792,6 +1018,10 @@ int main(int argc, char **argv) {
   for (i = 0; i < nSteps; i++) {
     int op = (int)tu_rand_range(100);
     x.nStep = i;
+    if (tu_rand_range(150) == 0) {
+      x.bSnapOn = !x.bSnapOn;
+      if (!x.bSnapOn) snap_free_all(&x);
+    }
     if (tu_rand_range(4) == 0) gClock += (int64_t)tu_rand_range(4);
     /* any compaction of this step may remove what is expired now */
     model_doom(&x.committed);
@@ -817,6 +1047,7 @@ int main(int argc, char **argv) {
         }
         random_mutation(&x);
         if (tu_rand_range(4) == 0) check_read(&x, 1);
+        if (tu_rand_range(3) == 0) snap_activity(&x, 1);
       }
       if (iSave >= 0 && tu_rand_range(2)) {
         if (wcs_txn_rollback_to(x.pTxn, iSave)) fail(&x, "rollback_to");
@@ -850,12 +1081,13 @@ int main(int argc, char **argv) {
         fail(&x, "gc compaction");
       }
       if (pSnap) wcs_snapshot_free(wcs_engine_db(x.pEng), pSnap);
-      resolve_doomed(&x, pSnap == NULL);
+      resolve_doomed(&x, pSnap == NULL && x.nSnap == 0);
     } else if (op < 88) {
       if (wcs_engine_gc(x.pEng, "m", (int)tu_rand_range(2))) fail(&x, "gc");
       model_gc(&x.committed);
       model_copy(&x.pending, &x.committed);
     } else if (op < 90) {
+      snap_free_all(&x);
       close_all(&x);
       open_all(&x);
     } else {
@@ -867,16 +1099,21 @@ int main(int argc, char **argv) {
     resolve_doomed(&x, 0);
     for (j = 0; j < 2; j++)
       check_read(&x, 0);
+    snap_activity(&x, 0);
   }
+  snap_free_all(&x);
   close_all(&x);
   fprintf(stderr,
           "engine_model: ok, %llu steps, %llu reads, %d cells in "
           "the model, %llu expired cells collected by compactions (%llu "
           "for their position outside GC compactions), %llu kept and "
-          "visible again\n",
+          "visible again; %llu snapshots taken, %llu reads at them (%llu "
+          "with two cursors open)\n",
           (unsigned long long)nSteps, (unsigned long long)x.nReads,
           x.committed.n, (unsigned long long)x.nCollected,
-          (unsigned long long)x.nByPos, (unsigned long long)x.nRevived);
+          (unsigned long long)x.nByPos, (unsigned long long)x.nRevived,
+          (unsigned long long)x.nSnapTaken, (unsigned long long)x.nSnapReads,
+          (unsigned long long)x.nPairReads);
   tu_rmrf(x.zDir);
   free(x.committed.a);
   free(x.pending.a);
@@ -884,5 +1121,7 @@ int main(int argc, char **argv) {
   free(gaDoomed);
   for (j = 0; j < 4; j++)
     free(x.save[j].a);
+  for (j = 0; j < NSNAP; j++)
+    free(x.aSnap[j].m.a);
   return 0;
 }
