@@ -2716,31 +2716,54 @@ START_TEST(test_a_statement_reads_one_moment) {
 }
 END_TEST
 
+/* Two database files in a directory of their own whose tables share one
+** store: one.db declares m (KEY (k INT64), FAMILY f (v INT64)) with zMk,
+** two.db attaches to it as mm with zAt. */
+typedef struct TwoFiles {
+  const char *zDir;
+  char *zOne, *zTwo; /* the files */
+  char *zMk, *zAt;   /* the declarations */
+} TwoFiles;
+
+static void twoFilesInit(TwoFiles *t) {
+  t->zDir = tu_tmpdir("vtab");
+  t->zOne = sqlite3_mprintf("%s/one.db", t->zDir);
+  t->zTwo = sqlite3_mprintf("%s/two.db", t->zDir);
+  t->zMk = sqlite3_mprintf("CREATE VIRTUAL TABLE m USING wcs(KEY (k INT64), "
+                           "FAMILY f (v INT64), STORE '%s/shared.wcs')",
+                           t->zDir);
+  t->zAt = sqlite3_mprintf("CREATE VIRTUAL TABLE mm USING wcs(TABLE 'm', "
+                           "STORE '%s/shared.wcs')",
+                           t->zDir);
+}
+
+static void twoFilesClear(TwoFiles *t) {
+  sqlite3_free(t->zOne);
+  sqlite3_free(t->zTwo);
+  sqlite3_free(t->zMk);
+  sqlite3_free(t->zAt);
+  tu_rmrf(t->zDir);
+}
+
 /* A COMMIT that SQLite refuses after xSync (a rollback journal, another
 ** connection reading the file) leaves the store transaction open and in
 ** flight; statements on another database file that shares the store do
 ** not wait for it (they once waited 30 s each), and the commit, retried,
 ** lands. */
 START_TEST(test_refused_commit_holds_up_no_other_file) {
-  const char *zDir = tu_tmpdir("vtab");
-  char *zOne = sqlite3_mprintf("%s/one.db", zDir);
-  char *zTwo = sqlite3_mprintf("%s/two.db", zDir);
-  char *zMk = sqlite3_mprintf("CREATE VIRTUAL TABLE m USING wcs(KEY (k INT64), "
-                              "FAMILY f (v INT64), STORE '%s/shared.wcs')",
-                              zDir);
-  char *zAt = sqlite3_mprintf("CREATE VIRTUAL TABLE mm USING wcs(TABLE 'm', "
-                              "STORE '%s/shared.wcs')",
-                              zDir);
-  sqlite3 *a = openDb(zOne), *r, *c;
+  TwoFiles f;
+  sqlite3 *a, *r, *c;
   sqlite3_stmt *pRead = NULL;
   time_t t0;
-  OK(a, zMk);
+  twoFilesInit(&f);
+  a = openDb(f.zOne);
+  OK(a, f.zMk);
   OK(a, "CREATE TABLE n(x); INSERT INTO n VALUES (1), (2)");
   sqlite3_busy_timeout(a, 100);
-  c = openDb(zTwo);
+  c = openDb(f.zTwo);
   CHECK(c, "PRAGMA journal_mode=WAL", "wal");
-  OK(c, zAt);
-  r = openDb(zOne);
+  OK(c, f.zAt);
+  r = openDb(f.zOne);
   OK(a, "BEGIN; INSERT INTO m(k, v) VALUES (1, 1)");
   ck_assert_int_eq(sqlite3_prepare_v2(r, "SELECT x FROM n", -1, &pRead, NULL),
                    SQLITE_OK);
@@ -2757,11 +2780,7 @@ START_TEST(test_refused_commit_holds_up_no_other_file) {
   sqlite3_close(r);
   sqlite3_close(c);
   sqlite3_close(a);
-  sqlite3_free(zOne);
-  sqlite3_free(zTwo);
-  sqlite3_free(zMk);
-  sqlite3_free(zAt);
-  tu_rmrf(zDir);
+  twoFilesClear(&f);
 }
 END_TEST
 
@@ -2770,21 +2789,16 @@ END_TEST
 ** "reopen it", the engine's words); the declaration keeps the old table
 ** until the database is opened again (doc/sql.md §2). */
 START_TEST(test_table_replaced_mid_statement_says_run_again) {
-  const char *zDir = tu_tmpdir("vtab");
-  char *zOne = sqlite3_mprintf("%s/one.db", zDir);
-  char *zTwo = sqlite3_mprintf("%s/two.db", zDir);
-  char *zMk = sqlite3_mprintf("CREATE VIRTUAL TABLE m USING wcs(KEY (k INT64), "
-                              "FAMILY f (v INT64), STORE '%s/s.wcs')",
-                              zDir);
-  char *zAt = sqlite3_mprintf("CREATE VIRTUAL TABLE mm USING wcs(TABLE 'm', "
-                              "STORE '%s/s.wcs')",
-                              zDir);
-  sqlite3 *a = openDb(zOne), *c = openDb(zTwo);
+  TwoFiles f;
+  sqlite3 *a, *c;
   sqlite3_stmt *p = NULL;
   int rc;
-  OK(a, zMk);
+  twoFilesInit(&f);
+  a = openDb(f.zOne);
+  c = openDb(f.zTwo);
+  OK(a, f.zMk);
   OK(a, "INSERT INTO m(k, v) VALUES (1, 1), (2, 2), (3, 3)");
-  OK(c, zAt);
+  OK(c, f.zAt);
   ck_assert_int_eq(sqlite3_prepare_v2(c,
                                       "SELECT x.k FROM mm AS x CROSS JOIN "
                                       "mm AS y ON y.k = x.k",
@@ -2792,7 +2806,7 @@ START_TEST(test_table_replaced_mid_statement_says_run_again) {
                    SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(p), SQLITE_ROW);
   OK(a, "DROP TABLE m");
-  OK(a, zMk);
+  OK(a, f.zMk);
   OK(a, "INSERT INTO m(k, v) VALUES (7, 7)");
   rc = sqlite3_step(p);
   ck_assert_int_ne(rc, SQLITE_ROW);
@@ -2803,15 +2817,11 @@ START_TEST(test_table_replaced_mid_statement_says_run_again) {
   sqlite3_finalize(p);
   CHECK_ERR(c, "SELECT group_concat(k) FROM mm", "dropped and created again");
   sqlite3_close(c);
-  c = openDb(zTwo);
+  c = openDb(f.zTwo);
   CHECK(c, "SELECT group_concat(k) FROM mm", "7");
   sqlite3_close(c);
   sqlite3_close(a);
-  sqlite3_free(zOne);
-  sqlite3_free(zTwo);
-  sqlite3_free(zMk);
-  sqlite3_free(zAt);
-  tu_rmrf(zDir);
+  twoFilesClear(&f);
 }
 END_TEST
 
