@@ -2745,6 +2745,68 @@ static void twoFilesClear(TwoFiles *t) {
   tu_rmrf(t->zDir);
 }
 
+/* Tables of two database files sharing a store are read at a moment per
+** file, as SQLite reads each file in a read transaction of its own: a
+** statement that reads both keeps the other file's moment when its
+** connection commits to the first (it once took the latest state for
+** both, another connection's commit to the second file included), and a
+** file first read after another connection's commit sees it. */
+START_TEST(test_each_file_read_at_its_own_moment) {
+  TwoFiles f;
+  sqlite3 *a, *c;
+  sqlite3_stmt *p = NULL;
+  char *zAttach, *zU;
+  int n = 0;
+  twoFilesInit(&f);
+  zAttach = sqlite3_mprintf("ATTACH '%s' AS aux", f.zTwo);
+  zU = sqlite3_mprintf("CREATE VIRTUAL TABLE u USING wcs(KEY (k INT64), "
+                       "FAMILY f (v INT64), STORE '%s/shared.wcs')",
+                       f.zDir);
+  a = openDb(f.zOne);
+  CHECK(a, "PRAGMA journal_mode=WAL", "wal");
+  OK(a, f.zMk);
+  OK(a, "INSERT INTO m(k, v) VALUES (1, 1), (2, 2), (3, 3)");
+  c = openDb(f.zTwo);
+  CHECK(c, "PRAGMA journal_mode=WAL", "wal");
+  OK(c, zU);
+  OK(c, "INSERT INTO u(k, v) VALUES (1, 1)");
+  OK(a, zAttach);
+  ck_assert_int_eq(sqlite3_prepare_v2(a,
+                                      "SELECT (SELECT count(*) FROM aux.u) "
+                                      "FROM main.m",
+                                      -1, &p, NULL),
+                   SQLITE_OK);
+  while (sqlite3_step(p) == SQLITE_ROW) {
+    ck_assert_int_eq(sqlite3_column_int(p, 0), 1);
+    if (n++ == 0) {
+      OK(c, "INSERT INTO u(k, v) VALUES (2, 2)");
+      OK(a, "INSERT INTO main.m(k, v) VALUES (10, 10)");
+      CHECK(a, "SELECT count(*) FROM main.m", "4"); /* its own commit */
+    }
+  }
+  sqlite3_finalize(p);
+  ck_assert_int_eq(n, 3);
+  CHECK(a, "SELECT count(*) FROM aux.u", "2");
+  /* a file first read while the other's moment is held sees the commit
+  ** made before that read */
+  ck_assert_int_eq(sqlite3_prepare_v2(a, "SELECT k FROM main.m", -1, &p, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(p), SQLITE_ROW);
+  OK(c, "UPDATE u SET v = v + 1 WHERE k = 1");
+  OK(a, "BEGIN IMMEDIATE");
+  CHECK(a, "SELECT v FROM aux.u WHERE k = 1", "2");
+  OK(a, "UPDATE aux.u SET v = 3 WHERE k = 1");
+  OK(a, "COMMIT");
+  sqlite3_finalize(p);
+  CHECK(c, "SELECT v FROM u WHERE k = 1", "3");
+  sqlite3_close(c);
+  sqlite3_close(a);
+  sqlite3_free(zAttach);
+  sqlite3_free(zU);
+  twoFilesClear(&f);
+}
+END_TEST
+
 /* A COMMIT that SQLite refuses after xSync (a rollback journal, another
 ** connection reading the file) leaves the store transaction open and in
 ** flight; statements on another database file that shares the store do
@@ -3820,6 +3882,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_read_then_write_after_another_commit_is_refused);
   tcase_add_test(tc, test_a_statement_reads_one_moment);
   tcase_add_test(tc, test_refused_commit_holds_up_no_other_file);
+  tcase_add_test(tc, test_each_file_read_at_its_own_moment);
   tcase_add_test(tc, test_table_replaced_mid_statement_says_run_again);
   tcase_add_test(tc, test_function_writes_take_the_write_lock);
   tcase_add_test(tc, test_a_forked_child_reads_beside_its_parent);

@@ -314,6 +314,7 @@ static void connUnref(WcsConn *pConn) {
     while (s) {
       WcsStore *pNext = s->pNext;
       readSnapDrop(s);
+      sqlite3_free(s->aReadSnap);
       wcs_txn_free(s->pTxn);
       wcs_engine_close(s->pEng);
       sqlite3_free(s->zPath);
@@ -508,54 +509,73 @@ wcs_txn *wcsReadTxn(WcsStore *pStore) {
   return pStore->nActive > 0 ? pStore->pTxn : NULL;
 }
 
-/* What the connection's cursors on st read outside a store transaction:
-** one snapshot, taken by the first of them to filter and kept while any
-** is open, so that a statement (a join, a subquery, a self-join) reads
-** one moment of the store, and so do statements of the connection that
-** run while another is still reading, as SQLite's own tables are read
-** in one read transaction. Taken after awaitCommits, so it holds what a
-** read at that moment must see. Dropped when the last cursor closes and
-** when a store transaction starts (whose reads have their own, and after
-** whose commit a read must see it). A follower reads as of its moment
-** already (storeFollow): none. *ppSnap is NULL then, or in a transaction. */
+/* What the connection's cursors on st read outside a store transaction,
+** one moment per database file: a snapshot of the store taken by the
+** first of them on that file to filter, after awaitCommits (so it holds
+** what a read of the file at that moment must see), and kept while any of
+** the connection's cursors on the store is open. So a statement (a join,
+** a subquery per row, a self-join) reads each file's tables at one
+** moment, and so do the connection's statements that run while another
+** still reads, as SQLite reads each database file of a connection in one
+** read transaction; tables of two files read at two moments, as SQLite's
+** would. Dropped with the last cursor; a file's is renewed by the
+** connection's own commit to it (readSnapRenew). A follower reads as of
+** its moment already (storeFollow): none. *ppSnap is NULL then, or in a
+** store transaction (its own snapshot). */
 static int readSnap(WcsTab *pTab, const wcs_snapshot **ppSnap) {
   WcsStore *st = pTab->pStore;
+  uint64_t iKey;
+  int i;
   *ppSnap = NULL;
   if (st == NULL || st->bFollow || wcsReadTxn(st) != NULL) return SQLITE_OK;
-  if (st->pReadSnap == NULL) {
-    /* the moment must hold what a read of each of the connection's files
-    ** on this store would wait for, not only this table's (a join of
-    ** tables of two files reads one moment) */
-    WcsTab *q;
-    if (wcs_engine_commits_in_flight(st->pEng, st->pTxn, 0) > 0) {
-      for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
-        if (q != pTab && q->pStore == st) awaitCommits(q, 0);
-      }
+  iKey = gateKey(pTab);
+  for (i = 0; i < st->nReadSnap && st->aReadSnap[i].iKey != iKey; i++) {
+  }
+  if (i == st->nReadSnap) {
+    if (i == st->nReadSnapAlloc) {
+      int nNew = i ? 2 * i : 2;
+      WcsReadSnap *a =
+          sqlite3_realloc64(st->aReadSnap, sizeof(*a) * (sqlite3_uint64)nNew);
+      if (a == NULL) return SQLITE_NOMEM;
+      st->aReadSnap = a;
+      st->nReadSnapAlloc = nNew;
     }
-    if (wcs_snapshot_new(wcs_engine_db(st->pEng), &st->pReadSnap) != WCS_OK) {
+    if (wcs_snapshot_new(wcs_engine_db(st->pEng), &st->aReadSnap[i].p) !=
+        WCS_OK) {
       return SQLITE_NOMEM;
     }
+    st->aReadSnap[i].iKey = iKey;
+    st->nReadSnap++;
   }
-  *ppSnap = st->pReadSnap;
+  *ppSnap = st->aReadSnap[i].p;
   return SQLITE_OK;
 }
 
 static void readSnapDrop(WcsStore *st) {
-  if (st->pReadSnap) {
-    wcs_snapshot_free(wcs_engine_db(st->pEng), st->pReadSnap);
-    st->pReadSnap = NULL;
+  int i;
+  for (i = 0; i < st->nReadSnap; i++) {
+    wcs_snapshot_free(wcs_engine_db(st->pEng), st->aReadSnap[i].p);
   }
+  st->nReadSnap = 0;
 }
 
-/* The connection committed to st: while a statement of it still reads,
-** its later reads see that commit and nothing later (as SQLite's own read
-** snapshot becomes the state its commit made); else the next statement
-** takes a moment of its own. */
-static void readSnapAfterCommit(WcsStore *st) {
-  readSnapDrop(st);
-  if (st->nCursor > 0 && !st->bFollow &&
-      wcs_snapshot_new(wcs_engine_db(st->pEng), &st->pReadSnap) != WCS_OK) {
-    st->pReadSnap = NULL; /* (out of memory: taken at the next read) */
+/* The connection committed to pTab's file: while a statement of it still
+** reads, its later reads of that file see the commit and nothing later
+** (SQLite's own read snapshot of a file becomes the state the
+** connection's commit to it made); the moments of its other files stay.
+** Else the next read takes a moment of its own. */
+static void readSnapRenew(WcsTab *pTab) {
+  WcsStore *st = pTab->pStore;
+  uint64_t iKey = gateKey(pTab);
+  int i;
+  for (i = 0; i < st->nReadSnap && st->aReadSnap[i].iKey != iKey; i++) {
+  }
+  if (i == st->nReadSnap) return;
+  wcs_snapshot_free(wcs_engine_db(st->pEng), st->aReadSnap[i].p);
+  if (wcs_snapshot_new(wcs_engine_db(st->pEng), &st->aReadSnap[i].p) !=
+      WCS_OK) {
+    /* (out of memory: taken afresh at the next read) */
+    st->aReadSnap[i] = st->aReadSnap[--st->nReadSnap];
   }
 }
 
@@ -646,7 +666,7 @@ int wcsEndOwnTxn(WcsTab *pTab, wcs_txn *pTxn, int eOwn, int rc) {
     if (rc != WCS_OK) {
       rc = engErr(pTab, rc, pTab->zName);
     } else if (wcsReadTxn(pTab->pStore) == NULL) {
-      readSnapAfterCommit(pTab->pStore);
+      readSnapRenew(pTab);
     }
   } else if (eOwn == WCS_OWN_BEGUN && !sqlite3_get_autocommit(db)) {
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -6495,7 +6515,13 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
   if (!st->bCommitted) {
     rc = wcs_txn_commit(st->pTxn);
     st->bCommitted = 1;
-    if (rc == WCS_OK) readSnapAfterCommit(st);
+    if (rc == WCS_OK) {
+      /* the files it wrote: those of the tables in it */
+      WcsTab *q;
+      for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
+        if (q->pStore == st && q->bInTxn) readSnapRenew(q);
+      }
+    }
   }
   leaveTxn(pTab);
   if (rc == WCS_OK) return SQLITE_OK;

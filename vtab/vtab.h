@@ -54,6 +54,12 @@ typedef struct WcsQualCol {
 
 typedef struct WcsTab WcsTab;
 
+/* A database file's read moment of a store (vtab.c, readSnap). */
+typedef struct WcsReadSnap {
+  uint64_t iKey;   /* the file (gateKey) */
+  wcs_snapshot *p; /* the store's state it reads */
+} WcsReadSnap;
+
 struct WcsStore {
   WcsStore *pNext;  /* next store of the same connection */
   char *zPath;      /* resolved store directory; NULL for the connection's
@@ -80,8 +86,10 @@ struct WcsStore {
                     ** moment (wcs_options.bFollow), opened again when a
                     ** statement starts and the writer moved on */
   int nCursor;      /* cursors of this connection open on the store */
-  wcs_snapshot *pReadSnap; /* what they read outside a store transaction,
-                           ** while any is open (readSnap); NULL none */
+  WcsReadSnap *aReadSnap; /* what they read outside a store transaction,
+                          ** while any is open: a moment per database
+                          ** file (readSnap) */
+  int nReadSnap, nReadSnapAlloc;
   wcs_options opt;  /* the options it was opened with */
 };
 
