@@ -643,9 +643,9 @@ void wcs_engine_options(wcs_options *pOpt);
 ** in an empty store). db is borrowed and must outlive the engine; close
 ** the engine first. A store handle takes one engine at a time: a second
 ** wcs_engine_open() over the same db while the first is open returns
-** WCS_MISUSE (two would number new tables alike). On failure *ppEng is NULL and
-*pzErr (if not NULL)
-** receives a message to free with wcs_free(). Expired cells are hidden by
+** WCS_MISUSE (two would number new tables alike). On failure *ppEng is
+** NULL and pzErr (if not NULL) receives a message to free with
+** wcs_free(). Expired cells are hidden by
 ** reads and collected by wcs_engine_gc(), not by compactions: the
 ** compaction filter is installed only by wcs_engine_open_path().
 */
@@ -1155,7 +1155,8 @@ typedef struct wcs_read_options {
   void *pCellFilterCtx;
   /* Without a transaction: read as of this snapshot of the engine's store
   ** (wcs_snapshot_new(wcs_engine_db(...))), which must stay live until
-  ** the cursor is open, so that several cursors read one moment. NULL:
+  ** wcs_cursor_open() returns, so that several cursors read one moment
+  ** (the cursor holds what it reads by itself then). NULL:
   ** the latest state. Ignored with a transaction (its snapshot). */
   const wcs_snapshot *pSnap;
 } wcs_read_options;

@@ -171,8 +171,8 @@ static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
       /* the transaction keeps the table as it began */
       setErr(&pTab->base,
              "%s: store table '%s' was altered by another connection "
-             "during this transaction, which cannot commit: ROLLBACK and "
-             "run it again",
+             "during this transaction, which cannot commit: roll it back "
+             "(a COMMIT refused with this message has) and run it again",
              pTab->zName, pTab->zStoreTable);
       return SQLITE_SCHEMA;
     }
@@ -643,6 +643,9 @@ int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *peOwn) {
     rc = engErr(pTab, rc, pTab->zName);
     if (*peOwn == WCS_OWN_BEGUN) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     *peOwn = WCS_OWN_NONE;
+  } else {
+    /* its commit passes this file's lock only (wcsBegin) */
+    wcs_txn_gate_key(*ppTxn, gateKey(pTab));
   }
   return rc;
 }
@@ -3228,12 +3231,26 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
   WcsStore *st = pTab->pStore;
   if (st == NULL) return;
   wcsStoreFresh(pTab);
-  if (pTab->pTab && st->nCursor == 0 && st->nActive == 0 &&
-      wcs_table_stale(pTab->pTab)) {
-    tabRefresh(pTab);
-  }
+  wcsTableFresh(pTab);
   st->nCursor++;
   p->pCounted = st;
+}
+
+int wcsTableFresh(WcsTab *pTab) {
+  WcsStore *st = pTab->pStore;
+  wcs_table *pNow = NULL;
+  int bReplaced = 0;
+  if (st == NULL || pTab->pTab == NULL || !wcs_table_stale(pTab->pTab)) {
+    return 0;
+  }
+  if (st->nCursor == 0 && st->nActive == 0) tabRefresh(pTab);
+  if (pTab->pTab && wcs_table_stale(pTab->pTab) && pTab->zStoreTable &&
+      wcs_table_open(st->pEng, pTab->zStoreTable, &pNow) == WCS_OK && pNow &&
+      wcs_table_id(pNow) != wcs_table_id(pTab->pTab)) {
+    bReplaced = 1;
+  }
+  wcs_table_close(pNow);
+  return bReplaced;
 }
 
 int wcsStoreWritable(WcsConn *pConn, WcsStore *pStore, char **pzErr) {
@@ -4187,9 +4204,19 @@ static int tabAdopt(WcsTab *pTab, wcs_table *t, const char *zStale) {
   char *zErr = NULL, *zSql = NULL;
   int rc;
   if (t == NULL) { /* no such table in the store (any more) */
+    wcs_table *pNow = NULL;
+    int bNew = pTab->pStore && pTab->zStoreTable &&
+               wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pNow) ==
+                   WCS_OK &&
+               pNow != NULL;
+    wcs_table_close(pNow);
     sqlite3_free(pTab->zMissing);
     pTab->zMissing =
-        sqlite3_mprintf("the store has no table of that name (any more)");
+        bNew ? sqlite3_mprintf("it was dropped and a new table of that name "
+                               "made since this connection opened it; open "
+                               "the database again to use the new table")
+             : sqlite3_mprintf("the store has no table of that name (any "
+                               "more)");
     pTab->pTab = NULL;
     keepSchema(pTab);
     return 0;
@@ -6445,6 +6472,10 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
     }
   }
   if (st == NULL || pTab->pTab == NULL || pTab->bInTxn) return SQLITE_OK;
+  /* a write that reads nothing first takes a table altered meanwhile as a
+  ** read would (cursorCount); xUpdate reports one that cannot be */
+  wcsTableFresh(pTab);
+  if (pTab->pTab == NULL) return SQLITE_OK;
   if (st->nActive == 0) {
     /* SQLite holds its write lock (its OP_Transaction comes first): the
     ** transaction's reads must see the commits of its previous holders */

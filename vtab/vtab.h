@@ -217,6 +217,13 @@ int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *peOwn);
 ** (vtab.c, storeFollow). */
 void wcsStoreFresh(WcsTab *pTab);
 
+/* pTab's store table was altered (wcs_alter, in another connection or
+** program) since its handle opened: take it as it is now while no cursor
+** or transaction of the connection uses the store (tabRefresh). Returns 1
+** when the name now holds another table (dropped and created again: the
+** declaration keeps the old one), else 0. */
+int wcsTableFresh(WcsTab *pTab);
+
 /* For a SQL function that writes pStore of pConn: a store another process
 ** writes is opened for writing if that process has closed it. SQLITE_OK,
 ** or SQLITE_BUSY and *pzErr (sqlite3_free) saying why it cannot be. */
