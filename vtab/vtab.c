@@ -232,26 +232,11 @@ static int isWal(WcsTab *pTab) {
 }
 
 /* How long a statement waits for the commits in flight of other
-** connections (awaitCommits): far longer than any store commit takes, so
-** that it ends only if a transaction of another database file that shares
-** the store is stuck between SQLite's commit and its own. */
+** connections on its database file (awaitCommits): far longer than any
+** store commit takes, so that it ends only if one is stuck between
+** SQLite's commit and its own. */
 #define WCS_AWAIT_MILLIS 30000
 
-/* Before this connection reads the store while it holds SQLite's write
-** lock on the table's database (bWriting: it is known to; else asked), wait
-** for the commits in flight of other connections (wcs_engine_await_commits
-** in include/wcs.h): the lock's previous holder has let go of it before
-** its xCommit wrote the store, and a read-modify-write must see that
-** commit, as SQLite's own tables would. Without the lock, a wait in WAL
-** mode only: a reader there may write next in the same transaction (or
-** while its statement is open), and a commit in flight that saw no reader
-** when it looked (othersReading) did not tick the clock that would refuse
-** that write, so the reader must see the commit instead. With a rollback
-** journal a commit in flight may still be waiting for SQLite's lock,
-** which a reader of the file holds, so the reader does not wait (and the
-** lock refuses that commit or orders it before the reader). Almost never
-** a long wait (the commits in flight have passed SQLite's commit on this
-** file, if they wrote it). */
 /* The table's database file as a key of the commit gate
 ** (wcs_txn_gate_key): the same for every connection of the process on
 ** that file, so that a statement waits only for the commits in flight
@@ -274,6 +259,23 @@ static uint64_t gateKey(WcsTab *pTab) {
   return pTab->iGateKey;
 }
 
+/* Before this connection reads the store while it holds SQLite's write
+** lock on the table's database (bWriting: it is known to; else asked), wait
+** for the commits in flight of other connections on that database file
+** (wcs_engine_await_commits in include/wcs.h, keyed by gateKey; those of
+** other files passed no lock of this one): the lock's previous holder has
+** let go of it before
+** its xCommit wrote the store, and a read-modify-write must see that
+** commit, as SQLite's own tables would. Without the lock, a wait in WAL
+** mode only: a reader there may write next in the same transaction (or
+** while its statement is open), and a commit in flight that saw no reader
+** when it looked (othersReading) did not tick the clock that would refuse
+** that write, so the reader must see the commit instead. With a rollback
+** journal a commit in flight may still be waiting for SQLite's lock,
+** which a reader of the file holds, so the reader does not wait (and the
+** lock refuses that commit or orders it before the reader). Almost never
+** a long wait (the commits in flight have passed SQLite's commit on this
+** file, if they wrote it). */
 static void awaitCommits(WcsTab *pTab, int bWriting) {
   WcsStore *st = pTab->pStore;
   if (st == NULL || st->pEng == NULL ||
