@@ -2709,6 +2709,42 @@ START_TEST(test_a_statement_reads_one_moment) {
     ck_assert_int_eq(n, 3);
     CHECK(db, "SELECT count(*) FROM b", "3");
   }
+  /* a write through a declaration in another schema (temp) of the same
+  ** store table, or by a function inside a transaction, is seen by the
+  ** connection's later reads through every declaration, with a statement
+  ** still open */
+  {
+    char *zB2 = sqlite3_mprintf(
+        "CREATE VIRTUAL TABLE temp.b2 USING wcs(TABLE 'b', STORE '%s.wcs')",
+        zDb);
+    char *zU = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.u USING wcs(KEY (k "
+                               "INT64), FAMILY f (v INT64), STORE '%s.wcs')",
+                               zDb);
+    OK(db, zB2);
+    OK(db, zU);
+    sqlite3_free(zB2);
+    sqlite3_free(zU);
+  }
+  OK(db, "INSERT INTO temp.u(k, v) VALUES (1, 1)");
+  {
+    sqlite3_stmt *p = NULL, *p2 = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT k FROM a", -1, &p, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(p), SQLITE_ROW);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(db, "SELECT k FROM temp.u", -1, &p2, NULL),
+        SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(p2), SQLITE_ROW);
+    OK(db, "UPDATE temp.b2 SET v = 42 WHERE k = 1");
+    CHECK(db, "SELECT v FROM main.b WHERE k = 1", "42");
+    OK(db, "BEGIN; INSERT INTO main.z(k, v) VALUES (2, 2)");
+    CHECK(db, "SELECT wcs_increment('u', wcs_key_encode('u', 1), 'f', 'v', 5)",
+          "6");
+    OK(db, "COMMIT");
+    CHECK(db, "SELECT v FROM temp.u WHERE k = 1", "6");
+    sqlite3_finalize(p2);
+    sqlite3_finalize(p);
+  }
   sqlite3_close(db2);
   sqlite3_close(db);
   sqlite3_free(zDb);

@@ -581,6 +581,20 @@ static void readSnapRenew(WcsTab *pTab) {
   }
 }
 
+/* The connection committed a write of w's store table: renew the read
+** moments of every file with a table of the connection over that store
+** table (a TABLE 'x' declaration in another file, or in temp, reads the
+** same cells), so that its later reads see its own write there too. */
+static void readSnapRenewTable(WcsTab *w) {
+  WcsTab *q;
+  for (q = w->pConn->pTab; q; q = q->pNextTab) {
+    if (q->pStore == w->pStore && q->zStoreTable && w->zStoreTable &&
+        strcmp(q->zStoreTable, w->zStoreTable) == 0) {
+      readSnapRenew(q);
+    }
+  }
+}
+
 /* A statement of db that is running and writes, or NULL. */
 static sqlite3_stmt *busyWriter(sqlite3 *db) {
   sqlite3_stmt *p;
@@ -619,7 +633,11 @@ int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *peOwn) {
   *ppTxn = NULL;
   *peOwn = WCS_OWN_NONE;
   if (s->nActive > 0 && s->pTxn) {
+    /* the store transaction's: its commit writes this table too, and
+    ** passes this file's lock */
     *ppTxn = s->pTxn;
+    pTab->bFnWrote = 1;
+    wcs_txn_gate_key(s->pTxn, gateKey(pTab));
     return SQLITE_OK;
   }
   if (sqlite3_get_autocommit(db) && !wcsWriteInProgress(db)) {
@@ -671,7 +689,7 @@ int wcsEndOwnTxn(WcsTab *pTab, wcs_txn *pTxn, int eOwn, int rc) {
     if (rc != WCS_OK) {
       rc = engErr(pTab, rc, pTab->zName);
     } else if (wcsReadTxn(pTab->pStore) == NULL) {
-      readSnapRenew(pTab);
+      readSnapRenewTable(pTab);
     }
   } else if (eOwn == WCS_OWN_BEGUN && !sqlite3_get_autocommit(db)) {
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -6531,8 +6549,12 @@ static void leaveTxn(WcsTab *pTab) {
   pTab->bInTxn = 0;
   pTab->bJoining = 0;
   if (--st->nActive == 0) {
+    WcsTab *q;
     st->bCommitted = 0;
     st->nSp = 0;
+    for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
+      if (q->pStore == st) q->bFnWrote = 0;
+    }
   }
 }
 
@@ -6549,10 +6571,13 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
     rc = wcs_txn_commit(st->pTxn);
     st->bCommitted = 1;
     if (rc == WCS_OK) {
-      /* the files it wrote: those of the tables in it */
+      /* the store tables it wrote: those of the tables in it, and those
+      ** its functions wrote */
       WcsTab *q;
       for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
-        if (q->pStore == st && q->bInTxn) readSnapRenew(q);
+        if (q->pStore == st && (q->bInTxn || q->bFnWrote)) {
+          readSnapRenewTable(q);
+        }
       }
     }
   }

@@ -114,6 +114,8 @@ struct WcsTab {
   char *zDb;                /* its schema ("main", "temp", ...) */
   uint64_t iGateKey;        /* its database file's key in the commit gate
                             ** (gateKey); 0 until first needed */
+  int bFnWrote;             /* a SQL function wrote it in the store
+                            ** transaction (wcsWriteTxn joined it) */
   char *zStoreTable;        /* the table's name inside the store */
   char *zMissing;           /* why the store table could not be opened (set
                             ** when pTab is NULL) */
