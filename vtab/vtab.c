@@ -587,6 +587,7 @@ static void readSnapRenew(WcsTab *pTab) {
 ** same cells), so that its later reads see its own write there too. */
 static void readSnapRenewTable(WcsTab *w) {
   WcsTab *q;
+  if (w->pStore == NULL || w->pStore->nReadSnap == 0) return; /* none held */
   for (q = w->pConn->pTab; q; q = q->pNextTab) {
     if (q->pStore == w->pStore && q->zStoreTable && w->zStoreTable &&
         strcmp(q->zStoreTable, w->zStoreTable) == 0) {
