@@ -2005,14 +2005,6 @@ static int delListAdd(void *p, const sst_rangedel *d) {
   return WCS_OK;
 }
 
-/* version_rangedels callback: note a fragment whose newest tombstone is
-** newer than the list's snapshot. */
-static int delNewer(void *p, const sst_rangedel *d) {
-  DelList *l = p;
-  if (d->seq > l->snap) l->bNewer = 1;
-  return WCS_OK;
-}
-
 /* Compare the successor of prefix p (nSucc = wcs_successor_len(p, ...) > 0
 ** bytes) with user key u, without building it. */
 static int successorCmp(const uint8_t *p, size_t nSucc, const uint8_t *u,
@@ -2228,13 +2220,7 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
     rc = version_rangedels(it->sv->pVersion, it->snap,
                            it->bLower ? it->lower.a : NULL, it->lower.n,
                            it->bUpper ? it->upper.a : NULL, it->upper.n, &dl,
-                           delListAdd);
-  }
-  if (rc == WCS_OK && it->snap < WCS_SEQ_MAX) {
-    rc = version_rangedels(it->sv->pVersion, WCS_SEQ_MAX,
-                           it->bLower ? it->lower.a : NULL, it->lower.n,
-                           it->bUpper ? it->upper.a : NULL, it->upper.n, &dl,
-                           delNewer);
+                           delListAdd, &dl.bNewer);
   }
   it->bDelNewer = dl.bNewer;
   it->aDel = dl.a;

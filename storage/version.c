@@ -1184,16 +1184,14 @@ int version_prefix_absent(wcs_version *v, const uint8_t *pPre, size_t nPre) {
 
 int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
                       size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
-                      int (*x)(void *pCtx, const sst_rangedel *)) {
+                      int (*x)(void *pCtx, const sst_rangedel *),
+                      int *pbNewer) {
   int i, j, k, q, rc = WCS_OK;
   for (i = 0; rc == WCS_OK && i < WCS_NLEVEL; i++) {
     for (j = 0; rc == WCS_OK && j < v->anFile[i]; j++) {
       wcs_fmeta *f = v->aaFile[i][j];
       const wcs_frags *fr = &f->frags;
-      if (fr->n == 0 || f->minSeq > snap ||
-          !fmeta_overlaps(f, pLo, nLo, pHi, nHi)) {
-        continue;
-      }
+      if (fr->n == 0 || !fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
       /* fragments are disjoint and sorted */
       for (k = frags_first_after(fr, pLo, nLo); rc == WCS_OK && k < fr->n;
            k++) {
@@ -1202,6 +1200,7 @@ int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
         if (pHi && wcs_ukey_cmp(m->pStart, m->nStart, pHi, nHi) >= 0) break;
         for (q = 0; q < m->nSeq && m->aSeq[q] > snap; q++) {
         }
+        if (q > 0 && pbNewer) *pbNewer = 1;
         if (q == m->nSeq) continue;
         d.pStart = m->pStart;
         d.nStart = m->nStart;

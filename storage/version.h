@@ -340,10 +340,12 @@ int version_prefix_absent(wcs_version *v, const uint8_t *pPre, size_t nPre);
 
 /* Call x for the range tombstones of every file of v that cover keys in
 ** [lo, hi) and are visible at snap, as disjoint per-file fragments with
-** the newest visible seq each (keys borrowed while v is referenced). */
+** the newest visible seq each (keys borrowed while v is referenced).
+** *pbNewer (if not NULL) is set to 1 when one in range is newer than snap
+** (passed over), else left as it is. */
 int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
                       size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
-                      int (*x)(void *pCtx, const sst_rangedel *));
+                      int (*x)(void *pCtx, const sst_rangedel *), int *pbNewer);
 
 /* An iterator over files with disjoint, ascending key ranges (a level
 ** >= 1): it copies the array and takes its own file references. */
