@@ -37,6 +37,15 @@ static sqlite3 *openDb(const char *zFile) {
   return db;
 }
 
+/* zFile opened read-only (SQLITE_OPEN_READONLY), the module registered. */
+static sqlite3 *openReadOnly(const char *zFile) {
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open_v2(zFile, &db, SQLITE_OPEN_READONLY, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(wcs_register(db), SQLITE_OK);
+  return db;
+}
+
 /* A database file in a directory of its own, for the tests that need one
 ** (the store beside it, other connections, other processes). */
 typedef struct TmpDb {
@@ -3210,17 +3219,13 @@ START_TEST(test_read_only_connection_in_the_writers_process) {
   sqlite3 *db = tmpDbOpen(&tmp), *ro = NULL, *ro2 = NULL;
   OK(db, zMetrics);
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','a',1,1)");
-  ck_assert_int_eq(sqlite3_open_v2(tmp.zDb, &ro, SQLITE_OPEN_READONLY, NULL),
-                   SQLITE_OK);
-  ck_assert_int_eq(wcs_register(ro), SQLITE_OK);
+  ro = openReadOnly(tmp.zDb);
   CHECK(ro, "SELECT count(*) FROM metrics", "1");
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)");
   CHECK(ro, "SELECT count(*) FROM metrics", "2");
   sqlite3_close(db);
   /* the reader first, then a writer */
-  ck_assert_int_eq(sqlite3_open_v2(tmp.zDb, &ro2, SQLITE_OPEN_READONLY, NULL),
-                   SQLITE_OK);
-  ck_assert_int_eq(wcs_register(ro2), SQLITE_OK);
+  ro2 = openReadOnly(tmp.zDb);
   CHECK(ro2, "SELECT count(*) FROM metrics", "2");
   db = openDb(tmp.zDb);
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','c',1,3)");

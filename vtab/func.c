@@ -301,11 +301,9 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
     pTab = NULL;
   } else if (pTab && wcsTableFresh(pTab)) {
     sqlite3_free(zErr);
-    zErr = sqlite3_mprintf(
-        "%s: store table '%s' was dropped and created again since this "
-        "connection opened it; open the database again to use the new "
-        "table, or DROP TABLE %s to remove this declaration",
-        pTab->zName, pTab->zStoreTable, pTab->zName);
+    wcsReplacedErr(pTab);
+    zErr = pTab->base.zErrMsg;
+    pTab->base.zErrMsg = NULL;
     pTab = NULL;
   } else if (pTab && pTab->pTab == NULL) {
     /* the reason every use of the table gives */

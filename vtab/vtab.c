@@ -140,6 +140,15 @@ int wcsToSqlite(int rc) {
   }
 }
 
+int wcsReplacedErr(WcsTab *pTab) {
+  setErr(&pTab->base,
+         "%s: store table '%s' was dropped and created again since this "
+         "connection opened it; open the database again to use the new "
+         "table, or DROP TABLE %s to remove this declaration",
+         pTab->zName, pTab->zStoreTable, pTab->zName);
+  return SQLITE_SCHEMA;
+}
+
 /* Report an engine error on the vtab, with its message. */
 static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
   const char *zMsg = pTab->pStore ? wcs_engine_errmsg(pTab->pStore->pEng) : "";
@@ -159,12 +168,7 @@ static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
     if (pNow && pTab->pTab && wcs_table_id(pNow) != wcs_table_id(pTab->pTab)) {
       /* a new table of the name: this declaration keeps the old one */
       wcs_table_close(pNow);
-      setErr(&pTab->base,
-             "%s: store table '%s' was dropped and created again since "
-             "this connection opened it; open the database again to use "
-             "the new table, or DROP TABLE %s to remove this declaration",
-             pTab->zName, pTab->zStoreTable, pTab->zName);
-      return SQLITE_SCHEMA;
+      return wcsReplacedErr(pTab);
     }
     wcs_table_close(pNow);
     if (pNow && pTab->bInTxn) {

@@ -250,6 +250,11 @@ int wcsToSqlite(int rc);
 ** used: the message is set on pTab (zErrMsg) and the code returned. */
 int wcsMissingErr(WcsTab *pTab);
 
+/* The error of a table whose store table was dropped and created again
+** since the declaration opened it (wcsTableFresh returned 1): set on pTab,
+** SQLITE_SCHEMA returned. */
+int wcsReplacedErr(WcsTab *pTab);
+
 /* The error of a table whose connection a parent process opened before
 ** fork() (wcs_engine_forked): set on pTab, SQLITE_ERROR returned. */
 int wcsForkedErr(WcsTab *pTab);
