@@ -408,6 +408,66 @@ START_TEST(test_cell_bytes_of_every_value_type_in_every_column_type) {
 }
 END_TEST
 
+/* Values at the edges of their written forms: numbers of any length (in
+** JSON and in text), infinities in JSON, text that is not UTF-8, whole
+** REALs near INT64's ends. */
+START_TEST(test_values_at_the_edges_of_their_forms) {
+  sqlite3 *db = openDb(NULL);
+  char zNum[200], zSql[400];
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), "
+         "FAMILY f (x FLOAT64, i INT64, s STRING, j JSON, b BYTES, "
+         "d INT64 DECIMAL), FAMILY c AGGREGATE SUM)");
+  /* a JSON number of 66 characters is the number it writes */
+  OK(db,
+     "INSERT INTO t(k, f) VALUES ('a', '{\"x\": "
+     "1.000000000000000000000000000000000000000000000000000000000000e5, "
+     "\"i\": 1.000000000000000000000000000000000000000000000000000000000000e5, "
+     "\"u\": 1000000000000000000000000000000000000000000000000000000000000"
+     "000000000}')");
+  CHECK(db, "SELECT x, i, to_float64(f -> 'u') FROM t WHERE k = 'a'",
+        "100000.0|100000|1.0e+69");
+  /* numeric text past 128 characters, as SQLite's affinity takes it */
+  memset(zNum, '0', 150);
+  zNum[150] = '5';
+  zNum[151] = 0;
+  sqlite3_snprintf(sizeof zSql, zSql,
+                   "INSERT INTO t(k, i, x) VALUES ('b', '%s', '%s.5')", zNum,
+                   zNum);
+  OK(db, zSql);
+  CHECK(db, "SELECT i, x FROM t WHERE k = 'b'", "5|5.5");
+  /* an infinity in a JSON column is JSON that reads back as it; a FLOAT64
+  ** infinity shows in the family column the same way */
+  OK(db, "INSERT INTO t(k, j, x) VALUES ('c', 9e999, -9e999)");
+  CHECK(db, "SELECT j, json_valid(j), f, f ->> 'x' FROM t WHERE k = 'c'",
+        "9.0e+999|1|{\"j\":9.0e+999,\"x\":-9.0e+999}|-Inf");
+  OK(db, "UPDATE t SET f = (SELECT f FROM t WHERE k = 'c') WHERE k = 'a'");
+  CHECK(db, "SELECT hex(to_float64(x) = -9e999), j FROM t WHERE k = 'a'",
+        "31|9.0e+999");
+  /* text that is not UTF-8 is refused by STRING and JSON columns (it would
+  ** read back as a BLOB), kept by BYTES ones; a BLOB goes in as given */
+  CHECK_ERR(db, "INSERT INTO t(k, s) VALUES ('d', CAST(x'61ff62' AS TEXT))",
+            "t: column s is STRING: the TEXT is not valid UTF-8 (byte 1, "
+            "0xff); write a BLOB to store other bytes");
+  CHECK_ERR(db, "INSERT INTO t(k, j) VALUES ('d', CAST(x'2261ff6222' AS TEXT))",
+            "column j is JSON: the TEXT is not valid UTF-8 (byte 2, 0xff)");
+  CHECK_ERR(db, "INSERT INTO t(k, f) VALUES ('d', '{\"s\": \"\\udcff\"}')",
+            "column f.s is STRING: the TEXT is not valid UTF-8 (byte 0");
+  OK(db, "INSERT INTO t(k, s, b) VALUES ('d', x'61ff62', "
+         "CAST(x'61ff62' AS TEXT))");
+  CHECK(db, "SELECT typeof(s), hex(s), hex(b) FROM t WHERE k = 'd'",
+        "blob|61FF62|61FF62");
+  /* whole REALs up to 2^63 are integers for _timestamp and SUM cells as
+  ** for INT64 columns */
+  OK(db, "INSERT INTO t(k, i, c, _timestamp) VALUES ('e', 1, "
+         "'{\"n\": 9.21e18}', 9.2e18)");
+  CHECK(db, "SELECT c ->> 'n', _timestamp FROM t WHERE k = 'e'",
+        "9210000000000000000|9200000000000000000");
+  CHECK_ERR(db, "SELECT wcs_increment('t', 'e', 'f', 'd', 1)",
+            "column f:d is INT64 DECIMAL; it adds to 8-byte");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* Integer cells of a family column: every digit count and sign, the
 ** INT64 extremes among them. */
 START_TEST(test_family_json_integers) {
@@ -1540,17 +1600,31 @@ START_TEST(test_value_functions) {
         "to_int64(json('4')) FROM agg",
         "12|12|12.0|2.5|-3|4");
   CHECK_ERR(db, "SELECT to_int64(doc -> 'x') FROM agg",
-            "not a whole 64-bit integer");
-  /* a JSON string is not a number, nor is TEXT without the subtype */
+            "not a whole number in INT64's range");
+  /* a JSON string is not a number, nor is TEXT without the subtype: a
+  ** string stands for its bytes, as a family column shows a cell whose
+  ** bytes are text (here an 8-byte counter of 0x41 bytes, "AAAAAAAA") */
   CHECK_ERR(db, "SELECT to_int64(doc -> 's') FROM agg",
-            "expected 8 bytes, got 4");
+            "expected 8 bytes, got 2");
+  OK(db, "INSERT INTO cnt(k, f) VALUES ('b', "
+         "'{\"hits\": 4702111234474983745, \"esc\": \"\\udcff\\u0001\"}')");
+  CHECK(db,
+        "SELECT f -> 'hits', to_int64(f -> 'hits'), to_int64(f ->> 'hits'), "
+        "to_float64(f -> 'hits') > 0, quote(f -> 'esc') FROM cnt WHERE k = 'b'",
+        "\"AAAAAAAA\"|4702111234474983745|4702111234474983745|1|"
+        "'{\"$hex\":\"ff01\"}'");
   CHECK_ERR(db, "SELECT to_int64('12')", "expected 8 bytes, got 2");
   /* numbers are taken as they are: declared columns read as numbers */
   CHECK(db,
         "SELECT to_int64(7), to_int64(-3.0), to_float64(2), to_float64(0.5)",
         "7|-3|2.0|0.5");
-  CHECK_ERR(db, "SELECT to_int64(2.5)", "not a whole 64-bit integer");
-  CHECK_ERR(db, "SELECT to_int64(1e30)", "not a whole 64-bit integer");
+  CHECK_ERR(db, "SELECT to_int64(2.5)", "not a whole number in INT64's range");
+  CHECK_ERR(db, "SELECT to_int64(1e30)", "not a whole number in INT64");
+  /* -2^63 as a REAL is what a literal past the range rounds to */
+  CHECK_ERR(db, "SELECT to_int64(-9223372036854775809)",
+            "the REAL -2^63 is also what -9223372036854775809 rounds to: "
+            "pass the INTEGER -9223372036854775808");
+  CHECK(db, "SELECT to_int64(-9223372036854774784.0)", "-9223372036854774784");
   CHECK(db,
         "SELECT starts_with('phone#1', 'phone'), "
         "starts_with(x'0001', x'00'), starts_with('a', 'ab'), "
@@ -3884,6 +3958,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_cell_bytes_of_every_value_type_in_every_column_type);
   tcase_add_test(tc, test_family_json_is_lossless_for_bytes);
   tcase_add_test(tc, test_family_json_integers);
+  tcase_add_test(tc, test_values_at_the_edges_of_their_forms);
   tcase_add_test(tc, test_json_columns_nest_in_json_functions);
   tcase_add_test(tc, test_insert_is_an_upsert_and_null_deletes);
   tcase_add_test(tc, test_conflict_clauses);

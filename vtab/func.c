@@ -69,14 +69,19 @@ void wcsStartsWithFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 /* The bytes a BLOB or TEXT argument stands for: a TEXT that is the object
 ** {"$hex": "..."}, as a family column shows bytes that are not text (an
 ** undeclared counter, an HLL state), stands for those bytes, so that
-** to_int64(stats -> 'hits') reads the counter; any other TEXT is its own
-** bytes. *pTmp holds decoded bytes (the caller frees it). NULL with the
-** error set if out of memory. */
+** to_int64(stats -> 'hits') reads the counter, and so does a JSON string
+** with the JSON subtype, as `->` gives a cell whose bytes are text; any
+** other TEXT is its own bytes. *pTmp holds decoded bytes (the caller frees
+** it). NULL with the error set if out of memory. */
 static const uint8_t *cellBytes(sqlite3_context *ctx, sqlite3_value *v,
                                 wcs_buf *pTmp, int *pn) {
   const uint8_t *p = argBytes(v, pn);
-  if (sqlite3_value_type(v) == SQLITE_TEXT && *pn >= 10) {
-    int rc = wcsJsonHexValue((const char *)p, *pn, pTmp);
+  if (sqlite3_value_type(v) == SQLITE_TEXT && *pn >= 2) {
+    int rc =
+        *pn >= 10 ? wcsJsonHexValue((const char *)p, *pn, pTmp) : WCS_MISMATCH;
+    if (rc == WCS_MISMATCH && sqlite3_value_subtype(v) == WCS_JSON_SUBTYPE) {
+      rc = wcsJsonStringValue((const char *)p, *pn, pTmp);
+    }
     if (rc == WCS_NOMEM) {
       sqlite3_result_error_nomem(ctx);
       return NULL;
@@ -147,15 +152,17 @@ static void toInt64Func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   jsonNumber(argv[0]);
   if (sqlite3_value_type(argv[0]) == SQLITE_FLOAT) {
     /* a REAL is taken as INT64 would be written: whole, in range */
-    double r = sqlite3_value_double(argv[0]);
-    if (r == floor(r) && r > -9223372036854775808.0 &&
-        r < 9223372036854775808.0) {
-      sqlite3_result_int64(ctx, (sqlite3_int64)r);
+    sqlite3_int64 x;
+    if (wcsRealToInt(sqlite3_value_double(argv[0]), &x)) {
+      sqlite3_result_int64(ctx, x);
     } else {
-      sqlite3_result_error(ctx,
-                           "to_int64: the REAL is not a whole 64-bit "
-                           "integer",
-                           -1);
+      sqlite3_result_error(
+          ctx,
+          sqlite3_value_double(argv[0]) == -9223372036854775808.0
+              ? "to_int64: the REAL -2^63 is also what -9223372036854775809 "
+                "rounds to: pass the INTEGER -9223372036854775808"
+              : "to_int64: the REAL is not a whole number in INT64's range",
+          -1);
     }
     return;
   }
@@ -437,13 +444,8 @@ static void keyEncodeFunc(sqlite3_context *ctx, int argc,
         e = wcsTextToNumber(sqlite3_value_text(v), sqlite3_value_bytes(v), &x,
                             &r);
       } else if (t == SQLITE_FLOAT) {
-        r = sqlite3_value_double(v);
         /* as INSERT takes it (fieldValue) */
-        if (r == floor(r) && r > -9223372036854775808.0 &&
-            r < 9223372036854775808.0) {
-          x = (sqlite3_int64)r;
-          e = WCSV_INT;
-        }
+        if (wcsRealToInt(sqlite3_value_double(v), &x)) e = WCSV_INT;
       }
       if (e != WCSV_INT) {
         zErr = wcsIntFieldErr(f->zName, ks_type_name(f->eType), v);
@@ -610,8 +612,10 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
     if (q && (q->eVType != KS_V_INT64 || q->eEnc == KS_ENC_DECIMAL)) {
       char zType[32];
       char *z;
-      if (q->eVType == KS_V_INT64) {
+      if (q->eVType == KS_V_INT64 && q->nWidth > 0) {
         sqlite3_snprintf(sizeof(zType), zType, "INT64 DECIMAL(%d)", q->nWidth);
+      } else if (q->eVType == KS_V_INT64) {
+        sqlite3_snprintf(sizeof(zType), zType, "INT64 DECIMAL");
       } else {
         sqlite3_snprintf(sizeof(zType), zType, "%s", ks_vtype_name(q->eVType));
       }

@@ -73,15 +73,24 @@ static int isSpace(int c) {
          c == '\v';
 }
 
+int wcsRealToInt(double r, sqlite3_int64 *pi) {
+  if (r > -9223372036854775808.0 && r < 9223372036854775808.0 &&
+      r == floor(r)) {
+    *pi = (sqlite3_int64)r;
+    return 1;
+  }
+  return 0;
+}
+
 int wcsTextToNumber(const uint8_t *p, int n, sqlite3_int64 *pi, double *pr) {
-  char buf[128];
-  int i = 0, j, bDigit = 0, bReal = 0;
+  char aBuf[128], *buf = aBuf;
+  int i = 0, j, bDigit = 0, bReal = 0, eRet;
   char *zEnd;
   while (n > 0 && isSpace(p[0]))
     p++, n--;
   while (n > 0 && isSpace(p[n - 1]))
     n--;
-  if (n <= 0 || n >= (int)sizeof(buf)) return WCSV_TEXT;
+  if (n <= 0) return WCSV_TEXT;
   /* validate the shape: [+-] digits [. digits] [e [+-] digits] */
   if (p[i] == '+' || p[i] == '-') i++;
   for (j = i; j < n && p[j] >= '0' && p[j] <= '9'; j++)
@@ -102,29 +111,37 @@ int wcsTextToNumber(const uint8_t *p, int n, sqlite3_int64 *pi, double *pr) {
     j = k;
   }
   if (j != n) return WCSV_TEXT;
+  /* (a text of any length: leading zeros or a long fraction make a
+  ** number as SQLite's affinity takes it) */
+  if (n >= (int)sizeof(aBuf) && (buf = sqlite3_malloc(n + 1)) == NULL) {
+    return WCSV_TEXT;
+  }
   memcpy(buf, p, (size_t)n);
   buf[n] = 0;
+  eRet = WCSV_REAL;
   if (!bReal) {
     long long v;
     errno = 0;
     v = strtoll(buf, &zEnd, 10);
     if (errno == 0 && *zEnd == 0) {
       *pi = v;
-      return WCSV_INT;
+      eRet = WCSV_INT;
     }
   }
-  {
+  if (eRet == WCSV_REAL) {
     double r = strtod(buf, &zEnd);
     /* (not -2^63 itself: an integer text past INT64's range rounds to it,
     ** as "9223372036854775808" rounds to 2^63) */
     if (r > -9223372036854775808.0 && r < 9223372036854775808.0 &&
         r == floor(r)) {
       *pi = (sqlite3_int64)r;
-      return WCSV_INT;
+      eRet = WCSV_INT;
+    } else {
+      *pr = r;
     }
-    *pr = r;
-    return WCSV_REAL;
   }
+  if (buf != aBuf) sqlite3_free(buf);
+  return eRet;
 }
 
 char *wcsIntFieldErr(const char *zField, const char *zType, sqlite3_value *v) {
@@ -137,10 +154,11 @@ char *wcsIntFieldErr(const char *zField, const char *zType, sqlite3_value *v) {
   if (t == SQLITE_TEXT) {
     e = wcsTextToNumber(sqlite3_value_text(v), sqlite3_value_bytes(v), &x, &r);
   }
-  zQ =
-      t == SQLITE_BLOB ? NULL : sqlite3_mprintf("%.60Q", sqlite3_value_text(v));
+  zQ = t == SQLITE_BLOB    ? NULL
+       : t == SQLITE_FLOAT ? sqlite3_mprintf("%!.17g", r) /* all digits */
+                           : sqlite3_mprintf("%.60Q", sqlite3_value_text(v));
   z = sqlite3_mprintf(
-      "key field %s is %s: cannot store %s%s%s%s", zField, zType,
+      "key field %s is %s: cannot store %s%s%s%s%s", zField, zType,
       t == SQLITE_BLOB                               ? "a BLOB"
       : e == WCSV_REAL && r == floor(r) && !isinf(r) ? "the out-of-range"
       : t == SQLITE_NULL                             ? "a NULL"
@@ -151,6 +169,10 @@ char *wcsIntFieldErr(const char *zField, const char *zType, sqlite3_value *v) {
       zQ && t != SQLITE_NULL ? zQ : "",
       e == WCSV_REAL && r == floor(r) && !isinf(r)
           ? " (INT64 holds -9223372036854775808 to 9223372036854775807)"
+          : "",
+      t == SQLITE_FLOAT && r == -9223372036854775808.0
+          ? "; a REAL -2^63 is also what -9223372036854775809 rounds to: "
+            "write the INTEGER -9223372036854775808"
           : "");
   sqlite3_free(zQ);
   return z;
@@ -231,19 +253,12 @@ static int putBe64(wcs_buf *pOut, uint64_t u) {
 
 /* The integer a value stands for, as an INTEGER column would take it. */
 static int valToInt(const WcsVal *v, sqlite3_int64 *pi) {
-  double r;
   switch (v->eType) {
   case WCSV_INT:
     *pi = v->i;
     return 1;
   case WCSV_REAL:
-    r = v->r;
-    if (r > -9223372036854775808.0 && r < 9223372036854775808.0 &&
-        r == floor(r)) {
-      *pi = (sqlite3_int64)r;
-      return 1;
-    }
-    return 0;
+    return wcsRealToInt(v->r, pi);
   case WCSV_TEXT: {
     double rr;
     int e = wcsTextToNumber(v->p, v->n, pi, &rr);
@@ -288,7 +303,8 @@ int wcsCellBytes(const ks_qualifier *pQual, const WcsVal *v, uint8_t aInt[8],
                  const void **pp, size_t *pn) {
   if (v->eType == WCSV_BLOB ||
       (pQual && v->eType == WCSV_TEXT &&
-       (pQual->eVType == KS_V_STRING || pQual->eVType == KS_V_BYTES))) {
+       (pQual->eVType == KS_V_BYTES ||
+        (pQual->eVType == KS_V_STRING && ks_utf8_valid(v->p, v->n, NULL))))) {
     *pp = v->p ? (const void *)v->p : (const void *)"";
     *pn = (size_t)v->n;
     return 1;
@@ -301,6 +317,22 @@ int wcsCellBytes(const ks_qualifier *pQual, const WcsVal *v, uint8_t aInt[8],
     return 1;
   }
   return 0;
+}
+
+/* WCS_OK if text v is valid UTF-8; else WCS_MISMATCH with an error
+** naming column zCol of type zType (STRING and JSON columns hold UTF-8,
+** as a STRING key field does: such text would read back as a BLOB). */
+static int notUtf8(const WcsVal *v, const char *zType, const char *zCol,
+                   char **pzErr) {
+  int iBad = 0;
+  if (ks_utf8_valid(v->p, v->n, &iBad)) return WCS_OK;
+  if (pzErr && *pzErr == 0) {
+    *pzErr = sqlite3_mprintf(
+        "column %s is %s: the TEXT is not valid UTF-8 (byte %d, 0x%02x); "
+        "write a BLOB to store other bytes",
+        zCol, zType, iBad, iBad < v->n ? v->p[iBad] : 0);
+  }
+  return WCS_MISMATCH;
 }
 
 int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
@@ -369,6 +401,11 @@ int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
   }
   case KS_V_STRING:
   case KS_V_BYTES:
+    if (pQual->eVType == KS_V_STRING &&
+        (v->eType == WCSV_TEXT || v->eType == WCSV_JSON)) {
+      int rc = notUtf8(v, "STRING", zCol, pzErr);
+      if (rc != WCS_OK) return rc;
+    }
     if (v->eType == WCSV_TEXT || v->eType == WCSV_JSON) {
       return wcs_buf_append(pOut, v->p, (size_t)v->n);
     }
@@ -378,8 +415,18 @@ int wcsEncodeCell(const ks_qualifier *pQual, const WcsVal *v, wcs_buf *pOut,
     return mismatch(pzErr, zCol,
                     pQual->eVType == KS_V_STRING ? "STRING" : "BYTES", v);
   case KS_V_JSON:
+    if (v->eType == WCSV_REAL && isinf(v->r)) {
+      /* valid JSON that reads back as the infinity, not SQLite 3.40's
+      ** text "Inf" */
+      const char *z = v->r > 0 ? "9.0e+999" : "-9.0e+999";
+      return wcs_buf_append(pOut, z, strlen(z));
+    }
     if (v->eType == WCSV_INT || v->eType == WCSV_REAL) {
       return appendNumberText(pOut, v);
+    }
+    if (v->eType == WCSV_TEXT || v->eType == WCSV_JSON) {
+      int rc = notUtf8(v, "JSON", zCol, pzErr);
+      if (rc != WCS_OK) return rc;
     }
     if (v->eType == WCSV_JSON ||
         (v->eType == WCSV_TEXT && wcsJsonValid((const char *)v->p, v->n))) {
@@ -639,6 +686,11 @@ static int appendCellJson(wcs_buf *pOut, const ks_qualifier *pQual, int eAgg,
   char z[64];
   int e = wcsDecodeNumber(pQual, eAgg, p, n, &i, &r);
   if (e == WCSV_INT) return appendInt(pOut, i);
+  if (e == WCSV_REAL && isinf(r)) {
+    /* JSON has no infinity: the number past FLOAT64's range that reads
+    ** back as it (SQLite's own spelling since 3.45) */
+    return appendStr(pOut, r > 0 ? "9.0e+999" : "-9.0e+999");
+  }
   if (e == WCSV_REAL && isfinite(r)) {
     /* -0.0 keeps its sign (its bytes are not those of 0.0) */
     if (r == 0.0 && signbit(r)) return appendStr(pOut, "-0.0");
@@ -1039,6 +1091,27 @@ int wcsJsonHexValue(const char *z, int n, wcs_buf *pOut) {
   return WCS_OK;
 }
 
+int wcsJsonStringValue(const char *z, int n, wcs_buf *pOut) {
+  JParse q;
+  size_t iStr = pOut->n;
+  memset(&q, 0, sizeof(q));
+  q.z = z;
+  q.n = n;
+  jSkipSpace(&q);
+  if (q.i >= q.n || q.z[q.i] != '"') return WCS_MISMATCH;
+  if (!jString(&q, pOut)) {
+    pOut->n = iStr;
+    return q.zErr && strcmp(q.zErr, "out of memory") == 0 ? WCS_NOMEM
+                                                          : WCS_MISMATCH;
+  }
+  jSkipSpace(&q);
+  if (q.i != q.n) {
+    pOut->n = iStr;
+    return WCS_MISMATCH;
+  }
+  return WCS_OK;
+}
+
 /* 1 if the JSON text p[0..n-1] of a declared JSON column, shown as itself
 ** in a family object, would be written back as something else: null
 ** deletes the column, and an object led by the key "$hex" stands for
@@ -1208,25 +1281,26 @@ static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
   }
   default: {
     int bReal, iStart = p->i;
-    char buf[64];
-    int nNum;
+    char aBuf[64], *buf = aBuf;
+    size_t nNum;
     if (!jNumber(p, &bReal)) return WCS_MISMATCH;
-    nNum = p->i - iStart;
-    if (nNum >= (int)sizeof(buf)) nNum = (int)sizeof(buf) - 1;
-    memcpy(buf, p->z + iStart, (size_t)nNum);
+    /* the whole text, however long: a number of 70 digits or with 60
+    ** zeros before its exponent is still one number */
+    nNum = (size_t)(p->i - iStart);
+    if (nNum >= sizeof(aBuf) && (buf = sqlite3_malloc64(nNum + 1)) == NULL) {
+      return WCS_NOMEM;
+    }
+    memcpy(buf, p->z + iStart, nNum);
     buf[nNum] = 0;
+    m->v.eType = WCSV_REAL;
     if (!bReal) {
-      char *zEnd;
       long long v;
       errno = 0;
-      v = strtoll(buf, &zEnd, 10);
-      if (errno == 0) {
-        m->v.eType = WCSV_INT, m->v.i = v;
-        break;
-      }
+      v = strtoll(buf, NULL, 10);
+      if (errno == 0) m->v.eType = WCSV_INT, m->v.i = v;
     }
-    m->v.eType = WCSV_REAL;
-    m->v.r = strtod(buf, NULL);
+    if (m->v.eType == WCSV_REAL) m->v.r = strtod(buf, NULL);
+    if (buf != aBuf) sqlite3_free(buf);
     break;
   }
   }

@@ -5588,13 +5588,8 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
       e = wcsTextToNumber(v->p, v->n, &x, &r);
     else if (e == WCSV_INT)
       x = v->i;
-    else if (e == WCSV_REAL) {
-      r = v->r;
-      if (r == floor(r) && r >= -9.2e18 && r <= 9.2e18) {
-        x = (sqlite3_int64)r;
-        e = WCSV_INT;
-      }
-    }
+    else if (e == WCSV_REAL && wcsRealToInt(v->r, &x))
+      e = WCSV_INT;
     if (e != WCSV_INT) {
       setErr(&pTab->base,
              "%s: column %s is in aggregate family %s: it takes "
@@ -5740,11 +5735,7 @@ static int fieldValue(WcsTab *pTab, const ks_field *f, sqlite3_value *v,
       e = wcsTextToNumber(sqlite3_value_text(v), sqlite3_value_bytes(v), &x,
                           &r);
     }
-    if (e == WCSV_REAL && r == floor(r) && r > -9223372036854775808.0 &&
-        r < 9223372036854775808.0) {
-      x = (sqlite3_int64)r;
-      e = WCSV_INT;
-    }
+    if (e == WCSV_REAL && wcsRealToInt(r, &x)) e = WCSV_INT;
     if (e != WCSV_INT) {
       char *z = wcsIntFieldErr(f->zName, ks_type_name(f->eType), v);
       setErr(&pTab->base, "%s: %s", pTab->zName, z ? z : "out of memory");
@@ -6020,11 +6011,16 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
         p = textBytes(v, &nText); /* bound text is not copied to end it */
         n = (size_t)nText;
       }
-      rc = wcs_txn_set_cell(pTxn, pTab->pTab, pKey, nKey,
-                            s->aFamily[q->iFamily].zName, q->zName,
-                            (size_t)pTab->aQualLen[i], iTs, p, n);
-      (*pnCell)++;
-      continue;
+      if (t == SQLITE_INTEGER || q->eVType == KS_V_BYTES ||
+          ks_utf8_valid(p, (int)n, NULL)) {
+        rc = wcs_txn_set_cell(pTxn, pTab->pTab, pKey, nKey,
+                              s->aFamily[q->iFamily].zName, q->zName,
+                              (size_t)pTab->aQualLen[i], iTs, p, n);
+        (*pnCell)++;
+        continue;
+      }
+      /* (text that is not UTF-8 for a STRING column: writeCell refuses
+      ** it, naming the column) */
     }
     wcsValFromSql(&wv, v);
     if (wv.eType == WCSV_NULL && bInsert) continue;
@@ -6350,11 +6346,8 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
         r = wv.r;
       else if (e == WCSV_TEXT)
         e = wcsTextToNumber(wv.p, wv.n, &x, &r);
-      if (e == WCSV_REAL && r == floor(r) && r >= 0 && r < 9.2e18) {
-        /* a whole REAL, as an INTEGER column's affinity takes it */
-        x = (sqlite3_int64)r;
-        e = WCSV_INT;
-      }
+      /* a whole REAL, as an INTEGER column's affinity takes it */
+      if (e == WCSV_REAL && wcsRealToInt(r, &x)) e = WCSV_INT;
       if (e != WCSV_INT || x < 0 || x == INT64_MAX) {
         rc = setErr(pVtab,
                     "%s: _timestamp must be an integer from 0 to "

@@ -372,6 +372,12 @@ void wcsObjectClear(WcsObject *pObj);
 ** appended to pOut, WCS_MISMATCH if it is anything else, or WCS_NOMEM. */
 int wcsJsonHexValue(const char *z, int n, wcs_buf *pOut);
 
+/* The bytes of z[0..n-1] if it is one JSON string alone (white space
+** allowed), as a family column shows an undeclared value whose bytes are
+** text (`\udcXX` as byte XX): WCS_OK with them appended to pOut,
+** WCS_MISMATCH if it is anything else, or WCS_NOMEM. */
+int wcsJsonStringValue(const char *z, int n, wcs_buf *pOut);
+
 /* 1 if z[0..n-1] is one valid JSON value (surrounding space allowed). */
 int wcsJsonValid(const char *z, int n);
 
@@ -383,6 +389,12 @@ int wcsJsonKeys(const char *z, int n, void *pCtx,
 /* Text to number as SQLite's numeric affinity does: returns WCSV_INT or
 ** WCSV_REAL (filling *pi / *pr), or WCSV_TEXT if it is not a number. */
 int wcsTextToNumber(const uint8_t *p, int n, sqlite3_int64 *pi, double *pr);
+
+/* A REAL as an INT64 takes it: 1 and *pi when r is whole and in
+** (-2^63, 2^63), else 0. Not -2^63 itself: an integer literal past the
+** range, -9223372036854775809, is that REAL, as 9223372036854775808 is
+** 2^63; wcsIntFieldErr says so. */
+int wcsRealToInt(double r, sqlite3_int64 *pi);
 
 /* The message for value v that integer key field zField (of type zType)
 ** cannot hold: "key field F is INT64: cannot store ...", saying whether v
