@@ -959,6 +959,51 @@ START_TEST(test_drop_in_a_transaction_loses_no_write) {
         "1|2|1|NULL");
   OK(db, "DROP TABLE a");
   CHECK(db, "SELECT count(*) FROM sqlite_schema WHERE name='a'", "0");
+  /* written through another declaration of the store table, or by a
+  ** function: refused the same */
+  OK(db, "CREATE VIRTUAL TABLE b2 USING wcs(TABLE 'b')");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO n VALUES (2)");
+  OK(db, "INSERT INTO b2(k,v) VALUES ('z', 3)");
+  CHECK_ERR(db, "DROP TABLE b", "locked");
+  OK(db, "COMMIT");
+  /* (a function joins the store transaction once a statement wrote to
+  ** the store in it; before that it commits on its own) */
+  OK(db,
+     "CREATE VIRTUAL TABLE d USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO n VALUES (3)");
+  OK(db, "INSERT INTO d(k,v) VALUES ('u', 5)");
+  CHECK(db, "SELECT wcs_increment('b2', 'w', 'f', 'v', 4)", "4");
+  CHECK_ERR(db, "DROP TABLE b", "locked");
+  OK(db, "COMMIT");
+  CHECK(db,
+        "SELECT (SELECT group_concat(k || v) FROM b), (SELECT sum(x) FROM n), "
+        "(SELECT v FROM d)",
+        "w4,y2,z3|6|5");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* A table of the user's named like a commit clock is not taken for one:
+** the CREATE is refused, and a clock dropped and replaced by such a table
+** is neither ticked nor dropped with its wcs table. */
+START_TEST(test_a_user_table_is_never_taken_for_a_clock) {
+  sqlite3 *db = openDb(NULL);
+  OK(db, "CREATE TABLE foo_wcsclock(n, note)");
+  OK(db, "INSERT INTO foo_wcsclock VALUES (100, 'a'), (200, 'b')");
+  CHECK_ERR(db, "CREATE VIRTUAL TABLE foo USING wcs(KEY (k STRING), FAMILY f)",
+            "wcs: cannot create foo: main.foo_wcsclock exists and is not a "
+            "commit clock");
+  OK(db,
+     "CREATE VIRTUAL TABLE bar USING wcs(KEY (k STRING), FAMILY f (v STRING))");
+  OK(db, "DROP TABLE bar_wcsclock");
+  OK(db, "CREATE TABLE bar_wcsclock(n, note)");
+  OK(db, "INSERT INTO bar_wcsclock VALUES (7, 'mine'), (8, 'also')");
+  OK(db, "INSERT INTO bar(k, v) VALUES ('a', 'x')");
+  OK(db, "DROP TABLE bar");
+  CHECK(db, "SELECT group_concat(n || note) FROM foo_wcsclock", "100a,200b");
+  CHECK(db, "SELECT group_concat(n || note) FROM bar_wcsclock", "7mine,8also");
   sqlite3_close(db);
 }
 END_TEST
@@ -3971,6 +4016,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_rollback_spans_tables_of_one_store);
   tcase_add_test(tc, test_drop_in_a_transaction_loses_no_write);
   tcase_add_test(tc, test_savepoints_across_tables);
+  tcase_add_test(tc, test_a_user_table_is_never_taken_for_a_clock);
   tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);
   tcase_add_test(tc, test_cells_of_one_transaction_share_its_timestamp);
   tcase_add_test(tc, test_history_timestamp_in_list_is_one_filtered_read);

@@ -804,9 +804,43 @@ static int execFree(sqlite3 *db, char *zSql) {
 }
 
 /* CREATE VIRTUAL TABLE: make the clock of table zName in schema zDb. */
+/* Whether table zName of database zDb has its commit clock: 1 if so, 0 if
+** there is no table by the clock's name, -1 if one of another shape is
+** there (a table of the user's, which the clock must not tick or drop). */
+static int clockState(sqlite3 *db, const char *zDb, const char *zName) {
+  if (!firstRow(db,
+                sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                                "type = 'table' AND name = '%q_wcsclock'",
+                                zDb, zName),
+                NULL)) {
+    return 0;
+  }
+  return firstRow(db,
+                  sqlite3_mprintf(
+                      "SELECT (SELECT group_concat(name) FROM "
+                      "pragma_table_info('%q_wcsclock', '%q')) = 'n' AND "
+                      "(SELECT count(*) <= 1 FROM \"%w\".\"%w_wcsclock\")",
+                      zName, zDb, zDb, zName),
+                  "1")
+             ? 1
+             : -1;
+}
+
 static int clockCreate(sqlite3 *db, const char *zDb, const char *zName,
                        char **pzErr) {
-  int rc = execFree(
+  int rc;
+  if (clockState(db, zDb, zName) < 0) {
+    /* a table of the user's by that name: ticking and dropping it as the
+    ** clock would change and lose its rows */
+    *pzErr = sqlite3_mprintf(
+        "wcs: cannot create %s: %s.%s_wcsclock exists and is not a commit "
+        "clock (a table of one column n and one row, which wcs keeps "
+        "beside each of its tables); rename that table or name this one "
+        "otherwise",
+        zName, zDb, zName);
+    return SQLITE_ERROR;
+  }
+  rc = execFree(
       db,
       sqlite3_mprintf("CREATE TABLE IF NOT EXISTS \"%w\".\"%w_wcsclock\""
                       "(n INTEGER NOT NULL);"
@@ -824,11 +858,7 @@ static int clockCreate(sqlite3 *db, const char *zDb, const char *zName,
 /* Whether the table's clock exists (a table declared before clocks
 ** existed has none). */
 static int clockExists(WcsTab *pTab) {
-  return firstRow(pTab->pConn->db,
-                  sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
-                                  "type = 'table' AND name = '%q_wcsclock'",
-                                  pTab->zDb, pTab->zName),
-                  NULL);
+  return clockState(pTab->pConn->db, pTab->zDb, pTab->zName) > 0;
 }
 
 /* A commit that writes the table while another connection reads
@@ -1502,6 +1532,19 @@ static int lockForDrop(WcsTab *pTab) {
   return rc;
 }
 
+/* 1 if the connection's open store transaction wrote pTab's store table,
+** through any declaration of it or a SQL function. */
+static int storeTableWritten(const WcsTab *pTab) {
+  const WcsTab *q;
+  for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
+    if (q->pStore == pTab->pStore && (q->bInTxn || q->bFnWrote) &&
+        strcmp(q->zStoreTable, pTab->zStoreTable) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static int wcsDestroy(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
@@ -1536,13 +1579,14 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
     return pTab->rcStoreFailed;
   }
   if (pTab->bOwner && pTab->pTab && pTab->pStore) {
-    if (pTab->bInTxn) {
+    if (storeTableWritten(pTab)) {
       /* The drop is immediate and the open transaction holds writes to
-      ** the table, which its commit would then refuse, taking every other
-      ** write of the transaction with it: refuse the drop instead, as
-      ** SQLite refuses to drop a table in use. (SQLite reports xDestroy's
-      ** code alone, "database table is locked"; the message is kept for
-      ** versions that pass it on.) */
+      ** the table (through this declaration, another one of the same
+      ** store table, or a function), which its commit would then refuse,
+      ** taking every other write of the transaction with it: refuse the
+      ** drop instead, as SQLite refuses to drop a table in use. (SQLite
+      ** reports xDestroy's code alone, "database table is locked"; the
+      ** message is kept for versions that pass it on.) */
       setErr(pVtab,
              "cannot drop %s: the open transaction wrote to it; COMMIT or "
              "ROLLBACK first (dropping a table is not transactional)",
@@ -1556,7 +1600,7 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
   ** (a history view has none) */
   sqlite3_finalize(pTab->pTick);
   pTab->pTick = NULL;
-  if (!pTab->bHistory &&
+  if (!pTab->bHistory && clockExists(pTab) &&
       execFree(pTab->pConn->db,
                sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_wcsclock\"",
                                pTab->zDb, pTab->zName)) != SQLITE_OK) {
