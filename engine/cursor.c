@@ -166,6 +166,8 @@ struct wcs_cursor {
   int64_t iIdleSince;    /* monotonic micros it went to the pool */
   wcs_txn *pTxn;         /* or NULL */
   wcs_snapshot *pSnap;   /* owned, while opening with pTxn NULL */
+  Overlay *pOvCopy;      /* after wcs_cursor_freeze: the copy of pTxn's
+                         ** overlay the views read, owned; else NULL */
   int bOverlay;          /* the views merge pTxn's overlay (else they never
                          ** need view_sync) */
   int bReverse;
@@ -1566,9 +1568,38 @@ static void release_views(wcs_cursor *c) {
   }
 }
 
+/* Drop c's copy of the overlay (wcs_cursor_freeze): views still reading
+** it are unpositioned and read no overlay until they are aimed again. */
+static void thaw(wcs_cursor *c) {
+  int i;
+  if (c->pOvCopy == NULL) return;
+  for (i = 0; c->aSlot && i < c->pDef->nFam; i++) {
+    EngView *v = c->aSlot[i].pView;
+    if (v && view_overlay(v) == c->pOvCopy) view_retarget(v, NULL, c->bReverse);
+  }
+  ov_free(c->pOvCopy);
+  c->pOvCopy = NULL;
+}
+
+int wcs_cursor_freeze(wcs_cursor *c) {
+  Overlay *pCopy;
+  int i, rc;
+  if (c == NULL || c->pTxn == NULL || !c->bOverlay || c->pOvCopy) {
+    return WCS_OK;
+  }
+  rc = ov_clone(c->pTxn->pOv, &pCopy);
+  if (rc != WCS_OK) return eng_err(rc, "out of memory");
+  for (i = 0; i < c->nStream; i++) {
+    if (c->aStream[i].pView) view_detach(c->aStream[i].pView, pCopy);
+  }
+  c->pOvCopy = pCopy;
+  return WCS_OK;
+}
+
 static void cursor_free(wcs_cursor *c) {
   int i;
   if (c == NULL) return;
+  thaw(c);
   for (i = 0; c->aSlot && i < c->pDef->nFam; i++) {
     view_free(c->aSlot[i].pView);
     if (c->aProof) wcs_iter_free(c->aProof[i].pIter);
@@ -1948,6 +1979,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   int rc = WCS_OK, i, bPoint = 0, nRefreshed = 0, nSel = 0, bTry = 0;
   int bCount = 0;
 
+  thaw(c);
   c->pTxn = pTxn;
   if (pTxn) pTxn->nCursor++;
   c->bReverse = o->bReverse != 0;
@@ -2192,6 +2224,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
 void wcs_cursor_close(wcs_cursor *c) {
   if (c == NULL) return;
   heat_flush(c);
+  thaw(c);
   if (c->pTxn) {
     eng_txn_cursor_closed(c->pTxn);
     c->pTxn = NULL;

@@ -276,6 +276,9 @@ int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
                     const void *pEnd, size_t nEnd);
 /* 1 if a range delete of this overlay covers the key. */
 int ov_range_covers(const Overlay *p, const void *pKey, size_t nKey);
+/* A copy of p (its net effect: the same entries and ranges), for a reader
+** that must not see p's later changes. */
+int ov_clone(const Overlay *p, Overlay **pp);
 uint64_t ov_generation(const Overlay *p);
 int ov_count(const Overlay *p);
 size_t ov_bytes(const Overlay *p);
@@ -332,6 +335,12 @@ int view_reopen(EngView *p, wcs_db *db, const wcs_snapshot *pSnap, Overlay *pOv,
 /* Keep the store iterator (its snapshot and bounds) but start over with
 ** another overlay and direction: unpositioned, as after view_new. */
 void view_retarget(EngView *p, Overlay *pOv, int bReverse);
+/* Read pOv (a copy of the view's overlay, ov_clone) from now on, at the
+** same position: the view stops seeing later changes of the overlay it
+** read. */
+void view_detach(EngView *p, Overlay *pOv);
+/* The overlay the view reads, or NULL. */
+Overlay *view_overlay(const EngView *p);
 /* Move the store iterator to the latest committed state (its bounds and
 ** prefix kept; see wcs_iter_refresh). Call view_retarget or a seek next.
 ** On failure the iterator is unusable: view_release or view_reopen it. */

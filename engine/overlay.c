@@ -295,6 +295,43 @@ static uint8_t *dupbytes(const void *p, size_t n) {
   return a;
 }
 
+int ov_clone(const Overlay *p, Overlay **pp) {
+  Overlay *q;
+  const OvNode *n;
+  int rc, i;
+  *pp = NULL;
+  rc = ov_new(&q);
+  if (rc != WCS_OK) return rc;
+  if (p->nRange > 0) {
+    q->aRange = calloc((size_t)p->nRange, sizeof(OvRange));
+    if (q->aRange == NULL) rc = WCS_NOMEM;
+    q->nRangeAlloc = p->nRange;
+  }
+  for (i = 0; rc == WCS_OK && i < p->nRange; i++) {
+    OvRange *r = &q->aRange[i];
+    r->pStart = dupbytes(p->aRange[i].pStart, p->aRange[i].nStart);
+    r->pEnd = dupbytes(p->aRange[i].pEnd, p->aRange[i].nEnd);
+    r->nStart = p->aRange[i].nStart;
+    r->nEnd = p->aRange[i].nEnd;
+    q->nRange++; /* (ov_free frees what is there) */
+    if (r->pStart == NULL || r->pEnd == NULL) rc = WCS_NOMEM;
+  }
+  /* the nodes in order, each appended after the last: a NONE node only
+  ** stands under one of the ranges, which hide the store's keys alone */
+  for (n = p->pHead->apNext[0]; rc == WCS_OK && n; n = n->apNext[0]) {
+    OvNode *m;
+    if (n->eKind == OV_NONE) continue;
+    rc = node_get(q, n->pKey, n->nKey, &m);
+    if (rc == WCS_OK) rc = node_set(q, m, n->eKind, n->eAgg, n->pVal, n->nVal);
+  }
+  if (rc != WCS_OK) {
+    ov_free(q);
+    return rc;
+  }
+  *pp = q;
+  return WCS_OK;
+}
+
 int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
                     const void *pEnd, size_t nEnd) {
   int i, j;
@@ -635,6 +672,18 @@ void view_retarget(EngView *v, Overlay *pOv, int bReverse) {
   v->pos.pRun = NULL;
   v->bKeyCopy = 0;
   v->rc = WCS_OK;
+}
+
+void view_detach(EngView *v, Overlay *pOv) {
+  v->pOv = pOv;
+  v->pNode = NULL;
+  /* (a generation the copy never has: the next view_sync settles at the
+  ** current key in it; the copy holds what the view read) */
+  v->iGen = ov_generation(pOv) - 1;
+}
+
+Overlay *view_overlay(const EngView *v) {
+  return v->pOv;
 }
 
 int view_refresh(EngView *v) {

@@ -1190,6 +1190,14 @@ typedef struct wcs_cell {
 int wcs_cursor_open(wcs_cursor **ppCur, wcs_table *pTab, wcs_txn *pTxn,
                     const wcs_read_options *pOpt);
 void wcs_cursor_close(wcs_cursor *pCur);
+/* A cursor over a transaction reads its writes as they are when it reads:
+** a write while the cursor is open shows in its later rows. After
+** wcs_cursor_freeze() it reads them as they are now until it is closed
+** (its seeks too), whatever the transaction writes meanwhile: for a
+** reader whose rows feed writes to the same table (INSERT ... SELECT). It
+** copies the transaction's writes once; a cursor without a transaction or
+** already frozen is left as it is. WCS_NOMEM leaves it unfrozen. */
+int wcs_cursor_freeze(wcs_cursor *pCur);
 /* Nonzero when past the last row (or after an error). */
 int wcs_cursor_eof(const wcs_cursor *pCur);
 /* Move to the next row in scan order. */

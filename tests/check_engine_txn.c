@@ -166,6 +166,111 @@ static void closeTable(Want *aWant, int nWant, wcs_engine *e, wcs_table *t) {
   wcs_engine_close(e);
 }
 
+/* The rows a cursor reads, each "key:value of its first cell," (an
+** aggregate cell as its 8-byte number), from its current row on. */
+static void rowsOf(wcs_cursor *c, char *z, size_t nz) {
+  size_t n = 0;
+  z[0] = 0;
+  for (; !wcs_cursor_eof(c); wcs_cursor_next(c)) {
+    size_t nRow;
+    const char *pRow = wcs_cursor_row(c, &nRow);
+    int nCell;
+    const wcs_cell *a = wcs_cursor_cells(c, &nCell);
+    ck_assert_int_gt(nCell, 0);
+    if (a[0].nVal == 8) {
+      n += (size_t)snprintf(z + n, nz - n, "%.*s:%lld,", (int)nRow, pRow,
+                            (long long)wcs_get64be(a[0].pVal));
+    } else {
+      n += (size_t)snprintf(z + n, nz - n, "%.*s:%.*s,", (int)nRow, pRow,
+                            (int)a[0].nVal, (const char *)a[0].pVal);
+    }
+    ck_assert_uint_lt(n, nz);
+  }
+}
+
+static void putRow(wcs_txn *x, wcs_table *t, const char *zRow,
+                   const char *zVal) {
+  ck_assert_int_eq(wcs_txn_set_cell(x, t, zRow, strlen(zRow), "a", "q", 1, 1,
+                                    zVal, strlen(zVal)),
+                   WCS_OK);
+}
+
+/* A frozen cursor (wcs_cursor_freeze) reads the transaction's writes as
+** they were at the freeze, to its end and through its seeks, forward and
+** in reverse: puts, row deletes, prefix deletes (ranges), a put under a
+** range and an aggregate's pending merge, over committed rows; a cursor
+** opened after reads the writes since. */
+START_TEST(test_a_frozen_cursor_reads_the_writes_of_its_moment) {
+  wcs_engine *e;
+  wcs_table *t;
+  wcs_txn *x;
+  wcs_cursor *c, *r, *d;
+  wcs_read_options o, ro, so;
+  char z[512];
+  static const char *azFam[] = {"s"};
+  openTable("FAMILY a, FAMILY s AGGREGATE SUM", &e, &t);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  putRow(x, t, "b", "1");
+  putRow(x, t, "d", "1");
+  putRow(x, t, "f", "1");
+  putRow(x, t, "h", "1");
+  ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "m", 1, "s", "n", 1, 0, 5),
+                   WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  wcs_txn_free(x);
+  ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+  putRow(x, t, "c", "2");
+  ck_assert_int_eq(wcs_txn_delete_row(x, t, "d", 1), WCS_OK);
+  ck_assert_int_eq(wcs_txn_delete_prefix(x, t, "f", 1), WCS_OK);
+  putRow(x, t, "f", "2"); /* under its own range */
+  ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "m", 1, "s", "n", 1, 0, 2),
+                   WCS_OK); /* a merge over the stored 5 */
+  wcs_read_options_init(&o);
+  ro = o;
+  ro.bReverse = 1;
+  so = o;
+  so.azFamily = azFam;
+  so.nFamily = 1;
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, &o), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_open(&r, t, x, &ro), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_open(&d, t, x, &so), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_freeze(c), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_freeze(c), WCS_OK); /* once is enough */
+  ck_assert_int_eq(wcs_cursor_freeze(r), WCS_OK);
+  ck_assert_int_eq(wcs_cursor_freeze(d), WCS_OK);
+  /* the transaction writes on: before, at and after each cursor */
+  putRow(x, t, "a", "3");
+  putRow(x, t, "b", "3");
+  putRow(x, t, "e", "3");
+  ck_assert_int_eq(wcs_txn_delete_row(x, t, "h", 1), WCS_OK);
+  ck_assert_int_eq(wcs_txn_delete_prefix(x, t, "c", 1), WCS_OK);
+  putRow(x, t, "z", "3");
+  ck_assert_int_eq(wcs_txn_add_to_cell(x, t, "m", 1, "s", "n", 1, 0, 100),
+                   WCS_OK);
+  rowsOf(c, z, sizeof z);
+  ck_assert_str_eq(z, "b:1,c:2,f:2,h:1,m:7,");
+  rowsOf(r, z, sizeof z);
+  ck_assert_str_eq(z, "m:7,h:1,f:2,c:2,b:1,");
+  rowsOf(d, z, sizeof z);
+  ck_assert_str_eq(z, "m:7,");
+  /* seeks stay at the moment */
+  ck_assert_int_eq(wcs_cursor_seek(c, "a", 1), WCS_OK);
+  rowsOf(c, z, sizeof z);
+  ck_assert_str_eq(z, "b:1,c:2,f:2,h:1,m:7,");
+  wcs_cursor_close(c);
+  wcs_cursor_close(r);
+  wcs_cursor_close(d);
+  /* a cursor opened now (from the pool, as they were) reads the rest */
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, &o), WCS_OK);
+  rowsOf(c, z, sizeof z);
+  ck_assert_str_eq(z, "a:3,b:3,e:3,f:2,m:107,z:3,");
+  wcs_cursor_close(c);
+  ck_assert_int_eq(wcs_cursor_freeze(NULL), WCS_OK);
+  wcs_txn_free(x);
+  closeTable(NULL, 0, e, t);
+}
+END_TEST
+
 START_TEST(test_set_cell_keys_are_eng_cell_keys) {
   enum { NROW = 700 };
   wcs_engine *e = NULL;
@@ -800,6 +905,7 @@ Suite *engine_txn_suite(void) {
   TCase *tc = tcase_create("txn");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_set_cell_keys_are_eng_cell_keys);
+  tcase_add_test(tc, test_a_frozen_cursor_reads_the_writes_of_its_moment);
   tcase_add_test(tc, test_set_cell_rows_differing_in_one_byte);
   tcase_add_test(tc, test_prebuilt_commit_of_a_load_in_key_order);
   tcase_add_test(tc, test_prebuild_dropped_by_a_savepoint_rollback);

@@ -1008,6 +1008,51 @@ START_TEST(test_a_user_table_is_never_taken_for_a_clock) {
 }
 END_TEST
 
+/* INSERT ... SELECT from another declaration of the same store table (a
+** TABLE 'x' one, a HISTORY view), which SQLite does not know to read
+** first: the reader sees the transaction's writes from before the
+** statement (rows, deletes, prefix deletes), never the statement's own,
+** forward, in reverse and across salt buckets. */
+START_TEST(test_insert_select_from_an_alias_reads_before_its_writes) {
+  sqlite3 *db = openDb(NULL);
+  OK(db,
+     "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE m2 USING wcs(TABLE 'm')");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'm', HISTORY)");
+  OK(db, "INSERT INTO m(k, v) VALUES ('a', 1), ('ax', 1), ('b', 2), "
+         "('bx', 2), ('c', 3), ('cx', 3)");
+  OK(db, "INSERT INTO m(k, v) SELECT k || 'y', v FROM m2");
+  CHECK(db, "SELECT count(*), group_concat(k) FROM m",
+        "12|a,ax,axy,ay,b,bx,bxy,by,c,cx,cxy,cy");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO m(k, v) VALUES ('d', 4)");
+  OK(db, "DELETE FROM m WHERE k GLOB '*y'");
+  OK(db, "DELETE FROM m WHERE k = 'ax'");
+  CHECK(db, "SELECT wcs_delete_prefix('m', 'c')", "1");
+  OK(db, "INSERT INTO m(k, v) SELECT 'b' || k, v + 10 FROM m2");
+  CHECK(db, "SELECT group_concat(k || v) FROM m",
+        "a1,b2,ba11,bb12,bbx12,bd14,bx2,d4");
+  /* in reverse, the rows written land before the reader */
+  OK(db, "INSERT INTO m(k, v) SELECT k || 'z', v FROM m2 ORDER BY k DESC");
+  CHECK(db, "SELECT count(*) FROM m", "16");
+  /* a history view's cells: one row each, the new versions unseen */
+  OK(db, "INSERT INTO m(k, v) SELECT 'h' || CAST(_key AS TEXT), "
+         "to_int64(value) FROM h WHERE qualifier = 'v' AND k GLOB 'b?'");
+  CHECK(db, "SELECT group_concat(k || v) FROM m WHERE k GLOB 'h*'",
+        "hba11,hbb12,hbd14,hbx2,hbz2");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT count(*) FROM m2", "21");
+  /* salted: every bucket's reader */
+  OK(db, "CREATE VIRTUAL TABLE s USING wcs(KEY (k STRING) SALT 4, "
+         "FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE s2 USING wcs(TABLE 's')");
+  OK(db, "INSERT INTO s(k, v) VALUES ('p', 1), ('q', 2), ('r', 3), ('t', 4)");
+  OK(db, "INSERT INTO s(k, v) SELECT k || k, v FROM s2 ORDER BY k");
+  CHECK(db, "SELECT count(*), sum(v) FROM s", "8|20");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_savepoints_across_tables) {
   sqlite3 *db = openDb(NULL);
   OK(db,
@@ -4017,6 +4062,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_drop_in_a_transaction_loses_no_write);
   tcase_add_test(tc, test_savepoints_across_tables);
   tcase_add_test(tc, test_a_user_table_is_never_taken_for_a_clock);
+  tcase_add_test(tc, test_insert_select_from_an_alias_reads_before_its_writes);
   tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);
   tcase_add_test(tc, test_cells_of_one_transaction_share_its_timestamp);
   tcase_add_test(tc, test_history_timestamp_in_list_is_one_filtered_read);

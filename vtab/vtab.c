@@ -615,6 +615,7 @@ int wcsWriteInProgress(sqlite3 *db) {
 
 static int clockTick(WcsTab *pTab);
 static int othersReading(WcsTab *pTab);
+static int freezeReaders(WcsTab *pW);
 static void fromClear(WcsTab *pTab);
 
 /*
@@ -643,7 +644,7 @@ int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *peOwn) {
     *ppTxn = s->pTxn;
     pTab->bFnWrote = 1;
     wcs_txn_gate_key(s->pTxn, gateKey(pTab));
-    return SQLITE_OK;
+    return freezeReaders(pTab);
   }
   if (sqlite3_get_autocommit(db) && !wcsWriteInProgress(db)) {
     rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -3154,6 +3155,11 @@ typedef struct ValFilter {
 
 struct WcsCursor {
   sqlite3_vtab_cursor base; /* must be first */
+  WcsCursor *pNextOpen;     /* the next open cursor of pCounted's list */
+  WcsCursor *pPrevOpen;     /* and the one before, or NULL */
+  int bFrozen;              /* its engine cursors read the transaction's
+                            ** writes as of a write to its store table
+                            ** through another declaration (freezeReaders) */
   WcsStore *pCounted;       /* the store whose nCursor counts this open
                             ** cursor, or NULL */
   ks_plan *pPlan;           /* the plan made by xFilter */
@@ -3303,6 +3309,44 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
   wcsTableFresh(pTab);
   st->nCursor++;
   p->pCounted = st;
+  p->pPrevOpen = NULL;
+  p->pNextOpen = st->pOpen;
+  if (st->pOpen) st->pOpen->pPrevOpen = p;
+  st->pOpen = p;
+}
+
+/*
+** A write to pW's store table while cursors of the connection read the
+** same store table through other declarations (a TABLE 'x' one, a
+** HISTORY view): SQLite, which sees other tables, does not read an
+** INSERT ... SELECT's rows first as it does from the table written, so
+** such a reader would meet the statement's own writes among its rows (and
+** an INSERT ... SELECT k || 'x' FROM alias would feed on itself). Each
+** reader reads the transaction's writes as they are before this one from
+** now on (wcs_cursor_freeze), as a statement reads one moment. The
+** declaration written keeps SQLite's own rules (its one-pass UPDATE
+** reads the row it writes).
+*/
+static int freezeReaders(WcsTab *pW) {
+  WcsStore *st = pW->pStore;
+  WcsCursor *p;
+  uint32_t iId;
+  if (st == NULL || st->pOpen == NULL || pW->pTab == NULL) return SQLITE_OK;
+  iId = wcs_table_id(pW->pTab);
+  for (p = st->pOpen; p; p = p->pNextOpen) {
+    WcsTab *pR = (WcsTab *)p->base.pVtab;
+    int i;
+    if (p->bFrozen || p->nStream == 0 || pR == pW || pR->pTab == NULL ||
+        wcs_table_id(pR->pTab) != iId) {
+      continue;
+    }
+    for (i = 0; i < p->nStream; i++) {
+      int rc = wcs_cursor_freeze(p->aStream[i].pCur);
+      if (rc != WCS_OK) return engErr(pW, rc, pW->zName);
+    }
+    p->bFrozen = 1;
+  }
+  return SQLITE_OK;
 }
 
 int wcsTableFresh(WcsTab *pTab) {
@@ -3365,6 +3409,7 @@ static void cursorReset(WcsCursor *p) {
     wcs_buf_free(&p->aStream[i].seek);
   }
   p->nStream = 0;
+  p->bFrozen = 0;
   ks_plan_free(p->pPlan);
   p->pPlan = NULL;
   for (i = 0; i < p->nResidual; i++)
@@ -3419,7 +3464,15 @@ static int wcsClose(sqlite3_vtab_cursor *pCursor) {
   WcsTab *pTab = (WcsTab *)pCursor->pVtab;
   cursorReset(p);
   if (p->pCounted) {
-    if (--p->pCounted->nCursor == 0) readSnapDrop(p->pCounted);
+    WcsStore *st = p->pCounted;
+    if (p->pPrevOpen) {
+      p->pPrevOpen->pNextOpen = p->pNextOpen;
+    } else {
+      st->pOpen = p->pNextOpen;
+    }
+    if (p->pNextOpen) p->pNextOpen->pPrevOpen = p->pPrevOpen;
+    p->pNextOpen = p->pPrevOpen = NULL;
+    if (--st->nCursor == 0) readSnapDrop(st);
     p->pCounted = NULL;
   }
   if (pTab->pSpare == NULL) {
@@ -6336,6 +6389,10 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
   if (st->nActive == 0 || st->pTxn == NULL) {
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
+  }
+  if (st->pOpen) {
+    rc = freezeReaders(pTab);
+    if (rc != SQLITE_OK) return rc;
   }
   pTxn = st->pTxn;
   if (sqlite3_value_type(argv[0]) != SQLITE_NULL) {

@@ -86,6 +86,7 @@ struct WcsStore {
                     ** moment (wcs_options.bFollow), opened again when a
                     ** statement starts and the writer moved on */
   int nCursor;      /* cursors of this connection open on the store */
+  struct WcsCursor *pOpen; /* those cursors, linked by pNextOpen */
   WcsReadSnap *aReadSnap; /* what they read outside a store transaction,
                           ** while any is open: a moment per database
                           ** file (readSnap) */
