@@ -207,6 +207,9 @@ struct wcs_db {
   _Atomic int bShutdown; /* closing: background work stops */
   int bFlushRunning;     /* a flush is in progress */
   int bCompactRunning;   /* a compaction is in progress */
+  int64_t iCompactRetry; /* an automatic compaction failed before it
+                         ** reached the manifest (a full disk, say): none
+                         ** is tried before this time (wcs_now_micros) */
   int nManual;           /* compact_range calls waiting or running */
   int bgRc;              /* first background error (sticky) */
   char *zBgErr;          /* its message */
@@ -698,16 +701,26 @@ static void markCompacting(wcs_compaction *c, int b) {
   }
 }
 
-/* Run one compaction (mutex held, released for I/O); frees c. */
-static int doCompaction(wcs_db *db, wcs_compaction *c) {
+/* How long the automatic compactions wait after one failed before its
+** edit reached the manifest, in microseconds. */
+#define COMPACT_RETRY_MICROS 5000000
+
+/* Run one compaction (mutex held, released for I/O); frees c. A failure
+** before the manifest edit (reading the inputs, writing the outputs: a
+** full disk, say) leaves the store as it was, its outputs deleted: the
+** error is returned with its message in *pzErr, and the store goes on. A
+** failed manifest edit is the store's background error (sticky), as a
+** failed flush is. */
+static int doCompaction(wcs_db *db, wcs_compaction *c, char **pzErr) {
   wcs_vedit e;
   compact_job j;
   wcs_iiter *pIn = NULL;
   sst_rangedel *aDel = NULL;
   uint64_t *aSnap = NULL;
   wcs_upper *pUpper = NULL; /* what wcs_compaction_covered() asks */
-  int nDel = 0, nSnap = 0, rc = WCS_OK, k, i;
+  int nDel = 0, nSnap = 0, rc = WCS_OK, k, i, bApply = 0;
   char *zErr = NULL;
+  *pzErr = NULL;
   memset(&e, 0, sizeof e);
   memset(&j, 0, sizeof j);
   markCompacting(c, 1);
@@ -722,7 +735,10 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
       }
     }
     if (rc) rc = wcs_seterr(&zErr, rc, "out of memory");
-    if (rc == WCS_OK) rc = vset_apply(db->pVs, &e, &zErr);
+    if (rc == WCS_OK) {
+      bApply = 1;
+      rc = vset_apply(db->pVs, &e, &zErr);
+    }
     if (rc == WCS_OK) db->nTrivialMoves++;
   } else {
     aSnap = snapList(db, &nSnap);
@@ -784,6 +800,7 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
       for (i = 0; i < j.nOut; i++)
         j.aOut[i]->bObsolete = 1;
     } else {
+      bApply = 1;
       rc = vset_apply(db->pVs, &e, &zErr); /* cleans up after itself */
     }
     if (rc == WCS_OK) {
@@ -796,9 +813,15 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
   markCompacting(c, 0);
   if (rc == WCS_OK) {
     db->nCompactions++;
+    db->iCompactRetry = 0;
     svInstall(db);
-  } else {
+  } else if (bApply) {
+    *pzErr = dupStr(zErr);
     setBgError(db, rc, zErr);
+    zErr = NULL;
+  } else if (rc != WCS_INTERRUPT) {
+    db->iCompactRetry = wcs_now_micros() + COMPACT_RETRY_MICROS;
+    *pzErr = zErr;
     zErr = NULL;
   }
   free(zErr);
@@ -815,11 +838,14 @@ static int doCompaction(wcs_db *db, wcs_compaction *c) {
 ** was done. */
 static int maybeCompact(wcs_db *db) {
   wcs_compaction *c = NULL;
+  char *zErr = NULL;
   if (db->bgRc || db->bCompactRunning || db->nManual) return 0;
+  if (db->iCompactRetry && wcs_now_micros() < db->iCompactRetry) return 0;
   if (compact_pick(db->pVs, vset_current(db->pVs), &c) != WCS_OK || c == NULL) {
     return 0;
   }
-  doCompaction(db, c);
+  doCompaction(db, c, &zErr);
+  free(zErr);
   return 1;
 }
 
@@ -3720,8 +3746,7 @@ int wcs_db_compact_range(wcs_db *db, const void *pStart, size_t nStart,
                             nStart, pHi, nEnd, &c);
     if (rc == WCS_OK && c) {
       if (iLevel + 1 == iTarget) bIntoTarget = 1;
-      rc = doCompaction(db, c);
-      if (rc) zErr = dupStr(db->zBgErr);
+      rc = doCompaction(db, c, &zErr);
     }
   }
   if (rc == WCS_OK && !bIntoTarget) {
@@ -3729,10 +3754,7 @@ int wcs_db_compact_range(wcs_db *db, const void *pStart, size_t nStart,
     wcs_compaction *c = NULL;
     rc = compact_pick_range(vset_current(db->pVs), iTarget, iTarget, pLo,
                             nStart, pHi, nEnd, &c);
-    if (rc == WCS_OK && c) {
-      rc = doCompaction(db, c);
-      if (rc) zErr = dupStr(db->zBgErr);
-    }
+    if (rc == WCS_OK && c) rc = doCompaction(db, c, &zErr);
   }
   db->nManual--;
   pthread_cond_broadcast(&db->cvWork);

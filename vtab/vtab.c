@@ -1256,8 +1256,11 @@ static void storeFailed(WcsTab *pTab, int rc, const char *zPath) {
   pTab->bStoreBusy = rc == SQLITE_BUSY;
   pTab->bStoreDamaged = e == SQLITE_CORRUPT;
   pTab->rcStoreFailed = 0;
+  /* (a store whose files this process may not open, which a restore by
+  ** another user or a read-only mount leaves, is there all the same) */
   if (zPath && access(zPath, F_OK) == 0 &&
-      (e == SQLITE_IOERR || e == SQLITE_FULL || e == SQLITE_NOLFS)) {
+      (e == SQLITE_IOERR || e == SQLITE_FULL || e == SQLITE_NOLFS ||
+       e == SQLITE_PERM || e == SQLITE_READONLY || e == SQLITE_CANTOPEN)) {
     pTab->rcStoreFailed = rc;
   }
 }
@@ -4465,11 +4468,15 @@ int wcsMissingErr(WcsTab *pTab) {
     return SQLITE_CORRUPT;
   }
   if (pTab->rcStoreFailed) {
-    /* nor here: a full disk or an I/O error may pass */
+    /* nor here: a full disk, an I/O error or a file's permissions may
+    ** pass */
     setErr(&pTab->base,
            "%s: %s; the table is intact: the next statement tries to open "
-           "the store again",
-           pTab->zName, pTab->zMissing);
+           "the store again%s",
+           pTab->zName, pTab->zMissing,
+           (pTab->rcStoreFailed & 0xff) == SQLITE_PERM
+               ? " (let this user read and write the store's files)"
+               : "");
     return pTab->rcStoreFailed;
   }
   if (pTab->bStale) {
