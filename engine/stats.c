@@ -1103,7 +1103,7 @@ int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
       }
     }
     eng_commit_unlock(pEng, bLocked);
-    if (rc == WCS_OK && bCompact) {
+    if (rc == WCS_OK && bCompact && zTable) {
       wcs_buf s = {0}, e = {0};
       rc = eng_put_prefix(&s, d->iTid, 0);
       if (rc == WCS_OK) rc = eng_put_prefix(&e, d->iTid + 1, 0);
@@ -1114,6 +1114,12 @@ int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
       wcs_buf_free(&s);
       wcs_buf_free(&e);
     }
+  }
+  if (rc == WCS_OK && bCompact && zTable == NULL) {
+    /* every table: the whole store at once (tables share files, so a
+    ** compaction per table would rewrite them once per table) */
+    rc = wcs_db_compact_range(pEng->db, NULL, 0, NULL, 0);
+    if (rc) eng_err_db(pEng->db, rc, "compacting the store");
   }
   for (i = 0; i < n; i++)
     eng_def_unref(pEng, a[i]);
