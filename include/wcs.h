@@ -128,7 +128,8 @@ typedef struct wcs_options {
   int nMaxOpenFiles;      /* sorted files kept open at once (closed in
                           ** CLOCK order, which approximates least
                           ** recently used; reopened when read);
-                          ** default 1000 */
+                          ** default 1000, and never more than half the
+                          ** process's limit on open files (ulimit -n) */
   int nBlockSize;         /* data block target size, 1024..65536; def 8K */
   int iZstdLevel;         /* zstd level for data blocks (1..19; 0 = none);
                           ** default 3 */

@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -3158,6 +3159,20 @@ static void dbFree(wcs_db *db) {
   free(db);
 }
 
+/* The sorted files a store keeps open: nWant, but never more than half
+** the process's limit on open files, which its logs, SQLite's files and
+** other stores share; past it the least recently read are closed (and
+** opened again when read), where opening more would fail. */
+static int filesAllowed(int nWant) {
+  struct rlimit r;
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
+    rlim_t nCap = r.rlim_cur / 2;
+    if (nCap < 8) nCap = 8;
+    if (nWant <= 0 || (rlim_t)nWant > nCap) nWant = (int)nCap;
+  }
+  return nWant;
+}
+
 static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
                     wcs_env *pEnv, char **pzErr) {
   wcs_db *db;
@@ -3252,7 +3267,7 @@ static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }
   if (rc == WCS_OK) {
-    wcs_cache_set_max_files(db->pCache, db->opt.nMaxOpenFiles);
+    wcs_cache_set_max_files(db->pCache, filesAllowed(db->opt.nMaxOpenFiles));
     wcs_cache_set_prefetch(db->pCache, !db->opt.bNoPrefetch);
   }
   if (rc == WCS_OK) {
@@ -3317,15 +3332,25 @@ static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
   }
   if (rc == WCS_OK && !db->bReadOnly && !db->opt.bNoBackground) {
-    if (pthread_create(&db->flushThread, NULL, flushMain, db) != 0) {
-      rc = wcs_seterr(pzErr, WCS_NOMEM, "cannot start the flush thread");
-    } else if (pthread_create(&db->compactThread, NULL, compactMain, db) != 0) {
+    /* (not "out of memory", which SQLite would say in its own words: a
+    ** thread refused is mostly the process's limit on them) */
+    int e = pthread_create(&db->flushThread, NULL, flushMain, db);
+    if (e != 0) {
+      rc = wcs_seterr(pzErr, WCS_ERROR,
+                      "cannot start the flush thread of store %s: %s (the "
+                      "limit on threads, ulimit -u?)",
+                      db->zDir, strerror(e));
+    } else if ((e = pthread_create(&db->compactThread, NULL, compactMain,
+                                   db)) != 0) {
       atomic_store(&db->bShutdown, 1);
       pthread_mutex_lock(&db->mu);
       pthread_cond_broadcast(&db->cvWork);
       pthread_mutex_unlock(&db->mu);
       pthread_join(db->flushThread, NULL);
-      rc = wcs_seterr(pzErr, WCS_NOMEM, "cannot start the compaction thread");
+      rc = wcs_seterr(pzErr, WCS_ERROR,
+                      "cannot start the compaction thread of store %s: %s "
+                      "(the limit on threads, ulimit -u?)",
+                      db->zDir, strerror(e));
     } else {
       db->bThreads = 1;
     }

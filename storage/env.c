@@ -99,7 +99,11 @@ static int posixErr(char **pzErr, int bOpen, const char *zWhat,
                     const char *zPath) {
   int e = errno;
   int rc = errnoToRc(e, bOpen);
-  return wcs_seterr(pzErr, rc, "%s %s: %s", zWhat, zPath, strerror(e));
+  return wcs_seterr(pzErr, rc, "%s %s: %s%s", zWhat, zPath, strerror(e),
+                    e == EMFILE || e == ENFILE
+                        ? " (raise the limit on open files, ulimit -n, or "
+                          "open fewer stores at once)"
+                        : "");
 }
 
 static int posixOpen(wcs_env *pEnv, const char *zPath, int flags,

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -607,6 +608,49 @@ START_TEST(test_db_reopen_keeps_every_commit) {
   }
   OK(wcs_db_close(db));
   tu_rmrf(zDir);
+}
+END_TEST
+
+/* A store of more sorted files than the process may open at once opens
+** and reads them all: it keeps at most half the limit open (ulimit -n),
+** closing the least recently read. */
+START_TEST(test_db_more_files_than_the_open_file_limit) {
+  char *zDir = strdup(tu_tmpdir("dbfiles"));
+  char zPath[1100], k[32];
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_iter *it = NULL;
+  struct rlimit rOld, rLow;
+  int i, n = 0;
+  smallOptions(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  for (i = 0; i < 60; i++) {
+    /* disjoint ranges: each flush's file moves down whole */
+    snprintf(k, sizeof k, "k%03d", i);
+    putS(db, k, "v");
+    OK(wcs_db_flush(db));
+  }
+  OK(wcs_db_close(db));
+  db = NULL;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rOld), 0);
+  rLow = rOld;
+  rLow.rlim_cur = 40;
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rLow), 0);
+  i = wcs_db_open(&db, zPath, &o, NULL);
+  if (i == WCS_OK) i = wcs_iter_new(db, NULL, &it);
+  if (i == WCS_OK) {
+    for (wcs_iter_first(it); wcs_iter_valid(it); wcs_iter_next(it))
+      n++;
+    i = wcs_iter_status(it);
+    wcs_iter_free(it);
+  }
+  if (db) ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rOld), 0);
+  ck_assert_msg(i == WCS_OK, "with ulimit -n 40: %s", wcs_errstr(i));
+  ck_assert_int_eq(n, 60);
+  tu_rmrf(zDir);
+  free(zDir);
 }
 END_TEST
 
@@ -3327,6 +3371,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_range_delete_in_files_and_compaction);
   tcase_add_test(tc, test_db_snapshot_sees_frozen_state);
   tcase_add_test(tc, test_db_empty_key_flushes);
+  tcase_add_test(tc, test_db_more_files_than_the_open_file_limit);
   tcase_add_test(tc, test_db_iterator_bounds_prefix_and_seeks);
   tcase_add_test(tc, test_db_reopen_keeps_every_commit);
   tcase_add_test(tc, test_db_second_writer_process_gets_busy);
