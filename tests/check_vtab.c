@@ -464,6 +464,12 @@ START_TEST(test_values_at_the_edges_of_their_forms) {
         "9210000000000000000|9200000000000000000");
   CHECK_ERR(db, "SELECT wcs_increment('t', 'e', 'f', 'd', 1)",
             "column f:d is INT64 DECIMAL; it adds to 8-byte");
+  /* a family's JSON past SQLite's limit on a value names the row */
+  OK(db, "INSERT INTO t(k, b, s) VALUES ('big', zeroblob(3000), 'x')");
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 4000);
+  CHECK(db, "SELECT s, length(b) FROM t WHERE k = 'big'", "x|3000");
+  CHECK_ERR(db, "SELECT f FROM t WHERE k = 'big'",
+            "t: the JSON of family f in row 'big' would be 6");
   sqlite3_close(db);
 }
 END_TEST

@@ -5562,8 +5562,23 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       if (wcsFamilyJson(&p->out, s, f, p->aCell + i0, n) != WCS_OK) {
         return SQLITE_NOMEM;
       }
-      sqlite3_result_text(ctx, (const char *)p->out.a, (int)p->out.n,
-                          SQLITE_TRANSIENT);
+      if (p->out.n >
+          (size_t)sqlite3_limit(pTab->pConn->db, SQLITE_LIMIT_LENGTH, -1)) {
+        /* a row of very large cells: say which, and how to read them */
+        char *zKey = wcs_escape(p->pRow, p->nRow, 40);
+        char *z = sqlite3_mprintf(
+            "%s: the JSON of family %s in row '%s' would be %llu bytes, more "
+            "than SQLite's limit on a value (SQLITE_LIMIT_LENGTH); read its "
+            "cells one by one through a HISTORY view or its declared columns",
+            pTab->zName, s->aFamily[f].zName, zKey ? zKey : "",
+            (unsigned long long)p->out.n);
+        free(zKey);
+        sqlite3_result_error(ctx, z ? z : "out of memory", -1);
+        sqlite3_free(z);
+        return SQLITE_TOOBIG;
+      }
+      sqlite3_result_text64(ctx, (const char *)p->out.a, p->out.n,
+                            SQLITE_TRANSIENT, SQLITE_UTF8);
       sqlite3_result_subtype(ctx, WCS_JSON_SUBTYPE);
     }
     return SQLITE_OK;
