@@ -127,8 +127,9 @@ static int cmd_tables(Shell *p, const char *zPattern) {
     }
     azName[nName] = strdup(z ? z : "");
     if (!azName[nName]) break;
-    if ((int)strlen(azName[nName]) > nWidth) {
-      nWidth = (int)strlen(azName[nName]);
+    {
+      int w = shell_display_width(azName[nName], strlen(azName[nName]));
+      if (w > nWidth) nWidth = w;
     }
     nName++;
   }
@@ -139,8 +140,10 @@ static int cmd_tables(Shell *p, const char *zPattern) {
     int bLast = (i % nPerLine) == nPerLine - 1 || i == nName - 1;
     if (bLast)
       fprintf(p->out, "%s\n", azName[i]);
-    else
-      fprintf(p->out, "%-*s  ", nWidth, azName[i]);
+    else /* padded by display width, as %-*s would pad by bytes */
+      fprintf(p->out, "%s%*s", azName[i],
+              nWidth + 2 - shell_display_width(azName[i], strlen(azName[i])),
+              "");
     free(azName[i]);
   }
   free(azName);

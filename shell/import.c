@@ -88,6 +88,7 @@ typedef struct PendCell {
   size_t oQual, nQual;
   size_t oVal, nVal;
   int64_t iTs;
+  int iSrc; /* JSON: the node the cell came from (Importer.iSrc), else -1 */
 } PendCell;
 
 typedef struct Importer {
@@ -128,6 +129,7 @@ typedef struct Importer {
   PendCell *aCell;
   int nCell, nCellAlloc;
   int64_t iRowTs; /* a _timestamp column/member, or -1 */
+  int iSrc;       /* JSON: node of the member being added, else -1 */
   /* progress */
   double tStart;
   double tLastDraw;
@@ -450,7 +452,16 @@ static int imp_open_table(Importer *imp, const char *zTable, const char **azFam,
   Shell *p = imp->p;
   char *zStoreName = 0;
   int bHistory = 0, rc;
+  const char *zKind = shell_other_table(p, zTable);
 
+  if (zKind) {
+    /* before the store is opened: refusing creates no DB.wcs/ */
+    return shell_error(p,
+                       "cannot import into %s: it is %s, not a wcs table; "
+                       "import into a wcs table, or name a new table to "
+                       "create one",
+                       zTable, zKind);
+  }
   if (shell_table_store(p, zTable, 1, &imp->pEng, &zStoreName, &bHistory)) {
     return 1;
   }
@@ -561,6 +572,7 @@ static void row_reset(Importer *imp) {
   imp->arena.n = 0;
   imp->nCell = 0;
   imp->iRowTs = -1;
+  imp->iSrc = -1;
 }
 
 /* Family index of zFam, or IMP_BAD. */
@@ -570,6 +582,13 @@ static int row_family(Importer *imp, const char *zFam, size_t nFam,
   if (nFam == 0 || nFam > WCS_MAX_FAMILY_NAME) {
     return bad(imp, "no column family \"%.*s\" in table %s", (int)nFam, zFam,
                imp->zTable);
+  }
+  if (memchr(zFam, 0, nFam)) {
+    char *zP = printable(zFam, nFam);
+    bad(imp, "family name \"%s\" holds a NUL byte, which no family name can",
+        zP);
+    free(zP);
+    return IMP_BAD;
   }
   memcpy(zName, zFam, nFam);
   zName[nFam] = 0;
@@ -604,6 +623,7 @@ static int row_add(Importer *imp, int iFam, const void *pQual, size_t nQual,
   c = &imp->aCell[imp->nCell];
   c->iFam = iFam;
   c->iTs = iTs;
+  c->iSrc = imp->iSrc;
   c->oQual = imp->arena.n;
   c->nQual = nQual;
   if (wcs_buf_append(&imp->arena, pQual, nQual)) goto nomem;
@@ -1033,19 +1053,25 @@ typedef struct CsvCol {
 #define COL_TS     3 /* _timestamp */
 #define COL_CELL   4 /* family:qualifier */
 
-/* Collect the families a CSV header names, for creating the table. */
+/* Collect the families a CSV header names, for creating the table: the
+** family row of cbt CSV (whose first column is the row key), or the
+** family:qualifier names of a CSV header, in any column. cbt CSV with
+** column-family= has only that family: its qualifiers are names as they
+** are. IMP_BAD for a family name holding a NUL byte, IMP_FAIL when out of
+** memory (reported). */
 static int csv_header_families(Importer *imp, CsvReader *r, CsvReader *rFam,
                                const char ***pazFam, int *pnFam) {
   const char **az = 0;
-  int n = 0, i;
+  int n = 0, i, rc = IMP_OK;
+  int bCbt = imp->o.eFormat == FMT_CBT;
   *pazFam = 0;
   *pnFam = 0;
   if (imp->o.zFamily) {
     az = malloc(sizeof(char *));
-    if (!az) return 1;
+    if (!az) goto nomem;
     az[n++] = imp->o.zFamily;
   }
-  for (i = 0; i < r->nField; i++) {
+  for (i = 0; i < r->nField && rc == IMP_OK && !(bCbt && !rFam); i++) {
     size_t nF;
     const char *z;
     char *zCopy;
@@ -1058,15 +1084,23 @@ static int csv_header_families(Importer *imp, CsvReader *r, CsvReader *rFam,
       if (!zColon) continue;
       nF = (size_t)(zColon - z);
     }
-    if (i == 0 || nF == 0) continue;
-    zCopy = strndup(z, nF);
+    if ((bCbt && i == 0) || nF == 0) continue;
+    if (memchr(z, 0, nF)) {
+      char *zP = printable(z, nF);
+      rc = bad(imp,
+               "column %d: family name \"%s\" holds a NUL byte, which no "
+               "family name can",
+               i + 1, zP);
+      free(zP);
+      break;
+    }
+    zCopy = memdup(z, nF);
     {
       const char **a = realloc(az, sizeof(char *) * (size_t)(n + 1));
       if (!a || !zCopy) {
         free(zCopy);
         if (a) az = a;
-        free(az);
-        return 1;
+        goto nomem;
       }
       az = a;
       az[n++] = zCopy;
@@ -1074,7 +1108,12 @@ static int csv_header_families(Importer *imp, CsvReader *r, CsvReader *rFam,
   }
   *pazFam = az;
   *pnFam = n;
-  return 0;
+  return rc;
+nomem:
+  *pazFam = az;
+  *pnFam = n;
+  shell_error(imp->p, "out of memory");
+  return IMP_FAIL;
 }
 
 static void free_families(Importer *imp, const char **az, int n) {
@@ -1095,7 +1134,9 @@ static int run_csv(Importer *imp, const char *zTable) {
   const char *azKey[KS_MAX_FIELDS];
   size_t anKey[KS_MAX_FIELDS];
   int nWarn = 0;
-  int nRec = 0; /* data records read */
+  int nRec = 0;      /* data records read */
+  int iHeadLine = 0; /* line of the (qualifier) header row */
+  int bNoCells = 0;  /* the header names no column for cells */
 
   memset(&r, 0, sizeof(r));
   memset(&rFam, 0, sizeof(rFam));
@@ -1104,12 +1145,14 @@ static int run_csv(Importer *imp, const char *zTable) {
   /* Header row(s). */
   if (bTwoRows) {
     rc = csv_next(&rFam);
-    if (rc == IMP_OK && rFam.bEof) rc = bad(imp, "empty file: no header");
+    if (rc == IMP_OK && rFam.bEof) goto empty_input;
     if (rc) goto header_error;
   }
   rc = csv_next(&r);
+  if (rc == IMP_OK && r.bEof && !bTwoRows) goto empty_input;
   if (rc == IMP_OK && r.bEof) rc = bad(imp, "no header row");
   if (rc) goto header_error;
+  iHeadLine = imp->iLine;
   if (bTwoRows && rFam.nField != r.nField) {
     rc = bad(imp,
              "the family row has %d fields and the qualifier row %d (without "
@@ -1117,11 +1160,9 @@ static int run_csv(Importer *imp, const char *zTable) {
              rFam.nField, r.nField);
     goto header_error;
   }
-  if (csv_header_families(imp, &r, bTwoRows ? &rFam : 0, &azFam, &nFam)) {
-    rc = IMP_FAIL;
-    shell_error(imp->p, "out of memory");
-    goto done;
-  }
+  rc = csv_header_families(imp, &r, bTwoRows ? &rFam : 0, &azFam, &nFam);
+  if (rc == IMP_BAD) goto header_error;
+  if (rc) goto done;
   if (imp_open_table(imp, zTable, azFam, nFam)) {
     rc = IMP_FAIL;
     goto done;
@@ -1138,9 +1179,11 @@ static int run_csv(Importer *imp, const char *zTable) {
         rc = IMP_FAIL;
         goto done;
       }
-      if (strcmp(zName, "_key") == 0)
+      /* (a name holding a NUL byte is neither: strlen() stops short) */
+      if (strlen(zName) == n && strcmp(zName, "_key") == 0)
         bKey = 1;
-      else if (nNeed > 0 && ks_schema_field(imp->pSchema, zName) >= 0)
+      else if (strlen(zName) == n && nNeed > 0 &&
+               ks_schema_field(imp->pSchema, zName) >= 0)
         nFields++;
       free(zName);
     }
@@ -1199,19 +1242,24 @@ static int run_csv(Importer *imp, const char *zTable) {
       /* CSV with a header naming key fields and columns. */
       {
         const char *zColon = memchr(z, ':', n);
-        char *zName = strndup(z, n);
+        char *zName = memdup(z, n);
         int iField = -1, iQual = -1;
+        int bNul; /* the name holds a NUL byte: a qualifier's bytes, as
+                  ** they are, never a key field or a declared column */
         if (!zName) {
           rc = IMP_FAIL;
           goto done;
         }
-        if (imp->pSchema && imp->pSchema->nField > 0) {
+        bNul = strlen(zName) != n;
+        if (imp->pSchema && imp->pSchema->nField > 0 && !bNul) {
           iField = ks_schema_field(imp->pSchema, zName);
         }
-        if (imp->pSchema) iQual = ks_schema_qualifier(imp->pSchema, zName);
-        if (strcmp(zName, "_key") == 0) {
+        if (imp->pSchema && !bNul) {
+          iQual = ks_schema_qualifier(imp->pSchema, zName);
+        }
+        if (!bNul && strcmp(zName, "_key") == 0) {
           aCol[i].eKind = COL_KEY;
-        } else if (strcmp(zName, "_timestamp") == 0) {
+        } else if (!bNul && strcmp(zName, "_timestamp") == 0) {
           aCol[i].eKind = COL_TS;
         } else if (iField >= 0) {
           aCol[i].eKind = COL_FIELD;
@@ -1239,13 +1287,15 @@ static int run_csv(Importer *imp, const char *zTable) {
             goto header_error;
           }
           aCol[i].eKind = COL_CELL;
-          aCol[i].zQual = strdup(zName);
+          aCol[i].zQual = memdup(z, n);
           aCol[i].nQual = n;
         } else {
+          char *zP = printable(z, n);
           rc = bad(imp,
                    "column \"%s\" is not a key field, _key, _timestamp or "
                    "family:qualifier (or give family=NAME)",
-                   zName);
+                   zP);
+          free(zP);
           free(zName);
           goto header_error;
         }
@@ -1253,8 +1303,15 @@ static int run_csv(Importer *imp, const char *zTable) {
       }
     }
   }
-  /* Each column once, and at least one for cells: a file that would
-  ** import nothing, or lose one of two values, is refused at its header. */
+  for (i = 0; i < nCol; i++) {
+    if (aCol[i].eKind == COL_CELL && !aCol[i].zQual) {
+      rc = IMP_FAIL;
+      shell_error(imp->p, "out of memory");
+      goto done;
+    }
+  }
+  /* Each column once: a file that would lose one of two values is refused
+  ** at its header. */
   {
     int nCell = 0, j;
     for (i = 0; i < nCol; i++) {
@@ -1284,11 +1341,10 @@ static int run_csv(Importer *imp, const char *zTable) {
         goto header_error;
       }
     }
-    if (nCell == 0) {
-      rc = bad(imp, "the header names no column for cells (family:qualifier, "
-                    "a declared column, or any name with family=NAME)");
-      goto header_error;
-    }
+    /* No column for cells: refused at the first record, as a file that
+    ** would import nothing; a header alone, which .export writes for a
+    ** table without cells, imports no rows. */
+    bNoCells = nCell == 0;
   }
   /* Records. */
   for (;;) {
@@ -1300,6 +1356,12 @@ static int run_csv(Importer *imp, const char *zTable) {
     }
     rc = csv_next(&r);
     if (rc == IMP_OK && r.bEof) break;
+    if (rc == IMP_OK && bNoCells) {
+      imp->iLine = iHeadLine;
+      rc = bad(imp, "the header names no column for cells (family:qualifier, "
+                    "a declared column, or any name with family=NAME)");
+      goto header_error;
+    }
     if (rc == IMP_OK && r.nField != nCol) {
       rc = bad(imp, "%d fields, expected %d as in the header", r.nField, nCol);
     }
@@ -1364,6 +1426,21 @@ static int run_csv(Importer *imp, const char *zTable) {
   }
   goto done;
 
+empty_input:
+  /* No record at all: an empty file, or blank lines (what .export writes
+  ** for a table without cells). Nothing to import, and no error: the
+  ** table must exist, or be made with column-family=NAME. */
+  {
+    const char *azOne[1];
+    int nOne = 0;
+    if (imp->o.zFamily) azOne[nOne++] = imp->o.zFamily;
+    rc = imp_open_table(imp, zTable, azOne, nOne) ||
+                 imp_add_families(imp, zTable, azOne, nOne)
+             ? IMP_FAIL
+             : IMP_OK;
+  }
+  goto done;
+
 header_error:
   /* (a read error is reported by import_run, not what it made of it) */
   if (rc == IMP_BAD && !imp->iReadErrno) {
@@ -1423,7 +1500,7 @@ static int json_open(Importer *imp) {
   if (sqlite3_open(":memory:", &imp->jdb) != SQLITE_OK ||
       sqlite3_prepare_v2(imp->jdb,
                          "SELECT id, parent, key, type, CASE WHEN type IN "
-                         "('integer','real') THEN ?1 -> fullkey ELSE value END "
+                         "('integer','real') THEN NULL ELSE value END "
                          "FROM json_tree(?1) ORDER BY id",
                          -1, &imp->pTree, 0) != SQLITE_OK ||
       sqlite3_prepare_v2(imp->jdb, "SELECT json_valid(?1)", -1, &imp->pValid,
@@ -1453,6 +1530,52 @@ static int json_has_nul(const char *z, size_t n) {
     }
   }
   return 0;
+}
+
+/* Give every number node of d its text as written (1.50 stays "1.50", a
+** 20-digit integer keeps its digits). json_tree()'s value column holds
+** numbers as SQL integers and reals, which lose that, and a path lookup
+** (`->` fullkey) finds no member whose name holds a '"'; so the numbers
+** are read from the object's JSON text as json_tree() renders it (the
+** root's value column: numbers as written, strings quoted). Outside
+** strings a number is the only token holding a digit or '-', and the
+** numbers come in the order of the nodes' ids, which is document order.
+** IMP_BAD if the two do not match, rather than a number stored wrong. */
+static int json_number_texts(Importer *imp, JDoc *d) {
+  const char *z = d->a[0].z;
+  size_t n = d->a[0].n, i = 0;
+  int k = 0;
+  if (!z) return IMP_OK; /* not an object: reported by the caller */
+  for (;;) {
+    size_t iStart;
+    while (i < n && z[i] != '-' && !(z[i] >= '0' && z[i] <= '9')) {
+      if (z[i] == '"') {
+        for (i++; i < n && z[i] != '"'; i++) {
+          if (z[i] == '\\') i++;
+        }
+      }
+      i++;
+    }
+    while (k < d->n && d->a[k].eType != J_NUMBER)
+      k++;
+    if (i >= n || k >= d->n) break;
+    iStart = i;
+    while (i < n && z[i] && strchr("0123456789+-.eE", z[i]))
+      i++;
+    free(d->a[k].z);
+    d->a[k].z = memdup(z + iStart, i - iStart);
+    d->a[k].n = i - iStart;
+    if (!d->a[k].z) {
+      shell_error(imp->p, "out of memory");
+      return IMP_FAIL;
+    }
+    k++;
+  }
+  if (i < n || k < d->n) {
+    return bad(imp, "cannot match the numbers of the line to SQLite's "
+                    "reading of it; write them as strings");
+  }
+  return IMP_OK;
 }
 
 /* Parse zLine into d. IMP_BAD if it is not a JSON object. */
@@ -1556,7 +1679,7 @@ static int json_parse(Importer *imp, const char *zLine, size_t nLine, JDoc *d) {
   if (d->n == 0 || d->a[0].eType != J_OBJECT) {
     return bad(imp, "not a JSON object");
   }
-  return IMP_OK;
+  return json_number_texts(imp, d);
 }
 
 static int jchild(JDoc *d, int iNode, const char *zKey) {
@@ -1911,6 +2034,145 @@ static int route_member(Importer *imp, const char *zName, int *piFam,
              zName, zName);
 }
 
+/* ---- one value per column: JSON leaves duplicate member names open, and
+** a second value for one column would overwrite the first unseen */
+
+static int name_cmp(const void *pA, const void *pB) {
+  return strcmp(*(const char *const *)pA, *(const char *const *)pB);
+}
+
+/* IMP_BAD if two members of object iObj have the same name. */
+static int json_unique_members(Importer *imp, JDoc *d, int iObj) {
+  const char **az;
+  int n = 0, i, rc = IMP_OK;
+  for (i = d->a[iObj].iFirst; i >= 0; i = d->a[i].iNext)
+    n++;
+  if (n < 2) return IMP_OK;
+  az = malloc(sizeof(char *) * (size_t)n);
+  if (!az) {
+    shell_error(imp->p, "out of memory");
+    return IMP_FAIL;
+  }
+  n = 0;
+  for (i = d->a[iObj].iFirst; i >= 0; i = d->a[i].iNext) {
+    if (d->a[i].zKey) az[n++] = d->a[i].zKey;
+  }
+  qsort(az, (size_t)n, sizeof(char *), name_cmp);
+  for (i = 1; i < n && rc == IMP_OK; i++) {
+    if (strcmp(az[i - 1], az[i]) == 0) {
+      char *zP = printable(az[i], strlen(az[i]));
+      rc = bad(imp,
+               "member \"%s\" appears twice, and one of its values would be "
+               "lost; give each member once",
+               zP);
+      free(zP);
+    }
+  }
+  free(az);
+  return rc;
+}
+
+/* How a message names node i (sqlite3_malloc'd): "name" for a member of
+** the line's object or of a DynamoDB Item, "q" in "f" for a member of a
+** family object, "cells"[k] for an element of the cells array. */
+static char *member_desc(JDoc *d, int i) {
+  int iPar = -1, j, k = 0;
+  char *zName, *zPar, *z;
+  for (j = 0; j < d->n; j++) {
+    if (d->a[j].id == d->a[i].parent) {
+      iPar = j;
+      break;
+    }
+  }
+  zPar = iPar >= 0 && d->a[iPar].zKey
+             ? printable(d->a[iPar].zKey, strlen(d->a[iPar].zKey))
+             : strdup("?");
+  if (!d->a[i].zKey) {
+    for (j = iPar >= 0 ? d->a[iPar].iFirst : -1; j >= 0 && j != i;
+         j = d->a[j].iNext) {
+      k++;
+    }
+    z = sqlite3_mprintf("\"%s\"[%d]", zPar ? zPar : "?", k);
+    free(zPar);
+    return z;
+  }
+  zName = printable(d->a[i].zKey, strlen(d->a[i].zKey));
+  if (iPar <= 0 || (d->a[iPar].parent == d->a[0].id && d->a[iPar].zKey &&
+                    strcmp(d->a[iPar].zKey, "Item") == 0)) {
+    z = sqlite3_mprintf("\"%s\"", zName ? zName : "?");
+  } else {
+    z = sqlite3_mprintf("\"%s\" in \"%s\"", zName ? zName : "?",
+                        zPar ? zPar : "?");
+  }
+  free(zName);
+  free(zPar);
+  return z;
+}
+
+static const Importer *gCellSort; /* the pending row cell_cmp() sorts */
+
+/* Order of pending cells aCell[*pA] and aCell[*pB]: by family, qualifier
+** and timestamp, then by position. */
+static int cell_cmp(const void *pA, const void *pB) {
+  int iA = *(const int *)pA, iB = *(const int *)pB, c;
+  const PendCell *a = &gCellSort->aCell[iA], *b = &gCellSort->aCell[iB];
+  size_t n = a->nQual < b->nQual ? a->nQual : b->nQual;
+  if (a->iFam != b->iFam) return a->iFam < b->iFam ? -1 : 1;
+  c = n ? memcmp(gCellSort->arena.a + a->oQual, gCellSort->arena.a + b->oQual,
+                 n)
+        : 0;
+  if (c) return c;
+  if (a->nQual != b->nQual) return a->nQual < b->nQual ? -1 : 1;
+  if (a->iTs != b->iTs) return a->iTs < b->iTs ? -1 : 1;
+  return iA < iB ? -1 : iA > iB;
+}
+
+/* IMP_BAD if two cells of the pending row are one column at one
+** timestamp ({"f:q": 1, "f": {"q": 2}}, two map= entries onto one
+** column, two "cells" entries alike), naming the two members. */
+static int json_unique_cells(Importer *imp, JDoc *d) {
+  int *aIdx, i, rc = IMP_OK;
+  if (imp->nCell < 2) return IMP_OK;
+  aIdx = malloc(sizeof(int) * (size_t)imp->nCell);
+  if (!aIdx) {
+    shell_error(imp->p, "out of memory");
+    return IMP_FAIL;
+  }
+  for (i = 0; i < imp->nCell; i++)
+    aIdx[i] = i;
+  gCellSort = imp;
+  qsort(aIdx, (size_t)imp->nCell, sizeof(int), cell_cmp);
+  gCellSort = 0;
+  for (i = 1; i < imp->nCell && rc == IMP_OK; i++) {
+    const PendCell *a = &imp->aCell[aIdx[i - 1]], *b = &imp->aCell[aIdx[i]];
+    wcs_family_info fi;
+    char *zA, *zB, *zQ, zTs[48];
+    if (a->iFam != b->iFam || a->nQual != b->nQual || a->iTs != b->iTs ||
+        (a->nQual &&
+         memcmp(imp->arena.a + a->oQual, imp->arena.a + b->oQual, a->nQual))) {
+      continue;
+    }
+    if (wcs_table_family(imp->pTab, a->iFam, &fi) != WCS_OK) fi.zName = "?";
+    zA = a->iSrc >= 0 ? member_desc(d, a->iSrc) : 0;
+    zB = b->iSrc >= 0 ? member_desc(d, b->iSrc) : 0;
+    zQ = printable(imp->arena.a + a->oQual, a->nQual);
+    zTs[0] = 0;
+    if (a->iTs != WCS_TS_NOW) {
+      snprintf(zTs, sizeof(zTs), " at timestamp %" PRId64, a->iTs);
+    }
+    rc = bad(imp,
+             "%s and %s both give column %s:%s%s a value, and one would be "
+             "lost; give each column once",
+             zA ? zA : "two members", zB ? zB : "another", fi.zName,
+             zQ ? zQ : "?", zTs);
+    sqlite3_free(zA);
+    sqlite3_free(zB);
+    free(zQ);
+  }
+  free(aIdx);
+  return rc;
+}
+
 /* The "cells" form written by .export ... jsonl: {"_key": ..., "cells":
 ** [{"family", "qualifier", "timestamp", "value"}, ...]}. */
 static int jsonl_cells(Importer *imp, JDoc *d, int iCells, wcs_buf *b) {
@@ -1925,6 +2187,9 @@ static int jsonl_cells(Importer *imp, JDoc *d, int iCells, wcs_buf *b) {
         d->a[iF].eType != J_TEXT) {
       return bad(imp, "a cell needs family, qualifier and value");
     }
+    rc = json_unique_members(imp, d, iC);
+    if (rc) return rc;
+    imp->iSrc = iC;
     rc = row_family(imp, d->a[iF].z, d->a[iF].n, &iFam);
     if (rc) return rc;
     if (iT >= 0 && (d->a[iT].eType != J_NUMBER ||
@@ -1956,6 +2221,8 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
   int iTs = jchild(d, 0, "_timestamp");
   const ks_schema *s = imp->pSchema;
 
+  rc = json_unique_members(imp, d, 0);
+  if (rc) return rc;
   if (iTs >= 0) {
     if (d->a[iTs].eType != J_NUMBER ||
         !parse_int64(d->a[iTs].z, d->a[iTs].n, &imp->iRowTs) ||
@@ -2003,7 +2270,8 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
   if (rc) return rc;
 
   if (iCells >= 0 && d->a[iCells].eType == J_ARRAY) {
-    return jsonl_cells(imp, d, iCells, b);
+    rc = jsonl_cells(imp, d, iCells, b);
+    return rc ? rc : json_unique_cells(imp, d);
   }
 
   /* Members → cells, in source order. */
@@ -2027,6 +2295,7 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
         int j;
         for (j = nd->iFirst; j >= 0 && rc == IMP_OK; j = d->a[j].iNext) {
           JNode *c = &d->a[j];
+          imp->iSrc = j;
           rc = json_member_bytes(imp, d, j, b, &bSkip);
           if (rc == IMP_OK && !bSkip) {
             rc = add_text_cell(imp, iFamObj, c->zKey, strlen(c->zKey),
@@ -2038,6 +2307,7 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
       if (nd->eType == J_NULL) continue; /* no cell, so no family needed */
       rc = route_member(imp, zName, &iFam, &zQual);
       if (rc) break;
+      imp->iSrc = i;
       rc = json_member_bytes(imp, d, i, b, &bSkip);
       if (rc == IMP_OK && !bSkip) {
         rc = add_text_cell(imp, iFam, zQual, strlen(zQual), (const char *)b->a,
@@ -2045,7 +2315,7 @@ static int jsonl_record(Importer *imp, JDoc *d, wcs_buf *b) {
       }
     }
   }
-  return rc;
+  return rc ? rc : json_unique_cells(imp, d);
 }
 
 /* One DynamoDB export line → the pending row. */
@@ -2057,7 +2327,9 @@ static int ddb_record(Importer *imp, JDoc *d, wcs_buf *b) {
                     "{\"Item\": {...}})");
   }
   if (!imp->o.zKey) return bad(imp, "DynamoDB imports need key=TEMPLATE");
-  rc = key_from_template(imp, d, 1, iItem, b);
+  rc = json_unique_members(imp, d, 0);
+  if (rc == IMP_OK) rc = json_unique_members(imp, d, iItem);
+  if (rc == IMP_OK) rc = key_from_template(imp, d, 1, iItem, b);
   if (rc) return rc;
   for (i = d->a[iItem].iFirst; i >= 0 && rc == IMP_OK; i = d->a[i].iNext) {
     JNode *nd = &d->a[i];
@@ -2068,10 +2340,11 @@ static int ddb_record(Importer *imp, JDoc *d, wcs_buf *b) {
     if (rc || bSkip) continue; /* NULL: no cell, so no family needed */
     rc = route_member(imp, nd->zKey, &iFam, &zQual);
     if (rc) break;
+    imp->iSrc = i;
     rc = add_text_cell(imp, iFam, zQual, strlen(zQual), (const char *)b->a,
                        b->n, default_ts(imp));
   }
-  return rc;
+  return rc ? rc : json_unique_cells(imp, d);
 }
 
 /* Append a copy of family name z to *pazFam unless it is there. Returns 1

@@ -95,8 +95,9 @@ static void install_sigint(void) {
 }
 
 /* Read one line (without its newline) into a malloc'd string; NULL at end
-** of input. */
-static char *read_line(Shell *p, FILE *in, const char *zPrompt) {
+** of input. *pn is its length in bytes, which is more than strlen() when
+** the line holds a NUL byte. */
+static char *read_line(Shell *p, FILE *in, const char *zPrompt, size_t *pn) {
 #ifdef WCS_HAVE_READLINE
   if (p->bInteractive && in == stdin) {
     char *z;
@@ -104,6 +105,7 @@ static char *read_line(Shell *p, FILE *in, const char *zPrompt) {
     z = readline(zPrompt);
     g_atPrompt = 0;
     if (z && z[0]) add_history(z);
+    *pn = z ? strlen(z) : 0;
     return z;
   }
 #else
@@ -136,6 +138,7 @@ static char *read_line(Shell *p, FILE *in, const char *zPrompt) {
     }
     if (n > 0 && z[n - 1] == '\r') n--;
     z[n] = 0;
+    *pn = n;
     return z;
   }
 }
@@ -161,14 +164,33 @@ int shell_process(Shell *p, FILE *in, const char *zName, int bBail) {
   int iLine = 0, iStart = 0;
   int rc = 0;
   char *zLine;
+  size_t nLine = 0;
 
   p->zInput = zName;
-  while ((zLine = read_line(p, in, sql.n ? PROMPT_MORE : PROMPT_MAIN)) != 0) {
+  while ((zLine = read_line(p, in, sql.n ? PROMPT_MORE : PROMPT_MAIN,
+                            &nLine)) != 0) {
     iLine++;
     if (shell_interrupted && p->bInteractive) {
       /* Ctrl-C at the prompt: forget the unfinished statement. */
       sql.n = 0;
       shell_interrupted = 0;
+    }
+    if (strlen(zLine) != nLine) {
+      /* SQL text and dot-commands end at a NUL: the rest of the line, and
+      ** so of its statement, would be lost without a word */
+      p->iLine = p->bInteractive ? 0 : iLine;
+      shell_error(p,
+                  "a NUL byte at column %d; SQL and dot-commands cannot "
+                  "hold one (write it as char(0) or x'00' in SQL)%s",
+                  (int)strlen(zLine) + 1,
+                  sql.n ? "; the unfinished statement is dropped" : "");
+      free(zLine);
+      sql.n = 0;
+      if (bBail) {
+        rc = 1;
+        break;
+      }
+      continue;
     }
     if (sql.n == 0) {
       const char *z = zLine;
@@ -292,11 +314,19 @@ int shell_open(Shell *p, const char *zPath) {
 
 /* Close and open the SQL connection again, so that its wcs tables pick up
 ** a schema changed behind them (a family an import added). Only between
-** statements, outside a transaction; a database in memory is kept. */
+** statements, outside a transaction. A database in memory (or a temporary
+** one) cannot be opened again and is kept: a statement that reads its
+** schema sees the new schema cookie (the caller wrote one), so SQLite
+** reads the schema again and connects each wcs table anew at its next
+** use; the next statement then has the new columns. */
 int shell_reconnect(Shell *p) {
   const char *zFile = p->db ? sqlite3_db_filename(p->db, "main") : 0;
   p->bReconnect = 0;
-  if (!zFile || !zFile[0] || !sqlite3_get_autocommit(p->db)) return 0;
+  if (!p->db || !sqlite3_get_autocommit(p->db)) return 0;
+  if (!zFile || !zFile[0]) {
+    sqlite3_exec(p->db, "SELECT 1 FROM main.sqlite_schema LIMIT 0", 0, 0, 0);
+    return 0;
+  }
   g_db = 0;
   sqlite3_close_v2(p->db); /* a statement still open keeps it until done */
   p->db = 0;

@@ -260,7 +260,7 @@ static int char_width(uint32_t c) {
 
 /* Display width of UTF-8 text in terminal columns. A byte that is not
 ** UTF-8 counts one (table cells show it as \xNN anyway). */
-static int display_width(const char *z, size_t n) {
+int shell_display_width(const char *z, size_t n) {
   const uint8_t *p = (const uint8_t *)z;
   int w = 0;
   size_t i = 0;
@@ -343,7 +343,7 @@ static void grid_row(Shell *p, Grid *g, char **azText, const uint8_t *abNum) {
   fputs(zV, p->out);
   for (j = 0; j < g->nCol; j++) {
     const char *z = azText[j];
-    int w = display_width(z, strlen(z));
+    int w = shell_display_width(z, strlen(z));
     int pad = g->aWidth[j] - w;
     fputc(' ', p->out);
     if (abNum && abNum[j]) put_repeat(p->out, " ", pad);
@@ -377,7 +377,7 @@ static void grid_print(Shell *p, Grid *g, sqlite3_stmt *pStmt) {
       azName[j] = (char *)aVis[j].a;
     }
     if (p->bHeaders) {
-      int w = display_width(azName[j], strlen(azName[j]));
+      int w = shell_display_width(azName[j], strlen(azName[j]));
       if (w > g->aWidth[j]) g->aWidth[j] = w;
     }
   }
@@ -430,7 +430,7 @@ static int run_stmt(Shell *p, sqlite3_stmt *pStmt, int eMode, int bHeaders) {
   if (eMode == SHELL_MODE_LINE) {
     for (i = 0; i < nCol; i++) {
       const char *z = sqlite3_column_name(pStmt, i);
-      int w = z ? display_width(z, strlen(z)) : 0;
+      int w = z ? shell_display_width(z, strlen(z)) : 0;
       if (w > nNameWidth) nNameWidth = w;
     }
   }
@@ -457,7 +457,7 @@ static int run_stmt(Shell *p, sqlite3_stmt *pStmt, int eMode, int bHeaders) {
         if (!z) break;
         g.azCell[(size_t)g.nRow * nCol + i] = z;
         g.abNum[(size_t)g.nRow * nCol + i] = (uint8_t)bNum;
-        w = display_width(z, cell.n);
+        w = shell_display_width(z, cell.n);
         if (w > g.aWidth[i]) g.aWidth[i] = w;
       }
       if (i < nCol) {
@@ -493,9 +493,19 @@ static int run_stmt(Shell *p, sqlite3_stmt *pStmt, int eMode, int bHeaders) {
       wcs_buf_append(&json, nRow == 0 ? "[{" : ",\n{", nRow == 0 ? 2 : 3);
       for (i = 0; i < nCol; i++) {
         const char *z = sqlite3_column_name(pStmt, i);
+        size_t nName = z ? strlen(z) : 0;
         if (render_cell(pStmt, i, eMode, &cell, &bNum, &bNull)) break;
         if (i) wcs_buf_append(&json, ",", 1);
-        shell_json_string(&json, z, strlen(z));
+        if (utf8_valid((const uint8_t *)z, nName)) {
+          shell_json_string(&json, z ? z : "", nName);
+        } else {
+          /* as a value that is not UTF-8: JSON text must be UTF-8 */
+          wcs_buf hex = {0, 0, 0};
+          if (append_hex_literal(&hex, (const uint8_t *)z, nName) == WCS_OK) {
+            shell_json_string(&json, hex.a, hex.n);
+          }
+          wcs_buf_free(&hex);
+        }
         wcs_buf_append(&json, ":", 1);
         if (bNull) {
           wcs_buf_append(&json, "null", 4);
@@ -518,7 +528,10 @@ static int run_stmt(Shell *p, sqlite3_stmt *pStmt, int eMode, int bHeaders) {
       for (i = 0; i < nCol; i++) {
         const char *z = sqlite3_column_name(pStmt, i);
         if (render_cell(pStmt, i, eMode, &cell, &bNum, &bNull)) break;
-        fprintf(p->out, "%*s = ", nNameWidth, z ? z : "");
+        if (!z) z = "";
+        /* padded by display width, as %*s would pad by bytes */
+        put_repeat(p->out, " ", nNameWidth - shell_display_width(z, strlen(z)));
+        fprintf(p->out, "%s = ", z);
         fwrite(cell.a, 1, cell.n, p->out);
         fputc('\n', p->out);
       }

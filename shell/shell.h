@@ -113,6 +113,10 @@ const char *shell_mode_name(int eMode);
 void shell_csv_field(FILE *out, const void *p, size_t n, int bQuoteEmpty);
 /* Append p[0..n-1] to pBuf as a JSON string literal (with quotes). */
 int shell_json_string(wcs_buf *pBuf, const void *p, size_t n);
+/* Display width of UTF-8 text z[0..n-1] in terminal columns: wide
+** characters count two, combining marks none, a byte that is not UTF-8
+** one. */
+int shell_display_width(const char *z, size_t n);
 /* 1 if p[0..n-1] is valid UTF-8 without control characters other than
 ** tab, newline and carriage return. */
 int shell_is_text(const void *p, size_t n);
@@ -139,6 +143,10 @@ int shell_attach_all(Shell *p);
 ** not a wcs virtual table. */
 int shell_store_table(Shell *p, const char *zName, char **pzTable,
                       int *pbHistory);
+/* If zName names a table or view of the main database that is not a wcs
+** table, what it is ("a plain SQLite table", "a view", "a virtual table
+** of another module"; static text), else NULL. */
+const char *shell_other_table(Shell *p, const char *zName);
 /* The engine of the store behind SQL table zName (its STORE clause, or
 ** the default store, created if bCreate), the store table's name
 ** (malloc'd; NULL if zName is not a wcs table) and whether it is a HISTORY

@@ -131,32 +131,99 @@ void shell_close_store(Shell *p) {
   p->zStore = 0;
 }
 
-/* If zSql is "CREATE VIRTUAL TABLE ... USING wcs(ARGS)", return ARGS
-** (malloc'd), else NULL. */
-static char *wcs_module_args(const char *zSql) {
-  const char *z = zSql, *zOpen, *zClose;
-  char *zArgs;
-  if (!zSql || sqlite3_strnicmp(zSql, "CREATE VIRTUAL TABLE", 20) != 0)
-    return 0;
-  /* Find "USING wcs" (outside the table name; names rarely hold USING). */
+/* 1 if c can be part of a bare SQL name (as SQLite's tokenizer sees it:
+** letters, digits, _, $ and every byte of a UTF-8 sequence). */
+static int is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+         (unsigned char)c >= 0x80;
+}
+
+/* z past SQL whitespace and comments (-- to the end of the line, and
+** slash-star comments, an unclosed one running to the end). */
+static const char *skip_space(const char *z) {
   for (;;) {
-    z = strchr(z, ' ');
-    if (!z) return 0;
-    while (*z == ' ' || *z == '\t' || *z == '\n')
+    if (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == '\f') {
       z++;
-    if (sqlite3_strnicmp(z, "USING", 5) == 0 &&
-        (z[5] == ' ' || z[5] == '\t' || z[5] == '\n')) {
-      z += 5;
-      while (*z == ' ' || *z == '\t' || *z == '\n')
+    } else if (z[0] == '-' && z[1] == '-') {
+      while (*z && *z != '\n')
         z++;
-      if (sqlite3_strnicmp(z, "wcs", 3) != 0) return 0;
-      z += 3;
-      while (*z == ' ' || *z == '\t' || *z == '\n')
-        z++;
-      break;
+    } else if (z[0] == '/' && z[1] == '*') {
+      const char *zEnd = strstr(z + 2, "*/");
+      z = zEnd ? zEnd + 2 : z + strlen(z);
+    } else {
+      return z;
     }
   }
-  if (*z != '(') return strdup(""); /* USING wcs with no arguments */
+}
+
+/* If z starts with keyword zWord (any case) as a whole token, the text
+** after it and the space that follows; else NULL. */
+static const char *skip_word(const char *z, const char *zWord) {
+  size_t n = strlen(zWord);
+  if (sqlite3_strnicmp(z, zWord, (int)n) != 0 || is_name_char(z[n])) return 0;
+  return skip_space(z + n);
+}
+
+/* The end of the name token at z: bare, or quoted as "x", 'x', `x` (the
+** quote doubled inside) or [x]. NULL if z holds no name. */
+static const char *skip_name(const char *z) {
+  if (*z == '"' || *z == '\'' || *z == '`') {
+    char q = *z++;
+    for (; *z; z++) {
+      if (*z == q && z[1] == q) {
+        z++;
+      } else if (*z == q) {
+        return z + 1;
+      }
+    }
+    return 0;
+  }
+  if (*z == '[') {
+    const char *zEnd = strchr(z, ']');
+    return zEnd ? zEnd + 1 : 0;
+  }
+  if (!is_name_char(*z)) return 0;
+  while (is_name_char(*z))
+    z++;
+  return z;
+}
+
+/* If zSql is "CREATE VIRTUAL TABLE [IF NOT EXISTS] [schema.]name USING
+** wcs[(ARGS)]", return ARGS (malloc'd; "" without arguments), else NULL.
+** Tokens may be separated by any SQL whitespace and comments, as SQLite
+** reads them; the module name may be quoted. */
+static char *wcs_module_args(const char *zSql) {
+  const char *z, *zEnd, *zOpen, *zClose;
+  char *zArgs;
+  if (!zSql) return 0;
+  z = skip_space(zSql);
+  if (!(z = skip_word(z, "CREATE")) || !(z = skip_word(z, "VIRTUAL")) ||
+      !(z = skip_word(z, "TABLE"))) {
+    return 0;
+  }
+  if (skip_word(z, "IF")) {
+    const char *zIf = skip_word(z, "IF");
+    if ((zIf = skip_word(zIf, "NOT")) != 0 &&
+        (zIf = skip_word(zIf, "EXISTS")) != 0) {
+      z = zIf;
+    }
+  }
+  if (!(zEnd = skip_name(z))) return 0;
+  z = skip_space(zEnd);
+  if (*z == '.') {
+    if (!(zEnd = skip_name(skip_space(z + 1)))) return 0;
+    z = skip_space(zEnd);
+  }
+  if (!(z = skip_word(z, "USING")) || !(zEnd = skip_name(z))) return 0;
+  if (!((zEnd - z == 3 && sqlite3_strnicmp(z, "wcs", 3) == 0) ||
+        (zEnd - z == 5 && !is_name_char(z[0]) &&
+         sqlite3_strnicmp(z + 1, "wcs", 3) == 0))) {
+    return 0;
+  }
+  z = skip_space(zEnd);
+  if (*z == 0 || *z == ';') return strdup(""); /* USING wcs, no arguments */
+  if (*z != '(') return 0;
   zOpen = z + 1;
   zClose = strrchr(zOpen, ')');
   if (!zClose) return 0;
@@ -294,6 +361,36 @@ int shell_table_store(Shell *p, const char *zName, int bCreate,
     *pzTable = 0;
   }
   return rc;
+}
+
+const char *shell_other_table(Shell *p, const char *zName) {
+  sqlite3_stmt *pStmt = 0;
+  const char *zKind = 0;
+  if (sqlite3_prepare_v2(p->db,
+                         "SELECT type, sql FROM sqlite_schema "
+                         "WHERE type IN ('table','view') "
+                         "AND name=?1 COLLATE NOCASE",
+                         -1, &pStmt, 0) != SQLITE_OK) {
+    return 0;
+  }
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
+    char *zArgs = wcs_module_args(zSql);
+    if (zArgs) {
+      free(zArgs);
+    } else if (zType && strcmp(zType, "view") == 0) {
+      zKind = "a view";
+    } else if (zSql && skip_word(skip_space(zSql), "CREATE") &&
+               skip_word(skip_word(skip_space(zSql), "CREATE"), "VIRTUAL")) {
+      zKind = "a virtual table of another module";
+    } else {
+      zKind = "a plain SQLite table";
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return zKind;
 }
 
 int shell_store_table(Shell *p, const char *zName, char **pzTable,

@@ -47,11 +47,20 @@ check_eq "json mode output parses as JSON" "$valid" "4"
 out=$("$WCS" m.db ".mode line" "SELECT a, b AS longer FROM t WHERE a = 1")
 check_eq "line mode: name = value" "$out" "     a = 1
 longer = x"
+out=$("$WCS" --mode line m.db "SELECT 1 AS abcd, 2 AS \"é\", 3 AS \"日\", 4 AS \"$(printf 'e\xcc\x81')\"")
+check_eq "line mode: names aligned by display width, not bytes" "$out" "abcd = 1
+   é = 2
+  日 = 3
+   $(printf 'e\xcc\x81') = 4"
 
 # awkward values: text that is not UTF-8, wide characters, no rows
 out=$("$WCS" --mode json m.db "SELECT CAST(x'41ff42' AS TEXT) AS t, 1 AS n")
 valid=$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.loads(sys.stdin.buffer.read())[0]["t"])' 2>&1)
 check_eq "json mode: text that is not UTF-8 stays valid JSON" "$valid" "x'41ff42'"
+out=$(printf 'SELECT 1 AS "\xff";\n' | "$WCS" --mode json m.db)
+valid=$(printf '%s' "$out" | python3 -c 'import json,sys; print(list(json.loads(sys.stdin.buffer.read())[0]))' 2>&1)
+check_eq "json mode: a column name that is not UTF-8 stays valid JSON" \
+  "$valid" "[\"x'ff'\"]"
 out=$("$WCS" --mode json m.db "SELECT 1 AS n WHERE 0")
 check_eq "json mode: no rows is an empty array" "$out" "[]"
 out=$("$WCS" --mode json m.db "CREATE TABLE IF NOT EXISTS j0(a)")
@@ -149,6 +158,16 @@ check_rc "output that cannot be written is an error" 1 \
   sh -c "'$WCS' m.db 'SELECT 1' >/dev/full"
 printf 'SELECT 1;\nSELECT (\n' | "$WCS" m.db >out.txt 2>err.txt
 check_has "an unfinished statement at the end is an error" "$(cat err.txt)" "Error: stdin line 2"
+printf 'SELECT 1;\nSELECT 2\0, 3;\nSELECT 4;\n' | "$WCS" m.db >out.txt 2>err.txt
+rc=$?
+check_eq "a NUL byte in a script line is an error naming the line" "$(cat err.txt)" \
+  "Error: stdin line 2: a NUL byte at column 9; SQL and dot-commands cannot hold one (write it as char(0) or x'00' in SQL)"
+check_eq "... which stops the script, running no part of that line" \
+  "$rc $(cat out.txt)" "1 1"
+printf 'SELECT\n1\0 + 1,\n2;\n' | "$WCS" m.db >out.txt 2>err.txt
+check_has "... and drops the statement it belongs to" "$(cat err.txt)" \
+  "stdin line 2: a NUL byte at column 2; SQL and dot-commands cannot hold one (write it as char(0) or x'00' in SQL); the unfinished statement is dropped"
+check_eq "... running none of it" "$(cat out.txt)" ""
 
 "$WCS" m.db "SELECT * FROM nosuch" >out.txt 2>err.txt
 rc=$?
@@ -230,6 +249,30 @@ check_has ".tables lists history views" "$out" "metrics_history"
 check_has ".tables lists plain tables" "$out" "plain"
 out=$("$WCS" w.db ".tables met%")
 check_not ".tables PATTERN filters" "$out" "plain"
+"$WCS" tw.db "CREATE TABLE abc(x)" "CREATE TABLE \"é\"(x)" \
+  "CREATE TABLE \"日本\"(x)" "CREATE TABLE zz(x)" >/dev/null
+check_eq ".tables lines names up by display width, not bytes" \
+  "$("$WCS" tw.db ".tables")" "abc   zz    é     日本"
+
+# a declaration whose tokens are apart by newlines, tabs and comments is
+# still a wcs table to the commands
+printf 'CREATE VIRTUAL TABLE nlfar\nUSING wcs(FAMILY f, STORE %s);\nINSERT INTO nlfar(_key, f) VALUES (%s, json_object(%s, %s));\nCREATE VIRTUAL TABLE\tt\t/* a ) */ USING -- note\n "wcs" (KEY (k STRING), FAMILY f);\n' \
+  "'nlfar.wcs'" "'a'" "'q'" "'1'" | "$WCS" nl.db >/dev/null 2>err.txt
+check_eq "CREATE VIRTUAL TABLE over several lines works" "$(cat err.txt)" ""
+out=$("$WCS" nl.db ".export nlfar - csv" 2>&1)
+check_has "... .export finds the table declared with a newline before USING" \
+  "$out" "_key,f:q"
+printf '_key,f:q\nb,2\n' >nl.csv
+out=$("$WCS" nl.db ".import nl.csv nlfar" "SELECT count(*) FROM nlfar" 2>&1)
+check_has "... .import too" "$out" "imported 1 rows (1 cells) into nlfar"
+check_has "... into its store" "$out" "
+2"
+out=$("$WCS" nl.db ".schema t" 2>&1)
+check_eq "... .schema shows the canonical DDL, with no warning at startup" \
+  "$out" "CREATE VIRTUAL TABLE t USING wcs(
+  KEY (k STRING),
+  FAMILY f
+);"
 
 out=$("$WCS" w.db ".schema metrics")
 check_has ".schema shows canonical DDL" "$out" "CREATE VIRTUAL TABLE metrics USING wcs(

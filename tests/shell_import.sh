@@ -512,6 +512,131 @@ printf 'k,w\nk,1e400\n' > ty.csv
 check_eq "a number too large for FLOAT64 is infinite, as in SQL" \
   "$("$WCS" ty.db ".mode list" "SELECT w > 1e308 FROM ty")" "1"
 
+# ---- JSON numbers under any member name
+# (numbers are read from the line's JSON text, not looked up by path: a
+# path cannot name a member holding a '"')
+printf '{"_key":"r","f:a\\"b":1.50,"f:ok":2.5,"f":{"q\\"z":7,"w":-0},"f:big":12345678901234567890123,"f:e":1E+5}\n' >qn.jsonl
+"$WCS" qn.db "CREATE VIRTUAL TABLE t USING wcs(FAMILY f)" ".import qn.jsonl t" >/dev/null
+out=$("$WCS" qn.db "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)" \
+  "SELECT qualifier, value FROM h ORDER BY qualifier")
+check_eq "a JSON number keeps its text whatever its member's name holds" "$out" \
+  'a"b|1.50
+big|12345678901234567890123
+e|1E+5
+ok|2.5
+q"z|7
+w|-0'
+
+# ---- one value per column: duplicate JSON members are refused, as CSV
+# refuses a column named twice
+"$WCS" dup.db "CREATE VIRTUAL TABLE t USING wcs(FAMILY f)" >/dev/null
+printf '{"_key":"a","f:q":"0"}\n{"_key":"s","f:q":"1","f:q":"2"}\n' >dup1.jsonl
+"$WCS" dup.db ".import dup1.jsonl t" >/dev/null 2>err.txt
+check_has "a member given twice is refused, naming file, line and member" \
+  "$(cat err.txt)" 'dup1.jsonl line 2: member "f:q" appears twice'
+check_eq "... and the line before it is kept" \
+  "$("$WCS" dup.db "SELECT _key, f FROM t")" 'a|{"q":"0"}'
+printf '{"_key":"o","f":{"q":"1"},"f:q":"2"}\n' >dup2.jsonl
+"$WCS" dup.db ".import dup2.jsonl t" >/dev/null 2>err.txt
+check_has "two members reaching one column are refused, naming both" \
+  "$(cat err.txt)" 'dup2.jsonl line 1: "q" in "f" and "f:q" both give column f:q a value'
+printf '{"_key":"n","f":{"q":1,"q":2}}\n' >dup3.jsonl
+"$WCS" dup.db ".import dup3.jsonl t" >/dev/null 2>err.txt
+check_has "a member twice in a family object is refused" "$(cat err.txt)" \
+  'dup3.jsonl line 1: "q" in "f" and "q" in "f" both give column f:q'
+printf '{"_key":"c","cells":[{"family":"f","qualifier":"q","timestamp":5,"value":"a"},{"family":"f","qualifier":"q","timestamp":5,"value":"b"}]}\n{"_key":"v","cells":[{"family":"f","qualifier":"q","timestamp":5,"value":"a"},{"family":"f","qualifier":"q","timestamp":6,"value":"b"}]}\n' >dup4.jsonl
+"$WCS" dup.db ".import dup4.jsonl t skip-bad=yes" >out.txt 2>err.txt
+check_has "two cells entries for one column and timestamp are refused" \
+  "$(cat err.txt)" 'dup4.jsonl line 1: "cells"[0] and "cells"[1] both give column f:q at timestamp 5'
+check_has "... while versions of a column are not" "$(cat out.txt)" \
+  "imported 1 rows (2 cells)"
+printf '{"Item":{"k":{"S":"1"},"a":{"N":"1"},"a":{"N":"2"}}}\n' >dup.ddb.json
+"$WCS" dup.db ".import dup.ddb.json t key={k} family=f" >/dev/null 2>err.txt
+check_has "a DynamoDB attribute given twice is refused" "$(cat err.txt)" \
+  'dup.ddb.json line 1: member "a" appears twice'
+check_eq "... and none of the refused lines left a cell" \
+  "$("$WCS" dup.db "SELECT _key FROM t ORDER BY 1")" "a
+v"
+
+# ---- CSV header names holding a NUL byte: a qualifier keeps its bytes
+printf '_key,ab\0cd\nr1,v\n' >nulq.csv
+"$WCS" nulq.db ".import nulq.csv t family=f" >/dev/null
+check_eq "a NUL in a header name with family= is a qualifier's byte, kept" \
+  "$("$WCS" nulq.db "CREATE VIRTUAL TABLE h USING wcs(TABLE 't', HISTORY)" \
+    "SELECT hex(qualifier), value FROM h")" "6162006364|v"
+printf '_key,f\0x:q\nr1,v\n' >nulf.csv
+"$WCS" nulf.db ".import nulf.csv t" >/dev/null 2>err.txt
+check_has "a family name holding a NUL is refused, naming the column" \
+  "$(cat err.txt)" 'nulf.csv line 1: column 2: family name "f\x00x" holds a NUL byte'
+check_eq "... and no table is made" "$("$WCS" nulf.db ".tables")" ""
+printf '_key\0x,f:q\nr1,v\n' >nulk.csv
+"$WCS" nulk.db ".import nulk.csv t" >/dev/null 2>err.txt
+check_has "a name holding a NUL is not _key" "$(cat err.txt)" \
+  "the header names neither _key nor every key field"
+
+# ---- CSV: a family named in the first column
+printf 'f:q,_key\nv,k\n' >first.csv
+out=$("$WCS" first.db ".import first.csv t" 2>&1)
+check_has "a family named only in the first column creates the table" "$out" \
+  "imported 1 rows (1 cells) into t"
+out=$("$WCS" first.db "CREATE VIRTUAL TABLE t3 USING wcs(FAMILY g)" \
+  ".import first.csv t3" "SELECT _key, f FROM t3" 2>&1)
+check_has "... and is added to an existing table" "$out" "added family f to t3"
+check_has "... which then holds the cell" "$out" 'k|{"q":"v"}'
+printf ',a:b,c\nk,1,2\n' >colon.cbt.csv
+"$WCS" first.db ".import colon.cbt.csv cb column-family=f" >/dev/null
+check_eq "cbt with column-family=: a qualifier with a colon names no family" \
+  "$("$WCS" first.db "SELECT f FROM cb")" '{"a:b":"1","c":"2"}'
+check_has "... so the table has that family alone" \
+  "$("$WCS" first.db ".schema cb")" "USING wcs(
+  FAMILY f
+);"
+
+# ---- an empty table exports to files that import again (no rows)
+"$WCS" empty.db "CREATE VIRTUAL TABLE e USING wcs(FAMILY f)" \
+  "CREATE VIRTUAL TABLE k USING wcs(KEY (a STRING, b INT64 DECIMAL(4)), FAMILY f)" \
+  ".export e e.cbt" ".export e e.csv csv" ".export e e.jsonl" ".export k k.csv csv" \
+  >/dev/null
+for f in e.cbt e.csv e.jsonl; do
+  out=$("$WCS" empty.db ".import $f e" 2>&1)
+  check_eq "an empty table's $f export imports again: no rows, no error" \
+    "${out%% in *}" "imported 0 rows (0 cells) into e"
+done
+out=$("$WCS" empty.db ".import k.csv k" 2>&1)
+check_has "a keyed empty table's csv export (key columns alone) imports again" \
+  "$out" "imported 0 rows (0 cells) into k"
+printf '_key\nr1\n' >nocells.csv
+"$WCS" empty.db ".import nocells.csv e" >/dev/null 2>err.txt
+check_has "a header without cell columns and a line of data is still refused" \
+  "$(cat err.txt)" "nocells.csv line 1: the header names no column for cells"
+: >nothing.csv
+"$WCS" empty.db ".import nothing.csv nosuch" >/dev/null 2>err.txt
+check_has "an empty file cannot create a table without a family" \
+  "$(cat err.txt)" "no such table: nosuch"
+
+# ---- :memory:: the statement right after an import that added a family
+# has the new column
+printf '_key,f:a,g:b\nr1,1,2\n' >fg.csv
+out=$("$WCS" :memory: ".headers on" "CREATE VIRTUAL TABLE t USING wcs(FAMILY f)" \
+  ".import fg.csv t" "SELECT * FROM t")
+check_has "in memory: the next statement sees the family an import added" \
+  "$out" '_key|f|g
+r1|{"a":"1"}|{"b":"2"}'
+out=$("$WCS" :memory: ".headers on" "CREATE VIRTUAL TABLE t USING wcs(FAMILY f)" \
+  "CREATE TEMP TABLE keep(x)" ".import fg.csv t" "SELECT count(*) FROM keep")
+check_has "... and the connection is kept (its TEMP tables too)" "$out" "count(*)
+0"
+
+# ---- importing into a table that is not a wcs table
+printf '_key,f:q\nk,v\n' >plain.csv
+"$WCS" plain.db "CREATE TABLE plain(x)" "CREATE VIEW vv AS SELECT 1" >/dev/null
+"$WCS" plain.db ".import plain.csv plain" >/dev/null 2>err.txt
+check_has "an import into a plain SQLite table says it is not a wcs table" \
+  "$(cat err.txt)" "cannot import into plain: it is a plain SQLite table, not a wcs table"
+check_rc "... and makes no store" 1 test -e plain.db.wcs
+"$WCS" plain.db ".import plain.csv vv" >/dev/null 2>err.txt
+check_has "... nor into a view" "$(cat err.txt)" "cannot import into vv: it is a view"
+
 # ---- the command-line forms
 out=$("$WCS" import cli.db tele "$DATA/telemetry.cbt.csv" timestamp=value-encoded)
 check_has "wcs import DB TABLE FILE" "$out" "imported 33 rows"
