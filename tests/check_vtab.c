@@ -3756,37 +3756,79 @@ START_TEST(test_commit_clock_follows_the_table) {
 }
 END_TEST
 
-/* A store write that fails after SQLite's commit succeeded (here: the
-** process may not grow files, RLIMIT_FSIZE) cannot fail that COMMIT: the
-** next statement on a table of the store says what was lost, once, and
-** the store holds nothing of the transaction. */
-START_TEST(test_commit_store_cannot_write_is_reported_next) {
-  const char *zDir = tu_tmpdir("vtab");
-  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
-  sqlite3 *db = openDb(zDb);
+/* SQLite's error log, as SQLITE_CONFIG_LOG gives it: the wcs lines. */
+static char zWcsLog[4096];
+static void wcsLogLine(void *pArg, int iCode, const char *zMsg) {
+  size_t n = strlen(zWcsLog);
+  (void)pArg;
+  if (strncmp(zMsg, "wcs: ", 5) == 0 &&
+      n + strlen(zMsg) + 16 < sizeof zWcsLog) {
+    snprintf(zWcsLog + n, sizeof zWcsLog - n, "%d %s\n", iCode, zMsg);
+  }
+}
+
+/* 8 MiB in one commit while the process may not grow a file past 4 MiB:
+** SQLite's commit is done, the store's fails. Returns the statement's
+** error text ("" for none). */
+static char *commitTooBig(sqlite3 *db, const char *zPrefix) {
   struct rlimit old, lim;
-  char *zGot;
-  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
-         "(v STRING))");
-  OK(db, "INSERT INTO t(k, v) VALUES ('a', 'x')");
+  char *zGot, *zSql;
   ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
   signal(SIGXFSZ, SIG_IGN);
   lim = old;
   lim.rlim_cur = 4u << 20;
   ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-  /* 8 MiB in one commit: more than any file may now hold */
-  zGot = run(db, "INSERT INTO t(k, v) WITH RECURSIVE c(i) AS (SELECT 1 "
-                 "UNION ALL SELECT i + 1 FROM c WHERE i < 8) SELECT 'big' || "
-                 "i, zeroblob(1048576) FROM c");
+  zSql = sqlite3_mprintf(
+      "INSERT INTO t(k, v) WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL "
+      "SELECT i + 1 FROM c WHERE i < 8) SELECT '%q' || i, zeroblob(1048576) "
+      "FROM c",
+      zPrefix);
+  zGot = run(db, zSql);
+  sqlite3_free(zSql);
   ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
   signal(SIGXFSZ, SIG_DFL);
+  return zGot;
+}
+
+/* A store write that fails after SQLite's commit succeeded (here: the
+** process may not grow files, RLIMIT_FSIZE) cannot fail that COMMIT: the
+** next statement on a table of the store says what was lost, once, and
+** the store holds nothing of the transaction. SQLite's error log has it
+** at once, and again if the connection closes before telling. */
+START_TEST(test_commit_store_cannot_write_is_reported_next) {
+  const char *zDir = tu_tmpdir("vtab");
+  char *zDb = sqlite3_mprintf("%s/app.db", zDir);
+  sqlite3 *db;
+  char *zGot;
+  zWcsLog[0] = 0;
+  sqlite3_shutdown();
+  ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_LOG, wcsLogLine, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_initialize(), SQLITE_OK);
+  db = openDb(zDb);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(v STRING))");
+  OK(db, "INSERT INTO t(k, v) VALUES ('a', 'x')");
+  zGot = commitTooBig(db, "big");
   ck_assert_str_eq(zGot, ""); /* SQLite's commit was done: no error */
   sqlite3_free(zGot);
+  ck_assert_msg(strstr(zWcsLog, "reported done could not write the store") &&
+                    !strstr(zWcsLog, "never reported"),
+                "log: %s", zWcsLog);
   CHECK_ERR(db, "SELECT count(*) FROM t", "could not write the store");
   CHECK(db, "SELECT count(*) FROM t", "1");
   OK(db, "INSERT INTO t(k, v) VALUES ('b', 'y')");
   CHECK(db, "SELECT k, v FROM t", "a|x\nb|y");
+  /* lost again, and the connection closes before a statement tells */
+  zGot = commitTooBig(db, "more");
+  ck_assert_str_eq(zGot, "");
+  sqlite3_free(zGot);
   sqlite3_close(db);
+  ck_assert_msg(strstr(zWcsLog, "never reported, the connection closed first"),
+                "log: %s", zWcsLog);
+  sqlite3_shutdown();
+  ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_LOG, NULL, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_initialize(), SQLITE_OK);
   sqlite3_free(zDb);
   tu_rmrf(zDir);
 }

@@ -325,6 +325,12 @@ static void connUnref(WcsConn *pConn) {
       wcs_engine_close(s->pEng);
       sqlite3_free(s->zPath);
       sqlite3_free(s->aSp);
+      if (s->zLost) {
+        sqlite3_log(s->rcLost,
+                    "wcs: never reported, the connection closed "
+                    "first: %s",
+                    s->zLost);
+      }
       sqlite3_free(s->zLost);
       sqlite3_free(s);
       s = pNext;
@@ -6711,7 +6717,14 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
       "write the store %s, and its changes to the store were not saved "
       "(%s); the store is as it was before that transaction",
       st->zPath ? st->zPath : "in memory", pTab->base.zErrMsg);
-  st->rcLost = st->zLost ? rc : SQLITE_NOMEM;
+  /* (not SQLITE_NOMEM, for which SQLite would show its own words
+  ** instead: the commit's memory ran out, not the report's) */
+  st->rcLost = st->zLost == NULL             ? SQLITE_NOMEM
+               : (rc & 0xff) == SQLITE_NOMEM ? SQLITE_ERROR
+                                             : rc;
+  /* and at once in SQLite's error log (sqlite3_config SQLITE_CONFIG_LOG),
+  ** for a connection that closes before its next statement */
+  sqlite3_log(rc, "wcs: %s", st->zLost ? st->zLost : pTab->base.zErrMsg);
   return rc;
 }
 
