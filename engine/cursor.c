@@ -2330,6 +2330,14 @@ const void *wcs_cursor_row(const wcs_cursor *c, size_t *pnRow) {
   return c->row.a;
 }
 
+int wcs_cursor_ahead(const wcs_cursor *c, const void *pRow, size_t nRow) {
+  int cmp;
+  if (c == NULL || c->bEof) return 0;
+  if (pRow == NULL) return 1;
+  cmp = wcs_bytes_cmp(pRow, nRow, c->row.a, c->row.n);
+  return c->bReverse ? cmp < 0 : cmp > 0;
+}
+
 const wcs_cell *wcs_cursor_cells(const wcs_cursor *c, int *pnCell) {
   if (pnCell) *pnCell = c->bEof ? 0 : c->nCell;
   return c->aCell;

@@ -1199,6 +1199,11 @@ void wcs_cursor_close(wcs_cursor *pCur);
 ** copies the transaction's writes once; a cursor without a transaction or
 ** already frozen is left as it is. WCS_NOMEM leaves it unfrozen. */
 int wcs_cursor_freeze(wcs_cursor *pCur);
+/* 1 if a write to row pRow could show in the cursor's rows to come: it is
+** not at its end and pRow lies past its current row in scan order (pRow
+** NULL: any row, as for a range of rows); else 0. A cheap test before
+** wcs_cursor_freeze(). */
+int wcs_cursor_ahead(const wcs_cursor *pCur, const void *pRow, size_t nRow);
 /* Nonzero when past the last row (or after an error). */
 int wcs_cursor_eof(const wcs_cursor *pCur);
 /* Move to the next row in scan order. */

@@ -1048,6 +1048,21 @@ START_TEST(test_insert_select_from_an_alias_reads_before_its_writes) {
         "hba11,hbb12,hbd14,hbx2,hbz2");
   OK(db, "COMMIT");
   CHECK(db, "SELECT count(*) FROM m2", "21");
+  /* an UPDATE with subqueries through the alias: SQLite computes a
+  ** virtual table's new rows first (the subqueries see none of them) */
+  OK(db, "BEGIN");
+  OK(db, "UPDATE m SET v = (SELECT count(*) FROM m2 AS x WHERE x.v > 100 "
+         "AND x.k < m.k) + (SELECT x.v FROM m2 AS x WHERE x.k = m.k) + 100 "
+         "WHERE k < 'b'");
+  CHECK(db, "SELECT group_concat(k || ':' || v) FROM m WHERE k < 'b'",
+        "a:101,az:101");
+  /* and a value written with the same timestamp as the cell being read
+  ** through the history view replaces it under the reader */
+  OK(db, "INSERT INTO m(k, v, _timestamp) SELECT k, to_int64(value) + 1, "
+         "_timestamp FROM h WHERE k < 'b' AND qualifier = 'v'");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT group_concat(k || ':' || v) FROM m WHERE k < 'b'",
+        "a:102,az:102");
   /* salted: every bucket's reader */
   OK(db, "CREATE VIRTUAL TABLE s USING wcs(KEY (k STRING) SALT 4, "
          "FAMILY f (v INT64))");

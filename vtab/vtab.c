@@ -621,7 +621,7 @@ int wcsWriteInProgress(sqlite3 *db) {
 
 static int clockTick(WcsTab *pTab);
 static int othersReading(WcsTab *pTab);
-static int freezeReaders(WcsTab *pW);
+static int freezeReaders(WcsTab *pW, const void *pRow, size_t nRow);
 static void fromClear(WcsTab *pTab);
 
 /*
@@ -650,7 +650,7 @@ int wcsWriteTxn(WcsTab *pTab, wcs_txn **ppTxn, int *peOwn) {
     *ppTxn = s->pTxn;
     pTab->bFnWrote = 1;
     wcs_txn_gate_key(s->pTxn, gateKey(pTab));
-    return freezeReaders(pTab);
+    return freezeReaders(pTab, NULL, 0);
   }
   if (sqlite3_get_autocommit(db) && !wcsWriteInProgress(db)) {
     rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -3331,12 +3331,14 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
 ** INSERT ... SELECT's rows first as it does from the table written, so
 ** such a reader would meet the statement's own writes among its rows (and
 ** an INSERT ... SELECT k || 'x' FROM alias would feed on itself). Each
-** reader reads the transaction's writes as they are before this one from
-** now on (wcs_cursor_freeze), as a statement reads one moment. The
-** declaration written keeps SQLite's own rules (its one-pass UPDATE
-** reads the row it writes).
+** reader that may still reach row pRow (NULL: any row) reads the
+** transaction's writes as they are before this one from now on
+** (wcs_cursor_freeze), as a statement reads one moment; one that has
+** passed it, as a subquery's point lookup of the row an UPDATE writes
+** has, need not copy them. The declaration written keeps SQLite's own
+** rules (its one-pass UPDATE reads the row it writes).
 */
-static int freezeReaders(WcsTab *pW) {
+static int freezeReaders(WcsTab *pW, const void *pRow, size_t nRow) {
   WcsStore *st = pW->pStore;
   WcsCursor *p;
   uint32_t iId;
@@ -3349,6 +3351,10 @@ static int freezeReaders(WcsTab *pW) {
         wcs_table_id(pR->pTab) != iId) {
       continue;
     }
+    for (i = 0; i < p->nStream; i++) {
+      if (wcs_cursor_ahead(p->aStream[i].pCur, pRow, nRow)) break;
+    }
+    if (i == p->nStream) continue; /* every stream is past the row */
     for (i = 0; i < p->nStream; i++) {
       int rc = wcs_cursor_freeze(p->aStream[i].pCur);
       if (rc != WCS_OK) return engErr(pW, rc, pW->zName);
@@ -6418,14 +6424,14 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   if (st->nActive == 0 || st->pTxn == NULL) {
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
   }
-  if (st->pOpen) {
-    rc = freezeReaders(pTab);
-    if (rc != SQLITE_OK) return rc;
-  }
   pTxn = st->pTxn;
   if (sqlite3_value_type(argv[0]) != SQLITE_NULL) {
     pOld = sqlite3_value_blob(argv[0]);
     nOld = sqlite3_value_bytes(argv[0]);
+    if (st->pOpen) {
+      rc = freezeReaders(pTab, pOld, (size_t)nOld);
+      if (rc != SQLITE_OK) return rc;
+    }
   }
   if (argc == 1) {
     rc = wcs_txn_delete_row(pTxn, pTab->pTab, pOld, (size_t)nOld);
@@ -6492,6 +6498,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     rc = setErr(pVtab, "%s: a row key cannot be empty", pTab->zName);
     rc = SQLITE_CONSTRAINT;
   }
+  if (rc == SQLITE_OK && st->pOpen) rc = freezeReaders(pTab, pKey->a, pKey->n);
   if (rc != SQLITE_OK) goto done;
   eConflict = sqlite3_vtab_on_conflict(pTab->pConn->db);
   if (pOld == NULL || pKey->n != (size_t)nOld ||
