@@ -166,8 +166,10 @@ struct wcs_cursor {
   int64_t iIdleSince;    /* monotonic micros it went to the pool */
   wcs_txn *pTxn;         /* or NULL */
   wcs_snapshot *pSnap;   /* owned, while opening with pTxn NULL */
-  Overlay *pOvCopy;      /* after wcs_cursor_freeze: the copy of pTxn's
+  Overlay *pOvCopy;      /* after wcs_cursor_freeze: the copy of the
                          ** overlay the views read, owned; else NULL */
+  wcs_moment *pMoment;   /* the moment the views read (a read option, or
+                         ** wcs_cursor_freeze_at), referenced; else NULL */
   int bOverlay;          /* the views merge pTxn's overlay (else they never
                          ** need view_sync) */
   int bReverse;
@@ -1568,31 +1570,88 @@ static void release_views(wcs_cursor *c) {
   }
 }
 
-/* Drop c's copy of the overlay (wcs_cursor_freeze): views still reading
-** it are unpositioned and read no overlay until they are aimed again. */
-static void thaw(wcs_cursor *c) {
+/* Drop c's copy of the overlay and its moment (wcs_cursor_freeze, _at, a
+** read's pMoment): views still reading either move to pLive at their
+** keys (wcs_cursor_thaw), or, pLive NULL, are unpositioned and read no
+** overlay until they are aimed again. */
+static void thaw_to(wcs_cursor *c, Overlay *pLive) {
   int i;
-  if (c->pOvCopy == NULL) return;
+  if (c->pOvCopy == NULL && c->pMoment == NULL) return;
   for (i = 0; c->aSlot && i < c->pDef->nFam; i++) {
     EngView *v = c->aSlot[i].pView;
-    if (v && view_overlay(v) == c->pOvCopy) view_retarget(v, NULL, c->bReverse);
+    Overlay *pOv = v ? view_overlay(v) : NULL;
+    if (pOv == NULL ||
+        (pOv != c->pOvCopy && (c->pMoment == NULL || pOv != c->pMoment->pOv))) {
+      continue;
+    }
+    if (pLive) {
+      view_detach(v, pLive);
+    } else {
+      view_retarget(v, NULL, c->bReverse);
+    }
   }
   ov_free(c->pOvCopy);
   c->pOvCopy = NULL;
+  eng_moment_unref(c->pMoment);
+  c->pMoment = NULL;
+}
+
+static void thaw(wcs_cursor *c) {
+  thaw_to(c, NULL);
+}
+
+void wcs_cursor_thaw(wcs_cursor *c) {
+  if (c == NULL || c->pTxn == NULL || !c->bOverlay) return;
+  thaw_to(c, c->pTxn->pOv);
+}
+
+/* The overlay c's views read, or NULL: every view of one read reads the
+** same. */
+static Overlay *read_overlay(const wcs_cursor *c) {
+  int i;
+  for (i = 0; i < c->nStream; i++) {
+    Overlay *pOv =
+        c->aStream[i].pView ? view_overlay(c->aStream[i].pView) : NULL;
+    if (pOv) return pOv;
+  }
+  return NULL;
+}
+
+/* Aim c's streams at overlay pOv (a copy or a moment's) at their keys. */
+static void detach_streams(wcs_cursor *c, Overlay *pOv) {
+  int i;
+  for (i = 0; i < c->nStream; i++) {
+    if (c->aStream[i].pView) view_detach(c->aStream[i].pView, pOv);
+  }
 }
 
 int wcs_cursor_freeze(wcs_cursor *c) {
-  Overlay *pCopy;
-  int i, rc;
-  if (c == NULL || c->pTxn == NULL || !c->bOverlay || c->pOvCopy) {
+  Overlay *pSrc, *pCopy;
+  int rc;
+  if (c == NULL || c->pTxn == NULL || !c->bOverlay || c->pOvCopy ||
+      c->pMoment) {
     return WCS_OK;
   }
-  rc = ov_clone(c->pTxn->pOv, &pCopy);
+  /* the overlay the views read: the transaction's now, or, after a
+  ** commit, the one kept for the cursors open then */
+  pSrc = read_overlay(c);
+  if (pSrc == NULL) return WCS_OK;
+  rc = ov_clone(pSrc, &pCopy);
   if (rc != WCS_OK) return eng_err(rc, "out of memory");
-  for (i = 0; i < c->nStream; i++) {
-    if (c->aStream[i].pView) view_detach(c->aStream[i].pView, pCopy);
-  }
+  detach_streams(c, pCopy);
   c->pOvCopy = pCopy;
+  return WCS_OK;
+}
+
+int wcs_cursor_freeze_at(wcs_cursor *c, wcs_moment *m) {
+  if (c == NULL || m == NULL || c->pTxn == NULL || !c->bOverlay || c->pOvCopy ||
+      c->pMoment) {
+    return WCS_OK;
+  }
+  if (read_overlay(c) != c->pTxn->pOv) return wcs_cursor_freeze(c);
+  m->nRef++;
+  c->pMoment = m;
+  detach_streams(c, m->pOv);
   return WCS_OK;
 }
 
@@ -2046,6 +2105,12 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     if (pTxn) {
       rc = eng_txn_snapshot(pTxn, &pSnap);
       pOv = pTxn->pOv;
+      if (o->pMoment) {
+        /* its writes as of a moment */
+        c->pMoment = o->pMoment;
+        c->pMoment->nRef++;
+        pOv = c->pMoment->pOv;
+      }
     } else if (o->pSnap) {
       pSnap = o->pSnap; /* the caller's, for several cursors at once */
     } else if (nSel > 1 || bTry) {

@@ -279,6 +279,14 @@ int ov_range_covers(const Overlay *p, const void *pKey, size_t nKey);
 /* A copy of p (its net effect: the same entries and ranges), for a reader
 ** that must not see p's later changes. */
 int ov_clone(const Overlay *p, Overlay **pp);
+
+/* A transaction's writes as of a mark (wcs_txn_moment): an overlay of its
+** own, shared by the cursors that read it (each holds a reference). */
+struct wcs_moment {
+  Overlay *pOv;
+  int nRef;
+};
+void eng_moment_unref(wcs_moment *m);
 uint64_t ov_generation(const Overlay *p);
 int ov_count(const Overlay *p);
 size_t ov_bytes(const Overlay *p);

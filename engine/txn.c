@@ -525,6 +525,49 @@ static int replay(wcs_txn *t, size_t nLog) {
   return rc;
 }
 
+size_t wcs_txn_mark(const wcs_txn *t) {
+  return t ? t->log.n : 0;
+}
+
+int wcs_txn_moment(wcs_txn *t, size_t iMark, wcs_moment **pp) {
+  wcs_moment *m;
+  int rc, nOp;
+  if (pp) *pp = NULL;
+  if (t == NULL || pp == NULL) {
+    return eng_err(WCS_MISUSE, "wcs_txn_moment: a NULL argument");
+  }
+  if (iMark > t->log.n) {
+    return eng_err(WCS_MISUSE,
+                   "wcs_txn_moment: mark %llu is past the transaction's "
+                   "writes (%llu bytes): rolled back since?",
+                   (unsigned long long)iMark, (unsigned long long)t->log.n);
+  }
+  m = calloc(1, sizeof(*m));
+  if (m == NULL) return eng_err(WCS_NOMEM, "out of memory");
+  m->nRef = 1;
+  rc = ov_new(&m->pOv);
+  nOp = t->nOp; /* (log_walk counts the operations it walks) */
+  if (rc == WCS_OK) rc = log_walk(t, iMark, m->pOv, apply_cb);
+  t->nOp = nOp;
+  if (rc != WCS_OK) {
+    eng_moment_unref(m);
+    return eng_err(rc, "out of memory copying a transaction's writes");
+  }
+  *pp = m;
+  return WCS_OK;
+}
+
+void eng_moment_unref(wcs_moment *m) {
+  if (m && --m->nRef == 0) {
+    ov_free(m->pOv);
+    free(m);
+  }
+}
+
+void wcs_moment_free(wcs_moment *m) {
+  eng_moment_unref(m);
+}
+
 /* Build the overlay from the log (before the transaction's first read). */
 static int materialize(wcs_txn *t) {
   int rc;

@@ -608,6 +608,8 @@ typedef struct wcs_engine wcs_engine; /* the data model over a store */
 typedef struct wcs_table wcs_table;   /* an open table handle */
 typedef struct wcs_txn wcs_txn;       /* a transaction: buffered mutations */
 typedef struct wcs_cursor wcs_cursor; /* a row reader */
+typedef struct wcs_moment wcs_moment; /* a transaction's writes as of a
+                                      ** mark (wcs_txn_moment) */
 struct ks_schema;                     /* parsed schema: keyschema/schema.h */
 
 #define WCS_TS_NOW (-1) /* write timestamp: the transaction's time */
@@ -871,6 +873,16 @@ int wcs_txn_begin(wcs_engine *pEng, int flags, wcs_txn **ppTxn);
 ** Cursors still open on the transaction go on showing what they showed
 ** before the commit (its writes included) until they close. */
 int wcs_txn_commit(wcs_txn *pTxn);
+/* A mark in the transaction's writes: what it has written so far. */
+size_t wcs_txn_mark(const wcs_txn *pTxn);
+/* The transaction's writes as they were at mark iMark (wcs_txn_mark),
+** for cursors that must not see its later writes (wcs_read_options.
+** pMoment, wcs_cursor_freeze_at): built from its log, one pass over the
+** writes before the mark. The mark must be valid: no rollback to a
+** savepoint before it, no commit since. Free with wcs_moment_free(); each
+** cursor that reads it holds it until it is closed. */
+int wcs_txn_moment(wcs_txn *pTxn, size_t iMark, wcs_moment **ppMoment);
+void wcs_moment_free(wcs_moment *pMoment);
 /* What wcs_txn_commit() would refuse before it writes anything, checked
 ** without committing: WCS_SCHEMA (with the message commit would give) if a
 ** table written was dropped or altered. For a caller whose commit comes in
@@ -1160,6 +1172,11 @@ typedef struct wcs_read_options {
   ** (the cursor holds what it reads by itself then). NULL:
   ** the latest state. Ignored with a transaction (its snapshot). */
   const wcs_snapshot *pSnap;
+  /* With a transaction: read its writes as they were at this moment
+  ** (wcs_txn_moment), not as they are now; NULL: now. The moment must be
+  ** the transaction's, made since its last commit; the cursor holds it
+  ** until it is closed. */
+  struct wcs_moment *pMoment;
 } wcs_read_options;
 
 /* Defaults: whole table, forward, all families, all versions, no time
@@ -1199,6 +1216,15 @@ void wcs_cursor_close(wcs_cursor *pCur);
 ** copies the transaction's writes once; a cursor without a transaction or
 ** already frozen is left as it is. WCS_NOMEM leaves it unfrozen. */
 int wcs_cursor_freeze(wcs_cursor *pCur);
+/* The same, at moment pMoment of the cursor's transaction: a cursor that
+** reads the transaction's writes as they are now reads them as they were
+** at the moment from now on (one that reads an older state, a moment or
+** the writes before a commit, is frozen as wcs_cursor_freeze does). */
+int wcs_cursor_freeze_at(wcs_cursor *pCur, wcs_moment *pMoment);
+/* Undo a freeze: the cursor reads its transaction's writes as they are
+** now again, from its current row on (after a rollback to a savepoint,
+** say, which a frozen cursor would not see). */
+void wcs_cursor_thaw(wcs_cursor *pCur);
 /* 1 if a write to row pRow could show in the cursor's rows to come: it is
 ** not at its end and pRow lies past its current row in scan order (pRow
 ** NULL: any row, as for a range of rows); else 0. A cheap test before

@@ -266,6 +266,43 @@ START_TEST(test_a_frozen_cursor_reads_the_writes_of_its_moment) {
   ck_assert_str_eq(z, "a:3,b:3,e:3,f:2,m:107,z:3,");
   wcs_cursor_close(c);
   ck_assert_int_eq(wcs_cursor_freeze(NULL), WCS_OK);
+  /* a moment: the writes up to a mark, for a cursor opened later, and
+  ** for one frozen at it; a thaw reads the writes as they are now */
+  {
+    size_t iMark = wcs_txn_mark(x);
+    wcs_moment *m = NULL, *m2 = NULL;
+    wcs_read_options mo = o;
+    putRow(x, t, "y", "4");
+    ck_assert_int_eq(wcs_txn_moment(x, iMark, &m), WCS_OK);
+    ck_assert_int_eq(wcs_txn_moment(x, wcs_txn_mark(x) + 1, &m2), WCS_MISUSE);
+    ck_assert_ptr_null(m2);
+    mo.pMoment = m;
+    ck_assert_int_eq(wcs_cursor_open(&c, t, x, &mo), WCS_OK);
+    ck_assert_int_eq(wcs_cursor_open(&r, t, x, &o), WCS_OK);
+    ck_assert_int_eq(wcs_cursor_freeze_at(r, m), WCS_OK);
+    wcs_moment_free(m); /* the cursors hold it */
+    putRow(x, t, "x", "4");
+    rowsOf(c, z, sizeof z);
+    ck_assert_str_eq(z, "a:3,b:3,e:3,f:2,m:107,z:3,");
+    rowsOf(r, z, sizeof z);
+    ck_assert_str_eq(z, "a:3,b:3,e:3,f:2,m:107,z:3,");
+    ck_assert_int_eq(wcs_cursor_seek(r, "a", 1), WCS_OK);
+    wcs_cursor_thaw(r);
+    rowsOf(r, z, sizeof z);
+    ck_assert_str_eq(z, "a:3,b:3,e:3,f:2,m:107,x:4,y:4,z:3,");
+    wcs_cursor_close(c);
+    wcs_cursor_close(r);
+  }
+  /* a cursor open across its transaction's commit reads what it read
+  ** then; frozen after, it keeps that, not the next writes */
+  ck_assert_int_eq(wcs_cursor_open(&c, t, x, &o), WCS_OK);
+  ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+  putRow(x, t, "c", "5");
+  ck_assert_int_eq(wcs_cursor_freeze(c), WCS_OK);
+  putRow(x, t, "d", "5");
+  rowsOf(c, z, sizeof z);
+  ck_assert_str_eq(z, "a:3,b:3,e:3,f:2,m:107,x:4,y:4,z:3,");
+  wcs_cursor_close(c);
   wcs_txn_free(x);
   closeTable(NULL, 0, e, t);
 }

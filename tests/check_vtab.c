@@ -1063,6 +1063,47 @@ START_TEST(test_insert_select_from_an_alias_reads_before_its_writes) {
   OK(db, "COMMIT");
   CHECK(db, "SELECT group_concat(k || ':' || v) FROM m WHERE k < 'b'",
         "a:102,az:102");
+  /* a reader SQLite starts again for each outer row (the inner loop of a
+  ** join) reads the transaction's writes as of before the statement */
+  OK(db, "CREATE TABLE nums(x)");
+  OK(db, "INSERT INTO nums VALUES (1), (2), (3)");
+  OK(db,
+     "CREATE VIRTUAL TABLE j USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE j2 USING wcs(TABLE 'j')");
+  OK(db, "INSERT INTO j(k, v) VALUES ('a', 1)");
+  OK(db, "INSERT INTO j(k, v) SELECT n.x || a.k, a.v FROM nums n "
+         "CROSS JOIN j2 a");
+  CHECK(db, "SELECT group_concat(k) FROM j", "1a,2a,3a,a");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO j(k, v) VALUES ('b', 2)");
+  OK(db, "INSERT INTO j(k, v) SELECT n.x || a.k, a.v FROM nums n "
+         "CROSS JOIN j2 a WHERE a.k GLOB '[ab]'");
+  CHECK(db, "SELECT group_concat(k) FROM j", "1a,1b,2a,2b,3a,3b,a,b");
+  OK(db, "COMMIT");
+  /* a reader frozen by a write, then a ROLLBACK TO: it reads what is left,
+  ** as a reader that was never frozen does */
+  {
+    sqlite3_stmt *pS = NULL;
+    char zGot[64] = "";
+    OK(db, "DELETE FROM j");
+    OK(db, "INSERT INTO j(k, v) VALUES ('b', 1), ('d', 1)");
+    OK(db, "BEGIN");
+    OK(db, "INSERT INTO j(k, v) VALUES ('a', 1)");
+    OK(db, "SAVEPOINT s");
+    OK(db, "INSERT INTO j(k, v) VALUES ('c', 1)");
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT k FROM j2", -1, &pS, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(pS), SQLITE_ROW);
+    strcat(zGot, (const char *)sqlite3_column_text(pS, 0));
+    OK(db, "INSERT INTO j(k, v) VALUES ('x', 1)"); /* freezes it */
+    OK(db, "ROLLBACK TO s");
+    while (sqlite3_step(pS) == SQLITE_ROW) {
+      strcat(zGot, (const char *)sqlite3_column_text(pS, 0));
+    }
+    ck_assert_int_eq(sqlite3_finalize(pS), SQLITE_OK);
+    ck_assert_str_eq(zGot, "abd");
+    OK(db, "COMMIT");
+  }
   /* salted: every bucket's reader */
   OK(db, "CREATE VIRTUAL TABLE s USING wcs(KEY (k STRING) SALT 4, "
          "FAMILY f (v INT64))");
@@ -3544,6 +3585,19 @@ START_TEST(test_store_that_fails_to_open_is_tried_again) {
   CHECK(db, "SELECT k, v FROM t", "a|1");
   sqlite3_free(zLock);
   sqlite3_close(db);
+  /* a store directory emptied of its files holds no store: the table is
+  ** missing, and DROP TABLE removes the declaration */
+  {
+    char *zDir = sqlite3_mprintf("%s.wcs", tmp.zDb);
+    tu_rmrf(zDir);
+    ck_assert_int_eq(mkdir(zDir, 0755), 0);
+    db = openDb(tmp.zDb);
+    CHECK_ERR(db, "SELECT * FROM t", "DROP TABLE t removes this declaration");
+    OK(db, "DROP TABLE t");
+    CHECK(db, "SELECT count(*) FROM sqlite_schema WHERE name = 't'", "0");
+    sqlite3_close(db);
+    sqlite3_free(zDir);
+  }
   tmpDbDone(&tmp);
 }
 END_TEST

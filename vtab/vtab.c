@@ -321,6 +321,7 @@ static void connUnref(WcsConn *pConn) {
       WcsStore *pNext = s->pNext;
       readSnapDrop(s);
       sqlite3_free(s->aReadSnap);
+      wcs_moment_free(s->pMoment);
       wcs_txn_free(s->pTxn);
       wcs_engine_close(s->pEng);
       sqlite3_free(s->zPath);
@@ -1263,10 +1264,11 @@ static void storeFailed(WcsTab *pTab, int rc, const char *zPath) {
   pTab->bStoreDamaged = e == SQLITE_CORRUPT;
   pTab->rcStoreFailed = 0;
   /* (a store whose files this process may not open, which a restore by
-  ** another user or a read-only mount leaves, is there all the same) */
+  ** another user or a read-only mount leaves, is there all the same; a
+  ** directory without the store's files, SQLITE_CANTOPEN, holds none) */
   if (zPath && access(zPath, F_OK) == 0 &&
       (e == SQLITE_IOERR || e == SQLITE_FULL || e == SQLITE_NOLFS ||
-       e == SQLITE_PERM || e == SQLITE_READONLY || e == SQLITE_CANTOPEN)) {
+       e == SQLITE_PERM || e == SQLITE_READONLY)) {
     pTab->rcStoreFailed = rc;
   }
 }
@@ -3324,6 +3326,101 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
   st->pOpen = p;
 }
 
+/* Forget the writing statement's mark and its moment. */
+static void markDrop(WcsStore *st) {
+  st->bMark = 0;
+  st->pMarkStmt = NULL;
+  st->pMarkTab = NULL;
+  wcs_moment_free(st->pMoment);
+  st->pMoment = NULL;
+}
+
+/* The writing statement of db (a statement of db that is running and
+** writes), and how many times it has run, to tell its runs apart. */
+static sqlite3_stmt *writerRun(sqlite3 *db, int *pnRun) {
+  sqlite3_stmt *p = busyWriter(db);
+  *pnRun = p ? sqlite3_stmt_status(p, SQLITE_STMTSTATUS_RUN, 0) : 0;
+  return p;
+}
+
+/* Whether st's mark is that of the statement writing now. */
+static int markCurrent(WcsStore *st, sqlite3 *db) {
+  int nRun;
+  sqlite3_stmt *p;
+  if (!st->bMark) return 0;
+  p = writerRun(db, &nRun);
+  if (p == st->pMarkStmt && nRun == st->nMarkRun) return 1;
+  markDrop(st);
+  return 0;
+}
+
+/* 1 if a cursor of the connection reads pW's store table through another
+** declaration. */
+static int readersOfTable(WcsTab *pW) {
+  WcsCursor *p;
+  uint32_t iId = wcs_table_id(pW->pTab);
+  for (p = pW->pStore->pOpen; p; p = p->pNextOpen) {
+    WcsTab *pR = (WcsTab *)p->base.pVtab;
+    if (pR != pW && pR->pTab && wcs_table_id(pR->pTab) == iId) return 1;
+  }
+  return 0;
+}
+
+/* The moment of st's mark, made on first need. */
+static int markMoment(WcsStore *st, WcsTab *pTab, wcs_moment **ppM) {
+  if (st->pMoment == NULL) {
+    int rc = wcs_txn_moment(st->pTxn, st->iMark, &st->pMoment);
+    if (rc != WCS_OK) return engErr(pTab, rc, pTab->zName);
+  }
+  *ppM = st->pMoment;
+  return SQLITE_OK;
+}
+
+/* After a rollback of the store transaction (to a savepoint or whole):
+** frozen readers read its writes as they are now again, from their
+** current rows on, as unfrozen ones do (a frozen one would show writes
+** rolled back), and the writing statement's mark is gone with the log it
+** marked. */
+static void thawReaders(WcsStore *st) {
+  WcsCursor *p;
+  int i;
+  for (p = st->pOpen; p; p = p->pNextOpen) {
+    if (!p->bFrozen) continue;
+    for (i = 0; i < p->nStream; i++)
+      wcs_cursor_thaw(p->aStream[i].pCur);
+    p->bFrozen = 0;
+  }
+  markDrop(st);
+}
+
+/*
+** A statement writes pW's store table (xUpdate, before its write): if
+** other declarations of that table are read, remember the store
+** transaction's mark before the statement's first write, so that their
+** cursors that SQLite starts again while the statement runs (the inner
+** loop of a join, a subquery per row) read the transaction's writes as
+** of that mark, not the statement's own rows (wcsFilter). The moment is
+** made from the mark only when such a cursor starts.
+*/
+static void markWrite(WcsTab *pW) {
+  WcsStore *st = pW->pStore;
+  sqlite3_stmt *p;
+  int nRun;
+  if (st->bMark && st->pMarkTab == pW && markCurrent(st, pW->pConn->db)) {
+    return; /* the same run of the same statement */
+  }
+  if (st->pOpen == NULL || !readersOfTable(pW)) return;
+  p = writerRun(pW->pConn->db, &nRun);
+  markDrop(st);
+  if (p == NULL) return;
+  st->bMark = 1;
+  st->pMarkStmt = p;
+  st->nMarkRun = nRun;
+  st->iMarkTable = wcs_table_id(pW->pTab);
+  st->pMarkTab = pW;
+  st->iMark = wcs_txn_mark(st->pTxn);
+}
+
 /*
 ** A write to pW's store table while cursors of the connection read the
 ** same store table through other declarations (a TABLE 'x' one, a
@@ -3340,6 +3437,7 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
 */
 static int freezeReaders(WcsTab *pW, const void *pRow, size_t nRow) {
   WcsStore *st = pW->pStore;
+  wcs_moment *pM = NULL;
   WcsCursor *p;
   uint32_t iId;
   if (st == NULL || st->pOpen == NULL || pW->pTab == NULL) return SQLITE_OK;
@@ -3355,8 +3453,14 @@ static int freezeReaders(WcsTab *pW, const void *pRow, size_t nRow) {
       if (wcs_cursor_ahead(p->aStream[i].pCur, pRow, nRow)) break;
     }
     if (i == p->nStream) continue; /* every stream is past the row */
+    if (pM == NULL && st->bMark && st->pMarkTab == pW) {
+      /* the moment before the statement's first write */
+      int rc = markMoment(st, pW, &pM);
+      if (rc != SQLITE_OK) return rc;
+    }
     for (i = 0; i < p->nStream; i++) {
-      int rc = wcs_cursor_freeze(p->aStream[i].pCur);
+      int rc = pM ? wcs_cursor_freeze_at(p->aStream[i].pCur, pM)
+                  : wcs_cursor_freeze(p->aStream[i].pCur);
       if (rc != WCS_OK) return engErr(pW, rc, pW->zName);
     }
     p->bFrozen = 1;
@@ -5138,6 +5242,17 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   wcs_read_options_init(&opt);
   rc = readSnap(pTab, &opt.pSnap);
   if (rc != SQLITE_OK) goto done;
+  {
+    WcsStore *st = pTab->pStore;
+    if (st->bMark && st->pMarkTab != pTab && wcsReadTxn(st) &&
+        wcs_table_id(pTab->pTab) == st->iMarkTable &&
+        markCurrent(st, pTab->pConn->db)) {
+      /* started again while a statement writes the table through another
+      ** declaration: the writes as of before that statement (markWrite) */
+      rc = markMoment(st, pTab, &opt.pMoment);
+      if (rc != SQLITE_OK) goto done;
+    }
+  }
   opt.bReverse = p->bReverse;
   opt.nVersions = nVersions;
   opt.iMinTs = iMinTs;
@@ -6425,6 +6540,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
   }
   pTxn = st->pTxn;
+  if (st->pOpen) markWrite(pTab);
   if (sqlite3_value_type(argv[0]) != SQLITE_NULL) {
     pOld = sqlite3_value_blob(argv[0]);
     nOld = sqlite3_value_bytes(argv[0]);
@@ -6686,6 +6802,7 @@ static void leaveTxn(WcsTab *pTab) {
     WcsTab *q;
     st->bCommitted = 0;
     st->nSp = 0;
+    markDrop(st); /* (the mark was in the transaction's log) */
     for (q = pTab->pConn->pTab; q; q = q->pNextTab) {
       if (q->pStore == st) q->bFnWrote = 0;
     }
@@ -6741,7 +6858,10 @@ static int wcsRollback(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
   if (pTab->bInTxn) {
-    if (!pTab->pStore->bCommitted) rc = wcs_txn_rollback(pTab->pStore->pTxn);
+    if (!pTab->pStore->bCommitted) {
+      rc = wcs_txn_rollback(pTab->pStore->pTxn);
+      thawReaders(pTab->pStore);
+    }
     leaveTxn(pTab);
   }
   if (pTab->bCreating && pTab->bOwner && pTab->pTab && pTab->pStore) {
@@ -6761,6 +6881,8 @@ static int wcsSavepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsStore *st = pTab->pStore;
   int i, rc;
   if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
+  /* a statement begins (or a SAVEPOINT): the last one's mark is done */
+  markDrop(st);
   if (pTab->bJoining) {
     pTab->bJoining = 0;
     for (i = 0; i < st->nSp; i++) {
@@ -6787,6 +6909,7 @@ static int wcsRelease(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsStore *st = pTab->pStore;
   int i, rc = WCS_OK;
   if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
+  markDrop(st); /* a statement ends (or a RELEASE) */
   for (i = 0; i < st->nSp; i++) {
     if (st->aSp[i] >= iSavepoint) {
       rc = wcs_txn_release(st->pTxn, i + 1);
@@ -6813,6 +6936,7 @@ static int wcsRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
     rc = wcs_txn_rollback_to(st->pTxn, i + 1);
     st->nSp = i + 1;
   }
+  thawReaders(st);
   return rc == WCS_OK ? SQLITE_OK : engErr(pTab, rc, "ROLLBACK TO");
 }
 

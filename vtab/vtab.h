@@ -87,6 +87,17 @@ struct WcsStore {
                     ** statement starts and the writer moved on */
   int nCursor;      /* cursors of this connection open on the store */
   struct WcsCursor *pOpen; /* those cursors, linked by pNextOpen */
+  /* The statement writing the store now while other declarations of the
+  ** table it writes are read (markWrite): its run, the table and
+  ** declaration it writes, the store transaction's mark before its first
+  ** write, and the moment made from that mark once a reader needs it */
+  int bMark;
+  sqlite3_stmt *pMarkStmt;
+  int nMarkRun;
+  uint32_t iMarkTable;
+  struct WcsTab *pMarkTab;
+  size_t iMark;
+  wcs_moment *pMoment;
   WcsReadSnap *aReadSnap; /* what they read outside a store transaction,
                           ** while any is open: a moment per database
                           ** file (readSnap) */
