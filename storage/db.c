@@ -35,7 +35,10 @@
 ** Recovery (open): replay the manifest, then every WAL file not yet
 ** obsolete, in order, into memtables, flushing them to level 0; cut a torn
 ** WAL tail; refuse a corrupt WAL naming the file and offset. A fresh
-** manifest and WAL are started before the store is used.
+** manifest and WAL are started before the store is used. A clean close
+** records the length of the log being written (recordClose), and a log
+** that reads short of a length the manifest recorded (its seal, or its
+** last clean close) is refused, never cut as a torn tail.
 */
 #include <assert.h>
 #include <errno.h>
@@ -2852,9 +2855,10 @@ typedef struct Replay {
 /*
 ** Before anything is replayed or written: every log the manifest tracks
 ** as live (numbers >= its log number) must exist, and a sealed one must
-** hold at least the bytes it was sealed at. A log lost or cut short would
-** otherwise open as a smaller store, its commits silently gone. Nothing
-** on disk is changed on failure.
+** hold at least the bytes it was sealed at, a cleanly closed one at least
+** the bytes it held at that close (vedit_wal_min_bytes). A log lost or cut
+** short would otherwise open as a smaller store, its commits silently
+** gone. Nothing on disk is changed on failure.
 */
 static int checkLiveLogs(wcs_db *db, char **pzErr) {
   const vedit_wal *a;
@@ -2862,15 +2866,15 @@ static int checkLiveLogs(wcs_db *db, char **pzErr) {
   for (i = 0; rc == WCS_OK && i < n; i++) {
     char *z = logPath(db, a[i].iNum);
     wcs_file *f = NULL;
-    uint64_t nSize = 0;
+    uint64_t nSize = 0, nMin = vedit_wal_min_bytes(&a[i]);
     int bExists = 0;
     if (z == NULL) return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     db->pEnv->xExists(db->pEnv, z, &bExists);
     if (!bExists) {
       char zWant[64];
-      if (a[i].bSealed) {
+      if (nMin > 0) {
         snprintf(zWant, sizeof zWant, "a file of %llu bytes",
-                 (unsigned long long)a[i].nSealed);
+                 (unsigned long long)nMin);
       } else {
         snprintf(zWant, sizeof zWant, "the log being written");
       }
@@ -2882,19 +2886,18 @@ static int checkLiveLogs(wcs_db *db, char **pzErr) {
           "(from a backup, or from wherever it was moved) and open again; "
           "the store was left as it is",
           db->zDir, z, zWant);
-    } else if (a[i].bSealed && a[i].nSealed > 0) {
+    } else if (nMin > 0) {
       rc = db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &f, pzErr);
       if (rc == WCS_OK) rc = db->pEnv->xSize(f, &nSize, pzErr);
       db->pEnv->xClose(f);
-      if (rc == WCS_OK && nSize < a[i].nSealed) {
+      if (rc == WCS_OK && nSize < nMin) {
         rc = wcs_seterr(
             pzErr, WCS_CORRUPT_BKPT,
             "store %s: log %s is shorter than recorded (expected at least "
             "%llu bytes, found %llu: truncated?); the commits in its missing "
             "part are in no sorted file. Restore the file (from a backup) and "
             "open again; the store was left as it is",
-            db->zDir, z, (unsigned long long)a[i].nSealed,
-            (unsigned long long)nSize);
+            db->zDir, z, (unsigned long long)nMin, (unsigned long long)nSize);
       }
     }
     free(z);
@@ -2906,9 +2909,10 @@ static int checkLiveLogs(wcs_db *db, char **pzErr) {
 ** Replay WAL files into memtables. Unless read-only: flush them and start
 ** a new log, or, when one short log was all there was to replay, go on
 ** appending to it with the replayed memtable. A log the manifest sealed
-** must read cleanly to its sealed length: what would otherwise pass for
-** a torn tail there is a lost part of the log, refused before the tail is
-** cut.
+** must read cleanly to its sealed length, one it recorded at a clean
+** close to the length it held then: what would otherwise pass for a torn
+** tail there is a lost part of the log, refused before the tail is cut
+** (so a torn tail is never cut below that length).
 */
 static int recoverLogs(wcs_db *db, char **pzErr) {
   LogList l;
@@ -2983,15 +2987,16 @@ static int recoverLogs(wcs_db *db, char **pzErr) {
     nLastEnd = wal_reader_good_end(r);
     if (rc == WCS_OK) {
       const vedit_wal *w = vset_log_tracked(db->pVs, l.a[i]);
-      if (w && w->bSealed && nLastEnd < w->nSealed) {
+      if (w && nLastEnd < vedit_wal_min_bytes(w)) {
         rc = wcs_seterr(
             pzErr, WCS_CORRUPT_BKPT,
             "store %s: log %s does not read cleanly to the length it was "
-            "sealed at (expected %llu bytes of whole records, found %llu; "
+            "%s at (expected %llu bytes of whole records, found %llu; "
             "the bytes after that were changed or zeroed): the commits in "
             "them would be lost. Restore the file (from a backup) and open "
             "again; the log was left as it is",
-            db->zDir, zPath, (unsigned long long)w->nSealed,
+            db->zDir, zPath, w->bSealed ? "sealed" : "closed cleanly",
+            (unsigned long long)vedit_wal_min_bytes(w),
             (unsigned long long)nLastEnd);
       }
     }
@@ -3548,6 +3553,44 @@ int wcs_db_open(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
   return wcs_db_open_env(ppDb, zPath, pOpt, NULL, pzErr);
 }
 
+/*
+** At a clean close (threads joined, the log synced): record in the
+** manifest (VE_LOG_CLOSED) the bytes of whole synced records that the log
+** being written holds, so that the next open refuses the log cut short
+** below them rather than take the cut for the torn tail of a crash, which
+** would drop acknowledged commits without a word. The log stays live: the
+** next open may append to it, which only makes it longer. One manifest
+** append and fsync; none when the manifest already records that length
+** (an open that wrote nothing), with SYNC OFF (nothing was synced, so
+** nothing is promised), or when the log is unusable.
+*/
+static int recordClose(wcs_db *db, char **pzErr) {
+  const vedit_wal *w;
+  wcs_vedit e;
+  uint64_t iLog, nClosed;
+  int rc;
+  if (db->bReadOnly || db->bInMemory || db->pWal == NULL ||
+      db->opt.iSync == WCS_SYNC_OFF || wal_writer_broken(db->pWal)) {
+    return WCS_OK;
+  }
+  iLog = memtable_log(db->pMem);
+  nClosed = wal_writer_size(db->pWal) - wal_writer_unsynced(db->pWal);
+  w = vset_log_tracked(db->pVs, iLog);
+  if (iLog == 0 || nClosed == 0 || (w && w->bSealed) ||
+      (w && w->bClosed && w->nClosed == nClosed)) {
+    return WCS_OK;
+  }
+  memset(&e, 0, sizeof e);
+  rc = vedit_log_closed(&e, iLog, nClosed);
+  if (rc) {
+    rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
+  } else {
+    rc = vset_apply(db->pVs, &e, pzErr);
+  }
+  vedit_clear(&e);
+  return rc;
+}
+
 int wcs_db_close(wcs_db *db) {
   int rc;
   if (db == NULL) return WCS_OK;
@@ -3566,6 +3609,13 @@ int wcs_db_close(wcs_db *db) {
     int rc2 = wal_writer_sync(db->pWal, &zErr);
     free(zErr);
     if (rc == WCS_OK) rc = rc2;
+  }
+  if (rc == WCS_OK) {
+    char *zErr = NULL;
+    pthread_mutex_lock(&db->mu);
+    rc = recordClose(db, &zErr);
+    pthread_mutex_unlock(&db->mu);
+    free(zErr);
   }
   dbFree(db);
   return rc;

@@ -16,16 +16,18 @@
 ** is an edit that was never applied (the change it describes only takes
 ** effect after the fsync), so recovery ignores it.
 **
-** Live logs (format 2): besides the sorted files the set tracks the WAL
-** files that hold commits not yet in them (aWal): VE_LOG_LIVE when the
-** store starts writing to one, VE_LOG_SEAL with its length when the
-** memtable switches away from it, dropped when VE_LOG moves past it. The
-** snapshot edit of a fresh manifest repeats them. db.c checks them at
-** open, so that a lost or shortened log is refused rather than opened as
-** a smaller store. A manifest of format 1 tracks none; a writable open
-** rewrites it as format 2 (vset_open_manifest) before appending an edit
-** with the new tags, so a manifest never holds tags its declared format
-** lacks.
+** Live logs (formats 2 and 3): besides the sorted files the set tracks
+** the WAL files that hold commits not yet in them (aWal): VE_LOG_LIVE when
+** the store starts writing to one, VE_LOG_SEAL with its length when the
+** memtable switches away from it, VE_LOG_CLOSED (format 3) with the
+** length of whole synced records when the store is closed cleanly while
+** writing it (it stays live: the next open may append to it), dropped
+** when VE_LOG moves past it. The snapshot edit of a fresh manifest
+** repeats them. db.c checks them at open, so that a lost or shortened log
+** is refused rather than opened as a smaller store. A manifest of an older
+** format tracks fewer or none; a writable open rewrites it in the current
+** format (vset_open_manifest) before appending an edit with the new tags,
+** so a manifest never holds tags its declared format lacks.
 */
 #include "storage/version.h"
 
@@ -276,25 +278,38 @@ void vedit_clear(wcs_vedit *e) {
   memset(e, 0, sizeof *e);
 }
 
-static int walAdd(wcs_vedit *e, uint64_t iNum, int bSealed, uint64_t n) {
+/* Add a live-log field: eTag VE_LOG_LIVE, VE_LOG_SEAL or VE_LOG_CLOSED,
+** n the length of the last two. */
+static int walAdd(wcs_vedit *e, uint64_t iNum, uint64_t eTag, uint64_t n) {
   vedit_wal *a = realloc(e->aWal, sizeof(vedit_wal) * (size_t)(e->nWal + 1));
   if (a == NULL) return WCS_NOMEM;
   e->aWal = a;
+  memset(&a[e->nWal], 0, sizeof a[e->nWal]);
   a[e->nWal].iNum = iNum;
-  a[e->nWal].bSealed = bSealed;
-  a[e->nWal].nSealed = bSealed ? n : 0;
+  if (eTag == VE_LOG_SEAL) {
+    a[e->nWal].bSealed = 1;
+    a[e->nWal].nSealed = n;
+  } else if (eTag == VE_LOG_CLOSED) {
+    a[e->nWal].bClosed = 1;
+    a[e->nWal].nClosed = n;
+  }
   e->nWal++;
   return WCS_OK;
 }
 
 int vedit_log_live(wcs_vedit *e, uint64_t iNum) {
   assert(iNum > 0);
-  return walAdd(e, iNum, 0, 0);
+  return walAdd(e, iNum, VE_LOG_LIVE, 0);
 }
 
 int vedit_log_seal(wcs_vedit *e, uint64_t iNum, uint64_t nSealed) {
   assert(iNum > 0);
-  return walAdd(e, iNum, 1, nSealed);
+  return walAdd(e, iNum, VE_LOG_SEAL, nSealed);
+}
+
+int vedit_log_closed(wcs_vedit *e, uint64_t iNum, uint64_t nClosed) {
+  assert(iNum > 0);
+  return walAdd(e, iNum, VE_LOG_CLOSED, nClosed);
 }
 
 int vedit_add_file(wcs_vedit *e, int iLevel, wcs_fmeta *p) {
@@ -343,9 +358,14 @@ static int encodeAdd(wcs_buf *b, int iLevel, const wcs_fmeta *f) {
 }
 
 static int encodeWal(wcs_buf *b, const vedit_wal *w) {
-  int rc = wcs_buf_append_varint(b, w->bSealed ? VE_LOG_SEAL : VE_LOG_LIVE);
+  uint64_t eTag = w->bSealed   ? VE_LOG_SEAL
+                  : w->bClosed ? VE_LOG_CLOSED
+                               : VE_LOG_LIVE;
+  int rc = wcs_buf_append_varint(b, eTag);
   if (!rc) rc = wcs_buf_append_varint(b, w->iNum);
-  if (!rc && w->bSealed) rc = wcs_buf_append_varint(b, w->nSealed);
+  if (!rc && eTag != VE_LOG_LIVE) {
+    rc = wcs_buf_append_varint(b, vedit_wal_min_bytes(w));
+  }
   return rc;
 }
 
@@ -434,16 +454,17 @@ int vedit_decode(wcs_vedit *e, const uint8_t *p, size_t n, const char *zFile,
       break;
     }
     case VE_LOG_LIVE:
-    case VE_LOG_SEAL: {
-      uint64_t iNum = decVarint(&d), nSealed = 0;
-      if (tag == VE_LOG_SEAL) nSealed = decVarint(&d);
+    case VE_LOG_SEAL:
+    case VE_LOG_CLOSED: {
+      uint64_t iNum = decVarint(&d), nBytes = 0;
+      if (tag != VE_LOG_LIVE) nBytes = decVarint(&d);
       if (d.bad) break;
       if (iNum == 0) {
         d.bad = 1;
         zWhy = "log number 0 in a live-log field";
         break;
       }
-      if (walAdd(e, iNum, tag == VE_LOG_SEAL, nSealed)) {
+      if (walAdd(e, iNum, tag, nBytes)) {
         vedit_clear(e);
         return wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
       }
@@ -1279,8 +1300,9 @@ static int walFind(const wcs_vset *vs, uint64_t iNum) {
 /*
 ** Apply the live-log fields of e to the tracked set (room reserved with
 ** walReserve), then forget the logs below iLog, which VE_LOG made
-** obsolete. A seal wins over a live mark, whichever comes first, so the
-** fields of one edit may come in any order.
+** obsolete. A seal wins over a close and a close over a live mark,
+** whichever comes first, so the fields of one edit may come in any order;
+** a later close replaces an earlier one (the log only grew in between).
 */
 static void walApply(wcs_vset *vs, const wcs_vedit *e, uint64_t iLog) {
   int i, k;
@@ -1288,7 +1310,9 @@ static void walApply(wcs_vset *vs, const wcs_vedit *e, uint64_t iLog) {
     const vedit_wal *w = &e->aWal[i];
     k = walFind(vs, w->iNum);
     if (k < vs->nWal && vs->aWal[k].iNum == w->iNum) {
-      if (w->bSealed) vs->aWal[k] = *w;
+      if (w->bSealed || (w->bClosed && !vs->aWal[k].bSealed)) {
+        vs->aWal[k] = *w;
+      }
       continue;
     }
     assert(vs->nWal < vs->nWalAlloc);

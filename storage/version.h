@@ -54,10 +54,16 @@
 ** read cleanly to its sealed length. */
 #define VE_LOG_LIVE 7 /* varint log number */
 #define VE_LOG_SEAL 8 /* varint log number, varint length in bytes */
-/* Format 1: tags 1..6. Format 2 adds tags 7 and 8; a reader of format 1
-** would take them for corruption, so a manifest holding them declares 2
-** and such a reader refuses it with WCS_PROTOCOL instead. */
-#define VE_FORMAT_VERSION 2
+/* Clean close (format 3): the store was closed while writing to this log,
+** which then held the length given in whole synced records. The log stays
+** live (a later open may append to it), but must hold at least that many
+** bytes of whole records: a cut there is not a torn tail. */
+#define VE_LOG_CLOSED 9 /* varint log number, varint length in bytes */
+/* Format 1: tags 1..6. Format 2 adds tags 7 and 8, format 3 tag 9; a
+** reader of an older format would take the new tags for corruption, so a
+** manifest declares the format of the tags it may hold and such a reader
+** refuses it with WCS_PROTOCOL instead. */
+#define VE_FORMAT_VERSION 3
 
 typedef struct wcs_vset wcs_vset;
 
@@ -109,13 +115,25 @@ typedef struct vedit_del {
   uint64_t iFile; /* file number */
 } vedit_del;
 
-/* A log (WAL file) the manifest tracks: live, and sealed or not. */
+/* A log (WAL file) the manifest tracks: live, and sealed, closed or
+** neither. A seal wins over a close, and either over a plain live mark. */
 typedef struct vedit_wal {
   uint64_t iNum;    /* log number: %06llu.log, >= 1 */
   int bSealed;      /* sealed: nothing is appended after nSealed bytes */
   uint64_t nSealed; /* when bSealed: bytes of whole records the file must
                     ** hold at least (0 with SYNC OFF: none promised) */
+  int bClosed;      /* not sealed, and the store was closed cleanly while
+                    ** writing it (VE_LOG_CLOSED): it may grow after nClosed
+                    ** bytes, never shrink below them */
+  uint64_t nClosed; /* when bClosed: bytes of whole synced records it held
+                    ** at that close; the file must hold at least these */
 } vedit_wal;
+
+/* The bytes of whole records a tracked log must hold at least: its seal,
+** else its last clean close, else 0 (only its existence is promised). */
+static inline uint64_t vedit_wal_min_bytes(const vedit_wal *w) {
+  return w->bSealed ? w->nSealed : (w->bClosed ? w->nClosed : 0);
+}
 
 typedef struct wcs_vedit {
   int iFormat;        /* VE_FORMAT read by vedit_decode, 0: absent (never
@@ -131,18 +149,20 @@ typedef struct wcs_vedit {
   int nDel;           /* entries in aDel */
   vedit_del *aDel;    /* files removed, malloc'd */
   int nWal;           /* entries in aWal */
-  vedit_wal *aWal;    /* logs made live or sealed (VE_LOG_LIVE/SEAL),
-                      ** malloc'd */
+  vedit_wal *aWal;    /* logs made live, sealed or closed (VE_LOG_LIVE,
+                      ** VE_LOG_SEAL, VE_LOG_CLOSED), malloc'd */
 } wcs_vedit;
 
 void vedit_clear(wcs_vedit *);
 /* Add a file (takes over the caller's reference on p). */
 int vedit_add_file(wcs_vedit *, int iLevel, wcs_fmeta *p);
 int vedit_del_file(wcs_vedit *, int iLevel, uint64_t iFile);
-/* Record log iNum as live (VE_LOG_LIVE), or as sealed at nSealed bytes
-** (VE_LOG_SEAL). */
+/* Record log iNum as live (VE_LOG_LIVE), as sealed at nSealed bytes
+** (VE_LOG_SEAL), or as live and holding nClosed bytes of whole synced
+** records at a clean close of the store (VE_LOG_CLOSED). */
 int vedit_log_live(wcs_vedit *, uint64_t iNum);
 int vedit_log_seal(wcs_vedit *, uint64_t iNum, uint64_t nSealed);
+int vedit_log_closed(wcs_vedit *, uint64_t iNum, uint64_t nClosed);
 /* Serialize / parse (parse returns WCS_CORRUPT naming zFile and iOff;
 ** parsed adds carry fresh fmeta without readers). */
 int vedit_encode(const wcs_vedit *, wcs_buf *pOut);
@@ -195,8 +215,9 @@ int vset_new_manifest(wcs_vset *, char **pzErr);
 ** read when it ended with a whole record and holds at most
 ** VSET_REUSE_BYTES and declares the current format (no write, no fsync:
 ** opening a store costs nothing on disk), else vset_new_manifest, which
-** also keeps manifests short and upgrades a format-1 manifest (so that no
-** edit of format 2 lands in a manifest that declares 1).
+** also keeps manifests short and upgrades a manifest of an older format
+** (so that no edit with a newer tag lands in a manifest that declares a
+** format without it).
 */
 /*
 ** Write the manifest of a copy of the store into directory zDir of pEnv

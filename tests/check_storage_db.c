@@ -1600,6 +1600,90 @@ static void faultClose(FaultFix *f) {
   f->pMem->xDestroy(f->pMem);
 }
 
+/* The files of a store directory, saved (names and bytes). */
+typedef struct SavedDir {
+  wcs_env *pEnv; /* the env the files are read and written through */
+  const char *zDir;
+  char az[64][64]; /* names in zDir */
+  uint8_t *aa[64]; /* their bytes, malloc'd */
+  size_t an[64];   /* their sizes */
+  int n;
+} SavedDir;
+
+static int savedName(void *p, const char *z) {
+  SavedDir *d = p;
+  ck_assert_int_lt(d->n, 64);
+  snprintf(d->az[d->n++], sizeof d->az[0], "%s", z);
+  return WCS_OK;
+}
+
+static void saveDir(SavedDir *d, wcs_env *pEnv, const char *zDir) {
+  int i;
+  memset(d, 0, sizeof *d);
+  d->pEnv = pEnv;
+  d->zDir = zDir;
+  ck_assert_int_eq(pEnv->xList(pEnv, zDir, d, savedName, NULL), WCS_OK);
+  for (i = 0; i < d->n; i++) {
+    char z[160];
+    wcs_file *f = NULL;
+    uint64_t n = 0;
+    size_t nRead = 0;
+    snprintf(z, sizeof z, "%s/%s", zDir, d->az[i]);
+    ck_assert_int_eq(pEnv->xOpen(pEnv, z, WCS_OPEN_READ, &f, NULL), WCS_OK);
+    ck_assert_int_eq(pEnv->xSize(f, &n, NULL), WCS_OK);
+    d->aa[i] = malloc(n + 1);
+    ck_assert_ptr_nonnull(d->aa[i]);
+    ck_assert_int_eq(pEnv->xRead(f, 0, d->aa[i], n, &nRead, NULL), WCS_OK);
+    ck_assert_uint_eq(nRead, n);
+    d->an[i] = (size_t)n;
+    pEnv->xClose(f);
+  }
+}
+
+/* Put the directory back as saved: every file now in it is deleted, the
+** saved ones are written back. Frees what d holds. */
+static void restoreDir(SavedDir *d) {
+  SavedDir now;
+  int i;
+  memset(&now, 0, sizeof now);
+  ck_assert_int_eq(d->pEnv->xList(d->pEnv, d->zDir, &now, savedName, NULL),
+                   WCS_OK);
+  for (i = 0; i < now.n; i++) {
+    char z[160];
+    snprintf(z, sizeof z, "%s/%s", d->zDir, now.az[i]);
+    ck_assert_int_eq(d->pEnv->xDelete(d->pEnv, z, NULL), WCS_OK);
+  }
+  for (i = 0; i < d->n; i++) {
+    char z[160];
+    wcs_file *f = NULL;
+    snprintf(z, sizeof z, "%s/%s", d->zDir, d->az[i]);
+    ck_assert_int_eq(d->pEnv->xOpen(d->pEnv, z,
+                                    WCS_OPEN_WRITE | WCS_OPEN_TRUNCATE, &f,
+                                    NULL),
+                     WCS_OK);
+    if (d->an[i]) {
+      ck_assert_int_eq(d->pEnv->xAppend(f, d->aa[i], d->an[i], NULL), WCS_OK);
+    }
+    d->pEnv->xClose(f);
+    free(d->aa[i]);
+  }
+  d->n = 0;
+}
+
+/*
+** Free db as a process that died leaves its store: wcs_db_close would
+** write (a clean close records the length of the log in the manifest,
+** VE_LOG_CLOSED), so the files of zDir are saved before it and put back
+** after, through pBase (a fault env's base: what it writes there is not
+** tracked for a later wcs_env_fault_crash).
+*/
+static void closeAsCrashed(wcs_env *pBase, const char *zDir, wcs_db *db) {
+  SavedDir d;
+  saveDir(&d, pBase, zDir);
+  wcs_db_close(db); /* its writes, if any, are undone below */
+  restoreDir(&d);
+}
+
 /* Write keys 0..n-1 one per commit; returns how many were acknowledged
 ** before the first error (and that error in *pRc, message in *pzErr). */
 static int writeUntilError(wcs_db *db, int n, int *pRc, char **pzMsg) {
@@ -1723,8 +1807,7 @@ START_TEST(test_db_open_writes_nothing_for_a_short_log) {
     }
     /* a crash, not a close: every commit was synced (SYNC FULL) */
     ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
-    wcs_db_close(db);
-    ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
+    closeAsCrashed(f.pMem, "/s", db);
   }
 
   /* more than 1 MiB in the log: the open flushes it */
@@ -1777,7 +1860,7 @@ static void powerCut(int iSync) {
     }
     /* crash: no close; what was not synced is gone */
     ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
-    wcs_db_close(db); /* frees memory only; the files are already cut */
+    closeAsCrashed(f.pMem, "/s", db); /* frees memory only */
     ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
     db = NULL;
     OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
@@ -2041,6 +2124,215 @@ START_TEST(test_db_sealed_log_cut_short_is_refused) {
 }
 END_TEST
 
+/* Commit keys key<i0> .. key<i1 - 1>, one per commit. */
+static void putKeys(wcs_db *db, int i0, int i1) {
+  int i;
+  char k[32], v[64];
+  for (i = i0; i < i1; i++) {
+    snprintf(k, sizeof k, "key%06d", i);
+    memset(v, 'a' + i % 26, sizeof v);
+    OK(wcs_db_put(db, k, strlen(k), v, sizeof v));
+  }
+}
+
+/* The bytes of the manifest CURRENT names (malloc'd). */
+static uint8_t *readManifest(wcs_env *pEnv, size_t *pn) {
+  char zMan[64];
+  size_t nCur = 0;
+  uint8_t *aCur = envRead(pEnv, "/s/CURRENT", &nCur);
+  ck_assert_uint_gt(nCur, 1);
+  snprintf(zMan, sizeof zMan, "/s/%.*s", (int)nCur - 1, (char *)aCur);
+  free(aCur);
+  return envRead(pEnv, zMan, pn);
+}
+
+/* Open /s (read-only or not), which must be refused for log zLog as
+** shorter than the nWant bytes recorded, found nFound; then check that
+** the refusal changed nothing: the manifest is aMan, the log nFound
+** bytes, and it is the only log. */
+static void refusedShort(FaultFix *f, int bReadOnly, const char *zLog,
+                         size_t nWant, size_t nFound, const uint8_t *aMan,
+                         size_t nMan) {
+  char zNum[64];
+  char *zErr = openRefused(f, bReadOnly, zLog, "shorter than recorded");
+  size_t n = 0;
+  uint8_t *a;
+  LogNames l;
+  snprintf(zNum, sizeof zNum, "expected at least %zu bytes", nWant);
+  ck_assert_msg(strstr(zErr, zNum) != NULL, "%s", zErr);
+  snprintf(zNum, sizeof zNum, "found %zu", nFound);
+  ck_assert_msg(strstr(zErr, zNum) != NULL, "%s", zErr);
+  wcs_free(zErr);
+  a = readManifest(f->pEnv, &n);
+  ck_assert_uint_eq(n, nMan);
+  ck_assert(memcmp(a, aMan, n) == 0);
+  free(a);
+  ck_assert_uint_eq(envSize(f->pEnv, zLog), nFound);
+  listLogs(f->pEnv, "/s", &l);
+  ck_assert_int_eq(l.n, 1);
+  ck_assert_str_eq(l.az[0], zLog);
+}
+
+/*
+** The log a store was writing when it was closed cleanly is still live
+** (the next open goes on appending to it), but the close recorded its
+** length (VE_LOG_CLOSED): cut at a record boundary, in the middle of a
+** record or to nothing, it is refused, by a read-only and a writable
+** open alike, and not taken for the torn tail of a crash (which dropped
+** the cut commits without a word). With its last sector zeroed it is as
+** long as recorded but does not read cleanly to that length, and is not
+** cut back. Nothing on disk changes; restored, every commit is there. In
+** SYNC NORMAL and FULL alike: the close syncs the log first.
+*/
+static void closedLogCut(int iSync) {
+  FaultFix f;
+  wcs_db *db = NULL;
+  LogNames l;
+  char *zErr = NULL;
+  uint8_t *aLog, *aMan, *aCut;
+  size_t nLog = 0, nMan = 0, n2 = 0, off, cut = 0;
+  size_t aCutAt[3];
+  int i;
+  faultOpen(&f);
+  f.o.iSync = iSync;
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  putKeys(db, 0, 2);
+  OK(wcs_db_close(db));
+  db = NULL;
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  putKeys(db, 2, 60);
+  OK(wcs_db_close(db));
+  listLogs(f.pEnv, "/s", &l);
+  ck_assert_int_eq(l.n, 1); /* one short log, reused by the second open */
+  aLog = envRead(f.pEnv, l.az[0], &nLog);
+  for (off = 0; off + WAL_HEADER <= nLog;) {
+    off += WAL_HEADER + wcs_get32(aLog + off + WAL_OFF_LEN);
+    if (cut == 0 && off >= nLog / 2) cut = off;
+  }
+  ck_assert_uint_eq(off, nLog); /* whole records */
+  ck_assert(cut > 0 && cut < nLog);
+  /* a read-only open of the whole store writes nothing, and a writable
+  ** one that commits nothing writes no manifest edit at its close */
+  aMan = readManifest(f.pEnv, &nMan);
+  ck_assert_int_eq(openLogged(&f, 1, 60, &zErr), WCS_OK);
+  ck_assert_int_eq(openLogged(&f, 0, 60, &zErr), WCS_OK);
+  free(readManifest(f.pEnv, &n2));
+  ck_assert_uint_eq(n2, nMan);
+
+  aCutAt[0] = cut;      /* at a record boundary */
+  aCutAt[1] = nLog - 3; /* inside the last record */
+  aCutAt[2] = 0;        /* to nothing */
+  for (i = 0; i < 3; i++) {
+    envWrite(f.pEnv, l.az[0], aLog, aCutAt[i]);
+    refusedShort(&f, 1, l.az[0], nLog, aCutAt[i], aMan, nMan);
+    refusedShort(&f, 0, l.az[0], nLog, aCutAt[i], aMan, nMan);
+  }
+
+  /* the last sector zeroed: as long as recorded, its records are not */
+  aCut = malloc(nLog);
+  memcpy(aCut, aLog, nLog);
+  off = ((nLog - 1) / 512) * 512;
+  memset(aCut + off, 0, nLog - off);
+  envWrite(f.pEnv, l.az[0], aCut, nLog);
+  zErr = openRefused(&f, 1, l.az[0], "does not read cleanly");
+  ck_assert_msg(strstr(zErr, "closed cleanly") != NULL, "%s", zErr);
+  wcs_free(zErr);
+  wcs_free(openRefused(&f, 0, l.az[0], "does not read cleanly"));
+  ck_assert_uint_eq(envSize(f.pEnv, l.az[0]), nLog); /* not cut back */
+
+  /* restored: every commit is back, and the store goes on */
+  envWrite(f.pEnv, l.az[0], aLog, nLog);
+  ck_assert_int_eq(openLogged(&f, 1, 60, &zErr), WCS_OK);
+  OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+  checkAcked(db, 60);
+  putKeys(db, 60, 70);
+  OK(wcs_db_close(db));
+  ck_assert_int_eq(openLogged(&f, 0, 70, &zErr), WCS_OK);
+  free(aLog);
+  free(aCut);
+  free(aMan);
+  faultClose(&f);
+}
+
+START_TEST(test_db_closed_log_cut_short_is_refused_sync_full) {
+  closedLogCut(WCS_SYNC_FULL);
+}
+END_TEST
+
+START_TEST(test_db_closed_log_cut_short_is_refused_sync_normal) {
+  closedLogCut(WCS_SYNC_NORMAL);
+}
+END_TEST
+
+/*
+** A store closed cleanly, reopened, appended to, then crashed: what the
+** crash left after the length recorded at the close is a torn tail like
+** any other, cut at the next open, with every acknowledged commit kept —
+** a record cut short by a dying process (SYNC FULL), or a power cut that
+** takes every commit since the reopen (SYNC NORMAL: none was synced, so
+** the log is back at the recorded length exactly). A log then cut below
+** that length is still refused.
+*/
+START_TEST(test_db_crash_after_reopen_of_closed_log_keeps_acknowledged) {
+  int iSync;
+  for (iSync = WCS_SYNC_NORMAL; iSync <= WCS_SYNC_FULL; iSync++) {
+    FaultFix f;
+    wcs_db *db = NULL;
+    LogNames l;
+    char *zErr = NULL;
+    uint8_t *aLog, *aMan;
+    size_t nClosed = 0, nLog = 0, nMan = 0;
+    int nAcked;
+    faultOpen(&f);
+    f.o.iSync = iSync;
+    OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+    putKeys(db, 0, 40);
+    OK(wcs_db_close(db));
+    listLogs(f.pEnv, "/s", &l);
+    ck_assert_int_eq(l.n, 1);
+    nClosed = (size_t)envSize(f.pEnv, l.az[0]);
+    db = NULL;
+    OK(wcs_db_open_env(&db, "/s", &f.o, f.pEnv, NULL));
+    putKeys(db, 40, 80);
+    if (iSync == WCS_SYNC_FULL) {
+      /* the process dies in the middle of appending one more record */
+      static const uint8_t aHalf[] = {0x11, 0x22, 0x33, 0x44, 0x55};
+      wcs_file *fl = NULL;
+      closeAsCrashed(f.pMem, "/s", db);
+      ck_assert_int_eq(
+          f.pMem->xOpen(f.pMem, l.az[0], WCS_OPEN_WRITE, &fl, NULL), WCS_OK);
+      ck_assert_int_eq(f.pMem->xAppend(fl, aHalf, sizeof aHalf, NULL), WCS_OK);
+      f.pMem->xClose(fl);
+      nLog = (size_t)envSize(f.pEnv, l.az[0]);
+      ck_assert_uint_gt(nLog, nClosed + sizeof aHalf);
+      nAcked = 80;
+    } else {
+      /* a power cut: nothing since the reopen was synced */
+      ck_assert_int_eq(wcs_env_fault_crash(f.pEnv), WCS_OK);
+      closeAsCrashed(f.pMem, "/s", db);
+      ck_assert_uint_eq(envSize(f.pEnv, l.az[0]), nClosed);
+      nAcked = 40;
+    }
+    ck_assert_int_eq(openLogged(&f, 1, nAcked, &zErr), WCS_OK);
+    ck_assert_int_eq(openLogged(&f, 0, nAcked, &zErr), WCS_OK);
+    if (iSync == WCS_SYNC_FULL) {
+      /* the torn tail was cut, to the last whole record */
+      ck_assert_uint_eq(envSize(f.pEnv, l.az[0]), nLog - 5);
+    }
+    /* and below the recorded length, it is refused */
+    aLog = envRead(f.pEnv, l.az[0], &nLog);
+    aMan = readManifest(f.pEnv, &nMan);
+    envWrite(f.pEnv, l.az[0], aLog, nClosed - 1);
+    refusedShort(&f, 0, l.az[0], nLog, nClosed - 1, aMan, nMan);
+    envWrite(f.pEnv, l.az[0], aLog, nLog);
+    ck_assert_int_eq(openLogged(&f, 0, nAcked, &zErr), WCS_OK);
+    free(aLog);
+    free(aMan);
+    faultClose(&f);
+  }
+}
+END_TEST
+
 /* Append a one-record log holding a batch at seq that puts k=v. */
 static void oldLog(wcs_env *pEnv, const char *zPath, uint64_t seq,
                    const char *k, const char *v) {
@@ -2063,8 +2355,8 @@ static void oldLog(wcs_env *pEnv, const char *zPath, uint64_t seq,
 
 /* A store written before logs were tracked (format 1: no VE_LOG_LIVE or
 ** VE_LOG_SEAL) opens as before, read-only and writable, and replays its
-** logs; the writable open moves it to format 2, after which the loss of
-** its log is detected. */
+** logs; the writable open moves it to the current format, after which
+** the loss of its log is detected. */
 START_TEST(test_db_store_of_format_1_opens_and_starts_tracking) {
   FaultFix f;
   wcs_db *db = NULL;
@@ -2098,7 +2390,7 @@ START_TEST(test_db_store_of_format_1_opens_and_starts_tracking) {
   OK(wcs_db_close(db));
   db = NULL;
 
-  /* the manifest now declares format 2 and tracks the new log */
+  /* the manifest now declares the current format and tracks the new log */
   {
     char zMan[64];
     size_t nCur = 0;
@@ -2108,7 +2400,7 @@ START_TEST(test_db_store_of_format_1_opens_and_starts_tracking) {
     aMan = envRead(f.pEnv, zMan, &nMan);
     ck_assert_uint_gt(nMan, WAL_HEADER + 2);
     ck_assert_int_eq(aMan[WAL_HEADER], VE_FORMAT);
-    ck_assert_int_eq(aMan[WAL_HEADER + 1], 2);
+    ck_assert_int_eq(aMan[WAL_HEADER + 1], VE_FORMAT_VERSION);
     free(aMan);
   }
   listLogs(f.pEnv, "/s", &l);
@@ -3400,6 +3692,10 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_power_cut_sync_normal_keeps_a_prefix);
   tcase_add_test(tc, test_db_missing_live_log_is_refused_naming_it);
   tcase_add_test(tc, test_db_sealed_log_cut_short_is_refused);
+  tcase_add_test(tc, test_db_closed_log_cut_short_is_refused_sync_full);
+  tcase_add_test(tc, test_db_closed_log_cut_short_is_refused_sync_normal);
+  tcase_add_test(tc,
+                 test_db_crash_after_reopen_of_closed_log_keeps_acknowledged);
   tcase_add_test(tc, test_db_store_of_format_1_opens_and_starts_tracking);
   tcase_add_test(tc,
                  test_db_reopen_after_many_switches_flushes_and_compactions);

@@ -194,8 +194,67 @@ START_TEST(test_version_live_log_fields_golden_bytes) {
 }
 END_TEST
 
-/* Cut short, log number 0: corruption naming the manifest. Format 2 is
-** read; a later one is refused with WCS_PROTOCOL. */
+/* The edit of a clean close (doc/format.md, "Worked example: a clean
+** close"): log number 9, next file 12, last seq 300, log 9 closed at
+** 70000 bytes. */
+static const uint8_t aGoldenCloseEdit[] = {
+    0x02, 0x09,                   /* VE_LOG 9 */
+    0x03, 0x0c,                   /* VE_NEXT_FILE 12 */
+    0x04, 0xac, 0x02,             /* VE_LAST_SEQ 300 */
+    0x09, 0x09, 0xf0, 0xa2, 0x04, /* VE_LOG_CLOSED log 9, 70000 bytes */
+};
+static const uint8_t aGoldenCloseHeader[] = {
+    0xda, 0x74, 0x28, 0xd6, 0x0c, 0x00, 0x00, 0x00, 0x6f, 0xdf, 0x88, 0x03,
+};
+
+START_TEST(test_version_closed_log_field_golden_bytes) {
+  wcs_vedit e, d;
+  wcs_buf b = {0}, r = {0};
+  size_t i;
+  memset(&e, 0, sizeof e);
+  e.bLog = 1;
+  e.iLog = 9;
+  e.bNextFile = 1;
+  e.iNextFile = 12;
+  e.bLastSeq = 1;
+  e.lastSeq = 300;
+  ck_assert_int_eq(vedit_log_closed(&e, 9, 70000), WCS_OK);
+  ck_assert_int_eq(vedit_encode(&e, &b), WCS_OK);
+  ck_assert_uint_eq(b.n, sizeof aGoldenCloseEdit);
+  ck_assert(memcmp(b.a, aGoldenCloseEdit, b.n) == 0);
+  ck_assert_int_eq(wal_frame(&r, b.a, b.n), WCS_OK);
+  ck_assert(memcmp(r.a, aGoldenCloseHeader, sizeof aGoldenCloseHeader) == 0);
+  /* and back */
+  ck_assert_int_eq(
+      vedit_decode(&d, aGoldenCloseEdit, sizeof aGoldenCloseEdit, "M", 0, NULL),
+      WCS_OK);
+  ck_assert_int_eq(d.nWal, 1);
+  ck_assert_uint_eq(d.aWal[0].iNum, 9);
+  ck_assert_int_eq(d.aWal[0].bSealed, 0);
+  ck_assert_int_eq(d.aWal[0].bClosed, 1);
+  ck_assert_uint_eq(d.aWal[0].nClosed, 70000);
+  ck_assert_uint_eq(vedit_wal_min_bytes(&d.aWal[0]), 70000);
+  vedit_clear(&d);
+  /* cut inside the field (after its tag, its number, or inside the
+  ** length): corruption; log number 0 too */
+  for (i = 8; i < sizeof aGoldenCloseEdit; i++) {
+    ck_assert_int_eq(vedit_decode(&d, aGoldenCloseEdit, i, "M", 0, NULL),
+                     WCS_CORRUPT);
+  }
+  {
+    static const uint8_t aZero[] = {VE_LOG_CLOSED, 0, 5};
+    ck_assert_int_eq(vedit_decode(&d, aZero, sizeof aZero, "M", 0, NULL),
+                     WCS_CORRUPT);
+  }
+  vedit_clear(&e);
+  wcs_buf_free(&b);
+  wcs_buf_free(&r);
+}
+END_TEST
+
+/* Cut short, log number 0: corruption naming the manifest. Formats up to
+** VE_FORMAT_VERSION are read; a later one is refused with
+** WCS_PROTOCOL. */
 START_TEST(test_version_malformed_live_log_fields_are_corruption) {
   wcs_vedit d;
   size_t i;
@@ -203,7 +262,8 @@ START_TEST(test_version_malformed_live_log_fields_are_corruption) {
   static const uint8_t aZero[] = {VE_LOG_LIVE, 0};
   static const uint8_t aSealZero[] = {VE_LOG_SEAL, 0, 5};
   static const uint8_t aV2[] = {VE_FORMAT, 2, VE_LOG_LIVE, 4};
-  static const uint8_t aV3[] = {VE_FORMAT, 3};
+  static const uint8_t aV3[] = {VE_FORMAT, 3, VE_LOG_CLOSED, 4, 0x1d};
+  static const uint8_t aV4[] = {VE_FORMAT, 4};
   for (i = 1; i < sizeof aGoldenLogEdit; i++) {
     int rc = vedit_decode(&d, aGoldenLogEdit, i, "M", 0, NULL);
     if (rc == WCS_OK)
@@ -226,9 +286,12 @@ START_TEST(test_version_malformed_live_log_fields_are_corruption) {
   ck_assert_int_eq(vedit_decode(&d, aV2, sizeof aV2, "M", 0, NULL), WCS_OK);
   ck_assert_int_eq(d.iFormat, 2);
   vedit_clear(&d);
-  ck_assert_int_eq(vedit_decode(&d, aV3, sizeof aV3, "M", 0, &zErr),
+  ck_assert_int_eq(vedit_decode(&d, aV3, sizeof aV3, "M", 0, NULL), WCS_OK);
+  ck_assert_int_eq(d.iFormat, 3);
+  vedit_clear(&d);
+  ck_assert_int_eq(vedit_decode(&d, aV4, sizeof aV4, "M", 0, &zErr),
                    WCS_PROTOCOL);
-  ck_assert_ptr_nonnull(strstr(zErr, "format version 3"));
+  ck_assert_ptr_nonnull(strstr(zErr, "format version 4"));
   free(zErr);
 }
 END_TEST
@@ -279,6 +342,67 @@ START_TEST(test_version_live_logs_follow_the_edits) {
   ck_assert_ptr_nonnull(vset_log_tracked(vs, 6));
   /* file numbers never repeat: the next one is above every tracked log */
   ck_assert_uint_ge(vset_next_file(vs), 9);
+  vset_close(vs);
+  wcs_cache_free(pCache);
+  wcs_buf_free(&b);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
+/* A clean close's record keeps a log live and tracks its length: it wins
+** over a live mark (in either order), a later close replaces it, a seal
+** wins over it (in either order), and VE_LOG drops it like the others. */
+START_TEST(test_version_closed_logs_follow_the_edits) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  wcs_cache *pCache = NULL;
+  wcs_vset *vs = NULL;
+  wcs_options o;
+  wcs_buf b = {0};
+  const vedit_wal *a;
+  char *zErr = NULL;
+  int n;
+  static const uint8_t e1[] = {
+      VE_FORMAT,     3, VE_LOG,      3, VE_NEXT_FILE, 4,
+      VE_LAST_SEQ,   0, VE_LOG_LIVE, 3, /* log 3 live, */
+      VE_LOG_CLOSED, 3, 0x20,           /* then closed */
+      VE_LOG_CLOSED, 4, 0x30,           /* log 4 closed, */
+      VE_LOG_LIVE,   4,                 /* then live: still closed */
+  };
+  static const uint8_t e2[] = {
+      VE_LOG_CLOSED, 3, 0x40, /* closed again, longer */
+      VE_LOG_CLOSED, 5, 0x50, /* log 5 closed, */
+      VE_LOG_SEAL,   5, 0x60, /* then sealed */
+      VE_LOG_CLOSED, 6, 0x70, /* log 6 closed */
+  };
+  static const uint8_t e3[] = {
+      VE_LOG_SEAL,   6, 0x71, /* sealed, */
+      VE_LOG_CLOSED, 6, 0x72, /* then closed: still sealed */
+      VE_LOG,        4,       /* log 3 obsolete */
+  };
+  ck_assert_int_eq(pEnv->xMkdir(pEnv, "/s", NULL), WCS_OK);
+  frameEdit(&b, e1, sizeof e1);
+  frameEdit(&b, e2, sizeof e2);
+  frameEdit(&b, e3, sizeof e3);
+  writeAll(pEnv, "/s/MANIFEST-000002", b.a, b.n);
+  writeAll(pEnv, "/s/CURRENT", (const uint8_t *)"MANIFEST-000002\n", 16);
+  wcs_options_init(&o);
+  ck_assert_int_eq(wcs_cache_new(1 << 20, &pCache), WCS_OK);
+  ck_assert_int_eq(vset_open(pEnv, "/s", &o, pCache, 1, 0, &vs, &zErr), WCS_OK);
+  n = vset_live_logs(vs, &a);
+  ck_assert_int_eq(n, 3); /* log 3 went with VE_LOG 4 */
+  ck_assert_uint_eq(a[0].iNum, 4);
+  ck_assert_int_eq(a[0].bSealed, 0);
+  ck_assert_int_eq(a[0].bClosed, 1); /* not undone by the later live mark */
+  ck_assert_uint_eq(a[0].nClosed, 0x30);
+  ck_assert_uint_eq(vedit_wal_min_bytes(&a[0]), 0x30);
+  ck_assert_uint_eq(a[1].iNum, 5);
+  ck_assert_int_eq(a[1].bSealed, 1); /* sealed after its close */
+  ck_assert_uint_eq(vedit_wal_min_bytes(&a[1]), 0x60);
+  ck_assert_uint_eq(a[2].iNum, 6);
+  ck_assert_int_eq(a[2].bSealed, 1); /* a close after the seal: still sealed */
+  ck_assert_uint_eq(a[2].nSealed, 0x71);
+  ck_assert_uint_eq(vedit_wal_min_bytes(&a[2]), 0x71);
+  ck_assert_ptr_null(vset_log_tracked(vs, 3));
   vset_close(vs);
   wcs_cache_free(pCache);
   wcs_buf_free(&b);
@@ -412,13 +536,15 @@ START_TEST(test_version_torn_manifest_tail_is_ignored) {
 END_TEST
 
 /* A fresh manifest (written here because the old one's tail is torn)
-** repeats the live logs in its first edit: losing the log is still
+** repeats the live logs in its first edit, with the length recorded at
+** the last clean close: losing the log, or a part of it, is still
 ** detected after the rewrite. */
 START_TEST(test_version_fresh_manifest_carries_live_logs) {
   wcs_env *pEnv = wcs_env_mem_new();
   char zMan[64] = "", zNew[64] = "", zLog[64];
   uint8_t *a;
   size_t n = 0;
+  uint64_t nClosed = 0;
   wcs_buf b = {0};
   wcs_vedit e;
   char *zErr = NULL;
@@ -448,7 +574,20 @@ START_TEST(test_version_fresh_manifest_carries_live_logs) {
   ck_assert_int_eq(e.nWal, 1);
   snprintf(zLog, sizeof zLog, "/s/%06llu.log",
            (unsigned long long)e.aWal[0].iNum);
+  ck_assert_int_eq(e.aWal[0].bClosed, 1);
+  nClosed = e.aWal[0].nClosed;
   vedit_clear(&e);
+  free(a);
+  ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
+  a = readAll(pEnv, zLog, &n);
+  ck_assert_uint_eq(n, nClosed); /* fill()'s last commits are in it */
+  ck_assert_uint_gt(n, 0);
+  writeAll(pEnv, zLog, a, n - 1);
+  ck_assert_int_eq(openRc(pEnv, &zErr), WCS_CORRUPT);
+  ck_assert_msg(strstr(zErr, "shorter than recorded") != NULL, "%s", zErr);
+  wcs_free(zErr);
+  zErr = NULL;
+  writeAll(pEnv, zLog, a, n);
   free(a);
   ck_assert_int_eq(openRc(pEnv, NULL), WCS_OK);
   ck_assert_int_eq(pEnv->xDelete(pEnv, zLog, NULL), WCS_OK);
@@ -630,6 +769,8 @@ Suite *storage_version_suite(void) {
   tcase_add_test(tc, test_version_live_log_fields_golden_bytes);
   tcase_add_test(tc, test_version_malformed_live_log_fields_are_corruption);
   tcase_add_test(tc, test_version_live_logs_follow_the_edits);
+  tcase_add_test(tc, test_version_closed_log_field_golden_bytes);
+  tcase_add_test(tc, test_version_closed_logs_follow_the_edits);
   tcase_add_test(tc, test_version_flipped_manifest_byte_is_corruption);
   tcase_add_test(tc, test_version_torn_manifest_tail_is_ignored);
   tcase_add_test(tc, test_version_fresh_manifest_carries_live_logs);
