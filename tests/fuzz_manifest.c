@@ -11,7 +11,8 @@
 ** checksums so the fuzzer gets past the CRCs into the edit decoder.
 **
 ** Beside the manifest the directory holds two logs, so that edits which
-** track live logs (VE_LOG_LIVE, VE_LOG_SEAL) reach the checks of recovery:
+** track live logs (VE_LOG_LIVE, VE_LOG_SEAL, VE_LOG_CLOSED) reach the
+** checks of recovery:
 ** 000004.log, one write batch (seq 1, put "k" = "v") in a record of
 ** FUZZ_LOG4_BYTES bytes, and 000005.log, empty. The seeds live-logs and
 ** live-log-missing in tests/corpus/manifest track them.
