@@ -211,9 +211,11 @@ struct wcs_db {
   _Atomic int bShutdown; /* closing: background work stops */
   int bFlushRunning;     /* a flush is in progress */
   int bCompactRunning;   /* a compaction is in progress */
-  int64_t iCompactRetry; /* an automatic compaction failed before it
-                         ** reached the manifest (a full disk, say): none
+  int64_t iCompactRetry; /* a compaction failed before it reached the
+                         ** manifest (a full disk, say): no automatic one
                          ** is tried before this time (wcs_now_micros) */
+  int rcCompact;         /* and its error, while none has succeeded since */
+  char *zCompactErr;     /* its message */
   int nManual;           /* compact_range calls waiting or running */
   int bgRc;              /* first background error (sticky) */
   char *zBgErr;          /* its message */
@@ -818,6 +820,9 @@ static int doCompaction(wcs_db *db, wcs_compaction *c, char **pzErr) {
   if (rc == WCS_OK) {
     db->nCompactions++;
     db->iCompactRetry = 0;
+    db->rcCompact = WCS_OK;
+    free(db->zCompactErr);
+    db->zCompactErr = NULL;
     svInstall(db);
   } else if (bApply) {
     *pzErr = dupStr(zErr);
@@ -825,6 +830,9 @@ static int doCompaction(wcs_db *db, wcs_compaction *c, char **pzErr) {
     zErr = NULL;
   } else if (rc != WCS_INTERRUPT) {
     db->iCompactRetry = wcs_now_micros() + COMPACT_RETRY_MICROS;
+    db->rcCompact = rc;
+    free(db->zCompactErr);
+    db->zCompactErr = dupStr(zErr);
     *pzErr = zErr;
     zErr = NULL;
   }
@@ -872,6 +880,15 @@ static void *compactMain(void *p) {
   pthread_mutex_lock(&db->mu);
   while (!atomic_load(&db->bShutdown)) {
     if (maybeCompact(db)) continue;
+    if (db->iCompactRetry) {
+      /* a compaction failed: try again when its wait is over, whether or
+      ** not work arrives meanwhile (writers may wait for it) */
+      struct timespec ts;
+      ts.tv_sec = (time_t)(db->iCompactRetry / 1000000);
+      ts.tv_nsec = (long)(db->iCompactRetry % 1000000) * 1000;
+      pthread_cond_timedwait(&db->cvWork, &db->mu, &ts);
+      continue;
+    }
     pthread_cond_wait(&db->cvWork, &db->mu);
   }
   pthread_mutex_unlock(&db->mu);
@@ -1052,6 +1069,16 @@ static int makeRoom(wcs_db *db, int eFor, char **pzErr) {
         /* nothing to compact here: go on over the stop (an ingest
         ** still flushes its memtables first) */
         if (eFor != ROOM_INGEST || bEmpty) return WCS_OK;
+      } else if (db->iCompactRetry) {
+        /* compactions fail (a full disk, say): waiting would not make
+        ** room; the write fails, nothing of it done, and writes go on
+        ** once a compaction succeeds (tried again every few seconds) */
+        return wcs_seterr(
+            pzErr, db->rcCompact ? db->rcCompact : WCS_IOERR,
+            "store %s has %d level-0 files, its limit, and its compactions "
+            "fail (%s): make room (free disk space) and write again",
+            db->zDir, nL0,
+            db->zCompactErr ? db->zCompactErr : wcs_errstr(db->rcCompact));
       } else {
         int64_t t0 = wcs_now_micros();
         pthread_cond_wait(&db->cvBg, &db->mu);
@@ -3150,6 +3177,7 @@ static void dbFree(wcs_db *db) {
   if (db->pOwnEnv) db->pOwnEnv->xDestroy(db->pOwnEnv);
   wcs_buf_free(&db->walBuf);
   free(db->zBgErr);
+  free(db->zCompactErr);
   free(db->zDir);
   {
     void *z = pthread_getspecific(db->errKey);
