@@ -316,8 +316,9 @@ int ov_clone(const Overlay *p, Overlay **pp) {
     q->nRange++; /* (ov_free frees what is there) */
     if (r->pStart == NULL || r->pEnd == NULL) rc = WCS_NOMEM;
   }
-  /* the nodes in order, each appended after the last: a NONE node only
-  ** stands under one of the ranges, which hide the store's keys alone */
+  /* the nodes in key order (each found and linked as ov_put would): a
+  ** NONE node only stands under one of the ranges, which hide the store's
+  ** keys alone */
   for (n = p->pHead->apNext[0]; rc == WCS_OK && n; n = n->apNext[0]) {
     OvNode *m;
     if (n->eKind == OV_NONE) continue;

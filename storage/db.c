@@ -3193,9 +3193,10 @@ static void dbFree(wcs_db *db) {
 }
 
 /* The sorted files a store keeps open: nWant, but never more than half
-** the process's limit on open files, which its logs, SQLite's files and
-** other stores share; past it the least recently read are closed (and
-** opened again when read), where opening more would fail. */
+** the process's limit on open files (and at least 8), which its logs,
+** SQLite's files and other stores share; past it the least recently read
+** are closed (and opened again when read), where opening more would
+** fail. */
 static int filesAllowed(int nWant) {
   struct rlimit r;
   if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {

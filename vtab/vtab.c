@@ -5696,7 +5696,8 @@ static int columnAny(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
         char *z = sqlite3_mprintf(
             "%s: the JSON of family %s in row '%s' would be %llu bytes, more "
             "than SQLite's limit on a value (SQLITE_LIMIT_LENGTH); read its "
-            "cells one by one through a HISTORY view or its declared columns",
+            "cells one by one through a HISTORY view or its declared columns "
+            "(a cell itself past the limit needs a higher limit)",
             pTab->zName, s->aFamily[f].zName, zKey ? zKey : "",
             (unsigned long long)p->out.n);
         free(zKey);
