@@ -271,7 +271,11 @@ void eng_def_unref(wcs_engine *pEng, EngDef *d) {
   pthread_mutex_lock(&pEng->mu);
   bFree = (--d->nRef == 0);
   pthread_mutex_unlock(&pEng->mu);
-  if (bFree) def_free(d);
+  if (bFree) {
+    EngStats *s = d->pStats;
+    def_free(d);
+    eng_stats_release(pEng, s);
+  }
 }
 
 EngFamily *eng_family(const EngDef *d, const char *zName, int *piFam) {
@@ -1167,6 +1171,7 @@ int wcs_table_alter(wcs_engine *pEng, const char *zName,
                  pOld->iNextFid, &d);
   if (rc) goto out;
   d->pStats = pOld->pStats;
+  eng_stats_hold(pEng, d->pStats);
   /* no compaction may drop by the old policy what the new one shows */
   rc = gcf_hold_table(pEng, pOld->iTid);
   if (rc == WCS_OK) rc = wcs_batch_new(&pBatch);

@@ -529,7 +529,13 @@ int eng_row_exists(wcs_table *pTab, wcs_txn *pTxn, const void *pRow,
 int eng_gc_expired(const EngFamily *f, int64_t iPos, int64_t iTs, int64_t iNow);
 
 /* ---- stats (stats.c) ------------------------------------------------ */
+/* The statistics of table iTid, made on first need and held for a
+** definition of it (each definition that points at them holds them once:
+** eng_stats_hold for one that shares them; eng_def_unref releases them,
+** and they go with the last). */
 int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp);
+void eng_stats_hold(wcs_engine *pEng, EngStats *p);
+void eng_stats_release(wcs_engine *pEng, EngStats *p);
 void eng_stats_free(EngStats *p);
 /* Count n reads or writes of row pRow of table pDef into its heat
 ** counters (may read the table once per slot to pick bucket bounds). */

@@ -65,6 +65,8 @@ typedef struct HeatSlot {
 struct EngStats {
   EngStats *pNext; /* engine list; must be first */
   uint32_t iTid;
+  int nDef; /* definitions that point here (pEng->mu): at 0, the table is
+            ** gone and the entry goes (eng_stats_release) */
   pthread_mutex_t mu;
   /* keys per row cache, per family id */
   int nKpr;
@@ -95,6 +97,7 @@ int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp) {
   pthread_mutex_lock(&pEng->mu);
   for (s = pEng->pStatsList; s; s = s->pNext) {
     if (s->iTid == iTid) {
+      s->nDef++;
       pthread_mutex_unlock(&pEng->mu);
       *pp = s;
       return WCS_OK;
@@ -106,6 +109,7 @@ int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp) {
     return eng_err(WCS_NOMEM, "out of memory");
   }
   s->iTid = iTid;
+  s->nDef = 1;
   s->iRand = 0x853C49E6748FEA9Bull ^ iTid;
   pthread_mutex_init(&s->mu, NULL);
   s->pNext = pEng->pStatsList;
@@ -113,6 +117,33 @@ int eng_stats_new(wcs_engine *pEng, uint32_t iTid, EngStats **pp) {
   pthread_mutex_unlock(&pEng->mu);
   *pp = s;
   return WCS_OK;
+}
+
+void eng_stats_hold(wcs_engine *pEng, EngStats *s) {
+  if (s == NULL) return;
+  pthread_mutex_lock(&pEng->mu);
+  s->nDef++;
+  pthread_mutex_unlock(&pEng->mu);
+}
+
+void eng_stats_release(wcs_engine *pEng, EngStats *s) {
+  EngStats **pp;
+  int bGone = 0;
+  if (s == NULL) return;
+  pthread_mutex_lock(&pEng->mu);
+  if (--s->nDef == 0) {
+    /* no definition of the table is left (it was dropped, and the last
+    ** reader is done): a table created later has another id */
+    for (pp = &pEng->pStatsList; *pp; pp = &(*pp)->pNext) {
+      if (*pp == s) {
+        *pp = s->pNext;
+        bGone = 1;
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&pEng->mu);
+  if (bGone) eng_stats_free(s);
 }
 
 void eng_stats_free(EngStats *s) {

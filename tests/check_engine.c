@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "keyschema/schema.h"
 #include "storage/util.h"
 #include "testutil.h"
@@ -270,6 +271,41 @@ START_TEST(test_null_arguments_are_misuse) {
     }
   }
   wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
+/* A table's statistics (heat counters, row estimates) go when it is
+** dropped and its last reader is done, not when the store closes: a store
+** that creates and drops tables for hours keeps those of its live ones
+** only. */
+START_TEST(test_dropped_tables_statistics_go) {
+  wcs_engine *e = open_mem();
+  wcs_table *keep = mk(e, "keep", "FAMILY cf");
+  EngStats *s;
+  int i, n;
+  for (i = 0; i < 200; i++) {
+    wcs_table *t = mk(e, "t", "FAMILY cf");
+    wcs_cursor *c = NULL;
+    setc(e, t, "r", "cf", "q", 1, "v");
+    if (i == 199) {
+      /* a reader open across the drop keeps them until it is done */
+      ck_assert_int_eq(wcs_cursor_open(&c, t, NULL, NULL), WCS_OK);
+    }
+    wcs_table_close(t);
+    ck_assert_int_eq(wcs_table_drop(e, "t"), WCS_OK);
+    if (c) {
+      ck_assert_int_eq(wcs_cursor_eof(c), 0);
+      wcs_cursor_close(c);
+    }
+  }
+  pthread_mutex_lock(&e->mu);
+  for (n = 0, s = e->pStatsList; s; s = *(EngStats **)s)
+    n++;
+  pthread_mutex_unlock(&e->mu);
+  ck_assert_int_le(n, 2); /* keep's, and perhaps the catalog's */
+  setc(e, keep, "r", "cf", "q", 1, "v");
+  wcs_table_close(keep);
   wcs_engine_close(e);
 }
 END_TEST
@@ -2852,6 +2888,7 @@ Suite *engine_suite(void) {
                  test_heatmap_bounds_come_from_table_keys_in_a_fresh_process);
   tcase_add_test(tc, test_bloom_prefix_ends_after_row_key);
   tcase_add_test(tc, test_one_engine_per_store_handle);
+  tcase_add_test(tc, test_dropped_tables_statistics_go);
   suite_add_tcase(s, tc);
   return s;
 }
