@@ -2202,9 +2202,16 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     if (eMode == STREAM_FAMILY && view_sources(sl->pView) != 1) {
       /* several sources: the row's bloom filters, or the range's bounds,
       ** may skip some; try the whole family again once
-      ** ENG_VIEW_REUSE_MICROS have passed */
+      ** ENG_VIEW_REUSE_MICROS have passed, counted from now, or a hundred
+      ** times what making the view took, if longer (many range
+      ** tombstones, which a view over the whole family gathers and sorts
+      ** all of, where a row's or a range's view takes those in its bounds
+      ** alone): the attempts then cost reads at most a hundredth */
+      int64_t tDone = mono_micros();
+      int64_t nWait = (tDone - tNow) * 100;
       eMode = bPoint ? STREAM_ROW : STREAM_RANGE;
-      sl->iRowUntil = tNow + ENG_VIEW_REUSE_MICROS;
+      if (nWait < ENG_VIEW_REUSE_MICROS) nWait = ENG_VIEW_REUSE_MICROS;
+      sl->iRowUntil = tDone + nWait;
       sl->eMode = eMode;
       if (sl->bRefreshed) {
         sl->bRefreshed = 0;

@@ -122,6 +122,13 @@ static void fixOptions(wcs_options *p) {
 ** Structures
 ** ==================================================================== */
 
+/* Range tombstones at which a memtable is switched for a new one and
+** flushed, whatever its size (makeRoom): a read whose bounds take them in
+** (a scan of a table that deletes rows as it goes, a sliding window)
+** sorts them into fragments each time it is made; in sorted files they
+** are sorted once per file, and compactions drop them. */
+#define MEM_MAX_RANGEDELS 4096
+
 #define MAX_IMM 1 /* immutable memtables waiting for flush */
 
 /* What a reader pins: memtables + files. */
@@ -1044,9 +1051,13 @@ static int makeRoom(wcs_db *db, int eFor, char **pzErr) {
       bDelayed = 1;
       continue;
     }
-    /* an empty memtable is never switched: a new one would be as full */
+    /* an empty memtable is never switched: a new one would be as full;
+    ** nor one under its budget, unless it holds MEM_MAX_RANGEDELS range
+    ** tombstones (small, they would fill it only after hundreds of
+    ** thousands, and every read over their keys gathers and sorts them) */
     if (eFor == ROOM_WRITE &&
-        (bEmpty || memtable_bytes(db->pMem) < db->nMemLimit)) {
+        (bEmpty || (memtable_bytes(db->pMem) < db->nMemLimit &&
+                    memtable_rangedel_count(db->pMem) < MEM_MAX_RANGEDELS))) {
       return WCS_OK;
     }
     if (eFor == ROOM_SWITCH && bEmpty) return WCS_OK;

@@ -654,6 +654,44 @@ START_TEST(test_db_more_files_than_the_open_file_limit) {
 }
 END_TEST
 
+/* A memtable far under its budget is still flushed once it holds 4096
+** range tombstones (rows deleted one by one, a sliding window): reads
+** over their keys sort them each time they are made. The deletes hold. */
+START_TEST(test_db_many_range_tombstones_flush_the_memtable) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  char *z = NULL;
+  const char *p;
+  int i;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  o.bNoBackground = 1;
+  o.nMemtable = 64 << 20;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < 5000; i++) {
+    wcs_batch *b = NULL;
+    char k[16], e[16];
+    snprintf(k, sizeof k, "r%05d", i);
+    snprintf(e, sizeof e, "r%05d~", i);
+    putS(db, k, "v");
+    OK(wcs_batch_new(&b));
+    OK(wcs_batch_delete_range(b, k, strlen(k), e, strlen(e)));
+    OK(wcs_db_write(db, b));
+    wcs_batch_free(b);
+  }
+  putS(db, "z", "v");
+  OK(wcs_db_stats(db, &z));
+  p = strstr(z, "\"flushes\":");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_ge(atoi(p + 10), 1);
+  wcs_free(z);
+  ck_assert_ptr_null(tu_get_str(db, NULL, "r00000"));
+  ck_assert_ptr_null(tu_get_str(db, NULL, "r04999"));
+  ck_assert_str_eq(tu_get_str(db, NULL, "z"), "v");
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 START_TEST(test_db_second_writer_process_gets_busy) {
   const char *zDir = tu_tmpdir("dbbusy");
   char zPath[1100];
@@ -3664,6 +3702,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_snapshot_sees_frozen_state);
   tcase_add_test(tc, test_db_empty_key_flushes);
   tcase_add_test(tc, test_db_more_files_than_the_open_file_limit);
+  tcase_add_test(tc, test_db_many_range_tombstones_flush_the_memtable);
   tcase_add_test(tc, test_db_iterator_bounds_prefix_and_seeks);
   tcase_add_test(tc, test_db_reopen_keeps_every_commit);
   tcase_add_test(tc, test_db_second_writer_process_gets_busy);
