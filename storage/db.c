@@ -1869,6 +1869,9 @@ struct wcs_iter {
   int bNoFill;         /* the bNoCacheFill option */
   uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
   int bDelNewer;       /* some in range were newer than snap (not taken) */
+  const wcs_frags *pVFrags; /* the files' tombstones (version_frags, of
+                            ** sv->pVersion) when some are in bounds; the
+                            ** memtables' in bounds are in frags */
   int bMemSkipped;     /* sv->pMem was empty then: it has no child */
   int nSources;        /* children of the stream for the current target */
   int nMemKid;         /* of which memtables */
@@ -1911,9 +1914,20 @@ static inline void iterNoEntry(wcs_iter *it) {
 static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
                        uint64_t seq) {
   const wcs_frag *f;
-  if (it->frags.n == 0) return 0;
-  f = frags_find(&it->frags, k, n);
-  return f && f->aSeq[0] > seq;
+  if (it->frags.n) {
+    f = frags_find(&it->frags, k, n);
+    if (f && f->aSeq[0] > seq) return 1;
+  }
+  if (it->pVFrags) {
+    /* the files': the newest tombstone visible at the snapshot */
+    int q;
+    f = frags_find(it->pVFrags, k, n);
+    if (f == NULL) return 0;
+    for (q = 0; q < f->nSeq && f->aSeq[q] > it->snap; q++) {
+    }
+    return q < f->nSeq && f->aSeq[q] > seq;
+  }
+  return 0;
 }
 
 static int iterFail(wcs_iter *it) {
@@ -1948,7 +1962,8 @@ static int iterSeekKey(wcs_iter *it, const uint8_t *k, size_t n,
 ** or NULL: none, or a tombstone could cover a key. */
 static struct block_iter *runCursor(wcs_iter *it) {
   wcs_iiter *m = it->pM;
-  return it->frags.n == 0 && m->pMethods->xRun && m->pMethods->xValid(m)
+  return it->frags.n == 0 && it->pVFrags == NULL && m->pMethods->xRun &&
+                 m->pMethods->xValid(m)
              ? m->pMethods->xRun(m)
              : NULL;
 }
@@ -2188,6 +2203,7 @@ static void iterUnbuild(wcs_iter *it) {
   version_iters_clear(&it->vi);
   frags_free(&it->frags);
   memset(&it->frags, 0, sizeof it->frags);
+  it->pVFrags = NULL;
   free(it->aDel);
   it->aDel = NULL;
   iterNoEntry(it);
@@ -2284,11 +2300,16 @@ static int iterTarget(wcs_iter *it, char **pzErr) {
                               it->upper.n, &dl, delListAdd);
     }
   }
+  it->pVFrags = NULL;
   if (rc == WCS_OK) {
-    rc = version_rangedels(it->sv->pVersion, it->snap,
-                           it->bLower ? it->lower.a : NULL, it->lower.n,
-                           it->bUpper ? it->upper.a : NULL, it->upper.n, &dl,
-                           delListAdd, &dl.bNewer);
+    /* the files' are sorted once per version, not per iterator: with
+    ** many of them (rows deleted one by one), making an iterator over
+    ** their keys would sort them all each time */
+    uint64_t nMaxSeq = 0;
+    rc = version_frags(it->sv->pVersion, it->bLower ? it->lower.a : NULL,
+                       it->lower.n, it->bUpper ? it->upper.a : NULL,
+                       it->upper.n, &it->pVFrags, &nMaxSeq);
+    if (it->pVFrags && nMaxSeq > it->snap) dl.bNewer = 1; /* (maybe) */
   }
   it->bDelNewer = dl.bNewer;
   it->aDel = dl.a;

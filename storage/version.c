@@ -32,6 +32,7 @@
 #include "storage/version.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -567,6 +568,8 @@ static wcs_version *versionAlloc(wcs_vset *vs) {
   wcs_version *v = calloc(1, sizeof *v);
   if (v == NULL) return NULL;
   atomic_init(&v->nRef, 1);
+  atomic_init(&v->bFrags, 0);
+  pthread_mutex_init(&v->fragsMu, NULL);
   v->pVs = vs;
   return v;
 }
@@ -586,6 +589,9 @@ void version_unref(wcs_version *v) {
       fmeta_unref(v->aaFile[i][j]);
     free(v->aaFile[i]);
   }
+  frags_free(&v->frags);
+  free(v->aFragDel);
+  pthread_mutex_destroy(&v->fragsMu);
   free(v);
 }
 
@@ -1203,36 +1209,83 @@ int version_prefix_absent(wcs_version *v, const uint8_t *pPre, size_t nPre) {
   return 1;
 }
 
-int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
-                      size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
-                      int (*x)(void *pCtx, const sst_rangedel *),
-                      int *pbNewer) {
-  int i, j, k, q, rc = WCS_OK;
-  for (i = 0; rc == WCS_OK && i < WCS_NLEVEL; i++) {
-    for (j = 0; rc == WCS_OK && j < v->anFile[i]; j++) {
-      wcs_fmeta *f = v->aaFile[i][j];
-      const wcs_frags *fr = &f->frags;
-      if (fr->n == 0 || !fmeta_overlaps(f, pLo, nLo, pHi, nHi)) continue;
-      /* fragments are disjoint and sorted */
-      for (k = frags_first_after(fr, pLo, nLo); rc == WCS_OK && k < fr->n;
-           k++) {
+/* Make v's fragments (version_frags; fragsMu held). */
+static int versionFragsMake(wcs_version *v) {
+  size_t n = 0, iOut = 0;
+  int i, j, k, q;
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    for (j = 0; j < v->anFile[i]; j++) {
+      const wcs_frags *fr = &v->aaFile[i][j]->frags;
+      for (k = 0; k < fr->n; k++)
+        n += (size_t)fr->a[k].nSeq;
+    }
+  }
+  if (n == 0) return WCS_OK;
+  if (n > INT_MAX || (v->aFragDel = malloc(n * sizeof(sst_rangedel))) == NULL) {
+    return WCS_NOMEM;
+  }
+  for (i = 0; i < WCS_NLEVEL; i++) {
+    for (j = 0; j < v->anFile[i]; j++) {
+      const wcs_frags *fr = &v->aaFile[i][j]->frags;
+      for (k = 0; k < fr->n; k++) {
         const wcs_frag *m = &fr->a[k];
-        sst_rangedel d;
-        if (pHi && wcs_ukey_cmp(m->pStart, m->nStart, pHi, nHi) >= 0) break;
-        for (q = 0; q < m->nSeq && m->aSeq[q] > snap; q++) {
+        for (q = 0; q < m->nSeq; q++) {
+          sst_rangedel *d = &v->aFragDel[iOut++];
+          d->pStart = m->pStart;
+          d->nStart = m->nStart;
+          d->pEnd = m->pEnd;
+          d->nEnd = m->nEnd;
+          d->seq = m->aSeq[q];
+          if (d->seq > v->maxDelSeq) v->maxDelSeq = d->seq;
         }
-        if (q > 0 && pbNewer) *pbNewer = 1;
-        if (q == m->nSeq) continue;
-        d.pStart = m->pStart;
-        d.nStart = m->nStart;
-        d.pEnd = m->pEnd;
-        d.nEnd = m->nEnd;
-        d.seq = m->aSeq[q];
-        rc = x(pCtx, &d);
       }
     }
   }
-  return rc;
+  if (frags_build(&v->frags, v->aFragDel, (int)n)) {
+    free(v->aFragDel);
+    v->aFragDel = NULL;
+    memset(&v->frags, 0, sizeof v->frags);
+    v->maxDelSeq = 0;
+    return WCS_NOMEM;
+  }
+  return WCS_OK;
+}
+
+int version_frags(wcs_version *v, const uint8_t *pLo, size_t nLo,
+                  const uint8_t *pHi, size_t nHi, const wcs_frags **ppFrags,
+                  uint64_t *pMaxSeq) {
+  int i, j, k, bAny = 0;
+  *ppFrags = NULL;
+  *pMaxSeq = 0;
+  /* any file with tombstones in the bounds at all? (most have none) */
+  for (i = 0; !bAny && i < WCS_NLEVEL; i++) {
+    for (j = 0; !bAny && j < v->anFile[i]; j++) {
+      wcs_fmeta *f = v->aaFile[i][j];
+      bAny = f->frags.n > 0 && fmeta_overlaps(f, pLo, nLo, pHi, nHi);
+    }
+  }
+  if (!bAny) return WCS_OK;
+  if (!atomic_load_explicit(&v->bFrags, memory_order_acquire)) {
+    int rc = WCS_OK;
+    pthread_mutex_lock(&v->fragsMu);
+    if (!atomic_load_explicit(&v->bFrags, memory_order_relaxed)) {
+      rc = versionFragsMake(v);
+      if (rc == WCS_OK)
+        atomic_store_explicit(&v->bFrags, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&v->fragsMu);
+    if (rc) return rc;
+  }
+  /* the fragments in the bounds, if any */
+  k = frags_first_after(&v->frags, pLo, nLo);
+  if (k >= v->frags.n ||
+      (pHi && wcs_ukey_cmp(v->frags.a[k].pStart, v->frags.a[k].nStart, pHi,
+                           nHi) >= 0)) {
+    return WCS_OK;
+  }
+  *ppFrags = &v->frags;
+  *pMaxSeq = v->maxDelSeq;
+  return WCS_OK;
 }
 
 /* ====================================================================

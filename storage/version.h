@@ -21,6 +21,7 @@
 #ifndef WCS_VERSION_H
 #define WCS_VERSION_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,6 +105,14 @@ typedef struct wcs_version {
   int anFile[WCS_NLEVEL]; /* files per level */
   wcs_fmeta **aaFile[WCS_NLEVEL]; /* level 0 newest first; others by key */
   uint64_t anBytes[WCS_NLEVEL];   /* file bytes per level */
+  /* every file's range tombstones as one set of fragments, each with the
+  ** seqs of all that cover it, made on first need (version_frags) */
+  _Atomic int bFrags;      /* made */
+  pthread_mutex_t fragsMu; /* making it */
+  wcs_frags frags;
+  sst_rangedel *aFragDel; /* what they were made of (keys borrowed from
+                          ** the files' own fragments) */
+  uint64_t maxDelSeq;     /* the newest of those tombstones' seqs */
 } wcs_version;
 
 typedef struct vedit_add {
@@ -359,14 +368,17 @@ void version_iters_clear(wcs_viters *p);
 ** would. */
 int version_prefix_absent(wcs_version *v, const uint8_t *pPre, size_t nPre);
 
-/* Call x for the range tombstones of every file of v that cover keys in
-** [lo, hi) and are visible at snap, as disjoint per-file fragments with
-** the newest visible seq each (keys borrowed while v is referenced).
-** *pbNewer (if not NULL) is set to 1 when one in range is newer than snap
-** (passed over), else left as it is. */
-int version_rangedels(wcs_version *v, uint64_t snap, const uint8_t *pLo,
-                      size_t nLo, const uint8_t *pHi, size_t nHi, void *pCtx,
-                      int (*x)(void *pCtx, const sst_rangedel *), int *pbNewer);
+/* The range tombstones of every file of v as one set of fragments (each
+** with the seqs of every tombstone covering it, newest first; keys
+** borrowed while v is referenced), and the newest of their seqs: made once
+** per version, on the first call, so that an iterator over many keys
+** finds what covers a key by one search whatever the number of
+** tombstones, instead of sorting those in its bounds each time it is
+** made. *ppFrags is NULL when no file has any in [lo, hi) (pHi NULL: no
+** upper bound). WCS_OK or WCS_NOMEM. Thread-safe. */
+int version_frags(wcs_version *v, const uint8_t *pLo, size_t nLo,
+                  const uint8_t *pHi, size_t nHi, const wcs_frags **ppFrags,
+                  uint64_t *pMaxSeq);
 
 /* An iterator over files with disjoint, ascending key ranges (a level
 ** >= 1): it copies the array and takes its own file references. */

@@ -446,6 +446,66 @@ START_TEST(test_db_range_delete_in_files_and_compaction) {
 }
 END_TEST
 
+/* Tombstones of several files, overlapping, read through the version's
+** one set of fragments: each snapshot sees those older than it only, and
+** an iterator made after a flush or a compaction sees the new ones. */
+START_TEST(test_db_file_tombstones_at_each_snapshot) {
+  wcs_db *db = NULL;
+  wcs_options o;
+  wcs_batch *b = NULL;
+  wcs_snapshot *s0 = NULL, *s1 = NULL, *s2 = NULL;
+  wcs_iter_options io;
+  wcs_options_init(&o);
+  o.bInMemory = 1;
+  o.bNoBackground = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  putS(db, "a", "1");
+  putS(db, "b", "1");
+  putS(db, "c", "1");
+  putS(db, "d", "1");
+  OK(wcs_db_flush(db));
+  OK(wcs_snapshot_new(db, &s0));
+  OK(wcs_batch_new(&b));
+  OK(wcs_batch_delete_range(b, "b", 1, "d", 1)); /* b, c */
+  OK(wcs_db_write(db, b));
+  OK(wcs_db_flush(db));
+  OK(wcs_snapshot_new(db, &s1));
+  wcs_batch_clear(b);
+  OK(wcs_batch_delete_range(b, "a", 1, "c", 1)); /* a, b again */
+  OK(wcs_db_write(db, b));
+  putS(db, "b", "2"); /* newer than both */
+  OK(wcs_db_flush(db));
+  OK(wcs_snapshot_new(db, &s2));
+  memset(&io, 0, sizeof io);
+  io.pSnap = s0;
+  ck_assert_str_eq(scan(db, &io, 0), "a,b,c,d");
+  ck_assert_str_eq(scan(db, &io, 1), "d,c,b,a");
+  io.pSnap = s1;
+  ck_assert_str_eq(scan(db, &io, 0), "a,d");
+  io.pSnap = s2;
+  ck_assert_str_eq(scan(db, &io, 0), "b,d");
+  ck_assert_ptr_null(tu_get_str(db, s1, "b"));
+  ck_assert_str_eq(tu_get_str(db, s0, "c"), "1");
+  ck_assert_str_eq(tu_get_str(db, s2, "b"), "2");
+  /* bounded iterators, one inside a fragment */
+  io.pSnap = s1;
+  io.pLower = "b";
+  io.nLower = 1;
+  io.pUpper = "c~";
+  io.nUpper = 2;
+  ck_assert_str_eq(scan(db, &io, 0), "");
+  io.pSnap = s0;
+  ck_assert_str_eq(scan(db, &io, 0), "b,c");
+  wcs_snapshot_free(db, s0);
+  wcs_snapshot_free(db, s1);
+  wcs_snapshot_free(db, s2);
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  ck_assert_str_eq(scan(db, NULL, 0), "b,d");
+  wcs_batch_free(b);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 START_TEST(test_db_snapshot_sees_frozen_state) {
   wcs_db *db = NULL;
   wcs_options o;
@@ -3703,6 +3763,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_empty_key_flushes);
   tcase_add_test(tc, test_db_more_files_than_the_open_file_limit);
   tcase_add_test(tc, test_db_many_range_tombstones_flush_the_memtable);
+  tcase_add_test(tc, test_db_file_tombstones_at_each_snapshot);
   tcase_add_test(tc, test_db_iterator_bounds_prefix_and_seeks);
   tcase_add_test(tc, test_db_reopen_keeps_every_commit);
   tcase_add_test(tc, test_db_second_writer_process_gets_busy);
