@@ -32,22 +32,6 @@
 
 int wcs_register(sqlite3 *db);
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmpDouble(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *a, int n) {
-  qsort(a, (size_t)n, sizeof *a, cmpDouble);
-  return n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
-}
-
 static sqlite3 *openConn(const char *zDb) {
   sqlite3 *db = NULL;
   if (sqlite3_open(zDb, &db) != SQLITE_OK) {
@@ -74,7 +58,7 @@ static double inserts(sqlite3 *db, const char *zTable, long n) {
   char zKey[32];
   double t0;
   long i;
-  t0 = now();
+  t0 = benchNow();
   for (i = 0; i < n; i++) {
     snprintf(zKey, sizeof zKey, "k%06ld", i);
     sqlite3_bind_text(st, 1, zKey, -1, SQLITE_TRANSIENT);
@@ -84,7 +68,7 @@ static double inserts(sqlite3 *db, const char *zTable, long n) {
     }
     sqlite3_reset(st);
   }
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   sqlite3_finalize(st);
   sqlite3_free(zSql);
   return t0 * 1e6 / (double)n;
@@ -166,10 +150,10 @@ int main(int argc, char **argv) {
   printf("| table | us per INSERT | commit clock ticks |\n|---|---|---|\n");
   for (i = 0; i < 4; i++) {
     if (i % 2) {
-      printf("| %s | %.1f | %ld |\n", azWhat[i], median(a[i], nRun),
+      printf("| %s | %.1f | %ld |\n", azWhat[i], benchMedian(a[i], nRun),
              anTick[i / 2]);
     } else {
-      printf("| %s | %.1f | |\n", azWhat[i], median(a[i], nRun));
+      printf("| %s | %.1f | |\n", azWhat[i], benchMedian(a[i], nRun));
     }
   }
   for (i = 0; i < 4; i++)

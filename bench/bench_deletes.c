@@ -34,22 +34,6 @@
 
 int wcs_register(sqlite3 *db);
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmpDouble(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *a, int n) {
-  qsort(a, (size_t)n, sizeof *a, cmpDouble);
-  return n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
-}
-
 /* Run st (one integer parameter per ?, from aArg) to its end. */
 static void runStmt(sqlite3 *db, sqlite3_stmt *st, const sqlite3_int64 *aArg,
                     int nArg) {
@@ -83,23 +67,23 @@ static void reads(sqlite3 *db, const char *zTable, long nRows, long nDel,
   uint64_t s = 0x9E3779B97F4A7C15ull;
   double t0;
   int i;
-  t0 = now();
+  t0 = benchNow();
   for (i = 0; i < 10000; i++) {
     sqlite3_int64 k = liveKey(&s, nRows, nDel);
     runStmt(db, pPoint, &k, 1);
   }
-  a[0] = (now() - t0) / 10000;
-  t0 = now();
+  a[0] = (benchNow() - t0) / 10000;
+  t0 = benchNow();
   for (i = 0; i < 1000; i++) {
     sqlite3_int64 ak[2];
     ak[0] = liveKey(&s, nRows - 50, nDel);
     ak[1] = ak[0] + 49;
     runStmt(db, pRange, ak, 2);
   }
-  a[1] = (now() - t0) / 1000;
-  t0 = now();
+  a[1] = (benchNow() - t0) / 1000;
+  t0 = benchNow();
   runStmt(db, pAll, NULL, 0);
-  a[2] = now() - t0;
+  a[2] = benchNow() - t0;
   sqlite3_finalize(pPoint);
   sqlite3_finalize(pRange);
   sqlite3_finalize(pAll);
@@ -133,7 +117,7 @@ static void measure(sqlite3 *db, long nRows, long nDel, int nRun,
   }
   printf("\n%s:\n| read | native | wcs | ratio |\n|---|---|---|---|\n", zWhen);
   for (i = 0; i < 3; i++) {
-    double n = median(a[i], nRun), w = median(a[3 + i], nRun);
+    double n = benchMedian(a[i], nRun), w = benchMedian(a[3 + i], nRun);
     printf("| %s | %.1f | %.1f | %.2fx |\n", azRead[i], n * aScale[i],
            w * aScale[i], w > 0 ? n / w : 0);
   }
@@ -183,25 +167,25 @@ int main(int argc, char **argv) {
   pDel[0] = prep(db, "DELETE FROM n WHERE k = ?1");
   pDel[1] = prep(db, "DELETE FROM w WHERE k = ?1");
   for (k = 0; k < 2; k++) {
-    t0 = now();
+    t0 = benchNow();
     exec(db, "BEGIN");
     for (i = 0; i < nRows; i++) {
       sqlite3_int64 x = i;
       runStmt(db, pIns[k], &x, 1);
     }
     exec(db, "COMMIT");
-    aLoad[k] = now() - t0;
+    aLoad[k] = benchNow() - t0;
   }
   exec(db, "SELECT wcs_compact('w')");
   for (k = 0; k < 2; k++) {
-    t0 = now();
+    t0 = benchNow();
     for (i = 0; i < nDel; i++) {
       sqlite3_int64 x = i;
       if (i % 1000 == 0) exec(db, "BEGIN");
       runStmt(db, pDel[k], &x, 1);
       if (i % 1000 == 999 || i == nDel - 1) exec(db, "COMMIT");
     }
-    aDel[k] = now() - t0;
+    aDel[k] = benchNow() - t0;
   }
   printf("bench_deletes: %ld rows, %ld deleted one by one (transactions of "
          "1000), medians of %d runs\n",

@@ -201,12 +201,6 @@ static int abWork[W_COUNT];
 
 static int bVerbose = 0;
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 static uint64_t splitmix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -276,16 +270,12 @@ static void rmTree(const char *zPath) {
   }
 }
 
-static int cmpDouble(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+/* The median of a[0..n-1], a left as it is (NAN for none). */
 static double median(const double *a, int n) {
   double t[MAX_RUNS];
   if (n == 0) return NAN;
   memcpy(t, a, sizeof(double) * n);
-  qsort(t, n, sizeof(double), cmpDouble);
-  return (n & 1) ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  return benchMedian(t, n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -721,7 +711,7 @@ static double load(Eng *e, const long *aOrder, long nCommit) {
   sqlite3_stmt *st =
       prep(e->db, "INSERT INTO m(device, id, day, cpu, mem, note) "
                   "VALUES (?, ?, ?, ?, ?, ?)");
-  double t0 = now();
+  double t0 = benchNow();
   long i;
   Row r;
   exec(e->db, "BEGIN");
@@ -743,15 +733,15 @@ static double load(Eng *e, const long *aOrder, long nCommit) {
     }
   }
   {
-    double tc = now();
+    double tc = benchNow();
     exec(e->db, "COMMIT");
     if (bVerbose) {
       fprintf(stderr, "  %s load: inserts %.3f s, COMMIT %.3f s\n", e->zName,
-              tc - t0, now() - tc);
+              tc - t0, benchNow() - tc);
     }
   }
   sqlite3_finalize(st);
-  return now() - t0;
+  return benchNow() - t0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -775,7 +765,7 @@ static double qPoint(Eng *e, long nQ, unsigned iSlice) {
   int64_t sum = 0;
   char zId[12];
   rngState = 1001 + SLICE_SEED * iSlice;
-  t0 = now();
+  t0 = benchNow();
   for (i = 0; i < nQ; i++) {
     long k = rndN(nRow);
     Row r;
@@ -786,7 +776,7 @@ static double qPoint(Eng *e, long nQ, unsigned iSlice) {
     sqlite3_bind_int(st, 3, r.day);
     stepAll(e->db, st, &sum, &nGot);
   }
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   if (nGot != nQ)
     die("%s point lookups found %ld of %ld rows", e->zName, nGot, nQ);
   sqlite3_finalize(st);
@@ -801,12 +791,12 @@ static double qPrefix(Eng *e, long nQ, unsigned iSlice) {
   int64_t sum = 0;
   char zId[12];
   rngState = 2002 + SLICE_SEED * iSlice;
-  t0 = now();
+  t0 = benchNow();
   for (i = 0; i < nQ; i++) {
     bindPrefix(st, rndN(nRow), zId);
     stepAll(e->db, st, &sum, &nGot);
   }
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   if (nGot != nQ * NDAY)
     die("%s prefix scans returned %ld rows, expected %ld", e->zName, nGot,
         nQ * NDAY);
@@ -823,7 +813,7 @@ static double qRange(Eng *e, long nQ, unsigned iSlice) {
   int64_t sum = 0;
   char zId[12];
   rngState = 3003 + SLICE_SEED * iSlice;
-  t0 = now();
+  t0 = benchNow();
   for (i = 0; i < nQ; i++) {
     int d = (int)rndN(NDAY - 30);
     bindPrefix(st, rndN(nRow), zId);
@@ -831,7 +821,7 @@ static double qRange(Eng *e, long nQ, unsigned iSlice) {
     sqlite3_bind_int(st, 4, aDay[d + 29]);
     stepAll(e->db, st, &sum, &nGot);
   }
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   if (nGot != nQ * 30)
     die("%s range scans returned %ld rows, expected %ld", e->zName, nGot,
         nQ * 30);
@@ -848,12 +838,12 @@ static double qDesc10(Eng *e, long nQ, unsigned iSlice) {
   int64_t sum = 0;
   char zId[12];
   rngState = 4004 + SLICE_SEED * iSlice;
-  t0 = now();
+  t0 = benchNow();
   for (i = 0; i < nQ; i++) {
     bindPrefix(st, rndN(nRow), zId);
     stepAll(e->db, st, &sum, &nGot);
   }
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   if (nGot != nQ * 10)
     die("%s DESC LIMIT 10 returned %ld rows", e->zName, nGot);
   sqlite3_finalize(st);
@@ -869,12 +859,12 @@ static double qPerDevice(Eng *e, long nQ, const char *zSql, long nPer,
   long i, nGot = 0;
   int64_t sum = 0;
   rngState = iSeed + SLICE_SEED * iSlice;
-  t0 = now();
+  t0 = benchNow();
   for (i = 0; i < nQ; i++) {
     sqlite3_bind_text(st, 1, azDev[rndN(NDEV)], -1, SQLITE_STATIC);
     stepAll(e->db, st, &sum, &nGot);
   }
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   if (nGot != nQ * nPer) {
     die("%s: %s returned %ld rows, expected %ld", e->zName, zSql, nGot,
         nQ * nPer);
@@ -899,7 +889,7 @@ static double qMinKey(Eng *e, long nQ, unsigned iSlice) {
 ** nQ times: every row each time. */
 static double qWhole(Eng *e, long nQ, const char *zSql) {
   sqlite3_stmt *st = prep(e->db, zSql);
-  double t0 = now();
+  double t0 = benchNow();
   long i;
   for (i = 0; i < nQ; i++) {
     int64_t n = 0;
@@ -907,7 +897,7 @@ static double qWhole(Eng *e, long nQ, const char *zSql) {
     if (n != nRow)
       die("%s count(*) = %lld, expected %ld", e->zName, (long long)n, nRow);
   }
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   sqlite3_finalize(st);
   return t0;
 }
@@ -962,12 +952,12 @@ static double qShape(Eng *e, int k, int bNative) {
   for (r = 0; r < 3; r++) {
     int64_t sum = 0;
     long nRep = 0;
-    double t0 = now(), t;
+    double t0 = benchNow(), t;
     do {
       sum = 0;
       stepAll(e->db, st, &sum, NULL);
       nRep++;
-      t = now() - t0;
+      t = benchNow() - t0;
     } while (t < 0.02);
     if (t / nRep < best) best = t / nRep;
     if (bNative) {
@@ -998,13 +988,13 @@ static double qSkipAny(Eng *e, long nQ, int bPlain, unsigned iSlice) {
   int64_t n = 0;
   char zId[12];
   rngState = 5005 + SLICE_SEED * iSlice;
-  t0 = now();
+  t0 = benchNow();
   for (i = 0; i < nQ; i++) {
     idText(rndN(nId), zId);
     sqlite3_bind_text(st, 1, zId, 8, SQLITE_STATIC);
     stepAll(e->db, st, &n, NULL);
   }
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   if (n != nQ * NDEV * NDAY)
     die("%s WHERE id=? counted %lld rows, expected %ld", e->zName, (long long)n,
         nQ * NDEV * NDAY);
@@ -1020,9 +1010,9 @@ static double qSkip(Eng *e, long nQ, unsigned iSlice) {
 static double qFullSql(Eng *e) {
   sqlite3_stmt *st =
       prep(e->db, "SELECT sum(cpu), sum(mem), count(note) FROM m");
-  double t0 = now();
+  double t0 = benchNow();
   stepAll(e->db, st, NULL, NULL);
-  t0 = now() - t0;
+  t0 = benchNow() - t0;
   sqlite3_finalize(st);
   return t0;
 }
@@ -1057,7 +1047,7 @@ static double qRaw(Eng *e, uint64_t *pnKey, double *pWarm) {
   io.nLower = sizeof aTid1;
   for (iPass = 0; iPass < 2; iPass++) {
     nKey = 0;
-    t0 = now();
+    t0 = benchNow();
     rc = wcs_iter_new(db, &io, &it);
     for (rc = rc ? rc : wcs_iter_first(it);
          rc == WCS_OK && wcs_iter_valid(it); rc = wcs_iter_next(it)) {
@@ -1067,7 +1057,7 @@ static double qRaw(Eng *e, uint64_t *pnKey, double *pWarm) {
       nKey++;
       nByte += nK + nV + pK[nK - 1] + (nV ? pV[0] : 0);
     }
-    aT[iPass] = now() - t0;
+    aT[iPass] = benchNow() - t0;
     if (rc != WCS_OK) die("raw iteration: %s", wcs_errstr(rc));
     wcs_iter_free(it);
     it = NULL;

@@ -45,12 +45,6 @@ static const char *azKind[4] = {"click", "purchase", "refund", "view"};
 
 static int bVerbose; /* WCS_TRAIN_VERBOSE set: each statement's time */
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static uint64_t rngState = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void) {
@@ -277,7 +271,7 @@ static void reads(sqlite3 *db, long nRow, long nQ) {
   for (k = 0; k < sizeof aUser / sizeof aUser[0]; k++) {
     sqlite3_stmt *st = prep(db, aUser[k].zSql);
     long nGot = 0;
-    double t0 = now();
+    double t0 = benchNow();
     for (q = 0; q < nQ / aUser[k].nDiv; q++) {
       Ev e;
       evAt((long)(rnd() % (uint64_t)nRow), &e);
@@ -286,15 +280,15 @@ static void reads(sqlite3 *db, long nRow, long nQ) {
     }
     if (nGot == 0) die("no rows from %s", aUser[k].zSql);
     if (bVerbose) {
-      fprintf(stderr, "%8.3f s  %s\n", now() - t0, aUser[k].zSql);
+      fprintf(stderr, "%8.3f s  %s\n", benchNow() - t0, aUser[k].zSql);
     }
     sqlite3_finalize(st);
   }
   for (k = 0; k < sizeof azWide / sizeof azWide[0]; k++) {
     sqlite3_stmt *st = prep(db, azWide[k]);
-    double t0 = now();
+    double t0 = benchNow();
     if (drain(db, st) == 0) die("no rows from %s", azWide[k]);
-    if (bVerbose) fprintf(stderr, "%8.3f s  %s\n", now() - t0, azWide[k]);
+    if (bVerbose) fprintf(stderr, "%8.3f s  %s\n", benchNow() - t0, azWide[k]);
     sqlite3_finalize(st);
   }
 }

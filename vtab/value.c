@@ -1070,46 +1070,39 @@ static int jHexObject(JParse *q, wcs_buf *pOut) {
   return 1;
 }
 
-int wcsJsonHexValue(const char *z, int n, wcs_buf *pOut) {
+/* z[0..n-1] as one JSON value alone (white space around it allowed) of
+** the kind bHex says, {"$hex": ...} or a string, its bytes appended to
+** pOut: WCS_OK, WCS_MISMATCH (pOut as it was), or WCS_NOMEM. */
+static int jsonWholeBytes(const char *z, int n, int bHex, wcs_buf *pOut) {
   JParse q;
   size_t iStr = pOut->n;
+  int bOk;
   memset(&q, 0, sizeof(q));
   q.z = z;
   q.n = n;
   jSkipSpace(&q);
-  if (q.i >= q.n || q.z[q.i] != '{') return WCS_MISMATCH;
-  q.i++;
-  if (jHexObject(&q, pOut) <= 0) {
-    return q.zErr && strcmp(q.zErr, "out of memory") == 0 ? WCS_NOMEM
-                                                          : WCS_MISMATCH;
+  if (q.i >= q.n || q.z[q.i] != (bHex ? '{' : '"')) return WCS_MISMATCH;
+  if (bHex) {
+    q.i++;
+    bOk = jHexObject(&q, pOut) > 0;
+  } else {
+    bOk = jString(&q, pOut);
   }
-  jSkipSpace(&q);
-  if (q.i != q.n) {
-    pOut->n = iStr;
-    return WCS_MISMATCH;
+  if (bOk) {
+    jSkipSpace(&q);
+    if (q.i == q.n) return WCS_OK;
   }
-  return WCS_OK;
+  pOut->n = iStr;
+  return q.zErr && strcmp(q.zErr, "out of memory") == 0 ? WCS_NOMEM
+                                                        : WCS_MISMATCH;
+}
+
+int wcsJsonHexValue(const char *z, int n, wcs_buf *pOut) {
+  return jsonWholeBytes(z, n, 1, pOut);
 }
 
 int wcsJsonStringValue(const char *z, int n, wcs_buf *pOut) {
-  JParse q;
-  size_t iStr = pOut->n;
-  memset(&q, 0, sizeof(q));
-  q.z = z;
-  q.n = n;
-  jSkipSpace(&q);
-  if (q.i >= q.n || q.z[q.i] != '"') return WCS_MISMATCH;
-  if (!jString(&q, pOut)) {
-    pOut->n = iStr;
-    return q.zErr && strcmp(q.zErr, "out of memory") == 0 ? WCS_NOMEM
-                                                          : WCS_MISMATCH;
-  }
-  jSkipSpace(&q);
-  if (q.i != q.n) {
-    pOut->n = iStr;
-    return WCS_MISMATCH;
-  }
-  return WCS_OK;
+  return jsonWholeBytes(z, n, 0, pOut);
 }
 
 /* 1 if the JSON text p[0..n-1] of a declared JSON column, shown as itself
