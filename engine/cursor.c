@@ -2203,7 +2203,8 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
       /* several sources: the row's bloom filters, or the range's bounds,
       ** may skip some; try the whole family again once
       ** ENG_VIEW_REUSE_MICROS have passed, counted from now, or a hundred
-      ** times what making the view took, if longer (many range
+      ** times what this read took so far (making the view, mostly), if
+      ** longer (many range
       ** tombstones, which a view over the whole family gathers and sorts
       ** all of, where a row's or a range's view takes those in its bounds
       ** alone): the attempts then cost reads at most a hundredth */

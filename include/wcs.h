@@ -879,7 +879,9 @@ size_t wcs_txn_mark(const wcs_txn *pTxn);
 ** for cursors that must not see its later writes (wcs_read_options.
 ** pMoment, wcs_cursor_freeze_at): built from its log, one pass over the
 ** writes before the mark. The mark must be valid: no rollback to a
-** savepoint before it, no commit since. Free with wcs_moment_free(); each
+** savepoint before it, no commit since (only a mark past the writes is
+** refused; the caller must forget its marks at such a rollback). Free with
+*wcs_moment_free(); each
 ** cursor that reads it holds it until it is closed. */
 int wcs_txn_moment(wcs_txn *pTxn, size_t iMark, wcs_moment **ppMoment);
 void wcs_moment_free(wcs_moment *pMoment);

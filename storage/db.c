@@ -887,9 +887,10 @@ static void *compactMain(void *p) {
   pthread_mutex_lock(&db->mu);
   while (!atomic_load(&db->bShutdown)) {
     if (maybeCompact(db)) continue;
-    if (db->iCompactRetry) {
+    if (db->iCompactRetry && wcs_now_micros() < db->iCompactRetry) {
       /* a compaction failed: try again when its wait is over, whether or
-      ** not work arrives meanwhile (writers may wait for it) */
+      ** not work arrives meanwhile (writers may wait for it); once it is
+      ** over with nothing to pick, wait for work as usual */
       struct timespec ts;
       ts.tv_sec = (time_t)(db->iCompactRetry / 1000000);
       ts.tv_nsec = (long)(db->iCompactRetry % 1000000) * 1000;
@@ -1868,7 +1869,8 @@ struct wcs_iter {
                        ** them) and then swapped in */
   int bNoFill;         /* the bNoCacheFill option */
   uint64_t nMemDel;    /* range tombstones of sv->pMem when collected */
-  int bDelNewer;       /* some in range were newer than snap (not taken) */
+  int bDelNewer;       /* a memtable's in range, or the newest of the
+                       ** files' anywhere, was newer than snap (not taken) */
   const wcs_frags *pVFrags; /* the files' tombstones (version_frags, of
                             ** sv->pVersion) when some are in bounds; the
                             ** memtables' in bounds are in frags */

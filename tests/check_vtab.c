@@ -1104,6 +1104,25 @@ START_TEST(test_insert_select_from_an_alias_reads_before_its_writes) {
     ck_assert_str_eq(zGot, "abd");
     OK(db, "COMMIT");
   }
+  /* single-row statements in a transaction, each prepared anew (at the
+  ** address the last one freed, likely): each reads the ones before */
+  OK(db,
+     "CREATE VIRTUAL TABLE q USING wcs(KEY (k STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE q2 USING wcs(TABLE 'q')");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO q(k, v) VALUES ('a', (SELECT count(*) FROM q2))");
+  OK(db, "INSERT INTO q(k, v) VALUES ('b', (SELECT count(*) FROM q2))");
+  OK(db, "INSERT INTO q(k, v) VALUES ('c', (SELECT count(*) FROM q2))");
+  CHECK(db, "SELECT group_concat(k || v) FROM q", "a0,b1,c2");
+  /* a reader SQLite opens only when first needed, after the statement's
+  ** first writes, reads as of before them too */
+  OK(db, "CREATE TEMP TABLE src(k)");
+  OK(db, "INSERT INTO src VALUES ('d'), ('e'), ('f'), ('g')");
+  OK(db, "INSERT INTO q(k, v) SELECT k || 'x', CASE WHEN k = 'f' THEN "
+         "(SELECT count(*) FROM q2) ELSE -1 END FROM src");
+  CHECK(db, "SELECT v FROM q WHERE k = 'fx'", "3");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT count(*) FROM q", "7");
   /* salted: every bucket's reader */
   OK(db, "CREATE VIRTUAL TABLE s USING wcs(KEY (k STRING) SALT 4, "
          "FAMILY f (v INT64))");

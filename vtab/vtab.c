@@ -3329,41 +3329,39 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
 /* Forget the writing statement's mark and its moment. */
 static void markDrop(WcsStore *st) {
   st->bMark = 0;
-  st->pMarkStmt = NULL;
   st->pMarkTab = NULL;
   wcs_moment_free(st->pMoment);
   st->pMoment = NULL;
 }
 
-/* The writing statement of db (a statement of db that is running and
-** writes), and how many times it has run, to tell its runs apart. */
-static sqlite3_stmt *writerRun(sqlite3 *db, int *pnRun) {
-  sqlite3_stmt *p = busyWriter(db);
-  *pnRun = p ? sqlite3_stmt_status(p, SQLITE_STMTSTATUS_RUN, 0) : 0;
-  return p;
-}
-
-/* Whether st's mark is that of the statement writing now. */
+/* Whether st's mark is that of the statement writing now: no statement
+** of the connection has ended having changed rows since the mark
+** (sqlite3_total_changes64 grows when one ends; the marked statement,
+** which changed a row, has not). A statement prepared anew at the freed
+** address of an ended one, or the next run of the same one, is so told
+** apart. Else the mark goes. */
 static int markCurrent(WcsStore *st, sqlite3 *db) {
-  int nRun;
-  sqlite3_stmt *p;
   if (!st->bMark) return 0;
-  p = writerRun(db, &nRun);
-  if (p == st->pMarkStmt && nRun == st->nMarkRun) return 1;
+  if (sqlite3_total_changes64(db) == st->nMarkChanges) return 1;
   markDrop(st);
   return 0;
 }
 
-/* 1 if a cursor of the connection reads pW's store table through another
-** declaration. */
-static int readersOfTable(WcsTab *pW) {
-  WcsCursor *p;
-  uint32_t iId = wcs_table_id(pW->pTab);
-  for (p = pW->pStore->pOpen; p; p = p->pNextOpen) {
-    WcsTab *pR = (WcsTab *)p->base.pVtab;
-    if (pR != pW && pR->pTab && wcs_table_id(pR->pTab) == iId) return 1;
+/* 1 if the connection declares pW's store table another way too (a
+** TABLE 'x' declaration, a HISTORY view), in any of its databases. */
+static int otherDeclarations(WcsTab *pW) {
+  WcsTab *q;
+  uint32_t iId;
+  if (pW->iOthersGen == pW->pConn->nGen + 1) return pW->bOthers;
+  iId = wcs_table_id(pW->pTab);
+  pW->bOthers = 0;
+  for (q = pW->pConn->pTab; q && !pW->bOthers; q = q->pNextTab) {
+    pW->bOthers = q != pW && q->pStore == pW->pStore && q->pTab &&
+                  wcs_table_id(q->pTab) == iId;
   }
-  return 0;
+  /* (known until a table of the connection comes or goes) */
+  pW->iOthersGen = pW->pConn->nGen + 1;
+  return pW->bOthers;
 }
 
 /* The moment of st's mark, made on first need. */
@@ -3395,27 +3393,26 @@ static void thawReaders(WcsStore *st) {
 
 /*
 ** A statement writes pW's store table (xUpdate, before its write): if
-** other declarations of that table are read, remember the store
-** transaction's mark before the statement's first write, so that their
-** cursors that SQLite starts again while the statement runs (the inner
-** loop of a join, a subquery per row) read the transaction's writes as
-** of that mark, not the statement's own rows (wcsFilter). The moment is
-** made from the mark only when such a cursor starts.
+** the table is declared another way too, remember the store
+** transaction's mark before the statement's first write, so that cursors
+** of those declarations that SQLite starts (or starts again) while the
+** statement runs (the inner loop of a join, a subquery per row or one
+** first needed late) read the transaction's writes as of that mark, not
+** the statement's own rows (wcsFilter). The moment is made from the mark
+** only when such a cursor starts; a mark costs a log offset.
 */
 static void markWrite(WcsTab *pW) {
   WcsStore *st = pW->pStore;
-  sqlite3_stmt *p;
-  int nRun;
   if (st->bMark && st->pMarkTab == pW && markCurrent(st, pW->pConn->db)) {
     return; /* the same run of the same statement */
   }
-  if (st->pOpen == NULL || !readersOfTable(pW)) return;
-  p = writerRun(pW->pConn->db, &nRun);
+  /* (readers SQLite opens only when first needed, a subquery in a CASE,
+  ** may come after this write: so whenever the table has another
+  ** declaration, read or not yet) */
+  if (!otherDeclarations(pW)) return;
   markDrop(st);
-  if (p == NULL) return;
   st->bMark = 1;
-  st->pMarkStmt = p;
-  st->nMarkRun = nRun;
+  st->nMarkChanges = sqlite3_total_changes64(pW->pConn->db);
   st->iMarkTable = wcs_table_id(pW->pTab);
   st->pMarkTab = pW;
   st->iMark = wcs_txn_mark(st->pTxn);
@@ -5248,9 +5245,11 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         wcs_table_id(pTab->pTab) == st->iMarkTable &&
         markCurrent(st, pTab->pConn->db)) {
       /* started again while a statement writes the table through another
-      ** declaration: the writes as of before that statement (markWrite) */
+      ** declaration: the writes as of before that statement (markWrite);
+      ** counted as frozen, so that a rollback thaws it (thawReaders) */
       rc = markMoment(st, pTab, &opt.pMoment);
       if (rc != SQLITE_OK) goto done;
+      p->bFrozen = 1;
     }
   }
   opt.bReverse = p->bReverse;
@@ -6541,7 +6540,7 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     return setErr(pVtab, "%s: write outside a transaction", pTab->zName);
   }
   pTxn = st->pTxn;
-  if (st->pOpen) markWrite(pTab);
+  markWrite(pTab);
   if (sqlite3_value_type(argv[0]) != SQLITE_NULL) {
     pOld = sqlite3_value_blob(argv[0]);
     nOld = sqlite3_value_bytes(argv[0]);

@@ -87,13 +87,13 @@ struct WcsStore {
                     ** statement starts and the writer moved on */
   int nCursor;      /* cursors of this connection open on the store */
   struct WcsCursor *pOpen; /* those cursors, linked by pNextOpen */
-  /* The statement writing the store now while other declarations of the
-  ** table it writes are read (markWrite): its run, the table and
-  ** declaration it writes, the store transaction's mark before its first
-  ** write, and the moment made from that mark once a reader needs it */
+  /* The statement writing the store now, of a table declared another way
+  ** too (markWrite): sqlite3_total_changes64 when it first wrote (which
+  ** moves when it ends), the table and declaration it writes, the store
+  ** transaction's mark before its first write, and the moment made from
+  ** that mark once a reader needs it */
   int bMark;
-  sqlite3_stmt *pMarkStmt;
-  int nMarkRun;
+  sqlite3_int64 nMarkChanges;
   uint32_t iMarkTable;
   struct WcsTab *pMarkTab;
   size_t iMark;
@@ -122,6 +122,9 @@ struct WcsTab {
   WcsConn *pConn;           /* owning connection state (a reference) */
   WcsStore *pStore;         /* the store (owned by pConn) */
   WcsTab *pNextTab;         /* next connected table of pConn */
+  unsigned iOthersGen;      /* pConn->nGen + 1 when bOthers was found */
+  int bOthers;              /* another declaration of the connection names
+                            ** the same store table (otherDeclarations) */
   char *zName;              /* the virtual table's SQL name */
   char *zDb;                /* its schema ("main", "temp", ...) */
   uint64_t iGateKey;        /* its database file's key in the commit gate
