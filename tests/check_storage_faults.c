@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -645,6 +646,52 @@ START_TEST(test_failed_compaction_never_stalls_writers) {
 }
 END_TEST
 
+/* CPU seconds this process has used. */
+static double cpuSeconds(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
+         (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
+
+/* After a failed compaction, with nothing due to compact, the background
+** thread waits out its retry time and then sleeps until work comes: it
+** does not spin. */
+START_TEST(test_failed_compaction_leaves_the_store_idle) {
+  FaultStore s;
+  wcs_options opt;
+  char *zErr = NULL;
+  int b, rc;
+  double t0;
+  memset(&s, 0, sizeof s);
+  snprintf(s.zDir, sizeof s.zDir, "%s", tu_tmpdir("faults"));
+  snprintf(s.zPath, sizeof s.zPath, "%s/store", s.zDir);
+  s.pEnv = wcs_env_fault_new(wcs_env_posix(), &s.fault);
+  small_options(&opt, WCS_SYNC_NORMAL);
+  opt.nMemtable = 4 << 20;
+  opt.nL0Trigger = 8; /* two files: nothing due */
+  opt.nL0Stop = 16;
+  opt.bNoBackground = 0;
+  rc = wcs_db_open_env(&s.db, s.zPath, &opt, s.pEnv, &zErr);
+  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "");
+  for (b = 0; b < 2; b++) {
+    ck_assert_int_eq(write_batch(s.db, b), WCS_OK);
+    ck_assert_int_eq(wcs_db_flush(s.db), WCS_OK);
+  }
+  arm(s.pEnv, FAULT_APPEND, WCS_FULL, 0);
+  rc = wcs_db_compact_range(s.db, NULL, 0, NULL, 0);
+  disarm(s.pEnv);
+  ck_assert_msg(rc == WCS_FULL, "the compaction: %s", wcs_errmsg(s.db));
+  t0 = cpuSeconds();
+  usleep(6500000); /* past the 5 s retry time */
+  ck_assert_msg(cpuSeconds() - t0 < 0.5,
+                "the idle store used %.2f s of CPU in 6.5 s",
+                cpuSeconds() - t0);
+  ck_assert_int_eq(verify(s.db, 2, -1), WCS_OK);
+  fs_close(&s, 2, -1);
+}
+END_TEST
+
 /* A read error on a sorted file is WCS_IOERR naming the file, and is not
 ** remembered: the next read works. */
 START_TEST(test_read_fault_on_sorted_file_is_transient) {
@@ -1219,6 +1266,7 @@ Suite *storage_faults_suite(void) {
   tcase_add_test(tInject, test_flush_sync_fault_names_file);
   tcase_add_test(tInject, test_compaction_fault_names_file);
   tcase_add_test(tInject, test_failed_compaction_never_stalls_writers);
+  tcase_add_test(tInject, test_failed_compaction_leaves_the_store_idle);
   tcase_add_test(tInject, test_read_fault_on_sorted_file_is_transient);
   tcase_add_test(tInject, test_background_fault_reaches_writer);
   tcase_add_test(tFiles, test_unwritable_directory_is_perm_naming_path);
