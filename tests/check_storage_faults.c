@@ -600,33 +600,41 @@ END_TEST
 ** compactions fail, a write that needs one fails saying so; the
 ** background compaction tries again within seconds, whether or not more
 ** work comes, and then writes go on. Every acknowledged batch is kept. */
-START_TEST(test_failed_compaction_never_stalls_writers) {
-  FaultStore s;
+/* A store with background threads and the given level-0 limits, nBatch
+** batches written and flushed one by one (the memtable is flushed only
+** when asked), then a manual compaction that meets a full disk. */
+static void openAfterFailedCompaction(FaultStore *s, int nL0Trigger,
+                                      int nL0Stop, int nBatch) {
   wcs_options opt;
   char *zErr = NULL;
-  int b, rc, nAcked = 0, nRefused = 0;
-  int64_t t0;
-  memset(&s, 0, sizeof s);
-  snprintf(s.zDir, sizeof s.zDir, "%s", tu_tmpdir("faults"));
-  snprintf(s.zPath, sizeof s.zPath, "%s/store", s.zDir);
-  s.pEnv = wcs_env_fault_new(wcs_env_posix(), &s.fault);
+  int b, rc;
+  memset(s, 0, sizeof *s);
+  snprintf(s->zDir, sizeof s->zDir, "%s", tu_tmpdir("faults"));
+  snprintf(s->zPath, sizeof s->zPath, "%s/store", s->zDir);
+  s->pEnv = wcs_env_fault_new(wcs_env_posix(), &s->fault);
   small_options(&opt, WCS_SYNC_NORMAL);
-  opt.nMemtable = 4 << 20; /* flushed only when asked */
-  opt.nL0Trigger = 2;
-  opt.nL0Stop = 4;
+  opt.nMemtable = 4 << 20;
+  opt.nL0Trigger = nL0Trigger;
+  opt.nL0Stop = nL0Stop;
   opt.bNoBackground = 0;
-  rc = wcs_db_open_env(&s.db, s.zPath, &opt, s.pEnv, &zErr);
+  rc = wcs_db_open_env(&s->db, s->zPath, &opt, s->pEnv, &zErr);
   ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "");
-  for (b = 0; b < 10; b++) {
-    ck_assert_int_eq(write_batch(s.db, b), WCS_OK);
-    ck_assert_int_eq(wcs_db_flush(s.db), WCS_OK);
+  for (b = 0; b < nBatch; b++) {
+    ck_assert_int_eq(write_batch(s->db, b), WCS_OK);
+    ck_assert_int_eq(wcs_db_flush(s->db), WCS_OK);
   }
-  nAcked = 10;
   usleep(300000); /* the background compactions settle */
-  arm(s.pEnv, FAULT_APPEND, WCS_FULL, 0);
-  rc = wcs_db_compact_range(s.db, NULL, 0, NULL, 0);
-  disarm(s.pEnv);
-  ck_assert_msg(rc == WCS_FULL, "the compaction: %s", wcs_errmsg(s.db));
+  arm(s->pEnv, FAULT_APPEND, WCS_FULL, 0);
+  rc = wcs_db_compact_range(s->db, NULL, 0, NULL, 0);
+  disarm(s->pEnv);
+  ck_assert_msg(rc == WCS_FULL, "the compaction: %s", wcs_errmsg(s->db));
+}
+
+START_TEST(test_failed_compaction_never_stalls_writers) {
+  FaultStore s;
+  int b, rc, nAcked = 10, nRefused = 0;
+  int64_t t0;
+  openAfterFailedCompaction(&s, 2, 4, nAcked);
   t0 = wcs_now_micros();
   for (b = 10; b < 40; b++) {
     ck_assert_int_eq(write_batch(s.db, b), WCS_OK);
@@ -659,29 +667,8 @@ static double cpuSeconds(void) {
 ** does not spin. */
 START_TEST(test_failed_compaction_leaves_the_store_idle) {
   FaultStore s;
-  wcs_options opt;
-  char *zErr = NULL;
-  int b, rc;
   double t0;
-  memset(&s, 0, sizeof s);
-  snprintf(s.zDir, sizeof s.zDir, "%s", tu_tmpdir("faults"));
-  snprintf(s.zPath, sizeof s.zPath, "%s/store", s.zDir);
-  s.pEnv = wcs_env_fault_new(wcs_env_posix(), &s.fault);
-  small_options(&opt, WCS_SYNC_NORMAL);
-  opt.nMemtable = 4 << 20;
-  opt.nL0Trigger = 8; /* two files: nothing due */
-  opt.nL0Stop = 16;
-  opt.bNoBackground = 0;
-  rc = wcs_db_open_env(&s.db, s.zPath, &opt, s.pEnv, &zErr);
-  ck_assert_msg(rc == WCS_OK, "open: %s", zErr ? zErr : "");
-  for (b = 0; b < 2; b++) {
-    ck_assert_int_eq(write_batch(s.db, b), WCS_OK);
-    ck_assert_int_eq(wcs_db_flush(s.db), WCS_OK);
-  }
-  arm(s.pEnv, FAULT_APPEND, WCS_FULL, 0);
-  rc = wcs_db_compact_range(s.db, NULL, 0, NULL, 0);
-  disarm(s.pEnv);
-  ck_assert_msg(rc == WCS_FULL, "the compaction: %s", wcs_errmsg(s.db));
+  openAfterFailedCompaction(&s, 8, 16, 2); /* two files: nothing due */
   t0 = cpuSeconds();
   usleep(6500000); /* past the 5 s retry time */
   ck_assert_msg(cpuSeconds() - t0 < 0.5,
