@@ -3450,8 +3450,10 @@ static int freezeReaders(WcsTab *pW, const void *pRow, size_t nRow) {
       if (wcs_cursor_ahead(p->aStream[i].pCur, pRow, nRow)) break;
     }
     if (i == p->nStream) continue; /* every stream is past the row */
-    if (pM == NULL && st->bMark && st->pMarkTab == pW) {
-      /* the moment before the statement's first write */
+    if (pM == NULL && st->bMark && st->pMarkTab == pW &&
+        markCurrent(st, pW->pConn->db)) {
+      /* the moment before the statement's first write (a function's
+      ** write makes no mark: a mark of an ended statement is no use) */
       int rc = markMoment(st, pW, &pM);
       if (rc != SQLITE_OK) return rc;
     }
