@@ -532,6 +532,7 @@ int compact_output_open(compact_job *j, const sst_options *pSo,
   if (j->xManifestPos) {
     j->xManifestPos(j->pArg, &so.iManifest, &so.nManifestBytes);
   }
+  so.pWarm = vset_cache(j->pVs);
   return sst_builder_new(vset_env(j->pVs), o->zPath, o->iFile, &so, &o->pB,
                          pzErr);
 }
@@ -579,6 +580,8 @@ int compact_output_finish(compact_job *j, compact_output *o,
     fmeta_unref(f);
   } else if (rc && o->zPath) {
     vset_env(j->pVs)->xDelete(vset_env(j->pVs), o->zPath, NULL);
+    /* the blocks it put in the cache, if it was finished */
+    if (vset_cache(j->pVs)) wcs_cache_evict_file(vset_cache(j->pVs), o->iFile);
   }
   return rc;
 }

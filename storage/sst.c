@@ -131,6 +131,7 @@ struct sst_builder {
   uint64_t nRaw;           /* key + value bytes added */
   uint64_t minSeq, maxSeq; /* over entries and tombstones */
   uint64_t nBlocks;        /* data blocks written */
+  int bWarmed;             /* a block went into opt.pWarm */
   void *pNote;             /* the file note's summary (opt.xNoteBegin's);
                            ** NULL: none */
 };
@@ -248,6 +249,37 @@ static int writeBlock(sst_builder *p, const uint8_t *a, size_t n, int iLevel,
   return rc;
 }
 
+/* Put the data block just written at iOff, whose contents a[0..n) are
+** what a reader decompresses, into the cache opt.pWarm with its seek aid,
+** if that evicts no block. Best effort: a block left out is read from the
+** file like any other. */
+static void warmBlock(sst_builder *p, const uint8_t *a, size_t n,
+                      uint64_t iOff) {
+  wcs_cache_handle *h;
+  block_aid *pAid = NULL;
+  size_t nAid = 0;
+  /* the aid: up to a quarter of a block (as fillBlock reckons it) */
+  if (!wcs_cache_has_room(p->opt.pWarm, p->iFile, iOff, n + n / 4)) return;
+  h = wcs_cache_alloc(n);
+  if (h == NULL) return;
+  if (n) memcpy(wcs_cache_data(h), a, n);
+  if (block_aid_build(wcs_cache_data(h), n, &pAid, &nAid) != WCS_OK) {
+    wcs_cache_release(NULL, h);
+    return;
+  }
+  wcs_cache_set_aux(h, pAid, nAid);
+  p->bWarmed = 1;
+  wcs_cache_release(p->opt.pWarm,
+                    wcs_cache_insert(p->opt.pWarm, p->iFile, iOff, h));
+}
+
+/* A file that will not be read: its blocks leave the cache they went to
+** (its number is never used again, but they would hold the room). */
+static void unwarm(sst_builder *p) {
+  if (p->bWarmed) wcs_cache_evict_file(p->opt.pWarm, p->iFile);
+  p->bWarmed = 0;
+}
+
 static int flushData(sst_builder *p, char **pzErr) {
   const uint8_t *a;
   size_t n;
@@ -256,6 +288,7 @@ static int flushData(sst_builder *p, char **pzErr) {
     rc = writeBlock(p, a, n, p->opt.iZstdLevel, &p->iPendOff, &p->nPendSize,
                     pzErr);
   }
+  if (rc == WCS_OK && p->opt.pWarm) warmBlock(p, a, n, p->iPendOff);
   if (rc == WCS_OK) {
     p->bPending = 1;
     p->nBlocks++;
@@ -673,6 +706,7 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
   if (rc == WCS_NOMEM) builderErr(p, rc, pzErr);
   if (rc != WCS_OK) {
     /* Leave no half-written file behind. */
+    unwarm(p);
     p->pEnv->xClose(p->pFile);
     p->pFile = NULL;
     p->pEnv->xDelete(p->pEnv, p->zPath, NULL);
@@ -683,6 +717,7 @@ int sst_builder_finish(sst_builder *p, sst_meta *pMeta, char **pzErr) {
 
 void sst_builder_abandon(sst_builder *p) {
   if (p == NULL) return;
+  unwarm(p);
   if (p->pFile) p->pEnv->xClose(p->pFile);
   p->pFile = NULL;
   p->pEnv->xDelete(p->pEnv, p->zPath, NULL);

@@ -123,6 +123,11 @@ typedef struct sst_options {
   ** from one that a manifest cut short no longer names (db.c,
   ** checkOrphans); iManifest 0: none */
   uint64_t iManifest, nManifestBytes;
+  /* a block cache that the data blocks written go into while it has room
+  ** for them without evicting any block (the blocks are the ones readers
+  ** would decompress, with their seek aids), so that a file just flushed,
+  ** compacted or ingested is read warm; NULL: none */
+  wcs_cache *pWarm;
 } sst_options;
 
 /* Range tombstone: user keys k with start <= k < end written at seq or

@@ -3209,6 +3209,90 @@ static wcs_db *even_rows_in_a_file(void) {
   return db;
 }
 
+/* Key i of the warm-block tests, and its value. */
+static void warmKey(char *k, size_t n, int i) {
+  snprintf(k, n, "warm%05d", i);
+}
+
+/* Read keys [iFrom, iTo) and check their values; the data block lookups
+** that missed the cache. */
+static uint64_t warmReads(wcs_db *db, int iFrom, int iTo) {
+  uint64_t nMiss = tu_db_stat(db, "cache_misses");
+  char k[32];
+  int i;
+  for (i = iFrom; i < iTo; i++) {
+    void *p = NULL;
+    size_t n = 0;
+    warmKey(k, sizeof k, i);
+    OK(wcs_db_get(db, NULL, k, strlen(k), &p, &n));
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(n, strlen(k));
+    ck_assert_int_eq(memcmp(p, k, n), 0);
+    wcs_free(p);
+  }
+  return tu_db_stat(db, "cache_misses") - nMiss;
+}
+
+START_TEST(test_db_blocks_written_are_read_warm) {
+  /* The data blocks a flush and a compaction write go into the block
+  ** cache as they are written, so the first reads of a new file find
+  ** them there: no block lookup misses. */
+  wcs_db *db = NULL;
+  wcs_options o;
+  char k[32];
+  int i;
+  smallOptions(&o);
+  o.bInMemory = 1;
+  o.bNoBackground = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < 400; i++) {
+    warmKey(k, sizeof k, i);
+    putS(db, k, k);
+  }
+  OK(wcs_db_flush(db));
+  ck_assert_uint_eq(warmReads(db, 0, 400), 0);
+  OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+  ck_assert_uint_eq(warmReads(db, 0, 400), 0);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
+START_TEST(test_db_blocks_written_evict_no_block) {
+  /* Writing a file larger than the cache's room puts in what fits
+  ** without evicting: a block that reads keep using stays cached, and
+  ** the new file's blocks that did not fit are read from the file. */
+  wcs_db *db = NULL;
+  wcs_options o;
+  char k[32];
+  int i;
+  smallOptions(&o);
+  o.bInMemory = 1;
+  o.bNoBackground = 1;
+  o.nMemtable = 1 << 20; /* one flush per file below */
+  o.nL0Trigger = 100;
+  o.nL0Stop = 200;
+  o.nCache = 24 * 1024;
+  o.bFixedCache = 1;
+  OK(wcs_db_open(&db, NULL, &o, NULL));
+  for (i = 0; i < 20; i++) {
+    warmKey(k, sizeof k, i);
+    putS(db, k, k);
+  }
+  OK(wcs_db_flush(db));
+  ck_assert_uint_eq(warmReads(db, 0, 20), 0);
+  ck_assert_uint_eq(warmReads(db, 0, 20), 0);
+  for (i = 20; i < 4000; i++) {
+    warmKey(k, sizeof k, i);
+    putS(db, k, k);
+  }
+  OK(wcs_db_flush(db));
+  ck_assert_uint_eq(warmReads(db, 0, 20), 0);
+  ck_assert_uint_gt(warmReads(db, 20, 4000), 0);
+  ck_assert_uint_le(tu_db_stat(db, "cache_bytes"), o.nCache);
+  OK(wcs_db_close(db));
+}
+END_TEST
+
 START_TEST(test_db_bounds_within_one_bloom_prefix_skip_files) {
   wcs_db *db = even_rows_in_a_file();
   wcs_iter *it = NULL;
@@ -3802,6 +3886,8 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_read_error_is_reported);
   tcase_add_test(tc, test_db_iter_refresh_sees_new_writes_files_and_tombstones);
   tcase_add_test(tc, test_db_bounds_within_one_bloom_prefix_skip_files);
+  tcase_add_test(tc, test_db_blocks_written_are_read_warm);
+  tcase_add_test(tc, test_db_blocks_written_evict_no_block);
   tcase_add_test(tc, test_db_iter_prefix_absent_asks_the_files_filters);
   tcase_add_test(tc, test_db_compaction_filter_drops_keys_and_spares_snapshots);
   tcase_add_test(tc, test_db_differential_memory_background);
