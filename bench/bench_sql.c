@@ -5,7 +5,7 @@
 **
 ** USAGE
 **   bench_sql [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] [-q SCALE] [-c SIZE] [-f]
-**             [-v]
+**             [-v] [-t] [-k]
 **
 **   -n ROWS   rows loaded (default 2000000); rounded to a whole number of
 **             ids: 4 device types x ids x 365 days
@@ -37,7 +37,13 @@
 **             wcs declares the table again in TEMP over its store
 **             (CREATE VIRTUAL TABLE temp.m USING wcs(TABLE 'm', STORE
 **             ...)), which the statements then read: the in-memory temp
-**             schema has no file to lock. What the locks cost each query
+**             schema has no file to lock (BENCHMARKS.md, "What SQLite's
+**             file locking costs each query")
+**   -k        the queries on the connections that loaded and settled the
+**             tables, not new ones: each engine starts from what the load
+**             left in its cache (native: its page cache; wcs: the blocks
+**             the compaction wrote, as far as the cache had room); not
+**             with -t, which reconnects
 **
 ** EXAMPLE
 **   ./bench/bench_sql                  # the BENCHMARKS.md run (a few minutes)
@@ -639,6 +645,7 @@ typedef struct Eng {
 } Eng;
 
 static int gbTemp; /* -t: the queries take no per-statement file lock */
+static int gbKeep; /* -k: the queries on the connections that loaded */
 
 static void engOpen(Eng *e) {
   if (sqlite3_open(e->zDb, &e->db) != SQLITE_OK) {
@@ -1323,6 +1330,8 @@ int main(int argc, char **argv) {
       gbFloor = 1;
     else if (strcmp(z, "-t") == 0)
       gbTemp = 1;
+    else if (strcmp(z, "-k") == 0)
+      gbKeep = 1;
     else if (strcmp(z, "-w") == 0 && i + 1 < argc) {
       char *zList = strdup(argv[++i]), *p, *save = NULL;
       int w;
@@ -1338,11 +1347,12 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [-n ROWS] [-r RUNS] [-d DIR] [-w LIST] "
-              "[-q SCALE] [-c SIZE] [-f] [-v]\n",
+              "[-q SCALE] [-c SIZE] [-f] [-v] [-t] [-k]\n",
               argv[0]);
       return 2;
     }
   }
+  if (gbKeep && gbTemp) die("-k and -t: -t reconnects, -k does not");
   if (nRuns < 1 || nRuns > MAX_RUNS) die("-r must be 1..%d", MAX_RUNS);
   nId = nWant / (NDEV * NDAY);
   if (nId < 1) nId = 1;
@@ -1439,8 +1449,10 @@ int main(int argc, char **argv) {
       /* settle both: statistics for native, a full compaction for wcs */
       exec(aEng[0].db, "ANALYZE");
       exec(aEng[1].db, "SELECT wcs_compact('m')");
-      /* reconnect both: the reads start from what a new connection sees */
-      for (e = 0; e < 2; e++) {
+      /* reconnect both: the reads start from what a new connection sees
+      ** (-k: from what the load and the settling left in each one's
+      ** cache) */
+      for (e = 0; e < 2 && !gbKeep; e++) {
         engClose(&aEng[e]);
         engOpen(&aEng[e]);
       }
