@@ -268,6 +268,11 @@ static void warmBlock(sst_builder *p, const uint8_t *a, size_t n,
     return;
   }
   wcs_cache_set_aux(h, pAid, nAid);
+  if (nAid > n / 4 &&
+      !wcs_cache_has_room(p->opt.pWarm, p->iFile, iOff, n + nAid)) {
+    wcs_cache_release(NULL, h); /* the aid came out larger: no room */
+    return;
+  }
   p->bWarmed = 1;
   wcs_cache_release(p->opt.pWarm,
                     wcs_cache_insert(p->opt.pWarm, p->iFile, iOff, h));
