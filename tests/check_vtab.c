@@ -1134,6 +1134,43 @@ START_TEST(test_insert_select_from_an_alias_reads_before_its_writes) {
 }
 END_TEST
 
+/* A function that writes a table of another store inside a statement
+** that writes a store table (wcs_increment, which ticks that table's
+** commit clock with a statement of its own) does not end the statement
+** for the readers of another declaration: SQLite starts the subquery
+** again for each row, and it reads as of before the statement. */
+START_TEST(test_a_nested_clock_tick_keeps_the_statement_moment) {
+  TmpDb t;
+  sqlite3 *db = tmpDbOpen(&t);
+  char *zU = sqlite3_mprintf("CREATE VIRTUAL TABLE u USING wcs(KEY (k STRING), "
+                             "FAMILY f (n INT64), STORE '%s/other.wcs')",
+                             t.zDir);
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (a STRING, b INT64 "
+         "DECIMAL(6)), FAMILY f (v INT64, s STRING))");
+  OK(db, "CREATE VIRTUAL TABLE t2 USING wcs(TABLE 't')");
+  OK(db, zU);
+  OK(db, "INSERT INTO t(a, b, v, s) VALUES ('k1', 1, 0, 's'), "
+         "('k2', 2, 0, 's'), ('k3', 3, 0, 's'), ('k4', 4, 0, 's')");
+  OK(db, "INSERT INTO t(a, b, v, s) SELECT a || 'x', b, (SELECT count(*) "
+         "FROM t2 AS y WHERE y.b <= x.b), 's' || wcs_increment('u', "
+         "wcs_key_encode('u', 'c'), 'f', 'n', 1) FROM t2 AS x");
+  CHECK(db, "SELECT group_concat(v || s) FROM t WHERE a GLOB '*x'",
+        "1s1,2s2,3s3,4s4");
+  /* the same inside a transaction */
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO t(a, b, v, s) SELECT a || 'y', b, (SELECT count(*) "
+         "FROM t2 AS y WHERE y.b <= x.b), 's' || wcs_increment('u', "
+         "wcs_key_encode('u', 'c'), 'f', 'n', 1) FROM t2 AS x "
+         "WHERE a NOT GLOB '*x'");
+  OK(db, "COMMIT");
+  CHECK(db, "SELECT group_concat(v) FROM t WHERE a GLOB '*y'", "2,4,6,8");
+  CHECK(db, "SELECT n FROM u", "8");
+  sqlite3_free(zU);
+  sqlite3_close(db);
+  tmpDbDone(&t);
+}
+END_TEST
+
 START_TEST(test_savepoints_across_tables) {
   sqlite3 *db = openDb(NULL);
   OK(db,
@@ -4219,6 +4256,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_savepoints_across_tables);
   tcase_add_test(tc, test_a_user_table_is_never_taken_for_a_clock);
   tcase_add_test(tc, test_insert_select_from_an_alias_reads_before_its_writes);
+  tcase_add_test(tc, test_a_nested_clock_tick_keeps_the_statement_moment);
   tcase_add_test(tc, test_failed_statement_leaves_no_partial_rows);
   tcase_add_test(tc, test_cells_of_one_transaction_share_its_timestamp);
   tcase_add_test(tc, test_history_timestamp_in_list_is_one_filtered_read);

@@ -802,6 +802,19 @@ static void tabFree(WcsTab *pTab) {
 ** (bNoClock).
 ** ==================================================================== */
 
+/* The module's own statement (a clock's tick) changed nDelta rows while a
+** statement of the connection may be writing a store table (a function's
+** write to another store's table, inside that statement): it ended no
+** statement that marked (markCurrent), so the marks count its rows as
+** already seen. */
+static void marksShift(WcsConn *pConn, sqlite3_int64 nDelta) {
+  WcsStore *st;
+  if (nDelta == 0) return;
+  for (st = pConn->pStore; st; st = st->pNext) {
+    if (st->bMark) st->nMarkChanges += nDelta;
+  }
+}
+
 /* Run zSql (sqlite3_mprintf'd here; NULL: out of memory) on db. */
 static int execFree(sqlite3 *db, char *zSql) {
   int rc;
@@ -873,6 +886,7 @@ static int clockExists(WcsTab *pTab) {
 ** (xSync): add one to the table's clock. */
 static int clockTick(WcsTab *pTab) {
   sqlite3 *db = pTab->pConn->db;
+  sqlite3_int64 nBefore;
   int rc;
   if (pTab->bNoClock) return SQLITE_OK;
   if (pTab->pTick == NULL) {
@@ -892,7 +906,9 @@ static int clockTick(WcsTab *pTab) {
                     pTab->zName, sqlite3_errmsg(db));
     }
   }
+  nBefore = sqlite3_total_changes64(db);
   rc = sqlite3_step(pTab->pTick);
+  marksShift(pTab->pConn, sqlite3_total_changes64(db) - nBefore);
   if (rc != SQLITE_DONE) {
     setErr(&pTab->base, "%s: cannot tick %s_wcsclock: %s", pTab->zName,
            pTab->zName, sqlite3_errmsg(db));
@@ -3329,6 +3345,7 @@ static void cursorCount(WcsTab *pTab, WcsCursor *p) {
 /* Forget the writing statement's mark and its moment. */
 static void markDrop(WcsStore *st) {
   st->bMark = 0;
+  st->iMarkLevel = 0;
   st->pMarkTab = NULL;
   wcs_moment_free(st->pMoment);
   st->pMoment = NULL;
@@ -3339,7 +3356,10 @@ static void markDrop(WcsStore *st) {
 ** (sqlite3_total_changes64 grows when one ends; the marked statement,
 ** which changed a row, has not). A statement prepared anew at the freed
 ** address of an ended one, or the next run of the same one, is so told
-** apart. Else the mark goes. */
+** apart. Else the mark goes. The module's own statements nested in the
+** marked one (clockTick) are discounted (marksShift); a statement of the
+** user's nested in it (a function of theirs that writes) ends the mark
+** (doc/sql.md, §7). */
 static int markCurrent(WcsStore *st, sqlite3 *db) {
   if (!st->bMark) return 0;
   if (sqlite3_total_changes64(db) == st->nMarkChanges) return 1;
@@ -3415,6 +3435,7 @@ static void markWrite(WcsTab *pW) {
   st->nMarkChanges = sqlite3_total_changes64(pW->pConn->db);
   st->iMarkTable = wcs_table_id(pW->pTab);
   st->pMarkTab = pW;
+  st->iMarkLevel = st->nSp > 0 ? st->aSp[st->nSp - 1] + 1 : 0;
   st->iMark = wcs_txn_mark(st->pTxn);
 }
 
@@ -6883,8 +6904,9 @@ static int wcsSavepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsStore *st = pTab->pStore;
   int i, rc;
   if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
-  /* a statement begins (or a SAVEPOINT): the last one's mark is done */
-  markDrop(st);
+  /* a statement begins (or a SAVEPOINT): the last one's mark is done,
+  ** unless this one is nested in it (a statement a function runs) */
+  if (iSavepoint < st->iMarkLevel) markDrop(st);
   if (pTab->bJoining) {
     pTab->bJoining = 0;
     for (i = 0; i < st->nSp; i++) {
@@ -6911,7 +6933,9 @@ static int wcsRelease(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsStore *st = pTab->pStore;
   int i, rc = WCS_OK;
   if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
-  markDrop(st); /* a statement ends (or a RELEASE) */
+  /* a statement ends (or a RELEASE): the marked one, or one it is in,
+  ** unless numbered above it (a statement nested in it) */
+  if (iSavepoint < st->iMarkLevel) markDrop(st);
   for (i = 0; i < st->nSp; i++) {
     if (st->aSp[i] >= iSavepoint) {
       rc = wcs_txn_release(st->pTxn, i + 1);

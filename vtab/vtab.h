@@ -91,8 +91,12 @@ struct WcsStore {
   ** too (markWrite): sqlite3_total_changes64 when it first wrote (which
   ** moves when it ends), the table and declaration it writes, the store
   ** transaction's mark before its first write, and the moment made from
-  ** that mark once a reader needs it */
+  ** that mark once a reader needs it; iMarkLevel: SQLite's savepoints
+  ** numbered below it were open when it first wrote (its own statement
+  ** savepoint, if it has one, is the last of them): a savepoint begun or
+  ** released at that number or above is a statement nested in it */
   int bMark;
+  int iMarkLevel;
   sqlite3_int64 nMarkChanges;
   uint32_t iMarkTable;
   struct WcsTab *pMarkTab;
