@@ -565,6 +565,7 @@ END_TEST
 ** without a reopen. */
 START_TEST(test_compaction_fault_names_file) {
   FaultStore s;
+  uint64_t nCached;
   int b, rc, f;
   fs_open(&s, 0);
   for (f = 0; f < 4; f++) {
@@ -573,12 +574,16 @@ START_TEST(test_compaction_fault_names_file) {
     }
     ck_assert_int_eq(wcs_db_flush(s.db), WCS_OK);
   }
+  nCached = tu_db_stat(s.db, "cache_bytes");
   arm(s.pEnv, FAULT_APPEND, WCS_FULL, 1);
   rc = wcs_db_compact_range(s.db, NULL, 0, NULL, 0);
   ck_assert_msg(rc == WCS_FULL, "compaction on a full disk: %s (%s)",
                 wcs_errstr(rc), wcs_errmsg(s.db));
   assert_names_store(wcs_errmsg(s.db), s.zPath, "compaction");
   disarm(s.pEnv);
+  /* the blocks the compaction put in the cache as it wrote them went
+  ** with the file it gave up */
+  ck_assert_uint_eq(tu_db_stat(s.db, "cache_bytes"), nCached);
   /* the failed compaction changed nothing visible */
   ck_assert_int_eq(verify(s.db, 100, -1), WCS_OK);
   for (b = 100; b < 105; b++) {
