@@ -71,18 +71,27 @@ static void goldenEdit(wcs_vedit *e) {
   ck_assert_int_eq(vedit_add_file(e, 2, f), WCS_OK);
 }
 
-START_TEST(test_version_edit_golden_bytes) {
-  wcs_vedit e;
+/* Edit e encodes to exactly aEdit[0..nEdit), and its log record's header
+** (wal_frame) to aHeader[0..nHeader). */
+static void expectEncoding(const wcs_vedit *e, const uint8_t *aEdit,
+                           size_t nEdit, const uint8_t *aHeader,
+                           size_t nHeader) {
   wcs_buf b = {0}, r = {0};
-  goldenEdit(&e);
-  ck_assert_int_eq(vedit_encode(&e, &b), WCS_OK);
-  ck_assert_uint_eq(b.n, sizeof aGoldenEdit);
-  ck_assert(memcmp(b.a, aGoldenEdit, b.n) == 0);
+  ck_assert_int_eq(vedit_encode(e, &b), WCS_OK);
+  ck_assert_uint_eq(b.n, nEdit);
+  ck_assert(memcmp(b.a, aEdit, b.n) == 0);
   ck_assert_int_eq(wal_frame(&r, b.a, b.n), WCS_OK);
-  ck_assert(memcmp(r.a, aGoldenHeader, sizeof aGoldenHeader) == 0);
-  vedit_clear(&e);
+  ck_assert(memcmp(r.a, aHeader, nHeader) == 0);
   wcs_buf_free(&b);
   wcs_buf_free(&r);
+}
+
+START_TEST(test_version_edit_golden_bytes) {
+  wcs_vedit e;
+  goldenEdit(&e);
+  expectEncoding(&e, aGoldenEdit, sizeof aGoldenEdit, aGoldenHeader,
+                 sizeof aGoldenHeader);
+  vedit_clear(&e);
 }
 END_TEST
 
@@ -161,7 +170,6 @@ static const uint8_t aGoldenLogHeader[] = {
 
 START_TEST(test_version_live_log_fields_golden_bytes) {
   wcs_vedit e, d;
-  wcs_buf b = {0}, r = {0};
   memset(&e, 0, sizeof e);
   e.bLog = 1;
   e.iLog = 5;
@@ -171,11 +179,8 @@ START_TEST(test_version_live_log_fields_golden_bytes) {
   e.lastSeq = 300;
   ck_assert_int_eq(vedit_log_seal(&e, 7, 70000), WCS_OK);
   ck_assert_int_eq(vedit_log_live(&e, 9), WCS_OK);
-  ck_assert_int_eq(vedit_encode(&e, &b), WCS_OK);
-  ck_assert_uint_eq(b.n, sizeof aGoldenLogEdit);
-  ck_assert(memcmp(b.a, aGoldenLogEdit, b.n) == 0);
-  ck_assert_int_eq(wal_frame(&r, b.a, b.n), WCS_OK);
-  ck_assert(memcmp(r.a, aGoldenLogHeader, sizeof aGoldenLogHeader) == 0);
+  expectEncoding(&e, aGoldenLogEdit, sizeof aGoldenLogEdit, aGoldenLogHeader,
+                 sizeof aGoldenLogHeader);
   /* and back */
   ck_assert_int_eq(
       vedit_decode(&d, aGoldenLogEdit, sizeof aGoldenLogEdit, "M", 0, NULL),
@@ -189,8 +194,6 @@ START_TEST(test_version_live_log_fields_golden_bytes) {
   ck_assert_uint_eq(d.iLog, 5);
   vedit_clear(&d);
   vedit_clear(&e);
-  wcs_buf_free(&b);
-  wcs_buf_free(&r);
 }
 END_TEST
 
@@ -209,7 +212,6 @@ static const uint8_t aGoldenCloseHeader[] = {
 
 START_TEST(test_version_closed_log_field_golden_bytes) {
   wcs_vedit e, d;
-  wcs_buf b = {0}, r = {0};
   size_t i;
   memset(&e, 0, sizeof e);
   e.bLog = 1;
@@ -219,11 +221,8 @@ START_TEST(test_version_closed_log_field_golden_bytes) {
   e.bLastSeq = 1;
   e.lastSeq = 300;
   ck_assert_int_eq(vedit_log_closed(&e, 9, 70000), WCS_OK);
-  ck_assert_int_eq(vedit_encode(&e, &b), WCS_OK);
-  ck_assert_uint_eq(b.n, sizeof aGoldenCloseEdit);
-  ck_assert(memcmp(b.a, aGoldenCloseEdit, b.n) == 0);
-  ck_assert_int_eq(wal_frame(&r, b.a, b.n), WCS_OK);
-  ck_assert(memcmp(r.a, aGoldenCloseHeader, sizeof aGoldenCloseHeader) == 0);
+  expectEncoding(&e, aGoldenCloseEdit, sizeof aGoldenCloseEdit,
+                 aGoldenCloseHeader, sizeof aGoldenCloseHeader);
   /* and back */
   ck_assert_int_eq(
       vedit_decode(&d, aGoldenCloseEdit, sizeof aGoldenCloseEdit, "M", 0, NULL),
@@ -247,8 +246,6 @@ START_TEST(test_version_closed_log_field_golden_bytes) {
                      WCS_CORRUPT);
   }
   vedit_clear(&e);
-  wcs_buf_free(&b);
-  wcs_buf_free(&r);
 }
 END_TEST
 
