@@ -1188,6 +1188,18 @@ static int feedText(ks_pctx *p, void *pParser, const char *z) {
     t.n = n;
     if (iTok == TOK_SPACE) {
       /* skip */
+    } else if (iTok == TOK_ILLEGAL && (u[i] == '-' || u[i] == '.') && i > 0 &&
+               isIdChar(u[i - 1]) && isIdChar(u[i + 1])) {
+      /* a name with '-' or '.' in it, not quoted: say the whole name */
+      int a = i, b = i;
+      while (a > 0 && isIdChar(u[a - 1]))
+        a--;
+      while (isIdChar(u[b]) || u[b] == '-' || u[b] == '.')
+        b++;
+      ksErrNear(p, WCS_ERROR, &t,
+                "unrecognized token; a name with '-' or '.' must be "
+                "quoted: \"%.*s\"",
+                b - a, z + a);
     } else if (iTok == TOK_ILLEGAL && (u[i] == '-' || u[i] == '+') &&
                u[i + 1] >= '0' && u[i + 1] <= '9') {
       ksErrNear(p, WCS_ERROR, &t,

@@ -382,20 +382,69 @@ static Ivl prefixIvl(Planner *P, const uint8_t *p, int n) {
   return v;
 }
 
+/* The length of the character at p (n bytes left) when SQLite's pattern
+** matcher reads it as exactly these bytes and reads no other bytes as the
+** same character; else 0. The matcher (sqlite3Utf8Read) takes a lead byte
+** and any continuation bytes after it, and reads a sequence that is not
+** UTF-8 (an overlong form of ASCII, a surrogate), U+FFFE and U+FFFF all
+** as U+FFFD; a continuation byte alone as itself (0x80 as U+0080), and
+** an overlong form of other characters as the character. So in a STRING
+** field (its values valid UTF-8) a character of the pattern stands for
+** its own bytes unless it is one of those or U+FFFD; in BYTES and _key,
+** which may hold any bytes, only ASCII does. */
+static int plainCharLen(const uint8_t *p, int n, int bUtf8) {
+  uint32_t c;
+  int k, i;
+  if (p[0] < 0x80) return 1;
+  if (!bUtf8) return 0;
+  if (p[0] >= 0xC2 && p[0] <= 0xDF) {
+    k = 2;
+  } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+    k = 3;
+  } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+    k = 4;
+  } else {
+    return 0;
+  }
+  if (n < k) return 0;
+  c = p[0] & (0x7F >> k);
+  for (i = 1; i < k; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (p[i] & 0x3F);
+  }
+  /* the matcher goes on over continuation bytes after the character */
+  if (n > k && (p[k] & 0xC0) == 0x80) return 0;
+  if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
+      (c >= 0xD800 && c <= 0xDFFF) || (c >= 0xFFFD && c <= 0xFFFF)) {
+    return 0;
+  }
+  return k;
+}
+
 /* The literal prefix of a GLOB or LIKE pattern and how the rest looks:
 ** *pbTail is 1 if the rest is exactly one "match anything" wildcard,
-** *pbNoWild 1 if the pattern has no wildcard at all. */
-static int patternPrefix(const uint8_t *p, int n, int bLike, int *pbTail,
-                         int *pbNoWild) {
-  int j;
-  for (j = 0; j < n; j++) {
+** *pbNoWild 1 if the pattern has no wildcard at all. The prefix also
+** ends before a character that the matcher does not read as its own
+** bytes alone (plainCharLen; bUtf8: the field holds only UTF-8), as if a
+** wildcard were there. */
+static int patternPrefix(const uint8_t *p, int n, int bLike, int bUtf8,
+                         int *pbTail, int *pbNoWild) {
+  int j = 0, bOdd = 0;
+  while (j < n) {
     uint8_t c = p[j];
+    int k;
     if (bLike ? (c == '%' || c == '_') : (c == '*' || c == '?' || c == '[')) {
       break;
     }
+    k = plainCharLen(p + j, n - j, bUtf8);
+    if (k == 0) {
+      bOdd = 1;
+      break;
+    }
+    j += k;
   }
   *pbNoWild = j == n;
-  *pbTail = j == n - 1 && p[j] == (bLike ? '%' : '*');
+  *pbTail = !bOdd && j == n - 1 && p[j] == (bLike ? '%' : '*');
   return j;
 }
 
@@ -485,7 +534,7 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
     nPre = v[0].n;
     if (c->op != KS_OP_PREFIX) {
       int bLike = c->op == KS_OP_LIKE_PREFIX;
-      nPre = patternPrefix(p, v[0].n, bLike, &bTail, &bNoWild);
+      nPre = patternPrefix(p, v[0].n, bLike, fc->bUtf8, &bTail, &bNoWild);
       if (bLike) bLetters = hasAsciiLetter(p, nPre);
       if (!bTail && !bNoWild) eUse = USE_COVER;
       if (bLetters) eUse = USE_COVER;

@@ -269,6 +269,16 @@ static const struct {
     {WCS_SCHEMA, "KEY (a STRING) SALT 99999999999999999999999",
      "near \"99999999999999999999999\": SALT must be 1 to 256 buckets"},
     {WCS_ERROR, "KEY (8a STRING)", "near \"8a\": unrecognized token"},
+    /* a name with '-' or '.' unquoted: the whole name, quoted */
+    {WCS_ERROR, "FAMILY cf-1",
+     "near \"-\": unrecognized token; a name with '-' or '.' must be "
+     "quoted: \"cf-1\""},
+    {WCS_ERROR, "FAMILY my-fam.x (q INT64)",
+     "near \"-\": unrecognized token; a name with '-' or '.' must be "
+     "quoted: \"my-fam.x\""},
+    {WCS_ERROR, "FAMILY f MAX VERSIONS -1",
+     "near \"-\": unrecognized token; the numbers of these clauses are "
+     "whole numbers without a sign"},
     {WCS_ERROR, "KEY (a STRING",
      "near the end of a clause: syntax error; expected \",\" or \")\""},
     {WCS_ERROR, "FAMILY f (q INT64",

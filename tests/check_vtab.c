@@ -423,9 +423,24 @@ START_TEST(test_values_at_the_edges_of_their_forms) {
      "1.000000000000000000000000000000000000000000000000000000000000e5, "
      "\"i\": 1.000000000000000000000000000000000000000000000000000000000000e5, "
      "\"u\": 1000000000000000000000000000000000000000000000000000000000000"
-     "000000000}')");
+     "000000000.0}')");
   CHECK(db, "SELECT x, i, to_float64(f -> 'u') FROM t WHERE k = 'a'",
         "100000.0|100000|1.0e+69");
+  /* an integer literal is an INT64 in an undeclared qualifier: one beyond
+  ** its range is refused, not rounded into a FLOAT64 */
+  CHECK_ERR(db,
+            "INSERT INTO t(k, f) VALUES ('a2', '{\"u\": 9223372036854775808}')",
+            "the integer 9223372036854775808 of qualifier u is beyond INT64; "
+            "write it with a fraction or an exponent (e.g. 9.2e+18)");
+  CHECK_ERR(
+      db, "INSERT INTO t(k, f) VALUES ('a2', '{\"u\": -9223372036854775809}')",
+      "beyond INT64");
+  OK(db, "INSERT INTO t(k, f) VALUES ('a2', '{\"u\": -9223372036854775808, "
+         "\"v\": 9.3e18}')");
+  CHECK(db,
+        "SELECT to_int64(f -> 'u'), to_float64(f -> 'v') FROM t "
+        "WHERE k = 'a2'",
+        "-9223372036854775808|9.3e+18");
   /* numeric text past 128 characters, as SQLite's affinity takes it */
   memset(zNum, '0', 150);
   zNum[150] = '5';
@@ -1560,8 +1575,11 @@ START_TEST(test_undecodable_row_key_is_an_error_naming_it) {
   CHECK_ERR(db, "SELECT device, count(*) FROM metrics GROUP BY 1", "p#zz");
   CHECK_ERR(db, "SELECT count(*) FROM metrics WHERE day > 0", "p#zz");
   CHECK_ERR(db, "SELECT count(*) FROM metrics WHERE id LIKE 'Z%'", "p#zz");
-  /* a statement that reads no key field sees the row as stored */
-  CHECK(db, "SELECT count(*), sum(cpu) FROM metrics WHERE device = 'p'", "2|2");
+  /* a statement that names no key field sees the row as stored; one
+  ** whose term on a field the key range takes meets it all the same */
+  CHECK(db, "SELECT count(*), sum(cpu) FROM metrics", "2|2");
+  CHECK_ERR(db, "SELECT count(*), sum(cpu) FROM metrics WHERE device = 'p'",
+            "p#zz");
   CHECK(db, "SELECT _key FROM metrics WHERE cpu = 1 ORDER BY _key DESC",
         "x'70237A7A'\nx'702361233030303030303031'");
   /* rows outside the bad key's range still read */
@@ -1592,10 +1610,10 @@ START_TEST(test_undecodable_row_key_is_an_error_naming_it) {
 }
 END_TEST
 
-/* Key fields are decoded one by one as a statement asks for them: a field
-** that does not decode is an error for the statements that use it only,
-** while a key that does not split is an error for any key field. */
-START_TEST(test_key_fields_decode_only_when_used) {
+/* A statement that names a key field decodes every key it meets whole,
+** whichever fields it reads: a field that does not decode is an error for
+** it, as in GoogleSQL; one that names none reads the row as stored. */
+START_TEST(test_key_fields_named_decode_the_whole_key) {
   RawDb r;
   sqlite3 *db;
   rawOpen(&r);
@@ -1603,15 +1621,21 @@ START_TEST(test_key_fields_decode_only_when_used) {
   /* device is not UTF-8; id and day are fine */
   RAW(&r, "p\xC3#a#00000001");
   db = r.db;
-  CHECK(db, "SELECT day, cpu FROM metrics", "1|1");
-  CHECK(db, "SELECT id FROM metrics WHERE day = 1", "a");
-  CHECK(db, "SELECT count(*) FROM metrics WHERE id = 'a' AND day > 0", "1");
+  CHECK(db, "SELECT cpu, count(*) FROM metrics", "1|1");
+  CHECK(db, "SELECT length(_key) FROM metrics WHERE cpu = 1", "13");
+  CHECK_ERR(db, "SELECT day, cpu FROM metrics", "invalid UTF-8");
+  CHECK_ERR(db, "SELECT id FROM metrics WHERE day = 1", "invalid UTF-8");
+  CHECK_ERR(db, "SELECT count(*) FROM metrics WHERE id = 'a' AND day > 0",
+            "invalid UTF-8");
   CHECK_ERR(db, "SELECT device FROM metrics", "invalid UTF-8");
   CHECK_ERR(db, "SELECT day FROM metrics WHERE length(device) > 0",
             "invalid UTF-8");
   CHECK_ERR(db, "SELECT * FROM metrics", "invalid UTF-8");
   /* the same row read again after an error decodes from scratch */
-  CHECK(db, "SELECT day FROM metrics ORDER BY day DESC", "1");
+  CHECK_ERR(db, "SELECT day FROM metrics ORDER BY day DESC", "invalid UTF-8");
+  OK(db, "DELETE FROM metrics WHERE _key = CAST(X'70C32361233030303030303031' "
+         "AS BLOB)");
+  CHECK(db, "SELECT count(*) FROM metrics", "0");
   rawClose(&r);
 }
 END_TEST
@@ -2138,6 +2162,17 @@ START_TEST(test_unreachable_store_is_an_error_for_every_use) {
 }
 END_TEST
 
+/* SQLite's error log, as SQLITE_CONFIG_LOG gives it: the wcs lines. */
+static char zWcsLog[4096];
+static void wcsLogLine(void *pArg, int iCode, const char *zMsg) {
+  size_t n = strlen(zWcsLog);
+  (void)pArg;
+  if (strncmp(zMsg, "wcs: ", 5) == 0 &&
+      n + strlen(zMsg) + 16 < sizeof zWcsLog) {
+    snprintf(zWcsLog + n, sizeof zWcsLog - n, "%d %s\n", iCode, zMsg);
+  }
+}
+
 /* A store whose manifest is damaged: every use is an SQLITE_CORRUPT error
 ** naming the file and saying to repair or restore the store, not to drop
 ** the table; once the file is whole again, the same connection uses the
@@ -2167,6 +2202,11 @@ START_TEST(test_damaged_store_says_repair_not_drop) {
   ck_assert_uint_gt(n, 8);
   p[n / 2] ^= 0x20;
   ck_assert_int_eq(tu_write_file(zManifest, p, n), 0);
+  zWcsLog[0] = 0;
+  sqlite3_shutdown();
+  ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_LOG, wcsLogLine, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_initialize(), SQLITE_OK);
   db = openDb(zDb);
   zGot = run(db, "SELECT cpu FROM metrics WHERE device='p' AND id='a' AND "
                  "day=1");
@@ -2178,6 +2218,16 @@ START_TEST(test_damaged_store_says_repair_not_drop) {
   CHECK_ERR(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)",
             "restore it from a backup");
   ck_assert_int_eq(sqlite3_errcode(db) & 0xff, SQLITE_CORRUPT);
+  /* nor is the table dropped meanwhile: the repaired or restored store
+  ** still holds its rows, which would be left without a declaration
+  ** (SQLite 3.40 reports the refusal by its code alone) */
+  zGot = run(db, "DROP TABLE metrics");
+  ck_assert_msg(strncmp(zGot, "ERROR", 5) == 0, "%s", zGot);
+  sqlite3_free(zGot);
+  ck_assert_int_eq(sqlite3_errcode(db) & 0xff, SQLITE_BUSY);
+  ck_assert_msg(strstr(zWcsLog, "cannot drop metrics while its store is "
+                                "damaged"),
+                "log: %s", zWcsLog);
   /* repaired: the next statement opens the store */
   p[n / 2] ^= 0x20;
   ck_assert_int_eq(tu_write_file(zManifest, p, n), 0);
@@ -2185,6 +2235,9 @@ START_TEST(test_damaged_store_says_repair_not_drop) {
   OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',1,2)");
   CHECK(db, "SELECT count(*) FROM metrics", "2");
   sqlite3_close(db);
+  sqlite3_shutdown();
+  ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_LOG, NULL, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_initialize(), SQLITE_OK);
   free(p);
   sqlite3_free(zManifest);
   sqlite3_free(zDb);
@@ -2668,6 +2721,107 @@ START_TEST(test_cache_clause_sizes_the_store_block_cache) {
   sqlite3_close(db);
   sqlite3_free(zDb);
   tu_rmrf(zDir);
+}
+END_TEST
+
+/* A statement that names a key field meets every row's key, even where it
+** reads no field (the range takes the term, an ORDER BY is consumed, only
+** rows are counted): a key that does not decode is an error naming it,
+** never a row (DESIGN §4). A statement that names no key field (count(*),
+** a family, _key) reads the store's rows as they are. */
+START_TEST(test_key_field_terms_meet_undecodable_keys) {
+  static const char *azNamed[] = {
+      "SELECT cpu FROM metrics WHERE device = 'p' AND id = 'a'",
+      "SELECT count(*) FROM metrics WHERE device = 'p' AND id = 'a'",
+      "SELECT cpu FROM metrics WHERE device = 'p' AND id = 'a' "
+      "AND day BETWEEN 20240101 AND 20240102",
+      "SELECT cpu FROM metrics WHERE device = 'p' AND id = 'a' "
+      "ORDER BY day DESC",
+      "SELECT count(*) FROM metrics WHERE id = 'a'",
+      "SELECT cpu FROM metrics WHERE device > 'o'",
+      "SELECT cpu FROM metrics ORDER BY device, id, day",
+      "SELECT cpu FROM metrics WHERE device = 'p' AND id = 'a' LIMIT 5",
+  };
+  RawDb r;
+  sqlite3 *db;
+  size_t i;
+  rawOpen(&r);
+  OK(r.db, zMetrics);
+  OK(r.db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+           "('p','a',20240101,1), ('p','a',20240102,1)");
+  /* inside the prefix, the range and the skip scan's rows: a fourth field */
+  RAW(&r, "p#a#20240101#5");
+  db = r.db;
+  for (i = 0; i < sizeof(azNamed) / sizeof(azNamed[0]); i++) {
+    CHECK_ERR(db, azNamed[i], "p#a#20240101#5");
+  }
+  /* a point lookup does not meet it; nor statements that name no field */
+  CHECK(db,
+        "SELECT cpu FROM metrics WHERE device = 'p' AND id = 'a' "
+        "AND day = 20240102",
+        "1");
+  CHECK(db, "SELECT count(*) FROM metrics", "3");
+  CHECK(db, "SELECT count(*) FROM metrics WHERE _key >= 'p#a#20240101#'", "2");
+  CHECK(db, "SELECT sum(cpu) FROM metrics", "3");
+  /* rows a DISTINCT scan seeks past are not met */
+  CHECK(db, "SELECT DISTINCT device FROM metrics", "p");
+  rawClose(&r);
+}
+END_TEST
+
+/* _key is the primary key and never NULL: an UPDATE that sets it to NULL
+** is refused, with or without a key schema, and changes nothing. */
+START_TEST(test_update_of_key_to_null_is_refused) {
+  sqlite3 *db = openDb(NULL);
+  OK(db,
+     "CREATE VIRTUAL TABLE m USING wcs(KEY (d STRING), FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE r USING wcs(FAMILY f (v INT64))");
+  OK(db, "INSERT INTO m(d, v) VALUES ('a', 1)");
+  OK(db, "INSERT INTO r(_key, v) VALUES ('a', 1)");
+  CHECK_ERR(db, "UPDATE m SET _key = NULL WHERE d = 'a'",
+            "NOT NULL constraint failed: m._key");
+  CHECK_ERR(db, "UPDATE m SET _key = NULL, d = 'b'",
+            "NOT NULL constraint failed: m._key");
+  CHECK_ERR(db, "UPDATE r SET _key = NULL",
+            "NOT NULL constraint failed: r._key");
+  CHECK(db, "SELECT d, CAST(_key AS TEXT), v FROM m", "a|a|1");
+  CHECK(db, "SELECT CAST(_key AS TEXT), v FROM r", "a|1");
+  /* other updates keep or move the key as before */
+  OK(db, "UPDATE m SET v = 2");
+  OK(db, "UPDATE m SET d = 'b'");
+  CHECK(db, "SELECT d, CAST(_key AS TEXT), v FROM m", "b|b|2");
+  sqlite3_close(db);
+}
+END_TEST
+
+/* latest_n is the history view's argument: a term on it inside an OR, or
+** a comparison other than =, never reaches the view, which would read it
+** as NULL and SQLite's own check of the term then drop every row. Such a
+** statement runs with the term given to the view (SQLite's OR of two
+** scans) or is refused saying so; it never loses rows silently. */
+START_TEST(test_history_latest_n_not_given_is_an_error) {
+  sqlite3 *db = openDb(NULL);
+  OK(db,
+     "CREATE VIRTUAL TABLE m USING wcs(KEY (k STRING), FAMILY f (c INT64))");
+  OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'm', HISTORY)");
+  OK(db, "INSERT INTO m(k, c, _timestamp) VALUES ('a', 1, 1), ('b', 5, 15), "
+         "('b', 6, 25)");
+  CHECK(db,
+        "SELECT k, _timestamp FROM h WHERE (latest_n = 1 AND k = 'b') OR "
+        "(latest_n = 2 AND k = 'b') ORDER BY 2",
+        "b|15\nb|25");
+  CHECK_ERR(db, "SELECT k FROM h WHERE latest_n = 1 OR k = 'a'",
+            "h: latest_n is named but not given to the view");
+  CHECK_ERR(db, "SELECT k FROM h WHERE latest_n > 1",
+            "h: latest_n is named but not given to the view");
+  CHECK_ERR(db, "SELECT latest_n FROM h WHERE k = 'b'",
+            "h: latest_n is named but not given to the view");
+  CHECK(db,
+        "SELECT k, _timestamp, latest_n FROM h WHERE k = 'b' AND latest_n = 1",
+        "b|25|1");
+  CHECK(db, "SELECT count(*) FROM m JOIN h USING (k) WHERE h.latest_n = m.c",
+        "3");
+  sqlite3_close(db);
 }
 END_TEST
 
@@ -3881,17 +4035,6 @@ START_TEST(test_commit_clock_follows_the_table) {
 }
 END_TEST
 
-/* SQLite's error log, as SQLITE_CONFIG_LOG gives it: the wcs lines. */
-static char zWcsLog[4096];
-static void wcsLogLine(void *pArg, int iCode, const char *zMsg) {
-  size_t n = strlen(zWcsLog);
-  (void)pArg;
-  if (strncmp(zMsg, "wcs: ", 5) == 0 &&
-      n + strlen(zMsg) + 16 < sizeof zWcsLog) {
-    snprintf(zWcsLog + n, sizeof zWcsLog - n, "%d %s\n", iCode, zMsg);
-  }
-}
-
 /* 8 MiB in one commit while the process may not grow a file past 4 MiB:
 ** SQLite's commit is done, the store's fails. Returns the statement's
 ** error text ("" for none). */
@@ -4267,7 +4410,10 @@ Suite *vtab_suite(void) {
                  test_write_order_in_a_transaction_does_not_change_the_result);
   tcase_add_test(tc, test_bad_key_values_name_field_and_byte);
   tcase_add_test(tc, test_undecodable_row_key_is_an_error_naming_it);
-  tcase_add_test(tc, test_key_fields_decode_only_when_used);
+  tcase_add_test(tc, test_key_field_terms_meet_undecodable_keys);
+  tcase_add_test(tc, test_update_of_key_to_null_is_refused);
+  tcase_add_test(tc, test_history_latest_n_not_given_is_an_error);
+  tcase_add_test(tc, test_key_fields_named_decode_the_whole_key);
   tcase_add_test(tc, test_history_view_lists_every_version);
   tcase_add_test(tc, test_key_functions);
   tcase_add_test(tc, test_functions_find_the_table_sql_names);

@@ -1573,7 +1573,19 @@ static int storeTableWritten(const WcsTab *pTab) {
   return 0;
 }
 
+static int destroyTable(sqlite3_vtab *pVtab);
+
+/* xDestroy. SQLite 3.40 reports a failed xDestroy by its code alone
+** ("database is locked"), so the reason also goes to its error log. */
 static int wcsDestroy(sqlite3_vtab *pVtab) {
+  int rc = destroyTable(pVtab);
+  if (rc != SQLITE_OK && pVtab->zErrMsg) {
+    sqlite3_log(rc, "wcs: %s", pVtab->zErrMsg);
+  }
+  return rc;
+}
+
+static int destroyTable(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
   if (pTab->pTab == NULL) tabRetry(pTab); /* the store may be free now */
@@ -1596,6 +1608,15 @@ static int wcsDestroy(sqlite3_vtab *pVtab) {
            "cannot drop %s while another process holds its store (%s); "
            "the table is intact: drop it once the store is closed there",
            pTab->zName, pTab->zMissing ? pTab->zMissing : "locked");
+    return SQLITE_BUSY;
+  }
+  if (pTab->bOwner && pTab->bStoreDamaged) {
+    /* the same while a damaged file keeps the store from opening: its
+    ** repaired or restored copy would still hold the table */
+    setErr(pVtab,
+           "cannot drop %s while its store is damaged (%s); the table is "
+           "intact: restore the store, or drop the table once it opens",
+           pTab->zName, pTab->zMissing ? pTab->zMissing : "damaged");
     return SQLITE_BUSY;
   }
   if (pTab->bOwner && pTab->rcStoreFailed) {
@@ -2477,6 +2498,15 @@ static int valueFilterTerm(const WcsTab *pTab, sqlite3_index_info *pInfo,
 **              F<i>,<j>,...        read only these families (else all)
 **              A                   with F: still every row of the table
 **                                  (wcs_read_options.bRowsOfAll)
+**              X                   history: latest_n is named but this
+**                                  plan was not given it (xFilter fails)
+**              V                   the statement names a key field
+**                                  (colUsed): every row's key is checked
+**                                  against the schema before it is
+**                                  returned, even where no field is read
+**                                  (a term the range captured, an ORDER
+**                                  BY consumed), so that a key that does
+**                                  not decode is an error, never a row
 **            SQLite passes idxStr to xFilter unchanged (a P4 pointer).
 **            An argv slot no token names is a claimed NULL-rejecting term
 **            (step 6); xFilter ignores it.
@@ -2498,6 +2528,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int iLimit = -1, iOffset = -1, bEmpty = 0, bAllKnown = 1, nInUnknown = 0;
   int bSkip = 0, bReverse = 0, bOrdered = 0, bLimitOk = 1;
   int aHist[4] = {-1, -1, -1, -1}; /* history: family, qualifier, latest */
+  int bLatestAbsent = 0;           /* spec X */
   int nTsCons = 0, aTsCons[8], abTsIn[8];
   int bTsUnusable = 0; /* history: a _timestamp term SQLite holds back */
   int bTsLeft = 0;     /* history: a usable _timestamp term this plan
@@ -2989,6 +3020,24 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     }
     sqlite3_free(aUse);
   }
+  {
+    /* V: a key field named anywhere in the statement (colUsed's last bit
+    ** stands for every column from the 64th on) */
+    sqlite3_uint64 m = (sqlite3_uint64)pInfo->colUsed, mKey;
+    mKey = s->nField >= 64 ? ~(sqlite3_uint64)0
+                           : (((sqlite3_uint64)1 << s->nField) - 1);
+    if (s->nField > 0 && (m & mKey) != 0) sqlite3_str_appendall(pSpec, "V ");
+    /* X: a history view's latest_n named but not given to this plan (a
+    ** term inside an OR, or on a table not yet open): the column reads
+    ** NULL, so SQLite's own check of the term would drop every row. The
+    ** plan costs the most, for SQLite to take one that gives it; if it
+    ** takes this one all the same, xFilter says why it cannot run. */
+    if (pTab->bHistory && aHist[2] < 0 &&
+        ((pTab->iColLatest >= 63 ? m >> 63 : m >> pTab->iColLatest) & 1)) {
+      sqlite3_str_appendall(pSpec, "X ");
+      bLatestAbsent = 1;
+    }
+  }
 
   /* 7. Words, costs, flags. */
   pStr = sqlite3_str_new(NULL);
@@ -3119,7 +3168,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     goto done;
   }
   pInfo->estimatedRows = (sqlite3_int64)rows;
-  pInfo->estimatedCost = cost;
+  pInfo->estimatedCost = bLatestAbsent ? 1e300 : cost;
   /* One row at most: SQLite then runs an UPDATE or DELETE in one pass,
   ** stopping after the first row. Not with an IN list taken whole: its
   ** placeholder values can plan one key (a known bound on the same field
@@ -3203,6 +3252,8 @@ struct WcsCursor {
                             ** xColumn for unchanged columns (nochange) */
   int bPlain;               /* one stream, no residual, not a history view,
                             ** no DISTINCT step: xNext takes the short path */
+  int bCheckKey;            /* spec V: each row's key is decoded before
+                            ** it is returned (checkRowKey) */
   int bCountOnly;           /* the statement reads no column (spec N) and
                             ** the engine counts the rows without reading
                             ** them: xNext only counts them down */
@@ -3562,6 +3613,7 @@ static void cursorReset(WcsCursor *p) {
   p->bEof = 1;
   p->bPlain = 0;
   p->bCountOnly = 0;
+  p->bCheckKey = 0;
   p->nDistinct = 0;
   p->mHeadDecoded = 0;
   p->pRow = NULL;
@@ -3862,6 +3914,35 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   return SQLITE_OK;
 }
 
+/* Spec V: decode every key field of the current row, as a statement that
+** names a key field may meet a key that does not decode under the schema
+** (written by a raw tool) where it reads no field of it: a term the key
+** range captured, an ORDER BY consumed. That is an error naming the key,
+** as when the field is read (DESIGN §4), never a row. The fields stay
+** decoded for xColumn; the last first, which a row that keeps the head
+** of the row before decodes without a split (lastFieldKept). */
+static int checkRowKey(WcsCursor *p) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  const int nField = pTab->pSchema->nField;
+  const uint64_t mAll =
+      nField >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nField) - 1;
+  int i;
+  if (p->eLast8 && lastFieldKept(p, nField, nField - 1) &&
+      (p->mDecoded & mAll) == mAll) {
+    return SQLITE_OK; /* the head of the row before, and eight digits */
+  }
+  for (i = nField - 1; i >= 0; i--) {
+    char *zErr = NULL;
+    int rc = decodeField(p, i, &zErr);
+    if (rc != SQLITE_OK) {
+      if (zErr) setErr(&pTab->base, "%s", zErr);
+      sqlite3_free(zErr);
+      return rc;
+    }
+  }
+  return SQLITE_OK;
+}
+
 /* Check the residual constraints on the current row. */
 static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
   int i, k;
@@ -3871,6 +3952,7 @@ static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
     ks_value v;
     if (r->iField == KS_FIELD_KEY) {
       v.eType = KS_VAL_BYTES;
+      v.i = 0;
       v.p = p->pRow;
       v.n = (int)p->nRow;
     } else {
@@ -4161,6 +4243,10 @@ static int cursorStep(WcsCursor *p, int bFirst) {
         return SQLITE_OK;
       }
       loadRow(p);
+      if (p->bCheckKey) {
+        rc = checkRowKey(p);
+        if (rc != SQLITE_OK) return rc;
+      }
       if (p->nResidual) {
         int bMatch;
         char *zErr = NULL;
@@ -4240,6 +4326,8 @@ struct Spec {
   SpecArg *aArg;     /* [nArg] in spec order */
   int bEmpty, bReverse, bMerge, bSkip, bKeysOnly; /* E R M S K */
   int bNoColumn;  /* N: the statement reads no column of the table */
+  int bCheckKey;  /* V: every row's key is checked against the schema */
+  int bLatestAbsent; /* X: latest_n named but not given: an error */
   int nDistinct;  /* D: rows distinct over this many leading key fields */
   int bRowsOfAll; /* A: the F families' cells, every row of the table */
   int nFamSel;    /* F: families in aiFam; -1 none given, -2 too many */
@@ -4361,6 +4449,12 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
       break;
     case 'N':
       pSp->bNoColumn = 1;
+      break;
+    case 'V':
+      pSp->bCheckKey = 1;
+      break;
+    case 'X':
+      pSp->bLatestAbsent = 1;
       break;
     case 'D':
       if (readInt(&zSpec, &a) && a > 0) pSp->nDistinct = a;
@@ -4900,6 +4994,16 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->bMerge = pSp->bMerge;
   bSkip = pSp->bSkip;
   bKeysOnly = pSp->bKeysOnly;
+  p->bCheckKey = pSp->bCheckKey;
+  if (pSp->bLatestAbsent) {
+    return setErr(&pTab->base,
+                  "%s: latest_n is named but not given to the view: give it "
+                  "as latest_n = N (or IN) joined to the other terms by AND, "
+                  "not inside an OR, and not compared otherwise; it is an "
+                  "argument (at most N newest cells per column), not a "
+                  "value of the cells",
+                  pTab->zName);
+  }
   nFamSel = pSp->nFamSel;
   aiFam = pSp->aiFam;
   for (i = 0; i < pSp->nArg; i++) {
@@ -5180,6 +5284,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         p->bEof = 1; /* no row has this key (keys are never empty) */
         goto done;
       }
+      p->bCheckKey = 0; /* the one row's key is this valid encoding */
     }
   }
   if (!bPoint && !pTab->bHistory) {
@@ -5454,6 +5559,7 @@ static int wcsNext(sqlite3_vtab_cursor *pCursor) {
     } else {
       if (p->nLimit > 0) p->nLimit--;
       loadRow(p);
+      if (p->bCheckKey) return checkRowKey(p);
     }
     return SQLITE_OK;
   }
@@ -5787,12 +5893,21 @@ static int wcsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
         return columnCell(p, pTab, ctx, q, c);
       }
     }
-  } else if (iCol == pTab->pSchema->nField - 1 && !p->bMayUpdate && p->eLast8 &&
-             !((p->mDecoded >> iCol) & 1) && lastFieldKept(p, iCol + 1, iCol)) {
-    /* the last key field, eight digits, of a row that keeps the head of
-    ** the row before (a scan reading its days) */
-    sqlite3_result_int64(ctx, p->aKey[iCol].i);
-    return SQLITE_OK;
+  } else if ((unsigned)iCol < (unsigned)pTab->pSchema->nField &&
+             !p->bMayUpdate) {
+    if ((p->mDecoded >> iCol) & 1) {
+      /* decoded already (checkRowKey, an earlier column of the row) */
+      if (p->aKey[iCol].eType == KS_VAL_INT) {
+        sqlite3_result_int64(ctx, p->aKey[iCol].i);
+        return SQLITE_OK;
+      }
+    } else if (iCol == pTab->pSchema->nField - 1 && p->eLast8 &&
+               lastFieldKept(p, iCol + 1, iCol)) {
+      /* the last key field, eight digits, of a row that keeps the head of
+      ** the row before (a scan reading its days) */
+      sqlite3_result_int64(ctx, p->aKey[iCol].i);
+      return SQLITE_OK;
+    }
   }
   return columnAny(pCursor, ctx, iCol);
 }
@@ -6083,6 +6198,11 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   int bStack = s->nField <= 8;
 
   pKey->n = 0;
+  if (pOld && !bKeyGiven && !unchanged(pKeyVal, bIns)) {
+    /* UPDATE ... SET _key = NULL: no row is without a key */
+    return setErr(&pTab->base, "NOT NULL constraint failed: %s._key",
+                  pTab->zName);
+  }
   if (bKeyGiven) {
     pGiven = keyBytes(pKeyVal, &nGiven);
     bKeyChanged = pOld == NULL || nGiven != nOld ||
@@ -6181,6 +6301,15 @@ done:
   return rc;
 }
 
+/* 1 if the JSON number text p[0..n) has a fraction or an exponent. */
+static int jsonHasFraction(const uint8_t *p, int n) {
+  int i;
+  for (i = 0; i < n; i++) {
+    if (p[i] == '.' || p[i] == 'e' || p[i] == 'E') return 1;
+  }
+  return 0;
+}
+
 /* Apply the qualifier and family columns of an INSERT (bInsert: NULL
 ** means "not given") or UPDATE (NULL deletes; unchanged columns skipped).
 ** Returns the number of cells written in *pnCell. */
@@ -6235,6 +6364,19 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
           pDecl = d;
           break;
         }
+      }
+      if (pDecl == NULL && m->v.eType == WCSV_REAL &&
+          !jsonHasFraction(m->pRaw, m->nRaw)) {
+        /* an integer literal is an INT64 (doc/sql.md §4): one beyond its
+        ** range would be rounded as a FLOAT64 */
+        setErr(&pTab->base,
+               "%s: family column %s: the integer %.*s of qualifier %.*s is "
+               "beyond INT64; write it with a fraction or an exponent "
+               "(e.g. %.1e) to store a FLOAT64, or as a string",
+               pTab->zName, fam->zName, m->nRaw > 40 ? 40 : m->nRaw, m->pRaw,
+               m->nKey, m->pKey, m->v.r);
+        rc = WCS_MISMATCH;
+        break;
       }
       if (pDecl && pDecl->eVType == KS_V_JSON && m->v.eType != WCSV_NULL &&
           m->v.eType != WCSV_BLOB) {
