@@ -17,7 +17,9 @@
 **                                     ReadModifyWrite increment; the new
 **                                     value
 **   wcs_delete_prefix(table, prefix)  delete every row whose key starts
-**                                     with prefix (tenant removal)
+**                                     with prefix (tenant removal; with
+**                                     SALT, the key after its bucket
+**                                     byte, in every bucket)
 **   wcs_compact([table])              drop expired cells, compact
 **   wcs_backup(table, dir)            a consistent copy of the table's
 **                                     store in a new directory
@@ -681,7 +683,21 @@ static void deletePrefixFunc(sqlite3_context *ctx, int argc,
     ownErr(ctx, "wcs_delete_prefix", pTab);
     return;
   }
-  rc = wcs_txn_delete_prefix(pTxn, pTab->pTab, p, (size_t)n);
+  if (pTab->pSchema->nSalt > 0) {
+    /* a salted key's bucket hashes the whole key: the rows that begin with
+    ** the prefix lie in every bucket, one range each */
+    uint8_t *z = sqlite3_malloc64((sqlite3_uint64)n + 1);
+    int b;
+    rc = z ? WCS_OK : WCS_NOMEM;
+    if (z) memcpy(z + 1, p, (size_t)n);
+    for (b = 0; rc == WCS_OK && b < pTab->pSchema->nSalt; b++) {
+      z[0] = (uint8_t)b;
+      rc = wcs_txn_delete_prefix(pTxn, pTab->pTab, z, (size_t)n + 1);
+    }
+    sqlite3_free(z);
+  } else {
+    rc = wcs_txn_delete_prefix(pTxn, pTab->pTab, p, (size_t)n);
+  }
   if (eOwn != WCS_OWN_NONE) {
     if (wcsEndOwnTxn(pTab, pTxn, eOwn, rc) != SQLITE_OK) {
       ownErr(ctx, "wcs_delete_prefix", pTab);
