@@ -1273,14 +1273,14 @@ int wcs_txn_rollback_to(wcs_txn *t, int iSave) {
   int i, rc;
   for (i = 0; i < t->nSave && t->aSaveId[i] < iSave; i++) {
   }
-  if (i == t->nSave) {
+  if (i == 0 && (t->nSave == 0 || t->aSaveId[0] != iSave)) {
     /* SQLite may roll back to a savepoint opened before the vtab joined
-    ** the transaction: that means "everything". */
-    if (t->nSave == 0 || iSave < t->aSaveId[0]) {
-      return replay(t, 0);
-    }
-    return WCS_OK;
+    ** the transaction (below every one recorded, or none is): that means
+    ** "everything", and no recorded savepoint is left */
+    t->nSave = 0;
+    return replay(t, 0);
   }
+  if (i == t->nSave) return WCS_OK; /* above all: nothing was written since */
   rc = replay(t, t->aSaveOff[i]);
   t->nSave = i + 1;
   return rc;

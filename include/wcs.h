@@ -925,7 +925,10 @@ void wcs_txn_free(wcs_txn *pTxn);
 /* Savepoints, numbered as SQLite numbers them: savepoint(N) records the
 ** current state as savepoint N (discarding any >= N); rollback_to(N)
 ** returns to the state at N, keeping N; release(N) forgets every
-** savepoint >= N, keeping the mutations. */
+** savepoint >= N, keeping the mutations. A rollback_to(N) below every
+** recorded savepoint, or with none recorded (SQLite's savepoint opened
+** before the table joined the transaction), discards every mutation and
+** every savepoint; one above every recorded savepoint changes nothing. */
 int wcs_txn_savepoint(wcs_txn *pTxn, int iSavepoint);
 int wcs_txn_rollback_to(wcs_txn *pTxn, int iSavepoint);
 int wcs_txn_release(wcs_txn *pTxn, int iSavepoint);

@@ -2031,6 +2031,37 @@ START_TEST(test_txn_rollback_discards_everything) {
 }
 END_TEST
 
+/* A rollback_to below every recorded savepoint (SQLite's savepoint opened
+** before the table joined the transaction) discards everything, also with
+** savepoints recorded; one above every recorded savepoint changes nothing. */
+START_TEST(test_txn_rollback_to_an_unrecorded_savepoint) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_read_options o = ro();
+  wcs_txn *x = NULL;
+  wcs_txn_begin(e, 0, &x);
+  wcs_txn_set_cell(x, t, "a", 1, "a", "q", 1, 1, "0", 1);
+  ck_assert_int_eq(wcs_txn_savepoint(x, 2), 0);
+  wcs_txn_set_cell(x, t, "b", 1, "a", "q", 1, 1, "1", 1);
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 5), 0);
+  CHECK_DUMP(t, x, &o, "a: a.q@1=0; b: a.q@1=1;");
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 1), 0);
+  CHECK_DUMP(t, x, &o, "");
+  ck_assert_int_eq(wcs_txn_count(x), 0);
+  /* and savepoint 2 went with it: a rollback to it is one to before it */
+  wcs_txn_set_cell(x, t, "c", 1, "a", "q", 1, 1, "2", 1);
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 2), 0);
+  CHECK_DUMP(t, x, &o, "");
+  /* with none recorded, the same */
+  wcs_txn_set_cell(x, t, "d", 1, "a", "q", 1, 1, "3", 1);
+  ck_assert_int_eq(wcs_txn_rollback_to(x, 7), 0);
+  ck_assert_int_eq(wcs_txn_count(x), 0);
+  wcs_txn_free(x);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_txn_savepoints_roll_back_and_release) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -2872,6 +2903,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_txn_reads_its_own_writes_over_snapshot);
   tcase_add_test(tc, test_txn_rollback_discards_everything);
   tcase_add_test(tc, test_txn_savepoints_roll_back_and_release);
+  tcase_add_test(tc, test_txn_rollback_to_an_unrecorded_savepoint);
   tcase_add_test(tc, test_ordered_load_of_two_families_is_adopted_and_ingested);
   tcase_add_test(tc, test_cursor_stays_valid_while_its_txn_writes);
   tcase_add_test(tc, test_cursor_open_across_commit_keeps_the_committed_writes);

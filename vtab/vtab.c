@@ -3284,6 +3284,8 @@ struct WcsCursor {
                      ** reads as 8 digits (set by xFilter): 1 DECIMAL, 2
                      ** REVERSED DECIMAL; 0 otherwise */
   uint64_t mDecoded; /* fields of aKey decoded (on demand, per field) */
+  const uint8_t *pKeptRow; /* headKept pointed the head's views into this
+                           ** row buffer (NULL: not known) */
   uint64_t mHeadDecoded; /* fields before the last decoded in a row whose
                          ** head was splitHead: the same bytes, so a row
                          ** that keeps the head keeps them decoded */
@@ -3616,6 +3618,7 @@ static void cursorReset(WcsCursor *p) {
   p->bCheckKey = 0;
   p->nDistinct = 0;
   p->mHeadDecoded = 0;
+  p->pKeptRow = NULL;
   p->pRow = NULL;
   p->nRow = 0;
   p->aCell = NULL;
@@ -3755,6 +3758,7 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   const uint8_t *pRow = p->pRow;
   int nRow = (int)p->nRow, nField = s->nField, k = 0, i, rc, bHeadKept = 0;
   p->mDecoded = 0;
+  p->pKeptRow = NULL;
   if (!ks_key_split_resumes(s) || pRow == NULL) {
     p->mHeadDecoded = 0;
     return ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
@@ -3828,10 +3832,15 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
 ** pointed at this row. */
 static void headKept(WcsCursor *p, int iLast) {
   int i;
-  for (i = 0; i < iLast; i++) {
-    if (((p->mHeadDecoded >> i) & 1) && p->aKey[i].eType == KS_VAL_BYTES) {
-      p->aKey[i].p = p->pRow + p->aSplitOff[i];
+  if (p->pRow != p->pKeptRow) {
+    /* (rows mostly come in one buffer of the engine cursor: pointed
+    ** there once, the views stay right while the head is kept) */
+    for (i = 0; i < iLast; i++) {
+      if (((p->mHeadDecoded >> i) & 1) && p->aKey[i].eType == KS_VAL_BYTES) {
+        p->aKey[i].p = p->pRow + p->aSplitOff[i];
+      }
     }
+    p->pKeptRow = p->pRow;
   }
   p->mDecoded |= p->mHeadDecoded;
 }
@@ -3895,6 +3904,7 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
   }
   if (rc == WCS_OK && ((p->mDecoded >> iField) & 1)) return SQLITE_OK;
   if (rc == WCS_OK) {
+    p->pKeptRow = NULL;
     rc = ks_key_field_decode(pTab->pSchema, iField, &p->aKey[iField], p->pRow,
                              (int)p->nRow, &zErr);
   }
@@ -3921,17 +3931,10 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
 ** as when the field is read (DESIGN §4), never a row. The fields stay
 ** decoded for xColumn; the last first, which a row that keeps the head
 ** of the row before decodes without a split (lastFieldKept). */
-static int checkRowKey(WcsCursor *p) {
+static int checkRowKeyAll(WcsCursor *p) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
-  const int nField = pTab->pSchema->nField;
-  const uint64_t mAll =
-      nField >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nField) - 1;
   int i;
-  if (p->eLast8 && lastFieldKept(p, nField, nField - 1) &&
-      (p->mDecoded & mAll) == mAll) {
-    return SQLITE_OK; /* the head of the row before, and eight digits */
-  }
-  for (i = nField - 1; i >= 0; i--) {
+  for (i = pTab->pSchema->nField - 1; i >= 0; i--) {
     char *zErr = NULL;
     int rc = decodeField(p, i, &zErr);
     if (rc != SQLITE_OK) {
@@ -3941,6 +3944,17 @@ static int checkRowKey(WcsCursor *p) {
     }
   }
   return SQLITE_OK;
+}
+
+static inline int checkRowKey(WcsCursor *p) {
+  const int nField = ((WcsTab *)p->base.pVtab)->pSchema->nField;
+  const uint64_t mAll =
+      nField >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nField) - 1;
+  if (p->eLast8 && lastFieldKept(p, nField, nField - 1) &&
+      (p->mDecoded & mAll) == mAll) {
+    return SQLITE_OK; /* the head of the row before, and eight digits */
+  }
+  return checkRowKeyAll(p);
 }
 
 /* Check the residual constraints on the current row. */
