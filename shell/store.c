@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "keyschema/schema.h"
 #include "shell/shell.h"
@@ -77,6 +78,36 @@ int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
     sprintf(p->zStore, "%s.wcs", zFile);
   }
   if (!bCreate && stat(p->zStore, &st) != 0) return 0;
+  if (sqlite3_db_readonly(p->db, "main") == 1 ||
+      (!bCreate && access(p->zStore, W_OK) != 0)) {
+    /* a read-only database, or a store this user may not write: read it
+    ** as the module's tables do, without taking its lock (a follower);
+    ** writes through it say the store is read-only */
+    int bReopen = 1;
+    if (p->pFollow && wcs_engine_follow(p->pFollow, &bReopen) == WCS_OK &&
+        !bReopen) {
+      *ppEng = p->pFollow;
+      return 0;
+    }
+    wcs_engine_close(p->pFollow);
+    p->pFollow = 0;
+    rc = wcs_engine_open_reader(&p->pEng, p->zStore, 0, &bFollow, &zErr);
+    if (rc == WCS_OK && bFollow) {
+      p->pFollow = p->pEng;
+      p->pEng = 0;
+      *ppEng = p->pFollow;
+      return 0;
+    }
+    if (rc == WCS_OK) {
+      *ppEng = p->pEng;
+      return 0;
+    }
+    shell_error(p, "cannot open the store %s: %s", p->zStore,
+                zErr ? zErr : wcs_errstr(rc));
+    wcs_free(zErr);
+    p->pEng = 0;
+    return 1;
+  }
   rc = wcs_engine_open_path(&p->pEng, p->zStore, 0, &zErr);
   if (rc == WCS_BUSY) {
     /* another process writes the store: read it beside that process, as

@@ -142,6 +142,10 @@ check_eq "stdin script with multi-line statements" "$out" "1
 2
 3
 4"
+out=$(printf '/* a block comment */\n.mode json\nSELECT 1 AS a;\n/* two\nlines */\n.mode list\nSELECT 2 AS b; /* after */\n' | "$WCS" m.db 2>&1)
+check_eq "block comments between statements leave a dot-command one" "$out" '[{"a":1}]
+b
+2'
 printf 'SELECT 1;\nSELECT nosuch;\nSELECT 3;\n' | "$WCS" m.db >out.txt 2>err.txt
 rc=$?
 check_eq "script error: exit status 1" "$rc" "1"
@@ -440,6 +444,18 @@ out=$("$WCS" w.db ".tables metrics")
 check_eq "a store table missing from the database is attached again" "$out" "metrics"
 out=$("$WCS" w.db "SELECT count(*) FROM metrics")
 check_eq "the attached table reads the store" "$out" "3"
+
+# ---- a read-only database: the store is read as the module reads it
+# (a follower: no lock taken), and a write says it is read-only
+"$WCS" ro.db "CREATE VIRTUAL TABLE t USING wcs(FAMILY f)" \
+  "INSERT INTO t(_key, f) VALUES ('k', '{\"q\": \"v\"}')" >/dev/null
+out=$("$WCS" "file:ro.db?mode=ro" "SELECT CAST(_key AS TEXT), f FROM t" 2>&1)
+check_eq "mode=ro: the shell reads the store" "$out" 'k|{"q":"v"}'
+out=$("$WCS" "file:ro.db?mode=ro" ".tables" 2>&1)
+check_eq "mode=ro: .tables" "$out" "t"
+"$WCS" "file:ro.db?mode=ro" "INSERT INTO t(_key, f) VALUES ('z', '{}')" \
+  >/dev/null 2>err.txt
+check_has "mode=ro: a write is refused" "$(cat err.txt)" "readonly"
 
 # ---- an in-memory database: the store commands reach the module's
 # in-memory store
