@@ -1746,15 +1746,31 @@ static int is_number(const char *z, size_t n) {
   return i == n;
 }
 
-/* Append a JSON number from DynamoDB's decimal text (a leading '+' and
-** leading zeros are not JSON: strip them). */
+/* Append a JSON number from DynamoDB's decimal text, which is_number()
+** accepted: JSON has no leading '+', no leading zeros, and needs digits on
+** both sides of a '.' ("-007.50" is -7.50, ".5" 0.5, "5." 5). */
 static int append_json_number(wcs_buf *b, const char *z, size_t n) {
-  if (n && z[0] == '+') z++, n--;
-  if (n > 1 && z[0] == '0' && z[1] >= '0' && z[1] <= '9') {
-    while (n > 1 && z[0] == '0' && z[1] >= '0' && z[1] <= '9')
-      z++, n--;
+  size_t i = 0, j;
+  int rc = 0;
+  if (i < n && (z[i] == '+' || z[i] == '-')) {
+    if (z[i] == '-') rc = wcs_buf_append(b, "-", 1);
+    i++;
   }
-  return wcs_buf_append(b, z, n);
+  for (j = i; j < n && z[j] >= '0' && z[j] <= '9'; j++) {
+  }
+  while (i + 1 < j && z[i] == '0') /* keep one digit */
+    i++;
+  rc = rc ||
+       (i == j ? wcs_buf_append(b, "0", 1) : wcs_buf_append(b, z + i, j - i));
+  i = j;
+  if (i < n && z[i] == '.') {
+    for (j = i + 1; j < n && z[j] >= '0' && z[j] <= '9'; j++) {
+    }
+    if (j > i + 1) rc = rc || wcs_buf_append(b, z + i, j - i);
+    i = j;
+  }
+  if (i < n) rc = rc || wcs_buf_append(b, z + i, n - i); /* the exponent */
+  return rc;
 }
 
 /* Convert a DynamoDB typed value (an object with one type member) to plain

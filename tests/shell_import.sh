@@ -291,6 +291,13 @@ check_eq "an empty B is an empty value" "$out" "1|0"
 check_eq "SS becomes a JSON array" "$(q cust-001 2020-05-01-a tags)" '["new","gift"]'
 check_eq "NS keeps the numbers' text" "$(q cust-001 2020-05-01-a sizes)" '[1,2.50,-3e2]'
 check_eq "BS keeps base64 strings" "$(q cust-001 2020-05-01-a bins)" '["AAE=","/w=="]'
+# numbers DynamoDB writes that JSON does not: a sign, leading zeros, a bare '.'
+printf '%s\n' '{"Item":{"pk":{"S":"n"},"v":{"NS":["-007.50","+3","000","-.5e-3"]},"w":{"L":[{"N":".5"},{"N":"5."}]},"m":{"M":{"z":{"N":"-00"}}}}}' >nums.json
+"$WCS" nums.db ".import nums.json o key={pk} family=a" >/dev/null
+out=$("$WCS" nums.db ".mode list" "SELECT a->>'v', a->>'w', a->>'m',
+  json_valid(a->>'v') + json_valid(a->>'w') + json_valid(a->>'m') FROM o")
+check_eq "numbers inside JSON are valid JSON numbers" "$out" \
+  '[-7.50,3,0,-0.5e-3]|[0.5,5]|{"z":-0}|3'
 check_eq "M becomes a JSON object" "$(q cust-001 2020-05-01-a addr)" \
   '{"city":"Zürich","zip":8001}'
 check_eq "L becomes a JSON array (nested types unwrapped)" \
