@@ -2776,6 +2776,19 @@ START_TEST(test_key_field_terms_meet_undecodable_keys) {
   CHECK(db, "SELECT sum(cpu) FROM metrics", "3");
   /* rows a DISTINCT scan seeks past are not met */
   CHECK(db, "SELECT DISTINCT device FROM metrics", "p");
+  /* a bad key of a good key's length that keeps the head of the good rows
+  ** before it (where a scan checks the last field alone) */
+  OK(db, "DELETE FROM metrics WHERE _key = 'p#a#20240101#5'");
+  OK(db, "INSERT INTO metrics(device,id,day,cpu) VALUES ('p','b',20240101,1), "
+         "('p','b',20240102,1)");
+  RAW(&r, "p#b#2024010x");
+  db = r.db;
+  CHECK_ERR(db, "SELECT count(*) FROM metrics WHERE device = 'p' AND id = 'b'",
+            "p#b#2024010x");
+  CHECK_ERR(db, "SELECT sum(cpu) FROM metrics WHERE device = 'p'",
+            "p#b#2024010x");
+  CHECK(db, "SELECT count(*) FROM metrics WHERE device = 'p' AND id = 'a'",
+        "2");
   rawClose(&r);
 }
 END_TEST

@@ -3286,6 +3286,10 @@ struct WcsCursor {
   uint64_t mDecoded; /* fields of aKey decoded (on demand, per field) */
   const uint8_t *pKeptRow; /* headKept pointed the head's views into this
                            ** row buffer (NULL: not known) */
+  int oFast; /* checkRowKey's short path: the offset of the last field
+             ** (iFast), eight digits (eLast8), in a row whose head is
+             ** splitHead with every head field decoded; -1: none */
+  int iFast;
   uint64_t mHeadDecoded; /* fields before the last decoded in a row whose
                          ** head was splitHead: the same bytes, so a row
                          ** that keeps the head keeps them decoded */
@@ -3619,6 +3623,7 @@ static void cursorReset(WcsCursor *p) {
   p->nDistinct = 0;
   p->mHeadDecoded = 0;
   p->pKeptRow = NULL;
+  p->oFast = -1;
   p->pRow = NULL;
   p->nRow = 0;
   p->aCell = NULL;
@@ -3759,6 +3764,7 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   int nRow = (int)p->nRow, nField = s->nField, k = 0, i, rc, bHeadKept = 0;
   p->mDecoded = 0;
   p->pKeptRow = NULL;
+  p->oFast = -1;
   if (!ks_key_split_resumes(s) || pRow == NULL) {
     p->mHeadDecoded = 0;
     return ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
@@ -3933,8 +3939,9 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
 ** of the row before decodes without a split (lastFieldKept). */
 static int checkRowKeyAll(WcsCursor *p) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  const int nField = pTab->pSchema->nField, iLast = nField - 1;
   int i;
-  for (i = pTab->pSchema->nField - 1; i >= 0; i--) {
+  for (i = iLast; i >= 0; i--) {
     char *zErr = NULL;
     int rc = decodeField(p, i, &zErr);
     if (rc != SQLITE_OK) {
@@ -3943,16 +3950,32 @@ static int checkRowKeyAll(WcsCursor *p) {
       return rc;
     }
   }
+  /* the rows after this one that keep its head need only their last
+  ** field checked (checkRowKey) */
+  if (p->eLast8 && nField <= 64 && p->nSplitOff == nField &&
+      p->aKey[iLast].eType == KS_VAL_INT &&
+      (size_t)p->aSplitOff[iLast] + 8 == p->nRow &&
+      p->splitHead.n >= (size_t)p->aSplitOff[iLast] &&
+      (p->mHeadDecoded | ((uint64_t)1 << iLast)) ==
+          (nField == 64 ? ~(uint64_t)0 : ((uint64_t)1 << nField) - 1)) {
+    p->oFast = p->aSplitOff[iLast];
+    p->iFast = iLast;
+  }
   return SQLITE_OK;
 }
 
 static inline int checkRowKey(WcsCursor *p) {
-  const int nField = ((WcsTab *)p->base.pVtab)->pSchema->nField;
-  const uint64_t mAll =
-      nField >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nField) - 1;
-  if (p->eLast8 && lastFieldKept(p, nField, nField - 1) &&
-      (p->mDecoded & mAll) == mAll) {
-    return SQLITE_OK; /* the head of the row before, and eight digits */
+  const int o = p->oFast;
+  uint64_t u;
+  if (o >= 0 && p->nRow == (size_t)o + 8 &&
+      wcs_same_bytes(p->pRow, p->splitHead.a, (size_t)o) &&
+      ks_digits8(p->pRow + o, &u)) {
+    /* the head of the row before, and eight digits */
+    p->aKey[p->iFast].i =
+        p->eLast8 == 1 ? (int64_t)u : (int64_t)(99999999u - u);
+    p->mDecoded = p->mHeadDecoded | ((uint64_t)1 << p->iFast);
+    if (p->pRow != p->pKeptRow) headKept(p, p->iFast);
+    return SQLITE_OK;
   }
   return checkRowKeyAll(p);
 }
