@@ -688,7 +688,14 @@ static int row_finish(Importer *imp) {
     PendCell *c = &imp->aCell[i];
     wcs_family_info fi;
     rc = wcs_table_family(imp->pTab, c->iFam, &fi);
-    if (rc == WCS_OK) {
+    if (rc == WCS_OK && fi.eAggregate != WCS_AGG_NONE) {
+      /* an aggregate family's cell is its state (an export writes it so):
+      ** merged in, as Bigtable's MergeToCell does, which rebuilds it in an
+      ** empty table */
+      rc = wcs_txn_merge_to_cell(imp->pTxn, imp->pTab, imp->key.a, imp->key.n,
+                                 fi.zName, imp->arena.a + c->oQual, c->nQual,
+                                 c->iTs, imp->arena.a + c->oVal, c->nVal);
+    } else if (rc == WCS_OK) {
       rc = wcs_txn_set_cell(imp->pTxn, imp->pTab, imp->key.a, imp->key.n,
                             fi.zName, imp->arena.a + c->oQual, c->nQual, c->iTs,
                             imp->arena.a + c->oVal, c->nVal);
