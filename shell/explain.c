@@ -519,9 +519,10 @@ done:
 }
 
 /* Key ranges for a scan of wcs table zTable by zSql: malloc'd lines, or
-** NULL when they cannot be worked out. */
+** NULL when they cannot be worked out. *pnKeyField: the key fields the
+** plan bounds (ks_plan.nKeyField). */
 static char *key_ranges(Shell *p, const char *zTable, const char *zSql,
-                        int bSkip) {
+                        int bSkip, int *pnKeyField) {
   static Cons aCons[MAX_TERMS];
   ks_constraint aC[MAX_TERMS];
   wcs_table *pTab = 0;
@@ -565,6 +566,7 @@ static char *key_ranges(Shell *p, const char *zTable, const char *zSql,
     opts.bAllowSkip = bSkip;
     if (ks_plan_make(s, aC, nCons, &opts, &pPlan, &zErr) == WCS_OK) {
       ks_plan_explain(pPlan, MAX_RANGES_SHOWN, &zOut);
+      *pnKeyField = pPlan->nKeyField;
       if (zOut && pPlan->eKind == KS_PLAN_SKIP && pPlan->nSkipDepth > 0 &&
           pPlan->nSkipDepth <= s->nField) {
         /* say how the skip scan moves: "~" marks a note, not a range */
@@ -609,27 +611,56 @@ typedef struct PlanRow {
   char *zDetail;
 } PlanRow;
 
+/* Whether the module's words after a plan's kind (" (device,id) LIMIT",
+** " (2 ranges on device,id)") name nKeyField key fields; words without
+** fields (a point, a skip or full scan) name any number. */
+static int same_field_count(const char *zAfter, int nKeyField) {
+  const char *zOpen, *zClose, *zOn, *z;
+  int n = 1;
+  if (zAfter[0] != ' ' || zAfter[1] != '(') return 1;
+  zOpen = zAfter + 2;
+  zClose = strchr(zOpen, ')');
+  if (zClose == 0) return 1;
+  if (strncmp(zOpen, "_key)", 5) == 0) return nKeyField == 0;
+  zOn = strstr(zOpen, " on ");
+  if (zOn && zOn < zClose) zOpen = zOn + 4;
+  for (z = zOpen; z < zClose; z++) {
+    if (*z == ',') n++;
+  }
+  return strstr(zAfter, "IN list") != 0 || strstr(zAfter, "keys)") != 0 ||
+         n == nKeyField;
+}
+
 /* Say an EXPLAIN QUERY PLAN detail in words. */
 static void say_detail(Shell *p, const char *zDetail, int nIndent,
                        const char *zSql) {
   const char *zV = strstr(zDetail, " VIRTUAL TABLE INDEX ");
+  /* SQLite says SEARCH where it reads a table for one value (min(), max(),
+  ** a subquery), SCAN elsewhere: the same plan of the module either way */
+  int nVerb = strncmp(zDetail, "SCAN ", 5) == 0     ? 5
+              : strncmp(zDetail, "SEARCH ", 7) == 0 ? 7
+                                                    : 0;
   fprintf(p->out, "%*s", nIndent, "");
-  if (zV && strncmp(zDetail, "SCAN ", 5) == 0) {
+  if (zV && nVerb > 0 && zV > zDetail + nVerb) {
     const char *zPlan = strchr(zV + 21, ':');
-    int nTab = (int)(zV - zDetail) - 5;
-    char *zTab = strndup(zDetail + 5, (size_t)nTab);
+    int nTab = (int)(zV - zDetail) - nVerb;
+    char *zTab = strndup(zDetail + nVerb, (size_t)nTab);
     char *zRanges;
+    int nKeyField = -1;
     zPlan = zPlan ? zPlan + 1 : "";
-    fprintf(p->out, "%.*s: %s\n", nTab, zDetail + 5,
+    fprintf(p->out, "%.*s: %s\n", nTab, zDetail + nVerb,
             zPlan[0] ? zPlan : "(no plan text)");
     /* "SCAN t AS alias": the table is the first word */
     if (zTab && strchr(zTab, ' ')) *strchr(zTab, ' ') = 0;
-    zRanges = zTab && strncmp(zPlan, "FULL SCAN", 9) != 0 &&
-                      strncmp(zPlan, "EMPTY", 5) != 0
-                  ? key_ranges(p, zTab, zSql, strstr(zPlan, "SKIP") != 0)
-                  : 0;
+    zRanges =
+        zTab && strncmp(zPlan, "FULL SCAN", 9) != 0 &&
+                strncmp(zPlan, "EMPTY", 5) != 0
+            ? key_ranges(p, zTab, zSql, strstr(zPlan, "SKIP") != 0, &nKeyField)
+            : 0;
     /* Shown only when the planner, given the terms read here, makes the
-    ** kind of plan the module reports (so the ranges are the module's). */
+    ** plan the module reports, on as many key fields (so the ranges are
+    ** the module's): its words begin with the kind ("PREFIX SCAN"), and
+    ** the fields are those in its parentheses, after any "... on ". */
     if (zRanges) {
       const char *z = strchr(zRanges, '\n');
       size_t nKind = strcspn(zRanges, "(\n"); /* "PREFIX SCAN " */
@@ -637,8 +668,9 @@ static void say_detail(Shell *p, const char *zDetail, int nIndent,
       while (nKind > 0 && zRanges[nKind - 1] == ' ')
         nKind--;
       if (strncmp(zPlan, zRanges, nKind) != 0 ||
-          (zPlan[nKind] != 0 && zPlan[nKind] != ' ')) {
-        z = 0; /* the same kind of plan, or nothing */
+          (zPlan[nKind] != 0 && zPlan[nKind] != ' ') ||
+          !same_field_count(zPlan + nKind, nKeyField)) {
+        z = 0; /* the same plan, or nothing */
       }
       while (z) {
         const char *zNext = strchr(z + 1, '\n');

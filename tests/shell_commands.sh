@@ -362,6 +362,15 @@ else
 fi
 out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' OR device = 'tablet'")
 check_not ".explain: no ranges where it cannot tell (OR)" "$out" "key range"
+out=$("$WCS" w.db ".explain SELECT * FROM metrics WHERE device = 'phone' AND id = ('4c410523')")
+check_has ".explain: the module's plan for a term it cannot read" "$out" \
+  "metrics: PREFIX SCAN (device,id)"
+check_not "... and no range of a plan on fewer fields" "$out" "key range"
+out=$("$WCS" w.db ".explain SELECT max(day) FROM metrics WHERE device = 'phone'")
+check_eq ".explain: SQLite's SEARCH of a min() or max() is the module's plan too" \
+  "$out" "plan:
+  metrics: PREFIX SCAN (device)
+    key range: [phone#, phone\$)"
 out=$("$WCS" w.db ".explain SELECT * FROM plain")
 check_has ".explain of a plain table" "$out" "plain: FULL SCAN (native SQLite table)"
 "$WCS" w.db ".explain SELECT * FROM nosuch" >/dev/null 2>err.txt
