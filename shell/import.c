@@ -119,6 +119,11 @@ typedef struct Importer {
   wcs_txn *pTxn;
   int64_t nTxnRows;      /* rows in the uncommitted transaction */
   int64_t nRows;         /* rows committed */
+  int64_t nTxnNew;       /* of nTxnRows, those with another key than the
+                         ** row before (the lines of a cbt row's versions,
+                         ** or JSON lines of one key in a run, are one) */
+  int64_t nNewRows;      /* the same, committed: the rows reported */
+  wcs_buf lastKey;       /* the key of the row before */
   int64_t nCells;        /* cells committed */
   int64_t nPendCellsTxn; /* cells in the uncommitted transaction */
   int64_t nBad;          /* malformed records skipped */
@@ -713,6 +718,15 @@ static int row_finish(Importer *imp) {
   }
   wcs_txn_release(imp->pTxn, 1);
   imp->nTxnRows++;
+  if (imp->lastKey.n != imp->key.n ||
+      (imp->key.n && memcmp(imp->lastKey.a, imp->key.a, imp->key.n) != 0)) {
+    imp->nTxnNew++;
+    imp->lastKey.n = 0;
+    if (wcs_buf_append(&imp->lastKey, imp->key.a, imp->key.n)) {
+      shell_error(imp->p, "out of memory");
+      return IMP_FAIL;
+    }
+  }
   imp->nPendCellsTxn += imp->nCell;
   return IMP_OK;
 }
@@ -726,8 +740,10 @@ static int imp_commit(Importer *imp) {
     return 1;
   }
   imp->nRows += imp->nTxnRows;
+  imp->nNewRows += imp->nTxnNew;
   imp->nCells += imp->nPendCellsTxn;
   imp->nTxnRows = 0;
+  imp->nTxnNew = 0;
   imp->nPendCellsTxn = 0;
   return 0;
 }
@@ -2565,6 +2581,7 @@ static void importer_free(Importer *imp) {
   free(imp->zSchemaBefore);
   free(imp->aCell);
   wcs_buf_free(&imp->key);
+  wcs_buf_free(&imp->lastKey);
   wcs_buf_free(&imp->arena);
   wcs_buf_free(&imp->scratch);
   wcs_buf_free(&imp->tmp);
@@ -2688,7 +2705,8 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
   fprintf(p->out,
           "imported %" PRId64 " rows (%" PRId64 " cells) into %s in %.2f s, "
           "%.0f rows/s",
-          imp.nRows, imp.nCells, zTable, dt, dt > 0 ? imp.nRows / dt : 0.0);
+          imp.nNewRows, imp.nCells, zTable, dt,
+          dt > 0 ? imp.nNewRows / dt : 0.0);
   if (imp.nBad) fprintf(p->out, "; %" PRId64 " bad lines skipped", imp.nBad);
   fputc('\n', p->out);
   importer_free(&imp);
