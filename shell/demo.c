@@ -7,7 +7,8 @@
 **
 ** Without DB the demo lives in a fresh temporary directory that is removed
 ** at exit; with DB it is kept there (and an existing demo database is
-** reused: the tables are only built once).
+** reused: the tables are only built once, and the tenant the tour
+** removes is written again).
 **
 ** The tables:
 **   telemetry  device#id#yyyymmdd      phone#4c410523#20200501
@@ -22,6 +23,20 @@
 #include <unistd.h>
 
 #include "shell/shell.h"
+
+/* The tenants' rows: built with the tables, and written again when a kept
+** demo database is reused, since the tour removes a tenant. */
+static const char zTenantRows[] =
+    "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i\n"
+    "                        WHERE k < 24)\n"
+    "INSERT INTO tenants(tenant, device, id, pings)\n"
+    "SELECT t.name, CASE k % 3 WHEN 0 THEN 'phone' WHEN 1 THEN 'tablet'\n"
+    "                          ELSE 'watch' END,\n"
+    "       CASE WHEN t.name = 'altostrat' AND k = 0 THEN '4c410523'\n"
+    "            ELSE printf('%08x', (k + 7) * 48271 * length(t.name)) END,\n"
+    "       k * 10 + length(t.name)\n"
+    "FROM (SELECT 'altostrat' AS name UNION ALL SELECT 'cymbal'\n"
+    "      UNION ALL SELECT 'examplepetstore') AS t JOIN i";
 
 /* Build steps: run quietly, in order. */
 static const char *const azBuild[] = {
@@ -67,16 +82,7 @@ static const char *const azBuild[] = {
     "  KEY (tenant STRING, device STRING, id STRING) DELIMITED BY '#',\n"
     "  FAMILY stats (pings INT64)\n"
     ")",
-    "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i\n"
-    "                        WHERE k < 24)\n"
-    "INSERT INTO tenants(tenant, device, id, pings)\n"
-    "SELECT t.name, CASE k % 3 WHEN 0 THEN 'phone' WHEN 1 THEN 'tablet'\n"
-    "                          ELSE 'watch' END,\n"
-    "       CASE WHEN t.name = 'altostrat' AND k = 0 THEN '4c410523'\n"
-    "            ELSE printf('%08x', (k + 7) * 48271 * length(t.name)) END,\n"
-    "       k * 10 + length(t.name)\n"
-    "FROM (SELECT 'altostrat' AS name UNION ALL SELECT 'cymbal'\n"
-    "      UNION ALL SELECT 'examplepetstore') AS t JOIN i",
+    zTenantRows,
     /* Reversed domain names (schema guide: com.google.drive). */
     "CREATE VIRTUAL TABLE domains USING wcs(\n"
     "  KEY (domain STRING),\n"
@@ -241,6 +247,13 @@ int shell_demo(Shell *p) {
         sqlite3_free(zErr);
         return 1;
       }
+    }
+  } else {
+    char *zErr = 0;
+    if (sqlite3_exec(p->db, zTenantRows, 0, 0, &zErr) != SQLITE_OK) {
+      shell_error(p, "demo step failed: %s\n%s", zErr ? zErr : "", zTenantRows);
+      sqlite3_free(zErr);
+      return 1;
     }
   }
   fprintf(p->out, "\n");

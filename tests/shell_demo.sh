@@ -39,5 +39,8 @@ out=$("$WCS" kept.db "SELECT count(*) FROM products")
 check_eq "... with its tables" "$out" "8"
 "$WCS" demo kept.db </dev/null >out.txt 2>&1
 check_eq "running the demo again on it works" "$?" "0"
+before=$(sed -n '/rows per tenant before/,/^$/p' out.txt)
+check_has "... and the tenant its tour removed is back before the removal" \
+  "$before" "examplepetstore |   25"
 
 finish
