@@ -339,7 +339,8 @@ int ks_key_split_from(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
 /* Eight ASCII digits at p as a number (the first is the most
 ** significant); 0 if any is not a digit. A SWAR conversion: digit pairs,
 ** then quads, then the eight, each by one multiply. */
-static inline int ks_digits8(const uint8_t *p, uint64_t *pv) {
+__attribute__((always_inline)) static inline int ks_digits8(const uint8_t *p,
+                                                            uint64_t *pv) {
   uint64_t x;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   const uint64_t kHi = 0xF0F0F0F0F0F0F0F0ULL;

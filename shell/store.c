@@ -53,11 +53,38 @@ static char *quote_literal(const char *z) {
   return zOut;
 }
 
+/* The store read beside a process that writes it, or without taking its
+** lock (a follower, kept up with its commits): the follower opened before
+** while it is current, else a new one (wcs_engine_open_reader with
+** bReader, else wcs_engine_open_shared, which opens the store itself once
+** no other process holds it). *ppEng is set when the open's code is
+** WCS_OK. */
+static int open_follower(Shell *p, int bReader, wcs_engine **ppEng,
+                         char **pzErr) {
+  int bReopen = 1, bFollow = 0, rc;
+  if (p->pFollow && wcs_engine_follow(p->pFollow, &bReopen) == WCS_OK &&
+      !bReopen) {
+    *ppEng = p->pFollow;
+    return WCS_OK;
+  }
+  wcs_engine_close(p->pFollow);
+  p->pFollow = 0;
+  rc = bReader
+           ? wcs_engine_open_reader(&p->pEng, p->zStore, 0, &bFollow, pzErr)
+           : wcs_engine_open_shared(&p->pEng, p->zStore, 0, &bFollow, pzErr);
+  if (rc == WCS_OK && bFollow) {
+    p->pFollow = p->pEng;
+    p->pEng = 0;
+  }
+  if (rc == WCS_OK) *ppEng = bFollow ? p->pFollow : p->pEng;
+  return rc;
+}
+
 int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
   const char *zFile;
   char *zErr = 0;
   struct stat st;
-  int rc, bFollow = 0;
+  int rc;
 
   *ppEng = 0;
   if (p->pEng) {
@@ -81,69 +108,33 @@ int shell_engine(Shell *p, int bCreate, wcs_engine **ppEng) {
   if (sqlite3_db_readonly(p->db, "main") == 1 ||
       (!bCreate && access(p->zStore, W_OK) != 0)) {
     /* a read-only database, or a store this user may not write: read it
-    ** as the module's tables do, without taking its lock (a follower);
-    ** writes through it say the store is read-only */
-    int bReopen = 1;
-    if (p->pFollow && wcs_engine_follow(p->pFollow, &bReopen) == WCS_OK &&
-        !bReopen) {
-      *ppEng = p->pFollow;
-      return 0;
-    }
-    wcs_engine_close(p->pFollow);
-    p->pFollow = 0;
-    rc = wcs_engine_open_reader(&p->pEng, p->zStore, 0, &bFollow, &zErr);
-    if (rc == WCS_OK && bFollow) {
-      p->pFollow = p->pEng;
-      p->pEng = 0;
-      *ppEng = p->pFollow;
-      return 0;
-    }
+    ** as the module's tables do, without taking its lock; writes through
+    ** it say the store is read-only */
+    rc = open_follower(p, 1, ppEng, &zErr);
+  } else {
+    rc = wcs_engine_open_path(&p->pEng, p->zStore, 0, &zErr);
     if (rc == WCS_OK) {
+      wcs_engine_close(p->pFollow); /* the other process has gone */
+      p->pFollow = 0;
       *ppEng = p->pEng;
-      return 0;
-    }
-    shell_error(p, "cannot open the store %s: %s", p->zStore,
-                zErr ? zErr : wcs_errstr(rc));
-    wcs_free(zErr);
-    p->pEng = 0;
-    return 1;
-  }
-  rc = wcs_engine_open_path(&p->pEng, p->zStore, 0, &zErr);
-  if (rc == WCS_BUSY) {
-    /* another process writes the store: read it beside that process, as
-    ** the module's tables do (doc/sql.md, "Another process"), kept up
-    ** with its commits; writes through it say the store is read-only */
-    int bReopen = 1;
-    p->pEng = 0;
-    wcs_free(zErr);
-    zErr = 0;
-    if (p->pFollow && wcs_engine_follow(p->pFollow, &bReopen) == WCS_OK &&
-        !bReopen) {
-      *ppEng = p->pFollow;
-      return 0;
-    }
-    wcs_engine_close(p->pFollow);
-    p->pFollow = 0;
-    rc = wcs_engine_open_shared(&p->pEng, p->zStore, 0, &bFollow, &zErr);
-    if (rc == WCS_OK && bFollow) {
-      p->pFollow = p->pEng;
+    } else if (rc == WCS_BUSY) {
+      /* another process writes the store: read it beside that process, as
+      ** the module's tables do (doc/sql.md, "Another process"), kept up
+      ** with its commits; writes through it say the store is read-only */
       p->pEng = 0;
-      *ppEng = p->pFollow;
-      return 0;
+      wcs_free(zErr);
+      zErr = 0;
+      rc = open_follower(p, 0, ppEng, &zErr);
     }
-  }
-  if (rc == WCS_OK) { /* the other process has gone */
-    wcs_engine_close(p->pFollow);
-    p->pFollow = 0;
   }
   if (rc != WCS_OK) {
     shell_error(p, "cannot open the store %s: %s", p->zStore,
                 zErr ? zErr : wcs_errstr(rc));
     wcs_free(zErr);
     p->pEng = 0;
+    *ppEng = 0;
     return 1;
   }
-  *ppEng = p->pEng;
   return 0;
 }
 

@@ -3937,7 +3937,7 @@ static int decodeField(WcsCursor *p, int iField, char **pzErr) {
 ** as when the field is read (DESIGN §4), never a row. The fields stay
 ** decoded for xColumn; the last first, which a row that keeps the head
 ** of the row before decodes without a split (lastFieldKept). */
-static int checkRowKeyAll(WcsCursor *p) {
+__attribute__((noinline)) static int checkRowKeyAll(WcsCursor *p) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   const int nField = pTab->pSchema->nField, iLast = nField - 1;
   int i;
@@ -3964,7 +3964,7 @@ static int checkRowKeyAll(WcsCursor *p) {
   return SQLITE_OK;
 }
 
-static inline int checkRowKey(WcsCursor *p) {
+__attribute__((always_inline)) static inline int checkRowKey(WcsCursor *p) {
   const int o = p->oFast;
   uint64_t u;
   if (o >= 0 && p->nRow == (size_t)o + 8 &&
@@ -5357,6 +5357,10 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     if (p->pPlan->eKind == KS_PLAN_EMPTY) {
       p->bEof = 1;
       goto done;
+    }
+    if (p->pPlan->eKind == KS_PLAN_POINT ||
+        p->pPlan->eKind == KS_PLAN_MULTI_POINT) {
+      p->bCheckKey = 0; /* each row's key is one the plan encoded */
     }
     /* residual checks for promised constraints the plan did not capture */
     {
