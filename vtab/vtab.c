@@ -3290,6 +3290,8 @@ struct WcsCursor {
              ** (iFast), eight digits (eLast8), in a row whose head is
              ** splitHead with every head field decoded; -1: none */
   int iFast;
+  int bHeadInRange;      /* the scan's range holds keys of one head alone (set
+                         ** by xFilter): every row's head is splitHead */
   uint64_t mHeadDecoded; /* fields before the last decoded in a row whose
                          ** head was splitHead: the same bytes, so a row
                          ** that keeps the head keeps them decoded */
@@ -3624,6 +3626,7 @@ static void cursorReset(WcsCursor *p) {
   p->mHeadDecoded = 0;
   p->pKeptRow = NULL;
   p->oFast = -1;
+  p->bHeadInRange = 0;
   p->pRow = NULL;
   p->nRow = 0;
   p->aCell = NULL;
@@ -3968,7 +3971,7 @@ __attribute__((always_inline)) static inline int checkRowKey(WcsCursor *p) {
   const int o = p->oFast;
   uint64_t u;
   if (o >= 0 && p->nRow == (size_t)o + 8 &&
-      wcs_same_bytes(p->pRow, p->splitHead.a, (size_t)o) &&
+      (p->bHeadInRange || wcs_same_bytes(p->pRow, p->splitHead.a, (size_t)o)) &&
       ks_digits8(p->pRow + o, &u)) {
     /* the head of the row before, and eight digits */
     p->aKey[p->iFast].i =
@@ -5331,6 +5334,11 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       p->bEof = 1; /* an empty range */
       goto done;
     }
+    /* every key in a range of one head (= on every field but the last,
+    ** and a range or nothing on the last) begins with that head's bytes,
+    ** which its bounds share: checkRowKey need not compare them */
+    p->bHeadInRange =
+        bDirect == 1 || (bDirect == 3 && nSC == pTab->pSchema->nField - 1);
   }
   if (!bPoint && !bDirect) {
     int nKC = 0;
