@@ -1648,6 +1648,10 @@ int wcs_cursor_freeze_at(wcs_cursor *c, wcs_moment *m) {
       c->pMoment) {
     return WCS_OK;
   }
+  if (m->pTxn != c->pTxn) {
+    return eng_err(WCS_MISUSE, "the moment is of another transaction than "
+                               "the cursor's");
+  }
   if (read_overlay(c) != c->pTxn->pOv) return wcs_cursor_freeze(c);
   m->nRef++;
   c->pMoment = m;
@@ -2105,7 +2109,10 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
     if (pTxn) {
       rc = eng_txn_snapshot(pTxn, &pSnap);
       pOv = pTxn->pOv;
-      if (o->pMoment) {
+      if (o->pMoment && o->pMoment->pTxn != pTxn) {
+        rc = eng_err(WCS_MISUSE, "the read's moment is of another "
+                                 "transaction than the cursor's");
+      } else if (o->pMoment) {
         /* its writes as of a moment */
         c->pMoment = o->pMoment;
         c->pMoment->nRef++;

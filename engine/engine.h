@@ -285,6 +285,7 @@ int ov_clone(const Overlay *p, Overlay **pp);
 struct wcs_moment {
   Overlay *pOv;
   int nRef;
+  const wcs_txn *pTxn; /* whose writes these are (compared, never used) */
 };
 void eng_moment_unref(wcs_moment *m);
 uint64_t ov_generation(const Overlay *p);

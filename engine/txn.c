@@ -545,6 +545,7 @@ int wcs_txn_moment(wcs_txn *t, size_t iMark, wcs_moment **pp) {
   m = calloc(1, sizeof(*m));
   if (m == NULL) return eng_err(WCS_NOMEM, "out of memory");
   m->nRef = 1;
+  m->pTxn = t;
   rc = ov_new(&m->pOv);
   nOp = t->nOp; /* (log_walk counts the operations it walks) */
   if (rc == WCS_OK) rc = log_walk(t, iMark, m->pOv, apply_cb);

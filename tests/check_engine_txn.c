@@ -277,6 +277,18 @@ START_TEST(test_a_frozen_cursor_reads_the_writes_of_its_moment) {
     ck_assert_int_eq(wcs_txn_moment(x, wcs_txn_mark(x) + 1, &m2), WCS_MISUSE);
     ck_assert_ptr_null(m2);
     mo.pMoment = m;
+    {
+      /* a moment is its own transaction's: another one's cursor refuses
+      ** it (it would read the other's writes) */
+      wcs_txn *y = NULL;
+      ck_assert_int_eq(wcs_txn_begin(e, 0, &y), WCS_OK);
+      ck_assert_int_eq(wcs_cursor_open(&c, t, y, &mo), WCS_MISUSE);
+      ck_assert_ptr_null(c);
+      ck_assert_int_eq(wcs_cursor_open(&c, t, y, &o), WCS_OK);
+      ck_assert_int_eq(wcs_cursor_freeze_at(c, m), WCS_MISUSE);
+      wcs_cursor_close(c);
+      wcs_txn_free(y);
+    }
     ck_assert_int_eq(wcs_cursor_open(&c, t, x, &mo), WCS_OK);
     ck_assert_int_eq(wcs_cursor_open(&r, t, x, &o), WCS_OK);
     ck_assert_int_eq(wcs_cursor_freeze_at(r, m), WCS_OK);
