@@ -653,6 +653,47 @@ START_TEST(test_plan_later_field_alone_is_a_skip_scan) {
 }
 END_TEST
 
+/* A bound whose value SQLite does not know when it plans (a parameter, a
+** column of another table) is planned as a bound, as a known one: a range
+** on a later field is a skip scan, and a small table drives it; IN lists
+** whose values SQLite does not show are costed as the few values such
+** lists mostly hold, so a small table drives point lookups into this one
+** rather than this one being scanned to probe the small one. */
+START_TEST(test_plan_unknown_bounds_and_lists_plan_as_known_ones) {
+  sqlite3 *db = openMetrics();
+  char *z;
+  PLAN(db, "SELECT * FROM metrics WHERE day BETWEEN ? AND ?",
+       SCAN "6:SKIP SCAN on day");
+  PLAN(db, "SELECT * FROM metrics WHERE device = ? AND day BETWEEN ? AND ?",
+       SCAN "6:SKIP SCAN on day");
+  OK(db, "CREATE TABLE w(lo INTEGER, hi INTEGER)");
+  OK(db, "INSERT INTO w VALUES (20200103, 20200104), (20200120, 20200120)");
+  OK(db, "CREATE TABLE ids(id TEXT PRIMARY KEY)");
+  OK(db, "INSERT INTO ids VALUES ('0001'), ('0002'), ('0005')");
+  OK(db, "ANALYZE");
+  z = plan(db, "SELECT count(*) FROM w JOIN metrics m "
+               "ON m.day BETWEEN w.lo AND w.hi");
+  ck_assert_str_eq(z, "SCAN w\nSCAN m VIRTUAL TABLE INDEX 6:SKIP SCAN on day");
+  sqlite3_free(z);
+  CHECK(db,
+        "SELECT count(*) FROM w JOIN metrics m ON m.day BETWEEN w.lo AND w.hi",
+        "360");
+  z = plan(db, "SELECT count(*) FROM ids i JOIN metrics m ON m.id = i.id "
+               "WHERE m.device IN ('phone', 'watch') "
+               "AND m.day IN (20200101, 20200102)");
+  ck_assert_msg(strstr(z, "SCAN i") == z &&
+                    strstr(z, "SCAN m VIRTUAL TABLE INDEX 2:MULTI-POINT"),
+                "%s", z);
+  sqlite3_free(z);
+  CHECK(db,
+        "SELECT count(*) FROM ids i JOIN metrics m ON m.id = i.id "
+        "WHERE m.device IN ('phone', 'watch') "
+        "AND m.day IN (20200101, 20200102)",
+        "12");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_skip_scan_only_when_cheaper) {
   sqlite3 *db = NULL;
   char *z;
@@ -1347,6 +1388,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_key_compared_with_text_uses_its_bytes);
   tcase_add_test(tc, test_plan_row_values_keep_limit_with_sqlite);
   tcase_add_test(tc, test_plan_later_field_alone_is_a_skip_scan);
+  tcase_add_test(tc, test_plan_unknown_bounds_and_lists_plan_as_known_ones);
   tcase_add_test(tc, test_plan_skip_scan_only_when_cheaper);
   tcase_add_test(tc, test_plan_order_by_key_desc_is_a_reverse_scan);
   tcase_add_test(tc, test_plan_limit_and_offset_pushed_down);

@@ -2028,6 +2028,14 @@ typedef struct PlanCons {
   char zNum[32]; /* rendered number for aVal[0] */
 } PlanCons;
 
+/* The values an IN list whose values xBestIndex cannot see (SQLite does
+** not show a list to it) is costed as holding: a few, as the literal
+** lists of a WHERE clause mostly are; several lists multiply. More, and
+** a plan that probes this table from a small outer one with such lists
+** costs more than a scan of the whole table from which SQLite then probes
+** the other. */
+#define IN_GUESS 3.0
+
 /* Placeholder operands for a constraint whose value is not known yet,
 ** chosen so that constraints on one field stay consistent: equalities sit
 ** between lower and upper bounds. */
@@ -2050,18 +2058,22 @@ static void placeholder(const ks_schema *pSchema, PlanCons *c) {
       iHigh -= 1;
     }
     v[0].eType = v[1].eType = KS_VAL_INT;
+    /* bounds inside the domain (a non-negative encoding's starts at 0,
+    ** DECIMAL(n)'s ends at n nines): a bound of unknown value bounds
+    ** something, so that a plan may seek to it (a skip scan on the field)
+    ** as it would for a known one */
     switch (c->op) {
     case KS_OP_LT:
     case KS_OP_LE:
-      v[0].i = iHigh;
+      v[0].i = iHigh - 1;
       break;
     case KS_OP_GT:
     case KS_OP_GE:
-      v[0].i = 0;
+      v[0].i = 1;
       break;
     default:
-      v[0].i = 1;
-      v[1].i = 2;
+      v[0].i = 2;
+      v[1].i = 3;
       break;
     }
   } else {
@@ -2077,7 +2089,7 @@ static void placeholder(const ks_schema *pSchema, PlanCons *c) {
       break;
     case KS_OP_GT:
     case KS_OP_GE:
-      v[0].p = (const uint8_t *)"", v[0].n = 0;
+      v[0].p = (const uint8_t *)"0", v[0].n = 1;
       break;
     case KS_OP_GLOB_PREFIX:
       v[0].p = (const uint8_t *)"m*", v[0].n = 2;
@@ -2312,7 +2324,7 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
       break;
     }
     /* (a point only because of an IN list's placeholder values: a list) */
-    rows = bAllKnown ? p->nPoint : pow(8.0, nInUnknown);
+    rows = bAllKnown ? p->nPoint : pow(IN_GUESS, nInUnknown);
     if (rows < 1) rows = 1;
     cost = rows * (SEEK_COST + 1);
     break;
@@ -2334,7 +2346,7 @@ static void planCost(WcsTab *pTab, const ks_plan *p, int bAllKnown,
       if (p->nKeyField > p->nEqField || p->bKeyColumn) rows /= 4;
     }
     if (p->eKind == KS_PLAN_MULTI_RANGE) {
-      double k = bAllKnown ? p->nRange : pow(8.0, nInUnknown);
+      double k = bAllKnown ? p->nRange : pow(IN_GUESS, nInUnknown);
       rows *= k > 1 ? k : 1;
       if (rows > N) rows = N;
       cost = k * SEEK_COST + rows;
