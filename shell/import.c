@@ -2674,9 +2674,10 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
     /* An error reading the input looks like its end to the readers, and
     ** the record it cut short may have been taken whole: say what
     ** happened, and keep only the batches committed before it. */
-    shell_error(p, "cannot read %s: %s; %" PRId64 " rows imported before "
-                   "it (the batch being read is not kept)",
-                zFile, strerror(imp.iReadErrno), imp.nRows);
+    shell_error(p,
+                "cannot read %s: %s; %" PRId64 " rows imported before "
+                "it (the batch being read is not kept)",
+                zFile, strerror(imp.iReadErrno), imp.nNewRows);
     import_undo_create(&imp, zTable);
     return 1;
   }
@@ -2684,7 +2685,7 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
     /* Keep what came before the bad record. */
     int rcCommit = imp_commit(&imp);
     shell_error(p, "%s line %d: %s; %" PRId64 " rows imported before it%s",
-                zFile, imp.iLine, imp.zReason, imp.nRows,
+                zFile, imp.iLine, imp.zReason, imp.nNewRows,
                 rcCommit ? " (the last batch failed to commit)" : "");
     import_undo_create(&imp, zTable);
     return 1;
@@ -2692,7 +2693,7 @@ static int import_run(Shell *p, const char *zFile, const char *zTable,
   if (rc == IMP_FAIL) {
     if (imp.pTxn && imp_commit(&imp) == 0 && imp.nRows > 0) {
       fprintf(stderr, "%" PRId64 " rows were imported before it stopped\n",
-              imp.nRows);
+              imp.nNewRows);
     }
     import_undo_create(&imp, zTable);
     return 1;

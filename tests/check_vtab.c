@@ -2766,6 +2766,14 @@ START_TEST(test_key_field_terms_meet_undecodable_keys) {
   for (i = 0; i < sizeof(azNamed) / sizeof(azNamed[0]); i++) {
     CHECK_ERR(db, azNamed[i], "p#a#20240101#5");
   }
+  /* a lookup of its _key meets it, when a key field is named */
+  CHECK_ERR(db, "SELECT device FROM metrics WHERE _key = 'p#a#20240101#5'",
+            "p#a#20240101#5");
+  CHECK_ERR(db,
+            "SELECT count(*) FROM metrics WHERE device = 'p' AND _key IN "
+            "('p#a#20240101#5', 'p#a#20240102')",
+            "p#a#20240101#5");
+  CHECK(db, "SELECT count(*) FROM metrics WHERE _key = 'p#a#20240101#5'", "1");
   /* a point lookup does not meet it; nor statements that name no field */
   CHECK(db,
         "SELECT cpu FROM metrics WHERE device = 'p' AND id = 'a' "

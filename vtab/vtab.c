@@ -5378,9 +5378,12 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       p->bEof = 1;
       goto done;
     }
-    if (p->pPlan->eKind == KS_PLAN_POINT ||
-        p->pPlan->eKind == KS_PLAN_MULTI_POINT) {
-      p->bCheckKey = 0; /* each row's key is one the plan encoded */
+    if ((p->pPlan->eKind == KS_PLAN_POINT ||
+         p->pPlan->eKind == KS_PLAN_MULTI_POINT) &&
+        !p->pPlan->bKeyColumn) {
+      /* each row's key is one the plan encoded from field values (not
+      ** _key's bytes, which are any key's) */
+      p->bCheckKey = 0;
     }
     /* residual checks for promised constraints the plan did not capture */
     {
