@@ -88,8 +88,9 @@
 **            as the best of three runs on each engine (a run repeats the
 **            statement for 20 ms), which must give the same answer:
 **            aggregates by key field, filters on values, scans of a day
-**            across devices and ids, both families of one prefix
-**            (azShape below)
+**            across devices and ids, both families of one prefix, and
+**            joins whose bounds and IN lists SQLite does not know when it
+**            plans (azShape below)
 **   bytes    bytes on disk after the sorted load and the settling step
 **            below: wcs store directory / native database file and WAL
 **            (after a checkpoint); also reported right after the load
@@ -938,6 +939,12 @@ static const char *azShape[] = {
     "SELECT count(*) FROM m WHERE note = 'fw-1.2.0' AND mem < 100",
     "SELECT day, device, id, cpu, mem, note FROM m WHERE device = 'phone' AND "
     "id = '%s'",
+    /* joins whose bounds and lists SQLite does not know when it plans */
+    "WITH w(lo, hi) AS (VALUES (20230110, 20230111), (20230301, 20230301)) "
+    "SELECT count(*) FROM w JOIN m ON m.day BETWEEN w.lo AND w.hi",
+    "WITH i(id) AS (VALUES ('%s')) SELECT count(*) FROM i JOIN m "
+    "ON m.id = i.id WHERE m.device IN ('phone', 'watch') "
+    "AND m.day IN (20230101, 20230102)",
 };
 #define NSHAPE ((int)(sizeof azShape / sizeof azShape[0]))
 static double aShape[NSHAPE][2][MAX_RUNS]; /* [shape][native, wcs][run] */
