@@ -1179,8 +1179,8 @@ typedef struct wcs_read_options {
   const wcs_snapshot *pSnap;
   /* With a transaction: read its writes as they were at this moment
   ** (wcs_txn_moment), not as they are now; NULL: now. The moment must be
-  ** the transaction's, made since its last commit; the cursor holds it
-  ** until it is closed. */
+  ** the transaction's (another one's is refused, WCS_MISUSE), made since
+  ** its last commit; the cursor holds it until it is closed. */
   struct wcs_moment *pMoment;
 } wcs_read_options;
 
