@@ -393,31 +393,15 @@ static Ivl prefixIvl(Planner *P, const uint8_t *p, int n) {
 ** its own bytes unless it is one of those or U+FFFD; in BYTES and _key,
 ** which may hold any bytes, only ASCII does. */
 static int plainCharLen(const uint8_t *p, int n, int bUtf8) {
-  uint32_t c;
-  int k, i;
+  int k;
   if (p[0] < 0x80) return 1;
   if (!bUtf8) return 0;
-  if (p[0] >= 0xC2 && p[0] <= 0xDF) {
-    k = 2;
-  } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-    k = 3;
-  } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-    k = 4;
-  } else {
-    return 0;
-  }
-  if (n < k) return 0;
-  c = p[0] & (0x7F >> k);
-  for (i = 1; i < k; i++) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    c = (c << 6) | (p[i] & 0x3F);
-  }
+  k = p[0] >= 0xF0 ? 4 : p[0] >= 0xE0 ? 3 : 2;
+  if (n < k || !ks_utf8_valid(p, k, NULL)) return 0;
+  /* U+FFFD to U+FFFF are EF BF BD to EF BF BF */
+  if (p[0] == 0xEF && p[1] == 0xBF && p[2] >= 0xBD) return 0;
   /* the matcher goes on over continuation bytes after the character */
   if (n > k && (p[k] & 0xC0) == 0x80) return 0;
-  if ((k == 3 && c < 0x800) || (k == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-      (c >= 0xD800 && c <= 0xDFFF) || (c >= 0xFFFD && c <= 0xFFFF)) {
-    return 0;
-  }
   return k;
 }
 
@@ -429,7 +413,7 @@ static int plainCharLen(const uint8_t *p, int n, int bUtf8) {
 ** wildcard were there. */
 static int patternPrefix(const uint8_t *p, int n, int bLike, int bUtf8,
                          int *pbTail, int *pbNoWild) {
-  int j = 0, bOdd = 0;
+  int j = 0;
   while (j < n) {
     uint8_t c = p[j];
     int k;
@@ -437,14 +421,11 @@ static int patternPrefix(const uint8_t *p, int n, int bLike, int bUtf8,
       break;
     }
     k = plainCharLen(p + j, n - j, bUtf8);
-    if (k == 0) {
-      bOdd = 1;
-      break;
-    }
+    if (k == 0) break; /* (a byte that is not '%' or '*': no tail) */
     j += k;
   }
   *pbNoWild = j == n;
-  *pbTail = !bOdd && j == n - 1 && p[j] == (bLike ? '%' : '*');
+  *pbTail = j == n - 1 && p[j] == (bLike ? '%' : '*');
   return j;
 }
 

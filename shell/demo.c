@@ -199,6 +199,15 @@ static int demo_exists(Shell *p) {
   return bFound;
 }
 
+/* Run build statement zSql quietly; 1 (said) if it failed. */
+static int build_step(Shell *p, const char *zSql) {
+  char *zErr = 0;
+  if (sqlite3_exec(p->db, zSql, 0, 0, &zErr) == SQLITE_OK) return 0;
+  shell_error(p, "demo step failed: %s\n%s", zErr ? zErr : "", zSql);
+  sqlite3_free(zErr);
+  return 1;
+}
+
 static void rule(Shell *p) {
   fprintf(p->out, "\n");
 }
@@ -240,21 +249,10 @@ int shell_demo(Shell *p) {
     fprintf(p->out, "Building the tables telemetry, products, tenants, "
                     "domains and readings...\n");
     for (i = 0; i < (int)(sizeof(azBuild) / sizeof(azBuild[0])); i++) {
-      char *zErr = 0;
-      if (sqlite3_exec(p->db, azBuild[i], 0, 0, &zErr) != SQLITE_OK) {
-        shell_error(p, "demo step failed: %s\n%s", zErr ? zErr : "",
-                    azBuild[i]);
-        sqlite3_free(zErr);
-        return 1;
-      }
+      if (build_step(p, azBuild[i])) return 1;
     }
-  } else {
-    char *zErr = 0;
-    if (sqlite3_exec(p->db, zTenantRows, 0, 0, &zErr) != SQLITE_OK) {
-      shell_error(p, "demo step failed: %s\n%s", zErr ? zErr : "", zTenantRows);
-      sqlite3_free(zErr);
-      return 1;
-    }
+  } else if (build_step(p, zTenantRows)) {
+    return 1;
   }
   fprintf(p->out, "\n");
   shell_exec_mode(p,

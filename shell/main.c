@@ -157,29 +157,6 @@ int shell_run_text(Shell *p, const char *zText) {
   return shell_exec(p, zText);
 }
 
-/* 1 if z[0..n) holds only white space and whole comments (-- to the end
-** of a line, and closed block comments): nothing of a statement yet. */
-static int only_comments(const char *z, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    if (z[i] == ' ' || z[i] == '\t' || z[i] == '\n' || z[i] == '\r' ||
-        z[i] == '\f' || z[i] == '\v') {
-      i++;
-    } else if (z[i] == '-' && i + 1 < n && z[i + 1] == '-') {
-      while (i < n && z[i] != '\n')
-        i++;
-    } else if (z[i] == '/' && i + 1 < n && z[i + 1] == '*') {
-      for (i += 2; i + 1 < n && !(z[i] == '*' && z[i + 1] == '/'); i++) {
-      }
-      if (i + 1 >= n) return 0; /* not closed yet */
-      i += 2;
-    } else {
-      return 0;
-    }
-  }
-  return 1;
-}
-
 int shell_process(Shell *p, FILE *in, const char *zName, int bBail) {
   wcs_buf sql = {0, 0, 0};
   const char *zSaveInput = p->zInput;
@@ -215,7 +192,7 @@ int shell_process(Shell *p, FILE *in, const char *zName, int bBail) {
       }
       continue;
     }
-    if (sql.n > 0 && only_comments((const char *)sql.a, sql.n)) {
+    if (sql.n > 0 && *shell_skip_space((const char *)sql.a) == 0) {
       sql.n = 0; /* comments between statements: as a blank line */
     }
     if (sql.n == 0) {

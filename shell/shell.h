@@ -106,6 +106,9 @@ int shell_exec(Shell *p, const char *zSql);
 /* Run zSql and print its rows in mode eMode with headers on, without
 ** changing the shell's settings. */
 int shell_exec_mode(Shell *p, const char *zSql, int eMode);
+/* z past SQL white space and comments (-- to the end of the line, and
+** closed slash-star comments; an unclosed one is where it stops). */
+const char *shell_skip_space(const char *z);
 /* Parse a mode name; -1 if unknown. */
 int shell_mode_parse(const char *z);
 const char *shell_mode_name(int eMode);

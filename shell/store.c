@@ -161,9 +161,7 @@ static int is_name_char(char c) {
          (unsigned char)c >= 0x80;
 }
 
-/* z past SQL whitespace and comments (-- to the end of the line, and
-** slash-star comments, an unclosed one running to the end). */
-static const char *skip_space(const char *z) {
+const char *shell_skip_space(const char *z) {
   for (;;) {
     if (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == '\f') {
       z++;
@@ -172,7 +170,8 @@ static const char *skip_space(const char *z) {
         z++;
     } else if (z[0] == '/' && z[1] == '*') {
       const char *zEnd = strstr(z + 2, "*/");
-      z = zEnd ? zEnd + 2 : z + strlen(z);
+      if (zEnd == NULL) return z; /* unclosed: text still to come */
+      z = zEnd + 2;
     } else {
       return z;
     }
@@ -184,7 +183,7 @@ static const char *skip_space(const char *z) {
 static const char *skip_word(const char *z, const char *zWord) {
   size_t n = strlen(zWord);
   if (sqlite3_strnicmp(z, zWord, (int)n) != 0 || is_name_char(z[n])) return 0;
-  return skip_space(z + n);
+  return shell_skip_space(z + n);
 }
 
 /* The end of the name token at z: bare, or quoted as "x", 'x', `x` (the
@@ -219,7 +218,7 @@ static char *wcs_module_args(const char *zSql) {
   const char *z, *zEnd, *zOpen, *zClose;
   char *zArgs;
   if (!zSql) return 0;
-  z = skip_space(zSql);
+  z = shell_skip_space(zSql);
   if (!(z = skip_word(z, "CREATE")) || !(z = skip_word(z, "VIRTUAL")) ||
       !(z = skip_word(z, "TABLE"))) {
     return 0;
@@ -232,10 +231,10 @@ static char *wcs_module_args(const char *zSql) {
     }
   }
   if (!(zEnd = skip_name(z))) return 0;
-  z = skip_space(zEnd);
+  z = shell_skip_space(zEnd);
   if (*z == '.') {
-    if (!(zEnd = skip_name(skip_space(z + 1)))) return 0;
-    z = skip_space(zEnd);
+    if (!(zEnd = skip_name(shell_skip_space(z + 1)))) return 0;
+    z = shell_skip_space(zEnd);
   }
   if (!(z = skip_word(z, "USING")) || !(zEnd = skip_name(z))) return 0;
   if (!((zEnd - z == 3 && sqlite3_strnicmp(z, "wcs", 3) == 0) ||
@@ -243,7 +242,7 @@ static char *wcs_module_args(const char *zSql) {
          sqlite3_strnicmp(z + 1, "wcs", 3) == 0))) {
     return 0;
   }
-  z = skip_space(zEnd);
+  z = shell_skip_space(zEnd);
   if (*z == 0 || *z == ';') return strdup(""); /* USING wcs, no arguments */
   if (*z != '(') return 0;
   zOpen = z + 1;
@@ -404,8 +403,9 @@ const char *shell_other_table(Shell *p, const char *zName) {
       free(zArgs);
     } else if (zType && strcmp(zType, "view") == 0) {
       zKind = "a view";
-    } else if (zSql && skip_word(skip_space(zSql), "CREATE") &&
-               skip_word(skip_word(skip_space(zSql), "CREATE"), "VIRTUAL")) {
+    } else if (zSql && skip_word(shell_skip_space(zSql), "CREATE") &&
+               skip_word(skip_word(shell_skip_space(zSql), "CREATE"),
+                         "VIRTUAL")) {
       zKind = "a virtual table of another module";
     } else {
       zKind = "a plain SQLite table";

@@ -1290,7 +1290,11 @@ static int objMember(void *pCtx, JParse *p, wcs_buf *pArena, size_t iKey,
       long long v;
       errno = 0;
       v = strtoll(buf, NULL, 10);
-      if (errno == 0) m->v.eType = WCSV_INT, m->v.i = v;
+      if (errno == 0) {
+        m->v.eType = WCSV_INT, m->v.i = v;
+      } else {
+        m->bWideInt = 1;
+      }
     }
     if (m->v.eType == WCSV_REAL) m->v.r = strtod(buf, NULL);
     if (buf != aBuf) sqlite3_free(buf);

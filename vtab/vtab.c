@@ -3757,8 +3757,10 @@ static int valueCmpQ(const void *a, const void *b) {
 ** ks_key_last_int() would read it, for the schemas p->eLast8 marks: eight
 ** digits, checked and converted at once. Returns 1 with *pv; 0 for
 ** anything else, which the general code then takes (and names). */
-static inline int lastInt8(const WcsCursor *p, const uint8_t *pRow, int nRow,
-                           int iOff, int64_t *pv) {
+__attribute__((always_inline)) static inline int lastInt8(const WcsCursor *p,
+                                                          const uint8_t *pRow,
+                                                          int nRow, int iOff,
+                                                          int64_t *pv) {
   uint64_t u;
   if (p->eLast8 == 0 || iOff < 0 || nRow - iOff != 8 ||
       !ks_digits8(pRow + iOff, &u)) {
@@ -3981,13 +3983,10 @@ __attribute__((noinline)) static int checkRowKeyAll(WcsCursor *p) {
 
 __attribute__((always_inline)) static inline int checkRowKey(WcsCursor *p) {
   const int o = p->oFast;
-  uint64_t u;
   if (o >= 0 && p->nRow == (size_t)o + 8 &&
       (p->bHeadInRange || wcs_same_bytes(p->pRow, p->splitHead.a, (size_t)o)) &&
-      ks_digits8(p->pRow + o, &u)) {
+      lastInt8(p, p->pRow, (int)p->nRow, o, &p->aKey[p->iFast].i)) {
     /* the head of the row before, and eight digits */
-    p->aKey[p->iFast].i =
-        p->eLast8 == 1 ? (int64_t)u : (int64_t)(99999999u - u);
     p->mDecoded = p->mHeadDecoded | ((uint64_t)1 << p->iFast);
     if (p->pRow != p->pKeptRow) headKept(p, p->iFast);
     return SQLITE_OK;
@@ -6365,15 +6364,6 @@ done:
   return rc;
 }
 
-/* 1 if the JSON number text p[0..n) has a fraction or an exponent. */
-static int jsonHasFraction(const uint8_t *p, int n) {
-  int i;
-  for (i = 0; i < n; i++) {
-    if (p[i] == '.' || p[i] == 'e' || p[i] == 'E') return 1;
-  }
-  return 0;
-}
-
 /* Apply the qualifier and family columns of an INSERT (bInsert: NULL
 ** means "not given") or UPDATE (NULL deletes; unchanged columns skipped).
 ** Returns the number of cells written in *pnCell. */
@@ -6429,8 +6419,7 @@ static int applyColumns(WcsTab *pTab, wcs_txn *pTxn, sqlite3_value **argv,
           break;
         }
       }
-      if (pDecl == NULL && m->v.eType == WCSV_REAL &&
-          !jsonHasFraction(m->pRaw, m->nRaw)) {
+      if (pDecl == NULL && m->bWideInt) {
         /* an integer literal is an INT64 (doc/sql.md §4): one beyond its
         ** range would be rounded as a FLOAT64 */
         setErr(&pTab->base,

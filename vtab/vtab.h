@@ -374,6 +374,7 @@ typedef struct WcsMember {
                        ** white space around it (what a declared JSON
                        ** column stores) */
   int nRaw;
+  int bWideInt; /* an integer literal beyond INT64 (v is its REAL) */
 } WcsMember;
 typedef struct WcsObject {
   int nMember;
