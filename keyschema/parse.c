@@ -1017,7 +1017,7 @@ void ksFamilyEnd(ks_pctx *p) {
                 "\"%s\" must be %s",
                 q->zName, f->zName,
                 f->eAgg == KS_AGG_HLL
-                    ? "INT64 (the estimate) or BYTES (the sketch)"
+                    ? "INT64 (integer elements) or BYTES (any elements)"
                     : "INT64 (BIG ENDIAN, the aggregate's format)");
       return;
     }

@@ -900,6 +900,25 @@ START_TEST(test_aggregate_families_fold_writes) {
   CHECK(db, "SELECT n FROM c WHERE k = 'a'", "12");
   CHECK_ERR(db, "SELECT wcs_hll_count(x'0102')",
             "not an HLL state (give it a cell of a FAMILY ... AGGREGATE HLL)");
+  /* an INT64 column of an HLL family: its elements are integers, converted
+  ** as the column's affinity would, and it reads as the sketch (a sketch of
+  ** one element is 8 bytes long, and must not read as an integer) */
+  OK(db, "CREATE VIRTUAL TABLE hi USING wcs(KEY (k STRING), "
+         "FAMILY h (n INT64) AGGREGATE HLL)");
+  OK(db, "INSERT INTO hi(k, n) VALUES ('a', 5)");
+  CHECK(db,
+        "SELECT typeof(n), wcs_hll_count(n), wcs_hll_count(h -> 'n') "
+        "FROM hi",
+        "blob|1|1");
+  OK(db, "CREATE VIRTUAL TABLE hi_h USING wcs(TABLE 'hi', HISTORY)");
+  CHECK(db, "SELECT typeof(value), wcs_hll_count(value) FROM hi_h", "blob|1");
+  OK(db, "INSERT INTO hi(k, n) VALUES ('a', '5'), ('a', 5.0), ('a', ' 5')");
+  CHECK(db, "SELECT wcs_hll_count(n) FROM hi", "1");
+  CHECK_ERR(db, "INSERT INTO hi(k, n) VALUES ('a', 'abc')",
+            "cannot store TEXT 'abc'");
+  CHECK_ERR(db, "INSERT INTO hi(k, n) VALUES ('a', 5.5)", "column n");
+  OK(db, "INSERT INTO hi(k, n) VALUES ('a', 6)");
+  CHECK(db, "SELECT wcs_hll_count(n) FROM hi", "2");
   /* an explicit _timestamp makes a separate time bucket */
   OK(db, "INSERT INTO c(k, n, _timestamp) VALUES ('a', 100, 3600000000)");
   CHECK(db, "SELECT _timestamp, value FROM c_h WHERE family = 'hits'",

@@ -487,7 +487,9 @@ int wcsDecodeNumber(const ks_qualifier *pQual, int eAgg, const uint8_t *p,
     }
     return 0;
   }
-  if (pQual == NULL) return 0;
+  /* an HLL cell is a sketch whatever the column's type: a one-element
+  ** sketch can be 8 bytes long, and would read as a made-up integer */
+  if (pQual == NULL || eAgg == KS_AGG_HLL) return 0;
   if (pQual->eVType == KS_V_INT64) {
     if (pQual->eEnc == KS_ENC_DECIMAL) {
       /* only the bytes an INT64 DECIMAL writes (exactly nWidth digits, or

@@ -6057,8 +6057,14 @@ static int writeCell(WcsTab *pTab, wcs_txn *pTxn, const void *pKey, size_t nKey,
                               nQual, iTs, p, n);
     }
   }
-  rc = wcsEncodeCell(fam->eAgg == KS_AGG_HLL ? NULL : pDecl, v, pScratch, zCol,
-                     &zErr);
+  /* an HLL element: an INT64 column's converted as the column's affinity
+  ** would ('5', 5.0 and 5 are one element; 'abc' is refused), as Bigtable's
+  ** inthll takes integers; others as an undeclared qualifier's value */
+  rc = wcsEncodeCell(fam->eAgg == KS_AGG_HLL &&
+                             !(pDecl && pDecl->eVType == KS_V_INT64)
+                         ? NULL
+                         : pDecl,
+                     v, pScratch, zCol, &zErr);
   if (rc != WCS_OK) {
     setErr(&pTab->base, "%s: %s", pTab->zName, zErr ? zErr : wcs_errstr(rc));
     sqlite3_free(zErr);
