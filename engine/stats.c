@@ -8,8 +8,8 @@
 ** Row estimates: storage metadata (wcs_db_approximate) gives the keys in a
 ** family's key range; a small raw scan measures keys per row of that
 ** family (cached for ENG_KPR_TTL); rows = max over families of keys / keys
-** per row. Small tables (few keys by metadata, which may not see the
-** memtable) are counted exactly by a bounded scan.
+** per row. Small tables (few keys in few bytes by metadata, which may not
+** see the memtable) are counted exactly by a bounded scan.
 **
 ** Distinct prefixes: a skip scan over the table — land on a row, take the
 ** prefix of its first n key fields, seek past every row with that prefix —
@@ -37,7 +37,9 @@
 
 #define ENG_KPR_TTL          30000000 /* micros a keys-per-row sample lives */
 #define ENG_KPR_SAMPLE       4096     /* keys read to measure keys per row */
+#define ENG_KPR_BYTES        4194304  /* value bytes the sample reads at most */
 #define ENG_EXACT_ROWS       4096     /* count exactly below this many keys */
+#define ENG_EXACT_BYTES      1048576  /* ... in fewer file bytes than this */
 #define ENG_PREFIX_PROBES    256      /* prefixes walked by the estimate */
 #define ENG_HEAT_SLOTS       60
 #define ENG_HEAT_SLOT_MICROS 60000000 /* one minute */
@@ -757,7 +759,7 @@ static int keys_per_row(wcs_table *pTab, const EngFamily *f, double *pKpr) {
   int64_t iNow = eng_now(pTab->pEng);
   EngView *v = NULL;
   wcs_buf lo = {0}, hi = {0}, last = {0};
-  uint64_t nKeys = 0, nRows = 0;
+  uint64_t nKeys = 0, nRows = 0, nBytes = 0;
   int i, rc;
   pthread_mutex_lock(&s->mu);
   for (i = 0; i < s->nKpr; i++) {
@@ -777,9 +779,15 @@ static int keys_per_row(wcs_table *pTab, const EngFamily *f, double *pKpr) {
                   0, 0);
   }
   if (rc == WCS_OK) rc = view_seek(v, NULL, 0);
-  while (rc == WCS_OK && view_valid(v) && nKeys < ENG_KPR_SAMPLE) {
-    size_t nk, nr;
+  /* a few keys of large values are sample enough: the planner asks on
+  ** every prepare, and reading a table of a few huge rows whole would make
+  ** each prepare cost a scan */
+  while (rc == WCS_OK && view_valid(v) && nKeys < ENG_KPR_SAMPLE &&
+         nBytes < ENG_KPR_BYTES) {
+    size_t nk, nr, nv = 0;
     const uint8_t *k = view_key(v, &nk);
+    (void)view_value(v, &nv);
+    nBytes += nk + nv;
     nr = nk > ENG_PREFIX_BYTES
              ? eng_field_len(k + ENG_PREFIX_BYTES, nk - ENG_PREFIX_BYTES)
              : 0;
@@ -848,7 +856,7 @@ int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
   const EngDef *d = pTab->pDef;
   wcs_key_range all;
   wcs_buf lo = {0}, hi = {0}, s = {0}, e = {0};
-  uint64_t nBest = 0, nKeysAll = 0;
+  uint64_t nBest = 0, nKeysAll = 0, nBytesAll = 0;
   int rc = WCS_OK, i, j;
   *pnRows = 0;
   if (aRange == NULL || nRange <= 0) {
@@ -880,6 +888,7 @@ int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
         if (rc) eng_err_db(pTab->pEng->db, rc, "estimating a range");
       }
       nKeys += nk;
+      nBytesAll += nb;
     }
     nKeysAll += nKeys;
     if (rc == WCS_OK && nKeys > 0) rc = keys_per_row(pTab, f, &kpr);
@@ -893,8 +902,10 @@ int wcs_table_estimate_rows(wcs_table *pTab, const wcs_key_range *aRange,
   wcs_buf_free(&s);
   wcs_buf_free(&e);
   if (rc) return rc;
-  if (nKeysAll < ENG_EXACT_ROWS) {
-    /* metadata is thin (small table or data still in the memtable) */
+  if (nKeysAll < ENG_EXACT_ROWS && nBytesAll < ENG_EXACT_BYTES) {
+    /* metadata is thin (small table or data still in the memtable); not
+    ** where the files' few keys hold many bytes (a few huge rows), which
+    ** a count would read whole on every prepare */
     uint64_t n = 0;
     rc = count_rows(pTab, aRange, nRange, ENG_EXACT_ROWS, &n);
     if (rc) return rc;

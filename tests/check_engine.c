@@ -2441,6 +2441,43 @@ START_TEST(test_estimates_rows_and_prefixes) {
 }
 END_TEST
 
+/* A table of a few huge rows is estimated from the files' metadata and a
+** sample of bounded bytes: the planner asks on every prepare, and a count
+** or sample that read such a table whole made each prepare cost a scan. */
+START_TEST(test_estimate_of_few_huge_rows_reads_little) {
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_db *db = wcs_engine_db(e);
+  wcs_txn *x = NULL;
+  uint64_t n = 0, n0;
+  const size_t nVal = 1 << 20;
+  char *zVal = malloc(nVal);
+  int i;
+  ck_assert_ptr_nonnull(zVal);
+  for (i = 0; i < 24; i++) {
+    char z[8];
+    tu_rand_bytes(zVal, nVal); /* bytes zstd cannot shrink */
+    snprintf(z, sizeof(z), "r%02d", i);
+    ck_assert_int_eq(wcs_txn_begin(e, 0, &x), WCS_OK);
+    ck_assert_int_eq(wcs_txn_set_cell(x, t, z, 3, "a", "q", 1, 1, zVal, nVal),
+                     WCS_OK);
+    ck_assert_int_eq(wcs_txn_commit(x), WCS_OK);
+    wcs_txn_free(x);
+  }
+  free(zVal);
+  ck_assert_int_eq(wcs_db_compact_range(db, NULL, 0, NULL, 0), WCS_OK);
+  n0 = tu_db_stat(db, "cache_hits") + tu_db_stat(db, "cache_misses");
+  ck_assert_int_eq(wcs_table_estimate_rows(t, NULL, 0, &n), WCS_OK);
+  ck_assert_msg(n >= 12 && n <= 48, "rows %llu", (unsigned long long)n);
+  /* 24 values of 1 MiB: a count and a sample read them all twice (48
+  ** blocks or more); the sample's 4 MiB is a handful */
+  ck_assert_uint_le(
+      tu_db_stat(db, "cache_hits") + tu_db_stat(db, "cache_misses") - n0, 8);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_heatmap_counts_reads_and_writes) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY a");
@@ -2911,6 +2948,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_limits_name_the_limit_and_key);
   tcase_add_test(tc, test_bad_arguments_have_their_own_message);
   tcase_add_test(tc, test_estimates_rows_and_prefixes);
+  tcase_add_test(tc, test_estimate_of_few_huge_rows_reads_little);
   tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
   tcase_add_test(tc, test_heatmap_write_totals_exact_at_txn_boundaries);
   tcase_add_test(tc, test_heatmap_write_batches_keep_each_row_in_its_bucket);
