@@ -155,13 +155,16 @@ int eng_check_qual(const void *pRow, size_t nRow, const void *pQual,
   return WCS_OK;
 }
 
-int eng_check_value(const void *pRow, size_t nRow, size_t nVal) {
+int eng_check_value(const void *pRow, size_t nRow, const char *zFamily,
+                    const void *pQual, size_t nQual, size_t nVal) {
   if (nVal > WCS_MAX_VALUE) {
-    char *z = esc(pRow, nRow);
-    int rc = eng_err(WCS_TOOBIG, "cell value in row '%s' is %zu bytes; the "
-                     "limit is %d bytes (100 MiB)", z ? z : "?", nVal,
-                     WCS_MAX_VALUE);
+    char *z = esc(pRow, nRow), *zQ = esc(pQual, nQual);
+    int rc = eng_err(WCS_TOOBIG,
+                     "cell value of %s:%s in row '%s' is %zu "
+                     "bytes; the limit is %d bytes (100 MiB)",
+                     zFamily, zQ ? zQ : "?", z ? z : "?", nVal, WCS_MAX_VALUE);
     free(z);
+    free(zQ);
     return rc;
   }
   return WCS_OK;

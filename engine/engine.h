@@ -246,7 +246,8 @@ int eng_check_bytes(const void *p, size_t n, const char *zWhat);
 int eng_check_row(const void *pRow, size_t nRow);
 int eng_check_qual(const void *pRow, size_t nRow, const void *pQual,
                    size_t nQual);
-int eng_check_value(const void *pRow, size_t nRow, size_t nVal);
+int eng_check_value(const void *pRow, size_t nRow, const char *zFamily,
+                    const void *pQual, size_t nQual, size_t nVal);
 /* The largest cell timestamp: a read's time range [start, end) ends at
 ** INT64_MAX at most, so a cell at INT64_MAX could never be read. */
 #define ENG_TS_MAX (INT64_MAX - 1)

@@ -1511,7 +1511,7 @@ int wcs_txn_set_cell(wcs_txn *t, wcs_table *pTab, const void *pRow, size_t nRow,
   nLog = t->log.n;
   rc = eng_check_bytes(pVal, nVal, "the value");
   if (rc == WCS_OK && nVal > WCS_MAX_VALUE) {
-    rc = eng_check_value(pRow, nRow, nVal);
+    rc = eng_check_value(pRow, nRow, f->zName, q, nQual, nVal);
   }
   if (rc == WCS_OK && f->eAgg) rc = mismatch(pDef, f, "SetCell");
   if (rc == WCS_OK) rc = row_escaped(t, pDef, pRow, nRow);

@@ -2371,6 +2371,8 @@ START_TEST(test_limits_name_the_limit_and_key) {
                                     (size_t)WCS_MAX_VALUE + 1),
                    WCS_TOOBIG);
   ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "100 MiB"));
+  /* naming the cell: of several columns a statement writes, which one */
+  ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "a:q in row 'r'"));
   ck_assert_int_eq(wcs_txn_set_cell(x, t, "r", 1, "nope", "q", 1, 1, "v", 1),
                    WCS_ERROR);
   ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "nope"));

@@ -131,6 +131,16 @@ START_TEST(test_table_without_key_schema_shows_raw_key) {
   CHECK_ERR(db, "UPDATE raw SET _key = NULL WHERE _key = x'00ff01'",
             "NOT NULL constraint failed: raw._key");
   CHECK(db, "SELECT count(*) FROM raw", "2");
+  /* both, and an empty key, are constraint failures: OR IGNORE passes over
+  ** such rows and keeps the others */
+  OK(db, "INSERT OR IGNORE INTO raw(_key, cf) VALUES ('k2', '{\"q\":1}'), "
+         "(NULL, '{\"q\":1}'), (x'', '{\"q\":1}'), ('k3', '{\"q\":1}')");
+  CHECK(db, "SELECT CAST(_key AS TEXT) FROM raw WHERE _key BETWEEN 'k' AND 'l'",
+        "k2\nk3");
+  OK(db, "DELETE FROM raw WHERE _key = 'k3'");
+  OK(db, "UPDATE OR IGNORE raw SET _key = NULL WHERE _key = 'k2'");
+  CHECK(db, "SELECT count(*) FROM raw", "3");
+  OK(db, "DELETE FROM raw WHERE _key = 'k2'");
   /* keys are never empty: an empty key is refused and matches nothing */
   OK(db, "CREATE VIRTUAL TABLE b USING wcs(KEY (k BYTES), FAMILY f (v INT64))");
   OK(db, "INSERT INTO b(k, v) VALUES (x'61', 1), (x'62', 2)");

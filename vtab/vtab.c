@@ -6269,8 +6269,8 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
   pKey->n = 0;
   if (pOld && !bKeyGiven && !unchanged(pKeyVal, bIns)) {
     /* UPDATE ... SET _key = NULL: no row is without a key */
-    return setErr(&pTab->base, "NOT NULL constraint failed: %s._key",
-                  pTab->zName);
+    setErr(&pTab->base, "NOT NULL constraint failed: %s._key", pTab->zName);
+    return SQLITE_CONSTRAINT;
   }
   if (bKeyGiven) {
     pGiven = keyBytes(pKeyVal, &nGiven);
@@ -6293,11 +6293,14 @@ static int newRowKey(WcsTab *pTab, sqlite3_value **argv, const uint8_t *pOld,
       if (pOld && unchanged(pKeyVal, bIns))
         return wcs_buf_append(pKey, pOld, (size_t)nOld) ? SQLITE_NOMEM
                                                         : SQLITE_OK;
-      return setErr(&pTab->base, "NOT NULL constraint failed: %s._key",
-                    pTab->zName);
+      setErr(&pTab->base, "NOT NULL constraint failed: %s._key", pTab->zName);
+      return SQLITE_CONSTRAINT;
     }
     if (nGiven == 0) {
-      return setErr(&pTab->base, "%s: a row key cannot be empty", pTab->zName);
+      /* a constraint, as the empty key of a schema's fields is (wcsUpdate):
+      ** INSERT OR IGNORE passes over the row */
+      setErr(&pTab->base, "%s: a row key cannot be empty", pTab->zName);
+      return SQLITE_CONSTRAINT;
     }
     rc = wcsCheckRowKey(pTab, pGiven, nGiven, &zErr);
     if (rc != SQLITE_OK) {
