@@ -4728,6 +4728,24 @@ int wcsForkedErr(WcsTab *pTab) {
                 pTab->zName);
 }
 
+/* Whether pTab's store was opened by a parent process before fork(): the
+** child must neither write it nor touch the engine's state, whose locks
+** the parent's threads may have held at the fork. */
+static int tabForked(const WcsTab *pTab) {
+  return pTab->pStore && wcs_engine_forked(pTab->pStore->pEng);
+}
+
+/* A transaction the parent had open at the fork ends in the child
+** without the engine: the child's copy of it is only forgotten. */
+static void forkedTxnEnd(WcsTab *pTab) {
+  if (pTab->bInTxn) {
+    pTab->bInTxn = 0;
+    pTab->bJoining = 0;
+    if (pTab->pStore->nActive > 0) pTab->pStore->nActive--;
+  }
+  pTab->bCreating = 0;
+}
+
 /* The error of every use of a table whose store table could not be
 ** reached (pTab->pTab NULL): the reason, and what still works. */
 int wcsMissingErr(WcsTab *pTab) {
@@ -4980,7 +4998,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->bMerge = 0;
   p->iCur = 0;
   if (pTab->pTab == NULL && !tabRetry(pTab)) return wcsMissingErr(pTab);
-  if (pTab->pStore && wcs_engine_forked(pTab->pStore->pEng)) {
+  if (tabForked(pTab)) {
     return wcsForkedErr(pTab);
   }
   /* a store that could not be opened at xOpen and is now: count the
@@ -6757,6 +6775,9 @@ static int wcsUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                   "the table itself",
                   pTab->zName);
   }
+  /* (a table in a transaction the parent had open at the fork gets no
+  ** xBegin in the child) */
+  if (tabForked(pTab)) return wcsForkedErr(pTab);
   if (pTab->pTab == NULL || st == NULL) return wcsMissingErr(pTab);
   if (pTab->bCreating && !pTab->bInTxn) {
     /* created in this transaction: SQLite calls no xBegin for it */
@@ -6958,7 +6979,7 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
   rc = lostReport(pTab);
   if (rc != SQLITE_OK) return rc;
   st = pTab->pStore;
-  if (st && wcs_engine_forked(st->pEng)) return wcsForkedErr(pTab);
+  if (tabForked(pTab)) return wcsForkedErr(pTab);
   if (st && st->bFollow) {
     /* written to: open the store for writing, if its writer has gone */
     char *zErr = NULL;
@@ -7005,6 +7026,7 @@ static int wcsBegin(sqlite3_vtab *pVtab) {
 static int wcsSync(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
+  if (pTab->bInTxn && tabForked(pTab)) return wcsForkedErr(pTab);
   if (pTab->bInTxn && !st->bCommitted) {
     int rc = wcs_txn_precheck(st->pTxn);
     if (rc != WCS_OK) {
@@ -7043,6 +7065,10 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   int rc = WCS_OK;
+  if (tabForked(pTab)) {
+    forkedTxnEnd(pTab);
+    return SQLITE_OK;
+  }
   pTab->bCreating = 0;
   if (!pTab->bInTxn) return SQLITE_OK;
   if (!st->bCommitted) {
@@ -7084,6 +7110,10 @@ static int wcsCommit(sqlite3_vtab *pVtab) {
 static int wcsRollback(sqlite3_vtab *pVtab) {
   WcsTab *pTab = (WcsTab *)pVtab;
   int rc = WCS_OK;
+  if (tabForked(pTab)) {
+    forkedTxnEnd(pTab);
+    return SQLITE_OK;
+  }
   if (pTab->bInTxn) {
     if (!pTab->pStore->bCommitted) {
       rc = wcs_txn_rollback(pTab->pStore->pTxn);
@@ -7107,7 +7137,7 @@ static int wcsSavepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   int i, rc;
-  if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
+  if (!pTab->bInTxn || st->bCommitted || tabForked(pTab)) return SQLITE_OK;
   /* a statement begins (or a SAVEPOINT): the last one's mark is done,
   ** unless this one is nested in it (a statement a function runs) */
   if (iSavepoint < st->iMarkLevel) markDrop(st);
@@ -7136,7 +7166,7 @@ static int wcsRelease(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   int i, rc = WCS_OK;
-  if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
+  if (!pTab->bInTxn || st->bCommitted || tabForked(pTab)) return SQLITE_OK;
   /* a statement ends (or a RELEASE): the marked one, or one it is in,
   ** unless numbered above it (a statement nested in it) */
   if (iSavepoint < st->iMarkLevel) markDrop(st);
@@ -7156,7 +7186,7 @@ static int wcsRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
   WcsTab *pTab = (WcsTab *)pVtab;
   WcsStore *st = pTab->pStore;
   int i, rc;
-  if (!pTab->bInTxn || st->bCommitted) return SQLITE_OK;
+  if (!pTab->bInTxn || st->bCommitted || tabForked(pTab)) return SQLITE_OK;
   for (i = st->nSp - 1; i >= 0 && st->aSp[i] > iSavepoint; i--) {
   }
   if (i < 0) {
