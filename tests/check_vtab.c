@@ -1706,6 +1706,11 @@ START_TEST(test_history_view_lists_every_version) {
         "a|11\nb|20");
   CHECK(db, "SELECT value FROM metrics_history WHERE family = 'meta'", "");
   CHECK_ERR(db, "DELETE FROM metrics_history", "read-only");
+  /* an UPDATE names every column, latest_n too: refused as a write */
+  CHECK_ERR(db, "UPDATE metrics_history SET value = 3", "read-only");
+  CHECK_ERR(db, "UPDATE metrics_history SET value = 3 WHERE id = 'a'",
+            "read-only");
+  CHECK_ERR(db, "INSERT INTO metrics_history(value) VALUES (1)", "read-only");
   CHECK_ERR(db, "SELECT * FROM metrics_history(0)",
             "latest_n must be a positive integer");
   /* MAX VERSIONS 3 holds at read time */

@@ -3044,7 +3044,11 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     ** NULL, so SQLite's own check of the term would drop every row. The
     ** plan costs the most, for SQLite to take one that gives it; if it
     ** takes this one all the same, xFilter says why it cannot run. */
-    if (pTab->bHistory && aHist[2] < 0 &&
+    /* An UPDATE's colUsed has every bit set (SQLite reads every column
+    ** for xUpdate, which refuses it, a history view being read-only): not
+    ** flagged, so that the refusal says so. A query's colUsed has only the
+    ** bits of its columns (the last for all from the 64th on). */
+    if (pTab->bHistory && aHist[2] < 0 && m != ~(sqlite3_uint64)0 &&
         ((pTab->iColLatest >= 63 ? m >> 63 : m >> pTab->iColLatest) & 1)) {
       sqlite3_str_appendall(pSpec, "X ");
       bLatestAbsent = 1;
