@@ -3907,6 +3907,31 @@ START_TEST(test_deserialized_database_has_an_in_memory_store) {
 }
 END_TEST
 
+/* A database file's image in memory (a backup into :memory:) has the
+** file's declarations and not its store: its tables' statements say that
+** the connection's in-memory store has no such table, and how to reach
+** the rows; DROP TABLE removes such a declaration. */
+START_TEST(test_backup_into_memory_brings_declarations_not_the_store) {
+  TmpDb tmp;
+  sqlite3 *db = tmpDbOpen(&tmp), *mem = openDb(NULL);
+  sqlite3_backup *b;
+  OK(db, "CREATE VIRTUAL TABLE t USING wcs(KEY (k STRING), FAMILY f "
+         "(v INT64))");
+  OK(db, "INSERT INTO t(k, v) VALUES ('a', 1)");
+  b = sqlite3_backup_init(mem, "main", db, "main");
+  ck_assert_ptr_nonnull(b);
+  ck_assert_int_eq(sqlite3_backup_step(b, -1), SQLITE_DONE);
+  ck_assert_int_eq(sqlite3_backup_finish(b), SQLITE_OK);
+  CHECK_ERR(mem, "SELECT * FROM t", "this connection's has no such table");
+  CHECK_ERR(mem, "SELECT count(*) FROM t", "ATTACH the file itself");
+  OK(mem, "DROP TABLE t");
+  CHECK(db, "SELECT k, v FROM t", "a|1");
+  sqlite3_close(mem);
+  sqlite3_close(db);
+  tmpDbDone(&tmp);
+}
+END_TEST
+
 /* A DROP TABLE of its own with a rollback journal commits only once the
 ** file's readers are done: while another connection reads past the wait,
 ** the DROP fails and the table keeps its rows (its store table was
@@ -4528,6 +4553,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_alter_refused_while_the_schema_cannot_be_written);
   tcase_add_test(tc, test_drop_refused_while_a_reader_holds_the_file);
   tcase_add_test(tc, test_deserialized_database_has_an_in_memory_store);
+  tcase_add_test(tc, test_backup_into_memory_brings_declarations_not_the_store);
   tcase_add_test(tc, test_store_that_fails_to_open_is_tried_again);
   tcase_add_test(tc, test_create_takes_over_what_a_killed_create_left);
   tcase_add_test(tc, test_read_only_connection_reads_beside_the_writer);

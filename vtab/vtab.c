@@ -494,11 +494,16 @@ static int connStore(WcsConn *pConn, const char *zPath, const ks_schema *pArgs,
   }
   if (rc != WCS_OK && zPath == NULL && !bCreate) {
     /* a table declared with STORE ':memory:' in a database file, opened
-    ** again: its store lived in the connection that made it */
+    ** again: its store lived in the connection that made it; or a
+    ** database file's image in memory (a backup, sqlite3_deserialize),
+    ** which brought the declaration without the file's store */
     *pzErr = sqlite3_mprintf(
         "wcs: its store is in memory (STORE ':memory:', or an in-memory "
-        "database), which belongs to the connection that made the table "
-        "(and goes when it closes), not to this one");
+        "database), and this connection's has no such table: an in-memory "
+        "store belongs to the connection that made its tables (and goes "
+        "when it closes), and a database file's image in memory (a backup "
+        "into :memory:, sqlite3_deserialize) brings the declarations, not "
+        "the file's store (open or ATTACH the file itself)");
     wcs_free(zErr);
     sqlite3_free(s);
     return SQLITE_CANTOPEN;
