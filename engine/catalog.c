@@ -702,6 +702,8 @@ static int load_catalog(wcs_engine *pEng) {
 ** it, are held across fork() so that the child finds them consistent.
 */
 static pthread_mutex_t gRegistryMu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gRegistryCv =
+    PTHREAD_COND_INITIALIZER; /* a close ended */
 static wcs_engine *gpRegistry;
 static unsigned gForkGen;
 static pthread_once_t gForkOnce = PTHREAD_ONCE_INIT;
@@ -768,11 +770,20 @@ int wcs_engine_open(wcs_engine **ppEng, wcs_db *db, char **pzErr) {
 /* Process-wide registry of engines opened by path (gpRegistry, above). */
 
 /* The registry's engine for key zKey (this process's, not one inherited
-** across fork()), with one more reference, or NULL. gRegistryMu held. */
+** across fork()), with one more reference, or NULL. gRegistryMu held. An
+** engine whose last reference went is still listed while its store
+** closes: an open of its path waits for that, since until the store's
+** lock is let go a new open would take this process for another one that
+** writes the store. */
 static wcs_engine *registry_take(const char *zKey) {
   wcs_engine *pEng;
+again:
   for (pEng = gpRegistry; pEng; pEng = pEng->pNextOpen) {
     if (strcmp(pEng->zKey, zKey) == 0 && !wcs_engine_forked(pEng)) {
+      if (pEng->bClosing) {
+        pthread_cond_wait(&gRegistryCv, &gRegistryMu);
+        goto again;
+      }
       pEng->nOpen++;
       return pEng;
     }
@@ -948,6 +959,13 @@ int wcs_engine_close(wcs_engine *pEng) {
       pthread_mutex_unlock(&gRegistryMu);
       return WCS_OK;
     }
+    pEng->bClosing = 1; /* listed until its store is closed */
+    pthread_mutex_unlock(&gRegistryMu);
+    eng_pool_clear(pEng); /* idle cursors hold store iterators */
+    pGc = gcf_unbind(pEng);
+    rc = wcs_db_close(pEng->db);
+    gcf_free(pGc); /* after the store: no compaction can call it now */
+    pthread_mutex_lock(&gRegistryMu);
     if (pEng->zKey) {
       wcs_engine **pp;
       for (pp = &gpRegistry; *pp; pp = &(*pp)->pNextOpen) {
@@ -957,11 +975,8 @@ int wcs_engine_close(wcs_engine *pEng) {
         }
       }
     }
+    pthread_cond_broadcast(&gRegistryCv);
     pthread_mutex_unlock(&gRegistryMu);
-    eng_pool_clear(pEng); /* idle cursors hold store iterators */
-    pGc = gcf_unbind(pEng);
-    rc = wcs_db_close(pEng->db);
-    gcf_free(pGc); /* after the store: no compaction can call it now */
   }
   engine_free(pEng);
   return rc;

@@ -180,6 +180,8 @@ struct wcs_engine {
   int bOwnDb;               /* opened by wcs_engine_open_path */
   char *zKey;               /* registry key (open_path), or NULL */
   int nOpen;                /* registry references */
+  int bClosing;             /* the last reference went: its store is being
+                            ** closed, and opens of the path wait */
   wcs_engine *pNextOpen;    /* registry list */
   wcs_engine *pNextOver;    /* list of every engine open, by its store */
   pthread_mutex_t mu;       /* catalog list, def refcounts, stats */

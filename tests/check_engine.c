@@ -410,6 +410,52 @@ START_TEST(test_engine_open_path_shares_one_store) {
 }
 END_TEST
 
+/* Threads that open and close one store by path, over and over: an open
+** while another thread closes the last reference waits for that close,
+** and never takes this process's own store lock for another process's
+** (which would make it a follower that cannot write). */
+typedef struct OpenLoop {
+  const char *zPath;
+  int nFollow, nFail;
+} OpenLoop;
+
+static void *open_loop(void *p) {
+  OpenLoop *l = p;
+  int i;
+  for (i = 0; i < 300; i++) {
+    wcs_engine *e = NULL;
+    int bFollow = 0;
+    if (wcs_engine_open_shared(&e, l->zPath, NULL, &bFollow, NULL) != WCS_OK) {
+      l->nFail++;
+      continue;
+    }
+    l->nFollow += bFollow;
+    wcs_engine_close(e);
+  }
+  return NULL;
+}
+
+START_TEST(test_open_waits_for_a_close_of_the_same_store) {
+  const char *zDir = tu_tmpdir("engine_reopen");
+  char zPath[1024];
+  OpenLoop a[2];
+  pthread_t th[2];
+  int i;
+  snprintf(zPath, sizeof(zPath), "%s/store", zDir);
+  for (i = 0; i < 2; i++) {
+    a[i].zPath = zPath;
+    a[i].nFollow = a[i].nFail = 0;
+    ck_assert_int_eq(pthread_create(&th[i], NULL, open_loop, &a[i]), 0);
+  }
+  for (i = 0; i < 2; i++) {
+    ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+    ck_assert_int_eq(a[i].nFail, 0);
+    ck_assert_int_eq(a[i].nFollow, 0);
+  }
+  tu_rmrf(zDir);
+}
+END_TEST
+
 START_TEST(test_drop_removes_all_data) {
   wcs_engine *e = open_mem();
   wcs_table *t = mk(e, "t", "FAMILY f, FAMILY g");
@@ -2900,6 +2946,7 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_table_list_in_name_order);
   tcase_add_test(tc, test_catalog_persists_across_reopen);
   tcase_add_test(tc, test_engine_open_path_shares_one_store);
+  tcase_add_test(tc, test_open_waits_for_a_close_of_the_same_store);
   tcase_add_test(tc, test_drop_removes_all_data);
   tcase_add_test(tc, test_alter_adds_family_changes_gc_and_drops_family);
   tcase_add_test(tc, test_alter_rejects_key_and_aggregate_change);
