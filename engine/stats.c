@@ -41,6 +41,9 @@
 #define ENG_EXACT_ROWS       4096     /* count exactly below this many keys */
 #define ENG_EXACT_BYTES      1048576  /* ... in fewer file bytes than this */
 #define ENG_PREFIX_PROBES    256      /* prefixes walked by the estimate */
+#define ENG_PREFIX_READ                                                        \
+  16777216 /* ... or fewer, where each would read                              \
+           ** more than this / ENG_PREFIX_PROBES */
 #define ENG_HEAT_SLOTS       60
 #define ENG_HEAT_SLOT_MICROS 60000000 /* one minute */
 #define ENG_HEAT_BUCKETS     32
@@ -1022,6 +1025,17 @@ int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
   w.pSchema = pSchema;
   w.nField = nField;
   w.nMax = ENG_PREFIX_PROBES;
+  {
+    /* a probe lands on a row and reads the block of its first key: where
+    ** keys are huge (values of megabytes), fewer probes, the walk then
+    ** scaled to the table as when it stops at the limit */
+    uint64_t nBytes = 0, nKeys = 0;
+    if (wcs_table_approximate(pTab, &nBytes, &nKeys) == WCS_OK && nKeys > 0 &&
+        nBytes / nKeys > ENG_PREFIX_READ / ENG_PREFIX_PROBES) {
+      w.nMax = ENG_PREFIX_READ / (nBytes / nKeys);
+      if (w.nMax < 2) w.nMax = 2;
+    }
+  }
   w.aVal = calloc((size_t)(pSchema->nField + 1), sizeof(ks_value));
   if (w.aVal == NULL) return eng_err(WCS_NOMEM, "out of memory");
   wcs_read_options_init(&o);
