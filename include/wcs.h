@@ -67,7 +67,8 @@ extern "C" {
 #define WCS_MISUSE    21  /* API used incorrectly */
 #define WCS_RANGE     25  /* argument out of range */
 
-/* A short English name for a result code ("WCS_CORRUPT: ..."), static. */
+/* A short English description of a result code (WCS_CORRUPT: "corruption
+** detected"), static; "unknown error" for a code not listed above. */
 const char *wcs_errstr(int rc);
 
 /* ====================================================================
