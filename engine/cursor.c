@@ -1184,7 +1184,9 @@ advance_one(wcs_cursor *c, int *pRc, const int bMulti, const int bRev) {
   /* (row_known needs the stream's previous key to be of the row before,
   ** which only a stream read alone forward is sure of) */
   rc = stream_row(s, bMulti || bRev ? 0 : row_known(c, s));
-  if (rc || s->bRowEsc) return 0; /* advance() finds the same */
+  if (rc) return 0; /* advance() finds the same */
+  /* (a row filter's run is of unescaped rows: compared with those) */
+  if (s->bRowEsc && c->xRowFilter) return 0;
   pRowT = s->pRowT;
   nRowT = s->nRowT;
   /* escaped rows with their terminator are prefix-free: a stream whose
@@ -1214,14 +1216,19 @@ advance_one(wcs_cursor *c, int *pRc, const int bMulti, const int bRev) {
     return 0;
   }
   c->bPlaced = 0;
-  c->bRowEsc = 0;
+  c->bRowEsc = s->bRowEsc;
   c->rowT.n = 0;
   c->row.n = 0;
   c->nRaw = 0;
   c->nCell = 0;
   c->data.n = 0;
   rc = put(&c->rowT, pRowT, nRowT);
-  if (rc == WCS_OK) rc = put(&c->row, pRowT, nRowT - 2);
+  if (rc == WCS_OK && !c->bRowEsc) rc = put(&c->row, pRowT, nRowT - 2);
+  if (rc == WCS_OK && c->bRowEsc) {
+    /* a row with a 00 byte (ORDERED CODE fields, a salt bucket 00) */
+    rc = eng_unescape(&c->row, pRowT, nRowT - 2);
+    if (rc) rc = eng_err(rc, "malformed row key escape in a cell key");
+  }
   for (i = 0; rc == WCS_OK && i < (bMulti ? c->nStream : 1); i++) {
     Stream *t = &c->aStream[i];
     rc = bRev ? collect_reverse(c, t) : collect_forward(c, t);
