@@ -819,6 +819,69 @@ static sqlite3 *openTwins(const char *const *azSql) {
   return db;
 }
 
+/* An ORDER BY on key fields whose direction changes once (ORDER BY id,
+** day DESC): the groups of the fields before the change in one direction,
+** each group's rows scanned the other way (GROUPS ... EACH REVERSE), with
+** a LIMIT or where groups hold many rows; else SQLite sorts. */
+START_TEST(test_plan_order_by_changing_direction_scans_groups) {
+  static const char *const azQ[] = {
+      "SELECT id, day, cpu FROM %s WHERE device = 'phone' "
+      "ORDER BY id, day DESC LIMIT 12",
+      "SELECT id, day, cpu FROM %s WHERE device = 'phone' "
+      "ORDER BY id DESC, day LIMIT 7 OFFSET 50",
+      "SELECT device, id, day FROM %s ORDER BY device, id, day DESC LIMIT 40",
+      "SELECT device, id, day FROM %s ORDER BY device DESC, id, day "
+      "LIMIT 100 OFFSET 1190",
+      "SELECT device, id, day FROM %s ORDER BY device, id DESC, day DESC",
+      "SELECT device, id, day FROM %s WHERE device IN ('watch', 'phone') "
+      "AND id BETWEEN '0003' AND '0005' ORDER BY device DESC, id, day LIMIT 70",
+      "SELECT device, id, day FROM %s WHERE device > 'p' AND day < 20200105 "
+      "ORDER BY device, id DESC, day LIMIT 30",
+      "SELECT id, day FROM %s WHERE device = 'tablet' AND cpu % 5 = 0 "
+      "ORDER BY id DESC, day DESC, device LIMIT 9",
+      "SELECT device, id, day FROM %s WHERE mem = 3 ORDER BY device, id, day "
+      "DESC LIMIT 25",
+      0};
+  sqlite3 *db = openMetrics();
+  PLAN(db,
+       "SELECT * FROM metrics WHERE device = 'phone' ORDER BY id, day DESC "
+       "LIMIT 10",
+       SCAN "3:PREFIX SCAN (device) GROUPS (device,id) EACH REVERSE");
+  PLAN(db, "SELECT * FROM metrics ORDER BY device DESC, id, day",
+       SCAN "7:FULL SCAN REVERSE GROUPS (device) EACH FORWARD");
+  /* groups of 30 rows without a LIMIT: sorted by SQLite */
+  PLAN(db, "SELECT * FROM metrics ORDER BY device, id, day DESC",
+       SCAN "7:FULL SCAN\nUSE TEMP B-TREE FOR ORDER BY");
+  /* a direction changing twice: sorted by SQLite */
+  PLAN(db, "SELECT * FROM metrics ORDER BY device, id DESC, day LIMIT 3",
+       SCAN "7:FULL SCAN\nUSE TEMP B-TREE FOR ORDER BY");
+  PLAN(db, "SELECT * FROM metrics ORDER BY device, id DESC, day DESC",
+       SCAN "7:FULL SCAN GROUPS (device) EACH REVERSE");
+  sameQueries(db, azQ, "metrics", "nat");
+  /* the LIMIT reads the first groups only */
+  ck_assert_int_lt(vmSteps(db, "SELECT id, day FROM metrics ORDER BY device, "
+                               "id, day DESC LIMIT 5"),
+                   200);
+  /* a group with no row of the families read is passed over, and the
+  ** transaction's own writes are in their groups */
+  OK(db, "INSERT INTO metrics(device, id, day, meta) VALUES "
+         "('phone', '0000a', 1, '{\"n\":\"x\"}')");
+  OK(db, "INSERT INTO nat(device, id, day) VALUES ('phone', '0000a', 1)");
+  OK(db, "BEGIN");
+  OK(db, "INSERT INTO metrics(device, id, day, cpu) VALUES ('phone', '0001', "
+         "1, 7), ('phone', '0001', 99999999, 8)");
+  OK(db, "INSERT INTO nat(device, id, day, cpu) VALUES ('phone', '0001', "
+         "1, 7), ('phone', '0001', 99999999, 8)");
+  sameQueries(db, azQ, "metrics", "nat");
+  CHECK(db,
+        "SELECT id, day, cpu FROM metrics WHERE device = 'phone' AND "
+        "cpu IS NOT NULL ORDER BY id, day DESC LIMIT 2 OFFSET 30",
+        "0001|99999999|8\n0001|20200130|3483");
+  OK(db, "ROLLBACK");
+  sqlite3_close(db);
+}
+END_TEST
+
 /* ORDERED CODE keys, with empty fields (dropped at the end of a key) and
 ** integers of both signs: DISTINCT seeks past each value's key range. */
 START_TEST(test_plan_distinct_ordered_code_keys) {
@@ -1391,6 +1454,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_unknown_bounds_and_lists_plan_as_known_ones);
   tcase_add_test(tc, test_plan_skip_scan_only_when_cheaper);
   tcase_add_test(tc, test_plan_order_by_key_desc_is_a_reverse_scan);
+  tcase_add_test(tc, test_plan_order_by_changing_direction_scans_groups);
   tcase_add_test(tc, test_plan_limit_and_offset_pushed_down);
   tcase_add_test(tc, test_plan_joins_pick_key_lookups);
   tcase_add_test(tc, test_plan_salted_keys_merge_buckets_in_order);

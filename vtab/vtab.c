@@ -2551,6 +2551,9 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int bTsLeft = 0;     /* history: a usable _timestamp term this plan
                        ** cannot take (its operator, or past aTsCons) */
   int nDistinct = 0;   /* DISTINCT over this many leading key fields */
+  int nGroup = 0;      /* ordered within groups of this many leading key
+                       ** fields (spec G) */
+  double nGroupRows = 1; /* rows a group has, on average */
   int bMerged = 0;     /* salted: the buckets merged into key order (M) */
   int nVF = 0, aVF[WCS_MAX_VF]; /* value filters: their constraints */
   int eDistinct = sqlite3_vtab_distinct(pInfo); /* 0..3 (GROUP BY: 1) */
@@ -2867,6 +2870,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   if (pInfo->nOrderBy > 0) {
     int j, f = 0, dir = -1, bOk = 1, bPhysical = 0, bUnique = 0;
     int bByField = 0; /* a key field not fixed by = was ordered on */
+    int nGroupAt = 0, dirGroups = 0; /* where the direction changed */
     for (j = 0; j < pInfo->nOrderBy && bOk; j++) {
       const struct sqlite3_index_orderby *o = &pInfo->aOrderBy[j];
       int iCol = o->iColumn, d = o->desc ? 1 : 0;
@@ -2875,6 +2879,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         /* _key order is scan order, all fields at once; salted, it is
         ** bucket by bucket, which no order of fields before it keeps */
         if (dir >= 0 && dir != d) bOk = 0;
+        if (nGroupAt > 0) bOk = 0;
         if (s->nSalt > 0 && bByField) bOk = 0;
         dir = d;
         bPhysical = 1;
@@ -2887,7 +2892,22 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         f++;
       if (f < s->nField && iCol == f) {
         d ^= s->aField[f].eEnc == KS_ENC_REVERSED_DECIMAL ? 1 : 0;
-        if (dir >= 0 && dir != d) bOk = 0;
+        if (dir >= 0 && dir != d) {
+          /* one change of direction: the groups of the fields before
+          ** this one in the first direction, each group's rows in the
+          ** other (spec G); not where groups would be spread over
+          ** buckets or found by a skip scan's filter, and only in
+          ** DELIMITED keys, where a group's rows are those that begin
+          ** with its bytes (an ORDERED CODE key drops its trailing empty
+          ** fields, and may end before the separator of its group) */
+          if (nGroupAt > 0 || s->nSalt > 0 || pTab->bHistory || bSkip ||
+              s->eStruct != KS_STRUCT_DELIMITED) {
+            bOk = 0;
+          } else {
+            nGroupAt = f;
+            dirGroups = dir;
+          }
+        }
         dir = d;
         bByField = 1;
         f++;
@@ -2895,6 +2915,36 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         continue;
       }
       bOk = 0;
+    }
+    if (bOk && nGroupAt > 0) {
+      /* Two seeks a group cost about what SQLite's sort of 16 rows does
+      ** (measured): worth it where groups hold 32 rows or more, or where
+      ** a LIMIT (and OFFSET) needs the rows of a few groups out of many
+      ** rows. */
+      double N = tableRows(pTab, NULL);
+      double g = distinctPrefixes(pTab, nGroupAt, N);
+      double rpg = g > 0 ? N / g : 1, l = -1;
+      sqlite3_value *pV = NULL;
+      if (iLimit >= 0 &&
+          sqlite3_vtab_rhs_value(pInfo, iLimit, &pV) == SQLITE_OK && pV) {
+        l = (double)sqlite3_value_int64(pV);
+        pV = NULL;
+        if (l >= 0 && iOffset >= 0 &&
+            sqlite3_vtab_rhs_value(pInfo, iOffset, &pV) == SQLITE_OK && pV) {
+          l += (double)sqlite3_value_int64(pV);
+        }
+      } else if (iLimit >= 0) {
+        l = 100; /* a parameter: a page, most likely */
+      }
+      if (rpg >= 32 || (l >= 0 && (l / rpg + 1) * 16 <= N)) {
+        nGroup = nGroupAt;
+        nGroupRows = rpg;
+        dir = dirGroups;
+        bLimitOk = 0; /* SQLite stops reading at its LIMIT */
+        sqlite3_str_appendf(pSpec, "G%d ", nGroup);
+      } else {
+        bOk = 0;
+      }
     }
     if (bOk) {
       pInfo->orderByConsumed = 1;
@@ -2944,7 +2994,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   ** seeks past the rest (distinctNext; forward scans, salted keys only
   ** with their buckets merged into key order: SQLite 3.40 asks for
   ** DISTINCT with a descending ORDER BY as 0, all rows). */
-  if (bOrdered && !bReverse && !pTab->bHistory &&
+  if (bOrdered && !bReverse && nGroup == 0 && !pTab->bHistory &&
       (pPlan->nBucket == 0 ? s->nSalt == 0 : bMerged) && eDistinct >= 2) {
     int k = distinctDepth(pTab, (sqlite3_uint64)pInfo->colUsed);
     if (k > 0 && k < s->nField) {
@@ -3075,6 +3125,13 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     sqlite3_str_appendall(pStr, ")");
   }
   if (bReverse) sqlite3_str_appendall(pStr, " REVERSE");
+  if (nGroup > 0) {
+    sqlite3_str_appendall(pStr, " GROUPS (");
+    for (i = 0; i < nGroup; i++) {
+      sqlite3_str_appendf(pStr, "%s%s", i ? "," : "", s->aField[i].zName);
+    }
+    sqlite3_str_appendf(pStr, ") EACH %s", bReverse ? "FORWARD" : "REVERSE");
+  }
   if (nVF > 0 && !bEmpty) {
     /* each column once, in the order of the terms */
     int bFirst = 1, j;
@@ -3150,6 +3207,11 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       rows = d;
       cost = d * (SEEK_COST + 1);
     }
+  }
+  if (nGroup > 0) {
+    /* two seeks a group: the group cursor's and the stream's */
+    double g = rows / nGroupRows;
+    cost += (g < 1 ? 1 : g) * 2 * SEEK_COST;
   }
   if (iLimit >= 0) {
     sqlite3_value *pV = NULL;
@@ -3283,6 +3345,15 @@ struct WcsCursor {
                             ** (spec D): each step seeks past the current
                             ** row's values of them (distinctNext); 0 no */
   wcs_buf distinctKey;      /* distinctNext's seek key */
+  int nGroup;               /* rows in key order within groups of equal
+                            ** first nGroup key fields, the groups in the
+                            ** opposite order (spec G: an ORDER BY whose
+                            ** direction changes once); 0 no */
+  wcs_cursor *pGroupCur;    /* with nGroup: keys only, in the groups'
+                            ** order, on the first row of the current
+                            ** group (groupNext) */
+  wcs_buf groupKey;         /* the current group's leading key bytes */
+  wcs_buf groupSeek;        /* groupNext's seek key */
   sqlite3_int64 nLimit;     /* rows still to return, -1 = unlimited */
   sqlite3_int64 nSkip;      /* OFFSET rows still to skip */
   sqlite3_int64 iRowid;     /* rows returned so far (history rowid) */
@@ -3628,6 +3699,9 @@ static void cursorReset(WcsCursor *p) {
     wcs_buf_free(&p->aStream[i].seek);
   }
   p->nStream = 0;
+  wcs_cursor_close(p->pGroupCur);
+  p->pGroupCur = NULL;
+  p->nGroup = 0;
   p->bFrozen = 0;
   ks_plan_free(p->pPlan);
   p->pPlan = NULL;
@@ -3675,6 +3749,8 @@ static void cursorFree(WcsCursor *p) {
   wcs_buf_free(&p->pointKey);
   wcs_buf_free(&p->rangeEnd);
   wcs_buf_free(&p->distinctKey);
+  wcs_buf_free(&p->groupKey);
+  wcs_buf_free(&p->groupSeek);
   sqlite3_free(p->aKey);
   sqlite3_free(p->aQualHint);
   sqlite3_free(p);
@@ -4279,6 +4355,107 @@ static int distinctNext(WcsCursor *p) {
 }
 
 /*
+** Spec G: the rows of each group (equal values of the first nGroup key
+** fields) in the stream's direction, the groups in the opposite one
+** (ORDER BY id, day DESC: the ids ascending, each id's days descending,
+** a forward walk of the groups and a reverse scan of each). A group's
+** rows are the keys that begin with its leading bytes (ks_key_prefix_of),
+** the key range [P, P FF FF ...) of every length a row key may have; the
+** keys-only group cursor, over the plan's ranges in the groups' order,
+** sits on a row of the current group, and the stream is sought to the
+** group's first row in its own direction. A key that does not decode is
+** a group of its own (reading its columns reports it).
+*/
+/* Extend the group's bytes in b with FF bytes up to one more than a row
+** key may have: above every key that begins with them. */
+static int groupPastKey(wcs_buf *b) {
+  size_t n = WCS_MAX_ROW_KEY + 1;
+  if (b->n >= n) return WCS_OK;
+  if (wcs_buf_reserve(b, n - b->n)) return WCS_NOMEM;
+  memset(b->a + b->n, 0xFF, n - b->n);
+  b->n = n;
+  return WCS_OK;
+}
+
+static int groupEnter(WcsCursor *p, int *pbDone) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  wcs_cursor *g = p->pGroupCur;
+  wcs_buf *k = &p->groupKey, *b = &p->groupSeek;
+  const void *pR;
+  size_t nR;
+  int rc;
+  *pbDone = wcs_cursor_eof(g);
+  if (*pbDone) return WCS_OK;
+  pR = wcs_cursor_row(g, &nR);
+  k->n = 0;
+  rc = ks_key_prefix_of(pTab->pSchema, pR, (int)nR, p->nGroup, k);
+  if (rc == WCS_NOMEM) return rc;
+  if (rc != WCS_OK || k->n == 0) {
+    k->n = 0;
+    if (wcs_buf_append(k, pR, nR)) return WCS_NOMEM;
+  }
+  b->n = 0;
+  if (wcs_buf_append(b, k->a, k->n)) return WCS_NOMEM;
+  /* reverse: the last row < P FF..., past every key that begins with P */
+  if (p->bReverse && groupPastKey(b)) return WCS_NOMEM;
+  return wcs_cursor_seek(p->aStream[0].pCur, b->a, b->n);
+}
+
+/* The group cursor to the group after the current one, in the groups'
+** order (the stream reverse: the first row past P FF...; forward: the
+** last row below P), and the stream to its first row. */
+static int groupNext(WcsCursor *p, int *pbDone) {
+  wcs_buf *b = &p->groupSeek;
+  int rc;
+  b->n = 0;
+  if (wcs_buf_append(b, p->groupKey.a, p->groupKey.n)) return WCS_NOMEM;
+  if (p->bReverse && groupPastKey(b)) return WCS_NOMEM;
+  rc = wcs_cursor_seek(p->pGroupCur, b->a, b->n);
+  if (rc != WCS_OK) return rc;
+  return groupEnter(p, pbDone);
+}
+
+/* Keep the stream within the current group, moving on to the next group
+** that has a row the stream reads when it leaves it (a group may have
+** none: a row of families the statement does not read). */
+static int groupStay(WcsCursor *p, int *pbDone) {
+  wcs_cursor *c = p->aStream[0].pCur;
+  *pbDone = 0;
+  for (;;) {
+    if (!wcs_cursor_eof(c)) {
+      size_t nR;
+      const uint8_t *pR = wcs_cursor_row(c, &nR);
+      if (nR >= p->groupKey.n &&
+          memcmp(pR, p->groupKey.a, p->groupKey.n) == 0) {
+        return WCS_OK;
+      }
+    }
+    {
+      int rc = groupNext(p, pbDone);
+      if (rc != WCS_OK || *pbDone) return rc;
+    }
+  }
+}
+
+/* Open the group cursor over the ranges of the stream's options o, in the
+** groups' order, keys only, and enter the first group. */
+static int groupOpen(WcsCursor *p, const wcs_read_options *o) {
+  WcsTab *pTab = (WcsTab *)p->base.pVtab;
+  wcs_read_options g = *o;
+  int bDone, rc;
+  g.bReverse = !o->bReverse;
+  g.bKeysOnly = 1;
+  g.xCellFilter = NULL;
+  g.pCellFilterCtx = NULL;
+  g.xRowFilter = NULL;
+  g.pFilterCtx = NULL;
+  g.nRowLimit = 0;
+  rc = wcs_cursor_open(&p->pGroupCur, pTab->pTab, wcsReadTxn(pTab->pStore), &g);
+  if (rc == WCS_OK) rc = groupEnter(p, &bDone);
+  return rc;
+}
+
+/*
 ** Move to the next row (the first one if bFirst) that passes the residual
 ** checks, honouring OFFSET and LIMIT. History views step cell by cell.
 */
@@ -4298,7 +4475,15 @@ static int cursorStep(WcsCursor *p, int bFirst) {
         if (rc != WCS_OK) return engErr(pTab, rc, pTab->zName);
       }
       bFirst = 0;
-      if (pickStream(p) == 0) {
+      if (p->nGroup) {
+        int bDone;
+        rc = groupStay(p, &bDone);
+        if (rc != WCS_OK) return engErr(pTab, rc, pTab->zName);
+        if (bDone) {
+          p->bEof = 1;
+          return SQLITE_OK;
+        }
+      } else if (pickStream(p) == 0) {
         p->bEof = 1;
         return SQLITE_OK;
       }
@@ -4389,6 +4574,9 @@ struct Spec {
   int bCheckKey;  /* V: every row's key is checked against the schema */
   int bLatestAbsent; /* X: latest_n named but not given: an error */
   int nDistinct;  /* D: rows distinct over this many leading key fields */
+  int nGroup;     /* G: ordered within groups of this many leading key
+                  ** fields, the groups in the opposite order (R: the
+                  ** groups descending) */
   int bRowsOfAll; /* A: the F families' cells, every row of the table */
   int nFamSel;    /* F: families in aiFam; -1 none given, -2 too many */
   int aiFam[256]; /* [nFamSel] family indexes */
@@ -4518,6 +4706,9 @@ static int specParse(const char *zSpec, int argc, int nFamily, Spec **ppSpec) {
       break;
     case 'D':
       if (readInt(&zSpec, &a) && a > 0) pSp->nDistinct = a;
+      break;
+    case 'G':
+      if (readInt(&zSpec, &a) && a > 0) pSp->nGroup = a;
       break;
     case 'A':
       pSp->bRowsOfAll = 1;
@@ -5068,7 +5259,9 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   nSC = pSp->nSC;
   memcpy(aSC, pSp->aSC, sizeof(SpecCons) * (size_t)nSC);
   bEmpty = pSp->bEmpty;
-  p->bReverse = pSp->bReverse;
+  /* (G: R orders the groups; the stream reads each the other way) */
+  p->bReverse = pSp->bReverse ^ (pSp->nGroup > 0);
+  p->nGroup = pSp->nGroup < s->nField ? pSp->nGroup : 0;
   p->bMerge = pSp->bMerge;
   bSkip = pSp->bSkip;
   bKeysOnly = pSp->bKeysOnly;
@@ -5527,6 +5720,13 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       rc = engErr(pTab, rc, pTab->zName);
       goto done;
     }
+    if (p->nGroup) {
+      rc = groupOpen(p, &opt);
+      if (rc != WCS_OK) {
+        rc = engErr(pTab, rc, pTab->zName);
+        goto done;
+      }
+    }
   } else {
     const ks_plan *pl = p->pPlan;
     int nBucket = pl->nBucket, bByBucket = nBucket > 0;
@@ -5582,6 +5782,15 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         rc = engErr(pTab, rc, pTab->zName);
         goto done;
       }
+      if (p->nGroup) {
+        /* (never with buckets or a skip scan's filter: xBestIndex) */
+        rc = groupOpen(p, &opt);
+        if (rc != WCS_OK) {
+          sqlite3_free(aR);
+          rc = engErr(pTab, rc, pTab->zName);
+          goto done;
+        }
+      }
     }
     sqlite3_free(aR);
   }
@@ -5593,7 +5802,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     p->nDistinct = pSp->nDistinct;
   }
   p->bPlain = p->nStream == 1 && p->nResidual == 0 && !pTab->bHistory &&
-              p->nDistinct == 0;
+              p->nDistinct == 0 && p->nGroup == 0;
   rc = cursorStep(p, 1);
   if (rc == SQLITE_OK && p->bPlain && pSp->bNoColumn && !p->bEof &&
       !p->bMayUpdate) {
