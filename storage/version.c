@@ -1901,6 +1901,15 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
   vs->iLog = e->iLog;
   vs->lastSeq = e->lastSeq;
   walApply(vs, e, vs->iLog);
+  if (wal_writer_size(vs->pManifest) > VSET_REUSE_BYTES) {
+    /* a store open for long would append edits forever (each flush and
+    ** compaction adds one): start a manifest holding the current state,
+    ** as an open does past this size. The edit is in the old one
+    ** already; if the new one cannot be made, appending goes on. */
+    char *zErr = NULL;
+    (void)vset_new_manifest(vs, &zErr);
+    wcs_free(zErr);
+  }
   return WCS_OK;
 }
 

@@ -596,6 +596,56 @@ START_TEST(test_version_fresh_manifest_carries_live_logs) {
 }
 END_TEST
 
+/* A store open for long starts a fresh manifest once the one in use
+** passes the size an open would rewrite (each flush and compaction
+** appends an edit): the manifest stays bounded, and the store reopens
+** whole. */
+START_TEST(test_version_manifest_rolls_while_open) {
+  wcs_env *pEnv = wcs_env_mem_new();
+  wcs_db *db = NULL;
+  wcs_options o;
+  char zMan[64] = "", zFirst[64] = "";
+  size_t n = 0;
+  uint8_t *a;
+  int i, nRolls = 0;
+  wcs_options_init(&o);
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, NULL), WCS_OK);
+  pEnv->xList(pEnv, "/s", zFirst, manifestName, NULL);
+  for (i = 0; i < 1200; i++) {
+    /* keys of 1,500 bytes: each edit names a file by its first and last
+    ** keys, so a few hundred flushes pass the size */
+    char zKey[1501];
+    memset(zKey, 'k', 1500);
+    snprintf(zKey + 1494, 7, "%05d", i % 50);
+    ck_assert_int_eq(wcs_db_put(db, zKey, 1500, "v", 1), WCS_OK);
+    ck_assert_int_eq(wcs_db_flush(db), WCS_OK);
+    if (i % 100 == 99) {
+      pEnv->xList(pEnv, "/s", zMan, manifestName, NULL);
+      a = readAll(pEnv, zMan, &n);
+      free(a);
+      ck_assert_uint_le(n, VSET_REUSE_BYTES + 4096);
+      nRolls += strcmp(zMan, zFirst) != 0;
+      strcpy(zFirst, zMan);
+    }
+  }
+  ck_assert_int_gt(nRolls, 0);
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, NULL), WCS_OK);
+  for (i = 0; i < 50; i++) {
+    char zKey[1501];
+    void *v = NULL;
+    size_t nv = 0;
+    memset(zKey, 'k', 1500);
+    snprintf(zKey + 1494, 7, "%05d", i);
+    ck_assert_int_eq(wcs_db_get(db, NULL, zKey, 1500, &v, &nv), WCS_OK);
+    ck_assert_uint_eq(nv, 1);
+    wcs_free(v);
+  }
+  ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  pEnv->xDestroy(pEnv);
+}
+END_TEST
+
 START_TEST(test_version_damaged_current_is_named) {
   wcs_env *pEnv = wcs_env_mem_new();
   char *zErr = NULL;
@@ -771,6 +821,7 @@ Suite *storage_version_suite(void) {
   tcase_add_test(tc, test_version_flipped_manifest_byte_is_corruption);
   tcase_add_test(tc, test_version_torn_manifest_tail_is_ignored);
   tcase_add_test(tc, test_version_fresh_manifest_carries_live_logs);
+  tcase_add_test(tc, test_version_manifest_rolls_while_open);
   tcase_add_test(tc, test_version_damaged_current_is_named);
   tcase_add_test(tc, test_version_missing_sorted_file_is_named);
   tcase_add_test(tc, test_version_unreferenced_files_are_swept);
