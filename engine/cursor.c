@@ -64,7 +64,9 @@
 ** checks that nothing was committed meanwhile and otherwise makes them
 ** anew at its snapshot: a row is always read at one point in time. The
 ** iterators of a cursor idle for ENG_IDLE_MICROS are released (they pin
-** files and memtables that flushes and compactions would free). Point
+** files and memtables that flushes and compactions would free) when the
+** pool is next used, and those of every idle cursor when a compaction
+** asked for (wcs_engine_gc) returns. Point
 ** reads of one row use iterators with the row's bloom prefix (files whose
 ** blooms rule the row out are not read), which serve that row only; but
 ** outside a transaction, while a family is one sorted run (no filter

@@ -1177,6 +1177,12 @@ int wcs_engine_gc(wcs_engine *pEng, const char *zTable, int bCompact) {
     rc = wcs_db_compact_range(pEng->db, NULL, 0, NULL, 0);
     if (rc) eng_err_db(pEng->db, rc, "compacting the store");
   }
+  if (rc == WCS_OK && bCompact) {
+    /* idle cursors kept for reuse hold the files the compaction replaced
+    ** until their next use or sweep: let go of them now, so that the
+    ** disk space comes back when the compaction returns */
+    eng_pool_release_views(pEng);
+  }
   for (i = 0; i < n; i++)
     eng_def_unref(pEng, a[i]);
   free(a);
