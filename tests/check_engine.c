@@ -9,7 +9,6 @@
 ** with the expected text, which keeps each expectation readable.
 */
 #include <check.h>
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,20 +456,6 @@ START_TEST(test_open_waits_for_a_close_of_the_same_store) {
 }
 END_TEST
 
-/* Sorted files in directory zDir. */
-static int count_ssts(const char *zDir) {
-  DIR *d = opendir(zDir);
-  struct dirent *e;
-  int n = 0;
-  ck_assert_ptr_nonnull(d);
-  while ((e = readdir(d)) != NULL) {
-    size_t m = strlen(e->d_name);
-    n += m > 4 && strcmp(e->d_name + m - 4, ".sst") == 0;
-  }
-  closedir(d);
-  return n;
-}
-
 /* A compaction lets go of the files it replaced before it returns, though
 ** a cursor idle in the engine's pool (kept for reuse after a read) still
 ** had them open. */
@@ -498,7 +483,7 @@ START_TEST(test_compaction_frees_files_idle_cursors_held) {
       free(z);
     }
   }
-  ck_assert_int_eq(count_ssts(zPath), 1);
+  ck_assert_int_eq(tu_count_ssts(zPath), 1);
   wcs_table_close(t);
   ck_assert_int_eq(wcs_engine_close(e), WCS_OK);
   tu_rmrf(zDir);

@@ -19,7 +19,6 @@
 ** sorting whenever the hint does not hold; the data reads back the same.
 */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -800,20 +799,6 @@ END_TEST
 
 /* ---- faults while an ingest writes its files */
 
-/* Sorted files in directory zDir. */
-static int sstFiles(const char *zDir) {
-  DIR *d = opendir(zDir);
-  struct dirent *e;
-  int n = 0;
-  ck_assert_ptr_nonnull(d);
-  while ((e = readdir(d)) != NULL) {
-    size_t m = strlen(e->d_name);
-    n += m > 4 && strcmp(e->d_name + m - 4, ".sst") == 0;
-  }
-  closedir(d);
-  return n;
-}
-
 /*
 ** One case: a fresh store over the fault env ingests three interleaved
 ** runs (with bDel, after a range delete that hides nothing, so that
@@ -869,7 +854,7 @@ static int ingestFaultCase(int bDel, int bSync, int n) {
       /* nothing of the failed ingest is left: the directory holds
       ** the files of the retry only */
       ck_assert_uint_eq(tu_db_stat(db, "ingests"), 1);
-      ck_assert_int_eq(sstFiles(zDir), tu_level_files(db, 6));
+      ck_assert_int_eq(tu_count_ssts(zDir), tu_level_files(db, 6));
       checkRuns(db, 2000, "f", -1);
     }
   }

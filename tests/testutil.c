@@ -1,6 +1,7 @@
 /* Test helpers; see testutil.h. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
@@ -32,6 +33,19 @@ static int rmOne(const char *z, const struct stat *st, int flag,
                  struct FTW *ftw) {
   (void)st; (void)flag; (void)ftw;
   return remove(z);
+}
+
+int tu_count_ssts(const char *zDir) {
+  DIR *d = opendir(zDir);
+  struct dirent *e;
+  int n = 0;
+  if (d == NULL) return -1;
+  while ((e = readdir(d)) != NULL) {
+    size_t m = strlen(e->d_name);
+    n += m > 4 && strcmp(e->d_name + m - 4, ".sst") == 0;
+  }
+  closedir(d);
+  return n;
 }
 
 int tu_rmrf(const char *zPath) {

@@ -20,6 +20,9 @@ const char *tu_tmpdir(const char *zTag);
 /* Remove a directory tree (ignores missing paths). Returns 0 on success. */
 int tu_rmrf(const char *zPath);
 
+/* The sorted files (*.sst) in directory zDir, -1 if it cannot be read. */
+int tu_count_ssts(const char *zDir);
+
 /* Check (check.h) that x returns WCS_OK, else fail with the expression,
 ** the code and the store's message: for tests whose store is a variable
 ** named db (NULL before it opens). */
