@@ -147,6 +147,9 @@ struct ks_plan_skip {
 /* The arena's first block comes with the plan (one allocation for both):
 ** enough for the byte strings of most plans, which are made per statement
 ** run (xFilter). Later blocks are KS_ARENA_BLOCK bytes or more. */
+#define LIKE_VARIANT_LETTERS                                                   \
+  6 /* letters of a LIKE prefix spelled out in                                 \
+     ** every case: 2^6 ranges at most */
 #define KS_ARENA_FIRST 1024
 #define KS_ARENA_BLOCK 16000
 
@@ -550,7 +553,6 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
       ** [upper(p), successor(lower(p))) */
       uint8_t *zUp = arenaAlloc(P->p, (size_t)nPre + 1);
       uint8_t *zLow = arenaAlloc(P->p, (size_t)nPre + 1);
-      Ivl vUp, vLow;
       if (zUp == NULL || zLow == NULL) return P->rc = WCS_NOMEM, USE_NO;
       for (i = 0; i < nPre; i++) {
         uint8_t ch = p[i];
@@ -566,10 +568,48 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
         iv.lo = bndBytes(P, zUp, nPre, 1);
         iv.hi = bndBytes(P, zLow, nPre, 1);
       } else {
-        vUp = prefixIvl(P, zUp, nPre);
-        vLow = prefixIvl(P, zLow, nPre);
-        iv.lo = vUp.lo;
-        iv.hi = vLow.hi;
+        /* The prefix's case variants up to its seventh letter, each a
+        ** range of its own: at most 64, where one range from upper(p) to
+        ** lower(p) would take in every key between (LIKE 'd05#%' read
+        ** every key from 'D' to 'd05#'). Past that many letters, the
+        ** range of the variants' hull. */
+        int aLet[LIKE_VARIANT_LETTERS], nLet = 0, nCut = nPre, m, j, k;
+        ks_view *a;
+        for (i = 0; i < nPre; i++) {
+          uint8_t ch = p[i];
+          if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
+            if (nLet == LIKE_VARIANT_LETTERS) {
+              nCut = i;
+              break;
+            }
+            aLet[nLet++] = i;
+          }
+        }
+        a = arenaAlloc(P->p, sizeof(ks_view) << nLet);
+        if (a == NULL) return P->rc = WCS_NOMEM, USE_NO;
+        for (m = k = 0; m < (1 << nLet); m++) {
+          uint8_t *z = arenaAlloc(P->p, (size_t)nCut);
+          if (z == NULL) return P->rc = WCS_NOMEM, USE_NO;
+          memcpy(z, zLow, (size_t)nCut);
+          for (j = 0; j < nLet; j++) {
+            if ((m >> j) & 1) z[aLet[j]] = zUp[aLet[j]];
+          }
+          /* (a byte at or below a delimiter: no field holds it) */
+          for (j = 0; fc->d >= 0 && j < nCut && z[j] > fc->d; j++) {
+          }
+          if (fc->d >= 0 && j < nCut) continue;
+          a[k].p = z;
+          a[k].n = nCut;
+          k++;
+        }
+        qsort(a, (size_t)k, sizeof(ks_view), cmpView);
+        for (m = 0; m < k && P->rc == WCS_OK; m++) {
+          iv = prefixIvl(P, a[m].p, a[m].n);
+          iv.lo = normLo(P, fc, iv.lo);
+          iv.hi = normHi(fc, iv.hi);
+          setAdd(P, S, &iv);
+        }
+        return USE_COVER;
       }
       iv.lo = normLo(P, fc, iv.lo);
       iv.hi = normHi(fc, iv.hi);

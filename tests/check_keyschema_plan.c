@@ -254,7 +254,18 @@ static const struct {
     {M, "device<='a b'", 0, 0, "RANGE SCAN (device)\n(-inf, a$)", "1"},
     {M, "device prefix:'a#'", 0, 0, "EMPTY", "1"},
     /* LIKE is case-insensitive in SQLite; GLOB is exact for 'literal*' */
-    {M, "device like:ph%", 0, 0, "RANGE SCAN (device)\n[PH#, pi#)", "0"},
+    {M, "device like:ph%", 0, 0,
+     "MULTI-RANGE SCAN (4 ranges on device)\n[PH#, PI#)\n[Ph#, Pi#)\n"
+     "[pH#, pI#)\n[ph#, pi#)",
+     "0"},
+    /* past six letters, the variants of the first six (a seventh letter
+    ** would make 128 ranges) */
+    {M, "device like:abcdefgh%", 0, 0,
+     "MULTI-RANGE SCAN (64 ranges on device)\n[ABCDEF#, ABCDEG#)\n"
+     "[ABCDEf#, ABCDEg#)\n[ABCDeF#, ABCDeG#)\n[ABCDef#, ABCDeg#)\n"
+     "[ABCdEF#, ABCdEG#)\n[ABCdEf#, ABCdEg#)\n[ABCdeF#, ABCdeG#)\n"
+     "[ABCdef#, ABCdeg#)\n... 56 more",
+     "0"},
     {M, "device like:12%", 0, 0, "RANGE SCAN (device)\n[12#, 13#)", "1"},
     {M, "device like:12_4", 0, 0, "RANGE SCAN (device)\n[12#, 13#)", "0"},
     {M, "device like:12", 0, 0, "PREFIX SCAN (device)\n[12#, 12$)", "1"},
