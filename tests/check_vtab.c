@@ -1092,6 +1092,20 @@ START_TEST(test_insert_select_from_an_alias_reads_before_its_writes) {
         "hba11,hbb12,hbd14,hbx2,hbz2");
   OK(db, "COMMIT");
   CHECK(db, "SELECT count(*) FROM m2", "21");
+  /* by groups (an ORDER BY whose direction changes): the rows written
+  ** land in groups the reader has yet to read, on either side of it */
+  OK(db, "CREATE VIRTUAL TABLE g USING wcs(KEY (a STRING, b INT64 "
+         "DECIMAL(4)), FAMILY f (v INT64))");
+  OK(db, "CREATE VIRTUAL TABLE g2 USING wcs(TABLE 'g')");
+  OK(db, "INSERT INTO g(a, b, v) VALUES ('p', 1, 1), ('p', 2, 2), "
+         "('r', 1, 3), ('r', 2, 4), ('t', 1, 5)");
+  OK(db, "INSERT INTO g(a, b, v) SELECT a || 'x', b + 10, v FROM g2 "
+         "ORDER BY a, b DESC LIMIT 100");
+  CHECK(db, "SELECT count(*), group_concat(a || b) FROM g",
+        "10|p1,p2,px11,px12,r1,r2,rx11,rx12,t1,tx11");
+  OK(db, "INSERT INTO g(a, b, v) SELECT 'q' || a, b, v FROM g2 "
+         "ORDER BY a DESC, b LIMIT 100");
+  CHECK(db, "SELECT count(*) FROM g WHERE a GLOB 'q*'", "10");
   /* an UPDATE with subqueries through the alias: SQLite computes a
   ** virtual table's new rows first (the subqueries see none of them) */
   OK(db, "BEGIN");

@@ -3557,6 +3557,7 @@ static void thawReaders(WcsStore *st) {
     if (!p->bFrozen) continue;
     for (i = 0; i < p->nStream; i++)
       wcs_cursor_thaw(p->aStream[i].pCur);
+    if (p->pGroupCur) wcs_cursor_thaw(p->pGroupCur);
     p->bFrozen = 0;
   }
   markDrop(st);
@@ -3621,7 +3622,9 @@ static int freezeReaders(WcsTab *pW, const void *pRow, size_t nRow) {
     for (i = 0; i < p->nStream; i++) {
       if (wcs_cursor_ahead(p->aStream[i].pCur, pRow, nRow)) break;
     }
-    if (i == p->nStream) continue; /* every stream is past the row */
+    /* every stream is past the row; not so a plan by groups, whose
+    ** stream goes on to groups on either side of it */
+    if (i == p->nStream && !p->pGroupCur) continue;
     if (pM == NULL && st->bMark && st->pMarkTab == pW &&
         markCurrent(st, pW->pConn->db)) {
       /* the moment before the statement's first write (a function's
@@ -3632,6 +3635,11 @@ static int freezeReaders(WcsTab *pW, const void *pRow, size_t nRow) {
     for (i = 0; i < p->nStream; i++) {
       int rc = pM ? wcs_cursor_freeze_at(p->aStream[i].pCur, pM)
                   : wcs_cursor_freeze(p->aStream[i].pCur);
+      if (rc != WCS_OK) return engErr(pW, rc, pW->zName);
+    }
+    if (p->pGroupCur) {
+      int rc = pM ? wcs_cursor_freeze_at(p->pGroupCur, pM)
+                  : wcs_cursor_freeze(p->pGroupCur);
       if (rc != WCS_OK) return engErr(pW, rc, pW->zName);
     }
     p->bFrozen = 1;
