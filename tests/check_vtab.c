@@ -2783,6 +2783,35 @@ START_TEST(test_cache_clause_sizes_the_store_block_cache) {
 }
 END_TEST
 
+/* A scan by groups (an ORDER BY whose direction changes) that meets a
+** key with too few fields for its group is an error naming the key: the
+** key is no group's, and taking its bytes for one took in the rows of
+** the groups after it. */
+START_TEST(test_scan_by_groups_meets_an_undecodable_key) {
+  RawDb r;
+  rawOpen(&r);
+  OK(r.db, zMetrics);
+  OK(r.db, "INSERT INTO metrics(device,id,day,cpu) VALUES "
+           "('p','a',20240101,1), ('p','a',20240102,2), "
+           "('p','ab',20240101,3), ('p','ab',20240102,4)");
+  RAW(&r, "p#a");
+  CHECK_ERR(r.db,
+            "SELECT id, day FROM metrics WHERE device = 'p' "
+            "ORDER BY id, day DESC LIMIT 3",
+            "p#a");
+  CHECK_ERR(r.db,
+            "SELECT id, day FROM metrics WHERE device = 'p' "
+            "ORDER BY id DESC, day LIMIT 10",
+            "p#a");
+  /* (a LIMIT the groups before it fill never meets it) */
+  CHECK(r.db,
+        "SELECT id, day FROM metrics WHERE device = 'p' "
+        "ORDER BY id DESC, day LIMIT 3",
+        "ab|20240101\nab|20240102\na|20240101");
+  rawClose(&r);
+}
+END_TEST
+
 /* A statement that names a key field meets every row's key, even where it
 ** reads no field (the range takes the term, an ORDER BY is consumed, only
 ** rows are counted): a key that does not decode is an error naming it,
@@ -4527,6 +4556,7 @@ Suite *vtab_suite(void) {
   tcase_add_test(tc, test_bad_key_values_name_field_and_byte);
   tcase_add_test(tc, test_undecodable_row_key_is_an_error_naming_it);
   tcase_add_test(tc, test_key_field_terms_meet_undecodable_keys);
+  tcase_add_test(tc, test_scan_by_groups_meets_an_undecodable_key);
   tcase_add_test(tc, test_update_of_key_to_null_is_refused);
   tcase_add_test(tc, test_history_latest_n_not_given_is_an_error);
   tcase_add_test(tc, test_key_fields_named_decode_the_whole_key);

@@ -4376,6 +4376,10 @@ static int distinctNext(WcsCursor *p) {
 */
 /* Extend the group's bytes in b with FF bytes up to one more than a row
 ** key may have: above every key that begins with them. */
+/* groupEnter's result for a key that does not decode: the error is set
+** on the table, for SQLite. */
+#define GROUP_BAD_KEY (-1)
+
 static int groupPastKey(wcs_buf *b) {
   size_t n = WCS_MAX_ROW_KEY + 1;
   if (b->n >= n) return WCS_OK;
@@ -4399,8 +4403,14 @@ static int groupEnter(WcsCursor *p, int *pbDone) {
   rc = ks_key_prefix_of(pTab->pSchema, pR, (int)nR, p->nGroup, k);
   if (rc == WCS_NOMEM) return rc;
   if (rc != WCS_OK || k->n == 0) {
-    k->n = 0;
-    if (wcs_buf_append(k, pR, nR)) return WCS_NOMEM;
+    /* no group to place it in (the statement names key fields, so such
+    ** a key is an error wherever it is met, DESIGN §4) */
+    char *zErr = NULL;
+    rc = wcsCheckRowKey(pTab, pR, (int)nR, &zErr);
+    setErr(&pTab->base, "%s",
+           zErr ? zErr : "a row key does not match the key schema");
+    sqlite3_free(zErr);
+    return rc == SQLITE_NOMEM ? WCS_NOMEM : GROUP_BAD_KEY;
   }
   b->n = 0;
   if (wcs_buf_append(b, k->a, k->n)) return WCS_NOMEM;
@@ -4486,6 +4496,7 @@ static int cursorStep(WcsCursor *p, int bFirst) {
       if (p->nGroup) {
         int bDone;
         rc = groupStay(p, &bDone);
+        if (rc == GROUP_BAD_KEY) return SQLITE_ERROR;
         if (rc != WCS_OK) return engErr(pTab, rc, pTab->zName);
         if (bDone) {
           p->bEof = 1;
@@ -5731,7 +5742,7 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     if (p->nGroup) {
       rc = groupOpen(p, &opt);
       if (rc != WCS_OK) {
-        rc = engErr(pTab, rc, pTab->zName);
+        rc = rc == GROUP_BAD_KEY ? SQLITE_ERROR : engErr(pTab, rc, pTab->zName);
         goto done;
       }
     }
@@ -5795,7 +5806,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         rc = groupOpen(p, &opt);
         if (rc != WCS_OK) {
           sqlite3_free(aR);
-          rc = engErr(pTab, rc, pTab->zName);
+          rc = rc == GROUP_BAD_KEY ? SQLITE_ERROR
+                                   : engErr(pTab, rc, pTab->zName);
           goto done;
         }
       }
