@@ -54,6 +54,9 @@ struct wcs_vset {
                                    ** records (0: its tail was torn) */
   uint64_t nManifestEnd;           /* the same, torn tail or not */
   wal_writer *pManifest;           /* open manifest (writable stores) */
+  uint64_t nManifestBase;          /* its size when this process began it
+                                   ** (the state's record), 0: opened to
+                                   ** append */
   int bManifestBroken;             /* an append failed: refuse more edits */
   int iFormat;                     /* format the manifest in use declares */
   int nWal;                        /* entries in aWal */
@@ -1630,8 +1633,12 @@ void vset_close(wcs_vset *vs) {
 }
 
 /* Write "MANIFEST-<n>\n" to CURRENT of directory zDir atomically. */
+/* Point CURRENT at MANIFEST-iManifest: a temporary file, synced, renamed
+** over CURRENT, the directory synced. *pbRenamed (may be NULL) is set
+** once the rename went through: CURRENT may then name the new manifest
+** even though an error is returned (the directory's sync failed). */
 static int writeCurrent(wcs_env *pEnv, const char *zDir, uint64_t iManifest,
-                        char **pzErr) {
+                        int *pbRenamed, char **pzErr) {
   char aBuf[64];
   char zTmpName[64];
   char *zTmp, *zCur;
@@ -1652,7 +1659,9 @@ static int writeCurrent(wcs_env *pEnv, const char *zDir, uint64_t iManifest,
   if (rc == WCS_OK) rc = pEnv->xAppend(f, aBuf, (size_t)n, pzErr);
   if (rc == WCS_OK) rc = pEnv->xSync(f, pzErr);
   pEnv->xClose(f);
+  if (pbRenamed) *pbRenamed = 0;
   if (rc == WCS_OK) rc = pEnv->xRename(pEnv, zTmp, zCur, pzErr);
+  if (rc == WCS_OK && pbRenamed) *pbRenamed = 1;
   if (rc == WCS_OK) rc = pEnv->xSyncDir(pEnv, zDir, pzErr);
   if (rc) pEnv->xDelete(pEnv, zTmp, NULL);
   free(zTmp);
@@ -1660,8 +1669,9 @@ static int writeCurrent(wcs_env *pEnv, const char *zDir, uint64_t iManifest,
   return rc;
 }
 
-static int setCurrent(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
-  return writeCurrent(vs->pEnv, vs->zDir, iManifest, pzErr);
+static int setCurrent(wcs_vset *vs, uint64_t iManifest, int *pbRenamed,
+                      char **pzErr) {
+  return writeCurrent(vs->pEnv, vs->zDir, iManifest, pbRenamed, pzErr);
 }
 
 /* A manifest's first record: the whole state, version v's files with the
@@ -1726,7 +1736,7 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
   char *zPath;
   wcs_buf payload = {0};
   wal_writer *w = NULL;
-  int rc;
+  int rc, bRenamed = 0;
   rc = encodeState(&payload, vs->pCurrent, vs->iLog, vs->iNextFile, vs->lastSeq,
                    vs->aWal, vs->nWal);
   if (rc) {
@@ -1736,8 +1746,8 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
   rc = writeManifest(vs->pEnv, vs->zDir, iNew, &payload, &w, pzErr);
   wcs_buf_free(&payload);
   if (rc == WCS_OK) {
-    rc = setCurrent(vs, iNew, pzErr);
-    if (rc) {
+    rc = setCurrent(vs, iNew, &bRenamed, pzErr);
+    if (rc && !bRenamed) {
       wal_writer_close(w);
       snprintf(zName, sizeof zName, "MANIFEST-%06llu",
                (unsigned long long)iNew);
@@ -1746,12 +1756,16 @@ int vset_new_manifest(wcs_vset *vs, char **pzErr) {
       free(zPath);
     }
   }
-  if (rc) return rc;
+  if (rc && !bRenamed) return rc;
+  /* CURRENT names the new manifest (or may, if the directory's sync
+  ** failed): edits go to it from now on */
   wal_writer_close(vs->pManifest);
   vs->pManifest = w;
   vs->bManifestBroken = 0;
   vs->iManifest = iNew;
   vs->iFormat = VE_FORMAT_VERSION;
+  vs->nManifestBase = wal_writer_size(w);
+  if (rc) return rc; /* the old one stays, for a CURRENT not yet durable */
   if (iOld) {
     snprintf(zName, sizeof zName, "MANIFEST-%06llu", (unsigned long long)iOld);
     zPath = wcs_path_join(vs->zDir, zName);
@@ -1776,7 +1790,7 @@ int vset_write_copy_manifest(wcs_env *pEnv, const char *zDir,
   rc = writeManifest(pEnv, zDir, iManifest, &payload, &w, pzErr);
   wcs_buf_free(&payload);
   wal_writer_close(w);
-  if (rc == WCS_OK) rc = writeCurrent(pEnv, zDir, iManifest, pzErr);
+  if (rc == WCS_OK) rc = writeCurrent(pEnv, zDir, iManifest, NULL, pzErr);
   return rc;
 }
 
@@ -1901,11 +1915,14 @@ int vset_apply(wcs_vset *vs, wcs_vedit *e, char **pzErr) {
   vs->iLog = e->iLog;
   vs->lastSeq = e->lastSeq;
   walApply(vs, e, vs->iLog);
-  if (wal_writer_size(vs->pManifest) > VSET_REUSE_BYTES) {
+  if (wal_writer_size(vs->pManifest) > VSET_REUSE_BYTES &&
+      wal_writer_size(vs->pManifest) > 2 * vs->nManifestBase) {
     /* a store open for long would append edits forever (each flush and
     ** compaction adds one): start a manifest holding the current state,
-    ** as an open does past this size. The edit is in the old one
-    ** already; if the new one cannot be made, appending goes on. */
+    ** as an open does past this size, once the edits are at least as
+    ** large as the state (a state past the size would else be written
+    ** again at every edit). The edit is in the old one already; if the
+    ** new one cannot be made, appending goes on. */
     char *zErr = NULL;
     (void)vset_new_manifest(vs, &zErr);
     wcs_free(zErr);

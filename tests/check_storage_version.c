@@ -596,6 +596,62 @@ START_TEST(test_version_fresh_manifest_carries_live_logs) {
 }
 END_TEST
 
+/* An environment over the memory one whose directory sync fails once,
+** right after CURRENT was renamed (armed by gbSyncFail). */
+static wcs_env *gpBaseEnv;
+static int gbSyncFail, gbRenamedCurrent, gbManifestFull;
+static int renameNoting(wcs_env *e, const char *zFrom, const char *zTo,
+                        char **pzErr) {
+  size_t n = strlen(zTo);
+  (void)e;
+  gbRenamedCurrent = n >= 7 && strcmp(zTo + n - 7, "CURRENT") == 0;
+  return gpBaseEnv->xRename(gpBaseEnv, zFrom, zTo, pzErr);
+}
+static int syncDirFailing(wcs_env *e, const char *zDir, char **pzErr) {
+  (void)e;
+  if (gbSyncFail && gbRenamedCurrent) {
+    gbSyncFail = 0;
+    return wcs_seterr(pzErr, WCS_IOERR, "injected: syncing %s", zDir);
+  }
+  return gpBaseEnv->xSyncDir(gpBaseEnv, zDir, pzErr);
+}
+static void destroyNothing(wcs_env *e) { (void)e; }
+/* (the memory environment's own functions take it, not the wrapper) */
+static int openBase(wcs_env *e, const char *z, int fl, wcs_file **pp,
+                    char **pzErr) {
+  (void)e;
+  if (gbManifestFull && (fl & WCS_OPEN_WRITE) && strstr(z, "MANIFEST-")) {
+    return wcs_seterr(pzErr, WCS_FULL, "injected: no room for %s", z);
+  }
+  return gpBaseEnv->xOpen(gpBaseEnv, z, fl, pp, pzErr);
+}
+static int deleteBase(wcs_env *e, const char *z, char **pzErr) {
+  (void)e;
+  return gpBaseEnv->xDelete(gpBaseEnv, z, pzErr);
+}
+static int existsBase(wcs_env *e, const char *z, int *pb) {
+  (void)e;
+  return gpBaseEnv->xExists(gpBaseEnv, z, pb);
+}
+static int mkdirBase(wcs_env *e, const char *z, char **pzErr) {
+  (void)e;
+  return gpBaseEnv->xMkdir(gpBaseEnv, z, pzErr);
+}
+static int listBase(wcs_env *e, const char *z, void *pCtx,
+                    int (*x)(void *, const char *), char **pzErr) {
+  (void)e;
+  return gpBaseEnv->xList(gpBaseEnv, z, pCtx, x, pzErr);
+}
+static int lockBase(wcs_env *e, const char *z, int bEx, void **pp,
+                    char **pzErr) {
+  (void)e;
+  return gpBaseEnv->xLock(gpBaseEnv, z, bEx, pp, pzErr);
+}
+static void unlockBase(wcs_env *e, void *p) {
+  (void)e;
+  gpBaseEnv->xUnlock(gpBaseEnv, p);
+}
+
 /* A store open for long starts a fresh manifest once the one in use
 ** passes the size an open would rewrite (each flush and compaction
 ** appends an edit): the manifest stays bounded, and the store reopens
@@ -630,6 +686,44 @@ START_TEST(test_version_manifest_rolls_while_open) {
   }
   ck_assert_int_gt(nRolls, 0);
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+  /* a roll whose CURRENT was renamed but whose directory sync failed: the
+  ** new manifest stays and takes the edits, CURRENT naming it (the old
+  ** one was kept for a CURRENT not yet durable, and deleted at open) */
+  {
+    wcs_env wrap = *pEnv;
+    gpBaseEnv = pEnv;
+    wrap.xRename = renameNoting;
+    wrap.xSyncDir = syncDirFailing;
+    wrap.xDestroy = destroyNothing;
+    wrap.xOpen = openBase;
+    wrap.xDelete = deleteBase;
+    wrap.xExists = existsBase;
+    wrap.xMkdir = mkdirBase;
+    wrap.xList = listBase;
+    wrap.xLock = lockBase;
+    wrap.xUnlock = unlockBase;
+    ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, &wrap, NULL), WCS_OK);
+    gbSyncFail = 1;
+    for (i = 0; i < 1200 && gbSyncFail; i++) {
+      char zKey[1501];
+      memset(zKey, 'k', 1500);
+      snprintf(zKey + 1494, 7, "%05d", i % 50);
+      ck_assert_int_eq(wcs_db_put(db, zKey, 1500, "w", 1), WCS_OK);
+      ck_assert_int_eq(wcs_db_flush(db), WCS_OK);
+    }
+    ck_assert_int_eq(gbSyncFail, 0); /* the failure happened */
+    gbManifestFull = 1; /* and no later roll can mend CURRENT */
+    {
+      /* one more row, in the edits after the failure */
+      char zKey[1501];
+      memset(zKey, 'k', 1500);
+      snprintf(zKey + 1494, 7, "%05d", 0);
+      ck_assert_int_eq(wcs_db_put(db, zKey, 1500, "x", 1), WCS_OK);
+      ck_assert_int_eq(wcs_db_flush(db), WCS_OK);
+    }
+    ck_assert_int_eq(wcs_db_close(db), WCS_OK);
+    gbManifestFull = 0;
+  }
   ck_assert_int_eq(wcs_db_open_env(&db, "/s", &o, pEnv, NULL), WCS_OK);
   for (i = 0; i < 50; i++) {
     char zKey[1501];
@@ -639,6 +733,7 @@ START_TEST(test_version_manifest_rolls_while_open) {
     snprintf(zKey + 1494, 7, "%05d", i);
     ck_assert_int_eq(wcs_db_get(db, NULL, zKey, 1500, &v, &nv), WCS_OK);
     ck_assert_uint_eq(nv, 1);
+    ck_assert_int_eq(((char *)v)[0], i == 0 ? 'x' : 'w');
     wcs_free(v);
   }
   ck_assert_int_eq(wcs_db_close(db), WCS_OK);
