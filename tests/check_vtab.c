@@ -179,6 +179,24 @@ START_TEST(test_text_compared_with_key_uses_its_bytes) {
         "c\nd");
   CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key GLOB 'user#00?0'", "c");
   CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key LIKE 'USER#%1'", "a");
+  /* with PRAGMA case_sensitive_like, LIKE tells case: so does the
+  ** module's own check of a LIKE on _key */
+  OK(db, "INSERT INTO users(_key, cf) VALUES ('USER#0003', '{\"n\":\"f\"}')");
+  OK(db, "PRAGMA case_sensitive_like = ON");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key LIKE '%er#%3'", "");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key LIKE '%ER#_0_3'", "f");
+  OK(db, "PRAGMA case_sensitive_like = OFF");
+  CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key LIKE '%er#%3'", "f");
+  /* a term on _key with another collation is SQLite's (which compares a
+  ** TEXT with the BLOB key by its own rule): not the module's bytes; a
+  ** LIKE with ESCAPE, which SQLite keeps, brings such terms */
+  CHECK(db,
+        "SELECT count(*) FROM users WHERE _key = 'user#0001' "
+        "COLLATE NOCASE",
+        "0");
+  CHECK(db, "SELECT count(*) FROM users WHERE _key LIKE 'u!_%' ESCAPE '!'",
+        "0");
+  OK(db, "DELETE FROM users WHERE _key = 'USER#0003'");
   CHECK(db, "SELECT cf ->> 'n' FROM users WHERE starts_with(_key, 'user#')",
         "a\nb\nc\nd");
   CHECK(db, "SELECT cf ->> 'n' FROM users WHERE _key > 'user#0001' LIMIT 1",

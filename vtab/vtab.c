@@ -2677,8 +2677,11 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         bLimitOk = 0;
         continue;
       }
-      /* text comparisons must use BINARY, the key's byte order */
-      if (eType == KS_STRING &&
+      /* text comparisons must use BINARY, the key's byte order: so must
+      ** _key's, which the module would check as bytes (SQLite's LIKE
+      ** optimisation of a LIKE ... ESCAPE, which SQLite does not hand
+      ** over, makes NOCASE range terms on _key and relies on them) */
+      if ((eType == KS_STRING || eType == FT_KEY) &&
           (op == KS_OP_EQ || op == KS_OP_LT || op == KS_OP_LE ||
            op == KS_OP_GT || op == KS_OP_GE)) {
         const char *zColl = sqlite3_vtab_collation(pInfo, i);
@@ -3345,6 +3348,8 @@ struct WcsCursor {
                             ** (spec D): each step seeks past the current
                             ** row's values of them (distinctNext); 0 no */
   wcs_buf distinctKey;      /* distinctNext's seek key */
+  int bLikeCase;            /* a residual LIKE tells case (PRAGMA
+                            ** case_sensitive_like on) */
   int nGroup;               /* rows in key order within groups of equal
                             ** first nGroup key fields, the groups in the
                             ** opposite order (spec G: an ORDER BY whose
@@ -4087,6 +4092,57 @@ __attribute__((always_inline)) static inline int checkRowKey(WcsCursor *p) {
   return checkRowKeyAll(p);
 }
 
+/* LIKE pattern zPat against zStr with case (PRAGMA case_sensitive_like
+** on), as SQLite's LIKE then matches: % any run, _ one character, every
+** other character itself (sqlite3_strlike folds ASCII case always). */
+static int likeCaseMatch(const char *zPat, const char *zStr) {
+  for (;;) {
+    unsigned char c = (unsigned char)*zPat;
+    if (c == 0) return *zStr == 0;
+    if (c == '%') {
+      while (*zPat == '%' || *zPat == '_') {
+        if (*zPat == '_') {
+          if (*zStr == 0) return 0;
+          zStr++;
+          while ((*zStr & 0xC0) == 0x80)
+            zStr++;
+        }
+        zPat++;
+      }
+      if (*zPat == 0) return 1;
+      for (; *zStr; zStr++) {
+        if (likeCaseMatch(zPat, zStr)) return 1;
+      }
+      return 0;
+    }
+    if (c == '_') {
+      if (*zStr == 0) return 0;
+      zStr++;
+      while ((*zStr & 0xC0) == 0x80)
+        zStr++;
+      zPat++;
+      continue;
+    }
+    if ((unsigned char)*zStr != c) return 0;
+    zPat++;
+    zStr++;
+  }
+}
+
+/* Whether LIKE tells case on this connection: PRAGMA case_sensitive_like
+** has no form that reads it, so ask LIKE itself. */
+static int likeTellsCase(sqlite3 *db) {
+  sqlite3_stmt *pStmt = NULL;
+  int b = 0;
+  if (sqlite3_prepare_v2(db, "SELECT 'a' LIKE 'A'", -1, &pStmt, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    b = sqlite3_column_int(pStmt, 0) == 0;
+  }
+  sqlite3_finalize(pStmt);
+  return b;
+}
+
 /* Check the residual constraints on the current row. */
 static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
   int i, k;
@@ -4159,6 +4215,9 @@ static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
       if (r->op == KS_OP_GLOB_PREFIX) {
         *pbMatch = sqlite3_strglob((const char *)r->aVal[0].p,
                                    (const char *)p->out.a) == 0;
+      } else if (p->bLikeCase) {
+        *pbMatch =
+            likeCaseMatch((const char *)r->aVal[0].p, (const char *)p->out.a);
       } else {
         *pbMatch = sqlite3_strlike((const char *)r->aVal[0].p,
                                    (const char *)p->out.a, 0) == 0;
@@ -5640,6 +5699,9 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
           r = &p->aResidual[p->nResidual++];
           r->iField = aSC[i].iField;
           r->op = aSC[i].op;
+          if (r->op == KS_OP_LIKE_PREFIX) {
+            p->bLikeCase = likeTellsCase(pTab->pConn->db);
+          }
           r->nVal = anVal[i];
           if (abHeap[i]) {
             r->aVal = apVal[i];
