@@ -147,9 +147,10 @@ struct ks_plan_skip {
 /* The arena's first block comes with the plan (one allocation for both):
 ** enough for the byte strings of most plans, which are made per statement
 ** run (xFilter). Later blocks are KS_ARENA_BLOCK bytes or more. */
-#define LIKE_VARIANT_LETTERS                                                   \
-  6 /* letters of a LIKE prefix spelled out in                                 \
-     ** every case: 2^6 ranges at most */
+/* Letters of a LIKE prefix spelled out in every case: 2^5 ranges at most,
+** which times 256 salt buckets or an IN list of 300 values stays under
+** the plan's cap on ranges (past it, one covering range). */
+#define LIKE_VARIANT_LETTERS 5
 #define KS_ARENA_FIRST 1024
 #define KS_ARENA_BLOCK 16000
 
@@ -568,11 +569,10 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
         iv.lo = bndBytes(P, zUp, nPre, 1);
         iv.hi = bndBytes(P, zLow, nPre, 1);
       } else {
-        /* The prefix's case variants up to its seventh letter, each a
-        ** range of its own: at most 64, where one range from upper(p) to
-        ** lower(p) would take in every key between (LIKE 'd05#%' read
-        ** every key from 'D' to 'd05#'). Past that many letters, the
-        ** range of the variants' hull. */
+        /* The prefix's case variants, each a range of its own, the prefix
+        ** cut before its sixth letter: at most 32, where one range from
+        ** upper(p) to lower(p) would take in every key between (LIKE
+        ** 'd05#%' read every key from 'D' to 'd05#'). */
         int aLet[LIKE_VARIANT_LETTERS], nLet = 0, nCut = nPre, m, j, k;
         ks_view *a;
         for (i = 0; i < nPre; i++) {

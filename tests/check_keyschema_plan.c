@@ -258,13 +258,13 @@ static const struct {
      "MULTI-RANGE SCAN (4 ranges on device)\n[PH#, PI#)\n[Ph#, Pi#)\n"
      "[pH#, pI#)\n[ph#, pi#)",
      "0"},
-    /* past six letters, the variants of the first six (a seventh letter
-    ** would make 128 ranges) */
+    /* past five letters, the variants of the first five (a sixth letter
+    ** would make 64 ranges) */
     {M, "device like:abcdefgh%", 0, 0,
-     "MULTI-RANGE SCAN (64 ranges on device)\n[ABCDEF#, ABCDEG#)\n"
-     "[ABCDEf#, ABCDEg#)\n[ABCDeF#, ABCDeG#)\n[ABCDef#, ABCDeg#)\n"
-     "[ABCdEF#, ABCdEG#)\n[ABCdEf#, ABCdEg#)\n[ABCdeF#, ABCdeG#)\n"
-     "[ABCdef#, ABCdeg#)\n... 56 more",
+     "MULTI-RANGE SCAN (32 ranges on device)\n[ABCDE#, ABCDF#)\n"
+     "[ABCDe#, ABCDf#)\n[ABCdE#, ABCdF#)\n[ABCde#, ABCdf#)\n"
+     "[ABcDE#, ABcDF#)\n[ABcDe#, ABcDf#)\n[ABcdE#, ABcdF#)\n"
+     "[ABcde#, ABcdf#)\n... 24 more",
      "0"},
     {M, "device like:12%", 0, 0, "RANGE SCAN (device)\n[12#, 13#)", "1"},
     {M, "device like:12_4", 0, 0, "RANGE SCAN (device)\n[12#, 13#)", "0"},
