@@ -718,6 +718,9 @@ static void fork_parent(void) {
 }
 static void fork_child(void) {
   gForkGen++;
+  /* a parent's thread waiting for a close left its mark in the condition
+  ** variable; the child has no such thread */
+  pthread_cond_init(&gRegistryCv, NULL);
   pthread_mutex_unlock(&gOverMu);
   pthread_mutex_unlock(&gRegistryMu);
 }
