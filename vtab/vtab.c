@@ -2543,6 +2543,7 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   char *zErr = NULL;
   int nPC = 0, i, rc = SQLITE_OK, nArgv = 0;
   int iLimit = -1, iOffset = -1, bEmpty = 0, bAllKnown = 1, nInUnknown = 0;
+  int bKeyLike = 0; /* a usable LIKE on _key is offered */
   int bSkip = 0, bReverse = 0, bOrdered = 0, bLimitOk = 1;
   int aHist[4] = {-1, -1, -1, -1}; /* history: family, qualifier, latest */
   int bLatestAbsent = 0;           /* spec X */
@@ -2577,6 +2578,13 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   memset(aFixed, 0, sizeof(int) * (size_t)(s->nField + 1));
 
   /* 1. Gather the usable constraints. */
+  for (i = 0; i < nCons; i++) {
+    if (pInfo->aConstraint[i].usable &&
+        pInfo->aConstraint[i].iColumn == pTab->iColKey &&
+        pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_LIKE) {
+      bKeyLike = 1;
+    }
+  }
   for (i = 0; i < nCons; i++) {
     const struct sqlite3_index_constraint *pC = &pInfo->aConstraint[i];
     int iCol = pC->iColumn, op, iField;
@@ -2678,10 +2686,13 @@ static int wcsBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         continue;
       }
       /* text comparisons must use BINARY, the key's byte order: so must
-      ** _key's, which the module would check as bytes (SQLite's LIKE
-      ** optimisation of a LIKE ... ESCAPE, which SQLite does not hand
-      ** over, makes NOCASE range terms on _key and relies on them) */
-      if ((eType == KS_STRING || eType == FT_KEY) &&
+      ** _key's, which the module would check as bytes. But for the NOCASE
+      ** range terms SQLite makes of a LIKE on _key that it hands over
+      ** too: their bytes' range holds every match, and the module checks
+      ** that LIKE on each row (left to SQLite, they would compare TEXT
+      ** with the BLOB key and fail every row). Of a LIKE ... ESCAPE, which
+      ** SQLite keeps, they are SQLite's. */
+      if ((eType == KS_STRING || (eType == FT_KEY && !bKeyLike)) &&
           (op == KS_OP_EQ || op == KS_OP_LT || op == KS_OP_LE ||
            op == KS_OP_GT || op == KS_OP_GE)) {
         const char *zColl = sqlite3_vtab_collation(pInfo, i);
