@@ -41,9 +41,8 @@
 #define ENG_EXACT_ROWS       4096     /* count exactly below this many keys */
 #define ENG_EXACT_BYTES      1048576  /* ... in fewer file bytes than this */
 #define ENG_PREFIX_PROBES    256      /* prefixes walked by the estimate */
-#define ENG_PREFIX_READ                                                        \
-  16777216 /* ... or fewer, where each would read                              \
-           ** more than this / ENG_PREFIX_PROBES */
+/* ... or fewer, where a probe would read more than this / the probes */
+#define ENG_PREFIX_READ 16777216
 #define ENG_HEAT_SLOTS       60
 #define ENG_HEAT_SLOT_MICROS 60000000 /* one minute */
 #define ENG_HEAT_BUCKETS     32

@@ -144,13 +144,13 @@ struct ks_plan_skip {
   IvlSet *aSlot; /* nSlot sets of field bytes (arena) */
 };
 
-/* The arena's first block comes with the plan (one allocation for both):
-** enough for the byte strings of most plans, which are made per statement
-** run (xFilter). Later blocks are KS_ARENA_BLOCK bytes or more. */
 /* Letters of a LIKE prefix spelled out in every case: 2^5 ranges at most,
 ** which times 256 salt buckets or an IN list of 300 values stays under
 ** the plan's cap on ranges (past it, one covering range). */
 #define LIKE_VARIANT_LETTERS 5
+/* The arena's first block comes with the plan (one allocation for both):
+** enough for the byte strings of most plans, which are made per statement
+** run (xFilter). Later blocks are KS_ARENA_BLOCK bytes or more. */
 #define KS_ARENA_FIRST 1024
 #define KS_ARENA_BLOCK 16000
 
@@ -444,6 +444,17 @@ static int hasAsciiLetter(const uint8_t *p, int n) {
 }
 
 /* Byte-string constraint (STRING/BYTES fields, _key). */
+/* Whether prefix p holds a byte no delimited field can hold (at or below
+** the delimiter's first byte): then nothing starts with it. UTF-8
+** validity is not checked: a prefix may end inside a character. */
+static int belowDelimiter(const FieldCtx *fc, const uint8_t *p, int n) {
+  int j;
+  if (fc->d < 0) return 0;
+  for (j = 0; j < n && p[j] > fc->d; j++) {
+  }
+  return j < n;
+}
+
 static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
                      IvlSet *S) {
   const ks_value *v = c->aVal;
@@ -594,10 +605,7 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
           for (j = 0; j < nLet; j++) {
             if ((m >> j) & 1) z[aLet[j]] = zUp[aLet[j]];
           }
-          /* (a byte at or below a delimiter: no field holds it) */
-          for (j = 0; fc->d >= 0 && j < nCut && z[j] > fc->d; j++) {
-          }
-          if (fc->d >= 0 && j < nCut) continue;
+          if (belowDelimiter(fc, z, nCut)) continue;
           a[k].p = z;
           a[k].n = nCut;
           k++;
@@ -620,14 +628,7 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
       S->bFull = 1;
       return eUse;
     }
-    if (fc->d >= 0) {
-      /* a byte no delimited field can hold: nothing starts with it (UTF-8
-      ** validity is not checked: a prefix may end inside a character) */
-      int j;
-      for (j = 0; j < nPre && p[j] > fc->d; j++) {
-      }
-      if (j < nPre) return eUse;
-    }
+    if (belowDelimiter(fc, p, nPre)) return eUse;
     iv = prefixIvl(P, p, nPre);
     setAdd(P, S, &iv);
     return eUse;

@@ -1632,8 +1632,8 @@ void vset_close(wcs_vset *vs) {
   free(vs);
 }
 
-/* Write "MANIFEST-<n>\n" to CURRENT of directory zDir atomically. */
-/* Point CURRENT at MANIFEST-iManifest: a temporary file, synced, renamed
+/* Point CURRENT at MANIFEST-iManifest ("MANIFEST-<n>\n", atomically): a
+** temporary file, synced, renamed
 ** over CURRENT, the directory synced. *pbRenamed (may be NULL) is set
 ** once the rename went through: CURRENT may then name the new manifest
 ** even though an error is returned (the directory's sync failed). */

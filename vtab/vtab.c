@@ -3361,6 +3361,7 @@ struct WcsCursor {
   wcs_buf distinctKey;      /* distinctNext's seek key */
   int bLikeCase;            /* a residual LIKE tells case (PRAGMA
                             ** case_sensitive_like on) */
+  wcs_buf likeGlob;         /* such a LIKE's pattern as a GLOB */
   int nGroup;               /* rows in key order within groups of equal
                             ** first nGroup key fields, the groups in the
                             ** opposite order (spec G: an ORDER BY whose
@@ -3775,6 +3776,7 @@ static void cursorFree(WcsCursor *p) {
   wcs_buf_free(&p->distinctKey);
   wcs_buf_free(&p->groupKey);
   wcs_buf_free(&p->groupSeek);
+  wcs_buf_free(&p->likeGlob);
   sqlite3_free(p->aKey);
   sqlite3_free(p->aQualHint);
   sqlite3_free(p);
@@ -4104,40 +4106,25 @@ __attribute__((always_inline)) static inline int checkRowKey(WcsCursor *p) {
 }
 
 /* LIKE pattern zPat against zStr with case (PRAGMA case_sensitive_like
-** on), as SQLite's LIKE then matches: % any run, _ one character, every
-** other character itself (sqlite3_strlike folds ASCII case always). */
-static int likeCaseMatch(const char *zPat, const char *zStr) {
-  for (;;) {
-    unsigned char c = (unsigned char)*zPat;
-    if (c == 0) return *zStr == 0;
-    if (c == '%') {
-      while (*zPat == '%' || *zPat == '_') {
-        if (*zPat == '_') {
-          if (*zStr == 0) return 0;
-          zStr++;
-          while ((*zStr & 0xC0) == 0x80)
-            zStr++;
-        }
-        zPat++;
-      }
-      if (*zPat == 0) return 1;
-      for (; *zStr; zStr++) {
-        if (likeCaseMatch(zPat, zStr)) return 1;
-      }
-      return 0;
+** on), as SQLite's LIKE then matches; sqlite3_strlike folds ASCII case
+** always, so the pattern is matched as the GLOB it is equal to: % as *,
+** _ as ?, and GLOB's own *, ? and [ as themselves ([*], [?], [[]). */
+static int likeCaseMatch(wcs_buf *pGlob, const char *zPat, const char *zStr) {
+  pGlob->n = 0;
+  for (; *zPat; zPat++) {
+    const char *z = *zPat == '%'   ? "*"
+                    : *zPat == '_' ? "?"
+                    : *zPat == '*' ? "[*]"
+                    : *zPat == '?' ? "[?]"
+                    : *zPat == '[' ? "[[]"
+                                   : NULL;
+    if (z ? wcs_buf_append(pGlob, z, strlen(z))
+          : wcs_buf_append(pGlob, zPat, 1)) {
+      return -1;
     }
-    if (c == '_') {
-      if (*zStr == 0) return 0;
-      zStr++;
-      while ((*zStr & 0xC0) == 0x80)
-        zStr++;
-      zPat++;
-      continue;
-    }
-    if ((unsigned char)*zStr != c) return 0;
-    zPat++;
-    zStr++;
   }
+  if (wcs_buf_append(pGlob, "", 1)) return -1;
+  return sqlite3_strglob((const char *)pGlob->a, zStr) == 0;
 }
 
 /* Whether LIKE tells case on this connection: PRAGMA case_sensitive_like
@@ -4227,8 +4214,12 @@ static int residualMatch(WcsCursor *p, int *pbMatch, char **pzErr) {
         *pbMatch = sqlite3_strglob((const char *)r->aVal[0].p,
                                    (const char *)p->out.a) == 0;
       } else if (p->bLikeCase) {
-        *pbMatch =
-            likeCaseMatch((const char *)r->aVal[0].p, (const char *)p->out.a);
+        *pbMatch = likeCaseMatch(&p->likeGlob, (const char *)r->aVal[0].p,
+                                 (const char *)p->out.a);
+        if (*pbMatch < 0) {
+          *pzErr = sqlite3_mprintf("out of memory");
+          return SQLITE_NOMEM;
+        }
       } else {
         *pbMatch = sqlite3_strlike((const char *)r->aVal[0].p,
                                    (const char *)p->out.a, 0) == 0;
@@ -4432,37 +4423,44 @@ static int distinctNext(WcsCursor *p) {
   return WCS_OK;
 }
 
+/* groupEnter's result for a key that does not decode: the error is set
+** on the table, for SQLite. */
+#define GROUP_BAD_KEY (-1)
+
 /*
 ** Spec G: the rows of each group (equal values of the first nGroup key
 ** fields) in the stream's direction, the groups in the opposite one
 ** (ORDER BY id, day DESC: the ids ascending, each id's days descending,
 ** a forward walk of the groups and a reverse scan of each). A group's
-** rows are the keys that begin with its leading bytes (ks_key_prefix_of),
+** rows are the keys that begin with its leading bytes P (ks_key_prefix_of),
 ** the key range [P, P FF FF ...) of every length a row key may have; the
 ** keys-only group cursor, over the plan's ranges in the groups' order,
 ** sits on a row of the current group, and the stream is sought to the
-** group's first row in its own direction. A key that does not decode is
-** a group of its own (reading its columns reports it).
+** group's first row in its own direction. A key without the group's
+** fields is an error naming it (GROUP_BAD_KEY).
+**
+** groupBound puts in groupSeek where both cursors seek from the current
+** group: P for a forward stream (whose groups come descending: the group
+** cursor to the last row below P), P FF ... for a reverse one (the first
+** row past the group, the last row within it).
 */
-/* Extend the group's bytes in b with FF bytes up to one more than a row
-** key may have: above every key that begins with them. */
-/* groupEnter's result for a key that does not decode: the error is set
-** on the table, for SQLite. */
-#define GROUP_BAD_KEY (-1)
-
-static int groupPastKey(wcs_buf *b) {
+static int groupBound(WcsCursor *p) {
+  wcs_buf *b = &p->groupSeek;
   size_t n = WCS_MAX_ROW_KEY + 1;
-  if (b->n >= n) return WCS_OK;
-  if (wcs_buf_reserve(b, n - b->n)) return WCS_NOMEM;
-  memset(b->a + b->n, 0xFF, n - b->n);
-  b->n = n;
+  b->n = 0;
+  if (wcs_buf_append(b, p->groupKey.a, p->groupKey.n)) return WCS_NOMEM;
+  if (p->bReverse && b->n < n) {
+    if (wcs_buf_reserve(b, n - b->n)) return WCS_NOMEM;
+    memset(b->a + b->n, 0xFF, n - b->n);
+    b->n = n;
+  }
   return WCS_OK;
 }
 
 static int groupEnter(WcsCursor *p, int *pbDone) {
   WcsTab *pTab = (WcsTab *)p->base.pVtab;
   wcs_cursor *g = p->pGroupCur;
-  wcs_buf *k = &p->groupKey, *b = &p->groupSeek;
+  wcs_buf *k = &p->groupKey;
   const void *pR;
   size_t nR;
   int rc;
@@ -4482,25 +4480,18 @@ static int groupEnter(WcsCursor *p, int *pbDone) {
     sqlite3_free(zErr);
     return rc == SQLITE_NOMEM ? WCS_NOMEM : GROUP_BAD_KEY;
   }
-  b->n = 0;
-  if (wcs_buf_append(b, k->a, k->n)) return WCS_NOMEM;
-  /* reverse: the last row < P FF..., past every key that begins with P */
-  if (p->bReverse && groupPastKey(b)) return WCS_NOMEM;
-  return wcs_cursor_seek(p->aStream[0].pCur, b->a, b->n);
+  if (groupBound(p)) return WCS_NOMEM;
+  return wcs_cursor_seek(p->aStream[0].pCur, p->groupSeek.a, p->groupSeek.n);
 }
 
 /* The group cursor to the group after the current one, in the groups'
-** order (the stream reverse: the first row past P FF...; forward: the
-** last row below P), and the stream to its first row. */
+** order, and the stream to its first row. */
 static int groupNext(WcsCursor *p, int *pbDone) {
-  wcs_buf *b = &p->groupSeek;
-  int rc;
-  b->n = 0;
-  if (wcs_buf_append(b, p->groupKey.a, p->groupKey.n)) return WCS_NOMEM;
-  if (p->bReverse && groupPastKey(b)) return WCS_NOMEM;
-  rc = wcs_cursor_seek(p->pGroupCur, b->a, b->n);
-  if (rc != WCS_OK) return rc;
-  return groupEnter(p, pbDone);
+  int rc = groupBound(p);
+  if (rc == WCS_OK) {
+    rc = wcs_cursor_seek(p->pGroupCur, p->groupSeek.a, p->groupSeek.n);
+  }
+  return rc == WCS_OK ? groupEnter(p, pbDone) : rc;
 }
 
 /* Keep the stream within the current group, moving on to the next group
