@@ -482,23 +482,34 @@ static inline const uint8_t *findZero(const uint8_t *p, const uint8_t *pEnd) {
 }
 
 /* ORDERED CODE struct: 00 FF is a literal 00, 00 01 ends a field, a field
-** that is exactly 00 00 is empty, missing trailing fields are empty. */
+** that is exactly 00 00 is empty, missing trailing fields are empty. The
+** split starts at field iField, at byte i (0 and 0 for a whole key; else
+** just after a separator, as ks_key_split_from says). With aOff, each
+** field's first byte in a, or -1 for a field the key ended before. */
 static int splitOrderedCode(const ks_schema *s, const uint8_t *a, int n,
-                            ks_view *aView, wcs_buf *pScratch,
-                            const char **pzWhy, int *piField) {
-  int iField = 0, i = 0, k;
+                            int iField, int i, ks_view *aView, int *aOff,
+                            wcs_buf *pScratch, const char **pzWhy,
+                            int *piField) {
+  int k;
   if (n == 0) {
     *pzWhy = "an empty key (an all-empty key is 00 00)";
     *piField = -1;
     return WCS_MISMATCH;
   }
   if (pScratch) pScratch->n = 0;
-  if (n == 2 && a[0] == 0 && a[1] == 0) {
+  if (iField == 0 && n == 2 && a[0] == 0 && a[1] == 0) {
     for (k = 0; k < s->nField; k++) {
       aView[k].p = a;
       aView[k].n = 0;
+      if (aOff) aOff[k] = k == 0 ? 0 : -1;
     }
     return WCS_OK;
+  }
+  if (iField > 0 && i == n) {
+    /* (where a whole split finds it: the separator before field iField) */
+    *pzWhy = "a separator at the end of the key";
+    *piField = iField;
+    return WCS_MISMATCH;
   }
   for (;;) {
     int iStart = i, bEscaped = 0;
@@ -583,6 +594,7 @@ static int splitOrderedCode(const ks_schema *s, const uint8_t *a, int n,
         aView[iField].n = i - iStart;
       }
     }
+    if (aOff) aOff[iField] = iStart;
     iField++;
     if (i == n) break;
     i += 2; /* the 00 01 separator */
@@ -595,6 +607,7 @@ static int splitOrderedCode(const ks_schema *s, const uint8_t *a, int n,
   for (k = iField; k < s->nField; k++) {
     aView[k].p = a + n;
     aView[k].n = 0;
+    if (aOff) aOff[k] = -1;
   }
   return WCS_OK;
 }
@@ -610,7 +623,8 @@ int ksSplitKey(const ks_schema *s, const uint8_t *pKey, int nKey,
   case KS_STRUCT_DELIMITED:
     return splitDelimited(s, pKey, nKey, 0, 0, aView, pzWhy, piField);
   case KS_STRUCT_ORDERED_CODE:
-    return splitOrderedCode(s, pKey, nKey, aView, pScratch, pzWhy, piField);
+    return splitOrderedCode(s, pKey, nKey, 0, 0, aView, NULL, pScratch, pzWhy,
+                            piField);
   default:
     *pzWhy = "the table has no key schema";
     *piField = -1;
@@ -1118,34 +1132,42 @@ int ks_key_split(const ks_schema *s, const uint8_t *pKey, int nKey,
 }
 
 int ks_key_split_from(const ks_schema *s, const uint8_t *pKey, int nKey,
-                      int iField, int iOff, ks_value *aOut, char **pzErr) {
+                      int iField, int iOff, ks_value *aOut, int *aOff,
+                      wcs_buf *pScratch, char **pzErr) {
   ks_view aView[KS_MAX_FIELDS];
   const char *zWhy = NULL;
   int i, rc, iBad = -1;
   if (!ks_key_split_resumes(s) || iField < 0 || iField >= s->nField ||
-      iOff < 0 || iOff > nKey || nKey > KS_MAX_KEY) {
+      iOff < 0 || iOff > nKey || (iField == 0) != (iOff == 0) ||
+      nKey > KS_MAX_KEY) {
     return wcs_seterr(pzErr, WCS_MISUSE, "ks_key_split_from: field %d at %d",
                       iField, iOff);
   }
-  if (iField == s->nField - 1 && s->nDelim == 1 && s->aDelim[0] < 0x80 &&
-      asciiAbove(pKey + iOff, nKey - iOff, s->aDelim[0])) {
+  if (s->eStruct == KS_STRUCT_ORDERED_CODE) {
+    rc = splitOrderedCode(s, pKey, nKey, iField, iOff, aView, aOff, pScratch,
+                          &zWhy, &iBad);
+    if (rc == WCS_NOMEM) return rc;
+  } else if (iField == s->nField - 1 && s->nDelim == 1 && s->aDelim[0] < 0x80 &&
+             asciiAbove(pKey + iOff, nKey - iOff, s->aDelim[0])) {
     /* The last field, as a scan mostly asks: it is the rest of the key,
     ** valid when every byte of it is above the delimiter (the ASCII case
     ** is tested here; any other takes the general path, for its
     ** message) */
-    aOut[iField].eType = KS_VAL_BYTES;
-    aOut[iField].p = pKey + iOff;
-    aOut[iField].n = nKey - iOff;
-    aOut[iField].i = 0;
-    return WCS_OK;
+    aView[iField].p = pKey + iOff;
+    aView[iField].n = nKey - iOff;
+    rc = WCS_OK;
+  } else {
+    rc = splitDelimited(s, pKey, nKey, iField, iOff, aView, &zWhy, &iBad);
   }
-  rc = splitDelimited(s, pKey, nKey, iField, iOff, aView, &zWhy, &iBad);
   if (rc != WCS_OK) return decodeError(s, pKey, nKey, iBad, zWhy, pzErr);
   for (i = iField; i < s->nField; i++) {
     aOut[i].eType = KS_VAL_BYTES;
     aOut[i].p = aView[i].p;
     aOut[i].n = aView[i].n;
     aOut[i].i = 0;
+    if (aOff && s->eStruct != KS_STRUCT_ORDERED_CODE) {
+      aOff[i] = (int)(aView[i].p - pKey);
+    }
   }
   return WCS_OK;
 }
@@ -1154,7 +1176,11 @@ int ks_key_last_int_any(const ks_schema *s, const uint8_t *pKey, int nKey,
                         int iOff, int64_t *pv) {
   const char *zWhy = NULL;
   if (!ks_key_last_int_fits(s, nKey, iOff)) return WCS_MISMATCH;
-  /* (its width is checked there) */
+  if (s->eStruct == KS_STRUCT_ORDERED_CODE &&
+      (iOff == nKey || findZero(pKey + iOff, pKey + nKey) != NULL)) {
+    return WCS_MISMATCH; /* escaped, or more fields: the general path */
+  }
+  /* (a DECIMAL field's width is checked there) */
   return ksIntFieldDecode(&s->aField[s->nField - 1], pKey + iOff, nKey - iOff,
                           pv, &zWhy);
 }

@@ -1664,8 +1664,8 @@ int ks_plan_check(const ks_plan *pPlan, const uint8_t *pKey, int nKey,
 ** its ranges: every key that starts with the same bytes as pKey up to and
 ** including the delimiter after field nSlot - 1 has the same first nSlot
 ** fields, so navigate() says the same of it; the ranges are the caller's
-** to keep. Only for delimited keys without salt (ks_key_split_resumes):
-** there those fields end where their bytes do. */
+** to keep. Only for delimited keys without salt: there those fields end
+** where their bytes do. */
 int ks_plan_match_prefix(const ks_plan *pPlan, const uint8_t *pKey, int nKey) {
   const ks_schema *s = pPlan->pSchema;
   const struct ks_plan_skip *sk = pPlan->pSkip;
@@ -1673,7 +1673,7 @@ int ks_plan_match_prefix(const ks_plan *pPlan, const uint8_t *pKey, int nKey) {
   const char *zWhy;
   int iField, n;
   if (sk == NULL || sk->nSlot < 1 || sk->nSlot >= s->nField ||
-      !ks_key_split_resumes(s) || nKey > KS_MAX_KEY ||
+      s->eStruct != KS_STRUCT_DELIMITED || s->nSalt > 0 || nKey > KS_MAX_KEY ||
       ksSplitKey(s, pKey, nKey, aView, NULL, &zWhy, &iField) != WCS_OK) {
     return 0;
   }

@@ -324,17 +324,25 @@ int ks_key_field_decode(const ks_schema *pSchema, int iField, ks_value *pVal,
 ** fields before iField are the same bytes at the same offsets, and only
 ** the rest needs splitting. ks_key_split_from() sets aOut[iField..nField-1]
 ** as ks_key_split() would (aOut[0..iField-1] are the caller's: the views
-** of the earlier split, moved to pKey), with the same errors. It needs a
-** schema for which ks_key_split_resumes() is true: DELIMITED without salt
-** (a salt byte hashes the whole key; ORDERED CODE fields may be unescaped
-** into the scratch buffer); otherwise WCS_MISUSE.
+** of the earlier split, moved to pKey), with the same errors; iField 0 at
+** iOff 0 splits the whole key. With aOff, it sets aOff[iField..nField-1]
+** to where each field begins in pKey: the boundaries a later split may
+** start from; -1 for an ORDERED CODE field the key ends before (trailing
+** empty fields are left out). An ORDERED CODE field holding a 00 byte
+** is unescaped into pScratch, which the split reuses from its start: the
+** caller's views of the fields before iField must be in pKey. It needs a
+** schema for which
+** ks_key_split_resumes() is true: DELIMITED or ORDERED CODE without salt
+** (a salt byte hashes the whole key); otherwise WCS_MISUSE.
 */
 static inline int ks_key_split_resumes(const ks_schema *pSchema) {
-  return pSchema->eStruct == KS_STRUCT_DELIMITED && pSchema->nSalt == 0 &&
-         pSchema->nField > 0;
+  return (pSchema->eStruct == KS_STRUCT_DELIMITED ||
+          pSchema->eStruct == KS_STRUCT_ORDERED_CODE) &&
+         pSchema->nSalt == 0 && pSchema->nField > 0;
 }
 int ks_key_split_from(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
-                      int iField, int iOff, ks_value *aOut, char **pzErr);
+                      int iField, int iOff, ks_value *aOut, int *aOff,
+                      wcs_buf *pScratch, char **pzErr);
 
 /* Eight ASCII digits at p as a number (the first is the most
 ** significant); 0 if any is not a digit. A SWAR conversion: digit pairs,
@@ -371,28 +379,33 @@ __attribute__((always_inline)) static inline int ks_digits8(const uint8_t *p,
 /*
 ** The last field as an integer, for a scan that split the row before: the
 ** key's last field begins at iOff (as in that split), and is an INT64 or
-** TIMESTAMP field in DECIMAL or REVERSED DECIMAL, valid as
-** ks_key_split_from() and ks_key_field_decode() would find it. Returns
-** WCS_OK with *pv, or WCS_MISMATCH for anything else (another encoding, a
-** bad field): the caller then takes that general path, which names the
-** error. Needs ks_key_split_resumes(). Inline for the common width, 8
-** digits (dates as YYYYMMDD); ks_key_last_int_any() for every width.
+** TIMESTAMP field, valid as ks_key_split_from() and ks_key_field_decode()
+** would find it. Returns WCS_OK with *pv, or WCS_MISMATCH for anything
+** else (another encoding, a bad field, an ORDERED CODE field holding a 00
+** byte): the caller then takes that general path, which names the error.
+** Needs ks_key_split_resumes(). Inline for the common width, 8 digits
+** (dates as YYYYMMDD); ks_key_last_int_any() for every width.
 */
 int ks_key_last_int_any(const ks_schema *pSchema, const uint8_t *pKey, int nKey,
                         int iOff, int64_t *pv);
 
-/* The schema and offset ks_key_last_int handles: a last field in DECIMAL or
-** REVERSED DECIMAL after a one-byte delimiter below '0' (so the digits are
-** above it, and their check is the whole field check; the grammar keeps a
-** DECIMAL field's delimiter there). */
+/* The schema and offset ks_key_last_int handles: a last integer field of
+** an ORDERED CODE key (its bytes are the rest of the key when no 00 byte,
+** which would be an escape or a separator, is among them), or one in
+** DECIMAL or REVERSED DECIMAL after a one-byte delimiter below '0' (so
+** the digits are above it, and their check is the whole field check; the
+** grammar keeps a DECIMAL field's delimiter there). */
 static inline int ks_key_last_int_fits(const ks_schema *pSchema, int nKey,
                                        int iOff) {
   const ks_field *f = &pSchema->aField[pSchema->nField - 1];
-  return ks_key_split_resumes(pSchema) && pSchema->nDelim == 1 &&
-         pSchema->aDelim[0] < '0' &&
-         (f->eType == KS_INT64 || f->eType == KS_TIMESTAMP) &&
-         (f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL) &&
-         iOff >= 0 && iOff <= nKey && nKey <= KS_MAX_KEY;
+  if (!ks_key_split_resumes(pSchema) ||
+      (f->eType != KS_INT64 && f->eType != KS_TIMESTAMP) || iOff < 0 ||
+      iOff > nKey || nKey > KS_MAX_KEY) {
+    return 0;
+  }
+  if (pSchema->eStruct == KS_STRUCT_ORDERED_CODE) return 1;
+  return pSchema->nDelim == 1 && pSchema->aDelim[0] < '0' &&
+         (f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL);
 }
 
 static inline int ks_key_last_int(const ks_schema *pSchema, const uint8_t *pKey,
@@ -401,6 +414,7 @@ static inline int ks_key_last_int(const ks_schema *pSchema, const uint8_t *pKey,
   uint64_t u;
   /* 8 digits never exceed the INT64 range */
   if (f->nWidth == 8 && nKey - iOff == 8 &&
+      (f->eEnc == KS_ENC_DECIMAL || f->eEnc == KS_ENC_REVERSED_DECIMAL) &&
       ks_key_last_int_fits(pSchema, nKey, iOff) &&
       ks_digits8(pKey + iOff, &u)) {
     *pv = f->eEnc == KS_ENC_DECIMAL ? (int64_t)u : (int64_t)(99999999u - u);

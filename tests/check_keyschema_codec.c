@@ -765,61 +765,131 @@ START_TEST(test_codec_split_then_field_decode_reports_as_decode_does) {
 }
 END_TEST
 
+/* A random earlier key of schema s that splits: random field values
+** encoded (ORDERED CODE: strings and bytes may be empty or hold 00 bytes,
+** integers are of every size), or fields of letters joined by the
+** delimiter. */
+static int randomKey(const ks_schema *s, uint8_t *aKey) {
+  static const uint8_t aOcByte[] = {0x00, 0x00, 0x01, 'a', 'q', 'z', 0xFF};
+  uint8_t aaByte[KS_MAX_FIELDS][6];
+  ks_value aV[KS_MAX_FIELDS];
+  wcs_buf key = {0};
+  int i, j, n;
+  if (s->eStruct != KS_STRUCT_ORDERED_CODE) {
+    n = 0;
+    for (i = 0; i < s->nField; i++) {
+      int nF = (int)tu_rand_range(5);
+      if (i > 0) {
+        memcpy(aKey + n, s->aDelim, (size_t)s->nDelim);
+        n += s->nDelim;
+      }
+      for (j = 0; j < nF; j++)
+        aKey[n++] = (uint8_t)('a' + tu_rand_range(26));
+    }
+    return n;
+  }
+  for (i = 0; i < s->nField; i++) {
+    if (s->aField[i].eType == KS_INT64 || s->aField[i].eType == KS_TIMESTAMP) {
+      /* 1 to 63 random bits, either sign (a timestamp is not negative) */
+      int64_t v = (int64_t)(tu_rand() >> (1 + tu_rand_range(63)));
+      aV[i] = I(
+          tu_rand_range(2) || s->aField[i].eType == KS_TIMESTAMP ? v : -v - 1);
+    } else {
+      int nF = tu_rand_range(4) ? (int)tu_rand_range(7) : 0;
+      /* (a STRING field takes no FF: it must be UTF-8) */
+      const int nAlpha =
+          (int)sizeof aOcByte - (s->aField[i].eType == KS_STRING);
+      for (j = 0; j < nF && j < 6; j++)
+        aaByte[i][j] = tu_rand_range(3)
+                           ? (uint8_t)('a' + tu_rand_range(26))
+                           : aOcByte[tu_rand_range((uint64_t)nAlpha)];
+      aV[i] = B(aaByte[i], nF < 6 ? nF : 6);
+    }
+  }
+  ck_assert_int_eq(ks_key_encode(s, aV, &key, NULL), WCS_OK);
+  ck_assert_uint_le(key.n, 60);
+  memcpy(aKey, key.a, key.n);
+  n = (int)key.n;
+  wcs_buf_free(&key);
+  return n;
+}
+
 /* Splitting again from a field boundary of an earlier key that the new
-** key shares gives what a whole split gives: the same views, or the same
-** error. Keys are random over an alphabet of field bytes, delimiter bytes
-** and bytes below the delimiter, so that both good and bad tails occur. */
+** key shares gives what a whole split gives: the same views (the same
+** bytes, where a field is unescaped), the same boundaries, or the same
+** error. New keys are the earlier one up to a boundary, then random bytes
+** over an alphabet of field bytes, delimiter bytes, bytes below the
+** delimiter and ORDERED CODE's escape and separator bytes, so that both
+** good and bad tails occur. */
 START_TEST(test_codec_split_from_matches_a_whole_split) {
   static const char *azSchema[] = {
       "KEY (a STRING, b STRING, c INT64 DECIMAL(4)) DELIMITED BY '#'",
       "KEY (a BYTES, b BYTES, c BYTES, d STRING) DELIMITED BY '::'",
-      "KEY (a STRING, b STRING) DELIMITED BY '#'"};
-  static const uint8_t aAlpha[] = {'#', ':', '0', '7', 'a', 'z', 0x01, 0xC3};
-  int iS, iRound, nOk = 0, nBad = 0;
+      "KEY (a STRING, b STRING) DELIMITED BY '#'",
+      "KEY (a BYTES, n INT64, b BYTES) ORDERED CODE",
+      "KEY (n INT64 ORDERED CODE, a STRING, m INT64 ORDERED CODE) "
+      "ORDERED CODE",
+      "KEY (a BYTES, b BYTES) ORDERED CODE"};
+  static const uint8_t aAlpha[] = {'#', ':',  '0',  '7',  'a',
+                                   'z', 0x01, 0xC3, 0x00, 0xFF};
+  int iS, iRound, nOk = 0, nBad = 0, nEsc = 0, nMissing = 0;
   tu_seed(0);
   for (iS = 0; iS < (int)(sizeof azSchema / sizeof azSchema[0]); iS++) {
     ks_schema *s = mustParse(azSchema[iS]);
     ck_assert(ks_key_split_resumes(s));
     for (iRound = 0; iRound < 4000; iRound++) {
-      uint8_t aPrev[40], aKey[40];
+      uint8_t aPrev[80], aKey[80];
       ks_value aP[KS_MAX_FIELDS], aW[KS_MAX_FIELDS], aF[KS_MAX_FIELDS];
-      wcs_buf scratch = {0};
+      int aOffP[KS_MAX_FIELDS], aOffW[KS_MAX_FIELDS], aOffF[KS_MAX_FIELDS];
+      wcs_buf scratchP = {0}, scratchW = {0}, scratchF = {0};
       char *zW = NULL, *zF = NULL;
-      int nPrev, nKey, k, i, nOff, rcW, rcF;
-      /* an earlier key that splits: fields joined by the delimiter */
-      nPrev = 0;
-      for (i = 0; i < s->nField; i++) {
-        int j, n = (int)tu_rand_range(5);
-        if (i > 0) {
-          memcpy(aPrev + nPrev, s->aDelim, (size_t)s->nDelim);
-          nPrev += s->nDelim;
+      int nPrev, nKey, k, i, nOff, rcW, rcF, nKeep;
+      nPrev = randomKey(s, aPrev);
+      ck_assert_int_eq(
+          ks_key_split_from(s, aPrev, nPrev, 0, 0, aP, aOffP, &scratchP, &zW),
+          WCS_OK);
+      /* the boundaries a split may start at: fields the key holds, up to
+      ** and including the first unescaped one (the views before k must
+      ** be in the key) */
+      for (nKeep = 0; nKeep < s->nField && aOffP[nKeep] >= 0; nKeep++) {
+        if (aP[nKeep].p != aPrev + aOffP[nKeep]) {
+          nKeep++;
+          nEsc++;
+          break;
         }
-        for (j = 0; j < n; j++)
-          aPrev[nPrev++] = (uint8_t)('a' + tu_rand_range(26));
       }
-      ck_assert_int_eq(ks_key_split(s, aPrev, nPrev, aP, &scratch, &zW),
-                       WCS_OK);
-      /* the new key: the earlier one up to field k's start, then bytes */
-      k = 1 + (int)tu_rand_range((uint64_t)(s->nField - 1));
-      nOff = (int)(aP[k].p - aPrev);
+      if (nKeep < s->nField) nMissing++;
+      if (nKeep < 2) {
+        wcs_buf_free(&scratchP);
+        continue;
+      }
+      k = 1 + (int)tu_rand_range((uint64_t)(nKeep - 1));
+      nOff = aOffP[k];
       memcpy(aKey, aPrev, (size_t)nOff);
       nKey = nOff + (int)tu_rand_range(12);
       for (i = nOff; i < nKey; i++)
         aKey[i] = tu_rand_range(3) ? (uint8_t)('a' + tu_rand_range(26))
                                    : aAlpha[tu_rand_range(sizeof aAlpha)];
-      rcW = ks_key_split(s, aKey, nKey, aW, &scratch, &zW);
+      rcW = ks_key_split_from(s, aKey, nKey, 0, 0, aW, aOffW, &scratchW, &zW);
+      ck_assert_int_eq(rcW, ks_key_split(s, aKey, nKey, aF, &scratchF, NULL));
       for (i = 0; i < k; i++) {
         aF[i] = aP[i];
         aF[i].p = aKey + (aP[i].p - aPrev);
       }
-      rcF = ks_key_split_from(s, aKey, nKey, k, nOff, aF, &zF);
+      rcF =
+          ks_key_split_from(s, aKey, nKey, k, nOff, aF, aOffF, &scratchF, &zF);
       ck_assert_int_eq(rcF, rcW);
       if (rcW == WCS_OK) {
         nOk++;
         for (i = 0; i < s->nField; i++) {
           ck_assert_int_eq(aF[i].eType, KS_VAL_BYTES);
-          ck_assert_ptr_eq(aF[i].p, aW[i].p);
           ck_assert_int_eq(aF[i].n, aW[i].n);
+          if (aW[i].p >= aKey && aW[i].p <= aKey + nKey) {
+            ck_assert_ptr_eq(aF[i].p, aW[i].p);
+          } else if (aW[i].n > 0) {
+            ck_assert_mem_eq(aF[i].p, aW[i].p, (size_t)aW[i].n);
+          }
+          if (i >= k) ck_assert_int_eq(aOffF[i], aOffW[i]);
         }
       } else {
         nBad++;
@@ -827,12 +897,16 @@ START_TEST(test_codec_split_from_matches_a_whole_split) {
       }
       free(zW);
       free(zF);
-      wcs_buf_free(&scratch);
+      wcs_buf_free(&scratchP);
+      wcs_buf_free(&scratchW);
+      wcs_buf_free(&scratchF);
     }
     ks_schema_free(s);
   }
-  ck_assert_int_gt(nOk, 1000);
-  ck_assert_int_gt(nBad, 1000);
+  ck_assert_int_gt(nOk, 5000);
+  ck_assert_int_gt(nBad, 5000);
+  ck_assert_int_gt(nEsc, 500);
+  ck_assert_int_gt(nMissing, 500);
 }
 END_TEST
 
@@ -915,21 +989,109 @@ START_TEST(test_codec_last_int_matches_split_and_decode) {
 }
 END_TEST
 
-/* Only delimited keys without salt split from a boundary: a salt byte is a
-** hash of the whole key, and ORDERED CODE fields may be unescaped. */
-START_TEST(test_codec_split_from_needs_a_plain_delimited_schema) {
+/* The same for ORDERED CODE keys: the last integer field, from its offset,
+** decodes exactly when the whole split and the field's decode do, with the
+** same value, unless the field holds a 00 byte (an escape, or a separator
+** of more fields: the general path). The keys are encoded, then their
+** last field is kept or replaced by random bytes. */
+START_TEST(test_codec_last_int_of_ordered_code_keys) {
   static const char *azSchema[] = {
-      "KEY (a STRING, b STRING) DELIMITED BY '#' SALT 4",
-      "KEY (a STRING, b STRING) ORDERED CODE", "KEY (a STRING)"};
-  int iS;
-  for (iS = 0; iS < 3; iS++) {
+      "KEY (a STRING, n INT64) ORDERED CODE",
+      "KEY (a BYTES, b BYTES, t TIMESTAMP BIG ENDIAN) ORDERED CODE",
+      "KEY (n INT64 ORDERED CODE, m INT64 ORDERED CODE) ORDERED CODE",
+      "KEY (a STRING, d INT64 DECIMAL(8)) ORDERED CODE"};
+  static const uint8_t aAlpha[] = {0x00, 0x01, 0xFF, 0x80, 0x7F, 0x81, '5'};
+  int iS, iRound, nYes = 0, nNo = 0, nZero = 0;
+  tu_seed(0);
+  for (iS = 0; iS < (int)(sizeof azSchema / sizeof azSchema[0]); iS++) {
     ks_schema *s = mustParse(azSchema[iS]);
+    const int iLast = s->nField - 1;
+    for (iRound = 0; iRound < 3000; iRound++) {
+      uint8_t aKey[80];
+      ks_value aW[KS_MAX_FIELDS];
+      int aOff[KS_MAX_FIELDS];
+      wcs_buf scratch = {0};
+      int nKey = 0, i, nOff, rcW, rcL, bZero = 0;
+      int64_t v = -1;
+      if (iS == 3) {
+        /* (randomKey gives no DECIMAL digits) */
+        aKey[nKey++] = (uint8_t)('a' + tu_rand_range(26));
+        aKey[nKey++] = 0x00;
+        aKey[nKey++] = 0x01;
+        for (i = 0; i < 8; i++)
+          aKey[nKey++] = (uint8_t)('0' + tu_rand_range(10));
+      } else {
+        nKey = randomKey(s, aKey);
+      }
+      if (ks_key_split_from(s, aKey, nKey, 0, 0, aW, aOff, &scratch, NULL) !=
+              WCS_OK ||
+          aOff[iLast] < 0) {
+        wcs_buf_free(&scratch);
+        continue;
+      }
+      nOff = aOff[iLast];
+      if (tu_rand_range(2)) {
+        /* the last field replaced by 0 to 9 random bytes */
+        nKey = nOff + (int)tu_rand_range(10);
+        for (i = nOff; i < nKey; i++)
+          aKey[i] = aAlpha[tu_rand_range(sizeof aAlpha)];
+      }
+      for (i = nOff; i < nKey; i++)
+        bZero |= aKey[i] == 0x00;
+      rcW = ks_key_split_from(s, aKey, nKey, 0, 0, aW, aOff, &scratch, NULL);
+      if (rcW == WCS_OK && aOff[iLast] != nOff) rcW = WCS_MISMATCH;
+      for (i = 0; rcW == WCS_OK && i < s->nField; i++) {
+        rcW = ks_key_field_decode(s, i, &aW[i], aKey, nKey, NULL);
+      }
+      rcL = ks_key_last_int(s, aKey, nKey, nOff, &v);
+      if (rcL == WCS_OK) {
+        nYes++;
+        ck_assert(!bZero);
+        ck_assert_int_eq(rcW, WCS_OK);
+        ck_assert_int_eq(v, aW[iLast].i);
+      } else {
+        nNo++;
+        ck_assert_int_eq(rcL, WCS_MISMATCH);
+        if (rcW == WCS_OK) {
+          ck_assert(bZero);
+          nZero++;
+        }
+      }
+      wcs_buf_free(&scratch);
+    }
+    ks_schema_free(s);
+  }
+  ck_assert_int_gt(nYes, 4000);
+  ck_assert_int_gt(nNo, 3000);
+  ck_assert_int_gt(nZero, 100);
+}
+END_TEST
+
+/* Only keys without salt split from a boundary (a salt byte is a hash of
+** the whole key), and never from a field past the schema's, a byte past
+** the key, or field 0 anywhere but at byte 0. */
+START_TEST(test_codec_split_from_needs_a_key_without_salt) {
+  static const struct {
+    const char *zSchema;
+    int iField, iOff;
+  } aCase[] = {{"KEY (a STRING, b STRING) DELIMITED BY '#' SALT 4", 1, 2},
+               {"KEY (a STRING, b STRING) ORDERED CODE SALT 2", 1, 2},
+               {"KEY (a STRING)", 0, 0},
+               {"KEY (a STRING, b STRING) DELIMITED BY '#'", 2, 2},
+               {"KEY (a STRING, b STRING) DELIMITED BY '#'", 1, 4},
+               {"KEY (a STRING, b STRING) ORDERED CODE", 0, 2},
+               {"KEY (a STRING, b STRING) ORDERED CODE", 1, 0}};
+  int i;
+  for (i = 0; i < (int)(sizeof aCase / sizeof aCase[0]); i++) {
+    ks_schema *s = mustParse(aCase[i].zSchema);
     ks_value a[KS_MAX_FIELDS];
     char *zErr = NULL;
-    ck_assert(!ks_key_split_resumes(s));
-    ck_assert_int_eq(
-        ks_key_split_from(s, (const uint8_t *)"x#y", 3, 1, 2, a, &zErr),
-        WCS_MISUSE);
+    if (i < 3) ck_assert(!ks_key_split_resumes(s));
+    ck_assert_int_eq(ks_key_split_from(s, (const uint8_t *)"x#y", 3,
+                                       aCase[i].iField, aCase[i].iOff, a, NULL,
+                                       NULL, &zErr),
+                     WCS_MISUSE);
+    ck_assert_ptr_nonnull(zErr);
     free(zErr);
     ks_schema_free(s);
   }
@@ -1467,7 +1629,8 @@ Suite *keyschema_codec_suite(void) {
   tcase_add_test(tc, test_codec_field_decode_reads_only_its_field);
   tcase_add_test(tc, test_codec_split_from_matches_a_whole_split);
   tcase_add_test(tc, test_codec_last_int_matches_split_and_decode);
-  tcase_add_test(tc, test_codec_split_from_needs_a_plain_delimited_schema);
+  tcase_add_test(tc, test_codec_last_int_of_ordered_code_keys);
+  tcase_add_test(tc, test_codec_split_from_needs_a_key_without_salt);
   tcase_add_test(tc, test_codec_decode_points_into_the_key);
   tcase_add_test(tc, test_codec_random_tuples_roundtrip);
   tcase_add_test(tc, test_codec_whole_key_encode_matches_the_general_path);

@@ -3383,10 +3383,14 @@ struct WcsCursor {
                       ** bSplit, field i decoded once bit i of mDecoded */
   wcs_buf keyScratch; /* decoding scratch, reused */
   /* the last row split, for ks_key_split_from() (a schema for which
-  ** ks_key_split_resumes()): where each of its fields began, and its
-  ** bytes before its last field */
+  ** ks_key_split_resumes()): where each of its first nSplitOff fields
+  ** began and how long its view is, and its bytes up to the last of them:
+  ** a later row's split may start at any of them and keep those before
+  ** (they end at an ORDERED CODE field the key ends before, or just after
+  ** one unescaped into keyScratch, whose view cannot be kept) */
   int nSplitOff; /* 0: none */
   int aSplitOff[KS_MAX_FIELDS];
+  int aSplitLen[KS_MAX_FIELDS];
   wcs_buf splitHead;
   int bSplit;        /* aKey holds this row's split fields */
   int eLast8;        /* the key's last field is an integer ks_key_last_int
@@ -3890,6 +3894,7 @@ __attribute__((always_inline)) static inline int lastInt8(const WcsCursor *p,
 static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
   const uint8_t *pRow = p->pRow;
   int nRow = (int)p->nRow, nField = s->nField, k = 0, i, rc, bHeadKept = 0;
+  int aOff[KS_MAX_FIELDS];
   p->mDecoded = 0;
   p->pKeptRow = NULL;
   p->oFast = -1;
@@ -3897,10 +3902,11 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
     p->mHeadDecoded = 0;
     return ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
   }
-  if (p->nSplitOff == nField) {
+  if (p->nSplitOff > 0) {
     int oLast = p->aSplitOff[nField - 1];
-    k = nField - 1;
-    if (nRow >= oLast && wcs_same_bytes(pRow, p->splitHead.a, (size_t)oLast)) {
+    k = p->nSplitOff - 1;
+    if (k == nField - 1 && nRow >= oLast &&
+        wcs_same_bytes(pRow, p->splitHead.a, (size_t)oLast)) {
       /* every field but the last as in the row before (the head is its
       ** bytes up to the last field, and stays): the common case of a
       ** scan, tested first */
@@ -3924,7 +3930,7 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
       }
       p->aKey[i].eType = KS_VAL_BYTES;
       p->aKey[i].p = pRow + p->aSplitOff[i];
-      p->aKey[i].n = p->aSplitOff[i + 1] - s->nDelim - p->aSplitOff[i];
+      p->aKey[i].n = p->aSplitLen[i];
       p->aKey[i].i = 0;
     }
   } else {
@@ -3939,24 +3945,30 @@ static int splitRow(WcsCursor *p, const ks_schema *s, char **pzErr) {
     p->mDecoded = p->mHeadDecoded | ((uint64_t)1 << k);
     return WCS_OK;
   }
-  rc = k > 0 ? ks_key_split_from(s, pRow, nRow, k, p->aSplitOff[k], p->aKey,
-                                 pzErr)
-             : ks_key_split(s, pRow, nRow, p->aKey, &p->keyScratch, pzErr);
+  rc = ks_key_split_from(s, pRow, nRow, k, k > 0 ? p->aSplitOff[k] : 0, p->aKey,
+                         aOff, &p->keyScratch, pzErr);
   if (bHeadKept) {
     if (rc == WCS_OK) p->mDecoded = p->mHeadDecoded;
     return rc;
   }
   p->nSplitOff = 0;
   if (rc != WCS_OK) return rc;
-  for (i = k; i < nField; i++) {
-    p->aSplitOff[i] = (int)(p->aKey[i].p - pRow);
+  /* the fields a later split may start at: those before k, and from k on
+  ** those the key holds, up to the first whose view is not in it */
+  for (i = k; i < nField && aOff[i] >= 0; i++) {
+    p->aSplitOff[i] = aOff[i];
+    p->aSplitLen[i] = p->aKey[i].n;
+    if (p->aKey[i].p != pRow + aOff[i]) {
+      i++;
+      break;
+    }
   }
+  if (i == 0) return WCS_OK;
   /* the head's first aSplitOff[k] bytes are already this row's */
   p->splitHead.n = k > 0 ? (size_t)p->aSplitOff[k] : 0;
   if (wcs_buf_append(&p->splitHead, pRow + p->splitHead.n,
-                     (size_t)p->aSplitOff[nField - 1] - p->splitHead.n) ==
-      WCS_OK) {
-    p->nSplitOff = nField;
+                     (size_t)p->aSplitOff[i - 1] - p->splitHead.n) == WCS_OK) {
+    p->nSplitOff = i;
   }
   return WCS_OK;
 }
@@ -5289,6 +5301,8 @@ static int wcsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   p->bMayUpdate = wcsReadTxn(pTab->pStore) != NULL;
   p->eLast8 = 0;
   if (s->nField > 0 && s->aField[s->nField - 1].nWidth == 8 &&
+      (s->aField[s->nField - 1].eEnc == KS_ENC_DECIMAL ||
+       s->aField[s->nField - 1].eEnc == KS_ENC_REVERSED_DECIMAL) &&
       ks_key_last_int_fits(s, 8, 0)) {
     p->eLast8 = s->aField[s->nField - 1].eEnc == KS_ENC_DECIMAL ? 1 : 2;
   }
