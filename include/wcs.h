@@ -498,7 +498,8 @@ int wcs_iter_entry(const wcs_iter *pIter, const void **ppKey, size_t *pnKey,
 /* Turn the memtable into a sorted file now and wait for it. */
 int wcs_db_flush(wcs_db *db);
 /* Make a consistent copy of the store in directory zDir, which must not
-** exist: everything committed before the call, as a store that
+** exist (WCS_CANTOPEN if it does): everything committed before the call,
+** as a store that
 ** wcs_db_open() opens (a backup taken while the store is in use). The
 ** memtable is flushed first; then the sorted files of that moment are
 ** copied (they stay while they are copied, whatever compactions do) and a

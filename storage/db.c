@@ -3793,7 +3793,7 @@ int wcs_db_checkpoint(wcs_db *db, const char *zDir) {
   pTo = db->bInMemory ? wcs_env_posix() : db->pEnv;
   rc = pTo->xExists(pTo, zDir, &bExists);
   if (rc == WCS_OK && bExists) {
-    return setErrf(db, WCS_MISUSE,
+    return setErrf(db, WCS_CANTOPEN,
                    "%s already exists: a checkpoint makes a new directory; "
                    "name one that does not exist",
                    zDir);

@@ -3751,7 +3751,7 @@ START_TEST(test_db_checkpoint_is_a_consistent_copy) {
   ck_assert_int_ge(N, 599);
   ck_assert_int_lt(N, atomic_load(&a.iNext));
   /* refused: the directory exists; nothing of it changes */
-  ck_assert_int_eq(wcs_db_checkpoint(db, zC1), WCS_MISUSE);
+  ck_assert_int_eq(wcs_db_checkpoint(db, zC1), WCS_CANTOPEN);
   assertMsgHas(db, "already exists");
   ck_assert_int_eq(ckptVerify(zC1), 400);
   /* the store itself goes on */

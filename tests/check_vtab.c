@@ -1787,6 +1787,23 @@ START_TEST(test_key_functions) {
   CHECK_ERR(db, "SELECT wcs_key_encode('metrics', 'phone', 1)",
             "3 key fields; 2 values given");
   CHECK_ERR(db, "SELECT wcs_key_encode('nosuch', 1)", "no wcs table");
+  /* a key INSERT would refuse is refused here too; a table without a key
+  ** schema says so */
+  OK(db, "CREATE VIRTUAL TABLE s USING wcs(KEY (k STRING), FAMILY f)");
+  OK(db, "CREATE VIRTUAL TABLE r USING wcs(FAMILY f)");
+  CHECK_ERR(db, "SELECT wcs_key_encode('s', '')",
+            "s: a row key cannot be empty");
+  CHECK(db, "SELECT wcs_key_encode('s', 'a')", "x'61'");
+  CHECK_ERR(db, "SELECT wcs_key_encode('r')", "table r has no key schema");
+  /* JSON results nest in SQLite's JSON functions as arrays, not strings */
+  OK(db, "INSERT INTO metrics(device, id, day, cpu) VALUES ('p', 'a', 7, 1)");
+  CHECK(db,
+        "SELECT json_object('k', wcs_key_decode('metrics', _key), "
+        "'q', map_keys(stats), 's', json_type(wcs_stats('metrics'))) "
+        "FROM metrics",
+        "{\"k\":[\"p\",\"a\",7],\"q\":[\"cpu\"],\"s\":\"object\"}");
+  CHECK(db, "SELECT json_array(wcs_stats('metrics')) ->> '$[0].table'",
+        "metrics");
   sqlite3_close(db);
 }
 END_TEST
@@ -2063,6 +2080,15 @@ START_TEST(test_table_clause_attaches_and_drop_rule) {
   CHECK_ERR(db, "SELECT count(*) FROM mh", "store table 'metrics' is missing");
   CHECK_ERR(db, "INSERT INTO m5(device,id,day,cpu) VALUES ('p','a',1,1)",
             "store table 'metrics' is missing");
+  /* and the functions naming them say the same */
+  CHECK_ERR(db, "SELECT wcs_stats('m5')",
+            "wcs_stats: m5: store table 'metrics' is missing (dropped since "
+            "this connection opened it); DROP TABLE m5 removes this "
+            "declaration");
+  CHECK_ERR(db, "SELECT wcs_compact('mh')",
+            "wcs_compact: mh: store table 'metrics' is missing");
+  CHECK_ERR(db, "SELECT wcs_alter('m5', 'FAMILY g')",
+            "wcs_alter: m5: store table 'metrics' is missing");
   OK(db, zMetrics);
   CHECK(db, "SELECT count(*) FROM metrics", "0");
   CHECK_ERR(db, "SELECT cpu FROM m5 WHERE device = 'p'",
@@ -2172,6 +2198,9 @@ START_TEST(test_backup_is_the_store_as_of_the_call) {
   OK(db, "COMMIT");
   CHECK(db, "SELECT count(*) FROM metrics", "3");
   CHECK_ERR(db, "SELECT wcs_backup('metrics', 'bk.wcs')", "already exists");
+  /* a directory in the way is not a misuse of the API (drivers raise
+  ** another kind of exception for SQLITE_MISUSE) */
+  ck_assert_int_eq(sqlite3_errcode(db), SQLITE_CANTOPEN);
   CHECK_ERR(db, "SELECT wcs_backup('nosuch', 'b2.wcs')", "nosuch");
   CHECK_ERR(db, "SELECT wcs_backup('metrics', '')", "new directory");
   CHECK_ERR(db, "SELECT wcs_backup('metrics', ':memory:')",

@@ -211,6 +211,7 @@ static void mapKeysFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc == WCS_OK) {
     sqlite3_result_text(ctx, (const char *)k.out.a, (int)k.out.n,
                         SQLITE_TRANSIENT);
+    sqlite3_result_subtype(ctx, WCS_JSON_SUBTYPE);
   } else if (rc == WCS_NOMEM) {
     sqlite3_result_error_nomem(ctx);
   } else {
@@ -321,6 +322,13 @@ static WcsTab *tableArg(sqlite3_context *ctx, sqlite3_value *v,
     zErr = pTab->base.zErrMsg;
     pTab->base.zErrMsg = NULL;
     pTab = NULL;
+  } else if (pTab && wcsDroppedErr(pTab)) {
+    /* (an alias or history view of a table dropped since: as statements
+    ** on it say) */
+    sqlite3_free(zErr);
+    zErr = pTab->base.zErrMsg;
+    pTab->base.zErrMsg = NULL;
+    pTab = NULL;
   }
   if (pTab == NULL) {
     char *z = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : "no such table");
@@ -415,9 +423,14 @@ static void keyEncodeFunc(sqlite3_context *ctx, int argc,
   if (pTab == NULL) return;
   s = pTab->pSchema;
   if (s->nField == 0 || argc - 1 != s->nField) {
-    char *z = sqlite3_mprintf(
-        "wcs_key_encode: table %s has %d key fields; %d values given",
-        pTab->zName, s->nField, argc - 1);
+    char *z =
+        s->nField == 0
+            ? sqlite3_mprintf("wcs_key_encode: table %s has no key schema; "
+                              "its row keys are the _key column's bytes",
+                              pTab->zName)
+            : sqlite3_mprintf(
+                  "wcs_key_encode: table %s has %d key fields; %d values given",
+                  pTab->zName, s->nField, argc - 1);
     sqlite3_result_error(ctx, z, -1);
     sqlite3_free(z);
     return;
@@ -476,6 +489,10 @@ static void keyEncodeFunc(sqlite3_context *ctx, int argc,
     if (rc != WCS_OK) {
       zErr = sqlite3_mprintf("%s", zKsErr ? zKsErr : wcs_errstr(rc));
       wcs_free(zKsErr);
+    } else if (out.n == 0) {
+      /* (a single STRING or BYTES field, empty) as INSERT refuses it */
+      zErr = sqlite3_mprintf("%s: a row key cannot be empty", pTab->zName);
+      rc = WCS_CONSTRAINT;
     }
   }
   if (rc == WCS_OK) {
@@ -533,6 +550,7 @@ static void keyDecodeFunc(sqlite3_context *ctx, int argc,
   if (rc == WCS_OK) rc = wcs_buf_append(&out, "]", 1);
   if (rc == WCS_OK) {
     sqlite3_result_text(ctx, (const char *)out.a, (int)out.n, SQLITE_TRANSIENT);
+    sqlite3_result_subtype(ctx, WCS_JSON_SUBTYPE);
   } else {
     resultErr(ctx, "wcs_key_decode", rc, zErr);
   }
@@ -1092,6 +1110,7 @@ static void statsFunc(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (rc == WCS_OK) {
     sqlite3_result_text(ctx, (const char *)b.a, (int)b.n, SQLITE_TRANSIENT);
+    sqlite3_result_subtype(ctx, WCS_JSON_SUBTYPE);
   } else {
     resultErr(ctx, "wcs_stats", rc,
               pStore ? wcs_engine_errmsg(pStore->pEng) : NULL);
@@ -1104,24 +1123,25 @@ int wcsRegisterFunctions(sqlite3 *db, WcsConn *pConn) {
     const char *zName;
     int nArg;
     int bPure; /* deterministic and innocuous; else direct-only */
+    int bJson; /* returns JSON text, with its subtype */
     void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
   } aFunc[] = {
-      {"starts_with", 2, 1, wcsStartsWithFunc},
-      {"to_int64", 1, 1, toInt64Func},
-      {"to_float64", 1, 1, toFloat64Func},
-      {"map_keys", 1, 1, mapKeysFunc},
-      {"wcs_hll_count", 1, 1, hllCountFunc},
-      {"wcs_key_encode", -1, 0, keyEncodeFunc},
-      {"wcs_key_decode", 2, 0, keyDecodeFunc},
-      {"wcs_increment", 5, 0, incrementFunc},
-      {"wcs_delete_prefix", 2, 0, deletePrefixFunc},
-      {"wcs_compact", 0, 0, compactFunc},
-      {"wcs_compact", 1, 0, compactFunc},
-      {"wcs_backup", 2, 0, backupFunc},
-      {"wcs_alter", 2, 0, alterFunc},
-      {"wcs_drop_family", 2, 0, dropFamilyFunc},
-      {"wcs_stats", 0, 0, statsFunc},
-      {"wcs_stats", 1, 0, statsFunc},
+      {"starts_with", 2, 1, 0, wcsStartsWithFunc},
+      {"to_int64", 1, 1, 0, toInt64Func},
+      {"to_float64", 1, 1, 0, toFloat64Func},
+      {"map_keys", 1, 1, 1, mapKeysFunc},
+      {"wcs_hll_count", 1, 1, 0, hllCountFunc},
+      {"wcs_key_encode", -1, 0, 0, keyEncodeFunc},
+      {"wcs_key_decode", 2, 0, 1, keyDecodeFunc},
+      {"wcs_increment", 5, 0, 0, incrementFunc},
+      {"wcs_delete_prefix", 2, 0, 0, deletePrefixFunc},
+      {"wcs_compact", 0, 0, 0, compactFunc},
+      {"wcs_compact", 1, 0, 0, compactFunc},
+      {"wcs_backup", 2, 0, 0, backupFunc},
+      {"wcs_alter", 2, 0, 0, alterFunc},
+      {"wcs_drop_family", 2, 0, 0, dropFamilyFunc},
+      {"wcs_stats", 0, 0, 1, statsFunc},
+      {"wcs_stats", 1, 0, 1, statsFunc},
   };
   size_t i;
   int rc = SQLITE_OK;
@@ -1129,6 +1149,10 @@ int wcsRegisterFunctions(sqlite3 *db, WcsConn *pConn) {
     int fl =
         SQLITE_UTF8 | (aFunc[i].bPure ? SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
                                       : SQLITE_DIRECTONLY);
+#ifdef SQLITE_RESULT_SUBTYPE
+    /* (SQLite 3.45 on keeps a subtype only of functions that say so) */
+    if (aFunc[i].bJson) fl |= SQLITE_RESULT_SUBTYPE;
+#endif
     rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg, fl,
                                     pConn, aFunc[i].xFunc, NULL, NULL, NULL);
   }

@@ -149,21 +149,37 @@ int wcsReplacedErr(WcsTab *pTab) {
   return SQLITE_SCHEMA;
 }
 
+/* Set pTab's error for a store table that is gone (another table of this
+** connection dropped it, say) and return 1; 0 while the store has it. */
+static int tabGoneErr(WcsTab *pTab) {
+  wcs_table *pNow = NULL;
+  if (pTab->pStore == NULL || pTab->zStoreTable == NULL ||
+      wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pNow) != WCS_OK ||
+      pNow != NULL) {
+    wcs_table_close(pNow);
+    return 0;
+  }
+  setErr(&pTab->base,
+         "%s: store table '%s' is missing (dropped since this "
+         "connection opened it); DROP TABLE %s removes this declaration",
+         pTab->zName, pTab->zStoreTable, pTab->zName);
+  return 1;
+}
+
+int wcsDroppedErr(WcsTab *pTab) {
+  return pTab->pTab && wcs_table_stale(pTab->pTab) && tabGoneErr(pTab);
+}
+
 /* Report an engine error on the vtab, with its message. */
 static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
   const char *zMsg = pTab->pStore ? wcs_engine_errmsg(pTab->pStore->pEng) : "";
   if (rc == WCS_SCHEMA && pTab->pStore && pTab->zStoreTable) {
-    /* "altered or dropped": which, when it is gone (another table of this
-    ** connection dropped it, say) */
+    /* "altered or dropped": which, when it is gone */
     wcs_table *pNow = NULL;
-    if (wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pNow) ==
-            WCS_OK &&
-        pNow == NULL) {
-      setErr(&pTab->base,
-             "%s: store table '%s' is missing (dropped since this "
-             "connection opened it); DROP TABLE %s removes this declaration",
-             pTab->zName, pTab->zStoreTable, pTab->zName);
-      return SQLITE_ERROR;
+    if (tabGoneErr(pTab)) return SQLITE_ERROR;
+    if (wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pNow) !=
+        WCS_OK) {
+      pNow = NULL;
     }
     if (pNow && pTab->pTab && wcs_table_id(pNow) != wcs_table_id(pTab->pTab)) {
       /* a new table of the name: this declaration keeps the old one */

@@ -273,6 +273,9 @@ int wcsMissingErr(WcsTab *pTab);
 ** since the declaration opened it (wcsTableFresh returned 1): set on pTab,
 ** SQLITE_SCHEMA returned. */
 int wcsReplacedErr(WcsTab *pTab);
+/* 1 after setting pTab's error when its store table was dropped since the
+** connection opened it (the error statements give); else 0. */
+int wcsDroppedErr(WcsTab *pTab);
 
 /* The error of a table whose connection a parent process opened before
 ** fork() (wcs_engine_forked): set on pTab, SQLITE_ERROR returned. */
