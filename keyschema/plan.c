@@ -560,9 +560,8 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
       return eUse;
     }
     if (bLetters) {
-      /* every case variant v of the prefix has upper(p) <= v <= lower(p)
-      ** byte by byte, so strings starting with one lie in
-      ** [upper(p), successor(lower(p))) */
+      /* the prefix with its letters in upper case and in lower case,
+      ** whose bytes make its case variants */
       uint8_t *zUp = arenaAlloc(P->p, (size_t)nPre + 1);
       uint8_t *zLow = arenaAlloc(P->p, (size_t)nPre + 1);
       if (zUp == NULL || zLow == NULL) return P->rc = WCS_NOMEM, USE_NO;
@@ -572,19 +571,17 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
         zLow[i] = (ch >= 'A' && ch <= 'Z') ? (uint8_t)(ch + 32) : ch;
       }
       zLow[nPre] = 0;
-      if (bNoWild && c->op != KS_OP_PREFIX && bytesValid(fc, zLow, nPre + 1)) {
-        /* (a value that continues with a 00 byte matches too, as above) */
-        iv.lo = bndBytes(P, zUp, nPre, 1);
-        iv.hi = prefixIvl(P, zLow, nPre + 1).hi;
-      } else if (bNoWild) {
-        iv.lo = bndBytes(P, zUp, nPre, 1);
-        iv.hi = bndBytes(P, zLow, nPre, 1);
-      } else {
+      {
         /* The prefix's case variants, each a range of its own, the prefix
         ** cut before its sixth letter: at most 32, where one range from
         ** upper(p) to lower(p) would take in every key between (LIKE
-        ** 'd05#%' read every key from 'D' to 'd05#'). */
+        ** 'd05#%' read every key from 'D' to 'd05#'). Without a wildcard
+        ** and not cut, each variant is a value of its own (LIKE 'phone'
+        ** reads the keys of 'phone', 'Phone', ..., not those of 'laptop'
+        ** between 'PHONE' and 'phone'), and so is each followed by a 00
+        ** byte and anything, as above. */
         int aLet[LIKE_VARIANT_LETTERS], nLet = 0, nCut = nPre, m, j, k;
+        int bValues;
         ks_view *a;
         for (i = 0; i < nPre; i++) {
           uint8_t ch = p[i];
@@ -596,12 +593,13 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
             aLet[nLet++] = i;
           }
         }
+        bValues = bNoWild && nCut == nPre;
         a = arenaAlloc(P->p, sizeof(ks_view) << nLet);
         if (a == NULL) return P->rc = WCS_NOMEM, USE_NO;
         for (m = k = 0; m < (1 << nLet); m++) {
-          uint8_t *z = arenaAlloc(P->p, (size_t)nCut);
+          uint8_t *z = arenaAlloc(P->p, (size_t)nCut + 1);
           if (z == NULL) return P->rc = WCS_NOMEM, USE_NO;
-          memcpy(z, zLow, (size_t)nCut);
+          memcpy(z, zLow, (size_t)nCut + 1);
           for (j = 0; j < nLet; j++) {
             if ((m >> j) & 1) z[aLet[j]] = zUp[aLet[j]];
           }
@@ -612,17 +610,28 @@ static int bytesCons(Planner *P, const FieldCtx *fc, const ks_constraint *c,
         }
         qsort(a, (size_t)k, sizeof(ks_view), cmpView);
         for (m = 0; m < k && P->rc == WCS_OK; m++) {
-          iv = prefixIvl(P, a[m].p, a[m].n);
-          iv.lo = normLo(P, fc, iv.lo);
-          iv.hi = normHi(fc, iv.hi);
-          setAdd(P, S, &iv);
+          if (!bValues) {
+            iv = prefixIvl(P, a[m].p, a[m].n);
+            iv.lo = normLo(P, fc, iv.lo);
+            iv.hi = normHi(fc, iv.hi);
+            setAdd(P, S, &iv);
+            continue;
+          }
+          if (bytesValid(fc, a[m].p, a[m].n)) {
+            iv.lo = bndBytes(P, a[m].p, a[m].n, 1);
+            iv.hi = iv.lo;
+            setAdd(P, S, &iv);
+          }
+          if (c->op != KS_OP_PREFIX && bytesValid(fc, a[m].p, a[m].n + 1)) {
+            /* (a[m].p[n] is the 00 byte zLow ends with) */
+            iv = prefixIvl(P, a[m].p, a[m].n + 1);
+            iv.lo = normLo(P, fc, iv.lo);
+            iv.hi = normHi(fc, iv.hi);
+            setAdd(P, S, &iv);
+          }
         }
         return USE_COVER;
       }
-      iv.lo = normLo(P, fc, iv.lo);
-      iv.hi = normHi(fc, iv.hi);
-      setAdd(P, S, &iv);
-      return USE_COVER;
     }
     if (nPre == 0) {
       S->bFull = 1;

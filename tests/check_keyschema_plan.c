@@ -269,7 +269,30 @@ static const struct {
     {M, "device like:12%", 0, 0, "RANGE SCAN (device)\n[12#, 13#)", "1"},
     {M, "device like:12_4", 0, 0, "RANGE SCAN (device)\n[12#, 13#)", "0"},
     {M, "device like:12", 0, 0, "PREFIX SCAN (device)\n[12#, 12$)", "1"},
-    {M, "device like:ab", 0, 0, "RANGE SCAN (device)\n[AB#, ab$)", "0"},
+    /* no wildcard: each case variant is a value of its own (one range
+    ** from AB to ab would take in every key between, 'Zebra' or
+    ** 'laptop'), and a value past five letters a range of each variant
+    ** of its first five */
+    {M, "device like:ab", 0, 0,
+     "MULTI-RANGE SCAN (4 ranges on device)\n[AB#, AB$)\n[Ab#, Ab$)\n"
+     "[aB#, aB$)\n[ab#, ab$)",
+     "0"},
+    {M, "device like:a1b", 0, 0,
+     "MULTI-RANGE SCAN (4 ranges on device)\n[A1B#, A1B$)\n[A1b#, A1b$)\n"
+     "[a1B#, a1B$)\n[a1b#, a1b$)",
+     "0"},
+    {M, "device like:abcdefg", 0, 0,
+     "MULTI-RANGE SCAN (32 ranges on device)\n[ABCDE#, ABCDF#)\n"
+     "[ABCDe#, ABCDf#)\n[ABCdE#, ABCdF#)\n[ABCde#, ABCdf#)\n"
+     "[ABcDE#, ABcDF#)\n[ABcDe#, ABcDf#)\n[ABcdE#, ABcdF#)\n"
+     "[ABcde#, ABcdf#)\n... 24 more",
+     "0"},
+    /* (LIKE reads a value up to its first 00 byte: 'ab' 00 'x' matches) */
+    {"TABLE 't'", "_key like:ab", 0, 0,
+     "MULTI-RANGE SCAN (8 ranges on _key)\n[AB, AB]\n[AB\\x00, AB\\x01)\n"
+     "[Ab, Ab]\n[Ab\\x00, Ab\\x01)\n[aB, aB]\n[aB\\x00, aB\\x01)\n"
+     "[ab, ab]\n[ab\\x00, ab\\x01)",
+     "0"},
     {M, "device like:%x", 0, 0, "FULL SCAN\n(-inf, +inf)", "0"},
     {M, "device glob:ph*", 0, 0, "RANGE SCAN (device)\n[ph#, pi#)", "1"},
     {M, "device glob:p?one", 0, 0, "RANGE SCAN (device)\n[p#, q#)", "0"},
