@@ -1397,6 +1397,41 @@ START_TEST(test_plan_salted_keys_merge_buckets_in_order) {
 }
 END_TEST
 
+/* The most buckets a key may have, most of them without rows for a
+** prefix (their streams end at once) and rows ending in every order: the
+** merge keeps key order both ways, with LIMIT, OFFSET, DISTINCT and
+** GROUP BY, as the same rows in a native table give them. */
+START_TEST(test_plan_salted_keys_merge_many_buckets) {
+  static const char *const azQ[] = {
+      "SELECT group_concat(n) FROM (SELECT n FROM %s ORDER BY t, u, n)",
+      "SELECT group_concat(n) FROM (SELECT n FROM %s ORDER BY t DESC, u "
+      "DESC, n DESC)",
+      "SELECT group_concat(n) FROM (SELECT n FROM %s WHERE t = 'c' "
+      "ORDER BY u, n LIMIT 9 OFFSET 3)",
+      "SELECT group_concat(n) FROM (SELECT n FROM %s WHERE t >= 'b' AND "
+      "t < 'e' ORDER BY t DESC, u DESC, n DESC LIMIT 20)",
+      "SELECT group_concat(t || u) FROM (SELECT DISTINCT t, u FROM %s "
+      "ORDER BY t, u)",
+      "SELECT group_concat(t || ':' || c) FROM (SELECT t, count(*) AS c "
+      "FROM %s GROUP BY t)",
+      0};
+  static const char *const azSetup[] = {
+      "CREATE VIRTUAL TABLE sk USING wcs(KEY (t STRING, u STRING, "
+      "n INT64 DECIMAL(4)) DELIMITED BY '#' SALT 256, FAMILY f (v INT64))",
+      "CREATE TABLE nsk(t TEXT, u TEXT, n INTEGER, v INTEGER, "
+      "PRIMARY KEY(t, u, n)) WITHOUT ROWID",
+      "WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM i "
+      "WHERE x < 899) INSERT INTO nsk SELECT char(97 + x % 7), "
+      "'u' || (x / 7) % 11, (x * 37) % 1000, x FROM i",
+      "INSERT INTO sk(t, u, n, v) SELECT t, u, n, v FROM nsk", 0};
+  sqlite3 *db = openTwins(azSetup);
+  PLAN(db, "SELECT n FROM sk ORDER BY t, u, n",
+       "SCAN sk VIRTUAL TABLE INDEX 7:FULL SCAN OVER 256 BUCKETS");
+  sameQueries(db, azQ, "sk", "nsk");
+  sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_plan_history_view_pushes_time_and_latest_n) {
   sqlite3 *db = openMetrics();
   OK(db, "CREATE VIRTUAL TABLE h USING wcs(TABLE 'metrics', HISTORY)");
@@ -1465,6 +1500,7 @@ Suite *vtab_plan_suite(void) {
   tcase_add_test(tc, test_plan_limit_and_offset_pushed_down);
   tcase_add_test(tc, test_plan_joins_pick_key_lookups);
   tcase_add_test(tc, test_plan_salted_keys_merge_buckets_in_order);
+  tcase_add_test(tc, test_plan_salted_keys_merge_many_buckets);
   tcase_add_test(tc, test_plan_history_view_pushes_time_and_latest_n);
   tcase_add_test(tc, test_plan_colliding_types_follow_sqlite_comparisons);
   tcase_add_test(tc, test_plan_in_list_beside_a_bound_is_not_one_row);

@@ -3359,6 +3359,10 @@ struct WcsCursor {
                             ** xFilter calls) */
   WcsStream *aStream;       /* [nStream] */
   int iCur;                 /* stream holding the current row */
+  int *aHeap;               /* bMerge: the streams not at their end, a
+                            ** binary heap in key order (aHeap[0] is
+                            ** iCur), nHeap of them; [nStreamAlloc] */
+  int nHeap;                /* -1: to be built (pickStream) */
   int bEof;                 /* past the last row */
   int bMayUpdate;           /* a write transaction was open at xFilter: the
                             ** statement may be an UPDATE, which asks
@@ -3782,6 +3786,7 @@ static void cursorFree(WcsCursor *p) {
   if (p == NULL) return;
   cursorReset(p);
   sqlite3_free(p->aStream);
+  sqlite3_free(p->aHeap);
   wcs_buf_free(&p->keyScratch);
   wcs_buf_free(&p->splitHead);
   wcs_buf_free(&p->out);
@@ -4277,21 +4282,50 @@ static int streamCmp(WcsCursor *p, int a, int b) {
   return p->bReverse ? -c : c;
 }
 
-/* Choose the stream holding the next row; 0 if all are done. */
+/* Move the stream at aHeap[i] down the heap to its place. */
+static void heapDown(WcsCursor *p, int i) {
+  int *a = p->aHeap, n = p->nHeap, x = a[i];
+  for (;;) {
+    int k = 2 * i + 1;
+    if (k >= n) break;
+    if (k + 1 < n && streamCmp(p, a[k + 1], a[k]) < 0) k++;
+    if (streamCmp(p, a[k], x) >= 0) break;
+    a[i] = a[k];
+    i = k;
+  }
+  a[i] = x;
+}
+
+/* Choose the stream holding the next row; 0 if all are done. Merged
+** streams (a salted table's buckets in key order) are a binary heap: the
+** stream that moved, on top, goes down to its place in about log2(n)
+** comparisons, where a pass over them all would take n - 1 (255 for SALT
+** 256). A step that moved other streams (distinctNext) has the heap built
+** again. */
 static int pickStream(WcsCursor *p) {
-  int i, iBest = -1;
+  int i;
   if (!p->bMerge) {
     while (p->iCur < p->nStream && wcs_cursor_eof(p->aStream[p->iCur].pCur)) {
       p->iCur++;
     }
     return p->iCur < p->nStream ? 1 : 0;
   }
-  for (i = 0; i < p->nStream; i++) {
-    if (wcs_cursor_eof(p->aStream[i].pCur)) continue;
-    if (iBest < 0 || streamCmp(p, i, iBest) < 0) iBest = i;
+  if (p->nHeap < 0 || p->nDistinct) {
+    p->nHeap = 0;
+    for (i = 0; i < p->nStream; i++) {
+      if (!wcs_cursor_eof(p->aStream[i].pCur)) p->aHeap[p->nHeap++] = i;
+    }
+    for (i = p->nHeap / 2 - 1; i >= 0; i--)
+      heapDown(p, i);
+  } else if (p->nHeap > 0) {
+    /* the top is the stream the step moved (iCur) */
+    if (wcs_cursor_eof(p->aStream[p->iCur].pCur)) {
+      p->aHeap[0] = p->aHeap[--p->nHeap];
+    }
+    if (p->nHeap > 1) heapDown(p, 0);
   }
-  if (iBest < 0) return 0;
-  p->iCur = iBest;
+  if (p->nHeap == 0) return 0;
+  p->iCur = p->aHeap[0];
   return 1;
 }
 
@@ -4638,10 +4672,15 @@ static int cursorStep(WcsCursor *p, int bFirst) {
 static int streamsAlloc(WcsCursor *p, int n) {
   if (n > p->nStreamAlloc) {
     WcsStream *a = sqlite3_realloc64(p->aStream, sizeof(WcsStream) * (size_t)n);
+    int *aH;
     if (a == NULL) return SQLITE_NOMEM;
     p->aStream = a;
+    aH = sqlite3_realloc64(p->aHeap, sizeof(int) * (size_t)n);
+    if (aH == NULL) return SQLITE_NOMEM;
+    p->aHeap = aH;
     p->nStreamAlloc = n;
   }
+  p->nHeap = -1;
   memset(p->aStream, 0, sizeof(WcsStream) * (size_t)n);
   return SQLITE_OK;
 }
