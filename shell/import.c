@@ -3047,18 +3047,62 @@ static int export_jsonl(Exporter *x) {
   return rc;
 }
 
+/* 1 when zPath names an entry of /proc, which is never replaced: its
+** links (/proc/self/fd/N) stand for open files, not names of their own.
+** *piFd is then N when the entry is one of this process's descriptors
+** (/proc/PID/fd/N or /proc/PID/task/TID/fd/N with our PID), else -1. */
+static int proc_entry(const char *zPath, int *piFd) {
+  const char *zBase = strrchr(zPath, '/');
+  char *zDir, *zReal = 0;
+  int bProc = 0;
+  *piFd = -1;
+  if (!zBase) return 0; /* in the current directory, which /proc is not */
+  zDir = memdup(zPath, zBase == zPath ? 1 : (size_t)(zBase - zPath));
+  if (zDir) zReal = realpath(zDir, 0);
+  free(zDir);
+  zBase++;
+  if (zReal &&
+      (strcmp(zReal, "/proc") == 0 || strncmp(zReal, "/proc/", 6) == 0)) {
+    char zOwn[40];
+    size_t nOwn =
+        (size_t)snprintf(zOwn, sizeof(zOwn), "/proc/%ld/", (long)getpid());
+    bProc = 1;
+    if (strncmp(zReal, zOwn, nOwn) == 0) {
+      const char *zRest = zReal + nOwn;
+      if (strncmp(zRest, "task/", 5) == 0) {
+        zRest += 5;
+        while (*zRest >= '0' && *zRest <= '9')
+          zRest++;
+        if (*zRest == '/') zRest++;
+      }
+      if (strcmp(zRest, "fd") == 0 && zBase[0] &&
+          strspn(zBase, "0123456789") == strlen(zBase) && strlen(zBase) < 9) {
+        *piFd = atoi(zBase);
+      }
+    }
+  }
+  free(zReal);
+  return bProc;
+}
+
 /* Open where an export goes. "-" is standard output. A regular file (or
 ** a new one) is written as a temporary file beside it, *pzTmp, renamed
 ** over *pzDest once whole, so that a failed export leaves what was there
 ** before; the new file keeps the old one's permissions. A symbolic link is
 ** followed, so the link stays and its target is replaced. Anything else
-** (a named pipe, a terminal, /dev/stdout) is written directly, never
-** replaced. Returns 1 after reporting an error. */
+** (a named pipe, a terminal) is written directly, never replaced, and so
+** is a name for a descriptor the shell has open (/dev/stdout, /dev/fd/N,
+** /proc/self/fd/N: links into /proc): it is written through that very
+** descriptor, after what the shell wrote there, even when the descriptor
+** is a regular file (`wcs ... >>log`), which replacing would lose. The
+** links are followed one at a time, with lstat(), to see that. Returns 1
+** after reporting an error. */
 static int export_open(Shell *p, const char *zFile, FILE **ppOut,
                        char **pzTmp, char **pzDest) {
   struct stat st;
   mode_t mode = 0600; /* set below wherever *pzDest is */
-  int fd = -1;
+  int fd = -1, nLink;
+  char *zPath = 0; /* the name the links lead to so far */
   *ppOut = 0;
   *pzTmp = 0;
   *pzDest = 0;
@@ -3066,20 +3110,91 @@ static int export_open(Shell *p, const char *zFile, FILE **ppOut,
     *ppOut = stdout;
     return 0;
   }
-  if (stat(zFile, &st) == 0) {
+  zPath = strdup(zFile);
+  for (nLink = 0;; nLink++) {
+    int iFd;
+    if (!zPath) return shell_error(p, "out of memory");
+    if (proc_entry(zPath, &iFd)) {
+      free(zPath);
+      fflush(p->out); /* what the shell wrote comes first */
+      fflush(stdout);
+      if (iFd == STDOUT_FILENO) {
+        *ppOut = stdout;
+        return 0;
+      }
+      if (iFd >= 0) {
+        int fdDup = dup(iFd);
+        *ppOut = fdDup >= 0 ? fdopen(fdDup, "wb") : 0;
+        if (!*ppOut) {
+          int e = errno;
+          if (fdDup >= 0) close(fdDup);
+          if (e == EBADF) {
+            return shell_error(p,
+                               "cannot export to %s: descriptor %d is not "
+                               "open (open it for writing where the shell "
+                               "is started, as in %d>FILE)",
+                               zFile, iFd, iFd);
+          }
+          return shell_error(p, "cannot export to %s: descriptor %d: %s", zFile,
+                             iFd, strerror(e));
+        }
+        return 0;
+      }
+      /* another process's descriptor, or a file of /proc: appended to */
+      *ppOut = fopen(zFile, "ab");
+      if (!*ppOut) {
+        return shell_error(p, "cannot create %s: %s", zFile, strerror(errno));
+      }
+      return 0;
+    }
+    if (lstat(zPath, &st) != 0) {
+      if (nLink == 0) {
+        /* a new file (or one that cannot be made: mkstemp() says why) */
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+        *pzDest = zPath;
+        zPath = 0;
+      }
+      break; /* else a link to nothing yet: written through, below */
+    }
+    if (S_ISLNK(st.st_mode)) {
+      char zTarget[4096];
+      ssize_t n = readlink(zPath, zTarget, sizeof(zTarget) - 1);
+      const char *zSlash = strrchr(zPath, '/');
+      char *zNext;
+      if (n < 0 || nLink >= 40) {
+        free(zPath);
+        return shell_error(p, "cannot export to %s: %s", zFile,
+                           n < 0 ? strerror(errno) : strerror(ELOOP));
+      }
+      zTarget[n] = 0;
+      /* a relative target is relative to the link's directory */
+      if (zTarget[0] != '/' && zSlash) {
+        size_t nDir = (size_t)(zSlash - zPath) + 1;
+        zNext = malloc(nDir + (size_t)n + 1);
+        if (zNext) {
+          memcpy(zNext, zPath, nDir);
+          memcpy(zNext + nDir, zTarget, (size_t)n + 1);
+        }
+      } else {
+        zNext = strdup(zTarget);
+      }
+      free(zPath);
+      zPath = zNext;
+      continue;
+    }
     if (S_ISDIR(st.st_mode)) {
+      free(zPath);
       return shell_error(p, "cannot export to %s: it is a directory", zFile);
     }
     if (S_ISREG(st.st_mode)) {
-      *pzDest = realpath(zFile, 0);
+      *pzDest = realpath(zPath, 0);
       mode = st.st_mode & 07777;
     }
-  } else if (lstat(zFile, &st) != 0) {
-    mode_t mask = umask(0);
-    umask(mask);
-    mode = 0666 & ~mask;
-    *pzDest = strdup(zFile);
+    break;
   }
+  free(zPath);
   if (*pzDest == 0) {
     /* Not a regular file, or a link to nothing yet: write through it. */
     *ppOut = fopen(zFile, "wb");

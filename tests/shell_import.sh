@@ -478,6 +478,32 @@ wait $catpid
 check_eq "an export into a named pipe writes the pipe" "$(cat err.txt)" ""
 check_rc "... the whole table" 0 cmp fifo.out out1.cbt.csv
 check_rc "... and leaves the pipe a pipe" 0 test -p fifo.cbt
+# a name for a descriptor the shell has open is written through it, after
+# what the shell wrote there, even when it is a regular file
+printf 'first\n' >fd.log
+"$WCS" rt.db "SELECT 'before'" ".export tele /dev/stdout" "SELECT 'after'" \
+  >>fd.log 2>err.txt
+check_eq "an export to /dev/stdout, a regular file, says nothing wrong" \
+  "$(cat err.txt)" ""
+check_eq "... and appends to it, between the shell's other output" \
+  "$(cat fd.log)" "$(printf 'first\nbefore\n'; cat out1.cbt.csv; echo after)"
+"$WCS" rt.db "SELECT 'before'" ".export tele /dev/stdout" >fd.log
+check_eq "... also when the shell's output was not opened to append" \
+  "$(cat fd.log)" "$(echo before; cat out1.cbt.csv)"
+ln -s /dev/stdout tostdout.cbt
+printf 'first\n' >fd.log
+"$WCS" rt.db ".export tele tostdout.cbt" >>fd.log
+check_eq "... and so is a link to /dev/stdout" "$(cat fd.log)" \
+  "$(echo first; cat out1.cbt.csv)"
+printf 'first\n' >fd.log
+"$WCS" rt.db ".export tele /dev/fd/7" ".export tele /proc/self/fd/7" \
+  7>>fd.log >/dev/null
+check_eq "/dev/fd/N and /proc/self/fd/N write through descriptor N" \
+  "$(cat fd.log)" "$(echo first; cat out1.cbt.csv out1.cbt.csv)"
+check_eq "... and leave no temporary file" "$(ls fd.log.* 2>/dev/null)" ""
+"$WCS" rt.db ".export tele /dev/fd/9" >/dev/null 2>err.txt
+check_has "an export to a descriptor that is not open says so" \
+  "$(cat err.txt)" "cannot export to /dev/fd/9: descriptor 9 is not open"
 printf 'old\n' > mode.cbt
 chmod 600 mode.cbt
 "$WCS" rt.db ".export tele mode.cbt" >/dev/null
