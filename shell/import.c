@@ -917,8 +917,11 @@ static int csv_next(CsvReader *r) {
   return IMP_OK;
 }
 
+/* Field i of the current record (not NUL-terminated). A record of empty
+** fields alone has no bytes, and rec.a is NULL then: "" stands for them. */
 static const char *fld(CsvReader *r, int i, size_t *pn) {
   *pn = r->aField[i].n;
+  if (!r->rec.a) return "";
   return (const char *)r->rec.a + r->aField[i].o;
 }
 

@@ -641,6 +641,18 @@ check_has "... so the table has that family alone" \
   FAMILY f
 );"
 
+# ---- records made only of empty fields (no bytes at all): a header row
+# `,` with column-family=, and a cbt qualifier row naming the empty
+# qualifier (what .export writes for a column whose qualifier is empty)
+printf ',\n' >empties.cbt
+out=$("$WCS" em.db ".import empties.cbt t family=f" 2>&1)
+check_has "a header row of empty fields alone imports" "$out" \
+  "imported 0 rows (0 cells) into t"
+printf ',f\n,\nk,v@1\n' >emptyq.cbt
+"$WCS" em.db ".import emptyq.cbt q timestamp=value-encoded" >/dev/null 2>err.txt
+check_eq "... as does a cbt file whose qualifier is empty" \
+  "$(cat err.txt; cells em.db q)" "6B|f||1|76"
+
 # ---- an empty table exports to files that import again (no rows)
 "$WCS" empty.db "CREATE VIRTUAL TABLE e USING wcs(FAMILY f)" \
   "CREATE VIRTUAL TABLE k USING wcs(KEY (a STRING, b INT64 DECIMAL(4)), FAMILY f)" \
