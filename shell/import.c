@@ -1162,6 +1162,7 @@ static int run_csv(Importer *imp, const char *zTable) {
   int nWarn = 0;
   int nRec = 0;      /* data records read */
   int iHeadLine = 0; /* line of the (qualifier) header row */
+  int iFamLine = 0;  /* line of the cbt family row */
   int bNoCells = 0;  /* the header names no column for cells */
 
   memset(&r, 0, sizeof(r));
@@ -1173,12 +1174,51 @@ static int run_csv(Importer *imp, const char *zTable) {
     rc = csv_next(&rFam);
     if (rc == IMP_OK && rFam.bEof) goto empty_input;
     if (rc) goto header_error;
+    iFamLine = imp->iLine;
   }
   rc = csv_next(&r);
   if (rc == IMP_OK && r.bEof && !bTwoRows) goto empty_input;
   if (rc == IMP_OK && r.bEof) rc = bad(imp, "no header row");
   if (rc) goto header_error;
   iHeadLine = imp->iLine;
+  /* cbt's header rows leave the row-key column empty: a row with a key is
+  ** data. Taken for a header row, it would name the columns, and its row
+  ** would be lost: the first data row of a file with a qualifier row alone,
+  ** given without column-family=, most of all. */
+  if (bCbt && bTwoRows && rFam.aField[0].n > 0) {
+    size_t n;
+    const char *z = fld(&rFam, 0, &n);
+    char *zP = printable(z, n);
+    imp->iLine = iFamLine;
+    rc = bad(imp,
+             "the family row has a row key (\"%s\"), so it is no header row "
+             "(a cbt file's header rows leave the first column empty; for "
+             "CSV with a header, give format=csv)",
+             zP);
+    free(zP);
+    goto header_error;
+  }
+  if (bCbt && r.aField[0].n > 0) {
+    size_t n;
+    const char *z = fld(&r, 0, &n);
+    char *zP = printable(z, n);
+    if (bTwoRows) {
+      rc = bad(imp,
+               "the qualifier row has a row key (\"%s\"), so it is a data "
+               "row and line %d the only header row: with a qualifier row "
+               "alone, give column-family=NAME, the family of every column "
+               "(as cbt import needs)",
+               zP, iFamLine);
+    } else {
+      rc = bad(imp,
+               "the qualifier row has a row key (\"%s\"), so it is no "
+               "header row (a cbt file's header rows leave the first column "
+               "empty)",
+               zP);
+    }
+    free(zP);
+    goto header_error;
+  }
   if (bTwoRows && rFam.nField != r.nField) {
     rc = bad(imp,
              "the family row has %d fields and the qualifier row %d (without "

@@ -100,6 +100,23 @@ check_eq "... cells land in that family" "$out" "r1|1|2
 r2||3"
 out=$(cells rt.db single | cut -d'|' -f4 | sort -u)
 check_eq "timestamp=N sets every cell's timestamp" "$out" "1000"
+# a header row with a row key is data: without column-family=, a file
+# with a qualifier row alone would lose its first row to the header
+printf ',q1,q2\nk1,a,b\nk2,c,d\n' >qualonly.cbt.csv
+"$WCS" rt.db ".import qualonly.cbt.csv qo" >out.txt 2>err.txt
+check_has "a qualifier row alone without column-family= is refused at line 2" \
+  "$(cat err.txt)" 'qualonly.cbt.csv line 2: the qualifier row has a row key ("k1"), so it is a data row'
+check_has "... saying to give column-family=" "$(cat err.txt)" \
+  "give column-family=NAME"
+check_eq "... and makes no table" "$("$WCS" rt.db ".tables qo")" ""
+"$WCS" rt.db ".import qualonly.cbt.csv qo column-family=cf" >/dev/null
+check_eq "... which with column-family= imports every row" \
+  "$("$WCS" rt.db "SELECT _key, cf FROM qo")" 'k1|{"q1":"a","q2":"b"}
+k2|{"q1":"c","q2":"d"}'
+printf 'k,f\n,q\nr,v\n' >keyhead.cbt.csv
+"$WCS" rt.db ".import keyhead.cbt.csv kh format=cbt" >/dev/null 2>err.txt
+check_has "a family row with a row key is refused too" "$(cat err.txt)" \
+  'keyhead.cbt.csv line 1: the family row has a row key ("k")'
 
 # ---- jsonl and csv exports re-import exactly
 for fmt in jsonl csv; do
