@@ -3038,8 +3038,24 @@ static int export_jsonl(Exporter *x) {
   wcs_buf b = {0, 0, 0};
   int rc = open_history_cursor(x, &pCur);
   const ks_schema *s = x->pSchema;
+  int i;
+  /* The decoded key fields go beside _key, for readers; the import takes
+  ** the key from _key and passes over them. A field named like one of the
+  ** line's own members (a key field "cells") would give that member twice,
+  ** which no import takes: then they are all left out, and _key alone
+  ** holds the key. */
+  if (s) {
+    for (i = 0; i < s->nField; i++) {
+      const char *z = s->aField[i].zName;
+      if (strcmp(z, "_key") == 0 || strcmp(z, "_timestamp") == 0 ||
+          strcmp(z, "cells") == 0) {
+        s = 0;
+        break;
+      }
+    }
+  }
   while (rc == WCS_OK && !wcs_cursor_eof(pCur)) {
-    int nCell, i;
+    int nCell;
     const wcs_cell *aCell = wcs_cursor_cells(pCur, &nCell);
     size_t nRow;
     const void *pRow = wcs_cursor_row(pCur, &nRow);
