@@ -2887,6 +2887,7 @@ static int export_scan_columns(Exporter *x) {
       }
     }
     if (rc == WCS_OK) rc = wcs_cursor_next(pCur);
+    if (rc == WCS_OK && shell_interrupted) rc = WCS_INTERRUPT; /* Ctrl-C */
   }
   wcs_cursor_close(pCur);
   return rc;
@@ -3009,6 +3010,7 @@ static int export_csv(Exporter *x) {
       fputc('\n', x->out);
     }
     rc = wcs_cursor_next(pCur);
+    if (rc == WCS_OK && shell_interrupted) rc = WCS_INTERRUPT;
   }
   wcs_cursor_close(pCur);
   free(aFirst);
@@ -3100,6 +3102,7 @@ static int export_jsonl(Exporter *x) {
     rc = wcs_buf_append(&b, "]}\n", 3);
     if (rc == WCS_OK) fwrite(b.a, 1, b.n, x->out);
     if (rc == WCS_OK) rc = wcs_cursor_next(pCur);
+    if (rc == WCS_OK && shell_interrupted) rc = WCS_INTERRUPT;
   }
   wcs_cursor_close(pCur);
   wcs_buf_free(&b);
@@ -3337,11 +3340,17 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
   }
   if (shell_open_table(p, zTable, &x.pTab)) return 1;
   x.pSchema = wcs_table_schema(x.pTab);
+  /* Ctrl-C stops the export between rows (the loops poll the flag), as it
+  ** stops an import: a file being replaced is left as it was */
+  shell_interrupted = 0;
+  shell_busy++;
   if (export_open(p, zFile, &x.out, &zTmp, &zDest)) {
+    shell_busy--;
     wcs_table_close(x.pTab);
     return 1;
   }
   rc = x.eFormat == FMT_JSONL ? export_jsonl(&x) : export_csv(&x);
+  if (rc == WCS_OK && shell_interrupted) rc = WCS_INTERRUPT;
   if (x.out != stdout) {
     if (fclose(x.out) != 0 && rc == WCS_OK) rc = WCS_IOERR;
     if (rc == WCS_OK && zTmp && rename(zTmp, zDest) != 0) {
@@ -3352,17 +3361,32 @@ int shell_export(Shell *p, const char *zTable, const char *zFile, int nOpt,
   } else {
     fflush(stdout);
   }
-  free(zTmp);
-  free(zDest);
+  shell_busy--;
   for (i = 0; i < x.nCol; i++)
     free(x.aCol[i].pQual);
   free(x.aCol);
   wcs_buf_free(&x.scratch);
-  if (rc != WCS_OK) {
+  if (rc == WCS_INTERRUPT) {
+    if (zTmp) {
+      shell_error(p,
+                  "interrupted: the export of %s stopped, and %s is as "
+                  "it was",
+                  zTable, zFile);
+    } else {
+      shell_error(p,
+                  "interrupted: the export of %s stopped, part way "
+                  "through the table",
+                  zTable);
+    }
+  } else if (rc != WCS_OK) {
     shell_error(p, "export of %s failed: %s", zTable,
                 rc == WCS_IOERR ? "write error"
                 : p->pEng       ? wcs_engine_errmsg(p->pEng)
                                 : "");
+  }
+  free(zTmp);
+  free(zDest);
+  if (rc != WCS_OK) {
     wcs_table_close(x.pTab);
     return 1;
   }

@@ -136,6 +136,7 @@ static int choose_buckets(KeyViz *kv) {
     prev.n = 0;
     if (wcs_buf_append(&prev, pRow, nRow)) rc = WCS_NOMEM;
     if (rc == WCS_OK) rc = wcs_cursor_next(pCur);
+    if (rc == WCS_OK && shell_interrupted) rc = WCS_INTERRUPT; /* Ctrl-C */
   }
   wcs_cursor_close(pCur);
   wcs_buf_free(&prev);
@@ -209,6 +210,7 @@ static int fill_buckets(KeyViz *kv) {
     kv->nBytes += nBytes;
     iRow++;
     rc = wcs_cursor_next(pCur);
+    if (rc == WCS_OK && shell_interrupted) rc = WCS_INTERRUPT;
   }
   wcs_cursor_close(pCur);
   return rc;
@@ -589,11 +591,19 @@ int shell_keyviz(Shell *p, const char *zTable, const char *zFile, int nOpt,
   if (shell_open_table(p, zTable, &kv.pTab)) return 1;
   kv.pSchema = wcs_table_schema(kv.pTab);
   if (kv.pSchema && kv.pSchema->nField == 0) kv.pSchema = 0;
+  /* Ctrl-C stops the two passes over the table between rows, and so
+  ** before the picture is written */
+  shell_interrupted = 0;
+  shell_busy++;
   rc = choose_buckets(&kv);
   if (rc == WCS_OK) rc = fill_buckets(&kv);
   if (rc == WCS_OK && kv.nB == 0) rc = add_bucket(&kv, 0, 0, "(empty)", 7);
   if (rc == WCS_OK) rc = wcs_table_heatmap(kv.pTab, &m);
-  if (rc != WCS_OK) {
+  if (rc == WCS_OK && shell_interrupted) rc = WCS_INTERRUPT;
+  if (rc == WCS_INTERRUPT) {
+    shell_error(p, "interrupted: %s is not written", zFile);
+    rc = 1;
+  } else if (rc != WCS_OK) {
     shell_error(p, "cannot read table %s: %s", zTable,
                 p->pEng ? wcs_engine_errmsg(p->pEng) : wcs_errstr(rc));
     rc = 1;
@@ -604,6 +614,7 @@ int shell_keyviz(Shell *p, const char *zTable, const char *zFile, int nOpt,
               kv.nB, m->nSlot);
     }
   }
+  shell_busy--;
   wcs_heatmap_free(m);
   for (i = 0; i < kv.nB; i++) {
     free(kv.aB[i].pStart);

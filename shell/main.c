@@ -17,8 +17,9 @@
 ** Ctrl-C: the SIGINT handler never ends the program while it is
 ** interactive. While a statement runs it calls sqlite3_interrupt() (which
 ** SQLite allows from a signal handler), so the statement fails with
-** "interrupted" and the prompt comes back; long imports poll
-** shell_interrupted between rows. At the prompt it throws away the line
+** "interrupted" and the prompt comes back; imports, exports and .keyviz
+** poll shell_interrupted between rows, .backup between its two copies. At the
+*prompt it throws away the line
 ** being typed and any unfinished multi-line statement.
 */
 #include <errno.h>

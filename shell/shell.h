@@ -75,8 +75,9 @@ typedef struct Shell {
 
 /* Set by the SIGINT handler; cleared before each statement and import. */
 extern volatile sig_atomic_t shell_interrupted;
-/* Nonzero while a statement or an import runs (they react to Ctrl-C
-** themselves); otherwise a Ctrl-C ends a non-interactive run at once. */
+/* Nonzero while a statement, an import, an export, .keyviz or .backup
+** runs (they react to Ctrl-C themselves); otherwise a Ctrl-C ends a
+** non-interactive run at once. */
 extern volatile sig_atomic_t shell_busy;
 
 /* ---- main.c */

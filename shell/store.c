@@ -989,18 +989,37 @@ int shell_backup(Shell *p, const char *zFile) {
     free(zStore);
     return rc;
   }
+  /* Ctrl-C: the store's copy runs to its end (the engine cannot stop it
+  ** part way) and is then removed; the database's copy stops at once
+  ** (sqlite3_interrupt()). Either way nothing of the backup is left. */
+  shell_interrupted = 0;
+  shell_busy++;
   if (pEng && wcs_engine_backup(pEng, zStore) != WCS_OK) {
+    shell_busy--;
     rc =
         shell_error(p, "cannot back up the store: %s", wcs_engine_errmsg(pEng));
     free(zStore);
     return rc;
   }
-  zSql = sqlite3_mprintf("VACUUM INTO %Q", zFile);
-  rc = zSql ? sqlite3_exec(p->db, zSql, 0, 0, 0) : SQLITE_NOMEM;
-  sqlite3_free(zSql);
+  rc = SQLITE_INTERRUPT;
+  if (!shell_interrupted) {
+    zSql = sqlite3_mprintf("VACUUM INTO %Q", zFile);
+    rc = zSql ? sqlite3_exec(p->db, zSql, 0, 0, 0) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    /* an interrupted VACUUM INTO leaves the file it began */
+    if (rc == SQLITE_INTERRUPT) remove(zFile);
+  }
+  shell_busy--;
   if (rc != SQLITE_OK) {
-    rc = shell_error(p, "cannot copy the database to %s: %s", zFile,
-                     sqlite3_errmsg(p->db));
+    if (rc == SQLITE_INTERRUPT) {
+      rc = shell_error(p,
+                       "interrupted: no backup made (%s and %s are not "
+                       "written)",
+                       zFile, zStore);
+    } else {
+      rc = shell_error(p, "cannot copy the database to %s: %s", zFile,
+                       sqlite3_errmsg(p->db));
+    }
     if (pEng) shell_rmrf(zStore);
     free(zStore);
     return rc;

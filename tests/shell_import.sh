@@ -556,6 +556,48 @@ check_has "an export's timestamp= takes none or value-encoded" \
 check_has "format= and timestamp=value-encoded are export options" \
   "$(head -1 ts.csv)" "_key,"
 
+# ---- Ctrl-C (SIGINT) in a script stops an export or a picture part way,
+# as it stops an import: the run fails (status 1), a file being replaced
+# is as it was, and no temporary file is left. The shell is stopped
+# (SIGSTOP) as soon as its temporary file is there, so that the signal
+# comes while the rows are written.
+"$WCS" int.db "CREATE VIRTUAL TABLE t USING wcs(FAMILY f)" \
+  "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 299999)
+   INSERT INTO t(_key, f) SELECT printf('k%08d', i), json_object('q', i) FROM c" \
+  >/dev/null
+printf 'OLD\n' >int.jsonl
+out=$(python3 - "$WCS" <<'PY'
+import glob, os, signal, subprocess, sys, time
+def run(cmd, wait_for):
+    with open("int.sql", "w") as f:
+        f.write("SELECT 0;\n" + cmd + "\nSELECT 'not reached';\n")
+    p = subprocess.Popen([sys.argv[1], "int.db"], stdin=open("int.sql"),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()  # "0": the command is next
+    t = time.time()
+    while wait_for and not glob.glob(wait_for) and time.time() - t < 20:
+        time.sleep(0.001)
+    if not wait_for:
+        time.sleep(0.02)
+    p.send_signal(signal.SIGSTOP)
+    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGCONT)
+    out, err = p.communicate(timeout=60)
+    return "%d|%s|%s" % (p.returncode, out.decode().strip(), err.decode().strip())
+print(run(".export t int.jsonl", "int.jsonl.wcs-*"))
+print(run(".keyviz t int.svg", None))
+PY
+)
+check_eq "SIGINT stops an export, which fails the run (status 1)" \
+  "$(echo "$out" | sed -n 1p)" \
+  "1||Error: stdin line 2: interrupted: the export of t stopped, and int.jsonl is as it was"
+check_eq "... leaving the file it would replace as it was" "$(cat int.jsonl)" "OLD"
+check_eq "... and no temporary file" "$(ls int.jsonl.* 2>/dev/null)" ""
+check_eq "SIGINT stops a .keyviz before it writes the picture" \
+  "$(echo "$out" | sed -n 2p)" \
+  "1||Error: stdin line 2: interrupted: int.svg is not written"
+check_rc "... which is not there" 1 test -e int.svg
+
 # ---- input that would lose data without a word
 # a quote never closed: the lines after it would be one field's text
 printf '_key,f:a\nk1,1\nk2,"oops\nk3,3\nk4,4\n' > openq.csv
