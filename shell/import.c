@@ -17,8 +17,10 @@
 **     commits what came before it and names the line and the reason; with
 **     skip-bad=yes it is skipped and counted instead.
 **   - Rows go into an engine transaction (wcs_txn) committed every batch=N
-**     rows (default 10000), so memory stays bounded and a failure loses
-**     at most the current batch, never a committed one.
+**     lines (default 10000), where the next row begins, so memory stays
+**     bounded and a failure loses at most the current batch, never a
+**     committed one; the lines of one row share a transaction, and so the
+**     time WCS_TS_NOW stands for.
 **   - Progress: on a terminal, after one second, a bar of bytes read over
 **     the file size with rows/s; the summary line gives rows, cells, time
 **     and rows/s.
@@ -91,6 +93,16 @@ typedef struct PendCell {
   int iSrc; /* JSON: the node the cell came from (Importer.iSrc), else -1 */
 } PendCell;
 
+/* A cell the lines of the current row wrote (Importer.aRun): its column
+** and timestamp, the qualifier's bytes in Importer.runQual. */
+typedef struct RunCell {
+  uint64_t h; /* hash of (iFam, qualifier, iTs) */
+  int iFam;
+  int64_t iTs; /* as written: WCS_TS_NOW is the row's one time */
+  size_t oQual, nQual;
+  int iSlot; /* its slot in Importer.aRunSlot */
+} RunCell;
+
 typedef struct Importer {
   Shell *p;
   ImpOpts o;
@@ -124,6 +136,15 @@ typedef struct Importer {
                          ** or JSON lines of one key in a run, are one) */
   int64_t nNewRows;      /* the same, committed: the rows reported */
   wcs_buf lastKey;       /* the key of the row before */
+  /* the cells the lines of the current row (a run of lines of one key)
+  ** wrote: a cell written again at the same timestamp replaces the
+  ** earlier one, and is counted once. A hash set over aRun. */
+  RunCell *aRun;
+  int nRun, nRunAlloc;
+  int *aRunSlot; /* nRunSlot slots (a power of 2, or 0): index+1 into
+                 ** aRun, or 0 for an empty slot; at most half are used */
+  int nRunSlot;
+  wcs_buf runQual;       /* qualifier bytes of aRun */
   int64_t nCells;        /* cells committed */
   int64_t nPendCellsTxn; /* cells in the uncommitted transaction */
   int64_t nBad;          /* malformed records skipped */
@@ -669,9 +690,93 @@ static int64_t default_ts(Importer *imp) {
   return imp->o.eTs == TS_FIXED ? imp->o.iTs : WCS_TS_NOW;
 }
 
-/* Check the pending row and hand it to the transaction; commit a batch. */
+static int imp_commit(Importer *imp);
+
+static uint64_t run_hash(int iFam, const void *pQual, size_t nQual,
+                         int64_t iTs) {
+  uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+  const uint8_t *a = pQual;
+  size_t i;
+  h = (h ^ (uint64_t)(unsigned)iFam) * 1099511628211ULL;
+  h = (h ^ (uint64_t)iTs) * 1099511628211ULL;
+  for (i = 0; i < nQual; i++)
+    h = (h ^ a[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* A new row: forget the cells of the one before. */
+static void run_reset(Importer *imp) {
+  int i;
+  for (i = 0; i < imp->nRun; i++)
+    imp->aRunSlot[imp->aRun[i].iSlot] = 0;
+  imp->nRun = 0;
+  imp->runQual.n = 0;
+}
+
+/* Note that the current row wrote cell (iFam, qualifier, iTs): 1 if it
+** had not, 0 if it had (the cell replaced that one), -1 out of memory. */
+static int run_add(Importer *imp, int iFam, const void *pQual, size_t nQual,
+                   int64_t iTs) {
+  uint64_t h = run_hash(iFam, pQual, nQual, iTs);
+  int mask = imp->nRunSlot - 1;
+  RunCell *c;
+  int i;
+  if (imp->nRunSlot > 0) {
+    for (i = (int)(h & (uint64_t)mask); imp->aRunSlot[i]; i = (i + 1) & mask) {
+      c = &imp->aRun[imp->aRunSlot[i] - 1];
+      if (c->h == h && c->iFam == iFam && c->iTs == iTs && c->nQual == nQual &&
+          (nQual == 0 ||
+           memcmp(imp->runQual.a + c->oQual, pQual, nQual) == 0)) {
+        return 0;
+      }
+    }
+  }
+  if (imp->nRun == imp->nRunAlloc) {
+    int nNew = imp->nRunAlloc ? imp->nRunAlloc * 2 : 64;
+    RunCell *a = realloc(imp->aRun, sizeof(RunCell) * (size_t)nNew);
+    if (!a) return -1;
+    imp->aRun = a;
+    imp->nRunAlloc = nNew;
+  }
+  if ((imp->nRun + 1) * 2 > imp->nRunSlot) {
+    /* twice the slots, and every cell placed again */
+    int nNew = imp->nRunSlot ? imp->nRunSlot * 2 : 128;
+    int *a = calloc((size_t)nNew, sizeof(int));
+    int j;
+    if (!a) return -1;
+    free(imp->aRunSlot);
+    imp->aRunSlot = a;
+    imp->nRunSlot = nNew;
+    mask = nNew - 1;
+    for (j = 0; j < imp->nRun; j++) {
+      c = &imp->aRun[j];
+      for (i = (int)(c->h & (uint64_t)mask); a[i]; i = (i + 1) & mask)
+        ;
+      a[i] = j + 1;
+      c->iSlot = i;
+    }
+  }
+  for (i = (int)(h & (uint64_t)mask); imp->aRunSlot[i]; i = (i + 1) & mask)
+    ;
+  c = &imp->aRun[imp->nRun];
+  c->h = h;
+  c->iFam = iFam;
+  c->iTs = iTs;
+  c->oQual = imp->runQual.n;
+  c->nQual = nQual;
+  c->iSlot = i;
+  if (wcs_buf_append(&imp->runQual, pQual, nQual)) return -1;
+  imp->aRunSlot[i] = ++imp->nRun;
+  return 1;
+}
+
+/* Check the pending row and hand it to the transaction. A batch of
+** batch=N lines is committed when the next row begins, so that the lines
+** of one row share a transaction, and with it the one time WCS_TS_NOW
+** stands for: a column such lines give again at that time keeps the last
+** line's value, as cbt import leaves it, whatever the batches. */
 static int row_finish(Importer *imp) {
-  int i, rc;
+  int i, rc, bNewRow;
   if (imp->nCell == 0) return IMP_OK; /* nothing to write: no row */
   if (imp->key.n == 0) return bad(imp, "empty row key");
   if (imp->key.n > WCS_MAX_ROW_KEY) {
@@ -687,6 +792,11 @@ static int row_finish(Importer *imp) {
       free(zErr);
       return IMP_BAD;
     }
+  }
+  bNewRow = imp->lastKey.n != imp->key.n ||
+            memcmp(imp->lastKey.a, imp->key.a, imp->key.n) != 0;
+  if (bNewRow && imp->nTxnRows >= imp->o.nBatch && imp_commit(imp)) {
+    return IMP_FAIL;
   }
   rc = wcs_txn_savepoint(imp->pTxn, 1);
   for (i = 0; i < imp->nCell && rc == WCS_OK; i++) {
@@ -718,16 +828,25 @@ static int row_finish(Importer *imp) {
   }
   wcs_txn_release(imp->pTxn, 1);
   imp->nTxnRows++;
-  if (imp->lastKey.n != imp->key.n ||
-      (imp->key.n && memcmp(imp->lastKey.a, imp->key.a, imp->key.n) != 0)) {
+  if (bNewRow) {
     imp->nTxnNew++;
     imp->lastKey.n = 0;
+    run_reset(imp);
     if (wcs_buf_append(&imp->lastKey, imp->key.a, imp->key.n)) {
       shell_error(imp->p, "out of memory");
       return IMP_FAIL;
     }
   }
-  imp->nPendCellsTxn += imp->nCell;
+  /* the cells the table holds after the line, not those it replaced */
+  for (i = 0; i < imp->nCell; i++) {
+    PendCell *c = &imp->aCell[i];
+    int bNew = run_add(imp, c->iFam, imp->arena.a + c->oQual, c->nQual, c->iTs);
+    if (bNew < 0) {
+      shell_error(imp->p, "out of memory");
+      return IMP_FAIL;
+    }
+    imp->nPendCellsTxn += bNew;
+  }
   return IMP_OK;
 }
 
@@ -1484,10 +1603,6 @@ static int run_csv(Importer *imp, const char *zTable) {
       continue;
     }
     if (rc) break;
-    if (imp->nTxnRows >= imp->o.nBatch && imp_commit(imp)) {
-      rc = IMP_FAIL;
-      break;
-    }
     progress(imp, 0);
   }
   goto done;
@@ -2569,10 +2684,6 @@ static int run_json(Importer *imp, const char *zTable) {
       continue;
     }
     if (rc) break;
-    if (imp->nTxnRows >= imp->o.nBatch && imp_commit(imp)) {
-      rc = IMP_FAIL;
-      break;
-    }
     progress(imp, 0);
     if (c == EOF) break;
   }
@@ -2625,6 +2736,9 @@ static void importer_free(Importer *imp) {
   free(imp->aCell);
   wcs_buf_free(&imp->key);
   wcs_buf_free(&imp->lastKey);
+  free(imp->aRun);
+  free(imp->aRunSlot);
+  wcs_buf_free(&imp->runQual);
   wcs_buf_free(&imp->arena);
   wcs_buf_free(&imp->scratch);
   wcs_buf_free(&imp->tmp);

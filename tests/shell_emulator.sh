@@ -97,6 +97,17 @@ compare "start= end= across devices" \
 compare "start= to the end" "start=tablet#c9f2e1d3#20190604" \
   "_key >= CAST('tablet#c9f2e1d3#20190604' AS BLOB)"
 
+# lines that give a column again at the same timestamp: cbt import keeps
+# the last line's value, and so does wcs
+T=1556668800000000
+printf ',stats_summary\n,os_build\nsame#1,v1@%s\nsame#1,v2@%s\nsame#1,v3@%s\n' \
+  $T $T $T >same.cbt.csv
+$CBT import tele same.cbt.csv timestamp=value-encoded >/dev/null 2>&1
+out=$("$WCS" e.db ".import same.cbt.csv tele timestamp=value-encoded")
+check_has "wcs counts such a cell once" "$out" "imported 1 rows (1 cells)"
+compare "a cell given again at the same timestamp: the last line's value" \
+  "prefix=same#" "CAST(_key AS TEXT) GLOB 'same#*'"
+
 # keys of a prefix read = the rows SQL finds through the key schema
 a=$(TZ=UTC $CBT read tele prefix=phone#4c410523# keys-only=true 2>&1 | grep -v '^----' | grep -v '^$' | grep -v '^ ' | LC_ALL=C sort)
 "$WCS" e.db "CREATE VIRTUAL TABLE tk USING wcs(

@@ -100,6 +100,24 @@ check_eq "... cells land in that family" "$out" "r1|1|2
 r2||3"
 out=$(cells rt.db single | cut -d'|' -f4 | sort -u)
 check_eq "timestamp=N sets every cell's timestamp" "$out" "1000"
+# lines of one row that give a column again at the same timestamp replace
+# its value (the last line wins, as with cbt import: shell_emulator.sh) and
+# count once: the summary counts the cells the table holds
+"$WCS" ver.db "CREATE VIRTUAL TABLE t USING wcs(FAMILY f MAX VERSIONS 5)" >/dev/null
+printf ',f\n,q\nk,v1\nk,v2\nk,v3\n' >same.cbt.csv
+out=$("$WCS" ver.db ".import same.cbt.csv t batch=1")
+check_has "lines of a row at one time (timestamp=now) count the cell once" \
+  "$out" "imported 1 rows (1 cells)"
+check_eq "... the one the table holds: the last line's, whatever the batches" \
+  "$(cells ver.db t | cut -d'|' -f5)" "7633"
+printf ',f\n,q\nk2,a@5\nk2,b@6\nk2,c@5\n' >samets.cbt.csv
+out=$("$WCS" ver.db ".import samets.cbt.csv t timestamp=value-encoded")
+check_has "equal value-encoded timestamps replace too, and count once" "$out" \
+  "imported 1 rows (2 cells)"
+check_eq "... leaving the versions the summary counts" \
+  "$(cells ver.db t | grep '^6B32|' | cut -d'|' -f4,5)" "6|62
+5|63"
+
 # a header row with a row key is data: without column-family=, a file
 # with a qualifier row alone would lose its first row to the header
 printf ',q1,q2\nk1,a,b\nk2,c,d\n' >qualonly.cbt.csv
