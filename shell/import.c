@@ -692,6 +692,12 @@ static int64_t default_ts(Importer *imp) {
 
 static int imp_commit(Importer *imp);
 
+/* Bytes at offset o of the pending row's arena. Cells of empty qualifiers
+** and values alone leave it without bytes, and arena.a NULL: "" then. */
+static const uint8_t *arena_at(Importer *imp, size_t o) {
+  return imp->arena.a ? imp->arena.a + o : (const uint8_t *)"";
+}
+
 static uint64_t run_hash(int iFam, const void *pQual, size_t nQual,
                          int64_t iTs) {
   uint64_t h = 14695981039346656037ULL; /* FNV-1a */
@@ -808,12 +814,12 @@ static int row_finish(Importer *imp) {
       ** merged in, as Bigtable's MergeToCell does, which rebuilds it in an
       ** empty table */
       rc = wcs_txn_merge_to_cell(imp->pTxn, imp->pTab, imp->key.a, imp->key.n,
-                                 fi.zName, imp->arena.a + c->oQual, c->nQual,
-                                 c->iTs, imp->arena.a + c->oVal, c->nVal);
+                                 fi.zName, arena_at(imp, c->oQual), c->nQual,
+                                 c->iTs, arena_at(imp, c->oVal), c->nVal);
     } else if (rc == WCS_OK) {
       rc = wcs_txn_set_cell(imp->pTxn, imp->pTab, imp->key.a, imp->key.n,
-                            fi.zName, imp->arena.a + c->oQual, c->nQual, c->iTs,
-                            imp->arena.a + c->oVal, c->nVal);
+                            fi.zName, arena_at(imp, c->oQual), c->nQual, c->iTs,
+                            arena_at(imp, c->oVal), c->nVal);
     }
   }
   if (rc != WCS_OK) {
@@ -840,7 +846,7 @@ static int row_finish(Importer *imp) {
   /* the cells the table holds after the line, not those it replaced */
   for (i = 0; i < imp->nCell; i++) {
     PendCell *c = &imp->aCell[i];
-    int bNew = run_add(imp, c->iFam, imp->arena.a + c->oQual, c->nQual, c->iTs);
+    int bNew = run_add(imp, c->iFam, arena_at(imp, c->oQual), c->nQual, c->iTs);
     if (bNew < 0) {
       shell_error(imp->p, "out of memory");
       return IMP_FAIL;
@@ -2352,7 +2358,7 @@ static int json_unique_cells(Importer *imp, JDoc *d) {
     if (wcs_table_family(imp->pTab, a->iFam, &fi) != WCS_OK) fi.zName = "?";
     zA = a->iSrc >= 0 ? member_desc(d, a->iSrc) : 0;
     zB = b->iSrc >= 0 ? member_desc(d, b->iSrc) : 0;
-    zQ = printable(imp->arena.a + a->oQual, a->nQual);
+    zQ = printable(arena_at(imp, a->oQual), a->nQual);
     zTs[0] = 0;
     if (a->iTs != WCS_TS_NOW) {
       snprintf(zTs, sizeof(zTs), " at timestamp %" PRId64, a->iTs);

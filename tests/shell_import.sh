@@ -744,6 +744,20 @@ printf ',f\n,\nk,v@1\n' >emptyq.cbt
 "$WCS" em.db ".import emptyq.cbt q timestamp=value-encoded" >/dev/null 2>err.txt
 check_eq "... as does a cbt file whose qualifier is empty" \
   "$(cat err.txt; cells em.db q)" "6B|f||1|76"
+# a row whose cells have an empty qualifier and an empty value: no bytes
+printf ',f\n,\nk,""\n' >emptycell.cbt
+printf '{"_key":"k","f:":""}\n' >emptycell.jsonl
+for f in emptycell.cbt emptycell.jsonl; do
+  "$WCS" em.db ".import $f e_${f#*.}" >/dev/null 2>err.txt
+  check_eq "a cell of empty qualifier and value imports ($f)" \
+    "$(cat err.txt; cells em.db e_${f#*.} | cut -d'|' -f1,2,3,5)" "6B|f||"
+done
+printf '{"_key":"k","cells":[%s,%s]}\n' \
+  '{"family":"f","qualifier":"","timestamp":5,"value":""}' \
+  '{"family":"f","qualifier":"","timestamp":5,"value":""}' >emptycell2.jsonl
+"$WCS" em.db ".import emptycell2.jsonl e_jsonl" >/dev/null 2>err.txt
+check_has "... and twice in a line is refused, naming the column" \
+  "$(cat err.txt)" '"cells"[0] and "cells"[1] both give column f: at timestamp 5'
 
 # ---- an empty table exports to files that import again (no rows)
 "$WCS" empty.db "CREATE VIRTUAL TABLE e USING wcs(FAMILY f)" \
