@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "keyschema/schema.h"
 #include "shell/shell.h"
@@ -698,16 +699,11 @@ static const uint8_t *arena_at(Importer *imp, size_t o) {
   return imp->arena.a ? imp->arena.a + o : (const uint8_t *)"";
 }
 
+/* (the column and time seed xxHash's hash of the qualifier) */
 static uint64_t run_hash(int iFam, const void *pQual, size_t nQual,
                          int64_t iTs) {
-  uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-  const uint8_t *a = pQual;
-  size_t i;
-  h = (h ^ (uint64_t)(unsigned)iFam) * 1099511628211ULL;
-  h = (h ^ (uint64_t)iTs) * 1099511628211ULL;
-  for (i = 0; i < nQual; i++)
-    h = (h ^ a[i]) * 1099511628211ULL;
-  return h;
+  return XXH3_64bits_withSeed(pQual, nQual,
+                              ((uint64_t)(unsigned)iFam << 48) ^ (uint64_t)iTs);
 }
 
 /* A new row: forget the cells of the one before. */
