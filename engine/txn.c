@@ -2018,9 +2018,11 @@ int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
     return eng_err(WCS_MISUSE, "a NULL %s",
                    t == NULL ? "transaction" : "table");
   }
+  size_t nLog0;
   if (nMut < 0 || (aMut == NULL && nMut > 0)) {
     return eng_err(WCS_MISUSE, "%d mutations at %p", nMut, (const void *)aMut);
   }
+  nLog0 = t->log.n;
   for (i = 0; rc == WCS_OK && i < nMut; i++) {
     const wcs_mutation *m = &aMut[i];
     switch (m->eType) {
@@ -2040,8 +2042,9 @@ int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
       break;
     case WCS_MUT_ADD_TO_CELL: {
       EngFamily *f = eng_family(pTab->pDef, m->zFamily, NULL);
-      if (f == NULL) return WCS_ERROR;
-      if (f->eAgg == WCS_AGG_HLL && m->pVal) {
+      if (f == NULL) {
+        rc = WCS_ERROR; /* (named by eng_family) */
+      } else if (f->eAgg == WCS_AGG_HLL && m->pVal) {
         rc =
             wcs_txn_add_to_cell_bytes(t, pTab, pRow, nRow, m->zFamily, m->pQual,
                                       m->nQual, m->iTs, m->pVal, m->nVal);
@@ -2059,6 +2062,13 @@ int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
       rc = eng_err(WCS_MISUSE, "unknown mutation type %d", m->eType);
       break;
     }
+  }
+  if (rc != WCS_OK && t->log.n > nLog0) {
+    /* the row's mutations are one: none of them stays (the failed one
+    ** left nothing of its own; the message stays its own, as replay sets
+    ** none but out of memory) */
+    int rc2 = replay(t, nLog0);
+    if (rc2 != WCS_OK) rc = rc2;
   }
   return rc;
 }

@@ -583,8 +583,9 @@ int wcs_db_stats(wcs_db *db, char **pzJson);
 **
 ** Limits (Bigtable's): row key 1..4096 bytes, qualifier <= 16384 bytes,
 ** value <= 100 MiB, family name [-_.a-zA-Z0-9]{1,64}. A violation fails the
-** call with WCS_TOOBIG (sizes) or WCS_SCHEMA (a family name in a schema
-** text) and a message naming the limit and the (escaped) key or name. A
+** call with WCS_TOOBIG (sizes past a limit; an empty row key is WCS_ERROR)
+** or WCS_SCHEMA (a family name in a schema text) and a message naming the
+** limit and the (escaped) key or name. A
 ** (pointer, length) argument whose pointer is NULL and length is not 0 is
 ** WCS_MISUSE (empty bytes are NULL or "" with length 0). Handles must not
 ** be NULL, except where a call says so (the _free and _close calls); the
@@ -1069,7 +1070,9 @@ typedef struct wcs_mutation {
   int64_t iValue;          /* ADD_TO_CELL integer input */
 } wcs_mutation;
 
-/* Append mutations of one row, in order (later ones mask earlier ones). */
+/* Append mutations of one row, in order (later ones mask earlier ones).
+** They are one, as Bigtable's MutateRow: when one fails, none of them is
+** kept (the transaction's earlier writes are). */
 int wcs_txn_mutate_row(wcs_txn *pTxn, wcs_table *pTab, const void *pRow,
                        size_t nRow, const wcs_mutation *aMut, int nMut);
 

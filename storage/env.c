@@ -311,7 +311,20 @@ static int posixLock(wcs_env *pEnv, const char *zPath, int bExclusive,
   *ppLock = NULL;
   fd = open(zPath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0 && (errno == EACCES || errno == EROFS) && !bExclusive) {
+    int eFirst = errno;
     fd = open(zPath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && eFirst == EROFS) {
+      /* a store on a read-only file system that has no lock file (a
+      ** copy wcs_db_checkpoint made, mounted read-only): no process can
+      ** write it there, so a shared lock has nothing to keep out */
+      p = malloc(sizeof *p);
+      if (p == NULL) {
+        return wcs_seterr(pzErr, WCS_NOMEM, "out of memory locking %s", zPath);
+      }
+      p->fd = -1;
+      *ppLock = p;
+      return WCS_OK;
+    }
   }
   if (fd < 0 && errno == ENOTDIR) {
     /* the store's path names a file (mkdir was not tried: a read-only open
@@ -349,8 +362,10 @@ static void posixUnlock(wcs_env *pEnv, void *pLock) {
   PosixLock *p = pLock;
   (void)pEnv;
   if (p == NULL) return;
-  flock(p->fd, LOCK_UN);
-  close(p->fd);
+  if (p->fd >= 0) {
+    flock(p->fd, LOCK_UN);
+    close(p->fd);
+  }
   free(p);
 }
 

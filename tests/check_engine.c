@@ -203,6 +203,31 @@ START_TEST(test_null_arguments_are_misuse) {
   ck_assert_int_eq(wcs_txn_mutate_row(x, t, "r", 1, NULL, 1), WCS_MISUSE);
   memset(&m, 0, sizeof m);
   ck_assert_int_eq(wcs_txn_mutate_row(x, t, "r", 1, &m, -1), WCS_MISUSE);
+  {
+    /* a row's mutations are one: the second failing, the first is not
+    ** kept either, and the message is the second's */
+    static char aBig[16385];
+    wcs_mutation a2[2];
+    memset(a2, 0, sizeof a2);
+    memset(aBig, 'q', sizeof aBig);
+    a2[0].eType = a2[1].eType = WCS_MUT_SET_CELL;
+    a2[0].zFamily = a2[1].zFamily = "cf";
+    a2[0].pQual = "a";
+    a2[0].nQual = 1;
+    a2[1].pQual = aBig;
+    a2[1].nQual = sizeof aBig;
+    a2[0].iTs = a2[1].iTs = 7;
+    a2[0].pVal = a2[1].pVal = "1";
+    a2[0].nVal = a2[1].nVal = 1;
+    ck_assert_int_eq(wcs_txn_mutate_row(x, t, "m", 1, a2, 2), WCS_TOOBIG);
+    ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "16384"));
+    ck_assert_int_eq(wcs_txn_count(x), 0);
+    a2[1].zFamily = "nosuch";
+    a2[1].eType = WCS_MUT_ADD_TO_CELL;
+    ck_assert_int_eq(wcs_txn_mutate_row(x, t, "m", 1, a2, 2), WCS_ERROR);
+    ck_assert_ptr_nonnull(strstr(wcs_engine_errmsg(e), "nosuch"));
+    ck_assert_int_eq(wcs_txn_count(x), 0);
+  }
   ck_assert_int_eq(wcs_txn_set_cell(NULL, t, "r", 1, "cf", "q", 1, 1, "v", 1),
                    WCS_MISUSE);
   ck_assert_int_eq(wcs_txn_set_cell(x, NULL, "r", 1, "cf", "q", 1, 1, "v", 1),

@@ -12,11 +12,13 @@
 #include <check.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -919,6 +921,62 @@ START_TEST(test_db_read_only_open_reads_and_refuses_writes) {
   ck_assert_ptr_nonnull(strstr(wcs_errmsg(db), "read-only"));
   OK(wcs_db_close(db2));
   OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+}
+END_TEST
+
+/* A store without a LOCK file (a checkpoint's copy) on a read-only file
+** system opens read-only, without a lock: no process can write it there.
+** The file system is a read-only bind mount of the test's directory in a
+** child of its own mount namespace; where that is not allowed (no root),
+** the test says so and checks nothing else. A read-only open elsewhere
+** makes the lock file, the one file it may write. */
+START_TEST(test_db_read_only_open_on_a_read_only_file_system) {
+  const char *zDir = tu_tmpdir("dbrofs");
+  char zPath[1100], zLock[1200];
+  wcs_db *db = NULL;
+  wcs_options o;
+  pid_t pid;
+  int st = 0;
+  struct stat sb;
+  wcs_options_init(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  snprintf(zLock, sizeof zLock, "%s/LOCK", zPath);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  putS(db, "x", "1");
+  OK(wcs_db_close(db));
+  db = NULL;
+  ck_assert_int_eq(unlink(zLock), 0);
+  o.bReadOnly = 1;
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    const char *zGot;
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount(zDir, zDir, NULL, MS_BIND, NULL) != 0 ||
+        mount(NULL, zDir, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) != 0) {
+      _exit(77);
+    }
+    if (wcs_db_open(&db, zPath, &o, NULL) != WCS_OK) _exit(1);
+    zGot = tu_get_str(db, NULL, "x");
+    if (zGot == NULL || strcmp(zGot, "1") != 0) _exit(2);
+    if (wcs_db_close(db) != WCS_OK) _exit(3);
+    _exit(access(zLock, F_OK) == 0 ? 4 : 0);
+  }
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st));
+  if (WEXITSTATUS(st) == 77) {
+    fprintf(stderr, "test_db_read_only_open_on_a_read_only_file_system: "
+                    "no read-only mount here (not root?); skipped\n");
+  } else {
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+  }
+  ck_assert_int_ne(stat(zLock, &sb), 0);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  ck_assert_str_eq(tu_get_str(db, NULL, "x"), "1");
+  OK(wcs_db_close(db));
+  ck_assert_int_eq(stat(zLock, &sb), 0);
   tu_rmrf(zDir);
 }
 END_TEST
@@ -3852,6 +3910,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_reopen_keeps_every_commit);
   tcase_add_test(tc, test_db_second_writer_process_gets_busy);
   tcase_add_test(tc, test_db_read_only_open_reads_and_refuses_writes);
+  tcase_add_test(tc, test_db_read_only_open_on_a_read_only_file_system);
   tcase_add_test(tc, test_db_follower_reads_beside_a_writer);
   tcase_add_test(tc, test_db_follower_sees_whole_commits);
   tcase_add_test(tc, test_db_argument_errors_have_their_own_message);
