@@ -177,7 +177,8 @@ struct wcs_db {
   uint64_t iFollowLog; /* follower: the newest log replayed (0: none) */
   uint64_t nFollowLog; /* and the bytes of whole records read from it */
   wcs_file *pFollowMan; /* follower: the manifest read, kept open, */
-  uint64_t nFollowMan;  /* the bytes of whole edits read from it */
+  uint64_t nFollowMan;  /* its size when read (whole edits, and a torn
+                        ** tail if it had one) */
   wcs_file *pFollowLog; /* and log iFollowLog, kept open (or NULL) */
   void *pLock; /* the process lock */
   wcs_cache *pCache;
@@ -3356,7 +3357,7 @@ static int openOnce(wcs_db **ppDb, const char *zPath, const wcs_options *pOpt,
     ** each (followState); opened before the check below, so that they
     ** are the files it vouches for */
     char *z = vset_manifest_path(db->pVs, vset_manifest_number(db->pVs));
-    db->nFollowMan = vset_manifest_end(db->pVs);
+    db->nFollowMan = vset_manifest_file_size(db->pVs);
     if (z == NULL) rc = wcs_seterr(pzErr, WCS_NOMEM, "out of memory");
     if (rc == WCS_OK) {
       rc = db->pEnv->xOpen(db->pEnv, z, WCS_OPEN_READ, &db->pFollowMan, pzErr);

@@ -53,6 +53,8 @@ struct wcs_vset {
   uint64_t nManifestRead;          /* bytes of it replay() read, all whole
                                    ** records (0: its tail was torn) */
   uint64_t nManifestEnd;           /* the same, torn tail or not */
+  uint64_t nManifestFile;          /* its size as replay() found it, a
+                                   ** torn tail included */
   wal_writer *pManifest;           /* open manifest (writable stores) */
   uint64_t nManifestBase;          /* its size when this process began it
                                    ** (the state's record), 0: opened to
@@ -1485,7 +1487,10 @@ static int replay(wcs_vset *vs, uint64_t iManifest, char **pzErr) {
   if (rc == WCS_OK && !wal_reader_torn(r)) {
     vs->nManifestRead = wal_reader_good_end(r);
   }
-  if (r) vs->nManifestEnd = wal_reader_good_end(r);
+  if (r) {
+    vs->nManifestEnd = wal_reader_good_end(r);
+    vs->nManifestFile = wal_reader_file_size(r);
+  }
   wal_reader_close(r);
   free(zPath);
   if (rc) {
@@ -1596,6 +1601,10 @@ uint64_t vset_manifest_end(const wcs_vset *vs) {
   return vs->nManifestEnd;
 }
 
+uint64_t vset_manifest_file_size(const wcs_vset *vs) {
+  return vs->nManifestFile;
+}
+
 int vset_moved_on(wcs_vset *vs, int *pbMoved, char **pzErr) {
   uint64_t iManifest = 0, nSize = 0;
   wcs_file *f = NULL;
@@ -1616,7 +1625,9 @@ int vset_moved_on(wcs_vset *vs, int *pbMoved, char **pzErr) {
   if (rc == WCS_OK) rc = vs->pEnv->xSize(f, &nSize, NULL);
   vs->pEnv->xClose(f);
   free(zPath);
-  *pbMoved = rc != WCS_OK || nSize != vs->nManifestEnd;
+  /* (against the size read, not the end of its whole records: a torn
+  ** tail a writer left when it stopped is not a writer going on) */
+  *pbMoved = rc != WCS_OK || nSize != vs->nManifestFile;
   return WCS_OK;
 }
 

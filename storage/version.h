@@ -191,12 +191,16 @@ char *vset_file_path(const wcs_vset *, uint64_t iFile, const char *zExt);
 /* For a store opened beside a writer in another process (wcs_options
 ** bFollow): *pbMoved = 1 when the state on disk may differ from what
 ** vset_open read — CURRENT names another manifest, or the manifest's
-** length is not the length of whole records read (an edit was appended,
-** or was being appended then). 0 when it is the same. */
+** length is not the length it had when read (an edit was appended since,
+** or one being appended then was finished; a torn tail left by a writer
+** that stopped stays as it is). 0 when it is the same. */
 int vset_moved_on(wcs_vset *, int *pbMoved, char **pzErr);
 /* The bytes of whole edits vset_open read from the manifest (its number:
 ** vset_manifest_number). */
 uint64_t vset_manifest_end(const wcs_vset *);
+/* The manifest's size when it was read, a torn tail included: a file of
+** another size means a writer went on (vset_moved_on, followers). */
+uint64_t vset_manifest_file_size(const wcs_vset *);
 
 /* ---- the version set */
 /*

@@ -224,6 +224,10 @@ int wal_reader_open(wcs_env *pEnv, const char *zPath, wal_reader **pp,
   return WCS_OK;
 }
 
+uint64_t wal_reader_file_size(const wal_reader *r) {
+  return r->nFile;
+}
+
 void wal_reader_skip(wal_reader *r, uint64_t iOff) {
   r->iOff = iOff < r->nFile ? iOff : r->nFile;
 }

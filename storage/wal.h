@@ -174,6 +174,9 @@ int wal_reader_next(wal_reader *, const uint8_t **ppRec, size_t *pnRec,
 /* After the end: the offset just past the last good record, and whether
 ** bytes after it were discarded as a torn tail. */
 uint64_t wal_reader_good_end(const wal_reader *);
+/* The file's size when the reader opened it: what it read, torn tail and
+** all (a writer that goes on makes the file longer). */
+uint64_t wal_reader_file_size(const wal_reader *);
 int wal_reader_torn(const wal_reader *);
 void wal_reader_close(wal_reader *);
 

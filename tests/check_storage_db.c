@@ -981,6 +981,57 @@ START_TEST(test_db_read_only_open_on_a_read_only_file_system) {
 }
 END_TEST
 
+/* A manifest that ends in a torn tail (a writer killed while it appended
+** an edit) opens for a follower, read-only, as for a writer: the tail is
+** what a writer that stopped left, not a writer going on. It said the
+** store "changed while it was being opened" on every open. */
+START_TEST(test_db_follower_opens_a_manifest_with_a_torn_tail) {
+  const char *zDir = tu_tmpdir("dbtorn");
+  char zPath[1100], zMan[1400];
+  wcs_db *db = NULL;
+  wcs_options o;
+  DIR *d;
+  struct dirent *e;
+  FILE *f;
+  int bMoved = -1;
+  wcs_options_init(&o);
+  snprintf(zPath, sizeof zPath, "%s/store", zDir);
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  putS(db, "x", "1");
+  OK(wcs_db_flush(db));
+  OK(wcs_db_close(db));
+  db = NULL;
+  zMan[0] = 0;
+  d = opendir(zPath);
+  ck_assert_ptr_nonnull(d);
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "MANIFEST-", 9) == 0) {
+      snprintf(zMan, sizeof zMan, "%s/%s", zPath, e->d_name);
+    }
+  }
+  closedir(d);
+  ck_assert(zMan[0]);
+  f = fopen(zMan, "ab");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(fwrite("\0\0\0\0\0\0\0", 1, 7, f),
+                   7); /* a header cut short */
+  fclose(f);
+  o.bFollow = 1;
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  ck_assert_str_eq(tu_get_str(db, NULL, "x"), "1");
+  OK(wcs_db_moved_on(db, &bMoved));
+  ck_assert_int_eq(bMoved, 0);
+  OK(wcs_db_close(db));
+  db = NULL;
+  o.bFollow = 0;
+  o.bReadOnly = 1;
+  OK(wcs_db_open(&db, zPath, &o, NULL));
+  ck_assert_str_eq(tu_get_str(db, NULL, "x"), "1");
+  OK(wcs_db_close(db));
+  tu_rmrf(zDir);
+}
+END_TEST
+
 /* A follower (bFollow) opens beside a writer, without the lock: it reads
 ** the store as of its open, the sorted files and the log alike, refuses
 ** writes, keeps reading while the writer's compactions delete the files
@@ -3911,6 +3962,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_second_writer_process_gets_busy);
   tcase_add_test(tc, test_db_read_only_open_reads_and_refuses_writes);
   tcase_add_test(tc, test_db_read_only_open_on_a_read_only_file_system);
+  tcase_add_test(tc, test_db_follower_opens_a_manifest_with_a_torn_tail);
   tcase_add_test(tc, test_db_follower_reads_beside_a_writer);
   tcase_add_test(tc, test_db_follower_sees_whole_commits);
   tcase_add_test(tc, test_db_argument_errors_have_their_own_message);
