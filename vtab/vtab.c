@@ -5128,13 +5128,20 @@ int wcsMissingErr(WcsTab *pTab) {
   if (pTab->bStale) {
     return setErr(&pTab->base, "%s: %s", pTab->zName, pTab->zMissing);
   }
-  return setErr(&pTab->base,
-                "%s: store table '%s' is missing (%s); DROP TABLE %s "
-                "removes this declaration",
-                pTab->zName, pTab->zStoreTable,
-                pTab->zMissing ? pTab->zMissing
-                               : "its store was moved or the table dropped",
-                pTab->zName);
+  return setErr(
+      &pTab->base,
+      "%s: store table '%s' is missing (%s); DROP TABLE %s "
+      "removes this declaration",
+      pTab->zName, pTab->zStoreTable,
+      pTab->zMissing ? pTab->zMissing
+      : pTab->pStore && pTab->pStore->bFollow
+          /* a follower does not look for files its manifest does not
+          ** name (a writer may be adding them): a manifest that lost
+          ** edits may look like this, which a writable open reports */
+          ? "its store was moved or the table dropped, or its manifest lost "
+            "edits, which a connection that may write the store reports"
+          : "its store was moved or the table dropped",
+      pTab->zName);
 }
 
 static int cellFilter(void *pCtx, const wcs_cell *aCell, int nCell);
