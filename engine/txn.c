@@ -2014,11 +2014,11 @@ int wcs_txn_delete_prefix(wcs_txn *t, wcs_table *pTab, const void *pPrefix,
 int wcs_txn_mutate_row(wcs_txn *t, wcs_table *pTab, const void *pRow,
                        size_t nRow, const wcs_mutation *aMut, int nMut) {
   int rc = WCS_OK, i;
+  size_t nLog0;
   if (t == NULL || pTab == NULL) {
     return eng_err(WCS_MISUSE, "a NULL %s",
                    t == NULL ? "transaction" : "table");
   }
-  size_t nLog0;
   if (nMut < 0 || (aMut == NULL && nMut > 0)) {
     return eng_err(WCS_MISUSE, "%d mutations at %p", nMut, (const void *)aMut);
   }

@@ -149,25 +149,33 @@ int wcsReplacedErr(WcsTab *pTab) {
   return SQLITE_SCHEMA;
 }
 
-/* Set pTab's error for a store table that is gone (another table of this
-** connection dropped it, say) and return 1; 0 while the store has it. */
+/* The error of a table whose store table is gone (another table of this
+** connection dropped it, say): set on pTab, SQLITE_ERROR returned. */
 static int tabGoneErr(WcsTab *pTab) {
-  wcs_table *pNow = NULL;
-  if (pTab->pStore == NULL || pTab->zStoreTable == NULL ||
-      wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pNow) != WCS_OK ||
-      pNow != NULL) {
-    wcs_table_close(pNow);
-    return 0;
-  }
-  setErr(&pTab->base,
-         "%s: store table '%s' is missing (dropped since this "
-         "connection opened it); DROP TABLE %s removes this declaration",
-         pTab->zName, pTab->zStoreTable, pTab->zName);
-  return 1;
+  return setErr(&pTab->base,
+                "%s: store table '%s' is missing (dropped since this "
+                "connection opened it); DROP TABLE %s removes this "
+                "declaration",
+                pTab->zName, pTab->zStoreTable, pTab->zName);
+}
+
+/* pTab's store table as the store has it now (*ppNow NULL: none); 0 when
+** that cannot be told. */
+static int tabNow(WcsTab *pTab, wcs_table **ppNow) {
+  *ppNow = NULL;
+  return pTab->pStore && pTab->zStoreTable &&
+         wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, ppNow) == WCS_OK;
 }
 
 int wcsDroppedErr(WcsTab *pTab) {
-  return pTab->pTab && wcs_table_stale(pTab->pTab) && tabGoneErr(pTab);
+  wcs_table *pNow;
+  if (pTab->pTab == NULL || !wcs_table_stale(pTab->pTab)) return 0;
+  if (!tabNow(pTab, &pNow) || pNow != NULL) {
+    wcs_table_close(pNow);
+    return 0;
+  }
+  tabGoneErr(pTab);
+  return 1;
 }
 
 /* Report an engine error on the vtab, with its message. */
@@ -175,12 +183,9 @@ static int engErr(WcsTab *pTab, int rc, const char *zWhat) {
   const char *zMsg = pTab->pStore ? wcs_engine_errmsg(pTab->pStore->pEng) : "";
   if (rc == WCS_SCHEMA && pTab->pStore && pTab->zStoreTable) {
     /* "altered or dropped": which, when it is gone */
-    wcs_table *pNow = NULL;
-    if (tabGoneErr(pTab)) return SQLITE_ERROR;
-    if (wcs_table_open(pTab->pStore->pEng, pTab->zStoreTable, &pNow) !=
-        WCS_OK) {
-      pNow = NULL;
-    }
+    wcs_table *pNow;
+    int bKnown = tabNow(pTab, &pNow);
+    if (bKnown && pNow == NULL) return tabGoneErr(pTab);
     if (pNow && pTab->pTab && wcs_table_id(pNow) != wcs_table_id(pTab->pTab)) {
       /* a new table of the name: this declaration keeps the old one */
       wcs_table_close(pNow);
