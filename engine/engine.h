@@ -264,6 +264,7 @@ int eng_check_ts(int64_t iTs);
 #define OV_MERGE 3 /* aggregate operand folded into the base at commit */
 
 typedef struct OvNode OvNode;
+typedef struct OvRange OvRange;
 typedef struct Overlay Overlay;
 
 int ov_new(Overlay **pp);
@@ -295,10 +296,12 @@ uint64_t ov_generation(const Overlay *p);
 int ov_count(const Overlay *p);
 size_t ov_bytes(const Overlay *p);
 
-/* Walk for commit: ranges, then entries in key order. */
+/* Walk for commit: ranges, then entries, each in key order. */
 int ov_range_count(const Overlay *p);
-void ov_range_get(const Overlay *p, int i, const uint8_t **ppS, size_t *pnS,
-                  const uint8_t **ppE, size_t *pnE);
+OvRange *ov_range_first(const Overlay *p);
+OvRange *ov_range_next(const OvRange *pRange);
+void ov_range_bounds(const OvRange *pRange, const uint8_t **ppS, size_t *pnS,
+                     const uint8_t **ppE, size_t *pnE);
 OvNode *ov_first(const Overlay *p);
 OvNode *ov_next(const OvNode *pNode);
 int ov_node_kind(const OvNode *pNode);

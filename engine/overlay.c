@@ -46,12 +46,15 @@ struct OvNode {
   OvNode *apNext[1]; /* [nLevel] successors */
 };
 
-typedef struct OvRange {
+/* A range delete [pStart, pEnd), both bytes after apNext[nLevel-1]. */
+struct OvRange {
   uint8_t *pStart;
   size_t nStart;
   uint8_t *pEnd;
   size_t nEnd;
-} OvRange;
+  int nLevel;         /* 1..OV_MAX_LEVEL */
+  OvRange *apNext[1]; /* [nLevel] successors */
+};
 
 struct Overlay {
   OvNode *pHead;  /* sentinel with OV_MAX_LEVEL links */
@@ -62,8 +65,9 @@ struct Overlay {
   uint64_t iGen;  /* bumped by ov_clear */
   uint64_t iMod;  /* bumped by every change */
   int nRange;
-  int nRangeAlloc;
-  OvRange *aRange; /* sorted, disjoint, non-adjacent */
+  OvRange *pRangeHead; /* sentinel of the ranges' skiplist with
+                       ** OV_MAX_LEVEL links; the ranges are sorted,
+                       ** disjoint and not adjacent */
 };
 
 static int keycmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
@@ -81,7 +85,14 @@ int ov_new(Overlay **pp) {
     free(p);
     return WCS_NOMEM;
   }
+  p->pRangeHead = calloc(1, sizeof(OvRange) + OV_MAX_LEVEL * sizeof(OvRange *));
+  if (p->pRangeHead == NULL) {
+    free(p->pHead);
+    free(p);
+    return WCS_NOMEM;
+  }
   p->pHead->nLevel = OV_MAX_LEVEL;
+  p->pRangeHead->nLevel = OV_MAX_LEVEL;
   p->nLevel = 1;
   p->iRand = 0x9E3779B97F4A7C15ull;
   *pp = p;
@@ -90,17 +101,20 @@ int ov_new(Overlay **pp) {
 
 void ov_clear(Overlay *p) {
   OvNode *n, *pNext;
+  OvRange *r, *rNext;
   int i;
   for (n = p->pHead->apNext[0]; n; n = pNext) {
     pNext = n->apNext[0];
     free(n->pVal);
     free(n);
   }
-  for (i = 0; i < OV_MAX_LEVEL; i++)
+  for (r = p->pRangeHead->apNext[0]; r; r = rNext) {
+    rNext = r->apNext[0];
+    free(r);
+  }
+  for (i = 0; i < OV_MAX_LEVEL; i++) {
     p->pHead->apNext[i] = NULL;
-  for (i = 0; i < p->nRange; i++) {
-    free(p->aRange[i].pStart);
-    free(p->aRange[i].pEnd);
+    p->pRangeHead->apNext[i] = NULL;
   }
   p->nRange = 0;
   p->nLevel = 1;
@@ -113,7 +127,7 @@ void ov_clear(Overlay *p) {
 void ov_free(Overlay *p) {
   if (p == NULL) return;
   ov_clear(p);
-  free(p->aRange);
+  free(p->pRangeHead);
   free(p->pHead);
   free(p);
 }
@@ -163,17 +177,9 @@ static OvNode *seek_lt(const Overlay *p, const uint8_t *k, size_t nk) {
   return x == p->pHead ? NULL : x;
 }
 
-/* Find or insert the node for key k. */
-static int node_get(Overlay *p, const uint8_t *k, size_t nk, OvNode **ppNode) {
-  OvNode *apPrev[OV_MAX_LEVEL];
-  OvNode *n;
-  int nLevel = 1, i;
-  find_prev(p, k, nk, apPrev);
-  n = apPrev[0]->apNext[0];
-  if (n && keycmp(n->pKey, n->nKey, k, nk) == 0) {
-    *ppNode = n;
-    return WCS_OK;
-  }
+/* The height of a new node of either skiplist: h with chance 4^-(h-1). */
+static int random_level(Overlay *p) {
+  int nLevel = 1;
   while (nLevel < OV_MAX_LEVEL) {
     p->iRand ^= p->iRand >> 12;
     p->iRand ^= p->iRand << 25;
@@ -181,6 +187,21 @@ static int node_get(Overlay *p, const uint8_t *k, size_t nk, OvNode **ppNode) {
     if (((p->iRand * 0x2545F4914F6CDD1Dull) >> 62) != 0) break; /* 1/4 */
     nLevel++;
   }
+  return nLevel;
+}
+
+/* Find or insert the node for key k. */
+static int node_get(Overlay *p, const uint8_t *k, size_t nk, OvNode **ppNode) {
+  OvNode *apPrev[OV_MAX_LEVEL];
+  OvNode *n;
+  int nLevel, i;
+  find_prev(p, k, nk, apPrev);
+  n = apPrev[0]->apNext[0];
+  if (n && keycmp(n->pKey, n->nKey, k, nk) == 0) {
+    *ppNode = n;
+    return WCS_OK;
+  }
+  nLevel = random_level(p);
   n = calloc(1, sizeof(OvNode) + (size_t)nLevel * sizeof(OvNode *) + nk);
   if (n == NULL) return WCS_NOMEM;
   n->nLevel = nLevel;
@@ -262,37 +283,55 @@ int ov_merge(Overlay *p, const void *pKey, size_t nKey, int eAgg,
   return rc;
 }
 
-/* Index of the first range whose end is >= k (ranges sorted, disjoint). */
-static int range_lower(const Overlay *p, const uint8_t *k, size_t nk) {
-  int lo = 0, hi = p->nRange;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (keycmp(p->aRange[mid].pEnd, p->aRange[mid].nEnd, k, nk) < 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
+/* Fill apPrev[] with, per level, the last range whose end is < k (the
+** sentinel if none); apPrev[0]->apNext[0] is then the first range that
+** ends at or after k. */
+static void range_prev(const Overlay *p, const uint8_t *k, size_t nk,
+                       OvRange **apPrev) {
+  OvRange *x = p->pRangeHead;
+  int i;
+  for (i = OV_MAX_LEVEL - 1; i >= 0; i--) {
+    while (x->apNext[i] &&
+           keycmp(x->apNext[i]->pEnd, x->apNext[i]->nEnd, k, nk) < 0) {
+      x = x->apNext[i];
     }
+    apPrev[i] = x;
   }
-  return lo;
 }
 
 int ov_range_covers(const Overlay *p, const void *pKey, size_t nKey) {
-  int i;
+  OvRange *apPrev[OV_MAX_LEVEL], *r;
   if (p->nRange == 0) return 0;
-  i = range_lower(p, pKey, nKey);
-  /* aRange[i].end >= key; covered iff start <= key < end */
-  while (i < p->nRange &&
-         keycmp(p->aRange[i].pEnd, p->aRange[i].nEnd, pKey, nKey) == 0) {
-    i++;
-  }
-  if (i >= p->nRange) return 0;
-  return keycmp(p->aRange[i].pStart, p->aRange[i].nStart, pKey, nKey) <= 0;
+  range_prev(p, pKey, nKey, apPrev);
+  /* r ends at or after the key; covered iff start <= key < end (one
+  ** range at most ends at the key: they are disjoint) */
+  r = apPrev[0]->apNext[0];
+  if (r && keycmp(r->pEnd, r->nEnd, pKey, nKey) == 0) r = r->apNext[0];
+  return r && keycmp(r->pStart, r->nStart, pKey, nKey) <= 0;
 }
 
-static uint8_t *dupbytes(const void *p, size_t n) {
-  uint8_t *a = malloc(n ? n : 1);
-  if (a && n) memcpy(a, p, n);
-  return a;
+/* Link a new range [s, e) after apPrev[] (per level, the last range
+** before it). */
+static int range_link(Overlay *p, OvRange **apPrev, const uint8_t *s, size_t ns,
+                      const uint8_t *e, size_t ne) {
+  int nLevel = random_level(p), i;
+  OvRange *r =
+      malloc(sizeof(OvRange) + (size_t)nLevel * sizeof(OvRange *) + ns + ne);
+  if (r == NULL) return WCS_NOMEM;
+  r->nLevel = nLevel;
+  r->pStart = (uint8_t *)&r->apNext[nLevel];
+  r->nStart = ns;
+  r->pEnd = r->pStart + ns;
+  r->nEnd = ne;
+  if (ns) memcpy(r->pStart, s, ns);
+  if (ne) memcpy(r->pEnd, e, ne);
+  for (i = 0; i < nLevel; i++) {
+    r->apNext[i] = apPrev[i]->apNext[i];
+    apPrev[i]->apNext[i] = r;
+  }
+  p->nRange++;
+  p->nBytes += ns + ne + sizeof(OvRange);
+  return WCS_OK;
 }
 
 int ov_clone(const Overlay *p, Overlay **pp) {
@@ -302,19 +341,19 @@ int ov_clone(const Overlay *p, Overlay **pp) {
   *pp = NULL;
   rc = ov_new(&q);
   if (rc != WCS_OK) return rc;
-  if (p->nRange > 0) {
-    q->aRange = calloc((size_t)p->nRange, sizeof(OvRange));
-    if (q->aRange == NULL) rc = WCS_NOMEM;
-    q->nRangeAlloc = p->nRange;
-  }
-  for (i = 0; rc == WCS_OK && i < p->nRange; i++) {
-    OvRange *r = &q->aRange[i];
-    r->pStart = dupbytes(p->aRange[i].pStart, p->aRange[i].nStart);
-    r->pEnd = dupbytes(p->aRange[i].pEnd, p->aRange[i].nEnd);
-    r->nStart = p->aRange[i].nStart;
-    r->nEnd = p->aRange[i].nEnd;
-    q->nRange++; /* (ov_free frees what is there) */
-    if (r->pStart == NULL || r->pEnd == NULL) rc = WCS_NOMEM;
+  {
+    /* the ranges in key order, each linked after the one before */
+    OvRange *apLast[OV_MAX_LEVEL], *r;
+    for (i = 0; i < OV_MAX_LEVEL; i++)
+      apLast[i] = q->pRangeHead;
+    for (r = p->pRangeHead->apNext[0]; rc == WCS_OK && r; r = r->apNext[0]) {
+      rc = range_link(q, apLast, r->pStart, r->nStart, r->pEnd, r->nEnd);
+      if (rc == WCS_OK) {
+        OvRange *x = apLast[0]->apNext[0];
+        for (i = 0; i < x->nLevel; i++)
+          apLast[i] = x;
+      }
+    }
   }
   /* the nodes in key order (each found and linked as ov_put would): a
   ** NONE node only stands under one of the ranges, which hide the store's
@@ -335,11 +374,12 @@ int ov_clone(const Overlay *p, Overlay **pp) {
 
 int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
                     const void *pEnd, size_t nEnd) {
-  int i, j;
+  OvRange *apPrev[OV_MAX_LEVEL], *r, *rNext, *pFirst;
   OvNode *n;
   const uint8_t *s = pStart, *e = pEnd;
   size_t ns = nStart, ne = nEnd;
-  uint8_t *zS, *zE;
+  uint8_t *zMerged = NULL;
+  int i, rc;
   if (keycmp(s, ns, e, ne) >= 0) return WCS_OK;
   p->iMod++;
   /* Wipe the point entries in [s, e). */
@@ -351,74 +391,60 @@ int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
     n->nVal = 0;
     n->eKind = OV_NONE;
   }
-  /* Merge with every range that overlaps or touches [s, e). */
-  i = range_lower(p, s, ns);
-  j = i;
-  while (j < p->nRange &&
-         keycmp(p->aRange[j].pStart, p->aRange[j].nStart, e, ne) <= 0) {
-    j++;
-  }
-  if (j > i) {
-    if (keycmp(p->aRange[i].pStart, p->aRange[i].nStart, s, ns) < 0) {
-      s = p->aRange[i].pStart;
-      ns = p->aRange[i].nStart;
+  /* The ranges that overlap or touch [s, e): from the first that ends at
+  ** or after s, while they start at or before e. They are merged into
+  ** one, whose bounds are copied before the ranges are freed. */
+  range_prev(p, s, ns, apPrev);
+  pFirst = apPrev[0]->apNext[0];
+  r = pFirst;
+  while (r && keycmp(r->pStart, r->nStart, e, ne) <= 0) {
+    if (r == pFirst && keycmp(r->pStart, r->nStart, s, ns) < 0) {
+      s = r->pStart;
+      ns = r->nStart;
     }
-    if (keycmp(p->aRange[j - 1].pEnd, p->aRange[j - 1].nEnd, e, ne) > 0) {
-      e = p->aRange[j - 1].pEnd;
-      ne = p->aRange[j - 1].nEnd;
+    if (keycmp(r->pEnd, r->nEnd, e, ne) > 0) {
+      e = r->pEnd;
+      ne = r->nEnd;
+    }
+    r = r->apNext[0];
+  }
+  if (r != pFirst) {
+    zMerged = malloc(ns + ne + 1);
+    if (zMerged == NULL) return WCS_NOMEM;
+    if (ns) memcpy(zMerged, s, ns);
+    if (ne) memcpy(zMerged + ns, e, ne);
+    s = zMerged;
+    e = zMerged + ns;
+    /* unlink them: each is the next of apPrev[i] at each of its levels */
+    for (r = pFirst; r && keycmp(r->pStart, r->nStart, e, ne) <= 0; r = rNext) {
+      rNext = r->apNext[0];
+      for (i = 0; i < r->nLevel; i++)
+        apPrev[i]->apNext[i] = r->apNext[i];
+      p->nRange--;
+      p->nBytes -= r->nStart + r->nEnd + sizeof(OvRange);
+      free(r);
     }
   }
-  zS = dupbytes(s, ns);
-  zE = dupbytes(e, ne);
-  if (zS == NULL || zE == NULL) {
-    free(zS);
-    free(zE);
-    return WCS_NOMEM;
-  }
-  if (j == i) {
-    if (p->nRange == p->nRangeAlloc) {
-      int nNew = p->nRangeAlloc ? p->nRangeAlloc * 2 : 8;
-      OvRange *a = realloc(p->aRange, (size_t)nNew * sizeof(OvRange));
-      if (a == NULL) {
-        free(zS);
-        free(zE);
-        return WCS_NOMEM;
-      }
-      p->aRange = a;
-      p->nRangeAlloc = nNew;
-    }
-    memmove(&p->aRange[i + 1], &p->aRange[i],
-            (size_t)(p->nRange - i) * sizeof(OvRange));
-    p->nRange++;
-    p->nBytes += ns + ne + sizeof(OvRange);
-  } else {
-    int k;
-    for (k = i; k < j; k++) {
-      p->nBytes -= p->aRange[k].nStart + p->aRange[k].nEnd;
-      free(p->aRange[k].pStart);
-      free(p->aRange[k].pEnd);
-    }
-    memmove(&p->aRange[i + 1], &p->aRange[j],
-            (size_t)(p->nRange - j) * sizeof(OvRange));
-    p->nRange -= (j - i - 1);
-    p->nBytes += ns + ne;
-  }
-  p->aRange[i].pStart = zS;
-  p->aRange[i].nStart = ns;
-  p->aRange[i].pEnd = zE;
-  p->aRange[i].nEnd = ne;
-  return WCS_OK;
+  rc = range_link(p, apPrev, s, ns, e, ne);
+  free(zMerged);
+  return rc;
 }
 
 int ov_range_count(const Overlay *p) {
   return p->nRange;
 }
-void ov_range_get(const Overlay *p, int i, const uint8_t **ppS, size_t *pnS,
-                  const uint8_t **ppE, size_t *pnE) {
-  *ppS = p->aRange[i].pStart;
-  *pnS = p->aRange[i].nStart;
-  *ppE = p->aRange[i].pEnd;
-  *pnE = p->aRange[i].nEnd;
+OvRange *ov_range_first(const Overlay *p) {
+  return p->pRangeHead->apNext[0];
+}
+OvRange *ov_range_next(const OvRange *r) {
+  return r->apNext[0];
+}
+void ov_range_bounds(const OvRange *r, const uint8_t **ppS, size_t *pnS,
+                     const uint8_t **ppE, size_t *pnE) {
+  *ppS = r->pStart;
+  *pnS = r->nStart;
+  *ppE = r->pEnd;
+  *pnE = r->nEnd;
 }
 OvNode *ov_first(const Overlay *p) {
   return p->pHead->apNext[0];

@@ -1129,9 +1129,10 @@ int wcs_txn_commit(wcs_txn *t) {
   wcs_engine *pEng = t->pEng;
   wcs_batch *pBatch = NULL;
   wcs_buf merged = {0};
-  int rc = WCS_OK, bLocked, i, bDone = 0;
+  int rc = WCS_OK, bLocked, bDone = 0;
   const EngDef *pStale;
   OvNode *n;
+  OvRange *r;
 
   if (t->log.n == 0) {
     txn_reset(t);
@@ -1187,10 +1188,10 @@ int wcs_txn_commit(wcs_txn *t) {
       rc = log_walk(t, t->log.n, pBatch, batch_cb);
     goto write;
   }
-  for (i = 0; rc == WCS_OK && i < ov_range_count(t->pOv); i++) {
+  for (r = ov_range_first(t->pOv); rc == WCS_OK && r; r = ov_range_next(r)) {
     const uint8_t *s, *e;
     size_t ns, ne;
-    ov_range_get(t->pOv, i, &s, &ns, &e, &ne);
+    ov_range_bounds(r, &s, &ns, &e, &ne);
     rc = wcs_batch_delete_range(pBatch, s, ns, e, ne);
   }
   for (n = ov_first(t->pOv); rc == WCS_OK && n; n = ov_next(n)) {

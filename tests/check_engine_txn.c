@@ -949,6 +949,128 @@ START_TEST(test_error_messages_are_per_thread_and_cut) {
 }
 END_TEST
 
+/* Keys of the overlay test: byte strings of 0 to 3 bytes over three
+** letters, all 40 of them in byte order. */
+#define OVK_N 40
+static void ovKeys(uint8_t aKey[OVK_N][3], int *anKey) {
+  int n = 0, len, i, j;
+  for (len = 0; len <= 3; len++) {
+    int nOf = len == 0 ? 1 : len == 1 ? 3 : len == 2 ? 9 : 27;
+    for (i = 0; i < nOf; i++) {
+      int x = i;
+      for (j = len - 1; j >= 0; j--) {
+        aKey[n][j] = (uint8_t)(0x10 * (1 + x % 3));
+        x /= 3;
+      }
+      anKey[n++] = len;
+    }
+  }
+  /* byte order */
+  for (i = 1; i < n; i++) {
+    for (j = i; j > 0 && wcs_bytes_cmp(aKey[j - 1], (size_t)anKey[j - 1],
+                                       aKey[j], (size_t)anKey[j]) > 0;
+         j--) {
+      uint8_t t[3];
+      int nt = anKey[j];
+      memcpy(t, aKey[j], 3);
+      memcpy(aKey[j], aKey[j - 1], 3);
+      memcpy(aKey[j - 1], t, 3);
+      anKey[j] = anKey[j - 1];
+      anKey[j - 1] = nt;
+    }
+  }
+}
+
+/* The ranges of o must be the union of the half-open ranges [aS[i],
+** aE[i]) (indexes into the sorted keys) in its canonical form: sorted,
+** disjoint, not touching, and each key covered iff a range holds it. */
+static void ovCheck(Overlay *o, uint8_t aKey[OVK_N][3], const int *anKey,
+                    const int *aS, const int *aE, int nAdded) {
+  int aCov[OVK_N] = {0}, i, j, nRun = 0;
+  OvRange *r = ov_range_first(o);
+  for (i = 0; i < nAdded; i++) {
+    for (j = aS[i]; j < aE[i]; j++)
+      aCov[j] = 1;
+  }
+  for (i = 0; i < OVK_N; i++) {
+    ck_assert_int_eq(ov_range_covers(o, aKey[i], (size_t)anKey[i]), aCov[i]);
+  }
+  /* each run of covered keys is one range from its first key to the key
+  ** after it (or, at the end, to the largest end added) */
+  for (i = 0; i < OVK_N; i = j) {
+    const uint8_t *s, *e;
+    size_t ns, ne;
+    if (!aCov[i]) {
+      j = i + 1;
+      continue;
+    }
+    for (j = i; j < OVK_N && aCov[j]; j++) {
+    }
+    ck_assert_ptr_nonnull(r);
+    ov_range_bounds(r, &s, &ns, &e, &ne);
+    ck_assert_int_eq(wcs_bytes_cmp(s, ns, aKey[i], (size_t)anKey[i]), 0);
+    ck_assert(j < OVK_N);
+    ck_assert_int_eq(wcs_bytes_cmp(e, ne, aKey[j], (size_t)anKey[j]), 0);
+    r = ov_range_next(r);
+    nRun++;
+  }
+  ck_assert_ptr_null(r);
+  ck_assert_int_eq(ov_range_count(o), nRun);
+}
+
+/* The overlay's range deletes (a skiplist): random ranges, and the
+** pattern of a statement deleting rows of two families one after the
+** other (the ranges of each family added in order, the two interleaved),
+** against a model over every key of a small key space; a clone holds the
+** same ranges, and a point entry under a range is wiped. */
+START_TEST(test_overlay_range_deletes_match_a_model) {
+  uint8_t aKey[OVK_N][3];
+  int anKey[OVK_N], aS[400], aE[400], nAdded, iRound, i;
+  uint64_t x = 0x243F6A8885A308D3ull;
+  ovKeys(aKey, anKey);
+  for (iRound = 0; iRound < 60; iRound++) {
+    Overlay *o = NULL, *q = NULL;
+    int nOps = 1 + iRound % 30;
+    ck_assert_int_eq(ov_new(&o), WCS_OK);
+    nAdded = 0;
+    for (i = 0; i < nOps; i++) {
+      int a, b;
+      if (iRound % 3 == 2) {
+        /* rows of two families: keys 1..19 and 20..39, ranges of one key
+        ** each, the families alternating */
+        a = (i % 2 ? 20 : 1) + (i / 2) * 2 % 19;
+        b = a + 1;
+      } else {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        a = (int)((x >> 33) % (OVK_N - 1));
+        b = a + 1 +
+            (int)((x >> 45) % (uint64_t)(iRound % 2 ? 3 : OVK_N - a - 1));
+        if (b >= OVK_N) b = OVK_N - 1;
+        if (a >= b) continue;
+      }
+      ck_assert_int_eq(ov_delete_range(o, aKey[a], (size_t)anKey[a], aKey[b],
+                                       (size_t)anKey[b]),
+                       WCS_OK);
+      aS[nAdded] = a;
+      aE[nAdded++] = b;
+      ovCheck(o, aKey, anKey, aS, aE, nAdded);
+    }
+    ck_assert_int_eq(ov_clone(o, &q), WCS_OK);
+    ovCheck(q, aKey, anKey, aS, aE, nAdded);
+    /* a point entry, then a range over it: wiped, not kept */
+    ck_assert_int_eq(ov_put(q, aKey[39], 3, "v", 1), WCS_OK);
+    ck_assert_int_eq(ov_delete_range(q, aKey[38], 3, aKey[39], 3), WCS_OK);
+    ck_assert_int_eq(ov_node_kind(ov_first(q)), OV_PUT);
+    ck_assert_int_eq(ov_delete_range(q, aKey[39], 3, "\xff", 1), WCS_OK);
+    ck_assert_int_eq(ov_node_kind(ov_first(q)), OV_NONE);
+    ov_free(q);
+    ov_clear(o);
+    ovCheck(o, aKey, anKey, aS, aE, 0);
+    ov_free(o);
+  }
+}
+END_TEST
+
 Suite *engine_txn_suite(void) {
   Suite *s = suite_create("engine_txn");
   TCase *tc = tcase_create("txn");
@@ -966,6 +1088,7 @@ Suite *engine_txn_suite(void) {
   tcase_add_test(tc, test_precheck_refuses_what_commit_would);
   tcase_add_test(tc, test_commits_in_flight_are_awaited);
   tcase_add_test(tc, test_error_messages_are_per_thread_and_cut);
+  tcase_add_test(tc, test_overlay_range_deletes_match_a_model);
   suite_add_tcase(s, tc);
   return s;
 }
