@@ -1888,6 +1888,8 @@ struct wcs_iter {
                          ** look again */
   sst_rangedel *aDel;  /* tombstones visible at snap (borrowed keys) */
   wcs_frags frags;     /* their fragments; aSeq[0] is the newest */
+  int iFragHint;       /* frags_find_near's, for frags */
+  int iVFragHint;      /* and for pVFrags */
   int bRev;            /* direction of the last move */
   int bValid;          /* positioned on a key */
   wcs_buf key, val;    /* saved key/value (reverse) or skip key */
@@ -1914,17 +1916,16 @@ static inline void iterNoEntry(wcs_iter *it) {
   runClear(it);
 }
 
-static int iterCovered(const wcs_iter *it, const uint8_t *k, size_t n,
-                       uint64_t seq) {
+static int iterCovered(wcs_iter *it, const uint8_t *k, size_t n, uint64_t seq) {
   const wcs_frag *f;
   if (it->frags.n) {
-    f = frags_find(&it->frags, k, n);
+    f = frags_find_near(&it->frags, k, n, &it->iFragHint);
     if (f && f->aSeq[0] > seq) return 1;
   }
   if (it->pVFrags) {
     /* the files': the newest tombstone visible at the snapshot */
     int q;
-    f = frags_find(it->pVFrags, k, n);
+    f = frags_find_near(it->pVFrags, k, n, &it->iVFragHint);
     if (f == NULL) return 0;
     for (q = 0; q < f->nSeq && f->aSeq[q] > it->snap; q++) {
     }

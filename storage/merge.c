@@ -319,8 +319,15 @@ int frags_build(wcs_frags *f, const sst_rangedel *aDel, int nDel) {
       bOpen = 1;
     }
   }
-  qsort(aB, (size_t)nB, sizeof(Bound), cmpBound);
-  qsort(aSorted, (size_t)nDel, sizeof(sst_rangedel *), cmpDelStart);
+  /* Tombstones in key order that do not overlap (a file's, mostly: a
+  ** statement's deletes are merged before they are written) need no
+  ** sort: their bounds are in order as they come. */
+  for (i = 1; i < nB && cmpBound(&aB[i - 1], &aB[i]) <= 0; i++) {
+  }
+  if (i < nB) {
+    qsort(aB, (size_t)nB, sizeof(Bound), cmpBound);
+    qsort(aSorted, (size_t)nDel, sizeof(sst_rangedel *), cmpDelStart);
+  }
   {
     int j = 0;
     for (i = 0; i < nB; i++) {
@@ -367,7 +374,9 @@ int frags_build(wcs_frags *f, const sst_rangedel *aDel, int nDel) {
       fr->nSeq = nAct;
       for (k = 0; k < nAct; k++)
         f->aPool[nPool + (size_t)k] = aAct[k]->seq;
-      qsort(&f->aPool[nPool], (size_t)nAct, sizeof(uint64_t), cmpSeqDesc);
+      if (nAct > 1) {
+        qsort(&f->aPool[nPool], (size_t)nAct, sizeof(uint64_t), cmpSeqDesc);
+      }
       /* remember the pool offset in nStart's neighbour: use aSeq as index */
       fr->aSeq = (const uint64_t *)(uintptr_t)nPool;
       nPool += (size_t)nAct;
@@ -389,11 +398,9 @@ nomem:
   return WCS_NOMEM;
 }
 
-const wcs_frag *frags_find(const wcs_frags *f, const uint8_t *pKey,
-                           size_t nKey) {
+/* Index of the last fragment whose start is <= the key, -1 if none. */
+static int fragAt(const wcs_frags *f, const uint8_t *pKey, size_t nKey) {
   int lo = 0, hi = f->n;
-  const wcs_frag *fr;
-  /* last fragment whose start <= key */
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     if (wcs_ukey_cmp(f->a[mid].pStart, f->a[mid].nStart, pKey, nKey) <= 0) {
@@ -402,12 +409,51 @@ const wcs_frag *frags_find(const wcs_frags *f, const uint8_t *pKey,
       hi = mid;
     }
   }
-  if (lo == 0) return NULL;
-  fr = &f->a[lo - 1];
+  return lo - 1;
+}
+
+/* Whether fragment i (-1: before the first) is the last to start at or
+** before the key. */
+static int fragIsAt(const wcs_frags *f, int i, const uint8_t *pKey,
+                    size_t nKey) {
+  return (i < 0 ||
+          wcs_ukey_cmp(f->a[i].pStart, f->a[i].nStart, pKey, nKey) <= 0) &&
+         (i + 1 >= f->n ||
+          wcs_ukey_cmp(f->a[i + 1].pStart, f->a[i + 1].nStart, pKey, nKey) > 0);
+}
+
+/* Fragment i if it holds the key (it starts at or before it). */
+static const wcs_frag *fragHolding(const wcs_frags *f, int i,
+                                   const uint8_t *pKey, size_t nKey) {
+  const wcs_frag *fr;
+  if (i < 0) return NULL;
+  fr = &f->a[i];
   if (fr->pEnd && wcs_ukey_cmp(pKey, nKey, fr->pEnd, fr->nEnd) >= 0) {
     return NULL;
   }
   return fr;
+}
+
+const wcs_frag *frags_find(const wcs_frags *f, const uint8_t *pKey,
+                           size_t nKey) {
+  return fragHolding(f, fragAt(f, pKey, nKey), pKey, nKey);
+}
+
+const wcs_frag *frags_find_near(const wcs_frags *f, const uint8_t *pKey,
+                                size_t nKey, int *piHint) {
+  int i = *piHint;
+  if (i < -1 || i >= f->n) i = -1;
+  if (!fragIsAt(f, i, pKey, nKey)) {
+    if (i + 1 < f->n && fragIsAt(f, i + 1, pKey, nKey)) {
+      i++;
+    } else if (i >= 0 && fragIsAt(f, i - 1, pKey, nKey)) {
+      i--;
+    } else {
+      i = fragAt(f, pKey, nKey);
+    }
+  }
+  *piHint = i;
+  return fragHolding(f, i, pKey, nKey);
 }
 
 int frags_first_after(const wcs_frags *f, const uint8_t *pLo, size_t nLo) {

@@ -56,6 +56,11 @@ typedef struct wcs_frags {
 int frags_build(wcs_frags *, const sst_rangedel *aDel, int nDel);
 /* The fragment holding user key k, or NULL. */
 const wcs_frag *frags_find(const wcs_frags *, const uint8_t *pKey, size_t nKey);
+/* The same, for a caller whose keys move a little at a time (a scan):
+** *piHint is where the last call ended (-1 before the first), and a key in
+** that fragment's gap or the next one's is found without a search. */
+const wcs_frag *frags_find_near(const wcs_frags *, const uint8_t *pKey,
+                                size_t nKey, int *piHint);
 /* Index of the first fragment ending after key pLo (pLo NULL: 0); n if
 ** none. With the following ones up to a bound, the fragments that can
 ** overlap a range starting at pLo. */

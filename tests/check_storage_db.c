@@ -3938,6 +3938,93 @@ START_TEST(test_db_checkpoint_of_memory_store_is_on_disk) {
 }
 END_TEST
 
+/* Fragments of range tombstones (merge.c): frags_build from tombstones in
+** key order and apart (no sort) or in any order with overlaps, and
+** frags_find and frags_find_near (a hint kept across calls, keys forward,
+** backward and at random) against a model: a key's fragment lists the
+** sequence numbers of every tombstone that holds it, newest first, and a
+** key no tombstone holds has none. Keys "k00" to "k99". */
+START_TEST(test_db_tombstone_fragments_match_a_model) {
+  char aKey[100][4];
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  int iRound, i;
+  for (i = 0; i < 100; i++)
+    snprintf(aKey[i], sizeof aKey[i], "k%02d", i);
+  for (iRound = 0; iRound < 300; iRound++) {
+    sst_rangedel aDel[40];
+    int aS[40], aE[40], nDel = 1 + iRound % 40, bSorted = iRound % 2,
+                        iHint = -1;
+    int iPass;
+    wcs_frags f;
+    for (i = 0; i < nDel; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      if (bSorted) {
+        /* apart or touching, in order: starts 2 apart at most */
+        aS[i] =
+            i == 0 ? (int)((x >> 40) % 3) : aE[i - 1] + (int)((x >> 40) % 2);
+        aE[i] = aS[i] + 1 + (int)((x >> 50) % 2);
+        if (aE[i] > 99) aE[i] = 99;
+        if (aS[i] >= aE[i]) {
+          nDel = i;
+          break;
+        }
+      } else {
+        aS[i] = (int)((x >> 33) % 99);
+        aE[i] = aS[i] + 1 + (int)((x >> 45) % (uint64_t)(99 - aS[i]));
+      }
+      aDel[i].pStart = (const uint8_t *)aKey[aS[i]];
+      aDel[i].nStart = 3;
+      /* the last one of the unsorted rounds sometimes open */
+      if (!bSorted && i == nDel - 1 && iRound % 5 == 0) {
+        aDel[i].pEnd = NULL;
+        aDel[i].nEnd = 0;
+        aE[i] = 100;
+      } else {
+        aDel[i].pEnd = (const uint8_t *)aKey[aE[i]];
+        aDel[i].nEnd = 3;
+      }
+      aDel[i].seq = 1 + (x >> 20) % 1000;
+    }
+    if (nDel == 0) continue;
+    ck_assert_int_eq(frags_build(&f, aDel, nDel), WCS_OK);
+    for (iPass = 0; iPass < 3; iPass++) {
+      int j;
+      for (j = 0; j < 100; j++) {
+        int k = iPass == 0   ? j
+                : iPass == 1 ? 99 - j
+                             : (int)((x >> (j % 40)) % 100);
+        const wcs_frag *a = frags_find(&f, (const uint8_t *)aKey[k], 3);
+        const wcs_frag *b =
+            frags_find_near(&f, (const uint8_t *)aKey[k], 3, &iHint);
+        uint64_t aWant[40];
+        int nWant = 0, q, r;
+        for (q = 0; q < nDel; q++) {
+          if (aS[q] <= k && k < aE[q]) aWant[nWant++] = aDel[q].seq;
+        }
+        /* newest first */
+        for (q = 1; q < nWant; q++) {
+          for (r = q; r > 0 && aWant[r - 1] < aWant[r]; r--) {
+            uint64_t t = aWant[r];
+            aWant[r] = aWant[r - 1];
+            aWant[r - 1] = t;
+          }
+        }
+        ck_assert_ptr_eq(a, b);
+        if (nWant == 0) {
+          ck_assert_ptr_null(a);
+          continue;
+        }
+        ck_assert_ptr_nonnull(a);
+        ck_assert_int_eq(a->nSeq, nWant);
+        for (q = 0; q < nWant; q++)
+          ck_assert_uint_eq(a->aSeq[q], aWant[q]);
+      }
+    }
+    frags_free(&f);
+  }
+}
+END_TEST
+
 Suite *storage_db_suite(void) {
   Suite *s = suite_create("storage_db");
   TCase *tc = tcase_create("db");
@@ -3956,6 +4043,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_empty_key_flushes);
   tcase_add_test(tc, test_db_more_files_than_the_open_file_limit);
   tcase_add_test(tc, test_db_many_range_tombstones_flush_the_memtable);
+  tcase_add_test(tc, test_db_tombstone_fragments_match_a_model);
   tcase_add_test(tc, test_db_file_tombstones_at_each_snapshot);
   tcase_add_test(tc, test_db_iterator_bounds_prefix_and_seeks);
   tcase_add_test(tc, test_db_reopen_keeps_every_commit);
