@@ -5,7 +5,7 @@
 ** one database file, before and after `wcs_compact`.
 **
 ** USAGE
-**   bench_deletes [-n ROWS] [-x DELETED] [-r RUNS] [-d DIR]
+**   bench_deletes [-n ROWS] [-x DELETED] [-r RUNS] [-d DIR] [-s]
 **
 **   -n ROWS     rows loaded (default 300000), keys 0 .. ROWS-1
 **   -x DELETED  rows then deleted one by one, the lowest keys first, in
@@ -14,6 +14,9 @@
 **               (default 5)
 **   -d DIR      where the database is made (default ./bench-deletes-data),
 **               removed at the end
+**   -s          the rows deleted by one statement instead (DELETE ... WHERE
+**               k < DELETED, one transaction): SQLite still hands the
+**               module one row at a time
 **
 ** Tables: wcs `KEY (k INT64 ORDERED CODE), FAMILY f (v INT64)`, SYNC
 ** NORMAL, compacted after the load; native `k INTEGER PRIMARY KEY, v`,
@@ -134,7 +137,7 @@ int main(int argc, char **argv) {
   sqlite3 *db = NULL;
   sqlite3_stmt *pIns[2], *pDel[2];
   double t0, aLoad[2] = {0, 0}, aDel[2] = {0, 0};
-  int k;
+  int k, bStmt = 0;
   for (i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
       nRows = atol(argv[++i]);
@@ -144,8 +147,11 @@ int main(int argc, char **argv) {
       nRun = atoi(argv[++i]);
     } else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) {
       zDir = argv[++i];
+    } else if (strcmp(argv[i], "-s") == 0) {
+      bStmt = 1;
     } else {
-      die("usage: bench_deletes [-n ROWS] [-x DELETED] [-r RUNS] [-d DIR]");
+      die("usage: bench_deletes [-n ROWS] [-x DELETED] [-r RUNS] [-d DIR] "
+          "[-s]");
     }
   }
   if (nRows < 100 || nDel < 0 || nDel > nRows - 100 || nRun < 1) {
@@ -164,8 +170,10 @@ int main(int argc, char **argv) {
   exec(db, "CREATE TABLE n(k INTEGER PRIMARY KEY, v INTEGER)");
   pIns[0] = prep(db, "INSERT INTO n(k, v) VALUES (?1, ?1)");
   pIns[1] = prep(db, "INSERT INTO w(k, v) VALUES (?1, ?1)");
-  pDel[0] = prep(db, "DELETE FROM n WHERE k = ?1");
-  pDel[1] = prep(db, "DELETE FROM w WHERE k = ?1");
+  pDel[0] = prep(db, bStmt ? "DELETE FROM n WHERE k < ?1"
+                           : "DELETE FROM n WHERE k = ?1");
+  pDel[1] = prep(db, bStmt ? "DELETE FROM w WHERE k < ?1"
+                           : "DELETE FROM w WHERE k = ?1");
   for (k = 0; k < 2; k++) {
     t0 = benchNow();
     exec(db, "BEGIN");
@@ -179,17 +187,18 @@ int main(int argc, char **argv) {
   exec(db, "SELECT wcs_compact('w')");
   for (k = 0; k < 2; k++) {
     t0 = benchNow();
-    for (i = 0; i < nDel; i++) {
-      sqlite3_int64 x = i;
+    for (i = 0; i < (bStmt ? 1 : nDel); i++) {
+      sqlite3_int64 x = bStmt ? nDel : i;
       if (i % 1000 == 0) exec(db, "BEGIN");
       runStmt(db, pDel[k], &x, 1);
-      if (i % 1000 == 999 || i == nDel - 1) exec(db, "COMMIT");
+      if (bStmt || i % 1000 == 999 || i == nDel - 1) exec(db, "COMMIT");
     }
     aDel[k] = benchNow() - t0;
   }
-  printf("bench_deletes: %ld rows, %ld deleted one by one (transactions of "
-         "1000), medians of %d runs\n",
-         nRows, nDel, nRun);
+  printf("bench_deletes: %ld rows, %ld deleted %s, medians of %d runs\n",
+         nRows, nDel,
+         bStmt ? "by one statement" : "one by one (transactions of 1000)",
+         nRun);
   printf("load: native %.2f s, wcs %.2f s; deletes: native %.2f s, wcs %.2f "
          "s\n",
          aLoad[0], aLoad[1], aDel[0], aDel[1]);
