@@ -40,57 +40,6 @@
 ** Picking
 ** ==================================================================== */
 
-double compact_score(const wcs_version *v, const wcs_options *pOpt,
-                     int *piLevel) {
-  double best = 0;
-  int i, j, iBest = 0;
-  int nL0 = 0;
-  for (j = 0; j < v->anFile[0]; j++)
-    nL0 += !v->aaFile[0][j]->bCompacting;
-  if (pOpt->nL0Trigger > 0) best = (double)nL0 / pOpt->nL0Trigger;
-  for (i = 1; i < WCS_NLEVEL - 1; i++) {
-    uint64_t n = 0;
-    double s;
-    for (j = 0; j < v->anFile[i]; j++) {
-      if (!v->aaFile[i][j]->bCompacting) n += v->aaFile[i][j]->nBytes;
-    }
-    s = (double)n / (double)version_level_target(pOpt, i);
-    if (s > best) {
-      best = s;
-      iBest = i;
-    }
-  }
-  *piLevel = iBest;
-  return best;
-}
-
-static wcs_compaction *compAlloc(wcs_version *v, int iLevel, int iOut) {
-  wcs_compaction *c = calloc(1, sizeof *c);
-  if (c == NULL) return NULL;
-  c->iLevel = iLevel;
-  c->iOutLevel = iOut;
-  c->pVersion = v;
-  version_ref(v);
-  return c;
-}
-
-void compact_free(wcs_compaction *c) {
-  if (c == NULL) return;
-  free(c->aaIn[0]);
-  free(c->aaIn[1]);
-  version_unref(c->pVersion);
-  free(c);
-}
-
-static int pushFile(wcs_compaction *c, int k, wcs_fmeta *f) {
-  wcs_fmeta **a =
-      realloc(c->aaIn[k], sizeof(wcs_fmeta *) * (size_t)(c->anIn[k] + 1));
-  if (a == NULL) return WCS_NOMEM;
-  a[c->anIn[k]++] = f;
-  c->aaIn[k] = a;
-  return WCS_OK;
-}
-
 /* User-key range of a set of files: lo = smallest start, hi = largest end
 ** (inclusive user key; *pbHiInf when a file is unbounded). */
 typedef struct KeyRange {
@@ -133,6 +82,140 @@ static int overlapsRange(const wcs_fmeta *f, const KeyRange *r) {
   return 1;
 }
 
+/* Range tombstones that make a level compact as if it were full: the
+** tombstones of as many row deletes as a memtable holds (db.c,
+** MEM_MAX_RANGEDELS). Until a compaction meets the data they hide, every
+** reader of the store cuts them into fragments and every scan steps over
+** what they hide; rows deleted one by one by a DELETE statement leave that
+** many in a few seconds, and on a store that takes no more writes nothing
+** else would move them (RocksDB marks such files for compaction too). */
+#define COMPACT_TOMB_TRIGGER 4096
+
+/* The most files of the next level a compaction for tombstones may
+** rewrite: tombstones of rows deleted here and there over a large table
+** overlap most of it, and rewriting all of it for them would cost more
+** than they do (LevelDB's limit for a file's overlap with the level below
+** its output, ten files). */
+#define COMPACT_TOMB_MAX_OVERLAP 10
+
+/* Files of level iLevel (not being compacted) that f overlaps, counted
+** up to nMax + 1. */
+static int overlapCount(const wcs_version *v, int iLevel, wcs_fmeta **a,
+                        int n, int nMax) {
+  KeyRange r;
+  int j, nHit = 0;
+  rangeOf(a, n, &r);
+  for (j = 0; j < v->anFile[iLevel] && nHit <= nMax; j++) {
+    if (overlapsRange(v->aaFile[iLevel][j], &r)) nHit++;
+  }
+  return nHit;
+}
+
+/* The range tombstones of level i's files that a compaction may take down
+** (those of files whose compaction would rewrite few files of level
+** i + 1), and the file of those with the most (NULL at level 0, which
+** compacts whole). */
+static uint64_t tombsToMove(const wcs_version *v, int i, wcs_fmeta **ppBest) {
+  uint64_t n = 0, nBest = 0;
+  int j;
+  *ppBest = NULL;
+  if (i == 0) {
+    for (j = 0; j < v->anFile[0]; j++) {
+      if (v->aaFile[0][j]->bCompacting) return 0;
+      n += v->aaFile[0][j]->nRangeDel;
+    }
+    if (n < COMPACT_TOMB_TRIGGER ||
+        overlapCount(v, 1, v->aaFile[0], v->anFile[0],
+                     COMPACT_TOMB_MAX_OVERLAP) > COMPACT_TOMB_MAX_OVERLAP) {
+      return 0;
+    }
+    return n;
+  }
+  for (j = 0; j < v->anFile[i]; j++) {
+    wcs_fmeta *f = v->aaFile[i][j];
+    if (f->bCompacting || f->nRangeDel == 0) continue;
+    if (overlapCount(v, i + 1, &f, 1, COMPACT_TOMB_MAX_OVERLAP) >
+        COMPACT_TOMB_MAX_OVERLAP) {
+      continue;
+    }
+    n += f->nRangeDel;
+    if (f->nRangeDel > nBest) {
+      nBest = f->nRangeDel;
+      *ppBest = f;
+    }
+  }
+  return n;
+}
+
+/* compact_score, and the file a compaction for tombstones takes from a
+** level >= 1 (NULL: the level's score is its size's) */
+static double scoreOf(const wcs_version *v, const wcs_options *pOpt,
+                      int *piLevel, wcs_fmeta **ppTomb) {
+  double best = 0;
+  int i, j, iBest = 0;
+  int nL0 = 0;
+  wcs_fmeta *pTomb = NULL;
+  for (j = 0; j < v->anFile[0]; j++)
+    nL0 += !v->aaFile[0][j]->bCompacting;
+  if (pOpt->nL0Trigger > 0) best = (double)nL0 / pOpt->nL0Trigger;
+  for (i = 0; i < WCS_NLEVEL - 1; i++) {
+    wcs_fmeta *f;
+    double s = (double)tombsToMove(v, i, &f) / COMPACT_TOMB_TRIGGER;
+    if (i > 0) {
+      uint64_t n = 0;
+      double sBytes;
+      for (j = 0; j < v->anFile[i]; j++) {
+        if (!v->aaFile[i][j]->bCompacting) n += v->aaFile[i][j]->nBytes;
+      }
+      sBytes = (double)n / (double)version_level_target(pOpt, i);
+      if (sBytes >= s) {
+        s = sBytes;
+        f = NULL;
+      }
+    }
+    if (s > best) {
+      best = s;
+      iBest = i;
+      pTomb = f;
+    }
+  }
+  *piLevel = iBest;
+  if (ppTomb) *ppTomb = pTomb;
+  return best;
+}
+
+double compact_score(const wcs_version *v, const wcs_options *pOpt,
+                     int *piLevel) {
+  return scoreOf(v, pOpt, piLevel, NULL);
+}
+
+static wcs_compaction *compAlloc(wcs_version *v, int iLevel, int iOut) {
+  wcs_compaction *c = calloc(1, sizeof *c);
+  if (c == NULL) return NULL;
+  c->iLevel = iLevel;
+  c->iOutLevel = iOut;
+  c->pVersion = v;
+  version_ref(v);
+  return c;
+}
+
+void compact_free(wcs_compaction *c) {
+  if (c == NULL) return;
+  free(c->aaIn[0]);
+  free(c->aaIn[1]);
+  version_unref(c->pVersion);
+  free(c);
+}
+
+static int pushFile(wcs_compaction *c, int k, wcs_fmeta *f) {
+  wcs_fmeta **a =
+      realloc(c->aaIn[k], sizeof(wcs_fmeta *) * (size_t)(c->anIn[k] + 1));
+  if (a == NULL) return WCS_NOMEM;
+  a[c->anIn[k]++] = f;
+  c->aaIn[k] = a;
+  return WCS_OK;
+}
+
 /* Add the files of level iOut overlapping the inputs of level iLevel. */
 static int addOverlaps(wcs_compaction *c) {
   KeyRange r;
@@ -162,12 +245,16 @@ static int disjoint(wcs_fmeta **a, int n) {
 int compact_pick(wcs_vset *vs, wcs_version *v, wcs_compaction **pp) {
   const wcs_options *pOpt = vset_options(vs);
   wcs_compaction *c;
+  wcs_fmeta *pTomb;
   int iLevel, j, rc = WCS_OK;
   *pp = NULL;
-  if (compact_score(v, pOpt, &iLevel) < 1.0) return WCS_OK;
+  if (scoreOf(v, pOpt, &iLevel, &pTomb) < 1.0) return WCS_OK;
   c = compAlloc(v, iLevel, iLevel + 1);
   if (c == NULL) return WCS_NOMEM;
-  if (iLevel == 0) {
+  if (pTomb) {
+    /* for its tombstones: the round-robin cursor stays */
+    rc = pushFile(c, 0, pTomb);
+  } else if (iLevel == 0) {
     for (j = 0; rc == WCS_OK && j < v->anFile[0]; j++) {
       if (!v->aaFile[0][j]->bCompacting) rc = pushFile(c, 0, v->aaFile[0][j]);
     }

@@ -754,6 +754,96 @@ START_TEST(test_db_many_range_tombstones_flush_the_memtable) {
 }
 END_TEST
 
+/* Sum of the range tombstones of the files wcs_iter_notes reports. */
+static int sumRangeDels(void *pCtx, const wcs_file_note *n) {
+  *(uint64_t *)pCtx += n->nRangeDel;
+  return 0;
+}
+
+/* Whether the files holding keys of [zLo, zHi) are one sorted run, and
+** their range tombstones (*pnDel). */
+static int oneRun(wcs_db *db, const char *zLo, const char *zHi,
+                  uint64_t *pnDel) {
+  wcs_iter_options io;
+  wcs_iter *it = NULL;
+  int bRun = -1;
+  memset(&io, 0, sizeof io);
+  io.pLower = zLo;
+  io.nLower = strlen(zLo);
+  io.pUpper = zHi;
+  io.nUpper = strlen(zHi);
+  *pnDel = 0;
+  OK(wcs_iter_new(db, &io, &it));
+  OK(wcs_iter_notes(it, &bRun, pnDel, sumRangeDels));
+  wcs_iter_free(it);
+  return bRun;
+}
+
+/* A level whose files hold COMPACT_TOMB_TRIGGER (4096) range tombstones
+** compacts as if it were full (compact.c): rows deleted one by one over a
+** settled table are taken down to the data they hide and dropped with it
+** by the compactions of the writes that flushed them, with nothing else
+** written. Tombstones of rows deleted here and there, which overlap more
+** than ten files of the next level, wait. */
+START_TEST(test_db_many_tombstones_compact_down_to_their_data) {
+  int bSpread;
+  for (bSpread = 0; bSpread < 2; bSpread++) {
+    wcs_db *db = NULL;
+    wcs_options o;
+    uint64_t nDel = 0;
+    char *z = NULL;
+    const char *p;
+    int i, nRows = bSpread ? 40000 : 6000;
+    smallOptions(&o);
+    o.bInMemory = 1;
+    o.bNoBackground = 1;
+    o.nMemtable = 4 << 20;
+    OK(wcs_db_open(&db, NULL, &o, NULL));
+    for (i = 0; i < nRows; i++) {
+      char k[16], v[40];
+      snprintf(k, sizeof k, "r%05d", i);
+      snprintf(v, sizeof v, "value of row %05d, padded to 32", i);
+      putS(db, k, v);
+    }
+    OK(wcs_db_compact_range(db, NULL, 0, NULL, 0));
+    ck_assert_int_eq(oneRun(db, "r", "r~", &nDel), 1);
+    ck_assert_uint_eq(nDel, 0);
+    /* 4500 row deletes: the first rows, or every eighth row; the next
+    ** write switches the memtable (4096 tombstones or more) */
+    for (i = 0; i < 4500; i += 500) {
+      wcs_batch *b = NULL;
+      int j;
+      OK(wcs_batch_new(&b));
+      for (j = i; j < i + 500; j++) {
+        char k[16], e[24];
+        snprintf(k, sizeof k, "r%05d", bSpread ? 8 * j : j);
+        snprintf(e, sizeof e, "%s~", k);
+        OK(wcs_batch_delete_range(b, k, strlen(k), e, strlen(e)));
+      }
+      OK(wcs_db_write(db, b));
+      wcs_batch_free(b);
+    }
+    putS(db, "z", "v");
+    if (!bSpread) {
+      ck_assert_int_eq(oneRun(db, "r", "r~", &nDel), 1);
+      ck_assert_uint_eq(nDel, 0);
+      OK(wcs_db_stats(db, &z));
+      p = strstr(z, "\"keys\":");
+      ck_assert_ptr_nonnull(p);
+      ck_assert_int_eq(atoi(p + 7), 1500); /* the rows left */
+      wcs_free(z);
+    } else {
+      ck_assert_int_eq(oneRun(db, "r", "r~", &nDel), 0);
+    }
+    ck_assert_ptr_null(tu_get_str(db, NULL, "r00000"));
+    ck_assert_ptr_null(tu_get_str(db, NULL, bSpread ? "r35992" : "r04499"));
+    ck_assert_ptr_nonnull(tu_get_str(db, NULL, bSpread ? "r35993" : "r04500"));
+    ck_assert_str_eq(tu_get_str(db, NULL, "z"), "v");
+    OK(wcs_db_close(db));
+  }
+}
+END_TEST
+
 START_TEST(test_db_second_writer_process_gets_busy) {
   const char *zDir = tu_tmpdir("dbbusy");
   char zPath[1100];
@@ -4044,6 +4134,7 @@ Suite *storage_db_suite(void) {
   tcase_add_test(tc, test_db_more_files_than_the_open_file_limit);
   tcase_add_test(tc, test_db_many_range_tombstones_flush_the_memtable);
   tcase_add_test(tc, test_db_tombstone_fragments_match_a_model);
+  tcase_add_test(tc, test_db_many_tombstones_compact_down_to_their_data);
   tcase_add_test(tc, test_db_file_tombstones_at_each_snapshot);
   tcase_add_test(tc, test_db_iterator_bounds_prefix_and_seeks);
   tcase_add_test(tc, test_db_reopen_keeps_every_commit);
