@@ -428,9 +428,20 @@ static MtNode *groupAtOrBefore(const SkipList *s, const uint8_t *pKey,
 /* May [start, end) join "dels" (identical to or disjoint from all)? */
 static int fitsDisjoint(const wcs_memtable *m, const uint8_t *pStart,
                         size_t nStart, const uint8_t *pEnd, size_t nEnd) {
-  MtNode *n = groupAtOrBefore(&m->dels, pStart, nStart);
+  MtNode *n = m->dels.pLast;
   sst_rangedel d;
   Target t;
+  if (n && n != m->dels.pHead && nextAt(n, 0) == NULL) {
+    /* the last one inserted is the last of the list (rows deleted in key
+    ** order, as a commit writes them): a tombstone starting after it and
+    ** after its end is disjoint from every one, with nothing to search */
+    delOf(n, &d);
+    if (wcs_ukey_cmp(d.pStart, d.nStart, pStart, nStart) < 0 &&
+        endsBefore(&d, pStart, nStart)) {
+      return 1;
+    }
+  }
+  n = groupAtOrBefore(&m->dels, pStart, nStart);
   if (n) {
     delOf(n, &d);
     if (wcs_ukey_cmp(d.pStart, d.nStart, pStart, nStart) == 0) {

@@ -280,6 +280,63 @@ START_TEST(test_memtable_many_row_tombstones_and_overlaps) {
 }
 END_TEST
 
+/* Tombstones added in key order (each after the one before: the path
+** that checks the last one only), touching, overlapping the last one,
+** and at random, against a model: for every key and a few snapshots, the
+** newest covering tombstone visible is the one memtable_rangedel_cover
+** gives. Keys "k000" to "k199". */
+START_TEST(test_memtable_tombstones_in_any_order_match_a_model) {
+  int iRound;
+  uint64_t x = 0x2545F4914F6CDD1Dull;
+  for (iRound = 0; iRound < 40; iRound++) {
+    wcs_memtable *m = NULL;
+    int aS[300], aE[300], n = 0, i, k, iPos = 0;
+    ck_assert_int_eq(memtable_new(1 << 20, 0, &m), WCS_OK);
+    for (i = 0; i < 300; i++) {
+      char zS[8], zE[8];
+      int y;
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      y = (int)((x >> 33) % 10);
+      if (y < 6 && iPos < 198) {
+        /* after the last: apart, touching, or reaching into it */
+        int iStart = iPos + (y < 2 ? 0 : y < 5 ? 1 : -1);
+        if (iStart < 0) iStart = 0;
+        aS[n] = iStart;
+        aE[n] = iStart + 1 + (int)((x >> 40) % 3);
+      } else {
+        aS[n] = (int)((x >> 40) % 199);
+        aE[n] = aS[n] + 1 + (int)((x >> 50) % 5);
+      }
+      if (aE[n] > 199) aE[n] = 199;
+      if (aS[n] >= aE[n]) continue;
+      if (aE[n] > iPos) iPos = aE[n];
+      snprintf(zS, sizeof zS, "k%03d", aS[n]);
+      snprintf(zE, sizeof zE, "k%03d", aE[n]);
+      ck_assert_int_eq(
+          memtable_add_rangedel(m, (uint64_t)(n + 1), zS, 4, zE, 4), WCS_OK);
+      n++;
+    }
+    for (k = 0; k < 200; k++) {
+      char zK[8];
+      uint64_t aSnap[3], q;
+      int j;
+      aSnap[0] = (uint64_t)n + 10;
+      aSnap[1] = (uint64_t)n / 2;
+      aSnap[2] = 1;
+      snprintf(zK, sizeof zK, "k%03d", k);
+      for (j = 0; j < 3; j++) {
+        uint64_t want = 0;
+        for (q = 0; q < (uint64_t)n && q + 1 <= aSnap[j]; q++) {
+          if (aS[q] <= k && k < aE[q]) want = q + 1;
+        }
+        ck_assert_uint_eq(memtable_rangedel_cover(m, zK, 4, aSnap[j]), want);
+      }
+    }
+    memtable_unref(m);
+  }
+}
+END_TEST
+
 START_TEST(test_memtable_arena_accounts_every_byte) {
   wcs_memtable *m = NULL;
   size_t n0;
@@ -375,6 +432,7 @@ Suite *storage_memtable_suite(void) {
   tcase_add_test(tc, test_memtable_any_insert_order_keeps_the_list_sorted);
   tcase_add_test(tc, test_memtable_range_tombstones_cover_by_snapshot);
   tcase_add_test(tc, test_memtable_many_row_tombstones_and_overlaps);
+  tcase_add_test(tc, test_memtable_tombstones_in_any_order_match_a_model);
   tcase_add_test(tc, test_memtable_arena_accounts_every_byte);
   tcase_add_test(tc, test_memtable_readers_run_beside_the_writer);
   suite_add_tcase(s, tc);
