@@ -68,6 +68,9 @@ struct Overlay {
   OvRange *pRangeHead; /* sentinel of the ranges' skiplist with
                        ** OV_MAX_LEVEL links; the ranges are sorted,
                        ** disjoint and not adjacent */
+  OvRange *apRangeTail[OV_MAX_LEVEL]; /* the last range of each level
+                                      ** (pRangeHead: none), where a range
+                                      ** after every one is linked */
 };
 
 static int keycmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
@@ -79,6 +82,7 @@ static int keycmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
 
 int ov_new(Overlay **pp) {
   Overlay *p = calloc(1, sizeof(*p));
+  int i;
   if (p == NULL) return WCS_NOMEM;
   p->pHead = calloc(1, sizeof(OvNode) + OV_MAX_LEVEL * sizeof(OvNode *));
   if (p->pHead == NULL) {
@@ -93,6 +97,8 @@ int ov_new(Overlay **pp) {
   }
   p->pHead->nLevel = OV_MAX_LEVEL;
   p->pRangeHead->nLevel = OV_MAX_LEVEL;
+  for (i = 0; i < OV_MAX_LEVEL; i++)
+    p->apRangeTail[i] = p->pRangeHead;
   p->nLevel = 1;
   p->iRand = 0x9E3779B97F4A7C15ull;
   *pp = p;
@@ -115,6 +121,7 @@ void ov_clear(Overlay *p) {
   for (i = 0; i < OV_MAX_LEVEL; i++) {
     p->pHead->apNext[i] = NULL;
     p->pRangeHead->apNext[i] = NULL;
+    p->apRangeTail[i] = p->pRangeHead;
   }
   p->nRange = 0;
   p->nLevel = 1;
@@ -328,6 +335,7 @@ static int range_link(Overlay *p, OvRange **apPrev, const uint8_t *s, size_t ns,
   for (i = 0; i < nLevel; i++) {
     r->apNext[i] = apPrev[i]->apNext[i];
     apPrev[i]->apNext[i] = r;
+    if (r->apNext[i] == NULL) p->apRangeTail[i] = r;
   }
   p->nRange++;
   p->nBytes += ns + ne + sizeof(OvRange);
@@ -394,7 +402,13 @@ int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
   /* The ranges that overlap or touch [s, e): from the first that ends at
   ** or after s, while they start at or before e. They are merged into
   ** one, whose bounds are copied before the ranges are freed. */
-  range_prev(p, s, ns, apPrev);
+  if (p->nRange > 0 &&
+      keycmp(p->apRangeTail[0]->pEnd, p->apRangeTail[0]->nEnd, s, ns) < 0) {
+    /* after every range (rows deleted in key order): no search */
+    memcpy(apPrev, p->apRangeTail, sizeof(apPrev));
+  } else {
+    range_prev(p, s, ns, apPrev);
+  }
   pFirst = apPrev[0]->apNext[0];
   r = pFirst;
   while (r && keycmp(r->pStart, r->nStart, e, ne) <= 0) {
@@ -418,8 +432,10 @@ int ov_delete_range(Overlay *p, const void *pStart, size_t nStart,
     /* unlink them: each is the next of apPrev[i] at each of its levels */
     for (r = pFirst; r && keycmp(r->pStart, r->nStart, e, ne) <= 0; r = rNext) {
       rNext = r->apNext[0];
-      for (i = 0; i < r->nLevel; i++)
+      for (i = 0; i < r->nLevel; i++) {
         apPrev[i]->apNext[i] = r->apNext[i];
+        if (r->apNext[i] == NULL) p->apRangeTail[i] = apPrev[i];
+      }
       p->nRange--;
       p->nBytes -= r->nStart + r->nEnd + sizeof(OvRange);
       free(r);
