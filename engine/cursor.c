@@ -207,6 +207,7 @@ struct wcs_cursor {
                   ** with it (below_end) */
   uint64_t nRows; /* rows returned */
   uint64_t nHeat; /* rows returned but not yet counted in the heat map */
+  int bNoHeat;    /* the read is not counted in the heat map (bNoHeat) */
 
   int bEof;
   wcs_buf rowT;  /* current row: esc(row) 00 01 (within advance(): it
@@ -1105,7 +1106,9 @@ static inline void pos_past_row(wcs_cursor *c) {
 ** when it ends (at its close, or at its end of rows). */
 static void heat_flush(wcs_cursor *c) {
   if (c->nHeat == 0) return;
-  eng_stats_count(c->pEng, c->pDef, 0, c->row.a, c->row.n, c->nHeat);
+  if (!c->bNoHeat) {
+    eng_stats_count(c->pEng, c->pDef, 0, c->row.a, c->row.n, c->nHeat);
+  }
   c->nHeat = 0;
 }
 
@@ -2079,6 +2082,7 @@ static int cursor_start(wcs_cursor *c, wcs_txn *pTxn, const wcs_read_options *o,
   c->nCountTotal = 0;
   c->nRows = 0;
   c->nHeat = 0;
+  c->bNoHeat = o->bNoHeat != 0;
   c->bEof = 0;
   c->nRaw = c->nCell = 0;
   c->row.n = c->rowT.n = c->pos.n = 0;

@@ -842,6 +842,7 @@ static int count_rows(wcs_table *pTab, const wcs_key_range *aRange, int nRange,
   o.aRange = aRange;
   o.nRange = nRange;
   o.bKeysOnly = 1;
+  o.bNoHeat = 1; /* the planner's, not the table's traffic */
   o.nRowLimit = nMax;
   rc = wcs_cursor_open(&c, pTab, NULL, &o);
   while (rc == WCS_OK && !wcs_cursor_eof(c)) {
@@ -1039,6 +1040,7 @@ int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
   if (w.aVal == NULL) return eng_err(WCS_NOMEM, "out of memory");
   wcs_read_options_init(&o);
   o.bKeysOnly = 1;
+  o.bNoHeat = 1;
   o.xRowFilter = prefix_filter;
   o.pFilterCtx = &w;
   rc = wcs_cursor_open(&c, pTab, NULL, &o);

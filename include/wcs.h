@@ -1150,6 +1150,9 @@ typedef struct wcs_read_options {
                            ** default -1 */
   int bKeysOnly;           /* return row keys only: cells are checked for
                            ** liveness but not copied (ncell is 0) */
+  int bNoHeat;             /* not counted as reads in the key-distribution
+                           ** counters (wcs_table_heatmap): a tool's own
+                           ** pass over the table, which is not its traffic */
   /*
   ** Optional, for skip scans: called with each candidate row key (raw,
   ** borrowed for the call) before its cells are read. Return a

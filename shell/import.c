@@ -2969,17 +2969,20 @@ static int col_find(Exporter *x, int iFam, const void *pQual, size_t nQual,
   return lo;
 }
 
-static int open_history_cursor(Exporter *x, wcs_cursor **ppCur) {
+/* bNoHeat: a pass that only looks the table over, so that the rows an
+** export reads count once in the key-distribution picture */
+static int open_history_cursor(Exporter *x, int bNoHeat, wcs_cursor **ppCur) {
   wcs_read_options ro;
   wcs_read_options_init(&ro);
   ro.nVersions = 0;
+  ro.bNoHeat = bNoHeat;
   return wcs_cursor_open(ppCur, x->pTab, 0, &ro);
 }
 
 /* Pass 1: the columns, and whether every key decodes under the schema. */
 static int export_scan_columns(Exporter *x) {
   wcs_cursor *pCur = 0;
-  int rc = open_history_cursor(x, &pCur);
+  int rc = open_history_cursor(x, 1, &pCur);
   x->bFields = x->pSchema && x->pSchema->nField > 0;
   while (rc == WCS_OK && !wcs_cursor_eof(pCur)) {
     int nCell, i;
@@ -3087,7 +3090,7 @@ static int export_csv(Exporter *x) {
     free(aCount);
     return WCS_NOMEM;
   }
-  rc = open_history_cursor(x, &pCur);
+  rc = open_history_cursor(x, 0, &pCur);
   while (rc == WCS_OK && !wcs_cursor_eof(pCur)) {
     int nCell, nLines = 0, k;
     const wcs_cell *aCell = wcs_cursor_cells(pCur, &nCell);
@@ -3154,7 +3157,7 @@ static int json_bytes(wcs_buf *b, const void *p, size_t n) {
 static int export_jsonl(Exporter *x) {
   wcs_cursor *pCur = 0;
   wcs_buf b = {0, 0, 0};
-  int rc = open_history_cursor(x, &pCur);
+  int rc = open_history_cursor(x, 0, &pCur);
   const ks_schema *s = x->pSchema;
   int i;
   /* The decoded key fields go beside _key, for readers; the import takes

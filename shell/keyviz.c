@@ -106,6 +106,7 @@ static int open_cursor(KeyViz *kv, int bKeysOnly, wcs_cursor **ppCur) {
   wcs_read_options_init(&ro);
   ro.bKeysOnly = bKeysOnly;
   ro.nVersions = bKeysOnly ? 1 : 0;
+  ro.bNoHeat = 1; /* the picture shows the table's reads, not its own */
   return wcs_cursor_open(ppCur, kv->pTab, 0, &ro);
 }
 
