@@ -570,7 +570,7 @@ int wcs_table_heatmap(wcs_table *pTab, wcs_heatmap **ppMap) {
     int r = (s->iCur - m->nSlot + 1 + i + ENG_HEAT_SLOTS) % ENG_HEAT_SLOTS;
     HeatSlot *h = &s->aSlot[r];
     wcs_heat_slot *o = &m->aSlot[i];
-    int b;
+    int b, nPad;
     o->iStart = h->iStart;
     o->aRead = calloc(ENG_HEAT_BUCKETS, sizeof(uint64_t));
     o->aWrite = calloc(ENG_HEAT_BUCKETS, sizeof(uint64_t));
@@ -580,13 +580,21 @@ int wcs_table_heatmap(wcs_table *pTab, wcs_heatmap **ppMap) {
       rc = WCS_NOMEM;
       break;
     }
-    memcpy(o->aRead, h->aRead, sizeof(h->aRead));
-    memcpy(o->aWrite, h->aWrite, sizeof(h->aWrite));
-    /* bounds: nBound real ones, the rest repeat the last (empty buckets) */
+    /* A slot with nBound < 31 bounds (few keys to take them from) has
+    ** nBound + 1 buckets, the last open-ended. The copy keeps the last
+    ** bucket last: nPad copies of the first bound go before the real ones,
+    ** making empty buckets 1..nPad, and bucket j > 0 becomes j + nPad
+    ** (without bounds the one bucket is the last, every key in it). */
+    nPad = ENG_HEAT_BUCKETS - 1 - h->nBound;
+    for (b = 0; b <= h->nBound; b++) {
+      int j = b > 0 || h->nBound == 0 ? b + nPad : 0;
+      o->aRead[j] = h->aRead[b];
+      o->aWrite[j] = h->aWrite[b];
+    }
     for (b = 0; b < ENG_HEAT_BUCKETS - 1; b++) {
-      int k = b < h->nBound ? b : h->nBound - 1;
+      int k = b < nPad ? 0 : b - nPad;
       uint8_t *z;
-      size_t nz = k >= 0 ? h->anBound[k] : 0;
+      size_t nz = h->nBound > 0 ? h->anBound[k] : 0;
       z = malloc(nz ? nz : 1);
       if (z == NULL) {
         rc = WCS_NOMEM;

@@ -1293,10 +1293,12 @@ int wcs_table_estimate_prefixes(wcs_table *pTab, int nField,
 ** Key-distribution counters: per table, reads (rows returned) and writes
 ** (cells written) counted in memory into key-space buckets x time slots,
 ** for the shell's hotspot picture. Bucket b of a slot holds row keys k
-** with azBound[b-1] <= k < azBound[b] (first/last open-ended); each slot
-** has its own bounds, chosen when the slot starts from the keys read and
-** written in the slot before or, if there were none (a fresh process, an
-** idle minute), from the table's stored keys (quantiles by bytes).
+** with azBound[b-1] <= k < azBound[b] (first/last open-ended; a slot cut
+** at fewer keys repeats its first bound, and the buckets between hold
+** none); each slot has its own bounds, chosen when the slot starts from
+** the keys read and written in the slot before or, if there were none
+** (a fresh process, an idle minute), from the table's stored keys
+** (quantiles by bytes).
 */
 typedef struct wcs_heat_slot {
   int64_t iStart;          /* slot start, micros since the epoch */

@@ -2821,6 +2821,42 @@ START_TEST(test_heatmap_write_batches_keep_each_row_in_its_bucket) {
 }
 END_TEST
 
+START_TEST(test_heatmap_slot_with_few_bounds_keeps_the_last_bucket_open) {
+  /* A minute that saw writes to three rows gives the next slot two
+  ** bounds (k00002, k00003) and three buckets. The copy still has 32
+  ** buckets, the last holding every key from its bound on: a write above
+  ** k00003 is in the last bucket, one below k00002 in the first, as the
+  ** bounds say, and the buckets between hold nothing. */
+  wcs_engine *e = open_mem();
+  wcs_table *t = mk(e, "t", "FAMILY a");
+  wcs_heatmap *m = NULL;
+  const wcs_heat_slot *h;
+  int b;
+  uint64_t n = 0;
+  setc(e, t, "k00001", "a", "q", 1, "v");
+  setc(e, t, "k00002", "a", "q", 1, "v");
+  setc(e, t, "k00003", "a", "q", 1, "v");
+  gNow += 60000000;
+  setc(e, t, "k00009", "a", "q", 1, "v");
+  setc(e, t, "k00009", "a", "q", 2, "v");
+  setc(e, t, "k00000", "a", "q", 1, "v");
+  ck_assert_int_eq(wcs_table_heatmap(t, &m), WCS_OK);
+  ck_assert_int_eq(m->nSlot, 2);
+  h = &m->aSlot[1];
+  ck_assert_int_eq(heat_bucket(m, h, "k00009"), m->nBucket - 1);
+  ck_assert_int_eq(heat_bucket(m, h, "k00000"), 0);
+  ck_assert_int_eq(heat_bucket(m, h, "k00002"), m->nBucket - 2);
+  ck_assert(h->aWrite[m->nBucket - 1] == 2);
+  ck_assert(h->aWrite[0] == 1);
+  for (b = 0; b < m->nBucket; b++)
+    n += h->aWrite[b];
+  ck_assert(n == 3);
+  wcs_heatmap_free(m);
+  wcs_table_close(t);
+  wcs_engine_close(e);
+}
+END_TEST
+
 START_TEST(test_heatmap_read_batches_land_among_their_rows) {
   /* Reads reach the heat map in batches of rows: the first row of a read
   ** at once, then up to 64 at a time. A scan that ends inside a batch
@@ -3068,6 +3104,8 @@ Suite *engine_suite(void) {
   tcase_add_test(tc, test_heatmap_counts_reads_and_writes);
   tcase_add_test(tc, test_heatmap_write_totals_exact_at_txn_boundaries);
   tcase_add_test(tc, test_heatmap_write_batches_keep_each_row_in_its_bucket);
+  tcase_add_test(tc,
+                 test_heatmap_slot_with_few_bounds_keeps_the_last_bucket_open);
   tcase_add_test(tc, test_heatmap_read_batches_land_among_their_rows);
   tcase_add_test(tc, test_table_approximate_sums_its_families);
   tcase_add_test(tc,
