@@ -12,7 +12,9 @@
 **      level has at most `buckets` distinct values, each bucket is one
 **      prefix (the deepest such level), labelled with it, e.g.
 **      "phone#4c410523#". Otherwise the buckets are quantiles: equal
-**      numbers of rows, labelled with their first key.
+**      numbers of rows, labelled with their first key. Fields that do not
+**      read as text in the key (ORDERED CODE, BIG ENDIAN, REVERSED
+**      DECIMAL) are labelled with their decoded values (label_bytes).
 **   2. Rows and bytes per bucket come from a second scan (bytes = key,
 **      qualifier and value bytes of every live cell).
 **   3. Reads and writes come from the engine's counters
@@ -101,6 +103,46 @@ static size_t prefix_len(KeyViz *kv, const uint8_t *p, size_t n, int nLevel) {
   return nPrefix <= n ? nPrefix : 0;
 }
 
+/* The bytes that label a bucket starting at row key p (its label is
+** these, escaped): the first nLevel key fields (0: all of them) as the key
+** shows them where they read as text there (the fields of a delimited key
+** that are STRING, BYTES or DECIMAL, each followed by the delimiter in a
+** prefix), and otherwise as values, joined by ", " (ORDERED CODE, BIG
+** ENDIAN and REVERSED DECIMAL fields show -2, not the bytes that encode
+** it); a salt byte first, as it is. A key that does not decode under the
+** schema, or a table without one, shows its bytes. */
+static int label_bytes(KeyViz *kv, const uint8_t *p, size_t n, int nLevel,
+                       wcs_buf *pOut) {
+  const ks_schema *s = kv->pSchema;
+  ks_value aVal[KS_MAX_FIELDS];
+  char *zErr = 0;
+  int i, nField, bDelim, rc = WCS_OK;
+  pOut->n = 0;
+  if (!s || ks_key_decode(s, p, (int)n, aVal, &kv->scratch, &zErr) != WCS_OK) {
+    free(zErr);
+    return wcs_buf_append(pOut, p, n);
+  }
+  nField = nLevel > 0 ? nLevel : s->nField;
+  bDelim = s->eStruct == KS_STRUCT_DELIMITED;
+  if (s->nSalt > 0) rc = wcs_buf_append(pOut, p, 1);
+  for (i = 0; rc == WCS_OK && i < nField; i++) {
+    const ks_field *f = &s->aField[i];
+    if (i > 0 && !bDelim) rc = wcs_buf_append(pOut, ", ", 2);
+    if (rc == WCS_OK && aVal[i].eType == KS_VAL_INT) {
+      char z[32];
+      snprintf(z, sizeof(z), "%0*" PRId64,
+               bDelim && f->eEnc == KS_ENC_DECIMAL ? f->nWidth : 0, aVal[i].i);
+      rc = wcs_buf_append(pOut, z, strlen(z));
+    } else if (rc == WCS_OK) {
+      rc = wcs_buf_append(pOut, aVal[i].p, (size_t)aVal[i].n);
+    }
+    if (rc == WCS_OK && bDelim && (nLevel > 0 || i + 1 < nField)) {
+      rc = wcs_buf_append(pOut, s->aDelim, (size_t)s->nDelim);
+    }
+  }
+  return rc;
+}
+
 static int open_cursor(KeyViz *kv, int bKeysOnly, wcs_cursor **ppCur) {
   wcs_read_options ro;
   wcs_read_options_init(&ro);
@@ -153,7 +195,7 @@ static int choose_buckets(KeyViz *kv) {
 }
 
 static int add_bucket(KeyViz *kv, const uint8_t *pStart, size_t nStart,
-                      const char *zLabelBytes, size_t nLabel) {
+                      const void *zLabelBytes, size_t nLabel) {
   KvBucket *a = realloc(kv->aB, sizeof(KvBucket) * (size_t)(kv->nB + 1));
   KvBucket *b;
   if (!a) return WCS_NOMEM;
@@ -174,6 +216,7 @@ static int add_bucket(KeyViz *kv, const uint8_t *pStart, size_t nStart,
 /* Pass 2: make the buckets and count rows and bytes in them. */
 static int fill_buckets(KeyViz *kv) {
   wcs_cursor *pCur = 0;
+  wcs_buf label = {0, 0, 0};
   uint64_t nPer = 0, iRow = 0;
   int rc;
   int nQuant = kv->nMax;
@@ -196,10 +239,12 @@ static int fill_buckets(KeyViz *kv) {
       if (n == 0) n = nRow; /* a key that does not decode: its own label */
       if (kv->nB == 0 || n != kv->aB[kv->nB - 1].nStart ||
           memcmp(kv->aB[kv->nB - 1].pStart, pRow, n) != 0) {
-        rc = add_bucket(kv, pRow, n, (const char *)pRow, n);
+        rc = label_bytes(kv, pRow, nRow, kv->nLevel, &label);
+        if (rc == WCS_OK) rc = add_bucket(kv, pRow, n, label.a, label.n);
       }
     } else if (iRow % nPer == 0) {
-      rc = add_bucket(kv, pRow, nRow, (const char *)pRow, nRow);
+      rc = label_bytes(kv, pRow, nRow, 0, &label);
+      if (rc == WCS_OK) rc = add_bucket(kv, pRow, nRow, label.a, label.n);
     }
     if (rc != WCS_OK) break;
     for (i = 0; i < nCell; i++) {
@@ -214,6 +259,7 @@ static int fill_buckets(KeyViz *kv) {
     if (rc == WCS_OK && shell_interrupted) rc = WCS_INTERRUPT;
   }
   wcs_cursor_close(pCur);
+  wcs_buf_free(&label);
   return rc;
 }
 

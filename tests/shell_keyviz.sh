@@ -62,6 +62,25 @@ check_rc "wcs keyviz DB TABLE FILE.svg" 0 test -s cli.svg
 info=$(svginfo cli.svg)
 check_has "counters persist across processes" "$info" "hot-w 1"
 
+# ORDERED CODE and REVERSED DECIMAL fields are labelled with their values,
+# not the bytes that encode them (0 is the byte 0x80 in ORDERED CODE)
+"$WCS" oc.db "CREATE VIRTUAL TABLE oc USING wcs(
+  KEY (n INT64, dev STRING) ORDERED CODE, FAMILY f (v INT64))" \
+  "CREATE VIRTUAL TABLE rd USING wcs(
+  KEY (dev STRING, day INT64 REVERSED DECIMAL(8), id STRING), FAMILY f (v INT64))" \
+  "WITH RECURSIVE d(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM d WHERE n < 50)
+   INSERT INTO oc(n, dev, v) SELECT n % 5 - 2, 'd' || n, n FROM d" \
+  "WITH RECURSIVE d(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM d WHERE n < 50)
+   INSERT INTO rd(dev, day, id, v) SELECT 'boiler', 20200501 + n % 2, 'i' || n, n
+   FROM d" >/dev/null
+"$WCS" oc.db ".keyviz oc oc.svg" ".keyviz rd rd.svg" >/dev/null
+check_has "ORDERED CODE prefixes are labelled with their values, in key order" \
+  "$(svginfo oc.svg | grep '^label' | tr '\n' ' ')" \
+  "label -2 label -1 label 0 label 1 label 2 "
+check_has "a REVERSED DECIMAL field is labelled with its value" \
+  "$(svginfo rd.svg | grep '^label' | tr '\n' ' ')" \
+  "label boiler#20200502# label boiler#20200501# "
+
 # reads are the rows statements and exports return: not the rows the
 # planner counts for its estimates, an export's look over the columns, or
 # the picture's own passes over the table
