@@ -585,9 +585,10 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
   WcsTab *pTab = tableArg(ctx, argv[0], "wcs_increment", TAB_WRITES_ROWS);
   const uint8_t *pKey, *pQual;
   const char *zFam;
-  int nKey, nQual, eOwn = WCS_OWN_NONE, rc;
+  int nKey, nQual, eOwn = WCS_OWN_NONE, rc, eDelta;
   wcs_txn *pTxn = NULL;
   int64_t iNew = 0;
+  sqlite3_int64 iDelta = 0;
   (void)argc;
   if (pTab == NULL) return;
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL ||
@@ -599,8 +600,16 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
                          -1);
     return;
   }
-  if (sqlite3_value_numeric_type(argv[4]) != SQLITE_INTEGER) {
-    sqlite3_result_error(ctx, "wcs_increment: the delta must be an integer",
+  /* a whole REAL counts as its integer, as an INT64 column takes it:
+  ** better-sqlite3 binds every JavaScript number as a REAL */
+  eDelta = sqlite3_value_numeric_type(argv[4]);
+  if (eDelta == SQLITE_INTEGER) {
+    iDelta = sqlite3_value_int64(argv[4]);
+  } else if (eDelta != SQLITE_FLOAT ||
+             !wcsRealToInt(sqlite3_value_double(argv[4]), &iDelta)) {
+    sqlite3_result_error(ctx,
+                         "wcs_increment: the delta must be an integer (a "
+                         "REAL only when whole and inside INT64's range)",
                          -1);
     return;
   }
@@ -665,7 +674,7 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
     return;
   }
   rc = wcs_txn_increment(pTxn, pTab->pTab, pKey, (size_t)nKey, zFam, pQual,
-                         (size_t)nQual, sqlite3_value_int64(argv[4]), &iNew);
+                         (size_t)nQual, iDelta, &iNew);
   if (eOwn != WCS_OWN_NONE) {
     if (wcsEndOwnTxn(pTab, pTxn, eOwn, rc) != SQLITE_OK) {
       ownErr(ctx, "wcs_increment", pTab);

@@ -2,8 +2,9 @@
 // script user meets it (DESIGN.md §2–§6): db.loadExtension(<build>/wcs),
 // CREATE VIRTUAL TABLE, prepared statements with positional and named
 // parameters, Buffers for _key, a prefix scan and its EXPLAIN QUERY PLAN
-// words, db.transaction() rolled back by a throw and committed, reopening the
-// file, and errors thrown with a clear message. better-sqlite3 bundles its
+// words, db.transaction() rolled back by a throw and committed, wcs_increment
+// with a JavaScript number (bound as a REAL), reopening the file, and errors
+// thrown with a clear message. better-sqlite3 bundles its
 // own SQLite; the module needs 3.38 or newer (sqlite3_vtab_in), checked first.
 //
 // Usage: node client.js BUILD_DIR   (run by tests/sql_node.sh)
@@ -100,6 +101,17 @@ try {
   const good = db.transaction((rs) => { for (const r of rs) ins.run(...r); });
   good([['pc', 'a', 1, 1, null, null], ['pc', 'b', 2, 2, null, null]]);
   check('db.transaction() commits', count.get().n === 6, count.get());
+
+  // better-sqlite3 binds every JavaScript number as a REAL: a whole one
+  // is an integer delta, as it is an INT64 column's value
+  const inc = db.prepare("SELECT wcs_increment('metrics', wcs_key_encode('metrics', " +
+                         "'pc', 'a', 1), 'stats', 'hits', ?) AS v").pluck();
+  let incs = null;
+  try { incs = [inc.get(5), inc.get(-2), inc.get(10n)]; } catch (e) { incs = e.message; }
+  check('wcs_increment takes a JavaScript number as its delta',
+        JSON.stringify(incs) === '[5,3,13]', incs);
+  throwsWith('wcs_increment refuses a fractional delta',
+             () => inc.get(1.5), /delta must be an integer/);
 
   throwsWith('a key field holding the delimiter throws, naming the field',
              () => ins.run('ph#one', 'x', 1, 1, null, null), /device/i);
