@@ -3,7 +3,8 @@ module, as a script user meets it (DESIGN.md §2-§6): enable_load_extension and
 load_extension(<build>/wcs), CREATE VIRTUAL TABLE, parameters (qmark, named,
 bytes for _key, executemany), a prefix scan and its EXPLAIN QUERY PLAN words,
 a transaction rolled back and one committed, a savepoint, reopening the file
-on a new connection, and errors raised as exceptions with a clear message.
+on a new connection, and errors raised as exceptions with a clear message
+(of the class the error's code gives: a key past 4 KiB is DataError).
 Then threads, each with its own connection on one file in SQLite's default
 rollback-journal mode: writers add to a SUM aggregate family, in statements
 of their own and in transactions, retrying what fails with "database is
@@ -169,6 +170,25 @@ def run(db, ext):
         check("a bad schema raises", False, "no exception")
     except sqlite3.Error as e:
         check("a bad schema raises, naming the token", "INT46" in str(e), e)
+    # a row key past 4 KiB is SQLITE_TOOBIG (DataError) from a function
+    # that writes, as from an INSERT, in autocommit and in a transaction
+    con.execute("CREATE VIRTUAL TABLE raw USING wcs(FAMILY f)")
+    long_key = b"k" * 4097
+    for tx in (False, True):
+        if tx:
+            con.execute("BEGIN")
+        try:
+            con.execute("SELECT wcs_increment('raw', ?, 'f', 'n', 1)",
+                        (long_key,))
+            check("wcs_increment of a 4097-byte key raises", False,
+                  "no exception")
+        except sqlite3.Error as e:
+            check("wcs_increment of a 4097-byte key raises DataError%s"
+                  % (" in a transaction" if tx else ""),
+                  isinstance(e, sqlite3.DataError) and "4096" in str(e),
+                  (type(e).__name__, str(e)[-80:]))
+        if tx:
+            con.execute("ROLLBACK")
     con.close()
 
     # a new connection on the same file: the table reconnects

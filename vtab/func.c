@@ -362,19 +362,26 @@ static void resultErr(sqlite3_context *ctx, const char *zFunc, int rc,
   sqlite3_free(z);
 }
 
-/* The error wcsWriteTxn() or wcsEndOwnTxn() left on pTab, as zFunc's. */
-static void ownErr(sqlite3_context *ctx, const char *zFunc, WcsTab *pTab) {
+/* The error wcsWriteTxn() or wcsEndOwnTxn() left on pTab, as zFunc's,
+** with the code rc it returned (a row key past the limit is SQLITE_TOOBIG,
+** as in an INSERT); for SQLITE_ERROR the connection's code when a BEGIN or
+** COMMIT met a lock or a read-only connection. */
+static void ownErr(sqlite3_context *ctx, const char *zFunc, WcsTab *pTab,
+                   int rc) {
   sqlite3 *db = pTab->pConn->db;
-  int rc = sqlite3_errcode(db);
   char *z = sqlite3_mprintf("%s: %s", zFunc,
                             pTab->base.zErrMsg ? pTab->base.zErrMsg : "failed");
   sqlite3_free(pTab->base.zErrMsg);
   pTab->base.zErrMsg = NULL;
   sqlite3_result_error(ctx, z, -1);
-  if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ||
-      (rc & 0xff) == SQLITE_READONLY) {
-    sqlite3_result_error_code(ctx, rc);
+  if (rc == SQLITE_ERROR) {
+    int e = sqlite3_errcode(db);
+    if ((e & 0xff) == SQLITE_BUSY || (e & 0xff) == SQLITE_LOCKED ||
+        (e & 0xff) == SQLITE_READONLY) {
+      rc = e;
+    }
   }
+  sqlite3_result_error_code(ctx, rc);
   sqlite3_free(z);
 }
 
@@ -669,15 +676,17 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
       return;
     }
   }
-  if (wcsWriteTxn(pTab, &pTxn, &eOwn) != SQLITE_OK) {
-    ownErr(ctx, "wcs_increment", pTab);
+  rc = wcsWriteTxn(pTab, &pTxn, &eOwn);
+  if (rc != SQLITE_OK) {
+    ownErr(ctx, "wcs_increment", pTab, rc);
     return;
   }
   rc = wcs_txn_increment(pTxn, pTab->pTab, pKey, (size_t)nKey, zFam, pQual,
                          (size_t)nQual, iDelta, &iNew);
   if (eOwn != WCS_OWN_NONE) {
-    if (wcsEndOwnTxn(pTab, pTxn, eOwn, rc) != SQLITE_OK) {
-      ownErr(ctx, "wcs_increment", pTab);
+    rc = wcsEndOwnTxn(pTab, pTxn, eOwn, rc);
+    if (rc != SQLITE_OK) {
+      ownErr(ctx, "wcs_increment", pTab, rc);
       return;
     }
     rc = WCS_OK;
@@ -706,8 +715,9 @@ static void deletePrefixFunc(sqlite3_context *ctx, int argc,
                          -1);
     return;
   }
-  if (wcsWriteTxn(pTab, &pTxn, &eOwn) != SQLITE_OK) {
-    ownErr(ctx, "wcs_delete_prefix", pTab);
+  rc = wcsWriteTxn(pTab, &pTxn, &eOwn);
+  if (rc != SQLITE_OK) {
+    ownErr(ctx, "wcs_delete_prefix", pTab, rc);
     return;
   }
   if (pTab->pSchema->nSalt > 0) {
@@ -726,8 +736,9 @@ static void deletePrefixFunc(sqlite3_context *ctx, int argc,
     rc = wcs_txn_delete_prefix(pTxn, pTab->pTab, p, (size_t)n);
   }
   if (eOwn != WCS_OWN_NONE) {
-    if (wcsEndOwnTxn(pTab, pTxn, eOwn, rc) != SQLITE_OK) {
-      ownErr(ctx, "wcs_delete_prefix", pTab);
+    rc = wcsEndOwnTxn(pTab, pTxn, eOwn, rc);
+    if (rc != SQLITE_OK) {
+      ownErr(ctx, "wcs_delete_prefix", pTab, rc);
       return;
     }
     rc = WCS_OK;
