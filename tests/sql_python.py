@@ -189,6 +189,16 @@ def run(db, ext):
                   (type(e).__name__, str(e)[-80:]))
         if tx:
             con.execute("ROLLBACK")
+    # a key the schema cannot decode is a constraint failure, as for an
+    # INSERT's _key
+    try:
+        con.execute("SELECT wcs_increment('metrics', x'ff', 'stats', 'n', 1)")
+        check("wcs_increment of an undecodable key raises", False,
+              "no exception")
+    except sqlite3.Error as e:
+        check("wcs_increment of an undecodable key raises IntegrityError",
+              isinstance(e, sqlite3.IntegrityError) and "key schema" in str(e),
+              (type(e).__name__, str(e)))
     con.close()
 
     # a new connection on the same file: the table reconnects

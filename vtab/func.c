@@ -670,8 +670,7 @@ static void incrementFunc(sqlite3_context *ctx, int argc,
     char *zErr = NULL;
     rc = wcsCheckRowKey(pTab, pKey, nKey, &zErr);
     if (rc != SQLITE_OK) {
-      resultErr(ctx, "wcs_increment",
-                rc == SQLITE_NOMEM ? WCS_NOMEM : WCS_ERROR, zErr);
+      resultErr(ctx, "wcs_increment", rc, zErr); /* codes as SQLite's */
       sqlite3_free(zErr);
       return;
     }
